@@ -1,0 +1,197 @@
+"""``fakejs`` command line, compatible with nats-server's common flags.
+
+Anything that execs ``nats-server -a HOST -p PORT -js -sd DIR ...`` can
+exec ``fakejs`` with the same arguments.  Flags follow Go's ``flag``
+package conventions: one or two dashes, ``-flag value`` or ``-flag=value``.
+Differences from nats-server: JetStream is on by default, the default
+address is 127.0.0.1, ``--max_payload`` is accepted on the command line,
+and an unknown flag exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from typing import Sequence
+
+from fakejs import __version__
+from fakejs.log import configure, get_logger
+from fakejs.options import DEFAULT_PORT, NATS_VERSION, ServerOptions
+
+# canonical flag -> every spelling nats-server accepts (without dashes)
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "addr": ("a", "addr", "net"),
+    "port": ("p", "port"),
+    "name": ("n", "name", "server_name"),
+    "http_port": ("m", "http_port"),
+    "jetstream": ("js", "jetstream"),
+    "store_dir": ("sd", "store_dir"),
+    "user": ("user",),
+    "pass": ("pass",),
+    "auth": ("auth",),
+    "max_payload": ("max_payload",),
+    "debug": ("D", "debug"),
+    "trace": ("V", "trace"),
+    "debug_trace": ("DV", "DVV"),
+    "verbose_trace": ("VV",),
+    "log": ("l", "log"),
+    "logtime": ("T", "logtime"),
+    "pid": ("P", "pid"),
+    "config": ("c", "config"),
+    "version": ("v", "version"),
+    "help": ("h", "help"),
+}
+_CANONICAL = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
+_BOOLEAN = {"jetstream", "debug", "trace", "debug_trace", "verbose_trace", "logtime", "version", "help"}
+
+
+def _normalise(argv: Sequence[str]) -> list[str]:
+    """Rewrite Go-style flags (``-port=1``, ``--js``) to argparse's ``--port 1``."""
+    out: list[str] = []
+    for arg in argv:
+        if arg.startswith("-") and len(arg) > 1 and not _is_number(arg):
+            name, eq, value = arg.lstrip("-").partition("=")
+            canonical = _CANONICAL.get(name)
+            if canonical is None:
+                out.append(arg)
+                continue
+            if canonical in _BOOLEAN:
+                if eq and value.lower() in ("false", "0", "f"):
+                    continue
+                out.append("--" + canonical)
+            else:
+                out.append("--" + canonical)
+                if eq:
+                    out.append(value)
+        else:
+            out.append(arg)
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fakejs",
+        description="A JetStream-compatible NATS server for tests (nats-server %s compatible)." % NATS_VERSION,
+        add_help=False,
+    )
+    add = parser.add_argument
+    add("--addr", "-a", "--net", default="127.0.0.1", metavar="HOST", help="bind to host address (default: 127.0.0.1)")
+    add("--port", "-p", type=int, default=DEFAULT_PORT, help="port for clients (default: 4222; -1 picks a free port)")
+    add("--name", "-n", "--server_name", default="", help="server name (default: fakejs-<id>)")
+    add("--http_port", "-m", type=int, default=0, metavar="PORT", help="port for HTTP monitoring (-1 picks a free port)")
+    add("--jetstream", "-js", action="store_true", help="accepted for compatibility: JetStream is always on")
+    add("--store_dir", "-sd", default="", metavar="DIR", help="storage directory for file-backed streams")
+    add("--user", default="", help="user required for connections")
+    add("--pass", dest="password", default="", metavar="PASSWORD", help="password required for connections")
+    add("--auth", default="", metavar="TOKEN", help="authorization token required for connections")
+    add("--max_payload", type=int, default=None, metavar="BYTES", help="maximum message payload (default: 1048576)")
+    add("--debug", "-D", action="store_true", help="enable debugging output")
+    add("--trace", "-V", action="store_true", help="trace the raw protocol")
+    add("--debug_trace", "-DV", action="store_true", help="debug and trace")
+    add("--verbose_trace", "-VV", action="store_true", help=argparse.SUPPRESS)
+    add("--log", "-l", default="", metavar="FILE", help="file to redirect log output")
+    add("--logtime", "-T", action="store_true", help="accepted for compatibility (timestamps are always on)")
+    add("--pid", "-P", default="", metavar="FILE", help="file to store the PID")
+    add("--config", "-c", default="", metavar="FILE", help="configuration file (not supported by fakejs)")
+    add("--version", "-v", action="store_true", help="show version")
+    add("--help", "-h", action="help", help="show this message")
+    return parser
+
+
+def options_from_args(args: argparse.Namespace) -> ServerOptions:
+    port = args.port
+    if port == 0:
+        port = DEFAULT_PORT
+    elif port == -1:
+        port = 0
+    elif port < -1:
+        raise ValueError(f"invalid port {port}")
+    http_port: int | None = None
+    if args.http_port > 0:
+        http_port = args.http_port
+    elif args.http_port == -1:
+        http_port = 0
+    options = ServerOptions(
+        host=args.addr,
+        port=port,
+        name=args.name,
+        user=args.user,
+        password=args.password,
+        token=args.auth,
+        store_dir=args.store_dir,
+        http_port=http_port,
+        http_host=args.addr,
+        debug=args.debug or args.debug_trace,
+        trace=args.trace or args.debug_trace or args.verbose_trace,
+        log_file=args.log,
+    )
+    if args.max_payload is not None:
+        if args.max_payload <= 0:
+            raise ValueError("max_payload must be positive")
+        options.max_payload = args.max_payload
+    return options
+
+
+async def serve(options: ServerOptions, pid_file: str = "") -> None:
+    """Run a server until SIGINT or SIGTERM."""
+    from fakejs.server import Server
+
+    server = Server(options)
+    await server.start()
+    if pid_file:
+        import os
+
+        with open(pid_file, "w") as handle:
+            handle.write(str(os.getpid()))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    log = get_logger()
+
+    def trapped(name: str) -> None:
+        log.info('Trapped "%s" signal', name)
+        stop.set()
+
+    loop.add_signal_handler(signal.SIGINT, trapped, "interrupt")
+    loop.add_signal_handler(signal.SIGTERM, trapped, "terminated")
+    try:
+        await stop.wait()
+    finally:
+        await server.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(_normalise(sys.argv[1:] if argv is None else argv))
+    if args.version:
+        print(f"nats-server: v{NATS_VERSION} (fakejs {__version__})")
+        return 0
+    if args.config:
+        parser.error("configuration files (-c/--config) are not supported by fakejs; use command-line flags")
+    try:
+        options = options_from_args(args)
+    except ValueError as exc:
+        parser.error(str(exc))
+    configure(debug=options.debug, trace=options.trace, log_file=options.log_file)
+    try:
+        asyncio.run(serve(options, args.pid))
+    except OSError as exc:
+        get_logger().critical("Error listening on port: %s, %s", options.port, exc)
+        return 1
+    except ValueError as exc:
+        get_logger().critical("%s", exc)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

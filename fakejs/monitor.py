@@ -1,0 +1,163 @@
+"""Monitoring documents (``/healthz``, ``/varz``), shaped like nats-server's.
+
+Only the documents live here; :mod:`fakejs.server` serves them over HTTP.
+Harnesses poll ``/healthz`` for readiness and tools read ``/varz``, so the
+field names and units (nanosecond durations, RFC 3339 times) follow the
+real server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Callable
+from urllib.parse import parse_qs
+
+from fakejs.options import API_LEVEL, NATS_VERSION, PROTO
+
+if TYPE_CHECKING:
+    from fakejs.server import Server
+
+NS = 1_000_000_000
+
+
+def rfc3339(ns: int) -> str:
+    """Go's RFC 3339 with nanoseconds, UTC (``2026-01-02T15:04:05.123456789Z``)."""
+    seconds, frac = divmod(ns, NS)
+    stamp = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    if frac:
+        return f"{stamp}.{frac:09d}".rstrip("0") + "Z"
+    return stamp + "Z"
+
+
+def go_duration_short(seconds: float) -> str:
+    """nats-server's uptime format: ``1d2h3m4s``."""
+    total = int(seconds)
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    out = ""
+    if days:
+        out += f"{days}d"
+    if days or hours:
+        out += f"{hours}h"
+    if days or hours or minutes:
+        out += f"{minutes}m"
+    return out + f"{secs}s"
+
+
+def healthz(server: Server, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+    return 200, {"status": "ok"}
+
+
+def varz(server: Server, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+    broker = server.broker
+    opts = server.options
+    stats = broker.stats
+    now_ns = broker.clock.time_ns()
+    doc: dict[str, Any] = {
+        "server_id": broker.server_id,
+        "server_name": broker.name,
+        "version": NATS_VERSION,
+        "proto": PROTO,
+        "go": "python" + platform.python_version(),
+        "host": opts.host,
+        "port": broker.port,
+        "max_connections": 65536,
+        "ping_interval": int(opts.ping_interval * NS),
+        "ping_max": opts.ping_max,
+        "http_host": opts.http_host or opts.host,
+        "http_port": server.http_port or 0,
+        "http_base_path": "",
+        "https_port": 0,
+        "auth_timeout": opts.auth_timeout,
+        "max_control_line": opts.max_control_line,
+        "max_payload": opts.max_payload,
+        "max_pending": opts.max_pending,
+        "cluster": {},
+        "gateway": {},
+        "leaf": {},
+        "mqtt": {},
+        "websocket": {},
+    }
+    if opts.auth_required:
+        doc["auth_required"] = True
+    if broker.jetstream_enabled:
+        doc["jetstream"] = {"config": {"store_dir": opts.store_dir}, "stats": {"api": {"level": API_LEVEL}}}
+    else:
+        doc["jetstream"] = {}
+    doc.update(
+        {
+            "tls_timeout": 2,
+            "write_deadline": int(opts.write_deadline * NS),
+            "start": rfc3339(broker.started_ns),
+            "now": rfc3339(now_ns),
+            "uptime": go_duration_short((now_ns - broker.started_ns) / NS),
+            "mem": _rss_bytes(),
+            "cores": os.cpu_count() or 1,
+            "gomaxprocs": os.cpu_count() or 1,
+            "cpu": 0,
+            "connections": len(broker.clients),
+            "total_connections": broker.total_connections,
+            "routes": 0,
+            "remotes": 0,
+            "leafnodes": 0,
+            "in_msgs": stats.in_msgs,
+            "in_bytes": stats.in_bytes,
+            "in_client_msgs": stats.in_msgs,
+            "in_client_bytes": stats.in_bytes,
+            "out_msgs": stats.out_msgs,
+            "out_bytes": stats.out_bytes,
+            "out_client_msgs": stats.out_msgs,
+            "out_client_bytes": stats.out_bytes,
+            "slow_consumers": stats.slow_consumers,
+            "stale_connections": 0,
+            "stalled_clients": 0,
+            "subscriptions": broker.router.index.count,
+            "http_req_stats": dict(server.http_requests),
+            "config_load_time": rfc3339(broker.started_ns),
+            "system_account": "$SYS",
+            "slow_consumer_stats": {"clients": stats.slow_consumers, "routes": 0, "gateways": 0, "leafs": 0},
+            "fakejs": {"version": _fakejs_version()},
+        }
+    )
+    return 200, doc
+
+
+def _fakejs_version() -> str:
+    from fakejs import __version__
+
+    return __version__
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):  # pragma: no cover - not Linux
+        return 0
+
+
+Endpoint = Callable[["Server", dict[str, list[str]]], tuple[int, dict[str, Any]]]
+
+ENDPOINTS: dict[str, Endpoint] = {
+    "/healthz": healthz,
+    "/varz": varz,
+}
+
+
+def respond(server: Server, target: str) -> tuple[int, str, bytes]:
+    """Answer a GET for ``target``: (status, content type, body)."""
+    path, _, raw_query = target.partition("?")
+    if len(path) > 1:
+        path = path.rstrip("/")
+    endpoint = ENDPOINTS.get(path)
+    if endpoint is None:
+        return 404, "text/plain; charset=utf-8", b"404 page not found\n"
+    server.http_requests[path] = server.http_requests.get(path, 0) + 1
+    status, doc = endpoint(server, parse_qs(raw_query))
+    # nats-server indents every document but the health check.
+    body = json.dumps(doc, indent=None if path == "/healthz" else 2, separators=(",", ":") if path == "/healthz" else None).encode()
+    return status, "application/json", body

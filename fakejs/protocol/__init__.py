@@ -1,0 +1,39 @@
+"""The NATS client protocol without I/O: bytes in, events out; values in, bytes out.
+
+Nothing in this package imports asyncio or touches a socket, so every rule
+can be tested by feeding bytes -- whole, one at a time, or with trailing
+data -- and reading events back.
+"""
+
+from fakejs.protocol import headers, writer
+from fakejs.protocol.events import (
+    Connect,
+    Event,
+    Info,
+    Notice,
+    Ok,
+    Ping,
+    Pong,
+    ProtocolViolation,
+    Pub,
+    Sub,
+    Unsub,
+)
+from fakejs.protocol.parser import Parser
+
+__all__ = [
+    "Connect",
+    "Event",
+    "Info",
+    "Notice",
+    "Ok",
+    "Parser",
+    "Ping",
+    "Pong",
+    "ProtocolViolation",
+    "Pub",
+    "Sub",
+    "Unsub",
+    "headers",
+    "writer",
+]

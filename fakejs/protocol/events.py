@@ -1,0 +1,108 @@
+"""Events the client-side protocol parser produces.
+
+Each event is one complete client operation.  Events are small frozen
+dataclasses so that tests can compare them by value, the way h11 does.
+Subjects are ``str``: the wire bytes decoded as UTF-8 with ``surrogateescape``
+so that any byte sequence round-trips unchanged to the wire.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+
+@dataclass(frozen=True, slots=True)
+class Connect:
+    """``CONNECT {json}``; ``options`` holds the decoded JSON object."""
+
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Pub:
+    """``PUB`` or ``HPUB``: one published message.
+
+    ``headers`` is the raw header block (``NATS/1.0...\\r\\n\\r\\n``) for HPUB
+    and ``None`` for PUB.  ``payload`` excludes the headers.
+    """
+
+    subject: str
+    reply: str
+    headers: bytes | None
+    payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Sub:
+    subject: str
+    queue: str
+    sid: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unsub:
+    """``UNSUB sid [max]``; ``max`` is -1 when absent or not a number."""
+
+    sid: str
+    max: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Pong:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Info:
+    """An ``INFO`` sent by a client: accepted and otherwise ignored."""
+
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Ok:
+    """A ``+OK`` sent by a client: accepted and ignored."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A non-fatal ``-ERR`` the server must send while parsing continues.
+
+    nats-server sends ``Invalid Publish Subject`` from inside its parser (in
+    pedantic mode) and still delivers the message, so the parser reports it
+    as an event that comes before the ``Pub`` it concerns.
+    """
+
+    text: str
+
+
+Event = Union[Connect, Pub, Sub, Unsub, Ping, Pong, Info, Ok, Notice]
+
+
+class ProtocolViolation(Exception):
+    """The client broke the protocol; the connection must be closed.
+
+    ``err`` is the ``-ERR`` text nats-server sends before closing, or
+    ``None`` when it closes the connection without a word (bad arguments,
+    malformed CONNECT JSON, HPUB without header support...).  ``reason`` is
+    a short description for logs.
+    """
+
+    def __init__(self, err: str | None, reason: str) -> None:
+        super().__init__(reason)
+        self.err = err
+        self.reason = reason
+
+
+# Texts nats-server sends with -ERR for parser-level violations.
+ERR_UNKNOWN_OP = "Unknown Protocol Operation"
+ERR_MAX_CONTROL_LINE = "maximum control line exceeded"
+ERR_MAX_PAYLOAD = "Maximum Payload Violation"
+ERR_AUTHORIZATION = "Authorization Violation"
+ERR_INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"

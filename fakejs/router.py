@@ -1,0 +1,150 @@
+"""Message routing: subscriptions and fan-out, apart from any connection.
+
+A subscription belongs to a *subscriber* -- a client connection or an
+internal component such as JetStream -- that implements :class:`Subscriber`.
+JetStream attaches through :meth:`Router.subscribe_internal` exactly like
+nats-server's internal subscriptions: it receives published messages via a
+callback and answers by publishing.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable, Protocol
+
+from fakejs.subjects import InvalidSubject, MatchResult, SubscriptionIndex
+
+__all__ = ["Router", "Subscription", "Subscriber", "InternalHandler", "InvalidSubject"]
+
+
+class Subscriber(Protocol):
+    """What the router needs from the owner of a subscription."""
+
+    echo: bool
+
+    def deliver(self, sub: "Subscription", subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        """Hand one message to the subscriber; ``origin`` is the publisher."""
+
+    def remove_subscription(self, sub: "Subscription") -> None:
+        """Forget a subscription the router dropped (auto-unsubscribe reached)."""
+
+
+InternalHandler = Callable[[str, str, "bytes | None", bytes, Any], None]
+
+
+class Subscription:
+    """One subscription: subject, optional queue group, owner and limits.
+
+    ``max`` is the UNSUB auto-unsubscribe limit (0 = none) and
+    ``delivered`` counts the messages handed over, as nats-server's
+    ``sub.nm`` does.
+    """
+
+    __slots__ = ("subject", "queue", "sid", "owner", "max", "delivered", "closed", "sid_bytes", "__weakref__")
+
+    def __init__(self, subject: str, queue: str, sid: str, owner: Any) -> None:
+        self.subject = subject
+        self.queue = queue
+        self.sid = sid
+        self.sid_bytes = sid.encode("utf-8", "surrogateescape")
+        self.owner = owner
+        self.max = 0
+        self.delivered = 0
+        self.closed = False
+
+    def __repr__(self) -> str:
+        queue = f" queue={self.queue!r}" if self.queue else ""
+        return f"<Subscription {self.subject!r}{queue} sid={self.sid!r}>"
+
+
+class _InternalOwner:
+    """Owner of an internal subscription: calls a handler for each message."""
+
+    echo = True
+
+    def __init__(self, handler: InternalHandler) -> None:
+        self.handler = handler
+
+    def deliver(self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        self.handler(subject, reply, headers, payload, origin)
+
+    def remove_subscription(self, sub: Subscription) -> None:
+        pass
+
+
+class Router:
+    """The subscription index plus message fan-out."""
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self.index = SubscriptionIndex()
+        self._rng = rng or random.Random()
+
+    # -- subscriptions ---------------------------------------------------------
+
+    def subscribe(self, sub: Subscription) -> None:
+        """Index ``sub``; raises :class:`InvalidSubject` for an invalid subject."""
+        self.index.insert(sub)
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        if not sub.closed:
+            sub.closed = True
+            self.index.remove(sub)
+
+    def subscribe_internal(self, subject: str, handler: InternalHandler, queue: str = "") -> Subscription:
+        """Subscribe a server component; ``handler(subject, reply, headers, payload, origin)``."""
+        sub = Subscription(subject, queue, "", _InternalOwner(handler))
+        self.index.insert(sub)
+        return sub
+
+    def match(self, subject: str) -> MatchResult:
+        return self.index.match(subject)
+
+    def has_interest(self, subject: str) -> bool:
+        return self.index.has_interest(subject)
+
+    # -- publishing ------------------------------------------------------------
+
+    def publish(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any = None) -> bool:
+        """Deliver to every plain subscriber and one member per queue group.
+
+        ``origin`` is the publishing client (``None`` for the server
+        itself); it does not receive its own message when it turned echo
+        off.  Returns whether anyone received the message.
+        """
+        result = self.index.match(subject)
+        if not result:
+            return False
+        delivered = False
+        for sub in result.psubs:
+            if self._deliver(sub, subject, reply, headers, payload, origin):
+                delivered = True
+        if result.qsubs:
+            rng = self._rng
+            for group in result.qsubs.values():
+                size = len(group)
+                start = rng.randrange(size) if size > 1 else 0
+                for i in range(size):
+                    if self._deliver(group[(start + i) % size], subject, reply, headers, payload, origin):
+                        delivered = True
+                        break
+        return delivered
+
+    def _deliver(self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> bool:
+        owner = sub.owner
+        if sub.closed or (owner is origin and not owner.echo):
+            return False
+        sub.delivered += 1
+        if sub.max:
+            if sub.delivered > sub.max:
+                self._auto_unsubscribe(sub)
+                return False
+            if sub.delivered == sub.max:
+                owner.deliver(sub, subject, reply, headers, payload, origin)
+                self._auto_unsubscribe(sub)
+                return True
+        owner.deliver(sub, subject, reply, headers, payload, origin)
+        return True
+
+    def _auto_unsubscribe(self, sub: Subscription) -> None:
+        self.unsubscribe(sub)
+        sub.owner.remove_subscription(sub)

@@ -1,0 +1,77 @@
+"""Fixtures shared by every test: the dual-target harness.
+
+Any test that asks for ``target`` (or ``make_target``) runs twice: once
+against fakejs (``[fake]``) and once against the real nats-server
+(``[real]``).  Markers narrow that: ``fake_only`` for what only fakejs has
+(virtual clock, faults, introspection), ``real_only`` for probes of the
+real server.  When the real binary is missing its variants are skipped with
+the reason shown, never silently dropped.
+"""
+
+from __future__ import annotations
+
+from typing import AsyncIterator, Awaitable, Callable
+
+import pytest
+
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target, start_target, stop_target
+
+TARGET_KINDS = ("fake", "real")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "target_kind" in metafunc.fixturenames:
+        kinds = list(TARGET_KINDS)
+        if metafunc.definition.get_closest_marker("fake_only"):
+            kinds = ["fake"]
+        elif metafunc.definition.get_closest_marker("real_only"):
+            kinds = ["real"]
+        metafunc.parametrize("target_kind", kinds)
+
+
+def _require(kind: str) -> None:
+    if kind == "real" and REAL_BINARY is None:
+        pytest.skip(REAL_MISSING_REASON)
+
+
+MakeTarget = Callable[..., Awaitable[Target]]
+
+
+@pytest.fixture
+async def make_target(target_kind: str) -> AsyncIterator[MakeTarget]:
+    """Start targets of this test's kind with given :class:`Settings`."""
+    _require(target_kind)
+    started: list[Target] = []
+
+    async def make(settings: Settings | None = None, **kwargs) -> Target:
+        target = await start_target(target_kind, settings, **kwargs)
+        started.append(target)
+        return target
+
+    yield make
+    for target in started:
+        await stop_target(target)
+
+
+@pytest.fixture
+async def target(make_target: MakeTarget) -> Target:
+    """A fresh server with default settings, of this test's kind."""
+    return await make_target()
+
+
+@pytest.fixture
+async def both() -> AsyncIterator[Callable[..., Awaitable[tuple[Target, Target]]]]:
+    """Start a fakejs and a real server with the same settings, for byte-for-byte comparisons."""
+    _require("real")
+    started: list[Target] = []
+
+    async def make(settings: Settings | None = None) -> tuple[Target, Target]:
+        fake = await start_target("fake", settings)
+        started.append(fake)
+        real = await start_target("real", settings)
+        started.append(real)
+        return fake, real
+
+    yield make
+    for target in started:
+        await stop_target(target)

