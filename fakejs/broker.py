@@ -129,3 +129,5 @@ def check_options(options: ServerOptions) -> None:
     for label, secret in (("password", options.password), ("token", options.token)):
         if secret.startswith(("$2a$", "$2b$", "$2x$", "$2y$")):
             raise ValueError(f"bcrypt-hashed {label}s are not supported by fakejs; give the plain {label}")
+    if options.max_payload > options.max_pending:
+        raise ValueError(f"max_payload ({options.max_payload}) cannot be higher than max_pending ({options.max_pending})")

@@ -41,6 +41,13 @@ ERR_INVALID_SUBJECT = "Invalid Subject"
 ERR_BAD_PROTOCOL = "invalid client protocol"
 ERR_NO_RESPONDERS_HEADERS = "no responders requires headers support"
 
+# Fast producers are held back while a consumer they feed is over 3/4 of
+# max_pending: up to 2 ms per message (5 ms once it is over the limit) and at
+# most 10 ms per read, as nats-server's stall gate does.
+STALL_SHORT = 0.002
+STALL_LONG = 0.005
+STALL_PER_READ = 0.010
+
 # Why a connection closed, in nats-server's words (as /connz reports them).
 CLIENT_CLOSED = "Client Closed"
 SERVER_SHUTDOWN = "Server Shutdown"
@@ -68,6 +75,9 @@ class ClientIO(Protocol):
     def write_buffer_size(self) -> int:
         """Bytes handed to the transport but not yet sent."""
 
+    def pause_reading(self, seconds: float) -> None:
+        """Stop reading for ``seconds`` (real time), then call :meth:`ClientSession.resume`."""
+
 
 class ClientSession:
     """Protocol state of one client connection."""
@@ -93,6 +103,8 @@ class ClientSession:
         self.subs: dict[str, Subscription] = {}
         self.closed = False
         self.close_reason = ""
+        self.paused = False
+        self.stall_budget = STALL_PER_READ
         self.out: list[bytes] = []
         self.out_size = 0
         self.in_msgs = 0
@@ -210,8 +222,27 @@ class ClientSession:
         stats.out_msgs += 1
         stats.out_bytes += size
         self.send(frame)
-        if self.out_size + self.io.write_buffer_size() > self.broker.options.max_pending:
+        pending = self.out_size + self.io.write_buffer_size()
+        max_pending = self.broker.options.max_pending
+        if pending > max_pending:
             self.slow_consumer(SLOW_CONSUMER_PENDING)
+        elif pending > max_pending // 4 * 3 and isinstance(origin, ClientSession) and origin is not self:
+            origin.stall(STALL_LONG if pending >= max_pending else STALL_SHORT)
+
+    def stall(self, seconds: float) -> None:
+        """Hold back this (producing) client for a moment, within its per-read budget."""
+        if self.paused or self.stall_budget <= 0 or self.closed:
+            return
+        seconds = min(seconds, self.stall_budget)
+        self.stall_budget -= seconds
+        self.paused = True
+        self.io.pause_reading(seconds)
+
+    def resume(self) -> None:
+        """End a stall: carry on with what was already received."""
+        if self.paused:
+            self.paused = False
+            self._process()
 
     def slow_consumer(self, reason: str) -> None:
         """Cut off a client that does not read fast enough, as nats-server does."""
@@ -234,12 +265,17 @@ class ClientSession:
         """Parse and apply everything the client sent."""
         if self.closed:
             return
+        self.parser.receive_data(data)
+        self.stall_budget = STALL_PER_READ
+        if not self.paused:
+            self._process()
+
+    def _process(self) -> None:
         parser = self.parser
-        parser.receive_data(data)
         handlers = self._handlers
         activity = False
         try:
-            while not self.closed:
+            while not self.closed and not self.paused:
                 event = parser.next_event()
                 if event is None:
                     break

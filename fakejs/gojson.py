@@ -239,7 +239,7 @@ def scan_error(data: bytes) -> str | None:
     while True:
         i = skip_ws(i)
         if i >= n:
-            if expect == "top-end":
+            if expect == "top-end" or (expect == "after-value" and not stack):
                 return None
             return "unexpected end of JSON input"
         c = data[i]

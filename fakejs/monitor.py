@@ -69,7 +69,8 @@ def varz(server: Server, query: dict[str, list[str]]) -> tuple[int, dict[str, An
         "ping_interval": int(opts.ping_interval * NS),
         "ping_max": opts.ping_max,
         "http_host": opts.http_host or opts.host,
-        "http_port": server.http_port or 0,
+        # nats-server echoes the configured port: -1 when it picked a free one.
+        "http_port": opts.http_port if opts.http_port else -1,
         "http_base_path": "",
         "https_port": 0,
         "auth_timeout": opts.auth_timeout,

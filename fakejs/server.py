@@ -31,6 +31,7 @@ class _Connection(asyncio.Protocol):
         self._loop = server.loop
         self._transport: asyncio.Transport | None = None
         self._flush_pending = False
+        self._reading_paused = False
         self._deadline: TimerHandle | None = None
         self.session: ClientSession | None = None
 
@@ -93,7 +94,24 @@ class _Connection(asyncio.Protocol):
         transport = self._transport
         return transport.get_write_buffer_size() if transport is not None else 0
 
+    def pause_reading(self, seconds: float) -> None:
+        transport = self._transport
+        if transport is None or self._reading_paused:
+            return
+        self._reading_paused = True
+        transport.pause_reading()
+        # Flow control, not protocol timing: always real time.
+        self._loop.call_later(seconds, self._resume_reading)
+
     # ---------------------------------------------------------------------------
+
+    def _resume_reading(self) -> None:
+        self._reading_paused = False
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            transport.resume_reading()
+        if self.session is not None:
+            self.session.resume()
 
     def _flush(self) -> None:
         self._flush_pending = False

@@ -81,14 +81,17 @@ def parse_size(token: bytes) -> int:
 
 def split_blanks(arg: bytes) -> list[bytes]:
     """Split on spaces and tabs only (how PUB and HPUB arguments split)."""
-    return arg.replace(b"\t", b" ").split()
+    if b"\t" in arg:
+        arg = arg.replace(b"\t", b" ")
+    return [token for token in arg.split(b" ") if token]
 
 
 def split_args(arg: bytes) -> list[bytes]:
     """Split on spaces, tabs, CR and LF (how SUB and UNSUB arguments split)."""
-    return arg.translate(_SPLIT_TABLE).split()
+    return [token for token in arg.translate(_SPLIT_TABLE).split(b" ") if token]
 
 
+# Python's bytes.split() would also split on \v and \f; Go does not.
 _SPLIT_TABLE = bytes.maketrans(b"\t\r\n", b"   ")
 
 

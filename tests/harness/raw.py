@@ -146,7 +146,14 @@ def expected_pongs(script: Sequence[bytes]) -> int:
 
 
 async def record(
-    host: str, port: int, script: Sequence[bytes], *, sync: bool = True, quiet: float = 0.15, timeout: float = 5.0
+    host: str,
+    port: int,
+    script: Sequence[bytes],
+    *,
+    sync: bool = True,
+    separate_writes: bool = False,
+    quiet: float = 0.15,
+    timeout: float = 5.0,
 ) -> Transcript:
     """Play ``script`` against a server and return what it answered.
 
@@ -154,17 +161,26 @@ async def record(
     recording ends once every PONG owed has arrived (the sentinel's own
     ``PONG`` is then removed) or the server hangs up -- fast and exact.
     Without it, recording ends after ``quiet`` seconds of silence.
+
+    The script and the sentinel go out in one write unless
+    ``separate_writes``: a server that hangs up while unread bytes sit in
+    its socket resets the connection, and a reset can discard the last
+    bytes it sent (its ``-ERR``) before the client reads them.
     """
     client = await RawClient.connect(host, port)
     try:
         await client.read_until(b"\r\n", timeout)
         greeting = len(client.received)
-        for chunk in script:
-            await client.send(chunk)
+        sentinel = b"PING\r\n" if sync else b""
+        if separate_writes:
+            for chunk in script:
+                await client.send(chunk)
+            await client.send(sentinel)
+        else:
+            await client.send(b"".join(script) + sentinel)
         if not sync or client.closed:
             await client.settle(quiet, timeout)
             return Transcript(bytes(client.received), client.closed)
-        await client.send(b"PING\r\n")
         owed = expected_pongs(script) + 1
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout

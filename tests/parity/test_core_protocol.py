@@ -150,7 +150,7 @@ async def test_raw_exchange(target: Target, script: list[bytes], expected: bytes
 
 async def test_byte_by_byte_input_gives_the_same_answer(target: Target) -> None:
     script = HDRS + b"SUB a 1\r\nHPUB a r 12 14\r\nNATS/1.0\r\n\r\nhi\r\nPUB a 2\r\nyo\r\n"
-    transcript = await record(target.host, target.port, [bytes([b]) for b in script])
+    transcript = await record(target.host, target.port, [bytes([b]) for b in script], separate_writes=True)
     assert transcript.without_greeting() == b"HMSG a 1 r 12 14\r\nNATS/1.0\r\n\r\nhi\r\nMSG a 1 2\r\nyo\r\n"
 
 

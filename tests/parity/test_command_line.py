@@ -1,0 +1,132 @@
+"""The command line: the same arguments start nats-server and fakejs alike.
+
+A harness that execs ``nats-server -a HOST -p -1 -js -sd DIR -m -1`` can
+exec ``fakejs`` instead: both print the listen line and ``Server is ready``,
+serve clients, and shut down cleanly on SIGINT/SIGTERM with status 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import nats
+import pytest
+
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+
+
+def command(kind: str) -> list[str]:
+    if kind == "real":
+        if REAL_BINARY is None:
+            pytest.skip(REAL_MISSING_REASON)
+        return [REAL_BINARY]
+    return [sys.executable, "-m", "fakejs"]
+
+
+def start(kind: str, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(command(kind) + list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+async def wait_ready(process: subprocess.Popen[bytes], timeout: float = 10.0) -> str:
+    """Read the log until 'Server is ready'; returns the log so far."""
+    assert process.stdout is not None
+    os.set_blocking(process.stdout.fileno(), False)
+    log = b""
+    deadline = time.monotonic() + timeout
+    while b"Server is ready" not in log:
+        chunk = process.stdout.read()
+        if chunk:
+            log += chunk
+        elif process.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"not ready: {log.decode(errors='replace')}")
+        else:
+            await asyncio.sleep(0.01)
+    return log.decode()
+
+
+async def finish(process: subprocess.Popen[bytes], sig: int) -> tuple[int, str]:
+    process.send_signal(sig)
+    rc = await asyncio.to_thread(process.wait, 10)
+    assert process.stdout is not None
+    os.set_blocking(process.stdout.fileno(), True)
+    return rc, process.stdout.read().decode()
+
+
+LOG_LINE = re.compile(r"^\[\d+\] \d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{6} \[(INF|WRN|ERR|DBG|TRC)\] ")
+
+
+@pytest.mark.parametrize("sig,name", [(signal.SIGTERM, "terminated"), (signal.SIGINT, "interrupt")])
+async def test_start_serve_and_stop(target_kind: str, tmp_path, sig: int, name: str) -> None:
+    process = start(target_kind, "-a", "127.0.0.1", "-p", "-1", "-js", "-sd", str(tmp_path), "-m", "-1")
+    try:
+        log = await wait_ready(process)
+        listen = re.search(r"Listening for client connections on 127\.0\.0\.1:(\d+)", log)
+        assert listen, log
+        assert re.search(r"Starting http monitor on 127\.0\.0\.1:\d+", log), log
+        assert all(LOG_LINE.match(line) for line in log.splitlines() if line.strip()), log
+        nc = await nats.connect(f"nats://127.0.0.1:{listen.group(1)}")
+        sub = await nc.subscribe("cli")
+        await nc.publish("cli", b"works")
+        assert (await sub.next_msg(timeout=2)).data == b"works"
+        await nc.close()
+        started = time.monotonic()
+        rc, rest = await finish(process, sig)
+        assert rc == 0
+        assert time.monotonic() - started < 5
+        assert f'Trapped "{name}" signal' in rest
+        assert "Server Exiting.." in rest
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+async def test_go_style_flags(target_kind: str, tmp_path) -> None:
+    """One or two dashes, ``-flag=value``: Go's flag syntax."""
+    process = start(target_kind, "--addr=127.0.0.1", "-port=-1", "--js", "-n", "cli-name")
+    try:
+        log = await wait_ready(process)
+        port = re.search(r"127\.0\.0\.1:(\d+)", log).group(1)
+        nc = await nats.connect(f"nats://127.0.0.1:{port}")
+        assert nc._server_info["server_name"] == "cli-name"
+        await nc.close()
+    finally:
+        process.kill()
+        process.wait()
+
+
+async def test_version(target_kind: str) -> None:
+    out = subprocess.run(command(target_kind) + ["--version"], capture_output=True, timeout=10)
+    assert out.returncode == 0
+    assert out.stdout.decode().startswith("nats-server: v2.15.1")
+
+
+@pytest.mark.fake_only
+def test_unknown_flag_exits_with_status_2() -> None:
+    """nats-server prints the error but exits 0; fakejs exits 2 so scripts notice."""
+    out = subprocess.run(command("fake") + ["--no-such-flag"], capture_output=True, timeout=10)
+    assert out.returncode == 2
+    assert b"unrecognized arguments: --no-such-flag" in out.stderr
+
+
+@pytest.mark.fake_only
+def test_config_files_are_rejected_by_name() -> None:
+    out = subprocess.run(command("fake") + ["-c", "x.conf"], capture_output=True, timeout=10)
+    assert out.returncode == 2
+    assert b"configuration files (-c/--config) are not supported" in out.stderr
+
+
+@pytest.mark.fake_only
+async def test_port_zero_means_default_port_like_nats_server() -> None:
+    from fakejs.cli import build_parser, options_from_args
+
+    options = options_from_args(build_parser().parse_args(["-p", "0"]))
+    assert options.port == 4222
+    options = options_from_args(build_parser().parse_args(["-p", "-1"]))
+    assert options.port == 0

@@ -1,0 +1,93 @@
+"""Server PINGs, stale connections and slow consumers, on both targets."""
+
+from __future__ import annotations
+
+import asyncio
+
+import nats
+import pytest
+
+from tests.harness.raw import RawClient, record
+from tests.harness.targets import Settings
+
+QUIET = b'CONNECT {"verbose":false,"pedantic":false}\r\n'
+
+
+@pytest.mark.slow
+async def test_stale_connection_is_closed_while_a_ponging_client_lives(make_target) -> None:
+    """With ping_interval 1s and ping_max 1: a PING ~1s after CONNECT, then Stale Connection."""
+    target = await make_target(Settings(ping_interval=1.0, ping_max=1))
+    healthy = await nats.connect(target.url)
+    silent = await RawClient.connect(target.host, target.port)
+    await silent.read_until(b"\r\n")
+    greeting = len(silent.received)
+    await silent.send(QUIET)
+    assert await silent.wait_closed(timeout=6)
+    assert bytes(silent.received[greeting:]) == b"PING\r\n-ERR 'Stale Connection'\r\n"
+    await asyncio.sleep(0.5)
+    assert healthy.is_connected
+    await healthy.flush(timeout=2)
+    await healthy.close()
+    await silent.close()
+
+
+@pytest.mark.slow
+async def test_client_that_answers_pings_stays(make_target) -> None:
+    target = await make_target(Settings(ping_interval=0.5, ping_max=1))
+    client = await RawClient.connect(target.host, target.port)
+    await client.read_until(b"\r\n")
+    await client.send(QUIET)
+    answered = 0
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 2.5
+    while loop.time() < end and not client.closed:
+        await client._read_some(0.2)
+        pings = client.received.count(b"PING\r\n")
+        while answered < pings:
+            await client.send(b"PONG\r\n")
+            answered += 1
+    assert not client.closed
+    assert answered >= 2
+    await client.close()
+
+
+async def test_slow_consumer_is_cut_off_without_stalling_others(make_target) -> None:
+    target = await make_target(Settings(max_pending=1536 * 1024))
+    slow = await RawClient.connect(target.host, target.port)
+    await slow.read_until(b"\r\n")
+    await slow.send(QUIET + b"SUB firehose 1\r\nPING\r\n")
+    await slow.read_until(b"PONG\r\n")
+    # `slow` now stops reading.
+    publisher = await nats.connect(target.url)
+    watcher = await nats.connect(target.url)
+    seen = await watcher.subscribe("firehose")
+    chunk = b"x" * 32 * 1024
+    total = 0
+    for _ in range(1000):  # 32 MiB: far beyond socket buffers and max_pending
+        await publisher.publish("firehose", chunk)
+        total += len(chunk)
+    await publisher.flush(timeout=20)
+    # Everyone else is still served...
+    for _ in range(1000):
+        await seen.next_msg(timeout=10)
+    # ...while the slow reader was disconnected after what the kernel buffered.
+    received = await slow.settle(quiet=1.0, timeout=20)
+    assert slow.closed
+    assert len(received) < total
+    await publisher.close()
+    await watcher.close()
+    await slow.close()
+
+
+async def test_max_payload_above_max_pending_is_refused(make_target) -> None:
+    with pytest.raises(Exception, match=r"max_payload \(1048576\) cannot be higher than max_pending \(262144\)"):
+        await make_target(Settings(max_pending=256 * 1024))
+
+
+async def test_client_gone_mid_stream_does_not_disturb_server(target) -> None:
+    client = await RawClient.connect(target.host, target.port)
+    await client.read_until(b"\r\n")
+    await client.send(QUIET + b"SUB a 1\r\nPUB a 100\r\nonly part of the pay")
+    client.writer.transport.abort()
+    transcript = await record(target.host, target.port, [QUIET, b"SUB b 1\r\nPUB b 2\r\nok\r\n"])
+    assert transcript.without_greeting() == b"MSG b 1 2\r\nok\r\n"

@@ -1,0 +1,120 @@
+"""Subject validation, matching and the subscription index."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fakejs.subjects import (
+    InvalidSubject,
+    SubscriptionIndex,
+    is_subset,
+    is_valid_literal_subject,
+    is_valid_subject,
+    matches,
+    overlap,
+)
+
+
+@dataclass(eq=False)
+class S:
+    subject: str
+    queue: str = ""
+
+
+@pytest.mark.parametrize(
+    "subject,valid",
+    [("a", True), ("a.b", True), ("a.*", True), ("a.>", True), (">", True), ("*.*", True), ("", False), ("a.", False),
+     (".a", False), ("a..b", False), (">.a", False), ("a b", False), ("a.b c", False), ("a*b", True), ("a.>b", True)],
+)
+def test_is_valid_subject(subject: str, valid: bool) -> None:
+    assert is_valid_subject(subject) is valid
+
+
+@pytest.mark.parametrize("subject,literal", [("a.b", True), ("a.*", False), ("a.>", False), ("a*", True), ("a..b", False)])
+def test_is_valid_literal_subject(subject: str, literal: bool) -> None:
+    assert is_valid_literal_subject(subject) is literal
+
+
+@pytest.mark.parametrize(
+    "pattern,subject,expected",
+    [("a.b", "a.b", True), ("a.*", "a.b", True), ("a.*", "a.b.c", False), ("a.>", "a.b.c", True), ("a.>", "a", False),
+     (">", "x", True), ("*.b", "a.b", True), ("*", "a.b", False), ("a.*.c", "a.b.c", True)],
+)
+def test_matches(pattern: str, subject: str, expected: bool) -> None:
+    assert matches(pattern, subject) is expected
+
+
+@pytest.mark.parametrize(
+    "a,b,expected",
+    [("a.b", "a.*", True), ("a.>", "b.>", False), ("a.*", "*.b", True), ("a", "a.>", False), (">", "a", True),
+     ("a.*.c", "a.b.*", True), ("a.b", "a.c", False), ("a.*", "a.*.c", False)],
+)
+def test_overlap(a: str, b: str, expected: bool) -> None:
+    assert overlap(a, b) is expected
+    assert overlap(b, a) is expected
+
+
+@pytest.mark.parametrize(
+    "subject,test,expected",
+    [("a.b", "a.*", True), ("a.*", "a.>", True), ("a.>", "a.*", False), ("a.*", "a.b", False), ("a.b", ">", True)],
+)
+def test_is_subset(subject: str, test: str, expected: bool) -> None:
+    assert is_subset(subject, test) is expected
+
+
+def test_index_rejects_invalid_subjects() -> None:
+    index = SubscriptionIndex()
+    for bad in ("", "a.", "a..b", ">.a"):
+        with pytest.raises(InvalidSubject):
+            index.insert(S(bad))
+    assert index.count == 0
+
+
+def test_index_queue_groups_merge_by_name() -> None:
+    index = SubscriptionIndex()
+    a, b, c = S("a.b", "q"), S("a.*", "q"), S("a.>", "other")
+    for sub in (a, b, c):
+        index.insert(sub)
+    result = index.match("a.b")
+    assert sorted(result.qsubs) == ["other", "q"]
+    assert set(map(id, result.qsubs["q"])) == {id(a), id(b)}
+
+
+def test_index_cache_sees_changes() -> None:
+    index = SubscriptionIndex()
+    assert not index.match("a.b")
+    sub = S("a.*")
+    index.insert(sub)
+    assert index.match("a.b").psubs == [sub]
+    index.remove(sub)
+    assert not index.match("a.b")
+    assert index.count == 0
+
+
+TOKENS = st.sampled_from(["a", "b", "c", "*", ">"])
+PATTERNS = st.lists(TOKENS, min_size=1, max_size=4).map(".".join).filter(is_valid_subject)
+LITERALS = st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=4).map(".".join)
+
+
+@settings(max_examples=300)
+@given(patterns=st.lists(PATTERNS, max_size=12), removed=st.sets(st.integers(0, 11)), subjects=st.lists(LITERALS, max_size=8))
+def test_index_agrees_with_brute_force(patterns: list[str], removed: set[int], subjects: list[str]) -> None:
+    index = SubscriptionIndex()
+    subs = [S(p) for p in patterns]
+    for sub in subs:
+        index.insert(sub)
+    for subject in subjects:  # warm the cache before removing
+        index.match(subject)
+    live = []
+    for i, sub in enumerate(subs):
+        if i in removed:
+            assert index.remove(sub)
+        else:
+            live.append(sub)
+    for subject in subjects:
+        got = {id(s) for s in index.match(subject).psubs}
+        assert got == {id(s) for s in live if matches(s.subject, subject)}
