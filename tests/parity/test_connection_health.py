@@ -79,6 +79,26 @@ async def test_slow_consumer_is_cut_off_without_stalling_others(make_target) -> 
     await slow.close()
 
 
+@pytest.mark.slow
+async def test_write_deadline_cuts_off_a_reader_that_stalls(make_target) -> None:
+    """Pending bytes stay under max_pending, but writes block past the deadline."""
+    target = await make_target(Settings(write_deadline=1.0))
+    stuck = await RawClient.connect(target.host, target.port)
+    await stuck.read_until(b"\r\n")
+    await stuck.send(QUIET + b"SUB firehose 1\r\nPING\r\n")
+    await stuck.read_until(b"PONG\r\n")
+    publisher = await nats.connect(target.url)
+    for _ in range(600):  # ~19 MiB: more than socket buffers hold, far less than max_pending
+        await publisher.publish("firehose", b"y" * 32 * 1024)
+    await publisher.flush(timeout=20)
+    await asyncio.sleep(3)  # the deadline passes while the client reads nothing
+    await stuck.settle(quiet=1.0, timeout=30)
+    assert stuck.closed
+    await publisher.flush(timeout=5)
+    await publisher.close()
+    await stuck.close()
+
+
 async def test_max_payload_above_max_pending_is_refused(make_target) -> None:
     with pytest.raises(Exception, match=r"max_payload \(1048576\) cannot be higher than max_pending \(262144\)"):
         await make_target(Settings(max_pending=256 * 1024))
