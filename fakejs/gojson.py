@@ -67,14 +67,14 @@ def loads(data: bytes | str) -> Any:
         raw = data.encode("utf-8", "surrogateescape")
     if text is not None:
         try:
-            return _decoder.decode(text)
+            return _no_surrogates(_decoder.decode(text))
         except (ValueError, RecursionError):
             pass
     error = scan_error(raw)
     if error is None:
         # Valid for Go but not for Python: invalid UTF-8 inside strings,
         # which Go replaces with U+FFFD.
-        return _decoder.decode(raw.decode("utf-8", "replace"))
+        return _no_surrogates(_decoder.decode(raw.decode("utf-8", "replace")))
     raise GoJSONError(error)
 
 
@@ -118,190 +118,236 @@ def quote_char(c: int) -> str:
 _WS = b" \t\r\n"
 
 
-def scan_error(data: bytes) -> str | None:
-    """Return Go's error message for ``data``, or ``None`` if it is valid."""
-    stack: list[str] = []  # "obj-key", "obj-value", "arr"
-    i = 0
+class _Syntax(Exception):
+    """A Go ``*json.SyntaxError``: message and offset (bytes read, bad byte included)."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+class _Truncated(Exception):
+    """The input ended inside a value."""
+
+
+def _invalid(data: bytes, i: int, context: str) -> _Syntax:
+    return _Syntax("invalid character " + quote_char(data[i]) + " " + context, i + 1)
+
+
+def skip_space(data: bytes, i: int) -> int:
     n = len(data)
+    while i < n and data[i] in _WS:
+        i += 1
+    return i
 
-    def err(c: int, context: str) -> str:
-        return "invalid character " + quote_char(c) + " " + context
 
-    def skip_ws(j: int) -> int:
-        while j < n and data[j] in _WS:
-            j += 1
-        return j
+def scan_value(data: bytes, i: int) -> int:
+    """Scan one JSON value starting at ``i`` (no leading blanks); return its end.
 
-    def scan_string(j: int) -> tuple[int, str | None]:
-        # data[j] is the opening quote
-        j += 1
-        while j < n:
-            c = data[j]
-            if c == 0x22:
-                return j + 1, None
-            if c == 0x5C:
-                j += 1
-                if j >= n:
-                    return j, "eof"
-                e = data[j]
-                if e in b'"\\/bfnrt':
-                    j += 1
-                    continue
-                if e == 0x75:  # u
-                    j += 1
-                    for _ in range(4):
-                        if j >= n:
-                            return j, "eof"
-                        h = data[j]
-                        if not (0x30 <= h <= 0x39 or 0x41 <= h <= 0x46 or 0x61 <= h <= 0x66):
-                            return j, err(h, "in \\u hexadecimal character escape")
-                        j += 1
-                    continue
-                return j, err(e, "in string escape code")
-            if c < 0x20:
-                return j, err(c, "in string literal")
-            j += 1
-        return j, "eof"
-
-    def scan_number(j: int) -> tuple[int, str | None]:
-        if data[j] == 0x2D:
-            j += 1
-            if j >= n:
-                return j, "eof"
-            c = data[j]
-            if not (0x30 <= c <= 0x39):
-                return j, err(c, "in numeric literal")
-        if data[j] == 0x30:
-            j += 1
-        else:
-            while j < n and 0x30 <= data[j] <= 0x39:
-                j += 1
-        if j < n and data[j] == 0x2E:
-            j += 1
-            if j >= n:
-                return j, "eof"
-            if not (0x30 <= data[j] <= 0x39):
-                return j, err(data[j], "after decimal point in numeric literal")
-            while j < n and 0x30 <= data[j] <= 0x39:
-                j += 1
-        if j < n and data[j] in b"eE":
-            j += 1
-            if j < n and data[j] in b"+-":
-                j += 1
-            if j >= n:
-                return j, "eof"
-            if not (0x30 <= data[j] <= 0x39):
-                return j, err(data[j], "in exponent of numeric literal")
-            while j < n and 0x30 <= data[j] <= 0x39:
-                j += 1
-        return j, None
-
-    def scan_literal(j: int, word: bytes) -> tuple[int, str | None]:
-        for k in range(1, len(word)):
-            if j + k >= n:
-                return j + k, "eof"
-            if data[j + k] != word[k]:
-                return j + k, err(data[j + k], "in literal %s (expecting %s)" % (word.decode(), quote_char(word[k])))
-        return j + len(word), None
-
-    def scan_value(j: int, context: str) -> tuple[int, str | None, bool]:
-        """Scan a value start; returns (next, error, opened_container)."""
-        c = data[j]
-        if c == 0x7B:
-            return j + 1, None, True
-        if c == 0x5B:
-            return j + 1, None, True
-        if c == 0x22:
-            k, e = scan_string(j)
-            return k, e, False
-        if c == 0x2D or 0x30 <= c <= 0x39:
-            k, e = scan_number(j)
-            return k, e, False
-        if c == 0x74:
-            k, e = scan_literal(j, b"true")
-            return k, e, False
-        if c == 0x66:
-            k, e = scan_literal(j, b"false")
-            return k, e, False
-        if c == 0x6E:
-            k, e = scan_literal(j, b"null")
-            return k, e, False
-        return j, err(c, context), False
-
-    def finish(e: str | None) -> str | None:
-        if e == "eof":
-            return "unexpected end of JSON input"
-        return e
-
-    # expecting: "value", "value-or-end-array", "key-or-end-object", "key",
-    # "colon", "after-value", "top-end"
+    Raises :class:`_Syntax` with Go's message and offset, or
+    :class:`_Truncated` when the input ends inside the value.
+    """
+    n = len(data)
+    stack: list[int] = []  # 0x7B for objects, 0x5B for arrays
     expect = "value"
     while True:
-        i = skip_ws(i)
+        if expect != "value":
+            i = skip_space(data, i)
         if i >= n:
-            if expect == "top-end" or (expect == "after-value" and not stack):
-                return None
-            return "unexpected end of JSON input"
+            raise _Truncated()
         c = data[i]
-        if expect in ("value", "value-or-end-array"):
-            if expect == "value-or-end-array" and c == 0x5D:
+        if expect == "value" or expect == "value-or-close":
+            if expect == "value-or-close" and c == 0x5D:
                 stack.pop()
                 i += 1
-                expect = "after-value"
+            elif c == 0x7B:
+                stack.append(0x7B)
+                i += 1
+                expect = "key-or-close"
+                continue
+            elif c == 0x5B:
+                stack.append(0x5B)
+                i += 1
+                expect = "value-or-close"
+                i = skip_space(data, i)
+                continue
             else:
-                j, e, opened = scan_value(i, "looking for beginning of value")
-                if e:
-                    return finish(e)
-                if opened:
-                    if c == 0x7B:
-                        stack.append("obj")
-                        expect = "key-or-end-object"
-                    else:
-                        stack.append("arr")
-                        expect = "value-or-end-array"
-                else:
-                    expect = "after-value"
-                i = j
-        elif expect in ("key-or-end-object", "key"):
-            if expect == "key-or-end-object" and c == 0x7D:
+                i = _scan_scalar(data, i, "looking for beginning of value")
+        elif expect == "key-or-close" or expect == "key":
+            if expect == "key-or-close" and c == 0x7D:
                 stack.pop()
                 i += 1
-                expect = "after-value"
             elif c == 0x22:
-                j, e = scan_string(i)
-                if e:
-                    return finish(e)
-                i = j
+                i = _scan_string(data, i)
                 expect = "colon"
+                continue
             else:
-                return err(c, "looking for beginning of object key string")
+                raise _invalid(data, i, "looking for beginning of object key string")
         elif expect == "colon":
             if c != 0x3A:
-                return err(c, "after object key")
-            i += 1
+                raise _invalid(data, i, "after object key")
+            i = skip_space(data, i + 1)
             expect = "value"
-        elif expect == "after-value":
-            if not stack:
-                expect = "top-end"
-                continue
+            continue
+        else:  # after a value inside a container
             top = stack[-1]
-            if top == "obj":
+            if top == 0x7B:
                 if c == 0x2C:
+                    i += 1
                     expect = "key"
-                elif c == 0x7D:
-                    stack.pop()
-                else:
-                    return err(c, "after object key:value pair")
+                    continue
+                if c != 0x7D:
+                    raise _invalid(data, i, "after object key:value pair")
             else:
                 if c == 0x2C:
+                    i = skip_space(data, i + 1)
                     expect = "value"
-                elif c == 0x5D:
-                    stack.pop()
-                else:
-                    return err(c, "after array element")
+                    continue
+                if c != 0x5D:
+                    raise _invalid(data, i, "after array element")
+            stack.pop()
             i += 1
-        else:  # top-end
-            return err(c, "after top-level value")
+        # a value (scalar or container) just ended
+        if not stack:
+            return i
+        expect = "after"
+
+
+def _scan_scalar(data: bytes, i: int, context: str) -> int:
+    c = data[i]
+    if c == 0x22:
+        return _scan_string(data, i)
+    if c == 0x2D or 0x30 <= c <= 0x39:
+        return _scan_number(data, i)
+    for word in (b"true", b"false", b"null"):
+        if c == word[0]:
+            return _scan_literal(data, i, word)
+    raise _invalid(data, i, context)
+
+
+def _scan_string(data: bytes, i: int) -> int:
+    n = len(data)
+    i += 1
+    while i < n:
+        c = data[i]
+        if c == 0x22:
+            return i + 1
+        if c == 0x5C:
+            i += 1
+            if i >= n:
+                raise _Truncated()
+            e = data[i]
+            if e in b'"\\/bfnrt':
+                i += 1
+                continue
+            if e != 0x75:
+                raise _invalid(data, i, "in string escape code")
+            i += 1
+            for _ in range(4):
+                if i >= n:
+                    raise _Truncated()
+                h = data[i]
+                if not (0x30 <= h <= 0x39 or 0x41 <= h <= 0x46 or 0x61 <= h <= 0x66):
+                    raise _invalid(data, i, "in \\u hexadecimal character escape")
+                i += 1
+            continue
+        if c < 0x20:
+            raise _invalid(data, i, "in string literal")
+        i += 1
+    raise _Truncated()
+
+
+def _digits(data: bytes, i: int) -> int:
+    n = len(data)
+    while i < n and 0x30 <= data[i] <= 0x39:
+        i += 1
+    return i
+
+
+def _scan_number(data: bytes, i: int) -> int:
+    n = len(data)
+    if data[i] == 0x2D:
+        i += 1
+        if i >= n:
+            raise _Truncated()
+        if not 0x30 <= data[i] <= 0x39:
+            raise _invalid(data, i, "in numeric literal")
+    i = i + 1 if data[i] == 0x30 else _digits(data, i)
+    if i < n and data[i] == 0x2E:
+        i += 1
+        if i >= n:
+            raise _Truncated()
+        if not 0x30 <= data[i] <= 0x39:
+            raise _invalid(data, i, "after decimal point in numeric literal")
+        i = _digits(data, i)
+    if i < n and data[i] in b"eE":
+        i += 1
+        if i < n and data[i] in b"+-":
+            i += 1
+        if i >= n:
+            raise _Truncated()
+        if not 0x30 <= data[i] <= 0x39:
+            raise _invalid(data, i, "in exponent of numeric literal")
+        i = _digits(data, i)
+    return i
+
+
+def _scan_literal(data: bytes, i: int, word: bytes) -> int:
+    n = len(data)
+    for k in range(1, len(word)):
+        if i + k >= n:
+            raise _Truncated()
+        if data[i + k] != word[k]:
+            raise _invalid(data, i + k, "in literal %s (expecting %s)" % (word.decode(), quote_char(word[k])))
+    return i + len(word)
+
+
+def scan_error(data: bytes) -> str | None:
+    """Go's ``json.Unmarshal`` verdict on ``data``: its error message, or ``None``."""
+    try:
+        i = skip_space(data, 0)
+        if i >= len(data):
+            raise _Truncated()
+        end = scan_value(data, i)
+        rest = skip_space(data, end)
+        if rest < len(data):
+            raise _invalid(data, rest, "after top-level value")
+    except _Syntax as exc:
+        return exc.message
+    except _Truncated:
+        return "unexpected end of JSON input"
+    return None
+
+
+def split_stream(data: bytes) -> list[Any]:
+    """Go's ``json.Decoder`` over ``data``: every complete top-level value, in order.
+
+    Raises :class:`GoJSONError` the way ``Decoder.Decode`` fails: syntax
+    errors name the offset (``... at offset 15``, as nats-server reports
+    them) and a value cut short is ``unexpected EOF``.  Values that come
+    before the failure are not returned (the request fails as a whole).
+    """
+    values = []
+    i = 0
+    n = len(data)
+    while True:
+        i = skip_space(data, i)
+        if i >= n:
+            return values
+        try:
+            end = scan_value(data, i)
+        except _Syntax as exc:
+            raise GoJSONError(f"{exc.message} at offset {exc.offset}") from None
+        except _Truncated:
+            raise GoJSONError("unexpected EOF") from None
+        values.append(_python_value(data[i:end]))
+        i = end
+
+
+def _python_value(chunk: bytes) -> Any:
+    """Parse a chunk the Go scanner accepted."""
+    return _decoder.decode(chunk.decode("utf-8", "replace"))
 
 
 # ---------------------------------------------------------------------------
@@ -310,6 +356,7 @@ def scan_error(data: bytes) -> str | None:
 INT_RANGES = {
     "int": (-(2**63), 2**63 - 1),
     "int64": (-(2**63), 2**63 - 1),
+    "time.Duration": (-(2**63), 2**63 - 1),
     "int32": (-(2**31), 2**31 - 1),
     "int16": (-(2**15), 2**15 - 1),
     "int8": (-(2**7), 2**7 - 1),
@@ -326,10 +373,11 @@ class Field:
     """One struct field: its JSON name and Go type.
 
     ``go_type`` is a Go type name (``bool``, ``string``, ``int64``,
-    ``[]string``, ``map[string]string``, ``time.Duration``, ``time.Time``,
-    ``json.RawMessage``...) or a nested :class:`Struct` (also inside
-    ``[]``).  ``decoder`` converts JSON for types with their own
-    ``UnmarshalJSON`` (enums) and raises ``GoJSONError`` with their message.
+    ``time.Duration``, ``[]string``, ``map[string]string``, ``any``) or a
+    nested :class:`Struct`, or ``("[]", Struct)`` for a slice of structs.
+    ``decoder`` stands for a type with its own ``UnmarshalJSON`` (enums,
+    times): it converts the JSON value or raises :class:`GoJSONError` with
+    that type's message.
     """
 
     name: str
@@ -339,10 +387,11 @@ class Field:
 
 @dataclass(frozen=True)
 class Struct:
-    """A Go struct: its name (for error messages) and its JSON fields."""
+    """A Go struct: its name, its package-qualified type name, and its JSON fields."""
 
     go_name: str
     fields: tuple[Field, ...]
+    qualified: str = ""
     _by_name: dict[str, Field] = field(default_factory=dict, compare=False, repr=False)
     _by_fold: dict[str, Field] = field(default_factory=dict, compare=False, repr=False)
 
@@ -351,11 +400,19 @@ class Struct:
             self._by_name[f.name] = f
             self._by_fold.setdefault(f.name.lower(), f)
 
+    @property
+    def type_name(self) -> str:
+        return self.qualified or "server." + self.go_name
+
     def lookup(self, key: str) -> Field | None:
         found = self._by_name.get(key)
         if found is None:
             found = self._by_fold.get(key.lower())
         return found
+
+    def extend(self, go_name: str, *fields: Field) -> "Struct":
+        """A struct embedding this one (Go promotes the embedded fields)."""
+        return Struct(go_name, self.fields + fields)
 
 
 def _kind(value: Any) -> str:
@@ -381,17 +438,21 @@ def _number_text(value: int | float) -> str:
 
 
 class _Decoder:
-    def __init__(self) -> None:
+    """One decode pass; remembers the first error the way Go's ``saveError`` does."""
+
+    def __init__(self, top: str, strict: bool) -> None:
+        self.top = top
+        self.strict = strict
         self.first_error: str | None = None
 
-    def type_error(self, what: str, go_type: str, struct: str, path: str) -> None:
+    def save(self, message: str) -> None:
         if self.first_error is None:
-            if struct:
-                self.first_error = f"json: cannot unmarshal {what} into Go struct field {struct}.{path} of type {go_type}"
-            else:
-                self.first_error = f"json: cannot unmarshal {what} into Go value of type {go_type}"
+            self.first_error = message
 
-    def value(self, go_type: Any, value: Any, struct: str, path: str, decoder: Callable[[Any], Any] | None) -> tuple[bool, Any]:
+    def type_error(self, what: str, go_type: str, path: str) -> None:
+        self.save(f"json: cannot unmarshal {what} into Go struct field {self.top}.{path} of type {go_type}")
+
+    def value(self, go_type: Any, value: Any, path: str, decoder: Callable[[Any], Any] | None) -> tuple[bool, Any]:
         """Decode ``value``; returns (assigned, result)."""
         if value is None:
             return False, None
@@ -399,100 +460,131 @@ class _Decoder:
             try:
                 return True, decoder(value)
             except GoJSONError as exc:
-                if self.first_error is None:
-                    self.first_error = str(exc)
+                self.save(str(exc))
                 return False, None
         if isinstance(go_type, Struct):
             if not isinstance(value, dict):
-                self.type_error(_kind(value), go_type.go_name, struct, path)
+                self.type_error(_kind(value), go_type.type_name, path)
                 return False, None
-            return True, self.struct(go_type, value, go_type.go_name, path)
+            return True, self.struct(go_type, value, path)
+        if isinstance(go_type, tuple):
+            element = go_type[1]
+            if not isinstance(value, list):
+                self.type_error(_kind(value), "[]" + element.type_name, path)
+                return False, None
+            return True, [self.value(element, item, path, None)[1] for item in value]
         if go_type == "bool":
             if isinstance(value, bool):
                 return True, value
-            self.type_error(_kind(value), "bool", struct, path)
+            self.type_error(_kind(value), "bool", path)
             return False, None
         if go_type == "string":
             if isinstance(value, str):
                 return True, value
-            self.type_error(_kind(value), "string", struct, path)
+            self.type_error(_kind(value), "string", path)
             return False, None
-        if go_type in INT_RANGES or go_type == "time.Duration":
-            rng = INT_RANGES.get(go_type, INT_RANGES["int64"])
+        rng = INT_RANGES.get(go_type)
+        if rng is not None:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                self.type_error(_kind(value), go_type, struct, path)
+                self.type_error(_kind(value), go_type, path)
                 return False, None
             if isinstance(value, float) or not rng[0] <= value <= rng[1]:
-                self.type_error("number " + _number_text(value), go_type, struct, path)
+                self.type_error("number " + _number_text(value), go_type, path)
                 return False, None
             return True, value
         if go_type in ("float64", "float32"):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                self.type_error(_kind(value), go_type, struct, path)
+                self.type_error(_kind(value), go_type, path)
                 return False, None
             return True, float(value)
-        if go_type in ("any", "json.RawMessage"):
+        if go_type == "any":
             return True, value
-        if isinstance(go_type, str) and go_type.startswith("[]"):
+        if go_type.startswith("[]"):
             if not isinstance(value, list):
-                self.type_error(_kind(value), go_type, struct, path)
+                self.type_error(_kind(value), go_type, path)
                 return False, None
             inner = go_type[2:]
-            out = []
-            for item in value:
-                ok, decoded = self.value(inner, item, struct, path, None)
-                out.append(decoded if ok else None)
-            return True, out
-        if isinstance(go_type, tuple) and go_type[0] == "[]":
-            if not isinstance(value, list):
-                self.type_error(_kind(value), "[]" + go_type[1].go_name, struct, path)
-                return False, None
-            out = []
-            for item in value:
-                ok, decoded = self.value(go_type[1], item, struct, path, None)
-                out.append(decoded if ok else None)
-            return True, out
-        if isinstance(go_type, str) and go_type.startswith("map[string]"):
+            return True, [self.value(inner, item, path, None)[1] for item in value]
+        if go_type.startswith("map[string]"):
             if not isinstance(value, dict):
-                self.type_error(_kind(value), go_type, struct, path)
+                self.type_error(_kind(value), go_type, path)
                 return False, None
             inner = go_type[len("map[string]") :]
             out_map = {}
-            for k, v in value.items():
-                ok, decoded = self.value(inner, v, struct, path + "." + k if path else k, None)
+            for key, item in value.items():
+                ok, decoded = self.value(inner, item, f"{path}.{key}", None)
                 if ok:
-                    out_map[k] = decoded
+                    out_map[key] = decoded
             return True, out_map
         raise TypeError(f"unsupported Go type {go_type!r}")
 
-    def struct(self, schema: Struct, obj: dict[str, Any], struct: str, prefix: str) -> dict[str, Any]:
+    def struct(self, schema: Struct, obj: dict[str, Any], prefix: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, raw in obj.items():
             f = schema.lookup(key)
             if f is None:
+                if self.strict:
+                    self.save("json: unknown field " + _go_string(key))
                 continue
             path = f"{prefix}.{f.name}" if prefix else f.name
-            ok, decoded = self.value(f.go_type, raw, struct, path, f.decoder)
+            ok, decoded = self.value(f.go_type, raw, path, f.decoder)
             if ok:
                 out[f.name] = decoded
         return out
 
 
-def decode(schema: Struct, value: Any) -> dict[str, Any]:
+def _go_string(text: str) -> str:
+    """Go's ``%q`` of a short ASCII-ish string (used for unknown field names)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def decode(schema: Struct, value: Any, strict: bool = False) -> dict[str, Any]:
     """Decode a parsed JSON value into ``schema`` the way Go would.
 
     Returns the assigned fields (by canonical JSON name).  Raises
-    :class:`GoJSONError` with Go's message on the first type mismatch; Go
-    still assigns the other fields, which callers never see because the
-    whole request fails.
+    :class:`GoJSONError` with Go's message on the first type mismatch (or
+    unknown field when ``strict``, like ``DisallowUnknownFields``).
     """
-    d = _Decoder()
+    if value is None:
+        return {}
+    d = _Decoder(schema.go_name, strict)
     if not isinstance(value, dict):
-        if value is None:
-            return {}
-        d.type_error(_kind(value), schema.go_name, "", "")
-        raise GoJSONError(d.first_error)
-    out = d.struct(schema, value, schema.go_name, "")
+        raise GoJSONError(f"json: cannot unmarshal {_kind(value)} into Go value of type {schema.type_name}")
+    out = d.struct(schema, value, "")
     if d.first_error is not None:
         raise GoJSONError(d.first_error)
     return out
+
+
+def decode_request(schema: Struct, data: bytes, strict: bool = True) -> dict[str, Any]:
+    """Decode an API request body the way nats-server does.
+
+    nats-server feeds the body to a ``json.Decoder`` that rejects unknown
+    fields and decodes value after value into the same struct, so ``{"a":1}
+    {"a":2}`` is accepted (the later value wins) and an empty body decodes
+    to nothing.  Syntax errors carry their offset.
+    """
+    stripped = data.strip(_WS) if data else b""
+    if not stripped:
+        return {}
+    try:
+        values = [_decoder.decode(data.decode("utf-8"))]
+    except (ValueError, RecursionError):
+        values = split_stream(data)
+    out: dict[str, Any] = {}
+    for value in values:
+        out.update(decode(schema, _no_surrogates(value), strict))
+    return out
+
+
+def _no_surrogates(value: Any) -> Any:
+    """Go turns escaped lone surrogates into U+FFFD; Python keeps them."""
+    if isinstance(value, str):
+        if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+            return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in value)
+        return value
+    if isinstance(value, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_surrogates(v) for v in value]
+    return value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakejs.gojson import Field, GoJSONError, Struct, decode, dumps, loads
+from fakejs.gojson import Field, GoJSONError, Struct, decode, decode_request, dumps, loads
 
 SYNTAX = [
     (b"", "unexpected end of JSON input"),
@@ -82,9 +82,9 @@ def test_decode_null_leaves_fields_alone() -> None:
         (b'{"size":-1}', "json: cannot unmarshal number -1 into Go struct field Outer.size of type uint64"),
         (b'{"tags":"a"}', "json: cannot unmarshal string into Go struct field Outer.tags of type []string"),
         (b'{"tags":[1]}', "json: cannot unmarshal number into Go struct field Outer.tags of type string"),
-        (b'{"inner":{"name":5}}', "json: cannot unmarshal number into Go struct field Inner.inner.name of type string"),
-        (b'{"inner":[]}', "json: cannot unmarshal array into Go struct field Outer.inner of type Inner"),
-        (b"[]", "json: cannot unmarshal array into Go value of type Outer"),
+        (b'{"inner":{"name":5}}', "json: cannot unmarshal number into Go struct field Outer.inner.name of type string"),
+        (b'{"inner":[]}', "json: cannot unmarshal array into Go struct field Outer.inner of type server.Inner"),
+        (b"[]", "json: cannot unmarshal array into Go value of type server.Outer"),
         (b'{"count":"1","flag":"x"}', "json: cannot unmarshal string into Go struct field Outer.count of type int64"),
     ],
 )
@@ -97,3 +97,37 @@ def test_decode_type_errors_read_like_go(data: bytes, message: str) -> None:
 def test_dumps_is_compact_and_html_safe_like_go() -> None:
     assert dumps({"a": "<b>&</b>", "n": [1, 2]}) == '{"a":"\\u003cb\\u003e\\u0026\\u003c/b\\u003e","n":[1,2]}'
     assert dumps({"u": "é\u2028"}) == '{"u":"é\\u2028"}'
+
+
+# What nats-server 2.15.1 answered (err 10025 "invalid JSON: ...") for these bodies.
+REQUEST = Struct("StreamConfigRequest", (Field("name", "string"), Field("max_msgs", "int64"), Field("max_age", "time.Duration")))
+
+
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        (b'{"name":"S3","max_msgs":"x"}', "json: cannot unmarshal string into Go struct field StreamConfigRequest.max_msgs of type int64"),
+        (b'{"name":"S3","foo":1}', 'json: unknown field "foo"'),
+        (b'{"name":"S3"', "unexpected EOF"),
+        (b"{bad", "invalid character 'b' looking for beginning of object key string at offset 2"),
+        (b"5", "json: cannot unmarshal number into Go value of type server.StreamConfigRequest"),
+        (b'{"name":"S3"} x', "invalid character 'x' looking for beginning of value at offset 15"),
+        (b'{"name":"S3","max_age":1.5}', "json: cannot unmarshal number 1.5 into Go struct field StreamConfigRequest.max_age of type time.Duration"),
+        (b'{"name":"S3","max_msgs":1e3}', "json: cannot unmarshal number 1e3 into Go struct field StreamConfigRequest.max_msgs of type int64"),
+    ],
+)
+def test_request_errors_as_nats_server_reports_them(body: bytes, message: str) -> None:
+    with pytest.raises(GoJSONError) as info:
+        decode_request(REQUEST, body)
+    assert str(info.value) == message
+
+
+def test_request_decodes_every_value_in_turn() -> None:
+    assert decode_request(REQUEST, b'{"name":"X"} {"name":"S3"}') == {"name": "S3"}
+    assert decode_request(REQUEST, b"") == {}
+    assert decode_request(REQUEST, b"  \r\n") == {}
+    assert decode_request(REQUEST, b'{"NAME":"a"}') == {"name": "a"}
+
+
+def test_lone_surrogates_become_replacement_characters() -> None:
+    assert loads(b'"a\\ud800b"') == "a\ufffdb"
