@@ -454,14 +454,15 @@ class _Decoder:
 
     def value(self, go_type: Any, value: Any, path: str, decoder: Callable[[Any], Any] | None) -> tuple[bool, Any]:
         """Decode ``value``; returns (assigned, result)."""
-        if value is None:
-            return False, None
         if decoder is not None:
+            # Types with their own UnmarshalJSON see null too.
             try:
                 return True, decoder(value)
             except GoJSONError as exc:
                 self.save(str(exc))
                 return False, None
+        if value is None:
+            return False, None
         if isinstance(go_type, Struct):
             if not isinstance(value, dict):
                 self.type_error(_kind(value), go_type.type_name, path)

@@ -11,25 +11,15 @@ from __future__ import annotations
 import json
 import os
 import platform
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import parse_qs
 
+from fakejs.gotime import NS, rfc3339
 from fakejs.options import API_LEVEL, NATS_VERSION, PROTO
 
 if TYPE_CHECKING:
     from fakejs.server import Server
 
-NS = 1_000_000_000
-
-
-def rfc3339(ns: int) -> str:
-    """Go's RFC 3339 with nanoseconds, UTC (``2026-01-02T15:04:05.123456789Z``)."""
-    seconds, frac = divmod(ns, NS)
-    stamp = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-    if frac:
-        return f"{stamp}.{frac:09d}".rstrip("0") + "Z"
-    return stamp + "Z"
 
 
 def go_duration_short(seconds: float) -> str:

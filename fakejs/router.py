@@ -29,7 +29,7 @@ class Subscriber(Protocol):
         """Forget a subscription the router dropped (auto-unsubscribe reached)."""
 
 
-InternalHandler = Callable[[str, str, "bytes | None", bytes, Any], None]
+InternalHandler = Callable[[str, str, "bytes | None", bytes, Any], "bool | None"]
 
 
 class Subscription:
@@ -65,8 +65,8 @@ class _InternalOwner:
     def __init__(self, handler: InternalHandler) -> None:
         self.handler = handler
 
-    def deliver(self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
-        self.handler(subject, reply, headers, payload, origin)
+    def deliver(self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> bool | None:
+        return self.handler(subject, reply, headers, payload, origin)
 
     def remove_subscription(self, sub: Subscription) -> None:
         pass
@@ -91,7 +91,11 @@ class Router:
             self.index.remove(sub)
 
     def subscribe_internal(self, subject: str, handler: InternalHandler, queue: str = "") -> Subscription:
-        """Subscribe a server component; ``handler(subject, reply, headers, payload, origin)``."""
+        """Subscribe a server component; ``handler(subject, reply, headers, payload, origin)``.
+
+        The handler may return ``False`` to decline a message, which then
+        does not count as delivered (no-responders still applies).
+        """
         sub = Subscription(subject, queue, "", _InternalOwner(handler))
         self.index.insert(sub)
         return sub
@@ -142,8 +146,8 @@ class Router:
                 owner.deliver(sub, subject, reply, headers, payload, origin)
                 self._auto_unsubscribe(sub)
                 return True
-        owner.deliver(sub, subject, reply, headers, payload, origin)
-        return True
+        # An internal handler may decline a message (False): it was not delivered.
+        return owner.deliver(sub, subject, reply, headers, payload, origin) is not False
 
     def _auto_unsubscribe(self, sub: Subscription) -> None:
         self.unsubscribe(sub)

@@ -156,6 +156,7 @@ class Server:
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.broker = Broker(options, self.clock)
         self.accepting = False
+        self.jetstream: Any = None
         self._listener: asyncio.base_events.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._http: asyncio.base_events.Server | None = None
@@ -205,6 +206,11 @@ class Server:
         log.info("  Version:  %s (fakejs %s)", NATS_VERSION, __version__)
         log.info("  Name:     %s", self.broker.name)
         log.info("  ID:       %s", self.broker.server_id)
+        if options.jetstream:
+            from fakejs.jetstream import JetStream
+
+            self.jetstream = JetStream(self.broker, options.store_dir)
+            self.jetstream.start()
         self._listener = await self._loop.create_server(
             lambda: _Connection(self), options.host or "0.0.0.0", options.port, reuse_address=True
         )
@@ -228,6 +234,9 @@ class Server:
         self._listener.close()
         for client in list(self.broker.clients.values()):
             client.close(SERVER_SHUTDOWN)
+        if self.jetstream is not None:
+            self.jetstream.stop()
+            self.jetstream = None
         if self._http is not None:
             self._http.close()
             await self._http.wait_closed()

@@ -1,0 +1,218 @@
+"""JetStream for the server's one account: its streams, API accounting and wiring.
+
+:class:`JetStream` attaches to the router the way nats-server's JetStream
+attaches to its account: an internal subscription on ``$JS.API.>`` feeds
+the API dispatcher, each stream subscribes to its own subjects, and replies
+and advisories are published as internal messages.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import tempfile
+from typing import TYPE_CHECKING, Any
+
+from fakejs import gotime
+from fakejs.jetstream import api, streamconfig
+from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.filestore import StreamFiles, streams_dir
+from fakejs.jetstream.store import MessageStore
+from fakejs.jetstream.stream import Stream
+from fakejs.options import API_LEVEL
+
+if TYPE_CHECKING:
+    from fakejs.broker import Broker
+
+ADVISORY_PREFIX = "$JS.EVENT.ADVISORY."
+_NUID_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def nuid() -> str:
+    """A 22-character id shaped like a NATS NUID."""
+    return "".join(secrets.choice(_NUID_CHARS) for _ in range(22))
+
+
+class JetStream:
+    def __init__(self, broker: Broker, store_dir: str = "") -> None:
+        self.broker = broker
+        self.router = broker.router
+        self.clock = broker.clock
+        self.log = broker.log
+        self._own_store = not store_dir
+        self.store_dir = store_dir or tempfile.mkdtemp(prefix="fakejs-store-")
+        self.streams: dict[str, Stream] = {}
+        self.files: dict[str, StreamFiles] = {}
+        self.api_total = 0
+        self.api_errors = 0
+        self._api_sub: Any = None
+
+    @property
+    def server_name(self) -> str:
+        return self.broker.name
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.broker.jetstream_enabled = True
+        self._recover()
+        self._api_sub = self.router.subscribe_internal("$JS.API.>", self._api)
+
+    def stop(self) -> None:
+        if self._api_sub is not None:
+            self.router.unsubscribe(self._api_sub)
+            self._api_sub = None
+        for stream in list(self.streams.values()):
+            stream.close()
+        for files in self.files.values():
+            files.close()
+        self.streams.clear()
+        self.files.clear()
+        if self._own_store:
+            shutil.rmtree(self.store_dir, ignore_errors=True)
+
+    def _api(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+        return api.dispatch(self, subject, reply, hdr, payload)
+
+    # -- replies and advisories ----------------------------------------------------------
+
+    def reply(self, subject: str, payload: bytes, hdr: bytes | None = None) -> None:
+        """Publish an internal message (a reply, a delivery, an advisory)."""
+        self.router.publish(subject, "", hdr, payload, None)
+
+    def api_reply(self, request: api.Request, doc: dict[str, Any], error: bool) -> None:
+        payload = api.encode(doc)
+        self.api_total += 1
+        if error:
+            self.api_errors += 1
+        if request.reply:
+            self.reply(request.reply, payload)
+        audit = ADVISORY_PREFIX + "API"
+        if self.router.has_interest(audit):
+            now = gotime.rfc3339(self.clock.time_ns())
+            self.reply(audit, api.audit_advisory(self, request, payload, now, nuid()))
+
+    def advisory(self, subject: str, doc: dict[str, Any]) -> None:
+        """Publish an advisory if anyone listens (they are fire and forget)."""
+        if self.router.has_interest(subject):
+            self.reply(subject, api.encode(doc))
+
+    # -- account information ----------------------------------------------------------------
+
+    def usage(self) -> tuple[int, int]:
+        memory = storage = 0
+        for stream in self.streams.values():
+            if stream.config["storage"] == "memory":
+                memory += stream.store.bytes
+            else:
+                storage += stream.store.bytes
+        return memory, storage
+
+    def reservations(self) -> tuple[int, int]:
+        """Bytes reserved by streams' max_bytes, per storage type."""
+        memory = storage = 0
+        for stream in self.streams.values():
+            reserved = max(stream.config["max_bytes"], 0)
+            if stream.config["storage"] == "memory":
+                memory += reserved
+            else:
+                storage += reserved
+        return memory, storage
+
+    def account_info(self) -> dict[str, Any]:
+        memory, storage = self.usage()
+        reserved_memory, reserved_storage = self.reservations()
+        return {
+            "memory": memory,
+            "storage": storage,
+            "reserved_memory": reserved_memory,
+            "reserved_storage": reserved_storage,
+            "streams": len(self.streams),
+            "consumers": sum(len(s.consumers) for s in self.streams.values()),
+            "limits": {
+                "max_memory": -1,
+                "max_storage": -1,
+                "max_streams": -1,
+                "max_consumers": -1,
+                "max_ack_pending": -1,
+                "memory_max_stream_bytes": -1,
+                "storage_max_stream_bytes": -1,
+                "max_bytes_required": False,
+            },
+            "api": {"level": API_LEVEL, "total": self.api_total, "errors": self.api_errors},
+        }
+
+    # -- streams ---------------------------------------------------------------------
+
+    def lookup(self, name: str) -> Stream:
+        stream = self.streams.get(name)
+        if stream is None:
+            raise api_error("JSStreamNotFoundErr")
+        return stream
+
+    def subjects_overlap(self, subjects: list[str], exclude: str = "") -> bool:
+        from fakejs.subjects import overlap
+
+        for stream in self.streams.values():
+            if stream.name == exclude:
+                continue
+            for mine in subjects:
+                for theirs in stream.config["subjects"]:
+                    if overlap(mine, theirs):
+                        return True
+        return False
+
+    def create_stream(self, config: dict[str, Any]) -> Stream:
+        """Make a new stream from a checked config."""
+        created = self.clock.time_ns()
+        store = MessageStore(config["storage"], config["first_seq"] or 1)
+        stream = Stream(self, config, created, store)
+        if config["storage"] == "file":
+            files = StreamFiles(os.path.join(streams_dir(self.store_dir), config["name"]))
+            files.write_meta(config, created)
+            files.open(store)
+            self.files[config["name"]] = files
+            if config["first_seq"] > 1:
+                store.skip_to(config["first_seq"])
+        self.streams[config["name"]] = stream
+        stream.attach()
+        return stream
+
+    def save_config(self, stream: Stream) -> None:
+        files = self.files.get(stream.name)
+        if files is not None:
+            files.write_meta(stream.config, stream.created_ns)
+
+    def delete_stream(self, stream: Stream) -> None:
+        for consumer in list(stream.consumers.values()):
+            consumer.delete(reason="stream deleted")
+        stream.close()
+        self.streams.pop(stream.name, None)
+        files = self.files.pop(stream.name, None)
+        if files is not None:
+            files.destroy()
+
+    def _recover(self) -> None:
+        """Load every file-backed stream found in the store directory."""
+        root = streams_dir(self.store_dir)
+        if not os.path.isdir(root):
+            return
+        for name in sorted(os.listdir(root)):
+            directory = os.path.join(root, name)
+            files = StreamFiles(directory)
+            try:
+                meta = files.read_meta()
+            except (OSError, ValueError):
+                self.log.warning("Skipping unreadable stream directory %s", directory)
+                continue
+            config = streamconfig.from_request(meta["config"])
+            store = MessageStore(config["storage"], config["first_seq"] or 1)
+            files.replay(store)
+            files.open(store)
+            stream = Stream(self, config, meta["created"], store)
+            stream.restore_ids()
+            self.streams[config["name"]] = stream
+            self.files[config["name"]] = files
+            stream.attach()
+            self.log.info("  Restored %d messages for stream '$G > %s'", store.msgs, config["name"])
