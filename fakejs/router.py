@@ -78,17 +78,46 @@ class Router:
     def __init__(self, rng: random.Random | None = None) -> None:
         self.index = SubscriptionIndex()
         self._rng = rng or random.Random()
+        self._watchers: dict[str, list[Callable[[], None]]] = {}
 
     # -- subscriptions ---------------------------------------------------------
 
     def subscribe(self, sub: Subscription) -> None:
         """Index ``sub``; raises :class:`InvalidSubject` for an invalid subject."""
         self.index.insert(sub)
+        self._notify(sub.subject)
 
     def unsubscribe(self, sub: Subscription) -> None:
         if not sub.closed:
             sub.closed = True
             self.index.remove(sub)
+            self._notify(sub.subject)
+
+    # -- interest on an exact subject (push consumers) ------------------------------------
+
+    def watch_interest(self, subject: str, callback: Callable[[], None]) -> None:
+        """Call ``callback`` whenever a subscription on exactly ``subject`` comes or goes."""
+        self._watchers.setdefault(subject, []).append(callback)
+
+    def unwatch_interest(self, subject: str, callback: Callable[[], None]) -> None:
+        callbacks = self._watchers.get(subject)
+        if callbacks and callback in callbacks:
+            callbacks.remove(callback)
+            if not callbacks:
+                del self._watchers[subject]
+
+    def has_exact_interest(self, subject: str, queue: str = "") -> bool:
+        """Whether a subscription exists on exactly ``subject`` (in ``queue`` if given)."""
+        result = self.index.exact(subject)
+        if queue:
+            return bool(result.qsubs.get(queue))
+        return bool(result.psubs or result.qsubs)
+
+    def _notify(self, subject: str) -> None:
+        callbacks = self._watchers.get(subject)
+        if callbacks:
+            for callback in list(callbacks):
+                callback()
 
     def subscribe_internal(self, subject: str, handler: InternalHandler, queue: str = "") -> Subscription:
         """Subscribe a server component; ``handler(subject, reply, headers, payload, origin)``.
@@ -108,19 +137,25 @@ class Router:
 
     # -- publishing ------------------------------------------------------------
 
-    def publish(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any = None) -> bool:
+    def publish(
+        self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any = None, shown_as: str = ""
+    ) -> bool:
         """Deliver to every plain subscriber and one member per queue group.
 
         ``origin`` is the publishing client (``None`` for the server
         itself); it does not receive its own message when it turned echo
-        off.  Returns whether anyone received the message.
+        off.  ``shown_as`` is the subject subscribers see when it differs
+        from the one routed on (JetStream delivers a stored message, with
+        its own subject, to a consumer's delivery subject).  Returns whether
+        anyone received the message.
         """
         result = self.index.match(subject)
         if not result:
             return False
+        visible = shown_as or subject
         delivered = False
         for sub in result.psubs:
-            if self._deliver(sub, subject, reply, headers, payload, origin):
+            if self._deliver(sub, visible, reply, headers, payload, origin):
                 delivered = True
         if result.qsubs:
             rng = self._rng
@@ -128,7 +163,7 @@ class Router:
                 size = len(group)
                 start = rng.randrange(size) if size > 1 else 0
                 for i in range(size):
-                    if self._deliver(group[(start + i) % size], subject, reply, headers, payload, origin):
+                    if self._deliver(group[(start + i) % size], visible, reply, headers, payload, origin):
                         delivered = True
                         break
         return delivered

@@ -232,11 +232,11 @@ class Server:
         log.info("Initiating Shutdown...")
         self.accepting = False
         self._listener.close()
+        if self.jetstream is not None:
+            self.jetstream.stop()  # waiting pulls hear about it before clients go
+            self.jetstream = None
         for client in list(self.broker.clients.values()):
             client.close(SERVER_SHUTDOWN)
-        if self.jetstream is not None:
-            self.jetstream.stop()
-            self.jetstream = None
         if self._http is not None:
             self._http.close()
             await self._http.wait_closed()

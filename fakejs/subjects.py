@@ -279,6 +279,28 @@ class SubscriptionIndex:
     def has_interest(self, subject: str) -> bool:
         return bool(self.match(subject))
 
+    def exact(self, subject: str) -> MatchResult:
+        """Subscriptions on exactly ``subject`` (no wildcard matching)."""
+        level: _Level | None = self._root
+        node: _Node | None = None
+        for token in subject.split("."):
+            if level is None:
+                return EMPTY_RESULT
+            if token == PWC:
+                node = level.pwc
+            elif token == FWC:
+                node = level.fwc
+            else:
+                node = level.nodes.get(token)
+            if node is None:
+                return EMPTY_RESULT
+            level = node.next
+        if node is None:
+            return EMPTY_RESULT
+        result = MatchResult()
+        _add_node(node, result)
+        return result
+
     def all(self) -> Iterable[Any]:
         """Every stored subscription (for monitoring and introspection)."""
         stack: list[_Level] = [self._root]

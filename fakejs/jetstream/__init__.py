@@ -3,7 +3,7 @@
 Importing the package registers the API handlers with the dispatcher.
 """
 
-from fakejs.jetstream import streams_api  # noqa: F401  (registers handlers)
+from fakejs.jetstream import consumers_api, streams_api  # noqa: F401  (register handlers)
 from fakejs.jetstream.account import JetStream
 
 __all__ = ["JetStream"]

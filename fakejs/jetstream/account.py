@@ -29,6 +29,13 @@ ADVISORY_PREFIX = "$JS.EVENT.ADVISORY."
 _NUID_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
+def _system_memory() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 8 * 1024**3
+
+
 def nuid() -> str:
     """A 22-character id shaped like a NATS NUID."""
     return "".join(secrets.choice(_NUID_CHARS) for _ in range(22))
@@ -47,6 +54,9 @@ class JetStream:
         self.api_total = 0
         self.api_errors = 0
         self._api_sub: Any = None
+        # nats-server's defaults: 75% of the machine's memory and of the store's free disk.
+        self.max_memory = int(_system_memory() * 0.75)
+        self.max_storage = int(shutil.disk_usage(self.store_dir).free * 0.75)
 
     @property
     def server_name(self) -> str:
@@ -64,6 +74,8 @@ class JetStream:
             self.router.unsubscribe(self._api_sub)
             self._api_sub = None
         for stream in list(self.streams.values()):
+            for consumer in list(stream.consumers.values()):
+                consumer.stop()
             stream.close()
         for files in self.files.values():
             files.close()
@@ -119,6 +131,21 @@ class JetStream:
             else:
                 storage += reserved
         return memory, storage
+
+    def check_resources(self, config: dict[str, Any], exclude: str = "") -> None:
+        """Refuse a max_bytes reservation the server could not honour."""
+        wanted = config["max_bytes"]
+        if wanted <= 0:
+            return
+        memory = config["storage"] == "memory"
+        reserved = 0
+        for stream in self.streams.values():
+            if stream.name != exclude and (stream.config["storage"] == "memory") == memory:
+                reserved += max(stream.config["max_bytes"], 0)
+        if memory and reserved + wanted > self.max_memory:
+            raise api_error("JSMemoryResourcesExceededErr")
+        if not memory and reserved + wanted > self.max_storage:
+            raise api_error("JSStorageResourcesExceededErr")
 
     def account_info(self) -> dict[str, Any]:
         memory, storage = self.usage()
@@ -184,9 +211,20 @@ class JetStream:
         if files is not None:
             files.write_meta(stream.config, stream.created_ns)
 
+    # -- consumer bookkeeping (persistence hooks) --------------------------------------------
+
+    def consumer_added(self, stream: Stream, consumer: Any) -> None:
+        self.save_config(stream)
+
+    def consumer_updated(self, stream: Stream, consumer: Any) -> None:
+        self.save_config(stream)
+
+    def consumer_removed(self, stream: Stream, consumer: Any) -> None:
+        self.save_config(stream)
+
     def delete_stream(self, stream: Stream) -> None:
         for consumer in list(stream.consumers.values()):
-            consumer.delete(reason="stream deleted")
+            consumer.delete()
         stream.close()
         self.streams.pop(stream.name, None)
         files = self.files.pop(stream.name, None)

@@ -121,6 +121,8 @@ class MessageStore:
         for i in range(self._head, len(self._msgs)):
             if self._msgs[i] is None:
                 out.append(self._base + i)
+        # Sequences used after the last stored message (interest skips) count too.
+        out.extend(range(self._base + len(self._msgs), self.last_seq + 1))
         return out
 
     @property

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from fakejs import gotime
 from fakejs.gojson import dumps
@@ -92,7 +92,7 @@ class Stream:
         self._age_timer: TimerHandle | None = None
         self._age_deadline: float | None = None
         self._ttls: list[tuple[int, int]] = []  # (expires_ns, seq)
-        self.on_stored: list[Callable[[StoredMessage], None]] = []
+        self._fresh: list[StoredMessage] = []  # stored, consumers not yet told
         self.closed = False
 
     @property
@@ -132,6 +132,7 @@ class Stream:
         ack = self.ingest(subject, reply, hdr, payload)
         if ack is not None and reply:
             self.js.reply(reply, ack)
+        self._signal_consumers()
 
     # -- publishing ------------------------------------------------------------------
 
@@ -159,8 +160,16 @@ class Stream:
             raise api_error("JSStreamStoreFailedF", err="message too large")
         if cfg["sealed"]:
             raise api_error("JSStreamSealedErr")
+        max_size = cfg["max_msg_size"]
+        hlen = len(hdr) if hdr else 0
+        if max_size >= 0 and (hlen > max_size or len(payload) > max_size - hlen):
+            raise api_error("JSStreamMessageExceedsMaximumErr")
+        if hlen > MAX_HEADER_SIZE:
+            raise api_error("JSStreamHeaderExceedsMaximumErr")
         msg_id = ""
         rollup = ""
+        if hdr:
+            hdr = hdrs.without_status(hdr) or None
         if hdr:
             hdr = hdrs.remove(hdr, CLIENT_INFO) or None
         if hdr:
@@ -219,17 +228,12 @@ class Stream:
                 rollup = rollup_value.decode("utf-8", "surrogateescape").lower()
                 if rollup not in ("sub", "all"):
                     raise api_error("JSStreamRollupFailedF", err=f"rollup value invalid: {go_quote(rollup)}")
-        max_size = cfg["max_msg_size"]
-        hlen = len(hdr) if hdr else 0
-        if max_size >= 0 and (hlen > max_size or len(payload) > max_size - hlen):
-            raise api_error("JSStreamMessageExceedsMaximumErr")
-        if hlen > MAX_HEADER_SIZE:
-            raise api_error("JSStreamHeaderExceedsMaximumErr")
         if hdr and hdrs.get(hdr, BATCH_ID):
             raise api_error("JSAtomicPublishDisabledErr")
         if cfg["retention"] == "interest" and not self._has_interest(subject):
             # Nobody would ever see it: the sequence is used, nothing is stored.
             store.skip_to(store.last_seq + 2)
+            store.last_ts = self.clock.time_ns()
             self.last_msg_id = msg_id
             if msg_id:
                 self._remember_id(msg_id, store.last_seq)
@@ -323,8 +327,31 @@ class Stream:
             self.purge("", 0, keep)
 
     def _stored(self, msg: StoredMessage) -> None:
-        for callback in list(self.on_stored):
-            callback(msg)
+        """Consumers hear of a new message after its PubAck went out, as in nats-server."""
+        self._fresh.append(msg)
+
+    def _signal_consumers(self) -> None:
+        fresh, self._fresh = self._fresh, []
+        for msg in fresh:
+            for consumer in list(self.consumers.values()):
+                consumer.message_stored(msg)
+
+    # -- consumers ----------------------------------------------------------------------
+
+    def add_consumer(self, config: dict[str, Any], action: str, pedantic: bool) -> Any:
+        from fakejs.jetstream import consumer_admin
+
+        return consumer_admin.add_consumer(self, config, action, pedantic)
+
+    def remove_consumer(self, consumer: Any) -> None:
+        from fakejs.jetstream import consumer_admin
+
+        consumer_admin.remove_consumer(self, consumer)
+
+    def acked(self, consumer: Any, seq: int) -> None:
+        from fakejs.jetstream import consumer_admin
+
+        consumer_admin.message_acked(self, consumer, seq)
 
     def _has_interest(self, subject: str) -> bool:
         for consumer in self.consumers.values():
@@ -451,14 +478,15 @@ class Stream:
             [(MARKER_REASON, "MaxAge"), (MSG_TTL, gotime.format_duration(marker_ttl)), (ROLLUP, "sub")]
         )
         self._process(subject, block, b"")
+        self._signal_consumers()
 
     # -- removal, purge, reads -------------------------------------------------------------
 
     def remove_message(self, seq: int) -> StoredMessage | None:
         msg = self.store.remove(seq)
         if msg is not None:
-            for consumer in self.consumers.values():
-                consumer.message_removed(seq)
+            for consumer in list(self.consumers.values()):
+                consumer.message_removed(seq, msg.subject)
         return msg
 
     def purge(self, filter_subject: str = "", seq: int = 0, keep: int = 0) -> int:

@@ -143,7 +143,6 @@ UNSUPPORTED: tuple[tuple[str, Any], ...] = (
     ("allow_atomic", False),
     ("allow_msg_schedules", False),
     ("allow_batched", False),
-    ("mirror_direct", False),
 )
 
 
@@ -196,12 +195,12 @@ def check(config: dict[str, Any], pedantic: bool = False, other_subjects: Any = 
     name = config["name"]
     if not is_valid_name(name):
         raise _invalid("stream name is required and can not contain '.', '*', '>', '\\', '/'")
-    if len(name) > MAX_NAME_LEN:
+    if len(name.encode()) > MAX_NAME_LEN:
         raise _invalid(f"stream name is too long, maximum allowed is {MAX_NAME_LEN}")
-    if len(config["description"]) > MAX_DESCRIPTION_LEN:
+    if len(config["description"].encode()) > MAX_DESCRIPTION_LEN:
         raise _invalid(f"stream description is too long, maximum allowed is {MAX_DESCRIPTION_LEN}")
     metadata = config["metadata"] or {}
-    if sum(len(k) + len(v) for k, v in metadata.items()) > MAX_METADATA_LEN:
+    if sum(len(k.encode()) + len(v.encode()) for k, v in metadata.items()) > MAX_METADATA_LEN:
         raise _invalid(f"stream metadata exceeds maximum size of {MAX_METADATA_LEN} bytes")
     cfg = copy.deepcopy(config)
     if not cfg["storage"]:
@@ -315,7 +314,8 @@ def check(config: dict[str, Any], pedantic: bool = False, other_subjects: Any = 
                     raise _invalid(f'subject "{subject}" overlaps with "{later}"')
             seen.add(subject)
     placement = cfg["placement"]
-    if placement is not None and not any(placement.get(k) for k in ("cluster", "tags", "preferred")):
+    # Only a placement equal to Go's zero value is dropped: "tags": [] is not.
+    if placement is not None and not placement.get("cluster") and not placement.get("preferred") and placement.get("tags") is None:
         cfg["placement"] = None
     elif placement is not None and placement.get("preferred"):
         raise _invalid("preferred server not permitted in placement")

@@ -104,6 +104,7 @@ def stream_create(js: JetStream, request: Request) -> dict[str, Any]:
         unsupported = streamconfig.unsupported_feature(checked)
         if unsupported is not None:
             raise unsupported
+        js.check_resources(checked)
         if js.subjects_overlap(checked["subjects"]):
             raise api_error("JSStreamSubjectOverlapErr")
         stream = js.create_stream(checked)
@@ -126,10 +127,32 @@ def stream_update(js: JetStream, request: Request) -> dict[str, Any]:
     unsupported = streamconfig.unsupported_feature(checked)
     if unsupported is not None:
         raise unsupported
+    js.check_resources(checked, exclude=name)
+    violators = consumers_over_limits(stream, checked)
+    if violators:
+        raise api_error("JSStreamUpdateErrF", err="change to limits violates consumers: " + ", ".join(violators))
     if js.subjects_overlap(checked["subjects"], exclude=name):
         raise api_error("JSStreamSubjectOverlapErr")
     apply_update(js, stream, checked)
     return stream.info(cluster=False)
+
+
+def consumers_over_limits(stream: Any, config: dict[str, Any]) -> list[str]:
+    """Consumers whose settings exceed new stream consumer limits (only checked when those change)."""
+    old = stream.config["consumer_limits"] or {}
+    new = config["consumer_limits"] or {}
+    threshold, max_ack = new.get("inactive_threshold", 0), new.get("max_ack_pending", 0)
+    changed = (threshold > 0 and threshold != old.get("inactive_threshold", 0)) or (
+        max_ack > 0 and max_ack != old.get("max_ack_pending", 0)
+    )
+    if not changed:
+        return []
+    names = []
+    for consumer in stream.consumers.values():
+        cfg = consumer.config
+        if (threshold > 0 and cfg["inactive_threshold"] > threshold) or (max_ack > 0 and cfg["max_ack_pending"] > max_ack):
+            names.append(consumer.name)
+    return names
 
 
 def apply_update(js: JetStream, stream: Any, config: dict[str, Any]) -> None:

@@ -61,6 +61,18 @@ def get(block: bytes | None, key: str) -> bytes | None:
     return block[index:end]
 
 
+def without_status(block: bytes) -> bytes:
+    """Drop a status from the version line (``NATS/1.0 503 x`` -> ``NATS/1.0``).
+
+    A block left with nothing but the version line becomes ``b""``.
+    """
+    end = block.find(b"\r")
+    if not block.startswith(_VERSION) or end <= len(_VERSION):
+        return block
+    block = _VERSION + block[end:]
+    return b"" if block == HEADER_LINE + b"\r\n" else block
+
+
 def remove(block: bytes, key: str) -> bytes:
     """Drop every ``key`` line; returns ``b""`` if only the version line is left."""
     while True:

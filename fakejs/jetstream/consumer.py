@@ -1,0 +1,757 @@
+"""A consumer: delivery position, waiting pulls, pending acks, redelivery.
+
+The state mirrors nats-server's consumer so clients see the same numbers:
+``sseq``/``dseq`` are the next stream and delivery sequences, ``pending``
+maps stream sequences awaiting an ack to their delivery sequence and
+delivery time, ``rdc`` counts redeliveries, ``rdq`` is the redelivery
+queue, and ``store_*`` are the persisted counters ConsumerInfo reports.
+
+Delivery (:meth:`Consumer.kick`) runs whenever something may let a message
+go out -- a new message, a pull request, an ack, a redelivery timer -- and
+keeps delivering until nothing more can be delivered, as nats-server's
+``loopAndGatherMsgs`` does.  Every timer is on the server clock.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from fakejs import gotime
+from fakejs.jetstream import advisories, consumerconfig, status
+from fakejs.jetstream.api import required_level
+from fakejs.jetstream.acks import AckHandling
+from fakejs.jetstream.pull import BadPullRequest, WaitQueue, WaitingRequest, parse_request
+from fakejs.jetstream.store import StoredMessage
+from fakejs.protocol import headers as hdrs
+from fakejs.subjects import matches
+
+if TYPE_CHECKING:
+    from fakejs.clock import TimerHandle
+    from fakejs.jetstream.stream import Stream
+    from fakejs.router import Subscription
+
+NS = 1_000_000_000
+ACK_WAIT_DELAY = 1_000_000  # nats-server adds 1ms to every ack deadline
+MSG_SIZE = "Nats-Msg-Size"
+
+
+class Consumer(AckHandling):
+    def __init__(self, stream: Stream, name: str, config: dict[str, Any], created_ns: int) -> None:
+        self.stream = stream
+        self.js = stream.js
+        self.clock = stream.clock
+        self.name = name
+        self.config = config
+        self.created_ns = created_ns
+        self.closed = False
+        self.filters = consumerconfig.filters(config)
+        self.sseq = 1
+        self.dseq = 1
+        self.adflr = 0  # ack floor, delivery sequence
+        self.asflr = 0  # ack floor, stream sequence
+        self.pending: dict[int, list[int]] = {}  # sseq -> [dseq, timestamp ns]
+        self.rdc: dict[int, int] = {}  # sseq -> times redelivered
+        self.rdq: list[int] = []
+        self.npc = 0  # messages still to deliver
+        self.store_delivered = [0, 0]  # consumer seq, stream seq (persisted view)
+        self.store_ack_floor = [0, 0]
+        self.last_delivered_ns = 0
+        self.last_ack_ns = 0
+        self.lss: list[int] | None = None  # last-per-subject sequences still to deliver
+        self.lss_resume = 0
+        self.waiting = WaitQueue(config["max_waiting"], config["priority_policy"] == "prioritized")
+        self.active = not consumerconfig.is_push(config)
+        self.subscriptions: list[Subscription] = []
+        self._running = False
+        self._again = False
+        self._ack_timer: TimerHandle | None = None
+        self._ack_deadline: float | None = None
+        self._wait_timer: TimerHandle | None = None
+        self._wait_deadline: float | None = None
+        self._inactive_timer: TimerHandle | None = None
+        self._pause_timer: TimerHandle | None = None
+        self.priority: Any = None  # priority group state, see priority.py
+        self.on_delete: list[Any] = []
+
+    # -- identity ------------------------------------------------------------------
+
+    @property
+    def is_push(self) -> bool:
+        return consumerconfig.is_push(self.config)
+
+    @property
+    def max_ack_pending(self) -> int:
+        return max(self.config["max_ack_pending"], 0)
+
+    @property
+    def max_deliver(self) -> int:
+        return max(self.config["max_deliver"], 0)
+
+    def wants(self, subject: str) -> bool:
+        """Whether a message on ``subject`` is for this consumer (interest retention)."""
+        return not self.filters or any(matches(f, subject) for f in self.filters)
+
+    # -- start ---------------------------------------------------------------------------
+
+    def select_start(self) -> None:
+        """``selectStartingSeqNo``: where delivery begins for the deliver policy."""
+        cfg = self.config
+        store = self.stream.store
+        first, last = store.first_seq, store.last_seq
+        policy = cfg["deliver_policy"]
+        if cfg["opt_start_seq"]:
+            sseq = cfg["opt_start_seq"]
+        elif policy == "all":
+            sseq = first
+        elif policy == "last":
+            if not self.filters:
+                sseq = last
+            else:
+                sseq = 0
+                for f in self.filters:
+                    msg = store.last_message(f)
+                    if msg is not None and msg.seq > sseq:
+                        sseq = msg.seq
+        elif policy == "last_per_subject":
+            if self.stream.config["max_msgs_per_subject"] == 1:
+                sseq = first
+            else:
+                seqs = [m.seq for m in store.last_for_subjects(self.filters)]
+                self.lss_resume = last
+                if seqs:
+                    sseq = seqs[0]
+                    self.lss = seqs
+                else:
+                    sseq = last
+        elif cfg["opt_start_time"] is not None:
+            sseq = seq_from_time(store, cfg["opt_start_time"])
+            if self.filters:
+                nseq = last
+                for f in self.filters:
+                    msg = store.next_message(first, f)
+                    if msg is not None and msg.seq >= sseq and msg.seq < nseq:
+                        nseq = msg.seq
+                if sseq < nseq < last:
+                    sseq = nseq
+        else:  # new
+            sseq = last + 1
+        if first == 0 and not cfg["opt_start_seq"]:
+            sseq = 1
+        elif sseq > last and not cfg["opt_start_seq"]:
+            sseq = last + 1
+        elif sseq < first:
+            sseq = first
+        self.sseq = sseq
+        self.dseq = 1
+        self.adflr = 0
+        self.asflr = sseq - 1
+        self.store_delivered = [0, sseq - 1]
+        self.store_ack_floor = [0, sseq - 1]
+        self.recount_pending()
+
+    def recount_pending(self) -> None:
+        store = self.stream.store
+        if self.lss is not None:
+            self.npc = len(self.lss) + store.filtered_count(self.lss_resume + 1, self.filters)
+        else:
+            self.npc = store.filtered_count(self.sseq, self.filters)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def next_subject(self) -> str:
+        return f"$JS.API.CONSUMER.MSG.NEXT.{self.stream.name}.{self.name}"
+
+    def start(self) -> None:
+        """Subscribe to pulls and acks and begin delivering."""
+        router = self.js.router
+        stream = self.stream.name
+        self.subscriptions = [
+            router.subscribe_internal(self.next_subject, self._on_next),
+            router.subscribe_internal(f"$JS.API.CONSUMER.RESET.{stream}.{self.name}", self._on_reset),
+        ]
+        if self.config["ack_policy"] != "none":  # nobody listens for acks otherwise
+            self.subscriptions.append(router.subscribe_internal(f"$JS.ACK.{stream}.{self.name}.*.*.*.*.*", self._on_ack))
+        if self.is_push:
+            router.watch_interest(self.config["deliver_subject"], self._interest_changed)
+            self.active = self._has_delivery_interest()
+        self._touch()
+        self._arm_pause_timer()
+        self.kick()
+
+    def delete(self, reason: str = "") -> None:
+        """Stop for good: waiting pulls learn "409 Consumer Deleted"."""
+        if self.closed:
+            return
+        self.closed = True
+        for request in self.waiting.clear():
+            self.js.reply(request.reply, b"", status.consumer_deleted())
+        self._unsubscribe()
+        for timer in (self._ack_timer, self._wait_timer, self._inactive_timer, self._pause_timer):
+            if timer is not None:
+                timer.cancel()
+        self._ack_timer = self._wait_timer = self._inactive_timer = self._pause_timer = None
+        if self.priority is not None:
+            self.priority.close()
+        for callback in list(self.on_delete):
+            callback(self)
+        advisories.consumer_action(self, "delete")
+
+    def stop(self) -> None:
+        """Server shutdown: waiting pulls learn "409 Server Shutdown", then stop."""
+        for request in self.waiting.clear():
+            self.js.reply(request.reply, b"", status.server_shutdown(request.n, request.b))
+        self.closed = True
+        self._unsubscribe()
+        for timer in (self._ack_timer, self._wait_timer, self._inactive_timer, self._pause_timer):
+            if timer is not None:
+                timer.cancel()
+
+    def _unsubscribe(self) -> None:
+        router = self.js.router
+        for sub in self.subscriptions:
+            router.unsubscribe(sub)
+        self.subscriptions = []
+        if self.is_push:
+            router.unwatch_interest(self.config["deliver_subject"], self._interest_changed)
+
+    def _on_next(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+        if not reply or self.closed:
+            return
+        if self.is_push:
+            self.js.reply(reply, b"", status.consumer_is_push_based())
+            return
+        if required_level(hdr):
+            self.js.reply(reply, b"", status.required_api_level())
+            return
+        self.pull_request(reply, payload, hdr)
+
+    def _on_ack(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+        self.process_ack(subject, reply, payload)
+
+    def _on_reset(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+        from fakejs.jetstream.consumers_api import reset_request
+
+        reset_request(self, reply, hdr, payload)
+
+    # -- pull requests ---------------------------------------------------------------------
+
+    def pull_request(self, reply: str, payload: bytes, hdr: bytes | None) -> None:
+        """``processNextMsgRequest``: validate, queue, then try to deliver."""
+        if self.is_push:
+            self.js.reply(reply, b"", status.consumer_is_push_based())
+            return
+        cfg = self.config
+        try:
+            request = parse_request(payload)
+        except BadPullRequest as exc:
+            self.js.reply(reply, b"", status.bad_request(str(exc)))
+            return
+        now = self.clock.monotonic()
+        if cfg["max_batch"] > 0 and request.batch > cfg["max_batch"]:
+            self.js.reply(reply, b"", status.exceeded_max_request_batch(cfg["max_batch"]))
+            return
+        if request.expires and cfg["max_expires"] > 0 and request.expires > cfg["max_expires"]:
+            self.js.reply(reply, b"", status.exceeded_max_request_expires(cfg["max_expires"]))
+            return
+        if request.max_bytes > 0 and cfg["max_bytes"] > 0 and request.max_bytes > cfg["max_bytes"]:
+            self.js.reply(reply, b"", status.exceeded_max_request_max_bytes(cfg["max_bytes"]))
+            return
+        problem = self._check_priority_request(request)
+        if problem is not None:
+            self.js.reply(reply, b"", problem)
+            return
+        self._touch()
+        if self.waiting.is_full():
+            self.process_waiting(eos=False)
+        if request.no_wait:
+            available = max(self.npc, 0) + len(self.rdq)
+            if available == 0 and not request.expires:
+                self.js.reply(reply, b"", status.no_messages())
+                return
+            if available > 0:
+                blocked = self.process_waiting(eos=False)
+                if available < blocked:
+                    self.js.reply(reply, b"", status.requests_pending())
+                    return
+        waiting = WaitingRequest(
+            reply=reply,
+            n=request.batch,
+            b=request.max_bytes,
+            expires=now + request.expires / NS if request.expires else None,
+            received=now,
+            heartbeat=request.heartbeat / NS,
+            next_heartbeat=now + request.heartbeat / NS if request.heartbeat else None,
+            no_wait=request.no_wait,
+            group=request.group,
+        )
+        if not self.waiting.add(waiting):
+            if not request.heartbeat:
+                self.js.reply(reply, b"", status.exceeded_max_waiting())
+            return
+        self.kick()
+
+    def _check_priority_request(self, request: Any) -> bytes | None:
+        group = request.group
+        policy = self.config["priority_policy"]
+        if group is not None:
+            if (group["min_pending"] or group["min_ack_pending"]) and policy != "overflow":
+                return status.bad_request("Not a Overflow Priority consumer")
+            if group["id"] and policy != "pinned_client":
+                return status.bad_request("Not a Pinned Client Priority consumer")
+            if not 0 <= group["priority"] <= 9:
+                return status.bad_request("Priority must be between 0 and 9")
+        if group is not None and policy != "none":
+            if not group["group"]:
+                return status.bad_request("Priority Group missing")
+            if group["group"] not in self.config["priority_groups"]:
+                return status.bad_request("Invalid Priority Group")
+            if self.priority is not None:
+                return self.priority.check_pin(group)
+        return None
+
+    # -- activity, pause and push interest -------------------------------------------------------
+
+    def _touch(self) -> None:
+        """Activity: restart the inactivity countdown (pull consumers)."""
+        threshold = self.config["inactive_threshold"]
+        if self._inactive_timer is not None:
+            self._inactive_timer.cancel()
+            self._inactive_timer = None
+        if threshold > 0 and not self.closed and not (self.is_push and self.active):
+            self._inactive_timer = self.clock.call_later(threshold / NS, self._inactive)
+
+    def _inactive(self) -> None:
+        self._inactive_timer = None
+        if self.closed:
+            return
+        if not self.is_push and len(self.waiting):
+            self._touch()
+            return
+        if self.is_push and self.active:
+            return
+        self.stream.remove_consumer(self)
+
+    def _arm_pause_timer(self) -> None:
+        if self._pause_timer is not None:
+            self._pause_timer.cancel()
+            self._pause_timer = None
+        until = self.config["pause_until"]
+        if until is not None:
+            remaining = until - self.clock.time_ns()
+            if remaining > 0:
+                self._pause_timer = self.clock.call_later(remaining / NS, self._pause_ended)
+
+    def _pause_ended(self) -> None:
+        self._pause_timer = None
+        if not self.closed:
+            advisories.pause(self, False, None)
+            self.kick()
+
+    def _has_delivery_interest(self) -> bool:
+        """Push delivery needs a subscription on exactly the deliver subject."""
+        return self.js.router.has_exact_interest(self.config["deliver_subject"], self.config["deliver_group"])
+
+    def _interest_changed(self) -> None:
+        if self.closed:
+            return
+        active = self._has_delivery_interest()
+        if active != self.active:
+            self.active = active
+            self._touch()
+            if active:
+                self.kick()
+
+    # -- delivery loop ------------------------------------------------------------------
+
+    def kick(self) -> None:
+        """Deliver whatever can be delivered now."""
+        if self.closed:
+            return
+        if self._running:
+            self._again = True
+            return
+        self._running = True
+        try:
+            while True:
+                self._again = False
+                self._deliver_available()
+                if not self._again or self.closed:
+                    break
+        finally:
+            self._running = False
+
+    def is_paused(self) -> bool:
+        until = self.config["pause_until"]
+        return until is not None and self.clock.time_ns() < until
+
+    def _deliver_available(self) -> None:
+        max_ack_pending_hit = False
+        while not self.closed:
+            if self.is_paused():
+                break
+            if self.is_push:
+                if not self.active:
+                    break
+            elif not len(self.waiting):
+                break
+            picked = self._next_message()
+            if picked is None:
+                max_ack_pending_hit = self.max_ack_pending > 0 and len(self.pending) >= self.max_ack_pending
+                break
+            msg, dc = picked
+            if dc == 1:
+                self.npc -= 1
+            ack_reply = self.ack_reply(msg.seq, self.dseq, dc, msg.ts, max(self.npc, 0))
+            hdr, data = msg.hdr, msg.data
+            if self.config["headers_only"]:
+                hdr = hdrs.add(hdr, MSG_SIZE, str(len(data)))
+                data = b""
+            size = len(msg.subject) + len(ack_reply) + (len(hdr) if hdr else 0) + len(data)
+            wr_n = wr_b = 0
+            if self.is_push:
+                target = self.config["deliver_subject"]
+            else:
+                request = self._next_waiting(size)
+                if request is None:
+                    self._undo_pick(msg.seq, dc)
+                    break
+                wr_n, wr_b = request.n, request.b
+                target = request.reply
+                if self.priority is not None:
+                    hdr = self.priority.stamp(hdr)
+                if request.n > 0 and request.heartbeat:
+                    request.next_heartbeat = self.clock.monotonic() + request.heartbeat
+            self._deliver(target, ack_reply, msg, hdr, data, dc)
+            if wr_n <= 0 and wr_b > 0:
+                self.js.reply(target, b"", status.batch_completed(wr_n, wr_b))
+        if not self.is_push:
+            self.process_waiting(eos=not max_ack_pending_hit)
+
+    def _undo_pick(self, seq: int, dc: int) -> None:
+        """A message was picked but nobody can take it now: put it back."""
+        if dc == 1 and seq == self.sseq - 1:
+            self.sseq -= 1
+            self.npc += 1
+        elif seq not in self.rdq:
+            self.rdc[seq] = self.rdc.get(seq, 0) - 1
+            if self.rdc[seq] <= 0:
+                del self.rdc[seq]
+            self.rdq.append(seq)
+
+    def ack_reply(self, sseq: int, dseq: int, dc: int, ts: int, pending: int) -> str:
+        return f"$JS.ACK.{self.stream.name}.{self.name}.{dc}.{sseq}.{dseq}.{ts}.{pending}"
+
+    def _next_message(self) -> tuple[StoredMessage, int] | None:
+        """``getNextMsg``: redeliveries first, then new messages."""
+        store = self.stream.store
+        while self.rdq:
+            seq = self.rdq.pop(0)
+            dc = self.rdc.get(seq, 0) + 1 + 1
+            self.rdc[seq] = dc - 1
+            if self.max_deliver and dc > self.max_deliver:
+                if dc == self.max_deliver + 1:
+                    self.delivery_exceeded(seq, dc - 1)
+                pending = self.pending.pop(seq, None)
+                if pending is not None:
+                    self._store_delivered(pending[0], seq, dc, pending[1])
+                    self.move_ack_floor(pending[0], seq)
+                continue
+            msg = store.get(seq)
+            if msg is None:
+                self.rdc[seq] -= 1
+                pending = self.pending.get(seq)
+                if pending is not None:
+                    self.terminate(seq, pending[0], dc - 1, "unacknowledged limits", "")
+                continue
+            return msg, dc
+        if self.max_ack_pending and len(self.pending) >= self.max_ack_pending:
+            return None
+        if self.lss:
+            seq = self.lss.pop(0)
+            if not self.lss:
+                self.lss = None
+                self.sseq = self.lss_resume
+            else:
+                self.sseq = seq
+            msg = store.get(seq)
+            self.sseq += 1
+            return (msg, 1) if msg is not None else None
+        msg = store.next_matching(self.sseq, self.filters)
+        if msg is None:
+            if store.last_seq >= self.sseq:
+                self.sseq = store.last_seq + 1
+            return None
+        self.sseq = msg.seq + 1
+        return msg, 1
+
+    def _next_waiting(self, size: int) -> WaitingRequest | None:
+        """``nextWaiting``: the request that takes the next message, if any."""
+        router = self.js.router
+        now = self.clock.monotonic()
+        cycled = 0
+        while len(self.waiting):
+            request = self.waiting.peek()
+            assert request is not None
+            if request.expires is not None and now >= request.expires:
+                self.js.reply(request.reply, b"", status.request_timeout(request.n, request.b))
+                self.waiting.remove(request)
+                continue
+            if self.priority is not None:
+                verdict = self.priority.admit(request)
+                if verdict == "skip":
+                    self.waiting.cycle()
+                    cycled += 1
+                    if cycled >= len(self.waiting):
+                        return None
+                    continue
+                if verdict == "drop":
+                    continue
+            if request.b > 0:
+                if size <= request.b:
+                    request.b -= size
+                    if request.b == 0:
+                        request.n = 1
+                else:
+                    self.js.reply(request.reply, b"", status.message_size_exceeds_max_bytes(request.n, request.b))
+                    if self.priority is not None:
+                        self.priority.request_dropped(request)
+                    self.waiting.remove(request)
+                    continue
+            if router.has_interest(request.reply):
+                return self.waiting.pop()
+            self.waiting.remove(request)
+        return None
+
+    def _deliver(self, target: str, ack_reply: str, msg: StoredMessage, hdr: bytes | None, data: bytes, dc: int) -> None:
+        dseq = self.dseq
+        self.dseq += 1
+        now_ns = self.clock.time_ns()
+        self._store_delivered(dseq, msg.seq, dc, now_ns)
+        if self.config["ack_policy"] == "none":
+            self.adflr, self.asflr = dseq, msg.seq
+            self.store_ack_floor = [dseq, msg.seq]
+        else:
+            self.track_pending(msg.seq, dseq)
+        if not self._publish(target, ack_reply, msg, hdr, data):
+            self.did_not_deliver(msg.seq, target)
+        if self.config["ack_policy"] == "none" and self.stream.config["retention"] != "limits":
+            self.stream.acked(self, msg.seq)
+
+    def _publish(self, target: str, ack_reply: str, msg: StoredMessage, hdr: bytes | None, data: bytes) -> bool:
+        """Send a stored message: on its own subject, to ``target``, with the ack reply."""
+        return self.js.router.publish(target, ack_reply, hdr, data, None, shown_as=msg.subject)
+
+    def _store_delivered(self, dseq: int, sseq: int, dc: int, ts: int) -> None:
+        self.last_delivered_ns = self.clock.time_ns()
+        delivered = self.store_delivered
+        if dseq > delivered[0]:
+            delivered[0] = dseq
+        if sseq > delivered[1]:
+            delivered[1] = sseq
+
+    def did_not_deliver(self, seq: int, target: str) -> None:
+        """Nobody received a delivery: give it back (``didNotDeliver``)."""
+        count = self.rdc.get(seq)
+        if count is not None:
+            self.rdc[seq] = count - 1
+            if self.rdc[seq] <= 0:
+                del self.rdc[seq]
+        if self.is_push:
+            self.active = False
+            return
+        for request in self.waiting:
+            if request.reply == target:
+                request.n += 1
+                request.d -= 1
+                break
+        if seq in self.pending and seq not in self.rdq:
+            self.rdq.append(seq)
+
+    # -- waiting requests -------------------------------------------------------------------
+
+    def process_waiting(self, eos: bool) -> int:
+        """``processWaiting``: expire, answer finished no-wait requests, send heartbeats."""
+        now = self.clock.monotonic()
+        router = self.js.router
+        next_due: float | None = None
+        blocked = 0
+        for request in self.waiting:
+            expired = request.expires is not None and now >= request.expires
+            if (eos and request.no_wait) or expired:
+                if expired:
+                    self.js.reply(request.reply, b"", status.request_timeout(request.n, request.b))
+                    self._drop_request(request)
+                    continue
+                if request.expires is None or request.d > 0:
+                    self.js.reply(request.reply, b"", status.no_messages())
+                    self._drop_request(request)
+                    continue
+            if not router.has_interest(request.reply):
+                self._drop_request(request)
+                continue
+            blocked += request.n
+            if request.next_heartbeat is not None:
+                if now >= request.next_heartbeat:
+                    self.send_heartbeat(request.reply)
+                    request.next_heartbeat = now + request.heartbeat
+                next_due = request.next_heartbeat if next_due is None else min(next_due, request.next_heartbeat)
+            if request.expires is not None:
+                next_due = request.expires if next_due is None else min(next_due, request.expires)
+        self._arm_wait_timer(next_due)
+        return blocked
+
+    def _drop_request(self, request: WaitingRequest) -> None:
+        self.waiting.remove(request)
+        if self.priority is not None:
+            self.priority.request_dropped(request)
+
+    def _arm_wait_timer(self, due: float | None) -> None:
+        if due is None:
+            if self._wait_timer is not None:
+                self._wait_timer.cancel()
+                self._wait_timer = None
+                self._wait_deadline = None
+            return
+        if self._wait_timer is not None and self._wait_deadline == due:
+            return
+        if self._wait_timer is not None:
+            self._wait_timer.cancel()
+        self._wait_deadline = due
+        self._wait_timer = self.clock.call_at(due, self._wait_timer_fired)
+
+    def _wait_timer_fired(self) -> None:
+        self._wait_timer = None
+        self._wait_deadline = None
+        if not self.closed:
+            self.process_waiting(eos=True)
+            self.kick()
+
+    def send_heartbeat(self, subject: str) -> None:
+        self.js.reply(subject, b"", status.idle_heartbeat(self.dseq - 1, self.sseq - 1))
+
+    # -- stream events -------------------------------------------------------------------
+
+    def message_stored(self, msg: StoredMessage) -> None:
+        if self.wants(msg.subject):
+            self.npc += 1
+            self.kick()
+
+    def message_removed(self, seq: int, subject: str = "") -> None:
+        msg_subject = subject
+        if seq >= self.sseq and (not msg_subject or self.wants(msg_subject)):
+            self.npc -= 1
+        if seq in self.pending:
+            pending = self.pending[seq]
+            self.terminate(seq, pending[0], self.delivery_count(seq), "unacknowledged limits", "", retention=False)
+        elif seq in self.rdc:
+            del self.rdc[seq]
+
+    def stream_purged(self, removed: list[StoredMessage], filter_subject: str) -> None:
+        first = self.stream.store.first_seq
+        for msg in removed:
+            self.pending.pop(msg.seq, None)
+            self.rdc.pop(msg.seq, None)
+            if msg.seq in self.rdq:
+                self.rdq.remove(msg.seq)
+        if not filter_subject and self.sseq < first:
+            self.sseq = first
+            if self.asflr < first - 1:
+                self.asflr = first - 1
+        if not self.pending:
+            self.adflr, self.asflr = self.dseq - 1, self.sseq - 1
+            self.store_ack_floor = [self.dseq - 1, self.sseq - 1]
+        self.recount_pending()
+        self.kick()
+
+    # -- pause and reset ---------------------------------------------------------------
+
+    def pause(self, until_ns: int | None) -> None:
+        self.config["pause_until"] = until_ns
+        self._arm_pause_timer()
+        paused = until_ns is not None and until_ns > self.clock.time_ns()
+        advisories.pause(self, paused, until_ns)
+        self.js.consumer_updated(self.stream, self)
+        if not paused:
+            self.kick()
+
+    def reset_to(self, seq: int) -> int:
+        """``resetStartingSeq``: deliver again from ``seq`` (0: from the ack floor)."""
+        from fakejs.jetstream.errors import api_error
+
+        cfg = self.config
+        policy = cfg["deliver_policy"]
+        if seq == 0:
+            seq = self.asflr + 1
+        elif policy == "all":
+            pass
+        elif policy == "by_start_sequence":
+            if seq < cfg["opt_start_seq"]:
+                raise api_error("JSConsumerInvalidResetErr", err="below start seq")
+        elif policy == "by_start_time":
+            if seq < seq_from_time(self.stream.store, cfg["opt_start_time"]):
+                raise api_error("JSConsumerInvalidResetErr", err="below start time")
+        else:
+            raise api_error("JSConsumerInvalidResetErr", err="not allowed")
+        seq = max(seq, 1)
+        self.pending.clear()
+        self.rdc.clear()
+        self.rdq = []
+        self.sseq = seq
+        self.asflr = seq - 1
+        self.adflr = self.dseq - 1
+        self.store_delivered = [self.dseq - 1, seq - 1]
+        self.store_ack_floor = [self.dseq - 1, seq - 1]
+        self.lss = None
+        self._stop_ack_timer()
+        self.recount_pending()
+        self.kick()
+        return seq
+
+    # -- info --------------------------------------------------------------------------
+
+    def info(self, dynamic_metadata: bool = True) -> dict[str, Any]:
+        if not self.is_push:
+            self.process_waiting(eos=False)
+        self.npc = min(self.npc, self.stream.store.msgs) if self.npc > 0 else 0
+        has_state = self.store_delivered[0] != 0 or self.store_delivered[1] != 0
+        if has_state:
+            delivered = {"consumer_seq": self.store_delivered[0], "stream_seq": self.store_delivered[1]}
+        else:
+            delivered = {"consumer_seq": max(self.dseq, 1) - 1, "stream_seq": max(self.sseq, 1) - 1}
+        if self.last_delivered_ns:
+            delivered["last_active"] = gotime.rfc3339(self.last_delivered_ns)
+        ack_floor = {"consumer_seq": self.store_ack_floor[0], "stream_seq": self.store_ack_floor[1]}
+        if self.last_ack_ns:
+            ack_floor["last_active"] = gotime.rfc3339(self.last_ack_ns)
+        info: dict[str, Any] = {
+            "stream_name": self.stream.name,
+            "name": self.name,
+            "created": gotime.rfc3339(self.created_ns),
+            "config": consumerconfig.to_json(self.config, dynamic_metadata),
+            "delivered": delivered,
+            "ack_floor": ack_floor,
+            "num_ack_pending": len(self.pending),
+            "num_redelivered": 0 if self.config["max_deliver"] == 1 else len(self.rdc),
+            "num_waiting": 0 if self.is_push else len(self.waiting),
+            "num_pending": max(self.npc, 0),
+        }
+        if self.is_push and self.active:
+            info["push_bound"] = True
+        until = self.config["pause_until"]
+        if until is not None:
+            remaining = until - self.clock.time_ns()
+            if remaining > 0:
+                info["paused"] = True
+                info["pause_remaining"] = remaining
+        info["ts"] = gotime.rfc3339(self.clock.time_ns())
+        if self.priority is not None:
+            info["priority_groups"] = self.priority.state()
+        return info
+
+
+def seq_from_time(store: Any, ts: int) -> int:
+    for msg in store:
+        if msg.ts >= ts:
+            return int(msg.seq)
+    return int(store.last_seq + 1)
