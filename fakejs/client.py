@@ -29,7 +29,7 @@ from fakejs.protocol.events import (
     Unsub,
 )
 from fakejs.protocol.parser import Parser
-from fakejs.router import InvalidSubject, Subscription
+from fakejs.router import EMPTY_REPLY, InvalidSubject, Subscription
 
 if TYPE_CHECKING:
     from fakejs.broker import Broker
@@ -207,7 +207,9 @@ class ClientSession:
     def deliver(self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         """Queue ``MSG``/``HMSG`` for a subscription of this client."""
         subject_bytes = subject.encode("utf-8", "surrogateescape")
-        reply_bytes = reply.encode("utf-8", "surrogateescape") if reply else b""
+        reply_bytes: bytes | None = reply.encode("utf-8", "surrogateescape") if reply else b""
+        if reply is EMPTY_REPLY:
+            reply_bytes = None
         if headers is not None and self.headers:
             frame = writer.hmsg(subject_bytes, sub.sid_bytes, reply_bytes, headers, payload)
             size = len(headers) + len(payload)

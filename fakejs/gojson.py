@@ -493,6 +493,17 @@ class _Decoder:
                 self.type_error("number " + _number_text(value), go_type, path)
                 return False, None
             return True, value
+        if go_type == "time.Time":
+            if isinstance(value, str):
+                from fakejs.gotime import parse_go_time
+
+                try:
+                    return True, parse_go_time(value)
+                except ValueError as exc:
+                    self.save(str(exc))
+                    return False, None
+            self.type_error(_kind(value), "time.Time", path)
+            return False, None
         if go_type in ("float64", "float32"):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 self.type_error(_kind(value), go_type, path)

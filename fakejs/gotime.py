@@ -17,15 +17,61 @@ ZERO_TIME = "0001-01-01T00:00:00Z"
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-def rfc3339(ns: int) -> str:
-    """Go's ``time.RFC3339Nano`` in UTC; ``0`` means the zero time."""
-    if ns == 0:
+def rfc3339(ns: int, offset: int = 0) -> str:
+    """Go's ``time.RFC3339Nano``; ``0`` means the zero time.
+
+    ``offset`` (seconds east of UTC) writes the time in that zone, as Go
+    does for a ``time.Time`` parsed with an offset.
+    """
+    if ns == 0 and offset == 0:
         return ZERO_TIME
     seconds, frac = divmod(ns, NS)
-    stamp = (_EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
+    stamp = (_EPOCH + timedelta(seconds=seconds + offset)).strftime("%Y-%m-%dT%H:%M:%S")
     if frac:
-        return f"{stamp}.{frac:09d}".rstrip("0") + "Z"
-    return stamp + "Z"
+        stamp = f"{stamp}.{frac:09d}".rstrip("0")
+    if offset == 0:
+        return stamp + "Z"
+    sign = "+" if offset > 0 else "-"
+    hours, minutes = divmod(abs(offset) // 60, 60)
+    return f"{stamp}{sign}{hours:02d}:{minutes:02d}"
+
+
+def unix_nano(ns: int) -> int:
+    """Go's ``Time.UnixNano``: wraps outside the int64 range (years before 1678 or after 2262)."""
+    return (ns + 2**63) % 2**64 - 2**63
+
+
+class GoTime:
+    """A ``time.Time`` from JSON: an instant plus the zone offset it was written with.
+
+    Compares and hashes by instant (Go's ``Time.Equal``); :meth:`text` writes
+    it back with its offset, as Go marshals it.
+    """
+
+    __slots__ = ("ns", "offset")
+
+    def __init__(self, ns: int, offset: int = 0) -> None:
+        self.ns = ns
+        self.offset = offset
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GoTime) and other.ns == self.ns
+
+    def __hash__(self) -> int:
+        return hash(self.ns)
+
+    def __repr__(self) -> str:
+        return f"GoTime({self.text()})"
+
+    def text(self) -> str:
+        return rfc3339(self.ns, self.offset)
+
+    def utc(self) -> "GoTime":
+        return GoTime(self.ns, 0)
+
+    @property
+    def is_zero(self) -> bool:
+        return self.ns == 0 and self.offset == 0
 
 
 _RFC3339_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d\d):(\d\d))$")
@@ -128,7 +174,7 @@ _ELEMENTS = (("2006", r"\d{4}"), ("-", "-"), ("01", r"\d\d"), ("-", "-"), ("02",
              (":", ":"), ("04", r"\d\d"), (":", ":"), ("05", r"\d\d(?:\.\d+)?"), ("Z07:00", r"(?:Z|[+-]\d\d:\d\d)"))
 
 
-def parse_go_time(text: str) -> int:
+def parse_go_time(text: str) -> GoTime:
     """Go's strict RFC 3339 parse (``time.Time`` from JSON); ``ValueError`` has Go's text."""
     rest = text
     for element, pattern in _ELEMENTS:
@@ -139,6 +185,11 @@ def parse_go_time(text: str) -> int:
     if rest:
         raise ValueError(f'parsing time "{text}": extra text: "{rest}"')
     try:
-        return parse_rfc3339(text)
+        ns = parse_rfc3339(text)
     except ValueError:
         raise ValueError(f'parsing time "{text}": day out of range') from None
+    zone = re.search(r"([+-])(\d\d):(\d\d)$", text)
+    offset = 0
+    if zone:
+        offset = (int(zone.group(2)) * 60 + int(zone.group(3))) * 60 * (1 if zone.group(1) == "+" else -1)
+    return GoTime(ns, offset)

@@ -9,10 +9,13 @@ callback and answers by publishing.
 
 from __future__ import annotations
 
+import logging
 import random
 from typing import Any, Callable, Protocol
 
 from fakejs.subjects import InvalidSubject, MatchResult, SubscriptionIndex
+
+_log = logging.getLogger("fakejs")
 
 __all__ = ["Router", "Subscription", "Subscriber", "InternalHandler", "InvalidSubject"]
 
@@ -28,6 +31,18 @@ class Subscriber(Protocol):
     def remove_subscription(self, sub: "Subscription") -> None:
         """Forget a subscription the router dropped (auto-unsubscribe reached)."""
 
+
+class _EmptyReply(str):
+    """A reply subject that is present but empty.
+
+    nats-server writes some internal messages (consumer reset replies, API
+    audit advisories) with an empty reply-to field, so their ``MSG`` line
+    has two spaces.  Being an empty ``str`` it means "no reply" everywhere;
+    only the writer checks for it by identity.
+    """
+
+
+EMPTY_REPLY = _EmptyReply("")
 
 InternalHandler = Callable[[str, str, "bytes | None", bytes, Any], "bool | None"]
 
@@ -66,7 +81,13 @@ class _InternalOwner:
         self.handler = handler
 
     def deliver(self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> bool | None:
-        return self.handler(subject, reply, headers, payload, origin)
+        try:
+            return self.handler(subject, reply, headers, payload, origin)
+        except Exception:
+            # A fault in a server component must not take the publisher's
+            # connection (or anyone else's) down with it.
+            _log.exception("Internal subscription on %r failed", subject)
+            return True
 
     def remove_subscription(self, sub: Subscription) -> None:
         pass

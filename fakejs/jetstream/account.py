@@ -21,6 +21,7 @@ from fakejs.jetstream.filestore import StreamFiles, streams_dir
 from fakejs.jetstream.store import MessageStore
 from fakejs.jetstream.stream import Stream
 from fakejs.options import API_LEVEL
+from fakejs.router import EMPTY_REPLY
 
 if TYPE_CHECKING:
     from fakejs.broker import Broker
@@ -34,6 +35,17 @@ def _system_memory() -> int:
         return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
         return 8 * 1024**3
+
+
+HASH_DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def get_hash(name: str, size: int = 8) -> str:
+    """nats-server's short hash of a name (sha256 mapped onto 62 characters)."""
+    import hashlib
+
+    digest = hashlib.sha256(name.encode()).digest()
+    return "".join(HASH_DIGITS[b % 62] for b in digest[:size])
 
 
 def nuid() -> str:
@@ -51,6 +63,7 @@ class JetStream:
         self.store_dir = store_dir or tempfile.mkdtemp(prefix="fakejs-store-")
         self.streams: dict[str, Stream] = {}
         self.files: dict[str, StreamFiles] = {}
+        self.consumer_journals: dict[tuple[str, str], Any] = {}
         self.api_total = 0
         self.api_errors = 0
         self._api_sub: Any = None
@@ -77,8 +90,11 @@ class JetStream:
             for consumer in list(stream.consumers.values()):
                 consumer.stop()
             stream.close()
+        for journal in self.consumer_journals.values():
+            journal.close()
         for files in self.files.values():
             files.close()
+        self.consumer_journals.clear()
         self.streams.clear()
         self.files.clear()
         if self._own_store:
@@ -89,9 +105,13 @@ class JetStream:
 
     # -- replies and advisories ----------------------------------------------------------
 
-    def reply(self, subject: str, payload: bytes, hdr: bytes | None = None) -> None:
-        """Publish an internal message (a reply, a delivery, an advisory)."""
-        self.router.publish(subject, "", hdr, payload, None)
+    def reply(self, subject: str, payload: bytes, hdr: bytes | None = None, empty_reply: bool = False) -> None:
+        """Publish an internal message (a reply, a delivery, an advisory).
+
+        ``empty_reply`` marks the messages nats-server sends with an empty
+        reply-to field (see :data:`fakejs.router.EMPTY_REPLY`).
+        """
+        self.router.publish(subject, EMPTY_REPLY if empty_reply else "", hdr, payload, None)
 
     def api_reply(self, request: api.Request, doc: dict[str, Any], error: bool) -> None:
         payload = api.encode(doc)
@@ -99,11 +119,11 @@ class JetStream:
         if error:
             self.api_errors += 1
         if request.reply:
-            self.reply(request.reply, payload)
+            self.reply(request.reply, payload, request.reply_headers)
         audit = ADVISORY_PREFIX + "API"
         if self.router.has_interest(audit):
             now = gotime.rfc3339(self.clock.time_ns())
-            self.reply(audit, api.audit_advisory(self, request, payload, now, nuid()))
+            self.reply(audit, api.audit_advisory(self, request, payload, now, nuid()), empty_reply=True)
 
     def advisory(self, subject: str, doc: dict[str, Any]) -> None:
         """Publish an advisory if anyone listens (they are fire and forget)."""
@@ -214,17 +234,34 @@ class JetStream:
     # -- consumer bookkeeping (persistence hooks) --------------------------------------------
 
     def consumer_added(self, stream: Stream, consumer: Any) -> None:
-        self.save_config(stream)
+        """File-backed streams keep their consumers' config and state on disk."""
+        files = self.files.get(stream.name)
+        if files is None:
+            return
+        journal = files.consumer_journal(consumer.name, consumer.state)
+        journal.open()
+        self.consumer_journals[(stream.name, consumer.name)] = journal
+        files.write_consumer_meta(consumer.name, consumer.config, consumer.created_ns)
 
     def consumer_updated(self, stream: Stream, consumer: Any) -> None:
-        self.save_config(stream)
+        files = self.files.get(stream.name)
+        if files is not None and (stream.name, consumer.name) in self.consumer_journals:
+            files.write_consumer_meta(consumer.name, consumer.config, consumer.created_ns)
 
     def consumer_removed(self, stream: Stream, consumer: Any) -> None:
-        self.save_config(stream)
+        journal = self.consumer_journals.pop((stream.name, consumer.name), None)
+        files = self.files.get(stream.name)
+        if journal is not None:
+            journal.destroy()
+        if files is not None:
+            files.remove_consumer(consumer.name)
 
     def delete_stream(self, stream: Stream) -> None:
         for consumer in list(stream.consumers.values()):
             consumer.delete()
+            journal = self.consumer_journals.pop((stream.name, consumer.name), None)
+            if journal is not None:
+                journal.close()
         stream.close()
         self.streams.pop(stream.name, None)
         files = self.files.pop(stream.name, None)
@@ -254,3 +291,21 @@ class JetStream:
             self.files[config["name"]] = files
             stream.attach()
             self.log.info("  Restored %d messages for stream '$G > %s'", store.msgs, config["name"])
+            self._recover_consumers(stream, files)
+
+    def _recover_consumers(self, stream: Stream, files: StreamFiles) -> None:
+        from fakejs.jetstream import consumerconfig
+        from fakejs.jetstream.consumer import Consumer
+
+        for name, meta in files.consumer_metas():
+            config = consumerconfig.from_storable(meta["config"])
+            consumer = Consumer(stream, name, config, meta["created"])
+            journal = files.consumer_journal(name, consumer.state)
+            journal.replay()
+            consumer.restore()
+            journal.open()
+            self.consumer_journals[(stream.name, name)] = journal
+            stream.consumers[name] = consumer
+            consumer.start()
+        if stream.consumers:
+            self.log.info("  Restored %d consumers for stream '$G > %s'", len(stream.consumers), stream.name)

@@ -90,32 +90,6 @@ class AckHandling:
                         self.adflr, self.asflr = entry[0] - 1, ss - 1
                     break
 
-    def _store_ack(self: Consumer, dseq: int, sseq: int, store_pending: dict[int, list[int]]) -> None:
-        """The consumer store's ``UpdateAcks`` (what ConsumerInfo's ack_floor shows)."""
-        floor = self.store_ack_floor
-        if dseq <= floor[0]:
-            return
-        if not store_pending or sseq not in store_pending:
-            return
-        if self.config["ack_policy"] in ("all", "flow_control"):
-            floor[0], floor[1] = dseq, sseq
-            return
-        original = store_pending.pop(sseq)
-        if dseq > original[0] > 0:
-            dseq = original[0]
-        delivered = self.store_delivered
-        if not store_pending:
-            floor[0], floor[1] = delivered[0], delivered[1]
-        elif dseq == floor[0] + 1:
-            floor[0], floor[1] = dseq, sseq
-            if delivered[0] > dseq:
-                for ss in range(sseq + 1, delivered[1] + 1):
-                    entry = store_pending.get(ss)
-                    if entry is not None:
-                        if entry[0] > 0:
-                            floor[0], floor[1] = entry[0] - 1, ss - 1
-                        break
-
     # -- incoming acks -----------------------------------------------------------------
 
     def process_ack(self: Consumer, subject: str, reply: str, payload: bytes) -> None:
@@ -150,7 +124,6 @@ class AckHandling:
         in_place = self.stream.config["retention"] != "limits"
         policy = self.config["ack_policy"]
         acked: list[int] = []
-        store_pending = {seq: list(entry) for seq, entry in self.pending.items()}
         if policy == "explicit":
             entry = self.pending.pop(sseq, None)
             if entry is not None:
@@ -173,7 +146,7 @@ class AckHandling:
         else:
             return in_place
         self.rdc.pop(sseq, None)
-        self._store_ack(dseq, sseq, store_pending)
+        self.state.update_acks(dseq, sseq)
         self.last_ack_ns = self.clock.time_ns()
         if reply and not in_place:
             self.js.reply(reply, b"")
@@ -215,13 +188,9 @@ class AckHandling:
         if entry is not None:
             entry[1] = self.clock.time_ns()
 
-    def terminate(self: Consumer, sseq: int, dseq: int, dc: int, reason: str, reply: str, retention: bool = True) -> bool:
-        in_place = self._ack(sseq, dseq, dc, reply) if retention else False
-        if not retention:
-            self.pending.pop(sseq, None)
-            self.rdc.pop(sseq, None)
-            if sseq in self.rdq:
-                self.rdq.remove(sseq)
+    def terminate(self: Consumer, sseq: int, dseq: int, dc: int, reason: str, reply: str) -> bool:
+        """``processTerm``: an ack that stops redelivery, with an advisory."""
+        in_place = self._ack(sseq, dseq, dc, reply)
         advisories.terminated(self, sseq, dseq, dc, reason)
         return in_place
 

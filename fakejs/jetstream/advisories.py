@@ -105,12 +105,12 @@ def max_deliveries(consumer: Consumer, sseq: int, deliveries: int) -> None:
     )
 
 
-def pause(consumer: Consumer, paused: bool, until_ns: int | None) -> None:
+def pause(consumer: Consumer, paused: bool, until: gotime.GoTime | None) -> None:
     js = consumer.js
 
     def build() -> dict[str, Any]:
         doc: dict[str, Any] = {**_event(js, "consumer_pause"), "stream": consumer.stream.name, "consumer": consumer.name, "paused": paused}
-        doc["pause_until"] = gotime.rfc3339(until_ns or 0)
+        doc["pause_until"] = until.text() if until is not None else gotime.ZERO_TIME
         return doc
 
     _send(js, _consumer_subject(consumer, "PAUSE"), build)

@@ -41,8 +41,8 @@ ERROR_EXTRAS: dict[str, dict[str, Any]] = {
     "stream_names_response": {"total": 0, "offset": 0, "limit": 0, "streams": None},
     "stream_list_response": {"total": 0, "offset": 0, "limit": 0, "streams": []},
     "stream_purge_response": {"purged": 0},
-    "consumer_names_response": {"total": 0, "offset": 0, "limit": 0, "consumers": None},
-    "consumer_list_response": {"total": 0, "offset": 0, "limit": 0, "consumers": None},
+    "consumer_names_response": {"total": 0, "offset": 0, "limit": 0, "consumers": []},
+    "consumer_list_response": {"total": 0, "offset": 0, "limit": 0, "consumers": []},
     "consumer_pause_response": {"paused": False, "pause_until": "0001-01-01T00:00:00Z"},
 }
 
@@ -53,6 +53,7 @@ class Request:
     reply: str
     hdr: bytes | None
     payload: bytes
+    reply_headers: bytes | None = None  # set by a handler that answers with headers
 
     @property
     def tokens(self) -> list[str]:
@@ -72,6 +73,10 @@ class Request:
         except GoJSONError as exc:
             raise api_error("JSInvalidJSONErr", err=str(exc)) from None
 
+    def check_level(self) -> None:
+        if required_level(self.hdr):
+            raise api_error("JSRequiredApiLevelErr")
+
     def decode_if_json(self, schema: Struct) -> dict[str, Any]:
         """Bodies that are not a JSON object or array are ignored (``isJSONObjectOrArray``)."""
         return self.decode(schema) if self.is_json_object_or_array() else {}
@@ -85,6 +90,7 @@ class Route:
     pattern: str
     response_type: str
     handler: Handler
+    level_first: bool = True  # check Nats-Required-Api-Level before the handler runs
     queue = ""  # routes live in a subscription index, which reads these two
 
     @property
@@ -99,8 +105,8 @@ class ApiTable:
         self._index = SubscriptionIndex()
         self._routes: list[Route] = []
 
-    def add(self, pattern: str, response_type: str, handler: Handler) -> None:
-        route = Route(pattern, response_type, handler)
+    def add(self, pattern: str, response_type: str, handler: Handler, level_first: bool = True) -> None:
+        route = Route(pattern, response_type, handler, level_first)
         self._index.insert(route)
         self._routes.append(route)
 
@@ -112,11 +118,15 @@ class ApiTable:
 TABLE = ApiTable()
 
 
-def handler(pattern: str, response_type: str) -> Callable[[Handler], Handler]:
-    """Register an API handler for ``pattern`` answering with ``response_type``."""
+def handler(pattern: str, response_type: str, level_first: bool = True) -> Callable[[Handler], Handler]:
+    """Register an API handler for ``pattern`` answering with ``response_type``.
+
+    ``level_first=False`` leaves the ``Nats-Required-Api-Level`` check to the
+    handler (consumer creation decodes its body first, as nats-server does).
+    """
 
     def register(func: Handler) -> Handler:
-        TABLE.add(pattern, response_type, func)
+        TABLE.add(pattern, response_type, func, level_first)
         return func
 
     return register
@@ -143,8 +153,8 @@ def dispatch(js: JetStream, subject: str, reply: str, hdr: bytes | None, payload
     request = Request(subject, reply, hdr, payload)
     response_type = RESPONSE_TYPE_PREFIX + route.response_type
     try:
-        if required_level(hdr):
-            raise api_error("JSRequiredApiLevelErr")
+        if route.level_first:
+            request.check_level()
         body = route.handler(js, request)
     except ApiError as error:
         doc = {"type": response_type, "error": error.to_dict()}

@@ -20,6 +20,8 @@ from fakejs import gotime
 from fakejs.jetstream import advisories, consumerconfig, status
 from fakejs.jetstream.api import required_level
 from fakejs.jetstream.acks import AckHandling
+from fakejs.jetstream.consumerstate import ConsumerState
+from fakejs.jetstream.priority import PriorityGroups
 from fakejs.jetstream.pull import BadPullRequest, WaitQueue, WaitingRequest, parse_request
 from fakejs.jetstream.store import StoredMessage
 from fakejs.protocol import headers as hdrs
@@ -53,8 +55,7 @@ class Consumer(AckHandling):
         self.rdc: dict[int, int] = {}  # sseq -> times redelivered
         self.rdq: list[int] = []
         self.npc = 0  # messages still to deliver
-        self.store_delivered = [0, 0]  # consumer seq, stream seq (persisted view)
-        self.store_ack_floor = [0, 0]
+        self.state = ConsumerState(config["ack_policy"], max(config["max_deliver"], 0))
         self.last_delivered_ns = 0
         self.last_ack_ns = 0
         self.lss: list[int] | None = None  # last-per-subject sequences still to deliver
@@ -70,8 +71,20 @@ class Consumer(AckHandling):
         self._wait_deadline: float | None = None
         self._inactive_timer: TimerHandle | None = None
         self._pause_timer: TimerHandle | None = None
-        self.priority: Any = None  # priority group state, see priority.py
+        self.priority: PriorityGroups | None = None
+        self.configure_priority()
         self.on_delete: list[Any] = []
+
+    def configure_priority(self) -> None:
+        """Priority-group state follows the config (policies may change on update)."""
+        cfg = self.config
+        wanted = cfg["priority_policy"] != "none" or bool(cfg["priority_groups"])
+        if wanted and self.priority is None:
+            self.priority = PriorityGroups(self)
+        elif not wanted and self.priority is not None:
+            self.priority.close()
+            self.priority = None
+        self.waiting.prioritized = cfg["priority_policy"] == "prioritized"
 
     # -- identity ------------------------------------------------------------------
 
@@ -124,7 +137,7 @@ class Consumer(AckHandling):
                 else:
                     sseq = last
         elif cfg["opt_start_time"] is not None:
-            sseq = seq_from_time(store, cfg["opt_start_time"])
+            sseq = seq_from_time(store, cfg["opt_start_time"].ns)
             if self.filters:
                 nseq = last
                 for f in self.filters:
@@ -145,9 +158,23 @@ class Consumer(AckHandling):
         self.dseq = 1
         self.adflr = 0
         self.asflr = sseq - 1
-        self.store_delivered = [0, sseq - 1]
-        self.store_ack_floor = [0, sseq - 1]
+        self.state.set_starting(sseq - 1)
         self.recount_pending()
+
+    def restore(self) -> None:
+        """Take up where the persisted state left off (after a restart)."""
+        state = self.state
+        self.dseq = state.delivered[0] + 1
+        self.sseq = state.delivered[1] + 1
+        self.adflr, self.asflr = state.ack_floor
+        self.pending = {seq: list(entry) for seq, entry in state.pending.items()}
+        self.rdc = dict(state.redelivered)
+        store = self.stream.store
+        if self.sseq < store.first_seq:
+            self.sseq = store.first_seq
+        self.recount_pending()
+        if self.pending:
+            self._arm_ack_timer(0.0)
 
     def recount_pending(self) -> None:
         store = self.stream.store
@@ -338,7 +365,7 @@ class Consumer(AckHandling):
             self._pause_timer = None
         until = self.config["pause_until"]
         if until is not None:
-            remaining = until - self.clock.time_ns()
+            remaining = until.ns - self.clock.time_ns()
             if remaining > 0:
                 self._pause_timer = self.clock.call_later(remaining / NS, self._pause_ended)
 
@@ -383,7 +410,7 @@ class Consumer(AckHandling):
 
     def is_paused(self) -> bool:
         until = self.config["pause_until"]
-        return until is not None and self.clock.time_ns() < until
+        return until is not None and self.clock.time_ns() < until.ns
 
     def _deliver_available(self) -> None:
         max_ack_pending_hit = False
@@ -530,7 +557,6 @@ class Consumer(AckHandling):
         self._store_delivered(dseq, msg.seq, dc, now_ns)
         if self.config["ack_policy"] == "none":
             self.adflr, self.asflr = dseq, msg.seq
-            self.store_ack_floor = [dseq, msg.seq]
         else:
             self.track_pending(msg.seq, dseq)
         if not self._publish(target, ack_reply, msg, hdr, data):
@@ -544,11 +570,7 @@ class Consumer(AckHandling):
 
     def _store_delivered(self, dseq: int, sseq: int, dc: int, ts: int) -> None:
         self.last_delivered_ns = self.clock.time_ns()
-        delivered = self.store_delivered
-        if dseq > delivered[0]:
-            delivered[0] = dseq
-        if sseq > delivered[1]:
-            delivered[1] = sseq
+        self.state.update_delivered(dseq, sseq, dc, ts)
 
     def did_not_deliver(self, seq: int, target: str) -> None:
         """Nobody received a delivery: give it back (``didNotDeliver``)."""
@@ -643,9 +665,10 @@ class Consumer(AckHandling):
             self.npc -= 1
         if seq in self.pending:
             pending = self.pending[seq]
-            self.terminate(seq, pending[0], self.delivery_count(seq), "unacknowledged limits", "", retention=False)
+            self.terminate(seq, pending[0], self.delivery_count(seq), "unacknowledged limits", "")
         elif seq in self.rdc:
             del self.rdc[seq]
+            self.state.update_acks(0, seq)
 
     def stream_purged(self, removed: list[StoredMessage], filter_subject: str) -> None:
         first = self.stream.store.first_seq
@@ -654,23 +677,24 @@ class Consumer(AckHandling):
             self.rdc.pop(msg.seq, None)
             if msg.seq in self.rdq:
                 self.rdq.remove(msg.seq)
+            self.state.forget(msg.seq)
         if not filter_subject and self.sseq < first:
             self.sseq = first
             if self.asflr < first - 1:
                 self.asflr = first - 1
         if not self.pending:
             self.adflr, self.asflr = self.dseq - 1, self.sseq - 1
-            self.store_ack_floor = [self.dseq - 1, self.sseq - 1]
         self.recount_pending()
         self.kick()
 
     # -- pause and reset ---------------------------------------------------------------
 
-    def pause(self, until_ns: int | None) -> None:
-        self.config["pause_until"] = until_ns
+    def pause(self, until: gotime.GoTime | None) -> None:
+        self.config["pause_until"] = until
+        consumerconfig.set_static_metadata(self.config)
         self._arm_pause_timer()
-        paused = until_ns is not None and until_ns > self.clock.time_ns()
-        advisories.pause(self, paused, until_ns)
+        paused = until is not None and until.ns > self.clock.time_ns()
+        advisories.pause(self, paused, until)
         self.js.consumer_updated(self.stream, self)
         if not paused:
             self.kick()
@@ -689,7 +713,7 @@ class Consumer(AckHandling):
             if seq < cfg["opt_start_seq"]:
                 raise api_error("JSConsumerInvalidResetErr", err="below start seq")
         elif policy == "by_start_time":
-            if seq < seq_from_time(self.stream.store, cfg["opt_start_time"]):
+            if seq < seq_from_time(self.stream.store, cfg["opt_start_time"].ns):
                 raise api_error("JSConsumerInvalidResetErr", err="below start time")
         else:
             raise api_error("JSConsumerInvalidResetErr", err="not allowed")
@@ -697,11 +721,10 @@ class Consumer(AckHandling):
         self.pending.clear()
         self.rdc.clear()
         self.rdq = []
-        self.sseq = seq
-        self.asflr = seq - 1
-        self.adflr = self.dseq - 1
-        self.store_delivered = [self.dseq - 1, seq - 1]
-        self.store_ack_floor = [self.dseq - 1, seq - 1]
+        self.sseq, self.dseq = seq, 1
+        self.adflr, self.asflr = 0, seq - 1
+        self.last_delivered_ns = self.last_ack_ns = 0
+        self.state.reset(seq - 1)
         self.lss = None
         self._stop_ack_timer()
         self.recount_pending()
@@ -714,14 +737,13 @@ class Consumer(AckHandling):
         if not self.is_push:
             self.process_waiting(eos=False)
         self.npc = min(self.npc, self.stream.store.msgs) if self.npc > 0 else 0
-        has_state = self.store_delivered[0] != 0 or self.store_delivered[1] != 0
-        if has_state:
-            delivered = {"consumer_seq": self.store_delivered[0], "stream_seq": self.store_delivered[1]}
+        if self.state.has_state():
+            delivered = {"consumer_seq": self.state.delivered[0], "stream_seq": self.state.delivered[1]}
         else:
             delivered = {"consumer_seq": max(self.dseq, 1) - 1, "stream_seq": max(self.sseq, 1) - 1}
         if self.last_delivered_ns:
             delivered["last_active"] = gotime.rfc3339(self.last_delivered_ns)
-        ack_floor = {"consumer_seq": self.store_ack_floor[0], "stream_seq": self.store_ack_floor[1]}
+        ack_floor = {"consumer_seq": self.state.ack_floor[0], "stream_seq": self.state.ack_floor[1]}
         if self.last_ack_ns:
             ack_floor["last_active"] = gotime.rfc3339(self.last_ack_ns)
         info: dict[str, Any] = {
@@ -740,7 +762,7 @@ class Consumer(AckHandling):
             info["push_bound"] = True
         until = self.config["pause_until"]
         if until is not None:
-            remaining = until - self.clock.time_ns()
+            remaining = until.ns - self.clock.time_ns()
             if remaining > 0:
                 info["paused"] = True
                 info["pause_remaining"] = remaining
@@ -751,6 +773,8 @@ class Consumer(AckHandling):
 
 
 def seq_from_time(store: Any, ts: int) -> int:
+    """``GetSeqFromTime``; times past 2262 wrap around as Go's ``UnixNano`` does."""
+    ts = gotime.unix_nano(ts)
     for msg in store:
         if msg.ts >= ts:
             return int(msg.seq)

@@ -55,7 +55,8 @@ def add_consumer(stream: Stream, config: dict[str, Any], action: str, pedantic: 
     if action == "update":
         raise api_error("JSConsumerDoesNotExist")
     max_consumers = stream.config["max_consumers"]
-    if max_consumers > 0 and len(stream.consumers) >= max_consumers:
+    counted = sum(1 for c in stream.consumers.values() if not c.config["direct"])
+    if max_consumers > 0 and counted >= max_consumers and not config["direct"]:
         raise api_error("JSMaximumConsumersLimitErr")
     if retention == "workqueue" and not config["direct"]:
         if config["ack_policy"] not in ("explicit", "flow_control"):
@@ -73,21 +74,24 @@ def add_consumer(stream: Stream, config: dict[str, Any], action: str, pedantic: 
             raise api_error("JSConsumerNameTooLongErrF", max=MAX_NAME_LEN)
         name = config["durable_name"]
     elif not name:
+        # A generated name is the consumer's name but does not enter its config.
         from fakejs.jetstream.consumers_api import generated_name
 
         name = generated_name()
         while name in stream.consumers:
             name = generated_name()
-        config["name"] = name
     if not is_valid_name(name):
         raise api_error("JSConsumerBadDurableNameErr")
-    if not config["durable_name"] and not config["inactive_threshold"] and not config["direct"]:
+    if not config["durable_name"] and not config["inactive_threshold"]:
         # Ephemeral consumers go away after 5 seconds without activity.
         config["inactive_threshold"] = 5 * 1_000_000_000
     consumer = Consumer(stream, name, config, stream.clock.time_ns())
     consumer.select_start()
+    try:
+        stream.js.consumer_added(stream, consumer)
+    except OSError:
+        raise api_error("JSConsumerCreateErrF", err="error creating store for consumer") from None
     stream.consumers[name] = consumer
-    stream.js.consumer_added(stream, consumer)
     consumer.start()
     advisories.consumer_action(consumer, "create")
     return consumer
@@ -98,6 +102,9 @@ def update_consumer(consumer: Consumer, config: dict[str, Any]) -> None:
     interest = consumer.js.router.has_exact_interest(consumer.config["deliver_subject"]) if consumer.is_push else False
     consumerconfig.check_update(consumer.config, config, interest)
     old = consumer.config
+    if not old["durable_name"] and config["inactive_threshold"] <= 0:
+        # Still ephemeral while this update is applied: the default threshold is stamped once more.
+        config["inactive_threshold"] = 5 * 1_000_000_000
     consumer.config = config
     consumer.filters = consumerconfig.filters(config)
     if consumer.filters != consumerconfig.filters(old):
@@ -107,6 +114,7 @@ def update_consumer(consumer: Consumer, config: dict[str, Any]) -> None:
         router.unwatch_interest(old["deliver_subject"], consumer._interest_changed)
         router.watch_interest(config["deliver_subject"], consumer._interest_changed)
         consumer.active = consumer._has_delivery_interest()
+    consumer.configure_priority()
     consumer.stream.js.consumer_updated(consumer.stream, consumer)
     consumer.kick()
 

@@ -20,7 +20,7 @@ from fakejs.jetstream import enums
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.streamconfig import MAX_DESCRIPTION_LEN, MAX_METADATA_LEN, is_valid_name
 from fakejs.options import API_LEVEL, NATS_VERSION
-from fakejs.subjects import is_subset, is_valid_literal_subject, is_valid_subject, matches
+from fakejs.subjects import has_wildcard, is_subset, is_valid_subject, matches
 
 MS = 1_000_000
 SECOND = 1_000_000_000
@@ -39,7 +39,7 @@ CONSUMER_CONFIG = Struct(
         Field("description", "string"),
         Field("deliver_policy", "any", enums.deliver_policy),
         Field("opt_start_seq", "uint64"),
-        Field("opt_start_time", "any", enums.go_time),
+        Field("opt_start_time", "time.Time"),
         Field("ack_policy", "any", enums.ack_policy),
         Field("ack_wait", "time.Duration"),
         Field("max_deliver", "int"),
@@ -65,7 +65,7 @@ CONSUMER_CONFIG = Struct(
         Field("direct", "bool"),
         Field("sourcing", "bool"),
         Field("metadata", "map[string]string"),
-        Field("pause_until", "any", enums.go_time),
+        Field("pause_until", "time.Time"),
         Field("priority_groups", "[]string"),
         Field("priority_policy", "any", enums.priority_policy),
         Field("priority_timeout", "time.Duration"),
@@ -129,6 +129,10 @@ def from_request(fields: dict[str, Any]) -> dict[str, Any]:
         if cfg[key] is None:
             cfg[key] = []
     return cfg
+
+
+def is_valid_group_name(group: str) -> bool:
+    return bool(_GROUP_NAME.match(group))
 
 
 def filters(cfg: dict[str, Any]) -> list[str]:
@@ -250,7 +254,7 @@ def check(cfg: dict[str, Any], stream_cfg: dict[str, Any]) -> None:
         raise api_error("JSConsumerDescriptionTooLongErrF", max=MAX_DESCRIPTION_LEN)
     deliver = cfg["deliver_subject"]
     if deliver:
-        if not is_valid_literal_subject(deliver):
+        if has_wildcard(deliver):
             raise api_error("JSConsumerDeliverToWildcardsErr")
         if not is_valid_subject(deliver):
             raise api_error("JSConsumerInvalidDeliverSubject")
@@ -281,7 +285,7 @@ def check(cfg: dict[str, Any], stream_cfg: dict[str, Any]) -> None:
     if limits.get("max_ack_pending", 0) > 0 and cfg["max_ack_pending"] > limits["max_ack_pending"]:
         raise api_error("JSConsumerMaxPendingAckExcessErrF", limit=limits["max_ack_pending"])
     if limits.get("inactive_threshold", 0) > 0 and cfg["inactive_threshold"] > limits["inactive_threshold"]:
-        raise api_error("JSConsumerInactiveThresholdExcess", delay=gotime.format_duration(limits["inactive_threshold"]))
+        raise api_error("JSConsumerInactiveThresholdExcess", limit=gotime.format_duration(limits["inactive_threshold"]))
     if cfg["direct"]:
         if not deliver:
             raise api_error("JSConsumerDirectRequiresPushErr")
@@ -304,11 +308,11 @@ def check(cfg: dict[str, Any], stream_cfg: dict[str, Any]) -> None:
     _check_deliver_policy(cfg)
     if cfg["sample_freq"]:
         text = cfg["sample_freq"].removesuffix("%")
-        try:
-            if int(text) < 0:
-                raise ValueError
-        except ValueError:
-            raise api_error("JSConsumerInvalidSamplingErrF", err=f'strconv.Atoi: parsing "{text}": invalid syntax') from None
+        body = text[1:] if text[:1] in "+-" else text
+        if not body.isdigit() or not body.isascii():
+            raise api_error("JSConsumerInvalidSamplingErrF", err=f'strconv.Atoi: parsing "{text}": invalid syntax')
+        if int(text) < 0:  # parsed fine: Go reports its nil error
+            raise api_error("JSConsumerInvalidSamplingErrF", err="<nil>")
     if cfg["flow_control"] and cfg["idle_heartbeat"] == 0:
         raise api_error("JSConsumerWithFlowControlNeedsHeartbeats")
     if cfg["durable_name"] and cfg["name"] and cfg["name"] != cfg["durable_name"]:
@@ -407,7 +411,7 @@ def check_update(old: dict[str, Any], new: dict[str, Any], deliver_has_interest:
 
 def required_api_level(cfg: dict[str, Any]) -> int:
     level = 0
-    if cfg["pause_until"]:
+    if cfg["pause_until"] is not None and not cfg["pause_until"].is_zero:
         level = max(level, 1)
     if cfg["priority_policy"] != "none" or cfg["priority_timeout"] or cfg["priority_groups"]:
         level = max(level, 1)
@@ -447,6 +451,23 @@ _ORDER = (
 _ALWAYS = frozenset({"deliver_policy", "ack_policy", "replay_policy", "num_replicas"})
 
 
+def to_storable(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The config with times as text, for JSON files."""
+    out = dict(cfg)
+    for key in ("opt_start_time", "pause_until"):
+        if out[key] is not None:
+            out[key] = out[key].text()
+    return out
+
+
+def from_storable(stored: dict[str, Any]) -> dict[str, Any]:
+    cfg = from_request(stored)
+    for key in ("opt_start_time", "pause_until"):
+        if isinstance(cfg[key], str):
+            cfg[key] = gotime.parse_go_time(cfg[key])
+    return cfg
+
+
 def to_json(cfg: dict[str, Any], dynamic_metadata: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in _ORDER:
@@ -461,7 +482,7 @@ def to_json(cfg: dict[str, Any], dynamic_metadata: bool = True) -> dict[str, Any
             continue
         if key in ("opt_start_time", "pause_until"):
             if value is not None:
-                out[key] = gotime.rfc3339(value)
+                out[key] = value.text()
             continue
         if key == "priority_policy":
             if value != "none":

@@ -17,6 +17,7 @@ from fakejs.jetstream import consumerconfig, enums
 from fakejs.jetstream.api import Request, encode, handler, required_level
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.streams_api import is_empty_request
+from fakejs.protocol import headers as hdrs
 
 if TYPE_CHECKING:
     from fakejs.jetstream.account import JetStream
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 NAMES_LIMIT = 1024
 LIST_LIMIT = 256
 PAGED_REQUEST = Struct("JSApiConsumersRequest", (Field("offset", "int"),))
-PAUSE_REQUEST = Struct("JSApiConsumerPauseRequest", (Field("pause_until", "any", enums.go_time),))
+PAUSE_REQUEST = Struct("JSApiConsumerPauseRequest", (Field("pause_until", "time.Time"),))
 RESET_REQUEST = Struct("JSApiConsumerResetRequest", (Field("seq", "uint64"),))
 _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -48,6 +49,7 @@ def _lookup(js: JetStream, stream_name: str, consumer_name: str) -> Consumer:
 
 def _create(js: JetStream, request: Request) -> dict[str, Any]:
     body = request.decode(consumerconfig.CREATE_REQUEST)
+    request.check_level()
     tokens = request.tokens
     filtered = ""
     if len(tokens) < 5:
@@ -56,7 +58,7 @@ def _create(js: JetStream, request: Request) -> dict[str, Any]:
         kind = "ephemeral"
         stream_name = tokens[4]
         consumer_name = (body.get("config") or {}).get("name", "")
-    elif tokens[4] == "DURABLE":
+    elif tokens[3] == "DURABLE":
         kind = "durable"
         if len(tokens) != 7:
             raise api_error("JSConsumerDurableNameNotInSubjectErr")
@@ -95,13 +97,21 @@ def _create(js: JetStream, request: Request) -> dict[str, Any]:
     existing = stream.consumers.get(consumer_name) if consumer_name else None
     if existing is not None:
         config["pause_until"] = existing.config["pause_until"]
+    identity = ""
+    if config["direct"] or config["sourcing"]:
+        identity = stream.identity()
+        asked = hdrs.get(request.hdr, "Nats-Stream-Identity")
+        if asked and asked.decode("utf-8", "replace") != identity:
+            raise api_error("JSConsumerStreamIdentityMismatchF", msg=identity)
     consumerconfig.set_static_metadata(config)
     consumer = stream.add_consumer(config, action, pedantic)
+    if identity:
+        request.reply_headers = hdrs.build([("Nats-Stream-Identity", identity)])
     return consumer.info()
 
 
 for _pattern in ("$JS.API.CONSUMER.CREATE.*", "$JS.API.CONSUMER.CREATE.*.>", "$JS.API.CONSUMER.DURABLE.CREATE.*.*"):
-    handler(_pattern, "consumer_create_response")(_create)
+    handler(_pattern, "consumer_create_response", level_first=False)(_create)
 
 
 # -- info / delete / names / list -----------------------------------------------------------
@@ -127,7 +137,8 @@ def _page(js: JetStream, request: Request) -> tuple[list[Consumer], int, int]:
     body = request.decode_if_json(PAGED_REQUEST)
     offset = max(body.get("offset", 0), 0)
     stream = js.lookup(request.token(4))
-    consumers = sorted(stream.consumers.values(), key=lambda c: c.name)
+    # Direct consumers are internal: never listed.
+    consumers = sorted((c for c in stream.consumers.values() if not c.config["direct"]), key=lambda c: c.name)
     total = len(consumers)
     return consumers, total, min(offset, total)
 
@@ -142,7 +153,7 @@ def consumer_names(js: JetStream, request: Request) -> dict[str, Any]:
 @handler("$JS.API.CONSUMER.LIST.*", "consumer_list_response")
 def consumer_list(js: JetStream, request: Request) -> dict[str, Any]:
     consumers, total, offset = _page(js, request)
-    infos = [c.info() for c in consumers[offset : offset + LIST_LIMIT]]
+    infos = [c.info(dynamic_metadata=False) for c in consumers[offset : offset + LIST_LIMIT]]
     return {"total": total, "offset": offset, "limit": LIST_LIMIT, "consumers": infos}
 
 
@@ -151,14 +162,17 @@ def consumer_list(js: JetStream, request: Request) -> dict[str, Any]:
 
 @handler("$JS.API.CONSUMER.PAUSE.*.*", "consumer_pause_response")
 def consumer_pause(js: JetStream, request: Request) -> dict[str, Any]:
-    body = request.decode(PAUSE_REQUEST) if request.payload else {}
+    body = request.decode_if_json(PAUSE_REQUEST)
     consumer = _lookup(js, request.token(4), request.token(5))
-    until = body.get("pause_until") or None
+    until = body.get("pause_until")
+    until = None if until is None or until.is_zero else until.utc()
     consumer.pause(until)
     now = js.clock.time_ns()
-    out: dict[str, Any] = {"paused": bool(until and until > now), "pause_until": gotime.rfc3339(until or 0)}
-    if until and until > now:
-        out["pause_remaining"] = until - now
+    paused = until is not None and until.ns > now
+    out: dict[str, Any] = {"paused": paused, "pause_until": until.text() if until is not None else gotime.ZERO_TIME}
+    if paused:
+        assert until is not None
+        out["pause_remaining"] = until.ns - now
     return out
 
 
@@ -182,10 +196,34 @@ def reset_request(consumer: Consumer, reply: str, hdr: bytes | None, payload: by
                 raise api_error("JSInvalidJSONErr", err=str(exc)) from None
         reset_seq = consumer.reset_to(seq)
     except ApiError as error:
-        js.reply(reply, encode({"type": response_type, "error": error.to_dict()}))
+        js.reply(reply, encode({"type": response_type, "error": error.to_dict(), "reset_seq": 0}), empty_reply=True)
         return
     doc = {"type": response_type, **consumer.info(), "reset_seq": reset_seq}
-    js.reply(reply, encode(doc))
+    js.reply(reply, encode(doc), empty_reply=True)
+
+
+UNPIN_REQUEST = Struct("JSApiConsumerUnpinRequest", (Field("group", "string"),))
+
+
+@handler("$JS.API.CONSUMER.UNPIN.*.*", "consumer_unpin_response")
+def consumer_unpin(js: JetStream, request: Request) -> dict[str, Any]:
+    from fakejs.gojson import decode
+
+    try:
+        body = decode(UNPIN_REQUEST, loads(request.payload))
+    except GoJSONError as exc:
+        raise api_error("JSInvalidJSONErr", err=str(exc)) from None
+    group = body.get("group", "")
+    if not group:
+        raise api_error("JSInvalidJSONErr", err="consumer group not specified")
+    if not consumerconfig.is_valid_group_name(group):
+        raise api_error("JSConsumerInvalidGroupNameErr")
+    consumer = _lookup(js, request.token(4), request.token(5))
+    if group not in consumer.config["priority_groups"]:
+        raise api_error("JSConsumerInvalidPriorityGroupErr")
+    if consumer.priority is not None:
+        consumer.priority.unpin(group)
+    return {}
 
 
 def _needs_cluster(js: JetStream, request: Request) -> dict[str, Any]:
@@ -197,4 +235,4 @@ for _pattern, _type in (
     ("$JS.API.CONSUMER.PEER.REMOVE.*.*", "consumer_remove_peer_response"),
     ("$JS.API.CONSUMER.PEER.EVACUATE.*.*", "consumer_evacuate_peer_response"),
 ):
-    handler(_pattern, _type)(_needs_cluster)
+    handler(_pattern, _type, level_first=False)(_needs_cluster)

@@ -72,16 +72,3 @@ def compression(value: Any) -> str:
         return "none"
     raise GoJSONError("unknown compression algorithm")
 
-
-def go_time(value: Any) -> int | None:
-    """A ``time.Time`` field: RFC 3339 text to Unix nanoseconds; ``null`` leaves it unset."""
-    from fakejs.gotime import parse_go_time
-
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise GoJSONError("Time.UnmarshalJSON: input is not a JSON string")
-    try:
-        return parse_go_time(value)
-    except ValueError as exc:
-        raise GoJSONError(str(exc)) from None

@@ -68,6 +68,38 @@ class StreamFiles:
             meta: dict[str, Any] = json.loads(handle.read())
         return meta
 
+    # -- consumers ----------------------------------------------------------------
+
+    def _consumer_dir(self, name: str) -> str:
+        return os.path.join(self.directory, "consumers", name)
+
+    def consumer_journal(self, name: str, state: Any) -> Any:
+        from fakejs.jetstream.consumerstate import ConsumerJournal
+
+        return ConsumerJournal(os.path.join(self._consumer_dir(name), "state.log"), state)
+
+    def write_consumer_meta(self, name: str, config: dict[str, Any], created_ns: int) -> None:
+        from fakejs.jetstream.consumerconfig import to_storable
+
+        directory = self._consumer_dir(name)
+        os.makedirs(directory, exist_ok=True)
+        meta = {"config": to_storable(config), "created": created_ns}
+        _write_atomic(os.path.join(directory, META), json.dumps(meta).encode())
+
+    def consumer_metas(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        root = os.path.join(self.directory, "consumers")
+        if not os.path.isdir(root):
+            return
+        for name in sorted(os.listdir(root)):
+            try:
+                with open(os.path.join(root, name, META), "rb") as handle:
+                    yield name, json.loads(handle.read())
+            except (OSError, ValueError):
+                continue
+
+    def remove_consumer(self, name: str) -> None:
+        shutil.rmtree(self._consumer_dir(name), ignore_errors=True)
+
     # -- journal ---------------------------------------------------------------
 
     def open(self, store: MessageStore) -> None:

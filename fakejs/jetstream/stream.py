@@ -103,6 +103,12 @@ class Stream:
     def clock(self) -> Any:
         return self.js.clock
 
+    def identity(self) -> str:
+        """A hash of the creation time: tells a recreated stream from the old one."""
+        from fakejs.jetstream.account import get_hash
+
+        return get_hash(gotime.rfc3339(self.created_ns))
+
     # -- lifecycle -------------------------------------------------------------------
 
     def attach(self) -> None:

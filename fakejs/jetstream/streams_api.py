@@ -42,10 +42,10 @@ MSG_GET_REQUEST = Struct(
         Field("next_by_subj", "string"),
         Field("batch", "int"),
         Field("max_bytes", "int"),
-        Field("start_time", "any", enums.go_time),
+        Field("start_time", "time.Time"),
         Field("multi_last", "[]string"),
         Field("up_to_seq", "uint64"),
-        Field("up_to_time", "any", enums.go_time),
+        Field("up_to_time", "time.Time"),
         Field("no_hdr", "bool"),
     ),
 )
@@ -310,7 +310,7 @@ def msg_get(js: JetStream, request: Request) -> dict[str, Any] | None:
     stream = js.lookup(request.token(5))
     store = stream.store
     if start_time is not None:
-        seq = seq_for_time(store, start_time)
+        seq = seq_for_time(store, start_time.ns)
     if seq > 0 and not next_for:
         msg = store.get(seq)
     elif next_for:
@@ -332,7 +332,8 @@ def msg_get(js: JetStream, request: Request) -> dict[str, Any] | None:
 
 
 def seq_for_time(store: Any, ts: int) -> int:
-    """The first sequence stored at or after ``ts`` (``GetSeqFromTime``)."""
+    """The first sequence stored at or after ``ts`` (``GetSeqFromTime``; Go wraps times past 2262)."""
+    ts = gotime.unix_nano(ts)
     for msg in store:
         if msg.ts >= ts:
             return int(msg.seq)

@@ -29,20 +29,28 @@ def err(text: str) -> bytes:
     return b"-ERR '" + text.encode("utf-8", "surrogateescape") + b"'\r\n"
 
 
-def msg(subject: bytes, sid: bytes, reply: bytes, payload: bytes) -> bytes:
-    """``MSG <subject> <sid> [reply] <size>`` followed by the payload."""
+def msg(subject: bytes, sid: bytes, reply: bytes | None, payload: bytes) -> bytes:
+    """``MSG <subject> <sid> [reply] <size>`` followed by the payload.
+
+    ``reply=None`` writes an empty reply-to field (two spaces), as
+    nats-server does for some internal messages.
+    """
     if reply:
         head = b"MSG %s %s %s %d\r\n" % (subject, sid, reply, len(payload))
+    elif reply is None:
+        head = b"MSG %s %s  %d\r\n" % (subject, sid, len(payload))
     else:
         head = b"MSG %s %s %d\r\n" % (subject, sid, len(payload))
     return head + payload + b"\r\n"
 
 
-def hmsg(subject: bytes, sid: bytes, reply: bytes, headers: bytes, payload: bytes) -> bytes:
+def hmsg(subject: bytes, sid: bytes, reply: bytes | None, headers: bytes, payload: bytes) -> bytes:
     """``HMSG <subject> <sid> [reply] <hdr size> <total size>`` and the body."""
     hdr = len(headers)
     if reply:
         head = b"HMSG %s %s %s %d %d\r\n" % (subject, sid, reply, hdr, hdr + len(payload))
+    elif reply is None:
+        head = b"HMSG %s %s  %d %d\r\n" % (subject, sid, hdr, hdr + len(payload))
     else:
         head = b"HMSG %s %s %d %d\r\n" % (subject, sid, hdr, hdr + len(payload))
     return head + headers + payload + b"\r\n"
