@@ -86,6 +86,11 @@ class Target:
     async def stop(self) -> None:
         raise NotImplementedError
 
+    async def restart(self) -> None:
+        """Stop and start again on the same port with the same store directory."""
+        await self.stop()
+        await self.start()
+
     def __repr__(self) -> str:
         return f"<{self.kind} target {self.url}>"
 
@@ -114,7 +119,10 @@ class FakeTarget(Target):
         return options
 
     async def start(self) -> None:
-        self.server = Server(self.options(), clock=self.clock)
+        options = self.options()
+        if self.port:
+            options.port = self.port  # a restart keeps the port clients know
+        self.server = Server(options, clock=self.clock)
         await self.server.start()
         self.port = self.server.port
         self.http_port = self.server.http_port
@@ -136,7 +144,7 @@ class RealTarget(Target):
 
     def config_text(self) -> str:
         s = self.settings
-        lines = ["listen: 127.0.0.1:-1"]
+        lines = [f"listen: 127.0.0.1:{self.port or -1}"]
         if s.monitor:
             lines.append("http: 127.0.0.1:-1")
         if s.jetstream:
