@@ -16,6 +16,7 @@ is told about every change.
 
 from __future__ import annotations
 
+from sys import intern
 from typing import Any, Iterator, Protocol
 
 from sortedcontainers import SortedList
@@ -242,6 +243,35 @@ class MessageStore:
                 total += len(seqs) - seqs.bisect_left(start)
         return total
 
+    def seq_from_time(self, ts: int) -> int:
+        """``GetSeqFromTime``: the first sequence stored at or after ``ts`` (else last + 1).
+
+        Stored times never decrease with the sequence, so this is a binary
+        search (holes left by deletes are stepped over).  Times past 2262
+        wrap around as Go's ``UnixNano`` does.
+        """
+        from fakejs import gotime
+
+        ts = gotime.unix_nano(ts)
+        msgs = self._msgs
+        lo, hi = self._head, len(msgs)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            probe = mid
+            while probe < hi and msgs[probe] is None:
+                probe += 1
+            if probe == hi:
+                hi = mid
+            elif msgs[probe].ts >= ts:  # type: ignore[union-attr]
+                hi = mid
+            else:
+                lo = probe + 1
+        while lo < len(msgs) and msgs[lo] is None:
+            lo += 1
+        if lo < len(msgs):
+            return msgs[lo].seq  # type: ignore[union-attr]
+        return self.last_seq + 1
+
     def seqs_for(self, subject: str) -> SortedList | None:
         return self._subjects.get(subject)
 
@@ -269,6 +299,8 @@ class MessageStore:
             raise ValueError(f"sequence {msg.seq} is not after {self.last_seq}")
         if i > len(msgs):
             msgs.extend([None] * (i - len(msgs)))
+        # One string object per subject, however many messages share it.
+        msg.subject = intern(msg.subject)
         msgs.append(msg)
         self._pristine = False
         self.last_seq = msg.seq
@@ -333,35 +365,51 @@ class MessageStore:
         return removed
 
     def _purge(self, filter_subject: str, seq: int, keep: int) -> list[StoredMessage]:
+        """``PurgeEx``: ``seq`` purges below it (1: nothing), ``keep`` leaves the newest N.
+
+        Without a filter, a ``seq`` compacts the stream (``keep`` is then
+        ignored, as in nats-server) and a bare purge empties it; with a
+        filter, or ``keep`` alone, matching messages go oldest first until
+        only ``keep`` of all matches remain.
+        """
+        if seq == 1:
+            return []
         whole = not filter_subject or filter_subject == ">"
-        victims: list[int] = []
+        if whole and not keep and not seq:
+            removed = self._remove_all([m.seq for m in self])
+            self._reset_to(self.last_seq + 1)
+            return removed
+        if whole and seq > 1:
+            return self._compact_to(seq)
         if whole:
-            if keep:
-                if keep >= self.msgs:
-                    return []
-                victims = [m.seq for m in self][: self.msgs - keep]
-            elif seq:
-                victims = [m.seq for m in self if m.seq < seq]
-            else:
-                victims = [m.seq for m in self]
+            candidates = [m.seq for m in self]
         else:
-            for subject in [s for s in self._subjects if matches(filter_subject, s)]:
-                seqs = list(self._subjects[subject])
-                if keep:
-                    seqs = seqs[: max(len(seqs) - keep, 0)]
-                elif seq:
-                    seqs = [s for s in seqs if s < seq]
-                victims.extend(seqs)
+            candidates = sorted(
+                s for subject, seqs in self._subjects.items() if matches(filter_subject, subject) for s in seqs
+            )
+        limit = len(candidates)
+        if keep:
+            if keep >= len(candidates):
+                return []
+            limit = len(candidates) - keep
+        if seq:
+            candidates = [s for s in candidates if s < seq]
+        return self._remove_all(candidates[:limit])
+
+    def _compact_to(self, seq: int) -> list[StoredMessage]:
+        """``Compact``: drop everything below ``seq``; past the end, the next message gets ``seq``."""
+        if seq <= self.last_seq:
+            return self._remove_all([m.seq for m in self if m.seq < seq])
+        removed = self._remove_all([m.seq for m in self])
+        self._reset_to(seq)
+        return removed
+
+    def _remove_all(self, seqs: list[int]) -> list[StoredMessage]:
         removed = []
-        for victim in sorted(victims):
+        for victim in seqs:
             msg = self._take(victim)
             if msg is not None:
                 removed.append(msg)
-        if whole and not keep:
-            if seq and seq > self.last_seq + 1 and self.msgs == 0:
-                self._reset_to(seq)
-            elif self.msgs == 0:
-                self._reset_to(self.last_seq + 1)
         return removed
 
     def _reset_to(self, next_seq: int) -> None:

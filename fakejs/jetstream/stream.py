@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from fakejs import gotime
 from fakejs.gojson import dumps
 from fakejs.jetstream import streamconfig
+from fakejs.jetstream.direct import DirectGet
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.store import MessageStore, StoredMessage
 from fakejs.protocol import headers as hdrs
@@ -94,6 +95,7 @@ class Stream:
         self._ttls: list[tuple[int, int]] = []  # (expires_ns, seq)
         self._fresh: list[StoredMessage] = []  # stored, consumers not yet told
         self.closed = False
+        self.direct = DirectGet(self)
 
     @property
     def name(self) -> str:
@@ -116,6 +118,7 @@ class Stream:
         router = self.js.router
         for subject in self.config["subjects"]:
             self.subscriptions.append(router.subscribe_internal(subject, self._inbound))
+        self.direct.sync()
         self._rearm_expiry()
 
     def detach(self) -> None:
@@ -127,6 +130,7 @@ class Stream:
     def close(self) -> None:
         self.closed = True
         self.detach()
+        self.direct.close()
         for timer in (self._dedup_timer, self._age_timer):
             if timer is not None:
                 timer.cancel()
@@ -523,6 +527,10 @@ class Stream:
             if deleted_details:
                 state["deleted"] = store.deleted()
             state["num_deleted"] = num_deleted
+        elif deleted_details and store.storage == "file" and store.first_seq == 0 and store.last_seq == 0:
+            # nats-server's file store counts the never-used sequence 0 of a
+            # fresh stream as deleted when asked for details.
+            state["num_deleted"], state["deleted"] = 1, [0]
         state["consumer_count"] = len(self.consumers)
         return _state_order(state)
 

@@ -161,6 +161,7 @@ def apply_update(js: JetStream, stream: Any, config: dict[str, Any]) -> None:
     if config["subjects"] != old["subjects"]:
         stream.detach()
         stream.attach()
+    stream.direct.sync()
     stream.enforce_subject_limit()
     stream.enforce_limits()
     stream._rearm_expiry()
@@ -281,7 +282,7 @@ def missing_message_error(stream: Any, seq: int) -> Any:
     """The file store names why a sequence is missing; the memory store does not."""
     store = stream.store
     if store.storage == "file":
-        if seq < store.first_seq:
+        if seq == 0 or seq < store.first_seq:
             return api_error("JSStreamMsgDeleteFailedF", err="no message found")
         if seq > store.last_seq:
             return api_error("JSStreamMsgDeleteFailedF", err="stream store EOF")
@@ -310,7 +311,7 @@ def msg_get(js: JetStream, request: Request) -> dict[str, Any] | None:
     stream = js.lookup(request.token(5))
     store = stream.store
     if start_time is not None:
-        seq = seq_for_time(store, start_time.ns)
+        seq = store.seq_from_time(start_time.ns)
     if seq > 0 and not next_for:
         msg = store.get(seq)
     elif next_for:
@@ -329,15 +330,6 @@ def msg_get(js: JetStream, request: Request) -> dict[str, Any] | None:
     if request.reply:
         js.reply(request.reply, encode({"type": "io.nats.jetstream.api.v1.stream_msg_get_response", "message": message}))
     return None
-
-
-def seq_for_time(store: Any, ts: int) -> int:
-    """The first sequence stored at or after ``ts`` (``GetSeqFromTime``; Go wraps times past 2262)."""
-    ts = gotime.unix_nano(ts)
-    for msg in store:
-        if msg.ts >= ts:
-            return int(msg.seq)
-    return int(store.last_seq + 1)
 
 
 # -- clustering-only operations on a single server --------------------------------------------
