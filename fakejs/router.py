@@ -128,11 +128,11 @@ class Router:
                 del self._watchers[subject]
 
     def has_exact_interest(self, subject: str, queue: str = "") -> bool:
-        """Whether a subscription exists on exactly ``subject`` (in ``queue`` if given)."""
+        """Whether a plain subscription (or one in ``queue``, if given) exists on exactly ``subject``."""
         result = self.index.exact(subject)
         if queue:
             return bool(result.qsubs.get(queue))
-        return bool(result.psubs or result.qsubs)
+        return bool(result.psubs)
 
     def _notify(self, subject: str) -> None:
         callbacks = self._watchers.get(subject)

@@ -22,7 +22,9 @@ from fakejs.jetstream.api import required_level
 from fakejs.jetstream.acks import AckHandling
 from fakejs.jetstream.consumerstate import ConsumerState
 from fakejs.jetstream.priority import PriorityGroups
-from fakejs.jetstream.pull import BadPullRequest, WaitQueue, WaitingRequest, parse_request
+from fakejs.jetstream.pull import WaitQueue
+from fakejs.jetstream.pulling import PullHandling
+from fakejs.jetstream.pushing import HeldDelivery, PushHandling
 from fakejs.jetstream.store import StoredMessage
 from fakejs.protocol import headers as hdrs
 from fakejs.subjects import matches
@@ -37,7 +39,7 @@ ACK_WAIT_DELAY = 1_000_000  # nats-server adds 1ms to every ack deadline
 MSG_SIZE = "Nats-Msg-Size"
 
 
-class Consumer(AckHandling):
+class Consumer(AckHandling, PullHandling, PushHandling):
     def __init__(self, stream: Stream, name: str, config: dict[str, Any], created_ns: int) -> None:
         self.stream = stream
         self.js = stream.js
@@ -55,6 +57,7 @@ class Consumer(AckHandling):
         self.rdc: dict[int, int] = {}  # sseq -> times redelivered
         self.rdq: list[int] = []
         self.npc = 0  # messages still to deliver
+        self.npf = 0  # stream sequence npc was last counted through
         self.state = ConsumerState(config["ack_policy"], max(config["max_deliver"], 0))
         self.last_delivered_ns = 0
         self.last_ack_ns = 0
@@ -73,12 +76,15 @@ class Consumer(AckHandling):
         self._pause_timer: TimerHandle | None = None
         self.priority: PriorityGroups | None = None
         self.configure_priority()
+        self.init_push()
         self.on_delete: list[Any] = []
 
     def configure_priority(self) -> None:
         """Priority-group state follows the config (policies may change on update)."""
         cfg = self.config
-        wanted = cfg["priority_policy"] != "none" or bool(cfg["priority_groups"])
+        # A pin outlives a switch to no policy, as in nats-server.
+        pinned = self.priority is not None and bool(self.priority.pin_id)
+        wanted = cfg["priority_policy"] != "none" or bool(cfg["priority_groups"]) or pinned
         if wanted and self.priority is None:
             self.priority = PriorityGroups(self)
         elif not wanted and self.priority is not None:
@@ -137,7 +143,7 @@ class Consumer(AckHandling):
                 else:
                     sseq = last
         elif cfg["opt_start_time"] is not None:
-            sseq = seq_from_time(store, cfg["opt_start_time"].ns)
+            sseq = store.seq_from_time(cfg["opt_start_time"].ns)
             if self.filters:
                 nseq = last
                 for f in self.filters:
@@ -178,6 +184,7 @@ class Consumer(AckHandling):
 
     def recount_pending(self) -> None:
         store = self.stream.store
+        self.npf = store.last_seq
         if self.lss is not None:
             self.npc = len(self.lss) + store.filtered_count(self.lss_resume + 1, self.filters)
         else:
@@ -197,11 +204,12 @@ class Consumer(AckHandling):
             router.subscribe_internal(self.next_subject, self._on_next),
             router.subscribe_internal(f"$JS.API.CONSUMER.RESET.{stream}.{self.name}", self._on_reset),
         ]
-        if self.config["ack_policy"] != "none":  # nobody listens for acks otherwise
+        if self.config["ack_policy"] not in ("none", "flow_control"):  # nobody listens for acks otherwise
             self.subscriptions.append(router.subscribe_internal(f"$JS.ACK.{stream}.{self.name}.*.*.*.*.*", self._on_ack))
         if self.is_push:
             router.watch_interest(self.config["deliver_subject"], self._interest_changed)
             self.active = self._has_delivery_interest()
+        self.start_push()
         self._touch()
         self._arm_pause_timer()
         self.kick()
@@ -218,6 +226,7 @@ class Consumer(AckHandling):
             if timer is not None:
                 timer.cancel()
         self._ack_timer = self._wait_timer = self._inactive_timer = self._pause_timer = None
+        self.stop_push()
         if self.priority is not None:
             self.priority.close()
         for callback in list(self.on_delete):
@@ -233,6 +242,7 @@ class Consumer(AckHandling):
         for timer in (self._ack_timer, self._wait_timer, self._inactive_timer, self._pause_timer):
             if timer is not None:
                 timer.cancel()
+        self.stop_push()
 
     def _unsubscribe(self) -> None:
         router = self.js.router
@@ -260,82 +270,6 @@ class Consumer(AckHandling):
         from fakejs.jetstream.consumers_api import reset_request
 
         reset_request(self, reply, hdr, payload)
-
-    # -- pull requests ---------------------------------------------------------------------
-
-    def pull_request(self, reply: str, payload: bytes, hdr: bytes | None) -> None:
-        """``processNextMsgRequest``: validate, queue, then try to deliver."""
-        if self.is_push:
-            self.js.reply(reply, b"", status.consumer_is_push_based())
-            return
-        cfg = self.config
-        try:
-            request = parse_request(payload)
-        except BadPullRequest as exc:
-            self.js.reply(reply, b"", status.bad_request(str(exc)))
-            return
-        now = self.clock.monotonic()
-        if cfg["max_batch"] > 0 and request.batch > cfg["max_batch"]:
-            self.js.reply(reply, b"", status.exceeded_max_request_batch(cfg["max_batch"]))
-            return
-        if request.expires and cfg["max_expires"] > 0 and request.expires > cfg["max_expires"]:
-            self.js.reply(reply, b"", status.exceeded_max_request_expires(cfg["max_expires"]))
-            return
-        if request.max_bytes > 0 and cfg["max_bytes"] > 0 and request.max_bytes > cfg["max_bytes"]:
-            self.js.reply(reply, b"", status.exceeded_max_request_max_bytes(cfg["max_bytes"]))
-            return
-        problem = self._check_priority_request(request)
-        if problem is not None:
-            self.js.reply(reply, b"", problem)
-            return
-        self._touch()
-        if self.waiting.is_full():
-            self.process_waiting(eos=False)
-        if request.no_wait:
-            available = max(self.npc, 0) + len(self.rdq)
-            if available == 0 and not request.expires:
-                self.js.reply(reply, b"", status.no_messages())
-                return
-            if available > 0:
-                blocked = self.process_waiting(eos=False)
-                if available < blocked:
-                    self.js.reply(reply, b"", status.requests_pending())
-                    return
-        waiting = WaitingRequest(
-            reply=reply,
-            n=request.batch,
-            b=request.max_bytes,
-            expires=now + request.expires / NS if request.expires else None,
-            received=now,
-            heartbeat=request.heartbeat / NS,
-            next_heartbeat=now + request.heartbeat / NS if request.heartbeat else None,
-            no_wait=request.no_wait,
-            group=request.group,
-        )
-        if not self.waiting.add(waiting):
-            if not request.heartbeat:
-                self.js.reply(reply, b"", status.exceeded_max_waiting())
-            return
-        self.kick()
-
-    def _check_priority_request(self, request: Any) -> bytes | None:
-        group = request.group
-        policy = self.config["priority_policy"]
-        if group is not None:
-            if (group["min_pending"] or group["min_ack_pending"]) and policy != "overflow":
-                return status.bad_request("Not a Overflow Priority consumer")
-            if group["id"] and policy != "pinned_client":
-                return status.bad_request("Not a Pinned Client Priority consumer")
-            if not 0 <= group["priority"] <= 9:
-                return status.bad_request("Priority must be between 0 and 9")
-        if group is not None and policy != "none":
-            if not group["group"]:
-                return status.bad_request("Priority Group missing")
-            if group["group"] not in self.config["priority_groups"]:
-                return status.bad_request("Invalid Priority Group")
-            if self.priority is not None:
-                return self.priority.check_pin(group)
-        return None
 
     # -- activity, pause and push interest -------------------------------------------------------
 
@@ -413,12 +347,14 @@ class Consumer(AckHandling):
         return until is not None and self.clock.time_ns() < until.ns
 
     def _deliver_available(self) -> None:
+        if self.held is not None:
+            return  # the loop waits for a paced delivery
         max_ack_pending_hit = False
         while not self.closed:
             if self.is_paused():
                 break
             if self.is_push:
-                if not self.active:
+                if not self.active or self.flow_stalled:
                     break
             elif not len(self.waiting):
                 break
@@ -449,11 +385,21 @@ class Consumer(AckHandling):
                     hdr = self.priority.stamp(hdr)
                 if request.n > 0 and request.heartbeat:
                     request.next_heartbeat = self.clock.monotonic() + request.heartbeat
-            self._deliver(target, ack_reply, msg, hdr, data, dc)
-            if wr_n <= 0 and wr_b > 0:
-                self.js.reply(target, b"", status.batch_completed(wr_n, wr_b))
+            size = len(msg.subject) + len(ack_reply) + (len(hdr) if hdr else 0) + len(data)  # after any pin header
+            delivery = HeldDelivery("replay", target, ack_reply, msg, hdr, data, dc, size, wr_n, wr_b)
+            if self.pace(delivery):
+                return
+            self.send_delivery(delivery)
+        self.replay_caught_up()
         if not self.is_push:
             self.process_waiting(eos=not max_ack_pending_hit)
+
+    def send_delivery(self, delivery: HeldDelivery) -> None:
+        target, wr_n, wr_b = delivery.target, delivery.wr_n, delivery.wr_b
+        self._deliver(target, delivery.ack_reply, delivery.msg, delivery.hdr, delivery.data, delivery.dc)
+        if wr_n <= 0 and wr_b > 0:
+            self.js.reply(target, b"", status.batch_completed(wr_n, wr_b))
+        self._arm_heartbeat()
 
     def _undo_pick(self, seq: int, dc: int) -> None:
         """A message was picked but nobody can take it now: put it back."""
@@ -512,44 +458,6 @@ class Consumer(AckHandling):
         self.sseq = msg.seq + 1
         return msg, 1
 
-    def _next_waiting(self, size: int) -> WaitingRequest | None:
-        """``nextWaiting``: the request that takes the next message, if any."""
-        router = self.js.router
-        now = self.clock.monotonic()
-        cycled = 0
-        while len(self.waiting):
-            request = self.waiting.peek()
-            assert request is not None
-            if request.expires is not None and now >= request.expires:
-                self.js.reply(request.reply, b"", status.request_timeout(request.n, request.b))
-                self.waiting.remove(request)
-                continue
-            if self.priority is not None:
-                verdict = self.priority.admit(request)
-                if verdict == "skip":
-                    self.waiting.cycle()
-                    cycled += 1
-                    if cycled >= len(self.waiting):
-                        return None
-                    continue
-                if verdict == "drop":
-                    continue
-            if request.b > 0:
-                if size <= request.b:
-                    request.b -= size
-                    if request.b == 0:
-                        request.n = 1
-                else:
-                    self.js.reply(request.reply, b"", status.message_size_exceeds_max_bytes(request.n, request.b))
-                    if self.priority is not None:
-                        self.priority.request_dropped(request)
-                    self.waiting.remove(request)
-                    continue
-            if router.has_interest(request.reply):
-                return self.waiting.pop()
-            self.waiting.remove(request)
-        return None
-
     def _deliver(self, target: str, ack_reply: str, msg: StoredMessage, hdr: bytes | None, data: bytes, dc: int) -> None:
         dseq = self.dseq
         self.dseq += 1
@@ -559,8 +467,12 @@ class Consumer(AckHandling):
             self.adflr, self.asflr = dseq, msg.seq
         else:
             self.track_pending(msg.seq, dseq)
+        if self.is_push:
+            self.count_push_bytes(target, ack_reply, hdr, data)
         if not self._publish(target, ack_reply, msg, hdr, data):
             self.did_not_deliver(msg.seq, target)
+        if self.is_push:
+            self.after_push_delivery(len(target) + len(ack_reply) + (len(hdr) if hdr else 0) + len(data))
         if self.config["ack_policy"] == "none" and self.stream.config["retention"] != "limits":
             self.stream.acked(self, msg.seq)
 
@@ -590,73 +502,12 @@ class Consumer(AckHandling):
         if seq in self.pending and seq not in self.rdq:
             self.rdq.append(seq)
 
-    # -- waiting requests -------------------------------------------------------------------
-
-    def process_waiting(self, eos: bool) -> int:
-        """``processWaiting``: expire, answer finished no-wait requests, send heartbeats."""
-        now = self.clock.monotonic()
-        router = self.js.router
-        next_due: float | None = None
-        blocked = 0
-        for request in self.waiting:
-            expired = request.expires is not None and now >= request.expires
-            if (eos and request.no_wait) or expired:
-                if expired:
-                    self.js.reply(request.reply, b"", status.request_timeout(request.n, request.b))
-                    self._drop_request(request)
-                    continue
-                if request.expires is None or request.d > 0:
-                    self.js.reply(request.reply, b"", status.no_messages())
-                    self._drop_request(request)
-                    continue
-            if not router.has_interest(request.reply):
-                self._drop_request(request)
-                continue
-            blocked += request.n
-            if request.next_heartbeat is not None:
-                if now >= request.next_heartbeat:
-                    self.send_heartbeat(request.reply)
-                    request.next_heartbeat = now + request.heartbeat
-                next_due = request.next_heartbeat if next_due is None else min(next_due, request.next_heartbeat)
-            if request.expires is not None:
-                next_due = request.expires if next_due is None else min(next_due, request.expires)
-        self._arm_wait_timer(next_due)
-        return blocked
-
-    def _drop_request(self, request: WaitingRequest) -> None:
-        self.waiting.remove(request)
-        if self.priority is not None:
-            self.priority.request_dropped(request)
-
-    def _arm_wait_timer(self, due: float | None) -> None:
-        if due is None:
-            if self._wait_timer is not None:
-                self._wait_timer.cancel()
-                self._wait_timer = None
-                self._wait_deadline = None
-            return
-        if self._wait_timer is not None and self._wait_deadline == due:
-            return
-        if self._wait_timer is not None:
-            self._wait_timer.cancel()
-        self._wait_deadline = due
-        self._wait_timer = self.clock.call_at(due, self._wait_timer_fired)
-
-    def _wait_timer_fired(self) -> None:
-        self._wait_timer = None
-        self._wait_deadline = None
-        if not self.closed:
-            self.process_waiting(eos=True)
-            self.kick()
-
-    def send_heartbeat(self, subject: str) -> None:
-        self.js.reply(subject, b"", status.idle_heartbeat(self.dseq - 1, self.sseq - 1))
-
     # -- stream events -------------------------------------------------------------------
 
     def message_stored(self, msg: StoredMessage) -> None:
         if self.wants(msg.subject):
-            self.npc += 1
+            if msg.seq > self.npf:  # not already counted by a recount
+                self.npc += 1
             self.kick()
 
     def message_removed(self, seq: int, subject: str = "") -> None:
@@ -713,7 +564,7 @@ class Consumer(AckHandling):
             if seq < cfg["opt_start_seq"]:
                 raise api_error("JSConsumerInvalidResetErr", err="below start seq")
         elif policy == "by_start_time":
-            if seq < seq_from_time(self.stream.store, cfg["opt_start_time"].ns):
+            if seq < self.stream.store.seq_from_time(cfg["opt_start_time"].ns):
                 raise api_error("JSConsumerInvalidResetErr", err="below start time")
         else:
             raise api_error("JSConsumerInvalidResetErr", err="not allowed")
@@ -767,15 +618,7 @@ class Consumer(AckHandling):
                 info["paused"] = True
                 info["pause_remaining"] = remaining
         info["ts"] = gotime.rfc3339(self.clock.time_ns())
-        if self.priority is not None:
-            info["priority_groups"] = self.priority.state()
+        groups = self.priority.state() if self.priority is not None else []
+        if groups:
+            info["priority_groups"] = groups
         return info
-
-
-def seq_from_time(store: Any, ts: int) -> int:
-    """``GetSeqFromTime``; times past 2262 wrap around as Go's ``UnixNano`` does."""
-    ts = gotime.unix_nano(ts)
-    for msg in store:
-        if msg.ts >= ts:
-            return int(msg.seq)
-    return int(store.last_seq + 1)

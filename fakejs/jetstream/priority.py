@@ -58,27 +58,27 @@ class PriorityGroups:
     # -- delivery ------------------------------------------------------------------------
 
     def admit(self, request: WaitingRequest) -> str:
-        """"serve", "skip" (try the next request) or "drop" (request was answered and removed)."""
+        """"serve", "skip" (try the next request) or "drop" (request was answered and removed).
+
+        A pin, once given, binds whatever the policy later becomes: requests
+        without an id wait and requests with another id are refused.
+        """
         self._assigned_now = False
-        policy = self.policy
         group = request.group
-        if policy == "pinned_client":
-            request_id = group["id"] if group is not None else ""
-            if not self.pin_id:
-                if not request_id:
-                    if group is not None and group["group"]:
-                        self._assign(group)
-                        self._assigned_now = True
-                    return "serve"
+        request_id = group["id"] if group is not None else ""
+        if not self.pin_id and self.policy == "pinned_client":
+            if request_id:
                 self._wrong_pin(request)
                 return "drop"
-            if request_id == self.pin_id:
-                return "serve"
+            if group is not None and group["group"]:
+                self._assign(group)
+                self._assigned_now = True
+        elif self.pin_id and request_id != self.pin_id:
             if not request_id:
                 return "skip"
             self._wrong_pin(request)
             return "drop"
-        if policy == "overflow" and group is not None and (group["min_pending"] > 0 or group["min_ack_pending"] > 0):
+        if self.policy == "overflow" and group is not None and (group["min_pending"] > 0 or group["min_ack_pending"] > 0):
             consumer = self.consumer
             pending_ok = group["min_pending"] > 0 and group["min_pending"] <= consumer.npc + 1
             ack_ok = group["min_ack_pending"] > 0 and group["min_ack_pending"] <= len(consumer.pending)
@@ -93,7 +93,8 @@ class PriorityGroups:
             self._assigned_now = False
 
     def stamp(self, hdr: bytes | None) -> bytes | None:
-        if self.policy != "pinned_client" or not self.pin_id:
+        """Pinned-client deliveries always carry ``Nats-Pin-Id`` (empty when nobody is pinned)."""
+        if self.policy != "pinned_client":
             return hdr
         return hdrs.add(hdr, PIN_ID, self.pin_id)
 
