@@ -96,6 +96,8 @@ class AckHandling:
         """Handle one message on the consumer's ack subject."""
         if self.closed:
             return
+        if self.dthresh > 0 and (not self.is_push or self._inactive_timer is not None):
+            self._touch()  # ack activity holds off the inactivity deletion
         sseq, dseq, dc = ack_reply_info(subject)
         skip_reply = sseq == 0
         if not payload or payload in (b"+ACK", b"+OK"):

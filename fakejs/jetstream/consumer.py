@@ -14,6 +14,7 @@ keeps delivering until nothing more can be delivered, as nats-server's
 
 from __future__ import annotations
 
+import random
 from typing import TYPE_CHECKING, Any
 
 from fakejs import gotime
@@ -77,6 +78,8 @@ class Consumer(AckHandling, PullHandling, PushHandling):
         self.priority: PriorityGroups | None = None
         self.configure_priority()
         self.init_push()
+        self.dthresh = 0  # inactivity threshold in effect (ns)
+        self.set_inactive_threshold()
         self.on_delete: list[Any] = []
 
     def configure_priority(self) -> None:
@@ -273,23 +276,45 @@ class Consumer(AckHandling, PullHandling, PushHandling):
 
     # -- activity, pause and push interest -------------------------------------------------------
 
-    def _touch(self) -> None:
-        """Activity: restart the inactivity countdown (pull consumers)."""
+    def set_inactive_threshold(self) -> None:
+        """``updateInactiveThreshold``: pull consumers get 100ms to 1s of jitter, as in nats-server."""
         threshold = self.config["inactive_threshold"]
+        if threshold > 0 and not self.is_push:
+            threshold += 100_000_000 + random.randrange(900) * 1_000_000
+        self.dthresh = max(threshold, 0)
+
+    def _touch(self) -> None:
+        """Activity: restart the inactivity countdown (pull consumers, push without interest)."""
         if self._inactive_timer is not None:
             self._inactive_timer.cancel()
             self._inactive_timer = None
-        if threshold > 0 and not self.closed and not (self.is_push and self.active):
-            self._inactive_timer = self.clock.call_later(threshold / NS, self._inactive)
+        if self.dthresh > 0 and not self.closed and not (self.is_push and self.active):
+            self._inactive_timer = self.clock.call_later(self.dthresh / NS, self._inactive)
 
     def _inactive(self) -> None:
+        """``deleteNotActive``: go, unless pulls wait, push interest is back or acks may still come."""
         self._inactive_timer = None
         if self.closed:
             return
-        if not self.is_push and len(self.waiting):
+        if self.is_push:
+            if not self.active:
+                self.stream.remove_consumer(self)
+            return
+        self.process_waiting(eos=True)
+        if len(self.waiting):
             self._touch()
             return
-        if self.is_push and self.active:
+        # Outstanding deliveries may still be acked: wait for the last ack deadline plus the threshold.
+        now = self.clock.time_ns()
+        backoff = self.config["backoff"]
+        latest = 0
+        for seq, (_, delivered_ns) in self.pending.items():
+            wait = self._ack_wait_ns()
+            if backoff:
+                wait = backoff[min(max(self.rdc.get(seq, 0), 0), len(backoff) - 1)] + ACK_WAIT_DELAY
+            latest = max(latest, delivered_ns + wait + self.dthresh - now)
+        if latest > 0:
+            self._inactive_timer = self.clock.call_later(latest / NS, self._inactive)
             return
         self.stream.remove_consumer(self)
 

@@ -115,6 +115,9 @@ def update_consumer(consumer: Consumer, config: dict[str, Any]) -> None:
         router.watch_interest(config["deliver_subject"], consumer._interest_changed)
         consumer.active = consumer._has_delivery_interest()
     consumer.configure_priority()
+    if config["inactive_threshold"] != old["inactive_threshold"]:
+        consumer.set_inactive_threshold()
+        consumer._touch()
     consumer.stream.js.consumer_updated(consumer.stream, consumer)
     consumer.kick()
 

@@ -1,0 +1,254 @@
+"""An ADR-37 ``Consume()`` loop, written in the test, served alike by both targets.
+
+:class:`Consume` is the simplified client's algorithm over core NATS: it
+keeps a buffer target (``max_messages`` or ``max_bytes``), publishes a
+``CONSUMER.MSG.NEXT`` request whenever what is pending drops to the
+threshold (half the target), subtracts one message (or, buffering by
+bytes, its server-computed size) for every delivery, and subtracts ``Nats-Pending-Messages`` /
+``Nats-Pending-Bytes`` from every status that carries them.  Once every
+request has ended, the counts must come back to exactly zero -- which only
+happens when the server's 408/409 headers account for every message and
+byte it did not deliver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+
+import nats
+import pytest
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+
+from tests.harness.js import api, create_stream
+from tests.harness.targets import Target
+
+NS = 1_000_000_000
+STATUS = "Status"
+
+
+@dataclass
+class Consume:
+    """One ``Consume()`` call: buffer accounting, heartbeats and terminal statuses."""
+
+    nc: Client
+    stream: str
+    consumer: str
+    max_messages: int = 0
+    max_bytes: int = 0
+    expires: float = 1.0
+    heartbeat: float = 0.25
+    pending_messages: int = 0
+    pending_bytes: int = 0
+    received: list[Msg] = field(default_factory=list)
+    statuses: list[tuple[str, str]] = field(default_factory=list)
+    heartbeats: int = 0
+    missed_heartbeats: int = 0
+    requests: int = 0
+    error: str = ""
+
+    def __post_init__(self) -> None:
+        self.inbox = self.nc.new_inbox()
+        self.done = asyncio.Event()
+        self._last_seen = asyncio.get_running_loop().time()
+
+    @property
+    def by_bytes(self) -> bool:
+        return self.max_bytes > 0
+
+    async def start(self) -> None:
+        self.sub = await self.nc.subscribe(self.inbox, cb=self._on_msg)
+        self._watchdog = asyncio.create_task(self._watch_heartbeats())
+        await self._maybe_pull()
+
+    async def stop(self) -> None:
+        self._watchdog.cancel()
+        await self.sub.unsubscribe()
+
+    def _below_threshold(self) -> bool:
+        if self.by_bytes:
+            return self.pending_bytes <= self.max_bytes // 2
+        return self.pending_messages <= self.max_messages // 2
+
+    async def _maybe_pull(self) -> None:
+        if self.done.is_set() or not self._below_threshold():
+            return
+        body: dict = {"expires": int(self.expires * NS), "idle_heartbeat": int(self.heartbeat * NS)}
+        if self.by_bytes:
+            body["batch"] = 1_000_000
+            body["max_bytes"] = self.max_bytes - self.pending_bytes
+            self.pending_bytes += body["max_bytes"]
+        else:
+            body["batch"] = self.max_messages - self.pending_messages
+            self.pending_messages += body["batch"]
+        self.requests += 1
+        subject = f"$JS.API.CONSUMER.MSG.NEXT.{self.stream}.{self.consumer}"
+        await self.nc.publish(subject, json.dumps(body).encode(), reply=self.inbox)
+
+    async def _on_msg(self, msg: Msg) -> None:
+        self._last_seen = asyncio.get_running_loop().time()
+        headers = msg.headers or {}
+        code = headers.get(STATUS)
+        if code is None:
+            self.received.append(msg)
+            if self.by_bytes:
+                self.pending_bytes -= len(msg.subject) + len(msg.reply) + len(msg.data)  # no stored headers here
+            else:
+                self.pending_messages -= 1
+            await msg.ack()
+        elif code == "100":
+            self.heartbeats += 1
+        else:
+            description = headers.get("Description", "")
+            self.statuses.append((code, description))
+            if "Nats-Pending-Messages" in headers:
+                if self.by_bytes:
+                    self.pending_bytes -= int(headers.get("Nats-Pending-Bytes", "0"))
+                else:
+                    self.pending_messages -= int(headers["Nats-Pending-Messages"])
+            if code == "409" and description in ("Consumer Deleted", "Consumer is push based"):
+                self.error = description
+                self.done.set()
+                return
+        await self._maybe_pull()
+
+    async def _watch_heartbeats(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.heartbeat / 2)
+            if loop.time() - self._last_seen > 2 * self.heartbeat:
+                self.missed_heartbeats += 1
+                self._last_seen = loop.time()
+
+
+async def setup(target: Target, durable: str = "C") -> Client:
+    nc = await nats.connect(target.url)
+    await create_stream(nc, {"name": "S", "subjects": ["s.>"], "storage": "memory"})
+    reply = await api(nc, f"$JS.API.CONSUMER.CREATE.S.{durable}", {"stream_name": "S", "config": {"durable_name": durable, "ack_policy": "explicit"}})
+    assert "error" not in reply, reply
+    return nc
+
+
+async def publish_in_bursts(nc: Client, count: int, burst: int, pause: float, size: int = 20) -> None:
+    js = nc.jetstream()
+    for i in range(count):
+        await js.publish(f"s.{i % 3}", b"%0*d" % (size, i))
+        if i % burst == burst - 1:
+            await asyncio.sleep(pause)
+
+
+async def drained(consume: Consume, total: int, timeout: float = 10) -> None:
+    async def wait() -> None:
+        while len(consume.received) < total:
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(wait(), timeout)
+
+
+async def settle(consume: Consume) -> None:
+    """Stop asking, then let every open request end (each ends with a 408 within ``expires``)."""
+    consume.done.set()
+    await asyncio.sleep(consume.expires + 0.5)
+
+
+async def test_consume_by_messages_reconciles_to_zero(target: Target) -> None:
+    nc = await setup(target)
+    try:
+        consume = Consume(nc, "S", "C", max_messages=10)
+        await consume.start()
+        await publish_in_bursts(nc, 60, burst=7, pause=0.05)
+        await drained(consume, 60)
+        await settle(consume)
+        await consume.stop()
+        assert [int(m.data) for m in consume.received] == list(range(60))
+        assert [m.metadata.sequence.stream for m in consume.received] == list(range(1, 61))
+        assert (consume.pending_messages, consume.pending_bytes) == (0, 0)
+        assert consume.statuses and {code for code, _ in consume.statuses} == {"408"}
+        assert consume.missed_heartbeats == 0 and consume.error == ""
+        info = await api(nc, "$JS.API.CONSUMER.INFO.S.C")
+        assert (info["num_pending"], info["num_ack_pending"], info["num_waiting"]) == (0, 0, 0)
+        assert info["delivered"]["stream_seq"] == 60
+    finally:
+        await nc.close()
+
+
+async def test_consume_by_bytes_reconciles_to_zero(target: Target) -> None:
+    nc = await setup(target)
+    try:
+        consume = Consume(nc, "S", "C", max_bytes=1200)
+        await consume.start()
+        await publish_in_bursts(nc, 40, burst=9, pause=0.05, size=100)
+        await drained(consume, 40)
+        await settle(consume)
+        await consume.stop()
+        assert [int(m.data) for m in consume.received] == list(range(40))
+        assert (consume.pending_messages, consume.pending_bytes) == (0, 0)
+        assert consume.missed_heartbeats == 0
+    finally:
+        await nc.close()
+
+
+async def test_consume_sees_heartbeats_while_idle(target: Target) -> None:
+    nc = await setup(target)
+    try:
+        consume = Consume(nc, "S", "C", max_messages=4, expires=2.0, heartbeat=0.2)
+        await consume.start()
+        await asyncio.sleep(0.9)
+        assert consume.heartbeats >= 3
+        assert consume.received == [] and consume.missed_heartbeats == 0
+        await consume.stop()
+    finally:
+        await nc.close()
+
+
+async def test_consume_ends_when_the_consumer_is_deleted(target: Target) -> None:
+    nc = await setup(target)
+    try:
+        consume = Consume(nc, "S", "C", max_messages=6, expires=5.0)
+        await consume.start()
+        await publish_in_bursts(nc, 4, burst=4, pause=0)
+        await drained(consume, 4)
+        reply = await api(nc, "$JS.API.CONSUMER.DELETE.S.C")
+        assert reply["success"] is True
+        await asyncio.wait_for(consume.done.wait(), 2)
+        await consume.stop()
+        assert consume.error == "Consumer Deleted"
+        assert consume.statuses[-1] == ("409", "Consumer Deleted")
+    finally:
+        await nc.close()
+
+
+@pytest.mark.slow
+async def test_idle_pull_consumer_is_removed_after_its_inactive_threshold(target: Target) -> None:
+    nc = await setup(target, durable="keep")
+    try:
+        reply = await api(
+            nc,
+            "$JS.API.CONSUMER.CREATE.S.idle",
+            {"stream_name": "S", "config": {"durable_name": "idle", "inactive_threshold": int(0.4 * NS)}},
+        )
+        assert reply["config"]["inactive_threshold"] == int(0.4 * NS)
+        # A waiting pull keeps it alive past the threshold (pull consumers add 0.1-1s of jitter)...
+        inbox = nc.new_inbox()
+        statuses: list[str] = []
+
+        async def on_status(msg: Msg) -> None:
+            statuses.append((msg.headers or {}).get(STATUS, ""))
+
+        await nc.subscribe(inbox, cb=on_status)
+        body = json.dumps({"batch": 1, "expires": int(0.9 * NS)}).encode()
+        await nc.publish("$JS.API.CONSUMER.MSG.NEXT.S.idle", body, reply=inbox)
+        await asyncio.sleep(0.8)
+        names = await api(nc, "$JS.API.CONSUMER.NAMES.S")
+        assert sorted(names["consumers"]) == ["idle", "keep"]
+        # ...then, with nothing waiting, it goes within about two jittered thresholds.
+        deadline = asyncio.get_running_loop().time() + 4
+        while "idle" in names["consumers"] and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+            names = await api(nc, "$JS.API.CONSUMER.NAMES.S")
+        assert names["consumers"] == ["keep"]
+        assert statuses == ["408"]
+    finally:
+        await nc.close()
