@@ -1,0 +1,196 @@
+"""The Docker image: built from the repository's Dockerfile and run with podman.
+
+What users get from ``docker run fakejs`` is checked end to end: a client
+connects from outside the container, core pub/sub and JetStream work, the
+monitor answers ``/healthz``, the image's HEALTHCHECK passes, and ``stop``
+(SIGTERM to PID 1) ends the server at once with status 0 rather than after
+the engine's kill timeout.
+
+No Docker engine is assumed. The podman set-up recipe lives next to the
+repository (``../shared/container/podman-env.sh``); it installs podman,
+configures it for this kind of machine and makes a local Debian base image.
+When it is missing or cannot run (no root, no apt), these tests are skipped
+with the reason shown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import subprocess
+import time
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import nats
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.container]
+
+REPO = Path(__file__).resolve().parents[2]
+RECIPE = REPO.parent / "shared" / "container" / "podman-env.sh"
+# The recipe builds this base (Debian bookworm, Python 3.11 from apt); no registry is needed.
+BASE_IMAGE = "localhost/debian:bookworm"
+IMAGE_TAG = "localhost/fakejs:test"
+SETUP_TIMEOUT = 600.0
+BUILD_TIMEOUT = 900.0
+READY_TIMEOUT = 30.0
+
+
+@dataclass
+class Podman:
+    """How to call podman as the recipe configured it."""
+
+    env: dict[str, str]
+    build_mounts: list[str]
+
+    def run(self, *args: str, timeout: float = 60.0, check: bool = True) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            ["podman", *args], env=self.env, capture_output=True, text=True, timeout=timeout, check=False
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"podman {shlex.join(args)} exited {result.returncode}:\n{_tail(result.stderr)}")
+        return result
+
+    def logs(self, name: str) -> str:
+        """The container's log: fakejs writes it to stderr, which podman keeps apart from stdout."""
+        result = self.run("logs", name, check=False)
+        return result.stdout + result.stderr
+
+
+@dataclass
+class Container:
+    """A running fakejs container on the host network."""
+
+    name: str
+    port: int
+    http_port: int
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def http(self, path: str) -> tuple[int, bytes]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}{path}", timeout=5) as response:
+            return response.status, response.read()
+
+
+def _tail(text: str, lines: int = 25) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _free_ports(count: int) -> list[int]:
+    """Ports free on every interface (the container binds 0.0.0.0), never fixed ones:
+    other servers on the machine may hold the usual 4222/8222."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(("", 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+@pytest.fixture(scope="module")
+def podman() -> Podman:
+    """Source the recipe once and keep the settings it exports."""
+    if not RECIPE.is_file():
+        pytest.skip(f"podman recipe not found at {RECIPE}")
+    if os.geteuid() != 0:
+        pytest.skip("the podman recipe needs root (it installs packages with apt)")
+    script = '. "$1" && printf "%s\\n" "$CONTAINERS_CONF" "$CONTAINERS_STORAGE_CONF" "$PODMAN_BUILD_MOUNTS"'
+    try:
+        result = subprocess.run(
+            ["sh", "-c", script, "sh", str(RECIPE)], capture_output=True, text=True, timeout=SETUP_TIMEOUT
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"podman set-up took longer than {SETUP_TIMEOUT:.0f}s")
+    if result.returncode != 0:
+        pytest.skip(f"podman could not be set up ({RECIPE} exited {result.returncode}): {_tail(result.stderr, 5)}")
+    conf, storage_conf, mounts = result.stdout.splitlines()[-3:]
+    env = dict(os.environ, CONTAINERS_CONF=conf, CONTAINERS_STORAGE_CONF=storage_conf)
+    return Podman(env=env, build_mounts=shlex.split(mounts))
+
+
+@pytest.fixture(scope="module")
+def image(podman: Podman, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Build the image; returns its ID, which other builds of the same tag can't move."""
+    iidfile = tmp_path_factory.mktemp("image") / "iid"
+    # Docker format: podman's default OCI format drops HEALTHCHECK.
+    podman.run(
+        "build", "--format", "docker", "--network=host", *podman.build_mounts,
+        "--build-arg", f"BASE_IMAGE={BASE_IMAGE}", "--iidfile", str(iidfile), "-t", IMAGE_TAG, str(REPO),
+        timeout=BUILD_TIMEOUT,
+    )  # fmt: skip
+    return iidfile.read_text().strip()
+
+
+@pytest.fixture
+def container(podman: Podman, image: str) -> Iterator[Container]:
+    """Run the image as users do, only moving it to free ports: the image's own defaults
+    (bind 0.0.0.0, store in /data) are what is under test."""
+    port, http_port = _free_ports(2)
+    box = Container(name=f"fakejs-test-{uuid.uuid4().hex[:12]}", port=port, http_port=http_port)
+    try:
+        podman.run("run", "-d", "--name", box.name, "--network=host", image, "-p", str(port), "-m", str(http_port))
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            try:
+                if box.http("/healthz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"container not healthy after {READY_TIMEOUT:.0f}s:\n{_tail(podman.logs(box.name))}")
+            time.sleep(0.1)
+        yield box
+    finally:
+        podman.run("rm", "-f", box.name, check=False)
+
+
+async def test_serves_clients_jetstream_and_health(podman: Podman, container: Container) -> None:
+    logs = podman.logs(container.name)
+    assert f"Listening for client connections on 0.0.0.0:{container.port}" in logs, logs
+
+    nc = await nats.connect(container.url)
+    try:
+        sub = await nc.subscribe("image.core")
+        await nc.publish("image.core", b"hello")
+        assert (await sub.next_msg(timeout=2)).data == b"hello"
+
+        js = nc.jetstream()
+        await js.add_stream(name="IMAGE", subjects=["image.js.>"], storage="file")
+        ack = await js.publish("image.js.one", b"stored")
+        assert (ack.stream, ack.seq) == ("IMAGE", 1)
+        assert (await js.stream_info("IMAGE")).state.messages == 1
+        assert (await js.get_msg("IMAGE", 1)).data == b"stored"
+    finally:
+        await nc.close()
+
+    assert container.http("/healthz") == (200, b'{"status":"ok"}')
+    varz = json.loads(container.http("/varz")[1])
+    assert varz["jetstream"]["config"]["store_dir"] == "/data"
+    # File-backed streams land in the /data volume, written by the image's unprivileged user.
+    listing = podman.run("exec", container.name, "sh", "-c", "id -u; ls /data/fakejs/streams").stdout.split()
+    assert listing[0] != "0" and "IMAGE" in listing[1:], listing
+    health = podman.run("healthcheck", "run", container.name, check=False)
+    assert health.returncode == 0, health.stdout + health.stderr
+
+
+def test_stop_sends_sigterm_and_exits_promptly(podman: Podman, container: Container) -> None:
+    started = time.monotonic()
+    podman.run("stop", "-t", "20", container.name)
+    elapsed = time.monotonic() - started
+    state = json.loads(podman.run("inspect", "--format", "{{json .State}}", container.name).stdout)
+    logs = podman.logs(container.name)
+    assert elapsed < 5, f"stop took {elapsed:.1f}s: SIGTERM was not handled"
+    assert state["ExitCode"] == 0, state
+    assert 'Trapped "terminated" signal' in logs and "Server Exiting.." in logs, logs
