@@ -12,18 +12,25 @@ from __future__ import annotations
 import hmac
 import platform
 import secrets
-from typing import TYPE_CHECKING, Any
+from collections import deque
+from typing import TYPE_CHECKING, Any, Iterable
 
 from fakejs import __version__
 from fakejs.clock import Clock
+from fakejs.faults import Faults
 from fakejs.log import get_logger
+from fakejs.monitor_conns import ConnRecord
 from fakejs.options import API_LEVEL, NATS_VERSION, PROTO, ServerOptions
 from fakejs.router import Router
 
 if TYPE_CHECKING:
     from fakejs.client import ClientSession
+    from fakejs.router import Subscription
 
 _BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+# How many closed connections /connz?state=closed remembers (nats-server's default).
+MAX_CLOSED_CLIENTS = 10000
 
 
 def new_server_id() -> str:
@@ -53,10 +60,12 @@ class Broker:
         self.server_id = new_server_id()
         self.name = options.name or "fakejs-" + self.server_id[-8:]
         self.router = Router()
+        self.faults = Faults(clock)
         self.clients: dict[int, ClientSession] = {}
         self.stats = Stats()
         self.started_ns = clock.time_ns()
         self.total_connections = 0
+        self.closed_clients: deque[ConnRecord] = deque(maxlen=MAX_CLOSED_CLIENTS)
         self.port = options.port
         self.lame_duck = False
         self.jetstream_enabled = False
@@ -105,8 +114,10 @@ class Broker:
         self.clients[client.cid] = client
         self.total_connections += 1
 
-    def remove_client(self, client: ClientSession) -> None:
-        self.clients.pop(client.cid, None)
+    def remove_client(self, client: ClientSession, subs: Iterable[Subscription] = ()) -> None:
+        """Forget a closed client, keeping what /connz reports about it (with ``subs``, its last subscriptions)."""
+        if self.clients.pop(client.cid, None) is not None:
+            self.closed_clients.append(ConnRecord.closed(client, list(subs)))
 
     def authenticate(self, connect: dict[str, Any]) -> bool:
         """nats-server's single-user and token checks (token wins if both are set)."""

@@ -5,7 +5,8 @@ exec ``fakejs`` with the same arguments.  Flags follow Go's ``flag``
 package conventions: one or two dashes, ``-flag value`` or ``-flag=value``.
 Differences from nats-server: JetStream is on by default, the default
 address is 127.0.0.1, ``--max_payload`` is accepted on the command line,
-and an unknown flag exits with status 2.
+and an unknown flag exits with status 2.  fakejs's own flags (``--scenario``,
+``--clock``, ``--autojump``, ``--no_control``) have no nats-server spelling.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 from typing import Sequence
 
 from fakejs import __version__
+from fakejs.clock import Clock, ManualClock
 from fakejs.log import configure, get_logger
 from fakejs.options import DEFAULT_PORT, NATS_VERSION, ServerOptions
 
@@ -41,10 +43,14 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "pid": ("P", "pid"),
     "config": ("c", "config"),
     "version": ("v", "version"),
+    "scenario": ("scenario",),
+    "clock": ("clock",),
+    "autojump": ("autojump",),
+    "no_control": ("no_control",),
     "help": ("h", "help"),
 }
 _CANONICAL = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
-_BOOLEAN = {"jetstream", "debug", "trace", "debug_trace", "verbose_trace", "logtime", "version", "help"}
+_BOOLEAN = {"jetstream", "debug", "trace", "debug_trace", "verbose_trace", "logtime", "version", "help", "no_control"}
 
 
 def _normalise(argv: Sequence[str]) -> list[str]:
@@ -103,6 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("--logtime", "-T", action="store_true", help="accepted for compatibility (timestamps are always on)")
     add("--pid", "-P", default="", metavar="FILE", help="file to store the PID")
     add("--config", "-c", default="", metavar="FILE", help="configuration file (not supported by fakejs)")
+    add("--scenario", default="", metavar="FILE", help="fakejs: run a fault scenario (a TOML file or a shipped name)")
+    add("--clock", choices=("real", "manual"), default="", help="fakejs: real time (default) or a manual clock moved over the control API")
+    add("--autojump", type=float, default=None, metavar="SECONDS", help="fakejs: with --clock manual, jump to the next timer after this much idle real time")
+    add("--no_control", action="store_true", help="fakejs: do not serve the control API ($FAKEJS.>, /fakejs/)")
     add("--version", "-v", action="store_true", help="show version")
     add("--help", "-h", action="help", help="show this message")
     return parser
@@ -134,6 +144,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         debug=args.debug or args.debug_trace,
         trace=args.trace or args.debug_trace or args.verbose_trace,
         log_file=args.log,
+        control=not args.no_control,
     )
     if args.max_payload is not None:
         if args.max_payload <= 0:
@@ -142,12 +153,14 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
     return options
 
 
-async def serve(options: ServerOptions, pid_file: str = "") -> None:
-    """Run a server until SIGINT or SIGTERM."""
+async def serve(options: ServerOptions, pid_file: str = "", clock: Clock | None = None, scenario: str = "") -> None:
+    """Run a server until SIGINT or SIGTERM (or the end of lame duck mode, SIGUSR2)."""
     from fakejs.server import Server
 
-    server = Server(options)
+    server = Server(options, clock=clock)
     await server.start()
+    if scenario:
+        server.control.start_scenario(path=scenario)
     if pid_file:
         import os
 
@@ -161,11 +174,20 @@ async def serve(options: ServerOptions, pid_file: str = "") -> None:
         log.info('Trapped "%s" signal', name)
         stop.set()
 
+    def lame_duck() -> None:
+        log.info('Trapped "user defined signal 2" signal')
+        server.control.lame_duck()
+
     loop.add_signal_handler(signal.SIGINT, trapped, "interrupt")
     loop.add_signal_handler(signal.SIGTERM, trapped, "terminated")
+    loop.add_signal_handler(signal.SIGUSR2, lame_duck)
+    finished = asyncio.ensure_future(server.finished.wait())
+    waiting = asyncio.ensure_future(stop.wait())
     try:
-        await stop.wait()
+        await asyncio.wait({finished, waiting}, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        finished.cancel()
+        waiting.cancel()
         await server.stop()
 
 
@@ -181,9 +203,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = options_from_args(args)
     except ValueError as exc:
         parser.error(str(exc))
+    if args.autojump is not None and args.clock != "manual":
+        parser.error("--autojump needs --clock manual")
+    clock = ManualClock(autojump_threshold=args.autojump) if args.clock == "manual" else None
+    if args.scenario:
+        from fakejs.scenario import ScenarioError, load_scenario
+
+        try:
+            load_scenario(args.scenario)  # refuse a broken file before listening
+        except ScenarioError as exc:
+            parser.error(str(exc))
     configure(debug=options.debug, trace=options.trace, log_file=options.log_file)
     try:
-        asyncio.run(serve(options, args.pid))
+        asyncio.run(serve(options, args.pid, clock, args.scenario))
     except OSError as exc:
         get_logger().critical("Error listening on port: %s, %s", options.port, exc)
         return 1

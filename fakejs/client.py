@@ -103,6 +103,7 @@ class ClientSession:
         self.subs: dict[str, Subscription] = {}
         self.closed = False
         self.close_reason = ""
+        self.stopped_ns = 0
         self.paused = False
         self.stall_budget = STALL_PER_READ
         self.out: list[bytes] = []
@@ -120,6 +121,7 @@ class ClientSession:
         self.rtt_start: float | None = None
         self.rtt = 0.0
         self._ping_timer: TimerHandle | None = None
+        self._ping_advance: int | None = None
         self._auth_timer: TimerHandle | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
             Pub: self._on_pub,
@@ -160,11 +162,13 @@ class ClientSession:
         self.closed = True
         self.close_reason = reason
         self._cancel_timers()
+        self.stopped_ns = self.broker.clock.time_ns()
         router = self.broker.router
-        for sub in self.subs.values():
+        final_subs = list(self.subs.values())  # /connz?state=closed still lists them
+        for sub in final_subs:
             router.unsubscribe(sub)
         self.subs.clear()
-        self.broker.remove_client(self)
+        self.broker.remove_client(self, final_subs)
         if abort:
             self.io.abort()
         else:
@@ -356,6 +360,9 @@ class ClientSession:
             self.send(writer.OK)
 
     def _on_ping(self, event: Ping) -> None:
+        faults = self.broker.faults
+        if faults and faults.fire("client.ping", cid=self.cid, name=self.name):
+            return  # a stalled server: no PONG
         self.send(writer.PONG)
         self.last_in = self.broker.clock.monotonic()
         if self.connect_received and not self.first_pong_sent:
@@ -408,6 +415,11 @@ class ClientSession:
             return
         if self.verbose:
             self.send(writer.OK)
+        faults = broker.faults
+        if faults:
+            hit = faults.fire("client.connect", cid=self.cid, name=self.name)
+            if hit is not None:
+                self.close(KICKED, abort=hit.change == "drop")
 
     # -- timers ----------------------------------------------------------------
 
@@ -436,6 +448,13 @@ class ClientSession:
         now = self.broker.clock.monotonic()
         need_rtt = self.rtt_start is None or now - self.rtt_start > 3600.0
         if need_rtt or now - self.last_in >= options.ping_interval:
+            # Under a manual clock one advance() may span many ping intervals with
+            # no chance for the client to answer: only one PING per advance counts.
+            advance = getattr(self.broker.clock, "advances", None)
+            if advance is not None and self.pings_out and advance == self._ping_advance:
+                self._set_ping_timer(options.ping_interval)
+                return
+            self._ping_advance = advance
             if self.pings_out + 1 > options.ping_max:
                 self.send_err(ERR_STALE)
                 self.broker.log.debug("%s - Stale Client Connection - Closing", self)

@@ -87,13 +87,20 @@ class ManualClock:
     defaults to the real time when the clock is made, so timestamps look
     current.  Timers due at the same instant fire in the order they were
     scheduled.
+
+    With ``autojump_threshold`` (real seconds), a server on this clock jumps
+    to the next timer by itself whenever no client has sent anything for
+    that long -- a client waiting on a 30 s pull expiry gets its 408 after
+    the threshold, not after 30 s.
     """
 
-    def __init__(self, start_ns: int | None = None) -> None:
+    def __init__(self, start_ns: int | None = None, autojump_threshold: float | None = None) -> None:
+        self.autojump_threshold = autojump_threshold
         self._now = 0.0
         self._start_ns = time.time_ns() if start_ns is None else start_ns
         self._timers: list[_ManualTimer] = []
         self._seq = itertools.count()
+        self.advances = 0  # how many times advance() ran (clients get one chance to answer per advance)
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         """Accepted for symmetry with :class:`SystemClock`; unused."""
@@ -118,6 +125,13 @@ class ManualClock:
             heapq.heappop(self._timers)
         return self._timers[0].when if self._timers else None
 
+    def jump(self) -> int:
+        """Advance exactly to the next pending timer (if any); returns how many fired."""
+        deadline = self.next_deadline()
+        if deadline is None:
+            return 0
+        return self.advance(max(deadline - self._now, 0.0))
+
     def advance(self, seconds: float) -> int:
         """Move time forward, firing every timer due on the way; returns how many fired.
 
@@ -127,6 +141,7 @@ class ManualClock:
         if seconds < 0:
             raise ValueError("time only moves forward")
         target = self._now + seconds
+        self.advances += 1
         fired = 0
         while True:
             deadline = self.next_deadline()

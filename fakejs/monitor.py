@@ -3,7 +3,8 @@
 Only the documents live here; :mod:`fakejs.server` serves them over HTTP.
 Harnesses poll ``/healthz`` for readiness and tools read ``/varz``, so the
 field names and units (nanosecond durations, RFC 3339 times) follow the
-real server.
+real server.  ``/connz`` and ``/subsz`` live in :mod:`fakejs.monitor_conns`,
+``/jsz`` in :mod:`fakejs.monitor_jsz`; :data:`ENDPOINTS` maps every path.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import parse_qs
 
 from fakejs.gotime import NS, rfc3339
+from fakejs.monitor_conns import connz, subsz
+from fakejs.monitor_jsz import jsz
+from fakejs.monitor_query import go_uptime
 from fakejs.options import API_LEVEL, NATS_VERSION, PROTO
 
 if TYPE_CHECKING:
@@ -24,18 +29,7 @@ if TYPE_CHECKING:
 
 def go_duration_short(seconds: float) -> str:
     """nats-server's uptime format: ``1d2h3m4s``."""
-    total = int(seconds)
-    days, rest = divmod(total, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    out = ""
-    if days:
-        out += f"{days}d"
-    if days or hours:
-        out += f"{hours}h"
-    if days or hours or minutes:
-        out += f"{minutes}m"
-    return out + f"{secs}s"
+    return go_uptime(int(seconds * NS))
 
 
 def healthz(server: Server, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
@@ -131,12 +125,28 @@ def _rss_bytes() -> int:
         return 0
 
 
-Endpoint = Callable[["Server", dict[str, list[str]]], tuple[int, dict[str, Any]]]
+# An endpoint answers (status, document); a ``str`` document is a plain-text
+# answer, which is how nats-server rejects bad query options (status 400).
+Endpoint = Callable[["Server", dict[str, list[str]]], tuple[int, Any]]
 
 ENDPOINTS: dict[str, Endpoint] = {
     "/healthz": healthz,
     "/varz": varz,
+    "/connz": connz,
+    "/subsz": subsz,
+    "/jsz": jsz,
 }
+
+# Go's encoder escapes HTML-special characters and line separators, and
+# writes invalid UTF-8 (here: lone surrogates) as U+FFFD.
+_GO_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+_SURROGATE = re.compile("[\\ud800-\\udfff]")
+
+
+def go_indent(doc: Any) -> bytes:
+    """``json.MarshalIndent(doc, "", "  ")``: how nats-server writes its monitoring documents."""
+    text = json.dumps(doc, indent=2, ensure_ascii=False).translate(_GO_ESCAPES)
+    return _SURROGATE.sub("\\\\ufffd", text).encode()
 
 
 def respond(server: Server, target: str) -> tuple[int, str, bytes]:
@@ -149,6 +159,9 @@ def respond(server: Server, target: str) -> tuple[int, str, bytes]:
         return 404, "text/plain; charset=utf-8", b"404 page not found\n"
     server.http_requests[path] = server.http_requests.get(path, 0) + 1
     status, doc = endpoint(server, parse_qs(raw_query))
+    if isinstance(doc, str):
+        return status, "text/plain; charset=utf-8", doc.encode()
     # nats-server indents every document but the health check.
-    body = json.dumps(doc, indent=None if path == "/healthz" else 2, separators=(",", ":") if path == "/healthz" else None).encode()
-    return status, "application/json", body
+    if path == "/healthz":
+        return status, "application/json", json.dumps(doc, separators=(",", ":")).encode()
+    return status, "application/json", go_indent(doc)

@@ -47,6 +47,10 @@ class ServerOptions:
     log_file: str = ""
     lame_duck_duration: float = 120.0
     lame_duck_grace_period: float = 10.0
+    # fakejs only: keep every connection's bytes in and out (see Server.transcript).
+    transcripts: bool = False
+    # fakejs only: serve the control API on $FAKEJS.> (and /fakejs/ over HTTP).
+    control: bool = True
 
     @property
     def auth_required(self) -> bool:

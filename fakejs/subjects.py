@@ -175,6 +175,11 @@ class SubscriptionIndex:
         self._root = _Level()
         self._cache: dict[str, MatchResult] = {}
         self.count = 0
+        # Lifetime counters, reported by /subsz like nats-server's sublist stats.
+        self.inserts = 0
+        self.removes = 0
+        self.matches = 0
+        self.cache_hits = 0
 
     def insert(self, sub: Any) -> None:
         level = self._root
@@ -205,6 +210,7 @@ class SubscriptionIndex:
         else:
             node.psubs.append(sub)
         self.count += 1
+        self.inserts += 1
         self._invalidate(sub.subject)
 
     def remove(self, sub: Any) -> bool:
@@ -237,6 +243,7 @@ class SubscriptionIndex:
         except (KeyError, ValueError):
             return False
         self.count -= 1
+        self.removes += 1
         # Prune empty nodes bottom-up.
         for parent, token, child in reversed(path):
             if child.psubs or child.qsubs or (child.next is not None and not child.next.empty()):
@@ -262,8 +269,10 @@ class SubscriptionIndex:
 
     def match(self, subject: str) -> MatchResult:
         """Subscriptions interested in a published (literal) subject."""
+        self.matches += 1
         cached = self._cache.get(subject)
         if cached is not None:
+            self.cache_hits += 1
             return cached
         toks = subject.split(".")
         for token in toks:
@@ -300,6 +309,19 @@ class SubscriptionIndex:
         result = MatchResult()
         _add_node(node, result)
         return result
+
+    def cache_fanout(self) -> tuple[int, int, int]:
+        """(cached subjects, largest fan-out, summed fan-out) over the match cache.
+
+        Fan-out counts plain subscribers plus queue groups (one member of
+        each gets a message), the way nats-server's sublist stats do.
+        """
+        largest = total = 0
+        for result in self._cache.values():
+            fanout = len(result.psubs) + len(result.qsubs)
+            total += fanout
+            largest = max(largest, fanout)
+        return len(self._cache), largest, total
 
     def all(self) -> Iterable[Any]:
         """Every stored subscription (for monitoring and introspection)."""

@@ -54,13 +54,14 @@ def nuid() -> str:
 
 
 class JetStream:
-    def __init__(self, broker: Broker, store_dir: str = "") -> None:
+    def __init__(self, broker: Broker, store_dir: str = "", own_store: bool | None = None) -> None:
         self.broker = broker
         self.router = broker.router
         self.clock = broker.clock
         self.log = broker.log
-        self._own_store = not store_dir
+        self._own_store = not store_dir if own_store is None else own_store
         self.store_dir = store_dir or tempfile.mkdtemp(prefix="fakejs-store-")
+        os.makedirs(self.store_dir, exist_ok=True)  # nats-server creates a missing store directory
         self.streams: dict[str, Stream] = {}
         self.files: dict[str, StreamFiles] = {}
         self.consumer_journals: dict[tuple[str, str], Any] = {}
@@ -82,7 +83,8 @@ class JetStream:
         self._recover()
         self._api_sub = self.router.subscribe_internal("$JS.API.>", self._api)
 
-    def stop(self) -> None:
+    def stop(self, keep_store: bool = False) -> None:
+        """Shut down; a store fakejs made itself is removed unless ``keep_store`` (a restart)."""
         if self._api_sub is not None:
             self.router.unsubscribe(self._api_sub)
             self._api_sub = None
@@ -97,7 +99,7 @@ class JetStream:
         self.consumer_journals.clear()
         self.streams.clear()
         self.files.clear()
-        if self._own_store:
+        if self._own_store and not keep_store:
             shutil.rmtree(self.store_dir, ignore_errors=True)
 
     def _api(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:

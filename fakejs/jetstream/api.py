@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from fakejs.gojson import GoJSONError, Struct, decode_request, dumps
+from fakejs.faults import API_FAILURES
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.options import API_LEVEL
 from fakejs.protocol import headers as hdrs
@@ -152,21 +153,37 @@ def dispatch(js: JetStream, subject: str, reply: str, hdr: bytes | None, payload
         return True  # swallowed, like the system account's import does
     request = Request(subject, reply, hdr, payload)
     response_type = RESPONSE_TYPE_PREFIX + route.response_type
+    faults = js.broker.faults
     try:
+        if faults:
+            hit = faults.fire("api.request", subject=subject)
+            if hit is not None:
+                if hit.change == "ignore":
+                    return True
+                raise api_error(API_FAILURES[hit.args.get("error", "unavailable")])
         if route.level_first:
             request.check_level()
         body = route.handler(js, request)
     except ApiError as error:
         doc = {"type": response_type, "error": error.to_dict()}
         doc.update(ERROR_EXTRAS.get(route.response_type, {}))
-        js.api_reply(request, doc, error=True)
+        _reply(js, request, doc, error=True)
         return True
     if body is None:
         return True  # the handler answered itself (or stays silent)
     doc = {"type": response_type}
     doc.update(body)
-    js.api_reply(request, doc, error=False)
+    _reply(js, request, doc, error=False)
     return True
+
+
+def _reply(js: JetStream, request: Request, doc: dict[str, Any], error: bool) -> None:
+    faults = js.broker.faults
+    if faults:
+        hit = faults.fire("api.reply", subject=request.subject)
+        if hit is not None:  # "rewrite": set top-level fields of the reply
+            doc = {**doc, **hit.args.get("set", {})}
+    js.api_reply(request, doc, error)
 
 
 def encode(doc: dict[str, Any]) -> bytes:

@@ -14,7 +14,6 @@ keeps delivering until nothing more can be delivered, as nats-server's
 
 from __future__ import annotations
 
-import random
 from typing import TYPE_CHECKING, Any
 
 from fakejs import gotime
@@ -25,6 +24,7 @@ from fakejs.jetstream.consumerstate import ConsumerState
 from fakejs.jetstream.priority import PriorityGroups
 from fakejs.jetstream.pull import WaitQueue
 from fakejs.jetstream.pulling import PullHandling
+from fakejs.jetstream.lifecycle import Lifecycle
 from fakejs.jetstream.pushing import HeldDelivery, PushHandling
 from fakejs.jetstream.store import StoredMessage
 from fakejs.protocol import headers as hdrs
@@ -40,7 +40,7 @@ ACK_WAIT_DELAY = 1_000_000  # nats-server adds 1ms to every ack deadline
 MSG_SIZE = "Nats-Msg-Size"
 
 
-class Consumer(AckHandling, PullHandling, PushHandling):
+class Consumer(AckHandling, PullHandling, PushHandling, Lifecycle):
     def __init__(self, stream: Stream, name: str, config: dict[str, Any], created_ns: int) -> None:
         self.stream = stream
         self.js = stream.js
@@ -274,80 +274,6 @@ class Consumer(AckHandling, PullHandling, PushHandling):
 
         reset_request(self, reply, hdr, payload)
 
-    # -- activity, pause and push interest -------------------------------------------------------
-
-    def set_inactive_threshold(self) -> None:
-        """``updateInactiveThreshold``: pull consumers get 100ms to 1s of jitter, as in nats-server."""
-        threshold = self.config["inactive_threshold"]
-        if threshold > 0 and not self.is_push:
-            threshold += 100_000_000 + random.randrange(900) * 1_000_000
-        self.dthresh = max(threshold, 0)
-
-    def _touch(self) -> None:
-        """Activity: restart the inactivity countdown (pull consumers, push without interest)."""
-        if self._inactive_timer is not None:
-            self._inactive_timer.cancel()
-            self._inactive_timer = None
-        if self.dthresh > 0 and not self.closed and not (self.is_push and self.active):
-            self._inactive_timer = self.clock.call_later(self.dthresh / NS, self._inactive)
-
-    def _inactive(self) -> None:
-        """``deleteNotActive``: go, unless pulls wait, push interest is back or acks may still come."""
-        self._inactive_timer = None
-        if self.closed:
-            return
-        if self.is_push:
-            if not self.active:
-                self.stream.remove_consumer(self)
-            return
-        self.process_waiting(eos=True)
-        if len(self.waiting):
-            self._touch()
-            return
-        # Outstanding deliveries may still be acked: wait for the last ack deadline plus the threshold.
-        now = self.clock.time_ns()
-        backoff = self.config["backoff"]
-        latest = 0
-        for seq, (_, delivered_ns) in self.pending.items():
-            wait = self._ack_wait_ns()
-            if backoff:
-                wait = backoff[min(max(self.rdc.get(seq, 0), 0), len(backoff) - 1)] + ACK_WAIT_DELAY
-            latest = max(latest, delivered_ns + wait + self.dthresh - now)
-        if latest > 0:
-            self._inactive_timer = self.clock.call_later(latest / NS, self._inactive)
-            return
-        self.stream.remove_consumer(self)
-
-    def _arm_pause_timer(self) -> None:
-        if self._pause_timer is not None:
-            self._pause_timer.cancel()
-            self._pause_timer = None
-        until = self.config["pause_until"]
-        if until is not None:
-            remaining = until.ns - self.clock.time_ns()
-            if remaining > 0:
-                self._pause_timer = self.clock.call_later(remaining / NS, self._pause_ended)
-
-    def _pause_ended(self) -> None:
-        self._pause_timer = None
-        if not self.closed:
-            advisories.pause(self, False, None)
-            self.kick()
-
-    def _has_delivery_interest(self) -> bool:
-        """Push delivery needs a subscription on exactly the deliver subject."""
-        return self.js.router.has_exact_interest(self.config["deliver_subject"], self.config["deliver_group"])
-
-    def _interest_changed(self) -> None:
-        if self.closed:
-            return
-        active = self._has_delivery_interest()
-        if active != self.active:
-            self.active = active
-            self._touch()
-            if active:
-                self.kick()
-
     # -- delivery loop ------------------------------------------------------------------
 
     def kick(self) -> None:
@@ -366,10 +292,6 @@ class Consumer(AckHandling, PullHandling, PushHandling):
                     break
         finally:
             self._running = False
-
-    def is_paused(self) -> bool:
-        until = self.config["pause_until"]
-        return until is not None and self.clock.time_ns() < until.ns
 
     def _deliver_available(self) -> None:
         if self.held is not None:
@@ -412,16 +334,26 @@ class Consumer(AckHandling, PullHandling, PushHandling):
                     request.next_heartbeat = self.clock.monotonic() + request.heartbeat
             size = len(msg.subject) + len(ack_reply) + (len(hdr) if hdr else 0) + len(data)  # after any pin header
             delivery = HeldDelivery("replay", target, ack_reply, msg, hdr, data, dc, size, wr_n, wr_b)
+            faults = self.js.broker.faults
+            if faults:
+                hit = faults.fire("consumer.deliver", stream=self.stream.name, consumer=self.name, subject=msg.subject, seq=msg.seq)
+                if hit is not None:
+                    if hit.change == "delay":
+                        self._hold(delivery._replace(stage="sending"), float(hit.args.get("seconds", 1.0)))
+                        return
+                    delivery = delivery._replace(stage="dropped")  # counted as sent, never arrives
             if self.pace(delivery):
                 return
             self.send_delivery(delivery)
+            if faults:
+                faults.settle()  # an action after this delivery (delete, disconnect...) stops the batch
         self.replay_caught_up()
         if not self.is_push:
             self.process_waiting(eos=not max_ack_pending_hit)
 
     def send_delivery(self, delivery: HeldDelivery) -> None:
         target, wr_n, wr_b = delivery.target, delivery.wr_n, delivery.wr_b
-        self._deliver(target, delivery.ack_reply, delivery.msg, delivery.hdr, delivery.data, delivery.dc)
+        self._deliver(target, delivery.ack_reply, delivery.msg, delivery.hdr, delivery.data, delivery.dc, delivery.stage != "dropped")
         if wr_n <= 0 and wr_b > 0:
             self.js.reply(target, b"", status.batch_completed(wr_n, wr_b))
         self._arm_heartbeat()
@@ -483,7 +415,9 @@ class Consumer(AckHandling, PullHandling, PushHandling):
         self.sseq = msg.seq + 1
         return msg, 1
 
-    def _deliver(self, target: str, ack_reply: str, msg: StoredMessage, hdr: bytes | None, data: bytes, dc: int) -> None:
+    def _deliver(
+        self, target: str, ack_reply: str, msg: StoredMessage, hdr: bytes | None, data: bytes, dc: int, publish: bool = True
+    ) -> None:
         dseq = self.dseq
         self.dseq += 1
         now_ns = self.clock.time_ns()
@@ -494,7 +428,7 @@ class Consumer(AckHandling, PullHandling, PushHandling):
             self.track_pending(msg.seq, dseq)
         if self.is_push:
             self.count_push_bytes(target, ack_reply, hdr, data)
-        if not self._publish(target, ack_reply, msg, hdr, data):
+        if publish and not self._publish(target, ack_reply, msg, hdr, data):
             self.did_not_deliver(msg.seq, target)
         if self.is_push:
             self.after_push_delivery(len(target) + len(ack_reply) + (len(hdr) if hdr else 0) + len(data))
@@ -562,50 +496,6 @@ class Consumer(AckHandling, PullHandling, PushHandling):
             self.adflr, self.asflr = self.dseq - 1, self.sseq - 1
         self.recount_pending()
         self.kick()
-
-    # -- pause and reset ---------------------------------------------------------------
-
-    def pause(self, until: gotime.GoTime | None) -> None:
-        self.config["pause_until"] = until
-        consumerconfig.set_static_metadata(self.config)
-        self._arm_pause_timer()
-        paused = until is not None and until.ns > self.clock.time_ns()
-        advisories.pause(self, paused, until)
-        self.js.consumer_updated(self.stream, self)
-        if not paused:
-            self.kick()
-
-    def reset_to(self, seq: int) -> int:
-        """``resetStartingSeq``: deliver again from ``seq`` (0: from the ack floor)."""
-        from fakejs.jetstream.errors import api_error
-
-        cfg = self.config
-        policy = cfg["deliver_policy"]
-        if seq == 0:
-            seq = self.asflr + 1
-        elif policy == "all":
-            pass
-        elif policy == "by_start_sequence":
-            if seq < cfg["opt_start_seq"]:
-                raise api_error("JSConsumerInvalidResetErr", err="below start seq")
-        elif policy == "by_start_time":
-            if seq < self.stream.store.seq_from_time(cfg["opt_start_time"].ns):
-                raise api_error("JSConsumerInvalidResetErr", err="below start time")
-        else:
-            raise api_error("JSConsumerInvalidResetErr", err="not allowed")
-        seq = max(seq, 1)
-        self.pending.clear()
-        self.rdc.clear()
-        self.rdq = []
-        self.sseq, self.dseq = seq, 1
-        self.adflr, self.asflr = 0, seq - 1
-        self.last_delivered_ns = self.last_ack_ns = 0
-        self.state.reset(seq - 1)
-        self.lss = None
-        self._stop_ack_timer()
-        self.recount_pending()
-        self.kick()
-        return seq
 
     # -- info --------------------------------------------------------------------------
 

@@ -135,6 +135,16 @@ class PriorityGroups:
         advisories.unpinned(self.consumer, group, "timeout")
         self.consumer.kick()
 
+    def expire(self, group: str) -> None:
+        """The pin's timeout, now (a fault): the ``timeout`` advisory, then the next pull is pinned."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.pin_id:
+            self._unassign()
+            advisories.unpinned(self.consumer, group, "timeout")
+            self.consumer.kick()
+
     def unpin(self, group: str) -> None:
         """``$JS.API.CONSUMER.UNPIN``: drop the pin (an advisory even when nobody was pinned)."""
         self._unassign()

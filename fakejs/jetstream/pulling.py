@@ -30,6 +30,13 @@ class PullHandling:
         if self.is_push:
             self.js.reply(reply, b"", status.consumer_is_push_based())
             return
+        faults = self.js.broker.faults
+        if faults:
+            hit = faults.fire("pull.request", stream=self.stream.name, consumer=self.name, reply=reply)
+            if hit is not None:
+                if hit.change == "reply_status":
+                    self.js.reply(reply, b"", status.custom(int(hit.args.get("code", 503)), str(hit.args.get("text", ""))))
+                return
         cfg = self.config
         try:
             request = parse_request(payload)
@@ -195,4 +202,7 @@ class PullHandling:
             self.kick()
 
     def send_heartbeat(self: Consumer, subject: str) -> None:
+        faults = self.js.broker.faults
+        if faults and faults.fire("consumer.heartbeat", stream=self.stream.name, consumer=self.name):
+            return
         self.js.reply(subject, b"", status.idle_heartbeat(self.dseq - 1, self.sseq - 1))

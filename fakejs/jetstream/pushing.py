@@ -68,7 +68,7 @@ class TokenBucket:
 class HeldDelivery(NamedTuple):
     """A delivery picked by the loop, waiting for its replay gap or rate-limit tokens."""
 
-    stage: str  # "replay" or "rate"
+    stage: str  # waiting for: "replay", "rate"; or "sending" (due), "dropped" (a fault swallows it)
     target: str
     ack_reply: str
     msg: StoredMessage
@@ -185,7 +185,8 @@ class PushHandling:
         self._heartbeat_timer = None
         if self.closed or self.held is not None:
             return  # a blocked loop sends nothing; the delivery restarts the countdown
-        if self.active:
+        faults = self.js.broker.faults
+        if self.active and not (faults and faults.fire("consumer.heartbeat", stream=self.stream.name, consumer=self.name)):
             subject = self.config["deliver_subject"]
             self.js.reply(subject, b"", status.idle_heartbeat(self.dseq - 1, self.sseq - 1, self.fcid))
             if self.config["ack_policy"] == "flow_control" and self.pending and not self.fcid:

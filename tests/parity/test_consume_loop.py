@@ -1,126 +1,23 @@
-"""An ADR-37 ``Consume()`` loop, written in the test, served alike by both targets.
+"""An ADR-37 ``Consume()`` loop (:mod:`tests.harness.consume`), served alike by both targets.
 
-:class:`Consume` is the simplified client's algorithm over core NATS: it
-keeps a buffer target (``max_messages`` or ``max_bytes``), publishes a
-``CONSUMER.MSG.NEXT`` request whenever what is pending drops to the
-threshold (half the target), subtracts one message (or, buffering by
-bytes, its server-computed size) for every delivery, and subtracts ``Nats-Pending-Messages`` /
-``Nats-Pending-Bytes`` from every status that carries them.  Once every
-request has ended, the counts must come back to exactly zero -- which only
-happens when the server's 408/409 headers account for every message and
-byte it did not deliver.
+Once every pull request has ended, the consume loop's pending counts must
+come back to exactly zero -- which only happens when the server's 408/409
+headers account for every message and byte it did not deliver.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass, field
 
 import nats
 import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from tests.harness.consume import NS, STATUS, Consume
 from tests.harness.js import api, create_stream
 from tests.harness.targets import Target
-
-NS = 1_000_000_000
-STATUS = "Status"
-
-
-@dataclass
-class Consume:
-    """One ``Consume()`` call: buffer accounting, heartbeats and terminal statuses."""
-
-    nc: Client
-    stream: str
-    consumer: str
-    max_messages: int = 0
-    max_bytes: int = 0
-    expires: float = 1.0
-    heartbeat: float = 0.25
-    pending_messages: int = 0
-    pending_bytes: int = 0
-    received: list[Msg] = field(default_factory=list)
-    statuses: list[tuple[str, str]] = field(default_factory=list)
-    heartbeats: int = 0
-    missed_heartbeats: int = 0
-    requests: int = 0
-    error: str = ""
-
-    def __post_init__(self) -> None:
-        self.inbox = self.nc.new_inbox()
-        self.done = asyncio.Event()
-        self._last_seen = asyncio.get_running_loop().time()
-
-    @property
-    def by_bytes(self) -> bool:
-        return self.max_bytes > 0
-
-    async def start(self) -> None:
-        self.sub = await self.nc.subscribe(self.inbox, cb=self._on_msg)
-        self._watchdog = asyncio.create_task(self._watch_heartbeats())
-        await self._maybe_pull()
-
-    async def stop(self) -> None:
-        self._watchdog.cancel()
-        await self.sub.unsubscribe()
-
-    def _below_threshold(self) -> bool:
-        if self.by_bytes:
-            return self.pending_bytes <= self.max_bytes // 2
-        return self.pending_messages <= self.max_messages // 2
-
-    async def _maybe_pull(self) -> None:
-        if self.done.is_set() or not self._below_threshold():
-            return
-        body: dict = {"expires": int(self.expires * NS), "idle_heartbeat": int(self.heartbeat * NS)}
-        if self.by_bytes:
-            body["batch"] = 1_000_000
-            body["max_bytes"] = self.max_bytes - self.pending_bytes
-            self.pending_bytes += body["max_bytes"]
-        else:
-            body["batch"] = self.max_messages - self.pending_messages
-            self.pending_messages += body["batch"]
-        self.requests += 1
-        subject = f"$JS.API.CONSUMER.MSG.NEXT.{self.stream}.{self.consumer}"
-        await self.nc.publish(subject, json.dumps(body).encode(), reply=self.inbox)
-
-    async def _on_msg(self, msg: Msg) -> None:
-        self._last_seen = asyncio.get_running_loop().time()
-        headers = msg.headers or {}
-        code = headers.get(STATUS)
-        if code is None:
-            self.received.append(msg)
-            if self.by_bytes:
-                self.pending_bytes -= len(msg.subject) + len(msg.reply) + len(msg.data)  # no stored headers here
-            else:
-                self.pending_messages -= 1
-            await msg.ack()
-        elif code == "100":
-            self.heartbeats += 1
-        else:
-            description = headers.get("Description", "")
-            self.statuses.append((code, description))
-            if "Nats-Pending-Messages" in headers:
-                if self.by_bytes:
-                    self.pending_bytes -= int(headers.get("Nats-Pending-Bytes", "0"))
-                else:
-                    self.pending_messages -= int(headers["Nats-Pending-Messages"])
-            if code == "409" and description in ("Consumer Deleted", "Consumer is push based"):
-                self.error = description
-                self.done.set()
-                return
-        await self._maybe_pull()
-
-    async def _watch_heartbeats(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            await asyncio.sleep(self.heartbeat / 2)
-            if loop.time() - self._last_seen > 2 * self.heartbeat:
-                self.missed_heartbeats += 1
-                self._last_seen = loop.time()
 
 
 async def setup(target: Target, durable: str = "C") -> Client:

@@ -1,0 +1,115 @@
+"""pytest plugin: a fakejs server per test, in-process, ready in milliseconds.
+
+Installed with fakejs (entry point ``pytest11``), it provides:
+
+* ``fakejs_server`` -- a fresh server for each test (:class:`fakejs.testing.FakeJS`);
+* ``fakejs_shared_server`` -- one server for the session, reset between tests;
+* ``fakejs_url`` -- the URL of ``fakejs_server``;
+* ``fakejs_client`` -- a connected nats-py client (async tests, with pytest-asyncio);
+* marker ``@pytest.mark.fakejs(clock="manual", autojump=None, scenario=None, **options)``
+  to configure ``fakejs_server`` (options are :class:`fakejs.ServerOptions` fields);
+* ``--fakejs-target=real``: the same fixtures start a real nats-server instead,
+  so a suite proves its own parity; tests that use fakejs-only features
+  (clock, faults, introspection) are skipped, saying which feature.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pytest
+
+from fakejs.testing import FakeJS, FakeOnly, RealNatsServer
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("fakejs")
+    group.addoption(
+        "--fakejs-target",
+        choices=("fake", "real"),
+        default="fake",
+        help="run fakejs fixtures against fakejs (default) or a real nats-server",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "fakejs(clock='real'|'manual', autojump=None, scenario=None, **options): configure the fakejs_server fixture",
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    outcome = yield
+    excinfo = outcome.excinfo
+    if excinfo is not None and isinstance(excinfo[1], FakeOnly):
+        outcome.force_exception(pytest.skip.Exception(f"fakejs only: {excinfo[1]}", _use_item_location=True))
+
+
+def _target(config: pytest.Config) -> str:
+    return str(config.getoption("--fakejs-target"))
+
+
+def _start(config: pytest.Config, settings: dict[str, Any]) -> Any:
+    if _target(config) == "real":
+        fake_only = {k for k, v in settings.items() if v not in (None, "", "real", False)}
+        if fake_only:
+            pytest.skip(f"fakejs only: {', '.join(sorted(fake_only))} (running against the real nats-server)")
+        try:
+            return RealNatsServer().start()
+        except FakeOnly as exc:
+            pytest.skip(str(exc))
+    return FakeJS(**settings).start()
+
+
+@pytest.fixture
+def fakejs_server(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh server for this test (configured by ``@pytest.mark.fakejs(...)``)."""
+    marker = request.node.get_closest_marker("fakejs")
+    settings: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
+    server = _start(request.config, settings)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def _fakejs_session_server(request: pytest.FixtureRequest) -> Iterator[Any]:
+    server = _start(request.config, {})
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fakejs_shared_server(_fakejs_session_server: Any) -> Any:
+    """The session's server, emptied (streams, faults, clients) before this test."""
+    if _fakejs_session_server.kind == "fake":
+        _fakejs_session_server.reset()
+    return _fakejs_session_server
+
+
+@pytest.fixture
+def fakejs_url(fakejs_server: Any) -> str:
+    return str(fakejs_server.url)
+
+
+try:
+    import pytest_asyncio
+except ImportError:  # pragma: no cover - the client fixture needs pytest-asyncio
+    pass
+else:
+
+    @pytest_asyncio.fixture
+    async def fakejs_client(fakejs_server: Any) -> Any:
+        """A nats-py client connected to ``fakejs_server`` (closed after the test)."""
+        import nats
+
+        nc = await nats.connect(fakejs_server.url)
+        try:
+            yield nc
+        finally:
+            await nc.close()
