@@ -111,24 +111,22 @@ class FakeJS:
     async def wait_for(self, predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.002) -> Any:
         """Wait (in the caller's event loop) until ``predicate()``, run on the server thread, is truthy."""
         deadline = time.monotonic() + timeout
-        while True:
-            value = self.call(predicate)
-            if value:
-                return value
-            if time.monotonic() >= deadline:
-                raise TimeoutError(f"condition not met within {timeout}s")
+        while not (value := self._check(predicate, deadline, timeout)):
             await asyncio.sleep(interval)
+        return value
 
     def wait_until(self, predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.002) -> Any:
         """:meth:`wait_for` for synchronous tests."""
         deadline = time.monotonic() + timeout
-        while True:
-            value = self.call(predicate)
-            if value:
-                return value
-            if time.monotonic() >= deadline:
-                raise TimeoutError(f"condition not met within {timeout}s")
+        while not (value := self._check(predicate, deadline, timeout)):
             time.sleep(interval)
+        return value
+
+    def _check(self, predicate: Callable[[], Any], deadline: float, timeout: float) -> Any:
+        value = self.call(predicate)
+        if not value and time.monotonic() >= deadline:
+            raise TimeoutError(f"condition not met within {timeout}s")
+        return value
 
 
 class _ControlProxy:

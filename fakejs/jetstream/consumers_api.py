@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs import gotime
 from fakejs.gojson import Field, GoJSONError, Struct, loads
-from fakejs.jetstream import consumerconfig, enums
+from fakejs.jetstream import consumerconfig
 from fakejs.jetstream.api import Request, encode, handler, required_level
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.streams_api import is_empty_request

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 QUEUE_GROUP = "_sys_"
 MAX_MULTI_RESULTS = 1024  # distinct subjects one multi_last request may return
 
-DIRECT_GET_REQUEST = Struct(
+# ``JSApiMsgGetRequest``: the body of STREAM.MSG.GET and of Direct Get alike.
+MSG_GET_REQUEST = Struct(
     "JSApiMsgGetRequest",
     (
         Field("seq", "uint64"),
@@ -76,7 +77,7 @@ def _is_set(req: dict[str, Any], key: str) -> bool:
 def decode(payload: bytes) -> dict[str, Any] | None:
     """``json.Unmarshal`` into the request struct; ``None`` when Go would fail."""
     try:
-        return gojson.decode(DIRECT_GET_REQUEST, gojson.loads(payload))
+        return gojson.decode(MSG_GET_REQUEST, gojson.loads(payload))
     except ValueError:
         return None
 

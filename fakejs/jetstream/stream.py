@@ -24,7 +24,6 @@ from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.store import MessageStore, StoredMessage
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
-from fakejs.subjects import matches
 
 if TYPE_CHECKING:
     from fakejs.clock import TimerHandle

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs import gotime
 from fakejs.gojson import Field, GoJSONError, Struct, loads
-from fakejs.jetstream import enums, streamconfig
+from fakejs.jetstream import streamconfig
 from fakejs.jetstream.api import Request, encode, handler
+from fakejs.jetstream.direct import MSG_GET_REQUEST
 from fakejs.jetstream.errors import api_error
 from fakejs.subjects import overlap
 
@@ -34,21 +35,6 @@ STREAM_PURGE_REQUEST = Struct(
     "JSApiStreamPurgeRequest", (Field("seq", "uint64"), Field("filter", "string"), Field("keep", "uint64"))
 )
 MSG_DELETE_REQUEST = Struct("JSApiMsgDeleteRequest", (Field("seq", "uint64"), Field("no_erase", "bool")))
-MSG_GET_REQUEST = Struct(
-    "JSApiMsgGetRequest",
-    (
-        Field("seq", "uint64"),
-        Field("last_by_subj", "string"),
-        Field("next_by_subj", "string"),
-        Field("batch", "int"),
-        Field("max_bytes", "int"),
-        Field("start_time", "time.Time"),
-        Field("multi_last", "[]string"),
-        Field("up_to_seq", "uint64"),
-        Field("up_to_time", "time.Time"),
-        Field("no_hdr", "bool"),
-    ),
-)
 
 
 def stream_name(request: Request) -> str:
