@@ -1,4 +1,4 @@
-"""JetStream throughput: publish (sync and async, memory and file), fetch+ack, KV.
+"""JetStream throughput: publish (sync and async, memory and file), fetch+ack, KV put and get.
 
     python benchmarks/bench_jetstream.py [--repeat 3] [--only async]
 
@@ -93,27 +93,52 @@ async def fetch_ack(url: str) -> float:
     return total / elapsed
 
 
-async def kv_put_get(url: str) -> float:
-    """Key-value: put then get of the same key, round trips per second (pairs/s)."""
+async def _bucket(url: str, direct: bool):
     nc = await nats.connect(url)
     js = nc.jetstream()
     try:
         await js.delete_key_value("BKV")
     except Exception:
         pass
-    kv = await js.create_key_value(bucket="BKV", history=1)
-    count = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < SECONDS:
-        key = f"k{count % 100}"
-        await kv.put(key, PAYLOAD)
-        entry = await kv.get(key)
-        assert entry.value == PAYLOAD
-        count += 1
-    elapsed = time.perf_counter() - start
-    await js.delete_key_value("BKV")
-    await nc.close()
-    return count / elapsed
+    kv = await js.create_key_value(bucket="BKV", history=1, direct=direct)
+    return nc, js, kv
+
+
+def kv_put():
+    async def workload(url: str) -> float:
+        """Key-value puts (each waits for its ack), keys cycling over 100 (puts/s)."""
+        nc, js, kv = await _bucket(url, False)
+        count = 0
+        start = time.perf_counter()
+        while time.perf_counter() - start < SECONDS:
+            await kv.put(f"k{count % 100}", PAYLOAD)
+            count += 1
+        elapsed = time.perf_counter() - start
+        await js.delete_key_value("BKV")
+        await nc.close()
+        return count / elapsed
+
+    return workload
+
+
+def kv_get(direct: bool):
+    async def workload(url: str) -> float:
+        """Key-value gets of 100 keys (STREAM.MSG.GET, or Direct Get with direct=True) (gets/s)."""
+        nc, js, kv = await _bucket(url, direct)
+        for i in range(100):
+            await kv.put(f"k{i}", PAYLOAD)
+        count = 0
+        start = time.perf_counter()
+        while time.perf_counter() - start < SECONDS:
+            entry = await kv.get(f"k{count % 100}")
+            assert entry.value == PAYLOAD
+            count += 1
+        elapsed = time.perf_counter() - start
+        await js.delete_key_value("BKV")
+        await nc.close()
+        return count / elapsed
+
+    return workload
 
 
 WORKLOADS = {
@@ -122,7 +147,9 @@ WORKLOADS = {
     "js: publish async (memory)": ("msgs/s", publish_async(StorageType.MEMORY)),
     "js: publish async (file)": ("msgs/s", publish_async(StorageType.FILE)),
     "js: fetch 100 + ack each": ("msgs/s", fetch_ack),
-    "kv: put + get": ("pairs/s", kv_put_get),
+    "kv: put": ("puts/s", kv_put()),
+    "kv: get (msg get)": ("gets/s", kv_get(False)),
+    "kv: get (direct get)": ("gets/s", kv_get(True)),
 }
 
 if __name__ == "__main__":
