@@ -215,7 +215,7 @@ class JetStream:
     def create_stream(self, config: dict[str, Any]) -> Stream:
         """Make a new stream from a checked config."""
         created = self.clock.time_ns()
-        store = MessageStore(config["storage"], config["first_seq"] or 1)
+        store = MessageStore(config["storage"], config["first_seq"])
         stream = Stream(self, config, created, store)
         if config["storage"] == "file":
             files = StreamFiles(os.path.join(streams_dir(self.store_dir), config["name"]))
@@ -284,7 +284,7 @@ class JetStream:
                 self.log.warning("Skipping unreadable stream directory %s", directory)
                 continue
             config = streamconfig.from_request(meta["config"])
-            store = MessageStore(config["storage"], config["first_seq"] or 1)
+            store = MessageStore(config["storage"], config["first_seq"])
             files.replay(store)
             files.open(store)
             stream = Stream(self, config, meta["created"], store)

@@ -28,7 +28,7 @@ from fakejs.jetstream.lifecycle import Lifecycle
 from fakejs.jetstream.pushing import HeldDelivery, PushHandling
 from fakejs.jetstream.store import StoredMessage
 from fakejs.protocol import headers as hdrs
-from fakejs.subjects import matches
+from fakejs.subjects import is_subset, matches
 
 if TYPE_CHECKING:
     from fakejs.clock import TimerHandle
@@ -50,6 +50,8 @@ class Consumer(AckHandling, PullHandling, PushHandling, Lifecycle):
         self.created_ns = created_ns
         self.closed = False
         self.filters = consumerconfig.filters(config)
+        # Subjects the stream signals this consumer on (nats-server's consumer sublist).
+        self.signal_subjects: list[str] = list(self.filters) or [">"]
         self.sseq = 1
         self.dseq = 1
         self.adflr = 0  # ack floor, delivery sequence
@@ -463,11 +465,17 @@ class Consumer(AckHandling, PullHandling, PushHandling, Lifecycle):
 
     # -- stream events -------------------------------------------------------------------
 
+    def signaled(self, subject: str) -> bool:
+        """Whether the stream tells this consumer about a new message on ``subject``."""
+        return any(matches(f, subject) for f in self.signal_subjects)
+
     def message_stored(self, msg: StoredMessage) -> None:
-        if self.wants(msg.subject):
+        """``processStreamSignal``."""
+        if self.signaled(msg.subject):
             if msg.seq > self.npf:  # not already counted by a recount
                 self.npc += 1
-            self.kick()
+            if msg.seq >= self.sseq:
+                self.kick()
 
     def message_removed(self, seq: int, subject: str = "") -> None:
         msg_subject = subject
@@ -480,20 +488,44 @@ class Consumer(AckHandling, PullHandling, PushHandling, Lifecycle):
             del self.rdc[seq]
             self.state.update_acks(0, seq)
 
-    def stream_purged(self, removed: list[StoredMessage], filter_subject: str) -> None:
-        first = self.stream.store.first_seq
-        for msg in removed:
-            self.pending.pop(msg.seq, None)
-            self.rdc.pop(msg.seq, None)
-            if msg.seq in self.rdq:
-                self.rdq.remove(msg.seq)
-            self.state.forget(msg.seq)
-        if not filter_subject and self.sseq < first:
-            self.sseq = first
-            if self.asflr < first - 1:
-                self.asflr = first - 1
+    # A consumer with several filters counts as unfiltered here, as it does in
+    # nats-server 2.15.1 (its purge matching only looks at a single filter).
+
+    def is_filtered_match(self, subject: str) -> bool:
+        """``isFilteredMatch``: the consumer sees all of ``subject`` (it is as wide or wider)."""
+        if len(self.filters) != 1:
+            return True
+        return subject == self.filters[0] or is_subset(subject, self.filters[0])
+
+    def is_equal_or_subset_match(self, subject: str) -> bool:
+        """``isEqualOrSubsetMatch``: the consumer's filter lies within ``subject``."""
+        if len(self.filters) != 1:
+            return False
+        return subject == self.filters[0] or is_subset(self.filters[0], subject)
+
+    def purged(self, start: int, last_seq: int, wider: bool) -> None:
+        """``purge``: move past what a stream purge removed, acking what it took away."""
+        if start == 0 and not wider:
+            start = last_seq + 1
+        if self.sseq < start:
+            self.sseq = start
+        store = self.stream.store
+        if self.asflr < start:
+            self.asflr = start - 1
+            for seq, (dseq, _) in list(self.pending.items()):
+                if seq <= self.asflr or (wider and store.get(seq) is None):
+                    if dseq > self.adflr:
+                        self.adflr = dseq
+                        self.dseq = max(self.dseq, self.adflr)
+                    del self.pending[seq]
+                    self.rdc.pop(seq, None)
+                    self.state.update_acks(dseq, seq)
+                    self.last_ack_ns = self.clock.time_ns()
         if not self.pending:
+            self.rdc.clear()
             self.adflr, self.asflr = self.dseq - 1, self.sseq - 1
+        self.rdq = [seq for seq in self.rdq if seq >= self.sseq]
+        self.state.overwrite([self.dseq - 1, self.sseq - 1], [self.adflr, self.asflr], self.pending, self.rdc)
         self.recount_pending()
         self.kick()
 
@@ -502,7 +534,12 @@ class Consumer(AckHandling, PullHandling, PushHandling, Lifecycle):
     def info(self, dynamic_metadata: bool = True) -> dict[str, Any]:
         if not self.is_push:
             self.process_waiting(eos=False)
-        self.npc = min(self.npc, self.stream.store.msgs) if self.npc > 0 else 0
+        # ``checkNumPending``: never more than the stream holds at or after sseq.
+        store = self.stream.store
+        if self.sseq > store.last_seq:
+            self.npc = 0
+        elif self.npc > 0:
+            self.npc = min(self.npc, store.msgs, store.last_seq - self.sseq + 1)
         if self.state.has_state():
             delivered = {"consumer_seq": self.state.delivered[0], "stream_seq": self.state.delivered[1]}
         else:

@@ -108,7 +108,14 @@ def update_consumer(consumer: Consumer, config: dict[str, Any]) -> None:
     consumer.config = config
     consumer.filters = consumerconfig.filters(config)
     if consumer.filters != consumerconfig.filters(old):
+        # nats-server re-registers the consumer for stream signals under its new
+        # filters -- under none at all when the filters were removed, so such a
+        # consumer is no longer told about new messages (its pending count and
+        # waiting pulls only move on other events).
+        consumer.signal_subjects = list(consumer.filters)
         consumer.recount_pending()
+        if consumer.stream.config["retention"] == "interest":
+            drop_unneeded(consumer.stream)  # ``cleanupNoInterestMessages``
     if config["deliver_subject"] != old["deliver_subject"]:
         router = consumer.js.router
         router.unwatch_interest(old["deliver_subject"], consumer._interest_changed)
@@ -159,7 +166,10 @@ def message_acked(stream: Stream, consumer: Consumer, seq: int) -> None:
 
 
 def drop_unneeded(stream: Stream) -> None:
-    """Interest streams: remove every message no remaining consumer needs."""
+    """Interest streams: remove every message no remaining consumer needs (all of them when none is left)."""
+    if not stream.consumers:
+        stream.purge()
+        return
     for msg in list(stream.store):
         if not any(needs_ack(c, msg.seq, msg.subject) for c in stream.consumers.values()):
             stream.remove_message(msg.seq)

@@ -103,6 +103,20 @@ class ConsumerState:
                             floor[0], floor[1] = entry[0] - 1, ss - 1
                         break
 
+    def overwrite(self, delivered: list[int], ack_floor: list[int], pending: dict[int, list[int]], redelivered: dict[int, int]) -> bool:
+        """``Update``: replace the whole state with the consumer's (refused when inconsistent or older)."""
+        if ack_floor[0] > delivered[0] or ack_floor[1] > delivered[1]:
+            return False
+        if any(seq <= ack_floor[1] or seq > delivered[1] for seq in pending):
+            return False
+        if delivered[0] < self.delivered[0] or ack_floor[1] < self.ack_floor[1]:
+            return False
+        self.delivered, self.ack_floor = list(delivered), list(ack_floor)
+        self.pending = {seq: list(entry) for seq, entry in pending.items()}
+        self.redelivered = dict(redelivered)
+        self._record(*self.snapshot())
+        return True
+
     def forget(self, sseq: int) -> None:
         """A pending message is gone (removed from the stream, dropped at max deliveries)."""
         self._record("x", sseq)

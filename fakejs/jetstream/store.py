@@ -63,7 +63,12 @@ class Journal(Protocol):
 
 
 class MessageStore:
-    def __init__(self, storage: str = "memory", first_seq: int = 1) -> None:
+    def __init__(self, storage: str = "memory", first_seq: int = 0) -> None:
+        """``first_seq`` is the stream config's (0: not set)."""
+        # A stream that never held a message and has no configured first
+        # sequence reports first_seq 0 (then last + 1 once emptied).
+        self._pristine = first_seq == 0
+        first_seq = max(first_seq, 1)
         self.storage = storage
         self._size = memory_size if storage == "memory" else file_size
         self._msgs: list[StoredMessage | None] = []
@@ -75,8 +80,6 @@ class MessageStore:
         self.bytes = 0
         self._subjects: dict[str, SortedList] = {}
         self.journal: Journal | None = None
-        # A stream that never held a message reports first_seq 0 (then last+1 once emptied).
-        self._pristine = first_seq <= 1
 
     # -- state -----------------------------------------------------------------
 
@@ -196,13 +199,13 @@ class MessageStore:
         return None
 
     def last_message(self, filter_subject: str = "") -> StoredMessage | None:
-        """The newest message whose subject matches (any message when no filter)."""
+        """The newest message whose subject matches.
+
+        Without a filter (or with ``>``) nats-server looks only at the last
+        sequence: if that message was deleted, there is no "last message".
+        """
         if not filter_subject or filter_subject == ">":
-            for i in range(len(self._msgs) - 1, self._head - 1, -1):
-                msg = self._msgs[i]
-                if msg is not None:
-                    return msg
-            return None
+            return self.get(self.last_seq)
         if not has_wildcard(filter_subject):
             seqs = self._subjects.get(filter_subject)
             return self.get(seqs[-1]) if seqs else None

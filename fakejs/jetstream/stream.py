@@ -173,6 +173,10 @@ class Stream:
         hlen = len(hdr) if hdr else 0
         if max_size >= 0 and (hlen > max_size or len(payload) > max_size - hlen):
             raise api_error("JSStreamMessageExceedsMaximumErr")
+        if hdr and hdrs.get(hdr, BATCH_ID):
+            # An atomic batch message: nats-server takes another path, which
+            # stops here on every stream fakejs can create (no allow_atomic).
+            raise api_error("JSAtomicPublishDisabledErr")
         if hlen > MAX_HEADER_SIZE:
             raise api_error("JSStreamHeaderExceedsMaximumErr")
         msg_id = ""
@@ -237,8 +241,6 @@ class Stream:
                 rollup = rollup_value.decode("utf-8", "surrogateescape").lower()
                 if rollup not in ("sub", "all"):
                     raise api_error("JSStreamRollupFailedF", err=f"rollup value invalid: {go_quote(rollup)}")
-        if hdr and hdrs.get(hdr, BATCH_ID):
-            raise api_error("JSAtomicPublishDisabledErr")
         if cfg["retention"] == "interest" and not self._has_interest(subject):
             # Nobody would ever see it: the sequence is used, nothing is stored.
             store.skip_to(store.last_seq + 2)
@@ -363,10 +365,8 @@ class Stream:
         consumer_admin.message_acked(self, consumer, seq)
 
     def _has_interest(self, subject: str) -> bool:
-        for consumer in self.consumers.values():
-            if consumer.wants(subject):
-                return True
-        return False
+        """Interest retention keeps a message only if a consumer is signaled for its subject."""
+        return any(consumer.signaled(subject) for consumer in self.consumers.values())
 
     # -- duplicate window ------------------------------------------------------------------
 
@@ -499,9 +499,19 @@ class Stream:
         return msg
 
     def purge(self, filter_subject: str = "", seq: int = 0, keep: int = 0) -> int:
-        removed = self.store.purge(filter_subject, seq, keep)
+        """``purgeLocked``: purge the store, then move every consumer the purge concerns."""
+        store = self.store
+        removed = store.purge(filter_subject, seq, keep)
+        first, last = store.first_seq, store.last_seq
+        start = first
+        if filter_subject:
+            remaining = store.next_message(first, filter_subject)
+            start = remaining.seq if remaining is not None else 0
         for consumer in list(self.consumers.values()):
-            consumer.stream_purged(removed, filter_subject)
+            if not filter_subject or consumer.is_equal_or_subset_match(filter_subject):
+                consumer.purged(start, last, False)
+            elif consumer.is_filtered_match(filter_subject):
+                consumer.purged(first, last, True)
         self._rearm_expiry()
         return len(removed)
 

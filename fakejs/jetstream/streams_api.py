@@ -144,6 +144,8 @@ def consumers_over_limits(stream: Any, config: dict[str, Any]) -> list[str]:
 def apply_update(js: JetStream, stream: Any, config: dict[str, Any]) -> None:
     old = stream.config
     stream.config = config
+    if config["retention"] == "interest" and old["retention"] != "interest" and not stream.consumers and stream.store.msgs:
+        stream.purge()  # an interest stream without consumers keeps nothing
     if config["subjects"] != old["subjects"]:
         stream.detach()
         stream.attach()

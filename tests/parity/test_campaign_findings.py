@@ -1,0 +1,152 @@
+"""Behaviours the parity campaign found, kept as tests on both targets.
+
+Each case is a shrunk reproduction from ``fakejs-parity`` turned into
+assertions that hold on nats-server 2.15.1 and on fakejs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import nats
+import pytest
+
+from tests.harness.js import api, create_stream
+from tests.harness.targets import Target
+
+
+async def connect(target: Target) -> nats.NATS:
+    return await nats.connect(target.url)
+
+
+async def consumer(nc: nats.NATS, stream: str, config: dict[str, Any]) -> dict:
+    reply = await api(nc, f"$JS.API.CONSUMER.CREATE.{stream}.{config['durable_name']}", {"stream_name": stream, "config": config})
+    assert "error" not in reply, reply
+    return reply
+
+
+async def fetch_no_wait(nc: nats.NATS, stream: str, name: str, batch: int = 1) -> list[nats.aio.msg.Msg]:
+    inbox = nc.new_inbox()
+    sub = await nc.subscribe(inbox)
+    await nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{name}", json.dumps({"batch": batch, "no_wait": True}).encode(), reply=inbox)
+    got = []
+    while True:
+        msg = await sub.next_msg(timeout=2)
+        got.append(msg)
+        if (msg.headers and "Status" in msg.headers) or len(got) == batch:
+            break
+    await sub.unsubscribe()
+    return got
+
+
+async def test_first_seq_one_is_reported(target: Target) -> None:
+    nc = await connect(target)
+    reply = await create_stream(nc, {"name": "S", "subjects": ["a"], "first_seq": 1})
+    assert (reply["state"]["first_seq"], reply["state"]["last_seq"]) == (1, 0)
+    await nc.close()
+
+
+@pytest.mark.parametrize("other", [{"Nats-Expected-Last-Msg-Id": "m1"}, {"Nats-Rollup": "all"}])
+async def test_batch_header_is_refused_before_other_checks(target: Target, other: dict[str, str]) -> None:
+    nc = await connect(target)
+    await create_stream(nc, {"name": "S", "subjects": ["a"]})
+    reply = await nc.request("a", b"x", headers={**other, "Nats-Batch-Id": "b1"})
+    assert json.loads(reply.data) == {"error": {"code": 400, "err_code": 10174, "description": "atomic publish is disabled"}, "stream": "S", "seq": 0}
+    await nc.close()
+
+
+async def test_num_pending_is_zero_past_the_end_of_the_stream(target: Target) -> None:
+    nc = await connect(target)
+    await create_stream(nc, {"name": "S", "subjects": ["a.>"]})
+    await consumer(nc, "S", {"durable_name": "C", "deliver_policy": "by_start_sequence", "opt_start_seq": 2})
+    await nc.jetstream().publish("a.2", b"")
+    info = await api(nc, "$JS.API.CONSUMER.INFO.S.C")
+    assert info["num_pending"] == 0
+    await nc.close()
+
+
+async def test_consumer_whose_filter_was_removed_is_not_told_of_new_messages(target: Target) -> None:
+    nc = await connect(target)
+    await create_stream(nc, {"name": "S", "subjects": ["a", "b"]})
+    await consumer(nc, "S", {"durable_name": "C", "ack_policy": "explicit", "filter_subject": "a"})
+    await consumer(nc, "S", {"durable_name": "C", "ack_policy": "explicit"})
+    await nc.jetstream().publish("a", b"x")
+    assert (await api(nc, "$JS.API.CONSUMER.INFO.S.C"))["num_pending"] == 0
+    got = await fetch_no_wait(nc, "S", "C")
+    assert [m.headers.get("Status") for m in got] == ["404"]
+    await nc.close()
+
+
+async def test_purge_moves_consumer_floors(target: Target) -> None:
+    nc = await connect(target)
+    js = nc.jetstream()
+    await create_stream(nc, {"name": "S", "subjects": ["a"]})
+    await consumer(nc, "S", {"durable_name": "C", "ack_policy": "all"})
+    for _ in range(2):
+        await js.publish("a", b"")
+    got = await fetch_no_wait(nc, "S", "C")
+    assert got[0].subject == "a"
+    await api(nc, "$JS.API.STREAM.PURGE.S", {"seq": 5})
+    info = await api(nc, "$JS.API.CONSUMER.INFO.S.C")
+    assert (info["delivered"]["stream_seq"], info["ack_floor"]["stream_seq"], info["ack_floor"]["consumer_seq"]) == (4, 4, 1)
+    assert "last_active" in info["ack_floor"] and info["num_ack_pending"] == 0
+    await nc.close()
+
+
+async def test_rollup_all_moves_consumer_floors(target: Target) -> None:
+    nc = await connect(target)
+    js = nc.jetstream()
+    await create_stream(nc, {"name": "S", "subjects": ["b", "c"], "allow_rollup_hdrs": True})
+    await consumer(nc, "S", {"durable_name": "C", "ack_policy": "explicit"})
+    await js.publish("b", b"")
+    await fetch_no_wait(nc, "S", "C")
+    await js.publish("c", b"", headers={"Nats-Rollup": "all"})
+    info = await api(nc, "$JS.API.CONSUMER.INFO.S.C")
+    assert (info["ack_floor"]["consumer_seq"], info["ack_floor"]["stream_seq"], info["num_ack_pending"]) == (1, 1, 0)
+    await nc.close()
+
+
+async def test_switching_to_interest_without_consumers_empties_the_stream(target: Target) -> None:
+    nc = await connect(target)
+    await create_stream(nc, {"name": "S", "subjects": ["a", "b"], "storage": "memory"})
+    for subject in ("a", "b", "a"):
+        await nc.jetstream().publish(subject, b"x")
+    reply = await api(nc, "$JS.API.STREAM.UPDATE.S", {"name": "S", "subjects": ["a", "b"], "storage": "memory", "retention": "interest"})
+    assert (reply["state"]["messages"], reply["state"]["first_seq"], reply["state"]["last_seq"]) == (0, 4, 3)
+    await nc.close()
+
+
+async def test_narrowing_a_filter_on_an_interest_stream_drops_what_lost_interest(target: Target) -> None:
+    nc = await connect(target)
+    await create_stream(nc, {"name": "S", "subjects": ["a.>", "b"], "retention": "interest"})
+    await consumer(nc, "S", {"durable_name": "C", "ack_policy": "all"})
+    await nc.jetstream().publish("a.1.2", b"x")
+    await consumer(nc, "S", {"durable_name": "C", "ack_policy": "all", "filter_subject": "b"})
+    info = await api(nc, "$JS.API.STREAM.INFO.S")
+    assert info["state"]["messages"] == 0
+    await nc.close()
+
+
+async def test_last_by_subject_wildcard_looks_only_at_the_last_sequence(target: Target) -> None:
+    nc = await connect(target)
+    await create_stream(nc, {"name": "S", "subjects": ["c.>"]})
+    for _ in range(3):
+        await nc.jetstream().publish("c.1", b"x")
+    await api(nc, "$JS.API.STREAM.MSG.DELETE.S", {"seq": 3})
+    reply = await api(nc, "$JS.API.STREAM.MSG.GET.S", {"last_by_subj": ">"})
+    assert reply["error"] == {"code": 404, "err_code": 10037, "description": "no message found"}
+    reply = await api(nc, "$JS.API.STREAM.MSG.GET.S", {"last_by_subj": "c.1"})
+    assert reply["message"]["seq"] == 2
+    await nc.close()
+
+
+async def test_filtered_purge_leaves_multi_filter_consumers_alone(target: Target) -> None:
+    nc = await connect(target)
+    await create_stream(nc, {"name": "S", "subjects": ["k.>", "x"], "storage": "memory"})
+    await nc.jetstream().publish("k.1", b"x")
+    await consumer(nc, "S", {"durable_name": "C", "filter_subjects": ["x", "k.1"]})
+    await api(nc, "$JS.API.STREAM.PURGE.S", {"filter": "x"})
+    info = await api(nc, "$JS.API.CONSUMER.INFO.S.C")
+    assert (info["delivered"]["stream_seq"], info["num_pending"]) == (0, 1)
+    await nc.close()
