@@ -1,0 +1,602 @@
+"""The operation model of differential testing: JetStream requests as plain data.
+
+An *operation* is a JSON-able dict such as ``{"op": "stream.info", "stream":
+"S1", "body": {"deleted_details": true}}``; a *sequence* is a list of them.
+Plain data is what makes a divergence portable: it goes into a report, a
+Spark task, a reproduction file, and back into :mod:`fakejs.parity.executor`
+without any code attached.
+
+How values are drawn
+--------------------
+Every builder here (:func:`stream_config`, :func:`publish_headers`,
+:func:`build`...) takes a :class:`Draw`: something that can pick from a list
+or an integer range.  Two implementations share the same builders:
+
+* :class:`RandomDraw` wraps ``random.Random(seed)``.  :func:`generate` uses it,
+  so a seed names one sequence, on any machine and in any Spark task, with no
+  hypothesis machinery involved (hypothesis' ``.example()`` and ``find`` are not
+  reproducible per seed, and its database is local state).
+* :class:`StrategyDraw` wraps a hypothesis ``draw`` function, and the
+  strategies below (:func:`stream_configs`, :func:`operations`...) are built on
+  it, so the state machine in ``tests/property/test_stream_differential.py``
+  draws from exactly the same value sets, and hypothesis can still shrink
+  every choice (each pick is a ``sampled_from`` or ``integers`` draw).
+
+Value sets live in a :class:`~fakejs.parity.vocabulary.Vocabulary`:
+:data:`BASE` is the state machine's, :data:`CAMPAIGN` adds a KV-shaped
+stream, Direct Get, more subjects and rarer settings for the large campaigns
+(see :mod:`fakejs.parity.vocabulary`).
+
+What is left out, and why
+-------------------------
+Nothing here moves time.  fakejs can run on a manual clock, but the real
+server only has the wall clock, and the two cannot be aligned cheaply: a
+sequence would have to sleep through every ``ack_wait``, ``max_age`` or TTL
+and then still race the server's timers.  So there is no ``max_age``,
+``inactive_threshold``, ``backoff`` or short duplicate window (the values
+used are at least 30 s, far beyond any sequence's run time), and message TTLs
+are an hour or more.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar
+
+if TYPE_CHECKING:  # hypothesis is only needed for the strategies (the test suite), not for campaigns
+    from hypothesis.strategies import SearchStrategy
+
+from fakejs.parity.vocabulary import (
+    ACK_PAYLOADS,
+    ATOMIC_ONE,
+    BASE,
+    CAMPAIGN,
+    CONSUMER_EXTRAS,
+    KV_BUCKET,
+    KV_KEYS,
+    KV_STREAM,
+    KV_SUBJECTS,
+    PUBLISH_EXTRAS,
+    SECOND,
+    STREAM_EXTRAS,
+    Vocabulary,
+)
+
+__all__ = [
+    "ACK_PAYLOADS", "ATOMIC_ONE", "BASE", "BUILDERS", "CAMPAIGN", "CONSUMER_EXTRAS", "KV_BUCKET", "KV_KEYS", "KV_STREAM",
+    "KV_SUBJECTS", "PUBLISH_EXTRAS", "SECOND", "STREAM_EXTRAS", "WEIGHTS", "Draw", "Operation", "RandomDraw", "StrategyDraw",
+    "Vocabulary", "build", "consumer_config", "consumer_configs", "direct_get_body", "generate", "kv_config", "operations",
+    "publish_headers", "publish_headers_strategy", "seeded_sequences", "stream_config", "stream_configs",
+]  # fmt: skip
+
+T = TypeVar("T")
+Operation = dict[str, Any]
+
+# ---------------------------------------------------------------------------- drawing
+
+
+class Draw(Protocol):
+    """Where a builder gets its choices from (a seeded random, or hypothesis)."""
+
+    def choice(self, values: Sequence[T]) -> T: ...
+
+    def integer(self, low: int, high: int) -> int: ...
+
+
+class RandomDraw:
+    """Choices from ``random.Random(seed)``: the same seed, the same sequence, anywhere."""
+
+    def __init__(self, seed: int) -> None:
+        self.random = random.Random(seed)
+
+    def choice(self, values: Sequence[T]) -> T:
+        return values[self.random.randrange(len(values))]
+
+    def integer(self, low: int, high: int) -> int:
+        return self.random.randint(low, high)
+
+
+class StrategyDraw:
+    """Choices from a hypothesis ``draw``: every pick stays shrinkable."""
+
+    def __init__(self, draw: Callable[..., Any]) -> None:
+        from hypothesis import strategies as st
+
+        self.draw = draw
+        self.st = st
+
+    def choice(self, values: Sequence[T]) -> T:
+        picked: T = self.draw(self.st.sampled_from(list(values)))
+        return picked
+
+    def integer(self, low: int, high: int) -> int:
+        return int(self.draw(self.st.integers(low, high)))
+
+
+def _maybe(d: Draw, odds: int) -> bool:
+    """True one time in ``odds`` (drawn as ``integer(0, odds - 1) == 0``, which shrinks to True)."""
+    return d.integer(0, odds - 1) == 0
+
+
+BOOLEANS = (False, True)
+
+
+# ---------------------------------------------------------------------------- configs and headers
+
+
+def stream_config(d: Draw, v: Vocabulary = BASE) -> dict[str, Any]:
+    """A stream configuration: a name, subjects, and a few optional limits and flags."""
+    config: dict[str, Any] = {"name": d.choice(v.streams), "subjects": list(d.choice(v.subject_sets))}
+    optional: dict[str, Sequence[Any]] = {
+        "storage": ("memory", "file"),
+        "retention": ("limits", "interest", "workqueue"),
+        "max_msgs": (-1, 0, 1, 3, 10),
+        "max_bytes": (-1, 100, 200, 1000),
+        "max_msgs_per_subject": (-1, 1, 2),
+        "max_msg_size": (-1, 5, 64),
+        "discard": ("old", "new"),
+        "discard_new_per_subject": BOOLEANS,
+        "allow_rollup_hdrs": BOOLEANS,
+        "deny_delete": BOOLEANS,
+        "deny_purge": BOOLEANS,
+        "allow_msg_ttl": BOOLEANS,
+        "duplicate_window": v.duplicate_windows,
+        "max_consumers": (-1, 1),
+        "sealed": BOOLEANS,
+        "no_ack": BOOLEANS,
+        "allow_direct": BOOLEANS,
+    }
+    for key, values in optional.items():
+        if _maybe(d, 5):
+            config[key] = d.choice(values)
+    if v.extras:
+        for key, values in STREAM_EXTRAS.items():
+            if _maybe(d, 8):
+                config[key] = d.choice(values)
+    if v.direct and "allow_direct" not in config and _maybe(d, 2):
+        config["allow_direct"] = True  # campaigns want Direct Get to have something to answer
+    return config
+
+
+def kv_config(d: Draw) -> dict[str, Any]:
+    """The stream a KV bucket is (what nats.py's ``create_key_value`` sends)."""
+    return {
+        "name": KV_STREAM,
+        "subjects": [f"$KV.{KV_BUCKET}.>"],
+        "retention": "limits",
+        "max_consumers": -1,
+        "max_msgs": -1,
+        "max_bytes": -1,
+        "max_msgs_per_subject": d.choice((1, 3, 5)),
+        "max_msg_size": -1,
+        "storage": d.choice(("file", "memory")),
+        "discard": "new",
+        "num_replicas": 1,
+        "duplicate_window": 120 * SECOND,
+        "allow_rollup_hdrs": True,
+        "deny_delete": True,
+        "allow_direct": True,
+        "allow_msg_ttl": d.choice(BOOLEANS),
+    }
+
+
+def publish_headers(d: Draw, v: Vocabulary = BASE) -> dict[str, str] | None:
+    """Publish headers that steer JetStream: dedup, expectations, rollups, TTLs."""
+    choices: dict[str, Sequence[str]] = {
+        "Nats-Msg-Id": ("m1", "m2", "m3"),
+        "Nats-Expected-Stream": tuple(v.streams) + ("X",),
+        "Nats-Expected-Last-Sequence": ("0", "1", "2", "5", "x"),
+        "Nats-Expected-Last-Subject-Sequence": ("0", "1", "3"),
+        "Nats-Expected-Last-Msg-Id": ("m1", "m2", ""),
+        "Nats-Rollup": ("sub", "all", "bad"),
+        "Nats-TTL": ("1h", "never", "0s", "x", "30m"),
+    }
+    headers = {}
+    for key, values in choices.items():
+        if _maybe(d, 6):
+            headers[key] = d.choice(values)
+    if v.extras:
+        for key, values in PUBLISH_EXTRAS.items():
+            if _maybe(d, 8):
+                headers[key] = d.choice(values)
+        if _maybe(d, 12):
+            headers.update(ATOMIC_ONE)
+    return headers or None
+
+
+def consumer_config(d: Draw, v: Vocabulary = BASE) -> dict[str, Any]:
+    """A durable consumer configuration (pull, or push to a subject nobody reads)."""
+    config: dict[str, Any] = {"durable_name": d.choice(v.consumers)}
+    optional: dict[str, Sequence[Any]] = {
+        "ack_policy": ("explicit", "none", "all"),
+        "deliver_policy": ("all", "last", "new", "last_per_subject"),
+        "filter_subject": v.consumer_filters,
+        "max_ack_pending": (-1, 1, 2),
+        "max_deliver": (-1, 1, 2),
+        "deliver_subject": ("push.x",),
+        "max_waiting": (1, 512),
+    }
+    for key, values in optional.items():
+        if _maybe(d, 4):
+            config[key] = d.choice(values)
+    if v.extras:
+        for bundles in CONSUMER_EXTRAS.values():
+            if _maybe(d, 8):
+                config.update(d.choice(bundles))
+        if "ack_policy" not in config and _maybe(d, 2):
+            config["ack_policy"] = "explicit"  # the API's default is "none": no acks to send
+    return config
+
+
+def direct_get_body(d: Draw, v: Vocabulary = CAMPAIGN) -> dict[str, Any] | None:
+    """A Direct Get request body: every selector, batches, multi_last, and some invalid mixes."""
+    subjects = tuple(v.publish_subjects) + ("a.*", ">")
+    form = d.choice(("seq", "last_by_subj", "next_by_subj", "batch", "multi_last", "invalid"))
+    body: dict[str, Any]
+    if form == "seq":
+        body = {"seq": d.choice(v.sequences)}
+    elif form == "last_by_subj":
+        body = {"last_by_subj": d.choice(subjects)}
+    elif form == "next_by_subj":
+        body = {"seq": d.choice(v.sequences), "next_by_subj": d.choice(subjects)}
+    elif form == "batch":
+        body = {"seq": d.choice(v.sequences), "batch": d.choice((1, 2, 5))}
+        if _maybe(d, 2):
+            body["next_by_subj"] = d.choice(subjects)
+        if _maybe(d, 3):
+            body["max_bytes"] = d.choice((1, 40, 1000))
+    elif form == "multi_last":
+        body = {"multi_last": list(d.choice(((">",), ("a.*",), ("a", "b"), (f"$KV.{KV_BUCKET}.>",))))}
+        if _maybe(d, 2):
+            body["up_to_seq"] = d.choice(v.sequences)
+        if _maybe(d, 3):
+            body["batch"] = d.choice((1, 2))
+    else:
+        return d.choice((None, {}, {"seq": 1, "last_by_subj": "a"}, {"last_by_subj": "a", "batch": 2}))
+    if _maybe(d, 4):
+        body["no_hdr"] = True
+    return body
+
+
+# ---------------------------------------------------------------------------- operations
+
+
+def _optional_body(d: Draw, **choices: Sequence[Any]) -> dict[str, Any] | None:
+    body: dict[str, Any] = {}
+    for key, values in choices.items():
+        value = d.choice(values)
+        if value is not None:
+            body[key] = value
+    return body or None
+
+
+def _publish(d: Draw, v: Vocabulary) -> list[Operation]:
+    size = d.choice((0, 1, 10, 50))
+    return [{"op": "publish", "subject": d.choice(v.publish_subjects), "payload": "x" * size, "headers": publish_headers(d, v)}]
+
+
+def _publish_many(d: Draw, v: Vocabulary) -> list[Operation]:
+    subject = d.choice(v.publish_subjects)
+    return [{"op": "publish", "subject": subject, "payload": str(i), "headers": None} for i in range(d.integer(2, 6))]
+
+
+def _purge(d: Draw, v: Vocabulary) -> list[Operation]:
+    body = _optional_body(d, filter=v.purge_filters, seq=(None,) + v.sequences, keep=(None, 0, 1, 2))
+    return [{"op": "stream.purge", "stream": d.choice(v.streams), "body": body}]
+
+
+def _msg_delete(d: Draw, v: Vocabulary) -> list[Operation]:
+    body: dict[str, Any] = {"seq": d.choice(v.sequences)}
+    if d.choice(BOOLEANS):
+        body["no_erase"] = True
+    return [{"op": "msg.delete", "stream": d.choice(v.streams), "body": body}]
+
+
+def _msg_get(d: Draw, v: Vocabulary) -> list[Operation]:
+    name = d.choice(v.streams)
+    how = d.choice(("seq", "last_by_subj", "next_by_subj"))
+    seq = d.choice(v.sequences)
+    subject = d.choice(tuple(v.publish_subjects) + ("a.*", ">"))
+    body: dict[str, Any] = {"seq": seq} if how == "seq" else {"last_by_subj": subject}
+    if how == "next_by_subj":
+        body = {"seq": seq, "next_by_subj": subject}
+    return [{"op": "msg.get", "stream": name, "body": body}]
+
+
+def _info(d: Draw, v: Vocabulary) -> list[Operation]:
+    name = d.choice(v.streams)
+    body: dict[str, Any] = {}
+    subjects_filter = d.choice(v.info_filters)
+    if subjects_filter:
+        body["subjects_filter"] = subjects_filter
+    if d.choice(BOOLEANS):
+        body["deleted_details"] = True
+    return [_api_level(d, v, {"op": "stream.info", "stream": name, "body": body or None})]
+
+
+def _names_or_list(kind: str) -> Callable[[Draw, Vocabulary], list[Operation]]:
+    def build(d: Draw, v: Vocabulary) -> list[Operation]:
+        subject = d.choice(v.list_subjects)
+        return [{"op": kind, "body": {"subject": subject} if subject else {}}]
+
+    return build
+
+
+def _consumer_create(d: Draw, v: Vocabulary) -> list[Operation]:
+    stream = d.choice(v.streams)
+    config = consumer_config(d, v)
+    body: dict[str, Any] = {"stream_name": stream, "config": config}
+    if v.extras and _maybe(d, 6):
+        body["action"] = d.choice(("create", "update"))
+    return [{"op": "consumer.create", "stream": stream, "consumer": config["durable_name"], "body": body}]
+
+
+def _api_level(d: Draw, v: Vocabulary, op: Operation) -> Operation:
+    """Sometimes ask for an API level (campaigns): ``Nats-Required-Api-Level`` is checked before anything else."""
+    if v.extras and _maybe(d, 10):
+        op["headers"] = {"Nats-Required-Api-Level": d.choice(("0", "5", "6", "x"))}
+    return op
+
+
+def _consumer_op(kind: str) -> Callable[[Draw, Vocabulary], list[Operation]]:
+    def build(d: Draw, v: Vocabulary) -> list[Operation]:
+        op: Operation = {"op": kind, "stream": d.choice(v.streams), "consumer": d.choice(v.consumers)}
+        if kind == "consumer.unpin":
+            op["body"] = d.choice(({"group": "g"}, {"group": "x"}, {}))
+        return [_api_level(d, v, op)]
+
+    return build
+
+
+def _consumer_listing(kind: str) -> Callable[[Draw, Vocabulary], list[Operation]]:
+    def build(d: Draw, v: Vocabulary) -> list[Operation]:
+        return [{"op": kind, "stream": d.choice(v.streams), "body": d.choice((None, {}, {"offset": 1}))}]
+
+    return build
+
+
+def _fetch(d: Draw, v: Vocabulary) -> list[Operation]:
+    op: Operation = {"op": "fetch", "stream": d.choice(v.streams), "consumer": d.choice(v.consumers), "batch": d.integer(1, 4)}
+    if v.extras and _maybe(d, 4):
+        op["extra"] = d.choice(({"max_bytes": 20}, {"max_bytes": 1000}, {"group": "g"}, {"group": "g", "min_pending": 1}, {"id": "x", "group": "g"}))
+    return [op]
+
+
+def _ack(d: Draw, v: Vocabulary) -> list[Operation]:
+    return [{"op": "ack", "index": d.integer(0, 3), "payload": d.choice(ACK_PAYLOADS)}]
+
+
+def _direct_get(d: Draw, v: Vocabulary) -> list[Operation]:
+    return [{"op": "direct.get", "stream": d.choice(v.streams), "body": direct_get_body(d, v)}]
+
+
+def _direct_last(d: Draw, v: Vocabulary) -> list[Operation]:
+    return [{"op": "direct.last", "stream": d.choice(v.streams), "subject": d.choice(v.publish_subjects)}]
+
+
+def _consume(d: Draw, v: Vocabulary, stream: str | None = None, subjects: Sequence[str] = ()) -> list[Operation]:
+    """A pull consumer's life in a few operations: create, publish, fetch, ack, fetch again, info.
+
+    Operations drawn one by one rarely line up (a fetch on the consumer that
+    exists, on a stream holding messages it matches, then an ack), so
+    campaigns also draw this bundle, on the stream created last.
+    """
+    name = stream or d.choice(v.streams)
+    config = consumer_config(d, v)
+    config.pop("deliver_subject", None)
+    consumer = config["durable_name"]
+    ops: list[Operation] = [{"op": "consumer.create", "stream": name, "consumer": consumer, "body": {"stream_name": name, "config": config}}]
+    matching = [s for s in v.publish_subjects if any(subject_matches(p, s) for p in subjects)] or list(v.publish_subjects)
+    for i in range(d.integer(0, 3)):
+        ops.append({"op": "publish", "subject": d.choice(matching), "payload": f"m{i}", "headers": None})
+    ops.append({"op": "fetch", "stream": name, "consumer": consumer, "batch": d.integer(1, 4)})
+    for _ in range(d.integer(1, 3)):
+        ops.append({"op": "ack", "index": d.integer(0, 2), "payload": d.choice(ACK_PAYLOADS)})
+    if _maybe(d, 2):
+        ops.append({"op": "fetch", "stream": name, "consumer": consumer, "batch": d.integer(1, 4)})
+    ops.append({"op": "consumer.info", "stream": name, "consumer": consumer})
+    return ops
+
+
+def _kv_publish(kind: str) -> Callable[[Draw, Vocabulary], list[Operation]]:
+    """KV puts, deletes and purges: publishes to ``$KV.<bucket>.<key>`` with the headers nats.py uses."""
+
+    def build(d: Draw, v: Vocabulary) -> list[Operation]:
+        headers: dict[str, str] = {}
+        payload = ""
+        if kind == "kv.put":
+            payload = d.choice(("v", "value-2", ""))
+        elif kind == "kv.delete":
+            headers["KV-Operation"] = "DEL"
+        else:
+            headers.update({"KV-Operation": "PURGE", "Nats-Rollup": "sub"})
+        if _maybe(d, 3):
+            headers["Nats-Expected-Last-Subject-Sequence"] = d.choice(("0", "1", "2", "4"))
+        if _maybe(d, 5):
+            headers["Nats-TTL"] = d.choice(("1h", "never"))
+        subject = f"$KV.{KV_BUCKET}.{d.choice(KV_KEYS)}"
+        return [{"op": kind, "subject": subject, "payload": payload, "headers": headers or None}]
+
+    return build
+
+
+BUILDERS: dict[str, Callable[[Draw, Vocabulary], list[Operation]]] = {
+    "stream.create": lambda d, v: [_stream_op("stream.create", stream_config(d, v))],
+    "stream.update": lambda d, v: [_stream_op("stream.update", stream_config(d, v))],
+    "stream.delete": lambda d, v: [{"op": "stream.delete", "stream": d.choice(v.streams)}],
+    "publish": _publish,
+    "publish_many": _publish_many,
+    "stream.purge": _purge,
+    "msg.delete": _msg_delete,
+    "msg.get": _msg_get,
+    "stream.info": _info,
+    "stream.names": _names_or_list("stream.names"),
+    "stream.list": _names_or_list("stream.list"),
+    "account.info": lambda d, v: [{"op": "account.info"}],
+    "consumer.create": _consumer_create,
+    "consumer.info": _consumer_op("consumer.info"),
+    "consumer.delete": _consumer_op("consumer.delete"),
+    "consumer.names": _consumer_listing("consumer.names"),
+    "consumer.list": _consumer_listing("consumer.list"),
+    "consumer.unpin": _consumer_op("consumer.unpin"),
+    "consume": lambda d, v: _consume(d, v),
+    "fetch": _fetch,
+    "ack": _ack,
+    "direct.get": _direct_get,
+    "direct.last": _direct_last,
+    "kv.create": lambda d, v: [_stream_op("kv.create", kv_config(d))],
+    "kv.put": _kv_publish("kv.put"),
+    "kv.delete": _kv_publish("kv.delete"),
+    "kv.purge": _kv_publish("kv.purge"),
+    "kv.get": lambda d, v: [{"op": "kv.get", "stream": KV_STREAM, "subject": f"$KV.{KV_BUCKET}.{d.choice(KV_KEYS)}"}],
+}
+
+
+def _stream_op(kind: str, config: dict[str, Any]) -> Operation:
+    return {"op": kind, "stream": config["name"], "body": config}
+
+
+# How often each family is drawn in a campaign (relative weights).  Stream
+# creation is frequent so later operations find something to act on.
+WEIGHTS: dict[str, int] = {
+    "stream.create": 9, "stream.update": 4, "stream.delete": 2,
+    "publish": 16, "publish_many": 4,
+    "stream.purge": 3, "msg.delete": 3, "msg.get": 5, "stream.info": 4,
+    "stream.names": 1, "stream.list": 1, "account.info": 2,
+    "consumer.create": 6, "consumer.info": 2, "consumer.delete": 1, "fetch": 7, "ack": 6,
+    "consumer.names": 1, "consumer.list": 1, "consumer.unpin": 1, "consume": 4,
+    "direct.get": 6, "direct.last": 2,
+    "kv.create": 3, "kv.put": 6, "kv.delete": 2, "kv.purge": 1, "kv.get": 3,
+}  # fmt: skip
+
+# Families only campaigns draw (the state machine sticks to the rest).
+CAMPAIGN_KINDS = frozenset({"consumer.names", "consumer.list", "consumer.unpin", "consume"})
+
+
+def build(kind: str, d: Draw, v: Vocabulary = BASE) -> list[Operation]:
+    """The operations one draw of ``kind`` makes (``publish_many`` makes several)."""
+    return BUILDERS[kind](d, v)
+
+
+# Operations that name a stream (and maybe a consumer) which :func:`generate` may point at the latest ones.
+FOCUSABLE = frozenset({
+    "stream.info", "stream.purge", "msg.get", "msg.delete", "direct.get", "direct.last", "consumer.create",
+    "consumer.info", "consumer.delete", "consumer.names", "consumer.list", "consumer.unpin", "fetch",
+})  # fmt: skip
+
+
+def _focus(d: Draw, op: Operation, stream: str | None, consumer: str | None) -> None:
+    """Three times in four, aim ``op`` at the stream (and consumer) created last.
+
+    Drawn independently, a fetch hits the one consumer that exists, on a
+    stream with messages, too rarely for acks to be exercised at all.
+    """
+    if stream is not None and not _maybe(d, 4):
+        op["stream"] = stream
+        if op["op"] == "consumer.create":
+            op["body"]["stream_name"] = stream
+    if consumer is not None and "consumer" in op and not _maybe(d, 4):
+        op["consumer"] = consumer
+        if op["op"] == "consumer.create":
+            op["body"]["config"]["durable_name"] = consumer
+
+
+def subject_matches(pattern: str, subject: str) -> bool:
+    """NATS subject matching (``*`` one token, ``>`` the rest)."""
+    want, have = pattern.split("."), subject.split(".")
+    for i, token in enumerate(want):
+        if token == ">":
+            return len(have) > i
+        if i >= len(have) or (token != "*" and token != have[i]):
+            return False
+    return len(want) == len(have)
+
+
+def _aim_publish(d: Draw, op: Operation, v: Vocabulary, subjects: list[str]) -> None:
+    """Half the time, publish to a subject the stream created last listens on (if the vocabulary has one)."""
+    matching = [s for s in v.publish_subjects if any(subject_matches(p, s) for p in subjects)]
+    if matching and _maybe(d, 2):
+        op["subject"] = d.choice(matching)
+
+
+def generate(seed: int, count: int, v: Vocabulary = CAMPAIGN, weights: dict[str, int] | None = None) -> list[Operation]:
+    """The ``count`` operations seed ``seed`` stands for.
+
+    The first operation creates a stream (a plain one or the KV bucket), so
+    the rest rarely runs against nothing; later operations on streams and
+    consumers lean towards the ones created last (:func:`_focus`), and
+    publishes towards that stream's subjects (:func:`_aim_publish`).
+    """
+    d = RandomDraw(seed)
+    weights = dict(weights or WEIGHTS)
+    if not v.direct:
+        weights = {k: w for k, w in weights.items() if not k.startswith("direct.")}
+    if not v.kv:
+        weights = {k: w for k, w in weights.items() if not k.startswith("kv.")}
+    if not v.extras:
+        weights = {k: w for k, w in weights.items() if k not in CAMPAIGN_KINDS}
+    kinds = sorted(weights)
+    cumulative = []
+    total = 0
+    for kind in kinds:
+        total += weights[kind]
+        cumulative.append(total)
+    first = "kv.create" if v.kv and _maybe(d, 4) else "stream.create"
+    ops = build(first, d, v)
+    stream: str | None = ops[0]["stream"]
+    subjects: list[str] = list(ops[0]["body"]["subjects"])
+    consumer: str | None = None
+    while len(ops) < count:
+        pick = d.integer(1, total)
+        kind = next(k for k, edge in zip(kinds, cumulative) if pick <= edge)
+        if kind == "consume":
+            bundle = _consume(d, v, stream, subjects)
+            consumer = bundle[0]["consumer"]
+            ops.extend(bundle)
+            continue
+        for op in build(kind, d, v):
+            if op["op"] in FOCUSABLE:
+                _focus(d, op, stream, consumer)
+            elif op["op"] == "publish":
+                _aim_publish(d, op, v, subjects)
+            if op["op"] in ("stream.create", "kv.create"):
+                stream, subjects = op["stream"], list(op["body"]["subjects"])
+            elif op["op"] == "consumer.create":
+                consumer = op["consumer"]
+            ops.append(op)
+    return ops[:count]
+
+
+# ---------------------------------------------------------------------------- strategies
+
+
+def _composite(builder: Callable[[Draw], T]) -> SearchStrategy[T]:
+    from hypothesis import strategies as st
+
+    return st.composite(lambda draw: builder(StrategyDraw(draw)))()
+
+
+def stream_configs(v: Vocabulary = BASE) -> SearchStrategy[dict[str, Any]]:
+    return _composite(lambda d: stream_config(d, v))
+
+
+def publish_headers_strategy(v: Vocabulary = BASE) -> SearchStrategy[dict[str, str] | None]:
+    return _composite(lambda d: publish_headers(d, v))
+
+
+def consumer_configs(v: Vocabulary = BASE) -> SearchStrategy[dict[str, Any]]:
+    return _composite(lambda d: consumer_config(d, v))
+
+
+def operations(kind: str, v: Vocabulary = BASE) -> SearchStrategy[list[Operation]]:
+    """The operations one draw of ``kind`` makes, as a hypothesis strategy."""
+    if kind not in BUILDERS:
+        raise KeyError(f"unknown operation {kind!r} (known: {', '.join(sorted(BUILDERS))})")
+    return _composite(lambda d: build(kind, d, v))
+
+
+def seeded_sequences(count: int, v: Vocabulary = CAMPAIGN) -> SearchStrategy[list[Operation]]:
+    """Whole sequences as a strategy: a seed, then :func:`generate` (shrinks towards small seeds)."""
+    from hypothesis import strategies as st
+
+    return st.integers(0, 2**32 - 1).map(lambda seed: generate(seed, count, v))
