@@ -213,13 +213,13 @@ class SubscriptionIndex:
         self.inserts += 1
         self._invalidate(sub.subject)
 
-    def remove(self, sub: Any) -> bool:
+    def _path(self, subject: str) -> list[tuple[_Level, str, _Node]] | None:
+        """The (level, token, node) steps to ``subject``'s node, or ``None`` if it has none."""
         path: list[tuple[_Level, str, _Node]] = []
-        level = self._root
-        node: _Node | None = None
-        for token in sub.subject.split("."):
+        level: _Level | None = self._root
+        for token in subject.split("."):
             if level is None:
-                return False
+                return None
             if token == PWC:
                 node = level.pwc
             elif token == FWC:
@@ -227,11 +227,16 @@ class SubscriptionIndex:
             else:
                 node = level.nodes.get(token)
             if node is None:
-                return False
+                return None
             path.append((level, token, node))
-            level = node.next  # type: ignore[assignment]
-        if node is None:
+            level = node.next
+        return path or None
+
+    def remove(self, sub: Any) -> bool:
+        path = self._path(sub.subject)
+        if path is None:
             return False
+        node = path[-1][2]
         try:
             if sub.queue:
                 group = node.qsubs[sub.queue]
@@ -290,24 +295,11 @@ class SubscriptionIndex:
 
     def exact(self, subject: str) -> MatchResult:
         """Subscriptions on exactly ``subject`` (no wildcard matching)."""
-        level: _Level | None = self._root
-        node: _Node | None = None
-        for token in subject.split("."):
-            if level is None:
-                return EMPTY_RESULT
-            if token == PWC:
-                node = level.pwc
-            elif token == FWC:
-                node = level.fwc
-            else:
-                node = level.nodes.get(token)
-            if node is None:
-                return EMPTY_RESULT
-            level = node.next
-        if node is None:
+        path = self._path(subject)
+        if path is None:
             return EMPTY_RESULT
         result = MatchResult()
-        _add_node(node, result)
+        _add_node(path[-1][2], result)
         return result
 
     def cache_fanout(self) -> tuple[int, int, int]:
