@@ -10,9 +10,11 @@ change is acknowledged) and replayed through the same methods.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator
+from typing import Any
 
 import msgpack
+
+from fakejs.jetstream.journal import read_log
 
 
 class ConsumerState:
@@ -161,24 +163,8 @@ class ConsumerJournal:
         self._records = 0
         self._fd: int | None = None
 
-    def records(self) -> Iterator[list[Any]]:
-        try:
-            with open(self.path, "rb") as handle:
-                data = handle.read()
-        except FileNotFoundError:
-            return
-        unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
-        unpacker.feed(data)
-        while True:
-            try:
-                yield next(unpacker)
-            except StopIteration:
-                return
-            except (ValueError, msgpack.UnpackException):  # pragma: no cover - torn tail
-                return
-
     def replay(self) -> None:
-        for record in self.records():
+        for record in read_log(self.path)[0]:
             self.state.apply(record)
 
     def open(self) -> None:

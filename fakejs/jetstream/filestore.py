@@ -23,6 +23,7 @@ from typing import Any, Iterator
 
 import msgpack
 
+from fakejs.jetstream.journal import read_log, truncate_torn_tail
 from fakejs.jetstream.store import MessageStore, StoredMessage
 
 META = "meta.json"
@@ -138,28 +139,10 @@ class StreamFiles:
 
     # -- recovery and compaction ---------------------------------------------------
 
-    def records(self) -> Iterator[list[Any]]:
-        try:
-            with open(self.log_path, "rb") as handle:
-                data = handle.read()
-        except FileNotFoundError:
-            return
-        unpacker = msgpack.Unpacker(raw=False)
-        unpacker.feed(data)
-        while True:
-            try:
-                record = next(unpacker)
-            except StopIteration:
-                return
-            except (msgpack.ExtraData, ValueError, msgpack.UnpackException):  # pragma: no cover - corrupt tail
-                return
-            yield record
-
     def replay(self, store: MessageStore) -> None:
-        """Rebuild ``store`` from the log (before :meth:`open`)."""
-        count = 0
-        for record in self.records():
-            count += 1
+        """Rebuild ``store`` from the log (before :meth:`open`), dropping a torn last record."""
+        records, good, size = read_log(self.log_path)
+        for record in records:
             kind = record[0]
             if kind == "m":
                 _, seq, subject, hdr, data, ts, ttl = record
@@ -171,24 +154,8 @@ class StreamFiles:
                 store.restore_purge(record[1], record[2], record[3])
             elif kind == "s":
                 store.restore_skip(record[1])
-        self._records = count
-        self._truncate_torn_tail()
-
-    def _truncate_torn_tail(self) -> None:
-        """Cut a partially written last record so later appends stay readable."""
-        try:
-            with open(self.log_path, "rb") as handle:
-                data = handle.read()
-        except FileNotFoundError:
-            return
-        unpacker = msgpack.Unpacker(raw=False)
-        unpacker.feed(data)
-        good = 0
-        for _ in unpacker:
-            good = unpacker.tell()
-        if good < len(data):
-            with open(self.log_path, "r+b") as handle:
-                handle.truncate(good)
+        self._records = len(records)
+        truncate_torn_tail(self.log_path, good, size)
 
     def _maybe_compact(self) -> None:
         store = self._store
