@@ -261,6 +261,13 @@ class ClientSession:
         self.out_size = 0
         self.close(reason, abort=True)
 
+    def _drop_subscriptions(self) -> None:
+        router = self.broker.router
+        for sub in list(self.subs.values()):
+            sub.max = 0
+            router.unsubscribe(sub)
+        self.subs.clear()
+
     def remove_subscription(self, sub: Subscription) -> None:
         if self.subs.get(sub.sid) is sub:
             del self.subs[sub.sid]
@@ -390,6 +397,10 @@ class ClientSession:
         self._set_first_ping_timer()
         self.opts.update(event.options)
         opts = self.opts
+        if self.connect_received:
+            # nats-server 2.14+ drops every subscription on a repeated CONNECT (it
+            # may move the client to another account); the sids become free again.
+            self._drop_subscriptions()
         self.connect_received = True
         self.echo = bool(opts.get("echo"))
         self.verbose = bool(opts.get("verbose"))

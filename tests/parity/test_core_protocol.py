@@ -87,6 +87,14 @@ CASES = [
     ),
     ("unsub-bad-max-removes", [QUIET, b"SUB a 1\r\nUNSUB 1 x\r\nPUB a 1\r\nx\r\n"], b"", False),
     ("unsub-unknown-sid", [b"UNSUB 99\r\n"], b"+OK\r\n", False),
+    ("sub-before-connect-kept", [b"SUB a q 1\r\n", QUIET, b"PUB a 0\r\n\r\n"], b"+OK\r\nMSG a 1 0\r\n\r\n", False),
+    ("second-connect-drops-subs", [QUIET, b"SUB a 1\r\nSUB b q 2\r\n", QUIET, b"PUB a 0\r\n\r\nPUB b 0\r\n\r\n"], b"", False),
+    (
+        "second-connect-frees-sids",
+        [QUIET, b"SUB a 1\r\n", QUIET, b"SUB b 1\r\nPUB a 0\r\n\r\nPUB b 0\r\n\r\n"],
+        b"MSG b 1 0\r\n\r\n",
+        False,
+    ),
     # --- headers ---------------------------------------------------------------
     ("hpub-hmsg", [HDRS, b"SUB a 1\r\nHPUB a 12 14\r\nNATS/1.0\r\n\r\nhi\r\n"], b"HMSG a 1 12 14\r\nNATS/1.0\r\n\r\nhi\r\n", False),
     ("hpub-with-reply", [HDRS, b"SUB a 1\r\nHPUB a r 12 12\r\nNATS/1.0\r\n\r\n\r\n"], b"HMSG a 1 r 12 12\r\nNATS/1.0\r\n\r\n\r\n", False),
