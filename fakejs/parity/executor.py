@@ -40,9 +40,12 @@ from fakejs.parity.normalize import ack_subject_shape, first_difference, jsonabl
 from fakejs.parity.operations import Operation
 
 # Seconds.  Both servers answer in well under a millisecond, but some requests
-# get no answer at all (a publish to a ``no_ack`` stream), and every one of
-# those costs a full timeout, so the timeouts are short.
-REQUEST_TIMEOUT = 0.5
+# get no answer at all (a publish to a ``no_ack`` stream) and each of those costs
+# a full timeout.  Such requests are rare, while a timeout that is too short
+# turns a scheduling hiccup on a busy machine into a false divergence (one
+# server "silent", the other answering), so a request waits generously; a
+# multi-message reply ends after a shorter silence.
+REQUEST_TIMEOUT = 2.0
 QUIET = 0.5  # without a message, this ends a multi-message reply ("silence")
 SKIPPED = {"skipped": True}  # an ack with nothing to ack: no request was made
 
