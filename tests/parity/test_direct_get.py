@@ -57,7 +57,7 @@ import itertools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import nats
 import nats.errors
@@ -65,7 +65,9 @@ import nats.js.errors
 import pytest
 
 from tests.harness.js import api, create_stream
+from tests.harness.raw import RawClient
 from tests.harness.targets import Target
+from tests.harness.wire import Frame, Wire
 
 WAIT = 5.0
 INBOXES = itertools.count(1)
@@ -101,92 +103,15 @@ def eob(pending: int, last: int, upto: int | None = None) -> bytes:
 # --------------------------------------------------------------------------- raw wire
 
 
-@dataclass
-class Frame:
-    sid: int
-    header: bytes | None
-    payload: bytes
-    raw: bytes
+class DirectWire(Wire):
+    """A raw connection with helpers for direct gets; frames are read per inbox."""
 
+    default_timeout = WAIT
 
-class Wire:
-    """A raw client connection; frames are kept per subscription id."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.buf = bytearray()
-        self.frames: list[Frame] = []
-        self.pongs = 0
+    def __init__(self, client: RawClient) -> None:
+        super().__init__(client)
         self.sids: dict[str, int] = {}
         self.barrier_inbox: str | None = None
-
-    @classmethod
-    async def open(cls, target: Target, *, no_responders: bool = True) -> "Wire":
-        reader, writer = await asyncio.open_connection(target.host, target.port)
-        wire = cls(reader, writer)
-        await reader.readline()  # INFO
-        options = {"verbose": False, "pedantic": False, "headers": True, "no_responders": no_responders, "protocol": 1}
-        writer.write(b"CONNECT " + json.dumps(options).encode() + b"\r\n")
-        await wire.ping()
-        return wire
-
-    async def close(self) -> None:
-        self.writer.close()
-        try:
-            await self.writer.wait_closed()
-        except (ConnectionError, OSError):
-            pass
-
-    async def send(self, data: bytes) -> None:
-        self.writer.write(data)
-        await self.writer.drain()
-
-    def parse(self) -> None:
-        while True:
-            end = self.buf.find(b"\r\n")
-            if end < 0:
-                return
-            line = bytes(self.buf[:end])
-            if line.startswith((b"MSG ", b"HMSG ")):
-                parts = line.split(b" ")
-                has_header = parts[0] == b"HMSG"
-                total = int(parts[-1])
-                hlen = int(parts[-2]) if has_header else 0
-                need = end + 2 + total + 2
-                if len(self.buf) < need:
-                    return
-                body = bytes(self.buf[end + 2 : end + 2 + total])
-                raw = bytes(self.buf[:need])
-                del self.buf[:need]
-                self.frames.append(Frame(int(parts[2]), body[:hlen] if has_header else None, body[hlen:], raw))
-                continue
-            del self.buf[: end + 2]
-            if line == b"PING":
-                self.writer.write(b"PONG\r\n")
-            elif line == b"PONG":
-                self.pongs += 1
-
-    async def until(self, condition: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not condition():
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise AssertionError(f"timed out waiting for {what}; frames: {[f.raw for f in self.frames]}")
-            try:
-                chunk = await asyncio.wait_for(self.reader.read(1 << 20), remaining)
-            except asyncio.TimeoutError:
-                continue
-            if not chunk:
-                raise AssertionError(f"connection closed waiting for {what}")
-            self.buf += chunk
-            self.parse()
-
-    async def ping(self) -> None:
-        seen = self.pongs
-        await self.send(b"PING\r\n")
-        await self.until(lambda: self.pongs > seen, "PONG")
 
     async def inbox(self) -> str:
         subject = f"_INBOX.dg.{next(INBOXES)}"
@@ -263,17 +188,17 @@ class Env:
     def __init__(self, target: Target) -> None:
         self.target = target
         self.nc: nats.NATS | None = None
-        self.wire: Wire | None = None
+        self.wire: DirectWire | None = None
         self.stream = "S"
         self.messages: dict[int, Stored] = {}
         self.times: dict[int, str] = {}
 
-    async def start(self, *, storage: str = "file", **config: Any) -> Wire:
+    async def start(self, *, storage: str = "file", **config: Any) -> DirectWire:
         self.nc = await nats.connect(self.target.url)
         cfg = {"name": "S", "subjects": ["s.>"], "storage": storage, "allow_direct": True}
         cfg.update(config)
         await create_stream(self.nc, cfg)
-        self.wire = await Wire.open(self.target)
+        self.wire = await DirectWire.open(self.target)
         return self.wire
 
     async def publish(self, subject: str, payload: bytes = b"", header: bytes | None = None) -> int:

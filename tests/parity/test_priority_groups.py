@@ -61,7 +61,8 @@ import pytest
 
 from tests.harness.js import ZERO_TIME, api
 from tests.harness.targets import Target
-from tests.parity.test_pull_requests import MS, Env, Frame, Wire, ack, bad_request, pending, rfc3339_ns
+from tests.harness.wire import Frame
+from tests.parity.test_pull_requests import MS, Env, PullWire, ack, bad_request, pending, rfc3339_ns
 
 SEC = 1_000_000_000
 C = "$JS.API.CONSUMER."
@@ -106,7 +107,7 @@ def header_value(frame: Frame, name: str) -> str | None:
 class PEnv(Env):
     """``Env`` plus advisories, UNPIN and the consumer's priority state."""
 
-    async def start(self, **kwargs: Any) -> Wire:  # type: ignore[override]
+    async def start(self, **kwargs: Any) -> PullWire:  # type: ignore[override]
         kwargs.setdefault("consumer", PINNED)
         wire = await super().start(**kwargs)
         # Subscribed after the consumer exists, so only the group advisories arrive.
@@ -685,7 +686,7 @@ class GroupConsumer:
     condition (``wire.until(lambda: c.poll() or cond())``).
     """
 
-    def __init__(self, wire: Wire, group: str, *, batch: int = 10, expires: int = 5000 * MS, **options: Any) -> None:
+    def __init__(self, wire: PullWire, group: str, *, batch: int = 10, expires: int = 5000 * MS, **options: Any) -> None:
         self.wire = wire
         self.group = group
         self.batch = batch
@@ -759,7 +760,7 @@ async def wait_num_waiting(env: PEnv, count: int, timeout: float = 3.0) -> None:
         await asyncio.sleep(0.01)
 
 
-async def run_until(wire: Wire, consumers: list[GroupConsumer], condition: Callable[[], bool], what: str, timeout: float = 3.0) -> None:
+async def run_until(wire: PullWire, consumers: list[GroupConsumer], condition: Callable[[], bool], what: str, timeout: float = 3.0) -> None:
     def check() -> bool:
         for consumer in consumers:
             consumer.poll()

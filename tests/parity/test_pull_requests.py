@@ -52,8 +52,7 @@ import itertools
 import json
 import re
 import time
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import nats
 import pytest
@@ -63,6 +62,7 @@ from tests.harness.js import api, create_stream
 from tests.harness.js import publish as js_publish
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
+from tests.harness.wire import Frame, Wire
 
 MS = 1_000_000  # nanoseconds
 WAIT = 3.0  # seconds to wait for an event that must happen
@@ -116,138 +116,13 @@ def ack(dc: int, sseq: int, cseq: int, ts: int, left: int, stream: str = "S", co
 # --------------------------------------------------------------------------- raw wire
 
 
-@dataclass
-class Frame:
-    subject: str
-    sid: int
-    reply: str
-    header: bytes | None
-    payload: bytes
-    raw: bytes
-
-    @property
-    def status(self) -> str | None:
-        """``"404 No Messages"`` for a status frame, else ``None``."""
-        if self.header is None:
-            return None
-        first = self.header.split(b"\r\n", 1)[0]
-        return first[len(b"NATS/1.0 ") :].decode() if first.startswith(b"NATS/1.0 ") else None
-
-
-class Wire:
-    """A raw client connection that parses what the server sends into frames."""
+class PullWire(Wire):
+    """A raw connection with helpers for pull requests; frames are read per inbox."""
 
     def __init__(self, client: RawClient) -> None:
-        self.client = client
-        self.buf = bytearray()
-        self.frames: list[Frame] = []
-        self.pongs = 0
-        self.infos = 0
-        self.errors: list[bytes] = []
+        super().__init__(client)
         self.sids: dict[str, int] = {}
         self.counter = 0
-
-    @classmethod
-    async def open(cls, target: Target, *, no_responders: bool = True) -> "Wire":
-        wire = cls(await RawClient.connect(target.host, target.port))
-        await wire.until(lambda: wire.infos >= 1, "INFO")
-        options = {"verbose": False, "pedantic": False, "headers": True, "no_responders": no_responders, "protocol": 1}
-        await wire.send(b"CONNECT " + json.dumps(options).encode() + b"\r\n")
-        await wire.ping()
-        return wire
-
-    @property
-    def closed(self) -> bool:
-        return self.client.closed
-
-    async def send(self, data: bytes) -> None:
-        await self.client.send(data)
-
-    async def close(self) -> None:
-        await self.client.close()
-
-    # -- reading
-
-    async def pump(self, timeout: float) -> bool:
-        if self.client.closed:
-            return False
-        try:
-            chunk = await asyncio.wait_for(self.client.reader.read(65536), timeout)
-        except asyncio.TimeoutError:
-            return False
-        except (ConnectionError, OSError):
-            self.client.closed = True
-            return False
-        if not chunk:
-            self.client.closed = True
-            return False
-        self.buf += chunk
-        self.parse()
-        return True
-
-    def parse(self) -> None:
-        while True:
-            end = self.buf.find(b"\r\n")
-            if end < 0:
-                return
-            line = bytes(self.buf[:end])
-            if line.startswith((b"MSG ", b"HMSG ")):
-                parts = line.split(b" ")
-                has_header = parts[0] == b"HMSG"
-                fixed = 5 if has_header else 4  # tokens without a reply subject
-                reply = parts[3].decode() if len(parts) == fixed + 1 else ""
-                total = int(parts[-1])
-                hlen = int(parts[-2]) if has_header else 0
-                need = end + 2 + total + 2
-                if len(self.buf) < need:
-                    return
-                body = bytes(self.buf[end + 2 : end + 2 + total])
-                raw = bytes(self.buf[:need])
-                del self.buf[:need]
-                self.frames.append(
-                    Frame(
-                        subject=parts[1].decode(),
-                        sid=int(parts[2]),
-                        reply=reply,
-                        header=body[:hlen] if has_header else None,
-                        payload=body[hlen:],
-                        raw=raw,
-                    )
-                )
-                continue
-            del self.buf[: end + 2]
-            if line == b"PING":
-                self.client.writer.write(b"PONG\r\n")
-            elif line == b"PONG":
-                self.pongs += 1
-            elif line.startswith(b"INFO "):
-                self.infos += 1
-            elif line.startswith(b"-ERR"):
-                self.errors.append(line)
-
-    async def until(self, condition: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not condition():
-            remaining = deadline - loop.time()
-            if remaining <= 0 or self.client.closed:
-                if condition():
-                    return
-                raise AssertionError(f"timed out waiting for {what}; frames so far: {[f.raw for f in self.frames]}")
-            await self.pump(remaining)
-
-    async def ping(self) -> None:
-        """PING and wait for the PONG: the server has processed everything sent before."""
-        seen = self.pongs
-        await self.send(b"PING\r\n")
-        await self.until(lambda: self.pongs > seen, "PONG")
-
-    async def quiet(self, seconds: float) -> None:
-        """Read whatever arrives during ``seconds`` (for absence checks after a known deadline)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
-        while (remaining := deadline - loop.time()) > 0 and not self.client.closed:
-            await self.pump(remaining)
 
     # -- subscriptions and requests
 
@@ -350,9 +225,9 @@ class Env:
     def __init__(self, target: Target) -> None:
         self.target = target
         self.nc: nats.NATS | None = None
-        self.wires: list[Wire] = []
+        self.wires: list[PullWire] = []
 
-    async def start(self, *, consumer: dict | None = None, messages: int = 0, make_consumer: bool = True) -> Wire:
+    async def start(self, *, consumer: dict | None = None, messages: int = 0, make_consumer: bool = True) -> PullWire:
         """Messages ``s.<i>``/``m<i>`` are stored before the consumer exists.
 
         The real server counts messages stored after a consumer was created into its num_pending
@@ -367,8 +242,8 @@ class Env:
             await self.add_consumer("C", **(consumer or {}))
         return await self.open_wire()
 
-    async def open_wire(self, **kwargs: Any) -> Wire:
-        wire = await Wire.open(self.target, **kwargs)
+    async def open_wire(self, **kwargs: Any) -> PullWire:
+        wire = await PullWire.open(self.target, **kwargs)
         self.wires.append(wire)
         return wire
 

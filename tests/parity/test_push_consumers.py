@@ -70,7 +70,6 @@ import calendar
 import json
 import re
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import nats
@@ -79,6 +78,7 @@ import pytest
 from tests.harness.js import api, create_stream
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
+from tests.harness.wire import Frame, Wire
 
 MS = 1_000_000  # nanoseconds
 SEC = 1_000_000_000
@@ -88,135 +88,12 @@ BIG = 500_000  # payload that makes flow control kick in after a few messages
 # --------------------------------------------------------------------------- raw wire
 
 
-@dataclass
-class Frame:
-    subject: str
-    sid: int
-    reply: str
-    header: bytes | None
-    payload: bytes
-    raw: bytes
-
-    @property
-    def status(self) -> str | None:
-        if self.header is None:
-            return None
-        first = self.header.split(b"\r\n", 1)[0]
-        return first[len(b"NATS/1.0 ") :].decode() if first.startswith(b"NATS/1.0 ") else None
-
-    @property
-    def is_fc(self) -> bool:
-        return self.status == "100 FlowControl Request"
-
-    @property
-    def is_hb(self) -> bool:
-        return self.status == "100 Idle Heartbeat"
-
-    def headers(self) -> dict[str, str]:
-        out = {}
-        for line in (self.header or b"").split(b"\r\n")[1:]:
-            if b":" in line:
-                key, value = line.split(b":", 1)
-                out[key.decode()] = value.strip().decode()
-        return out
-
-
-class Wire:
-    """A raw client connection that parses what the server sends into frames."""
+class PushWire(Wire):
+    """A raw connection with plain SUB/UNSUB/PUB helpers; frames are read per sid."""
 
     def __init__(self, client: RawClient) -> None:
-        self.client = client
-        self.buf = bytearray()
-        self.frames: list[Frame] = []
-        self.pongs = 0
-        self.infos = 0
+        super().__init__(client)
         self.next_sid = 0
-
-    @classmethod
-    async def open(cls, target: Target) -> "Wire":
-        wire = cls(await RawClient.connect(target.host, target.port))
-        await wire.until(lambda: wire.infos >= 1, "INFO")
-        options = {"verbose": False, "pedantic": False, "headers": True, "no_responders": True, "protocol": 1}
-        await wire.send(b"CONNECT " + json.dumps(options).encode() + b"\r\n")
-        await wire.ping()
-        return wire
-
-    async def send(self, data: bytes) -> None:
-        await self.client.send(data)
-
-    async def close(self) -> None:
-        await self.client.close()
-
-    async def pump(self, timeout: float) -> bool:
-        if self.client.closed:
-            return False
-        try:
-            chunk = await asyncio.wait_for(self.client.reader.read(1 << 20), timeout)
-        except asyncio.TimeoutError:
-            return False
-        except (ConnectionError, OSError):
-            self.client.closed = True
-            return False
-        if not chunk:
-            self.client.closed = True
-            return False
-        self.buf += chunk
-        self.parse()
-        return True
-
-    def parse(self) -> None:
-        while True:
-            end = self.buf.find(b"\r\n")
-            if end < 0:
-                return
-            line = bytes(self.buf[:end])
-            if line.startswith((b"MSG ", b"HMSG ")):
-                parts = line.split(b" ")
-                has_header = parts[0] == b"HMSG"
-                fixed = 5 if has_header else 4
-                reply = parts[3].decode() if len(parts) == fixed + 1 else ""
-                total = int(parts[-1])
-                hlen = int(parts[-2]) if has_header else 0
-                need = end + 2 + total + 2
-                if len(self.buf) < need:
-                    return
-                body = bytes(self.buf[end + 2 : end + 2 + total])
-                raw = bytes(self.buf[:need])
-                del self.buf[:need]
-                self.frames.append(
-                    Frame(parts[1].decode(), int(parts[2]), reply, body[:hlen] if has_header else None, body[hlen:], raw)
-                )
-                continue
-            del self.buf[: end + 2]
-            if line == b"PING":
-                self.client.writer.write(b"PONG\r\n")
-            elif line == b"PONG":
-                self.pongs += 1
-            elif line.startswith(b"INFO "):
-                self.infos += 1
-
-    async def until(self, condition: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not condition():
-            remaining = deadline - loop.time()
-            if remaining <= 0 or self.client.closed:
-                if condition():
-                    return
-                raise AssertionError(f"timed out waiting for {what}; frames: {[short(f) for f in self.frames]}")
-            await self.pump(remaining)
-
-    async def ping(self) -> None:
-        seen = self.pongs
-        await self.send(b"PING\r\n")
-        await self.until(lambda: self.pongs > seen, "PONG")
-
-    async def quiet(self, seconds: float) -> None:
-        """Read whatever arrives during ``seconds``."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
-        while (remaining := deadline - loop.time()) > 0 and not self.client.closed:
-            await self.pump(remaining)
 
     async def sub(self, subject: str, queue: str | None = None) -> int:
         self.next_sid += 1
@@ -244,10 +121,6 @@ class Wire:
     async def wait_msgs(self, sid: int, count: int, timeout: float = WAIT) -> list[Frame]:
         await self.wait(sid, count, timeout, lambda f: f.status is None)
         return [f for f in self.on(sid) if f.status is None]
-
-
-def short(frame: Frame) -> Any:
-    return frame.raw if len(frame.raw) < 400 else (frame.subject, frame.reply, len(frame.payload))
 
 
 # --------------------------------------------------------------------------- expected bytes
@@ -312,7 +185,7 @@ class Env:
     def __init__(self, target: Target) -> None:
         self.target = target
         self.nc: nats.NATS | None = None
-        self.wires: list[Wire] = []
+        self.wires: list[PushWire] = []
         self.clients: list[nats.NATS] = []
 
     async def start(self, **stream: Any) -> "Env":
@@ -325,8 +198,8 @@ class Env:
         self.clients.append(nc)
         return nc
 
-    async def wire(self) -> Wire:
-        wire = await Wire.open(self.target)
+    async def wire(self) -> PushWire:
+        wire = await PushWire.open(self.target)
         self.wires.append(wire)
         return wire
 
@@ -616,7 +489,7 @@ async def test_deleting_a_push_consumer_sends_nothing(env: Env) -> None:
 QUIET_HB = 5 * SEC  # a heartbeat interval that stays out of the way
 
 
-async def stalled_after(wire: Wire, sid: int, count: int) -> list[Frame]:
+async def stalled_after(wire: PushWire, sid: int, count: int) -> list[Frame]:
     """Wait for ``count`` deliveries, then check nothing else arrives: delivery has stalled."""
     await wire.wait_msgs(sid, count, timeout=5)
     await wire.quiet(0.3)
