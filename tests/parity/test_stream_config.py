@@ -90,8 +90,10 @@ def updated(cfg: dict[str, Any], state: dict[str, Any] | None = None) -> dict[st
 def renamed(value: Any, name: str) -> Any:
     """A body, config or reply written for stream "S", for a stream called ``name``.
 
-    Loops use a new name per case: nats-server can fail to re-create a stream
-    that was deleted a moment ago (10049 "error creating store for stream").
+    Loops use a new name per case and keep every stream: nats-server removes
+    an account's emptied streams directory in the background after a delete,
+    and a create racing that fails with 10049 "error creating store for
+    stream".
     """
     if isinstance(value, dict):
         out = {key: renamed(item, name) for key, item in value.items()}
@@ -402,13 +404,14 @@ ACCEPTED_SUBJECTS = [
 ]
 
 
-async def test_subjects_accepted(nc) -> None:
-    for i, extra in enumerate(ACCEPTED_SUBJECTS):
-        name = f"S{i}"
-        reply = await create(nc, {"name": name, **extra})
-        # (state is not compared: streams on $JS.EVENT.> may already hold advisories)
-        assert (reply.get("config"), reply.get("did_create")) == (config(name, **extra), True), extra
-        await api(nc, f"$JS.API.STREAM.DELETE.{name}", b"")
+@pytest.mark.parametrize("extra", ACCEPTED_SUBJECTS, ids=[",".join(e["subjects"]) for e in ACCEPTED_SUBJECTS])
+async def test_subjects_accepted(nc, extra: dict) -> None:
+    # One server per case: several cases overlap (">" with everything), and
+    # deleting a stream to make room races nats-server's removal of the
+    # then-empty streams directory (10049 "error creating store for stream").
+    reply = await create(nc, {"name": "S", **extra})
+    # (state is not compared: streams on $JS.EVENT.> may already hold advisories)
+    assert (reply.get("config"), reply.get("did_create")) == (config("S", **extra), True), reply
 
 
 async def test_pedantic_still_fixes_zero_values(nc) -> None:
@@ -827,7 +830,6 @@ async def test_unsupported_feature_real_echo(nc) -> None:
         name = f"F{i}"
         got[key] = await create(nc, renamed(body, name))
         wanted[key] = renamed(created(expected, **extra), name)
-        await api(nc, f"$JS.API.STREAM.DELETE.{name}", b"")
     assert got == wanted
 
 
