@@ -20,11 +20,12 @@ from nats.aio.client import Client
 from nats.errors import TimeoutError as NatsTimeoutError
 
 from tests.harness.js import ZERO_TIME, api, create_stream, normalize, request
+from tests.harness.streams import EMPTY_STATE, meta
+from tests.harness.streams import stream_config as config
 from tests.harness.targets import Target
 
 T = "io.nats.jetstream.api.v1."
 TS = "<ts>"
-META = {"_nats.level": "5", "_nats.req.level": "0", "_nats.ver": "2.15.1"}
 LIMITS = {
     "max_memory": -1,
     "max_storage": -1,
@@ -48,48 +49,6 @@ async def connected(target: Target) -> AsyncIterator[Client]:
         yield nc
     finally:
         await nc.close()
-
-
-def config(name: str, subjects: list[str] | None = None, **changes: Any) -> dict:
-    """A stream config as the server reports it: every default filled in."""
-    cfg = {
-        "name": name,
-        "subjects": [name] if subjects is None else subjects,
-        "retention": "limits",
-        "max_consumers": -1,
-        "max_msgs": -1,
-        "max_bytes": -1,
-        "max_age": 0,
-        "max_msgs_per_subject": -1,
-        "max_msg_size": -1,
-        "discard": "old",
-        "storage": "file",
-        "num_replicas": 1,
-        "duplicate_window": 120_000_000_000,
-        "compression": "none",
-        "allow_direct": False,
-        "mirror_direct": False,
-        "sealed": False,
-        "deny_delete": False,
-        "deny_purge": False,
-        "allow_rollup_hdrs": False,
-        "consumer_limits": {},
-        "allow_msg_ttl": False,
-        "metadata": dict(META),
-    }
-    cfg.update(changes)
-    return cfg
-
-
-EMPTY_STATE = {
-    "messages": 0,
-    "bytes": 0,
-    "first_seq": 0,
-    "first_ts": ZERO_TIME,
-    "last_seq": 0,
-    "last_ts": ZERO_TIME,
-    "consumer_count": 0,
-}
 
 
 def state(messages: int, nbytes: int, first_seq: int, last_seq: int, *, first_ts: str = TS, last_ts: str = TS, **extra: Any) -> dict:
@@ -339,7 +298,7 @@ async def test_create_echoes_explicit_settings(target: Target) -> None:
             allow_rollup_hdrs=True,
             deny_delete=True,
             duplicate_window=1_000_000_000,
-            metadata={**META, "k": "v"},
+            metadata=meta(k="v"),
         )
         assert list(reply["config"])[:3] == ["name", "description", "subjects"]
 

@@ -22,6 +22,8 @@ import pytest
 from nats.errors import TimeoutError as NatsTimeoutError
 
 from tests.harness.js import api, normalize
+from tests.harness.streams import EMPTY_STATE, OMIT, meta
+from tests.harness.streams import stream_config as config
 from tests.harness.targets import Target
 
 CREATE = "io.nats.jetstream.api.v1.stream_create_response"
@@ -33,48 +35,7 @@ MIN = 60 * SEC
 HOUR = 60 * MIN
 HUGE = 2**62  # more bytes than any machine's JetStream store or memory
 
-ZERO = "0001-01-01T00:00:00Z"
-EMPTY_STATE = {"messages": 0, "bytes": 0, "first_seq": 0, "first_ts": ZERO, "last_seq": 0, "last_ts": ZERO, "consumer_count": 0}
-
-OMIT = object()  # marks a key that must be absent from an expected config
-
 NAME_CHARS = "stream name is required and can not contain '.', '*', '>', '\\', '/'"
-
-
-def meta(req_level: int = 0, **user: str) -> dict[str, str]:
-    """The metadata the server echoes: user keys plus its three ``_nats.*`` keys."""
-    return {**user, "_nats.level": "5", "_nats.req.level": str(req_level), "_nats.ver": "2.15.1"}
-
-
-def config(name: str = "S", **changes: Any) -> dict[str, Any]:
-    """The config nats-server echoes for ``{"name": name}``, with ``changes`` applied."""
-    cfg: dict[str, Any] = {
-        "name": name,
-        "subjects": [name],
-        "retention": "limits",
-        "max_consumers": -1,
-        "max_msgs": -1,
-        "max_bytes": -1,
-        "max_age": 0,
-        "max_msgs_per_subject": -1,
-        "max_msg_size": -1,
-        "discard": "old",
-        "storage": "file",
-        "num_replicas": 1,
-        "duplicate_window": 2 * MIN,
-        "compression": "none",
-        "allow_direct": False,
-        "mirror_direct": False,
-        "sealed": False,
-        "deny_delete": False,
-        "deny_purge": False,
-        "allow_rollup_hdrs": False,
-        "consumer_limits": {},
-        "allow_msg_ttl": False,
-        "metadata": meta(),
-    }
-    cfg.update(changes)
-    return {k: v for k, v in cfg.items() if v is not OMIT}
 
 
 def created(cfg: dict[str, Any], state: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
