@@ -10,7 +10,9 @@ both.
 
 from __future__ import annotations
 
+import calendar
 import json
+import re
 from typing import Any
 
 import nats
@@ -19,7 +21,7 @@ from nats.aio.msg import Msg
 
 from fakejs.parity.normalize import SERVER_KEYS, TIME_KEYS, ZERO_TIME, normalize
 
-__all__ = ["SERVER_KEYS", "TIME_KEYS", "ZERO_TIME", "api", "connect", "create_stream", "normalize", "publish", "request"]
+__all__ = ["SERVER_KEYS", "TIME_KEYS", "ZERO_TIME", "api", "connect", "create_stream", "normalize", "publish", "request", "rfc3339_ns"]
 
 
 async def connect(target: Any, **kwargs: Any) -> Client:
@@ -58,3 +60,12 @@ async def publish(nc: Client, subject: str, payload: bytes = b"", headers: dict[
     """Publish with a reply subject and return the raw PubAck payload bytes."""
     msg = await nc.request(subject, payload, timeout=timeout, headers=headers)
     return msg.data
+
+
+def rfc3339_ns(text: str) -> int:
+    """``2026-01-02T03:04:05.123456789Z`` -> nanoseconds since the epoch."""
+    match = re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?Z", text)
+    assert match, text
+    y, mo, d, h, mi, s, frac = match.groups()
+    seconds = calendar.timegm((int(y), int(mo), int(d), int(h), int(mi), int(s), 0, 0, 0))
+    return seconds * 1_000_000_000 + int((frac or "0").ljust(9, "0"))

@@ -47,7 +47,6 @@ Facts pinned down here (R1, non-clustered, default account):
 from __future__ import annotations
 
 import asyncio
-import calendar
 import itertools
 import json
 import re
@@ -58,7 +57,7 @@ import nats
 import pytest
 from nats.js.errors import FetchTimeoutError
 
-from tests.harness.js import api, create_stream
+from tests.harness.js import api, create_stream, rfc3339_ns
 from tests.harness.js import publish as js_publish
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
@@ -208,15 +207,6 @@ class PullWire(Wire):
 
 
 # --------------------------------------------------------------------------- environment
-
-
-def rfc3339_ns(text: str) -> int:
-    """``2026-01-02T03:04:05.123456789Z`` -> nanoseconds since the epoch."""
-    match = re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?Z", text)
-    assert match, text
-    y, mo, d, h, mi, s, frac = match.groups()
-    seconds = calendar.timegm((int(y), int(mo), int(d), int(h), int(mi), int(s), 0, 0, 0))
-    return seconds * 1_000_000_000 + int((frac or "0").ljust(9, "0"))
 
 
 class Env:

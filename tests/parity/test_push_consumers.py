@@ -66,7 +66,6 @@ Facts pinned down here (R1, default account, v1 ack/flow-control subjects):
 from __future__ import annotations
 
 import asyncio
-import calendar
 import json
 import re
 import time
@@ -75,7 +74,7 @@ from typing import Any, Callable
 import nats
 import pytest
 
-from tests.harness.js import api, create_stream
+from tests.harness.js import api, create_stream, rfc3339_ns
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
 from tests.harness.wire import Frame, Wire
@@ -165,15 +164,6 @@ def layout(frames: list[Frame]) -> list[str]:
 def delivery_size(frame: Frame, deliver_subject: str = "dlv") -> int:
     """What a delivery adds to the consumer's flow-control pending bytes."""
     return len(deliver_subject) + len(frame.reply) + len(frame.header or b"") + len(frame.payload)
-
-
-def rfc3339_ns(text: str) -> int:
-    """``2026-01-02T03:04:05.123456789Z`` -> nanoseconds since the epoch."""
-    match = re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?Z", text)
-    assert match, text
-    y, mo, d, h, mi, s, frac = match.groups()
-    seconds = calendar.timegm((int(y), int(mo), int(d), int(h), int(mi), int(s), 0, 0, 0))
-    return seconds * 1_000_000_000 + int((frac or "0").ljust(9, "0"))
 
 
 # --------------------------------------------------------------------------- environment
