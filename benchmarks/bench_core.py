@@ -16,7 +16,7 @@ import time
 import nats
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import main  # noqa: E402
+from harness import main
 
 PAYLOAD = b"x" * 128
 MESSAGES = 200_000

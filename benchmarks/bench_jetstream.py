@@ -18,7 +18,7 @@ import nats
 from nats.js.api import StorageType, StreamConfig
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import main  # noqa: E402
+from harness import main
 
 PAYLOAD = b"x" * 128
 SECONDS = 3.0

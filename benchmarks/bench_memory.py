@@ -19,7 +19,7 @@ import time
 import nats
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import RunningServer, start_server  # noqa: E402
+from harness import RunningServer, start_server
 
 TARGET_MB = 400
 
@@ -71,7 +71,9 @@ def main() -> None:
         results[kind] = after
         print(f"{kind:12} {before:>8.0f} MB {after:>7.0f} MB {rate:>8,.0f} m/s")
     verdict = "ok" if results["fakejs"] < TARGET_MB else "OVER TARGET"
-    print(f"fakejs with {args.messages:,} x {args.size} B: {results['fakejs']:.0f} MB (target < {TARGET_MB} MB: {verdict})")
+    print(
+        f"fakejs with {args.messages:,} x {args.size} B: {results['fakejs']:.0f} MB (target < {TARGET_MB} MB: {verdict})"
+    )
 
 
 if __name__ == "__main__":

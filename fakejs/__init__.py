@@ -15,11 +15,9 @@ and from synchronous code::
         ...
 """
 
-__version__ = "0.1.0"
-
-from fakejs.clock import ManualClock, SystemClock  # noqa: E402
-from fakejs.options import ServerOptions  # noqa: E402
-from fakejs.server import Server  # noqa: E402
-from fakejs.threaded import ThreadedServer  # noqa: E402
+from fakejs._version import __version__
+from fakejs.core.clock import ManualClock, SystemClock
+from fakejs.core.options import ServerOptions
+from fakejs.server import Server, ThreadedServer
 
 __all__ = ["ManualClock", "Server", "ServerOptions", "SystemClock", "ThreadedServer", "__version__"]

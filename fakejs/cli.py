@@ -15,12 +15,12 @@ import argparse
 import asyncio
 import signal
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
-from fakejs import __version__
-from fakejs.clock import Clock, ManualClock
-from fakejs.log import configure, get_logger
-from fakejs.options import DEFAULT_PORT, NATS_VERSION, ServerOptions
+from fakejs._version import __version__
+from fakejs.core.clock import Clock, ManualClock
+from fakejs.core.log import configure, get_logger
+from fakejs.core.options import DEFAULT_PORT, NATS_VERSION, ServerOptions
 
 # canonical flag -> every spelling nats-server accepts (without dashes)
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -94,7 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--addr", "-a", "--net", default="127.0.0.1", metavar="HOST", help="bind to host address (default: 127.0.0.1)")
     add("--port", "-p", type=int, default=DEFAULT_PORT, help="port for clients (default: 4222; -1 picks a free port)")
     add("--name", "-n", "--server_name", default="", help="server name (default: fakejs-<id>)")
-    add("--http_port", "-m", type=int, default=0, metavar="PORT", help="port for HTTP monitoring (-1 picks a free port)")
+    add(
+        "--http_port", "-m", type=int, default=0, metavar="PORT", help="port for HTTP monitoring (-1 picks a free port)"
+    )
     add("--jetstream", "-js", action="store_true", help="accepted for compatibility: JetStream is always on")
     add("--store_dir", "-sd", default="", metavar="DIR", help="storage directory for file-backed streams")
     add("--user", default="", help="user required for connections")
@@ -110,8 +112,19 @@ def build_parser() -> argparse.ArgumentParser:
     add("--pid", "-P", default="", metavar="FILE", help="file to store the PID")
     add("--config", "-c", default="", metavar="FILE", help="configuration file (not supported by fakejs)")
     add("--scenario", default="", metavar="FILE", help="fakejs: run a fault scenario (a TOML file or a shipped name)")
-    add("--clock", choices=("real", "manual"), default="", help="fakejs: real time (default) or a manual clock moved over the control API")
-    add("--autojump", type=float, default=None, metavar="SECONDS", help="fakejs: with --clock manual, jump to the next timer after this much idle real time")
+    add(
+        "--clock",
+        choices=("real", "manual"),
+        default="",
+        help="fakejs: real time (default) or a manual clock moved over the control API",
+    )
+    add(
+        "--autojump",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="fakejs: with --clock manual, jump to the next timer after this much idle real time",
+    )
     add("--no_control", action="store_true", help="fakejs: do not serve the control API ($FAKEJS.>, /fakejs/)")
     add("--version", "-v", action="store_true", help="show version")
     add("--help", "-h", action="help", help="show this message")
@@ -155,7 +168,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
 
 async def serve(options: ServerOptions, pid_file: str = "", clock: Clock | None = None, scenario: str = "") -> None:
     """Run a server until SIGINT or SIGTERM (or the end of lame duck mode, SIGUSR2)."""
-    from fakejs.server import Server
+    from fakejs.server.server import Server
 
     server = Server(options, clock=clock)
     await server.start()
@@ -207,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--autojump needs --clock manual")
     clock = ManualClock(autojump_threshold=args.autojump) if args.clock == "manual" else None
     if args.scenario:
-        from fakejs.scenario import ScenarioError, load_scenario
+        from fakejs.testkit.scenarios import ScenarioError, load_scenario
 
         try:
             load_scenario(args.scenario)  # refuse a broken file before listening

@@ -2,7 +2,7 @@
 
 Installed with fakejs (entry point ``pytest11``), it provides:
 
-* ``fakejs_server`` -- a fresh server for each test (:class:`fakejs.testing.FakeJS`);
+* ``fakejs_server`` -- a fresh server for each test (:class:`fakejs.targets.handles.FakeJS`);
 * ``fakejs_shared_server`` -- one server for the session, reset between tests;
 * ``fakejs_url`` -- the URL of ``fakejs_server``;
 * ``fakejs_client`` -- a connected nats-py client (async tests, with pytest-asyncio);
@@ -15,11 +15,12 @@ Installed with fakejs (entry point ``pytest11``), it provides:
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from fakejs.testing import FakeJS, FakeOnly, RealNatsServer
+from fakejs.targets.handles import FakeJS, FakeOnly, RealNatsServer
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -10,7 +10,7 @@ the reason shown, never silently dropped.
 
 from __future__ import annotations
 
-from typing import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
@@ -35,7 +35,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         elif metafunc.definition.get_closest_marker("real_only"):
             kinds = ["real"]
         race = metafunc.definition.get_closest_marker("client_race")
-        params = [pytest.param(kind, marks=pytest.mark.flaky(reruns=RACE_RERUNS)) if race and kind == "real" else kind for kind in kinds]
+        params = [
+            pytest.param(kind, marks=pytest.mark.flaky(reruns=RACE_RERUNS)) if race and kind == "real" else kind
+            for kind in kinds
+        ]
         metafunc.parametrize("target_kind", params)
 
 

@@ -9,20 +9,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fakejs import gotime
+from fakejs.gocompat import gotime
 
 if TYPE_CHECKING:
-    from fakejs.jetstream.account import JetStream
-    from fakejs.jetstream.consumer import Consumer
+    from fakejs.jetstream.consumer.consumer import Consumer
+    from fakejs.jetstream.service import JetStream
 
 PREFIX = "$JS.EVENT.ADVISORY."
 TYPE_PREFIX = "io.nats.jetstream.advisory.v1."
 
 
 def _event(js: JetStream, kind: str) -> dict[str, Any]:
-    from fakejs.jetstream.account import nuid
-
-    return {"type": TYPE_PREFIX + kind, "id": nuid(), "timestamp": gotime.rfc3339(js.clock.time_ns())}
+    return {"type": TYPE_PREFIX + kind, "id": js.nuid(), "timestamp": gotime.rfc3339(js.clock.time_ns())}
 
 
 def _send(js: JetStream, subject: str, build: Any) -> None:
@@ -31,7 +29,7 @@ def _send(js: JetStream, subject: str, build: Any) -> None:
 
 
 def js_encode(doc: dict[str, Any]) -> bytes:
-    from fakejs.gojson import dumps
+    from fakejs.gocompat.gojson import dumps
 
     return dumps(doc).encode()
 
@@ -42,7 +40,11 @@ def _consumer_subject(consumer: Consumer, kind: str) -> str:
 
 def stream_action(js: JetStream, stream: str, action: str) -> None:
     kind = {"create": "CREATED", "delete": "DELETED", "modify": "UPDATED"}[action]
-    _send(js, f"{PREFIX}STREAM.{kind}.{stream}", lambda: {**_event(js, "stream_action"), "stream": stream, "action": action})
+    _send(
+        js,
+        f"{PREFIX}STREAM.{kind}.{stream}",
+        lambda: {**_event(js, "stream_action"), "stream": stream, "action": action},
+    )
 
 
 def consumer_action(consumer: Consumer, action: str) -> None:
@@ -51,7 +53,12 @@ def consumer_action(consumer: Consumer, action: str) -> None:
     _send(
         js,
         _consumer_subject(consumer, kind),
-        lambda: {**_event(js, "consumer_action"), "stream": consumer.stream.name, "consumer": consumer.name, "action": action},
+        lambda: {
+            **_event(js, "consumer_action"),
+            "stream": consumer.stream.name,
+            "consumer": consumer.name,
+            "action": action,
+        },
     )
 
 
@@ -109,7 +116,12 @@ def pause(consumer: Consumer, paused: bool, until: gotime.GoTime | None) -> None
     js = consumer.js
 
     def build() -> dict[str, Any]:
-        doc: dict[str, Any] = {**_event(js, "consumer_pause"), "stream": consumer.stream.name, "consumer": consumer.name, "paused": paused}
+        doc: dict[str, Any] = {
+            **_event(js, "consumer_pause"),
+            "stream": consumer.stream.name,
+            "consumer": consumer.name,
+            "paused": paused,
+        }
         doc["pause_until"] = until.text() if until is not None else gotime.ZERO_TIME
         return doc
 

@@ -3,7 +3,7 @@
 Each enum type in nats-server has its own ``UnmarshalJSON`` with its own
 error text (``can not unmarshal "\\"bad\\""``, ``unknown priority policy:
 "x"``...); the functions here take the decoded JSON value and return the
-canonical string, or raise :class:`~fakejs.gojson.GoJSONError` with that
+canonical string, or raise :class:`~fakejs.gocompat.gojson.GoJSONError` with that
 text.  ``null`` is not special for these types: Go hands it to the
 unmarshaller, which refuses it like any other unknown value.
 """
@@ -11,9 +11,10 @@ unmarshaller, which refuses it like any other unknown value.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from fakejs.gojson import GoJSONError
+from fakejs.gocompat.gojson import GoJSONError
 from fakejs.protocol.writer import go_quote
 
 
@@ -22,7 +23,9 @@ def raw_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _strict(choices: dict[str, str], *, fold: bool = False, message: str = "can not unmarshal {q}") -> Callable[[Any], str]:
+def _strict(
+    choices: dict[str, str], *, fold: bool = False, message: str = "can not unmarshal {q}"
+) -> Callable[[Any], str]:
     def decode(value: Any) -> str:
         text = raw_json(value)
         key = text.lower() if fold else text
@@ -71,4 +74,3 @@ def compression(value: Any) -> str:
     if value == "none":
         return "none"
     raise GoJSONError("unknown compression algorithm")
-

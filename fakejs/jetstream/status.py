@@ -8,7 +8,7 @@ nothing else in fakejs spells out a status line.
 
 from __future__ import annotations
 
-from fakejs import gotime
+from fakejs.gocompat import gotime
 
 PENDING_MESSAGES = "Nats-Pending-Messages"
 PENDING_BYTES = "Nats-Pending-Bytes"

@@ -34,8 +34,9 @@ import threading
 import time
 import zipfile
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from fakejs.parity.executor import Pair, check, run_fresh, signature
 from fakejs.parity.operations import generate
@@ -103,7 +104,9 @@ def run_seed_chunk(index: int, seeds: list[int], settings: Settings) -> list[dic
     if not settings.quiet:
         ops = sum(r["operations"] for r in results)
         found = sum(1 for r in results if r["divergence"] is not None)
-        log(f"task {index}: {len(results)} seeds, {ops} operations, {found} divergences ({time.monotonic() - started:.1f} s)")
+        log(
+            f"task {index}: {len(results)} seeds, {ops} operations, {found} divergences ({time.monotonic() - started:.1f} s)"
+        )
     return results
 
 
@@ -125,7 +128,14 @@ def shrink_chunk(index: int, items: list[dict[str, Any]], settings: Settings) ->
         seed = item["seed"]
         ops = generate(seed, settings.ops_per_seed)
         doc = asyncio.run(
-            check(seed, ops, found=item["divergence"], inject=settings.inject, binary=settings.binary, budget=settings.shrink_budget)
+            check(
+                seed,
+                ops,
+                found=item["divergence"],
+                inject=settings.inject,
+                binary=settings.binary,
+                budget=settings.shrink_budget,
+            )
         )
         out.append({"seed": seed, "reproduction": doc})
     return out
@@ -202,7 +212,9 @@ class _Progress:
             return
         elapsed = time.monotonic() - self.started
         if self.stage == "seeds":
-            log(f"{done}/{self.tasks} tasks, {seeds} seeds, {operations} operations, {divergences} divergences ({elapsed:.0f} s)")
+            log(
+                f"{done}/{self.tasks} tasks, {seeds} seeds, {operations} operations, {divergences} divergences ({elapsed:.0f} s)"
+            )
         else:
             log(f"{self.stage}: {done}/{self.tasks} tasks ({elapsed:.0f} s)")
 
@@ -358,7 +370,12 @@ def run_campaign(settings: Settings, engine: Engine, partitions: int | None = No
         items = [{"seed": r["seed"], "divergence": r["divergence"]} for r in divergent]
         if not settings.quiet:
             log(f"confirming {len(items)} divergences on fresh servers")
-        confirmed = engine.run(functools.partial(confirm_chunk, settings=settings), chunk(items, engine.parallelism(), 10), "confirmations", settings.quiet)
+        confirmed = engine.run(
+            functools.partial(confirm_chunk, settings=settings),
+            chunk(items, engine.parallelism(), 10),
+            "confirmations",
+            settings.quiet,
+        )
         outcome.confirmed = {d["seed"]: d["confirmed"] for d in confirmed}
         outcome.phases["confirmations"] = round(time.monotonic() - started - phase1, 3)
     if settings.shrink != "none" and divergent:
@@ -373,7 +390,12 @@ def run_campaign(settings: Settings, engine: Engine, partitions: int | None = No
         if not settings.quiet:
             log(f"shrinking {len(items)} divergences")
         began = time.monotonic()
-        shrunk = engine.run(functools.partial(shrink_chunk, settings=settings), [[item] for item in items], "reproductions", settings.quiet)
+        shrunk = engine.run(
+            functools.partial(shrink_chunk, settings=settings),
+            [[item] for item in items],
+            "reproductions",
+            settings.quiet,
+        )
         outcome.reproductions = {d["seed"]: d["reproduction"] for d in shrunk if d["reproduction"] is not None}
         outcome.phases["reproductions"] = round(time.monotonic() - began, 3)
     outcome.elapsed = round(time.monotonic() - started, 3)

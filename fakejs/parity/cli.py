@@ -25,7 +25,9 @@ from fakejs.parity.operations import generate
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fakejs-parity", description="Differential parity campaigns: fakejs against nats-server.")
+    parser = argparse.ArgumentParser(
+        prog="fakejs-parity", description="Differential parity campaigns: fakejs against nats-server."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run seeds on both servers and write a parity report")
@@ -34,12 +36,25 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--ops-per-seed", type=int, default=20, help="operations per sequence (default 20)")
     run.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     run.add_argument("--local", action="store_true", help="no Spark: local processes (see --workers)")
-    run.add_argument("--workers", type=int, default=None, help="processes for --local (default: CPU count; 1 runs in this process)")
-    run.add_argument("--partitions", type=int, default=None, help="how many tasks to cut the seeds into (default: a few per core)")
+    run.add_argument(
+        "--workers", type=int, default=None, help="processes for --local (default: CPU count; 1 runs in this process)"
+    )
+    run.add_argument(
+        "--partitions", type=int, default=None, help="how many tasks to cut the seeds into (default: a few per core)"
+    )
     run.add_argument("--out", default="parity-report", help="report directory (default parity-report)")
-    run.add_argument("--shrink", choices=("group", "all", "none"), default="group", help="reproductions: one per group (default), all, none")
-    run.add_argument("--shrink-budget", type=int, default=250, help="fresh-server runs allowed per reproduction (default 250)")
-    run.add_argument("--nats-server", default=None, help="the real nats-server binary (default: PATH, or next to python)")
+    run.add_argument(
+        "--shrink",
+        choices=("group", "all", "none"),
+        default="group",
+        help="reproductions: one per group (default), all, none",
+    )
+    run.add_argument(
+        "--shrink-budget", type=int, default=250, help="fresh-server runs allowed per reproduction (default 250)"
+    )
+    run.add_argument(
+        "--nats-server", default=None, help="the real nats-server binary (default: PATH, or next to python)"
+    )
     run.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark configuration")
     run.add_argument(
         "--inject-divergence", nargs="?", const="default", default=None, metavar="JSON",
@@ -96,7 +111,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(reports.headline(doc))
     for group in doc["groups"]:
         where = f" -> {group['reproduction_file']}" if group.get("reproduction_file") else ""
-        print(f"  {group['id']}: {group['api']} ({group['feature']}, status {group['status_code']}, at {group['difference']}): {group['count']}{where}")
+        print(
+            f"  {group['id']}: {group['api']} ({group['feature']}, status {group['status_code']}, at {group['difference']}): {group['count']}{where}"
+        )
     print(f"report: {paths['markdown']}, {paths['html']}, {paths['json']}")
     return 0
 
@@ -118,7 +135,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             diverging += 1
             div = result["divergence"]
             same = "the same divergence" if result["same_divergence"] else "a different divergence"
-            print(f"DIVERGES ({where}): {same} at operation {div['index']} {div['subject']} ({result['diverged']}/{result['attempts']} runs)")
+            print(
+                f"DIVERGES ({where}): {same} at operation {div['index']} {div['subject']} ({result['diverged']}/{result['attempts']} runs)"
+            )
             print(f"  fake: {json.dumps(div['fake_reply'])}")
             print(f"  real: {json.dumps(div['real_reply'])}")
         else:

@@ -36,7 +36,15 @@ import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from fakejs.parity.normalize import ack_subject_shape, first_difference, jsonable, normalize_headers, payload_view, status_code, text
+from fakejs.parity.normalize import (
+    ack_subject_shape,
+    first_difference,
+    jsonable,
+    normalize_headers,
+    payload_view,
+    status_code,
+    text,
+)
 from fakejs.parity.operations import Operation
 
 # Seconds.  Both servers answer in well under a millisecond, but some requests
@@ -73,13 +81,33 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
     "msg.get": ("$JS.API.STREAM.MSG.GET.{stream}", "$JS.API.STREAM.MSG.GET.<stream>", "messages"),
     "account.info": ("$JS.API.INFO", "$JS.API.INFO", "account"),
     "publish": ("{subject}", "<publish>", "publish"),
-    "consumer.create": ("$JS.API.CONSUMER.CREATE.{stream}.{consumer}", "$JS.API.CONSUMER.CREATE.<stream>.<consumer>", "consumers"),
-    "consumer.info": ("$JS.API.CONSUMER.INFO.{stream}.{consumer}", "$JS.API.CONSUMER.INFO.<stream>.<consumer>", "consumers"),
-    "consumer.delete": ("$JS.API.CONSUMER.DELETE.{stream}.{consumer}", "$JS.API.CONSUMER.DELETE.<stream>.<consumer>", "consumers"),
+    "consumer.create": (
+        "$JS.API.CONSUMER.CREATE.{stream}.{consumer}",
+        "$JS.API.CONSUMER.CREATE.<stream>.<consumer>",
+        "consumers",
+    ),
+    "consumer.info": (
+        "$JS.API.CONSUMER.INFO.{stream}.{consumer}",
+        "$JS.API.CONSUMER.INFO.<stream>.<consumer>",
+        "consumers",
+    ),
+    "consumer.delete": (
+        "$JS.API.CONSUMER.DELETE.{stream}.{consumer}",
+        "$JS.API.CONSUMER.DELETE.<stream>.<consumer>",
+        "consumers",
+    ),
     "consumer.names": ("$JS.API.CONSUMER.NAMES.{stream}", "$JS.API.CONSUMER.NAMES.<stream>", "consumers"),
     "consumer.list": ("$JS.API.CONSUMER.LIST.{stream}", "$JS.API.CONSUMER.LIST.<stream>", "consumers"),
-    "consumer.unpin": ("$JS.API.CONSUMER.UNPIN.{stream}.{consumer}", "$JS.API.CONSUMER.UNPIN.<stream>.<consumer>", "consumers"),
-    "fetch": ("$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}", "$JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>", "fetch"),
+    "consumer.unpin": (
+        "$JS.API.CONSUMER.UNPIN.{stream}.{consumer}",
+        "$JS.API.CONSUMER.UNPIN.<stream>.<consumer>",
+        "consumers",
+    ),
+    "fetch": (
+        "$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}",
+        "$JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>",
+        "fetch",
+    ),
     "ack": ("$JS.ACK", "$JS.ACK.<stream>.<consumer>...", "acks"),
     "direct.get": ("$JS.API.DIRECT.GET.{stream}", "$JS.API.DIRECT.GET.<stream>", "direct get"),
     "direct.last": ("$JS.API.DIRECT.GET.{stream}.{subject}", "$JS.API.DIRECT.GET.<stream>.<subject>", "direct get"),
@@ -124,7 +152,9 @@ def _message(msg: Msg) -> dict[str, Any]:
     return {"headers": normalize_headers(msg.headers), "data": payload_view(msg.data)}
 
 
-async def request(nc: Client, subject: str, payload: bytes = b"", headers: dict[str, str] | None = None) -> dict[str, Any]:
+async def request(
+    nc: Client, subject: str, payload: bytes = b"", headers: dict[str, str] | None = None
+) -> dict[str, Any]:
     """One request; its reply as comparable data, or the kind of failure (no responders, timeout)."""
     try:
         msg = await nc.request(subject, payload, timeout=REQUEST_TIMEOUT, headers=headers)
@@ -149,7 +179,7 @@ async def _collect(nc: Client, subject: str, payload: bytes, enough: int | None)
     while True:
         try:
             msg = await asyncio.wait_for(queue.get(), QUIET)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             seen.append("silence")
             break
         seen.append(msg)
@@ -299,7 +329,7 @@ class RealServer:
             self.process.terminate()
             try:
                 await asyncio.wait_for(asyncio.to_thread(self.process.wait), 10)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self.process.kill()
                 self.process.wait()
             self.process = None
@@ -444,7 +474,9 @@ async def run_fresh(ops: list[Operation], inject: dict[str, Any] | None = None, 
         return await pair.run(ops)
 
 
-def reproduction(seed: int | None, ops: list[Operation], found: dict[str, Any], inject: dict[str, Any] | None) -> dict[str, Any]:
+def reproduction(
+    seed: int | None, ops: list[Operation], found: dict[str, Any], inject: dict[str, Any] | None
+) -> dict[str, Any]:
     """A self-contained reproduction: the operations up to the divergence, and what each server said."""
     index = found["index"]
     doc = {"seed": seed, "operations": ops[: index + 1], **found}
@@ -485,7 +517,14 @@ async def check(
     if shrink:
         ops, first, runs = await shrink_sequence(ops[:original_length], first, inject, binary, budget)
     doc = reproduction(seed, ops, first, inject)
-    doc.update({"reproduced": True, "original_length": original_length, "shrink_runs": runs, "seconds": round(time.monotonic() - started, 3)})
+    doc.update(
+        {
+            "reproduced": True,
+            "original_length": original_length,
+            "shrink_runs": runs,
+            "seconds": round(time.monotonic() - started, 3),
+        }
+    )
     return doc
 
 

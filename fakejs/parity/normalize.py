@@ -20,7 +20,19 @@ from typing import Any
 
 # Keys whose values are timestamps (RFC 3339) in JetStream replies.
 TIME_KEYS = frozenset(
-    {"created", "ts", "first_ts", "last_ts", "time", "last_active", "pinned_ts", "pause_until", "opt_start_time", "leader_since", "active"}
+    {
+        "created",
+        "ts",
+        "first_ts",
+        "last_ts",
+        "time",
+        "last_active",
+        "pinned_ts",
+        "pause_until",
+        "opt_start_time",
+        "leader_since",
+        "active",
+    }
 )
 # Keys whose values name the server (leader, peer ids).
 SERVER_KEYS = frozenset({"leader", "server", "server_id", "server_name", "peer"})

@@ -41,7 +41,8 @@ are an hour or more.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:  # hypothesis is only needed for the strategies (the test suite), not for campaigns
     from hypothesis.strategies import SearchStrategy
@@ -272,7 +273,14 @@ def _optional_body(d: Draw, **choices: Sequence[Any]) -> dict[str, Any] | None:
 
 def _publish(d: Draw, v: Vocabulary) -> list[Operation]:
     size = d.choice((0, 1, 10, 50))
-    return [{"op": "publish", "subject": d.choice(v.publish_subjects), "payload": "x" * size, "headers": publish_headers(d, v)}]
+    return [
+        {
+            "op": "publish",
+            "subject": d.choice(v.publish_subjects),
+            "payload": "x" * size,
+            "headers": publish_headers(d, v),
+        }
+    ]
 
 
 def _publish_many(d: Draw, v: Vocabulary) -> list[Operation]:
@@ -356,9 +364,22 @@ def _consumer_listing(kind: str) -> Callable[[Draw, Vocabulary], list[Operation]
 
 
 def _fetch(d: Draw, v: Vocabulary) -> list[Operation]:
-    op: Operation = {"op": "fetch", "stream": d.choice(v.streams), "consumer": d.choice(v.consumers), "batch": d.integer(1, 4)}
+    op: Operation = {
+        "op": "fetch",
+        "stream": d.choice(v.streams),
+        "consumer": d.choice(v.consumers),
+        "batch": d.integer(1, 4),
+    }
     if v.extras and _maybe(d, 4):
-        op["extra"] = d.choice(({"max_bytes": 20}, {"max_bytes": 1000}, {"group": "g"}, {"group": "g", "min_pending": 1}, {"id": "x", "group": "g"}))
+        op["extra"] = d.choice(
+            (
+                {"max_bytes": 20},
+                {"max_bytes": 1000},
+                {"group": "g"},
+                {"group": "g", "min_pending": 1},
+                {"id": "x", "group": "g"},
+            )
+        )
     return [op]
 
 
@@ -385,8 +406,12 @@ def _consume(d: Draw, v: Vocabulary, stream: str | None = None, subjects: Sequen
     config = consumer_config(d, v)
     config.pop("deliver_subject", None)
     consumer = config["durable_name"]
-    ops: list[Operation] = [{"op": "consumer.create", "stream": name, "consumer": consumer, "body": {"stream_name": name, "config": config}}]
-    matching = [s for s in v.publish_subjects if any(subject_matches(p, s) for p in subjects)] or list(v.publish_subjects)
+    ops: list[Operation] = [
+        {"op": "consumer.create", "stream": name, "consumer": consumer, "body": {"stream_name": name, "config": config}}
+    ]
+    matching = [s for s in v.publish_subjects if any(subject_matches(p, s) for p in subjects)] or list(
+        v.publish_subjects
+    )
     for i in range(d.integer(0, 3)):
         ops.append({"op": "publish", "subject": d.choice(matching), "payload": f"m{i}", "headers": None})
     ops.append({"op": "fetch", "stream": name, "consumer": consumer, "batch": d.integer(1, 4)})

@@ -121,7 +121,13 @@ def build(outcome: Outcome) -> dict[str, Any]:
             group["reproduction"] = repro
             group["reproduction_file"] = f"repro/{group['id']}.json"
         ops = _ops_for(r["seed"], outcome)
-        entry = {"seed": r["seed"], "group": group["id"], "confirmed": confirmed, **div, "operations": ops[: div["index"] + 1]}
+        entry = {
+            "seed": r["seed"],
+            "group": group["id"],
+            "confirmed": confirmed,
+            **div,
+            "operations": ops[: div["index"] + 1],
+        }
         entry["differences"] = differences(div["fake_reply"], div["real_reply"])
         if repro is not None:
             entry["reproduction"] = repro
@@ -131,7 +137,7 @@ def build(outcome: Outcome) -> dict[str, Any]:
     confirmed_total = sum(1 for r in divergent if outcome.confirmed.get(r["seed"]))
     return {
         "title": "fakejs parity report",
-        "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "generated_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "fakejs_version": fakejs.__version__,
         "nats_server_version": _server_version(outcome.settings.binary),
         "engine": outcome.engine,
@@ -161,7 +167,8 @@ def build(outcome: Outcome) -> dict[str, Any]:
         "groups": sorted(groups.values(), key=lambda g: (-g["count"], g["id"])),
         "divergences": divergences,
         "seeds": [
-            {k: r[k] for k in ("seed", "generated", "operations", "seconds", "error") if k in r} | {"diverged": r["divergence"] is not None}
+            {k: r[k] for k in ("seed", "generated", "operations", "seconds", "error") if k in r}
+            | {"diverged": r["divergence"] is not None}
             for r in seeds
         ],
     }
@@ -224,7 +231,14 @@ def _repro_lines(repro: dict[str, Any]) -> list[str]:
     ]
     lines += [f"- `{d}`" for d in differences(repro["fake_reply"], repro["real_reply"])]
     lines += ["", "<details><summary>both replies</summary>", "", "```json"]
-    lines += ["fake: " + json.dumps(repro["fake_reply"]), "real: " + json.dumps(repro["real_reply"]), "```", "", "</details>", ""]
+    lines += [
+        "fake: " + json.dumps(repro["fake_reply"]),
+        "real: " + json.dumps(repro["real_reply"]),
+        "```",
+        "",
+        "</details>",
+        "",
+    ]
     return lines
 
 
@@ -244,12 +258,22 @@ def markdown(report: dict[str, Any]) -> str:
     if s.get("inject"):
         lines.append(f"- **injected divergence** (pipeline check): `{json.dumps(s['inject'])}`")
     if t["unconfirmed"]:
-        lines.append(f"- {t['unconfirmed']} divergences did not come back on fresh servers (timing, or state left by an earlier seed)")
+        lines.append(
+            f"- {t['unconfirmed']} divergences did not come back on fresh servers (timing, or state left by an earlier seed)"
+        )
     if t["errors"]:
         lines.append(f"- {t['errors']} seeds ended in an error (see report.json)")
-    lines += ["", "## By feature", "", "| feature | operations | divergences | per 10,000 |", "| --- | ---: | ---: | ---: |"]
+    lines += [
+        "",
+        "## By feature",
+        "",
+        "| feature | operations | divergences | per 10,000 |",
+        "| --- | ---: | ---: | ---: |",
+    ]
     for f in report["features"]:
-        lines.append(f"| {f['feature']} | {f['operations']} | {f['divergences']} | {f['divergences_per_10k_operations']} |")
+        lines.append(
+            f"| {f['feature']} | {f['operations']} | {f['divergences']} | {f['divergences_per_10k_operations']} |"
+        )
     lines += ["", "## Divergence groups", ""]
     if not report["groups"]:
         lines += ["No divergences.", ""]
@@ -293,7 +317,7 @@ def _chart(features: list[dict[str, Any]]) -> str:
             f'<rect x="{label_w}" y="{y}" width="{ops_w}" height="18" fill="#9aa5b1"><title>{name}: {f["operations"]} operations</title></rect>',
             f'<text x="{label_w + ops_w + 4}" y="{y + 14}" fill="#333">{f["operations"]}</text>',
             f'<rect x="{label_w + bar_w + 40}" y="{y}" width="{rate_w}" height="18" fill="#d64545">'
-            f'<title>{name}: {f["divergences"]} divergences</title></rect>',
+            f"<title>{name}: {f['divergences']} divergences</title></rect>",
             f'<text x="{label_w + bar_w + 44 + rate_w}" y="{y + 14}" fill="#333">{f["divergences_per_10k_operations"]} ({f["divergences"]})</text>',
         ]
     parts.append("</svg>")
@@ -317,7 +341,9 @@ def html_page(report: dict[str, Any]) -> str:
         f"<li>generated {esc(report['generated_at'])}</li>",
     ]
     if report["settings"].get("inject"):
-        body.append(f"<li><strong>injected divergence</strong> (pipeline check): <code>{esc(json.dumps(report['settings']['inject']))}</code></li>")
+        body.append(
+            f"<li><strong>injected divergence</strong> (pipeline check): <code>{esc(json.dumps(report['settings']['inject']))}</code></li>"
+        )
     body += ["</ul>", "<h2>By feature</h2>", _chart(report["features"])]
     body += ["<table><tr><th>feature</th><th>operations</th><th>divergences</th><th>per 10,000</th></tr>"]
     for f in report["features"]:
@@ -342,7 +368,13 @@ def html_page(report: dict[str, Any]) -> str:
                 f"diverges at operation {repro['index']} (<code>{esc(repro['subject'])}</code>), {state}.</p>"
             )
             body.append(_pre("\n".join(json.dumps(op) for op in repro["operations"])))
-            body.append("<ul>" + "".join(f"<li><code>{esc(d)}</code></li>" for d in differences(repro["fake_reply"], repro["real_reply"])) + "</ul>")
+            body.append(
+                "<ul>"
+                + "".join(
+                    f"<li><code>{esc(d)}</code></li>" for d in differences(repro["fake_reply"], repro["real_reply"])
+                )
+                + "</ul>"
+            )
             body.append(f"<details><summary>fake reply</summary>{_pre(repro['fake_reply'])}</details>")
             body.append(f"<details><summary>real reply</summary>{_pre(repro['real_reply'])}</details>")
     style = (
@@ -353,5 +385,7 @@ def html_page(report: dict[str, Any]) -> str:
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{esc(report['title'])}</title><style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
+        f"<title>{esc(report['title'])}</title><style>{style}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
     )

@@ -16,7 +16,8 @@ that diverges on its own.  The number of runs is bounded by ``budget``.
 from __future__ import annotations
 
 import copy
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fakejs.parity.operations import Operation
 

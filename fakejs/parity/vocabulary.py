@@ -12,8 +12,9 @@ and nothing here is a setting fakejs refuses by name (see :func:`_supported`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any
 
 SECOND = 10**9  # nanoseconds: JetStream durations in JSON
 
@@ -24,7 +25,15 @@ class Vocabulary:
 
     streams: tuple[str, ...] = ("S1", "S2", "S3")
     consumers: tuple[str, ...] = ("C1", "C2")
-    subject_sets: tuple[tuple[str, ...], ...] = (("a",), ("a.*",), ("a.>",), ("b", "c"), ("c.>",), ("a", "b"), ("d.*.x",))
+    subject_sets: tuple[tuple[str, ...], ...] = (
+        ("a",),
+        ("a.*",),
+        ("a.>",),
+        ("b", "c"),
+        ("c.>",),
+        ("a", "b"),
+        ("d.*.x",),
+    )
     publish_subjects: tuple[str, ...] = ("a", "a.1", "a.2", "a.1.2", "b", "c", "c.1", "d.1.x", "d.2.x", "e")
     sequences: tuple[int, ...] = (0, 1, 2, 3, 5, 8)
     purge_filters: tuple[str | None, ...] = (None, "a", "a.*", "b", "c.>", ">")
@@ -81,12 +90,12 @@ def _supported(candidates: dict[str, Sequence[Any]]) -> dict[str, Sequence[Any]]
     """The candidates fakejs implements.
 
     fakejs refuses some settings by name ("republish is not supported by
-    fakejs", see ``UNSUPPORTED`` in :mod:`fakejs.jetstream.streamconfig`).
+    fakejs", see ``UNSUPPORTED`` in :mod:`fakejs.jetstream.config.stream`).
     Every such request is a known, deliberate divergence that would drown
     everything else in a report, so they are not drawn -- and a setting starts
     being drawn as soon as fakejs implements it and drops it from that table.
     """
-    from fakejs.jetstream.streamconfig import UNSUPPORTED
+    from fakejs.jetstream.config.stream import UNSUPPORTED
 
     refused = {key for key, _ in UNSUPPORTED}
     out: dict[str, Sequence[Any]] = {}

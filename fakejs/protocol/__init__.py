@@ -6,19 +6,7 @@ data -- and reading events back.
 """
 
 from fakejs.protocol import headers, writer
-from fakejs.protocol.events import (
-    Connect,
-    Event,
-    Info,
-    Notice,
-    Ok,
-    Ping,
-    Pong,
-    ProtocolViolation,
-    Pub,
-    Sub,
-    Unsub,
-)
+from fakejs.protocol.events import Connect, Event, Info, Notice, Ok, Ping, Pong, ProtocolViolation, Pub, Sub, Unsub
 from fakejs.protocol.parser import Parser
 
 __all__ = [

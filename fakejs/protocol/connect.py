@@ -3,7 +3,7 @@
 nats-server decodes both with Go's ``encoding/json`` into fixed structs and
 closes the connection (without ``-ERR``) when decoding fails, so a wrong
 type (``{"verbose":"yes"}``) is as fatal as broken JSON.  The tables below
-name the fields and their Go types so :mod:`fakejs.gojson` can apply the
+name the fields and their Go types so :mod:`fakejs.gocompat.gojson` can apply the
 same rules.
 """
 
@@ -13,7 +13,7 @@ import base64
 import binascii
 from typing import Any
 
-from fakejs.gojson import Field, GoJSONError, Struct, decode, loads
+from fakejs.gocompat.gojson import Field, GoJSONError, Struct, decode, loads
 
 SUBJECT_PERMISSION = Struct("SubjectPermission", (Field("allow", "[]string"), Field("deny", "[]string")))
 

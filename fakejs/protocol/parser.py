@@ -29,9 +29,9 @@ broken: the connection is going away.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from fakejs.gojson import GoJSONError
+from fakejs.gocompat.gojson import GoJSONError
 from fakejs.protocol.connect import decode_connect, decode_info
 from fakejs.protocol.events import (
     ERR_AUTHORIZATION,
@@ -108,16 +108,16 @@ class Parser:
     """
 
     __slots__ = (
-        "max_control_line",
-        "max_payload",
-        "headers",
-        "pedantic",
-        "auth_pending",
+        "_broken",
         "_buf",
         "_pos",
         "_pub",
         "_skip_event",
-        "_broken",
+        "auth_pending",
+        "headers",
+        "max_control_line",
+        "max_payload",
+        "pedantic",
     )
 
     def __init__(self, *, max_control_line: int = MAX_CONTROL_LINE, max_payload: int = MAX_PAYLOAD) -> None:

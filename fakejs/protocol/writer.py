@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakejs.gojson import dumps
+from fakejs.gocompat.gojson import dumps
 
 PING = b"PING\r\n"
 PONG = b"PONG\r\n"

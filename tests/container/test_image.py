@@ -23,9 +23,9 @@ import subprocess
 import time
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import nats
 import pytest
@@ -149,7 +149,9 @@ def container(podman: Podman, image: str) -> Iterator[Container]:
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                raise AssertionError(f"container not healthy after {READY_TIMEOUT:.0f}s:\n{_tail(podman.logs(box.name))}")
+                raise AssertionError(
+                    f"container not healthy after {READY_TIMEOUT:.0f}s:\n{_tail(podman.logs(box.name))}"
+                )
             time.sleep(0.1)
         yield box
     finally:

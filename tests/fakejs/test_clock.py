@@ -15,8 +15,12 @@ NS = 1_000_000_000
 
 
 async def _js_setup(nc: nats.NATS, consumer: dict) -> None:
-    await nc.request("$JS.API.STREAM.CREATE.S", json.dumps({"name": "S", "subjects": ["s.>"], "storage": "memory"}).encode())
-    reply = await nc.request("$JS.API.CONSUMER.CREATE.S.C", json.dumps({"stream_name": "S", "config": consumer}).encode())
+    await nc.request(
+        "$JS.API.STREAM.CREATE.S", json.dumps({"name": "S", "subjects": ["s.>"], "storage": "memory"}).encode()
+    )
+    reply = await nc.request(
+        "$JS.API.CONSUMER.CREATE.S.C", json.dumps({"stream_name": "S", "config": consumer}).encode()
+    )
     assert "error" not in json.loads(reply.data), reply.data
 
 

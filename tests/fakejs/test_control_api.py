@@ -23,7 +23,9 @@ async def control(nc: nats.NATS, subject: str, body: dict[str, Any] | None = Non
 async def http(server: Server, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
     def call() -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(f"{server.http_url}/fakejs/{path}", data=data, method="GET" if body is None else "POST")
+        request = urllib.request.Request(
+            f"{server.http_url}/fakejs/{path}", data=data, method="GET" if body is None else "POST"
+        )
         try:
             with urllib.request.urlopen(request, timeout=5) as response:
                 return response.status, json.loads(response.read())
@@ -58,7 +60,16 @@ async def test_faults_actions_and_reset_over_nats() -> None:
         js = nc.jetstream()
         await js.add_stream(name="S", subjects=["s.>"], storage="memory")
         await js.add_consumer("S", durable_name="C")
-        added = await control(nc, "FAULTS.ADD", {"on": "pull.request", "match": {"consumer": "C"}, "do": "reply_status", "args": {"code": 409, "text": "Leadership Change"}})
+        added = await control(
+            nc,
+            "FAULTS.ADD",
+            {
+                "on": "pull.request",
+                "match": {"consumer": "C"},
+                "do": "reply_status",
+                "args": {"code": 409, "text": "Leadership Change"},
+            },
+        )
         assert added["do"] == "reply_status" and added["fired"] == 0
         msg = await nc.request("$JS.API.CONSUMER.MSG.NEXT.S.C", b'{"batch":1,"no_wait":true}')
         assert (msg.headers["Status"], msg.headers["Description"]) == ("409", "Leadership Change")

@@ -11,13 +11,15 @@ import pytest
 from nats.aio.msg import Msg
 
 from fakejs import ManualClock, Server
-from fakejs.faults import FaultError
+from fakejs.testkit.faults import FaultError
 
 NS = 1_000_000_000
 
 
 async def setup_js(nc: nats.NATS, consumer: dict[str, Any] | None = None, storage: str = "memory") -> None:
-    reply = await nc.request("$JS.API.STREAM.CREATE.S", json.dumps({"name": "S", "subjects": ["s.>"], "storage": storage}).encode())
+    reply = await nc.request(
+        "$JS.API.STREAM.CREATE.S", json.dumps({"name": "S", "subjects": ["s.>"], "storage": storage}).encode()
+    )
     assert "error" not in json.loads(reply.data)
     config = {"durable_name": "C", "ack_policy": "explicit", **(consumer or {})}
     reply = await nc.request("$JS.API.CONSUMER.CREATE.S.C", json.dumps({"stream_name": "S", "config": config}).encode())
@@ -32,7 +34,7 @@ class Inbox:
         self.subject = nc.new_inbox()
         self.got: list[Msg] = []
 
-    async def start(self) -> "Inbox":
+    async def start(self) -> Inbox:
         async def on_msg(msg: Msg) -> None:
             self.got.append(msg)
 
@@ -40,7 +42,11 @@ class Inbox:
         return self
 
     def statuses(self) -> list[tuple[str, str]]:
-        return [((m.headers or {}).get("Status", ""), (m.headers or {}).get("Description", "")) for m in self.got if m.headers and "Status" in m.headers]
+        return [
+            ((m.headers or {}).get("Status", ""), (m.headers or {}).get("Description", ""))
+            for m in self.got
+            if m.headers and "Status" in m.headers
+        ]
 
     def data(self) -> list[bytes]:
         return [m.data for m in self.got if not (m.headers and "Status" in m.headers)]
@@ -172,7 +178,13 @@ async def test_after_n_deliveries_trigger_runs_an_action() -> None:
         js = nc.jetstream()
         for i in range(5):
             await js.publish("s.a", b"%d" % i)
-        server.control.add_fault(on="consumer.deliver", match={"consumer": "C"}, after=2, do="delete_consumer", args={"stream": "S", "consumer": "C"})
+        server.control.add_fault(
+            on="consumer.deliver",
+            match={"consumer": "C"},
+            after=2,
+            do="delete_consumer",
+            args={"stream": "S", "consumer": "C"},
+        )
         inbox = await Inbox(nc).start()
         await inbox.pull({"batch": 5, "expires": 5 * NS})
         await eventually(lambda: inbox.statuses())
@@ -187,14 +199,20 @@ async def test_after_n_deliveries_trigger_runs_an_action() -> None:
 
 @pytest.mark.parametrize(
     ("error", "code", "err_code", "description"),
-    [("unavailable", 503, 10076, "JetStream not enabled"), ("insufficient_resources", 503, 10023, "insufficient resources")],
+    [
+        ("unavailable", 503, 10076, "JetStream not enabled"),
+        ("insufficient_resources", 503, 10023, "insufficient resources"),
+    ],
 )
 async def test_api_requests_fail(error: str, code: int, err_code: int, description: str) -> None:
     async with Server() as server:
         nc = await nats.connect(server.url)
         fault = server.control.fail_api(error, subject="$JS.API.STREAM.CREATE.>", count=1)
         reply = json.loads((await nc.request("$JS.API.STREAM.CREATE.S", b'{"name":"S"}')).data)
-        assert reply == {"type": "io.nats.jetstream.api.v1.stream_create_response", "error": {"code": code, "err_code": err_code, "description": description}}
+        assert reply == {
+            "type": "io.nats.jetstream.api.v1.stream_create_response",
+            "error": {"code": code, "err_code": err_code, "description": description},
+        }
         assert fault.fired == 1
         reply = json.loads((await nc.request("$JS.API.STREAM.CREATE.S", b'{"name":"S"}')).data)
         assert reply["config"]["name"] == "S"  # only the next request failed
@@ -204,7 +222,9 @@ async def test_api_requests_fail(error: str, code: int, err_code: int, descripti
 async def test_api_reply_rewrite_for_divergence_checks() -> None:
     async with Server() as server:
         nc = await nats.connect(server.url)
-        server.control.add_fault(on="api.reply", match={"subject": "$JS.API.INFO"}, do="rewrite", args={"set": {"streams": 99}}, times=None)
+        server.control.add_fault(
+            on="api.reply", match={"subject": "$JS.API.INFO"}, do="rewrite", args={"set": {"streams": 99}}, times=None
+        )
         info = json.loads((await nc.request("$JS.API.INFO", b"")).data)
         assert info["streams"] == 99
         await nc.close()
@@ -223,7 +243,9 @@ async def test_disconnect_clean_and_abrupt_then_reconnect() -> None:
         async def reconnected() -> None:
             events.append("reconnected")
 
-        nc = await nats.connect(server.url, name="app", reconnect_time_wait=0.05, disconnected_cb=disconnected, reconnected_cb=reconnected)
+        nc = await nats.connect(
+            server.url, name="app", reconnect_time_wait=0.05, disconnected_cb=disconnected, reconnected_cb=reconnected
+        )
         other = await nats.connect(server.url, name="bystander")
         result = server.control.disconnect("app")
         assert len(result["disconnected"]) == 1

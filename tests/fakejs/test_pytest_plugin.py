@@ -6,7 +6,7 @@ import pytest
 
 from tests.harness.targets import REAL_BINARY
 
-SUITE = '''
+SUITE = """
 import json
 import pytest
 import nats
@@ -47,9 +47,9 @@ async def test_introspection(fakejs_server):
 
 def test_sync_test_gets_a_url(fakejs_url):
     assert fakejs_url.startswith("nats://127.0.0.1:")
-'''
+"""
 
-SHARED = '''
+SHARED = """
 import nats
 
 async def test_first(fakejs_shared_server):
@@ -61,7 +61,7 @@ async def test_second_starts_empty(fakejs_shared_server):
     nc = await nats.connect(fakejs_shared_server.url)
     assert (await nc.jetstream().account_info()).streams == 0
     await nc.close()
-'''
+"""
 
 INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
 
@@ -86,4 +86,6 @@ def test_real_target_runs_plain_tests_and_skips_fake_only_ones(pytester: pytest.
     pytester.makepyfile(test_suite=SUITE)
     result = pytester.runpytest("-q", "-p", "no:cacheprovider", "-rs", "--fakejs-target=real")
     result.assert_outcomes(passed=2, skipped=3)
-    result.stdout.fnmatch_lines(["*fakejs only: clock*", "*fakejs only: scenario*", "*fakejs only: state is a fakejs feature*"])
+    result.stdout.fnmatch_lines(
+        ["*fakejs only: clock*", "*fakejs only: scenario*", "*fakejs only: state is a fakejs feature*"]
+    )

@@ -20,16 +20,17 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 import nats
 import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from fakejs.scenario import ScenarioError, load_scenario, load_scenario_text, shipped_names
-from fakejs.testing import FakeJS
+from fakejs.targets.handles import FakeJS
+from fakejs.testkit.scenarios import ScenarioError, load_scenario, load_scenario_text, shipped_names
 from tests.harness.consume import NS, STATUS, Consume
 from tests.harness.js import api
 
@@ -142,7 +143,7 @@ class Puller:
         self.inbox = nc.new_inbox()
         self.got: list[Msg] = []
 
-    async def start(self) -> "Puller":
+    async def start(self) -> Puller:
         async def on_msg(msg: Msg) -> None:
             self.got.append(msg)
 
@@ -157,7 +158,9 @@ class Puller:
         return [m for m in self.got if not (m.headers and STATUS in m.headers)]
 
     def statuses(self) -> list[tuple[str, str]]:
-        return [(m.headers[STATUS], m.headers.get("Description", "")) for m in self.got if m.headers and STATUS in m.headers]
+        return [
+            (m.headers[STATUS], m.headers.get("Description", "")) for m in self.got if m.headers and STATUS in m.headers
+        ]
 
 
 async def publish(nc: Client, subject: str, payloads: list[bytes]) -> None:
@@ -228,7 +231,9 @@ async def test_disconnect_consume_repulls_after_reconnect(fakejs_server: FakeJS,
     nc = await link.open(fakejs_server.url)
     first_url = link.url
     waiting_at_reconnect: list[list[dict[str, Any]]] = []
-    link.before_repull = lambda: waiting_at_reconnect.append(fakejs_server.consumer_state("ORDERS", "worker")["waiting"])
+    link.before_repull = lambda: waiting_at_reconnect.append(
+        fakejs_server.consumer_state("ORDERS", "worker")["waiting"]
+    )
     await publish(nc, "orders.new", [b"%d" % i for i in range(1, 6)])
 
     consume = await link.consume("ORDERS", "worker", max_messages=10, expires=30.0, heartbeat=5.0)
@@ -247,7 +252,9 @@ async def test_disconnect_consume_repulls_after_reconnect(fakejs_server: FakeJS,
     # Once the acks of the re-pulled messages are in, what the server still counts as unacknowledged predates the drop.
     await nc.flush()
     server = fakejs_server.server
-    await fakejs_server.wait_for(lambda: all(p["stream_seq"] <= 2 for p in server.consumer_state("ORDERS", "worker")["pending_acks"]))
+    await fakejs_server.wait_for(
+        lambda: all(p["stream_seq"] <= 2 for p in server.consumer_state("ORDERS", "worker")["pending_acks"])
+    )
     unacked = {p["stream_seq"] for p in fakejs_server.consumer_state("ORDERS", "worker")["pending_acks"]}
 
     fakejs_server.advance(0.999)
@@ -298,7 +305,8 @@ async def test_pin_timeout_old_pin_refused_next_pull_pinned(fakejs_server: FakeJ
         first_pin = one.messages()[0].headers["Nats-Pin-Id"]
         assert first_pin
         await eventually(
-            lambda: any(m.subject.startswith("$JS.EVENT.ADVISORY.CONSUMER.UNPINNED.") for m in advisories), what="UNPINNED advisory"
+            lambda: any(m.subject.startswith("$JS.EVENT.ADVISORY.CONSUMER.UNPINNED.") for m in advisories),
+            what="UNPINNED advisory",
         )
         assert fakejs_server.consumer_state("JOBS", "pool")["pinned_id"] == ""
 
@@ -334,7 +342,12 @@ async def test_pin_timeout_old_pin_refused_next_pull_pinned(fakejs_server: FakeJ
         assert kinds[0][1]["pinned_id"] == first_pin and kinds[2][1]["pinned_id"] == second_pin
         unpinned = kinds[1][1]
         assert unpinned["type"] == "io.nats.jetstream.advisory.v1.consumer_group_unpinned"
-        assert (unpinned["stream"], unpinned["consumer"], unpinned["group"], unpinned["reason"]) == ("JOBS", "pool", "A", "timeout")
+        assert (unpinned["stream"], unpinned["consumer"], unpinned["group"], unpinned["reason"]) == (
+            "JOBS",
+            "pool",
+            "A",
+            "timeout",
+        )
     finally:
         await nc.close()
 
@@ -360,7 +373,9 @@ async def test_server_restart_consume_continues_after_reconnect(fakejs_server: F
     consume = await link.consume("ORDERS", "worker", max_messages=10, expires=30.0, heartbeat=5.0)
     await eventually(lambda: len(consume.received) == 3, what="first deliveries")
     await nc.flush()
-    await fakejs_server.wait_for(lambda: fakejs_server.server.consumer_state("ORDERS", "worker")["ack_floor"]["stream_seq"] == 3)
+    await fakejs_server.wait_for(
+        lambda: fakejs_server.server.consumer_state("ORDERS", "worker")["ack_floor"]["stream_seq"] == 3
+    )
 
     fakejs_server.advance(1.0)  # the scenario's restart is due
     await eventually(lambda: link.disconnects == 1, what="disconnect")
@@ -412,7 +427,9 @@ async def test_heartbeats_stop_consume_warns_and_keeps_going(fakejs_server: Fake
     assert consume.heartbeats == 1
     assert not consume.done.is_set() and consume.error == ""
     assert consume.requests == 1 and consume.statuses == []
-    dropped = fakejs_server.call(lambda: [e for e in fakejs_server.server.control.faults.fired_log if e["do"] == "drop"])
+    dropped = fakejs_server.call(
+        lambda: [e for e in fakejs_server.server.control.faults.fired_log if e["do"] == "drop"]
+    )
     assert dropped and all(e["point"] == "consumer.heartbeat" for e in dropped)
 
     await publish(nc, "orders.new", [b"a", b"b", b"c"])
@@ -520,7 +537,9 @@ async def test_max_waiting_exceeded_with_heartbeats_is_silent(fakejs_server: Fak
     holder = await Puller(nc, "ORDERS", "worker").start()
     await holder.pull(batch=1, expires=30 * NS)  # takes the only slot
 
-    consume = await link.consume("ORDERS", "worker", max_messages=4, expires=10.0, heartbeat=0.1, repull_on_missed_heartbeat=True)
+    consume = await link.consume(
+        "ORDERS", "worker", max_messages=4, expires=10.0, heartbeat=0.1, repull_on_missed_heartbeat=True
+    )
     await eventually(lambda: consume.missed_heartbeats >= 1, what="a missed heartbeat")
     assert consume.statuses == [] and consume.heartbeats == 0
     assert consume.error == "" and not consume.done.is_set()
@@ -531,7 +550,9 @@ async def test_max_waiting_exceeded_with_heartbeats_is_silent(fakejs_server: Fak
     await publish(nc, "orders.new", [b"for-the-holder"])  # ends the holder's pull: the slot is free
     await eventually(lambda: holder.messages(), what="the holder's message")
     await fakejs_server.wait_for(
-        lambda: [w["reply"] for w in fakejs_server.server.consumer_state("ORDERS", "worker")["waiting"]] == [consume.inbox]
+        lambda: (
+            [w["reply"] for w in fakejs_server.server.consumer_state("ORDERS", "worker")["waiting"]] == [consume.inbox]
+        )
     )
     await publish(nc, "orders.new", [b"a", b"b"])
     await eventually(lambda: len(consume.received) == 2, what="messages to the consume")
@@ -607,60 +628,107 @@ STREAM = '[[setup.streams]]\nname = "S"\nsubjects = ["s.>"]\n\n'
     [
         pytest.param(
             'name = "x"\n' + STREAM + '[[steps]]\non = "pull.request"\ndo = "explode"\n',
-            8, "steps[0].do", "unknown action 'explode'", id="unknown-action",
+            8,
+            "steps[0].do",
+            "unknown action 'explode'",
+            id="unknown-action",
         ),
         pytest.param(
             'name = "x"\n' + STREAM + '[[steps]]\nat = 1.0\ndo = "restart"\n\n[[steps]]\nat = 2.0\ndo = "reboot"\n',
-            12, "steps[1].do", "unknown action 'reboot'", id="unknown-action-in-second-step",
+            12,
+            "steps[1].do",
+            "unknown action 'reboot'",
+            id="unknown-action-in-second-step",
         ),
         pytest.param(
             'name = "x"\n' + STREAM + '[[steps]]\non = "pull.request"\ndo = "drop"\n',
-            8, "steps[0].do", "unknown action 'drop' for 'pull.request'", id="change-not-allowed-at-point",
+            8,
+            "steps[0].do",
+            "unknown action 'drop' for 'pull.request'",
+            id="change-not-allowed-at-point",
         ),
         pytest.param(
             'name = "x"\n' + STREAM + '[[steps]]\nat = 1.0\ndo = "restart"\nwhen = 2\n',
-            9, "steps[0].when", "unknown step key 'when'", id="unknown-step-key",
+            9,
+            "steps[0].when",
+            "unknown step key 'when'",
+            id="unknown-step-key",
         ),
         pytest.param(
-            'name = "x"\nretries = 3\n' + STREAM, 2, "", "unknown key 'retries'", id="unknown-top-key",
+            'name = "x"\nretries = 3\n' + STREAM,
+            2,
+            "",
+            "unknown key 'retries'",
+            id="unknown-top-key",
         ),
         pytest.param(
-            'name = "x"\n[setup]\nstream = []\n', 3, "", "unknown setup key 'stream'", id="unknown-setup-key",
+            'name = "x"\n[setup]\nstream = []\n',
+            3,
+            "",
+            "unknown setup key 'stream'",
+            id="unknown-setup-key",
         ),
         pytest.param(
             'name = "x"\n' + STREAM + '[[steps]]\non = "pull.request"\nat = 1.0\ndo = "restart"\n',
-            7, "steps[0].on", "exactly one trigger", id="both-on-and-at",
+            7,
+            "steps[0].on",
+            "exactly one trigger",
+            id="both-on-and-at",
         ),
         pytest.param(
             'name = "x"\n' + STREAM + '[[steps]]\ndo = "restart"\n',
-            6, "steps[0].on", "exactly one trigger", id="no-trigger",
+            6,
+            "steps[0].on",
+            "exactly one trigger",
+            id="no-trigger",
         ),
         pytest.param(
             'name = "x"\n' + STREAM + '[[steps]]\non = "pull.requests"\ndo = "restart"\n',
-            7, "steps[0].on", "unknown hook point 'pull.requests'", id="unknown-hook-point",
+            7,
+            "steps[0].on",
+            "unknown hook point 'pull.requests'",
+            id="unknown-hook-point",
         ),
         pytest.param(
             'name = "x"\n' + STREAM + '[[steps]]\nat = -1.0\ndo = "restart"\n',
-            7, "steps[0].at", "'at' must be a number of seconds >= 0", id="negative-at",
+            7,
+            "steps[0].at",
+            "'at' must be a number of seconds >= 0",
+            id="negative-at",
         ),
         pytest.param(
             'name = "x"\n' + STREAM + '[[steps]]\nat = 1.0\ndo = "restart"\n\ntimes = -1\n',
-            10, "steps[0].times", "'times' must be >= 1", id="bad-times",
+            10,
+            "steps[0].times",
+            "'times' must be >= 1",
+            id="bad-times",
         ),
         pytest.param(
-            'name = "x"\nclock = "fast"\n', 2, "", "'clock' must be", id="bad-clock",
+            'name = "x"\nclock = "fast"\n',
+            2,
+            "",
+            "'clock' must be",
+            id="bad-clock",
         ),
         pytest.param(
             'name = "x"\n' + STREAM + '[[steps]]\non = "pull.request"\nmatch = { subject = "s.a" }\ndo = "ignore"\n',
-            8, "steps[0].match", "cannot match on subject", id="unknown-match-key",
+            8,
+            "steps[0].match",
+            "cannot match on subject",
+            id="unknown-match-key",
         ),
         pytest.param(
             'name = "x"\n' + STREAM + '[[steps]]\non = "pull.request"\nafter = "two"\ndo = "ignore"\n',
-            8, "steps[0].after", "after", id="wrongly-typed-value",
+            8,
+            "steps[0].after",
+            "after",
+            id="wrongly-typed-value",
         ),
     ],
 )
-def test_bad_scenario_file_is_refused_naming_file_line_and_key(tmp_path: Path, text: str, line: int, key: str, words: str) -> None:
+def test_bad_scenario_file_is_refused_naming_file_line_and_key(
+    tmp_path: Path, text: str, line: int, key: str, words: str
+) -> None:
     """A scenario that cannot run is refused at load time; the error says where (file:line) and which key."""
     path = tmp_path / "bad.toml"
     path.write_text(text)
@@ -734,7 +802,9 @@ async def test_cli_runs_a_good_scenario(tmp_path: Path) -> None:
     """A good file: the server starts ("Server is ready"), with the scenario's setup and faults in place for the first client."""
     path = tmp_path / "good.toml"
     path.write_text(
-        'name = "good"\n' + STREAM + '[[steps]]\non = "pull.request"\ndo = "reply_status"\nargs = { code = 409, text = "Leadership Change" }\n'
+        'name = "good"\n'
+        + STREAM
+        + '[[steps]]\non = "pull.request"\ndo = "reply_status"\nargs = { code = 409, text = "Leadership Change" }\n'
     )
     log_path = tmp_path / "server.log"
     process = subprocess.Popen(_fakejs("-js", "-sd", str(tmp_path), "-l", str(log_path), "--scenario", str(path)))
@@ -744,7 +814,9 @@ async def test_cli_runs_a_good_scenario(tmp_path: Path) -> None:
         try:
             info = await api(nc, "$JS.API.STREAM.INFO.S")
             assert info["config"]["subjects"] == ["s.>"]
-            created = await api(nc, "$JS.API.CONSUMER.CREATE.S.C", {"stream_name": "S", "config": {"durable_name": "C"}})
+            created = await api(
+                nc, "$JS.API.CONSUMER.CREATE.S.C", {"stream_name": "S", "config": {"durable_name": "C"}}
+            )
             assert "error" not in created
             reply = await nc.request("$JS.API.CONSUMER.MSG.NEXT.S.C", b'{"batch":1,"no_wait":true}', timeout=2)
             assert reply.headers is not None and reply.headers["Description"] == "Leadership Change"

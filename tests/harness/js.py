@@ -21,14 +21,27 @@ from nats.aio.msg import Msg
 
 from fakejs.parity.normalize import SERVER_KEYS, TIME_KEYS, ZERO_TIME, normalize
 
-__all__ = ["SERVER_KEYS", "TIME_KEYS", "ZERO_TIME", "api", "connect", "create_stream", "normalize", "publish", "request", "rfc3339_ns"]
+__all__ = [
+    "SERVER_KEYS",
+    "TIME_KEYS",
+    "ZERO_TIME",
+    "api",
+    "connect",
+    "create_stream",
+    "normalize",
+    "publish",
+    "request",
+    "rfc3339_ns",
+]
 
 
 async def connect(target: Any, **kwargs: Any) -> Client:
     return await nats.connect(target.url, **kwargs)
 
 
-async def api(nc: Client, subject: str, body: Any = None, *, timeout: float = 2.0, headers: dict[str, str] | None = None) -> dict:
+async def api(
+    nc: Client, subject: str, body: Any = None, *, timeout: float = 2.0, headers: dict[str, str] | None = None
+) -> dict:
     """Send a ``$JS.API`` request and return the decoded JSON reply.
 
     ``body`` may be ``None`` (empty payload), ``bytes`` (sent as is) or a
@@ -44,7 +57,9 @@ async def api(nc: Client, subject: str, body: Any = None, *, timeout: float = 2.
     return json.loads(msg.data)
 
 
-async def request(nc: Client, subject: str, payload: bytes = b"", *, timeout: float = 2.0, headers: dict[str, str] | None = None) -> Msg:
+async def request(
+    nc: Client, subject: str, payload: bytes = b"", *, timeout: float = 2.0, headers: dict[str, str] | None = None
+) -> Msg:
     """A raw request; returns the reply message (status headers included)."""
     return await nc.request(subject, payload, timeout=timeout, headers=headers)
 
@@ -56,7 +71,9 @@ async def create_stream(nc: Client, config: dict[str, Any]) -> dict:
     return reply
 
 
-async def publish(nc: Client, subject: str, payload: bytes = b"", headers: dict[str, str] | None = None, timeout: float = 2.0) -> bytes:
+async def publish(
+    nc: Client, subject: str, payload: bytes = b"", headers: dict[str, str] | None = None, timeout: float = 2.0
+) -> bytes:
     """Publish with a reply subject and return the raw PubAck payload bytes."""
     msg = await nc.request(subject, payload, timeout=timeout, headers=headers)
     return msg.data

@@ -13,12 +13,24 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 # INFO fields whose values are inherently per-server or per-build.
 VOLATILE_INFO_FIELDS = frozenset(
-    {"server_id", "server_name", "port", "client_id", "client_ip", "xkey", "git_commit", "go", "nonce", "fakejs", "host"}
+    {
+        "server_id",
+        "server_name",
+        "port",
+        "client_id",
+        "client_ip",
+        "xkey",
+        "git_commit",
+        "go",
+        "nonce",
+        "fakejs",
+        "host",
+    }
 )
 
 _INFO_LINE = re.compile(rb"INFO (\{.*?\}) \r\n")
@@ -59,7 +71,7 @@ class RawClient:
         self.closed = False
 
     @classmethod
-    async def connect(cls, host: str, port: int) -> "RawClient":
+    async def connect(cls, host: str, port: int) -> RawClient:
         reader, writer = await asyncio.open_connection(host, port)
         return cls(reader, writer)
 
@@ -95,7 +107,7 @@ class RawClient:
     async def _read_some(self, timeout: float) -> bool:
         try:
             chunk = await asyncio.wait_for(self.reader.read(65536), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         except (ConnectionError, OSError):
             self.closed = True

@@ -51,7 +51,7 @@ class Settings:
     monitor: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def with_(self, **changes: Any) -> "Settings":
+    def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)
 
 
@@ -200,7 +200,7 @@ class RealTarget(Target):
         self.process.terminate()
         try:
             await asyncio.wait_for(asyncio.to_thread(self.process.wait), 10)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.process.kill()
             self.process.wait()
         self.process = None

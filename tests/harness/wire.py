@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
@@ -102,7 +103,7 @@ class Wire:
             return False
         try:
             chunk = await asyncio.wait_for(self.client.reader.read(1 << 20), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         except (ConnectionError, OSError):
             self.client.closed = True

@@ -42,8 +42,9 @@ import contextlib
 import datetime
 import json
 import re
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, AsyncIterator
+from typing import Any
 
 import nats
 import pytest
@@ -140,7 +141,9 @@ async def numbers(nc: Client, stream: str = "S", consumer: str = "C") -> dict:
     return {key: info[key] for key in NUMBER_KEYS}
 
 
-async def eventually_numbers(nc: Client, expected: dict, stream: str = "S", consumer: str = "C", timeout: float = 2.0) -> None:
+async def eventually_numbers(
+    nc: Client, expected: dict, stream: str = "S", consumer: str = "C", timeout: float = 2.0
+) -> None:
     """Numbers that depend on the server's asynchronous work (new-message signals, queued
     pull requests) must reach ``expected`` soon."""
     loop = asyncio.get_running_loop()
@@ -184,7 +187,7 @@ class Pull:
         self.sub: Any = None
 
     @classmethod
-    async def open(cls, nc: Client, stream: str = "S", consumer: str = "C") -> "Pull":
+    async def open(cls, nc: Client, stream: str = "S", consumer: str = "C") -> Pull:
         pull = cls(nc, stream, consumer)
         pull.sub = await nc.subscribe(pull.inbox)
         return pull
@@ -340,7 +343,7 @@ def unix_nanos(rfc3339: str) -> int:
     """RFC 3339 with up to 9 fractional digits (UTC) -> unix nanoseconds."""
     match = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z", rfc3339)
     assert match, rfc3339
-    whole = datetime.datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    whole = datetime.datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.UTC)
     return int(whole.timestamp()) * SECOND + int((match.group(2) or "0").ljust(9, "0"))
 
 
@@ -1362,7 +1365,11 @@ async def test_workqueue_nak_keeps_and_term_removes(target: Target) -> None:
     [
         ({"ack_policy": "none"}, 10084, "consumer in pull mode requires explicit ack policy on workqueue stream"),
         ({"ack_policy": "all"}, 10098, "workqueue stream requires explicit ack"),
-        ({"ack_policy": "explicit", "deliver_policy": "last"}, 10101, "consumer must be deliver all on workqueue stream"),
+        (
+            {"ack_policy": "explicit", "deliver_policy": "last"},
+            10101,
+            "consumer must be deliver all on workqueue stream",
+        ),
     ],
     ids=["ack-none", "ack-all", "deliver-last"],
 )
@@ -1511,7 +1518,15 @@ async def test_interest_stream_deleting_a_consumer_releases_its_interest(target:
         await eventually_state(
             nc,
             "IN",
-            {"messages": 0, "bytes": 0, "first_seq": 3, "first_ts": ZERO, "last_seq": 2, "last_ts": TS, "consumer_count": 0},
+            {
+                "messages": 0,
+                "bytes": 0,
+                "first_seq": 3,
+                "first_ts": ZERO,
+                "last_seq": 2,
+                "last_ts": TS,
+                "consumer_count": 0,
+            },
         )
 
 

@@ -27,7 +27,17 @@ USER = Settings(user="alice", password="wonderland")
         (USER, b'{"verbose":false,"auth_token":"wonderland"}', False),
         (USER, b'{"verbose":true,"user":"alice","pass":"wonderland"}', True),
     ],
-    ids=["token-ok", "token-wrong", "token-missing", "token-userpass", "user-ok", "user-wrong-pass", "user-wrong-user", "user-token", "user-verbose"],
+    ids=[
+        "token-ok",
+        "token-wrong",
+        "token-missing",
+        "token-userpass",
+        "user-ok",
+        "user-wrong-pass",
+        "user-wrong-user",
+        "user-token",
+        "user-verbose",
+    ],
 )
 async def test_connect_credentials(make_target, settings: Settings, connect: bytes, accepted: bool) -> None:
     target = await make_target(settings)
@@ -94,5 +104,7 @@ async def test_nats_py_rejected(make_target) -> None:
         errors.append(exc)
 
     with pytest.raises(Exception):
-        await nats.connect(target.url, user="alice", password="x", allow_reconnect=False, error_cb=on_error, connect_timeout=2)
+        await nats.connect(
+            target.url, user="alice", password="x", allow_reconnect=False, error_cb=on_error, connect_timeout=2
+        )
     assert any("Authorization Violation" in str(e) for e in errors)

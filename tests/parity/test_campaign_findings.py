@@ -21,7 +21,9 @@ async def connect(target: Target) -> nats.NATS:
 
 
 async def consumer(nc: nats.NATS, stream: str, config: dict[str, Any]) -> dict:
-    reply = await api(nc, f"$JS.API.CONSUMER.CREATE.{stream}.{config['durable_name']}", {"stream_name": stream, "config": config})
+    reply = await api(
+        nc, f"$JS.API.CONSUMER.CREATE.{stream}.{config['durable_name']}", {"stream_name": stream, "config": config}
+    )
     assert "error" not in reply, reply
     return reply
 
@@ -29,7 +31,11 @@ async def consumer(nc: nats.NATS, stream: str, config: dict[str, Any]) -> dict:
 async def fetch_no_wait(nc: nats.NATS, stream: str, name: str, batch: int = 1) -> list[nats.aio.msg.Msg]:
     inbox = nc.new_inbox()
     sub = await nc.subscribe(inbox)
-    await nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{name}", json.dumps({"batch": batch, "no_wait": True}).encode(), reply=inbox)
+    await nc.publish(
+        f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{name}",
+        json.dumps({"batch": batch, "no_wait": True}).encode(),
+        reply=inbox,
+    )
     got = []
     while True:
         msg = await sub.next_msg(timeout=2)
@@ -52,7 +58,11 @@ async def test_batch_header_is_refused_before_other_checks(target: Target, other
     nc = await connect(target)
     await create_stream(nc, {"name": "S", "subjects": ["a"]})
     reply = await nc.request("a", b"x", headers={**other, "Nats-Batch-Id": "b1"})
-    assert json.loads(reply.data) == {"error": {"code": 400, "err_code": 10174, "description": "atomic publish is disabled"}, "stream": "S", "seq": 0}
+    assert json.loads(reply.data) == {
+        "error": {"code": 400, "err_code": 10174, "description": "atomic publish is disabled"},
+        "stream": "S",
+        "seq": 0,
+    }
     await nc.close()
 
 
@@ -89,7 +99,11 @@ async def test_purge_moves_consumer_floors(target: Target) -> None:
     assert got[0].subject == "a"
     await api(nc, "$JS.API.STREAM.PURGE.S", {"seq": 5})
     info = await api(nc, "$JS.API.CONSUMER.INFO.S.C")
-    assert (info["delivered"]["stream_seq"], info["ack_floor"]["stream_seq"], info["ack_floor"]["consumer_seq"]) == (4, 4, 1)
+    assert (info["delivered"]["stream_seq"], info["ack_floor"]["stream_seq"], info["ack_floor"]["consumer_seq"]) == (
+        4,
+        4,
+        1,
+    )
     assert "last_active" in info["ack_floor"] and info["num_ack_pending"] == 0
     await nc.close()
 
@@ -112,7 +126,11 @@ async def test_switching_to_interest_without_consumers_empties_the_stream(target
     await create_stream(nc, {"name": "S", "subjects": ["a", "b"], "storage": "memory"})
     for subject in ("a", "b", "a"):
         await nc.jetstream().publish(subject, b"x")
-    reply = await api(nc, "$JS.API.STREAM.UPDATE.S", {"name": "S", "subjects": ["a", "b"], "storage": "memory", "retention": "interest"})
+    reply = await api(
+        nc,
+        "$JS.API.STREAM.UPDATE.S",
+        {"name": "S", "subjects": ["a", "b"], "storage": "memory", "retention": "interest"},
+    )
     assert (reply["state"]["messages"], reply["state"]["first_seq"], reply["state"]["last_seq"]) == (0, 4, 3)
     await nc.close()
 

@@ -23,7 +23,11 @@ from tests.harness.targets import Target
 async def setup(target: Target, durable: str = "C") -> Client:
     nc = await nats.connect(target.url)
     await create_stream(nc, {"name": "S", "subjects": ["s.>"], "storage": "memory"})
-    reply = await api(nc, f"$JS.API.CONSUMER.CREATE.S.{durable}", {"stream_name": "S", "config": {"durable_name": durable, "ack_policy": "explicit"}})
+    reply = await api(
+        nc,
+        f"$JS.API.CONSUMER.CREATE.S.{durable}",
+        {"stream_name": "S", "config": {"durable_name": durable, "ack_policy": "explicit"}},
+    )
     assert "error" not in reply, reply
     return nc
 

@@ -30,7 +30,8 @@ import asyncio
 import contextlib
 import json
 import re
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import nats
 import pytest
@@ -255,13 +256,23 @@ async def put(nc: Client, subject: str, data: bytes = b"x") -> int:
     return ack["seq"]
 
 
-async def create(nc: Client, stream_name: str, name: str | None = None, config: dict | None = None, *, subject: str | None = None, **body: Any) -> dict:
+async def create(
+    nc: Client,
+    stream_name: str,
+    name: str | None = None,
+    config: dict | None = None,
+    *,
+    subject: str | None = None,
+    **body: Any,
+) -> dict:
     """CONSUMER.CREATE.<stream>[.<name>] with {"stream_name", "config", **body}."""
     subject = subject or f"{C}CREATE.{stream_name}" + (f".{name}" if name else "")
     return await api(nc, subject, {"stream_name": stream_name, "config": config or {}, **body})
 
 
-async def ok_create(nc: Client, stream_name: str, name: str | None = None, config: dict | None = None, **body: Any) -> dict:
+async def ok_create(
+    nc: Client, stream_name: str, name: str | None = None, config: dict | None = None, **body: Any
+) -> dict:
     reply = await create(nc, stream_name, name, config, **body)
     assert "error" not in reply, reply
     return reply
@@ -286,7 +297,9 @@ async def fetch(nc: Client, stream_name: str, name: str, batch: int) -> list:
     """Pull ``batch`` messages with a no_wait request and return them."""
     inbox = nc.new_inbox()
     sub = await nc.subscribe(inbox)
-    await nc.publish(f"{C}MSG.NEXT.{stream_name}.{name}", json.dumps({"batch": batch, "no_wait": True}).encode(), reply=inbox)
+    await nc.publish(
+        f"{C}MSG.NEXT.{stream_name}.{name}", json.dumps({"batch": batch, "no_wait": True}).encode(), reply=inbox
+    )
     msgs = [await sub.next_msg(timeout=2) for _ in range(batch)]
     await sub.unsubscribe()
     return msgs
@@ -315,8 +328,13 @@ async def test_create_reply_bytes(target: Target) -> None:
         msg = await request(nc, f"{C}CREATE.S.D", body)
         assert msg.headers is None
         assert b'"filter_subject":"s.\\u003e"' in msg.data
-        assert msg.data.startswith(b'{"type":"io.nats.jetstream.api.v1.consumer_create_response","stream_name":"S","name":"D","created":"')
-        assert b',"config":{"durable_name":"D","name":"D","deliver_policy":"all","ack_policy":"none","max_deliver":-1,' in msg.data
+        assert msg.data.startswith(
+            b'{"type":"io.nats.jetstream.api.v1.consumer_create_response","stream_name":"S","name":"D","created":"'
+        )
+        assert (
+            b',"config":{"durable_name":"D","name":"D","deliver_policy":"all","ack_policy":"none","max_deliver":-1,'
+            in msg.data
+        )
 
 
 @pytest.mark.parametrize("ack_policy", ["none", "all", "explicit"])
@@ -339,7 +357,13 @@ async def test_create_durable_pull_defaults(target: Target, ack_policy: str) -> 
             cfg("P", deliver_subject="dlv", ack_policy="explicit"),
         ),
         (
-            {"durable_name": "P", "deliver_subject": "dlv", "deliver_group": "g", "idle_heartbeat": SEC, "flow_control": True},
+            {
+                "durable_name": "P",
+                "deliver_subject": "dlv",
+                "deliver_group": "g",
+                "idle_heartbeat": SEC,
+                "flow_control": True,
+            },
             cfg("P", durable=True, deliver_subject="dlv", deliver_group="g", idle_heartbeat=SEC, flow_control=True),
         ),
     ],
@@ -421,14 +445,18 @@ async def test_create_start_position_and_num_pending(target: Target, config: dic
             got = await api(nc, "$JS.API.STREAM.MSG.GET.S", {"seq": 4})
             config["opt_start_time"] = got["message"]["time"]
         reply = await create(nc, "S", "D", {"durable_name": "D", **config})
-        expected_cfg = cfg("D", durable=True, **{**config, "opt_start_time": TS if "opt_start_time" in config else None})
+        expected_cfg = cfg(
+            "D", durable=True, **{**config, "opt_start_time": TS if "opt_start_time" in config else None}
+        )
         same(reply, created(expected_cfg, delivered=seqs(0, start), ack_floor=seqs(0, start), num_pending=pending))
 
 
 async def test_create_by_start_sequence_on_empty_stream(target: Target) -> None:
     async with connected(target) as nc:
         await stream(nc)
-        reply = await create(nc, "S", "R", {"durable_name": "R", "deliver_policy": "by_start_sequence", "opt_start_seq": 3})
+        reply = await create(
+            nc, "S", "R", {"durable_name": "R", "deliver_policy": "by_start_sequence", "opt_start_seq": 3}
+        )
         expected = cfg("R", durable=True, deliver_policy="by_start_sequence", opt_start_seq=3)
         same(reply, created(expected, delivered=seqs(0, 2), ack_floor=seqs(0, 2)))
 
@@ -445,7 +473,10 @@ async def test_legacy_ephemeral_generated_name(target: Target) -> None:
         name = reply["name"]
         assert re.fullmatch(r"[A-Za-z0-9]{8}", name), name
         same(reply, created(cfg(None, inactive_threshold=60 * SEC), name=name, num_pending=1))
-        same(await consumer_info(nc, "S", name), info("consumer_info_response", cfg(None, inactive_threshold=60 * SEC), name=name, num_pending=1))
+        same(
+            await consumer_info(nc, "S", name),
+            info("consumer_info_response", cfg(None, inactive_threshold=60 * SEC), name=name, num_pending=1),
+        )
         names = await api(nc, f"{C}NAMES.S")
         assert names["consumers"] == [name]
         again = await create(nc, "S", None, {"inactive_threshold": 60 * SEC})
@@ -462,7 +493,9 @@ async def test_legacy_ephemeral_rejects_durable_name(target: Target) -> None:
     async with connected(target) as nc:
         await stream(nc)
         reply = await create(nc, "S", None, {"durable_name": "X"})
-        assert reply == create_failure(400, 10020, "consumer expected to be ephemeral but a durable name was set in request")
+        assert reply == create_failure(
+            400, 10020, "consumer expected to be ephemeral but a durable name was set in request"
+        )
 
 
 async def test_legacy_durable_create(target: Target) -> None:
@@ -544,7 +577,11 @@ NAME_RULES = "consumer name can not contain '.', '*', '>', '\\', '/'"
         (f"{C}CREATE.S", {"name": "a b"}, (500, 10052, NAME_RULES)),
         (f"{C}CREATE.S", {"name": "a*"}, (500, 10052, NAME_RULES)),
         (f"{C}CREATE.S", {"name": "a/b"}, (400, 10127, "Consumer name can not contain path separators")),
-        (f"{C}CREATE.S", {"name": "a/b", "durable_name": "X"}, (400, 10127, "Consumer name can not contain path separators")),
+        (
+            f"{C}CREATE.S",
+            {"name": "a/b", "durable_name": "X"},
+            (400, 10127, "Consumer name can not contain path separators"),
+        ),
     ],
 )
 async def test_create_invalid_consumer_name(target: Target, subject: str, config: dict, err: tuple) -> None:
@@ -574,9 +611,18 @@ async def test_create_name_length(target: Target) -> None:
     "config, err",
     [
         ({}, (400, 10131, "Consumer create request did not match filtered subject from create subject")),
-        ({"filter_subject": "s.b"}, (400, 10131, "Consumer create request did not match filtered subject from create subject")),
-        ({"filter_subjects": ["s.a"]}, (400, 10137, "consumer with multiple subject filters cannot use subject based API")),
-        ({"filter_subjects": ["s.a"], "filter_subject": "s.a"}, (400, 10137, "consumer with multiple subject filters cannot use subject based API")),
+        (
+            {"filter_subject": "s.b"},
+            (400, 10131, "Consumer create request did not match filtered subject from create subject"),
+        ),
+        (
+            {"filter_subjects": ["s.a"]},
+            (400, 10137, "consumer with multiple subject filters cannot use subject based API"),
+        ),
+        (
+            {"filter_subjects": ["s.a"], "filter_subject": "s.a"},
+            (400, 10137, "consumer with multiple subject filters cannot use subject based API"),
+        ),
     ],
 )
 async def test_filter_in_create_subject_must_match(target: Target, config: dict, err: tuple) -> None:
@@ -591,7 +637,9 @@ async def test_filter_in_create_subject(target: Target, filter_subject: str) -> 
     async with connected(target) as nc:
         await stream(nc)
         await put(nc, "s.a")
-        reply = await create(nc, "S", subject=f"{C}CREATE.S.F.{filter_subject}", config={"filter_subject": filter_subject})
+        reply = await create(
+            nc, "S", subject=f"{C}CREATE.S.F.{filter_subject}", config={"filter_subject": filter_subject}
+        )
         pending = 0 if filter_subject == "s.a.>" else 1
         same(reply, created(cfg("F", filter_subject=filter_subject), num_pending=pending))
 
@@ -608,7 +656,10 @@ async def test_filter_in_create_subject(target: Target, filter_subject: str) -> 
         (b'{"stream_name":"S","bogus":1}', 'json: unknown field "bogus"'),
         (b'{"stream_name":"S","config":{"bogus":1}}', 'json: unknown field "bogus"'),
         (b'{"stream_name":"S"} {"bogus":1}', 'json: unknown field "bogus"'),
-        (b'{"stream_name":"S","config":[1]}', "json: cannot unmarshal array into Go struct field CreateConsumerRequest.config of type server.ConsumerConfig"),
+        (
+            b'{"stream_name":"S","config":[1]}',
+            "json: cannot unmarshal array into Go struct field CreateConsumerRequest.config of type server.ConsumerConfig",
+        ),
         (
             b'{"stream_name":"S","config":{"ack_wait":"1s"}}',
             "json: cannot unmarshal string into Go struct field CreateConsumerRequest.config.ack_wait of type time.Duration",
@@ -644,7 +695,10 @@ async def test_filter_in_create_subject(target: Target, filter_subject: str) -> 
         (b'{"stream_name":"S","config":{"ack_policy":"bogus"}}', 'can not unmarshal "\\"bogus\\""'),
         (b'{"stream_name":"S","config":{"deliver_policy":"bogus"}}', 'can not unmarshal "\\"bogus\\""'),
         (b'{"stream_name":"S","config":{"replay_policy":"bogus"}}', 'can not unmarshal "\\"bogus\\""'),
-        (b'{"stream_name":"S","config":{"priority_policy":"PINNED_CLIENT"}}', 'unknown priority policy: "PINNED_CLIENT"'),
+        (
+            b'{"stream_name":"S","config":{"priority_policy":"PINNED_CLIENT"}}',
+            'unknown priority policy: "PINNED_CLIENT"',
+        ),
         (b'{"stream_name":"S","action":"CREATE"}', 'unknown consumer action: "CREATE"'),
         (b'{"stream_name":"S","action":5}', "unknown consumer action: 5"),
     ],
@@ -660,7 +714,12 @@ async def test_create_bad_json(target: Target, body: bytes, text: str) -> None:
 
 @pytest.mark.parametrize(
     "body",
-    [b'{"stream_name":"S","config":null}', b'{"stream_name":"S"}', b'{"stream_name":"S","pedantic":true}', b'{"stream_name":"S","action":""}'],
+    [
+        b'{"stream_name":"S","config":null}',
+        b'{"stream_name":"S"}',
+        b'{"stream_name":"S","pedantic":true}',
+        b'{"stream_name":"S","action":""}',
+    ],
 )
 async def test_create_minimal_bodies(target: Target, body: bytes) -> None:
     async with connected(target) as nc:
@@ -677,7 +736,11 @@ async def test_create_keys_match_case_insensitively(target: Target) -> None:
 
 @pytest.mark.parametrize(
     "subject, config",
-    [(f"{C}CREATE.NOPE.A", {"durable_name": "A"}), (f"{C}CREATE.NOPE", {"name": "A"}), (f"{C}DURABLE.CREATE.NOPE.A", {"durable_name": "A"})],
+    [
+        (f"{C}CREATE.NOPE.A", {"durable_name": "A"}),
+        (f"{C}CREATE.NOPE", {"name": "A"}),
+        (f"{C}DURABLE.CREATE.NOPE.A", {"durable_name": "A"}),
+    ],
 )
 async def test_create_on_unknown_stream(target: Target, subject: str, config: dict) -> None:
     async with connected(target) as nc:
@@ -722,7 +785,9 @@ async def test_action_create_on_existing_consumer(target: Target, first: dict, s
     async with connected(target) as nc:
         await stream(nc)
         await ok_create(nc, "S", "A", first, action="create")
-        assert await create(nc, "S", "A", second, action="create") == create_failure(400, 10148, "consumer already exists")
+        assert await create(nc, "S", "A", second, action="create") == create_failure(
+            400, 10148, "consumer already exists"
+        )
         # the legacy subject reaches the same check
         if "durable_name" not in second:
             reply = await create(nc, "S", None, {**second, "name": "A"}, action="create")
@@ -791,11 +856,23 @@ def _forbidden(text: str) -> tuple:
         (PUSH_HB, {"flow_control": False}, _forbidden("flow control can not be updated")),
         (BY_SEQ, {"opt_start_seq": 4}, _forbidden("start sequence can not be updated")),
         (BY_TIME, {"opt_start_time": "2021-01-01T00:00:00Z"}, _forbidden("start time can not be updated")),
-        (BY_SEQ, {"deliver_policy": "by_start_time", "opt_start_seq": None, "opt_start_time": T0}, _forbidden("deliver policy can not be updated")),
+        (
+            BY_SEQ,
+            {"deliver_policy": "by_start_time", "opt_start_seq": None, "opt_start_time": T0},
+            _forbidden("deliver policy can not be updated"),
+        ),
         # the new config is validated first, as on create
-        (PULL, {"opt_start_seq": 5}, (400, 10094, "consumer delivery policy is deliver all, but optional start sequence is also set")),
+        (
+            PULL,
+            {"opt_start_seq": 5},
+            (400, 10094, "consumer delivery policy is deliver all, but optional start sequence is also set"),
+        ),
         (PULL, {"direct": True}, (400, 10090, "consumer direct requires a push based consumer")),
-        (PULL, {"backoff": [SEC, 2 * SEC], "max_deliver": 1}, (400, 10116, "max deliver is required to be \u003e length of backoff values")),
+        (
+            PULL,
+            {"backoff": [SEC, 2 * SEC], "max_deliver": 1},
+            (400, 10116, "max deliver is required to be \u003e length of backoff values"),
+        ),
         (PUSH_HB, {"deliver_subject": None}, (400, 10088, "consumer idle heartbeat requires a push based consumer")),
         (PUSH, {"max_ack_pending": 5}, (400, 10082, "consumer requires ack policy for max ack pending")),
     ],
@@ -845,8 +922,12 @@ async def test_update_filter_subject_to_filter_subjects(target: Target) -> None:
         for subject in ("s.a", "s.c", "s.d", "s.c"):
             await put(nc, subject)
         await ok_create(nc, "S", "D", PULL)
-        reply = await create(nc, "S", "D", {"durable_name": "D", "ack_policy": "explicit", "filter_subjects": ["s.c", "s.d"]})
-        same(reply, created(cfg("D", durable=True, ack_policy="explicit", filter_subjects=["s.c", "s.d"]), num_pending=3))
+        reply = await create(
+            nc, "S", "D", {"durable_name": "D", "ack_policy": "explicit", "filter_subjects": ["s.c", "s.d"]}
+        )
+        same(
+            reply, created(cfg("D", durable=True, ack_policy="explicit", filter_subjects=["s.c", "s.d"]), num_pending=3)
+        )
 
 
 async def test_update_push_deliver_subject(target: Target) -> None:
@@ -854,7 +935,10 @@ async def test_update_push_deliver_subject(target: Target) -> None:
     async with connected(target) as nc:
         await stream(nc)
         await ok_create(nc, "S", "D", PUSH)
-        same(await create(nc, "S", "D", {**PUSH, "deliver_subject": "dl2"}), created(cfg("D", durable=True, deliver_subject="dl2")))
+        same(
+            await create(nc, "S", "D", {**PUSH, "deliver_subject": "dl2"}),
+            created(cfg("D", durable=True, deliver_subject="dl2")),
+        )
         await nc.subscribe("dl2")
         await nc.flush()
         reply = await create(nc, "S", "D", {**PUSH, "deliver_subject": "dl3"})
@@ -879,7 +963,10 @@ async def test_update_ephemeral_to_durable(target: Target) -> None:
     async with connected(target) as nc:
         await stream(nc)
         await ok_create(nc, "S", "E", {})
-        same(await create(nc, "S", "E", {"durable_name": "E"}), created(cfg("E", durable=True, inactive_threshold=5 * SEC)))
+        same(
+            await create(nc, "S", "E", {"durable_name": "E"}),
+            created(cfg("E", durable=True, inactive_threshold=5 * SEC)),
+        )
         same(await create(nc, "S", "E", {"durable_name": "E"}), created(cfg("E", durable=True)))
 
 
@@ -903,21 +990,57 @@ PRIORITY_NAME = "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and 
     "config, err",
     [
         # deliver policies and start positions
-        ({"deliver_policy": "by_start_sequence"}, (400, 10094, DP + "by start sequence, but optional start sequence is not set")),
-        ({"deliver_policy": "by_start_sequence", "opt_start_seq": 1, "opt_start_time": T0}, (400, 10094, DP + "by start sequence, but optional start time is also set")),
+        (
+            {"deliver_policy": "by_start_sequence"},
+            (400, 10094, DP + "by start sequence, but optional start sequence is not set"),
+        ),
+        (
+            {"deliver_policy": "by_start_sequence", "opt_start_seq": 1, "opt_start_time": T0},
+            (400, 10094, DP + "by start sequence, but optional start time is also set"),
+        ),
         ({"deliver_policy": "by_start_time"}, (400, 10094, DP + "by start time, but optional start time is not set")),
-        ({"deliver_policy": "by_start_time", "opt_start_seq": 1, "opt_start_time": T0}, (400, 10094, DP + "by start time, but optional start start sequence is also set")),
+        (
+            {"deliver_policy": "by_start_time", "opt_start_seq": 1, "opt_start_time": T0},
+            (400, 10094, DP + "by start time, but optional start start sequence is also set"),
+        ),
         ({"opt_start_seq": 1}, (400, 10094, DP + "all, but optional start sequence is also set")),
-        ({"deliver_policy": "all", "opt_start_time": T0}, (400, 10094, DP + "all, but optional start time is also set")),
-        ({"deliver_policy": "last", "opt_start_seq": 1}, (400, 10094, DP + "last, but optional start sequence is also set")),
-        ({"deliver_policy": "last", "opt_start_time": T0}, (400, 10094, DP + "last, but optional start time is also set")),
-        ({"deliver_policy": "new", "opt_start_seq": 1}, (400, 10094, DP + "new, but optional start sequence is also set")),
-        ({"deliver_policy": "new", "opt_start_time": T0}, (400, 10094, DP + "new, but optional start time is also set")),
-        ({"deliver_policy": "last_per_subject"}, (400, 10094, DP + "last per subject, but optional filter subject is not set")),
-        ({"deliver_policy": "last_per_subject", "opt_start_seq": 1}, (400, 10094, DP + "last per subject, but optional start sequence is also set")),
-        ({"deliver_policy": "last_per_subject", "opt_start_time": T0}, (400, 10094, DP + "last per subject, but optional start time is also set")),
+        (
+            {"deliver_policy": "all", "opt_start_time": T0},
+            (400, 10094, DP + "all, but optional start time is also set"),
+        ),
+        (
+            {"deliver_policy": "last", "opt_start_seq": 1},
+            (400, 10094, DP + "last, but optional start sequence is also set"),
+        ),
+        (
+            {"deliver_policy": "last", "opt_start_time": T0},
+            (400, 10094, DP + "last, but optional start time is also set"),
+        ),
+        (
+            {"deliver_policy": "new", "opt_start_seq": 1},
+            (400, 10094, DP + "new, but optional start sequence is also set"),
+        ),
+        (
+            {"deliver_policy": "new", "opt_start_time": T0},
+            (400, 10094, DP + "new, but optional start time is also set"),
+        ),
+        (
+            {"deliver_policy": "last_per_subject"},
+            (400, 10094, DP + "last per subject, but optional filter subject is not set"),
+        ),
+        (
+            {"deliver_policy": "last_per_subject", "opt_start_seq": 1},
+            (400, 10094, DP + "last per subject, but optional start sequence is also set"),
+        ),
+        (
+            {"deliver_policy": "last_per_subject", "opt_start_time": T0},
+            (400, 10094, DP + "last per subject, but optional start time is also set"),
+        ),
         # filters
-        ({"filter_subject": "s.a", "filter_subjects": ["s.b"]}, (400, 10136, "consumer cannot have both FilterSubject and FilterSubjects specified")),
+        (
+            {"filter_subject": "s.a", "filter_subjects": ["s.b"]},
+            (400, 10136, "consumer cannot have both FilterSubject and FilterSubjects specified"),
+        ),
         ({"filter_subjects": [""]}, (400, 10139, "consumer filter in FilterSubjects cannot be empty")),
         ({"filter_subjects": ["s.a", ""]}, (400, 10139, "consumer filter in FilterSubjects cannot be empty")),
         ({"filter_subjects": ["s.*", "s.a"]}, (400, 10138, "consumer subject filters cannot overlap")),
@@ -928,12 +1051,24 @@ PRIORITY_NAME = "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and 
         # acks
         ({"ack_wait": -1}, (400, 10183, "consumer ack wait needs to be positive")),
         ({"backoff": [-1]}, (400, 10184, "consumer backoff needs to be positive")),
-        ({"ack_policy": "explicit", "backoff": [SEC, 2 * SEC], "max_deliver": 1}, (400, 10116, "max deliver is required to be > length of backoff values")),
+        (
+            {"ack_policy": "explicit", "backoff": [SEC, 2 * SEC], "max_deliver": 1},
+            (400, 10116, "max deliver is required to be > length of backoff values"),
+        ),
         # push-only and pull-only settings
         ({"deliver_subject": "d", "max_waiting": 5}, (400, 10080, "consumer in push mode can not set max waiting")),
-        ({"deliver_subject": "d", "max_ack_pending": 5}, (400, 10082, "consumer requires ack policy for max ack pending")),
-        ({"deliver_subject": "d", "idle_heartbeat": 1000}, (400, 10083, "consumer idle heartbeat needs to be >= 100ms")),
-        ({"deliver_subject": "d", "flow_control": True}, (400, 10108, "consumer with flow control also needs heartbeats")),
+        (
+            {"deliver_subject": "d", "max_ack_pending": 5},
+            (400, 10082, "consumer requires ack policy for max ack pending"),
+        ),
+        (
+            {"deliver_subject": "d", "idle_heartbeat": 1000},
+            (400, 10083, "consumer idle heartbeat needs to be >= 100ms"),
+        ),
+        (
+            {"deliver_subject": "d", "flow_control": True},
+            (400, 10108, "consumer with flow control also needs heartbeats"),
+        ),
         ({"deliver_subject": "d.*"}, (400, 10079, "consumer deliver subject has wildcards")),
         ({"deliver_subject": "d.>"}, (400, 10079, "consumer deliver subject has wildcards")),
         ({"deliver_subject": "d..x"}, (400, 10112, "invalid push consumer deliver subject")),
@@ -947,26 +1082,56 @@ PRIORITY_NAME = "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and 
         ({"metadata": {"k": "v" * 131072}}, (400, 10135, "consumer metadata exceeds maximum size of 128KB")),
         ({"num_replicas": 3}, (500, 10074, "replicas > 1 not supported in non-clustered mode")),
         ({"num_replicas": -1}, (400, 10133, "replicas count cannot be negative")),
-        ({"sample_freq": "x"}, (400, 10095, 'failed to parse consumer sampling configuration: strconv.Atoi: parsing "x": invalid syntax')),
+        (
+            {"sample_freq": "x"},
+            (400, 10095, 'failed to parse consumer sampling configuration: strconv.Atoi: parsing "x": invalid syntax'),
+        ),
         ({"sample_freq": "-1"}, (400, 10095, "failed to parse consumer sampling configuration: <nil>")),
         # priority groups
-        ({"priority_policy": "pinned_client"}, (400, 10159, "Setting PriorityPolicy requires at least one PriorityGroup to be set")),
-        ({"priority_policy": "overflow", "priority_groups": [""]}, (400, 10161, "Group name cannot be an empty string")),
+        (
+            {"priority_policy": "pinned_client"},
+            (400, 10159, "Setting PriorityPolicy requires at least one PriorityGroup to be set"),
+        ),
+        (
+            {"priority_policy": "overflow", "priority_groups": [""]},
+            (400, 10161, "Group name cannot be an empty string"),
+        ),
         ({"priority_policy": "pinned_client", "priority_groups": ["a.b"]}, (400, 10162, PRIORITY_NAME)),
         ({"priority_policy": "pinned_client", "priority_groups": ["x" * 17]}, (400, 10162, PRIORITY_NAME)),
-        ({"priority_policy": "pinned_client", "priority_groups": ["A"], "deliver_subject": "d"}, (400, 10178, "priority groups can not be used with push consumers")),
+        (
+            {"priority_policy": "pinned_client", "priority_groups": ["A"], "deliver_subject": "d"},
+            (400, 10178, "priority groups can not be used with push consumers"),
+        ),
         ({"priority_groups": ["A"]}, (400, 10196, "consumer can not have priority groups when policy is none")),
-        ({"priority_policy": "none", "priority_groups": ["A"]}, (400, 10196, "consumer can not have priority groups when policy is none")),
+        (
+            {"priority_policy": "none", "priority_groups": ["A"]},
+            (400, 10196, "consumer can not have priority groups when policy is none"),
+        ),
         ({"priority_timeout": SEC}, (400, 10197, "PinnedTTL cannot be set when PriorityPolicy is none")),
         # ack policy flow_control
         ({"ack_policy": "flow_control"}, (400, 10218, "flow control ack policy requires a push based consumer")),
-        ({"ack_policy": "flow_control", "deliver_subject": "d", "max_ack_pending": -1}, (400, 10220, "flow control ack policy requires max ack pending")),
-        ({"ack_policy": "flow_control", "deliver_subject": "d", "ack_wait": 5}, (400, 10221, "flow control ack policy requires unset ack wait")),
-        ({"ack_policy": "flow_control", "deliver_subject": "d", "backoff": [5]}, (400, 10221, "flow control ack policy requires unset ack wait")),
-        ({"ack_policy": "flow_control", "deliver_subject": "d", "max_deliver": 5}, (400, 10222, "flow control ack policy requires unset max deliver")),
+        (
+            {"ack_policy": "flow_control", "deliver_subject": "d", "max_ack_pending": -1},
+            (400, 10220, "flow control ack policy requires max ack pending"),
+        ),
+        (
+            {"ack_policy": "flow_control", "deliver_subject": "d", "ack_wait": 5},
+            (400, 10221, "flow control ack policy requires unset ack wait"),
+        ),
+        (
+            {"ack_policy": "flow_control", "deliver_subject": "d", "backoff": [5]},
+            (400, 10221, "flow control ack policy requires unset ack wait"),
+        ),
+        (
+            {"ack_policy": "flow_control", "deliver_subject": "d", "max_deliver": 5},
+            (400, 10222, "flow control ack policy requires unset max deliver"),
+        ),
         # direct (internal) consumers
         ({"direct": True}, (400, 10090, "consumer direct requires a push based consumer")),
-        ({"direct": True, "deliver_subject": "d", "durable_name": "C"}, (400, 10091, "consumer direct requires an ephemeral consumer")),
+        (
+            {"direct": True, "deliver_subject": "d", "durable_name": "C"},
+            (400, 10091, "consumer direct requires an ephemeral consumer"),
+        ),
     ],
 )
 async def test_config_validation(target: Target, config: dict, err: tuple) -> None:
@@ -981,21 +1146,51 @@ async def test_config_validation(target: Target, config: dict, err: tuple) -> No
     [
         ({"backoff": [-1], "ack_wait": -1}, (400, 10184, "consumer backoff needs to be positive")),
         ({"ack_wait": -1, "ack_policy": "flow_control"}, (400, 10183, "consumer ack wait needs to be positive")),
-        ({"ack_policy": "flow_control", "description": "x" * 4097}, (400, 10218, "flow control ack policy requires a push based consumer")),
+        (
+            {"ack_policy": "flow_control", "description": "x" * 4097},
+            (400, 10218, "flow control ack policy requires a push based consumer"),
+        ),
         ({"ack_wait": -1, "description": "x" * 4097}, (400, 10183, "consumer ack wait needs to be positive")),
-        ({"description": "x" * 4097, "deliver_subject": "a.*"}, (400, 10107, "consumer description is too long, maximum allowed is 4096")),
+        (
+            {"description": "x" * 4097, "deliver_subject": "a.*"},
+            (400, 10107, "consumer description is too long, maximum allowed is 4096"),
+        ),
         ({"deliver_subject": "d.>", "max_waiting": 3}, (400, 10079, "consumer deliver subject has wildcards")),
         ({"deliver_subject": "s.x.y", "max_waiting": 3}, (400, 10081, "consumer deliver subject forms a cycle")),
-        ({"deliver_subject": "d", "max_waiting": 3, "idle_heartbeat": 5}, (400, 10080, "consumer in push mode can not set max waiting")),
-        ({"deliver_subject": "d", "max_ack_pending": 5, "idle_heartbeat": 5}, (400, 10082, "consumer requires ack policy for max ack pending")),
+        (
+            {"deliver_subject": "d", "max_waiting": 3, "idle_heartbeat": 5},
+            (400, 10080, "consumer in push mode can not set max waiting"),
+        ),
+        (
+            {"deliver_subject": "d", "max_ack_pending": 5, "idle_heartbeat": 5},
+            (400, 10082, "consumer requires ack policy for max ack pending"),
+        ),
         ({"rate_limit_bps": 5, "idle_heartbeat": 5}, (400, 10086, "consumer in pull mode can not have rate limit set")),
         ({"max_expires": 5, "rate_limit_bps": 5}, (400, 10086, "consumer in pull mode can not have rate limit set")),
-        ({"idle_heartbeat": 5, "flow_control": True}, (400, 10088, "consumer idle heartbeat requires a push based consumer")),
-        ({"direct": True, "filter_subject": "s.a", "filter_subjects": ["s.b"]}, (400, 10090, "consumer direct requires a push based consumer")),
-        ({"filter_subject": "s.a", "filter_subjects": ["s.b"], "deliver_policy": "by_start_sequence"}, (400, 10136, "consumer cannot have both FilterSubject and FilterSubjects specified")),
-        ({"deliver_policy": "by_start_sequence", "sample_freq": "x"}, (400, 10094, DP + "by start sequence, but optional start sequence is not set")),
-        ({"deliver_subject": "d", "sample_freq": "x", "flow_control": True}, (400, 10095, 'failed to parse consumer sampling configuration: strconv.Atoi: parsing "x": invalid syntax')),
-        ({"metadata": {"k": "v" * 131072}, "priority_groups": ["A"]}, (400, 10135, "consumer metadata exceeds maximum size of 128KB")),
+        (
+            {"idle_heartbeat": 5, "flow_control": True},
+            (400, 10088, "consumer idle heartbeat requires a push based consumer"),
+        ),
+        (
+            {"direct": True, "filter_subject": "s.a", "filter_subjects": ["s.b"]},
+            (400, 10090, "consumer direct requires a push based consumer"),
+        ),
+        (
+            {"filter_subject": "s.a", "filter_subjects": ["s.b"], "deliver_policy": "by_start_sequence"},
+            (400, 10136, "consumer cannot have both FilterSubject and FilterSubjects specified"),
+        ),
+        (
+            {"deliver_policy": "by_start_sequence", "sample_freq": "x"},
+            (400, 10094, DP + "by start sequence, but optional start sequence is not set"),
+        ),
+        (
+            {"deliver_subject": "d", "sample_freq": "x", "flow_control": True},
+            (400, 10095, 'failed to parse consumer sampling configuration: strconv.Atoi: parsing "x": invalid syntax'),
+        ),
+        (
+            {"metadata": {"k": "v" * 131072}, "priority_groups": ["A"]},
+            (400, 10135, "consumer metadata exceeds maximum size of 128KB"),
+        ),
         ({"num_replicas": -1, "backoff": [-1]}, (400, 10133, "replicas count cannot be negative")),
     ],
 )
@@ -1011,14 +1206,49 @@ async def test_config_validation_order(target: Target, config: dict, err: tuple)
     [
         # subject/body checks come before the stream lookup and the config checks
         (f"{C}CREATE.S.a/b", {"stream_name": "T"}, None, (400, 10056, "stream name in subject does not match request")),
-        (f"{C}CREATE.S.A.s.a", {"stream_name": "S", "config": {"durable_name": "B", "filter_subject": "s.b"}}, None, (400, 10017, "consumer name in subject does not match durable name in request")),
-        (f"{C}CREATE.S.A.s.a", {"stream_name": "S", "config": {"num_replicas": 3, "filter_subject": "s.b"}}, None, (400, 10131, "Consumer create request did not match filtered subject from create subject")),
-        (f"{C}CREATE.NOPE.A", {"stream_name": "NOPE", "config": {"num_replicas": 3}}, None, (500, 10074, "replicas > 1 not supported in non-clustered mode")),
-        (f"{C}CREATE.NOPE.A", {"stream_name": "NOPE", "config": {"deliver_subject": "d.*"}}, None, (404, 10059, "stream not found")),
-        (f"{C}CREATE.S.A", {"stream_name": "T"}, {"Nats-Required-Api-Level": "99"}, (412, 10185, "JetStream minimum api level required")),
-        (f"{C}CREATE.NOPE.A", {"stream_name": "S"}, {"Nats-Required-Api-Level": "99"}, (412, 10185, "JetStream minimum api level required")),
+        (
+            f"{C}CREATE.S.A.s.a",
+            {"stream_name": "S", "config": {"durable_name": "B", "filter_subject": "s.b"}},
+            None,
+            (400, 10017, "consumer name in subject does not match durable name in request"),
+        ),
+        (
+            f"{C}CREATE.S.A.s.a",
+            {"stream_name": "S", "config": {"num_replicas": 3, "filter_subject": "s.b"}},
+            None,
+            (400, 10131, "Consumer create request did not match filtered subject from create subject"),
+        ),
+        (
+            f"{C}CREATE.NOPE.A",
+            {"stream_name": "NOPE", "config": {"num_replicas": 3}},
+            None,
+            (500, 10074, "replicas > 1 not supported in non-clustered mode"),
+        ),
+        (
+            f"{C}CREATE.NOPE.A",
+            {"stream_name": "NOPE", "config": {"deliver_subject": "d.*"}},
+            None,
+            (404, 10059, "stream not found"),
+        ),
+        (
+            f"{C}CREATE.S.A",
+            {"stream_name": "T"},
+            {"Nats-Required-Api-Level": "99"},
+            (412, 10185, "JetStream minimum api level required"),
+        ),
+        (
+            f"{C}CREATE.NOPE.A",
+            {"stream_name": "S"},
+            {"Nats-Required-Api-Level": "99"},
+            (412, 10185, "JetStream minimum api level required"),
+        ),
         # pedantic default checks come before the config checks
-        (f"{C}CREATE.S.A", {"stream_name": "S", "config": {"max_deliver": -5, "ack_wait": -1}, "pedantic": True}, None, (400, 10157, "pedantic mode: max_deliver must be set to -1")),
+        (
+            f"{C}CREATE.S.A",
+            {"stream_name": "S", "config": {"max_deliver": -5, "ack_wait": -1}, "pedantic": True},
+            None,
+            (400, 10157, "pedantic mode: max_deliver must be set to -1"),
+        ),
     ],
 )
 async def test_request_check_order(target: Target, subject: str, body: dict, headers: dict | None, err: tuple) -> None:
@@ -1030,16 +1260,34 @@ async def test_request_check_order(target: Target, subject: str, body: dict, hea
 @pytest.mark.parametrize(
     "config, expected",
     [
-        ({"deliver_subject": "d", "max_batch": 1, "max_expires": SEC, "max_bytes": 1}, {"deliver_subject": "d", "max_batch": 1, "max_expires": SEC, "max_bytes": 1}),
+        (
+            {"deliver_subject": "d", "max_batch": 1, "max_expires": SEC, "max_bytes": 1},
+            {"deliver_subject": "d", "max_batch": 1, "max_expires": SEC, "max_bytes": 1},
+        ),
         ({"headers_only": True, "replay_policy": "original"}, {"headers_only": True, "replay_policy": "original"}),
         ({"sample_freq": "50%", "description": "x" * 4096}, {"sample_freq": "50%", "description": "x" * 4096}),
         ({"mem_storage": True, "num_replicas": 1}, {"mem_storage": True, "num_replicas": 1}),
         ({"ack_wait": 5 * SEC}, {"ack_wait": 5 * SEC}),
         ({"backoff": [SEC]}, {"ack_wait": SEC, "backoff": [SEC]}),
-        ({"ack_policy": "explicit", "backoff": [SEC, 2 * SEC], "max_deliver": 2}, {"ack_policy": "explicit", "ack_wait": SEC, "max_deliver": 2, "backoff": [SEC, 2 * SEC], "max_ack_pending": 1000}),
+        (
+            {"ack_policy": "explicit", "backoff": [SEC, 2 * SEC], "max_deliver": 2},
+            {
+                "ack_policy": "explicit",
+                "ack_wait": SEC,
+                "max_deliver": 2,
+                "backoff": [SEC, 2 * SEC],
+                "max_ack_pending": 1000,
+            },
+        ),
         ({"ack_policy": "explicit", "max_ack_pending": 0}, {"ack_policy": "explicit"}),
-        ({"deliver_subject": "d", "idle_heartbeat": 100_000_000}, {"deliver_subject": "d", "idle_heartbeat": 100_000_000}),
-        ({"deliver_subject": "d", "deliver_group": "g", "ack_policy": "explicit"}, {"deliver_subject": "d", "deliver_group": "g", "ack_policy": "explicit"}),
+        (
+            {"deliver_subject": "d", "idle_heartbeat": 100_000_000},
+            {"deliver_subject": "d", "idle_heartbeat": 100_000_000},
+        ),
+        (
+            {"deliver_subject": "d", "deliver_group": "g", "ack_policy": "explicit"},
+            {"deliver_subject": "d", "deliver_group": "g", "ack_policy": "explicit"},
+        ),
         ({"filter_subject": "x.y"}, {"filter_subject": "x.y"}),
         ({"filter_subjects": ["x.y"]}, {"filter_subjects": ["x.y"]}),
         ({"metadata": {"_nats.req.level": "7", "_nats.ver": "x", "k": "v"}}, {"metadata": meta(0, k="v")}),
@@ -1108,9 +1356,17 @@ async def test_pedantic_mode_accepts_explicit_values(target: Target) -> None:
         same(await create(nc, "S", "A", config, pedantic=True), created(cfg("A", **config, max_ack_pending=1000)))
         reply = await create(nc, "S", "B", {"ack_policy": "flow_control", "deliver_subject": "d"}, pedantic=True)
         assert reply == create_failure(400, 10219, "flow control ack policy requires flow control")
-        reply = await create(nc, "S", "B", {"ack_policy": "flow_control", "deliver_subject": "d", "flow_control": True}, pedantic=True)
+        reply = await create(
+            nc, "S", "B", {"ack_policy": "flow_control", "deliver_subject": "d", "flow_control": True}, pedantic=True
+        )
         assert reply == create_failure(500, 10052, "flow control ack policy heartbeat needs to be 1s")
-        fc = {"ack_policy": "flow_control", "deliver_subject": "d", "flow_control": True, "idle_heartbeat": SEC, "max_ack_pending": 5}
+        fc = {
+            "ack_policy": "flow_control",
+            "deliver_subject": "d",
+            "flow_control": True,
+            "idle_heartbeat": SEC,
+            "max_ack_pending": 5,
+        }
         same(await create(nc, "S", "B", fc, pedantic=True), created(cfg("B", **fc, metadata=meta(4))))
 
 
@@ -1122,7 +1378,13 @@ async def test_priority_policies(target: Target) -> None:
         for policy in ("pinned_client", "overflow", "prioritized"):
             reply = await create(nc, "S", policy, {"priority_policy": policy, "priority_groups": ["A", "b-2/=_"]})
             timeout = 120 * SEC if policy == "pinned_client" else None
-            expected = cfg(policy, metadata=meta(1), priority_groups=["A", "b-2/=_"], priority_policy=policy, priority_timeout=timeout)
+            expected = cfg(
+                policy,
+                metadata=meta(1),
+                priority_groups=["A", "b-2/=_"],
+                priority_policy=policy,
+                priority_timeout=timeout,
+            )
             same(reply, created(expected, priority_groups=groups))
 
 
@@ -1134,19 +1396,28 @@ async def test_stream_consumer_limits(target: Target) -> None:
     async with connected(target) as nc:
         await stream(nc, "L", consumer_limits={"max_ack_pending": 50, "inactive_threshold": 10 * SEC})
         limits = {"max_ack_pending": 50, "inactive_threshold": 10 * SEC}
-        same(await create(nc, "L", "A", {"durable_name": "A", "ack_policy": "explicit"}), created(cfg("A", durable=True, ack_policy="explicit", **limits), stream="L"))
+        same(
+            await create(nc, "L", "A", {"durable_name": "A", "ack_policy": "explicit"}),
+            created(cfg("A", durable=True, ack_policy="explicit", **limits), stream="L"),
+        )
         same(await create(nc, "L", "F", {"durable_name": "F"}), created(cfg("F", durable=True, **limits), stream="L"))
         same(await create(nc, "L", "B", {}), created(cfg("B", **limits), stream="L"))
         reply = await create(nc, "L", "E", {"ack_policy": "explicit", "max_ack_pending": -1})
-        same(reply, created(cfg("E", ack_policy="explicit", max_ack_pending=-1, inactive_threshold=10 * SEC), stream="L"))
+        same(
+            reply, created(cfg("E", ack_policy="explicit", max_ack_pending=-1, inactive_threshold=10 * SEC), stream="L")
+        )
         reply = await create(nc, "L", "C", {"ack_policy": "explicit", "max_ack_pending": 51})
         assert reply == create_failure(400, 10121, "consumer max ack pending exceeds system limit of 50")
         reply = await create(nc, "L", "D", {"inactive_threshold": 20 * SEC})
         assert reply == create_failure(400, 10153, "consumer inactive threshold exceeds system limit of 10s")
         reply = await create(nc, "L", "G", {"ack_policy": "explicit"}, pedantic=True)
-        assert reply == create_failure(400, 10157, "pedantic mode: max_ack_pending must be set if it's configured in stream limits")
+        assert reply == create_failure(
+            400, 10157, "pedantic mode: max_ack_pending must be set if it's configured in stream limits"
+        )
         reply = await create(nc, "L", "H", {"ack_policy": "explicit", "max_ack_pending": 50}, pedantic=True)
-        assert reply == create_failure(400, 10157, "pedantic mode: inactive_threshold must be set if it's configured in stream limits")
+        assert reply == create_failure(
+            400, 10157, "pedantic mode: inactive_threshold must be set if it's configured in stream limits"
+        )
 
 
 async def test_stream_max_consumers(target: Target) -> None:
@@ -1158,8 +1429,13 @@ async def test_stream_max_consumers(target: Target) -> None:
         limit = create_failure(400, 10026, "maximum consumers limit reached")
         assert await create(nc, "S", "C", {"durable_name": "C"}) == limit
         assert await create(nc, "S", None, {}) == limit
-        assert await create(nc, "S", "C", {"num_replicas": 3}) == create_failure(500, 10074, "replicas > 1 not supported in non-clustered mode")
-        same(await create(nc, "S", "B", {"durable_name": "B", "description": "x"}), created(cfg("B", durable=True, description="x")))
+        assert await create(nc, "S", "C", {"num_replicas": 3}) == create_failure(
+            500, 10074, "replicas > 1 not supported in non-clustered mode"
+        )
+        same(
+            await create(nc, "S", "B", {"durable_name": "B", "description": "x"}),
+            created(cfg("B", durable=True, description="x")),
+        )
         reply = await create(nc, "S", None, {"deliver_subject": "zz", "direct": True})
         assert "error" not in reply, reply
         names = await api(nc, f"{C}NAMES.S")
@@ -1169,16 +1445,52 @@ async def test_stream_max_consumers(target: Target) -> None:
 @pytest.mark.parametrize(
     "existing, config, err",
     [
-        ([], {"durable_name": "A"}, (400, 10084, "consumer in pull mode requires explicit ack policy on workqueue stream")),
+        (
+            [],
+            {"durable_name": "A"},
+            (400, 10084, "consumer in pull mode requires explicit ack policy on workqueue stream"),
+        ),
         ([], {"durable_name": "A", "ack_policy": "all"}, (400, 10098, "workqueue stream requires explicit ack")),
-        ([], {"durable_name": "A", "ack_policy": "none", "deliver_subject": "x"}, (400, 10098, "workqueue stream requires explicit ack")),
-        ([], {"durable_name": "A", "ack_policy": "explicit", "deliver_policy": "new"}, (400, 10101, "consumer must be deliver all on workqueue stream")),
-        ([], {"durable_name": "A", "ack_policy": "explicit", "deliver_policy": "last", "deliver_subject": "x"}, (400, 10101, "consumer must be deliver all on workqueue stream")),
-        (["w.a"], {"durable_name": "A", "ack_policy": "explicit"}, (400, 10099, "multiple non-filtered consumers not allowed on workqueue stream")),
-        ([None], {"durable_name": "A", "ack_policy": "explicit", "filter_subject": "w.b"}, (400, 10100, "filtered consumer not unique on workqueue stream")),
-        (["w.a"], {"durable_name": "A", "ack_policy": "explicit", "filter_subject": "w.*"}, (400, 10100, "filtered consumer not unique on workqueue stream")),
-        (["w.a"], {"durable_name": "A", "ack_policy": "explicit", "filter_subjects": ["w.b", "w.a"]}, (400, 10100, "filtered consumer not unique on workqueue stream")),
-        (["w.>"], {"durable_name": "A", "ack_policy": "explicit", "filter_subject": "w.b.c"}, (400, 10100, "filtered consumer not unique on workqueue stream")),
+        (
+            [],
+            {"durable_name": "A", "ack_policy": "none", "deliver_subject": "x"},
+            (400, 10098, "workqueue stream requires explicit ack"),
+        ),
+        (
+            [],
+            {"durable_name": "A", "ack_policy": "explicit", "deliver_policy": "new"},
+            (400, 10101, "consumer must be deliver all on workqueue stream"),
+        ),
+        (
+            [],
+            {"durable_name": "A", "ack_policy": "explicit", "deliver_policy": "last", "deliver_subject": "x"},
+            (400, 10101, "consumer must be deliver all on workqueue stream"),
+        ),
+        (
+            ["w.a"],
+            {"durable_name": "A", "ack_policy": "explicit"},
+            (400, 10099, "multiple non-filtered consumers not allowed on workqueue stream"),
+        ),
+        (
+            [None],
+            {"durable_name": "A", "ack_policy": "explicit", "filter_subject": "w.b"},
+            (400, 10100, "filtered consumer not unique on workqueue stream"),
+        ),
+        (
+            ["w.a"],
+            {"durable_name": "A", "ack_policy": "explicit", "filter_subject": "w.*"},
+            (400, 10100, "filtered consumer not unique on workqueue stream"),
+        ),
+        (
+            ["w.a"],
+            {"durable_name": "A", "ack_policy": "explicit", "filter_subjects": ["w.b", "w.a"]},
+            (400, 10100, "filtered consumer not unique on workqueue stream"),
+        ),
+        (
+            ["w.>"],
+            {"durable_name": "A", "ack_policy": "explicit", "filter_subject": "w.b.c"},
+            (400, 10100, "filtered consumer not unique on workqueue stream"),
+        ),
     ],
 )
 async def test_workqueue_stream_rules(target: Target, existing: list, config: dict, err: tuple) -> None:
@@ -1198,9 +1510,15 @@ async def test_workqueue_stream_disjoint_filters(target: Target) -> None:
         a = {"durable_name": "A", "ack_policy": "explicit", "filter_subject": "w.a"}
         await ok_create(nc, "W", "A", a)
         b = {"durable_name": "B", "ack_policy": "explicit", "filter_subjects": ["w.b", "w.c"]}
-        same(await create(nc, "W", "B", b), created(cfg("B", durable=True, ack_policy="explicit", filter_subjects=["w.b", "w.c"]), stream="W"))
+        same(
+            await create(nc, "W", "B", b),
+            created(cfg("B", durable=True, ack_policy="explicit", filter_subjects=["w.b", "w.c"]), stream="W"),
+        )
         # an existing consumer may keep its own filter, but not move onto another's
-        same(await create(nc, "W", "A", {**a, "description": "x"}), created(cfg("A", durable=True, description="x", ack_policy="explicit", filter_subject="w.a"), stream="W"))
+        same(
+            await create(nc, "W", "A", {**a, "description": "x"}),
+            created(cfg("A", durable=True, description="x", ack_policy="explicit", filter_subject="w.a"), stream="W"),
+        )
         reply = await create(nc, "W", "B", {"durable_name": "B", "ack_policy": "explicit", "filter_subject": "w.a"})
         assert reply == create_failure(400, 10100, "filtered consumer not unique on workqueue stream")
 
@@ -1221,7 +1539,10 @@ async def test_interest_stream_allows_any_ack_policy(target: Target) -> None:
     async with connected(target) as nc:
         await stream(nc, "I", retention="interest")
         same(await create(nc, "I", "A", {"durable_name": "A"}), created(cfg("A", durable=True), stream="I"))
-        same(await create(nc, "I", "B", {"durable_name": "B", "deliver_policy": "new"}), created(cfg("B", durable=True, deliver_policy="new"), stream="I"))
+        same(
+            await create(nc, "I", "B", {"durable_name": "B", "deliver_policy": "new"}),
+            created(cfg("B", durable=True, deliver_policy="new"), stream="I"),
+        )
 
 
 async def test_direct_consumer(target: Target) -> None:
@@ -1229,10 +1550,18 @@ async def test_direct_consumer(target: Target) -> None:
     async with connected(target) as nc:
         await stream(nc)
         msg = await request(nc, f"{C}CREATE.S", b'{"stream_name":"S","config":{"deliver_subject":"zz","direct":true}}')
-        assert msg.headers is not None and re.fullmatch(r"[A-Za-z0-9]{8}", msg.headers["Nats-Stream-Identity"]), msg.headers
+        assert msg.headers is not None and re.fullmatch(r"[A-Za-z0-9]{8}", msg.headers["Nats-Stream-Identity"]), (
+            msg.headers
+        )
         reply = json.loads(msg.data)
         same(reply, created(cfg(None, deliver_subject="zz", direct=True), name=reply["name"]))
-        assert await api(nc, f"{C}NAMES.S") == {"type": T + "consumer_names_response", "total": 0, "offset": 0, "limit": 1024, "consumers": []}
+        assert await api(nc, f"{C}NAMES.S") == {
+            "type": T + "consumer_names_response",
+            "total": 0,
+            "offset": 0,
+            "limit": 1024,
+            "consumers": [],
+        }
         assert (await api(nc, f"{C}LIST.S"))["consumers"] == []
 
 
@@ -1283,7 +1612,7 @@ async def test_info_requires_empty_body(target: Target, body: bytes) -> None:
             assert await api(nc, subject, body) == expected
 
 
-@pytest.mark.parametrize("body", [b"", b"{}", b" { } ", b'{\n}'])
+@pytest.mark.parametrize("body", [b"", b"{}", b" { } ", b"{\n}"])
 async def test_info_accepts_empty_object(target: Target, body: bytes) -> None:
     async with connected(target) as nc:
         await stream(nc)
@@ -1294,7 +1623,9 @@ async def test_info_accepts_empty_object(target: Target, body: bytes) -> None:
 async def test_info_unknown(target: Target) -> None:
     async with connected(target) as nc:
         await stream(nc)
-        assert await consumer_info(nc, "S", "NOPE") == failure("consumer_info_response", 404, 10014, "consumer not found")
+        assert await consumer_info(nc, "S", "NOPE") == failure(
+            "consumer_info_response", 404, 10014, "consumer not found"
+        )
         assert await consumer_info(nc, "NOPE", "X") == failure("consumer_info_response", 404, 10059, "stream not found")
 
 
@@ -1331,7 +1662,9 @@ async def test_delete_requires_empty_body(target: Target, body: bytes) -> None:
 async def test_delete_unknown(target: Target) -> None:
     async with connected(target) as nc:
         await stream(nc)
-        assert await api(nc, f"{C}DELETE.S.NOPE") == failure("consumer_delete_response", 404, 10014, "consumer not found")
+        assert await api(nc, f"{C}DELETE.S.NOPE") == failure(
+            "consumer_delete_response", 404, 10014, "consumer not found"
+        )
         assert await api(nc, f"{C}DELETE.NOPE.X") == failure("consumer_delete_response", 404, 10059, "stream not found")
 
 
@@ -1368,9 +1701,21 @@ async def test_names_sorted_bytewise_with_offset(target: Target) -> None:
         for name in ("b", "a", "B", "10", "9", "_x"):
             await ok_create(nc, "S", name, {"durable_name": name})
         names = await api(nc, f"{C}NAMES.S")
-        assert names == {"type": T + "consumer_names_response", "total": 6, "offset": 0, "limit": 1024, "consumers": ["10", "9", "B", "_x", "a", "b"]}
+        assert names == {
+            "type": T + "consumer_names_response",
+            "total": 6,
+            "offset": 0,
+            "limit": 1024,
+            "consumers": ["10", "9", "B", "_x", "a", "b"],
+        }
         names = await api(nc, f"{C}NAMES.S", {"offset": 4})
-        assert names == {"type": T + "consumer_names_response", "total": 6, "offset": 4, "limit": 1024, "consumers": ["a", "b"]}
+        assert names == {
+            "type": T + "consumer_names_response",
+            "total": 6,
+            "offset": 4,
+            "limit": 1024,
+            "consumers": ["a", "b"],
+        }
         names = await api(nc, f"{C}NAMES.S", {"offset": 10})
         assert names == {"type": T + "consumer_names_response", "total": 6, "offset": 6, "limit": 1024, "consumers": []}
         names = await api(nc, f"{C}NAMES.S", {"offset": -5})
@@ -1411,7 +1756,12 @@ async def test_list_reply(target: Target) -> None:
             },
         )
         reply = await api(nc, f"{C}LIST.S", {"offset": 2})
-        assert (reply["total"], reply["offset"], reply["limit"], [c["name"] for c in reply["consumers"]]) == (3, 2, 256, ["c"])
+        assert (reply["total"], reply["offset"], reply["limit"], [c["name"] for c in reply["consumers"]]) == (
+            3,
+            2,
+            256,
+            ["c"],
+        )
         reply = await api(nc, f"{C}LIST.S", {"offset": 9})
         assert reply == {"type": T + "consumer_list_response", "total": 3, "offset": 3, "limit": 256, "consumers": []}
 
@@ -1430,7 +1780,10 @@ async def test_names_and_list_ignore_bodies_that_are_not_objects(target: Target,
     [
         (b'{"bogus":1}', 'json: unknown field "bogus"'),
         (b'{"subject":"x"}', 'json: unknown field "subject"'),
-        (b'{"offset":"x"}', "json: cannot unmarshal string into Go struct field JSApiConsumersRequest.offset of type int"),
+        (
+            b'{"offset":"x"}',
+            "json: cannot unmarshal string into Go struct field JSApiConsumersRequest.offset of type int",
+        ),
         (b"[1]", "json: cannot unmarshal array into Go value of type server.JSApiConsumersRequest"),
         (b'{"offset":1', "unexpected EOF"),
     ],
@@ -1486,7 +1839,10 @@ async def test_pause_until_future(target: Target) -> None:
         assert 0 < reply["pause_remaining"] <= 2_300_000_000 * SEC
         same(reply, paused_reply(TS, True))
         expected_cfg = cfg("D", durable=True, ack_policy="explicit", metadata=meta(1), pause_until=TS)
-        same(await consumer_info(nc, "S", "D"), info("consumer_info_response", expected_cfg, num_pending=1, paused=True, pause_remaining=NS))
+        same(
+            await consumer_info(nc, "S", "D"),
+            info("consumer_info_response", expected_cfg, num_pending=1, paused=True, pause_remaining=NS),
+        )
         assert (await consumer_info(nc, "S", "D"))["config"]["pause_until"] == FUTURE
 
 
@@ -1497,7 +1853,10 @@ async def test_pause_until_past(target: Target) -> None:
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         reply = await api(nc, f"{C}PAUSE.S.D", {"pause_until": "2000-01-01T00:00:00Z"})
         assert reply == {"type": T + "consumer_pause_response", "paused": False, "pause_until": "2000-01-01T00:00:00Z"}
-        same(await consumer_info(nc, "S", "D"), info("consumer_info_response", cfg("D", durable=True, metadata=meta(1), pause_until=TS)))
+        same(
+            await consumer_info(nc, "S", "D"),
+            info("consumer_info_response", cfg("D", durable=True, metadata=meta(1), pause_until=TS)),
+        )
 
 
 @pytest.mark.parametrize("body", [b"", b"{}", b"null", b"hello", b'{"pause_until":"0001-01-01T00:00:00Z"}'])
@@ -1529,7 +1888,10 @@ async def test_pause_until_is_converted_to_utc(target: Target) -> None:
     [
         (b'{"bogus":1}', 'json: unknown field "bogus"'),
         (b'{"pause_until":"bad"}', 'parsing time "bad" as "2006-01-02T15:04:05Z07:00": cannot parse "bad" as "2006"'),
-        (b'{"pause_until":5}', "json: cannot unmarshal number into Go struct field JSApiConsumerPauseRequest.pause_until of type time.Time"),
+        (
+            b'{"pause_until":5}',
+            "json: cannot unmarshal number into Go struct field JSApiConsumerPauseRequest.pause_until of type time.Time",
+        ),
         (b"[1]", "json: cannot unmarshal array into Go value of type server.JSApiConsumerPauseRequest"),
     ],
 )
@@ -1538,7 +1900,9 @@ async def test_pause_bad_json(target: Target, body: bytes, text: str) -> None:
     async with connected(target) as nc:
         await stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
-        expected = failure("consumer_pause_response", 400, 10025, "invalid JSON: " + text, paused=False, pause_until=ZERO_TIME)
+        expected = failure(
+            "consumer_pause_response", 400, 10025, "invalid JSON: " + text, paused=False, pause_until=ZERO_TIME
+        )
         assert await api(nc, f"{C}PAUSE.S.D", body) == expected
         assert await api(nc, f"{C}PAUSE.NOPE.D", body) == expected
 
@@ -1550,7 +1914,9 @@ async def test_pause_unknown(target: Target) -> None:
         reply = await api(nc, f"{C}PAUSE.S.NOPE", {"pause_until": FUTURE})
         assert list(reply) == ["type", "error", "paused", "pause_until"]
         assert reply == failure("consumer_pause_response", 404, 10014, "consumer not found", **extra)
-        assert await api(nc, f"{C}PAUSE.NOPE.X") == failure("consumer_pause_response", 404, 10059, "stream not found", **extra)
+        assert await api(nc, f"{C}PAUSE.NOPE.X") == failure(
+            "consumer_pause_response", 404, 10059, "stream not found", **extra
+        )
 
 
 async def test_create_paused_consumer(target: Target) -> None:
@@ -1590,7 +1956,10 @@ async def test_reset_to_ack_floor(target: Target, body: bytes) -> None:
         await _acked_consumer(nc)
         reply = await api(nc, f"{C}RESET.S.D", body)
         same(reply, reset_reply(EXPLICIT_D, 2, delivered=seqs(0, 1), ack_floor=seqs(0, 1), num_pending=4))
-        same(await consumer_info(nc, "S", "D"), info("consumer_info_response", EXPLICIT_D, delivered=seqs(0, 1), ack_floor=seqs(0, 1), num_pending=4))
+        same(
+            await consumer_info(nc, "S", "D"),
+            info("consumer_info_response", EXPLICIT_D, delivered=seqs(0, 1), ack_floor=seqs(0, 1), num_pending=4),
+        )
 
 
 @pytest.mark.parametrize("seq, pending", [(1, 5), (4, 2), (100, 0)])
@@ -1598,7 +1967,10 @@ async def test_reset_to_sequence(target: Target, seq: int, pending: int) -> None
     async with connected(target) as nc:
         await _acked_consumer(nc)
         reply = await api(nc, f"{C}RESET.S.D", {"seq": seq})
-        same(reply, reset_reply(EXPLICIT_D, seq, delivered=seqs(0, seq - 1), ack_floor=seqs(0, seq - 1), num_pending=pending))
+        same(
+            reply,
+            reset_reply(EXPLICIT_D, seq, delivered=seqs(0, seq - 1), ack_floor=seqs(0, seq - 1), num_pending=pending),
+        )
 
 
 async def test_reset_reply_bytes(target: Target) -> None:
@@ -1640,7 +2012,9 @@ async def test_reset_reply_bytes(target: Target) -> None:
         ({"deliver_policy": "by_start_time", "opt_start_time": MSG4}, 3, "below start time", 4, 4),
     ],
 )
-async def test_reset_invalid(target: Target, config: dict, seq: int, text: str, allowed: int | None, floor: int) -> None:
+async def test_reset_invalid(
+    target: Target, config: dict, seq: int, text: str, allowed: int | None, floor: int
+) -> None:
     """Only deliver all may go anywhere; start-sequence/time consumers not below their start; others only to the ack floor."""
     async with connected(target) as nc:
         await stream(nc)
@@ -1664,8 +2038,14 @@ async def test_reset_invalid(target: Target, config: dict, seq: int, text: str, 
     "body, text",
     [
         (b"hello", "invalid character 'h' looking for beginning of value"),
-        (b'{"seq":-1}', "json: cannot unmarshal number -1 into Go struct field JSApiConsumerResetRequest.seq of type uint64"),
-        (b'{"seq":"1"}', "json: cannot unmarshal string into Go struct field JSApiConsumerResetRequest.seq of type uint64"),
+        (
+            b'{"seq":-1}',
+            "json: cannot unmarshal number -1 into Go struct field JSApiConsumerResetRequest.seq of type uint64",
+        ),
+        (
+            b'{"seq":"1"}',
+            "json: cannot unmarshal string into Go struct field JSApiConsumerResetRequest.seq of type uint64",
+        ),
         (b"[1]", "json: cannot unmarshal array into Go value of type server.JSApiConsumerResetRequest"),
         (b'{"seq":1', "unexpected end of JSON input"),
     ],
@@ -1707,7 +2087,9 @@ async def test_reset_unknown_consumer_gets_no_reply(target: Target, subject: str
 async def test_unpin_errors(target: Target, body: bytes, err: tuple) -> None:
     async with connected(target) as nc:
         await stream(nc)
-        await ok_create(nc, "S", "P", {"durable_name": "P", "priority_policy": "pinned_client", "priority_groups": ["A"]})
+        await ok_create(
+            nc, "S", "P", {"durable_name": "P", "priority_policy": "pinned_client", "priority_groups": ["A"]}
+        )
         assert await api(nc, f"{C}UNPIN.S.P", body) == failure("consumer_unpin_response", *err)
 
 
@@ -1715,22 +2097,32 @@ async def test_unpin_consumer_without_pinned_client(target: Target) -> None:
     """Nothing pinned is no error; the success reply has only its type."""
     async with connected(target) as nc:
         await stream(nc)
-        await ok_create(nc, "S", "P", {"durable_name": "P", "priority_policy": "pinned_client", "priority_groups": ["A"]})
+        await ok_create(
+            nc, "S", "P", {"durable_name": "P", "priority_policy": "pinned_client", "priority_groups": ["A"]}
+        )
         await ok_create(nc, "S", "O", {"durable_name": "O", "priority_policy": "overflow", "priority_groups": ["A"]})
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         assert await api(nc, f"{C}UNPIN.S.P", {"group": "A"}) == {"type": T + "consumer_unpin_response"}
         assert await api(nc, f"{C}UNPIN.S.O", {"group": "A"}) == {"type": T + "consumer_unpin_response"}
         reply = await api(nc, f"{C}UNPIN.S.D", {"group": "A"})
-        assert reply == failure("consumer_unpin_response", 400, 10160, "Provided priority group does not exist for this consumer")
+        assert reply == failure(
+            "consumer_unpin_response", 400, 10160, "Provided priority group does not exist for this consumer"
+        )
 
 
 async def test_unpin_unknown(target: Target) -> None:
     """The body is checked before the lookup."""
     async with connected(target) as nc:
         await stream(nc)
-        assert await api(nc, f"{C}UNPIN.S.NOPE", {"group": "A"}) == failure("consumer_unpin_response", 404, 10014, "consumer not found")
-        assert await api(nc, f"{C}UNPIN.NOPE.X", {"group": "A"}) == failure("consumer_unpin_response", 404, 10059, "stream not found")
-        assert await api(nc, f"{C}UNPIN.NOPE.X") == failure("consumer_unpin_response", 400, 10025, "invalid JSON: unexpected end of JSON input")
+        assert await api(nc, f"{C}UNPIN.S.NOPE", {"group": "A"}) == failure(
+            "consumer_unpin_response", 404, 10014, "consumer not found"
+        )
+        assert await api(nc, f"{C}UNPIN.NOPE.X", {"group": "A"}) == failure(
+            "consumer_unpin_response", 404, 10059, "stream not found"
+        )
+        assert await api(nc, f"{C}UNPIN.NOPE.X") == failure(
+            "consumer_unpin_response", 400, 10025, "invalid JSON: unexpected end of JSON input"
+        )
 
 
 @pytest.mark.parametrize("consumer", ["D", "NOPE"])
@@ -1740,7 +2132,15 @@ async def test_leader_stepdown_needs_clustering(target: Target, consumer: str) -
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         expected = failure("consumer_leader_stepdown_response", 503, 10010, "JetStream clustering support required")
         assert await api(nc, f"{C}LEADER.STEPDOWN.S.{consumer}") == expected
-        assert await api(nc, f"{C}LEADER.STEPDOWN.NOPE.{consumer}", {"placement": {"cluster": "c"}}, headers={"Nats-Required-Api-Level": "99"}) == expected
+        assert (
+            await api(
+                nc,
+                f"{C}LEADER.STEPDOWN.NOPE.{consumer}",
+                {"placement": {"cluster": "c"}},
+                headers={"Nats-Required-Api-Level": "99"},
+            )
+            == expected
+        )
 
 
 async def test_msg_next_for_unknown_consumer_has_no_responders(target: Target) -> None:
@@ -1794,9 +2194,28 @@ NOT_EMPTY = error(400, 10038, "expected an empty request payload")
         (f"{C}NAMES.S", b'{"bogus":true}', ["type", "error", "total", "offset", "limit", "consumers"], BOGUS),
         (f"{C}LIST.S", b'{"bogus":true}', ["type", "error", "total", "offset", "limit", "consumers"], BOGUS),
         (f"{C}PAUSE.S.D", b'{"bogus":true}', ["type", "error", "paused", "pause_until"], BOGUS),
-        (f"{C}RESET.S.D", b"[true]", ["type", "error", "reset_seq"], error(400, 10025, "invalid JSON: json: cannot unmarshal array into Go value of type server.JSApiConsumerResetRequest")),
-        (f"{C}UNPIN.S.D", b'{"bogus":true}', ["type", "error"], error(400, 10025, "invalid JSON: consumer group not specified")),
-        (f"{C}LEADER.STEPDOWN.S.D", b'{"bogus":true}', ["type", "error"], error(503, 10010, "JetStream clustering support required")),
+        (
+            f"{C}RESET.S.D",
+            b"[true]",
+            ["type", "error", "reset_seq"],
+            error(
+                400,
+                10025,
+                "invalid JSON: json: cannot unmarshal array into Go value of type server.JSApiConsumerResetRequest",
+            ),
+        ),
+        (
+            f"{C}UNPIN.S.D",
+            b'{"bogus":true}',
+            ["type", "error"],
+            error(400, 10025, "invalid JSON: consumer group not specified"),
+        ),
+        (
+            f"{C}LEADER.STEPDOWN.S.D",
+            b'{"bogus":true}',
+            ["type", "error"],
+            error(503, 10010, "JetStream clustering support required"),
+        ),
     ],
 )
 async def test_error_reply_fields(target: Target, subject: str, body: bytes, keys: list[str], err: dict) -> None:

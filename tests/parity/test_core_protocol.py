@@ -30,15 +30,30 @@ CASES = [
     ("connect-wrong-type", [b'CONNECT {"verbose":"x"}\r\n'], b"", True),
     ("connect-float-protocol", [b'CONNECT {"verbose":false,"protocol":1.5}\r\n'], b"", True),
     ("connect-name-not-string", [b'CONNECT {"verbose":false,"name":5}\r\n'], b"", True),
-    ("connect-protocol-2", [b'CONNECT {"verbose":false,"protocol":2}\r\n'], b"-ERR 'invalid client protocol'\r\n", True),
-    ("connect-protocol-negative", [b'CONNECT {"verbose":false,"protocol":-1}\r\n'], b"-ERR 'invalid client protocol'\r\n", True),
+    (
+        "connect-protocol-2",
+        [b'CONNECT {"verbose":false,"protocol":2}\r\n'],
+        b"-ERR 'invalid client protocol'\r\n",
+        True,
+    ),
+    (
+        "connect-protocol-negative",
+        [b'CONNECT {"verbose":false,"protocol":-1}\r\n'],
+        b"-ERR 'invalid client protocol'\r\n",
+        True,
+    ),
     (
         "connect-no-responders-without-headers",
         [b'CONNECT {"verbose":false,"no_responders":true}\r\n'],
         b"-ERR 'no responders requires headers support'\r\n",
         True,
     ),
-    ("connect-account-field", [b'CONNECT {"verbose":false,"account":"A"}\r\n'], b"-ERR 'Authorization Violation'\r\n", True),
+    (
+        "connect-account-field",
+        [b'CONNECT {"verbose":false,"account":"A"}\r\n'],
+        b"-ERR 'Authorization Violation'\r\n",
+        True,
+    ),
     ("connect-verbose-twice", [b"CONNECT {}\r\nCONNECT {}\r\n"], b"+OK\r\n+OK\r\n", False),
     # --- unknown and malformed operations --------------------------------------
     ("unknown-op", [b"FOO\r\n"], b"-ERR 'Unknown Protocol Operation'\r\n", True),
@@ -74,10 +89,25 @@ CASES = [
         b"MSG a.b 1 0\r\n\r\nMSG a.b.c 1 0\r\n\r\n",
         False,
     ),
-    ("publish-to-wildcard-subject", [QUIET, b"SUB a.b 1\r\nSUB a.* 2\r\nPUB a.* 0\r\n\r\n"], b"MSG a.* 2 0\r\n\r\n", False),
-    ("invalid-sub-subjects", [b"SUB >.a 1\r\nSUB a. 2\r\nSUB * 3\r\n"], b"-ERR 'Invalid Subject'\r\n-ERR 'Invalid Subject'\r\n+OK\r\n", False),
+    (
+        "publish-to-wildcard-subject",
+        [QUIET, b"SUB a.b 1\r\nSUB a.* 2\r\nPUB a.* 0\r\n\r\n"],
+        b"MSG a.* 2 0\r\n\r\n",
+        False,
+    ),
+    (
+        "invalid-sub-subjects",
+        [b"SUB >.a 1\r\nSUB a. 2\r\nSUB * 3\r\n"],
+        b"-ERR 'Invalid Subject'\r\n-ERR 'Invalid Subject'\r\n+OK\r\n",
+        False,
+    ),
     ("queue-names-not-validated", [b"SUB a q.x 4\r\nSUB a q* 5\r\n"], b"+OK\r\n+OK\r\n", False),
-    ("queue-group-one-member", [QUIET, b"SUB a q 1\r\nSUB a q 2\r\nUNSUB 1\r\nPUB a 1\r\nx\r\n"], b"MSG a 2 1\r\nx\r\n", False),
+    (
+        "queue-group-one-member",
+        [QUIET, b"SUB a q 1\r\nSUB a q 2\r\nUNSUB 1\r\nPUB a 1\r\nx\r\n"],
+        b"MSG a 2 1\r\nx\r\n",
+        False,
+    ),
     ("echo-off", [b'CONNECT {"verbose":false,"echo":false}\r\nSUB a 1\r\nPUB a 1\r\nx\r\n'], b"", False),
     (
         "unsub-max",
@@ -88,7 +118,12 @@ CASES = [
     ("unsub-bad-max-removes", [QUIET, b"SUB a 1\r\nUNSUB 1 x\r\nPUB a 1\r\nx\r\n"], b"", False),
     ("unsub-unknown-sid", [b"UNSUB 99\r\n"], b"+OK\r\n", False),
     ("sub-before-connect-kept", [b"SUB a q 1\r\n", QUIET, b"PUB a 0\r\n\r\n"], b"+OK\r\nMSG a 1 0\r\n\r\n", False),
-    ("second-connect-drops-subs", [QUIET, b"SUB a 1\r\nSUB b q 2\r\n", QUIET, b"PUB a 0\r\n\r\nPUB b 0\r\n\r\n"], b"", False),
+    (
+        "second-connect-drops-subs",
+        [QUIET, b"SUB a 1\r\nSUB b q 2\r\n", QUIET, b"PUB a 0\r\n\r\nPUB b 0\r\n\r\n"],
+        b"",
+        False,
+    ),
     (
         "second-connect-frees-sids",
         [QUIET, b"SUB a 1\r\n", QUIET, b"SUB b 1\r\nPUB a 0\r\n\r\nPUB b 0\r\n\r\n"],
@@ -96,8 +131,18 @@ CASES = [
         False,
     ),
     # --- headers ---------------------------------------------------------------
-    ("hpub-hmsg", [HDRS, b"SUB a 1\r\nHPUB a 12 14\r\nNATS/1.0\r\n\r\nhi\r\n"], b"HMSG a 1 12 14\r\nNATS/1.0\r\n\r\nhi\r\n", False),
-    ("hpub-with-reply", [HDRS, b"SUB a 1\r\nHPUB a r 12 12\r\nNATS/1.0\r\n\r\n\r\n"], b"HMSG a 1 r 12 12\r\nNATS/1.0\r\n\r\n\r\n", False),
+    (
+        "hpub-hmsg",
+        [HDRS, b"SUB a 1\r\nHPUB a 12 14\r\nNATS/1.0\r\n\r\nhi\r\n"],
+        b"HMSG a 1 12 14\r\nNATS/1.0\r\n\r\nhi\r\n",
+        False,
+    ),
+    (
+        "hpub-with-reply",
+        [HDRS, b"SUB a 1\r\nHPUB a r 12 12\r\nNATS/1.0\r\n\r\n\r\n"],
+        b"HMSG a 1 r 12 12\r\nNATS/1.0\r\n\r\n\r\n",
+        False,
+    ),
     ("hpub-header-larger-than-total", [HDRS, b"HPUB a 3 2\r\n"], b"", True),
     (
         "headers-stripped-for-non-header-subscriber",

@@ -137,7 +137,9 @@ class DirectWire(Wire):
         await self.until(lambda: len(self.on(inbox)) >= 1, f"a reply on {inbox}")
         return inbox, self.on(inbox)[0]
 
-    async def direct(self, subject: str, body: bytes | dict = b"", header: bytes | None = None) -> tuple[str, list[bytes]]:
+    async def direct(
+        self, subject: str, body: bytes | dict = b"", header: bytes | None = None
+    ) -> tuple[str, list[bytes]]:
         """Send a direct get; return the reply inbox and every frame it received.
 
         Completion is proven by a barrier: an empty request to the same stream's
@@ -366,8 +368,7 @@ async def test_get_by_sequence_exact_bytes(env: Env) -> None:
     ts = (await env.ts(2)).encode()
     assert frames == [
         b"HMSG %s %d %d %d\r\nNATS/1.0\r\nNats-Stream: S\r\nNats-Subject: s.1\r\nNats-Sequence: 2\r\n"
-        b"Nats-Time-Stamp: %s\r\n\r\nm1\r\n"
-        % (inbox.encode(), env.wire.sids[inbox], 84 + len(ts), 86 + len(ts), ts)
+        b"Nats-Time-Stamp: %s\r\n\r\nm1\r\n" % (inbox.encode(), env.wire.sids[inbox], 84 + len(ts), 86 + len(ts), ts)
     ]
 
 

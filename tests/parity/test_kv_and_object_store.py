@@ -301,7 +301,11 @@ async def test_kv_delete_places_a_marker(nc: nats.NATS) -> None:
     assert err.value.op == "DEL"
     assert (err.value.entry.revision, err.value.entry.value) == (3, None)  # MSG.GET reply has no "data"
     message = await last_raw(nc, "KV_B", "$KV.B.k")
-    assert (message["seq"], message["hdrs"], "data" in message) == (3, b64(b"NATS/1.0\r\nKV-Operation: DEL\r\n\r\n"), False)
+    assert (message["seq"], message["hdrs"], "data" in message) == (
+        3,
+        b64(b"NATS/1.0\r\nKV-Operation: DEL\r\n\r\n"),
+        False,
+    )
     assert (await stream_info(nc, "KV_B"))["state"]["messages"] == 3  # history stays
 
 
@@ -463,7 +467,7 @@ async def test_kv_watch_entries_carry_the_stored_time(nc: nats.NATS) -> None:
     message = await last_raw(nc, "KV_W", "$KV.W.a")
     # The ack reply carries the stored timestamp in nanoseconds; nats-py turns it into a
     # datetime through a float, so allow a microsecond of rounding.
-    stored = datetime.datetime.fromisoformat(message["time"][:26].rstrip("Z")).replace(tzinfo=datetime.timezone.utc)
+    stored = datetime.datetime.fromisoformat(message["time"][:26].rstrip("Z")).replace(tzinfo=datetime.UTC)
     assert abs(entry.created - stored) <= datetime.timedelta(microseconds=1)
     await watcher.stop()
 
@@ -608,7 +612,13 @@ async def test_object_store_stream_config_with_options(nc: nats.NATS) -> None:
     config = jsapi.ObjectStoreConfig(description="dd", ttl=60, max_bytes=100000, storage="memory")
     await nc.jetstream().create_object_store("O", config=config)
     items = dict(await config_items(nc, "OBJ_O"))
-    assert (items["description"], items["max_age"], items["max_bytes"], items["storage"], items["duplicate_window"]) == (
+    assert (
+        items["description"],
+        items["max_age"],
+        items["max_bytes"],
+        items["storage"],
+        items["duplicate_window"],
+    ) == (
         "dd",
         60000000000,
         100000,

@@ -123,15 +123,52 @@ UPTIME = re.compile(r"^(\d+y)?(\d+d)?(\d+h)?(\d+m)?\d+s$")
 CONNZ_KEYS = {"server_id", "now", "num_connections", "total", "offset", "limit", "connections"}
 # ConnInfo fields always present (name, lang, version only when the client sent them).
 CONN_KEYS = {
-    "cid", "kind", "type", "ip", "port", "start", "last_activity", "rtt", "uptime", "idle", "pending_bytes",
-    "in_msgs", "out_msgs", "in_bytes", "out_bytes", "subscriptions", "lang", "version",
+    "cid",
+    "kind",
+    "type",
+    "ip",
+    "port",
+    "start",
+    "last_activity",
+    "rtt",
+    "uptime",
+    "idle",
+    "pending_bytes",
+    "in_msgs",
+    "out_msgs",
+    "in_bytes",
+    "out_bytes",
+    "subscriptions",
+    "lang",
+    "version",
 }
 SUBSZ_STATS = {
-    "num_subscriptions", "num_cache", "num_inserts", "num_removes", "num_matches", "cache_hit_rate", "max_fanout", "avg_fanout",
+    "num_subscriptions",
+    "num_cache",
+    "num_inserts",
+    "num_removes",
+    "num_matches",
+    "cache_hit_rate",
+    "max_fanout",
+    "avg_fanout",
 }
 JSZ_KEYS = {
-    "memory", "storage", "reserved_memory", "reserved_storage", "accounts", "ha_assets", "api",
-    "server_id", "now", "config", "limits", "streams", "consumers", "messages", "bytes", "total",
+    "memory",
+    "storage",
+    "reserved_memory",
+    "reserved_storage",
+    "accounts",
+    "ha_assets",
+    "api",
+    "server_id",
+    "now",
+    "config",
+    "limits",
+    "streams",
+    "consumers",
+    "messages",
+    "bytes",
+    "total",
 }
 UNLIMITED = 2**64 - 1  # an account without JetStream limits, as a Go uint64
 
@@ -186,8 +223,20 @@ async def test_connz_defaults_shape_and_counters(make_target) -> None:
         assert UPTIME.match(conn["uptime"]) and UPTIME.match(conn["idle"])
         assert conn["pending_bytes"] == 0
     assert heard["name"] == "listener"
-    assert (heard["in_msgs"], heard["in_bytes"], heard["out_msgs"], heard["out_bytes"], heard["subscriptions"]) == (0, 0, 1, 5, 1)
-    assert (said["in_msgs"], said["in_bytes"], said["out_msgs"], said["out_bytes"], said["subscriptions"]) == (2, 8, 0, 0, 0)
+    assert (heard["in_msgs"], heard["in_bytes"], heard["out_msgs"], heard["out_bytes"], heard["subscriptions"]) == (
+        0,
+        0,
+        1,
+        5,
+        1,
+    )
+    assert (said["in_msgs"], said["in_bytes"], said["out_msgs"], said["out_bytes"], said["subscriptions"]) == (
+        2,
+        8,
+        0,
+        0,
+        0,
+    )
     await listener.close()
     await talker.close()
 
@@ -300,7 +349,9 @@ async def test_connz_closed_connections(make_target) -> None:
     await leaves.close()
     closed = await wait_json(port, "/connz?state=closed", lambda d: d["num_connections"] == 1)
     # A rejected login is recorded too, with its reason.
-    refused = await record(target.host, target.port, [b'CONNECT {"verbose":false,"user":"bob","pass":"no"}\r\nPING\r\n'])
+    refused = await record(
+        target.host, target.port, [b'CONNECT {"verbose":false,"user":"bob","pass":"no"}\r\nPING\r\n']
+    )
     assert refused.closed
     closed = await wait_json(port, "/connz?state=closed&subs=1&auth=1", lambda d: d["num_connections"] == 2)
 
@@ -351,18 +402,30 @@ async def test_connz_redacts_tokens(make_target) -> None:
         ("/connz?sort=CID", "invalid sorting option: CID"),
         ("/connz?sort=stop", "sort by stop only valid on closed connections"),
         ("/connz?sort=reason&state=all", "sort by reason only valid on closed connections"),
-        ("/connz?subs=maybe", """Error decoding boolean for 'subs': strconv.ParseBool: parsing "maybe": invalid syntax"""),
+        (
+            "/connz?subs=maybe",
+            """Error decoding boolean for 'subs': strconv.ParseBool: parsing "maybe": invalid syntax""",
+        ),
         ("/connz?auth=yes", """Error decoding boolean for 'auth': strconv.ParseBool: parsing "yes": invalid syntax"""),
         ("/connz?limit=x", """Error decoding int for 'limit': strconv.Atoi: parsing "x": invalid syntax"""),
         ("/connz?offset=1.5", """Error decoding int for 'offset': strconv.Atoi: parsing "1.5": invalid syntax"""),
-        ("/connz?offset=99999999999999999999", """Error decoding int for 'offset': strconv.Atoi: parsing "99999999999999999999": value out of range"""),
+        (
+            "/connz?offset=99999999999999999999",
+            """Error decoding int for 'offset': strconv.Atoi: parsing "99999999999999999999": value out of range""",
+        ),
         ("/connz?cid=-1", """Error decoding uint64 for 'cid': strconv.ParseUint: parsing "-1": invalid syntax"""),
         ("/connz?state=weird", "Error decoding state for weird"),
         ("/subsz?test=foo.*", "invalid test subject, must be valid publish subject: foo.*"),
         ("/subsz?subs=1&test=a..b", "invalid test subject, must be valid publish subject: a..b"),
         ("/subsz?limit=ten", """Error decoding int for 'limit': strconv.Atoi: parsing "ten": invalid syntax"""),
-        ("/jsz?accounts=maybe", """Error decoding boolean for 'accounts': strconv.ParseBool: parsing "maybe": invalid syntax"""),
-        ("/jsz?consumers=2", """Error decoding boolean for 'consumers': strconv.ParseBool: parsing "2": invalid syntax"""),
+        (
+            "/jsz?accounts=maybe",
+            """Error decoding boolean for 'accounts': strconv.ParseBool: parsing "maybe": invalid syntax""",
+        ),
+        (
+            "/jsz?consumers=2",
+            """Error decoding boolean for 'consumers': strconv.ParseBool: parsing "2": invalid syntax""",
+        ),
     ],
 )
 async def test_rejected_options(make_target, path: str, text: str) -> None:
@@ -399,7 +462,15 @@ async def test_subsz_counts_and_test_filter(make_target) -> None:
     assert matching["total"] == 2
     assert sorted(matching["subscriptions_list"], key=lambda d: d["sid"]) == [
         {"account": "$G", "account_tag": "$G", "subject": "orders.new", "sid": "1", "msgs": 1, "cid": cid},
-        {"account": "$G", "account_tag": "$G", "subject": "orders.*", "qgroup": "workers", "sid": "2", "msgs": 1, "cid": cid},
+        {
+            "account": "$G",
+            "account_tag": "$G",
+            "subject": "orders.*",
+            "qgroup": "workers",
+            "sid": "2",
+            "msgs": 1,
+            "cid": cid,
+        },
     ]
     page = await get_json(port, "/subsz?subs=1&test=orders.new&limit=1&offset=1")
     assert (page["total"], page["offset"], page["limit"], len(page["subscriptions_list"])) == (2, 1, 1, 1)
@@ -447,7 +518,14 @@ async def test_jsz_totals_and_details(make_target) -> None:
     jsz = await get_json(port, "/jsz")
     assert set(jsz) == JSZ_KEYS
     assert jsz["server_id"] == varz["server_id"] and RFC3339.match(jsz["now"])
-    assert (jsz["streams"], jsz["consumers"], jsz["messages"], jsz["total"], jsz["accounts"], jsz["ha_assets"]) == (2, 1, 4, 1, 1, 0)
+    assert (jsz["streams"], jsz["consumers"], jsz["messages"], jsz["total"], jsz["accounts"], jsz["ha_assets"]) == (
+        2,
+        1,
+        4,
+        1,
+        1,
+        0,
+    )
     assert jsz["bytes"] == files.state.bytes + cache.state.bytes
     assert (jsz["storage"], jsz["memory"]) == (files.state.bytes, cache.state.bytes)
     assert (jsz["reserved_memory"], jsz["reserved_storage"]) == (4096, 0)
@@ -463,8 +541,14 @@ async def test_jsz_totals_and_details(make_target) -> None:
     accounts = await get_json(port, "/jsz?accounts=1")
     [account] = accounts["account_details"]
     assert account == {
-        "name": "$G", "id": "$G", "memory": cache.state.bytes, "storage": files.state.bytes,
-        "reserved_memory": UNLIMITED, "reserved_storage": UNLIMITED, "accounts": 0, "ha_assets": 0,
+        "name": "$G",
+        "id": "$G",
+        "memory": cache.state.bytes,
+        "storage": files.state.bytes,
+        "reserved_memory": UNLIMITED,
+        "reserved_storage": UNLIMITED,
+        "accounts": 0,
+        "ha_assets": 0,
         "api": {"level": 0, "total": 6, "errors": 1},
     }
     assert "account_details" not in await get_json(port, "/jsz?accounts=1&offset=1")
@@ -480,15 +564,32 @@ async def test_jsz_totals_and_details(make_target) -> None:
         assert detail["cluster"] == {"leader": varz["server_name"]}
         assert RFC3339.match(detail["created"])
     state = {s["name"]: s["state"] for s in streams}["FILES"]
-    assert (state["messages"], state["bytes"], state["first_seq"], state["last_seq"], state["num_subjects"], state["consumer_count"]) == (
-        3, files.state.bytes, 1, 3, 1, 1,
+    assert (
+        state["messages"],
+        state["bytes"],
+        state["first_seq"],
+        state["last_seq"],
+        state["num_subjects"],
+        state["consumer_count"],
+    ) == (
+        3,
+        files.state.bytes,
+        1,
+        3,
+        1,
+        1,
     )
 
     with_consumers = (await get_json(port, "/jsz?consumers=1"))["account_details"][0]["stream_detail"]
     named = {s["name"]: s for s in with_consumers}
     assert "consumer_detail" not in named["CACHE"]
     [reader] = named["FILES"]["consumer_detail"]
-    assert (reader["stream_name"], reader["name"], reader["num_pending"], reader["num_ack_pending"]) == ("FILES", "READER", 3, 0)
+    assert (reader["stream_name"], reader["name"], reader["num_pending"], reader["num_ack_pending"]) == (
+        "FILES",
+        "READER",
+        3,
+        0,
+    )
     assert "config" not in reader and "config" not in named["FILES"]
 
     configured = (await get_json(port, "/jsz?consumers=1&config=true"))["account_details"][0]["stream_detail"]

@@ -27,7 +27,11 @@ from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target
 async def fetch(nc: nats.NATS, stream: str, consumer: str, batch: int) -> list:
     inbox = nc.new_inbox()
     sub = await nc.subscribe(inbox)
-    await nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}", json.dumps({"batch": batch, "expires": 500_000_000}).encode(), reply=inbox)
+    await nc.publish(
+        f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}",
+        json.dumps({"batch": batch, "expires": 500_000_000}).encode(),
+        reply=inbox,
+    )
     msgs = []
     while len(msgs) < batch:
         msg = await sub.next_msg(timeout=2)

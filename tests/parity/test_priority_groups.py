@@ -54,8 +54,9 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -190,7 +191,11 @@ UNPINNED_STATE = [{"group": "A", "pinned_ts": ZERO_TIME}]
         ({}, PINNED, ((["A"], "pinned_client", 120 * SEC), UNPINNED_STATE)),
         (PINNED, {}, ((None, None, None), None)),
         (PINNED, OVERFLOW, ((["A"], "overflow", None), UNPINNED_STATE)),
-        (OVERFLOW, {**PRIORITIZED, "priority_groups": ["B", "A"]}, ((["B", "A"], "prioritized", None), [{"group": "B", "pinned_ts": ZERO_TIME}])),
+        (
+            OVERFLOW,
+            {**PRIORITIZED, "priority_groups": ["B", "A"]},
+            ((["B", "A"], "prioritized", None), [{"group": "B", "pinned_ts": ZERO_TIME}]),
+        ),
         (PRIORITIZED, {"priority_policy": "none"}, ((None, None, None), None)),
     ],
 )
@@ -204,21 +209,31 @@ async def test_update_switches_policy(env: PEnv, before: dict, after: dict, view
 @pytest.mark.parametrize(
     "change, err",
     [
-        ({"priority_policy": "none", "priority_groups": ["A"]}, (10196, "consumer can not have priority groups when policy is none")),
+        (
+            {"priority_policy": "none", "priority_groups": ["A"]},
+            (10196, "consumer can not have priority groups when policy is none"),
+        ),
         ({"priority_timeout": SEC}, (10197, "PinnedTTL cannot be set when PriorityPolicy is none")),
     ],
 )
 async def test_update_refused_without_policy(env: PEnv, change: dict, err: tuple) -> None:
     await env.start(consumer={**PINNED, "priority_timeout": 5 * SEC})
     reply = await env.update(**change)
-    assert reply == {"type": T + "consumer_create_response", "error": {"code": 400, "err_code": err[0], "description": err[1]}}
+    assert reply == {
+        "type": T + "consumer_create_response",
+        "error": {"code": 400, "err_code": err[0], "description": err[1]},
+    }
     assert priority_view(await env.info()) == ((["A"], "pinned_client", 5 * SEC), UNPINNED_STATE)
 
 
 async def test_priority_timeout_defaults_only_for_pinned_client(env: PEnv) -> None:
     await env.start()
     assert priority_view(await env.update(**PINNED, priority_timeout=5 * SEC))[0] == (["A"], "pinned_client", 5 * SEC)
-    assert priority_view(await env.update(**PINNED))[0] == (["A"], "pinned_client", 120 * SEC)  # omitted -> default again
+    assert priority_view(await env.update(**PINNED))[0] == (
+        ["A"],
+        "pinned_client",
+        120 * SEC,
+    )  # omitted -> default again
     assert priority_view(await env.update(**OVERFLOW, priority_timeout=3 * SEC))[0] == (["A"], "overflow", 3 * SEC)
     assert priority_view(await env.update(**OVERFLOW))[0] == (["A"], "overflow", None)
     reply = await create(env, "P", **PRIORITIZED, priority_timeout=7 * SEC)
@@ -261,7 +276,11 @@ async def test_any_ack_policy_accepted(env: PEnv) -> None:
 async def test_push_consumer_is_checked_before_group_count(env: PEnv) -> None:
     await env.start(make_consumer=False)
     reply = await create(env, "C", priority_policy="overflow", deliver_subject="d")
-    assert reply["error"] == {"code": 400, "err_code": 10178, "description": "priority groups can not be used with push consumers"}
+    assert reply["error"] == {
+        "code": 400,
+        "err_code": 10178,
+        "description": "priority groups can not be used with push consumers",
+    }
 
 
 @pytest.mark.parametrize(
@@ -686,7 +705,9 @@ class GroupConsumer:
     condition (``wire.until(lambda: c.poll() or cond())``).
     """
 
-    def __init__(self, wire: PullWire, group: str, *, batch: int = 10, expires: int = 5000 * MS, **options: Any) -> None:
+    def __init__(
+        self, wire: PullWire, group: str, *, batch: int = 10, expires: int = 5000 * MS, **options: Any
+    ) -> None:
         self.wire = wire
         self.group = group
         self.batch = batch
@@ -701,7 +722,7 @@ class GroupConsumer:
         self.events: list[tuple[str, str]] = []
         self.pulls: list[dict] = []
 
-    async def start(self) -> "GroupConsumer":
+    async def start(self) -> GroupConsumer:
         self.inbox = await self.wire.inbox()
         self._pull()
         await self.wire.ping()
@@ -760,7 +781,9 @@ async def wait_num_waiting(env: PEnv, count: int, timeout: float = 3.0) -> None:
         await asyncio.sleep(0.01)
 
 
-async def run_until(wire: PullWire, consumers: list[GroupConsumer], condition: Callable[[], bool], what: str, timeout: float = 3.0) -> None:
+async def run_until(
+    wire: PullWire, consumers: list[GroupConsumer], condition: Callable[[], bool], what: str, timeout: float = 3.0
+) -> None:
     def check() -> bool:
         for consumer in consumers:
             consumer.poll()
@@ -810,7 +833,9 @@ async def test_consume_loop_fails_over_when_pinned_client_vanishes(env: PEnv) ->
     await run_until(wire_b, [b], lambda: len(b.messages) == 1, "B to get the held message", timeout=4)
     assert time.monotonic() - pinned_at >= 0.8  # held until the pin timed out
     assert b.payloads() == [b"late"] and b.events == [("pinned", b.pin_id)] and b.pin_id != a.pin_id
-    check_advisory(await env.wait_advisory("UNPINNED"), "UNPINNED", sid=env.wires[0].sids[env.adv_unpinned], reason="timeout")
+    check_advisory(
+        await env.wait_advisory("UNPINNED"), "UNPINNED", sid=env.wires[0].sids[env.adv_unpinned], reason="timeout"
+    )
     assert len(env.advisories_of("UNPINNED")) == 1
 
 
@@ -912,11 +937,16 @@ def js_client() -> Path:
 async def run_node(node: Path, script: str, *args: str, timeout: float = 60) -> dict:
     """Run a tests/js script without blocking the event loop (fakejs serves from this loop)."""
     proc = await asyncio.create_subprocess_exec(
-        str(node), str(JS_DIR / script), *args, cwd=JS_DIR, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        str(node),
+        str(JS_DIR / script),
+        *args,
+        cwd=JS_DIR,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         proc.kill()
         await proc.wait()
         raise AssertionError(f"{script} did not finish in {timeout}s")

@@ -158,7 +158,9 @@ class PullWire(Wire):
         if headers is None:
             await self.send(b"PUB %s %d\r\n%s\r\n" % (target, len(body), body))
         else:
-            await self.send(b"HPUB %s %d %d\r\n%s%s\r\n" % (target, len(headers), len(headers) + len(body), headers, body))
+            await self.send(
+                b"HPUB %s %d %d\r\n%s%s\r\n" % (target, len(headers), len(headers) + len(body), headers, body)
+            )
         return reply or ""
 
     def on(self, subject: str) -> list[Frame]:
@@ -188,7 +190,9 @@ class PullWire(Wire):
 
     # -- expected bytes
 
-    def hmsg(self, subject: str, header: bytes, payload: bytes = b"", *, reply: str = "", to: str | None = None) -> bytes:
+    def hmsg(
+        self, subject: str, header: bytes, payload: bytes = b"", *, reply: str = "", to: str | None = None
+    ) -> bytes:
         """A header frame as received on the subscription for ``to`` (default: ``subject``)."""
         sid = self.sids[to or subject]
         reply_part = b" " + reply.encode() if reply else b""
@@ -323,7 +327,8 @@ async def test_bodies_that_mean_a_single_message(env: Env, body: bytes) -> None:
 
 
 @pytest.mark.parametrize(
-    "body", [b"2", b" 2\r\n", b'{"batch":2}', b'{"batch":2,"foo":[1,{"x":null}],"bar":null}', b'{"Batch":2}', b'{"BATCH":2}']
+    "body",
+    [b"2", b" 2\r\n", b'{"batch":2}', b'{"batch":2,"foo":[1,{"x":null}],"bar":null}', b'{"Batch":2}', b'{"BATCH":2}'],
 )
 async def test_bodies_that_ask_for_two_messages(env: Env, body: bytes) -> None:
     """A bare integer is the batch; JSON keys match case-insensitively; unknown keys are ignored."""
@@ -411,7 +416,9 @@ async def test_no_wait_with_nothing_pending_is_404(env: Env) -> None:
     wire = await env.start()
     inbox = await wire.pull({"batch": 5, "no_wait": True})
     await wire.wait(inbox)
-    assert wire.raw(inbox) == [b"HMSG %s %d 28 28\r\nNATS/1.0 404 No Messages\r\n\r\n\r\n" % (inbox.encode(), wire.sids[inbox])]
+    assert wire.raw(inbox) == [
+        b"HMSG %s %d 28 28\r\nNATS/1.0 404 No Messages\r\n\r\n\r\n" % (inbox.encode(), wire.sids[inbox])
+    ]
     assert await env.waiting() == 0
 
 
@@ -523,7 +530,9 @@ async def test_requests_pending_when_waiting_requests_claim_the_messages(env: En
     with_expires = await wire.pull({"batch": 1, "no_wait": True, "expires": 1000 * MS})
     await wire.wait(plain)
     await wire.wait(with_expires)
-    assert wire.raw(plain) == [b"HMSG %s %d 33 33\r\nNATS/1.0 408 Requests Pending\r\n\r\n\r\n" % (plain.encode(), wire.sids[plain])]
+    assert wire.raw(plain) == [
+        b"HMSG %s %d 33 33\r\nNATS/1.0 408 Requests Pending\r\n\r\n\r\n" % (plain.encode(), wire.sids[plain])
+    ]
     assert wire.raw(with_expires) == [wire.hmsg(with_expires, REQUESTS_PENDING)]
     assert wire.on(holder) == []
     assert await env.waiting() == 1
@@ -665,7 +674,9 @@ async def test_exceeded_max_waiting(env: Env) -> None:
     await wire.pull({"batch": 1})
     third = await wire.pull({"batch": 1, "expires": 5000 * MS})
     await wire.wait(third)
-    assert wire.raw(third) == [b"HMSG %s %d 36 36\r\nNATS/1.0 409 Exceeded MaxWaiting\r\n\r\n\r\n" % (third.encode(), wire.sids[third])]
+    assert wire.raw(third) == [
+        b"HMSG %s %d 36 36\r\nNATS/1.0 409 Exceeded MaxWaiting\r\n\r\n\r\n" % (third.encode(), wire.sids[third])
+    ]
     assert await env.waiting() == 2
 
 
@@ -702,7 +713,14 @@ async def test_exceeded_max_request_batch(env: Env) -> None:
 
 @pytest.mark.parametrize(
     "max_expires, text",
-    [(1000 * MS, "1s"), (1500 * MS, "1.5s"), (250 * MS, "250ms"), (90_000 * MS, "1m30s"), (3_600_000 * MS, "1h0m0s"), (1_000_001, "1.000001ms")],
+    [
+        (1000 * MS, "1s"),
+        (1500 * MS, "1.5s"),
+        (250 * MS, "250ms"),
+        (90_000 * MS, "1m30s"),
+        (3_600_000 * MS, "1h0m0s"),
+        (1_000_001, "1.000001ms"),
+    ],
 )
 async def test_exceeded_max_request_expires(env: Env, max_expires: int, text: str) -> None:
     wire = await env.start(consumer={"max_expires": max_expires})
@@ -726,7 +744,8 @@ async def test_exceeded_max_request_max_bytes(env: Env) -> None:
     over = await wire.pull({"batch": 1, "max_bytes": 101})
     await wire.wait(over)
     assert wire.raw(over) == [
-        b"HMSG %s %d 51 51\r\nNATS/1.0 409 Exceeded MaxRequestMaxBytes of 100\r\n\r\n\r\n" % (over.encode(), wire.sids[over])
+        b"HMSG %s %d 51 51\r\nNATS/1.0 409 Exceeded MaxRequestMaxBytes of 100\r\n\r\n\r\n"
+        % (over.encode(), wire.sids[over])
     ]
     equal = await wire.pull({"batch": 1, "max_bytes": 100})
     frames = await wire.wait(equal)
@@ -737,7 +756,11 @@ async def test_exceeded_max_request_max_bytes(env: Env) -> None:
     "consumer, body, expected",
     [
         # heartbeat check is part of parsing: before every limit
-        ({"max_batch": 1, "max_expires": 100 * MS}, {"batch": 5, "expires": 1000 * MS, "idle_heartbeat": 900 * MS}, HB_TOO_LARGE),
+        (
+            {"max_batch": 1, "max_expires": 100 * MS},
+            {"batch": 5, "expires": 1000 * MS, "idle_heartbeat": 900 * MS},
+            HB_TOO_LARGE,
+        ),
         # batch, then expires, then max_bytes
         (
             {"max_batch": 1, "max_expires": 100 * MS, "max_bytes": 10},
@@ -750,7 +773,11 @@ async def test_exceeded_max_request_max_bytes(env: Env) -> None:
             b"NATS/1.0 409 Exceeded MaxRequestExpires of 100ms\r\n\r\n",
         ),
         # limits before no_wait's 404
-        ({"max_bytes": 10}, {"batch": 1, "max_bytes": 50, "no_wait": True}, b"NATS/1.0 409 Exceeded MaxRequestMaxBytes of 10\r\n\r\n"),
+        (
+            {"max_bytes": 10},
+            {"batch": 1, "max_bytes": 50, "no_wait": True},
+            b"NATS/1.0 409 Exceeded MaxRequestMaxBytes of 10\r\n\r\n",
+        ),
         ({"max_batch": 1}, {"batch": 2, "no_wait": True}, b"NATS/1.0 409 Exceeded MaxRequestBatch of 1\r\n\r\n"),
         # limits before priority checks, priority checks before no_wait
         ({"max_batch": 1}, {"batch": 2, "min_pending": 1}, b"NATS/1.0 409 Exceeded MaxRequestBatch of 1\r\n\r\n"),
@@ -803,7 +830,8 @@ async def test_idle_heartbeats_while_waiting_then_408(env: Env) -> None:
     assert frames[-1] is final and final.raw == wire.hmsg(inbox, timeout_(3))
     assert 1 <= len(beats) <= 4, [f.raw for f in frames]
     assert all(
-        f.raw == b"HMSG %s %d 75 75\r\nNATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: 0\r\nNats-Last-Stream: 0\r\n\r\n\r\n"
+        f.raw
+        == b"HMSG %s %d 75 75\r\nNATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: 0\r\nNats-Last-Stream: 0\r\n\r\n\r\n"
         % (inbox.encode(), wire.sids[inbox])
         for f in beats
     )
@@ -882,7 +910,9 @@ async def test_required_api_level_too_high_is_412(env: Env, level: bytes) -> Non
     headers = b"NATS/1.0\r\nNats-Required-Api-Level: " + level + b"\r\n\r\n"
     inbox = await wire.pull(b"{bad", headers=headers)  # checked before the body is parsed
     await wire.wait(inbox)
-    assert wire.raw(inbox) == [b"HMSG %s %d 35 35\r\nNATS/1.0 412 Required Api Level\r\n\r\n\r\n" % (inbox.encode(), wire.sids[inbox])]
+    assert wire.raw(inbox) == [
+        b"HMSG %s %d 35 35\r\nNATS/1.0 412 Required Api Level\r\n\r\n\r\n" % (inbox.encode(), wire.sids[inbox])
+    ]
     assert await env.waiting() == 0
     assert (await env.info())["num_pending"] == 1
 
@@ -906,7 +936,9 @@ async def test_missing_consumer_or_stream_is_no_responders(env: Env, subject_tai
     for inbox in (plain, with_headers):
         await wire.wait(inbox)
         header = f"NATS/1.0 503\r\nNats-Subject: {subject}\r\n\r\n".encode()
-        assert wire.raw(inbox) == [b"HMSG %s %d %d %d\r\n%s\r\n" % (inbox.encode(), wire.sids[inbox], len(header), len(header), header)]
+        assert wire.raw(inbox) == [
+            b"HMSG %s %d %d %d\r\n%s\r\n" % (inbox.encode(), wire.sids[inbox], len(header), len(header), header)
+        ]
 
 
 async def test_missing_consumer_without_no_responders_is_silent(env: Env) -> None:
@@ -981,7 +1013,8 @@ async def test_overflow_consumer_needs_a_group_in_json_requests(env: Env) -> Non
 
 async def test_pinned_client_pin_header_and_mismatch(env: Env) -> None:
     wire = await env.start(
-        consumer={"priority_policy": "pinned_client", "priority_groups": ["A"], "priority_timeout": 60_000 * MS}, messages=2
+        consumer={"priority_policy": "pinned_client", "priority_groups": ["A"], "priority_timeout": 60_000 * MS},
+        messages=2,
     )
     first = await wire.pull({"batch": 1, "group": "A"})
     (frame,) = await wire.wait(first)
@@ -997,7 +1030,9 @@ async def test_pinned_client_pin_header_and_mismatch(env: Env) -> None:
 
 
 async def test_pinned_client_stale_pin_id_when_nobody_is_pinned(env: Env) -> None:
-    wire = await env.start(consumer={"priority_policy": "pinned_client", "priority_groups": ["A"], "priority_timeout": 60_000 * MS})
+    wire = await env.start(
+        consumer={"priority_policy": "pinned_client", "priority_groups": ["A"], "priority_timeout": 60_000 * MS}
+    )
     inbox = await wire.pull({"batch": 1, "group": "A", "id": "bogus", "expires": 5000 * MS})
     assert await env.waiting() == 1
     await env.publish("s.x", b"x")
@@ -1064,7 +1099,9 @@ async def test_headers_are_delivered_verbatim(env: Env) -> None:
     inbox = await wire.pull(b"2")
     frames = await wire.wait(inbox, 2)
     assert frames[0].raw == wire.hmsg("s.h", header, b"pay", reply=ack(1, 1, 1, await env.ts(1), 1), to=inbox)
-    assert frames[1].raw == wire.hmsg("s.empty", b"NATS/1.0\r\nK: v\r\n\r\n", b"", reply=ack(1, 2, 2, await env.ts(2), 0), to=inbox)
+    assert frames[1].raw == wire.hmsg(
+        "s.empty", b"NATS/1.0\r\nK: v\r\n\r\n", b"", reply=ack(1, 2, 2, await env.ts(2), 0), to=inbox
+    )
 
 
 async def test_waiting_requests_are_served_round_robin(env: Env) -> None:
@@ -1188,7 +1225,10 @@ async def test_nats_py_fetch(target: Target) -> None:
         psub = await js.pull_subscribe("s.>", durable="D", stream="S")
         msgs = await psub.fetch(2, timeout=2)
         assert [(m.subject, m.data) for m in msgs] == [("s.0", b"m0"), ("s.1", b"m1")]
-        assert [(m.metadata.sequence.stream, m.metadata.sequence.consumer, m.metadata.num_pending) for m in msgs] == [(1, 1, 2), (2, 2, 1)]
+        assert [(m.metadata.sequence.stream, m.metadata.sequence.consumer, m.metadata.num_pending) for m in msgs] == [
+            (1, 1, 2),
+            (2, 2, 1),
+        ]
         for m in msgs:
             await m.ack_sync()
         started = time.monotonic()

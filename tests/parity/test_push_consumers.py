@@ -69,7 +69,8 @@ import asyncio
 import json
 import re
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import nats
 import pytest
@@ -112,9 +113,13 @@ class PushWire(Wire):
     def on(self, sid: int) -> list[Frame]:
         return [f for f in self.frames if f.sid == sid]
 
-    async def wait(self, sid: int, count: int, timeout: float = WAIT, what: Callable[[Frame], bool] | None = None) -> list[Frame]:
+    async def wait(
+        self, sid: int, count: int, timeout: float = WAIT, what: Callable[[Frame], bool] | None = None
+    ) -> list[Frame]:
         match = what or (lambda f: True)
-        await self.until(lambda: len([f for f in self.on(sid) if match(f)]) >= count, f"{count} frame(s) on sid {sid}", timeout)
+        await self.until(
+            lambda: len([f for f in self.on(sid) if match(f)]) >= count, f"{count} frame(s) on sid {sid}", timeout
+        )
         return self.on(sid)
 
     async def wait_msgs(self, sid: int, count: int, timeout: float = WAIT) -> list[Frame]:
@@ -142,11 +147,22 @@ def ack(dc: int, sseq: int, cseq: int, pending: int, consumer: str = "C", ts: st
 
 def hmsg(subject: str, sid: int, header: bytes, payload: bytes = b"", reply: str = "") -> bytes:
     rp = b" " + reply.encode() if reply else b""
-    return b"HMSG %s %d%s %d %d\r\n%s%s\r\n" % (subject.encode(), sid, rp, len(header), len(header) + len(payload), header, payload)
+    return b"HMSG %s %d%s %d %d\r\n%s%s\r\n" % (
+        subject.encode(),
+        sid,
+        rp,
+        len(header),
+        len(header) + len(payload),
+        header,
+        payload,
+    )
 
 
 def heartbeat(subject: str, sid: int, last_consumer: int, last_stream: int, stalled: str | None = None) -> bytes:
-    header = b"NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: %d\r\nNats-Last-Stream: %d\r\n" % (last_consumer, last_stream)
+    header = b"NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: %d\r\nNats-Last-Stream: %d\r\n" % (
+        last_consumer,
+        last_stream,
+    )
     if stalled:
         header += b"Nats-Consumer-Stalled: %s\r\n" % stalled.encode()
     return hmsg(subject, sid, header + b"\r\n")
@@ -178,7 +194,7 @@ class Env:
         self.wires: list[PushWire] = []
         self.clients: list[nats.NATS] = []
 
-    async def start(self, **stream: Any) -> "Env":
+    async def start(self, **stream: Any) -> Env:
         self.nc = await nats.connect(self.target.url)
         await create_stream(self.nc, {"name": "S", "subjects": ["s.>"], "storage": "memory", **stream})
         return self
@@ -290,7 +306,13 @@ async def test_delivery_waits_for_an_exact_subscription(env: Env) -> None:
     assert wire.frames == []
     info = await env.info()
     assert "push_bound" not in info
-    assert counts(info) == {"delivered": (0, 0), "ack_floor": (0, 0), "num_ack_pending": 0, "num_redelivered": 0, "num_pending": 3}
+    assert counts(info) == {
+        "delivered": (0, 0),
+        "ack_floor": (0, 0),
+        "num_ack_pending": 0,
+        "num_redelivered": 0,
+        "num_pending": 3,
+    }
 
     exact = await wire.sub("d.x")
     await wire.wait_msgs(exact, 3)
@@ -340,11 +362,20 @@ async def test_unsubscribe_pauses_delivery(env: Env) -> None:
     await env.publish_many(2, start=2)
     await wire.quiet(0.3)
     assert len(wire.on(witness)) == 2
-    assert counts(await env.info()) == {"delivered": (2, 2), "ack_floor": (2, 2), "num_ack_pending": 0, "num_redelivered": 0, "num_pending": 2}
+    assert counts(await env.info()) == {
+        "delivered": (2, 2),
+        "ack_floor": (2, 2),
+        "num_ack_pending": 0,
+        "num_redelivered": 0,
+        "num_pending": 2,
+    }
 
     again = await wire.sub("d.x")
     frames = await wire.wait_msgs(again, 2)
-    assert [no_ts(f.raw) for f in frames] == [msg("s.2", again, ack(1, 3, 3, 1), b"m2"), msg("s.3", again, ack(1, 4, 4, 0), b"m3")]
+    assert [no_ts(f.raw) for f in frames] == [
+        msg("s.2", again, ack(1, 3, 3, 1), b"m2"),
+        msg("s.3", again, ack(1, 4, 4, 0), b"m3"),
+    ]
     assert (await env.info())["push_bound"] is True
 
 
@@ -376,7 +407,13 @@ async def test_unacked_messages_wait_for_interest(env: Env) -> None:
     await env.publish("s.2", b"m2")
     await wire.quiet(0.5)
     assert len(wire.on(witness)) == 2
-    assert counts(await env.info()) == {"delivered": (2, 2), "ack_floor": (0, 0), "num_ack_pending": 2, "num_redelivered": 0, "num_pending": 1}
+    assert counts(await env.info()) == {
+        "delivered": (2, 2),
+        "ack_floor": (0, 0),
+        "num_ack_pending": 2,
+        "num_redelivered": 0,
+        "num_pending": 1,
+    }
 
     again = await wire.sub("d.x")
     frames = await wire.wait_msgs(again, 3)
@@ -385,7 +422,13 @@ async def test_unacked_messages_wait_for_interest(env: Env) -> None:
         msg("s.1", again, ack(2, 2, 4, 1), b"m1"),
         msg("s.2", again, ack(1, 3, 5, 0), b"m2"),
     ]
-    assert counts(await env.info()) == {"delivered": (5, 3), "ack_floor": (0, 0), "num_ack_pending": 3, "num_redelivered": 2, "num_pending": 0}
+    assert counts(await env.info()) == {
+        "delivered": (5, 3),
+        "ack_floor": (0, 0),
+        "num_ack_pending": 3,
+        "num_redelivered": 2,
+        "num_pending": 0,
+    }
 
 
 async def test_push_bound_in_consumer_list(env: Env) -> None:
@@ -424,7 +467,9 @@ async def test_deliver_group_needs_a_queue_subscription_of_that_group(env: Env) 
     member = await wire.sub("dlv", "g")
     for sid in (plain, other, member):
         frames = await wire.wait_msgs(sid, 3)
-        assert [no_ts(f.raw) for f in frames] == [msg(f"s.{i}", sid, ack(1, i + 1, i + 1, 2 - i), b"m%d" % i) for i in range(3)]
+        assert [no_ts(f.raw) for f in frames] == [
+            msg(f"s.{i}", sid, ack(1, i + 1, i + 1, 2 - i), b"m%d" % i) for i in range(3)
+        ]
     assert await env.push_bound() is True
 
 
@@ -649,14 +694,23 @@ async def test_ack_policy_flow_control_requests_at_max_ack_pending(env: Env) -> 
     sid = await wire.sub("dlv")
     frames = await stalled_after(wire, sid, 2)
     assert layout(frames) == ["s.0", "s.1", "FC"]
-    assert [no_ts(f.raw) for f in frames[:2]] == [msg("s.0", sid, ack(1, 1, 1, 4), b"m0"), msg("s.1", sid, ack(1, 2, 2, 3), b"m1")]
+    assert [no_ts(f.raw) for f in frames[:2]] == [
+        msg("s.0", sid, ack(1, 1, 1, 4), b"m0"),
+        msg("s.1", sid, ack(1, 2, 2, 3), b"m1"),
+    ]
     assert frames[2].raw == hmsg("dlv", sid, FC_HEADER, reply=frames[2].reply)
     header = b"NATS/1.0\r\nNats-Last-Consumer: 2\r\nNats-Last-Stream: 2\r\n\r\n"
     await wire.send(b"HPUB %s %d %d\r\n%s\r\n" % (frames[2].reply.encode(), len(header), len(header), header))
     frames = await stalled_after(wire, sid, 4)
     assert layout(frames) == ["s.0", "s.1", "FC", "s.2", "s.3", "FC"]
     assert frames[5].reply != frames[2].reply and FC_REPLY.match(frames[5].reply)
-    assert counts(await env.info()) == {"delivered": (4, 4), "ack_floor": (2, 2), "num_ack_pending": 2, "num_redelivered": 0, "num_pending": 1}
+    assert counts(await env.info()) == {
+        "delivered": (4, 4),
+        "ack_floor": (2, 2),
+        "num_ack_pending": 2,
+        "num_redelivered": 0,
+        "num_pending": 1,
+    }
 
 
 @pytest.mark.slow
@@ -685,7 +739,8 @@ async def test_idle_heartbeat_bytes(env: Env) -> None:
     frames = await wire.wait(sid, 1)
     assert frames[0].raw == heartbeat("dlv", sid, 0, 0)
     assert frames[0].raw == (
-        b"HMSG dlv %d 75 75\r\nNATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: 0\r\nNats-Last-Stream: 0\r\n\r\n\r\n" % sid
+        b"HMSG dlv %d 75 75\r\nNATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: 0\r\nNats-Last-Stream: 0\r\n\r\n\r\n"
+        % sid
     )
     await env.publish_many(2)
     await wire.wait_msgs(sid, 2)
@@ -752,9 +807,16 @@ async def test_paused_push_consumer_only_heartbeats(env: Env) -> None:
     await wire.wait(sid, 2)
     assert {f.raw for f in wire.on(sid)} == {heartbeat("dlv", sid, 0, 0)}
     reply = await api(env.nc, "$JS.API.CONSUMER.PAUSE.S.C", {})
-    assert reply == {"type": "io.nats.jetstream.api.v1.consumer_pause_response", "paused": False, "pause_until": "0001-01-01T00:00:00Z"}
+    assert reply == {
+        "type": "io.nats.jetstream.api.v1.consumer_pause_response",
+        "paused": False,
+        "pause_until": "0001-01-01T00:00:00Z",
+    }
     frames = await wire.wait_msgs(sid, 2)
-    assert [no_ts(f.raw) for f in frames] == [msg("s.0", sid, ack(1, 1, 1, 1), b"m0"), msg("s.1", sid, ack(1, 2, 2, 0), b"m1")]
+    assert [no_ts(f.raw) for f in frames] == [
+        msg("s.0", sid, ack(1, 1, 1, 1), b"m0"),
+        msg("s.1", sid, ack(1, 2, 2, 0), b"m1"),
+    ]
 
 
 @pytest.mark.slow
@@ -882,7 +944,13 @@ async def test_max_ack_pending_holds_push_delivery(env: Env) -> None:
         msg("s.1", sid, ack(1, 2, 2, 2), b"m1"),
         msg("s.2", sid, ack(1, 3, 3, 1), b"m2"),
     ]
-    assert counts(await env.info()) == {"delivered": (3, 3), "ack_floor": (1, 1), "num_ack_pending": 2, "num_redelivered": 0, "num_pending": 1}
+    assert counts(await env.info()) == {
+        "delivered": (3, 3),
+        "ack_floor": (1, 1),
+        "num_ack_pending": 2,
+        "num_redelivered": 0,
+        "num_pending": 1,
+    }
 
 
 async def test_ack_wait_redelivers_on_push(env: Env) -> None:
@@ -898,7 +966,13 @@ async def test_ack_wait_redelivers_on_push(env: Env) -> None:
     assert no_ts(frames[2].raw) == msg("s.1", sid, ack(2, 2, 3, 0), b"m1")
     await wire.quiet(0.1)
     assert len(wire.on(sid)) == 3
-    assert counts(await env.info()) == {"delivered": (3, 2), "ack_floor": (1, 1), "num_ack_pending": 1, "num_redelivered": 1, "num_pending": 0}
+    assert counts(await env.info()) == {
+        "delivered": (3, 2),
+        "ack_floor": (1, 1),
+        "num_ack_pending": 1,
+        "num_redelivered": 1,
+        "num_pending": 0,
+    }
 
 
 async def test_nxt_ack_on_a_push_delivery(env: Env) -> None:
@@ -1051,7 +1125,9 @@ async def test_js_subscribe_queue_group(env: Env) -> None:
     config = stable_config(info["config"])
     assert (config["name"], config["durable_name"], config["deliver_group"]) == ("q", "q", "q")
     assert info["push_bound"] is True
-    with pytest.raises(nats.js.errors.Error, match="cannot create a subscription for a consumer with a deliver group q"):
+    with pytest.raises(
+        nats.js.errors.Error, match="cannot create a subscription for a consumer with a deliver group q"
+    ):
         await js.subscribe("s.>", durable="q", cb=Collector().cb)
 
 
@@ -1068,7 +1144,13 @@ async def test_js_subscribe_manual_ack(env: Env) -> None:
     again = await sub.next_msg(timeout=2)
     assert (again.data, again.metadata.num_delivered, again.metadata.sequence.consumer) == (b"m1", 2, 3)
     await again.ack_sync(timeout=2)
-    assert counts(await env.info("M")) == {"delivered": (3, 2), "ack_floor": (3, 2), "num_ack_pending": 0, "num_redelivered": 0, "num_pending": 0}
+    assert counts(await env.info("M")) == {
+        "delivered": (3, 2),
+        "ack_floor": (3, 2),
+        "num_ack_pending": 0,
+        "num_redelivered": 0,
+        "num_pending": 0,
+    }
 
 
 async def test_js_subscribe_hides_heartbeats_from_the_callback(env: Env) -> None:
@@ -1153,7 +1235,13 @@ async def test_ordered_consumer_config(env: Env) -> None:
     assert stable_config(info["config"]) == ORDERED
     assert "durable_name" not in info["config"]
     assert info["push_bound"] is True
-    assert counts(info) == {"delivered": (3, 3), "ack_floor": (3, 3), "num_ack_pending": 0, "num_redelivered": 0, "num_pending": 0}
+    assert counts(info) == {
+        "delivered": (3, 3),
+        "ack_floor": (3, 3),
+        "num_ack_pending": 0,
+        "num_redelivered": 0,
+        "num_pending": 0,
+    }
 
 
 async def test_ordered_consumer_recreated_after_its_consumer_is_deleted(env: Env) -> None:
@@ -1170,7 +1258,12 @@ async def test_ordered_consumer_recreated_after_its_consumer_is_deleted(env: Env
     assert got.data == [b"m0", b"m1", b"m2", b"m3"]
     [new] = await consumers(env)
     assert new["name"] != old["name"]
-    assert stable_config(new["config"]) == {**ORDERED, "deliver_policy": "by_start_sequence", "opt_start_seq": 4, "idle_heartbeat": 100 * MS}
+    assert stable_config(new["config"]) == {
+        **ORDERED,
+        "deliver_policy": "by_start_sequence",
+        "opt_start_seq": 4,
+        "idle_heartbeat": 100 * MS,
+    }
     assert new["config"]["deliver_subject"] != old["config"]["deliver_subject"]
     assert new["push_bound"] is True
     assert counts(new)["delivered"] == (1, 4)

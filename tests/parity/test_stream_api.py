@@ -12,7 +12,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import nats
 import pytest
@@ -51,7 +52,9 @@ async def connected(target: Target) -> AsyncIterator[Client]:
         await nc.close()
 
 
-def state(messages: int, nbytes: int, first_seq: int, last_seq: int, *, first_ts: str = TS, last_ts: str = TS, **extra: Any) -> dict:
+def state(
+    messages: int, nbytes: int, first_seq: int, last_seq: int, *, first_ts: str = TS, last_ts: str = TS, **extra: Any
+) -> dict:
     st = {
         "messages": messages,
         "bytes": nbytes,
@@ -324,7 +327,12 @@ async def test_create_again_with_defaults_spelled_out(target: Target) -> None:
     """Explicit defaults (replicas 0, the default window) and a caller's _nats.* metadata compare equal."""
     async with connected(target) as nc:
         await create_stream(nc, {"name": "S", "storage": "memory"})
-        for extra in ({"num_replicas": 0}, {"duplicate_window": 120_000_000_000}, {"metadata": {"_nats.ver": "1"}}, {"max_msgs": -1}):
+        for extra in (
+            {"num_replicas": 0},
+            {"duplicate_window": 120_000_000_000},
+            {"metadata": {"_nats.ver": "1"}},
+            {"max_msgs": -1},
+        ):
             reply = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "storage": "memory", **extra})
             assert normalize(reply)["config"] == config("S", storage="memory"), extra
 
@@ -333,7 +341,9 @@ async def test_create_again_with_different_config(target: Target) -> None:
     async with connected(target) as nc:
         await create_stream(nc, {"name": "S", "subjects": ["s.>"]})
         reply = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["t.>"]})
-        assert reply == failure("stream_create_response", 400, 10058, "stream name already in use with a different configuration")
+        assert reply == failure(
+            "stream_create_response", 400, 10058, "stream name already in use with a different configuration"
+        )
 
 
 @pytest.mark.parametrize("body", [b'{"name":"B"}', b"", b"{}", b"null", b'{"name":"a"}'])
@@ -353,11 +363,23 @@ async def test_create_name_mismatch(target: Target, body: bytes) -> None:
         (b'{"name":"A"} x', "invalid character 'x' looking for beginning of value at offset 14"),
         (b'{"name":"A","bogus":1}', 'json: unknown field "bogus"'),
         (b'{"name":"A"} {"bogus":1}', 'json: unknown field "bogus"'),
-        (b'{"name":"A","max_msgs":"x"}', "json: cannot unmarshal string into Go struct field StreamConfigRequest.max_msgs of type int64"),
+        (
+            b'{"name":"A","max_msgs":"x"}',
+            "json: cannot unmarshal string into Go struct field StreamConfigRequest.max_msgs of type int64",
+        ),
         (b'{"name":5}', "json: cannot unmarshal number into Go struct field StreamConfigRequest.name of type string"),
-        (b'{"name":"A","subjects":"a"}', "json: cannot unmarshal string into Go struct field StreamConfigRequest.subjects of type []string"),
-        (b'{"name":"A","max_age":"1s"}', "json: cannot unmarshal string into Go struct field StreamConfigRequest.max_age of type time.Duration"),
-        (b'{"name":"A","max_msgs":1.5}', "json: cannot unmarshal number 1.5 into Go struct field StreamConfigRequest.max_msgs of type int64"),
+        (
+            b'{"name":"A","subjects":"a"}',
+            "json: cannot unmarshal string into Go struct field StreamConfigRequest.subjects of type []string",
+        ),
+        (
+            b'{"name":"A","max_age":"1s"}',
+            "json: cannot unmarshal string into Go struct field StreamConfigRequest.max_age of type time.Duration",
+        ),
+        (
+            b'{"name":"A","max_msgs":1.5}',
+            "json: cannot unmarshal number 1.5 into Go struct field StreamConfigRequest.max_msgs of type int64",
+        ),
         (
             b'{"name":"A","max_msgs":99999999999999999999}',
             "json: cannot unmarshal number 99999999999999999999 into Go struct field StreamConfigRequest.max_msgs of type int64",
@@ -374,7 +396,9 @@ async def test_create_bad_json(target: Target, body: bytes, text: str) -> None:
         assert reply == invalid_json("stream_create_response", text)
 
 
-@pytest.mark.parametrize("body", [b'{"name":"A"} {"name":"A"}', b'{"NAME":"A"}', b'{"name":"A","Name":"A"}', b' \n{"name":"A"}\n '])
+@pytest.mark.parametrize(
+    "body", [b'{"name":"A"} {"name":"A"}', b'{"NAME":"A"}', b'{"name":"A","Name":"A"}', b' \n{"name":"A"}\n ']
+)
 async def test_create_json_decoder_leniency(target: Target, body: bytes) -> None:
     """Go's decoder: a stream of several values is read in full, and keys match case-insensitively."""
     async with connected(target) as nc:
@@ -457,7 +481,10 @@ async def test_update_unknown_stream(target: Target) -> None:
         ({"name": "V", "subjects": ["u.>"]}, (400, 10056, "stream name in subject does not match request")),
         (b"", (500, 10052, NAME_RULES)),
         (b"{}", (500, 10052, NAME_RULES)),
-        ({"name": "U", "subjects": ["u.>"], "storage": "memory"}, (500, 10052, "stream configuration update can not change storage type")),
+        (
+            {"name": "U", "subjects": ["u.>"], "storage": "memory"},
+            (500, 10052, "stream configuration update can not change storage type"),
+        ),
         (
             {"name": "U", "subjects": ["u.>"], "retention": "workqueue"},
             (500, 10052, "stream configuration update can not change retention policy to/from workqueue"),
@@ -481,10 +508,14 @@ async def test_update_seals_stream(target: Target) -> None:
         reply = await api(nc, "$JS.API.STREAM.UPDATE.S", {"name": "S", "sealed": True})
         assert normalize(reply)["config"] == config("S", sealed=True, discard="new", deny_delete=True, deny_purge=True)
         sealed = (400, 10109, "invalid operation on sealed stream")
-        assert await api(nc, "$JS.API.STREAM.MSG.DELETE.S", {"seq": 1}) == failure("stream_msg_delete_response", *sealed)
+        assert await api(nc, "$JS.API.STREAM.MSG.DELETE.S", {"seq": 1}) == failure(
+            "stream_msg_delete_response", *sealed
+        )
         assert await api(nc, "$JS.API.STREAM.PURGE.S") == failure("stream_purge_response", *sealed, purged=0)
         reply = await api(nc, "$JS.API.STREAM.UPDATE.S", {"name": "S"})
-        assert reply == failure("stream_update_response", 500, 10052, "stream configuration update can not unseal a sealed stream")
+        assert reply == failure(
+            "stream_update_response", 500, 10052, "stream configuration update can not unseal a sealed stream"
+        )
         assert await api(nc, "$JS.API.STREAM.DELETE.S") == {"type": T + "stream_delete_response", "success": True}
 
 
@@ -500,7 +531,7 @@ async def test_delete_stream(target: Target) -> None:
         assert (await account_info(nc))["streams"] == 0
 
 
-@pytest.mark.parametrize("body", [b"{}", b" { } ", b'{\n}'])
+@pytest.mark.parametrize("body", [b"{}", b" { } ", b"{\n}"])
 async def test_delete_accepts_empty_object(target: Target, body: bytes) -> None:
     async with connected(target) as nc:
         await create_stream(nc, {"name": "S"})
@@ -535,7 +566,9 @@ async def test_info_state_after_publishing(target: Target) -> None:
         await put(nc, "s.a", b"1")  # 3 + 1 + 30
         await put(nc, "s.b", b"22", headers={"X-A": "1"})  # 3 + (4 + 20) + 2 + 30
         await put(nc, "s.a", b"")  # 3 + 0 + 30
-        assert await stream_info(nc, "S") == info_reply(config("S", ["s.>"]), state(3, 34 + 59 + 33, 1, 3, num_subjects=2))
+        assert await stream_info(nc, "S") == info_reply(
+            config("S", ["s.>"]), state(3, 34 + 59 + 33, 1, 3, num_subjects=2)
+        )
 
 
 async def test_info_memory_stream_sizes(target: Target) -> None:
@@ -552,7 +585,10 @@ async def _stream_with_gap(nc: Client) -> dict:
     await create_stream(nc, {"name": "I", "subjects": ["i.>"], "storage": "memory"})
     for subject, data in (("i.a", b"1"), ("i.b", b"22"), ("i.a", b"333"), ("i.c.d", b"4444")):
         await put(nc, subject, data)
-    assert await api(nc, "$JS.API.STREAM.MSG.DELETE.I", {"seq": 2}) == {"type": T + "stream_msg_delete_response", "success": True}
+    assert await api(nc, "$JS.API.STREAM.MSG.DELETE.I", {"seq": 2}) == {
+        "type": T + "stream_msg_delete_response",
+        "success": True,
+    }
     return config("I", ["i.>"], storage="memory")
 
 
@@ -566,12 +602,30 @@ async def test_info_deleted_details(target: Target) -> None:
         detailed = state(3, 67, 1, 4, num_subjects=2, num_deleted=1, deleted=[2])
         reply = await api(nc, "$JS.API.STREAM.INFO.I", {"deleted_details": True})
         assert normalize(reply) == info_reply(cfg, detailed)
-        assert list(reply["state"]) == ["messages", "bytes", "first_seq", "first_ts", "last_seq", "last_ts", "num_subjects", "num_deleted", "deleted", "consumer_count"]
+        assert list(reply["state"]) == [
+            "messages",
+            "bytes",
+            "first_seq",
+            "first_ts",
+            "last_seq",
+            "last_ts",
+            "num_subjects",
+            "num_deleted",
+            "deleted",
+            "consumer_count",
+        ]
 
 
 @pytest.mark.parametrize(
     "subjects_filter, subjects",
-    [(">", {"i.a": 2, "i.c.d": 1}), ("i.a", {"i.a": 2}), ("i.*", {"i.a": 2}), ("i.c.>", {"i.c.d": 1}), ("i.b", None), ("x", None)],
+    [
+        (">", {"i.a": 2, "i.c.d": 1}),
+        ("i.a", {"i.a": 2}),
+        ("i.*", {"i.a": 2}),
+        ("i.c.>", {"i.c.d": 1}),
+        ("i.b", None),
+        ("x", None),
+    ],
 )
 async def test_info_subjects_filter(target: Target, subjects_filter: str, subjects: dict | None) -> None:
     """total/limit are set only when some subject matched (limit 100000); no match leaves them 0."""
@@ -589,7 +643,14 @@ async def test_info_subjects_filter(target: Target, subjects_filter: str, subjec
 
 @pytest.mark.parametrize(
     "offset, reported, subjects",
-    [(0, 0, {"s.a": 1, "s.b": 1, "s.c": 1}), (1, 1, {"s.b": 1, "s.c": 1}), (2, 2, {"s.c": 1}), (3, 3, None), (7, 7, None), (-4, 0, {"s.a": 1, "s.b": 1, "s.c": 1})],
+    [
+        (0, 0, {"s.a": 1, "s.b": 1, "s.c": 1}),
+        (1, 1, {"s.b": 1, "s.c": 1}),
+        (2, 2, {"s.c": 1}),
+        (3, 3, None),
+        (7, 7, None),
+        (-4, 0, {"s.a": 1, "s.b": 1, "s.c": 1}),
+    ],
 )
 async def test_info_subjects_paging(target: Target, offset: int, reported: int, subjects: dict | None) -> None:
     """Subjects are paged in sorted order; an offset past the end is echoed back as given, with no subjects."""
@@ -599,7 +660,9 @@ async def test_info_subjects_paging(target: Target, offset: int, reported: int, 
             await put(nc, subject, b"")
         reply = await stream_info(nc, "S", {"subjects_filter": "s.*", "offset": offset})
         extra = {"subjects": subjects} if subjects else {}
-        assert reply == info_reply(config("S", ["s.*"]), state(3, 99, 1, 3, num_subjects=3, **extra), total=3, offset=reported, limit=100_000)
+        assert reply == info_reply(
+            config("S", ["s.*"]), state(3, 99, 1, 3, num_subjects=3, **extra), total=3, offset=reported, limit=100_000
+        )
 
 
 @pytest.mark.parametrize("body", [{"offset": 5}, b"hello", b"null", b"5", {}])
@@ -614,8 +677,14 @@ async def test_info_body_without_effect(target: Target, body: Any) -> None:
     "body, text",
     [
         (b'{"bogus":1}', 'json: unknown field "bogus"'),
-        (b'{"deleted_details":"x"}', "json: cannot unmarshal string into Go struct field JSApiStreamInfoRequest.deleted_details of type bool"),
-        (b'{"offset":"1"}', "json: cannot unmarshal string into Go struct field JSApiStreamInfoRequest.offset of type int"),
+        (
+            b'{"deleted_details":"x"}',
+            "json: cannot unmarshal string into Go struct field JSApiStreamInfoRequest.deleted_details of type bool",
+        ),
+        (
+            b'{"offset":"1"}',
+            "json: cannot unmarshal string into Go struct field JSApiStreamInfoRequest.offset of type int",
+        ),
         (b"[1]", "json: cannot unmarshal array into Go value of type server.JSApiStreamInfoRequest"),
         (b' {"subjects_filter":', "unexpected EOF"),
     ],
@@ -642,8 +711,20 @@ async def test_info_unknown_stream(target: Target) -> None:
 async def test_names_and_list_with_no_streams(target: Target) -> None:
     """NAMES says streams: null, LIST says streams: []."""
     async with connected(target) as nc:
-        assert await api(nc, "$JS.API.STREAM.NAMES") == {"type": T + "stream_names_response", "total": 0, "offset": 0, "limit": 1024, "streams": None}
-        assert await api(nc, "$JS.API.STREAM.LIST") == {"type": T + "stream_list_response", "total": 0, "offset": 0, "limit": 256, "streams": []}
+        assert await api(nc, "$JS.API.STREAM.NAMES") == {
+            "type": T + "stream_names_response",
+            "total": 0,
+            "offset": 0,
+            "limit": 1024,
+            "streams": None,
+        }
+        assert await api(nc, "$JS.API.STREAM.LIST") == {
+            "type": T + "stream_list_response",
+            "total": 0,
+            "offset": 0,
+            "limit": 256,
+            "streams": [],
+        }
 
 
 async def _three_streams(nc: Client) -> None:
@@ -701,7 +782,9 @@ async def test_names_and_list_bad_json(target: Target, subject: str, body: bytes
     async with connected(target) as nc:
         await _three_streams(nc)
         reply = await api(nc, subject, body)
-        assert reply == invalid_json(kind, text.format(req=req), total=0, offset=0, limit=0, streams=None if names else [])
+        assert reply == invalid_json(
+            kind, text.format(req=req), total=0, offset=0, limit=0, streams=None if names else []
+        )
         assert list(reply) == ["type", "error", "total", "offset", "limit", "streams"]
 
 
@@ -745,7 +828,12 @@ async def test_list_paging_and_filter(target: Target, body: Any, names: list[str
         await _three_streams(nc)
         reply = await api(nc, "$JS.API.STREAM.LIST", body)
         assert [s["config"]["name"] for s in reply["streams"]] == names
-        assert {k: v for k, v in reply.items() if k != "streams"} == {"type": T + "stream_list_response", "total": total, "offset": offset, "limit": 256}
+        assert {k: v for k, v in reply.items() if k != "streams"} == {
+            "type": T + "stream_list_response",
+            "total": total,
+            "offset": offset,
+            "limit": 256,
+        }
 
 
 # -- STREAM.PURGE ------------------------------------------------------------------
@@ -794,7 +882,9 @@ async def test_purge_keep_with_filter_in_the_middle(target: Target) -> None:
             await put(nc, subject, b"v")
         assert await api(nc, "$JS.API.STREAM.PURGE.P", {"filter": "p.b", "keep": 1}) == purged(1)  # 2
         info = await stream_info(nc, "P", {"deleted_details": True, "subjects_filter": ">"})
-        assert info["state"] == state(4, 80, 1, 5, num_subjects=2, subjects={"p.a": 3, "p.b": 1}, num_deleted=1, deleted=[2])
+        assert info["state"] == state(
+            4, 80, 1, 5, num_subjects=2, subjects={"p.a": 3, "p.b": 1}, num_deleted=1, deleted=[2]
+        )
 
 
 @pytest.mark.parametrize("storage", ["file", "memory"])
@@ -834,8 +924,14 @@ async def test_purge_bodies_meaning_everything(target: Target, body: bytes) -> N
     "body, text",
     [
         (b'{"bogus":1}', 'json: unknown field "bogus"'),
-        (b'{"seq":-1}', "json: cannot unmarshal number -1 into Go struct field JSApiStreamPurgeRequest.seq of type uint64"),
-        (b'{"filter":5}', "json: cannot unmarshal number into Go struct field JSApiStreamPurgeRequest.filter of type string"),
+        (
+            b'{"seq":-1}',
+            "json: cannot unmarshal number -1 into Go struct field JSApiStreamPurgeRequest.seq of type uint64",
+        ),
+        (
+            b'{"filter":5}',
+            "json: cannot unmarshal number into Go struct field JSApiStreamPurgeRequest.filter of type string",
+        ),
         (b'{"keep":1,}', "invalid character '}' looking for beginning of object key string at offset 11"),
     ],
 )
@@ -848,15 +944,21 @@ async def test_purge_bad_json(target: Target, body: bytes, text: str) -> None:
 async def test_purge_unknown_stream(target: Target) -> None:
     async with connected(target) as nc:
         assert await api(nc, "$JS.API.STREAM.PURGE.NOPE") == failure("stream_purge_response", *NOT_FOUND, purged=0)
-        assert await api(nc, "$JS.API.STREAM.PURGE.NOPE", {"keep": 1}) == failure("stream_purge_response", *NOT_FOUND, purged=0)
+        assert await api(nc, "$JS.API.STREAM.PURGE.NOPE", {"keep": 1}) == failure(
+            "stream_purge_response", *NOT_FOUND, purged=0
+        )
 
 
 async def test_purge_denied(target: Target) -> None:
     async with connected(target) as nc:
         await create_stream(nc, {"name": "S", "deny_purge": True})
         await put(nc, "S", b"v")
-        assert await api(nc, "$JS.API.STREAM.PURGE.S") == failure("stream_purge_response", 500, 10110, "stream purge not permitted", purged=0)
-        assert await api(nc, "$JS.API.STREAM.PURGE.S", {"seq": 1, "keep": 1}) == failure("stream_purge_response", *BAD_REQUEST, purged=0)
+        assert await api(nc, "$JS.API.STREAM.PURGE.S") == failure(
+            "stream_purge_response", 500, 10110, "stream purge not permitted", purged=0
+        )
+        assert await api(nc, "$JS.API.STREAM.PURGE.S", {"seq": 1, "keep": 1}) == failure(
+            "stream_purge_response", *BAD_REQUEST, purged=0
+        )
 
 
 # -- STREAM.MSG.GET ------------------------------------------------------------------
@@ -933,7 +1035,13 @@ async def test_msg_get_by_subject(target: Target, body: dict, subject: str, seq:
 
 @pytest.mark.parametrize(
     "body",
-    [{"seq": 99}, {"seq": 5}, {"last_by_subj": "zz"}, {"next_by_subj": "g.b", "seq": 3}, {"next_by_subj": "g.a", "seq": 4}],
+    [
+        {"seq": 99},
+        {"seq": 5},
+        {"last_by_subj": "zz"},
+        {"next_by_subj": "g.b", "seq": 3},
+        {"next_by_subj": "g.a", "seq": 4},
+    ],
 )
 async def test_msg_get_not_found(target: Target, body: dict) -> None:
     async with connected(target) as nc:
@@ -946,8 +1054,12 @@ async def test_msg_get_deleted_message(target: Target) -> None:
     async with connected(target) as nc:
         await _get_stream(nc)
         await api(nc, "$JS.API.STREAM.MSG.DELETE.G", {"seq": 1})
-        assert await api(nc, "$JS.API.STREAM.MSG.GET.G", {"seq": 1}) == failure("stream_msg_get_response", 404, 10037, "no message found")
-        assert normalize(await api(nc, "$JS.API.STREAM.MSG.GET.G", {"next_by_subj": "g.a"})) == got("g.a", 3, b"\x00\xff")
+        assert await api(nc, "$JS.API.STREAM.MSG.GET.G", {"seq": 1}) == failure(
+            "stream_msg_get_response", 404, 10037, "no message found"
+        )
+        assert normalize(await api(nc, "$JS.API.STREAM.MSG.GET.G", {"next_by_subj": "g.a"})) == got(
+            "g.a", 3, b"\x00\xff"
+        )
 
 
 @pytest.mark.parametrize(
@@ -992,7 +1104,9 @@ async def test_msg_get_bad_json(target: Target, body: bytes, text: str) -> None:
 
 async def test_msg_get_unknown_stream(target: Target) -> None:
     async with connected(target) as nc:
-        assert await api(nc, "$JS.API.STREAM.MSG.GET.NOPE", {"seq": 1}) == failure("stream_msg_get_response", *NOT_FOUND)
+        assert await api(nc, "$JS.API.STREAM.MSG.GET.NOPE", {"seq": 1}) == failure(
+            "stream_msg_get_response", *NOT_FOUND
+        )
 
 
 # -- STREAM.MSG.DELETE ---------------------------------------------------------------
@@ -1041,7 +1155,9 @@ async def test_msg_delete_missing_message(target: Target, storage: str, seq: int
         assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", {"seq": 1}) == DELETED
         assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", {"seq": 3}) == DELETED
         assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", {"seq": seq}) == failure("stream_msg_delete_response", *err)
-        assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", {"seq": seq, "no_erase": True}) == failure("stream_msg_delete_response", *err)
+        assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", {"seq": seq, "no_erase": True}) == failure(
+            "stream_msg_delete_response", *err
+        )
 
 
 async def test_msg_delete_without_seq(target: Target) -> None:
@@ -1050,8 +1166,12 @@ async def test_msg_delete_without_seq(target: Target) -> None:
         await create_stream(nc, {"name": "D"})
         await put(nc, "D", b"v")
         for body in (b"", b"{}", b" {} "):
-            assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", body) == failure("stream_msg_delete_response", *BAD_REQUEST)
-            assert await api(nc, "$JS.API.STREAM.MSG.DELETE.NOPE", body) == failure("stream_msg_delete_response", *BAD_REQUEST)
+            assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", body) == failure(
+                "stream_msg_delete_response", *BAD_REQUEST
+            )
+            assert await api(nc, "$JS.API.STREAM.MSG.DELETE.NOPE", body) == failure(
+                "stream_msg_delete_response", *BAD_REQUEST
+            )
         reply = await api(nc, "$JS.API.STREAM.MSG.DELETE.D", {"no_erase": True})
         assert reply == failure("stream_msg_delete_response", 500, 10057, "no message found")
 
@@ -1077,7 +1197,9 @@ async def test_msg_delete_bad_json(target: Target, body: bytes, text: str) -> No
 
 async def test_msg_delete_unknown_stream(target: Target) -> None:
     async with connected(target) as nc:
-        assert await api(nc, "$JS.API.STREAM.MSG.DELETE.NOPE", {"seq": 1}) == failure("stream_msg_delete_response", *NOT_FOUND)
+        assert await api(nc, "$JS.API.STREAM.MSG.DELETE.NOPE", {"seq": 1}) == failure(
+            "stream_msg_delete_response", *NOT_FOUND
+        )
 
 
 async def test_msg_delete_denied(target: Target) -> None:

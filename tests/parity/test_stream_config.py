@@ -40,7 +40,15 @@ NAME_CHARS = "stream name is required and can not contain '.', '*', '>', '\\', '
 
 def created(cfg: dict[str, Any], state: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     """A whole normalised successful create reply."""
-    return {"type": CREATE, "config": cfg, "created": "<ts>", "state": state or EMPTY_STATE, **extra, "ts": "<ts>", "did_create": True}
+    return {
+        "type": CREATE,
+        "config": cfg,
+        "created": "<ts>",
+        "state": state or EMPTY_STATE,
+        **extra,
+        "ts": "<ts>",
+        "did_create": True,
+    }
 
 
 def updated(cfg: dict[str, Any], state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -142,22 +150,57 @@ DEFAULT_CASES = {
     "window_explicit_without_max_age": ({"name": "S", "duplicate_window": 3 * HOUR}, config(duplicate_window=3 * HOUR)),
     # 0 and anything below -1 become -1; replicas 0 becomes 1
     "limits_normalised": (
-        {"name": "S", "max_msgs": 0, "max_bytes": -5, "max_msgs_per_subject": -2, "max_msg_size": -9, "max_consumers": -100, "num_replicas": 0},
+        {
+            "name": "S",
+            "max_msgs": 0,
+            "max_bytes": -5,
+            "max_msgs_per_subject": -2,
+            "max_msg_size": -9,
+            "max_consumers": -100,
+            "num_replicas": 0,
+        },
         config(),
     ),
     "limits_kept": (
-        {"name": "S", "max_msgs": 10, "max_bytes": 4096, "max_msgs_per_subject": 2, "max_msg_size": 2**31 - 1, "max_consumers": 2**31},
+        {
+            "name": "S",
+            "max_msgs": 10,
+            "max_bytes": 4096,
+            "max_msgs_per_subject": 2,
+            "max_msg_size": 2**31 - 1,
+            "max_consumers": 2**31,
+        },
         config(max_msgs=10, max_bytes=4096, max_msgs_per_subject=2, max_msg_size=2**31 - 1, max_consumers=2**31),
     ),
     # every optional feature spelled out with its "off" value is the same as leaving it out
     "explicit_off_values": (
         {
-            "name": "S", "description": "", "subjects": None, "max_msgs": None, "no_ack": False, "duplicate_window": 0,
-            "placement": None, "mirror": None, "sources": [], "compression": "none", "first_seq": 0,
-            "subject_transform": None, "republish": None, "allow_direct": False, "mirror_direct": False,
-            "discard_new_per_subject": False, "sealed": False, "consumer_limits": None, "allow_msg_ttl": False,
-            "subject_delete_marker_ttl": 0, "allow_msg_counter": False, "allow_atomic": False,
-            "allow_msg_schedules": False, "persist_mode": "default", "allow_batched": False, "metadata": {},
+            "name": "S",
+            "description": "",
+            "subjects": None,
+            "max_msgs": None,
+            "no_ack": False,
+            "duplicate_window": 0,
+            "placement": None,
+            "mirror": None,
+            "sources": [],
+            "compression": "none",
+            "first_seq": 0,
+            "subject_transform": None,
+            "republish": None,
+            "allow_direct": False,
+            "mirror_direct": False,
+            "discard_new_per_subject": False,
+            "sealed": False,
+            "consumer_limits": None,
+            "allow_msg_ttl": False,
+            "subject_delete_marker_ttl": 0,
+            "allow_msg_counter": False,
+            "allow_atomic": False,
+            "allow_msg_schedules": False,
+            "persist_mode": "default",
+            "allow_batched": False,
+            "metadata": {},
             "pedantic": False,
         },
         config(),
@@ -166,13 +209,28 @@ DEFAULT_CASES = {
         {"name": "S", "consumer_limits": {"inactive_threshold": -1, "max_ack_pending": -5}},
         config(consumer_limits={"inactive_threshold": -1, "max_ack_pending": -5}),
     ),
-    "consumer_limits_zero_omitted": ({"name": "S", "consumer_limits": {"inactive_threshold": 0, "max_ack_pending": 0}}, config()),
+    "consumer_limits_zero_omitted": (
+        {"name": "S", "consumer_limits": {"inactive_threshold": 0, "max_ack_pending": 0}},
+        config(),
+    ),
     # user keys are kept; _nats.ver/_nats.level/_nats.req.level sent by the client are replaced
     "metadata": (
-        {"name": "S", "metadata": {"team": "a", "_nats.custom": "kept", "_nats.ver": "1.0", "_nats.level": "9", "_nats.req.level": "7"}},
+        {
+            "name": "S",
+            "metadata": {
+                "team": "a",
+                "_nats.custom": "kept",
+                "_nats.ver": "1.0",
+                "_nats.level": "9",
+                "_nats.req.level": "7",
+            },
+        },
         config(metadata=meta(0, team="a", **{"_nats.custom": "kept"})),
     ),
-    "allow_msg_ttl_requires_level_1": ({"name": "S", "allow_msg_ttl": True}, config(allow_msg_ttl=True, metadata=meta(1))),
+    "allow_msg_ttl_requires_level_1": (
+        {"name": "S", "allow_msg_ttl": True},
+        config(allow_msg_ttl=True, metadata=meta(1)),
+    ),
     # a subject delete marker TTL turns on message TTLs and roll-ups, and silently drops deny_purge
     "marker_ttl_forces_ttl_and_rollup": (
         {"name": "S", "subject_delete_marker_ttl": SEC, "deny_purge": True},
@@ -181,13 +239,29 @@ DEFAULT_CASES = {
     # an all-zero placement is dropped; an empty (non-null) tags list makes it a kept, empty object
     "placement_empty_dropped": ({"name": "S", "placement": {"cluster": ""}}, config()),
     "placement_empty_tags_kept": ({"name": "S", "placement": {"tags": []}}, config(placement={})),
-    "placement_kept": ({"name": "S", "placement": {"cluster": "east", "tags": ["ssd"]}}, config(placement={"cluster": "east", "tags": ["ssd"]})),
+    "placement_kept": (
+        {"name": "S", "placement": {"cluster": "east", "tags": ["ssd"]}},
+        config(placement={"cluster": "east", "tags": ["ssd"]}),
+    ),
     "flags": (
-        {"name": "S", "description": "d", "no_ack": True, "deny_delete": True, "deny_purge": True, "allow_direct": True},
+        {
+            "name": "S",
+            "description": "d",
+            "no_ack": True,
+            "deny_delete": True,
+            "deny_purge": True,
+            "allow_direct": True,
+        },
         config(description="d", no_ack=True, deny_delete=True, deny_purge=True, allow_direct=True),
     ),
     "rollups_and_per_subject_discard": (
-        {"name": "S", "allow_rollup_hdrs": True, "discard": "new", "discard_new_per_subject": True, "max_msgs_per_subject": 1},
+        {
+            "name": "S",
+            "allow_rollup_hdrs": True,
+            "discard": "new",
+            "discard_new_per_subject": True,
+            "max_msgs_per_subject": 1,
+        },
         config(allow_rollup_hdrs=True, discard="new", discard_new_per_subject=True, max_msgs_per_subject=1),
     ),
     # names: 255 bytes is the limit (bytes, not characters); '$', '-', '_' and non-ASCII are fine
@@ -212,7 +286,14 @@ async def test_allow_direct_is_never_turned_on_by_the_server(nc) -> None:
     # Settings that look like a KV bucket, TTLs, markers and $KV subjects all
     # leave allow_direct false: only the client turns it on.
     bodies = [
-        {"name": "KV", "subjects": ["$KV.KV.>"], "max_msgs_per_subject": 1, "allow_rollup_hdrs": True, "deny_delete": True, "discard": "new"},
+        {
+            "name": "KV",
+            "subjects": ["$KV.KV.>"],
+            "max_msgs_per_subject": 1,
+            "allow_rollup_hdrs": True,
+            "deny_delete": True,
+            "discard": "new",
+        },
         {"name": "T", "allow_msg_ttl": True, "subject_delete_marker_ttl": SEC},
         {"name": "D", "discard": "new", "discard_new_per_subject": True, "max_msgs_per_subject": 1},
         {"name": "W", "retention": "workqueue", "storage": "memory"},
@@ -221,8 +302,12 @@ async def test_allow_direct_is_never_turned_on_by_the_server(nc) -> None:
         reply = await must_create(nc, body)
         assert (reply["config"]["allow_direct"], reply["config"]["mirror_direct"]) == (False, False), body
     # ... and it can be switched on and off by an update.
-    assert (await update(nc, {"name": "W", "retention": "workqueue", "storage": "memory", "allow_direct": True}))["config"]["allow_direct"] is True
-    assert (await update(nc, {"name": "W", "retention": "workqueue", "storage": "memory"}))["config"]["allow_direct"] is False
+    assert (await update(nc, {"name": "W", "retention": "workqueue", "storage": "memory", "allow_direct": True}))[
+        "config"
+    ]["allow_direct"] is True
+    assert (await update(nc, {"name": "W", "retention": "workqueue", "storage": "memory"}))["config"][
+        "allow_direct"
+    ] is False
 
 
 async def test_create_is_idempotent_for_the_same_config(nc) -> None:
@@ -242,7 +327,9 @@ async def test_create_is_idempotent_for_the_same_config(nc) -> None:
         {"name": "S", "subjects": ["s.>"], "metadata": {"team": "a"}},
         {"name": "S", "subjects": ["t.>"]},
     ):
-        assert await create(nc, body) == error(400, 10058, "stream name already in use with a different configuration"), body
+        assert await create(nc, body) == error(
+            400, 10058, "stream name already in use with a different configuration"
+        ), body
 
 
 # ---------------------------------------------------------------------------
@@ -256,8 +343,14 @@ PEDANTIC_FIELDS = ("max_msgs", "max_bytes", "max_msgs_per_subject", "max_msg_siz
 REJECT_CASES: dict[str, tuple[list[dict], dict | list[dict]]] = {
     # names
     "name_characters": ([{"name": "a*"}, {"name": "a>"}, {"name": "a\fb"}], invalid(NAME_CHARS)),
-    "name_too_long": ([{"name": "n" * 256}, {"name": "é" * 128}], invalid("stream name is too long, maximum allowed is 255")),
-    "name_path_separators": ([{"name": "a/b"}, {"name": "a\\b"}], error(400, 10128, "Stream name can not contain path separators")),
+    "name_too_long": (
+        [{"name": "n" * 256}, {"name": "é" * 128}],
+        invalid("stream name is too long, maximum allowed is 255"),
+    ),
+    "name_path_separators": (
+        [{"name": "a/b"}, {"name": "a\\b"}],
+        error(400, 10128, "Stream name can not contain path separators"),
+    ),
     # subjects
     "subject_invalid": (
         [{"name": "S", "subjects": [s]} for s in ("a..b", "", "a b", "a.>.b", ".a", "a.")],
@@ -266,7 +359,10 @@ REJECT_CASES: dict[str, tuple[list[dict], dict | list[dict]]] = {
     # a duplicate is reported as an overlap; the first subject (in list order) that overlaps a later one is named first
     "subject_overlap_within_stream": (
         [
-            *({"name": "S", "subjects": subjects} for subjects in (["a", "a"], ["a.*", "a.b"], ["x", "a.b", "a.>"], ["a", "a.*", "a.b"])),
+            *(
+                {"name": "S", "subjects": subjects}
+                for subjects in (["a", "a"], ["a.*", "a.b"], ["x", "a.b", "a.>"], ["a", "a.*", "a.b"])
+            ),
             {"name": "S", "subjects": [">", ">"], "no_ack": True},
         ],
         [
@@ -277,8 +373,14 @@ REJECT_CASES: dict[str, tuple[list[dict], dict | list[dict]]] = {
             invalid('subject ">" overlaps with ">"'),
         ],
     ),
-    "capture_all_needs_no_ack": ([{"name": "S", "subjects": [">"]}], invalid("capturing all subjects requires no-ack to be true")),
-    "capture_all_needs_r1": ([{"name": "S", "subjects": [">"], "no_ack": True, "num_replicas": 3}], invalid("capturing all subjects requires replicas of 1")),
+    "capture_all_needs_no_ack": (
+        [{"name": "S", "subjects": [">"]}],
+        invalid("capturing all subjects requires no-ack to be true"),
+    ),
+    "capture_all_needs_r1": (
+        [{"name": "S", "subjects": [">"], "no_ack": True, "num_replicas": 3}],
+        invalid("capturing all subjects requires replicas of 1"),
+    ),
     "jetstream_api_subjects_need_no_ack": (
         [{"name": "S", "subjects": [s]} for s in ("$JS.API.>", "$JS.>", "$JS.*.x", "$JSC.>", "$NRG.x", "*.>", "*.*")],
         invalid("subjects that overlap with jetstream api require no-ack to be true"),
@@ -289,32 +391,68 @@ REJECT_CASES: dict[str, tuple[list[dict], dict | list[dict]]] = {
     ),
     # ages and windows
     "max_age_negative": ([{"name": "S", "max_age": -1}], invalid("max age can not be negative")),
-    "max_age_below_100ms": ([{"name": "S", "max_age": 99 * MS}, {"name": "S", "max_age": 1}], invalid("max age needs to be >= 100ms")),
+    "max_age_below_100ms": (
+        [{"name": "S", "max_age": 99 * MS}, {"name": "S", "max_age": 1}],
+        invalid("max age needs to be >= 100ms"),
+    ),
     "window_negative": ([{"name": "S", "duplicate_window": -1}], invalid("duplicates window can not be negative")),
-    "window_below_100ms": ([{"name": "S", "duplicate_window": 99 * MS}, {"name": "S", "duplicate_window": 1}], invalid("duplicates window needs to be >= 100ms")),
-    "window_above_max_age": ([{"name": "S", "max_age": SEC, "duplicate_window": SEC + 1}], invalid("duplicates window can not be larger then max age")),
+    "window_below_100ms": (
+        [{"name": "S", "duplicate_window": 99 * MS}, {"name": "S", "duplicate_window": 1}],
+        invalid("duplicates window needs to be >= 100ms"),
+    ),
+    "window_above_max_age": (
+        [{"name": "S", "max_age": SEC, "duplicate_window": SEC + 1}],
+        invalid("duplicates window can not be larger then max age"),
+    ),
     # replicas and resources
     "replicas_negative": ([{"name": "S", "num_replicas": -1}], error(400, 10133, "replicas count cannot be negative")),
     "replicas_above_5": ([{"name": "S", "num_replicas": 6}], invalid("maximum replicas is 5")),
-    "replicas_need_cluster": ([{"name": "S", "num_replicas": n} for n in (2, 3, 5)], error(500, 10074, "replicas > 1 not supported in non-clustered mode")),
-    "max_bytes_above_store": ([{"name": "S", "max_bytes": HUGE}, {"name": "S", "max_bytes": 2**63 - 1}], error(500, 10047, "insufficient storage resources available")),
-    "max_bytes_above_memory": ([{"name": "S", "max_bytes": HUGE, "storage": "memory"}], error(500, 10028, "insufficient memory resources available")),
+    "replicas_need_cluster": (
+        [{"name": "S", "num_replicas": n} for n in (2, 3, 5)],
+        error(500, 10074, "replicas > 1 not supported in non-clustered mode"),
+    ),
+    "max_bytes_above_store": (
+        [{"name": "S", "max_bytes": HUGE}, {"name": "S", "max_bytes": 2**63 - 1}],
+        error(500, 10047, "insufficient storage resources available"),
+    ),
+    "max_bytes_above_memory": (
+        [{"name": "S", "max_bytes": HUGE, "storage": "memory"}],
+        error(500, 10028, "insufficient memory resources available"),
+    ),
     # combinations
-    "rollups_need_purge": ([{"name": "S", "deny_purge": True, "allow_rollup_hdrs": True}], invalid("roll-ups require the purge permission")),
+    "rollups_need_purge": (
+        [{"name": "S", "deny_purge": True, "allow_rollup_hdrs": True}],
+        invalid("roll-ups require the purge permission"),
+    ),
     "per_subject_discard_needs_discard_new": (
-        [{"name": "S", "discard_new_per_subject": True}, {"name": "S", "discard_new_per_subject": True, "max_msgs_per_subject": 5}],
+        [
+            {"name": "S", "discard_new_per_subject": True},
+            {"name": "S", "discard_new_per_subject": True, "max_msgs_per_subject": 5},
+        ],
         invalid("discard new per subject requires discard new policy to be set"),
     ),
     "per_subject_discard_needs_per_subject_limit": (
         [{"name": "S", "discard": "new", "discard_new_per_subject": True, "max_msgs_per_subject": m} for m in (0, -1)],
         invalid("discard new per subject requires max msgs per subject > 0"),
     ),
-    "marker_ttl_below_1s": ([{"name": "S", "subject_delete_marker_ttl": SEC - 1}], invalid("subject delete marker TTL must be at least 1 second")),
-    "marker_ttl_negative": ([{"name": "S", "subject_delete_marker_ttl": -1}], invalid("subject delete marker TTL must not be negative")),
+    "marker_ttl_below_1s": (
+        [{"name": "S", "subject_delete_marker_ttl": SEC - 1}],
+        invalid("subject delete marker TTL must be at least 1 second"),
+    ),
+    "marker_ttl_negative": (
+        [{"name": "S", "subject_delete_marker_ttl": -1}],
+        invalid("subject delete marker TTL must not be negative"),
+    ),
     "sealed_on_create": ([{"name": "S", "sealed": True}], invalid("stream configuration for create can not be sealed")),
-    "mirror_direct_without_mirror": ([{"name": "S", "mirror_direct": True}], invalid("stream has no mirror but does have mirror direct")),
+    "mirror_direct_without_mirror": (
+        [{"name": "S", "mirror_direct": True}],
+        invalid("stream has no mirror but does have mirror direct"),
+    ),
     "placement_preferred": (
-        [{"name": "S", "placement": {"preferred": "n1"}}, {"name": "S", "placement": {"cluster": "c", "preferred": "n1"}}],
+        [
+            {"name": "S", "placement": {"preferred": "n1"}},
+            {"name": "S", "placement": {"cluster": "c", "preferred": "n1"}},
+        ],
         invalid("preferred server not permitted in placement"),
     ),
     "description_above_4096_bytes": (
@@ -322,13 +460,19 @@ REJECT_CASES: dict[str, tuple[list[dict], dict | list[dict]]] = {
         invalid("stream description is too long, maximum allowed is 4096"),
     ),
     # the server adds _nats.req.level ("0": 16 bytes) before checking, so 131056 bytes are left for user keys+values
-    "metadata_above_limit": ([{"name": "S", "metadata": {"k": "v" * 131056}}], invalid("stream metadata exceeds maximum size of 131072 bytes")),
+    "metadata_above_limit": (
+        [{"name": "S", "metadata": {"k": "v" * 131056}}],
+        invalid("stream metadata exceeds maximum size of 131072 bytes"),
+    ),
     # pedantic mode turns silent fixes into errors
     "pedantic_limits": (
         [{"name": "S", field: -2, "pedantic": True} for field in PEDANTIC_FIELDS],
         [pedantic(f"{field} must be set to -1") for field in PEDANTIC_FIELDS],
     ),
-    "pedantic_window_above_max_age": ([{"name": "S", "max_age": SEC, "pedantic": True}], pedantic("duplicate window cannot be bigger than max age")),
+    "pedantic_window_above_max_age": (
+        [{"name": "S", "max_age": SEC, "pedantic": True}],
+        pedantic("duplicate window cannot be bigger than max age"),
+    ),
     # ...but these two pedantic errors are plain 10052 errors
     "pedantic_marker_ttl": (
         [
@@ -376,7 +520,16 @@ async def test_subjects_accepted(nc, extra: dict) -> None:
 
 
 async def test_pedantic_still_fixes_zero_values(nc) -> None:
-    body = {"name": "S", "max_msgs": 0, "max_bytes": 0, "max_consumers": 0, "num_replicas": 0, "max_age": SEC, "duplicate_window": SEC, "pedantic": True}
+    body = {
+        "name": "S",
+        "max_msgs": 0,
+        "max_bytes": 0,
+        "max_consumers": 0,
+        "num_replicas": 0,
+        "max_age": SEC,
+        "duplicate_window": SEC,
+        "pedantic": True,
+    }
     assert await create(nc, body) == created(config(max_age=SEC, duplicate_window=SEC))
 
 
@@ -421,14 +574,44 @@ ENUM_CASES = {
     "first_enum_wins": ({"retention": "x", "storage": "y"}, bad_json('can not unmarshal "\\"x\\""')),
     "unknown_field": ({"bogus_field": 1}, bad_json('json: unknown field "bogus_field"')),
     "unknown_nested_field": ({"consumer_limits": {"bogus": 1}}, bad_json('json: unknown field "bogus"')),
-    "wrong_type": ({"num_replicas": "1"}, bad_json("json: cannot unmarshal string into Go struct field StreamConfigRequest.num_replicas of type int")),
-    "wrong_type_list": ({"subjects": "a"}, bad_json("json: cannot unmarshal string into Go struct field StreamConfigRequest.subjects of type []string")),
-    "wrong_type_duration": ({"max_age": "1s"}, bad_json("json: cannot unmarshal string into Go struct field StreamConfigRequest.max_age of type time.Duration")),
-    "wrong_type_metadata": ({"metadata": {"a": 1}}, bad_json("json: cannot unmarshal number into Go struct field StreamConfigRequest.metadata.a of type string")),
-    "int32_overflow": ({"max_msg_size": 2**31}, bad_json("json: cannot unmarshal number 2147483648 into Go struct field StreamConfigRequest.max_msg_size of type int32")),
-    "int64_overflow": ({"max_msgs": 2**63}, bad_json("json: cannot unmarshal number 9223372036854775808 into Go struct field StreamConfigRequest.max_msgs of type int64")),
-    "unsigned_negative": ({"first_seq": -1}, bad_json("json: cannot unmarshal number -1 into Go struct field StreamConfigRequest.first_seq of type uint64")),
-    "fraction": ({"max_msgs": 1.5}, bad_json("json: cannot unmarshal number 1.5 into Go struct field StreamConfigRequest.max_msgs of type int64")),
+    "wrong_type": (
+        {"num_replicas": "1"},
+        bad_json("json: cannot unmarshal string into Go struct field StreamConfigRequest.num_replicas of type int"),
+    ),
+    "wrong_type_list": (
+        {"subjects": "a"},
+        bad_json("json: cannot unmarshal string into Go struct field StreamConfigRequest.subjects of type []string"),
+    ),
+    "wrong_type_duration": (
+        {"max_age": "1s"},
+        bad_json(
+            "json: cannot unmarshal string into Go struct field StreamConfigRequest.max_age of type time.Duration"
+        ),
+    ),
+    "wrong_type_metadata": (
+        {"metadata": {"a": 1}},
+        bad_json("json: cannot unmarshal number into Go struct field StreamConfigRequest.metadata.a of type string"),
+    ),
+    "int32_overflow": (
+        {"max_msg_size": 2**31},
+        bad_json(
+            "json: cannot unmarshal number 2147483648 into Go struct field StreamConfigRequest.max_msg_size of type int32"
+        ),
+    ),
+    "int64_overflow": (
+        {"max_msgs": 2**63},
+        bad_json(
+            "json: cannot unmarshal number 9223372036854775808 into Go struct field StreamConfigRequest.max_msgs of type int64"
+        ),
+    ),
+    "unsigned_negative": (
+        {"first_seq": -1},
+        bad_json("json: cannot unmarshal number -1 into Go struct field StreamConfigRequest.first_seq of type uint64"),
+    ),
+    "fraction": (
+        {"max_msgs": 1.5},
+        bad_json("json: cannot unmarshal number 1.5 into Go struct field StreamConfigRequest.max_msgs of type int64"),
+    ),
 }
 
 
@@ -438,7 +621,9 @@ async def test_invalid_values_and_enum_texts(nc) -> None:
     # JSON errors come before the name check
     assert await create(nc, {"name": "OTHER", "bogus": 1}, name="S") == bad_json('json: unknown field "bogus"')
     assert await create(nc, b"{", name="S") == bad_json("unexpected EOF")
-    assert await create(nc, b"[]", name="S") == bad_json("json: cannot unmarshal array into Go value of type server.StreamConfigRequest")
+    assert await create(nc, b"[]", name="S") == bad_json(
+        "json: cannot unmarshal array into Go value of type server.StreamConfigRequest"
+    )
 
 
 # When a config breaks several rules, the first check in this order answers:
@@ -452,33 +637,144 @@ async def test_invalid_values_and_enum_texts(nc) -> None:
 # -> resources (10047/10028) -> other streams (10065).   (parenthesised: real_only features)
 ORDER_CASES = {
     "json_before_name_match": ({"name": "X", "bogus": 1}, "S", bad_json('json: unknown field "bogus"')),
-    "name_match_before_sealed": ({"name": "X", "sealed": True}, "S", error(400, 10056, "stream name in subject does not match request")),
-    "path_separator_before_sealed": ({"name": "a/b", "sealed": True}, "a/b", error(400, 10128, "Stream name can not contain path separators")),
-    "sealed_before_name_chars": ({"name": "a*", "sealed": True}, "a*", invalid("stream configuration for create can not be sealed")),
-    "sealed_before_mirror_direct": ({"name": "S", "sealed": True, "mirror_direct": True}, "S", invalid("stream configuration for create can not be sealed")),
-    "mirror_direct_before_config": ({"name": "S", "mirror_direct": True, "max_age": -1}, "S", invalid("stream has no mirror but does have mirror direct")),
+    "name_match_before_sealed": (
+        {"name": "X", "sealed": True},
+        "S",
+        error(400, 10056, "stream name in subject does not match request"),
+    ),
+    "path_separator_before_sealed": (
+        {"name": "a/b", "sealed": True},
+        "a/b",
+        error(400, 10128, "Stream name can not contain path separators"),
+    ),
+    "sealed_before_name_chars": (
+        {"name": "a*", "sealed": True},
+        "a*",
+        invalid("stream configuration for create can not be sealed"),
+    ),
+    "sealed_before_mirror_direct": (
+        {"name": "S", "sealed": True, "mirror_direct": True},
+        "S",
+        invalid("stream configuration for create can not be sealed"),
+    ),
+    "mirror_direct_before_config": (
+        {"name": "S", "mirror_direct": True, "max_age": -1},
+        "S",
+        invalid("stream has no mirror but does have mirror direct"),
+    ),
     "name_before_description": ({"name": "a*", "description": LONG_DESCRIPTION}, "a*", invalid(NAME_CHARS)),
-    "name_length_before_description": ({"name": "n" * 256, "description": LONG_DESCRIPTION}, "n" * 256, invalid("stream name is too long, maximum allowed is 255")),
-    "description_before_metadata": ({"name": "S", "description": LONG_DESCRIPTION, "metadata": {"k": "v" * 200_000}}, "S", invalid("stream description is too long, maximum allowed is 4096")),
-    "metadata_before_replicas": ({"name": "S", "metadata": {"k": "v" * 200_000}, "num_replicas": 6}, "S", invalid("stream metadata exceeds maximum size of 131072 bytes")),
-    "replicas_before_pedantic": ({"name": "S", "num_replicas": 6, "max_msgs": -2, "pedantic": True}, "S", invalid("maximum replicas is 5")),
-    "negative_replicas_before_max_age": ({"name": "S", "num_replicas": -1, "max_age": -1}, "S", error(400, 10133, "replicas count cannot be negative")),
-    "pedantic_limit_order": ({"name": "S", "max_consumers": -2, "max_msg_size": -2, "max_bytes": -2, "max_msgs_per_subject": -2, "pedantic": True}, "S", pedantic("max_msgs_per_subject must be set to -1")),
-    "pedantic_limits_before_max_age": ({"name": "S", "max_msgs": -2, "max_age": -1, "pedantic": True}, "S", pedantic("max_msgs must be set to -1")),
-    "max_age_before_window": ({"name": "S", "max_age": -1, "duplicate_window": -1}, "S", invalid("max age can not be negative")),
-    "pedantic_window_before_rollups": ({"name": "S", "max_age": SEC, "deny_purge": True, "allow_rollup_hdrs": True, "pedantic": True}, "S", pedantic("duplicate window cannot be bigger than max age")),
-    "window_before_rollups": ({"name": "S", "duplicate_window": 50 * MS, "deny_purge": True, "allow_rollup_hdrs": True}, "S", invalid("duplicates window needs to be >= 100ms")),
-    "rollups_before_per_subject_discard": ({"name": "S", "deny_purge": True, "allow_rollup_hdrs": True, "discard_new_per_subject": True}, "S", invalid("roll-ups require the purge permission")),
-    "rollups_before_marker_fix": ({"name": "S", "deny_purge": True, "allow_rollup_hdrs": True, "subject_delete_marker_ttl": SEC}, "S", invalid("roll-ups require the purge permission")),
-    "per_subject_discard_before_marker": ({"name": "S", "discard_new_per_subject": True, "subject_delete_marker_ttl": 5}, "S", invalid("discard new per subject requires discard new policy to be set")),
-    "marker_before_subjects": ({"name": "S", "subject_delete_marker_ttl": 5, "subjects": ["a..b"]}, "S", invalid("subject delete marker TTL must be at least 1 second")),
-    "subjects_checked_in_order": ({"name": "S", "subjects": ["a", "a", "a..b"]}, "S", invalid('subject "a" overlaps with "a"')),
-    "api_overlap_before_later_duplicate": ({"name": "S", "subjects": ["$JS.API.x", "a", "a"]}, "S", invalid("subjects that overlap with jetstream api require no-ack to be true")),
-    "capture_all_no_ack_before_replicas": ({"name": "S", "subjects": [">"], "num_replicas": 3}, "S", invalid("capturing all subjects requires no-ack to be true")),
-    "subjects_before_placement": ({"name": "S", "subjects": ["a..b"], "placement": {"preferred": "x"}}, "S", invalid("invalid subject")),
-    "placement_before_replicas_cluster": ({"name": "S", "placement": {"preferred": "x"}, "num_replicas": 2}, "S", invalid("preferred server not permitted in placement")),
-    "config_before_resources": ({"name": "S", "max_bytes": HUGE, "max_age": -1}, "S", invalid("max age can not be negative")),
-    "replicas_cluster_before_resources": ({"name": "S", "max_bytes": HUGE, "num_replicas": 2}, "S", error(500, 10074, "replicas > 1 not supported in non-clustered mode")),
+    "name_length_before_description": (
+        {"name": "n" * 256, "description": LONG_DESCRIPTION},
+        "n" * 256,
+        invalid("stream name is too long, maximum allowed is 255"),
+    ),
+    "description_before_metadata": (
+        {"name": "S", "description": LONG_DESCRIPTION, "metadata": {"k": "v" * 200_000}},
+        "S",
+        invalid("stream description is too long, maximum allowed is 4096"),
+    ),
+    "metadata_before_replicas": (
+        {"name": "S", "metadata": {"k": "v" * 200_000}, "num_replicas": 6},
+        "S",
+        invalid("stream metadata exceeds maximum size of 131072 bytes"),
+    ),
+    "replicas_before_pedantic": (
+        {"name": "S", "num_replicas": 6, "max_msgs": -2, "pedantic": True},
+        "S",
+        invalid("maximum replicas is 5"),
+    ),
+    "negative_replicas_before_max_age": (
+        {"name": "S", "num_replicas": -1, "max_age": -1},
+        "S",
+        error(400, 10133, "replicas count cannot be negative"),
+    ),
+    "pedantic_limit_order": (
+        {
+            "name": "S",
+            "max_consumers": -2,
+            "max_msg_size": -2,
+            "max_bytes": -2,
+            "max_msgs_per_subject": -2,
+            "pedantic": True,
+        },
+        "S",
+        pedantic("max_msgs_per_subject must be set to -1"),
+    ),
+    "pedantic_limits_before_max_age": (
+        {"name": "S", "max_msgs": -2, "max_age": -1, "pedantic": True},
+        "S",
+        pedantic("max_msgs must be set to -1"),
+    ),
+    "max_age_before_window": (
+        {"name": "S", "max_age": -1, "duplicate_window": -1},
+        "S",
+        invalid("max age can not be negative"),
+    ),
+    "pedantic_window_before_rollups": (
+        {"name": "S", "max_age": SEC, "deny_purge": True, "allow_rollup_hdrs": True, "pedantic": True},
+        "S",
+        pedantic("duplicate window cannot be bigger than max age"),
+    ),
+    "window_before_rollups": (
+        {"name": "S", "duplicate_window": 50 * MS, "deny_purge": True, "allow_rollup_hdrs": True},
+        "S",
+        invalid("duplicates window needs to be >= 100ms"),
+    ),
+    "rollups_before_per_subject_discard": (
+        {"name": "S", "deny_purge": True, "allow_rollup_hdrs": True, "discard_new_per_subject": True},
+        "S",
+        invalid("roll-ups require the purge permission"),
+    ),
+    "rollups_before_marker_fix": (
+        {"name": "S", "deny_purge": True, "allow_rollup_hdrs": True, "subject_delete_marker_ttl": SEC},
+        "S",
+        invalid("roll-ups require the purge permission"),
+    ),
+    "per_subject_discard_before_marker": (
+        {"name": "S", "discard_new_per_subject": True, "subject_delete_marker_ttl": 5},
+        "S",
+        invalid("discard new per subject requires discard new policy to be set"),
+    ),
+    "marker_before_subjects": (
+        {"name": "S", "subject_delete_marker_ttl": 5, "subjects": ["a..b"]},
+        "S",
+        invalid("subject delete marker TTL must be at least 1 second"),
+    ),
+    "subjects_checked_in_order": (
+        {"name": "S", "subjects": ["a", "a", "a..b"]},
+        "S",
+        invalid('subject "a" overlaps with "a"'),
+    ),
+    "api_overlap_before_later_duplicate": (
+        {"name": "S", "subjects": ["$JS.API.x", "a", "a"]},
+        "S",
+        invalid("subjects that overlap with jetstream api require no-ack to be true"),
+    ),
+    "capture_all_no_ack_before_replicas": (
+        {"name": "S", "subjects": [">"], "num_replicas": 3},
+        "S",
+        invalid("capturing all subjects requires no-ack to be true"),
+    ),
+    "subjects_before_placement": (
+        {"name": "S", "subjects": ["a..b"], "placement": {"preferred": "x"}},
+        "S",
+        invalid("invalid subject"),
+    ),
+    "placement_before_replicas_cluster": (
+        {"name": "S", "placement": {"preferred": "x"}, "num_replicas": 2},
+        "S",
+        invalid("preferred server not permitted in placement"),
+    ),
+    "config_before_resources": (
+        {"name": "S", "max_bytes": HUGE, "max_age": -1},
+        "S",
+        invalid("max age can not be negative"),
+    ),
+    "replicas_cluster_before_resources": (
+        {"name": "S", "max_bytes": HUGE, "num_replicas": 2},
+        "S",
+        error(500, 10074, "replicas > 1 not supported in non-clustered mode"),
+    ),
 }
 
 
@@ -490,11 +786,17 @@ async def test_create_check_order(nc) -> None:
 async def test_create_check_order_with_existing_streams(nc) -> None:
     await must_create(nc, {"name": "P", "subjects": ["p.>"]})
     # replicas > 1 before "already in use"
-    assert await create(nc, {"name": "P", "subjects": ["zz"], "num_replicas": 2}) == error(500, 10074, "replicas > 1 not supported in non-clustered mode")
+    assert await create(nc, {"name": "P", "subjects": ["zz"], "num_replicas": 2}) == error(
+        500, 10074, "replicas > 1 not supported in non-clustered mode"
+    )
     # "already in use" before resources
-    assert await create(nc, {"name": "P", "subjects": ["zz"], "max_bytes": HUGE}) == error(400, 10058, "stream name already in use with a different configuration")
+    assert await create(nc, {"name": "P", "subjects": ["zz"], "max_bytes": HUGE}) == error(
+        400, 10058, "stream name already in use with a different configuration"
+    )
     # resources before overlap
-    assert await create(nc, {"name": "A", "subjects": ["p.x"], "max_bytes": HUGE}) == error(500, 10047, "insufficient storage resources available")
+    assert await create(nc, {"name": "A", "subjects": ["p.x"], "max_bytes": HUGE}) == error(
+        500, 10047, "insufficient storage resources available"
+    )
     # config errors before overlap
     assert await create(nc, {"name": "A", "subjects": ["p.x", "p.x"]}) == invalid('subject "p.x" overlaps with "p.x"')
 
@@ -535,12 +837,16 @@ async def test_metadata_size_limit(nc) -> None:
     too_big = invalid("stream metadata exceeds maximum size of 131072 bytes")
     too_big_update = invalid("stream metadata exceeds maximum size of 131072 bytes", UPDATE)
     # create: user keys + values up to 131056 bytes (16 are taken by "_nats.req.level":"0")
-    assert await create(nc, {"name": "S", "metadata": {"k": "v" * 131055}}) == created(config(metadata=meta(0, k="v" * 131055)))
+    assert await create(nc, {"name": "S", "metadata": {"k": "v" * 131055}}) == created(
+        config(metadata=meta(0, k="v" * 131055))
+    )
     assert await create(nc, {"name": "T", "metadata": {"ab": "v" * 131055}}) == too_big
     # server keys sent by the client are dropped before the check on create
     assert (await create(nc, {"name": "T", "metadata": {"_nats.ver": "v" * 200_000}}))["config"]["metadata"] == meta()
     # update: checked once as sent (server keys included, 131072 max) and once as stored
-    assert await update(nc, {"name": "S", "metadata": {"k": "v" * 131055}}) == updated(config(metadata=meta(0, k="v" * 131055)))
+    assert await update(nc, {"name": "S", "metadata": {"k": "v" * 131055}}) == updated(
+        config(metadata=meta(0, k="v" * 131055))
+    )
     assert await update(nc, {"name": "S", "metadata": {"k": "v" * 131056}}) == too_big_update
     assert await update(nc, {"name": "S", "metadata": {"_nats.ver": "v" * 131063}}) == updated(config())
     assert await update(nc, {"name": "S", "metadata": {"_nats.ver": "v" * 131064}}) == too_big_update
@@ -581,17 +887,23 @@ async def test_update_changes_fields_and_replaces_the_whole_config(nc) -> None:
     # first_seq is accepted and echoed on update, but does not move the stream
     assert await update(nc, {"name": "S", "first_seq": 7}) == updated(config(first_seq=7))
     # limits <-> interest is allowed both ways; the window follows a new max_age
-    assert await update(nc, {"name": "S", "retention": "interest", "max_age": SEC}) == updated(config(retention="interest", max_age=SEC, duplicate_window=SEC))
+    assert await update(nc, {"name": "S", "retention": "interest", "max_age": SEC}) == updated(
+        config(retention="interest", max_age=SEC, duplicate_window=SEC)
+    )
     assert await update(nc, {"name": "S", "max_age": HOUR}) == updated(config(max_age=HOUR))
 
 
 async def test_update_enables_ttl_and_marker(nc) -> None:
     await must_create(nc, {"name": "S"})
-    assert await update(nc, {"name": "S", "allow_msg_ttl": True}) == updated(config(allow_msg_ttl=True, metadata=meta(1)))
+    assert await update(nc, {"name": "S", "allow_msg_ttl": True}) == updated(
+        config(allow_msg_ttl=True, metadata=meta(1))
+    )
     with_marker = config(allow_msg_ttl=True, subject_delete_marker_ttl=SEC, allow_rollup_hdrs=True, metadata=meta(1))
     assert await update(nc, {"name": "S", "subject_delete_marker_ttl": SEC}) == updated(with_marker)
     # dropping the marker keeps TTLs only if they are still asked for; roll-ups go back off
-    assert await update(nc, {"name": "S", "allow_msg_ttl": True}) == updated(config(allow_msg_ttl=True, metadata=meta(1)))
+    assert await update(nc, {"name": "S", "allow_msg_ttl": True}) == updated(
+        config(allow_msg_ttl=True, metadata=meta(1))
+    )
 
 
 async def test_update_mirror_direct_without_mirror_is_accepted(nc) -> None:
@@ -601,22 +913,78 @@ async def test_update_mirror_direct_without_mirror_is_accepted(nc) -> None:
 
 
 UPDATE_REJECT_CASES = {
-    "storage": ({"name": "S"}, {"name": "S", "storage": "memory"}, "stream configuration update can not change storage type"),
-    "storage_back": ({"name": "S", "storage": "memory"}, {"name": "S"}, "stream configuration update can not change storage type"),
-    "to_workqueue": ({"name": "S"}, {"name": "S", "retention": "workqueue"}, "stream configuration update can not change retention policy to/from workqueue"),
-    "interest_to_workqueue": ({"name": "S", "retention": "interest"}, {"name": "S", "retention": "workqueue"}, "stream configuration update can not change retention policy to/from workqueue"),
-    "from_workqueue": ({"name": "S", "retention": "workqueue"}, {"name": "S", "retention": "interest"}, "stream configuration update can not change retention policy to/from workqueue"),
-    "deny_delete_cancel": ({"name": "S", "deny_delete": True}, {"name": "S"}, "stream configuration update can not cancel deny message deletes"),
-    "deny_purge_cancel": ({"name": "S", "deny_purge": True}, {"name": "S"}, "stream configuration update can not cancel deny purge"),
+    "storage": (
+        {"name": "S"},
+        {"name": "S", "storage": "memory"},
+        "stream configuration update can not change storage type",
+    ),
+    "storage_back": (
+        {"name": "S", "storage": "memory"},
+        {"name": "S"},
+        "stream configuration update can not change storage type",
+    ),
+    "to_workqueue": (
+        {"name": "S"},
+        {"name": "S", "retention": "workqueue"},
+        "stream configuration update can not change retention policy to/from workqueue",
+    ),
+    "interest_to_workqueue": (
+        {"name": "S", "retention": "interest"},
+        {"name": "S", "retention": "workqueue"},
+        "stream configuration update can not change retention policy to/from workqueue",
+    ),
+    "from_workqueue": (
+        {"name": "S", "retention": "workqueue"},
+        {"name": "S", "retention": "interest"},
+        "stream configuration update can not change retention policy to/from workqueue",
+    ),
+    "deny_delete_cancel": (
+        {"name": "S", "deny_delete": True},
+        {"name": "S"},
+        "stream configuration update can not cancel deny message deletes",
+    ),
+    "deny_purge_cancel": (
+        {"name": "S", "deny_purge": True},
+        {"name": "S"},
+        "stream configuration update can not cancel deny purge",
+    ),
     "ttl_disable": ({"name": "S", "allow_msg_ttl": True}, {"name": "S"}, "message TTL status can not be disabled"),
-    "ttl_disable_by_dropping_marker": ({"name": "S", "subject_delete_marker_ttl": SEC}, {"name": "S"}, "message TTL status can not be disabled"),
-    "per_subject_discard": ({"name": "S"}, {"name": "S", "discard_new_per_subject": True}, "discard new per subject requires discard new policy to be set"),
-    "placement_preferred": ({"name": "S"}, {"name": "S", "placement": {"preferred": "n1"}}, "preferred server not permitted in placement"),
+    "ttl_disable_by_dropping_marker": (
+        {"name": "S", "subject_delete_marker_ttl": SEC},
+        {"name": "S"},
+        "message TTL status can not be disabled",
+    ),
+    "per_subject_discard": (
+        {"name": "S"},
+        {"name": "S", "discard_new_per_subject": True},
+        "discard new per subject requires discard new policy to be set",
+    ),
+    "placement_preferred": (
+        {"name": "S"},
+        {"name": "S", "placement": {"preferred": "n1"}},
+        "preferred server not permitted in placement",
+    ),
     # order: storage -> retention -> unseal -> deny_delete -> deny_purge -> (mirror) -> message TTL
-    "storage_before_retention": ({"name": "S", "storage": "memory", "retention": "workqueue", "deny_delete": True}, {"name": "S", "retention": "interest"}, "stream configuration update can not change storage type"),
-    "retention_before_deny_delete": ({"name": "S", "retention": "workqueue", "deny_delete": True}, {"name": "S"}, "stream configuration update can not change retention policy to/from workqueue"),
-    "deny_delete_before_deny_purge": ({"name": "S", "deny_delete": True, "deny_purge": True}, {"name": "S"}, "stream configuration update can not cancel deny message deletes"),
-    "deny_purge_before_ttl": ({"name": "S", "deny_purge": True, "allow_msg_ttl": True}, {"name": "S"}, "stream configuration update can not cancel deny purge"),
+    "storage_before_retention": (
+        {"name": "S", "storage": "memory", "retention": "workqueue", "deny_delete": True},
+        {"name": "S", "retention": "interest"},
+        "stream configuration update can not change storage type",
+    ),
+    "retention_before_deny_delete": (
+        {"name": "S", "retention": "workqueue", "deny_delete": True},
+        {"name": "S"},
+        "stream configuration update can not change retention policy to/from workqueue",
+    ),
+    "deny_delete_before_deny_purge": (
+        {"name": "S", "deny_delete": True, "deny_purge": True},
+        {"name": "S"},
+        "stream configuration update can not cancel deny message deletes",
+    ),
+    "deny_purge_before_ttl": (
+        {"name": "S", "deny_purge": True, "allow_msg_ttl": True},
+        {"name": "S"},
+        "stream configuration update can not cancel deny purge",
+    ),
 }
 
 
@@ -633,11 +1001,17 @@ async def test_update_rejected(nc) -> None:
 
 async def test_update_replicas(nc) -> None:
     await must_create(nc, {"name": "S"})
-    assert await update(nc, {"name": "S", "num_replicas": 3}) == error(500, 10074, "replicas > 1 not supported in non-clustered mode", UPDATE)
-    assert await update(nc, {"name": "S", "num_replicas": -1}) == error(400, 10133, "replicas count cannot be negative", UPDATE)
+    assert await update(nc, {"name": "S", "num_replicas": 3}) == error(
+        500, 10074, "replicas > 1 not supported in non-clustered mode", UPDATE
+    )
+    assert await update(nc, {"name": "S", "num_replicas": -1}) == error(
+        400, 10133, "replicas count cannot be negative", UPDATE
+    )
     assert await update(nc, {"name": "S", "num_replicas": 6}) == invalid("maximum replicas is 5", UPDATE)
     # replicas are checked before storage
-    assert await update(nc, {"name": "S", "num_replicas": 2, "storage": "memory"}) == error(500, 10074, "replicas > 1 not supported in non-clustered mode", UPDATE)
+    assert await update(nc, {"name": "S", "num_replicas": 2, "storage": "memory"}) == error(
+        500, 10074, "replicas > 1 not supported in non-clustered mode", UPDATE
+    )
     assert await update(nc, {"name": "S", "num_replicas": 0}) == updated(config())
 
 
@@ -650,19 +1024,29 @@ async def test_update_lookup_errors_and_their_order(nc) -> None:
     # the body is validated first, before the name comparison and the lookup
     assert await update(nc, {"name": "Q", "max_age": -1}) == invalid("max age can not be negative", UPDATE)
     assert await update(nc, {"name": "S", "max_age": -1}, name="Q") == invalid("max age can not be negative", UPDATE)
-    assert await update(nc, {"name": "S", "max_msgs": -2, "pedantic": True}) == pedantic("max_msgs must be set to -1", UPDATE)
+    assert await update(nc, {"name": "S", "max_msgs": -2, "pedantic": True}) == pedantic(
+        "max_msgs must be set to -1", UPDATE
+    )
     assert await update(nc, {"name": "S", "bogus": 1}) == bad_json('json: unknown field "bogus"', UPDATE)
     # storage/retention rules come before resource limits
-    assert await update(nc, {"name": "S", "max_bytes": HUGE, "storage": "memory"}) == invalid("stream configuration update can not change storage type", UPDATE)
-    assert await update(nc, {"name": "S", "max_bytes": HUGE}) == error(500, 10047, "insufficient storage resources available", UPDATE)
+    assert await update(nc, {"name": "S", "max_bytes": HUGE, "storage": "memory"}) == invalid(
+        "stream configuration update can not change storage type", UPDATE
+    )
+    assert await update(nc, {"name": "S", "max_bytes": HUGE}) == error(
+        500, 10047, "insufficient storage resources available", UPDATE
+    )
 
 
 async def test_update_subjects_overlapping_another_stream(nc) -> None:
     await must_create(nc, {"name": "A", "subjects": ["a.>"]})
     await must_create(nc, {"name": "B", "subjects": ["b.>"]})
-    assert await update(nc, {"name": "B", "subjects": ["b.>", "a.q"]}) == error(400, 10065, "subjects overlap with an existing stream", UPDATE)
+    assert await update(nc, {"name": "B", "subjects": ["b.>", "a.q"]}) == error(
+        400, 10065, "subjects overlap with an existing stream", UPDATE
+    )
     # resources are checked before the overlap; config errors before both
-    assert await update(nc, {"name": "B", "subjects": ["a.q"], "max_bytes": HUGE}) == error(500, 10047, "insufficient storage resources available", UPDATE)
+    assert await update(nc, {"name": "B", "subjects": ["a.q"], "max_bytes": HUGE}) == error(
+        500, 10047, "insufficient storage resources available", UPDATE
+    )
     assert await update(nc, {"name": "B", "subjects": ["a..b", "a.q"]}) == invalid("invalid subject", UPDATE)
     assert (await info(nc, "B"))["config"] == config("B", subjects=["b.>"])
     # moving onto subjects nobody else has is fine, and the old ones are free again
@@ -677,27 +1061,47 @@ async def test_update_seal(nc) -> None:
     body = {"name": "S", "sealed": True, "max_age": SEC, "allow_rollup_hdrs": True, "discard": "old"}
     assert await update(nc, body) == updated(sealed)
     # the stored deny flags must be repeated on later updates
-    assert await update(nc, {"name": "S", "sealed": True}) == invalid("stream configuration update can not cancel deny message deletes", UPDATE)
-    assert await update(nc, {"name": "S", "deny_delete": True, "deny_purge": True}) == invalid("stream configuration update can not unseal a sealed stream", UPDATE)
+    assert await update(nc, {"name": "S", "sealed": True}) == invalid(
+        "stream configuration update can not cancel deny message deletes", UPDATE
+    )
+    assert await update(nc, {"name": "S", "deny_delete": True, "deny_purge": True}) == invalid(
+        "stream configuration update can not unseal a sealed stream", UPDATE
+    )
     keep = {"name": "S", "sealed": True, "deny_delete": True, "deny_purge": True}
     assert await update(nc, {**keep, "max_msgs": 5, "description": "x"}) == updated(
         config(sealed=True, discard="new", deny_delete=True, deny_purge=True, max_msgs=5, description="x")
     )
-    assert await update(nc, {**keep, "deny_delete": False}) == invalid("stream configuration update can not cancel deny message deletes", UPDATE)
+    assert await update(nc, {**keep, "deny_delete": False}) == invalid(
+        "stream configuration update can not cancel deny message deletes", UPDATE
+    )
 
 
 async def test_update_seal_overrides_marker_rollups(nc) -> None:
     await must_create(nc, {"name": "S"})
     body = {"name": "S", "sealed": True, "subject_delete_marker_ttl": SEC}
     assert await update(nc, body) == updated(
-        config(sealed=True, discard="new", deny_delete=True, deny_purge=True, allow_msg_ttl=True, subject_delete_marker_ttl=SEC, metadata=meta(1))
+        config(
+            sealed=True,
+            discard="new",
+            deny_delete=True,
+            deny_purge=True,
+            allow_msg_ttl=True,
+            subject_delete_marker_ttl=SEC,
+            metadata=meta(1),
+        )
     )
 
 
 def _state(messages: int, size: int, first: int, last: int, subjects: int) -> dict:
     return {
-        "messages": messages, "bytes": size, "first_seq": first, "first_ts": "<ts>",
-        "last_seq": last, "last_ts": "<ts>", "num_subjects": subjects, "consumer_count": 0,
+        "messages": messages,
+        "bytes": size,
+        "first_seq": first,
+        "first_ts": "<ts>",
+        "last_seq": last,
+        "last_ts": "<ts>",
+        "num_subjects": subjects,
+        "consumer_count": 0,
     }
 
 
@@ -720,21 +1124,35 @@ async def test_update_lowering_limits_with_discard_new_keeps_messages(nc) -> Non
     await must_create(nc, {"name": "N", "subjects": ["n"], "max_msgs": 2, "discard": "new"})
     assert await publish(nc, "n") == {"stream": "N", "seq": 1}
     assert await publish(nc, "n") == {"stream": "N", "seq": 2}
-    assert await publish(nc, "n") == {"error": {"code": 503, "err_code": 10077, "description": "maximum messages exceeded"}, "stream": "N", "seq": 0}
+    assert await publish(nc, "n") == {
+        "error": {"code": 503, "err_code": 10077, "description": "maximum messages exceeded"},
+        "stream": "N",
+        "seq": 0,
+    }
     reply = await update(nc, {"name": "N", "subjects": ["n"], "max_msgs": 1, "discard": "new"})
     assert reply == updated(config("N", subjects=["n"], max_msgs=1, discard="new"), _state(2, 62, 1, 2, 1))
 
 
 async def test_update_removing_a_subject_keeps_messages(nc) -> None:
     await must_create(nc, {"name": "M", "subjects": ["m"], "max_msg_size": 5})
-    assert await publish(nc, "m", b"123456") == {"error": {"code": 400, "err_code": 10054, "description": "message size exceeds maximum allowed"}, "stream": "M", "seq": 0}
+    assert await publish(nc, "m", b"123456") == {
+        "error": {"code": 400, "err_code": 10054, "description": "message size exceeds maximum allowed"},
+        "stream": "M",
+        "seq": 0,
+    }
     assert await publish(nc, "m", b"12345") == {"stream": "M", "seq": 1}
-    assert await update(nc, {"name": "M", "subjects": ["m2"]}) == updated(config("M", subjects=["m2"]), _state(1, 36, 1, 1, 1))
+    assert await update(nc, {"name": "M", "subjects": ["m2"]}) == updated(
+        config("M", subjects=["m2"]), _state(1, 36, 1, 1, 1)
+    )
 
 
 async def test_update_consumer_limits_checked_against_consumers(nc) -> None:
     await must_create(nc, {"name": "Q"})
-    reply = await api(nc, "$JS.API.CONSUMER.CREATE.Q.C1", {"stream_name": "Q", "config": {"durable_name": "C1", "ack_policy": "explicit", "inactive_threshold": MIN}})
+    reply = await api(
+        nc,
+        "$JS.API.CONSUMER.CREATE.Q.C1",
+        {"stream_name": "Q", "config": {"durable_name": "C1", "ack_policy": "explicit", "inactive_threshold": MIN}},
+    )
     assert reply["config"]["max_ack_pending"] == 1000, reply
     violates = error(500, 10069, "change to limits violates consumers: C1", UPDATE)
     assert await update(nc, {"name": "Q", "consumer_limits": {"max_ack_pending": 10}}) == violates
@@ -769,15 +1187,27 @@ FEATURE_ECHO_CASES = {
         config(republish={"src": "S", "dest": "rp.x", "headers_only": True}),
         {},
     ),
-    "republish_empty_source": ({"name": "S", "republish": {"dest": "rp.>"}}, config(republish={"src": ">", "dest": "rp.>"}), {}),
+    "republish_empty_source": (
+        {"name": "S", "republish": {"dest": "rp.>"}},
+        config(republish={"src": ">", "dest": "rp.>"}),
+        {},
+    ),
     "subject_transform": (
         {"name": "S", "subjects": ["a.*"], "subject_transform": {"src": "a.*", "dest": "b.{{wildcard(1)}}"}},
         config(subjects=["a.*"], subject_transform={"src": "a.*", "dest": "b.{{wildcard(1)}}"}),
         {},
     ),
-    "allow_msg_counter": ({"name": "S", "allow_msg_counter": True}, config(allow_msg_counter=True, metadata=meta(2)), {}),
+    "allow_msg_counter": (
+        {"name": "S", "allow_msg_counter": True},
+        config(allow_msg_counter=True, metadata=meta(2)),
+        {},
+    ),
     "allow_atomic": ({"name": "S", "allow_atomic": True}, config(allow_atomic=True, metadata=meta(2)), {}),
-    "allow_msg_schedules": ({"name": "S", "allow_msg_schedules": True}, config(allow_msg_schedules=True, allow_rollup_hdrs=True, metadata=meta(2)), {}),
+    "allow_msg_schedules": (
+        {"name": "S", "allow_msg_schedules": True},
+        config(allow_msg_schedules=True, allow_rollup_hdrs=True, metadata=meta(2)),
+        {},
+    ),
     "allow_batched": ({"name": "S", "allow_batched": True}, config(allow_batched=True, metadata=meta(4)), {}),
     "persist_mode_async": ({"name": "S", "persist_mode": "async"}, config(persist_mode="async", metadata=meta(2)), {}),
     "compression_s2": ({"name": "S", "compression": "s2"}, config(compression="s2"), {}),
@@ -795,36 +1225,109 @@ async def test_unsupported_feature_real_echo(nc) -> None:
 
 
 FEATURE_ERROR_CASES = {
-    "mirror_first_seq": ({"mirror": {"name": "X"}, "first_seq": 3}, error(400, 10143, "stream mirrors can not have first sequence configured")),
-    "mirror_subjects": ({"mirror": {"name": "X"}, "subjects": ["x"]}, error(400, 10034, "stream mirrors can not contain subjects")),
-    "mirror_sources": ({"mirror": {"name": "X"}, "sources": [{"name": "Y"}]}, error(400, 10031, "stream mirrors can not also contain other sources")),
-    "mirror_counter": ({"mirror": {"name": "X"}, "allow_msg_counter": True}, error(400, 10173, "stream mirrors can not also calculate counters")),
-    "mirror_atomic": ({"mirror": {"name": "X"}, "allow_atomic": True}, error(400, 10198, "stream mirrors can not also use atomic publishing")),
-    "mirror_batched": ({"mirror": {"name": "X"}, "allow_batched": True}, error(400, 10209, "stream mirrors can not also use batch publishing")),
-    "mirror_schedules": ({"mirror": {"name": "X"}, "allow_msg_schedules": True}, error(400, 10186, "stream mirrors can not also schedule messages")),
-    "mirror_marker_ttl": ({"mirror": {"name": "X"}, "subject_delete_marker_ttl": SEC}, invalid("subject delete markers forbidden on mirrors")),
+    "mirror_first_seq": (
+        {"mirror": {"name": "X"}, "first_seq": 3},
+        error(400, 10143, "stream mirrors can not have first sequence configured"),
+    ),
+    "mirror_subjects": (
+        {"mirror": {"name": "X"}, "subjects": ["x"]},
+        error(400, 10034, "stream mirrors can not contain subjects"),
+    ),
+    "mirror_sources": (
+        {"mirror": {"name": "X"}, "sources": [{"name": "Y"}]},
+        error(400, 10031, "stream mirrors can not also contain other sources"),
+    ),
+    "mirror_counter": (
+        {"mirror": {"name": "X"}, "allow_msg_counter": True},
+        error(400, 10173, "stream mirrors can not also calculate counters"),
+    ),
+    "mirror_atomic": (
+        {"mirror": {"name": "X"}, "allow_atomic": True},
+        error(400, 10198, "stream mirrors can not also use atomic publishing"),
+    ),
+    "mirror_batched": (
+        {"mirror": {"name": "X"}, "allow_batched": True},
+        error(400, 10209, "stream mirrors can not also use batch publishing"),
+    ),
+    "mirror_schedules": (
+        {"mirror": {"name": "X"}, "allow_msg_schedules": True},
+        error(400, 10186, "stream mirrors can not also schedule messages"),
+    ),
+    "mirror_marker_ttl": (
+        {"mirror": {"name": "X"}, "subject_delete_marker_ttl": SEC},
+        invalid("subject delete markers forbidden on mirrors"),
+    ),
     "mirror_name": ({"mirror": {"name": "a.b"}}, error(400, 10142, "mirrored stream name is invalid")),
     "mirror_of_itself": ({"mirror": {"name": "S"}}, invalid("detected cycle")),
-    "sources_duplicate": ({"sources": [{"name": "X"}, {"name": "X"}]}, error(400, 10140, "duplicate source configuration detected")),
+    "sources_duplicate": (
+        {"sources": [{"name": "X"}, {"name": "X"}]},
+        error(400, 10140, "duplicate source configuration detected"),
+    ),
     "sources_name": ({"sources": [{"name": ""}]}, error(400, 10141, "sourced stream name is invalid")),
-    "sources_schedules": ({"sources": [{"name": "X"}], "allow_msg_schedules": True}, error(400, 10187, "stream source can not also schedule messages")),
-    "sources_filter": ({"sources": [{"name": "X", "filter_subject": "a..b"}]}, error(500, 10049, "subject filter 'a..b' for the source: invalid subject")),
+    "sources_schedules": (
+        {"sources": [{"name": "X"}], "allow_msg_schedules": True},
+        error(400, 10187, "stream source can not also schedule messages"),
+    ),
+    "sources_filter": (
+        {"sources": [{"name": "X", "filter_subject": "a..b"}]},
+        error(500, 10049, "subject filter 'a..b' for the source: invalid subject"),
+    ),
     "source_of_itself": ({"sources": [{"name": "S"}]}, invalid("detected cycle")),
-    "counter_discard_new": ({"allow_msg_counter": True, "discard": "new"}, invalid("counter stream cannot use discard new")),
-    "counter_ttl": ({"allow_msg_counter": True, "allow_msg_ttl": True}, invalid("counter stream cannot use message TTLs")),
-    "counter_schedules": ({"allow_msg_counter": True, "allow_msg_schedules": True}, invalid("counter stream cannot use message schedules")),
-    "counter_retention": ({"allow_msg_counter": True, "retention": "interest"}, invalid("counter stream can only use limits retention")),
-    "schedules_discard_new": ({"allow_msg_schedules": True, "discard": "new"}, invalid("message scheduling cannot use discard new")),
-    "schedules_pedantic_rollups": ({"allow_msg_schedules": True, "pedantic": True}, invalid("message scheduling cannot be set if roll-ups are disabled")),
-    "async_memory": ({"persist_mode": "async", "storage": "memory"}, invalid("async persist mode is only supported on file storage")),
-    "async_atomic": ({"persist_mode": "async", "allow_atomic": True}, invalid("async persist mode is not supported with atomic batch publish")),
-    "republish_cycle": ({"republish": {"src": "S", "dest": "S"}}, invalid("stream configuration for republish destination forms a cycle")),
-    "republish_transform": ({"republish": {"src": "*", "dest": "r.>"}}, invalid("stream configuration for republish with transform from '*' to 'r.>' not valid")),
-    "republish_pedantic_source": ({"republish": {"dest": "r.>"}, "pedantic": True}, pedantic("republish source can not be empty")),
-    "transform_source": ({"subject_transform": {"src": "a..b", "dest": "x"}}, error(400, 10155, "stream transform source: invalid subject a..b")),
+    "counter_discard_new": (
+        {"allow_msg_counter": True, "discard": "new"},
+        invalid("counter stream cannot use discard new"),
+    ),
+    "counter_ttl": (
+        {"allow_msg_counter": True, "allow_msg_ttl": True},
+        invalid("counter stream cannot use message TTLs"),
+    ),
+    "counter_schedules": (
+        {"allow_msg_counter": True, "allow_msg_schedules": True},
+        invalid("counter stream cannot use message schedules"),
+    ),
+    "counter_retention": (
+        {"allow_msg_counter": True, "retention": "interest"},
+        invalid("counter stream can only use limits retention"),
+    ),
+    "schedules_discard_new": (
+        {"allow_msg_schedules": True, "discard": "new"},
+        invalid("message scheduling cannot use discard new"),
+    ),
+    "schedules_pedantic_rollups": (
+        {"allow_msg_schedules": True, "pedantic": True},
+        invalid("message scheduling cannot be set if roll-ups are disabled"),
+    ),
+    "async_memory": (
+        {"persist_mode": "async", "storage": "memory"},
+        invalid("async persist mode is only supported on file storage"),
+    ),
+    "async_atomic": (
+        {"persist_mode": "async", "allow_atomic": True},
+        invalid("async persist mode is not supported with atomic batch publish"),
+    ),
+    "republish_cycle": (
+        {"republish": {"src": "S", "dest": "S"}},
+        invalid("stream configuration for republish destination forms a cycle"),
+    ),
+    "republish_transform": (
+        {"republish": {"src": "*", "dest": "r.>"}},
+        invalid("stream configuration for republish with transform from '*' to 'r.>' not valid"),
+    ),
+    "republish_pedantic_source": (
+        {"republish": {"dest": "r.>"}, "pedantic": True},
+        pedantic("republish source can not be empty"),
+    ),
+    "transform_source": (
+        {"subject_transform": {"src": "a..b", "dest": "x"}},
+        error(400, 10155, "stream transform source: invalid subject a..b"),
+    ),
     "transform_destination": (
         {"subjects": ["a.*"], "subject_transform": {"src": "a.*", "dest": "b.{{wildcard(2)}}"}},
-        error(400, 10156, "stream transform: invalid mapping destination: wildcard index out of range in {{wildcard(2)}}: [2]"),
+        error(
+            400,
+            10156,
+            "stream transform: invalid mapping destination: wildcard index out of range in {{wildcard(2)}}: [2]",
+        ),
     ),
 }
 
@@ -838,7 +1341,9 @@ async def test_unsupported_feature_real_errors(nc) -> None:
 @pytest.mark.real_only
 async def test_mirror_direct_follows_origin_real(nc) -> None:
     await must_create(nc, {"name": "ORIGIN", "allow_direct": True})
-    assert await create(nc, {"name": "M", "mirror": {"name": "ORIGIN"}, "pedantic": True}) == pedantic("origin stream has direct get set, mirror has it disabled")
+    assert await create(nc, {"name": "M", "mirror": {"name": "ORIGIN"}, "pedantic": True}) == pedantic(
+        "origin stream has direct get set, mirror has it disabled"
+    )
     reply = await create(nc, {"name": "M", "mirror": {"name": "ORIGIN"}})
     assert reply["config"]["mirror_direct"] is True and reply["config"]["allow_direct"] is False
 
@@ -849,18 +1354,58 @@ async def test_unsupported_feature_real_update_rules(nc) -> None:
         return invalid(description, UPDATE)
 
     cases = [
-        ({"name": "S", "allow_msg_counter": True}, {"name": "S"}, rejected("stream configuration update can not change message counter setting")),
-        ({"name": "S", "persist_mode": "async"}, {"name": "S"}, rejected("stream configuration update can not change persist mode")),
-        ({"name": "S", "allow_msg_schedules": True}, {"name": "S", "allow_rollup_hdrs": True}, rejected("message schedules can not be disabled")),
-        ({"name": "S", "deny_purge": True}, {"name": "S", "mirror": {"name": "X"}}, rejected("stream configuration update can not cancel deny purge")),
+        (
+            {"name": "S", "allow_msg_counter": True},
+            {"name": "S"},
+            rejected("stream configuration update can not change message counter setting"),
+        ),
+        (
+            {"name": "S", "persist_mode": "async"},
+            {"name": "S"},
+            rejected("stream configuration update can not change persist mode"),
+        ),
+        (
+            {"name": "S", "allow_msg_schedules": True},
+            {"name": "S", "allow_rollup_hdrs": True},
+            rejected("message schedules can not be disabled"),
+        ),
+        (
+            {"name": "S", "deny_purge": True},
+            {"name": "S", "mirror": {"name": "X"}},
+            rejected("stream configuration update can not cancel deny purge"),
+        ),
         # message TTL -> counter -> schedules -> persist mode
-        ({"name": "S", "allow_msg_ttl": True}, {"name": "S", "allow_msg_counter": True}, rejected("message TTL status can not be disabled")),
-        ({"name": "S", "allow_msg_counter": True}, {"name": "S", "persist_mode": "async"}, rejected("stream configuration update can not change message counter setting")),
-        ({"name": "S", "allow_msg_schedules": True}, {"name": "S", "persist_mode": "async"}, rejected("message schedules can not be disabled")),
-        ({"name": "S"}, {"name": "S", "allow_msg_schedules": True}, updated(config(allow_msg_schedules=True, allow_rollup_hdrs=True, metadata=meta(2)))),
-        ({"name": "S"}, {"name": "S", "compression": "s2", "allow_atomic": True, "allow_batched": True}, updated(config(compression="s2", allow_atomic=True, allow_batched=True, metadata=meta(4)))),
+        (
+            {"name": "S", "allow_msg_ttl": True},
+            {"name": "S", "allow_msg_counter": True},
+            rejected("message TTL status can not be disabled"),
+        ),
+        (
+            {"name": "S", "allow_msg_counter": True},
+            {"name": "S", "persist_mode": "async"},
+            rejected("stream configuration update can not change message counter setting"),
+        ),
+        (
+            {"name": "S", "allow_msg_schedules": True},
+            {"name": "S", "persist_mode": "async"},
+            rejected("message schedules can not be disabled"),
+        ),
+        (
+            {"name": "S"},
+            {"name": "S", "allow_msg_schedules": True},
+            updated(config(allow_msg_schedules=True, allow_rollup_hdrs=True, metadata=meta(2))),
+        ),
+        (
+            {"name": "S"},
+            {"name": "S", "compression": "s2", "allow_atomic": True, "allow_batched": True},
+            updated(config(compression="s2", allow_atomic=True, allow_batched=True, metadata=meta(4))),
+        ),
         # sources without subjects: the stream stops listening on its name
-        ({"name": "S"}, {"name": "S", "sources": [{"name": "X"}]}, updated(config(subjects=OMIT, duplicate_window=OMIT, sources=[{"name": "X"}]))),
+        (
+            {"name": "S"},
+            {"name": "S", "sources": [{"name": "X"}]},
+            updated(config(subjects=OMIT, duplicate_window=OMIT, sources=[{"name": "X"}])),
+        ),
     ]
     for i, (base, change, want) in enumerate(cases):
         name = f"U{i}"
@@ -892,14 +1437,22 @@ UNSUPPORTED = {
 # so fakejs answers those updates exactly as nats-server does (see
 # test_update_cannot_add_mirror_counter_or_async_persist) instead of with the contract.
 NEVER_ADDED_BY_UPDATE = ("mirror", "allow_msg_counter", "persist_mode")
-REFUSALS = [(field, "create") for field in UNSUPPORTED] + [(field, "update") for field in UNSUPPORTED if field not in NEVER_ADDED_BY_UPDATE]
+REFUSALS = [(field, "create") for field in UNSUPPORTED] + [
+    (field, "update") for field in UNSUPPORTED if field not in NEVER_ADDED_BY_UPDATE
+]
 
 
 async def test_update_cannot_add_mirror_counter_or_async_persist(nc) -> None:
     await must_create(nc, {"name": "S"})
-    assert await update(nc, {"name": "S", "mirror": {"name": "X"}}) == error(400, 10055, "stream mirror configuration can not be updated", UPDATE)
-    assert await update(nc, {"name": "S", "allow_msg_counter": True}) == invalid("stream configuration update can not change message counter setting", UPDATE)
-    assert await update(nc, {"name": "S", "persist_mode": "async"}) == invalid("stream configuration update can not change persist mode", UPDATE)
+    assert await update(nc, {"name": "S", "mirror": {"name": "X"}}) == error(
+        400, 10055, "stream mirror configuration can not be updated", UPDATE
+    )
+    assert await update(nc, {"name": "S", "allow_msg_counter": True}) == invalid(
+        "stream configuration update can not change message counter setting", UPDATE
+    )
+    assert await update(nc, {"name": "S", "persist_mode": "async"}) == invalid(
+        "stream configuration update can not change persist mode", UPDATE
+    )
     assert (await info(nc, "S"))["config"] == config()
 
 

@@ -184,7 +184,7 @@ class Raw:
         self.client = client
 
     @classmethod
-    async def open(cls, target: Target, *, headers: bool = True) -> "Raw":
+    async def open(cls, target: Target, *, headers: bool = True) -> Raw:
         client = await RawClient.connect(target.host, target.port)
         await client.read_until(b"\r\n")
         options = {"verbose": False, "pedantic": False, "headers": headers, "no_responders": headers}
@@ -193,7 +193,9 @@ class Raw:
         client.received.clear()
         return cls(client)
 
-    async def pub(self, subject: str, payload: bytes = b"", hdr: bytes | None = None, reply: str | None = "R.1") -> None:
+    async def pub(
+        self, subject: str, payload: bytes = b"", hdr: bytes | None = None, reply: str | None = "R.1"
+    ) -> None:
         reply_part = f" {reply}" if reply else ""
         if hdr is None:
             cmd = f"PUB {subject}{reply_part} {len(payload)}\r\n".encode()
@@ -288,7 +290,11 @@ async def test_js_context_puback(target: Target) -> None:
     assert (again.stream, again.seq, again.duplicate) == ("S", 1, True)
     with pytest.raises(BadRequestError) as raised:
         await js.publish("s.a", b"x", headers={"Nats-Expected-Last-Sequence": "7"})
-    assert (raised.value.code, raised.value.err_code, raised.value.description) == (400, 10071, "wrong last sequence: 1")
+    assert (raised.value.code, raised.value.err_code, raised.value.description) == (
+        400,
+        10071,
+        "wrong last sequence: 1",
+    )
     with pytest.raises(NoStreamResponseError):
         await js.publish("nowhere.a", b"x")
     await nc.close()
@@ -382,7 +388,10 @@ async def test_msg_id_header_parsing(target: Target) -> None:
     nc = await connect(target)
     await add_stream(nc)
     raw = await Raw.open(target)
-    assert await raw.request("s.a", b"x", b"NATS/1.0\r\nNats-Msg-Id:abc\r\n\r\n") == b'MSG R.1 1 22\r\n{"stream":"S","seq":1}\r\n'
+    assert (
+        await raw.request("s.a", b"x", b"NATS/1.0\r\nNats-Msg-Id:abc\r\n\r\n")
+        == b'MSG R.1 1 22\r\n{"stream":"S","seq":1}\r\n'
+    )
     assert await raw.request("s.a", b"x", b"NATS/1.0\r\nNats-Msg-Id:    abc\r\n\r\n") == (
         b'MSG R.1 1 40\r\n{"stream":"S","seq":1,"duplicate": true}\r\n'
     )
@@ -391,8 +400,12 @@ async def test_msg_id_header_parsing(target: Target) -> None:
     assert await raw.request("s.a", b"x", hdr_block("Nats-Msg-Id: first")) == (
         b'MSG R.1 1 40\r\n{"stream":"S","seq":2,"duplicate": true}\r\n'
     )
-    assert await raw.request("s.a", b"x", hdr_block("X-Nats-Msg-Id: abc")) == b'MSG R.1 1 22\r\n{"stream":"S","seq":3}\r\n'
-    assert await raw.request("s.a", b"x", hdr_block("Nats-Msg-Id : abc")) == b'MSG R.1 1 22\r\n{"stream":"S","seq":4}\r\n'
+    assert (
+        await raw.request("s.a", b"x", hdr_block("X-Nats-Msg-Id: abc")) == b'MSG R.1 1 22\r\n{"stream":"S","seq":3}\r\n'
+    )
+    assert (
+        await raw.request("s.a", b"x", hdr_block("Nats-Msg-Id : abc")) == b'MSG R.1 1 22\r\n{"stream":"S","seq":4}\r\n'
+    )
     await raw.close()
     await nc.close()
 
@@ -412,7 +425,9 @@ async def test_rejected_publish_does_not_record_msg_id(target: Target) -> None:
     nc = await connect(target)
     await add_stream(nc)
     assert await publish(nc, "s.a", b"x") == ack("S", 1)
-    assert await publish(nc, "s.a", b"x", {"Nats-Msg-Id": "m2", "Nats-Expected-Last-Sequence": "9"}) == wrong_last_seq("S", 1)
+    assert await publish(nc, "s.a", b"x", {"Nats-Msg-Id": "m2", "Nats-Expected-Last-Sequence": "9"}) == wrong_last_seq(
+        "S", 1
+    )
     assert await publish(nc, "s.a", b"x", {"Nats-Msg-Id": "m2"}) == ack("S", 2)
     await nc.close()
 
@@ -669,9 +684,13 @@ async def test_rollup_all(target: Target) -> None:
 async def test_rollup_invalid_and_empty_values(target: Target) -> None:
     nc = await connect(target)
     await add_stream(nc, allow_rollup_hdrs=True)
-    assert await publish(nc, "s.a", b"x", {"Nats-Rollup": "bogus"}) == rollup_failed("S", 'rollup value invalid: \\"bogus\\"')
+    assert await publish(nc, "s.a", b"x", {"Nats-Rollup": "bogus"}) == rollup_failed(
+        "S", 'rollup value invalid: \\"bogus\\"'
+    )
     # The value is lower-cased before it is quoted in the error.
-    assert await publish(nc, "s.a", b"x", {"Nats-Rollup": "Subject"}) == rollup_failed("S", 'rollup value invalid: \\"subject\\"')
+    assert await publish(nc, "s.a", b"x", {"Nats-Rollup": "Subject"}) == rollup_failed(
+        "S", 'rollup value invalid: \\"subject\\"'
+    )
     assert await publish(nc, "s.a", b"x", {"Nats-Rollup": ""}) == ack("S", 1)
     assert await publish(nc, "s.a", b"x", {"nats-rollup": "all"}) == ack("S", 2)
     assert (await state(nc))["messages"] == 2
@@ -754,14 +773,22 @@ async def test_subject_delete_marker_config_enables_ttl_and_rollup(target: Targe
     nc = await connect(target)
     created = await add_stream(nc, max_age=60 * SECOND, subject_delete_marker_ttl=5 * SECOND)
     config = created["config"]
-    assert (config["allow_msg_ttl"], config["allow_rollup_hdrs"], config["subject_delete_marker_ttl"]) == (True, True, 5 * SECOND)
+    assert (config["allow_msg_ttl"], config["allow_rollup_hdrs"], config["subject_delete_marker_ttl"]) == (
+        True,
+        True,
+        5 * SECOND,
+    )
     assert config["duplicate_window"] == 60 * SECOND
     too_short = await api(
         nc,
         "$JS.API.STREAM.CREATE.T",
         {"name": "T", "subjects": ["t.>"], "storage": "memory", "subject_delete_marker_ttl": SECOND // 2},
     )
-    assert too_short["error"] == {"code": 500, "err_code": 10052, "description": "subject delete marker TTL must be at least 1 second"}
+    assert too_short["error"] == {
+        "code": 500,
+        "err_code": 10052,
+        "description": "subject delete marker TTL must be at least 1 second",
+    }
     await nc.close()
 
 
@@ -1092,8 +1119,18 @@ _BIG = {"Big": "x" * 300}
 _ORDER_CASES = {
     "max_msg_size_before_duplicate": ({"max_msg_size": 200}, ["m1"], {**_BIG, "Nats-Msg-Id": "m1"}, too_big("S")),
     "max_msg_size_before_header_size": ({"max_msg_size": 100}, [], {"Big": "x" * 66000}, too_big("S")),
-    "header_size_before_expected_stream": ({}, [], {"Big": "x" * 66000, "Nats-Expected-Stream": "T"}, header_too_big("S")),
-    "expected_stream_before_ttl_disabled": ({}, [], {"Nats-Expected-Stream": "T", "Nats-TTL": "5s"}, stream_mismatch("S")),
+    "header_size_before_expected_stream": (
+        {},
+        [],
+        {"Big": "x" * 66000, "Nats-Expected-Stream": "T"},
+        header_too_big("S"),
+    ),
+    "expected_stream_before_ttl_disabled": (
+        {},
+        [],
+        {"Nats-Expected-Stream": "T", "Nats-TTL": "5s"},
+        stream_mismatch("S"),
+    ),
     "ttl_disabled_before_expected_last_subject_seq": (
         {},
         [],
@@ -1112,17 +1149,42 @@ _ORDER_CASES = {
         {"Nats-Expected-Last-Subject-Sequence-Subject": "s.a", "Nats-Expected-Last-Sequence": "9"},
         err("S", 400, 10193, "missing sequence for expected last sequence per subject"),
     ),
-    "expected_last_seq_before_duplicate": ({}, ["m1"], {"Nats-Expected-Last-Sequence": "9", "Nats-Msg-Id": "m1"}, wrong_last_seq("S", 1)),
-    "duplicate_before_expected_last_msg_id": ({}, ["m1"], {"Nats-Msg-Id": "m1", "Nats-Expected-Last-Msg-Id": "zz"}, dup("S", 1)),
-    "expected_last_msg_id_before_rollup": ({}, ["m1"], {"Nats-Expected-Last-Msg-Id": "zz", "Nats-Rollup": "sub"}, wrong_last_msg_id("S", "m1")),
-    "rollup_not_permitted_before_invalid_ttl": ({}, [], {"Nats-Rollup": "sub", "Nats-TTL": "bad"}, rollup_failed("S", "rollup not permitted")),
+    "expected_last_seq_before_duplicate": (
+        {},
+        ["m1"],
+        {"Nats-Expected-Last-Sequence": "9", "Nats-Msg-Id": "m1"},
+        wrong_last_seq("S", 1),
+    ),
+    "duplicate_before_expected_last_msg_id": (
+        {},
+        ["m1"],
+        {"Nats-Msg-Id": "m1", "Nats-Expected-Last-Msg-Id": "zz"},
+        dup("S", 1),
+    ),
+    "expected_last_msg_id_before_rollup": (
+        {},
+        ["m1"],
+        {"Nats-Expected-Last-Msg-Id": "zz", "Nats-Rollup": "sub"},
+        wrong_last_msg_id("S", "m1"),
+    ),
+    "rollup_not_permitted_before_invalid_ttl": (
+        {},
+        [],
+        {"Nats-Rollup": "sub", "Nats-TTL": "bad"},
+        rollup_failed("S", "rollup not permitted"),
+    ),
     "rollup_invalid_before_invalid_ttl": (
         {"allow_rollup_hdrs": True, "allow_msg_ttl": True},
         [],
         {"Nats-Rollup": "bad", "Nats-TTL": "bad"},
         rollup_failed("S", 'rollup value invalid: \\"bad\\"'),
     ),
-    "invalid_ttl_before_discard_new": ({"max_msgs": 1, "discard": "new"}, ["m1"], {"Nats-TTL": "bad"}, ttl_invalid("S")),
+    "invalid_ttl_before_discard_new": (
+        {"max_msgs": 1, "discard": "new"},
+        ["m1"],
+        {"Nats-TTL": "bad"},
+        ttl_invalid("S"),
+    ),
 }
 
 
@@ -1150,7 +1212,11 @@ async def test_sealed_stream(target: Target) -> None:
     config["sealed"] = True
     updated = await api(nc, "$JS.API.STREAM.UPDATE.S", config)
     assert "error" not in updated, updated
-    assert (updated["config"]["sealed"], updated["config"]["deny_delete"], updated["config"]["deny_purge"]) == (True, True, True)
+    assert (updated["config"]["sealed"], updated["config"]["deny_delete"], updated["config"]["deny_purge"]) == (
+        True,
+        True,
+        True,
+    )
     assert await publish(nc, "s.a", b"x") == sealed("S")
     # Sealed is checked first of all.
     assert await publish(nc, "s.a", b"x", _BIG) == sealed("S")
@@ -1408,7 +1474,11 @@ async def test_state_consumer_count(target: Target) -> None:
     nc = await connect(target)
     await add_stream(nc)
     for name, policy in (("C1", "explicit"), ("C2", "none")):
-        created = await api(nc, f"$JS.API.CONSUMER.CREATE.S.{name}", {"stream_name": "S", "config": {"durable_name": name, "ack_policy": policy}})
+        created = await api(
+            nc,
+            f"$JS.API.CONSUMER.CREATE.S.{name}",
+            {"stream_name": "S", "config": {"durable_name": name, "ack_policy": policy}},
+        )
         assert "error" not in created, created
     await publish(nc, "s.a", b"x")
     st = await state(nc)

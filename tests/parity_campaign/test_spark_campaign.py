@@ -51,19 +51,31 @@ def test_a_clean_campaign_reports_counts_that_add_up(spark, tmp_path) -> None:
     assert totals["seeds"] == 50 == len(doc["seeds"])
     assert [s["seed"] for s in doc["seeds"]] == list(range(50))
     assert all(1 <= s["operations"] <= s["generated"] == 8 for s in doc["seeds"])
-    assert totals["operations"] == sum(s["operations"] for s in doc["seeds"]) == sum(f["operations"] for f in doc["features"])
+    assert (
+        totals["operations"]
+        == sum(s["operations"] for s in doc["seeds"])
+        == sum(f["operations"] for f in doc["features"])
+    )
     assert totals["divergences"] == sum(s["diverged"] for s in doc["seeds"]) == len(doc["divergences"])
     assert sum(g["count"] for g in doc["groups"]) == len(doc["divergences"])
     assert sum(f["divergences"] for f in doc["features"]) == totals["divergences"]
-    assert totals["confirmed"] + totals["unconfirmed"] == totals["divergences"] == sum(d["confirmed"] is not None for d in doc["divergences"])
+    assert (
+        totals["confirmed"] + totals["unconfirmed"]
+        == totals["divergences"]
+        == sum(d["confirmed"] is not None for d in doc["divergences"])
+    )
     assert sum(g["confirmed"] for g in doc["groups"]) == totals["confirmed"]
     assert totals["divergences_per_10k_operations"] == report.rate(totals["divergences"], totals["operations"])
     for group in doc["groups"]:
         members = [d for d in doc["divergences"] if d["group"] == group["id"]]
         assert len(members) == group["count"] and [d["seed"] for d in members] == group["seeds"]
-        assert {(d["api"], d["feature"], d["status_code"]) for d in members} == {(group["api"], group["feature"], group["status_code"])}
+        assert {(d["api"], d["feature"], d["status_code"]) for d in members} == {
+            (group["api"], group["feature"], group["status_code"])
+        }
     for div in doc["divergences"]:
-        assert {"seed", "operations", "index", "subject", "fake_reply", "real_reply", "feature", "status_code"} <= set(div)
+        assert {"seed", "operations", "index", "subject", "fake_reply", "real_reply", "feature", "status_code"} <= set(
+            div
+        )
         assert len(div["operations"]) == div["index"] + 1 and div["fake_reply"] != div["real_reply"]
 
     assert json.loads(Path(paths["json"]).read_text()) == doc
@@ -75,11 +87,27 @@ def test_a_clean_campaign_reports_counts_that_add_up(spark, tmp_path) -> None:
 
 def test_an_injected_divergence_is_found_shrunk_and_replayed(spark, tmp_path, capsys) -> None:
     out = tmp_path / "report"
-    status = cli.main(["run", "--seeds", "20", "--ops-per-seed", "8", "--master", "local[2]", "--inject-divergence", "--out", str(out), "--quiet"])
+    status = cli.main(
+        [
+            "run",
+            "--seeds",
+            "20",
+            "--ops-per-seed",
+            "8",
+            "--master",
+            "local[2]",
+            "--inject-divergence",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert status == 0
     doc = json.loads(Path(out / "report.json").read_text())
     assert doc["settings"]["inject"]["match"] == {"subject": "$JS.API.STREAM.INFO.*"}
-    injected = [g for g in doc["groups"] if g["api"] == "$JS.API.STREAM.INFO.<stream>" and g["difference"] == "data.injected"]
+    injected = [
+        g for g in doc["groups"] if g["api"] == "$JS.API.STREAM.INFO.<stream>" and g["difference"] == "data.injected"
+    ]
     assert injected, doc["groups"]
     assert sum(g["count"] for g in doc["groups"]) == doc["totals"]["divergences"] == len(doc["divergences"])
     assert all(g["confirmed"] == g["count"] for g in injected)  # an injected fault is no accident of timing
@@ -88,7 +116,9 @@ def test_an_injected_divergence_is_found_shrunk_and_replayed(spark, tmp_path, ca
         repro = group["reproduction"]
         assert repro["reproduced"] is True
         assert repro["operations"][-1]["op"] == "stream.info"
-        assert len(repro["operations"]) <= min(2, repro["original_length"])  # a stream.info, after a create if it found one
+        assert len(repro["operations"]) <= min(
+            2, repro["original_length"]
+        )  # a stream.info, after a create if it found one
         assert repro["fake_reply"]["data"]["injected"] is True and "injected" not in repro["real_reply"]["data"]
         saved = json.loads(Path(out / group["reproduction_file"]).read_text())
         assert saved == repro

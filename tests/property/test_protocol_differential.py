@@ -135,7 +135,11 @@ def comparable(data: bytes) -> list:
 
 
 @pytest.mark.slow
-@settings(max_examples=int(os.environ.get("FAKEJS_FUZZ_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("FAKEJS_FUZZ_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(script=scripts)
 async def test_fake_and_real_answer_alike(both, script: list[bytes]) -> None:
     fake, real = await _servers(both)

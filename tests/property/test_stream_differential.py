@@ -25,7 +25,8 @@ import asyncio
 import json
 import os
 import threading
-from typing import Any, Coroutine
+from collections.abc import Coroutine
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings

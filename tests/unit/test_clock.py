@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakejs.clock import ManualClock
+from fakejs.core.clock import ManualClock
 
 
 def test_advance_fires_due_timers_in_order() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakejs.gojson import Field, GoJSONError, Struct, decode, decode_request, dumps, loads
+from fakejs.gocompat.gojson import Field, GoJSONError, Struct, decode, decode_request, dumps, loads
 
 SYNTAX = [
     (b"", "unexpected end of JSON input"),
@@ -78,7 +78,10 @@ def test_decode_null_leaves_fields_alone() -> None:
         (b'{"flag":"yes"}', "json: cannot unmarshal string into Go struct field Outer.flag of type bool"),
         (b'{"count":1.5}', "json: cannot unmarshal number 1.5 into Go struct field Outer.count of type int64"),
         (b'{"count":1e3}', "json: cannot unmarshal number 1e3 into Go struct field Outer.count of type int64"),
-        (b'{"small":4294967296}', "json: cannot unmarshal number 4294967296 into Go struct field Outer.small of type int32"),
+        (
+            b'{"small":4294967296}',
+            "json: cannot unmarshal number 4294967296 into Go struct field Outer.small of type int32",
+        ),
         (b'{"size":-1}', "json: cannot unmarshal number -1 into Go struct field Outer.size of type uint64"),
         (b'{"tags":"a"}', "json: cannot unmarshal string into Go struct field Outer.tags of type []string"),
         (b'{"tags":[1]}', "json: cannot unmarshal number into Go struct field Outer.tags of type string"),
@@ -100,20 +103,31 @@ def test_dumps_is_compact_and_html_safe_like_go() -> None:
 
 
 # What nats-server 2.15.1 answered (err 10025 "invalid JSON: ...") for these bodies.
-REQUEST = Struct("StreamConfigRequest", (Field("name", "string"), Field("max_msgs", "int64"), Field("max_age", "time.Duration")))
+REQUEST = Struct(
+    "StreamConfigRequest", (Field("name", "string"), Field("max_msgs", "int64"), Field("max_age", "time.Duration"))
+)
 
 
 @pytest.mark.parametrize(
     "body,message",
     [
-        (b'{"name":"S3","max_msgs":"x"}', "json: cannot unmarshal string into Go struct field StreamConfigRequest.max_msgs of type int64"),
+        (
+            b'{"name":"S3","max_msgs":"x"}',
+            "json: cannot unmarshal string into Go struct field StreamConfigRequest.max_msgs of type int64",
+        ),
         (b'{"name":"S3","foo":1}', 'json: unknown field "foo"'),
         (b'{"name":"S3"', "unexpected EOF"),
         (b"{bad", "invalid character 'b' looking for beginning of object key string at offset 2"),
         (b"5", "json: cannot unmarshal number into Go value of type server.StreamConfigRequest"),
         (b'{"name":"S3"} x', "invalid character 'x' looking for beginning of value at offset 15"),
-        (b'{"name":"S3","max_age":1.5}', "json: cannot unmarshal number 1.5 into Go struct field StreamConfigRequest.max_age of type time.Duration"),
-        (b'{"name":"S3","max_msgs":1e3}', "json: cannot unmarshal number 1e3 into Go struct field StreamConfigRequest.max_msgs of type int64"),
+        (
+            b'{"name":"S3","max_age":1.5}',
+            "json: cannot unmarshal number 1.5 into Go struct field StreamConfigRequest.max_age of type time.Duration",
+        ),
+        (
+            b'{"name":"S3","max_msgs":1e3}',
+            "json: cannot unmarshal number 1e3 into Go struct field StreamConfigRequest.max_msgs of type int64",
+        ),
     ],
 )
 def test_request_errors_as_nats_server_reports_them(body: bytes, message: str) -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakejs.subjects import (
+from fakejs.core.subjects import (
     InvalidSubject,
     SubscriptionIndex,
     is_subset,
@@ -27,22 +27,48 @@ class S:
 
 @pytest.mark.parametrize(
     "subject,valid",
-    [("a", True), ("a.b", True), ("a.*", True), ("a.>", True), (">", True), ("*.*", True), ("", False), ("a.", False),
-     (".a", False), ("a..b", False), (">.a", False), ("a b", False), ("a.b c", False), ("a*b", True), ("a.>b", True)],
+    [
+        ("a", True),
+        ("a.b", True),
+        ("a.*", True),
+        ("a.>", True),
+        (">", True),
+        ("*.*", True),
+        ("", False),
+        ("a.", False),
+        (".a", False),
+        ("a..b", False),
+        (">.a", False),
+        ("a b", False),
+        ("a.b c", False),
+        ("a*b", True),
+        ("a.>b", True),
+    ],
 )
 def test_is_valid_subject(subject: str, valid: bool) -> None:
     assert is_valid_subject(subject) is valid
 
 
-@pytest.mark.parametrize("subject,literal", [("a.b", True), ("a.*", False), ("a.>", False), ("a*", True), ("a..b", False)])
+@pytest.mark.parametrize(
+    "subject,literal", [("a.b", True), ("a.*", False), ("a.>", False), ("a*", True), ("a..b", False)]
+)
 def test_is_valid_literal_subject(subject: str, literal: bool) -> None:
     assert is_valid_literal_subject(subject) is literal
 
 
 @pytest.mark.parametrize(
     "pattern,subject,expected",
-    [("a.b", "a.b", True), ("a.*", "a.b", True), ("a.*", "a.b.c", False), ("a.>", "a.b.c", True), ("a.>", "a", False),
-     (">", "x", True), ("*.b", "a.b", True), ("*", "a.b", False), ("a.*.c", "a.b.c", True)],
+    [
+        ("a.b", "a.b", True),
+        ("a.*", "a.b", True),
+        ("a.*", "a.b.c", False),
+        ("a.>", "a.b.c", True),
+        ("a.>", "a", False),
+        (">", "x", True),
+        ("*.b", "a.b", True),
+        ("*", "a.b", False),
+        ("a.*.c", "a.b.c", True),
+    ],
 )
 def test_matches(pattern: str, subject: str, expected: bool) -> None:
     assert matches(pattern, subject) is expected
@@ -50,8 +76,16 @@ def test_matches(pattern: str, subject: str, expected: bool) -> None:
 
 @pytest.mark.parametrize(
     "a,b,expected",
-    [("a.b", "a.*", True), ("a.>", "b.>", False), ("a.*", "*.b", True), ("a", "a.>", False), (">", "a", True),
-     ("a.*.c", "a.b.*", True), ("a.b", "a.c", False), ("a.*", "a.*.c", False)],
+    [
+        ("a.b", "a.*", True),
+        ("a.>", "b.>", False),
+        ("a.*", "*.b", True),
+        ("a", "a.>", False),
+        (">", "a", True),
+        ("a.*.c", "a.b.*", True),
+        ("a.b", "a.c", False),
+        ("a.*", "a.*.c", False),
+    ],
 )
 def test_overlap(a: str, b: str, expected: bool) -> None:
     assert overlap(a, b) is expected
@@ -101,7 +135,11 @@ LITERALS = st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=4).ma
 
 
 @settings(max_examples=300)
-@given(patterns=st.lists(PATTERNS, max_size=12), removed=st.sets(st.integers(0, 11)), subjects=st.lists(LITERALS, max_size=8))
+@given(
+    patterns=st.lists(PATTERNS, max_size=12),
+    removed=st.sets(st.integers(0, 11)),
+    subjects=st.lists(LITERALS, max_size=8),
+)
 def test_index_agrees_with_brute_force(patterns: list[str], removed: set[int], subjects: list[str]) -> None:
     index = SubscriptionIndex()
     subs = [S(p) for p in patterns]

@@ -1,0 +1,12 @@
+"""The server without sockets: subjects, routing, client sessions, accounts, the clock seam.
+
+``subjects`` (validation, matching, the subscription trie), ``router``
+(subscriptions and fan-out), ``session`` (one client connection's protocol
+logic), ``broker`` (server identity, INFO, authentication, the client
+registry), ``accounts`` (an account holds its router, its users and its
+JetStream), ``clock`` (the one seam every timer goes through), ``hooks``
+(the named points where faults may fire), ``options`` and ``log``.
+May import :mod:`fakejs.protocol` and :mod:`fakejs.gocompat`; it knows the
+layers above only through the small protocols it defines (JetStream, fault
+hooks, a connection's I/O).
+"""

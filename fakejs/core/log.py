@@ -1,0 +1,54 @@
+"""Log lines in nats-server's shape: ``[pid] 2026/01/02 15:04:05.000000 [INF] text``.
+
+Harnesses that exec ``nats-server`` often wait for ``Server is ready`` or
+scrape the listen line, so fakejs writes the same lines through Python's
+``logging`` (logger ``fakejs``).  In-process servers only log when the
+application configures logging; the CLI installs :func:`configure`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+
+TRACE = 5
+logging.addLevelName(TRACE, "TRACE")
+
+_LEVEL_TAGS = {
+    TRACE: "TRC",
+    logging.DEBUG: "DBG",
+    logging.INFO: "INF",
+    logging.WARNING: "WRN",
+    logging.ERROR: "ERR",
+    logging.CRITICAL: "FTL",
+}
+
+
+class NatsFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(record.created))
+        micros = int((record.created % 1) * 1_000_000)
+        tag = _LEVEL_TAGS.get(record.levelno, "INF")
+        return f"[{os.getpid()}] {stamp}.{micros:06d} [{tag}] {record.getMessage()}"
+
+
+def get_logger(name: str = "fakejs") -> logging.Logger:
+    return logging.getLogger(name)
+
+
+def configure(debug: bool = False, trace: bool = False, log_file: str = "") -> None:
+    """Install the nats-server style handler on the ``fakejs`` logger."""
+    logger = get_logger()
+    handler: logging.Handler
+    handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    handler.setFormatter(NatsFormatter())
+    logger.handlers[:] = [handler]
+    logger.propagate = False
+    level = logging.INFO
+    if debug:
+        level = logging.DEBUG
+    if trace:
+        level = TRACE
+    logger.setLevel(level)

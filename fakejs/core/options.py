@@ -1,0 +1,60 @@
+"""Server settings, with nats-server's defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The nats-server release whose behaviour fakejs reproduces, and its
+# JetStream API level.  Clients gate features on both.
+NATS_VERSION = "2.15.1"
+API_LEVEL = 5
+PROTO = 1
+
+DEFAULT_PORT = 4222
+MAX_PAYLOAD = 1024 * 1024
+MAX_PENDING = 64 * 1024 * 1024
+MAX_CONTROL_LINE = 4096
+
+
+@dataclass
+class ServerOptions:
+    """Everything a server is started with.
+
+    ``port=0`` asks the OS for a free port (the CLI maps nats-server's
+    ``-p -1`` onto it).  Durations are in seconds.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    name: str = ""
+    max_payload: int = MAX_PAYLOAD
+    max_control_line: int = MAX_CONTROL_LINE
+    max_pending: int = MAX_PENDING
+    write_deadline: float = 10.0
+    ping_interval: float = 120.0
+    ping_max: int = 2
+    first_ping_interval: float = 2.0
+    auth_timeout: float = 2.0
+    user: str = ""
+    password: str = ""
+    token: str = ""
+    jetstream: bool = True
+    store_dir: str = ""
+    http_host: str = ""
+    http_port: int | None = None
+    debug: bool = False
+    trace: bool = False
+    log_file: str = ""
+    lame_duck_duration: float = 120.0
+    lame_duck_grace_period: float = 10.0
+    # fakejs only: keep every connection's bytes in and out (see Server.transcript).
+    transcripts: bool = False
+    # fakejs only: serve the control API on $FAKEJS.> (and /fakejs/ over HTTP).
+    control: bool = True
+    # fakejs only: seed of the server's one random generator (ids, nonces, pin ids, jitter);
+    # with the same seed and a manual clock, the same client bytes get the same replies.
+    seed: int | None = None
+
+    @property
+    def auth_required(self) -> bool:
+        return bool(self.token or self.user)

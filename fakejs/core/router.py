@@ -1,0 +1,217 @@
+"""Message routing: subscriptions and fan-out, apart from any connection.
+
+A subscription belongs to a *subscriber* -- a client connection or an
+internal component such as JetStream -- that implements :class:`Subscriber`.
+JetStream attaches through :meth:`Router.subscribe_internal` exactly like
+nats-server's internal subscriptions: it receives published messages via a
+callback and answers by publishing.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from fakejs.core.subjects import InvalidSubject, MatchResult, SubscriptionIndex
+
+_log = logging.getLogger("fakejs")
+
+__all__ = ["InternalHandler", "InvalidSubject", "Router", "Subscriber", "Subscription"]
+
+
+class Subscriber(Protocol):
+    """What the router needs from the owner of a subscription."""
+
+    echo: bool
+
+    def deliver(
+        self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any
+    ) -> None:
+        """Hand one message to the subscriber; ``origin`` is the publisher."""
+
+    def remove_subscription(self, sub: Subscription) -> None:
+        """Forget a subscription the router dropped (auto-unsubscribe reached)."""
+
+
+class _EmptyReply(str):
+    """A reply subject that is present but empty.
+
+    nats-server writes some internal messages (consumer reset replies, API
+    audit advisories) with an empty reply-to field, so their ``MSG`` line
+    has two spaces.  Being an empty ``str`` it means "no reply" everywhere;
+    only the writer checks for it by identity.
+    """
+
+
+EMPTY_REPLY = _EmptyReply("")
+
+InternalHandler = Callable[[str, str, "bytes | None", bytes, Any], "bool | None"]
+
+
+class Subscription:
+    """One subscription: subject, optional queue group, owner and limits.
+
+    ``max`` is the UNSUB auto-unsubscribe limit (0 = none) and
+    ``delivered`` counts the messages handed over, as nats-server's
+    ``sub.nm`` does.
+    """
+
+    __slots__ = ("__weakref__", "closed", "delivered", "max", "owner", "queue", "sid", "sid_bytes", "subject")
+
+    def __init__(self, subject: str, queue: str, sid: str, owner: Any) -> None:
+        self.subject = subject
+        self.queue = queue
+        self.sid = sid
+        self.sid_bytes = sid.encode("utf-8", "surrogateescape")
+        self.owner = owner
+        self.max = 0
+        self.delivered = 0
+        self.closed = False
+
+    def __repr__(self) -> str:
+        queue = f" queue={self.queue!r}" if self.queue else ""
+        return f"<Subscription {self.subject!r}{queue} sid={self.sid!r}>"
+
+
+class _InternalOwner:
+    """Owner of an internal subscription: calls a handler for each message."""
+
+    echo = True
+
+    def __init__(self, handler: InternalHandler) -> None:
+        self.handler = handler
+
+    def deliver(
+        self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any
+    ) -> bool | None:
+        try:
+            return self.handler(subject, reply, headers, payload, origin)
+        except Exception:
+            # A fault in a server component must not take the publisher's
+            # connection (or anyone else's) down with it.
+            _log.exception("Internal subscription on %r failed", subject)
+            return True
+
+    def remove_subscription(self, sub: Subscription) -> None:
+        pass
+
+
+class Router:
+    """The subscription index plus message fan-out."""
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self.index = SubscriptionIndex()
+        self._rng = rng or random.Random()
+        self._watchers: dict[str, list[Callable[[], None]]] = {}
+
+    # -- subscriptions ---------------------------------------------------------
+
+    def subscribe(self, sub: Subscription) -> None:
+        """Index ``sub``; raises :class:`InvalidSubject` for an invalid subject."""
+        self.index.insert(sub)
+        self._notify(sub.subject)
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        if not sub.closed:
+            sub.closed = True
+            self.index.remove(sub)
+            self._notify(sub.subject)
+
+    # -- interest on an exact subject (push consumers) ------------------------------------
+
+    def watch_interest(self, subject: str, callback: Callable[[], None]) -> None:
+        """Call ``callback`` whenever a subscription on exactly ``subject`` comes or goes."""
+        self._watchers.setdefault(subject, []).append(callback)
+
+    def unwatch_interest(self, subject: str, callback: Callable[[], None]) -> None:
+        callbacks = self._watchers.get(subject)
+        if callbacks and callback in callbacks:
+            callbacks.remove(callback)
+            if not callbacks:
+                del self._watchers[subject]
+
+    def has_exact_interest(self, subject: str, queue: str = "") -> bool:
+        """Whether a plain subscription (or one in ``queue``, if given) exists on exactly ``subject``."""
+        result = self.index.exact(subject)
+        if queue:
+            return bool(result.qsubs.get(queue))
+        return bool(result.psubs)
+
+    def _notify(self, subject: str) -> None:
+        callbacks = self._watchers.get(subject)
+        if callbacks:
+            for callback in list(callbacks):
+                callback()
+
+    def subscribe_internal(self, subject: str, handler: InternalHandler, queue: str = "") -> Subscription:
+        """Subscribe a server component; ``handler(subject, reply, headers, payload, origin)``.
+
+        The handler may return ``False`` to decline a message, which then
+        does not count as delivered (no-responders still applies).
+        """
+        sub = Subscription(subject, queue, "", _InternalOwner(handler))
+        self.index.insert(sub)
+        return sub
+
+    def match(self, subject: str) -> MatchResult:
+        return self.index.match(subject)
+
+    def has_interest(self, subject: str) -> bool:
+        return self.index.has_interest(subject)
+
+    # -- publishing ------------------------------------------------------------
+
+    def publish(
+        self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any = None, shown_as: str = ""
+    ) -> bool:
+        """Deliver to every plain subscriber and one member per queue group.
+
+        ``origin`` is the publishing client (``None`` for the server
+        itself); it does not receive its own message when it turned echo
+        off.  ``shown_as`` is the subject subscribers see when it differs
+        from the one routed on (JetStream delivers a stored message, with
+        its own subject, to a consumer's delivery subject).  Returns whether
+        anyone received the message.
+        """
+        result = self.index.match(subject)
+        if not result:
+            return False
+        visible = shown_as or subject
+        delivered = False
+        for sub in result.psubs:
+            if self._deliver(sub, visible, reply, headers, payload, origin):
+                delivered = True
+        if result.qsubs:
+            rng = self._rng
+            for group in result.qsubs.values():
+                size = len(group)
+                start = rng.randrange(size) if size > 1 else 0
+                for i in range(size):
+                    if self._deliver(group[(start + i) % size], visible, reply, headers, payload, origin):
+                        delivered = True
+                        break
+        return delivered
+
+    def _deliver(
+        self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any
+    ) -> bool:
+        owner = sub.owner
+        if sub.closed or (owner is origin and not owner.echo):
+            return False
+        sub.delivered += 1
+        if sub.max:
+            if sub.delivered > sub.max:
+                self._auto_unsubscribe(sub)
+                return False
+            if sub.delivered == sub.max:
+                owner.deliver(sub, subject, reply, headers, payload, origin)
+                self._auto_unsubscribe(sub)
+                return True
+        # An internal handler may decline a message (False): it was not delivered.
+        return owner.deliver(sub, subject, reply, headers, payload, origin) is not False
+
+    def _auto_unsubscribe(self, sub: Subscription) -> None:
+        self.unsubscribe(sub)
+        sub.owner.remove_subscription(sub)

@@ -1,0 +1,496 @@
+"""One client connection's protocol logic, without the socket.
+
+A :class:`ClientSession` takes bytes (:meth:`ClientSession.data_received`),
+runs them through the sans-IO parser, applies each operation the way
+nats-server's ``client.go`` does, and queues outgoing frames.  The socket
+layer supplies a :class:`ClientIO` to flush them and to hang up; timers
+(ping interval, stale detection, authentication timeout) run on the
+broker's clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Subscription
+from fakejs.protocol import writer
+from fakejs.protocol.connect import DEFAULT_CLIENT_OPTS
+from fakejs.protocol.events import (
+    ERR_AUTHORIZATION,
+    Connect,
+    Info,
+    Notice,
+    Ok,
+    Ping,
+    Pong,
+    ProtocolViolation,
+    Pub,
+    Sub,
+    Unsub,
+)
+from fakejs.protocol.parser import Parser
+
+if TYPE_CHECKING:
+    from fakejs.core.broker import Broker
+    from fakejs.core.clock import TimerHandle
+
+ERR_AUTH_TIMEOUT = "Authentication Timeout"
+ERR_STALE = "Stale Connection"
+ERR_INVALID_SUBJECT = "Invalid Subject"
+ERR_BAD_PROTOCOL = "invalid client protocol"
+ERR_NO_RESPONDERS_HEADERS = "no responders requires headers support"
+
+# Fast producers are held back while a consumer they feed is over 3/4 of
+# max_pending: up to 2 ms per message (5 ms once it is over the limit) and at
+# most 10 ms per read, as nats-server's stall gate does.
+STALL_SHORT = 0.002
+STALL_LONG = 0.005
+STALL_PER_READ = 0.010
+
+# Why a connection closed, in nats-server's words (as /connz reports them).
+CLIENT_CLOSED = "Client Closed"
+SERVER_SHUTDOWN = "Server Shutdown"
+SLOW_CONSUMER_PENDING = "Slow Consumer (Pending Bytes)"
+SLOW_CONSUMER_DEADLINE = "Slow Consumer (Write Deadline)"
+STALE_CONNECTION = "Stale Connection"
+PROTOCOL_VIOLATION = "Protocol Violation"
+AUTH_VIOLATION = "Authentication Failure"
+AUTH_TIMEOUT = "Authentication Timeout"
+KICKED = "Kicked"
+
+
+class ClientIO(Protocol):
+    """What the socket layer provides to a session."""
+
+    def want_flush(self) -> None:
+        """Arrange for :meth:`ClientSession.take_output` to be written soon."""
+
+    def close(self) -> None:
+        """Write what is pending, then close the connection."""
+
+    def abort(self) -> None:
+        """Drop the connection at once, discarding pending output."""
+
+    def write_buffer_size(self) -> int:
+        """Bytes handed to the transport but not yet sent."""
+
+    def pause_reading(self, seconds: float) -> None:
+        """Stop reading for ``seconds`` (real time), then call :meth:`ClientSession.resume`."""
+
+
+class ClientSession:
+    """Protocol state of one client connection."""
+
+    def __init__(self, broker: Broker, io: ClientIO, host: str = "", port: int = 0, kind: str = "Client") -> None:
+        self.broker = broker
+        self.io = io
+        self.cid = broker.next_client_id()
+        self.host = host
+        self.port = port
+        self.kind = kind
+        options = broker.options
+        self.parser = Parser(max_control_line=options.max_control_line, max_payload=options.max_payload)
+        self.parser.auth_pending = options.auth_required
+        self.opts: dict[str, Any] = dict(DEFAULT_CLIENT_OPTS)
+        self.echo = True
+        self.verbose = True
+        self.headers = False
+        self.no_responders = False
+        self.protocol = 0
+        self.connect_received = False
+        self.first_pong_sent = False
+        self.subs: dict[str, Subscription] = {}
+        self.closed = False
+        self.close_reason = ""
+        self.stopped_ns = 0
+        self.paused = False
+        self.stall_budget = STALL_PER_READ
+        self.out: list[bytes] = []
+        self.out_size = 0
+        self.in_msgs = 0
+        self.in_bytes = 0
+        self.out_msgs = 0
+        self.out_bytes = 0
+        clock = broker.clock
+        self.started = clock.monotonic()
+        self.started_ns = clock.time_ns()
+        self.last_activity = self.started
+        self.last_in = 0.0
+        self.pings_out = 0
+        self.rtt_start: float | None = None
+        self.rtt = 0.0
+        self._ping_timer: TimerHandle | None = None
+        self._ping_advance: int | None = None
+        self._auth_timer: TimerHandle | None = None
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            Pub: self._on_pub,
+            Sub: self._on_sub,
+            Unsub: self._on_unsub,
+            Ping: self._on_ping,
+            Pong: self._on_pong,
+            Connect: self._on_connect,
+            Notice: self._on_notice,
+            Info: _ignore,
+            Ok: _ignore,
+        }
+
+    def __repr__(self) -> str:
+        return f"{self.host}:{self.port} - cid:{self.cid}"
+
+    @property
+    def name(self) -> str:
+        return str(self.opts.get("name", ""))
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def start(self) -> None:
+        """Greet the client with INFO and start the timers."""
+        broker = self.broker
+        broker.add_client(self)
+        self.send(writer.info(broker.info_fields(self)))
+        options = broker.options
+        if options.auth_required:
+            self._auth_timer = broker.clock.call_later(options.auth_timeout, self._auth_timeout)
+        self._set_ping_timer(options.ping_interval)
+        broker.log.debug("%s - Client connection created", self)
+
+    def close(self, reason: str = CLIENT_CLOSED, abort: bool = False) -> None:
+        """Close the connection; pending output is still written unless ``abort``."""
+        if self.closed:
+            return
+        self.closed = True
+        self.close_reason = reason
+        self._cancel_timers()
+        self.stopped_ns = self.broker.clock.time_ns()
+        router = self.broker.router
+        final_subs = list(self.subs.values())  # /connz?state=closed still lists them
+        for sub in final_subs:
+            router.unsubscribe(sub)
+        self.subs.clear()
+        self.broker.remove_client(self, final_subs)
+        if abort:
+            self.io.abort()
+        else:
+            self.io.close()
+        self.broker.log.debug("%s - Client connection closed: %s", self, reason)
+
+    def connection_lost(self) -> None:
+        """The peer went away."""
+        self.close(CLIENT_CLOSED, abort=True)
+
+    def _cancel_timers(self) -> None:
+        for timer in (self._ping_timer, self._auth_timer):
+            if timer is not None:
+                timer.cancel()
+        self._ping_timer = self._auth_timer = None
+
+    # -- output ----------------------------------------------------------------
+
+    def send(self, frame: bytes) -> None:
+        """Queue a frame; the socket layer writes queued frames in order."""
+        if self.closed:
+            return
+        if not self.out:
+            self.io.want_flush()
+        self.out.append(frame)
+        self.out_size += len(frame)
+
+    def send_err(self, text: str) -> None:
+        self.send(writer.err(text))
+
+    def take_output(self) -> bytes:
+        """Everything queued, as one buffer (called by the socket layer)."""
+        if not self.out:
+            return b""
+        data = self.out[0] if len(self.out) == 1 else b"".join(self.out)
+        self.out.clear()
+        self.out_size = 0
+        return data
+
+    def deliver(
+        self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any
+    ) -> None:
+        """Queue ``MSG``/``HMSG`` for a subscription of this client."""
+        subject_bytes = subject.encode("utf-8", "surrogateescape")
+        reply_bytes: bytes | None = reply.encode("utf-8", "surrogateescape") if reply else b""
+        if reply is EMPTY_REPLY:
+            reply_bytes = None
+        if headers is not None and self.headers:
+            frame = writer.hmsg(subject_bytes, sub.sid_bytes, reply_bytes, headers, payload)
+            size = len(headers) + len(payload)
+        else:
+            frame = writer.msg(subject_bytes, sub.sid_bytes, reply_bytes, payload)
+            size = len(payload)
+        if self.closed:
+            return
+        self.out_msgs += 1
+        self.out_bytes += size
+        stats = self.broker.stats
+        stats.out_msgs += 1
+        stats.out_bytes += size
+        self.send(frame)
+        pending = self.out_size + self.io.write_buffer_size()
+        max_pending = self.broker.options.max_pending
+        if pending > max_pending:
+            self.slow_consumer(SLOW_CONSUMER_PENDING)
+        elif pending > max_pending // 4 * 3 and isinstance(origin, ClientSession) and origin is not self:
+            origin.stall(STALL_LONG if pending >= max_pending else STALL_SHORT)
+
+    def stall(self, seconds: float) -> None:
+        """Hold back this (producing) client for a moment, within its per-read budget."""
+        if self.paused or self.stall_budget <= 0 or self.closed:
+            return
+        seconds = min(seconds, self.stall_budget)
+        self.stall_budget -= seconds
+        self.paused = True
+        self.io.pause_reading(seconds)
+
+    def resume(self) -> None:
+        """End a stall: carry on with what was already received."""
+        if self.paused:
+            self.paused = False
+            self._process()
+
+    def slow_consumer(self, reason: str) -> None:
+        """Cut off a client that does not read fast enough, as nats-server does."""
+        self.broker.stats.slow_consumers += 1
+        if reason == SLOW_CONSUMER_PENDING:
+            self.broker.log.info(
+                "%s - Slow Consumer Detected: MaxPending of %d Exceeded", self, self.broker.options.max_pending
+            )
+        else:
+            self.broker.log.info(
+                "%s - Slow Consumer Detected: WriteDeadline of %s exceeded", self, self.broker.options.write_deadline
+            )
+        self.out.clear()
+        self.out_size = 0
+        self.close(reason, abort=True)
+
+    def _drop_subscriptions(self) -> None:
+        router = self.broker.router
+        for sub in list(self.subs.values()):
+            sub.max = 0
+            router.unsubscribe(sub)
+        self.subs.clear()
+
+    def remove_subscription(self, sub: Subscription) -> None:
+        if self.subs.get(sub.sid) is sub:
+            del self.subs[sub.sid]
+
+    # -- input -----------------------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        """Parse and apply everything the client sent."""
+        if self.closed:
+            return
+        self.parser.receive_data(data)
+        self.stall_budget = STALL_PER_READ
+        if not self.paused:
+            self._process()
+
+    def _process(self) -> None:
+        parser = self.parser
+        handlers = self._handlers
+        activity = False
+        try:
+            while not self.closed and not self.paused:
+                event = parser.next_event()
+                if event is None:
+                    break
+                kind = type(event)
+                if kind is Pub or kind is Sub or kind is Unsub:
+                    activity = True
+                handlers[kind](event)
+        except ProtocolViolation as violation:
+            self._violation(violation)
+        if activity:
+            self.last_in = self.last_activity = self.broker.clock.monotonic()
+
+    def _violation(self, violation: ProtocolViolation) -> None:
+        if violation.err:
+            self.send_err(violation.err)
+        if violation.err == ERR_AUTHORIZATION:
+            self.broker.log.error("%s - authentication error", self)
+            self.close(AUTH_VIOLATION)
+        else:
+            self.broker.log.error("%s - Client parser ERROR: %s", self, violation.reason)
+            self.close(PROTOCOL_VIOLATION)
+
+    def _on_pub(self, event: Pub) -> None:
+        payload = event.payload
+        headers = event.headers
+        size = len(payload) + (len(headers) if headers is not None else 0)
+        self.in_msgs += 1
+        self.in_bytes += size
+        stats = self.broker.stats
+        stats.in_msgs += 1
+        stats.in_bytes += size
+        subject = event.subject
+        if (len(subject) > 5 and subject.startswith("_GR_.")) or subject.startswith("$NRG."):
+            self.send_err(f"Permissions Violation for Publish to {writer.go_quote(subject)}")
+            return
+        reply = event.reply
+        if reply and _is_reserved_reply(reply):
+            self.send_err(f"Permissions Violation for Publish with Reply of {writer.go_quote(reply)}")
+            return
+        if self.verbose:
+            self.send(writer.OK)
+        delivered = self.broker.router.publish(subject, reply, headers, payload, self)
+        if not delivered and reply and self.no_responders:
+            self._no_responders(subject, reply)
+
+    def _no_responders(self, subject: str, reply: str) -> None:
+        for sub in self.broker.router.match(reply).psubs:
+            if sub.owner is self:
+                block = b"NATS/1.0 503\r\nNats-Subject: " + writer.encode_subject(subject) + b"\r\n\r\n"
+                self.send(writer.hmsg(writer.encode_subject(reply), sub.sid_bytes, b"", block, b""))
+                return
+
+    def _on_sub(self, event: Sub) -> None:
+        existing = self.subs.get(event.sid)
+        if existing is None:
+            sub = Subscription(event.subject, event.queue, event.sid, self)
+            try:
+                self.broker.router.subscribe(sub)
+            except InvalidSubject:
+                self.send_err(ERR_INVALID_SUBJECT)
+                return
+            self.subs[event.sid] = sub
+        if self.verbose:
+            self.send(writer.OK)
+
+    def _on_unsub(self, event: Unsub) -> None:
+        sub = self.subs.get(event.sid)
+        if sub is not None:
+            if event.max > 0 and event.max > sub.delivered:
+                sub.max = event.max
+            else:
+                sub.max = 0
+                del self.subs[event.sid]
+                self.broker.router.unsubscribe(sub)
+        if self.verbose:
+            self.send(writer.OK)
+
+    def _on_ping(self, event: Ping) -> None:
+        faults = self.broker.faults
+        if faults and faults.fire("client.ping", cid=self.cid, name=self.name):
+            return  # a stalled server: no PONG
+        self.send(writer.PONG)
+        self.last_in = self.broker.clock.monotonic()
+        if self.connect_received and not self.first_pong_sent:
+            self.first_pong_sent = True
+            if self.protocol >= 1:
+                self.send(writer.info(self.broker.info_fields(self, connect_info=True)))
+
+    def _on_pong(self, event: Pong) -> None:
+        self.pings_out = 0
+        if self.rtt_start is not None:
+            self.rtt = self.broker.clock.monotonic() - self.rtt_start
+
+    def _on_notice(self, event: Notice) -> None:
+        self.send_err(event.text)
+
+    def _on_connect(self, event: Connect) -> None:
+        broker = self.broker
+        if self._auth_timer is not None:
+            self._auth_timer.cancel()
+            self._auth_timer = None
+        now = broker.clock.monotonic()
+        self.last_activity = now
+        if self.rtt == 0.0:
+            self.rtt = now - self.started
+        self._set_first_ping_timer()
+        self.opts.update(event.options)
+        opts = self.opts
+        if self.connect_received:
+            # nats-server 2.14+ drops every subscription on a repeated CONNECT (it
+            # may move the client to another account); the sids become free again.
+            self._drop_subscriptions()
+        self.connect_received = True
+        self.echo = bool(opts.get("echo"))
+        self.verbose = bool(opts.get("verbose"))
+        self.headers = bool(opts.get("headers"))
+        self.no_responders = bool(opts.get("no_responders"))
+        self.protocol = int(opts.get("protocol", 0))
+        parser = self.parser
+        parser.headers = self.headers
+        parser.pedantic = bool(opts.get("pedantic"))
+        if not broker.authenticate(opts) or opts.get("new_account") or opts.get("account"):
+            self.send_err(ERR_AUTHORIZATION)
+            broker.log.error("%s - authentication error", self)
+            self.close(AUTH_VIOLATION)
+            return
+        parser.auth_pending = False
+        if self.protocol < 0 or self.protocol > 1:
+            self.send_err(ERR_BAD_PROTOCOL)
+            self.close(PROTOCOL_VIOLATION)
+            return
+        if self.no_responders and not self.headers:
+            self.send_err(ERR_NO_RESPONDERS_HEADERS)
+            self.close(PROTOCOL_VIOLATION)
+            return
+        if self.verbose:
+            self.send(writer.OK)
+        faults = broker.faults
+        if faults:
+            hit = faults.fire("client.connect", cid=self.cid, name=self.name)
+            if hit is not None:
+                self.close(KICKED, abort=hit.change == "drop")
+
+    # -- timers ----------------------------------------------------------------
+
+    def _auth_timeout(self) -> None:
+        self._auth_timer = None
+        if not self.connect_received and not self.closed:
+            self.send_err(ERR_AUTH_TIMEOUT)
+            self.close(AUTH_TIMEOUT)
+
+    def _set_ping_timer(self, delay: float) -> None:
+        if self._ping_timer is not None:
+            self._ping_timer.cancel()
+        self._ping_timer = self.broker.clock.call_later(delay, self._ping_due)
+
+    def _set_first_ping_timer(self) -> None:
+        options = self.broker.options
+        delay = min(options.ping_interval, options.first_ping_interval)
+        # nats-server adds up to 20% so that many clients do not ping in step.
+        self._set_ping_timer(delay + self.broker.random.uniform(0, delay / 5))
+
+    def _ping_due(self) -> None:
+        self._ping_timer = None
+        if self.closed:
+            return
+        options = self.broker.options
+        now = self.broker.clock.monotonic()
+        need_rtt = self.rtt_start is None or now - self.rtt_start > 3600.0
+        if need_rtt or now - self.last_in >= options.ping_interval:
+            # Under a manual clock one advance() may span many ping intervals with
+            # no chance for the client to answer: only one PING per advance counts.
+            advance = getattr(self.broker.clock, "advances", None)
+            if advance is not None and self.pings_out and advance == self._ping_advance:
+                self._set_ping_timer(options.ping_interval)
+                return
+            self._ping_advance = advance
+            if self.pings_out + 1 > options.ping_max:
+                self.send_err(ERR_STALE)
+                self.broker.log.debug("%s - Stale Client Connection - Closing", self)
+                self.close(STALE_CONNECTION)
+                return
+            self.rtt_start = now
+            self.pings_out += 1
+            self.send(writer.PING)
+        self._set_ping_timer(options.ping_interval)
+
+
+def _ignore(event: Any) -> None:
+    pass
+
+
+def _is_reserved_reply(reply: str) -> bool:
+    """Reply subjects clients may not use (service imports, JS acks, gateways)."""
+    return (
+        reply.startswith("_R_.")
+        or (len(reply) > 8 and reply.startswith("$JS.ACK."))
+        or (len(reply) > 5 and reply.startswith("_GR_."))
+    )

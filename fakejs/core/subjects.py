@@ -1,0 +1,364 @@
+"""Subjects: validation, matching, and the subscription index.
+
+The rules are nats-server's (``sublist.go``): tokens are separated by
+``.``; ``*`` matches one token and ``>`` one or more trailing tokens, but
+only when they are a whole token; a subscription subject is valid when it
+has no empty token and ``>`` (if any) is last.  Published subjects are
+matched literally, token by token: publishing to ``a.*`` reaches the
+subscribers of ``a.*`` and ``a.>`` but not those of ``a.b``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+PWC = "*"
+FWC = ">"
+_BLANK_CHARS = frozenset(" \t\n\r\f")
+
+
+class InvalidSubject(ValueError):
+    """Raised when a subscription subject cannot be indexed."""
+
+
+def tokens(subject: str) -> list[str]:
+    return subject.split(".")
+
+
+def is_valid_subject(subject: str, check_runes: bool = False) -> bool:
+    """nats-server's ``IsValidSubject`` (wildcards allowed)."""
+    if not subject:
+        return False
+    if check_runes and ("\x00" in subject or "\ufffd" in subject or _has_surrogate(subject)):
+        return False
+    after_fwc = False
+    for token in subject.split("."):
+        if not token or after_fwc:
+            return False
+        if len(token) > 1:
+            if not _BLANK_CHARS.isdisjoint(token):
+                return False
+            continue
+        if token == FWC:
+            after_fwc = True
+        elif token in _BLANK_CHARS:
+            return False
+    return True
+
+
+def _has_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+
+
+def is_valid_literal_subject(subject: str) -> bool:
+    """nats-server's ``IsValidLiteralSubject``: no empty or wildcard tokens."""
+    for token in subject.split("."):
+        if not token or token == PWC or token == FWC:
+            return False
+    return True
+
+
+def is_valid_publish_subject(subject: str) -> bool:
+    return is_valid_subject(subject, True) and is_valid_literal_subject(subject)
+
+
+def has_wildcard(subject: str) -> bool:
+    for token in subject.split("."):
+        if token == PWC or token == FWC:
+            return True
+    return False
+
+
+def matches(filter_subject: str, subject: str) -> bool:
+    """Whether a literal ``subject`` matches ``filter_subject`` (which may have wildcards)."""
+    if filter_subject == subject or filter_subject == FWC:
+        return True
+    ftoks = filter_subject.split(".")
+    stoks = subject.split(".")
+    for i, ft in enumerate(ftoks):
+        if i >= len(stoks):
+            return False
+        if ft == FWC:
+            return True
+        if ft != PWC and ft != stoks[i]:
+            return False
+    return len(ftoks) == len(stoks)
+
+
+def is_subset(subject: str, test: str) -> bool:
+    """nats-server's ``subjectIsSubsetMatch``: every subject matching
+    ``subject`` also matches ``test`` (both may contain wildcards)."""
+    stoks = subject.split(".")
+    ttoks = test.split(".")
+    for i, t in enumerate(ttoks):
+        if i >= len(stoks):
+            return False
+        s = stoks[i]
+        if t == FWC:
+            return True
+        if t == PWC:
+            if s == FWC:
+                return False
+            continue
+        if s != t:
+            return False
+    return len(stoks) == len(ttoks)
+
+
+def overlap(a: str, b: str) -> bool:
+    """Whether some literal subject matches both ``a`` and ``b``."""
+    atoks = a.split(".")
+    btoks = b.split(".")
+    for i in range(max(len(atoks), len(btoks))):
+        at = atoks[i] if i < len(atoks) else None
+        bt = btoks[i] if i < len(btoks) else None
+        if at == FWC or bt == FWC:
+            return at is not None and bt is not None
+        if at is None or bt is None:
+            return False
+        if at != bt and at != PWC and bt != PWC:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------
+
+
+class _Node:
+    __slots__ = ("next", "psubs", "qsubs")
+
+    def __init__(self) -> None:
+        self.next: _Level | None = None
+        self.psubs: list[Any] = []
+        self.qsubs: dict[str, list[Any]] = {}
+
+
+class _Level:
+    __slots__ = ("fwc", "nodes", "pwc")
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, _Node] = {}
+        self.pwc: _Node | None = None
+        self.fwc: _Node | None = None
+
+    def empty(self) -> bool:
+        return not self.nodes and self.pwc is None and self.fwc is None
+
+
+class MatchResult:
+    """Plain subscribers, and queue subscribers grouped by queue name."""
+
+    __slots__ = ("psubs", "qsubs")
+
+    def __init__(self) -> None:
+        self.psubs: list[Any] = []
+        self.qsubs: dict[str, list[Any]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.psubs or self.qsubs)
+
+
+EMPTY_RESULT = MatchResult()
+
+
+class SubscriptionIndex:
+    """A subject trie of subscriptions with a per-subject result cache.
+
+    Stored items only need ``subject`` and ``queue`` attributes; the index
+    never looks at anything else, so client and internal subscriptions
+    share it.
+    """
+
+    CACHE_LIMIT = 4096
+
+    def __init__(self) -> None:
+        self._root = _Level()
+        self._cache: dict[str, MatchResult] = {}
+        self.count = 0
+        # Lifetime counters, reported by /subsz like nats-server's sublist stats.
+        self.inserts = 0
+        self.removes = 0
+        self.matches = 0
+        self.cache_hits = 0
+
+    def insert(self, sub: Any) -> None:
+        level = self._root
+        node: _Node | None = None
+        after_fwc = False
+        for token in sub.subject.split("."):
+            if not token or after_fwc:
+                raise InvalidSubject(sub.subject)
+            if token == PWC:
+                if level.pwc is None:
+                    level.pwc = _Node()
+                node = level.pwc
+            elif token == FWC:
+                after_fwc = True
+                if level.fwc is None:
+                    level.fwc = _Node()
+                node = level.fwc
+            else:
+                node = level.nodes.get(token)
+                if node is None:
+                    node = level.nodes[token] = _Node()
+            if node.next is None:
+                node.next = _Level()
+            level = node.next
+        assert node is not None
+        if sub.queue:
+            node.qsubs.setdefault(sub.queue, []).append(sub)
+        else:
+            node.psubs.append(sub)
+        self.count += 1
+        self.inserts += 1
+        self._invalidate(sub.subject)
+
+    def _path(self, subject: str) -> list[tuple[_Level, str, _Node]] | None:
+        """The (level, token, node) steps to ``subject``'s node, or ``None`` if it has none."""
+        path: list[tuple[_Level, str, _Node]] = []
+        level: _Level | None = self._root
+        for token in subject.split("."):
+            if level is None:
+                return None
+            if token == PWC:
+                node = level.pwc
+            elif token == FWC:
+                node = level.fwc
+            else:
+                node = level.nodes.get(token)
+            if node is None:
+                return None
+            path.append((level, token, node))
+            level = node.next
+        return path or None
+
+    def remove(self, sub: Any) -> bool:
+        path = self._path(sub.subject)
+        if path is None:
+            return False
+        node = path[-1][2]
+        try:
+            if sub.queue:
+                group = node.qsubs[sub.queue]
+                group.remove(sub)
+                if not group:
+                    del node.qsubs[sub.queue]
+            else:
+                node.psubs.remove(sub)
+        except (KeyError, ValueError):
+            return False
+        self.count -= 1
+        self.removes += 1
+        # Prune empty nodes bottom-up.
+        for parent, token, child in reversed(path):
+            if child.psubs or child.qsubs or (child.next is not None and not child.next.empty()):
+                break
+            if token == PWC:
+                parent.pwc = None
+            elif token == FWC:
+                parent.fwc = None
+            else:
+                del parent.nodes[token]
+        self._invalidate(sub.subject)
+        return True
+
+    def _invalidate(self, subject: str) -> None:
+        if not self._cache:
+            return
+        if not has_wildcard(subject):
+            self._cache.pop(subject, None)
+            return
+        stale = [key for key in self._cache if matches(subject, key)]
+        for key in stale:
+            del self._cache[key]
+
+    def match(self, subject: str) -> MatchResult:
+        """Subscriptions interested in a published (literal) subject."""
+        self.matches += 1
+        cached = self._cache.get(subject)
+        if cached is not None:
+            self.cache_hits += 1
+            return cached
+        toks = subject.split(".")
+        for token in toks:
+            if not token:
+                return EMPTY_RESULT
+        result = MatchResult()
+        _match_level(self._root, toks, result)
+        if len(self._cache) >= self.CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[subject] = result
+        return result
+
+    def has_interest(self, subject: str) -> bool:
+        return bool(self.match(subject))
+
+    def exact(self, subject: str) -> MatchResult:
+        """Subscriptions on exactly ``subject`` (no wildcard matching)."""
+        path = self._path(subject)
+        if path is None:
+            return EMPTY_RESULT
+        result = MatchResult()
+        _add_node(path[-1][2], result)
+        return result
+
+    def cache_fanout(self) -> tuple[int, int, int]:
+        """(cached subjects, largest fan-out, summed fan-out) over the match cache.
+
+        Fan-out counts plain subscribers plus queue groups (one member of
+        each gets a message), the way nats-server's sublist stats do.
+        """
+        largest = total = 0
+        for result in self._cache.values():
+            fanout = len(result.psubs) + len(result.qsubs)
+            total += fanout
+            largest = max(largest, fanout)
+        return len(self._cache), largest, total
+
+    def all(self) -> Iterable[Any]:
+        """Every stored subscription (for monitoring and introspection)."""
+        stack: list[_Level] = [self._root]
+        while stack:
+            level = stack.pop()
+            nodes = list(level.nodes.values())
+            if level.pwc is not None:
+                nodes.append(level.pwc)
+            if level.fwc is not None:
+                nodes.append(level.fwc)
+            for node in nodes:
+                yield from node.psubs
+                for group in node.qsubs.values():
+                    yield from group
+                if node.next is not None:
+                    stack.append(node.next)
+
+
+def _add_node(node: _Node, result: MatchResult) -> None:
+    if node.psubs:
+        result.psubs.extend(node.psubs)
+    for queue, group in node.qsubs.items():
+        existing = result.qsubs.get(queue)
+        if existing is None:
+            result.qsubs[queue] = list(group)
+        else:
+            existing.extend(group)
+
+
+def _match_level(level: _Level | None, toks: list[str], result: MatchResult) -> None:
+    node: _Node | None = None
+    pwc: _Node | None = None
+    for i, token in enumerate(toks):
+        if level is None:
+            return
+        if level.fwc is not None:
+            _add_node(level.fwc, result)
+        pwc = level.pwc
+        if pwc is not None:
+            _match_level(pwc.next, toks[i + 1 :], result)
+        node = level.nodes.get(token)
+        level = node.next if node is not None else None
+    if node is not None:
+        _add_node(node, result)
+    if pwc is not None:
+        _add_node(pwc, result)

@@ -1,0 +1,605 @@
+"""JSON as nats-server (Go's ``encoding/json``) reads and writes it.
+
+Clients see Go's JSON behaviour in two places: error descriptions such as
+``invalid JSON: invalid character 'x' looking for beginning of value`` and
+the exact bytes of API replies (compact, ``<>&`` escaped).  Python's
+``json`` module differs on both counts, so this module supplies:
+
+* :func:`loads` -- parse bytes, raising :class:`GoJSONError` whose text is
+  the message Go's scanner would give for the same input;
+* :func:`dumps` -- compact output escaped the way ``json.Marshal`` does;
+* :class:`Struct` / :func:`decode` -- Go-style decoding of a parsed value into
+  a typed field table: keys match case-insensitively, ``null`` leaves a
+  field alone, unknown keys are ignored, and type mismatches produce Go's
+  ``json: cannot unmarshal ...`` message (the first one wins, as in Go).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Field", "GoJSONError", "Struct", "decode", "dumps", "loads", "quote_char"]
+
+
+class GoJSONError(ValueError):
+    """A JSON error carrying Go's message text."""
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(name)
+
+
+class GoNumber(float):
+    """A JSON number written with a fraction or exponent; keeps its text.
+
+    Go reports the literal (``number 1e3``) when such a number does not fit
+    an integer field, so the text is kept next to the value.
+    """
+
+    text: str
+
+    def __new__(cls, text: str) -> GoNumber:
+        obj = super().__new__(cls, text)
+        obj.text = text
+        return obj
+
+
+_decoder = json.JSONDecoder(parse_constant=_no_constants, parse_float=GoNumber)
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse JSON like Go's ``json.Unmarshal`` into ``interface{}``-ish values.
+
+    Numbers keep Python's int/float distinction so typed decoding can tell
+    ``1`` from ``1.5``; a syntax error raises :class:`GoJSONError` with Go's
+    exact message.
+    """
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        raw = bytes(data)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+    else:
+        text = data
+        raw = data.encode("utf-8", "surrogateescape")
+    if text is not None:
+        try:
+            return _no_surrogates(_decoder.decode(text))
+        except (ValueError, RecursionError):
+            pass
+    error = scan_error(raw)
+    if error is None:
+        # Valid for Go but not for Python: invalid UTF-8 inside strings,
+        # which Go replaces with U+FFFD.
+        return _no_surrogates(_decoder.decode(raw.decode("utf-8", "replace")))
+    raise GoJSONError(error)
+
+
+_GO_ESCAPES = {
+    ord("<"): "\\u003c",
+    ord(">"): "\\u003e",
+    ord("&"): "\\u0026",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def dumps(value: Any) -> str:
+    """Serialise like Go's ``json.Marshal``: compact, HTML-safe escapes."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if "<" in text or ">" in text or "&" in text or "\u2028" in text or "\u2029" in text:
+        text = text.translate(_GO_ESCAPES)
+    return text
+
+
+# ---------------------------------------------------------------------------
+# Go's scanner, reduced to what is needed to name the first syntax error.
+
+
+def quote_char(c: int) -> str:
+    """Format one input byte the way Go's scanner quotes it in errors."""
+    if c == 0x27:
+        return "'\\''"
+    if c == 0x22:
+        return "'\"'"
+    ch = chr(c)
+    if ch.isprintable() and c != 0x7F and not (0x80 <= c < 0xA0) and c != 0xAD:
+        return "'" + ch + "'"
+    if c < 0x20 and ch in "\a\b\f\n\r\t\v":
+        return (
+            "'" + {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}[ch] + "'"
+        )
+    if c < 0x80:
+        return "'\\x%02x'" % c
+    return "'\\u%04x'" % c
+
+
+_WS = b" \t\r\n"
+
+
+class _Syntax(Exception):
+    """A Go ``*json.SyntaxError``: message and offset (bytes read, bad byte included)."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+class _Truncated(Exception):
+    """The input ended inside a value."""
+
+
+def _invalid(data: bytes, i: int, context: str) -> _Syntax:
+    return _Syntax("invalid character " + quote_char(data[i]) + " " + context, i + 1)
+
+
+def skip_space(data: bytes, i: int) -> int:
+    n = len(data)
+    while i < n and data[i] in _WS:
+        i += 1
+    return i
+
+
+def scan_value(data: bytes, i: int) -> int:
+    """Scan one JSON value starting at ``i`` (no leading blanks); return its end.
+
+    Raises :class:`_Syntax` with Go's message and offset, or
+    :class:`_Truncated` when the input ends inside the value.
+    """
+    n = len(data)
+    stack: list[int] = []  # 0x7B for objects, 0x5B for arrays
+    expect = "value"
+    while True:
+        if expect != "value":
+            i = skip_space(data, i)
+        if i >= n:
+            raise _Truncated()
+        c = data[i]
+        if expect == "value" or expect == "value-or-close":
+            if expect == "value-or-close" and c == 0x5D:
+                stack.pop()
+                i += 1
+            elif c == 0x7B:
+                stack.append(0x7B)
+                i += 1
+                expect = "key-or-close"
+                continue
+            elif c == 0x5B:
+                stack.append(0x5B)
+                i += 1
+                expect = "value-or-close"
+                i = skip_space(data, i)
+                continue
+            else:
+                i = _scan_scalar(data, i, "looking for beginning of value")
+        elif expect == "key-or-close" or expect == "key":
+            if expect == "key-or-close" and c == 0x7D:
+                stack.pop()
+                i += 1
+            elif c == 0x22:
+                i = _scan_string(data, i)
+                expect = "colon"
+                continue
+            else:
+                raise _invalid(data, i, "looking for beginning of object key string")
+        elif expect == "colon":
+            if c != 0x3A:
+                raise _invalid(data, i, "after object key")
+            i = skip_space(data, i + 1)
+            expect = "value"
+            continue
+        else:  # after a value inside a container
+            top = stack[-1]
+            if top == 0x7B:
+                if c == 0x2C:
+                    i += 1
+                    expect = "key"
+                    continue
+                if c != 0x7D:
+                    raise _invalid(data, i, "after object key:value pair")
+            else:
+                if c == 0x2C:
+                    i = skip_space(data, i + 1)
+                    expect = "value"
+                    continue
+                if c != 0x5D:
+                    raise _invalid(data, i, "after array element")
+            stack.pop()
+            i += 1
+        # a value (scalar or container) just ended
+        if not stack:
+            return i
+        expect = "after"
+
+
+def _scan_scalar(data: bytes, i: int, context: str) -> int:
+    c = data[i]
+    if c == 0x22:
+        return _scan_string(data, i)
+    if c == 0x2D or 0x30 <= c <= 0x39:
+        return _scan_number(data, i)
+    for word in (b"true", b"false", b"null"):
+        if c == word[0]:
+            return _scan_literal(data, i, word)
+    raise _invalid(data, i, context)
+
+
+def _scan_string(data: bytes, i: int) -> int:
+    n = len(data)
+    i += 1
+    while i < n:
+        c = data[i]
+        if c == 0x22:
+            return i + 1
+        if c == 0x5C:
+            i += 1
+            if i >= n:
+                raise _Truncated()
+            e = data[i]
+            if e in b'"\\/bfnrt':
+                i += 1
+                continue
+            if e != 0x75:
+                raise _invalid(data, i, "in string escape code")
+            i += 1
+            for _ in range(4):
+                if i >= n:
+                    raise _Truncated()
+                h = data[i]
+                if not (0x30 <= h <= 0x39 or 0x41 <= h <= 0x46 or 0x61 <= h <= 0x66):
+                    raise _invalid(data, i, "in \\u hexadecimal character escape")
+                i += 1
+            continue
+        if c < 0x20:
+            raise _invalid(data, i, "in string literal")
+        i += 1
+    raise _Truncated()
+
+
+def _digits(data: bytes, i: int) -> int:
+    n = len(data)
+    while i < n and 0x30 <= data[i] <= 0x39:
+        i += 1
+    return i
+
+
+def _scan_number(data: bytes, i: int) -> int:
+    n = len(data)
+    if data[i] == 0x2D:
+        i += 1
+        if i >= n:
+            raise _Truncated()
+        if not 0x30 <= data[i] <= 0x39:
+            raise _invalid(data, i, "in numeric literal")
+    i = i + 1 if data[i] == 0x30 else _digits(data, i)
+    if i < n and data[i] == 0x2E:
+        i += 1
+        if i >= n:
+            raise _Truncated()
+        if not 0x30 <= data[i] <= 0x39:
+            raise _invalid(data, i, "after decimal point in numeric literal")
+        i = _digits(data, i)
+    if i < n and data[i] in b"eE":
+        i += 1
+        if i < n and data[i] in b"+-":
+            i += 1
+        if i >= n:
+            raise _Truncated()
+        if not 0x30 <= data[i] <= 0x39:
+            raise _invalid(data, i, "in exponent of numeric literal")
+        i = _digits(data, i)
+    return i
+
+
+def _scan_literal(data: bytes, i: int, word: bytes) -> int:
+    n = len(data)
+    for k in range(1, len(word)):
+        if i + k >= n:
+            raise _Truncated()
+        if data[i + k] != word[k]:
+            raise _invalid(data, i + k, "in literal %s (expecting %s)" % (word.decode(), quote_char(word[k])))
+    return i + len(word)
+
+
+def scan_error(data: bytes) -> str | None:
+    """Go's ``json.Unmarshal`` verdict on ``data``: its error message, or ``None``."""
+    try:
+        i = skip_space(data, 0)
+        if i >= len(data):
+            raise _Truncated()
+        end = scan_value(data, i)
+        rest = skip_space(data, end)
+        if rest < len(data):
+            raise _invalid(data, rest, "after top-level value")
+    except _Syntax as exc:
+        return exc.message
+    except _Truncated:
+        return "unexpected end of JSON input"
+    return None
+
+
+def split_stream(data: bytes) -> list[Any]:
+    """Go's ``json.Decoder`` over ``data``: every complete top-level value, in order.
+
+    Raises :class:`GoJSONError` the way ``Decoder.Decode`` fails: syntax
+    errors name the offset (``... at offset 15``, as nats-server reports
+    them) and a value cut short is ``unexpected EOF``.  Values that come
+    before the failure are not returned (the request fails as a whole).
+    """
+    values = []
+    i = 0
+    n = len(data)
+    while True:
+        i = skip_space(data, i)
+        if i >= n:
+            return values
+        try:
+            end = scan_value(data, i)
+        except _Syntax as exc:
+            raise GoJSONError(f"{exc.message} at offset {exc.offset}") from None
+        except _Truncated:
+            raise GoJSONError("unexpected EOF") from None
+        values.append(_python_value(data[i:end]))
+        i = end
+
+
+def _python_value(chunk: bytes) -> Any:
+    """Parse a chunk the Go scanner accepted."""
+    return _decoder.decode(chunk.decode("utf-8", "replace"))
+
+
+# ---------------------------------------------------------------------------
+# Typed decoding with Go's rules.
+
+INT_RANGES = {
+    "int": (-(2**63), 2**63 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "time.Duration": (-(2**63), 2**63 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "int16": (-(2**15), 2**15 - 1),
+    "int8": (-(2**7), 2**7 - 1),
+    "uint64": (0, 2**64 - 1),
+    "uint": (0, 2**64 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint16": (0, 2**16 - 1),
+    "uint8": (0, 2**8 - 1),
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    """One struct field: its JSON name and Go type.
+
+    ``go_type`` is a Go type name (``bool``, ``string``, ``int64``,
+    ``time.Duration``, ``[]string``, ``map[string]string``, ``any``) or a
+    nested :class:`Struct`, or ``("[]", Struct)`` for a slice of structs.
+    ``decoder`` stands for a type with its own ``UnmarshalJSON`` (enums,
+    times): it converts the JSON value or raises :class:`GoJSONError` with
+    that type's message.
+    """
+
+    name: str
+    go_type: Any
+    decoder: Callable[[Any], Any] | None = None
+
+
+@dataclass(frozen=True)
+class Struct:
+    """A Go struct: its name, its package-qualified type name, and its JSON fields."""
+
+    go_name: str
+    fields: tuple[Field, ...]
+    qualified: str = ""
+    _by_name: dict[str, Field] = field(default_factory=dict, compare=False, repr=False)
+    _by_fold: dict[str, Field] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for f in self.fields:
+            self._by_name[f.name] = f
+            self._by_fold.setdefault(f.name.lower(), f)
+
+    @property
+    def type_name(self) -> str:
+        return self.qualified or "server." + self.go_name
+
+    def lookup(self, key: str) -> Field | None:
+        found = self._by_name.get(key)
+        if found is None:
+            found = self._by_fold.get(key.lower())
+        return found
+
+    def extend(self, go_name: str, *fields: Field) -> Struct:
+        """A struct embedding this one (Go promotes the embedded fields)."""
+        return Struct(go_name, self.fields + fields)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+def _number_text(value: int | float) -> str:
+    if isinstance(value, GoNumber):
+        return value.text
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+class _Decoder:
+    """One decode pass; remembers the first error the way Go's ``saveError`` does."""
+
+    def __init__(self, top: str, strict: bool) -> None:
+        self.top = top
+        self.strict = strict
+        self.first_error: str | None = None
+
+    def save(self, message: str) -> None:
+        if self.first_error is None:
+            self.first_error = message
+
+    def type_error(self, what: str, go_type: str, path: str) -> None:
+        self.save(f"json: cannot unmarshal {what} into Go struct field {self.top}.{path} of type {go_type}")
+
+    def value(self, go_type: Any, value: Any, path: str, decoder: Callable[[Any], Any] | None) -> tuple[bool, Any]:
+        """Decode ``value``; returns (assigned, result)."""
+        if decoder is not None:
+            # Types with their own UnmarshalJSON see null too.
+            try:
+                return True, decoder(value)
+            except GoJSONError as exc:
+                self.save(str(exc))
+                return False, None
+        if value is None:
+            return False, None
+        if isinstance(go_type, Struct):
+            if not isinstance(value, dict):
+                self.type_error(_kind(value), go_type.type_name, path)
+                return False, None
+            return True, self.struct(go_type, value, path)
+        if isinstance(go_type, tuple):
+            element = go_type[1]
+            if not isinstance(value, list):
+                self.type_error(_kind(value), "[]" + element.type_name, path)
+                return False, None
+            return True, [self.value(element, item, path, None)[1] for item in value]
+        if go_type == "bool":
+            if isinstance(value, bool):
+                return True, value
+            self.type_error(_kind(value), "bool", path)
+            return False, None
+        if go_type == "string":
+            if isinstance(value, str):
+                return True, value
+            self.type_error(_kind(value), "string", path)
+            return False, None
+        rng = INT_RANGES.get(go_type)
+        if rng is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                self.type_error(_kind(value), go_type, path)
+                return False, None
+            if isinstance(value, float) or not rng[0] <= value <= rng[1]:
+                self.type_error("number " + _number_text(value), go_type, path)
+                return False, None
+            return True, value
+        if go_type == "time.Time":
+            if isinstance(value, str):
+                from fakejs.gocompat.gotime import parse_go_time
+
+                try:
+                    return True, parse_go_time(value)
+                except ValueError as exc:
+                    self.save(str(exc))
+                    return False, None
+            self.type_error(_kind(value), "time.Time", path)
+            return False, None
+        if go_type in ("float64", "float32"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                self.type_error(_kind(value), go_type, path)
+                return False, None
+            return True, float(value)
+        if go_type == "any":
+            return True, value
+        if go_type.startswith("[]"):
+            if not isinstance(value, list):
+                self.type_error(_kind(value), go_type, path)
+                return False, None
+            inner = go_type[2:]
+            return True, [self.value(inner, item, path, None)[1] for item in value]
+        if go_type.startswith("map[string]"):
+            if not isinstance(value, dict):
+                self.type_error(_kind(value), go_type, path)
+                return False, None
+            inner = go_type[len("map[string]") :]
+            out_map = {}
+            for key, item in value.items():
+                ok, decoded = self.value(inner, item, f"{path}.{key}", None)
+                if ok:
+                    out_map[key] = decoded
+            return True, out_map
+        raise TypeError(f"unsupported Go type {go_type!r}")
+
+    def struct(self, schema: Struct, obj: dict[str, Any], prefix: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, raw in obj.items():
+            f = schema.lookup(key)
+            if f is None:
+                if self.strict:
+                    self.save("json: unknown field " + _go_string(key))
+                continue
+            path = f"{prefix}.{f.name}" if prefix else f.name
+            ok, decoded = self.value(f.go_type, raw, path, f.decoder)
+            if ok:
+                out[f.name] = decoded
+        return out
+
+
+def _go_string(text: str) -> str:
+    """Go's ``%q`` of a short ASCII-ish string (used for unknown field names)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def decode(schema: Struct, value: Any, strict: bool = False) -> dict[str, Any]:
+    """Decode a parsed JSON value into ``schema`` the way Go would.
+
+    Returns the assigned fields (by canonical JSON name).  Raises
+    :class:`GoJSONError` with Go's message on the first type mismatch (or
+    unknown field when ``strict``, like ``DisallowUnknownFields``).
+    """
+    if value is None:
+        return {}
+    d = _Decoder(schema.go_name, strict)
+    if not isinstance(value, dict):
+        raise GoJSONError(f"json: cannot unmarshal {_kind(value)} into Go value of type {schema.type_name}")
+    out = d.struct(schema, value, "")
+    if d.first_error is not None:
+        raise GoJSONError(d.first_error)
+    return out
+
+
+def decode_request(schema: Struct, data: bytes, strict: bool = True) -> dict[str, Any]:
+    """Decode an API request body the way nats-server does.
+
+    nats-server feeds the body to a ``json.Decoder`` that rejects unknown
+    fields and decodes value after value into the same struct, so ``{"a":1}
+    {"a":2}`` is accepted (the later value wins) and an empty body decodes
+    to nothing.  Syntax errors carry their offset.
+    """
+    stripped = data.strip(_WS) if data else b""
+    if not stripped:
+        return {}
+    try:
+        values = [_decoder.decode(data.decode("utf-8"))]
+    except (ValueError, RecursionError):
+        values = split_stream(data)
+    out: dict[str, Any] = {}
+    for value in values:
+        out.update(decode(schema, _no_surrogates(value), strict))
+    return out
+
+
+def _no_surrogates(value: Any) -> Any:
+    """Go turns escaped lone surrogates into U+FFFD; Python keeps them."""
+    if isinstance(value, str):
+        if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+            return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in value)
+        return value
+    if isinstance(value, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_surrogates(v) for v in value]
+    return value

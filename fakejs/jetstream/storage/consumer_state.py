@@ -1,0 +1,208 @@
+"""A consumer's persisted state: delivered and ack-floor counters, pending and redelivered sets.
+
+This is nats-server's consumer store (``consumerMemStore`` / the file
+consumer store): ConsumerInfo's ``delivered`` and ``ack_floor`` come from
+here, and a restart with file storage restores the consumer from it.  Every
+change can be written to a journal (msgpack records, appended before the
+change is acknowledged) and replayed through the same methods.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import msgpack
+
+from fakejs.jetstream.storage.journal import read_log
+
+
+class ConsumerState:
+    def __init__(self, ack_policy: str, max_deliver: int) -> None:
+        self.ack_policy = ack_policy
+        self.max_deliver = max_deliver
+        self.delivered = [0, 0]  # consumer seq, stream seq
+        self.ack_floor = [0, 0]
+        self.pending: dict[int, list[int]] = {}  # stream seq -> [delivery seq, timestamp ns]
+        self.redelivered: dict[int, int] = {}
+        self.journal: ConsumerJournal | None = None
+
+    def has_state(self) -> bool:
+        return self.delivered[0] != 0 or self.delivered[1] != 0
+
+    def _record(self, *record: Any) -> None:
+        if self.journal is not None:
+            self.journal.append(list(record))
+
+    def set_starting(self, sseq: int) -> None:
+        """``SetStarting``: nothing delivered before ``sseq`` + 1."""
+        self.delivered = [0, sseq]
+        self.ack_floor = [0, sseq]
+        self._record("start", sseq)
+
+    def reset(self, sseq: int) -> None:
+        """``Reset``: a fresh state starting after ``sseq``."""
+        self.pending.clear()
+        self.redelivered.clear()
+        self.delivered = [0, sseq]
+        self.ack_floor = [0, sseq]
+        self._record("reset", sseq)
+
+    def update_delivered(self, dseq: int, sseq: int, dc: int, ts: int) -> None:
+        self._record("d", dseq, sseq, dc, ts)
+        if dseq <= self.ack_floor[0]:
+            return
+        if self.ack_policy != "none":
+            if sseq <= self.delivered[1]:
+                entry = self.pending.get(sseq)
+                if entry is not None:
+                    entry[1] = ts
+            else:
+                self.pending[sseq] = [dseq, ts]
+            if dseq > self.delivered[0]:
+                self.delivered[0] = dseq
+            if sseq > self.delivered[1]:
+                self.delivered[1] = sseq
+            if dc > 1:
+                if self.max_deliver > 0 and dc > self.max_deliver:
+                    self.pending.pop(sseq, None)
+                if self.redelivered.get(sseq, 0) < dc - 1:
+                    self.redelivered[sseq] = dc - 1
+        else:
+            if dseq > self.delivered[0]:
+                self.delivered[0] = self.ack_floor[0] = dseq
+            if sseq > self.delivered[1]:
+                self.delivered[1] = self.ack_floor[1] = sseq
+
+    def update_acks(self, dseq: int, sseq: int) -> None:
+        self._record("a", dseq, sseq)
+        if self.ack_policy == "none":
+            return
+        self.redelivered.pop(sseq, None)
+        floor = self.ack_floor
+        if dseq <= floor[0]:
+            return
+        if not self.pending or sseq not in self.pending:
+            return
+        if self.ack_policy in ("all", "flow_control"):
+            floor[0], floor[1] = dseq, sseq
+            for seq in [s for s in self.pending if s <= sseq]:
+                del self.pending[seq]
+                self.redelivered.pop(seq, None)
+            return
+        original = self.pending.pop(sseq)
+        if dseq > original[0] > 0:
+            dseq = original[0]
+        if not self.pending:
+            floor[0], floor[1] = self.delivered[0], self.delivered[1]
+        elif dseq == floor[0] + 1:
+            floor[0], floor[1] = dseq, sseq
+            if self.delivered[0] > dseq:
+                for ss in range(sseq + 1, self.delivered[1] + 1):
+                    entry = self.pending.get(ss)
+                    if entry is not None:
+                        if entry[0] > 0:
+                            floor[0], floor[1] = entry[0] - 1, ss - 1
+                        break
+
+    def overwrite(
+        self, delivered: list[int], ack_floor: list[int], pending: dict[int, list[int]], redelivered: dict[int, int]
+    ) -> bool:
+        """``Update``: replace the whole state with the consumer's (refused when inconsistent or older)."""
+        if ack_floor[0] > delivered[0] or ack_floor[1] > delivered[1]:
+            return False
+        if any(seq <= ack_floor[1] or seq > delivered[1] for seq in pending):
+            return False
+        if delivered[0] < self.delivered[0] or ack_floor[1] < self.ack_floor[1]:
+            return False
+        self.delivered, self.ack_floor = list(delivered), list(ack_floor)
+        self.pending = {seq: list(entry) for seq, entry in pending.items()}
+        self.redelivered = dict(redelivered)
+        self._record(*self.snapshot())
+        return True
+
+    def forget(self, sseq: int) -> None:
+        """A pending message is gone (removed from the stream, dropped at max deliveries)."""
+        self._record("x", sseq)
+        self.pending.pop(sseq, None)
+        self.redelivered.pop(sseq, None)
+
+    def snapshot(self) -> list[Any]:
+        return ["snap", self.delivered, self.ack_floor, list(self.pending.items()), list(self.redelivered.items())]
+
+    def apply(self, record: list[Any]) -> None:
+        """Replay one journal record (no new journal entry is written)."""
+        journal, self.journal = self.journal, None
+        try:
+            kind = record[0]
+            if kind == "snap":
+                self.delivered, self.ack_floor = list(record[1]), list(record[2])
+                self.pending = {int(k): list(v) for k, v in record[3]}
+                self.redelivered = {int(k): int(v) for k, v in record[4]}
+            elif kind == "start":
+                self.set_starting(record[1])
+            elif kind == "reset":
+                self.reset(record[1])
+            elif kind == "d":
+                self.update_delivered(*record[1:])
+            elif kind == "a":
+                self.update_acks(*record[1:])
+            elif kind == "x":
+                self.forget(record[1])
+        finally:
+            self.journal = journal
+
+
+class ConsumerJournal:
+    """Append-only msgpack log of a consumer's state changes, compacted to a snapshot."""
+
+    COMPACT_AFTER = 20_000
+
+    def __init__(self, path: str, state: ConsumerState) -> None:
+        self.path = path
+        self.state = state
+        self._packer = msgpack.Packer(use_bin_type=True)
+        self._records = 0
+        self._fd: int | None = None
+
+    def replay(self) -> None:
+        for record in read_log(self.path)[0]:
+            self.state.apply(record)
+
+    def open(self) -> None:
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        self.compact()
+        self.state.journal = self
+
+    def append(self, record: list[Any]) -> None:
+        if self._fd is None:
+            return
+        os.write(self._fd, self._packer.pack(record))
+        self._records += 1
+        if self._records > self.COMPACT_AFTER:
+            self.compact()
+
+    def compact(self) -> None:
+        tmp = self.path + ".tmp"
+        with open(tmp, "wb") as handle:
+            handle.write(self._packer.pack(self.state.snapshot()))
+            handle.flush()
+            os.fsync(handle.fileno())
+        if self._fd is not None:
+            os.close(self._fd)
+        os.replace(tmp, self.path)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        self._records = 1
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        self.state.journal = None
+
+    def destroy(self) -> None:
+        self.close()
+        try:
+            os.remove(self.path)
+        except FileNotFoundError:
+            pass

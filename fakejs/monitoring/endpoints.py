@@ -1,0 +1,162 @@
+"""Monitoring documents (``/healthz``, ``/varz``), shaped like nats-server's.
+
+Only the documents live here; :mod:`fakejs.server.server` serves them over HTTP.
+Harnesses poll ``/healthz`` for readiness and tools read ``/varz``, so the
+field names and units (nanosecond durations, RFC 3339 times) follow the
+real server.  ``/connz`` and ``/subsz`` live in :mod:`fakejs.monitoring.connz`,
+``/jsz`` in :mod:`fakejs.monitoring.jsz`; :data:`ENDPOINTS` maps every path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
+
+from fakejs._version import __version__
+from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO
+from fakejs.gocompat.gotime import NS, rfc3339
+from fakejs.monitoring.connz import connz, subsz
+from fakejs.monitoring.jsz import jsz
+from fakejs.monitoring.query import go_uptime
+
+if TYPE_CHECKING:
+    from fakejs.server.server import Server
+
+
+def go_duration_short(seconds: float) -> str:
+    """nats-server's uptime format: ``1d2h3m4s``."""
+    return go_uptime(int(seconds * NS))
+
+
+def healthz(server: Server, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+    return 200, {"status": "ok"}
+
+
+def varz(server: Server, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+    broker = server.broker
+    opts = server.options
+    stats = broker.stats
+    now_ns = broker.clock.time_ns()
+    doc: dict[str, Any] = {
+        "server_id": broker.server_id,
+        "server_name": broker.name,
+        "version": NATS_VERSION,
+        "proto": PROTO,
+        "go": "python" + platform.python_version(),
+        "host": opts.host,
+        "port": broker.port,
+        "max_connections": 65536,
+        "ping_interval": int(opts.ping_interval * NS),
+        "ping_max": opts.ping_max,
+        "http_host": opts.http_host or opts.host,
+        # nats-server echoes the configured port: -1 when it picked a free one.
+        "http_port": opts.http_port if opts.http_port else -1,
+        "http_base_path": "",
+        "https_port": 0,
+        "auth_timeout": opts.auth_timeout,
+        "max_control_line": opts.max_control_line,
+        "max_payload": opts.max_payload,
+        "max_pending": opts.max_pending,
+        "cluster": {},
+        "gateway": {},
+        "leaf": {},
+        "mqtt": {},
+        "websocket": {},
+    }
+    if opts.auth_required:
+        doc["auth_required"] = True
+    if broker.jetstream_enabled:
+        doc["jetstream"] = {"config": {"store_dir": opts.store_dir}, "stats": {"api": {"level": API_LEVEL}}}
+    else:
+        doc["jetstream"] = {}
+    doc.update(
+        {
+            "tls_timeout": 2,
+            "write_deadline": int(opts.write_deadline * NS),
+            "start": rfc3339(broker.started_ns),
+            "now": rfc3339(now_ns),
+            "uptime": go_duration_short((now_ns - broker.started_ns) / NS),
+            "mem": _rss_bytes(),
+            "cores": os.cpu_count() or 1,
+            "gomaxprocs": os.cpu_count() or 1,
+            "cpu": 0,
+            "connections": len(broker.clients),
+            "total_connections": broker.total_connections,
+            "routes": 0,
+            "remotes": 0,
+            "leafnodes": 0,
+            "in_msgs": stats.in_msgs,
+            "in_bytes": stats.in_bytes,
+            "in_client_msgs": stats.in_msgs,
+            "in_client_bytes": stats.in_bytes,
+            "out_msgs": stats.out_msgs,
+            "out_bytes": stats.out_bytes,
+            "out_client_msgs": stats.out_msgs,
+            "out_client_bytes": stats.out_bytes,
+            "slow_consumers": stats.slow_consumers,
+            "stale_connections": 0,
+            "stalled_clients": 0,
+            "subscriptions": broker.router.index.count,
+            "http_req_stats": dict(server.http_requests),
+            "config_load_time": rfc3339(broker.started_ns),
+            "system_account": "$SYS",
+            "slow_consumer_stats": {"clients": stats.slow_consumers, "routes": 0, "gateways": 0, "leafs": 0},
+            "fakejs": {"version": __version__},
+        }
+    )
+    return 200, doc
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):  # pragma: no cover - not Linux
+        return 0
+
+
+# An endpoint answers (status, document); a ``str`` document is a plain-text
+# answer, which is how nats-server rejects bad query options (status 400).
+Endpoint = Callable[["Server", dict[str, list[str]]], tuple[int, Any]]
+
+ENDPOINTS: dict[str, Endpoint] = {
+    "/healthz": healthz,
+    "/varz": varz,
+    "/connz": connz,
+    "/subsz": subsz,
+    "/jsz": jsz,
+}
+
+# Go's encoder escapes HTML-special characters and line separators, and
+# writes invalid UTF-8 (here: lone surrogates) as U+FFFD.
+_GO_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+_SURROGATE = re.compile("[\\ud800-\\udfff]")
+
+
+def go_indent(doc: Any) -> bytes:
+    """``json.MarshalIndent(doc, "", "  ")``: how nats-server writes its monitoring documents."""
+    text = json.dumps(doc, indent=2, ensure_ascii=False).translate(_GO_ESCAPES)
+    return _SURROGATE.sub("\\\\ufffd", text).encode()
+
+
+def respond(server: Server, target: str) -> tuple[int, str, bytes]:
+    """Answer a GET for ``target``: (status, content type, body)."""
+    path, _, raw_query = target.partition("?")
+    if len(path) > 1:
+        path = path.rstrip("/")
+    endpoint = ENDPOINTS.get(path)
+    if endpoint is None:
+        return 404, "text/plain; charset=utf-8", b"404 page not found\n"
+    server.http_requests[path] = server.http_requests.get(path, 0) + 1
+    status, doc = endpoint(server, parse_qs(raw_query))
+    if isinstance(doc, str):
+        return status, "text/plain; charset=utf-8", doc.encode()
+    # nats-server indents every document but the health check.
+    if path == "/healthz":
+        return status, "application/json", json.dumps(doc, separators=(",", ":")).encode()
+    return status, "application/json", go_indent(doc)

@@ -1,0 +1,182 @@
+"""The ``/jsz`` monitoring document, shaped like nats-server's ``JSInfo``.
+
+Operators and ``nats server report jetstream``-style tools read it for
+JetStream usage: totals for the server, and on request per-account detail
+down to streams (``streams=1``), consumers (``consumers=1``) and their
+configurations (``config=1``).  A standalone nats-server counts every
+stream and consumer as its own leader and reports no meta cluster; so
+does this one.  The only JetStream account is the global account ``$G``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from fakejs.core.options import API_LEVEL
+from fakejs.gocompat.gotime import rfc3339
+from fakejs.monitoring.query import GLOBAL_ACCOUNT, BadRequest, Query
+
+if TYPE_CHECKING:
+    from fakejs.jetstream.consumer.consumer import Consumer
+    from fakejs.jetstream.service import JetStream
+    from fakejs.jetstream.stream.stream import Stream
+    from fakejs.server.server import Server
+
+# nats-server reports the store directory it uses under the configured one.
+STORE_SUBDIR = "jetstream"
+# Go's sync interval default (2 minutes), in nanoseconds.
+SYNC_INTERVAL_NS = 120_000_000_000
+# The server-wide JetStream limits nats-server 2.15 reports by default.
+DEFAULT_LIMITS = {"default_max_consumers": 1000}
+# An account without JetStream limits reserves "unlimited": -1 as a Go uint64.
+UNLIMITED_RESERVATION = 2**64 - 1
+
+
+def jsz(server: Server, params: dict[str, list[str]]) -> tuple[int, Any]:
+    """``/jsz``: JetStream usage, with optional account, stream and consumer detail."""
+    query = Query(params)
+    try:
+        accounts = query.bool("accounts")
+        streams = query.bool("streams")
+        consumers = query.bool("consumers")
+        direct = query.bool("direct-consumers")
+        config = query.bool("config")
+        offset = query.int("offset")
+        limit = query.int("limit")
+        leader_only = query.bool("leader-only")
+        raft = query.bool("raft")
+        query.bool("stream-leader-only")  # decoded for its error; a standalone server leads every stream
+    except BadRequest as err:
+        return 400, str(err)
+    account = query.text("acc")
+    offset = max(offset, 0)
+    if limit == 0:
+        limit = 1024
+    if consumers:
+        streams = True
+    if streams and not account:
+        accounts = True
+
+    broker = server.broker
+    now = rfc3339(broker.clock.time_ns())
+    js: JetStream | None = server.jetstream
+    if js is None:
+        if leader_only:
+            return 400, "filtered response: not leader"
+        return 200, _disabled(broker.server_id, now)
+
+    memory, storage = js.usage()
+    reserved_memory, reserved_storage = js.reservations()
+    doc: dict[str, Any] = {
+        "memory": memory,
+        "storage": storage,
+        "reserved_memory": reserved_memory,
+        "reserved_storage": reserved_storage,
+        "accounts": 1,
+        "ha_assets": 0,
+        "api": {"level": API_LEVEL, "total": js.api_total, "errors": js.api_errors},
+        "server_id": broker.server_id,
+        "now": now,
+        "config": {
+            "max_memory": js.max_memory,
+            "max_storage": js.max_storage,
+            "store_dir": os.path.join(js.store_dir, STORE_SUBDIR),
+            "sync_interval": SYNC_INTERVAL_NS,
+            "strict": True,
+        },
+        "limits": dict(DEFAULT_LIMITS),
+    }
+    all_streams = list(js.streams.values())
+    doc["streams"] = len(all_streams)
+    if raft and all_streams:
+        doc["streams_leader"] = len(all_streams)
+    states = [stream.state() for stream in all_streams]
+    doc["consumers"] = sum(state["consumer_count"] for state in states)
+    if raft:
+        public = sum(1 for stream in all_streams for c in stream.consumers.values() if not c.config["direct"])
+        if public:
+            doc["consumers_leader"] = public
+    doc["messages"] = sum(state["messages"] for state in states)
+    doc["bytes"] = sum(state["bytes"] for state in states)
+    # The one JetStream account shows when named, or when listing accounts and
+    # the page (a negative limit means no paging) starts at it.
+    if account == GLOBAL_ACCOUNT or (accounts and (limit < 0 or offset == 0)):
+        doc["account_details"] = [_account_detail(js, streams, consumers, direct, config)]
+    doc["total"] = 1
+    return 200, doc
+
+
+def _disabled(server_id: str, now: str) -> dict[str, Any]:
+    """What nats-server answers when JetStream is off."""
+    return {
+        "memory": 0,
+        "storage": 0,
+        "reserved_memory": 0,
+        "reserved_storage": 0,
+        "accounts": 0,
+        "ha_assets": 0,
+        "api": {"level": 0, "total": 0, "errors": 0},
+        "server_id": server_id,
+        "now": now,
+        "disabled": True,
+        "config": {"max_memory": 0, "max_storage": 0},
+        "streams": 0,
+        "consumers": 0,
+        "messages": 0,
+        "bytes": 0,
+        "total": 0,
+    }
+
+
+def _account_detail(js: JetStream, streams: bool, consumers: bool, direct: bool, config: bool) -> dict[str, Any]:
+    """``AccountDetail`` for the global account."""
+    memory, storage = js.usage()
+    detail: dict[str, Any] = {
+        "name": GLOBAL_ACCOUNT,
+        "id": GLOBAL_ACCOUNT,
+        "memory": memory,
+        "storage": storage,
+        "reserved_memory": UNLIMITED_RESERVATION,
+        "reserved_storage": UNLIMITED_RESERVATION,
+        "accounts": 0,
+        "ha_assets": 0,
+        "api": {"level": 0, "total": js.api_total, "errors": js.api_errors},
+    }
+    if streams:
+        found = [
+            _stream_detail(s, consumers, direct, config) for s in sorted(js.streams.values(), key=lambda s: s.name)
+        ]
+        if found:
+            detail["stream_detail"] = found
+    return detail
+
+
+def _stream_detail(stream: Stream, consumers: bool, direct: bool, config: bool) -> dict[str, Any]:
+    """``StreamDetail``: the stream's info without the server's dynamic metadata or timestamp."""
+    info = stream.info(cluster=True, dynamic_metadata=False)
+    detail: dict[str, Any] = {"name": stream.name, "created": info["created"], "cluster": info["cluster"]}
+    if config:
+        detail["config"] = info["config"]
+    detail["state"] = info["state"]
+    if consumers:
+        ordered = sorted(stream.consumers.values(), key=lambda c: c.name)
+        public = [_consumer_detail(c, config) for c in ordered if not c.config["direct"]]
+        if public:
+            detail["consumer_detail"] = public
+        if direct:
+            hidden = [_consumer_detail(c, config) for c in ordered if c.config["direct"]]
+            if hidden:
+                detail["direct_consumer_detail"] = hidden
+    for key in ("mirror", "sources"):
+        if key in info:
+            detail[key] = info[key]
+    return detail
+
+
+def _consumer_detail(consumer: Consumer, config: bool) -> dict[str, Any]:
+    """The consumer's info without dynamic metadata; its config only when asked for."""
+    info = consumer.info(dynamic_metadata=False)
+    if not config:
+        info.pop("config", None)
+    return info

@@ -1,0 +1,11 @@
+"""The running server: asyncio listeners, the :class:`Server` that assembles every layer, and its thread handle.
+
+The only package that touches sockets.  May import every layer below it
+(:mod:`fakejs.testkit`, :mod:`fakejs.monitoring`, :mod:`fakejs.jetstream`,
+:mod:`fakejs.core`, :mod:`fakejs.protocol`, :mod:`fakejs.gocompat`).
+"""
+
+from fakejs.server.server import Server
+from fakejs.server.threaded import ThreadedServer
+
+__all__ = ["Server", "ThreadedServer"]

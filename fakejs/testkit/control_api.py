@@ -1,0 +1,107 @@
+"""The control API over NATS (``$FAKEJS.>``) and HTTP (``/fakejs/...``).
+
+Tests written in any language steer a running fakejs with plain requests.
+Both transports map onto the same operations, named by the path:
+
+======================  ================================  =====================================
+NATS subject            HTTP                              body / effect
+======================  ================================  =====================================
+``$FAKEJS.STATE``       ``GET /fakejs/state``             streams, consumers, clients, faults
+``$FAKEJS.CLOCK``       ``GET /fakejs/clock``             clock kind, now, next deadline
+``$FAKEJS.CLOCK.ADVANCE`` ``POST /fakejs/clock/advance``  ``{"seconds": 30}``
+``$FAKEJS.FAULTS``      ``GET /fakejs/faults``            installed faults and what fired
+``$FAKEJS.FAULTS.ADD``  ``POST /fakejs/faults/add``       a fault: ``{"on": ..., "do": ...}``
+``$FAKEJS.FAULTS.REMOVE`` ``POST /fakejs/faults/remove``  ``{"id": 3}``
+``$FAKEJS.FAULTS.CLEAR`` ``POST /fakejs/faults/clear``
+``$FAKEJS.ACTION.<NAME>`` ``POST /fakejs/action/<name>``  the action's arguments
+``$FAKEJS.SCENARIO.START`` ``POST /fakejs/scenario/start`` ``{"name": "pin-timeout"}`` or ``{"toml": "..."}``
+``$FAKEJS.RESET``       ``POST /fakejs/reset``            ``{"clients": false}``
+======================  ================================  =====================================
+
+Replies are JSON: the operation's result, or ``{"error": "..."}`` (HTTP 400).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from fakejs.testkit.control import ControlError
+from fakejs.testkit.faults import Fault, FaultError
+from fakejs.testkit.scenarios import ScenarioError
+
+if TYPE_CHECKING:
+    from fakejs.testkit.control import Controller
+
+PREFIX = "$FAKEJS"
+
+
+def handle(controller: Controller, path: list[str], body: bytes) -> tuple[int, Any]:
+    """Run one control operation; ``path`` is lower-case tokens after the prefix."""
+    try:
+        args = json.loads(body) if body.strip() else {}
+        if not isinstance(args, dict):
+            raise ControlError("the request body must be a JSON object")
+        return 200, _dispatch(controller, path, args)
+    except (ControlError, FaultError, ScenarioError, ValueError, TypeError) as exc:
+        return 400, {"error": str(exc)}
+
+
+def _dispatch(controller: Controller, path: list[str], args: dict[str, Any]) -> Any:
+    match path:
+        case ["state"]:
+            from fakejs.testkit.introspection import server_state
+
+            return server_state(controller.server)
+        case ["clock"]:
+            return controller.clock_state()
+        case ["clock", "advance"]:
+            return controller.advance_clock(float(args.get("seconds", 0)))
+        case ["faults"]:
+            return {
+                "faults": [f.describe() for f in controller.faults.installed()],
+                "fired": controller.faults.fired_log,
+            }
+        case ["faults", "add"]:
+            fault = controller.add_fault(**args)
+            return fault.describe()
+        case ["faults", "remove"]:
+            return {"removed": controller.faults.remove(int(args.get("id", 0)))}
+        case ["faults", "clear"]:
+            return controller.clear_faults()
+        case ["action", name]:
+            return _result(controller.run(name, args))
+        case ["scenario", "start"]:
+            if "toml" in args:
+                return controller.start_scenario(text=str(args["toml"]))
+            return controller.start_scenario(path=str(args.get("name") or args.get("path") or ""))
+        case ["reset"]:
+            return controller.reset(clients=bool(args.get("clients", False)))
+    raise ControlError(f"unknown control operation {'/'.join(path) or '(none)'}")
+
+
+def _result(value: Any) -> Any:
+    if isinstance(value, Fault):
+        return value.describe()
+    return value
+
+
+class ControlSubjects:
+    """Serves ``$FAKEJS.>`` requests through an internal subscription."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+        self.router = controller.server.broker.router
+        self._sub = self.router.subscribe_internal(PREFIX + ".>", self._on_request)
+
+    def _on_request(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+        tokens = subject.split(".")[1:]
+        if tokens[:1] == ["INBOX"]:
+            return False  # the controller's own reply inboxes
+        status, doc = handle(self.controller, [t.lower() for t in tokens], payload)
+        if reply:
+            self.router.publish(reply, "", None, json.dumps(doc).encode(), None)
+        return True
+
+    def close(self) -> None:
+        self.router.unsubscribe(self._sub)

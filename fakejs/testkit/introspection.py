@@ -1,0 +1,140 @@
+"""A view inside a running server, for assertions and debugging.
+
+Tests read server state directly instead of inferring it from replies:
+streams and their messages, each consumer's delivery position, pending acks
+with their delivery counts, waiting pulls and pinned ids, connected clients
+and their subscriptions, installed faults.  :func:`server_state` returns
+all of it as plain JSON-ready data (the same document the control API's
+``state`` operation serves), and :class:`Transcript` keeps one
+connection's protocol bytes in both directions when the server runs with
+``transcripts=True``.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fakejs.gocompat import gotime
+
+if TYPE_CHECKING:
+    from fakejs.server.server import Server
+
+
+@dataclass
+class Transcript:
+    """The bytes one connection sent (``"in"``) and received (``"out"``), in order."""
+
+    cid: int
+    chunks: list[tuple[str, bytes]] = field(default_factory=list)
+
+    def record(self, direction: str, data: bytes) -> None:
+        self.chunks.append((direction, data))
+
+    def sent_by_client(self) -> bytes:
+        return b"".join(data for direction, data in self.chunks if direction == "in")
+
+    def received_by_client(self) -> bytes:
+        return b"".join(data for direction, data in self.chunks if direction == "out")
+
+    def lines(self) -> list[str]:
+        """Protocol lines prefixed ``C:`` (client) / ``S:`` (server), for reading and grepping."""
+        out: list[str] = []
+        for direction, data in self.chunks:
+            mark = "C: " if direction == "in" else "S: "
+            for line in data.decode("utf-8", "replace").split("\r\n"):
+                if line:
+                    out.append(mark + line)
+        return out
+
+
+def consumer_state(consumer: Any) -> dict[str, Any]:
+    """Where a consumer stands, beyond what CONSUMER.INFO tells a client."""
+    now = consumer.clock.monotonic()
+    doc: dict[str, Any] = {
+        "name": consumer.name,
+        "stream": consumer.stream.name,
+        "push": consumer.is_push,
+        "active": consumer.active,
+        "paused": consumer.is_paused(),
+        "next_stream_seq": consumer.sseq,
+        "next_consumer_seq": consumer.dseq,
+        "ack_floor": {"stream_seq": consumer.asflr, "consumer_seq": consumer.adflr},
+        "num_pending": max(consumer.npc, 0),
+        "pending_acks": [
+            {
+                "stream_seq": seq,
+                "consumer_seq": entry[0],
+                "deliveries": consumer.delivery_count(seq),
+                "delivered": gotime.rfc3339(entry[1]),
+            }
+            for seq, entry in sorted(consumer.pending.items())
+        ],
+        "redeliveries_queued": list(consumer.rdq),
+        "waiting": [
+            {
+                "reply": request.reply,
+                "batch_left": request.n,
+                "bytes_left": request.b,
+                "expires_in": None if request.expires is None else round(request.expires - now, 6),
+                "no_wait": request.no_wait,
+                "group": (request.group or {}).get("group", ""),
+            }
+            for request in consumer.waiting
+        ],
+    }
+    if consumer.priority is not None:
+        doc["pinned_id"] = consumer.priority.pin_id
+    if consumer.is_push:
+        doc["flow_control"] = {"pending_bytes": consumer.pbytes, "window": consumer.maxpb, "stalled_on": consumer.fcid}
+    return doc
+
+
+def stream_messages(stream: Any, limit: int | None = None) -> list[dict[str, Any]]:
+    """Stored messages, oldest first (payloads and headers base64, as STREAM.MSG.GET gives them)."""
+    out = []
+    for msg in stream.store:
+        entry: dict[str, Any] = {"seq": msg.seq, "subject": msg.subject, "time": gotime.rfc3339(msg.ts)}
+        if msg.hdr:
+            entry["hdrs"] = base64.b64encode(msg.hdr).decode()
+        entry["data"] = base64.b64encode(msg.data).decode()
+        out.append(entry)
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def server_state(server: Server, messages: int = 100) -> dict[str, Any]:
+    """Everything at once: clients, subscriptions, streams (with up to ``messages`` each), consumers, faults."""
+    broker = server.broker
+    clients = []
+    for session in broker.clients.values():
+        clients.append(
+            {
+                "cid": session.cid,
+                "name": session.name,
+                "subscriptions": sorted(
+                    sub.subject + (" " + sub.queue if sub.queue else "") for sub in session.subs.values()
+                ),
+            }
+        )
+    streams = []
+    js = server.jetstream
+    if js is not None:
+        for stream in js.streams.values():
+            streams.append(
+                {
+                    "name": stream.name,
+                    "state": stream.state(),
+                    "messages": stream_messages(stream, messages),
+                    "consumers": [consumer_state(c) for c in stream.consumers.values()],
+                }
+            )
+    return {
+        "server_name": broker.name,
+        "clock": server.control.clock_state(),
+        "clients": sorted(clients, key=lambda c: c["cid"]),
+        "streams": streams,
+        "faults": [f.describe() for f in server.control.faults.installed()],
+    }

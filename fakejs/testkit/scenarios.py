@@ -1,0 +1,231 @@
+"""Scripted fault scenarios: TOML files of setup and fault steps.
+
+A scenario names what a test (in any language) needs the server to do to
+it, in data rather than code::
+
+    name = "consumer-deleted"
+    description = "The consumer is deleted while a pull waits on it."
+
+    [[setup.streams]]                      # $JS.API.STREAM.CREATE bodies
+    name = "ORDERS"
+    subjects = ["orders.>"]
+
+    [[setup.consumers]]                    # $JS.API.CONSUMER.CREATE bodies
+    stream = "ORDERS"
+    config = { durable_name = "worker", ack_policy = "explicit" }
+
+    [[steps]]
+    on = "pull.request"                    # a hook point (fakejs.testkit.faults.HOOK_POINTS) ...
+    match = { consumer = "worker" }
+    after = 1                              # ... from its 2nd matching event
+    do = "delete_consumer"                 # an action (fakejs.testkit.control.ACTIONS) or event change
+    args = { stream = "ORDERS", consumer = "worker" }
+
+    [[steps]]
+    at = 5.0                               # or: seconds of server time after the start
+    do = "restart"
+
+Files are checked when loaded: an unknown key, hook point or action, or a
+trigger that cannot work, is refused with a :class:`ScenarioError` naming
+the file, line and key.  Shipped scenarios live in ``scenarios/`` at the top of the repository (packaged as ``fakejs.scenarios``)
+and are found by name (``consumer-deleted``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from fakejs.testkit.faults import Fault, FaultError, validate
+
+if TYPE_CHECKING:
+    from fakejs.testkit.control import Controller
+
+SHIPPED = str(resources.files("fakejs.scenarios"))
+TOP_KEYS = frozenset({"name", "description", "clock", "setup", "steps"})
+SETUP_KEYS = frozenset({"streams", "consumers"})
+STEP_KEYS = frozenset({"on", "at", "match", "after", "times", "delay", "do", "args", "name"})
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be run, with where the problem is."""
+
+
+@dataclass
+class Scenario:
+    name: str
+    description: str = ""
+    clock: str = ""
+    streams: list[dict[str, Any]] = field(default_factory=list)
+    consumers: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[Fault] = field(default_factory=list)
+    source: str = ""
+
+    def start(self, controller: Controller) -> list[Fault]:
+        """Create the setup streams and consumers, then install every step."""
+        for config in self.streams:
+            reply = controller.api(f"$JS.API.STREAM.CREATE.{config.get('name', '')}", config)
+            if "error" in reply:
+                raise ScenarioError(
+                    f"{self.source}: setup stream {config.get('name')!r}: {reply['error']['description']}"
+                )
+        for entry in self.consumers:
+            stream = entry.get("stream", "")
+            config = dict(entry.get("config", {}))
+            name = config.get("durable_name") or config.get("name") or ""
+            subject = f"$JS.API.CONSUMER.CREATE.{stream}.{name}" if name else f"$JS.API.CONSUMER.CREATE.{stream}"
+            reply = controller.api(subject, {"stream_name": stream, "config": config})
+            if "error" in reply:
+                raise ScenarioError(f"{self.source}: setup consumer {name!r}: {reply['error']['description']}")
+        return [controller.faults.add(Fault(**_fault_fields(step))) for step in self.steps]
+
+
+def _fault_fields(step: Fault) -> dict[str, Any]:
+    return {k: getattr(step, k) for k in ("do", "on", "at", "match", "args", "after", "times", "delay", "name")}
+
+
+def resolve(name_or_path: str) -> str:
+    """A path as given, or a shipped scenario by name (``pin-timeout``)."""
+    if os.path.exists(name_or_path):
+        return name_or_path
+    shipped = os.path.join(SHIPPED, name_or_path if name_or_path.endswith(".toml") else name_or_path + ".toml")
+    if os.path.exists(shipped):
+        return shipped
+    raise ScenarioError(f"no scenario file {name_or_path!r} (shipped: {', '.join(shipped_names())})")
+
+
+def shipped_names() -> list[str]:
+    return sorted(f[:-5] for f in os.listdir(SHIPPED) if f.endswith(".toml"))
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    path = resolve(name_or_path)
+    with open(path, "rb") as handle:
+        text = handle.read().decode("utf-8")
+    return load_scenario_text(text, path)
+
+
+def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
+    from fakejs.testkit.control import ACTIONS
+
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{source}: {exc}") from None
+    locate = _Locator(text, source)
+    for key in doc:
+        if key not in TOP_KEYS:
+            raise ScenarioError(f"{locate.top(key)}: unknown key {key!r} (allowed: {', '.join(sorted(TOP_KEYS))})")
+    setup = doc.get("setup", {})
+    if not isinstance(setup, dict):
+        raise ScenarioError(f"{locate.top('setup')}: 'setup' must be a table")
+    for key in setup:
+        if key not in SETUP_KEYS:
+            raise ScenarioError(f"{locate.top(key)}: unknown setup key {key!r} (allowed: streams, consumers)")
+    scenario = Scenario(
+        name=str(doc.get("name") or os.path.splitext(os.path.basename(source))[0]),
+        description=str(doc.get("description", "")),
+        clock=str(doc.get("clock", "")),
+        streams=list(setup.get("streams", [])),
+        consumers=list(setup.get("consumers", [])),
+        source=source,
+    )
+    if scenario.clock not in ("", "manual", "real"):
+        raise ScenarioError(f'{locate.top("clock")}: \'clock\' must be "manual" or "real"')
+    steps = doc.get("steps", [])
+    if not isinstance(steps, list):
+        raise ScenarioError(f"{locate.top('steps')}: use [[steps]] tables")
+    for index, step in enumerate(steps):
+        where = locate.step(index)
+        for key in step:
+            if key not in STEP_KEYS:
+                raise ScenarioError(
+                    f"{locate.step(index, key)}: unknown step key {key!r} (allowed: {', '.join(sorted(STEP_KEYS))})"
+                )
+        if "do" not in step:
+            raise ScenarioError(f"{where}: step has no 'do' (the action to run)")
+        values: dict[str, Any] = {}
+        for key, kind in (
+            ("at", float),
+            ("after", int),
+            ("times", int),
+            ("delay", float),
+            ("match", dict),
+            ("args", dict),
+        ):
+            if key in step:
+                value = step[key]
+                if isinstance(value, bool) or not isinstance(value, (int, float) if kind is not dict else dict):
+                    wanted = "a table" if kind is dict else ("an integer" if kind is int else "a number")
+                    raise ScenarioError(f"{locate.step(index, key)}: '{key}' must be {wanted}, not {value!r}")
+                values[key] = kind(value)
+        try:
+            times = values.get("times", 1)
+            fault = Fault(
+                do=str(step["do"]),
+                on=step.get("on"),
+                at=values.get("at"),
+                match=values.get("match", {}),
+                args=values.get("args", {}),
+                after=values.get("after", 0),
+                times=None if times == 0 else times,
+                delay=values.get("delay", 0.0),
+                name=str(step.get("name", "")),
+            )
+            validate(fault, frozenset(ACTIONS))
+        except (FaultError, TypeError, ValueError) as exc:
+            key = _culprit(str(exc))
+            raise ScenarioError(f"{locate.step(index, key)}: {exc}") from None
+        scenario.steps.append(fault)
+    return scenario
+
+
+def _culprit(message: str) -> str:
+    """The step key an error message is about (to point at its line)."""
+    for pattern, key in (
+        ("unknown action", "do"),
+        ("cannot match", "match"),
+        ("hook point", "on"),
+        ("trigger", "on"),
+        ("'at'", "at"),
+        ("'after'", "after"),
+        ("'times'", "times"),
+        ("'delay'", "delay"),
+    ):
+        if pattern in message:
+            return key
+    return ""
+
+
+class _Locator:
+    """Line numbers for keys: tomllib does not keep them, so look them up in the text."""
+
+    def __init__(self, text: str, source: str) -> None:
+        self.lines = text.splitlines()
+        self.source = source
+
+    def top(self, key: str) -> str:
+        for number, line in enumerate(self.lines, 1):
+            if re.match(rf"\s*(\[+\s*(setup\.)?)?{re.escape(key)}\b", line):
+                return f"{self.source}:{number}"
+        return self.source
+
+    def step(self, index: int, key: str = "") -> str:
+        seen = -1
+        start = None
+        for number, line in enumerate(self.lines, 1):
+            if re.match(r"\s*\[\[\s*steps\s*\]\]", line):
+                seen += 1
+                if seen == index:
+                    start = number
+                elif seen > index:
+                    break
+            elif start is not None and key and re.match(rf"\s*{re.escape(key)}\s*=", line):
+                return f"{self.source}:{number} (steps[{index}].{key})"
+        if start is None:
+            return f"{self.source} (steps[{index}])"
+        return f"{self.source}:{start} (steps[{index}]{'.' + key if key else ''})"
