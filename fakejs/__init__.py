@@ -16,8 +16,9 @@ and from synchronous code::
 """
 
 from fakejs._version import __version__
-from fakejs.core.clock import ManualClock, SystemClock
+from fakejs.core.clock import SystemClock
 from fakejs.core.options import ServerOptions
 from fakejs.server import Server, ThreadedServer
+from fakejs.testkit.clock import ManualClock
 
 __all__ = ["ManualClock", "Server", "ServerOptions", "SystemClock", "ThreadedServer", "__version__"]

@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 from collections.abc import Sequence
 
 from fakejs._version import __version__
-from fakejs.core.clock import Clock, ManualClock
+from fakejs.core.clock import Clock
 from fakejs.core.log import configure, get_logger
 from fakejs.core.options import DEFAULT_PORT, NATS_VERSION, ServerOptions
+from fakejs.server.server import Server
+from fakejs.testkit.clock import ManualClock
+from fakejs.testkit.scenarios import ScenarioError, load_scenario
 
 # canonical flag -> every spelling nats-server accepts (without dashes)
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -168,15 +172,11 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
 
 async def serve(options: ServerOptions, pid_file: str = "", clock: Clock | None = None, scenario: str = "") -> None:
     """Run a server until SIGINT or SIGTERM (or the end of lame duck mode, SIGUSR2)."""
-    from fakejs.server.server import Server
-
     server = Server(options, clock=clock)
     await server.start()
     if scenario:
         server.control.start_scenario(path=scenario)
     if pid_file:
-        import os
-
         with open(pid_file, "w") as handle:
             handle.write(str(os.getpid()))
     stop = asyncio.Event()
@@ -220,8 +220,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--autojump needs --clock manual")
     clock = ManualClock(autojump_threshold=args.autojump) if args.clock == "manual" else None
     if args.scenario:
-        from fakejs.testkit.scenarios import ScenarioError, load_scenario
-
         try:
             load_scenario(args.scenario)  # refuse a broken file before listening
         except ScenarioError as exc:

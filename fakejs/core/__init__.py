@@ -4,9 +4,12 @@
 (subscriptions and fan-out), ``session`` (one client connection's protocol
 logic), ``broker`` (server identity, INFO, authentication, the client
 registry), ``accounts`` (an account holds its router, its users and its
-JetStream), ``clock`` (the one seam every timer goes through), ``hooks``
-(the named points where faults may fire), ``options`` and ``log``.
-May import :mod:`fakejs.protocol` and :mod:`fakejs.gocompat`; it knows the
-layers above only through the small protocols it defines (JetStream, fault
-hooks, a connection's I/O).
+JetStream), ``clock`` (the one seam every timer goes through: the
+protocol and real time), ``failures`` (exceptions of server handlers,
+recorded for the test), ``hooks`` (the named points where faults may
+fire), ``stats``, ``options`` and ``log``.  May import :mod:`fakejs.protocol`
+and :mod:`fakejs.gocompat`; it knows the layers above only through the
+small protocols and callbacks it defines (an account's JetStream, fault
+hooks, a connection's I/O, the session's host, closed-connection
+callbacks, clock error sinks).
 """

@@ -1,48 +1,35 @@
-"""The server without sockets: identity, INFO, authentication, clients, routing.
+"""The server without sockets: identity, INFO, authentication, accounts, clients, failures.
 
-:class:`Broker` is what a connection talks to.  It owns the
-:class:`~fakejs.core.router.Router`, the registry of client sessions and the
-clock, and it builds the INFO documents nats-server would send.  The
-socket layer (:mod:`fakejs.server.server`) only moves bytes between sockets and
-:class:`~fakejs.core.session.ClientSession` objects.
+:class:`Broker` is what a connection talks to (it implements
+:class:`~fakejs.core.session.SessionHost`).  It owns the accounts (each
+with its router), the registry of client sessions, the clock and the
+record of handler failures, and it builds the INFO documents nats-server
+would send.  The socket layer (:mod:`fakejs.server`) only moves bytes
+between sockets and :class:`~fakejs.core.session.ClientSession` objects;
+whoever wants to know about closed connections (monitoring) adds a
+callback to :attr:`Broker.on_client_closed`.
 """
 
 from __future__ import annotations
 
 import hmac
-import platform
-from collections import deque
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from fakejs._version import __version__
+from fakejs.core.accounts import Account, Accounts
 from fakejs.core.clock import Clock
+from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks
 from fakejs.core.log import get_logger
-from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, ServerOptions
-from fakejs.core.router import Router
+from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, ServerOptions
+from fakejs.core.router import Router, Subscription
+from fakejs.core.session import ClientSession
+from fakejs.core.stats import Stats
 from fakejs.gocompat import ids
-from fakejs.monitoring.connz import ConnRecord
 
-if TYPE_CHECKING:
-    from fakejs.core.router import Subscription
-    from fakejs.core.session import ClientSession
-
-# How many closed connections /connz?state=closed remembers (nats-server's default).
-MAX_CLOSED_CLIENTS = 10000
-
-
-class Stats:
-    """Message and byte counters, as /varz reports them."""
-
-    __slots__ = ("in_bytes", "in_msgs", "out_bytes", "out_msgs", "slow_consumers")
-
-    def __init__(self) -> None:
-        self.in_msgs = 0
-        self.out_msgs = 0
-        self.in_bytes = 0
-        self.out_bytes = 0
-        self.slow_consumers = 0
+# Called with a client that just closed and the subscriptions it had then.
+ClosedCallback = Callable[[ClientSession, list[Subscription]], None]
 
 
 class Broker:
@@ -51,22 +38,40 @@ class Broker:
         self.options = options
         self.clock = clock
         self.log = get_logger()
+        self.failures = Failures(self.log)
         # Every random choice the server makes comes from this one generator.
         self.random = ids.new_random(options.seed)
         self.server_id = ids.server_id(self.random)
         self.name = options.name or "fakejs-" + self.server_id[-8:]
-        self.router = Router(self.random)
+        self.accounts = Accounts(self.random, self.record_error)
+        if options.user:
+            self.accounts.default.users[options.user] = options.password
         # Hook points fire here; the test kit installs its faults (see fakejs.core.hooks).
         self.faults: Hooks = hooks if hooks is not None else NoHooks()
         self.clients: dict[int, ClientSession] = {}
+        self.on_client_closed: list[ClosedCallback] = []
         self.stats = Stats()
         self.started_ns = clock.time_ns()
         self.total_connections = 0
-        self.closed_clients: deque[ConnRecord] = deque(maxlen=MAX_CLOSED_CLIENTS)
         self.port = options.port
         self.lame_duck = False
         self.jetstream_enabled = False
         self._next_cid = 0
+
+    @property
+    def router(self) -> Router:
+        """The global account's router (what JetStream of the one account publishes through)."""
+        return self.accounts.default.router
+
+    # -- failures ------------------------------------------------------------
+
+    def record_error(self, where: str, exc: BaseException) -> None:
+        """Log and keep an exception a server handler raised (see :mod:`fakejs.core.failures`)."""
+        self.failures.record(where, exc, self.clock.time_ns())
+
+    @property
+    def errors(self) -> list[ServerError]:
+        return self.failures.errors
 
     # -- identity ----------------------------------------------------------
 
@@ -78,7 +83,7 @@ class Broker:
             "server_name": self.name,
             "version": NATS_VERSION,
             "proto": PROTO,
-            "go": "python" + platform.python_version(),
+            "go": RUNTIME,
             "host": opts.host,
             "port": self.port,
             "headers": True,
@@ -96,7 +101,7 @@ class Broker:
             info["ldm"] = True
         if connect_info:
             info["connect_info"] = True
-            info["remote_account"] = "$G"
+            info["remote_account"] = client.account.name if client is not None else self.accounts.default.name
         info["api_lvl"] = API_LEVEL
         info["fakejs"] = __version__
         return info
@@ -112,20 +117,25 @@ class Broker:
         self.total_connections += 1
 
     def remove_client(self, client: ClientSession, subs: Iterable[Subscription] = ()) -> None:
-        """Forget a closed client, keeping what /connz reports about it (with ``subs``, its last subscriptions)."""
+        """Forget a closed client, telling :attr:`on_client_closed` (with ``subs``, its last subscriptions)."""
         if self.clients.pop(client.cid, None) is not None:
-            self.closed_clients.append(ConnRecord.closed(client, list(subs)))
+            final = list(subs)
+            for callback in self.on_client_closed:
+                callback(client, final)
 
-    def authenticate(self, connect: dict[str, Any]) -> bool:
-        """nats-server's single-user and token checks (token wins if both are set)."""
+    def authenticate(self, connect: dict[str, Any]) -> Account | None:
+        """nats-server's single-user and token checks (token wins if both are set): the account logged in to."""
         opts = self.options
+        default = self.accounts.default
         if not opts.auth_required:
-            return True
+            return default
         if opts.token:
-            return _same(opts.token, connect.get("auth_token", ""))
-        if opts.user != connect.get("user", ""):
-            return False
-        return _same(opts.password, connect.get("pass", ""))
+            return default if _same(opts.token, connect.get("auth_token", "")) else None
+        user = connect.get("user", "")
+        account = self.accounts.with_user(user) if isinstance(user, str) else None
+        if account is None:
+            return None
+        return account if _same(account.users[user], connect.get("pass", "")) else None
 
 
 def _same(expected: str, given: str) -> bool:

@@ -3,19 +3,26 @@
 Domain code asks the clock for the time (:meth:`Clock.monotonic` for
 intervals, :meth:`Clock.time_ns` for timestamps it reports) and for timers
 (:meth:`Clock.call_later` / :meth:`Clock.call_at`).  :class:`SystemClock`
-uses the asyncio loop and real time; :class:`ManualClock` moves only when a
-test calls :meth:`ManualClock.advance`, firing everything that falls due in
-deadline order, so a 2-minute timeout takes no time at all.
+uses the asyncio loop and real time; the test kit's manual clock
+(:class:`fakejs.testkit.clock.ManualClock`) moves only when a test says so.
+
+A timer callback that raises is a server bug that must not go unseen: a
+clock hands the exception to every *error sink* added to it (a server adds
+one that records it, see :mod:`fakejs.core.failures`) and logs it with its
+traceback when nobody listens.  :class:`TimerErrors` is that shared part.
 """
 
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from fakejs.core.log import get_logger
+
+# Receives (what was running, the exception) for each failed timer callback.
+ErrorSink = Callable[[str, BaseException], None]
 
 
 class TimerHandle(Protocol):
@@ -23,6 +30,14 @@ class TimerHandle(Protocol):
 
 
 class Clock(Protocol):
+    @property
+    def advances(self) -> int | None:
+        """How many times a test moved this clock by hand; ``None`` for real time."""
+        ...
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Use ``loop`` for timers (called when a server starts on it)."""
+
     def monotonic(self) -> float:
         """Seconds on a clock that never goes backwards."""
 
@@ -35,12 +50,50 @@ class Clock(Protocol):
     def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
         """Run ``callback(*args)`` when :meth:`monotonic` reaches ``when``."""
 
+    def add_error_sink(self, sink: ErrorSink) -> None:
+        """Hand every exception a timer callback raises to ``sink``."""
+
+    def remove_error_sink(self, sink: ErrorSink) -> None:
+        """Stop handing exceptions to ``sink``."""
+
+
+def describe_callback(callback: Callable[..., Any]) -> str:
+    """A readable name for a timer callback, for error reports."""
+    name = getattr(callback, "__qualname__", None) or repr(callback)
+    return f"timer callback {name}"
+
+
+class TimerErrors:
+    """The error sinks of one clock, and what happens to a failed timer callback."""
+
+    def __init__(self) -> None:
+        self.sinks: list[ErrorSink] = []
+
+    def add(self, sink: ErrorSink) -> None:
+        if sink not in self.sinks:
+            self.sinks.append(sink)
+
+    def remove(self, sink: ErrorSink) -> None:
+        if sink in self.sinks:
+            self.sinks.remove(sink)
+
+    def report(self, callback: Callable[..., Any], exc: BaseException) -> None:
+        """Hand a timer callback's exception to the sinks, or log it when there are none."""
+        where = describe_callback(callback)
+        if not self.sinks:
+            get_logger().error("%s failed", where, exc_info=exc)
+        for sink in list(self.sinks):
+            sink(where, exc)
+
 
 class SystemClock:
     """Real time, timers on the running asyncio loop."""
 
+    advances: int | None = None
+
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop
+        self._errors = TimerErrors()
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -58,99 +111,19 @@ class SystemClock:
         return time.time_ns()
 
     def call_later(self, delay: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
-        return self.loop.call_later(max(delay, 0.0), callback, *args)
+        return self.loop.call_later(max(delay, 0.0), self._fire, callback, args)
 
     def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
-        return self.loop.call_later(max(when - time.monotonic(), 0.0), callback, *args)
+        return self.loop.call_later(max(when - time.monotonic(), 0.0), self._fire, callback, args)
 
+    def add_error_sink(self, sink: ErrorSink) -> None:
+        self._errors.add(sink)
 
-class _ManualTimer:
-    __slots__ = ("args", "callback", "cancelled", "seq", "when")
+    def remove_error_sink(self, sink: ErrorSink) -> None:
+        self._errors.remove(sink)
 
-    def __init__(self, when: float, seq: int, callback: Callable[..., Any], args: tuple[Any, ...]) -> None:
-        self.when = when
-        self.seq = seq
-        self.callback = callback
-        self.args = args
-        self.cancelled = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-    def __lt__(self, other: _ManualTimer) -> bool:
-        return (self.when, self.seq) < (other.when, other.seq)
-
-
-class ManualClock:
-    """Virtual time that moves only on :meth:`advance` (like trio's MockClock).
-
-    ``start_ns`` is the wall-clock time reported at virtual time zero; it
-    defaults to the real time when the clock is made, so timestamps look
-    current.  Timers due at the same instant fire in the order they were
-    scheduled.
-
-    With ``autojump_threshold`` (real seconds), a server on this clock jumps
-    to the next timer by itself whenever no client has sent anything for
-    that long -- a client waiting on a 30 s pull expiry gets its 408 after
-    the threshold, not after 30 s.
-    """
-
-    def __init__(self, start_ns: int | None = None, autojump_threshold: float | None = None) -> None:
-        self.autojump_threshold = autojump_threshold
-        self._now = 0.0
-        self._start_ns = time.time_ns() if start_ns is None else start_ns
-        self._timers: list[_ManualTimer] = []
-        self._seq = itertools.count()
-        self.advances = 0  # how many times advance() ran (clients get one chance to answer per advance)
-
-    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Accepted for symmetry with :class:`SystemClock`; unused."""
-
-    def monotonic(self) -> float:
-        return self._now
-
-    def time_ns(self) -> int:
-        return self._start_ns + int(round(self._now * 1e9))
-
-    def call_later(self, delay: float, callback: Callable[..., Any], *args: Any) -> _ManualTimer:
-        return self.call_at(self._now + max(delay, 0.0), callback, *args)
-
-    def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> _ManualTimer:
-        timer = _ManualTimer(max(when, self._now), next(self._seq), callback, args)
-        heapq.heappush(self._timers, timer)
-        return timer
-
-    def next_deadline(self) -> float | None:
-        """When the next pending timer fires, or ``None``."""
-        while self._timers and self._timers[0].cancelled:
-            heapq.heappop(self._timers)
-        return self._timers[0].when if self._timers else None
-
-    def jump(self) -> int:
-        """Advance exactly to the next pending timer (if any); returns how many fired."""
-        deadline = self.next_deadline()
-        if deadline is None:
-            return 0
-        return self.advance(max(deadline - self._now, 0.0))
-
-    def advance(self, seconds: float) -> int:
-        """Move time forward, firing every timer due on the way; returns how many fired.
-
-        Timers scheduled by callbacks also fire if they fall due before the
-        target time.
-        """
-        if seconds < 0:
-            raise ValueError("time only moves forward")
-        target = self._now + seconds
-        self.advances += 1
-        fired = 0
-        while True:
-            deadline = self.next_deadline()
-            if deadline is None or deadline > target:
-                break
-            timer = heapq.heappop(self._timers)
-            self._now = max(self._now, timer.when)
-            timer.callback(*timer.args)
-            fired += 1
-        self._now = target
-        return fired
+    def _fire(self, callback: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            callback(*args)
+        except Exception as exc:  # noqa: BLE001 - reported to the error sinks (recorded on the server); the loop goes on
+            self._errors.report(callback, exc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 from dataclasses import dataclass
 
 # The nats-server release whose behaviour fakejs reproduces, and its
@@ -9,6 +10,8 @@ from dataclasses import dataclass
 NATS_VERSION = "2.15.1"
 API_LEVEL = 5
 PROTO = 1
+# What INFO and /varz report in nats-server's "go" field: the runtime serving instead.
+RUNTIME = "python" + platform.python_version()
 
 DEFAULT_PORT = 4222
 MAX_PAYLOAD = 1024 * 1024

@@ -4,19 +4,19 @@ A subscription belongs to a *subscriber* -- a client connection or an
 internal component such as JetStream -- that implements :class:`Subscriber`.
 JetStream attaches through :meth:`Router.subscribe_internal` exactly like
 nats-server's internal subscriptions: it receives published messages via a
-callback and answers by publishing.
+callback and answers by publishing.  A handler that raises is reported
+to the router's error callback (the server records it) and fan-out goes on.
 """
 
 from __future__ import annotations
 
-import logging
 import random
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from fakejs.core.clock import ErrorSink
+from fakejs.core.log import get_logger
 from fakejs.core.subjects import InvalidSubject, MatchResult, SubscriptionIndex
-
-_log = logging.getLogger("fakejs")
 
 __all__ = ["InternalHandler", "InvalidSubject", "Router", "Subscriber", "Subscription"]
 
@@ -75,23 +75,26 @@ class Subscription:
         return f"<Subscription {self.subject!r}{queue} sid={self.sid!r}>"
 
 
+def _log_error(where: str, exc: BaseException) -> None:
+    get_logger().error("%s failed", where, exc_info=exc)
+
+
 class _InternalOwner:
     """Owner of an internal subscription: calls a handler for each message."""
 
     echo = True
 
-    def __init__(self, handler: InternalHandler) -> None:
+    def __init__(self, handler: InternalHandler, on_error: ErrorSink) -> None:
         self.handler = handler
+        self.on_error = on_error
 
     def deliver(
         self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any
     ) -> bool | None:
         try:
             return self.handler(subject, reply, headers, payload, origin)
-        except Exception:
-            # A fault in a server component must not take the publisher's
-            # connection (or anyone else's) down with it.
-            _log.exception("Internal subscription on %r failed", subject)
+        except Exception as exc:  # noqa: BLE001 - recorded on the server; the publisher and other subscribers go on
+            self.on_error(f"internal subscription on {sub.subject!r} (a message on {subject!r})", exc)
             return True
 
     def remove_subscription(self, sub: Subscription) -> None:
@@ -99,11 +102,17 @@ class _InternalOwner:
 
 
 class Router:
-    """The subscription index plus message fan-out."""
+    """The subscription index plus message fan-out.
 
-    def __init__(self, rng: random.Random | None = None) -> None:
+    ``rng`` picks queue group members (the server's seeded generator);
+    ``on_error`` receives what an internal subscription's handler raised
+    (without one, it is logged).
+    """
+
+    def __init__(self, rng: random.Random | None = None, on_error: ErrorSink | None = None) -> None:
         self.index = SubscriptionIndex()
         self._rng = rng or random.Random()
+        self._on_error = on_error or _log_error
         self._watchers: dict[str, list[Callable[[], None]]] = {}
 
     # -- subscriptions ---------------------------------------------------------
@@ -151,7 +160,7 @@ class Router:
         The handler may return ``False`` to decline a message, which then
         does not count as delivered (no-responders still applies).
         """
-        sub = Subscription(subject, queue, "", _InternalOwner(handler))
+        sub = Subscription(subject, queue, "", _InternalOwner(handler, self._on_error))
         self.index.insert(sub)
         return sub
 

@@ -5,15 +5,24 @@ runs them through the sans-IO parser, applies each operation the way
 nats-server's ``client.go`` does, and queues outgoing frames.  The socket
 layer supplies a :class:`ClientIO` to flush them and to hang up; timers
 (ping interval, stale detection, authentication timeout) run on the
-broker's clock.
+server's clock.  What a session needs from the server that accepted it is
+the small :class:`SessionHost` interface (the broker implements it); its
+subscriptions live in the router of its account.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+import logging
+import random
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
+from fakejs.core.accounts import Account, Accounts
+from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.hooks import Hooks
+from fakejs.core.options import ServerOptions
 from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Subscription
+from fakejs.core.stats import Stats
 from fakejs.protocol import writer
 from fakejs.protocol.connect import DEFAULT_CLIENT_OPTS
 from fakejs.protocol.events import (
@@ -30,10 +39,6 @@ from fakejs.protocol.events import (
     Unsub,
 )
 from fakejs.protocol.parser import Parser
-
-if TYPE_CHECKING:
-    from fakejs.core.broker import Broker
-    from fakejs.core.clock import TimerHandle
 
 ERR_AUTH_TIMEOUT = "Authentication Timeout"
 ERR_STALE = "Stale Connection"
@@ -79,12 +84,54 @@ class ClientIO(Protocol):
         """Stop reading for ``seconds`` (real time), then call :meth:`ClientSession.resume`."""
 
 
-class ClientSession:
-    """Protocol state of one client connection."""
+class SessionHost(Protocol):
+    """What a session needs from the server that accepted it (:class:`~fakejs.core.broker.Broker`)."""
 
-    def __init__(self, broker: Broker, io: ClientIO, host: str = "", port: int = 0, kind: str = "Client") -> None:
+    @property
+    def options(self) -> ServerOptions: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def log(self) -> logging.Logger: ...
+
+    @property
+    def random(self) -> random.Random: ...
+
+    @property
+    def stats(self) -> Stats: ...
+
+    @property
+    def faults(self) -> Hooks: ...
+
+    @property
+    def accounts(self) -> Accounts: ...
+
+    def next_client_id(self) -> int: ...
+
+    def add_client(self, client: ClientSession) -> None: ...
+
+    def remove_client(self, client: ClientSession, subs: Iterable[Subscription] = ()) -> None: ...
+
+    def info_fields(self, client: ClientSession | None = None, connect_info: bool = False) -> dict[str, Any]: ...
+
+    def authenticate(self, connect: dict[str, Any]) -> Account | None:
+        """The account the CONNECT options log in to, or ``None`` when they are refused."""
+        ...
+
+
+class ClientSession:
+    """Protocol state of one client connection.
+
+    Until CONNECT says otherwise the session belongs to the global account
+    (a server without authentication accepts messages before CONNECT).
+    """
+
+    def __init__(self, broker: SessionHost, io: ClientIO, host: str = "", port: int = 0, kind: str = "Client") -> None:
         self.broker = broker
         self.io = io
+        self.account: Account = broker.accounts.default
         self.cid = broker.next_client_id()
         self.host = host
         self.port = port
@@ -163,7 +210,7 @@ class ClientSession:
         self.close_reason = reason
         self._cancel_timers()
         self.stopped_ns = self.broker.clock.time_ns()
-        router = self.broker.router
+        router = self.account.router
         final_subs = list(self.subs.values())  # /connz?state=closed still lists them
         for sub in final_subs:
             router.unsubscribe(sub)
@@ -268,7 +315,7 @@ class ClientSession:
         self.close(reason, abort=True)
 
     def _drop_subscriptions(self) -> None:
-        router = self.broker.router
+        router = self.account.router
         for sub in list(self.subs.values()):
             sub.max = 0
             router.unsubscribe(sub)
@@ -336,12 +383,12 @@ class ClientSession:
             return
         if self.verbose:
             self.send(writer.OK)
-        delivered = self.broker.router.publish(subject, reply, headers, payload, self)
+        delivered = self.account.router.publish(subject, reply, headers, payload, self)
         if not delivered and reply and self.no_responders:
             self._no_responders(subject, reply)
 
     def _no_responders(self, subject: str, reply: str) -> None:
-        for sub in self.broker.router.match(reply).psubs:
+        for sub in self.account.router.match(reply).psubs:
             if sub.owner is self:
                 block = b"NATS/1.0 503\r\nNats-Subject: " + writer.encode_subject(subject) + b"\r\n\r\n"
                 self.send(writer.hmsg(writer.encode_subject(reply), sub.sid_bytes, b"", block, b""))
@@ -352,7 +399,7 @@ class ClientSession:
         if existing is None:
             sub = Subscription(event.subject, event.queue, event.sid, self)
             try:
-                self.broker.router.subscribe(sub)
+                self.account.router.subscribe(sub)
             except InvalidSubject:
                 self.send_err(ERR_INVALID_SUBJECT)
                 return
@@ -368,7 +415,7 @@ class ClientSession:
             else:
                 sub.max = 0
                 del self.subs[event.sid]
-                self.broker.router.unsubscribe(sub)
+                self.account.router.unsubscribe(sub)
         if self.verbose:
             self.send(writer.OK)
 
@@ -416,11 +463,13 @@ class ClientSession:
         parser = self.parser
         parser.headers = self.headers
         parser.pedantic = bool(opts.get("pedantic"))
-        if not broker.authenticate(opts) or opts.get("new_account") or opts.get("account"):
+        account = broker.authenticate(opts)
+        if account is None or opts.get("new_account") or opts.get("account"):
             self.send_err(ERR_AUTHORIZATION)
             broker.log.error("%s - authentication error", self)
             self.close(AUTH_VIOLATION)
             return
+        self.account = account
         parser.auth_pending = False
         if self.protocol < 0 or self.protocol > 1:
             self.send_err(ERR_BAD_PROTOCOL)
@@ -467,7 +516,7 @@ class ClientSession:
         if need_rtt or now - self.last_in >= options.ping_interval:
             # Under a manual clock one advance() may span many ping intervals with
             # no chance for the client to answer: only one PING per advance counts.
-            advance = getattr(self.broker.clock, "advances", None)
+            advance = self.broker.clock.advances
             if advance is not None and self.pings_out and advance == self._ping_advance:
                 self._set_ping_timer(options.ping_interval)
                 return

@@ -1,7 +1,12 @@
 """nats-server's monitoring documents: ``/healthz``, ``/varz``, ``/connz``, ``/subsz``, ``/jsz``.
 
-Each document is built from the core and JetStream objects it reports on,
-shaped field for field like nats-server's.  May import :mod:`fakejs.jetstream`,
-:mod:`fakejs.core` and :mod:`fakejs.gocompat`; the HTTP listener that serves
-them lives in :mod:`fakejs.server`.
+``endpoints`` (the path table, ``/healthz`` and ``/varz``), ``connz``
+(``/connz`` and ``/subsz``), ``jsz``, ``records`` (what ``/connz`` keeps
+about a connection, open or closed), ``query`` (query decoding and Go's
+number formats) and ``source`` (:class:`~fakejs.monitoring.source.MonitoredServer`,
+what the documents read from a server).  Each document is shaped field
+for field like nats-server's.  May import :mod:`fakejs.jetstream`,
+:mod:`fakejs.core`, :mod:`fakejs.protocol` and :mod:`fakejs.gocompat`; the
+HTTP listener that serves them lives in :mod:`fakejs.server`, which
+implements ``MonitoredServer``.
 """

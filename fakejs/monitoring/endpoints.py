@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs
 
 from fakejs._version import __version__
-from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO
+from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME
 from fakejs.gocompat.gotime import NS, rfc3339
 from fakejs.monitoring.connz import connz, subsz
 from fakejs.monitoring.jsz import jsz
 from fakejs.monitoring.query import go_uptime
-
-if TYPE_CHECKING:
-    from fakejs.server.server import Server
+from fakejs.monitoring.source import MonitoredServer
 
 
 def go_duration_short(seconds: float) -> str:
@@ -33,21 +30,19 @@ def go_duration_short(seconds: float) -> str:
     return go_uptime(int(seconds * NS))
 
 
-def healthz(server: Server, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+def healthz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
     return 200, {"status": "ok"}
 
 
-def varz(server: Server, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
     broker = server.broker
-    opts = server.options
-    stats = broker.stats
-    now_ns = broker.clock.time_ns()
+    opts = broker.options
     doc: dict[str, Any] = {
         "server_id": broker.server_id,
         "server_name": broker.name,
         "version": NATS_VERSION,
         "proto": PROTO,
-        "go": "python" + platform.python_version(),
+        "go": RUNTIME,
         "host": opts.host,
         "port": broker.port,
         "max_connections": 65536,
@@ -74,42 +69,48 @@ def varz(server: Server, query: dict[str, list[str]]) -> tuple[int, dict[str, An
         doc["jetstream"] = {"config": {"store_dir": opts.store_dir}, "stats": {"api": {"level": API_LEVEL}}}
     else:
         doc["jetstream"] = {}
-    doc.update(
-        {
-            "tls_timeout": 2,
-            "write_deadline": int(opts.write_deadline * NS),
-            "start": rfc3339(broker.started_ns),
-            "now": rfc3339(now_ns),
-            "uptime": go_duration_short((now_ns - broker.started_ns) / NS),
-            "mem": _rss_bytes(),
-            "cores": os.cpu_count() or 1,
-            "gomaxprocs": os.cpu_count() or 1,
-            "cpu": 0,
-            "connections": len(broker.clients),
-            "total_connections": broker.total_connections,
-            "routes": 0,
-            "remotes": 0,
-            "leafnodes": 0,
-            "in_msgs": stats.in_msgs,
-            "in_bytes": stats.in_bytes,
-            "in_client_msgs": stats.in_msgs,
-            "in_client_bytes": stats.in_bytes,
-            "out_msgs": stats.out_msgs,
-            "out_bytes": stats.out_bytes,
-            "out_client_msgs": stats.out_msgs,
-            "out_client_bytes": stats.out_bytes,
-            "slow_consumers": stats.slow_consumers,
-            "stale_connections": 0,
-            "stalled_clients": 0,
-            "subscriptions": broker.router.index.count,
-            "http_req_stats": dict(server.http_requests),
-            "config_load_time": rfc3339(broker.started_ns),
-            "system_account": "$SYS",
-            "slow_consumer_stats": {"clients": stats.slow_consumers, "routes": 0, "gateways": 0, "leafs": 0},
-            "fakejs": {"version": __version__},
-        }
-    )
+    doc.update(_varz_counters(server))
     return 200, doc
+
+
+def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
+    """The second half of ``/varz``: times, process figures and message counters."""
+    broker = server.broker
+    stats = broker.stats
+    now_ns = broker.clock.time_ns()
+    return {
+        "tls_timeout": 2,
+        "write_deadline": int(broker.options.write_deadline * NS),
+        "start": rfc3339(broker.started_ns),
+        "now": rfc3339(now_ns),
+        "uptime": go_duration_short((now_ns - broker.started_ns) / NS),
+        "mem": _rss_bytes(),
+        "cores": os.cpu_count() or 1,
+        "gomaxprocs": os.cpu_count() or 1,
+        "cpu": 0,
+        "connections": len(broker.clients),
+        "total_connections": broker.total_connections,
+        "routes": 0,
+        "remotes": 0,
+        "leafnodes": 0,
+        "in_msgs": stats.in_msgs,
+        "in_bytes": stats.in_bytes,
+        "in_client_msgs": stats.in_msgs,
+        "in_client_bytes": stats.in_bytes,
+        "out_msgs": stats.out_msgs,
+        "out_bytes": stats.out_bytes,
+        "out_client_msgs": stats.out_msgs,
+        "out_client_bytes": stats.out_bytes,
+        "slow_consumers": stats.slow_consumers,
+        "stale_connections": 0,
+        "stalled_clients": 0,
+        "subscriptions": sum(account.router.index.count for account in broker.accounts),
+        "http_req_stats": dict(server.http_requests),
+        "config_load_time": rfc3339(broker.started_ns),
+        "system_account": "$SYS",
+        "slow_consumer_stats": {"clients": stats.slow_consumers, "routes": 0, "gateways": 0, "leafs": 0},
+        "fakejs": {"version": __version__},
+    }
 
 
 def _rss_bytes() -> int:
@@ -122,7 +123,7 @@ def _rss_bytes() -> int:
 
 # An endpoint answers (status, document); a ``str`` document is a plain-text
 # answer, which is how nats-server rejects bad query options (status 400).
-Endpoint = Callable[["Server", dict[str, list[str]]], tuple[int, Any]]
+Endpoint = Callable[[MonitoredServer, dict[str, list[str]]], tuple[int, Any]]
 
 ENDPOINTS: dict[str, Endpoint] = {
     "/healthz": healthz,
@@ -144,7 +145,7 @@ def go_indent(doc: Any) -> bytes:
     return _SURROGATE.sub("\\\\ufffd", text).encode()
 
 
-def respond(server: Server, target: str) -> tuple[int, str, bytes]:
+def respond(server: MonitoredServer, target: str) -> tuple[int, str, bytes]:
     """Answer a GET for ``target``: (status, content type, body)."""
     path, _, raw_query = target.partition("?")
     if len(path) > 1:

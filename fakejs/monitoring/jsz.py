@@ -11,17 +11,18 @@ does this one.  The only JetStream account is the global account ``$G``.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.options import API_LEVEL
 from fakejs.gocompat.gotime import rfc3339
+from fakejs.jetstream import JetStream
 from fakejs.monitoring.query import GLOBAL_ACCOUNT, BadRequest, Query
+from fakejs.monitoring.source import MonitoredServer
 
 if TYPE_CHECKING:
     from fakejs.jetstream.consumer.consumer import Consumer
-    from fakejs.jetstream.service import JetStream
     from fakejs.jetstream.stream.stream import Stream
-    from fakejs.server.server import Server
 
 # nats-server reports the store directory it uses under the configured one.
 STORE_SUBDIR = "jetstream"
@@ -33,42 +34,84 @@ DEFAULT_LIMITS = {"default_max_consumers": 1000}
 UNLIMITED_RESERVATION = 2**64 - 1
 
 
-def jsz(server: Server, params: dict[str, list[str]]) -> tuple[int, Any]:
-    """``/jsz``: JetStream usage, with optional account, stream and consumer detail."""
+@dataclass(frozen=True, slots=True)
+class _JszQuery:
+    """The options of one ``/jsz`` request, decoded."""
+
+    accounts: bool
+    streams: bool
+    consumers: bool
+    direct: bool
+    config: bool
+    offset: int
+    limit: int
+    leader_only: bool
+    raft: bool
+    account: str
+
+
+def _decode_jsz(params: dict[str, list[str]]) -> _JszQuery:
+    """Decode ``/jsz`` options; raises :class:`BadRequest` with nats-server's text."""
     query = Query(params)
-    try:
-        accounts = query.bool("accounts")
-        streams = query.bool("streams")
-        consumers = query.bool("consumers")
-        direct = query.bool("direct-consumers")
-        config = query.bool("config")
-        offset = query.int("offset")
-        limit = query.int("limit")
-        leader_only = query.bool("leader-only")
-        raft = query.bool("raft")
-        query.bool("stream-leader-only")  # decoded for its error; a standalone server leads every stream
-    except BadRequest as err:
-        return 400, str(err)
+    accounts = query.bool("accounts")
+    streams = query.bool("streams")
+    consumers = query.bool("consumers")
+    direct = query.bool("direct-consumers")
+    config = query.bool("config")
+    offset = query.int("offset")
+    limit = query.int("limit")
+    leader_only = query.bool("leader-only")
+    raft = query.bool("raft")
+    query.bool("stream-leader-only")  # decoded for its error; a standalone server leads every stream
     account = query.text("acc")
-    offset = max(offset, 0)
-    if limit == 0:
-        limit = 1024
     if consumers:
         streams = True
     if streams and not account:
         accounts = True
+    return _JszQuery(
+        accounts, streams, consumers, direct, config, max(offset, 0), limit or 1024, leader_only, raft, account
+    )
 
+
+def jsz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, Any]:
+    """``/jsz``: JetStream usage, with optional account, stream and consumer detail."""
+    try:
+        q = _decode_jsz(params)
+    except BadRequest as err:
+        return 400, str(err)
     broker = server.broker
     now = rfc3339(broker.clock.time_ns())
-    js: JetStream | None = server.jetstream
+    js = server.jetstream
     if js is None:
-        if leader_only:
+        if q.leader_only:
             return 400, "filtered response: not leader"
         return 200, _disabled(broker.server_id, now)
+    doc = _usage(js, broker.server_id, now)
+    all_streams = list(js.streams.values())
+    doc["streams"] = len(all_streams)
+    if q.raft and all_streams:
+        doc["streams_leader"] = len(all_streams)
+    states = [stream.state() for stream in all_streams]
+    doc["consumers"] = sum(state["consumer_count"] for state in states)
+    if q.raft:
+        public = sum(1 for stream in all_streams for c in stream.consumers.values() if not c.config["direct"])
+        if public:
+            doc["consumers_leader"] = public
+    doc["messages"] = sum(state["messages"] for state in states)
+    doc["bytes"] = sum(state["bytes"] for state in states)
+    # The one JetStream account shows when named, or when listing accounts and
+    # the page (a negative limit means no paging) starts at it.
+    if q.account == GLOBAL_ACCOUNT or (q.accounts and (q.limit < 0 or q.offset == 0)):
+        doc["account_details"] = [_account_detail(js, q.streams, q.consumers, q.direct, q.config)]
+    doc["total"] = 1
+    return 200, doc
 
+
+def _usage(js: JetStream, server_id: str, now: str) -> dict[str, Any]:
+    """The head of ``JSInfo``: usage, reservations, API counters and configuration."""
     memory, storage = js.usage()
     reserved_memory, reserved_storage = js.reservations()
-    doc: dict[str, Any] = {
+    return {
         "memory": memory,
         "storage": storage,
         "reserved_memory": reserved_memory,
@@ -76,7 +119,7 @@ def jsz(server: Server, params: dict[str, list[str]]) -> tuple[int, Any]:
         "accounts": 1,
         "ha_assets": 0,
         "api": {"level": API_LEVEL, "total": js.api_total, "errors": js.api_errors},
-        "server_id": broker.server_id,
+        "server_id": server_id,
         "now": now,
         "config": {
             "max_memory": js.max_memory,
@@ -87,24 +130,6 @@ def jsz(server: Server, params: dict[str, list[str]]) -> tuple[int, Any]:
         },
         "limits": dict(DEFAULT_LIMITS),
     }
-    all_streams = list(js.streams.values())
-    doc["streams"] = len(all_streams)
-    if raft and all_streams:
-        doc["streams_leader"] = len(all_streams)
-    states = [stream.state() for stream in all_streams]
-    doc["consumers"] = sum(state["consumer_count"] for state in states)
-    if raft:
-        public = sum(1 for stream in all_streams for c in stream.consumers.values() if not c.config["direct"])
-        if public:
-            doc["consumers_leader"] = public
-    doc["messages"] = sum(state["messages"] for state in states)
-    doc["bytes"] = sum(state["bytes"] for state in states)
-    # The one JetStream account shows when named, or when listing accounts and
-    # the page (a negative limit means no paging) starts at it.
-    if account == GLOBAL_ACCOUNT or (accounts and (limit < 0 or offset == 0)):
-        doc["account_details"] = [_account_detail(js, streams, consumers, direct, config)]
-    doc["total"] = 1
-    return 200, doc
 
 
 def _disabled(server_id: str, now: str) -> dict[str, Any]:

@@ -8,14 +8,25 @@ texts, so :class:`Query` reproduces them exactly.
 
 from __future__ import annotations
 
+import builtins
 import re
 
+from fakejs.core.accounts import GLOBAL_ACCOUNT
 from fakejs.gocompat.gotime import NS
 from fakejs.protocol.writer import go_quote
 
-# The account every client of a server without accounts belongs to, and the
-# system account nats-server always has.
-GLOBAL_ACCOUNT = "$G"
+__all__ = [
+    "DEFAULT_LIST_SIZE",
+    "GLOBAL_ACCOUNT",
+    "SYSTEM_ACCOUNT",
+    "BadRequest",
+    "Query",
+    "go_float",
+    "go_uptime",
+    "page_bounds",
+]
+
+# The system account nats-server always has (it holds no clients here).
 SYSTEM_ACCOUNT = "$SYS"
 
 # Page size when a query gives no (or a non-positive) ``limit``.
@@ -68,7 +79,7 @@ class Query:
             )
         return value
 
-    def uint(self, name: str) -> int:
+    def uint(self, name: str) -> builtins.int:
         """``strconv.ParseUint(text, 10, 64)``; an absent or empty value is 0."""
         text = self.text(name)
         if not text:

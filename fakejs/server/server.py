@@ -1,154 +1,43 @@
-"""The socket layer: asyncio listener and connections, and the public :class:`Server`.
+"""The public :class:`Server`: assembles every layer and serves it on asyncio listeners.
 
-This is the only module that touches sockets for the NATS port.  Each
-accepted connection gets a :class:`~fakejs.core.session.ClientSession`; bytes
-read go to it, and its queued output is written once per event-loop turn
-so that many small frames leave in one ``send``.  A client that stops
-reading is cut off when its pending output passes ``max_pending`` or a
-write stays blocked past ``write_deadline``, so it never stalls the server.
+The NATS port hands each accepted socket to a
+:class:`~fakejs.server.connection.Connection` (and its
+:class:`~fakejs.core.session.ClientSession`); the HTTP port serves the
+monitoring documents and the control API (:mod:`fakejs.server.http`).
+The server implements the small interfaces the layers below ask for:
+:class:`~fakejs.testkit.host.ServerActions` (the test kit),
+:class:`~fakejs.monitoring.source.MonitoredServer` (monitoring) and
+:class:`~fakejs.server.connection.Listener` (connections).  Everything a
+server handler raises is recorded in :attr:`Server.errors`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import Callable
 from typing import Any
 
 from fakejs._version import __version__
 from fakejs.core.broker import Broker
-from fakejs.core.clock import Clock, ManualClock, SystemClock, TimerHandle
+from fakejs.core.clock import Clock, SystemClock
+from fakejs.core.failures import ServerError
 from fakejs.core.options import NATS_VERSION, ServerOptions
-from fakejs.core.session import SERVER_SHUTDOWN, SLOW_CONSUMER_DEADLINE, ClientSession
+from fakejs.core.session import SERVER_SHUTDOWN
+from fakejs.jetstream import JetStream
 from fakejs.monitoring import endpoints as monitor
+from fakejs.monitoring.records import ClosedConnections
 from fakejs.protocol import writer as wire
+from fakejs.server.connection import Connection
+from fakejs.server.http import TEXT, serve_http
 from fakejs.testkit import control_api
+from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.control import Controller
 from fakejs.testkit.control_api import ControlSubjects
 from fakejs.testkit.faults import Faults
-from fakejs.testkit.introspection import Transcript, consumer_state, server_state
+from fakejs.testkit.transcript import Transcript
 
 __all__ = ["Server"]
-
-
-class _Connection(asyncio.Protocol):
-    """Moves bytes between one socket and its :class:`ClientSession`."""
-
-    def __init__(self, server: Server) -> None:
-        self._server = server
-        self._loop = server.loop
-        self._transport: asyncio.Transport | None = None
-        self._flush_pending = False
-        self._reading_paused = False
-        self._deadline: TimerHandle | None = None
-        self.session: ClientSession | None = None
-        self.transcript: Transcript | None = None
-
-    # asyncio.Protocol -------------------------------------------------------
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
-        peer = transport.get_extra_info("peername") or ("", 0)
-        broker = self._server.broker
-        self.session = ClientSession(broker, self, str(peer[0]), int(peer[1]))
-        if self._server.options.transcripts:
-            self.transcript = self._server.transcripts[self.session.cid] = Transcript(self.session.cid)
-        if not self._server.accepting:
-            transport.abort()
-            return
-        self.session.start()
-
-    def data_received(self, data: bytes) -> None:
-        self._server.activity += 1
-        if self.transcript is not None:
-            self.transcript.record("in", data)
-        session = self.session
-        if session is not None:
-            session.data_received(data)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._cancel_deadline()
-        session = self.session
-        if session is not None:
-            session.connection_lost()
-        self._transport = None
-
-    def pause_writing(self) -> None:
-        if self._deadline is None:
-            clock = self._server.broker.clock
-            self._deadline = clock.call_later(self._server.options.write_deadline, self._write_deadline_passed)
-
-    def resume_writing(self) -> None:
-        self._cancel_deadline()
-
-    # ClientIO -----------------------------------------------------------------
-
-    def want_flush(self) -> None:
-        if not self._flush_pending:
-            self._flush_pending = True
-            self._loop.call_soon(self._flush)
-
-    def close(self) -> None:
-        self._flush()
-        if self._transport is not None:
-            self._transport.close()
-
-    def abort(self) -> None:
-        if self._transport is not None:
-            self._transport.abort()
-
-    def write_buffer_size(self) -> int:
-        transport = self._transport
-        return transport.get_write_buffer_size() if transport is not None else 0
-
-    def pause_reading(self, seconds: float) -> None:
-        transport = self._transport
-        if transport is None or self._reading_paused:
-            return
-        self._reading_paused = True
-        transport.pause_reading()
-        # Flow control, not protocol timing: always real time.
-        self._loop.call_later(seconds, self._resume_reading)
-
-    # ---------------------------------------------------------------------------
-
-    def _resume_reading(self) -> None:
-        self._reading_paused = False
-        transport = self._transport
-        if transport is not None and not transport.is_closing():
-            transport.resume_reading()
-        if self.session is not None:
-            self.session.resume()
-
-    def _flush(self) -> None:
-        self._flush_pending = False
-        session = self.session
-        transport = self._transport
-        if session is None or transport is None:
-            return
-        data = session.take_output()
-        if data and not transport.is_closing():
-            if self.transcript is not None:
-                self.transcript.record("out", data)
-            transport.write(data)
-
-    def _cancel_deadline(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
-
-    def _write_deadline_passed(self) -> None:
-        self._deadline = None
-        if self.session is not None and not self.session.closed:
-            self.session.slow_consumer(SLOW_CONSUMER_DEADLINE)
 
 
 class Server:
@@ -159,8 +48,9 @@ class Server:
         async with Server() as server:          # port 0: a free port
             nc = await nats.connect(server.url)
 
-    Keyword arguments are :class:`~fakejs.core.options.ServerOptions` fields;
-    ``clock`` may be a :class:`~fakejs.core.clock.ManualClock` for virtual time.
+    Keyword arguments are :class:`~fakejs.core.options.ServerOptions` fields
+    (``seed=N`` makes every random choice repeat); ``clock`` may be a
+    :class:`~fakejs.testkit.clock.ManualClock` for virtual time.
     """
 
     def __init__(self, options: ServerOptions | None = None, *, clock: Clock | None = None, **settings: Any) -> None:
@@ -173,15 +63,17 @@ class Server:
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.faults = Faults(self.clock)
         self.broker = Broker(options, self.clock, self.faults)
+        self.closed_connections = ClosedConnections()
+        self.broker.on_client_closed.append(self.closed_connections)
         self.accepting = False
-        self.jetstream: Any = None
+        self.jetstream: JetStream | None = None
         self._control_subjects: ControlSubjects | None = None
         self._listener: asyncio.base_events.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._http: asyncio.base_events.Server | None = None
         self.http_requests: dict[str, int] = {}
-        self._kept_store: tuple[str, bool] | None = None  # JetStream store carried over a restart
-        self.transcripts: dict[int, Any] = {}
+        self._kept_store: str | None = None  # JetStream store directory carried over a restart
+        self.transcripts: dict[int, Transcript] = {}
         self.control = Controller(self)
         self.finished = asyncio.Event()  # set when lame duck mode has shut the server down
         self.activity = 0  # reads from clients; an idle server lets an autojump clock move
@@ -219,12 +111,35 @@ class Server:
         port = self.http_port
         return None if port is None else f"http://{self.host}:{port}"
 
+    # -- what went wrong inside ------------------------------------------------------------
+
+    @property
+    def errors(self) -> list[ServerError]:
+        """Exceptions raised by server handlers (internal subscriptions, timers, faults, control), oldest first."""
+        return self.broker.errors
+
+    def take_errors(self) -> list[ServerError]:
+        """The recorded errors, forgetting them (for a test that provokes one on purpose)."""
+        return self.broker.failures.take()
+
+    # -- Listener (for connections) ---------------------------------------------------------
+
+    def client_activity(self) -> None:
+        self.activity += 1
+
+    def new_transcript(self, cid: int) -> Transcript | None:
+        if not self.options.transcripts:
+            return None
+        transcript = self.transcripts[cid] = Transcript(cid)
+        return transcript
+
+    # -- start and stop -----------------------------------------------------------------------
+
     async def start(self) -> None:
         """Listen and serve; returns once the server accepts connections."""
         self._loop = asyncio.get_running_loop()
-        bind = getattr(self.clock, "bind", None)
-        if bind is not None:
-            bind(self._loop)
+        self.clock.bind(self._loop)
+        self.clock.add_error_sink(self.broker.record_error)
         options = self.options
         log = self.broker.log
         log.info("Starting nats-server")
@@ -232,19 +147,11 @@ class Server:
         log.info("  Name:     %s", self.broker.name)
         log.info("  ID:       %s", self.broker.server_id)
         if options.jetstream:
-            from fakejs.jetstream import JetStream
-
-            if self._kept_store is not None:
-                store_dir, own = self._kept_store
-                self.jetstream = JetStream(self.broker, store_dir, own_store=own)
-            else:
-                self.jetstream = JetStream(self.broker, options.store_dir)
-            self._kept_store = None
-            self.jetstream.start()
+            self._start_jetstream()
         if options.control:
             self._control_subjects = ControlSubjects(self.control)
         self._listener = await self._loop.create_server(
-            lambda: _Connection(self), options.host or "0.0.0.0", options.port, reuse_address=True
+            lambda: Connection(self), options.host or "0.0.0.0", options.port, reuse_address=True
         )
         sock = self._listener.sockets[0]
         self.broker.port = sock.getsockname()[1]
@@ -253,13 +160,32 @@ class Server:
             http_host = options.http_host or options.host or "0.0.0.0"
             self._http = await asyncio.start_server(self._serve_http, http_host, options.http_port, reuse_address=True)
             log.info("Starting http monitor on %s:%d", http_host, self.http_port)
-        if isinstance(self.clock, ManualClock) and self.clock.autojump_threshold is not None and self._autojump is None:
-            self._autojump = self._loop.create_task(self._autojump_loop(self.clock, self.clock.autojump_threshold))
+        clock = self.clock
+        if isinstance(clock, ManualClock) and clock.autojump_threshold is not None and self._autojump is None:
+            self._autojump = self._loop.create_task(self._autojump_loop(clock, clock.autojump_threshold))
         log.info("Listening for client connections on %s:%d", options.host or "0.0.0.0", self.port)
         log.info("Server is ready")
 
+    def _start_jetstream(self) -> None:
+        """JetStream for the global account (on the store kept over a restart, if any)."""
+        store_dir = self._kept_store if self._kept_store is not None else self.options.store_dir
+        # A store fakejs made itself (no store_dir given) is removed when the server stops for good.
+        self.jetstream = JetStream(self.broker, store_dir, own_store=not self.options.store_dir)
+        self._kept_store = None
+        self.broker.accounts.default.jetstream = self.jetstream
+        self.jetstream.start()
+
+    def _stop_jetstream(self, keep_store: bool = False) -> None:
+        if self.jetstream is None:
+            return
+        if keep_store:
+            self._kept_store = self.jetstream.store_dir
+        self.jetstream.stop(keep_store)  # waiting pulls hear about it before clients go
+        self.jetstream = None
+        self.broker.accounts.default.jetstream = None
+
     async def stop(self, keep_store: bool = False) -> None:
-        """Stop listening and close every client connection."""
+        """Stop listening and close every client connection (``keep_store``: a restart follows)."""
         if self._listener is None:
             return
         if self._autojump is not None and not keep_store:
@@ -272,11 +198,7 @@ class Server:
         if self._control_subjects is not None:
             self._control_subjects.close()
             self._control_subjects = None
-        if self.jetstream is not None:
-            if keep_store:
-                self._kept_store = (self.jetstream.store_dir, self.jetstream._own_store)
-            self.jetstream.stop(keep_store)  # waiting pulls hear about it before clients go
-            self.jetstream = None
+        self._stop_jetstream(keep_store)
         for client in list(self.broker.clients.values()):
             client.close(SERVER_SHUTDOWN)
         if self._http is not None:
@@ -285,16 +207,18 @@ class Server:
             self._http = None
         await self._listener.wait_closed()
         self._listener = None
+        if not keep_store:
+            self.clock.remove_error_sink(self.broker.record_error)
         log.info("Server Exiting..")
 
     # -- a view inside (fakejs only) ---------------------------------------------------
 
     def state(self, messages: int = 100) -> dict[str, Any]:
         """Clients, streams with their messages, consumers with pending acks and waiting pulls, faults."""
-        return server_state(self, messages)
+        return self.control.state(messages)
 
     def consumer_state(self, stream: str, consumer: str) -> dict[str, Any]:
-        return consumer_state(self.control._consumer(stream, consumer))
+        return self.control.consumer_state(stream, consumer)
 
     def transcript(self, client: int | str) -> Transcript:
         """The protocol bytes of a connection (by client id or name); needs ``transcripts=True``."""
@@ -319,6 +243,8 @@ class Server:
             if self.loop.time() >= deadline:
                 raise TimeoutError(f"condition not met within {timeout}s")
             await asyncio.sleep(0.002)
+
+    # -- ServerActions (for the test kit) ------------------------------------------------------
 
     async def restart(self, down_for: float = 0.0) -> None:
         """Stop, stay down for ``down_for`` seconds of server time, start on the same ports.
@@ -355,9 +281,7 @@ class Server:
         self.broker.lame_duck = True
         self.accepting = False
         self._listener.close()
-        if self.jetstream is not None:
-            self.jetstream.stop()
-            self.jetstream = None
+        self._stop_jetstream()
         clients = [c for c in self.broker.clients.values() if not c.closed]
         for client in clients:
             if client.protocol >= 1:
@@ -380,58 +304,39 @@ class Server:
         while True:
             await asyncio.sleep(threshold)  # real time: this is what decides that virtual time may move
             if self.activity == seen:
-                clock.jump()
+                try:
+                    clock.jump()
+                except Exception as exc:  # noqa: BLE001 - recorded on the server; time keeps moving for the others
+                    self.broker.record_error("autojump of the manual clock", exc)
             seen = self.activity
 
     async def _sleep(self, seconds: float) -> None:
         """Wait on the server clock (virtual time under a manual clock)."""
         done = self.loop.create_future()
-        self.clock.call_later(seconds, lambda: done.done() or done.set_result(None))
+
+        def wake() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        self.clock.call_later(seconds, wake)
         await done
 
+    # -- HTTP --------------------------------------------------------------------------------
+
     async def _serve_http(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """A minimal HTTP/1.1 server: monitoring (GET) and the control API under ``/fakejs/``."""
-        try:
-            while True:
-                request = await reader.readline()
-                if not request:
-                    break
-                length = 0
-                while True:
-                    line = await reader.readline()
-                    if line in (b"\r\n", b"\n", b""):
-                        break
-                    name, _, value = line.decode("latin-1").partition(":")
-                    if name.strip().lower() == "content-length":
-                        length = int(value.strip() or 0)
-                body = await reader.readexactly(length) if length else b""
-                parts = request.decode("latin-1").split()
-                if len(parts) < 2:
-                    break
-                method, target = parts[0], parts[1]
-                status, ctype, payload = self._http_response(method, target, body)
-                reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}.get(status, "OK")
-                head = (
-                    f"HTTP/1.1 {status} {reason}\r\nAccess-Control-Allow-Origin: *\r\n"
-                    f"Content-Type: {ctype}\r\nContent-Length: {len(payload)}\r\n\r\n"
-                )
-                writer.write(head.encode() + (b"" if method == "HEAD" else payload))
-                await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
-            pass
-        finally:
-            writer.close()
+        await serve_http(reader, writer, self._http_response, self.broker.record_error)
 
     def _http_response(self, method: str, target: str, body: bytes) -> tuple[int, str, bytes]:
+        """Monitoring documents (GET), and the control API under ``/fakejs/`` (GET, POST)."""
         path = target.split("?", 1)[0].rstrip("/")
         if self.options.control and (path == "/fakejs" or path.startswith("/fakejs/")):
             if method not in ("GET", "POST"):
-                return 405, "text/plain; charset=utf-8", b"Method Not Allowed\n"
+                return 405, TEXT, b"Method Not Allowed\n"
             tokens = [t for t in path.split("/")[2:] if t]
             status, doc = control_api.handle(self.control, tokens, body)
             return status, "application/json", (json.dumps(doc, indent=2) + "\n").encode()
         if method not in ("GET", "HEAD"):
-            return 405, "text/plain; charset=utf-8", b"Method Not Allowed\n"
+            return 405, TEXT, b"Method Not Allowed\n"
         return monitor.respond(self, target)
 
     async def __aenter__(self) -> Server:

@@ -7,7 +7,8 @@
 
 The server runs its own asyncio loop on a daemon thread; :meth:`call`
 runs a function on that loop (for example to advance a manual clock) and
-returns its result.
+returns its result.  :attr:`ThreadedServer.errors` lists what the server's
+handlers raised, so a synchronous test can fail on it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from fakejs.core.failures import ServerError
 from fakejs.server.server import Server
 
 T = TypeVar("T")
@@ -44,6 +46,25 @@ class ThreadedServer:
         assert self.server is not None, "server not started"
         return self.server.port
 
+    @property
+    def errors(self) -> list[ServerError]:
+        """Exceptions the server's handlers raised (see :attr:`Server.errors`), oldest first."""
+        server = self.server
+        if server is None:
+            return []
+        if self._loop is None:
+            return list(server.errors)
+        return self.call(lambda: list(server.errors))
+
+    def take_errors(self) -> list[ServerError]:
+        """The recorded errors, forgetting them."""
+        server = self.server
+        if server is None:
+            return []
+        if self._loop is None:
+            return server.take_errors()
+        return self.call(server.take_errors)
+
     def start(self, timeout: float = 10.0) -> ThreadedServer:
         """Start the thread and wait until the server accepts connections."""
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -61,7 +82,7 @@ class ThreadedServer:
             try:
                 self.server = Server(*self._args, **self._kwargs)
                 await self.server.start()
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - handed to the thread that waits in start()
                 ready.set_exception(exc)
                 return
             ready.set_result(None)
@@ -82,7 +103,7 @@ class ThreadedServer:
         def run() -> None:
             try:
                 done.set_result(func(*args))
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, which raises it
                 done.set_exception(exc)
 
         self._loop.call_soon_threadsafe(run)

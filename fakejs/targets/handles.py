@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from fakejs.core.clock import ManualClock
+from fakejs.testkit.clock import ManualClock
 from fakejs.server.threaded import ThreadedServer
 from fakejs.testkit.control import Controller
 from fakejs.testkit.faults import Fault

@@ -26,6 +26,10 @@ method call mean the same thing:
 ``advance_clock``      move a manual clock forward
 ``clear_faults``       remove every installed fault
 =====================  ==========================================================
+
+The controller acts on the server through :class:`~fakejs.testkit.host.ServerActions`.
+An action that fails in the background (a restart, lame duck mode) is
+recorded on the server, like every other handler failure.
 """
 
 from __future__ import annotations
@@ -33,19 +37,18 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from typing import Any
 
-from fakejs.core.clock import ManualClock
+from fakejs.core.clock import Clock
+from fakejs.core.session import KICKED, ClientSession
+from fakejs.jetstream import JetStream
 from fakejs.jetstream.errors import API_FAILURES
+from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.faults import Fault, FaultError, Faults
-
-if TYPE_CHECKING:
-    from fakejs.core.session import ClientSession
-    from fakejs.server.server import Server
-
-
-_inboxes = itertools.count(1)
+from fakejs.testkit.host import ServerActions
+from fakejs.testkit.introspection import clock_state, consumer_state, server_state
+from fakejs.testkit.scenarios import load_scenario, load_scenario_text
 
 
 class ControlError(ValueError):
@@ -53,16 +56,17 @@ class ControlError(ValueError):
 
 
 class Controller:
-    """Steers one :class:`~fakejs.server.server.Server`; every method runs on the server's loop."""
+    """Steers one server (:class:`~fakejs.testkit.host.ServerActions`); every method runs on the server's loop."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerActions) -> None:
         self.server = server
         self.faults: Faults = server.faults
-        self.faults.actions = frozenset(ACTIONS)
         self.faults.run_action = self.run
         self.faults.soon = lambda callback, *args: self.server.loop.call_soon(callback, *args)
+        self.faults.record_error = server.broker.record_error
         self.scenario: Any = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._inboxes = itertools.count(1)  # reply subjects of api(), numbered per server
 
     # -- generic entry -----------------------------------------------------------------
 
@@ -77,33 +81,37 @@ class Controller:
         except TypeError as exc:
             raise ControlError(f"bad arguments for {action!r}: {exc}") from None
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, action: str, coro: Coroutine[Any, Any, None]) -> None:
+        """Run ``coro`` in the background; if it fails, the failure is recorded on the server."""
         task = self.server.loop.create_task(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda done: self._finished(action, done))
+
+    def _finished(self, action: str, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            error = task.exception()
+            assert error is not None
+            self.server.broker.record_error(f"control action {action!r}", error)
 
     # -- clock ---------------------------------------------------------------------------
 
     @property
-    def clock(self) -> Any:
+    def clock(self) -> Clock:
         return self.server.clock
 
     def _manual(self) -> ManualClock:
-        if not isinstance(self.clock, ManualClock):
+        clock = self.clock
+        if not isinstance(clock, ManualClock):
             raise ControlError("the server runs on real time; start it with a manual clock to move time")
-        return self.clock
+        return clock
 
     def advance_clock(self, seconds: float) -> dict[str, Any]:
         fired = self._manual().advance(float(seconds))
         return {"now": self.clock.monotonic(), "fired": fired}
 
     def clock_state(self) -> dict[str, Any]:
-        manual = isinstance(self.clock, ManualClock)
-        doc: dict[str, Any] = {"manual": manual, "now": self.clock.monotonic(), "time_ns": self.clock.time_ns()}
-        if manual:
-            doc["next_deadline"] = self.clock.next_deadline()
-            doc["autojump"] = self.clock.autojump_threshold
-        return doc
+        return clock_state(self.clock)
 
     # -- faults --------------------------------------------------------------------------
 
@@ -170,8 +178,6 @@ class Controller:
         return [c for c in everyone if c.name == client]
 
     def disconnect(self, client: str | int = "all", abrupt: bool = False) -> dict[str, Any]:
-        from fakejs.core.session import KICKED
-
         chosen = self.clients(client)
         for session in chosen:
             session.close(KICKED, abort=bool(abrupt))
@@ -181,22 +187,23 @@ class Controller:
 
     def restart(self, down_for: float = 0.0) -> dict[str, Any]:
         """Stop now; start again on the same port after ``down_for`` seconds of server time."""
-        self._spawn(self.server.restart(float(down_for)))
+        self._spawn("restart", self.server.restart(float(down_for)))
         return {"restarting": True, "port": self.server.port}
 
     def lame_duck(self, duration: float | None = None, grace: float | None = None) -> dict[str, Any]:
-        self._spawn(self.server.lame_duck(duration, grace))
+        self._spawn("lame_duck", self.server.lame_duck(duration, grace))
         return {"lame_duck": True}
 
     # -- JetStream -----------------------------------------------------------------------
 
-    def _js(self) -> Any:
+    def _js(self) -> JetStream:
         js = self.server.jetstream
         if js is None:
             raise ControlError("JetStream is not enabled")
         return js
 
-    def _consumer(self, stream: str, consumer: str) -> Any:
+    def find_consumer(self, stream: str, consumer: str) -> Any:
+        """A consumer by stream and name (:class:`ControlError` if there is none)."""
         found = self._js().streams.get(stream)
         if found is None:
             raise ControlError(f"no stream {stream!r}")
@@ -206,7 +213,7 @@ class Controller:
         return target
 
     def delete_consumer(self, stream: str, consumer: str) -> dict[str, Any]:
-        target = self._consumer(stream, consumer)
+        target = self.find_consumer(stream, consumer)
         target.stream.remove_consumer(target)
         return {"deleted": f"{stream} > {consumer}"}
 
@@ -219,7 +226,7 @@ class Controller:
         return {"deleted": stream}
 
     def _groups(self, stream: str, consumer: str, group: str) -> tuple[Any, str]:
-        target = self._consumer(stream, consumer)
+        target = self.find_consumer(stream, consumer)
         if target.priority is None:
             raise ControlError(f"consumer {consumer!r} has no priority groups")
         groups = target.config["priority_groups"]
@@ -254,10 +261,18 @@ class Controller:
         self.server.transcripts.clear()
         return {"streams_deleted": removed}
 
+    # -- a view inside ------------------------------------------------------------------------
+
+    def state(self, messages: int = 100) -> dict[str, Any]:
+        """Clients, streams with their messages, consumers, faults (see :mod:`fakejs.testkit.introspection`)."""
+        return server_state(self.server, messages)
+
+    def consumer_state(self, stream: str, consumer: str) -> dict[str, Any]:
+        """Where a consumer stands: delivery position, pending acks, waiting pulls, pin."""
+        return consumer_state(self.find_consumer(stream, consumer))
+
     def start_scenario(self, path: str | None = None, text: str | None = None) -> dict[str, Any]:
         """Load (by path or shipped name, or from TOML text) and start a scenario."""
-        from fakejs.testkit.scenarios import load_scenario, load_scenario_text
-
         scenario = load_scenario(path) if path is not None else load_scenario_text(text or "", "<request>")
         faults = scenario.start(self)
         self.scenario = scenario
@@ -265,8 +280,8 @@ class Controller:
 
     def api(self, subject: str, body: Any = None) -> dict[str, Any]:
         """A JetStream API request made from inside the server; returns the decoded reply."""
-        router = self.server.broker.router
-        inbox = f"$FAKEJS.INBOX.{next(_inboxes)}"
+        router = self.server.broker.accounts.default.router
+        inbox = f"$FAKEJS.INBOX.{next(self._inboxes)}"
         replies: list[bytes] = []
         sub = router.subscribe_internal(inbox, lambda s, r, h, payload, o: replies.append(payload))
         try:

@@ -18,20 +18,19 @@ NATS subject            HTTP                              body / effect
 ``$FAKEJS.RESET``       ``POST /fakejs/reset``            ``{"clients": false}``
 ======================  ================================  =====================================
 
-Replies are JSON: the operation's result, or ``{"error": "..."}`` (HTTP 400).
+Replies are JSON: the operation's result, or ``{"error": "..."}`` (HTTP 400;
+HTTP 500 when the operation itself failed, which is also recorded on the
+server so the test fails).
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from fakejs.testkit.control import ControlError
+from fakejs.testkit.control import ControlError, Controller
 from fakejs.testkit.faults import Fault, FaultError
 from fakejs.testkit.scenarios import ScenarioError
-
-if TYPE_CHECKING:
-    from fakejs.testkit.control import Controller
 
 PREFIX = "$FAKEJS"
 
@@ -45,14 +44,15 @@ def handle(controller: Controller, path: list[str], body: bytes) -> tuple[int, A
         return 200, _dispatch(controller, path, args)
     except (ControlError, FaultError, ScenarioError, ValueError, TypeError) as exc:
         return 400, {"error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - recorded on the server; the caller still gets an answer
+        controller.server.broker.record_error(f"control operation {'/'.join(path) or '(none)'}", exc)
+        return 500, {"error": f"internal error: {exc!r}"}
 
 
 def _dispatch(controller: Controller, path: list[str], args: dict[str, Any]) -> Any:
     match path:
         case ["state"]:
-            from fakejs.testkit.introspection import server_state
-
-            return server_state(controller.server)
+            return controller.state()
         case ["clock"]:
             return controller.clock_state()
         case ["clock", "advance"]:
@@ -91,14 +91,14 @@ class ControlSubjects:
 
     def __init__(self, controller: Controller) -> None:
         self.controller = controller
-        self.router = controller.server.broker.router
+        self.router = controller.server.broker.accounts.default.router
         self._sub = self.router.subscribe_internal(PREFIX + ".>", self._on_request)
 
     def _on_request(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
         tokens = subject.split(".")[1:]
         if tokens[:1] == ["INBOX"]:
             return False  # the controller's own reply inboxes
-        status, doc = handle(self.controller, [t.lower() for t in tokens], payload)
+        _, doc = handle(self.controller, [t.lower() for t in tokens], payload)
         if reply:
             self.router.publish(reply, "", None, json.dumps(doc).encode(), None)
         return True

@@ -10,7 +10,8 @@ swallow a heartbeat, fail an API request...) or **runs an action** (delete a
 consumer, disconnect clients, restart the server...) through the server's
 :class:`~fakejs.testkit.control.Controller`.  Faults can also be due at a time on
 the server clock.  Nothing is monkeypatched: without faults every hook is a
-dictionary lookup that finds nothing.
+dictionary lookup that finds nothing.  An action that raises is recorded on
+the server (see :mod:`fakejs.core.failures`), so the test learns of it.
 """
 
 from __future__ import annotations
@@ -19,14 +20,34 @@ import fnmatch
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from fakejs.core.clock import Clock, ErrorSink, TimerHandle
 from fakejs.core.hooks import HOOK_POINTS, MATCH_KEYS
 
-if TYPE_CHECKING:
-    from fakejs.core.clock import Clock, TimerHandle
+__all__ = ["ACTION_NAMES", "HOOK_POINTS", "MATCH_KEYS", "Fault", "FaultError", "Faults", "Hit", "validate"]
 
-__all__ = ["HOOK_POINTS", "MATCH_KEYS", "Fault", "FaultError", "Faults", "Hit", "validate"]
+# The actions a fault (or a scenario step, or a control request) may run; the
+# controller (fakejs.testkit.control.ACTIONS) implements exactly these.
+ACTION_NAMES = frozenset(
+    {
+        "disconnect",
+        "restart",
+        "lame_duck",
+        "delete_consumer",
+        "delete_stream",
+        "unpin",
+        "expire_pin",
+        "answer_pulls",
+        "fail_api",
+        "stop_heartbeats",
+        "drop_deliveries",
+        "delay_deliveries",
+        "stall",
+        "advance_clock",
+        "clear_faults",
+    }
+)
 
 
 class FaultError(ValueError):
@@ -96,7 +117,7 @@ class Hit:
     args: dict[str, Any]
 
 
-def validate(fault: Fault, actions: frozenset[str]) -> None:
+def validate(fault: Fault, actions: frozenset[str] = ACTION_NAMES) -> None:
     """Refuse faults that could never work, naming what is wrong."""
     if (fault.on is None) == (fault.at is None):
         raise FaultError("a fault needs exactly one trigger: 'on' (a hook point) or 'at' (seconds)")
@@ -134,13 +155,15 @@ class Faults:
         self._timed: dict[int, tuple[Fault, TimerHandle]] = {}
         self._ids = itertools.count(1)
         self.fired_log: list[dict[str, Any]] = []
-        # Set by the controller: runs an action (name, args, context), and
-        # schedules a callback right after the current event (the loop's call_soon).
+        # Set by the controller: runs an action (name, args, context), schedules a
+        # callback right after the current event (the loop's call_soon), and
+        # records an action that failed on the server.
         self.run_action: Callable[[str, dict[str, Any], dict[str, Any]], None] | None = None
         self.soon: Callable[..., Any] | None = None
+        self.record_error: ErrorSink | None = None
         self._pending: list[tuple[Fault, dict[str, Any]]] = []
         self._settle_scheduled = False
-        self.actions: frozenset[str] = frozenset()
+        self.actions: frozenset[str] = ACTION_NAMES
 
     def __bool__(self) -> bool:
         return bool(self._by_point) or bool(self._timed) or bool(self._pending)
@@ -240,8 +263,11 @@ class Faults:
             raise FaultError(f"no controller to run {fault.do!r}")
         try:
             self.run_action(fault.do, fault.args, context)
-        except Exception as exc:  # a fault must never take the server down
+        except Exception as exc:  # recorded on the server (raised without one); the event that fired it goes on
             self.fired_log.append({"id": fault.id, "do": fault.do, "error": str(exc)})
+            if self.record_error is None:
+                raise
+            self.record_error(f"fault {fault.id} ({fault.do!r})", exc)
 
     def _log(self, fault: Fault, point: str, context: dict[str, Any]) -> None:
         shown = {k: v for k, v in context.items() if isinstance(v, (str, int, float, bool))}

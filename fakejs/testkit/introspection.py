@@ -13,40 +13,25 @@ connection's protocol bytes in both directions when the server runs with
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from fakejs.core.clock import Clock
 from fakejs.gocompat import gotime
+from fakejs.testkit.clock import ManualClock
+from fakejs.testkit.host import ServerActions
+from fakejs.testkit.transcript import Transcript
 
-if TYPE_CHECKING:
-    from fakejs.server.server import Server
+__all__ = ["Transcript", "clock_state", "consumer_state", "server_state", "stream_messages"]
 
 
-@dataclass
-class Transcript:
-    """The bytes one connection sent (``"in"``) and received (``"out"``), in order."""
-
-    cid: int
-    chunks: list[tuple[str, bytes]] = field(default_factory=list)
-
-    def record(self, direction: str, data: bytes) -> None:
-        self.chunks.append((direction, data))
-
-    def sent_by_client(self) -> bytes:
-        return b"".join(data for direction, data in self.chunks if direction == "in")
-
-    def received_by_client(self) -> bytes:
-        return b"".join(data for direction, data in self.chunks if direction == "out")
-
-    def lines(self) -> list[str]:
-        """Protocol lines prefixed ``C:`` (client) / ``S:`` (server), for reading and grepping."""
-        out: list[str] = []
-        for direction, data in self.chunks:
-            mark = "C: " if direction == "in" else "S: "
-            for line in data.decode("utf-8", "replace").split("\r\n"):
-                if line:
-                    out.append(mark + line)
-        return out
+def clock_state(clock: Clock) -> dict[str, Any]:
+    """The clock's kind and time (with a manual clock, its next deadline and autojump threshold)."""
+    manual = isinstance(clock, ManualClock)
+    doc: dict[str, Any] = {"manual": manual, "now": clock.monotonic(), "time_ns": clock.time_ns()}
+    if isinstance(clock, ManualClock):
+        doc["next_deadline"] = clock.next_deadline()
+        doc["autojump"] = clock.autojump_threshold
+    return doc
 
 
 def consumer_state(consumer: Any) -> dict[str, Any]:
@@ -105,7 +90,7 @@ def stream_messages(stream: Any, limit: int | None = None) -> list[dict[str, Any
     return out
 
 
-def server_state(server: Server, messages: int = 100) -> dict[str, Any]:
+def server_state(server: ServerActions, messages: int = 100) -> dict[str, Any]:
     """Everything at once: clients, subscriptions, streams (with up to ``messages`` each), consumers, faults."""
     broker = server.broker
     clients = []
@@ -133,8 +118,8 @@ def server_state(server: Server, messages: int = 100) -> dict[str, Any]:
             )
     return {
         "server_name": broker.name,
-        "clock": server.control.clock_state(),
+        "clock": clock_state(server.clock),
         "clients": sorted(clients, key=lambda c: c["cid"]),
         "streams": streams,
-        "faults": [f.describe() for f in server.control.faults.installed()],
+        "faults": [f.describe() for f in server.faults.installed()],
     }

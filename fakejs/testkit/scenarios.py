@@ -38,12 +38,9 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from fakejs.testkit.faults import Fault, FaultError, validate
-
-if TYPE_CHECKING:
-    from fakejs.testkit.control import Controller
+from fakejs.testkit.faults import Fault, FaultError, Faults, validate
 
 SHIPPED = str(resources.files("fakejs.scenarios"))
 TOP_KEYS = frozenset({"name", "description", "clock", "setup", "steps"})
@@ -53,6 +50,17 @@ STEP_KEYS = frozenset({"on", "at", "match", "after", "times", "delay", "do", "ar
 
 class ScenarioError(ValueError):
     """A scenario file that cannot be run, with where the problem is."""
+
+
+class ScenarioHost(Protocol):
+    """What starting a scenario needs (the controller): JetStream requests and the faults."""
+
+    @property
+    def faults(self) -> Faults: ...
+
+    def api(self, subject: str, body: Any = None) -> dict[str, Any]:
+        """Make a ``$JS.API`` request from inside the server; the decoded reply."""
+        ...
 
 
 @dataclass
@@ -65,7 +73,7 @@ class Scenario:
     steps: list[Fault] = field(default_factory=list)
     source: str = ""
 
-    def start(self, controller: Controller) -> list[Fault]:
+    def start(self, controller: ScenarioHost) -> list[Fault]:
         """Create the setup streams and consumers, then install every step."""
         for config in self.streams:
             reply = controller.api(f"$JS.API.STREAM.CREATE.{config.get('name', '')}", config)
@@ -110,8 +118,7 @@ def load_scenario(name_or_path: str) -> Scenario:
 
 
 def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
-    from fakejs.testkit.control import ACTIONS
-
+    """Parse and check a scenario; every problem names the file, line and key."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -139,49 +146,55 @@ def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
     steps = doc.get("steps", [])
     if not isinstance(steps, list):
         raise ScenarioError(f"{locate.top('steps')}: use [[steps]] tables")
-    for index, step in enumerate(steps):
-        where = locate.step(index)
-        for key in step:
-            if key not in STEP_KEYS:
-                raise ScenarioError(
-                    f"{locate.step(index, key)}: unknown step key {key!r} (allowed: {', '.join(sorted(STEP_KEYS))})"
-                )
-        if "do" not in step:
-            raise ScenarioError(f"{where}: step has no 'do' (the action to run)")
-        values: dict[str, Any] = {}
-        for key, kind in (
-            ("at", float),
-            ("after", int),
-            ("times", int),
-            ("delay", float),
-            ("match", dict),
-            ("args", dict),
-        ):
-            if key in step:
-                value = step[key]
-                if isinstance(value, bool) or not isinstance(value, (int, float) if kind is not dict else dict):
-                    wanted = "a table" if kind is dict else ("an integer" if kind is int else "a number")
-                    raise ScenarioError(f"{locate.step(index, key)}: '{key}' must be {wanted}, not {value!r}")
-                values[key] = kind(value)
-        try:
-            times = values.get("times", 1)
-            fault = Fault(
-                do=str(step["do"]),
-                on=step.get("on"),
-                at=values.get("at"),
-                match=values.get("match", {}),
-                args=values.get("args", {}),
-                after=values.get("after", 0),
-                times=None if times == 0 else times,
-                delay=values.get("delay", 0.0),
-                name=str(step.get("name", "")),
-            )
-            validate(fault, frozenset(ACTIONS))
-        except (FaultError, TypeError, ValueError) as exc:
-            key = _culprit(str(exc))
-            raise ScenarioError(f"{locate.step(index, key)}: {exc}") from None
-        scenario.steps.append(fault)
+    scenario.steps = [_step(step, index, locate) for index, step in enumerate(steps)]
     return scenario
+
+
+# Typed step keys: the type they are read as, and how an error names it.
+_STEP_TYPES: tuple[tuple[str, type, str], ...] = (
+    ("at", float, "a number"),
+    ("after", int, "an integer"),
+    ("times", int, "an integer"),
+    ("delay", float, "a number"),
+    ("match", dict, "a table"),
+    ("args", dict, "a table"),
+)
+
+
+def _step(step: dict[str, Any], index: int, locate: _Locator) -> Fault:
+    """One ``[[steps]]`` table as a checked :class:`Fault`."""
+    for key in step:
+        if key not in STEP_KEYS:
+            raise ScenarioError(
+                f"{locate.step(index, key)}: unknown step key {key!r} (allowed: {', '.join(sorted(STEP_KEYS))})"
+            )
+    if "do" not in step:
+        raise ScenarioError(f"{locate.step(index)}: step has no 'do' (the action to run)")
+    values: dict[str, Any] = {}
+    for key, kind, wanted in _STEP_TYPES:
+        if key in step:
+            value = step[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float) if kind is not dict else dict):
+                raise ScenarioError(f"{locate.step(index, key)}: '{key}' must be {wanted}, not {value!r}")
+            values[key] = kind(value)
+    try:
+        times = values.get("times", 1)
+        fault = Fault(
+            do=str(step["do"]),
+            on=step.get("on"),
+            at=values.get("at"),
+            match=values.get("match", {}),
+            args=values.get("args", {}),
+            after=values.get("after", 0),
+            times=None if times == 0 else times,
+            delay=values.get("delay", 0.0),
+            name=str(step.get("name", "")),
+        )
+        validate(fault)
+    except (FaultError, TypeError, ValueError) as exc:
+        key = _culprit(str(exc))
+        raise ScenarioError(f"{locate.step(index, key)}: {exc}") from None
+    return fault
 
 
 def _culprit(message: str) -> str:

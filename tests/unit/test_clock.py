@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakejs.core.clock import ManualClock
+from fakejs.testkit.clock import ManualClock
 
 
 def test_advance_fires_due_timers_in_order() -> None:

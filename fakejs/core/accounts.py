@@ -1,0 +1,79 @@
+"""Accounts: each one a separate subject space with its own users and its own JetStream.
+
+An :class:`Account` holds its :class:`~fakejs.core.router.Router` (so its
+subscriptions never see another account's messages), the users who log in
+to it and a slot for its JetStream service.  A server without accounts
+configured, as every fakejs server is today, has exactly one: the global
+account ``$G``, which nats-server also uses for every client then.
+:class:`Accounts` is the server's registry of them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Protocol
+
+from fakejs.core.clock import ErrorSink
+from fakejs.core.router import Router
+
+# The account every client of a server without accounts belongs to.
+GLOBAL_ACCOUNT = "$G"
+
+
+class AccountJetStream(Protocol):
+    """What an account needs from the JetStream service attached to it."""
+
+    def stop(self, keep_store: bool = False) -> None:
+        """Shut the service down (``keep_store``: a restart follows)."""
+
+
+class Account:
+    """One account: its name, router, users (name -> password) and JetStream, if enabled."""
+
+    def __init__(self, name: str, router: Router) -> None:
+        self.name = name
+        self.router = router
+        self.users: dict[str, str] = {}
+        self.jetstream: AccountJetStream | None = None
+
+    def __repr__(self) -> str:
+        return f"<Account {self.name!r}>"
+
+
+class Accounts:
+    """The accounts of one server, starting with the global account.
+
+    Every account's router draws queue members from the server's one
+    generator ``rng`` and reports a failed internal handler to ``on_error``.
+    """
+
+    def __init__(self, rng: random.Random, on_error: ErrorSink) -> None:
+        self._rng = rng
+        self._on_error = on_error
+        self._by_name: dict[str, Account] = {}
+        self.default = self.add(GLOBAL_ACCOUNT)
+
+    def add(self, name: str) -> Account:
+        """Register a new account with an empty router."""
+        if name in self._by_name:
+            raise ValueError(f"account {name!r} already exists")
+        account = Account(name, Router(self._rng, self._on_error))
+        self._by_name[name] = account
+        return account
+
+    def get(self, name: str) -> Account | None:
+        return self._by_name.get(name)
+
+    def with_user(self, user: str) -> Account | None:
+        """The account ``user`` logs in to, if any."""
+        for account in self._by_name.values():
+            if user in account.users:
+                return account
+        return None
+
+    def __iter__(self) -> Iterator[Account]:
+        return iter(list(self._by_name.values()))
+
+    def __len__(self) -> int:
+        return len(self._by_name)

@@ -1,0 +1,173 @@
+"""What /connz reports about a connection: a record taken per request, or kept when it closed.
+
+:class:`ConnRecord` is one connection as nats-server's ``ConnInfo`` shows
+it.  :class:`ClosedConnections` keeps the records of closed connections
+for ``/connz?state=closed``: it is a callback the broker calls when a
+client goes (:attr:`fakejs.core.broker.Broker.on_client_closed`), so the
+core never needs to know what monitoring keeps.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from fakejs.core.router import Subscription
+from fakejs.core.session import ClientSession
+from fakejs.gocompat.gotime import NS, format_duration, rfc3339
+from fakejs.monitoring.query import GLOBAL_ACCOUNT, go_uptime
+
+# How many closed connections /connz?state=closed remembers (nats-server's default).
+MAX_CLOSED_CLIENTS = 10000
+
+# What nats-server shows instead of a token (it never echoes secrets).
+REDACTED = "[REDACTED]"
+
+
+def sub_detail(sub: Subscription, account: bool) -> dict[str, Any]:
+    """One subscription as nats-server's ``SubDetail`` (``account`` adds the account fields)."""
+    doc: dict[str, Any] = {"account": GLOBAL_ACCOUNT, "account_tag": GLOBAL_ACCOUNT} if account else {}
+    doc["subject"] = sub.subject
+    if sub.queue:
+        doc["qgroup"] = sub.queue
+    doc["sid"] = sub.sid
+    doc["msgs"] = sub.delivered
+    if sub.max:
+        doc["max"] = sub.max
+    doc["cid"] = getattr(sub.owner, "cid", 0)  # internal (JetStream) subscriptions have no client
+    return doc
+
+
+def auth_user(opts: dict[str, Any]) -> str:
+    """The identity a client authenticated with, as nats-server reports it (tokens redacted)."""
+    if opts.get("nkey"):
+        return str(opts["nkey"])
+    if opts.get("user"):
+        return str(opts["user"])
+    if opts.get("auth_token"):
+        return REDACTED
+    return ""
+
+
+@dataclass(slots=True)
+class ConnRecord:
+    """What /connz reports about one connection, open (taken per request) or closed (kept at close)."""
+
+    cid: int
+    ip: str
+    port: int
+    start_ns: int
+    last_ns: int
+    rtt_ns: int
+    pending: int
+    in_msgs: int
+    out_msgs: int
+    in_bytes: int
+    out_bytes: int
+    name: str
+    lang: str
+    version: str
+    user: str
+    subs: list[dict[str, Any]] = field(default_factory=list)
+    stop_ns: int = 0
+    reason: str = ""
+
+    @classmethod
+    def of(cls, client: ClientSession, subs: Iterable[Subscription], closed: bool = False) -> ConnRecord:
+        """Snapshot ``client``; subscriptions of a closed one carry their account, as in nats-server."""
+        opts = client.opts
+        # The session keeps activity on the monotonic clock; report it as wall time.
+        last_ns = client.started_ns + int((client.last_activity - client.started) * NS)
+        return cls(
+            cid=client.cid,
+            ip=client.host if client.port else "",
+            port=client.port,
+            start_ns=client.started_ns,
+            last_ns=last_ns,
+            rtt_ns=_rtt_ns(client.rtt),
+            pending=client.out_size + client.io.write_buffer_size(),
+            in_msgs=client.in_msgs,
+            out_msgs=client.out_msgs,
+            in_bytes=client.in_bytes,
+            out_bytes=client.out_bytes,
+            name=str(opts.get("name") or ""),
+            lang=str(opts.get("lang") or ""),
+            version=str(opts.get("version") or ""),
+            user=auth_user(opts),
+            subs=[sub_detail(sub, account=closed) for sub in subs],
+        )
+
+    @classmethod
+    def closed(cls, client: ClientSession, subs: list[Subscription]) -> ConnRecord:
+        """The record nats-server keeps for ``/connz?state=closed`` when a client goes."""
+        record = cls.of(client, subs, closed=True)
+        record.stop_ns = client.stopped_ns or client.broker.clock.time_ns()
+        record.reason = client.close_reason
+        return record
+
+    def render(self, now_ns: int, subs: str, auth: bool) -> dict[str, Any]:
+        """The ``ConnInfo`` document; ``subs`` is "", "list" or "detail"."""
+        end = self.stop_ns or now_ns
+        doc: dict[str, Any] = {
+            "cid": self.cid,
+            "kind": "Client",
+            "type": "nats",
+            "ip": self.ip,
+            "port": self.port,
+            "start": rfc3339(self.start_ns),
+            "last_activity": rfc3339(self.last_ns),
+        }
+        if self.stop_ns:
+            doc["stop"] = rfc3339(self.stop_ns)
+        if self.reason:
+            doc["reason"] = self.reason
+        doc["rtt"] = format_duration(self.rtt_ns)
+        doc["uptime"] = go_uptime(end - self.start_ns)
+        doc["idle"] = go_uptime(end - self.last_ns)
+        doc["pending_bytes"] = self.pending
+        doc["in_msgs"] = self.in_msgs
+        doc["out_msgs"] = self.out_msgs
+        doc["in_bytes"] = self.in_bytes
+        doc["out_bytes"] = self.out_bytes
+        doc["subscriptions"] = len(self.subs)
+        for key in ("name", "lang", "version"):
+            value = getattr(self, key)
+            if value:
+                doc[key] = value
+        if auth and self.user:
+            doc["authorized_user"] = self.user
+        if self.subs:
+            if subs == "detail":
+                doc["subscriptions_list_detail"] = self.subs
+            elif subs == "list":
+                doc["subscriptions_list"] = [detail["subject"] for detail in self.subs]
+        if auth and not self.stop_ns:
+            # Open clients show their account's tag (its name); closed ones kept none.
+            doc["name_tag"] = GLOBAL_ACCOUNT
+        return doc
+
+
+def _rtt_ns(seconds: float) -> int:
+    """nats-server's reported RTT: whole microseconds below a millisecond, nanoseconds otherwise."""
+    ns = int(seconds * NS)
+    if 1_000 < ns < 1_000_000:
+        ns -= ns % 1_000
+    return ns
+
+
+class ClosedConnections:
+    """The records of the most recent closed connections (a close callback of the broker)."""
+
+    def __init__(self, limit: int = MAX_CLOSED_CLIENTS) -> None:
+        self._records: deque[ConnRecord] = deque(maxlen=limit)
+
+    def __call__(self, client: ClientSession, subs: list[Subscription]) -> None:
+        self._records.append(ConnRecord.closed(client, subs))
+
+    def __iter__(self) -> Iterator[ConnRecord]:
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)

@@ -1,0 +1,167 @@
+"""One client socket: moves bytes between an asyncio transport and its :class:`ClientSession`.
+
+Bytes read go to the session; its queued output is written once per
+event-loop turn so that many small frames leave in one ``send``.  A client
+that stops reading is cut off when a write stays blocked past
+``write_deadline``.  An exception while the session handles input is
+recorded on the server and the connection is dropped (as asyncio itself
+would drop it), so the client sees the failure instead of waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from fakejs.core.broker import Broker
+from fakejs.core.clock import TimerHandle
+from fakejs.core.session import SLOW_CONSUMER_DEADLINE, ClientSession
+from fakejs.testkit.transcript import Transcript
+
+
+class Listener(Protocol):
+    """What a connection needs from the server that accepted it."""
+
+    @property
+    def broker(self) -> Broker: ...
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop: ...
+
+    @property
+    def accepting(self) -> bool:
+        """False while shutting down: new connections are refused."""
+        ...
+
+    def client_activity(self) -> None:
+        """A client sent something (an idle server lets an autojump clock move)."""
+
+    def new_transcript(self, cid: int) -> Transcript | None:
+        """The transcript to keep for client ``cid``, if the server keeps them."""
+
+
+class Connection(asyncio.Protocol):
+    """Moves bytes between one socket and its :class:`ClientSession` (the session's ``ClientIO``)."""
+
+    def __init__(self, server: Listener) -> None:
+        self._server = server
+        self._loop = server.loop
+        self._transport: asyncio.Transport | None = None
+        self._flush_pending = False
+        self._reading_paused = False
+        self._deadline: TimerHandle | None = None
+        self.session: ClientSession | None = None
+        self.transcript: Transcript | None = None
+
+    # asyncio.Protocol -------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+        peer = transport.get_extra_info("peername") or ("", 0)
+        self.session = ClientSession(self._server.broker, self, str(peer[0]), int(peer[1]))
+        self.transcript = self._server.new_transcript(self.session.cid)
+        if not self._server.accepting:
+            transport.abort()
+            return
+        self._guarded("start", self.session.start)
+
+    def data_received(self, data: bytes) -> None:
+        self._server.client_activity()
+        if self.transcript is not None:
+            self.transcript.record("in", data)
+        session = self.session
+        if session is not None:
+            self._guarded("input", session.data_received, data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_deadline()
+        session = self.session
+        if session is not None:
+            self._guarded("close", session.connection_lost)
+        self._transport = None
+
+    def pause_writing(self) -> None:
+        if self._deadline is None:
+            broker = self._server.broker
+            self._deadline = broker.clock.call_later(broker.options.write_deadline, self._write_deadline_passed)
+
+    def resume_writing(self) -> None:
+        self._cancel_deadline()
+
+    # ClientIO -----------------------------------------------------------------
+
+    def want_flush(self) -> None:
+        if not self._flush_pending:
+            self._flush_pending = True
+            self._loop.call_soon(self._flush)
+
+    def close(self) -> None:
+        self._flush()
+        if self._transport is not None:
+            self._transport.close()
+
+    def abort(self) -> None:
+        if self._transport is not None:
+            self._transport.abort()
+
+    def write_buffer_size(self) -> int:
+        transport = self._transport
+        return transport.get_write_buffer_size() if transport is not None else 0
+
+    def pause_reading(self, seconds: float) -> None:
+        transport = self._transport
+        if transport is None or self._reading_paused:
+            return
+        self._reading_paused = True
+        transport.pause_reading()
+        # Flow control, not protocol timing: always real time.
+        self._loop.call_later(seconds, self._resume_reading)
+
+    # ---------------------------------------------------------------------------
+
+    def _guarded(self, what: str, handler: Callable[..., None], *args: Any) -> None:
+        """Run a session handler; an exception is recorded and the connection dropped."""
+        try:
+            handler(*args)
+        except Exception as exc:  # noqa: BLE001 - recorded on the server; the client sees its connection dropped
+            self._server.broker.record_error(f"client {self.session!r} {what}", exc)
+            self.abort()
+
+    def _resume_reading(self) -> None:
+        self._reading_paused = False
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            transport.resume_reading()
+        if self.session is not None:
+            self._guarded("input", self.session.resume)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        session = self.session
+        transport = self._transport
+        if session is None or transport is None:
+            return
+        data = session.take_output()
+        if data and not transport.is_closing():
+            if self.transcript is not None:
+                self.transcript.record("out", data)
+            transport.write(data)
+
+    def _cancel_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _write_deadline_passed(self) -> None:
+        self._deadline = None
+        if self.session is not None and not self.session.closed:
+            self.session.slow_consumer(SLOW_CONSUMER_DEADLINE)

@@ -1,0 +1,134 @@
+"""Virtual time for tests: a clock that moves only when a test says so.
+
+:class:`ManualClock` implements :class:`fakejs.core.clock.Clock`.  It moves
+on :meth:`ManualClock.advance`, firing everything that falls due in deadline
+order, so a 2-minute timeout takes no time at all.  A callback that raises
+does not stop the others: every due timer fires, each failure goes to the
+clock's error sinks (the servers on it record it), and the first is raised
+again once time has moved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+from collections.abc import Callable
+from typing import Any
+
+from fakejs.core.clock import ErrorSink, TimerErrors, describe_callback
+from fakejs.gocompat.gotime import NS
+
+__all__ = ["ManualClock"]
+
+
+class _ManualTimer:
+    __slots__ = ("args", "callback", "cancelled", "seq", "when")
+
+    def __init__(self, when: float, seq: int, callback: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.when = when
+        self.seq = seq
+        self.callback = callback
+        self.args = args
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def __lt__(self, other: _ManualTimer) -> bool:
+        return (self.when, self.seq) < (other.when, other.seq)
+
+
+class ManualClock:
+    """Virtual time that moves only on :meth:`advance` (like trio's MockClock).
+
+    ``start_ns`` is the wall-clock time reported at virtual time zero; it
+    defaults to the real time when the clock is made, so timestamps look
+    current.  Timers due at the same instant fire in the order they were
+    scheduled.
+
+    With ``autojump_threshold`` (real seconds), a server on this clock jumps
+    to the next timer by itself whenever no client has sent anything for
+    that long -- a client waiting on a 30 s pull expiry gets its 408 after
+    the threshold, not after 30 s.
+    """
+
+    def __init__(self, start_ns: int | None = None, autojump_threshold: float | None = None) -> None:
+        self.autojump_threshold = autojump_threshold
+        self._now = 0.0
+        self._start_ns = time.time_ns() if start_ns is None else start_ns
+        self._timers: list[_ManualTimer] = []
+        self._seq = itertools.count()
+        self._errors = TimerErrors()
+        self.advances = 0  # how many times advance() ran (clients get one chance to answer per advance)
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Accepted for symmetry with :class:`~fakejs.core.clock.SystemClock`; unused."""
+
+    def monotonic(self) -> float:
+        return self._now
+
+    def time_ns(self) -> int:
+        return self._start_ns + round(self._now * NS)
+
+    def call_later(self, delay: float, callback: Callable[..., Any], *args: Any) -> _ManualTimer:
+        return self.call_at(self._now + max(delay, 0.0), callback, *args)
+
+    def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> _ManualTimer:
+        timer = _ManualTimer(max(when, self._now), next(self._seq), callback, args)
+        heapq.heappush(self._timers, timer)
+        return timer
+
+    def add_error_sink(self, sink: ErrorSink) -> None:
+        self._errors.add(sink)
+
+    def remove_error_sink(self, sink: ErrorSink) -> None:
+        self._errors.remove(sink)
+
+    def next_deadline(self) -> float | None:
+        """When the next pending timer fires, or ``None``."""
+        while self._timers and self._timers[0].cancelled:
+            heapq.heappop(self._timers)
+        return self._timers[0].when if self._timers else None
+
+    def jump(self) -> int:
+        """Advance exactly to the next pending timer (if any); returns how many fired."""
+        deadline = self.next_deadline()
+        if deadline is None:
+            return 0
+        return self.advance(max(deadline - self._now, 0.0))
+
+    def advance(self, seconds: float) -> int:
+        """Move time forward, firing every timer due on the way; returns how many fired.
+
+        Timers scheduled by callbacks also fire if they fall due before the
+        target time.  A callback that raises is reported to the error sinks
+        and the others still fire; then the first exception is raised (its
+        notes name the later ones).
+        """
+        if seconds < 0:
+            raise ValueError("time only moves forward")
+        target = self._now + seconds
+        self.advances += 1
+        fired = 0
+        first: Exception | None = None
+        while True:
+            deadline = self.next_deadline()
+            if deadline is None or deadline > target:
+                break
+            timer = heapq.heappop(self._timers)
+            self._now = max(self._now, timer.when)
+            fired += 1
+            try:
+                timer.callback(*timer.args)
+            except Exception as exc:  # noqa: BLE001 - every due timer still fires; the first failure is raised below
+                self._errors.report(timer.callback, exc)
+                if first is None:
+                    first = exc
+                else:
+                    first.add_note(f"also failed in the same advance: {describe_callback(timer.callback)}: {exc!r}")
+        self._now = target
+        if first is not None:
+            raise first
+        return fired
