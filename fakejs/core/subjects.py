@@ -54,7 +54,7 @@ def _has_surrogate(text: str) -> bool:
 def is_valid_literal_subject(subject: str) -> bool:
     """nats-server's ``IsValidLiteralSubject``: no empty or wildcard tokens."""
     for token in subject.split("."):
-        if not token or token == PWC or token == FWC:
+        if not token or token in (PWC, FWC):
             return False
     return True
 
@@ -65,14 +65,14 @@ def is_valid_publish_subject(subject: str) -> bool:
 
 def has_wildcard(subject: str) -> bool:
     for token in subject.split("."):
-        if token == PWC or token == FWC:
+        if token in (PWC, FWC):
             return True
     return False
 
 
 def matches(filter_subject: str, subject: str) -> bool:
     """Whether a literal ``subject`` matches ``filter_subject`` (which may have wildcards)."""
-    if filter_subject == subject or filter_subject == FWC:
+    if filter_subject in (subject, FWC):
         return True
     ftoks = filter_subject.split(".")
     stoks = subject.split(".")
