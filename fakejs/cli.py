@@ -6,7 +6,8 @@ package conventions: one or two dashes, ``-flag value`` or ``-flag=value``.
 Differences from nats-server: JetStream is on by default, the default
 address is 127.0.0.1, ``--max_payload`` is accepted on the command line,
 and an unknown flag exits with status 2.  fakejs's own flags (``--scenario``,
-``--clock``, ``--autojump``, ``--no_control``) have no nats-server spelling.
+``--clock``, ``--autojump``, ``--seed``, ``--no_control``) have no
+nats-server spelling.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "scenario": ("scenario",),
     "clock": ("clock",),
     "autojump": ("autojump",),
+    "seed": ("seed",),
     "no_control": ("no_control",),
     "help": ("h", "help"),
 }
@@ -129,6 +131,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="fakejs: with --clock manual, jump to the next timer after this much idle real time",
     )
+    add(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="fakejs: seed every random choice (server id, names, jitter); with --clock manual, "
+        "the same client bytes get the same replies run after run",
+    )
     add("--no_control", action="store_true", help="fakejs: do not serve the control API ($FAKEJS.>, /fakejs/)")
     add("--version", "-v", action="store_true", help="show version")
     add("--help", "-h", action="help", help="show this message")
@@ -162,6 +172,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         trace=args.trace or args.debug_trace or args.verbose_trace,
         log_file=args.log,
         control=not args.no_control,
+        seed=args.seed,
     )
     if args.max_payload is not None:
         if args.max_payload <= 0:
