@@ -6,21 +6,35 @@ Installed with fakejs (entry point ``pytest11``), it provides:
 * ``fakejs_shared_server`` -- one server for the session, reset between tests;
 * ``fakejs_url`` -- the URL of ``fakejs_server``;
 * ``fakejs_client`` -- a connected nats-py client (async tests, with pytest-asyncio);
-* marker ``@pytest.mark.fakejs(clock="manual", autojump=None, scenario=None, **options)``
+* marker ``@pytest.mark.fakejs(clock="manual", autojump=None, scenario=None, seed=None, **options)``
   to configure ``fakejs_server`` (options are :class:`fakejs.ServerOptions` fields);
 * ``--fakejs-target=real``: the same fixtures start a real nats-server instead,
   so a suite proves its own parity; tests that use fakejs-only features
   (clock, faults, introspection) are skipped, saying which feature.
+
+Every ``fakejs_server`` is seeded: with the marker's ``seed``, or else with a
+seed derived from the test's node id, so a test makes the same random
+choices (server id, generated names, jitter) run after run; a failing test's
+report shows the seed to replay it with.  An exception raised inside the
+server while the test ran (an internal handler, a timer, a fault action, a
+control request) fails the test at teardown, with its traceback.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
 
+from fakejs.core import failures
 from fakejs.targets.handles import FakeJS, FakeOnly, RealNatsServer
+
+# Marker settings that change nothing a real nats-server could be asked for.
+HARMLESS_ON_REAL = frozenset({"seed"})
+
+_SEED = pytest.StashKey[int]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,16 +50,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "fakejs(clock='real'|'manual', autojump=None, scenario=None, **options): configure the fakejs_server fixture",
+        "fakejs(clock='real'|'manual', autojump=None, scenario=None, seed=None, **options): "
+        "configure the fakejs_server fixture",
     )
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
     outcome = yield
     excinfo = outcome.excinfo
     if excinfo is not None and isinstance(excinfo[1], FakeOnly):
         outcome.force_exception(pytest.skip.Exception(f"fakejs only: {excinfo[1]}", _use_item_location=True))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    seed = item.stash.get(_SEED, None)
+    if seed is not None and report.failed:
+        report.sections.append(("fakejs", f"server seed {seed}: replay with @pytest.mark.fakejs(seed={seed})"))
+
+
+def seed_for(nodeid: str) -> int:
+    """The default seed of a test: stable across runs and machines, different for each test."""
+    return int.from_bytes(hashlib.sha256(nodeid.encode()).digest()[:4], "big")
 
 
 def _target(config: pytest.Config) -> str:
@@ -54,7 +83,7 @@ def _target(config: pytest.Config) -> str:
 
 def _start(config: pytest.Config, settings: dict[str, Any]) -> Any:
     if _target(config) == "real":
-        fake_only = {k for k, v in settings.items() if v not in (None, "", "real", False)}
+        fake_only = {k for k, v in settings.items() if v not in (None, "", "real", False) and k not in HARMLESS_ON_REAL}
         if fake_only:
             pytest.skip(f"fakejs only: {', '.join(sorted(fake_only))} (running against the real nats-server)")
         try:
@@ -64,16 +93,30 @@ def _start(config: pytest.Config, settings: dict[str, Any]) -> Any:
     return FakeJS(**settings).start()
 
 
+def _fail_on_server_errors(server: Any, running: bool) -> None:
+    """Fail the test if the fakejs server recorded exceptions of its own handlers meanwhile."""
+    if server.kind != "fake" or server.server is None:
+        return
+    inner = server.server
+    errors = server.call(inner.take_errors) if running else inner.take_errors()
+    if errors:
+        pytest.fail(failures.report(errors), pytrace=False)
+
+
 @pytest.fixture
 def fakejs_server(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A fresh server for this test (configured by ``@pytest.mark.fakejs(...)``)."""
     marker = request.node.get_closest_marker("fakejs")
     settings: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
+    if settings.get("seed") is None:
+        settings["seed"] = seed_for(request.node.nodeid)
+    request.node.stash[_SEED] = settings["seed"]
     server = _start(request.config, settings)
     try:
         yield server
     finally:
         server.stop()
+    _fail_on_server_errors(server, running=False)
 
 
 @pytest.fixture(scope="session")
@@ -86,11 +129,12 @@ def _fakejs_session_server(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 
 @pytest.fixture
-def fakejs_shared_server(_fakejs_session_server: Any) -> Any:
+def fakejs_shared_server(_fakejs_session_server: Any) -> Iterator[Any]:
     """The session's server, emptied (streams, faults, clients) before this test."""
     if _fakejs_session_server.kind == "fake":
         _fakejs_session_server.reset()
-    return _fakejs_session_server
+    yield _fakejs_session_server
+    _fail_on_server_errors(_fakejs_session_server, running=True)
 
 
 @pytest.fixture
