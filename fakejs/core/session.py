@@ -18,8 +18,19 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from fakejs.core.accounts import Account, Accounts
+from fakejs.core.clientio import (
+    AUTH_TIMEOUT,
+    AUTH_VIOLATION,
+    CLIENT_CLOSED,
+    KICKED,
+    PROTOCOL_VIOLATION,
+    SLOW_CONSUMER_PENDING,
+    STALE_CONNECTION,
+    ClientIO,
+)
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.hooks import Hooks
+from fakejs.core.keepalive import Keepalive
 from fakejs.core.options import ServerOptions
 from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Subscription
 from fakejs.core.stats import Stats
@@ -52,36 +63,6 @@ ERR_NO_RESPONDERS_HEADERS = "no responders requires headers support"
 STALL_SHORT = 0.002
 STALL_LONG = 0.005
 STALL_PER_READ = 0.010
-
-# Why a connection closed, in nats-server's words (as /connz reports them).
-CLIENT_CLOSED = "Client Closed"
-SERVER_SHUTDOWN = "Server Shutdown"
-SLOW_CONSUMER_PENDING = "Slow Consumer (Pending Bytes)"
-SLOW_CONSUMER_DEADLINE = "Slow Consumer (Write Deadline)"
-STALE_CONNECTION = "Stale Connection"
-PROTOCOL_VIOLATION = "Protocol Violation"
-AUTH_VIOLATION = "Authentication Failure"
-AUTH_TIMEOUT = "Authentication Timeout"
-KICKED = "Kicked"
-
-
-class ClientIO(Protocol):
-    """What the socket layer provides to a session."""
-
-    def want_flush(self) -> None:
-        """Arrange for :meth:`ClientSession.take_output` to be written soon."""
-
-    def close(self) -> None:
-        """Write what is pending, then close the connection."""
-
-    def abort(self) -> None:
-        """Drop the connection at once, discarding pending output."""
-
-    def write_buffer_size(self) -> int:
-        """Bytes handed to the transport but not yet sent."""
-
-    def pause_reading(self, seconds: float) -> None:
-        """Stop reading for ``seconds`` (real time), then call :meth:`ClientSession.resume`."""
 
 
 class SessionHost(Protocol):
@@ -164,11 +145,7 @@ class ClientSession:
         self.started_ns = clock.time_ns()
         self.last_activity = self.started
         self.last_in = 0.0
-        self.pings_out = 0
-        self.rtt_start: float | None = None
-        self.rtt = 0.0
-        self._ping_timer: TimerHandle | None = None
-        self._ping_advance: int | None = None
+        self.keepalive = Keepalive(self, clock, options, broker.random)
         self._auth_timer: TimerHandle | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
             Pub: self._on_pub,
@@ -189,6 +166,11 @@ class ClientSession:
     def name(self) -> str:
         return str(self.opts.get("name", ""))
 
+    @property
+    def rtt(self) -> float:
+        """The last measured round-trip time in seconds (0 before CONNECT)."""
+        return self.keepalive.rtt
+
     # -- lifecycle -----------------------------------------------------------
 
     def start(self) -> None:
@@ -199,7 +181,7 @@ class ClientSession:
         options = broker.options
         if options.auth_required:
             self._auth_timer = broker.clock.call_later(options.auth_timeout, self._auth_timeout)
-        self._set_ping_timer(options.ping_interval)
+        self.keepalive.start()
         broker.log.debug("%s - Client connection created", self)
 
     def close(self, reason: str = CLIENT_CLOSED, abort: bool = False) -> None:
@@ -227,10 +209,10 @@ class ClientSession:
         self.close(CLIENT_CLOSED, abort=True)
 
     def _cancel_timers(self) -> None:
-        for timer in (self._ping_timer, self._auth_timer):
-            if timer is not None:
-                timer.cancel()
-        self._ping_timer = self._auth_timer = None
+        self.keepalive.cancel()
+        if self._auth_timer is not None:
+            self._auth_timer.cancel()
+            self._auth_timer = None
 
     # -- output ----------------------------------------------------------------
 
@@ -431,9 +413,7 @@ class ClientSession:
                 self.send(writer.info(self.broker.info_fields(self, connect_info=True)))
 
     def _on_pong(self, event: Pong) -> None:
-        self.pings_out = 0
-        if self.rtt_start is not None:
-            self.rtt = self.broker.clock.monotonic() - self.rtt_start
+        self.keepalive.pong()
 
     def _on_notice(self, event: Notice) -> None:
         self.send_err(event.text)
@@ -445,39 +425,15 @@ class ClientSession:
             self._auth_timer = None
         now = broker.clock.monotonic()
         self.last_activity = now
-        if self.rtt == 0.0:
-            self.rtt = now - self.started
-        self._set_first_ping_timer()
+        self.keepalive.connected(now - self.started)
         self.opts.update(event.options)
-        opts = self.opts
         if self.connect_received:
             # nats-server 2.14+ drops every subscription on a repeated CONNECT (it
             # may move the client to another account); the sids become free again.
             self._drop_subscriptions()
         self.connect_received = True
-        self.echo = bool(opts.get("echo"))
-        self.verbose = bool(opts.get("verbose"))
-        self.headers = bool(opts.get("headers"))
-        self.no_responders = bool(opts.get("no_responders"))
-        self.protocol = int(opts.get("protocol", 0))
-        parser = self.parser
-        parser.headers = self.headers
-        parser.pedantic = bool(opts.get("pedantic"))
-        account = broker.authenticate(opts)
-        if account is None or opts.get("new_account") or opts.get("account"):
-            self.send_err(ERR_AUTHORIZATION)
-            broker.log.error("%s - authentication error", self)
-            self.close(AUTH_VIOLATION)
-            return
-        self.account = account
-        parser.auth_pending = False
-        if self.protocol < 0 or self.protocol > 1:
-            self.send_err(ERR_BAD_PROTOCOL)
-            self.close(PROTOCOL_VIOLATION)
-            return
-        if self.no_responders and not self.headers:
-            self.send_err(ERR_NO_RESPONDERS_HEADERS)
-            self.close(PROTOCOL_VIOLATION)
+        self._apply_options(self.opts)
+        if not self._accept_connect(self.opts):
             return
         if self.verbose:
             self.send(writer.OK)
@@ -487,6 +443,37 @@ class ClientSession:
             if hit is not None:
                 self.close(KICKED, abort=hit.change == "drop")
 
+    def _apply_options(self, opts: dict[str, Any]) -> None:
+        """Take on the CONNECT options the session and its parser honour."""
+        self.echo = bool(opts.get("echo"))
+        self.verbose = bool(opts.get("verbose"))
+        self.headers = bool(opts.get("headers"))
+        self.no_responders = bool(opts.get("no_responders"))
+        self.protocol = int(opts.get("protocol", 0))
+        self.parser.headers = self.headers
+        self.parser.pedantic = bool(opts.get("pedantic"))
+
+    def _accept_connect(self, opts: dict[str, Any]) -> bool:
+        """Authenticate and check the protocol options; a refused client is told why and closed."""
+        broker = self.broker
+        account = broker.authenticate(opts)
+        if account is None or opts.get("new_account") or opts.get("account"):
+            self.send_err(ERR_AUTHORIZATION)
+            broker.log.error("%s - authentication error", self)
+            self.close(AUTH_VIOLATION)
+            return False
+        self.account = account
+        self.parser.auth_pending = False
+        if self.protocol < 0 or self.protocol > 1:
+            self.send_err(ERR_BAD_PROTOCOL)
+            self.close(PROTOCOL_VIOLATION)
+            return False
+        if self.no_responders and not self.headers:
+            self.send_err(ERR_NO_RESPONDERS_HEADERS)
+            self.close(PROTOCOL_VIOLATION)
+            return False
+        return True
+
     # -- timers ----------------------------------------------------------------
 
     def _auth_timeout(self) -> None:
@@ -495,41 +482,11 @@ class ClientSession:
             self.send_err(ERR_AUTH_TIMEOUT)
             self.close(AUTH_TIMEOUT)
 
-    def _set_ping_timer(self, delay: float) -> None:
-        if self._ping_timer is not None:
-            self._ping_timer.cancel()
-        self._ping_timer = self.broker.clock.call_later(delay, self._ping_due)
-
-    def _set_first_ping_timer(self) -> None:
-        options = self.broker.options
-        delay = min(options.ping_interval, options.first_ping_interval)
-        # nats-server adds up to 20% so that many clients do not ping in step.
-        self._set_ping_timer(delay + self.broker.random.uniform(0, delay / 5))
-
-    def _ping_due(self) -> None:
-        self._ping_timer = None
-        if self.closed:
-            return
-        options = self.broker.options
-        now = self.broker.clock.monotonic()
-        need_rtt = self.rtt_start is None or now - self.rtt_start > 3600.0
-        if need_rtt or now - self.last_in >= options.ping_interval:
-            # Under a manual clock one advance() may span many ping intervals with
-            # no chance for the client to answer: only one PING per advance counts.
-            advance = self.broker.clock.advances
-            if advance is not None and self.pings_out and advance == self._ping_advance:
-                self._set_ping_timer(options.ping_interval)
-                return
-            self._ping_advance = advance
-            if self.pings_out + 1 > options.ping_max:
-                self.send_err(ERR_STALE)
-                self.broker.log.debug("%s - Stale Client Connection - Closing", self)
-                self.close(STALE_CONNECTION)
-                return
-            self.rtt_start = now
-            self.pings_out += 1
-            self.send(writer.PING)
-        self._set_ping_timer(options.ping_interval)
+    def stale(self) -> None:
+        """Too many PINGs went unanswered (called by the keepalive)."""
+        self.send_err(ERR_STALE)
+        self.broker.log.debug("%s - Stale Client Connection - Closing", self)
+        self.close(STALE_CONNECTION)
 
 
 def _ignore(event: Any) -> None:

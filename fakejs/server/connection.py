@@ -16,8 +16,9 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from fakejs.core.broker import Broker
+from fakejs.core.clientio import SLOW_CONSUMER_DEADLINE
 from fakejs.core.clock import TimerHandle
-from fakejs.core.session import SLOW_CONSUMER_DEADLINE, ClientSession
+from fakejs.core.session import ClientSession
 from fakejs.testkit.transcript import Transcript
 
 

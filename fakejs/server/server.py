@@ -20,10 +20,10 @@ from typing import Any
 
 from fakejs._version import __version__
 from fakejs.core.broker import Broker
+from fakejs.core.clientio import SERVER_SHUTDOWN
 from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.failures import ServerError
 from fakejs.core.options import NATS_VERSION, ServerOptions
-from fakejs.core.session import SERVER_SHUTDOWN
 from fakejs.jetstream import JetStream
 from fakejs.monitoring import endpoints as monitor
 from fakejs.monitoring.records import ClosedConnections

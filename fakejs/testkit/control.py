@@ -40,8 +40,9 @@ import json
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from fakejs.core.clientio import KICKED
 from fakejs.core.clock import Clock
-from fakejs.core.session import KICKED, ClientSession
+from fakejs.core.session import ClientSession
 from fakejs.jetstream import JetStream
 from fakejs.jetstream.errors import API_FAILURES
 from fakejs.testkit.clock import ManualClock
