@@ -263,11 +263,15 @@ class Faults:
             raise FaultError(f"no controller to run {fault.do!r}")
         try:
             self.run_action(fault.do, fault.args, context)
-        except Exception as exc:  # recorded on the server (raised without one); the event that fired it goes on
+        except Exception as exc:  # noqa: BLE001 - recorded on the server; the event that fired the fault goes on
             self.fired_log.append({"id": fault.id, "do": fault.do, "error": str(exc)})
-            if self.record_error is None:
-                raise
-            self.record_error(f"fault {fault.id} ({fault.do!r})", exc)
+            self._failed(f"fault {fault.id} ({fault.do!r})", exc)
+
+    def _failed(self, where: str, exc: Exception) -> None:
+        """Record a failed action on the server (raise it when there is nobody to record it)."""
+        if self.record_error is None:
+            raise exc
+        self.record_error(where, exc)
 
     def _log(self, fault: Fault, point: str, context: dict[str, Any]) -> None:
         shown = {k: v for k, v in context.items() if isinstance(v, (str, int, float, bool))}
