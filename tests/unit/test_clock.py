@@ -1,9 +1,13 @@
-"""The manual clock: timers fire in deadline order, only when time is advanced."""
+"""The clocks: timers fire in deadline order (manual: only when time is advanced), and a failing timer is never lost."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 import pytest
 
+from fakejs.core.clock import SystemClock
 from fakejs.testkit.clock import ManualClock
 
 
@@ -42,3 +46,84 @@ def test_time_only_moves_forward() -> None:
     with pytest.raises(ValueError):
         clock.advance(-1)
     assert clock.next_deadline() is None
+
+
+def test_advance_fires_every_due_timer_when_one_raises_then_raises_the_first() -> None:
+    clock = ManualClock()
+    fired: list[str] = []
+    reported: list[tuple[str, BaseException]] = []
+    clock.add_error_sink(lambda where, exc: reported.append((where, exc)))
+
+    def boom(label: str) -> None:
+        fired.append(label)
+        raise RuntimeError(label)
+
+    clock.call_later(1, fired.append, "before")
+    clock.call_later(2, boom, "first")
+    clock.call_later(3, fired.append, "between")
+    clock.call_later(4, boom, "second")
+    clock.call_later(5, fired.append, "after")
+    clock.call_later(20, fired.append, "not yet")
+    with pytest.raises(RuntimeError, match="first") as raised:
+        clock.advance(10)
+    assert fired == ["before", "first", "between", "second", "after"]
+    assert clock.monotonic() == 10  # time moved all the way
+    assert [str(exc) for _, exc in reported] == ["first", "second"]
+    assert all(where.startswith("timer callback ") and "boom" in where for where, _ in reported)
+    assert any("second" in note for note in raised.value.__notes__)
+    assert clock.next_deadline() == 20
+
+
+def test_jump_fires_the_next_timer_even_when_it_raises() -> None:
+    clock = ManualClock()
+    fired: list[str] = []
+    clock.call_later(3, _raise, ValueError("bad"))
+    clock.call_later(3, fired.append, "same instant")
+    with pytest.raises(ValueError, match="bad"):
+        clock.jump()
+    assert fired == ["same instant"]
+    assert clock.monotonic() == 3
+
+
+def test_without_error_sinks_a_failed_timer_is_logged_with_its_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    clock = ManualClock()
+    clock.call_later(1, _raise, KeyError("lost"))
+    with caplog.at_level(logging.ERROR, logger="fakejs"), pytest.raises(KeyError):
+        clock.advance(1)
+    assert "timer callback" in caplog.text and "KeyError" in caplog.text
+    assert caplog.records[0].exc_info is not None
+
+
+def test_a_removed_error_sink_hears_nothing() -> None:
+    clock = ManualClock()
+    reported: list[BaseException] = []
+
+    def sink(where: str, exc: BaseException) -> None:
+        reported.append(exc)
+
+    clock.add_error_sink(sink)
+    clock.remove_error_sink(sink)
+    clock.call_later(0, _raise, RuntimeError("x"))
+    with pytest.raises(RuntimeError):
+        clock.advance(0)
+    assert reported == []
+
+
+def test_system_clock_reports_a_failed_timer_and_keeps_running_the_others() -> None:
+    reported: list[tuple[str, BaseException]] = []
+    fired: list[str] = []
+
+    async def main() -> None:
+        clock = SystemClock()
+        clock.add_error_sink(lambda where, exc: reported.append((where, exc)))
+        clock.call_later(0, _raise, RuntimeError("real time"))
+        clock.call_later(0.001, fired.append, "later")
+        await asyncio.sleep(0.05)
+
+    asyncio.run(main())
+    assert [str(exc) for _, exc in reported] == ["real time"]
+    assert fired == ["later"]
+
+
+def _raise(exc: BaseException) -> None:
+    raise exc
