@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from fakejs.pytest_plugin import seed_for
 from tests.harness.targets import REAL_BINARY
 
 SUITE = """
@@ -63,6 +66,43 @@ async def test_second_starts_empty(fakejs_shared_server):
     await nc.close()
 """
 
+SEEDED = """
+import pytest
+from fakejs.gocompat import ids
+
+@pytest.mark.fakejs(seed=7)
+def test_marker_seed(fakejs_server):
+    assert fakejs_server.state()["server_name"] == "fakejs-" + ids.server_id(ids.new_random(7))[-8:]
+
+def test_default_seed_one(fakejs_server):
+    print("ID", fakejs_server.call(lambda: fakejs_server.server.broker.server_id))
+
+def test_default_seed_two(fakejs_server):
+    print("ID", fakejs_server.call(lambda: fakejs_server.server.broker.server_id))
+
+def test_failure_shows_the_seed(fakejs_server):
+    assert False, "on purpose"
+"""
+
+BROKEN = """
+def boom():
+    raise RuntimeError("broken handler")
+
+def test_server_error_fails_the_test(fakejs_server):
+    fakejs_server.call(lambda: fakejs_server.server.clock.call_later(0, boom))
+    fakejs_server.wait_until(lambda: fakejs_server.server.errors)
+
+def test_next_test_is_clean(fakejs_server):
+    pass
+
+def test_shared_server_error_fails_the_test(fakejs_shared_server):
+    fakejs_shared_server.call(lambda: fakejs_shared_server.server.clock.call_later(0, boom))
+    fakejs_shared_server.wait_until(lambda: fakejs_shared_server.server.errors)
+
+def test_shared_next_test_is_clean(fakejs_shared_server):
+    pass
+"""
+
 INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
 
 
@@ -80,6 +120,36 @@ def test_session_server_is_reset_between_tests(pytester: pytest.Pytester) -> Non
     result.assert_outcomes(passed=2)
 
 
+def test_servers_are_seeded_by_the_marker_or_the_test_id(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_seeded=SEEDED)
+    runs = [pytester.runpytest("-q", "-s", "-p", "no:cacheprovider") for _ in range(2)]
+    for result in runs:
+        result.assert_outcomes(passed=3, failed=1)
+    ids = [re.findall(r"ID (N[A-Z0-9]{55})", result.stdout.str()) for result in runs]
+    assert len(ids[0]) == 2 and ids[0][0] != ids[0][1]  # one seed per test
+    assert ids[0] == ids[1]  # the same run after run
+    seed = seed_for("test_seeded.py::test_failure_shows_the_seed")
+    runs[0].stdout.fnmatch_lines([f"*server seed {seed}: replay with @pytest.mark.fakejs(seed={seed})*"])
+
+
+def test_an_exception_inside_the_server_fails_the_test_with_its_traceback(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_broken=BROKEN)
+    result = pytester.runpytest("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at teardown of test_server_error_fails_the_test*",
+            "*1 exception(s) inside the fakejs server:*",
+            "*--- timer callback boom*",
+            "*RuntimeError: broken handler*",
+            "*ERROR at teardown of test_shared_server_error_fails_the_test*",
+        ]
+    )
+    assert "test_next_test_is_clean" not in "\n".join(line for line in result.outlines if "ERROR" in line)
+
+
 @pytest.mark.skipif(REAL_BINARY is None, reason="nats-server not installed")
 def test_real_target_runs_plain_tests_and_skips_fake_only_ones(pytester: pytest.Pytester) -> None:
     pytester.makeini(INI)
@@ -89,3 +159,19 @@ def test_real_target_runs_plain_tests_and_skips_fake_only_ones(pytester: pytest.
     result.stdout.fnmatch_lines(
         ["*fakejs only: clock*", "*fakejs only: scenario*", "*fakejs only: state is a fakejs feature*"]
     )
+
+
+@pytest.mark.skipif(REAL_BINARY is None, reason="nats-server not installed")
+def test_a_seed_is_no_reason_to_skip_on_the_real_target(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(
+        test_real_seed="""
+import pytest
+
+@pytest.mark.fakejs(seed=3)
+def test_seeded(fakejs_url):
+    assert fakejs_url.startswith("nats://127.0.0.1:")
+"""
+    )
+    result = pytester.runpytest("-q", "-p", "no:cacheprovider", "--fakejs-target=real")
+    result.assert_outcomes(passed=1)
