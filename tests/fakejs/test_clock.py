@@ -10,8 +10,7 @@ import nats
 import pytest
 
 from fakejs import ManualClock, Server
-
-NS = 1_000_000_000
+from fakejs.gocompat.gotime import NS
 
 
 async def _js_setup(nc: nats.NATS, consumer: dict) -> None:

@@ -11,8 +11,8 @@ from typing import Any
 import nats
 
 from fakejs import ManualClock, Server
-
-NS = 1_000_000_000
+from fakejs.testkit.control import ACTIONS
+from fakejs.testkit.faults import ACTION_NAMES
 
 
 async def control(nc: nats.NATS, subject: str, body: dict[str, Any] | None = None) -> Any:
@@ -152,3 +152,7 @@ async def test_introspection_of_consumers_and_transcripts() -> None:
         assert b"$JS.API.CONSUMER.MSG.NEXT.S.C" in transcript.sent_by_client()
         assert b"MSG s.a" in transcript.received_by_client()
         await nc.close()
+
+
+def test_every_action_a_fault_may_name_is_a_controller_action() -> None:
+    assert frozenset(ACTIONS) == ACTION_NAMES

@@ -11,9 +11,8 @@ import pytest
 from nats.aio.msg import Msg
 
 from fakejs import ManualClock, Server
+from fakejs.gocompat.gotime import NS
 from fakejs.testkit.faults import FaultError
-
-NS = 1_000_000_000
 
 
 async def setup_js(nc: nats.NATS, consumer: dict[str, Any] | None = None, storage: str = "memory") -> None:
