@@ -68,26 +68,13 @@ STALL_PER_READ = 0.010
 class SessionHost(Protocol):
     """What a session needs from the server that accepted it (:class:`~fakejs.core.broker.Broker`)."""
 
-    @property
-    def options(self) -> ServerOptions: ...
-
-    @property
-    def clock(self) -> Clock: ...
-
-    @property
-    def log(self) -> logging.Logger: ...
-
-    @property
-    def random(self) -> random.Random: ...
-
-    @property
-    def stats(self) -> Stats: ...
-
-    @property
-    def faults(self) -> Hooks: ...
-
-    @property
-    def accounts(self) -> Accounts: ...
+    options: ServerOptions
+    clock: Clock
+    log: logging.Logger
+    random: random.Random
+    stats: Stats
+    faults: Hooks
+    accounts: Accounts
 
     def next_client_id(self) -> int: ...
 
