@@ -3,9 +3,10 @@
 Bytes read go to the session; its queued output is written once per
 event-loop turn so that many small frames leave in one ``send``.  A client
 that stops reading is cut off when a write stays blocked past
-``write_deadline``.  An exception while the session handles input is
-recorded on the server and the connection is dropped (as asyncio itself
-would drop it), so the client sees the failure instead of waiting.
+``write_deadline``.  An exception while the session handles input (or
+while its output is written) is recorded on the server and the connection
+is dropped (as asyncio itself would drop it), so the client sees the
+failure instead of waiting.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ class Connection(asyncio.Protocol):
     def want_flush(self) -> None:
         if not self._flush_pending:
             self._flush_pending = True
-            self._loop.call_soon(self._flush)
+            self._loop.call_soon(self._guarded, "output", self._flush)
 
     def close(self) -> None:
         self._flush()
