@@ -33,6 +33,8 @@ ClosedCallback = Callable[[ClientSession, list[Subscription]], None]
 
 
 class Broker:
+    """One server's state apart from its sockets; what every client session talks to."""
+
     def __init__(self, options: ServerOptions, clock: Clock, hooks: Hooks | None = None) -> None:
         check_options(options)
         self.options = options
