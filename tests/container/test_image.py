@@ -196,3 +196,11 @@ def test_stop_sends_sigterm_and_exits_promptly(podman: Podman, container: Contai
     assert elapsed < 5, f"stop took {elapsed:.1f}s: SIGTERM was not handled"
     assert state["ExitCode"] == 0, state
     assert 'Trapped "terminated" signal' in logs and "Server Exiting.." in logs, logs
+
+
+def test_shipped_scenarios_are_installed_in_the_image(podman: Podman, image: str) -> None:
+    """The image installs fakejs with a plain ``pip install``: shipped scenarios are found by name."""
+    script = "from fakejs.testkit.scenarios import load_scenario, shipped_names; print(' '.join(shipped_names())); load_scenario('consumer-deleted')"
+    result = podman.run("run", "--rm", "--entrypoint", "python", image, "-c", script)
+    names = result.stdout.split()
+    assert names == sorted(path.stem for path in (REPO / "scenarios").glob("*.toml"))
