@@ -18,6 +18,7 @@ from fakejs.core.options import API_LEVEL
 from fakejs.core.router import EMPTY_REPLY
 from fakejs.gocompat import gotime, ids
 from fakejs.jetstream.api import dispatch as api
+from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config import stream as streamconfig
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.storage.files import StreamFiles, streams_dir
@@ -240,12 +241,12 @@ class JetStream:
         journal = files.consumer_journal(consumer.name, consumer.state)
         journal.open()
         self.consumer_journals[(stream.name, consumer.name)] = journal
-        files.write_consumer_meta(consumer.name, consumer.config, consumer.created_ns)
+        files.write_consumer_meta(consumer.name, consumerconfig.to_storable(consumer.config), consumer.created_ns)
 
     def consumer_updated(self, stream: Stream, consumer: Any) -> None:
         files = self.files.get(stream.name)
         if files is not None and (stream.name, consumer.name) in self.consumer_journals:
-            files.write_consumer_meta(consumer.name, consumer.config, consumer.created_ns)
+            files.write_consumer_meta(consumer.name, consumerconfig.to_storable(consumer.config), consumer.created_ns)
 
     def consumer_removed(self, stream: Stream, consumer: Any) -> None:
         journal = self.consumer_journals.pop((stream.name, consumer.name), None)
@@ -293,7 +294,6 @@ class JetStream:
             self._recover_consumers(stream, files)
 
     def _recover_consumers(self, stream: Stream, files: StreamFiles) -> None:
-        from fakejs.jetstream.config import consumer as consumerconfig
         from fakejs.jetstream.consumer.consumer import Consumer
 
         for name, meta in files.consumer_metas():
