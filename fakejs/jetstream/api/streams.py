@@ -15,6 +15,7 @@ from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import Field, GoJSONError, Struct, loads
 from fakejs.jetstream.api.dispatch import Request, encode, handler
 from fakejs.jetstream.config import stream as streamconfig
+from fakejs.jetstream.config import stream_rules
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.stream.direct import MSG_GET_REQUEST
 
@@ -76,7 +77,7 @@ def stream_create(js: JetStream, request: Request) -> dict[str, Any]:
         raise api_error("JSStreamInvalidConfigF", err="stream configuration for create can not be sealed")
     if config["mirror_direct"] and config["mirror"] is None:
         raise api_error("JSStreamInvalidConfigF", err="stream has no mirror but does have mirror direct")
-    checked = streamconfig.check(config, pedantic)
+    checked = stream_rules.check(config, pedantic)
     if checked["num_replicas"] > 1:
         raise api_error("JSStreamReplicasNotSupportedErr")
     existing = js.streams.get(checked["name"])
@@ -87,7 +88,7 @@ def stream_create(js: JetStream, request: Request) -> dict[str, Any]:
             raise api_error("JSStreamNameExistErr")
         stream = existing
     else:
-        unsupported = streamconfig.unsupported_feature(checked)
+        unsupported = stream_rules.unsupported_feature(checked)
         if unsupported is not None:
             raise unsupported
         js.check_resources(checked)
@@ -103,14 +104,14 @@ def stream_create(js: JetStream, request: Request) -> dict[str, Any]:
 def stream_update(js: JetStream, request: Request) -> dict[str, Any]:
     fields = request.decode(streamconfig.STREAM_CONFIG_REQUEST)
     pedantic = bool(fields.pop("pedantic", False))
-    config = streamconfig.check(streamconfig.from_request(fields), pedantic)
+    config = stream_rules.check(streamconfig.from_request(fields), pedantic)
     name = stream_name(request)
     if name != config["name"]:
         raise api_error("JSStreamMismatchErr")
     stream = js.lookup(name)
     streamconfig.set_static_metadata(config)
-    checked = streamconfig.check_update(stream.config, config, pedantic)
-    unsupported = streamconfig.unsupported_feature(checked)
+    checked = stream_rules.check_update(stream.config, config, pedantic)
+    unsupported = stream_rules.unsupported_feature(checked)
     if unsupported is not None:
         raise unsupported
     js.check_resources(checked, exclude=name)

@@ -15,7 +15,8 @@ from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
 from fakejs.jetstream import advisories
 from fakejs.jetstream.config import consumer as consumerconfig
-from fakejs.jetstream.config.stream import MAX_NAME_LEN, is_valid_name
+from fakejs.jetstream.config import consumer_rules
+from fakejs.jetstream.config.stream_rules import MAX_NAME_LEN, is_valid_name
 from fakejs.jetstream.consumer.consumer import Consumer
 from fakejs.jetstream.errors import api_error
 
@@ -39,8 +40,8 @@ def _partition_unique(stream: Stream, name: str, filters: list[str]) -> bool:
 
 
 def add_consumer(stream: Stream, config: dict[str, Any], action: str, pedantic: bool) -> Consumer:
-    consumerconfig.apply_defaults(config, stream.config, pedantic)
-    consumerconfig.check(config, stream.config)
+    consumer_rules.apply_defaults(config, stream.config, pedantic)
+    consumer_rules.check(config, stream.config)
     retention = stream.config["retention"]
     name = config["durable_name"] or config["name"]
     if name:
@@ -100,7 +101,7 @@ def add_consumer(stream: Stream, config: dict[str, Any], action: str, pedantic: 
 def update_consumer(consumer: Consumer, config: dict[str, Any]) -> None:
     """``updateConfig``: apply what may change in place."""
     interest = consumer.js.router.has_exact_interest(consumer.config["deliver_subject"]) if consumer.is_push else False
-    consumerconfig.check_update(consumer.config, config, interest)
+    consumer_rules.check_update(consumer.config, config, interest)
     old = consumer.config
     if not old["durable_name"] and config["inactive_threshold"] <= 0:
         # Still ephemeral while this update is applied: the default threshold is stamped once more.
