@@ -14,10 +14,10 @@ through :class:`StreamConsumer`; it imports neither.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from fakejs.core.clock import Clock
-from fakejs.core.router import Subscription
+from fakejs.core.router import Router, Subscription
 from fakejs.gocompat import gotime, ids
 from fakejs.gocompat.gojson import dumps
 from fakejs.gocompat.gotime import NS
@@ -32,9 +32,6 @@ from fakejs.jetstream.stream.direct import DirectGet, DirectHost
 from fakejs.jetstream.stream.expiry import MessageExpiry
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
-
-if TYPE_CHECKING:
-    from fakejs.core.router import Router
 
 MAX_SUBJECT_DETAILS = 100_000  # subjects one STREAM.INFO reply lists
 
