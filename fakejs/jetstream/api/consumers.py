@@ -153,11 +153,7 @@ def unpin(js: JetStream, request: Request, stream: str, consumer: str) -> Reply:
         raise api_error("JSInvalidJSONErr", err="consumer group not specified")
     if not consumerconfig.is_valid_group_name(group):
         raise api_error("JSConsumerInvalidGroupNameErr")
-    target = js.lookup_consumer(stream, consumer)
-    if group not in target.config["priority_groups"]:
-        raise api_error("JSConsumerInvalidPriorityGroupErr")
-    if target.priority is not None:
-        target.priority.unpin(group)
+    js.consumer_admin.unpin(js.lookup_consumer(stream, consumer), group)
     return {}
 
 

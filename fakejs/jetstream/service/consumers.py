@@ -137,6 +137,14 @@ class ConsumerAdmin:
         self.persistence.consumer_updated(consumer.stream, consumer)
         consumer.kick()
 
+    @staticmethod
+    def unpin(consumer: Consumer, group: str) -> None:
+        """``CONSUMER.UNPIN``: the group's pinned client loses its pin (the group must be the consumer's)."""
+        if group not in consumer.config["priority_groups"]:
+            raise api_error("JSConsumerInvalidPriorityGroupErr")
+        if consumer.priority is not None:
+            consumer.priority.unpin(group)
+
     # -- removal and retention ---------------------------------------------------------------
 
     def remove(self, stream: Stream, consumer: StreamConsumer) -> None:
