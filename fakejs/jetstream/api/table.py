@@ -30,8 +30,9 @@ class Uncounted:
 
 
 Reply = dict[str, Any] | Uncounted
-_PART = re.compile(r"\{[^}]*\}|[^.{}]+")
 Handler = Callable[..., Reply]
+
+_PART = re.compile(r"\{[^}]*\}|[^.{}]+")  # a named token (which may hold dots) or a literal one
 
 
 def _parts(pattern: str) -> list[str]:

@@ -92,13 +92,12 @@ def check_message(cfg: StreamConfig, store: MessageStore, subject: str, hdr: byt
         raise api_error("JSStreamHeaderExceedsMaximumErr")
 
 
-def clean_headers(hdr: bytes | None) -> bytes | None:
+def clean_headers(hdr: bytes) -> bytes | None:
     """What is stored of the publisher's headers: no status line, no client info."""
-    if hdr:
-        hdr = hdrs.without_status(hdr) or None
-    if hdr:
-        hdr = hdrs.remove(hdr, CLIENT_INFO) or None
-    return hdr
+    kept = hdrs.without_status(hdr) or None
+    if kept:
+        kept = hdrs.remove(kept, CLIENT_INFO) or None
+    return kept
 
 
 def check_expectations(cfg: StreamConfig, name: str, store: MessageStore, subject: str, hdr: bytes) -> None:
@@ -118,7 +117,19 @@ def check_expectations(cfg: StreamConfig, name: str, store: MessageStore, subjec
             ttl_check = 0
         if ttl_check != 0 and not cfg["allow_msg_ttl"]:
             raise api_error("JSMessageTTLDisabledErr")
-    _check_last_sequences(store, subject, hdr)
+    last_subject_seq = hdrs.get(hdr, EXPECTED_LAST_SUBJECT_SEQ)
+    seq_subject_override = hdrs.get(hdr, EXPECTED_LAST_SUBJECT_SEQ_SUBJECT)
+    if last_subject_seq:
+        check_subject = _text(seq_subject_override) if seq_subject_override else subject
+        last = store.last_message(check_subject)
+        actual = last.seq if last is not None else 0
+        if actual != _uint(last_subject_seq):
+            raise api_error("JSStreamWrongLastSequenceErrF", seq=actual)
+    elif seq_subject_override:
+        raise api_error("JSStreamExpectedLastSeqPerSubjectInvalid")
+    last_seq = hdrs.get(hdr, EXPECTED_LAST_SEQ)
+    if last_seq and _uint(last_seq) != store.last_seq:
+        raise api_error("JSStreamWrongLastSequenceErrF", seq=store.last_seq)
     if hdrs.get(hdr, SCHEDULE):
         raise api_error("JSMessageSchedulesDisabledErr")
     if hdrs.get(hdr, SCHEDULE_NEXT) or hdrs.get(hdr, SCHEDULER):
@@ -127,26 +138,9 @@ def check_expectations(cfg: StreamConfig, name: str, store: MessageStore, subjec
         raise api_error("JSMessageSourceHdrNotAllowedErr")
 
 
-def _check_last_sequences(store: MessageStore, subject: str, hdr: bytes) -> None:
-    last_subject_seq = hdrs.get(hdr, EXPECTED_LAST_SUBJECT_SEQ)
-    seq_subject_override = hdrs.get(hdr, EXPECTED_LAST_SUBJECT_SEQ_SUBJECT)
-    if last_subject_seq:
-        want = _uint(last_subject_seq)
-        check_subject = _text(seq_subject_override) if seq_subject_override else subject
-        last = store.last_message(check_subject)
-        actual = last.seq if last is not None else 0
-        if actual != want:
-            raise api_error("JSStreamWrongLastSequenceErrF", seq=actual)
-    elif seq_subject_override:
-        raise api_error("JSStreamExpectedLastSeqPerSubjectInvalid")
-    last_seq = hdrs.get(hdr, EXPECTED_LAST_SEQ)
-    if last_seq and _uint(last_seq) != store.last_seq:
-        raise api_error("JSStreamWrongLastSequenceErrF", seq=store.last_seq)
-
-
 def msg_id(hdr: bytes | None) -> str:
     """The publisher's ``Nats-Msg-Id`` (empty when none)."""
-    return _text(hdrs.get(hdr, MSG_ID) or b"")
+    return (hdrs.get(hdr, MSG_ID) or b"").decode("utf-8", "surrogateescape")
 
 
 def check_last_msg_id(hdr: bytes, last_msg_id: str) -> None:
@@ -168,10 +162,8 @@ def rollup_of(cfg: StreamConfig, hdr: bytes) -> str:
     return rollup
 
 
-def message_ttl(cfg: StreamConfig, hdr: bytes | None) -> tuple[int, bytes | None]:
+def message_ttl(cfg: StreamConfig, hdr: bytes) -> tuple[int, bytes]:
     """The message's TTL in seconds, and its headers (a TTL below the delete-marker TTL is raised to it)."""
-    if not hdr:
-        return 0, hdr
     ttl_value = hdrs.get(hdr, MSG_TTL)
     if not ttl_value:
         return 0, hdr

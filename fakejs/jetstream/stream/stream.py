@@ -201,8 +201,10 @@ class Stream:
     def _process(self, subject: str, hdr: bytes | None, payload: bytes) -> bytes:
         cfg = self.config
         publish.check_message(cfg, self.store, subject, hdr, payload)
-        hdr = publish.clean_headers(hdr)
         msg_id = rollup = ""
+        ttl = 0
+        if hdr:
+            hdr = publish.clean_headers(hdr)
         if hdr:
             publish.check_expectations(cfg, self.name, self.store, subject, hdr)
             msg_id = publish.msg_id(hdr)
@@ -214,7 +216,8 @@ class Stream:
             rollup = publish.rollup_of(cfg, hdr)
         if cfg["retention"] == "interest" and not self._has_interest(subject):
             return self._skip_uninteresting(subject, msg_id, rollup)
-        ttl, hdr = publish.message_ttl(cfg, hdr)
+        if hdr:
+            ttl, hdr = publish.message_ttl(cfg, hdr)
         try:
             msg = self._store(subject, hdr, payload, ttl, bool(rollup))
         except StoreLimitError as exc:
