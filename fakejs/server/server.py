@@ -274,7 +274,7 @@ class Server:
             self._control_subjects = None
         if self.jetstream is not None:
             if keep_store:
-                self._kept_store = (self.jetstream.store_dir, self.jetstream._own_store)
+                self._kept_store = (self.jetstream.store_dir, self.jetstream.owns_store)
             self.jetstream.stop(keep_store)  # waiting pulls hear about it before clients go
             self.jetstream = None
         for client in list(self.broker.clients.values()):

@@ -21,6 +21,7 @@ from fakejs.gocompat import gotime
 from fakejs.jetstream import advisories, status
 from fakejs.jetstream.apilevel import required_level
 from fakejs.jetstream.config import consumer as consumerconfig
+from fakejs.jetstream.config.consumer import ConsumerConfig
 from fakejs.jetstream.consumer.acks import AckHandling
 from fakejs.jetstream.consumer.lifecycle import Lifecycle
 from fakejs.jetstream.consumer.priority import PriorityGroups
@@ -42,7 +43,7 @@ MSG_SIZE = "Nats-Msg-Size"
 
 
 class Consumer(AckHandling, PullHandling, PushHandling, Lifecycle):
-    def __init__(self, stream: Stream, name: str, config: dict[str, Any], created_ns: int) -> None:
+    def __init__(self, stream: Stream, name: str, config: ConsumerConfig, created_ns: int) -> None:
         self.stream = stream
         self.js = stream.js
         self.clock = stream.clock
