@@ -118,13 +118,13 @@ def update_consumer(consumer: Consumer, config: dict[str, Any]) -> None:
             drop_unneeded(consumer.stream)  # ``cleanupNoInterestMessages``
     if config["deliver_subject"] != old["deliver_subject"]:
         router = consumer.js.router
-        router.unwatch_interest(old["deliver_subject"], consumer._interest_changed)
-        router.watch_interest(config["deliver_subject"], consumer._interest_changed)
-        consumer.active = consumer._has_delivery_interest()
+        router.unwatch_interest(old["deliver_subject"], consumer.interest_changed)
+        router.watch_interest(config["deliver_subject"], consumer.interest_changed)
+        consumer.active = consumer.has_delivery_interest()
     consumer.configure_priority()
     if config["inactive_threshold"] != old["inactive_threshold"]:
         consumer.set_inactive_threshold()
-        consumer._touch()
+        consumer.touch()
     consumer.stream.js.consumer_updated(consumer.stream, consumer)
     consumer.kick()
 
