@@ -7,18 +7,15 @@ the delivered and ack-floor counters ConsumerInfo reports).
 :class:`AckTracker` keeps both with nats-server's rules, so the numbers a
 client reads after any mix of acks, naks, terms and redeliveries are the
 same, and runs the ack-wait timer (``checkPending``) on the server clock.
-
-Ack payloads (on ``$JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending>``):
-empty, ``+ACK`` or ``+OK`` ack; ``-NAK`` [JSON ``{"delay":ns}`` or a Go
-duration] redelivers; ``+WPI`` restarts the ack timer; ``+NXT`` acks and
-requests more; ``+TERM`` [reason] stops redelivery.  The consumer reads the
-payload and calls the tracker; replies and advisories stay with the consumer.
+What clients send on the ack subject is read in
+:mod:`fakejs.jetstream.consumer.ack_messages`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.gocompat import gotime
@@ -435,3 +432,24 @@ class AckTracker:
         if self.max_ack_pending:
             self._consumer.kick()
         return True
+
+    # -- what ConsumerInfo reports ---------------------------------------------------------
+
+    def delivered_info(self, dseq: int, sseq: int) -> dict[str, Any]:
+        """``delivered``: the persisted counters, or the position (``dseq``, ``sseq``) before any state."""
+        state = self.state
+        if state.has_state():
+            delivered: dict[str, Any] = {"consumer_seq": state.delivered[0], "stream_seq": state.delivered[1]}
+        else:
+            delivered = {"consumer_seq": max(dseq, 1) - 1, "stream_seq": max(sseq, 1) - 1}
+        if self.last_delivered_ns:
+            delivered["last_active"] = gotime.rfc3339(self.last_delivered_ns)
+        return delivered
+
+    def ack_floor_info(self) -> dict[str, Any]:
+        """``ack_floor``: the persisted floor and when the last ack came."""
+        floor = self.state.ack_floor
+        ack_floor: dict[str, Any] = {"consumer_seq": floor[0], "stream_seq": floor[1]}
+        if self.last_ack_ns:
+            ack_floor["last_active"] = gotime.rfc3339(self.last_ack_ns)
+        return ack_floor

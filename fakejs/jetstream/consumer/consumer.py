@@ -1,18 +1,12 @@
 """A consumer: the one object streams, the API and monitoring talk to.
 
-:class:`Consumer` is composed of parts that each own their state (see
-:mod:`fakejs.jetstream.consumer`): where delivery stands
-(:class:`DeliveryPosition`), pending acks and redeliveries
-(:class:`AckTracker`), waiting pulls (:class:`PullDispatch`), priority
-groups, push flow control and heartbeats (:class:`PushFlow`), delivery
-pacing (:class:`Pacer`), inactivity and pauses.  The consumer subscribes to
-its subjects, reads acks, runs the delivery loop and answers ConsumerInfo;
-the parts see it only as a :class:`~fakejs.jetstream.consumer.view.ConsumerView`.
-
-Delivery (:meth:`Consumer.kick`) runs whenever something may let a message
-go out -- a new message, a pull request, an ack, a redelivery timer -- and
-keeps delivering until nothing more can be delivered, as nats-server's
-``loopAndGatherMsgs`` does.  Every timer is on the server clock.
+:class:`Consumer` subscribes to its subjects, serves the stream's events and
+ConsumerInfo, and composes parts that each own their state: where delivery
+stands, the ack tracker and ack messages, the pull dispatch and priority
+groups, push flow control and pacing, inactivity and pause timers, and the
+delivery loop (:mod:`fakejs.jetstream.consumer.delivery`).  The parts see the
+consumer only as a :class:`~fakejs.jetstream.consumer.view.ConsumerView`.
+Every timer is on the server clock.
 """
 
 from __future__ import annotations
@@ -27,17 +21,17 @@ from fakejs.jetstream import advisories, status
 from fakejs.jetstream.apilevel import required_level
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.consumer import priority_groups
-from fakejs.jetstream.consumer.ack_tracker import AckTracker, ack_reply_info, nak_delay
+from fakejs.jetstream.consumer.ack_messages import AckMessages
+from fakejs.jetstream.consumer.ack_tracker import AckTracker
 from fakejs.jetstream.consumer.delivery import UNACKED_LIMITS, DeliveryLoop
 from fakejs.jetstream.consumer.lifecycle import Inactivity, PauseTimer
-from fakejs.jetstream.consumer.pacing import Pacer, TokenBucket
-from fakejs.jetstream.consumer.position import DeliveryPosition
+from fakejs.jetstream.consumer.pacing import Pacer, rate_limiter
+from fakejs.jetstream.consumer.position import DeliveryPosition, reset_start
 from fakejs.jetstream.consumer.priority_groups import PriorityGroups
 from fakejs.jetstream.consumer.pull_dispatch import PullDispatch
 from fakejs.jetstream.consumer.pull_requests import WaitQueue
 from fakejs.jetstream.consumer.push_flow import PushFlow
 from fakejs.jetstream.consumer.view import ConsumerName
-from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.storage.consumer_state import ConsumerState
 from fakejs.jetstream.storage.store import StoredMessage
 
@@ -64,53 +58,15 @@ class Consumer:
 
     def _compose(self, name: ConsumerName) -> None:
         """Build the parts; each sees this consumer through :class:`ConsumerView`."""
-        js, clock = self.js, self.clock
-        broker = js.broker
-        self.position = DeliveryPosition()
-        self.acks = AckTracker(
-            self,
-            clock,
-            first_stream_seq=lambda: self.stream.store.first_seq,
-            on_max_deliveries=lambda seq, count: advisories.max_deliveries(self, seq, count),
-        )
-        self.pulls = PullDispatch(
-            self,
-            clock,
-            broker.faults,
-            name,
-            reply=js.reply,
-            has_interest=js.router.has_interest,
-            touch=self.touch,
-            available=lambda: max(self.npc, 0) + len(self.acks.rdq),
-            priority=lambda: self.priority,
-        )
-        self.priority: PriorityGroups | None = None
-        self.configure_priority()
-        self.push = PushFlow(
-            self,
-            clock,
-            broker.faults,
-            name,
-            broker.random,
-            publish=lambda subject, reply_to, hdr, payload: js.router.publish(subject, reply_to, hdr, payload, None),
-            reply=js.reply,
-            ack_through=lambda sseq, dseq: self._ack(sseq, dseq, ""),
-            holding=lambda: self.pacer.holding,
-        )
-        self.pacer = Pacer(self, clock, lambda delivery: self.loop.send(delivery), self._rate_limiter())
-        self.inactivity = Inactivity(
-            self,
-            clock,
-            broker.random,
-            remove=lambda: self.stream.remove_consumer(self),
-            pulls_waiting=self._pulls_still_waiting,
-            latest_ack_deadline_ns=self.acks.latest_ack_deadline_ns,
-        )
-        self.pause_timer = PauseTimer(self, clock, on_resumed=lambda: advisories.pause(self, False, None))
+        self._compose_acks()
+        self._compose_pulls(name)
+        self._compose_push(name)
+        self._compose_timers()
+        js = self.js
         self.loop = DeliveryLoop(
             self,
-            clock,
-            broker.faults,
+            self.clock,
+            js.broker.faults,
             self.stream,
             send_message=lambda target, ack_reply, hdr, data, shown_as: bool(
                 js.router.publish(target, ack_reply, hdr, data, None, shown_as=shown_as)
@@ -124,14 +80,72 @@ class Consumer:
             pause=self.pause_timer,
         )
 
-    def _rate_limiter(self) -> TokenBucket | None:
-        bps = self.config["rate_limit_bps"]
-        if not bps:
-            return None
-        burst = self.stream.config["max_msg_size"]
-        if burst <= 0:
-            burst = self.js.broker.options.max_payload
-        return TokenBucket(bps // 8, burst)
+    def _compose_acks(self) -> None:
+        self.position = DeliveryPosition()
+        self.acks = AckTracker(
+            self,
+            self.clock,
+            first_stream_seq=lambda: self.stream.store.first_seq,
+            on_max_deliveries=lambda seq, count: advisories.max_deliveries(self, seq, count),
+        )
+        self.ack_messages = AckMessages(
+            self,
+            self.acks,
+            self.stream,
+            self.js.reply,
+            pull=self.pull_request,
+            on_activity=lambda: self.inactivity.ack_seen(),
+            on_nak=lambda sseq, dseq, dc: advisories.nak(self, sseq, dseq, dc),
+            on_terminated=lambda sseq, dseq, dc, reason: advisories.terminated(self, sseq, dseq, dc, reason),
+        )
+
+    def _compose_pulls(self, name: ConsumerName) -> None:
+        js = self.js
+        self.pulls = PullDispatch(
+            self,
+            self.clock,
+            js.broker.faults,
+            name,
+            reply=js.reply,
+            has_interest=js.router.has_interest,
+            touch=self.touch,
+            available=lambda: max(self.npc, 0) + len(self.acks.rdq),
+            priority=lambda: self.priority,
+        )
+        self.priority: PriorityGroups | None = None
+        self.configure_priority()
+
+    def _compose_push(self, name: ConsumerName) -> None:
+        js = self.js
+        broker = js.broker
+        self.push = PushFlow(
+            self,
+            self.clock,
+            broker.faults,
+            name,
+            broker.random,
+            publish=lambda subject, reply_to, hdr, payload: js.router.publish(subject, reply_to, hdr, payload, None),
+            reply=js.reply,
+            ack_through=lambda sseq, dseq: self.ack_messages.ack(sseq, dseq, ""),
+            holding=lambda: self.pacer.holding,
+        )
+        self.pacer = Pacer(
+            self,
+            self.clock,
+            lambda delivery: self.loop.send(delivery),
+            rate_limiter(self.config, self.stream.config, broker.options.max_payload),
+        )
+
+    def _compose_timers(self) -> None:
+        self.inactivity = Inactivity(
+            self,
+            self.clock,
+            self.js.broker.random,
+            remove=lambda: self.stream.remove_consumer(self),
+            pulls_waiting=self.pulls.still_waiting,
+            latest_ack_deadline_ns=self.acks.latest_ack_deadline_ns,
+        )
+        self.pause_timer = PauseTimer(self, self.clock, on_resumed=lambda: advisories.pause(self, False, None))
 
     def configure_priority(self) -> None:
         """Priority-group state follows the config (policies may change on update)."""
@@ -337,10 +351,6 @@ class Consumer:
             if active:
                 self.kick()
 
-    def _pulls_still_waiting(self) -> bool:
-        self.pulls.process(eos=True)
-        return len(self.pulls.queue) > 0
-
     def pause(self, until: gotime.GoTime | None) -> None:
         """``$JS.API.CONSUMER.PAUSE``: hold delivery back until ``until`` (None: resume now)."""
         self.config["pause_until"] = until
@@ -353,22 +363,8 @@ class Consumer:
             self.kick()
 
     def reset_to(self, seq: int) -> int:
-        """``resetStartingSeq``: deliver again from ``seq`` (0: from the ack floor)."""
-        cfg = self.config
-        policy = cfg["deliver_policy"]
-        if seq == 0:
-            seq = self.asflr + 1
-        elif policy == "all":
-            pass
-        elif policy == "by_start_sequence":
-            if seq < cfg["opt_start_seq"]:
-                raise api_error("JSConsumerInvalidResetErr", err="below start seq")
-        elif policy == "by_start_time":
-            if seq < self.stream.store.seq_from_time(cfg["opt_start_time"].ns):
-                raise api_error("JSConsumerInvalidResetErr", err="below start time")
-        else:
-            raise api_error("JSConsumerInvalidResetErr", err="not allowed")
-        seq = max(seq, 1)
+        """``resetStartingSeq``: deliver again from ``seq`` (0: from the ack floor); returns where."""
+        seq = reset_start(self.config, seq, self.asflr, self.stream.store)
         self.acks.reset(seq)
         self.position.reset(seq, self.stream.store, self.filters)
         self.kick()
@@ -388,7 +384,7 @@ class Consumer:
         self.pull_request(reply, payload)
 
     def _on_ack(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
-        self.process_ack(subject, reply, payload)
+        self.ack_messages.receive(subject, reply, payload)
 
     def _on_reset(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
         self.js.asset_request("consumer.reset", self, reply, hdr, payload)
@@ -402,60 +398,9 @@ class Consumer:
 
     # -- acks --------------------------------------------------------------------------
 
-    def process_ack(self, subject: str, reply: str, payload: bytes) -> None:
-        """Handle one message on the consumer's ack subject (payloads: see :mod:`.ack_tracker`)."""
-        if self.closed:
-            return
-        self.inactivity.ack_seen()
-        sseq, dseq, dc = ack_reply_info(subject)
-        skip_reply = sseq == 0
-        if not payload or payload in (b"+ACK", b"+OK"):
-            if not self._ack(sseq, dseq, reply):
-                skip_reply = True
-        elif payload.startswith(b"+NXT"):
-            self._ack(sseq, dseq, "")
-            self.pull_request(reply, payload[4:])
-            skip_reply = True
-        elif payload.startswith(b"-NAK"):
-            self.nak(sseq, dseq, dc, payload)
-        elif payload == b"+WPI":
-            self.acks.progress(sseq)
-        elif payload.startswith(b"+TERM"):
-            reason = payload[5:].strip().decode("utf-8", "replace")
-            if not self.terminate(sseq, dseq, dc, reason, reply):
-                skip_reply = True
-        if reply and not skip_reply:
-            self.js.reply(reply, b"")
-        self.kick()
-
-    def _ack(self, sseq: int, dseq: int, reply: str) -> bool:
-        """``processAckMsg``; returns whether the ack was applied "in place" (the caller answers)."""
-        if sseq >= self.sseq:
-            return False
-        in_place = bool(self.stream.config["retention"] != "limits")
-        if self.config["ack_policy"] == "none":
-            return in_place
-        acked = self.acks.ack(sseq, dseq)
-        if acked is None:
-            return True  # an ack at or below the floor of an ack-all consumer
-        if reply and not in_place:
-            self.js.reply(reply, b"")
-        if in_place:
-            for seq in acked:
-                self.stream.acked(self, seq)
-        return in_place
-
-    def nak(self, sseq: int, dseq: int, dc: int, payload: bytes) -> None:
-        if not self.acks.can_nak(sseq, dseq):
-            return
-        advisories.nak(self, sseq, dseq, dc)
-        self.acks.nak(sseq, nak_delay(payload))
-
     def terminate(self, sseq: int, dseq: int, dc: int, reason: str, reply: str) -> bool:
-        """``processTerm``: an ack that stops redelivery, with an advisory."""
-        in_place = self._ack(sseq, dseq, reply)
-        advisories.terminated(self, sseq, dseq, dc, reason)
-        return in_place
+        """``processTerm``: ack ``sseq`` for good, with the ``MSG_TERMINATED`` advisory."""
+        return self.ack_messages.terminate(sseq, dseq, dc, reason, reply)
 
     # -- delivery ------------------------------------------------------------------
 
@@ -528,8 +473,8 @@ class Consumer:
             "name": self.name,
             "created": gotime.rfc3339(self.created_ns),
             "config": consumerconfig.to_json(self.config, dynamic_metadata),
-            "delivered": self._delivered_info(),
-            "ack_floor": self._ack_floor_info(),
+            "delivered": self.acks.delivered_info(self.dseq, self.sseq),
+            "ack_floor": self.acks.ack_floor_info(),
             "num_ack_pending": len(self.acks.pending),
             "num_redelivered": 0 if self.config["max_deliver"] == 1 else len(self.acks.rdc),
             "num_waiting": 0 if self.is_push else len(self.pulls.queue),
@@ -546,20 +491,3 @@ class Consumer:
         if groups:
             info["priority_groups"] = groups
         return info
-
-    def _delivered_info(self) -> dict[str, Any]:
-        state = self.acks.state
-        if state.has_state():
-            delivered: dict[str, Any] = {"consumer_seq": state.delivered[0], "stream_seq": state.delivered[1]}
-        else:
-            delivered = {"consumer_seq": max(self.dseq, 1) - 1, "stream_seq": max(self.sseq, 1) - 1}
-        if self.acks.last_delivered_ns:
-            delivered["last_active"] = gotime.rfc3339(self.acks.last_delivered_ns)
-        return delivered
-
-    def _ack_floor_info(self) -> dict[str, Any]:
-        state = self.acks.state
-        ack_floor: dict[str, Any] = {"consumer_seq": state.ack_floor[0], "stream_seq": state.ack_floor[1]}
-        if self.acks.last_ack_ns:
-            ack_floor["last_active"] = gotime.rfc3339(self.acks.last_ack_ns)
-        return ack_floor

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.gocompat.gotime import NS
@@ -43,6 +43,17 @@ class TokenBucket:
         self.last = now
         self.tokens -= n
         return -self.tokens / self.rate if self.tokens < 0 else 0.0
+
+
+def rate_limiter(config: dict[str, Any], stream_config: dict[str, Any], max_payload: int) -> TokenBucket | None:
+    """The token bucket for ``rate_limit_bps`` (None: no limit); its burst is the largest message allowed."""
+    bps = config["rate_limit_bps"]
+    if not bps:
+        return None
+    burst = stream_config["max_msg_size"]
+    if burst <= 0:
+        burst = max_payload
+    return TokenBucket(bps // 8, burst)
 
 
 class HeldDelivery(NamedTuple):

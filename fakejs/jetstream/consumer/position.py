@@ -14,7 +14,30 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
+
+
+def reset_start(config: dict[str, Any], seq: int, ack_floor: int, store: MessageStore) -> int:
+    """``resetStartingSeq``'s checks: where a reset to ``seq`` starts (0: after ``ack_floor``).
+
+    Only ``all``, ``by_start_sequence`` and ``by_start_time`` consumers may
+    reset to a given sequence, and never below their start.
+    """
+    policy = config["deliver_policy"]
+    if seq == 0:
+        seq = ack_floor + 1
+    elif policy == "all":
+        pass
+    elif policy == "by_start_sequence":
+        if seq < config["opt_start_seq"]:
+            raise api_error("JSConsumerInvalidResetErr", err="below start seq")
+    elif policy == "by_start_time":
+        if seq < store.seq_from_time(config["opt_start_time"].ns):
+            raise api_error("JSConsumerInvalidResetErr", err="below start time")
+    else:
+        raise api_error("JSConsumerInvalidResetErr", err="not allowed")
+    return max(seq, 1)
 
 
 class DeliveryPosition:

@@ -223,6 +223,11 @@ class PullDispatch:
         self._arm(next_due)
         return blocked
 
+    def still_waiting(self) -> bool:
+        """End the requests that expired or are done; whether any still waits."""
+        self.process(eos=True)
+        return len(self.queue) > 0
+
     def _ended(self, request: WaitingRequest, now: float, eos: bool) -> bool:
         """Answer a request that expired, or a no-wait request the stream has nothing more for."""
         expired = request.expires is not None and now >= request.expires
