@@ -41,6 +41,11 @@ if TYPE_CHECKING:
 
 
 class Consumer:
+    """One consumer of a stream: its config, its subscriptions and the parts that deliver for it.
+
+    Others read it through its properties (``sseq``, ``pending``, ``waiting``...), not the parts' state.
+    """
+
     def __init__(self, stream: Stream, name: str, config: dict[str, Any], created_ns: int) -> None:
         self.stream = stream
         self.js = stream.js
