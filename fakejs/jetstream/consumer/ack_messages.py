@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 class AckMessages:
     """Reads the consumer's ack subject and applies each message to the ack tracker.
 
-    ``pull(reply, payload)`` serves ``+NXT``'s request; ``on_activity`` tells
+    ``release(seq)`` lets a work-queue or interest stream drop a message this
+    consumer is done with; ``pull(reply, payload)`` serves ``+NXT``'s request; ``on_activity`` tells
     the inactivity countdown an ack came; ``on_nak(sseq, dseq, dc)`` and
     ``on_terminated(sseq, dseq, dc, reason)`` raise the advisories.
     """
@@ -36,6 +37,7 @@ class AckMessages:
         acks: AckTracker,
         stream: Stream,
         reply: Reply,
+        release: Callable[[int], None],
         pull: Callable[[str, bytes], None],
         on_activity: Callable[[], None],
         on_nak: Callable[[int, int, int], None],
@@ -45,6 +47,7 @@ class AckMessages:
         self._acks = acks
         self._stream = stream
         self._reply = reply
+        self._release = release
         self._pull = pull
         self._on_activity = on_activity
         self._on_nak = on_nak
@@ -90,7 +93,7 @@ class AckMessages:
             self._reply(reply, b"")
         if in_place:
             for seq in acked:
-                self._stream.acked(self._consumer, seq)
+                self._release(seq)
         return in_place
 
     def nak(self, sseq: int, dseq: int, dc: int, payload: bytes) -> None:

@@ -77,6 +77,7 @@ class Consumer:
                 js.router.publish(target, ack_reply, hdr, data, None, shown_as=shown_as)
             ),
             reply=js.reply,
+            release=self._release,
             position=self.position,
             acks=self.acks,
             pulls=self.pulls,
@@ -98,6 +99,7 @@ class Consumer:
             self.acks,
             self.stream,
             self.js.reply,
+            release=self._release,
             pull=self.pull_request,
             on_activity=lambda: self.inactivity.ack_seen(),
             on_nak=lambda sseq, dseq, dc: advisories.nak(self, sseq, dseq, dc),
@@ -264,7 +266,7 @@ class Consumer:
 
     def restore(self) -> None:
         """Take up where the persisted state left off (after a restart)."""
-        self.position.restore(self.acks.state.delivered, self.stream.store, self.filters)
+        self.position.restore(self.state.delivered, self.stream.store, self.filters)
         self.acks.restore()
 
     def recount_pending(self) -> None:
@@ -273,16 +275,12 @@ class Consumer:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    @property
-    def next_subject(self) -> str:
-        return f"$JS.API.CONSUMER.MSG.NEXT.{self.stream.name}.{self.name}"
-
     def start(self) -> None:
         """Subscribe to pulls and acks and begin delivering."""
         router = self.js.router
         stream = self.stream.name
         self.subscriptions = [
-            router.subscribe_internal(self.next_subject, self._on_next),
+            router.subscribe_internal(f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{self.name}", self._on_next),
             router.subscribe_internal(f"$JS.API.CONSUMER.RESET.{stream}.{self.name}", self._on_reset),
         ]
         if self.config["ack_policy"] not in ("none", "flow_control"):  # nobody listens for acks otherwise
@@ -412,6 +410,10 @@ class Consumer:
     def kick(self) -> None:
         """Deliver whatever can be delivered now."""
         self.loop.kick()
+
+    def _release(self, seq: int) -> None:
+        """This consumer is done with ``seq``: the stream's retention decides whether it goes."""
+        self.stream.acked(self, seq)
 
     def lost_push_interest(self) -> None:
         """A push delivery reached nobody: stop pushing until interest returns."""

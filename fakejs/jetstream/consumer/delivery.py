@@ -12,6 +12,7 @@ takes is put back (``didNotDeliver``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from fakejs.core.clock import Clock
@@ -75,7 +76,9 @@ class DeliveryLoop:
 
     It works the consumer's other parts: the position and the ack tracker
     pick the message, the pull dispatch or the push subject takes it, the
-    pacer and the pause timer hold it back.
+    pacer and the pause timer hold it back.  ``release(seq)`` lets a
+    work-queue or interest stream drop a message an ``ack_policy: none``
+    consumer has delivered.
     """
 
     def __init__(
@@ -86,6 +89,7 @@ class DeliveryLoop:
         stream: Stream,
         send_message: SendMessage,
         reply: Reply,
+        release: Callable[[int], None],
         *,
         position: DeliveryPosition,
         acks: AckTracker,
@@ -100,6 +104,7 @@ class DeliveryLoop:
         self._stream = stream
         self._send_message = send_message
         self._reply = reply
+        self._release = release
         self._position = position
         self._acks = acks
         self._pulls = pulls
@@ -257,7 +262,7 @@ class DeliveryLoop:
         if self._is_push:
             self._push.after_delivery(size)
         if ack_none and self._stream.config["retention"] != "limits":
-            self._stream.acked(self._consumer, msg.seq)
+            self._release(msg.seq)
 
     def _not_received(self, seq: int, target: str) -> None:
         """Nobody received a delivery: give it back (``didNotDeliver``)."""
