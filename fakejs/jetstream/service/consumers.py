@@ -127,13 +127,13 @@ class ConsumerAdmin:
             if consumer.stream.config["retention"] == "interest":
                 self.drop_unneeded(consumer.stream)  # ``cleanupNoInterestMessages``
         if config["deliver_subject"] != old["deliver_subject"]:
-            self.router.unwatch_interest(old["deliver_subject"], consumer._interest_changed)
-            self.router.watch_interest(config["deliver_subject"], consumer._interest_changed)
-            consumer.active = consumer._has_delivery_interest()
+            self.router.unwatch_interest(old["deliver_subject"], consumer.interest_changed)
+            self.router.watch_interest(config["deliver_subject"], consumer.interest_changed)
+            consumer.active = consumer.has_delivery_interest()
         consumer.configure_priority()
         if config["inactive_threshold"] != old["inactive_threshold"]:
             consumer.set_inactive_threshold()
-            consumer._touch()
+            consumer.touch()
         self.persistence.consumer_updated(consumer.stream, consumer)
         consumer.kick()
 
