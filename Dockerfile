@@ -32,6 +32,7 @@ RUN if ! python3 -m pip --version >/dev/null 2>&1 || ! python3 -c 'import ensure
 # don't invalidate this layer. Installs runtime dependencies only.
 COPY pyproject.toml README.md /tmp/fakejs-src/
 COPY fakejs /tmp/fakejs-src/fakejs
+COPY scenarios /tmp/fakejs-src/scenarios
 RUN pip install /tmp/fakejs-src && rm -rf /tmp/fakejs-src
 
 USER fakejs

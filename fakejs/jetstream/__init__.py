@@ -1,20 +1,35 @@
 """JetStream: streams, consumers and their ``$JS.API``, for one account.
 
-``config`` (stream and consumer configurations: defaults, validation,
-update rules), ``storage`` (message store, file journals), ``stream``
-(publishing, limits, retention, Direct Get), ``consumer`` (a consumer
-composed of its parts: waiting pulls, acks, push flow, lifecycle, priority
-groups), ``service`` (an account's JetStream: its streams and the API
-wiring) and ``api`` (the route table: handlers decode, call the domain,
-encode).  ``errors``, ``status`` and ``advisories`` hold every error,
-status line and advisory text.  May import :mod:`fakejs.core`,
-:mod:`fakejs.protocol` and :mod:`fakejs.gocompat`; inside, ``api`` sits
-on ``service``, which sits on ``consumer`` over ``stream`` over ``storage``
+``config`` (stream and consumer configurations: their fields, defaults,
+validation, update rules), ``storage`` (message store, file journals),
+``stream`` (publishing, limits, retention, expiry, Direct Get),
+``consumer`` (a consumer and its parts), ``service`` (an account's
+JetStream: its streams and consumers, their administration and
+persistence) and ``api`` (the route table: handlers decode, call the
+domain, encode).  ``errors``, ``status`` and ``advisories`` hold every
+error, status line and advisory text.  May import :mod:`fakejs.core`,
+:mod:`fakejs.protocol` and :mod:`fakejs.gocompat`; inside, ``api`` sits on
+``service``, which sits on ``consumer`` over ``stream`` over ``storage``
 and ``config``.
 """
 
-from fakejs.jetstream.api import consumers as consumers_api  # noqa: F401  (register handlers)
-from fakejs.jetstream.api import streams as streams_api
-from fakejs.jetstream.service import JetStream
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fakejs.jetstream import service
+from fakejs.jetstream.api import JetStreamApi, attach_api
+
+if TYPE_CHECKING:
+    from fakejs.core.broker import Broker
+
+
+class JetStream(service.JetStream):
+    """An account's JetStream answering its ``$JS.API``: the service with the API layer attached."""
+
+    def __init__(self, broker: Broker, store_dir: str = "", own_store: bool | None = None) -> None:
+        super().__init__(broker, store_dir, own_store)
+        self.api: JetStreamApi = attach_api(self)
+
 
 __all__ = ["JetStream"]

@@ -2,52 +2,71 @@
 
 Advisories are fire and forget: nothing is built unless someone listens on
 the subject.  Payload fields follow nats-server's struct order (a typed
-event header, then the advisory's own fields).
+event header, then the advisory's own fields).  The JetStream and the
+consumers are seen through the small protocols below, so this module
+imports nothing of the layers that call it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
+from fakejs.core.clock import Clock
+from fakejs.core.router import Router
 from fakejs.gocompat import gotime
-
-if TYPE_CHECKING:
-    from fakejs.jetstream.consumer.consumer import Consumer
-    from fakejs.jetstream.service import JetStream
+from fakejs.gocompat.gojson import dumps
 
 PREFIX = "$JS.EVENT.ADVISORY."
 TYPE_PREFIX = "io.nats.jetstream.advisory.v1."
 
 
-def _event(js: JetStream, kind: str) -> dict[str, Any]:
+class Publisher(Protocol):
+    """The JetStream an advisory is published through."""
+
+    @property
+    def router(self) -> Router: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    def nuid(self) -> str: ...
+
+    def reply(self, subject: str, payload: bytes, hdr: bytes | None = None, empty_reply: bool = False) -> None: ...
+
+
+class Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class AdvisedConsumer(Protocol):
+    """A consumer an advisory is about: its name, its stream's name, its JetStream."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def stream(self) -> Named: ...
+
+    @property
+    def js(self) -> Publisher: ...
+
+
+def _event(js: Publisher, kind: str) -> dict[str, Any]:
     return {"type": TYPE_PREFIX + kind, "id": js.nuid(), "timestamp": gotime.rfc3339(js.clock.time_ns())}
 
 
-def _send(js: JetStream, subject: str, build: Any) -> None:
+def _send(js: Publisher, subject: str, build: Callable[[], dict[str, Any]]) -> None:
     if js.router.has_interest(subject):
-        js.reply(subject, js_encode(build()))
+        js.reply(subject, dumps(build()).encode())
 
 
-def js_encode(doc: dict[str, Any]) -> bytes:
-    from fakejs.gocompat.gojson import dumps
-
-    return dumps(doc).encode()
-
-
-def _consumer_subject(consumer: Consumer, kind: str) -> str:
+def _consumer_subject(consumer: AdvisedConsumer, kind: str) -> str:
     return f"{PREFIX}CONSUMER.{kind}.{consumer.stream.name}.{consumer.name}"
 
 
-def stream_action(js: JetStream, stream: str, action: str) -> None:
-    kind = {"create": "CREATED", "delete": "DELETED", "modify": "UPDATED"}[action]
-    _send(
-        js,
-        f"{PREFIX}STREAM.{kind}.{stream}",
-        lambda: {**_event(js, "stream_action"), "stream": stream, "action": action},
-    )
-
-
-def consumer_action(consumer: Consumer, action: str) -> None:
+def consumer_action(consumer: AdvisedConsumer, action: str) -> None:
     kind = {"create": "CREATED", "delete": "DELETED"}[action]
     js = consumer.js
     _send(
@@ -62,7 +81,7 @@ def consumer_action(consumer: Consumer, action: str) -> None:
     )
 
 
-def terminated(consumer: Consumer, sseq: int, dseq: int, deliveries: int, reason: str) -> None:
+def terminated(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int, reason: str) -> None:
     js = consumer.js
 
     def build() -> dict[str, Any]:
@@ -81,7 +100,7 @@ def terminated(consumer: Consumer, sseq: int, dseq: int, deliveries: int, reason
     _send(js, _consumer_subject(consumer, "MSG_TERMINATED"), build)
 
 
-def nak(consumer: Consumer, sseq: int, dseq: int, deliveries: int) -> None:
+def nak(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int) -> None:
     js = consumer.js
     _send(
         js,
@@ -97,7 +116,7 @@ def nak(consumer: Consumer, sseq: int, dseq: int, deliveries: int) -> None:
     )
 
 
-def max_deliveries(consumer: Consumer, sseq: int, deliveries: int) -> None:
+def max_deliveries(consumer: AdvisedConsumer, sseq: int, deliveries: int) -> None:
     js = consumer.js
     _send(
         js,
@@ -112,7 +131,7 @@ def max_deliveries(consumer: Consumer, sseq: int, deliveries: int) -> None:
     )
 
 
-def pause(consumer: Consumer, paused: bool, until: gotime.GoTime | None) -> None:
+def pause(consumer: AdvisedConsumer, paused: bool, until: gotime.GoTime | None) -> None:
     js = consumer.js
 
     def build() -> dict[str, Any]:
@@ -128,7 +147,7 @@ def pause(consumer: Consumer, paused: bool, until: gotime.GoTime | None) -> None
     _send(js, _consumer_subject(consumer, "PAUSE"), build)
 
 
-def pinned(consumer: Consumer, group: str, pin_id: str) -> None:
+def pinned(consumer: AdvisedConsumer, group: str, pin_id: str) -> None:
     js = consumer.js
     _send(
         js,
@@ -144,7 +163,7 @@ def pinned(consumer: Consumer, group: str, pin_id: str) -> None:
     )
 
 
-def unpinned(consumer: Consumer, group: str, reason: str) -> None:
+def unpinned(consumer: AdvisedConsumer, group: str, reason: str) -> None:
     js = consumer.js
     _send(
         js,

@@ -373,7 +373,6 @@ class ApiError(Exception):
 
     def __init__(self, spec: ErrorSpec, description: str) -> None:
         super().__init__(description)
-        self.spec = spec
         self.code = spec.code
         self.err_code = spec.err_code
         self.description = description

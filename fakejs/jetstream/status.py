@@ -44,10 +44,6 @@ def requests_pending() -> bytes:
     return _block("408 Requests Pending")
 
 
-def interest_expired(messages: int, nbytes: int) -> bytes:
-    return _pending("408 Interest Expired", messages, nbytes)
-
-
 def message_size_exceeds_max_bytes(messages: int, nbytes: int) -> bytes:
     return _pending("409 Message Size Exceeds MaxBytes", messages, nbytes)
 
@@ -80,10 +76,6 @@ def consumer_is_push_based() -> bytes:
     return _block("409 Consumer is push based")
 
 
-def leadership_change() -> bytes:
-    return _block("409 Leadership Change")
-
-
 def server_shutdown(messages: int, nbytes: int) -> bytes:
     return _pending("409 Server Shutdown", messages, nbytes)
 
@@ -113,11 +105,6 @@ def idle_heartbeat(last_consumer: int, last_stream: int, stalled: str = "") -> b
 
 def flow_control_request() -> bytes:
     return _block("100 FlowControl Request")
-
-
-def service_unavailable() -> bytes:
-    """A bare ``503``: what a JetStream fault injection answers pulls with."""
-    return b"NATS/1.0 503\r\n\r\n"
 
 
 def custom(code: int, text: str) -> bytes:

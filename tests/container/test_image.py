@@ -109,7 +109,7 @@ def podman() -> Podman:
     script = '. "$1" && printf "%s\\n" "$CONTAINERS_CONF" "$CONTAINERS_STORAGE_CONF" "$PODMAN_BUILD_MOUNTS"'
     try:
         result = subprocess.run(
-            ["sh", "-c", script, "sh", str(RECIPE)], capture_output=True, text=True, timeout=SETUP_TIMEOUT
+            ["sh", "-c", script, "sh", str(RECIPE)], check=False, capture_output=True, text=True, timeout=SETUP_TIMEOUT
         )
     except subprocess.TimeoutExpired:
         pytest.skip(f"podman set-up took longer than {SETUP_TIMEOUT:.0f}s")
@@ -196,3 +196,11 @@ def test_stop_sends_sigterm_and_exits_promptly(podman: Podman, container: Contai
     assert elapsed < 5, f"stop took {elapsed:.1f}s: SIGTERM was not handled"
     assert state["ExitCode"] == 0, state
     assert 'Trapped "terminated" signal' in logs and "Server Exiting.." in logs, logs
+
+
+def test_shipped_scenarios_are_installed_in_the_image(podman: Podman, image: str) -> None:
+    """The image installs fakejs with a plain ``pip install``: shipped scenarios are found by name."""
+    script = "from fakejs.testkit.scenarios import load_scenario, shipped_names; print(' '.join(shipped_names())); load_scenario('consumer-deleted')"
+    result = podman.run("run", "--rm", "--entrypoint", "python", image, "-c", script)
+    names = result.stdout.split()
+    assert names == sorted(path.stem for path in (REPO / "scenarios").glob("*.toml"))

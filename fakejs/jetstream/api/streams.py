@@ -1,29 +1,29 @@
-"""``$JS.API.INFO`` and ``$JS.API.STREAM.*``: thin handlers over the stream domain.
+"""``$JS.API.INFO`` and ``$JS.API.STREAM.*``: decode the request, call the stream domain, shape the reply.
 
-Each handler decodes its request, calls the domain objects and returns the
-reply fields; :mod:`fakejs.jetstream.api.dispatch` adds ``type`` and turns a raised
-:class:`~fakejs.jetstream.errors.ApiError` into the error reply.
+Each handler receives the subject's named tokens (``stream``) and returns
+the reply's fields; :mod:`fakejs.jetstream.api.dispatch` adds ``type`` and
+turns a raised :class:`~fakejs.jetstream.errors.ApiError` into the error reply.
 """
 
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from fakejs.core.subjects import overlap
 from fakejs.gocompat import gotime
-from fakejs.gocompat.gojson import Field, GoJSONError, Struct, loads
-from fakejs.jetstream.api.dispatch import Request, encode, handler
+from fakejs.gocompat.gojson import Field, Struct
+from fakejs.jetstream.api.request import Request
+from fakejs.jetstream.api.table import Reply, Uncounted
 from fakejs.jetstream.config import stream as streamconfig
+from fakejs.jetstream.config import stream_rules
 from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.service import JetStream
+from fakejs.jetstream.storage.store import StoredMessage
 from fakejs.jetstream.stream.direct import MSG_GET_REQUEST
-
-if TYPE_CHECKING:
-    from fakejs.jetstream.service import JetStream
+from fakejs.jetstream.stream.stream import MAX_SUBJECT_DETAILS
 
 NAMES_LIMIT = 1024
 LIST_LIMIT = 256
-MAX_SUBJECT_DETAILS = 100_000
 
 PAGED = (Field("offset", "int"),)
 STREAM_INFO_REQUEST = Struct(
@@ -37,201 +37,70 @@ STREAM_PURGE_REQUEST = Struct(
 MSG_DELETE_REQUEST = Struct("JSApiMsgDeleteRequest", (Field("seq", "uint64"), Field("no_erase", "bool")))
 
 
-def stream_name(request: Request) -> str:
-    """The stream name: the subject's last token (``streamNameFromSubject``)."""
-    return request.tokens[-1]
-
-
-def is_empty_request(payload: bytes) -> bool:
-    """nats-server's ``isEmptyRequest``: nothing, ``{}``, or JSON for an empty object."""
-    if not payload or payload == b"{}":
-        return True
-    try:
-        value = loads(payload)
-    except GoJSONError:
-        return False
-    return isinstance(value, dict) and not value
-
-
-@handler("$JS.API.INFO", "account_info_response")
-def account_info(js: JetStream, request: Request) -> dict[str, Any]:
+def account_info(js: JetStream, request: Request) -> Reply:
     return js.account_info()
 
 
 # -- create / update / delete -------------------------------------------------------
 
 
-@handler("$JS.API.STREAM.CREATE.*", "stream_create_response")
-def stream_create(js: JetStream, request: Request) -> dict[str, Any]:
+def create(js: JetStream, request: Request, stream: str) -> Reply:
     fields = request.decode(streamconfig.STREAM_CONFIG_REQUEST)
     pedantic = bool(fields.pop("pedantic", False))
     config = streamconfig.from_request(fields)
-    streamconfig.set_static_metadata(config)
-    name = stream_name(request)
-    if name != config["name"]:
+    if stream != config["name"]:
         raise api_error("JSStreamMismatchErr")
-    if "\\" in name or "/" in name:
-        raise api_error("JSStreamNameContainsPathSeparatorsErr")
-    if config["sealed"]:
-        raise api_error("JSStreamInvalidConfigF", err="stream configuration for create can not be sealed")
-    if config["mirror_direct"] and config["mirror"] is None:
-        raise api_error("JSStreamInvalidConfigF", err="stream has no mirror but does have mirror direct")
-    checked = streamconfig.check(config, pedantic)
-    if checked["num_replicas"] > 1:
-        raise api_error("JSStreamReplicasNotSupportedErr")
-    existing = js.streams.get(checked["name"])
-    if existing is not None:
-        # Creating again with the same config is a success (did_create and all).
-        streamconfig.copy_static_metadata(checked, existing.config)
-        if checked != existing.config:
-            raise api_error("JSStreamNameExistErr")
-        stream = existing
-    else:
-        unsupported = streamconfig.unsupported_feature(checked)
-        if unsupported is not None:
-            raise unsupported
-        js.check_resources(checked)
-        if js.subjects_overlap(checked["subjects"]):
-            raise api_error("JSStreamSubjectOverlapErr")
-        stream = js.create_stream(checked)
-    info = stream.info(cluster=False)
+    info = js.add_stream(config, pedantic).info(cluster=False)
     info["did_create"] = True
     return info
 
 
-@handler("$JS.API.STREAM.UPDATE.*", "stream_update_response")
-def stream_update(js: JetStream, request: Request) -> dict[str, Any]:
+def update(js: JetStream, request: Request, stream: str) -> Reply:
     fields = request.decode(streamconfig.STREAM_CONFIG_REQUEST)
     pedantic = bool(fields.pop("pedantic", False))
-    config = streamconfig.check(streamconfig.from_request(fields), pedantic)
-    name = stream_name(request)
-    if name != config["name"]:
+    config = stream_rules.check(streamconfig.from_request(fields), pedantic)
+    if stream != config["name"]:
         raise api_error("JSStreamMismatchErr")
-    stream = js.lookup(name)
-    streamconfig.set_static_metadata(config)
-    checked = streamconfig.check_update(stream.config, config, pedantic)
-    unsupported = streamconfig.unsupported_feature(checked)
-    if unsupported is not None:
-        raise unsupported
-    js.check_resources(checked, exclude=name)
-    violators = consumers_over_limits(stream, checked)
-    if violators:
-        raise api_error("JSStreamUpdateErrF", err="change to limits violates consumers: " + ", ".join(violators))
-    if js.subjects_overlap(checked["subjects"], exclude=name):
-        raise api_error("JSStreamSubjectOverlapErr")
-    apply_update(js, stream, checked)
-    return stream.info(cluster=False)
+    return js.update_stream(stream, config, pedantic).info(cluster=False)
 
 
-def consumers_over_limits(stream: Any, config: dict[str, Any]) -> list[str]:
-    """Consumers whose settings exceed new stream consumer limits (only checked when those change)."""
-    old = stream.config["consumer_limits"] or {}
-    new = config["consumer_limits"] or {}
-    threshold, max_ack = new.get("inactive_threshold", 0), new.get("max_ack_pending", 0)
-    changed = (threshold > 0 and threshold != old.get("inactive_threshold", 0)) or (
-        max_ack > 0 and max_ack != old.get("max_ack_pending", 0)
-    )
-    if not changed:
-        return []
-    names = []
-    for consumer in stream.consumers.values():
-        cfg = consumer.config
-        if (threshold > 0 and cfg["inactive_threshold"] > threshold) or (
-            max_ack > 0 and cfg["max_ack_pending"] > max_ack
-        ):
-            names.append(consumer.name)
-    return names
-
-
-def apply_update(js: JetStream, stream: Any, config: dict[str, Any]) -> None:
-    old = stream.config
-    stream.config = config
-    if (
-        config["retention"] == "interest"
-        and old["retention"] != "interest"
-        and not stream.consumers
-        and stream.store.msgs
-    ):
-        stream.purge()  # an interest stream without consumers keeps nothing
-    if config["subjects"] != old["subjects"]:
-        stream.detach()
-        stream.attach()
-    stream.direct.sync()
-    stream.enforce_subject_limit()
-    stream.enforce_limits()
-    stream._rearm_expiry()
-    js.save_config(stream)
-
-
-@handler("$JS.API.STREAM.DELETE.*", "stream_delete_response")
-def stream_delete(js: JetStream, request: Request) -> dict[str, Any]:
-    if not is_empty_request(request.payload):
+def delete(js: JetStream, request: Request, stream: str) -> Reply:
+    if not request.is_empty():
         raise api_error("JSNotEmptyRequestErr")
-    stream = js.lookup(stream_name(request))
-    js.delete_stream(stream)
+    js.delete_stream(js.lookup(stream))
     return {"success": True}
 
 
 # -- info / names / list ----------------------------------------------------------------
 
 
-@handler("$JS.API.STREAM.INFO.*", "stream_info_response")
-def stream_info(js: JetStream, request: Request) -> dict[str, Any]:
+def info(js: JetStream, request: Request, stream: str) -> Reply:
     body = request.decode_if_json(STREAM_INFO_REQUEST)
     offset = max(body.get("offset", 0), 0)
     subjects_filter = body.get("subjects_filter", "")
-    stream = js.lookup(stream_name(request))
-    info = stream.info(deleted_details=body.get("deleted_details", False), cluster=True)
-    paged = {"total": 0, "offset": 0, "limit": 0}
-    if subjects_filter:
-        counts = stream.store.subject_counts(subjects_filter)
-        if counts:
-            paged = {"total": len(counts), "offset": offset, "limit": MAX_SUBJECT_DETAILS}
-            if offset == 0 and len(counts) <= MAX_SUBJECT_DETAILS:
-                chosen = counts
-            else:
-                names = sorted(counts)[offset : offset + MAX_SUBJECT_DETAILS]
-                chosen = {name: counts[name] for name in names}
-            state = info["state"]
-            rebuilt = {}
-            for key, value in state.items():
-                if key == "num_deleted" or key == "deleted" or key == "consumer_count":
-                    if "subjects" not in rebuilt and chosen:
-                        rebuilt["subjects"] = chosen
-                rebuilt[key] = value
-            info["state"] = rebuilt
-    return {**paged, **info}
+    target = js.lookup(stream)
+    total, page = target.subjects_page(subjects_filter, offset) if subjects_filter else (0, {})
+    paging = {"total": total, "offset": offset, "limit": MAX_SUBJECT_DETAILS}
+    if not total:
+        paging = {"total": 0, "offset": 0, "limit": 0}
+    details = target.info(deleted_details=body.get("deleted_details", False), subjects=page, cluster=True)
+    return {**paging, **details}
 
 
-def _filtered_streams(js: JetStream, subject_filter: str) -> list[Any]:
-    chosen = []
-    for stream in js.streams.values():
-        if subject_filter:
-            subjects = stream.config["subjects"] or [stream.name]
-            if not any(overlap(subject_filter, subject) for subject in subjects):
-                continue
-        chosen.append(stream)
-    return sorted(chosen, key=lambda s: s.name)
-
-
-@handler("$JS.API.STREAM.NAMES", "stream_names_response")
-def stream_names(js: JetStream, request: Request) -> dict[str, Any]:
+def names(js: JetStream, request: Request) -> Reply:
     body = request.decode_if_json(STREAM_NAMES_REQUEST)
-    offset = max(body.get("offset", 0), 0)
-    streams = _filtered_streams(js, body.get("subject", ""))
+    streams = js.streams_matching(body.get("subject", ""))
     total = len(streams)
-    offset = min(offset, total)
-    names = [s.name for s in streams[offset : offset + NAMES_LIMIT]]
-    return {"total": total, "offset": offset, "limit": NAMES_LIMIT, "streams": names or None}
+    offset = min(max(body.get("offset", 0), 0), total)
+    found = [s.name for s in streams[offset : offset + NAMES_LIMIT]]
+    return {"total": total, "offset": offset, "limit": NAMES_LIMIT, "streams": found or None}
 
 
-@handler("$JS.API.STREAM.LIST", "stream_list_response")
-def stream_list(js: JetStream, request: Request) -> dict[str, Any]:
+def listing(js: JetStream, request: Request) -> Reply:
     body = request.decode_if_json(STREAM_LIST_REQUEST)
-    offset = max(body.get("offset", 0), 0)
-    streams = _filtered_streams(js, body.get("subject", ""))
+    streams = js.streams_matching(body.get("subject", ""))
     total = len(streams)
-    offset = min(offset, total)
+    offset = min(max(body.get("offset", 0), 0), total)
     # Listed streams carry neither cluster details nor the server's dynamic metadata.
     infos = [s.info(cluster=False, dynamic_metadata=False) for s in streams[offset : offset + LIST_LIMIT]]
     return {"total": total, "offset": offset, "limit": LIST_LIMIT, "streams": infos}
@@ -240,117 +109,83 @@ def stream_list(js: JetStream, request: Request) -> dict[str, Any]:
 # -- purge and messages -------------------------------------------------------------------
 
 
-@handler("$JS.API.STREAM.PURGE.*", "stream_purge_response")
-def stream_purge(js: JetStream, request: Request) -> dict[str, Any]:
-    body = {}
+def purge(js: JetStream, request: Request, stream: str) -> Reply:
+    body: dict[str, Any] = {}
     if request.is_json_object_or_array():
         body = request.decode(STREAM_PURGE_REQUEST)
         if body.get("seq", 0) > 0 and body.get("keep", 0) > 0:
             raise api_error("JSBadRequestErr")
-    stream = js.lookup(stream_name(request))
-    if stream.config["sealed"]:
-        raise api_error("JSStreamSealedErr")
-    if stream.config["deny_purge"]:
-        raise api_error("JSStreamPurgeFailedF", err="stream purge not permitted")
-    purged = stream.purge(body.get("filter", ""), body.get("seq", 0), body.get("keep", 0))
+    target = js.lookup(stream)
+    purged = target.purge_on_request(body.get("filter", ""), body.get("seq", 0), body.get("keep", 0))
     return {"success": True, "purged": purged}
 
 
-@handler("$JS.API.STREAM.MSG.DELETE.*", "stream_msg_delete_response")
-def msg_delete(js: JetStream, request: Request) -> dict[str, Any]:
-    if is_empty_request(request.payload):
+def delete_message(js: JetStream, request: Request, stream: str) -> Reply:
+    if request.is_empty():
         raise api_error("JSBadRequestErr")
     body = request.decode(MSG_DELETE_REQUEST)
-    stream = js.lookup(request.token(5))
-    if stream.config["sealed"]:
-        raise api_error("JSStreamSealedErr")
-    if stream.config["deny_delete"]:
-        raise api_error("JSStreamMsgDeleteFailedF", err="message delete not permitted")
-    seq = body.get("seq", 0)
-    if stream.remove_message(seq) is None:
+    missing = js.lookup(stream).erase_message(body.get("seq", 0))
+    if missing is not None:
         # Answered as an error but counted as a successful API call, as nats-server does.
-        return {"error": missing_message_error(stream, seq).to_dict()}
+        return {"error": missing.to_dict()}
     return {"success": True}
 
 
-def missing_message_error(stream: Any, seq: int) -> Any:
-    """The file store names why a sequence is missing; the memory store does not."""
-    store = stream.store
-    if store.storage == "file":
-        if seq == 0 or seq < store.first_seq:
-            return api_error("JSStreamMsgDeleteFailedF", err="no message found")
-        if seq > store.last_seq:
-            return api_error("JSStreamMsgDeleteFailedF", err="stream store EOF")
-    return api_error("JSSequenceNotFoundErrF", seq=seq)
-
-
-@handler("$JS.API.STREAM.MSG.GET.*", "stream_msg_get_response")
-def msg_get(js: JetStream, request: Request) -> dict[str, Any] | None:
-    if is_empty_request(request.payload):
-        raise api_error("JSBadRequestErr")
-    body = request.decode(MSG_GET_REQUEST)
+def _is_bad_get(body: dict[str, Any]) -> bool:
+    """``STREAM.MSG.GET`` takes one way to find a message, and no batch."""
     if body.get("batch", 0) > 0 or body.get("max_bytes", 0) > 0 or body.get("multi_last"):
-        raise api_error("JSBadRequestErr")
+        return True
     seq = body.get("seq", 0)
     last_for = body.get("last_by_subj", "")
     next_for = body.get("next_by_subj", "")
     start_time = body.get("start_time")
-    if (
+    return bool(
         (seq > 0 and last_for)
         or (seq == 0 and not last_for and not next_for and start_time is None)
         or (seq > 0 and start_time is not None)
         or (start_time is not None and last_for)
         or (last_for and next_for)
-    ):
+    )
+
+
+def get_message(js: JetStream, request: Request, stream: str) -> Reply:
+    if request.is_empty():
         raise api_error("JSBadRequestErr")
-    stream = js.lookup(request.token(5))
-    store = stream.store
-    if start_time is not None:
-        seq = store.seq_from_time(start_time.ns)
-    if seq > 0 and not next_for:
-        msg = store.get(seq)
-    elif next_for:
-        msg = store.next_message(seq, next_for)
-    else:
-        msg = store.last_message(last_for)
-    if msg is None:
-        raise api_error("JSNoMessageFoundErr")
+    body = request.decode(MSG_GET_REQUEST)
+    if _is_bad_get(body):
+        raise api_error("JSBadRequestErr")
+    start_time = body.get("start_time")
+    msg = js.lookup(stream).find_message(
+        body.get("seq", 0),
+        body.get("last_by_subj", ""),
+        body.get("next_by_subj", ""),
+        start_time.ns if start_time is not None else None,
+    )
+    # A successful get is sent as a plain message: it is not counted as an API call.
+    return Uncounted({"message": _message_json(msg, bool(body.get("no_hdr")))})
+
+
+def _message_json(msg: StoredMessage, no_hdr: bool) -> dict[str, Any]:
     message: dict[str, Any] = {"subject": msg.subject, "seq": msg.seq}
-    if msg.hdr and not body.get("no_hdr"):
+    if msg.hdr and not no_hdr:
         message["hdrs"] = base64.b64encode(msg.hdr).decode()
     if msg.data:
         message["data"] = base64.b64encode(msg.data).decode()
     message["time"] = gotime.rfc3339(msg.ts)
-    # A successful get is sent as a plain message: it is not counted as an API call.
-    if request.reply:
-        js.reply(
-            request.reply, encode({"type": "io.nats.jetstream.api.v1.stream_msg_get_response", "message": message})
-        )
-    return None
+    return message
 
 
-# -- clustering-only operations on a single server --------------------------------------------
+# -- what a single server cannot do ---------------------------------------------------------
 
 
-def _needs_cluster(js: JetStream, request: Request) -> dict[str, Any]:
+def needs_cluster(js: JetStream, request: Request, **tokens: str) -> Reply:
     raise api_error("JSClusterRequiredErr")
 
 
-for _pattern, _type in (
-    ("$JS.API.STREAM.LEADER.STEPDOWN.*", "stream_leader_stepdown_response"),
-    ("$JS.API.STREAM.PEER.REMOVE.*", "stream_remove_peer_response"),
-    ("$JS.API.STREAM.PEER.EVACUATE.*", "stream_evacuate_peer_response"),
-    ("$JS.API.STREAM.CANCEL_MOVE.*", "stream_cancel_move_response"),
-):
-    handler(_pattern, _type)(_needs_cluster)
-
-
-@handler("$JS.API.STREAM.SNAPSHOT.*", "stream_snapshot_response")
-def stream_snapshot(js: JetStream, request: Request) -> dict[str, Any]:
-    js.lookup(stream_name(request))
+def snapshot(js: JetStream, request: Request, stream: str) -> Reply:
+    js.lookup(stream)
     raise api_error("JSStreamSnapshotErrF", err="stream snapshots are not supported by fakejs")
 
 
-@handler("$JS.API.STREAM.RESTORE.*", "stream_restore_response")
-def stream_restore(js: JetStream, request: Request) -> dict[str, Any]:
+def restore(js: JetStream, request: Request, stream: str) -> Reply:
     raise api_error("JSStreamRestoreErrF", err="stream restores are not supported by fakejs")

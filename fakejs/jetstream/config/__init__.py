@@ -1,5 +1,9 @@
-"""Stream and consumer configurations: nats-server's defaults, validation and update rules.
+"""Stream and consumer configurations: their typed fields, JSON, defaults, validation and update rules.
 
-Pure functions over configuration values; imports only :mod:`fakejs.jetstream.errors`,
-:mod:`fakejs.core.subjects` and :mod:`fakejs.gocompat`.
+``stream`` and ``consumer`` hold :class:`~fakejs.jetstream.config.stream.StreamConfig`
+and :class:`~fakejs.jetstream.config.consumer.ConsumerConfig` (typed dicts, plain
+dicts at run time) with their request schemas and JSON forms; ``stream_rules``
+and ``consumer_rules`` hold nats-server's rules over them.  Pure functions;
+imports only :mod:`fakejs.jetstream.errors`, :mod:`fakejs.jetstream.enums`,
+:mod:`fakejs.core` (subjects, options) and :mod:`fakejs.gocompat`.
 """

@@ -1,35 +1,74 @@
-"""ConsumerConfig: JSON fields, defaults, validation and update rules (nats-server 2.15).
+"""ConsumerConfig: its fields and its JSON, as nats-server 2.15 reads and writes them.
 
 Like :mod:`fakejs.jetstream.config.stream`, a config is a ``dict`` holding
-every field (Go zero values where unset).  :func:`apply_defaults` is
-``setConsumerConfigDefaults``, :func:`check` is ``checkConsumerCfg``,
-:func:`check_update` is ``checkNewConsumerConfig``, :func:`to_json` writes
-the config in Go's field order.  Durations are integer nanoseconds, times
-Unix nanoseconds (``None`` when unset).
+every field (Go zero values where unset), typed by :class:`ConsumerConfig`.
+:func:`from_request` builds one from decoded fields, :func:`to_json` writes
+it in Go's field order, :func:`to_storable` / :func:`from_storable` carry it
+through a JSON file.  Durations are integer nanoseconds, times
+:class:`~fakejs.gocompat.gotime.GoTime` (``None`` when unset).  The rules
+(defaults, validation, updates) are in :mod:`fakejs.jetstream.config.consumer_rules`.
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict, cast
 
 from fakejs.core.options import API_LEVEL, NATS_VERSION
-from fakejs.core.subjects import has_wildcard, is_subset, is_valid_subject, matches
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import Field, Struct
+from fakejs.gocompat.gotime import GoTime
 from fakejs.jetstream import enums
-from fakejs.jetstream.config.stream import MAX_DESCRIPTION_LEN, MAX_METADATA_LEN, is_valid_name
-from fakejs.jetstream.errors import ApiError, api_error
 
-MS = 1_000_000
-SECOND = 1_000_000_000
-DEFAULT_ACK_WAIT = 30 * SECOND
-DEFAULT_MAX_ACK_PENDING = 1000
-DEFAULT_MAX_WAITING = 512
-DEFAULT_PINNED_TTL = 120 * SECOND
-SOURCE_HEALTH_HEARTBEAT = SECOND
+DeliverPolicy = Literal["all", "last", "last_per_subject", "new", "by_start_sequence", "by_start_time"]
+AckPolicy = Literal["none", "all", "explicit", "flow_control"]
+ReplayPolicy = Literal["instant", "original"]
+PriorityPolicy = Literal["none", "overflow", "pinned_client", "prioritized"]
+
 _GROUP_NAME = re.compile(r"^[a-zA-Z0-9/_=-]{1,16}$")
+
+
+class ConsumerConfig(TypedDict):
+    """nats-server's ``ConsumerConfig``, every field present."""
+
+    durable_name: str
+    name: str
+    description: str
+    deliver_policy: DeliverPolicy
+    opt_start_seq: int
+    opt_start_time: GoTime | None
+    ack_policy: AckPolicy
+    ack_wait: int
+    max_deliver: int
+    backoff: list[int]
+    filter_subject: str
+    filter_subjects: list[str]
+    replay_policy: ReplayPolicy
+    rate_limit_bps: int
+    sample_freq: str
+    max_waiting: int
+    max_ack_pending: int
+    flow_control: bool
+    headers_only: bool
+    max_batch: int
+    max_expires: int
+    max_bytes: int
+    deliver_subject: str
+    deliver_group: str
+    idle_heartbeat: int
+    inactive_threshold: int
+    num_replicas: int
+    mem_storage: bool
+    direct: bool
+    sourcing: bool
+    metadata: dict[str, str] | None
+    pause_until: GoTime | None
+    priority_groups: list[str]
+    priority_policy: PriorityPolicy
+    priority_timeout: int
+
 
 CONSUMER_CONFIG = Struct(
     "ConsumerConfig",
@@ -81,7 +120,7 @@ CREATE_REQUEST = Struct(
     ),
 )
 
-ZERO: dict[str, Any] = {
+ZERO: ConsumerConfig = {
     "durable_name": "",
     "name": "",
     "description": "",
@@ -119,23 +158,27 @@ ZERO: dict[str, Any] = {
     "priority_timeout": 0,
 }
 
+_TIMES = ("opt_start_time", "pause_until")
 
-def from_request(fields: dict[str, Any]) -> dict[str, Any]:
-    cfg = copy.deepcopy(ZERO)
+
+def from_request(fields: Mapping[str, Any] | None) -> ConsumerConfig:
+    """A full config from decoded request fields (absent fields at their zero value)."""
+    merged: dict[str, Any] = copy.deepcopy(dict(ZERO))
     for key, value in (fields or {}).items():
-        if key in cfg:
-            cfg[key] = value
+        if key in merged:
+            merged[key] = value
     for key in ("backoff", "filter_subjects", "priority_groups"):
-        if cfg[key] is None:
-            cfg[key] = []
-    return cfg
+        if merged[key] is None:
+            merged[key] = []
+    # The request schema decoded every value to its field's type.
+    return cast(ConsumerConfig, merged)
 
 
 def is_valid_group_name(group: str) -> bool:
     return bool(_GROUP_NAME.match(group))
 
 
-def filters(cfg: dict[str, Any]) -> list[str]:
+def filters(cfg: ConsumerConfig) -> list[str]:
     """``gatherSubjectFilters``: the filter subject plus filter subjects."""
     out = list(cfg["filter_subjects"] or [])
     if cfg["filter_subject"]:
@@ -143,279 +186,11 @@ def filters(cfg: dict[str, Any]) -> list[str]:
     return out
 
 
-def is_push(cfg: dict[str, Any]) -> bool:
+def is_push(cfg: ConsumerConfig) -> bool:
     return bool(cfg["deliver_subject"])
 
 
-def _pedantic(text: str) -> ApiError:
-    return api_error("JSPedanticErrF", err=text)
-
-
-def _invalid(text: str) -> ApiError:
-    return api_error("JSStreamInvalidConfigF", err=text)
-
-
-def apply_defaults(cfg: dict[str, Any], stream_cfg: dict[str, Any], pedantic: bool = False) -> None:
-    """Fill in what the server decides when the client leaves it out."""
-    if cfg["max_deliver"] == 0 or cfg["max_deliver"] < -1:
-        if pedantic and cfg["max_deliver"] < -1:
-            raise _pedantic("max_deliver must be set to -1")
-        cfg["max_deliver"] = -1
-    for key, name in (("max_waiting", "max_waiting must not be negative"),):
-        if cfg[key] < 0:
-            if pedantic:
-                raise _pedantic(name)
-            cfg[key] = 0
-    if cfg["max_ack_pending"] < -1:
-        if pedantic:
-            raise _pedantic("max_ack_pending must be set to -1")
-        cfg["max_ack_pending"] = -1
-    for key, text in (
-        ("max_batch", "max_batch must not be negative"),
-        ("max_expires", "max_expires must not be negative"),
-        ("max_bytes", "max_bytes must not be negative"),
-        ("idle_heartbeat", "idle_heartbeat must not be negative"),
-        ("inactive_threshold", "inactive_threshold must not be negative"),
-        ("priority_timeout", "priority_timeout must not be negative"),
-    ):
-        if cfg[key] < 0:
-            if pedantic:
-                raise _pedantic(text)
-            cfg[key] = 0
-    if not cfg["deliver_subject"] and cfg["max_waiting"] == 0:
-        cfg["max_waiting"] = DEFAULT_MAX_WAITING
-    if cfg["ack_wait"] == 0 and cfg["ack_policy"] in ("explicit", "all"):
-        cfg["ack_wait"] = DEFAULT_ACK_WAIT
-    if cfg["backoff"]:
-        if pedantic and cfg["ack_wait"] != cfg["backoff"][0]:
-            raise _pedantic("first backoff value has to equal batch AckWait")
-        cfg["ack_wait"] = cfg["backoff"][0]
-    limits = stream_cfg.get("consumer_limits") or {}
-    if cfg["max_ack_pending"] == 0:
-        if pedantic and limits.get("max_ack_pending", 0) > 0:
-            raise _pedantic("max_ack_pending must be set if it's configured in stream limits")
-        cfg["max_ack_pending"] = limits.get("max_ack_pending", 0)
-    if cfg["inactive_threshold"] == 0:
-        if pedantic and limits.get("inactive_threshold", 0) > 0:
-            raise _pedantic("inactive_threshold must be set if it's configured in stream limits")
-        cfg["inactive_threshold"] = limits.get("inactive_threshold", 0)
-    if cfg["max_ack_pending"] == 0 and cfg["ack_policy"] != "none":
-        cfg["max_ack_pending"] = DEFAULT_MAX_ACK_PENDING
-    if cfg["priority_policy"] == "pinned_client" and cfg["priority_timeout"] == 0:
-        cfg["priority_timeout"] = DEFAULT_PINNED_TTL
-    if cfg["ack_policy"] == "flow_control" and not pedantic:
-        cfg["flow_control"] = True
-        cfg["idle_heartbeat"] = SOURCE_HEALTH_HEARTBEAT
-
-
-def _delivery_forms_cycle(stream_cfg: dict[str, Any], subject: str) -> bool:
-    for stream_subject in stream_cfg["subjects"] or []:
-        if matches(stream_subject, subject):
-            return True
-    return False
-
-
-def check(cfg: dict[str, Any], stream_cfg: dict[str, Any]) -> None:
-    """``checkConsumerCfg``: raises :class:`ApiError` for the first violated rule."""
-    if cfg["name"] and not is_valid_name(cfg["name"]):
-        raise _invalid("consumer name can not contain '.', '*', '>', '\\', '/'")
-    if cfg["durable_name"] and not is_valid_name(cfg["durable_name"]):
-        raise _invalid("consumer durable name can not contain '.', '*', '>', '\\', '/'")
-    replicas = cfg["num_replicas"]
-    if replicas > 0 and replicas > stream_cfg["num_replicas"]:
-        raise api_error("JSConsumerReplicasExceedsStream")
-    if replicas < 0:
-        raise api_error("JSReplicasCountCannotBeNegative")
-    if (
-        stream_cfg["retention"] in ("interest", "workqueue")
-        and replicas != 0
-        and replicas != stream_cfg["num_replicas"]
-    ):
-        raise api_error("JSConsumerReplicasShouldMatchStream")
-    for value in cfg["backoff"]:
-        if value < 0:
-            raise api_error("JSConsumerBackOffNegativeErr")
-    if cfg["ack_wait"] < 0:
-        raise api_error("JSConsumerAckWaitNegativeErr")
-    if cfg["ack_policy"] == "flow_control":
-        if not cfg["deliver_subject"]:
-            raise api_error("JSConsumerAckFCRequiresPushErr")
-        if not cfg["flow_control"]:
-            raise api_error("JSConsumerAckFCRequiresFCErr")
-        if cfg["idle_heartbeat"] != SOURCE_HEALTH_HEARTBEAT:
-            raise _invalid("flow control ack policy heartbeat needs to be 1s")
-        if cfg["max_ack_pending"] <= 0:
-            raise api_error("JSConsumerAckFCRequiresMaxAckPendingErr")
-        if cfg["ack_wait"] != 0 or cfg["backoff"]:
-            raise api_error("JSConsumerAckFCRequiresNoAckWaitErr")
-        if cfg["max_deliver"] > 0:
-            raise api_error("JSConsumerAckFCRequiresNoMaxDeliverErr")
-    if cfg["backoff"] and cfg["max_deliver"] != -1 and len(cfg["backoff"]) > cfg["max_deliver"]:
-        raise api_error("JSConsumerMaxDeliverBackoffErr")
-    if len(cfg["description"]) > MAX_DESCRIPTION_LEN:
-        raise api_error("JSConsumerDescriptionTooLongErrF", max=MAX_DESCRIPTION_LEN)
-    deliver = cfg["deliver_subject"]
-    if deliver:
-        if has_wildcard(deliver):
-            raise api_error("JSConsumerDeliverToWildcardsErr")
-        if not is_valid_subject(deliver):
-            raise api_error("JSConsumerInvalidDeliverSubject")
-        if _delivery_forms_cycle(stream_cfg, deliver):
-            raise api_error("JSConsumerDeliverCycleErr")
-        if cfg["max_waiting"] != 0:
-            raise api_error("JSConsumerPushMaxWaitingErr")
-        if cfg["max_ack_pending"] > 0 and cfg["ack_policy"] == "none":
-            raise api_error("JSConsumerMaxPendingAckPolicyRequiredErr")
-        if 0 < cfg["idle_heartbeat"] < 100 * MS:
-            raise api_error("JSConsumerSmallHeartbeatErr")
-    else:
-        if cfg["ack_policy"] == "none" and stream_cfg["retention"] == "workqueue":
-            raise api_error("JSConsumerPullRequiresAckErr")
-        if cfg["rate_limit_bps"] > 0:
-            raise api_error("JSConsumerPullWithRateLimitErr")
-        if cfg["max_waiting"] < 0:
-            raise api_error("JSConsumerMaxWaitingNegativeErr")
-        if cfg["idle_heartbeat"] > 0:
-            raise api_error("JSConsumerHBRequiresPushErr")
-        if cfg["flow_control"]:
-            raise api_error("JSConsumerFCRequiresPushErr")
-        if cfg["max_batch"] < 0:
-            raise api_error("JSConsumerMaxRequestBatchNegativeErr")
-        if cfg["max_expires"] != 0 and cfg["max_expires"] < MS:
-            raise api_error("JSConsumerMaxRequestExpiresTooSmall")
-    limits = stream_cfg.get("consumer_limits") or {}
-    if limits.get("max_ack_pending", 0) > 0 and cfg["max_ack_pending"] > limits["max_ack_pending"]:
-        raise api_error("JSConsumerMaxPendingAckExcessErrF", limit=limits["max_ack_pending"])
-    if limits.get("inactive_threshold", 0) > 0 and cfg["inactive_threshold"] > limits["inactive_threshold"]:
-        raise api_error("JSConsumerInactiveThresholdExcess", limit=gotime.format_duration(limits["inactive_threshold"]))
-    if cfg["direct"]:
-        if not deliver:
-            raise api_error("JSConsumerDirectRequiresPushErr")
-        if cfg["durable_name"]:
-            raise api_error("JSConsumerDirectRequiresEphemeralErr")
-    if cfg["filter_subject"] and cfg["filter_subjects"]:
-        raise api_error("JSConsumerDuplicateFilterSubjects")
-    if cfg["filter_subject"] and not is_valid_subject(cfg["filter_subject"]):
-        raise _invalid("invalid subject")
-    for subject in cfg["filter_subjects"]:
-        if not subject:
-            raise api_error("JSConsumerEmptyFilter")
-    gathered = filters(cfg)
-    for i, subject in enumerate(gathered):
-        if not is_valid_subject(subject):
-            raise _invalid("invalid subject")
-        for j, other in enumerate(gathered):
-            if i != j and is_subset(subject, other):
-                raise api_error("JSConsumerOverlappingSubjectFilters")
-    _check_deliver_policy(cfg)
-    if cfg["sample_freq"]:
-        text = cfg["sample_freq"].removesuffix("%")
-        body = text[1:] if text[:1] in "+-" else text
-        if not body.isdigit() or not body.isascii():
-            raise api_error("JSConsumerInvalidSamplingErrF", err=f'strconv.Atoi: parsing "{text}": invalid syntax')
-        if int(text) < 0:  # parsed fine: Go reports its nil error
-            raise api_error("JSConsumerInvalidSamplingErrF", err="<nil>")
-    if cfg["flow_control"] and cfg["idle_heartbeat"] == 0:
-        raise api_error("JSConsumerWithFlowControlNeedsHeartbeats")
-    if cfg["durable_name"] and cfg["name"] and cfg["name"] != cfg["durable_name"]:
-        raise api_error("JSConsumerCreateDurableAndNameMismatch")
-    metadata = cfg["metadata"] or {}
-    if sum(len(k) + len(v) for k, v in metadata.items()) > MAX_METADATA_LEN:
-        raise api_error("JSConsumerMetadataLengthErrF", limit=f"{MAX_METADATA_LEN // 1024}KB")
-    if cfg["priority_policy"] != "none":
-        if deliver:
-            raise api_error("JSConsumerPushWithPriorityGroupErr")
-        if not cfg["priority_groups"]:
-            raise api_error("JSConsumerPriorityPolicyWithoutGroup")
-        for group in cfg["priority_groups"]:
-            if not group:
-                raise api_error("JSConsumerEmptyGroupName")
-            if not _GROUP_NAME.match(group):
-                raise api_error("JSConsumerInvalidGroupNameErr")
-    else:
-        if cfg["priority_groups"]:
-            raise api_error("JSConsumerPriorityGroupWithPolicyNone")
-        if cfg["priority_timeout"] > 0:
-            raise api_error("JSConsumerPinnedTTLWithoutPriorityPolicyNone")
-
-
-def _check_deliver_policy(cfg: dict[str, Any]) -> None:
-    policy = cfg["deliver_policy"]
-    seq, time_ = cfg["opt_start_seq"], cfg["opt_start_time"]
-    names = {
-        "all": "all",
-        "last": "last",
-        "last_per_subject": "last per subject",
-        "new": "new",
-        "by_start_sequence": "by start sequence",
-        "by_start_time": "by start time",
-    }
-    name = names[policy]
-
-    def bad_start(start: str) -> ApiError:
-        return api_error(
-            "JSConsumerInvalidPolicyErrF",
-            err=f"consumer delivery policy is deliver {name}, but optional start {start} is also set",
-        )
-
-    def not_set(what: str) -> ApiError:
-        return api_error(
-            "JSConsumerInvalidPolicyErrF",
-            err=f"consumer delivery policy is deliver {name}, but optional {what} is not set",
-        )
-
-    if policy in ("all", "last", "last_per_subject", "new"):
-        if seq > 0:
-            raise bad_start("sequence")
-        if time_ is not None:
-            raise bad_start("time")
-        if policy == "last_per_subject" and not filters(cfg):
-            raise not_set("filter subject")
-    elif policy == "by_start_sequence":
-        if seq == 0:
-            raise not_set("start sequence")
-        if time_ is not None:
-            raise bad_start("time")
-    elif policy == "by_start_time":
-        if time_ is None:
-            raise not_set("start time")
-        if seq != 0:
-            raise bad_start("start sequence")
-
-
-def check_update(old: dict[str, Any], new: dict[str, Any], deliver_has_interest: bool) -> None:
-    """``checkNewConsumerConfig``: what an update may not change (10012 texts)."""
-    if old == new:
-        return
-    rules = (
-        ("deliver_policy", "deliver policy can not be updated"),
-        ("mem_storage", "storage type can not be updated"),
-        ("direct", "direct can not be updated"),
-        ("sourcing", "sourcing can not be updated"),
-        ("opt_start_seq", "start sequence can not be updated"),
-        ("opt_start_time", "start time can not be updated"),
-        ("ack_policy", "ack policy can not be updated"),
-        ("replay_policy", "replay policy can not be updated"),
-        ("idle_heartbeat", "heart beats can not be updated"),
-        ("flow_control", "flow control can not be updated"),
-    )
-    for key, text in rules:
-        if old[key] != new[key]:
-            raise api_error("JSConsumerCreateErrF", err=text)
-    if old["deliver_subject"] != new["deliver_subject"]:
-        if not old["deliver_subject"]:
-            raise api_error("JSConsumerCreateErrF", err="can not update pull consumer to push based")
-        if not new["deliver_subject"]:
-            raise api_error("JSConsumerCreateErrF", err="can not update push consumer to pull based")
-        if deliver_has_interest:
-            raise api_error("JSConsumerNameExistErr")
-    if old["max_waiting"] != new["max_waiting"]:
-        raise api_error("JSConsumerCreateErrF", err="max waiting can not be updated")
-    if new["backoff"] and new["max_deliver"] != -1 and len(new["backoff"]) > new["max_deliver"]:
-        raise api_error("JSConsumerMaxDeliverBackoffErr")
-
-
-def required_api_level(cfg: dict[str, Any]) -> int:
+def required_api_level(cfg: ConsumerConfig) -> int:
     level = 0
     if cfg["pause_until"] is not None and not cfg["pause_until"].is_zero:
         level = max(level, 1)
@@ -426,7 +201,8 @@ def required_api_level(cfg: dict[str, Any]) -> int:
     return level
 
 
-def set_static_metadata(cfg: dict[str, Any]) -> None:
+def set_static_metadata(cfg: ConsumerConfig) -> None:
+    """Record the required API level in the stored metadata (``setStaticConsumerMetadata``)."""
     metadata = dict(cfg["metadata"] or {})
     metadata.pop("_nats.ver", None)
     metadata.pop("_nats.level", None)
@@ -434,7 +210,8 @@ def set_static_metadata(cfg: dict[str, Any]) -> None:
     cfg["metadata"] = metadata
 
 
-def copy_static_metadata(cfg: dict[str, Any], previous: dict[str, Any]) -> None:
+def copy_static_metadata(cfg: ConsumerConfig, previous: ConsumerConfig) -> None:
+    """Keep the stored required level of the existing consumer (``copyConsumerMetadata``)."""
     metadata = dict(cfg["metadata"] or {})
     metadata.pop("_nats.ver", None)
     metadata.pop("_nats.level", None)
@@ -486,27 +263,29 @@ _ORDER = (
 _ALWAYS = frozenset({"deliver_policy", "ack_policy", "replay_policy", "num_replicas"})
 
 
-def to_storable(cfg: dict[str, Any]) -> dict[str, Any]:
+def to_storable(cfg: ConsumerConfig) -> dict[str, Any]:
     """The config with times as text, for JSON files."""
-    out = dict(cfg)
-    for key in ("opt_start_time", "pause_until"):
+    out: dict[str, Any] = dict(cfg)
+    for key in _TIMES:
         if out[key] is not None:
             out[key] = out[key].text()
     return out
 
 
-def from_storable(stored: dict[str, Any]) -> dict[str, Any]:
-    cfg = from_request(stored)
-    for key in ("opt_start_time", "pause_until"):
-        if isinstance(cfg[key], str):
-            cfg[key] = gotime.parse_go_time(cfg[key])
-    return cfg
+def from_storable(stored: Mapping[str, Any]) -> ConsumerConfig:
+    fields = dict(stored)
+    for key in _TIMES:
+        if isinstance(fields.get(key), str):
+            fields[key] = gotime.parse_go_time(fields[key])
+    return from_request(fields)
 
 
-def to_json(cfg: dict[str, Any], dynamic_metadata: bool = True) -> dict[str, Any]:
+def to_json(cfg: ConsumerConfig, dynamic_metadata: bool = True) -> dict[str, Any]:
+    """The config as nats-server marshals it (field order, omitempty, sorted metadata)."""
+    values: Mapping[str, Any] = cfg
     out: dict[str, Any] = {}
     for key in _ORDER:
-        value = cfg[key]
+        value = values[key]
         if key == "metadata":
             metadata = dict(value or {})
             if dynamic_metadata:
@@ -515,7 +294,7 @@ def to_json(cfg: dict[str, Any], dynamic_metadata: bool = True) -> dict[str, Any
             if metadata:
                 out["metadata"] = {k: metadata[k] for k in sorted(metadata)}
             continue
-        if key in ("opt_start_time", "pause_until"):
+        if key in _TIMES:
             if value is not None:
                 out[key] = value.text()
             continue

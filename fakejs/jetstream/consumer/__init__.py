@@ -1,8 +1,23 @@
 """A consumer and the parts it is composed of.
 
-The waiting-pull queue, the ack tracker, push flow control, lifecycle and
-inactivity, and priority groups each own their state and offer a small
-interface that :class:`~fakejs.jetstream.consumer.consumer.Consumer` calls.
-Sits on :mod:`fakejs.jetstream.stream`, :mod:`fakejs.jetstream.storage` and
-:mod:`fakejs.jetstream.config`.
+:class:`~fakejs.jetstream.consumer.consumer.Consumer` is the one object
+streams, the JetStream service, the API and monitoring talk to.  It composes
+parts that each own their state and offer a small interface:
+
+* ``position`` -- where delivery stands: next sequences, what is still to deliver;
+* ``ack_tracker`` -- pending acks, redeliveries, ack floors, the ack-wait timer;
+* ``ack_messages`` -- what clients send on the ack subject (ack, nak, term...);
+* ``pull_requests`` -- what a pull asks for, and the queue pulls wait in;
+* ``pull_dispatch`` -- admitting pulls, handing deliveries to them, expiry;
+* ``priority_groups`` -- pins and overflow thresholds (ADR-42);
+* ``push_flow`` -- push flow control and idle heartbeats;
+* ``pacing`` -- replay in original time, rate limits, held deliveries;
+* ``lifecycle`` -- deletion after inactivity, pauses;
+* ``delivery`` -- the delivery loop that works the parts above.
+
+The parts never import ``consumer``: they see it through the
+:class:`~fakejs.jetstream.consumer.view.ConsumerView` protocol and callbacks
+given to their constructors.  The package sits on
+:mod:`fakejs.jetstream.stream`, :mod:`fakejs.jetstream.storage`,
+:mod:`fakejs.jetstream.config` and the modules below them.
 """

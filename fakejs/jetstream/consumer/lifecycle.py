@@ -1,145 +1,137 @@
-"""A consumer's life between deliveries: inactivity, pause, push interest, reset.
+"""A consumer's life between deliveries: deletion after inactivity, and pauses.
 
 nats-server deletes an idle consumer after ``inactive_threshold`` (pull
 consumers with 100ms-1s of jitter, and only once no pull waits and no ack
-can still come), pauses delivery until ``pause_until``, starts and stops
-push delivery as a subscription on exactly the deliver subject comes and
-goes, and can restart delivery from a sequence (``CONSUMER.RESET``).  All of
-it runs on the server clock.
+can still come; push consumers only while nobody listens), and holds
+delivery back until ``pause_until``.  Both run on the server clock; the
+jitter comes from the server's seeded random generator.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import random
+from collections.abc import Callable
 
-from fakejs.gocompat import gotime
-from fakejs.jetstream import advisories
+from fakejs.core.clock import Clock, TimerHandle
+from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.config import consumer as consumerconfig
+from fakejs.jetstream.consumer.view import ConsumerView
 
-if TYPE_CHECKING:
-    from fakejs.jetstream.consumer.consumer import Consumer
-
-NS = 1_000_000_000
-ACK_WAIT_DELAY = 1_000_000
+JITTER_BASE_NS = 100_000_000  # pull consumers' threshold gets 100ms ...
+JITTER_STEPS = 900  # ... plus 0-899 more milliseconds
 
 
-class Lifecycle:
-    """Mixed into :class:`~fakejs.jetstream.consumer.consumer.Consumer`."""
+class Inactivity:
+    """The inactivity threshold and its countdown (``deleteNotActive``).
 
-    def set_inactive_threshold(self: Consumer) -> None:
+    ``remove`` deletes the consumer; ``pulls_waiting`` ends expired pulls and
+    tells whether any still wait; ``latest_ack_deadline_ns`` is when the last
+    outstanding delivery stops waiting for its ack (None: nothing pending).
+    """
+
+    def __init__(
+        self,
+        consumer: ConsumerView,
+        clock: Clock,
+        rng: random.Random,
+        remove: Callable[[], None],
+        pulls_waiting: Callable[[], bool],
+        latest_ack_deadline_ns: Callable[[], int | None],
+    ) -> None:
+        self._consumer = consumer
+        self._clock = clock
+        self._random = rng
+        self._remove = remove
+        self._pulls_waiting = pulls_waiting
+        self._latest_ack_deadline_ns = latest_ack_deadline_ns
+        self.threshold = 0  # ns in effect, jitter included; 0: never deleted for inactivity
+        self._timer: TimerHandle | None = None
+        self.set_threshold()
+
+    @property
+    def _is_push(self) -> bool:
+        return consumerconfig.is_push(self._consumer.config)
+
+    def set_threshold(self) -> None:
         """``updateInactiveThreshold``: pull consumers get 100ms to 1s of jitter, as in nats-server."""
-        threshold = self.config["inactive_threshold"]
-        if threshold > 0 and not self.is_push:
-            threshold += 100_000_000 + self.js.broker.random.randrange(900) * 1_000_000
-        self.dthresh = max(threshold, 0)
+        threshold = self._consumer.config["inactive_threshold"]
+        if threshold > 0 and not self._is_push:
+            threshold += JITTER_BASE_NS + self._random.randrange(JITTER_STEPS) * 1_000_000
+        self.threshold = max(threshold, 0)
 
-    def _touch(self: Consumer) -> None:
-        """Activity: restart the inactivity countdown (pull consumers, push without interest)."""
-        if self._inactive_timer is not None:
-            self._inactive_timer.cancel()
-            self._inactive_timer = None
-        if self.dthresh > 0 and not self.closed and not (self.is_push and self.active):
-            self._inactive_timer = self.clock.call_later(self.dthresh / NS, self._inactive)
+    def touch(self) -> None:
+        """Activity: restart the countdown (pull consumers, push consumers nobody listens to)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        consumer = self._consumer
+        if self.threshold > 0 and not consumer.closed and not (self._is_push and consumer.active):
+            self._timer = self._clock.call_later(self.threshold / NS, self._expired)
 
-    def _inactive(self: Consumer) -> None:
-        """``deleteNotActive``: go, unless pulls wait, push interest is back or acks may still come."""
-        self._inactive_timer = None
-        if self.closed:
+    def ack_seen(self) -> None:
+        """An ack holds off the deletion (a push consumer's only while its countdown runs)."""
+        if self.threshold > 0 and (not self._is_push or self._timer is not None):
+            self.touch()
+
+    def _expired(self) -> None:
+        """Go, unless pulls wait, push interest is back or acks may still come."""
+        self._timer = None
+        consumer = self._consumer
+        if consumer.closed:
             return
-        if self.is_push:
-            if not self.active:
-                self.stream.remove_consumer(self)
+        if self._is_push:
+            if not consumer.active:
+                self._remove()
             return
-        self.process_waiting(eos=True)
-        if len(self.waiting):
-            self._touch()
+        if self._pulls_waiting():
+            self.touch()
             return
         # Outstanding deliveries may still be acked: wait for the last ack deadline plus the threshold.
-        now = self.clock.time_ns()
-        backoff = self.config["backoff"]
-        latest = 0
-        for seq, (_, delivered_ns) in self.pending.items():
-            wait = self._ack_wait_ns()
-            if backoff:
-                wait = backoff[min(max(self.rdc.get(seq, 0), 0), len(backoff) - 1)] + ACK_WAIT_DELAY
-            latest = max(latest, delivered_ns + wait + self.dthresh - now)
+        deadline = self._latest_ack_deadline_ns()
+        latest = 0 if deadline is None else max(0, deadline + self.threshold - self._clock.time_ns())
         if latest > 0:
-            self._inactive_timer = self.clock.call_later(latest / NS, self._inactive)
+            self._timer = self._clock.call_later(latest / NS, self._expired)
             return
-        self.stream.remove_consumer(self)
+        self._remove()
 
-    def _arm_pause_timer(self: Consumer) -> None:
-        if self._pause_timer is not None:
-            self._pause_timer.cancel()
-            self._pause_timer = None
-        until = self.config["pause_until"]
-        if until is not None:
-            remaining = until.ns - self.clock.time_ns()
-            if remaining > 0:
-                self._pause_timer = self.clock.call_later(remaining / NS, self._pause_ended)
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
 
-    def _pause_ended(self: Consumer) -> None:
-        self._pause_timer = None
-        if not self.closed:
-            advisories.pause(self, False, None)
-            self.kick()
 
-    def _has_delivery_interest(self: Consumer) -> bool:
-        """Push delivery needs a subscription on exactly the deliver subject."""
-        return self.js.router.has_exact_interest(self.config["deliver_subject"], self.config["deliver_group"])
+class PauseTimer:
+    """Ends a pause at ``pause_until``: ``on_resumed`` announces it, then delivery resumes."""
 
-    def _interest_changed(self: Consumer) -> None:
-        if self.closed:
-            return
-        active = self._has_delivery_interest()
-        if active != self.active:
-            self.active = active
-            self._touch()
-            if active:
-                self.kick()
+    def __init__(self, consumer: ConsumerView, clock: Clock, on_resumed: Callable[[], None]) -> None:
+        self._consumer = consumer
+        self._clock = clock
+        self._on_resumed = on_resumed
+        self._timer: TimerHandle | None = None
 
-    def is_paused(self: Consumer) -> bool:
-        until = self.config["pause_until"]
-        return until is not None and self.clock.time_ns() < until.ns
+    def remaining_ns(self) -> int:
+        """How long the pause still lasts (0 or less: not paused)."""
+        until = self._consumer.config["pause_until"]
+        return 0 if until is None else int(until.ns) - self._clock.time_ns()
 
-    def pause(self: Consumer, until: gotime.GoTime | None) -> None:
-        self.config["pause_until"] = until
-        consumerconfig.set_static_metadata(self.config)
-        self._arm_pause_timer()
-        paused = until is not None and until.ns > self.clock.time_ns()
-        advisories.pause(self, paused, until)
-        self.js.consumer_updated(self.stream, self)
-        if not paused:
-            self.kick()
+    def is_paused(self) -> bool:
+        until = self._consumer.config["pause_until"]
+        return until is not None and self._clock.time_ns() < int(until.ns)
 
-    def reset_to(self: Consumer, seq: int) -> int:
-        """``resetStartingSeq``: deliver again from ``seq`` (0: from the ack floor)."""
-        from fakejs.jetstream.errors import api_error
+    def arm(self) -> None:
+        """Follow the config's ``pause_until`` (set, changed or cleared)."""
+        self.stop()
+        remaining = self.remaining_ns()
+        if remaining > 0:
+            self._timer = self._clock.call_later(remaining / NS, self._ended)
 
-        cfg = self.config
-        policy = cfg["deliver_policy"]
-        if seq == 0:
-            seq = self.asflr + 1
-        elif policy == "all":
-            pass
-        elif policy == "by_start_sequence":
-            if seq < cfg["opt_start_seq"]:
-                raise api_error("JSConsumerInvalidResetErr", err="below start seq")
-        elif policy == "by_start_time":
-            if seq < self.stream.store.seq_from_time(cfg["opt_start_time"].ns):
-                raise api_error("JSConsumerInvalidResetErr", err="below start time")
-        else:
-            raise api_error("JSConsumerInvalidResetErr", err="not allowed")
-        seq = max(seq, 1)
-        self.pending.clear()
-        self.rdc.clear()
-        self.rdq = []
-        self.sseq, self.dseq = seq, 1
-        self.adflr, self.asflr = 0, seq - 1
-        self.last_delivered_ns = self.last_ack_ns = 0
-        self.state.reset(seq - 1)
-        self.lss = None
-        self._stop_ack_timer()
-        self.recount_pending()
-        self.kick()
-        return seq
+    def _ended(self) -> None:
+        self._timer = None
+        if not self._consumer.closed:
+            self._on_resumed()
+            self._consumer.kick()
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None

@@ -19,11 +19,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import msgpack
 
+from fakejs.jetstream.storage.consumer_state import ConsumerJournal, ConsumerState
 from fakejs.jetstream.storage.journal import read_log, truncate_torn_tail
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
 
@@ -58,11 +59,10 @@ class StreamFiles:
 
     # -- meta ----------------------------------------------------------------
 
-    def write_meta(self, config: dict[str, Any], created_ns: int, extra: dict[str, Any] | None = None) -> None:
+    def write_meta(self, config: Mapping[str, Any], created_ns: int) -> None:
+        """Store the stream's config (a JSON document) and creation time."""
         os.makedirs(self.directory, exist_ok=True)
         meta = {"format": FORMAT, "config": config, "created": created_ns}
-        if extra:
-            meta.update(extra)
         _write_atomic(os.path.join(self.directory, META), json.dumps(meta).encode())
 
     def read_meta(self) -> dict[str, Any]:
@@ -75,17 +75,14 @@ class StreamFiles:
     def _consumer_dir(self, name: str) -> str:
         return os.path.join(self.directory, "consumers", name)
 
-    def consumer_journal(self, name: str, state: Any) -> Any:
-        from fakejs.jetstream.storage.consumer_state import ConsumerJournal
-
+    def consumer_journal(self, name: str, state: ConsumerState) -> ConsumerJournal:
         return ConsumerJournal(os.path.join(self._consumer_dir(name), "state.log"), state)
 
-    def write_consumer_meta(self, name: str, config: dict[str, Any], created_ns: int) -> None:
-        from fakejs.jetstream.config.consumer import to_storable
-
+    def write_consumer_meta(self, name: str, config: Mapping[str, Any], created_ns: int) -> None:
+        """Store a consumer's config, already in its storable JSON form, and creation time."""
         directory = self._consumer_dir(name)
         os.makedirs(directory, exist_ok=True)
-        meta = {"config": to_storable(config), "created": created_ns}
+        meta = {"config": config, "created": created_ns}
         _write_atomic(os.path.join(directory, META), json.dumps(meta).encode())
 
     def consumer_metas(self) -> Iterator[tuple[str, dict[str, Any]]]:

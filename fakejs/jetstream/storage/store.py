@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from sys import intern
-from typing import Any, Protocol
+from typing import Protocol
 
 from sortedcontainers import SortedList
 
 from fakejs.core.subjects import has_wildcard, matches
+from fakejs.gocompat import gotime
 
 
 class StoredMessage:
@@ -254,8 +255,6 @@ class MessageStore:
         search (holes left by deletes are stepped over).  Times past 2262
         wrap around as Go's ``UnixNano`` does.
         """
-        from fakejs.gocompat import gotime
-
         ts = gotime.unix_nano(ts)
         msgs = self._msgs
         lo, hi = self._head, len(msgs)
@@ -264,14 +263,15 @@ class MessageStore:
             probe = mid
             while probe < hi and msgs[probe] is None:
                 probe += 1
-            if probe == hi or msgs[probe].ts >= ts:
+            found = msgs[probe] if probe < hi else None
+            if found is None or found.ts >= ts:
                 hi = mid
             else:
                 lo = probe + 1
-        while lo < len(msgs) and msgs[lo] is None:
-            lo += 1
-        if lo < len(msgs):
-            return msgs[lo].seq  # type: ignore[union-attr]
+        for i in range(lo, len(msgs)):
+            msg = msgs[i]
+            if msg is not None:
+                return msg.seq
         return self.last_seq + 1
 
     def seqs_for(self, subject: str) -> SortedList | None:
@@ -439,6 +439,3 @@ class MessageStore:
             self.skip_to(next_seq)
         finally:
             self.journal = journal
-
-    def snapshot(self) -> dict[str, Any]:
-        return {"first_seq": self.first_seq, "last_seq": self.last_seq, "last_ts": self.last_ts}

@@ -19,18 +19,18 @@ header-only status messages (``404``, ``408``, ``412``, ``413``).  With
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from fakejs.core.router import Router, Subscription
 from fakejs.gocompat import gojson, gotime
 from fakejs.gocompat.gojson import Field, Struct
 from fakejs.jetstream import status
 from fakejs.jetstream.apilevel import required_level
+from fakejs.jetstream.storage.store import MessageStore, StoredMessage
 from fakejs.protocol import headers as hdrs
 
 if TYPE_CHECKING:
-    from fakejs.core.router import Subscription
-    from fakejs.jetstream.storage.store import StoredMessage
-    from fakejs.jetstream.stream.stream import Stream
+    from fakejs.core.broker import Broker
 
 QUEUE_GROUP = "_sys_"
 MAX_MULTI_RESULTS = 1024  # distinct subjects one multi_last request may return
@@ -68,7 +68,7 @@ _CONFLICTS = (
 def _is_set(req: dict[str, Any], key: str) -> bool:
     value = req.get(key)
     if key == "batch":
-        return bool(value) and value > 0
+        return isinstance(value, int) and value > 0
     if key in ("start_time", "up_to_time"):
         return value is not None
     return bool(value)
@@ -82,32 +82,41 @@ def decode(payload: bytes) -> dict[str, Any] | None:
         return None
 
 
-class DirectGet:
-    """The Direct Get responder of one stream, subscribed while ``allow_direct`` is on."""
-
-    def __init__(self, stream: Stream) -> None:
-        self.stream = stream
-        self.subscriptions: list[Subscription] = []
+class DirectHost(Protocol):
+    """What Direct Get needs from the JetStream: subscriptions, replies, the server's limits."""
 
     @property
-    def _js(self) -> Any:
-        return self.stream.js
+    def router(self) -> Router: ...
 
-    def sync(self) -> None:
-        """Listen or stop listening to follow the stream's ``allow_direct``."""
-        wanted = bool(self.stream.config["allow_direct"]) and not self.stream.closed
-        if wanted and not self.subscriptions:
-            router = self._js.router
-            base = f"$JS.API.DIRECT.GET.{self.stream.name}"
+    @property
+    def broker(self) -> Broker: ...
+
+    def reply(self, subject: str, payload: bytes, hdr: bytes | None = None, empty_reply: bool = False) -> None: ...
+
+
+class DirectGet:
+    """The Direct Get responder of one stream, subscribed while the stream allows it."""
+
+    def __init__(self, stream_name: str, store: MessageStore, host: DirectHost) -> None:
+        self.stream_name = stream_name
+        self.store = store
+        self.host = host
+        self.subscriptions: list[Subscription] = []
+
+    def sync(self, enabled: bool) -> None:
+        """Listen or stop listening to follow the stream's ``allow_direct`` (off once it is closed)."""
+        if enabled and not self.subscriptions:
+            router = self.host.router
+            base = f"$JS.API.DIRECT.GET.{self.stream_name}"
             self.subscriptions = [
                 router.subscribe_internal(base, self._on_request, QUEUE_GROUP),
                 router.subscribe_internal(base + ".>", self._on_last_by_subject, QUEUE_GROUP),
             ]
-        elif not wanted and self.subscriptions:
+        elif not enabled and self.subscriptions:
             self.close()
 
     def close(self) -> None:
-        router = self._js.router
+        router = self.host.router
         for sub in self.subscriptions:
             router.unsubscribe(sub)
         self.subscriptions = []
@@ -115,7 +124,7 @@ class DirectGet:
     # -- requests --------------------------------------------------------------------
 
     def _status(self, reply: str, block: bytes) -> None:
-        self._js.reply(reply, b"", block)
+        self.host.reply(reply, b"", block)
 
     def _on_request(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
         if not reply:
@@ -160,12 +169,12 @@ class DirectGet:
     # -- answers ---------------------------------------------------------------------
 
     def _max_bytes(self, req: dict[str, Any]) -> int:
-        return req.get("max_bytes") or self._js.broker.options.max_pending
+        asked: int = req.get("max_bytes") or 0
+        return asked or self.host.broker.options.max_pending
 
     def _headers(self, msg: StoredMessage, *extra: tuple[str, int]) -> bytes:
-        block = msg.hdr
+        block = hdrs.add(msg.hdr, "Nats-Stream", self.stream_name)
         for key, value in (
-            ("Nats-Stream", self.stream.name),
             ("Nats-Subject", msg.subject),
             ("Nats-Sequence", str(msg.seq)),
             ("Nats-Time-Stamp", gotime.rfc3339(msg.ts)),
@@ -177,7 +186,7 @@ class DirectGet:
         """``getDirectRequest``: one message, or a batch ending with EOB."""
         if req.get("multi_last"):
             return self._serve_multi(req, reply)
-        store = self.stream.store
+        store = self.store
         start_time = req.get("start_time")
         seq = store.seq_from_time(start_time.ns) if start_time is not None else req.get("seq", 0)
         next_for = req.get("next_by_subj", "")
@@ -212,7 +221,7 @@ class DirectGet:
                 else:
                     block = self._headers(msg)
             last_seq = msg.seq
-            self._js.reply(reply, msg.data, block)
+            self.host.reply(reply, msg.data, block)
             sent_bytes += len(msg.subject) + (len(msg.hdr) if msg.hdr else 0) + len(msg.data)
             if sent_bytes >= limit:
                 break
@@ -221,7 +230,7 @@ class DirectGet:
 
     def _serve_multi(self, req: dict[str, Any], reply: str) -> None:
         """``getDirectMulti``: the last message of each matching subject."""
-        store = self.stream.store
+        store = self.store
         up_to = req.get("up_to_seq", 0)
         up_to_time = req.get("up_to_time")
         if up_to_time is not None:
@@ -247,7 +256,7 @@ class DirectGet:
                 continue
             block = self._headers(msg, ("Nats-Num-Pending", pending), ("Nats-Last-Sequence", last_seq))
             last_seq = msg.seq
-            self._js.reply(reply, msg.data, block)
+            self.host.reply(reply, msg.data, block)
             sent_bytes += len(msg.subject) + (len(msg.hdr) if msg.hdr else 0) + len(msg.data)
             if sent_bytes >= limit:
                 break
@@ -258,7 +267,7 @@ class DirectGet:
 
     def _multi_last(self, filters: list[str], up_to: int) -> list[StoredMessage] | None:
         """Last messages per subject at or below ``up_to``; ``None`` when there are too many."""
-        store = self.stream.store
+        store = self.store
         if store.msgs == 0:
             return []
         if store.storage == "file" and not store.first_seq <= up_to <= store.last_seq:

@@ -1,112 +1,132 @@
-"""A stream: what happens to a message published on its subjects.
+"""A stream: what happens to a message published on its subjects, and to its stored messages.
 
 :meth:`Stream.ingest` is nats-server's ``processJetStreamMsg``: the checks on
-``Nats-*`` headers in the same order (expected stream, TTL, expected last
-subject sequence, expected last sequence, duplicate id, expected last id,
-rollup), then the message size, the discard-new limits, storing, the
-discard-old limits, rollups and the PubAck.  Retention beyond the limits
-(interest, work queue) is decided with the stream's consumers.  Expiry by
-``max_age`` and per-message TTL, and the duplicate window, run on the
-server clock.
+``Nats-*`` headers in the same order (see :mod:`fakejs.jetstream.stream.publish`),
+then the message size, the discard-new limits, storing, the discard-old
+limits, rollups and the PubAck.  Retention beyond the limits (interest,
+work queue) is decided with the stream's consumers.  Expiry by ``max_age``
+and per-message TTL, and the duplicate window, run on the server clock.
+
+The stream sees its JetStream through :class:`StreamHost` and its consumers
+through :class:`StreamConsumer`; it imports neither.
 """
 
 from __future__ import annotations
 
-import heapq
-from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
+from fakejs.core.clock import Clock
+from fakejs.core.router import Router, Subscription
 from fakejs.gocompat import gotime, ids
 from fakejs.gocompat.gojson import dumps
+from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.config import stream as streamconfig
+from fakejs.jetstream.config.consumer import ConsumerConfig
+from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
-from fakejs.jetstream.stream.direct import DirectGet
+from fakejs.jetstream.stream import publish
+from fakejs.jetstream.stream.dedup import DuplicateWindow
+from fakejs.jetstream.stream.direct import DirectGet, DirectHost
+from fakejs.jetstream.stream.expiry import MessageExpiry
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
-if TYPE_CHECKING:
-    from fakejs.core.clock import TimerHandle
-    from fakejs.core.router import Subscription
-    from fakejs.jetstream.service import JetStream
-
-MSG_ID = "Nats-Msg-Id"
-EXPECTED_STREAM = "Nats-Expected-Stream"
-EXPECTED_LAST_SEQ = "Nats-Expected-Last-Sequence"
-EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
-EXPECTED_LAST_SUBJECT_SEQ_SUBJECT = "Nats-Expected-Last-Subject-Sequence-Subject"
-EXPECTED_LAST_MSG_ID = "Nats-Expected-Last-Msg-Id"
-ROLLUP = "Nats-Rollup"
-MSG_TTL = "Nats-TTL"
-MARKER_REASON = "Nats-Marker-Reason"
-INCR = "Nats-Incr"
-BATCH_ID = "Nats-Batch-Id"
-SCHEDULE = "Nats-Schedule"
-SCHEDULER = "Nats-Scheduler"
-SCHEDULE_NEXT = "Nats-Schedule-Next"
-STREAM_SOURCE = "Nats-Stream-Source"
-CLIENT_INFO = "Nats-Request-Info"
-MAX_HEADER_SIZE = 65535
-
-NS = 1_000_000_000
+MAX_SUBJECT_DETAILS = 100_000  # subjects one STREAM.INFO reply lists
 
 
 class StoreLimitError(Exception):
     """A discard-new limit refused the message (``maximum messages exceeded``...)."""
 
 
-def parse_ttl(value: bytes) -> int:
-    """``Nats-TTL``: seconds (>= 1s), ``-1`` for "never"; raises ``ValueError`` when invalid."""
-    text = value.decode("utf-8", "replace")
-    if text.lower() == "never":
-        return -1
-    try:
-        duration = gotime.parse_duration(text)
-    except ValueError:
-        if not text or not text.isdigit() or not text.isascii():
-            raise
-        return int(text)
-    if duration < NS:
-        raise ValueError("ttl below one second")
-    return duration // NS
+class StreamConsumer(Protocol):
+    """A consumer as its stream sees it: told about stored, removed and purged messages."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def config(self) -> ConsumerConfig: ...
+
+    @property
+    def created_ns(self) -> int: ...
+
+    def signaled(self, subject: str) -> bool:
+        """Whether the consumer is signalled for messages on ``subject`` (interest retention)."""
+        ...
+
+    def message_stored(self, msg: StoredMessage) -> None: ...
+
+    def message_removed(self, seq: int, subject: str = "") -> None: ...
+
+    def purged(self, start: int, last_seq: int, wider: bool) -> None: ...
+
+    def is_equal_or_subset_match(self, subject: str) -> bool: ...
+
+    def is_filtered_match(self, subject: str) -> bool: ...
+
+    def delete(self, reason: str = "") -> None: ...
 
 
-def _uint(value: bytes) -> int:
-    """nats-server's ``parseInt64`` cast to uint64: garbage becomes 2^64-1."""
-    if value and value.isdigit() and value.isascii():
-        return int(value) & (2**64 - 1)
-    return 2**64 - 1
+class StreamHost(DirectHost, Protocol):
+    """The JetStream a stream lives in, as the stream and its consumers see it.
+
+    What to do when a consumer goes, acknowledges or changes is decided
+    there (it involves other consumers, retention and the store on disk);
+    a consumer's own API requests are answered there too.
+    """
+
+    @property
+    def router(self) -> Router: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def server_name(self) -> str: ...
+
+    def nuid(self) -> str: ...
+
+    def remove_consumer(self, stream: Stream, consumer: StreamConsumer) -> None: ...
+
+    def consumer_acked(self, stream: Stream, consumer: StreamConsumer, seq: int) -> None: ...
+
+    def consumer_updated(self, stream: Stream, consumer: StreamConsumer) -> None: ...
+
+    def asset_request(self, kind: str, *args: Any) -> None: ...
 
 
 class Stream:
-    def __init__(self, js: JetStream, config: dict[str, Any], created_ns: int, store: MessageStore) -> None:
+    def __init__(self, js: StreamHost, config: StreamConfig, created_ns: int, store: MessageStore) -> None:
         self.js = js
         self.config = config
         self.created_ns = created_ns
         self.store = store
+        # Consumers by name (the JetStream adds and removes them; the stream uses them as StreamConsumer).
         self.consumers: dict[str, Any] = {}
         self.subscriptions: list[Subscription] = []
         self.last_msg_id = ""
-        self._dedup: OrderedDict[str, tuple[int, int]] = OrderedDict()
-        self._dedup_timer: TimerHandle | None = None
-        self._age_timer: TimerHandle | None = None
-        self._age_deadline: float | None = None
-        self._ttls: list[tuple[int, int]] = []  # (expires_ns, seq)
+        self.dedup = DuplicateWindow(js.clock, lambda: self.config["duplicate_window"])
+        self.expiry = MessageExpiry(store, js.clock, lambda: self.config["max_age"], self._expire)
         self._fresh: list[StoredMessage] = []  # stored, consumers not yet told
         self.closed = False
-        self.direct = DirectGet(self)
+        self.direct = DirectGet(config["name"], store, js)
 
     @property
     def name(self) -> str:
-        return str(self.config["name"])
+        return self.config["name"]
 
     @property
-    def clock(self) -> Any:
+    def clock(self) -> Clock:
         return self.js.clock
 
     def identity(self) -> str:
         """A hash of the creation time: tells a recreated stream from the old one."""
         return ids.get_hash(gotime.rfc3339(self.created_ns))
+
+    def _listening(self) -> list[StreamConsumer]:
+        return list(self.consumers.values())
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -115,8 +135,8 @@ class Stream:
         router = self.js.router
         for subject in self.config["subjects"]:
             self.subscriptions.append(router.subscribe_internal(subject, self._inbound))
-        self.direct.sync()
-        self._rearm_expiry()
+        self._sync_direct()
+        self.expiry.rearm()
 
     def detach(self) -> None:
         router = self.js.router
@@ -128,10 +148,30 @@ class Stream:
         self.closed = True
         self.detach()
         self.direct.close()
-        for timer in (self._dedup_timer, self._age_timer):
-            if timer is not None:
-                timer.cancel()
-        self._dedup_timer = self._age_timer = None
+        self.dedup.close()
+        self.expiry.close()
+
+    def _sync_direct(self) -> None:
+        self.direct.sync(bool(self.config["allow_direct"]) and not self.closed)
+
+    def update(self, config: StreamConfig) -> None:
+        """Run under a new, checked config: retention, subjects, Direct Get, limits and expiry follow it."""
+        old = self.config
+        self.config = config
+        if (
+            config["retention"] == "interest"
+            and old["retention"] != "interest"
+            and not self.consumers
+            and self.store.msgs
+        ):
+            self.purge()  # an interest stream without consumers keeps nothing
+        if config["subjects"] != old["subjects"]:
+            self.detach()
+            self.attach()
+        self._sync_direct()
+        self.enforce_subject_limit()
+        self.enforce_limits()
+        self.expiry.rearm()
 
     def _inbound(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
         if self.closed:
@@ -151,129 +191,57 @@ class Stream:
 
     def ingest(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> bytes | None:
         """Store a published message; returns the PubAck (or error) payload to send."""
-        cfg = self.config
-        do_ack = not cfg["no_ack"] and bool(reply)
+        do_ack = not self.config["no_ack"] and bool(reply)
         try:
             ack = self._process(subject, hdr or None, payload)
         except ApiError as error:
             return self._error_ack(error) if do_ack else None
         return ack if do_ack else None
 
-    def _process(self, subject: str, hdr: bytes | None, payload: bytes) -> bytes | None:
+    def _process(self, subject: str, hdr: bytes | None, payload: bytes) -> bytes:
         cfg = self.config
-        name = self.name
-        store = self.store
-        if store.storage == "file" and store.message_size(subject, hdr, payload) > 512 * 1024 * 1024:
-            raise api_error("JSStreamStoreFailedF", err="message too large")
-        if cfg["sealed"]:
-            raise api_error("JSStreamSealedErr")
-        max_size = cfg["max_msg_size"]
-        hlen = len(hdr) if hdr else 0
-        if max_size >= 0 and (hlen > max_size or len(payload) > max_size - hlen):
-            raise api_error("JSStreamMessageExceedsMaximumErr")
-        if hdr and hdrs.get(hdr, BATCH_ID):
-            # An atomic batch message: nats-server takes another path, which
-            # stops here on every stream fakejs can create (no allow_atomic).
-            raise api_error("JSAtomicPublishDisabledErr")
-        if hlen > MAX_HEADER_SIZE:
-            raise api_error("JSStreamHeaderExceedsMaximumErr")
-        msg_id = ""
-        rollup = ""
-        if hdr:
-            hdr = hdrs.without_status(hdr) or None
-        if hdr:
-            hdr = hdrs.remove(hdr, CLIENT_INFO) or None
-        if hdr:
-            if hdrs.get(hdr, INCR) is not None:
-                incr = hdrs.get(hdr, INCR) or b""
-                text = incr.decode("utf-8", "replace")
-                if not _is_big_int(text):
-                    raise api_error("JSMessageIncrInvalidErr")
-                raise api_error("JSMessageIncrDisabledErr")
-            expected = hdrs.get(hdr, EXPECTED_STREAM)
-            if expected and expected.decode("utf-8", "surrogateescape") != name:
-                raise api_error("JSStreamNotMatchErr")
-            ttl_value = hdrs.get(hdr, MSG_TTL)
-            if ttl_value:
-                try:
-                    ttl_check = parse_ttl(ttl_value)
-                except ValueError:
-                    ttl_check = 0
-                if ttl_check != 0 and not cfg["allow_msg_ttl"]:
-                    raise api_error("JSMessageTTLDisabledErr")
-            last_subject_seq = hdrs.get(hdr, EXPECTED_LAST_SUBJECT_SEQ)
-            seq_subject_override = hdrs.get(hdr, EXPECTED_LAST_SUBJECT_SEQ_SUBJECT)
-            if last_subject_seq:
-                want = _uint(last_subject_seq)
-                check_subject = (
-                    seq_subject_override.decode("utf-8", "surrogateescape") if seq_subject_override else subject
-                )
-                last = store.last_message(check_subject)
-                actual = last.seq if last is not None else 0
-                if actual != want:
-                    raise api_error("JSStreamWrongLastSequenceErrF", seq=actual)
-            elif seq_subject_override:
-                raise api_error("JSStreamExpectedLastSeqPerSubjectInvalid")
-            last_seq = hdrs.get(hdr, EXPECTED_LAST_SEQ)
-            if last_seq:
-                want = _uint(last_seq)
-                if want != store.last_seq:
-                    raise api_error("JSStreamWrongLastSequenceErrF", seq=store.last_seq)
-            if hdrs.get(hdr, SCHEDULE):
-                raise api_error("JSMessageSchedulesDisabledErr")
-            if hdrs.get(hdr, SCHEDULE_NEXT) or hdrs.get(hdr, SCHEDULER):
-                raise api_error("JSMessageSchedulesSchedulerInvalidErr")
-            if hdrs.get(hdr, STREAM_SOURCE):
-                raise api_error("JSMessageSourceHdrNotAllowedErr")
-            msg_id = (hdrs.get(hdr, MSG_ID) or b"").decode("utf-8", "surrogateescape")
-            if msg_id:
-                seen = self._dedup_lookup(msg_id)
-                if seen is not None:
-                    return self._pub_ack(seen)[:-1] + b',"duplicate": true}'
-            last_id = hdrs.get(hdr, EXPECTED_LAST_MSG_ID)
-            if last_id:
-                if last_id.decode("utf-8", "surrogateescape") != self.last_msg_id:
-                    raise api_error("JSStreamWrongLastMsgIDErrF", id=self.last_msg_id)
-            rollup_value = hdrs.get(hdr, ROLLUP)
-            if rollup_value:
-                if not cfg["allow_rollup_hdrs"] or cfg["deny_purge"]:
-                    raise api_error("JSStreamRollupFailedF", err="rollup not permitted")
-                rollup = rollup_value.decode("utf-8", "surrogateescape").lower()
-                if rollup not in ("sub", "all"):
-                    raise api_error("JSStreamRollupFailedF", err=f"rollup value invalid: {go_quote(rollup)}")
-        if cfg["retention"] == "interest" and not self._has_interest(subject):
-            # Nobody would ever see it: the sequence is used, nothing is stored.
-            store.skip_to(store.last_seq + 2)
-            store.last_ts = self.clock.time_ns()
-            self.last_msg_id = msg_id
-            if msg_id:
-                self._remember_id(msg_id, store.last_seq)
-            if rollup:
-                self._rollup(subject, rollup, 0)
-            return self._pub_ack(store.last_seq)
+        publish.check_message(cfg, self.store, subject, hdr, payload)
+        msg_id = rollup = ""
         ttl = 0
         if hdr:
-            ttl_value = hdrs.get(hdr, MSG_TTL)
-            if ttl_value:
-                try:
-                    ttl = parse_ttl(ttl_value)
-                except ValueError:
-                    raise api_error("JSMessageTTLInvalidErr") from None
-                marker_ttl = cfg["subject_delete_marker_ttl"] // NS
-                if ttl > 0 and marker_ttl > 0 and cfg["max_msgs_per_subject"] != 1 and ttl < marker_ttl:
-                    ttl = marker_ttl
-                    hdr = hdrs.add(hdrs.remove(hdr, MSG_TTL) or None, MSG_TTL, str(ttl))
+            hdr = publish.clean_headers(hdr)
+        if hdr:
+            publish.check_expectations(cfg, self.name, self.store, subject, hdr)
+            msg_id = publish.msg_id(hdr)
+            if msg_id:
+                seen = self.dedup.lookup(msg_id)
+                if seen is not None:
+                    return self._pub_ack(seen)[:-1] + b',"duplicate": true}'
+            publish.check_last_msg_id(hdr, self.last_msg_id)
+            rollup = publish.rollup_of(cfg, hdr)
+        if cfg["retention"] == "interest" and not self._has_interest(subject):
+            return self._skip_uninteresting(subject, msg_id, rollup)
+        if hdr:
+            ttl, hdr = publish.message_ttl(cfg, hdr)
         try:
             msg = self._store(subject, hdr, payload, ttl, bool(rollup))
         except StoreLimitError as exc:
             raise api_error("JSStreamStoreFailedF", err=str(exc)) from None
-        self.last_msg_id = msg_id
-        if msg_id:
-            self._remember_id(msg_id, msg.seq)
+        self._accepted(msg_id, msg.seq)
         if rollup:
             self._rollup(subject, rollup, 1)
-        self._stored(msg)
+        self._fresh.append(msg)  # consumers hear of it after its PubAck went out, as in nats-server
         return self._pub_ack(msg.seq)
+
+    def _skip_uninteresting(self, subject: str, msg_id: str, rollup: str) -> bytes:
+        """Interest retention and nobody would ever see it: the sequence is used, nothing is stored."""
+        store = self.store
+        store.skip_to(store.last_seq + 2)
+        store.last_ts = self.clock.time_ns()
+        self._accepted(msg_id, store.last_seq)
+        if rollup:
+            self._rollup(subject, rollup, 0)
+        return self._pub_ack(store.last_seq)
+
+    def _accepted(self, msg_id: str, seq: int) -> None:
+        self.last_msg_id = msg_id
+        if msg_id:
+            self.dedup.remember(msg_id, seq)
 
     def _store(self, subject: str, hdr: bytes | None, payload: bytes, ttl: int, rollup: bool) -> StoredMessage:
         """Limits as the stores apply them: discard-new refusals first, discard-old after."""
@@ -282,27 +250,39 @@ class Stream:
         max_per = cfg["max_msgs_per_subject"]
         at_subject_limit = max_per > 0 and store.count_for(subject) >= max_per
         if cfg["discard"] == "new":
-            if at_subject_limit and cfg["discard_new_per_subject"] and not rollup:
-                raise StoreLimitError("maximum messages per subject exceeded")
-            if cfg["max_msgs"] > 0 and store.msgs >= cfg["max_msgs"] and not at_subject_limit:
-                raise StoreLimitError("maximum messages exceeded")
-            if cfg["max_bytes"] > 0 and store.bytes + store.message_size(subject, hdr, payload) > cfg["max_bytes"]:
-                if not at_subject_limit:
-                    raise StoreLimitError("maximum bytes exceeded")
-                oldest = store.next_message(0, subject)
-                if oldest is None or store.size_of(oldest) < store.message_size(subject, hdr, payload):
-                    raise StoreLimitError("maximum bytes exceeded")
+            self._refuse_over_limits(subject, hdr, payload, at_subject_limit, rollup)
         msg = store.store(subject, hdr, payload, self.clock.time_ns(), ttl)
         if max_per > 0:
-            seqs = store.seqs_for(subject)
-            while seqs is not None and len(seqs) > max_per:
-                self.remove_message(seqs[0])
-                seqs = store.seqs_for(subject)
+            self._trim_subject(subject, max_per)
         self.enforce_limits()
         if ttl > 0:
-            heapq.heappush(self._ttls, (msg.ts + ttl * NS, msg.seq))
-        self._rearm_expiry()
+            self.expiry.add_ttl(msg.ts + ttl * NS, msg.seq)
+        self.expiry.rearm()
         return msg
+
+    def _refuse_over_limits(
+        self, subject: str, hdr: bytes | None, payload: bytes, at_subject_limit: bool, rollup: bool
+    ) -> None:
+        """Discard-new: the limits a new message may not cross."""
+        cfg = self.config
+        store = self.store
+        if at_subject_limit and cfg["discard_new_per_subject"] and not rollup:
+            raise StoreLimitError("maximum messages per subject exceeded")
+        if cfg["max_msgs"] > 0 and store.msgs >= cfg["max_msgs"] and not at_subject_limit:
+            raise StoreLimitError("maximum messages exceeded")
+        size = store.message_size(subject, hdr, payload)
+        if cfg["max_bytes"] > 0 and store.bytes + size > cfg["max_bytes"]:
+            if not at_subject_limit:
+                raise StoreLimitError("maximum bytes exceeded")
+            oldest = store.next_message(0, subject)
+            if oldest is None or store.size_of(oldest) < size:
+                raise StoreLimitError("maximum bytes exceeded")
+
+    def _trim_subject(self, subject: str, max_per: int) -> None:
+        seqs = self.store.seqs_for(subject)
+        while seqs is not None and len(seqs) > max_per:
+            self.remove_message(seqs[0])
+            seqs = self.store.seqs_for(subject)
 
     def enforce_limits(self) -> None:
         """Discard-old limits on count and bytes (also after a config update)."""
@@ -326,10 +306,7 @@ class Stream:
         if max_per <= 0:
             return
         for subject in list(self.store.subjects()):
-            seqs = self.store.seqs_for(subject)
-            while seqs is not None and len(seqs) > max_per:
-                self.remove_message(seqs[0])
-                seqs = self.store.seqs_for(subject)
+            self._trim_subject(subject, max_per)
 
     def _rollup(self, subject: str, kind: str, keep: int) -> None:
         if kind == "sub":
@@ -337,162 +314,68 @@ class Stream:
         else:
             self.purge("", 0, keep)
 
-    def _stored(self, msg: StoredMessage) -> None:
-        """Consumers hear of a new message after its PubAck went out, as in nats-server."""
-        self._fresh.append(msg)
-
     def _signal_consumers(self) -> None:
         fresh, self._fresh = self._fresh, []
         for msg in fresh:
-            for consumer in list(self.consumers.values()):
+            for consumer in self._listening():
                 consumer.message_stored(msg)
 
     # -- consumers ----------------------------------------------------------------------
 
-    def add_consumer(self, config: dict[str, Any], action: str, pedantic: bool) -> Any:
-        from fakejs.jetstream.consumer import admin as consumer_admin
+    def register_consumer(self, consumer: StreamConsumer) -> None:
+        self.consumers[consumer.name] = consumer
 
-        return consumer_admin.add_consumer(self, config, action, pedantic)
+    def remove_consumer(self, consumer: StreamConsumer) -> None:
+        """The consumer goes (deleted, inactive): the JetStream removes it and applies retention."""
+        self.js.remove_consumer(self, consumer)
 
-    def remove_consumer(self, consumer: Any) -> None:
-        from fakejs.jetstream.consumer import admin as consumer_admin
-
-        consumer_admin.remove_consumer(self, consumer)
-
-    def acked(self, consumer: Any, seq: int) -> None:
-        from fakejs.jetstream.consumer import admin as consumer_admin
-
-        consumer_admin.message_acked(self, consumer, seq)
+    def acked(self, consumer: StreamConsumer, seq: int) -> None:
+        """A consumer is done with ``seq``: the JetStream applies interest or work-queue retention."""
+        self.js.consumer_acked(self, consumer, seq)
 
     def _has_interest(self, subject: str) -> bool:
         """Interest retention keeps a message only if a consumer is signaled for its subject."""
-        return any(consumer.signaled(subject) for consumer in self.consumers.values())
+        return any(consumer.signaled(subject) for consumer in self._listening())
 
-    # -- duplicate window ------------------------------------------------------------------
-
-    def _dedup_lookup(self, msg_id: str) -> int | None:
-        entry = self._dedup.get(msg_id)
-        if entry is None:
-            return None
-        seq, ts = entry
-        if self.clock.time_ns() - ts >= self.config["duplicate_window"]:
-            return None
-        return seq
-
-    def _remember_id(self, msg_id: str, seq: int) -> None:
-        window = self.config["duplicate_window"]
-        if window <= 0:
-            return
-        self._dedup.pop(msg_id, None)
-        self._dedup[msg_id] = (seq, self.clock.time_ns())
-        if self._dedup_timer is None:
-            self._dedup_timer = self.clock.call_later(window / NS, self._purge_ids)
-
-    def _purge_ids(self) -> None:
-        self._dedup_timer = None
-        now = self.clock.time_ns()
-        window = self.config["duplicate_window"]
-        while self._dedup:
-            msg_id, (seq, ts) = next(iter(self._dedup.items()))
-            if now - ts >= window:
-                del self._dedup[msg_id]
-            else:
-                self._dedup_timer = self.clock.call_later((window - (now - ts)) / NS, self._purge_ids)
-                break
+    # -- recovery and expiry ---------------------------------------------------------------
 
     def restore_ids(self) -> None:
-        """Rebuild the duplicate window from stored messages (after a restart)."""
+        """Rebuild the duplicate window and the TTLs from stored messages (after a restart)."""
         window = self.config["duplicate_window"]
         now = self.clock.time_ns()
         for msg in self.store:
             if msg.hdr and now - msg.ts < window:
-                msg_id = hdrs.get(msg.hdr, MSG_ID)
+                msg_id = hdrs.get(msg.hdr, publish.MSG_ID)
                 if msg_id:
-                    self._remember_id_at(msg_id.decode("utf-8", "surrogateescape"), msg.seq, msg.ts)
+                    self.dedup.remember_at(msg_id.decode("utf-8", "surrogateescape"), msg.seq, msg.ts)
             if msg.ttl > 0:
-                heapq.heappush(self._ttls, (msg.ts + msg.ttl * NS, msg.seq))
+                self.expiry.add_ttl(msg.ts + msg.ttl * NS, msg.seq)
         last = self.store.last_message()
         if last is not None and last.hdr:
-            self.last_msg_id = (hdrs.get(last.hdr, MSG_ID) or b"").decode("utf-8", "surrogateescape")
-
-    def _remember_id_at(self, msg_id: str, seq: int, ts: int) -> None:
-        self._dedup[msg_id] = (seq, ts)
-        if self._dedup_timer is None:
-            delay = max(self.config["duplicate_window"] - (self.clock.time_ns() - ts), 0)
-            self._dedup_timer = self.clock.call_later(delay / NS, self._purge_ids)
-
-    # -- expiry ------------------------------------------------------------------------
-
-    def _next_expiry_ns(self) -> int | None:
-        candidates = []
-        max_age = self.config["max_age"]
-        if max_age > 0:
-            for msg in self.store:
-                if msg.ttl >= 0:  # messages with "Nats-TTL: never" outlive max_age
-                    candidates.append(msg.ts + max_age)
-                    break
-        while self._ttls and self.store.get(self._ttls[0][1]) is None:
-            heapq.heappop(self._ttls)
-        if self._ttls:
-            candidates.append(self._ttls[0][0])
-        return min(candidates) if candidates else None
-
-    def _rearm_expiry(self) -> None:
-        due = self._next_expiry_ns()
-        if due is None:
-            if self._age_timer is not None:
-                self._age_timer.cancel()
-                self._age_timer = None
-            return
-        delay = max(due - self.clock.time_ns(), 0) / NS
-        when = self.clock.monotonic() + delay
-        if self._age_timer is not None and self._age_deadline is not None and self._age_deadline <= when:
-            return
-        if self._age_timer is not None:
-            self._age_timer.cancel()
-        self._age_deadline = when
-        self._age_timer = self.clock.call_later(delay, self._expire)
+            self.last_msg_id = publish.msg_id(last.hdr)
 
     def _expire(self) -> None:
-        self._age_timer = None
-        self._age_deadline = None
         if self.closed:
             return
-        now = self.clock.time_ns()
-        max_age = self.config["max_age"]
-        expired: list[int] = []
-        if max_age > 0:
-            for msg in self.store:
-                if msg.ts + max_age > now:
-                    break
-                if msg.ttl < 0:
-                    continue
-                expired.append(msg.seq)
-        while self._ttls and self._ttls[0][0] <= now:
-            expired.append(heapq.heappop(self._ttls)[1])
         marker_ttl = self.config["subject_delete_marker_ttl"]
-        for seq in sorted(set(expired)):
+        for seq in self.expiry.due(self.clock.time_ns()):
             msg = self.store.get(seq)
             if msg is None:
                 continue
-            if marker_ttl > 0 and self.store.count_for(msg.subject) == 1 and not _is_marker(msg.hdr):
-                self._place_marker(msg.subject, marker_ttl)
+            if marker_ttl > 0 and self.store.count_for(msg.subject) == 1 and not publish.is_marker(msg.hdr):
+                # The subject's last message leaves a delete marker in its place.
+                self._process(msg.subject, publish.delete_marker(marker_ttl), b"")
+                self._signal_consumers()
             else:
                 self.remove_message(seq)
-        self._rearm_expiry()
-
-    def _place_marker(self, subject: str, marker_ttl: int) -> None:
-        """Replace the last expired message of a subject with a delete marker."""
-        block = hdrs.build([(MARKER_REASON, "MaxAge"), (MSG_TTL, gotime.format_duration(marker_ttl)), (ROLLUP, "sub")])
-        self._process(subject, block, b"")
-        self._signal_consumers()
+        self.expiry.rearm()
 
     # -- removal, purge, reads -------------------------------------------------------------
 
     def remove_message(self, seq: int) -> StoredMessage | None:
         msg = self.store.remove(seq)
         if msg is not None:
-            for consumer in list(self.consumers.values()):
+            for consumer in self._listening():
                 consumer.message_removed(seq, msg.subject)
         return msg
 
@@ -505,15 +388,70 @@ class Stream:
         if filter_subject:
             remaining = store.next_message(first, filter_subject)
             start = remaining.seq if remaining is not None else 0
-        for consumer in list(self.consumers.values()):
+        for consumer in self._listening():
             if not filter_subject or consumer.is_equal_or_subset_match(filter_subject):
                 consumer.purged(start, last, False)
             elif consumer.is_filtered_match(filter_subject):
                 consumer.purged(first, last, True)
-        self._rearm_expiry()
+        self.expiry.rearm()
         return len(removed)
 
-    def state(self, deleted_details: bool = False, subjects_filter: str = "") -> dict[str, Any]:
+    def purge_on_request(self, filter_subject: str, seq: int, keep: int) -> int:
+        """A purge asked for through the API: refused on a sealed stream or with ``deny_purge``."""
+        if self.config["sealed"]:
+            raise api_error("JSStreamSealedErr")
+        if self.config["deny_purge"]:
+            raise api_error("JSStreamPurgeFailedF", err="stream purge not permitted")
+        return self.purge(filter_subject, seq, keep)
+
+    def erase_message(self, seq: int) -> ApiError | None:
+        """A delete asked for through the API.
+
+        Refusals (sealed, ``deny_delete``) raise.  A sequence holding no
+        message is not a refusal: the reason is returned, and nats-server
+        answers it as an error while counting the call as a success.
+        """
+        if self.config["sealed"]:
+            raise api_error("JSStreamSealedErr")
+        if self.config["deny_delete"]:
+            raise api_error("JSStreamMsgDeleteFailedF", err="message delete not permitted")
+        if self.remove_message(seq) is not None:
+            return None
+        store = self.store
+        if store.storage == "file":  # the file store names why a sequence is missing
+            if seq == 0 or seq < store.first_seq:
+                return api_error("JSStreamMsgDeleteFailedF", err="no message found")
+            if seq > store.last_seq:
+                return api_error("JSStreamMsgDeleteFailedF", err="stream store EOF")
+        return api_error("JSSequenceNotFoundErrF", seq=seq)
+
+    def find_message(self, seq: int, last_by_subject: str, next_by_subject: str, start_ns: int | None) -> StoredMessage:
+        """``STREAM.MSG.GET``: by sequence, first after a time, next or last on a subject."""
+        store = self.store
+        if start_ns is not None:
+            seq = store.seq_from_time(start_ns)
+        if seq > 0 and not next_by_subject:
+            msg = store.get(seq)
+        elif next_by_subject:
+            msg = store.next_message(seq, next_by_subject)
+        else:
+            msg = store.last_message(last_by_subject)
+        if msg is None:
+            raise api_error("JSNoMessageFoundErr")
+        return msg
+
+    # -- state and info ----------------------------------------------------------------------
+
+    def subjects_page(self, subjects_filter: str, offset: int) -> tuple[int, dict[str, int]]:
+        """Subjects matching the filter: how many, and the page of them (with counts) from ``offset``."""
+        counts = self.store.subject_counts(subjects_filter)
+        if offset == 0 and len(counts) <= MAX_SUBJECT_DETAILS:
+            return len(counts), counts
+        names = sorted(counts)[offset : offset + MAX_SUBJECT_DETAILS]
+        return len(counts), {name: counts[name] for name in names}
+
+    def state(self, deleted_details: bool = False, subjects: Mapping[str, int] | None = None) -> dict[str, Any]:
+        """``StreamState`` in nats-server's field order (``subjects``: a page of per-subject counts)."""
         store = self.store
         state: dict[str, Any] = {
             "messages": store.msgs,
@@ -525,65 +463,34 @@ class Stream:
         }
         if store.num_subjects:
             state["num_subjects"] = store.num_subjects
-        if subjects_filter:
-            counts = store.subject_counts(subjects_filter)
-            if counts:
-                state["subjects"] = counts
+        if subjects:
+            state["subjects"] = dict(subjects)
         num_deleted = store.num_deleted
         if num_deleted:
+            state["num_deleted"] = num_deleted
             if deleted_details:
                 state["deleted"] = store.deleted()
-            state["num_deleted"] = num_deleted
         elif deleted_details and store.storage == "file" and store.first_seq == 0 and store.last_seq == 0:
             # nats-server's file store counts the never-used sequence 0 of a
             # fresh stream as deleted when asked for details.
             state["num_deleted"], state["deleted"] = 1, [0]
         state["consumer_count"] = len(self.consumers)
-        return _state_order(state)
+        return state
 
     def info(
         self,
         *,
         deleted_details: bool = False,
-        subjects_filter: str = "",
+        subjects: Mapping[str, int] | None = None,
         cluster: bool = True,
         dynamic_metadata: bool = True,
     ) -> dict[str, Any]:
         info: dict[str, Any] = {
             "config": streamconfig.to_json(self.config, dynamic_metadata),
             "created": gotime.rfc3339(self.created_ns),
-            "state": self.state(deleted_details, subjects_filter),
+            "state": self.state(deleted_details, subjects),
         }
         if cluster:
             info["cluster"] = {"leader": self.js.server_name}
         info["ts"] = gotime.rfc3339(self.clock.time_ns())
         return info
-
-
-_STATE_ORDER = (
-    "messages",
-    "bytes",
-    "first_seq",
-    "first_ts",
-    "last_seq",
-    "last_ts",
-    "num_subjects",
-    "subjects",
-    "num_deleted",
-    "deleted",
-    "lost",
-    "consumer_count",
-)
-
-
-def _state_order(state: dict[str, Any]) -> dict[str, Any]:
-    return {key: state[key] for key in _STATE_ORDER if key in state}
-
-
-def _is_marker(hdr: bytes | None) -> bool:
-    return bool(hdr) and hdrs.get(hdr, MARKER_REASON) is not None
-
-
-def _is_big_int(text: str) -> bool:
-    body = text[1:] if text[:1] in "+-" else text
-    return body.isdigit() and body.isascii()

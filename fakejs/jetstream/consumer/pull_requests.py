@@ -1,15 +1,19 @@
-"""Pull requests: parsing ``MSG.NEXT`` bodies and the waiting-request queue.
+"""Pull requests: what a ``MSG.NEXT`` body asks for, and the queue pulls wait in.
 
-The queue hands out messages the way nats-server's does: the request at the
-head receives one message, then moves to the tail if it still wants more,
-so several waiting requests share new messages round robin; with the
-``prioritized`` policy requests stay ordered by priority instead.
+:func:`parse_request` reads a request body as nats-server's
+``nextReqFromMsg`` does (a batch size, or JSON with Go's decoding errors).
+:class:`WaitQueue` hands out messages the way nats-server's does: the
+request at the head receives one message, then moves to the tail if it
+still wants more, so several waiting requests share new messages round
+robin; with the ``prioritized`` policy requests stay ordered by priority
+instead.  At most ``max_waiting`` requests wait.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from fakejs.gocompat.gojson import Field, GoJSONError, Struct, decode, loads
@@ -60,6 +64,7 @@ def _atoi(text: str) -> int | None:
 
 
 def parse_request(payload: bytes) -> PullRequest:
+    """``nextReqFromMsg``: raises :class:`BadPullRequest` for a body nats-server refuses."""
     body = payload.strip(b" \t\r\n\v\f")
     if not body:
         return PullRequest()
@@ -101,32 +106,33 @@ class WaitingRequest:
     n: int  # messages still wanted
     b: int  # bytes still allowed (0 = no limit)
     expires: float | None  # clock.monotonic() deadline
-    received: float
     heartbeat: float = 0.0  # seconds
     next_heartbeat: float | None = None
     no_wait: bool = False
     group: dict[str, Any] | None = None
     d: int = 0  # messages delivered
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def priority(self) -> int:
+        """The ``prioritized`` policy's order (0 first); requests without a group come last."""
         if self.group is None:
             return 2**31 - 1
         return int(self.group.get("priority", 0))
 
 
 class WaitQueue:
+    """Waiting pull requests in the order they take messages."""
+
     def __init__(self, max_waiting: int, prioritized: bool = False) -> None:
         self.max = max_waiting
         self.prioritized = prioritized
         self._queue: deque[WaitingRequest] = deque()
-        self.last = 0.0
 
     def __len__(self) -> int:
         return len(self._queue)
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[WaitingRequest]:
+        """A snapshot: the queue may change while the caller walks it."""
         return iter(list(self._queue))
 
     def is_full(self) -> bool:
@@ -139,7 +145,6 @@ class WaitQueue:
             self._insert_sorted(request)
         else:
             self._queue.append(request)
-        self.last = request.received
         return True
 
     def _insert_sorted(self, request: WaitingRequest) -> None:
@@ -181,6 +186,7 @@ class WaitQueue:
         return request
 
     def clear(self) -> list[WaitingRequest]:
+        """Empty the queue; returns who was waiting (to be told why)."""
         out = list(self._queue)
         self._queue.clear()
         return out

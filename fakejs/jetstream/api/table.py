@@ -1,0 +1,119 @@
+"""Routes: a ``$JS.API`` subject pattern with named tokens, its response type and its handler.
+
+A pattern such as ``$JS.API.CONSUMER.CREATE.{stream}.{consumer}.{filter...}``
+is matched like a subscription (``{name}`` is one token, ``{name...}`` the
+rest of the subject) and binds the named tokens, which the handler receives
+as keyword arguments.  :class:`RouteTable` finds the route for a subject.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from fakejs.core.subjects import SubscriptionIndex
+from fakejs.jetstream.api.request import Request
+from fakejs.jetstream.service import JetStream
+
+RESPONSE_TYPE_PREFIX = "io.nats.jetstream.api.v1."
+
+ServedBy = Literal["api", "stream", "consumer"]
+
+
+@dataclass(frozen=True)
+class Uncounted:
+    """A successful reply nats-server sends as a plain message: not counted, no audit advisory."""
+
+    fields: dict[str, Any]
+
+
+Reply = dict[str, Any] | Uncounted
+Handler = Callable[..., Reply]
+
+_PART = re.compile(r"\{[^}]*\}|[^.{}]+")  # a named token (which may hold dots) or a literal one
+
+
+def _parts(pattern: str) -> list[str]:
+    """The pattern's tokens (a ``{name...}`` token holds dots of its own)."""
+    return _PART.findall(pattern)
+
+
+def _token(part: str) -> tuple[str, bool] | None:
+    """``{name}`` -> (name, False); ``{name...}`` -> (name, True); a literal -> None."""
+    if not (part.startswith("{") and part.endswith("}")):
+        return None
+    name = part[1:-1]
+    return (name[:-3], True) if name.endswith("...") else (name, False)
+
+
+@dataclass(frozen=True, eq=False)
+class Route:
+    """One row of the route table.
+
+    ``served_by`` says who answers: the API dispatcher (``"api"``) or the
+    stream's or consumer's own subscription.  An asset that hands its
+    requests over does so as ``asset_request``, answered by ``handler``.
+    ``level_first`` checks ``Nats-Required-Api-Level`` before the handler
+    runs (consumer creation decodes its body first, as nats-server does).
+    A handler gets the subject's named tokens as keyword arguments -- or,
+    for a handed-over request, the asset itself (``consumer=...``).
+    """
+
+    pattern: str
+    response_type: str
+    handler: Handler | None
+    served_by: ServedBy = "api"
+    asset_request: str = ""
+    level_first: bool = True
+    subject: str = field(init=False)  # the pattern as a subscription subject
+    queue = ""  # routes live in a subscription index, which reads subject and queue
+
+    def __post_init__(self) -> None:
+        parts = []
+        for part in _parts(self.pattern):
+            named = _token(part)
+            parts.append(part if named is None else (">" if named[1] else "*"))
+        object.__setattr__(self, "subject", ".".join(parts))
+
+    @property
+    def response(self) -> str:
+        """The reply's ``type`` field."""
+        return RESPONSE_TYPE_PREFIX + self.response_type
+
+    def bind(self, subject: str) -> dict[str, str]:
+        """The named tokens of a subject this route matches."""
+        tokens = subject.split(".")
+        bound = {}
+        for i, part in enumerate(_parts(self.pattern)):
+            named = _token(part)
+            if named is not None:
+                name, rest = named
+                bound[name] = ".".join(tokens[i:]) if rest else tokens[i]
+        return bound
+
+    def call(self, js: JetStream, request: Request) -> Reply:
+        """Run the handler with the request subject's named tokens."""
+        assert self.handler is not None, f"{self.pattern} is answered by its {self.served_by}"
+        return self.handler(js, request, **self.bind(request.subject))
+
+    def call_for(self, js: JetStream, request: Request, asset: Any) -> dict[str, Any]:
+        """Run the handler for a request the serving asset handed over (the asset instead of tokens)."""
+        assert self.handler is not None and self.served_by != "api", self.pattern
+        body = self.handler(js, request, **{self.served_by: asset})
+        return body.fields if isinstance(body, Uncounted) else body
+
+
+class RouteTable:
+    """Subject patterns to routes (a subscription index over them)."""
+
+    def __init__(self, routes: Iterable[Route]) -> None:
+        self.routes = tuple(routes)
+        self._index = SubscriptionIndex()
+        for route in self.routes:
+            self._index.insert(route)
+
+    def find(self, subject: str) -> Route | None:
+        result = self._index.match(subject)
+        return result.psubs[0] if len(result.psubs) == 1 else None

@@ -1,0 +1,110 @@
+"""What clients send on a consumer's ack subject, and what each message does.
+
+Ack payloads (on ``$JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending>``):
+empty, ``+ACK`` or ``+OK`` ack; ``-NAK`` [JSON ``{"delay":ns}`` or a Go
+duration] redelivers; ``+WPI`` restarts the ack timer; ``+NXT`` acks and
+requests more; ``+TERM`` [reason] stops redelivery.  An ack with a reply
+subject gets an empty message back, except for ``+NXT``.  The
+:class:`~fakejs.jetstream.consumer.ack_tracker.AckTracker` applies them;
+this module answers, lets work-queue and interest streams drop what was
+acked, and raises the advisories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from fakejs.jetstream.consumer.ack_tracker import AckTracker, ack_reply_info, nak_delay
+from fakejs.jetstream.consumer.view import ConsumerView, Reply
+
+if TYPE_CHECKING:
+    from fakejs.jetstream.stream.stream import Stream
+
+
+class AckMessages:
+    """Reads the consumer's ack subject and applies each message to the ack tracker.
+
+    ``release(seq)`` lets a work-queue or interest stream drop a message this
+    consumer is done with; ``pull(reply, payload)`` serves ``+NXT``'s request; ``on_activity`` tells
+    the inactivity countdown an ack came; ``on_nak(sseq, dseq, dc)`` and
+    ``on_terminated(sseq, dseq, dc, reason)`` raise the advisories.
+    """
+
+    def __init__(
+        self,
+        consumer: ConsumerView,
+        acks: AckTracker,
+        stream: Stream,
+        reply: Reply,
+        release: Callable[[int], None],
+        pull: Callable[[str, bytes], None],
+        on_activity: Callable[[], None],
+        on_nak: Callable[[int, int, int], None],
+        on_terminated: Callable[[int, int, int, str], None],
+    ) -> None:
+        self._consumer = consumer
+        self._acks = acks
+        self._stream = stream
+        self._reply = reply
+        self._release = release
+        self._pull = pull
+        self._on_activity = on_activity
+        self._on_nak = on_nak
+        self._on_terminated = on_terminated
+
+    def receive(self, subject: str, reply: str, payload: bytes) -> None:
+        """One message on the ack subject: apply it, answer it, then let the consumer deliver."""
+        if self._consumer.closed:
+            return
+        self._on_activity()
+        sseq, dseq, dc = ack_reply_info(subject)
+        skip_reply = sseq == 0
+        if not payload or payload in (b"+ACK", b"+OK"):
+            if not self.ack(sseq, dseq, reply):
+                skip_reply = True
+        elif payload.startswith(b"+NXT"):
+            self.ack(sseq, dseq, "")
+            self._pull(reply, payload[4:])
+            skip_reply = True
+        elif payload.startswith(b"-NAK"):
+            self.nak(sseq, dseq, dc, payload)
+        elif payload == b"+WPI":
+            self._acks.progress(sseq)
+        elif payload.startswith(b"+TERM"):
+            reason = payload[5:].strip().decode("utf-8", "replace")
+            if not self.terminate(sseq, dseq, dc, reason, reply):
+                skip_reply = True
+        if reply and not skip_reply:
+            self._reply(reply, b"")
+        self._consumer.kick()
+
+    def ack(self, sseq: int, dseq: int, reply: str) -> bool:
+        """``processAckMsg``; returns whether the ack was applied "in place" (the caller answers)."""
+        if sseq >= self._consumer.sseq:
+            return False
+        in_place = bool(self._stream.config["retention"] != "limits")
+        if self._consumer.config["ack_policy"] == "none":
+            return in_place
+        acked = self._acks.ack(sseq, dseq)
+        if acked is None:
+            return True  # an ack at or below the floor of an ack-all consumer
+        if reply and not in_place:
+            self._reply(reply, b"")
+        if in_place:
+            for seq in acked:
+                self._release(seq)
+        return in_place
+
+    def nak(self, sseq: int, dseq: int, dc: int, payload: bytes) -> None:
+        """``processNak``: redeliver now or after the delay the payload asks for."""
+        if not self._acks.can_nak(sseq, dseq):
+            return
+        self._on_nak(sseq, dseq, dc)
+        self._acks.nak(sseq, nak_delay(payload))
+
+    def terminate(self, sseq: int, dseq: int, dc: int, reason: str, reply: str) -> bool:
+        """``processTerm``: an ack that stops redelivery, with an advisory."""
+        in_place = self.ack(sseq, dseq, reply)
+        self._on_terminated(sseq, dseq, dc, reason)
+        return in_place

@@ -1,0 +1,274 @@
+"""The delivery loop: from the stream to the push subject or a waiting pull.
+
+:meth:`DeliveryLoop.kick` runs whenever something may let a message go out
+-- a new message, a pull request, an ack, a redelivery timer -- and keeps
+delivering until nothing more can be delivered, as nats-server's
+``loopAndGatherMsgs`` does.  Each round picks the next message
+(redeliveries first, ``getNextMsg``), addresses it (the deliver subject, or
+the next waiting pull), lets a fault or the pacer hold it, and sends it: the
+ack tracker records it and push flow control counts it.  A message nobody
+takes is put back (``didNotDeliver``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+from fakejs.core.clock import Clock
+from fakejs.core.hooks import Hooks
+from fakejs.jetstream import status
+from fakejs.jetstream.config import consumer as consumerconfig
+from fakejs.jetstream.consumer.ack_tracker import AckTracker
+from fakejs.jetstream.consumer.lifecycle import PauseTimer
+from fakejs.jetstream.consumer.pacing import HeldDelivery, Pacer
+from fakejs.jetstream.consumer.position import DeliveryPosition
+from fakejs.jetstream.consumer.priority_groups import PriorityGroups
+from fakejs.jetstream.consumer.pull_dispatch import PullDispatch
+from fakejs.jetstream.consumer.push_flow import PushFlow
+from fakejs.jetstream.consumer.view import ConsumerView, Reply
+from fakejs.jetstream.storage.store import StoredMessage
+from fakejs.protocol import headers as hdrs
+
+if TYPE_CHECKING:
+    from fakejs.jetstream.stream.stream import Stream
+
+MSG_SIZE = "Nats-Msg-Size"
+UNACKED_LIMITS = "unacknowledged limits"  # the reason given when the stream drops a pending message
+
+
+def wire_size(subject: str, reply: str, hdr: bytes | None, data: bytes) -> int:
+    """The bytes of a delivery as flow control, rate limits and ``max_bytes`` count them."""
+    return len(subject) + len(reply) + (len(hdr) if hdr else 0) + len(data)
+
+
+class DeliverySource(ConsumerView, Protocol):
+    """What the loop needs of its consumer beyond :class:`ConsumerView`."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def filters(self) -> list[str]:
+        """The filter subjects in effect (they may change on update)."""
+        ...
+
+    @property
+    def priority(self) -> PriorityGroups | None: ...
+
+    def terminate(self, sseq: int, dseq: int, dc: int, reason: str, reply: str) -> bool:
+        """Ack ``sseq`` for good, with the ``MSG_TERMINATED`` advisory."""
+        ...
+
+    def lost_push_interest(self) -> None:
+        """A push delivery reached nobody: stop pushing until interest returns."""
+        ...
+
+
+class SendMessage(Protocol):
+    """Publish a stored message to ``target`` (shown on its own subject); whether anyone received it."""
+
+    def __call__(self, target: str, ack_reply: str, hdr: bytes | None, data: bytes, shown_as: str) -> bool: ...
+
+
+class DeliveryLoop:
+    """Moves messages from the stream to the consumer's clients, one at a time.
+
+    It works the consumer's other parts: the position and the ack tracker
+    pick the message, the pull dispatch or the push subject takes it, the
+    pacer and the pause timer hold it back.  ``release(seq)`` lets a
+    work-queue or interest stream drop a message an ``ack_policy: none``
+    consumer has delivered.
+    """
+
+    def __init__(
+        self,
+        consumer: DeliverySource,
+        clock: Clock,
+        hooks: Hooks,
+        stream: Stream,
+        send_message: SendMessage,
+        reply: Reply,
+        release: Callable[[int], None],
+        *,
+        position: DeliveryPosition,
+        acks: AckTracker,
+        pulls: PullDispatch,
+        push: PushFlow,
+        pacer: Pacer,
+        pause: PauseTimer,
+    ) -> None:
+        self._consumer = consumer
+        self._clock = clock
+        self._hooks = hooks
+        self._stream = stream
+        self._send_message = send_message
+        self._reply = reply
+        self._release = release
+        self._position = position
+        self._acks = acks
+        self._pulls = pulls
+        self._push = push
+        self._pacer = pacer
+        self._pause = pause
+        self._running = False
+        self._again = False
+
+    @property
+    def _is_push(self) -> bool:
+        return consumerconfig.is_push(self._consumer.config)
+
+    def kick(self) -> None:
+        """Deliver whatever can be delivered now (once more if kicked while running)."""
+        consumer = self._consumer
+        if consumer.closed:
+            return
+        if self._running:
+            self._again = True
+            return
+        self._running = True
+        try:
+            while True:
+                self._again = False
+                self._deliver_available()
+                if not self._again or consumer.closed:
+                    break
+        finally:
+            self._running = False
+
+    def _deliver_available(self) -> None:
+        if self._pacer.holding:
+            return  # the loop waits for a paced delivery
+        max_ack_pending_hit = False
+        while not self._consumer.closed and self._may_deliver():
+            picked = self._next_message()
+            if picked is None:
+                max_ack_pending_hit = self._acks.ack_pending_full()
+                break
+            delivery = self._address(*picked)
+            if delivery is None:
+                break
+            if not self._dispatch(delivery):
+                return  # held back: the pacer resumes the loop
+        self._pacer.caught_up(self._position.sseq)
+        if not self._is_push:
+            self._pulls.process(eos=not max_ack_pending_hit)
+
+    def _may_deliver(self) -> bool:
+        if self._pause.is_paused():
+            return False
+        if self._is_push:
+            return self._consumer.active and not self._push.stalled
+        return len(self._pulls.queue) > 0
+
+    # -- one delivery --------------------------------------------------------------------
+
+    def _next_message(self) -> tuple[StoredMessage, int] | None:
+        """``getNextMsg``: redeliveries first, then new messages; with the delivery count."""
+        store = self._stream.store
+        acks = self._acks
+        while (redelivery := acks.next_redelivery()) is not None:
+            seq, dc = redelivery
+            msg = store.get(seq)
+            if msg is not None:
+                return msg, dc
+            acks.uncount_missing(seq)
+            entry = acks.pending.get(seq)
+            if entry is not None:
+                self._consumer.terminate(seq, entry[0], dc - 1, UNACKED_LIMITS, "")
+        if acks.ack_pending_full():
+            return None
+        msg = self._position.next_new(store, self._consumer.filters)
+        return (msg, 1) if msg is not None else None
+
+    def _address(self, msg: StoredMessage, dc: int) -> HeldDelivery | None:
+        """Address a picked message: the push subject or the next waiting pull (None: nobody takes it)."""
+        consumer, position = self._consumer, self._position
+        ack_reply = self.ack_reply(msg.seq, position.dseq, dc, msg.ts, max(position.npc, 0))
+        hdr, data = msg.hdr, msg.data
+        if consumer.config["headers_only"]:
+            hdr = hdrs.add(hdr, MSG_SIZE, str(len(data)))
+            data = b""
+        wr_n = wr_b = 0
+        if self._is_push:
+            target = consumer.config["deliver_subject"]
+        else:
+            request = self._pulls.next_waiting(wire_size(msg.subject, ack_reply, hdr, data))
+            if request is None:
+                self._put_back(msg.seq, dc)
+                return None
+            wr_n, wr_b, target = request.n, request.b, request.reply
+            if consumer.priority is not None:
+                hdr = consumer.priority.stamp(hdr)
+        size = wire_size(msg.subject, ack_reply, hdr, data)  # after any pin header
+        return HeldDelivery("replay", target, ack_reply, msg, hdr, data, dc, size, wr_n, wr_b)
+
+    def ack_reply(self, sseq: int, dseq: int, dc: int, ts: int, pending: int) -> str:
+        return f"$JS.ACK.{self._stream.name}.{self._consumer.name}.{dc}.{sseq}.{dseq}.{ts}.{pending}"
+
+    def _put_back(self, seq: int, dc: int) -> None:
+        """A message was picked but nobody can take it now: put it back."""
+        if dc == 1 and self._position.put_back(seq):
+            return
+        self._acks.take_back(seq)
+
+    def _dispatch(self, delivery: HeldDelivery) -> bool:
+        """Send a delivery unless a fault or the pacer holds it; False when the loop must wait."""
+        hooks = self._hooks
+        if hooks:
+            msg = delivery.msg
+            hit = hooks.fire(
+                "consumer.deliver",
+                stream=self._stream.name,
+                consumer=self._consumer.name,
+                subject=msg.subject,
+                seq=msg.seq,
+            )
+            if hit is not None:
+                if hit.change == "delay":
+                    self._pacer.hold(delivery._replace(stage="sending"), float(hit.args.get("seconds", 1.0)))
+                    return False
+                delivery = delivery._replace(stage="dropped")  # counted as sent, never arrives
+        if self._pacer.pace(delivery):
+            return False
+        self.send(delivery)
+        if hooks:
+            hooks.settle()  # an action after this delivery (delete, disconnect...) stops the batch
+        return True
+
+    def send(self, delivery: HeldDelivery) -> None:
+        """Send a delivery whose moment has come; a pull's last one may end its batch."""
+        target, wr_n, wr_b = delivery.target, delivery.wr_n, delivery.wr_b
+        self._deliver(delivery, publish=delivery.stage != "dropped")
+        if wr_n <= 0 and wr_b > 0:
+            self._reply(target, b"", status.batch_completed(wr_n, wr_b))
+        self._push.arm_heartbeat()
+
+    def _deliver(self, delivery: HeldDelivery, publish: bool) -> None:
+        target, ack_reply, msg = delivery.target, delivery.ack_reply, delivery.msg
+        ack_none = self._consumer.config["ack_policy"] == "none"
+        dseq = self._position.take_delivery_seq()
+        now_ns = self._clock.time_ns()
+        self._acks.record_delivery(dseq, msg.seq, delivery.dc, now_ns)
+        if ack_none:
+            self._acks.acked_on_delivery(dseq, msg.seq)
+        else:
+            self._acks.track(msg.seq, dseq)
+        size = wire_size(target, ack_reply, delivery.hdr, delivery.data)
+        if self._is_push:
+            self._push.count(size)
+        if publish and not self._send_message(target, ack_reply, delivery.hdr, delivery.data, msg.subject):
+            self._not_received(msg.seq, target)
+        if self._is_push:
+            self._push.after_delivery(size)
+        if ack_none and self._stream.config["retention"] != "limits":
+            self._release(msg.seq)
+
+    def _not_received(self, seq: int, target: str) -> None:
+        """Nobody received a delivery: give it back (``didNotDeliver``)."""
+        self._acks.uncount(seq)
+        if self._is_push:
+            self._consumer.lost_push_interest()
+            return
+        self._pulls.not_received(target)
+        self._acks.requeue_pending(seq)

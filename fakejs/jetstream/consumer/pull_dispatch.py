@@ -1,0 +1,279 @@
+"""The pull side of a consumer: admitting pull requests and handing deliveries to them.
+
+A pull request (``$JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>``) is
+checked against the consumer's limits (``max_batch``, ``max_expires``,
+``max_bytes``, priority groups) in nats-server's order, answered at once
+when it cannot wait (no-wait with nothing pending), or queued.  Queued
+requests take messages in turn (:meth:`PullDispatch.next_waiting`);
+:meth:`PullDispatch.process` ends those that expired or were satisfied and
+sends their idle heartbeats, with one timer on the server clock for the
+earliest thing due.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.hooks import Hooks
+from fakejs.gocompat.gotime import NS
+from fakejs.jetstream import status
+from fakejs.jetstream.consumer import priority_groups
+from fakejs.jetstream.consumer.priority_groups import PriorityGroups
+from fakejs.jetstream.consumer.pull_requests import (
+    BadPullRequest,
+    PullRequest,
+    WaitingRequest,
+    WaitQueue,
+    parse_request,
+)
+from fakejs.jetstream.consumer.view import ConsumerName, ConsumerView, Reply
+
+
+class PullDispatch:
+    """The waiting pull requests of one consumer and the timer that expires them.
+
+    ``name`` identifies the consumer to faults; ``touch`` counts a pull as activity; ``available`` tells how many
+    messages a no-wait pull could get now; ``priority`` gives the consumer's
+    priority groups, if it has any.
+    """
+
+    def __init__(
+        self,
+        consumer: ConsumerView,
+        clock: Clock,
+        hooks: Hooks,
+        name: ConsumerName,
+        reply: Reply,
+        has_interest: Callable[[str], bool],
+        touch: Callable[[], None],
+        available: Callable[[], int],
+        priority: Callable[[], PriorityGroups | None],
+    ) -> None:
+        self._consumer = consumer
+        self._clock = clock
+        self._hooks = hooks
+        self._name = name
+        self._reply = reply
+        self._has_interest = has_interest
+        self._touch = touch
+        self._available = available
+        self._priority = priority
+        config = consumer.config
+        self.queue = WaitQueue(config["max_waiting"], config["priority_policy"] == "prioritized")
+        self._timer: TimerHandle | None = None
+        self._deadline: float | None = None
+
+    def reconfigure(self) -> None:
+        """The ``prioritized`` ordering follows the config (the policy may change on update)."""
+        self.queue.prioritized = self._consumer.config["priority_policy"] == "prioritized"
+
+    # -- requests arriving -------------------------------------------------------------
+
+    def request(self, reply: str, payload: bytes) -> None:
+        """``processNextMsgRequest``: validate, queue, then let the consumer deliver."""
+        if self._hooks:
+            hit = self._hooks.fire("pull.request", stream=self._name.stream, consumer=self._name.consumer, reply=reply)
+            if hit is not None:
+                if hit.change == "reply_status":
+                    code, text = int(hit.args.get("code", 503)), str(hit.args.get("text", ""))
+                    self._reply(reply, b"", status.custom(code, text))
+                return
+        try:
+            request = parse_request(payload)
+        except BadPullRequest as exc:
+            self._reply(reply, b"", status.bad_request(str(exc)))
+            return
+        now = self._clock.monotonic()
+        problem = self._refusal(request)
+        if problem is not None:
+            self._reply(reply, b"", problem)
+            return
+        self._touch()
+        if self.queue.is_full():
+            self.process(eos=False)
+        if request.no_wait and self._answered_no_wait(reply, request):
+            return
+        waiting = WaitingRequest(
+            reply=reply,
+            n=request.batch,
+            b=request.max_bytes,
+            expires=now + request.expires / NS if request.expires else None,
+            heartbeat=request.heartbeat / NS,
+            next_heartbeat=now + request.heartbeat / NS if request.heartbeat else None,
+            no_wait=request.no_wait,
+            group=request.group,
+        )
+        if not self.queue.add(waiting):
+            if not request.heartbeat:
+                self._reply(reply, b"", status.exceeded_max_waiting())
+            return
+        self._consumer.kick()
+
+    def _refusal(self, request: PullRequest) -> bytes | None:
+        """The status refusing ``request`` for the consumer's limits, in nats-server's order."""
+        cfg = self._consumer.config
+        if cfg["max_batch"] > 0 and request.batch > cfg["max_batch"]:
+            return status.exceeded_max_request_batch(cfg["max_batch"])
+        if request.expires and cfg["max_expires"] > 0 and request.expires > cfg["max_expires"]:
+            return status.exceeded_max_request_expires(cfg["max_expires"])
+        if request.max_bytes > 0 and cfg["max_bytes"] > 0 and request.max_bytes > cfg["max_bytes"]:
+            return status.exceeded_max_request_max_bytes(cfg["max_bytes"])
+        return priority_groups.check_pull(cfg, request.group, self._priority())
+
+    def _answered_no_wait(self, reply: str, request: PullRequest) -> bool:
+        """A no-wait pull that cannot be served is answered at once; whether it was."""
+        available = self._available()
+        if available == 0 and not request.expires:
+            self._reply(reply, b"", status.no_messages())
+            return True
+        if available > 0:
+            blocked = self.process(eos=False)
+            if available < blocked:
+                self._reply(reply, b"", status.requests_pending())
+                return True
+        return False
+
+    # -- handing out deliveries -----------------------------------------------------------
+
+    def next_waiting(self, size: int) -> WaitingRequest | None:
+        """``nextWaiting``: the request that takes the next message (of ``size`` bytes), if any."""
+        priority = self._priority()
+        now = self._clock.monotonic()
+        cycled = 0
+        while len(self.queue):
+            request = self.queue.peek()
+            assert request is not None
+            if request.expires is not None and now >= request.expires:
+                self._reply(request.reply, b"", status.request_timeout(request.n, request.b))
+                self.queue.remove(request)
+                continue
+            if priority is not None:
+                verdict = priority.admit(request)
+                if verdict == "skip":
+                    self.queue.cycle()
+                    cycled += 1
+                    if cycled >= len(self.queue):
+                        return None
+                    continue
+                if verdict == "refuse":
+                    self._reply(request.reply, b"", status.wrong_pin_id(request.n, request.b))
+                    self.queue.remove(request)
+                    continue
+            if request.b > 0 and not self._fits(request, size, priority):
+                continue
+            if self._has_interest(request.reply):
+                return self._take(self.queue.pop())
+            self.queue.remove(request)
+        return None
+
+    def _fits(self, request: WaitingRequest, size: int, priority: PriorityGroups | None) -> bool:
+        """Charge ``size`` to a request's byte budget; a request it exceeds is ended and removed."""
+        if size <= request.b:
+            request.b -= size
+            if request.b == 0:
+                request.n = 1
+            return True
+        self._reply(request.reply, b"", status.message_size_exceeds_max_bytes(request.n, request.b))
+        if priority is not None:
+            priority.request_dropped(request)
+        self.queue.remove(request)
+        return False
+
+    def _take(self, request: WaitingRequest | None) -> WaitingRequest | None:
+        """A request took a delivery: its idle-heartbeat countdown starts over."""
+        if request is not None and request.n > 0 and request.heartbeat:
+            request.next_heartbeat = self._clock.monotonic() + request.heartbeat
+        return request
+
+    def not_received(self, reply: str) -> None:
+        """A delivery to ``reply`` reached nobody: the request it counted against may take one more."""
+        for request in self.queue:
+            if request.reply == reply:
+                request.n += 1
+                request.d -= 1
+                break
+
+    # -- expiry and heartbeats ------------------------------------------------------------
+
+    def process(self, eos: bool) -> int:
+        """``processWaiting``: expire, answer finished no-wait requests, send heartbeats.
+
+        ``eos``: the stream has nothing more for now, so no-wait requests end.
+        Returns how many messages the remaining requests still want.
+        """
+        now = self._clock.monotonic()
+        next_due: float | None = None
+        blocked = 0
+        for request in self.queue:
+            if self._ended(request, now, eos):
+                self._drop(request)
+                continue
+            if not self._has_interest(request.reply):
+                self._drop(request)
+                continue
+            blocked += request.n
+            if request.next_heartbeat is not None:
+                if now >= request.next_heartbeat:
+                    self._heartbeat(request.reply)
+                    request.next_heartbeat = now + request.heartbeat
+                next_due = request.next_heartbeat if next_due is None else min(next_due, request.next_heartbeat)
+            if request.expires is not None:
+                next_due = request.expires if next_due is None else min(next_due, request.expires)
+        self._arm(next_due)
+        return blocked
+
+    def still_waiting(self) -> bool:
+        """End the requests that expired or are done; whether any still waits."""
+        self.process(eos=True)
+        return len(self.queue) > 0
+
+    def _ended(self, request: WaitingRequest, now: float, eos: bool) -> bool:
+        """Answer a request that expired, or a no-wait request the stream has nothing more for."""
+        expired = request.expires is not None and now >= request.expires
+        if expired:
+            self._reply(request.reply, b"", status.request_timeout(request.n, request.b))
+            return True
+        if eos and request.no_wait and (request.expires is None or request.d > 0):
+            self._reply(request.reply, b"", status.no_messages())
+            return True
+        return False
+
+    def _drop(self, request: WaitingRequest) -> None:
+        self.queue.remove(request)
+        priority = self._priority()
+        if priority is not None:
+            priority.request_dropped(request)
+
+    def _heartbeat(self, subject: str) -> None:
+        if self._hooks and self._hooks.fire(
+            "consumer.heartbeat", stream=self._name.stream, consumer=self._name.consumer
+        ):
+            return
+        consumer = self._consumer
+        self._reply(subject, b"", status.idle_heartbeat(consumer.dseq - 1, consumer.sseq - 1))
+
+    def _arm(self, due: float | None) -> None:
+        if due is None:
+            self.stop()
+            return
+        if self._timer is not None and self._deadline == due:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._deadline = due
+        self._timer = self._clock.call_at(due, self._timer_fired)
+
+    def _timer_fired(self) -> None:
+        self._timer = None
+        self._deadline = None
+        if not self._consumer.closed:
+            self.process(eos=True)
+            self._consumer.kick()
+
+    def stop(self) -> None:
+        """No more expiry checks (nothing waits, or the consumer is gone)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+            self._deadline = None

@@ -1,0 +1,168 @@
+"""Push flow control and idle heartbeats, as nats-server sends them.
+
+Clients such as nats-py's ``js.subscribe`` and ordered consumers depend on
+these rules:
+
+* **Flow control** (``flow_control: true``): every delivery adds
+  ``len(deliver subject) + len(ack reply) + len(headers) + len(payload)`` to
+  the pending bytes.  The delivery that takes them past half the window is
+  followed by ``100 FlowControl Request`` with a reply on
+  ``$JS.FC.<stream>.<consumer>.<4 chars>``; delivery stops while the bytes
+  exceed the window.  An answer on the latest request subtracts what was
+  pending when it went out and doubles the window (2 MiB up to 32 MiB).
+  With ``ack_policy: flow_control`` the answer's ``Nats-Last-Consumer`` /
+  ``Nats-Last-Stream`` headers also ack up to those sequences.
+* **Idle heartbeats**: ``100 Idle Heartbeat`` once per ``idle_heartbeat`` of
+  idleness while someone listens (paused consumers included), naming the
+  unanswered flow-control subject in ``Nats-Consumer-Stalled``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.hooks import Hooks
+from fakejs.gocompat import ids
+from fakejs.gocompat.gotime import NS
+from fakejs.jetstream import status
+from fakejs.jetstream.config import consumer as consumerconfig
+from fakejs.jetstream.consumer.view import ConsumerName, ConsumerView, Publish, Reply
+from fakejs.protocol import headers as hdrs
+
+FLOW_CONTROL_MAX_PENDING = 32 * 1024 * 1024
+
+
+def _int64(value: bytes | None) -> int:
+    if value and value.isdigit() and value.isascii():
+        return int(value)
+    return -1
+
+
+class PushFlow:
+    """The flow-control window and the idle-heartbeat timer of a push consumer.
+
+    ``publish`` sends the flow-control request, ``reply`` the heartbeats;
+    ``ack_through(sseq, dseq)`` acks what a flow-control answer confirms
+    (``ack_policy: flow_control``); ``holding`` tells whether a paced
+    delivery blocks the loop (no heartbeat then).
+    """
+
+    def __init__(
+        self,
+        consumer: ConsumerView,
+        clock: Clock,
+        hooks: Hooks,
+        name: ConsumerName,
+        rng: random.Random,
+        publish: Publish,
+        reply: Reply,
+        ack_through: Callable[[int, int], object],
+        holding: Callable[[], bool],
+    ) -> None:
+        self._consumer = consumer
+        self._clock = clock
+        self._hooks = hooks
+        self._name = name
+        self._random = rng
+        self._publish = publish
+        self._reply = reply
+        self._ack_through = ack_through
+        self._holding = holding
+        self.subject_prefix = f"$JS.FC.{name.stream}.{name.consumer}"
+        self.pblimit = FLOW_CONTROL_MAX_PENDING if consumer.config["flow_control"] else 0
+        self.maxpb = self.pblimit // 16  # the window: 2 MiB, doubling up to pblimit
+        self.pbytes = 0  # bytes delivered since the last answered request
+        self.fcid = ""  # the outstanding request's reply subject
+        self.fcsz = 0  # pbytes when that request went out
+        self._heartbeat_timer: TimerHandle | None = None
+
+    @property
+    def _is_push(self) -> bool:
+        return consumerconfig.is_push(self._consumer.config)
+
+    # -- flow control ---------------------------------------------------------------
+
+    @property
+    def stalled(self) -> bool:
+        """The window is full: push delivery waits for an answer."""
+        return self.maxpb > 0 and self.pbytes > self.maxpb
+
+    def count(self, size: int) -> None:
+        """A delivery of ``size`` bytes is about to go out."""
+        if self.maxpb > 0:
+            self.pbytes += size
+
+    def after_delivery(self, size: int) -> None:
+        """``needFlowControl`` after a delivery of ``size`` bytes went out."""
+        if self.maxpb == 0 or not self._is_push:
+            return
+        if not self.fcid:
+            wanted = self.pbytes > self.maxpb // 2
+            config = self._consumer.config
+            if not wanted and config["ack_policy"] == "flow_control":
+                max_ack_pending = max(config["max_ack_pending"], 0)
+                wanted = max_ack_pending > 0 and self._consumer.num_ack_pending >= max_ack_pending
+            if wanted:
+                self.send_request()
+        elif self.pbytes - self.fcsz >= self.maxpb:
+            self.fcsz += size
+
+    def send_request(self) -> None:
+        """``100 FlowControl Request`` on the deliver subject; its reply subject is the new ``fcid``."""
+        if not self._is_push:
+            return
+        token = ids.token(self._random, ids.BASE62, 4)
+        self.fcid = f"{self.subject_prefix}.{token}"
+        self.fcsz = self.pbytes
+        self._publish(self._consumer.config["deliver_subject"], self.fcid, status.flow_control_request(), b"")
+
+    def on_answer(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+        """A message on ``$JS.FC.<stream>.<consumer>.*``: only an answer to the latest request counts."""
+        consumer = self._consumer
+        if consumer.closed or subject != self.fcid:
+            return
+        if self.maxpb < self.pblimit:
+            self.maxpb = min(self.maxpb * 2, self.pblimit)
+        self.pbytes = max(self.pbytes - self.fcsz, 0)
+        self.fcid, self.fcsz = "", 0
+        if consumer.config["ack_policy"] == "flow_control" and hdr:
+            last_dseq = _int64(hdrs.get(hdr, "Nats-Last-Consumer"))
+            last_sseq = _int64(hdrs.get(hdr, "Nats-Last-Stream"))
+            if last_sseq > 0:
+                self._ack_through(last_sseq, max(last_dseq, 0))
+        consumer.kick()
+
+    # -- idle heartbeats ---------------------------------------------------------------
+
+    def arm_heartbeat(self) -> None:
+        """(Re)start the idle countdown; every delivery calls this."""
+        if self._heartbeat_timer is not None:
+            self._heartbeat_timer.cancel()
+            self._heartbeat_timer = None
+        interval = self._consumer.config["idle_heartbeat"]
+        if interval > 0 and self._is_push and not self._consumer.closed:
+            self._heartbeat_timer = self._clock.call_later(interval / NS, self._heartbeat_due)
+
+    def _heartbeat_due(self) -> None:
+        self._heartbeat_timer = None
+        consumer = self._consumer
+        if consumer.closed or self._holding():
+            return  # a blocked loop sends nothing; the delivery restarts the countdown
+        hooks = self._hooks
+        if consumer.active and not (
+            hooks and hooks.fire("consumer.heartbeat", stream=self._name.stream, consumer=self._name.consumer)
+        ):
+            subject = consumer.config["deliver_subject"]
+            self._reply(subject, b"", status.idle_heartbeat(consumer.dseq - 1, consumer.sseq - 1, self.fcid))
+            if consumer.config["ack_policy"] == "flow_control" and consumer.num_ack_pending and not self.fcid:
+                self.send_request()
+        self.arm_heartbeat()
+
+    def stop(self) -> None:
+        """No more heartbeats (the consumer is gone)."""
+        if self._heartbeat_timer is not None:
+            self._heartbeat_timer.cancel()
+        self._heartbeat_timer = None

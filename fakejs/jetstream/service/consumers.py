@@ -1,0 +1,230 @@
+"""Creating, updating and removing a stream's consumers, and the retention their acks drive.
+
+These are nats-server's ``addConsumerWithAction`` rules: defaults and
+validation, the create/update ``action`` semantics, the work-queue
+partitioning rules and the stream's consumer limit -- plus what acks mean
+for work-queue and interest streams (a message leaves when no consumer
+needs it any more).
+"""
+
+from __future__ import annotations
+
+import random
+
+from fakejs.core.clock import Clock
+from fakejs.core.router import Router
+from fakejs.core.subjects import overlap
+from fakejs.gocompat import ids
+from fakejs.gocompat.gotime import NS
+from fakejs.jetstream import advisories
+from fakejs.jetstream.config import consumer as consumerconfig
+from fakejs.jetstream.config import consumer_rules
+from fakejs.jetstream.config.consumer import ConsumerConfig
+from fakejs.jetstream.config.stream_rules import MAX_NAME_LEN, is_valid_name
+from fakejs.jetstream.consumer.consumer import Consumer
+from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.service.persistence import Persistence
+from fakejs.jetstream.stream.stream import Stream, StreamConsumer
+
+EPHEMERAL_INACTIVE_THRESHOLD = 5 * NS  # ephemeral consumers go after 5 seconds without activity
+
+
+class ConsumerAdmin:
+    def __init__(self, router: Router, clock: Clock, rng: random.Random, persistence: Persistence) -> None:
+        self.router = router
+        self.clock = clock
+        self.random = rng
+        self.persistence = persistence
+
+    # -- create and update ------------------------------------------------------------------
+
+    def create(
+        self, stream: Stream, config: ConsumerConfig, action: str, pedantic: bool, asked_identity: str
+    ) -> tuple[Consumer, str]:
+        """``CONSUMER.CREATE``: a new consumer, or an existing one updated or confirmed.
+
+        Returns the consumer and the stream identity to echo to the client
+        (empty unless the consumer is direct or sourcing).
+        """
+        existing = stream.consumers.get(config["name"]) if config["name"] else None
+        if existing is not None:
+            config["pause_until"] = existing.config["pause_until"]
+        identity = ""
+        if config["direct"] or config["sourcing"]:
+            identity = stream.identity()
+            if asked_identity and asked_identity != identity:
+                raise api_error("JSConsumerStreamIdentityMismatchF", msg=identity)
+        consumerconfig.set_static_metadata(config)
+        return self.add(stream, config, action, pedantic), identity
+
+    def add(self, stream: Stream, config: ConsumerConfig, action: str, pedantic: bool) -> Consumer:
+        consumer_rules.apply_defaults(config, stream.config, pedantic)
+        consumer_rules.check(config, stream.config)
+        name = config["durable_name"] or config["name"]
+        existing: Consumer | None = stream.consumers.get(name) if name else None
+        if existing is not None:
+            if action == "create":
+                consumerconfig.copy_static_metadata(config, existing.config)
+                if config != existing.config:
+                    raise api_error("JSConsumerAlreadyExists")
+            if stream.config["retention"] == "workqueue" and not _partition_unique(
+                stream, name, consumerconfig.filters(config)
+            ):
+                raise api_error("JSConsumerWQConsumerNotUniqueErr")
+            self.update(existing, config)
+            return existing
+        if action == "update":
+            raise api_error("JSConsumerDoesNotExist")
+        _check_room(stream, name, config)
+        name = self._name_for(stream, name, config)
+        if not config["durable_name"] and not config["inactive_threshold"]:
+            config["inactive_threshold"] = EPHEMERAL_INACTIVE_THRESHOLD
+        return self._start(stream, name, config)
+
+    def _name_for(self, stream: Stream, name: str, config: ConsumerConfig) -> str:
+        """The durable name, the given name, or a generated one (which does not enter the config)."""
+        if config["durable_name"]:
+            if len(config["durable_name"]) > MAX_NAME_LEN:
+                raise api_error("JSConsumerNameTooLongErrF", max=MAX_NAME_LEN)
+            name = config["durable_name"]
+        elif not name:
+            name = ids.consumer_name(self.random)
+            while name in stream.consumers:
+                name = ids.consumer_name(self.random)
+        if not is_valid_name(name):
+            raise api_error("JSConsumerBadDurableNameErr")
+        return name
+
+    def _start(self, stream: Stream, name: str, config: ConsumerConfig) -> Consumer:
+        consumer = Consumer(stream, name, config, self.clock.time_ns())
+        consumer.select_start()
+        try:
+            self.persistence.consumer_added(stream, consumer)
+        except OSError:
+            raise api_error("JSConsumerCreateErrF", err="error creating store for consumer") from None
+        stream.register_consumer(consumer)
+        consumer.start()
+        advisories.consumer_action(consumer, "create")
+        return consumer
+
+    def update(self, consumer: Consumer, config: ConsumerConfig) -> None:
+        """``updateConfig``: apply what may change in place."""
+        old = consumer.config
+        interest = self.router.has_exact_interest(old["deliver_subject"]) if consumer.is_push else False
+        consumer_rules.check_update(old, config, interest)
+        if not old["durable_name"] and config["inactive_threshold"] <= 0:
+            # Still ephemeral while this update is applied: the default threshold is stamped once more.
+            config["inactive_threshold"] = EPHEMERAL_INACTIVE_THRESHOLD
+        consumer.config = config
+        consumer.filters = consumerconfig.filters(config)
+        if consumer.filters != consumerconfig.filters(old):
+            # nats-server re-registers the consumer for stream signals under its new
+            # filters -- under none at all when the filters were removed, so such a
+            # consumer is no longer told about new messages (its pending count and
+            # waiting pulls only move on other events).
+            consumer.signal_subjects = list(consumer.filters)
+            consumer.recount_pending()
+            if consumer.stream.config["retention"] == "interest":
+                self.drop_unneeded(consumer.stream)  # ``cleanupNoInterestMessages``
+        if config["deliver_subject"] != old["deliver_subject"]:
+            self.router.unwatch_interest(old["deliver_subject"], consumer.interest_changed)
+            self.router.watch_interest(config["deliver_subject"], consumer.interest_changed)
+            consumer.active = consumer.has_delivery_interest()
+        consumer.configure_priority()
+        if config["inactive_threshold"] != old["inactive_threshold"]:
+            consumer.set_inactive_threshold()
+            consumer.touch()
+        self.persistence.consumer_updated(consumer.stream, consumer)
+        consumer.kick()
+
+    @staticmethod
+    def unpin(consumer: Consumer, group: str) -> None:
+        """``CONSUMER.UNPIN``: the group's pinned client loses its pin (the group must be the consumer's)."""
+        if group not in consumer.config["priority_groups"]:
+            raise api_error("JSConsumerInvalidPriorityGroupErr")
+        if consumer.priority is not None:
+            consumer.priority.unpin(group)
+
+    # -- removal and retention ---------------------------------------------------------------
+
+    def remove(self, stream: Stream, consumer: StreamConsumer) -> None:
+        if stream.consumers.get(consumer.name) is consumer:
+            del stream.consumers[consumer.name]
+        consumer.delete()
+        self.persistence.consumer_removed(stream, consumer)
+        if stream.config["retention"] == "interest":
+            self.drop_unneeded(stream)
+
+    def acked(self, stream: Stream, consumer: StreamConsumer, seq: int) -> None:
+        """A consumer is done with ``seq``: remove it if retention says so."""
+        retention = stream.config["retention"]
+        msg = stream.store.get(seq)
+        if msg is None:
+            return
+        if retention == "workqueue":
+            stream.remove_message(seq)
+        elif retention == "interest":
+            for other in stream.consumers.values():
+                if other is not consumer and needs_ack(other, seq, msg.subject):
+                    return
+            stream.remove_message(seq)
+
+    def drop_unneeded(self, stream: Stream) -> None:
+        """Interest streams: remove every message no remaining consumer needs (all of them when none is left)."""
+        if not stream.consumers:
+            stream.purge()
+            return
+        for msg in list(stream.store):
+            if not any(needs_ack(c, msg.seq, msg.subject) for c in stream.consumers.values()):
+                stream.remove_message(msg.seq)
+
+    @staticmethod
+    def listed(stream: Stream) -> list[Consumer]:
+        """The consumers ``CONSUMER.NAMES`` and ``CONSUMER.LIST`` show, by name: direct ones are internal."""
+        return sorted((c for c in stream.consumers.values() if not c.config["direct"]), key=lambda c: c.name)
+
+
+def needs_ack(consumer: Consumer, seq: int, subject: str) -> bool:
+    """``needAck``: whether the consumer still has to see or acknowledge ``seq``."""
+    if not consumer.wants(subject):
+        return False
+    ack_floor: int = consumer.asflr
+    if consumer.config["ack_policy"] in ("none", "all", "flow_control"):
+        return seq > ack_floor
+    if seq <= ack_floor:
+        return False
+    return seq >= consumer.sseq or seq in consumer.pending
+
+
+def _partition_unique(stream: Stream, name: str, filters: list[str]) -> bool:
+    """No other consumer of a work-queue stream may see the same subjects."""
+    for other in stream.consumers.values():
+        if other.name == name:
+            continue
+        other_filters = other.filters
+        if not other_filters or not filters:
+            return False
+        for mine in filters:
+            for theirs in other_filters:
+                if overlap(mine, theirs):
+                    return False
+    return True
+
+
+def _check_room(stream: Stream, name: str, config: ConsumerConfig) -> None:
+    """The stream's consumer limit and the work-queue rules a new consumer must meet."""
+    max_consumers = stream.config["max_consumers"]
+    counted = sum(1 for c in stream.consumers.values() if not c.config["direct"])
+    if max_consumers > 0 and counted >= max_consumers and not config["direct"]:
+        raise api_error("JSMaximumConsumersLimitErr")
+    if stream.config["retention"] == "workqueue" and not config["direct"]:
+        if config["ack_policy"] not in ("explicit", "flow_control"):
+            raise api_error("JSConsumerWQRequiresExplicitAckErr")
+        if config["deliver_policy"] != "all":
+            raise api_error("JSConsumerWQConsumerNotDeliverAllErr")
+        if stream.consumers:
+            filters = consumerconfig.filters(config)
+            if not filters:
+                raise api_error("JSConsumerWQMultipleUnfilteredErr")
+            if not _partition_unique(stream, name, filters):
+                raise api_error("JSConsumerWQConsumerNotUniqueErr")

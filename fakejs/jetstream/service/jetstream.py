@@ -1,0 +1,302 @@
+"""JetStream for the server's one account: its streams, their consumers, its store and usage.
+
+:class:`JetStream` attaches to the router the way nats-server's JetStream
+attaches to its account: each stream subscribes to its own subjects, and
+replies and advisories are published as internal messages.  The
+``$JS.API`` front end is not part of it: it attaches from above
+(:meth:`JetStream.attach`) and answers the requests streams and consumers
+serve themselves through the handlers it registers (:meth:`JetStream.serve_asset`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from fakejs.core.options import API_LEVEL
+from fakejs.core.router import EMPTY_REPLY
+from fakejs.core.subjects import overlap
+from fakejs.gocompat import ids
+from fakejs.jetstream.config import consumer_rules, stream_rules
+from fakejs.jetstream.config.consumer import ConsumerConfig
+from fakejs.jetstream.config.stream import StreamConfig, copy_static_metadata, set_static_metadata
+from fakejs.jetstream.consumer.consumer import Consumer
+from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.service.consumers import ConsumerAdmin
+from fakejs.jetstream.service.persistence import Persistence
+from fakejs.jetstream.storage.store import MessageStore
+from fakejs.jetstream.stream.stream import Stream, StreamConsumer
+
+if TYPE_CHECKING:
+    from fakejs.core.broker import Broker
+
+AssetHandler = Callable[..., None]
+
+
+class Attachment(Protocol):
+    """A front end riding on the JetStream (the ``$JS.API``): started after recovery, stopped first."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+def _system_memory() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 8 * 1024**3
+
+
+class JetStream:
+    def __init__(self, broker: Broker, store_dir: str = "", own_store: bool | None = None) -> None:
+        self.broker = broker
+        self.router = broker.router
+        self.clock = broker.clock
+        self.log = broker.log
+        # A store directory fakejs made itself is removed on stop (unless kept for a restart).
+        self.owns_store = not store_dir if own_store is None else own_store
+        self.store_dir = store_dir or tempfile.mkdtemp(prefix="fakejs-store-")
+        os.makedirs(self.store_dir, exist_ok=True)  # nats-server creates a missing store directory
+        self.streams: dict[str, Stream] = {}
+        self.persistence = Persistence(self.store_dir, self.log)
+        self.consumer_admin = ConsumerAdmin(self.router, self.clock, broker.random, self.persistence)
+        self.api_total = 0
+        self.api_errors = 0
+        self._attachments: list[Attachment] = []
+        self._asset_handlers: dict[str, AssetHandler] = {}
+        # nats-server's defaults: 75% of the machine's memory and of the store's free disk.
+        self.max_memory = int(_system_memory() * 0.75)
+        self.max_storage = int(shutil.disk_usage(self.store_dir).free * 0.75)
+
+    def nuid(self) -> str:
+        """A fresh NUID from the server's seeded generator."""
+        return ids.nuid(self.broker.random)
+
+    @property
+    def server_name(self) -> str:
+        return self.broker.name
+
+    # -- front ends ----------------------------------------------------------------------
+
+    def attach(self, front: Attachment) -> None:
+        self._attachments.append(front)
+
+    def serve_asset(self, kind: str, handler: AssetHandler) -> None:
+        """Register the answer to a request a stream or consumer serves on its own subscription."""
+        self._asset_handlers[kind] = handler
+
+    def asset_request(self, kind: str, *args: Any) -> None:
+        """A stream or consumer hands over a request it received (``consumer.reset``...)."""
+        self._asset_handlers[kind](*args)
+
+    def record_api_call(self, error: bool) -> None:
+        """Count a ``$JS.API`` call for ``$JS.API.INFO`` and the monitoring endpoints."""
+        self.api_total += 1
+        if error:
+            self.api_errors += 1
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.broker.jetstream_enabled = True
+        for stream in self.persistence.recover(self):
+            self.streams[stream.name] = stream
+            stream.attach()
+            self.log.info("  Restored %d messages for stream '$G > %s'", stream.store.msgs, stream.name)
+            self.persistence.recover_consumers(stream)
+        for front in self._attachments:
+            front.start()
+
+    def stop(self, keep_store: bool = False) -> None:
+        """Shut down; a store fakejs made itself is removed unless ``keep_store`` (a restart)."""
+        for front in self._attachments:
+            front.stop()
+        for stream in list(self.streams.values()):
+            for consumer in list(stream.consumers.values()):
+                consumer.stop()
+            stream.close()
+        self.persistence.close()
+        self.streams.clear()
+        if self.owns_store and not keep_store:
+            shutil.rmtree(self.store_dir, ignore_errors=True)
+
+    def reply(self, subject: str, payload: bytes, hdr: bytes | None = None, empty_reply: bool = False) -> None:
+        """Publish an internal message (a reply, a delivery, an advisory).
+
+        ``empty_reply`` marks the messages nats-server sends with an empty
+        reply-to field (see :data:`fakejs.core.router.EMPTY_REPLY`).
+        """
+        self.router.publish(subject, EMPTY_REPLY if empty_reply else "", hdr, payload, None)
+
+    # -- account information ----------------------------------------------------------------
+
+    def usage(self) -> tuple[int, int]:
+        """Bytes stored, in memory and on disk."""
+        memory = storage = 0
+        for stream in self.streams.values():
+            if stream.config["storage"] == "memory":
+                memory += stream.store.bytes
+            else:
+                storage += stream.store.bytes
+        return memory, storage
+
+    def reservations(self) -> tuple[int, int]:
+        """Bytes reserved by streams' max_bytes, per storage type."""
+        memory = storage = 0
+        for stream in self.streams.values():
+            reserved = max(stream.config["max_bytes"], 0)
+            if stream.config["storage"] == "memory":
+                memory += reserved
+            else:
+                storage += reserved
+        return memory, storage
+
+    def account_info(self) -> dict[str, Any]:
+        memory, storage = self.usage()
+        reserved_memory, reserved_storage = self.reservations()
+        return {
+            "memory": memory,
+            "storage": storage,
+            "reserved_memory": reserved_memory,
+            "reserved_storage": reserved_storage,
+            "streams": len(self.streams),
+            "consumers": sum(len(s.consumers) for s in self.streams.values()),
+            "limits": {
+                "max_memory": -1,
+                "max_storage": -1,
+                "max_streams": -1,
+                "max_consumers": -1,
+                "max_ack_pending": -1,
+                "memory_max_stream_bytes": -1,
+                "storage_max_stream_bytes": -1,
+                "max_bytes_required": False,
+            },
+            "api": {"level": API_LEVEL, "total": self.api_total, "errors": self.api_errors},
+        }
+
+    # -- streams ---------------------------------------------------------------------
+
+    def lookup(self, name: str) -> Stream:
+        stream = self.streams.get(name)
+        if stream is None:
+            raise api_error("JSStreamNotFoundErr")
+        return stream
+
+    def streams_matching(self, subject_filter: str) -> list[Stream]:
+        """Streams by name whose subjects (or name, without subjects) overlap the filter (all when empty)."""
+        chosen = []
+        for stream in self.streams.values():
+            if subject_filter:
+                subjects = stream.config["subjects"] or [stream.name]
+                if not any(overlap(subject_filter, subject) for subject in subjects):
+                    continue
+            chosen.append(stream)
+        return sorted(chosen, key=lambda s: s.name)
+
+    def add_stream(self, config: StreamConfig, pedantic: bool) -> Stream:
+        """``STREAM.CREATE``: a new stream, or the existing one when its config is the same."""
+        checked = stream_rules.check_create(config, pedantic)
+        existing = self.streams.get(checked["name"])
+        if existing is not None:
+            # Creating again with the same config is a success (did_create and all).
+            copy_static_metadata(checked, existing.config)
+            if checked != existing.config:
+                raise api_error("JSStreamNameExistErr")
+            return existing
+        unsupported = stream_rules.unsupported_feature(checked)
+        if unsupported is not None:
+            raise unsupported
+        self._check_resources(checked)
+        if self._subjects_overlap(checked["subjects"]):
+            raise api_error("JSStreamSubjectOverlapErr")
+        return self._create_stream(checked)
+
+    def update_stream(self, name: str, config: StreamConfig, pedantic: bool) -> Stream:
+        """``STREAM.UPDATE`` with a checked config: what may change, within resources and consumer limits."""
+        stream = self.lookup(name)
+        set_static_metadata(config)
+        checked = stream_rules.check_update(stream.config, config, pedantic)
+        unsupported = stream_rules.unsupported_feature(checked)
+        if unsupported is not None:
+            raise unsupported
+        self._check_resources(checked, exclude=name)
+        consumer_configs = ((c.name, c.config) for c in stream.consumers.values())
+        violators = consumer_rules.consumers_over_limits(stream.config, checked, consumer_configs)
+        if violators:
+            raise api_error("JSStreamUpdateErrF", err="change to limits violates consumers: " + ", ".join(violators))
+        if self._subjects_overlap(checked["subjects"], exclude=name):
+            raise api_error("JSStreamSubjectOverlapErr")
+        stream.update(checked)
+        self.persistence.config_changed(stream)
+        return stream
+
+    def delete_stream(self, stream: Stream) -> None:
+        for consumer in list(stream.consumers.values()):
+            consumer.delete()
+            self.persistence.consumer_closed(stream, consumer)
+        stream.close()
+        self.streams.pop(stream.name, None)
+        self.persistence.stream_deleted(stream)
+
+    def _create_stream(self, config: StreamConfig) -> Stream:
+        created = self.clock.time_ns()
+        stream = Stream(self, config, created, MessageStore(config["storage"], config["first_seq"]))
+        self.persistence.stream_created(stream)
+        self.streams[config["name"]] = stream
+        stream.attach()
+        return stream
+
+    def _check_resources(self, config: StreamConfig, exclude: str = "") -> None:
+        """Refuse a max_bytes reservation the server could not honour."""
+        wanted = config["max_bytes"]
+        if wanted <= 0:
+            return
+        memory = config["storage"] == "memory"
+        reserved = 0
+        for stream in self.streams.values():
+            if stream.name != exclude and (stream.config["storage"] == "memory") == memory:
+                reserved += max(stream.config["max_bytes"], 0)
+        if memory and reserved + wanted > self.max_memory:
+            raise api_error("JSMemoryResourcesExceededErr")
+        if not memory and reserved + wanted > self.max_storage:
+            raise api_error("JSStorageResourcesExceededErr")
+
+    def _subjects_overlap(self, subjects: list[str], exclude: str = "") -> bool:
+        for stream in self.streams.values():
+            if stream.name == exclude:
+                continue
+            for mine in subjects:
+                for theirs in stream.config["subjects"]:
+                    if overlap(mine, theirs):
+                        return True
+        return False
+
+    # -- consumers ---------------------------------------------------------------------
+
+    def lookup_consumer(self, stream_name: str, consumer_name: str) -> Consumer:
+        consumer: Consumer | None = self.lookup(stream_name).consumers.get(consumer_name)
+        if consumer is None:
+            raise api_error("JSConsumerNotFoundErr")
+        return consumer
+
+    def add_consumer(
+        self, stream_name: str, config: ConsumerConfig, action: str, pedantic: bool, asked_identity: str
+    ) -> tuple[Consumer, str]:
+        """``CONSUMER.CREATE`` once the request agrees with its subject: see :meth:`ConsumerAdmin.create`."""
+        if config["num_replicas"] > 1:
+            raise api_error("JSStreamReplicasNotSupportedErr")
+        stream = self.lookup(stream_name)
+        return self.consumer_admin.create(stream, config, action, pedantic, asked_identity)
+
+    def remove_consumer(self, stream: Stream, consumer: StreamConsumer) -> None:
+        self.consumer_admin.remove(stream, consumer)
+
+    def consumer_acked(self, stream: Stream, consumer: StreamConsumer, seq: int) -> None:
+        self.consumer_admin.acked(stream, consumer, seq)
+
+    def consumer_updated(self, stream: Stream, consumer: StreamConsumer) -> None:
+        self.persistence.consumer_updated(stream, consumer)

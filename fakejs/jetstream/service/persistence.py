@@ -1,0 +1,136 @@
+"""The store directory of an account's JetStream: stream files and consumer journals.
+
+File-backed streams keep their config, their messages and their consumers
+(config and state) on disk, in step with every change; on start they are
+read back, streams first, then each stream's consumers.  Memory streams
+leave nothing here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+
+from fakejs.jetstream.config import consumer as consumerconfig
+from fakejs.jetstream.config import stream as streamconfig
+from fakejs.jetstream.consumer.consumer import Consumer
+from fakejs.jetstream.storage.consumer_state import ConsumerJournal
+from fakejs.jetstream.storage.files import StreamFiles, streams_dir
+from fakejs.jetstream.storage.store import MessageStore
+from fakejs.jetstream.stream.stream import Stream, StreamConsumer, StreamHost
+
+
+class Persistence:
+    def __init__(self, store_dir: str, log: logging.Logger) -> None:
+        self.store_dir = store_dir
+        self.log = log
+        self.files: dict[str, StreamFiles] = {}
+        self.journals: dict[tuple[str, str], ConsumerJournal] = {}
+
+    # -- streams -----------------------------------------------------------------------
+
+    def stream_created(self, stream: Stream) -> None:
+        """A new file-backed stream gets its directory, its config on disk and its journal."""
+        config = stream.config
+        if config["storage"] != "file":
+            return
+        files = StreamFiles(os.path.join(streams_dir(self.store_dir), config["name"]))
+        files.write_meta(config, stream.created_ns)
+        files.open(stream.store)
+        self.files[config["name"]] = files
+        if config["first_seq"] > 1:
+            stream.store.skip_to(config["first_seq"])
+
+    def config_changed(self, stream: Stream) -> None:
+        files = self.files.get(stream.name)
+        if files is not None:
+            files.write_meta(stream.config, stream.created_ns)
+
+    def stream_deleted(self, stream: Stream) -> None:
+        files = self.files.pop(stream.name, None)
+        if files is not None:
+            files.destroy()
+
+    # -- consumers ---------------------------------------------------------------------
+
+    def consumer_added(self, stream: Stream, consumer: Consumer) -> None:
+        """File-backed streams keep their consumers' config and state on disk."""
+        files = self.files.get(stream.name)
+        if files is None:
+            return
+        journal = files.consumer_journal(consumer.name, consumer.state)
+        journal.open()
+        self.journals[(stream.name, consumer.name)] = journal
+        files.write_consumer_meta(consumer.name, consumerconfig.to_storable(consumer.config), consumer.created_ns)
+
+    def consumer_updated(self, stream: Stream, consumer: StreamConsumer) -> None:
+        files = self.files.get(stream.name)
+        if files is not None and (stream.name, consumer.name) in self.journals:
+            files.write_consumer_meta(consumer.name, consumerconfig.to_storable(consumer.config), consumer.created_ns)
+
+    def consumer_removed(self, stream: Stream, consumer: StreamConsumer) -> None:
+        journal = self.journals.pop((stream.name, consumer.name), None)
+        files = self.files.get(stream.name)
+        if journal is not None:
+            journal.destroy()
+        if files is not None:
+            files.remove_consumer(consumer.name)
+
+    def consumer_closed(self, stream: Stream, consumer: StreamConsumer) -> None:
+        """The consumer's stream is going: its journal is closed (the directory goes with the stream's)."""
+        journal = self.journals.pop((stream.name, consumer.name), None)
+        if journal is not None:
+            journal.close()
+
+    def close(self) -> None:
+        for journal in self.journals.values():
+            journal.close()
+        for files in self.files.values():
+            files.close()
+        self.journals.clear()
+        self.files.clear()
+
+    # -- recovery ------------------------------------------------------------------------
+
+    def recover(self, host: StreamHost) -> Iterator[Stream]:
+        """Each file-backed stream found in the store directory, one at a time (consumers not yet)."""
+        root = streams_dir(self.store_dir)
+        if not os.path.isdir(root):
+            return
+        for name in sorted(os.listdir(root)):
+            stream = self._recover_stream(host, os.path.join(root, name))
+            if stream is not None:
+                yield stream
+
+    def _recover_stream(self, host: StreamHost, directory: str) -> Stream | None:
+        files = StreamFiles(directory)
+        try:
+            meta = files.read_meta()
+        except (OSError, ValueError):
+            self.log.warning("Skipping unreadable stream directory %s", directory)
+            return None
+        config = streamconfig.from_request(meta["config"])
+        store = MessageStore(config["storage"], config["first_seq"])
+        files.replay(store)
+        files.open(store)
+        stream = Stream(host, config, meta["created"], store)
+        stream.restore_ids()
+        self.files[config["name"]] = files
+        return stream
+
+    def recover_consumers(self, stream: Stream) -> None:
+        """Start the stream's consumers where their journals left off."""
+        files = self.files[stream.name]
+        for name, meta in files.consumer_metas():
+            config = consumerconfig.from_storable(meta["config"])
+            consumer = Consumer(stream, name, config, meta["created"])
+            journal = files.consumer_journal(name, consumer.state)
+            journal.replay()
+            consumer.restore()
+            journal.open()
+            self.journals[(stream.name, name)] = journal
+            stream.register_consumer(consumer)
+            consumer.start()
+        if stream.consumers:
+            self.log.info("  Restored %d consumers for stream '$G > %s'", len(stream.consumers), stream.name)

@@ -1,0 +1,89 @@
+"""When a stream's messages expire: ``max_age`` and per-message TTLs, on the server clock.
+
+One timer is armed for the earliest expiry (the oldest message that may
+age out, or the nearest TTL); when it fires the stream asks for the due
+sequences, removes them (or leaves delete markers), and re-arms.  TTLs are
+kept in a heap; entries of messages already gone are dropped lazily.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+
+from fakejs.core.clock import Clock, TimerHandle
+from fakejs.gocompat.gotime import NS
+from fakejs.jetstream.storage.store import MessageStore
+
+
+class MessageExpiry:
+    def __init__(
+        self, store: MessageStore, clock: Clock, max_age_ns: Callable[[], int], on_due: Callable[[], None]
+    ) -> None:
+        """``max_age_ns`` reads the stream's current ``max_age``; ``on_due`` runs when the timer fires."""
+        self.store = store
+        self.clock = clock
+        self.max_age_ns = max_age_ns
+        self.on_due = on_due
+        self._ttls: list[tuple[int, int]] = []  # (expires at ns, seq)
+        self._timer: TimerHandle | None = None
+        self._deadline: float | None = None  # monotonic time the timer fires at
+
+    def add_ttl(self, expires_ns: int, seq: int) -> None:
+        heapq.heappush(self._ttls, (expires_ns, seq))
+
+    def next_due_ns(self) -> int | None:
+        candidates = []
+        max_age = self.max_age_ns()
+        if max_age > 0:
+            for msg in self.store:
+                if msg.ttl >= 0:  # messages with "Nats-TTL: never" outlive max_age
+                    candidates.append(msg.ts + max_age)
+                    break
+        while self._ttls and self.store.get(self._ttls[0][1]) is None:
+            heapq.heappop(self._ttls)
+        if self._ttls:
+            candidates.append(self._ttls[0][0])
+        return min(candidates) if candidates else None
+
+    def rearm(self) -> None:
+        """Arm the timer for the earliest expiry (an earlier one already armed is kept)."""
+        due = self.next_due_ns()
+        if due is None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            return
+        delay = max(due - self.clock.time_ns(), 0) / NS
+        when = self.clock.monotonic() + delay
+        if self._timer is not None and self._deadline is not None and self._deadline <= when:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._deadline = when
+        self._timer = self.clock.call_later(delay, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        self._deadline = None
+        self.on_due()
+
+    def due(self, now: int) -> list[int]:
+        """Sequences whose age or TTL has run out at ``now``, in order."""
+        expired: list[int] = []
+        max_age = self.max_age_ns()
+        if max_age > 0:
+            for msg in self.store:
+                if msg.ts + max_age > now:
+                    break
+                if msg.ttl < 0:
+                    continue
+                expired.append(msg.seq)
+        while self._ttls and self._ttls[0][0] <= now:
+            expired.append(heapq.heappop(self._ttls)[1])
+        return sorted(set(expired))
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None

@@ -1,0 +1,183 @@
+"""The rules a published message meets before it is stored, header by header.
+
+Pure functions over the stream's config, its store and the message, in
+the order nats-server's ``processJetStreamMsg`` applies them; each raises
+the :class:`~fakejs.jetstream.errors.ApiError` the PubAck reports.  The
+checks that need the stream's own memory (duplicate ids, the last message
+id) stay with :class:`~fakejs.jetstream.stream.stream.Stream`.
+"""
+
+from __future__ import annotations
+
+from fakejs.gocompat import gotime
+from fakejs.gocompat.gotime import NS
+from fakejs.jetstream.config.stream import StreamConfig
+from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.storage.store import MessageStore
+from fakejs.protocol import headers as hdrs
+from fakejs.protocol.writer import go_quote
+
+MSG_ID = "Nats-Msg-Id"
+EXPECTED_STREAM = "Nats-Expected-Stream"
+EXPECTED_LAST_SEQ = "Nats-Expected-Last-Sequence"
+EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
+EXPECTED_LAST_SUBJECT_SEQ_SUBJECT = "Nats-Expected-Last-Subject-Sequence-Subject"
+EXPECTED_LAST_MSG_ID = "Nats-Expected-Last-Msg-Id"
+ROLLUP = "Nats-Rollup"
+MSG_TTL = "Nats-TTL"
+MARKER_REASON = "Nats-Marker-Reason"
+INCR = "Nats-Incr"
+BATCH_ID = "Nats-Batch-Id"
+SCHEDULE = "Nats-Schedule"
+SCHEDULER = "Nats-Scheduler"
+SCHEDULE_NEXT = "Nats-Schedule-Next"
+STREAM_SOURCE = "Nats-Stream-Source"
+CLIENT_INFO = "Nats-Request-Info"
+MAX_HEADER_SIZE = 65535
+MAX_FILE_MESSAGE = 512 * 1024 * 1024
+
+
+def parse_ttl(value: bytes) -> int:
+    """``Nats-TTL``: seconds (>= 1s), ``-1`` for "never"; raises ``ValueError`` when invalid."""
+    text = value.decode("utf-8", "replace")
+    if text.lower() == "never":
+        return -1
+    try:
+        duration = gotime.parse_duration(text)
+    except ValueError:
+        if not text or not text.isdigit() or not text.isascii():
+            raise
+        return int(text)
+    if duration < NS:
+        raise ValueError("ttl below one second")
+    return duration // NS
+
+
+def _uint(value: bytes) -> int:
+    """nats-server's ``parseInt64`` cast to uint64: garbage becomes 2^64-1."""
+    if value and value.isdigit() and value.isascii():
+        return int(value) & (2**64 - 1)
+    return 2**64 - 1
+
+
+def _is_big_int(text: str) -> bool:
+    body = text[1:] if text[:1] in "+-" else text
+    return body.isdigit() and body.isascii()
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "surrogateescape")
+
+
+def is_marker(hdr: bytes | None) -> bool:
+    """Whether a stored message is a subject delete marker."""
+    return bool(hdr) and hdrs.get(hdr, MARKER_REASON) is not None
+
+
+def check_message(cfg: StreamConfig, store: MessageStore, subject: str, hdr: bytes | None, payload: bytes) -> None:
+    """Size and state: too large for the store, sealed, over ``max_msg_size``, a batch, oversized headers."""
+    if store.storage == "file" and store.message_size(subject, hdr, payload) > MAX_FILE_MESSAGE:
+        raise api_error("JSStreamStoreFailedF", err="message too large")
+    if cfg["sealed"]:
+        raise api_error("JSStreamSealedErr")
+    max_size = cfg["max_msg_size"]
+    hlen = len(hdr) if hdr else 0
+    if max_size >= 0 and (hlen > max_size or len(payload) > max_size - hlen):
+        raise api_error("JSStreamMessageExceedsMaximumErr")
+    if hdr and hdrs.get(hdr, BATCH_ID):
+        # An atomic batch message: nats-server takes another path, which
+        # stops here on every stream fakejs can create (no allow_atomic).
+        raise api_error("JSAtomicPublishDisabledErr")
+    if hlen > MAX_HEADER_SIZE:
+        raise api_error("JSStreamHeaderExceedsMaximumErr")
+
+
+def clean_headers(hdr: bytes) -> bytes | None:
+    """What is stored of the publisher's headers: no status line, no client info."""
+    kept = hdrs.without_status(hdr) or None
+    if kept:
+        kept = hdrs.remove(kept, CLIENT_INFO) or None
+    return kept
+
+
+def check_expectations(cfg: StreamConfig, name: str, store: MessageStore, subject: str, hdr: bytes) -> None:
+    """Counters, the expected stream, TTLs allowed, expected last sequences, schedules, sources."""
+    if hdrs.get(hdr, INCR) is not None:
+        if not _is_big_int((hdrs.get(hdr, INCR) or b"").decode("utf-8", "replace")):
+            raise api_error("JSMessageIncrInvalidErr")
+        raise api_error("JSMessageIncrDisabledErr")
+    expected = hdrs.get(hdr, EXPECTED_STREAM)
+    if expected and _text(expected) != name:
+        raise api_error("JSStreamNotMatchErr")
+    ttl_value = hdrs.get(hdr, MSG_TTL)
+    if ttl_value:
+        try:
+            ttl_check = parse_ttl(ttl_value)
+        except ValueError:
+            ttl_check = 0
+        if ttl_check != 0 and not cfg["allow_msg_ttl"]:
+            raise api_error("JSMessageTTLDisabledErr")
+    last_subject_seq = hdrs.get(hdr, EXPECTED_LAST_SUBJECT_SEQ)
+    seq_subject_override = hdrs.get(hdr, EXPECTED_LAST_SUBJECT_SEQ_SUBJECT)
+    if last_subject_seq:
+        check_subject = _text(seq_subject_override) if seq_subject_override else subject
+        last = store.last_message(check_subject)
+        actual = last.seq if last is not None else 0
+        if actual != _uint(last_subject_seq):
+            raise api_error("JSStreamWrongLastSequenceErrF", seq=actual)
+    elif seq_subject_override:
+        raise api_error("JSStreamExpectedLastSeqPerSubjectInvalid")
+    last_seq = hdrs.get(hdr, EXPECTED_LAST_SEQ)
+    if last_seq and _uint(last_seq) != store.last_seq:
+        raise api_error("JSStreamWrongLastSequenceErrF", seq=store.last_seq)
+    if hdrs.get(hdr, SCHEDULE):
+        raise api_error("JSMessageSchedulesDisabledErr")
+    if hdrs.get(hdr, SCHEDULE_NEXT) or hdrs.get(hdr, SCHEDULER):
+        raise api_error("JSMessageSchedulesSchedulerInvalidErr")
+    if hdrs.get(hdr, STREAM_SOURCE):
+        raise api_error("JSMessageSourceHdrNotAllowedErr")
+
+
+def msg_id(hdr: bytes | None) -> str:
+    """The publisher's ``Nats-Msg-Id`` (empty when none)."""
+    return (hdrs.get(hdr, MSG_ID) or b"").decode("utf-8", "surrogateescape")
+
+
+def check_last_msg_id(hdr: bytes, last_msg_id: str) -> None:
+    last_id = hdrs.get(hdr, EXPECTED_LAST_MSG_ID)
+    if last_id and _text(last_id) != last_msg_id:
+        raise api_error("JSStreamWrongLastMsgIDErrF", id=last_msg_id)
+
+
+def rollup_of(cfg: StreamConfig, hdr: bytes) -> str:
+    """``Nats-Rollup``: ``sub``, ``all`` or empty; refused when the stream does not allow it."""
+    rollup_value = hdrs.get(hdr, ROLLUP)
+    if not rollup_value:
+        return ""
+    if not cfg["allow_rollup_hdrs"] or cfg["deny_purge"]:
+        raise api_error("JSStreamRollupFailedF", err="rollup not permitted")
+    rollup = _text(rollup_value).lower()
+    if rollup not in ("sub", "all"):
+        raise api_error("JSStreamRollupFailedF", err=f"rollup value invalid: {go_quote(rollup)}")
+    return rollup
+
+
+def message_ttl(cfg: StreamConfig, hdr: bytes) -> tuple[int, bytes]:
+    """The message's TTL in seconds, and its headers (a TTL below the delete-marker TTL is raised to it)."""
+    ttl_value = hdrs.get(hdr, MSG_TTL)
+    if not ttl_value:
+        return 0, hdr
+    try:
+        ttl = parse_ttl(ttl_value)
+    except ValueError:
+        raise api_error("JSMessageTTLInvalidErr") from None
+    marker_ttl = cfg["subject_delete_marker_ttl"] // NS
+    if ttl > 0 and marker_ttl > 0 and cfg["max_msgs_per_subject"] != 1 and ttl < marker_ttl:
+        ttl = marker_ttl
+        hdr = hdrs.add(hdrs.remove(hdr, MSG_TTL) or None, MSG_TTL, str(ttl))
+    return ttl, hdr
+
+
+def delete_marker(marker_ttl_ns: int) -> bytes:
+    """The headers of a subject delete marker left when max_age removes a subject's last message."""
+    return hdrs.build([(MARKER_REASON, "MaxAge"), (MSG_TTL, gotime.format_duration(marker_ttl_ns)), (ROLLUP, "sub")])
