@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from fakejs.core.broker import Broker
-from fakejs.core.clock import ManualClock
 from fakejs.core.options import ServerOptions
 from fakejs.jetstream import JetStream, service
 from fakejs.jetstream.api import consumers, streams
 from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.api.table import Route
+from fakejs.testkit.clock import ManualClock
 
 # (subject, handler, response type, named tokens, served by)
 INVENTORY: list[tuple[str, Any, str, dict[str, str], str]] = [

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from fakejs.core.clock import ManualClock
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.consumer.ack_tracker import AckTracker, ack_reply_info, nak_delay
+from fakejs.testkit.clock import ManualClock
 from tests.unit.test_consumer_parts import START_NS, FakeConsumer, Recorder, consumer_config
 
 

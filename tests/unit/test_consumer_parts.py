@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from fakejs.core.clock import ManualClock
 from fakejs.gocompat.gotime import NS, GoTime
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.consumer.lifecycle import Inactivity, PauseTimer
@@ -26,6 +25,7 @@ from fakejs.jetstream.consumer.position import DeliveryPosition, reset_start
 from fakejs.jetstream.consumer.view import ConsumerView
 from fakejs.jetstream.errors import ApiError
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
+from fakejs.testkit.clock import ManualClock
 
 START_NS = 1_700_000_000 * NS
 

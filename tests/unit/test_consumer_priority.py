@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from fakejs.core.clock import ManualClock
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.consumer.priority_groups import PriorityGroups, check_pull, wanted
 from fakejs.jetstream.consumer.pull_requests import WaitingRequest
+from fakejs.testkit.clock import ManualClock
 from tests.unit.test_consumer_parts import START_NS, FakeConsumer, Recorder, consumer_config
 
 

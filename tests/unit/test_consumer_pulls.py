@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from fakejs.core.clock import ManualClock
 from fakejs.core.hooks import NoHooks
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.consumer.pull_dispatch import PullDispatch
 from fakejs.jetstream.consumer.pull_requests import BadPullRequest, WaitingRequest, WaitQueue, parse_request
 from fakejs.jetstream.consumer.view import ConsumerName
+from fakejs.testkit.clock import ManualClock
 from tests.unit.test_consumer_parts import START_NS, FakeConsumer, Recorder, consumer_config
 
 

@@ -7,11 +7,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from fakejs.core.clock import ManualClock
 from fakejs.core.hooks import NoHooks
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.consumer.push_flow import PushFlow
 from fakejs.jetstream.consumer.view import ConsumerName
+from fakejs.testkit.clock import ManualClock
 from tests.unit.test_consumer_parts import START_NS, FakeConsumer, Recorder, consumer_config
 
 MIB = 1024 * 1024

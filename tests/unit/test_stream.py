@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from fakejs.core.clock import ManualClock
 from fakejs.core.options import ServerOptions
 from fakejs.core.router import Router
 from fakejs.jetstream.config import stream as streamconfig
@@ -23,6 +22,7 @@ from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
 from fakejs.jetstream.stream.stream import Stream, StreamConsumer
 from fakejs.protocol import headers as hdrs
+from fakejs.testkit.clock import ManualClock
 
 T0 = 1_700_000_000_000_000_000
 SECOND = 1_000_000_000
