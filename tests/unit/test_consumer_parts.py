@@ -19,6 +19,8 @@ import pytest
 
 from fakejs.gocompat.gotime import NS, GoTime
 from fakejs.jetstream.config import consumer as consumerconfig
+from fakejs.jetstream.config import consumer_rules
+from fakejs.jetstream.config import stream as streamconfig
 from fakejs.jetstream.consumer.lifecycle import Inactivity, PauseTimer
 from fakejs.jetstream.consumer.pacing import HeldDelivery, Pacer, TokenBucket, rate_limiter
 from fakejs.jetstream.consumer.position import DeliveryPosition, reset_start
@@ -33,7 +35,7 @@ START_NS = 1_700_000_000 * NS
 def consumer_config(**fields: Any) -> dict[str, Any]:
     """A consumer config as the server holds it after applying its defaults."""
     config = consumerconfig.from_request(fields)
-    consumerconfig.apply_defaults(config, {})
+    consumer_rules.apply_defaults(config, streamconfig.from_request({"name": "S"}))
     return config
 
 
