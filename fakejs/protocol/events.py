@@ -9,7 +9,7 @@ so that any byte sequence round-trips unchanged to the wire.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,7 @@ class Notice:
     text: str
 
 
-Event = Union[Connect, Pub, Sub, Unsub, Ping, Pong, Info, Ok, Notice]
+Event = Connect | Pub | Sub | Unsub | Ping | Pong | Info | Ok | Notice
 
 
 class ProtocolViolation(Exception):

@@ -27,10 +27,14 @@ def _calls() -> list[tuple[str, int, str, set[str]]]:
     for path in PACKAGE.rglob("*.py"):
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "api_error":
-                if node.args and isinstance(node.args[0], ast.Constant):
-                    keywords = {k.arg for k in node.keywords if k.arg}
-                    found.append((str(path.relative_to(PACKAGE)), node.lineno, node.args[0].value, keywords))
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) == "api_error"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                keywords = {k.arg for k in node.keywords if k.arg}
+                found.append((str(path.relative_to(PACKAGE)), node.lineno, node.args[0].value, keywords))
     return found
 
 

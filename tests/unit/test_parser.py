@@ -129,7 +129,7 @@ INVALID = [
 
 @pytest.mark.parametrize("data,err", INVALID, ids=[repr(v[0])[:40] for v in INVALID])
 def test_invalid(data: bytes, err: str | None) -> None:
-    events, violation = three_ways(data)
+    _events, violation = three_ways(data)
     assert violation is not None
     assert violation.err == err
 
@@ -142,7 +142,7 @@ def test_control_line_at_the_limit_is_accepted() -> None:
 
 
 def test_hpub_header_larger_than_total() -> None:
-    events, violation = three_ways(b"HPUB a 3 2\r\n", headers=True)
+    _events, violation = three_ways(b"HPUB a 3 2\r\n", headers=True)
     assert violation is not None and violation.err is None
 
 
@@ -154,7 +154,7 @@ def test_auth_pending_requires_connect_first() -> None:
 
 
 def test_pedantic_off_accepts_wildcard_publish() -> None:
-    events, violation = three_ways(b"PUB a.> 0\r\n\r\n", pedantic=False)
+    events, _violation = three_ways(b"PUB a.> 0\r\n\r\n", pedantic=False)
     assert events == [Pub("a.>", "", None, b"")]
 
 
@@ -166,7 +166,7 @@ def test_max_payload_setting() -> None:
 
 def test_pipelined_operations_come_out_in_order() -> None:
     data = b"SUB a 1\r\nPUB a 1\r\nx\r\nPING\r\nUNSUB 1\r\nPONG\r\n"
-    events, violation = three_ways(data)
+    events, _violation = three_ways(data)
     assert events == [Sub("a", "", "1"), Pub("a", "", None, b"x"), Ping(), Unsub("1", -1), Pong()]
 
 
@@ -192,7 +192,7 @@ def test_skipped_line_does_not_accumulate() -> None:
 
 
 def test_non_utf8_subjects_round_trip() -> None:
-    events, violation = three_ways(b"SUB a\xff 1\r\n")
+    events, _violation = three_ways(b"SUB a\xff 1\r\n")
     sub = events[0]
     assert sub.subject.encode("utf-8", "surrogateescape") == b"a\xff"
 
