@@ -14,7 +14,7 @@ import argparse
 import statistics
 import time
 
-from fakejs.targets.handles import FakeJS, RealNatsServer, find_nats_server
+from fakejs.targets import FakeJS, RealNatsServer, find_nats_server
 
 TARGET_MS = 5.0
 

@@ -98,8 +98,8 @@ async def _bucket(url: str, direct: bool):
     js = nc.jetstream()
     try:
         await js.delete_key_value("BKV")
-    except Exception:
-        pass
+    except nats.js.errors.NotFoundError:
+        pass  # no bucket left over from an earlier workload
     kv = await js.create_key_value(bucket="BKV", history=1, direct=direct)
     return nc, js, kv
 

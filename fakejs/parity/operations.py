@@ -16,8 +16,8 @@ or an integer range.  Two implementations share the same builders:
   so a seed names one sequence, on any machine and in any Spark task, with no
   hypothesis machinery involved (hypothesis' ``.example()`` and ``find`` are not
   reproducible per seed, and its database is local state).
-* :class:`StrategyDraw` wraps a hypothesis ``draw`` function, and the
-  strategies below (:func:`stream_configs`, :func:`operations`...) are built on
+* :class:`~fakejs.parity.strategies.StrategyDraw` wraps a hypothesis ``draw``
+  function, and the strategies of :mod:`fakejs.parity.strategies` are built on
   it, so the state machine in ``tests/property/test_stream_differential.py``
   draws from exactly the same value sets, and hypothesis can still shrink
   every choice (each pick is a ``sampled_from`` or ``integers`` draw).
@@ -42,10 +42,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
-
-if TYPE_CHECKING:  # hypothesis is only needed for the strategies (the test suite), not for campaigns
-    from hypothesis.strategies import SearchStrategy
+from typing import Any, Protocol, TypeVar
 
 from fakejs.parity.vocabulary import (
     ACK_PAYLOADS,
@@ -65,9 +62,9 @@ from fakejs.parity.vocabulary import (
 
 __all__ = [
     "ACK_PAYLOADS", "ATOMIC_ONE", "BASE", "BUILDERS", "CAMPAIGN", "CONSUMER_EXTRAS", "KV_BUCKET", "KV_KEYS", "KV_STREAM",
-    "KV_SUBJECTS", "PUBLISH_EXTRAS", "SECOND", "STREAM_EXTRAS", "WEIGHTS", "Draw", "Operation", "RandomDraw", "StrategyDraw",
-    "Vocabulary", "build", "consumer_config", "consumer_configs", "direct_get_body", "generate", "kv_config", "operations",
-    "publish_headers", "publish_headers_strategy", "seeded_sequences", "stream_config", "stream_configs",
+    "KV_SUBJECTS", "PUBLISH_EXTRAS", "SECOND", "STREAM_EXTRAS", "WEIGHTS", "Draw", "Operation", "RandomDraw",
+    "Vocabulary", "build", "consumer_config", "direct_get_body", "generate", "kv_config", "publish_headers",
+    "stream_config",
 ]  # fmt: skip
 
 T = TypeVar("T")
@@ -95,23 +92,6 @@ class RandomDraw:
 
     def integer(self, low: int, high: int) -> int:
         return self.random.randint(low, high)
-
-
-class StrategyDraw:
-    """Choices from a hypothesis ``draw``: every pick stays shrinkable."""
-
-    def __init__(self, draw: Callable[..., Any]) -> None:
-        from hypothesis import strategies as st
-
-        self.draw = draw
-        self.st = st
-
-    def choice(self, values: Sequence[T]) -> T:
-        picked: T = self.draw(self.st.sampled_from(list(values)))
-        return picked
-
-    def integer(self, low: int, high: int) -> int:
-        return int(self.draw(self.st.integers(low, high)))
 
 
 def _maybe(d: Draw, odds: int) -> bool:
@@ -590,38 +570,3 @@ def generate(seed: int, count: int, v: Vocabulary = CAMPAIGN, weights: dict[str,
                 consumer = op["consumer"]
             ops.append(op)
     return ops[:count]
-
-
-# ---------------------------------------------------------------------------- strategies
-
-
-def _composite(builder: Callable[[Draw], T]) -> SearchStrategy[T]:
-    from hypothesis import strategies as st
-
-    return st.composite(lambda draw: builder(StrategyDraw(draw)))()
-
-
-def stream_configs(v: Vocabulary = BASE) -> SearchStrategy[dict[str, Any]]:
-    return _composite(lambda d: stream_config(d, v))
-
-
-def publish_headers_strategy(v: Vocabulary = BASE) -> SearchStrategy[dict[str, str] | None]:
-    return _composite(lambda d: publish_headers(d, v))
-
-
-def consumer_configs(v: Vocabulary = BASE) -> SearchStrategy[dict[str, Any]]:
-    return _composite(lambda d: consumer_config(d, v))
-
-
-def operations(kind: str, v: Vocabulary = BASE) -> SearchStrategy[list[Operation]]:
-    """The operations one draw of ``kind`` makes, as a hypothesis strategy."""
-    if kind not in BUILDERS:
-        raise KeyError(f"unknown operation {kind!r} (known: {', '.join(sorted(BUILDERS))})")
-    return _composite(lambda d: build(kind, d, v))
-
-
-def seeded_sequences(count: int, v: Vocabulary = CAMPAIGN) -> SearchStrategy[list[Operation]]:
-    """Whole sequences as a strategy: a seed, then :func:`generate` (shrinks towards small seeds)."""
-    from hypothesis import strategies as st
-
-    return st.integers(0, 2**32 - 1).map(lambda seed: generate(seed, count, v))

@@ -25,9 +25,11 @@ import os
 import subprocess
 from typing import Any
 
-import fakejs
+from fakejs._version import __version__
 from fakejs.parity.campaign import Outcome, feature_totals, group_key
-from fakejs.parity.executor import FEATURES, find_nats_server
+from fakejs.parity.executor import FEATURES
+from fakejs.parity.operations import generate
+from fakejs.targets.real import find_nats_server
 
 PER = 10_000
 
@@ -75,7 +77,7 @@ def _server_version(binary: str | None) -> str:
         found = binary or find_nats_server()
         if not found:
             return "unknown"
-        out = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=10)
+        out = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=10, check=False)
         return (out.stdout or out.stderr).strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -138,7 +140,7 @@ def build(outcome: Outcome) -> dict[str, Any]:
     return {
         "title": "fakejs parity report",
         "generated_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "fakejs_version": fakejs.__version__,
+        "fakejs_version": __version__,
         "nats_server_version": _server_version(outcome.settings.binary),
         "engine": outcome.engine,
         "settings": outcome.settings_doc(),
@@ -175,8 +177,6 @@ def build(outcome: Outcome) -> dict[str, Any]:
 
 
 def _ops_for(seed: int, outcome: Outcome) -> list[dict[str, Any]]:
-    from fakejs.parity.operations import generate
-
     return generate(seed, outcome.settings.ops_per_seed)
 
 

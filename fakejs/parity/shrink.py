@@ -19,6 +19,7 @@ import copy
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from fakejs.parity.executor import run_fresh, signature
 from fakejs.parity.operations import Operation
 
 # Keys a simplified operation must keep (without them it is a different request).
@@ -110,8 +111,6 @@ async def shrink_sequence(
     ops: list[Operation], first: dict[str, Any], inject: dict[str, Any] | None, binary: str | None, budget: int
 ) -> tuple[list[Operation], dict[str, Any], int]:
     """Shrink ``ops`` (which diverge as ``first`` on fresh servers); returns the ops, their divergence, the runs made."""
-    from fakejs.parity.executor import run_fresh, signature
-
     wanted = signature(first)
     last: dict[str, Any] = {"found": first}
 

@@ -16,7 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-SECOND = 10**9  # nanoseconds: JetStream durations in JSON
+from fakejs.gocompat.gotime import NS
+from fakejs.jetstream.config.stream import UNSUPPORTED
+
+SECOND = NS  # JetStream durations in JSON are nanoseconds
 
 
 @dataclass(frozen=True)
@@ -95,8 +98,6 @@ def _supported(candidates: dict[str, Sequence[Any]]) -> dict[str, Sequence[Any]]
     everything else in a report, so they are not drawn -- and a setting starts
     being drawn as soon as fakejs implements it and drops it from that table.
     """
-    from fakejs.jetstream.config.stream import UNSUPPORTED
-
     refused = {key for key, _ in UNSUPPORTED}
     out: dict[str, Sequence[Any]] = {}
     for key, values in candidates.items():

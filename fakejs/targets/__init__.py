@@ -1,6 +1,17 @@
 """The two servers a test can run against: fakejs on a thread, and a real nats-server process.
 
-The pytest plugin, the parity campaign and this repository's own tests all
-start servers through here; there is one real-server launcher.  May import
-:mod:`fakejs.server` and everything below it.
+:mod:`fakejs.targets.fake` holds :class:`FakeJS`, the fakejs test handle;
+:mod:`fakejs.targets.real` holds :class:`ServerProcess`, the one launcher of
+server subprocesses (the real nats-server, or ``python -m fakejs``), and
+:class:`RealNatsServer`, the real server with the shape of :class:`FakeJS`.
+The pytest plugin, the parity campaign and this repository's tests and
+benchmarks all start servers through here.
+
+May import :mod:`fakejs.server`, :mod:`fakejs.testkit` and everything below
+them; only the entry points and :mod:`fakejs.parity` import this package.
 """
+
+from fakejs.targets.fake import FakeJS, FakeOnly
+from fakejs.targets.real import NatsServerNotFound, RealNatsServer, ServerProcess, find_nats_server
+
+__all__ = ["FakeJS", "FakeOnly", "NatsServerNotFound", "RealNatsServer", "ServerProcess", "find_nats_server"]

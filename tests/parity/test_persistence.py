@@ -8,18 +8,14 @@ acknowledgement: every acknowledged message must be there afterwards.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import re
-import signal
-import subprocess
 import sys
 import time
 
 import nats
 import pytest
 
+from fakejs.targets import ServerProcess
 from tests.harness.js import api, create_stream, normalize
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target
 
@@ -104,50 +100,34 @@ async def test_purges_and_limits_survive_a_restart(target: Target) -> None:
     await nc.close()
 
 
-def _command(kind: str, store: str) -> list[str]:
+def _server(kind: str, store: str) -> ServerProcess:
+    """The server as a subprocess (fakejs through its command line) on ``store``, not started."""
+    log_name = f"{kind}-{time.monotonic_ns()}.log"
     if kind == "real":
         if REAL_BINARY is None:
             pytest.skip(REAL_MISSING_REASON)
-        return [REAL_BINARY, "-a", "127.0.0.1", "-p", "-1", "-js", "-sd", store]
-    return [sys.executable, "-m", "fakejs", "-a", "127.0.0.1", "-p", "-1", "-js", "-sd", store]
-
-
-async def _start(kind: str, store: str) -> tuple[subprocess.Popen[bytes], int]:
-    log_path = os.path.join(store, f"{kind}-{time.monotonic_ns()}.log")
-    log = open(log_path, "wb")
-    process = subprocess.Popen(_command(kind, store), stdout=log, stderr=log)
-    log.close()
-    deadline = time.monotonic() + 15
-    while True:
-        text = open(log_path, "rb").read().decode(errors="replace")
-        match = re.search(r"Listening for client connections on [\d.]+:(\d+)", text)
-        if match and "Server is ready" in text:
-            return process, int(match.group(1))
-        assert process.poll() is None and time.monotonic() < deadline, text
-        await asyncio.sleep(0.01)
+        return ServerProcess(REAL_BINARY, store_dir=store, log_name=log_name)
+    return ServerProcess(command=[sys.executable, "-m", "fakejs"], store_dir=store, log_name=log_name)
 
 
 async def test_kill_9_right_after_the_ack_loses_nothing(target_kind: str, tmp_path) -> None:
     store = str(tmp_path)
-    process, port = await _start(target_kind, store)
+    server = await _server(target_kind, store).start_async()
     try:
-        nc = await nats.connect(f"nats://127.0.0.1:{port}")
+        nc = await nats.connect(server.url)
         await create_stream(nc, {"name": "K", "subjects": ["k.>"], "storage": "file"})
         js = nc.jetstream()
         acked = []
         for i in range(200):
             ack = await js.publish(f"k.{i % 7}", b"payload-%d" % i)
             acked.append(ack.seq)
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(10)
+        server.kill()
         await nc.close()
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    process, port = await _start(target_kind, store)
+        server.kill()
+    server = await _server(target_kind, store).start_async()
     try:
-        nc = await nats.connect(f"nats://127.0.0.1:{port}")
+        nc = await nats.connect(server.url)
         info = await api(nc, "$JS.API.STREAM.INFO.K")
         assert info["state"]["messages"] == 200
         assert info["state"]["last_seq"] == acked[-1] == 200
@@ -155,5 +135,4 @@ async def test_kill_9_right_after_the_ack_loses_nothing(target_kind: str, tmp_pa
         assert last["message"]["subject"] == "k.3"
         await nc.close()
     finally:
-        process.terminate()
-        process.wait(10)
+        await server.stop_async()

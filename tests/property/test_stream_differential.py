@@ -10,7 +10,7 @@ that still shows it.
 
 The operations, their value sets and the normalisation are those of the
 parity campaign (:mod:`fakejs.parity`): each rule draws operations with
-:func:`fakejs.parity.operations.operations` and runs them with
+:func:`fakejs.parity.strategies.operations` and runs them with
 :meth:`fakejs.parity.executor.Pair.both`, so a campaign's reproduction and a
 failure here speak the same language.
 
@@ -33,7 +33,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from fakejs.parity.executor import Pair
-from fakejs.parity.operations import BASE, Operation, operations
+from fakejs.parity.operations import BASE, BUILDERS, CAMPAIGN, Operation, generate
+from fakejs.parity.strategies import operations
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON or "")]
@@ -172,8 +173,6 @@ test_stream_operations_agree = StreamMachine.TestCase
 
 def test_strategies_and_seeded_generation_share_value_sets() -> None:
     """A seed always names the same sequence, and every operation it holds is one the machine can draw."""
-    from fakejs.parity.operations import BUILDERS, CAMPAIGN, generate
-
     first = generate(1234, 40)
     assert first == generate(1234, 40)
     assert json.loads(json.dumps(first)) == first  # plain data

@@ -1,0 +1,73 @@
+"""The operation builders of :mod:`fakejs.parity.operations` as hypothesis strategies.
+
+:class:`StrategyDraw` is a :class:`~fakejs.parity.operations.Draw` over a
+hypothesis ``draw`` function, so the property tests draw from exactly the
+value sets the campaigns use, and hypothesis can still shrink every choice.
+Only the test suite needs hypothesis; campaigns never import this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from fakejs.parity.operations import (
+    BASE,
+    BUILDERS,
+    CAMPAIGN,
+    Draw,
+    Operation,
+    Vocabulary,
+    build,
+    consumer_config,
+    generate,
+    publish_headers,
+    stream_config,
+)
+
+T = TypeVar("T")
+
+
+class StrategyDraw:
+    """Choices from a hypothesis ``draw``: every pick stays shrinkable."""
+
+    def __init__(self, draw: Callable[..., Any]) -> None:
+        self.draw = draw
+
+    def choice(self, values: Sequence[T]) -> T:
+        picked: T = self.draw(st.sampled_from(list(values)))
+        return picked
+
+    def integer(self, low: int, high: int) -> int:
+        return int(self.draw(st.integers(low, high)))
+
+
+def _composite(builder: Callable[[Draw], T]) -> SearchStrategy[T]:
+    return st.composite(lambda draw: builder(StrategyDraw(draw)))()
+
+
+def stream_configs(v: Vocabulary = BASE) -> SearchStrategy[dict[str, Any]]:
+    return _composite(lambda d: stream_config(d, v))
+
+
+def publish_headers_strategy(v: Vocabulary = BASE) -> SearchStrategy[dict[str, str] | None]:
+    return _composite(lambda d: publish_headers(d, v))
+
+
+def consumer_configs(v: Vocabulary = BASE) -> SearchStrategy[dict[str, Any]]:
+    return _composite(lambda d: consumer_config(d, v))
+
+
+def operations(kind: str, v: Vocabulary = BASE) -> SearchStrategy[list[Operation]]:
+    """The operations one draw of ``kind`` makes, as a hypothesis strategy."""
+    if kind not in BUILDERS:
+        raise KeyError(f"unknown operation {kind!r} (known: {', '.join(sorted(BUILDERS))})")
+    return _composite(lambda d: build(kind, d, v))
+
+
+def seeded_sequences(count: int, v: Vocabulary = CAMPAIGN) -> SearchStrategy[list[Operation]]:
+    """Whole sequences as a strategy: a seed, then :func:`generate` (shrinks towards small seeds)."""
+    return st.integers(0, 2**32 - 1).map(lambda seed: generate(seed, count, v))

@@ -1,0 +1,144 @@
+"""The fakejs test handle: a fakejs server on its own thread.
+
+:class:`FakeJS` serves synchronous tests and async ones (on any event loop)
+alike: ``url``, the clock (``advance``), faults and actions (``control``),
+introspection (``state``, ``consumer_state``, ``transcript``, ``wait_for``)
+and a fast ``reset``.  :class:`~fakejs.targets.real.RealNatsServer` has the
+same shape for a real ``nats-server`` process, so a suite can prove its own
+parity; there the fakejs-only parts raise :class:`FakeOnly`, which the pytest
+plugin turns into a skip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from fakejs.server.threaded import ThreadedServer
+from fakejs.testkit.clock import ManualClock
+from fakejs.testkit.control import Controller
+from fakejs.testkit.faults import Fault
+from fakejs.testkit.introspection import Transcript
+
+
+class FakeOnly(RuntimeError):
+    """A fakejs-only feature was used against a real nats-server."""
+
+
+class FakeJS:
+    """A fakejs server on a background thread."""
+
+    kind = "fake"
+
+    def __init__(
+        self, *, clock: str = "real", autojump: float | None = None, scenario: str = "", **options: Any
+    ) -> None:
+        options.setdefault("port", 0)
+        self.manual = clock == "manual"
+        self._clock = ManualClock(autojump_threshold=autojump) if self.manual else None
+        self._thread = ThreadedServer(clock=self._clock, **options)
+        self._scenario = scenario
+
+    def start(self) -> FakeJS:
+        self._thread.start()
+        if self._scenario:
+            self.call(lambda: self.server.control.start_scenario(path=self._scenario))
+        return self
+
+    def stop(self) -> None:
+        self._thread.stop()
+
+    @property
+    def server(self) -> Any:
+        return self._thread.server
+
+    @property
+    def url(self) -> str:
+        return self._thread.url
+
+    @property
+    def port(self) -> int:
+        return self._thread.port
+
+    def call(self, func: Callable[..., Any], *args: Any) -> Any:
+        """Run ``func(*args)`` on the server thread (where server state may be touched)."""
+        return self._thread.call(func, *args)
+
+    # -- clock -------------------------------------------------------------------------
+
+    def advance(self, seconds: float) -> int:
+        """Move the manual clock forward, firing every timer due; returns how many fired."""
+        if self._clock is None:
+            raise FakeOnly("advance() needs a manual clock: use clock='manual'")
+        return int(self.call(self._clock.advance, seconds))
+
+    def now(self) -> float:
+        return float(self.call(self.server.clock.monotonic))
+
+    # -- faults and actions ----------------------------------------------------------------
+
+    @property
+    def control(self) -> _ControlProxy:
+        """Controller methods, each run on the server thread: ``fjs.control.delete_consumer("S", "C")``."""
+        return _ControlProxy(self)
+
+    def fault(self, **spec: Any) -> Fault:
+        fault: Fault = self.call(lambda: self.server.control.add_fault(**spec))
+        return fault
+
+    def scenario(self, name_or_path: str) -> dict[str, Any]:
+        return dict(self.call(lambda: self.server.control.start_scenario(path=name_or_path)))
+
+    def reset(self) -> None:
+        """Back to an empty server (no streams, faults or clients), for reuse between tests."""
+        self.call(lambda: self.server.control.reset(clients=True))
+
+    # -- introspection ------------------------------------------------------------------------
+
+    def state(self, messages: int = 100) -> dict[str, Any]:
+        return dict(self.call(self.server.state, messages))
+
+    def consumer_state(self, stream: str, consumer: str) -> dict[str, Any]:
+        return dict(self.call(self.server.consumer_state, stream, consumer))
+
+    def transcript(self, client: int | str) -> Transcript:
+        transcript: Transcript = self.call(self.server.transcript, client)
+        return transcript
+
+    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.002) -> Any:
+        """Wait (in the caller's event loop) until ``predicate()``, run on the server thread, is truthy."""
+        deadline = time.monotonic() + timeout
+        while not (value := self._check(predicate, deadline, timeout)):
+            await asyncio.sleep(interval)
+        return value
+
+    def wait_until(self, predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.002) -> Any:
+        """:meth:`wait_for` for synchronous tests."""
+        deadline = time.monotonic() + timeout
+        while not (value := self._check(predicate, deadline, timeout)):
+            time.sleep(interval)
+        return value
+
+    def _check(self, predicate: Callable[[], Any], deadline: float, timeout: float) -> Any:
+        value = self.call(predicate)
+        if not value and time.monotonic() >= deadline:
+            raise TimeoutError(f"condition not met within {timeout}s")
+        return value
+
+
+class _ControlProxy:
+    def __init__(self, handle: FakeJS) -> None:
+        self._handle = handle
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        method = getattr(Controller, name, None)
+        if method is None or name.startswith("_"):
+            raise AttributeError(name)
+        server = self._handle.server
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            return self._handle.call(lambda: getattr(server.control, name)(*args, **kwargs))
+
+        return run
