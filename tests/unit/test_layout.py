@@ -1,0 +1,146 @@
+"""The shape of the tree: packages listed for the wheel, no import cycles, package docstrings, module sizes.
+
+fakejs is laid out a folder per layer (see the README's "How fakejs is
+built"); these checks keep that layout from eroding one convenient import
+or one long module at a time.  Layer order itself is import-linter's job
+(``lint-imports``, contracts in pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import grimp
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "fakejs"
+SCENARIOS = REPO / "scenarios"  # packaged as fakejs.scenarios
+MAX_LINES = 600  # a ceiling; modules aim for 500
+# Known exceptions, each being fixed by the owner of the file; the mark goes once it passes.
+PENDING = {
+    "fakejs": "the package face's docstring does not yet say what it may import",
+    "fakejs/gocompat/gojson.py": "605 lines: being shortened",
+}
+
+
+def pending(name: str) -> object:
+    """``name`` as a parameter, expected to fail (not strictly) while it is listed in :data:`PENDING`."""
+    if name in PENDING:
+        return pytest.param(name, marks=pytest.mark.xfail(strict=False, reason=PENDING[name]))
+    return name
+
+
+def package_dirs() -> dict[str, Path]:
+    """Every package in the tree, by dotted name: folders under fakejs/ with an __init__.py, and scenarios/."""
+    found = {
+        ".".join(init.parent.relative_to(REPO).parts): init.parent
+        for init in PACKAGE.rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    if (SCENARIOS / "__init__.py").exists():
+        found["fakejs.scenarios"] = SCENARIOS
+    return found
+
+
+def modules() -> Iterator[Path]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "__pycache__" not in path.parts:
+            yield path
+
+
+def test_every_package_is_listed_for_the_wheel() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())
+    listed = config["tool"]["setuptools"]["packages"]
+    assert sorted(listed) == sorted(set(listed)), "a package is listed twice"
+    assert set(listed) == set(package_dirs())
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            advanced = False
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                    advanced = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    components.append(sorted(component))
+    return components
+
+
+def test_strongly_connected_finds_cycles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert strongly_connected(graph) == [["a", "b", "c"]]
+
+
+@pytest.mark.xfail(strict=False, reason="cycles being removed")
+def test_no_import_cycles_counting_every_import() -> None:
+    """Module-level, function-local and ``if TYPE_CHECKING:`` imports all count (grimp sees them all)."""
+    graph = grimp.build_graph("fakejs", include_external_packages=False)
+    edges = {module: set(graph.find_modules_directly_imported_by(module)) for module in graph.modules}
+    assert strongly_connected(edges) == []
+
+
+def docstring(path: Path) -> str:
+    return ast.get_docstring(ast.parse(path.read_text())) or ""
+
+
+IMPORT_SENTENCE = re.compile(r"\bimport(s|ed)?\b|\bsits on\b", re.IGNORECASE)
+CODE_LINE = re.compile(r"^\s*(from \S+ import|import \S+)")
+
+
+@pytest.mark.parametrize("name", [pending(name) for name in sorted(package_dirs())])
+def test_every_package_says_what_it_holds_and_may_import(name: str) -> None:
+    folder = package_dirs()[name]
+    text = docstring(folder / "__init__.py")
+    assert text, f"{name}: no module docstring"
+    if not [path for path in folder.glob("*.py") if path.name != "__init__.py"]:
+        return  # a data package (the shipped scenarios) imports nothing
+    prose = "\n".join(line for line in text.splitlines() if not CODE_LINE.match(line))
+    assert IMPORT_SENTENCE.search(prose), f"{name}: the docstring does not say what the package may import"
+
+
+@pytest.mark.parametrize("module", [pending(str(path.relative_to(REPO))) for path in modules()])
+def test_no_module_is_too_long(module: str) -> None:
+    assert len((REPO / module).read_text().splitlines()) <= MAX_LINES
