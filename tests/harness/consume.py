@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-NS = 1_000_000_000
+from fakejs.gocompat.gotime import NS
+
 STATUS = "Status"
 TERMINAL = ("Consumer Deleted", "Consumer is push based")
 # Statuses after which what the server still owes is unknown: forget the pending counts (as nats.go does).

@@ -1,42 +1,64 @@
-"""Helpers for JetStream parity tests: raw API requests and reply normalisation.
+"""Helpers for JetStream parity tests: a nats-py connection, raw API requests and reply normalisation.
 
 JetStream replies contain values that differ between any two servers or
 runs: timestamps and server ids and names.  :func:`normalize` (shared with
 the parity campaign, :mod:`fakejs.parity.normalize`) replaces exactly those
 with placeholders so a test can compare a whole reply from fakejs with the
 same reply from nats-server -- or with a literal expectation that holds for
-both.
+both.  JetStream durations are nanoseconds: :data:`MS` and :data:`SEC`.
 """
 
 from __future__ import annotations
 
 import calendar
+import contextlib
 import json
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from fakejs.gocompat.gotime import NS
 from fakejs.parity.normalize import SERVER_KEYS, TIME_KEYS, ZERO_TIME, normalize
 
 __all__ = [
+    "MS",
+    "NS",
+    "SEC",
     "SERVER_KEYS",
     "TIME_KEYS",
     "ZERO_TIME",
+    "add_stream",
     "api",
     "connect",
+    "connected",
     "create_stream",
     "normalize",
     "publish",
     "request",
     "rfc3339_ns",
+    "stored",
 ]
+
+SEC = NS  # nanoseconds in a second
+MS = NS // 1_000  # nanoseconds in a millisecond
 
 
 async def connect(target: Any, **kwargs: Any) -> Client:
     return await nats.connect(target.url, **kwargs)
+
+
+@contextlib.asynccontextmanager
+async def connected(target: Any, **kwargs: Any) -> AsyncIterator[Client]:
+    """A nats-py connection for the ``async with`` block."""
+    nc = await nats.connect(target.url, **kwargs)
+    try:
+        yield nc
+    finally:
+        await nc.close()
 
 
 async def api(
@@ -71,12 +93,26 @@ async def create_stream(nc: Client, config: dict[str, Any]) -> dict:
     return reply
 
 
+async def add_stream(nc: Client, name: str = "S", subjects: list[str] | None = None, **config: Any) -> dict:
+    """Create stream ``name`` on ``<name in lower case>.>`` (unless ``subjects`` are given), with ``config``."""
+    return await create_stream(nc, {"name": name, "subjects": subjects or [name.lower() + ".>"], **config})
+
+
 async def publish(
     nc: Client, subject: str, payload: bytes = b"", headers: dict[str, str] | None = None, timeout: float = 2.0
 ) -> bytes:
     """Publish with a reply subject and return the raw PubAck payload bytes."""
     msg = await nc.request(subject, payload, timeout=timeout, headers=headers)
     return msg.data
+
+
+async def stored(
+    nc: Client, subject: str, payload: bytes = b"", headers: dict[str, str] | None = None, timeout: float = 2.0
+) -> int:
+    """Publish to a stream; fails the test on an error PubAck; returns the stream sequence."""
+    ack = json.loads(await publish(nc, subject, payload, headers, timeout))
+    assert "error" not in ack, ack
+    return int(ack["seq"])
 
 
 def rfc3339_ns(text: str) -> int:

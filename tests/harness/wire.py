@@ -5,7 +5,8 @@ nats client library would hide (status lines, header order, heartbeats,
 flow-control requests), so they speak the protocol themselves.  :class:`Wire`
 is the shared part: connect with headers on, read MSG/HMSG into
 :class:`Frame` objects, answer server PINGs, and wait for a condition or a
-PONG.  Each test module subclasses it with its own request helpers.
+PONG.  :mod:`tests.harness.pull`, :mod:`tests.harness.push` and
+:mod:`tests.harness.direct` subclass it with their request helpers.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from typing import Any
 
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
-
-WAIT = 3.0  # seconds to wait for something that must happen
+from tests.harness.wait import WAIT
 
 
 @dataclass

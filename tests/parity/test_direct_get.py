@@ -53,25 +53,15 @@ Facts pinned down here (R1, default account):
 from __future__ import annotations
 
 import asyncio
-import itertools
-import json
-import re
-from dataclasses import dataclass
-from typing import Any
 
 import nats
 import nats.errors
 import nats.js.errors
 import pytest
 
-from tests.harness.js import api, create_stream
-from tests.harness.raw import RawClient
-from tests.harness.targets import Target
-from tests.harness.wire import Frame, Wire
-
-WAIT = 5.0
-INBOXES = itertools.count(1)
-RFC3339NANO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z$")
+from tests.harness.direct import DirectEnv, Stored
+from tests.harness.env import env_fixture
+from tests.harness.js import api
 
 # --------------------------------------------------------------------------- expected blocks
 
@@ -100,177 +90,7 @@ def eob(pending: int, last: int, upto: int | None = None) -> bytes:
     return block + b"\r\n"
 
 
-# --------------------------------------------------------------------------- raw wire
-
-
-class DirectWire(Wire):
-    """A raw connection with helpers for direct gets; frames are read per inbox."""
-
-    default_timeout = WAIT
-
-    def __init__(self, client: RawClient) -> None:
-        super().__init__(client)
-        self.sids: dict[str, int] = {}
-        self.barrier_inbox: str | None = None
-
-    async def inbox(self) -> str:
-        subject = f"_INBOX.dg.{next(INBOXES)}"
-        self.sids[subject] = len(self.sids) + 1
-        await self.send(b"SUB %s %d\r\n" % (subject.encode(), self.sids[subject]))
-        return subject
-
-    def on(self, inbox: str) -> list[Frame]:
-        return [f for f in self.frames if f.sid == self.sids[inbox]]
-
-    async def publish(self, subject: str, payload: bytes, reply: str = "", header: bytes | None = None) -> None:
-        target = subject.encode() + (b" " + reply.encode() if reply else b"")
-        if header is None:
-            await self.send(b"PUB %s %d\r\n%s\r\n" % (target, len(payload), payload))
-        else:
-            size = len(header) + len(payload)
-            await self.send(b"HPUB %s %d %d\r\n%s%s\r\n" % (target, len(header), size, header, payload))
-
-    async def request(self, subject: str, payload: bytes = b"", header: bytes | None = None) -> tuple[str, Frame]:
-        """A request whose reply is a single frame (a publish with its PubAck)."""
-        inbox = await self.inbox()
-        await self.publish(subject, payload, inbox, header)
-        await self.until(lambda: len(self.on(inbox)) >= 1, f"a reply on {inbox}")
-        return inbox, self.on(inbox)[0]
-
-    async def direct(
-        self, subject: str, body: bytes | dict = b"", header: bytes | None = None
-    ) -> tuple[str, list[bytes]]:
-        """Send a direct get; return the reply inbox and every frame it received.
-
-        Completion is proven by a barrier: an empty request to the same stream's
-        ``$JS.API.DIRECT.GET.<stream>`` sent right after.  Its ``408 Empty Request``
-        (or 503) is queued behind everything the first request produced.
-        """
-        if isinstance(body, dict):
-            body = json.dumps(body).encode()
-        inbox = await self.inbox()
-        await self.publish(subject, body, inbox, header)
-        if self.barrier_inbox is None:
-            self.barrier_inbox = await self.inbox()
-        stream = subject.split(".")[4]
-        seen = len(self.on(self.barrier_inbox))
-        await self.publish(f"$JS.API.DIRECT.GET.{stream}", b"", self.barrier_inbox)
-        await self.until(lambda: len(self.on(self.barrier_inbox)) > seen, "the barrier reply")
-        return inbox, [f.raw for f in self.on(inbox)]
-
-    # -- expected bytes
-
-    def hmsg(self, inbox: str, header: bytes, payload: bytes = b"") -> bytes:
-        return b"HMSG %s %d %d %d\r\n%s%s\r\n" % (
-            inbox.encode(),
-            self.sids[inbox],
-            len(header),
-            len(header) + len(payload),
-            header,
-            payload,
-        )
-
-    def msg(self, inbox: str, payload: bytes) -> bytes:
-        return b"MSG %s %d %d\r\n%s\r\n" % (inbox.encode(), self.sids[inbox], len(payload), payload)
-
-
-# --------------------------------------------------------------------------- environment
-
-
-@dataclass
-class Stored:
-    subject: str
-    payload: bytes
-    header: bytes  # the stored header block, b"" when none
-
-
-class Env:
-    """A stream ``S`` (subjects ``s.>``, ``allow_direct``) and a raw wire."""
-
-    def __init__(self, target: Target) -> None:
-        self.target = target
-        self.nc: nats.NATS | None = None
-        self.wire: DirectWire | None = None
-        self.stream = "S"
-        self.messages: dict[int, Stored] = {}
-        self.times: dict[int, str] = {}
-
-    async def start(self, *, storage: str = "file", **config: Any) -> DirectWire:
-        self.nc = await nats.connect(self.target.url)
-        cfg = {"name": "S", "subjects": ["s.>"], "storage": storage, "allow_direct": True}
-        cfg.update(config)
-        await create_stream(self.nc, cfg)
-        self.wire = await DirectWire.open(self.target)
-        return self.wire
-
-    async def publish(self, subject: str, payload: bytes = b"", header: bytes | None = None) -> int:
-        assert self.wire is not None
-        _, frame = await self.wire.request(subject, payload, header)
-        ack = json.loads(frame.payload)
-        assert "error" not in ack, ack
-        self.messages[ack["seq"]] = Stored(subject, payload, header or b"")
-        return ack["seq"]
-
-    async def fill(self, *items: tuple[str, bytes]) -> list[int]:
-        return [await self.publish(subject, payload) for subject, payload in items]
-
-    async def delete(self, seq: int) -> None:
-        reply = await api(self.nc, f"$JS.API.STREAM.MSG.DELETE.{self.stream}", {"seq": seq})
-        assert reply.get("success") is True, reply
-
-    async def ts(self, seq: int) -> str:
-        if seq not in self.times:
-            reply = await api(self.nc, f"$JS.API.STREAM.MSG.GET.{self.stream}", {"seq": seq})
-            assert "message" in reply, reply
-            self.times[seq] = reply["message"]["time"]
-            assert RFC3339NANO.match(self.times[seq]), self.times[seq]
-        return self.times[seq]
-
-    async def block(self, seq: int, pending: int | None = None, last: int | None = None) -> bytes:
-        """The header block a direct get sends for stored message ``seq``."""
-        stored = self.messages[seq]
-        block = stored.header[:-2] if stored.header else b"NATS/1.0\r\n"
-        block += b"Nats-Stream: %s\r\nNats-Subject: %s\r\nNats-Sequence: %d\r\nNats-Time-Stamp: %s\r\n" % (
-            self.stream.encode(),
-            stored.subject.encode(),
-            seq,
-            (await self.ts(seq)).encode(),
-        )
-        if pending is not None:
-            block += b"Nats-Num-Pending: %d\r\nNats-Last-Sequence: %d\r\n" % (pending, last)
-        return block + b"\r\n"
-
-    async def item(self, inbox: str, seq: int, pending: int | None = None, last: int | None = None) -> bytes:
-        assert self.wire is not None
-        return self.wire.hmsg(inbox, await self.block(seq, pending, last), self.messages[seq].payload)
-
-    async def batch(self, inbox: str, seqs: list[int], pending: list[int]) -> list[bytes]:
-        """Batch items for ``seqs`` with the given Num-Pending values (Last-Sequence chains)."""
-        frames, last = [], 0
-        for seq, left in zip(seqs, pending):
-            frames.append(await self.item(inbox, seq, left, last))
-            last = seq
-        return frames
-
-    async def get(
-        self, body: bytes | dict = b"", *, suffix: str = "", header: bytes | None = None
-    ) -> tuple[str, list[bytes]]:
-        assert self.wire is not None
-        subject = f"$JS.API.DIRECT.GET.{self.stream}" + (f".{suffix}" if suffix else "")
-        return await self.wire.direct(subject, body, header)
-
-    async def close(self) -> None:
-        if self.wire is not None:
-            await self.wire.close()
-        if self.nc is not None and not self.nc.is_closed:
-            await self.nc.close()
-
-
-@pytest.fixture
-async def env(target: Target):
-    environment = Env(target)
-    yield environment
-    await environment.close()
+env = env_fixture(DirectEnv)
 
 
 SIX = [("s.0", b"m0"), ("s.1", b"m1"), ("s.2", b"m2"), ("s.0", b"m3"), ("s.1", b"m4"), ("s.2", b"m5")]
@@ -279,7 +99,7 @@ SIX = [("s.0", b"m0"), ("s.1", b"m1"), ("s.2", b"m2"), ("s.0", b"m3"), ("s.1", b
 # =========================================================================== the responder
 
 
-async def test_allow_direct_is_off_by_default_even_for_kv_like_streams(env: Env) -> None:
+async def test_allow_direct_is_off_by_default_even_for_kv_like_streams(env: DirectEnv) -> None:
     """max_msgs_per_subject no longer turns allow_direct on; without it nobody answers (503)."""
     await env.start(allow_direct=False)
     reply = await api(env.nc, "$JS.API.STREAM.CREATE.K", {"name": "K", "subjects": ["k.>"], "max_msgs_per_subject": 5})
@@ -291,7 +111,7 @@ async def test_allow_direct_is_off_by_default_even_for_kv_like_streams(env: Env)
         assert frames == [env.wire.hmsg(inbox, no_responders(subject))]
 
 
-async def test_missing_stream_is_no_responders(env: Env) -> None:
+async def test_missing_stream_is_no_responders(env: DirectEnv) -> None:
     await env.start()
     inbox, frames = await env.wire.direct("$JS.API.DIRECT.GET.NOPE", b'{"seq":1}')
     assert frames == [env.wire.hmsg(inbox, no_responders("$JS.API.DIRECT.GET.NOPE"))]
@@ -299,7 +119,7 @@ async def test_missing_stream_is_no_responders(env: Env) -> None:
     assert frames == [env.wire.hmsg(inbox, no_responders("$JS.API.DIRECT.GET.NOPE.s.1"))]
 
 
-async def test_stream_update_switches_the_responder_on_and_off(env: Env) -> None:
+async def test_stream_update_switches_the_responder_on_and_off(env: DirectEnv) -> None:
     await env.start(allow_direct=False)
     await env.publish("s.1", b"x")
     inbox, frames = await env.get({"seq": 1})
@@ -319,7 +139,7 @@ async def test_stream_update_switches_the_responder_on_and_off(env: Env) -> None
     assert frames == [env.wire.hmsg(inbox, no_responders("$JS.API.DIRECT.GET.S"))]
 
 
-async def test_stream_delete_removes_the_responder(env: Env) -> None:
+async def test_stream_delete_removes_the_responder(env: DirectEnv) -> None:
     await env.start()
     await env.publish("s.1", b"x")
     reply = await api(env.nc, "$JS.API.STREAM.DELETE.S")
@@ -328,7 +148,7 @@ async def test_stream_delete_removes_the_responder(env: Env) -> None:
     assert frames == [env.wire.hmsg(inbox, no_responders("$JS.API.DIRECT.GET.S"))]
 
 
-async def test_nats_py_direct_get_without_responder_raises_no_responders(env: Env) -> None:
+async def test_nats_py_direct_get_without_responder_raises_no_responders(env: DirectEnv) -> None:
     await env.start(allow_direct=False)
     await env.publish("s.1", b"x")
     js = env.nc.jetstream()
@@ -338,7 +158,7 @@ async def test_nats_py_direct_get_without_responder_raises_no_responders(env: En
         await js.get_last_msg("S", "s.1", direct=True)
 
 
-async def test_nats_py_direct_get_reads_headers(env: Env) -> None:
+async def test_nats_py_direct_get_reads_headers(env: DirectEnv) -> None:
     await env.start()
     await env.publish("s.1", b"one", b"NATS/1.0\r\nFoo: bar\r\n\r\n")
     await env.publish("s.2", b"two")
@@ -361,7 +181,7 @@ async def test_nats_py_direct_get_reads_headers(env: Env) -> None:
 # =========================================================================== single gets
 
 
-async def test_get_by_sequence_exact_bytes(env: Env) -> None:
+async def test_get_by_sequence_exact_bytes(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX[:2])
     inbox, frames = await env.get(b'{"seq":2}')
@@ -372,7 +192,7 @@ async def test_get_by_sequence_exact_bytes(env: Env) -> None:
     ]
 
 
-async def test_stored_headers_come_first_verbatim(env: Env) -> None:
+async def test_stored_headers_come_first_verbatim(env: DirectEnv) -> None:
     """The stored block is kept byte for byte (repeats, case, even a Nats-Stream of its own)."""
     await env.start()
     stored = b"NATS/1.0\r\nNats-Stream: X\r\nA: 1\r\nA: 2\r\nlower: v\r\n\r\n"
@@ -392,7 +212,7 @@ async def test_stored_headers_come_first_verbatim(env: Env) -> None:
     assert b"Nats-Msg-Id: id1\r\nNats-Stream: S\r\n" in frames[0]
 
 
-async def test_empty_header_block_and_empty_payload(env: Env) -> None:
+async def test_empty_header_block_and_empty_payload(env: DirectEnv) -> None:
     """A stored ``NATS/1.0\\r\\n\\r\\n`` block reads back like no headers at all."""
     await env.start()
     await env.publish("s.1", b"", b"NATS/1.0\r\n\r\n")
@@ -408,14 +228,14 @@ async def test_empty_header_block_and_empty_payload(env: Env) -> None:
         ]
 
 
-async def test_request_headers_are_not_echoed(env: Env) -> None:
+async def test_request_headers_are_not_echoed(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX[:1])
     inbox, frames = await env.get({"seq": 1}, header=b"NATS/1.0\r\nFoo: x\r\nNats-Expected-Stream: nope\r\n\r\n")
     assert frames == [await env.item(inbox, 1)]
 
 
-async def test_missing_and_deleted_sequences_are_not_found(env: Env) -> None:
+async def test_missing_and_deleted_sequences_are_not_found(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX[:3])
     await env.delete(2)
@@ -426,7 +246,7 @@ async def test_missing_and_deleted_sequences_are_not_found(env: Env) -> None:
     assert frames == [await env.item(inbox, 3)]
 
 
-async def test_last_by_subject(env: Env) -> None:
+async def test_last_by_subject(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX)
     inbox, frames = await env.get({"last_by_subj": "s.1"})
@@ -439,7 +259,7 @@ async def test_last_by_subject(env: Env) -> None:
     assert frames == [await env.item(inbox, 5)]
 
 
-async def test_last_by_subject_after_deletes_and_purge(env: Env) -> None:
+async def test_last_by_subject_after_deletes_and_purge(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX)
     await env.delete(5)
@@ -454,7 +274,7 @@ async def test_last_by_subject_after_deletes_and_purge(env: Env) -> None:
     assert frames == [env.wire.hmsg(inbox, NOT_FOUND)]
 
 
-async def test_next_by_subject(env: Env) -> None:
+async def test_next_by_subject(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX)
     cases = [
@@ -472,7 +292,7 @@ async def test_next_by_subject(env: Env) -> None:
         assert frames == [env.wire.hmsg(inbox, NOT_FOUND)], body
 
 
-async def test_start_time(env: Env) -> None:
+async def test_start_time(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX)
     cases = [
@@ -488,14 +308,14 @@ async def test_start_time(env: Env) -> None:
     assert frames == [env.wire.hmsg(inbox, NOT_FOUND)]
 
 
-async def test_max_bytes_does_not_apply_to_single_gets(env: Env) -> None:
+async def test_max_bytes_does_not_apply_to_single_gets(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX[:2])
     inbox, frames = await env.get({"seq": 1, "max_bytes": 1})
     assert frames == [await env.item(inbox, 1)]
 
 
-async def test_no_hdr_sends_a_plain_msg(env: Env) -> None:
+async def test_no_hdr_sends_a_plain_msg(env: DirectEnv) -> None:
     await env.start()
     await env.publish("s.1", b"withhdr", b"NATS/1.0\r\nFoo: bar\r\n\r\n")
     await env.publish("s.2", b"")
@@ -508,28 +328,28 @@ async def test_no_hdr_sends_a_plain_msg(env: Env) -> None:
 # =========================================================================== batches
 
 
-async def test_batch_by_sequence(env: Env) -> None:
+async def test_batch_by_sequence(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX)
     inbox, frames = await env.get({"seq": 2, "batch": 3})
     assert frames == await env.batch(inbox, [2, 3, 4], [4, 3, 2]) + [env.wire.hmsg(inbox, eob(2, 4))]
 
 
-async def test_batch_larger_than_the_rest(env: Env) -> None:
+async def test_batch_larger_than_the_rest(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX[:3])
     inbox, frames = await env.get({"seq": 2, "batch": 10})
     assert frames == await env.batch(inbox, [2, 3], [1, 0]) + [env.wire.hmsg(inbox, eob(0, 3))]
 
 
-async def test_batch_of_one_still_ends_with_eob(env: Env) -> None:
+async def test_batch_of_one_still_ends_with_eob(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX[:3])
     inbox, frames = await env.get({"seq": 1, "batch": 1})
     assert frames == await env.batch(inbox, [1], [2]) + [env.wire.hmsg(inbox, eob(2, 1))]
 
 
-async def test_batch_zero_is_a_single_get_and_negative_sends_only_eob(env: Env) -> None:
+async def test_batch_zero_is_a_single_get_and_negative_sends_only_eob(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX[:3])
     inbox, frames = await env.get({"seq": 1, "batch": 0})
@@ -538,7 +358,7 @@ async def test_batch_zero_is_a_single_get_and_negative_sends_only_eob(env: Env) 
     assert frames == [env.wire.hmsg(inbox, eob(2, 0))]
 
 
-async def test_batch_steps_over_deleted_messages(env: Env) -> None:
+async def test_batch_steps_over_deleted_messages(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX)
     await env.delete(2)
@@ -547,7 +367,7 @@ async def test_batch_steps_over_deleted_messages(env: Env) -> None:
     assert frames == await env.batch(inbox, [3, 5], [2, 1]) + [env.wire.hmsg(inbox, eob(1, 5))]
 
 
-async def test_batch_whose_first_lookup_fails_is_not_found_without_eob(env: Env) -> None:
+async def test_batch_whose_first_lookup_fails_is_not_found_without_eob(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX[:3])
     for body in (
@@ -559,7 +379,7 @@ async def test_batch_whose_first_lookup_fails_is_not_found_without_eob(env: Env)
         assert frames == [env.wire.hmsg(inbox, NOT_FOUND)], body
 
 
-async def test_batch_with_next_by_subject_counts_matches_only(env: Env) -> None:
+async def test_batch_with_next_by_subject_counts_matches_only(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX)
     inbox, frames = await env.get({"seq": 2, "batch": 10, "next_by_subj": "s.1"})
@@ -568,14 +388,14 @@ async def test_batch_with_next_by_subject_counts_matches_only(env: Env) -> None:
     assert frames == await env.batch(inbox, [1, 2], [5, 4]) + [env.wire.hmsg(inbox, eob(4, 2))]
 
 
-async def test_batch_from_start_time(env: Env) -> None:
+async def test_batch_from_start_time(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX)
     inbox, frames = await env.get({"start_time": await env.ts(4), "batch": 2})
     assert frames == await env.batch(inbox, [4, 5], [2, 1]) + [env.wire.hmsg(inbox, eob(1, 5))]
 
 
-async def test_batch_after_purge_starts_at_the_first_sequence(env: Env) -> None:
+async def test_batch_after_purge_starts_at_the_first_sequence(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX[:3])
     await api(env.nc, "$JS.API.STREAM.PURGE.S")
@@ -588,7 +408,7 @@ async def test_batch_after_purge_starts_at_the_first_sequence(env: Env) -> None:
 
 
 @pytest.mark.parametrize("max_bytes, count", [(1, 1), (5, 1), (6, 2), (10, 2), (11, 3)])
-async def test_batch_max_bytes(env: Env, max_bytes: int, count: int) -> None:
+async def test_batch_max_bytes(env: DirectEnv, max_bytes: int, count: int) -> None:
     """Each item counts subject + payload (here 3 + 2): the batch stops once the total reaches max_bytes."""
     await env.start()
     await env.fill(*SIX)
@@ -597,7 +417,7 @@ async def test_batch_max_bytes(env: Env, max_bytes: int, count: int) -> None:
     assert frames == await env.batch(inbox, seqs, [6 - s for s in seqs]) + [env.wire.hmsg(inbox, eob(6 - count, count))]
 
 
-async def test_batch_max_bytes_counts_stored_headers(env: Env) -> None:
+async def test_batch_max_bytes_counts_stored_headers(env: DirectEnv) -> None:
     await env.start()
     await env.publish("s.1", b"", b"NATS/1.0\r\n\r\n")  # 3 + 12 + 0 = 15
     await env.publish("s.1", b"p", b"NATS/1.0\r\nA: 1\r\n\r\n")  # 3 + 18 + 1 = 22
@@ -608,7 +428,7 @@ async def test_batch_max_bytes_counts_stored_headers(env: Env) -> None:
     assert frames == await env.batch(inbox, [1], [2]) + [env.wire.hmsg(inbox, eob(2, 1))]
 
 
-async def test_batch_items_keep_stored_headers_first(env: Env) -> None:
+async def test_batch_items_keep_stored_headers_first(env: DirectEnv) -> None:
     await env.start()
     await env.publish("s.1", b"p", b"NATS/1.0\r\nA: 1\r\nA: 2\r\n\r\n")
     await env.publish("s.2", b"q")
@@ -623,7 +443,7 @@ async def test_batch_items_keep_stored_headers_first(env: Env) -> None:
     assert frames == await env.batch(inbox, [1, 2], [1, 0]) + [env.wire.hmsg(inbox, eob(0, 2))]
 
 
-async def test_batch_with_no_hdr_does_not_count_down_pending(env: Env) -> None:
+async def test_batch_with_no_hdr_does_not_count_down_pending(env: DirectEnv) -> None:
     """Items are plain MSGs; the pending count is only decremented for items with headers."""
     await env.start()
     await env.fill(*SIX)
@@ -640,14 +460,14 @@ async def test_batch_with_no_hdr_does_not_count_down_pending(env: Env) -> None:
 # =========================================================================== multi_last
 
 
-async def test_multi_last_with_wildcard(env: Env) -> None:
+async def test_multi_last_with_wildcard(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX[:5])  # last of s.2 is 3, of s.0 is 4, of s.1 is 5
     inbox, frames = await env.get({"multi_last": ["s.*"]})
     assert frames == await env.batch(inbox, [3, 4, 5], [2, 1, 0]) + [env.wire.hmsg(inbox, eob(0, 5, 5))]
 
 
-async def test_multi_last_subjects_are_distinct_and_in_sequence_order(env: Env) -> None:
+async def test_multi_last_subjects_are_distinct_and_in_sequence_order(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX)
     inbox, frames = await env.get({"multi_last": ["s.1", "s.0", "s.1", "s.>"]})
@@ -656,7 +476,7 @@ async def test_multi_last_subjects_are_distinct_and_in_sequence_order(env: Env) 
     assert frames == await env.batch(inbox, [5], [0]) + [env.wire.hmsg(inbox, eob(0, 5, 6))]
 
 
-async def test_multi_last_keeps_stored_headers(env: Env) -> None:
+async def test_multi_last_keeps_stored_headers(env: DirectEnv) -> None:
     await env.start()
     await env.publish("s.1", b"p", b"NATS/1.0\r\nFoo: bar\r\n\r\n")
     await env.publish("s.2", b"q")
@@ -666,7 +486,7 @@ async def test_multi_last_keeps_stored_headers(env: Env) -> None:
     assert b"\r\nNATS/1.0\r\nFoo: bar\r\nNats-Stream: S\r\n" in frames[0]
 
 
-async def test_multi_last_no_match(env: Env) -> None:
+async def test_multi_last_no_match(env: DirectEnv) -> None:
     await env.start()
     inbox, frames = await env.get({"multi_last": ["s.*"]})  # empty stream
     assert frames == [env.wire.hmsg(inbox, NO_RESULTS)]
@@ -675,7 +495,7 @@ async def test_multi_last_no_match(env: Env) -> None:
     assert frames == [env.wire.hmsg(inbox, NO_RESULTS)]
 
 
-async def test_multi_last_up_to_sequence(env: Env) -> None:
+async def test_multi_last_up_to_sequence(env: DirectEnv) -> None:
     """A point-in-time read: the last of each subject at or below up_to_seq."""
     await env.start()
     await env.fill(*SIX)
@@ -689,7 +509,7 @@ async def test_multi_last_up_to_sequence(env: Env) -> None:
 
 
 @pytest.mark.parametrize("storage", ["file", "memory"])
-async def test_multi_last_up_to_sequence_past_the_end(env: Env, storage: str) -> None:
+async def test_multi_last_up_to_sequence_past_the_end(env: DirectEnv, storage: str) -> None:
     """File storage finds nothing past its last sequence; memory storage reads everything."""
     await env.start(storage=storage)
     await env.fill(*SIX[:3])
@@ -700,7 +520,7 @@ async def test_multi_last_up_to_sequence_past_the_end(env: Env, storage: str) ->
         assert frames == await env.batch(inbox, [1, 2, 3], [2, 1, 0]) + [env.wire.hmsg(inbox, eob(0, 3, 100))]
 
 
-async def test_multi_last_up_to_time(env: Env) -> None:
+async def test_multi_last_up_to_time(env: DirectEnv) -> None:
     """up_to_time picks the sequence before the first message at or after it."""
     await env.start()
     await env.fill(*SIX)
@@ -713,7 +533,7 @@ async def test_multi_last_up_to_time(env: Env) -> None:
         assert frames == [env.wire.hmsg(inbox, NO_RESULTS)], when
 
 
-async def test_multi_last_seq_is_a_minimum(env: Env) -> None:
+async def test_multi_last_seq_is_a_minimum(env: DirectEnv) -> None:
     """Matches below seq are skipped but still counted out of the pending numbers."""
     await env.start()
     await env.fill(*SIX)
@@ -723,7 +543,7 @@ async def test_multi_last_seq_is_a_minimum(env: Env) -> None:
     assert frames == [env.wire.hmsg(inbox, eob(0, 0, 6))]
 
 
-async def test_multi_last_batch_and_max_bytes(env: Env) -> None:
+async def test_multi_last_batch_and_max_bytes(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX)
     inbox, frames = await env.get({"multi_last": ["s.*"], "batch": 2})
@@ -732,7 +552,7 @@ async def test_multi_last_batch_and_max_bytes(env: Env) -> None:
     assert frames == await env.batch(inbox, [4], [2]) + [env.wire.hmsg(inbox, eob(2, 4, 6))]
 
 
-async def test_multi_last_ignores_no_hdr_and_start_time(env: Env) -> None:
+async def test_multi_last_ignores_no_hdr_and_start_time(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX[:3])
     for body in (
@@ -745,7 +565,7 @@ async def test_multi_last_ignores_no_hdr_and_start_time(env: Env) -> None:
 
 
 @pytest.mark.parametrize("storage", ["file", "memory"])
-async def test_multi_last_limit_is_1024_subjects(env: Env, storage: str) -> None:
+async def test_multi_last_limit_is_1024_subjects(env: DirectEnv, storage: str) -> None:
     await env.start(storage=storage)
     js = env.nc.jetstream()
     acks = [await js.publish_async(f"s.{i}", b"") for i in range(1025)]
@@ -780,7 +600,7 @@ async def test_multi_last_limit_is_1024_subjects(env: Env, storage: str) -> None
         b'{"seq":0,"last_by_subj":"","multi_last":[]}',
     ],
 )
-async def test_empty_request(env: Env, body: bytes) -> None:
+async def test_empty_request(env: DirectEnv, body: bytes) -> None:
     await env.start()
     await env.fill(*SIX[:2])
     inbox, frames = await env.get(body)
@@ -805,7 +625,7 @@ async def test_empty_request(env: Env, body: bytes) -> None:
         b'{"no_hdr":1,"seq":1}',
     ],
 )
-async def test_malformed_request(env: Env, body: bytes) -> None:
+async def test_malformed_request(env: DirectEnv, body: bytes) -> None:
     await env.start()
     await env.fill(*SIX[:2])
     inbox, frames = await env.get(body)
@@ -826,14 +646,14 @@ async def test_malformed_request(env: Env, body: bytes) -> None:
         {"seq": 1, "up_to_seq": 1, "up_to_time": "2100-01-01T00:00:00Z"},
     ],
 )
-async def test_conflicting_fields_are_a_bad_request(env: Env, body: dict) -> None:
+async def test_conflicting_fields_are_a_bad_request(env: DirectEnv, body: dict) -> None:
     await env.start()
     await env.fill(*SIX[:2])
     inbox, frames = await env.get(body)
     assert frames == [env.wire.hmsg(inbox, BAD_REQUEST)]
 
 
-async def test_field_names_are_case_insensitive_and_unknown_fields_ignored(env: Env) -> None:
+async def test_field_names_are_case_insensitive_and_unknown_fields_ignored(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX[:3])
     for body in (b'{"Seq":3}', b'{"SEQ":3,"foo":[1,{"x":null}]}', b'{"Last_By_Subj":"s.2"}', b'{"seq":1,"seq":3}'):
@@ -844,7 +664,7 @@ async def test_field_names_are_case_insensitive_and_unknown_fields_ignored(env: 
 @pytest.mark.parametrize(
     "level, allowed", [("6", False), ("99", False), ("abc", False), ("5", True), ("0", True), ("-1", True)]
 )
-async def test_required_api_level(env: Env, level: str, allowed: bool) -> None:
+async def test_required_api_level(env: DirectEnv, level: str, allowed: bool) -> None:
     """Checked before anything else, on both forms; a level above 5 or not an integer is refused."""
     await env.start()
     await env.fill(*SIX[:1])
@@ -857,7 +677,7 @@ async def test_required_api_level(env: Env, level: str, allowed: bool) -> None:
     assert frames == [env.wire.hmsg(inbox, MALFORMED if allowed else API_LEVEL)]
 
 
-async def test_empty_required_api_level_is_ignored(env: Env) -> None:
+async def test_empty_required_api_level_is_ignored(env: DirectEnv) -> None:
     await env.start()
     await env.fill(*SIX[:1])
     inbox, frames = await env.get({"seq": 1}, header=b"NATS/1.0\r\nNats-Required-Api-Level: \r\n\r\n")
@@ -867,7 +687,7 @@ async def test_empty_required_api_level_is_ignored(env: Env) -> None:
 # =========================================================================== subject-appended form
 
 
-async def test_subject_form_gets_the_last_message(env: Env) -> None:
+async def test_subject_form_gets_the_last_message(env: DirectEnv) -> None:
     await env.start()
     await env.fill(("s.a.b", b"x"), ("s.a.c", b"y"), ("s.a.b", b"z"))
     inbox, frames = await env.get(suffix="s.a.b")
@@ -893,14 +713,14 @@ async def test_subject_form_gets_the_last_message(env: Env) -> None:
         b'{"no_hdr":false}',
     ],
 )
-async def test_subject_form_bodies_that_are_allowed(env: Env, body: bytes) -> None:
+async def test_subject_form_bodies_that_are_allowed(env: DirectEnv, body: bytes) -> None:
     await env.start()
     await env.fill(*SIX[:5])
     inbox, frames = await env.get(body, suffix="s.1")
     assert frames == [await env.item(inbox, 5)]
 
 
-async def test_subject_form_no_hdr(env: Env) -> None:
+async def test_subject_form_no_hdr(env: DirectEnv) -> None:
     await env.start()
     await env.publish("s.1", b"v", b"NATS/1.0\r\nFoo: bar\r\n\r\n")
     inbox, frames = await env.get({"no_hdr": True}, suffix="s.1")
@@ -920,7 +740,7 @@ async def test_subject_form_no_hdr(env: Env) -> None:
         {"up_to_time": "2000-01-01T00:00:00Z"},
     ],
 )
-async def test_subject_form_rejects_selectors_in_the_body(env: Env, body: dict) -> None:
+async def test_subject_form_rejects_selectors_in_the_body(env: DirectEnv, body: dict) -> None:
     await env.start()
     await env.fill(*SIX[:2])
     inbox, frames = await env.get(body, suffix="s.1")
@@ -928,7 +748,7 @@ async def test_subject_form_rejects_selectors_in_the_body(env: Env, body: dict) 
 
 
 @pytest.mark.parametrize("body", [b" ", b"xx", b'{"seq":"x"}', b"[]"])
-async def test_subject_form_malformed_body(env: Env, body: bytes) -> None:
+async def test_subject_form_malformed_body(env: DirectEnv, body: bytes) -> None:
     await env.start()
     await env.fill(*SIX[:2])
     inbox, frames = await env.get(body, suffix="s.1")

@@ -60,12 +60,12 @@ from typing import Any
 
 import pytest
 
-from tests.harness.js import ZERO_TIME, api
+from tests.harness.env import env_fixture
+from tests.harness.js import MS, SEC, ZERO_TIME, api, rfc3339_ns
+from tests.harness.pull import PullEnv, PullWire, ack, bad_request, pending
 from tests.harness.targets import Target
 from tests.harness.wire import Frame
-from tests.parity.test_pull_requests import MS, Env, PullWire, ack, bad_request, pending, rfc3339_ns
 
-SEC = 1_000_000_000
 C = "$JS.API.CONSUMER."
 T = "io.nats.jetstream.api.v1."
 ADV = "$JS.EVENT.ADVISORY.CONSUMER."
@@ -105,8 +105,8 @@ def header_value(frame: Frame, name: str) -> str | None:
 # --------------------------------------------------------------------------- environment
 
 
-class PEnv(Env):
-    """``Env`` plus advisories, UNPIN and the consumer's priority state."""
+class PEnv(PullEnv):
+    """``PullEnv`` plus advisories, UNPIN and the consumer's priority state."""
 
     async def start(self, **kwargs: Any) -> PullWire:  # type: ignore[override]
         kwargs.setdefault("consumer", PINNED)
@@ -138,11 +138,7 @@ class PEnv(Env):
         return await api(self.nc, f"{C}CREATE.S.C", {"stream_name": "S", "config": cfg, "action": "update"})
 
 
-@pytest.fixture
-async def env(target: Target):
-    environment = PEnv(target)
-    yield environment
-    await environment.close()
+env = env_fixture(PEnv)
 
 
 def check_advisory(frame: Frame, kind: str, *, sid: int, group: str = "A", **last: str) -> dict:
@@ -325,7 +321,7 @@ async def test_min_pending_counts_the_message_about_to_be_delivered(env: PEnv) -
     assert wire.on(inbox) == [] and (await env.info())["num_pending"] == 2
     await env.publish("s.2", b"m2")  # 3 pending: the first one goes, which leaves 2 < 3
     (frame,) = await wire.wait(inbox)
-    assert frame.raw == wire.msg("s.0", ack(1, 1, 1, await env.ts(1), 2), b"m0", to=inbox)
+    assert frame.raw == wire.msg("s.0", ack(1, 1, 1, await env.stored_ns(1), 2), b"m0", to=inbox)
     await wire.quiet(QUIET)
     assert len(wire.on(inbox)) == 1
     await env.publish("s.3", b"m3")
@@ -448,7 +444,7 @@ async def test_first_request_gets_pin_on_every_delivery(env: PEnv) -> None:
     pin = pin_of(frames[0])
     assert NUID.fullmatch(pin)
     for i, frame in enumerate(frames):
-        reply = ack(1, i + 1, i + 1, await env.ts(i + 1), 2 - i)
+        reply = ack(1, i + 1, i + 1, await env.stored_ns(i + 1), 2 - i)
         assert frame.raw == wire.hmsg(f"s.{i}", pin_header(pin), b"m%d" % i, reply=reply, to=inbox)
     state = await env.group_state()
     assert list(state) == ["group", "pinned_client_id", "pinned_ts"]
@@ -467,12 +463,12 @@ async def test_pin_header_follows_stored_headers_and_is_not_counted_in_max_bytes
     inbox = await wire.pull({"batch": 3, "group": "A", "max_bytes": 1000})
     frames = await wire.wait(inbox, 2)
     pin = pin_of(frames[0])
-    replies = [ack(1, 1, 1, await env.ts(1), 1), ack(1, 2, 2, await env.ts(2), 0)]
+    replies = [ack(1, 1, 1, await env.stored_ns(1), 1), ack(1, 2, 2, await env.stored_ns(2), 0)]
     assert frames[0].raw == wire.hmsg("s.h", pin_header(pin, stored), b"hello", reply=replies[0], to=inbox)
     assert frames[1].raw == wire.hmsg("s.p", pin_header(pin), b"x", reply=replies[1], to=inbox)
     await env.publish("s.q", b"y")
     frames = await wire.wait(inbox, 4)
-    reply3 = ack(1, 3, 3, await env.ts(3), 0)
+    reply3 = ack(1, 3, 3, await env.stored_ns(3), 0)
     used = (3 + len(replies[0]) + len(stored) + 5) + (3 + len(replies[1]) + 1) + (3 + len(reply3) + 1)
     assert frames[3].raw == wire.hmsg(inbox, pending("409 Batch Completed", 0, 1000 - used))
 
@@ -572,7 +568,7 @@ async def test_non_json_pulls_get_an_empty_pin_header(env: PEnv) -> None:
     inbox = await wire.pull(b"2")
     frames = await wire.wait(inbox, 2)
     for i, frame in enumerate(frames):
-        reply = ack(1, i + 1, i + 1, await env.ts(i + 1), 1 - i)
+        reply = ack(1, i + 1, i + 1, await env.stored_ns(i + 1), 1 - i)
         assert frame.raw == wire.hmsg(f"s.{i}", b"NATS/1.0\r\nNats-Pin-Id: \r\n\r\n", b"m%d" % i, reply=reply, to=inbox)
     assert await env.group_state() == {"group": "A", "pinned_ts": ZERO_TIME}
     await wire.quiet(QUIET)
@@ -610,7 +606,9 @@ async def test_pin_survives_switch_to_overflow(env: PEnv) -> None:
     assert wire.raw(refused) == [wire.hmsg(refused, bad_request("Not a Pinned Client Priority consumer"))]
     assert await env.unpin() == {"type": T + "consumer_unpin_response"}
     (frame,) = await wire.wait(blocked)
-    assert frame.raw == wire.msg("s.1", ack(1, 2, 2, await env.ts(2), 0), b"m1", to=blocked)  # no pin header any more
+    assert frame.raw == wire.msg(
+        "s.1", ack(1, 2, 2, await env.stored_ns(2), 0), b"m1", to=blocked
+    )  # no pin header any more
 
 
 async def test_no_wait_pull_with_pin_id(env: PEnv) -> None:
@@ -927,6 +925,7 @@ def js_client() -> Path:
             capture_output=True,
             text=True,
             timeout=300,
+            check=False,
             env={**os.environ, "CI": "true"},
         )
         if result.returncode != 0:
@@ -949,7 +948,7 @@ async def run_node(node: Path, script: str, *args: str, timeout: float = 60) -> 
     except TimeoutError:
         proc.kill()
         await proc.wait()
-        raise AssertionError(f"{script} did not finish in {timeout}s")
+        raise AssertionError(f"{script} did not finish in {timeout}s") from None
     assert proc.returncode == 0, (out.decode(), err.decode())
     return json.loads(out.decode().strip().splitlines()[-1])
 

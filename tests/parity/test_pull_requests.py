@@ -47,238 +47,33 @@ Facts pinned down here (R1, non-clustered, default account):
 from __future__ import annotations
 
 import asyncio
-import itertools
-import json
 import re
 import time
-from typing import Any
 
 import nats
 import pytest
 from nats.js.errors import FetchTimeoutError
 
-from tests.harness.js import api, create_stream, rfc3339_ns
-from tests.harness.js import publish as js_publish
-from tests.harness.raw import RawClient
+from tests.harness.env import env_fixture
+from tests.harness.js import MS, api
+from tests.harness.pull import (
+    CONSUMER_DELETED,
+    HB_TOO_LARGE,
+    NO_MESSAGES,
+    REQUESTS_PENDING,
+    PullEnv,
+    ack,
+    bad_request,
+    completed,
+    heartbeat,
+    pending,
+    timeout_,
+    too_big,
+)
 from tests.harness.targets import Target
-from tests.harness.wire import Frame, Wire
+from tests.harness.wait import WAIT
 
-MS = 1_000_000  # nanoseconds
-WAIT = 3.0  # seconds to wait for an event that must happen
-INBOXES = itertools.count(1)  # inbox names unique across connections
-
-
-# --------------------------------------------------------------------------- status blocks
-
-
-def pending(status: str, msgs: int, nbytes: int) -> bytes:
-    return (
-        b"NATS/1.0 "
-        + status.encode()
-        + b"\r\nNats-Pending-Messages: %d\r\nNats-Pending-Bytes: %d\r\n\r\n" % (msgs, nbytes)
-    )
-
-
-NO_MESSAGES = b"NATS/1.0 404 No Messages\r\n\r\n"
-REQUESTS_PENDING = b"NATS/1.0 408 Requests Pending\r\n\r\n"
-CONSUMER_DELETED = b"NATS/1.0 409 Consumer Deleted\r\n\r\n"
-HB_TOO_LARGE = b"NATS/1.0 400 Bad Request - heartbeat value too large\r\n\r\n"
-
-
-def timeout_(msgs: int, nbytes: int = 0) -> bytes:
-    return pending("408 Request Timeout", msgs, nbytes)
-
-
-def too_big(msgs: int, nbytes: int) -> bytes:
-    return pending("409 Message Size Exceeds MaxBytes", msgs, nbytes)
-
-
-def completed(msgs: int, nbytes: int) -> bytes:
-    return pending("409 Batch Completed", msgs, nbytes)
-
-
-def bad_request(text: str) -> bytes:
-    return b"NATS/1.0 400 Bad Request - " + text.encode() + b"\r\n\r\n"
-
-
-def heartbeat(last_consumer: int, last_stream: int) -> bytes:
-    return b"NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: %d\r\nNats-Last-Stream: %d\r\n\r\n" % (
-        last_consumer,
-        last_stream,
-    )
-
-
-def ack(dc: int, sseq: int, cseq: int, ts: int, left: int, stream: str = "S", consumer: str = "C") -> str:
-    return f"$JS.ACK.{stream}.{consumer}.{dc}.{sseq}.{cseq}.{ts}.{left}"
-
-
-# --------------------------------------------------------------------------- raw wire
-
-
-class PullWire(Wire):
-    """A raw connection with helpers for pull requests; frames are read per inbox."""
-
-    def __init__(self, client: RawClient) -> None:
-        super().__init__(client)
-        self.sids: dict[str, int] = {}
-        self.counter = 0
-
-    # -- subscriptions and requests
-
-    async def inbox(self, name: str | None = None) -> str:
-        self.counter += 1
-        subject = name or f"_INBOX.pull.{next(INBOXES)}"
-        self.sids[subject] = self.counter
-        await self.send(b"SUB %s %d\r\n" % (subject.encode(), self.counter))
-        return subject
-
-    async def unsub(self, subject: str) -> None:
-        await self.send(b"UNSUB %d\r\n" % self.sids[subject])
-
-    async def pull(
-        self,
-        body: bytes | str | dict | int = b"",
-        *,
-        stream: str = "S",
-        consumer: str = "C",
-        reply: str | None = "",
-        headers: bytes | None = None,
-    ) -> str:
-        """Send a pull request; by default to a fresh subscribed inbox, which is returned."""
-        if reply == "":
-            reply = await self.inbox()
-        if isinstance(body, dict):
-            body = json.dumps(body).encode()
-        elif isinstance(body, int):
-            body = str(body).encode()
-        elif isinstance(body, str):
-            body = body.encode()
-        subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}".encode()
-        target = subject + (b" " + reply.encode() if reply else b"")
-        if headers is None:
-            await self.send(b"PUB %s %d\r\n%s\r\n" % (target, len(body), body))
-        else:
-            await self.send(
-                b"HPUB %s %d %d\r\n%s%s\r\n" % (target, len(headers), len(headers) + len(body), headers, body)
-            )
-        return reply or ""
-
-    def on(self, subject: str) -> list[Frame]:
-        sid = self.sids[subject]
-        return [f for f in self.frames if f.sid == sid]
-
-    def raw(self, subject: str) -> list[bytes]:
-        return [f.raw for f in self.on(subject)]
-
-    async def wait(self, subject: str, count: int = 1, timeout: float = WAIT) -> list[Frame]:
-        await self.until(lambda: len(self.on(subject)) >= count, f"{count} frame(s) on {subject}", timeout)
-        return self.on(subject)
-
-    async def wait_status(self, subject: str, timeout: float = WAIT) -> Frame:
-        """Wait for the first status frame other than a heartbeat."""
-
-        def final() -> list[Frame]:
-            return [f for f in self.on(subject) if f.status and not f.status.startswith("100")]
-
-        await self.until(lambda: bool(final()), f"a status on {subject}", timeout)
-        return final()[0]
-
-    async def barrier(self, stream: str = "S", consumer: str = "C") -> None:
-        """A request that fails at once: once its 400 arrives, every earlier request has been processed."""
-        inbox = await self.pull(b'{"batch":"x"}', stream=stream, consumer=consumer)
-        await self.wait(inbox)
-
-    # -- expected bytes
-
-    def hmsg(
-        self, subject: str, header: bytes, payload: bytes = b"", *, reply: str = "", to: str | None = None
-    ) -> bytes:
-        """A header frame as received on the subscription for ``to`` (default: ``subject``)."""
-        sid = self.sids[to or subject]
-        reply_part = b" " + reply.encode() if reply else b""
-        return b"HMSG %s %d%s %d %d\r\n%s%s\r\n" % (
-            subject.encode(),
-            sid,
-            reply_part,
-            len(header),
-            len(header) + len(payload),
-            header,
-            payload,
-        )
-
-    def msg(self, subject: str, reply: str, payload: bytes, *, to: str) -> bytes:
-        return b"MSG %s %d %s %d\r\n%s\r\n" % (subject.encode(), self.sids[to], reply.encode(), len(payload), payload)
-
-
-# --------------------------------------------------------------------------- environment
-
-
-class Env:
-    """One stream ``S`` (subjects ``s.>``, memory), a pull consumer ``C`` and a raw wire."""
-
-    def __init__(self, target: Target) -> None:
-        self.target = target
-        self.nc: nats.NATS | None = None
-        self.wires: list[PullWire] = []
-
-    async def start(self, *, consumer: dict | None = None, messages: int = 0, make_consumer: bool = True) -> PullWire:
-        """Messages ``s.<i>``/``m<i>`` are stored before the consumer exists.
-
-        The real server counts messages stored after a consumer was created into its num_pending
-        asynchronously; a pull served before that catch-up shows a smaller pending count in
-        the ack reply.  Creating the consumer afterwards makes every count exact.
-        """
-        self.nc = await nats.connect(self.target.url)
-        await create_stream(self.nc, {"name": "S", "subjects": ["s.>"], "storage": "memory"})
-        for i in range(messages):
-            await self.publish(f"s.{i}", b"m%d" % i)
-        if make_consumer:
-            await self.add_consumer("C", **(consumer or {}))
-        return await self.open_wire()
-
-    async def open_wire(self, **kwargs: Any) -> PullWire:
-        wire = await PullWire.open(self.target, **kwargs)
-        self.wires.append(wire)
-        return wire
-
-    async def add_consumer(self, name: str, **config: Any) -> dict:
-        cfg = {"durable_name": name, "ack_policy": "explicit"}
-        cfg.update(config)
-        reply = await api(self.nc, f"$JS.API.CONSUMER.CREATE.S.{name}", {"stream_name": "S", "config": cfg})
-        assert "error" not in reply, reply
-        return reply
-
-    async def publish(self, subject: str, payload: bytes = b"", headers: dict[str, str] | None = None) -> int:
-        reply = json.loads(await js_publish(self.nc, subject, payload, headers=headers))
-        assert "error" not in reply, reply
-        return reply["seq"]
-
-    async def info(self, consumer: str = "C") -> dict:
-        reply = await api(self.nc, f"$JS.API.CONSUMER.INFO.S.{consumer}")
-        assert "error" not in reply, reply
-        return reply
-
-    async def waiting(self, consumer: str = "C") -> int:
-        """num_waiting once every request sent so far on the first wire has been processed."""
-        await self.wires[0].barrier(consumer=consumer)
-        return (await self.info(consumer))["num_waiting"]
-
-    async def ts(self, seq: int) -> int:
-        reply = await api(self.nc, "$JS.API.STREAM.MSG.GET.S", {"seq": seq})
-        return rfc3339_ns(reply["message"]["time"])
-
-    async def close(self) -> None:
-        for wire in self.wires:
-            await wire.close()
-        if self.nc is not None and not self.nc.is_closed:
-            await self.nc.close()
-
-
-@pytest.fixture
-async def env(target: Target):
-    environment = Env(target)
-    yield environment
-    await environment.close()
+env = env_fixture(PullEnv)
 
 
 def size(subject: str, reply: str, payload: bytes, header: bytes = b"") -> int:
@@ -289,11 +84,11 @@ def size(subject: str, reply: str, payload: bytes, header: bytes = b"") -> int:
 # =========================================================================== request bodies
 
 
-async def test_empty_body_delivers_exactly_one_message(env: Env) -> None:
+async def test_empty_body_delivers_exactly_one_message(env: PullEnv) -> None:
     wire = await env.start(messages=3)
     inbox = await wire.pull(b"")
     await wire.wait(inbox)
-    assert wire.raw(inbox) == [wire.msg("s.0", ack(1, 1, 1, await env.ts(1), 2), b"m0", to=inbox)]
+    assert wire.raw(inbox) == [wire.msg("s.0", ack(1, 1, 1, await env.stored_ns(1), 2), b"m0", to=inbox)]
     assert await env.waiting() == 0
     info = await env.info()
     assert (info["num_pending"], info["num_ack_pending"]) == (2, 1)
@@ -316,12 +111,12 @@ SINGLE_MESSAGE_BODIES = [
 
 
 @pytest.mark.parametrize("body", SINGLE_MESSAGE_BODIES)
-async def test_bodies_that_mean_a_single_message(env: Env, body: bytes) -> None:
+async def test_bodies_that_mean_a_single_message(env: PullEnv, body: bytes) -> None:
     """Whitespace and non-numbers mean batch 1; a batch <= 0 still delivers one message and ends."""
     wire = await env.start(messages=3)
     inbox = await wire.pull(body)
     await wire.wait(inbox)
-    assert wire.raw(inbox) == [wire.msg("s.0", ack(1, 1, 1, await env.ts(1), 2), b"m0", to=inbox)]
+    assert wire.raw(inbox) == [wire.msg("s.0", ack(1, 1, 1, await env.stored_ns(1), 2), b"m0", to=inbox)]
     assert await env.waiting() == 0
     assert (await env.info())["num_pending"] == 2
 
@@ -330,7 +125,7 @@ async def test_bodies_that_mean_a_single_message(env: Env, body: bytes) -> None:
     "body",
     [b"2", b" 2\r\n", b'{"batch":2}', b'{"batch":2,"foo":[1,{"x":null}],"bar":null}', b'{"Batch":2}', b'{"BATCH":2}'],
 )
-async def test_bodies_that_ask_for_two_messages(env: Env, body: bytes) -> None:
+async def test_bodies_that_ask_for_two_messages(env: PullEnv, body: bytes) -> None:
     """A bare integer is the batch; JSON keys match case-insensitively; unknown keys are ignored."""
     wire = await env.start(messages=3)
     inbox = await wire.pull(body)
@@ -340,14 +135,14 @@ async def test_bodies_that_ask_for_two_messages(env: Env, body: bytes) -> None:
     assert len(wire.on(inbox)) == 2
 
 
-async def test_no_wait_key_matches_case_insensitively(env: Env) -> None:
+async def test_no_wait_key_matches_case_insensitively(env: PullEnv) -> None:
     wire = await env.start(messages=0)
     inbox = await wire.pull(b'{"Batch":2,"NO_WAIT":true}')
     await wire.wait(inbox)
     assert wire.raw(inbox) == [wire.hmsg(inbox, NO_MESSAGES)]
 
 
-async def test_integer_batch_without_expires_waits_for_more(env: Env) -> None:
+async def test_integer_batch_without_expires_waits_for_more(env: PullEnv) -> None:
     wire = await env.start(messages=2)
     inbox = await wire.pull(b"5")
     await wire.wait(inbox, 2)
@@ -355,7 +150,7 @@ async def test_integer_batch_without_expires_waits_for_more(env: Env) -> None:
     await env.publish("s.late", b"late")
     frames = await wire.wait(inbox, 3)
     assert [f.payload for f in frames] == [b"m0", b"m1", b"late"]
-    assert frames[2].reply == ack(1, 3, 3, await env.ts(3), 0)
+    assert frames[2].reply == ack(1, 3, 3, await env.stored_ns(3), 0)
     assert await env.waiting() == 1  # still wants two more, and never expires
 
 
@@ -388,7 +183,7 @@ async def test_integer_batch_without_expires_waits_for_more(env: Env) -> None:
         (b'{"priority":"a"}', "json: cannot unmarshal string into Go struct field .priority of type int"),
     ],
 )
-async def test_bad_json_is_400_bad_request(env: Env, body: bytes, error: str) -> None:
+async def test_bad_json_is_400_bad_request(env: PullEnv, body: bytes, error: str) -> None:
     wire = await env.start(messages=1)
     inbox = await wire.pull(body)
     await wire.wait(inbox)
@@ -397,7 +192,7 @@ async def test_bad_json_is_400_bad_request(env: Env, body: bytes, error: str) ->
     assert (await env.info())["num_pending"] == 1  # nothing consumed
 
 
-async def test_request_without_reply_subject_is_ignored(env: Env) -> None:
+async def test_request_without_reply_subject_is_ignored(env: PullEnv) -> None:
     wire = await env.start(messages=2)
     await wire.pull(b'{"batch":2}', reply=None)
     await wire.pull(b"{bad", reply=None)
@@ -406,13 +201,13 @@ async def test_request_without_reply_subject_is_ignored(env: Env) -> None:
     assert (info["num_pending"], info["delivered"]["consumer_seq"]) == (2, 0)
     inbox = await wire.pull(b"1")
     await wire.wait(inbox)
-    assert wire.raw(inbox) == [wire.msg("s.0", ack(1, 1, 1, await env.ts(1), 1), b"m0", to=inbox)]
+    assert wire.raw(inbox) == [wire.msg("s.0", ack(1, 1, 1, await env.stored_ns(1), 1), b"m0", to=inbox)]
 
 
 # =========================================================================== 404 / 408
 
 
-async def test_no_wait_with_nothing_pending_is_404(env: Env) -> None:
+async def test_no_wait_with_nothing_pending_is_404(env: PullEnv) -> None:
     wire = await env.start()
     inbox = await wire.pull({"batch": 5, "no_wait": True})
     await wire.wait(inbox)
@@ -422,19 +217,19 @@ async def test_no_wait_with_nothing_pending_is_404(env: Env) -> None:
     assert await env.waiting() == 0
 
 
-async def test_no_wait_delivers_what_there_is_then_404(env: Env) -> None:
+async def test_no_wait_delivers_what_there_is_then_404(env: PullEnv) -> None:
     wire = await env.start(messages=2)
     inbox = await wire.pull({"batch": 5, "no_wait": True})
     frames = await wire.wait(inbox, 3)
     assert [f.raw for f in frames] == [
-        wire.msg("s.0", ack(1, 1, 1, await env.ts(1), 1), b"m0", to=inbox),
-        wire.msg("s.1", ack(1, 2, 2, await env.ts(2), 0), b"m1", to=inbox),
+        wire.msg("s.0", ack(1, 1, 1, await env.stored_ns(1), 1), b"m0", to=inbox),
+        wire.msg("s.1", ack(1, 2, 2, await env.stored_ns(2), 0), b"m1", to=inbox),
         wire.hmsg(inbox, NO_MESSAGES),
     ]
     assert await env.waiting() == 0
 
 
-async def test_no_wait_filled_batch_sends_no_404(env: Env) -> None:
+async def test_no_wait_filled_batch_sends_no_404(env: PullEnv) -> None:
     wire = await env.start(messages=2)
     inbox = await wire.pull({"batch": 2, "no_wait": True})
     await wire.wait(inbox, 2)
@@ -442,7 +237,7 @@ async def test_no_wait_filled_batch_sends_no_404(env: Env) -> None:
     assert [f.status for f in wire.on(inbox)] == [None, None]
 
 
-async def test_no_wait_with_expires_on_empty_stream_waits_and_times_out(env: Env) -> None:
+async def test_no_wait_with_expires_on_empty_stream_waits_and_times_out(env: PullEnv) -> None:
     """no_wait plus expires is not an immediate 404: the request waits and expires with a 408."""
     wire = await env.start()
     inbox = await wire.pull({"batch": 5, "no_wait": True, "expires": 500 * MS})
@@ -453,7 +248,7 @@ async def test_no_wait_with_expires_on_empty_stream_waits_and_times_out(env: Env
     assert await env.waiting() == 0
 
 
-async def test_no_wait_with_expires_is_one_shot(env: Env) -> None:
+async def test_no_wait_with_expires_is_one_shot(env: PullEnv) -> None:
     """Once a no_wait+expires request got something, reaching the end of the stream ends it with 404."""
     wire = await env.start()
     inbox = await wire.pull({"batch": 5, "no_wait": True, "expires": 5000 * MS})
@@ -461,13 +256,13 @@ async def test_no_wait_with_expires_is_one_shot(env: Env) -> None:
     seq = await env.publish("s.x", b"one")
     frames = await wire.wait(inbox, 2)
     assert [f.raw for f in frames] == [
-        wire.msg("s.x", ack(1, seq, 1, await env.ts(seq), 0), b"one", to=inbox),
+        wire.msg("s.x", ack(1, seq, 1, await env.stored_ns(seq), 0), b"one", to=inbox),
         wire.hmsg(inbox, NO_MESSAGES),
     ]
     assert await env.waiting() == 0
 
 
-async def test_no_wait_with_expires_and_messages_available_returns_at_once(env: Env) -> None:
+async def test_no_wait_with_expires_and_messages_available_returns_at_once(env: PullEnv) -> None:
     wire = await env.start(messages=2)
     inbox = await wire.pull({"batch": 5, "no_wait": True, "expires": 5000 * MS})
     frames = await wire.wait(inbox, 3)
@@ -475,25 +270,25 @@ async def test_no_wait_with_expires_and_messages_available_returns_at_once(env: 
     assert frames[2].raw == wire.hmsg(inbox, NO_MESSAGES)
 
 
-async def test_expires_with_partial_batch_is_408_with_pending_counts(env: Env) -> None:
+async def test_expires_with_partial_batch_is_408_with_pending_counts(env: PullEnv) -> None:
     wire = await env.start(messages=1)
     inbox = await wire.pull({"batch": 3, "expires": 200 * MS})
     frames = await wire.wait(inbox, 2)
     assert [f.raw for f in frames] == [
-        wire.msg("s.0", ack(1, 1, 1, await env.ts(1), 0), b"m0", to=inbox),
+        wire.msg("s.0", ack(1, 1, 1, await env.stored_ns(1), 0), b"m0", to=inbox),
         b"HMSG %s %d 81 81\r\nNATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 2\r\nNats-Pending-Bytes: 0\r\n\r\n\r\n"
         % (inbox.encode(), wire.sids[inbox]),
     ]
 
 
-async def test_expires_with_nothing_delivered_reports_whole_batch(env: Env) -> None:
+async def test_expires_with_nothing_delivered_reports_whole_batch(env: PullEnv) -> None:
     wire = await env.start()
     inbox = await wire.pull({"batch": 7, "expires": 150 * MS})
     await wire.wait(inbox)
     assert wire.raw(inbox) == [wire.hmsg(inbox, timeout_(7))]
 
 
-async def test_expires_without_batch_reports_zero_pending(env: Env) -> None:
+async def test_expires_without_batch_reports_zero_pending(env: PullEnv) -> None:
     """JSON without ``batch`` has batch 0; its 408 says so."""
     wire = await env.start()
     inbox = await wire.pull({"expires": 150 * MS})
@@ -501,7 +296,7 @@ async def test_expires_without_batch_reports_zero_pending(env: Env) -> None:
     assert wire.raw(inbox) == [wire.hmsg(inbox, timeout_(0))]
 
 
-async def test_expires_in_the_past_is_408_even_with_messages(env: Env) -> None:
+async def test_expires_in_the_past_is_408_even_with_messages(env: PullEnv) -> None:
     wire = await env.start(messages=2)
     inbox = await wire.pull({"batch": 1, "expires": -5})
     await wire.wait(inbox)
@@ -509,9 +304,9 @@ async def test_expires_in_the_past_is_408_even_with_messages(env: Env) -> None:
     assert (await env.info())["num_pending"] == 2
 
 
-async def test_408_pending_bytes_with_max_bytes(env: Env) -> None:
+async def test_408_pending_bytes_with_max_bytes(env: PullEnv) -> None:
     wire = await env.start(messages=3)
-    acks = [ack(1, i, i, await env.ts(i), 3 - i) for i in (1, 2, 3)]
+    acks = [ack(1, i, i, await env.stored_ns(i), 3 - i) for i in (1, 2, 3)]
     used = sum(size(f"s.{i - 1}", acks[i - 1], b"m%d" % (i - 1)) for i in (1, 2, 3))
     inbox = await wire.pull({"batch": 5, "max_bytes": 1000, "expires": 200 * MS})
     frames = await wire.wait(inbox, 4)
@@ -519,7 +314,7 @@ async def test_408_pending_bytes_with_max_bytes(env: Env) -> None:
     assert frames[3].raw == wire.hmsg(inbox, timeout_(2, 1000 - used))
 
 
-async def test_requests_pending_when_waiting_requests_claim_the_messages(env: Env) -> None:
+async def test_requests_pending_when_waiting_requests_claim_the_messages(env: PullEnv) -> None:
     """With max_ack_pending reached, a waiting request holds the pending messages: no_wait gets 408 Requests Pending."""
     wire = await env.start(consumer={"max_ack_pending": 1}, messages=3)
     first = await wire.pull(b"1")
@@ -538,7 +333,7 @@ async def test_requests_pending_when_waiting_requests_claim_the_messages(env: En
     assert await env.waiting() == 1
 
 
-async def test_no_wait_blocked_by_max_ack_pending_keeps_waiting(env: Env) -> None:
+async def test_no_wait_blocked_by_max_ack_pending_keeps_waiting(env: PullEnv) -> None:
     """Blocked by max_ack_pending (and nobody else waiting), a no_wait request neither 404s nor leaves."""
     wire = await env.start(consumer={"max_ack_pending": 1}, messages=3)
     first = await wire.pull(b"1")
@@ -548,7 +343,7 @@ async def test_no_wait_blocked_by_max_ack_pending_keeps_waiting(env: Env) -> Non
     assert wire.on(inbox) == []
     await wire.send(b"PUB %s 0\r\n\r\n" % delivered.reply.encode())  # ack the first message
     frames = await wire.wait(inbox)
-    assert frames[0].raw == wire.msg("s.1", ack(1, 2, 2, await env.ts(2), 1), b"m1", to=inbox)
+    assert frames[0].raw == wire.msg("s.1", ack(1, 2, 2, await env.stored_ns(2), 1), b"m1", to=inbox)
     assert await env.waiting() == 1  # blocked again, still no 404
     assert len(wire.on(inbox)) == 1
 
@@ -556,7 +351,7 @@ async def test_no_wait_blocked_by_max_ack_pending_keeps_waiting(env: Env) -> Non
 # =========================================================================== max_bytes
 
 
-async def test_message_bigger_than_max_bytes_is_409_and_stays_available(env: Env) -> None:
+async def test_message_bigger_than_max_bytes_is_409_and_stays_available(env: PullEnv) -> None:
     wire = await env.start(messages=1)
     inbox = await wire.pull({"batch": 2, "max_bytes": 10})
     await wire.wait(inbox)
@@ -567,10 +362,10 @@ async def test_message_bigger_than_max_bytes_is_409_and_stays_available(env: Env
     assert await env.waiting() == 0
     again = await wire.pull(b"")
     await wire.wait(again)
-    assert wire.raw(again) == [wire.msg("s.0", ack(1, 1, 1, await env.ts(1), 0), b"m0", to=again)]
+    assert wire.raw(again) == [wire.msg("s.0", ack(1, 1, 1, await env.stored_ns(1), 0), b"m0", to=again)]
 
 
-async def test_max_bytes_too_small_for_a_later_message(env: Env) -> None:
+async def test_max_bytes_too_small_for_a_later_message(env: PullEnv) -> None:
     """The request waits; the 409 is sent when a message that does not fit arrives."""
     wire = await env.start()
     inbox = await wire.pull({"batch": 3, "max_bytes": 100, "expires": 5000 * MS})
@@ -581,7 +376,7 @@ async def test_max_bytes_too_small_for_a_later_message(env: Env) -> None:
     assert await env.waiting() == 0
 
 
-async def test_max_bytes_size_formula(env: Env) -> None:
+async def test_max_bytes_size_formula(env: PullEnv) -> None:
     """subject + ack reply + header block + payload, checked at the exact boundaries."""
     wire = await env.start(make_consumer=False)
     await env.publish("s.plain", b"hello")
@@ -589,7 +384,7 @@ async def test_max_bytes_size_formula(env: Env) -> None:
     await env.publish("s.third", b"x" * 20)
     await env.add_consumer("C")
     header = b"NATS/1.0\r\nKey: Value\r\n\r\n"
-    ts = [await env.ts(seq) for seq in (1, 2, 3)]
+    ts = [await env.stored_ns(seq) for seq in (1, 2, 3)]
     size1 = size("s.plain", ack(1, 1, 1, ts[0], 2), b"hello")
     size2 = size("s.hdr", ack(1, 2, 2, ts[1], 1), b"world!", header)
 
@@ -611,20 +406,20 @@ async def test_max_bytes_size_formula(env: Env) -> None:
     assert (await env.info())["num_pending"] == 1
 
 
-async def test_max_bytes_one_byte_spare_keeps_request_open(env: Env) -> None:
+async def test_max_bytes_one_byte_spare_keeps_request_open(env: PullEnv) -> None:
     wire = await env.start(messages=1)
-    need = size("s.0", ack(1, 1, 1, await env.ts(1), 0), b"m0")
+    need = size("s.0", ack(1, 1, 1, await env.stored_ns(1), 0), b"m0")
     inbox = await wire.pull({"batch": 5, "max_bytes": need + 1, "expires": 300 * MS})
     frames = await wire.wait(inbox, 2)
     assert [f.raw for f in frames] == [
-        wire.msg("s.0", ack(1, 1, 1, await env.ts(1), 0), b"m0", to=inbox),
+        wire.msg("s.0", ack(1, 1, 1, await env.stored_ns(1), 0), b"m0", to=inbox),
         wire.hmsg(inbox, timeout_(4, 1)),
     ]
 
 
-async def test_batch_completed_with_budget_left(env: Env) -> None:
+async def test_batch_completed_with_budget_left(env: PullEnv) -> None:
     wire = await env.start(messages=3)
-    acks = [ack(1, i, i, await env.ts(i), 3 - i) for i in (1, 2)]
+    acks = [ack(1, i, i, await env.stored_ns(i), 3 - i) for i in (1, 2)]
     used = size("s.0", acks[0], b"m0") + size("s.1", acks[1], b"m1")
     inbox = await wire.pull({"batch": 2, "max_bytes": 1000})
     frames = await wire.wait(inbox, 3)
@@ -638,7 +433,7 @@ async def test_batch_completed_with_budget_left(env: Env) -> None:
     assert (await env.info())["num_pending"] == 1
 
 
-async def test_batch_completed_is_sent_right_after_the_last_message(env: Env) -> None:
+async def test_batch_completed_is_sent_right_after_the_last_message(env: PullEnv) -> None:
     """Not at expiry: the 409 follows the message that fills the batch."""
     wire = await env.start()
     inbox = await wire.pull({"batch": 2, "max_bytes": 1000, "expires": 30_000 * MS})
@@ -653,10 +448,10 @@ async def test_batch_completed_is_sent_right_after_the_last_message(env: Env) ->
     assert await env.waiting() == 0
 
 
-async def test_max_bytes_without_batch_completes_with_minus_one(env: Env) -> None:
+async def test_max_bytes_without_batch_completes_with_minus_one(env: PullEnv) -> None:
     """JSON without batch means batch 0: one message, then Batch Completed with Nats-Pending-Messages: -1."""
     wire = await env.start(messages=2)
-    reply = ack(1, 1, 1, await env.ts(1), 1)
+    reply = ack(1, 1, 1, await env.stored_ns(1), 1)
     inbox = await wire.pull({"max_bytes": 100})
     frames = await wire.wait(inbox, 2)
     assert [f.raw for f in frames] == [
@@ -668,7 +463,7 @@ async def test_max_bytes_without_batch_completes_with_minus_one(env: Env) -> Non
 # =========================================================================== consumer limits
 
 
-async def test_exceeded_max_waiting(env: Env) -> None:
+async def test_exceeded_max_waiting(env: PullEnv) -> None:
     wire = await env.start(consumer={"max_waiting": 2})
     await wire.pull({"batch": 1, "expires": 5000 * MS})
     await wire.pull({"batch": 1})
@@ -680,7 +475,7 @@ async def test_exceeded_max_waiting(env: Env) -> None:
     assert await env.waiting() == 2
 
 
-async def test_exceeded_max_waiting_is_silent_with_idle_heartbeat(env: Env) -> None:
+async def test_exceeded_max_waiting_is_silent_with_idle_heartbeat(env: PullEnv) -> None:
     wire = await env.start(consumer={"max_waiting": 1})
     await wire.pull({"batch": 1, "expires": 5000 * MS})
     silent = await wire.pull({"batch": 1, "expires": 400 * MS, "idle_heartbeat": 100 * MS})
@@ -689,7 +484,7 @@ async def test_exceeded_max_waiting_is_silent_with_idle_heartbeat(env: Env) -> N
     assert wire.on(silent) == []
 
 
-async def test_no_wait_on_full_queue_is_404_not_409(env: Env) -> None:
+async def test_no_wait_on_full_queue_is_404_not_409(env: PullEnv) -> None:
     wire = await env.start(consumer={"max_waiting": 1})
     await wire.pull({"batch": 1, "expires": 5000 * MS})
     inbox = await wire.pull({"batch": 1, "no_wait": True})
@@ -697,7 +492,7 @@ async def test_no_wait_on_full_queue_is_404_not_409(env: Env) -> None:
     assert wire.raw(inbox) == [wire.hmsg(inbox, NO_MESSAGES)]
 
 
-async def test_exceeded_max_request_batch(env: Env) -> None:
+async def test_exceeded_max_request_batch(env: PullEnv) -> None:
     wire = await env.start(consumer={"max_batch": 2}, messages=3)
     over_int = await wire.pull(b"3")
     over_json = await wire.pull({"batch": 3, "no_wait": True})
@@ -722,7 +517,7 @@ async def test_exceeded_max_request_batch(env: Env) -> None:
         (1_000_001, "1.000001ms"),
     ],
 )
-async def test_exceeded_max_request_expires(env: Env, max_expires: int, text: str) -> None:
+async def test_exceeded_max_request_expires(env: PullEnv, max_expires: int, text: str) -> None:
     wire = await env.start(consumer={"max_expires": max_expires})
     inbox = await wire.pull({"batch": 1, "expires": max_expires + 1000 * MS})
     await wire.wait(inbox)
@@ -730,7 +525,7 @@ async def test_exceeded_max_request_expires(env: Env, max_expires: int, text: st
     assert await env.waiting() == 0
 
 
-async def test_max_request_expires_allows_equal_and_unset_expires(env: Env) -> None:
+async def test_max_request_expires_allows_equal_and_unset_expires(env: PullEnv) -> None:
     wire = await env.start(consumer={"max_expires": 1000 * MS})
     equal = await wire.pull({"batch": 1, "expires": 1000 * MS})
     unset = await wire.pull({"batch": 1})
@@ -739,7 +534,7 @@ async def test_max_request_expires_allows_equal_and_unset_expires(env: Env) -> N
     assert wire.on(equal) == wire.on(unset) == wire.on(bare) == []
 
 
-async def test_exceeded_max_request_max_bytes(env: Env) -> None:
+async def test_exceeded_max_request_max_bytes(env: PullEnv) -> None:
     wire = await env.start(consumer={"max_bytes": 100}, messages=1)
     over = await wire.pull({"batch": 1, "max_bytes": 101})
     await wire.wait(over)
@@ -784,14 +579,14 @@ async def test_exceeded_max_request_max_bytes(env: Env) -> None:
         ({}, {"batch": 1, "min_pending": 1, "no_wait": True}, bad_request("Not a Overflow Priority consumer")),
     ],
 )
-async def test_validation_order(env: Env, consumer: dict, body: dict, expected: bytes) -> None:
+async def test_validation_order(env: PullEnv, consumer: dict, body: dict, expected: bytes) -> None:
     wire = await env.start(consumer=consumer)
     inbox = await wire.pull(body)
     await wire.wait(inbox)
     assert wire.raw(inbox) == [wire.hmsg(inbox, expected)]
 
 
-async def test_limits_are_checked_before_max_waiting(env: Env) -> None:
+async def test_limits_are_checked_before_max_waiting(env: PullEnv) -> None:
     wire = await env.start(consumer={"max_waiting": 1, "max_batch": 1})
     await wire.pull({"batch": 1, "expires": 5000 * MS})
     inbox = await wire.pull({"batch": 2})
@@ -811,7 +606,7 @@ async def test_limits_are_checked_before_max_waiting(env: Env) -> None:
         {"batch": 1, "idle_heartbeat": 2000 * MS, "expires": 3000 * MS},
     ],
 )
-async def test_heartbeat_more_than_half_of_expires_is_400(env: Env, body: dict) -> None:
+async def test_heartbeat_more_than_half_of_expires_is_400(env: PullEnv, body: dict) -> None:
     wire = await env.start(messages=1)
     inbox = await wire.pull(body)
     await wire.wait(inbox)
@@ -819,7 +614,7 @@ async def test_heartbeat_more_than_half_of_expires_is_400(env: Env, body: dict) 
     assert (await env.info())["num_pending"] == 1
 
 
-async def test_idle_heartbeats_while_waiting_then_408(env: Env) -> None:
+async def test_idle_heartbeats_while_waiting_then_408(env: PullEnv) -> None:
     wire = await env.start()
     started = time.monotonic()
     inbox = await wire.pull({"batch": 3, "expires": 500 * MS, "idle_heartbeat": 100 * MS})
@@ -838,7 +633,7 @@ async def test_idle_heartbeats_while_waiting_then_408(env: Env) -> None:
     assert elapsed >= 0.45
 
 
-async def test_idle_heartbeat_exactly_half_of_expires_is_accepted(env: Env) -> None:
+async def test_idle_heartbeat_exactly_half_of_expires_is_accepted(env: PullEnv) -> None:
     wire = await env.start()
     inbox = await wire.pull({"expires": 200 * MS, "idle_heartbeat": 100 * MS})
     final = await wire.wait_status(inbox)
@@ -846,14 +641,14 @@ async def test_idle_heartbeat_exactly_half_of_expires_is_accepted(env: Env) -> N
     assert all(f.raw == wire.hmsg(inbox, heartbeat(0, 0)) for f in wire.on(inbox)[:-1])
 
 
-async def test_idle_heartbeat_reports_last_delivered_sequences(env: Env) -> None:
+async def test_idle_heartbeat_reports_last_delivered_sequences(env: PullEnv) -> None:
     wire = await env.start(messages=3)
     first = await wire.pull(b"2")
     await wire.wait(first, 2)
     inbox = await wire.pull({"batch": 3, "expires": 400 * MS, "idle_heartbeat": 100 * MS})
     final = await wire.wait_status(inbox)
     frames = wire.on(inbox)
-    assert frames[0].raw == wire.msg("s.2", ack(1, 3, 3, await env.ts(3), 0), b"m2", to=inbox)
+    assert frames[0].raw == wire.msg("s.2", ack(1, 3, 3, await env.stored_ns(3), 0), b"m2", to=inbox)
     assert final.raw == wire.hmsg(inbox, timeout_(2))
     beats = frames[1:-1]
     assert beats and all(f.raw == wire.hmsg(inbox, heartbeat(3, 3)) for f in beats)
@@ -862,7 +657,7 @@ async def test_idle_heartbeat_reports_last_delivered_sequences(env: Env) -> None
 # =========================================================================== other statuses
 
 
-async def test_consumer_delete_releases_every_waiting_request(env: Env) -> None:
+async def test_consumer_delete_releases_every_waiting_request(env: PullEnv) -> None:
     wire = await env.start()
     a = await wire.pull({"batch": 3, "expires": 5000 * MS})
     b = await wire.pull({"batch": 3})
@@ -879,7 +674,7 @@ async def test_consumer_delete_releases_every_waiting_request(env: Env) -> None:
     assert [f.sid for f in wire.frames if f.status][-3:] == [wire.sids[a], wire.sids[b], wire.sids[c]]
 
 
-async def test_stream_delete_releases_waiting_requests(env: Env) -> None:
+async def test_stream_delete_releases_waiting_requests(env: PullEnv) -> None:
     wire = await env.start()
     a = await wire.pull({"batch": 3, "expires": 5000 * MS})
     b = await wire.pull({"batch": 1, "max_bytes": 500})
@@ -891,7 +686,7 @@ async def test_stream_delete_releases_waiting_requests(env: Env) -> None:
         assert wire.raw(inbox) == [wire.hmsg(inbox, CONSUMER_DELETED)]
 
 
-async def test_pull_on_push_consumer(env: Env) -> None:
+async def test_pull_on_push_consumer(env: PullEnv) -> None:
     wire = await env.start(make_consumer=False, messages=1)
     await env.add_consumer("P", deliver_subject="dlv.p")
     plain = await wire.pull(b"", consumer="P")
@@ -905,7 +700,7 @@ async def test_pull_on_push_consumer(env: Env) -> None:
 
 
 @pytest.mark.parametrize("level", [b"6", b"99", b"abc", b"-"])
-async def test_required_api_level_too_high_is_412(env: Env, level: bytes) -> None:
+async def test_required_api_level_too_high_is_412(env: PullEnv, level: bytes) -> None:
     wire = await env.start(messages=1)
     headers = b"NATS/1.0\r\nNats-Required-Api-Level: " + level + b"\r\n\r\n"
     inbox = await wire.pull(b"{bad", headers=headers)  # checked before the body is parsed
@@ -918,16 +713,16 @@ async def test_required_api_level_too_high_is_412(env: Env, level: bytes) -> Non
 
 
 @pytest.mark.parametrize("level", [b"5", b"0", b""])
-async def test_required_api_level_met_is_served(env: Env, level: bytes) -> None:
+async def test_required_api_level_met_is_served(env: PullEnv, level: bytes) -> None:
     wire = await env.start(messages=1)
     headers = b"NATS/1.0\r\nNats-Required-Api-Level: " + level + b"\r\nOther: x\r\n\r\n"
     inbox = await wire.pull(b"1", headers=headers)
     await wire.wait(inbox)
-    assert wire.raw(inbox) == [wire.msg("s.0", ack(1, 1, 1, await env.ts(1), 0), b"m0", to=inbox)]
+    assert wire.raw(inbox) == [wire.msg("s.0", ack(1, 1, 1, await env.stored_ns(1), 0), b"m0", to=inbox)]
 
 
 @pytest.mark.parametrize("subject_tail", ["S.NOPE", "NOPE.C"])
-async def test_missing_consumer_or_stream_is_no_responders(env: Env, subject_tail: str) -> None:
+async def test_missing_consumer_or_stream_is_no_responders(env: PullEnv, subject_tail: str) -> None:
     wire = await env.start()
     stream, consumer = subject_tail.split(".")
     plain = await wire.pull(b"1", stream=stream, consumer=consumer)
@@ -941,7 +736,7 @@ async def test_missing_consumer_or_stream_is_no_responders(env: Env, subject_tai
         ]
 
 
-async def test_missing_consumer_without_no_responders_is_silent(env: Env) -> None:
+async def test_missing_consumer_without_no_responders_is_silent(env: PullEnv) -> None:
     await env.start()
     wire = await env.open_wire(no_responders=False)
     inbox = await wire.pull(b"1", consumer="NOPE")
@@ -949,7 +744,7 @@ async def test_missing_consumer_without_no_responders_is_silent(env: Env) -> Non
     assert wire.on(inbox) == []
 
 
-async def test_server_shutdown_releases_waiting_requests(env: Env, target: Target) -> None:
+async def test_server_shutdown_releases_waiting_requests(env: PullEnv, target: Target) -> None:
     wire = await env.start()
     a = await wire.pull({"batch": 3, "max_bytes": 5000})
     b = await wire.pull({"batch": 4, "expires": 30_000 * MS})
@@ -980,21 +775,21 @@ async def test_server_shutdown_releases_waiting_requests(env: Env, target: Targe
         ({"batch": 1, "min_pending": 1, "id": "x", "priority": 10}, "Not a Overflow Priority consumer"),
     ],
 )
-async def test_priority_fields_on_a_plain_consumer(env: Env, body: dict, text: str) -> None:
+async def test_priority_fields_on_a_plain_consumer(env: PullEnv, body: dict, text: str) -> None:
     wire = await env.start(messages=1)
     inbox = await wire.pull(body)
     await wire.wait(inbox)
     assert wire.raw(inbox) == [wire.hmsg(inbox, bad_request(text))]
 
 
-async def test_group_on_a_plain_consumer_is_ignored(env: Env) -> None:
+async def test_group_on_a_plain_consumer_is_ignored(env: PullEnv) -> None:
     wire = await env.start(messages=1)
     inbox = await wire.pull({"batch": 1, "group": "anything"})
     frames = await wire.wait(inbox)
     assert frames[0].payload == b"m0"
 
 
-async def test_overflow_consumer_needs_a_group_in_json_requests(env: Env) -> None:
+async def test_overflow_consumer_needs_a_group_in_json_requests(env: PullEnv) -> None:
     wire = await env.start(consumer={"priority_policy": "overflow", "priority_groups": ["A"]}, messages=3)
     missing = await wire.pull({"batch": 1})
     unknown = await wire.pull({"batch": 1, "group": "B"})
@@ -1011,7 +806,7 @@ async def test_overflow_consumer_needs_a_group_in_json_requests(env: Env) -> Non
         assert frames[0].payload == payload
 
 
-async def test_pinned_client_pin_header_and_mismatch(env: Env) -> None:
+async def test_pinned_client_pin_header_and_mismatch(env: PullEnv) -> None:
     wire = await env.start(
         consumer={"priority_policy": "pinned_client", "priority_groups": ["A"], "priority_timeout": 60_000 * MS},
         messages=2,
@@ -1020,7 +815,7 @@ async def test_pinned_client_pin_header_and_mismatch(env: Env) -> None:
     (frame,) = await wire.wait(first)
     match = re.fullmatch(rb"NATS/1.0\r\nNats-Pin-Id: ([A-Za-z0-9]{22})\r\n\r\n", frame.header or b"")
     assert match, frame.raw
-    assert frame.raw == wire.hmsg("s.0", frame.header, b"m0", reply=ack(1, 1, 1, await env.ts(1), 1), to=first)
+    assert frame.raw == wire.hmsg("s.0", frame.header, b"m0", reply=ack(1, 1, 1, await env.stored_ns(1), 1), to=first)
     wrong = await wire.pull({"batch": 1, "group": "A", "id": "bogus"})
     await wire.wait(wrong)
     assert wire.raw(wrong) == [wire.hmsg(wrong, b"NATS/1.0 423 Nats-Pin-Id mismatch\r\n\r\n")]
@@ -1029,7 +824,7 @@ async def test_pinned_client_pin_header_and_mismatch(env: Env) -> None:
     assert frame.payload == b"m1" and frame.header == match.group(0)
 
 
-async def test_pinned_client_stale_pin_id_when_nobody_is_pinned(env: Env) -> None:
+async def test_pinned_client_stale_pin_id_when_nobody_is_pinned(env: PullEnv) -> None:
     wire = await env.start(
         consumer={"priority_policy": "pinned_client", "priority_groups": ["A"], "priority_timeout": 60_000 * MS}
     )
@@ -1043,25 +838,25 @@ async def test_pinned_client_stale_pin_id_when_nobody_is_pinned(env: Env) -> Non
 # =========================================================================== delivered messages
 
 
-async def test_delivered_message_framing_and_ack_subject(env: Env) -> None:
+async def test_delivered_message_framing_and_ack_subject(env: PullEnv) -> None:
     wire = await env.start()
     seq = await env.publish("s.some.subject", b"payload bytes")
     inbox = await wire.pull(b"")
     (frame,) = await wire.wait(inbox)
-    ts = await env.ts(seq)
+    ts = await env.stored_ns(seq)
     assert frame.raw == b"MSG s.some.subject %d $JS.ACK.S.C.1.1.1.%d.0 13\r\npayload bytes\r\n" % (wire.sids[inbox], ts)
     tokens = frame.reply.split(".")
     assert tokens[:4] == ["$JS", "ACK", "S", "C"] and len(tokens) == 9
 
 
-async def test_ack_pending_token_counts_down(env: Env) -> None:
+async def test_ack_pending_token_counts_down(env: PullEnv) -> None:
     wire = await env.start(messages=4)
     inbox = await wire.pull(b"3")
     frames = await wire.wait(inbox, 3)
-    assert [f.reply for f in frames] == [ack(1, i, i, await env.ts(i), 4 - i) for i in (1, 2, 3)]
+    assert [f.reply for f in frames] == [ack(1, i, i, await env.stored_ns(i), 4 - i) for i in (1, 2, 3)]
 
 
-async def test_ack_tokens_with_filter_subject(env: Env) -> None:
+async def test_ack_tokens_with_filter_subject(env: PullEnv) -> None:
     wire = await env.start(make_consumer=False)
     for subject in ("s.a", "s.b", "s.a", "s.b", "s.a"):
         await env.publish(subject, subject.encode())
@@ -1069,12 +864,12 @@ async def test_ack_tokens_with_filter_subject(env: Env) -> None:
     inbox = await wire.pull(b"2", consumer="F")
     frames = await wire.wait(inbox, 2)
     assert [f.reply for f in frames] == [
-        ack(1, 1, 1, await env.ts(1), 2, consumer="F"),
-        ack(1, 3, 2, await env.ts(3), 1, consumer="F"),
+        ack(1, 1, 1, await env.stored_ns(1), 2, consumer="F"),
+        ack(1, 3, 2, await env.stored_ns(3), 1, consumer="F"),
     ]
 
 
-async def test_redelivery_after_nak_bumps_delivery_count(env: Env) -> None:
+async def test_redelivery_after_nak_bumps_delivery_count(env: PullEnv) -> None:
     wire = await env.start(messages=2)
     first = await wire.pull(b"")
     (frame,) = await wire.wait(first)
@@ -1083,12 +878,12 @@ async def test_redelivery_after_nak_bumps_delivery_count(env: Env) -> None:
     assert (await wire.wait(confirm))[0].raw == b"MSG %s %d 0\r\n\r\n" % (confirm.encode(), wire.sids[confirm])
     again = await wire.pull(b"")
     (frame2,) = await wire.wait(again)
-    ts = await env.ts(1)
+    ts = await env.stored_ns(1)
     assert frame.reply == ack(1, 1, 1, ts, 1)
     assert frame2.raw == wire.msg("s.0", ack(2, 1, 2, ts, 1), b"m0", to=again)
 
 
-async def test_headers_are_delivered_verbatim(env: Env) -> None:
+async def test_headers_are_delivered_verbatim(env: PullEnv) -> None:
     wire = await env.start(make_consumer=False)
     header = b"NATS/1.0\r\nX:  spaced \r\nx: lower\r\nNats-Msg-Id: abc\r\n\r\n"
     puback = await wire.inbox()
@@ -1098,13 +893,13 @@ async def test_headers_are_delivered_verbatim(env: Env) -> None:
     await env.add_consumer("C")
     inbox = await wire.pull(b"2")
     frames = await wire.wait(inbox, 2)
-    assert frames[0].raw == wire.hmsg("s.h", header, b"pay", reply=ack(1, 1, 1, await env.ts(1), 1), to=inbox)
+    assert frames[0].raw == wire.hmsg("s.h", header, b"pay", reply=ack(1, 1, 1, await env.stored_ns(1), 1), to=inbox)
     assert frames[1].raw == wire.hmsg(
-        "s.empty", b"NATS/1.0\r\nK: v\r\n\r\n", b"", reply=ack(1, 2, 2, await env.ts(2), 0), to=inbox
+        "s.empty", b"NATS/1.0\r\nK: v\r\n\r\n", b"", reply=ack(1, 2, 2, await env.stored_ns(2), 0), to=inbox
     )
 
 
-async def test_waiting_requests_are_served_round_robin(env: Env) -> None:
+async def test_waiting_requests_are_served_round_robin(env: PullEnv) -> None:
     """A request still wanting more after a message moves to the back of the queue."""
     wire = await env.start()
     a = await wire.pull({"batch": 3, "expires": 5000 * MS})
@@ -1120,7 +915,7 @@ async def test_waiting_requests_are_served_round_robin(env: Env) -> None:
     assert await env.waiting() == 1  # b still wants one
 
 
-async def test_single_message_requests_are_fifo(env: Env) -> None:
+async def test_single_message_requests_are_fifo(env: PullEnv) -> None:
     wire = await env.start()
     first = await wire.pull(b"1")
     second = await wire.pull(b"1")
@@ -1131,18 +926,20 @@ async def test_single_message_requests_are_fifo(env: Env) -> None:
     assert [f.payload for f in await wire.wait(second)] == [b"two"]
 
 
-async def test_request_satisfied_across_several_publishes(env: Env) -> None:
+async def test_request_satisfied_across_several_publishes(env: PullEnv) -> None:
     wire = await env.start()
     inbox = await wire.pull({"batch": 3, "expires": 30_000 * MS})
     for n in range(3):
         seq = await env.publish(f"s.{n}", b"p%d" % n)
         frames = await wire.wait(inbox, n + 1)
-        assert frames[n].raw == wire.msg(f"s.{n}", ack(1, seq, n + 1, await env.ts(seq), 0), b"p%d" % n, to=inbox)
+        assert frames[n].raw == wire.msg(
+            f"s.{n}", ack(1, seq, n + 1, await env.stored_ns(seq), 0), b"p%d" % n, to=inbox
+        )
         assert await env.waiting() == (1 if n < 2 else 0)
     assert len(wire.on(inbox)) == 3
 
 
-async def test_unsubscribed_reply_loses_its_request(env: Env) -> None:
+async def test_unsubscribed_reply_loses_its_request(env: PullEnv) -> None:
     wire = await env.start()
     gone = await wire.pull({"batch": 3, "expires": 30_000 * MS})
     kept = await wire.pull({"batch": 3})
@@ -1152,10 +949,10 @@ async def test_unsubscribed_reply_loses_its_request(env: Env) -> None:
     assert (await env.info())["num_waiting"] == 1  # CONSUMER.INFO drops requests without interest
     await env.publish("s.x", b"1")
     frames = await wire.wait(kept)
-    assert frames[0].raw == wire.msg("s.x", ack(1, 1, 1, await env.ts(1), 0), b"1", to=kept)
+    assert frames[0].raw == wire.msg("s.x", ack(1, 1, 1, await env.stored_ns(1), 0), b"1", to=kept)
 
 
-async def test_unsubscribed_reply_is_skipped_on_delivery(env: Env) -> None:
+async def test_unsubscribed_reply_is_skipped_on_delivery(env: PullEnv) -> None:
     """Without an INFO in between, the message is still given to the next request with interest."""
     wire = await env.start()
     gone = await wire.pull({"batch": 3, "expires": 30_000 * MS})
@@ -1169,7 +966,7 @@ async def test_unsubscribed_reply_is_skipped_on_delivery(env: Env) -> None:
     assert await env.waiting() == 1
 
 
-async def test_closed_connection_loses_its_requests(env: Env) -> None:
+async def test_closed_connection_loses_its_requests(env: PullEnv) -> None:
     wire = await env.start()
     other = await env.open_wire()
     await other.pull({"batch": 5, "expires": 30_000 * MS})
@@ -1184,13 +981,13 @@ async def test_closed_connection_loses_its_requests(env: Env) -> None:
         await asyncio.sleep(0.01)
     await env.publish("s.x", b"1")
     frames = await wire.wait(kept)
-    assert frames[0].raw == wire.msg("s.x", ack(1, 1, 1, await env.ts(1), 0), b"1", to=kept)
+    assert frames[0].raw == wire.msg("s.x", ack(1, 1, 1, await env.stored_ns(1), 0), b"1", to=kept)
 
 
 # =========================================================================== CONSUMER.INFO counters
 
 
-async def test_num_waiting_and_num_pending_follow_requests(env: Env) -> None:
+async def test_num_waiting_and_num_pending_follow_requests(env: PullEnv) -> None:
     wire = await env.start(messages=3)
     info = await env.info()
     assert (info["num_waiting"], info["num_pending"], info["num_ack_pending"]) == (0, 3, 0)

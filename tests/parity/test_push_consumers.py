@@ -66,66 +66,19 @@ Facts pinned down here (R1, default account, v1 ack/flow-control subjects):
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
-from collections.abc import Callable
-from typing import Any
 
 import nats
 import pytest
 
-from tests.harness.js import api, create_stream, rfc3339_ns
-from tests.harness.raw import RawClient
-from tests.harness.targets import Target
-from tests.harness.wire import Frame, Wire
+from tests.harness.env import env_fixture
+from tests.harness.js import MS, SEC, api
+from tests.harness.push import PushEnv, PushWire
+from tests.harness.wait import WAIT
+from tests.harness.wire import Frame
 
-MS = 1_000_000  # nanoseconds
-SEC = 1_000_000_000
-WAIT = 3.0  # seconds to wait for something that must happen
 BIG = 500_000  # payload that makes flow control kick in after a few messages
-
-# --------------------------------------------------------------------------- raw wire
-
-
-class PushWire(Wire):
-    """A raw connection with plain SUB/UNSUB/PUB helpers; frames are read per sid."""
-
-    def __init__(self, client: RawClient) -> None:
-        super().__init__(client)
-        self.next_sid = 0
-
-    async def sub(self, subject: str, queue: str | None = None) -> int:
-        self.next_sid += 1
-        q = b" " + queue.encode() if queue else b""
-        await self.send(b"SUB %s%s %d\r\n" % (subject.encode(), q, self.next_sid))
-        await self.ping()
-        return self.next_sid
-
-    async def unsub(self, sid: int) -> None:
-        await self.send(b"UNSUB %d\r\n" % sid)
-        await self.ping()
-
-    async def pub(self, subject: str, payload: bytes = b"", reply: str = "") -> None:
-        target = subject.encode() + (b" " + reply.encode() if reply else b"")
-        await self.send(b"PUB %s %d\r\n%s\r\n" % (target, len(payload), payload))
-
-    def on(self, sid: int) -> list[Frame]:
-        return [f for f in self.frames if f.sid == sid]
-
-    async def wait(
-        self, sid: int, count: int, timeout: float = WAIT, what: Callable[[Frame], bool] | None = None
-    ) -> list[Frame]:
-        match = what or (lambda f: True)
-        await self.until(
-            lambda: len([f for f in self.on(sid) if match(f)]) >= count, f"{count} frame(s) on sid {sid}", timeout
-        )
-        return self.on(sid)
-
-    async def wait_msgs(self, sid: int, count: int, timeout: float = WAIT) -> list[Frame]:
-        await self.wait(sid, count, timeout, lambda f: f.status is None)
-        return [f for f in self.on(sid) if f.status is None]
-
 
 # --------------------------------------------------------------------------- expected bytes
 
@@ -182,103 +135,7 @@ def delivery_size(frame: Frame, deliver_subject: str = "dlv") -> int:
     return len(deliver_subject) + len(frame.reply) + len(frame.header or b"") + len(frame.payload)
 
 
-# --------------------------------------------------------------------------- environment
-
-
-class Env:
-    """Stream ``S`` (subjects ``s.>``, memory), a nats-py connection for the API and raw wires."""
-
-    def __init__(self, target: Target) -> None:
-        self.target = target
-        self.nc: nats.NATS | None = None
-        self.wires: list[PushWire] = []
-        self.clients: list[nats.NATS] = []
-
-    async def start(self, **stream: Any) -> Env:
-        self.nc = await nats.connect(self.target.url)
-        await create_stream(self.nc, {"name": "S", "subjects": ["s.>"], "storage": "memory", **stream})
-        return self
-
-    async def client(self, **kwargs: Any) -> nats.NATS:
-        nc = await nats.connect(self.target.url, **kwargs)
-        self.clients.append(nc)
-        return nc
-
-    async def wire(self) -> PushWire:
-        wire = await PushWire.open(self.target)
-        self.wires.append(wire)
-        return wire
-
-    async def consumer(self, name: str = "C", **config: Any) -> dict:
-        """A durable push consumer (``deliver_subject`` ``dlv`` unless given)."""
-        cfg: dict[str, Any] = {"durable_name": name, "deliver_subject": "dlv", "ack_policy": "none"}
-        cfg.update(config)
-        reply = await api(self.nc, f"$JS.API.CONSUMER.CREATE.S.{name}", {"stream_name": "S", "config": cfg})
-        assert "error" not in reply, reply
-        return reply
-
-    async def ephemeral(self, name: str, **config: Any) -> dict:
-        cfg: dict[str, Any] = {"name": name, "ack_policy": "none"}
-        cfg.update(config)
-        reply = await api(self.nc, f"$JS.API.CONSUMER.CREATE.S.{name}", {"stream_name": "S", "config": cfg})
-        assert "error" not in reply, reply
-        return reply
-
-    async def publish(self, subject: str, payload: bytes = b"", headers: dict[str, str] | None = None) -> int:
-        reply = json.loads((await self.nc.request(subject, payload, timeout=2, headers=headers)).data)
-        assert "error" not in reply, reply
-        return reply["seq"]
-
-    async def publish_many(self, count: int, payload: bytes | None = None, start: int = 0) -> None:
-        for i in range(start, start + count):
-            await self.publish(f"s.{i}", b"m%d" % i if payload is None else payload)
-
-    async def info(self, name: str = "C") -> dict:
-        return await api(self.nc, f"$JS.API.CONSUMER.INFO.S.{name}")
-
-    async def exists(self, name: str) -> bool:
-        reply = await self.info(name)
-        if "error" in reply:
-            assert reply["error"] == {"code": 404, "err_code": 10014, "description": "consumer not found"}
-            return False
-        return True
-
-    async def push_bound(self, name: str = "C") -> bool | None:
-        return (await self.info(name)).get("push_bound")
-
-    def push_bound_is(self, name: str, value: bool | None) -> Callable[[], Any]:
-        async def check() -> bool:
-            return await self.push_bound(name) is value
-
-        return check
-
-    async def eventually(self, check: Callable[[], Any], what: str, timeout: float = WAIT) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            if await check():
-                return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            await asyncio.sleep(0.01)
-
-    async def stored_ts(self, seq: int) -> int:
-        reply = await api(self.nc, "$JS.API.STREAM.MSG.GET.S", {"seq": seq})
-        return rfc3339_ns(reply["message"]["time"])
-
-    async def close(self) -> None:
-        for wire in self.wires:
-            await wire.close()
-        for nc in [*self.clients, self.nc]:
-            if nc is not None and not nc.is_closed:
-                await nc.close()
-
-
-@pytest.fixture
-async def env(target: Target):
-    environment = Env(target)
-    await environment.start()
-    yield environment
-    await environment.close()
+env = env_fixture(PushEnv, PushEnv.start)
 
 
 def counts(info: dict) -> dict:
@@ -295,10 +152,10 @@ def counts(info: dict) -> dict:
 # =========================================================================== interest and activation
 
 
-async def test_delivery_waits_for_an_exact_subscription(env: Env) -> None:
+async def test_delivery_waits_for_an_exact_subscription(env: PushEnv) -> None:
     """Wildcard subscriptions matching deliver_subject do not activate it; once active they get copies."""
     await env.publish_many(3)
-    created = await env.consumer(deliver_subject="d.x")
+    created = await env.add_consumer(deliver_subject="d.x")
     assert "push_bound" not in created
     wire = await env.wire()
     wildcards = [await wire.sub(pattern) for pattern in ("d.*", "d.>", "*.x")]
@@ -323,36 +180,36 @@ async def test_delivery_waits_for_an_exact_subscription(env: Env) -> None:
     assert (await env.info())["push_bound"] is True
 
 
-async def test_delivery_bytes_carry_the_stored_timestamp(env: Env) -> None:
+async def test_delivery_bytes_carry_the_stored_timestamp(env: PushEnv) -> None:
     """``MSG <subject> <sid> $JS.ACK.S.C.<dc>.<sseq>.<cseq>.<stored ns>.<pending> <n>``; headers make it an HMSG."""
     await env.publish("s.a", b"hello")
     await env.publish("s.b", b"x", headers={"K": "v"})
     wire = await env.wire()
     sid = await wire.sub("dlv")
-    created = await env.consumer()
+    created = await env.add_consumer()
     assert created["push_bound"] is True
     frames = await wire.wait_msgs(sid, 2)
-    ts1, ts2 = await env.stored_ts(1), await env.stored_ts(2)
+    ts1, ts2 = await env.stored_ns(1), await env.stored_ns(2)
     assert [f.raw for f in frames] == [
         msg("s.a", sid, ack(1, 1, 1, 1, ts=str(ts1)), b"hello"),
         hmsg("s.b", sid, b"NATS/1.0\r\nK: v\r\n\r\n", b"x", reply=ack(1, 2, 2, 0, ts=str(ts2))),
     ]
 
 
-async def test_live_messages_follow_while_subscribed(env: Env) -> None:
+async def test_live_messages_follow_while_subscribed(env: PushEnv) -> None:
     wire = await env.wire()
     sid = await wire.sub("dlv")
-    await env.consumer()
+    await env.add_consumer()
     for i in range(3):
         await env.publish(f"s.{i}", b"p%d" % i)
         frames = await wire.wait_msgs(sid, i + 1)
         assert no_ts(frames[-1].raw) == msg(f"s.{i}", sid, ack(1, i + 1, i + 1, 0), b"p%d" % i)
 
 
-async def test_unsubscribe_pauses_delivery(env: Env) -> None:
+async def test_unsubscribe_pauses_delivery(env: PushEnv) -> None:
     """Without interest nothing is delivered and push_bound disappears; resubscribing resumes where it stopped."""
     await env.publish_many(2)
-    await env.consumer(deliver_subject="d.x")
+    await env.add_consumer(deliver_subject="d.x")
     wire = await env.wire()
     witness = await wire.sub("d.*")
     sid = await wire.sub("d.x")
@@ -379,8 +236,8 @@ async def test_unsubscribe_pauses_delivery(env: Env) -> None:
     assert (await env.info())["push_bound"] is True
 
 
-async def test_closing_the_connection_removes_interest(env: Env) -> None:
-    await env.consumer()
+async def test_closing_the_connection_removes_interest(env: PushEnv) -> None:
+    await env.add_consumer()
     wire = await env.wire()
     await wire.sub("dlv")
     await env.eventually(env.push_bound_is("C", True), "push_bound")
@@ -394,10 +251,10 @@ async def test_closing_the_connection_removes_interest(env: Env) -> None:
     assert len(await other.wait_msgs(sid, 2)) == 2
 
 
-async def test_unacked_messages_wait_for_interest(env: Env) -> None:
+async def test_unacked_messages_wait_for_interest(env: PushEnv) -> None:
     """Past ack_wait without interest nothing is redelivered; on return redeliveries come first, then new messages."""
     await env.publish_many(2)
-    await env.consumer(deliver_subject="d.x", ack_policy="explicit", ack_wait=200 * MS)
+    await env.add_consumer(deliver_subject="d.x", ack_policy="explicit", ack_wait=200 * MS)
     wire = await env.wire()
     witness = await wire.sub("d.*")
     sid = await wire.sub("d.x")
@@ -431,9 +288,9 @@ async def test_unacked_messages_wait_for_interest(env: Env) -> None:
     }
 
 
-async def test_push_bound_in_consumer_list(env: Env) -> None:
-    await env.consumer("A", deliver_subject="da")
-    await env.consumer("B", deliver_subject="db")
+async def test_push_bound_in_consumer_list(env: PushEnv) -> None:
+    await env.add_consumer("A", deliver_subject="da")
+    await env.add_consumer("B", deliver_subject="db")
     wire = await env.wire()
     await wire.sub("db")
     await env.eventually(env.push_bound_is("B", True), "B to be bound")  # the server notes interest asynchronously
@@ -442,9 +299,9 @@ async def test_push_bound_in_consumer_list(env: Env) -> None:
     assert bound == {"A": None, "B": True}
 
 
-async def test_queue_subscription_does_not_activate_a_consumer_without_group(env: Env) -> None:
+async def test_queue_subscription_does_not_activate_a_consumer_without_group(env: PushEnv) -> None:
     await env.publish_many(2)
-    await env.consumer()
+    await env.add_consumer()
     wire = await env.wire()
     queued = await wire.sub("dlv", "g")
     await wire.quiet(0.3)
@@ -455,10 +312,10 @@ async def test_queue_subscription_does_not_activate_a_consumer_without_group(env
     assert await env.push_bound() is True
 
 
-async def test_deliver_group_needs_a_queue_subscription_of_that_group(env: Env) -> None:
+async def test_deliver_group_needs_a_queue_subscription_of_that_group(env: PushEnv) -> None:
     """A plain sub or another group does not activate a deliver_group consumer; once active every sub gets its copy."""
     await env.publish_many(3)
-    await env.consumer(deliver_group="g")
+    await env.add_consumer(deliver_group="g")
     wire = await env.wire()
     plain = await wire.sub("dlv")
     other = await wire.sub("dlv", "h")
@@ -473,8 +330,8 @@ async def test_deliver_group_needs_a_queue_subscription_of_that_group(env: Env) 
     assert await env.push_bound() is True
 
 
-async def test_deliver_group_gives_each_message_to_one_member(env: Env) -> None:
-    await env.consumer(deliver_group="g")
+async def test_deliver_group_gives_each_message_to_one_member(env: PushEnv) -> None:
+    await env.add_consumer(deliver_group="g")
     first, second = await env.wire(), await env.wire()
     a = await first.sub("dlv", "g")
     b = await second.sub("dlv", "g")
@@ -491,8 +348,8 @@ async def test_deliver_group_gives_each_message_to_one_member(env: Env) -> None:
     assert got_a and got_b
 
 
-async def test_deliver_group_interest_lasts_until_the_last_member_leaves(env: Env) -> None:
-    await env.consumer(deliver_group="g")
+async def test_deliver_group_interest_lasts_until_the_last_member_leaves(env: PushEnv) -> None:
+    await env.add_consumer(deliver_group="g")
     wire = await env.wire()
     a = await wire.sub("dlv", "g")
     b = await wire.sub("dlv", "g")
@@ -505,9 +362,9 @@ async def test_deliver_group_interest_lasts_until_the_last_member_leaves(env: En
     await env.eventually(env.push_bound_is("C", None), "push_bound to go")
 
 
-async def test_deleting_a_push_consumer_sends_nothing(env: Env) -> None:
+async def test_deleting_a_push_consumer_sends_nothing(env: PushEnv) -> None:
     """Heartbeats stop and no status goes to deliver_subject when the consumer is deleted."""
-    await env.consumer(idle_heartbeat=100 * MS)
+    await env.add_consumer(idle_heartbeat=100 * MS)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait(sid, 1)  # a heartbeat
@@ -541,13 +398,13 @@ async def stalled_after(wire: PushWire, sid: int, count: int) -> list[Frame]:
     ],
     ids=["exactly-half", "one-byte-over"],
 )
-async def test_flow_control_request_position(env: Env, payload: int, expected: list[str]) -> None:
+async def test_flow_control_request_position(env: PushEnv, payload: int, expected: list[str]) -> None:
     """FC goes right after the delivery that makes pending bytes exceed 1 MiB; delivery stops once they exceed 2 MiB."""
     for i in range(4):
         await env.publish(f"s.{i}", b"x" * payload)
     await env.publish("s.4", b"y" * 10)
     await env.publish("s.5", b"y" * 10)
-    await env.consumer(flow_control=True, idle_heartbeat=QUIET_HB)
+    await env.add_consumer(flow_control=True, idle_heartbeat=QUIET_HB)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     frames = await stalled_after(wire, sid, len(expected) - 1)
@@ -561,10 +418,10 @@ async def test_flow_control_request_position(env: Env, payload: int, expected: l
     assert counts(await env.info())["num_pending"] == 6 - (len(expected) - 1)
 
 
-async def test_flow_control_stalls_until_the_latest_request_is_answered(env: Env) -> None:
+async def test_flow_control_stalls_until_the_latest_request_is_answered(env: PushEnv) -> None:
     """An unknown FC id is ignored; an empty message to the real one resumes delivery."""
     await env.publish_many(7, b"x" * BIG)
-    await env.consumer(flow_control=True, idle_heartbeat=QUIET_HB)
+    await env.add_consumer(flow_control=True, idle_heartbeat=QUIET_HB)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     frames = await stalled_after(wire, sid, 5)
@@ -581,10 +438,10 @@ async def test_flow_control_stalls_until_the_latest_request_is_answered(env: Env
 
 
 @pytest.mark.slow
-async def test_flow_control_window_doubles_after_an_answer(env: Env) -> None:
+async def test_flow_control_window_doubles_after_an_answer(env: PushEnv) -> None:
     """After the answer the window is 4 MiB and the answered bytes are released; an older id no longer counts."""
     await env.publish_many(14, b"x" * BIG)
-    await env.consumer(flow_control=True, idle_heartbeat=QUIET_HB)
+    await env.add_consumer(flow_control=True, idle_heartbeat=QUIET_HB)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     frames = await stalled_after(wire, sid, 5)
@@ -605,9 +462,9 @@ async def test_flow_control_window_doubles_after_an_answer(env: Env) -> None:
     assert layout(wire.on(sid))[14:] == ["s.12", "s.13"]
 
 
-async def test_acks_do_not_release_flow_control_bytes(env: Env) -> None:
+async def test_acks_do_not_release_flow_control_bytes(env: PushEnv) -> None:
     await env.publish_many(7, b"x" * BIG)
-    await env.consumer(ack_policy="explicit", flow_control=True, idle_heartbeat=QUIET_HB)
+    await env.add_consumer(ack_policy="explicit", flow_control=True, idle_heartbeat=QUIET_HB)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait_msgs(sid, 5, timeout=5)
@@ -619,9 +476,9 @@ async def test_acks_do_not_release_flow_control_bytes(env: Env) -> None:
     assert counts(await env.info())["num_ack_pending"] == 0
 
 
-async def test_small_messages_need_no_flow_control(env: Env) -> None:
+async def test_small_messages_need_no_flow_control(env: PushEnv) -> None:
     await env.publish_many(50, b"z" * 1000)
-    await env.consumer(flow_control=True, idle_heartbeat=QUIET_HB)
+    await env.add_consumer(flow_control=True, idle_heartbeat=QUIET_HB)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait_msgs(sid, 50)
@@ -629,12 +486,12 @@ async def test_small_messages_need_no_flow_control(env: Env) -> None:
     assert layout(wire.on(sid)) == [f"s.{i}" for i in range(50)]
 
 
-async def test_headers_only_push_delivery_counts_only_headers(env: Env) -> None:
+async def test_headers_only_push_delivery_counts_only_headers(env: PushEnv) -> None:
     """headers_only on push: ``NATS/1.0\\r\\n[stored headers]Nats-Msg-Size: <n>``; big payloads then never trigger FC."""
     await env.publish("s.0", b"x" * BIG)
     await env.publish("s.1", b"x" * BIG, headers={"A": "1"})
     await env.publish_many(6, b"x" * BIG, start=2)
-    await env.consumer(headers_only=True, flow_control=True, idle_heartbeat=QUIET_HB)
+    await env.add_consumer(headers_only=True, flow_control=True, idle_heartbeat=QUIET_HB)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     frames = await wire.wait_msgs(sid, 8)
@@ -646,9 +503,9 @@ async def test_headers_only_push_delivery_counts_only_headers(env: Env) -> None:
     ]
 
 
-async def test_heartbeat_while_stalled_names_the_flow_control_subject(env: Env) -> None:
+async def test_heartbeat_while_stalled_names_the_flow_control_subject(env: PushEnv) -> None:
     await env.publish_many(6, b"x" * BIG)
-    await env.consumer(flow_control=True, idle_heartbeat=100 * MS)
+    await env.add_consumer(flow_control=True, idle_heartbeat=100 * MS)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait(sid, 1, timeout=5, what=lambda f: f.is_hb)
@@ -668,10 +525,10 @@ async def test_heartbeat_while_stalled_names_the_flow_control_subject(env: Env) 
     assert after[1].raw == heartbeat("dlv", sid, 6, 6)
 
 
-async def test_stall_survives_resubscription(env: Env) -> None:
+async def test_stall_survives_resubscription(env: PushEnv) -> None:
     """The request is not sent again to a new subscriber; its heartbeats still say stalled."""
     await env.publish_many(6, b"x" * BIG)
-    await env.consumer(flow_control=True, idle_heartbeat=100 * MS)
+    await env.add_consumer(flow_control=True, idle_heartbeat=100 * MS)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait_msgs(sid, 5, timeout=5)
@@ -685,11 +542,11 @@ async def test_stall_survives_resubscription(env: Env) -> None:
     assert [f.subject for f in wire.on(again) if not f.is_hb] == ["s.5"]
 
 
-async def test_ack_policy_flow_control_requests_at_max_ack_pending(env: Env) -> None:
+async def test_ack_policy_flow_control_requests_at_max_ack_pending(env: PushEnv) -> None:
     """ack_policy flow_control: FC follows the delivery that fills max_ack_pending; an answer carrying
     Nats-Last-Consumer / Nats-Last-Stream acks up to those sequences and lets delivery go on."""
     await env.publish_many(5)
-    await env.consumer(ack_policy="flow_control", max_ack_pending=2)
+    await env.add_consumer(ack_policy="flow_control", max_ack_pending=2)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     frames = await stalled_after(wire, sid, 2)
@@ -714,10 +571,10 @@ async def test_ack_policy_flow_control_requests_at_max_ack_pending(env: Env) -> 
 
 
 @pytest.mark.slow
-async def test_ack_policy_flow_control_requests_at_the_end_of_the_stream(env: Env) -> None:
+async def test_ack_policy_flow_control_requests_at_the_end_of_the_stream(env: PushEnv) -> None:
     """With acks outstanding, the (1s) idle heartbeat is followed by an FC request."""
     await env.publish_many(2)
-    await env.consumer(ack_policy="flow_control", max_ack_pending=10)
+    await env.add_consumer(ack_policy="flow_control", max_ack_pending=10)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait_msgs(sid, 2)
@@ -731,9 +588,9 @@ async def test_ack_policy_flow_control_requests_at_the_end_of_the_stream(env: En
 # =========================================================================== idle heartbeats
 
 
-async def test_idle_heartbeat_bytes(env: Env) -> None:
+async def test_idle_heartbeat_bytes(env: PushEnv) -> None:
     """No reply subject; Last-Consumer/Last-Stream are the last delivered sequences (0 before any)."""
-    await env.consumer(idle_heartbeat=100 * MS)
+    await env.add_consumer(idle_heartbeat=100 * MS)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     frames = await wire.wait(sid, 1)
@@ -750,8 +607,8 @@ async def test_idle_heartbeat_bytes(env: Env) -> None:
     assert after[0].raw == heartbeat("dlv", sid, 2, 2)
 
 
-async def test_heartbeats_repeat_at_the_interval(env: Env) -> None:
-    await env.consumer(idle_heartbeat=100 * MS)
+async def test_heartbeats_repeat_at_the_interval(env: PushEnv) -> None:
+    await env.add_consumer(idle_heartbeat=100 * MS)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait(sid, 1)
@@ -762,12 +619,12 @@ async def test_heartbeats_repeat_at_the_interval(env: Env) -> None:
     assert {f.raw for f in wire.on(sid)} == {heartbeat("dlv", sid, 0, 0)}
 
 
-async def test_heartbeat_last_stream_is_the_scan_position(env: Env) -> None:
+async def test_heartbeat_last_stream_is_the_scan_position(env: PushEnv) -> None:
     """A filtered consumer that scanned to the end reports the stream's last sequence, not its last delivery."""
     for subject in ["s.a", "s.b", "s.a", "s.b", "s.b"]:
         await env.publish(subject, b"v")
-    await env.consumer(filter_subject="s.a", idle_heartbeat=100 * MS)
-    await env.consumer("E", deliver_subject="dlv.e", filter_subject="s.none", idle_heartbeat=100 * MS)
+    await env.add_consumer(filter_subject="s.a", idle_heartbeat=100 * MS)
+    await env.add_consumer("E", deliver_subject="dlv.e", filter_subject="s.none", idle_heartbeat=100 * MS)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     empty = await wire.sub("dlv.e")
@@ -780,8 +637,8 @@ async def test_heartbeat_last_stream_is_the_scan_position(env: Env) -> None:
     assert info["delivered"]["consumer_seq"] == 2 and info["delivered"]["stream_seq"] == 3
 
 
-async def test_no_heartbeats_without_interest(env: Env) -> None:
-    await env.consumer(deliver_subject="d.x", idle_heartbeat=100 * MS)
+async def test_no_heartbeats_without_interest(env: PushEnv) -> None:
+    await env.add_consumer(deliver_subject="d.x", idle_heartbeat=100 * MS)
     wire = await env.wire()
     witness = await wire.sub("d.*")
     await wire.quiet(0.35)
@@ -797,10 +654,10 @@ async def test_no_heartbeats_without_interest(env: Env) -> None:
     assert wire.frames[seen:] == []
 
 
-async def test_paused_push_consumer_only_heartbeats(env: Env) -> None:
+async def test_paused_push_consumer_only_heartbeats(env: PushEnv) -> None:
     """A paused push consumer sends heartbeats but no messages; resuming delivers the backlog."""
     await env.publish_many(2)
-    created = await env.consumer(idle_heartbeat=100 * MS, pause_until="2099-01-01T00:00:00Z")
+    created = await env.add_consumer(idle_heartbeat=100 * MS, pause_until="2099-01-01T00:00:00Z")
     assert created["paused"] is True
     wire = await env.wire()
     sid = await wire.sub("dlv")
@@ -820,9 +677,9 @@ async def test_paused_push_consumer_only_heartbeats(env: Env) -> None:
 
 
 @pytest.mark.slow
-async def test_heartbeats_only_when_idle(env: Env) -> None:
+async def test_heartbeats_only_when_idle(env: PushEnv) -> None:
     """The heartbeat timer restarts with every delivery: none while messages keep coming."""
-    await env.consumer(idle_heartbeat=300 * MS)
+    await env.add_consumer(idle_heartbeat=300 * MS)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     for i in range(10):
@@ -844,10 +701,10 @@ async def test_heartbeats_only_when_idle(env: Env) -> None:
 async def test_rate_limit_paces_deliveries_after_the_burst(make_target) -> None:
     """bps/8 bytes per second after a burst of max_msg_size bytes; a delivery counts subject + reply + payload."""
     target = await make_target()
-    environment = await Env(target).start(max_msg_size=1000)
+    environment = await PushEnv(target).start(max_msg_size=1000)
     try:
         await environment.publish_many(10, b"p" * 157)  # 3 + 39 + 157 = 199 bytes a delivery
-        await environment.consumer(rate_limit_bps=16_000)  # 2000 bytes/s: one delivery every ~100 ms
+        await environment.add_consumer(rate_limit_bps=16_000)  # 2000 bytes/s: one delivery every ~100 ms
         wire = await environment.wire()
         await wire.sub("dlv")
         start = time.monotonic()
@@ -866,11 +723,11 @@ async def test_rate_limit_paces_deliveries_after_the_burst(make_target) -> None:
 
 async def test_rate_limit_never_sends_a_delivery_larger_than_the_burst(make_target) -> None:
     target = await make_target()
-    environment = await Env(target).start(max_msg_size=100)
+    environment = await PushEnv(target).start(max_msg_size=100)
     try:
         await environment.publish("s.0", b"q" * 90)  # 3 + 39 + 90 > 100
         await environment.publish("s.1", b"q")
-        await environment.consumer(rate_limit_bps=8_000_000)
+        await environment.add_consumer(rate_limit_bps=8_000_000)
         wire = await environment.wire()
         await wire.sub("dlv")
         await wire.quiet(0.4)
@@ -881,13 +738,13 @@ async def test_rate_limit_never_sends_a_delivery_larger_than_the_burst(make_targ
 
 
 @pytest.mark.slow
-async def test_replay_original_keeps_the_original_spacing(env: Env) -> None:
+async def test_replay_original_keeps_the_original_spacing(env: PushEnv) -> None:
     """The first message goes at once, each next one after the gap between the stored timestamps."""
     for i in range(3):
         await env.publish(f"s.{i}", b"m%d" % i)
         await asyncio.sleep(0.25)
-    stored = [await env.stored_ts(seq) / SEC for seq in (1, 2, 3)]
-    await env.consumer(replay_policy="original")
+    stored = [await env.stored_ns(seq) / SEC for seq in (1, 2, 3)]
+    await env.add_consumer(replay_policy="original")
     wire = await env.wire()
     await wire.sub("dlv")
     start = time.monotonic()
@@ -902,12 +759,12 @@ async def test_replay_original_keeps_the_original_spacing(env: Env) -> None:
 
 
 @pytest.mark.slow
-async def test_replay_original_ends_once_caught_up(env: Env) -> None:
+async def test_replay_original_ends_once_caught_up(env: PushEnv) -> None:
     """After the backlog present at start is replayed, new messages and later backlogs go at once."""
     await env.publish("s.0", b"a")
     await asyncio.sleep(0.2)
     await env.publish("s.1", b"b")
-    await env.consumer(replay_policy="original")
+    await env.add_consumer(replay_policy="original")
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait_msgs(sid, 2)
@@ -928,9 +785,9 @@ async def test_replay_original_ends_once_caught_up(env: Env) -> None:
 # =========================================================================== acks on push
 
 
-async def test_max_ack_pending_holds_push_delivery(env: Env) -> None:
+async def test_max_ack_pending_holds_push_delivery(env: PushEnv) -> None:
     await env.publish_many(4)
-    await env.consumer(ack_policy="explicit", max_ack_pending=2)
+    await env.add_consumer(ack_policy="explicit", max_ack_pending=2)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait_msgs(sid, 2)
@@ -953,9 +810,9 @@ async def test_max_ack_pending_holds_push_delivery(env: Env) -> None:
     }
 
 
-async def test_ack_wait_redelivers_on_push(env: Env) -> None:
+async def test_ack_wait_redelivers_on_push(env: PushEnv) -> None:
     await env.publish_many(2)
-    await env.consumer(ack_policy="explicit", ack_wait=250 * MS)
+    await env.add_consumer(ack_policy="explicit", ack_wait=250 * MS)
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait_msgs(sid, 2)
@@ -975,10 +832,10 @@ async def test_ack_wait_redelivers_on_push(env: Env) -> None:
     }
 
 
-async def test_nxt_ack_on_a_push_delivery(env: Env) -> None:
+async def test_nxt_ack_on_a_push_delivery(env: PushEnv) -> None:
     """``+NXT`` acks the message and answers ``409 Consumer is push based`` on its reply subject."""
     await env.publish_many(2)
-    await env.consumer(ack_policy="explicit")
+    await env.add_consumer(ack_policy="explicit")
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait_msgs(sid, 2)
@@ -992,9 +849,9 @@ async def test_nxt_ack_on_a_push_delivery(env: Env) -> None:
 # =========================================================================== inactive threshold
 
 
-async def test_push_consumer_without_interest_is_deleted_after_its_threshold(env: Env) -> None:
+async def test_push_consumer_without_interest_is_deleted_after_its_threshold(env: PushEnv) -> None:
     await env.ephemeral("E", deliver_subject="de", inactive_threshold=300 * MS)
-    await env.consumer("D", deliver_subject="dd", inactive_threshold=300 * MS)
+    await env.add_consumer("D", deliver_subject="dd", inactive_threshold=300 * MS)
     await asyncio.sleep(0.15)
     assert await env.exists("E") and await env.exists("D")
     await asyncio.sleep(0.45)
@@ -1003,7 +860,7 @@ async def test_push_consumer_without_interest_is_deleted_after_its_threshold(env
 
 
 @pytest.mark.slow
-async def test_push_consumer_with_interest_is_kept_past_its_threshold(env: Env) -> None:
+async def test_push_consumer_with_interest_is_kept_past_its_threshold(env: PushEnv) -> None:
     wire = await env.wire()
     sid = await wire.sub("de")
     await env.ephemeral("E", deliver_subject="de", inactive_threshold=300 * MS)
@@ -1016,7 +873,7 @@ async def test_push_consumer_with_interest_is_kept_past_its_threshold(env: Env) 
     assert not await env.exists("E")
 
 
-async def test_interest_returning_in_time_cancels_the_deletion(env: Env) -> None:
+async def test_interest_returning_in_time_cancels_the_deletion(env: PushEnv) -> None:
     await env.ephemeral("E", deliver_subject="de", inactive_threshold=400 * MS)
     await asyncio.sleep(0.15)
     wire = await env.wire()
@@ -1036,7 +893,7 @@ def stable_config(config: dict) -> dict:
     return out
 
 
-async def consumers(env: Env) -> list[dict]:
+async def consumers(env: PushEnv) -> list[dict]:
     reply = await api(env.nc, "$JS.API.CONSUMER.LIST.S")
     assert "error" not in reply, reply
     return reply["consumers"]
@@ -1065,7 +922,7 @@ class Collector:
         return [m.data for m in self.msgs]
 
 
-async def test_js_subscribe_ephemeral(env: Env) -> None:
+async def test_js_subscribe_ephemeral(env: PushEnv) -> None:
     """nats-py creates an ephemeral push consumer on a new inbox and acks each message after the callback."""
     await env.publish_many(3)
     js = env.nc.jetstream()
@@ -1088,11 +945,11 @@ async def test_js_subscribe_ephemeral(env: Env) -> None:
     await env.eventually(lambda: _ack_floor_is(env, info["name"], (3, 3)), "the auto acks")
 
 
-async def _ack_floor_is(env: Env, name: str, floor: tuple[int, int]) -> bool:
+async def _ack_floor_is(env: PushEnv, name: str, floor: tuple[int, int]) -> bool:
     return counts(await env.info(name))["ack_floor"] == floor
 
 
-async def test_js_subscribe_durable_refused_while_bound(env: Env) -> None:
+async def test_js_subscribe_durable_refused_while_bound(env: PushEnv) -> None:
     """The client refuses a second subscriber because the server reports push_bound; it may bind once that is gone."""
     js = env.nc.jetstream()
     first = await js.subscribe("s.>", durable="D", cb=Collector().cb)
@@ -1108,7 +965,7 @@ async def test_js_subscribe_durable_refused_while_bound(env: Env) -> None:
     assert stable_config(info["config"])["durable_name"] == "D"
 
 
-async def test_js_subscribe_queue_group(env: Env) -> None:
+async def test_js_subscribe_queue_group(env: PushEnv) -> None:
     """``queue="q"``: durable ``q`` with deliver_group ``q``; each message reaches one member."""
     js = env.nc.jetstream()
     other = await env.client()
@@ -1131,7 +988,7 @@ async def test_js_subscribe_queue_group(env: Env) -> None:
         await js.subscribe("s.>", durable="q", cb=Collector().cb)
 
 
-async def test_js_subscribe_manual_ack(env: Env) -> None:
+async def test_js_subscribe_manual_ack(env: PushEnv) -> None:
     await env.publish_many(2)
     js = env.nc.jetstream()
     sub = await js.subscribe("s.>", durable="M", manual_ack=True)
@@ -1153,7 +1010,7 @@ async def test_js_subscribe_manual_ack(env: Env) -> None:
     }
 
 
-async def test_js_subscribe_hides_heartbeats_from_the_callback(env: Env) -> None:
+async def test_js_subscribe_hides_heartbeats_from_the_callback(env: PushEnv) -> None:
     """Heartbeats reach the deliver subject (a second exact subscriber sees them) but not the callback."""
     js = env.nc.jetstream()
     got = Collector()
@@ -1168,7 +1025,7 @@ async def test_js_subscribe_hides_heartbeats_from_the_callback(env: Env) -> None
     assert (await got.wait(1)) and got.data == [b"one"]
 
 
-async def test_js_subscribe_flow_control(env: Env) -> None:
+async def test_js_subscribe_flow_control(env: PushEnv) -> None:
     """A flow-controlled push subscription gets everything: the client answers the server's FC requests."""
     await env.publish_many(9, b"x" * BIG)
     js = env.nc.jetstream()
@@ -1180,10 +1037,12 @@ async def test_js_subscribe_flow_control(env: Env) -> None:
     assert (info["config"]["flow_control"], info["config"]["idle_heartbeat"]) == (True, 200 * MS)
 
 
-async def test_js_subscribe_answers_a_stalled_heartbeat(env: Env) -> None:
+async def test_js_subscribe_answers_a_stalled_heartbeat(env: PushEnv) -> None:
     """A subscriber binding to a stalled consumer resumes it by answering the subject in Nats-Consumer-Stalled."""
     await env.publish_many(7, b"x" * BIG)
-    await env.consumer("F", deliver_subject="dlv.f", ack_policy="explicit", flow_control=True, idle_heartbeat=100 * MS)
+    await env.add_consumer(
+        "F", deliver_subject="dlv.f", ack_policy="explicit", flow_control=True, idle_heartbeat=100 * MS
+    )
     wire = await env.wire()
     sid = await wire.sub("dlv.f")
     await wire.wait(sid, 1, timeout=5, what=lambda f: f.is_hb)
@@ -1197,7 +1056,7 @@ async def test_js_subscribe_answers_a_stalled_heartbeat(env: Env) -> None:
     assert [m.subject for m in got.msgs] == ["s.5", "s.6"]
 
 
-async def test_js_subscribe_inactive_threshold(env: Env) -> None:
+async def test_js_subscribe_inactive_threshold(env: PushEnv) -> None:
     js = env.nc.jetstream()
     sub = await js.subscribe("s.>", cb=Collector().cb, inactive_threshold=0.2)
     [info] = await consumers(env)
@@ -1226,7 +1085,7 @@ ORDERED = {
 }
 
 
-async def test_ordered_consumer_config(env: Env) -> None:
+async def test_ordered_consumer_config(env: PushEnv) -> None:
     await env.publish_many(3)
     got = Collector()
     await env.nc.jetstream().subscribe("s.>", cb=got.cb, ordered_consumer=True)
@@ -1244,7 +1103,7 @@ async def test_ordered_consumer_config(env: Env) -> None:
     }
 
 
-async def test_ordered_consumer_recreated_after_its_consumer_is_deleted(env: Env) -> None:
+async def test_ordered_consumer_recreated_after_its_consumer_is_deleted(env: PushEnv) -> None:
     """Heartbeats stop with the consumer; two missed ones make the client start over from the next stream sequence."""
     await env.publish_many(3)
     got = Collector()
@@ -1269,7 +1128,7 @@ async def test_ordered_consumer_recreated_after_its_consumer_is_deleted(env: Env
     assert counts(new)["delivered"] == (1, 4)
 
 
-async def test_ordered_consumer_resets_on_a_sequence_gap(env: Env) -> None:
+async def test_ordered_consumer_resets_on_a_sequence_gap(env: PushEnv) -> None:
     """A heartbeat naming another last consumer sequence makes the client move to a new consumer.
 
     (Clients may not publish with ``$JS.ACK.`` reply subjects, so the gap is a stray heartbeat.)
@@ -1297,11 +1156,11 @@ async def test_ordered_consumer_resets_on_a_sequence_gap(env: Env) -> None:
     assert (await env.info(new["name"]))["push_bound"] is True
 
 
-async def _count_is(env: Env, n: int) -> bool:
+async def _count_is(env: PushEnv, n: int) -> bool:
     return len(await consumers(env)) == n
 
 
-async def test_ordered_consumer_flow_control(env: Env) -> None:
+async def test_ordered_consumer_flow_control(env: PushEnv) -> None:
     await env.publish_many(9, b"x" * BIG)
     got = Collector()
     await env.nc.jetstream().subscribe("s.>", cb=got.cb, ordered_consumer=True)
