@@ -17,8 +17,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
+from nats.aio.client import Client
 
 from fakejs import ManualClock
+from tests.harness.js import connected
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target, start_target, stop_target
 
 TARGET_KINDS = ("fake", "real")
@@ -85,6 +87,13 @@ async def make_target(target_kind: str, request: pytest.FixtureRequest) -> Async
 async def target(make_target: MakeTarget) -> Target:
     """A fresh server with default settings, of this test's kind."""
     return await make_target()
+
+
+@pytest.fixture
+async def nc(target: Target) -> AsyncIterator[Client]:
+    """A nats-py connection to ``target``, closed after the test."""
+    async with connected(target) as client:
+        yield client
 
 
 @pytest.fixture

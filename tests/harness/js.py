@@ -18,8 +18,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import nats
+import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeoutError
 
 from fakejs.gocompat.gotime import NS
 from fakejs.parity.normalize import SERVER_KEYS, TIME_KEYS, ZERO_TIME, normalize
@@ -31,11 +33,14 @@ __all__ = [
     "SERVER_KEYS",
     "TIME_KEYS",
     "ZERO_TIME",
+    "Pull",
     "add_stream",
     "api",
     "connect",
     "connected",
     "create_stream",
+    "fetch_no_wait",
+    "is_status",
     "normalize",
     "publish",
     "request",
@@ -122,3 +127,62 @@ def rfc3339_ns(text: str) -> int:
     y, mo, d, h, mi, s, frac = match.groups()
     seconds = calendar.timegm((int(y), int(mo), int(d), int(h), int(mi), int(s), 0, 0, 0))
     return seconds * 1_000_000_000 + int((frac or "0").ljust(9, "0"))
+
+
+def is_status(msg: Msg) -> bool:
+    return bool(msg.headers) and "Status" in msg.headers
+
+
+class Pull:
+    """A reply inbox for pull requests (and ``+NXT`` acks) made with a nats-py connection."""
+
+    def __init__(self, nc: Client, stream: str, consumer: str) -> None:
+        self.nc, self.stream, self.consumer = nc, stream, consumer
+        self.inbox = nc.new_inbox()
+        self.sub: Any = None
+
+    @classmethod
+    async def open(cls, nc: Client, stream: str = "S", consumer: str = "C") -> Pull:
+        pull = cls(nc, stream, consumer)
+        pull.sub = await nc.subscribe(pull.inbox)
+        return pull
+
+    async def request(self, body: Any = None) -> None:
+        if body is None:
+            payload = b""
+        elif isinstance(body, bytes):
+            payload = body
+        else:
+            payload = json.dumps(body).encode()
+        await self.nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{self.stream}.{self.consumer}", payload, reply=self.inbox)
+        await self.nc.flush()
+
+    async def next(self, timeout: float = 2.0) -> Msg:
+        return await self.sub.next_msg(timeout=timeout)
+
+    async def message(self, timeout: float = 2.0) -> Msg:
+        msg = await self.next(timeout)
+        assert not is_status(msg), msg.headers
+        return msg
+
+    async def silent(self, wait: float = 0.3) -> None:
+        with pytest.raises(NatsTimeoutError):
+            msg = await self.sub.next_msg(timeout=wait)
+            print("unexpected", msg.subject, msg.reply, msg.headers, msg.data)
+
+    async def close(self) -> None:
+        await self.sub.unsubscribe()
+
+
+async def fetch_no_wait(nc: Client, stream: str, consumer: str, batch: int = 1) -> list[Msg]:
+    """A ``no_wait`` pull of ``batch`` messages: what arrives until the batch is full or a status ends it."""
+    pull = await Pull.open(nc, stream, consumer)
+    await pull.request({"batch": batch, "no_wait": True})
+    got = []
+    while True:
+        msg = await pull.next(2)
+        got.append(msg)
+        if is_status(msg) or len(got) == batch:
+            break
+    await pull.close()
+    return got

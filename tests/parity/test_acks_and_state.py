@@ -38,46 +38,39 @@ Facts pinned down here (see each test for the exact numbers):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 import json
 import re
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import nats
 import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError
 
-from tests.harness.js import api, create_stream, normalize, publish
+from tests.harness.js import (
+    MS,
+    SEC,
+    ZERO_TIME,
+    Pull,
+    add_stream,
+    api,
+    connected,
+    is_status,
+    normalize,
+    publish,
+)
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
+from tests.harness.wait import poll
 
 TS = "<ts>"
-MS = 1_000_000
-SECOND = 1_000_000_000
 ADV = "io.nats.jetstream.advisory.v1."
-ZERO = "0001-01-01T00:00:00Z"
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-@contextlib.asynccontextmanager
-async def connected(target: Target) -> AsyncIterator[Client]:
-    nc = await nats.connect(target.url)
-    try:
-        yield nc
-    finally:
-        await nc.close()
-
-
-async def make_stream(nc: Client, name: str = "S", subjects: list[str] | None = None, **cfg: Any) -> None:
-    await create_stream(nc, {"name": name, "subjects": subjects or [name.lower() + ".>"], **cfg})
 
 
 async def create_consumer(nc: Client, stream: str, name: str, **cfg: Any) -> dict:
@@ -146,14 +139,8 @@ async def eventually_numbers(
 ) -> None:
     """Numbers that depend on the server's asynchronous work (new-message signals, queued
     pull requests) must reach ``expected`` soon."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        got = await numbers(nc, stream, consumer)
-        if got == expected or loop.time() > deadline:
-            assert got == expected
-            return
-        await asyncio.sleep(0.02)
+    got = await poll(lambda: numbers(nc, stream, consumer), lambda got: got == expected, timeout=timeout)
+    assert got == expected
 
 
 async def stream_state(nc: Client, stream: str = "S") -> dict:
@@ -164,65 +151,14 @@ async def stream_state(nc: Client, stream: str = "S") -> dict:
 
 async def eventually_state(nc: Client, stream: str, expected: dict, timeout: float = 2.0) -> None:
     """Stream state after asynchronous removals (consumer deletion) settles."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        state = await stream_state(nc, stream)
-        if state == expected or loop.time() > deadline:
-            assert state == expected
-            return
-        await asyncio.sleep(0.02)
-
-
-def is_status(msg: Msg) -> bool:
-    return bool(msg.headers) and "Status" in msg.headers
-
-
-class Pull:
-    """A reply inbox for pull requests (and ``+NXT`` acks)."""
-
-    def __init__(self, nc: Client, stream: str, consumer: str) -> None:
-        self.nc, self.stream, self.consumer = nc, stream, consumer
-        self.inbox = nc.new_inbox()
-        self.sub: Any = None
-
-    @classmethod
-    async def open(cls, nc: Client, stream: str = "S", consumer: str = "C") -> Pull:
-        pull = cls(nc, stream, consumer)
-        pull.sub = await nc.subscribe(pull.inbox)
-        return pull
-
-    async def request(self, body: Any = None) -> None:
-        if body is None:
-            payload = b""
-        elif isinstance(body, bytes):
-            payload = body
-        else:
-            payload = json.dumps(body).encode()
-        await self.nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{self.stream}.{self.consumer}", payload, reply=self.inbox)
-        await self.nc.flush()
-
-    async def next(self, timeout: float = 2.0) -> Msg:
-        return await self.sub.next_msg(timeout=timeout)
-
-    async def message(self, timeout: float = 2.0) -> Msg:
-        msg = await self.next(timeout)
-        assert not is_status(msg), msg.headers
-        return msg
-
-    async def silent(self, wait: float = 0.3) -> None:
-        with pytest.raises(NatsTimeoutError):
-            msg = await self.sub.next_msg(timeout=wait)
-            print("unexpected", msg.subject, msg.reply, msg.headers, msg.data)
-
-    async def close(self) -> None:
-        await self.sub.unsubscribe()
+    state = await poll(lambda: stream_state(nc, stream), lambda state: state == expected, timeout=timeout)
+    assert state == expected
 
 
 async def fetch(nc: Client, n: int = 1, stream: str = "S", consumer: str = "C", expires: float = 2.0) -> list[Msg]:
     """One pull request for ``n`` messages; all ``n`` must arrive."""
     pull = await Pull.open(nc, stream, consumer)
-    await pull.request({"batch": n, "expires": int(expires * SECOND)})
+    await pull.request({"batch": n, "expires": int(expires * SEC)})
     msgs = [await pull.message(expires + 1) for _ in range(n)]
     await pull.close()
     return msgs
@@ -344,7 +280,7 @@ def unix_nanos(rfc3339: str) -> int:
     match = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z", rfc3339)
     assert match, rfc3339
     whole = datetime.datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.UTC)
-    return int(whole.timestamp()) * SECOND + int((match.group(2) or "0").ljust(9, "0"))
+    return int(whole.timestamp()) * SEC + int((match.group(2) or "0").ljust(9, "0"))
 
 
 def now() -> float:
@@ -356,7 +292,7 @@ def now() -> float:
 
 async def test_ack_subject_encodes_delivery(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 3)
         await make_consumer(nc)
         msgs = await fetch(nc, 3)
@@ -371,7 +307,7 @@ async def test_ack_subject_encodes_delivery(target: Target) -> None:
 
 async def test_ack_subject_pending_counts_filtered_messages_left(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         for subject in ["s.a", "s.b", "s.a", "s.b", "s.a"]:
             await publish(nc, subject, b"x")
         await make_consumer(nc, filter_subject="s.a")
@@ -385,7 +321,7 @@ async def test_ack_subject_pending_counts_filtered_messages_left(target: Target)
 @pytest.mark.parametrize("payload", [b"", b"+ACK", b"+OK"], ids=["empty", "ACK", "OK"])
 async def test_ack_payloads_that_ack(target: Target, payload: bytes) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -400,7 +336,7 @@ async def test_ack_payloads_that_ack(target: Target, payload: bytes) -> None:
 )
 async def test_near_miss_payloads_are_ignored_but_answered(target: Target, payload: bytes) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -414,7 +350,7 @@ async def test_near_miss_payloads_are_ignored_but_answered(target: Target, paylo
 async def test_ack_payload_follows_headers(target: Target) -> None:
     """Headers on an ack message are skipped: only the payload decides."""
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc)
         one, two = await fetch(nc, 2)
@@ -428,7 +364,7 @@ async def test_ack_payload_follows_headers(target: Target) -> None:
 
 async def test_consumer_without_ack_policy_is_ack_none(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         reply = await make_consumer(nc, ack_policy=None)
         assert reply["config"]["ack_policy"] == "none"
@@ -442,7 +378,7 @@ async def test_consumer_without_ack_policy_is_ack_none(target: Target) -> None:
 async def test_double_ack_reply_is_an_empty_message(target: Target) -> None:
     """Exact bytes: each ack sent with a reply subject is answered ``MSG <reply> <sid> 0``."""
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 5)
         await make_consumer(nc)
     raw = await RawClient.connect(target.host, target.port)
@@ -471,7 +407,7 @@ async def test_double_ack_reply_is_an_empty_message(target: Target) -> None:
 async def test_nxt_has_no_double_ack_reply(target: Target) -> None:
     """With nothing left to deliver, ``+NXT`` sends nothing at all to its reply subject."""
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 1)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -483,7 +419,7 @@ async def test_nxt_has_no_double_ack_reply(target: Target) -> None:
 
 async def test_reacking_an_acked_message_is_answered_and_changes_nothing(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 3)
         await make_consumer(nc)
         msgs = await fetch(nc, 3)
@@ -497,7 +433,7 @@ async def test_reacking_an_acked_message_is_answered_and_changes_nothing(target:
 
 async def test_ack_for_a_sequence_not_yet_delivered_is_not_answered(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 4)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -514,7 +450,7 @@ async def test_ack_for_a_sequence_not_yet_delivered_is_not_answered(target: Targ
 
 async def test_ack_floor_waits_for_the_lowest_pending_message(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 4)
         await make_consumer(nc)
         msgs = await fetch(nc, 4)
@@ -533,7 +469,7 @@ async def test_ack_floor_waits_for_the_lowest_pending_message(target: Target) ->
 
 async def test_ack_floor_jumps_to_delivered_when_nothing_is_pending(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 3)
         await make_consumer(nc)
         msgs = await fetch(nc, 3)
@@ -546,7 +482,7 @@ async def test_ack_floor_jumps_to_delivered_when_nothing_is_pending(target: Targ
 async def test_ack_floor_uses_the_original_consumer_sequence(target: Target) -> None:
     """The floor stops at (next pending's FIRST consumer seq - 1, its stream seq - 1)."""
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc)
         one, two = await fetch(nc, 2)
@@ -570,7 +506,7 @@ async def test_ack_floor_uses_the_original_consumer_sequence(target: Target) -> 
 
 async def test_nak_redelivers_at_once_with_next_delivery_count(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 1)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -588,7 +524,7 @@ async def test_nak_redelivers_at_once_with_next_delivery_count(target: Target) -
 
 async def test_nak_advisory(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc)
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.>")
@@ -605,7 +541,7 @@ async def test_nak_advisory(target: Target) -> None:
 
 async def test_naks_are_redelivered_in_nak_order_before_new_messages(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 4)
         await make_consumer(nc)
         msgs = await fetch(nc, 3)
@@ -623,14 +559,14 @@ async def test_naks_are_redelivered_in_nak_order_before_new_messages(target: Tar
 )
 async def test_nak_with_delay_holds_redelivery(target: Target, payload: bytes) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
         await ack(nc, first, payload)
         naked_at = now()
         pull = await Pull.open(nc)
-        await pull.request({"batch": 2, "expires": 2 * SECOND})
+        await pull.request({"batch": 2, "expires": 2 * SEC})
         # The delayed message is not in the redelivery queue: the next new message comes first.
         second = await pull.message()
         assert meta(second).numbers == (1, 2, 2, 0)
@@ -647,7 +583,7 @@ async def test_nak_with_delay_holds_redelivery(target: Target, payload: bytes) -
 )
 async def test_nak_with_unparsable_delay_is_a_plain_nak(target: Target, payload: bytes) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -658,7 +594,7 @@ async def test_nak_with_unparsable_delay_is_a_plain_nak(target: Target, payload:
 
 async def test_nak_of_an_acked_message_does_nothing(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc)
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.>")
@@ -675,7 +611,7 @@ async def test_nak_of_an_acked_message_does_nothing(target: Target) -> None:
 
 async def test_wpi_keeps_the_message_pending(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -691,11 +627,11 @@ async def test_wpi_keeps_the_message_pending(target: Target) -> None:
 @pytest.mark.slow
 async def test_wpi_restarts_the_ack_timer(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 1)
         await make_consumer(nc, ack_wait=600 * MS)
         pull = await Pull.open(nc)
-        await pull.request({"batch": 2, "expires": 5 * SECOND})
+        await pull.request({"batch": 2, "expires": 5 * SEC})
         first = await pull.message()
         started = now()
         while now() - started < 1.6:  # well past ack_wait, kept alive by progress acks
@@ -713,7 +649,7 @@ async def test_wpi_restarts_the_ack_timer(target: Target) -> None:
 
 async def test_nxt_acks_and_delivers_the_next_message_to_its_reply(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 3)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -728,7 +664,7 @@ async def test_nxt_acks_and_delivers_the_next_message_to_its_reply(target: Targe
 @pytest.mark.parametrize("payload", [b"+NXT 3", b'+NXT {"batch":3}', b"+NXT   3  "], ids=["count", "json", "padded"])
 async def test_nxt_with_a_batch(target: Target, payload: bytes) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 5)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -742,7 +678,7 @@ async def test_nxt_with_a_batch(target: Target, payload: bytes) -> None:
 
 async def test_nxt_batch_two_json(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 4)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -759,7 +695,7 @@ async def test_nxt_batch_two_json(target: Target) -> None:
 
 async def test_nxt_no_wait_with_nothing_left_gets_404(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 1)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -772,7 +708,7 @@ async def test_nxt_no_wait_with_nothing_left_gets_404(target: Target) -> None:
 
 async def test_nxt_with_bad_json_still_acks(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -788,7 +724,7 @@ async def test_nxt_with_bad_json_still_acks(target: Target) -> None:
 
 async def test_nxt_with_non_numeric_suffix_asks_for_one(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 3)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -801,7 +737,7 @@ async def test_nxt_with_non_numeric_suffix_asks_for_one(target: Target) -> None:
 
 async def test_nxt_without_reply_only_acks(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 3)
         await make_consumer(nc)
         first = (await fetch(nc))[0]
@@ -817,7 +753,7 @@ async def test_nxt_without_reply_only_acks(target: Target) -> None:
 
 async def test_term_stops_redelivery_and_counts_as_acked(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc, ack_wait=200 * MS)
         one, two = await fetch(nc, 2)
@@ -845,7 +781,7 @@ async def test_term_stops_redelivery_and_counts_as_acked(target: Target) -> None
 )
 async def test_term_advisory(target: Target, payload: bytes, reason: str | None) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc)
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>")
@@ -862,7 +798,7 @@ async def test_term_advisory(target: Target, payload: bytes, reason: str | None)
 
 async def test_term_advisory_of_a_redelivery(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 1)
         await make_consumer(nc)
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>")
@@ -880,7 +816,7 @@ async def test_term_advisory_of_a_redelivery(target: Target) -> None:
 
 async def test_ack_none_consumer_has_no_ack_subscription(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 3)
         await make_consumer(nc, ack_policy="none")
         msgs = await fetch(nc, 2)
@@ -896,7 +832,7 @@ async def test_ack_none_consumer_has_no_ack_subscription(target: Target) -> None
 
 async def test_ack_all_acks_everything_below(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 5)
         await make_consumer(nc, ack_policy="all")
         msgs = await fetch(nc, 4)
@@ -913,7 +849,7 @@ async def test_ack_all_acks_everything_below(target: Target) -> None:
 
 async def test_ack_all_term_also_acks_everything_below(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 3)
         await make_consumer(nc, ack_policy="all")
         msgs = await fetch(nc, 3)
@@ -923,7 +859,7 @@ async def test_ack_all_term_also_acks_everything_below(target: Target) -> None:
 
 async def test_ack_all_nak_redelivers_only_that_message(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 3)
         await make_consumer(nc, ack_policy="all")
         msgs = await fetch(nc, 3)
@@ -940,13 +876,13 @@ async def test_ack_all_nak_redelivers_only_that_message(target: Target) -> None:
 
 async def test_ack_all_redelivers_unacked_messages_after_ack_wait(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 3)
         await make_consumer(nc, ack_policy="all", ack_wait=300 * MS)
         msgs = await fetch(nc, 3)
         await ack(nc, msgs[1])
         pull = await Pull.open(nc)
-        await pull.request({"batch": 2, "expires": 2 * SECOND})
+        await pull.request({"batch": 2, "expires": 2 * SEC})
         again = await pull.message()
         assert meta(again).numbers == (2, 3, 4, 0)
         assert await numbers(nc) == nums((4, 3), (2, 2), ack_pending=1, redelivered=1, waiting=1)
@@ -957,11 +893,11 @@ async def test_ack_all_redelivers_unacked_messages_after_ack_wait(target: Target
 
 async def test_ack_wait_expiry_redelivers_with_incremented_count(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 1)
         await make_consumer(nc, ack_wait=250 * MS)
         pull = await Pull.open(nc)
-        await pull.request({"batch": 3, "expires": 3 * SECOND})
+        await pull.request({"batch": 3, "expires": 3 * SEC})
         first = await pull.message()
         delivered_at = now()
         second = await pull.message()
@@ -979,7 +915,7 @@ async def test_ack_wait_expiry_redelivers_with_incremented_count(target: Target)
 async def test_expired_message_waits_for_a_pull(target: Target) -> None:
     """Expiry only queues the message: no number moves until it is delivered again."""
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc, ack_wait=200 * MS)
         first = (await fetch(nc))[0]
@@ -995,7 +931,7 @@ async def test_expired_message_waits_for_a_pull(target: Target) -> None:
 
 async def test_num_redelivered_counts_unacked_redelivered_messages(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 3)
         await make_consumer(nc)
         msgs = await fetch(nc, 3)
@@ -1017,14 +953,14 @@ async def test_num_redelivered_counts_unacked_redelivered_messages(target: Targe
 @pytest.mark.slow
 async def test_backoff_schedule(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 1)
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>")
         reply = await make_consumer(nc, backoff=[200 * MS, 600 * MS], max_deliver=3)
         assert reply["config"]["ack_wait"] == 200 * MS
         assert reply["config"]["backoff"] == [200 * MS, 600 * MS]
         pull = await Pull.open(nc)
-        await pull.request({"batch": 4, "expires": 4 * SECOND})
+        await pull.request({"batch": 4, "expires": 4 * SEC})
         first = await pull.message()
         t1 = now()
         second = await pull.message()
@@ -1042,7 +978,7 @@ async def test_backoff_schedule(target: Target) -> None:
 
 async def test_max_deliver_stops_redelivery_with_advisory(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 1)
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>")
         await make_consumer(nc, ack_wait=200 * MS, max_deliver=2)
@@ -1069,12 +1005,12 @@ async def test_max_deliver_expiry_without_a_waiting_pull(target: Target) -> None
     """With max_deliver >= 2 the last delivery's expiry only queues the message; the next
     pull finds it over the limit: advisory, off the pending list, nothing delivered."""
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 1)
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>")
         await make_consumer(nc, ack_wait=200 * MS, max_deliver=2)
         pull = await Pull.open(nc)
-        await pull.request({"batch": 2, "expires": 1 * SECOND})
+        await pull.request({"batch": 2, "expires": 1 * SEC})
         await pull.message()
         second = await pull.message()
         await no_message(advisories, 0.4)
@@ -1091,7 +1027,7 @@ async def test_max_deliver_expiry_without_a_waiting_pull(target: Target) -> None
 
 async def test_max_deliver_reached_by_naks_is_noticed_on_the_next_pull(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 1)
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>")
         await make_consumer(nc, max_deliver=2)
@@ -1112,7 +1048,7 @@ async def test_max_deliver_reached_by_naks_is_noticed_on_the_next_pull(target: T
 
 async def test_max_deliver_one_reports_no_redelivered(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 1)
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>")
         await make_consumer(nc, ack_wait=200 * MS, max_deliver=1)
@@ -1130,11 +1066,11 @@ async def test_max_deliver_one_reports_no_redelivered(target: Target) -> None:
 
 async def test_max_ack_pending_holds_a_waiting_pull_until_acks(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 5)
         await make_consumer(nc, max_ack_pending=2)
         pull = await Pull.open(nc)
-        await pull.request({"batch": 4, "expires": 3 * SECOND})
+        await pull.request({"batch": 4, "expires": 3 * SEC})
         msgs = [await pull.message(), await pull.message()]
         await pull.silent(0.3)
         assert await numbers(nc) == nums((2, 2), (0, 0), ack_pending=2, waiting=1, pending=3)
@@ -1151,13 +1087,13 @@ async def test_max_ack_pending_holds_a_waiting_pull_until_acks(target: Target) -
 
 async def test_max_ack_pending_still_allows_redeliveries(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc, max_ack_pending=1)
         first = (await fetch(nc))[0]
         await ack(nc, first, b"-NAK")
         pull = await Pull.open(nc)
-        await pull.request({"batch": 2, "expires": 2 * SECOND})
+        await pull.request({"batch": 2, "expires": 2 * SEC})
         again = await pull.message()
         assert meta(again).numbers == (2, 1, 2, 1)
         await pull.silent(0.3)
@@ -1166,7 +1102,7 @@ async def test_max_ack_pending_still_allows_redeliveries(target: Target) -> None
 
 async def test_no_wait_pull_at_max_ack_pending_keeps_waiting(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 2)
         await make_consumer(nc, max_ack_pending=1)
         first = (await fetch(nc))[0]
@@ -1182,11 +1118,11 @@ async def test_no_wait_pull_at_max_ack_pending_keeps_waiting(target: Target) -> 
 
 async def test_max_ack_pending_with_ack_all(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 5)
         await make_consumer(nc, ack_policy="all", max_ack_pending=2)
         pull = await Pull.open(nc)
-        await pull.request({"batch": 5, "expires": 3 * SECOND})
+        await pull.request({"batch": 5, "expires": 3 * SEC})
         msgs = [await pull.message(), await pull.message()]
         await pull.silent(0.2)
         await ack(nc, msgs[1])
@@ -1201,7 +1137,7 @@ async def test_max_ack_pending_with_ack_all(target: Target) -> None:
 
 async def test_fresh_consumer_numbers(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 3)
         reply = await make_consumer(nc)
         assert {key: normalize(reply)[key] for key in NUMBER_KEYS} == nums(pending=3)
@@ -1216,7 +1152,7 @@ async def test_deep_dive_walkthrough(target: Target) -> None:
     Redelivery here is by ack_wait expiry.
     """
     async with connected(target) as nc:
-        await make_stream(nc, "ORDERS", ["ORDERS.*"])
+        await add_stream(nc, "ORDERS", ["ORDERS.*"])
         await make_consumer(nc, "ORDERS", "DISPATCH", ack_wait=300 * MS)
         assert (await stream_state(nc, "ORDERS"))["messages"] == 0
         assert await numbers(nc, "ORDERS", "DISPATCH") == nums()
@@ -1251,7 +1187,7 @@ async def test_deep_dive_walkthrough(target: Target) -> None:
 
 async def test_numbers_after_a_mixed_script(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await fill(nc, 6)
         await make_consumer(nc)
         msgs = await fetch(nc, 5)
@@ -1278,7 +1214,7 @@ async def test_numbers_after_a_mixed_script(target: Target) -> None:
 
 async def test_num_pending_follows_publishes_and_filter(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await make_consumer(nc, filter_subject="s.a")
         assert await numbers(nc) == nums()
         for subject in ["s.a", "s.b", "s.a"]:
@@ -1294,11 +1230,11 @@ async def test_num_pending_follows_publishes_and_filter(target: Target) -> None:
 
 async def test_num_waiting_counts_open_pull_requests(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await make_consumer(nc)
         pulls = [await Pull.open(nc) for _ in range(3)]
         await pulls[0].request({"batch": 1, "expires": 300 * MS})
-        await pulls[1].request({"batch": 5, "expires": 5 * SECOND})
+        await pulls[1].request({"batch": 5, "expires": 5 * SEC})
         await pulls[2].request({"batch": 1})
         await eventually_numbers(nc, nums(waiting=3))
         assert (await pulls[0].next(2)).headers["Status"] == "408"
@@ -1314,7 +1250,7 @@ async def test_num_waiting_counts_open_pull_requests(target: Target) -> None:
 
 async def test_workqueue_ack_removes_the_message(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc, "WQ", ["wq.>"], retention="workqueue")
+        await add_stream(nc, "WQ", ["wq.>"], retention="workqueue")
         await fill(nc, 3, "wq.{i}", "WQ")
         await make_consumer(nc, "WQ", "C")
         msgs = await fetch(nc, 3, "WQ", "C")
@@ -1338,7 +1274,7 @@ async def test_workqueue_ack_removes_the_message(target: Target) -> None:
             "messages": 0,
             "bytes": 0,
             "first_seq": 4,
-            "first_ts": ZERO,
+            "first_ts": ZERO_TIME,
             "last_seq": 3,
             "last_ts": TS,
             "consumer_count": 1,
@@ -1348,7 +1284,7 @@ async def test_workqueue_ack_removes_the_message(target: Target) -> None:
 
 async def test_workqueue_nak_keeps_and_term_removes(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc, "WQ", ["wq.>"], retention="workqueue")
+        await add_stream(nc, "WQ", ["wq.>"], retention="workqueue")
         await fill(nc, 2, "wq.{i}", "WQ")
         await make_consumer(nc, "WQ", "C")
         one, two = await fetch(nc, 2, "WQ", "C")
@@ -1375,7 +1311,7 @@ async def test_workqueue_nak_keeps_and_term_removes(target: Target) -> None:
 )
 async def test_workqueue_consumer_requirements(target: Target, config: dict, code: int, description: str) -> None:
     async with connected(target) as nc:
-        await make_stream(nc, "WQ", ["wq.>"], retention="workqueue")
+        await add_stream(nc, "WQ", ["wq.>"], retention="workqueue")
         reply = await create_consumer(nc, "WQ", "X", **config)
         assert reply == {
             "type": "io.nats.jetstream.api.v1.consumer_create_response",
@@ -1385,7 +1321,7 @@ async def test_workqueue_consumer_requirements(target: Target, config: dict, cod
 
 async def test_workqueue_consumers_must_not_overlap(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc, "WQ", ["wq.>"], retention="workqueue")
+        await add_stream(nc, "WQ", ["wq.>"], retention="workqueue")
         await make_consumer(nc, "WQ", "ALL")
         reply = await create_consumer(nc, "WQ", "ALL2", ack_policy="explicit")
         assert reply["error"] == {
@@ -1407,14 +1343,14 @@ async def test_workqueue_consumers_must_not_overlap(target: Target) -> None:
 
 async def test_interest_stream_without_consumers_drops_on_publish(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc, "IN", ["in.>"], retention="interest")
+        await add_stream(nc, "IN", ["in.>"], retention="interest")
         assert await publish(nc, "in.1", b"x") == b'{"stream":"IN","seq":1}'
         assert await publish(nc, "in.2", b"x") == b'{"stream":"IN","seq":2}'
         assert await stream_state(nc, "IN") == {
             "messages": 0,
             "bytes": 0,
             "first_seq": 3,
-            "first_ts": ZERO,
+            "first_ts": ZERO_TIME,
             "last_seq": 2,
             "last_ts": TS,
             "consumer_count": 0,
@@ -1426,7 +1362,7 @@ async def test_interest_stream_without_consumers_drops_on_publish(target: Target
 
 async def test_interest_stream_keeps_until_every_consumer_acked(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc, "IN", ["in.>"], retention="interest")
+        await add_stream(nc, "IN", ["in.>"], retention="interest")
         await make_consumer(nc, "IN", "A")
         await make_consumer(nc, "IN", "B")
         await fill(nc, 2, "in.{i}", "IN")
@@ -1447,7 +1383,7 @@ async def test_interest_stream_keeps_until_every_consumer_acked(target: Target) 
 
 async def test_interest_stream_filtered_and_ack_none_consumers(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc, "IN", ["in.>"], retention="interest")
+        await add_stream(nc, "IN", ["in.>"], retention="interest")
         await make_consumer(nc, "IN", "A")
         await make_consumer(nc, "IN", "B", filter_subject="in.b")
         await make_consumer(nc, "IN", "N", ack_policy="none")
@@ -1481,7 +1417,7 @@ async def test_interest_stream_filtered_and_ack_none_consumers(target: Target) -
 
 async def test_interest_stream_ack_all_removes_everything_below(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc, "IN", ["in.>"], retention="interest")
+        await add_stream(nc, "IN", ["in.>"], retention="interest")
         await make_consumer(nc, "IN", "A", ack_policy="all")
         await fill(nc, 3, "in.{i}", "IN")
         msgs = await fetch(nc, 3, "IN", "A")
@@ -1492,7 +1428,7 @@ async def test_interest_stream_ack_all_removes_everything_below(target: Target) 
 
 async def test_interest_stream_deleting_a_consumer_releases_its_interest(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc, "IN", ["in.>"], retention="interest")
+        await add_stream(nc, "IN", ["in.>"], retention="interest")
         await make_consumer(nc, "IN", "A")
         await make_consumer(nc, "IN", "B")
         await fill(nc, 2, "in.{i}", "IN")
@@ -1522,7 +1458,7 @@ async def test_interest_stream_deleting_a_consumer_releases_its_interest(target:
                 "messages": 0,
                 "bytes": 0,
                 "first_seq": 3,
-                "first_ts": ZERO,
+                "first_ts": ZERO_TIME,
                 "last_seq": 2,
                 "last_ts": TS,
                 "consumer_count": 0,
@@ -1535,7 +1471,7 @@ async def test_interest_stream_deleting_a_consumer_releases_its_interest(target:
 
 async def test_headers_only_delivery_bytes(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         await publish(nc, "s.a", b"hello world")
         await publish(nc, "s.b", b"12345", headers={"X-A": "1"})
         await publish(nc, "s.a", b"")
@@ -1563,7 +1499,7 @@ async def test_headers_only_delivery_bytes(target: Target) -> None:
 
 async def test_filter_subject_delivery(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         for subject in ["s.a.1", "s.b", "s.a.2", "s.c", "s.a.3"]:
             await publish(nc, subject, subject.encode())
         await make_consumer(nc, filter_subject="s.a.*")
@@ -1575,7 +1511,7 @@ async def test_filter_subject_delivery(target: Target) -> None:
 
 async def test_filter_subjects_deliver_in_stream_order(target: Target) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         for subject in ["s.c", "s.a", "s.b", "s.a", "s.c", "s.b"]:
             await publish(nc, subject, b"x")
         await make_consumer(nc, filter_subjects=["s.c", "s.b"])
@@ -1604,7 +1540,7 @@ async def test_deliver_policy_first_message_and_numbers(
     target: Target, policy: str, extra: dict, first_seqs: list[int], start: int
 ) -> None:
     async with connected(target) as nc:
-        await make_stream(nc)
+        await add_stream(nc)
         for subject in ["s.a", "s.a", "s.b", "s.c"]:
             await publish(nc, subject, b"x")
         if policy == "by_start_time":

@@ -12,12 +12,8 @@ from typing import Any
 import nats
 import pytest
 
-from tests.harness.js import api, create_stream
+from tests.harness.js import api, connect, create_stream, fetch_no_wait
 from tests.harness.targets import Target
-
-
-async def connect(target: Target) -> nats.NATS:
-    return await nats.connect(target.url)
 
 
 async def consumer(nc: nats.NATS, stream: str, config: dict[str, Any]) -> dict:
@@ -26,24 +22,6 @@ async def consumer(nc: nats.NATS, stream: str, config: dict[str, Any]) -> dict:
     )
     assert "error" not in reply, reply
     return reply
-
-
-async def fetch_no_wait(nc: nats.NATS, stream: str, name: str, batch: int = 1) -> list[nats.aio.msg.Msg]:
-    inbox = nc.new_inbox()
-    sub = await nc.subscribe(inbox)
-    await nc.publish(
-        f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{name}",
-        json.dumps({"batch": batch, "no_wait": True}).encode(),
-        reply=inbox,
-    )
-    got = []
-    while True:
-        msg = await sub.next_msg(timeout=2)
-        got.append(msg)
-        if (msg.headers and "Status" in msg.headers) or len(got) == batch:
-            break
-    await sub.unsubscribe()
-    return got
 
 
 async def test_first_seq_one_is_reported(target: Target) -> None:

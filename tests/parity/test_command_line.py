@@ -102,7 +102,7 @@ async def test_go_style_flags(target_kind: str, tmp_path) -> None:
 
 
 async def test_version(target_kind: str) -> None:
-    out = subprocess.run(command(target_kind) + ["--version"], capture_output=True, timeout=10)
+    out = subprocess.run(command(target_kind) + ["--version"], capture_output=True, timeout=10, check=False)
     assert out.returncode == 0
     assert out.stdout.decode().startswith("nats-server: v2.15.1")
 
@@ -110,14 +110,14 @@ async def test_version(target_kind: str) -> None:
 @pytest.mark.fake_only
 def test_unknown_flag_exits_with_status_2() -> None:
     """nats-server prints the error but exits 0; fakejs exits 2 so scripts notice."""
-    out = subprocess.run(command("fake") + ["--no-such-flag"], capture_output=True, timeout=10)
+    out = subprocess.run(command("fake") + ["--no-such-flag"], capture_output=True, timeout=10, check=False)
     assert out.returncode == 2
     assert b"unrecognized arguments: --no-such-flag" in out.stderr
 
 
 @pytest.mark.fake_only
 def test_config_files_are_rejected_by_name() -> None:
-    out = subprocess.run(command("fake") + ["-c", "x.conf"], capture_output=True, timeout=10)
+    out = subprocess.run(command("fake") + ["-c", "x.conf"], capture_output=True, timeout=10, check=False)
     assert out.returncode == 2
     assert b"configuration files (-c/--config) are not supported" in out.stderr
 

@@ -26,28 +26,24 @@ Facts an implementation needs and that the tests pin down:
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
-import nats
 import pytest
 from nats.aio.client import Client
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError
 
-from tests.harness.js import ZERO_TIME, api, normalize, request
+from tests.harness.js import SEC, ZERO_TIME, add_stream, api, connected, fetch_no_wait, normalize, request, stored
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
+from tests.harness.wait import poll
 
 T = "io.nats.jetstream.api.v1."
 C = "$JS.API.CONSUMER."
 TS = "<ts>"
 NS = "<ns>"
-SEC = 1_000_000_000
 META = {"_nats.level": "5", "_nats.req.level": "0", "_nats.ver": "2.15.1"}
 T0 = "2020-01-01T00:00:00Z"
 FUTURE = "2099-01-01T00:00:00Z"
@@ -112,15 +108,6 @@ INFO_KEYS = [
 
 
 # -- helpers -----------------------------------------------------------------
-
-
-@contextlib.asynccontextmanager
-async def connected(target: Target) -> AsyncIterator[Client]:
-    nc = await nats.connect(target.url)
-    try:
-        yield nc
-    finally:
-        await nc.close()
 
 
 def _ordered(doc: dict, keys: list[str]) -> dict:
@@ -243,17 +230,9 @@ def same(reply: dict, expected: dict) -> None:
     assert _shape(got) == _shape(expected)
 
 
-async def stream(nc: Client, name: str = "S", subjects: list[str] | None = None, **config: Any) -> None:
-    body = {"name": name, "subjects": subjects or [name.lower() + ".>"], **config}
-    reply = await api(nc, f"$JS.API.STREAM.CREATE.{name}", body)
-    assert "error" not in reply, reply
-
-
 async def put(nc: Client, subject: str, data: bytes = b"x") -> int:
-    msg = await nc.request(subject, data, timeout=2)
-    ack = json.loads(msg.data)
-    assert "error" not in ack, ack
-    return ack["seq"]
+    """Store ``data`` (``x`` unless given); returns the stream sequence."""
+    return await stored(nc, subject, data)
 
 
 async def create(
@@ -284,25 +263,7 @@ async def consumer_info(nc: Client, stream_name: str, name: str) -> dict:
 
 async def wait_for_info(nc: Client, stream_name: str, name: str, check: Any, timeout: float = 3.0) -> dict:
     """Poll CONSUMER.INFO until ``check(reply)`` holds (acks are processed asynchronously)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        reply = await consumer_info(nc, stream_name, name)
-        if check(reply) or loop.time() > deadline:
-            return reply
-        await asyncio.sleep(0.02)
-
-
-async def fetch(nc: Client, stream_name: str, name: str, batch: int) -> list:
-    """Pull ``batch`` messages with a no_wait request and return them."""
-    inbox = nc.new_inbox()
-    sub = await nc.subscribe(inbox)
-    await nc.publish(
-        f"{C}MSG.NEXT.{stream_name}.{name}", json.dumps({"batch": batch, "no_wait": True}).encode(), reply=inbox
-    )
-    msgs = [await sub.next_msg(timeout=2) for _ in range(batch)]
-    await sub.unsubscribe()
-    return msgs
+    return await poll(lambda: consumer_info(nc, stream_name, name), check, timeout=timeout)
 
 
 # -- CONSUMER.CREATE: replies -----------------------------------------------------
@@ -311,7 +272,7 @@ async def fetch(nc: Client, stream_name: str, name: str, batch: int) -> list:
 async def test_create_named_ephemeral_reply(target: Target) -> None:
     """CREATE.<stream>.<name> without durable_name: an ephemeral with a 5s inactive_threshold; no cluster field."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         for _ in range(3):
             await put(nc, "s.a")
         reply = await create(nc, "S", "C", {})
@@ -323,7 +284,7 @@ async def test_create_named_ephemeral_reply(target: Target) -> None:
 async def test_create_reply_bytes(target: Target) -> None:
     """Go escapes '>' as \\u003e; no headers on a normal create reply."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         body = b'{"stream_name":"S","config":{"durable_name":"D","filter_subject":"s.>"}}'
         msg = await request(nc, f"{C}CREATE.S.D", body)
         assert msg.headers is None
@@ -341,7 +302,7 @@ async def test_create_reply_bytes(target: Target) -> None:
 async def test_create_durable_pull_defaults(target: Target, ack_policy: str) -> None:
     """all/explicit get ack_wait 30s and max_ack_pending 1000; durables have no inactive_threshold."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await put(nc, "s.a")
         await put(nc, "s.b")
         reply = await create(nc, "S", "D", {"durable_name": "D", "ack_policy": ack_policy})
@@ -371,14 +332,14 @@ async def test_create_durable_pull_defaults(target: Target, ack_policy: str) -> 
 async def test_create_push_consumer(target: Target, config: dict, expected: dict) -> None:
     """Push consumers have no max_waiting; without interest on deliver_subject there is no push_bound."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await put(nc, "s.a")
         same(await create(nc, "S", "P", config), created(expected, num_pending=1))
 
 
 async def test_create_push_bound_when_deliver_subject_has_interest(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await nc.subscribe("dlv.x")
         await nc.flush()
         reply = await create(nc, "S", "P", {"durable_name": "P", "deliver_subject": "dlv.x"})
@@ -392,7 +353,7 @@ async def test_create_push_bound_when_deliver_subject_has_interest(target: Targe
 async def test_create_flow_control_ack_policy_defaults(target: Target, extra: dict) -> None:
     """ack_policy flow_control forces flow_control true and a 1s heartbeat, needs api level 4, has no ack_wait."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         reply = await create(nc, "S", "F", {"ack_policy": "flow_control", "deliver_subject": "d", **extra})
         expected = cfg(
             "F",
@@ -437,7 +398,7 @@ async def test_create_start_position_and_num_pending(target: Target, config: dic
     A start time after the last message falls back to the first sequence (all 6 pending).
     """
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         for subject in ("s.a", "s.b", "s.a", "s.c", "s.b", "s.a"):
             await put(nc, subject)
         config = dict(config)
@@ -453,7 +414,7 @@ async def test_create_start_position_and_num_pending(target: Target, config: dic
 
 async def test_create_by_start_sequence_on_empty_stream(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         reply = await create(
             nc, "S", "R", {"durable_name": "R", "deliver_policy": "by_start_sequence", "opt_start_seq": 3}
         )
@@ -467,7 +428,7 @@ async def test_create_by_start_sequence_on_empty_stream(target: Target) -> None:
 async def test_legacy_ephemeral_generated_name(target: Target) -> None:
     """CREATE.<stream> without a name: an 8-character generated name that the reply config does not carry."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await put(nc, "s.a")
         reply = await create(nc, "S", None, {"inactive_threshold": 60 * SEC})
         name = reply["name"]
@@ -485,13 +446,13 @@ async def test_legacy_ephemeral_generated_name(target: Target) -> None:
 
 async def test_legacy_ephemeral_with_name_in_body(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         same(await create(nc, "S", None, {"name": "E1"}), created(cfg("E1")))
 
 
 async def test_legacy_ephemeral_rejects_durable_name(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         reply = await create(nc, "S", None, {"durable_name": "X"})
         assert reply == create_failure(
             400, 10020, "consumer expected to be ephemeral but a durable name was set in request"
@@ -501,7 +462,7 @@ async def test_legacy_ephemeral_rejects_durable_name(target: Target) -> None:
 async def test_legacy_durable_create(target: Target) -> None:
     """DURABLE.CREATE.<stream>.<durable>: the body's name is replaced by the durable name."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         reply = await create(nc, "S", subject=f"{C}DURABLE.CREATE.S.D1", config={"durable_name": "D1", "name": "X"})
         same(reply, created(cfg("D1", durable=True)))
 
@@ -516,7 +477,7 @@ async def test_legacy_durable_create(target: Target) -> None:
 )
 async def test_legacy_durable_create_errors(target: Target, config: dict, err: tuple) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         reply = await create(nc, "S", subject=f"{C}DURABLE.CREATE.S.D1", config=config)
         assert reply == create_failure(*err)
 
@@ -524,7 +485,7 @@ async def test_legacy_durable_create_errors(target: Target, config: dict, err: t
 @pytest.mark.parametrize("subject", [f"{C}CREATE", f"{C}DURABLE.CREATE.S", f"{C}DURABLE.CREATE.S.D1.x"])
 async def test_create_subjects_without_a_handler_get_no_reply(target: Target, subject: str) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         with pytest.raises(NatsTimeoutError):
             await request(nc, subject, b'{"stream_name":"S","config":{"durable_name":"D1"}}', timeout=0.3)
 
@@ -543,14 +504,14 @@ async def test_create_subjects_without_a_handler_get_no_reply(target: Target, su
 async def test_create_name_comes_from_subject(target: Target, config: dict, expected: dict) -> None:
     """The subject's name overrides the body's name, so durable_name/name mismatch (10132) never fires."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         same(await create(nc, "S", "A", config), created(expected))
 
 
 @pytest.mark.parametrize("body", [{"stream_name": "T", "config": {}}, {"config": {}}, b"", b"{}", b"null"])
 async def test_create_stream_name_mismatch(target: Target, body: Any) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         for subject in (f"{C}CREATE.S.A", f"{C}CREATE.S", f"{C}DURABLE.CREATE.S.A"):
             reply = await api(nc, subject, body)
             assert reply == create_failure(400, 10056, "stream name in subject does not match request"), subject
@@ -558,7 +519,7 @@ async def test_create_stream_name_mismatch(target: Target, body: Any) -> None:
 
 async def test_create_durable_name_must_match_subject(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         reply = await create(nc, "S", "A", {"durable_name": "B"})
         assert reply == create_failure(400, 10017, "consumer name in subject does not match durable name in request")
 
@@ -586,7 +547,7 @@ NAME_RULES = "consumer name can not contain '.', '*', '>', '\\', '/'"
 )
 async def test_create_invalid_consumer_name(target: Target, subject: str, config: dict, err: tuple) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         reply = await api(nc, subject, {"stream_name": "S", "config": config})
         assert reply == create_failure(*err)
 
@@ -594,8 +555,8 @@ async def test_create_invalid_consumer_name(target: Target, subject: str, config
 async def test_create_name_length(target: Target) -> None:
     """255 is fine; a 256-character durable is refused; a 256-character ephemeral fails to get a file store."""
     async with connected(target) as nc:
-        await stream(nc)
-        await stream(nc, "M", storage="memory")
+        await add_stream(nc)
+        await add_stream(nc, "M", storage="memory")
         same(await create(nc, "S", "y" * 255, {}), created(cfg("y" * 255)))
         reply = await create(nc, "S", "z" * 256, {"durable_name": "z" * 256})
         assert reply == create_failure(400, 10102, "consumer name is too long, maximum allowed is 255")
@@ -627,7 +588,7 @@ async def test_create_name_length(target: Target) -> None:
 )
 async def test_filter_in_create_subject_must_match(target: Target, config: dict, err: tuple) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         assert await create(nc, "S", subject=f"{C}CREATE.S.F.s.a", config=config) == create_failure(*err)
 
 
@@ -635,7 +596,7 @@ async def test_filter_in_create_subject_must_match(target: Target, config: dict,
 async def test_filter_in_create_subject(target: Target, filter_subject: str) -> None:
     """Every token after the name is the filter, wildcards included."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await put(nc, "s.a")
         reply = await create(
             nc, "S", subject=f"{C}CREATE.S.F.{filter_subject}", config={"filter_subject": filter_subject}
@@ -706,7 +667,7 @@ async def test_filter_in_create_subject(target: Target, filter_subject: str) -> 
 async def test_create_bad_json(target: Target, body: bytes, text: str) -> None:
     """Decoded strictly before anything else: unknown stream, API-level header and all."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         expected = create_failure(400, 10025, "invalid JSON: " + text)
         assert await api(nc, f"{C}CREATE.S.A", body) == expected
         assert await api(nc, f"{C}CREATE.NOPE.A", body, headers={"Nats-Required-Api-Level": "99"}) == expected
@@ -723,13 +684,13 @@ async def test_create_bad_json(target: Target, body: bytes, text: str) -> None:
 )
 async def test_create_minimal_bodies(target: Target, body: bytes) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         same(await api(nc, f"{C}CREATE.S.A", body), created(cfg("A")))
 
 
 async def test_create_keys_match_case_insensitively(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         reply = await api(nc, f"{C}CREATE.S.A", b'{"STREAM_NAME":"S","Config":{"Durable_Name":"A"}}')
         same(reply, created(cfg("A", durable=True)))
 
@@ -762,7 +723,7 @@ async def test_create_on_unknown_stream(target: Target, subject: str, config: di
 async def test_action_create_with_identical_config(target: Target, config: dict) -> None:
     """Same config again: success, same created time."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         first = await ok_create(nc, "S", "A", config, action="create")
         again = await create(nc, "S", "A", config, action="create")
         assert again["created"] == first["created"]
@@ -783,7 +744,7 @@ async def test_action_create_with_identical_config(target: Target, config: dict)
 )
 async def test_action_create_on_existing_consumer(target: Target, first: dict, second: dict) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "A", first, action="create")
         assert await create(nc, "S", "A", second, action="create") == create_failure(
             400, 10148, "consumer already exists"
@@ -806,7 +767,7 @@ async def test_action_create_on_existing_consumer(target: Target, first: dict, s
 )
 async def test_action_update_of_missing_consumer(target: Target, subject: str, config: dict) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         reply = await api(nc, subject, {"stream_name": "S", "config": config, "action": "update"})
         assert reply == create_failure(400, 10149, "consumer does not exist")
         assert (await api(nc, f"{C}NAMES.S"))["consumers"] == []
@@ -814,7 +775,7 @@ async def test_action_update_of_missing_consumer(target: Target, subject: str, c
 
 async def test_action_update_and_default_action(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         first = await ok_create(nc, "S", "A", {"durable_name": "A"})
         reply = await create(nc, "S", "A", {"durable_name": "A", "description": "x"}, action="update")
         assert reply["created"] == first["created"]
@@ -879,7 +840,7 @@ def _forbidden(text: str) -> tuple:
 )
 async def test_update_refused(target: Target, base: dict, change: dict, err: tuple) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", base)
         config = {key: value for key, value in {**base, **change}.items() if value is not None}
         for action in ("update", ""):
@@ -890,7 +851,7 @@ async def test_update_refused(target: Target, base: dict, change: dict, err: tup
 async def test_update_allowed_fields(target: Target) -> None:
     """A backoff sets ack_wait to its first value; metadata keys come sorted after the server's."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         first = await ok_create(nc, "S", "D", PULL)
         change = {
             "description": "d",
@@ -918,7 +879,7 @@ async def test_update_allowed_fields(target: Target) -> None:
 
 async def test_update_filter_subject_to_filter_subjects(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         for subject in ("s.a", "s.c", "s.d", "s.c"):
             await put(nc, subject)
         await ok_create(nc, "S", "D", PULL)
@@ -933,7 +894,7 @@ async def test_update_filter_subject_to_filter_subjects(target: Target) -> None:
 async def test_update_push_deliver_subject(target: Target) -> None:
     """A push consumer may move to another deliver subject only while nobody listens on the old one."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", PUSH)
         same(
             await create(nc, "S", "D", {**PUSH, "deliver_subject": "dl2"}),
@@ -948,7 +909,7 @@ async def test_update_push_deliver_subject(target: Target) -> None:
 async def test_update_ignores_pause_until(target: Target) -> None:
     """pause_until in a create request only counts for a new consumer; updates keep the current value."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", PULL)
         reply = await create(nc, "S", "D", {**PULL, "pause_until": FUTURE})
         same(reply, created(cfg("D", durable=True, **PULL)))
@@ -961,7 +922,7 @@ async def test_update_ignores_pause_until(target: Target) -> None:
 async def test_update_ephemeral_to_durable(target: Target) -> None:
     """An ephemeral may become durable; the first such update still stamps the 5s threshold, the next drops it."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "E", {})
         same(
             await create(nc, "S", "E", {"durable_name": "E"}),
@@ -973,7 +934,7 @@ async def test_update_ephemeral_to_durable(target: Target) -> None:
 async def test_update_equivalent_start_time(target: Target) -> None:
     """Start times compare as instants; the config then keeps the new spelling, offset included."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", BY_TIME)
         reply = await create(nc, "S", "D", {**BY_TIME, "opt_start_time": "2020-01-01T01:00:00+01:00"})
         assert "error" not in reply, reply
@@ -1136,7 +1097,7 @@ PRIORITY_NAME = "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and 
 )
 async def test_config_validation(target: Target, config: dict, err: tuple) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         assert await create(nc, "S", "C", config) == create_failure(*err)
         assert (await api(nc, f"{C}NAMES.S"))["total"] == 0
 
@@ -1197,7 +1158,7 @@ async def test_config_validation(target: Target, config: dict, err: tuple) -> No
 async def test_config_validation_order(target: Target, config: dict, err: tuple) -> None:
     """With several problems the first check in the server's order wins."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         assert await create(nc, "S", "C", config) == create_failure(*err)
 
 
@@ -1253,7 +1214,7 @@ async def test_config_validation_order(target: Target, config: dict, err: tuple)
 )
 async def test_request_check_order(target: Target, subject: str, body: dict, headers: dict | None, err: tuple) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         assert await api(nc, subject, body, headers=headers) == create_failure(*err)
 
 
@@ -1301,7 +1262,7 @@ async def test_config_accepted(target: Target, config: dict, expected: dict) -> 
     the server's stored "_nats.req.level" (16 bytes), so the user may use 131056 bytes.
     """
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         same(await create(nc, "S", "C", config), created(cfg("C", **expected)))
 
 
@@ -1322,7 +1283,7 @@ async def test_config_accepted(target: Target, config: dict, expected: dict) -> 
 )
 async def test_out_of_range_values_are_replaced(target: Target, config: dict, expected: dict) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         same(await create(nc, "S", "C", config), created(cfg("C", **expected)))
 
 
@@ -1343,7 +1304,7 @@ async def test_out_of_range_values_are_replaced(target: Target, config: dict, ex
 )
 async def test_pedantic_mode(target: Target, config: dict, text: str) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         reply = await create(nc, "S", "C", config, pedantic=True)
         assert reply == create_failure(400, 10157, "pedantic mode: " + text)
 
@@ -1351,7 +1312,7 @@ async def test_pedantic_mode(target: Target, config: dict, text: str) -> None:
 async def test_pedantic_mode_accepts_explicit_values(target: Target) -> None:
     """Pedantic mode does not fill in the flow_control ack policy's settings."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         config = {"ack_policy": "explicit", "backoff": [SEC], "ack_wait": SEC}
         same(await create(nc, "S", "A", config, pedantic=True), created(cfg("A", **config, max_ack_pending=1000)))
         reply = await create(nc, "S", "B", {"ack_policy": "flow_control", "deliver_subject": "d"}, pedantic=True)
@@ -1373,7 +1334,7 @@ async def test_pedantic_mode_accepts_explicit_values(target: Target) -> None:
 async def test_priority_policies(target: Target) -> None:
     """pinned_client gets priority_timeout 2m; the info lists the first group with a zero pinned_ts."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         groups = [{"group": "A", "pinned_ts": ZERO_TIME}]
         for policy in ("pinned_client", "overflow", "prioritized"):
             reply = await create(nc, "S", policy, {"priority_policy": policy, "priority_groups": ["A", "b-2/=_"]})
@@ -1394,7 +1355,7 @@ async def test_priority_policies(target: Target) -> None:
 async def test_stream_consumer_limits(target: Target) -> None:
     """consumer_limits fill max_ack_pending (even for ack none) and inactive_threshold (even for durables)."""
     async with connected(target) as nc:
-        await stream(nc, "L", consumer_limits={"max_ack_pending": 50, "inactive_threshold": 10 * SEC})
+        await add_stream(nc, "L", consumer_limits={"max_ack_pending": 50, "inactive_threshold": 10 * SEC})
         limits = {"max_ack_pending": 50, "inactive_threshold": 10 * SEC}
         same(
             await create(nc, "L", "A", {"durable_name": "A", "ack_policy": "explicit"}),
@@ -1423,7 +1384,7 @@ async def test_stream_consumer_limits(target: Target) -> None:
 async def test_stream_max_consumers(target: Target) -> None:
     """Updates of existing consumers still work at the limit; direct consumers do not count."""
     async with connected(target) as nc:
-        await stream(nc, max_consumers=2)
+        await add_stream(nc, max_consumers=2)
         await ok_create(nc, "S", "A", {"durable_name": "A"})
         await ok_create(nc, "S", "B", {"durable_name": "B"})
         limit = create_failure(400, 10026, "maximum consumers limit reached")
@@ -1495,7 +1456,7 @@ async def test_stream_max_consumers(target: Target) -> None:
 )
 async def test_workqueue_stream_rules(target: Target, existing: list, config: dict, err: tuple) -> None:
     async with connected(target) as nc:
-        await stream(nc, "W", retention="workqueue")
+        await add_stream(nc, "W", retention="workqueue")
         for index, filter_subject in enumerate(existing):
             other = {"durable_name": f"E{index}", "ack_policy": "explicit"}
             if filter_subject:
@@ -1506,7 +1467,7 @@ async def test_workqueue_stream_rules(target: Target, existing: list, config: di
 
 async def test_workqueue_stream_disjoint_filters(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc, "W", retention="workqueue")
+        await add_stream(nc, "W", retention="workqueue")
         a = {"durable_name": "A", "ack_policy": "explicit", "filter_subject": "w.a"}
         await ok_create(nc, "W", "A", a)
         b = {"durable_name": "B", "ack_policy": "explicit", "filter_subjects": ["w.b", "w.c"]}
@@ -1526,7 +1487,7 @@ async def test_workqueue_stream_disjoint_filters(target: Target) -> None:
 async def test_workqueue_stream_check_order(target: Target) -> None:
     """The pull ack rule (config check) comes before the consumer limit, which comes before the work-queue rules."""
     async with connected(target) as nc:
-        await stream(nc, "W", retention="workqueue", max_consumers=1)
+        await add_stream(nc, "W", retention="workqueue", max_consumers=1)
         await ok_create(nc, "W", "A", {"durable_name": "A", "ack_policy": "explicit", "filter_subject": "w.a"})
         limit = create_failure(400, 10026, "maximum consumers limit reached")
         assert await create(nc, "W", "B", {"ack_policy": "all", "filter_subject": "w.a"}) == limit
@@ -1537,7 +1498,7 @@ async def test_workqueue_stream_check_order(target: Target) -> None:
 
 async def test_interest_stream_allows_any_ack_policy(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc, "I", retention="interest")
+        await add_stream(nc, "I", retention="interest")
         same(await create(nc, "I", "A", {"durable_name": "A"}), created(cfg("A", durable=True), stream="I"))
         same(
             await create(nc, "I", "B", {"durable_name": "B", "deliver_policy": "new"}),
@@ -1548,7 +1509,7 @@ async def test_interest_stream_allows_any_ack_policy(target: Target) -> None:
 async def test_direct_consumer(target: Target) -> None:
     """Direct (internal) consumers: push ephemerals, answered with a Nats-Stream-Identity header, hidden from NAMES/LIST."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         msg = await request(nc, f"{C}CREATE.S", b'{"stream_name":"S","config":{"deliver_subject":"zz","direct":true}}')
         assert msg.headers is not None and re.fullmatch(r"[A-Za-z0-9]{8}", msg.headers["Nats-Stream-Identity"]), (
             msg.headers
@@ -1570,11 +1531,11 @@ async def test_direct_consumer(target: Target) -> None:
 
 async def test_info_after_deliveries_and_acks(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc, storage="memory")
+        await add_stream(nc, storage="memory")
         for _ in range(5):
             await put(nc, "s.a")
         await ok_create(nc, "S", "D", {"durable_name": "D", "ack_policy": "explicit"})
-        msgs = await fetch(nc, "S", "D", 3)
+        msgs = await fetch_no_wait(nc, "S", "D", 3)
         await msgs[0].ack()
         reply = await wait_for_info(nc, "S", "D", lambda r: r["ack_floor"]["stream_seq"] == 1)
         expected = info(
@@ -1590,7 +1551,7 @@ async def test_info_after_deliveries_and_acks(target: Target) -> None:
 
 async def test_info_num_waiting(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         inbox = nc.new_inbox()
         await nc.subscribe(inbox + ".*")
@@ -1605,7 +1566,7 @@ async def test_info_num_waiting(target: Target) -> None:
 async def test_info_requires_empty_body(target: Target, body: bytes) -> None:
     """Checked before the lookup: unknown streams and consumers get the same error."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         expected = failure("consumer_info_response", 400, 10038, "expected an empty request payload")
         for subject in (f"{C}INFO.S.D", f"{C}INFO.S.NOPE", f"{C}INFO.NOPE.NOPE"):
@@ -1615,14 +1576,14 @@ async def test_info_requires_empty_body(target: Target, body: bytes) -> None:
 @pytest.mark.parametrize("body", [b"", b"{}", b" { } ", b"{\n}"])
 async def test_info_accepts_empty_object(target: Target, body: bytes) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         same(await api(nc, f"{C}INFO.S.D", body), info("consumer_info_response", cfg("D", durable=True)))
 
 
 async def test_info_unknown(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         assert await consumer_info(nc, "S", "NOPE") == failure(
             "consumer_info_response", 404, 10014, "consumer not found"
         )
@@ -1634,7 +1595,7 @@ async def test_info_unknown(target: Target) -> None:
 
 async def test_delete(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         await ok_create(nc, "S", "E", {})
         reply = await api(nc, f"{C}DELETE.S.D")
@@ -1651,7 +1612,7 @@ async def test_delete(target: Target) -> None:
 @pytest.mark.parametrize("body", [b'{"x":1}', b"hello", b"null", b"[]"])
 async def test_delete_requires_empty_body(target: Target, body: bytes) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         expected = failure("consumer_delete_response", 400, 10038, "expected an empty request payload")
         for subject in (f"{C}DELETE.S.D", f"{C}DELETE.S.NOPE", f"{C}DELETE.NOPE.NOPE"):
@@ -1661,7 +1622,7 @@ async def test_delete_requires_empty_body(target: Target, body: bytes) -> None:
 
 async def test_delete_unknown(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         assert await api(nc, f"{C}DELETE.S.NOPE") == failure(
             "consumer_delete_response", 404, 10014, "consumer not found"
         )
@@ -1670,14 +1631,14 @@ async def test_delete_unknown(target: Target) -> None:
 
 async def test_stream_delete_removes_consumers(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         # another stream keeps the account's streams directory from being
         # emptied: nats-server removes an empty one in the background, and a
         # create racing that fails with 10049
-        await stream(nc, "KEEP")
+        await add_stream(nc, "KEEP")
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         await api(nc, "$JS.API.STREAM.DELETE.S")
-        await stream(nc)
+        await add_stream(nc)
         assert await consumer_info(nc, "S", "D") == failure("consumer_info_response", 404, 10014, "consumer not found")
 
 
@@ -1687,7 +1648,7 @@ async def test_stream_delete_removes_consumers(target: Target) -> None:
 async def test_names_and_list_of_stream_without_consumers(target: Target) -> None:
     """Empty lists are [] (not null, unlike STREAM.NAMES); limits 1024 and 256."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         names = await api(nc, f"{C}NAMES.S")
         assert list(names) == ["type", "total", "offset", "limit", "consumers"]
         assert names == {"type": T + "consumer_names_response", "total": 0, "offset": 0, "limit": 1024, "consumers": []}
@@ -1697,7 +1658,7 @@ async def test_names_and_list_of_stream_without_consumers(target: Target) -> Non
 
 async def test_names_sorted_bytewise_with_offset(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         for name in ("b", "a", "B", "10", "9", "_x"):
             await ok_create(nc, "S", name, {"durable_name": name})
         names = await api(nc, f"{C}NAMES.S")
@@ -1725,7 +1686,7 @@ async def test_names_sorted_bytewise_with_offset(target: Target) -> None:
 async def test_list_reply(target: Target) -> None:
     """LIST configs carry only the stored metadata key _nats.req.level (no _nats.ver/_nats.level)."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await put(nc, "s.a")
         await ok_create(nc, "S", "b", {"durable_name": "b", "metadata": {"z": "1", "a": "2"}})
         await ok_create(nc, "S", "a", {"durable_name": "a", "ack_policy": "explicit"})
@@ -1769,7 +1730,7 @@ async def test_list_reply(target: Target) -> None:
 @pytest.mark.parametrize("body", [b"hello", b"null", b"7", b"", b" ", b"{}"])
 async def test_names_and_list_ignore_bodies_that_are_not_objects(target: Target, body: bytes) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         assert (await api(nc, f"{C}NAMES.S", body))["consumers"] == ["D"]
         assert [c["name"] for c in (await api(nc, f"{C}LIST.S", body))["consumers"]] == ["D"]
@@ -1791,7 +1752,7 @@ async def test_names_and_list_ignore_bodies_that_are_not_objects(target: Target,
 async def test_names_and_list_bad_json(target: Target, body: bytes, text: str) -> None:
     """Errors keep total/offset/limit (zero) and an empty consumers list; decoded before the stream lookup."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         for kind, subject in (("consumer_names_response", f"{C}NAMES.S"), ("consumer_list_response", f"{C}LIST.NOPE")):
             expected = failure(kind, 400, 10025, "invalid JSON: " + text, total=0, offset=0, limit=0, consumers=[])
             assert await api(nc, subject, body) == expected
@@ -1807,7 +1768,7 @@ async def test_names_and_list_unknown_stream(target: Target) -> None:
 @pytest.mark.slow
 async def test_list_page_limit(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         for index in range(257):
             await ok_create(nc, "S", f"X{index:03d}", {"durable_name": f"X{index:03d}"})
         listed = await api(nc, f"{C}LIST.S", timeout=10)
@@ -1831,7 +1792,7 @@ def paused_reply(until: str, remaining: bool) -> dict:
 
 async def test_pause_until_future(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await put(nc, "s.a")
         await ok_create(nc, "S", "D", {"durable_name": "D", "ack_policy": "explicit"})
         reply = await api(nc, f"{C}PAUSE.S.D", {"pause_until": FUTURE})
@@ -1849,7 +1810,7 @@ async def test_pause_until_future(target: Target) -> None:
 async def test_pause_until_past(target: Target) -> None:
     """A past deadline is stored and reported, but the consumer is not paused."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         reply = await api(nc, f"{C}PAUSE.S.D", {"pause_until": "2000-01-01T00:00:00Z"})
         assert reply == {"type": T + "consumer_pause_response", "paused": False, "pause_until": "2000-01-01T00:00:00Z"}
@@ -1863,7 +1824,7 @@ async def test_pause_until_past(target: Target) -> None:
 async def test_resume(target: Target, body: bytes) -> None:
     """An empty, zero or non-JSON body resumes: pause_until leaves the config, the api level drops back to 0."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         await api(nc, f"{C}PAUSE.S.D", {"pause_until": FUTURE})
         reply = await api(nc, f"{C}PAUSE.S.D", body)
@@ -1874,7 +1835,7 @@ async def test_resume(target: Target, body: bytes) -> None:
 
 async def test_pause_until_is_converted_to_utc(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         reply = await api(nc, f"{C}PAUSE.S.D", {"pause_until": "2099-01-01T00:00:00+02:00"})
         assert reply["pause_until"] == "2098-12-31T22:00:00Z"
@@ -1898,7 +1859,7 @@ async def test_pause_until_is_converted_to_utc(target: Target) -> None:
 async def test_pause_bad_json(target: Target, body: bytes, text: str) -> None:
     """Decoded before the lookup; the error keeps paused false and the zero pause_until."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         expected = failure(
             "consumer_pause_response", 400, 10025, "invalid JSON: " + text, paused=False, pause_until=ZERO_TIME
@@ -1909,7 +1870,7 @@ async def test_pause_bad_json(target: Target, body: bytes, text: str) -> None:
 
 async def test_pause_unknown(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         extra = {"paused": False, "pause_until": ZERO_TIME}
         reply = await api(nc, f"{C}PAUSE.S.NOPE", {"pause_until": FUTURE})
         assert list(reply) == ["type", "error", "paused", "pause_until"]
@@ -1921,7 +1882,7 @@ async def test_pause_unknown(target: Target) -> None:
 
 async def test_create_paused_consumer(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         reply = await create(nc, "S", "P", {"pause_until": FUTURE})
         same(reply, created(cfg("P", metadata=meta(1), pause_until=TS), paused=True, pause_remaining=NS))
         reply = await create(nc, "S", "Q", {"pause_until": "2000-01-01T00:00:00Z"})
@@ -1937,11 +1898,11 @@ def reset_reply(config: dict, reset_seq: int, **kw: Any) -> dict:
 
 async def _acked_consumer(nc: Client) -> None:
     """Memory stream S with 5 messages; D (explicit) got 1-3 and acked 1."""
-    await stream(nc, storage="memory")
+    await add_stream(nc, storage="memory")
     for _ in range(5):
         await put(nc, "s.a")
     await ok_create(nc, "S", "D", {"durable_name": "D", "ack_policy": "explicit"})
-    msgs = await fetch(nc, "S", "D", 3)
+    msgs = await fetch_no_wait(nc, "S", "D", 3)
     await msgs[0].ack()
     await wait_for_info(nc, "S", "D", lambda r: r["ack_floor"]["stream_seq"] == 1)
 
@@ -1976,7 +1937,7 @@ async def test_reset_to_sequence(target: Target, seq: int, pending: int) -> None
 async def test_reset_reply_bytes(target: Target) -> None:
     """The reset reply goes out with an empty reply-to field: two spaces in the MSG line."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
     client = await RawClient.connect(target.host, target.port)
     try:
@@ -2017,7 +1978,7 @@ async def test_reset_invalid(
 ) -> None:
     """Only deliver all may go anywhere; start-sequence/time consumers not below their start; others only to the ack floor."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         for _ in range(5):
             await put(nc, "s.a")
         config = dict(config)
@@ -2053,7 +2014,7 @@ async def test_reset_invalid(
 async def test_reset_bad_json(target: Target, body: bytes, text: str) -> None:
     """A plain json.Unmarshal: no "at offset" in syntax errors."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         reply = await api(nc, f"{C}RESET.S.D", body)
         assert reply == failure("consumer_reset_response", 400, 10025, "invalid JSON: " + text, reset_seq=0)
@@ -2062,7 +2023,7 @@ async def test_reset_bad_json(target: Target, body: bytes, text: str) -> None:
 @pytest.mark.parametrize("subject", [f"{C}RESET.S.NOPE", f"{C}RESET.NOPE.D"])
 async def test_reset_unknown_consumer_gets_no_reply(target: Target, subject: str) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         with pytest.raises(NatsTimeoutError):
             await request(nc, subject, b"", timeout=0.3)
@@ -2086,7 +2047,7 @@ async def test_reset_unknown_consumer_gets_no_reply(target: Target, subject: str
 )
 async def test_unpin_errors(target: Target, body: bytes, err: tuple) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(
             nc, "S", "P", {"durable_name": "P", "priority_policy": "pinned_client", "priority_groups": ["A"]}
         )
@@ -2096,7 +2057,7 @@ async def test_unpin_errors(target: Target, body: bytes, err: tuple) -> None:
 async def test_unpin_consumer_without_pinned_client(target: Target) -> None:
     """Nothing pinned is no error; the success reply has only its type."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(
             nc, "S", "P", {"durable_name": "P", "priority_policy": "pinned_client", "priority_groups": ["A"]}
         )
@@ -2113,7 +2074,7 @@ async def test_unpin_consumer_without_pinned_client(target: Target) -> None:
 async def test_unpin_unknown(target: Target) -> None:
     """The body is checked before the lookup."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         assert await api(nc, f"{C}UNPIN.S.NOPE", {"group": "A"}) == failure(
             "consumer_unpin_response", 404, 10014, "consumer not found"
         )
@@ -2128,7 +2089,7 @@ async def test_unpin_unknown(target: Target) -> None:
 @pytest.mark.parametrize("consumer", ["D", "NOPE"])
 async def test_leader_stepdown_needs_clustering(target: Target, consumer: str) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         expected = failure("consumer_leader_stepdown_response", 503, 10010, "JetStream clustering support required")
         assert await api(nc, f"{C}LEADER.STEPDOWN.S.{consumer}") == expected
@@ -2145,7 +2106,7 @@ async def test_leader_stepdown_needs_clustering(target: Target, consumer: str) -
 
 async def test_msg_next_for_unknown_consumer_has_no_responders(target: Target) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         with pytest.raises(NoRespondersError):
             await request(nc, f"{C}MSG.NEXT.S.NOPE", b"", timeout=1)
 
@@ -2170,7 +2131,7 @@ LEVEL = error(412, 10185, "JetStream minimum api level required")
 )
 async def test_required_api_level_header(target: Target, subject: str, body: bytes, kind: str, extra: dict) -> None:
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         reply = await api(nc, subject, body, headers={"Nats-Required-Api-Level": "6"})
         assert reply == {"type": T + kind, "error": LEVEL, **extra}
@@ -2221,7 +2182,7 @@ NOT_EMPTY = error(400, 10038, "expected an empty request payload")
 async def test_error_reply_fields(target: Target, subject: str, body: bytes, keys: list[str], err: dict) -> None:
     """Which fields accompany "error", in order; the error itself is {code, err_code, description}."""
     async with connected(target) as nc:
-        await stream(nc)
+        await add_stream(nc)
         await ok_create(nc, "S", "D", {"durable_name": "D"})
         reply = await api(nc, subject, body)
         assert list(reply) == keys

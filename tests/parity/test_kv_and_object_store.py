@@ -72,17 +72,9 @@ import nats.js.errors as jserrors
 import pytest
 
 from tests.harness.js import api, normalize
-from tests.harness.targets import Target
 
 METADATA_LEVEL_1 = {"_nats.level": "5", "_nats.req.level": "1", "_nats.ver": "2.15.1"}
 METADATA_LEVEL_0 = {"_nats.level": "5", "_nats.req.level": "0", "_nats.ver": "2.15.1"}
-
-
-@pytest.fixture
-async def nc(target: Target):
-    client = await nats.connect(target.url)
-    yield client
-    await client.close()
 
 
 async def stream_info(nc: nats.NATS, stream: str) -> dict:

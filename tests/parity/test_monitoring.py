@@ -23,6 +23,7 @@ import pytest
 
 from tests.harness.raw import record
 from tests.harness.targets import Settings
+from tests.harness.wait import poll
 
 # /varz fields nats tooling reads, with their JSON types.
 VARZ_FIELDS = {
@@ -181,13 +182,7 @@ async def get_json(port: int, path: str) -> dict[str, Any]:
 
 async def wait_json(port: int, path: str, ready: Any, timeout: float = 5.0) -> dict[str, Any]:
     """Poll ``path`` until ``ready(doc)`` (nats-server records closed connections asynchronously)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        doc = await get_json(port, path)
-        if ready(doc) or loop.time() > deadline:
-            return doc
-        await asyncio.sleep(0.02)
+    return await poll(lambda: get_json(port, path), ready, timeout=timeout)
 
 
 def by_cid(doc: dict[str, Any]) -> dict[int, dict[str, Any]]:

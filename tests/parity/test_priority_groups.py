@@ -64,6 +64,7 @@ from tests.harness.env import env_fixture
 from tests.harness.js import MS, SEC, ZERO_TIME, api, rfc3339_ns
 from tests.harness.pull import PullEnv, PullWire, ack, bad_request, pending
 from tests.harness.targets import Target
+from tests.harness.wait import poll
 from tests.harness.wire import Frame
 
 C = "$JS.API.CONSUMER."
@@ -357,11 +358,8 @@ async def test_min_ack_pending_drops_below_after_acks(env: PEnv) -> None:
     for frame in frames:
         await wire.send(b"PUB %s 0\r\n\r\n" % frame.reply.encode())
     await wire.ping()
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 3
-    while (await env.info())["num_ack_pending"] != 0:
-        assert loop.time() < deadline, "acks not processed"
-        await asyncio.sleep(0.01)
+    info = await poll(env.info, lambda info: info["num_ack_pending"] == 0, timeout=3, interval=0.01)
+    assert info["num_ack_pending"] == 0, "acks not processed"
     conditional = await wire.pull({"batch": 2, "group": "A", "min_ack_pending": 1})
     await wire.quiet(QUIET)
     assert wire.on(conditional) == []
@@ -772,11 +770,8 @@ class GroupConsumer:
 
 async def wait_num_waiting(env: PEnv, count: int, timeout: float = 3.0) -> None:
     """Poll CONSUMER.INFO (which also drops requests whose reply lost interest)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while (await env.info())["num_waiting"] != count:
-        assert loop.time() < deadline, f"num_waiting never became {count}"
-        await asyncio.sleep(0.01)
+    info = await poll(env.info, lambda info: info["num_waiting"] == count, timeout=timeout, interval=0.01)
+    assert info["num_waiting"] == count, f"num_waiting never became {count}"
 
 
 async def run_until(

@@ -10,17 +10,14 @@ headers; a memory-store one ``len(subject) + len(headers) + len(data) + 16``.
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
-import nats
 import pytest
 from nats.aio.client import Client
 from nats.errors import TimeoutError as NatsTimeoutError
 
-from tests.harness.js import ZERO_TIME, api, create_stream, normalize, request
+from tests.harness.js import ZERO_TIME, api, connected, create_stream, normalize, request, stored
 from tests.harness.streams import EMPTY_STATE, meta
 from tests.harness.streams import stream_config as config
 from tests.harness.targets import Target
@@ -41,15 +38,6 @@ NAME_RULES = "stream name is required and can not contain '.', '*', '>', '\\', '
 
 
 # -- helpers -----------------------------------------------------------------
-
-
-@contextlib.asynccontextmanager
-async def connected(target: Target) -> AsyncIterator[Client]:
-    nc = await nats.connect(target.url)
-    try:
-        yield nc
-    finally:
-        await nc.close()
 
 
 def state(
@@ -99,14 +87,6 @@ NOT_FOUND = (404, 10059, "stream not found")
 BAD_REQUEST = (400, 10003, "bad request")
 
 
-async def put(nc: Client, subject: str, data: bytes = b"", headers: dict[str, str] | None = None) -> int:
-    """Publish to a stream and return the sequence it got."""
-    msg = await nc.request(subject, data, timeout=2, headers=headers)
-    ack = json.loads(msg.data)
-    assert "error" not in ack, ack
-    return ack["seq"]
-
-
 async def account_info(nc: Client) -> dict:
     return normalize(await api(nc, "$JS.API.INFO"))
 
@@ -139,8 +119,8 @@ async def test_account_info_reports_usage_and_reservations(target: Target) -> No
         await create_stream(nc, {"name": "F", "subjects": ["f.>"], "max_bytes": 5000})
         await create_stream(nc, {"name": "X"})
         for _ in range(2):
-            await put(nc, "m.x", b"v")  # 3 + 1 + 16
-            await put(nc, "f.x", b"vv")  # 3 + 2 + 30
+            await stored(nc, "m.x", b"v")  # 3 + 1 + 16
+            await stored(nc, "f.x", b"vv")  # 3 + 2 + 30
         await api(nc, "$JS.API.STREAM.DELETE.X")
         # requests so far: 3 creates, 1 delete
         assert await account_info(nc) == {
@@ -178,7 +158,7 @@ async def test_api_counters(target: Target) -> None:
         assert (await account_info(nc))["api"] == {"level": 5, "total": 0, "errors": 0}
         assert (await account_info(nc))["api"] == {"level": 5, "total": 1, "errors": 0}
         await create_stream(nc, {"name": "S"})  # +1
-        await put(nc, "S", b"x")  # publishes are not API requests
+        await stored(nc, "S", b"x")  # publishes are not API requests
         await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "max_msgs": 5})  # +1 error
         await api(nc, "$JS.API.STREAM.INFO.NOPE")  # +1 error
         with pytest.raises(NatsTimeoutError):
@@ -310,7 +290,7 @@ async def test_create_again_with_same_config(target: Target) -> None:
     """Re-creating an identical stream succeeds and still says did_create: true."""
     async with connected(target) as nc:
         first = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"]})
-        await put(nc, "s.1", b"hello")
+        await stored(nc, "s.1", b"hello")
         again = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"]})
         assert again["created"] == first["created"]
         assert normalize(again) == {
@@ -455,7 +435,7 @@ async def test_update_reply(target: Target) -> None:
     """The update reply has no did_create and no cluster field; created is unchanged."""
     async with connected(target) as nc:
         created = await create_stream(nc, {"name": "U", "subjects": ["u.>"]})
-        await put(nc, "u.1", b"hello")
+        await stored(nc, "u.1", b"hello")
         reply = await api(nc, "$JS.API.STREAM.UPDATE.U", {"name": "U", "subjects": ["u.>", "v.>"], "max_msgs": 10})
         assert reply["created"] == created["created"]
         assert list(reply) == ["type", "config", "created", "state", "ts"]
@@ -504,7 +484,7 @@ async def test_update_seals_stream(target: Target) -> None:
     """Sealing forces discard "new", deny_delete and deny_purge; sealed streams refuse purge and deletes."""
     async with connected(target) as nc:
         await create_stream(nc, {"name": "S"})
-        await put(nc, "S", b"v")
+        await stored(nc, "S", b"v")
         reply = await api(nc, "$JS.API.STREAM.UPDATE.S", {"name": "S", "sealed": True})
         assert normalize(reply)["config"] == config("S", sealed=True, discard="new", deny_delete=True, deny_purge=True)
         sealed = (400, 10109, "invalid operation on sealed stream")
@@ -563,9 +543,9 @@ async def test_info_of_empty_stream(target: Target) -> None:
 async def test_info_state_after_publishing(target: Target) -> None:
     async with connected(target) as nc:
         await create_stream(nc, {"name": "S", "subjects": ["s.>"]})
-        await put(nc, "s.a", b"1")  # 3 + 1 + 30
-        await put(nc, "s.b", b"22", headers={"X-A": "1"})  # 3 + (4 + 20) + 2 + 30
-        await put(nc, "s.a", b"")  # 3 + 0 + 30
+        await stored(nc, "s.a", b"1")  # 3 + 1 + 30
+        await stored(nc, "s.b", b"22", headers={"X-A": "1"})  # 3 + (4 + 20) + 2 + 30
+        await stored(nc, "s.a", b"")  # 3 + 0 + 30
         assert await stream_info(nc, "S") == info_reply(
             config("S", ["s.>"]), state(3, 34 + 59 + 33, 1, 3, num_subjects=2)
         )
@@ -574,8 +554,8 @@ async def test_info_state_after_publishing(target: Target) -> None:
 async def test_info_memory_stream_sizes(target: Target) -> None:
     async with connected(target) as nc:
         await create_stream(nc, {"name": "S", "subjects": ["s.>"], "storage": "memory"})
-        await put(nc, "s.a", b"1")  # 3 + 1 + 16
-        await put(nc, "s.b", b"22", headers={"X-A": "1"})  # 3 + 20 + 2 + 16
+        await stored(nc, "s.a", b"1")  # 3 + 1 + 16
+        await stored(nc, "s.b", b"22", headers={"X-A": "1"})  # 3 + 20 + 2 + 16
         cfg = config("S", ["s.>"], storage="memory")
         assert await stream_info(nc, "S") == info_reply(cfg, state(2, 20 + 41, 1, 2, num_subjects=2))
 
@@ -584,7 +564,7 @@ async def _stream_with_gap(nc: Client) -> dict:
     """Stream I: i.a(1) i.b(2, deleted) i.a(3) i.c.d(4), in memory: 67 bytes left."""
     await create_stream(nc, {"name": "I", "subjects": ["i.>"], "storage": "memory"})
     for subject, data in (("i.a", b"1"), ("i.b", b"22"), ("i.a", b"333"), ("i.c.d", b"4444")):
-        await put(nc, subject, data)
+        await stored(nc, subject, data)
     assert await api(nc, "$JS.API.STREAM.MSG.DELETE.I", {"seq": 2}) == {
         "type": T + "stream_msg_delete_response",
         "success": True,
@@ -657,7 +637,7 @@ async def test_info_subjects_paging(target: Target, offset: int, reported: int, 
     async with connected(target) as nc:
         await create_stream(nc, {"name": "S", "subjects": ["s.*"]})
         for subject in ("s.c", "s.a", "s.b"):
-            await put(nc, subject, b"")
+            await stored(nc, subject, b"")
         reply = await stream_info(nc, "S", {"subjects_filter": "s.*", "offset": offset})
         extra = {"subjects": subjects} if subjects else {}
         assert reply == info_reply(
@@ -792,7 +772,7 @@ async def test_list_reply(target: Target) -> None:
     """LIST reports the stored metadata: only _nats.req.level, without _nats.level/_nats.ver; no cluster field."""
     async with connected(target) as nc:
         await create_stream(nc, {"name": "S", "subjects": ["s.>"]})
-        await put(nc, "s.1", b"hello")
+        await stored(nc, "s.1", b"hello")
         reply = await api(nc, "$JS.API.STREAM.LIST")
         assert list(reply) == ["type", "total", "offset", "limit", "streams"]
         assert list(reply["streams"][0]) == ["config", "created", "state", "ts"]
@@ -848,13 +828,13 @@ async def test_purge_whole_stream(target: Target) -> None:
     async with connected(target) as nc:
         await create_stream(nc, {"name": "S", "subjects": ["s.>"]})
         for _ in range(3):
-            await put(nc, "s.x", b"v")
+            await stored(nc, "s.x", b"v")
         reply = await api(nc, "$JS.API.STREAM.PURGE.S")
         assert list(reply) == ["type", "success", "purged"]
         assert reply == purged(3)
         assert await stream_info(nc, "S") == info_reply(config("S", ["s.>"]), state(0, 0, 4, 3, first_ts=ZERO_TIME))
         assert await api(nc, "$JS.API.STREAM.PURGE.S") == purged(0)
-        assert await put(nc, "s.x", b"v") == 4
+        assert await stored(nc, "s.x", b"v") == 4
 
 
 async def test_purge_with_filter_keep_and_seq(target: Target) -> None:
@@ -862,7 +842,7 @@ async def test_purge_with_filter_keep_and_seq(target: Target) -> None:
     async with connected(target) as nc:
         await create_stream(nc, {"name": "P", "subjects": ["p.>"]})
         for subject in ("p.a", "p.b", "p.a", "p.b", "p.a", "p.c"):
-            await put(nc, subject, b"v")
+            await stored(nc, subject, b"v")
         assert await api(nc, "$JS.API.STREAM.PURGE.P", {"filter": "p.a", "keep": 1}) == purged(2)  # 1, 3
         assert await api(nc, "$JS.API.STREAM.PURGE.P", {"seq": 3}) == purged(1)  # 2
         info = await stream_info(nc, "P", {"deleted_details": True})
@@ -879,7 +859,7 @@ async def test_purge_keep_with_filter_in_the_middle(target: Target) -> None:
     async with connected(target) as nc:
         await create_stream(nc, {"name": "P", "subjects": ["p.>"], "storage": "memory"})
         for subject in ("p.a", "p.b", "p.a", "p.b", "p.a"):
-            await put(nc, subject, b"v")
+            await stored(nc, subject, b"v")
         assert await api(nc, "$JS.API.STREAM.PURGE.P", {"filter": "p.b", "keep": 1}) == purged(1)  # 2
         info = await stream_info(nc, "P", {"deleted_details": True, "subjects_filter": ">"})
         assert info["state"] == state(
@@ -893,17 +873,17 @@ async def test_purge_seq_past_the_end(target: Target, storage: str) -> None:
     async with connected(target) as nc:
         await create_stream(nc, {"name": "Q", "storage": storage})
         for _ in range(3):
-            await put(nc, "Q", b"v")
+            await stored(nc, "Q", b"v")
         assert await api(nc, "$JS.API.STREAM.PURGE.Q", {"seq": 100}) == purged(3)
         assert (await stream_info(nc, "Q"))["state"] == state(0, 0, 100, 99, first_ts=ZERO_TIME)
-        assert await put(nc, "Q", b"v") == 100
+        assert await stored(nc, "Q", b"v") == 100
 
 
 async def test_purge_seq_and_keep_together(target: Target) -> None:
     """A bad request, checked before the stream lookup."""
     async with connected(target) as nc:
         await create_stream(nc, {"name": "S"})
-        await put(nc, "S", b"v")
+        await stored(nc, "S", b"v")
         expected = failure("stream_purge_response", *BAD_REQUEST, purged=0)
         assert list(await api(nc, "$JS.API.STREAM.PURGE.S", {"seq": 3, "keep": 1})) == ["type", "error", "purged"]
         assert await api(nc, "$JS.API.STREAM.PURGE.S", {"seq": 3, "keep": 1}) == expected
@@ -916,7 +896,7 @@ async def test_purge_bodies_meaning_everything(target: Target, body: bytes) -> N
     """A body that is not a JSON object (even garbage) means a full purge."""
     async with connected(target) as nc:
         await create_stream(nc, {"name": "S"})
-        await put(nc, "S", b"v")
+        await stored(nc, "S", b"v")
         assert await api(nc, "$JS.API.STREAM.PURGE.S", body) == purged(1)
 
 
@@ -952,7 +932,7 @@ async def test_purge_unknown_stream(target: Target) -> None:
 async def test_purge_denied(target: Target) -> None:
     async with connected(target) as nc:
         await create_stream(nc, {"name": "S", "deny_purge": True})
-        await put(nc, "S", b"v")
+        await stored(nc, "S", b"v")
         assert await api(nc, "$JS.API.STREAM.PURGE.S") == failure(
             "stream_purge_response", 500, 10110, "stream purge not permitted", purged=0
         )
@@ -980,10 +960,10 @@ HDRS = b"NATS/1.0\r\nX-A: 1\r\n\r\n"
 async def _get_stream(nc: Client, storage: str = "file") -> None:
     """G: g.a "one" (1), g.b headers only (2), g.a 00ff (3), g.c.d "x" (4)."""
     await create_stream(nc, {"name": "G", "subjects": ["g.>"], "storage": storage})
-    await put(nc, "g.a", b"one")
-    await put(nc, "g.b", b"", headers={"X-A": "1"})
-    await put(nc, "g.a", b"\x00\xff")
-    await put(nc, "g.c.d", b"x")
+    await stored(nc, "g.a", b"one")
+    await stored(nc, "g.b", b"", headers={"X-A": "1"})
+    await stored(nc, "g.a", b"\x00\xff")
+    await stored(nc, "g.c.d", b"x")
 
 
 @pytest.mark.parametrize("storage", ["file", "memory"])
@@ -1005,7 +985,7 @@ async def test_msg_get_headers(target: Target) -> None:
         assert normalize(reply) == got("g.b", 2, hdrs=HDRS)
         assert reply["message"]["hdrs"] == "TkFUUy8xLjANClgtQTogMQ0KDQo="
         assert normalize(await api(nc, "$JS.API.STREAM.MSG.GET.G", {"seq": 2, "no_hdr": True})) == got("g.b", 2)
-        await put(nc, "g.h", b"body", headers={"X-A": "1"})
+        await stored(nc, "g.h", b"body", headers={"X-A": "1"})
         reply = await api(nc, "$JS.API.STREAM.MSG.GET.G", {"seq": 5})
         assert list(reply["message"]) == ["subject", "seq", "hdrs", "data", "time"]
         assert normalize(reply) == got("g.h", 5, b"body", HDRS)
@@ -1120,7 +1100,7 @@ async def test_msg_delete_erase_and_no_erase(target: Target, storage: str) -> No
     async with connected(target) as nc:
         await create_stream(nc, {"name": "D", "storage": storage})
         for _ in range(4):
-            await put(nc, "D", b"v")
+            await stored(nc, "D", b"v")
         reply = await api(nc, "$JS.API.STREAM.MSG.DELETE.D", {"seq": 2})
         assert list(reply) == ["type", "success"]
         assert reply == DELETED
@@ -1151,7 +1131,7 @@ async def test_msg_delete_missing_message(target: Target, storage: str, seq: int
     async with connected(target) as nc:
         await create_stream(nc, {"name": "D", "storage": storage})
         for _ in range(4):
-            await put(nc, "D", b"v")
+            await stored(nc, "D", b"v")
         assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", {"seq": 1}) == DELETED
         assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", {"seq": 3}) == DELETED
         assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", {"seq": seq}) == failure("stream_msg_delete_response", *err)
@@ -1164,7 +1144,7 @@ async def test_msg_delete_without_seq(target: Target) -> None:
     """An empty body or {} is a bad request; any other object without seq means seq 0."""
     async with connected(target) as nc:
         await create_stream(nc, {"name": "D"})
-        await put(nc, "D", b"v")
+        await stored(nc, "D", b"v")
         for body in (b"", b"{}", b" {} "):
             assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", body) == failure(
                 "stream_msg_delete_response", *BAD_REQUEST
@@ -1189,7 +1169,7 @@ async def test_msg_delete_without_seq(target: Target) -> None:
 async def test_msg_delete_bad_json(target: Target, body: bytes, text: str) -> None:
     async with connected(target) as nc:
         await create_stream(nc, {"name": "D"})
-        await put(nc, "D", b"v")
+        await stored(nc, "D", b"v")
         expected = invalid_json("stream_msg_delete_response", text)
         assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", body) == expected
         assert await api(nc, "$JS.API.STREAM.MSG.DELETE.NOPE", body) == expected
@@ -1205,7 +1185,7 @@ async def test_msg_delete_unknown_stream(target: Target) -> None:
 async def test_msg_delete_denied(target: Target) -> None:
     async with connected(target) as nc:
         await create_stream(nc, {"name": "D", "deny_delete": True})
-        await put(nc, "D", b"v")
+        await stored(nc, "D", b"v")
         expected = failure("stream_msg_delete_response", 500, 10057, "message delete not permitted")
         assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", {"seq": 1}) == expected
         assert await api(nc, "$JS.API.STREAM.MSG.DELETE.D", {"seq": 99}) == expected

@@ -17,14 +17,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import nats
 import pytest
 from nats.errors import TimeoutError as NatsTimeoutError
 
 from tests.harness.js import api, normalize
 from tests.harness.streams import EMPTY_STATE, OMIT, meta
 from tests.harness.streams import stream_config as config
-from tests.harness.targets import Target
 
 CREATE = "io.nats.jetstream.api.v1.stream_create_response"
 UPDATE = "io.nats.jetstream.api.v1.stream_update_response"
@@ -91,13 +89,6 @@ def pedantic(description: str, kind: str = CREATE) -> dict[str, Any]:
 
 def bad_json(description: str, kind: str = CREATE) -> dict[str, Any]:
     return error(400, 10025, f"invalid JSON: {description}", kind)
-
-
-@pytest.fixture
-async def nc(target: Target):
-    conn = await nats.connect(target.url)
-    yield conn
-    await conn.close()
 
 
 async def create(nc, body: Any, name: str | None = None) -> dict:

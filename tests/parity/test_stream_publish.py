@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import time
 from typing import Any
 
 import nats
@@ -41,13 +40,12 @@ import pytest
 from nats.errors import NoRespondersError
 from nats.js.errors import BadRequestError, NoStreamResponseError
 
-from tests.harness.js import api, create_stream, normalize, publish
+from tests.harness.js import SEC, ZERO_TIME, api, connect, create_stream, normalize, publish
+from tests.harness.js import add_stream as js_add_stream
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
-
-ZERO = "0001-01-01T00:00:00Z"
-SECOND = 1_000_000_000
-
+from tests.harness.wait import eventually
+from tests.harness.wire import Wire
 
 # --------------------------------------------------------------------------- helpers
 
@@ -110,14 +108,9 @@ def sealed(stream: str) -> bytes:
     return err(stream, 400, 10109, "invalid operation on sealed stream")
 
 
-async def connect(target: Target) -> nats.NATS:
-    return await nats.connect(target.url)
-
-
 async def add_stream(nc: nats.NATS, name: str = "S", **cfg: Any) -> dict:
-    config: dict[str, Any] = {"name": name, "subjects": [f"{name.lower()}.>"], "storage": "memory"}
-    config.update(cfg)
-    return await create_stream(nc, config)
+    """A memory stream unless ``cfg`` says otherwise."""
+    return await js_add_stream(nc, name, **{"storage": "memory", **cfg})
 
 
 async def info(nc: nats.NATS, name: str = "S", **request: Any) -> dict:
@@ -153,14 +146,7 @@ async def get_msg(nc: nats.NATS, name: str, seq: int) -> dict:
 
 async def wait_for(predicate, timeout: float = 5.0, interval: float = 0.05):
     """Poll ``await predicate()`` until it returns something truthy; return that value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(interval)
+    return await eventually(predicate, timeout=timeout, interval=interval)
 
 
 def mem_size(subject: str, hdr: bytes, payload: bytes) -> int:
@@ -177,21 +163,21 @@ def hdr_block(*lines: str) -> bytes:
     return ("NATS/1.0\r\n" + "".join(f"{line}\r\n" for line in lines) + "\r\n").encode()
 
 
-class Raw:
-    """A raw protocol connection with a subscription on ``R.>`` for replies."""
+class Raw(Wire):
+    """A raw protocol connection with a subscription on ``R.>`` for replies; frames are taken in arrival order."""
 
     def __init__(self, client: RawClient) -> None:
-        self.client = client
+        super().__init__(client)
+        self.taken = 0  # frames already returned by frame()
 
     @classmethod
-    async def open(cls, target: Target, *, headers: bool = True) -> Raw:
-        client = await RawClient.connect(target.host, target.port)
-        await client.read_until(b"\r\n")
+    async def open(cls, target: Target, *, headers: bool = True) -> Raw:  # type: ignore[override]
+        raw = cls(await RawClient.connect(target.host, target.port))
+        await raw.until(lambda: raw.infos >= 1, "INFO")
         options = {"verbose": False, "pedantic": False, "headers": headers, "no_responders": headers}
-        await client.send(b"CONNECT " + json.dumps(options).encode() + b"\r\nSUB R.> 1\r\nPING\r\n")
-        await client.read_until(b"PONG\r\n")
-        client.received.clear()
-        return cls(client)
+        await raw.send(b"CONNECT " + json.dumps(options).encode() + b"\r\nSUB R.> 1\r\n")
+        await raw.ping()
+        return raw
 
     async def pub(
         self, subject: str, payload: bytes = b"", hdr: bytes | None = None, reply: str | None = "R.1"
@@ -201,48 +187,29 @@ class Raw:
             cmd = f"PUB {subject}{reply_part} {len(payload)}\r\n".encode()
         else:
             cmd = f"HPUB {subject}{reply_part} {len(hdr)} {len(hdr) + len(payload)}\r\n".encode() + hdr
-        await self.client.send(cmd + payload + b"\r\n")
-
-    def _take_frame(self) -> bytes | None:
-        buf = self.client.received
-        while buf.startswith(b"PONG\r\n") or buf.startswith(b"PING\r\n"):
-            del buf[:6]
-        end = buf.find(b"\r\n")
-        if end < 0:
-            return None
-        line = bytes(buf[:end])
-        assert line.startswith((b"MSG ", b"HMSG ")), bytes(buf)
-        need = end + 2 + int(line.split(b" ")[-1]) + 2
-        if len(buf) < need:
-            return None
-        frame = bytes(buf[:need])
-        del buf[:need]
-        return frame
+        await self.send(cmd + payload + b"\r\n")
 
     async def frame(self, timeout: float = 3.0) -> bytes:
         """The next complete MSG/HMSG frame (control line, payload and CRLF)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            frame = self._take_frame()
-            if frame is not None:
-                return frame
-            remaining = deadline - time.monotonic()
-            assert remaining > 0 and not self.client.closed, f"no frame; received {bytes(self.client.received)!r}"
-            await self.client._read_some(min(remaining, 0.2))
+        await self.until(lambda: len(self.frames) > self.taken or bool(self.errors), "a frame", timeout)
+        assert not self.errors, self.errors
+        self.taken += 1
+        return self.frames[self.taken - 1].raw
 
     async def request(self, subject: str, payload: bytes = b"", hdr: bytes | None = None) -> bytes:
         await self.pub(subject, payload, hdr)
         return await self.frame()
 
     async def silence(self, quiet: float = 0.3) -> bytes:
-        """Everything the server sends (PONG removed) until ``quiet`` seconds of silence after a PING."""
-        await self.client.send(b"PING\r\n")
-        await self.client.read_until(b"PONG\r\n")
-        await self.client.settle(quiet)
-        return bytes(self.client.received).replace(b"PONG\r\n", b"", 1)
-
-    async def close(self) -> None:
-        await self.client.close()
+        """Everything not yet taken that the server sends until ``quiet`` seconds of silence after a PING."""
+        infos = self.infos
+        await self.ping()
+        await self.quiet(quiet)
+        rest = b"".join(frame.raw for frame in self.frames[self.taken :])
+        rest += b"".join(line + b"\r\n" for line in self.errors)
+        rest += b"INFO ...\r\n" * (self.infos - infos)
+        self.taken = len(self.frames)
+        return rest
 
 
 # --------------------------------------------------------------------------- PubAck bytes
@@ -435,18 +402,18 @@ async def test_rejected_publish_does_not_record_msg_id(target: Target) -> None:
 async def test_duplicate_window_defaults(target: Target) -> None:
     nc = await connect(target)
     plain = await add_stream(nc)
-    assert plain["config"]["duplicate_window"] == 120 * SECOND
-    aged = await add_stream(nc, "AGED", max_age=SECOND)
-    assert aged["config"]["duplicate_window"] == SECOND
-    explicit = await add_stream(nc, "WIN", duplicate_window=SECOND)
-    assert explicit["config"]["duplicate_window"] == SECOND
+    assert plain["config"]["duplicate_window"] == 120 * SEC
+    aged = await add_stream(nc, "AGED", max_age=SEC)
+    assert aged["config"]["duplicate_window"] == SEC
+    explicit = await add_stream(nc, "WIN", duplicate_window=SEC)
+    assert explicit["config"]["duplicate_window"] == SEC
     await nc.close()
 
 
 @pytest.mark.slow
 async def test_duplicate_window_expiry(target: Target) -> None:
     nc = await connect(target)
-    await add_stream(nc, duplicate_window=SECOND)
+    await add_stream(nc, duplicate_window=SEC)
     assert await publish(nc, "s.a", b"x", {"Nats-Msg-Id": "m"}) == ack("S", 1)
     assert await publish(nc, "s.a", b"x", {"Nats-Msg-Id": "m"}) == dup("S", 1)
     await asyncio.sleep(1.4)
@@ -759,7 +726,7 @@ async def test_ttl_expiry(target: Target) -> None:
 @pytest.mark.slow
 async def test_ttl_never_outlives_max_age(target: Target) -> None:
     nc = await connect(target)
-    await add_stream(nc, allow_msg_ttl=True, max_age=SECOND)
+    await add_stream(nc, allow_msg_ttl=True, max_age=SEC)
     assert await publish(nc, "s.a", b"x") == ack("S", 1)
     assert await publish(nc, "s.b", b"x", {"Nats-TTL": "never"}) == ack("S", 2)
     st = await wait_for(lambda: _state_with(nc, 1), timeout=4)
@@ -771,18 +738,18 @@ async def test_ttl_never_outlives_max_age(target: Target) -> None:
 
 async def test_subject_delete_marker_config_enables_ttl_and_rollup(target: Target) -> None:
     nc = await connect(target)
-    created = await add_stream(nc, max_age=60 * SECOND, subject_delete_marker_ttl=5 * SECOND)
+    created = await add_stream(nc, max_age=60 * SEC, subject_delete_marker_ttl=5 * SEC)
     config = created["config"]
     assert (config["allow_msg_ttl"], config["allow_rollup_hdrs"], config["subject_delete_marker_ttl"]) == (
         True,
         True,
-        5 * SECOND,
+        5 * SEC,
     )
-    assert config["duplicate_window"] == 60 * SECOND
+    assert config["duplicate_window"] == 60 * SEC
     too_short = await api(
         nc,
         "$JS.API.STREAM.CREATE.T",
-        {"name": "T", "subjects": ["t.>"], "storage": "memory", "subject_delete_marker_ttl": SECOND // 2},
+        {"name": "T", "subjects": ["t.>"], "storage": "memory", "subject_delete_marker_ttl": SEC // 2},
     )
     assert too_short["error"] == {
         "code": 500,
@@ -796,7 +763,7 @@ async def test_ttl_below_marker_ttl_is_raised(target: Target) -> None:
     """With subject delete markers, a shorter Nats-TTL is replaced by the marker TTL in whole
     seconds, moved to the end of the headers; not so when max_msgs_per_subject is 1."""
     nc = await connect(target)
-    await add_stream(nc, max_age=60 * SECOND, subject_delete_marker_ttl=5 * SECOND)
+    await add_stream(nc, max_age=60 * SEC, subject_delete_marker_ttl=5 * SEC)
     assert await publish(nc, "s.a", b"x", {"Nats-TTL": "1s", "A": "b"}) == ack("S", 1)
     assert await publish(nc, "s.a", b"x", {"Nats-TTL": "10s"}) == ack("S", 2)
     assert await publish(nc, "s.a", b"x", {"Nats-TTL": "never"}) == ack("S", 3)
@@ -805,7 +772,7 @@ async def test_ttl_below_marker_ttl_is_raised(target: Target) -> None:
     assert (await get_msg(nc, "S", 2))["hdrs"] == b"NATS/1.0\r\nNats-TTL: 10s\r\n\r\n"
     assert (await get_msg(nc, "S", 3))["hdrs"] == b"NATS/1.0\r\nNats-TTL: never\r\n\r\n"
     assert (await get_msg(nc, "S", 4))["hdrs"] == b"NATS/1.0\r\nNats-TTL: 5\r\n\r\n"
-    await add_stream(nc, "ONE", max_age=60 * SECOND, subject_delete_marker_ttl=5 * SECOND, max_msgs_per_subject=1)
+    await add_stream(nc, "ONE", max_age=60 * SEC, subject_delete_marker_ttl=5 * SEC, max_msgs_per_subject=1)
     assert await publish(nc, "one.a", b"x", {"Nats-TTL": "1s"}) == ack("ONE", 1)
     assert (await get_msg(nc, "ONE", 1))["hdrs"] == b"NATS/1.0\r\nNats-TTL: 1s\r\n\r\n"
     await nc.close()
@@ -814,7 +781,7 @@ async def test_ttl_below_marker_ttl_is_raised(target: Target) -> None:
 @pytest.mark.slow
 async def test_subject_delete_marker_on_max_age(target: Target) -> None:
     nc = await connect(target)
-    await add_stream(nc, max_age=SECOND, subject_delete_marker_ttl=90 * SECOND)
+    await add_stream(nc, max_age=SEC, subject_delete_marker_ttl=90 * SEC)
     for subject in ("s.a", "s.a", "s.b"):
         await publish(nc, subject, b"payload")
     st = await wait_for(lambda: _state_with_last(nc, 5), timeout=4)
@@ -840,7 +807,7 @@ async def test_subject_delete_marker_on_max_age(target: Target) -> None:
 @pytest.mark.slow
 async def test_subject_delete_marker_expires(target: Target) -> None:
     nc = await connect(target)
-    await add_stream(nc, max_age=SECOND, subject_delete_marker_ttl=SECOND)
+    await add_stream(nc, max_age=SEC, subject_delete_marker_ttl=SEC)
     await publish(nc, "s.a", b"payload")
     await publish(nc, "s.b", b"keep", {"Nats-TTL": "never"})
     st = await wait_for(lambda: _state_with_last(nc, 3), timeout=4)
@@ -961,7 +928,7 @@ async def test_message_larger_than_max_bytes_evicts_everything(target: Target, s
         "messages": 0,
         "bytes": 0,
         "first_seq": 3,
-        "first_ts": ZERO,
+        "first_ts": ZERO_TIME,
         "last_seq": 2,
         "last_ts": "<ts>",
         "consumer_count": 0,
@@ -1093,7 +1060,7 @@ async def test_discard_new_max_bytes_replacement_must_fit(target: Target, storag
 @pytest.mark.parametrize("storage", ["memory", "file"])
 async def test_max_age(target: Target, storage: str) -> None:
     nc = await connect(target)
-    await add_stream(nc, storage=storage, max_age=SECOND)
+    await add_stream(nc, storage=storage, max_age=SEC)
     assert await publish(nc, "s.a", b"x") == ack("S", 1)
     assert await publish(nc, "s.b", b"x") == ack("S", 2)
     assert (await state(nc))["messages"] == 2
@@ -1102,7 +1069,7 @@ async def test_max_age(target: Target, storage: str) -> None:
         "messages": 0,
         "bytes": 0,
         "first_seq": 3,
-        "first_ts": ZERO,
+        "first_ts": ZERO_TIME,
         "last_seq": 2,
         "last_ts": "<ts>",
         "consumer_count": 0,
@@ -1267,7 +1234,7 @@ async def test_interest_without_consumers_stores_nothing(target: Target) -> None
         "messages": 0,
         "bytes": 0,
         "first_seq": 4,
-        "first_ts": ZERO,
+        "first_ts": ZERO_TIME,
         "last_seq": 3,
         "last_ts": "<ts>",
         "consumer_count": 0,
@@ -1353,9 +1320,9 @@ async def test_empty_stream_state(target: Target) -> None:
         "messages": 0,
         "bytes": 0,
         "first_seq": 0,
-        "first_ts": ZERO,
+        "first_ts": ZERO_TIME,
         "last_seq": 0,
-        "last_ts": ZERO,
+        "last_ts": ZERO_TIME,
         "consumer_count": 0,
     }
     assert created["state"] == expected
@@ -1438,7 +1405,7 @@ async def test_state_after_deletes_and_purge(target: Target, storage: str) -> No
         "messages": 0,
         "bytes": 0,
         "first_seq": 7,
-        "first_ts": ZERO,
+        "first_ts": ZERO_TIME,
         "last_seq": 6,
         "last_ts": "<ts>",
         "consumer_count": 0,
