@@ -126,7 +126,7 @@ def rfc3339_ns(text: str) -> int:
     assert match, text
     y, mo, d, h, mi, s, frac = match.groups()
     seconds = calendar.timegm((int(y), int(mo), int(d), int(h), int(mi), int(s), 0, 0, 0))
-    return seconds * 1_000_000_000 + int((frac or "0").ljust(9, "0"))
+    return seconds * NS + int((frac or "0").ljust(9, "0"))
 
 
 def is_status(msg: Msg) -> bool:

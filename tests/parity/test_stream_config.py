@@ -20,15 +20,13 @@ from typing import Any
 import pytest
 from nats.errors import TimeoutError as NatsTimeoutError
 
-from tests.harness.js import api, normalize
+from tests.harness.js import MS, SEC, api, normalize
 from tests.harness.streams import EMPTY_STATE, OMIT, meta
 from tests.harness.streams import stream_config as config
 
 CREATE = "io.nats.jetstream.api.v1.stream_create_response"
 UPDATE = "io.nats.jetstream.api.v1.stream_update_response"
 
-MS = 1_000_000
-SEC = 1_000 * MS
 MIN = 60 * SEC
 HOUR = 60 * MIN
 HUGE = 2**62  # more bytes than any machine's JetStream store or memory
