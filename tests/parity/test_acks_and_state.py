@@ -57,10 +57,12 @@ from tests.harness.js import (
     Pull,
     add_stream,
     api,
+    arrival,
     connected,
     is_status,
     normalize,
     publish,
+    silent,
 )
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
@@ -155,11 +157,13 @@ async def eventually_state(nc: Client, stream: str, expected: dict, timeout: flo
     assert state == expected
 
 
-async def fetch(nc: Client, n: int = 1, stream: str = "S", consumer: str = "C", expires: float = 2.0) -> list[Msg]:
-    """One pull request for ``n`` messages; all ``n`` must arrive."""
+async def fetch(
+    nc: Client, n: int = 1, stream: str = "S", consumer: str = "C", expires: float = 2.0, target: Target | None = None
+) -> list[Msg]:
+    """One pull request for ``n`` messages; all ``n`` must arrive (with ``target``, as the server's clock moves)."""
     pull = await Pull.open(nc, stream, consumer)
     await pull.request({"batch": n, "expires": int(expires * SEC)})
-    msgs = [await pull.message(expires + 1) for _ in range(n)]
+    msgs = [await pull.message(expires + 1, target) for _ in range(n)]
     await pull.close()
     return msgs
 
@@ -281,10 +285,6 @@ def unix_nanos(rfc3339: str) -> int:
     assert match, rfc3339
     whole = datetime.datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.UTC)
     return int(whole.timestamp()) * SEC + int((match.group(2) or "0").ljust(9, "0"))
-
-
-def now() -> float:
-    return asyncio.get_running_loop().time()
 
 
 # =========================================================================== ack subject
@@ -557,6 +557,7 @@ async def test_naks_are_redelivered_in_nak_order_before_new_messages(target: Tar
     [b'-NAK {"delay": 400000000}', b"-NAK 400ms", b"-NAK   0.4s  "],
     ids=["json-ns", "go-duration", "padded-duration"],
 )
+@pytest.mark.manual_clock
 async def test_nak_with_delay_holds_redelivery(target: Target, payload: bytes) -> None:
     async with connected(target) as nc:
         await add_stream(nc)
@@ -564,14 +565,14 @@ async def test_nak_with_delay_holds_redelivery(target: Target, payload: bytes) -
         await make_consumer(nc)
         first = (await fetch(nc))[0]
         await ack(nc, first, payload)
-        naked_at = now()
+        naked_at = target.now()
         pull = await Pull.open(nc)
         await pull.request({"batch": 2, "expires": 2 * SEC})
         # The delayed message is not in the redelivery queue: the next new message comes first.
         second = await pull.message()
         assert meta(second).numbers == (1, 2, 2, 0)
-        again = await pull.message(3)
-        assert now() - naked_at >= 0.35
+        again = await pull.message(3, target)
+        assert target.now() - naked_at >= 0.35
         assert meta(again).numbers == (2, 1, 3, 0)
         assert await numbers(nc) == nums((3, 2), (0, 0), ack_pending=2, redelivered=1)
 
@@ -625,6 +626,7 @@ async def test_wpi_keeps_the_message_pending(target: Target) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.manual_clock
 async def test_wpi_restarts_the_ack_timer(target: Target) -> None:
     async with connected(target) as nc:
         await add_stream(nc)
@@ -633,14 +635,14 @@ async def test_wpi_restarts_the_ack_timer(target: Target) -> None:
         pull = await Pull.open(nc)
         await pull.request({"batch": 2, "expires": 5 * SEC})
         first = await pull.message()
-        started = now()
-        while now() - started < 1.6:  # well past ack_wait, kept alive by progress acks
-            await asyncio.sleep(0.2)
+        started = target.now()
+        while target.now() - started < 1.6:  # well past ack_wait, kept alive by progress acks
+            await target.elapse(0.2)
             assert await ack(nc, first, b"+WPI") == b""
-        last_wpi = now()
+        last_wpi = target.now()
         assert await numbers(nc) == nums((1, 1), (0, 0), ack_pending=1, waiting=1)
-        again = await pull.message(3)
-        assert now() - last_wpi >= 0.5
+        again = await pull.message(3, target)
+        assert target.now() - last_wpi >= 0.5
         assert meta(again).numbers == (2, 1, 2, 0)
 
 
@@ -751,6 +753,7 @@ async def test_nxt_without_reply_only_acks(target: Target) -> None:
 # =========================================================================== TERM
 
 
+@pytest.mark.manual_clock
 async def test_term_stops_redelivery_and_counts_as_acked(target: Target) -> None:
     async with connected(target) as nc:
         await add_stream(nc)
@@ -762,7 +765,7 @@ async def test_term_stops_redelivery_and_counts_as_acked(target: Target) -> None
         await ack(nc, two)
         pull = await Pull.open(nc)
         await pull.request({"batch": 1, "expires": 600 * MS})
-        status = await pull.next(2)
+        status = await pull.next(2, target)
         assert status.headers["Status"] == "408"
         assert await numbers(nc) == nums((2, 2), (2, 2))
 
@@ -874,6 +877,7 @@ async def test_ack_all_nak_redelivers_only_that_message(target: Target) -> None:
         assert await numbers(nc) == nums((4, 3), (4, 2), ack_pending=1)
 
 
+@pytest.mark.manual_clock
 async def test_ack_all_redelivers_unacked_messages_after_ack_wait(target: Target) -> None:
     async with connected(target) as nc:
         await add_stream(nc)
@@ -883,7 +887,7 @@ async def test_ack_all_redelivers_unacked_messages_after_ack_wait(target: Target
         await ack(nc, msgs[1])
         pull = await Pull.open(nc)
         await pull.request({"batch": 2, "expires": 2 * SEC})
-        again = await pull.message()
+        again = await pull.message(target=target)
         assert meta(again).numbers == (2, 3, 4, 0)
         assert await numbers(nc) == nums((4, 3), (2, 2), ack_pending=1, redelivered=1, waiting=1)
 
@@ -891,6 +895,7 @@ async def test_ack_all_redelivers_unacked_messages_after_ack_wait(target: Target
 # =========================================================================== redelivery
 
 
+@pytest.mark.manual_clock
 async def test_ack_wait_expiry_redelivers_with_incremented_count(target: Target) -> None:
     async with connected(target) as nc:
         await add_stream(nc)
@@ -899,10 +904,10 @@ async def test_ack_wait_expiry_redelivers_with_incremented_count(target: Target)
         pull = await Pull.open(nc)
         await pull.request({"batch": 3, "expires": 3 * SEC})
         first = await pull.message()
-        delivered_at = now()
-        second = await pull.message()
-        assert now() - delivered_at >= 0.2
-        third = await pull.message()
+        delivered_at = target.now()
+        second = await pull.message(target=target)
+        assert target.now() - delivered_at >= 0.2
+        third = await pull.message(target=target)
         assert [meta(m).numbers for m in (first, second, third)] == [(1, 1, 1, 0), (2, 1, 2, 0), (3, 1, 3, 0)]
         assert {meta(m).timestamp for m in (first, second, third)} == {meta(first).timestamp}
         assert [m.data for m in (first, second, third)] == [b"m1"] * 3
@@ -912,6 +917,7 @@ async def test_ack_wait_expiry_redelivers_with_incremented_count(target: Target)
         assert await numbers(nc) == nums((3, 1), (3, 1))
 
 
+@pytest.mark.manual_clock
 async def test_expired_message_waits_for_a_pull(target: Target) -> None:
     """Expiry only queues the message: no number moves until it is delivered again."""
     async with connected(target) as nc:
@@ -919,7 +925,7 @@ async def test_expired_message_waits_for_a_pull(target: Target) -> None:
         await fill(nc, 2)
         await make_consumer(nc, ack_wait=200 * MS)
         first = (await fetch(nc))[0]
-        await asyncio.sleep(0.4)
+        await target.elapse(0.4)
         assert await numbers(nc) == nums((1, 1), (0, 0), ack_pending=1, pending=1)
         msgs = await fetch(nc, 2)
         # The redelivery goes before the new message.
@@ -951,6 +957,7 @@ async def test_num_redelivered_counts_unacked_redelivered_messages(target: Targe
 
 
 @pytest.mark.slow
+@pytest.mark.manual_clock
 async def test_backoff_schedule(target: Target) -> None:
     async with connected(target) as nc:
         await add_stream(nc)
@@ -962,13 +969,13 @@ async def test_backoff_schedule(target: Target) -> None:
         pull = await Pull.open(nc)
         await pull.request({"batch": 4, "expires": 4 * SEC})
         first = await pull.message()
-        t1 = now()
-        second = await pull.message()
-        t2 = now()
-        third = await pull.message()
-        t3 = now()
-        adv = await advisories.next_msg(timeout=3)
-        t4 = now()
+        t1 = target.now()
+        second = await pull.message(target=target)
+        t2 = target.now()
+        third = await pull.message(target=target)
+        t3 = target.now()
+        adv = await arrival(target, advisories, 3)
+        t4 = target.now()
         assert [meta(m).numbers for m in (first, second, third)] == [(1, 1, 1, 0), (2, 1, 2, 0), (3, 1, 3, 0)]
         assert 0.15 <= t2 - t1 <= 0.5  # backoff[0]
         assert 0.5 <= t3 - t2 <= 0.95  # backoff[1]
@@ -976,6 +983,7 @@ async def test_backoff_schedule(target: Target) -> None:
         assert advisory_text(adv) == max_deliver_advisory("S", "C", 1, 3)
 
 
+@pytest.mark.manual_clock
 async def test_max_deliver_stops_redelivery_with_advisory(target: Target) -> None:
     async with connected(target) as nc:
         await add_stream(nc)
@@ -985,12 +993,12 @@ async def test_max_deliver_stops_redelivery_with_advisory(target: Target) -> Non
         pull = await Pull.open(nc)
         await pull.request({"batch": 3, "expires": 700 * MS})
         first = await pull.message()
-        second = await pull.message()
+        second = await pull.message(target=target)
         assert [meta(m).numbers for m in (first, second)] == [(1, 1, 1, 0), (2, 1, 2, 0)]
-        adv = await advisories.next_msg(timeout=2)
+        adv = await arrival(target, advisories, 2)
         assert adv.subject == "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.S.C"
         assert advisory_text(adv) == max_deliver_advisory("S", "C", 1, 2)
-        status = await pull.next(2)
+        status = await pull.next(2, target)
         assert status.headers["Status"] == "408" and status.headers["Nats-Pending-Messages"] == "1"
         # No longer ack pending, still counted as redelivered, and the floor does not move.
         assert await numbers(nc) == nums((2, 1), (0, 0), redelivered=1)
@@ -1001,6 +1009,7 @@ async def test_max_deliver_stops_redelivery_with_advisory(target: Target) -> Non
         assert await numbers(nc) == nums((3, 2), (3, 2), redelivered=1)
 
 
+@pytest.mark.manual_clock
 async def test_max_deliver_expiry_without_a_waiting_pull(target: Target) -> None:
     """With max_deliver >= 2 the last delivery's expiry only queues the message; the next
     pull finds it over the limit: advisory, off the pending list, nothing delivered."""
@@ -1012,19 +1021,20 @@ async def test_max_deliver_expiry_without_a_waiting_pull(target: Target) -> None
         pull = await Pull.open(nc)
         await pull.request({"batch": 2, "expires": 1 * SEC})
         await pull.message()
-        second = await pull.message()
-        await no_message(advisories, 0.4)
+        second = await pull.message(target=target)
+        await silent(advisories, 0.4, target)
         assert await numbers(nc) == nums((2, 1), (0, 0), ack_pending=1, redelivered=1)
         await pull.request({"batch": 1, "expires": 300 * MS})
-        adv = await advisories.next_msg(timeout=2)
+        adv = await arrival(target, advisories, 2)
         assert advisory_text(adv) == max_deliver_advisory("S", "C", 1, 2)
-        assert (await pull.next(2)).headers["Status"] == "408"
+        assert (await pull.next(2, target)).headers["Status"] == "408"
         assert await numbers(nc) == nums((2, 1), (0, 0), redelivered=1)
         # Acking it now is answered and clears it from num_redelivered; the floor stays.
         assert await ack(nc, second) == b""
         assert await numbers(nc) == nums((2, 1), (0, 0), floor_active=True)
 
 
+@pytest.mark.manual_clock
 async def test_max_deliver_reached_by_naks_is_noticed_on_the_next_pull(target: Target) -> None:
     async with connected(target) as nc:
         await add_stream(nc)
@@ -1035,17 +1045,18 @@ async def test_max_deliver_reached_by_naks_is_noticed_on_the_next_pull(target: T
         again = (await fetch(nc))[0]
         assert meta(again).numbers == (2, 1, 2, 0)
         await ack(nc, again, b"-NAK")
-        await no_message(advisories, 0.2)
+        await silent(advisories, 0.2, target)
         assert await numbers(nc) == nums((2, 1), (0, 0), ack_pending=1, redelivered=1)
         pull = await Pull.open(nc)
         await pull.request({"batch": 1, "expires": 300 * MS})
-        adv = await advisories.next_msg(timeout=2)
+        adv = await arrival(target, advisories, 2)
         assert advisory_text(adv) == max_deliver_advisory("S", "C", 1, 2)
-        status = await pull.next(2)
+        status = await pull.next(2, target)
         assert status.headers["Status"] == "408"
         assert await numbers(nc) == nums((2, 1), (0, 0), redelivered=1)
 
 
+@pytest.mark.manual_clock
 async def test_max_deliver_one_reports_no_redelivered(target: Target) -> None:
     async with connected(target) as nc:
         await add_stream(nc)
@@ -1053,17 +1064,18 @@ async def test_max_deliver_one_reports_no_redelivered(target: Target) -> None:
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>")
         await make_consumer(nc, ack_wait=200 * MS, max_deliver=1)
         await fetch(nc)
-        adv = await advisories.next_msg(timeout=2)
+        adv = await arrival(target, advisories, 2)
         assert advisory_text(adv) == max_deliver_advisory("S", "C", 1, 1)
         assert await numbers(nc) == nums((1, 1), (0, 0))
         pull = await Pull.open(nc)
         await pull.request({"batch": 1, "expires": 300 * MS})
-        assert (await pull.next(2)).headers["Status"] == "408"
+        assert (await pull.next(2, target)).headers["Status"] == "408"
 
 
 # =========================================================================== max_ack_pending
 
 
+@pytest.mark.manual_clock
 async def test_max_ack_pending_holds_a_waiting_pull_until_acks(target: Target) -> None:
     async with connected(target) as nc:
         await add_stream(nc)
@@ -1072,12 +1084,12 @@ async def test_max_ack_pending_holds_a_waiting_pull_until_acks(target: Target) -
         pull = await Pull.open(nc)
         await pull.request({"batch": 4, "expires": 3 * SEC})
         msgs = [await pull.message(), await pull.message()]
-        await pull.silent(0.3)
+        await pull.silent(0.3, target)
         assert await numbers(nc) == nums((2, 2), (0, 0), ack_pending=2, waiting=1, pending=3)
         await ack(nc, msgs[1])
         third = await pull.message()
         assert meta(third).numbers == (1, 3, 3, 2)
-        await pull.silent(0.2)
+        await pull.silent(0.2, target)
         await ack(nc, msgs[0])
         fourth = await pull.message()
         assert meta(fourth).numbers == (1, 4, 4, 1)
@@ -1085,6 +1097,7 @@ async def test_max_ack_pending_holds_a_waiting_pull_until_acks(target: Target) -
         assert await numbers(nc) == nums((4, 4), (2, 2), ack_pending=2, pending=1)
 
 
+@pytest.mark.manual_clock
 async def test_max_ack_pending_still_allows_redeliveries(target: Target) -> None:
     async with connected(target) as nc:
         await add_stream(nc)
@@ -1096,10 +1109,11 @@ async def test_max_ack_pending_still_allows_redeliveries(target: Target) -> None
         await pull.request({"batch": 2, "expires": 2 * SEC})
         again = await pull.message()
         assert meta(again).numbers == (2, 1, 2, 1)
-        await pull.silent(0.3)
+        await pull.silent(0.3, target)
         assert await numbers(nc) == nums((2, 1), (0, 0), ack_pending=1, redelivered=1, waiting=1, pending=1)
 
 
+@pytest.mark.manual_clock
 async def test_no_wait_pull_at_max_ack_pending_keeps_waiting(target: Target) -> None:
     async with connected(target) as nc:
         await add_stream(nc)
@@ -1109,13 +1123,14 @@ async def test_no_wait_pull_at_max_ack_pending_keeps_waiting(target: Target) -> 
         pull = await Pull.open(nc)
         await pull.request({"batch": 1, "no_wait": True})
         # Neither a message nor a 404: the request waits.
-        await pull.silent(0.3)
+        await pull.silent(0.3, target)
         assert await numbers(nc) == nums((1, 1), (0, 0), ack_pending=1, waiting=1, pending=1)
         await ack(nc, first)
         second = await pull.message()
         assert meta(second).numbers == (1, 2, 2, 0)
 
 
+@pytest.mark.manual_clock
 async def test_max_ack_pending_with_ack_all(target: Target) -> None:
     async with connected(target) as nc:
         await add_stream(nc)
@@ -1124,11 +1139,11 @@ async def test_max_ack_pending_with_ack_all(target: Target) -> None:
         pull = await Pull.open(nc)
         await pull.request({"batch": 5, "expires": 3 * SEC})
         msgs = [await pull.message(), await pull.message()]
-        await pull.silent(0.2)
+        await pull.silent(0.2, target)
         await ack(nc, msgs[1])
         more = [await pull.message(), await pull.message()]
         assert [meta(m).numbers for m in more] == [(1, 3, 3, 2), (1, 4, 4, 1)]
-        await pull.silent(0.2)
+        await pull.silent(0.2, target)
         assert await numbers(nc) == nums((4, 4), (2, 2), ack_pending=2, waiting=1, pending=1)
 
 
@@ -1144,6 +1159,7 @@ async def test_fresh_consumer_numbers(target: Target) -> None:
         assert await numbers(nc) == nums(pending=3)
 
 
+@pytest.mark.manual_clock
 async def test_deep_dive_walkthrough(target: Target) -> None:
     """The consumer-numbers walkthrough of the JetStream model deep dive, as 2.15.1 counts.
 
@@ -1174,12 +1190,12 @@ async def test_deep_dive_walkthrough(target: Target) -> None:
         assert await numbers(nc, "ORDERS", "DISPATCH") == nums((2, 2), (1, 1), ack_pending=1)
 
         # next again, no ack: the same message, a new consumer sequence, one redelivered
-        msg = (await fetch(nc, stream="ORDERS", consumer="DISPATCH"))[0]
+        msg = (await fetch(nc, stream="ORDERS", consumer="DISPATCH", target=target))[0]
         assert msg.data == b"order 5" and meta(msg).numbers == (2, 2, 3, 0)
         assert await numbers(nc, "ORDERS", "DISPATCH") == nums((3, 2), (1, 1), ack_pending=1, redelivered=1)
 
         # next again and ack
-        msg = (await fetch(nc, stream="ORDERS", consumer="DISPATCH"))[0]
+        msg = (await fetch(nc, stream="ORDERS", consumer="DISPATCH", target=target))[0]
         assert msg.data == b"order 5" and meta(msg).numbers == (3, 2, 4, 0)
         assert await ack(nc, msg) == b""
         assert await numbers(nc, "ORDERS", "DISPATCH") == nums((4, 2), (4, 2))
@@ -1525,6 +1541,7 @@ async def test_filter_subjects_deliver_in_stream_order(target: Target) -> None:
         ]
 
 
+@pytest.mark.manual_clock
 @pytest.mark.parametrize(
     "policy,extra,first_seqs,start",
     [
@@ -1543,6 +1560,7 @@ async def test_deliver_policy_first_message_and_numbers(
         await add_stream(nc)
         for subject in ["s.a", "s.a", "s.b", "s.c"]:
             await publish(nc, subject, b"x")
+            await target.elapse(0.001)  # each message gets its own time stamp
         if policy == "by_start_time":
             stored = await api(nc, "$JS.API.STREAM.MSG.GET.S", {"seq": 2})
             extra = {"opt_start_time": stored["message"]["time"]}
@@ -1554,7 +1572,7 @@ async def test_deliver_policy_first_message_and_numbers(
         await pull.request({"batch": 4, "expires": 400 * MS})
         got = []
         while len(got) < 4:
-            msg = await pull.next(2)
+            msg = await pull.next(2, target)
             if is_status(msg):
                 assert msg.headers["Status"] == "408"
                 break

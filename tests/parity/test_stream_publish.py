@@ -144,9 +144,16 @@ async def get_msg(nc: nats.NATS, name: str, seq: int) -> dict:
     return message
 
 
-async def wait_for(predicate, timeout: float = 5.0, interval: float = 0.05):
-    """Poll ``await predicate()`` until it returns something truthy; return that value."""
-    return await eventually(predicate, timeout=timeout, interval=interval)
+async def wait_for(predicate, timeout: float = 5.0, interval: float = 0.05, target: Target | None = None):
+    """Poll ``await predicate()`` until it returns something truthy; return that value.
+
+    With ``target``, the server's time passes meanwhile (see :meth:`Target.elapse_until`).
+    """
+    if target is None:
+        return await eventually(predicate, timeout=timeout, interval=interval)
+    value = await target.elapse_until(predicate, timeout, interval)
+    assert value, "condition not reached in time"
+    return value
 
 
 def mem_size(subject: str, hdr: bytes, payload: bytes) -> int:
@@ -411,12 +418,13 @@ async def test_duplicate_window_defaults(target: Target) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.manual_clock
 async def test_duplicate_window_expiry(target: Target) -> None:
     nc = await connect(target)
     await add_stream(nc, duplicate_window=SEC)
     assert await publish(nc, "s.a", b"x", {"Nats-Msg-Id": "m"}) == ack("S", 1)
     assert await publish(nc, "s.a", b"x", {"Nats-Msg-Id": "m"}) == dup("S", 1)
-    await asyncio.sleep(1.4)
+    await target.elapse(1.4)
     assert await publish(nc, "s.a", b"x", {"Nats-Msg-Id": "m"}) == ack("S", 2)
     assert await publish(nc, "s.a", b"x", {"Nats-Msg-Id": "m"}) == dup("S", 2)
     await nc.close()
@@ -712,26 +720,28 @@ async def test_ttl_valid_forms_stored_verbatim(target: Target) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.manual_clock
 async def test_ttl_expiry(target: Target) -> None:
     nc = await connect(target)
     await add_stream(nc, allow_msg_ttl=True)
     assert await publish(nc, "s.a", b"x", {"Nats-TTL": "1s"}) == ack("S", 1)
     assert await publish(nc, "s.b", b"x") == ack("S", 2)
     assert (await state(nc))["messages"] == 2
-    st = await wait_for(lambda: _state_with(nc, 1), timeout=4)
+    st = await wait_for(lambda: _state_with(nc, 1), timeout=4, target=target)
     assert (st["first_seq"], st["last_seq"], st.get("num_deleted")) == (2, 2, None)
     await nc.close()
 
 
 @pytest.mark.slow
+@pytest.mark.manual_clock
 async def test_ttl_never_outlives_max_age(target: Target) -> None:
     nc = await connect(target)
     await add_stream(nc, allow_msg_ttl=True, max_age=SEC)
     assert await publish(nc, "s.a", b"x") == ack("S", 1)
     assert await publish(nc, "s.b", b"x", {"Nats-TTL": "never"}) == ack("S", 2)
-    st = await wait_for(lambda: _state_with(nc, 1), timeout=4)
+    st = await wait_for(lambda: _state_with(nc, 1), timeout=4, target=target)
     assert (st["first_seq"], st["last_seq"]) == (2, 2)
-    await asyncio.sleep(0.5)
+    await target.elapse(0.5)
     assert (await state(nc))["messages"] == 1
     await nc.close()
 
@@ -779,12 +789,13 @@ async def test_ttl_below_marker_ttl_is_raised(target: Target) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.manual_clock
 async def test_subject_delete_marker_on_max_age(target: Target) -> None:
     nc = await connect(target)
     await add_stream(nc, max_age=SEC, subject_delete_marker_ttl=90 * SEC)
     for subject in ("s.a", "s.a", "s.b"):
         await publish(nc, subject, b"payload")
-    st = await wait_for(lambda: _state_with_last(nc, 5), timeout=4)
+    st = await wait_for(lambda: _state_with_last(nc, 5), timeout=4, target=target)
     marker_hdr = b"NATS/1.0\r\nNats-Marker-Reason: MaxAge\r\nNats-TTL: 1m30s\r\nNats-Rollup: sub\r\n\r\n"
     assert st == {
         "messages": 2,
@@ -805,18 +816,19 @@ async def test_subject_delete_marker_on_max_age(target: Target) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.manual_clock
 async def test_subject_delete_marker_expires(target: Target) -> None:
     nc = await connect(target)
     await add_stream(nc, max_age=SEC, subject_delete_marker_ttl=SEC)
     await publish(nc, "s.a", b"payload")
     await publish(nc, "s.b", b"keep", {"Nats-TTL": "never"})
-    st = await wait_for(lambda: _state_with_last(nc, 3), timeout=4)
+    st = await wait_for(lambda: _state_with_last(nc, 3), timeout=4, target=target)
     marker_hdr = b"NATS/1.0\r\nNats-Marker-Reason: MaxAge\r\nNats-TTL: 1s\r\nNats-Rollup: sub\r\n\r\n"
     assert (await get_msg(nc, "S", 3))["hdrs"] == marker_hdr
     assert (st["messages"], st["first_seq"]) == (2, 2)
     assert st["bytes"] == mem_size("s.a", marker_hdr, b"") + mem_size("s.b", hdr_block("Nats-TTL: never"), b"keep")
     # The marker goes away after its own TTL and leaves no marker behind.
-    st = await wait_for(lambda: _state_with(nc, 1), timeout=4)
+    st = await wait_for(lambda: _state_with(nc, 1), timeout=4, target=target)
     assert st == {
         "messages": 1,
         "bytes": mem_size("s.b", hdr_block("Nats-TTL: never"), b"keep"),
@@ -1057,6 +1069,7 @@ async def test_discard_new_max_bytes_replacement_must_fit(target: Target, storag
 
 
 @pytest.mark.slow
+@pytest.mark.manual_clock
 @pytest.mark.parametrize("storage", ["memory", "file"])
 async def test_max_age(target: Target, storage: str) -> None:
     nc = await connect(target)
@@ -1064,7 +1077,7 @@ async def test_max_age(target: Target, storage: str) -> None:
     assert await publish(nc, "s.a", b"x") == ack("S", 1)
     assert await publish(nc, "s.b", b"x") == ack("S", 2)
     assert (await state(nc))["messages"] == 2
-    st = await wait_for(lambda: _state_with(nc, 0), timeout=4)
+    st = await wait_for(lambda: _state_with(nc, 0), timeout=4, target=target)
     assert st == {
         "messages": 0,
         "bytes": 0,
