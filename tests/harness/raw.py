@@ -92,7 +92,7 @@ class RawClient:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 break
-            await self._read_some(remaining)
+            await self.read_some(remaining)
         return bytes(self.received)
 
     async def settle(self, quiet: float = 0.15, timeout: float = 5.0) -> bytes:
@@ -100,11 +100,18 @@ class RawClient:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while not self.closed and loop.time() < deadline:
-            if not await self._read_some(quiet):
+            if not await self.read_some(quiet):
                 break
         return bytes(self.received)
 
-    async def _read_some(self, timeout: float) -> bool:
+    async def hung_up(self) -> bool:
+        """Whether the server has closed the connection (reading what is there to find out)."""
+        while await self.read_some(0.005):
+            pass
+        return self.closed
+
+    async def read_some(self, timeout: float) -> bool:
+        """Read what arrives within ``timeout`` seconds; False on silence or a closed connection."""
         try:
             chunk = await asyncio.wait_for(self.reader.read(65536), timeout)
         except TimeoutError:
@@ -122,7 +129,7 @@ class RawClient:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while not self.closed and loop.time() < deadline:
-            await self._read_some(deadline - loop.time())
+            await self.read_some(deadline - loop.time())
         return self.closed
 
     async def close(self) -> None:
@@ -200,7 +207,7 @@ async def record(
             remaining = deadline - loop.time()
             if remaining <= 0:
                 break
-            await client._read_some(min(remaining, 0.5))
+            await client.read_some(min(remaining, 0.5))
         if not client.closed:
             # The first PING after CONNECT may be followed by an INFO.
             await client.settle(0.02, timeout)

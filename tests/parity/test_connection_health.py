@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import nats
 import pytest
 
@@ -14,6 +12,7 @@ QUIET = b'CONNECT {"verbose":false,"pedantic":false}\r\n'
 
 
 @pytest.mark.slow
+@pytest.mark.manual_clock
 async def test_stale_connection_is_closed_while_a_ponging_client_lives(make_target) -> None:
     """With ping_interval 1s and ping_max 1: a PING ~1s after CONNECT, then Stale Connection."""
     target = await make_target(Settings(ping_interval=1.0, ping_max=1))
@@ -22,9 +21,10 @@ async def test_stale_connection_is_closed_while_a_ponging_client_lives(make_targ
     await silent.read_until(b"\r\n")
     greeting = len(silent.received)
     await silent.send(QUIET)
+    await target.elapse_until(silent.hung_up, 6)
     assert await silent.wait_closed(timeout=6)
     assert bytes(silent.received[greeting:]) == b"PING\r\n-ERR 'Stale Connection'\r\n"
-    await asyncio.sleep(0.5)
+    await target.elapse(0.5)
     assert healthy.is_connected
     await healthy.flush(timeout=2)
     await healthy.close()
@@ -32,16 +32,16 @@ async def test_stale_connection_is_closed_while_a_ponging_client_lives(make_targ
 
 
 @pytest.mark.slow
+@pytest.mark.manual_clock
 async def test_client_that_answers_pings_stays(make_target) -> None:
     target = await make_target(Settings(ping_interval=0.5, ping_max=1))
     client = await RawClient.connect(target.host, target.port)
     await client.read_until(b"\r\n")
     await client.send(QUIET)
     answered = 0
-    loop = asyncio.get_running_loop()
-    end = loop.time() + 2.5
-    while loop.time() < end and not client.closed:
-        await client._read_some(0.2)
+    end = target.now() + 2.5
+    while target.now() < end and not client.closed:
+        await target.elapse_until(lambda: client.read_some(0.001), 0.2)
         pings = client.received.count(b"PING\r\n")
         while answered < pings:
             await client.send(b"PONG\r\n")
@@ -80,6 +80,7 @@ async def test_slow_consumer_is_cut_off_without_stalling_others(make_target) -> 
 
 
 @pytest.mark.slow
+@pytest.mark.manual_clock
 async def test_write_deadline_cuts_off_a_reader_that_stalls(make_target) -> None:
     """Pending bytes stay under max_pending, but writes block past the deadline."""
     target = await make_target(Settings(write_deadline=1.0))
@@ -91,7 +92,7 @@ async def test_write_deadline_cuts_off_a_reader_that_stalls(make_target) -> None
     for _ in range(600):  # ~19 MiB: more than socket buffers hold, far less than max_pending
         await publisher.publish("firehose", b"y" * 32 * 1024)
     await publisher.flush(timeout=20)
-    await asyncio.sleep(3)  # the deadline passes while the client reads nothing
+    await target.elapse(3)  # the deadline passes while the client reads nothing
     await stuck.settle(quiet=1.0, timeout=30)
     assert stuck.closed
     await publisher.flush(timeout=5)
