@@ -88,6 +88,11 @@ class Target:
     def is_real(self) -> bool:
         return self.kind == "real"
 
+    @property
+    def manual_clock(self) -> bool:
+        """Whether the server's time moves only through :meth:`elapse` and :meth:`elapse_until`."""
+        return False
+
     async def start(self) -> None:
         raise NotImplementedError
 
@@ -178,6 +183,10 @@ class FakeTarget(Target):
             await self._let_clients_talk()
         clock.advance(max(end - clock.monotonic(), 0.0))
         await self._let_clients_talk()
+
+    @property
+    def manual_clock(self) -> bool:
+        return self.clock is not None
 
     def now(self) -> float:
         return self.clock.monotonic() if self.clock is not None else super().now()

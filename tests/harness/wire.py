@@ -63,12 +63,20 @@ class Frame:
 
 
 class Wire:
-    """A raw connection; every MSG/HMSG lands in ``frames``, in arrival order."""
+    """A raw connection; every MSG/HMSG lands in ``frames``, in arrival order.
+
+    Waiting follows the target's clock: against fakejs on a manual clock,
+    :meth:`until` moves the clock from timer to timer until the condition
+    holds, and :meth:`quiet` moves it by the seconds asked for (see
+    :meth:`Target.elapse_until` and :meth:`Target.elapse`); otherwise both
+    read for that long in real time.
+    """
 
     default_timeout = WAIT  # of :meth:`until`
 
-    def __init__(self, client: RawClient) -> None:
+    def __init__(self, client: RawClient, target: Target | None = None) -> None:
         self.client = client
+        self.target = target
         self.buf = bytearray()
         self.frames: list[Frame] = []
         self.pongs = 0
@@ -79,6 +87,7 @@ class Wire:
     async def open(cls, target: Target, *, no_responders: bool = True) -> Any:
         """Connect, send CONNECT (headers on, not verbose) and wait until the server has taken it."""
         wire = cls(await RawClient.connect(target.host, target.port))
+        wire.target = target
         await wire.until(lambda: wire.infos >= 1, "INFO")
         options = {"verbose": False, "pedantic": False, "headers": True, "no_responders": no_responders, "protocol": 1}
         await wire.send(b"CONNECT " + json.dumps(options).encode() + b"\r\n")
@@ -147,18 +156,42 @@ class Wire:
             elif line.startswith(b"-ERR"):
                 self.errors.append(line)
 
+    @property
+    def manual_clock(self) -> bool:
+        return self.target is not None and self.target.manual_clock
+
+    async def drain(self) -> None:
+        """Read and parse whatever has arrived by now."""
+        while await self.pump(0.001):
+            pass
+
     async def until(self, condition: Callable[[], bool], what: str, timeout: float | None = None) -> None:
         """Read until ``condition()`` holds; fail with the frames so far after ``timeout`` or a hang-up."""
+        limit = self.default_timeout if timeout is None else timeout
+        if self.manual_clock:
+            assert self.target is not None
+
+            async def ready() -> bool:
+                await self.drain()
+                return condition() or self.client.closed
+
+            await self.target.elapse_until(ready, limit)
+            if not condition():
+                self.fail(what)
+            return
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + (self.default_timeout if timeout is None else timeout)
+        deadline = loop.time() + limit
         while not condition():
             remaining = deadline - loop.time()
             if remaining <= 0 or self.client.closed:
                 if condition():
                     return
-                state = "connection closed" if self.client.closed else "timed out"
-                raise AssertionError(f"{state} waiting for {what}; frames so far: {[f.short() for f in self.frames]}")
+                self.fail(what)
             await self.pump(remaining)
+
+    def fail(self, what: str) -> None:
+        state = "connection closed" if self.client.closed else "timed out"
+        raise AssertionError(f"{state} waiting for {what}; frames so far: {[f.short() for f in self.frames]}")
 
     async def ping(self) -> None:
         """PING and wait for the PONG: the server has processed everything sent before."""
@@ -168,6 +201,11 @@ class Wire:
 
     async def quiet(self, seconds: float) -> None:
         """Read whatever arrives during ``seconds`` (for absence checks after a known deadline)."""
+        if self.manual_clock:
+            assert self.target is not None
+            await self.target.elapse(seconds)
+            await self.drain()
+            return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
         while (remaining := deadline - loop.time()) > 0 and not self.client.closed:

@@ -315,6 +315,7 @@ async def test_group_checks_come_before_the_pin_check(env: PEnv) -> None:
 # =========================================================================== overflow
 
 
+@pytest.mark.manual_clock
 async def test_min_pending_counts_the_message_about_to_be_delivered(env: PEnv) -> None:
     wire = await env.start(consumer=OVERFLOW, messages=2)
     inbox = await wire.pull({"batch": 5, "group": "A", "min_pending": 3})
@@ -333,6 +334,7 @@ async def test_min_pending_counts_the_message_about_to_be_delivered(env: PEnv) -
     assert (len(wire.on(inbox)), info["num_pending"], info["num_waiting"]) == (2, 2, 1)
 
 
+@pytest.mark.manual_clock
 async def test_min_ack_pending_counts_unacked_before_delivery(env: PEnv) -> None:
     wire = await env.start(consumer=OVERFLOW, messages=5)
     conditional = await wire.pull({"batch": 5, "group": "A", "min_ack_pending": 2})
@@ -624,6 +626,7 @@ async def test_no_wait_pull_with_pin_id(env: PEnv) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.manual_clock
 async def test_pin_times_out_without_pulls(env: PEnv) -> None:
     """priority_timeout counts from the last pull carrying the pin; a waiting request does not count."""
     wire = await env.start(consumer={**PINNED, "priority_timeout": 1000 * MS}, messages=1)
@@ -632,9 +635,9 @@ async def test_pin_times_out_without_pulls(env: PEnv) -> None:
     keeper = await wire.pull({"batch": 5, "group": "A", "id": pin, "max_bytes": 1000, "expires": 10_000 * MS})
     other = await wire.pull({"batch": 2, "group": "A", "expires": 10_000 * MS})
     assert await env.waiting() == 2
-    started = time.monotonic()
+    started = env.target.now()
     frame = await env.wait_advisory("UNPINNED", timeout=3)
-    elapsed = time.monotonic() - started
+    elapsed = env.target.now() - started
     assert 0.8 <= elapsed < 2.0, elapsed
     check_advisory(frame, "UNPINNED", sid=wire.sids[env.adv_unpinned], reason="timeout")
     assert await env.group_state() == {"group": "A", "pinned_ts": ZERO_TIME}
@@ -649,20 +652,21 @@ async def test_pin_times_out_without_pulls(env: PEnv) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.manual_clock
 async def test_pulls_with_pin_id_keep_the_pin(env: PEnv) -> None:
     wire = await env.start(consumer={**PINNED, "priority_timeout": 1000 * MS}, messages=1)
     first = await wire.pull({"batch": 1, "group": "A"})
     pin = pin_of((await wire.wait(first))[0])
     for _ in range(6):  # 1.8s of keep-alive pulls, each well inside the timeout
-        await asyncio.sleep(0.3)
+        await env.elapse(0.3)
         inbox = await wire.pull({"batch": 1, "group": "A", "id": pin, "no_wait": True})
         await wire.wait(inbox)
         assert wire.raw(inbox) == [wire.hmsg(inbox, NO_MESSAGES)]
-    last = time.monotonic()
+    last = env.target.now()
     assert env.advisories_of("UNPINNED") == []
     assert (await env.group_state())["pinned_client_id"] == pin
     await env.wait_advisory("UNPINNED", timeout=3)
-    assert time.monotonic() - last >= 0.8
+    assert env.target.now() - last >= 0.8
     # A pull without an id is not a keep-alive either: it is what takes the next pin.
     inbox = await wire.pull({"batch": 1, "group": "A"})
     await env.publish("s.x", b"x")
@@ -670,6 +674,7 @@ async def test_pulls_with_pin_id_keep_the_pin(env: PEnv) -> None:
     assert pin_of(frame) != pin
 
 
+@pytest.mark.manual_clock
 async def test_update_changes_timeout_of_a_running_pin(env: PEnv) -> None:
     """The timer is re-armed with the current priority_timeout on the next pull carrying the pin."""
     wire = await env.start(messages=1)
@@ -680,9 +685,9 @@ async def test_update_changes_timeout_of_a_running_pin(env: PEnv) -> None:
     assert env.advisories_of("UNPINNED") == []  # the running 2m timer is left alone
     keep = await wire.pull({"batch": 1, "group": "A", "id": pin, "no_wait": True})
     await wire.wait(keep)
-    started = time.monotonic()
+    started = env.target.now()
     await env.wait_advisory("UNPINNED", timeout=3)
-    assert 0.2 <= time.monotonic() - started < 1.5
+    assert 0.2 <= env.target.now() - started < 1.5
 
 
 # --------------------------------------------------------------------------- an ADR-37 style consume loop

@@ -173,13 +173,13 @@ def hdr_block(*lines: str) -> bytes:
 class Raw(Wire):
     """A raw protocol connection with a subscription on ``R.>`` for replies; frames are taken in arrival order."""
 
-    def __init__(self, client: RawClient) -> None:
-        super().__init__(client)
+    def __init__(self, client: RawClient, target: Target | None = None) -> None:
+        super().__init__(client, target)
         self.taken = 0  # frames already returned by frame()
 
     @classmethod
     async def open(cls, target: Target, *, headers: bool = True) -> Raw:  # type: ignore[override]
-        raw = cls(await RawClient.connect(target.host, target.port))
+        raw = cls(await RawClient.connect(target.host, target.port), target)
         await raw.until(lambda: raw.infos >= 1, "INFO")
         options = {"verbose": False, "pedantic": False, "headers": headers, "no_responders": headers}
         await raw.send(b"CONNECT " + json.dumps(options).encode() + b"\r\nSUB R.> 1\r\n")
