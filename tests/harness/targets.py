@@ -201,26 +201,40 @@ class FakeTarget(Target):
             return await super().elapse_until(ready, limit, interval)
         clock = self.clock
         end = clock.monotonic() + limit
-        await self._let_clients_talk()
-        while not (value := await check(ready)):
+        while True:
+            await self._let_clients_talk()
+            if value := await check(ready):
+                return value
+            await self._let_clients_talk()  # once more: what was read may have set more in motion
+            if value := await check(ready):
+                return value
             deadline = clock.next_deadline()
             if deadline is None or deadline > end:
                 clock.advance(max(end - clock.monotonic(), 0.0))
                 await self._let_clients_talk()
                 return await check(ready)
             clock.advance(max(deadline - clock.monotonic(), 0.0))
-            await self._let_clients_talk()
-        return value
 
     async def _let_clients_talk(self) -> None:
-        """Turn the event loop until the server has read nothing for :data:`QUIET_TURNS` turns in a row."""
+        """Turn the event loop until the server is still for :data:`QUIET_TURNS` turns in a row.
+
+        Still: it reads nothing from clients, and what it has yet to write to
+        them does not shrink (a client that does not read leaves it as it is).
+        """
         assert self.server is not None
         quiet = 0
-        seen = self.server.activity
+        seen = self._motion()
         while quiet < QUIET_TURNS:
             await asyncio.sleep(0)
-            quiet = quiet + 1 if self.server.activity == seen else 0
-            seen = self.server.activity
+            now = self._motion()
+            quiet = quiet + 1 if now == seen else 0
+            seen = now
+
+    def _motion(self) -> tuple[int, int]:
+        """What changes while the server works: reads from clients, and output waiting to be written."""
+        assert self.server is not None
+        sessions = list(self.server.broker.clients.values())
+        return self.server.activity, sum(s.out_size + s.io.write_buffer_size() for s in sessions)
 
 
 class RealTarget(Target):

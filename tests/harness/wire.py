@@ -161,8 +161,8 @@ class Wire:
         return self.target is not None and self.target.manual_clock
 
     async def drain(self) -> None:
-        """Read and parse whatever has arrived by now."""
-        while await self.pump(0.001):
+        """Read and parse whatever arrives until the connection has been silent for 10 ms."""
+        while await self.pump(0.01):
             pass
 
     async def until(self, condition: Callable[[], bool], what: str, timeout: float | None = None) -> None:

@@ -75,6 +75,7 @@ import pytest
 from tests.harness.env import env_fixture
 from tests.harness.js import MS, SEC, api
 from tests.harness.push import PushEnv, PushWire
+from tests.harness.targets import Target
 from tests.harness.wait import WAIT
 from tests.harness.wire import Frame
 
@@ -134,6 +135,9 @@ def delivery_size(frame: Frame, deliver_subject: str = "dlv") -> int:
     """What a delivery adds to the consumer's flow-control pending bytes."""
     return len(deliver_subject) + len(frame.reply) + len(frame.header or b"") + len(frame.payload)
 
+
+# fakejs runs on a manual clock here: every wait below lets the server's time pass explicitly.
+pytestmark = pytest.mark.manual_clock
 
 env = env_fixture(PushEnv, PushEnv.start)
 
@@ -244,7 +248,7 @@ async def test_closing_the_connection_removes_interest(env: PushEnv) -> None:
     await wire.close()
     await env.eventually(env.push_bound_is("C", None), "push_bound to go")
     await env.publish_many(2)
-    await asyncio.sleep(0.1)
+    await env.elapse(0.1)
     assert counts(await env.info())["num_pending"] == 2
     other = await env.wire()
     sid = await other.sub("dlv")
@@ -612,9 +616,9 @@ async def test_heartbeats_repeat_at_the_interval(env: PushEnv) -> None:
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait(sid, 1)
-    start = time.monotonic()
+    start = env.target.now()
     await wire.wait(sid, 5)
-    elapsed = time.monotonic() - start
+    elapsed = env.target.now() - start
     assert 0.3 <= elapsed <= 0.8, elapsed
     assert {f.raw for f in wire.on(sid)} == {heartbeat("dlv", sid, 0, 0)}
 
@@ -686,9 +690,9 @@ async def test_heartbeats_only_when_idle(env: PushEnv) -> None:
         await env.publish(f"s.{i}", b"m")
         await wire.quiet(0.06)
     await wire.wait_msgs(sid, 10)
-    last = time.monotonic()
+    last = env.target.now()
     await wire.until(lambda: wire.on(sid)[-1].is_hb, "a heartbeat", timeout=1.5)
-    waited = time.monotonic() - last
+    waited = env.target.now() - last
     assert layout(wire.on(sid)) == [f"s.{i}" for i in range(10)] + ["HB"]
     assert 0.15 <= waited <= 0.6, waited
     assert wire.on(sid)[-1].raw == heartbeat("dlv", sid, 10, 10)
@@ -707,11 +711,11 @@ async def test_rate_limit_paces_deliveries_after_the_burst(make_target) -> None:
         await environment.add_consumer(rate_limit_bps=16_000)  # 2000 bytes/s: one delivery every ~100 ms
         wire = await environment.wire()
         await wire.sub("dlv")
-        start = time.monotonic()
+        start = target.now()
         stamps: list[float] = []
-        while len(stamps) < 10 and time.monotonic() - start < 3:
-            await wire.pump(0.02)
-            stamps += [time.monotonic() - start] * (len(wire.frames) - len(stamps))
+        for count in range(1, 11):
+            await wire.until(lambda count=count: len(wire.frames) >= count, f"delivery {count}", timeout=3)
+            stamps += [target.now() - start] * (len(wire.frames) - len(stamps))
         assert len(stamps) == 10
         paced = [t - stamps[0] for t in stamps]
         assert paced[4] < 0.05, paced  # five fit the 1000-byte burst
@@ -742,16 +746,16 @@ async def test_replay_original_keeps_the_original_spacing(env: PushEnv) -> None:
     """The first message goes at once, each next one after the gap between the stored timestamps."""
     for i in range(3):
         await env.publish(f"s.{i}", b"m%d" % i)
-        await asyncio.sleep(0.25)
+        await env.elapse(0.25)
     stored = [await env.stored_ns(seq) / SEC for seq in (1, 2, 3)]
     await env.add_consumer(replay_policy="original")
     wire = await env.wire()
     await wire.sub("dlv")
-    start = time.monotonic()
+    start = env.target.now()
     stamps: list[float] = []
-    while len(stamps) < 3 and time.monotonic() - start < 3:
-        await wire.pump(0.01)
-        stamps += [time.monotonic() - start] * (len(wire.frames) - len(stamps))
+    for count in (1, 2, 3):
+        await wire.until(lambda count=count: len(wire.frames) >= count, f"delivery {count}", timeout=3)
+        stamps += [env.target.now() - start] * (len(wire.frames) - len(stamps))
     assert len(stamps) == 3 and stamps[0] < 0.15, stamps
     for i in (1, 2):
         gap = stored[i] - stored[i - 1]
@@ -762,24 +766,24 @@ async def test_replay_original_keeps_the_original_spacing(env: PushEnv) -> None:
 async def test_replay_original_ends_once_caught_up(env: PushEnv) -> None:
     """After the backlog present at start is replayed, new messages and later backlogs go at once."""
     await env.publish("s.0", b"a")
-    await asyncio.sleep(0.2)
+    await env.elapse(0.2)
     await env.publish("s.1", b"b")
     await env.add_consumer(replay_policy="original")
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait_msgs(sid, 2)
-    start = time.monotonic()
+    start = env.target.now()
     await env.publish("s.2", b"c")
     await wire.wait_msgs(sid, 3)
-    assert time.monotonic() - start < 0.15
+    assert env.target.now() - start < 0.15
     await wire.unsub(sid)
     await env.publish("s.3", b"d")
-    await asyncio.sleep(0.3)
+    await env.elapse(0.3)
     await env.publish("s.4", b"e")
     again = await wire.sub("dlv")
-    start = time.monotonic()
+    start = env.target.now()
     await wire.wait_msgs(again, 2)
-    assert time.monotonic() - start < 0.15
+    assert env.target.now() - start < 0.15
 
 
 # =========================================================================== acks on push
@@ -817,9 +821,9 @@ async def test_ack_wait_redelivers_on_push(env: PushEnv) -> None:
     sid = await wire.sub("dlv")
     await wire.wait_msgs(sid, 2)
     await wire.pub(wire.on(sid)[0].reply)
-    start = time.monotonic()
+    start = env.target.now()
     frames = await wire.wait_msgs(sid, 3)
-    assert time.monotonic() - start >= 0.1
+    assert env.target.now() - start >= 0.1
     assert no_ts(frames[2].raw) == msg("s.1", sid, ack(2, 2, 3, 0), b"m1")
     await wire.quiet(0.1)
     assert len(wire.on(sid)) == 3
@@ -852,9 +856,9 @@ async def test_nxt_ack_on_a_push_delivery(env: PushEnv) -> None:
 async def test_push_consumer_without_interest_is_deleted_after_its_threshold(env: PushEnv) -> None:
     await env.ephemeral("E", deliver_subject="de", inactive_threshold=300 * MS)
     await env.add_consumer("D", deliver_subject="dd", inactive_threshold=300 * MS)
-    await asyncio.sleep(0.15)
+    await env.elapse(0.15)
     assert await env.exists("E") and await env.exists("D")
-    await asyncio.sleep(0.45)
+    await env.elapse(0.45)
     assert not await env.exists("E")
     assert not await env.exists("D")
 
@@ -864,21 +868,21 @@ async def test_push_consumer_with_interest_is_kept_past_its_threshold(env: PushE
     wire = await env.wire()
     sid = await wire.sub("de")
     await env.ephemeral("E", deliver_subject="de", inactive_threshold=300 * MS)
-    await asyncio.sleep(0.6)
+    await env.elapse(0.6)
     assert await env.exists("E")
     await wire.unsub(sid)
-    await asyncio.sleep(0.15)
+    await env.elapse(0.15)
     assert await env.exists("E")
-    await asyncio.sleep(0.45)
+    await env.elapse(0.45)
     assert not await env.exists("E")
 
 
 async def test_interest_returning_in_time_cancels_the_deletion(env: PushEnv) -> None:
     await env.ephemeral("E", deliver_subject="de", inactive_threshold=400 * MS)
-    await asyncio.sleep(0.15)
+    await env.elapse(0.15)
     wire = await env.wire()
     await wire.sub("de")
-    await asyncio.sleep(0.5)
+    await env.elapse(0.5)
     assert await env.exists("E")
     assert await env.push_bound("E") is True
 
@@ -910,8 +914,11 @@ class Collector:
         if len(self.msgs) >= self.want:
             self.event.set()
 
-    async def wait(self, count: int, timeout: float = WAIT) -> list:
+    async def wait(self, count: int, timeout: float = WAIT, target: Target | None = None) -> list:
+        """The messages once ``count`` have come (with ``target``, as the server's clock moves)."""
         self.want = count
+        if target is not None:
+            await target.elapse_until(lambda: len(self.msgs) >= count, timeout)
         if len(self.msgs) < count:
             self.event.clear()
             await asyncio.wait_for(self.event.wait(), timeout)
@@ -1051,7 +1058,7 @@ async def test_js_subscribe_answers_a_stalled_heartbeat(env: PushEnv) -> None:
     await env.eventually(env.push_bound_is("F", None), "push_bound to go")
     got = Collector()
     await env.nc.jetstream().subscribe("s.>", durable="F", cb=got.cb)
-    await got.wait(2, timeout=5)
+    await got.wait(2, timeout=5, target=env.target)
     # the five delivered before come back only after ack_wait (30s)
     assert [m.subject for m in got.msgs] == ["s.5", "s.6"]
 
@@ -1061,10 +1068,10 @@ async def test_js_subscribe_inactive_threshold(env: PushEnv) -> None:
     sub = await js.subscribe("s.>", cb=Collector().cb, inactive_threshold=0.2)
     [info] = await consumers(env)
     assert info["config"]["inactive_threshold"] == 200 * MS
-    await asyncio.sleep(0.3)
+    await env.elapse(0.3)
     assert await env.exists(info["name"])
     await sub.unsubscribe()
-    await asyncio.sleep(0.45)
+    await env.elapse(0.45)
     assert not await env.exists(info["name"])
 
 
