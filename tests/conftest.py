@@ -9,7 +9,9 @@ the reason shown, never silently dropped.
 
 A test marked ``manual_clock`` gets its fakejs targets on a
 :class:`~fakejs.ManualClock`: time passes for their timers only through
-``await target.elapse(seconds)``, which really waits on the real server.
+``await target.elapse(seconds)`` and ``target.elapse_until(...)``, which
+really wait on the real server; ``manual_clock(False)`` opts one test of a
+marked module out (a client library that times the server on its own clock).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ RACE_RERUNS = 2
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "manual_clock: the [fake] variant runs on a ManualClock; time passes only through target.elapse()",
+        "manual_clock(on=True): the [fake] variant runs on a ManualClock; time passes only through "
+        "target.elapse() and target.elapse_until() (manual_clock(False) opts a test of a marked module out)",
     )
 
 
@@ -69,7 +72,8 @@ async def make_target(target_kind: str, request: pytest.FixtureRequest) -> Async
     """Start targets of this test's kind with given :class:`Settings` (fakejs on a manual clock if marked so)."""
     _require(target_kind)
     started: list[Target] = []
-    manual = target_kind == "fake" and request.node.get_closest_marker("manual_clock") is not None
+    marker = request.node.get_closest_marker("manual_clock")  # a test's own mark wins over its module's
+    manual = target_kind == "fake" and marker is not None and (marker.args[0] if marker.args else True)
 
     async def make(settings: Settings | None = None, **kwargs) -> Target:
         if manual:

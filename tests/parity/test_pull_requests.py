@@ -73,6 +73,9 @@ from tests.harness.pull import (
 from tests.harness.targets import Target
 from tests.harness.wait import WAIT, poll
 
+# fakejs runs on a manual clock here: every wait below lets the server's time pass explicitly.
+pytestmark = pytest.mark.manual_clock
+
 env = env_fixture(PullEnv)
 
 
@@ -616,10 +619,10 @@ async def test_heartbeat_more_than_half_of_expires_is_400(env: PullEnv, body: di
 
 async def test_idle_heartbeats_while_waiting_then_408(env: PullEnv) -> None:
     wire = await env.start()
-    started = time.monotonic()
+    started = env.target.now()
     inbox = await wire.pull({"batch": 3, "expires": 500 * MS, "idle_heartbeat": 100 * MS})
     final = await wire.wait_status(inbox)
-    elapsed = time.monotonic() - started
+    elapsed = env.target.now() - started
     frames = wire.on(inbox)
     beats = frames[:-1]
     assert frames[-1] is final and final.raw == wire.hmsg(inbox, timeout_(3))
@@ -1009,6 +1012,7 @@ async def test_num_waiting_and_num_pending_follow_requests(env: PullEnv) -> None
 # =========================================================================== nats-py
 
 
+@pytest.mark.manual_clock(False)  # nats-py times its fetch on the real clock
 async def test_nats_py_fetch(target: Target) -> None:
     nc = await nats.connect(target.url)
     try:
@@ -1040,6 +1044,7 @@ async def test_nats_py_fetch(target: Target) -> None:
         await nc.close()
 
 
+@pytest.mark.manual_clock(False)  # nats-py watches heartbeats on the real clock
 async def test_nats_py_fetch_with_heartbeat(target: Target) -> None:
     nc = await nats.connect(target.url)
     try:
