@@ -53,7 +53,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -138,6 +137,9 @@ class PEnv(PullEnv):
         cfg = {"durable_name": "C", "ack_policy": "explicit", **config}
         return await api(self.nc, f"{C}CREATE.S.C", {"stream_name": "S", "config": cfg, "action": "update"})
 
+
+# fakejs runs on a manual clock here: every wait below lets the server's time pass explicitly.
+pytestmark = pytest.mark.manual_clock
 
 env = env_fixture(PEnv)
 
@@ -315,7 +317,6 @@ async def test_group_checks_come_before_the_pin_check(env: PEnv) -> None:
 # =========================================================================== overflow
 
 
-@pytest.mark.manual_clock
 async def test_min_pending_counts_the_message_about_to_be_delivered(env: PEnv) -> None:
     wire = await env.start(consumer=OVERFLOW, messages=2)
     inbox = await wire.pull({"batch": 5, "group": "A", "min_pending": 3})
@@ -334,7 +335,6 @@ async def test_min_pending_counts_the_message_about_to_be_delivered(env: PEnv) -
     assert (len(wire.on(inbox)), info["num_pending"], info["num_waiting"]) == (2, 2, 1)
 
 
-@pytest.mark.manual_clock
 async def test_min_ack_pending_counts_unacked_before_delivery(env: PEnv) -> None:
     wire = await env.start(consumer=OVERFLOW, messages=5)
     conditional = await wire.pull({"batch": 5, "group": "A", "min_ack_pending": 2})
@@ -626,7 +626,6 @@ async def test_no_wait_pull_with_pin_id(env: PEnv) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.manual_clock
 async def test_pin_times_out_without_pulls(env: PEnv) -> None:
     """priority_timeout counts from the last pull carrying the pin; a waiting request does not count."""
     wire = await env.start(consumer={**PINNED, "priority_timeout": 1000 * MS}, messages=1)
@@ -652,7 +651,6 @@ async def test_pin_times_out_without_pulls(env: PEnv) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.manual_clock
 async def test_pulls_with_pin_id_keep_the_pin(env: PEnv) -> None:
     wire = await env.start(consumer={**PINNED, "priority_timeout": 1000 * MS}, messages=1)
     first = await wire.pull({"batch": 1, "group": "A"})
@@ -674,7 +672,6 @@ async def test_pulls_with_pin_id_keep_the_pin(env: PEnv) -> None:
     assert pin_of(frame) != pin
 
 
-@pytest.mark.manual_clock
 async def test_update_changes_timeout_of_a_running_pin(env: PEnv) -> None:
     """The timer is re-armed with the current priority_timeout on the next pull carrying the pin."""
     wire = await env.start(messages=1)
@@ -822,14 +819,14 @@ async def test_consume_loop_fails_over_when_pinned_client_vanishes(env: PEnv) ->
     wire_b = await env.open_wire()
     a = await GroupConsumer(wire_a, "A").start()
     await run_until(wire_a, [a], lambda: len(a.messages) == 2, "A to get m0, m1")
-    pinned_at = time.monotonic()
+    pinned_at = env.target.now()
     b = await GroupConsumer(wire_b, "A").start()
     await wait_num_waiting(env, 2)
     await wire_a.close()  # A crashes: its waiting pull loses interest, the pin stays
     await wait_num_waiting(env, 1)  # the server has seen A go
     await env.publish("s.x", b"late")
     await run_until(wire_b, [b], lambda: len(b.messages) == 1, "B to get the held message", timeout=4)
-    assert time.monotonic() - pinned_at >= 0.8  # held until the pin timed out
+    assert env.target.now() - pinned_at >= 0.8  # held until the pin timed out
     assert b.payloads() == [b"late"] and b.events == [("pinned", b.pin_id)] and b.pin_id != a.pin_id
     check_advisory(
         await env.wait_advisory("UNPINNED"), "UNPINNED", sid=env.wires[0].sids[env.adv_unpinned], reason="timeout"
@@ -953,6 +950,7 @@ async def run_node(node: Path, script: str, *args: str, timeout: float = 60) -> 
     return json.loads(out.decode().strip().splitlines()[-1])
 
 
+@pytest.mark.manual_clock(False)  # the JavaScript client times the server on the real clock
 async def test_nats_js_consume_pinned_failover(target: Target, js_client: Path) -> None:
     """@nats-io/jetstream 3.4.0 consume() with a group: pinned, held off, unpinned, taken over."""
     doc = await run_node(js_client, "pinned_failover.mjs", target.url)
