@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nats.aio.client import Client
@@ -58,11 +59,14 @@ class Consume:
     # nats.go's Consume() also pulls again (pending counts reset) when heartbeats are missed;
     # ADR-37 only asks for a warning.
     repull_on_missed_heartbeat: bool = False
+    # The clock heartbeats are missed on: the server's (a test target's ``now``), real time by default.
+    clock: Callable[[], float] | None = None
 
     def __post_init__(self) -> None:
         self.inbox = self.nc.new_inbox()
         self.done = asyncio.Event()
-        self._last_seen = asyncio.get_running_loop().time()
+        self.now = self.clock or asyncio.get_running_loop().time
+        self._last_seen = self.now()
 
     @property
     def by_bytes(self) -> bool:
@@ -95,7 +99,7 @@ class Consume:
         """
         self.connected = True
         self.reconnects += 1
-        self._last_seen = asyncio.get_running_loop().time()
+        self._last_seen = self.now()
         self.pending_messages = 0
         self.pending_bytes = 0
         await self._maybe_pull()
@@ -116,7 +120,7 @@ class Consume:
         await self.nc.publish(subject, json.dumps(body).encode(), reply=self.inbox)
 
     async def _on_msg(self, msg: Msg) -> None:
-        self._last_seen = asyncio.get_running_loop().time()
+        self._last_seen = self.now()
         headers = msg.headers or {}
         code = headers.get(STATUS)
         if code is None:
@@ -148,14 +152,13 @@ class Consume:
         await self._maybe_pull()
 
     async def _watch_heartbeats(self) -> None:
-        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self.heartbeat / 2)
             if not self.connected:
-                self._last_seen = loop.time()  # paused while disconnected
-            elif loop.time() - self._last_seen > 2 * self.heartbeat:
+                self._last_seen = self.now()  # paused while disconnected
+            elif self.now() - self._last_seen > 2 * self.heartbeat:
                 self.missed_heartbeats += 1
-                self._last_seen = loop.time()
+                self._last_seen = self.now()
                 if self.repull_on_missed_heartbeat:
                     self.pending_messages = 0
                     self.pending_bytes = 0

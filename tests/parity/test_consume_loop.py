@@ -19,6 +19,9 @@ from tests.harness.consume import NS, STATUS, Consume
 from tests.harness.js import api, create_stream
 from tests.harness.targets import Target
 
+# fakejs runs on a manual clock here: every wait below lets the server's time pass explicitly.
+pytestmark = pytest.mark.manual_clock
+
 
 async def setup(target: Target, durable: str = "C") -> Client:
     nc = await nats.connect(target.url)
@@ -32,12 +35,12 @@ async def setup(target: Target, durable: str = "C") -> Client:
     return nc
 
 
-async def publish_in_bursts(nc: Client, count: int, burst: int, pause: float, size: int = 20) -> None:
+async def publish_in_bursts(target: Target, nc: Client, count: int, burst: int, pause: float, size: int = 20) -> None:
     js = nc.jetstream()
     for i in range(count):
         await js.publish(f"s.{i % 3}", b"%0*d" % (size, i))
         if i % burst == burst - 1:
-            await asyncio.sleep(pause)
+            await target.elapse(pause)
 
 
 async def drained(consume: Consume, total: int, timeout: float = 10) -> None:
@@ -48,20 +51,20 @@ async def drained(consume: Consume, total: int, timeout: float = 10) -> None:
     await asyncio.wait_for(wait(), timeout)
 
 
-async def settle(consume: Consume) -> None:
+async def settle(target: Target, consume: Consume) -> None:
     """Stop asking, then let every open request end (each ends with a 408 within ``expires``)."""
     consume.done.set()
-    await asyncio.sleep(consume.expires + 0.5)
+    await target.elapse(consume.expires + 0.5)
 
 
 async def test_consume_by_messages_reconciles_to_zero(target: Target) -> None:
     nc = await setup(target)
     try:
-        consume = Consume(nc, "S", "C", max_messages=10)
+        consume = Consume(nc, "S", "C", max_messages=10, clock=target.now)
         await consume.start()
-        await publish_in_bursts(nc, 60, burst=7, pause=0.05)
+        await publish_in_bursts(target, nc, 60, burst=7, pause=0.05)
         await drained(consume, 60)
-        await settle(consume)
+        await settle(target, consume)
         await consume.stop()
         assert [int(m.data) for m in consume.received] == list(range(60))
         assert [m.metadata.sequence.stream for m in consume.received] == list(range(1, 61))
@@ -78,11 +81,11 @@ async def test_consume_by_messages_reconciles_to_zero(target: Target) -> None:
 async def test_consume_by_bytes_reconciles_to_zero(target: Target) -> None:
     nc = await setup(target)
     try:
-        consume = Consume(nc, "S", "C", max_bytes=1200)
+        consume = Consume(nc, "S", "C", max_bytes=1200, clock=target.now)
         await consume.start()
-        await publish_in_bursts(nc, 40, burst=9, pause=0.05, size=100)
+        await publish_in_bursts(target, nc, 40, burst=9, pause=0.05, size=100)
         await drained(consume, 40)
-        await settle(consume)
+        await settle(target, consume)
         await consume.stop()
         assert [int(m.data) for m in consume.received] == list(range(40))
         assert (consume.pending_messages, consume.pending_bytes) == (0, 0)
@@ -94,9 +97,9 @@ async def test_consume_by_bytes_reconciles_to_zero(target: Target) -> None:
 async def test_consume_sees_heartbeats_while_idle(target: Target) -> None:
     nc = await setup(target)
     try:
-        consume = Consume(nc, "S", "C", max_messages=4, expires=2.0, heartbeat=0.2)
+        consume = Consume(nc, "S", "C", max_messages=4, expires=2.0, heartbeat=0.2, clock=target.now)
         await consume.start()
-        await asyncio.sleep(0.9)
+        await target.elapse(0.9)
         assert consume.heartbeats >= 3
         assert consume.received == [] and consume.missed_heartbeats == 0
         await consume.stop()
@@ -107,9 +110,9 @@ async def test_consume_sees_heartbeats_while_idle(target: Target) -> None:
 async def test_consume_ends_when_the_consumer_is_deleted(target: Target) -> None:
     nc = await setup(target)
     try:
-        consume = Consume(nc, "S", "C", max_messages=6, expires=5.0)
+        consume = Consume(nc, "S", "C", max_messages=6, expires=5.0, clock=target.now)
         await consume.start()
-        await publish_in_bursts(nc, 4, burst=4, pause=0)
+        await publish_in_bursts(target, nc, 4, burst=4, pause=0)
         await drained(consume, 4)
         reply = await api(nc, "$JS.API.CONSUMER.DELETE.S.C")
         assert reply["success"] is True
@@ -141,14 +144,16 @@ async def test_idle_pull_consumer_is_removed_after_its_inactive_threshold(target
         await nc.subscribe(inbox, cb=on_status)
         body = json.dumps({"batch": 1, "expires": int(0.9 * NS)}).encode()
         await nc.publish("$JS.API.CONSUMER.MSG.NEXT.S.idle", body, reply=inbox)
-        await asyncio.sleep(0.8)
+        await target.elapse(0.8)
         names = await api(nc, "$JS.API.CONSUMER.NAMES.S")
         assert sorted(names["consumers"]) == ["idle", "keep"]
+
         # ...then, with nothing waiting, it goes within about two jittered thresholds.
-        deadline = asyncio.get_running_loop().time() + 4
-        while "idle" in names["consumers"] and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.05)
-            names = await api(nc, "$JS.API.CONSUMER.NAMES.S")
+        async def idle_gone() -> bool:
+            names.update(await api(nc, "$JS.API.CONSUMER.NAMES.S"))
+            return "idle" not in names["consumers"]
+
+        await target.elapse_until(idle_gone, 4, interval=0.05)
         assert names["consumers"] == ["keep"]
         assert statuses == ["408"]
     finally:

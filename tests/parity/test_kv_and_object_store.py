@@ -59,7 +59,6 @@ hundred runs.  fakejs writes the deliveries first, every time.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import datetime
 import hashlib
@@ -72,6 +71,7 @@ import nats.js.errors as jserrors
 import pytest
 
 from tests.harness.js import api, normalize
+from tests.harness.targets import Target
 
 METADATA_LEVEL_1 = {"_nats.level": "5", "_nats.req.level": "1", "_nats.ver": "2.15.1"}
 METADATA_LEVEL_0 = {"_nats.level": "5", "_nats.req.level": "0", "_nats.ver": "2.15.1"}
@@ -402,16 +402,18 @@ async def test_kv_direct_bucket_reads_with_direct_get(nc: nats.NATS) -> None:
 
 
 @pytest.mark.slow
-async def test_kv_create_with_message_ttl(nc: nats.NATS) -> None:
+@pytest.mark.manual_clock
+async def test_kv_create_with_message_ttl(target: Target, nc: nats.NATS) -> None:
     kv = await nc.jetstream().create_key_value(bucket="B", history=5)
     assert await kv.create("t", b"v", msg_ttl=1) == 1
     message = await last_raw(nc, "KV_B", "$KV.B.t")
     assert message["hdrs"] == b64(b"NATS/1.0\r\nNats-Expected-Last-Subject-Sequence: 0\r\nNats-TTL: 1\r\n\r\n")
     assert (await kv.get("t")).value == b"v"
-    for _ in range(40):
-        await asyncio.sleep(0.1)
-        if (await stream_info(nc, "KV_B"))["state"]["messages"] == 0:
-            break
+
+    async def expired() -> bool:
+        return (await stream_info(nc, "KV_B"))["state"]["messages"] == 0
+
+    await target.elapse_until(expired, 4, interval=0.1)
     with pytest.raises(jserrors.KeyNotFoundError):
         await kv.get("t")
 
