@@ -1,7 +1,8 @@
 """Differential parity testing: random JetStream operation sequences on fakejs and nats-server.
 
 * :mod:`fakejs.parity.operations` -- operations as plain data, generated from a
-  seed, from the value sets in :mod:`fakejs.parity.vocabulary`;
+  seed, from the value sets in :mod:`fakejs.parity.vocabulary` (configurations
+  and headers are drawn by :mod:`fakejs.parity.configs`);
   :mod:`fakejs.parity.strategies` draws the same operations with hypothesis;
 * :mod:`fakejs.parity.normalize` -- what is replaced before replies are compared;
 * :mod:`fakejs.parity.executor` -- runs a sequence on both servers and finds

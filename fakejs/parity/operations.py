@@ -8,8 +8,9 @@ without any code attached.
 
 How values are drawn
 --------------------
-Every builder here (:func:`stream_config`, :func:`publish_headers`,
-:func:`build`...) takes a :class:`Draw`: something that can pick from a list
+Every builder (:func:`~fakejs.parity.configs.stream_config`,
+:func:`~fakejs.parity.configs.publish_headers`, :func:`build`...) takes a
+:class:`~fakejs.parity.configs.Draw`: something that can pick from a list
 or an integer range.  Two implementations share the same builders:
 
 * :class:`RandomDraw` wraps ``random.Random(seed)``.  :func:`generate` uses it,
@@ -40,10 +41,20 @@ are an hour or more.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
+from fakejs.parity.configs import (
+    BOOLEANS,
+    Draw,
+    RandomDraw,
+    consumer_config,
+    direct_get_body,
+    kv_config,
+    maybe,
+    publish_headers,
+    stream_config,
+)
 from fakejs.parity.vocabulary import (
     ACK_PAYLOADS,
     ATOMIC_ONE,
@@ -69,175 +80,6 @@ __all__ = [
 
 T = TypeVar("T")
 Operation = dict[str, Any]
-
-# ---------------------------------------------------------------------------- drawing
-
-
-class Draw(Protocol):
-    """Where a builder gets its choices from (a seeded random, or hypothesis)."""
-
-    def choice(self, values: Sequence[T]) -> T: ...
-
-    def integer(self, low: int, high: int) -> int: ...
-
-
-class RandomDraw:
-    """Choices from ``random.Random(seed)``: the same seed, the same sequence, anywhere."""
-
-    def __init__(self, seed: int) -> None:
-        self.random = random.Random(seed)
-
-    def choice(self, values: Sequence[T]) -> T:
-        return values[self.random.randrange(len(values))]
-
-    def integer(self, low: int, high: int) -> int:
-        return self.random.randint(low, high)
-
-
-def _maybe(d: Draw, odds: int) -> bool:
-    """True one time in ``odds`` (drawn as ``integer(0, odds - 1) == 0``, which shrinks to True)."""
-    return d.integer(0, odds - 1) == 0
-
-
-BOOLEANS = (False, True)
-
-
-# ---------------------------------------------------------------------------- configs and headers
-
-
-def stream_config(d: Draw, v: Vocabulary = BASE) -> dict[str, Any]:
-    """A stream configuration: a name, subjects, and a few optional limits and flags."""
-    config: dict[str, Any] = {"name": d.choice(v.streams), "subjects": list(d.choice(v.subject_sets))}
-    optional: dict[str, Sequence[Any]] = {
-        "storage": ("memory", "file"),
-        "retention": ("limits", "interest", "workqueue"),
-        "max_msgs": (-1, 0, 1, 3, 10),
-        "max_bytes": (-1, 100, 200, 1000),
-        "max_msgs_per_subject": (-1, 1, 2),
-        "max_msg_size": (-1, 5, 64),
-        "discard": ("old", "new"),
-        "discard_new_per_subject": BOOLEANS,
-        "allow_rollup_hdrs": BOOLEANS,
-        "deny_delete": BOOLEANS,
-        "deny_purge": BOOLEANS,
-        "allow_msg_ttl": BOOLEANS,
-        "duplicate_window": v.duplicate_windows,
-        "max_consumers": (-1, 1),
-        "sealed": BOOLEANS,
-        "no_ack": BOOLEANS,
-        "allow_direct": BOOLEANS,
-    }
-    for key, values in optional.items():
-        if _maybe(d, 5):
-            config[key] = d.choice(values)
-    if v.extras:
-        for key, values in STREAM_EXTRAS.items():
-            if _maybe(d, 8):
-                config[key] = d.choice(values)
-    if v.direct and "allow_direct" not in config and _maybe(d, 2):
-        config["allow_direct"] = True  # campaigns want Direct Get to have something to answer
-    return config
-
-
-def kv_config(d: Draw) -> dict[str, Any]:
-    """The stream a KV bucket is (what nats.py's ``create_key_value`` sends)."""
-    return {
-        "name": KV_STREAM,
-        "subjects": [f"$KV.{KV_BUCKET}.>"],
-        "retention": "limits",
-        "max_consumers": -1,
-        "max_msgs": -1,
-        "max_bytes": -1,
-        "max_msgs_per_subject": d.choice((1, 3, 5)),
-        "max_msg_size": -1,
-        "storage": d.choice(("file", "memory")),
-        "discard": "new",
-        "num_replicas": 1,
-        "duplicate_window": 120 * SECOND,
-        "allow_rollup_hdrs": True,
-        "deny_delete": True,
-        "allow_direct": True,
-        "allow_msg_ttl": d.choice(BOOLEANS),
-    }
-
-
-def publish_headers(d: Draw, v: Vocabulary = BASE) -> dict[str, str] | None:
-    """Publish headers that steer JetStream: dedup, expectations, rollups, TTLs."""
-    choices: dict[str, Sequence[str]] = {
-        "Nats-Msg-Id": ("m1", "m2", "m3"),
-        "Nats-Expected-Stream": tuple(v.streams) + ("X",),
-        "Nats-Expected-Last-Sequence": ("0", "1", "2", "5", "x"),
-        "Nats-Expected-Last-Subject-Sequence": ("0", "1", "3"),
-        "Nats-Expected-Last-Msg-Id": ("m1", "m2", ""),
-        "Nats-Rollup": ("sub", "all", "bad"),
-        "Nats-TTL": ("1h", "never", "0s", "x", "30m"),
-    }
-    headers = {}
-    for key, values in choices.items():
-        if _maybe(d, 6):
-            headers[key] = d.choice(values)
-    if v.extras:
-        for key, values in PUBLISH_EXTRAS.items():
-            if _maybe(d, 8):
-                headers[key] = d.choice(values)
-        if _maybe(d, 12):
-            headers.update(ATOMIC_ONE)
-    return headers or None
-
-
-def consumer_config(d: Draw, v: Vocabulary = BASE) -> dict[str, Any]:
-    """A durable consumer configuration (pull, or push to a subject nobody reads)."""
-    config: dict[str, Any] = {"durable_name": d.choice(v.consumers)}
-    optional: dict[str, Sequence[Any]] = {
-        "ack_policy": ("explicit", "none", "all"),
-        "deliver_policy": ("all", "last", "new", "last_per_subject"),
-        "filter_subject": v.consumer_filters,
-        "max_ack_pending": (-1, 1, 2),
-        "max_deliver": (-1, 1, 2),
-        "deliver_subject": ("push.x",),
-        "max_waiting": (1, 512),
-    }
-    for key, values in optional.items():
-        if _maybe(d, 4):
-            config[key] = d.choice(values)
-    if v.extras:
-        for bundles in CONSUMER_EXTRAS.values():
-            if _maybe(d, 8):
-                config.update(d.choice(bundles))
-        if "ack_policy" not in config and _maybe(d, 2):
-            config["ack_policy"] = "explicit"  # the API's default is "none": no acks to send
-    return config
-
-
-def direct_get_body(d: Draw, v: Vocabulary = CAMPAIGN) -> dict[str, Any] | None:
-    """A Direct Get request body: every selector, batches, multi_last, and some invalid mixes."""
-    subjects = tuple(v.publish_subjects) + ("a.*", ">")
-    form = d.choice(("seq", "last_by_subj", "next_by_subj", "batch", "multi_last", "invalid"))
-    body: dict[str, Any]
-    if form == "seq":
-        body = {"seq": d.choice(v.sequences)}
-    elif form == "last_by_subj":
-        body = {"last_by_subj": d.choice(subjects)}
-    elif form == "next_by_subj":
-        body = {"seq": d.choice(v.sequences), "next_by_subj": d.choice(subjects)}
-    elif form == "batch":
-        body = {"seq": d.choice(v.sequences), "batch": d.choice((1, 2, 5))}
-        if _maybe(d, 2):
-            body["next_by_subj"] = d.choice(subjects)
-        if _maybe(d, 3):
-            body["max_bytes"] = d.choice((1, 40, 1000))
-    elif form == "multi_last":
-        body = {"multi_last": list(d.choice(((">",), ("a.*",), ("a", "b"), (f"$KV.{KV_BUCKET}.>",))))}
-        if _maybe(d, 2):
-            body["up_to_seq"] = d.choice(v.sequences)
-        if _maybe(d, 3):
-            body["batch"] = d.choice((1, 2))
-    else:
-        return d.choice((None, {}, {"seq": 1, "last_by_subj": "a"}, {"last_by_subj": "a", "batch": 2}))
-    if _maybe(d, 4):
-        body["no_hdr"] = True
-    return body
-
 
 # ---------------------------------------------------------------------------- operations
 
@@ -314,14 +156,14 @@ def _consumer_create(d: Draw, v: Vocabulary) -> list[Operation]:
     stream = d.choice(v.streams)
     config = consumer_config(d, v)
     body: dict[str, Any] = {"stream_name": stream, "config": config}
-    if v.extras and _maybe(d, 6):
+    if v.extras and maybe(d, 6):
         body["action"] = d.choice(("create", "update"))
     return [{"op": "consumer.create", "stream": stream, "consumer": config["durable_name"], "body": body}]
 
 
 def _api_level(d: Draw, v: Vocabulary, op: Operation) -> Operation:
     """Sometimes ask for an API level (campaigns): ``Nats-Required-Api-Level`` is checked before anything else."""
-    if v.extras and _maybe(d, 10):
+    if v.extras and maybe(d, 10):
         op["headers"] = {"Nats-Required-Api-Level": d.choice(("0", "5", "6", "x"))}
     return op
 
@@ -350,7 +192,7 @@ def _fetch(d: Draw, v: Vocabulary) -> list[Operation]:
         "consumer": d.choice(v.consumers),
         "batch": d.integer(1, 4),
     }
-    if v.extras and _maybe(d, 4):
+    if v.extras and maybe(d, 4):
         op["extra"] = d.choice(
             (
                 {"max_bytes": 20},
@@ -397,7 +239,7 @@ def _consume(d: Draw, v: Vocabulary, stream: str | None = None, subjects: Sequen
     ops.append({"op": "fetch", "stream": name, "consumer": consumer, "batch": d.integer(1, 4)})
     for _ in range(d.integer(1, 3)):
         ops.append({"op": "ack", "index": d.integer(0, 2), "payload": d.choice(ACK_PAYLOADS)})
-    if _maybe(d, 2):
+    if maybe(d, 2):
         ops.append({"op": "fetch", "stream": name, "consumer": consumer, "batch": d.integer(1, 4)})
     ops.append({"op": "consumer.info", "stream": name, "consumer": consumer})
     return ops
@@ -415,9 +257,9 @@ def _kv_publish(kind: str) -> Callable[[Draw, Vocabulary], list[Operation]]:
             headers["KV-Operation"] = "DEL"
         else:
             headers.update({"KV-Operation": "PURGE", "Nats-Rollup": "sub"})
-        if _maybe(d, 3):
+        if maybe(d, 3):
             headers["Nats-Expected-Last-Subject-Sequence"] = d.choice(("0", "1", "2", "4"))
-        if _maybe(d, 5):
+        if maybe(d, 5):
             headers["Nats-TTL"] = d.choice(("1h", "never"))
         subject = f"$KV.{KV_BUCKET}.{d.choice(KV_KEYS)}"
         return [{"op": kind, "subject": subject, "payload": payload, "headers": headers or None}]
@@ -496,11 +338,11 @@ def _focus(d: Draw, op: Operation, stream: str | None, consumer: str | None) -> 
     Drawn independently, a fetch hits the one consumer that exists, on a
     stream with messages, too rarely for acks to be exercised at all.
     """
-    if stream is not None and not _maybe(d, 4):
+    if stream is not None and not maybe(d, 4):
         op["stream"] = stream
         if op["op"] == "consumer.create":
             op["body"]["stream_name"] = stream
-    if consumer is not None and "consumer" in op and not _maybe(d, 4):
+    if consumer is not None and "consumer" in op and not maybe(d, 4):
         op["consumer"] = consumer
         if op["op"] == "consumer.create":
             op["body"]["config"]["durable_name"] = consumer
@@ -520,7 +362,7 @@ def subject_matches(pattern: str, subject: str) -> bool:
 def _aim_publish(d: Draw, op: Operation, v: Vocabulary, subjects: list[str]) -> None:
     """Half the time, publish to a subject the stream created last listens on (if the vocabulary has one)."""
     matching = [s for s in v.publish_subjects if any(subject_matches(p, s) for p in subjects)]
-    if matching and _maybe(d, 2):
+    if matching and maybe(d, 2):
         op["subject"] = d.choice(matching)
 
 
@@ -546,7 +388,7 @@ def generate(seed: int, count: int, v: Vocabulary = CAMPAIGN, weights: dict[str,
     for kind in kinds:
         total += weights[kind]
         cumulative.append(total)
-    first = "kv.create" if v.kv and _maybe(d, 4) else "stream.create"
+    first = "kv.create" if v.kv and maybe(d, 4) else "stream.create"
     ops = build(first, d, v)
     stream: str | None = ops[0]["stream"]
     subjects: list[str] = list(ops[0]["body"]["subjects"])

@@ -91,51 +91,7 @@ def build(outcome: Outcome) -> dict[str, Any]:
     seeds = outcome.seeds
     divergent = [r for r in seeds if r["divergence"] is not None]
     operations = sum(r["operations"] for r in seeds)
-    by_feature = feature_totals(seeds)
-    feature_divergences = {f: 0 for f in by_feature}
-    for r in divergent:
-        feature_divergences[r["divergence"]["feature"]] = feature_divergences.get(r["divergence"]["feature"], 0) + 1
-
-    groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-    divergences = []
-    for r in divergent:
-        div = r["divergence"]
-        key = group_key(div)
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = {
-                "id": f"g{len(groups) + 1}",
-                "api": div["api"],
-                "feature": div["feature"],
-                "status_code": div["status_code"],
-                "difference": div.get("difference") or "",
-                "count": 0,
-                "confirmed": 0,
-                "seeds": [],
-                "reproduction": None,
-            }
-        confirmed = outcome.confirmed.get(r["seed"])
-        group["count"] += 1
-        group["confirmed"] += bool(confirmed)
-        group["seeds"].append(r["seed"])
-        repro = outcome.reproductions.get(r["seed"])
-        if repro is not None and group["reproduction"] is None:
-            group["reproduction"] = repro
-            group["reproduction_file"] = f"repro/{group['id']}.json"
-        ops = _ops_for(r["seed"], outcome)
-        entry = {
-            "seed": r["seed"],
-            "group": group["id"],
-            "confirmed": confirmed,
-            **div,
-            "operations": ops[: div["index"] + 1],
-        }
-        entry["differences"] = differences(div["fake_reply"], div["real_reply"])
-        if repro is not None:
-            entry["reproduction"] = repro
-        divergences.append(entry)
-
-    order = [f for f in FEATURES if f in by_feature] + sorted(set(by_feature) - set(FEATURES))
+    groups, divergences = _grouped(outcome, divergent)
     confirmed_total = sum(1 for r in divergent if outcome.confirmed.get(r["seed"]))
     return {
         "title": "fakejs parity report",
@@ -157,15 +113,7 @@ def build(outcome: Outcome) -> dict[str, Any]:
             "divergences_per_10k_operations": rate(len(divergent), operations),
             "confirmed_per_10k_operations": rate(confirmed_total, operations),
         },
-        "features": [
-            {
-                "feature": f,
-                "operations": by_feature[f],
-                "divergences": feature_divergences.get(f, 0),
-                "divergences_per_10k_operations": rate(feature_divergences.get(f, 0), by_feature[f]),
-            }
-            for f in order
-        ],
+        "features": _features(seeds, divergent),
         "groups": sorted(groups.values(), key=lambda g: (-g["count"], g["id"])),
         "divergences": divergences,
         "seeds": [
@@ -173,6 +121,73 @@ def build(outcome: Outcome) -> dict[str, Any]:
             | {"diverged": r["divergence"] is not None}
             for r in seeds
         ],
+    }
+
+
+def _features(seeds: list[dict[str, Any]], divergent: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Operations and divergences per feature, in the executor's feature order."""
+    by_feature = feature_totals(seeds)
+    feature_divergences = {f: 0 for f in by_feature}
+    for r in divergent:
+        feature_divergences[r["divergence"]["feature"]] = feature_divergences.get(r["divergence"]["feature"], 0) + 1
+    order = [f for f in FEATURES if f in by_feature] + sorted(set(by_feature) - set(FEATURES))
+    return [
+        {
+            "feature": f,
+            "operations": by_feature[f],
+            "divergences": feature_divergences.get(f, 0),
+            "divergences_per_10k_operations": rate(feature_divergences.get(f, 0), by_feature[f]),
+        }
+        for f in order
+    ]
+
+
+def _grouped(
+    outcome: Outcome, divergent: list[dict[str, Any]]
+) -> tuple[dict[tuple[str, str, str, str], dict[str, Any]], list[dict[str, Any]]]:
+    """The divergence groups (by :func:`group_key`) and every divergence with its group and operations."""
+    groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    divergences = []
+    for r in divergent:
+        div = r["divergence"]
+        key = group_key(div)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = _new_group(f"g{len(groups) + 1}", div)
+        confirmed = outcome.confirmed.get(r["seed"])
+        group["count"] += 1
+        group["confirmed"] += bool(confirmed)
+        group["seeds"].append(r["seed"])
+        repro = outcome.reproductions.get(r["seed"])
+        if repro is not None and group["reproduction"] is None:
+            group["reproduction"] = repro
+            group["reproduction_file"] = f"repro/{group['id']}.json"
+        ops = _ops_for(r["seed"], outcome)
+        entry = {
+            "seed": r["seed"],
+            "group": group["id"],
+            "confirmed": confirmed,
+            **div,
+            "operations": ops[: div["index"] + 1],
+        }
+        entry["differences"] = differences(div["fake_reply"], div["real_reply"])
+        if repro is not None:
+            entry["reproduction"] = repro
+        divergences.append(entry)
+    return groups, divergences
+
+
+def _new_group(group_id: str, div: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": group_id,
+        "api": div["api"],
+        "feature": div["feature"],
+        "status_code": div["status_code"],
+        "difference": div.get("difference") or "",
+        "count": 0,
+        "confirmed": 0,
+        "seeds": [],
+        "reproduction": None,
     }
 
 
@@ -328,6 +343,32 @@ def _pre(value: Any) -> str:
     return f"<pre>{html.escape(value if isinstance(value, str) else json.dumps(value, indent=2))}</pre>"
 
 
+def _html_group(g: dict[str, Any]) -> list[str]:
+    """One divergence group: what it is, its seeds and its reproduction."""
+    esc = html.escape
+    body = [
+        f"<h3>{esc(g['id'])}: <code>{esc(g['api'])}</code> ({esc(g['feature'])}, status {esc(str(g['status_code']))}, "
+        f"differs at <code>{esc(g['difference'])}</code>): {g['count']} seeds, {g['confirmed']} confirmed</h3>",
+        f"<p>Seeds: {esc(', '.join(str(x) for x in g['seeds'][:30]))}</p>",
+    ]
+    repro = g.get("reproduction")
+    if repro:
+        state = "reproduced on fresh servers" if repro.get("reproduced") else "NOT reproduced on fresh servers"
+        body.append(
+            f"<p>Reproduction <code>{esc(g['reproduction_file'])}</code>: {len(repro['operations'])} operations, "
+            f"diverges at operation {repro['index']} (<code>{esc(repro['subject'])}</code>), {state}.</p>"
+        )
+        body.append(_pre("\n".join(json.dumps(op) for op in repro["operations"])))
+        body.append(
+            "<ul>"
+            + "".join(f"<li><code>{esc(d)}</code></li>" for d in differences(repro["fake_reply"], repro["real_reply"]))
+            + "</ul>"
+        )
+        body.append(f"<details><summary>fake reply</summary>{_pre(repro['fake_reply'])}</details>")
+        body.append(f"<details><summary>real reply</summary>{_pre(repro['real_reply'])}</details>")
+    return body
+
+
 def html_page(report: dict[str, Any]) -> str:
     t = report["totals"]
     esc = html.escape
@@ -355,28 +396,7 @@ def html_page(report: dict[str, Any]) -> str:
     if not report["groups"]:
         body.append("<p>No divergences.</p>")
     for g in report["groups"]:
-        body.append(
-            f"<h3>{esc(g['id'])}: <code>{esc(g['api'])}</code> ({esc(g['feature'])}, status {esc(str(g['status_code']))}, "
-            f"differs at <code>{esc(g['difference'])}</code>): {g['count']} seeds, {g['confirmed']} confirmed</h3>"
-        )
-        body.append(f"<p>Seeds: {esc(', '.join(str(x) for x in g['seeds'][:30]))}</p>")
-        repro = g.get("reproduction")
-        if repro:
-            state = "reproduced on fresh servers" if repro.get("reproduced") else "NOT reproduced on fresh servers"
-            body.append(
-                f"<p>Reproduction <code>{esc(g['reproduction_file'])}</code>: {len(repro['operations'])} operations, "
-                f"diverges at operation {repro['index']} (<code>{esc(repro['subject'])}</code>), {state}.</p>"
-            )
-            body.append(_pre("\n".join(json.dumps(op) for op in repro["operations"])))
-            body.append(
-                "<ul>"
-                + "".join(
-                    f"<li><code>{esc(d)}</code></li>" for d in differences(repro["fake_reply"], repro["real_reply"])
-                )
-                + "</ul>"
-            )
-            body.append(f"<details><summary>fake reply</summary>{_pre(repro['fake_reply'])}</details>")
-            body.append(f"<details><summary>real reply</summary>{_pre(repro['real_reply'])}</details>")
+        body += _html_group(g)
     style = (
         "body{font-family:sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#222}"
         ".headline{font-size:1.4em;font-weight:bold}table{border-collapse:collapse;margin:1em 0}"

@@ -1,6 +1,6 @@
 """The operation builders of :mod:`fakejs.parity.operations` as hypothesis strategies.
 
-:class:`StrategyDraw` is a :class:`~fakejs.parity.operations.Draw` over a
+:class:`StrategyDraw` is a :class:`~fakejs.parity.configs.Draw` over a
 hypothesis ``draw`` function, so the property tests draw from exactly the
 value sets the campaigns use, and hypothesis can still shrink every choice.
 Only the test suite needs hypothesis; campaigns never import this module.
@@ -14,19 +14,9 @@ from typing import Any, TypeVar
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from fakejs.parity.operations import (
-    BASE,
-    BUILDERS,
-    CAMPAIGN,
-    Draw,
-    Operation,
-    Vocabulary,
-    build,
-    consumer_config,
-    generate,
-    publish_headers,
-    stream_config,
-)
+from fakejs.parity.configs import Draw, consumer_config, publish_headers, stream_config
+from fakejs.parity.operations import BUILDERS, Operation, build, generate
+from fakejs.parity.vocabulary import BASE, CAMPAIGN, Vocabulary
 
 T = TypeVar("T")
 
