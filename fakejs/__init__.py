@@ -13,6 +13,10 @@ and from synchronous code::
 
     with ThreadedServer() as server:
         ...
+
+The package face only re-exports the public names; it may import every
+layer, and nothing inside fakejs imports it (see "How fakejs is built" in
+the README for the layers and what each may import).
 """
 
 from fakejs._version import __version__

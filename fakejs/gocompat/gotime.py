@@ -125,13 +125,13 @@ def parse_duration(text: str) -> int:
                 number = re.match(r"(\d+(?:\.\d*)?|\.\d+)", text[pos:])
                 assert number is not None
                 rest = text[pos + number.end() :]
-                unit = re.match(r"[^\d.]*", rest)
-                if unit and unit.group(0):
-                    raise ValueError(f'time: unknown unit "{unit.group(0)}" in duration "{original}"')
+                unit_text = re.match(r"[^\d.]*", rest)
+                if unit_text and unit_text.group(0):
+                    raise ValueError(f'time: unknown unit "{unit_text.group(0)}" in duration "{original}"')
                 raise ValueError(f'time: missing unit in duration "{original}"')
             raise ValueError(f'time: invalid duration "{original}"')
-        number, unit = match.group(1), match.group(2)
-        whole, _, frac = number.partition(".")
+        amount, unit = match.group(1), match.group(2)
+        whole, _, frac = amount.partition(".")
         scale = _UNITS[unit]
         value = int(whole or "0") * scale
         if frac:
