@@ -25,6 +25,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fakejs import ManualClock, Server, ServerOptions
+from fakejs.core import failures
+from fakejs.core.failures import ServerError
 from fakejs.targets import ServerProcess, find_nats_server
 
 REAL_BINARY = find_nats_server()
@@ -135,6 +137,8 @@ class FakeTarget(Target):
         self.store_dir = store_dir
         self.clock = clock
         self.server: Server | None = None
+        # Exceptions raised inside the server, across restarts: any fails the test at teardown.
+        self.errors: list[ServerError] = []
 
     def options(self) -> ServerOptions:
         s = self.settings
@@ -162,6 +166,7 @@ class FakeTarget(Target):
     async def stop(self) -> None:
         if self.server is not None:
             await self.server.stop()
+            self.errors += self.server.take_errors()
             self.server = None
 
     async def elapse(self, seconds: float) -> None:
@@ -300,5 +305,8 @@ async def start_target(kind: str, settings: Settings | None = None, clock: Manua
 
 
 async def stop_target(target: Target) -> None:
+    """Stop ``target``; a fakejs that raised inside while the test ran fails the test here."""
     await target.stop()
     shutil.rmtree(target.store_dir, ignore_errors=True)
+    if isinstance(target, FakeTarget) and target.errors:
+        raise AssertionError(failures.report(target.errors))
