@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from fakejs.gocompat.gotime import parse_go_time
 from fakejs.gocompat.jsonscan import (
     WHITESPACE,
     SyntaxFailure,
@@ -264,6 +265,12 @@ class _Decoder:
                 self.type_error(_kind(value), "[]" + element.type_name, path)
                 return False, None
             return True, [self.value(element, item, path, None)[1] for item in value]
+        if go_type.startswith(("[]", "map[string]")):
+            return self._collection(go_type, value, path)
+        return self._scalar(go_type, value, path)
+
+    def _scalar(self, go_type: str, value: Any, path: str) -> tuple[bool, Any]:
+        """A bool, string, number, time or ``any`` value, with Go's type errors."""
         if go_type == "bool":
             if isinstance(value, bool):
                 return True, value
@@ -285,8 +292,6 @@ class _Decoder:
             return True, value
         if go_type == "time.Time":
             if isinstance(value, str):
-                from fakejs.gocompat.gotime import parse_go_time
-
                 try:
                     return True, parse_go_time(value)
                 except ValueError as exc:
@@ -301,6 +306,10 @@ class _Decoder:
             return True, float(value)
         if go_type == "any":
             return True, value
+        raise TypeError(f"unsupported Go type {go_type!r}")
+
+    def _collection(self, go_type: str, value: Any, path: str) -> tuple[bool, Any]:
+        """A ``[]T`` or ``map[string]T`` value; elements that fail to decode are left out of maps."""
         if go_type.startswith("[]"):
             if not isinstance(value, list):
                 self.type_error(_kind(value), go_type, path)

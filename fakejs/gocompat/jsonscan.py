@@ -58,8 +58,8 @@ def skip_space(data: bytes, i: int) -> int:
 def scan_value(data: bytes, i: int) -> int:
     """Scan one JSON value starting at ``i`` (no leading blanks); return its end.
 
-    Raises :class:`_Syntax` with Go's message and offset, or
-    :class:`_Truncated` when the input ends inside the value.
+    Raises :class:`SyntaxFailure` with Go's message and offset, or
+    :class:`Truncated` when the input ends inside the value.
     """
     n = len(data)
     stack: list[int] = []  # 0x7B for objects, 0x5B for arrays
@@ -104,27 +104,29 @@ def scan_value(data: bytes, i: int) -> int:
             expect = "value"
             continue
         else:  # after a value inside a container
-            top = stack[-1]
-            if top == 0x7B:
-                if c == 0x2C:
-                    i += 1
-                    expect = "key"
-                    continue
-                if c != 0x7D:
-                    raise _invalid(data, i, "after object key:value pair")
-            else:
-                if c == 0x2C:
-                    i = skip_space(data, i + 1)
-                    expect = "value"
-                    continue
-                if c != 0x5D:
-                    raise _invalid(data, i, "after array element")
+            i, expect = _after_element(data, i, c, stack[-1])
+            if expect != "closed":
+                continue
             stack.pop()
-            i += 1
         # a value (scalar or container) just ended
         if not stack:
             return i
         expect = "after"
+
+
+def _after_element(data: bytes, i: int, c: int, container: int) -> tuple[int, str]:
+    """After a value inside an object or array: a comma (what comes next) or the container's close."""
+    if container == 0x7B:
+        if c == 0x2C:
+            return i + 1, "key"
+        if c != 0x7D:
+            raise _invalid(data, i, "after object key:value pair")
+    else:
+        if c == 0x2C:
+            return skip_space(data, i + 1), "value"
+        if c != 0x5D:
+            raise _invalid(data, i, "after array element")
+    return i + 1, "closed"
 
 
 def _scan_scalar(data: bytes, i: int, context: str) -> int:
