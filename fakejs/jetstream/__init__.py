@@ -21,14 +21,17 @@ from fakejs.jetstream import service
 from fakejs.jetstream.api import JetStreamApi, attach_api
 
 if TYPE_CHECKING:
+    from fakejs.core.accounts import Account
     from fakejs.core.broker import Broker
 
 
 class JetStream(service.JetStream):
     """An account's JetStream answering its ``$JS.API``: the service with the API layer attached."""
 
-    def __init__(self, broker: Broker, store_dir: str = "", own_store: bool | None = None) -> None:
-        super().__init__(broker, store_dir, own_store)
+    def __init__(
+        self, broker: Broker, store_dir: str = "", own_store: bool | None = None, account: Account | None = None
+    ) -> None:
+        super().__init__(broker, store_dir, own_store, account)
         self.api: JetStreamApi = attach_api(self)
 
 

@@ -30,6 +30,9 @@ class Publisher(Protocol):
     @property
     def clock(self) -> Clock: ...
 
+    @property
+    def account_name(self) -> str: ...
+
     def nuid(self) -> str: ...
 
     def reply(self, subject: str, payload: bytes, hdr: bytes | None = None, empty_reply: bool = False) -> None: ...
@@ -154,7 +157,7 @@ def pinned(consumer: AdvisedConsumer, group: str, pin_id: str) -> None:
         _consumer_subject(consumer, "PINNED"),
         lambda: {
             **_event(js, "consumer_group_pinned"),
-            "account": "$G",
+            "account": js.account_name,
             "stream": consumer.stream.name,
             "consumer": consumer.name,
             "group": group,
@@ -170,7 +173,7 @@ def unpinned(consumer: AdvisedConsumer, group: str, reason: str) -> None:
         _consumer_subject(consumer, "UNPINNED"),
         lambda: {
             **_event(js, "consumer_group_unpinned"),
-            "account": "$G",
+            "account": js.account_name,
             "stream": consumer.stream.name,
             "consumer": consumer.name,
             "group": group,

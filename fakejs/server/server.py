@@ -170,9 +170,10 @@ class Server:
         """JetStream for the global account (on the store kept over a restart, if any)."""
         store_dir = self._kept_store if self._kept_store is not None else self.options.store_dir
         # A store fakejs made itself (no store_dir given) is removed when the server stops for good.
-        self.jetstream = JetStream(self.broker, store_dir, own_store=not self.options.store_dir)
+        account = self.broker.accounts.default
+        self.jetstream = JetStream(self.broker, store_dir, own_store=not self.options.store_dir, account=account)
         self._kept_store = None
-        self.broker.accounts.default.jetstream = self.jetstream
+        account.jetstream = self.jetstream
         self.jetstream.start()
 
     def _stop_jetstream(self, keep_store: bool = False) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,7 @@ from fakejs.core.accounts import GLOBAL_ACCOUNT, Accounts
 from fakejs.core.broker import Broker
 from fakejs.core.options import ServerOptions
 from fakejs.core.session import ClientSession
+from fakejs.jetstream import JetStream
 from fakejs.testkit.clock import ManualClock
 from tests.unit.test_session import FakeIO
 
@@ -70,3 +72,18 @@ def test_sessions_of_different_accounts_do_not_see_each_other() -> None:
     assert bob.take_output() == b"MSG s 1 2\r\nhi\r\n"
     assert ann.take_output() == b""
     assert other.router.index.count == 1 and broker.router.index.count == 1
+
+
+def test_jetstream_hangs_off_its_account(tmp_path: Path) -> None:
+    """A JetStream serves one account: its API, streams and advisories live on that account's router."""
+    broker = Broker(ServerOptions(), ManualClock(start_ns=0))
+    other = broker.accounts.add("A")
+    js = JetStream(broker, str(tmp_path), own_store=False, account=other)
+    js.start()
+    try:
+        assert js.account is other and js.account_name == "A"
+        assert other.router.has_interest("$JS.API.INFO")
+        assert not broker.accounts.default.router.has_interest("$JS.API.INFO")
+    finally:
+        js.stop()
+    assert not other.router.has_interest("$JS.API.INFO")

@@ -36,6 +36,7 @@ class Host:
         self.router = Router(random.Random(0))
         self.broker = SimpleNamespace(options=ServerOptions())
         self.server_name = "unit"
+        self.account_name = "$G"
         self.removed: list[str] = []
         self.acked: list[tuple[str, int]] = []
 

@@ -135,7 +135,7 @@ class JetStreamApi:
             "id": self.js.nuid(),
             "timestamp": now,
             "server": server,
-            "client": {"acc": "$G", "server": server},
+            "client": {"acc": self.js.account_name, "server": server},
             "subject": request.subject,
             "request": request.payload.decode("utf-8", "replace"),
             "response": response.decode("utf-8", "replace"),

@@ -31,6 +31,7 @@ from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.stream import Stream, StreamConsumer
 
 if TYPE_CHECKING:
+    from fakejs.core.accounts import Account
     from fakejs.core.broker import Broker
 
 AssetHandler = Callable[..., None]
@@ -52,9 +53,14 @@ def _system_memory() -> int:
 
 
 class JetStream:
-    def __init__(self, broker: Broker, store_dir: str = "", own_store: bool | None = None) -> None:
+    def __init__(
+        self, broker: Broker, store_dir: str = "", own_store: bool | None = None, account: Account | None = None
+    ) -> None:
         self.broker = broker
-        self.router = broker.router
+        # The account this JetStream serves (the global one unless told otherwise): its
+        # router carries the API, the streams' subjects and every reply.
+        self.account = account if account is not None else broker.accounts.default
+        self.router = self.account.router
         self.clock = broker.clock
         self.log = broker.log
         # A store directory fakejs made itself is removed on stop (unless kept for a restart).
@@ -75,6 +81,10 @@ class JetStream:
     def nuid(self) -> str:
         """A fresh NUID from the server's seeded generator."""
         return ids.nuid(self.broker.random)
+
+    @property
+    def account_name(self) -> str:
+        return self.account.name
 
     @property
     def server_name(self) -> str:
