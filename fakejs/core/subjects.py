@@ -59,10 +59,6 @@ def is_valid_literal_subject(subject: str) -> bool:
     return True
 
 
-def is_valid_publish_subject(subject: str) -> bool:
-    return is_valid_subject(subject, True) and is_valid_literal_subject(subject)
-
-
 def has_wildcard(subject: str) -> bool:
     for token in subject.split("."):
         if token in (PWC, FWC):

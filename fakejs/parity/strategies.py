@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from fakejs.parity.configs import Draw, consumer_config, publish_headers, stream_config
-from fakejs.parity.operations import BUILDERS, Operation, build, generate
-from fakejs.parity.vocabulary import BASE, CAMPAIGN, Vocabulary
+from fakejs.parity.configs import Draw, consumer_config
+from fakejs.parity.operations import BUILDERS, Operation, build
+from fakejs.parity.vocabulary import BASE, Vocabulary
 
 T = TypeVar("T")
 
@@ -39,14 +39,6 @@ def _composite(builder: Callable[[Draw], T]) -> SearchStrategy[T]:
     return st.composite(lambda draw: builder(StrategyDraw(draw)))()
 
 
-def stream_configs(v: Vocabulary = BASE) -> SearchStrategy[dict[str, Any]]:
-    return _composite(lambda d: stream_config(d, v))
-
-
-def publish_headers_strategy(v: Vocabulary = BASE) -> SearchStrategy[dict[str, str] | None]:
-    return _composite(lambda d: publish_headers(d, v))
-
-
 def consumer_configs(v: Vocabulary = BASE) -> SearchStrategy[dict[str, Any]]:
     return _composite(lambda d: consumer_config(d, v))
 
@@ -56,8 +48,3 @@ def operations(kind: str, v: Vocabulary = BASE) -> SearchStrategy[list[Operation
     if kind not in BUILDERS:
         raise KeyError(f"unknown operation {kind!r} (known: {', '.join(sorted(BUILDERS))})")
     return _composite(lambda d: build(kind, d, v))
-
-
-def seeded_sequences(count: int, v: Vocabulary = CAMPAIGN) -> SearchStrategy[list[Operation]]:
-    """Whole sequences as a strategy: a seed, then :func:`generate` (shrinks towards small seeds)."""
-    return st.integers(0, 2**32 - 1).map(lambda seed: generate(seed, count, v))
