@@ -21,6 +21,7 @@ import pytest
 
 from fakejs import ManualClock, Server, ThreadedServer
 from fakejs.core.hooks import HookHit
+from fakejs.jetstream.api.table import Route, RouteTable
 from fakejs.monitoring import endpoints
 from tests.harness.raw import RawClient
 
@@ -143,6 +144,24 @@ async def test_failing_monitoring_endpoint_answers_500_and_is_recorded(monkeypat
             await asyncio.to_thread(urllib.request.urlopen, url, None, 5)
         assert failed.value.code == 500
         assert [e.where for e in server.errors] == ["HTTP GET /boomz"]
+
+
+async def test_failing_jetstream_api_handler_answers_500_and_is_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with Server() as server:
+        assert server.jetstream is not None
+        broken = RouteTable([Route("$JS.API.INFO", "account_info_response", _boom)])
+        monkeypatch.setattr(server.jetstream.api, "table", broken)
+        nc = await nats.connect(server.url)
+        try:
+            reply = json.loads((await nc.request("$JS.API.INFO", b"", timeout=2)).data)
+        finally:
+            await nc.close()
+        assert reply == {
+            "type": "io.nats.jetstream.api.v1.account_info_response",
+            "error": {"code": 500, "description": "fakejs internal error: RuntimeError('boom')"},
+        }
+        [error] = server.take_errors()
+        assert isinstance(error.exception, RuntimeError) and "$JS.API.INFO" in error.where
 
 
 async def test_take_errors_forgets_them() -> None:

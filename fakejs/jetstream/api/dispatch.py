@@ -94,6 +94,13 @@ class JetStreamApi:
         except ApiError as error:
             self._reply(request, _error_doc(route, error), error=True)
             return True
+        except Exception as exc:
+            # A fakejs bug: answer, so the client sees it at once instead of timing out, then
+            # let it through to the router, which records it on the server (failing the test).
+            if request.reply:
+                failure = {"code": 500, "description": f"fakejs internal error: {exc!r}"}
+                self.js.reply(request.reply, encode({"type": route.response, "error": failure}))
+            raise
         if isinstance(body, Uncounted):
             if request.reply:
                 self.js.reply(request.reply, encode({"type": route.response, **body.fields}))
