@@ -93,12 +93,11 @@ def _start(config: pytest.Config, settings: dict[str, Any]) -> Any:
     return FakeJS(**settings).start()
 
 
-def _fail_on_server_errors(server: Any, running: bool) -> None:
+def _fail_on_server_errors(server: Any) -> None:
     """Fail the test if the fakejs server recorded exceptions of its own handlers meanwhile."""
-    if server.kind != "fake" or server.server is None:
+    if server.kind != "fake":
         return
-    inner = server.server
-    errors = server.call(inner.take_errors) if running else inner.take_errors()
+    errors = server.take_errors()
     if errors:
         pytest.fail(failures.report(errors), pytrace=False)
 
@@ -116,7 +115,7 @@ def fakejs_server(request: pytest.FixtureRequest) -> Iterator[Any]:
         yield server
     finally:
         server.stop()
-    _fail_on_server_errors(server, running=False)
+    _fail_on_server_errors(server)
 
 
 @pytest.fixture(scope="session")
@@ -134,7 +133,7 @@ def fakejs_shared_server(_fakejs_session_server: Any) -> Iterator[Any]:
     if _fakejs_session_server.kind == "fake":
         _fakejs_session_server.reset()
     yield _fakejs_session_server
-    _fail_on_server_errors(_fakejs_session_server, running=True)
+    _fail_on_server_errors(_fakejs_session_server)
 
 
 @pytest.fixture

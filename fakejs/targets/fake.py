@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from fakejs.core.failures import ServerError
 from fakejs.server.threaded import ThreadedServer
 from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.control import Controller
@@ -61,6 +62,10 @@ class FakeJS:
     @property
     def port(self) -> int:
         return self._thread.port
+
+    def take_errors(self) -> list[ServerError]:
+        """Exceptions the server's own handlers raised since the last call (running or stopped)."""
+        return self._thread.take_errors()
 
     def call(self, func: Callable[..., Any], *args: Any) -> Any:
         """Run ``func(*args)`` on the server thread (where server state may be touched)."""
