@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,20 @@ from fakejs.testkit.faults import Faults
 from fakejs.testkit.transcript import Transcript
 
 __all__ = ["Server"]
+
+
+def system_backlog() -> int:
+    """The kernel's largest accept queue, as nats-server listens with it.
+
+    asyncio's default of 100 overflows when a test suite connects a
+    thousand clients at once: the kernel drops the excess handshakes and
+    those clients wait for an INFO that never comes.
+    """
+    try:
+        with open("/proc/sys/net/core/somaxconn") as handle:
+            return max(int(handle.read().strip()), socket.SOMAXCONN)
+    except (OSError, ValueError):
+        return socket.SOMAXCONN
 
 
 class Server:
@@ -151,7 +166,11 @@ class Server:
         if options.control:
             self._control_subjects = ControlSubjects(self.control)
         self._listener = await self._loop.create_server(
-            lambda: Connection(self), options.host or "0.0.0.0", options.port, reuse_address=True
+            lambda: Connection(self),
+            options.host or "0.0.0.0",
+            options.port,
+            reuse_address=True,
+            backlog=system_backlog(),
         )
         sock = self._listener.sockets[0]
         self.broker.port = sock.getsockname()[1]
