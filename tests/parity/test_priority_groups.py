@@ -625,6 +625,22 @@ async def test_no_wait_pull_with_pin_id(env: PEnv) -> None:
     assert (await env.group_state())["pinned_client_id"] == pin
 
 
+async def test_partly_served_no_wait_pull_keeps_the_pin(env: PEnv) -> None:
+    """A no_wait pull that gets the pin and one message, then ``404 No Messages``, leaves the pin in place."""
+    wire = await env.start(messages=1)
+    first = await wire.pull({"batch": 5, "group": "A", "no_wait": True})
+    frames = await wire.wait(first, 2)
+    pin = pin_of(frames[0])
+    assert frames[0].payload == b"m0"
+    assert frames[1].raw == wire.hmsg(first, NO_MESSAGES)
+    assert (await env.group_state())["pinned_client_id"] == pin
+    await env.publish("s.x", b"x")
+    served = await wire.pull({"batch": 1, "group": "A", "id": pin, "no_wait": True})
+    (frame,) = await wire.wait(served)
+    assert frame.payload == b"x" and pin_of(frame) == pin
+    assert env.advisories_of("UNPINNED") == []
+
+
 @pytest.mark.slow
 async def test_pin_times_out_without_pulls(env: PEnv) -> None:
     """priority_timeout counts from the last pull carrying the pin; a waiting request does not count."""

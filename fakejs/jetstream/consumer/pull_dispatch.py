@@ -240,10 +240,8 @@ class PullDispatch:
         return False
 
     def _drop(self, request: WaitingRequest) -> None:
+        """End a request; a pin it was given stays (only a max_bytes refusal takes a fresh pin back)."""
         self.queue.remove(request)
-        priority = self._priority()
-        if priority is not None:
-            priority.request_dropped(request)
 
     def _heartbeat(self, subject: str) -> None:
         if self._hooks and self._hooks.fire(
