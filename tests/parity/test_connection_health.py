@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import nats
 import pytest
 
@@ -112,3 +114,25 @@ async def test_client_gone_mid_stream_does_not_disturb_server(target) -> None:
     client.writer.transport.abort()
     transcript = await record(target.host, target.port, [QUIET, b"SUB b 1\r\nPUB b 2\r\nok\r\n"])
     assert transcript.without_greeting() == b"MSG b 1 2\r\nok\r\n"
+
+
+async def test_a_burst_of_a_thousand_connects_all_get_info(target) -> None:
+    """A thousand clients connecting at the same instant: every one gets INFO (none lost in the accept queue)."""
+    release = asyncio.Event()
+    writers: list[asyncio.StreamWriter] = []
+
+    async def client() -> bytes:
+        await release.wait()
+        reader, writer = await asyncio.open_connection(target.host, target.port)
+        writers.append(writer)
+        return await asyncio.wait_for(reader.readline(), 20)
+
+    tasks = [asyncio.create_task(client()) for _ in range(1000)]
+    await asyncio.sleep(0)
+    release.set()
+    try:
+        lines = await asyncio.gather(*tasks)
+    finally:
+        for writer in writers:
+            writer.close()
+    assert sum(line.startswith(b"INFO {") for line in lines) == 1000
