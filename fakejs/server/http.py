@@ -28,6 +28,7 @@ MAX_HEAD = 1 << 20  # Go's http.DefaultMaxHeaderBytes: a longer head gets a 431
 MAX_BODY = 1 << 20  # a longer body gets a 413 (nothing fakejs serves takes more)
 TEXT = "text/plain; charset=utf-8"
 READ_CHUNK = 65536
+LINGER = 0.5  # seconds a refused request's remaining bytes are read and dropped
 
 # Go's http.StatusText where it differs from Python's phrase (or Python lacks one).
 _GO_REASONS = {413: "Request Entity Too Large", 422: "Unprocessable Entity"}
@@ -92,8 +93,10 @@ async def serve_http(
             conn.start_next_cycle()
     except h11.RemoteProtocolError as exc:
         writer.write(_refusal(exc.error_status_hint, str(exc)))
+        await _linger(reader, writer)
     except _TooLarge:
         writer.write(_refusal(413, ""))
+        await _linger(reader, writer)
     except (ConnectionError, h11.LocalProtocolError):
         pass
     finally:
@@ -180,6 +183,22 @@ def _encode(conn: h11.Connection, reply: Reply, head_only: bool) -> bytes:
     if reply.body and not head_only:
         out += conn.send(h11.Data(data=reply.body)) or b""
     return out + (conn.send(h11.EndOfMessage()) or b"")
+
+
+async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Half-close, and drop what the client still sends for a moment, before closing (as Go does).
+
+    Closing a socket with unread bytes makes the kernel reset the connection,
+    and a client still sending its request would lose the reply just written.
+    """
+    try:
+        if writer.can_write_eof():
+            writer.write_eof()
+        async with asyncio.timeout(LINGER):
+            while await reader.read(READ_CHUNK):
+                pass
+    except (TimeoutError, ConnectionError, OSError):
+        pass
 
 
 def _refusal(status: int, detail: str) -> bytes:
