@@ -45,7 +45,11 @@ EXPOSE 4222 8222
 # still binds 0.0.0.0 and stores under /data. A later flag wins, so every default can be
 # overridden (e.g. `-m 9000`). No VOLUME is declared: a throwaway test server should not
 # leave an anonymous volume behind on every run; mount one on /data to keep streams.
-ENTRYPOINT ["fakejs", "--addr=0.0.0.0", "--port=4222", "--http_port=8222", "--store_dir=/data"]
+# Monitoring and the control API (/fakejs/) listen on 0.0.0.0:8222 like the client port:
+# publish it only where tests run, or protect it (`--control_token`, `--user/--pass`,
+# `--no_control`; see README "Security"). Control requests may start the scenario files
+# mounted on /scenarios by file name (`{"name": "orders.toml"}`).
+ENTRYPOINT ["fakejs", "--addr=0.0.0.0", "--port=4222", "--http_port=8222", "--store_dir=/data", "--scenario_dir=/scenarios"]
 
 # Only the Python standard library is available in slim images (no curl). The ports are read
 # from the server's own command line with fakejs's parser, so the check follows any `-p`/`-m`

@@ -6,8 +6,8 @@ package conventions: one or two dashes, ``-flag value`` or ``-flag=value``.
 Differences from nats-server: JetStream is on by default, the default
 address is 127.0.0.1, ``--max_payload`` is accepted on the command line,
 and an unknown flag exits with status 2.  fakejs's own flags (``--scenario``,
-``--clock``, ``--autojump``, ``--seed``, ``--no_control``) have no
-nats-server spelling.
+``--scenario_dir``, ``--clock``, ``--autojump``, ``--seed``, ``--no_control``,
+``--control_token``) have no nats-server spelling.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ from fakejs.core.options import DEFAULT_PORT, NATS_VERSION, ServerOptions
 from fakejs.server.server import Server
 from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.scenarios import ScenarioError, load_scenario
+
+# Where the control token may come from instead of the command line (which `ps` shows everyone).
+CONTROL_TOKEN_VARIABLE = "FAKEJS_CONTROL_TOKEN"
 
 # canonical flag -> every spelling nats-server accepts (without dashes)
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -53,6 +56,8 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "autojump": ("autojump",),
     "seed": ("seed",),
     "no_control": ("no_control",),
+    "control_token": ("control_token",),
+    "scenario_dir": ("scenario_dir",),
     "help": ("h", "help"),
 }
 _CANONICAL = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
@@ -139,7 +144,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="fakejs: seed every random choice (server id, names, jitter); with --clock manual, "
         "the same client bytes get the same replies run after run",
     )
+    add(
+        "--scenario_dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="fakejs: a directory whose .toml files control requests may start by file name (repeatable)",
+    )
     add("--no_control", action="store_true", help="fakejs: do not serve the control API ($FAKEJS.>, /fakejs/)")
+    add(
+        "--control_token",
+        default=os.environ.get(CONTROL_TOKEN_VARIABLE, ""),
+        metavar="TOKEN",
+        help="fakejs: the control API needs this token (HTTP: Authorization: Bearer TOKEN; NATS: connect with "
+        f"the token) even when clients need none; ${CONTROL_TOKEN_VARIABLE} keeps it off the command line",
+    )
     add("--version", "-v", action="store_true", help="show version")
     add("--help", "-h", action="help", help="show this message")
     return parser
@@ -172,6 +191,8 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         trace=args.trace or args.debug_trace or args.verbose_trace,
         log_file=args.log,
         control=not args.no_control,
+        control_token=args.control_token,
+        scenario_dirs=list(args.scenario_dir),
         seed=args.seed,
     )
     if args.max_payload is not None:

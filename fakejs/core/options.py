@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # The nats-server release whose behaviour fakejs reproduces, and its
 # JetStream API level.  Clients gate features on both.
@@ -54,6 +54,13 @@ class ServerOptions:
     transcripts: bool = False
     # fakejs only: serve the control API on $FAKEJS.> (and /fakejs/ over HTTP).
     control: bool = True
+    # fakejs only: a secret the control API asks for even when clients need none (HTTP:
+    # ``Authorization: Bearer``; NATS: the connection's token).  Credentials that NATS
+    # requires are accepted by the control API too.
+    control_token: str = ""
+    # fakejs only: directories whose ``*.toml`` files a control request may start by file
+    # name (next to the shipped scenarios); a request never names a path.
+    scenario_dirs: list[str] = field(default_factory=list)
     # fakejs only: seed of the server's one random generator (ids, nonces, pin ids, jitter);
     # with the same seed and a manual clock, the same client bytes get the same replies.
     seed: int | None = None

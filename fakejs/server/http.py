@@ -1,63 +1,259 @@
-"""The HTTP port: a minimal HTTP/1.1 server for monitoring (GET) and the control API (``/fakejs/``).
+"""The HTTP port: HTTP/1.1 by h11 for monitoring and the control API (``/fakejs/``).
 
-:func:`serve_http` reads requests off one connection and writes what
-``answer(method, target, body)`` returns.  An ``answer`` that raises is
-recorded on the server and the request gets a ``500``.
+h11 parses and frames (sans-IO, like the NATS protocol parser); this module
+moves bytes between it and an asyncio stream and asks ``answer(request)``
+for each reply.  What a client sees follows nats-server's Go HTTP server:
+its reason phrases, a ``Date`` header, and the bare ``Connection: close``
+replies Go writes for a request it cannot parse.  Requests are bounded (head
+and body, 1 MiB each, as Go's default header limit); connections are kept
+alive between requests and :meth:`HttpPort.stop` closes the idle ones.  An
+``answer`` that raises is recorded on the server and the request gets a 500.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from http import HTTPStatus
+
+import h11
 
 from fakejs.core.clock import ErrorSink
 
-# (status, content type, body) for a method, a target (path and query) and a request body.
-Answer = Callable[[str, str, bytes], tuple[int, str, bytes]]
+__all__ = ["MAX_BODY", "MAX_HEAD", "TEXT", "Answer", "HttpPort", "Reply", "Request", "serve_http"]
 
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error"}
+MAX_HEAD = 1 << 20  # Go's http.DefaultMaxHeaderBytes: a longer head gets a 431
+MAX_BODY = 1 << 20  # a longer body gets a 413 (nothing fakejs serves takes more)
 TEXT = "text/plain; charset=utf-8"
+READ_CHUNK = 65536
+LINGER = 0.5  # seconds a refused request's remaining bytes are read and dropped
+
+# Go's http.StatusText where it differs from Python's phrase (or Python lacks one).
+_GO_REASONS = {413: "Request Entity Too Large", 422: "Unprocessable Entity"}
+
+
+def reason(status: int) -> str:
+    """The reason phrase Go's HTTP server writes for ``status``."""
+    if status in _GO_REASONS:
+        return _GO_REASONS[status]
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One parsed request: header names are lower case; a repeated header's values are joined by ``, ``."""
+
+    method: str
+    target: str
+    headers: dict[str, str]
+    body: bytes = b""
+
+    def header(self, name: str) -> str:
+        return self.headers.get(name.lower(), "")
+
+
+@dataclass
+class Reply:
+    """A reply: ``headers`` are written first, then ``Date`` and ``Content-Length``.
+
+    ``late_headers`` come after those two: Go writes a ``Content-Type`` it
+    sniffed (the handler set none) there.
+    """
+
+    status: int
+    body: bytes = b""
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    late_headers: list[tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def text(cls, status: int, text: str, *headers: tuple[str, str]) -> Reply:
+        """A plain-text reply, as Go's ``http.Error`` writes it."""
+        return cls(status, text.encode(), [("Content-Type", TEXT), ("X-Content-Type-Options", "nosniff"), *headers])
+
+
+Answer = Callable[[Request], Reply]
+
+
+class _TooLarge(Exception):
+    """The request body is over :data:`MAX_BODY`."""
 
 
 async def serve_http(
     reader: asyncio.StreamReader, writer: asyncio.StreamWriter, answer: Answer, on_error: ErrorSink
 ) -> None:
-    """Serve one HTTP connection until the client closes it."""
+    """Serve one HTTP connection until either side closes it."""
+    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
     try:
-        while True:
-            request = await reader.readline()
-            if not request:
-                break
-            length = await _content_length(reader)
-            body = await reader.readexactly(length) if length else b""
-            parts = request.decode("latin-1").split()
-            if len(parts) < 2:
-                break
-            method, target = parts[0], parts[1]
-            try:
-                status, ctype, payload = answer(method, target, body)
-            except Exception as exc:  # noqa: BLE001 - recorded on the server; the client gets a 500, not a hang
-                on_error(f"HTTP {method} {target}", exc)
-                status, ctype, payload = 500, TEXT, b"Internal Server Error\n"
-            head = (
-                f"HTTP/1.1 {status} {REASONS.get(status, 'OK')}\r\nAccess-Control-Allow-Origin: *\r\n"
-                f"Content-Type: {ctype}\r\nContent-Length: {len(payload)}\r\n\r\n"
-            )
-            writer.write(head.encode() + (b"" if method == "HEAD" else payload))
-            await writer.drain()
-    except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+        while await _exchange(conn, reader, writer, answer, on_error):
+            conn.start_next_cycle()
+    except h11.RemoteProtocolError as exc:
+        writer.write(_refusal(exc.error_status_hint, str(exc)))
+        await _linger(reader, writer)
+    except _TooLarge:
+        writer.write(_refusal(413, ""))
+        await _linger(reader, writer)
+    except (ConnectionError, h11.LocalProtocolError):
         pass
     finally:
-        writer.close()
+        writer.close()  # the transport sends what is buffered first
 
 
-async def _content_length(reader: asyncio.StreamReader) -> int:
-    """Read the header lines; the ``Content-Length`` they give (0 if none)."""
-    length = 0
+async def _exchange(
+    conn: h11.Connection,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    answer: Answer,
+    on_error: ErrorSink,
+) -> bool:
+    """Read one request and write its reply; whether the connection stays open for another."""
+    event = await _next_event(conn, reader)
+    if not isinstance(event, h11.Request):
+        return False  # the client closed (between requests, or in the middle of one)
+    if event.http_version not in (b"1.0", b"1.1"):
+        raise h11.RemoteProtocolError("unsupported protocol version", error_status_hint=505)
+    headers: dict[str, str] = {}
+    for name, value in event.headers:
+        key = name.decode("latin-1")
+        text = value.decode("latin-1")
+        headers[key] = f"{headers[key]}, {text}" if key in headers else text
+    if _declared_length(headers) > MAX_BODY:
+        raise _TooLarge  # refused before reading a byte of it
+    if conn.they_are_waiting_for_100_continue:
+        writer.write(conn.send(h11.InformationalResponse(status_code=100, headers=[])) or b"")
+    body = await _read_body(conn, reader)
+    request = Request(event.method.decode("latin-1"), event.target.decode("latin-1"), headers, body)
+    try:
+        reply = answer(request)
+    except Exception as exc:  # noqa: BLE001 - recorded on the server; the client gets a 500, not a hang
+        on_error(f"HTTP {request.method} {request.target}", exc)
+        reply = Reply.text(500, "Internal Server Error\n")
+    writer.write(_encode(conn, reply, head_only=request.method == "HEAD"))
+    await writer.drain()
+    return conn.our_state is h11.DONE and conn.their_state is h11.DONE
+
+
+def _declared_length(headers: dict[str, str]) -> int:
+    """The ``Content-Length`` (h11 has checked it is a number; 0 for a chunked body)."""
+    try:
+        return int(headers.get("content-length", "0").split(",")[0])
+    except ValueError:
+        return 0
+
+
+async def _read_body(conn: h11.Connection, reader: asyncio.StreamReader) -> bytes:
+    """The request body, refused once it grows over :data:`MAX_BODY` (chunked bodies have no length up front)."""
+    parts: list[bytes] = []
+    size = 0
     while True:
-        line = await reader.readline()
-        if line in (b"\r\n", b"\n", b""):
-            return length
-        name, _, value = line.decode("latin-1").partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value.strip() or 0)
+        event = await _next_event(conn, reader)
+        if isinstance(event, h11.Data):
+            size += len(event.data)
+            if size > MAX_BODY:
+                raise _TooLarge
+            parts.append(bytes(event.data))
+        elif isinstance(event, h11.EndOfMessage):
+            return b"".join(parts)
+        else:  # the client went away in the middle of the body
+            raise ConnectionResetError("request body cut short")
+
+
+async def _next_event(conn: h11.Connection, reader: asyncio.StreamReader) -> object:
+    """h11's next event, reading from the socket as it needs more."""
+    while True:
+        event = conn.next_event()
+        if event is not h11.NEED_DATA:
+            return event
+        conn.receive_data(await reader.read(READ_CHUNK))
+
+
+def _encode(conn: h11.Connection, reply: Reply, head_only: bool) -> bytes:
+    headers = [
+        *reply.headers,
+        ("Date", formatdate(usegmt=True)),
+        ("Content-Length", str(len(reply.body))),
+        *reply.late_headers,
+    ]
+    response = h11.Response(status_code=reply.status, headers=headers, reason=reason(reply.status).encode())
+    out = conn.send(response) or b""
+    if reply.body and not head_only:
+        out += conn.send(h11.Data(data=reply.body)) or b""
+    return out + (conn.send(h11.EndOfMessage()) or b"")
+
+
+async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Half-close, and drop what the client still sends for a moment, before closing (as Go does).
+
+    Closing a socket with unread bytes makes the kernel reset the connection,
+    and a client still sending its request would lose the reply just written.
+    """
+    try:
+        if writer.can_write_eof():
+            writer.write_eof()
+        async with asyncio.timeout(LINGER):
+            while await reader.read(READ_CHUNK):
+                pass
+    except (TimeoutError, ConnectionError, OSError):
+        pass
+
+
+def _refusal(status: int, detail: str) -> bytes:
+    """What Go writes for a request it will not serve, before closing: no length, no date."""
+    text = f"{status} {reason(status)}"
+    if status == 400 and detail.startswith("Missing mandatory Host"):
+        text += ": missing required Host header"
+    elif status == 505:
+        text += ": unsupported protocol version"
+    return (f"HTTP/1.1 {text}\r\nContent-Type: {TEXT}\r\nConnection: close\r\n\r\n{text}").encode("latin-1")
+
+
+class HttpPort:
+    """The HTTP listener and its open connections, so that stopping closes the idle keep-alive ones too."""
+
+    def __init__(self, answer: Answer, on_error: ErrorSink) -> None:
+        self._answer = answer
+        self._on_error = on_error
+        self._server: asyncio.base_events.Server | None = None
+        self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
+
+    async def start(self, host: str, port: int, backlog: int) -> None:
+        self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True, backlog=backlog)
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "HTTP port not started"
+        return int(self._server.sockets[0].getsockname()[1])
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections[task] = writer
+        try:
+            await serve_http(reader, writer, self._answer, self._on_error)
+        except asyncio.CancelledError:
+            # The loop is shutting down under an open connection (asyncio.run's final
+            # cancel): end quietly, as Python 3.11's stream callback logs a cancelled task.
+            writer.close()
+        finally:
+            self._connections.pop(task, None)
+
+    async def stop(self) -> None:
+        """Stop listening, close every connection (idle or not) and wait until their tasks end."""
+        if self._server is None:
+            return
+        self._server.close()
+        for writer in list(self._connections.values()):
+            writer.close()  # the reader sees the end of the stream; the task returns
+        tasks = list(self._connections)
+        if tasks:
+            _, late = await asyncio.wait(tasks, timeout=1.0)
+            for task in late:  # a reply still being written to a client that does not read
+                task.cancel()
+            if late:
+                await asyncio.wait(late)
+        await self._server.wait_closed()
+        self._server = None

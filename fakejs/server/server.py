@@ -14,7 +14,6 @@ server handler raises is recorded in :attr:`Server.errors`.
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -29,9 +28,10 @@ from fakejs.jetstream import JetStream
 from fakejs.monitoring import endpoints as monitor
 from fakejs.monitoring.records import ClosedConnections
 from fakejs.protocol import writer as wire
+from fakejs.server import control_http
 from fakejs.server.connection import Connection
-from fakejs.server.http import TEXT, serve_http
-from fakejs.testkit import control_api
+from fakejs.server.http import TEXT, HttpPort, Reply, Request
+from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.control import Controller
 from fakejs.testkit.control_api import ControlSubjects
@@ -85,11 +85,12 @@ class Server:
         self._control_subjects: ControlSubjects | None = None
         self._listener: asyncio.base_events.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._http: asyncio.base_events.Server | None = None
+        self._http: HttpPort | None = None
         self.http_requests: dict[str, int] = {}
         self._kept_store: str | None = None  # JetStream store directory carried over a restart
         self.transcripts: dict[int, Transcript] = {}
         self.control = Controller(self)
+        self.control_access = ControlAccess(options)
         self.finished = asyncio.Event()  # set when lame duck mode has shut the server down
         self.activity = 0  # reads from clients; an idle server lets an autojump clock move
         self._autojump: asyncio.Task[None] | None = None
@@ -119,7 +120,7 @@ class Server:
     def http_port(self) -> int | None:
         if self._http is None:
             return None
-        return int(self._http.sockets[0].getsockname()[1])
+        return self._http.port
 
     @property
     def http_url(self) -> str | None:
@@ -177,7 +178,8 @@ class Server:
         self.accepting = True
         if options.http_port is not None:
             http_host = options.http_host or options.host or "0.0.0.0"
-            self._http = await asyncio.start_server(self._serve_http, http_host, options.http_port, reuse_address=True)
+            self._http = HttpPort(self._http_response, self.broker.record_error)
+            await self._http.start(http_host, options.http_port, backlog=system_backlog())
             log.info("Starting http monitor on %s:%d", http_host, self.http_port)
         clock = self.clock
         if isinstance(clock, ManualClock) and clock.autojump_threshold is not None and self._autojump is None:
@@ -222,8 +224,7 @@ class Server:
         for client in list(self.broker.clients.values()):
             client.close(SERVER_SHUTDOWN)
         if self._http is not None:
-            self._http.close()
-            await self._http.wait_closed()
+            await self._http.stop()
             self._http = None
         await self._listener.wait_closed()
         self._listener = None
@@ -343,21 +344,18 @@ class Server:
 
     # -- HTTP --------------------------------------------------------------------------------
 
-    async def _serve_http(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await serve_http(reader, writer, self._http_response, self.broker.record_error)
-
-    def _http_response(self, method: str, target: str, body: bytes) -> tuple[int, str, bytes]:
-        """Monitoring documents (GET), and the control API under ``/fakejs/`` (GET, POST)."""
-        path = target.split("?", 1)[0].rstrip("/")
-        if self.options.control and (path == "/fakejs" or path.startswith("/fakejs/")):
-            if method not in ("GET", "POST"):
-                return 405, TEXT, b"Method Not Allowed\n"
-            tokens = [t for t in path.split("/")[2:] if t]
-            status, doc = control_api.handle(self.control, tokens, body)
-            return status, "application/json", (json.dumps(doc, indent=2) + "\n").encode()
-        if method not in ("GET", "HEAD"):
-            return 405, TEXT, b"Method Not Allowed\n"
-        return monitor.respond(self, target)
+    def _http_response(self, request: Request) -> Reply:
+        """The control API under ``/fakejs/``; monitoring documents for the rest."""
+        path = request.target.split("?", 1)[0].rstrip("/")
+        if self.options.control and control_http.is_control_path(path):
+            return control_http.answer(self.control, self.control_access, request, path)
+        # nats-server's monitoring answers whatever the method (a POST to /varz gets /varz).
+        status, ctype, body = monitor.respond(self, request.target)
+        if status == 404:
+            return Reply.text(404, body.decode())
+        if ctype == TEXT:  # an endpoint's refusal: Go sniffs the type, written after the length
+            return Reply(status, body, late_headers=[("Content-Type", ctype)])
+        return Reply(status, body, [("Content-Type", ctype)])
 
     async def __aenter__(self) -> Server:
         await self.start()

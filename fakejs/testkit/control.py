@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import math
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -49,7 +50,7 @@ from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.faults import Fault, FaultError, Faults
 from fakejs.testkit.host import ServerActions
 from fakejs.testkit.introspection import clock_state, consumer_state, server_state
-from fakejs.testkit.scenarios import load_scenario, load_scenario_text
+from fakejs.testkit.scenarios import Scenario, find_named, load_scenario, load_scenario_text
 
 
 class ControlError(ValueError):
@@ -108,7 +109,11 @@ class Controller:
         return clock
 
     def advance_clock(self, seconds: float) -> dict[str, Any]:
-        fired = self._manual().advance(float(seconds))
+        seconds = float(seconds)
+        if not math.isfinite(seconds):
+            # Infinity would fire self-renewing timers (PINGs) forever.
+            raise ControlError(f"cannot advance the clock by {seconds} seconds")
+        fired = self._manual().advance(seconds)
         return {"now": self.clock.monotonic(), "fired": fired}
 
     def clock_state(self) -> dict[str, Any]:
@@ -275,6 +280,13 @@ class Controller:
     def start_scenario(self, path: str | None = None, text: str | None = None) -> dict[str, Any]:
         """Load (by path or shipped name, or from TOML text) and start a scenario."""
         scenario = load_scenario(path) if path is not None else load_scenario_text(text or "", "<request>")
+        return self._start(scenario)
+
+    def start_named_scenario(self, name: object) -> dict[str, Any]:
+        """Start a scenario a control request names: shipped, or a file in a configured scenario directory."""
+        return self._start(find_named(name, self.server.broker.options.scenario_dirs))
+
+    def _start(self, scenario: Scenario) -> dict[str, Any]:
         faults = scenario.start(self)
         self.scenario = scenario
         return {"scenario": scenario.name, "faults": [f.id for f in faults]}

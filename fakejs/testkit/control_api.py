@@ -20,7 +20,13 @@ NATS subject            HTTP                              body / effect
 
 Replies are JSON: the operation's result, or ``{"error": "..."}`` (HTTP 400;
 HTTP 500 when the operation itself failed, which is also recorded on the
-server so the test fails).
+server so the test fails).  Every request gets a reply; a malformed one
+(not JSON, not an object, wrong types) is a 400 and leaves no trace in the log.
+
+Who may call it is decided by :mod:`fakejs.testkit.access`.  A scenario is
+started by name only (``{"name": ...}``, see
+:func:`fakejs.testkit.scenarios.find_named`) or from TOML text: a request
+never names a path on the server.
 """
 
 from __future__ import annotations
@@ -28,21 +34,43 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.control import ControlError, Controller
 from fakejs.testkit.faults import Fault, FaultError
 from fakejs.testkit.scenarios import ScenarioError
 
 PREFIX = "$FAKEJS"
+DENIED = "the control API needs credentials: the control token, or the server's user and password or token"
+# Operations that only read: the ones HTTP serves to a GET (everything else needs a POST).
+READS = frozenset({("state",), ("clock",), ("faults",)})
+# What bad input can raise on its way through an operation: the caller's mistake, a 400.
+_BAD_INPUT = (ControlError, FaultError, ScenarioError, ValueError, TypeError, LookupError, OverflowError)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ControlError(f"{name} is not a JSON number")
+
+
+def parse_body(body: bytes) -> dict[str, Any]:
+    """A request body as a JSON object (empty: ``{}``); :class:`ControlError` otherwise."""
+    if not body.strip():
+        return {}
+    try:
+        args = json.loads(body, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ControlError("the request body is nested too deeply") from None
+    except ValueError as exc:  # not UTF-8, not JSON
+        raise ControlError(f"the request body is not JSON: {exc}") from None
+    if not isinstance(args, dict):
+        raise ControlError("the request body must be a JSON object")
+    return args
 
 
 def handle(controller: Controller, path: list[str], body: bytes) -> tuple[int, Any]:
     """Run one control operation; ``path`` is lower-case tokens after the prefix."""
     try:
-        args = json.loads(body) if body.strip() else {}
-        if not isinstance(args, dict):
-            raise ControlError("the request body must be a JSON object")
-        return 200, _dispatch(controller, path, args)
-    except (ControlError, FaultError, ScenarioError, ValueError, TypeError) as exc:
+        return 200, _dispatch(controller, path, parse_body(body))
+    except _BAD_INPUT as exc:
         return 400, {"error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - recorded on the server; the caller still gets an answer
         controller.server.broker.record_error(f"control operation {'/'.join(path) or '(none)'}", exc)
@@ -74,7 +102,8 @@ def _dispatch(controller: Controller, path: list[str], args: dict[str, Any]) -> 
         case ["scenario", "start"]:
             if "toml" in args:
                 return controller.start_scenario(text=str(args["toml"]))
-            return controller.start_scenario(path=str(args.get("name") or args.get("path") or ""))
+            # "path" is the old spelling; over the network it is a name like any other.
+            return controller.start_named_scenario(args.get("name", args.get("path", "")))
         case ["reset"]:
             return controller.reset(clients=bool(args.get("clients", False)))
     raise ControlError(f"unknown control operation {'/'.join(path) or '(none)'}")
@@ -87,18 +116,28 @@ def _result(value: Any) -> Any:
 
 
 class ControlSubjects:
-    """Serves ``$FAKEJS.>`` requests through an internal subscription."""
+    """Serves ``$FAKEJS.>`` requests through an internal subscription.
+
+    The subscription lives in the default account, where every client of a
+    server without accounts is; :meth:`ControlAccess.allows_nats` decides
+    per request whether its publisher may use it.
+    """
 
     def __init__(self, controller: Controller) -> None:
         self.controller = controller
-        self.router = controller.server.broker.accounts.default.router
+        broker = controller.server.broker
+        self.access = ControlAccess(broker.options)
+        self.router = broker.accounts.default.router
         self._sub = self.router.subscribe_internal(PREFIX + ".>", self._on_request)
 
     def _on_request(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
         tokens = subject.split(".")[1:]
         if tokens[:1] == ["INBOX"]:
             return False  # the controller's own reply inboxes
-        _, doc = handle(self.controller, [t.lower() for t in tokens], payload)
+        if self.access.allows_nats(origin):
+            _, doc = handle(self.controller, [t.lower() for t in tokens], payload)
+        else:
+            doc = {"error": DENIED}
         if reply:
             self.router.publish(reply, "", None, json.dumps(doc).encode(), None)
         return True

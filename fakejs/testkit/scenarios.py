@@ -29,13 +29,22 @@ Files are checked when loaded: an unknown key, hook point or action, or a
 trigger that cannot work, is refused with a :class:`ScenarioError` naming
 the file, line and key.  Shipped scenarios live in ``scenarios/`` at the top of the repository (packaged as ``fakejs.scenarios``)
 and are found by name (``consumer-deleted``).
+
+A request over the network (``$FAKEJS.SCENARIO.START``, ``POST
+/fakejs/scenario/start``) names a scenario with :func:`find_named`: a
+shipped one, or a ``.toml`` file directly inside a directory the operator
+configured (``--scenario_dir``) - never a path, so the control API can
+neither read nor probe other files.  The Python API and the CLI's
+``--scenario``, both in the operator's hands, take paths (:func:`load_scenario`).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Protocol
@@ -43,6 +52,9 @@ from typing import Any, Protocol
 from fakejs.testkit.faults import Fault, FaultError, Faults, validate
 
 SHIPPED = str(resources.files("fakejs.scenarios"))
+MAX_SCENARIO_BYTES = 1 << 20  # a scenario file a request names is read up to this size
+# A file name a request may give: no directory part, no dot-dot, no leading dot.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
 TOP_KEYS = frozenset({"name", "description", "clock", "setup", "steps"})
 SETUP_KEYS = frozenset({"streams", "consumers"})
 STEP_KEYS = frozenset({"on", "at", "match", "after", "times", "delay", "do", "args", "name"})
@@ -108,6 +120,66 @@ def resolve(name_or_path: str) -> str:
 
 def shipped_names() -> list[str]:
     return sorted(f[:-5] for f in os.listdir(SHIPPED) if f.endswith(".toml"))
+
+
+def find_named(name: object, directories: Sequence[str]) -> Scenario:
+    """The scenario a network request names: ``x.toml`` (or ``x``) in one of ``directories``, else shipped.
+
+    A name that is not a plain file name, a missing file and anything that is
+    not a regular file all get the same error, so a caller learns nothing
+    about the server's files.
+    """
+    if not isinstance(name, str) or not _PLAIN_NAME.fullmatch(name) or ".." in name:
+        raise _unknown(name)
+    file_name = name if name.endswith(".toml") else name + ".toml"
+    for directory in [*directories, SHIPPED]:
+        data = _read_regular(os.path.join(directory, file_name), MAX_SCENARIO_BYTES)
+        if data is None:
+            continue
+        if len(data) > MAX_SCENARIO_BYTES:
+            raise ScenarioError(f"scenario {name!r} is larger than {MAX_SCENARIO_BYTES} bytes")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ScenarioError(f"scenario {name!r} is not UTF-8 text") from None
+        return load_scenario_text(text, file_name)
+    raise _unknown(name)
+
+
+def _unknown(name: object) -> ScenarioError:
+    shown = repr(name)[:80]
+    return ScenarioError(
+        f"no scenario named {shown}: give a shipped name ({', '.join(shipped_names())}) "
+        "or the file name of a .toml file in a scenario directory (--scenario_dir)"
+    )
+
+
+def _read_regular(path: str, limit: int) -> bytes | None:
+    """Up to ``limit + 1`` bytes of a regular file (``None`` for anything else, or nothing there).
+
+    Opened without blocking and checked after opening, so a FIFO or a device
+    (``/dev/zero``) behind a name is refused rather than waited on or read forever.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def load_scenario(name_or_path: str) -> Scenario:

@@ -15,6 +15,7 @@ with the reason shown.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -137,10 +138,19 @@ def image(podman: Podman, tmp_path_factory: pytest.TempPathFactory) -> str:
 def container(podman: Podman, image: str) -> Iterator[Container]:
     """Run the image as users do, only moving it to free ports: the image's own defaults
     (bind 0.0.0.0, store in /data) are what is under test."""
+    with _run(podman, image) as box:
+        yield box
+
+
+@contextlib.contextmanager
+def _run(podman: Podman, image: str, *options: str) -> Iterator[Container]:
+    """Run the image (with extra ``podman run`` options) until it is healthy; removed afterwards."""
     port, http_port = _free_ports(2)
     box = Container(name=f"fakejs-test-{uuid.uuid4().hex[:12]}", port=port, http_port=http_port)
     try:
-        podman.run("run", "-d", "--name", box.name, "--network=host", image, "-p", str(port), "-m", str(http_port))
+        podman.run(
+            "run", "-d", "--name", box.name, "--network=host", *options, image, "-p", str(port), "-m", str(http_port)
+        )  # fmt: skip
         deadline = time.monotonic() + READY_TIMEOUT
         while True:
             try:
@@ -196,6 +206,23 @@ def test_stop_sends_sigterm_and_exits_promptly(podman: Podman, container: Contai
     assert elapsed < 5, f"stop took {elapsed:.1f}s: SIGTERM was not handled"
     assert state["ExitCode"] == 0, state
     assert 'Trapped "terminated" signal' in logs and "Server Exiting.." in logs, logs
+    assert "Traceback" not in logs, logs
+
+
+def test_mounted_scenarios_start_by_file_name(podman: Podman, image: str, tmp_path: Path) -> None:
+    """The image names /scenarios as a scenario directory: a control request starts a mounted file by name."""
+    scenario = tmp_path / "orders.toml"
+    scenario.write_text('name = "orders"\n')
+    tmp_path.chmod(0o755)
+    scenario.chmod(0o644)  # readable by the image's unprivileged user
+    with _run(podman, image, "-v", f"{tmp_path}:/scenarios:ro") as box:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{box.http_port}/fakejs/scenario/start",
+            data=b'{"name": "orders.toml"}',
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            assert json.loads(response.read())["scenario"] == "orders"
 
 
 def test_shipped_scenarios_are_installed_in_the_image(podman: Podman, image: str) -> None:

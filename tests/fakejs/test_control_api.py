@@ -24,7 +24,10 @@ async def http(server: Server, path: str, body: dict[str, Any] | None = None) ->
     def call() -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(
-            f"{server.http_url}/fakejs/{path}", data=data, method="GET" if body is None else "POST"
+            f"{server.http_url}/fakejs/{path}",
+            data=data,
+            method="GET" if body is None else "POST",
+            headers={} if body is None else {"Content-Type": "application/json"},
         )
         try:
             with urllib.request.urlopen(request, timeout=5) as response:

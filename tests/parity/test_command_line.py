@@ -130,3 +130,25 @@ async def test_port_zero_means_default_port_like_nats_server() -> None:
     assert options.port == 4222
     options = options_from_args(build_parser().parse_args(["-p", "-1"]))
     assert options.port == 0
+
+
+async def test_stop_with_an_idle_http_connection_is_clean(target_kind: str) -> None:
+    """A keep-alive connection left open on the monitoring port does not trouble the shutdown."""
+    process = start(target_kind, "-a", "127.0.0.1", "-p", "-1", "-m", "-1")
+    try:
+        log = await wait_ready(process)
+        monitor = re.search(r"Starting http monitor on 127\.0\.0\.1:(\d+)", log)
+        assert monitor, log
+        reader, writer = await asyncio.open_connection("127.0.0.1", int(monitor.group(1)))
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
+        assert (await reader.readuntil(b'{"status":"ok"}')).startswith(b"HTTP/1.1 200 OK\r\n")
+        rc, rest = await finish(process, signal.SIGTERM)  # the connection is idle, and still open
+        assert rc == 0
+        assert "Server Exiting.." in rest
+        assert "Traceback" not in rest and "CancelledError" not in rest, rest
+        assert await reader.read() == b""  # the server closed it
+        writer.close()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

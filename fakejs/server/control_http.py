@@ -1,0 +1,59 @@
+"""The control API over HTTP (``/fakejs/...`` on the monitoring port).
+
+The operations are :mod:`fakejs.testkit.control_api`'s; this module adds
+what HTTP needs so that only the intended callers reach them:
+
+* credentials (:class:`~fakejs.testkit.access.ControlAccess`): a guarded
+  server answers ``401`` with ``WWW-Authenticate`` to a request without them;
+* reads (``state``, ``clock``, ``faults``) by ``GET``, everything else by
+  ``POST`` only, with ``Content-Type: application/json`` (``415`` otherwise).
+  A web page can make a browser send a cross-origin ``text/plain`` or form
+  POST without asking first; it cannot send ``application/json`` without a
+  CORS preflight, which is not honoured (``OPTIONS`` gets ``405``), and no
+  reply carries ``Access-Control-Allow-Origin``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fakejs.server.http import Reply, Request
+from fakejs.testkit import control_api
+from fakejs.testkit.access import ControlAccess
+from fakejs.testkit.control import Controller
+
+JSON = "application/json"
+PREFIX = "/fakejs"
+
+
+def is_control_path(path: str) -> bool:
+    return path == PREFIX or path.startswith(PREFIX + "/")
+
+
+def answer(controller: Controller, access: ControlAccess, request: Request, path: str) -> Reply:
+    """Check and run one control request; ``path`` is the target without its query."""
+    tokens = [t.lower() for t in path.split("/")[2:] if t]
+    if not access.allows_http(request.header("authorization")):
+        return _json(401, {"error": control_api.DENIED}, *access.challenges())
+    read = tuple(tokens) in control_api.READS
+    allowed = "GET, HEAD, POST" if read else "POST"
+    if request.method not in allowed.split(", "):
+        return _json(
+            405, {"error": f"use {allowed.replace(', ', ' or ')} for /fakejs/{'/'.join(tokens)}"}, ("Allow", allowed)
+        )
+    if request.method == "POST" and not _is_json(request.header("content-type")):
+        return _json(415, {"error": "control requests must be sent with Content-Type: application/json"})
+    body = request.body if request.method == "POST" else b""
+    status, doc = control_api.handle(controller, tokens, body)
+    return _json(status, doc)
+
+
+def _is_json(content_type: str) -> bool:
+    return content_type.split(";", 1)[0].strip().lower() == JSON
+
+
+def _json(status: int, doc: Any, *headers: tuple[str, str]) -> Reply:
+    body = (json.dumps(doc, indent=2) + "\n").encode()
+    # Replies hold server state and secrets' effects: no cache keeps a copy.
+    return Reply(status, body, [("Cache-Control", "no-store"), ("Content-Type", JSON), *headers])
