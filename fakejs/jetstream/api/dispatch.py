@@ -84,16 +84,21 @@ class JetStreamApi:
         route = self.table.find(subject)
         if route is None or route.served_by != "api":
             return True  # swallowed, like the system account's import does
-        request = Request(subject, reply, hdr, payload)
+        with self.js.answering():
+            self._answer(route, Request(subject, reply, hdr, payload))
+        return True
+
+    def _answer(self, route: Route, request: Request) -> None:
+        """Call the route's handler and reply with what it returns or the error it raises."""
         try:
-            if self._fault_ignores(subject):
-                return True
+            if self._fault_ignores(request.subject):
+                return
             if route.level_first:
                 request.check_level()
             body = route.call(self.js, request)
         except ApiError as error:
             self._reply(request, _error_doc(route, error), error=True)
-            return True
+            return
         except Exception as exc:
             # A fakejs bug: answer, so the client sees it at once instead of timing out, then
             # let it through to the router, which records it on the server (failing the test).
@@ -104,9 +109,9 @@ class JetStreamApi:
         if isinstance(body, Uncounted):
             if request.reply:
                 self.js.reply(request.reply, encode({"type": route.response, **body.fields}))
-            return True
+            return
         self._reply(request, {"type": route.response, **body}, error=False)
-        return True
+        return
 
     def _fault_ignores(self, subject: str) -> bool:
         """An injected fault may drop the request or fail it (raising the error it names)."""

@@ -297,7 +297,7 @@ class Consumer:
         self.push.arm_heartbeat()
         self.touch()
         self.pause_timer.arm()
-        self.kick()
+        self.js.after_answer(self.kick)  # the create reply goes out before the first delivery
 
     def delete(self, reason: str = "") -> None:
         """Stop for good: waiting pulls learn "409 Consumer Deleted"."""

@@ -135,7 +135,7 @@ class ConsumerAdmin:
             consumer.set_inactive_threshold()
             consumer.touch()
         self.persistence.consumer_updated(consumer.stream, consumer)
-        consumer.kick()
+        consumer.js.after_answer(consumer.kick)  # the update reply goes out before what it lets through
 
     @staticmethod
     def unpin(consumer: Consumer, group: str) -> None:

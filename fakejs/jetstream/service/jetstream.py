@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.options import API_LEVEL
@@ -72,6 +73,8 @@ class JetStream:
         self.consumer_admin = ConsumerAdmin(self.router, self.clock, broker.random, self.persistence)
         self.api_total = 0
         self.api_errors = 0
+        self._answering = 0  # API requests being handled and answered (nested ones included)
+        self._after_answer: list[Callable[[], None]] = []
         self._attachments: list[Attachment] = []
         self._asset_handlers: dict[str, AssetHandler] = {}
         # nats-server's defaults: 75% of the machine's memory and of the store's free disk.
@@ -108,6 +111,33 @@ class JetStream:
         self.api_total += 1
         if error:
             self.api_errors += 1
+
+    # -- answers first -----------------------------------------------------------------
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """Handle and answer an API request; what it sets in motion waits until the answer is out.
+
+        nats-server writes a consumer create or update reply before anything
+        the consumer sends: clients match the reply to their request and may
+        drop deliveries that arrive ahead of it.
+        """
+        self._answering += 1
+        try:
+            yield
+        finally:
+            self._answering -= 1
+            if not self._answering:
+                waiting, self._after_answer = self._after_answer, []
+                for action in waiting:
+                    action()
+
+    def after_answer(self, action: Callable[[], None]) -> None:
+        """Run ``action`` once the API request being handled is answered (now, outside of one)."""
+        if self._answering:
+            self._after_answer.append(action)
+        else:
+            action()
 
     # -- lifecycle -------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ through :class:`StreamConsumer`; it imports neither.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from fakejs.core.clock import Clock
@@ -98,6 +98,8 @@ class StreamHost(DirectHost, Protocol):
     def consumer_updated(self, stream: Stream, consumer: StreamConsumer) -> None: ...
 
     def asset_request(self, kind: str, *args: Any) -> None: ...
+
+    def after_answer(self, action: Callable[[], None]) -> None: ...
 
 
 class Stream:
