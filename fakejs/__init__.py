@@ -16,13 +16,47 @@ and from synchronous code::
 
 The package face only re-exports the public names; it may import every
 layer, and nothing inside fakejs imports it (see "How fakejs is built" in
-the README for the layers and what each may import).
+the README for the layers and what each may import).  The names are
+imported on first use: ``python -m fakejs`` and ``import fakejs.cli`` pass
+through this module, and a server started from the command line should not
+pay for what it does not run.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from fakejs._version import __version__
-from fakejs.core.clock import SystemClock
-from fakejs.core.options import ServerOptions
-from fakejs.server import Server, ThreadedServer
-from fakejs.testkit.clock import ManualClock
+
+if TYPE_CHECKING:
+    from fakejs.core.clock import SystemClock
+    from fakejs.core.options import ServerOptions
+    from fakejs.server.server import Server
+    from fakejs.server.threaded import ThreadedServer
+    from fakejs.testkit.clock import ManualClock
+
+# public name -> the module that defines it
+_LAZY = {
+    "ManualClock": "fakejs.testkit.clock",
+    "Server": "fakejs.server.server",
+    "ServerOptions": "fakejs.core.options",
+    "SystemClock": "fakejs.core.clock",
+    "ThreadedServer": "fakejs.server.threaded",
+}
 
 __all__ = ["ManualClock", "Server", "ServerOptions", "SystemClock", "ThreadedServer", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name the first time it is asked for (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fakejs' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
