@@ -24,8 +24,6 @@ from fakejs.core.clock import Clock
 from fakejs.core.log import configure, get_logger
 from fakejs.core.options import DEFAULT_PORT, NATS_VERSION, ServerOptions
 from fakejs.server.server import Server
-from fakejs.testkit.clock import ManualClock
-from fakejs.testkit.scenarios import ScenarioError, load_scenario
 
 # Where the control token may come from instead of the command line (which `ps` shows everyone).
 CONTROL_TOKEN_VARIABLE = "FAKEJS_CONTROL_TOKEN"
@@ -250,8 +248,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(exc))
     if args.autojump is not None and args.clock != "manual":
         parser.error("--autojump needs --clock manual")
-    clock = ManualClock(autojump_threshold=args.autojump) if args.clock == "manual" else None
+    clock: Clock | None = None
+    if args.clock == "manual":
+        from fakejs.testkit.clock import ManualClock
+
+        clock = ManualClock(autojump_threshold=args.autojump)
     if args.scenario:
+        # Only a server started with a scenario pays for reading one (tomllib and the fault rules).
+        from fakejs.testkit.scenarios import ScenarioError, load_scenario
+
         try:
             load_scenario(args.scenario)  # refuse a broken file before listening
         except ScenarioError as exc:

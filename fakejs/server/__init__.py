@@ -6,10 +6,29 @@ port for monitoring and the control API), ``server`` (the public
 its own thread).  The only package that touches sockets.  May import every
 layer below it (:mod:`fakejs.testkit`, :mod:`fakejs.monitoring`,
 :mod:`fakejs.jetstream`, :mod:`fakejs.core`, :mod:`fakejs.protocol`,
-:mod:`fakejs.gocompat`).
+:mod:`fakejs.gocompat`).  The two public names are imported on first use:
+the command line runs a :class:`Server` and has no use for the thread handle.
 """
 
-from fakejs.server.server import Server
-from fakejs.server.threaded import ThreadedServer
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fakejs.server.server import Server
+    from fakejs.server.threaded import ThreadedServer
+
+_LAZY = {"Server": "fakejs.server.server", "ThreadedServer": "fakejs.server.threaded"}
 
 __all__ = ["Server", "ThreadedServer"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name the first time it is asked for (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fakejs.server' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

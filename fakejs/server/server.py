@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
 from fakejs.core.broker import Broker
@@ -24,19 +24,19 @@ from fakejs.core.clientio import SERVER_SHUTDOWN
 from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.failures import ServerError
 from fakejs.core.options import NATS_VERSION, ServerOptions
-from fakejs.jetstream import JetStream
-from fakejs.monitoring import endpoints as monitor
 from fakejs.monitoring.records import ClosedConnections
 from fakejs.protocol import writer as wire
-from fakejs.server import control_http
 from fakejs.server.connection import Connection
-from fakejs.server.http import TEXT, HttpPort, Reply, Request
 from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.clock import ManualClock
-from fakejs.testkit.control import Controller
-from fakejs.testkit.control_api import ControlSubjects
 from fakejs.testkit.faults import Faults
 from fakejs.testkit.transcript import Transcript
+
+if TYPE_CHECKING:
+    from fakejs.jetstream import JetStream
+    from fakejs.server.http import HttpPort, Reply, Request
+    from fakejs.testkit.control import Controller
+    from fakejs.testkit.control_subjects import ControlSubjects
 
 __all__ = ["Server"]
 
@@ -89,11 +89,25 @@ class Server:
         self.http_requests: dict[str, int] = {}
         self._kept_store: str | None = None  # JetStream store directory carried over a restart
         self.transcripts: dict[int, Transcript] = {}
-        self.control = Controller(self)
+        self._control: Controller | None = None
+        # What the controller wires into the faults, wired before it exists: a fault installed
+        # straight on ``server.faults`` runs its action through the controller, made on demand.
+        self.faults.run_action = lambda action, args, context: self.control.run(action, args, context)
+        self.faults.soon = lambda callback, *args: self.loop.call_soon(callback, *args)
+        self.faults.record_error = self.broker.record_error
         self.control_access = ControlAccess(options)
         self.finished = asyncio.Event()  # set when lame duck mode has shut the server down
         self.activity = 0  # reads from clients; an idle server lets an autojump clock move
         self._autojump: asyncio.Task[None] | None = None
+
+    @property
+    def control(self) -> Controller:
+        """The controller (clock, faults, actions, scenarios, reset), made the first time it is asked for."""
+        if self._control is None:
+            from fakejs.testkit.control import Controller
+
+            self._control = Controller(self)
+        return self._control
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -165,7 +179,9 @@ class Server:
         if options.jetstream:
             self._start_jetstream()
         if options.control:
-            self._control_subjects = ControlSubjects(self.control)
+            from fakejs.testkit.control_subjects import ControlSubjects
+
+            self._control_subjects = ControlSubjects(lambda: self.control, self.broker)
         self._listener = await self._loop.create_server(
             lambda: Connection(self),
             options.host or "0.0.0.0",
@@ -178,6 +194,8 @@ class Server:
         self.accepting = True
         if options.http_port is not None:
             http_host = options.http_host or options.host or "0.0.0.0"
+            from fakejs.server.http import HttpPort
+
             self._http = HttpPort(self._http_response, self.broker.record_error)
             await self._http.start(http_host, options.http_port, backlog=system_backlog())
             log.info("Starting http monitor on %s:%d", http_host, self.http_port)
@@ -189,6 +207,8 @@ class Server:
 
     def _start_jetstream(self) -> None:
         """JetStream for the global account (on the store kept over a restart, if any)."""
+        from fakejs.jetstream import JetStream
+
         store_dir = self._kept_store if self._kept_store is not None else self.options.store_dir
         # A store fakejs made itself (no store_dir given) is removed when the server stops for good.
         account = self.broker.accounts.default
@@ -346,6 +366,10 @@ class Server:
 
     def _http_response(self, request: Request) -> Reply:
         """The control API under ``/fakejs/``; monitoring documents for the rest."""
+        from fakejs.monitoring import endpoints as monitor
+        from fakejs.server import control_http
+        from fakejs.server.http import TEXT, Reply
+
         path = request.target.split("?", 1)[0].rstrip("/")
         if self.options.control and control_http.is_control_path(path):
             return control_http.answer(self.control, self.control_access, request, path)

@@ -23,6 +23,7 @@ HTTP 500 when the operation itself failed, which is also recorded on the
 server so the test fails).  Every request gets a reply; a malformed one
 (not JSON, not an object, wrong types) is a 400 and leaves no trace in the log.
 
+The ``$FAKEJS.>`` subscription is :mod:`fakejs.testkit.control_subjects`.
 Who may call it is decided by :mod:`fakejs.testkit.access`.  A scenario is
 started by name only (``{"name": ...}``, see
 :func:`fakejs.testkit.scenarios.find_named`) or from TOML text: a request
@@ -34,12 +35,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.control import ControlError, Controller
 from fakejs.testkit.faults import Fault, FaultError
 from fakejs.testkit.scenarios import ScenarioError
 
-PREFIX = "$FAKEJS"
 DENIED = "the control API needs credentials: the control token, or the server's user and password or token"
 # Operations that only read: the ones HTTP serves to a GET (everything else needs a POST).
 READS = frozenset({("state",), ("clock",), ("faults",)})
@@ -113,34 +112,3 @@ def _result(value: Any) -> Any:
     if isinstance(value, Fault):
         return value.describe()
     return value
-
-
-class ControlSubjects:
-    """Serves ``$FAKEJS.>`` requests through an internal subscription.
-
-    The subscription lives in the default account, where every client of a
-    server without accounts is; :meth:`ControlAccess.allows_nats` decides
-    per request whether its publisher may use it.
-    """
-
-    def __init__(self, controller: Controller) -> None:
-        self.controller = controller
-        broker = controller.server.broker
-        self.access = ControlAccess(broker.options)
-        self.router = broker.accounts.default.router
-        self._sub = self.router.subscribe_internal(PREFIX + ".>", self._on_request)
-
-    def _on_request(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
-        tokens = subject.split(".")[1:]
-        if tokens[:1] == ["INBOX"]:
-            return False  # the controller's own reply inboxes
-        if self.access.allows_nats(origin):
-            _, doc = handle(self.controller, [t.lower() for t in tokens], payload)
-        else:
-            doc = {"error": DENIED}
-        if reply:
-            self.router.publish(reply, "", None, json.dumps(doc).encode(), None)
-        return True
-
-    def close(self) -> None:
-        self.router.unsubscribe(self._sub)
