@@ -7,6 +7,9 @@ the handler's fields or ``error`` plus the fields nats-server always
 includes for that response type.  It counts API calls and errors for
 ``$JS.API.INFO`` and emits the audit advisory.  Requests a consumer hands
 over (see :data:`~fakejs.jetstream.api.routes.ROUTES`) are answered here too.
+The route table, and with it every handler and the domain they call, is
+imported by the first request: a server that starts with JetStream but
+serves no ``$JS.API`` request never pays for it.
 
 nats-server imports every ``$JS.API.>`` request into its system account,
 where an unknown subject is dropped without a reply -- except Direct Get
@@ -18,18 +21,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakejs.core.router import Subscription
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream import advisories
-from fakejs.jetstream.api.request import Request
-from fakejs.jetstream.api.routes import ROUTES
-from fakejs.jetstream.api.table import Route, RouteTable, Uncounted
-from fakejs.jetstream.consumer.consumer import Consumer
-from fakejs.jetstream.errors import API_FAILURES, ApiError, api_error
 from fakejs.jetstream.service import JetStream
+
+if TYPE_CHECKING:
+    from fakejs.jetstream.api.request import Request
+    from fakejs.jetstream.api.table import Route, RouteTable
+    from fakejs.jetstream.consumer.consumer import Consumer
+    from fakejs.jetstream.errors import ApiError
 
 # nats-server's ``jsDirectGetPre`` and ``jsRequestNextPre``: its API import lets these
 # through to the stream's or consumer's own subscription.
@@ -61,13 +65,27 @@ def _error_doc(route: Route, error: ApiError) -> dict[str, Any]:
 class JetStreamApi:
     """Answers an account's ``$JS.API`` requests from a route table."""
 
-    def __init__(self, js: JetStream, table: RouteTable = ROUTES) -> None:
+    def __init__(self, js: JetStream, table: RouteTable | None = None) -> None:
         self.js = js
-        self.table = table
+        self._table = table
         self._subscription: Subscription | None = None
-        for route in table.routes:
-            if route.asset_request:
-                js.serve_asset(route.asset_request, self._asset_answer(route))
+        self._assets_served = False
+        js.serve_assets_later(lambda: self.table)
+
+    @property
+    def table(self) -> RouteTable:
+        """The route table (:data:`~fakejs.jetstream.api.routes.ROUTES` unless given), its asset answers registered."""
+        table = self._table
+        if table is None:
+            from fakejs.jetstream.api.routes import ROUTES
+
+            table = self._table = ROUTES
+        if not self._assets_served:
+            self._assets_served = True
+            for route in table.routes:
+                if route.asset_request:
+                    self.js.serve_asset(route.asset_request, self._asset_answer(route))
+        return table
 
     def start(self) -> None:
         self._subscription = self.js.router.subscribe_internal("$JS.API.>", self.dispatch)
@@ -84,12 +102,17 @@ class JetStreamApi:
         route = self.table.find(subject)
         if route is None or route.served_by != "api":
             return True  # swallowed, like the system account's import does
+        from fakejs.jetstream.api.request import Request
+
         with self.js.answering():
             self._answer(route, Request(subject, reply, hdr, payload))
         return True
 
     def _answer(self, route: Route, request: Request) -> None:
         """Call the route's handler and reply with what it returns or the error it raises."""
+        from fakejs.jetstream.api.table import Uncounted
+        from fakejs.jetstream.errors import ApiError
+
         try:
             if self._fault_ignores(request.subject):
                 return
@@ -123,6 +146,8 @@ class JetStreamApi:
             return False
         if hit.change == "ignore":
             return True
+        from fakejs.jetstream.errors import API_FAILURES, api_error
+
         raise api_error(API_FAILURES[hit.args.get("error", "unavailable")])
 
     def _reply(self, request: Request, doc: dict[str, Any], error: bool) -> None:
@@ -156,6 +181,8 @@ class JetStreamApi:
 
     def _asset_answer(self, route: Route) -> Callable[[Consumer, str, bytes | None, bytes], None]:
         """The answer to a request a consumer hands over: not counted, sent with an empty reply-to."""
+        from fakejs.jetstream.api.request import Request
+        from fakejs.jetstream.errors import ApiError
 
         def answer(consumer: Consumer, reply: str, hdr: bytes | None, payload: bytes) -> None:
             if not reply:

@@ -6,34 +6,36 @@ replies and advisories are published as internal messages.  The
 ``$JS.API`` front end is not part of it: it attaches from above
 (:meth:`JetStream.attach`) and answers the requests streams and consumers
 serve themselves through the handlers it registers (:meth:`JetStream.serve_asset`).
+
+A server started with JetStream makes one at start, but the rules, the
+consumer machinery and the message store are imported when the first
+stream is created or recovered: a test process that starts a server per
+test pays for them only in the tests that use them.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.options import API_LEVEL
 from fakejs.core.router import EMPTY_REPLY
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
-from fakejs.jetstream.config import consumer_rules, stream_rules
-from fakejs.jetstream.config.consumer import ConsumerConfig
-from fakejs.jetstream.config.stream import StreamConfig, copy_static_metadata, set_static_metadata
-from fakejs.jetstream.consumer.consumer import Consumer
-from fakejs.jetstream.errors import api_error
-from fakejs.jetstream.service.consumers import ConsumerAdmin
 from fakejs.jetstream.service.persistence import Persistence
-from fakejs.jetstream.storage.store import MessageStore
-from fakejs.jetstream.stream.stream import Stream, StreamConsumer
 
 if TYPE_CHECKING:
     from fakejs.core.accounts import Account
     from fakejs.core.broker import Broker
+    from fakejs.jetstream.config.consumer import ConsumerConfig
+    from fakejs.jetstream.config.stream import StreamConfig
+    from fakejs.jetstream.consumer.consumer import Consumer
+    from fakejs.jetstream.errors import ApiError
+    from fakejs.jetstream.service.consumers import ConsumerAdmin
+    from fakejs.jetstream.stream.stream import Stream, StreamConsumer
 
 AssetHandler = Callable[..., None]
 
@@ -44,6 +46,19 @@ class Attachment(Protocol):
     def start(self) -> None: ...
 
     def stop(self) -> None: ...
+
+
+def api_error(name: str, **fields: Any) -> ApiError:
+    """:func:`fakejs.jetstream.errors.api_error`, its table imported by the first error."""
+    from fakejs.jetstream.errors import api_error as make
+
+    return make(name, **fields)
+
+
+def _free_disk(path: str) -> int:
+    """Bytes free for an unprivileged user on ``path``'s filesystem (``shutil.disk_usage(path).free``)."""
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
 
 
 def _system_memory() -> int:
@@ -66,20 +81,31 @@ class JetStream:
         self.log = broker.log
         # A store directory fakejs made itself is removed on stop (unless kept for a restart).
         self.owns_store = not store_dir if own_store is None else own_store
-        self.store_dir = store_dir or tempfile.mkdtemp(prefix="fakejs-store-")
+        if not store_dir:
+            import tempfile
+
+            store_dir = tempfile.mkdtemp(prefix="fakejs-store-")
+        self.store_dir = store_dir
         os.makedirs(self.store_dir, exist_ok=True)  # nats-server creates a missing store directory
         self.streams: dict[str, Stream] = {}
         self.persistence = Persistence(self.store_dir, self.log)
-        self.consumer_admin = ConsumerAdmin(self.router, self.clock, broker.random, self.persistence)
         self.api_total = 0
         self.api_errors = 0
         self._answering = 0  # API requests being handled and answered (nested ones included)
         self._after_answer: list[Callable[[], None]] = []
         self._attachments: list[Attachment] = []
         self._asset_handlers: dict[str, AssetHandler] = {}
+        self._asset_registrars: list[Callable[[], object]] = []
         # nats-server's defaults: 75% of the machine's memory and of the store's free disk.
         self.max_memory = int(_system_memory() * 0.75)
-        self.max_storage = int(shutil.disk_usage(self.store_dir).free * 0.75)
+        self.max_storage = int(_free_disk(self.store_dir) * 0.75)
+
+    @cached_property
+    def consumer_admin(self) -> ConsumerAdmin:
+        """The consumer rules, made (and imported) when the first consumer is created or recovered."""
+        from fakejs.jetstream.service.consumers import ConsumerAdmin
+
+        return ConsumerAdmin(self.router, self.clock, self.broker.random, self.persistence)
 
     def nuid(self) -> str:
         """A fresh NUID from the server's seeded generator."""
@@ -102,9 +128,19 @@ class JetStream:
         """Register the answer to a request a stream or consumer serves on its own subscription."""
         self._asset_handlers[kind] = handler
 
+    def serve_assets_later(self, register: Callable[[], object]) -> None:
+        """A front end whose :meth:`serve_asset` calls wait until a stream or consumer first hands a request over."""
+        self._asset_registrars.append(register)
+
     def asset_request(self, kind: str, *args: Any) -> None:
         """A stream or consumer hands over a request it received (``consumer.reset``...)."""
-        self._asset_handlers[kind](*args)
+        handler = self._asset_handlers.get(kind)
+        if handler is None:
+            registrars, self._asset_registrars = self._asset_registrars, []
+            for register in registrars:
+                register()
+            handler = self._asset_handlers[kind]
+        handler(*args)
 
     def record_api_call(self, error: bool) -> None:
         """Count a ``$JS.API`` call for ``$JS.API.INFO`` and the monitoring endpoints."""
@@ -162,6 +198,8 @@ class JetStream:
         self.persistence.close()
         self.streams.clear()
         if self.owns_store and not keep_store:
+            import shutil
+
             shutil.rmtree(self.store_dir, ignore_errors=True)
 
     def reply(self, subject: str, payload: bytes, hdr: bytes | None = None, empty_reply: bool = False) -> None:
@@ -239,6 +277,9 @@ class JetStream:
 
     def add_stream(self, config: StreamConfig, pedantic: bool) -> Stream:
         """``STREAM.CREATE``: a new stream, or the existing one when its config is the same."""
+        from fakejs.jetstream.config import stream_rules
+        from fakejs.jetstream.config.stream import copy_static_metadata
+
         checked = stream_rules.check_create(config, pedantic)
         existing = self.streams.get(checked["name"])
         if existing is not None:
@@ -257,6 +298,9 @@ class JetStream:
 
     def update_stream(self, name: str, config: StreamConfig, pedantic: bool) -> Stream:
         """``STREAM.UPDATE`` with a checked config: what may change, within resources and consumer limits."""
+        from fakejs.jetstream.config import consumer_rules, stream_rules
+        from fakejs.jetstream.config.stream import set_static_metadata
+
         stream = self.lookup(name)
         set_static_metadata(config)
         checked = stream_rules.check_update(stream.config, config, pedantic)
@@ -283,6 +327,9 @@ class JetStream:
         self.persistence.stream_deleted(stream)
 
     def _create_stream(self, config: StreamConfig) -> Stream:
+        from fakejs.jetstream.storage.store import MessageStore
+        from fakejs.jetstream.stream.stream import Stream
+
         created = self.clock.time_ns()
         stream = Stream(self, config, created, MessageStore(config["storage"], config["first_seq"]))
         self.persistence.stream_created(stream)

@@ -3,7 +3,8 @@
 File-backed streams keep their config, their messages and their consumers
 (config and state) on disk, in step with every change; on start they are
 read back, streams first, then each stream's consumers.  Memory streams
-leave nothing here.
+leave nothing here.  The storage and stream modules are imported by the
+first file-backed stream (created or found on start), not before.
 """
 
 from __future__ import annotations
@@ -11,14 +12,13 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from fakejs.jetstream.config import consumer as consumerconfig
-from fakejs.jetstream.config import stream as streamconfig
-from fakejs.jetstream.consumer.consumer import Consumer
-from fakejs.jetstream.storage.consumer_state import ConsumerJournal
-from fakejs.jetstream.storage.files import StreamFiles, streams_dir
-from fakejs.jetstream.storage.store import MessageStore
-from fakejs.jetstream.stream.stream import Stream, StreamConsumer, StreamHost
+if TYPE_CHECKING:
+    from fakejs.jetstream.consumer.consumer import Consumer
+    from fakejs.jetstream.storage.consumer_state import ConsumerJournal
+    from fakejs.jetstream.storage.files import StreamFiles
+    from fakejs.jetstream.stream.stream import Stream, StreamConsumer, StreamHost
 
 
 class Persistence:
@@ -35,6 +35,8 @@ class Persistence:
         config = stream.config
         if config["storage"] != "file":
             return
+        from fakejs.jetstream.storage.files import StreamFiles, streams_dir
+
         files = StreamFiles(os.path.join(streams_dir(self.store_dir), config["name"]))
         files.write_meta(config, stream.created_ns)
         files.open(stream.store)
@@ -59,6 +61,8 @@ class Persistence:
         files = self.files.get(stream.name)
         if files is None:
             return
+        from fakejs.jetstream.config import consumer as consumerconfig
+
         journal = files.consumer_journal(consumer.name, consumer.state)
         journal.open()
         self.journals[(stream.name, consumer.name)] = journal
@@ -67,6 +71,8 @@ class Persistence:
     def consumer_updated(self, stream: Stream, consumer: StreamConsumer) -> None:
         files = self.files.get(stream.name)
         if files is not None and (stream.name, consumer.name) in self.journals:
+            from fakejs.jetstream.config import consumer as consumerconfig
+
             files.write_consumer_meta(consumer.name, consumerconfig.to_storable(consumer.config), consumer.created_ns)
 
     def consumer_removed(self, stream: Stream, consumer: StreamConsumer) -> None:
@@ -95,6 +101,8 @@ class Persistence:
 
     def recover(self, host: StreamHost) -> Iterator[Stream]:
         """Each file-backed stream found in the store directory, one at a time (consumers not yet)."""
+        from fakejs.jetstream.storage.files import streams_dir
+
         root = streams_dir(self.store_dir)
         if not os.path.isdir(root):
             return
@@ -104,6 +112,11 @@ class Persistence:
                 yield stream
 
     def _recover_stream(self, host: StreamHost, directory: str) -> Stream | None:
+        from fakejs.jetstream.config import stream as streamconfig
+        from fakejs.jetstream.storage.files import StreamFiles
+        from fakejs.jetstream.storage.store import MessageStore
+        from fakejs.jetstream.stream.stream import Stream
+
         files = StreamFiles(directory)
         try:
             meta = files.read_meta()
@@ -121,6 +134,9 @@ class Persistence:
 
     def recover_consumers(self, stream: Stream) -> None:
         """Start the stream's consumers where their journals left off."""
+        from fakejs.jetstream.config import consumer as consumerconfig
+        from fakejs.jetstream.consumer.consumer import Consumer
+
         files = self.files[stream.name]
         for name, meta in files.consumer_metas():
             config = consumerconfig.from_storable(meta["config"])
