@@ -87,6 +87,12 @@ class JetStreamApi:
                     self.js.serve_asset(route.asset_request, self._asset_answer(route))
         return table
 
+    @table.setter
+    def table(self, table: RouteTable) -> None:
+        """Answer from another table; requests handed over keep the answers of the first one."""
+        _ = self.table
+        self._table = table
+
     def start(self) -> None:
         self._subscription = self.js.router.subscribe_internal("$JS.API.>", self.dispatch)
 
