@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fakejs.core.subjects import matches
+from fakejs.jetstream.storage.cursor import MatchCursor
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
-from fakejs.jetstream.storage.subject_index import SubjectIndex
+from fakejs.jetstream.storage.subject_index import SubjectIndex, filter_matcher
 
 TOKENS = ("a", "b", "c")
 subjects = st.lists(st.sampled_from(TOKENS), min_size=1, max_size=3).map(".".join)
@@ -94,11 +95,15 @@ def test_every_query_matches_a_brute_force_scan(ops: list[tuple[object, ...]], f
 @settings(max_examples=300, deadline=None)
 @given(st.data(), filter_sets)
 def test_a_cursor_follows_a_changing_store(data: st.DataObject, filters: list[str]) -> None:
-    """A consumer's walk: mostly forward, sometimes back, with the store changing between steps."""
+    """A consumer's walk: mostly forward, sometimes back, with the store changing between steps.
+
+    The budget decides when the cursor leaves its step-by-step scan for the
+    heap (0: the heap from the start), so both ways and the switch are covered.
+    """
     store = MessageStore()
     for op in data.draw(st.lists(operations, max_size=20)):
         apply(store, op)
-    cursor = store.cursor(filters)
+    cursor = MatchCursor(store, filters, dense_budget=data.draw(st.sampled_from((0, 1, 3, 64))))
     position = 0
     for _ in range(data.draw(st.integers(1, 30))):
         for op in data.draw(st.lists(operations, max_size=3)):
@@ -144,3 +149,17 @@ def test_deep_and_wide_subjects_walk_only_matching_branches() -> None:
     assert index.first_from(["many.*.y"], 1100) == 1100
     assert len(dict(index.match("d.>"))) == 1
     assert index.last_of("many.>") == 1199
+
+
+odd_tokens = st.sampled_from(("a", "b", "", "*", ">", "a+b", "(", "\\"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(odd_tokens, min_size=1, max_size=3).map(".".join), max_size=3),
+    st.lists(odd_tokens, min_size=1, max_size=4).map(".".join),
+)
+def test_the_compiled_filter_matcher_agrees_with_matches(filters: list[str], subject: str) -> None:
+    """Empty tokens, literal wildcard tokens and regex characters in subjects are compared as matches() does."""
+    filters = [f for f in filters if ">" not in f.split(".")[:-1]]  # ">" only last, as filters are validated
+    assert (filter_matcher(filters)(subject) is not None) == any(matches(f, subject) for f in filters)

@@ -23,7 +23,12 @@ cursor.  Going back a little (a delivery put back) is a short scan; going
 back further rebuilds the heap (O(s log m)).
 
 Building costs O(t + visited + s log m) (see
-:class:`~fakejs.jetstream.storage.subject_index.SubjectIndex`).
+:class:`~fakejs.jetstream.storage.subject_index.SubjectIndex`), so a cursor
+starts without a heap, as nats-server does when a filter covers most of a
+stream: it steps through the messages from ``start``, testing each subject
+(once per subject, then from a dict) — O(1) per delivered message while
+most messages match.  The first time a step meets ``dense_budget``
+messages it cannot use, the cursor builds its heap and stays with it.
 """
 
 from __future__ import annotations
@@ -31,12 +36,14 @@ from __future__ import annotations
 import heapq
 from typing import Protocol
 
-from fakejs.core.subjects import has_wildcard, matches
+from fakejs.core.subjects import has_wildcard
 from fakejs.jetstream.storage.message import StoredMessage
-from fakejs.jetstream.storage.subject_index import SubjectIndex
+from fakejs.jetstream.storage.subject_index import SubjectIndex, filter_matcher
 
 # How far back a cursor may be asked before it rebuilds rather than scans.
 BACK_SCAN = 64
+# Messages a scan from ``start`` may pass over before the cursor builds its heap.
+DENSE_BUDGET = 64
 
 
 class CursorStore(Protocol):
@@ -56,14 +63,29 @@ class CursorStore(Protocol):
 class MatchCursor:
     """The next message matching a fixed set of filters, for a ``start`` that mostly moves forward."""
 
-    __slots__ = ("_heap", "_horizon", "_live", "_matched", "_pos", "_simple", "filters", "store")
+    __slots__ = (
+        "_budget",
+        "_filter_list",
+        "_heap",
+        "_horizon",
+        "_live",
+        "_matched",
+        "_matcher",
+        "_pos",
+        "_simple",
+        "filters",
+        "store",
+    )
 
-    def __init__(self, store: CursorStore, filters: list[str]) -> None:
+    def __init__(self, store: CursorStore, filters: list[str], dense_budget: int = DENSE_BUDGET) -> None:
         self.store = store
         self.filters = tuple(filters)
+        self._filter_list = list(filters)
+        self._budget = dense_budget  # 0: the heap is built (or to be built)
         self._heap: list[tuple[int, str]] = []
         self._live: set[str] = set()
         self._matched: dict[str, bool] = {}  # scanned subjects: whether they match
+        self._matcher = filter_matcher(filters)
         self._pos = 0
         self._horizon = -1  # not built
         # No filter, ``>`` or one literal subject: the store answers directly (a step or a bisect).
@@ -75,8 +97,12 @@ class MatchCursor:
     def next(self, start: int) -> StoredMessage | None:
         """The first message with ``seq >= start`` matching any filter."""
         if self._simple:
-            return self.store.next_matching(start, list(self.filters))
+            return self.store.next_matching(start, self._filter_list)
         start = max(start, 1)
+        if self._budget:
+            found, start = self._scan_dense(start)
+            if self._budget:
+                return found
         if self._horizon < 0 or start < self._pos - BACK_SCAN:
             self._build(start)
         elif start < self._pos:
@@ -144,6 +170,28 @@ class MatchCursor:
         self._horizon = max(self._horizon, end)
         return found
 
+    def _scan_dense(self, start: int) -> tuple[StoredMessage | None, int]:
+        """Step from ``start`` to the first match; past the budget, give up where the step stopped."""
+        store = self.store
+        matched = self._matched
+        last = store.last_seq
+        budget = self._budget
+        seq = start
+        while seq <= last:
+            msg = store.get(seq)
+            if msg is not None:
+                known = matched.get(msg.subject)
+                if known is None:
+                    known = self._matches(msg.subject)
+                if known:
+                    return msg, seq
+            budget -= 1
+            if not budget:
+                self._budget = 0  # too sparse: the heap from here on
+                return None, seq
+            seq += 1
+        return None, seq
+
     def _scan_back(self, start: int) -> StoredMessage | None:
         """A step back (a delivery put back): look at ``[start, pos)`` one message at a time."""
         store = self.store
@@ -156,5 +204,5 @@ class MatchCursor:
     def _matches(self, subject: str) -> bool:
         known = self._matched.get(subject)
         if known is None:
-            known = self._matched[subject] = any(matches(f, subject) for f in self.filters)
+            known = self._matched[subject] = self._matcher(subject) is not None
         return known
