@@ -115,6 +115,7 @@ def test_a_cursor_follows_a_changing_store(data: st.DataObject, filters: list[st
             position = data.draw(st.integers(0, store.last_seq + 2))
         found = cursor.next(position)
         assert found is brute_next(store, position, filters)
+        assert store.next_matching(position, filters) is found  # the store's shared cursors
         if found is not None:
             position = found.seq + 1
 
