@@ -147,7 +147,10 @@ async def wildcard_pull(url: str, subjects: int) -> dict[str, float]:
         await api(
             nc,
             "CONSUMER.CREATE.MANY.C",
-            {"stream_name": "MANY", "config": {"durable_name": "C", "filter_subject": "many.*.x", "ack_policy": "none"}},
+            {
+                "stream_name": "MANY",
+                "config": {"durable_name": "C", "filter_subject": "many.*.x", "ack_policy": "none"},
+            },
         )
         got = 0
         batch_done = asyncio.Event()
@@ -181,12 +184,12 @@ async def big_stream(url: str, messages: int) -> dict[str, float]:
     try:
         await fresh_stream(nc, {"name": "BIG", "subjects": ["big.>"], "allow_direct": True})
         await fill(nc, "BIG", lambda i: f"big.{i % 10}.{i % 1000}", messages, messages)
-        out["info subjects_filter"] = await timed(
-            api(nc, "STREAM.INFO.BIG", {"subjects_filter": "big.3.*"})
-        )
+        out["info subjects_filter"] = await timed(api(nc, "STREAM.INFO.BIG", {"subjects_filter": "big.3.*"}))
         out["direct get last"] = await timed(nc.request(f"{API}.DIRECT.GET.BIG.big.7.407", b"", timeout=60))
         consumer = {"durable_name": "N", "filter_subject": "big.*.517", "ack_policy": "explicit"}
-        out["consumer num_pending"] = await timed(api(nc, "CONSUMER.CREATE.BIG.N", {"stream_name": "BIG", "config": consumer}))
+        out["consumer num_pending"] = await timed(
+            api(nc, "CONSUMER.CREATE.BIG.N", {"stream_name": "BIG", "config": consumer})
+        )
         out["purge by subject"] = await timed(api(nc, "STREAM.PURGE.BIG", {"filter": "big.4.*"}))
         await api(nc, "STREAM.DELETE.BIG")
         return out
