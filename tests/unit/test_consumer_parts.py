@@ -150,7 +150,7 @@ def test_next_new_walks_the_filter_and_put_back_undoes_the_last_pick() -> None:
 def test_last_per_subject_walks_the_last_of_each_subject_then_resumes() -> None:
     store = store_with("a", "b", "a", "c")
     position = started(store, deliver_policy="last_per_subject")
-    assert position.lss == [2, 3, 4] and position.sseq == 2 and position.npc == 3
+    assert position.lss == [4, 3, 2] and position.sseq == 2 and position.npc == 3
     picked = [position.next_new(store, []) for _ in range(3)]
     assert [m.seq for m in picked if m is not None] == [2, 3, 4]
     assert position.lss is None and position.sseq == 5 and position.npc == 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from fakejs.jetstream.config.consumer import ConsumerConfig
 from fakejs.jetstream.errors import api_error
-from fakejs.jetstream.storage.store import MessageStore, StoredMessage
+from fakejs.jetstream.storage.store import MatchCursor, MessageStore, StoredMessage
 
 
 def reset_start(config: ConsumerConfig, seq: int, ack_floor: int, store: MessageStore) -> int:
@@ -49,8 +49,9 @@ class DeliveryPosition:
         self.dseq = 1
         self.npc = 0  # messages still to deliver
         self.npf = 0  # stream sequence npc was last counted through
-        self.lss: list[int] | None = None  # last-per-subject sequences still to deliver
+        self.lss: list[int] | None = None  # last-per-subject sequences still to deliver, newest first
         self.lss_resume = 0
+        self._cursor: MatchCursor | None = None  # walks a wildcard or multi-filter selection
 
     # -- start --------------------------------------------------------------------------
 
@@ -90,7 +91,7 @@ class DeliveryPosition:
             self.lss_resume = last
             if not seqs:
                 return last
-            self.lss = seqs
+            self.lss = seqs[::-1]  # taken from the end: O(1) each
             return seqs[0]
         if config["opt_start_time"] is not None:
             return self._start_from_time(config["opt_start_time"].ns, store, filters)
@@ -173,7 +174,7 @@ class DeliveryPosition:
 
     def _next_last_per_subject(self, store: MessageStore) -> StoredMessage | None:
         assert self.lss is not None
-        seq = self.lss.pop(0)
+        seq = self.lss.pop()
         if not self.lss:
             self.lss = None
             self.sseq = self.lss_resume
@@ -184,7 +185,11 @@ class DeliveryPosition:
         return msg
 
     def _next_matching(self, store: MessageStore, filters: list[str]) -> StoredMessage | None:
-        msg = store.next_matching(self.sseq, filters)
+        """The first match from ``sseq``: amortised O(log n) with the position's own cursor."""
+        cursor = self._cursor
+        if cursor is None or not cursor.serves(store, filters):
+            cursor = self._cursor = store.cursor(filters)
+        msg = cursor.next(self.sseq)
         if msg is None:
             if store.last_seq >= self.sseq:
                 self.sseq = store.last_seq + 1

@@ -1,14 +1,13 @@
 """The message store of one stream: messages by sequence and by subject.
 
 Messages live in a list indexed by ``seq - base`` (sequences only grow, so
-appends are O(1) and lookups by sequence are direct); a per-subject sorted
-list of sequences (sortedcontainers) answers last/next-by-subject,
-per-subject limits and filtered purges in O(log n).  Byte accounting
-follows nats-server so that ``state.bytes`` is identical:
-
-* memory storage: ``len(subject) + len(headers) + len(payload) + 16``;
-* file storage: ``22 + len(subject) + len(payload) + 8``, plus
-  ``4 + len(headers)`` when there are headers.
+appends are O(1) and lookups by sequence are direct).  The subject index
+(:mod:`fakejs.jetstream.storage.subject_index`: per-subject sorted lists of
+sequences under a token trie) answers last/next-by-subject, per-subject
+limits, counts and filtered purges without looking at subjects a filter
+cannot match, and :class:`~fakejs.jetstream.storage.cursor.MatchCursor`
+walks a wildcard filter's messages in amortised O(log n) each.  Byte
+accounting follows nats-server (see :mod:`fakejs.jetstream.storage.message`).
 
 Persistence is not done here: a journal (see :mod:`fakejs.jetstream.storage.files`)
 is told about every change.
@@ -22,34 +21,16 @@ from typing import Protocol
 
 from sortedcontainers import SortedList
 
-from fakejs.core.subjects import has_wildcard, matches
+from fakejs.core.subjects import has_wildcard
 from fakejs.gocompat import gotime
+from fakejs.jetstream.storage.cursor import MatchCursor
+from fakejs.jetstream.storage.message import StoredMessage, file_size, memory_size
+from fakejs.jetstream.storage.subject_index import SubjectIndex
 
+__all__ = ["Journal", "MatchCursor", "MessageStore", "StoredMessage", "file_size", "memory_size"]
 
-class StoredMessage:
-    __slots__ = ("data", "hdr", "seq", "subject", "ts", "ttl")
-
-    def __init__(self, seq: int, subject: str, hdr: bytes | None, data: bytes, ts: int, ttl: int = 0) -> None:
-        self.seq = seq
-        self.subject = subject
-        self.hdr = hdr
-        self.data = data
-        self.ts = ts
-        self.ttl = ttl  # per-message TTL in ns; 0 none, -1 never expire
-
-    def __repr__(self) -> str:
-        return f"<StoredMessage {self.seq} {self.subject!r} {len(self.data)}B>"
-
-
-def memory_size(subject: str, hdr: bytes | None, data: bytes) -> int:
-    return len(subject) + (len(hdr) if hdr else 0) + len(data) + 16
-
-
-def file_size(subject: str, hdr: bytes | None, data: bytes) -> int:
-    size = 22 + len(subject) + len(data) + 8
-    if hdr:
-        size += 4 + len(hdr)
-    return size
+# Wildcard look-ups by callers without a cursor of their own reuse one per filter set (the newest few).
+_SHARED_CURSORS = 8
 
 
 class Journal(Protocol):
@@ -80,7 +61,8 @@ class MessageStore:
         self.last_ts = 0
         self.msgs = 0
         self.bytes = 0
-        self._subjects: dict[str, SortedList] = {}
+        self.index = SubjectIndex()
+        self._cursors: dict[tuple[str, ...], MatchCursor] = {}
         self.journal: Journal | None = None
 
     # -- state -----------------------------------------------------------------
@@ -133,17 +115,17 @@ class MessageStore:
 
     @property
     def num_subjects(self) -> int:
-        return len(self._subjects)
+        return len(self.index)
 
     def subject_counts(self, filter_subject: str = ">") -> dict[str, int]:
-        return {s: len(seqs) for s, seqs in self._subjects.items() if matches(filter_subject, s)}
+        """Messages per subject matching the filter: O(walk + matching subjects)."""
+        return self.index.counts(filter_subject)
 
     def subjects(self) -> Iterator[str]:
-        return iter(self._subjects)
+        return iter(self.index)
 
     def count_for(self, subject: str) -> int:
-        seqs = self._subjects.get(subject)
-        return len(seqs) if seqs is not None else 0
+        return self.index.count(subject)
 
     # -- reads -----------------------------------------------------------------
 
@@ -154,7 +136,12 @@ class MessageStore:
         return None
 
     def next_message(self, start: int, filter_subject: str = "") -> StoredMessage | None:
-        """The first message with ``seq >= start`` whose subject matches the filter."""
+        """The first message with ``seq >= start`` whose subject matches the filter.
+
+        No filter: a step over deleted slots.  A literal subject: O(log m).
+        A wildcard: a shared :class:`MatchCursor` (amortised O(log n) when
+        asked with a growing ``start``).
+        """
         if not filter_subject or filter_subject == ">":
             i = max(start - self._base, self._head)
             msgs = self._msgs
@@ -166,12 +153,12 @@ class MessageStore:
                 i += 1
             return None
         if not has_wildcard(filter_subject):
-            seqs = self._subjects.get(filter_subject)
+            seqs = self.index.get(filter_subject)
             if not seqs:
                 return None
             k = seqs.bisect_left(start)
             return self.get(seqs[k]) if k < len(seqs) else None
-        return self._next_wildcard(start, [filter_subject])
+        return self._shared_cursor([filter_subject]).next(start)
 
     def next_matching(self, start: int, filters: list[str]) -> StoredMessage | None:
         """Like :meth:`next_message` for several filters (any may match)."""
@@ -179,74 +166,57 @@ class MessageStore:
             return self.next_message(start)
         if len(filters) == 1:
             return self.next_message(start, filters[0])
-        return self._next_wildcard(start, filters)
+        if ">" in filters:
+            return self.next_message(start)
+        return self._shared_cursor(filters).next(start)
 
-    def _next_wildcard(self, start: int, filters: list[str]) -> StoredMessage | None:
-        subjects = [s for s in self._subjects if any(matches(f, s) for f in filters)]
-        # Few matching subjects: look each up; many: scan forward.
-        if len(subjects) <= 64:
-            best: int | None = None
-            for subject in subjects:
-                seqs = self._subjects[subject]
-                k = seqs.bisect_left(start)
-                if k < len(seqs) and (best is None or seqs[k] < best):
-                    best = seqs[k]
-            return self.get(best) if best is not None else None
-        wanted = set(subjects)
-        msgs = self._msgs
-        for i in range(max(start - self._base, self._head), len(msgs)):
-            msg = msgs[i]
-            if msg is not None and msg.subject in wanted:
-                return msg
-        return None
+    def cursor(self, filters: list[str]) -> MatchCursor:
+        """A cursor of one's own for :meth:`next_matching` (a consumer keeps one across deliveries)."""
+        return MatchCursor(self, filters)
+
+    def _shared_cursor(self, filters: list[str]) -> MatchCursor:
+        key = tuple(filters)
+        cursors = self._cursors
+        found = cursors.pop(key, None)
+        if found is None:
+            found = MatchCursor(self, filters)
+            if len(cursors) >= _SHARED_CURSORS:
+                del cursors[next(iter(cursors))]
+        cursors[key] = found  # the newest last
+        return found
 
     def last_message(self, filter_subject: str = "") -> StoredMessage | None:
-        """The newest message whose subject matches.
+        """The newest message whose subject matches: O(walk + matching subjects).
 
         Without a filter (or with ``>``) nats-server looks only at the last
         sequence: if that message was deleted, there is no "last message".
         """
         if not filter_subject or filter_subject == ">":
             return self.get(self.last_seq)
-        if not has_wildcard(filter_subject):
-            seqs = self._subjects.get(filter_subject)
-            return self.get(seqs[-1]) if seqs else None
-        best: int | None = None
-        for subject, seqs in self._subjects.items():
-            if matches(filter_subject, subject) and (best is None or seqs[-1] > best):
-                best = seqs[-1]
-        return self.get(best) if best is not None else None
+        seq = self.index.last_of(filter_subject)
+        return self.get(seq) if seq is not None else None
 
     def last_for_subjects(self, filters: list[str], up_to: int | None = None) -> list[StoredMessage]:
-        """The last message of every subject matching any filter, in sequence order."""
+        """The last message of every subject matching any filter, in sequence order.
+
+        O(walk + s log s) for s matching subjects.
+        """
         out = []
-        for subject, seqs in self._subjects.items():
-            if filters and not any(matches(f, subject) for f in filters):
-                continue
-            if up_to is None:
-                seq = seqs[-1]
-            else:
-                k = seqs.bisect_right(up_to)
-                if k == 0:
-                    continue
-                seq = seqs[k - 1]
+        for seq in self.index.last_per_subject(filters, up_to):
             msg = self.get(seq)
             if msg is not None:
                 out.append(msg)
-        out.sort(key=lambda m: m.seq)
         return out
 
     def filtered_count(self, start: int, filters: list[str]) -> int:
-        """Messages with ``seq >= start`` matching any filter (all when none)."""
-        if not filters or filters == [">"]:
+        """Messages with ``seq >= start`` matching any filter (all when none): O(walk + s log m)."""
+        if not filters or ">" in filters:
             if start <= self.first_seq:
                 return self.msgs
             return sum(1 for i in range(start - self._base, len(self._msgs)) if self._msgs[i] is not None)
-        total = 0
-        for subject, seqs in self._subjects.items():
-            if any(matches(f, subject) for f in filters):
-                total += len(seqs) - seqs.bisect_left(start)
-        return total
+        if start <= self.first_seq:
+            return sum(len(seqs) for seqs in self.index.match_any(filters).values())
+        return self.index.count_from(filters, start)
 
     def seq_from_time(self, ts: int) -> int:
         """``GetSeqFromTime``: the first sequence stored at or after ``ts`` (else last + 1).
@@ -275,7 +245,7 @@ class MessageStore:
         return self.last_seq + 1
 
     def seqs_for(self, subject: str) -> SortedList | None:
-        return self._subjects.get(subject)
+        return self.index.get(subject)
 
     def __iter__(self) -> Iterator[StoredMessage]:
         for i in range(self._head, len(self._msgs)):
@@ -309,10 +279,7 @@ class MessageStore:
         self.last_ts = msg.ts
         self.msgs += 1
         self.bytes += self._size(msg.subject, msg.hdr, msg.data)
-        seqs = self._subjects.get(msg.subject)
-        if seqs is None:
-            seqs = self._subjects[msg.subject] = SortedList()
-        seqs.add(msg.seq)
+        self.index.add(msg.subject, msg.seq)
 
     def remove(self, seq: int) -> StoredMessage | None:
         msg = self._take(seq)
@@ -330,10 +297,7 @@ class MessageStore:
         self._msgs[i] = None
         self.msgs -= 1
         self.bytes -= self._size(msg.subject, msg.hdr, msg.data)
-        seqs = self._subjects[msg.subject]
-        seqs.remove(seq)
-        if not seqs:
-            del self._subjects[msg.subject]
+        self.index.discard(msg.subject, seq)
         if i == self._head:
             self.first()
         self._compact()
@@ -383,12 +347,7 @@ class MessageStore:
             return removed
         if whole and seq > 1:
             return self._compact_to(seq)
-        if whole:
-            candidates = [m.seq for m in self]
-        else:
-            candidates = sorted(
-                s for subject, seqs in self._subjects.items() if matches(filter_subject, subject) for s in seqs
-            )
+        candidates = [m.seq for m in self] if whole else self.index.seqs_matching(filter_subject)
         limit = len(candidates)
         if keep:
             if keep >= len(candidates):
