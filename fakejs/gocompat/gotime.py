@@ -188,6 +188,23 @@ _ELEMENTS = (
 )
 
 
+# Go checks each element as it reads it, in layout order: (name, text slice, low, high).
+_RANGES = (
+    ("month", slice(5, 7), 1, 12),
+    ("day", slice(8, 10), 0, 31),
+    ("hour", slice(11, 13), 0, 23),
+    ("minute", slice(14, 16), 0, 59),
+    ("second", slice(17, 19), 0, 59),
+)
+
+
+def _check_ranges(text: str) -> None:
+    """Raise Go's ``<element> out of range`` for the first element out of its range."""
+    for name, where, low, high in _RANGES:
+        if not low <= int(text[where]) <= high:
+            raise ValueError(f'parsing time "{text}": {name} out of range')
+
+
 def parse_go_time(text: str) -> GoTime:
     """Go's strict RFC 3339 parse (``time.Time`` from JSON); ``ValueError`` has Go's text."""
     rest = text
@@ -198,6 +215,7 @@ def parse_go_time(text: str) -> GoTime:
         rest = rest[match.end() :]
     if rest:
         raise ValueError(f'parsing time "{text}": extra text: "{rest}"')
+    _check_ranges(text)
     try:
         ns = parse_rfc3339(text)
     except ValueError:

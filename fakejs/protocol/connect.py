@@ -13,7 +13,7 @@ import base64
 import binascii
 from typing import Any
 
-from fakejs.gocompat.gojson import Field, GoJSONError, Struct, decode, loads
+from fakejs.gocompat.gojson import Field, GoJSONError, Struct, decode, parse
 
 SUBJECT_PERMISSION = Struct("SubjectPermission", (Field("allow", "[]string"), Field("deny", "[]string")))
 
@@ -117,9 +117,9 @@ INFO = Struct(
 
 def decode_connect(arg: bytes) -> dict[str, Any]:
     """Decode a CONNECT argument; raises :class:`GoJSONError` when Go would fail."""
-    return decode(CLIENT_OPTS, loads(arg))
+    return decode(CLIENT_OPTS, parse(arg))
 
 
 def decode_info(arg: bytes) -> dict[str, Any]:
     """Decode an INFO a client sent; raises :class:`GoJSONError` when Go would fail."""
-    return decode(INFO, loads(arg))
+    return decode(INFO, parse(arg))
