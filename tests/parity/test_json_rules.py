@@ -228,7 +228,7 @@ async def test_a_deep_pull_request_body_is_served(env: DirectEnv) -> None:
     await env.add_consumer()
     body = b'{"batch":1,"no_wait":true,"x":' + deep_array(600) + b"}"
     assert env.wire is not None
-    inbox, frame = await env.wire.request("$JS.API.CONSUMER.MSG.NEXT.S.C", body)
+    _, frame = await env.wire.request("$JS.API.CONSUMER.MSG.NEXT.S.C", body)
     assert (frame.status, frame.payload) == (None, b"hello")
 
 
