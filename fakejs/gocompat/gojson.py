@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from fakejs.gocompat.gostruct import Decoder, Field, Struct, is_object
+from fakejs.gocompat.gostruct import Decoder, Field, NeedSpans, Struct, is_object
 from fakejs.gocompat.jsonscan import (
     SyntaxFailure,
     Truncated,
@@ -47,6 +47,7 @@ __all__ = [
     "loads",
     "parse",
     "read_stream",
+    "unmarshal",
 ]
 
 # Documents with more brackets than this skip the C decoder, which recurses per level.
@@ -81,10 +82,13 @@ def _fast(data: bytes) -> Any:
         return _SLOW
 
 
-def parse(data: bytes | bytearray | memoryview | str) -> Any:
-    """Read one document as ``json.Unmarshal`` does; raise :class:`GoJSONError` with Go's text."""
+def parse(data: bytes | bytearray | memoryview | str, careful: bool = False) -> Any:
+    """Read one document as ``json.Unmarshal`` does; raise :class:`GoJSONError` with Go's text.
+
+    ``careful`` skips the fast path, so objects know where their values lie.
+    """
     raw = _as_bytes(data)
-    value = _fast(raw)
+    value = _SLOW if careful else _fast(raw)
     if value is not _SLOW:
         return value
     try:
@@ -107,7 +111,7 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     return to_plain(parse(data))
 
 
-def read_stream(data: bytes | bytearray | memoryview | str) -> Iterator[Any]:
+def read_stream(data: bytes | bytearray | memoryview | str, careful: bool = False) -> Iterator[Any]:
     """Go's ``json.Decoder`` over ``data``: each top-level value in turn.
 
     A value is only read when the previous one has been handled, as Go does:
@@ -116,7 +120,7 @@ def read_stream(data: bytes | bytearray | memoryview | str) -> Iterator[Any]:
     them); a value cut short is ``unexpected EOF``.
     """
     raw = _as_bytes(data)
-    whole = _fast(raw)
+    whole = _SLOW if careful else _fast(raw)
     if whole is not _SLOW:
         yield whole
         return
@@ -151,12 +155,12 @@ def dumps(value: Any) -> str:
     return text
 
 
-def _decode_into(schema: Struct, value: Any, strict: bool, out: dict[str, Any]) -> None:
+def _decode_into(schema: Struct, value: Any, strict: bool, out: dict[str, Any], source: bytes | None) -> None:
     if value is None:
         return
     if not is_object(value):
         raise GoJSONError(f"json: cannot unmarshal {kind(value)} into Go value of type {schema.type_name}")
-    d = Decoder(schema.go_name, strict)
+    d = Decoder(schema.go_name, strict, source)
     d.struct(schema, value, [], out)
     if d.first_error is not None:
         raise GoJSONError(d.first_error)
@@ -170,8 +174,21 @@ def decode(schema: Struct, value: Any, strict: bool = False) -> dict[str, Any]:
     unknown field when ``strict``, like ``DisallowUnknownFields``).
     """
     out: dict[str, Any] = {}
-    _decode_into(schema, value, strict, out)
+    _decode_into(schema, value, strict, out, None)
     return out
+
+
+def unmarshal(schema: Struct, data: bytes | bytearray | memoryview | str, strict: bool = False) -> dict[str, Any]:
+    """``json.Unmarshal`` of a document into ``schema``: :func:`parse` then :func:`decode`."""
+    raw = _as_bytes(data)
+    for careful in (False, True):
+        out: dict[str, Any] = {}
+        try:
+            _decode_into(schema, parse(raw, careful), strict, out, raw)
+        except NeedSpans:
+            continue
+        return out
+    raise AssertionError("the careful reader keeps every span")
 
 
 def decode_request(schema: Struct, data: bytes, strict: bool = True) -> dict[str, Any]:
@@ -182,7 +199,12 @@ def decode_request(schema: Struct, data: bytes, strict: bool = True) -> dict[str
     {"a":2}`` is accepted (the later value wins) and an empty body decodes
     to nothing.
     """
-    out: dict[str, Any] = {}
-    for value in read_stream(data):
-        _decode_into(schema, value, strict, out)
-    return out
+    for careful in (False, True):
+        out: dict[str, Any] = {}
+        try:
+            for value in read_stream(data, careful):
+                _decode_into(schema, value, strict, out, data)
+        except NeedSpans:
+            continue
+        return out
+    raise AssertionError("the careful reader keeps every span")

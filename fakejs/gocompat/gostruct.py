@@ -24,7 +24,16 @@ from typing import Any
 
 from fakejs.gocompat.goquote import quote_text
 from fakejs.gocompat.gotime import parse_go_time
-from fakejs.gocompat.jsonvalue import GoJSONError, GoObject, NegativeZero, kind, number_text, to_plain
+from fakejs.gocompat.jsonvalue import (
+    GoJSONError,
+    GoObject,
+    NegativeZero,
+    RawJSON,
+    canonical_text,
+    kind,
+    number_text,
+    to_plain,
+)
 
 INT_RANGES = {
     "int": (-(2**63), 2**63 - 1),
@@ -131,12 +140,21 @@ def type_name(go_type: Any) -> str:
     return str(go_type)
 
 
-class Decoder:
-    """One decode pass; remembers the first error the way Go's ``saveError`` does."""
+class NeedSpans(Exception):
+    """A type with its own ``UnmarshalJSON`` needs raw text the fast reader did not keep."""
 
-    def __init__(self, top: str, strict: bool) -> None:
+
+class Decoder:
+    """One decode pass; remembers the first error the way Go's ``saveError`` does.
+
+    ``source`` is the document the value was read from, for the raw text
+    that types with their own ``UnmarshalJSON`` receive.
+    """
+
+    def __init__(self, top: str, strict: bool, source: bytes | None = None) -> None:
         self.top = top
         self.strict = strict
+        self.source = source
         self.first_error: str | None = None
 
     def save(self, message: str) -> None:
@@ -151,22 +169,36 @@ class Decoder:
 
     def struct(self, schema: Struct, obj: Any, path: Path, target: dict[str, Any]) -> None:
         """Decode the members of ``obj`` into ``target`` (a previous value merges, as in Go)."""
-        for key, raw in members(obj):
+        spans = getattr(obj, "spans", None)
+        for index, (key, raw) in enumerate(members(obj)):
             f = schema.lookup(key)
             if f is None:
                 if self.strict:
                     self.save("json: unknown field " + quote_text(key))
                 continue
+            if f.decoder is not None:
+                # Types with their own UnmarshalJSON see the raw text, null included.
+                span = spans[index] if spans is not None else None
+                try:
+                    target[f.name] = f.decoder(RawJSON(self.raw_text(raw, span), raw))
+                except GoJSONError as exc:
+                    self.save(str(exc))
+                continue
             self.field(f, raw, [*path, _pointer_token(key)], target)
 
+    def raw_text(self, value: Any, span: tuple[int, int] | None) -> str:
+        """How ``value`` was written: from the document when its place is known, else rebuilt.
+
+        A rebuilt text is only trusted for a scalar in a document without
+        escapes; otherwise :class:`NeedSpans` asks for a careful re-read.
+        """
+        if span is not None and self.source is not None:
+            return self.source[span[0] : span[1]].decode("utf-8", "replace")
+        if self.source is not None and (isinstance(value, list) or (isinstance(value, str) and b"\\" in self.source)):
+            raise NeedSpans()
+        return canonical_text(value)
+
     def field(self, f: Field, raw: Any, path: Path, target: dict[str, Any]) -> None:
-        if f.decoder is not None:
-            # Types with their own UnmarshalJSON see null too.
-            try:
-                target[f.name] = f.decoder(to_plain(raw))
-            except GoJSONError as exc:
-                self.save(str(exc))
-            return
         if raw is None:
             if isinstance(f.go_type, tuple) or (isinstance(f.go_type, str) and f.go_type.startswith(_NILLABLE)):
                 target.pop(f.name, None)  # Go sets slices, maps and interfaces to nil

@@ -240,12 +240,16 @@ def _object_key(data: bytes, i: int) -> tuple[str, int]:
 def parse_value(data: bytes, i: int) -> tuple[Any, int]:
     """Parse the value starting at ``i`` (a non-blank byte); return it and the index after it.
 
-    Raises :class:`SyntaxFailure` or :class:`Truncated`.
+    Each object also records where its member values lie in ``data``
+    (``GoObject.spans``): types with their own ``UnmarshalJSON`` get the raw
+    text.  Raises :class:`SyntaxFailure` or :class:`Truncated`.
     """
     n = len(data)
     stack: list[list[Any]] = []  # open containers: GoObject or list
     keys: list[str] = []  # the pending key of each open container ("" for arrays)
+    starts: list[int] = []  # where each open container began
     while True:
+        start = i
         c = data[i]
         if c == 0x7B or c == 0x5B:
             if len(stack) >= MAX_DEPTH:
@@ -253,9 +257,10 @@ def parse_value(data: bytes, i: int) -> tuple[Any, int]:
             i = skip_space(data, i + 1)
             if i >= n:
                 raise Truncated()
-            container: list[Any] = GoObject() if c == 0x7B else []
+            container: list[Any] = _new_object() if c == 0x7B else []
             if data[i] != (0x7D if c == 0x7B else 0x5D):
                 stack.append(container)
+                starts.append(start)
                 if c == 0x7B:
                     key, i = _object_key(data, i)
                     keys.append(key)
@@ -266,26 +271,39 @@ def parse_value(data: bytes, i: int) -> tuple[Any, int]:
             i += 1
         else:
             value, i = parse_scalar(data, i)
-        while True:
-            if not stack:
-                return value, i
-            i, value = _after_value(data, i, stack, keys, value)
+        while stack:
+            i, value, start = _after_value(data, i, stack, keys, starts, (value, start))
             if value is _MORE:
                 break
+        else:
+            return value, i
 
 
 _MORE = object()
 
 
-def _after_value(data: bytes, i: int, stack: list[list[Any]], keys: list[str], value: Any) -> tuple[int, Any]:
-    """Store ``value`` in the innermost container and read what follows it.
+def _new_object() -> GoObject:
+    obj = GoObject()
+    obj.spans = []
+    return obj
+
+
+def _after_value(
+    data: bytes, i: int, stack: list[list[Any]], keys: list[str], starts: list[int], done: tuple[Any, int]
+) -> tuple[int, Any, int]:
+    """Store the value just read (and where it began) in the innermost container; read what follows.
 
     Returns the index of the next value to read and ``_MORE``, or -- when
-    the container closed -- the index after it and the container itself.
+    the container closed -- the index after it, the container and its start.
     """
+    value, start = done
     parent = stack[-1]
-    is_object = isinstance(parent, GoObject)
-    parent.append((keys[-1], value) if is_object else value)
+    if isinstance(parent, GoObject):
+        parent.append((keys[-1], value))
+        assert parent.spans is not None
+        parent.spans.append((start, i))
+    else:
+        parent.append(value)
     i = skip_space(data, i)
     if i >= len(data):
         raise Truncated()
@@ -294,10 +312,11 @@ def _after_value(data: bytes, i: int, stack: list[list[Any]], keys: list[str], v
         i = skip_space(data, i + 1)
         if i >= len(data):
             raise Truncated()
-        if is_object:
+        if isinstance(parent, GoObject):
             keys[-1], i = _object_key(data, i)
-        return i, _MORE
-    if c == (0x7D if is_object else 0x5D):
+        return i, _MORE, 0
+    if c == (0x7D if isinstance(parent, GoObject) else 0x5D):
         keys.pop()
-        return i + 1, stack.pop()
-    raise invalid_character(data, i, "after object key:value pair" if is_object else "after array element")
+        return i + 1, stack.pop(), starts.pop()
+    where = "after object key:value pair" if isinstance(parent, GoObject) else "after array element"
+    raise invalid_character(data, i, where)

@@ -13,6 +13,7 @@ a number written with a fraction or exponent (``number 1e3``) and
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -21,9 +22,13 @@ class GoJSONError(ValueError):
 
 
 class GoObject(list[tuple[str, Any]]):
-    """A JSON object as written: its members in document order, duplicates included."""
+    """A JSON object as written: its members in document order, duplicates included.
 
-    __slots__ = ()
+    ``spans`` -- where each member's value lies in the document -- is known
+    when the careful reader built the object (``None`` from the fast path).
+    """
+
+    spans: list[tuple[int, int]] | None = None
 
     def get(self, key: str, default: Any = None) -> Any:
         """The value of the last member named exactly ``key`` (what Go's ``map[string]any`` keeps)."""
@@ -109,3 +114,35 @@ def to_plain(value: Any) -> Any:
                 if isinstance(item, list):
                     work.append((item, target, index))
     return root[0]
+
+
+class RawJSON:
+    """A member value as a type with its own ``UnmarshalJSON`` receives it: the raw text, and its parse."""
+
+    __slots__ = ("text", "value")
+
+    def __init__(self, text: str, value: Any) -> None:
+        self.text = text
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"RawJSON({self.text!r})"
+
+
+def plain_value(value: Any) -> Any:
+    """The decoded value of a :class:`RawJSON` (anything else as it is)."""
+    return to_plain(value.value) if isinstance(value, RawJSON) else value
+
+
+def raw_text(value: Any) -> str:
+    """The JSON text of a :class:`RawJSON` as written, or of a plain value re-serialised compactly."""
+    if isinstance(value, RawJSON):
+        return value.text
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def canonical_text(value: Any) -> str:
+    """The text a scalar value was necessarily written as, when the document has no escapes."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return number_text(value)
+    return json.dumps(to_plain(value), ensure_ascii=False, separators=(",", ":"))

@@ -18,7 +18,7 @@ from typing import Any
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.gocompat import gotime
-from fakejs.gocompat.gojson import Field, Struct, decode, parse
+from fakejs.gocompat.gojson import Field, Struct, unmarshal
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.consumer.view import ConsumerView
 from fakejs.jetstream.storage.consumer_state import ConsumerState
@@ -62,7 +62,7 @@ def nak_delay(payload: bytes) -> int | None:
         return None
     try:
         if arg[:1] == b"{":
-            return int(decode(NAK_OPTIONS, parse(arg)).get("delay", 0))
+            return int(unmarshal(NAK_OPTIONS, arg).get("delay", 0))
         return gotime.parse_duration(arg.decode("utf-8", "replace"))
     except (ValueError, TypeError):
         return None
