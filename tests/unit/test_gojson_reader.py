@@ -11,10 +11,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fakejs.gocompat import gojson
-from fakejs.gocompat.gojson import Field, GoJSONError, GoObject, Struct, decode, decode_request, parse, read_stream
+from fakejs.gocompat.gojson import (
+    Field,
+    GoJSONError,
+    GoObject,
+    Struct,
+    decode,
+    decode_request,
+    parse,
+    read_stream,
+    unmarshal,
+)
 from fakejs.gocompat.gostruct import fold_name
 from fakejs.gocompat.jsonscan import parse_value
-from fakejs.gocompat.jsonvalue import NegativeZero, to_plain
+from fakejs.gocompat.jsonvalue import NegativeZero, raw_text, to_plain
 
 
 @pytest.fixture
@@ -147,3 +157,18 @@ def test_fast_and_careful_paths_agree(value: object) -> None:
     data = render(value)
     assert to_plain(parse(data)) == to_plain(slow(data))
     assert repr(parse(data)) == repr(slow(data))
+
+
+def test_own_unmarshalers_get_the_raw_text_as_written() -> None:
+    seen: list[str] = []
+
+    def keep(raw: object) -> str:
+        seen.append(raw_text(raw))
+        return "ok"
+
+    schema = Struct("E", (Field("e", "any", keep),))
+    bodies = [b'{"e":[1, 2.50]}', b'{"e":"\\u0061"}', b'{"e": -0 }', b'{"e":{"a":1,"a":2}}', b'{"e":"plain"}']
+    for body in bodies:
+        unmarshal(schema, body)
+        decode_request(schema, body)
+    assert seen == [t for t in ["[1, 2.50]", '"\\u0061"', "-0", '{"a":1,"a":2}', '"plain"'] for _ in range(2)]
