@@ -147,9 +147,14 @@ _GO_ESCAPES = {
 }
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def dumps(value: Any) -> str:
-    """Serialise like Go's ``json.Marshal``: compact, HTML-safe escapes."""
+    """Serialise like Go's ``json.Marshal``: compact, HTML-safe escapes, invalid UTF-8 as U+FFFD."""
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if not text.isascii() and _SURROGATE.search(text):
+        text = _SURROGATE.sub("\ufffd", text)
     if "<" in text or ">" in text or "&" in text or "\u2028" in text or "\u2029" in text:
         text = text.translate(_GO_ESCAPES)
     return text

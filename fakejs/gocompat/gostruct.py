@@ -193,7 +193,8 @@ class Decoder:
         escapes; otherwise :class:`NeedSpans` asks for a careful re-read.
         """
         if span is not None and self.source is not None:
-            return self.source[span[0] : span[1]].decode("utf-8", "replace")
+            # Invalid UTF-8 stays as escaped bytes: Go quotes them as \xHH, its encoder writes U+FFFD.
+            return self.source[span[0] : span[1]].decode("utf-8", "surrogateescape")
         if self.source is not None and (isinstance(value, list) or (isinstance(value, str) and b"\\" in self.source)):
             raise NeedSpans()
         return canonical_text(value)
