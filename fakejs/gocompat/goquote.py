@@ -10,6 +10,8 @@ that reason.
 
 from __future__ import annotations
 
+import unicodedata
+
 _NAMED_ESCAPES = {0x07: "\\a", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x0B: "\\v"}
 
 # Go's unicode.IsSpace: the Latin-1 blanks plus the White_Space runes above U+00FF.
@@ -19,9 +21,40 @@ _SPACES = frozenset(
 )
 
 
+# Blocks of letters and symbols added in Unicode 15.0-16.0, which Go's tables know and this
+# Python's (Unicode 14) does not: an approximation of their printability, block by block.
+_NEWER_PRINTABLE = (
+    (0x105C0, 0x105FF),
+    (0x10D40, 0x10D8F),
+    (0x10EC0, 0x10EFF),
+    (0x11380, 0x113FF),
+    (0x11B00, 0x11B5F),
+    (0x11BC0, 0x11BFF),
+    (0x11F00, 0x11F5F),
+    (0x13460, 0x143FF),
+    (0x16100, 0x1613F),
+    (0x16D40, 0x16D7F),
+    (0x1CC00, 0x1CEBF),
+    (0x1D2C0, 0x1D2DF),
+    (0x1E030, 0x1E08F),
+    (0x1E4D0, 0x1E4FF),
+    (0x1E5D0, 0x1E5FF),
+    (0x2EBF0, 0x2EE5F),
+    (0x31350, 0x323AF),
+)
+
+
 def is_print(rune: int) -> bool:
-    """Go's ``unicode.IsPrint``: graphic runes and the ASCII space (Python's notion matches it)."""
-    return chr(rune).isprintable()
+    """Go's ``unicode.IsPrint``: graphic runes and the ASCII space.
+
+    Python's notion matches Go's for every rune both Unicode versions know.
+    """
+    ch = chr(rune)
+    if ch.isprintable():
+        return True
+    if unicodedata.category(ch) != "Cn":
+        return False
+    return any(low <= rune <= high for low, high in _NEWER_PRINTABLE)
 
 
 def is_space(rune: int) -> bool:
