@@ -5,89 +5,137 @@ Clients see Go's JSON behaviour in two places: error descriptions such as
 the exact bytes of API replies (compact, ``<>&`` escaped).  Python's
 ``json`` module differs on both counts, so this module supplies:
 
-* :func:`loads` -- parse bytes, raising :class:`GoJSONError` whose text is
-  the message Go's scanner would give for the same input;
-* :func:`dumps` -- compact output escaped the way ``json.Marshal`` does;
-* :class:`Struct` / :func:`decode` -- Go-style decoding of a parsed value into
-  a typed field table: keys match case-insensitively, ``null`` leaves a
-  field alone, unknown keys are ignored, and type mismatches produce Go's
-  ``json: cannot unmarshal ...`` message (the first one wins, as in Go).
+* :func:`parse` -- ``json.Unmarshal``'s reading of one document, objects kept
+  as :class:`~fakejs.gocompat.jsonvalue.GoObject` (members in order, duplicates
+  included) for typed decoding; :func:`loads` gives plain Python values;
+* :func:`read_stream` -- ``json.Decoder``'s reading of a stream of values;
+* :func:`decode` / :func:`decode_request` -- Go-style decoding into a
+  :class:`Struct` (see :mod:`fakejs.gocompat.gostruct`);
+* :func:`dumps` -- compact output escaped the way ``json.Marshal`` does.
+
+Parsing has a fast path: a shallow document that Python's C decoder reads
+without complaint is read by it; anything deep, odd or broken goes through
+the iterative reader of :mod:`fakejs.gocompat.jsonscan`, which gives Go's
+exact verdict.  Both produce the same values.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import re
+from collections.abc import Iterator
 from typing import Any
 
-from fakejs.gocompat.gotime import parse_go_time
+from fakejs.gocompat.gostruct import Decoder, Field, NeedSpans, Struct, is_object
 from fakejs.gocompat.jsonscan import (
-    WHITESPACE,
     SyntaxFailure,
     Truncated,
-    quote_char,
-    scan_error,
-    scan_value,
+    invalid_character,
+    parse_value,
     skip_space,
 )
+from fakejs.gocompat.jsonvalue import GoJSONError, GoNumber, GoObject, kind, parse_int, to_plain
 
-__all__ = ["Field", "GoJSONError", "Struct", "decode", "dumps", "loads", "quote_char"]
+__all__ = [
+    "Field",
+    "GoJSONError",
+    "GoObject",
+    "Struct",
+    "decode",
+    "decode_request",
+    "dumps",
+    "loads",
+    "parse",
+    "read_stream",
+    "unmarshal",
+]
 
-
-class GoJSONError(ValueError):
-    """A JSON error carrying Go's message text."""
+# Documents with more brackets than this skip the C decoder, which recurses per level.
+FAST_PATH_MAX_BRACKETS = 200
+# An escaped surrogate: Go reads a lone one as U+FFFD, Python keeps it.
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _no_constants(name: str) -> Any:
     raise ValueError(name)
 
 
-class GoNumber(float):
-    """A JSON number written with a fraction or exponent; keeps its text.
+_decoder = json.JSONDecoder(
+    object_pairs_hook=GoObject, parse_float=GoNumber, parse_int=parse_int, parse_constant=_no_constants
+)
+_SLOW = object()
 
-    Go reports the literal (``number 1e3``) when such a number does not fit
-    an integer field, so the text is kept next to the value.
+
+def _as_bytes(data: bytes | bytearray | memoryview | str) -> bytes:
+    if isinstance(data, str):
+        return data.encode("utf-8", "surrogateescape")
+    return bytes(data)
+
+
+def _fast(data: bytes) -> Any:
+    """The document read by Python's C decoder, or ``_SLOW`` when only the careful reader will do."""
+    if data.count(b"[") + data.count(b"{") > FAST_PATH_MAX_BRACKETS or _ESCAPED_SURROGATE.search(data):
+        return _SLOW
+    try:
+        return _decoder.decode(data.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return _SLOW
+
+
+def parse(data: bytes | bytearray | memoryview | str, careful: bool = False) -> Any:
+    """Read one document as ``json.Unmarshal`` does; raise :class:`GoJSONError` with Go's text.
+
+    ``careful`` skips the fast path, so objects know where their values lie.
     """
+    raw = _as_bytes(data)
+    value = _SLOW if careful else _fast(raw)
+    if value is not _SLOW:
+        return value
+    try:
+        i = skip_space(raw, 0)
+        if i >= len(raw):
+            raise Truncated()
+        value, end = parse_value(raw, i)
+        rest = skip_space(raw, end)
+        if rest < len(raw):
+            raise invalid_character(raw, rest, "after top-level value")
+    except SyntaxFailure as exc:
+        raise GoJSONError(exc.message) from None
+    except Truncated:
+        raise GoJSONError("unexpected end of JSON input") from None
+    return value
 
-    text: str
 
-    def __new__(cls, text: str) -> GoNumber:
-        obj = super().__new__(cls, text)
-        obj.text = text
-        return obj
+def loads(data: bytes | bytearray | memoryview | str) -> Any:
+    """Like :func:`parse`, with objects as plain dicts (the last duplicate wins, as in a Go map)."""
+    return to_plain(parse(data))
 
 
-_decoder = json.JSONDecoder(parse_constant=_no_constants, parse_float=GoNumber)
+def read_stream(data: bytes | bytearray | memoryview | str, careful: bool = False) -> Iterator[Any]:
+    """Go's ``json.Decoder`` over ``data``: each top-level value in turn.
 
-
-def loads(data: bytes | str) -> Any:
-    """Parse JSON like Go's ``json.Unmarshal`` into ``interface{}``-ish values.
-
-    Numbers keep Python's int/float distinction so typed decoding can tell
-    ``1`` from ``1.5``; a syntax error raises :class:`GoJSONError` with Go's
-    exact message.
+    A value is only read when the previous one has been handled, as Go does:
+    a problem decoding it comes before a syntax error further on.  Syntax
+    errors name their offset (``... at offset 15``, as nats-server reports
+    them); a value cut short is ``unexpected EOF``.
     """
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        raw = bytes(data)
+    raw = _as_bytes(data)
+    whole = _SLOW if careful else _fast(raw)
+    if whole is not _SLOW:
+        yield whole
+        return
+    i = 0
+    while True:
+        i = skip_space(raw, i)
+        if i >= len(raw):
+            return
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-    else:
-        text = data
-        raw = data.encode("utf-8", "surrogateescape")
-    if text is not None:
-        try:
-            return _no_surrogates(_decoder.decode(text))
-        except (ValueError, RecursionError):
-            pass
-    error = scan_error(raw)
-    if error is None:
-        # Valid for Go but not for Python: invalid UTF-8 inside strings,
-        # which Go replaces with U+FFFD.
-        return _no_surrogates(_decoder.decode(raw.decode("utf-8", "replace")))
-    raise GoJSONError(error)
+            value, i = parse_value(raw, i)
+        except SyntaxFailure as exc:
+            raise GoJSONError(f"{exc.message} at offset {exc.offset}") from None
+        except Truncated:
+            raise GoJSONError("unexpected EOF") from None
+        yield value
 
 
 _GO_ESCAPES = {
@@ -99,254 +147,28 @@ _GO_ESCAPES = {
 }
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def dumps(value: Any) -> str:
-    """Serialise like Go's ``json.Marshal``: compact, HTML-safe escapes."""
+    """Serialise like Go's ``json.Marshal``: compact, HTML-safe escapes, invalid UTF-8 as U+FFFD."""
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if not text.isascii() and _SURROGATE.search(text):
+        text = _SURROGATE.sub("\ufffd", text)
     if "<" in text or ">" in text or "&" in text or "\u2028" in text or "\u2029" in text:
         text = text.translate(_GO_ESCAPES)
     return text
 
 
-# ---------------------------------------------------------------------------
-# Go's scanner, reduced to what is needed to name the first syntax error.
-
-
-def split_stream(data: bytes) -> list[Any]:
-    """Go's ``json.Decoder`` over ``data``: every complete top-level value, in order.
-
-    Raises :class:`GoJSONError` the way ``Decoder.Decode`` fails: syntax
-    errors name the offset (``... at offset 15``, as nats-server reports
-    them) and a value cut short is ``unexpected EOF``.  Values that come
-    before the failure are not returned (the request fails as a whole).
-    """
-    values: list[Any] = []
-    i = 0
-    n = len(data)
-    while True:
-        i = skip_space(data, i)
-        if i >= n:
-            return values
-        try:
-            end = scan_value(data, i)
-        except SyntaxFailure as exc:
-            raise GoJSONError(f"{exc.message} at offset {exc.offset}") from None
-        except Truncated:
-            raise GoJSONError("unexpected EOF") from None
-        values.append(_python_value(data[i:end]))
-        i = end
-
-
-def _python_value(chunk: bytes) -> Any:
-    """Parse a chunk the Go scanner accepted."""
-    return _decoder.decode(chunk.decode("utf-8", "replace"))
-
-
-# ---------------------------------------------------------------------------
-# Typed decoding with Go's rules.
-
-INT_RANGES = {
-    "int": (-(2**63), 2**63 - 1),
-    "int64": (-(2**63), 2**63 - 1),
-    "time.Duration": (-(2**63), 2**63 - 1),
-    "int32": (-(2**31), 2**31 - 1),
-    "int16": (-(2**15), 2**15 - 1),
-    "int8": (-(2**7), 2**7 - 1),
-    "uint64": (0, 2**64 - 1),
-    "uint": (0, 2**64 - 1),
-    "uint32": (0, 2**32 - 1),
-    "uint16": (0, 2**16 - 1),
-    "uint8": (0, 2**8 - 1),
-}
-
-
-@dataclass(frozen=True)
-class Field:
-    """One struct field: its JSON name and Go type.
-
-    ``go_type`` is a Go type name (``bool``, ``string``, ``int64``,
-    ``time.Duration``, ``[]string``, ``map[string]string``, ``any``) or a
-    nested :class:`Struct`, or ``("[]", Struct)`` for a slice of structs.
-    ``decoder`` stands for a type with its own ``UnmarshalJSON`` (enums,
-    times): it converts the JSON value or raises :class:`GoJSONError` with
-    that type's message.
-    """
-
-    name: str
-    go_type: Any
-    decoder: Callable[[Any], Any] | None = None
-
-
-@dataclass(frozen=True)
-class Struct:
-    """A Go struct: its name, its package-qualified type name, and its JSON fields."""
-
-    go_name: str
-    fields: tuple[Field, ...]
-    qualified: str = ""
-    _by_name: dict[str, Field] = field(default_factory=dict, compare=False, repr=False)
-    _by_fold: dict[str, Field] = field(default_factory=dict, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        for f in self.fields:
-            self._by_name[f.name] = f
-            self._by_fold.setdefault(f.name.lower(), f)
-
-    @property
-    def type_name(self) -> str:
-        return self.qualified or "server." + self.go_name
-
-    def lookup(self, key: str) -> Field | None:
-        found = self._by_name.get(key)
-        if found is None:
-            found = self._by_fold.get(key.lower())
-        return found
-
-    def extend(self, go_name: str, *fields: Field) -> Struct:
-        """A struct embedding this one (Go promotes the embedded fields)."""
-        return Struct(go_name, self.fields + fields)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
-
-
-def _number_text(value: int | float) -> str:
-    if isinstance(value, GoNumber):
-        return value.text
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
-class _Decoder:
-    """One decode pass; remembers the first error the way Go's ``saveError`` does."""
-
-    def __init__(self, top: str, strict: bool) -> None:
-        self.top = top
-        self.strict = strict
-        self.first_error: str | None = None
-
-    def save(self, message: str) -> None:
-        if self.first_error is None:
-            self.first_error = message
-
-    def type_error(self, what: str, go_type: str, path: str) -> None:
-        self.save(f"json: cannot unmarshal {what} into Go struct field {self.top}.{path} of type {go_type}")
-
-    def value(self, go_type: Any, value: Any, path: str, decoder: Callable[[Any], Any] | None) -> tuple[bool, Any]:
-        """Decode ``value``; returns (assigned, result)."""
-        if decoder is not None:
-            # Types with their own UnmarshalJSON see null too.
-            try:
-                return True, decoder(value)
-            except GoJSONError as exc:
-                self.save(str(exc))
-                return False, None
-        if value is None:
-            return False, None
-        if isinstance(go_type, Struct):
-            if not isinstance(value, dict):
-                self.type_error(_kind(value), go_type.type_name, path)
-                return False, None
-            return True, self.struct(go_type, value, path)
-        if isinstance(go_type, tuple):
-            element = go_type[1]
-            if not isinstance(value, list):
-                self.type_error(_kind(value), "[]" + element.type_name, path)
-                return False, None
-            return True, [self.value(element, item, path, None)[1] for item in value]
-        if go_type.startswith(("[]", "map[string]")):
-            return self._collection(go_type, value, path)
-        return self._scalar(go_type, value, path)
-
-    def _scalar(self, go_type: str, value: Any, path: str) -> tuple[bool, Any]:
-        """A bool, string, number, time or ``any`` value, with Go's type errors."""
-        if go_type == "bool":
-            if isinstance(value, bool):
-                return True, value
-            self.type_error(_kind(value), "bool", path)
-            return False, None
-        if go_type == "string":
-            if isinstance(value, str):
-                return True, value
-            self.type_error(_kind(value), "string", path)
-            return False, None
-        rng = INT_RANGES.get(go_type)
-        if rng is not None:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                self.type_error(_kind(value), go_type, path)
-                return False, None
-            if isinstance(value, float) or not rng[0] <= value <= rng[1]:
-                self.type_error("number " + _number_text(value), go_type, path)
-                return False, None
-            return True, value
-        if go_type == "time.Time":
-            if isinstance(value, str):
-                try:
-                    return True, parse_go_time(value)
-                except ValueError as exc:
-                    self.save(str(exc))
-                    return False, None
-            self.type_error(_kind(value), "time.Time", path)
-            return False, None
-        if go_type in ("float64", "float32"):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                self.type_error(_kind(value), go_type, path)
-                return False, None
-            return True, float(value)
-        if go_type == "any":
-            return True, value
-        raise TypeError(f"unsupported Go type {go_type!r}")
-
-    def _collection(self, go_type: str, value: Any, path: str) -> tuple[bool, Any]:
-        """A ``[]T`` or ``map[string]T`` value; elements that fail to decode are left out of maps."""
-        if go_type.startswith("[]"):
-            if not isinstance(value, list):
-                self.type_error(_kind(value), go_type, path)
-                return False, None
-            inner = go_type[2:]
-            return True, [self.value(inner, item, path, None)[1] for item in value]
-        if go_type.startswith("map[string]"):
-            if not isinstance(value, dict):
-                self.type_error(_kind(value), go_type, path)
-                return False, None
-            inner = go_type[len("map[string]") :]
-            out_map = {}
-            for key, item in value.items():
-                ok, decoded = self.value(inner, item, f"{path}.{key}", None)
-                if ok:
-                    out_map[key] = decoded
-            return True, out_map
-        raise TypeError(f"unsupported Go type {go_type!r}")
-
-    def struct(self, schema: Struct, obj: dict[str, Any], prefix: str) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, raw in obj.items():
-            f = schema.lookup(key)
-            if f is None:
-                if self.strict:
-                    self.save("json: unknown field " + _go_string(key))
-                continue
-            path = f"{prefix}.{f.name}" if prefix else f.name
-            ok, decoded = self.value(f.go_type, raw, path, f.decoder)
-            if ok:
-                out[f.name] = decoded
-        return out
-
-
-def _go_string(text: str) -> str:
-    """Go's ``%q`` of a short ASCII-ish string (used for unknown field names)."""
-    return json.dumps(text, ensure_ascii=False)
+def _decode_into(schema: Struct, value: Any, strict: bool, out: dict[str, Any], source: bytes | None) -> None:
+    if value is None:
+        return
+    if not is_object(value):
+        raise GoJSONError(f"json: cannot unmarshal {kind(value)} into Go value of type {schema.type_name}")
+    d = Decoder(schema.go_name, strict, source)
+    d.struct(schema, value, [], out)
+    if d.first_error is not None:
+        raise GoJSONError(d.first_error)
 
 
 def decode(schema: Struct, value: Any, strict: bool = False) -> dict[str, Any]:
@@ -356,15 +178,22 @@ def decode(schema: Struct, value: Any, strict: bool = False) -> dict[str, Any]:
     :class:`GoJSONError` with Go's message on the first type mismatch (or
     unknown field when ``strict``, like ``DisallowUnknownFields``).
     """
-    if value is None:
-        return {}
-    d = _Decoder(schema.go_name, strict)
-    if not isinstance(value, dict):
-        raise GoJSONError(f"json: cannot unmarshal {_kind(value)} into Go value of type {schema.type_name}")
-    out = d.struct(schema, value, "")
-    if d.first_error is not None:
-        raise GoJSONError(d.first_error)
+    out: dict[str, Any] = {}
+    _decode_into(schema, value, strict, out, None)
     return out
+
+
+def unmarshal(schema: Struct, data: bytes | bytearray | memoryview | str, strict: bool = False) -> dict[str, Any]:
+    """``json.Unmarshal`` of a document into ``schema``: :func:`parse` then :func:`decode`."""
+    raw = _as_bytes(data)
+    for careful in (False, True):
+        out: dict[str, Any] = {}
+        try:
+            _decode_into(schema, parse(raw, careful), strict, out, raw)
+        except NeedSpans:
+            continue
+        return out
+    raise AssertionError("the careful reader keeps every span")
 
 
 def decode_request(schema: Struct, data: bytes, strict: bool = True) -> dict[str, Any]:
@@ -373,29 +202,14 @@ def decode_request(schema: Struct, data: bytes, strict: bool = True) -> dict[str
     nats-server feeds the body to a ``json.Decoder`` that rejects unknown
     fields and decodes value after value into the same struct, so ``{"a":1}
     {"a":2}`` is accepted (the later value wins) and an empty body decodes
-    to nothing.  Syntax errors carry their offset.
+    to nothing.
     """
-    stripped = data.strip(WHITESPACE) if data else b""
-    if not stripped:
-        return {}
-    try:
-        values = [_decoder.decode(data.decode("utf-8"))]
-    except (ValueError, RecursionError):
-        values = split_stream(data)
-    out: dict[str, Any] = {}
-    for value in values:
-        out.update(decode(schema, _no_surrogates(value), strict))
-    return out
-
-
-def _no_surrogates(value: Any) -> Any:
-    """Go turns escaped lone surrogates into U+FFFD; Python keeps them."""
-    if isinstance(value, str):
-        if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
-            return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in value)
-        return value
-    if isinstance(value, dict):
-        return {_no_surrogates(k): _no_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_no_surrogates(v) for v in value]
-    return value
+    for careful in (False, True):
+        out: dict[str, Any] = {}
+        try:
+            for value in read_stream(data, careful):
+                _decode_into(schema, value, strict, out, data)
+        except NeedSpans:
+            continue
+        return out
+    raise AssertionError("the careful reader keeps every span")

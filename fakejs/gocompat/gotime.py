@@ -17,6 +17,18 @@ ZERO_TIME = "0001-01-01T00:00:00Z"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+def time_quote(text: str) -> str:
+    """How Go's time package quotes input in its errors: control and non-ASCII runes byte by byte as ``\\xHH``."""
+    out = ['"']
+    for ch in text:
+        if " " <= ch < "\x80":
+            out.append("\\" + ch if ch in '"\\' else ch)
+        else:
+            out.extend("\\x%02x" % b for b in ch.encode("utf-8", "surrogatepass"))
+    out.append('"')
+    return "".join(out)
+
+
 def rfc3339(ns: int, offset: int = 0) -> str:
     """Go's ``time.RFC3339Nano``; ``0`` means the zero time.
 
@@ -107,7 +119,7 @@ def parse_duration(text: str) -> int:
     """Go's ``time.ParseDuration``; raises ``ValueError`` with Go's message."""
     original = text
     if not text:
-        raise ValueError(f'time: invalid duration "{original}"')
+        raise ValueError("time: invalid duration " + time_quote(original))
     sign = 1
     if text[0] in "+-":
         sign = -1 if text[0] == "-" else 1
@@ -115,7 +127,7 @@ def parse_duration(text: str) -> int:
     if text == "0":
         return 0
     if not text:
-        raise ValueError(f'time: invalid duration "{original}"')
+        raise ValueError("time: invalid duration " + time_quote(original))
     total = 0
     pos = 0
     while pos < len(text):
@@ -127,9 +139,11 @@ def parse_duration(text: str) -> int:
                 rest = text[pos + number.end() :]
                 unit_text = re.match(r"[^\d.]*", rest)
                 if unit_text and unit_text.group(0):
-                    raise ValueError(f'time: unknown unit "{unit_text.group(0)}" in duration "{original}"')
-                raise ValueError(f'time: missing unit in duration "{original}"')
-            raise ValueError(f'time: invalid duration "{original}"')
+                    raise ValueError(
+                        f"time: unknown unit {time_quote(unit_text.group(0))} in duration {time_quote(original)}"
+                    )
+                raise ValueError("time: missing unit in duration " + time_quote(original))
+            raise ValueError("time: invalid duration " + time_quote(original))
         amount, unit = match.group(1), match.group(2)
         whole, _, frac = amount.partition(".")
         scale = _UNITS[unit]
@@ -139,7 +153,7 @@ def parse_duration(text: str) -> int:
         total += value
         pos = match.end()
     if total > 2**63 - 1:
-        raise ValueError(f'time: invalid duration "{original}"')
+        raise ValueError("time: invalid duration " + time_quote(original))
     return sign * total
 
 
@@ -188,20 +202,40 @@ _ELEMENTS = (
 )
 
 
+# Go checks each element as it reads it, in layout order: (name, text slice, low, high).
+_RANGES = (
+    ("month", slice(5, 7), 1, 12),
+    ("day", slice(8, 10), 0, 31),
+    ("hour", slice(11, 13), 0, 23),
+    ("minute", slice(14, 16), 0, 59),
+    ("second", slice(17, 19), 0, 59),
+)
+
+
+def _check_ranges(text: str) -> None:
+    """Raise Go's ``<element> out of range`` for the first element out of its range."""
+    for name, where, low, high in _RANGES:
+        if not low <= int(text[where]) <= high:
+            raise ValueError(f"parsing time {time_quote(text)}: {name} out of range")
+
+
 def parse_go_time(text: str) -> GoTime:
     """Go's strict RFC 3339 parse (``time.Time`` from JSON); ``ValueError`` has Go's text."""
     rest = text
     for element, pattern in _ELEMENTS:
         match = re.match(pattern, rest)
         if match is None:
-            raise ValueError(f'parsing time "{text}" as "{_LAYOUT}": cannot parse "{rest}" as "{element}"')
+            raise ValueError(
+                f"parsing time {time_quote(text)} as {time_quote(_LAYOUT)}: cannot parse {time_quote(rest)} as {time_quote(element)}"
+            )
         rest = rest[match.end() :]
     if rest:
-        raise ValueError(f'parsing time "{text}": extra text: "{rest}"')
+        raise ValueError(f"parsing time {time_quote(text)}: extra text: {time_quote(rest)}")
+    _check_ranges(text)
     try:
         ns = parse_rfc3339(text)
     except ValueError:
-        raise ValueError(f'parsing time "{text}": day out of range') from None
+        raise ValueError(f"parsing time {time_quote(text)}: day out of range") from None
     zone = re.search(r"([+-])(\d\d):(\d\d)$", text)
     offset = 0
     if zone:

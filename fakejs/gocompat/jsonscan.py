@@ -1,38 +1,50 @@
-"""Go's JSON scanner: where a value ends, and the syntax error Go reports when it does not.
+"""Go's JSON reader (``encoding/json`` v1 running on the v2 ``jsontext`` engine), iteratively.
 
-nats-server's decoder runs Go's scanner before decoding, so the first syntax
-error wins, with Go's text (``invalid character 'x' looking for beginning of
-value``) and offset.  :func:`scan_value` finds the end of one value,
-:func:`scan_error` gives ``json.Unmarshal``'s verdict on a whole document;
-:mod:`fakejs.gocompat.gojson` builds the decoder and encoder on them.
+nats-server 2.15.1 is built with Go's JSON v2 engine behind the v1 API, so a
+syntax error reads like ``invalid escape sequence `\\p` in string`` or
+``invalid character 'é' looking for beginning of object key string``; the
+offending rune (or escape) is quoted whole, and the error's offset is the
+position just past it.  Nesting deeper than 10,000 arrays and objects fails
+with ``exceeded max depth``.  Invalid UTF-8 inside strings is accepted and
+read as U+FFFD, one per bad byte, as are escaped lone surrogates.
+
+:func:`parse_value` reads one value into :mod:`~fakejs.gocompat.jsonvalue`
+types with an explicit stack, never recursing, so the deepest document Go
+accepts parses under any recursion limit.
 """
 
 from __future__ import annotations
 
+import codecs
+import re
+from typing import Any
 
-def quote_char(c: int) -> str:
-    """Format one input byte the way Go's scanner quotes it in errors."""
-    if c == 0x27:
-        return "'\\''"
-    if c == 0x22:
-        return "'\"'"
-    ch = chr(c)
-    if ch.isprintable() and c != 0x7F and not (0x80 <= c < 0xA0) and c != 0xAD:
-        return "'" + ch + "'"
-    if c < 0x20 and ch in "\a\b\f\n\r\t\v":
-        return (
-            "'" + {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}[ch] + "'"
-        )
-    if c < 0x80:
-        return "'\\x%02x'" % c
-    return "'\\u%04x'" % c
+from fakejs.gocompat.goquote import decode_rune, quote_rune, show_invalid
+from fakejs.gocompat.jsonvalue import GoNumber, GoObject, parse_int
 
-
+MAX_DEPTH = 10_000
 WHITESPACE = b" \t\r\n"
+
+_REPLACE = "gojson-per-byte"
+
+
+def _per_byte(exc: UnicodeError) -> tuple[str, int]:
+    """Go reads each byte of an invalid UTF-8 sequence as its own U+FFFD."""
+    assert isinstance(exc, UnicodeDecodeError)
+    return "\ufffd" * (exc.end - exc.start), exc.end
+
+
+codecs.register_error(_REPLACE, _per_byte)
+
+_PLAIN = re.compile(rb'[^"\\\x00-\x1f]*')
+_SPACE = re.compile(rb"[ \t\r\n]*")
+_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+_SIMPLE_ESCAPES = {0x22: '"', 0x5C: "\\", 0x2F: "/", 0x62: "\b", 0x66: "\f", 0x6E: "\n", 0x72: "\r", 0x74: "\t"}
 
 
 class SyntaxFailure(Exception):
-    """A Go ``*json.SyntaxError``: message and offset (bytes read, bad byte included)."""
+    """A Go syntax error: its message and offset (the position just past the offending text)."""
 
     def __init__(self, message: str, offset: int) -> None:
         super().__init__(message)
@@ -44,192 +56,267 @@ class Truncated(Exception):
     """The input ended inside a value."""
 
 
-def _invalid(data: bytes, i: int, context: str) -> SyntaxFailure:
-    return SyntaxFailure("invalid character " + quote_char(data[i]) + " " + context, i + 1)
+def invalid_character(data: bytes, i: int, where: str) -> SyntaxFailure:
+    """``invalid character 'X' <where>`` for the rune (or invalid byte) at ``i``."""
+    _, size = decode_rune(data, i)
+    return SyntaxFailure(f"invalid character {quote_rune(data[i : i + size])} {where}", i + size)
 
 
 def skip_space(data: bytes, i: int) -> int:
-    n = len(data)
-    while i < n and data[i] in WHITESPACE:
-        i += 1
+    match = _SPACE.match(data, i)
+    return match.end() if match else i
+
+
+def _decode_run(data: bytes) -> str:
+    return data.decode("utf-8", _REPLACE)
+
+
+def _escape_failure(data: bytes, i: int, what: bytes) -> SyntaxFailure:
+    return SyntaxFailure(f"invalid escape sequence {show_invalid(what)} in string", i + len(what))
+
+
+def _maybe_unicode_escape(tail: bytes) -> bool:
+    """Whether ``tail`` (shorter than six bytes) could still grow into a ``\\uXXXX`` escape."""
+    for k, c in enumerate(tail):
+        if (k == 0 and c != 0x5C) or (k == 1 and c != 0x75) or (k >= 2 and c not in _HEX):
+            return False
+    return True
+
+
+def _unicode_escape(data: bytes, i: int) -> int:
+    """The code unit of the ``\\uXXXX`` escape at ``i`` (Go's checks and errors)."""
+    if len(data) < i + 6:
+        if _maybe_unicode_escape(data[i:]):
+            raise Truncated()
+        raise _escape_failure(data, i, data[i:])
+    digits = data[i + 2 : i + 6]
+    if not all(c in _HEX for c in digits):
+        raise _escape_failure(data, i, data[i : i + 6])
+    return int(digits, 16)
+
+
+def _low_surrogate_at(data: bytes, i: int) -> int | None:
+    """The low surrogate escaped at ``i``, if one is there (it pairs with a preceding high one)."""
+    if data[i : i + 2] != b"\\u" or len(data) < i + 6:
+        return None
+    digits = data[i + 2 : i + 6]
+    if not all(c in _HEX for c in digits):
+        return None
+    unit = int(digits, 16)
+    return unit if 0xDC00 <= unit <= 0xDFFF else None
+
+
+def _escape(data: bytes, i: int, parts: list[str]) -> int:
+    """Decode the escape at ``i`` into ``parts``; return the index after it."""
+    if i + 1 >= len(data):
+        raise Truncated()
+    simple = _SIMPLE_ESCAPES.get(data[i + 1])
+    if simple is not None:
+        parts.append(simple)
+        return i + 2
+    if data[i + 1] != 0x75:
+        raise _escape_failure(data, i, data[i : i + 2])
+    unit = _unicode_escape(data, i)
+    i += 6
+    if 0xD800 <= unit <= 0xDBFF:
+        low = _low_surrogate_at(data, i)
+        if low is not None:
+            parts.append(chr(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)))
+            return i + 6
+        parts.append("\ufffd")
+    elif 0xDC00 <= unit <= 0xDFFF:
+        parts.append("\ufffd")
+    else:
+        parts.append(chr(unit))
     return i
 
 
-def scan_value(data: bytes, i: int) -> int:
-    """Scan one JSON value starting at ``i`` (no leading blanks); return its end.
-
-    Raises :class:`SyntaxFailure` with Go's message and offset, or
-    :class:`Truncated` when the input ends inside the value.
-    """
-    n = len(data)
-    stack: list[int] = []  # 0x7B for objects, 0x5B for arrays
-    expect = "value"
-    while True:
-        if expect != "value":
-            i = skip_space(data, i)
-        if i >= n:
-            raise Truncated()
-        c = data[i]
-        if expect == "value" or expect == "value-or-close":
-            if expect == "value-or-close" and c == 0x5D:
-                stack.pop()
-                i += 1
-            elif c == 0x7B:
-                stack.append(0x7B)
-                i += 1
-                expect = "key-or-close"
-                continue
-            elif c == 0x5B:
-                stack.append(0x5B)
-                i += 1
-                expect = "value-or-close"
-                i = skip_space(data, i)
-                continue
-            else:
-                i = _scan_scalar(data, i, "looking for beginning of value")
-        elif expect == "key-or-close" or expect == "key":
-            if expect == "key-or-close" and c == 0x7D:
-                stack.pop()
-                i += 1
-            elif c == 0x22:
-                i = _scan_string(data, i)
-                expect = "colon"
-                continue
-            else:
-                raise _invalid(data, i, "looking for beginning of object key string")
-        elif expect == "colon":
-            if c != 0x3A:
-                raise _invalid(data, i, "after object key")
-            i = skip_space(data, i + 1)
-            expect = "value"
-            continue
-        else:  # after a value inside a container
-            i, expect = _after_element(data, i, c, stack[-1])
-            if expect != "closed":
-                continue
-            stack.pop()
-        # a value (scalar or container) just ended
-        if not stack:
-            return i
-        expect = "after"
-
-
-def _after_element(data: bytes, i: int, c: int, container: int) -> tuple[int, str]:
-    """After a value inside an object or array: a comma (what comes next) or the container's close."""
-    if container == 0x7B:
-        if c == 0x2C:
-            return i + 1, "key"
-        if c != 0x7D:
-            raise _invalid(data, i, "after object key:value pair")
-    else:
-        if c == 0x2C:
-            return skip_space(data, i + 1), "value"
-        if c != 0x5D:
-            raise _invalid(data, i, "after array element")
-    return i + 1, "closed"
-
-
-def _scan_scalar(data: bytes, i: int, context: str) -> int:
-    c = data[i]
-    if c == 0x22:
-        return _scan_string(data, i)
-    if c == 0x2D or 0x30 <= c <= 0x39:
-        return _scan_number(data, i)
-    for word in (b"true", b"false", b"null"):
-        if c == word[0]:
-            return _scan_literal(data, i, word)
-    raise _invalid(data, i, context)
-
-
-def _scan_string(data: bytes, i: int) -> int:
+def parse_string(data: bytes, i: int) -> tuple[str, int]:
+    """The string whose opening quote is at ``i``, and the index after its closing quote."""
     n = len(data)
     i += 1
-    while i < n:
-        c = data[i]
+    match = _PLAIN.match(data, i)
+    end = match.end() if match else i
+    if end < n and data[end] == 0x22:
+        return _decode_run(data[i:end]), end + 1
+    parts: list[str] = []
+    while True:
+        parts.append(_decode_run(data[i:end]))
+        if end >= n:
+            raise Truncated()
+        c = data[end]
         if c == 0x22:
-            return i + 1
+            return "".join(parts), end + 1
         if c == 0x5C:
-            i += 1
-            if i >= n:
-                raise Truncated()
-            e = data[i]
-            if e in b'"\\/bfnrt':
-                i += 1
-                continue
-            if e != 0x75:
-                raise _invalid(data, i, "in string escape code")
-            i += 1
-            for _ in range(4):
-                if i >= n:
-                    raise Truncated()
-                h = data[i]
-                if not (0x30 <= h <= 0x39 or 0x41 <= h <= 0x46 or 0x61 <= h <= 0x66):
-                    raise _invalid(data, i, "in \\u hexadecimal character escape")
-                i += 1
-            continue
-        if c < 0x20:
-            raise _invalid(data, i, "in string literal")
-        i += 1
-    raise Truncated()
+            i = _escape(data, end, parts)
+        else:
+            raise invalid_character(data, end, "in string")
+        match = _PLAIN.match(data, i)
+        end = match.end() if match else i
+
+
+def _parse_number(data: bytes, i: int) -> tuple[Any, int]:
+    match = _NUMBER.match(data, i)
+    end = match.end() if match else i
+    if (end < len(data) and data[end] in b".eE+-0123456789") or match is None:
+        _check_number(data, i)
+    text = data[i:end].decode("ascii")
+    if match is not None and (match.group(1) or match.group(2)):
+        return GoNumber(text), end
+    return parse_int(text), end
 
 
 def _digits(data: bytes, i: int) -> int:
-    n = len(data)
-    while i < n and 0x30 <= data[i] <= 0x39:
+    """Index after a required run of digits at ``i`` (Go's errors when there is none)."""
+    if i >= len(data):
+        raise Truncated()
+    if not 0x30 <= data[i] <= 0x39:
+        raise invalid_character(data, i, "in numeric literal")
+    while i < len(data) and 0x30 <= data[i] <= 0x39:
         i += 1
     return i
 
 
-def _scan_number(data: bytes, i: int) -> int:
+def _check_number(data: bytes, i: int) -> None:
+    """Raise the error Go reports for the malformed (or cut short) number at ``i``, if any."""
     n = len(data)
     if data[i] == 0x2D:
         i += 1
-        if i >= n:
-            raise Truncated()
-        if not 0x30 <= data[i] <= 0x39:
-            raise _invalid(data, i, "in numeric literal")
-    i = i + 1 if data[i] == 0x30 else _digits(data, i)
-    if i < n and data[i] == 0x2E:
+    if i < n and data[i] == 0x30:
         i += 1
-        if i >= n:
-            raise Truncated()
-        if not 0x30 <= data[i] <= 0x39:
-            raise _invalid(data, i, "after decimal point in numeric literal")
+    else:
         i = _digits(data, i)
+    if i < n and data[i] == 0x2E:
+        i = _digits(data, i + 1)
     if i < n and data[i] in b"eE":
         i += 1
         if i < n and data[i] in b"+-":
             i += 1
-        if i >= n:
-            raise Truncated()
-        if not 0x30 <= data[i] <= 0x39:
-            raise _invalid(data, i, "in exponent of numeric literal")
-        i = _digits(data, i)
-    return i
+        _digits(data, i)
 
 
-def _scan_literal(data: bytes, i: int, word: bytes) -> int:
-    n = len(data)
-    for k in range(1, len(word)):
-        if i + k >= n:
+def _parse_literal(data: bytes, i: int, word: bytes, value: Any) -> tuple[Any, int]:
+    for k in range(len(word)):
+        if i + k >= len(data):
             raise Truncated()
         if data[i + k] != word[k]:
-            raise _invalid(data, i + k, "in literal %s (expecting %s)" % (word.decode(), quote_char(word[k])))
-    return i + len(word)
+            where = f"in literal {word.decode()} (expecting {quote_rune(word[k : k + 1])})"
+            raise invalid_character(data, i + k, where)
+    return value, i + len(word)
 
 
-def scan_error(data: bytes) -> str | None:
-    """Go's ``json.Unmarshal`` verdict on ``data``: its error message, or ``None``."""
-    try:
-        i = skip_space(data, 0)
+_LITERALS = {0x74: (b"true", True), 0x66: (b"false", False), 0x6E: (b"null", None)}
+
+
+def parse_scalar(data: bytes, i: int) -> tuple[Any, int]:
+    """A string, number or literal starting at ``i``."""
+    c = data[i]
+    if c == 0x22:
+        return parse_string(data, i)
+    if c == 0x2D or 0x30 <= c <= 0x39:
+        return _parse_number(data, i)
+    literal = _LITERALS.get(c)
+    if literal is not None:
+        return _parse_literal(data, i, *literal)
+    raise invalid_character(data, i, "looking for beginning of value")
+
+
+def _object_key(data: bytes, i: int) -> tuple[str, int]:
+    """The key at ``i`` and the index of the value after its colon."""
+    if data[i] != 0x22:
+        raise invalid_character(data, i, "looking for beginning of object key string")
+    key, i = parse_string(data, i)
+    i = skip_space(data, i)
+    if i >= len(data):
+        raise Truncated()
+    if data[i] != 0x3A:
+        raise invalid_character(data, i, "after object key")
+    i = skip_space(data, i + 1)
+    if i >= len(data):
+        raise Truncated()
+    return key, i
+
+
+def parse_value(data: bytes, i: int) -> tuple[Any, int]:
+    """Parse the value starting at ``i`` (a non-blank byte); return it and the index after it.
+
+    Each object also records where its member values lie in ``data``
+    (``GoObject.spans``): types with their own ``UnmarshalJSON`` get the raw
+    text.  Raises :class:`SyntaxFailure` or :class:`Truncated`.
+    """
+    n = len(data)
+    stack: list[list[Any]] = []  # open containers: GoObject or list
+    keys: list[str] = []  # the pending key of each open container ("" for arrays)
+    starts: list[int] = []  # where each open container began
+    while True:
+        start = i
+        c = data[i]
+        if c == 0x7B or c == 0x5B:
+            if len(stack) >= MAX_DEPTH:
+                raise SyntaxFailure("exceeded max depth", i + 1)
+            i = skip_space(data, i + 1)
+            if i >= n:
+                raise Truncated()
+            container: list[Any] = _new_object() if c == 0x7B else []
+            if data[i] != (0x7D if c == 0x7B else 0x5D):
+                stack.append(container)
+                starts.append(start)
+                if c == 0x7B:
+                    key, i = _object_key(data, i)
+                    keys.append(key)
+                else:
+                    keys.append("")
+                continue
+            value: Any = container
+            i += 1
+        else:
+            value, i = parse_scalar(data, i)
+        while stack:
+            i, value, start = _after_value(data, i, stack, keys, starts, (value, start))
+            if value is _MORE:
+                break
+        else:
+            return value, i
+
+
+_MORE = object()
+
+
+def _new_object() -> GoObject:
+    obj = GoObject()
+    obj.spans = []
+    return obj
+
+
+def _after_value(
+    data: bytes, i: int, stack: list[list[Any]], keys: list[str], starts: list[int], done: tuple[Any, int]
+) -> tuple[int, Any, int]:
+    """Store the value just read (and where it began) in the innermost container; read what follows.
+
+    Returns the index of the next value to read and ``_MORE``, or -- when
+    the container closed -- the index after it, the container and its start.
+    """
+    value, start = done
+    parent = stack[-1]
+    if isinstance(parent, GoObject):
+        parent.append((keys[-1], value))
+        assert parent.spans is not None
+        parent.spans.append((start, i))
+    else:
+        parent.append(value)
+    i = skip_space(data, i)
+    if i >= len(data):
+        raise Truncated()
+    c = data[i]
+    if c == 0x2C:
+        i = skip_space(data, i + 1)
         if i >= len(data):
             raise Truncated()
-        end = scan_value(data, i)
-        rest = skip_space(data, end)
-        if rest < len(data):
-            raise _invalid(data, rest, "after top-level value")
-    except SyntaxFailure as exc:
-        return exc.message
-    except Truncated:
-        return "unexpected end of JSON input"
-    return None
+        if isinstance(parent, GoObject):
+            keys[-1], i = _object_key(data, i)
+        return i, _MORE, 0
+    if c == (0x7D if isinstance(parent, GoObject) else 0x5D):
+        keys.pop()
+        return i + 1, stack.pop(), starts.pop()
+    where = "after object key:value pair" if isinstance(parent, GoObject) else "after array element"
+    raise invalid_character(data, i, where)

@@ -10,17 +10,17 @@ unmarshaller, which refuses it like any other unknown value.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from fakejs.gocompat.gojson import GoJSONError
+from fakejs.gocompat.jsonvalue import plain_value, raw_text
 from fakejs.protocol.writer import go_quote
 
 
 def raw_json(value: Any) -> str:
-    """The JSON text of a decoded value, as Go would have seen it."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """The JSON text of a value as written (Go's ``UnmarshalJSON`` gets the raw bytes)."""
+    return raw_text(value)
 
 
 def _strict(
@@ -65,6 +65,7 @@ consumer_action = _strict(
 
 def compression(value: Any) -> str:
     """``StoreCompression`` decodes a plain string first, then checks it."""
+    value = plain_value(value)
     if value is not None and not isinstance(value, str):
         kind = "number" if isinstance(value, (int, float)) and not isinstance(value, bool) else type(value).__name__
         kind = {"bool": "bool", "list": "array", "dict": "object"}.get(kind, kind)

@@ -13,7 +13,8 @@ import base64
 import binascii
 from typing import Any
 
-from fakejs.gocompat.gojson import Field, GoJSONError, Struct, decode, loads
+from fakejs.gocompat.gojson import Field, GoJSONError, Struct, unmarshal
+from fakejs.gocompat.jsonvalue import plain_value
 
 SUBJECT_PERMISSION = Struct("SubjectPermission", (Field("allow", "[]string"), Field("deny", "[]string")))
 
@@ -51,6 +52,7 @@ DEFAULT_CLIENT_OPTS: dict[str, Any] = {"verbose": True, "pedantic": True, "echo"
 
 def _go_bytes(value: Any) -> Any:
     """Go decodes a ``[]byte`` field from a base64 string."""
+    value = plain_value(value)
     if not isinstance(value, str):
         raise GoJSONError(f"json: cannot unmarshal {type(value).__name__} into Go value of type []uint8")
     try:
@@ -117,9 +119,9 @@ INFO = Struct(
 
 def decode_connect(arg: bytes) -> dict[str, Any]:
     """Decode a CONNECT argument; raises :class:`GoJSONError` when Go would fail."""
-    return decode(CLIENT_OPTS, loads(arg))
+    return unmarshal(CLIENT_OPTS, arg)
 
 
 def decode_info(arg: bytes) -> dict[str, Any]:
     """Decode an INFO a client sent; raises :class:`GoJSONError` when Go would fail."""
-    return decode(INFO, loads(arg))
+    return unmarshal(INFO, arg)

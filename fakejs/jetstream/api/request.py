@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fakejs.gocompat.gojson import GoJSONError, Struct, decode, decode_request, loads
+from fakejs.gocompat.gojson import GoJSONError, Struct, decode_request, loads, unmarshal
 from fakejs.jetstream.apilevel import required_level
 from fakejs.jetstream.errors import api_error
 
@@ -57,6 +57,6 @@ class Request:
     def unmarshal(self, schema: Struct) -> dict[str, Any]:
         """Decode the body with ``json.Unmarshal`` (one value, unknown fields ignored), or raise 10025."""
         try:
-            return decode(schema, loads(self.payload))
+            return unmarshal(schema, self.payload)
         except GoJSONError as exc:
             raise api_error("JSInvalidJSONErr", err=str(exc)) from None

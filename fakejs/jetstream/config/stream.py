@@ -117,7 +117,7 @@ STREAM_CONFIG = Struct(
         Field("duplicate_window", "time.Duration"),
         Field("placement", PLACEMENT),
         Field("mirror", STREAM_SOURCE),
-        Field("sources", ("[]", STREAM_SOURCE)),
+        Field("sources", ("[]*", STREAM_SOURCE)),
         Field("compression", "any", enums.compression),
         Field("first_seq", "uint64"),
         Field("subject_transform", SUBJECT_TRANSFORM),

@@ -13,12 +13,12 @@ What clients send on the ack subject is read in
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.gocompat import gotime
+from fakejs.gocompat.gojson import Field, Struct, unmarshal
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.consumer.view import ConsumerView
 from fakejs.jetstream.storage.consumer_state import ConsumerState
@@ -51,6 +51,10 @@ def ack_reply_info(subject: str) -> tuple[int, int, int]:
     return sseq, dseq, dc
 
 
+# ``ConsumerNakOptions``: what a ``-NAK {...}`` may carry.
+NAK_OPTIONS = Struct("ConsumerNakOptions", (Field("delay", "time.Duration"),))
+
+
 def nak_delay(payload: bytes) -> int | None:
     """The delay a ``-NAK`` asks for (ns): JSON ``{"delay": ns}`` or a Go duration; None when absent or unreadable."""
     arg = payload[4:].strip()
@@ -58,9 +62,7 @@ def nak_delay(payload: bytes) -> int | None:
         return None
     try:
         if arg[:1] == b"{":
-            options = json.loads(arg)
-            value = options.get("delay", 0) if isinstance(options, dict) else 0
-            return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+            return int(unmarshal(NAK_OPTIONS, arg).get("delay", 0))
         return gotime.parse_duration(arg.decode("utf-8", "replace"))
     except (ValueError, TypeError):
         return None

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from fakejs.gocompat.gojson import Field, GoJSONError, Struct, decode, loads
+from fakejs.gocompat.gojson import Field, GoJSONError, Struct, unmarshal
 
 # nats-server decodes into a pooled pointer, so Go's errors name no struct (".batch").
 NEXT_REQUEST = Struct(
@@ -70,7 +70,7 @@ def parse_request(payload: bytes) -> PullRequest:
         return PullRequest()
     if body[:1] == b"{":
         try:
-            fields = decode(NEXT_REQUEST, loads(body))
+            fields = unmarshal(NEXT_REQUEST, body)
         except GoJSONError as exc:
             raise BadPullRequest(str(exc)) from None
         heartbeat = fields.get("idle_heartbeat", 0)

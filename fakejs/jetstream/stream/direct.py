@@ -77,7 +77,7 @@ def _is_set(req: dict[str, Any], key: str) -> bool:
 def decode(payload: bytes) -> dict[str, Any] | None:
     """``json.Unmarshal`` into the request struct; ``None`` when Go would fail."""
     try:
-        return gojson.decode(MSG_GET_REQUEST, gojson.loads(payload))
+        return gojson.unmarshal(MSG_GET_REQUEST, payload)
     except ValueError:
         return None
 
