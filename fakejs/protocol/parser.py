@@ -72,7 +72,7 @@ _KEYWORDS: dict[int, tuple[tuple[bytes, str], ...]] = {
 _BLANKS = b" \t"
 
 
-def parse_size(token: bytes) -> int:
+def parse_size(token: bytes | bytearray) -> int:
     """nats-server's ``parseSize``: 1-9 ASCII digits, otherwise -1."""
     if not token or len(token) > _MAX_SIZE_DIGITS or not token.isdigit():
         return -1
@@ -95,7 +95,7 @@ def split_args(arg: bytes) -> list[bytes]:
 _SPLIT_TABLE = bytes.maketrans(b"\t\r\n", b"   ")
 
 
-def _text(raw: bytes) -> str:
+def _text(raw: bytes | bytearray) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
@@ -175,6 +175,10 @@ class Parser:
             return self._skip_line()
         buf = self._buf
         pos = self._pos
+        if buf.startswith(b"PUB ", pos) and not self.auth_pending:
+            fast = self._fast_pub(buf, pos)
+            if fast is not None:
+                return fast
         end = len(buf)
         if pos >= end:
             return None
@@ -228,6 +232,44 @@ class Parser:
             raise self._fail(ERR_MAX_CONTROL_LINE, "control line too long")
         self._pos = newline + 1
         return self._dispatch(keyword, arg)
+
+    def _fast_pub(self, buf: bytearray, pos: int) -> Pub | None:
+        """The common ``PUB subject [reply] size`` with its payload already buffered, in one pass.
+
+        Only plain input takes this path (single spaces, CRLF, a literal
+        subject, a valid size, the payload and its CRLF all present); for
+        anything else it returns ``None`` and the general state machine
+        below parses the same bytes, errors and partial input included.
+        """
+        after = pos + 4
+        newline = buf.find(b"\n", after + 1)
+        if newline < 0 or buf[newline - 1] != 0x0D or buf[after] in _BLANKS:
+            return None
+        line_end = newline - 1
+        if line_end <= after or line_end - after > self.max_control_line:
+            return None
+        args = buf[after:line_end].split(b" ")
+        count = len(args)
+        if count == 2:
+            subject, size_token = args
+            reply = bytearray()
+        elif count == 3:
+            subject, reply, size_token = args
+            if not reply or b"\t" in reply:
+                return None
+        else:
+            return None
+        if b"\t" in subject or b"*" in subject or b">" in subject or b".." in subject:
+            return None
+        if subject[0] == 0x2E or subject[-1] == 0x2E:
+            return None
+        size = parse_size(size_token)
+        start = newline + 1
+        stop = start + size
+        if size < 0 or size > self.max_payload or len(buf) < stop + 2 or buf[stop : stop + 2] != b"\r\n":
+            return None
+        self._pos = stop + 2
+        return Pub(_text(subject), _text(reply), None, bytes(buf[start:stop]))
 
     def _skip_line(self) -> Event | None:
         newline = self._buf.find(b"\n", self._pos)
