@@ -29,6 +29,7 @@ broken: the connection is going away.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from fakejs.gocompat.gojson import GoJSONError
@@ -70,6 +71,10 @@ _KEYWORDS: dict[int, tuple[tuple[bytes, str], ...]] = {
     ord("-"): ((b"-ERR", "sep"),),
 }
 _BLANKS = b" \t"
+# A PUB argument line the fast path takes: a literal subject (no empty
+# token, no token holding a wildcard character), an optional reply, a size
+# of 1-9 digits, single spaces.  Anything else goes to the general parser.
+_PLAIN_PUB_ARGS = re.compile(rb"((?:[^ \t.*>]+\.)*[^ \t.*>]+) (?:([^ \t]+) )?([0-9]{1,9})")
 
 
 def parse_size(token: bytes | bytearray) -> int:
@@ -243,30 +248,19 @@ class Parser:
         """
         after = pos + 4
         newline = buf.find(b"\n", after + 1)
-        if newline < 0 or buf[newline - 1] != 0x0D or buf[after] in _BLANKS:
+        if newline < 0 or buf[newline - 1] != 0x0D:
             return None
         line_end = newline - 1
         if line_end <= after or line_end - after > self.max_control_line:
             return None
-        args = buf[after:line_end].split(b" ")
-        count = len(args)
-        if count == 2:
-            subject, size_token = args
-            reply = bytearray()
-        elif count == 3:
-            subject, reply, size_token = args
-            if not reply or b"\t" in reply:
-                return None
-        else:
+        plain = _PLAIN_PUB_ARGS.fullmatch(buf, after, line_end)
+        if plain is None:
             return None
-        if b"\t" in subject or b"*" in subject or b">" in subject or b".." in subject:
-            return None
-        if subject[0] == 0x2E or subject[-1] == 0x2E:
-            return None
-        size = parse_size(size_token)
+        subject, reply, size_token = plain.groups(b"")
+        size = int(size_token)
         start = newline + 1
         stop = start + size
-        if size < 0 or size > self.max_payload or len(buf) < stop + 2 or buf[stop : stop + 2] != b"\r\n":
+        if size > self.max_payload or len(buf) < stop + 2 or buf[stop : stop + 2] != b"\r\n":
             return None
         self._pos = stop + 2
         return Pub(_text(subject), _text(reply), None, bytes(buf[start:stop]))
