@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import signal
 import sys
@@ -234,6 +235,24 @@ async def serve(options: ServerOptions, pid_file: str = "", clock: Clock | None 
         await server.stop()
 
 
+# Collector thresholds for the command-line server's own process (see tune_gc).
+GC_THRESHOLDS = (100_000, 50, 100)
+
+
+def tune_gc() -> None:
+    """Collect cycles less often: the server's process is ours, and its hot path allocates.
+
+    Every publish allocates a few short-lived containers, and a stream keeps
+    one tracked object per stored message; with Python's default thresholds
+    (700, 10, 10) the cyclic collector ran every few hundred publishes and
+    took about a seventh of a pipelined publish's time.  Cycles are rare
+    here (nothing on the message path creates them), so fewer, larger
+    collections cost no memory to speak of.  An embedded server (tests,
+    the pytest plugin) leaves its host's settings alone.
+    """
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(_normalise(sys.argv[1:] if argv is None else argv))
@@ -262,6 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ScenarioError as exc:
             parser.error(str(exc))
     configure(debug=options.debug, trace=options.trace, log_file=options.log_file)
+    tune_gc()
     try:
         asyncio.run(serve(options, args.pid, clock, args.scenario))
     except OSError as exc:

@@ -277,11 +277,10 @@ class SubscriptionIndex:
             self.cache_hits += 1
             return cached
         toks = subject.split(".")
-        for token in toks:
-            if not token:
-                return EMPTY_RESULT
+        if "" in toks:
+            return EMPTY_RESULT
         result = MatchResult()
-        _match_level(self._root, toks, result)
+        _match_level(self._root, toks, 0, result)
         if len(self._cache) >= self.CACHE_LIMIT:
             self._cache.clear()
         self._cache[subject] = result
@@ -341,18 +340,19 @@ def _add_node(node: _Node, result: MatchResult) -> None:
             existing.extend(group)
 
 
-def _match_level(level: _Level | None, toks: list[str], result: MatchResult) -> None:
+def _match_level(level: _Level | None, toks: list[str], start: int, result: MatchResult) -> None:
+    """Collect matches for ``toks[start:]`` below ``level`` (indices, not slices: no copies per wildcard)."""
     node: _Node | None = None
     pwc: _Node | None = None
-    for i, token in enumerate(toks):
+    for i in range(start, len(toks)):
         if level is None:
             return
         if level.fwc is not None:
             _add_node(level.fwc, result)
         pwc = level.pwc
         if pwc is not None:
-            _match_level(pwc.next, toks[i + 1 :], result)
-        node = level.nodes.get(token)
+            _match_level(pwc.next, toks, i + 1, result)
+        node = level.nodes.get(toks[i])
         level = node.next if node is not None else None
     if node is not None:
         _add_node(node, result)

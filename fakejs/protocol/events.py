@@ -19,7 +19,7 @@ class Connect:
     options: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built once per publish, and a frozen __init__ costs twice as much
 class Pub:
     """``PUB`` or ``HPUB``: one published message.
 

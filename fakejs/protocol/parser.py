@@ -29,6 +29,7 @@ broken: the connection is going away.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from fakejs.gocompat.gojson import GoJSONError
@@ -70,9 +71,13 @@ _KEYWORDS: dict[int, tuple[tuple[bytes, str], ...]] = {
     ord("-"): ((b"-ERR", "sep"),),
 }
 _BLANKS = b" \t"
+# A PUB argument line the fast path takes: a literal subject (no empty
+# token, no token holding a wildcard character), an optional reply, a size
+# of 1-9 digits, single spaces.  Anything else goes to the general parser.
+_PLAIN_PUB_ARGS = re.compile(rb"((?:[^ \t.*>]+\.)*[^ \t.*>]+) (?:([^ \t]+) )?([0-9]{1,9})")
 
 
-def parse_size(token: bytes) -> int:
+def parse_size(token: bytes | bytearray) -> int:
     """nats-server's ``parseSize``: 1-9 ASCII digits, otherwise -1."""
     if not token or len(token) > _MAX_SIZE_DIGITS or not token.isdigit():
         return -1
@@ -95,7 +100,7 @@ def split_args(arg: bytes) -> list[bytes]:
 _SPLIT_TABLE = bytes.maketrans(b"\t\r\n", b"   ")
 
 
-def _text(raw: bytes) -> str:
+def _text(raw: bytes | bytearray) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
@@ -175,6 +180,10 @@ class Parser:
             return self._skip_line()
         buf = self._buf
         pos = self._pos
+        if buf.startswith(b"PUB ", pos) and not self.auth_pending:
+            fast = self._fast_pub(buf, pos)
+            if fast is not None:
+                return fast
         end = len(buf)
         if pos >= end:
             return None
@@ -228,6 +237,33 @@ class Parser:
             raise self._fail(ERR_MAX_CONTROL_LINE, "control line too long")
         self._pos = newline + 1
         return self._dispatch(keyword, arg)
+
+    def _fast_pub(self, buf: bytearray, pos: int) -> Pub | None:
+        """The common ``PUB subject [reply] size`` with its payload already buffered, in one pass.
+
+        Only plain input takes this path (single spaces, CRLF, a literal
+        subject, a valid size, the payload and its CRLF all present); for
+        anything else it returns ``None`` and the general state machine
+        below parses the same bytes, errors and partial input included.
+        """
+        after = pos + 4
+        newline = buf.find(b"\n", after + 1)
+        if newline < 0 or buf[newline - 1] != 0x0D:
+            return None
+        line_end = newline - 1
+        if line_end <= after or line_end - after > self.max_control_line:
+            return None
+        plain = _PLAIN_PUB_ARGS.fullmatch(buf, after, line_end)
+        if plain is None:
+            return None
+        subject, reply, size_token = plain.groups(b"")
+        size = int(size_token)
+        start = newline + 1
+        stop = start + size
+        if size > self.max_payload or len(buf) < stop + 2 or buf[stop : stop + 2] != b"\r\n":
+            return None
+        self._pos = stop + 2
+        return Pub(_text(subject), _text(reply), None, bytes(buf[start:stop]))
 
     def _skip_line(self) -> Event | None:
         newline = self._buf.find(b"\n", self._pos)

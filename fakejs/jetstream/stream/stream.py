@@ -117,6 +117,8 @@ class Stream:
         self._fresh: list[StoredMessage] = []  # stored, consumers not yet told
         self.closed = False
         self.direct = DirectGet(config["name"], store, js)
+        # Every PubAck starts the same way: encoded once (a stream's name never changes).
+        self._ack_head = b'{"stream":' + go_quote(config["name"]).encode() + b',"seq":'
 
     @property
     def name(self) -> str:
@@ -189,7 +191,7 @@ class Stream:
     # -- publishing ------------------------------------------------------------------
 
     def _pub_ack(self, seq: int) -> bytes:
-        return b'{"stream":' + go_quote(self.name).encode() + b',"seq":%d}' % seq
+        return self._ack_head + b"%d}" % seq
 
     def _error_ack(self, error: ApiError) -> bytes:
         return dumps({"error": error.to_dict(), "stream": self.name, "seq": 0}).encode()
@@ -320,7 +322,11 @@ class Stream:
             self.purge("", 0, keep)
 
     def _signal_consumers(self) -> None:
+        if not self._fresh:
+            return
         fresh, self._fresh = self._fresh, []
+        if not self.consumers:
+            return
         for msg in fresh:
             for consumer in self._listening():
                 consumer.message_stored(msg)
