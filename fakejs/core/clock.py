@@ -50,6 +50,13 @@ class Clock(Protocol):
     def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
         """Run ``callback(*args)`` when :meth:`monotonic` reaches ``when``."""
 
+    def call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
+        """Run ``callback(*args)`` once the loop has finished what it is doing now.
+
+        Ordering, not time: output already queued (a reply being flushed)
+        goes out first, and a manual clock does not have to move for it.
+        """
+
     def add_error_sink(self, sink: ErrorSink) -> None:
         """Hand every exception a timer callback raises to ``sink``."""
 
@@ -115,6 +122,9 @@ class SystemClock:
 
     def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
         return self.loop.call_later(max(when - time.monotonic(), 0.0), self._fire, callback, args)
+
+    def call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
+        self.loop.call_soon(self._fire, callback, args)
 
     def add_error_sink(self, sink: ErrorSink) -> None:
         self._errors.add(sink)

@@ -62,9 +62,11 @@ class ManualClock:
         self._seq = itertools.count()
         self._errors = TimerErrors()
         self.advances = 0  # how many times advance() ran (clients get one chance to answer per advance)
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Accepted for symmetry with :class:`~fakejs.core.clock.SystemClock`; unused."""
+        """The loop :meth:`call_soon` queues on (timers never use it: they wait for :meth:`advance`)."""
+        self._loop = loop
 
     def monotonic(self) -> float:
         return self._now
@@ -79,6 +81,17 @@ class ManualClock:
         timer = _ManualTimer(max(when, self._now), next(self._seq), callback, args)
         heapq.heappush(self._timers, timer)
         return timer
+
+    def call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
+        """Queue ``callback`` on the loop: work to do next, not a timer, so time need not move."""
+        loop = self._loop if self._loop is not None else asyncio.get_running_loop()
+        loop.call_soon(self._fire_soon, callback, args)
+
+    def _fire_soon(self, callback: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            callback(*args)
+        except Exception as exc:  # noqa: BLE001 - reported to the error sinks (recorded on the server); the loop goes on
+            self._errors.report(callback, exc)
 
     def add_error_sink(self, sink: ErrorSink) -> None:
         self._errors.add(sink)

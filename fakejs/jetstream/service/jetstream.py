@@ -156,7 +156,10 @@ class JetStream:
 
         nats-server writes a consumer create or update reply before anything
         the consumer sends: clients match the reply to their request and may
-        drop deliveries that arrive ahead of it.
+        drop deliveries that arrive ahead of it.  The waiting actions are
+        queued behind the reply's flush (:meth:`Clock.call_soon`), so even a
+        consumer with thousands of messages to send does not hold the reply
+        back.
         """
         self._answering += 1
         try:
@@ -166,7 +169,7 @@ class JetStream:
             if not self._answering:
                 waiting, self._after_answer = self._after_answer, []
                 for action in waiting:
-                    action()
+                    self.clock.call_soon(action)
 
     def after_answer(self, action: Callable[[], None]) -> None:
         """Run ``action`` once the API request being handled is answered (now, outside of one)."""
