@@ -18,6 +18,7 @@ every value is in seconds (lower is better):
   consumer create (its reply carries ``num_pending``), each the median of
   five calls, and one purge by subject.
 
+Each scenario first runs once at size 200 on both servers, as a warm-up.
 Sizes are 1,000, 3,000 and 10,000 keys/subjects and 10,000 and 100,000
 messages; ``--big`` adds 30,000 and 100,000 keys/subjects and 1,000,000
 messages.  After the table comes each curve's log-log slope (least squares
@@ -54,6 +55,7 @@ from fakejs.targets.real import ServerProcess
 API = "$JS.API"
 BATCH = 500
 LOOKUPS = 5
+WARM_UP = 200
 
 
 @dataclass
@@ -238,6 +240,8 @@ def run(servers: dict[str, ServerProcess], sizes: dict[str, list[int]], only: st
     for key, scenario in scenarios.items():
         if only and only not in key:
             continue
+        for kind in KINDS:  # a warm-up, so that first-call costs do not land on the smallest size
+            asyncio.run(scenario(servers[kind].url, WARM_UP))
         for size in sizes[key]:
             found: dict[str, dict[str, list[float]]] = {}
             for _ in range(repeat):
