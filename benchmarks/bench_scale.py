@@ -1,26 +1,33 @@
 """How fakejs and nats-server scale with the number of subjects and messages.
 
-    python benchmarks/bench_scale.py [--big] [--only kv] [--plot scale.png] [--fakejs-root DIR]
+    python benchmarks/bench_scale.py [--big] [--only kv] [--repeat 3] [--plot FILE | --no-plot]
 
 Both servers run as subprocesses (see :mod:`harness`); each scenario is the
-same raw JetStream API traffic over nats-py on both, at growing sizes:
+same raw JetStream API traffic over nats-py on both, at growing sizes, and
+every value is in seconds (lower is better):
 
 * ``kv watch create``/``kv watch all``: a KV bucket (``max_msgs_per_subject:
   1``) with N keys, then the ordered push consumer a KV watch creates
   (``last_per_subject``, filter ``$KV.B.>``, headers only, flow control):
-  seconds until the create reply, and until every key was delivered;
-* ``kv keys``: nats-py's ``kv.keys()`` over N keys (seconds);
+  time until the create reply, and until every key was delivered;
+* ``kv keys``: nats-py's ``kv.keys()`` over N keys;
 * ``wildcard pull``: N messages on N subjects ``many.<i>.x``, a durable pull
-  consumer on ``many.*.x`` fetched 500 at a time (messages per second);
+  consumer on ``many.*.x`` fetched 500 at a time: time to receive them all;
 * a stream of M messages on 1,000 subjects: ``STREAM.INFO`` with a
-  ``subjects_filter``, a Direct Get of the last message on a subject, a
-  consumer create (its reply carries ``num_pending``) and a purge by subject
-  (seconds each).
+  ``subjects_filter``, a Direct Get of the last message on a subject and a
+  consumer create (its reply carries ``num_pending``), each the median of
+  five calls, and one purge by subject.
 
-``--big`` adds 100,000 keys/subjects and a 1,000,000 message stream.
-``--plot FILE`` draws the time-vs-size curves (log-log) when matplotlib is
-installed (``pip install fakejs[bench]``).  ``--fakejs-root`` runs fakejs
-from another checkout, to compare before and after a change.
+Each scenario first runs once at size 200 on both servers, as a warm-up.
+Sizes are 1,000, 3,000 and 10,000 keys/subjects and 10,000 and 100,000
+messages; ``--big`` adds 30,000 and 100,000 keys/subjects and 1,000,000
+messages.  After the table comes each curve's log-log slope (least squares
+over the sizes: 1 is linear, 0 constant) for both servers, flagging a fakejs
+curve steeper than nats-server's by more than 0.1.  The plot (log-log, one
+panel per scenario) goes to ``benchmarks/results/scale.png`` unless
+``--plot``/``--no-plot`` say otherwise; it needs matplotlib (``pip install
+fakejs[bench]``).  ``--fakejs-root`` runs fakejs from another checkout, to
+compare before and after a change.
 """
 
 from __future__ import annotations
@@ -28,7 +35,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
+import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -39,19 +48,21 @@ import nats
 from nats.aio.client import Client
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import start_server
+from harness import HERE, start_server
 
 from fakejs.targets.real import ServerProcess
 
 API = "$JS.API"
 BATCH = 500
+LOOKUPS = 5
+WARM_UP = 200
 
 
 @dataclass
 class Row:
     scenario: str
     size: int
-    unit: str  # "s" (lower is better) or "msg/s"
+    unit: str  # "s": lower is better
     values: dict[str, float]
 
 
@@ -170,26 +181,35 @@ async def wildcard_pull(url: str, subjects: int) -> dict[str, float]:
             request = {"batch": BATCH, "expires": 30_000_000_000}
             await nc.publish(f"{API}.CONSUMER.MSG.NEXT.MANY.C", json.dumps(request).encode(), reply=inbox)
             await asyncio.wait_for(batch_done.wait(), timeout=600)
-        rate = subjects / (time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
         await sub.unsubscribe()
         await api(nc, "STREAM.DELETE.MANY")
-        return {"wildcard pull": rate}
+        return {"wildcard pull": elapsed}
     finally:
         await nc.close()
 
 
 async def big_stream(url: str, messages: int) -> dict[str, float]:
+    """Look-ups in a stream of ``messages`` messages; each but the purge is the median of LOOKUPS calls."""
     nc = await nats.connect(url, pending_size=256 * 1024 * 1024)
     out: dict[str, float] = {}
     try:
         await fresh_stream(nc, {"name": "BIG", "subjects": ["big.>"], "allow_direct": True})
         await fill(nc, "BIG", lambda i: f"big.{i % 10}.{i % 1000}", messages, messages)
-        out["info subjects_filter"] = await timed(api(nc, "STREAM.INFO.BIG", {"subjects_filter": "big.3.*"}))
-        out["direct get last"] = await timed(nc.request(f"{API}.DIRECT.GET.BIG.big.7.407", b"", timeout=60))
-        consumer = {"durable_name": "N", "filter_subject": "big.*.517", "ack_policy": "explicit"}
-        out["consumer num_pending"] = await timed(
-            api(nc, "CONSUMER.CREATE.BIG.N", {"stream_name": "BIG", "config": consumer})
+        out["info subjects_filter"] = statistics.median(
+            [await timed(api(nc, "STREAM.INFO.BIG", {"subjects_filter": f"big.{i}.*"})) for i in range(LOOKUPS)]
         )
+        out["direct get last"] = statistics.median(
+            [
+                await timed(nc.request(f"{API}.DIRECT.GET.BIG.big.7.{407 + i * 10}", b"", timeout=60))
+                for i in range(LOOKUPS)
+            ]
+        )
+        times = []
+        for i in range(LOOKUPS):
+            consumer = {"durable_name": f"N{i}", "filter_subject": f"big.*.{517 + i}", "ack_policy": "explicit"}
+            times.append(await timed(api(nc, f"CONSUMER.CREATE.BIG.N{i}", {"stream_name": "BIG", "config": consumer})))
+        out["consumer num_pending"] = statistics.median(times)
         out["purge by subject"] = await timed(api(nc, "STREAM.PURGE.BIG", {"filter": "big.4.*"}))
         await api(nc, "STREAM.DELETE.BIG")
         return out
@@ -205,11 +225,12 @@ async def timed(call: Awaitable[Any]) -> float:
 
 # -- running and reporting ---------------------------------------------------------------------
 
+KINDS = ("fakejs", "nats-server")
+SLOPE_MARGIN = 0.1  # a fakejs curve may be at most this much steeper than nats-server's
 
-UNITS = {"wildcard pull": "msg/s"}
 
-
-def run(servers: dict[str, ServerProcess], sizes: dict[str, list[int]], only: str) -> list[Row]:
+def run(servers: dict[str, ServerProcess], sizes: dict[str, list[int]], only: str, repeat: int) -> list[Row]:
+    """Every scenario at every size on both servers, ``repeat`` times alternating; the median counts."""
     scenarios: dict[str, Callable[[str, int], Awaitable[dict[str, float]]]] = {
         "kv": kv_watch,
         "wildcard": wildcard_pull,
@@ -219,22 +240,66 @@ def run(servers: dict[str, ServerProcess], sizes: dict[str, list[int]], only: st
     for key, scenario in scenarios.items():
         if only and only not in key:
             continue
+        for kind in KINDS:  # a warm-up, so that first-call costs do not land on the smallest size
+            asyncio.run(scenario(servers[kind].url, WARM_UP))
         for size in sizes[key]:
-            found: dict[str, dict[str, float]] = {}
-            for kind, server in servers.items():
-                for name, value in asyncio.run(scenario(server.url, size)).items():
-                    found.setdefault(name, {})[kind] = value
+            found: dict[str, dict[str, list[float]]] = {}
+            for _ in range(repeat):
+                for kind in KINDS:
+                    for name, value in asyncio.run(scenario(servers[kind].url, size)).items():
+                        found.setdefault(name, {}).setdefault(kind, []).append(value)
             for name, values in found.items():
-                rows.append(Row(name, size, UNITS.get(name, "s"), values))
+                rows.append(Row(name, size, "s", {kind: statistics.median(v) for kind, v in values.items()}))
                 print(format_row(rows[-1]), flush=True)
     return rows
 
 
 def format_row(row: Row) -> str:
     fake, real = row.values["fakejs"], row.values["nats-server"]
-    if row.unit == "s":
-        return f"{row.scenario:22} {row.size:>9,} {fake:>12.4f} s {real:>12.4f} s {fake / real if real else 0:>9.1f}x slower"
-    return f"{row.scenario:22} {row.size:>9,} {fake:>10,.0f}/s {real:>10,.0f}/s {fake / real if real else 0:>9.2f}x as fast"
+    ratio = fake / real if real else float("inf")
+    text = f"{row.scenario:22} {row.size:>9,} {fake:>12.4f} s {real:>12.4f} s {ratio:>8.1f}x"
+    if row.scenario == "wildcard pull":
+        text += f"   ({row.size / fake:,.0f} vs {row.size / real:,.0f} msg/s)"
+    return text
+
+
+def slope(points: list[tuple[int, float]]) -> float:
+    """Least-squares slope of log(time) against log(size): 1 is linear, 0 constant."""
+    if len(points) < 2:
+        return float("nan")
+    xs = [math.log10(size) for size, _ in points]
+    ys = [math.log10(max(value, 1e-9)) for _, value in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else float("nan")
+
+
+def slopes(rows: list[Row]) -> dict[str, dict[str, float]]:
+    names = list(dict.fromkeys(r.scenario for r in rows))
+    return {
+        name: {kind: slope([(r.size, r.values[kind]) for r in rows if r.scenario == name]) for kind in KINDS}
+        for name in names
+    }
+
+
+def report_slopes(rows: list[Row]) -> list[str]:
+    """Print each curve's log-log slope for both servers; returns the scenarios where fakejs is too steep."""
+    steep: list[str] = []
+    print(f"\n{'log-log slope':22} {'sizes':>17} {'fakejs':>7} {'nats-server':>12}")
+    for name, found in slopes(rows).items():
+        sizes = [r.size for r in rows if r.scenario == name]
+        fake, real = found["fakejs"], found["nats-server"]
+        flag = ""
+        if fake > real + SLOPE_MARGIN:
+            flag = f"  STEEPER (> nats-server + {SLOPE_MARGIN})"
+            steep.append(name)
+        span = f"{min(sizes):,}-{max(sizes):,}"
+        print(f"{name:22} {span:>17} {fake:>7.2f} {real:>12.2f}{flag}".replace("nan", "  -"))
+    if steep:
+        print(f"fakejs curves steeper than nats-server's + {SLOPE_MARGIN}: {', '.join(steep)}")
+    else:
+        print(f"every fakejs curve is within nats-server's slope + {SLOPE_MARGIN}")
+    return steep
 
 
 def plot(rows: list[Row], path: str) -> None:
@@ -246,42 +311,68 @@ def plot(rows: list[Row], path: str) -> None:
     except ImportError:
         print("matplotlib is not installed: no plot (pip install fakejs[bench])")
         return
-    names = sorted({r.scenario for r in rows})
-    fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.5), squeeze=False)
-    for ax, name in zip(axes[0], names):
+    found = slopes(rows)
+    names = list(found)
+    columns = min(4, len(names))
+    lines = math.ceil(len(names) / columns)
+    fig, axes = plt.subplots(lines, columns, figsize=(4 * columns, 3.4 * lines), squeeze=False)
+    for ax in axes.flat[len(names) :]:
+        ax.set_visible(False)
+    for ax, name in zip(axes.flat, names):
         chosen = [r for r in rows if r.scenario == name]
-        for kind in ("fakejs", "nats-server"):
-            ax.loglog([r.size for r in chosen], [max(r.values[kind], 1e-6) for r in chosen], marker="o", label=kind)
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("size")
-        ax.set_ylabel(chosen[0].unit)
-    axes[0][0].legend(fontsize=8)
+        for kind, style in zip(KINDS, ("o-", "s--")):
+            ax.loglog(
+                [r.size for r in chosen],
+                [max(r.values[kind], 1e-6) for r in chosen],
+                style,
+                label=f"{kind} (slope {found[name][kind]:.2f})",
+            )
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("messages" if name in BIG_SCENARIOS else "keys / subjects")
+        ax.set_ylabel("seconds")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("fakejs vs nats-server: time against size (log-log)")
     fig.tight_layout()
-    fig.savefig(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=100)
     print(f"plot written to {path}")
+
+
+BIG_SCENARIOS = {"info subjects_filter", "direct get last", "consumer num_pending", "purge by subject"}
+DEFAULT_PLOT = os.path.join(HERE, "results", "scale.png")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--big", action="store_true", help="add 100,000 keys/subjects and 1,000,000 messages")
+    parser.add_argument("--big", action="store_true", help="add 30,000 and 100,000 keys/subjects, 1,000,000 messages")
     parser.add_argument("--only", default="", help="kv, wildcard or big")
-    parser.add_argument("--plot", default="", help="write a log-log PNG here (needs matplotlib)")
+    parser.add_argument("--plot", default=DEFAULT_PLOT, help="write the log-log PNG here (needs matplotlib)")
+    parser.add_argument("--no-plot", action="store_true", help="do not draw the plot")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per size and server; the median counts")
     parser.add_argument("--fakejs-root", default="", help="run fakejs from this checkout")
-    parser.add_argument("--max-size", type=int, default=0, help="skip sizes above this (keys, subjects)")
+    parser.add_argument("--max-size", type=int, default=0, help="skip sizes above this (keys, subjects, messages)")
     args = parser.parse_args(argv)
-    sizes = {"kv": [1_000, 5_000, 10_000], "wildcard": [1_000, 10_000, 20_000], "big": [200_000]}
+    sizes = {"kv": [1_000, 3_000, 10_000], "wildcard": [1_000, 3_000, 10_000], "big": [10_000, 100_000]}
     if args.big:
-        sizes = {"kv": sizes["kv"] + [100_000], "wildcard": sizes["wildcard"] + [100_000], "big": [1_000_000]}
+        sizes = {
+            "kv": sizes["kv"] + [30_000, 100_000],
+            "wildcard": sizes["wildcard"] + [30_000, 100_000],
+            "big": sizes["big"] + [1_000_000],
+        }
     if args.max_size:
-        sizes = {key: [n for n in ns if n <= args.max_size or key == "big"] for key, ns in sizes.items()}
+        sizes = {key: [n for n in ns if n <= args.max_size] for key, ns in sizes.items()}
     servers = {"fakejs": start_fakejs(args.fakejs_root), "nats-server": start_server("nats-server")}
-    print(f"{'scenario':22} {'size':>9} {'fakejs':>14} {'nats-server':>14}")
+    print(f"{'scenario':22} {'size':>9} {'fakejs':>14} {'nats-server':>14} {'ratio':>9}")
+    started = time.perf_counter()
     try:
-        rows = run(servers, sizes, args.only)
+        rows = run(servers, sizes, args.only, max(1, args.repeat))
     finally:
         for server in servers.values():
             server.stop()
-    if args.plot:
+    print(f"(ran for {time.perf_counter() - started:.0f} s; ratio = fakejs / nats-server, times are medians)")
+    report_slopes(rows)
+    if not args.no_plot:
         plot(rows, args.plot)
 
 

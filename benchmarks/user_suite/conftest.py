@@ -18,3 +18,9 @@ import pytest
 def js(fakejs_client: Any) -> Any:
     """The JetStream context of the test's client."""
     return fakejs_client.jetstream()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "waits(seconds): the test waits this long on purpose (a time-out, an ack wait), on any server"
+    )

@@ -35,13 +35,14 @@ async def test_no_responders(fakejs_client):
         await fakejs_client.request("svc.none", b"", timeout=1)
 
 
+@pytest.mark.waits(0.1)
 async def test_request_timeout(fakejs_client):
     async def ignore(msg):
         pass
 
     await fakejs_client.subscribe("svc.silent", cb=ignore)
     with pytest.raises(NatsTimeoutError):
-        await fakejs_client.request("svc.silent", b"", timeout=0.2)
+        await fakejs_client.request("svc.silent", b"", timeout=0.1)
 
 
 async def test_queue_group_shares_work(fakejs_client):

@@ -47,20 +47,22 @@ async def test_ack_sync_clears_pending(js):
     assert info.num_pending == 0
 
 
+@pytest.mark.waits(0.1)
 async def test_fetch_timeout_on_empty_stream(js):
     await js.add_stream(name="S", subjects=["s.*"])
     psub = await js.pull_subscribe("s.a", durable="d")
     with pytest.raises(NatsTimeoutError):
-        await psub.fetch(1, timeout=0.3)
+        await psub.fetch(1, timeout=0.1)
 
 
+@pytest.mark.waits(0.1)
 async def test_fetch_timeout_after_draining(js):
     await fill(js, 1)
     psub = await js.pull_subscribe("s.a", durable="d")
     (msg,) = await psub.fetch(1, timeout=1)
     await msg.ack_sync()
     with pytest.raises(NatsTimeoutError):
-        await psub.fetch(1, timeout=0.2)
+        await psub.fetch(1, timeout=0.1)
 
 
 async def test_partial_batch_returns_what_is_there(js):
@@ -81,23 +83,25 @@ async def test_nak_redelivers(js):
     await again.ack_sync()
 
 
+@pytest.mark.waits(0.2)
 async def test_ack_wait_redelivers(js):
     await js.add_stream(name="S", subjects=["s.*"])
     await js.publish("s.a", b"x")
-    psub = await js.pull_subscribe("s.a", durable="d", config=ConsumerConfig(ack_wait=0.3))
+    psub = await js.pull_subscribe("s.a", durable="d", config=ConsumerConfig(ack_wait=0.2))
     (msg,) = await psub.fetch(1, timeout=1)
     (again,) = await psub.fetch(1, timeout=2)
     assert again.metadata.sequence.stream == msg.metadata.sequence.stream
     assert again.metadata.num_delivered == 2
 
 
+@pytest.mark.waits(0.2)
 async def test_term_stops_redelivery(js):
     await fill(js, 1)
-    psub = await js.pull_subscribe("s.a", durable="d")
+    psub = await js.pull_subscribe("s.a", durable="d", config=ConsumerConfig(ack_wait=0.1))
     (msg,) = await psub.fetch(1, timeout=1)
     await msg.term()
-    with pytest.raises(NatsTimeoutError):
-        await psub.fetch(1, timeout=0.3)
+    with pytest.raises(NatsTimeoutError):  # not even once its ack wait has passed
+        await psub.fetch(1, timeout=0.2)
 
 
 async def test_in_progress_keeps_message(js):
@@ -164,10 +168,11 @@ async def test_add_and_delete_consumer(js):
     assert await js.consumers_info("S") == []
 
 
+@pytest.mark.waits(0.2)
 async def test_max_ack_pending(js):
     await fill(js, 5)
     psub = await js.pull_subscribe("s.a", durable="d", config=ConsumerConfig(max_ack_pending=2))
-    msgs = await psub.fetch(5, timeout=0.5)
+    msgs = await psub.fetch(5, timeout=0.2)
     assert len(msgs) == 2
 
 

@@ -40,11 +40,12 @@ async def test_push_next_msg(js):
     await second.ack()
 
 
+@pytest.mark.waits(0.1)
 async def test_push_next_msg_times_out(js):
     await setup(js, 0)
     sub = await js.subscribe("s.a", durable="p")
     with pytest.raises(NatsTimeoutError):
-        await sub.next_msg(timeout=0.2)
+        await sub.next_msg(timeout=0.1)
 
 
 async def test_push_gets_new_messages(js):
@@ -73,19 +74,21 @@ async def test_deliver_new_only(js):
 
 async def test_queue_push_consumer(js):
     await setup(js, 0)
-    a = await js.subscribe("s.a", queue="workers", durable="workers")
-    b = await js.subscribe("s.a", queue="workers", durable="workers")
+    seen = []
+    all_seen = asyncio.Event()
+
+    async def worker(msg):
+        await msg.ack()
+        seen.append(int(msg.data))
+        if len(seen) == 10:
+            all_seen.set()
+
+    await js.subscribe("s.a", queue="workers", durable="workers", cb=worker)
+    await js.subscribe("s.a", queue="workers", durable="workers", cb=worker)
     for i in range(10):
         await js.publish("s.a", str(i).encode())
-    seen = []
-    for sub in (a, b):
-        while True:
-            try:
-                msg = await sub.next_msg(timeout=0.2)
-            except NatsTimeoutError:
-                break
-            await msg.ack()
-            seen.append(int(msg.data))
+    await asyncio.wait_for(all_seen.wait(), timeout=2)
+    await asyncio.sleep(0.01)  # no message comes twice
     assert sorted(seen) == list(range(10))
 
 
