@@ -62,6 +62,8 @@ def check_queries(store: MessageStore, filters: list[str], start: int) -> None:
     for f in filters:
         assert store.next_message(start, f) is brute_next(store, start, [f])
         assert store.subject_counts(f) == brute_counts(msgs, [f])
+        assert store.index.total(f) == sum(brute_counts(msgs, [f]).values())
+        assert store.filtered_count(0, [f]) == sum(brute_counts(msgs, [f]).values())
         last = [m for m in msgs if matches(f, m.subject)]
         if f != ">":
             assert store.last_message(f) is (last[-1] if last else None)

@@ -209,12 +209,16 @@ class MessageStore:
         return out
 
     def filtered_count(self, start: int, filters: list[str]) -> int:
-        """Messages with ``seq >= start`` matching any filter (all when none): O(walk + s log m)."""
+        """Messages with ``seq >= start`` matching any filter (all when none): O(walk + s log m); O(1) past the end."""
+        if start > self.last_seq:
+            return 0
         if not filters or ">" in filters:
             if start <= self.first_seq:
                 return self.msgs
             return sum(1 for i in range(start - self._base, len(self._msgs)) if self._msgs[i] is not None)
         if start <= self.first_seq:
+            if len(filters) == 1:
+                return self.index.total(filters[0])
             return sum(len(seqs) for seqs in self.index.match_any(filters).values())
         return self.index.count_from(filters, start)
 

@@ -14,8 +14,12 @@ This is the same idea:
   children of ``a``; for ``a.>`` the subtree under ``a``) — never the whole
   stream's subjects unless the filter covers them.
 
-Adding or removing a sequence is O(log m) plus O(t) when a subject appears
-or disappears.  Subjects are stored literally: a published token ``*`` is a
+Every trie node also counts the messages in its subtree, so "how many
+messages match ``a.b.>``" (a consumer's pending count from the start of the
+stream, a KV watch over a bucket) is O(t) whatever the number of subjects.
+Adding or removing a sequence is O(log m + t) (the counts along the
+subject's path), plus the path's creation or removal when a subject
+appears or disappears.  Subjects are stored literally: a published token ``*`` is a
 plain token, matched by a filter's ``*`` or ``>`` only, as
 :func:`fakejs.core.subjects.matches` does.
 """
@@ -32,14 +36,18 @@ FWC = ">"
 
 
 class _Node:
-    """One token position: children by token; ``subject``/``seqs`` when a subject ends here."""
+    """One token position: children by token; ``subject``/``seqs`` when a subject ends here.
 
-    __slots__ = ("children", "seqs", "subject")
+    ``total`` counts the messages at and below this node.
+    """
+
+    __slots__ = ("children", "seqs", "subject", "total")
 
     def __init__(self) -> None:
         self.children: dict[str, _Node] = {}
         self.subject = ""
         self.seqs: SortedList | None = None
+        self.total = 0
 
 
 class SubjectIndex:
@@ -48,6 +56,7 @@ class SubjectIndex:
     def __init__(self) -> None:
         self._lists: dict[str, SortedList] = {}
         self._root = _Node()
+        self._paths: dict[str, tuple[_Node, ...]] = {}  # root to leaf, for the subtree counts
 
     # -- literal subjects: O(1) lookups ------------------------------------------------------
 
@@ -68,26 +77,34 @@ class SubjectIndex:
     # -- changes --------------------------------------------------------------------------
 
     def add(self, subject: str, seq: int) -> None:
-        """Record ``seq`` under ``subject``: O(log m), plus O(t) for a new subject."""
+        """Record ``seq`` under ``subject``: O(log m + t)."""
         seqs = self._lists.get(subject)
         if seqs is None:
             seqs = self._lists[subject] = SortedList()
             node = self._root
+            path = [node]
             for token in subject.split("."):
                 child = node.children.get(token)
                 if child is None:
                     child = node.children[token] = _Node()
                 node = child
+                path.append(node)
             node.subject = subject
             node.seqs = seqs
+            self._paths[subject] = tuple(path)
         seqs.add(seq)
+        for node in self._paths[subject]:
+            node.total += 1
 
     def discard(self, subject: str, seq: int) -> None:
-        """Forget ``seq``: O(log m), plus O(t) when the subject's last message goes."""
+        """Forget ``seq``: O(log m + t)."""
         seqs = self._lists[subject]
         seqs.remove(seq)
+        for node in self._paths[subject]:
+            node.total -= 1
         if not seqs:
             del self._lists[subject]
+            del self._paths[subject]
             self._unlink(subject)
 
     def _unlink(self, subject: str) -> None:
@@ -133,6 +150,31 @@ class SubjectIndex:
 
     # -- questions about a filter ---------------------------------------------------------------
     # Each costs the walk (O(t + visited)) plus the stated work per matching subject (s of them).
+
+    def total(self, filter_subject: str) -> int:
+        """Messages on subjects matching the filter: O(t) for literal tokens and a trailing ``>``;
+        each ``*`` adds the children at its level (never the subtrees under a ``>``)."""
+        if not filter_subject or filter_subject == FWC:
+            return self._root.total
+        tokens = filter_subject.split(".")
+        last = len(tokens)
+        found = 0
+        stack = [(self._root, 0)]
+        while stack:
+            node, depth = stack.pop()
+            if depth == last:
+                found += len(node.seqs) if node.seqs is not None else 0
+                continue
+            token = tokens[depth]
+            if token == FWC:
+                found += node.total - (len(node.seqs) if node.seqs is not None else 0)
+            elif token == PWC:
+                stack.extend((child, depth + 1) for child in node.children.values())
+            else:
+                child = node.children.get(token)
+                if child is not None:
+                    stack.append((child, depth + 1))
+        return found
 
     def counts(self, filter_subject: str) -> dict[str, int]:
         """Messages per matching subject: O(walk + s)."""
