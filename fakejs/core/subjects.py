@@ -171,6 +171,11 @@ class SubscriptionIndex:
     def __init__(self) -> None:
         self._root = _Level()
         self._cache: dict[str, MatchResult] = {}
+        # Literal tokens by position (1-based) over all subscriptions, with counts.  A
+        # published subject whose last token is none of them matches exactly what
+        # ``<prefix>.*`` (a literal ``*``) does, so fresh reply and ack subjects share one
+        # cached result instead of each walking the trie and churning the cache.
+        self._tokens_at: dict[int, dict[str, int]] = {}
         self.count = 0
         # Lifetime counters, reported by /subsz like nats-server's sublist stats.
         self.inserts = 0
@@ -206,6 +211,7 @@ class SubscriptionIndex:
             node.qsubs.setdefault(sub.queue, []).append(sub)
         else:
             node.psubs.append(sub)
+        self._count_tokens(sub.subject, 1)
         self.count += 1
         self.inserts += 1
         self._invalidate(sub.subject)
@@ -244,6 +250,7 @@ class SubscriptionIndex:
                 node.psubs.remove(sub)
         except (KeyError, ValueError):
             return False
+        self._count_tokens(sub.subject, -1)
         self.count -= 1
         self.removes += 1
         # Prune empty nodes bottom-up.
@@ -258,6 +265,17 @@ class SubscriptionIndex:
                 del parent.nodes[token]
         self._invalidate(sub.subject)
         return True
+
+    def _count_tokens(self, subject: str, delta: int) -> None:
+        for position, token in enumerate(subject.split("."), 1):
+            if token in (PWC, FWC):
+                continue
+            counts = self._tokens_at.setdefault(position, {})
+            left = counts.get(token, 0) + delta
+            if left:
+                counts[token] = left
+            else:
+                del counts[token]
 
     def _invalidate(self, subject: str) -> None:
         if not self._cache:
@@ -279,11 +297,21 @@ class SubscriptionIndex:
         toks = subject.split(".")
         if "" in toks:
             return EMPTY_RESULT
+        key = subject
+        last = toks[-1]
+        if last != PWC and last not in self._tokens_at.get(len(toks), ()):
+            # No subscription names this last token: the result is ``<prefix>.*``'s.
+            toks[-1] = PWC
+            key = subject[: -len(last)] + PWC
+            cached = self._cache.get(key)
+            if cached is not None:
+                self.cache_hits += 1
+                return cached
         result = MatchResult()
         _match_level(self._root, toks, 0, result)
         if len(self._cache) >= self.CACHE_LIMIT:
             self._cache.clear()
-        self._cache[subject] = result
+        self._cache[key] = result
         return result
 
     def has_interest(self, subject: str) -> bool:
