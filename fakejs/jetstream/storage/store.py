@@ -153,6 +153,9 @@ class MessageStore:
                 i += 1
             return None
         if not has_wildcard(filter_subject):
+            msg = self.get(start)
+            if msg is not None and msg.subject == filter_subject:
+                return msg  # a consumer stepping through its own subject: no bisect
             seqs = self.index.get(filter_subject)
             if not seqs:
                 return None
