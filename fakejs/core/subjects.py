@@ -171,11 +171,12 @@ class SubscriptionIndex:
     def __init__(self) -> None:
         self._root = _Level()
         self._cache: dict[str, MatchResult] = {}
-        # Literal tokens by position (1-based) over all subscriptions, with counts.  A
-        # published subject whose last token is none of them matches exactly what
-        # ``<prefix>.*`` (a literal ``*``) does, so fresh reply and ack subjects share one
-        # cached result instead of each walking the trie and churning the cache.
-        self._tokens_at: dict[int, dict[str, int]] = {}
+        # The literal tokens subscriptions name at each position, with counts.  A token
+        # of a published subject that no subscription names at its position meets no
+        # literal node: the subject matches what it matches with a literal ``*`` there.
+        # So ``$JS.ACK.S.C.1.7.7.<ts>.<pending>`` and fresh reply inboxes share one cached
+        # result (``$JS.ACK.S.C.*.*.*.*.*``) instead of each walking the trie and churning the cache.
+        self._named: list[dict[str, int]] = []
         self.count = 0
         # Lifetime counters, reported by /subsz like nats-server's sublist stats.
         self.inserts = 0
@@ -267,10 +268,13 @@ class SubscriptionIndex:
         return True
 
     def _count_tokens(self, subject: str, delta: int) -> None:
-        for position, token in enumerate(subject.split("."), 1):
+        named = self._named
+        for position, token in enumerate(subject.split(".")):
             if token in (PWC, FWC):
                 continue
-            counts = self._tokens_at.setdefault(position, {})
+            while len(named) <= position:
+                named.append({})
+            counts = named[position]
             left = counts.get(token, 0) + delta
             if left:
                 counts[token] = left
@@ -297,12 +301,11 @@ class SubscriptionIndex:
         toks = subject.split(".")
         if "" in toks:
             return EMPTY_RESULT
-        key = subject
-        last = toks[-1]
-        if last != PWC and last not in self._tokens_at.get(len(toks), ()):
-            # No subscription names this last token: the result is ``<prefix>.*``'s.
-            toks[-1] = PWC
-            key = subject[: -len(last)] + PWC
+        named = self._named
+        depth = len(named)
+        toks = [tok if i < depth and tok in named[i] else PWC for i, tok in enumerate(toks)]
+        key = ".".join(toks)
+        if key != subject:
             cached = self._cache.get(key)
             if cached is not None:
                 self.cache_hits += 1

@@ -145,6 +145,20 @@ def test_index_fresh_last_tokens_share_a_result_that_sees_changes() -> None:
     assert not index.match("_INBOX.x.3")
 
 
+def test_index_tokens_no_subscription_names_anywhere_share_a_result() -> None:
+    index = SubscriptionIndex()
+    acks = S("$JS.ACK.S.C.>")
+    index.insert(acks)
+    first = index.match("$JS.ACK.S.C.1.1.1.100.9")
+    assert first.psubs == [acks]
+    assert index.match("$JS.ACK.S.C.1.2.2.101.8") is first
+    seventh = S("$JS.ACK.S.C.1.7.*.*.*")
+    index.insert(seventh)
+    assert index.match("$JS.ACK.S.C.1.7.7.106.3").psubs == [acks, seventh]
+    assert index.match("$JS.ACK.S.C.1.8.8.107.2").psubs == [acks]
+    assert not index.match("$JS.ACK.S.D.1.1.1.100.9")
+
+
 TOKENS = st.sampled_from(["a", "b", "c", "*", ">"])
 PATTERNS = st.lists(TOKENS, min_size=1, max_size=4).map(".".join).filter(is_valid_subject)
 LITERALS = st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=4).map(".".join)
