@@ -152,10 +152,10 @@ class MessageStore:
                     return msg
                 i += 1
             return None
+        msg = self.get(start)
+        if msg is not None and msg.subject == filter_subject:
+            return msg  # the message at ``start`` is on the filter's own subject: no search
         if not has_wildcard(filter_subject):
-            msg = self.get(start)
-            if msg is not None and msg.subject == filter_subject:
-                return msg  # a consumer stepping through its own subject: no bisect
             seqs = self.index.get(filter_subject)
             if not seqs:
                 return None
