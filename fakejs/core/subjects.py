@@ -171,6 +171,12 @@ class SubscriptionIndex:
     def __init__(self) -> None:
         self._root = _Level()
         self._cache: dict[str, MatchResult] = {}
+        # The literal tokens subscriptions name at each position, with counts.  A token
+        # of a published subject that no subscription names at its position meets no
+        # literal node: the subject matches what it matches with a literal ``*`` there.
+        # So ``$JS.ACK.S.C.1.7.7.<ts>.<pending>`` and fresh reply inboxes share one cached
+        # result (``$JS.ACK.S.C.*.*.*.*.*``) instead of each walking the trie and churning the cache.
+        self._named: list[dict[str, int]] = []
         self.count = 0
         # Lifetime counters, reported by /subsz like nats-server's sublist stats.
         self.inserts = 0
@@ -206,6 +212,7 @@ class SubscriptionIndex:
             node.qsubs.setdefault(sub.queue, []).append(sub)
         else:
             node.psubs.append(sub)
+        self._count_tokens(sub.subject, 1)
         self.count += 1
         self.inserts += 1
         self._invalidate(sub.subject)
@@ -244,6 +251,7 @@ class SubscriptionIndex:
                 node.psubs.remove(sub)
         except (KeyError, ValueError):
             return False
+        self._count_tokens(sub.subject, -1)
         self.count -= 1
         self.removes += 1
         # Prune empty nodes bottom-up.
@@ -258,6 +266,20 @@ class SubscriptionIndex:
                 del parent.nodes[token]
         self._invalidate(sub.subject)
         return True
+
+    def _count_tokens(self, subject: str, delta: int) -> None:
+        named = self._named
+        for position, token in enumerate(subject.split(".")):
+            if token in (PWC, FWC):
+                continue
+            while len(named) <= position:
+                named.append({})
+            counts = named[position]
+            left = counts.get(token, 0) + delta
+            if left:
+                counts[token] = left
+            else:
+                del counts[token]
 
     def _invalidate(self, subject: str) -> None:
         if not self._cache:
@@ -279,11 +301,20 @@ class SubscriptionIndex:
         toks = subject.split(".")
         if "" in toks:
             return EMPTY_RESULT
+        named = self._named
+        depth = len(named)
+        toks = [tok if i < depth and tok in named[i] else PWC for i, tok in enumerate(toks)]
+        key = ".".join(toks)
+        if key != subject:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self.cache_hits += 1
+                return cached
         result = MatchResult()
         _match_level(self._root, toks, 0, result)
         if len(self._cache) >= self.CACHE_LIMIT:
             self._cache.clear()
-        self._cache[subject] = result
+        self._cache[key] = result
         return result
 
     def has_interest(self, subject: str) -> bool:

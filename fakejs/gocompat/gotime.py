@@ -9,6 +9,7 @@ integer nanoseconds.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -29,6 +30,12 @@ def time_quote(text: str) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=256)
+def _second_stamp(seconds: int) -> str:
+    """The date and time of day of a whole second (cached: timestamps written together share it)."""
+    return (_EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
+
+
 def rfc3339(ns: int, offset: int = 0) -> str:
     """Go's ``time.RFC3339Nano``; ``0`` means the zero time.
 
@@ -38,7 +45,7 @@ def rfc3339(ns: int, offset: int = 0) -> str:
     if ns == 0 and offset == 0:
         return ZERO_TIME
     seconds, frac = divmod(ns, NS)
-    stamp = (_EPOCH + timedelta(seconds=seconds + offset)).strftime("%Y-%m-%dT%H:%M:%S")
+    stamp = _second_stamp(seconds + offset)
     if frac:
         stamp = f"{stamp}.{frac:09d}".rstrip("0")
     if offset == 0:

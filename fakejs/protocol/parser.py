@@ -73,8 +73,9 @@ _KEYWORDS: dict[int, tuple[tuple[bytes, str], ...]] = {
 _BLANKS = b" \t"
 # A PUB argument line the fast path takes: a literal subject (no empty
 # token, no token holding a wildcard character), an optional reply, a size
-# of 1-9 digits, single spaces.  Anything else goes to the general parser.
-_PLAIN_PUB_ARGS = re.compile(rb"((?:[^ \t.*>]+\.)*[^ \t.*>]+) (?:([^ \t]+) )?([0-9]{1,9})")
+# of 1-9 digits, separated by spaces (nats-py writes two around an empty reply:
+# ``PUB subject  0``).  Anything else goes to the general parser.
+_PLAIN_PUB_ARGS = re.compile(rb"((?:[^ \t.*>]+\.)*[^ \t.*>]+) +(?:([^ \t]+) +)?([0-9]{1,9})")
 
 
 def parse_size(token: bytes | bytearray) -> int:

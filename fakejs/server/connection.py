@@ -1,7 +1,10 @@
 """One client socket: moves bytes between an asyncio transport and its :class:`ClientSession`.
 
 Bytes read go to the session; its queued output is written once per
-event-loop turn so that many small frames leave in one ``send``.  A client
+event-loop turn so that many small frames leave in one ``send``.  Output
+queued while a read is handled (the answer to a request, a fan-out) is
+written as soon as that read is done, without waiting for the next turn
+of the loop: a round trip costs one loop turn instead of two.  A client
 that stops reading is cut off when a write stays blocked past
 ``write_deadline``.  An exception while the session handles input (or
 while its output is written) is recorded on the server and the connection
@@ -43,6 +46,26 @@ class Listener(Protocol):
     def new_transcript(self, cid: int) -> Transcript | None:
         """The transcript to keep for client ``cid``, if the server keeps them."""
 
+    @property
+    def output_batch(self) -> OutputBatch:
+        """The connections with output waiting while a read is handled."""
+        ...
+
+
+class OutputBatch:
+    """Connections whose output was queued while a read is being handled (one per server).
+
+    They are written when the read is done.  While faults are installed the
+    batch stays off: a fault's action runs on the next loop turn and, as
+    before, sees that output not yet written.
+    """
+
+    __slots__ = ("active", "waiting")
+
+    def __init__(self) -> None:
+        self.active = False
+        self.waiting: list[Connection] = []
+
 
 class Connection(asyncio.Protocol):
     """Moves bytes between one socket and its :class:`ClientSession` (the session's ``ClientIO``)."""
@@ -77,12 +100,27 @@ class Connection(asyncio.Protocol):
         self._guarded("start", self.session.start)
 
     def data_received(self, data: bytes) -> None:
-        self._server.client_activity()
+        server = self._server
+        server.client_activity()
         if self.transcript is not None:
             self.transcript.record("in", data)
         session = self.session
-        if session is not None:
+        if session is None:
+            return
+        batch = server.output_batch
+        if batch.active or server.broker.faults:
             self._guarded("input", session.data_received, data)
+            return
+        batch.active = True
+        try:
+            self._guarded("input", session.data_received, data)
+        finally:
+            batch.active = False
+        waiting = batch.waiting
+        if waiting:
+            batch.waiting = []
+            for conn in waiting:
+                conn._guarded("output", conn._flush)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_deadline()
@@ -104,7 +142,11 @@ class Connection(asyncio.Protocol):
     def want_flush(self) -> None:
         if not self._flush_pending:
             self._flush_pending = True
-            self._loop.call_soon(self._guarded, "output", self._flush)
+            batch = self._server.output_batch
+            if batch.active:
+                batch.waiting.append(self)
+            else:
+                self._loop.call_soon(self._guarded, "output", self._flush)
 
     def close(self) -> None:
         self._flush()

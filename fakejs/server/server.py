@@ -26,7 +26,7 @@ from fakejs.core.failures import ServerError
 from fakejs.core.options import NATS_VERSION, ServerOptions
 from fakejs.monitoring.records import ClosedConnections
 from fakejs.protocol import writer as wire
-from fakejs.server.connection import Connection
+from fakejs.server.connection import Connection, OutputBatch
 from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.faults import Faults
@@ -98,6 +98,7 @@ class Server:
         self.control_access = ControlAccess(options)
         self.finished = asyncio.Event()  # set when lame duck mode has shut the server down
         self.activity = 0  # reads from clients; an idle server lets an autojump clock move
+        self.output_batch = OutputBatch()
         self._autojump: asyncio.Task[None] | None = None
 
     @property

@@ -65,6 +65,9 @@ VALID = [
     (b"INFO {}\r\n", [Info({})]),
     (b"PUB a 0\r\n\r\n", [Pub("a", "", None, b"")]),
     (b"PUB a.b reply 5\r\nhello\r\n", [Pub("a.b", "reply", None, b"hello")]),
+    # Runs of spaces separate arguments too (nats-py: ``PUB subject  0`` for an ack).
+    (b"PUB a.b  4\r\n+ACK\r\n", [Pub("a.b", "", None, b"+ACK")]),
+    (b"PUB a  r   1\r\nx\r\n", [Pub("a", "r", None, b"x")]),
     (b"pub\ta\t\t2\r\nhi\r\n", [Pub("a", "", None, b"hi")]),
     (b"PUB a 4\r\n\r\n\r\n\r\n", [Pub("a", "", None, b"\r\n\r\n")]),
     (b"PUB a 1\nx\r\n", [Pub("a", "", None, b"x")]),

@@ -129,9 +129,39 @@ def test_index_cache_sees_changes() -> None:
     assert index.count == 0
 
 
+def test_index_fresh_last_tokens_share_a_result_that_sees_changes() -> None:
+    index = SubscriptionIndex()
+    inbox = S("_INBOX.x.*")
+    index.insert(inbox)
+    assert index.match("_INBOX.x.1") is index.match("_INBOX.x.2")
+    exact = S("_INBOX.x.3")
+    index.insert(exact)
+    assert index.match("_INBOX.x.3").psubs == [exact, inbox]
+    assert index.match("_INBOX.x.4").psubs == [inbox]
+    index.remove(inbox)
+    assert index.match("_INBOX.x.3").psubs == [exact]
+    assert not index.match("_INBOX.x.4")
+    index.remove(exact)
+    assert not index.match("_INBOX.x.3")
+
+
+def test_index_tokens_no_subscription_names_anywhere_share_a_result() -> None:
+    index = SubscriptionIndex()
+    acks = S("$JS.ACK.S.C.>")
+    index.insert(acks)
+    first = index.match("$JS.ACK.S.C.1.1.1.100.9")
+    assert first.psubs == [acks]
+    assert index.match("$JS.ACK.S.C.1.2.2.101.8") is first
+    seventh = S("$JS.ACK.S.C.1.7.*.*.*")
+    index.insert(seventh)
+    assert index.match("$JS.ACK.S.C.1.7.7.106.3").psubs == [acks, seventh]
+    assert index.match("$JS.ACK.S.C.1.8.8.107.2").psubs == [acks]
+    assert not index.match("$JS.ACK.S.D.1.1.1.100.9")
+
+
 TOKENS = st.sampled_from(["a", "b", "c", "*", ">"])
 PATTERNS = st.lists(TOKENS, min_size=1, max_size=4).map(".".join).filter(is_valid_subject)
-LITERALS = st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=4).map(".".join)
+LITERALS = st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=4).map(".".join)
 
 
 @settings(max_examples=300)

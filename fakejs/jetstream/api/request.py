@@ -37,6 +37,9 @@ class Request:
         """nats-server's ``isEmptyRequest``: nothing, ``{}``, or JSON for an empty object."""
         if not self.payload or self.payload == b"{}":
             return True
+        body = self.payload.lstrip(b" \t\r\n")
+        if body[:1] == b"{" and body[1:].lstrip(b" \t\r\n")[:1] == b'"':
+            return False  # an object with a key, or not JSON at all: not empty either way, no parse
         try:
             value = loads(self.payload)
         except GoJSONError:

@@ -114,7 +114,8 @@ class AckTracker:
 
     def ack_pending_full(self) -> bool:
         """``max_ack_pending`` deliveries await an ack: no new message may go out."""
-        return self.max_ack_pending > 0 and len(self.pending) >= self.max_ack_pending
+        limit = self.max_ack_pending
+        return limit > 0 and len(self.pending) >= limit
 
     def ack_wait_ns(self, seq: int) -> int:
         """How long a delivery of ``seq`` waits for its ack (the backoff step for its redelivery count)."""

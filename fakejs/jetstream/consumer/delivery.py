@@ -113,6 +113,7 @@ class DeliveryLoop:
         self._pause = pause
         self._running = False
         self._again = False
+        self._ack_prefix = ""  # "$JS.ACK.<stream>.<consumer>.", made on first use (names never change)
 
     @property
     def _is_push(self) -> bool:
@@ -204,7 +205,10 @@ class DeliveryLoop:
         return HeldDelivery("replay", target, ack_reply, msg, hdr, data, dc, size, wr_n, wr_b)
 
     def ack_reply(self, sseq: int, dseq: int, dc: int, ts: int, pending: int) -> str:
-        return f"$JS.ACK.{self._stream.name}.{self._consumer.name}.{dc}.{sseq}.{dseq}.{ts}.{pending}"
+        prefix = self._ack_prefix
+        if not prefix:
+            prefix = self._ack_prefix = f"$JS.ACK.{self._stream.name}.{self._consumer.name}."
+        return f"{prefix}{dc}.{sseq}.{dseq}.{ts}.{pending}"
 
     def _put_back(self, seq: int, dc: int) -> None:
         """A message was picked but nobody can take it now: put it back."""
@@ -255,11 +259,12 @@ class DeliveryLoop:
         else:
             self._acks.track(msg.seq, dseq)
         size = wire_size(target, ack_reply, delivery.hdr, delivery.data)
-        if self._is_push:
+        push = self._is_push
+        if push:
             self._push.count(size)
         if publish and not self._send_message(target, ack_reply, delivery.hdr, delivery.data, msg.subject):
             self._not_received(msg.seq, target)
-        if self._is_push:
+        if push:
             self._push.after_delivery(size)
         if ack_none and self._stream.config["retention"] != "limits":
             self._release(msg.seq)

@@ -114,7 +114,6 @@ class Pacer:
 
     def pace(self, delivery: HeldDelivery) -> bool:
         """Wait for a replay gap or rate-limit tokens; True when the delivery was held."""
-        now = self._clock.monotonic()
         if delivery.stage == "replay":
             if self.replay and self.last_ts > 0:
                 gap = (delivery.msg.ts - self.last_ts) / NS
@@ -122,9 +121,11 @@ class Pacer:
                     self.hold(delivery, gap)
                     return True
             self.last_ts = delivery.msg.ts
+            if self.rate_limiter is None:
+                return False  # no rate limit: skip building the "rate" stage of the delivery
             delivery = delivery._replace(stage="rate")
         if self.rate_limiter is not None and delivery.stage == "rate":
-            wait = self.rate_limiter.reserve(now, delivery.size)
+            wait = self.rate_limiter.reserve(self._clock.monotonic(), delivery.size)
             if wait > 0:
                 self.hold(delivery._replace(stage="sending"), wait)
                 return True

@@ -152,6 +152,9 @@ class MessageStore:
                     return msg
                 i += 1
             return None
+        msg = self.get(start)
+        if msg is not None and msg.subject == filter_subject:
+            return msg  # the message at ``start`` is on the filter's own subject: no search
         if not has_wildcard(filter_subject):
             seqs = self.index.get(filter_subject)
             if not seqs:
