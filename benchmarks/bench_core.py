@@ -37,6 +37,7 @@ async def pub_sub(url: str) -> float:
 
     await sub_nc.subscribe("bench.pubsub", cb=cb, pending_msgs_limit=MESSAGES + 1, pending_bytes_limit=-1)
     await sub_nc.flush()
+    await sub_nc.flush()  # nats-py's first PING can overtake the SUB: the second PONG proves interest
     start = time.perf_counter()
     for _ in range(MESSAGES):
         await pub.publish("bench.pubsub", PAYLOAD)
@@ -58,6 +59,7 @@ async def request_reply(url: str) -> float:
 
     await responder.subscribe("bench.rr", cb=handler)
     await responder.flush()
+    await responder.flush()  # nats-py's first PING can overtake the SUB: the second PONG proves interest
     for _ in range(100):  # warm up the reply subscription
         await requester.request("bench.rr", PAYLOAD, timeout=5)
     count = 0
@@ -88,6 +90,7 @@ async def fan_out(url: str) -> float:
     for nc in subscribers:
         await nc.subscribe("bench.fan", cb=cb, pending_msgs_limit=messages + 1, pending_bytes_limit=-1)
         await nc.flush()
+        await nc.flush()  # nats-py's first PING can overtake the SUB: the second PONG proves interest
     start = time.perf_counter()
     for _ in range(messages):
         await pub.publish("bench.fan", PAYLOAD)
