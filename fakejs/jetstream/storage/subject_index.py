@@ -156,24 +156,10 @@ class SubjectIndex:
         each ``*`` adds the children at its level (never the subtrees under a ``>``)."""
         if not filter_subject or filter_subject == FWC:
             return self._root.total
-        tokens = filter_subject.split(".")
-        last = len(tokens)
         found = 0
-        stack = [(self._root, 0)]
-        while stack:
-            node, depth = stack.pop()
-            if depth == last:
-                found += len(node.seqs) if node.seqs is not None else 0
-                continue
-            token = tokens[depth]
-            if token == FWC:
-                found += node.total - (len(node.seqs) if node.seqs is not None else 0)
-            elif token == PWC:
-                stack.extend((child, depth + 1) for child in node.children.values())
-            else:
-                child = node.children.get(token)
-                if child is not None:
-                    stack.append((child, depth + 1))
+        for node, below in _ends(self._root, filter_subject.split(".")):
+            own = len(node.seqs) if node.seqs is not None else 0
+            found += node.total - own if below else own
         return found
 
     def counts(self, filter_subject: str) -> dict[str, int]:
@@ -240,19 +226,32 @@ def filter_matcher(filters: Iterable[str]) -> Callable[[str], re.Match[str] | No
 
 
 def _walk(root: _Node, tokens: list[str]) -> Iterator[tuple[str, SortedList]]:
-    """Depth-first over the children a filter's tokens allow (``>`` takes whole subtrees), without recursion."""
+    """Every subject a filter's tokens match, with its sequences (``>`` takes whole subtrees)."""
+    for node, below in _ends(root, tokens):
+        if below:
+            for child in node.children.values():
+                yield from _subtree(child)
+        elif node.seqs is not None:
+            yield node.subject, node.seqs
+
+
+def _ends(root: _Node, tokens: list[str]) -> Iterator[tuple[_Node, bool]]:
+    """Where a filter's walk ends, depth-first without recursion, visiting only the children its tokens allow.
+
+    ``(node, False)``: the filter's last token reached ``node`` (its own
+    subject matches, if one ends there); ``(node, True)``: a ``>`` at
+    ``node`` (every subject strictly below it matches).
+    """
     last = len(tokens)
     stack = [(root, 0)]
     while stack:
         node, depth = stack.pop()
         if depth == last:
-            if node.seqs is not None:
-                yield node.subject, node.seqs
+            yield node, False
             continue
         token = tokens[depth]
         if token == FWC:
-            for child in node.children.values():
-                yield from _subtree(child)
+            yield node, True
         elif token == PWC:
             stack.extend((child, depth + 1) for child in node.children.values())
         else:
