@@ -4,8 +4,10 @@ Loaded with ``-p suite_timer`` (``benchmarks/`` on ``PYTHONPATH``); writes a
 JSON object to the file named by ``$SUITE_TIMER_OUT``: seconds from session
 start to the end of collection, from there to the end of the session, the
 sum of the tests' setup + call + teardown durations, and the sum of the
-``waits(seconds)`` marks of the tests that ran (time-outs and ack waits
-every server pays in full).
+``waits(seconds)`` marks of the tests that ran (time-outs and ack waits a
+server pays in full).  A wait on the server's own timers is not paid on
+fakejs when the test runs on its virtual clock (a ``fakejs(clock="manual")``
+mark), so there it does not count.
 """
 
 from __future__ import annotations
@@ -25,9 +27,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     _times["collected"] = time.perf_counter()
+    real = session.config.getoption("--fakejs-target", "fake") == "real"
     for item in session.items:
+        if not real and _virtual_time(item):
+            continue
         for mark in item.iter_markers("waits"):
             _times["waits"] += float(mark.args[0])
+
+
+def _virtual_time(item: pytest.Item) -> bool:
+    return any(mark.kwargs.get("clock") == "manual" for mark in item.iter_markers("fakejs"))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -6,6 +6,11 @@ import pytest
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
+# What a fakejs user writes for a test that waits on the server's timers (pull
+# expiries, ack waits): a virtual clock that jumps to the next timer once the
+# clients have been quiet for 10 ms.  nats-server ignores the mark and waits.
+VIRTUAL_TIME = pytest.mark.fakejs(clock="manual", autojump=0.01)
+
 
 async def fill(js, count: int, subject: str = "s.a") -> None:
     await js.add_stream(name="S", subjects=["s.*"])
@@ -84,6 +89,7 @@ async def test_nak_redelivers(js):
 
 
 @pytest.mark.waits(0.2)
+@VIRTUAL_TIME
 async def test_ack_wait_redelivers(js):
     await js.add_stream(name="S", subjects=["s.*"])
     await js.publish("s.a", b"x")
@@ -169,6 +175,7 @@ async def test_add_and_delete_consumer(js):
 
 
 @pytest.mark.waits(0.2)
+@VIRTUAL_TIME
 async def test_max_ack_pending(js):
     await fill(js, 5)
     psub = await js.pull_subscribe("s.a", durable="d", config=ConsumerConfig(max_ack_pending=2))

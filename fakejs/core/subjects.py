@@ -167,6 +167,7 @@ class SubscriptionIndex:
     """
 
     CACHE_LIMIT = 4096
+    RECENT_LIMIT = 1024
 
     def __init__(self) -> None:
         self._root = _Level()
@@ -177,6 +178,11 @@ class SubscriptionIndex:
         # So ``$JS.ACK.S.C.1.7.7.<ts>.<pending>`` and fresh reply inboxes share one cached
         # result (``$JS.ACK.S.C.*.*.*.*.*``) instead of each walking the trie and churning the cache.
         self._named: list[dict[str, int]] = []
+        # Published subjects seen lately whose result came through their folded key (a reply
+        # inbox a consumer delivers to, message after message): one lookup instead of a fold.
+        # Unique subjects (ack subjects) only pass through it; any change of subscriptions
+        # empties it, so it never holds a stale result.
+        self._recent: dict[str, MatchResult] = {}
         self.count = 0
         # Lifetime counters, reported by /subsz like nats-server's sublist stats.
         self.inserts = 0
@@ -282,6 +288,8 @@ class SubscriptionIndex:
                 del counts[token]
 
     def _invalidate(self, subject: str) -> None:
+        if self._recent:
+            self._recent.clear()
         if not self._cache:
             return
         if not has_wildcard(subject):
@@ -295,6 +303,8 @@ class SubscriptionIndex:
         """Subscriptions interested in a published (literal) subject."""
         self.matches += 1
         cached = self._cache.get(subject)
+        if cached is None:
+            cached = self._recent.get(subject)
         if cached is not None:
             self.cache_hits += 1
             return cached
@@ -309,13 +319,22 @@ class SubscriptionIndex:
             cached = self._cache.get(key)
             if cached is not None:
                 self.cache_hits += 1
+                self._remember(subject, cached)
                 return cached
         result = MatchResult()
         _match_level(self._root, toks, 0, result)
         if len(self._cache) >= self.CACHE_LIMIT:
             self._cache.clear()
         self._cache[key] = result
+        if key != subject:
+            self._remember(subject, result)
         return result
+
+    def _remember(self, subject: str, result: MatchResult) -> None:
+        recent = self._recent
+        if len(recent) >= self.RECENT_LIMIT:
+            recent.clear()
+        recent[subject] = result
 
     def has_interest(self, subject: str) -> bool:
         return bool(self.match(subject))

@@ -78,12 +78,12 @@ def test_an_unacked_delivery_is_queued_for_redelivery_when_its_ack_wait_ends() -
     r = rig(ack_wait=1 * NS)
     deliver(r, 1)
     r.clock.advance(0.9)
-    assert r.acks.rdq == [] and r.consumer.kicks == 0
+    assert list(r.acks.rdq) == [] and r.consumer.kicks == 0
     r.clock.advance(0.2)  # ack_wait plus nats-server's extra millisecond has passed
-    assert r.acks.rdq == [1] and r.consumer.kicks == 1
+    assert list(r.acks.rdq) == [1] and r.consumer.kicks == 1
     assert r.acks.next_redelivery() == (1, 2)
     assert r.acks.delivery_count(1) == 1  # redelivered once
-    assert r.acks.rdq == []
+    assert list(r.acks.rdq) == []
 
 
 def test_the_ack_timer_keeps_the_earliest_deadline() -> None:
@@ -92,9 +92,9 @@ def test_the_ack_timer_keeps_the_earliest_deadline() -> None:
     r.clock.advance(1.0)
     deliver(r, 2)
     r.clock.advance(1.1)
-    assert r.acks.rdq == [1]  # 2 has waited only 1.1s
+    assert list(r.acks.rdq) == [1]  # 2 has waited only 1.1s
     r.clock.advance(1.0)
-    assert r.acks.rdq == [1, 2]
+    assert list(r.acks.rdq) == [1, 2]
 
 
 def test_progress_restarts_the_ack_wait() -> None:
@@ -103,9 +103,9 @@ def test_progress_restarts_the_ack_wait() -> None:
     r.clock.advance(0.8)
     r.acks.progress(1)
     r.clock.advance(0.9)
-    assert r.acks.rdq == []
+    assert list(r.acks.rdq) == []
     r.clock.advance(0.2)
-    assert r.acks.rdq == [1]
+    assert list(r.acks.rdq) == [1]
 
 
 def test_max_deliver_gives_up_on_a_message_and_announces_it_once() -> None:
@@ -116,7 +116,7 @@ def test_max_deliver_gives_up_on_a_message_and_announces_it_once() -> None:
     assert (seq, dc) == (1, 2)
     deliver(r, 1, dc)
     r.clock.advance(1.1)
-    assert r.acks.rdq == [1]
+    assert list(r.acks.rdq) == [1]
     assert r.acks.next_redelivery() is None  # a third delivery would pass max_deliver
     assert r.max_deliveries.calls == [(1, 2)]
     assert r.acks.pending == {} and floor(r) == (2, 1)
@@ -127,7 +127,7 @@ def test_a_delivery_at_max_deliver_is_dropped_by_the_timer() -> None:
     deliver(r, 1)
     deliver(r, 2)
     r.clock.advance(1.1)
-    assert r.acks.rdq == []
+    assert list(r.acks.rdq) == []
     assert r.max_deliveries.calls == [(1, 1), (2, 1)]
     assert r.acks.pending == {} and floor(r) == (2, 2)
 
@@ -138,12 +138,12 @@ def test_a_nak_redelivers_now_or_after_its_delay() -> None:
     deliver(r, 2)
     assert r.acks.can_nak(1, 1) and not r.acks.can_nak(1, 5) and not r.acks.can_nak(7, 1)
     r.acks.nak(1, None)
-    assert r.acks.rdq == [1]
+    assert list(r.acks.rdq) == [1]
     r.acks.nak(2, 2 * NS)
     r.clock.advance(1.9)
-    assert r.acks.rdq == [1]
+    assert list(r.acks.rdq) == [1]
     r.clock.advance(0.2)
-    assert r.acks.rdq == [1, 2]
+    assert list(r.acks.rdq) == [1, 2]
 
 
 def test_backoff_sets_the_ack_wait_by_redelivery_count() -> None:
@@ -155,9 +155,9 @@ def test_backoff_sets_the_ack_wait_by_redelivery_count() -> None:
     assert r.acks.ack_wait_ns(1) == 5 * NS + 1_000_000
     deliver(r, 1, 2)
     r.clock.advance(4.9)
-    assert r.acks.rdq == []
+    assert list(r.acks.rdq) == []
     r.clock.advance(0.2)
-    assert r.acks.rdq == [1]
+    assert list(r.acks.rdq) == [1]
 
 
 def test_deliveries_below_the_stream_start_are_dropped_by_the_timer() -> None:
@@ -166,7 +166,7 @@ def test_deliveries_below_the_stream_start_are_dropped_by_the_timer() -> None:
     deliver(r, 2)
     r.first_seq[0] = 2  # the stream lost message 1
     r.clock.advance(1.1)
-    assert list(r.acks.pending) == [2] and r.acks.rdq == [2]
+    assert list(r.acks.pending) == [2] and list(r.acks.rdq) == [2]
     assert floor(r) == (1, 1)
 
 
@@ -204,7 +204,7 @@ def test_reset_forgets_everything_and_stops_the_timer() -> None:
     r.acks.reset(5)
     assert r.acks.pending == {} and floor(r) == (0, 4)
     r.clock.advance(5)
-    assert r.acks.rdq == [] and r.consumer.kicks == 0
+    assert list(r.acks.rdq) == [] and r.consumer.kicks == 0
 
 
 def test_info_reports_the_persisted_counters() -> None:

@@ -20,6 +20,7 @@ from fakejs.core.clock import Clock, TimerHandle
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import Field, Struct, unmarshal
 from fakejs.gocompat.gotime import NS
+from fakejs.jetstream.consumer.redelivery_queue import RedeliveryQueue
 from fakejs.jetstream.consumer.view import ConsumerView
 from fakejs.jetstream.storage.consumer_state import ConsumerState
 
@@ -94,7 +95,7 @@ class AckTracker:
         self.state = ConsumerState(config["ack_policy"], max(config["max_deliver"], 0))
         self.pending: dict[int, list[int]] = {}  # sseq -> [dseq, timestamp ns]
         self.rdc: dict[int, int] = {}  # sseq -> times redelivered
-        self.rdq: list[int] = []
+        self.rdq = RedeliveryQueue()
         self.adflr = 0  # ack floor, delivery sequence
         self.asflr = 0  # ack floor, stream sequence
         self.last_delivered_ns = 0
@@ -154,7 +155,7 @@ class AckTracker:
         """``resetStartingSeq``: forget everything; delivery starts again at ``seq``."""
         self.pending.clear()
         self.rdc.clear()
-        self.rdq = []
+        self.rdq.clear()
         self.adflr, self.asflr = 0, seq - 1
         self.last_delivered_ns = self.last_ack_ns = 0
         self.state.reset(seq - 1)
@@ -203,7 +204,7 @@ class AckTracker:
         announced once and counted as delivered.
         """
         while self.rdq:
-            seq = self.rdq.pop(0)
+            seq = self.rdq.popleft()
             dc = self.rdc.get(seq, 0) + 1 + 1
             self.rdc[seq] = dc - 1
             if self.max_deliver and dc > self.max_deliver:
@@ -276,8 +277,7 @@ class AckTracker:
                 self.move_ack_floor(dseq, sseq)
                 acked.append(sseq)
             self.rdc.pop(sseq, None)
-            if sseq in self.rdq:
-                self.rdq.remove(sseq)
+            self.rdq.remove(sseq)
         else:
             if dseq <= self.adflr or sseq <= self.asflr:
                 return None
@@ -285,8 +285,7 @@ class AckTracker:
             for seq in [s for s in self.pending if s <= sseq]:
                 del self.pending[seq]
                 self.rdc.pop(seq, None)
-                if seq in self.rdq:
-                    self.rdq.remove(seq)
+                self.rdq.remove(seq)
                 acked.append(seq)
         self.rdc.pop(sseq, None)
         self.state.update_acks(dseq, sseq)
@@ -303,8 +302,7 @@ class AckTracker:
             if sseq not in self.rdq:
                 self.rdq.append(sseq)
             return
-        if sseq in self.rdq:
-            self.rdq.remove(sseq)
+        self.rdq.remove(sseq)
         entry = self.pending.get(sseq)
         if entry is not None:
             entry[1] = self._clock.time_ns() - self._consumer.config["ack_wait"] + delay
@@ -346,7 +344,7 @@ class AckTracker:
         if not self.pending:
             self.rdc.clear()
             self.adflr, self.asflr = consumer.dseq - 1, consumer.sseq - 1
-        self.rdq = [seq for seq in self.rdq if seq >= consumer.sseq]
+        self.rdq.keep(lambda seq: seq >= consumer.sseq)
         self.state.overwrite([consumer.dseq - 1, consumer.sseq - 1], [self.adflr, self.asflr], self.pending, self.rdc)
 
     # -- the ack-wait timer -----------------------------------------------------------------
@@ -378,7 +376,7 @@ class AckTracker:
         if self.pending:
             self._arm(max(next_due, 0) / NS)
         else:
-            self.rdq = []
+            self.rdq.clear()
             self.adflr, self.asflr = consumer.dseq - 1, consumer.sseq - 1
         if expired:
             consumer.kick()
@@ -413,8 +411,7 @@ class AckTracker:
     def _drop_below_floor(self, seq: int, dseq: int) -> None:
         del self.pending[seq]
         self.rdc.pop(seq, None)
-        if seq in self.rdq:
-            self.rdq.remove(seq)
+        self.rdq.remove(seq)
         self.asflr = max(self.asflr, seq)
         self.adflr = max(self.adflr, dseq)
 

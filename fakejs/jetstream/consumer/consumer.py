@@ -11,7 +11,7 @@ Every timer is on the server clock.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clock import Clock
@@ -217,7 +217,7 @@ class Consumer:
         return len(self.acks.pending)
 
     @property
-    def rdq(self) -> Sequence[int]:
+    def rdq(self) -> Collection[int]:
         """Stream sequences queued for redelivery."""
         return self.acks.rdq
 

@@ -114,15 +114,18 @@ class DeliveryLoop:
         self._running = False
         self._again = False
         self._ack_prefix = ""  # "$JS.ACK.<stream>.<consumer>.", made on first use (names never change)
-
-    @property
-    def _is_push(self) -> bool:
-        return consumerconfig.is_push(self._consumer.config)
+        # An update may not turn a push consumer into a pull one or back, so this holds for good.
+        self._is_push = consumerconfig.is_push(consumer.config)
 
     def kick(self) -> None:
         """Deliver whatever can be delivered now (once more if kicked while running)."""
         consumer = self._consumer
         if consumer.closed:
+            return
+        if not self._is_push and not len(self._pulls.queue) and not self._pacer.holding:
+            # Nobody is waiting (a pull consumer between requests: every ack kicks): nothing
+            # can be delivered, and the loop would only note the position for the pacer.
+            self._pacer.caught_up(self._position.sseq)
             return
         if self._running:
             self._again = True
@@ -191,17 +194,18 @@ class DeliveryLoop:
             hdr = hdrs.add(hdr, MSG_SIZE, str(len(data)))
             data = b""
         wr_n = wr_b = 0
+        size = wire_size(msg.subject, ack_reply, hdr, data)
         if self._is_push:
             target = consumer.config["deliver_subject"]
         else:
-            request = self._pulls.next_waiting(wire_size(msg.subject, ack_reply, hdr, data))
+            request = self._pulls.next_waiting(size)
             if request is None:
                 self._put_back(msg.seq, dc)
                 return None
             wr_n, wr_b, target = request.n, request.b, request.reply
             if consumer.priority is not None:
                 hdr = consumer.priority.stamp(hdr)
-        size = wire_size(msg.subject, ack_reply, hdr, data)  # after any pin header
+                size = wire_size(msg.subject, ack_reply, hdr, data)  # with the pin header
         return HeldDelivery("replay", target, ack_reply, msg, hdr, data, dc, size, wr_n, wr_b)
 
     def ack_reply(self, sseq: int, dseq: int, dc: int, ts: int, pending: int) -> str:
@@ -258,9 +262,9 @@ class DeliveryLoop:
             self._acks.acked_on_delivery(dseq, msg.seq)
         else:
             self._acks.track(msg.seq, dseq)
-        size = wire_size(target, ack_reply, delivery.hdr, delivery.data)
         push = self._is_push
         if push:
+            size = wire_size(target, ack_reply, delivery.hdr, delivery.data)
             self._push.count(size)
         if publish and not self._send_message(target, ack_reply, delivery.hdr, delivery.data, msg.subject):
             self._not_received(msg.seq, target)
