@@ -187,9 +187,10 @@ class LexerCore:
         self.backup()
         return r
 
-    def errorf(self, message: str) -> None:
-        """Report an error item; returning None stops the machine."""
+    def errorf(self, message: str) -> State | None:
+        """Report an error item; the None it returns stops the machine."""
         self.items.append(Item(Kind.ERROR, message, self.line, self.at(self.pos) - self.at(self.lstart)))
+        return None
 
     def skip(self, state: State) -> State:
         """A state that forgets what was read so far, then carries on with ``state``."""

@@ -166,7 +166,7 @@ class ValueStates(LexerCore):
 
     # -- numbers, dates, addresses ----------------------------------------------------------
 
-    def _not_a_digit(self, r: str) -> None:
+    def _not_a_digit(self, r: str) -> State | None:
         if r == ".":
             return self.errorf("Floats must start with a digit, not '.'.")
         return self.errorf(f"Expected a digit but got '{shown(r)}'.")
@@ -290,7 +290,7 @@ class ValueStates(LexerCore):
         if r == "]":
             return self.lex_array_end
         return self.errorf(
-            f"Expected an array value terminator \",\" or an array terminator \"]\", but got '{shown(r)}' instead."
+            f'Expected an array value terminator "," or an array terminator "]", but got \'{shown(r)}\' instead.'
         )
 
     def lex_array_end(self) -> State | None:
@@ -373,7 +373,7 @@ class ValueStates(LexerCore):
         if is_space(r):
             return self.skip(self.lex_map_value)
         if r == ",":
-            return self.errorf("Unexpected map value terminator \",\".")
+            return self.errorf('Unexpected map value terminator ",".')
         if r == "}":
             return self.skip(self.lex_map_end)
         self.backup()
@@ -391,7 +391,7 @@ class ValueStates(LexerCore):
         if r == "}":
             return self.skip(self.lex_map_end)
         return self.errorf(
-            f"Expected a map value terminator \",\" or a map terminator \"}}\", but got '{shown(r)}' instead."
+            f'Expected a map value terminator "," or a map terminator "}}", but got \'{shown(r)}\' instead.'
         )
 
     def lex_map_end(self) -> State | None:

@@ -50,9 +50,7 @@ class _Parser:
             if item.kind is Kind.EOF:
                 # A trailing '}' may stand where a key would, for JSON-style files.
                 if previous is not None and previous.kind is Kind.KEY and previous.val != "}":
-                    raise ConfigError(
-                        f"config is invalid ({self.path}:{item.line}:{item.pos})", item.line, item.pos
-                    )
+                    raise ConfigError(f"config is invalid ({self.path}:{item.line}:{item.pos})", item.line, item.pos)
                 return self.mapping
             previous = item
             self.process(item)
@@ -122,7 +120,9 @@ class _Parser:
                 f"variable reference for '{name}' on line {item.line} could not be parsed: {exc}", item.line, item.pos
             ) from None
         if not found:
-            raise ConfigError(f"variable reference for '{name}' on line {item.line} can not be found", item.line, item.pos)
+            raise ConfigError(
+                f"variable reference for '{name}' on line {item.line} can not be found", item.line, item.pos
+            )
         if isinstance(value, Token):
             value.used_variable = True
             return value.value
