@@ -42,17 +42,18 @@ EXPOSE 4222 8222
 
 # The defaults live in the entrypoint rather than in CMD so that arguments given to
 # `docker run IMAGE ...` are appended to them instead of replacing them: `-p 5000` or `-D`
-# still binds 0.0.0.0 and stores under /data. A later flag wins, so every default can be
+# still binds 0.0.0.0 and stores under /data. JetStream is on (`--jetstream`, as nats-server
+# needs `-js`); `--jetstream=false` turns it off. A later flag wins, so every default can be
 # overridden (e.g. `-m 9000`). No VOLUME is declared: a throwaway test server should not
 # leave an anonymous volume behind on every run; mount one on /data to keep streams.
 # Monitoring and the control API (/fakejs/) listen on 0.0.0.0:8222 like the client port:
 # publish it only where tests run, or protect it (`--control_token`, `--user/--pass`,
 # `--no_control`; see README "Security"). Control requests may start the scenario files
 # mounted on /scenarios by file name (`{"name": "orders.toml"}`).
-ENTRYPOINT ["fakejs", "--addr=0.0.0.0", "--port=4222", "--http_port=8222", "--store_dir=/data", "--scenario_dir=/scenarios"]
+ENTRYPOINT ["fakejs", "--jetstream", "--addr=0.0.0.0", "--port=4222", "--http_port=8222", "--store_dir=/data", "--scenario_dir=/scenarios"]
 
 # Only the Python standard library is available in slim images (no curl). The ports are read
-# from the server's own command line with fakejs's parser, so the check follows any `-p`/`-m`
+# from the server's own command line with fakejs's flag parser (Go's rules), so the check follows any `-p`/`-m`
 # given at `docker run`; with monitoring off (`-m 0`) it waits for the client port's INFO.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
-    CMD ["python", "-c", "import socket, sys, urllib.request\nfrom fakejs.cli import _normalise, build_parser\nargv = open('/proc/1/cmdline', 'rb').read().decode().split('\\0')[:-1]\nstart = next(i for i, arg in enumerate(argv) if arg.rsplit('/', 1)[-1] == 'fakejs') + 1\nopts = build_parser().parse_known_args(_normalise(argv[start:]))[0]\nhost = '127.0.0.1' if opts.addr in ('0.0.0.0', '::', '') else opts.addr\nif opts.http_port > 0:\n    sys.exit(0 if urllib.request.urlopen(f'http://{host}:{opts.http_port}/healthz', timeout=4).status == 200 else 1)\nwith socket.create_connection((host, opts.port if opts.port > 0 else 4222), timeout=4) as conn:\n    sys.exit(0 if conn.recv(4) == b'INFO' else 1)\n"]
+    CMD ["python", "-c", "import socket, sys, urllib.request\nfrom fakejs.cli import parse_command_line\nargv = open('/proc/1/cmdline', 'rb').read().decode().split('\\0')[:-1]\nstart = next(i for i, arg in enumerate(argv) if arg.rsplit('/', 1)[-1] == 'fakejs') + 1\nflags = parse_command_line(argv[start:]).values\nhost = '127.0.0.1' if flags['addr'] in ('0.0.0.0', '::', '') else flags['addr']\nif flags['http_port'] > 0:\n    sys.exit(0 if urllib.request.urlopen(f'http://{host}:{flags[\"http_port\"]}/healthz', timeout=4).status == 200 else 1)\nwith socket.create_connection((host, flags['port'] if flags['port'] > 0 else 4222), timeout=4) as conn:\n    sys.exit(0 if conn.recv(4) == b'INFO' else 1)\n"]

@@ -48,6 +48,9 @@ class ServerOptions:
     debug: bool = False
     trace: bool = False
     log_file: str = ""
+    # nats-server's ports_file_dir: write ``<dir>/<executable>_<pid>.ports`` (the listeners'
+    # URLs, as JSON) once listening, and remove it at shutdown; empty: no ports file.
+    ports_file_dir: str = ""
     lame_duck_duration: float = 120.0
     lame_duck_grace_period: float = 10.0
     # fakejs only: keep every connection's bytes in and out (see Server.transcript).

@@ -14,6 +14,7 @@ server handler raises is recorded in :attr:`Server.errors`.
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -100,6 +101,7 @@ class Server:
         self.activity = 0  # reads from clients; an idle server lets an autojump clock move
         self.output_batch = OutputBatch()
         self._autojump: asyncio.Task[None] | None = None
+        self.ports_file: str | None = None  # the ports file written at start (``ports_file_dir``)
 
     @property
     def control(self) -> Controller:
@@ -204,7 +206,35 @@ class Server:
         if isinstance(clock, ManualClock) and clock.autojump_threshold is not None and self._autojump is None:
             self._autojump = self._loop.create_task(self._autojump_loop(clock, clock.autojump_threshold))
         log.info("Listening for client connections on %s:%d", options.host or "0.0.0.0", self.port)
+        if options.ports_file_dir:
+            self._write_ports_file(options.ports_file_dir)
         log.info("Server is ready")
+
+    def _write_ports_file(self, directory: str) -> None:
+        """``DIR/<executable>_<pid>.ports`` with the client and monitoring URLs, as nats-server writes it."""
+        from fakejs.server import portsfile
+
+        options = self.options
+        path = portsfile.ports_file_path(directory)
+        monitoring: list[str] = []
+        if self.http_port is not None:
+            monitoring = portsfile.urls("http", options.http_host or options.host, self.http_port)
+        text = portsfile.ports_json(portsfile.urls("nats", options.host, self.port), monitoring)
+        try:
+            portsfile.write_ports_file(path, text)
+        except OSError as exc:
+            self.broker.log.error("Error writing ports file (%s): %s", path, exc)
+            return
+        self.ports_file = path
+
+    def _remove_ports_file(self) -> None:
+        path, self.ports_file = self.ports_file, None
+        if path is None:
+            return
+        try:
+            os.remove(path)
+        except OSError as exc:
+            self.broker.log.error("Error cleaning up ports file %s: %s", path, exc)
 
     def _start_jetstream(self) -> None:
         """JetStream for the global account (on the store kept over a restart, if any)."""
@@ -249,6 +279,7 @@ class Server:
             self._http = None
         await self._listener.wait_closed()
         self._listener = None
+        self._remove_ports_file()
         if not keep_store:
             self.clock.remove_error_sink(self.broker.record_error)
         log.info("Server Exiting..")

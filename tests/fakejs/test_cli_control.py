@@ -19,7 +19,7 @@ from tests.parity.test_command_line import finish, wait_ready
 
 
 def options(argv: list[str]) -> cli.ServerOptions:
-    return cli.options_from_args(cli.build_parser().parse_args(cli._normalise(argv)))
+    return cli.command_line(argv).options
 
 
 @pytest.mark.parametrize("argv", [["--control_token", "t"], ["-control_token=t"], ["--control_token=t"]])
@@ -44,8 +44,8 @@ def test_defaults_leave_the_control_api_open_and_without_directories(monkeypatch
 
 
 def test_help_names_the_flags() -> None:
-    text = cli.build_parser().format_help()
-    assert "--control_token TOKEN" in text and "--scenario_dir DIR" in text
+    text = cli.USAGE
+    assert "--control_token <token>" in text and "--scenario_dir <dir>" in text
 
 
 async def test_command_line_server_guards_its_control_api(tmp_path: Path) -> None:

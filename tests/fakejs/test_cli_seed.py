@@ -15,18 +15,17 @@ from fakejs.gocompat import ids
 
 @pytest.mark.parametrize("argv", [["--seed", "42"], ["-seed", "42"], ["-seed=42"], ["--seed=42"]])
 def test_seed_flag_reaches_the_options(argv: list[str]) -> None:
-    parser = cli.build_parser()
-    args = parser.parse_args(cli._normalise(argv))
-    assert cli.options_from_args(args).seed == 42
+    assert cli.command_line(argv).options.seed == 42
 
 
 def test_no_seed_by_default() -> None:
-    assert cli.options_from_args(cli.build_parser().parse_args([])).seed is None
+    assert cli.command_line([]).options.seed is None
 
 
 def test_help_documents_the_seed_as_fakejs_only() -> None:
-    text = cli.build_parser().format_help()
-    assert "--seed N" in text and "fakejs: seed every random choice" in text
+    text = cli.USAGE
+    fakejs_section = text[text.index("fakejs Options:") :]
+    assert "--seed <n>" in fakejs_section and "Seed every random choice" in fakejs_section
 
 
 def _server_id(tmp_path: Path, seed: int) -> str:

@@ -251,12 +251,12 @@ async def _terminate(process: subprocess.Popen[bytes]) -> int:
     return int(await asyncio.to_thread(process.wait, 10))
 
 
-def test_cli_refuses_a_bad_scenario_with_status_2(tmp_path: Path) -> None:
-    """``fakejs --scenario FILE`` checks the file before listening: a bad one exits 2 with the error."""
+def test_cli_refuses_a_bad_scenario_with_status_1(tmp_path: Path) -> None:
+    """``fakejs --scenario FILE`` checks the file before listening: a bad one exits 1 with the error."""
     path = tmp_path / "bad.toml"
     path.write_text('name = "x"\n' + STREAM + '[[steps]]\nat = 1.0\non = "client.connect"\ndo = "disconnect"\n')
     done = subprocess.run(_fakejs("--scenario", str(path)), capture_output=True, text=True, timeout=20, check=False)
-    assert done.returncode == 2
+    assert done.returncode == 1
     assert f"{path}:8 (steps[0].on): a fault needs exactly one trigger" in done.stderr
     assert "Server is ready" not in done.stderr + done.stdout
 

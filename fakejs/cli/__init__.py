@@ -1,0 +1,156 @@
+"""``fakejs`` command line: nats-server's, flag for flag.
+
+Anything that execs ``nats-server -a HOST -p PORT -js -sd DIR ...`` can
+exec ``fakejs`` with the same arguments.  Flags are parsed with Go's
+``flag`` rules (:mod:`fakejs.gocompat.goflag`): one or two dashes,
+``-flag value`` or ``-flag=value``, booleans only as ``-flag`` or
+``-flag=BOOL``, no abbreviations.  Every flag nats-server 2.15.1 defines is
+known (:mod:`fakejs.cli.flags`); those asking for something fakejs does not
+serve (TLS, clusters, syslog, HTTPS monitoring, configuration files, ...)
+are refused at start by name with exit status 1 (:mod:`fakejs.cli.settings`).
+As on nats-server, JetStream is on only with ``-js``.  The one deliberate
+difference: the default address is 127.0.0.1, not 0.0.0.0.  fakejs's own
+flags (``--scenario``, ``--scenario_dir``, ``--clock``, ``--autojump``,
+``--seed``, ``--no_control``, ``--control_token``, ``--max_payload``) have
+no nats-server spelling.  May import :mod:`fakejs.server` and every layer
+below it; nothing inside fakejs imports this package.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+from fakejs.cli.flags import CONTROL_TOKEN_VARIABLE, USAGE, parse_command_line
+from fakejs.cli.settings import CommandLine, Exit, apply_flags, command_line, options_from_file
+from fakejs.core.clock import Clock
+from fakejs.core.log import configure, get_logger
+from fakejs.core.options import ServerOptions
+from fakejs.server.server import Server
+
+__all__ = [
+    "CONTROL_TOKEN_VARIABLE",
+    "USAGE",
+    "CommandLine",
+    "Exit",
+    "ServerOptions",
+    "apply_flags",
+    "command_line",
+    "main",
+    "options_from_file",
+    "parse_command_line",
+    "serve",
+]
+
+
+async def serve(options: ServerOptions, pid_file: str = "", clock: Clock | None = None, scenario: str = "") -> None:
+    """Run a server until SIGINT or SIGTERM (or the end of lame duck mode, SIGUSR2)."""
+    server = Server(options, clock=clock)
+    await server.start()
+    if scenario:
+        server.control.start_scenario(path=scenario)
+    if pid_file:
+        with open(pid_file, "w") as handle:
+            handle.write(str(os.getpid()))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    log = get_logger()
+
+    def trapped(name: str) -> None:
+        log.info('Trapped "%s" signal', name)
+        stop.set()
+
+    def lame_duck() -> None:
+        log.info('Trapped "user defined signal 2" signal')
+        server.control.lame_duck()
+
+    loop.add_signal_handler(signal.SIGINT, trapped, "interrupt")
+    loop.add_signal_handler(signal.SIGTERM, trapped, "terminated")
+    loop.add_signal_handler(signal.SIGUSR2, lame_duck)
+    finished = asyncio.ensure_future(server.finished.wait())
+    waiting = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({finished, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        finished.cancel()
+        waiting.cancel()
+        await server.stop()
+
+
+# Collector thresholds for the command-line server's own process (see tune_gc).
+GC_THRESHOLDS = (100_000, 50, 100)
+
+
+def tune_gc() -> None:
+    """Collect cycles less often: the server's process is ours, and its hot path allocates.
+
+    Every publish allocates a few short-lived containers, and a stream keeps
+    one tracked object per stored message; with Python's default thresholds
+    (700, 10, 10) the cyclic collector ran every few hundred publishes and
+    took about a seventh of a pipelined publish's time.  Cycles are rare
+    here (nothing on the message path creates them), so fewer, larger
+    collections cost no memory to speak of.  An embedded server (tests,
+    the pytest plugin) leaves its host's settings alone.
+    """
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
+def _port_problem(options: ServerOptions) -> str:
+    """nats-server's fatal line for a port no socket can have (it fails at listen time)."""
+    host = options.host or "0.0.0.0"
+    if not 0 <= options.port <= 65535:
+        return f'Error listening on port: {host}:{options.port}, "listen tcp: address {options.port}: invalid port"'
+    http_port = options.http_port
+    if http_port is not None and not 0 <= http_port <= 65535:
+        return (
+            f"Can't start monitoring: can't listen to the monitor port: listen tcp: address {http_port}: invalid port"
+        )
+    return ""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        command = command_line(sys.argv[1:] if argv is None else argv)
+    except Exit as end:
+        sys.stderr.write(end.stderr)  # Go's flag error first, then the usage (nats-server's order)
+        sys.stderr.flush()
+        sys.stdout.write(end.stdout)
+        return end.status
+    options = command.options
+    clock: Clock | None = None
+    if command.clock == "manual":
+        from fakejs.testkit.clock import ManualClock
+
+        clock = ManualClock(autojump_threshold=command.autojump)
+    if command.scenario:
+        # Only a server started with a scenario pays for reading one (tomllib and the fault rules).
+        from fakejs.testkit.scenarios import ScenarioError, load_scenario
+
+        try:
+            load_scenario(command.scenario)  # refuse a broken file before listening
+        except ScenarioError as exc:
+            sys.stderr.write(f"fakejs: {exc}\n")
+            return 1
+    configure(debug=options.debug, trace=options.trace, log_file=options.log_file)
+    problem = _port_problem(options)
+    if problem:
+        get_logger().critical("%s", problem)
+        return 1
+    tune_gc()
+    try:
+        asyncio.run(serve(options, command.pid_file, clock, command.scenario))
+    except OSError as exc:
+        get_logger().critical("Error listening on port: %s, %s", options.port, exc)
+        return 1
+    except ValueError as exc:
+        get_logger().critical("%s", exc)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""From a parsed command line to :class:`ServerOptions`, with nats-server's checks in its order.
+
+nats-server (``server.ConfigureOptions``) parses the flags, then answers
+``-v``, ``-h`` and ``--help_tls``, then a leftover argument (``version``,
+``help``, or ``unrecognized command``), then ``--signal``, then reads the
+configuration file and parses the flags again over it (flags win), then
+checks the TLS and route flags.  fakejs follows the same order, and then
+refuses by name every flag asking for something it does not serve.
+
+Exit statuses, as nats-server's: a flag error prints Go's message on
+stderr and the usage on stdout and exits 0 (nats-server's usage function
+exits before the flag package can exit 2); ``-v`` and ``-h`` exit 0; every
+other refusal prints ``<who>: <reason>`` on stderr and exits 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from fakejs.cli.flags import USAGE, parse_command_line
+from fakejs.core.options import DEFAULT_PORT, NATS_VERSION, ServerOptions
+from fakejs.gocompat.goflag import FlagError, Parsed, go_quote
+
+# nats-server's "-p -1" / "-m -1": a free port
+RANDOM_PORT = -1
+
+# nats-server's own refusals are prefixed with its name; fakejs's with its own.
+NATS_SERVER = "nats-server"
+FAKEJS = "fakejs"
+
+
+class Exit(Exception):
+    """The command line ends the program before a server starts: what to print, and the status."""
+
+    def __init__(self, status: int, stdout: str = "", stderr: str = "") -> None:
+        super().__init__(stderr or stdout)
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+def _die(who: str, message: str) -> Exit:
+    return Exit(1, stderr=f"{who}: {message}\n")
+
+
+def version_text() -> str:
+    return f"nats-server: v{NATS_VERSION}\n"
+
+
+def usage_text() -> str:
+    return USAGE + "\n"
+
+
+@dataclass
+class CommandLine:
+    """What the command line asks for: the server's options and what the process does around it."""
+
+    options: ServerOptions
+    pid_file: str = ""
+    clock: str = ""  # "" or "real": the system clock; "manual": a ManualClock
+    autojump: float | None = None
+    scenario: str = ""
+    flags: Parsed = field(default_factory=lambda: Parsed({}))
+
+
+def options_from_file(path: str) -> ServerOptions:
+    """The options a configuration file gives, before the command line's flags are laid over them.
+
+    This is where nats-server's ``ProcessConfigFile`` happens: the flags
+    given on the command line then override what the file set (see
+    :func:`apply_flags`, which touches only the flags that were given), as
+    nats-server parses its flags a second time over the file's options.
+    fakejs does not read configuration files yet, so this refuses by name.
+    """
+    raise _die(FAKEJS, f"configuration files (-c {path}): not supported by fakejs yet; use command-line flags")
+
+
+# Flags whose feature fakejs does not serve: refused when set to anything but their default.
+UNSUPPORTED: tuple[tuple[str, str], ...] = (
+    ("https_port", "HTTPS monitoring (-ms/--https_port)"),
+    ("client_advertise", "client advertise URLs for clusters (--client_advertise)"),
+    ("routes", "clusters (--routes)"),
+    ("cluster", "clusters (--cluster/--cluster_listen)"),
+    ("cluster_name", "clusters (--cluster_name)"),
+    ("cluster_advertise", "clusters (--cluster_advertise)"),
+    ("no_advertise", "clusters (--no_advertise)"),
+    ("connect_retries", "clusters (--connect_retries)"),
+    ("syslog", "syslog logging (-s/--syslog)"),
+    ("remote_syslog", "remote syslog logging (-r/--remote_syslog)"),
+    ("log_size_limit", "log file rotation (--log_size_limit)"),
+    ("max_traced_msg_len", "a maximum traced message length (--max_traced_msg_len)"),
+    ("logtime_utc", "UTC log timestamps (--logtime_utc)"),
+    ("profile", "the profiling port (--profile)"),
+)
+
+
+def _tls_requested(flags: Parsed) -> bool:
+    """nats-server's rule: ``-tls=false`` turns TLS off whatever else is given; any other TLS flag turns it on."""
+    if flags.given("tls"):
+        return bool(flags.values["tls"])
+    return flags.given("tlsverify", "tlscert", "tlskey", "tlscacert")
+
+
+def _listen_port(port: int) -> int:
+    """nats-server's port convention: 0 is the default port, -1 a free one (0 for the OS)."""
+    if port == 0:
+        return DEFAULT_PORT
+    if port == RANDOM_PORT:
+        return 0
+    return port
+
+
+def apply_flags(options: ServerOptions, flags: Parsed) -> None:
+    """Lay the flags given on the command line over ``options`` (defaults, or a configuration file's)."""
+    values = flags.values
+    if flags.given("p", "port"):
+        options.port = _listen_port(values["port"])
+    if flags.given("a", "addr", "net"):
+        options.host = values["addr"]
+    if flags.given("n", "name", "server_name"):
+        options.name = values["name"]
+    if flags.given("m", "http_port"):
+        http_port = values["http_port"]
+        options.http_port = None if http_port == 0 else 0 if http_port == RANDOM_PORT else http_port
+    if flags.given("user"):
+        options.user = values["user"]
+    if flags.given("pass"):
+        options.password = values["password"]
+    if flags.given("auth"):
+        options.token = values["auth"]
+    if flags.given("js", "jetstream"):
+        options.jetstream = values["jetstream"]
+    if flags.given("sd", "store_dir"):
+        options.store_dir = values["store_dir"]
+    if flags.given("l", "log"):
+        options.log_file = values["log"]
+    if flags.given("ports_file_dir"):
+        options.ports_file_dir = values["ports_file_dir"]
+    if flags.given("D", "debug"):
+        options.debug = values["debug"]
+    if flags.given("V", "trace"):
+        options.trace = values["trace"]
+    # -DV, -DVV and -VV are applied after the others, in that order, as nats-server does (-DV=false turns both off)
+    if flags.given("DV"):
+        options.debug = options.trace = values["debug_trace"]
+    if flags.given("DVV"):
+        options.debug = options.trace = values["debug_verbose_trace"]
+    if flags.given("VV"):
+        options.trace = values["verbose_trace"]
+    # fakejs's own
+    if flags.given("no_control"):
+        options.control = not values["no_control"]
+    options.control_token = values["control_token"]
+    options.scenario_dirs = list(values["scenario_dir"])
+    if flags.given("seed"):
+        options.seed = values["seed"]
+    if flags.given("max_payload"):
+        if values["max_payload"] <= 0:
+            raise _die(FAKEJS, "--max_payload must be positive")
+        options.max_payload = values["max_payload"]
+
+
+def command_line(argv: Sequence[str]) -> CommandLine:
+    """Everything the command line asks for, or :class:`Exit` with what to print and the status."""
+    try:
+        flags = parse_command_line(argv)
+    except FlagError as exc:
+        raise Exit(0, stdout=usage_text(), stderr=f"{exc}\n") from None
+    values = flags.values
+    if values["version"]:
+        raise Exit(0, stdout=version_text())
+    if values["help"]:
+        raise Exit(0, stdout=usage_text())
+    if values["help_tls"]:
+        raise _die(FAKEJS, "TLS (--help_tls): not supported by fakejs yet")
+    if flags.args:
+        command = flags.args[0]
+        if command.lower() == "version":
+            raise Exit(0, stdout=version_text())
+        if command.lower() == "help":
+            raise Exit(0, stdout=usage_text())
+        raise _die(NATS_SERVER, f"unrecognized command: {go_quote(command)}")
+    if values["signal"]:
+        raise _die(FAKEJS, f"signals to a running server (-sl {values['signal']}): not supported by fakejs yet")
+    if values["config"]:
+        options = options_from_file(values["config"])
+    elif values["check_config"]:
+        raise _die(NATS_SERVER, "must specify [-c, --config] option to check configuration file syntax")
+    else:
+        # The command line's defaults: nats-server's, except the address (loopback for a test server).
+        options = ServerOptions(jetstream=False)
+    apply_flags(options, flags)
+    if _tls_requested(flags):
+        if not values["tlscert"]:
+            raise _die(NATS_SERVER, "TLS Server certificate must be present and valid")
+        if not values["tlskey"]:
+            raise _die(NATS_SERVER, "TLS Server private key must be present and valid")
+        raise _die(FAKEJS, "TLS (--tls, --tlscert, --tlskey, --tlsverify, --tlscacert): not supported by fakejs yet")
+    if values["routes"] and not values["cluster"]:
+        raise _die(NATS_SERVER, "solicited routes require cluster capabilities, e.g. --cluster")
+    defaults = flags.defaults
+    for dest, feature in UNSUPPORTED:
+        if values[dest] != defaults[dest]:
+            raise _die(FAKEJS, f"{feature}: not supported by fakejs yet")
+    if not values["logtime"]:
+        raise _die(FAKEJS, "log lines without timestamps (-T=false): not supported by fakejs yet")
+    clock = values["clock"]
+    if clock not in ("", "real", "manual"):
+        raise _die(FAKEJS, f"--clock must be real or manual, not {clock!r}")
+    autojump: float | None = values["autojump"] if flags.given("autojump") else None
+    if autojump is not None and clock != "manual":
+        raise _die(FAKEJS, "--autojump needs --clock manual")
+    return CommandLine(options, values["pid"], clock, autojump, values["scenario"], flags)

@@ -1,0 +1,295 @@
+"""The command line's flags: nats-server's set, its order of checks, and fakejs's refusals.
+
+Texts marked "binary" are what nats-server 2.15.1 printed for the same argv.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fakejs import cli
+from fakejs.cli.flags import flag_set
+from fakejs.cli.settings import Exit, usage_text
+from fakejs.server.portsfile import executable_name, ports_json, urls
+
+# Every flag name nats-server 2.15.1 defines (server.ConfigureOptions and its -h text).
+NATS_SERVER_FLAGS = [
+    "h",
+    "help",
+    "port",
+    "p",
+    "n",
+    "name",
+    "server_name",
+    "addr",
+    "a",
+    "net",
+    "client_advertise",
+    "D",
+    "debug",
+    "V",
+    "VV",
+    "trace",
+    "DV",
+    "DVV",
+    "T",
+    "logtime",
+    "logtime_utc",
+    "user",
+    "pass",
+    "auth",
+    "m",
+    "http_port",
+    "ms",
+    "https_port",
+    "c",
+    "config",
+    "t",
+    "sl",
+    "signal",
+    "P",
+    "pid",
+    "ports_file_dir",
+    "l",
+    "log",
+    "log_size_limit",
+    "s",
+    "syslog",
+    "r",
+    "remote_syslog",
+    "version",
+    "v",
+    "profile",
+    "routes",
+    "cluster",
+    "cluster_listen",
+    "cluster_advertise",
+    "no_advertise",
+    "connect_retries",
+    "cluster_name",
+    "help_tls",
+    "tls",
+    "tlsverify",
+    "tlscert",
+    "tlskey",
+    "tlscacert",
+    "max_traced_msg_len",
+    "js",
+    "jetstream",
+    "sd",
+    "store_dir",
+]
+
+
+def ends(argv: list[str]) -> Exit:
+    with pytest.raises(Exit) as caught:
+        cli.command_line(argv)
+    return caught.value
+
+
+def test_every_nats_server_flag_is_known() -> None:
+    known = flag_set().flags
+    assert [name for name in NATS_SERVER_FLAGS if name not in known] == []
+
+
+@pytest.mark.parametrize(
+    "argv,stderr",
+    [
+        (["-x"], "flag provided but not defined: -x\n"),
+        (["-p", "abc"], 'invalid value "abc" for flag -p: parse error\n'),
+        (["-p"], "flag needs an argument: -p\n"),
+        (["---x"], "bad flag syntax: ---x\n"),
+        (["-js=maybe"], 'invalid boolean value "maybe" for -js: parse error\n'),
+        (["--log_size_limit", "1k"], 'invalid value "1k" for flag -log_size_limit: parse error\n'),
+        (["-sl"], "flag needs an argument: -sl\n"),
+    ],
+)
+def test_a_flag_error_prints_go_text_and_the_usage_and_exits_0(argv: list[str], stderr: str) -> None:
+    """binary: the message on stderr, the usage on stdout, status 0 (nats-server's usage function exits 0)."""
+    end = ends(argv)
+    assert (end.status, end.stderr, end.stdout) == (0, stderr, usage_text())
+
+
+@pytest.mark.parametrize("argv", [["-v"], ["--version"], ["version"], ["--", "VERSION"], ["-h", "-v"], ["-v", "foo"]])
+def test_version(argv: list[str]) -> None:
+    end = ends(argv)
+    assert (end.status, end.stdout, end.stderr) == (0, "nats-server: v2.15.1\n", "")
+
+
+@pytest.mark.parametrize("argv", [["-h"], ["--help"], ["help"], ["-help=true"]])
+def test_help(argv: list[str]) -> None:
+    end = ends(argv)
+    assert (end.status, end.stderr) == (0, "")
+    assert end.stdout.startswith("\nUsage: nats-server [options]\n") and end.stdout.endswith("\n\n")
+
+
+def test_usage_has_nats_server_sections_and_fakejs_own() -> None:
+    text = usage_text()
+    for section in ("Server Options:", "Logging Options:", "JetStream Options:", "Authorization Options:"):
+        assert section in text
+    assert text.index("fakejs Options:") > text.index("Authorization Options:")
+    assert "Refused at start" in text and "--cluster_name" in text
+
+
+@pytest.mark.parametrize(
+    "argv,stderr",
+    [
+        (["foo"], 'nats-server: unrecognized command: "foo"\n'),
+        (["-"], 'nats-server: unrecognized command: "-"\n'),
+        (["-p", "4222", "extra"], 'nats-server: unrecognized command: "extra"\n'),
+        (["-js", "--", "-p"], 'nats-server: unrecognized command: "-p"\n'),
+        (["-t"], "nats-server: must specify [-c, --config] option to check configuration file syntax\n"),
+        (["--tls"], "nats-server: TLS Server certificate must be present and valid\n"),
+        (["--tlsverify"], "nats-server: TLS Server certificate must be present and valid\n"),
+        (["--tls", "--tlscert", "x"], "nats-server: TLS Server private key must be present and valid\n"),
+        (
+            ["--routes", "nats://127.0.0.1:1"],
+            "nats-server: solicited routes require cluster capabilities, e.g. --cluster\n",
+        ),
+    ],
+)
+def test_nats_server_refusals(argv: list[str], stderr: str) -> None:
+    """binary: these exact lines, status 1."""
+    end = ends(argv)
+    assert (end.status, end.stderr, end.stdout) == (1, stderr, "")
+
+
+@pytest.mark.parametrize(
+    "argv,named",
+    [
+        (["-c", "x.conf"], "configuration files (-c x.conf)"),
+        (["--config=x.conf", "-t"], "configuration files (-c x.conf)"),
+        (["-cluster_name", "abc"], "clusters (--cluster_name)"),
+        (["--cluster", "nats://127.0.0.1:-1"], "clusters (--cluster/--cluster_listen)"),
+        (["--cluster_listen", "nats://127.0.0.1:-1", "--routes", "nats://x:1"], "clusters (--routes)"),
+        (["--cluster_advertise", "x:1"], "clusters (--cluster_advertise)"),
+        (["--no_advertise"], "clusters (--no_advertise)"),
+        (["--connect_retries", "3"], "clusters (--connect_retries)"),
+        (["--client_advertise", "x:1"], "client advertise URLs for clusters (--client_advertise)"),
+        (["-ms", "-1"], "HTTPS monitoring (-ms/--https_port)"),
+        (["-s"], "syslog logging (-s/--syslog)"),
+        (["-r", "udp://127.0.0.1:514"], "remote syslog logging (-r/--remote_syslog)"),
+        (["--log_size_limit", "100"], "log file rotation (--log_size_limit)"),
+        (["--max_traced_msg_len", "10"], "a maximum traced message length (--max_traced_msg_len)"),
+        (["--logtime_utc"], "UTC log timestamps (--logtime_utc)"),
+        (["--profile", "-1"], "the profiling port (--profile)"),
+        (["-T=false"], "log lines without timestamps (-T=false)"),
+        (["--tlscert", "c", "--tlskey", "k"], "TLS (--tls, --tlscert, --tlskey, --tlsverify, --tlscacert)"),
+        (["--help_tls"], "TLS (--help_tls)"),
+        (["-sl", "stop"], "signals to a running server (-sl stop)"),
+    ],
+)
+def test_unsupported_features_are_refused_by_name(argv: list[str], named: str) -> None:
+    end = ends(argv)
+    assert end.status == 1 and end.stdout == ""
+    assert end.stderr.startswith(f"fakejs: {named}: not supported by fakejs yet"), end.stderr
+
+
+@pytest.mark.parametrize(
+    "argv", [["-tls=false", "--tlscert", "x"], ["-s=false"], ["--no_advertise=false"], ["-T"], ["-ms", "0"]]
+)
+def test_unsupported_flags_at_their_defaults_are_fine(argv: list[str]) -> None:
+    assert cli.command_line(argv).options is not None
+
+
+def test_defaults_are_nats_server_s_but_the_address() -> None:
+    options = cli.command_line([]).options
+    assert (options.host, options.port, options.http_port, options.jetstream) == ("127.0.0.1", 4222, None, False)
+    assert (options.debug, options.trace, options.store_dir, options.ports_file_dir) == (False, False, "", "")
+
+
+@pytest.mark.parametrize("argv", [["-js"], ["--jetstream"], ["-js=true"], ["--js=1"]])
+def test_jetstream_only_when_asked(argv: list[str]) -> None:
+    assert cli.command_line(argv).options.jetstream is True
+    assert cli.command_line([*argv, "-js=false"]).options.jetstream is False
+
+
+@pytest.mark.parametrize(
+    "argv,port,http_port",
+    [
+        (["-p", "0"], 4222, None),
+        (["-p", "-1", "-m", "-1"], 0, 0),
+        (["--port=0x1000", "--http_port", "8222"], 4096, 8222),
+        (["-m", "0"], 4222, None),
+        (["-p", "5", "--port", "6"], 6, None),
+    ],
+)
+def test_ports(argv: list[str], port: int, http_port: int | None) -> None:
+    options = cli.command_line(argv).options
+    assert (options.port, options.http_port) == (port, http_port)
+
+
+@pytest.mark.parametrize(
+    "argv,debug,trace",
+    [
+        (["-D"], True, False),
+        (["-V"], False, True),
+        (["-VV"], False, True),
+        (["-DV"], True, True),
+        (["-DVV"], True, True),
+        (["-DV", "-D=false"], True, True),  # -DV is applied after -D, whatever the order given
+        (["-D", "-V", "-DV=false"], False, False),
+        (["-debug", "-trace=true"], True, True),
+    ],
+)
+def test_debug_and_trace(argv: list[str], debug: bool, trace: bool) -> None:
+    options = cli.command_line(argv).options
+    assert (options.debug, options.trace) == (debug, trace)
+
+
+def test_server_settings_reach_the_options(tmp_path) -> None:
+    argv = ["-a", "0.0.0.0", "-n", "srv", "--user", "u", "--pass", "p", "--auth", "t", "-sd", str(tmp_path)]
+    argv += ["-l", "log.txt", "-P", "pid.txt", "--ports_file_dir", str(tmp_path), "--max_payload", "2048"]
+    command = cli.command_line(argv)
+    options = command.options
+    assert (options.host, options.name, options.user, options.password, options.token) == (
+        "0.0.0.0",
+        "srv",
+        "u",
+        "p",
+        "t",
+    )
+    assert (options.store_dir, options.log_file, options.ports_file_dir) == (str(tmp_path), "log.txt", str(tmp_path))
+    assert (options.max_payload, command.pid_file) == (2048, "pid.txt")
+
+
+def test_fakejs_own_flags() -> None:
+    command = cli.command_line(["--clock", "manual", "--autojump", "0.01", "--scenario", "x", "--no_control"])
+    assert (command.clock, command.autojump, command.scenario, command.options.control) == ("manual", 0.01, "x", False)
+    assert ends(["--autojump", "1"]).stderr == "fakejs: --autojump needs --clock manual\n"
+    assert ends(["--clock", "fast"]).status == 1
+    assert ends(["--max_payload", "0"]).stderr == "fakejs: --max_payload must be positive\n"
+
+
+def test_main_prints_error_then_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["-x"]) == 0
+    out = capsys.readouterr()
+    assert (out.err, out.out) == ("flag provided but not defined: -x\n", usage_text())
+
+
+def test_main_refuses_an_impossible_port(capsys: pytest.CaptureFixture[str]) -> None:
+    """binary: ``[FTL] Error listening on port: 0.0.0.0:-2, "listen tcp: address -2: invalid port"``, status 1."""
+    assert cli.main(["-p", "-2", "-a", "0.0.0.0"]) == 1
+    assert 'Error listening on port: 0.0.0.0:-2, "listen tcp: address -2: invalid port"' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv0,name",
+    [
+        ("/usr/bin/fakejs", "nats-server"),
+        ("/x/fakejs/__main__.py", "nats-server"),
+        ("/usr/bin/python3.11", "nats-server"),
+        ("/opt/bin/nats-server", "nats-server"),
+        ("./my-nats", "my-nats"),
+    ],
+)
+def test_ports_file_name(argv0: str, name: str) -> None:
+    assert executable_name(argv0) == name
+
+
+def test_ports_file_json() -> None:
+    """binary: ``{"nats":["nats://127.0.0.1:P"],"monitoring":["http://127.0.0.1:M"]}``, no newline."""
+    text = ports_json(urls("nats", "127.0.0.1", 1), urls("http", "127.0.0.1", 2))
+    assert text == '{"nats":["nats://127.0.0.1:1"],"monitoring":["http://127.0.0.1:2"]}'
+    assert ports_json(urls("nats", "::1", 1)) == '{"nats":["nats://[::1]:1"]}'
+    assert urls("nats", "0.0.0.0", 1)[0] == "nats://127.0.0.1:1"
