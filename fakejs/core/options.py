@@ -5,6 +5,8 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass, field
 
+from fakejs.core.users import User
+
 # The nats-server release whose behaviour fakejs reproduces, and its
 # JetStream API level.  Clients gate features on both.
 NATS_VERSION = "2.15.1"
@@ -41,6 +43,10 @@ class ServerOptions:
     user: str = ""
     password: str = ""
     token: str = ""
+    # ``authorization { users [...] }``: several users, each with its own password or nkey
+    # and permissions; ``no_auth_user`` names the one a client without credentials becomes.
+    users: list[User] = field(default_factory=list)
+    no_auth_user: str = ""
     jetstream: bool = True
     store_dir: str = ""
     http_host: str = ""
