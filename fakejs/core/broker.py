@@ -99,6 +99,8 @@ class Broker:
             info["client_id"] = client.cid
             if client.host:
                 info["client_ip"] = client.host
+        if self.jetstream_enabled and opts.jetstream_domain:
+            info["domain"] = opts.jetstream_domain
         if self.lame_duck:
             info["ldm"] = True
         if connect_info:

@@ -48,6 +48,9 @@ class ServerOptions:
     users: list[User] = field(default_factory=list)
     no_auth_user: str = ""
     jetstream: bool = True
+    # ``jetstream { domain: D }``: the API answers on ``$JS.D.API.>`` too, and INFO, PubAcks,
+    # stream info and ``$JS.API.INFO`` name the domain.
+    jetstream_domain: str = ""
     store_dir: str = ""
     http_host: str = ""
     http_port: int | None = None

@@ -114,6 +114,27 @@ class Router:
         self._rng = rng or random.Random()
         self._on_error = on_error or _log_error
         self._watchers: dict[str, list[Callable[[], None]]] = {}
+        # Account subject mappings by prefix (``$JS.<domain>.API.`` -> ``$JS.API.``), applied to
+        # every message published in the account before it is routed, as nats-server's are.
+        self._prefix_mappings: list[tuple[str, str]] = []
+
+    # -- subject mappings ------------------------------------------------------
+
+    def add_prefix_mapping(self, source: str, target: str) -> None:
+        """Route every subject starting with ``source`` as if it started with ``target``.
+
+        Subscribers (and a no-responders status) see the mapped subject.
+        Costs one ``startswith`` per mapping per message, nothing without mappings.
+        """
+        if (source, target) not in self._prefix_mappings:
+            self._prefix_mappings.append((source, target))
+
+    def mapped(self, subject: str) -> str:
+        """``subject`` as the account routes it."""
+        for source, target in self._prefix_mappings:
+            if subject.startswith(source):
+                return target + subject[len(source) :]
+        return subject
 
     # -- subscriptions ---------------------------------------------------------
 
@@ -184,6 +205,8 @@ class Router:
         its own subject, to a consumer's delivery subject).  Returns whether
         anyone received the message.
         """
+        if self._prefix_mappings:
+            subject = self.mapped(subject)
         result = self.index.match(subject)
         if not result:
             return False

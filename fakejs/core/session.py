@@ -359,7 +359,8 @@ class ClientSession:
     def _no_responders(self, subject: str, reply: str) -> None:
         for sub in self.account.router.match(reply).psubs:
             if sub.owner is self:
-                block = b"NATS/1.0 503\r\nNats-Subject: " + writer.encode_subject(subject) + b"\r\n\r\n"
+                routed = self.account.router.mapped(subject)
+                block = b"NATS/1.0 503\r\nNats-Subject: " + writer.encode_subject(routed) + b"\r\n\r\n"
                 self.send(writer.hmsg(writer.encode_subject(reply), sub.sid_bytes, b"", block, b""))
                 return
 

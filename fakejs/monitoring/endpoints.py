@@ -66,7 +66,10 @@ def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dic
     if opts.auth_required:
         doc["auth_required"] = True
     if broker.jetstream_enabled:
-        doc["jetstream"] = {"config": {"store_dir": opts.store_dir}, "stats": {"api": {"level": API_LEVEL}}}
+        config: dict[str, Any] = {"store_dir": opts.store_dir}
+        if opts.jetstream_domain:
+            config["domain"] = opts.jetstream_domain
+        doc["jetstream"] = {"config": config, "stats": {"api": {"level": API_LEVEL}}}
     else:
         doc["jetstream"] = {}
     doc.update(_varz_counters(server))

@@ -126,6 +126,7 @@ def _usage(js: JetStream, server_id: str, now: str) -> dict[str, Any]:
             "max_storage": js.max_storage,
             "store_dir": os.path.join(js.store_dir, STORE_SUBDIR),
             "sync_interval": SYNC_INTERVAL_NS,
+            **({"domain": js.domain} if js.domain else {}),
             "strict": True,
         },
         "limits": dict(DEFAULT_LIMITS),

@@ -58,6 +58,7 @@ class Settings:
     write_deadline: float | None = None
     auth_timeout: float | None = None
     jetstream: bool = True
+    jetstream_domain: str = ""
     monitor: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -143,6 +144,7 @@ class FakeTarget(Target):
     def options(self) -> ServerOptions:
         s = self.settings
         options = ServerOptions(host="127.0.0.1", port=0, store_dir=self.store_dir, jetstream=s.jetstream)
+        options.jetstream_domain = s.jetstream_domain
         options.user, options.password, options.token = s.user, s.password, s.token
         for name in ("max_payload", "max_pending", "ping_interval", "ping_max", "write_deadline", "auth_timeout"):
             value = getattr(s, name)
@@ -256,7 +258,8 @@ class RealTarget(Target):
         if s.monitor:
             lines.append("http: 127.0.0.1:-1")
         if s.jetstream:
-            lines.append(f'jetstream {{ store_dir: "{self.store_dir}" }}')
+            domain = f", domain: {s.jetstream_domain}" if s.jetstream_domain else ""
+            lines.append(f'jetstream {{ store_dir: "{self.store_dir}"{domain} }}')
         if s.max_payload is not None:
             lines.append(f"max_payload: {s.max_payload}")
         if s.max_pending is not None:

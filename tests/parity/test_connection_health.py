@@ -53,6 +53,9 @@ async def test_client_that_answers_pings_stays(make_target) -> None:
     await client.close()
 
 
+BURST = 10  # messages of 32 KiB published before the watcher catches up
+
+
 async def test_slow_consumer_is_cut_off_without_stalling_others(make_target) -> None:
     target = await make_target(Settings(max_pending=1536 * 1024))
     slow = await RawClient.connect(target.host, target.port)
@@ -63,15 +66,19 @@ async def test_slow_consumer_is_cut_off_without_stalling_others(make_target) -> 
     publisher = await nats.connect(target.url)
     watcher = await nats.connect(target.url)
     seen = await watcher.subscribe("firehose")
+    await watcher.flush()  # the server has the subscription before the first message
     chunk = b"x" * 32 * 1024
     total = 0
-    for _ in range(1000):  # 32 MiB: far beyond socket buffers and max_pending
-        await publisher.publish("firehose", chunk)
-        total += len(chunk)
-    await publisher.flush(timeout=20)
-    # Everyone else is still served...
-    for _ in range(1000):
-        await seen.next_msg(timeout=10)
+    for _ in range(1000 // BURST):  # 32 MiB: far beyond socket buffers and max_pending
+        for _ in range(BURST):
+            await publisher.publish("firehose", chunk)
+            total += len(chunk)
+        await publisher.flush(timeout=20)
+        # Everyone else is still served: the watcher takes each burst before the next, so only
+        # the reader that stopped can fall max_pending behind (a busy machine must not make
+        # the watcher a slow consumer too).
+        for _ in range(BURST):
+            await seen.next_msg(timeout=10)
     # ...while the slow reader was disconnected after what the kernel buffered.
     received = await slow.settle(quiet=1.0, timeout=20)
     assert slow.closed

@@ -183,6 +183,8 @@ class JetStreamApi:
             "request": request.payload.decode("utf-8", "replace"),
             "response": response.decode("utf-8", "replace"),
         }
+        if self.js.domain:
+            doc["domain"] = self.js.domain
         return json.dumps(doc, separators=(",", ":")).encode()
 
     def _asset_answer(self, route: Route) -> Callable[[Consumer, str, bytes | None, bytes], None]:

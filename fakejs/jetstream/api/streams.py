@@ -50,7 +50,7 @@ def create(js: JetStream, request: Request, stream: str) -> Reply:
     config = streamconfig.from_request(fields)
     if stream != config["name"]:
         raise api_error("JSStreamMismatchErr")
-    info = js.add_stream(config, pedantic).info(cluster=False)
+    info = js.add_stream(config, pedantic).info(cluster=False, domain=False)
     info["did_create"] = True
     return info
 

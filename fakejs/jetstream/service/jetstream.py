@@ -86,6 +86,8 @@ class JetStream:
 
             store_dir = tempfile.mkdtemp(prefix="fakejs-store-")
         self.store_dir = store_dir
+        # ``jetstream { domain: D }``: named in PubAcks, stream info and ``$JS.API.INFO``.
+        self.domain = broker.options.jetstream_domain
         os.makedirs(self.store_dir, exist_ok=True)  # nats-server creates a missing store directory
         self.streams: dict[str, Stream] = {}
         self.persistence = Persistence(self.store_dir, self.log)
@@ -182,6 +184,9 @@ class JetStream:
 
     def start(self) -> None:
         self.broker.jetstream_enabled = True
+        if self.domain:
+            # nats-server maps the domain's API prefix onto the account's own API.
+            self.router.add_prefix_mapping(f"$JS.{self.domain}.API.", "$JS.API.")
         for stream in self.persistence.recover(self):
             self.streams[stream.name] = stream
             stream.attach()
@@ -239,7 +244,7 @@ class JetStream:
     def account_info(self) -> dict[str, Any]:
         memory, storage = self.usage()
         reserved_memory, reserved_storage = self.reservations()
-        return {
+        info: dict[str, Any] = {
             "memory": memory,
             "storage": storage,
             "reserved_memory": reserved_memory,
@@ -256,8 +261,11 @@ class JetStream:
                 "storage_max_stream_bytes": -1,
                 "max_bytes_required": False,
             },
-            "api": {"level": API_LEVEL, "total": self.api_total, "errors": self.api_errors},
         }
+        if self.domain:
+            info["domain"] = self.domain
+        info["api"] = {"level": API_LEVEL, "total": self.api_total, "errors": self.api_errors}
+        return info
 
     # -- streams ---------------------------------------------------------------------
 

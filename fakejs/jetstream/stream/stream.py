@@ -89,6 +89,11 @@ class StreamHost(DirectHost, Protocol):
     @property
     def account_name(self) -> str: ...
 
+    @property
+    def domain(self) -> str:
+        """The JetStream domain (``jetstream { domain }``), empty without one."""
+        ...
+
     def nuid(self) -> str: ...
 
     def remove_consumer(self, stream: Stream, consumer: StreamConsumer) -> None: ...
@@ -118,7 +123,10 @@ class Stream:
         self.closed = False
         self.direct = DirectGet(config["name"], store, js)
         # Every PubAck starts the same way: encoded once (a stream's name never changes).
-        self._ack_head = b'{"stream":' + go_quote(config["name"]).encode() + b',"seq":'
+        self._ack_head = b'{"stream":' + go_quote(config["name"]).encode()
+        if js.domain:
+            self._ack_head += b',"domain":' + go_quote(js.domain).encode()
+        self._ack_head += b',"seq":'
 
     @property
     def name(self) -> str:
@@ -495,12 +503,15 @@ class Stream:
         subjects: Mapping[str, int] | None = None,
         cluster: bool = True,
         dynamic_metadata: bool = True,
+        domain: bool = True,
     ) -> dict[str, Any]:
         info: dict[str, Any] = {
             "config": streamconfig.to_json(self.config, dynamic_metadata),
             "created": gotime.rfc3339(self.created_ns),
             "state": self.state(deleted_details, subjects),
         }
+        if domain and self.js.domain:
+            info["domain"] = self.js.domain  # not in a create reply: nats-server leaves it out there
         if cluster:
             info["cluster"] = {"leader": self.js.server_name}
         info["ts"] = gotime.rfc3339(self.clock.time_ns())
