@@ -8,6 +8,11 @@ replies Go writes for a request it cannot parse.  Requests are bounded (head
 and body, 1 MiB each, as Go's default header limit); connections are kept
 alive between requests and :meth:`HttpPort.stop` closes the idle ones.  An
 ``answer`` that raises is recorded on the server and the request gets a 500.
+As nats-server's monitoring server (Go's ``ReadHeaderTimeout`` of 5 s), a
+request head must arrive whole within :data:`HEADER_TIMEOUT` of the
+connection opening, or of the first byte of a later request on a kept-alive
+connection (an idle one waits as long as it likes), or the connection is
+closed without a reply; the timer runs on the server's clock.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from http import HTTPStatus
 
 import h11
 
-from fakejs.core.clock import ErrorSink
+from fakejs.core.clock import Clock, ErrorSink, TimerHandle
 
 __all__ = ["MAX_BODY", "MAX_HEAD", "TEXT", "Answer", "HttpPort", "Reply", "Request", "serve_http"]
 
@@ -29,6 +34,7 @@ MAX_BODY = 1 << 20  # a longer body gets a 413 (nothing fakejs serves takes more
 TEXT = "text/plain; charset=utf-8"
 READ_CHUNK = 65536
 LINGER = 0.5  # seconds a refused request's remaining bytes are read and dropped
+HEADER_TIMEOUT = 5.0  # seconds for a request head to arrive whole
 
 # Go's http.StatusText where it differs from Python's phrase (or Python lacks one).
 _GO_REASONS = {413: "Request Entity Too Large", 422: "Unprocessable Entity"}
@@ -84,12 +90,18 @@ class _TooLarge(Exception):
 
 
 async def serve_http(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, answer: Answer, on_error: ErrorSink
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    answer: Answer,
+    on_error: ErrorSink,
+    clock: Clock | None = None,
 ) -> None:
-    """Serve one HTTP connection until either side closes it."""
+    """Serve one HTTP connection until either side closes it (or a request takes too long to arrive)."""
     conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+    deadline = _HeaderDeadline(clock, writer)
+    deadline.start()  # the first request's head is due from the moment the connection opens
     try:
-        while await _exchange(conn, reader, writer, answer, on_error):
+        while await _exchange(conn, reader, writer, answer, on_error, deadline):
             conn.start_next_cycle()
     except h11.RemoteProtocolError as exc:
         writer.write(_refusal(exc.error_status_hint, str(exc)))
@@ -100,7 +112,31 @@ async def serve_http(
     except (ConnectionError, h11.LocalProtocolError):
         pass
     finally:
+        deadline.cancel()
         writer.close()  # the transport sends what is buffered first
+
+
+class _HeaderDeadline:
+    """Closes the connection when a request head has not arrived whole within :data:`HEADER_TIMEOUT`."""
+
+    def __init__(self, clock: Clock | None, writer: asyncio.StreamWriter) -> None:
+        self._clock = clock
+        self._writer = writer
+        self._timer: TimerHandle | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._timer is not None
+
+    def start(self) -> None:
+        self.cancel()
+        if self._clock is not None:
+            self._timer = self._clock.call_later(HEADER_TIMEOUT, self._writer.close)
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 async def _exchange(
@@ -109,9 +145,10 @@ async def _exchange(
     writer: asyncio.StreamWriter,
     answer: Answer,
     on_error: ErrorSink,
+    deadline: _HeaderDeadline,
 ) -> bool:
     """Read one request and write its reply; whether the connection stays open for another."""
-    event = await _next_event(conn, reader)
+    event = await _read_head(conn, reader, deadline)
     if not isinstance(event, h11.Request):
         return False  # the client closed (between requests, or in the middle of one)
     if event.http_version not in (b"1.0", b"1.1"):
@@ -160,6 +197,22 @@ async def _read_body(conn: h11.Connection, reader: asyncio.StreamReader) -> byte
             return b"".join(parts)
         else:  # the client went away in the middle of the body
             raise ConnectionResetError("request body cut short")
+
+
+async def _read_head(conn: h11.Connection, reader: asyncio.StreamReader, deadline: _HeaderDeadline) -> object:
+    """The next request head (or the end of the connection), within the header deadline.
+
+    On a kept-alive connection the deadline starts with the next request's first bytes.
+    """
+    while True:
+        event = conn.next_event()
+        if event is not h11.NEED_DATA:
+            deadline.cancel()
+            return event
+        data = await reader.read(READ_CHUNK)
+        if not deadline.running:
+            deadline.start()
+        conn.receive_data(data)
 
 
 async def _next_event(conn: h11.Connection, reader: asyncio.StreamReader) -> object:
@@ -214,9 +267,10 @@ def _refusal(status: int, detail: str) -> bytes:
 class HttpPort:
     """The HTTP listener and its open connections, so that stopping closes the idle keep-alive ones too."""
 
-    def __init__(self, answer: Answer, on_error: ErrorSink) -> None:
+    def __init__(self, answer: Answer, on_error: ErrorSink, clock: Clock | None = None) -> None:
         self._answer = answer
         self._on_error = on_error
+        self._clock = clock
         self._server: asyncio.base_events.Server | None = None
         self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
 
@@ -233,7 +287,7 @@ class HttpPort:
         assert task is not None
         self._connections[task] = writer
         try:
-            await serve_http(reader, writer, self._answer, self._on_error)
+            await serve_http(reader, writer, self._answer, self._on_error, self._clock)
         except asyncio.CancelledError:
             # The loop is shutting down under an open connection (asyncio.run's final
             # cancel): end quietly, as Python 3.11's stream callback logs a cancelled task.

@@ -199,7 +199,7 @@ class Server:
             http_host = options.http_host or options.host or "0.0.0.0"
             from fakejs.server.http import HttpPort
 
-            self._http = HttpPort(self._http_response, self.broker.record_error)
+            self._http = HttpPort(self._http_response, self.broker.record_error, self.clock)
             await self._http.start(http_host, options.http_port, backlog=system_backlog())
             log.info("Starting http monitor on %s:%d", http_host, self.http_port)
         clock = self.clock

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tests.harness.targets import Settings, Target
 
 CORS = "Access-Control-Allow-Origin"
@@ -136,3 +138,61 @@ async def test_unsupported_http_version_gets_505(make_target) -> None:
     target = await make_target(Settings(monitor=True))
     raw = await exchange(target, b"GET /healthz HTTP/2.0\r\nHost: test\r\n\r\n")
     assert raw.startswith(b"HTTP/1.1 505 HTTP Version Not Supported: unsupported protocol version\r\n")
+
+
+async def _closed_within(reader: asyncio.StreamReader, target: Target, seconds: float) -> bytes:
+    """What the server sends (b"" for nothing) until it closes; fails if still open after ``seconds``."""
+
+    async def read_all() -> bytes:
+        out = b""
+        while chunk := await reader.read(65536):
+            out += chunk
+        return out
+
+    reading = asyncio.ensure_future(read_all())
+    closed = await target.elapse_until(reading.done, seconds, interval=0.05)
+    assert closed, "the HTTP connection is still open"
+    return reading.result()
+
+
+async def _open_http(target: Target) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    assert target.http_port is not None
+    return await asyncio.open_connection("127.0.0.1", target.http_port)
+
+
+@pytest.mark.slow
+@pytest.mark.manual_clock
+async def test_a_connection_that_sends_no_request_is_closed_after_the_header_timeout(make_target) -> None:
+    target = await make_target(Settings(monitor=True))
+    reader, writer = await _open_http(target)
+    await target.elapse(3)
+    assert not reader.at_eof()
+    assert await _closed_within(reader, target, 4) == b""  # 5 s after it opened, with no reply
+    writer.close()
+
+
+@pytest.mark.slow
+@pytest.mark.manual_clock
+async def test_a_head_that_never_ends_is_dropped_after_the_header_timeout(make_target) -> None:
+    target = await make_target(Settings(monitor=True))
+    reader, writer = await _open_http(target)
+    writer.write(b"GET /varz HTTP/1.1\r\nHost: test\r\n")  # the head never ends
+    await writer.drain()
+    assert await _closed_within(reader, target, 7) == b""
+    writer.close()
+
+
+@pytest.mark.slow
+@pytest.mark.manual_clock
+async def test_a_kept_alive_connection_waits_idle_but_not_in_the_middle_of_a_head(make_target) -> None:
+    target = await make_target(Settings(monitor=True))
+    reader, writer = await _open_http(target)
+    writer.write(GET % (b"/healthz", b""))
+    assert (await reader.readuntil(b'{"status":"ok"}')).startswith(b"HTTP/1.1 200 OK")
+    await target.elapse(6)  # idle between requests: no deadline
+    writer.write(GET % (b"/healthz", b""))
+    assert (await reader.readuntil(b'{"status":"ok"}')).startswith(b"HTTP/1.1 200 OK")
+    writer.write(b"GET /healthz HTTP/1.1\r\n")
+    await writer.drain()
+    assert await _closed_within(reader, target, 7) == b""  # that head is due within 5 s
+    writer.close()
