@@ -10,7 +10,11 @@ what HTTP needs so that only the intended callers reach them:
   A web page can make a browser send a cross-origin ``text/plain`` or form
   POST without asking first; it cannot send ``application/json`` without a
   CORS preflight, which is not honoured (``OPTIONS`` gets ``405``), and no
-  reply carries ``Access-Control-Allow-Origin``.
+  reply carries ``Access-Control-Allow-Origin``;
+* on a server without credentials, a ``Host`` with a dotted name (not
+  ``localhost``, not an IP address) gets ``403``: that is how a page
+  reaches a local server through DNS rebinding (see
+  :meth:`~fakejs.testkit.access.ControlAccess.host_allowed`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,11 @@ from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.control import Controller
 
 JSON = "application/json"
+HOST_REFUSED = (
+    "the control API of a server without credentials answers requests addressed to localhost, an IP "
+    "address or a host name without dots (a web page could reach it through DNS rebinding under any "
+    "other name); start the server with --control_token to use it through other names"
+)
 PREFIX = "/fakejs"
 
 
@@ -36,6 +45,8 @@ def answer(controller: Controller, access: ControlAccess, request: Request, path
     tokens = [t.lower() for t in path.split("/")[2:] if t]
     if not access.allows_http(request.header("authorization")):
         return _json(401, {"error": control_api.DENIED}, *access.challenges())
+    if not access.host_allowed(request.header("host")):
+        return _json(403, {"error": HOST_REFUSED})
     read = tuple(tokens) in control_api.READS
     allowed = "GET, HEAD, POST" if read else "POST"
     if request.method not in allowed.split(", "):

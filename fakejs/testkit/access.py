@@ -22,12 +22,21 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+import ipaddress
 from typing import Any
 
 from fakejs.core.options import ServerOptions
 from fakejs.core.session import ClientSession
 
 REALM = "fakejs"
+
+
+def _host_name(host: str) -> str:
+    """``Host`` without its port: ``[::1]:8222`` -> ``::1``, ``a.b:80`` -> ``a.b``."""
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    name, colon, port = host.rpartition(":")
+    return name if colon and port.isdigit() else host
 
 
 def _same(expected: str, given: str) -> bool:
@@ -82,6 +91,29 @@ class ControlAccess:
             user, colon, password = decoded.partition(":")
             return bool(colon) and self.user_ok(user, password)
         return False
+
+    def host_allowed(self, host: str) -> bool:
+        """Whether an HTTP request's ``Host`` may reach the control API of a server without credentials.
+
+        A web page can reach an open server through DNS rebinding: its own
+        name (``evil.example``) made to resolve to 127.0.0.1, so the browser
+        sends the page's requests there as same-origin.  Such a name always
+        has a dot; the names a test harness uses do not (``localhost``, an
+        IP address, a container's service name such as ``fakejs``), nor do
+        names under ``.localhost``, which browsers resolve to loopback
+        themselves.  A guarded server checks credentials instead, so any
+        name works there.
+        """
+        if self.guarded or not host:
+            return True
+        name = _host_name(host).lower().rstrip(".")
+        if not name or name == "localhost" or name.endswith(".localhost") or "." not in name:
+            return True
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return True
 
     def challenges(self) -> list[tuple[str, str]]:
         """``WWW-Authenticate`` headers of a 401: the schemes a caller may use."""

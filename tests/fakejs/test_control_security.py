@@ -144,6 +144,35 @@ async def test_no_cross_origin_access() -> None:
         assert status == 405 and reply["Allow"] == "POST" and "Access-Control-Allow-Origin" not in reply
 
 
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("evil.example", 403),
+        ("evil.example:8222", 403),
+        ("127.0.0.1.nip.io", 403),
+        ("localhost", 200),
+        ("LOCALHOST.:8222", 200),
+        ("app.localhost", 200),
+        ("127.0.0.1:8222", 200),
+        ("[::1]:8222", 200),
+        ("fakejs:8222", 200),
+    ],
+)
+async def test_dns_rebinding_names_are_refused_on_an_open_server(host: str, status: int) -> None:
+    async with Server(http_port=0) as server:
+        got, _, doc = await call(server, "POST", "/fakejs/reset", b"{}", {**JSON, "Host": host})
+        assert got == status, doc
+        read, _, _ = await call(server, "GET", "/fakejs/state", headers={"Host": host})
+        assert read == status
+        assert (await call(server, "GET", "/varz", headers={"Host": host}))[0] == 200  # monitoring stays open
+
+
+async def test_any_host_name_with_a_control_token() -> None:
+    async with Server(http_port=0, control_token="ctl") as server:
+        headers = {**bearer("ctl"), "Host": "fakejs.ci.example.com:8222"}
+        assert (await call(server, "GET", "/fakejs/state", headers=headers))[0] == 200
+
+
 @pytest.mark.parametrize("ctype", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None])
 async def test_a_post_that_is_not_json_is_refused(ctype: str | None) -> None:
     async with Server(http_port=0) as server:
