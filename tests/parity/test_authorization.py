@@ -471,3 +471,31 @@ async def test_info_after_connect_requires_auth_and_has_no_nonce(server: Start, 
     greeting, answer = transcript.infos()
     assert ("nonce" in greeting, "auth_required" in greeting) == (config is USERS, config is USERS)
     assert answer["connect_info"] is True and answer["auth_required"] is True and "nonce" not in answer
+
+
+BCRYPT_GUEST = f"""
+authorization {{
+  users [ {{ user: guest, password: "{HASH}" }}, {{ user: nopass }} ]
+}}
+no_auth_user: guest
+"""
+
+
+@pytest.mark.parametrize(
+    "script,accepted",
+    [
+        (b'CONNECT {"verbose":false}\r\n', False),  # the stored hash is compared with itself
+        (b"PING\r\n", False),
+        (b'CONNECT {"verbose":false,"user":"guest","pass":"b-secret"}\r\n', True),
+        (b'CONNECT {"verbose":false,"user":"nopass"}\r\n', True),
+        (b'CONNECT {"verbose":false,"user":"nopass","pass":"x"}\r\n', False),
+    ],
+    ids=["anonymous", "no-connect", "guest", "nopass", "nopass-with-pass"],
+)
+async def test_bcrypt_no_auth_user_and_passwordless_user(server: Start, script: bytes, accepted: bool) -> None:
+    target = await server(BCRYPT_GUEST)
+    transcript = await record(target.host, target.port, [script])
+    if accepted:
+        assert (transcript.without_greeting(), transcript.closed) == (b"", False)
+    else:
+        assert (transcript.without_greeting(), transcript.closed) == (AUTH_VIOLATION, True)
