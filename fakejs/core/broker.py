@@ -12,12 +12,12 @@ callback to :attr:`Broker.on_client_closed`.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
+from fakejs.core.auth import OPEN, Authenticator, Login, validate
 from fakejs.core.clock import Clock
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks
@@ -46,8 +46,12 @@ class Broker:
         self.server_id = ids.server_id(self.random)
         self.name = options.name or "fakejs-" + self.server_id[-8:]
         self.accounts = Accounts(self.random, self.record_error)
+        self.auth = Authenticator(options)
         if options.user:
             self.accounts.default.users[options.user] = options.password
+        for user in options.users:
+            if user.account and self.accounts.get(user.account) is None:
+                self.accounts.add(user.account)
         # Hook points fire here; the test kit installs its faults (see fakejs.core.hooks).
         self.faults: Hooks = hooks if hooks is not None else NoHooks()
         self.clients: dict[int, ClientSession] = {}
@@ -90,7 +94,9 @@ class Broker:
             "port": self.port,
             "headers": True,
         }
-        if opts.auth_required:
+        # With a no_auth_user nobody needs credentials: the greeting says so (a CONNECT is still
+        # awaited); the INFO answering CONNECT is the server's own, which does require them.
+        if opts.auth_required and (connect_info or not opts.no_auth_user):
             info["auth_required"] = True
         info["max_payload"] = opts.max_payload
         if self.jetstream_enabled:
@@ -99,6 +105,8 @@ class Broker:
             info["client_id"] = client.cid
             if client.host:
                 info["client_ip"] = client.host
+            if client.nonce and not connect_info:
+                info["nonce"] = client.nonce
         if self.jetstream_enabled and opts.jetstream_domain:
             info["domain"] = opts.jetstream_domain
         if self.lame_duck:
@@ -127,30 +135,42 @@ class Broker:
             for callback in self.on_client_closed:
                 callback(client, final)
 
-    def authenticate(self, connect: dict[str, Any]) -> Account | None:
-        """nats-server's single-user and token checks (token wins if both are set): the account logged in to."""
-        opts = self.options
-        default = self.accounts.default
-        if not opts.auth_required:
-            return default
-        if opts.token:
-            return default if _same(opts.token, connect.get("auth_token", "")) else None
-        user = connect.get("user", "")
-        account = self.accounts.with_user(user) if isinstance(user, str) else None
-        if account is None:
+    @property
+    def nonce_required(self) -> bool:
+        """Whether each client's INFO carries a nonce to sign (nkey users are configured)."""
+        return self.auth.nonce_required
+
+    @property
+    def implicit_login(self) -> bool:
+        """Whether a client may skip CONNECT: the no_auth_user is a ``users`` entry it may log in as."""
+        return self.auth.implicit_login
+
+    def authenticate(self, connect: dict[str, Any], nonce: str = "") -> tuple[Account, Login] | None:
+        """The account the CONNECT options log in to and how, or ``None`` when refused (see :mod:`fakejs.core.auth`)."""
+        login = self.auth.login(connect, nonce.encode())
+        if login is None:
+            account = self._account_login(connect)
+            return (account, OPEN) if account is not None else None
+        user = login.user
+        account = self.accounts.get(user.account) if user is not None and user.account else None
+        return account or self.accounts.default, login
+
+    def _account_login(self, connect: dict[str, Any]) -> Account | None:
+        """A user and password registered on an account other than ``$G`` (``Account.users``)."""
+        user, password = connect.get("user"), connect.get("pass")
+        if not isinstance(user, str) or not isinstance(password, str):
             return None
-        return account if _same(account.users[user], connect.get("pass", "")) else None
-
-
-def _same(expected: str, given: str) -> bool:
-    return hmac.compare_digest(expected.encode(), given.encode())
+        account = self.accounts.with_user(user)
+        if account is None or account is self.accounts.default:
+            return None
+        return account if self.auth.secrets.same(account.users[user], password) else None
 
 
 def check_options(options: ServerOptions) -> None:
-    """Reject settings fakejs cannot honour, naming them."""
-    for label, secret in (("password", options.password), ("token", options.token)):
-        if secret.startswith(("$2a$", "$2b$", "$2x$", "$2y$")):
-            raise ValueError(f"bcrypt-hashed {label}s are not supported by fakejs; give the plain {label}")
+    """Reject settings nats-server (or fakejs) cannot start with, naming them."""
+    problem = validate(options)
+    if problem:
+        raise ValueError(problem)
     if options.max_payload > options.max_pending:
         raise ValueError(
             f"max_payload ({options.max_payload}) cannot be higher than max_pending ({options.max_pending})"

@@ -79,4 +79,4 @@ class ServerOptions:
 
     @property
     def auth_required(self) -> bool:
-        return bool(self.token or self.user)
+        return bool(self.token or self.user or self.users)

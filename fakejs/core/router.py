@@ -25,6 +25,8 @@ class Subscriber(Protocol):
     """What the router needs from the owner of a subscription."""
 
     echo: bool
+    # Set when some messages must not reach this subscriber: asked with (subject, queue) before each.
+    denies: Callable[[str, str], bool] | None
 
     def deliver(
         self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any
@@ -83,6 +85,7 @@ class _InternalOwner:
     """Owner of an internal subscription: calls a handler for each message."""
 
     echo = True
+    denies = None
 
     def __init__(self, handler: InternalHandler, on_error: ErrorSink) -> None:
         self.handler = handler
@@ -231,6 +234,9 @@ class Router:
     ) -> bool:
         owner = sub.owner
         if sub.closed or (owner is origin and not owner.echo):
+            return False
+        denies = owner.denies
+        if denies is not None and denies(subject, sub.queue):
             return False
         sub.delivered += 1
         if sub.max:

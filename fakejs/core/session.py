@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from fakejs.core.accounts import Account, Accounts
+from fakejs.core.auth import NONCE_RAW_LEN, Login, new_nonce
 from fakejs.core.clientio import (
     AUTH_TIMEOUT,
     AUTH_VIOLATION,
@@ -32,8 +33,10 @@ from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.hooks import Hooks
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.options import ServerOptions
+from fakejs.core.permissions import PermissionChecker
 from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Subscription
 from fakejs.core.stats import Stats
+from fakejs.core.users import Permissions
 from fakejs.protocol import writer
 from fakejs.protocol.connect import DEFAULT_CLIENT_OPTS
 from fakejs.protocol.events import (
@@ -56,6 +59,8 @@ ERR_STALE = "Stale Connection"
 ERR_INVALID_SUBJECT = "Invalid Subject"
 ERR_BAD_PROTOCOL = "invalid client protocol"
 ERR_NO_RESPONDERS_HEADERS = "no responders requires headers support"
+# The queue group nats-server keeps for its own subscriptions: no client may join it.
+SYS_QUEUE_GROUP = "_sys_"
 
 # Fast producers are held back while a consumer they feed is over 3/4 of
 # max_pending: up to 2 ms per message (5 ms once it is over the limit) and at
@@ -84,8 +89,18 @@ class SessionHost(Protocol):
 
     def info_fields(self, client: ClientSession | None = None, connect_info: bool = False) -> dict[str, Any]: ...
 
-    def authenticate(self, connect: dict[str, Any]) -> Account | None:
-        """The account the CONNECT options log in to, or ``None`` when they are refused."""
+    @property
+    def nonce_required(self) -> bool:
+        """Whether INFO carries a nonce for the client to sign (nkey users)."""
+        ...
+
+    @property
+    def implicit_login(self) -> bool:
+        """Whether a client may skip CONNECT and be the no_auth_user (a ``users`` entry)."""
+        ...
+
+    def authenticate(self, connect: dict[str, Any], nonce: str = "") -> tuple[Account, Login] | None:
+        """The account the CONNECT options log in to and the login, or ``None`` when they are refused."""
         ...
 
 
@@ -107,6 +122,11 @@ class ClientSession:
         options = broker.options
         self.parser = Parser(max_control_line=options.max_control_line, max_payload=options.max_payload)
         self.parser.auth_pending = options.auth_required
+        # A client of a server with a no_auth_user may skip CONNECT: its first other operation
+        # logs it in as that user (nats-server's parser does so, for telnet demos).
+        self._login_on_first_op = options.auth_required and broker.implicit_login
+        if self._login_on_first_op:
+            self.parser.auth_pending = False
         self.opts: dict[str, Any] = dict(DEFAULT_CLIENT_OPTS)
         self.echo = True
         self.verbose = True
@@ -116,6 +136,13 @@ class ClientSession:
         self.connect_received = False
         self.first_pong_sent = False
         self.subs: dict[str, Subscription] = {}
+        # Authentication: the nonce INFO asked to sign, the login CONNECT made, and its permissions
+        # (None: unrestricted).  ``denies`` is set once deliveries must be checked against
+        # the subscribe deny list (the router asks it before delivering).
+        self.nonce = ""
+        self.login: Login | None = None
+        self.perms: PermissionChecker | None = None
+        self.denies: Callable[[str, str], bool] | None = None
         self.closed = False
         self.close_reason = ""
         self.stopped_ns = 0
@@ -164,6 +191,8 @@ class ClientSession:
         """Greet the client with INFO and start the timers."""
         broker = self.broker
         broker.add_client(self)
+        if broker.nonce_required:
+            self.nonce = new_nonce(broker.random.randbytes(NONCE_RAW_LEN))
         self.send(writer.info(broker.info_fields(self)))
         options = broker.options
         if options.auth_required:
@@ -246,6 +275,9 @@ class ClientSession:
         stats.out_msgs += 1
         stats.out_bytes += size
         self.send(frame)
+        perms = self.perms
+        if reply and perms is not None and perms.tracks_replies:
+            perms.received_reply(reply, self.broker.clock.monotonic())
         pending = self.out_size + self.io.write_buffer_size()
         max_pending = self.broker.options.max_pending
         if pending > max_pending:
@@ -315,6 +347,10 @@ class ClientSession:
                 if event is None:
                     break
                 kind = type(event)
+                if self._login_on_first_op:
+                    self._login_on_first_op = False
+                    if kind is not Connect and not self._implicit_login():
+                        return
                 if kind is Pub or kind is Sub or kind is Unsub:
                     activity = True
                 handlers[kind](event)
@@ -343,8 +379,15 @@ class ClientSession:
         stats.in_msgs += 1
         stats.in_bytes += size
         subject = event.subject
-        if (len(subject) > 5 and subject.startswith("_GR_.")) or subject.startswith("$NRG."):
-            self.send_err(f"Permissions Violation for Publish to {writer.go_quote(subject)}")
+        if len(subject) > 5 and subject.startswith("_GR_."):
+            self._publish_violation(subject)
+            return
+        perms = self.perms
+        if perms is not None and perms.checks_publish and not perms.can_publish(subject, self.broker.clock.monotonic()):
+            self._publish_violation(subject)
+            return
+        if subject.startswith("$NRG."):
+            self._publish_violation(subject)
             return
         reply = event.reply
         if reply and _is_reserved_reply(reply):
@@ -356,6 +399,23 @@ class ClientSession:
         if not delivered and reply and self.no_responders:
             self._no_responders(subject, reply)
 
+    def _publish_violation(self, subject: str) -> None:
+        quoted = writer.go_quote(subject)
+        self.send_err(f"Permissions Violation for Publish to {quoted}")
+        self.broker.log.error("%s - Publish Violation - Subject %s", self, quoted)
+
+    def _subscribe_violation(self, event: Sub) -> None:
+        subject = writer.go_quote(event.subject)
+        if event.queue:
+            queue = writer.go_quote(event.queue)
+            self.send_err(f"Permissions Violation for Subscription to {subject} using queue {queue}")
+            self.broker.log.error(
+                "%s - Subscription Violation - Subject %s, Queue: %s, SID %s", self, subject, queue, event.sid
+            )
+        else:
+            self.send_err(f"Permissions Violation for Subscription to {subject}")
+            self.broker.log.error("%s - Subscription Violation - Subject %s, SID %s", self, subject, event.sid)
+
     def _no_responders(self, subject: str, reply: str) -> None:
         for sub in self.account.router.match(reply).psubs:
             if sub.owner is self:
@@ -365,6 +425,14 @@ class ClientSession:
                 return
 
     def _on_sub(self, event: Sub) -> None:
+        perms = self.perms
+        if event.queue == SYS_QUEUE_GROUP or (
+            perms is not None and not perms.can_subscribe(event.subject, event.queue)
+        ):
+            self._subscribe_violation(event)
+            return
+        if perms is not None and perms.denies and self.denies is None:
+            self.denies = perms.delivery_denied
         existing = self.subs.get(event.sid)
         if existing is None:
             sub = Subscription(event.subject, event.queue, event.sid, self)
@@ -444,13 +512,21 @@ class ClientSession:
     def _accept_connect(self, opts: dict[str, Any]) -> bool:
         """Authenticate and check the protocol options; a refused client is told why and closed."""
         broker = self.broker
-        account = broker.authenticate(opts)
-        if account is None or opts.get("new_account") or opts.get("account"):
+        result = broker.authenticate(opts, self.nonce)
+        if result is None or opts.get("new_account") or opts.get("account"):
             self.send_err(ERR_AUTHORIZATION)
             broker.log.error("%s - authentication error", self)
             self.close(AUTH_VIOLATION)
             return False
-        self.account = account
+        self.account, self.login = result
+        user = self.login.user
+        if user is not None:
+            # As nats-server, the login names the client (/connz ``authorized_user``), no_auth_user too.
+            if user.nkey:
+                self.opts["nkey"] = user.nkey
+            else:
+                self.opts["user"] = user.name
+        self._set_permissions(user.permissions if user is not None else None)
         self.parser.auth_pending = False
         if self.protocol < 0 or self.protocol > 1:
             self.send_err(ERR_BAD_PROTOCOL)
@@ -461,6 +537,30 @@ class ClientSession:
             self.close(PROTOCOL_VIOLATION)
             return False
         return True
+
+    def _implicit_login(self) -> bool:
+        """Log in as the no_auth_user without a CONNECT; a refused client is told so and closed."""
+        broker = self.broker
+        self.connect_received = True
+        if self._auth_timer is not None:
+            self._auth_timer.cancel()
+            self._auth_timer = None
+        result = broker.authenticate({}, self.nonce)
+        if result is None:
+            self.send_err(ERR_AUTHORIZATION)
+            broker.log.error("%s - authentication error", self)
+            self.close(AUTH_VIOLATION)
+            return False
+        self.account, self.login = result
+        user = self.login.user
+        if user is not None:
+            self.opts["user"] = user.name
+        self._set_permissions(user.permissions if user is not None else None)
+        return True
+
+    def _set_permissions(self, permissions: Permissions | None) -> None:
+        self.perms = PermissionChecker(permissions, self.broker.clock.monotonic()) if permissions is not None else None
+        self.denies = None
 
     # -- timers ----------------------------------------------------------------
 

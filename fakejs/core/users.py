@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SubjectPermission:
-    """Allow and deny lists of subjects (wildcards allowed); an empty allow list allows everything."""
+    """Allow and deny lists of subjects (wildcards allowed); an empty allow list allows everything.
+
+    Subscribe entries may name a queue group after the subject
+    (``"orders.* workers"``): such an entry governs queue subscriptions in
+    that group (the queue name may have wildcards).  With ``allow_responses``
+    an empty publish allow list allows nothing but replies.
+    """
 
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
@@ -24,12 +30,13 @@ class SubjectPermission:
 class ResponsePermission:
     """``allow_responses``: publishing to the reply subjects of requests received.
 
-    ``max_msgs`` replies per request (nats-server's default 1) within
-    ``expires`` seconds (0: no limit).
+    ``max_msgs`` replies per request within ``expires`` seconds, as
+    nats-server: 0 means its default (1 reply, 2 minutes), a negative value
+    no limit.
     """
 
     max_msgs: int = 1
-    expires: float = 0.0
+    expires: float = 120.0
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,9 @@ class User:
     """One entry of ``users``: a name and password (plain or ``$2a$`` bcrypt), or an nkey (``U...``).
 
     ``account`` names the account the user logs in to; empty means the
-    global account ``$G``.
+    global account ``$G``.  ``connection_types`` (nats-server's
+    ``allowed_connection_types``, upper case) limits how the user may
+    connect; empty allows every kind, and fakejs serves only ``STANDARD``.
     """
 
     name: str = ""
@@ -54,3 +63,4 @@ class User:
     nkey: str = ""
     permissions: Permissions | None = None
     account: str = ""
+    connection_types: tuple[str, ...] = ()

@@ -2,19 +2,21 @@
 
 The control API reads every message and can delete, reset, restart or
 disconnect anything, so it is guarded by whatever guards the server: when
-clients need a user and password or a token to connect, or a control token
-is set (``ServerOptions.control_token``, ``--control_token``), a caller must
-show one of those secrets.  Over HTTP that is ``Authorization: Bearer
-<control or NATS token>`` or ``Basic`` with the NATS user and password; over
-NATS it is the credential the connection presented in its CONNECT (a
-client connects with ``token=<control token>`` to an open server; nats-server
-ignores credentials it does not need, so this changes nothing else).  A
-server with neither serves the control API to anyone who reaches it.
+clients need credentials to connect, or a control token is set
+(``ServerOptions.control_token``, ``--control_token``), a caller must show
+one of those secrets.  Over HTTP that is ``Authorization: Bearer <control or
+NATS token>`` or ``Basic`` with a NATS user and password (the single user or
+any ``users`` entry, bcrypt hashes checked as nats-server does); over NATS it
+is the credential the connection presented in its CONNECT, or an nkey it
+proved by signing the nonce (a client connects with ``token=<control
+token>`` to an open server; nats-server ignores credentials it does not
+need, so this changes nothing else).  A server with neither serves the
+control API to anyone who reaches it.
 
 The secret is checked here against the options, not through the broker's
 login, so that a later way of logging in without credentials (a default
-user, accounts) cannot open the control API by accident.  Secrets are
-compared in constant time.
+user such as ``no_auth_user``, accounts) cannot open the control API by
+accident.  Plain secrets are compared in constant time.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import hmac
 import ipaddress
 from typing import Any
 
+from fakejs.core.auth import Authenticator
 from fakejs.core.options import ServerOptions
 from fakejs.core.session import ClientSession
 
@@ -48,6 +51,7 @@ class ControlAccess:
 
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
+        self.auth = Authenticator(options)
 
     @property
     def guarded(self) -> bool:
@@ -57,21 +61,18 @@ class ControlAccess:
     @property
     def _basic(self) -> bool:
         """NATS logs in with user and password (a token, when both are set, wins as in nats-server)."""
-        return bool(self.options.user) and not self.options.token
+        return bool(self.auth.users) or (bool(self.options.user) and not self.options.token)
 
     def token_ok(self, token: str) -> bool:
         opts = self.options
         control = bool(opts.control_token) and _same(opts.control_token, token)
-        nats = bool(opts.token) and _same(opts.token, token)
+        nats = self.auth.token_ok(token)
         return control or nats
 
     def user_ok(self, user: str, password: str) -> bool:
         if not self._basic:
             return False
-        # Both compared, so that the time taken does not tell which one was wrong.
-        same_user = _same(self.options.user, user)
-        same_password = _same(self.options.password, password)
-        return same_user and same_password
+        return self.auth.password_ok(user, password)
 
     # -- HTTP ----------------------------------------------------------------------------
 
@@ -137,6 +138,11 @@ class ControlAccess:
             # Hook: once accounts can be configured, the control API belongs to the system
             # account (or an account named in an option), and this is where that is checked.
             return False
+        login = origin.login
+        if login is not None and login.anonymous:
+            return False  # the no_auth_user: no credential shown
+        if login is not None and login.signed:
+            return True
         connect = origin.opts
         token, user, password = connect.get("auth_token"), connect.get("user"), connect.get("pass")
         if isinstance(token, str) and token and self.token_ok(token):

@@ -16,6 +16,7 @@ class Owner:
     def __init__(self, name: str, echo: bool = True) -> None:
         self.name = name
         self.echo = echo
+        self.denies = None
         self.got: list[tuple[str, str, str, bytes | None, bytes]] = []
         self.removed: list[Subscription] = []
 

@@ -37,6 +37,7 @@ class Host:
         self.broker = SimpleNamespace(options=ServerOptions())
         self.server_name = "unit"
         self.account_name = "$G"
+        self.domain = ""
         self.removed: list[str] = []
         self.acked: list[tuple[str, int]] = []
 

@@ -1,0 +1,276 @@
+"""Who a CONNECT logs in as: nats-server's credential checks, without accounts yet.
+
+:class:`Authenticator` follows ``processClientOrLeafAuthentication`` in
+nats-server's ``auth.go`` for a server configured from options:
+
+* nkey users first: a CONNECT naming a configured ``nkey`` must carry
+  ``sig``, the base64url ed25519 signature of the nonce the server put in
+  its INFO (a nonce is sent exactly when nkey users exist); naming an
+  unknown nkey fails outright;
+* then ``users``: the named user's password, plain or bcrypt
+  (``$2a$``/``$2b$``/``$2x$``/``$2y$`` hashes), must match;
+* otherwise the single ``token``, or the single ``user``/``password``.
+
+A client presenting no user, password, token or nkey becomes the
+``no_auth_user`` when one is configured (as nats-server, a bcrypt-hashed
+password makes that login fail: the hash is compared with itself).
+
+bcrypt and the ed25519 verifier (PyNaCl, installed with ``nkeys``) are
+imported only when a hash or a signature has to be checked.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+from typing import Any
+
+from fakejs.core.options import ServerOptions
+from fakejs.core.users import User
+
+# nkeys' prefix bytes (the first base32 character of a key): U, A, N, O, C.
+PREFIX_BYTE_USER = 20 << 3
+_PUBLIC_PREFIXES = frozenset({20 << 3, 0, 13 << 3, 14 << 3, 2 << 3})
+NONCE_RAW_LEN = 11
+_DIGITS = "0123456789"
+
+
+def is_bcrypt(secret: str) -> bool:
+    """nats-server's ``isBcrypt``: the secret is a bcrypt hash, not a plain password."""
+    # ^\$2[abxy]\$\d{2}\$ (ASCII digits), without compiling a regular expression at start-up
+    return (
+        len(secret) >= 7
+        and secret.startswith("$2")
+        and secret[2] in "abxy"
+        and secret[3] == "$"
+        and secret[4] in _DIGITS
+        and secret[5] in _DIGITS
+        and secret[6] == "$"
+    )
+
+
+def _crc16(data: bytes) -> int:
+    crc = 0
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def decode_public_key(key: str, prefix: int | None = None) -> bytes | None:
+    """The raw ed25519 key of a public nkey (``U...``, ``A...``...), or ``None`` when it is not one.
+
+    ``prefix`` asks for one kind (:data:`PREFIX_BYTE_USER` for users).
+    """
+    try:
+        raw = base64.b32decode(key + "=" * (-len(key) % 8))
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) != 35:
+        return None
+    body, checksum = raw[:-2], raw[-2:]
+    if _crc16(body) != int.from_bytes(checksum, "little"):
+        return None
+    if body[0] not in _PUBLIC_PREFIXES or (prefix is not None and body[0] != prefix):
+        return None
+    return bytes(body[1:])
+
+
+def is_valid_public_user_key(key: str) -> bool:
+    """nkeys' ``IsValidPublicUserKey``."""
+    return decode_public_key(key, PREFIX_BYTE_USER) is not None
+
+
+def _decode_signature(sig: str) -> bytes | None:
+    """base64url without padding, else standard base64 (as nats-server accepts)."""
+    try:
+        if "=" not in sig:
+            return base64.urlsafe_b64decode(sig + "=" * (-len(sig) % 4))
+    except (binascii.Error, ValueError):
+        pass
+    try:
+        return base64.b64decode(sig, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def verify_signature(public_key: str, nonce: bytes, sig: str) -> bool:
+    """Whether ``sig`` is the nkey's ed25519 signature of ``nonce``."""
+    raw_sig = _decode_signature(sig)
+    raw_key = decode_public_key(public_key)
+    if raw_sig is None or raw_key is None:
+        return False
+    from nacl.exceptions import CryptoError
+    from nacl.signing import VerifyKey
+
+    try:
+        VerifyKey(raw_key).verify(nonce, raw_sig)
+    except (CryptoError, ValueError, TypeError):
+        return False
+    return True
+
+
+def new_nonce(random_bytes: bytes) -> str:
+    """The INFO ``nonce``: 11 random bytes, base64url without padding (15 characters)."""
+    return base64.urlsafe_b64encode(random_bytes).rstrip(b"=").decode()
+
+
+class SecretCheck:
+    """Constant-time comparison of plain secrets, bcrypt for hashes (successes remembered).
+
+    bcrypt is slow on purpose; a test suite connects over and over with the
+    same credentials, so a hash and password that matched once are kept
+    (as a digest, never the password) and not hashed again.
+    """
+
+    def __init__(self) -> None:
+        self._matched: set[bytes] = set()
+
+    def same(self, stored: str, given: str) -> bool:
+        if not is_bcrypt(stored):
+            return hmac.compare_digest(
+                stored.encode("utf-8", "surrogateescape"), given.encode("utf-8", "surrogateescape")
+            )
+        import hashlib
+
+        key = hashlib.sha256(stored.encode() + b"\x00" + given.encode("utf-8", "surrogateescape")).digest()
+        if key in self._matched:
+            return True
+        import bcrypt
+
+        try:
+            ok = bcrypt.checkpw(given.encode("utf-8", "surrogateescape"), stored.encode())
+        except ValueError:
+            return False
+        if ok:
+            self._matched.add(key)
+        return ok
+
+
+class Login:
+    """A successful login: the ``users`` entry it used (``None``: token, single user or no auth).
+
+    ``signed``: the client proved it holds the nkey (signed the nonce);
+    ``anonymous``: it showed no credentials and became the no_auth_user.
+    """
+
+    __slots__ = ("anonymous", "signed", "user")
+
+    def __init__(self, user: User | None = None, signed: bool = False, anonymous: bool = False) -> None:
+        self.user = user
+        self.signed = signed
+        self.anonymous = anonymous
+
+    def __repr__(self) -> str:
+        return f"Login(user={self.user!r}, signed={self.signed}, anonymous={self.anonymous})"
+
+
+OPEN = Login()
+
+
+def _standard_allowed(user: User) -> bool:
+    """A plain client connection is among the kinds the user may connect with."""
+    return not user.connection_types or "STANDARD" in user.connection_types
+
+
+def _text(connect: dict[str, Any], key: str) -> str:
+    value = connect.get(key, "")
+    return value if isinstance(value, str) else ""
+
+
+class Authenticator:
+    """The credential checks of one server's options."""
+
+    def __init__(self, options: ServerOptions, secrets: SecretCheck | None = None) -> None:
+        self.options = options
+        self.users = {u.name: u for u in options.users if not u.nkey}
+        self.nkeys = {u.nkey: u for u in options.users if u.nkey}
+        self.secrets = secrets or SecretCheck()
+
+    @property
+    def nonce_required(self) -> bool:
+        """nats-server sends a nonce in INFO exactly when nkey users are configured."""
+        return bool(self.nkeys)
+
+    @property
+    def implicit_login(self) -> bool:
+        """nats-server lets a client skip CONNECT when the no_auth_user is a (plain client) ``users`` entry."""
+        user = self.users.get(self.options.no_auth_user) if self.options.no_auth_user else None
+        return user is not None and _standard_allowed(user)
+
+    def login(self, connect: dict[str, Any], nonce: bytes = b"") -> Login | None:
+        """Who the CONNECT options log in as, or ``None`` when refused."""
+        opts = self.options
+        if not opts.auth_required:
+            return OPEN
+        user_name, password = _text(connect, "user"), _text(connect, "pass")
+        token, nkey = _text(connect, "auth_token"), _text(connect, "nkey")
+        no_auth = opts.no_auth_user
+        anonymous = not (user_name or password or token)
+        nkey_user: User | None = None
+        if self.nkeys:
+            if no_auth and anonymous and not nkey and no_auth in self.nkeys:
+                nkey = no_auth
+            if nkey:
+                nkey_user = self.nkeys.get(nkey)
+                if nkey_user is None or not _standard_allowed(nkey_user):
+                    return None
+        user: User | None = None
+        became_no_auth = False
+        if self.users and nkey_user is None:
+            if no_auth and anonymous and no_auth in self.users:
+                user_name, password = no_auth, self.users[no_auth].password
+                became_no_auth = True
+            if user_name:
+                user = self.users.get(user_name)
+                if user is None or not _standard_allowed(user):
+                    return None
+        if nkey_user is not None:
+            if nkey_user.nkey == no_auth:
+                return Login(nkey_user, anonymous=anonymous)
+            sig = _text(connect, "sig")
+            if not sig or not verify_signature(nkey, nonce, sig):
+                return None
+            return Login(nkey_user, signed=True)
+        if user is not None:
+            return Login(user, anonymous=became_no_auth) if self.secrets.same(user.password, password) else None
+        if opts.token:
+            return OPEN if self.secrets.same(opts.token, token) else None
+        if opts.user:
+            if user_name != opts.user:
+                return None
+            return OPEN if self.secrets.same(opts.password, password) else None
+        return None
+
+    def password_ok(self, user_name: str, password: str) -> bool:
+        """Whether a user and password are valid credentials (a ``users`` entry or the single user)."""
+        if self.users:  # as for a login, the single user is not consulted then
+            user = self.users.get(user_name)
+            return user is not None and _standard_allowed(user) and self.secrets.same(user.password, password)
+        opts = self.options
+        if not opts.user or opts.token:
+            return False
+        same_user = hmac.compare_digest(opts.user.encode(), user_name.encode())
+        return self.secrets.same(opts.password, password) and same_user
+
+    def token_ok(self, token: str) -> bool:
+        opts = self.options
+        return bool(opts.token) and self.secrets.same(opts.token, token)
+
+
+def validate(options: ServerOptions) -> str | None:
+    """What nats-server refuses to start with among the authentication options (its text), if anything."""
+    for user in options.users:
+        if user.nkey and not is_valid_public_user_key(user.nkey):
+            return "Not a valid public nkey for a user"
+    no_auth = options.no_auth_user
+    if not no_auth:
+        return None
+    if not options.users:
+        return f'no_auth_user: "{no_auth}" present, but users/nkeys are not defined'
+    if any(no_auth in (u.name, u.nkey) for u in options.users):
+        return None
+    return f'no_auth_user: "{no_auth}" not present as user or nkey in authorization block or account configuration'
