@@ -97,8 +97,14 @@ class JetStream:
         self._asset_handlers: dict[str, AssetHandler] = {}
         self._asset_registrars: list[Callable[[], object]] = []
         # nats-server's defaults: 75% of the machine's memory and of the store's free disk.
-        self.max_memory = int(_system_memory() * 0.75)
-        self.max_storage = int(_free_disk(self.store_dir) * 0.75)
+        # A configuration file's jetstream { max_mem_store, max_file_store } replaces them.
+        options = broker.options
+        self.max_memory = options.jetstream_max_memory
+        if self.max_memory < 0:
+            self.max_memory = int(_system_memory() * 0.75)
+        self.max_storage = options.jetstream_max_store
+        if self.max_storage < 0:
+            self.max_storage = int(_free_disk(self.store_dir) * 0.75)
 
     @cached_property
     def consumer_admin(self) -> ConsumerAdmin:
