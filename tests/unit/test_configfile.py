@@ -276,3 +276,14 @@ def test_fake_target_from_configuration() -> None:
 def test_pytest_marker_config(fakejs_server) -> None:  # type: ignore[no-untyped-def]
     assert fakejs_server.server.options.name == "from_marker"
     assert fakejs_server.server.jetstream is not None
+
+
+def test_pid_file_and_notices_reach_the_command_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.conf"
+    path.write_text(f'pid_file: "{tmp_path}/a.pid"\nleafnodes {{ listen: "127.0.0.1:-1" }}\n')
+    command = command_line(["-c", str(path)])
+    assert command.pid_file == f"{tmp_path}/a.pid"
+    assert command.notices == [
+        "leafnodes listener (127.0.0.1:-1) accepted from the configuration file but not served by fakejs"
+    ]
+    assert command_line(["-c", str(path), "-P", "b.pid"]).pid_file == "b.pid"
