@@ -78,6 +78,7 @@ START_ERRORS = {
     "grace_not_below_duration": 'port: -1\nlame_duck_duration: "60s"\nlame_duck_grace_period: "2m"\n',
     "websocket_without_tls": "port: -1\nwebsocket { port: -1 }\n",
     "mqtt_without_jetstream": "port: -1\nmqtt { port: -1 }\n",
+    "no_auth_user_without_users": "port: -1\nno_auth_user: bob\n",
 }
 
 # nats-server serves these; fakejs refuses to start, naming what it does not serve.

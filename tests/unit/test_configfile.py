@@ -176,6 +176,7 @@ def test_listener_only_blocks_are_accepted_with_a_notice() -> None:
         ("websocket { port: -1 }", "websocket requires TLS configuration"),
         ("mqtt { port: -1 }", "mqtt requires JetStream to be enabled if running in standalone mode"),
         ("gateway { port: -1 }", "gateway has no name"),
+        ("no_auth_user: bob", 'no_auth_user: "bob" present, but users/nkeys are not defined'),
     ],
 )
 def test_start_problems(text: str, problem: str) -> None:

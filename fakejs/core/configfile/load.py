@@ -194,7 +194,22 @@ def start_problem(options: ServerOptions, unserved: Unserved | None = None) -> s
         return f"max_payload ({options.max_payload}) cannot be higher than max_pending ({options.max_pending})"
     if " " in options.name:
         return "server name cannot contain spaces"
+    problem = _no_auth_user_problem(options)
+    if problem:
+        return problem
     return listener_problems(options, unserved) if unserved is not None else ""
+
+
+def _no_auth_user_problem(options: ServerOptions) -> str:
+    """nats-server's ``validateNoAuthUser``: the user named must be one of the configured users."""
+    name = options.no_auth_user
+    if not name:
+        return ""
+    if not options.users:
+        return f'no_auth_user: "{name}" present, but users/nkeys are not defined'
+    if any(name in (user.name, user.nkey) for user in options.users):
+        return ""
+    return f'no_auth_user: "{name}" not present as user or nkey in authorization block or account configuration'
 
 
 def options_from_config(
