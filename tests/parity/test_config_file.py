@@ -79,6 +79,12 @@ START_ERRORS = {
     "websocket_without_tls": "port: -1\nwebsocket { port: -1 }\n",
     "mqtt_without_jetstream": "port: -1\nmqtt { port: -1 }\n",
     "no_auth_user_without_users": "port: -1\nno_auth_user: bob\n",
+    "jetstream_cluster_without_server_name": 'port: -1\ncluster { listen: "127.0.0.1:-1" }\njetstream: enabled\n',
+    "jetstream_cluster_without_cluster_name": (
+        'port: -1\nserver_name: a\ncluster { listen: "127.0.0.1:-1" }\njetstream: enabled\n'
+    ),
+    "jetstream_domain_with_dot": 'port: -1\njetstream { domain: "a.b" }\n',
+    "jetstream_domain_with_space": 'port: -1\njetstream { domain: "a b" }\n',
 }
 
 # nats-server serves these; fakejs refuses to start, naming what it does not serve.

@@ -177,6 +177,12 @@ def test_listener_only_blocks_are_accepted_with_a_notice() -> None:
         ("mqtt { port: -1 }", "mqtt requires JetStream to be enabled if running in standalone mode"),
         ("gateway { port: -1 }", "gateway has no name"),
         ("no_auth_user: bob", 'no_auth_user: "bob" present, but users/nkeys are not defined'),
+        (
+            'server_name: a\ncluster { name: c, listen: "127.0.0.1:-1" }\njetstream: enabled',
+            "Can't start JetStream: JetStream cluster requires configured routes or solicited leafnode "
+            "for the system account",
+        ),
+        ("jetstream { domain: hub }", ""),
     ],
 )
 def test_start_problems(text: str, problem: str) -> None:

@@ -22,6 +22,7 @@ from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import Mismatch, go_type, parse_listen, want
 from fakejs.core.options import ServerOptions
+from fakejs.core.subjects import is_valid_subject
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,7 @@ def _member(kind: str, block: Block, key: str, member: Token, listener: Listener
 
 
 def listener_problems(options: ServerOptions, unserved: Unserved) -> str:
-    """nats-server's start checks on these blocks (``validateOptions``); the first failing, or ""."""
+    """nats-server's start checks on these blocks and JetStream (``validateOptions``); the first failing, or ""."""
     listeners = unserved.listeners
     gateway = listeners.get("gateway")
     if gateway is not None and (gateway.name or gateway.port):
@@ -233,17 +234,39 @@ def listener_problems(options: ServerOptions, unserved: Unserved) -> str:
             return "gateway has no name"
         if not gateway.port:
             return f'gateway "{gateway.name}" has no port specified (select -1 for random port)'
+    cluster = listeners.get("cluster")
     mqtt = listeners.get("mqtt")
     if mqtt is not None and mqtt.port:
-        cluster = listeners.get("cluster")
         clustered = (cluster is not None and cluster.port) or (gateway is not None and gateway.port)
         leaf = listeners.get("leafnodes")
         if not options.jetstream and not clustered and not (leaf is not None and leaf.port):
             return "mqtt requires JetStream to be enabled if running in standalone mode"
+    problem = jetstream_problem(options, cluster)
+    if problem:
+        return problem
     websocket = listeners.get("websocket")
     if websocket is not None and websocket.port and not websocket.no_tls:
         return "websocket requires TLS configuration"
     return ""
+
+
+def jetstream_problem(options: ServerOptions, cluster: Listener | None) -> str:
+    """nats-server's ``validateJetStreamOptions`` (the domain's name, a cluster's names), then clustering."""
+    domain = options.jetstream_domain
+    if domain:
+        derived = f"$JS.{domain}.API.>"
+        if not is_valid_subject(derived):
+            return f'invalid domain name: derived "{derived}" is not a valid subject'
+        if any(char in domain for char in " \t\r\n\f.*>"):
+            return "invalid domain name: may not contain ., * or >"
+    if not options.jetstream or cluster is None or not cluster.port:
+        return ""
+    if not options.name:
+        return "jetstream cluster requires `server_name` to be set"
+    if not cluster.name:
+        return "jetstream cluster requires `cluster.name` to be set"
+    # nats-server then fails starting JetStream (a fatal log line): a cluster of one has no routes
+    return "Can't start JetStream: JetStream cluster requires configured routes or solicited leafnode for the system account"
 
 
 def notices(unserved: Unserved) -> list[str]:
