@@ -356,3 +356,29 @@ async def test_max_connections(tmp_path: Path) -> None:
         finally:
             server.stop()
     assert answers[0] == answers[1] == b"-ERR 'maximum connections exceeded'\r\n"
+
+
+async def test_server_store_limits(tmp_path: Path) -> None:
+    """jetstream { max_mem_store, max_file_store }: once a store is over its limit, publishes are refused."""
+    replies = []
+    for name, command in (("real", None), ("fake", FAKE)):
+        text = f'port: -1\njetstream {{ max_mem_store: 1KB, max_file_store: 2KB, store_dir: "{tmp_path / name}-js" }}\n'
+        server = _start(command, text, tmp_path, name)
+        try:
+            nc = await nats.connect(server.url)
+            js = nc.jetstream()
+            seen = []
+            for storage in ("memory", "file"):
+                await js.add_stream(name=storage.upper(), subjects=[f"{storage}.>"], storage=storage)
+                for _ in range(5):
+                    reply = await nc.request(f"{storage}.x", b"x" * 600, timeout=2)
+                    seen.append(reply.data)
+                info = await js.stream_info(storage.upper())
+                seen.append(b"%d msgs, %d bytes" % (info.state.messages, info.state.bytes))
+            await nc.close()
+            replies.append(seen)
+            assert "resource limits exceeded for server" in server.log_text()
+        finally:
+            server.stop()
+    assert replies[0] == replies[1]
+    assert b"insufficient resources" in replies[1][2]
