@@ -7,7 +7,8 @@ In-process use from async code::
     async with Server() as server:      # a free port on 127.0.0.1
         nc = await nats.connect(server.url)
 
-and from synchronous code::
+from a nats-server configuration file (``fakejs.options_from_config(text=...)``
+or ``path=...``, then ``Server(options)``), and from synchronous code::
 
     from fakejs import ThreadedServer
 
@@ -31,6 +32,7 @@ from fakejs._version import __version__
 
 if TYPE_CHECKING:
     from fakejs.core.clock import SystemClock
+    from fakejs.core.configfile import options_from_config
     from fakejs.core.options import ServerOptions
     from fakejs.server.server import Server
     from fakejs.server.threaded import ThreadedServer
@@ -43,9 +45,18 @@ _LAZY = {
     "ServerOptions": "fakejs.core.options",
     "SystemClock": "fakejs.core.clock",
     "ThreadedServer": "fakejs.server.threaded",
+    "options_from_config": "fakejs.core.configfile",
 }
 
-__all__ = ["ManualClock", "Server", "ServerOptions", "SystemClock", "ThreadedServer", "__version__"]
+__all__ = [
+    "ManualClock",
+    "Server",
+    "ServerOptions",
+    "SystemClock",
+    "ThreadedServer",
+    "__version__",
+    "options_from_config",
+]
 
 
 def __getattr__(name: str) -> Any:

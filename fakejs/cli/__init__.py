@@ -5,8 +5,10 @@ exec ``fakejs`` with the same arguments.  Flags are parsed with Go's
 ``flag`` rules (:mod:`fakejs.gocompat.goflag`): one or two dashes,
 ``-flag value`` or ``-flag=value``, booleans only as ``-flag`` or
 ``-flag=BOOL``, no abbreviations.  Every flag nats-server 2.15.1 defines is
-known (:mod:`fakejs.cli.flags`); those asking for something fakejs does not
-serve (TLS, clusters, syslog, HTTPS monitoring, configuration files, ...)
+known (:mod:`fakejs.cli.flags`); ``-c FILE`` reads a nats-server
+configuration file (:mod:`fakejs.core.configfile`), the flags given
+overriding its settings; flags asking for something fakejs does not
+serve (TLS, clusters, syslog, HTTPS monitoring, ...)
 are refused at start by name with exit status 1 (:mod:`fakejs.cli.settings`).
 As on nats-server, JetStream is on only with ``-js``.  The one deliberate
 difference: the default address is 127.0.0.1, not 0.0.0.0.  fakejs's own
@@ -121,6 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(end.stdout)
         return end.status
     options = command.options
+    if command.warnings:  # a configuration file's warnings, as nats-server prints them before starting
+        sys.stderr.write(command.warnings)
+        sys.stderr.flush()
     clock: Clock | None = None
     if command.clock == "manual":
         from fakejs.testkit.clock import ManualClock
@@ -136,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"fakejs: {exc}\n")
             return 1
     configure(debug=options.debug, trace=options.trace, log_file=options.log_file)
+    for notice in command.notices:
+        get_logger().warning("%s", notice)
     problem = _port_problem(options)
     if problem:
         get_logger().critical("%s", problem)

@@ -102,6 +102,7 @@ Server Options:
         --server_name <server_name>  Server name (default: auto)
     -P, --pid <file>                 File to store PID
     -m, --http_port <port>           Use port for http monitoring (-1 picks a free port)
+    -c, --config <file>              Configuration file (command-line flags override its settings)
     -t                               Test configuration and exit (needs -c)
         --ports_file_dir <dir>       Creates a ports file in the specified directory (<executable_name>_<pid>.ports).
 
@@ -136,7 +137,6 @@ fakejs Options:
         --max_payload <bytes>        Maximum message payload (default: 1048576; a configuration file setting on nats-server)
 
 Refused at start (not served by fakejs yet):
-    -c, --config                     Configuration files
     -ms,--https_port                 HTTPS monitoring
     -sl,--signal                     Signals to a running server
         --client_advertise           Client URL advertised to other servers (clusters)

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from fakejs.cli.flags import USAGE, parse_command_line
+from fakejs.conf import EXIT_STATUS, VALID_FORMAT, ConfigError
+from fakejs.core.configfile import Loaded, load_file, start_problem
 from fakejs.core.options import DEFAULT_PORT, NATS_VERSION, ServerOptions
 from fakejs.gocompat.goflag import FlagError, Parsed, go_quote
 
@@ -62,18 +64,37 @@ class CommandLine:
     autojump: float | None = None
     scenario: str = ""
     flags: Parsed = field(default_factory=lambda: Parsed({}))
+    # What a configuration file had to say before the server starts: nats-server's warnings
+    # (printed on stderr as they are) and fakejs's notices (logged once logging is set up).
+    warnings: str = ""
+    notices: list[str] = field(default_factory=list)
 
 
-def options_from_file(path: str) -> ServerOptions:
+def options_from_file(path: str, check_only: bool = False) -> Loaded:
     """The options a configuration file gives, before the command line's flags are laid over them.
 
-    This is where nats-server's ``ProcessConfigFile`` happens: the flags
-    given on the command line then override what the file set (see
-    :func:`apply_flags`, which touches only the flags that were given), as
-    nats-server parses its flags a second time over the file's options.
-    fakejs does not read configuration files yet, so this refuses by name.
+    This is nats-server's ``ProcessConfigFile``: a format error, or any
+    option error, ends the program with nats-server's text (``nats-server:
+    `` and the error lines, then an empty line for option errors) and status
+    1; warnings alone are printed and the server starts, except under ``-t``,
+    where they fail the test as nats-server's do.  Settings fakejs does not
+    serve end it with fakejs's refusal, naming them.  ``-t`` on a file that
+    passes ends with nats-server's ``configuration file ... is valid`` line.
+    The flags given on the command line then override what the file set
+    (see :func:`apply_flags`), as nats-server parses its flags again over it.
     """
-    raise _die(FAKEJS, f"configuration files (-c {path}): not supported by fakejs yet; use command-line flags")
+    try:
+        loaded = load_file(path)
+    except ConfigError as exc:
+        raise Exit(EXIT_STATUS, stderr=exc.stderr_line() + "\n") from None
+    context = loaded.context
+    if context.errors or (check_only and context.warnings):
+        raise Exit(EXIT_STATUS, stderr=f"{NATS_SERVER}: {context.report()}\n")
+    if context.refusals:
+        raise Exit(EXIT_STATUS, stderr=f"{FAKEJS}: " + "".join(line + "\n" for line in context.refusals))
+    if check_only:
+        raise Exit(0, stderr=VALID_FORMAT.format(path=path, digest=loaded.digest) + "\n")
+    return loaded
 
 
 # Flags whose feature fakejs does not serve: refused when set to anything but their default.
@@ -135,6 +156,8 @@ def apply_flags(options: ServerOptions, flags: Parsed) -> None:
         options.store_dir = values["store_dir"]
     if flags.given("l", "log"):
         options.log_file = values["log"]
+    if flags.given("P", "pid"):
+        options.pid_file = values["pid"]
     if flags.given("ports_file_dir"):
         options.ports_file_dir = values["ports_file_dir"]
     if flags.given("D", "debug"):
@@ -183,8 +206,10 @@ def command_line(argv: Sequence[str]) -> CommandLine:
         raise _die(NATS_SERVER, f"unrecognized command: {go_quote(command)}")
     if values["signal"]:
         raise _die(FAKEJS, f"signals to a running server (-sl {values['signal']}): not supported by fakejs yet")
+    loaded: Loaded | None = None
     if values["config"]:
-        options = options_from_file(values["config"])
+        loaded = options_from_file(values["config"], values["check_config"])
+        options = loaded.options
     elif values["check_config"]:
         raise _die(NATS_SERVER, "must specify [-c, --config] option to check configuration file syntax")
     else:
@@ -211,4 +236,11 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     autojump: float | None = values["autojump"] if flags.given("autojump") else None
     if autojump is not None and clock != "manual":
         raise _die(FAKEJS, "--autojump needs --clock manual")
-    return CommandLine(options, values["pid"], clock, autojump, values["scenario"], flags)
+    result = CommandLine(options, options.pid_file, clock, autojump, values["scenario"], flags)
+    if loaded is not None:
+        problem = start_problem(options, loaded.unserved)
+        if problem:  # nats-server's checks when the server is made, after the flags
+            raise _die(NATS_SERVER, problem)
+        result.warnings = loaded.context.report()
+        result.notices = list(loaded.context.notices)
+    return result

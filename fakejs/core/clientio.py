@@ -20,6 +20,7 @@ PROTOCOL_VIOLATION = "Protocol Violation"
 AUTH_VIOLATION = "Authentication Failure"
 AUTH_TIMEOUT = "Authentication Timeout"
 KICKED = "Kicked"
+MAX_CONNECTIONS_EXCEEDED = "Maximum Connections Exceeded"
 
 
 class ClientIO(Protocol):

@@ -19,6 +19,9 @@ DEFAULT_PORT = 4222
 MAX_PAYLOAD = 1024 * 1024
 MAX_PENDING = 64 * 1024 * 1024
 MAX_CONTROL_LINE = 4096
+MAX_CONNECTIONS = 64 * 1024
+# nats-server's system account: the one name ``system_account`` may give until accounts exist.
+SYSTEM_ACCOUNT = "$SYS"
 
 
 @dataclass
@@ -38,6 +41,9 @@ class ServerOptions:
     write_deadline: float = 10.0
     ping_interval: float = 120.0
     ping_max: int = 2
+    # nats-server's max_connections: a client beyond it gets INFO, then ``-ERR 'maximum
+    # connections exceeded'`` and is closed; a negative value refuses every client.
+    max_connections: int = MAX_CONNECTIONS
     first_ping_interval: float = 2.0
     auth_timeout: float = 2.0
     user: str = ""
@@ -52,6 +58,25 @@ class ServerOptions:
     # stream info and ``$JS.API.INFO`` name the domain.
     jetstream_domain: str = ""
     store_dir: str = ""
+    # The ``jetstream { }`` block's server-wide settings.  The store limits are in bytes, -1
+    # meaning nats-server's default (75% of memory / of the store's free disk).
+    jetstream_max_memory: int = -1
+    jetstream_max_store: int = -1
+    # Stored, not served: settings that only tune nats-server's internals (buffers, sync,
+    # clustering, queues).
+    jetstream_unique_tag: str = ""
+    jetstream_strict: bool = True
+    jetstream_sync_interval: float | None = None
+    jetstream_sync_always: bool = False
+    jetstream_max_buffered_size: int = 0
+    jetstream_max_buffered_msgs: int = 0
+    jetstream_max_catchup: int = 0
+    jetstream_request_queue_limit: int = 0
+    jetstream_info_queue_limit: int = 0
+    server_tags: list[str] = field(default_factory=list)
+    # Only "$SYS" (the default) until fakejs has accounts.
+    system_account: str = ""
+    pid_file: str = ""
     http_host: str = ""
     http_port: int | None = None
     debug: bool = False

@@ -24,6 +24,7 @@ from fakejs.core.clientio import (
     AUTH_VIOLATION,
     CLIENT_CLOSED,
     KICKED,
+    MAX_CONNECTIONS_EXCEEDED,
     PROTOCOL_VIOLATION,
     SLOW_CONSUMER_PENDING,
     STALE_CONNECTION,
@@ -69,6 +70,9 @@ STALL_SHORT = 0.002
 STALL_LONG = 0.005
 STALL_PER_READ = 0.010
 
+# nats-server's ErrTooManyConnections
+TOO_MANY_CONNECTIONS = "maximum connections exceeded"
+
 
 class SessionHost(Protocol):
     """What a session needs from the server that accepted it (:class:`~fakejs.core.broker.Broker`)."""
@@ -80,6 +84,7 @@ class SessionHost(Protocol):
     stats: Stats
     faults: Hooks
     accounts: Accounts
+    clients: dict[int, ClientSession]  # the registered clients, counted against max_connections
 
     def next_client_id(self) -> int: ...
 
@@ -190,11 +195,19 @@ class ClientSession:
     def start(self) -> None:
         """Greet the client with INFO and start the timers."""
         broker = self.broker
+        options = broker.options
+        limit = options.max_connections
+        if limit < 0 or (limit > 0 and len(broker.clients) >= limit):
+            # nats-server greets the client, then tells it there is no room and closes
+            self.send(writer.info(broker.info_fields(self)))
+            self.send_err(TOO_MANY_CONNECTIONS)
+            broker.log.error("%s - %s", self, TOO_MANY_CONNECTIONS)
+            self.close(MAX_CONNECTIONS_EXCEEDED)
+            return
         broker.add_client(self)
         if broker.nonce_required:
             self.nonce = new_nonce(broker.random.randbytes(NONCE_RAW_LEN))
         self.send(writer.info(broker.info_fields(self)))
-        options = broker.options
         if options.auth_required:
             self._auth_timer = broker.clock.call_later(options.auth_timeout, self._auth_timeout)
         self.keepalive.start()

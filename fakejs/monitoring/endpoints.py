@@ -45,7 +45,7 @@ def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dic
         "go": RUNTIME,
         "host": opts.host,
         "port": broker.port,
-        "max_connections": 65536,
+        "max_connections": opts.max_connections,
         "ping_interval": int(opts.ping_interval * NS),
         "ping_max": opts.ping_max,
         "http_host": opts.http_host or opts.host,
@@ -65,6 +65,8 @@ def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dic
     }
     if opts.auth_required:
         doc["auth_required"] = True
+    if opts.server_tags:
+        doc["tags"] = list(opts.server_tags)
     if broker.jetstream_enabled:
         config: dict[str, Any] = {"store_dir": opts.store_dir}
         if opts.jetstream_domain:

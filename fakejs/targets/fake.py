@@ -16,7 +16,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from fakejs.core.configfile import options_from_config
 from fakejs.core.failures import ServerError
+from fakejs.core.log import get_logger
+from fakejs.core.options import ServerOptions
 from fakejs.server.threaded import ThreadedServer
 from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.control import Controller
@@ -34,12 +37,23 @@ class FakeJS:
     kind = "fake"
 
     def __init__(
-        self, *, clock: str = "real", autojump: float | None = None, scenario: str = "", **options: Any
+        self,
+        *,
+        clock: str = "real",
+        autojump: float | None = None,
+        scenario: str = "",
+        config: str | None = None,
+        config_file: str | None = None,
+        **options: Any,
     ) -> None:
-        options.setdefault("port", 0)
         self.manual = clock == "manual"
         self._clock = ManualClock(autojump_threshold=autojump) if self.manual else None
-        self._thread = ThreadedServer(clock=self._clock, **options)
+        if config is None and config_file is None:
+            options.setdefault("port", 0)
+            self._thread = ThreadedServer(clock=self._clock, **options)
+        else:
+            # nats-server's configuration file (text, or a file): its port is the configuration's
+            self._thread = ThreadedServer(configured(config, config_file, options), clock=self._clock)
         self._scenario = scenario
 
     def start(self) -> FakeJS:
@@ -131,6 +145,16 @@ class FakeJS:
         if not value and time.monotonic() >= deadline:
             raise TimeoutError(f"condition not met within {timeout}s")
         return value
+
+
+def configured(text: str | None, path: str | None, overrides: dict[str, Any]) -> ServerOptions:
+    """Options from configuration text or a file (``ConfigError`` as nats-server refuses it), then ``overrides``."""
+    options = options_from_config(text, path, log=get_logger().warning)
+    for name, value in overrides.items():
+        if not hasattr(options, name):
+            raise TypeError(f"unknown server option {name!r}")
+        setattr(options, name, value)
+    return options
 
 
 class _ControlProxy:

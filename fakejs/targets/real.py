@@ -250,8 +250,8 @@ class RealNatsServer(ServerProcess):
 
     kind = "real"
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__()
+    def __init__(self, config: str | None = None, **options: Any) -> None:
+        super().__init__(config=config)
         self.binary = self.command[0]
         self.options = options
 

@@ -157,8 +157,6 @@ def test_nats_server_refusals(argv: list[str], stderr: str) -> None:
 @pytest.mark.parametrize(
     "argv,named",
     [
-        (["-c", "x.conf"], "configuration files (-c x.conf)"),
-        (["--config=x.conf", "-t"], "configuration files (-c x.conf)"),
         (["-cluster_name", "abc"], "clusters (--cluster_name)"),
         (["--cluster", "nats://127.0.0.1:-1"], "clusters (--cluster/--cluster_listen)"),
         (["--cluster_listen", "nats://127.0.0.1:-1", "--routes", "nats://x:1"], "clusters (--routes)"),

@@ -17,9 +17,7 @@ import nkeys
 import pytest
 
 from fakejs import ServerOptions
-from fakejs.conf import parse
-from fakejs.core.configfile import authorization
-from fakejs.core.configfile.context import ConfigContext
+from fakejs.core.configfile.load import load_text
 from tests.harness.raw import RawClient, record
 from tests.harness.targets import (
     REAL_BINARY,
@@ -39,14 +37,9 @@ OTHER_SEED = nkeys.encode_seed(bytes([6]) * 32, nkeys.PREFIX_BYTE_USER).decode()
 
 
 def configure(text: str, options: ServerOptions) -> None:
-    """What ``fakejs -c FILE`` makes of the text (the keys this module's tests use)."""
-    tree = parse(text)
-    context = ConfigContext()
-    if "authorization" in tree:
-        authorization.apply(tree["authorization"], options, context)
-    if "no_auth_user" in tree:
-        authorization.apply_no_auth_user(tree["no_auth_user"], options, context)
-    assert context.errors == []
+    """What ``fakejs -c FILE`` makes of the text, laid over the target's options."""
+    loaded = load_text(text, base=options)
+    assert not loaded.problem_text(), loaded.problem_text()
 
 
 class ConfiguredFake(FakeTarget):

@@ -50,6 +50,9 @@ class Host:
     def remove_consumer(self, stream: Stream, consumer: StreamConsumer) -> None:
         self.removed.append(consumer.name)
 
+    def limits_exceeded(self, memory: bool) -> bool:
+        return False
+
     def consumer_acked(self, stream: Stream, consumer: StreamConsumer, seq: int) -> None:
         self.acked.append((consumer.name, seq))
 

@@ -8,4 +8,32 @@ serve is refused or accepted as nats-server's behaviour requires, and the
 errors are collected and reported together.  It may import
 :mod:`fakejs.conf`, :mod:`fakejs.gocompat` and the core modules below the
 broker (options, users, subjects, log).
+
+Modules: :mod:`~.load` (the entry points and the top-level switch),
+:mod:`~.server_keys` (scalar keys), :mod:`~.jetstream_keys`,
+:mod:`~.listeners` (blocks of features not served), :mod:`~.authorization`,
+:mod:`~.values` (Go's type assertions, ``listen`` and durations) and
+:mod:`~.context` (what the walk reports).
 """
+
+from fakejs.core.configfile.context import ConfigContext
+from fakejs.core.configfile.load import (
+    ConfigFileError,
+    Loaded,
+    base_options,
+    load_file,
+    load_text,
+    options_from_config,
+    start_problem,
+)
+
+__all__ = [
+    "ConfigContext",
+    "ConfigFileError",
+    "Loaded",
+    "base_options",
+    "load_file",
+    "load_text",
+    "options_from_config",
+    "start_problem",
+]

@@ -175,10 +175,10 @@ def _parse_block(token: Token, context: ConfigContext) -> _Block | None:
         elif name in ("default_permission", "default_permissions", "permissions"):
             block.defaults = _parse_permissions(value, context)
         elif name in ("auth_callout", "auth_hook"):
-            context.error(value, "authorization callouts are not supported by fakejs")
+            context.refuse(value, f"authorization callouts ({name})")
         elif name == "proxy_required":
             if _bool(value):
-                context.error(value, "proxy_required is not supported by fakejs (it has no trusted proxies)")
+                context.refuse(value, "trusted proxies (proxy_required)")
         elif not value.used_variable:
             context.error(value, f'unknown field "{key}"')
     if block.defaults is not None and block.users:
@@ -258,7 +258,7 @@ def _parse_users(token: Token, context: ConfigContext) -> list[User] | None:
                 connection_types = _connection_types(value, context) or ()
             elif field == "proxy_required":
                 if _bool(value):
-                    context.error(value, "proxy_required is not supported by fakejs (it has no trusted proxies)")
+                    context.refuse(value, "trusted proxies (proxy_required)")
             elif not value.used_variable:
                 context.error(value, f'unknown field "{key}"')
         if not nkey and not name:

@@ -61,6 +61,10 @@ def _free_disk(path: str) -> int:
     return st.f_bavail * st.f_frsize
 
 
+# nats-server logs "resource limits exceeded" at most this often (seconds).
+LIMIT_LOG_INTERVAL = 10.0
+
+
 def _system_memory() -> int:
     try:
         return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
@@ -99,8 +103,17 @@ class JetStream:
         self._asset_handlers: dict[str, AssetHandler] = {}
         self._asset_registrars: list[Callable[[], object]] = []
         # nats-server's defaults: 75% of the machine's memory and of the store's free disk.
-        self.max_memory = int(_system_memory() * 0.75)
-        self.max_storage = int(_free_disk(self.store_dir) * 0.75)
+        # A configuration file's jetstream { max_mem_store, max_file_store } replaces them.
+        options = broker.options
+        self.max_memory = options.jetstream_max_memory
+        if self.max_memory < 0:
+            self.max_memory = int(_system_memory() * 0.75)
+        self.max_storage = options.jetstream_max_store
+        if self.max_storage < 0:
+            self.max_storage = int(_free_disk(self.store_dir) * 0.75)
+        # Only configured limits are checked on every publish (the defaults are the machine's).
+        self._limited = (options.jetstream_max_memory >= 0, options.jetstream_max_store >= 0)
+        self._limit_logged = -LIMIT_LOG_INTERVAL
 
     @cached_property
     def consumer_admin(self) -> ConsumerAdmin:
@@ -229,6 +242,23 @@ class JetStream:
             else:
                 storage += stream.store.bytes
         return memory, storage
+
+    def limits_exceeded(self, memory: bool) -> bool:
+        """nats-server's check before storing: is the store of that kind already over the server's limit?
+
+        Then the message is refused (``insufficient resources``), and the
+        server logs it at most every ten seconds.
+        """
+        if not self._limited[0 if memory else 1]:
+            return False
+        used_memory, used_storage = self.usage()
+        over = used_memory > self.max_memory if memory else used_storage > self.max_storage
+        if over:
+            now = self.clock.monotonic()
+            if now - self._limit_logged > LIMIT_LOG_INTERVAL:
+                self._limit_logged = now
+                self.log.error("JetStream %s resource limits exceeded for server", "memory" if memory else "file")
+        return over
 
     def reservations(self) -> tuple[int, int]:
         """Bytes reserved by streams' max_bytes, per storage type."""

@@ -96,6 +96,10 @@ class StreamHost(DirectHost, Protocol):
 
     def nuid(self) -> str: ...
 
+    def limits_exceeded(self, memory: bool) -> bool:
+        """Whether the server's JetStream memory (or file) store is already over its configured limit."""
+        ...
+
     def remove_consumer(self, stream: Stream, consumer: StreamConsumer) -> None: ...
 
     def consumer_acked(self, stream: Stream, consumer: StreamConsumer, seq: int) -> None: ...
@@ -229,6 +233,8 @@ class Stream:
                     return self._pub_ack(seen)[:-1] + b',"duplicate": true}'
             publish.check_last_msg_id(hdr, self.last_msg_id)
             rollup = publish.rollup_of(cfg, hdr)
+        if self.js.limits_exceeded(cfg["storage"] == "memory"):
+            raise api_error("JSInsufficientResourcesErr")
         if cfg["retention"] == "interest" and not self._has_interest(subject):
             return self._skip_uninteresting(subject, msg_id, rollup)
         if hdr:

@@ -1,0 +1,279 @@
+"""Blocks of features fakejs does not serve: cluster, gateway, leafnodes, websocket, mqtt, and the keys alike.
+
+A block that only opens a listener (``listen``, ``host``, ``port``; a
+cluster's ``name``; a websocket's ``no_tls: true``) is accepted with a
+notice saying the listener is not served -- the nats.js harness's default
+configuration has ``leafnodes { listen }`` and ``websocket { port, no_tls }``
+blocks no test of a single server uses.  Everything that would make such a
+block do something (``remotes``, ``routes``, ``gateways``, TLS,
+authorization, ...) refuses to start, naming the setting.  nats-server's own
+checks still apply first: a block that is not a map, a ``listen`` it cannot
+parse, an unknown field, a value of the wrong type (reported at the inner
+key: these parsers of nats-server recover their own panics), and its start
+checks (websocket without TLS, MQTT without JetStream, a gateway without a
+name) in :func:`listener_problems`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fakejs.conf import Token
+from fakejs.core.configfile.context import ConfigContext
+from fakejs.core.configfile.values import Mismatch, go_type, parse_listen, want
+from fakejs.core.options import ServerOptions
+from fakejs.core.subjects import is_valid_subject
+
+
+@dataclass(frozen=True)
+class Block:
+    """One of nats-server's listener blocks: its error texts and which of its keys are only a listener."""
+
+    feature: str
+    not_a_map: str  # nats-server's text for a value that is not a map, with {type}
+    known: frozenset[str]  # every key nats-server reads in the block
+    name_error: str = ""  # the block's ``name`` check (spaces), if it has a name
+
+
+_LISTEN = frozenset({"listen", "port", "host", "net"})
+
+BLOCKS: dict[str, Block] = {
+    "cluster": Block(
+        "clusters",
+        "Expected map to define cluster, got {type}",
+        _LISTEN
+        | {
+            "name",
+            "authorization",
+            "routes",
+            "tls",
+            "cluster_advertise",
+            "advertise",
+            "no_advertise",
+            "connect_retries",
+            "connect_backoff",
+            "permissions",
+            "pool_size",
+            "accounts",
+            "compression",
+            "ping_interval",
+            "ping_max",
+            "write_deadline",
+            "write_timeout",
+        },
+        "cluster name cannot contain spaces",
+    ),
+    "gateway": Block(
+        "gateways",
+        "Expected gateway to be a map, got {type}",
+        _LISTEN
+        | {
+            "name",
+            "authorization",
+            "tls",
+            "advertise",
+            "connect_retries",
+            "connect_backoff",
+            "gateways",
+            "reject_unknown",
+            "reject_unknown_cluster",
+            "write_deadline",
+            "write_timeout",
+        },
+        "gateway name cannot contain spaces",
+    ),
+    "leafnodes": Block(
+        "leaf node connections",
+        "Expected map to define a leafnode, got {type}",
+        _LISTEN
+        | {
+            "authorization",
+            "remotes",
+            "reconnect",
+            "reconnect_delay",
+            "reconnect_interval",
+            "dial_timeout",
+            "tls",
+            "leafnode_advertise",
+            "advertise",
+            "no_advertise",
+            "min_version",
+            "minimum_version",
+            "compression",
+            "isolate_leafnode_interest",
+            "isolate",
+            "write_deadline",
+            "write_timeout",
+        },
+    ),
+    "websocket": Block(
+        "websocket clients",
+        "Expected websocket to be a map, got {type}",
+        _LISTEN
+        | {
+            "advertise",
+            "no_tls",
+            "tls",
+            "same_origin",
+            "allowed_origins",
+            "allowed_origin",
+            "allow_origins",
+            "allow_origin",
+            "origins",
+            "origin",
+            "handshake_timeout",
+            "compress",
+            "compression",
+            "authorization",
+            "authentication",
+            "jwt_cookie",
+            "user_cookie",
+            "pass_cookie",
+            "token_cookie",
+            "no_auth_user",
+            "headers",
+            "ping_interval",
+        },
+    ),
+    "mqtt": Block(
+        "MQTT clients",
+        "Expected mqtt to be a map, got {type}",
+        _LISTEN
+        | {
+            "tls",
+            "authorization",
+            "authentication",
+            "no_auth_user",
+            "ack_wait",
+            "ackwait",
+            "js_api_timeout",
+            "api_timeout",
+            "max_ack_pending",
+            "max_pending",
+            "max_inflight",
+            "js_domain",
+            "stream_replicas",
+            "consumer_replicas",
+            "consumer_memory_storage",
+            "consumer_inactive_threshold",
+            "consumer_auto_cleanup",
+            "reject_qos2_publish",
+            "downgrade_qos2_subscribe",
+        },
+    ),
+}
+
+# The other spellings nats-server accepts for a block's key.
+BLOCK_ALIASES = {"leaf": "leafnodes", "ws": "websocket"}
+
+
+@dataclass
+class Listener:
+    """What an accepted listener-only block asked for (checked at start as nats-server does)."""
+
+    kind: str
+    host: str = ""
+    port: int = 0
+    name: str = ""
+    no_tls: bool = False
+    token: Token | None = None
+
+
+@dataclass
+class Unserved:
+    """The listener-only blocks of one file, for the start checks and the notices."""
+
+    listeners: dict[str, Listener] = field(default_factory=dict)
+
+
+def apply_block(kind: str, token: Token, options: ServerOptions, context: ConfigContext, unserved: Unserved) -> None:
+    block = BLOCKS[kind]
+    if not isinstance(token.value, dict):
+        context.error(token, block.not_a_map.format(type=go_type(token.value)))
+        return
+    listener = unserved.listeners.setdefault(kind, Listener(kind, token=token))
+    for key, member in token.value.items():
+        try:
+            _member(kind, block, key, member, listener, context)
+        except Mismatch as exc:  # these parsers recover their own panics: reported at the inner key
+            context.error(exc.token, exc.message)
+            return
+
+
+def _member(kind: str, block: Block, key: str, member: Token, listener: Listener, context: ConfigContext) -> None:
+    lowered = key.lower()
+    if lowered not in block.known:
+        context.unknown(key, member)
+        return
+    if lowered == "listen":
+        try:
+            listener.host, listener.port = parse_listen(member.value)
+        except ValueError as exc:
+            context.error(member, str(exc))
+    elif lowered == "port":
+        listener.port = int(want(member, int))
+    elif lowered in ("host", "net"):
+        listener.host = want(member, str)
+    elif lowered == "name" and block.name_error:
+        name = want(member, str)
+        if " " in name:
+            context.error(member, block.name_error)
+        listener.name = name
+    elif lowered == "no_tls" and kind == "websocket":
+        listener.no_tls = want(member, bool)
+    else:
+        context.refuse(member, f"{block.feature} ({kind} {{ {key} }})")
+
+
+def listener_problems(options: ServerOptions, unserved: Unserved) -> str:
+    """nats-server's start checks on these blocks and JetStream (``validateOptions``); the first failing, or ""."""
+    listeners = unserved.listeners
+    gateway = listeners.get("gateway")
+    if gateway is not None and (gateway.name or gateway.port):
+        if not gateway.name:
+            return "gateway has no name"
+        if not gateway.port:
+            return f'gateway "{gateway.name}" has no port specified (select -1 for random port)'
+    cluster = listeners.get("cluster")
+    mqtt = listeners.get("mqtt")
+    if mqtt is not None and mqtt.port:
+        clustered = (cluster is not None and cluster.port) or (gateway is not None and gateway.port)
+        leaf = listeners.get("leafnodes")
+        if not options.jetstream and not clustered and not (leaf is not None and leaf.port):
+            return "mqtt requires JetStream to be enabled if running in standalone mode"
+    problem = jetstream_problem(options, cluster)
+    if problem:
+        return problem
+    websocket = listeners.get("websocket")
+    if websocket is not None and websocket.port and not websocket.no_tls:
+        return "websocket requires TLS configuration"
+    return ""
+
+
+def jetstream_problem(options: ServerOptions, cluster: Listener | None) -> str:
+    """nats-server's ``validateJetStreamOptions`` (the domain's name, a cluster's names), then clustering."""
+    domain = options.jetstream_domain
+    if domain:
+        derived = f"$JS.{domain}.API.>"
+        if not is_valid_subject(derived):
+            return f'invalid domain name: derived "{derived}" is not a valid subject'
+        if any(char in domain for char in " \t\r\n\f.*>"):
+            return "invalid domain name: may not contain ., * or >"
+    if not options.jetstream or cluster is None or not cluster.port:
+        return ""
+    if not options.name:
+        return "jetstream cluster requires `server_name` to be set"
+    if not cluster.name:
+        return "jetstream cluster requires `cluster.name` to be set"
+    # nats-server then fails starting JetStream (a fatal log line): a cluster of one has no routes
+    return "Can't start JetStream: JetStream cluster requires configured routes or solicited leafnode for the system account"
+
+
+def notices(unserved: Unserved) -> list[str]:
+    """One log line per accepted listener that fakejs does not open."""
+    lines = []
+    for kind, listener in unserved.listeners.items():
+        if listener.port or listener.host:
+            where = f"{listener.host or '0.0.0.0'}:{listener.port}"
+            lines.append(f"{kind} listener ({where}) accepted from the configuration file but not served by fakejs")
+    return lines

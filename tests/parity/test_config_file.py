@@ -1,0 +1,384 @@
+"""Configuration files' options: ``fakejs -c FILE`` against ``nats-server -c FILE``, both as subprocesses.
+
+The same file goes to both.  Files nats-server refuses must be refused
+with the same status and the same stderr lines (nats-server lists several
+errors in the random order of a Go map walk, so lines are compared as a
+set, the first one carrying the ``nats-server: `` prefix); files it
+accepts must pass ``-t`` with the same digest line; files it accepts and
+fakejs does not serve are refused by fakejs alone, naming the setting; and
+files both serve must give clients the same INFO and JetStream answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nats
+import pytest
+
+from fakejs.targets import ServerProcess
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+
+pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
+
+FAKE = [sys.executable, "-m", "fakejs"]
+
+# nats-server refuses these with -t already (option errors: FILE:LINE:COL: reason, then an empty line).
+OPTION_ERRORS = {
+    "port_string": 'port: "4222"\n',
+    "ping_interval_bad": 'ping_interval: "2x"\n',
+    "ping_interval_negative_unit": 'ping_interval: "5"\n',
+    "lame_duck_short": 'lame_duck_duration: "10s"\n',
+    "lame_duck_integer": "lame_duck_duration: 5\n",
+    "lame_duck_grace_negative": 'lame_duck_grace_period: "-1s"\n',
+    "server_name_spaces": 'server_name: "a b"\n',
+    "max_payload_too_big": "max_payload: 3GB\n",
+    "max_control_line_too_big": "max_control_line: 3000000000\n",
+    "unknown_field": "foo: 1\n",
+    "several": 'foo: 1\nbar: 2\nport: "x"\n',
+    "listen_no_port": 'listen: "abc"\n',
+    "listen_bad_port": 'listen: "127.0.0.1:x"\n',
+    "listen_bool": "listen: true\n",
+    "http_bad": 'http: "x"\n',
+    "debug_string": 'debug: "yes"\n',
+    "max_connections_string": 'max_connections: "x"\n',
+    "jetstream_word": "jetstream: maybe\n",
+    "jetstream_integer": "jetstream: 1\n",
+    "jetstream_size_suffix": 'jetstream { max_mem_store: "1X" }\n',
+    "jetstream_size_type": "jetstream { max_file_store: true }\n",
+    "jetstream_domain_type": "jetstream {domain: 1}\n",
+    "jetstream_unknown": "jetstream {foo: 1}\n",
+    "jetstream_strict": "jetstream { strict: 1 }\n",
+    "jetstream_buffered_msgs": 'jetstream { max_buffered_msgs: "x" }\n',
+    "authorization_user_and_token": "authorization { user: a, token: b }\n",
+    "authorization_timeout": 'authorization { timeout: "x" }\n',
+    "authorization_unknown": "authorization { foo: 1 }\n",
+    "server_tags_integers": "server_tags: [1, ]\n",
+    "server_tags_integer": "server_tags: 1\n",
+    "system_account_integer": "system_account: 1\n",
+    "leafnodes_integer": "leafnodes: 1\n",
+    "leafnodes_listen": 'leafnodes { listen: "x" }\n',
+    "leafnodes_unknown": "leafnodes { foo: 1 }\n",
+    "leafnodes_port_string": 'leafnodes { port: "x" }\n',
+    "websocket_integer": "websocket: 1\n",
+    "unused_variable": "X = 1\nport: 4222\n",
+    "warning_fails_check": "ping_interval: 60\n",
+    "empty_fails_check": "",
+}
+
+# Accepted by nats-server when testing the file; refused when it starts (validateOptions).
+START_ERRORS = {
+    "payload_over_pending": "port: -1\nmax_payload: 100MB\n",
+    "grace_not_below_duration": 'port: -1\nlame_duck_duration: "60s"\nlame_duck_grace_period: "2m"\n',
+    "websocket_without_tls": "port: -1\nwebsocket { port: -1 }\n",
+    "mqtt_without_jetstream": "port: -1\nmqtt { port: -1 }\n",
+    "no_auth_user_without_users": "port: -1\nno_auth_user: bob\n",
+    "jetstream_cluster_without_server_name": 'port: -1\ncluster { listen: "127.0.0.1:-1" }\njetstream: enabled\n',
+    "jetstream_cluster_without_cluster_name": (
+        'port: -1\nserver_name: a\ncluster { listen: "127.0.0.1:-1" }\njetstream: enabled\n'
+    ),
+    "jetstream_domain_with_dot": 'port: -1\njetstream { domain: "a.b" }\n',
+    "jetstream_domain_with_space": 'port: -1\njetstream { domain: "a b" }\n',
+}
+
+# nats-server serves these; fakejs refuses to start, naming what it does not serve.
+FAKEJS_REFUSES = {
+    "leafnode_remotes": ('leafnodes { remotes: [ { url: "nats://127.0.0.1:7422" } ] }\n', "leaf node connections"),
+    "cluster_routes": ('cluster { listen: "127.0.0.1:-1", routes: ["nats://127.0.0.1:1"] }\n', "clusters"),
+    "accounts": ("accounts { A: { users: [ {user: a, password: b} ] } }\n", "accounts"),
+    "https": ('https: "127.0.0.1:-1"\n', "HTTPS monitoring"),
+    "websocket_compression": ("websocket { port: -1, no_tls: true, compression: true }\n", "websocket clients"),
+    "system_account_other": ('system_account: "SYS"\n', "accounts"),
+    "mappings": ('mappings { "a": "b" }\n', "subject mappings"),
+    "max_subscriptions": ("max_subscriptions: 10\n", "subscriptions"),
+    "jetstream_encryption": ('jetstream { key: "s3cr3t" }\n', "encryption at rest"),
+}
+
+# A file with every key fakejs maps (the nats.js harness's defaults among them).
+EVERY_KEY = """
+listen: "127.0.0.1:-1"
+host: 127.0.0.1
+port: -1
+server_name: every_key
+http: "127.0.0.1:-1"
+http_base_path: "/"
+ports_file_dir: "{tmp}"
+max_payload: 2MB
+max_control_line: 8KB
+max_pending: 32MB
+max_connections: 100
+ping_interval: "30s"
+ping_max: 3
+write_deadline: "5s"
+lame_duck_duration: "45s"
+lame_duck_grace_period: "5s"
+debug: false
+trace: false
+trace_verbose: false
+logtime: true
+logtime_utc: false
+log_file: "{tmp}/server.log"
+pid_file: "{tmp}/server.pid"
+server_tags: ["id:1", "region:x"]
+no_auth_user: ""
+system_account: "$SYS"
+connect_error_reports: 10
+no_sublist_cache: false
+leafnodes { listen: "127.0.0.1:-1" }
+websocket { port: -1, no_tls: true }
+jetstream {
+  enabled: true
+  store_dir: "{tmp}/js"
+  max_mem_store: 1MB
+  max_file_store: "10M"
+  max_buffered_size: 1Gb
+  max_buffered_msgs: 20000
+  sync_interval: "2m"
+  unique_tag: "az"
+  max_outstanding_catchup: 64MB
+  request_queue_limit: 10000
+  strict: true
+}
+authorization { user: u, password: p, timeout: 3 }
+"""
+
+
+def run(command: list[str], *args: str) -> tuple[int, str]:
+    out = subprocess.run([*command, *args], capture_output=True, text=True, timeout=30, check=False)
+    return out.returncode, out.stderr
+
+
+def real() -> list[str]:
+    assert REAL_BINARY is not None
+    return [REAL_BINARY]
+
+
+def lines(stderr: str) -> tuple[str, list[str]]:
+    """The first line's prefix, and the lines without it (sorted: Go's map order is random)."""
+    prefix, _, rest = stderr.partition(": ")
+    return prefix, sorted(rest.split("\n"))
+
+
+def write(tmp_path: Path, text: str, name: str = "server.conf") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("name", sorted(OPTION_ERRORS))
+def test_option_errors(name: str, tmp_path: Path) -> None:
+    path = write(tmp_path, OPTION_ERRORS[name])
+    real_status, real_err = run(real(), "-t", "-c", path)
+    fake_status, fake_err = run(FAKE, "-t", "-c", path)
+    assert real_status == 1, real_err
+    assert (fake_status, lines(fake_err)) == (real_status, lines(real_err))
+    assert fake_err.endswith("\n\n")
+
+
+@pytest.mark.parametrize("name", sorted(START_ERRORS))
+def test_start_errors(name: str, tmp_path: Path) -> None:
+    path = write(tmp_path, START_ERRORS[name])
+    assert run(real(), "-t", "-c", path)[0] == 0
+    real_status, real_err = run(real(), "-c", path)
+    fake_status, fake_err = run(FAKE, "-c", path)
+    assert real_status == 1
+    assert (fake_status, fake_err) == (real_status, real_err)
+
+
+@pytest.mark.parametrize("name", sorted(FAKEJS_REFUSES))
+def test_fakejs_refuses_what_it_does_not_serve(name: str, tmp_path: Path) -> None:
+    text, feature = FAKEJS_REFUSES[name]
+    path = write(tmp_path, text)
+    assert run(real(), "-t", "-c", path)[0] == 0
+    status, stderr = run(FAKE, "-c", path)
+    assert status == 1
+    assert stderr.startswith(f"fakejs: {path}:") and feature in stderr and "not supported by fakejs yet" in stderr
+
+
+def test_valid_file_digest(tmp_path: Path) -> None:
+    """Every supported key at once: -t passes on both with the same digest line."""
+    path = write(tmp_path, EVERY_KEY.replace("{tmp}", str(tmp_path)))
+    real_status, real_err = run(real(), "-t", "-c", path)
+    fake_status, fake_err = run(FAKE, "-t", "-c", path)
+    assert real_status == 0, real_err
+    assert (fake_status, fake_err) == (real_status, real_err)
+    assert fake_err.startswith(f"nats-server: configuration file {path} is valid (sha256:")
+
+
+def test_missing_include_and_parse_error(tmp_path: Path) -> None:
+    for text in ('include "nope.conf"\n', "port: [1\n", "a {\n"):
+        path = write(tmp_path, text)
+        assert run(FAKE, "-c", path) == run(real(), "-c", path)
+
+
+# -- files both serve -------------------------------------------------------------------------
+
+
+def read_info(port: int) -> dict[str, object]:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+        data = b""
+        while b"\r\n" not in data:
+            data += conn.recv(4096)
+    line = data.split(b"\r\n", 1)[0]
+    assert line.startswith(b"INFO ")
+    info: dict[str, object] = json.loads(line[5:])
+    return info
+
+
+SERVED = {
+    "defaults_jetstream_off": "port: -1\n",
+    "limits": "port: -1\nmax_payload: 64KB\nserver_name: limits\njetstream: enabled\n",
+    "listen_and_name": 'listen: "127.0.0.1:-1"\nserver_name: srv_1\njetstream { max_mem_store: 1MB, max_file_store: 1MB }\n',
+    "jetstream_disabled_block": "port: -1\njetstream { enabled: false }\n",
+    "nats_js_default": (
+        'host: 127.0.0.1\nport: -1\nhttp: "127.0.0.1:-1"\nleafnodes { listen: "127.0.0.1:-1" }\n'
+        'server_tags: ["id:x"]\nwebsocket { port: -1, no_tls: true }\n'
+        "jetstream { max_file_store: 1048576, max_mem_store: 1048576 }\n"
+    ),
+}
+INFO_FIELDS = ("max_payload", "server_name", "jetstream", "headers", "auth_required", "proto")
+
+
+def _start(command: list[str] | None, text: str, tmp_path: Path, name: str) -> ServerProcess:
+    """A server (the real one without ``command``) started with ``-c`` on ``text``, its store under tmp_path."""
+    store = tmp_path / name
+    store.mkdir()
+    if command is None:
+        return ServerProcess(REAL_BINARY, config=text, store_dir=str(store)).start()
+    return ServerProcess(command=command, config=text, store_dir=str(store)).start()
+
+
+async def js_info(url: str) -> dict[str, object]:
+    nc = await nats.connect(url)
+    try:
+        try:
+            reply = await nc.request("$JS.API.INFO", b"", timeout=2)
+        except nats.errors.NoRespondersError:
+            return {"error": "no responders"}  # JetStream off
+        info: dict[str, object] = json.loads(reply.data)
+        return info
+    finally:
+        await nc.close()
+
+
+@pytest.mark.parametrize("name", sorted(SERVED))
+async def test_served(name: str, tmp_path: Path) -> None:
+    text = SERVED[name]
+    if "store_dir" not in text and "jetstream" in text:
+        text = text.replace("jetstream", 'store_dir: "{store}"\njetstream', 1)
+    real_server = _start(None, text.replace("{store}", str(tmp_path / "rs")), tmp_path, "real")
+    fake_server = _start(FAKE, text.replace("{store}", str(tmp_path / "fs")), tmp_path, "fake")
+    try:
+        real_info, fake_info = read_info(real_server.port), read_info(fake_server.port)
+        for key in INFO_FIELDS:
+            if key == "server_name" and "server_name" not in text:
+                continue  # generated: the server id
+            assert fake_info.get(key) == real_info.get(key), key
+        if "host:" in text or "listen:" in text:  # fakejs's own default address is 127.0.0.1
+            assert fake_info["host"] == real_info["host"]
+        assert fake_info["port"] == fake_server.port and real_info["port"] == real_server.port
+        real_js, fake_js = await js_info(real_server.url), await js_info(fake_server.url)
+        assert ("error" in fake_js) == ("error" in real_js)
+        if "error" in real_js:
+            assert fake_js["error"] == real_js["error"]
+        else:
+            assert fake_js["limits"] == real_js["limits"]
+    finally:
+        real_server.stop()
+        fake_server.stop()
+
+
+async def test_flags_override_the_file(tmp_path: Path) -> None:
+    """``-c FILE`` then flags: the flags win, as nats-server parses them again over the file."""
+    text = "port: 4999\nserver_name: from_file\nmax_payload: 64KB\n"
+    infos = []
+    for kind, command in (("real", real()), ("fake", FAKE)):
+        store = tmp_path / kind
+        store.mkdir()
+        path = write(store, text)
+        process = subprocess.Popen(
+            [*command, "-c", path, "-p", "-1", "--server_name", "from_flag", "--ports_file_dir", str(store)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            ports = store / f"nats-server_{process.pid}.ports"
+            deadline = time.monotonic() + 15
+            while not ports.exists() or not ports.read_text():
+                assert time.monotonic() < deadline and process.poll() is None
+                await asyncio.sleep(0.02)
+            url = json.loads(ports.read_text())["nats"][0]
+            infos.append(read_info(int(url.rsplit(":", 1)[1])))
+        finally:
+            process.terminate()
+            process.wait(10)
+    real_info, fake_info = infos
+    assert real_info["server_name"] == fake_info["server_name"] == "from_flag"
+    assert real_info["max_payload"] == fake_info["max_payload"] == 65536
+    assert fake_info["port"] != 4999 and real_info["port"] != 4999
+
+
+async def test_warnings_print_and_the_server_starts(tmp_path: Path) -> None:
+    """An integer ping_interval is a warning: printed (no prefix) before the log, and the server runs."""
+    text = "port: -1\nping_interval: 60\n"
+    logs = []
+    for name, command in (("real", None), ("fake", FAKE)):
+        server = _start(command, text, tmp_path, name)
+        try:
+            logs.append(server.log_text().split("\n", 1)[0])
+        finally:
+            server.stop()
+    real_first, fake_first = logs
+    assert fake_first.replace(str(tmp_path / "fake"), "DIR") == real_first.replace(str(tmp_path / "real"), "DIR")
+    assert fake_first.endswith('invalid use of field "ping_interval": ping_interval should be converted to a duration')
+
+
+async def test_max_connections(tmp_path: Path) -> None:
+    """Beyond max_connections a client gets INFO, then -ERR 'maximum connections exceeded', then EOF."""
+    text = "port: -1\nmax_connections: 1\n"
+    answers = []
+    for name, command in (("real", None), ("fake", FAKE)):
+        server = _start(command, text, tmp_path, name)
+        try:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=5) as first:
+                first.recv(4096)
+                with socket.create_connection(("127.0.0.1", server.port), timeout=5) as second:
+                    data = b""
+                    while chunk := second.recv(4096):
+                        data += chunk
+            answers.append(data.split(b"\r\n", 1)[1])
+        finally:
+            server.stop()
+    assert answers[0] == answers[1] == b"-ERR 'maximum connections exceeded'\r\n"
+
+
+async def test_server_store_limits(tmp_path: Path) -> None:
+    """jetstream { max_mem_store, max_file_store }: once a store is over its limit, publishes are refused."""
+    replies = []
+    for name, command in (("real", None), ("fake", FAKE)):
+        text = f'port: -1\njetstream {{ max_mem_store: 1KB, max_file_store: 2KB, store_dir: "{tmp_path / name}-js" }}\n'
+        server = _start(command, text, tmp_path, name)
+        try:
+            nc = await nats.connect(server.url)
+            js = nc.jetstream()
+            seen = []
+            for storage in ("memory", "file"):
+                await js.add_stream(name=storage.upper(), subjects=[f"{storage}.>"], storage=storage)
+                for _ in range(5):
+                    reply = await nc.request(f"{storage}.x", b"x" * 600, timeout=2)
+                    seen.append(reply.data)
+                info = await js.stream_info(storage.upper())
+                seen.append(b"%d msgs, %d bytes" % (info.state.messages, info.state.bytes))
+            await nc.close()
+            replies.append(seen)
+            assert "resource limits exceeded for server" in server.log_text()
+        finally:
+            server.stop()
+    assert replies[0] == replies[1]
+    assert b"insufficient resources" in replies[1][2]
