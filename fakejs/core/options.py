@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass, field
 
+from fakejs.core.account_config import AccountConfig
 from fakejs.core.users import User
 
 # The nats-server release whose behaviour fakejs reproduces, and its
@@ -53,6 +54,9 @@ class ServerOptions:
     # and permissions; ``no_auth_user`` names the one a client without credentials becomes.
     users: list[User] = field(default_factory=list)
     no_auth_user: str = ""
+    # ``accounts { ... }``: accounts besides the global one, with their users, JetStream
+    # limits, exports and imports (users with an ``account`` log in there).
+    accounts: list[AccountConfig] = field(default_factory=list)
     jetstream: bool = True
     # ``jetstream { domain: D }``: the API answers on ``$JS.D.API.>`` too, and INFO, PubAcks,
     # stream info and ``$JS.API.INFO`` name the domain.

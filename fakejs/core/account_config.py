@@ -1,0 +1,77 @@
+"""What the ``accounts { ... }`` block configures: accounts, their JetStream limits, exports and imports.
+
+Plain frozen data, like :mod:`fakejs.core.users`: the configuration file
+(and in-process :class:`~fakejs.core.options.ServerOptions`) builds it, the
+broker turns each :class:`AccountConfig` into a running account (its own
+subject space, users and JetStream), the router follows the exports and
+imports, and JetStream enforces the limits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fakejs.core.users import User
+
+# nats-server's reply types for service exports.
+SINGLETON = "Singleton"
+STREAM = "Stream"
+CHUNKED = "Chunked"
+
+
+@dataclass(frozen=True)
+class JetStreamLimits:
+    """An account's JetStream limits (nats-server's ``JetStreamAccountLimits``); -1 means unlimited."""
+
+    max_memory: int = -1
+    max_storage: int = -1
+    max_streams: int = -1
+    max_consumers: int = -1
+    max_ack_pending: int = -1
+    memory_max_stream_bytes: int = -1
+    storage_max_stream_bytes: int = -1
+    max_bytes_required: bool = False
+
+
+@dataclass(frozen=True)
+class Export:
+    """A stream or service an account offers: to everyone, or to the accounts named."""
+
+    subject: str
+    service: bool
+    accounts: tuple[str, ...] = ()
+    response_type: str = SINGLETON  # service exports only
+    response_threshold: float = 0.0  # seconds; 0: nats-server's default
+
+
+@dataclass(frozen=True)
+class Import:
+    """A stream or service taken from another account.
+
+    ``local`` is where it appears in the importing account: a stream
+    import's ``prefix`` (or ``to``) applied to the exported subject, a
+    service import's ``to`` subject the importer publishes requests on;
+    empty means the exported subject itself.
+    """
+
+    account: str
+    subject: str
+    service: bool
+    local: str = ""
+    prefix: str = ""  # stream imports: nats-server's ``prefix``
+
+
+@dataclass(frozen=True)
+class AccountConfig:
+    """One account of ``accounts { NAME { users, jetstream, exports, imports } }``.
+
+    ``jetstream`` is None when the account has no JetStream; ``tiers``
+    holds tiered limits by tier name (``R1``, ``R3``) when configured.
+    """
+
+    name: str
+    users: tuple[User, ...] = ()
+    jetstream: JetStreamLimits | None = None
+    tiers: dict[str, JetStreamLimits] = field(default_factory=dict)
+    exports: tuple[Export, ...] = ()
+    imports: tuple[Import, ...] = ()
