@@ -37,6 +37,7 @@ from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
 from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Subscription
 from fakejs.core.stats import Stats
+from fakejs.core.subjects import is_reserved_reply
 from fakejs.core.users import Permissions
 from fakejs.protocol import writer
 from fakejs.protocol.connect import DEFAULT_CLIENT_OPTS
@@ -403,7 +404,7 @@ class ClientSession:
             self._publish_violation(subject)
             return
         reply = event.reply
-        if reply and _is_reserved_reply(reply):
+        if reply and is_reserved_reply(reply):
             self.send_err(f"Permissions Violation for Publish with Reply of {writer.go_quote(reply)}")
             return
         if self.verbose:
@@ -592,12 +593,3 @@ class ClientSession:
 
 def _ignore(event: Any) -> None:
     pass
-
-
-def _is_reserved_reply(reply: str) -> bool:
-    """Reply subjects clients may not use (service imports, JS acks, gateways)."""
-    return (
-        reply.startswith("_R_.")
-        or (len(reply) > 8 and reply.startswith("$JS.ACK."))
-        or (len(reply) > 5 and reply.startswith("_GR_."))
-    )

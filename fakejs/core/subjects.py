@@ -408,3 +408,12 @@ def _match_level(level: _Level | None, toks: list[str], start: int, result: Matc
         _add_node(node, result)
     if pwc is not None:
         _add_node(pwc, result)
+
+
+def is_reserved_reply(reply: str) -> bool:
+    """Reply subjects clients may not publish with (service imports, JetStream acks, gateways)."""
+    return (
+        reply.startswith("_R_.")
+        or (len(reply) > 8 and reply.startswith("$JS.ACK."))
+        or (len(reply) > 5 and reply.startswith("_GR_."))
+    )
