@@ -21,6 +21,7 @@ from fakejs.jetstream import service
 from fakejs.jetstream.api import JetStreamApi, attach_api
 
 if TYPE_CHECKING:
+    from fakejs.core.account_config import JetStreamLimits
     from fakejs.core.accounts import Account
     from fakejs.core.broker import Broker
 
@@ -29,9 +30,14 @@ class JetStream(service.JetStream):
     """An account's JetStream answering its ``$JS.API``: the service with the API layer attached."""
 
     def __init__(
-        self, broker: Broker, store_dir: str = "", own_store: bool | None = None, account: Account | None = None
+        self,
+        broker: Broker,
+        store_dir: str = "",
+        own_store: bool | None = None,
+        account: Account | None = None,
+        limits: JetStreamLimits | None = None,
     ) -> None:
-        super().__init__(broker, store_dir, own_store, account)
+        super().__init__(broker, store_dir, own_store, account, limits)
         self.api: JetStreamApi = attach_api(self)
 
 

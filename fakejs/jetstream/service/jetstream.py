@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
+from fakejs.core.account_config import JetStreamLimits
 from fakejs.core.options import API_LEVEL
 from fakejs.core.router import EMPTY_REPLY
 from fakejs.core.subjects import overlap
@@ -74,13 +75,20 @@ def _system_memory() -> int:
 
 class JetStream:
     def __init__(
-        self, broker: Broker, store_dir: str = "", own_store: bool | None = None, account: Account | None = None
+        self,
+        broker: Broker,
+        store_dir: str = "",
+        own_store: bool | None = None,
+        account: Account | None = None,
+        limits: JetStreamLimits | None = None,
     ) -> None:
         self.broker = broker
         # The account this JetStream serves (the global one unless told otherwise): its
         # router carries the API, the streams' subjects and every reply.
         self.account = account if account is not None else broker.accounts.default
         self.router = self.account.router
+        # The account's JetStream limits (``accounts { A { jetstream { ... } } }``); unlimited by default.
+        self.limits = limits if limits is not None else JetStreamLimits()
         self.clock = broker.clock
         self.log = broker.log
         # A store directory fakejs made itself is removed on stop (unless kept for a restart).
