@@ -27,6 +27,9 @@ class AccountJetStream(Protocol):
     def stop(self, keep_store: bool = False) -> None:
         """Shut the service down (``keep_store``: a restart follows)."""
 
+    def reserved_bytes(self, memory: bool, exclude: str = "") -> int:
+        """Bytes its streams reserve (``max_bytes``) in memory or on disk; the server's store limits count them all."""
+
 
 class Account:
     """One account: its name, router, users (name -> password) and JetStream, if enabled."""

@@ -53,6 +53,9 @@ class Host:
     def limits_exceeded(self, memory: bool) -> bool:
         return False
 
+    def account_limits_exceeded(self, memory: bool, size: int) -> bool:
+        return False
+
     def consumer_acked(self, stream: Stream, consumer: StreamConsumer, seq: int) -> None:
         self.acked.append((consumer.name, seq))
 

@@ -50,8 +50,10 @@ def _invalid(text: str) -> ApiError:
     return api_error("JSStreamInvalidConfigF", err=text)
 
 
-def apply_defaults(cfg: ConsumerConfig, stream_cfg: StreamConfig, pedantic: bool = False) -> None:
-    """Fill in what the server decides when the client leaves it out."""
+def apply_defaults(
+    cfg: ConsumerConfig, stream_cfg: StreamConfig, pedantic: bool = False, account_max_ack_pending: int = -1
+) -> None:
+    """Fill in what the server decides when the client leaves it out (``account_max_ack_pending``: the account's limit)."""
     if cfg["max_deliver"] == 0 or cfg["max_deliver"] < -1:
         if pedantic and cfg["max_deliver"] < -1:
             raise _pedantic("max_deliver must be set to -1")
@@ -77,7 +79,7 @@ def apply_defaults(cfg: ConsumerConfig, stream_cfg: StreamConfig, pedantic: bool
         if pedantic and cfg["ack_wait"] != cfg["backoff"][0]:
             raise _pedantic("first backoff value has to equal batch AckWait")
         cfg["ack_wait"] = cfg["backoff"][0]
-    _apply_stream_limits(cfg, stream_cfg, pedantic)
+    _apply_stream_limits(cfg, stream_cfg, pedantic, account_max_ack_pending)
     if cfg["priority_policy"] == "pinned_client" and cfg["priority_timeout"] == 0:
         cfg["priority_timeout"] = DEFAULT_PINNED_TTL
     if cfg["ack_policy"] == "flow_control" and not pedantic:
@@ -85,8 +87,12 @@ def apply_defaults(cfg: ConsumerConfig, stream_cfg: StreamConfig, pedantic: bool
         cfg["idle_heartbeat"] = SOURCE_HEALTH_HEARTBEAT
 
 
-def _apply_stream_limits(cfg: ConsumerConfig, stream_cfg: StreamConfig, pedantic: bool) -> None:
-    """Unset max_ack_pending and inactive_threshold come from the stream's consumer limits."""
+def _apply_stream_limits(cfg: ConsumerConfig, stream_cfg: StreamConfig, pedantic: bool, account_max: int) -> None:
+    """Unset max_ack_pending and inactive_threshold come from the stream's consumer limits.
+
+    Left unset there too, max_ack_pending is the default, lowered to the
+    account's limit when that is smaller.
+    """
     limits = stream_cfg["consumer_limits"] or {}
     if cfg["max_ack_pending"] == 0:
         if pedantic and limits.get("max_ack_pending", 0) > 0:
@@ -97,10 +103,13 @@ def _apply_stream_limits(cfg: ConsumerConfig, stream_cfg: StreamConfig, pedantic
             raise _pedantic("inactive_threshold must be set if it's configured in stream limits")
         cfg["inactive_threshold"] = limits.get("inactive_threshold", 0)
     if cfg["max_ack_pending"] == 0 and cfg["ack_policy"] != "none":
-        cfg["max_ack_pending"] = DEFAULT_MAX_ACK_PENDING
+        default = DEFAULT_MAX_ACK_PENDING
+        if 0 < account_max < default:
+            default = account_max
+        cfg["max_ack_pending"] = default
 
 
-def check(cfg: ConsumerConfig, stream_cfg: StreamConfig) -> None:
+def check(cfg: ConsumerConfig, stream_cfg: StreamConfig, account_max_ack_pending: int = -1) -> None:
     """``checkConsumerCfg``: raises :class:`ApiError` for the first violated rule."""
     _check_names_and_replicas(cfg, stream_cfg)
     _check_acks(cfg)
@@ -110,6 +119,8 @@ def check(cfg: ConsumerConfig, stream_cfg: StreamConfig) -> None:
         _check_push(cfg, stream_cfg)
     else:
         _check_pull(cfg, stream_cfg)
+    if 0 < account_max_ack_pending < cfg["max_ack_pending"]:
+        raise api_error("JSConsumerMaxPendingAckExcessErrF", limit=account_max_ack_pending)
     _check_against_stream_limits(cfg, stream_cfg)
     if cfg["direct"]:
         if not cfg["deliver_subject"]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 
+from fakejs.core.account_config import JetStreamLimits
 from fakejs.core.clock import Clock
 from fakejs.core.router import Router
 from fakejs.core.subjects import overlap
@@ -23,6 +24,7 @@ from fakejs.jetstream.config.consumer import ConsumerConfig
 from fakejs.jetstream.config.stream_rules import MAX_NAME_LEN, is_valid_name
 from fakejs.jetstream.consumer.consumer import Consumer
 from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.service import limits
 from fakejs.jetstream.service.persistence import Persistence
 from fakejs.jetstream.stream.stream import Stream, StreamConsumer
 
@@ -30,11 +32,14 @@ EPHEMERAL_INACTIVE_THRESHOLD = 5 * NS  # ephemeral consumers go after 5 seconds 
 
 
 class ConsumerAdmin:
-    def __init__(self, router: Router, clock: Clock, rng: random.Random, persistence: Persistence) -> None:
+    def __init__(
+        self, router: Router, clock: Clock, rng: random.Random, persistence: Persistence, limits: JetStreamLimits
+    ) -> None:
         self.router = router
         self.clock = clock
         self.random = rng
         self.persistence = persistence
+        self.limits = limits  # the account's JetStream limits
 
     # -- create and update ------------------------------------------------------------------
 
@@ -58,8 +63,9 @@ class ConsumerAdmin:
         return self.add(stream, config, action, pedantic), identity
 
     def add(self, stream: Stream, config: ConsumerConfig, action: str, pedantic: bool) -> Consumer:
-        consumer_rules.apply_defaults(config, stream.config, pedantic)
-        consumer_rules.check(config, stream.config)
+        account_limits = self.limits
+        consumer_rules.apply_defaults(config, stream.config, pedantic, account_limits.max_ack_pending)
+        consumer_rules.check(config, stream.config, account_limits.max_ack_pending)
         name = config["durable_name"] or config["name"]
         existing: Consumer | None = stream.consumers.get(name) if name else None
         if existing is not None:
@@ -75,7 +81,7 @@ class ConsumerAdmin:
             return existing
         if action == "update":
             raise api_error("JSConsumerDoesNotExist")
-        _check_room(stream, name, config)
+        _check_room(stream, name, config, account_limits)
         name = self._name_for(stream, name, config)
         if not config["durable_name"] and not config["inactive_threshold"]:
             config["inactive_threshold"] = EPHEMERAL_INACTIVE_THRESHOLD
@@ -211,12 +217,11 @@ def _partition_unique(stream: Stream, name: str, filters: list[str]) -> bool:
     return True
 
 
-def _check_room(stream: Stream, name: str, config: ConsumerConfig) -> None:
-    """The stream's consumer limit and the work-queue rules a new consumer must meet."""
-    max_consumers = stream.config["max_consumers"]
-    counted = sum(1 for c in stream.consumers.values() if not c.config["direct"])
-    if max_consumers > 0 and counted >= max_consumers and not config["direct"]:
-        raise api_error("JSMaximumConsumersLimitErr")
+def _check_room(stream: Stream, name: str, config: ConsumerConfig, account: JetStreamLimits) -> None:
+    """The consumer limit (the stream's, or the account's when smaller) and the work-queue rules."""
+    if not config["direct"]:
+        counted = sum(1 for c in stream.consumers.values() if not c.config["direct"])
+        limits.consumer_room(account, stream.config["max_consumers"], counted)
     if stream.config["retention"] == "workqueue" and not config["direct"]:
         if config["ack_policy"] not in ("explicit", "flow_control"):
             raise api_error("JSConsumerWQRequiresExplicitAckErr")

@@ -26,6 +26,7 @@ from fakejs.core.options import API_LEVEL
 from fakejs.core.router import EMPTY_REPLY
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
+from fakejs.jetstream.service import limits
 from fakejs.jetstream.service.persistence import Persistence
 
 if TYPE_CHECKING:
@@ -122,13 +123,14 @@ class JetStream:
         # Only configured limits are checked on every publish (the defaults are the machine's).
         self._limited = (options.jetstream_max_memory >= 0, options.jetstream_max_store >= 0)
         self._limit_logged = -LIMIT_LOG_INTERVAL
+        self._account_limit_logged = -LIMIT_LOG_INTERVAL
 
     @cached_property
     def consumer_admin(self) -> ConsumerAdmin:
         """The consumer rules, made (and imported) when the first consumer is created or recovered."""
         from fakejs.jetstream.service.consumers import ConsumerAdmin
 
-        return ConsumerAdmin(self.router, self.clock, self.broker.random, self.persistence)
+        return ConsumerAdmin(self.router, self.clock, self.broker.random, self.persistence, self.limits)
 
     def nuid(self) -> str:
         """A fresh NUID from the server's seeded generator."""
@@ -289,16 +291,7 @@ class JetStream:
             "reserved_storage": reserved_storage,
             "streams": len(self.streams),
             "consumers": sum(len(s.consumers) for s in self.streams.values()),
-            "limits": {
-                "max_memory": -1,
-                "max_storage": -1,
-                "max_streams": -1,
-                "max_consumers": -1,
-                "max_ack_pending": -1,
-                "memory_max_stream_bytes": -1,
-                "storage_max_stream_bytes": -1,
-                "max_bytes_required": False,
-            },
+            "limits": limits.limits_json(self.limits),
         }
         if self.domain:
             info["domain"] = self.domain
@@ -330,6 +323,7 @@ class JetStream:
         from fakejs.jetstream.config.stream import copy_static_metadata
 
         checked = stream_rules.check_create(config, pedantic)
+        limits.stream_bytes_rules(self.limits, checked)
         existing = self.streams.get(checked["name"])
         if existing is not None:
             # Creating again with the same config is a success (did_create and all).
@@ -340,6 +334,7 @@ class JetStream:
         unsupported = stream_rules.unsupported_feature(checked)
         if unsupported is not None:
             raise unsupported
+        limits.new_stream(self.limits, checked, self._stream_configs())
         self._check_resources(checked)
         if self._subjects_overlap(checked["subjects"]):
             raise api_error("JSStreamSubjectOverlapErr")
@@ -356,7 +351,9 @@ class JetStream:
         unsupported = stream_rules.unsupported_feature(checked)
         if unsupported is not None:
             raise unsupported
-        self._check_resources(checked, exclude=name)
+        limits.stream_bytes_rules(self.limits, checked)
+        limits.reservation(self.limits, checked, self._stream_configs(), update=True)
+        self._check_resources(checked, exclude=name, update=True)
         consumer_configs = ((c.name, c.config) for c in stream.consumers.values())
         violators = consumer_rules.consumers_over_limits(stream.config, checked, consumer_configs)
         if violators:
@@ -386,20 +383,43 @@ class JetStream:
         stream.attach()
         return stream
 
-    def _check_resources(self, config: StreamConfig, exclude: str = "") -> None:
-        """Refuse a max_bytes reservation the server could not honour."""
-        wanted = config["max_bytes"]
-        if wanted <= 0:
-            return
+    def _check_resources(self, config: StreamConfig, exclude: str = "", update: bool = False) -> None:
+        """Refuse a max_bytes reservation the server could not honour (every account's reservations count).
+
+        As nats-server, a new stream without ``max_bytes`` reserves one byte.
+        """
+        wanted = config["max_bytes"] if config["max_bytes"] >= 0 else (0 if update else 1)
         memory = config["storage"] == "memory"
-        reserved = 0
-        for stream in self.streams.values():
-            if stream.name != exclude and (stream.config["storage"] == "memory") == memory:
-                reserved += max(stream.config["max_bytes"], 0)
-        if memory and reserved + wanted > self.max_memory:
-            raise api_error("JSMemoryResourcesExceededErr")
-        if not memory and reserved + wanted > self.max_storage:
-            raise api_error("JSStorageResourcesExceededErr")
+        held = 0
+        for account in self.broker.accounts:
+            js = account.jetstream
+            if js is not None:
+                held += js.reserved_bytes(memory, exclude if js is self else "")
+        cap = self.max_memory if memory else self.max_storage
+        if held > cap or wanted > cap - held:
+            raise api_error("JSMemoryResourcesExceededErr" if memory else "JSStorageResourcesExceededErr")
+
+    def reserved_bytes(self, memory: bool, exclude: str = "") -> int:
+        """What this account's streams of one storage type reserve (``exclude``: a stream being updated)."""
+        return limits.reserved(self._stream_configs(), memory, exclude)
+
+    def _stream_configs(self) -> list[StreamConfig]:
+        return [stream.config for stream in self.streams.values()]
+
+    def account_limits_exceeded(self, memory: bool, size: int) -> bool:
+        """Would storing ``size`` more bytes of that kind take the account over its limit?  Logged at most every 10 s."""
+        cap = self.limits.max_memory if memory else self.limits.max_storage
+        if cap < 0:
+            return False
+        stored_memory, stored_storage = self.usage()
+        if not limits.publish_exceeds(self.limits, memory, stored_memory if memory else stored_storage, size):
+            return False
+        now = self.clock.monotonic()
+        if now - self._account_limit_logged > LIMIT_LOG_INTERVAL:
+            self._account_limit_logged = now
+            kind = "memory" if memory else "file"
+            self.log.warning('JetStream %s resource limits exceeded for account: "%s"', kind, self.account.name)
+        return True
 
     def _subjects_overlap(self, subjects: list[str], exclude: str = "") -> bool:
         for stream in self.streams.values():

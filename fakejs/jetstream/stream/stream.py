@@ -100,6 +100,10 @@ class StreamHost(DirectHost, Protocol):
         """Whether the server's JetStream memory (or file) store is already over its configured limit."""
         ...
 
+    def account_limits_exceeded(self, memory: bool, size: int) -> bool:
+        """Whether storing ``size`` more bytes of that kind would take the account over its JetStream limit."""
+        ...
+
     def remove_consumer(self, stream: Stream, consumer: StreamConsumer) -> None: ...
 
     def consumer_acked(self, stream: Stream, consumer: StreamConsumer, seq: int) -> None: ...
@@ -233,8 +237,11 @@ class Stream:
                     return self._pub_ack(seen)[:-1] + b',"duplicate": true}'
             publish.check_last_msg_id(hdr, self.last_msg_id)
             rollup = publish.rollup_of(cfg, hdr)
-        if self.js.limits_exceeded(cfg["storage"] == "memory"):
+        memory = cfg["storage"] == "memory"
+        if self.js.limits_exceeded(memory):
             raise api_error("JSInsufficientResourcesErr")
+        if self.js.account_limits_exceeded(memory, self.store.message_size(subject, hdr, payload)):
+            raise api_error("JSAccountResourcesExceededErr")
         if cfg["retention"] == "interest" and not self._has_interest(subject):
             return self._skip_uninteresting(subject, msg_id, rollup)
         if hdr:
