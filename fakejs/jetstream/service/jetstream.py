@@ -211,7 +211,9 @@ class JetStream:
         for stream in self.persistence.recover(self):
             self.streams[stream.name] = stream
             stream.attach()
-            self.log.info("  Restored %d messages for stream '$G > %s'", stream.store.msgs, stream.name)
+            self.log.info(
+                "  Restored %d messages for stream '%s > %s'", stream.store.msgs, self.account.name, stream.name
+            )
             self.persistence.recover_consumers(stream)
         for front in self._attachments:
             front.start()
@@ -282,6 +284,7 @@ class JetStream:
     def account_info(self) -> dict[str, Any]:
         memory, storage = self.usage()
         reserved_memory, reserved_storage = self.reservations()
+        limits = self.limits
         info: dict[str, Any] = {
             "memory": memory,
             "storage": storage,
@@ -290,14 +293,14 @@ class JetStream:
             "streams": len(self.streams),
             "consumers": sum(len(s.consumers) for s in self.streams.values()),
             "limits": {
-                "max_memory": -1,
-                "max_storage": -1,
-                "max_streams": -1,
-                "max_consumers": -1,
-                "max_ack_pending": -1,
-                "memory_max_stream_bytes": -1,
-                "storage_max_stream_bytes": -1,
-                "max_bytes_required": False,
+                "max_memory": limits.max_memory,
+                "max_storage": limits.max_storage,
+                "max_streams": limits.max_streams,
+                "max_consumers": limits.max_consumers,
+                "max_ack_pending": limits.max_ack_pending,
+                "memory_max_stream_bytes": limits.memory_max_stream_bytes,
+                "storage_max_stream_bytes": limits.storage_max_stream_bytes,
+                "max_bytes_required": limits.max_bytes_required,
             },
         }
         if self.domain:
