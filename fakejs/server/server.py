@@ -239,6 +239,11 @@ class Server:
         except OSError as exc:
             self.broker.log.error("Error cleaning up ports file %s: %s", path, exc)
 
+    @property
+    def account_jetstreams(self) -> list[JetStream]:
+        """Every account's JetStream, for monitoring."""
+        return list(self.jetstreams.by_account.values())
+
     def _start_jetstream(self) -> None:
         """JetStream for each account that has it (on the store kept over a restart, if any)."""
         store_dir = self._kept_store if self._kept_store is not None else self.options.store_dir

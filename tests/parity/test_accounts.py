@@ -10,6 +10,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -46,7 +47,7 @@ NOT_ENABLED = {"code": 503, "err_code": 10039, "description": "JetStream not ena
 
 class ConfiguredFake(FakeTarget):
     def __init__(self, config: str, store_dir: str) -> None:
-        super().__init__(Settings(), store_dir)
+        super().__init__(Settings(monitor=True), store_dir)
         self.config = config
 
     def options(self) -> ServerOptions:
@@ -58,7 +59,7 @@ class ConfiguredFake(FakeTarget):
 
 class ConfiguredReal(RealTarget):
     def __init__(self, config: str, store_dir: str) -> None:
-        super().__init__(Settings(), store_dir)
+        super().__init__(Settings(monitor=True), store_dir)
         self.config = config
 
     def config_text(self) -> str:
@@ -266,6 +267,38 @@ async def test_key_value_in_an_account(server: Start) -> None:
         assert (await kv.get("k")).value == b"v1"
         with pytest.raises(nats.js.errors.BucketNotFoundError):
             await b.jetstream().key_value("cfg")
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def monitor(target: Target, path: str) -> dict[str, object]:
+    def fetch() -> dict[str, object]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{target.http_port}{path}", timeout=5) as response:
+            doc: dict[str, object] = json.loads(response.read())
+            return doc
+
+    return await asyncio.to_thread(fetch)
+
+
+async def test_monitoring_names_accounts(server: Start) -> None:
+    target = await server(ACCOUNTS)
+    a, b = await connect(target, "a"), await connect(target, None)
+    try:
+        await a.jetstream().add_stream(name="S", subjects=["s.>"])
+        connz = await monitor(target, "/connz?auth=1")
+        connections = connz["connections"]
+        assert isinstance(connections, list)
+        seen = sorted((c["authorized_user"], c["account"], c["name_tag"]) for c in connections)
+        assert seen == [("a", "A", "A"), ("b", "B", "B")]
+        only_a = await monitor(target, "/connz?acc=A")
+        assert only_a["num_connections"] == 1
+        jsz = await monitor(target, "/jsz?accounts=true")
+        details = jsz["account_details"]
+        assert isinstance(details, list)
+        assert (jsz["accounts"], jsz["streams"], jsz["total"]) == (3, 1, 3)
+        assert [d["name"] for d in details] == ["A", "B", "L"]
+        assert [d["reserved_memory"] for d in details] == [2**64 - 1, 2**64 - 1, 1_000_000]
     finally:
         await a.close()
         await b.close()
