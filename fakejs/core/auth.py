@@ -1,4 +1,4 @@
-"""Who a CONNECT logs in as: nats-server's credential checks, without accounts yet.
+"""Who a CONNECT logs in as: nats-server's credential checks (a login's user names its account).
 
 :class:`Authenticator` follows ``processClientOrLeafAuthentication`` in
 nats-server's ``auth.go`` for a server configured from options:
@@ -186,8 +186,9 @@ class Authenticator:
 
     def __init__(self, options: ServerOptions, secrets: SecretCheck | None = None) -> None:
         self.options = options
-        self.users = {u.name: u for u in options.users if not u.nkey}
-        self.nkeys = {u.nkey: u for u in options.users if u.nkey}
+        users = options.all_users()  # an account's users name their account
+        self.users = {u.name: u for u in users if not u.nkey}
+        self.nkeys = {u.nkey: u for u in users if u.nkey}
         self.secrets = secrets or SecretCheck()
 
     @property
@@ -263,14 +264,15 @@ class Authenticator:
 
 def validate(options: ServerOptions) -> str | None:
     """What nats-server refuses to start with among the authentication options (its text), if anything."""
-    for user in options.users:
+    users = options.all_users()
+    for user in users:
         if user.nkey and not is_valid_public_user_key(user.nkey):
             return "Not a valid public nkey for a user"
     no_auth = options.no_auth_user
     if not no_auth:
         return None
-    if not options.users:
+    if not users:
         return f'no_auth_user: "{no_auth}" present, but users/nkeys are not defined'
-    if any(no_auth in (u.name, u.nkey) for u in options.users):
+    if any(no_auth in (u.name, u.nkey) for u in users):
         return None
     return f'no_auth_user: "{no_auth}" not present as user or nkey in authorization block or account configuration'

@@ -22,7 +22,7 @@ from fakejs.core.clock import Clock
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks
 from fakejs.core.log import get_logger
-from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, ServerOptions
+from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.router import Router, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.core.stats import Stats
@@ -49,9 +49,7 @@ class Broker:
         self.auth = Authenticator(options)
         if options.user:
             self.accounts.default.users[options.user] = options.password
-        for user in options.users:
-            if user.account and self.accounts.get(user.account) is None:
-                self.accounts.add(user.account)
+        add_configured_accounts(self.accounts, options)
         # Hook points fire here; the test kit installs its faults (see fakejs.core.hooks).
         self.faults: Hooks = hooks if hooks is not None else NoHooks()
         self.clients: dict[int, ClientSession] = {}
@@ -164,6 +162,21 @@ class Broker:
         if account is None or account is self.accounts.default:
             return None
         return account if self.auth.secrets.same(account.users[user], password) else None
+
+
+def add_configured_accounts(accounts: Accounts, options: ServerOptions) -> None:
+    """The ``accounts { }`` of the options (users included), then ``$SYS`` as nats-server always has it."""
+    for config in options.accounts:
+        if accounts.get(config.name) is None:
+            accounts.add(config.name)
+    for user in options.all_users():
+        if not user.account:
+            continue
+        account = accounts.get(user.account) or accounts.add(user.account)
+        if user.name:
+            account.users[user.name] = user.password
+    if options.system_account in ("", SYSTEM_ACCOUNT) and accounts.get(SYSTEM_ACCOUNT) is None:
+        accounts.add(SYSTEM_ACCOUNT)
 
 
 def check_options(options: ServerOptions) -> None:

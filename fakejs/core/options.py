@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import platform
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from fakejs.core.account_config import AccountConfig
 from fakejs.core.users import User
@@ -21,7 +21,7 @@ MAX_PAYLOAD = 1024 * 1024
 MAX_PENDING = 64 * 1024 * 1024
 MAX_CONTROL_LINE = 4096
 MAX_CONNECTIONS = 64 * 1024
-# nats-server's system account: the one name ``system_account`` may give until accounts exist.
+# nats-server's system account: always there, and what ``system_account`` names by default.
 SYSTEM_ACCOUNT = "$SYS"
 
 
@@ -78,7 +78,7 @@ class ServerOptions:
     jetstream_request_queue_limit: int = 0
     jetstream_info_queue_limit: int = 0
     server_tags: list[str] = field(default_factory=list)
-    # Only "$SYS" (the default) until fakejs has accounts.
+    # ``system_account``: "$SYS" (the default) or a configured account.
     system_account: str = ""
     pid_file: str = ""
     http_host: str = ""
@@ -108,4 +108,11 @@ class ServerOptions:
 
     @property
     def auth_required(self) -> bool:
-        return bool(self.token or self.user or self.users)
+        return bool(self.token or self.user or self.all_users())
+
+    def all_users(self) -> list[User]:
+        """``users`` and every account's users (each naming its account), as nats-server merges them."""
+        merged = list(self.users)
+        for account in self.accounts:
+            merged.extend(u if u.account == account.name else replace(u, account=account.name) for u in account.users)
+        return merged

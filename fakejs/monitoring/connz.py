@@ -157,19 +157,20 @@ def connz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, A
         "connections": [],
     }
     members = list(broker.clients.values())
-    if q.account and q.account != GLOBAL_ACCOUNT:
-        if q.account != SYSTEM_ACCOUNT:
+    if q.account:
+        if broker.accounts.get(q.account) is None and q.account != SYSTEM_ACCOUNT:
             # nats-server answers an unknown account with an unfilled document.
             doc["server_id"], doc["connections"] = "", None
             return 200, doc
-        members = []
+        members = [client for client in members if client.account.name == q.account]
     closed = list(server.closed_connections) if q.state != OPEN else []
     total = (len(members) if q.state != CLOSED else 0) + len(closed)
     if q.account:
         # Closed clients of the global account are kept without an account name,
         # so nats-server's account filter never matches them.
-        total -= len(closed)
-        closed = []
+        kept = [r for r in closed if r.account == q.account and r.account != GLOBAL_ACCOUNT]
+        total -= len(closed) - len(kept)
+        closed = kept
     doc["total"] = total
     records = _selected(q, broker.clients, members, closed)
     _sort(records, q.order, now_ns)
@@ -222,7 +223,11 @@ def subsz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, A
     if listed:
         details = []
         if index is not None:
-            details = [sub_detail(sub, account=True) for sub in index.all() if not test or matches(sub.subject, test)]
+            details = [
+                sub_detail(sub, account=True, name=found.name if found is not None else GLOBAL_ACCOUNT)
+                for sub in index.all()
+                if not test or matches(sub.subject, test)
+            ]
         start, end = page_bounds(offset, limit, len(details))
         if end > start:
             doc["subscriptions_list"] = details[start:end]

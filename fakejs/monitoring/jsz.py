@@ -5,7 +5,8 @@ JetStream usage: totals for the server, and on request per-account detail
 down to streams (``streams=1``), consumers (``consumers=1``) and their
 configurations (``config=1``).  A standalone nats-server counts every
 stream and consumer as its own leader and reports no meta cluster; so
-does this one.  The only JetStream account is the global account ``$G``.
+does this one.  Every account with JetStream counts (``$G`` alone when no
+accounts are configured), its detail listed by name.
 """
 
 from __future__ import annotations
@@ -81,13 +82,13 @@ def jsz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, Any
         return 400, str(err)
     broker = server.broker
     now = rfc3339(broker.clock.time_ns())
-    js = server.jetstream
-    if js is None:
+    jetstreams = sorted(server.account_jetstreams, key=lambda j: j.account.name)
+    if not jetstreams:
         if q.leader_only:
             return 400, "filtered response: not leader"
         return 200, _disabled(broker.server_id, now)
-    doc = _usage(js, broker.server_id, now)
-    all_streams = list(js.streams.values())
+    doc = _usage(jetstreams, broker.server_id, now)
+    all_streams = [stream for js in jetstreams for stream in js.streams.values()]
     doc["streams"] = len(all_streams)
     if q.raft and all_streams:
         doc["streams_leader"] = len(all_streams)
@@ -99,38 +100,60 @@ def jsz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, Any
             doc["consumers_leader"] = public
     doc["messages"] = sum(state["messages"] for state in states)
     doc["bytes"] = sum(state["bytes"] for state in states)
-    # The one JetStream account shows when named, or when listing accounts and
-    # the page (a negative limit means no paging) starts at it.
-    if q.account == GLOBAL_ACCOUNT or (q.accounts and (q.limit < 0 or q.offset == 0)):
-        doc["account_details"] = [_account_detail(js, q.streams, q.consumers, q.direct, q.config)]
-    doc["total"] = 1
+    # An account shows when named, or when listing accounts, a page of them (a negative
+    # limit means no paging).
+    if q.account:
+        shown = [js for js in jetstreams if js.account.name == q.account]
+    elif q.accounts:
+        shown = jetstreams[q.offset :] if q.limit < 0 else jetstreams[q.offset : q.offset + q.limit]
+    else:
+        shown = []
+    if shown:
+        doc["account_details"] = [_account_detail(js, q.streams, q.consumers, q.direct, q.config) for js in shown]
+    doc["total"] = len(jetstreams)
     return 200, doc
 
 
-def _usage(js: JetStream, server_id: str, now: str) -> dict[str, Any]:
-    """The head of ``JSInfo``: usage, reservations, API counters and configuration."""
-    memory, storage = js.usage()
-    reserved_memory, reserved_storage = js.reservations()
+def _usage(jetstreams: list[JetStream], server_id: str, now: str) -> dict[str, Any]:
+    """The head of ``JSInfo``: usage, reservations, API counters and configuration, over the accounts."""
+    memory = storage = reserved_memory = reserved_storage = 0
+    for js in jetstreams:
+        used = js.usage()
+        reserved = js.reservations()
+        memory, storage = memory + used[0], storage + used[1]
+        reserved_memory, reserved_storage = reserved_memory + reserved[0], reserved_storage + reserved[1]
+    js = jetstreams[0]
     return {
         "memory": memory,
         "storage": storage,
         "reserved_memory": reserved_memory,
         "reserved_storage": reserved_storage,
-        "accounts": 1,
+        "accounts": len(jetstreams),
         "ha_assets": 0,
-        "api": {"level": API_LEVEL, "total": js.api_total, "errors": js.api_errors},
+        "api": {
+            "level": API_LEVEL,
+            "total": sum(j.api_total for j in jetstreams),
+            "errors": sum(j.api_errors for j in jetstreams),
+        },
         "server_id": server_id,
         "now": now,
         "config": {
             "max_memory": js.max_memory,
             "max_storage": js.max_storage,
-            "store_dir": os.path.join(js.store_dir, STORE_SUBDIR),
+            "store_dir": os.path.join(_server_store(js), STORE_SUBDIR),
             "sync_interval": SYNC_INTERVAL_NS,
             **({"domain": js.domain} if js.domain else {}),
             "strict": True,
         },
         "limits": dict(DEFAULT_LIMITS),
     }
+
+
+def _server_store(js: JetStream) -> str:
+    """The server's store directory: ``$G``'s own, or two levels above another account's."""
+    if js.account.name == GLOBAL_ACCOUNT:
+        return js.store_dir
+    return os.path.dirname(os.path.dirname(js.store_dir))
 
 
 def _disabled(server_id: str, now: str) -> dict[str, Any]:
@@ -156,15 +179,17 @@ def _disabled(server_id: str, now: str) -> dict[str, Any]:
 
 
 def _account_detail(js: JetStream, streams: bool, consumers: bool, direct: bool, config: bool) -> dict[str, Any]:
-    """``AccountDetail`` for the global account."""
+    """``AccountDetail`` for one account (its limits are what it reserves; -1 is "unlimited")."""
     memory, storage = js.usage()
+    name = js.account.name
+    limits = js.limits
     detail: dict[str, Any] = {
-        "name": GLOBAL_ACCOUNT,
-        "id": GLOBAL_ACCOUNT,
+        "name": name,
+        "id": name,
         "memory": memory,
         "storage": storage,
-        "reserved_memory": UNLIMITED_RESERVATION,
-        "reserved_storage": UNLIMITED_RESERVATION,
+        "reserved_memory": limits.max_memory if limits.max_memory >= 0 else UNLIMITED_RESERVATION,
+        "reserved_storage": limits.max_storage if limits.max_storage >= 0 else UNLIMITED_RESERVATION,
         "accounts": 0,
         "ha_assets": 0,
         "api": {"level": 0, "total": js.api_total, "errors": js.api_errors},

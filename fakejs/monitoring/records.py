@@ -26,9 +26,9 @@ MAX_CLOSED_CLIENTS = 10000
 REDACTED = "[REDACTED]"
 
 
-def sub_detail(sub: Subscription, account: bool) -> dict[str, Any]:
-    """One subscription as nats-server's ``SubDetail`` (``account`` adds the account fields)."""
-    doc: dict[str, Any] = {"account": GLOBAL_ACCOUNT, "account_tag": GLOBAL_ACCOUNT} if account else {}
+def sub_detail(sub: Subscription, account: bool, name: str = GLOBAL_ACCOUNT) -> dict[str, Any]:
+    """One subscription as nats-server's ``SubDetail`` (``account`` adds the account fields, naming ``name``)."""
+    doc: dict[str, Any] = {"account": name, "account_tag": name} if account else {}
     doc["subject"] = sub.subject
     if sub.queue:
         doc["qgroup"] = sub.queue
@@ -71,6 +71,7 @@ class ConnRecord:
     version: str
     user: str
     subs: list[dict[str, Any]] = field(default_factory=list)
+    account: str = GLOBAL_ACCOUNT
     stop_ns: int = 0
     reason: str = ""
 
@@ -96,7 +97,8 @@ class ConnRecord:
             lang=str(opts.get("lang") or ""),
             version=str(opts.get("version") or ""),
             user=auth_user(opts),
-            subs=[sub_detail(sub, account=closed) for sub in subs],
+            subs=[sub_detail(sub, account=closed, name=client.account.name) for sub in subs],
+            account=client.account.name,
         )
 
     @classmethod
@@ -138,14 +140,16 @@ class ConnRecord:
                 doc[key] = value
         if auth and self.user:
             doc["authorized_user"] = self.user
+        if auth and self.account != GLOBAL_ACCOUNT:
+            doc["account"] = self.account
         if self.subs:
             if subs == "detail":
                 doc["subscriptions_list_detail"] = self.subs
             elif subs == "list":
                 doc["subscriptions_list"] = [detail["subject"] for detail in self.subs]
-        if auth and not self.stop_ns:
-            # Open clients show their account's tag (its name); closed ones kept none.
-            doc["name_tag"] = GLOBAL_ACCOUNT
+        if auth and (not self.stop_ns or self.account != GLOBAL_ACCOUNT):
+            # Clients show their account's tag (its name); closed ones of the global account kept none.
+            doc["name_tag"] = self.account
         return doc
 
 

@@ -28,6 +28,11 @@ class MonitoredServer(Protocol):
         ...
 
     @property
+    def account_jetstreams(self) -> list[JetStream]:
+        """Every account's JetStream (``$G``'s alone without configured accounts); empty when off."""
+        ...
+
+    @property
     def http_requests(self) -> dict[str, int]:
         """Requests served per monitoring path (``/varz``'s ``http_req_stats``)."""
         ...

@@ -28,6 +28,7 @@ from fakejs.core.options import NATS_VERSION, ServerOptions
 from fakejs.monitoring.records import ClosedConnections
 from fakejs.protocol import writer as wire
 from fakejs.server.connection import Connection, OutputBatch
+from fakejs.server.jetstreams import AccountJetStreams
 from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.faults import Faults
@@ -82,7 +83,9 @@ class Server:
         self.closed_connections = ClosedConnections()
         self.broker.on_client_closed.append(self.closed_connections)
         self.accepting = False
+        # The global account's JetStream (None when it has none); every account's in ``jetstreams``.
         self.jetstream: JetStream | None = None
+        self.jetstreams = AccountJetStreams(self.broker)
         self._control_subjects: ControlSubjects | None = None
         self._listener: asyncio.base_events.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -236,26 +239,25 @@ class Server:
         except OSError as exc:
             self.broker.log.error("Error cleaning up ports file %s: %s", path, exc)
 
-    def _start_jetstream(self) -> None:
-        """JetStream for the global account (on the store kept over a restart, if any)."""
-        from fakejs.jetstream import JetStream
+    @property
+    def account_jetstreams(self) -> list[JetStream]:
+        """Every account's JetStream, for monitoring."""
+        return list(self.jetstreams.by_account.values())
 
+    def _start_jetstream(self) -> None:
+        """JetStream for each account that has it (on the store kept over a restart, if any)."""
         store_dir = self._kept_store if self._kept_store is not None else self.options.store_dir
         # A store fakejs made itself (no store_dir given) is removed when the server stops for good.
-        account = self.broker.accounts.default
-        self.jetstream = JetStream(self.broker, store_dir, own_store=not self.options.store_dir, account=account)
+        self.jetstream = self.jetstreams.start(store_dir, owned=not self.options.store_dir)
         self._kept_store = None
-        account.jetstream = self.jetstream
-        self.jetstream.start()
 
     def _stop_jetstream(self, keep_store: bool = False) -> None:
-        if self.jetstream is None:
+        if not self.jetstreams.by_account:
             return
         if keep_store:
-            self._kept_store = self.jetstream.store_dir
-        self.jetstream.stop(keep_store)  # waiting pulls hear about it before clients go
+            self._kept_store = self.jetstreams.store_dir()
+        self.jetstreams.stop(keep_store)
         self.jetstream = None
-        self.broker.accounts.default.jetstream = None
 
     async def stop(self, keep_store: bool = False) -> None:
         """Stop listening and close every client connection (``keep_store``: a restart follows)."""

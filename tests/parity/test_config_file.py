@@ -85,16 +85,16 @@ START_ERRORS = {
     ),
     "jetstream_domain_with_dot": 'port: -1\njetstream { domain: "a.b" }\n',
     "jetstream_domain_with_space": 'port: -1\njetstream { domain: "a b" }\n',
+    "system_account_missing": 'port: -1\nsystem_account: "SYS"\n',
 }
 
 # nats-server serves these; fakejs refuses to start, naming what it does not serve.
 FAKEJS_REFUSES = {
     "leafnode_remotes": ('leafnodes { remotes: [ { url: "nats://127.0.0.1:7422" } ] }\n', "leaf node connections"),
     "cluster_routes": ('cluster { listen: "127.0.0.1:-1", routes: ["nats://127.0.0.1:1"] }\n', "clusters"),
-    "accounts": ("accounts { A: { users: [ {user: a, password: b} ] } }\n", "accounts"),
+    "account_mappings": ('accounts { A: { mappings: { "a": "b" } } }\n', "subject mappings (mappings)"),
     "https": ('https: "127.0.0.1:-1"\n', "HTTPS monitoring"),
     "websocket_compression": ("websocket { port: -1, no_tls: true, compression: true }\n", "websocket clients"),
-    "system_account_other": ('system_account: "SYS"\n', "accounts"),
     "mappings": ('mappings { "a": "b" }\n', "subject mappings"),
     "max_subscriptions": ("max_subscriptions: 10\n", "subscriptions"),
     "jetstream_encryption": ('jetstream { key: "s3cr3t" }\n', "encryption at rest"),

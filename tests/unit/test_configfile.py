@@ -136,8 +136,7 @@ def test_integer_durations_warn() -> None:
 @pytest.mark.parametrize(
     "text,feature",
     [
-        ("accounts { A: {} }", "accounts (accounts)"),
-        ('system_account: "SYS"', "accounts"),
+        ("accounts { A: { limits: {} } }", "account limits (limits)"),
         ("tls { }", "TLS (tls)"),
         ('https: "127.0.0.1:-1"', "HTTPS monitoring (https)"),
         ('leafnodes { remotes: [ { url: "nats://x:1" } ] }', "leaf node connections (leafnodes { remotes })"),
@@ -237,10 +236,10 @@ def test_errors_and_refusals_on_the_command_line(tmp_path: Path) -> None:
         f"nats-server: {path}:1:0: interface conversion: interface {{}} is string, not int64\n"
         f'{path}:2:1: unknown field "foo"\n\n'
     )
-    path.write_text("accounts { }\n")
+    path.write_text("mappings { }\n")
     with pytest.raises(Exit) as end:
         command_line(["-c", str(path)])
-    assert end.value.stderr == f"fakejs: {path}:1:0: accounts (accounts): not supported by fakejs yet\n"
+    assert end.value.stderr == f"fakejs: {path}:1:0: subject mappings (mappings): not supported by fakejs yet\n"
     path.write_text("port: -1\nmax_payload: 100MB\n")
     with pytest.raises(Exit) as end:
         command_line(["-c", str(path)])

@@ -111,7 +111,8 @@ def apply(token: Token, options: ServerOptions, context: ConfigContext) -> None:
     if (block.user or block.password) and block.token:
         context.error(token, "Cannot have a user/pass and token")
         return
-    names = {u.name for u in options.users if not u.nkey} | {u.nkey for u in options.users if u.nkey}
+    known = options.all_users()  # accounts { } read before this block have their users in it
+    names = {u.name for u in known if not u.nkey} | {u.nkey for u in known if u.nkey}
     if block.users is not None or names:
         if block.user:
             context.error(token, "Can not have a single user/pass and a users array")
@@ -169,11 +170,11 @@ def _parse_block(token: Token, context: ConfigContext) -> _Block | None:
                 return None
             block.timeout = timeout
         elif name == "users":
-            users = _parse_users(value, context)
+            users = parse_users(value, context)
             if users is not None:
                 block.users = users
         elif name in ("default_permission", "default_permissions", "permissions"):
-            block.defaults = _parse_permissions(value, context)
+            block.defaults = parse_permissions(value, context)
         elif name in ("auth_callout", "auth_hook"):
             context.refuse(value, f"authorization callouts ({name})")
         elif name == "proxy_required":
@@ -182,11 +183,11 @@ def _parse_block(token: Token, context: ConfigContext) -> _Block | None:
         elif not value.used_variable:
             context.error(value, f'unknown field "{key}"')
     if block.defaults is not None and block.users:
-        block.users = [u if u.permissions is not None else _with_permissions(u, block.defaults) for u in block.users]
+        block.users = [u if u.permissions is not None else with_permissions(u, block.defaults) for u in block.users]
     return block
 
 
-def _with_permissions(user: User, permissions: Permissions) -> User:
+def with_permissions(user: User, permissions: Permissions) -> User:
     return User(user.name, user.password, user.nkey, permissions, user.account, user.connection_types)
 
 
@@ -228,7 +229,7 @@ def _recovered(function: Callable[..., R]) -> Callable[..., R | None]:
 
 
 @_recovered
-def _parse_users(token: Token, context: ConfigContext) -> list[User] | None:
+def parse_users(token: Token, context: ConfigContext) -> list[User] | None:
     entries = token.value
     if not isinstance(entries, list):
         context.error(token, f"Expected users field to be an array, got {go_value(entries)}")
@@ -253,7 +254,7 @@ def _parse_users(token: Token, context: ConfigContext) -> list[User] | None:
             elif field in ("pass", "password"):
                 password = _string(value)
             elif field in ("permission", "permissions", "authorization"):
-                permissions = _parse_permissions(value, context)
+                permissions = parse_permissions(value, context)
             elif field in ("allowed_connection_types", "connection_types", "clients"):
                 connection_types = _connection_types(value, context) or ()
             elif field == "proxy_required":
@@ -290,7 +291,7 @@ def _connection_types(token: Token, context: ConfigContext) -> tuple[str, ...]:
 
 
 @_recovered
-def _parse_permissions(token: Token, context: ConfigContext) -> Permissions | None:
+def parse_permissions(token: Token, context: ConfigContext) -> Permissions | None:
     members = token.value
     if not isinstance(members, dict):
         context.error(token, f"Expected permissions to be a map/struct, got {go_value(members)}")

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 
 from fakejs.conf import ConfigError, Token, Tree, digest, parse, parse_file
 from fakejs.core import auth
-from fakejs.core.configfile import authorization, jetstream_keys
+from fakejs.core.configfile import accounts, authorization, jetstream_keys
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.listeners import BLOCK_ALIASES, BLOCKS, Unserved, apply_block, listener_problems, notices
 from fakejs.core.configfile.server_keys import HANDLERS, Handler, system_account
 from fakejs.core.configfile.values import Mismatch, want
-from fakejs.core.options import ServerOptions
+from fakejs.core.options import SYSTEM_ACCOUNT, ServerOptions
 from fakejs.gocompat.gotime import format_duration
 
 # Top-level keys nats-server serves and fakejs does not: what to call them when refusing.
@@ -31,7 +31,6 @@ REFUSED: dict[str, str] = {
     "client_advertise": "client advertise URLs for clusters",
     "mappings": "subject mappings",
     "maps": "subject mappings",
-    "accounts": "accounts",
     "default_sentinel": "auth callout",
     "tls": "TLS",
     "allow_non_tls": "TLS",
@@ -145,6 +144,8 @@ def _apply_key(key: str, token: Token, options: ServerOptions, context: ConfigCo
         jetstream_keys.store_dir(key, token, options, context)
     elif lowered == "authorization":
         authorization.apply(token, options, context)
+    elif lowered == "accounts":
+        accounts.apply(token, options, context)
     elif lowered in BLOCKS or lowered in BLOCK_ALIASES:
         apply_block(BLOCK_ALIASES.get(lowered, lowered), token, options, context, unserved)
     elif lowered in REFUSED:
@@ -193,7 +194,18 @@ def start_problem(options: ServerOptions, unserved: Unserved | None = None) -> s
     problem = auth.validate(options)
     if problem:
         return problem
-    return listener_problems(options, unserved) if unserved is not None else ""
+    problem = listener_problems(options, unserved) if unserved is not None else ""
+    if problem:
+        return problem
+    return system_account_problem(options)
+
+
+def system_account_problem(options: ServerOptions) -> str:
+    """nats-server's start error when ``system_account`` names an account that is not configured."""
+    name = options.system_account
+    if name and name != SYSTEM_ACCOUNT and all(account.name != name for account in options.accounts):
+        return "error resolving system account: account missing"
+    return ""
 
 
 def options_from_config(

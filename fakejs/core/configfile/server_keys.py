@@ -20,7 +20,6 @@ from fakejs.core.options import (
     MAX_CONTROL_LINE,
     MAX_PAYLOAD,
     MAX_PENDING,
-    SYSTEM_ACCOUNT,
     ServerOptions,
 )
 from fakejs.gocompat.gotime import format_duration, parse_duration
@@ -226,9 +225,7 @@ def system_account(tree: dict[str, Token], options: ServerOptions, context: Conf
     if not isinstance(token.value, str):
         context.error(token, "system account name must be a string")
         return
-    if token.value != SYSTEM_ACCOUNT:
-        context.refuse(token, f"accounts (system_account {token.value!r}; only {SYSTEM_ACCOUNT!r} without accounts)")
-        return
+    # Checked when the server starts (an account the accounts block does not name is missing then).
     options.system_account = token.value
 
 

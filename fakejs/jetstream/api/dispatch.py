@@ -58,7 +58,7 @@ def encode(doc: dict[str, Any]) -> bytes:
     return dumps(doc).encode()
 
 
-def _error_doc(route: Route, error: ApiError) -> dict[str, Any]:
+def error_doc(route: Route, error: ApiError) -> dict[str, Any]:
     return {"type": route.response, "error": error.to_dict(), **ERROR_EXTRAS.get(route.response_type, {})}
 
 
@@ -126,7 +126,7 @@ class JetStreamApi:
                 request.check_level()
             body = route.call(self.js, request)
         except ApiError as error:
-            self._reply(request, _error_doc(route, error), error=True)
+            self._reply(request, error_doc(route, error), error=True)
             return
         except Exception as exc:
             # A fakejs bug: answer, so the client sees it at once instead of timing out, then
@@ -202,7 +202,7 @@ class JetStreamApi:
                 body = route.call_for(self.js, request, consumer)
                 doc = {"type": route.response, **body}
             except ApiError as error:
-                doc = _error_doc(route, error)
+                doc = error_doc(route, error)
             self.js.reply(reply, encode(doc), empty_reply=True)
 
         return answer

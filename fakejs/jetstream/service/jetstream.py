@@ -213,7 +213,9 @@ class JetStream:
         for stream in self.persistence.recover(self):
             self.streams[stream.name] = stream
             stream.attach()
-            self.log.info("  Restored %d messages for stream '$G > %s'", stream.store.msgs, stream.name)
+            self.log.info(
+                "  Restored %d messages for stream '%s > %s'", stream.store.msgs, self.account.name, stream.name
+            )
             self.persistence.recover_consumers(stream)
         for front in self._attachments:
             front.start()

@@ -1,0 +1,112 @@
+"""Which accounts of a server get JetStream, and where each keeps its store.
+
+As nats-server: with no accounts configured (besides the system account)
+the global account ``$G`` has JetStream; otherwise exactly the accounts
+whose ``jetstream`` is enabled do, each with its own limits and streams,
+and every other account's ``$JS.API`` requests are answered with
+``JetStream not enabled for account``.  ``$G`` keeps the store directory
+itself; another account keeps its streams under ``<store>/accounts/<name>``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from typing import TYPE_CHECKING
+
+from fakejs.core.account_config import JetStreamLimits
+from fakejs.core.accounts import GLOBAL_ACCOUNT, Account
+from fakejs.core.broker import Broker
+from fakejs.core.options import SYSTEM_ACCOUNT
+from fakejs.core.router import Subscription
+
+if TYPE_CHECKING:
+    from fakejs.jetstream import JetStream
+
+ACCOUNTS_DIR = "accounts"
+
+
+def jetstream_accounts(broker: Broker) -> list[tuple[Account, JetStreamLimits | None]]:
+    """The accounts that get JetStream, with their limits (None: unlimited)."""
+    options = broker.options
+    system = options.system_account or SYSTEM_ACCOUNT
+    others = [a for a in broker.accounts if a.name not in (GLOBAL_ACCOUNT, system)]
+    if not others:
+        return [(broker.accounts.default, None)]
+    chosen: list[tuple[Account, JetStreamLimits | None]] = []
+    for config in options.accounts:
+        account = broker.accounts.get(config.name)
+        if config.jetstream is not None and account is not None:
+            chosen.append((account, config.jetstream))
+    return chosen
+
+
+def account_store(base: str, account: Account) -> str:
+    """Where an account's JetStream keeps its streams under the server's store directory."""
+    if account.name == GLOBAL_ACCOUNT:
+        return base
+    return os.path.join(base, ACCOUNTS_DIR, account.name)
+
+
+class AccountJetStreams:
+    """Every account's JetStream on one server, and the answers of the accounts without one."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.by_account: dict[str, JetStream] = {}
+        self._disabled: list[tuple[Account, Subscription]] = []
+        self._base = ""
+        self._owned = False
+
+    def start(self, store_dir: str, owned: bool) -> JetStream | None:
+        """Start them (on ``store_dir``; ``owned``: made by fakejs); returns ``$G``'s, if it has one."""
+        from fakejs.jetstream import JetStream
+        from fakejs.jetstream.api.disabled import serve_disabled
+
+        chosen = jetstream_accounts(self.broker)
+        default = self.broker.accounts.default
+        if [account for account, _ in chosen] == [default]:
+            # Only the global account: it owns the store as it always has.
+            js = JetStream(self.broker, store_dir, own_store=owned, account=default)
+            self._start(js)
+            return js
+        if not store_dir:
+            store_dir = tempfile.mkdtemp(prefix="fakejs-store-")
+        self._base, self._owned = store_dir, owned
+        enabled = set()
+        for account, limits in chosen:
+            js = JetStream(
+                self.broker, account_store(store_dir, account), own_store=False, account=account, limits=limits
+            )
+            self._start(js)
+            enabled.add(account.name)
+        system = self.broker.options.system_account or SYSTEM_ACCOUNT
+        for account in self.broker.accounts:
+            if account.name not in enabled and account.name != system:
+                self._disabled.append((account, serve_disabled(account.router)))
+        return self.by_account.get(GLOBAL_ACCOUNT)
+
+    def _start(self, js: JetStream) -> None:
+        self.by_account[js.account.name] = js
+        js.account.jetstream = js
+        js.start()
+
+    def store_dir(self) -> str:
+        """The server's store directory (to keep over a restart)."""
+        if self._base:
+            return self._base
+        js = self.by_account.get(GLOBAL_ACCOUNT)
+        return js.store_dir if js is not None else ""
+
+    def stop(self, keep_store: bool = False) -> None:
+        for js in self.by_account.values():
+            js.stop(keep_store)  # waiting pulls hear about it before clients go
+            js.account.jetstream = None
+        self.by_account.clear()
+        for account, subscription in self._disabled:
+            account.router.unsubscribe(subscription)
+        self._disabled.clear()
+        if self._owned and not keep_store and self._base:
+            shutil.rmtree(self._base, ignore_errors=True)
+        self._base, self._owned = "", False
