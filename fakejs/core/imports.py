@@ -191,7 +191,9 @@ class Responses:
         else:
             route.timer = self._imports.clock.call_later(route.threshold - idle, self._expire, subject)
 
-    def _respond(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+    def _respond(self, shown: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+        # A JetStream delivery is routed on the reply subject but shows the stored message's subject.
+        subject = self.account.router.routed_subject or shown
         route = self.routes.get(subject)
         if route is None:
             return False
@@ -199,7 +201,8 @@ class Responses:
         imports.counts["responses"] += 1
         if reply and not reply.startswith(JS_ACK_PREFIX):
             reply = imports.responses(route.target).open(self.account, reply, SINGLETON, DEFAULT_RESPONSE_THRESHOLD)
-        delivered = route.target.router.publish(route.reply, reply, hdr, payload, origin)
+        shown_as = shown if shown != subject else ""
+        delivered = route.target.router.publish(route.reply, reply, hdr, payload, origin, shown_as)
         if not delivered or route.response_type == SINGLETON or (not payload and not hdr):
             self.close(subject)
         else:

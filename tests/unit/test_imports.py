@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -190,7 +191,7 @@ def test_ten_thousand_imports_cost_only_what_matches() -> None:
     assert wiring.counts == {"carried": 1, "requests": 1, "responses": 0}
 
 
-def test_jetstream_through_imports(tmp_path: Path) -> None:
+async def test_jetstream_through_imports(tmp_path: Path) -> None:
     """The docs' pattern: JS exports its API (and acks), APP imports them under JS.API and uses a stream."""
     configs = [
         AccountConfig(
@@ -206,7 +207,7 @@ def test_jetstream_through_imports(tmp_path: Path) -> None:
             ),
         ),
     ]
-    broker, _, _ = _setup(configs)
+    broker, clock, _ = _setup(configs)
     js = JetStream(broker, str(tmp_path), own_store=False, account=broker.accounts.get("JS"))
     js.start()
     try:
@@ -222,10 +223,14 @@ def test_jetstream_through_imports(tmp_path: Path) -> None:
         _send(app, b"PUB JS.API.CONSUMER.CREATE.ORDERS.C _INBOX.3 %d\r\n%s\r\n" % (len(body), body))
         assert b"consumer_create_response" in app.take_output()
         _send(app, b'PUB JS.API.CONSUMER.MSG.NEXT.ORDERS.C _INBOX.4 11\r\n{"batch":1}\r\n')
+        for _ in range(3):
+            await asyncio.sleep(0)
+            clock.advance(0.01)
         out = app.take_output()
         match = re.search(rb"MSG orders.1 1 (\$JS\.ACK\.ORDERS\.C\.\S+) 3\r\none\r\n", out)
         assert match is not None, out
         _send(app, b"PUB " + match.group(1) + b" _INBOX.5 0\r\n\r\n")
+        clock.advance(0.01)
         _send(app, b"PUB JS.API.CONSUMER.INFO.ORDERS.C _INBOX.6 0\r\n\r\n")
         assert b'"num_ack_pending":0' in app.take_output()
     finally:
