@@ -91,7 +91,7 @@ def _export(entry: Token, context: ConfigContext) -> Export | None:
         name = key.lower()
         if name in ("stream", "service"):
             if subject is not None and service != (name == "service"):
-                other = "stream" if service else "service"
+                other = "service" if service else "stream"
                 context.error(value, f'Detected {name} "{_go(value)}" but already saw a {other}')
                 continue
             if name == "stream" and response_token is not None:
@@ -207,7 +207,7 @@ def _import(entry: Token, context: ConfigContext) -> Import | None:
         name = key.lower()
         if name in ("stream", "service"):
             if draft.seen and draft.service != (name == "service"):
-                other = "stream" if draft.service else "service"
+                other = "service" if draft.service else "stream"
                 context.error(value, f"Detected {name} but already saw a {other}")
                 continue
             if not isinstance(value.value, dict):
@@ -296,13 +296,19 @@ def check_imports(accounts: list[AccountConfig]) -> list[str]:
             if not imp.service:
                 problem = _stream_problem(account.name, imp, by_name, known, streams)
                 if problem is not None:
-                    errors.append(f'Error adding stream import "{imp.subject}": {problem}')
+                    errors.append(
+                        problem if problem.startswith('"') else f'Error adding stream import "{imp.subject}": {problem}'
+                    )
     for account in accounts:
         for imp in account.imports:
             if imp.service:
                 problem = _service_problem(account.name, imp, by_name, known, services)
                 if problem is not None:
-                    errors.append(f'Error adding service import "{imp.subject}": {problem}')
+                    errors.append(
+                        problem
+                        if problem.startswith('"')
+                        else f'Error adding service import "{imp.subject}": {problem}'
+                    )
     return errors
 
 
