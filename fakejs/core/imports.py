@@ -238,14 +238,17 @@ class Imports:
     def add_stream(self, exporter: Account, importer: Account, imp: Import) -> None:
         local = imp.local or imp.subject
         rename = subject_mapping(imp.subject, local)
-        router = importer.router
+        router, source = importer.router, exporter.router
         counts = self.counts
 
-        def carry(subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+        def carry(shown: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
             if isinstance(origin, _Carried):
                 return False
             counts["carried"] += 1
-            return router.publish(rename(subject), reply, hdr, payload, _Carried(origin))
+            # A push consumer's delivery is routed on its deliver subject and shows the stored one.
+            subject = source.routed_subject or shown
+            shown_as = shown if shown != subject else ""
+            return router.publish(rename(subject), reply, hdr, payload, _Carried(origin), shown_as)
 
         self.subscriptions.append(exporter.router.subscribe_internal(imp.subject, carry))
 

@@ -235,3 +235,18 @@ async def test_jetstream_through_imports(tmp_path: Path) -> None:
         assert b'"num_ack_pending":0' in app.take_output()
     finally:
         js.stop()
+
+
+def test_stream_import_of_a_delivery_subject_keeps_the_shown_subject() -> None:
+    """A push consumer's deliveries (routed on ``deliver.>``, shown as the stored subject) cross as they are."""
+    configs = [
+        AccountConfig("A", exports=(Export("deliver.>", False),)),
+        AccountConfig("B", imports=(Import("A", "deliver.>", False, "deliver.>"),)),
+    ]
+    broker, _, _ = _setup(configs)
+    b = _login(broker, "b")
+    _send(b, b"SUB deliver.app 1\r\n")
+    exporter = broker.accounts.get("A")
+    assert exporter is not None
+    exporter.router.publish("deliver.app", "$JS.ACK.x", None, b"m", None, shown_as="orders.1")
+    assert b.take_output() == b"MSG orders.1 1 $JS.ACK.x 1\r\nm\r\n"
