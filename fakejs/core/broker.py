@@ -21,6 +21,7 @@ from fakejs.core.auth import OPEN, Authenticator, Login, validate
 from fakejs.core.clock import Clock
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks
+from fakejs.core.imports import wire_imports
 from fakejs.core.log import get_logger
 from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.router import Router, Subscription
@@ -50,6 +51,8 @@ class Broker:
         if options.user:
             self.accounts.default.users[options.user] = options.password
         add_configured_accounts(self.accounts, options)
+        # Exports and imports join the accounts' subject spaces (internal subscriptions).
+        self.imports = wire_imports(self.accounts, list(options.accounts), clock, self.random)
         # Hook points fire here; the test kit installs its faults (see fakejs.core.hooks).
         self.faults: Hooks = hooks if hooks is not None else NoHooks()
         self.clients: dict[int, ClientSession] = {}

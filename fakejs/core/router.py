@@ -120,6 +120,8 @@ class Router:
         # Account subject mappings by prefix (``$JS.<domain>.API.`` -> ``$JS.API.``), applied to
         # every message published in the account before it is routed, as nats-server's are.
         self._prefix_mappings: list[tuple[str, str]] = []
+        # The subject the message being fanned out was routed on (it may be shown as another).
+        self.routed_subject = ""
 
     # -- subject mappings ------------------------------------------------------
 
@@ -215,6 +217,7 @@ class Router:
             return False
         visible = shown_as or subject
         delivered = False
+        outer, self.routed_subject = self.routed_subject, subject
         for sub in result.psubs:
             if self._deliver(sub, visible, reply, headers, payload, origin):
                 delivered = True
@@ -227,6 +230,7 @@ class Router:
                     if self._deliver(group[(start + i) % size], visible, reply, headers, payload, origin):
                         delivered = True
                         break
+        self.routed_subject = outer
         return delivered
 
     def _deliver(

@@ -114,8 +114,6 @@ def test_errors(text: str, expected: list[str]) -> None:
     [
         ("accounts { A { mappings: { a: b } } }", "subject mappings (mappings)"),
         ("accounts { A { limits: { max_connections: 1 } } }", "account limits (limits)"),
-        ('accounts { A { exports: [ { stream: "a.>" } ] } }', "account exports (exports)"),
-        ('accounts { A { imports: [ { stream: { account: B, subject: "a.>" } } ] } }', "account imports (imports)"),
     ],
 )
 def test_refused_by_name(text: str, feature: str) -> None:

@@ -74,6 +74,9 @@ def apply(token: Token, options: ServerOptions, context: ConfigContext) -> None:
             account = _account(name, entry, options, context, taken)
             if account is not None:
                 options.accounts.append(account)
+        if not context.errors:  # nats-server judges imports across accounts only once every account parsed
+            for text in exports.check_imports(options.accounts):
+                context.error(token, text)
 
 
 def _names(items: list[Token], options: ServerOptions, context: ConfigContext) -> None:

@@ -1,0 +1,330 @@
+"""Exports and imports between accounts: stream imports, service imports and their responses.
+
+Installed once, when the accounts exist, by :func:`wire_imports`; everything
+is an internal subscription, so a message costs one index match per router
+it passes through, whatever the number of imports configured:
+
+* a **stream import** subscribes in the exporting account on the imported
+  subject; each message there is handed, reply and headers untouched, to
+  the importing account's subscribers under the import's ``prefix`` or
+  ``to`` subject.  It is not carried on further: a message that came in
+  through a stream import never leaves again through another import, as in
+  nats-server (whose stream imports deliver straight to the subscribers).
+* a **service import** subscribes in the importing account on its local
+  subject; a request there is published in the exporting account on the
+  exported subject with a ``Nats-Request-Info: {"acc":..,"rtt":..}``
+  header, and its reply subject replaced by a fresh ``_R_.xxxxxx.yyyyyy``
+  subject of the exporting account (:class:`Responses`) that routes the
+  response(s) back to the requester's reply subject.  When nobody in the
+  exporting account takes the request, the import declines it, so the
+  requester gets its no-responders status for the subject it published on.
+  A request never goes through the same import twice (chained imports that
+  lead back are dropped).
+* **responses**: ``Singleton`` exports take one response, then the ``_R_``
+  subject is forgotten; ``Stream`` and ``Chunked`` take any number until
+  one is empty (no headers, no payload) or the response threshold (default
+  2 minutes, per export) passes without any.  A response that reaches
+  nobody ends the mapping as well.  A response's own reply subject comes
+  back as nats-server's do: ``$JS.ACK.`` subjects unchanged (acks of pull
+  consumers across accounts), others through a ``_R_`` subject of the
+  requester's account.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fakejs.core.account_config import SINGLETON, AccountConfig, Export, Import
+from fakejs.core.accounts import Account, Accounts
+from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.router import Subscription
+from fakejs.core.subjects import FWC, PWC, is_subset
+from fakejs.protocol import headers as hdrs
+
+__all__ = ["DEFAULT_RESPONSE_THRESHOLD", "Imports", "Responses", "subject_mapping", "wire_imports"]
+
+# nats-server's DEFAULT_SERVICE_EXPORT_RESPONSE_THRESHOLD.
+DEFAULT_RESPONSE_THRESHOLD = 120.0
+REQUEST_INFO = "Nats-Request-Info"
+REPLY_PREFIX = "_R_."
+JS_ACK_PREFIX = "$JS.ACK."
+# nats-server's base-62 digits for reply tokens.
+_DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _token(rng: random.Random) -> str:
+    number = rng.getrandbits(64)
+    out = []
+    for _ in range(6):
+        out.append(_DIGITS[number % 62])
+        number //= 62
+    return "".join(out)
+
+
+# -- subject mappings --------------------------------------------------------------
+
+
+def _reference(token: str) -> int:
+    """The wildcard a destination token takes: ``$N`` or ``{{wildcard(N)}}`` (1-based), else 0."""
+    if token.startswith("$") and token[1:].isdigit():
+        return int(token[1:])
+    inner = token.replace(" ", "")
+    if inner.startswith("{{wildcard(") and inner.endswith(")}}") and inner[11:-3].isdigit():
+        return int(inner[11:-3])
+    return 0
+
+
+def subject_mapping(source: str, destination: str) -> Callable[[str], str]:
+    """How a subject matching ``source`` is renamed to ``destination``.
+
+    ``*`` tokens of the source are numbered in order; the destination takes
+    them by ``$N`` (or ``{{wildcard(N)}}``) or, in order, by its own ``*``
+    tokens; a trailing ``>`` carries the rest.  Without wildcards the
+    destination is the subject itself (or the fixed destination).
+    """
+    if source == destination:
+        return _identity
+    stoks = source.split(".")
+    dtoks = destination.split(".")
+    if PWC not in stoks and FWC not in stoks:
+        return lambda _subject: destination
+    positions = [i for i, t in enumerate(stoks) if t == PWC]
+    tail = len(stoks) - 1 if stoks[-1] == FWC else -1
+    plan: list[tuple[int, str]] = []  # (wildcard number, literal); 0: literal, -1: the tail
+    star = 0
+    for t in dtoks:
+        ref = _reference(t)
+        if ref:
+            plan.append((ref, ""))
+        elif t == PWC:
+            star += 1
+            plan.append((star, ""))
+        elif t == FWC:
+            plan.append((-1, ""))
+        else:
+            plan.append((0, t))
+
+    def mapped(subject: str) -> str:
+        toks = subject.split(".")
+        out: list[str] = []
+        for ref, literal in plan:
+            if ref == 0:
+                out.append(literal)
+            elif ref == -1:
+                out.extend(toks[tail:] if tail >= 0 else ())
+            elif ref <= len(positions):
+                out.append(toks[positions[ref - 1]])
+        return ".".join(out)
+
+    return mapped
+
+
+def _identity(subject: str) -> str:
+    return subject
+
+
+def _pattern(subject: str) -> str:
+    """A destination written with ``$N`` references as the subject pattern it subscribes to."""
+    return ".".join(PWC if _reference(t) else t for t in subject.split("."))
+
+
+# -- responses ----------------------------------------------------------------------
+
+
+@dataclass
+class _Route:
+    target: Account
+    reply: str
+    response_type: str
+    threshold: float
+    last: float
+    timer: TimerHandle | None = None
+
+
+@dataclass
+class _Carried:
+    """The origin of a message a stream import carried: it goes no further through imports."""
+
+    origin: Any
+
+
+class Responses:
+    """The ``_R_.<account>.<request>`` reply subjects of one account and where they lead."""
+
+    def __init__(self, account: Account, imports: Imports) -> None:
+        self.account = account
+        self._imports = imports
+        self.prefix = REPLY_PREFIX + _token(imports.rng) + "."
+        self.routes: dict[str, _Route] = {}
+        self._sub: Subscription | None = None
+
+    def open(self, target: Account, reply: str, response_type: str, threshold: float) -> str:
+        """A new reply subject here whose responses go to ``reply`` in ``target``."""
+        if self._sub is None:
+            self._sub = self.account.router.subscribe_internal(self.prefix + ">", self._respond)
+        rng = self._imports.rng
+        subject = self.prefix + _token(rng)
+        while subject in self.routes:
+            subject = self.prefix + _token(rng)
+        clock = self._imports.clock
+        route = _Route(target, reply, response_type, threshold, clock.monotonic())
+        route.timer = clock.call_later(threshold, self._expire, subject)
+        self.routes[subject] = route
+        return subject
+
+    def close(self, subject: str) -> None:
+        route = self.routes.pop(subject, None)
+        if route is not None and route.timer is not None:
+            route.timer.cancel()
+
+    def _expire(self, subject: str) -> None:
+        route = self.routes.get(subject)
+        if route is None:
+            return
+        idle = self._imports.clock.monotonic() - route.last
+        if idle >= route.threshold:
+            del self.routes[subject]
+        else:
+            route.timer = self._imports.clock.call_later(route.threshold - idle, self._expire, subject)
+
+    def _respond(self, shown: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+        # A JetStream delivery is routed on the reply subject but shows the stored message's subject.
+        subject = self.account.router.routed_subject or shown
+        route = self.routes.get(subject)
+        if route is None:
+            return False
+        imports = self._imports
+        imports.counts["responses"] += 1
+        if reply and not reply.startswith(JS_ACK_PREFIX):
+            reply = imports.responses(route.target).open(self.account, reply, SINGLETON, DEFAULT_RESPONSE_THRESHOLD)
+        shown_as = shown if shown != subject else ""
+        delivered = route.target.router.publish(route.reply, reply, hdr, payload, origin, shown_as)
+        if not delivered or route.response_type == SINGLETON or (not payload and not hdr):
+            self.close(subject)
+        else:
+            route.last = imports.clock.monotonic()
+        return delivered
+
+
+# -- the imports -----------------------------------------------------------------------
+
+
+@dataclass
+class Imports:
+    """The imports wired on one server's accounts (what :func:`wire_imports` returns).
+
+    ``counts`` tallies the work done (``carried`` stream messages,
+    ``requests`` through service imports, ``responses``) for tests.
+    """
+
+    clock: Clock
+    rng: random.Random
+    subscriptions: list[Subscription] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: {"carried": 0, "requests": 0, "responses": 0})
+    _responses: dict[str, Responses] = field(default_factory=dict)
+    _active: list[object] = field(default_factory=list)
+
+    def responses(self, account: Account) -> Responses:
+        """The reply subjects of ``account`` (made when first needed)."""
+        found = self._responses.get(account.name)
+        if found is None:
+            found = self._responses[account.name] = Responses(account, self)
+        return found
+
+    def add_stream(self, exporter: Account, importer: Account, imp: Import) -> None:
+        local = imp.local or imp.subject
+        rename = subject_mapping(imp.subject, local)
+        router, source = importer.router, exporter.router
+        counts = self.counts
+
+        def carry(shown: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+            if isinstance(origin, _Carried):
+                return False
+            counts["carried"] += 1
+            # A push consumer's delivery is routed on its deliver subject and shows the stored one.
+            subject = source.routed_subject or shown
+            shown_as = shown if shown != subject else ""
+            return router.publish(rename(subject), reply, hdr, payload, _Carried(origin), shown_as)
+
+        self.subscriptions.append(exporter.router.subscribe_internal(imp.subject, carry))
+
+    def add_service(self, exporter: Account, importer: Account, imp: Import, export: Export | None) -> None:
+        local = _pattern(imp.local or imp.subject)
+        rename = subject_mapping(local, imp.subject)
+        response_type = export.response_type if export is not None else SINGLETON
+        threshold = (export.response_threshold if export is not None else 0.0) or DEFAULT_RESPONSE_THRESHOLD
+        key = object()
+        active = self._active
+        counts = self.counts
+
+        def request(subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+            if isinstance(origin, _Carried) or key in active:
+                return False
+            counts["requests"] += 1
+            responses = self.responses(exporter)
+            new_reply = ""
+            if reply:
+                new_reply = (
+                    reply
+                    if reply.startswith(JS_ACK_PREFIX)
+                    else responses.open(importer, reply, response_type, threshold)
+                )
+            if not active:
+                hdr = _with_request_info(hdr, importer.name, origin)
+            active.append(key)
+            try:
+                delivered = exporter.router.publish(rename(subject), new_reply, hdr, payload, origin)
+            finally:
+                active.pop()
+            if not delivered and new_reply and new_reply != reply:
+                responses.close(new_reply)
+            return delivered
+
+        self.subscriptions.append(importer.router.subscribe_internal(local, request))
+
+
+def _with_request_info(hdr: bytes | None, account: str, origin: Any) -> bytes:
+    """The request with nats-server's client info header (replacing one the publisher set)."""
+    rtt = getattr(origin, "rtt", 0.0)
+    info = json.dumps({"acc": account, "rtt": int(rtt * 1e9) if isinstance(rtt, float) else 0}, separators=(",", ":"))
+    if hdr:
+        hdr = hdrs.remove(hdr, REQUEST_INFO) or None
+    return hdrs.add(hdr, REQUEST_INFO, info)
+
+
+def _export_for(config: AccountConfig | None, subject: str) -> Export | None:
+    """The service export of ``config`` an import of ``subject`` uses (exact, else the first covering it)."""
+    if config is None:
+        return None
+    services = [e for e in config.exports if e.service]
+    for export in services:
+        if export.subject == subject:
+            return export
+    return next((e for e in services if is_subset(subject, e.subject)), None)
+
+
+def wire_imports(accounts: Accounts, configs: list[AccountConfig], clock: Clock, rng: random.Random) -> Imports:
+    """Install every import of ``configs`` on the accounts already created for them.
+
+    The configuration was checked (:func:`fakejs.core.configfile.exports.check_imports`);
+    an import naming an account that does not exist is skipped.
+    """
+    wiring = Imports(clock, rng)
+    by_name = {c.name: c for c in configs}
+    for config in configs:
+        importer = accounts.get(config.name)
+        if importer is None:
+            continue
+        for imp in config.imports:
+            exporter = accounts.get(imp.account)
+            if exporter is None:
+                continue
+            if imp.service:
+                wiring.add_service(exporter, importer, imp, _export_for(by_name.get(imp.account), imp.subject))
+            else:
+                wiring.add_stream(exporter, importer, imp)
+    return wiring
