@@ -17,12 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from fakejs.cli.flags import USAGE, parse_command_line
-from fakejs.conf import EXIT_STATUS, VALID_FORMAT, ConfigError
-from fakejs.core.configfile import Loaded, load_file, start_problem
 from fakejs.core.options import DEFAULT_PORT, NATS_VERSION, ServerOptions
 from fakejs.gocompat.goflag import FlagError, Parsed, go_quote
+
+if TYPE_CHECKING:
+    from fakejs.core.configfile import Loaded
 
 # nats-server's "-p -1" / "-m -1": a free port
 RANDOM_PORT = -1
@@ -83,6 +85,10 @@ def options_from_file(path: str, check_only: bool = False) -> Loaded:
     The flags given on the command line then override what the file set
     (see :func:`apply_flags`), as nats-server parses its flags again over it.
     """
+    # Read only when a file is given: a plain start does not pay for the format or the keys.
+    from fakejs.conf import EXIT_STATUS, VALID_FORMAT, ConfigError
+    from fakejs.core.configfile import load_file
+
     try:
         loaded = load_file(path)
     except ConfigError as exc:
@@ -238,6 +244,8 @@ def command_line(argv: Sequence[str]) -> CommandLine:
         raise _die(FAKEJS, "--autojump needs --clock manual")
     result = CommandLine(options, options.pid_file, clock, autojump, values["scenario"], flags)
     if loaded is not None:
+        from fakejs.core.configfile import start_problem
+
         problem = start_problem(options, loaded.unserved)
         if problem:  # nats-server's checks when the server is made, after the flags
             raise _die(NATS_SERVER, problem)

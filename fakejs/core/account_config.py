@@ -10,8 +10,10 @@ imports, and JetStream enforces the limits.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from fakejs.core.users import User
+if TYPE_CHECKING:
+    from fakejs.core.users import User
 
 # nats-server's reply types for service exports.
 SINGLETON = "Singleton"

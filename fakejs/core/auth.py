@@ -24,10 +24,12 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakejs.core.options import ServerOptions
-from fakejs.core.users import User
+
+if TYPE_CHECKING:
+    from fakejs.core.users import User
 
 # nkeys' prefix bytes (the first base32 character of a key): U, A, N, O, C.
 PREFIX_BYTE_USER = 20 << 3

@@ -13,7 +13,7 @@ callback to :attr:`Broker.on_client_closed`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
@@ -21,13 +21,15 @@ from fakejs.core.auth import OPEN, Authenticator, Login, validate
 from fakejs.core.clock import Clock
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks
-from fakejs.core.imports import wire_imports
 from fakejs.core.log import get_logger
 from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.router import Router, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.core.stats import Stats
 from fakejs.gocompat import ids
+
+if TYPE_CHECKING:
+    from fakejs.core.imports import Imports
 
 # Called with a client that just closed and the subscriptions it had then.
 ClosedCallback = Callable[[ClientSession, list[Subscription]], None]
@@ -51,8 +53,13 @@ class Broker:
         if options.user:
             self.accounts.default.users[options.user] = options.password
         add_configured_accounts(self.accounts, options)
-        # Exports and imports join the accounts' subject spaces (internal subscriptions).
-        self.imports = wire_imports(self.accounts, list(options.accounts), clock, self.random)
+        # Exports and imports join the accounts' subject spaces (internal subscriptions); a
+        # server without any does not load that machinery.
+        self.imports: Imports | None = None
+        if any(config.imports or config.exports for config in options.accounts):
+            from fakejs.core.imports import wire_imports
+
+            self.imports = wire_imports(self.accounts, list(options.accounts), clock, self.random)
         # Hook points fire here; the test kit installs its faults (see fakejs.core.hooks).
         self.faults: Hooks = hooks if hooks is not None else NoHooks()
         self.clients: dict[int, ClientSession] = {}

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import platform
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from fakejs.core.account_config import AccountConfig
-from fakejs.core.users import User
+if TYPE_CHECKING:
+    from fakejs.core.account_config import AccountConfig
+    from fakejs.core.users import User
+
 
 # The nats-server release whose behaviour fakejs reproduces, and its
 # JetStream API level.  Clients gate features on both.

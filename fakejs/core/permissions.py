@@ -29,9 +29,12 @@ The rules, as nats-server's ``client.go`` applies them:
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from fakejs.core.subjects import SubscriptionIndex, has_wildcard, is_subset, is_valid_subject, overlap
-from fakejs.core.users import Permissions, ResponsePermission
+
+if TYPE_CHECKING:
+    from fakejs.core.users import Permissions, ResponsePermission
 
 # nats-server's defaults for ``allow_responses: true`` (and for zero values).
 DEFAULT_RESPONSE_MAX_MSGS = 1

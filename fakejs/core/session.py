@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import NONCE_RAW_LEN, Login, new_nonce
@@ -38,7 +38,6 @@ from fakejs.core.permissions import PermissionChecker
 from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Subscription
 from fakejs.core.stats import Stats
 from fakejs.core.subjects import is_reserved_reply
-from fakejs.core.users import Permissions
 from fakejs.protocol import writer
 from fakejs.protocol.connect import DEFAULT_CLIENT_OPTS
 from fakejs.protocol.events import (
@@ -55,6 +54,9 @@ from fakejs.protocol.events import (
     Unsub,
 )
 from fakejs.protocol.parser import Parser
+
+if TYPE_CHECKING:
+    from fakejs.core.users import Permissions
 
 ERR_AUTH_TIMEOUT = "Authentication Timeout"
 ERR_STALE = "Stale Connection"

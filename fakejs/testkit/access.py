@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
-import ipaddress
 from typing import Any
 
 from fakejs.core.auth import Authenticator
@@ -110,6 +109,8 @@ class ControlAccess:
         name = _host_name(host).lower().rstrip(".")
         if not name or name == "localhost" or name.endswith(".localhost") or "." not in name:
             return True
+        import ipaddress  # only for a request addressed to a dotted name
+
         try:
             ipaddress.ip_address(name)
         except ValueError:
