@@ -3,8 +3,7 @@
 The directory on PATH holds a ``nats-server`` script that execs ``python -m
 fakejs "$@"`` (the same process, so the pid the launcher knows is the
 server's).  Each launcher's command line, configuration file and readiness
-check are reproduced from its source (see docs/launchers in the shared
-reference notes):
+check are reproduced from its source:
 
 * the nats.js harness: ``nats-server -c FILE`` with its default
   configuration, ready once ``<ports_file_dir>/nats-server_<pid>.ports``
