@@ -27,6 +27,7 @@ from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_
 from fakejs.core.router import Router, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.core.stats import Stats
+from fakejs.core.sysevents import SystemEvents
 from fakejs.gocompat import ids
 
 # Called with a client that just closed and the subscriptions it had then.
@@ -64,6 +65,8 @@ class Broker:
         self.lame_duck = False
         self.jetstream_enabled = False
         self._next_cid = 0
+        # The events a client of the system account sees ($SYS.ACCOUNT.<acc>.CONNECT ...).
+        self.events = SystemEvents(self)
 
     @property
     def router(self) -> Router:
@@ -135,6 +138,11 @@ class Broker:
             final = list(subs)
             for callback in self.on_client_closed:
                 callback(client, final)
+            self.events.disconnected(client)
+
+    def client_connected(self, client: ClientSession) -> None:
+        """A client logged in to its account (CONNECT accepted)."""
+        self.events.connected(client)
 
     @property
     def nonce_required(self) -> bool:

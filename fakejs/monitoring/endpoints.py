@@ -89,7 +89,7 @@ def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
         "start": rfc3339(broker.started_ns),
         "now": rfc3339(now_ns),
         "uptime": go_duration_short((now_ns - broker.started_ns) / NS),
-        "mem": _rss_bytes(),
+        "mem": rss_bytes(),
         "cores": os.cpu_count() or 1,
         "gomaxprocs": os.cpu_count() or 1,
         "cpu": 0,
@@ -118,7 +118,7 @@ def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
     }
 
 
-def _rss_bytes() -> int:
+def rss_bytes() -> int:
     try:
         with open("/proc/self/statm") as handle:
             return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
