@@ -179,19 +179,22 @@ class SystemEvents:
             "slow_consumers": 0,
         }
 
+    def account_conns_event(self, account: Account) -> dict[str, Any]:
+        """The account connection count event (``server`` block included)."""
+        return {**self._typed(ACCOUNT_CONNS_TYPE), "server": self.server_info(), **self.account_stat(account)}
+
     def account_conns(self, account: Account) -> None:
         """Publish the account's connection count on both subjects; repeat it while it has clients."""
         if account.name == GLOBAL_ACCOUNT or self.account is None:
             return
-        doc = self._typed(ACCOUNT_CONNS_TYPE)
-        stat = self.account_stat(account)
+        typed, stat = self._typed(ACCOUNT_CONNS_TYPE), self.account_stat(account)
         timer = self._timers.pop(account.name, None)
         if timer is not None:
             timer.cancel()
         if stat["total_conns"]:
             self._timers[account.name] = self.host.clock.call_later(ACCOUNT_CONNS_INTERVAL, self.account_conns, account)
         for subject in (f"$SYS.SERVER.ACCOUNT.{account.name}.CONNS", f"$SYS.ACCOUNT.{account.name}.SERVER.CONNS"):
-            self.send(subject, {**doc, "server": self.server_info(), **stat})
+            self.send(subject, {**typed, "server": self.server_info(), **stat})
 
     def stop(self) -> None:
         """Cancel the repeating account events (the server is shutting down)."""

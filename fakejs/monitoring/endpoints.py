@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from fakejs._version import __version__
-from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME
+from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT
 from fakejs.gocompat.gotime import NS, rfc3339
 from fakejs.monitoring.connz import connz, subsz
 from fakejs.monitoring.jsz import jsz
@@ -112,7 +112,7 @@ def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
         "subscriptions": sum(account.router.index.count for account in broker.accounts),
         "http_req_stats": dict(server.http_requests),
         "config_load_time": rfc3339(broker.started_ns),
-        "system_account": "$SYS",
+        "system_account": broker.options.system_account or SYSTEM_ACCOUNT,
         "slow_consumer_stats": {"clients": stats.slow_consumers, "routes": 0, "gateways": 0, "leafs": 0},
         "fakejs": {"version": __version__},
     }

@@ -5,7 +5,7 @@ the server answers:
 
 * ``$SYS.REQ.SERVER.PING`` and ``$SYS.REQ.SERVER.PING.<KIND>`` (every
   server answers) and ``$SYS.REQ.SERVER.<server id>.<KIND>`` (this one),
-  for the kinds in :data:`SERVER_KINDS`;
+  for the kinds in :attr:`SystemRequests.server_kinds`, ``STATSZ`` and ``IDZ``;
 * ``$SYS.REQ.ACCOUNT.<account>.<KIND>`` for the kinds in
   :data:`ACCOUNT_KINDS`, about that account, and
   ``$SYS.REQ.ACCOUNT.PING.STATZ`` about every account with clients.
@@ -16,8 +16,9 @@ The answer is nats-server's ``ServerAPIResponse``: ``{"server": {...},
 document could not be made).  A request body carries the document's
 options as JSON under nats-server's names (``{"subscriptions": true}``),
 plus the filters ``server_name``, ``host``, ``cluster``, ``exact_match``,
-``tags`` and ``domain``: a server they do not select stays silent, as it
-does for a kind it does not know.  ``IDZ`` answers the bare server
+``tags`` and ``domain``: a server they do not select stays silent.  Nobody
+listens for a kind nats-server does not serve (the requester hears "no
+responders").  ``IDZ`` answers the bare server
 identity and ``STATSZ`` puts its document under ``statsz``.
 
 :class:`SystemRequests` also publishes ``$SYS.SERVER.<id>.STATSZ`` on
@@ -34,7 +35,7 @@ from typing import Any
 
 from fakejs.core.accounts import Account
 from fakejs.core.clock import TimerHandle
-from fakejs.core.router import Subscription
+from fakejs.core.router import InternalHandler, Subscription
 from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import rfc3339
 from fakejs.monitoring.connz import connz, subsz
@@ -71,6 +72,8 @@ _JSZ_OPTIONS = {
     "raft": "raft",
 }
 _CONN_STATES = {0: "open", 1: "closed", 2: "all"}
+# The account request kinds nats-server serves.
+ACCOUNT_KINDS = ("SUBSZ", "CONNZ", "LEAFZ", "JSZ", "INFO", "STATZ", "CONNS")
 # The Go option types of the account requests whose names are not the kind's (errors name them).
 _ACCOUNT_TYPES = {"INFO": "AccInfo", "STATZ": "AccountStatz"}
 
@@ -156,13 +159,14 @@ class SystemRequests:
         if account is None:
             return
         router = account.router
-        sid = broker.server_id
-        for subject, handler in (
-            ("$SYS.REQ.SERVER.PING", self._on_statsz),
-            ("$SYS.REQ.SERVER.PING.*", self._on_server),
-            (f"$SYS.REQ.SERVER.{sid}.*", self._on_server),
-            ("$SYS.REQ.ACCOUNT.*.*", self._on_account),
-        ):
+        # One subscription per kind, as nats-server has: a kind nobody serves gets no responders.
+        subjects: list[tuple[str, InternalHandler]] = [("$SYS.REQ.SERVER.PING", self._on_statsz)]
+        for kind in (*self.server_kinds, "STATSZ", "IDZ"):
+            subjects.append((f"$SYS.REQ.SERVER.PING.{kind}", self._on_server))
+            subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_server))
+        for kind in ACCOUNT_KINDS:
+            subjects.append((f"$SYS.REQ.ACCOUNT.*.{kind}", self._on_account))
+        for subject, handler in subjects:
             self._subs.append((account, router.subscribe_internal(subject, handler)))
         self._timer = broker.clock.call_later(self._statsz_every, self._heartbeat)
 
@@ -256,8 +260,19 @@ class SystemRequests:
             "LEAFZ": lambda o: self._leafz(name),
             "STATZ": lambda o: self._account_statz(name, o),
         }
-        if kind in handlers:
+        if kind == "CONNS":
+            self._account_conns(name, reply)
+        elif kind in handlers:
             self._answer(reply, payload, _ACCOUNT_TYPES.get(kind, kind.title()), handlers[kind])
+
+    def _account_conns(self, name: str, reply: str) -> None:
+        """``CONNS``: the account's connection count event, bare, while it has clients."""
+        account = self.server.broker.accounts.get(name)
+        if account is None or not reply:
+            return
+        doc = self.events.account_conns_event(account)
+        if doc["conns"]:
+            self._reply(reply, doc)
 
     # -- documents ------------------------------------------------------------------
 
