@@ -58,6 +58,7 @@ class Broker:
         self.faults: Hooks = hooks if hooks is not None else NoHooks()
         self.clients: dict[int, ClientSession] = {}
         self.on_client_closed: list[ClosedCallback] = []
+        self.on_client_connected: list[Callable[[ClientSession], None]] = []
         self.stats = Stats()
         self.started_ns = clock.time_ns()
         self.total_connections = 0
@@ -143,6 +144,8 @@ class Broker:
     def client_connected(self, client: ClientSession) -> None:
         """A client logged in to its account (CONNECT accepted)."""
         self.events.connected(client)
+        for callback in self.on_client_connected:
+            callback(client)
 
     @property
     def nonce_required(self) -> bool:

@@ -22,8 +22,8 @@ responders").  ``IDZ`` answers the bare server
 identity and ``STATSZ`` puts its document under ``statsz``.
 
 :class:`SystemRequests` also publishes ``$SYS.SERVER.<id>.STATSZ`` on
-nats-server's schedule (after 250 ms, then at doubling intervals up to
-every 10 s) whenever someone in the system account listens for it.
+nats-server's schedule (250 ms after the start, then at doubling intervals
+up to every 10 s) whenever someone in the system account listens for it.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from typing import Any
 from fakejs.core.accounts import Account
 from fakejs.core.clock import TimerHandle
 from fakejs.core.router import InternalHandler, Subscription
+from fakejs.core.session import ClientSession
 from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import rfc3339
 from fakejs.monitoring.connz import connz, subsz
@@ -145,7 +146,6 @@ class SystemRequests:
         self.events = broker.events
         self._subs: list[tuple[Account, Subscription]] = []
         self._timer: TimerHandle | None = None
-        self._statsz_every = STATSZ_FIRST
         self.server_kinds: dict[str, Callable[[dict[str, Any]], Any]] = {
             "VARZ": lambda o: _document(varz(server, {})),
             "CONNZ": lambda o: _document(connz(server, _connz_query(o))),
@@ -168,9 +168,17 @@ class SystemRequests:
             subjects.append((f"$SYS.REQ.ACCOUNT.*.{kind}", self._on_account))
         for subject, handler in subjects:
             self._subs.append((account, router.subscribe_internal(subject, handler)))
-        self._timer = broker.clock.call_later(self._statsz_every, self._heartbeat)
+        self._started = broker.clock.monotonic()
+        broker.on_client_connected.append(self._client_connected)
+        broker.on_client_closed.append(self._client_closed)
+        self._arm()
 
     def stop(self) -> None:
+        broker = self.server.broker
+        if self._client_connected in broker.on_client_connected:
+            broker.on_client_connected.remove(self._client_connected)
+        if self._client_closed in broker.on_client_closed:
+            broker.on_client_closed.remove(self._client_closed)
         for account, sub in self._subs:
             account.router.unsubscribe(sub)
         self._subs.clear()
@@ -375,12 +383,49 @@ class SystemRequests:
 
     # -- the periodic STATSZ ------------------------------------------------------------
 
+    def _client_connected(self, client: ClientSession, *_: Any) -> None:
+        if client.account is self.events.account:
+            self._arm()
+
+    def _client_closed(self, client: ClientSession, *_: Any) -> None:
+        if client.account is self.events.account:
+            self._arm()
+
+    def _arm(self) -> None:
+        """Keep the STATSZ timer running while the system account has clients (only they can listen).
+
+        The beats keep nats-server's schedule from the server's start, so a
+        server without anyone there has no timer (a manual clock jumps freely).
+        """
+        system = self.events.account
+        listening = system is not None and any(c.account is system for c in self.server.broker.clients.values())
+        if listening and self._timer is None:
+            clock = self.server.broker.clock
+            self._timer = clock.call_at(self._started + next_beat(clock.monotonic() - self._started), self._heartbeat)
+        elif not listening and self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
     def _heartbeat(self) -> None:
-        self._statsz_every = min(self._statsz_every * 2, STATSZ_INTERVAL)
+        self._timer = None
+        self._arm()
         broker = self.server.broker
-        self._timer = broker.clock.call_later(self._statsz_every, self._heartbeat)
         account = self.events.account
         subject = f"$SYS.SERVER.{broker.server_id}.STATSZ"
         if account is not None and account.router.has_interest(subject):
             statsz = self.statsz()
             self.events.send(subject, {"server": self.events.server_info(), "statsz": statsz})
+
+
+def next_beat(elapsed: float) -> float:
+    """When, in seconds since the start, the next STATSZ is due after ``elapsed``.
+
+    nats-server's schedule: 250 ms, then intervals doubling from 500 ms up
+    to 10 s (0.25, 0.75, 1.75, 3.75, 7.75, 15.75, 25.75, ...).
+    """
+    beat, step = STATSZ_FIRST, STATSZ_FIRST * 2
+    while beat <= elapsed and step < STATSZ_INTERVAL:
+        beat, step = beat + step, min(step * 2, STATSZ_INTERVAL)
+    if beat <= elapsed:
+        beat += (int((elapsed - beat) // STATSZ_INTERVAL) + 1) * STATSZ_INTERVAL
+    return beat
