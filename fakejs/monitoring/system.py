@@ -154,6 +154,9 @@ class SystemRequests:
             "HEALTHZ": lambda o: {"status": "ok", "status_code": 200},
             "ACCOUNTZ": self._accountz,
             "LEAFZ": lambda o: self._leafz(""),
+            "ROUTEZ": lambda o: {**self._head(name=True), "num_routes": 0, "routes": []},
+            "GATEWAYZ": lambda o: {**self._head(), "outbound_gateways": {}, "inbound_gateways": {}},
+            "RAFTZ": lambda o: {},
         }
         account = self.events.account
         if account is None:
@@ -214,10 +217,11 @@ class SystemRequests:
             except Skip:
                 return
             except RequestError as err:
+                # The document failed: nats-server still writes its (null) data, then the error.
+                response[key] = None
                 error = err
         response["server"] = self.events.server_info()
         if error is not None:
-            response.pop(key, None)
             response["error"] = {"code": error.code, "description": str(error)}
         self._reply(reply, response)
 
@@ -330,14 +334,23 @@ class SystemRequests:
             doc["accounts"] = [account.name for account in broker.accounts]
         return doc
 
-    def _leafz(self, account: str) -> dict[str, Any]:
+    def _head(self, name: bool = False) -> dict[str, Any]:
+        """``server_id`` (and ``server_name``) and ``now``: how the monitoring documents start."""
         broker = self.server.broker
-        return {"server_id": broker.server_id, "now": rfc3339(broker.clock.time_ns()), "leafnodes": 0, "leafs": []}
+        head = {"server_id": broker.server_id}
+        if name:
+            head["server_name"] = broker.name
+        head["now"] = rfc3339(broker.clock.time_ns())
+        return head
+
+    def _leafz(self, account: str) -> dict[str, Any]:
+        """A server without leaf nodes (fakejs has none)."""
+        return {**self._head(), "leafnodes": 0, "leafs": []}
 
     def _account_jsz(self, name: str, options: dict[str, Any]) -> Any:
         found = [js for js in self.server.account_jetstreams if js.account.name == name]
         if not found:
-            raise RequestError(500, "account not found")
+            raise RequestError(500, f'account "{name}" not jetstream enabled')
         doc = _document(jsz(self.server, _query({**options, "account": name}, _JSZ_OPTIONS)))
         return doc["account_details"][0]
 

@@ -171,6 +171,14 @@ async def test_server_requests_answer_the_monitoring_documents(server: Start) ->
         assert list(accountz["data"]) == ["server_id", "now", "system_account", "accounts"]
         assert accountz["data"]["system_account"] == "SYS"
         assert sorted(accountz["data"]["accounts"]) == ["$G", "A", "SYS"]
+        routez = await ask(sys, "$SYS.REQ.SERVER.PING.ROUTEZ")
+        assert routez is not None
+        assert list(routez["data"]) == ["server_id", "server_name", "now", "num_routes", "routes"]
+        gatewayz = await ask(sys, "$SYS.REQ.SERVER.PING.GATEWAYZ")
+        assert gatewayz is not None
+        assert list(gatewayz["data"]) == ["server_id", "now", "outbound_gateways", "inbound_gateways"]
+        leafz = await ask(sys, "$SYS.REQ.SERVER.PING.LEAFZ")
+        assert leafz is not None and (leafz["data"]["leafnodes"], leafz["data"]["leafs"]) == (0, [])
         idz = await ask(sys, "$SYS.REQ.SERVER.PING.IDZ")
         assert idz is not None and list(idz) == ["name", "host", "id"] and idz["id"] == server_id
         # Nobody serves an unknown kind; server filters that leave this server out get no answer.
@@ -232,6 +240,11 @@ async def test_account_requests_are_about_that_account(server: Start) -> None:
         assert (stat["acc"], stat["conns"], stat["total_conns"]) == ("A", 1, 1)
         with pytest.raises(nats.errors.NoRespondersError):
             await ask(sys, "$SYS.REQ.ACCOUNT.A.NOSUCHKIND")
+        # A document that cannot be made: null data, then the error.
+        failed = await ask(sys, "$SYS.REQ.ACCOUNT.SYS.JSZ")
+        assert failed is not None and list(failed) == ["server", "data", "error"]
+        assert failed["data"] is None
+        assert failed["error"] == {"code": 500, "description": 'account "SYS" not jetstream enabled'}
         # CONNS answers with the account's connection count event itself.
         conns = await ask(sys, "$SYS.REQ.ACCOUNT.A.CONNS")
         assert conns is not None and conns["type"] == "io.nats.server.advisory.v1.account_connections"
