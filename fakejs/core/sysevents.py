@@ -6,6 +6,8 @@ names) that subscribes to ``$SYS.>`` sees, without asking:
 * ``$SYS.ACCOUNT.<acc>.CONNECT`` when a client logs in to ``<acc>`` and
   ``$SYS.ACCOUNT.<acc>.DISCONNECT`` when one closes (with what it sent and
   received and why it closed);
+* ``$SYS.SERVER.<id>.CLIENT.AUTH.ERR`` before the DISCONNECT of a client
+  whose login was refused;
 * the account's connection count, ``$SYS.SERVER.ACCOUNT.<acc>.CONNS`` and
   ``$SYS.ACCOUNT.<acc>.SERVER.CONNS`` (one event, two subjects), when it
   changes and every 30 seconds while the account has clients (never for
@@ -23,6 +25,7 @@ import random
 from typing import Any, Protocol
 
 from fakejs.core.accounts import GLOBAL_ACCOUNT, Account, Accounts
+from fakejs.core.clientio import AUTH_VIOLATION
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.options import NATS_VERSION, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.session import ClientSession
@@ -101,6 +104,11 @@ class SystemEvents:
         if account is not None:
             account.router.publish(subject, "", None, gojson.dumps(doc).encode())
 
+    def _heard(self, subject: str) -> bool:
+        """Whether anyone in the system account listens on ``subject`` (else no event is built)."""
+        account = self.account
+        return account is not None and account.router.has_interest(subject)
+
     def _typed(self, kind: str) -> dict[str, Any]:
         return {"type": kind, "id": ids.nuid(self.host.random), "timestamp": rfc3339(self.host.clock.time_ns())}
 
@@ -111,10 +119,12 @@ class SystemEvents:
         if self.account is None:
             return
         self.account_conns(client.account)
-        doc = self._typed(CONNECT_TYPE)
-        doc["server"] = self.server_info()
-        doc["client"] = self._client_info(client, closed=False)
-        self.send(f"$SYS.ACCOUNT.{client.account.name}.CONNECT", doc)
+        subject = f"$SYS.ACCOUNT.{client.account.name}.CONNECT"
+        if self._heard(subject):
+            doc = self._typed(CONNECT_TYPE)
+            doc["server"] = self.server_info()
+            doc["client"] = self._client_info(client, closed=False)
+            self.send(subject, doc)
 
     def disconnected(self, client: ClientSession) -> None:
         """A client closed: its account's connection count, then the DISCONNECT event."""
@@ -124,7 +134,16 @@ class SystemEvents:
             kept[i] += value
         if self.account is None:
             return
+        auth_error = f"$SYS.SERVER.{self.host.server_id}.CLIENT.AUTH.ERR"
+        if client.close_reason == AUTH_VIOLATION and self._heard(auth_error):
+            # A refused login is reported to the operators first, in the same shape.
+            self.send(auth_error, self._disconnect_event(client))
         self.account_conns(client.account)
+        subject = f"$SYS.ACCOUNT.{name}.DISCONNECT"
+        if self._heard(subject):
+            self.send(subject, self._disconnect_event(client))
+
+    def _disconnect_event(self, client: ClientSession) -> dict[str, Any]:
         doc = self._typed(DISCONNECT_TYPE)
         doc["timestamp"] = rfc3339(client.stopped_ns or self.host.clock.time_ns())
         doc["server"] = self.server_info()
@@ -132,7 +151,7 @@ class SystemEvents:
         doc["sent"] = _traffic(client.in_msgs, client.in_bytes)
         doc["received"] = _traffic(client.out_msgs, client.out_bytes)
         doc["reason"] = client.close_reason
-        self.send(f"$SYS.ACCOUNT.{name}.DISCONNECT", doc)
+        return doc
 
     def _client_info(self, client: ClientSession, closed: bool) -> dict[str, Any]:
         """nats-server's ``ClientInfo`` (empty fields left out)."""

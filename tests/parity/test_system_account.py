@@ -325,6 +325,29 @@ async def test_connect_and_disconnect_events(server: Start) -> None:
         await sys.close()
 
 
+async def test_a_refused_login_is_reported(server: Start) -> None:
+    target = await server(SYSTEM)
+    sys = await login(target, "sys")
+    events = Events()
+    try:
+        await sys.subscribe("$SYS.>", cb=events.on_msg)
+        await sys.flush()
+        reader, writer = await asyncio.open_connection("127.0.0.1", target.port)
+        await reader.readline()
+        writer.write(b'CONNECT {"user":"a","pass":"wrong","verbose":false}\r\nPING\r\n')
+        assert b"Authorization Violation" in await asyncio.wait_for(reader.read(1000), 5)
+        writer.close()
+        seen = await events.settle(2)
+        subjects = [subject for subject, _ in seen]
+        assert subjects[0].endswith(".CLIENT.AUTH.ERR") and subjects[1:] == ["$SYS.ACCOUNT.$G.DISCONNECT"]
+        for _, doc in seen:
+            assert doc["type"] == "io.nats.server.advisory.v1.client_disconnect"
+            assert doc["reason"] == "Authentication Failure"
+            assert (doc["client"]["acc"], doc["client"]["user"], doc["client"]["name_tag"]) == ("$G", "a", "$G")
+    finally:
+        await sys.close()
+
+
 async def test_other_accounts_see_no_system_traffic(server: Start) -> None:
     target = await server(SYSTEM)
     sys, a = await login(target, "sys"), await login(target, "a")
