@@ -21,7 +21,6 @@ sequence shared with the answers to system requests
 
 from __future__ import annotations
 
-import random
 from typing import Any, Protocol
 
 from fakejs.core.accounts import GLOBAL_ACCOUNT, Account, Accounts
@@ -44,6 +43,8 @@ FEATURE_FLAGS = {
     "js_raft_delete_range": True,
     "js_snapshot_sources": False,
 }
+# Mixed into the server's seed for the event id generator.
+EVENT_ID_SEED = 0x5E5E
 # ServerInfo capability flags: JetStream, binary stream snapshots, account NRG.
 JETSTREAM_FLAGS = 1 | 2 | 4
 
@@ -53,7 +54,6 @@ class EventHost(Protocol):
 
     options: ServerOptions
     clock: Clock
-    random: random.Random
     accounts: Accounts
     clients: dict[int, ClientSession]
     server_id: str
@@ -74,6 +74,10 @@ class SystemEvents:
         # Traffic of the closed clients of each account: [in msgs, in bytes, out msgs, out bytes].
         self._closed_traffic: dict[str, list[int]] = {}
         self._timers: dict[str, TimerHandle] = {}
+        # Event ids come from a generator of their own (nats-server too has a separate one), so
+        # events never shift the ids a seeded server draws from its main generator.
+        seed = host.options.seed
+        self._ids = ids.new_random(None if seed is None else seed ^ EVENT_ID_SEED)
 
     @property
     def account(self) -> Account | None:
@@ -110,7 +114,7 @@ class SystemEvents:
         return account is not None and account.router.has_interest(subject)
 
     def _typed(self, kind: str) -> dict[str, Any]:
-        return {"type": kind, "id": ids.nuid(self.host.random), "timestamp": rfc3339(self.host.clock.time_ns())}
+        return {"type": kind, "id": ids.nuid(self._ids), "timestamp": rfc3339(self.host.clock.time_ns())}
 
     # -- clients ------------------------------------------------------------------
 
