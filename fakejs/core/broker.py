@@ -26,6 +26,7 @@ from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_
 from fakejs.core.router import Router, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.core.stats import Stats
+from fakejs.core.sysevents import SystemEvents
 from fakejs.gocompat import ids
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ class Broker:
         self.faults: Hooks = hooks if hooks is not None else NoHooks()
         self.clients: dict[int, ClientSession] = {}
         self.on_client_closed: list[ClosedCallback] = []
+        self.on_client_connected: list[Callable[[ClientSession], None]] = []
         self.stats = Stats()
         self.started_ns = clock.time_ns()
         self.total_connections = 0
@@ -71,6 +73,8 @@ class Broker:
         self.lame_duck = False
         self.jetstream_enabled = False
         self._next_cid = 0
+        # The events a client of the system account sees ($SYS.ACCOUNT.<acc>.CONNECT ...).
+        self.events = SystemEvents(self)
 
     @property
     def router(self) -> Router:
@@ -142,6 +146,13 @@ class Broker:
             final = list(subs)
             for callback in self.on_client_closed:
                 callback(client, final)
+            self.events.disconnected(client)
+
+    def client_connected(self, client: ClientSession) -> None:
+        """A client logged in to its account (CONNECT accepted)."""
+        self.events.connected(client)
+        for callback in self.on_client_connected:
+            callback(client)
 
     @property
     def nonce_required(self) -> bool:

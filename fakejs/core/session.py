@@ -95,6 +95,8 @@ class SessionHost(Protocol):
 
     def remove_client(self, client: ClientSession, subs: Iterable[Subscription] = ()) -> None: ...
 
+    def client_connected(self, client: ClientSession) -> None: ...
+
     def info_fields(self, client: ClientSession | None = None, connect_info: bool = False) -> dict[str, Any]: ...
 
     @property
@@ -544,6 +546,7 @@ class ClientSession:
                 self.opts["user"] = user.name
         self._set_permissions(user.permissions if user is not None else None)
         self.parser.auth_pending = False
+        broker.client_connected(self)
         if self.protocol < 0 or self.protocol > 1:
             self.send_err(ERR_BAD_PROTOCOL)
             self.close(PROTOCOL_VIOLATION)
@@ -572,6 +575,7 @@ class ClientSession:
         if user is not None:
             self.opts["user"] = user.name
         self._set_permissions(user.permissions if user is not None else None)
+        broker.client_connected(self)
         return True
 
     def _set_permissions(self, permissions: Permissions | None) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from fakejs._version import __version__
-from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME
+from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT
 from fakejs.gocompat.gotime import NS, rfc3339
 from fakejs.monitoring.connz import connz, subsz
 from fakejs.monitoring.jsz import jsz
@@ -89,7 +89,7 @@ def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
         "start": rfc3339(broker.started_ns),
         "now": rfc3339(now_ns),
         "uptime": go_duration_short((now_ns - broker.started_ns) / NS),
-        "mem": _rss_bytes(),
+        "mem": rss_bytes(),
         "cores": os.cpu_count() or 1,
         "gomaxprocs": os.cpu_count() or 1,
         "cpu": 0,
@@ -112,13 +112,13 @@ def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
         "subscriptions": sum(account.router.index.count for account in broker.accounts),
         "http_req_stats": dict(server.http_requests),
         "config_load_time": rfc3339(broker.started_ns),
-        "system_account": "$SYS",
+        "system_account": broker.options.system_account or SYSTEM_ACCOUNT,
         "slow_consumer_stats": {"clients": stats.slow_consumers, "routes": 0, "gateways": 0, "leafs": 0},
         "fakejs": {"version": __version__},
     }
 
 
-def _rss_bytes() -> int:
+def rss_bytes() -> int:
     try:
         with open("/proc/self/statm") as handle:
             return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

@@ -26,6 +26,7 @@ from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.failures import ServerError
 from fakejs.core.options import NATS_VERSION, ServerOptions
 from fakejs.monitoring.records import ClosedConnections
+from fakejs.monitoring.system import SystemRequests
 from fakejs.protocol import writer as wire
 from fakejs.server.connection import Connection, OutputBatch
 from fakejs.server.jetstreams import AccountJetStreams
@@ -87,6 +88,7 @@ class Server:
         self.jetstream: JetStream | None = None
         self.jetstreams = AccountJetStreams(self.broker)
         self._control_subjects: ControlSubjects | None = None
+        self._system: SystemRequests | None = None
         self._listener: asyncio.base_events.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._http: HttpPort | None = None
@@ -184,6 +186,8 @@ class Server:
         log.info("  ID:       %s", self.broker.server_id)
         if options.jetstream:
             self._start_jetstream()
+        # The system account's requests ($SYS.REQ.>) and its periodic STATSZ.
+        self._system = SystemRequests(self)
         if options.control:
             from fakejs.testkit.control_subjects import ControlSubjects
 
@@ -273,9 +277,13 @@ class Server:
         if self._control_subjects is not None:
             self._control_subjects.close()
             self._control_subjects = None
+        if self._system is not None:
+            self._system.stop()
+            self._system = None
         self._stop_jetstream(keep_store)
         for client in list(self.broker.clients.values()):
             client.close(SERVER_SHUTDOWN)
+        self.broker.events.stop()
         if self._http is not None:
             await self._http.stop()
             self._http = None

@@ -1,0 +1,226 @@
+"""Events the server publishes in its system account, as nats-server does.
+
+A client of the system account (``$SYS``, or the account ``system_account``
+names) that subscribes to ``$SYS.>`` sees, without asking:
+
+* ``$SYS.ACCOUNT.<acc>.CONNECT`` when a client logs in to ``<acc>`` and
+  ``$SYS.ACCOUNT.<acc>.DISCONNECT`` when one closes (with what it sent and
+  received and why it closed);
+* ``$SYS.SERVER.<id>.CLIENT.AUTH.ERR`` before the DISCONNECT of a client
+  whose login was refused;
+* the account's connection count, ``$SYS.SERVER.ACCOUNT.<acc>.CONNS`` and
+  ``$SYS.ACCOUNT.<acc>.SERVER.CONNS`` (one event, two subjects), when it
+  changes and every 30 seconds while the account has clients (never for
+  the global account ``$G``).
+
+Every message the server sends there carries its identity, the
+``ServerInfo`` block (:meth:`SystemEvents.server_info`), numbered by one
+sequence shared with the answers to system requests
+(:mod:`fakejs.monitoring.system`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from fakejs.core.accounts import GLOBAL_ACCOUNT, Account, Accounts
+from fakejs.core.clientio import AUTH_VIOLATION
+from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.options import NATS_VERSION, SYSTEM_ACCOUNT, ServerOptions
+from fakejs.core.session import ClientSession
+from fakejs.gocompat import gojson, ids
+from fakejs.gocompat.gotime import NS, rfc3339
+
+CONNECT_TYPE = "io.nats.server.advisory.v1.client_connect"
+DISCONNECT_TYPE = "io.nats.server.advisory.v1.client_disconnect"
+ACCOUNT_CONNS_TYPE = "io.nats.server.advisory.v1.account_connections"
+# nats-server repeats an account's connection count this often while it has clients.
+ACCOUNT_CONNS_INTERVAL = 30.0
+# The feature flags nats-server 2.15.1 reports by default.
+FEATURE_FLAGS = {
+    "js_ack_fc_v2": False,
+    "js_api_reply_v2": False,
+    "js_raft_delete_range": True,
+    "js_snapshot_sources": False,
+}
+# Mixed into the server's seed for the event id generator.
+EVENT_ID_SEED = 0x5E5E
+# ServerInfo capability flags: JetStream, binary stream snapshots, account NRG.
+JETSTREAM_FLAGS = 1 | 2 | 4
+
+
+class EventHost(Protocol):
+    """What the events read from the server (:class:`~fakejs.core.broker.Broker`)."""
+
+    options: ServerOptions
+    clock: Clock
+    accounts: Accounts
+    clients: dict[int, ClientSession]
+    server_id: str
+    name: str
+    jetstream_enabled: bool
+
+
+def _traffic(msgs: int, size: int) -> dict[str, int]:
+    return {"msgs": msgs, "bytes": size}
+
+
+class SystemEvents:
+    """Publishes the system account's events for one server."""
+
+    def __init__(self, host: EventHost) -> None:
+        self.host = host
+        self.seq = 0
+        # Traffic of the closed clients of each account: [in msgs, in bytes, out msgs, out bytes].
+        self._closed_traffic: dict[str, list[int]] = {}
+        self._timers: dict[str, TimerHandle] = {}
+        # Event ids come from a generator of their own (nats-server too has a separate one), so
+        # events never shift the ids a seeded server draws from its main generator.
+        seed = host.options.seed
+        self._ids = ids.new_random(None if seed is None else seed ^ EVENT_ID_SEED)
+
+    @property
+    def account(self) -> Account | None:
+        """The system account (``None`` if ``system_account`` names none)."""
+        return self.host.accounts.get(self.host.options.system_account or SYSTEM_ACCOUNT)
+
+    def server_info(self) -> dict[str, Any]:
+        """The ``server`` block of every system message (each one takes the next ``seq``)."""
+        host = self.host
+        opts = host.options
+        self.seq += 1
+        info: dict[str, Any] = {"name": host.name, "host": opts.host or "0.0.0.0", "id": host.server_id}
+        if host.jetstream_enabled and opts.jetstream_domain:
+            info["domain"] = opts.jetstream_domain
+        info["ver"] = NATS_VERSION
+        if opts.server_tags:
+            info["tags"] = list(opts.server_tags)
+        info["feature_flags"] = dict(FEATURE_FLAGS)
+        info["jetstream"] = host.jetstream_enabled
+        info["flags"] = JETSTREAM_FLAGS if host.jetstream_enabled else 0
+        info["seq"] = self.seq
+        info["time"] = rfc3339(host.clock.time_ns())
+        return info
+
+    def send(self, subject: str, doc: dict[str, Any]) -> None:
+        """Publish ``doc`` (JSON, as Go writes it) in the system account."""
+        account = self.account
+        if account is not None:
+            account.router.publish(subject, "", None, gojson.dumps(doc).encode())
+
+    def _heard(self, subject: str) -> bool:
+        """Whether anyone in the system account listens on ``subject`` (else no event is built)."""
+        account = self.account
+        return account is not None and account.router.has_interest(subject)
+
+    def _typed(self, kind: str) -> dict[str, Any]:
+        return {"type": kind, "id": ids.nuid(self._ids), "timestamp": rfc3339(self.host.clock.time_ns())}
+
+    # -- clients ------------------------------------------------------------------
+
+    def connected(self, client: ClientSession) -> None:
+        """A client logged in: its account's connection count, then the CONNECT event."""
+        if self.account is None:
+            return
+        self.account_conns(client.account)
+        subject = f"$SYS.ACCOUNT.{client.account.name}.CONNECT"
+        if self._heard(subject):
+            doc = self._typed(CONNECT_TYPE)
+            doc["server"] = self.server_info()
+            doc["client"] = self._client_info(client, closed=False)
+            self.send(subject, doc)
+
+    def disconnected(self, client: ClientSession) -> None:
+        """A client closed: its account's connection count, then the DISCONNECT event."""
+        name = client.account.name
+        kept = self._closed_traffic.setdefault(name, [0, 0, 0, 0])
+        for i, value in enumerate((client.in_msgs, client.in_bytes, client.out_msgs, client.out_bytes)):
+            kept[i] += value
+        if self.account is None:
+            return
+        auth_error = f"$SYS.SERVER.{self.host.server_id}.CLIENT.AUTH.ERR"
+        if client.close_reason == AUTH_VIOLATION and self._heard(auth_error):
+            # A refused login is reported to the operators first, in the same shape.
+            self.send(auth_error, self._disconnect_event(client))
+        self.account_conns(client.account)
+        subject = f"$SYS.ACCOUNT.{name}.DISCONNECT"
+        if self._heard(subject):
+            self.send(subject, self._disconnect_event(client))
+
+    def _disconnect_event(self, client: ClientSession) -> dict[str, Any]:
+        doc = self._typed(DISCONNECT_TYPE)
+        doc["timestamp"] = rfc3339(client.stopped_ns or self.host.clock.time_ns())
+        doc["server"] = self.server_info()
+        doc["client"] = self._client_info(client, closed=True)
+        doc["sent"] = _traffic(client.in_msgs, client.in_bytes)
+        doc["received"] = _traffic(client.out_msgs, client.out_bytes)
+        doc["reason"] = client.close_reason
+        return doc
+
+    def _client_info(self, client: ClientSession, closed: bool) -> dict[str, Any]:
+        """nats-server's ``ClientInfo`` (empty fields left out)."""
+        opts = client.opts
+        info: dict[str, Any] = {"start": rfc3339(client.started_ns)}
+        if client.host:
+            info["host"] = client.host
+        info["id"] = client.cid
+        info["acc"] = client.account.name
+        user = opts.get("nkey") or opts.get("user")
+        for key, value in (("user", user), ("name", opts.get("name")), ("lang", opts.get("lang"))):
+            if value:
+                info[key] = str(value)
+        if opts.get("version"):
+            info["ver"] = str(opts["version"])
+        if closed:
+            rtt = int(client.rtt * NS)
+            if rtt:
+                info["rtt"] = rtt
+            info["stop"] = rfc3339(client.stopped_ns or self.host.clock.time_ns())
+        info["name_tag"] = client.account.name
+        info["kind"] = client.kind
+        info["client_type"] = "nats"
+        return info
+
+    # -- accounts -----------------------------------------------------------------
+
+    def account_stat(self, account: Account) -> dict[str, Any]:
+        """nats-server's ``AccountStat`` for one account: connections, subscriptions, traffic."""
+        members = [c for c in self.host.clients.values() if c.account is account and not c.closed]
+        kept = self._closed_traffic.get(account.name, [0, 0, 0, 0])
+        received = kept[0] + sum(c.in_msgs for c in members), kept[1] + sum(c.in_bytes for c in members)
+        sent = kept[2] + sum(c.out_msgs for c in members), kept[3] + sum(c.out_bytes for c in members)
+        routes = {"gateways": _traffic(0, 0), "routes": _traffic(0, 0), "leafs": _traffic(0, 0)}
+        return {
+            "acc": account.name,
+            "name": account.name,
+            "conns": len(members),
+            "leafnodes": 0,
+            "total_conns": len(members),
+            "num_subscriptions": account.router.index.count,
+            "sent": {**_traffic(*sent), **routes},
+            "received": {**_traffic(*received), **routes},
+            "slow_consumers": 0,
+        }
+
+    def account_conns_event(self, account: Account) -> dict[str, Any]:
+        """The account connection count event (``server`` block included)."""
+        return {**self._typed(ACCOUNT_CONNS_TYPE), "server": self.server_info(), **self.account_stat(account)}
+
+    def account_conns(self, account: Account) -> None:
+        """Publish the account's connection count on both subjects; repeat it while it has clients."""
+        if account.name == GLOBAL_ACCOUNT or self.account is None:
+            return
+        typed, stat = self._typed(ACCOUNT_CONNS_TYPE), self.account_stat(account)
+        timer = self._timers.pop(account.name, None)
+        if timer is not None:
+            timer.cancel()
+        if stat["total_conns"]:
+            self._timers[account.name] = self.host.clock.call_later(ACCOUNT_CONNS_INTERVAL, self.account_conns, account)
+        for subject in (f"$SYS.SERVER.ACCOUNT.{account.name}.CONNS", f"$SYS.ACCOUNT.{account.name}.SERVER.CONNS"):
+            self.send(subject, {**typed, "server": self.server_info(), **stat})
+
+    def stop(self) -> None:
+        """Cancel the repeating account events (the server is shutting down)."""
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
