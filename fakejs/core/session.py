@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import NONCE_RAW_LEN, Login, new_nonce
@@ -54,9 +54,6 @@ from fakejs.protocol.events import (
     Unsub,
 )
 from fakejs.protocol.parser import Parser
-
-if TYPE_CHECKING:
-    from fakejs.core.users import Permissions
 
 ERR_AUTH_TIMEOUT = "Authentication Timeout"
 ERR_STALE = "Stale Connection"
@@ -494,9 +491,7 @@ class ClientSession:
 
     def _on_connect(self, event: Connect) -> None:
         broker = self.broker
-        if self._auth_timer is not None:
-            self._auth_timer.cancel()
-            self._auth_timer = None
+        self._stop_auth_timer()
         now = broker.clock.monotonic()
         self.last_activity = now
         self.keepalive.connected(now - self.started)
@@ -529,24 +524,8 @@ class ClientSession:
 
     def _accept_connect(self, opts: dict[str, Any]) -> bool:
         """Authenticate and check the protocol options; a refused client is told why and closed."""
-        broker = self.broker
-        result = broker.authenticate(opts, self.nonce)
-        if result is None or opts.get("new_account") or opts.get("account"):
-            self.send_err(ERR_AUTHORIZATION)
-            broker.log.error("%s - authentication error", self)
-            self.close(AUTH_VIOLATION)
+        if not self._log_in(opts):
             return False
-        self.account, self.login = result
-        user = self.login.user
-        if user is not None:
-            # As nats-server, the login names the client (/connz ``authorized_user``), no_auth_user too.
-            if user.nkey:
-                self.opts["nkey"] = user.nkey
-            else:
-                self.opts["user"] = user.name
-        self._set_permissions(user.permissions if user is not None else None)
-        self.parser.auth_pending = False
-        broker.client_connected(self)
         if self.protocol < 0 or self.protocol > 1:
             self.send_err(ERR_BAD_PROTOCOL)
             self.close(PROTOCOL_VIOLATION)
@@ -559,13 +538,15 @@ class ClientSession:
 
     def _implicit_login(self) -> bool:
         """Log in as the no_auth_user without a CONNECT; a refused client is told so and closed."""
-        broker = self.broker
         self.connect_received = True
-        if self._auth_timer is not None:
-            self._auth_timer.cancel()
-            self._auth_timer = None
-        result = broker.authenticate({}, self.nonce)
-        if result is None:
+        self._stop_auth_timer()
+        return self._log_in({})
+
+    def _log_in(self, connect: dict[str, Any]) -> bool:
+        """Take on the account, user and permissions the credentials log in to, or refuse and close."""
+        broker = self.broker
+        result = broker.authenticate(connect, self.nonce)
+        if result is None or connect.get("new_account") or connect.get("account"):
             self.send_err(ERR_AUTHORIZATION)
             broker.log.error("%s - authentication error", self)
             self.close(AUTH_VIOLATION)
@@ -573,16 +554,24 @@ class ClientSession:
         self.account, self.login = result
         user = self.login.user
         if user is not None:
-            self.opts["user"] = user.name
-        self._set_permissions(user.permissions if user is not None else None)
+            # As nats-server, the login names the client (/connz ``authorized_user``), no_auth_user too.
+            if user.nkey:
+                self.opts["nkey"] = user.nkey
+            else:
+                self.opts["user"] = user.name
+        permissions = user.permissions if user is not None else None
+        self.perms = PermissionChecker(permissions, broker.clock.monotonic()) if permissions is not None else None
+        self.denies = None
+        self.parser.auth_pending = False
         broker.client_connected(self)
         return True
 
-    def _set_permissions(self, permissions: Permissions | None) -> None:
-        self.perms = PermissionChecker(permissions, self.broker.clock.monotonic()) if permissions is not None else None
-        self.denies = None
-
     # -- timers ----------------------------------------------------------------
+
+    def _stop_auth_timer(self) -> None:
+        if self._auth_timer is not None:
+            self._auth_timer.cancel()
+            self._auth_timer = None
 
     def _auth_timeout(self) -> None:
         self._auth_timer = None
