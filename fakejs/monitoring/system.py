@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakejs.core.accounts import Account
 from fakejs.core.clock import TimerHandle
@@ -39,10 +39,9 @@ from fakejs.core.router import InternalHandler, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import rfc3339
-from fakejs.monitoring.connz import connz, subsz
-from fakejs.monitoring.endpoints import rss_bytes, varz
-from fakejs.monitoring.jsz import jsz
-from fakejs.monitoring.source import MonitoredServer
+
+if TYPE_CHECKING:
+    from fakejs.monitoring.source import MonitoredServer
 
 # nats-server's STATSZ schedule: the first after 250 ms, then doubling up to this.
 STATSZ_FIRST = 0.25
@@ -77,6 +76,40 @@ _CONN_STATES = {0: "open", 1: "closed", 2: "all"}
 ACCOUNT_KINDS = ("SUBSZ", "CONNZ", "LEAFZ", "JSZ", "INFO", "STATZ", "CONNS")
 # The Go option types of the account requests whose names are not the kind's (errors name them).
 _ACCOUNT_TYPES = {"INFO": "AccInfo", "STATZ": "AccountStatz"}
+
+
+# The monitoring documents load with the first request that needs one: the responder is
+# installed at every start, and a server nobody asks pays nothing for them.
+
+
+def connz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, Any]:
+    from fakejs.monitoring import connz as documents
+
+    return documents.connz(server, query)
+
+
+def subsz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, Any]:
+    from fakejs.monitoring import connz as documents
+
+    return documents.subsz(server, query)
+
+
+def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, Any]:
+    from fakejs.monitoring import endpoints
+
+    return endpoints.varz(server, query)
+
+
+def jsz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, Any]:
+    from fakejs.monitoring import jsz as documents
+
+    return documents.jsz(server, query)
+
+
+def rss_bytes() -> int:
+    from fakejs.monitoring import endpoints
+
+    return endpoints.rss_bytes()
 
 
 class RequestError(Exception):

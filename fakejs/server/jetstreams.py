@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from typing import TYPE_CHECKING
 
 from fakejs.core.account_config import JetStreamLimits
@@ -62,7 +61,6 @@ class AccountJetStreams:
     def start(self, store_dir: str, owned: bool) -> JetStream | None:
         """Start them (on ``store_dir``; ``owned``: made by fakejs); returns ``$G``'s, if it has one."""
         from fakejs.jetstream import JetStream
-        from fakejs.jetstream.api.disabled import serve_disabled
 
         chosen = jetstream_accounts(self.broker)
         default = self.broker.accounts.default
@@ -71,6 +69,11 @@ class AccountJetStreams:
             js = JetStream(self.broker, store_dir, own_store=owned, account=default)
             self._start(js)
             return js
+        # Several accounts (only a server with accounts configured pays for these imports).
+        import tempfile
+
+        from fakejs.jetstream.api.disabled import serve_disabled
+
         if not store_dir:
             store_dir = tempfile.mkdtemp(prefix="fakejs-store-")
         self._base, self._owned = store_dir, owned

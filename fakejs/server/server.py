@@ -26,7 +26,6 @@ from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.failures import ServerError
 from fakejs.core.options import NATS_VERSION, ServerOptions
 from fakejs.monitoring.records import ClosedConnections
-from fakejs.monitoring.system import SystemRequests
 from fakejs.protocol import writer as wire
 from fakejs.server.connection import Connection, OutputBatch
 from fakejs.server.jetstreams import AccountJetStreams
@@ -37,6 +36,7 @@ from fakejs.testkit.transcript import Transcript
 
 if TYPE_CHECKING:
     from fakejs.jetstream import JetStream
+    from fakejs.monitoring.system import SystemRequests
     from fakejs.server.http import HttpPort, Reply, Request
     from fakejs.testkit.control import Controller
     from fakejs.testkit.control_subjects import ControlSubjects
@@ -187,6 +187,8 @@ class Server:
         if options.jetstream:
             self._start_jetstream()
         # The system account's requests ($SYS.REQ.>) and its periodic STATSZ.
+        from fakejs.monitoring.system import SystemRequests
+
         self._system = SystemRequests(self)
         if options.control:
             from fakejs.testkit.control_subjects import ControlSubjects
