@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import urllib.request
@@ -343,7 +344,23 @@ def test_option_errors(name: str, tmp_path: Path, real_binary: list[str]) -> Non
     path.write_text(OPTION_ERRORS[name])
     real = run(real_binary, "-t", "-c", str(path))
     assert real[0] == 1
-    assert run(FAKE, "-t", "-c", str(path)) == real
+    fake = run(FAKE, "-t", "-c", str(path))
+    if name not in MAP_ORDER:
+        assert fake == real
+        return
+    # nats-server walks the accounts in Go's random map order: the duplicate is reported at the
+    # ``users`` of whichever account it meets second.  The text is the same; the place is one of those.
+    assert (fake[0], _unplaced(fake[1])) == (real[0], _unplaced(real[1]))
+    places = {f"{path}:1:{found.start()}:" for found in re.finditer("users", OPTION_ERRORS[name])}
+    assert any(place in fake[1] for place in places) and any(place in real[1] for place in places)
+
+
+# Option errors whose place depends on nats-server's map order.
+MAP_ORDER = {"duplicate_user"}
+
+
+def _unplaced(text: str) -> str:
+    return re.sub(r":\d+:\d+: ", ": ", text)
 
 
 @pytest.mark.parametrize("name", sorted(START_ERRORS))
