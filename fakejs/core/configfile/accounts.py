@@ -22,8 +22,9 @@ from fakejs.core.account_config import AccountConfig, Export, Import, JetStreamL
 from fakejs.core.accounts import GLOBAL_ACCOUNT
 from fakejs.core.auth import decode_public_key
 from fakejs.core.configfile import exports
-from fakejs.core.configfile.authorization import go_type, go_value, parse_permissions, parse_users, with_permissions
+from fakejs.core.configfile.authorization import parse_permissions, parse_users, with_permissions
 from fakejs.core.configfile.context import ConfigContext
+from fakejs.core.configfile.values import go_type, go_value
 from fakejs.core.options import ServerOptions
 from fakejs.core.users import Permissions, User
 

@@ -12,19 +12,18 @@ nats-server's recovered panic reports it, and, as there, ends the block.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from fakejs.conf import Token
 from fakejs.core.auth import is_valid_public_user_key
 from fakejs.core.configfile.context import ConfigContext
+from fakejs.core.configfile.values import go_type, go_value
 from fakejs.core.options import ServerOptions
 from fakejs.core.subjects import is_valid_subject
 from fakejs.core.users import Permissions, ResponsePermission, SubjectPermission, User
-from fakejs.gocompat.gotime import parse_duration
+from fakejs.gocompat.gotime import NS, parse_duration
 
-NS = 1_000_000_000
 DEFAULT_RESPONSE_EXPIRES_NS = 2 * 60 * NS
 # What ``allowed_connection_types`` may name (nats-server's jwt connection types).
 CONNECTION_TYPES = frozenset({"STANDARD", "WEBSOCKET", "LEAFNODE", "LEAFNODE_WS", "MQTT", "MQTT_WS", "IN_PROCESS"})
@@ -39,42 +38,6 @@ class _Abort(Exception):
         super().__init__(reason)
         self.token = token
         self.reason = reason
-
-
-def go_type(value: Any) -> str:
-    """The Go type nats-server's parser gives a value (for its panic and ``%T`` texts)."""
-    if isinstance(value, Token):
-        value = value.value
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if isinstance(value, datetime.datetime):
-        return "time.Time"
-    return type(value).__name__
-
-
-def go_value(value: Any) -> str:
-    """Go's ``%v`` of a parsed value, near enough for error texts."""
-    if isinstance(value, Token):
-        value = value.value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value).removesuffix(".0") if value == int(value) else repr(value)
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{go_value(v)}" for k, v in sorted(value.items())) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(go_value(v) for v in value) + "]"
-    return str(value)
 
 
 def _expect(token: Token, kind: type, name: str) -> Any:

@@ -23,8 +23,8 @@ from typing import Any
 
 from fakejs.conf import Token
 from fakejs.core.account_config import CHUNKED, SINGLETON, STREAM, AccountConfig, Export, Import
-from fakejs.core.configfile.authorization import go_type
 from fakejs.core.configfile.context import ConfigContext
+from fakejs.core.configfile.values import go_type
 from fakejs.core.subjects import has_wildcard, is_subset, is_valid_subject, overlap
 from fakejs.gocompat.gotime import parse_duration
 

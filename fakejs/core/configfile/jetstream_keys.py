@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
-from fakejs.core.configfile.values import NS, duration, go_type, want
+from fakejs.core.configfile.values import duration, go_type, want
 from fakejs.core.options import ServerOptions
+from fakejs.gocompat.gotime import NS
 
 _SHIFTS = {"K": 10, "M": 20, "G": 30, "T": 40}
 

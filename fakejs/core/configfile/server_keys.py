@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
-from fakejs.core.configfile.values import NS, duration, go_type, parse_listen, want
+from fakejs.core.configfile.values import duration, go_type, parse_listen, want
 from fakejs.core.options import (
     DEFAULT_PORT,
     MAX_CONTROL_LINE,
@@ -22,7 +22,7 @@ from fakejs.core.options import (
     MAX_PENDING,
     ServerOptions,
 )
-from fakejs.gocompat.gotime import format_duration, parse_duration
+from fakejs.gocompat.gotime import NS, format_duration, parse_duration
 
 Handler = Callable[[str, Token, ServerOptions, ConfigContext], None]
 

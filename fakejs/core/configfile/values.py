@@ -15,9 +15,7 @@ from typing import Any
 
 from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
-from fakejs.gocompat.gotime import parse_duration
-
-NS = 1_000_000_000
+from fakejs.gocompat.gotime import NS, parse_duration
 
 
 def go_type(value: Any) -> str:
@@ -39,6 +37,21 @@ def go_type(value: Any) -> str:
     if isinstance(value, list):
         return "[]interface {}"
     return type(value).__name__
+
+
+def go_value(value: Any) -> str:
+    """Go's ``%v`` of a parsed value, near enough for error texts."""
+    if isinstance(value, Token):
+        value = value.value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value).removesuffix(".0") if value == int(value) else repr(value)
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_value(v)}" for k, v in sorted(value.items())) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_value(v) for v in value) + "]"
+    return str(value)
 
 
 _NAMES = {str: "string", int: "int64", bool: "bool", float: "float64", dict: "map[string]interface {}"}
