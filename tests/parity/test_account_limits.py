@@ -17,8 +17,7 @@ from typing import Any
 import nats
 import pytest
 
-from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target, stop_target
-from tests.parity.test_authorization import ConfiguredFake, ConfiguredReal
+from tests.harness.configured import configured_servers
 
 ACCOUNTS = """
 accounts {
@@ -40,29 +39,25 @@ Request = Callable[..., Awaitable[dict[str, Any]]]
 @pytest.fixture
 async def login(target_kind: str, tmp_path) -> AsyncIterator[Callable[[str], Awaitable[Request]]]:
     """Start this test's kind of server from :data:`ACCOUNTS`; ``login(user)`` gives a JSON request function."""
-    if target_kind == "real" and REAL_BINARY is None:
-        pytest.skip(REAL_MISSING_REASON)
-    store = str(tmp_path)
-    target: Target = ConfiguredFake(ACCOUNTS, store) if target_kind == "fake" else ConfiguredReal(ACCOUNTS, store)
-    await target.start()
-    clients: list[nats.aio.client.Client] = []
+    async with configured_servers(target_kind, tmp_path) as start:
+        target = await start(ACCOUNTS)
+        clients: list[nats.aio.client.Client] = []
 
-    async def connect(user: str) -> Request:
-        nc = await nats.connect(target.url, user=user, password=user)
-        clients.append(nc)
+        async def connect(user: str) -> Request:
+            nc = await nats.connect(target.url, user=user, password=user)
+            clients.append(nc)
 
-        async def request(subject: str, body: Any = None) -> dict[str, Any]:
-            payload = b"" if body is None else json.dumps(body).encode() if not isinstance(body, bytes) else body
-            reply = await nc.request(subject, payload, timeout=2)
-            doc: dict[str, Any] = json.loads(reply.data)
-            return doc
+            async def request(subject: str, body: Any = None) -> dict[str, Any]:
+                payload = b"" if body is None else json.dumps(body).encode() if not isinstance(body, bytes) else body
+                reply = await nc.request(subject, payload, timeout=2)
+                doc: dict[str, Any] = json.loads(reply.data)
+                return doc
 
-        return request
+            return request
 
-    yield connect
-    for nc in clients:
-        await nc.close()
-    await stop_target(target)
+        yield connect
+        for nc in clients:
+            await nc.close()
 
 
 def stream(name: str, **config: Any) -> tuple[str, dict[str, Any]]:

@@ -12,23 +12,14 @@ import re
 import subprocess
 import sys
 import urllib.request
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import nats
 import pytest
 
-from fakejs import ServerOptions
-from fakejs.core.configfile.load import load_text
-from tests.harness.targets import (
-    REAL_BINARY,
-    REAL_MISSING_REASON,
-    FakeTarget,
-    RealTarget,
-    Settings,
-    Target,
-    stop_target,
-)
+from tests.harness.configured import Start, configured_servers
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target
 
 ACCOUNTS = """
 accounts {
@@ -46,49 +37,10 @@ no_auth_user: b
 NOT_ENABLED = {"code": 503, "err_code": 10039, "description": "JetStream not enabled for account"}
 
 
-class ConfiguredFake(FakeTarget):
-    def __init__(self, config: str, store_dir: str) -> None:
-        super().__init__(Settings(monitor=True), store_dir)
-        self.config = config
-
-    def options(self) -> ServerOptions:
-        options = super().options()
-        loaded = load_text(self.config, base=options)
-        assert not loaded.problem_text(), loaded.problem_text()
-        return options
-
-
-class ConfiguredReal(RealTarget):
-    def __init__(self, config: str, store_dir: str) -> None:
-        super().__init__(Settings(monitor=True), store_dir)
-        self.config = config
-
-    def config_text(self) -> str:
-        return super().config_text() + self.config
-
-
-Start = Callable[[str], Awaitable[Target]]
-
-
 @pytest.fixture
 async def server(target_kind: str, tmp_path: Path) -> AsyncIterator[Start]:
-    if target_kind == "real" and REAL_BINARY is None:
-        pytest.skip(REAL_MISSING_REASON)
-    started: list[Target] = []
-
-    async def start(config: str) -> Target:
-        store = tmp_path / f"store{len(started)}"
-        store.mkdir()
-        target: Target = (
-            ConfiguredFake(config, str(store)) if target_kind == "fake" else ConfiguredReal(config, str(store))
-        )
-        await target.start()
-        started.append(target)
-        return target
-
-    yield start
-    for target in started:
-        await stop_target(target)
+    async with configured_servers(target_kind, tmp_path, Settings(monitor=True)) as start:
+        yield start
 
 
 async def connect(target: Target, user: str | None) -> nats.NATS:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 import bcrypt
 import nats
@@ -17,17 +17,8 @@ import nkeys
 import pytest
 
 from fakejs import ServerOptions
-from fakejs.core.configfile.load import load_text
+from tests.harness.configured import Start, configure, configured_servers
 from tests.harness.raw import RawClient, record
-from tests.harness.targets import (
-    REAL_BINARY,
-    REAL_MISSING_REASON,
-    FakeTarget,
-    RealTarget,
-    Settings,
-    Target,
-    stop_target,
-)
 
 AUTH_VIOLATION = b"-ERR 'Authorization Violation'\r\n"
 HASH = bcrypt.hashpw(b"b-secret", bcrypt.gensalt(rounds=4)).decode()
@@ -36,54 +27,11 @@ NKEY = nkeys.from_seed(bytearray(SEED.encode())).public_key.decode()
 OTHER_SEED = nkeys.encode_seed(bytes([6]) * 32, nkeys.PREFIX_BYTE_USER).decode()
 
 
-def configure(text: str, options: ServerOptions) -> None:
-    """What ``fakejs -c FILE`` makes of the text, laid over the target's options."""
-    loaded = load_text(text, base=options)
-    assert not loaded.problem_text(), loaded.problem_text()
-
-
-class ConfiguredFake(FakeTarget):
-    def __init__(self, config: str, store_dir: str) -> None:
-        super().__init__(Settings(), store_dir)
-        self.config = config
-
-    def options(self) -> ServerOptions:
-        options = super().options()
-        configure(self.config, options)
-        return options
-
-
-class ConfiguredReal(RealTarget):
-    def __init__(self, config: str, store_dir: str) -> None:
-        super().__init__(Settings(), store_dir)
-        self.config = config
-
-    def config_text(self) -> str:
-        return super().config_text() + self.config
-
-
-Start = Callable[[str], Awaitable[Target]]
-
-
 @pytest.fixture
 async def server(target_kind: str, tmp_path) -> AsyncIterator[Start]:
     """Start a server of this test's kind from an authorization configuration text."""
-    if target_kind == "real" and REAL_BINARY is None:
-        pytest.skip(REAL_MISSING_REASON)
-    started: list[Target] = []
-
-    async def start(config: str) -> Target:
-        store_path = tmp_path / f"store{len(started)}"
-        store_path.mkdir()
-        store = str(store_path)
-        target: Target = ConfiguredFake(config, store) if target_kind == "fake" else ConfiguredReal(config, store)
-        await target.start()
-        started.append(target)
-        return target
-
-    yield start
-    for target in started:
-        await stop_target(target)
+    async with configured_servers(target_kind, tmp_path) as start:
+        yield start
 
 
 USERS = f"""

@@ -10,23 +10,14 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 import nats
 import pytest
 
-from fakejs import ServerOptions
-from fakejs.core.configfile.load import load_text
+from tests.harness.configured import Start, configured_servers
 from tests.harness.raw import RawClient
-from tests.harness.targets import (
-    REAL_BINARY,
-    REAL_MISSING_REASON,
-    FakeTarget,
-    RealTarget,
-    Settings,
-    Target,
-    stop_target,
-)
+from tests.harness.targets import Target
 
 REPLY = re.compile(rb"MSG \S+ \d+ (_R_\.[0-9A-Za-z]{6}\.[0-9A-Za-z]{6}) ")
 INFO = re.compile(rb'Nats-Request-Info: \{"acc":"B","rtt":\d+\}\r\n')
@@ -81,58 +72,10 @@ accounts {
 """
 
 
-def fake_refusal(text: str) -> str:
-    """Why fakejs will not start from ``text`` (empty when it will)."""
-    return load_text(text, base=ServerOptions()).problem_text()
-
-
-class ConfiguredFake(FakeTarget):
-    def __init__(self, config: str, store_dir: str) -> None:
-        super().__init__(Settings(), store_dir)
-        self.config = config
-
-    def options(self) -> ServerOptions:
-        options = super().options()
-        loaded = load_text(self.config, base=options)
-        assert not loaded.problem_text(), loaded.problem_text()
-        return options
-
-
-class ConfiguredReal(RealTarget):
-    def __init__(self, config: str, store_dir: str) -> None:
-        super().__init__(Settings(), store_dir)
-        self.config = config
-
-    def config_text(self) -> str:
-        return super().config_text() + self.config
-
-
-Start = Callable[[str], Awaitable[Target]]
-
-
 @pytest.fixture
 async def server(target_kind: str, tmp_path) -> AsyncIterator[Start]:
-    if target_kind == "real" and REAL_BINARY is None:
-        pytest.skip(REAL_MISSING_REASON)
-    started: list[Target] = []
-
-    async def start(config: str) -> Target:
-        if target_kind == "fake":
-            refusal = fake_refusal(config)
-            if refusal:
-                pytest.skip(f"fakejs does not start from this configuration yet: {refusal.strip()}")
-        store = tmp_path / f"store{len(started)}"
-        store.mkdir()
-        target: Target = (
-            ConfiguredFake(config, str(store)) if target_kind == "fake" else ConfiguredReal(config, str(store))
-        )
-        await target.start()
-        started.append(target)
-        return target
-
-    yield start
-    for target in started:
-        await stop_target(target)
+    async with configured_servers(target_kind, tmp_path) as start:
+        yield start
 
 
 async def login(target: Target, user: str) -> RawClient:

@@ -21,8 +21,9 @@ import nats
 import pytest
 from nats.aio.msg import Msg
 
-from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target, stop_target
-from tests.parity.test_accounts import ConfiguredFake, ConfiguredReal, Start, monitor
+from tests.harness.configured import Start, configured_servers
+from tests.harness.targets import Settings, Target
+from tests.parity.test_accounts import monitor
 
 SYSTEM = """
 accounts {
@@ -38,23 +39,8 @@ IGNORED = (".STATSZ", "$SYS.REQ.", ".SYS.", ".OPS.")
 
 @pytest.fixture
 async def server(target_kind: str, tmp_path: Path) -> AsyncIterator[Start]:
-    if target_kind == "real" and REAL_BINARY is None:
-        pytest.skip(REAL_MISSING_REASON)
-    started: list[Target] = []
-
-    async def start(config: str) -> Target:
-        store = tmp_path / f"store{len(started)}"
-        store.mkdir()
-        target: Target = (
-            ConfiguredFake(config, str(store)) if target_kind == "fake" else ConfiguredReal(config, str(store))
-        )
-        await target.start()
-        started.append(target)
-        return target
-
-    yield start
-    for target in started:
-        await stop_target(target)
+    async with configured_servers(target_kind, tmp_path, Settings(monitor=True)) as start:
+        yield start
 
 
 async def login(target: Target, user: str, **kwargs: Any) -> nats.NATS:
