@@ -273,15 +273,8 @@ class JetStream:
         return over
 
     def reservations(self) -> tuple[int, int]:
-        """Bytes reserved by streams' max_bytes, per storage type."""
-        memory = storage = 0
-        for stream in self.streams.values():
-            reserved = max(stream.config["max_bytes"], 0)
-            if stream.config["storage"] == "memory":
-                memory += reserved
-            else:
-                storage += reserved
-        return memory, storage
+        """Bytes reserved by streams' max_bytes: (memory, file)."""
+        return self.reserved_bytes(memory=True), self.reserved_bytes(memory=False)
 
     def account_info(self) -> dict[str, Any]:
         memory, storage = self.usage()
