@@ -8,6 +8,7 @@ session records and ``/connz`` reports.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Protocol
 
 # Why a connection closed, in nats-server's words (as /connz reports them).
@@ -21,6 +22,36 @@ AUTH_VIOLATION = "Authentication Failure"
 AUTH_TIMEOUT = "Authentication Timeout"
 KICKED = "Kicked"
 MAX_CONNECTIONS_EXCEEDED = "Maximum Connections Exceeded"
+TLS_HANDSHAKE_ERROR = "TLS Handshake Failure"
+
+# nats-server's connection types (``allowed_connection_types``), as a client's transport is one.
+STANDARD = "STANDARD"
+WEBSOCKET = "WEBSOCKET"
+
+
+@dataclass
+class PeerCertificate:
+    """What a verified client certificate says about its holder (for ``verify_and_map``)."""
+
+    subject: str = ""  # RFC 2253, as Go prints it (``CN=alice,O=Acme``)
+    common_name: str = ""
+    emails: list[str] = field(default_factory=list)
+    dns_names: list[str] = field(default_factory=list)
+    uris: list[str] = field(default_factory=list)
+    ip_addresses: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TransportDetails:
+    """What the socket layer knows about how a client is connected (filled in as handshakes finish)."""
+
+    connection_type: str = STANDARD
+    tls_version: str = ""  # "1.3", as /connz reports it; empty: not TLS
+    tls_cipher: str = ""  # nats-server's cipher suite name
+    peer_certificate: PeerCertificate | None = None
+    # A websocket client's upgrade request: its Origin, and its cookies by name.
+    origin: str = ""
+    cookies: dict[str, str] = field(default_factory=dict)
 
 
 class ClientIO(Protocol):
@@ -40,3 +71,8 @@ class ClientIO(Protocol):
 
     def pause_reading(self, seconds: float) -> None:
         """Stop reading for ``seconds`` (real time), then call :meth:`ClientSession.resume`."""
+
+    @property
+    def details(self) -> TransportDetails:
+        """How the client is connected (TLS, WebSocket), complete by the time CONNECT arrives."""
+        ...

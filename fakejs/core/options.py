@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from fakejs.core.account_config import AccountConfig
+    from fakejs.core.transport_config import TLSConfig, WebSocketConfig
     from fakejs.core.users import User
 
 
@@ -86,6 +87,14 @@ class ServerOptions:
     pid_file: str = ""
     http_host: str = ""
     http_port: int | None = None
+    # nats-server's https_port: the monitoring documents over TLS, with the ``tls {}`` settings.
+    https_port: int | None = None
+    # ``tls {}`` / ``--tls*``: clients must speak TLS (after INFO, or first with
+    # ``handshake_first``); ``allow_non_tls``: TLS is offered, plain text still accepted.
+    tls: TLSConfig | None = None
+    allow_non_tls: bool = False
+    # ``websocket {}``: a second client listener speaking NATS inside WebSocket frames.
+    websocket: WebSocketConfig | None = None
     debug: bool = False
     trace: bool = False
     log_file: str = ""

@@ -10,19 +10,28 @@ that stops reading is cut off when a write stays blocked past
 while its output is written) is recorded on the server and the connection
 is dropped (as asyncio itself would drop it), so the client sees the
 failure instead of waiting.
+
+Between the socket and the session sit the connection's layers
+(:mod:`fakejs.server.layers`: TLS, WebSocket), bottom first.  Bytes read
+climb through them, output descends; what a layer writes on its own goes
+down through the layers beneath it.  The session starts (and greets the
+client with INFO) once every layer is ready; a layer that fails closes the
+connection with its reason, and one not ready within ``ready_within``
+seconds of server time closes it too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from fakejs.core.broker import Broker
-from fakejs.core.clientio import SLOW_CONSUMER_DEADLINE
+from fakejs.core.clientio import SLOW_CONSUMER_DEADLINE, STANDARD, TransportDetails
 from fakejs.core.clock import TimerHandle
 from fakejs.core.session import ClientSession
+from fakejs.server.layers import Layer, LayerFailed
 from fakejs.testkit.transcript import Transcript
 
 
@@ -70,7 +79,15 @@ class OutputBatch:
 class Connection(asyncio.Protocol):
     """Moves bytes between one socket and its :class:`ClientSession` (the session's ``ClientIO``)."""
 
-    def __init__(self, server: Listener) -> None:
+    def __init__(
+        self,
+        server: Listener,
+        layers: Sequence[Layer] = (),
+        *,
+        connection_type: str = STANDARD,
+        ready_within: float | None = None,
+        not_ready: tuple[str, str] = ("", ""),
+    ) -> None:
         self._server = server
         self._loop = server.loop
         self._transport: asyncio.Transport | None = None
@@ -79,6 +96,12 @@ class Connection(asyncio.Protocol):
         self._deadline: TimerHandle | None = None
         self.session: ClientSession | None = None
         self.transcript: Transcript | None = None
+        self.layers: list[Layer] = list(layers)
+        self._details = TransportDetails(connection_type=connection_type)
+        self._started = False
+        self._ready_within = ready_within
+        self._not_ready = not_ready  # (log line, close reason) when the layers miss ``ready_within``
+        self._ready_timer: TimerHandle | None = None
 
     # asyncio.Protocol -------------------------------------------------------
 
@@ -97,23 +120,25 @@ class Connection(asyncio.Protocol):
         if not self._server.accepting:
             transport.abort()
             return
-        self._guarded("start", self.session.start)
+        if self._ready():
+            self._start_session()
+        elif self._ready_within is not None:
+            clock = self._server.broker.clock
+            self._ready_timer = clock.call_later(self._ready_within, self._ready_deadline_passed)
 
     def data_received(self, data: bytes) -> None:
         server = self._server
         server.client_activity()
-        if self.transcript is not None:
-            self.transcript.record("in", data)
         session = self.session
         if session is None:
             return
         batch = server.output_batch
         if batch.active or server.broker.faults:
-            self._guarded("input", session.data_received, data)
+            self._guarded("input", self._received, data)
             return
         batch.active = True
         try:
-            self._guarded("input", session.data_received, data)
+            self._guarded("input", self._received, data)
         finally:
             batch.active = False
         waiting = batch.waiting
@@ -124,6 +149,7 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_deadline()
+        self._cancel_ready_timer()
         session = self.session
         if session is not None:
             self._guarded("close", session.connection_lost)
@@ -161,6 +187,10 @@ class Connection(asyncio.Protocol):
         transport = self._transport
         return transport.get_write_buffer_size() if transport is not None else 0
 
+    @property
+    def details(self) -> TransportDetails:
+        return self._details
+
     def pause_reading(self, seconds: float) -> None:
         transport = self._transport
         if transport is None or self._reading_paused:
@@ -169,6 +199,78 @@ class Connection(asyncio.Protocol):
         transport.pause_reading()
         # Flow control, not protocol timing: always real time.
         self._loop.call_later(seconds, self._resume_reading)
+
+    # -- layers -------------------------------------------------------------------
+
+    def insert_layer(self, index: int, layer: Layer) -> None:
+        """Put a layer into the stack (e.g. TLS under everything once INFO has gone out in plain text)."""
+        self.layers.insert(index, layer)
+
+    def _ready(self) -> bool:
+        return all(layer.ready for layer in self.layers)
+
+    def _received(self, data: bytes) -> None:
+        """Bytes from the socket: up through the layers, to the session once they are ready."""
+        chunk = data
+        try:
+            for index, layer in enumerate(self.layers):
+                chunk = layer.receive(chunk)
+                own = layer.take_output()
+                if own:
+                    self._write_below(index, own)
+                if layer.peer_closed:
+                    self.close()
+                    return
+                if not chunk:
+                    break
+        except LayerFailed as failure:
+            self._layer_failed(self.layers.index(layer), failure)
+            return
+        if not self._started:
+            if not self._ready():
+                return
+            self._start_session()
+        if chunk and self.session is not None and not self.session.closed:
+            if self.transcript is not None:
+                self.transcript.record("in", chunk)
+            self.session.data_received(chunk)
+
+    def _start_session(self) -> None:
+        self._started = True
+        self._cancel_ready_timer()
+        for layer in self.layers:
+            layer.describe(self._details)
+        assert self.session is not None
+        self._guarded("start", self.session.start)
+
+    def _write_below(self, index: int, data: bytes) -> None:
+        """Write bytes produced by layer ``index`` through the layers beneath it."""
+        for layer in reversed(self.layers[:index]):
+            data = layer.send(data)
+        transport = self._transport
+        if data and transport is not None and not transport.is_closing():
+            transport.write(data)
+
+    def _layer_failed(self, index: int, failure: LayerFailed) -> None:
+        session = self.session
+        self._server.broker.log.error("%s - %s", session, failure.log)
+        if failure.farewell:
+            self._write_below(index, failure.farewell)
+        if session is not None and self._started:
+            session.close(failure.reason)
+        elif self._transport is not None:
+            self._transport.close()
+
+    def _ready_deadline_passed(self) -> None:
+        self._ready_timer = None
+        if not self._started:
+            log, reason = self._not_ready
+            self._layer_failed(0, LayerFailed(log, reason))
+
+    def _cancel_ready_timer(self) -> None:
+        if self._ready_timer is not None:
+            self._ready_timer.cancel()
+            self._ready_timer = None
 
     # ---------------------------------------------------------------------------
 
@@ -198,7 +300,10 @@ class Connection(asyncio.Protocol):
         if data and not transport.is_closing():
             if self.transcript is not None:
                 self.transcript.record("out", data)
-            transport.write(data)
+            for layer in reversed(self.layers):
+                data = layer.send(data)
+            if data:
+                transport.write(data)
 
     def _cancel_deadline(self) -> None:
         if self._deadline is not None:
