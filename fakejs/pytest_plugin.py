@@ -6,10 +6,12 @@ Installed with fakejs (entry point ``pytest11``), it provides:
 * ``fakejs_shared_server`` -- one server for the session, reset between tests;
 * ``fakejs_url`` -- the URL of ``fakejs_server``;
 * ``fakejs_client`` -- a connected nats-py client (async tests, with pytest-asyncio);
-* marker ``@pytest.mark.fakejs(clock="manual", autojump=None, scenario=None, seed=None, config=None, **options)``
+* marker ``@pytest.mark.fakejs(clock="manual", autojump=None, scenario=None, seed=None, config=None, tls=None, **options)``
   to configure ``fakejs_server`` (options are :class:`fakejs.ServerOptions` fields; ``config`` is the
   text of a nats-server configuration file, e.g. ``"port: -1\njetstream: {max_mem_store: 1MB}"``,
-  which a real nats-server gets as ``-c FILE``; ``config_file`` names a file instead);
+  which a real nats-server gets as ``-c FILE``; ``config_file`` names a file instead;
+  ``tls=True`` serves TLS with certificates made for the test, ``tls="verify"`` mutual TLS --
+  ``fakejs_server.client_ssl_context()`` connects, ``fakejs_server.certificates`` has the PEM files);
 * ``--fakejs-target=real``: the same fixtures start a real nats-server instead,
   so a suite proves its own parity; tests that use fakejs-only features
   (clock, faults, introspection) are skipped, saying which feature.
@@ -34,7 +36,7 @@ from fakejs.core import failures
 from fakejs.targets.handles import FakeJS, FakeOnly, RealNatsServer
 
 # Marker settings that change nothing a real nats-server could be asked for.
-HARMLESS_ON_REAL = frozenset({"seed", "config"})
+HARMLESS_ON_REAL = frozenset({"seed", "config", "tls"})
 
 _SEED = pytest.StashKey[int]()
 
@@ -52,7 +54,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "fakejs(clock='real'|'manual', autojump=None, scenario=None, seed=None, config=None, **options): "
+        "fakejs(clock='real'|'manual', autojump=None, scenario=None, seed=None, config=None, tls=None, **options): "
         "configure the fakejs_server fixture",
     )
 
@@ -89,7 +91,7 @@ def _start(config: pytest.Config, settings: dict[str, Any]) -> Any:
         if fake_only:
             pytest.skip(f"fakejs only: {', '.join(sorted(fake_only))} (running against the real nats-server)")
         try:
-            return RealNatsServer(config=settings.get("config")).start()
+            return RealNatsServer(config=settings.get("config"), tls=settings.get("tls")).start()
         except FakeOnly as exc:
             pytest.skip(str(exc))
     return FakeJS(**settings).start()
@@ -154,7 +156,8 @@ else:
         """A nats-py client connected to ``fakejs_server`` (closed after the test)."""
         import nats
 
-        nc = await nats.connect(fakejs_server.url)
+        tls = fakejs_server.client_ssl_context() if fakejs_server.tls is not None else None
+        nc = await nats.connect(fakejs_server.url, tls=tls)
         try:
             yield nc
         finally:

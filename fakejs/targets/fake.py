@@ -12,6 +12,9 @@ plugin turns into a skip.
 from __future__ import annotations
 
 import asyncio
+import shutil
+import ssl
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,7 +23,10 @@ from fakejs.core.configfile import options_from_config
 from fakejs.core.failures import ServerError
 from fakejs.core.log import get_logger
 from fakejs.core.options import ServerOptions
+from fakejs.core.transport_config import TLSConfig
 from fakejs.server.threaded import ThreadedServer
+from fakejs.targets.certificates import TestTLS, no_tls_error
+from fakejs.testkit.certs import CertificateFiles, TestCertificates
 from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.control import Controller
 from fakejs.testkit.faults import Fault
@@ -44,10 +50,21 @@ class FakeJS:
         scenario: str = "",
         config: str | None = None,
         config_file: str | None = None,
+        tls: Any = None,
         **options: Any,
     ) -> None:
         self.manual = clock == "manual"
         self._clock = ManualClock(autojump_threshold=autojump) if self.manual else None
+        # ``tls=True`` / ``"verify"``: certificates made for this server (a TLSConfig is used as given)
+        self.tls: TestTLS | None = None
+        self._tls_dir = ""
+        if tls is not None and tls is not False:
+            if isinstance(tls, TLSConfig):
+                options["tls"] = tls
+            else:
+                self._tls_dir = tempfile.mkdtemp(prefix="fakejs-tls-")
+                self.tls = TestTLS(tls, self._tls_dir)
+                options["tls"] = self.tls.server_config()
         if config is None and config_file is None:
             options.setdefault("port", 0)
             self._thread = ThreadedServer(clock=self._clock, **options)
@@ -64,6 +81,23 @@ class FakeJS:
 
     def stop(self) -> None:
         self._thread.stop()
+        if self._tls_dir:
+            shutil.rmtree(self._tls_dir, ignore_errors=True)
+
+    # -- TLS (``tls=True`` / ``"verify"``) -------------------------------------------------
+
+    @property
+    def certificates(self) -> TestCertificates:
+        """The CA, server and client certificates as PEM files (``ca_file``, ``client_cert_file``, ...)."""
+        if self.tls is None:
+            raise no_tls_error()
+        return self.tls.certificates
+
+    def client_ssl_context(self, client: bool | CertificateFiles | None = None) -> ssl.SSLContext:
+        """A client context trusting this server's CA (with the client certificate under ``"verify"``)."""
+        if self.tls is None:
+            raise no_tls_error()
+        return self.tls.client_ssl_context(client)
 
     @property
     def server(self) -> Any:

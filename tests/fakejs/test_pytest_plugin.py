@@ -175,3 +175,54 @@ def test_seeded(fakejs_url):
     )
     result = pytester.runpytest("-q", "-p", "no:cacheprovider", "--fakejs-target=real")
     result.assert_outcomes(passed=1)
+
+
+TLS_SUITE = """
+import ssl
+import pytest
+import nats
+
+@pytest.mark.fakejs(tls=True)
+async def test_tls_client(fakejs_server):
+    nc = await nats.connect(fakejs_server.url, tls=fakejs_server.client_ssl_context())
+    assert nc.connected_url.scheme in ("nats", "tls")
+    await nc.publish("x", b"")
+    await nc.flush()
+    await nc.close()
+
+@pytest.mark.fakejs(tls=True)
+async def test_plain_client_is_refused(fakejs_server):
+    with pytest.raises(Exception):
+        await nats.connect(fakejs_server.url, allow_reconnect=False, connect_timeout=2)
+
+@pytest.mark.fakejs(tls="verify")
+async def test_mutual_tls(fakejs_server):
+    certs = fakejs_server.certificates
+    for path in (certs.ca_file, certs.client_cert_file, certs.client_key_file):
+        assert open(path).read().startswith("-----BEGIN")
+    nc = await nats.connect(fakejs_server.url, tls=fakejs_server.client_ssl_context())
+    await nc.close()
+    no_cert = fakejs_server.client_ssl_context(client=False)
+    with pytest.raises(Exception):
+        await nats.connect(fakejs_server.url, tls=no_cert, allow_reconnect=False, connect_timeout=2)
+
+@pytest.mark.fakejs(tls=True)
+async def test_client_fixture_speaks_tls(fakejs_client):
+    assert await fakejs_client.request("$JS.API.INFO", b"", timeout=2)
+
+@pytest.mark.fakejs(tls=True, config="port: -1\\nmax_payload: 2048")
+async def test_tls_with_a_configuration(fakejs_server):
+    nc = await nats.connect(fakejs_server.url, tls=fakejs_server.client_ssl_context())
+    assert nc.max_payload == 2048
+    await nc.close()
+"""
+
+
+@pytest.mark.parametrize("target", ["fake", "real"])
+def test_the_tls_marker_makes_certificates_and_serves_them(pytester: pytest.Pytester, target: str) -> None:
+    if target == "real" and REAL_BINARY is None:
+        pytest.skip("nats-server not installed")
+    pytester.makeini(INI)
+    pytester.makepyfile(test_tls=TLS_SUITE)
+    result = pytester.runpytest("-q", "-p", "no:cacheprovider", f"--fakejs-target={target}")
+    result.assert_outcomes(passed=5)
