@@ -49,6 +49,7 @@ class TransportDetails:
     tls_version: str = ""  # "1.3", as /connz reports it; empty: not TLS
     tls_cipher: str = ""  # nats-server's cipher suite name
     peer_certificate: PeerCertificate | None = None
+    tls_first: bool = False  # the client started TLS before the server's INFO (``handshake_first``)
     # A websocket client's upgrade request: its Origin, and its cookies by name.
     origin: str = ""
     cookies: dict[str, str] = field(default_factory=dict)
