@@ -69,7 +69,9 @@ def parse_dn(text: str) -> list[Rdn] | None:
     return rdns
 
 
-def mapped_user(peer: PeerCertificate | None, users: Mapping[str, User], allowed: Callable[[User], bool]) -> User | None:
+def mapped_user(
+    peer: PeerCertificate | None, users: Mapping[str, User], allowed: Callable[[User], bool]
+) -> User | None:
     """The user ``peer`` maps to, or ``None`` (no certificate, or nobody it names)."""
     if peer is None:
         return None

@@ -15,7 +15,13 @@ import ssl
 from fakejs.core.clientio import TLS_HANDSHAKE_ERROR, TransportDetails
 from fakejs.core.transport_config import TLSConfig
 from fakejs.server.layers import LayerFailed
-from fakejs.server.tls_names import GO_TO_OPENSSL, go_cipher_name, peer_certificate, public_key_fingerprint
+from fakejs.server.tls_names import (
+    GO_TO_OPENSSL,
+    go_cipher_name,
+    peer_cert_document,
+    peer_certificate,
+    public_key_fingerprint,
+)
 
 READ_CHUNK = 256 * 1024
 # nats-server's words for a client that does not speak TLS at all (logged at debug level).
@@ -144,6 +150,9 @@ class TLSLayer:
         decoded = self._ssl.getpeercert()
         if decoded:
             details.peer_certificate = peer_certificate(dict(decoded))
+            der = self._ssl.getpeercert(binary_form=True)
+            if der is not None:
+                details.tls_peer_certs = [peer_cert_document(details.peer_certificate.subject, der)]
 
 
 class ProbeFailure(LayerFailed):

@@ -121,3 +121,12 @@ def public_key_fingerprint(der: bytes) -> str:
         offset = _der_item(der, offset)[2]
     _, _, end = _der_item(der, offset)
     return hashlib.sha256(der[offset:end]).hexdigest()
+
+
+def peer_cert_document(subject: str, der: bytes) -> dict[str, str]:
+    """One ``tls_peer_certs`` entry of /connz, as nats-server shows a client certificate."""
+    return {
+        "subject": subject,
+        "spki_sha256": public_key_fingerprint(der),
+        "cert_sha256": hashlib.sha256(der).hexdigest(),
+    }

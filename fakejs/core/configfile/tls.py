@@ -107,7 +107,9 @@ def tls_block(token: Token, context: ConfigContext) -> TLSConfig | None:
         return None
     if insecure and not allow_insecure:
         names = ", ".join(insecure)
-        context.error(token, f"insecure cipher suites configured without 'allow_insecure_cipher_suites' option set: {names}")
+        context.error(
+            token, f"insecure cipher suites configured without 'allow_insecure_cipher_suites' option set: {names}"
+        )
         return None
     try:
         check_files(config)
