@@ -108,7 +108,7 @@ class SessionHost(Protocol):
         ...
 
     def authenticate(
-        self, connect: dict[str, Any], nonce: str = "", peer: PeerCertificate | None = None
+        self, connect: dict[str, Any], nonce: str, peer: PeerCertificate | None
     ) -> tuple[Account, Login] | None:
         """The account the CONNECT options (or the client certificate) log in to, or ``None`` when refused."""
         ...
@@ -195,20 +195,16 @@ class ClientSession:
         """The last measured round-trip time in seconds (0 before CONNECT)."""
         return self.keepalive.rtt
 
-    # -- lifecycle -----------------------------------------------------------
-
-    def start(self) -> None:
-        """Greet the client with INFO and start the timers."""
+    def start(self) -> None:  # greet the client with INFO and start the timers
         if self.register():
             self.greet()
             self.start_timers()
 
     def register(self) -> bool:
-        """Count the client in (a TLS handshake may follow before :meth:`greet`); False: no room, closed."""
+        """Count the client in (a TLS handshake may come before :meth:`greet`); False: no room, closed."""
         broker = self.broker
         limit = broker.options.max_connections
-        if limit < 0 or (limit > 0 and len(broker.clients) >= limit):
-            # nats-server greets the client, then tells it there is no room and closes
+        if limit < 0 or (limit > 0 and len(broker.clients) >= limit):  # greeted, told there is no room, closed
             self.greet()
             self.send_err(TOO_MANY_CONNECTIONS)
             broker.log.error("%s - %s", self, TOO_MANY_CONNECTIONS)
@@ -224,12 +220,10 @@ class ClientSession:
 
     def start_timers(self) -> None:
         """The login and keepalive timers (after the TLS handshake, as nats-server starts them)."""
-        broker = self.broker
-        options = broker.options
-        if options.auth_required:
-            self._auth_timer = broker.clock.call_later(options.auth_timeout, self._auth_timeout)
+        if self.broker.options.auth_required:
+            self._auth_timer = self.broker.clock.call_later(self.broker.options.auth_timeout, self._auth_timeout)
         self.keepalive.start()
-        broker.log.debug("%s - Client connection created", self)
+        self.broker.log.debug("%s - Client connection created", self)
 
     def close(self, reason: str = CLIENT_CLOSED, abort: bool = False) -> None:
         """Close the connection; pending output is still written unless ``abort``."""
