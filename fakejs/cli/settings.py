@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fakejs.cli.flags import USAGE, parse_command_line
 from fakejs.core.options import DEFAULT_PORT, NATS_VERSION, ServerOptions
@@ -190,6 +190,31 @@ def apply_flags(options: ServerOptions, flags: Parsed) -> None:
         options.max_payload = values["max_payload"]
 
 
+def _flag_tls(options: ServerOptions, values: dict[str, Any]) -> None:
+    """``--tlscert``/``--tlskey``/``--tlscacert``/``--tlsverify`` replace the file's certificates, as nats-server."""
+    from dataclasses import replace
+
+    from fakejs.core.tls_files import TLSFileError, check_files
+    from fakejs.core.transport_config import TLSConfig
+
+    had_tls = options.tls is not None
+    config = replace(
+        options.tls or TLSConfig(),
+        cert_file=values["tlscert"],
+        key_file=values["tlskey"],
+        ca_file=values["tlscacert"],
+        verify=bool(values["tlsverify"]),
+        cipher_suites=[],
+    )
+    try:
+        check_files(config)
+    except TLSFileError as exc:
+        raise _die(NATS_SERVER, str(exc)) from None
+    options.tls = config
+    if not had_tls:
+        options.auth_timeout = config.timeout + 1.0
+
+
 def command_line(argv: Sequence[str]) -> CommandLine:
     """Everything the command line asks for, or :class:`Exit` with what to print and the status."""
     try:
@@ -227,7 +252,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
             raise _die(NATS_SERVER, "TLS Server certificate must be present and valid")
         if not values["tlskey"]:
             raise _die(NATS_SERVER, "TLS Server private key must be present and valid")
-        raise _die(FAKEJS, "TLS (--tls, --tlscert, --tlskey, --tlsverify, --tlscacert): not supported by fakejs yet")
+        _flag_tls(options, values)
     if values["routes"] and not values["cluster"]:
         raise _die(NATS_SERVER, "solicited routes require cluster capabilities, e.g. --cluster")
     defaults = flags.defaults

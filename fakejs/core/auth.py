@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from fakejs.core.options import ServerOptions
 
 if TYPE_CHECKING:
+    from fakejs.core.clientio import PeerCertificate
     from fakejs.core.users import User
 
 # nkeys' prefix bytes (the first base32 character of a key): U, A, N, O, C.
@@ -204,8 +205,8 @@ class Authenticator:
         user = self.users.get(self.options.no_auth_user) if self.options.no_auth_user else None
         return user is not None and _standard_allowed(user)
 
-    def login(self, connect: dict[str, Any], nonce: bytes = b"") -> Login | None:
-        """Who the CONNECT options log in as, or ``None`` when refused."""
+    def login(self, connect: dict[str, Any], nonce: bytes = b"", peer: PeerCertificate | None = None) -> Login | None:
+        """Who the CONNECT options (or, with ``verify_and_map``, the certificate) log in as; ``None``: refused."""
         opts = self.options
         if not opts.auth_required:
             return OPEN
@@ -223,7 +224,13 @@ class Authenticator:
                     return None
         user: User | None = None
         became_no_auth = False
-        if self.users and nkey_user is None:
+        if self.users and nkey_user is None and opts.tls is not None and opts.tls.verify_and_map:
+            from fakejs.core.certmap import mapped_user
+
+            user = mapped_user(peer, self.users, _standard_allowed)
+            if user is None:
+                return None
+        elif self.users and nkey_user is None:
             if no_auth and anonymous and no_auth in self.users:
                 user_name, password = no_auth, self.users[no_auth].password
                 became_no_auth = True

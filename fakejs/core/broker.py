@@ -30,6 +30,7 @@ from fakejs.core.sysevents import SystemEvents
 from fakejs.gocompat import ids
 
 if TYPE_CHECKING:
+    from fakejs.core.clientio import PeerCertificate
     from fakejs.core.imports import Imports
 
 # Called with a client that just closed and the subscriptions it had then.
@@ -110,6 +111,8 @@ class Broker:
         # awaited); the INFO answering CONNECT is the server's own, which does require them.
         if opts.auth_required and (connect_info or not opts.no_auth_user):
             info["auth_required"] = True
+        if opts.tls is not None:
+            info.update(tls_fields(opts, client is not None and not connect_info and client.io.details.tls_first))
         info["max_payload"] = opts.max_payload
         if self.jetstream_enabled:
             info["jetstream"] = True
@@ -164,9 +167,11 @@ class Broker:
         """Whether a client may skip CONNECT: the no_auth_user is a ``users`` entry it may log in as."""
         return self.auth.implicit_login
 
-    def authenticate(self, connect: dict[str, Any], nonce: str = "") -> tuple[Account, Login] | None:
+    def authenticate(
+        self, connect: dict[str, Any], nonce: str = "", peer: PeerCertificate | None = None
+    ) -> tuple[Account, Login] | None:
         """The account the CONNECT options log in to and how, or ``None`` when refused (see :mod:`fakejs.core.auth`)."""
-        login = self.auth.login(connect, nonce.encode())
+        login = self.auth.login(connect, nonce.encode(), peer)
         if login is None:
             account = self._account_login(connect)
             return (account, OPEN) if account is not None else None
@@ -183,6 +188,19 @@ class Broker:
         if account is None or account is self.accounts.default:
             return None
         return account if self.auth.secrets.same(account.users[user], password) else None
+
+
+def tls_fields(options: ServerOptions, tls_first: bool) -> dict[str, bool]:
+    """INFO's TLS fields: required (always for a client that started TLS first), verify, available."""
+    tls = options.tls
+    fields: dict[str, bool] = {}
+    if tls_first or not options.allow_non_tls:
+        fields["tls_required"] = True
+    if tls is not None and tls.verify:
+        fields["tls_verify"] = True
+    if options.allow_non_tls:
+        fields["tls_available"] = True
+    return fields
 
 
 def add_configured_accounts(accounts: Accounts, options: ServerOptions) -> None:

@@ -49,6 +49,9 @@ class TransportDetails:
     tls_version: str = ""  # "1.3", as /connz reports it; empty: not TLS
     tls_cipher: str = ""  # nats-server's cipher suite name
     peer_certificate: PeerCertificate | None = None
+    tls_first: bool = False  # the client started TLS before the server's INFO (``handshake_first``)
+    # /connz?auth=true ``tls_peer_certs``: subject, spki_sha256, cert_sha256 of the client's certificate.
+    tls_peer_certs: list[dict[str, str]] = field(default_factory=list)
     # A websocket client's upgrade request: its Origin, and its cookies by name.
     origin: str = ""
     cookies: dict[str, str] = field(default_factory=dict)

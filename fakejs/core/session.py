@@ -29,6 +29,7 @@ from fakejs.core.clientio import (
     SLOW_CONSUMER_PENDING,
     STALE_CONNECTION,
     ClientIO,
+    PeerCertificate,
 )
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.hooks import Hooks
@@ -106,8 +107,10 @@ class SessionHost(Protocol):
         """Whether a client may skip CONNECT and be the no_auth_user (a ``users`` entry)."""
         ...
 
-    def authenticate(self, connect: dict[str, Any], nonce: str = "") -> tuple[Account, Login] | None:
-        """The account the CONNECT options log in to and the login, or ``None`` when they are refused."""
+    def authenticate(
+        self, connect: dict[str, Any], nonce: str, peer: PeerCertificate | None
+    ) -> tuple[Account, Login] | None:
+        """The account the CONNECT options (or the client certificate) log in to, or ``None`` when refused."""
         ...
 
 
@@ -192,28 +195,35 @@ class ClientSession:
         """The last measured round-trip time in seconds (0 before CONNECT)."""
         return self.keepalive.rtt
 
-    # -- lifecycle -----------------------------------------------------------
+    def start(self) -> None:  # greet the client with INFO and start the timers
+        if self.register():
+            self.greet()
+            self.start_timers()
 
-    def start(self) -> None:
-        """Greet the client with INFO and start the timers."""
+    def register(self) -> bool:
+        """Count the client in (a TLS handshake may come before :meth:`greet`); False: no room, closed."""
         broker = self.broker
-        options = broker.options
-        limit = options.max_connections
-        if limit < 0 or (limit > 0 and len(broker.clients) >= limit):
-            # nats-server greets the client, then tells it there is no room and closes
-            self.send(writer.info(broker.info_fields(self)))
+        limit = broker.options.max_connections
+        if limit < 0 or (limit > 0 and len(broker.clients) >= limit):  # greeted, told there is no room, closed
+            self.greet()
             self.send_err(TOO_MANY_CONNECTIONS)
             broker.log.error("%s - %s", self, TOO_MANY_CONNECTIONS)
             self.close(MAX_CONNECTIONS_EXCEEDED)
-            return
+            return False
         broker.add_client(self)
         if broker.nonce_required:
             self.nonce = new_nonce(broker.random.randbytes(NONCE_RAW_LEN))
-        self.send(writer.info(broker.info_fields(self)))
-        if options.auth_required:
-            self._auth_timer = broker.clock.call_later(options.auth_timeout, self._auth_timeout)
+        return True
+
+    def greet(self) -> None:
+        self.send(writer.info(self.broker.info_fields(self)))
+
+    def start_timers(self) -> None:
+        """The login and keepalive timers (after the TLS handshake, as nats-server starts them)."""
+        if self.broker.options.auth_required:
+            self._auth_timer = self.broker.clock.call_later(self.broker.options.auth_timeout, self._auth_timeout)
         self.keepalive.start()
-        broker.log.debug("%s - Client connection created", self)
+        self.broker.log.debug("%s - Client connection created", self)
 
     def close(self, reason: str = CLIENT_CLOSED, abort: bool = False) -> None:
         """Close the connection; pending output is still written unless ``abort``."""
@@ -545,7 +555,7 @@ class ClientSession:
     def _log_in(self, connect: dict[str, Any]) -> bool:
         """Take on the account, user and permissions the credentials log in to, or refuse and close."""
         broker = self.broker
-        result = broker.authenticate(connect, self.nonce)
+        result = broker.authenticate(connect, self.nonce, self.io.details.peer_certificate)
         if result is None or connect.get("new_account") or connect.get("account"):
             self.send_err(ERR_AUTHORIZATION)
             broker.log.error("%s - authentication error", self)

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from fakejs._version import __version__
-from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT
+from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.gocompat.gotime import NS, rfc3339
 from fakejs.monitoring.connz import connz, subsz
 from fakejs.monitoring.jsz import jsz
@@ -45,6 +45,7 @@ def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dic
         "go": RUNTIME,
         "host": opts.host,
         "port": broker.port,
+        **_varz_tls(opts),
         "max_connections": opts.max_connections,
         "ping_interval": int(opts.ping_interval * NS),
         "ping_max": opts.ping_max,
@@ -78,13 +79,26 @@ def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dic
     return 200, doc
 
 
+def _varz_tls(opts: ServerOptions) -> dict[str, Any]:
+    """``/varz``'s TLS flags after the port, as nats-server places them."""
+    tls = opts.tls
+    if tls is None:
+        return {}
+    fields: dict[str, Any] = {}
+    if not opts.allow_non_tls:
+        fields["tls_required"] = True
+    if tls.verify:
+        fields["tls_verify"] = True
+    return fields
+
+
 def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
     """The second half of ``/varz``: times, process figures and message counters."""
     broker = server.broker
     stats = broker.stats
     now_ns = broker.clock.time_ns()
     return {
-        "tls_timeout": 2,
+        "tls_timeout": broker.options.tls.timeout if broker.options.tls is not None else 2,
         "write_deadline": int(broker.options.write_deadline * NS),
         "start": rfc3339(broker.started_ns),
         "now": rfc3339(now_ns),

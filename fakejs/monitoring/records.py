@@ -74,11 +74,16 @@ class ConnRecord:
     account: str = GLOBAL_ACCOUNT
     stop_ns: int = 0
     reason: str = ""
+    tls_version: str = ""
+    tls_cipher: str = ""
+    tls_first: bool = False
+    tls_peer_certs: list[dict[str, str]] = field(default_factory=list)
 
     @classmethod
     def of(cls, client: ClientSession, subs: Iterable[Subscription], closed: bool = False) -> ConnRecord:
         """Snapshot ``client``; subscriptions of a closed one carry their account, as in nats-server."""
         opts = client.opts
+        details = client.io.details
         # The session keeps activity on the monotonic clock; report it as wall time.
         last_ns = client.started_ns + int((client.last_activity - client.started) * NS)
         return cls(
@@ -99,6 +104,10 @@ class ConnRecord:
             user=auth_user(opts),
             subs=[sub_detail(sub, account=closed, name=client.account.name) for sub in subs],
             account=client.account.name,
+            tls_version=details.tls_version,
+            tls_cipher=details.tls_cipher,
+            tls_first=details.tls_first and bool(details.tls_version),
+            tls_peer_certs=list(details.tls_peer_certs),
         )
 
     @classmethod
@@ -138,6 +147,13 @@ class ConnRecord:
             value = getattr(self, key)
             if value:
                 doc[key] = value
+        if self.tls_version:
+            doc["tls_version"] = self.tls_version
+            doc["tls_cipher_suite"] = self.tls_cipher
+            if auth and self.tls_peer_certs:
+                doc["tls_peer_certs"] = self.tls_peer_certs
+            if self.tls_first:
+                doc["tls_first"] = True
         if auth and self.user:
             doc["authorized_user"] = self.user
         if auth and self.account != GLOBAL_ACCOUNT:

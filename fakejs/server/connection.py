@@ -18,6 +18,14 @@ down through the layers beneath it.  The session starts (and greets the
 client with INFO) once every layer is ready; a layer that fails closes the
 connection with its reason, and one not ready within ``ready_within``
 seconds of server time closes it too.
+
+On a TLS client port (``tls``) the connection follows nats-server: the
+session is counted in at once, INFO goes out in plain text and the TLS
+layer goes in under the session (or, with ``handshake_first``, the
+handshake comes first and INFO after it, with an optional fallback to the
+plain path for a client silent past the delay); with ``allow_non_tls`` the
+first byte decides (0x16 starts a TLS handshake).  The login and keepalive
+timers start once the handshake is done.
 """
 
 from __future__ import annotations
@@ -28,10 +36,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from fakejs.core.broker import Broker
-from fakejs.core.clientio import SLOW_CONSUMER_DEADLINE, STANDARD, TransportDetails
+from fakejs.core.clientio import SLOW_CONSUMER_DEADLINE, STANDARD, TLS_HANDSHAKE_ERROR, TransportDetails
 from fakejs.core.clock import TimerHandle
 from fakejs.core.session import ClientSession
 from fakejs.server.layers import Layer, LayerFailed
+from fakejs.server.tls import ClientPortTLS, ProbeFailure
 from fakejs.testkit.transcript import Transcript
 
 
@@ -87,6 +96,7 @@ class Connection(asyncio.Protocol):
         connection_type: str = STANDARD,
         ready_within: float | None = None,
         not_ready: tuple[str, str] = ("", ""),
+        tls: ClientPortTLS | None = None,
     ) -> None:
         self._server = server
         self._loop = server.loop
@@ -102,6 +112,12 @@ class Connection(asyncio.Protocol):
         self._ready_within = ready_within
         self._not_ready = not_ready  # (log line, close reason) when the layers miss ``ready_within``
         self._ready_timer: TimerHandle | None = None
+        self._tls = tls
+        self._registered = False  # counted in before its layers are ready (a TLS port)
+        self._greeted = False
+        # A TLS port's connection waiting for the client's first bytes: "first" (handshake_first
+        # with a fallback delay) or "sniff" (allow_non_tls); "" once decided.
+        self._waiting_for = ""
 
     # asyncio.Protocol -------------------------------------------------------
 
@@ -120,7 +136,9 @@ class Connection(asyncio.Protocol):
         if not self._server.accepting:
             transport.abort()
             return
-        if self._ready():
+        if self._tls is not None:
+            self._guarded("start", self._tls_start, self._tls)
+        elif self._ready():
             self._start_session()
         elif self._ready_within is not None:
             clock = self._server.broker.clock
@@ -209,8 +227,89 @@ class Connection(asyncio.Protocol):
     def _ready(self) -> bool:
         return all(layer.ready for layer in self.layers)
 
+    # -- a TLS client port -----------------------------------------------------------
+
+    def _tls_start(self, tls: ClientPortTLS) -> None:
+        """Count the client in, then INFO and the handshake in nats-server's order for the settings."""
+        session = self.session
+        assert session is not None
+        if not session.register():
+            return
+        self._registered = True
+        config = tls.config
+        if config.handshake_first:
+            self._details.tls_first = True
+            self.layers.insert(0, tls.layer())
+            if config.handshake_first_fallback > 0:
+                self._waiting_for = "first"
+                self._set_ready_timer(config.handshake_first_fallback, self._first_fallback)
+            else:
+                self._set_ready_timer(config.timeout, self._handshake_timeout)
+            return
+        self._greet_plain(tls)
+
+    def _greet_plain(self, tls: ClientPortTLS) -> None:
+        """INFO in plain text, then the TLS handshake (or, with ``allow_non_tls``, the client's choice)."""
+        assert self.session is not None
+        self.session.greet()
+        self._flush()
+        self._greeted = True
+        if tls.allow_non_tls:
+            self._waiting_for = "sniff"
+            self._set_ready_timer(tls.config.timeout, self._plain_chosen)
+        else:
+            self.layers.insert(0, tls.layer())
+            self._set_ready_timer(tls.config.timeout, self._handshake_timeout)
+
+    def _first_fallback(self) -> None:
+        """A ``handshake_first`` client silent past the fallback delay: INFO in plain text and the usual path."""
+        self._ready_timer = None
+        if self._waiting_for != "first" or self._tls is None:
+            return
+        self._waiting_for = ""
+        self._details.tls_first = False
+        self.layers.clear()
+        self._greet_plain(self._tls)
+
+    def _plain_chosen(self) -> None:
+        """An ``allow_non_tls`` client that stayed silent, or spoke plain text: no TLS for it."""
+        self._ready_timer = None
+        self._waiting_for = ""
+        if not self._started:
+            self._start_session()
+
+    def _client_spoke(self, data: bytes) -> None:
+        """The first bytes of a client the port was waiting for: they decide how it goes on."""
+        assert self._tls is not None
+        waiting, self._waiting_for = self._waiting_for, ""
+        self._cancel_ready_timer()
+        if waiting == "sniff" and data[:1] != b"\x16":
+            self._plain_chosen()
+            return
+        if waiting == "sniff":
+            self.layers.insert(0, self._tls.layer())
+        self._set_ready_timer(self._tls.config.timeout, self._handshake_timeout)
+
+    def _handshake_timeout(self) -> None:
+        self._ready_timer = None
+        if self._started:
+            return
+        transport = self._transport
+        local = transport.get_extra_info("sockname") if transport is not None else None
+        peer = transport.get_extra_info("peername") if transport is not None else None
+        where = f"{_address(local)}->{_address(peer)}"
+        self._layer_failed(0, ProbeFailure(f"TLS handshake error: read tcp {where}: i/o timeout", TLS_HANDSHAKE_ERROR))
+
+    def _set_ready_timer(self, seconds: float, callback: Callable[[], None]) -> None:
+        self._cancel_ready_timer()
+        self._ready_timer = self._server.broker.clock.call_later(seconds, callback)
+
+    # -----------------------------------------------------------------------------------
+
     def _received(self, data: bytes) -> None:
         """Bytes from the socket: up through the layers, to the session once they are ready."""
+        if self._waiting_for and data:
+            self._client_spoke(data)
         chunk = data
         try:
             for index, layer in enumerate(self.layers):
@@ -240,8 +339,15 @@ class Connection(asyncio.Protocol):
         self._cancel_ready_timer()
         for layer in self.layers:
             layer.describe(self._details)
-        assert self.session is not None
-        self._guarded("start", self.session.start)
+        session = self.session
+        assert session is not None
+        if not self._registered:
+            self._guarded("start", session.start)
+            return
+        if not self._greeted:
+            self._greeted = True
+            self._guarded("start", session.greet)
+        self._guarded("start", session.start_timers)
 
     def _write_below(self, index: int, data: bytes) -> None:
         """Write bytes produced by layer ``index`` through the layers beneath it."""
@@ -253,10 +359,11 @@ class Connection(asyncio.Protocol):
 
     def _layer_failed(self, index: int, failure: LayerFailed) -> None:
         session = self.session
-        self._server.broker.log.error("%s - %s", session, failure.log)
+        log = self._server.broker.log
+        (log.debug if isinstance(failure, ProbeFailure) else log.error)("%s - %s", session, failure.log)
         if failure.farewell:
             self._write_below(index, failure.farewell)
-        if session is not None and self._started:
+        if session is not None and (self._started or self._registered):
             session.close(failure.reason)
         elif self._transport is not None:
             self._transport.close()
@@ -314,3 +421,11 @@ class Connection(asyncio.Protocol):
         self._deadline = None
         if self.session is not None and not self.session.closed:
             self.session.slow_consumer(SLOW_CONSUMER_DEADLINE)
+
+
+def _address(address: object) -> str:
+    """Go's ``host:port`` of a socket address (``[::1]:4222`` for IPv6)."""
+    if not isinstance(address, tuple) or len(address) < 2:
+        return ""
+    host = str(address[0])
+    return f"[{host}]:{address[1]}" if ":" in host else f"{host}:{address[1]}"

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from fakejs.jetstream import JetStream
     from fakejs.monitoring.system import SystemRequests
     from fakejs.server.http import HttpPort, Reply, Request
+    from fakejs.server.tls import ClientPortTLS
     from fakejs.testkit.control import Controller
     from fakejs.testkit.control_subjects import ControlSubjects
 
@@ -194,8 +195,9 @@ class Server:
             from fakejs.testkit.control_subjects import ControlSubjects
 
             self._control_subjects = ControlSubjects(lambda: self.control, self.broker)
+        tls = self._client_tls()
         self._listener = await self._loop.create_server(
-            lambda: Connection(self),
+            lambda: Connection(self, tls=tls),
             options.host or "0.0.0.0",
             options.port,
             reuse_address=True,
@@ -219,6 +221,24 @@ class Server:
             self._write_ports_file(options.ports_file_dir)
         log.info("Server is ready")
 
+    def _client_tls(self) -> ClientPortTLS | None:
+        """The client port's TLS (``tls {}``), its files checked as nats-server checks them."""
+        config = self.options.tls
+        if config is None:
+            return None
+        from fakejs.core.tls_files import check_files
+        from fakejs.server.tls import ClientPortTLS
+
+        check_files(config)
+        first_only = config.handshake_first and config.handshake_first_fallback == 0
+        if self.options.allow_non_tls and not first_only:
+            self.broker.log.info("TLS available for client connections")
+        else:
+            self.broker.log.info("TLS required for client connections")
+        if first_only:
+            self.broker.log.warning('Clients that are not using "TLS Handshake First" option will fail to connect')
+        return ClientPortTLS(config, self.options.allow_non_tls)
+
     def _write_ports_file(self, directory: str) -> None:
         """``DIR/<executable>_<pid>.ports`` with the client and monitoring URLs, as nats-server writes it."""
         from fakejs.server import portsfile
@@ -228,7 +248,8 @@ class Server:
         monitoring: list[str] = []
         if self.http_port is not None:
             monitoring = portsfile.urls("http", options.http_host or options.host, self.http_port)
-        text = portsfile.ports_json(portsfile.urls("nats", options.host, self.port), monitoring)
+        scheme = "tls" if options.tls is not None else "nats"
+        text = portsfile.ports_json(portsfile.urls(scheme, options.host, self.port), monitoring)
         try:
             portsfile.write_ports_file(path, text)
         except OSError as exc:

@@ -4,7 +4,8 @@
 ``ssl.MemoryBIO``: the connection feeds it the socket's bytes and writes what
 it returns, so the same layer serves the NATS port (under the session) and
 the websocket port (under the WebSocket layer), and handshake timing stays
-on the server clock.
+on the server clock.  A failed handshake is reported in nats-server's words
+(Go's ``crypto/tls`` texts where OpenSSL has its own).
 """
 
 from __future__ import annotations
@@ -14,12 +15,32 @@ import ssl
 from fakejs.core.clientio import TLS_HANDSHAKE_ERROR, TransportDetails
 from fakejs.core.transport_config import TLSConfig
 from fakejs.server.layers import LayerFailed
+from fakejs.server.tls_names import (
+    GO_TO_OPENSSL,
+    go_cipher_name,
+    peer_cert_document,
+    peer_certificate,
+    public_key_fingerprint,
+)
 
 READ_CHUNK = 256 * 1024
+# nats-server's words for a client that does not speak TLS at all (logged at debug level).
+NOT_TLS = "tls: first record does not look like a TLS handshake"
+NOT_PINNED = "certificate not pinned"
+# OpenSSL's reasons -> Go's texts for the same failure.
+_GO_TEXTS = {
+    "PEER_DID_NOT_RETURN_A_CERTIFICATE": "tls: client didn't provide a certificate",
+    "CERTIFICATE_VERIFY_FAILED": "tls: failed to verify certificate: x509: certificate signed by unknown authority",
+    "WRONG_VERSION_NUMBER": NOT_TLS,
+    "HTTP_REQUEST": NOT_TLS,
+    "HTTPS_PROXY_REQUEST": NOT_TLS,
+    "UNSUPPORTED_PROTOCOL": "tls: client offered only unsupported versions",
+    "NO_SHARED_CIPHER": "tls: no cipher suite supported by both client and server",
+}
 
 
 def server_context(config: TLSConfig) -> ssl.SSLContext:
-    """The server side of ``config``: its certificate, and the client verification it asks for."""
+    """The server side of ``config``: its certificate, versions, suites and the client verification it asks for."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_3 if config.min_version == "1.3" else ssl.TLSVersion.TLSv1_2
     context.load_cert_chain(config.cert_file, config.key_file)
@@ -27,16 +48,33 @@ def server_context(config: TLSConfig) -> ssl.SSLContext:
         context.load_verify_locations(config.ca_file)
     if config.verify or config.verify_and_map:
         context.verify_mode = ssl.CERT_REQUIRED
+    # As Go, the list governs TLS 1.2 only: TLS 1.3's suites are always offered.
+    legacy = [GO_TO_OPENSSL[name] for name in config.cipher_suites if name in GO_TO_OPENSSL]
+    if config.cipher_suites:
+        if legacy:
+            context.set_ciphers(":".join(legacy))
+        else:
+            context.maximum_version = ssl.TLSVersion.TLSv1_3
+            context.minimum_version = ssl.TLSVersion.TLSv1_3
     return context
+
+
+def go_handshake_error(exc: ssl.SSLError) -> str:
+    """Go's text for a failed handshake (OpenSSL's reason, lower case, when Go's is not known)."""
+    reason = exc.reason or ""
+    if reason in _GO_TEXTS:
+        return _GO_TEXTS[reason]
+    return "tls: " + (reason.lower().replace("_", " ") if reason else str(exc))
 
 
 class TLSLayer:
     """The server end of one TLS session, bytes in and out through memory buffers."""
 
-    def __init__(self, context: ssl.SSLContext) -> None:
+    def __init__(self, context: ssl.SSLContext, pinned_certs: tuple[str, ...] | list[str] = ()) -> None:
         self._incoming = ssl.MemoryBIO()
         self._outgoing = ssl.MemoryBIO()
         self._ssl = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
+        self._pinned = frozenset(pinned_certs)
         self._ready = False
         self._peer_closed = False
         self._waiting: list[bytes] = []  # output from above before the handshake finished
@@ -77,12 +115,22 @@ class TLSLayer:
         except ssl.SSLWantReadError:
             return False
         except ssl.SSLError as exc:
-            raise LayerFailed(f"TLS handshake error: {exc}", TLS_HANDSHAKE_ERROR, self._outgoing.read()) from exc
+            text = go_handshake_error(exc)
+            # Go writes nothing back to a client that never spoke TLS, and logs it at debug level.
+            if text == NOT_TLS:
+                raise ProbeFailure(f"TLS handshake error: {text}", TLS_HANDSHAKE_ERROR) from exc
+            raise LayerFailed(f"TLS handshake error: {text}", TLS_HANDSHAKE_ERROR, self._outgoing.read()) from exc
+        if self._pinned and not self._pinned_match():
+            raise LayerFailed(f"TLS handshake error: {NOT_PINNED}", TLS_HANDSHAKE_ERROR, self._outgoing.read())
         self._ready = True
         waiting, self._waiting = self._waiting, []
         for chunk in waiting:
             self._ssl.write(chunk)
         return True
+
+    def _pinned_match(self) -> bool:
+        der = self._ssl.getpeercert(binary_form=True)
+        return der is not None and public_key_fingerprint(der) in self._pinned
 
     def send(self, data: bytes) -> bytes:
         if not self._ready:
@@ -98,4 +146,26 @@ class TLSLayer:
         version = self._ssl.version() or ""
         details.tls_version = version.removeprefix("TLSv")
         cipher = self._ssl.cipher()
-        details.tls_cipher = cipher[0] if cipher else ""
+        details.tls_cipher = go_cipher_name(cipher[0]) if cipher else ""
+        decoded = self._ssl.getpeercert()
+        if decoded:
+            details.peer_certificate = peer_certificate(dict(decoded))
+            der = self._ssl.getpeercert(binary_form=True)
+            if der is not None:
+                details.tls_peer_certs = [peer_cert_document(details.peer_certificate.subject, der)]
+
+
+class ProbeFailure(LayerFailed):
+    """A handshake that failed the way probes and load balancers fail it: nats-server logs it at debug level."""
+
+
+class ClientPortTLS:
+    """What the NATS port's connections need to speak TLS: the context and nats-server's handshake rules."""
+
+    def __init__(self, config: TLSConfig, allow_non_tls: bool) -> None:
+        self.config = config
+        self.context = server_context(config)
+        self.allow_non_tls = allow_non_tls
+
+    def layer(self) -> TLSLayer:
+        return TLSLayer(self.context, self.config.pinned_certs)

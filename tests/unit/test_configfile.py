@@ -137,7 +137,7 @@ def test_integer_durations_warn() -> None:
     "text,feature",
     [
         ("accounts { A: { limits: {} } }", "account limits (limits)"),
-        ("tls { }", "TLS (tls)"),
+        ("tls { }", "TLS without a certificate (cert_file)"),
         ('https: "127.0.0.1:-1"', "HTTPS monitoring (https)"),
         ('leafnodes { remotes: [ { url: "nats://x:1" } ] }', "leaf node connections (leafnodes { remotes })"),
         ('cluster { listen: "127.0.0.1:-1", routes: [] }', "clusters (cluster { routes })"),

@@ -19,6 +19,7 @@ from fakejs.core.clientio import (
     PROTOCOL_VIOLATION,
     SLOW_CONSUMER_PENDING,
     STALE_CONNECTION,
+    TransportDetails,
 )
 from fakejs.core.options import ServerOptions
 from fakejs.core.router import Subscription
@@ -35,6 +36,7 @@ class FakeIO:
         self.aborted = False
         self.buffered = 0
         self.paused: list[float] = []
+        self.details = TransportDetails()
 
     def want_flush(self) -> None:
         self.flushes += 1

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from fakejs.conf import ConfigError, Token, Tree, digest, parse, parse_file
 from fakejs.core import auth
-from fakejs.core.configfile import accounts, authorization, jetstream_keys
+from fakejs.core.configfile import accounts, authorization, jetstream_keys, tls
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.listeners import BLOCK_ALIASES, BLOCKS, Unserved, apply_block, listener_problems, notices
 from fakejs.core.configfile.server_keys import HANDLERS, Handler, system_account
@@ -32,8 +32,6 @@ REFUSED: dict[str, str] = {
     "mappings": "subject mappings",
     "maps": "subject mappings",
     "default_sentinel": "auth callout",
-    "tls": "TLS",
-    "allow_non_tls": "TLS",
     "ocsp": "OCSP stapling",
     "ocsp_cache": "OCSP stapling",
     "logfile_size_limit": "log file rotation",
@@ -130,7 +128,18 @@ def apply_tree(tree: Tree, options: ServerOptions, context: ConfigContext, path:
         except Mismatch as exc:
             context.error(exc.token, exc.message)
     context.notices.extend(notices(unserved))
+    if options.tls is not None and not _sets_auth_timeout(tree):
+        # nats-server's default login time grows with TLS: the handshake's time and a second more.
+        options.auth_timeout = options.tls.timeout + 1.0
     return unserved
+
+
+def _sets_auth_timeout(tree: Tree) -> bool:
+    """Whether the file gives the login time itself (``authorization { timeout }``)."""
+    for key, token in tree.items():
+        if key.lower() == "authorization" and isinstance(token.value, dict):
+            return any(member.lower() == "timeout" for member in token.value)
+    return False
 
 
 def _apply_key(key: str, token: Token, options: ServerOptions, context: ConfigContext, unserved: Unserved) -> None:
@@ -142,6 +151,10 @@ def _apply_key(key: str, token: Token, options: ServerOptions, context: ConfigCo
         jetstream_keys.apply(key, token, options, context)
     elif lowered in ("store_dir", "storedir"):
         jetstream_keys.store_dir(key, token, options, context)
+    elif lowered == "tls":
+        options.tls = tls.tls_block(token, context)
+    elif lowered == "allow_non_tls":
+        options.allow_non_tls = want(token, bool)
     elif lowered == "authorization":
         authorization.apply(token, options, context)
     elif lowered == "accounts":
