@@ -105,7 +105,6 @@ def options_from_file(path: str, check_only: bool = False) -> Loaded:
 
 # Flags whose feature fakejs does not serve: refused when set to anything but their default.
 UNSUPPORTED: tuple[tuple[str, str], ...] = (
-    ("https_port", "HTTPS monitoring (-ms/--https_port)"),
     ("client_advertise", "client advertise URLs for clusters (--client_advertise)"),
     ("routes", "clusters (--routes)"),
     ("cluster", "clusters (--cluster/--cluster_listen)"),
@@ -150,6 +149,9 @@ def apply_flags(options: ServerOptions, flags: Parsed) -> None:
     if flags.given("m", "http_port"):
         http_port = values["http_port"]
         options.http_port = None if http_port == 0 else 0 if http_port == RANDOM_PORT else http_port
+    if flags.given("ms", "https_port"):
+        https_port = values["https_port"]
+        options.https_port = None if https_port == 0 else 0 if https_port == RANDOM_PORT else https_port
     if flags.given("user"):
         options.user = values["user"]
     if flags.given("pass"):

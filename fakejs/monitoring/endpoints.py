@@ -51,9 +51,9 @@ def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dic
         "ping_max": opts.ping_max,
         "http_host": opts.http_host or opts.host,
         # nats-server echoes the configured port: -1 when it picked a free one.
-        "http_port": opts.http_port if opts.http_port else -1,
+        "http_port": _configured_port(opts.http_port),
         "http_base_path": "",
-        "https_port": 0,
+        "https_port": _configured_port(opts.https_port),
         "auth_timeout": opts.auth_timeout,
         "max_control_line": opts.max_control_line,
         "max_payload": opts.max_payload,
@@ -180,3 +180,10 @@ def respond(server: MonitoredServer, target: str) -> tuple[int, str, bytes]:
     if path == "/healthz":
         return status, "application/json", json.dumps(doc, separators=(",", ":")).encode()
     return status, "application/json", go_indent(doc)
+
+
+def _configured_port(port: int | None) -> int:
+    """A monitoring port as configured: 0 for none, -1 when a free one was asked for."""
+    if port is None:
+        return 0
+    return port if port else -1

@@ -18,6 +18,7 @@ closed without a reply; the timer runs on the server's clock.
 from __future__ import annotations
 
 import asyncio
+import ssl as ssl_module
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
@@ -274,8 +275,10 @@ class HttpPort:
         self._server: asyncio.base_events.Server | None = None
         self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
 
-    async def start(self, host: str, port: int, backlog: int) -> None:
-        self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True, backlog=backlog)
+    async def start(self, host: str, port: int, backlog: int, ssl: ssl_module.SSLContext | None = None) -> None:
+        self._server = await asyncio.start_server(
+            self._serve, host, port, reuse_address=True, backlog=backlog, ssl=ssl
+        )
 
     @property
     def port(self) -> int:

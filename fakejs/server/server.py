@@ -59,6 +59,17 @@ def system_backlog() -> int:
         return socket.SOMAXCONN
 
 
+def monitoring_problem(options: ServerOptions) -> str:
+    """nats-server's refusals of a monitoring configuration (it then exits: "Can't start monitoring: ...")."""
+    http, https = options.http_port, options.https_port
+    if http is not None and https is not None:
+        # nats-server names the ports as configured: -1 for a free one
+        return f"can't specify both HTTP ({http or -1}) and HTTPs ({https or -1}) ports"
+    if https is not None and options.tls is None:
+        return "TLS cert and key required for HTTPS"
+    return ""
+
+
 class Server:
     """A fakejs server running on the current asyncio loop.
 
@@ -93,6 +104,7 @@ class Server:
         self._listener: asyncio.base_events.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._http: HttpPort | None = None
+        self.http_scheme = "http"  # "https" when the monitoring port serves TLS (``https_port``)
         self.http_requests: dict[str, int] = {}
         self._kept_store: str | None = None  # JetStream store directory carried over a restart
         self.transcripts: dict[int, Transcript] = {}
@@ -148,7 +160,7 @@ class Server:
     @property
     def http_url(self) -> str | None:
         port = self.http_port
-        return None if port is None else f"http://{self.host}:{port}"
+        return None if port is None else f"{self.http_scheme}://{self.host}:{port}"
 
     # -- what went wrong inside ------------------------------------------------------------
 
@@ -206,13 +218,7 @@ class Server:
         sock = self._listener.sockets[0]
         self.broker.port = sock.getsockname()[1]
         self.accepting = True
-        if options.http_port is not None:
-            http_host = options.http_host or options.host or "0.0.0.0"
-            from fakejs.server.http import HttpPort
-
-            self._http = HttpPort(self._http_response, self.broker.record_error, self.clock)
-            await self._http.start(http_host, options.http_port, backlog=system_backlog())
-            log.info("Starting http monitor on %s:%d", http_host, self.http_port)
+        await self._start_monitoring()
         clock = self.clock
         if isinstance(clock, ManualClock) and clock.autojump_threshold is not None and self._autojump is None:
             self._autojump = self._loop.create_task(self._autojump_loop(clock, clock.autojump_threshold))
@@ -220,6 +226,30 @@ class Server:
         if options.ports_file_dir:
             self._write_ports_file(options.ports_file_dir)
         log.info("Server is ready")
+
+    async def _start_monitoring(self) -> None:
+        """The monitoring port: plain HTTP, or HTTPS with the client port's certificate (no client certificates)."""
+        options = self.options
+        problem = monitoring_problem(options)
+        if problem:
+            raise ValueError(f"Can't start monitoring: {problem}")
+        secure = options.https_port is not None
+        port = options.https_port if secure else options.http_port
+        if port is None:
+            return
+        from fakejs.server.http import HttpPort
+
+        context = None
+        if secure:
+            assert options.tls is not None
+            from fakejs.server.tls import monitoring_context
+
+            context = monitoring_context(options.tls)
+        http_host = options.http_host or options.host or "0.0.0.0"
+        self._http = HttpPort(self._http_response, self.broker.record_error, self.clock)
+        await self._http.start(http_host, port, backlog=system_backlog(), ssl=context)
+        self.http_scheme = "https" if secure else "http"
+        self.broker.log.info("Starting %s monitor on %s:%d", self.http_scheme, http_host, self.http_port)
 
     def _client_tls(self) -> ClientPortTLS | None:
         """The client port's TLS (``tls {}``), its files checked as nats-server checks them."""
@@ -247,7 +277,7 @@ class Server:
         path = portsfile.ports_file_path(directory)
         monitoring: list[str] = []
         if self.http_port is not None:
-            monitoring = portsfile.urls("http", options.http_host or options.host, self.http_port)
+            monitoring = portsfile.urls(self.http_scheme, options.http_host or options.host, self.http_port)
         scheme = "tls" if options.tls is not None else "nats"
         text = portsfile.ports_json(portsfile.urls(scheme, options.host, self.port), monitoring)
         try:
@@ -366,7 +396,10 @@ class Server:
             await self._sleep(down_for)
         self.options.port = port
         if http_port is not None:
-            self.options.http_port = http_port
+            if self.http_scheme == "https":
+                self.options.https_port = http_port
+            else:
+                self.options.http_port = http_port
         await self.start()
 
     async def lame_duck(self, duration: float | None = None, grace: float | None = None) -> None:

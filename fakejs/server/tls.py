@@ -169,3 +169,10 @@ class ClientPortTLS:
 
     def layer(self) -> TLSLayer:
         return TLSLayer(self.context, self.config.pinned_certs)
+
+
+def monitoring_context(config: TLSConfig) -> ssl.SSLContext:
+    """The HTTPS monitoring port's side: the client port's certificate, asking no client for one."""
+    context = server_context(config)
+    context.verify_mode = ssl.CERT_NONE
+    return context

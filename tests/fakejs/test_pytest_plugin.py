@@ -6,6 +6,10 @@ import re
 
 import pytest
 
+# Loaded before pytester's in-process runs: they drop the modules a run imported, and the
+# cryptography bindings do not survive being imported twice in one process.
+import trustme  # noqa: F401
+
 from fakejs.pytest_plugin import seed_for
 from tests.harness.targets import REAL_BINARY
 

@@ -92,7 +92,17 @@ def _http_port(key: str, token: Token, options: ServerOptions, context: ConfigCo
 
 
 def _https(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
-    context.refuse(token, f"HTTPS monitoring ({key})")
+    try:
+        host, port = parse_listen(token.value)
+    except ValueError as exc:
+        context.error(token, str(exc))
+        return
+    options.http_host = host
+    options.https_port = monitor_port(port)
+
+
+def _https_port(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
+    options.https_port = monitor_port(int(want(token, int)))
 
 
 def _http_base_path(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
@@ -239,7 +249,7 @@ HANDLERS: dict[str, Handler] = {
     "http_port": _http_port,
     "monitor_port": _http_port,
     "https": _https,
-    "https_port": _https,
+    "https_port": _https_port,
     "http_base_path": _http_base_path,
     "debug": _flag("debug"),
     "trace": _flag("trace"),
