@@ -70,6 +70,8 @@ class Broker:
         self.started_ns = clock.time_ns()
         self.total_connections = 0
         self.port = options.port
+        # (host, port, tls) of the websocket port once it listens: what websocket clients' INFO says.
+        self.websocket_info: tuple[str, int, bool] | None = None
         self.lame_duck = False
         self.jetstream_enabled = False
         self._next_cid = 0
@@ -106,10 +108,15 @@ class Broker:
             "port": self.port,
             "headers": True,
         }
+        websocket = self.websocket_info if client is not None and client.websocket else None
+        if websocket is not None:
+            info["host"], info["port"] = websocket[0], websocket[1]
         # With a no_auth_user nobody needs credentials: the greeting says so (a CONNECT is still
         # awaited); the INFO answering CONNECT is the server's own, which does require them.
         if opts.auth_required and (connect_info or not opts.no_auth_user):
             info["auth_required"] = True
+        if websocket is not None and websocket[2]:
+            info["tls_required"] = info["tls_available"] = True
         info["max_payload"] = opts.max_payload
         if self.jetstream_enabled:
             info["jetstream"] = True
