@@ -73,7 +73,6 @@ OPTION_ERRORS = {
     "websocket_handshake_timeout_bool": "websocket { port: -1, no_tls: true, handshake_timeout: true }\n",
     "websocket_handshake_timeout_text": 'websocket { port: -1, no_tls: true, handshake_timeout: "soon" }\n',
     "websocket_origins_integer": "websocket { port: -1, no_tls: true, allowed_origins: 1 }\n",
-    "websocket_origins_array": "websocket {\n  port: -1\n  no_tls: true\n  allowed_origins: [1]\n}\n",
     "websocket_headers_string": 'websocket { port: -1, no_tls: true, headers: "x" }\n',
     "websocket_header_integer": "websocket { port: -1, no_tls: true, headers { X-A: 1 } }\n",
     "unused_variable": "X = 1\nport: 4222\n",
