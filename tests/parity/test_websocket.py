@@ -315,3 +315,25 @@ async def test_nats_js_wsconnect(compression: bool, target_kind: str, tmp_path: 
         "js": {"acks": [1, 2, 3], "got": ["m1", "m2", "m3"]},
         "closeError": None,
     }
+
+
+async def test_varz_websocket_section(target_kind: str, tmp_path: Path) -> None:
+    import urllib.request
+
+    config = (
+        'http: "127.0.0.1:-1"\n'
+        'websocket { port: -1, no_tls: true, compression: true, same_origin: true, allowed_origins: ["http://a.example"] }\n'
+    )
+    async with configured_servers(target_kind, tmp_path) as start:
+        target = await start(config)
+        port = ws_port(target)
+        url = f"http://127.0.0.1:{target.http_port}/varz"
+        body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=WAIT).read())
+        assert json.loads(body)["websocket"] == {
+            "host": "0.0.0.0",
+            "port": port,
+            "no_tls": True,
+            "same_origin": True,
+            "allowed_origins": ["http://a.example"],
+            "compression": True,
+        }
