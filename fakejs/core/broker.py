@@ -71,6 +71,8 @@ class Broker:
         self.started_ns = clock.time_ns()
         self.total_connections = 0
         self.port = options.port
+        # (host, port, tls) of the websocket port once it listens: what websocket clients' INFO says.
+        self.websocket_info: tuple[str, int, bool] | None = None
         self.lame_duck = False
         self.jetstream_enabled = False
         self._next_cid = 0
@@ -107,12 +109,20 @@ class Broker:
             "port": self.port,
             "headers": True,
         }
+        websocket = self.websocket_info if client is not None and client.websocket else None
+        if websocket is not None:
+            info["host"], info["port"] = websocket[0], websocket[1]
         # With a no_auth_user nobody needs credentials: the greeting says so (a CONNECT is still
         # awaited); the INFO answering CONNECT is the server's own, which does require them.
         if opts.auth_required and (connect_info or not opts.no_auth_user):
             info["auth_required"] = True
-        if opts.tls is not None:
-            info.update(tls_fields(opts, client is not None and not connect_info and client.io.details.tls_first))
+        tls: dict[str, bool] = {}
+        if opts.tls is not None:  # a websocket client gets the client port's INFO fields too
+            tls_first = client is not None and not connect_info and client.io.details.tls_first
+            tls = tls_fields(opts, tls_first and websocket is None)
+        if websocket is not None and websocket[2]:
+            tls = {"tls_required": True, **tls, "tls_available": True}
+        info.update(tls)
         info["max_payload"] = opts.max_payload
         if self.jetstream_enabled:
             info["jetstream"] = True

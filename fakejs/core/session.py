@@ -28,6 +28,7 @@ from fakejs.core.clientio import (
     PROTOCOL_VIOLATION,
     SLOW_CONSUMER_PENDING,
     STALE_CONNECTION,
+    WEBSOCKET,
     ClientIO,
     PeerCertificate,
 )
@@ -184,7 +185,13 @@ class ClientSession:
         }
 
     def __repr__(self) -> str:
-        return f"{self.host}:{self.port} - cid:{self.cid}"
+        return f"{self.host}:{self.port} - {'wid' if self.websocket else 'cid'}:{self.cid}"
+
+    @property
+    def websocket(self) -> bool:
+        """The client speaks through WebSocket frames (nats-server names it ``wid:N`` in its log)."""
+        details = getattr(self.io, "details", None)
+        return details is not None and details.connection_type == WEBSOCKET
 
     @property
     def name(self) -> str:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 DEFAULT_TLS_TIMEOUT = 2.0
 # nats-server's DEFAULT_TLS_HANDSHAKE_FIRST_FALLBACK_DELAY (``handshake_first: auto``).
 DEFAULT_TLS_FIRST_FALLBACK = 0.050
-# nats-server's websocket handshake timeout when the block does not set one.
-DEFAULT_WS_HANDSHAKE_TIMEOUT = 2.0
+# nats-server sets no websocket handshake timeout unless the block gives one (0: none).
+DEFAULT_WS_HANDSHAKE_TIMEOUT = 0.0
 
 
 @dataclass

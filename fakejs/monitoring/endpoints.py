@@ -62,7 +62,7 @@ def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dic
         "gateway": {},
         "leaf": {},
         "mqtt": {},
-        "websocket": {},
+        "websocket": _websocket_varz(server),
     }
     if opts.auth_required:
         doc["auth_required"] = True
@@ -90,6 +90,26 @@ def _varz_tls(opts: ServerOptions) -> dict[str, Any]:
     if tls.verify:
         fields["tls_verify"] = True
     return fields
+
+
+def _websocket_varz(server: MonitoredServer) -> dict[str, Any]:
+    """nats-server's ``WebsocketOptsVarz``: the block's settings (empty fields left out), the port it listens on."""
+    broker = server.broker
+    config = broker.options.websocket
+    if config is None or broker.websocket_info is None:
+        return {}
+    host, port, _ = broker.websocket_info
+    fields: list[tuple[str, Any]] = [
+        ("host", host),
+        ("port", port),
+        ("advertise", config.advertise),
+        ("handshake_timeout", int(config.handshake_timeout * NS)),
+        ("no_tls", config.no_tls),
+        ("same_origin", config.same_origin),
+        ("allowed_origins", list(config.allowed_origins)),
+        ("compression", config.compression),
+    ]
+    return {key: value for key, value in fields if value}
 
 
 def _varz_counters(server: MonitoredServer) -> dict[str, Any]:

@@ -276,9 +276,7 @@ class HttpPort:
         self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
 
     async def start(self, host: str, port: int, backlog: int, ssl: ssl_module.SSLContext | None = None) -> None:
-        self._server = await asyncio.start_server(
-            self._serve, host, port, reuse_address=True, backlog=backlog, ssl=ssl
-        )
+        self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True, backlog=backlog, ssl=ssl)
 
     @property
     def port(self) -> int:

@@ -69,11 +69,13 @@ def urls(scheme: str, host: str, port: int) -> list[str]:
     return [f"{scheme}://{address}:{port}" for address in _local_addresses(host)]
 
 
-def ports_json(nats: list[str], monitoring: list[str] | None = None) -> str:
-    """Go's marshalled ``Ports`` (only the listeners fakejs has: client and monitoring)."""
+def ports_json(nats: list[str], monitoring: list[str] | None = None, websocket: list[str] | None = None) -> str:
+    """Go's marshalled ``Ports`` (only the listeners fakejs has: client, monitoring, websocket)."""
     document: dict[str, list[str]] = {"nats": nats}
     if monitoring:
         document["monitoring"] = monitoring
+    if websocket:
+        document["websocket"] = websocket
     return json.dumps(document, separators=(",", ":"))
 
 

@@ -35,10 +35,12 @@ from fakejs.testkit.faults import Faults
 from fakejs.testkit.transcript import Transcript
 
 if TYPE_CHECKING:
+    from fakejs.core.transport_config import WebSocketConfig
     from fakejs.jetstream import JetStream
     from fakejs.monitoring.system import SystemRequests
     from fakejs.server.http import HttpPort, Reply, Request
     from fakejs.server.tls import ClientPortTLS
+    from fakejs.server.wslistener import WebSocketListener
     from fakejs.testkit.control import Controller
     from fakejs.testkit.control_subjects import ControlSubjects
 
@@ -120,6 +122,7 @@ class Server:
         self.output_batch = OutputBatch()
         self._autojump: asyncio.Task[None] | None = None
         self.ports_file: str | None = None  # the ports file written at start (``ports_file_dir``)
+        self._websocket: WebSocketListener | None = None  # the websocket port, when configured
 
     @property
     def control(self) -> Controller:
@@ -156,6 +159,15 @@ class Server:
         if self._http is None:
             return None
         return self._http.port
+
+    @property
+    def websocket_url(self) -> str | None:
+        """``ws://host:port`` (``wss://`` over TLS) of the websocket port, when there is one."""
+        ws = self._websocket
+        if ws is None:
+            return None
+        host = ws.config.host if ws.config.host not in ("", "0.0.0.0", "::") else "127.0.0.1"
+        return f"{ws.scheme}://{f'[{host}]' if ':' in host else host}:{ws.port}"
 
     @property
     def http_url(self) -> str | None:
@@ -219,6 +231,8 @@ class Server:
         self.broker.port = sock.getsockname()[1]
         self.accepting = True
         await self._start_monitoring()
+        if options.websocket is not None:
+            await self._start_websocket(options.websocket)
         clock = self.clock
         if isinstance(clock, ManualClock) and clock.autojump_threshold is not None and self._autojump is None:
             self._autojump = self._loop.create_task(self._autojump_loop(clock, clock.autojump_threshold))
@@ -269,6 +283,28 @@ class Server:
             self.broker.log.warning('Clients that are not using "TLS Handshake First" option will fail to connect')
         return ClientPortTLS(config, self.options.allow_non_tls)
 
+    async def _start_websocket(self, config: WebSocketConfig) -> None:
+        """Open the websocket port; websocket clients get its host and port in their INFO."""
+        from fakejs.server.wslistener import WebSocketListener
+
+        context = None
+        if config.tls is not None:
+            from fakejs.server.tls import server_context
+
+            context = server_context(config.tls)
+        self._websocket = ws = WebSocketListener(self, config, context)
+        port = await ws.start(system_backlog())
+        self.broker.websocket_info = (ws.host, port, context is not None)
+        self.broker.log.info("Listening for websocket clients on %s://%s:%d", ws.scheme, ws.host, port)
+        if context is None:
+            self.broker.log.warning("Websocket not configured with TLS. DO NOT USE IN PRODUCTION!")
+
+    async def _stop_websocket(self) -> None:
+        ws, self._websocket = self._websocket, None
+        if ws is not None:
+            ws.close()
+            await ws.wait_closed()
+
     def _write_ports_file(self, directory: str) -> None:
         """``DIR/<executable>_<pid>.ports`` with the client and monitoring URLs, as nats-server writes it."""
         from fakejs.server import portsfile
@@ -278,8 +314,11 @@ class Server:
         monitoring: list[str] = []
         if self.http_port is not None:
             monitoring = portsfile.urls(self.http_scheme, options.http_host or options.host, self.http_port)
+        websocket: list[str] = []
+        if self._websocket is not None:
+            websocket = portsfile.urls(self._websocket.scheme, self._websocket.config.host, self._websocket.port)
         scheme = "tls" if options.tls is not None else "nats"
-        text = portsfile.ports_json(portsfile.urls(scheme, options.host, self.port), monitoring)
+        text = portsfile.ports_json(portsfile.urls(scheme, options.host, self.port), monitoring, websocket)
         try:
             portsfile.write_ports_file(path, text)
         except OSError as exc:
@@ -327,6 +366,8 @@ class Server:
         log.info("Initiating Shutdown...")
         self.accepting = False
         self._listener.close()
+        if self._websocket is not None:
+            self._websocket.close()
         if self._control_subjects is not None:
             self._control_subjects.close()
             self._control_subjects = None
@@ -342,6 +383,7 @@ class Server:
             self._http = None
         await self._listener.wait_closed()
         self._listener = None
+        await self._stop_websocket()
         self._remove_ports_file()
         if not keep_store:
             self.clock.remove_error_sink(self.broker.record_error)
@@ -390,6 +432,8 @@ class Server:
         drop and reconnect to the same URL.
         """
         port, http_port = self.port, self.http_port
+        if self._websocket is not None and self.options.websocket is not None:
+            self.options.websocket.port = self._websocket.port
         self.broker.lame_duck = False
         await self.stop(keep_store=True)
         if down_for > 0:
@@ -420,6 +464,8 @@ class Server:
         self.broker.lame_duck = True
         self.accepting = False
         self._listener.close()
+        if self._websocket is not None:
+            self._websocket.close()
         self._stop_jetstream()
         clients = [c for c in self.broker.clients.values() if not c.closed]
         for client in clients:

@@ -112,12 +112,13 @@ async def test_nats_js_harness_default_configuration(path_with_shim: dict[str, s
         ports = await wait_for_ports_file(ports_dir, process)
         assert ports["nats"][0].startswith("nats://127.0.0.1:")
         assert ports["monitoring"][0].startswith("http://127.0.0.1:")
+        assert ports["websocket"][0].startswith("ws://127.0.0.1:")
         await round_trip(ports["nats"][0])
     finally:
         stderr = stop(process)
     # the listeners fakejs does not open are named in the log, not silently dropped
     assert "leafnodes listener (127.0.0.1:-1) accepted from the configuration file but not served" in stderr
-    assert "websocket listener (0.0.0.0:-1) accepted" in stderr
+    assert "Listening for websocket clients on ws://0.0.0.0:" in stderr
 
 
 async def test_pytest_nats_launch(path_with_shim: dict[str, str], tmp_path: Path) -> None:

@@ -141,7 +141,10 @@ def test_integer_durations_warn() -> None:
         ('https: "127.0.0.1:-1"', "HTTPS monitoring (https)"),
         ('leafnodes { remotes: [ { url: "nats://x:1" } ] }', "leaf node connections (leafnodes { remotes })"),
         ('cluster { listen: "127.0.0.1:-1", routes: [] }', "clusters (cluster { routes })"),
-        ("websocket { port: -1, no_tls: true, tls: {} }", "websocket clients (websocket { tls })"),
+        (
+            "websocket { port: -1, no_tls: true, no_auth_user: x }",
+            "authorization of websocket clients (websocket { no_auth_user })",
+        ),
         ("gateway { gateways: [] }", "gateways (gateway { gateways })"),
         ("logtime: false", "log lines without timestamps"),
         ("authorization { auth_callout: { issuer: x } }", "authorization callouts (auth_callout)"),
@@ -161,7 +164,7 @@ def test_refusals_name_the_feature(text: str, feature: str) -> None:
 def test_listener_only_blocks_are_accepted_with_a_notice() -> None:
     result = loaded('leafnodes { listen: "127.0.0.1:-1" }\nwebsocket { port: -1, no_tls: true }\ncluster { name: c }\n')
     assert not result.context.failed
-    assert [line.split(" ")[0] for line in result.context.notices] == ["leafnodes", "websocket"]
+    assert [line.split(" ")[0] for line in result.context.notices] == ["leafnodes"]
     assert start_problem(result.options, result.unserved) == ""
 
 

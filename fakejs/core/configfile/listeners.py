@@ -1,11 +1,11 @@
-"""Blocks of features fakejs does not serve: cluster, gateway, leafnodes, websocket, mqtt, and the keys alike.
+"""Blocks of features fakejs does not serve: cluster, gateway, leafnodes, mqtt, and the keys alike.
 
 A block that only opens a listener (``listen``, ``host``, ``port``; a
-cluster's ``name``; a websocket's ``no_tls: true``) is accepted with a
-notice saying the listener is not served -- the nats.js harness's default
-configuration has ``leafnodes { listen }`` and ``websocket { port, no_tls }``
-blocks no test of a single server uses.  Everything that would make such a
-block do something (``remotes``, ``routes``, ``gateways``, TLS,
+cluster's ``name``) is accepted with a notice saying the listener is not
+served -- the nats.js harness's default configuration has a
+``leafnodes { listen }`` block no test of a single server uses (the
+``websocket {}`` block is served: :mod:`fakejs.core.configfile.websocket`).
+Everything that would make such a block do something (``remotes``, ``routes``, ``gateways``, TLS,
 authorization, ...) refuses to start, naming the setting.  nats-server's own
 checks still apply first: a block that is not a map, a ``listen`` it cannot
 parse, an unknown field, a value of the wrong type (reported at the inner
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import Mismatch, go_type, parse_listen, want
+from fakejs.core.configfile.websocket import websocket_problem
 from fakejs.core.options import ServerOptions
 from fakejs.core.subjects import is_valid_subject
 
@@ -106,35 +107,6 @@ BLOCKS: dict[str, Block] = {
             "write_timeout",
         },
     ),
-    "websocket": Block(
-        "websocket clients",
-        "Expected websocket to be a map, got {type}",
-        _LISTEN
-        | {
-            "advertise",
-            "no_tls",
-            "tls",
-            "same_origin",
-            "allowed_origins",
-            "allowed_origin",
-            "allow_origins",
-            "allow_origin",
-            "origins",
-            "origin",
-            "handshake_timeout",
-            "compress",
-            "compression",
-            "authorization",
-            "authentication",
-            "jwt_cookie",
-            "user_cookie",
-            "pass_cookie",
-            "token_cookie",
-            "no_auth_user",
-            "headers",
-            "ping_interval",
-        },
-    ),
     "mqtt": Block(
         "MQTT clients",
         "Expected mqtt to be a map, got {type}",
@@ -164,7 +136,7 @@ BLOCKS: dict[str, Block] = {
 }
 
 # The other spellings nats-server accepts for a block's key.
-BLOCK_ALIASES = {"leaf": "leafnodes", "ws": "websocket"}
+BLOCK_ALIASES = {"leaf": "leafnodes"}
 
 
 @dataclass
@@ -175,7 +147,6 @@ class Listener:
     host: str = ""
     port: int = 0
     name: str = ""
-    no_tls: bool = False
     token: Token | None = None
 
 
@@ -219,8 +190,6 @@ def _member(kind: str, block: Block, key: str, member: Token, listener: Listener
         if " " in name:
             context.error(member, block.name_error)
         listener.name = name
-    elif lowered == "no_tls" and kind == "websocket":
-        listener.no_tls = want(member, bool)
     else:
         context.refuse(member, f"{block.feature} ({kind} {{ {key} }})")
 
@@ -244,10 +213,7 @@ def listener_problems(options: ServerOptions, unserved: Unserved) -> str:
     problem = jetstream_problem(options, cluster)
     if problem:
         return problem
-    websocket = listeners.get("websocket")
-    if websocket is not None and websocket.port and not websocket.no_tls:
-        return "websocket requires TLS configuration"
-    return ""
+    return websocket_problem(options)
 
 
 def jetstream_problem(options: ServerOptions, cluster: Listener | None) -> str:

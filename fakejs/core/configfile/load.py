@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from fakejs.conf import ConfigError, Token, Tree, digest, parse, parse_file
 from fakejs.core import auth
-from fakejs.core.configfile import accounts, authorization, jetstream_keys, tls
+from fakejs.core.configfile import accounts, authorization, jetstream_keys, tls, websocket
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.listeners import BLOCK_ALIASES, BLOCKS, Unserved, apply_block, listener_problems, notices
 from fakejs.core.configfile.server_keys import HANDLERS, Handler, system_account
@@ -159,6 +159,8 @@ def _apply_key(key: str, token: Token, options: ServerOptions, context: ConfigCo
         authorization.apply(token, options, context)
     elif lowered == "accounts":
         accounts.apply(token, options, context)
+    elif lowered in ("websocket", "ws"):
+        websocket.apply(token, options, context)
     elif lowered in BLOCKS or lowered in BLOCK_ALIASES:
         apply_block(BLOCK_ALIASES.get(lowered, lowered), token, options, context, unserved)
     elif lowered in REFUSED:

@@ -1,0 +1,172 @@
+"""The ``websocket {}`` block (``ws {}``): nats-server's keys, type errors and start checks.
+
+A block without a port (or with ``port: 0``) opens nothing, as in
+nats-server: ``ServerOptions.websocket`` stays ``None``.  ``port: -1`` asks
+for a free port.  The keys that would change how websocket clients log in
+(``authorization``, ``no_auth_user``, the ``*_cookie`` names) and
+``ping_interval`` are read with nats-server's type rules, then refused by
+name: fakejs does not serve them yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from fakejs.conf import Token
+from fakejs.core.configfile.context import ConfigContext
+from fakejs.core.configfile.tls import tls_block
+from fakejs.core.configfile.values import Mismatch, go_type, parse_listen, want
+from fakejs.core.options import ServerOptions
+from fakejs.core.transport_config import WebSocketConfig
+from fakejs.gocompat.gotime import parse_duration
+
+NOT_A_MAP = "Expected websocket to be a map, got {type}"
+ORIGIN_KEYS = frozenset({"allowed_origins", "allowed_origin", "allow_origins", "allow_origin", "origins", "origin"})
+REFUSED_KEYS = frozenset({"jwt_cookie", "user_cookie", "pass_cookie", "token_cookie", "ping_interval"})
+FORBIDDEN_HEADERS = ("host", "content-length", "connection", "upgrade", "nats-no-masking")
+
+
+def apply(token: Token, options: ServerOptions, context: ConfigContext) -> None:
+    """Read the block into ``options.websocket`` (``None`` when it opens no port)."""
+    if not isinstance(token.value, dict):
+        context.error(token, NOT_A_MAP.format(type=go_type(token.value)))
+        return
+    config = WebSocketConfig()
+    for key, member in token.value.items():
+        try:
+            _member(key, member, config, context)
+        except Mismatch as exc:  # nats-server's parser recovers its own panics: reported at the inner key
+            context.error(exc.token, exc.message)
+            break
+    options.websocket = config if config.port else None
+
+
+def _member(key: str, member: Token, config: WebSocketConfig, context: ConfigContext) -> None:
+    lowered = key.lower()
+    value = member.value
+    if lowered == "listen":
+        try:
+            config.host, config.port = parse_listen(value)
+        except ValueError as exc:
+            context.error(member, str(exc))
+    elif lowered == "port":
+        config.port = int(want(member, int))
+    elif lowered in ("host", "net"):
+        config.host = want(member, str)
+    elif lowered == "advertise":
+        config.advertise = want(member, str)
+    elif lowered == "no_tls":
+        config.no_tls = want(member, bool)
+    elif lowered == "tls":
+        config.tls = tls_block(member, context)
+    elif lowered == "same_origin":
+        config.same_origin = want(member, bool)
+    elif lowered in ORIGIN_KEYS:
+        config.allowed_origins = _strings("allowed origins", member, context)
+    elif lowered == "handshake_timeout":
+        config.handshake_timeout = _handshake_timeout(member, context)
+    elif lowered in ("compress", "compression"):
+        config.compression = want(member, bool)
+    elif lowered in ("authorization", "authentication"):
+        _simple_auth(member, context)
+        context.refuse(member, f"authorization of websocket clients (websocket {{ {key} }})")
+    elif lowered == "no_auth_user":
+        config.no_auth_user = want(member, str)
+        context.refuse(member, f"authorization of websocket clients (websocket {{ {key} }})")
+    elif lowered in REFUSED_KEYS:
+        if lowered == "ping_interval":
+            if not isinstance(value, str):
+                want(member, int)
+        else:
+            want(member, str)
+        context.refuse(member, f"websocket clients (websocket {{ {key} }})")
+    elif lowered == "headers":
+        config.headers = _headers(member, context)
+    else:
+        context.unknown(key, member)
+
+
+def _strings(field: str, token: Token, context: ConfigContext) -> list[str]:
+    """nats-server's ``parseStringArray``: one string or an array of them."""
+    value = token.value
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        found = []
+        for item in value:
+            if isinstance(item.value, str):
+                found.append(item.value)
+            else:
+                context.error(item, f"error parsing {field}: unsupported type in array {go_type(item.value)}")
+        return found
+    context.error(token, f"error parsing {field}: unsupported type {go_type(value)}")
+    return []
+
+
+def _handshake_timeout(token: Token, context: ConfigContext) -> float:
+    """Whole seconds, or a Go duration string; seconds (0: no timeout)."""
+    value = token.value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return parse_duration(value) / 1e9
+        except ValueError as exc:
+            context.error(token, str(exc))
+            return 0.0
+    context.error(token, f"error parsing handshake timeout: unsupported type {go_type(value)}")
+    return 0.0
+
+
+def _headers(token: Token, context: ConfigContext) -> dict[str, str]:
+    value = token.value
+    if not isinstance(value, dict):
+        context.error(token, f"error parsing headers: unsupported type {go_type(value)}")
+        return {}
+    headers: dict[str, str] = {}
+    for name, item in value.items():
+        if isinstance(item.value, str):
+            headers[name] = item.value
+        else:
+            context.error(item, f"error parsing header key {name}: unsupported type {go_type(item.value)}")
+    return headers
+
+
+def _simple_auth(token: Token, context: ConfigContext) -> None:
+    """nats-server's ``parseSimpleAuth`` type rules (user, pass, token, timeout)."""
+    members: Any = token.value
+    if not isinstance(members, dict):
+        raise Mismatch(
+            token, f"interface conversion: interface {{}} is {go_type(members)}, not map[string]interface {{}}"
+        )
+    for key, member in members.items():
+        lowered = key.lower()
+        if lowered in ("user", "username", "pass", "password", "token"):
+            want(member, str)
+        elif lowered != "timeout":
+            context.unknown(key, member)
+
+
+def websocket_problem(options: ServerOptions, tls_given: bool = False) -> str:
+    """nats-server's start checks on the block (``validateWebsocketOptions``): the first failing, or ""."""
+    config = options.websocket
+    if config is None or not config.port:
+        return ""
+    if config.tls is None and not config.no_tls and not tls_given:
+        return "websocket requires TLS configuration"
+    for origin in config.allowed_origins:
+        parts = urlsplit(origin)
+        if not parts.scheme and not origin.startswith("/"):
+            return f'unable to parse allowed origin: parse "{origin}": invalid URI for request'
+        if parts.scheme not in ("http", "https"):
+            return f'unable to parse allowed origin "{origin}": allowed origins must be absolute URLs with http or https scheme'
+        if not parts.netloc:
+            return f'unable to parse allowed origin "{origin}": host is required'
+    for name in config.headers:
+        lowered = name.lower()
+        if lowered in FORBIDDEN_HEADERS:
+            return f'websocket: invalid header "{name}" not allowed'
+        if lowered.startswith("sec-websocket-"):
+            return f'websocket: invalid header "{name}", "Sec-WebSocket-" prefix not allowed'
+    return ""

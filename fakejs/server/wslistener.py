@@ -1,0 +1,115 @@
+"""The websocket port: a second client listener whose connections carry a :class:`WebSocketLayer`.
+
+Each accepted socket becomes a :class:`WebSocketConnection` -- a
+:class:`~fakejs.server.connection.Connection` with the WebSocket layer on
+top (over a TLS layer when the block has ``tls {}``) that, when the server
+closes the client, sends the close frame nats-server sends for the reason
+(``1001 Server Shutdown``, ``1008 Authentication Failure``, ...) after the
+pending output.  The handshake deadline (``handshake_timeout``) is the
+connection's, on the server clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from fakejs.core.clientio import CLIENT_CLOSED, WEBSOCKET
+from fakejs.core.transport_config import WebSocketConfig
+from fakejs.server.connection import Connection, Listener
+from fakejs.server.layers import Layer
+from fakejs.server.websocket import HANDSHAKE_TIMEOUT, OriginPolicy, WebSocketLayer
+
+if TYPE_CHECKING:
+    import ssl
+
+
+class WebSocketConnection(Connection):
+    """A connection whose top layer is a :class:`WebSocketLayer` (it owns the close frame)."""
+
+    def __init__(
+        self, server: Listener, layers: list[Layer], websocket: WebSocketLayer, ready_within: float | None
+    ) -> None:
+        super().__init__(
+            server,
+            [*layers, websocket],
+            connection_type=WEBSOCKET,
+            ready_within=ready_within,
+            not_ready=(HANDSHAKE_TIMEOUT, ""),
+        )
+        self._websocket = websocket
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        peer = transport.get_extra_info("peername") or ("", 0)
+        self._websocket.peer = f"{peer[0]}:{peer[1]}"
+        super().connection_made(transport)
+
+    def close(self) -> None:
+        """Pending output, then the close frame for the session's close reason, then the socket."""
+        session = self.session
+        websocket = self._websocket
+        if session is not None and websocket.ready and not websocket.close_sent:
+            self._flush()
+            frame = websocket.closing_frame(session.close_reason or CLIENT_CLOSED)
+            self._write_below(self.layers.index(websocket), frame)
+        super().close()
+
+
+class WebSocketListener:
+    """The websocket port of one server: opens it, makes its connections, closes it."""
+
+    def __init__(self, server: Listener, config: WebSocketConfig, tls_context: ssl.SSLContext | None) -> None:
+        self._server = server
+        self.config = config
+        self._tls_context = tls_context
+        self._origins = OriginPolicy(config.same_origin, config.allowed_origins)
+        self._listener: asyncio.base_events.Server | None = None
+        self.port = 0
+
+    @property
+    def scheme(self) -> str:
+        return "wss" if self._tls_context is not None else "ws"
+
+    @property
+    def host(self) -> str:
+        """The host the port listens on, as nats-server names it (``0.0.0.0`` when none is given)."""
+        return self.config.host or "0.0.0.0"
+
+    async def start(self, backlog: int) -> int:
+        self._listener = await self._server.loop.create_server(
+            self._connection,
+            self.host,
+            self.config.port if self.config.port > 0 else 0,
+            reuse_address=True,
+            backlog=backlog,
+        )
+        self.port = int(self._listener.sockets[0].getsockname()[1])
+        return self.port
+
+    def close(self) -> None:
+        """Stop accepting (connections already made are the server's to close)."""
+        if self._listener is not None:
+            self._listener.close()
+
+    async def wait_closed(self) -> None:
+        if self._listener is not None:
+            await self._listener.wait_closed()
+            self._listener = None
+
+    def _connection(self) -> WebSocketConnection:
+        broker = self._server.broker
+        layers: list[Layer] = []
+        if self._tls_context is not None:
+            from fakejs.server.tls import TLSLayer
+
+            layers.append(TLSLayer(self._tls_context))
+        websocket = WebSocketLayer(
+            self.config,
+            self._origins,
+            secure=self._tls_context is not None,
+            max_payload=broker.options.max_payload,
+            log_error=lambda text: broker.log.error("%s", text),
+            wall_time=lambda: broker.clock.time_ns() / 1e9,
+        )
+        timeout = self.config.handshake_timeout
+        return WebSocketConnection(self._server, layers, websocket, timeout if timeout > 0 else None)
