@@ -190,8 +190,7 @@ class ClientSession:
     @property
     def websocket(self) -> bool:
         """The client speaks through WebSocket frames (nats-server names it ``wid:N`` in its log)."""
-        details = getattr(self.io, "details", None)
-        return details is not None and details.connection_type == WEBSOCKET
+        return self.io.details.connection_type == WEBSOCKET
 
     @property
     def name(self) -> str:
@@ -213,10 +212,8 @@ class ClientSession:
         limit = broker.options.max_connections
         if limit < 0 or (limit > 0 and len(broker.clients) >= limit):  # greeted, told there is no room, closed
             self.greet()
-            self.send_err(TOO_MANY_CONNECTIONS)
             broker.log.error("%s - %s", self, TOO_MANY_CONNECTIONS)
-            self.close(MAX_CONNECTIONS_EXCEEDED)
-            return False
+            return self._refuse(TOO_MANY_CONNECTIONS, MAX_CONNECTIONS_EXCEEDED)
         broker.add_client(self)
         if broker.nonce_required:
             self.nonce = new_nonce(broker.random.randbytes(NONCE_RAW_LEN))
@@ -334,15 +331,13 @@ class ClientSession:
 
     def slow_consumer(self, reason: str) -> None:
         """Cut off a client that does not read fast enough, as nats-server does."""
-        self.broker.stats.slow_consumers += 1
+        broker = self.broker
+        broker.stats.slow_consumers += 1
         if reason == SLOW_CONSUMER_PENDING:
-            self.broker.log.info(
-                "%s - Slow Consumer Detected: MaxPending of %d Exceeded", self, self.broker.options.max_pending
-            )
+            detail = f"MaxPending of {broker.options.max_pending} Exceeded"
         else:
-            self.broker.log.info(
-                "%s - Slow Consumer Detected: WriteDeadline of %s exceeded", self, self.broker.options.write_deadline
-            )
+            detail = f"WriteDeadline of {broker.options.write_deadline} exceeded"
+        broker.log.info("%s - Slow Consumer Detected: %s", self, detail)
         self.out.clear()
         self.out_size = 0
         self.close(reason, abort=True)
@@ -544,14 +539,16 @@ class ClientSession:
         if not self._log_in(opts):
             return False
         if self.protocol < 0 or self.protocol > 1:
-            self.send_err(ERR_BAD_PROTOCOL)
-            self.close(PROTOCOL_VIOLATION)
-            return False
+            return self._refuse(ERR_BAD_PROTOCOL, PROTOCOL_VIOLATION)
         if self.no_responders and not self.headers:
-            self.send_err(ERR_NO_RESPONDERS_HEADERS)
-            self.close(PROTOCOL_VIOLATION)
-            return False
+            return self._refuse(ERR_NO_RESPONDERS_HEADERS, PROTOCOL_VIOLATION)
         return True
+
+    def _refuse(self, error: str, reason: str) -> bool:
+        """Tell the client why (``-ERR``) and close it; False, for the check that refused."""
+        self.send_err(error)
+        self.close(reason)
+        return False
 
     def _implicit_login(self) -> bool:
         """Log in as the no_auth_user without a CONNECT; a refused client is told so and closed."""
@@ -564,10 +561,8 @@ class ClientSession:
         broker = self.broker
         result = broker.authenticate(connect, self.nonce, self.io.details.peer_certificate)
         if result is None or connect.get("new_account") or connect.get("account"):
-            self.send_err(ERR_AUTHORIZATION)
             broker.log.error("%s - authentication error", self)
-            self.close(AUTH_VIOLATION)
-            return False
+            return self._refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
         self.account, self.login = result
         user = self.login.user
         if user is not None:
@@ -593,14 +588,12 @@ class ClientSession:
     def _auth_timeout(self) -> None:
         self._auth_timer = None
         if not self.connect_received and not self.closed:
-            self.send_err(ERR_AUTH_TIMEOUT)
-            self.close(AUTH_TIMEOUT)
+            self._refuse(ERR_AUTH_TIMEOUT, AUTH_TIMEOUT)
 
     def stale(self) -> None:
         """Too many PINGs went unanswered (called by the keepalive)."""
-        self.send_err(ERR_STALE)
         self.broker.log.debug("%s - Stale Client Connection - Closing", self)
-        self.close(STALE_CONNECTION)
+        self._refuse(ERR_STALE, STALE_CONNECTION)
 
 
 def _ignore(event: Any) -> None:

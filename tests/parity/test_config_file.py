@@ -105,7 +105,6 @@ FAKEJS_REFUSES = {
     "leafnode_remotes": ('leafnodes { remotes: [ { url: "nats://127.0.0.1:7422" } ] }\n', "leaf node connections"),
     "cluster_routes": ('cluster { listen: "127.0.0.1:-1", routes: ["nats://127.0.0.1:1"] }\n', "clusters"),
     "account_mappings": ('accounts { A: { mappings: { "a": "b" } } }\n', "subject mappings (mappings)"),
-    "https": ('https: "127.0.0.1:-1"\n', "HTTPS monitoring"),
     "websocket_authorization": (
         "websocket { port: -1, no_tls: true, authorization { user: a, password: b } }\n",
         "websocket clients",

@@ -10,6 +10,7 @@ files.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import ssl
 from pathlib import Path
@@ -112,3 +113,41 @@ async def test_a_handshake_first_file(target_kind: str, certs: TestCertificates,
             )
     finally:
         await finish(process, 15)
+
+
+def https_get(port: int, path: str, context: ssl.SSLContext) -> dict[str, object]:
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(f"https://127.0.0.1:{port}{path}", context=context, timeout=5) as reply:
+        return dict(json.loads(reply.read()))
+
+
+async def test_https_port_serves_varz_over_tls(target_kind: str, certs: TestCertificates) -> None:
+    process = start(target_kind, "-a", "127.0.0.1", "-p", "-1", *tls_flags(certs, verify=True), "-ms", "-1")
+    try:
+        log = await wait_ready(process)
+        monitor = re.search(r"Starting https monitor on 127\.0\.0\.1:(\d+)", log)
+        assert monitor, log
+        # no client certificate is asked for on the monitoring port, even under --tlsverify
+        varz = await asyncio.to_thread(https_get, int(monitor.group(1)), "/varz", certs.client_ssl_context())
+        assert (varz["https_port"], varz["http_port"], varz["tls_verify"]) == (-1, 0, True)
+    finally:
+        await finish(process, 15)
+
+
+@pytest.mark.parametrize(
+    "extra,fatal",
+    [
+        (["-m", "-1"], "Can't start monitoring: can't specify both HTTP (-1) and HTTPs (-1) ports"),
+        ([], "Can't start monitoring: TLS cert and key required for HTTPS"),
+    ],
+)
+async def test_https_port_refusals(target_kind: str, certs: TestCertificates, extra: list[str], fatal: str) -> None:
+    tls = tls_flags(certs) if extra else []
+    process = start(target_kind, "-a", "127.0.0.1", "-p", "-1", *tls, "-ms", "-1", *extra)
+    rc = await asyncio.to_thread(process.wait, 10)
+    assert process.stdout is not None
+    output = process.stdout.read().decode()
+    assert rc == 1, output
+    assert f"[FTL] {fatal}" in output, output

@@ -138,7 +138,6 @@ def test_integer_durations_warn() -> None:
     [
         ("accounts { A: { limits: {} } }", "account limits (limits)"),
         ("tls { }", "TLS without a certificate (cert_file)"),
-        ('https: "127.0.0.1:-1"', "HTTPS monitoring (https)"),
         ('leafnodes { remotes: [ { url: "nats://x:1" } ] }', "leaf node connections (leafnodes { remotes })"),
         ('cluster { listen: "127.0.0.1:-1", routes: [] }', "clusters (cluster { routes })"),
         (
