@@ -13,8 +13,8 @@ are refused at start by name with exit status 1 (:mod:`fakejs.cli.settings`).
 As on nats-server, JetStream is on only with ``-js``.  The one deliberate
 difference: the default address is 127.0.0.1, not 0.0.0.0.  fakejs's own
 flags (``--scenario``, ``--scenario_dir``, ``--clock``, ``--autojump``,
-``--seed``, ``--no_control``, ``--control_token``, ``--max_payload``) have
-no nats-server spelling.  May import :mod:`fakejs.server` and every layer
+``--seed``, ``--no_control``, ``--control_token``, ``--max_payload``,
+``--tls-selfsigned``, ``--tls_dir``) have no nats-server spelling.  May import :mod:`fakejs.server` and every layer
 below it; nothing inside fakejs imports this package.
 """
 
@@ -147,6 +147,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         get_logger().critical("%s", problem)
         return 1
+    self_signed = None
+    if command.tls_selfsigned:
+        from fakejs.cli.selfsigned import make_self_signed
+
+        self_signed = make_self_signed(options, command.tls_dir, command.tls_verify, get_logger())
     tune_gc()
     try:
         asyncio.run(serve(options, command.pid_file, clock, command.scenario))
@@ -156,6 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         get_logger().critical("%s", exc)
         return 1
+    finally:
+        if self_signed is not None:
+            self_signed.remove()
     return 0
 
 

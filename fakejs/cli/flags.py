@@ -75,6 +75,8 @@ def fakejs_flags(flags: FlagSet) -> None:
     flags.bool("no_control", "no_control")
     flags.string("control_token", "control_token", default=os.environ.get(CONTROL_TOKEN_VARIABLE, ""))
     flags.int("max_payload", "max_payload")
+    flags.bool("tls_selfsigned", "tls-selfsigned", "tls_selfsigned")
+    flags.string("tls_dir", "tls_dir", "tls-dir")
 
 
 def flag_set() -> FlagSet:
@@ -135,6 +137,9 @@ fakejs Options:
         --control_token <token>      The control API needs this token (HTTP: Authorization: Bearer <token>;
                                      NATS: connect with the token); ${CONTROL_TOKEN_VARIABLE} keeps it off the command line
         --max_payload <bytes>        Maximum message payload (default: 1048576; a configuration file setting on nats-server)
+        --tls-selfsigned             Serve TLS with a CA and certificates made at start (paths logged; with
+                                     --tlsverify clients must show the client certificate made alongside)
+        --tls_dir <dir>              Where --tls-selfsigned writes them (default: a temporary directory)
 
 Refused at start (not served by fakejs yet):
     -ms,--https_port                 HTTPS monitoring

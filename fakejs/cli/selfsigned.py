@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fakejs.core.options import ServerOptions
+from fakejs.core.transport_config import TLSConfig
 from fakejs.testkit.certs import TestCertificates
 
 
@@ -37,7 +38,14 @@ def make_self_signed(options: ServerOptions, directory: str, verify: bool, log: 
     if options.host and options.host not in names and options.host not in ("0.0.0.0", "::"):
         names.append(options.host)
     certificates = TestCertificates(where, tuple(names))
-    options.tls = certificates.tls_config(verify=verify)
+    # A configuration file's other TLS settings (handshake_first, timeout, ...) stay as given.
+    options.tls = replace(
+        options.tls or TLSConfig(),
+        cert_file=certificates.server_cert_file,
+        key_file=certificates.server_key_file,
+        ca_file=certificates.ca_file,
+        verify=verify or (options.tls is not None and options.tls.verify),
+    )
     log.info("TLS with certificates made for this run (--tls-selfsigned) for %s", ", ".join(names))
     log.info("  CA bundle:           %s", certificates.ca_file)
     log.info("  client certificate:  %s", certificates.client_cert_file)

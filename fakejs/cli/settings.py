@@ -70,6 +70,11 @@ class CommandLine:
     # (printed on stderr as they are) and fakejs's notices (logged once logging is set up).
     warnings: str = ""
     notices: list[str] = field(default_factory=list)
+    # ``--tls-selfsigned``: make a CA and certificates at start (in ``tls_dir``, or a temporary
+    # directory), serving TLS with them (``tls_verify``: clients must show a certificate).
+    tls_selfsigned: bool = False
+    tls_dir: str = ""
+    tls_verify: bool = False
 
 
 def options_from_file(path: str, check_only: bool = False) -> Loaded:
@@ -249,7 +254,14 @@ def command_line(argv: Sequence[str]) -> CommandLine:
         # The command line's defaults: nats-server's, except the address (loopback for a test server).
         options = ServerOptions(jetstream=False)
     apply_flags(options, flags)
-    if _tls_requested(flags):
+    if values["tls_selfsigned"]:
+        if flags.given("tlscert", "tlskey", "tlscacert"):
+            raise _die(
+                FAKEJS, "--tls-selfsigned makes its own certificates: give it no --tlscert, --tlskey or --tlscacert"
+            )
+    elif values["tls_dir"]:
+        raise _die(FAKEJS, "--tls_dir needs --tls-selfsigned")
+    elif _tls_requested(flags):
         if not values["tlscert"]:
             raise _die(NATS_SERVER, "TLS Server certificate must be present and valid")
         if not values["tlskey"]:
@@ -270,6 +282,9 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     if autojump is not None and clock != "manual":
         raise _die(FAKEJS, "--autojump needs --clock manual")
     result = CommandLine(options, options.pid_file, clock, autojump, values["scenario"], flags)
+    result.tls_selfsigned = bool(values["tls_selfsigned"])
+    result.tls_dir = values["tls_dir"]
+    result.tls_verify = bool(values["tlsverify"])
     if loaded is not None:
         from fakejs.core.configfile import start_problem
 
