@@ -20,6 +20,7 @@ import json
 import os
 import shlex
 import socket
+import ssl
 import subprocess
 import time
 import urllib.request
@@ -143,13 +144,14 @@ def container(podman: Podman, image: str) -> Iterator[Container]:
 
 
 @contextlib.contextmanager
-def _run(podman: Podman, image: str, *options: str) -> Iterator[Container]:
-    """Run the image (with extra ``podman run`` options) until it is healthy; removed afterwards."""
+def _run(podman: Podman, image: str, *options: str, server_args: tuple[str, ...] = ()) -> Iterator[Container]:
+    """Run the image (with extra ``podman run`` options and server arguments) until it is healthy; removed afterwards."""
     port, http_port = _free_ports(2)
     box = Container(name=f"fakejs-test-{uuid.uuid4().hex[:12]}", port=port, http_port=http_port)
     try:
         podman.run(
-            "run", "-d", "--name", box.name, "--network=host", *options, image, "-p", str(port), "-m", str(http_port)
+            "run", "-d", "--name", box.name, "--network=host", *options, image,
+            "-p", str(port), "-m", str(http_port), *server_args,
         )  # fmt: skip
         deadline = time.monotonic() + READY_TIMEOUT
         while True:
@@ -231,3 +233,19 @@ def test_shipped_scenarios_are_installed_in_the_image(podman: Podman, image: str
     result = podman.run("run", "--rm", "--entrypoint", "python", image, "-c", script)
     names = result.stdout.split()
     assert names == sorted(path.stem for path in (REPO / "scenarios").glob("*.toml"))
+
+
+async def test_self_signed_tls_writes_the_ca_to_a_mounted_directory(podman: Podman, image: str, tmp_path: Path) -> None:
+    """``--tls-selfsigned --tls_dir /certs``: a client outside trusts the CA the server made at start."""
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    certs.chmod(0o777)  # writable by the image's unprivileged user
+    with _run(podman, image, "-v", f"{certs}:/certs", server_args=("--tls-selfsigned", "--tls_dir", "/certs")) as box:
+        logs = podman.logs(box.name)
+        assert "CA bundle:           /certs/ca.pem" in logs, logs
+        context = ssl.create_default_context(cafile=str(certs / "ca.pem"))
+        nc = await nats.connect(f"tls://localhost:{box.port}", tls=context)
+        try:
+            assert nc._server_info["tls_required"] is True
+        finally:
+            await nc.close()
