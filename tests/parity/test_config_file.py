@@ -105,10 +105,6 @@ FAKEJS_REFUSES = {
     "leafnode_remotes": ('leafnodes { remotes: [ { url: "nats://127.0.0.1:7422" } ] }\n', "leaf node connections"),
     "cluster_routes": ('cluster { listen: "127.0.0.1:-1", routes: ["nats://127.0.0.1:1"] }\n', "clusters"),
     "account_mappings": ('accounts { A: { mappings: { "a": "b" } } }\n', "subject mappings (mappings)"),
-    "websocket_authorization": (
-        "websocket { port: -1, no_tls: true, authorization { user: a, password: b } }\n",
-        "websocket clients",
-    ),
     "mappings": ('mappings { "a": "b" }\n', "subject mappings"),
     "max_subscriptions": ("max_subscriptions: 10\n", "subscriptions"),
     "jetstream_encryption": ('jetstream { key: "s3cr3t" }\n', "encryption at rest"),

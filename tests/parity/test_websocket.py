@@ -35,7 +35,7 @@ def ws_port(target: Target) -> int:
         assert target.server is not None and target.server.websocket_url is not None
         return int(target.server.websocket_url.rsplit(":", 1)[1])
     assert isinstance(target, RealTarget) and target.process is not None
-    found = re.search(r"Listening for websocket clients on ws://\S+:(\d+)", target.process.log_text())
+    found = re.search(r"Listening for websocket clients on wss?://\S+:(\d+)", target.process.log_text())
     assert found is not None
     return int(found.group(1))
 

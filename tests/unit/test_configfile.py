@@ -141,8 +141,8 @@ def test_integer_durations_warn() -> None:
         ('leafnodes { remotes: [ { url: "nats://x:1" } ] }', "leaf node connections (leafnodes { remotes })"),
         ('cluster { listen: "127.0.0.1:-1", routes: [] }', "clusters (cluster { routes })"),
         (
-            "websocket { port: -1, no_tls: true, no_auth_user: x }",
-            "authorization of websocket clients (websocket { no_auth_user })",
+            'websocket { port: -1, no_tls: true, jwt_cookie: "jwt" }',
+            "websocket clients (websocket { jwt_cookie })",
         ),
         ("gateway { gateways: [] }", "gateways (gateway { gateways })"),
         ("logtime: false", "log lines without timestamps"),
