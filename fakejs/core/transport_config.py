@@ -73,4 +73,5 @@ class WebSocketConfig:
     user_cookie: str = ""
     pass_cookie: str = ""
     token_cookie: str = ""
+    jwt_cookie: str = ""  # refused at start: there are no trusted operators
     ping_interval: float = 0.0  # seconds; 0: the server's ping_interval

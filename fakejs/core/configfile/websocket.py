@@ -5,8 +5,9 @@ nats-server: ``ServerOptions.websocket`` stays ``None``.  ``port: -1`` asks
 for a free port.  The block's own ``authorization {}``, ``no_auth_user`` and
 ``user_cookie`` / ``pass_cookie`` / ``token_cookie`` decide how websocket
 clients log in (see :func:`fakejs.core.auth.login_rules`); ``ping_interval``
-replaces the server's for them.  ``jwt_cookie`` (there is no operator mode)
-is read with nats-server's type rule, then refused by name.
+replaces the server's for them.  ``jwt_cookie`` needs trusted operators,
+which fakejs does not serve: the server refuses to start with nats-server's
+words for a ``jwt_cookie`` without them.
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ from fakejs.gocompat.gotime import NS, parse_duration
 
 NOT_A_MAP = "Expected websocket to be a map, got {type}"
 ORIGIN_KEYS = frozenset({"allowed_origins", "allowed_origin", "allow_origins", "allow_origin", "origins", "origin"})
-REFUSED_KEYS = frozenset({"jwt_cookie"})
-COOKIE_KEYS = {"user_cookie": "user_cookie", "pass_cookie": "pass_cookie", "token_cookie": "token_cookie"}
+COOKIE_KEYS = frozenset({"user_cookie", "pass_cookie", "token_cookie", "jwt_cookie"})
 FORBIDDEN_HEADERS = ("host", "content-length", "connection", "upgrade", "nats-no-masking")
 
 
@@ -75,13 +75,10 @@ def _member(key: str, member: Token, config: WebSocketConfig, context: ConfigCon
     elif lowered == "no_auth_user":
         config.no_auth_user = want(member, str)
     elif lowered in COOKIE_KEYS:
-        setattr(config, COOKIE_KEYS[lowered], want(member, str))
+        setattr(config, lowered, want(member, str))
     elif lowered == "ping_interval":
         ns = duration("ping_interval", member, context)
         config.ping_interval = ns / NS if ns else 0.0
-    elif lowered in REFUSED_KEYS:
-        want(member, str)
-        context.refuse(member, f"websocket clients (websocket {{ {key} }})")
     elif lowered == "headers":
         config.headers = _headers(member, context)
     else:
@@ -200,4 +197,9 @@ def _auth_problem(options: ServerOptions, config: WebSocketConfig) -> str:
             return "websocket authentication username not compatible with presence of users/nkeys"
         if config.token:
             return "websocket authentication token not compatible with presence of users/nkeys"
+    if config.jwt_cookie:  # fakejs has no trusted operators or keys
+        return (
+            "trusted operators or trusted keys configuration is required "
+            f'for JWT authentication via cookie "{config.jwt_cookie}"'
+        )
     return ""
