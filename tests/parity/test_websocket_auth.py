@@ -162,3 +162,13 @@ async def test_block_ping_interval(target_kind: str, tmp_path: Path) -> None:
         await target.elapse(1.5)
         assert await raw.frame() == (0x82, b"PING\r\n")
         raw.close()
+
+
+async def test_server_no_auth_user_for_websocket_clients(target_kind: str, tmp_path: Path) -> None:
+    """Without a block of its own, a websocket client may be the server's no_auth_user; its INFO still says auth_required."""
+    async with configured_servers(target_kind, tmp_path) as start:
+        target = await start(USERS + "no_auth_user: b\n" + PLAIN % "")
+        raw, info = await greeted(ws_port(target))
+        assert info.get("auth_required") is True
+        assert await log_in(raw) == b"PONG\r\n"
+        raw.close()
