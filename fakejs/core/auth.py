@@ -24,8 +24,10 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from fakejs.core.clientio import STANDARD, WEBSOCKET
 from fakejs.core.options import ServerOptions
 
 if TYPE_CHECKING:
@@ -174,9 +176,79 @@ class Login:
 OPEN = Login()
 
 
-def _standard_allowed(user: User) -> bool:
-    """A plain client connection is among the kinds the user may connect with."""
-    return not user.connection_types or "STANDARD" in user.connection_types
+@dataclass(frozen=True)
+class LoginRules:
+    """How one kind of client connection logs in (nats-server's choices in ``processClientOrLeafAuthentication``).
+
+    Plain clients use the server's ``authorization``; websocket clients use
+    the ``websocket {}`` block's ``authorization {}`` / ``no_auth_user`` when
+    it has any (an "override"), else the server's -- and the users, nkeys and
+    certificate mapping are always the server's, each user limited by its
+    ``allowed_connection_types``.
+    """
+
+    connection_type: str = STANDARD
+    required: bool = False  # the client must log in (CONNECT with credentials, or the no_auth_user)
+    timeout: float = 2.0  # seconds to log in
+    greeting_required: bool = False  # the greeting INFO says auth_required
+    user: str = ""
+    password: str = ""
+    token: str = ""
+    no_auth_user: str = ""
+    tls_map: bool = False  # users from the client certificate (``verify_and_map``)
+    implicit_login: bool = False  # the no_auth_user is a ``users`` entry: a client may skip CONNECT
+
+    def allows(self, user: User) -> bool:
+        """The user may connect with this kind of connection (an empty list allows every kind)."""
+        return not user.connection_types or self.connection_type in user.connection_types
+
+
+def login_rules(options: ServerOptions, connection_type: str = STANDARD) -> LoginRules:
+    """The rules of one connection type under ``options``."""
+    required = options.auth_required
+    standard = LoginRules(
+        connection_type,
+        required,
+        options.auth_timeout,
+        # a no_auth_user spares plain clients the credentials: their greeting says so
+        required and not options.no_auth_user,
+        options.user,
+        options.password,
+        options.token,
+        options.no_auth_user,
+        options.tls is not None and options.tls.verify_and_map,
+    )
+    ws = options.websocket
+    if connection_type != WEBSOCKET or ws is None:
+        return standard
+    tls_map = ws.tls is not None and ws.tls.verify_and_map
+    timeout = ws.auth_timeout or options.auth_timeout
+    if not (ws.username or ws.token or ws.no_auth_user):
+        # no override: the server's credentials; the greeting is the server's own (no_auth_user or not)
+        return LoginRules(
+            WEBSOCKET,
+            required,
+            timeout,
+            required,
+            standard.user,
+            standard.password,
+            standard.token,
+            standard.no_auth_user,
+            tls_map,
+        )
+    return LoginRules(WEBSOCKET, True, timeout, True, ws.username, ws.password, ws.token, ws.no_auth_user, tls_map)
+
+
+def with_cookies(connect: dict[str, Any], cookies: dict[str, str], names: tuple[str, str, str]) -> dict[str, Any]:
+    """A websocket client's CONNECT completed from its upgrade request's cookies (``user_cookie``...).
+
+    As nats-server, a cookie fills only what the CONNECT leaves empty.
+    """
+    filled = dict(connect)
+    for key, name in zip(("user", "pass", "auth_token"), names, strict=True):
+        if name and not _text(connect, key) and name in cookies:
+            filled[key] = cookies[name]
+    return filled
 
 
 def _text(connect: dict[str, Any], key: str) -> str:
@@ -193,26 +265,36 @@ class Authenticator:
         self.users = {u.name: u for u in users if not u.nkey}
         self.nkeys = {u.nkey: u for u in users if u.nkey}
         self.secrets = secrets or SecretCheck()
+        self.rules: dict[str, LoginRules] = {}
+        for kind in (STANDARD, WEBSOCKET):
+            rules = login_rules(options, kind)
+            self.rules[kind] = replace(rules, implicit_login=self.implicit_login(rules))
 
     @property
     def nonce_required(self) -> bool:
         """nats-server sends a nonce in INFO exactly when nkey users are configured."""
         return bool(self.nkeys)
 
-    @property
-    def implicit_login(self) -> bool:
-        """nats-server lets a client skip CONNECT when the no_auth_user is a (plain client) ``users`` entry."""
-        user = self.users.get(self.options.no_auth_user) if self.options.no_auth_user else None
-        return user is not None and _standard_allowed(user)
+    def implicit_login(self, rules: LoginRules) -> bool:
+        """nats-server lets a client skip CONNECT when the no_auth_user is a ``users`` entry it may log in as."""
+        user = self.users.get(rules.no_auth_user) if rules.no_auth_user else None
+        return user is not None and rules.allows(user)
 
-    def login(self, connect: dict[str, Any], nonce: bytes = b"", peer: PeerCertificate | None = None) -> Login | None:
+    def login(
+        self,
+        connect: dict[str, Any],
+        nonce: bytes = b"",
+        peer: PeerCertificate | None = None,
+        rules: LoginRules | None = None,
+    ) -> Login | None:
         """Who the CONNECT options (or, with ``verify_and_map``, the certificate) log in as; ``None``: refused."""
-        opts = self.options
-        if not opts.auth_required:
+        rules = rules or self.rules[STANDARD]
+        if not rules.required:
             return OPEN
+        allowed = rules.allows
         user_name, password = _text(connect, "user"), _text(connect, "pass")
         token, nkey = _text(connect, "auth_token"), _text(connect, "nkey")
-        no_auth = opts.no_auth_user
+        no_auth = rules.no_auth_user
         anonymous = not (user_name or password or token)
         nkey_user: User | None = None
         if self.nkeys:
@@ -220,14 +302,14 @@ class Authenticator:
                 nkey = no_auth
             if nkey:
                 nkey_user = self.nkeys.get(nkey)
-                if nkey_user is None or not _standard_allowed(nkey_user):
+                if nkey_user is None or not allowed(nkey_user):
                     return None
         user: User | None = None
         became_no_auth = False
-        if self.users and nkey_user is None and opts.tls is not None and opts.tls.verify_and_map:
+        if self.users and nkey_user is None and rules.tls_map:
             from fakejs.core.certmap import mapped_user
 
-            user = mapped_user(peer, self.users, _standard_allowed)
+            user = mapped_user(peer, self.users, allowed)
             if user is None:
                 return None
         elif self.users and nkey_user is None:
@@ -236,7 +318,7 @@ class Authenticator:
                 became_no_auth = True
             if user_name:
                 user = self.users.get(user_name)
-                if user is None or not _standard_allowed(user):
+                if user is None or not allowed(user):
                     return None
         if nkey_user is not None:
             if nkey_user.nkey == no_auth:
@@ -247,19 +329,19 @@ class Authenticator:
             return Login(nkey_user, signed=True)
         if user is not None:
             return Login(user, anonymous=became_no_auth) if self.secrets.same(user.password, password) else None
-        if opts.token:
-            return OPEN if self.secrets.same(opts.token, token) else None
-        if opts.user:
-            if user_name != opts.user:
+        if rules.token:
+            return OPEN if self.secrets.same(rules.token, token) else None
+        if rules.user:
+            if user_name != rules.user:
                 return None
-            return OPEN if self.secrets.same(opts.password, password) else None
+            return OPEN if self.secrets.same(rules.password, password) else None
         return None
 
     def password_ok(self, user_name: str, password: str) -> bool:
         """Whether a user and password are valid credentials (a ``users`` entry or the single user)."""
         if self.users:  # as for a login, the single user is not consulted then
             user = self.users.get(user_name)
-            return user is not None and _standard_allowed(user) and self.secrets.same(user.password, password)
+            return user is not None and self.rules[STANDARD].allows(user) and self.secrets.same(user.password, password)
         opts = self.options
         if not opts.user or opts.token:
             return False

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
-from fakejs.core.auth import OPEN, Authenticator, Login, validate
+from fakejs.core.auth import OPEN, Authenticator, Login, LoginRules, validate, with_cookies
 from fakejs.core.clock import Clock
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks
@@ -30,7 +30,7 @@ from fakejs.core.sysevents import SystemEvents
 from fakejs.gocompat import ids
 
 if TYPE_CHECKING:
-    from fakejs.core.clientio import PeerCertificate
+    from fakejs.core.clientio import TransportDetails
     from fakejs.core.imports import Imports
 
 # Called with a client that just closed and the subscriptions it had then.
@@ -112,9 +112,10 @@ class Broker:
         websocket = self.websocket_info if client is not None and client.websocket else None
         if websocket is not None:
             info["host"], info["port"] = websocket[0], websocket[1]
-        # With a no_auth_user nobody needs credentials: the greeting says so (a CONNECT is still
-        # awaited); the INFO answering CONNECT is the server's own, which does require them.
-        if opts.auth_required and (connect_info or not opts.no_auth_user):
+        # With a no_auth_user plain clients need no credentials: the greeting says so (a CONNECT is
+        # still awaited); the INFO answering CONNECT is the server's own, which does require them.
+        rules = self.login_rules(client.io.details) if client is not None else self.auth.rules["STANDARD"]
+        if (opts.auth_required and connect_info) or rules.greeting_required:
             info["auth_required"] = True
         tls: dict[str, bool] = {}
         if opts.tls is not None:  # a websocket client gets the client port's INFO fields too
@@ -172,16 +173,21 @@ class Broker:
         """Whether each client's INFO carries a nonce to sign (nkey users are configured)."""
         return self.auth.nonce_required
 
-    @property
-    def implicit_login(self) -> bool:
-        """Whether a client may skip CONNECT: the no_auth_user is a ``users`` entry it may log in as."""
-        return self.auth.implicit_login
+    def login_rules(self, details: TransportDetails) -> LoginRules:
+        """How a client on this kind of connection logs in (websocket clients may have their own rules)."""
+        return self.auth.rules[details.connection_type]
 
     def authenticate(
-        self, connect: dict[str, Any], nonce: str = "", peer: PeerCertificate | None = None
+        self, connect: dict[str, Any], nonce: str, details: TransportDetails
     ) -> tuple[Account, Login] | None:
-        """The account the CONNECT options log in to and how, or ``None`` when refused (see :mod:`fakejs.core.auth`)."""
-        login = self.auth.login(connect, nonce.encode(), peer)
+        """The account the CONNECT options log in to and how, or ``None`` when refused (see :mod:`fakejs.core.auth`).
+
+        A websocket client's credentials may come from its upgrade request's cookies.
+        """
+        ws = self.options.websocket
+        if ws is not None and details.cookies and details.connection_type == "WEBSOCKET":
+            connect = with_cookies(connect, details.cookies, (ws.user_cookie, ws.pass_cookie, ws.token_cookie))
+        login = self.auth.login(connect, nonce.encode(), details.peer_certificate, self.login_rules(details))
         if login is None:
             account = self._account_login(connect)
             return (account, OPEN) if account is not None else None

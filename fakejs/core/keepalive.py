@@ -26,6 +26,11 @@ class Pinged(Protocol):
     def closed(self) -> bool: ...
 
     @property
+    def websocket(self) -> bool:
+        """A websocket client (the ``websocket {}`` block may set its own ping interval)."""
+        ...
+
+    @property
     def last_in(self) -> float:
         """When (monotonic seconds) the client last sent a message or a PING."""
         ...
@@ -49,16 +54,19 @@ class Keepalive:
         self.rtt = 0.0
         self._timer: TimerHandle | None = None
         self._advance: int | None = None
+        ws = options.websocket
+        own = ws.ping_interval if ws is not None and client.websocket else 0.0
+        self.interval = own if own > 0 else options.ping_interval
 
     def start(self) -> None:
         """The connection is open: PING after a ping interval."""
-        self._set(self.options.ping_interval)
+        self._set(self.interval)
 
     def connected(self, since_start: float) -> None:
         """CONNECT arrived ``since_start`` seconds after the connection opened: the first PING comes soon."""
         if self.rtt == 0.0:
             self.rtt = since_start
-        delay = min(self.options.ping_interval, self.options.first_ping_interval)
+        delay = min(self.interval, self.options.first_ping_interval)
         # nats-server adds up to 20% so that many clients do not ping in step.
         self._set(delay + self.rng.uniform(0, delay / 5))
 
@@ -83,7 +91,7 @@ class Keepalive:
         client = self.client
         if client.closed:
             return
-        interval = self.options.ping_interval
+        interval = self.interval
         now = self.clock.monotonic()
         need_rtt = self.rtt_start is None or now - self.rtt_start > RTT_MAX_AGE
         if need_rtt or now - client.last_in >= interval:

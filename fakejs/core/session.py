@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from fakejs.core.accounts import Account, Accounts
-from fakejs.core.auth import NONCE_RAW_LEN, Login, new_nonce
+from fakejs.core.auth import NONCE_RAW_LEN, Login, LoginRules, new_nonce
 from fakejs.core.clientio import (
     AUTH_TIMEOUT,
     AUTH_VIOLATION,
@@ -30,7 +30,7 @@ from fakejs.core.clientio import (
     STALE_CONNECTION,
     WEBSOCKET,
     ClientIO,
-    PeerCertificate,
+    TransportDetails,
 )
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.hooks import Hooks
@@ -103,13 +103,12 @@ class SessionHost(Protocol):
         """Whether INFO carries a nonce for the client to sign (nkey users)."""
         ...
 
-    @property
-    def implicit_login(self) -> bool:
-        """Whether a client may skip CONNECT and be the no_auth_user (a ``users`` entry)."""
+    def login_rules(self, details: TransportDetails) -> LoginRules:
+        """How a client on this kind of connection logs in (may it skip CONNECT? how long has it?)."""
         ...
 
     def authenticate(
-        self, connect: dict[str, Any], nonce: str, peer: PeerCertificate | None
+        self, connect: dict[str, Any], nonce: str, details: TransportDetails
     ) -> tuple[Account, Login] | None:
         """The account the CONNECT options (or the client certificate) log in to, or ``None`` when refused."""
         ...
@@ -132,10 +131,10 @@ class ClientSession:
         self.kind = kind
         options = broker.options
         self.parser = Parser(max_control_line=options.max_control_line, max_payload=options.max_payload)
-        self.parser.auth_pending = options.auth_required
-        # A client of a server with a no_auth_user may skip CONNECT: its first other operation
-        # logs it in as that user (nats-server's parser does so, for telnet demos).
-        self._login_on_first_op = options.auth_required and broker.implicit_login
+        rules = broker.login_rules(io.details)
+        self.parser.auth_pending = rules.required
+        # A no_auth_user lets a client skip CONNECT: its first other operation logs it in (telnet demos).
+        self._login_on_first_op = rules.required and rules.implicit_login
         if self._login_on_first_op:
             self.parser.auth_pending = False
         self.opts: dict[str, Any] = dict(DEFAULT_CLIENT_OPTS)
@@ -224,8 +223,8 @@ class ClientSession:
 
     def start_timers(self) -> None:
         """The login and keepalive timers (after the TLS handshake, as nats-server starts them)."""
-        if self.broker.options.auth_required:
-            self._auth_timer = self.broker.clock.call_later(self.broker.options.auth_timeout, self._auth_timeout)
+        if (rules := self.broker.login_rules(self.io.details)).required:
+            self._auth_timer = self.broker.clock.call_later(rules.timeout, self._auth_timeout)
         self.keepalive.start()
         self.broker.log.debug("%s - Client connection created", self)
 
@@ -559,7 +558,7 @@ class ClientSession:
     def _log_in(self, connect: dict[str, Any]) -> bool:
         """Take on the account, user and permissions the credentials log in to, or refuse and close."""
         broker = self.broker
-        result = broker.authenticate(connect, self.nonce, self.io.details.peer_certificate)
+        result = broker.authenticate(connect, self.nonce, self.io.details)
         if result is None or connect.get("new_account") or connect.get("account"):
             broker.log.error("%s - authentication error", self)
             return self._refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)

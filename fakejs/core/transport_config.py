@@ -69,3 +69,9 @@ class WebSocketConfig:
     password: str = ""
     token: str = ""
     auth_timeout: float = 0.0
+    # Upgrade request cookies whose values stand in for CONNECT's user, pass and auth_token.
+    user_cookie: str = ""
+    pass_cookie: str = ""
+    token_cookie: str = ""
+    jwt_cookie: str = ""  # refused at start: there are no trusted operators
+    ping_interval: float = 0.0  # seconds; 0: the server's ping_interval

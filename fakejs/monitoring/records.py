@@ -78,6 +78,7 @@ class ConnRecord:
     tls_cipher: str = ""
     tls_first: bool = False
     tls_peer_certs: list[dict[str, str]] = field(default_factory=list)
+    client_type: str = "nats"  # nats-server's ``type``: "nats", or "websocket"
 
     @classmethod
     def of(cls, client: ClientSession, subs: Iterable[Subscription], closed: bool = False) -> ConnRecord:
@@ -108,6 +109,7 @@ class ConnRecord:
             tls_cipher=details.tls_cipher,
             tls_first=details.tls_first and bool(details.tls_version),
             tls_peer_certs=list(details.tls_peer_certs),
+            client_type="websocket" if client.websocket else "nats",
         )
 
     @classmethod
@@ -124,7 +126,7 @@ class ConnRecord:
         doc: dict[str, Any] = {
             "cid": self.cid,
             "kind": "Client",
-            "type": "nats",
+            "type": self.client_type,
             "ip": self.ip,
             "port": self.port,
             "start": rfc3339(self.start_ns),

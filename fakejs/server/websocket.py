@@ -7,7 +7,7 @@ it as nats-server's Go HTTP server does: ``101 Switching Protocols`` with
 the configured ``headers``), or the Go ``http.Error`` reply for a refused
 request -- after which the connection stays open for another request, as
 HTTP/1.1 keep-alive does.  Afterwards frames are :mod:`fakejs.server.wsframes`'
-business.  The layer holds no timer: the handshake deadline is the
+business (on wsproto).  The layer holds no timer: the handshake deadline is the
 connection's.
 """
 
@@ -149,10 +149,7 @@ class WebSocketLayer:
         self._log_error = log_error
         self._wall_time = wall_time
         self._http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_REQUEST_HEAD)
-        self._reader: wsframes.FrameReader | None = None
-        self._compress = False
-        self._frame_size = 0
-        self._whole_compressed = False  # never cut a compressed message into frames (Safari)
+        self._reader: wsframes.FrameCodec | None = None
         self._output: list[bytes] = []
         self._origin = ""
         self._cookies: dict[str, str] = {}
@@ -187,9 +184,7 @@ class WebSocketLayer:
     def send(self, data: bytes) -> bytes:
         if self._reader is None or self.close_sent:
             return b""
-        return wsframes.encode_output(
-            data, compress=self._compress, frame_size=self._frame_size, whole_compressed=self._whole_compressed
-        )
+        return self._reader.encode(data)
 
     def take_output(self) -> bytes:
         output, self._output = b"".join(self._output), []
@@ -200,7 +195,7 @@ class WebSocketLayer:
         if self._reader is None or self.close_sent:
             return b""
         self.close_sent = True
-        return wsframes.close_frame_for(reason)
+        return self._reader.close_for(reason)
 
     def describe(self, details: TransportDetails) -> None:
         details.origin = self._origin
@@ -288,14 +283,17 @@ class WebSocketLayer:
         reply.extend(f"{name}: {value}\r\n" for name, value in config.headers.items())
         reply.append("\r\n")
         agent = headers.get("user-agent", [""])[0]
-        if agent.startswith("Mozilla/"):
-            # browsers get 4 KiB frames; Safari cannot take compressed messages in pieces
-            self._frame_size = wsframes.BROWSER_FRAME_SIZE
-            self._whole_compressed = compress and "Version/" in agent and "Safari/" in agent
-        self._compress = compress
+        browser = agent.startswith("Mozilla/")
         self._origin = origin
         self._cookies = _cookies(headers.get("cookie", []))
-        self._reader = wsframes.FrameReader(compression=compress, masked=not no_masking, max_payload=self._max_payload)
+        # browsers get 4 KiB frames; Safari cannot take compressed messages in pieces
+        self._reader = wsframes.FrameCodec(
+            compression=compress,
+            masked=not no_masking,
+            max_payload=self._max_payload,
+            frame_size=wsframes.BROWSER_FRAME_SIZE if browser else 0,
+        )
+        self._reader.whole_compressed = compress and browser and "Version/" in agent and "Safari/" in agent
         return "".join(reply).encode()
 
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from fakejs.core.clientio import CLIENT_CLOSED, WEBSOCKET
+from fakejs.core.clientio import CLIENT_CLOSED, WEBSOCKET, TransportDetails
 from fakejs.core.transport_config import WebSocketConfig
 from fakejs.server.connection import Connection, Listener
-from fakejs.server.layers import Layer
+from fakejs.server.layers import Layer, LayerFailed
 from fakejs.server.websocket import HANDSHAKE_TIMEOUT, OriginPolicy, WebSocketLayer
 
 if TYPE_CHECKING:
@@ -53,6 +53,53 @@ class WebSocketConnection(Connection):
             frame = websocket.closing_frame(session.close_reason or CLIENT_CLOSED)
             self._write_below(self.layers.index(websocket), frame)
         super().close()
+
+
+# Go's net/http answer to a plain HTTP request on an HTTPS port (``tlsRecordHeaderLooksLikeHTTP``).
+HTTP_ON_HTTPS = b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+_HTTP_STARTS = (b"GET /", b"HEAD ", b"POST ", b"PUT /", b"OPTIO")
+
+
+class PlainHTTPProbe:
+    """Under the TLS layer of a wss port: a client speaking plain HTTP gets Go's 400 reply, not a TLS alert.
+
+    It looks at the first five bytes only (the size of a TLS record header),
+    then passes everything through.
+    """
+
+    def __init__(self) -> None:
+        self._head = b""
+        self._decided = False
+
+    @property
+    def ready(self) -> bool:
+        return True
+
+    @property
+    def peer_closed(self) -> bool:
+        return False
+
+    def receive(self, data: bytes) -> bytes:
+        if self._decided:
+            return data
+        self._head += data
+        if len(self._head) < 5:
+            return b""
+        self._decided = True
+        if self._head[:5] in _HTTP_STARTS:
+            log = "http: TLS handshake error: client sent an HTTP request to an HTTPS server"
+            raise LayerFailed(log, "", HTTP_ON_HTTPS)
+        data, self._head = self._head, b""
+        return data
+
+    def send(self, data: bytes) -> bytes:
+        return data
+
+    def take_output(self) -> bytes:
+        return b""
+
+    def describe(self, details: TransportDetails) -> None:
+        pass
 
 
 class WebSocketListener:
@@ -102,7 +149,7 @@ class WebSocketListener:
         if self._tls_context is not None:
             from fakejs.server.tls import TLSLayer
 
-            layers.append(TLSLayer(self._tls_context))
+            layers += [PlainHTTPProbe(), TLSLayer(self._tls_context)]
         websocket = WebSocketLayer(
             self.config,
             self._origins,

@@ -89,6 +89,20 @@ START_ERRORS = {
     "websocket_origin_relative": 'port: -1\nwebsocket { port: -1, no_tls: true, allowed_origins: ["x"] }\n',
     "websocket_header_forbidden": 'port: -1\nwebsocket { port: -1, no_tls: true, headers { Upgrade: "x" } }\n',
     "websocket_header_prefix": 'port: -1\nwebsocket { port: -1, no_tls: true, headers { Sec-WebSocket-Foo: "x" } }\n',
+    "websocket_no_auth_user_without_users": "port: -1\nwebsocket { port: -1, no_tls: true, no_auth_user: x }\n",
+    "websocket_no_auth_user_unknown": (
+        "port: -1\nauthorization { users: [{user: a, password: a}] }\n"
+        "websocket { port: -1, no_tls: true, no_auth_user: x }\n"
+    ),
+    "websocket_user_with_users": (
+        "port: -1\nauthorization { users: [{user: a, password: a}] }\n"
+        "websocket { port: -1, no_tls: true, authorization { user: w, password: w } }\n"
+    ),
+    "websocket_token_with_users": (
+        "port: -1\nauthorization { users: [{user: a, password: a}] }\n"
+        "websocket { port: -1, no_tls: true, authorization { token: t } }\n"
+    ),
+    "websocket_jwt_cookie_without_operator": 'port: -1\nwebsocket { port: -1, no_tls: true, jwt_cookie: "jwt" }\n',
     "mqtt_without_jetstream": "port: -1\nmqtt { port: -1 }\n",
     "no_auth_user_without_users": "port: -1\nno_auth_user: bob\n",
     "jetstream_cluster_without_server_name": 'port: -1\ncluster { listen: "127.0.0.1:-1" }\njetstream: enabled\n',
@@ -105,10 +119,6 @@ FAKEJS_REFUSES = {
     "leafnode_remotes": ('leafnodes { remotes: [ { url: "nats://127.0.0.1:7422" } ] }\n', "leaf node connections"),
     "cluster_routes": ('cluster { listen: "127.0.0.1:-1", routes: ["nats://127.0.0.1:1"] }\n', "clusters"),
     "account_mappings": ('accounts { A: { mappings: { "a": "b" } } }\n', "subject mappings (mappings)"),
-    "websocket_authorization": (
-        "websocket { port: -1, no_tls: true, authorization { user: a, password: b } }\n",
-        "websocket clients",
-    ),
     "mappings": ('mappings { "a": "b" }\n', "subject mappings"),
     "max_subscriptions": ("max_subscriptions: 10\n", "subscriptions"),
     "jetstream_encryption": ('jetstream { key: "s3cr3t" }\n', "encryption at rest"),

@@ -35,7 +35,7 @@ def ws_port(target: Target) -> int:
         assert target.server is not None and target.server.websocket_url is not None
         return int(target.server.websocket_url.rsplit(":", 1)[1])
     assert isinstance(target, RealTarget) and target.process is not None
-    found = re.search(r"Listening for websocket clients on ws://\S+:(\d+)", target.process.log_text())
+    found = re.search(r"Listening for websocket clients on wss?://\S+:(\d+)", target.process.log_text())
     assert found is not None
     return int(found.group(1))
 
@@ -339,3 +339,30 @@ async def test_varz_websocket_section(target_kind: str, tmp_path: Path) -> None:
             "allowed_origins": ["http://a.example"],
             "compression": True,
         }
+
+
+async def test_connz_types_websocket_clients(target_kind: str, tmp_path: Path) -> None:
+    """/connz: a websocket client is ``"type": "websocket"`` (a TCP client ``"nats"``), open or closed."""
+    import urllib.request
+
+    import nats
+
+    async with configured_servers(target_kind, tmp_path) as start:
+        target = await start('http: "127.0.0.1:-1"\n' + PLAIN)
+        tcp = await nats.connect(target.url, name="tcp")
+        raw = await Raw.open(ws_port(target))
+        await raw.upgraded()
+        raw.send(frame(2, b'CONNECT {"verbose":false,"name":"ws"}\r\nPING\r\n'))
+        assert await raw.frame() == (0x82, b"PONG\r\n")
+
+        async def types(state: str) -> dict[str, str]:
+            url = f"http://127.0.0.1:{target.http_port}/connz?state={state}"
+            body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=WAIT).read())
+            return {c["name"]: c["type"] for c in json.loads(body)["connections"]}
+
+        try:
+            assert await types("open") == {"tcp": "nats", "ws": "websocket"}
+            raw.close()
+            assert await target.elapse_until(lambda: types("closed"), WAIT) == {"ws": "websocket"}
+        finally:
+            await tcp.close()

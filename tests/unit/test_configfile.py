@@ -140,10 +140,6 @@ def test_integer_durations_warn() -> None:
         ("tls { }", "TLS without a certificate (cert_file)"),
         ('leafnodes { remotes: [ { url: "nats://x:1" } ] }', "leaf node connections (leafnodes { remotes })"),
         ('cluster { listen: "127.0.0.1:-1", routes: [] }', "clusters (cluster { routes })"),
-        (
-            "websocket { port: -1, no_tls: true, no_auth_user: x }",
-            "authorization of websocket clients (websocket { no_auth_user })",
-        ),
         ("gateway { gateways: [] }", "gateways (gateway { gateways })"),
         ("logtime: false", "log lines without timestamps"),
         ("authorization { auth_callout: { issuer: x } }", "authorization callouts (auth_callout)"),

@@ -2,10 +2,12 @@
 
 A block without a port (or with ``port: 0``) opens nothing, as in
 nats-server: ``ServerOptions.websocket`` stays ``None``.  ``port: -1`` asks
-for a free port.  The keys that would change how websocket clients log in
-(``authorization``, ``no_auth_user``, the ``*_cookie`` names) and
-``ping_interval`` are read with nats-server's type rules, then refused by
-name: fakejs does not serve them yet.
+for a free port.  The block's own ``authorization {}``, ``no_auth_user`` and
+``user_cookie`` / ``pass_cookie`` / ``token_cookie`` decide how websocket
+clients log in (see :func:`fakejs.core.auth.login_rules`); ``ping_interval``
+replaces the server's for them.  ``jwt_cookie`` needs trusted operators,
+which fakejs does not serve: the server refuses to start with nats-server's
+words for a ``jwt_cookie`` without them.
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ from urllib.parse import urlsplit
 from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.tls import tls_block
-from fakejs.core.configfile.values import Mismatch, go_type, parse_listen, want
+from fakejs.core.configfile.values import Mismatch, duration, go_type, parse_listen, want
 from fakejs.core.options import ServerOptions
 from fakejs.core.transport_config import WebSocketConfig
-from fakejs.gocompat.gotime import parse_duration
+from fakejs.gocompat.gotime import NS, parse_duration
 
 NOT_A_MAP = "Expected websocket to be a map, got {type}"
 ORIGIN_KEYS = frozenset({"allowed_origins", "allowed_origin", "allow_origins", "allow_origin", "origins", "origin"})
-REFUSED_KEYS = frozenset({"jwt_cookie", "user_cookie", "pass_cookie", "token_cookie", "ping_interval"})
+COOKIE_KEYS = frozenset({"user_cookie", "pass_cookie", "token_cookie", "jwt_cookie"})
 FORBIDDEN_HEADERS = ("host", "content-length", "connection", "upgrade", "nats-no-masking")
 
 
@@ -69,18 +71,14 @@ def _member(key: str, member: Token, config: WebSocketConfig, context: ConfigCon
     elif lowered in ("compress", "compression"):
         config.compression = want(member, bool)
     elif lowered in ("authorization", "authentication"):
-        _simple_auth(member, context)
-        context.refuse(member, f"authorization of websocket clients (websocket {{ {key} }})")
+        _simple_auth(member, config, context)
     elif lowered == "no_auth_user":
         config.no_auth_user = want(member, str)
-        context.refuse(member, f"authorization of websocket clients (websocket {{ {key} }})")
-    elif lowered in REFUSED_KEYS:
-        if lowered == "ping_interval":
-            if not isinstance(value, str):
-                want(member, int)
-        else:
-            want(member, str)
-        context.refuse(member, f"websocket clients (websocket {{ {key} }})")
+    elif lowered in COOKIE_KEYS:
+        setattr(config, lowered, want(member, str))
+    elif lowered == "ping_interval":
+        ns = duration("ping_interval", member, context)
+        config.ping_interval = ns / NS if ns else 0.0
     elif lowered == "headers":
         config.headers = _headers(member, context)
     else:
@@ -133,8 +131,8 @@ def _headers(token: Token, context: ConfigContext) -> dict[str, str]:
     return headers
 
 
-def _simple_auth(token: Token, context: ConfigContext) -> None:
-    """nats-server's ``parseSimpleAuth`` type rules (user, pass, token, timeout)."""
+def _simple_auth(token: Token, config: WebSocketConfig, context: ConfigContext) -> None:
+    """nats-server's ``parseSimpleAuth``: user, pass, token, timeout (seconds; 1 when not a number)."""
     members: Any = token.value
     if not isinstance(members, dict):
         raise Mismatch(
@@ -142,9 +140,17 @@ def _simple_auth(token: Token, context: ConfigContext) -> None:
         )
     for key, member in members.items():
         lowered = key.lower()
-        if lowered in ("user", "username", "pass", "password", "token"):
-            want(member, str)
-        elif lowered != "timeout":
+        if lowered in ("user", "username"):
+            config.username = want(member, str)
+        elif lowered in ("pass", "password"):
+            config.password = want(member, str)
+        elif lowered == "token":
+            config.token = want(member, str)
+        elif lowered == "timeout":
+            value = member.value
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            config.auth_timeout = float(value) if number else 1.0
+        else:
             context.unknown(key, member)
 
 
@@ -163,10 +169,37 @@ def websocket_problem(options: ServerOptions, tls_given: bool = False) -> str:
             return f'unable to parse allowed origin "{origin}": allowed origins must be absolute URLs with http or https scheme'
         if not parts.netloc:
             return f'unable to parse allowed origin "{origin}": host is required'
+    problem = _auth_problem(options, config)
+    if problem:
+        return problem
     for name in config.headers:
         lowered = name.lower()
         if lowered in FORBIDDEN_HEADERS:
             return f'websocket: invalid header "{name}" not allowed'
         if lowered.startswith("sec-websocket-"):
             return f'websocket: invalid header "{name}", "Sec-WebSocket-" prefix not allowed'
+    return ""
+
+
+def _auth_problem(options: ServerOptions, config: WebSocketConfig) -> str:
+    """nats-server's checks of the block's own authentication (after the TLS check, before the origins)."""
+    if config.no_auth_user:
+        names = {name for user in options.all_users() for name in (user.name, user.nkey) if name}
+        if not names:
+            return f'no_auth_user: "{config.no_auth_user}" present, but users/nkeys are not defined'
+        if config.no_auth_user not in names:
+            return (
+                f'no_auth_user: "{config.no_auth_user}" not present as user or nkey '
+                "in authorization block or account configuration"
+            )
+    if options.all_users():
+        if config.username:
+            return "websocket authentication username not compatible with presence of users/nkeys"
+        if config.token:
+            return "websocket authentication token not compatible with presence of users/nkeys"
+    if config.jwt_cookie:  # fakejs has no trusted operators or keys
+        return (
+            "trusted operators or trusted keys configuration is required "
+            f'for JWT authentication via cookie "{config.jwt_cookie}"'
+        )
     return ""
