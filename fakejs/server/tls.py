@@ -158,6 +158,8 @@ class TLSLayer:
 class ProbeFailure(LayerFailed):
     """A handshake that failed the way probes and load balancers fail it: nats-server logs it at debug level."""
 
+    quiet = True
+
 
 class ClientPortTLS:
     """What the NATS port's connections need to speak TLS: the context and nats-server's handshake rules."""
