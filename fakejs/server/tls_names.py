@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 
 from fakejs.core.clientio import PeerCertificate
+from fakejs.core.der import item, tbs_fields
 
 # Go's TLS 1.2 cipher suite names -> OpenSSL's (TLS 1.3 suites have the same names in both).
 GO_TO_OPENSSL = {
@@ -89,18 +90,17 @@ def _oid(data: bytes) -> str:
 
 def subject_rdns(der: bytes) -> list[list[Attribute]]:
     """The certificate's subject as it is encoded: RDNs in order, each ``(dotted OID, value)`` pairs."""
-    start, end = _subject_span(der)
-    _, offset, end = _der_item(der, start)
+    _, offset, end = item(der, tbs_fields(der)[4])
     rdns: list[list[Attribute]] = []
     while offset < end:
-        _, rdn_offset, rdn_end = _der_item(der, offset)
+        _, rdn_offset, rdn_end = item(der, offset)
         offset = rdn_end
         rdn: list[Attribute] = []
         while rdn_offset < rdn_end:
-            _, item, item_end = _der_item(der, rdn_offset)
-            rdn_offset = item_end
-            _, oid_start, oid_end = _der_item(der, item)
-            tag, value_start, value_end = _der_item(der, oid_end)
+            _, attribute, attribute_end = item(der, rdn_offset)
+            rdn_offset = attribute_end
+            _, oid_start, oid_end = item(der, attribute)
+            tag, value_start, value_end = item(der, oid_end)
             raw = der[value_start:value_end]
             codec = _STRING_CODECS.get(tag)
             value = raw.decode(codec, "replace") if codec else raw.decode("latin-1")
@@ -169,34 +169,10 @@ def peer_certificate(decoded: dict[str, object], der: bytes) -> PeerCertificate:
     return cert
 
 
-def _der_item(data: bytes, offset: int) -> tuple[int, int, int]:
-    """``(tag, start of content, end of content)`` of the DER item at ``offset``."""
-    tag = data[offset]
-    length = data[offset + 1]
-    start = offset + 2
-    if length & 0x80:
-        count = length & 0x7F
-        length = int.from_bytes(data[start : start + count], "big")
-        start += count
-    return tag, start, start + length
-
-
-def _subject_span(der: bytes) -> tuple[int, int]:
-    """Where the subject Name of a DER certificate starts and ends."""
-    _, cert_start, _ = _der_item(der, 0)
-    _, offset, _ = _der_item(der, cert_start)  # tbsCertificate's content
-    if der[offset] == 0xA0:  # [0] version
-        offset = _der_item(der, offset)[2]
-    for _ in range(4):  # serialNumber, signature, issuer, validity
-        offset = _der_item(der, offset)[2]
-    return offset, _der_item(der, offset)[2]
-
-
 def public_key_fingerprint(der: bytes) -> str:
     """SHA-256 (hex) of the certificate's DER SubjectPublicKeyInfo, as ``pinned_certs`` lists them."""
-    _, offset = _subject_span(der)
-    _, _, end = _der_item(der, offset)
-    return hashlib.sha256(der[offset:end]).hexdigest()
+    head = tbs_fields(der)[5]
+    return hashlib.sha256(der[head : item(der, head)[2]]).hexdigest()
 
 
 def peer_cert_document(subject: str, der: bytes) -> dict[str, str]:
