@@ -104,6 +104,7 @@ Server Options:
         --server_name <server_name>  Server name (default: auto)
     -P, --pid <file>                 File to store PID
     -m, --http_port <port>           Use port for http monitoring (-1 picks a free port)
+    -ms,--https_port <port>          Use port for https monitoring (needs TLS)
     -c, --config <file>              Configuration file (command-line flags override its settings)
     -t                               Test configuration and exit (needs -c)
         --ports_file_dir <dir>       Creates a ports file in the specified directory (<executable_name>_<pid>.ports).
@@ -126,6 +127,13 @@ Authorization Options:
         --pass <password>            Password required for connections
         --auth <token>               Authorization token required for connections
 
+TLS Options:
+        --tls                        Enable TLS, do not verify clients (default: false)
+        --tlscert <file>             Server certificate file
+        --tlskey <file>              Private key for server certificate
+        --tlsverify                  Enable TLS, verify client certificates
+        --tlscacert <file>           Client certificate CA for verification
+
 fakejs Options:
         --scenario <file|name>       Start a fault scenario (a TOML file or a shipped name)
         --scenario_dir <dir>         Control requests may start this directory's .toml files by name (repeatable)
@@ -142,15 +150,14 @@ fakejs Options:
         --tls_dir <dir>              Where --tls-selfsigned writes them (default: a temporary directory)
 
 Refused at start (not served by fakejs yet):
-    -ms,--https_port                 HTTPS monitoring
     -sl,--signal                     Signals to a running server
         --client_advertise           Client URL advertised to other servers (clusters)
     -s, --syslog / -r, --remote_syslog, --log_size_limit, --max_traced_msg_len, --logtime_utc
-        --tls, --tlscert, --tlskey, --tlsverify, --tlscacert, --help_tls
         --routes, --cluster, --cluster_listen, --cluster_name, --cluster_advertise, --no_advertise, --connect_retries
         --profile
 
 Common Options:
     -h, --help                       Show this message
     -v, --version                    Show version
+        --help_tls                   TLS help (what fakejs serves of TLS)
 """

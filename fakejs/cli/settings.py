@@ -234,7 +234,9 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     if values["help"]:
         raise Exit(0, stdout=usage_text())
     if values["help_tls"]:
-        raise _die(FAKEJS, "TLS (--help_tls): not supported by fakejs yet")
+        from fakejs.cli.tls_usage import tls_usage_text
+
+        raise Exit(0, stdout=tls_usage_text())
     if flags.args:
         command = flags.args[0]
         if command.lower() == "version":

@@ -28,6 +28,7 @@ from fakejs.core.session import ClientSession
 from fakejs.core.stats import Stats
 from fakejs.core.sysevents import SystemEvents
 from fakejs.gocompat import ids
+from fakejs.protocol.writer import go_quote
 
 if TYPE_CHECKING:
     from fakejs.core.clientio import TransportDetails
@@ -192,6 +193,12 @@ class Broker:
             account = self._account_login(connect)
             return (account, OPEN) if account is not None else None
         user = login.user
+        tls = self.options.tls
+        if user is not None and not user.nkey and tls is not None and tls.verify_and_map and self.auth.users:
+            named = connect.get("user")
+            if isinstance(named, str) and named:
+                # The certificate chose the user; nats-server says so when CONNECT named one too.
+                self.log.warning("User %s found in connect proto, but user required from cert", go_quote(named))
         account = self.accounts.get(user.account) if user is not None and user.account else None
         return account or self.accounts.default, login
 

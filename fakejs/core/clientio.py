@@ -39,6 +39,9 @@ class PeerCertificate:
     dns_names: list[str] = field(default_factory=list)
     uris: list[str] = field(default_factory=list)
     ip_addresses: list[str] = field(default_factory=list)
+    # The subject as encoded, RDNs in order of ``(dotted OID, value)``: nats-server matches DNs on it.
+    rdns: list[list[tuple[str, str]]] = field(default_factory=list)
+    display_subject: str = ""  # as Go's ``pkix.Name.String()`` prints it (/connz ``tls_peer_certs``)
 
 
 @dataclass

@@ -12,7 +12,6 @@ subscriptions live in the router of its account.
 
 from __future__ import annotations
 
-import logging
 import random
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
@@ -23,7 +22,6 @@ from fakejs.core.clientio import (
     AUTH_TIMEOUT,
     AUTH_VIOLATION,
     CLIENT_CLOSED,
-    KICKED,
     MAX_CONNECTIONS_EXCEEDED,
     PROTOCOL_VIOLATION,
     SLOW_CONSUMER_PENDING,
@@ -32,8 +30,8 @@ from fakejs.core.clientio import (
     ClientIO,
     TransportDetails,
 )
-from fakejs.core.clock import Clock, TimerHandle
-from fakejs.core.hooks import Hooks
+from fakejs.core.clock import TimerHandle
+from fakejs.core.connect import ConnectHandler, LoginHost
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
@@ -60,8 +58,6 @@ from fakejs.protocol.parser import Parser
 ERR_AUTH_TIMEOUT = "Authentication Timeout"
 ERR_STALE = "Stale Connection"
 ERR_INVALID_SUBJECT = "Invalid Subject"
-ERR_BAD_PROTOCOL = "invalid client protocol"
-ERR_NO_RESPONDERS_HEADERS = "no responders requires headers support"
 # The queue group nats-server keeps for its own subscriptions: no client may join it.
 SYS_QUEUE_GROUP = "_sys_"
 
@@ -76,15 +72,12 @@ STALL_PER_READ = 0.010
 TOO_MANY_CONNECTIONS = "maximum connections exceeded"
 
 
-class SessionHost(Protocol):
+class SessionHost(LoginHost, Protocol):
     """What a session needs from the server that accepted it (:class:`~fakejs.core.broker.Broker`)."""
 
     options: ServerOptions
-    clock: Clock
-    log: logging.Logger
     random: random.Random
     stats: Stats
-    faults: Hooks
     accounts: Accounts
     clients: dict[int, ClientSession]  # the registered clients, counted against max_connections
 
@@ -93,8 +86,6 @@ class SessionHost(Protocol):
     def add_client(self, client: ClientSession) -> None: ...
 
     def remove_client(self, client: ClientSession, subs: Iterable[Subscription] = ()) -> None: ...
-
-    def client_connected(self, client: ClientSession) -> None: ...
 
     def info_fields(self, client: ClientSession | None = None, connect_info: bool = False) -> dict[str, Any]: ...
 
@@ -107,19 +98,16 @@ class SessionHost(Protocol):
         """How a client on this kind of connection logs in (may it skip CONNECT? how long has it?)."""
         ...
 
-    def authenticate(
-        self, connect: dict[str, Any], nonce: str, details: TransportDetails
-    ) -> tuple[Account, Login] | None:
-        """The account the CONNECT options (or the client certificate) log in to, or ``None`` when refused."""
-        ...
-
 
 class ClientSession:
     """Protocol state of one client connection.
 
     Until CONNECT says otherwise the session belongs to the global account
     (a server without authentication accepts messages before CONNECT).
+    CONNECT and the login are handled by its :class:`~fakejs.core.connect.ConnectHandler`.
     """
+
+    broker: SessionHost
 
     def __init__(self, broker: SessionHost, io: ClientIO, host: str = "", port: int = 0, kind: str = "Client") -> None:
         self.broker = broker
@@ -171,13 +159,14 @@ class ClientSession:
         self.last_in = 0.0
         self.keepalive = Keepalive(self, clock, options, broker.random)
         self._auth_timer: TimerHandle | None = None
+        self.connecting = ConnectHandler(self)
         self._handlers: dict[type, Callable[[Any], None]] = {
             Pub: self._on_pub,
             Sub: self._on_sub,
             Unsub: self._on_unsub,
             Ping: self._on_ping,
             Pong: self._on_pong,
-            Connect: self._on_connect,
+            Connect: self.connecting.on_connect,
             Notice: self._on_notice,
             Info: _ignore,
             Ok: _ignore,
@@ -212,7 +201,7 @@ class ClientSession:
         if limit < 0 or (limit > 0 and len(broker.clients) >= limit):  # greeted, told there is no room, closed
             self.greet()
             broker.log.error("%s - %s", self, TOO_MANY_CONNECTIONS)
-            return self._refuse(TOO_MANY_CONNECTIONS, MAX_CONNECTIONS_EXCEEDED)
+            return self.refuse(TOO_MANY_CONNECTIONS, MAX_CONNECTIONS_EXCEEDED)
         broker.add_client(self)
         if broker.nonce_required:
             self.nonce = new_nonce(broker.random.randbytes(NONCE_RAW_LEN))
@@ -254,9 +243,18 @@ class ClientSession:
 
     def _cancel_timers(self) -> None:
         self.keepalive.cancel()
+        self.stop_auth_timer()
+
+    def stop_auth_timer(self) -> None:
         if self._auth_timer is not None:
             self._auth_timer.cancel()
             self._auth_timer = None
+
+    def refuse(self, error: str, reason: str) -> bool:
+        """Tell the client why (``-ERR``) and close it; False, for the check that refused."""
+        self.send_err(error)
+        self.close(reason)
+        return False
 
     # -- output ----------------------------------------------------------------
 
@@ -341,7 +339,7 @@ class ClientSession:
         self.out_size = 0
         self.close(reason, abort=True)
 
-    def _drop_subscriptions(self) -> None:
+    def drop_subscriptions(self) -> None:
         router = self.account.router
         for sub in list(self.subs.values()):
             sub.max = 0
@@ -375,7 +373,7 @@ class ClientSession:
                 kind = type(event)
                 if self._login_on_first_op:
                     self._login_on_first_op = False
-                    if kind is not Connect and not self._implicit_login():
+                    if kind is not Connect and not self.connecting.implicit_login():
                         return
                 if kind is Pub or kind is Sub or kind is Unsub:
                     activity = True
@@ -500,99 +498,17 @@ class ClientSession:
     def _on_notice(self, event: Notice) -> None:
         self.send_err(event.text)
 
-    def _on_connect(self, event: Connect) -> None:
-        broker = self.broker
-        self._stop_auth_timer()
-        now = broker.clock.monotonic()
-        self.last_activity = now
-        self.keepalive.connected(now - self.started)
-        self.opts.update(event.options)
-        if self.connect_received:
-            # nats-server 2.14+ drops every subscription on a repeated CONNECT (it
-            # may move the client to another account); the sids become free again.
-            self._drop_subscriptions()
-        self.connect_received = True
-        self._apply_options(self.opts)
-        if not self._accept_connect(self.opts):
-            return
-        if self.verbose:
-            self.send(writer.OK)
-        faults = broker.faults
-        if faults:
-            hit = faults.fire("client.connect", cid=self.cid, name=self.name)
-            if hit is not None:
-                self.close(KICKED, abort=hit.change == "drop")
-
-    def _apply_options(self, opts: dict[str, Any]) -> None:
-        """Take on the CONNECT options the session and its parser honour."""
-        self.echo = bool(opts.get("echo"))
-        self.verbose = bool(opts.get("verbose"))
-        self.headers = bool(opts.get("headers"))
-        self.no_responders = bool(opts.get("no_responders"))
-        self.protocol = int(opts.get("protocol", 0))
-        self.parser.headers = self.headers
-        self.parser.pedantic = bool(opts.get("pedantic"))
-
-    def _accept_connect(self, opts: dict[str, Any]) -> bool:
-        """Authenticate and check the protocol options; a refused client is told why and closed."""
-        if not self._log_in(opts):
-            return False
-        if self.protocol < 0 or self.protocol > 1:
-            return self._refuse(ERR_BAD_PROTOCOL, PROTOCOL_VIOLATION)
-        if self.no_responders and not self.headers:
-            return self._refuse(ERR_NO_RESPONDERS_HEADERS, PROTOCOL_VIOLATION)
-        return True
-
-    def _refuse(self, error: str, reason: str) -> bool:
-        """Tell the client why (``-ERR``) and close it; False, for the check that refused."""
-        self.send_err(error)
-        self.close(reason)
-        return False
-
-    def _implicit_login(self) -> bool:
-        """Log in as the no_auth_user without a CONNECT; a refused client is told so and closed."""
-        self.connect_received = True
-        self._stop_auth_timer()
-        return self._log_in({})
-
-    def _log_in(self, connect: dict[str, Any]) -> bool:
-        """Take on the account, user and permissions the credentials log in to, or refuse and close."""
-        broker = self.broker
-        result = broker.authenticate(connect, self.nonce, self.io.details)
-        if result is None or connect.get("new_account") or connect.get("account"):
-            broker.log.error("%s - authentication error", self)
-            return self._refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
-        self.account, self.login = result
-        user = self.login.user
-        if user is not None:
-            # As nats-server, the login names the client (/connz ``authorized_user``), no_auth_user too.
-            if user.nkey:
-                self.opts["nkey"] = user.nkey
-            else:
-                self.opts["user"] = user.name
-        permissions = user.permissions if user is not None else None
-        self.perms = PermissionChecker(permissions, broker.clock.monotonic()) if permissions is not None else None
-        self.denies = None
-        self.parser.auth_pending = False
-        broker.client_connected(self)
-        return True
-
     # -- timers ----------------------------------------------------------------
-
-    def _stop_auth_timer(self) -> None:
-        if self._auth_timer is not None:
-            self._auth_timer.cancel()
-            self._auth_timer = None
 
     def _auth_timeout(self) -> None:
         self._auth_timer = None
         if not self.connect_received and not self.closed:
-            self._refuse(ERR_AUTH_TIMEOUT, AUTH_TIMEOUT)
+            self.refuse(ERR_AUTH_TIMEOUT, AUTH_TIMEOUT)
 
     def stale(self) -> None:
         """Too many PINGs went unanswered (called by the keepalive)."""
         self.broker.log.debug("%s - Stale Client Connection - Closing", self)
-        self._refuse(ERR_STALE, STALE_CONNECTION)
+        self.refuse(ERR_STALE, STALE_CONNECTION)
 
 
 def _ignore(event: Any) -> None:

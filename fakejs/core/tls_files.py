@@ -8,6 +8,8 @@ imported only when there are files to check.
 
 from __future__ import annotations
 
+import calendar
+import functools
 import os
 
 from fakejs.core.transport_config import TLSConfig
@@ -74,3 +76,23 @@ def _check_ca(ca_file: str) -> None:
         raise TLSFileError("failed to parse root ca certificate") from None
     if not context.get_ca_certs():
         raise TLSFileError("failed to parse root ca certificate")
+
+
+@functools.lru_cache(maxsize=16)
+def certificate_not_after(cert_file: str) -> int | None:
+    """When the first certificate of ``cert_file`` expires, in Unix nanoseconds (/varz ``tls_cert_not_after``).
+
+    Read once per file, as nats-server reads it once when it loads the
+    configuration; ``None`` when the file holds no readable certificate.
+    """
+    from fakejs.core import der
+
+    try:
+        with open(cert_file, "rb") as handle:
+            certificate = der.first_pem_certificate(handle.read())
+        if certificate is None:
+            return None
+        expiry = der.not_after(certificate)
+    except (OSError, ValueError, IndexError):
+        return None
+    return calendar.timegm(expiry.utctimetuple()) * 1_000_000_000

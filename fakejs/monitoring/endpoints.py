@@ -18,6 +18,7 @@ from urllib.parse import parse_qs
 
 from fakejs._version import __version__
 from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
+from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat.gotime import NS, rfc3339
 from fakejs.monitoring.connz import connz, subsz
 from fakejs.monitoring.jsz import jsz
@@ -109,7 +110,14 @@ def _websocket_varz(server: MonitoredServer) -> dict[str, Any]:
         ("allowed_origins", list(config.allowed_origins)),
         ("compression", config.compression),
     ]
-    return {key: value for key, value in fields if value}
+    doc = {key: value for key, value in fields if value}
+    doc.update(_cert_not_after(config.tls))
+    return doc
+
+
+def _go_float(value: float) -> float | int:
+    """A float64 as Go's JSON writes it: ``2``, not ``2.0``."""
+    return int(value) if float(value).is_integer() else value
 
 
 def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
@@ -118,7 +126,7 @@ def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
     stats = broker.stats
     now_ns = broker.clock.time_ns()
     return {
-        "tls_timeout": broker.options.tls.timeout if broker.options.tls is not None else 2,
+        "tls_timeout": _go_float(broker.options.tls.timeout if broker.options.tls is not None else 2),
         "write_deadline": int(broker.options.write_deadline * NS),
         "start": rfc3339(broker.started_ns),
         "now": rfc3339(now_ns),
@@ -148,8 +156,19 @@ def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
         "config_load_time": rfc3339(broker.started_ns),
         "system_account": broker.options.system_account or SYSTEM_ACCOUNT,
         "slow_consumer_stats": {"clients": stats.slow_consumers, "routes": 0, "gateways": 0, "leafs": 0},
+        **_cert_not_after(broker.options.tls),
         "fakejs": {"version": __version__},
     }
+
+
+def _cert_not_after(tls: TLSConfig | None) -> dict[str, str]:
+    """``tls_cert_not_after``: when the port's certificate expires (left out without TLS, as Go's omitzero)."""
+    if tls is None or not tls.cert_file:
+        return {}
+    from fakejs.core.tls_files import certificate_not_after
+
+    expiry = certificate_not_after(tls.cert_file)
+    return {} if expiry is None else {"tls_cert_not_after": rfc3339(expiry)}
 
 
 def rss_bytes() -> int:

@@ -19,13 +19,13 @@ client with INFO) once every layer is ready; a layer that fails closes the
 connection with its reason, and one not ready within ``ready_within``
 seconds of server time closes it too.
 
-On a TLS client port (``tls``) the connection follows nats-server: the
-session is counted in at once, INFO goes out in plain text and the TLS
-layer goes in under the session (or, with ``handshake_first``, the
-handshake comes first and INFO after it, with an optional fallback to the
-plain path for a client silent past the delay); with ``allow_non_tls`` the
-first byte decides (0x16 starts a TLS handshake).  The login and keepalive
-timers start once the handshake is done.
+A connection that greets its client before its layers are ready (the
+TLS client port: :mod:`fakejs.server.tls_greeting`) builds on the public
+hooks here: :meth:`Connection.begin` (what happens once the socket is
+accepted), :meth:`Connection.client_spoke` (the bytes before the layers
+see them), :meth:`Connection.session_ready` (what happens once every
+layer is ready), and the ready timer, :meth:`Connection.flush`,
+:meth:`Connection.write_below` and :meth:`Connection.fail` to act.
 """
 
 from __future__ import annotations
@@ -36,11 +36,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from fakejs.core.broker import Broker
-from fakejs.core.clientio import SLOW_CONSUMER_DEADLINE, STANDARD, TLS_HANDSHAKE_ERROR, TransportDetails
+from fakejs.core.clientio import SLOW_CONSUMER_DEADLINE, STANDARD, TransportDetails
 from fakejs.core.clock import TimerHandle
 from fakejs.core.session import ClientSession
 from fakejs.server.layers import Layer, LayerFailed
-from fakejs.server.tls import ClientPortTLS, ProbeFailure
 from fakejs.testkit.transcript import Transcript
 
 
@@ -96,7 +95,6 @@ class Connection(asyncio.Protocol):
         connection_type: str = STANDARD,
         ready_within: float | None = None,
         not_ready: tuple[str, str] = ("", ""),
-        tls: ClientPortTLS | None = None,
     ) -> None:
         self._server = server
         self._loop = server.loop
@@ -112,12 +110,6 @@ class Connection(asyncio.Protocol):
         self._ready_within = ready_within
         self._not_ready = not_ready  # (log line, close reason) when the layers miss ``ready_within``
         self._ready_timer: TimerHandle | None = None
-        self._tls = tls
-        self._registered = False  # counted in before its layers are ready (a TLS port)
-        self._greeted = False
-        # A TLS port's connection waiting for the client's first bytes: "first" (handshake_first
-        # with a fallback delay) or "sniff" (allow_non_tls); "" once decided.
-        self._waiting_for = ""
 
     # asyncio.Protocol -------------------------------------------------------
 
@@ -136,13 +128,7 @@ class Connection(asyncio.Protocol):
         if not self._server.accepting:
             transport.abort()
             return
-        if self._tls is not None:
-            self._guarded("start", self._tls_start, self._tls)
-        elif self._ready():
-            self._start_session()
-        elif self._ready_within is not None:
-            clock = self._server.broker.clock
-            self._ready_timer = clock.call_later(self._ready_within, self._ready_deadline_passed)
+        self._guarded("start", self.begin)
 
     def data_received(self, data: bytes) -> None:
         server = self._server
@@ -163,11 +149,11 @@ class Connection(asyncio.Protocol):
         if waiting:
             batch.waiting = []
             for conn in waiting:
-                conn._guarded("output", conn._flush)
+                conn._guarded("output", conn.flush)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_deadline()
-        self._cancel_ready_timer()
+        self.cancel_ready_timer()
         session = self.session
         if session is not None:
             self._guarded("close", session.connection_lost)
@@ -190,10 +176,10 @@ class Connection(asyncio.Protocol):
             if batch.active:
                 batch.waiting.append(self)
             else:
-                self._loop.call_soon(self._guarded, "output", self._flush)
+                self._loop.call_soon(self._guarded, "output", self.flush)
 
     def close(self) -> None:
-        self._flush()
+        self.flush()
         if self._transport is not None:
             self._transport.close()
 
@@ -218,138 +204,111 @@ class Connection(asyncio.Protocol):
         # Flow control, not protocol timing: always real time.
         self._loop.call_later(seconds, self._resume_reading)
 
+    # -- hooks for a connection that greets before its layers are ready ----------------------
+
+    def begin(self) -> None:
+        """The socket is accepted and the session made: start it once the layers are ready.
+
+        A layer-less connection starts at once; one whose layers handshake first
+        waits for them, at most ``ready_within`` seconds of server time.
+        """
+        if self.layers_ready:
+            self.start_session()
+        elif self._ready_within is not None:
+            self.set_ready_timer(self._ready_within, self._ready_deadline_passed)
+
+    def client_spoke(self, data: bytes) -> None:
+        """Bytes from the socket, before the layers see them (a TLS port decides on its first bytes)."""
+
+    def session_ready(self) -> None:
+        """Every layer is ready: greet the client and start its timers (:meth:`ClientSession.start`)."""
+        session = self.session
+        assert session is not None
+        self._guarded("start", session.start)
+
+    @property
+    def counted_in(self) -> bool:
+        """Whether the session was registered before its layers were ready (closing it then closes a client)."""
+        return False
+
     # -- layers -------------------------------------------------------------------
 
     def insert_layer(self, index: int, layer: Layer) -> None:
         """Put a layer into the stack (e.g. TLS under everything once INFO has gone out in plain text)."""
         self.layers.insert(index, layer)
 
-    def _ready(self) -> bool:
+    def clear_layers(self) -> None:
+        """Take every layer away (a TLS port falling back to plain text)."""
+        self.layers.clear()
+
+    @property
+    def layers_ready(self) -> bool:
         return all(layer.ready for layer in self.layers)
 
-    # -- a TLS client port -----------------------------------------------------------
+    @property
+    def started(self) -> bool:
+        """The session has started (every layer was ready)."""
+        return self._started
 
-    def _tls_start(self, tls: ClientPortTLS) -> None:
-        """Count the client in, then INFO and the handshake in nats-server's order for the settings."""
-        session = self.session
-        assert session is not None
-        if not session.register():
-            return
-        self._registered = True
-        config = tls.config
-        if config.handshake_first:
-            self._details.tls_first = True
-            self.layers.insert(0, tls.layer())
-            if config.handshake_first_fallback > 0:
-                self._waiting_for = "first"
-                self._set_ready_timer(config.handshake_first_fallback, self._first_fallback)
-            else:
-                self._set_ready_timer(config.timeout, self._handshake_timeout)
-            return
-        self._greet_plain(tls)
+    @property
+    def transport(self) -> asyncio.Transport | None:
+        """The socket's transport (``None`` once the connection is lost)."""
+        return self._transport
 
-    def _greet_plain(self, tls: ClientPortTLS) -> None:
-        """INFO in plain text, then the TLS handshake (or, with ``allow_non_tls``, the client's choice)."""
-        assert self.session is not None
-        self.session.greet()
-        self._flush()
-        self._greeted = True
-        if tls.allow_non_tls:
-            self._waiting_for = "sniff"
-            self._set_ready_timer(tls.config.timeout, self._plain_chosen)
-        else:
-            self.layers.insert(0, tls.layer())
-            self._set_ready_timer(tls.config.timeout, self._handshake_timeout)
+    def set_ready_timer(self, seconds: float, callback: Callable[[], None]) -> None:
+        """Call ``callback`` after ``seconds`` of server time unless the timer is cancelled or replaced first."""
+        self.cancel_ready_timer()
 
-    def _first_fallback(self) -> None:
-        """A ``handshake_first`` client silent past the fallback delay: INFO in plain text and the usual path."""
-        self._ready_timer = None
-        if self._waiting_for != "first" or self._tls is None:
-            return
-        self._waiting_for = ""
-        self._details.tls_first = False
-        self.layers.clear()
-        self._greet_plain(self._tls)
+        def fire() -> None:
+            self._ready_timer = None
+            self._guarded("timer", callback)
 
-    def _plain_chosen(self) -> None:
-        """An ``allow_non_tls`` client that stayed silent, or spoke plain text: no TLS for it."""
-        self._ready_timer = None
-        self._waiting_for = ""
-        if not self._started:
-            self._start_session()
+        self._ready_timer = self._server.broker.clock.call_later(seconds, fire)
 
-    def _client_spoke(self, data: bytes) -> None:
-        """The first bytes of a client the port was waiting for: they decide how it goes on."""
-        assert self._tls is not None
-        waiting, self._waiting_for = self._waiting_for, ""
-        self._cancel_ready_timer()
-        if waiting == "sniff" and data[:1] != b"\x16":
-            self._plain_chosen()
-            return
-        if waiting == "sniff":
-            self.layers.insert(0, self._tls.layer())
-        self._set_ready_timer(self._tls.config.timeout, self._handshake_timeout)
-
-    def _handshake_timeout(self) -> None:
-        self._ready_timer = None
-        if self._started:
-            return
-        transport = self._transport
-        local = transport.get_extra_info("sockname") if transport is not None else None
-        peer = transport.get_extra_info("peername") if transport is not None else None
-        where = f"{_address(local)}->{_address(peer)}"
-        self._layer_failed(0, ProbeFailure(f"TLS handshake error: read tcp {where}: i/o timeout", TLS_HANDSHAKE_ERROR))
-
-    def _set_ready_timer(self, seconds: float, callback: Callable[[], None]) -> None:
-        self._cancel_ready_timer()
-        self._ready_timer = self._server.broker.clock.call_later(seconds, callback)
+    def cancel_ready_timer(self) -> None:
+        if self._ready_timer is not None:
+            self._ready_timer.cancel()
+            self._ready_timer = None
 
     # -----------------------------------------------------------------------------------
 
     def _received(self, data: bytes) -> None:
         """Bytes from the socket: up through the layers, to the session once they are ready."""
-        if self._waiting_for and data:
-            self._client_spoke(data)
+        if data:
+            self.client_spoke(data)
         chunk = data
         try:
             for index, layer in enumerate(self.layers):
                 chunk = layer.receive(chunk)
                 own = layer.take_output()
                 if own:
-                    self._write_below(index, own)
+                    self.write_below(index, own)
                 if layer.peer_closed:
                     self.close()
                     return
                 if not chunk:
                     break
         except LayerFailed as failure:
-            self._layer_failed(self.layers.index(layer), failure)
+            self.fail(self.layers.index(layer), failure)
             return
         if not self._started:
-            if not self._ready():
+            if not self.layers_ready:
                 return
-            self._start_session()
+            self.start_session()
         if chunk and self.session is not None and not self.session.closed:
             if self.transcript is not None:
                 self.transcript.record("in", chunk)
             self.session.data_received(chunk)
 
-    def _start_session(self) -> None:
+    def start_session(self) -> None:
+        """Every layer is ready: record what they know about the client, then :meth:`session_ready`."""
         self._started = True
-        self._cancel_ready_timer()
+        self.cancel_ready_timer()
         for layer in self.layers:
             layer.describe(self._details)
-        session = self.session
-        assert session is not None
-        if not self._registered:
-            self._guarded("start", session.start)
-            return
-        if not self._greeted:
-            self._greeted = True
-            self._guarded("start", session.greet)
-        self._guarded("start", session.start_timers)
+        self.session_ready()
 
-    def _write_below(self, index: int, data: bytes) -> None:
+    def write_below(self, index: int, data: bytes) -> None:
         """Write bytes produced by layer ``index`` through the layers beneath it."""
         for layer in reversed(self.layers[:index]):
             data = layer.send(data)
@@ -357,27 +316,22 @@ class Connection(asyncio.Protocol):
         if data and transport is not None and not transport.is_closing():
             transport.write(data)
 
-    def _layer_failed(self, index: int, failure: LayerFailed) -> None:
+    def fail(self, index: int, failure: LayerFailed) -> None:
+        """Layer ``index`` cannot go on: log it, write its farewell beneath it, close the client or the socket."""
         session = self.session
         log = self._server.broker.log
-        (log.debug if isinstance(failure, ProbeFailure) else log.error)("%s - %s", session, failure.log)
+        (log.debug if failure.quiet else log.error)("%s - %s", session, failure.log)
         if failure.farewell:
-            self._write_below(index, failure.farewell)
-        if session is not None and (self._started or self._registered):
+            self.write_below(index, failure.farewell)
+        if session is not None and (self._started or self.counted_in):
             session.close(failure.reason)
         elif self._transport is not None:
             self._transport.close()
 
     def _ready_deadline_passed(self) -> None:
-        self._ready_timer = None
         if not self._started:
             log, reason = self._not_ready
-            self._layer_failed(0, LayerFailed(log, reason))
-
-    def _cancel_ready_timer(self) -> None:
-        if self._ready_timer is not None:
-            self._ready_timer.cancel()
-            self._ready_timer = None
+            self.fail(0, LayerFailed(log, reason))
 
     # ---------------------------------------------------------------------------
 
@@ -397,7 +351,8 @@ class Connection(asyncio.Protocol):
         if self.session is not None:
             self._guarded("input", self.session.resume)
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
+        """Write the session's queued output now, down through the layers."""
         self._flush_pending = False
         session = self.session
         transport = self._transport
@@ -421,11 +376,3 @@ class Connection(asyncio.Protocol):
         self._deadline = None
         if self.session is not None and not self.session.closed:
             self.session.slow_consumer(SLOW_CONSUMER_DEADLINE)
-
-
-def _address(address: object) -> str:
-    """Go's ``host:port`` of a socket address (``[::1]:4222`` for IPv6)."""
-    if not isinstance(address, tuple) or len(address) < 2:
-        return ""
-    host = str(address[0])
-    return f"[{host}]:{address[1]}" if ":" in host else f"{host}:{address[1]}"

@@ -23,8 +23,11 @@ class LayerFailed(Exception):
     ``log`` is the server log line (nats-server's words where it logs one),
     ``reason`` the close reason /connz reports, and ``farewell`` bytes the
     layer wants written (below it) before the socket closes -- an HTTP error
-    reply, a TLS alert, a close frame.
+    reply, a TLS alert, a close frame.  A ``quiet`` failure is logged at debug
+    level (nats-server's level for probes and load balancers).
     """
+
+    quiet = False
 
     def __init__(self, log: str, reason: str, farewell: bytes = b"") -> None:
         super().__init__(log)

@@ -14,8 +14,6 @@ server handler raises is recorded in :attr:`Server.errors`.
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -27,49 +25,22 @@ from fakejs.core.failures import ServerError
 from fakejs.core.options import NATS_VERSION, ServerOptions
 from fakejs.monitoring.records import ClosedConnections
 from fakejs.protocol import writer as wire
-from fakejs.server.connection import Connection, OutputBatch
+from fakejs.server.connection import OutputBatch
 from fakejs.server.jetstreams import AccountJetStreams
+from fakejs.server.listeners import Listeners
 from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.faults import Faults
 from fakejs.testkit.transcript import Transcript
 
 if TYPE_CHECKING:
-    from fakejs.core.transport_config import WebSocketConfig
     from fakejs.jetstream import JetStream
     from fakejs.monitoring.system import SystemRequests
-    from fakejs.server.http import HttpPort, Reply, Request
-    from fakejs.server.tls import ClientPortTLS
-    from fakejs.server.wslistener import WebSocketListener
+    from fakejs.server.http import Reply, Request
     from fakejs.testkit.control import Controller
     from fakejs.testkit.control_subjects import ControlSubjects
 
 __all__ = ["Server"]
-
-
-def system_backlog() -> int:
-    """The kernel's largest accept queue, as nats-server listens with it.
-
-    asyncio's default of 100 overflows when a test suite connects a
-    thousand clients at once: the kernel drops the excess handshakes and
-    those clients wait for an INFO that never comes.
-    """
-    try:
-        with open("/proc/sys/net/core/somaxconn") as handle:
-            return max(int(handle.read().strip()), socket.SOMAXCONN)
-    except (OSError, ValueError):
-        return socket.SOMAXCONN
-
-
-def monitoring_problem(options: ServerOptions) -> str:
-    """nats-server's refusals of a monitoring configuration (it then exits: "Can't start monitoring: ...")."""
-    http, https = options.http_port, options.https_port
-    if http is not None and https is not None:
-        # nats-server names the ports as configured: -1 for a free one
-        return f"can't specify both HTTP ({http or -1}) and HTTPs ({https or -1}) ports"
-    if https is not None and options.tls is None:
-        return "TLS cert and key required for HTTPS"
-    return ""
 
 
 class Server:
@@ -103,10 +74,8 @@ class Server:
         self.jetstreams = AccountJetStreams(self.broker)
         self._control_subjects: ControlSubjects | None = None
         self._system: SystemRequests | None = None
-        self._listener: asyncio.base_events.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._http: HttpPort | None = None
-        self.http_scheme = "http"  # "https" when the monitoring port serves TLS (``https_port``)
+        self.listeners = Listeners(self, options, self._http_response)
         self.http_requests: dict[str, int] = {}
         self._kept_store: str | None = None  # JetStream store directory carried over a restart
         self.transcripts: dict[int, Transcript] = {}
@@ -121,8 +90,6 @@ class Server:
         self.activity = 0  # reads from clients; an idle server lets an autojump clock move
         self.output_batch = OutputBatch()
         self._autojump: asyncio.Task[None] | None = None
-        self.ports_file: str | None = None  # the ports file written at start (``ports_file_dir``)
-        self._websocket: WebSocketListener | None = None  # the websocket port, when configured
 
     @property
     def control(self) -> Controller:
@@ -156,18 +123,22 @@ class Server:
 
     @property
     def http_port(self) -> int | None:
-        if self._http is None:
-            return None
-        return self._http.port
+        return self.listeners.http_port
+
+    @property
+    def http_scheme(self) -> str:
+        """``https`` when the monitoring port serves TLS (``https_port``), else ``http``."""
+        return self.listeners.http_scheme
+
+    @property
+    def ports_file(self) -> str | None:
+        """The ports file written at start (``ports_file_dir``), until the server stops."""
+        return self.listeners.ports_file
 
     @property
     def websocket_url(self) -> str | None:
         """``ws://host:port`` (``wss://`` over TLS) of the websocket port, when there is one."""
-        ws = self._websocket
-        if ws is None:
-            return None
-        host = ws.config.host if ws.config.host not in ("", "0.0.0.0", "::") else "127.0.0.1"
-        return f"{ws.scheme}://{f'[{host}]' if ':' in host else host}:{ws.port}"
+        return self.listeners.websocket_url
 
     @property
     def http_url(self) -> str | None:
@@ -219,121 +190,16 @@ class Server:
             from fakejs.testkit.control_subjects import ControlSubjects
 
             self._control_subjects = ControlSubjects(lambda: self.control, self.broker)
-        tls = self._client_tls()
-        self._listener = await self._loop.create_server(
-            lambda: Connection(self, tls=tls),
-            options.host or "0.0.0.0",
-            options.port,
-            reuse_address=True,
-            backlog=system_backlog(),
-        )
-        sock = self._listener.sockets[0]
-        self.broker.port = sock.getsockname()[1]
+        self.broker.port = await self.listeners.open_client_port()
         self.accepting = True
-        await self._start_monitoring()
-        if options.websocket is not None:
-            await self._start_websocket(options.websocket)
+        await self.listeners.open_monitoring()
+        await self.listeners.open_websocket()
         clock = self.clock
         if isinstance(clock, ManualClock) and clock.autojump_threshold is not None and self._autojump is None:
             self._autojump = self._loop.create_task(self._autojump_loop(clock, clock.autojump_threshold))
         log.info("Listening for client connections on %s:%d", options.host or "0.0.0.0", self.port)
-        if options.ports_file_dir:
-            self._write_ports_file(options.ports_file_dir)
+        self.listeners.write_ports_file(self.port)
         log.info("Server is ready")
-
-    async def _start_monitoring(self) -> None:
-        """The monitoring port: plain HTTP, or HTTPS with the client port's certificate (no client certificates)."""
-        options = self.options
-        problem = monitoring_problem(options)
-        if problem:
-            raise ValueError(f"Can't start monitoring: {problem}")
-        secure = options.https_port is not None
-        port = options.https_port if secure else options.http_port
-        if port is None:
-            return
-        from fakejs.server.http import HttpPort
-
-        context = None
-        if secure:
-            assert options.tls is not None
-            from fakejs.server.tls import monitoring_context
-
-            context = monitoring_context(options.tls)
-        http_host = options.http_host or options.host or "0.0.0.0"
-        self._http = HttpPort(self._http_response, self.broker.record_error, self.clock)
-        await self._http.start(http_host, port, backlog=system_backlog(), ssl=context)
-        self.http_scheme = "https" if secure else "http"
-        self.broker.log.info("Starting %s monitor on %s:%d", self.http_scheme, http_host, self.http_port)
-
-    def _client_tls(self) -> ClientPortTLS | None:
-        """The client port's TLS (``tls {}``), its files checked as nats-server checks them."""
-        config = self.options.tls
-        if config is None:
-            return None
-        from fakejs.core.tls_files import check_files
-        from fakejs.server.tls import ClientPortTLS
-
-        check_files(config)
-        first_only = config.handshake_first and config.handshake_first_fallback == 0
-        if self.options.allow_non_tls and not first_only:
-            self.broker.log.info("TLS available for client connections")
-        else:
-            self.broker.log.info("TLS required for client connections")
-        if first_only:
-            self.broker.log.warning('Clients that are not using "TLS Handshake First" option will fail to connect')
-        return ClientPortTLS(config, self.options.allow_non_tls)
-
-    async def _start_websocket(self, config: WebSocketConfig) -> None:
-        """Open the websocket port; websocket clients get its host and port in their INFO."""
-        from fakejs.server.wslistener import WebSocketListener
-
-        context = None
-        if config.tls is not None:
-            from fakejs.server.tls import server_context
-
-            context = server_context(config.tls)
-        self._websocket = ws = WebSocketListener(self, config, context)
-        port = await ws.start(system_backlog())
-        self.broker.websocket_info = (ws.host, port, context is not None)
-        self.broker.log.info("Listening for websocket clients on %s://%s:%d", ws.scheme, ws.host, port)
-        if context is None:
-            self.broker.log.warning("Websocket not configured with TLS. DO NOT USE IN PRODUCTION!")
-
-    async def _stop_websocket(self) -> None:
-        ws, self._websocket = self._websocket, None
-        if ws is not None:
-            ws.close()
-            await ws.wait_closed()
-
-    def _write_ports_file(self, directory: str) -> None:
-        """``DIR/<executable>_<pid>.ports`` with the client and monitoring URLs, as nats-server writes it."""
-        from fakejs.server import portsfile
-
-        options = self.options
-        path = portsfile.ports_file_path(directory)
-        monitoring: list[str] = []
-        if self.http_port is not None:
-            monitoring = portsfile.urls(self.http_scheme, options.http_host or options.host, self.http_port)
-        websocket: list[str] = []
-        if self._websocket is not None:
-            websocket = portsfile.urls(self._websocket.scheme, self._websocket.config.host, self._websocket.port)
-        scheme = "tls" if options.tls is not None else "nats"
-        text = portsfile.ports_json(portsfile.urls(scheme, options.host, self.port), monitoring, websocket)
-        try:
-            portsfile.write_ports_file(path, text)
-        except OSError as exc:
-            self.broker.log.error("Error writing ports file (%s): %s", path, exc)
-            return
-        self.ports_file = path
-
-    def _remove_ports_file(self) -> None:
-        path, self.ports_file = self.ports_file, None
-        if path is None:
-            return
-        try:
-            os.remove(path)
-        except OSError as exc:
-            self.broker.log.error("Error cleaning up ports file %s: %s", path, exc)
 
     @property
     def account_jetstreams(self) -> list[JetStream]:
@@ -357,7 +223,7 @@ class Server:
 
     async def stop(self, keep_store: bool = False) -> None:
         """Stop listening and close every client connection (``keep_store``: a restart follows)."""
-        if self._listener is None:
+        if not self.listeners.serving:
             return
         if self._autojump is not None and not keep_store:
             self._autojump.cancel()
@@ -365,9 +231,7 @@ class Server:
         log = self.broker.log
         log.info("Initiating Shutdown...")
         self.accepting = False
-        self._listener.close()
-        if self._websocket is not None:
-            self._websocket.close()
+        self.listeners.stop_accepting()
         if self._control_subjects is not None:
             self._control_subjects.close()
             self._control_subjects = None
@@ -378,13 +242,7 @@ class Server:
         for client in list(self.broker.clients.values()):
             client.close(SERVER_SHUTDOWN)
         self.broker.events.stop()
-        if self._http is not None:
-            await self._http.stop()
-            self._http = None
-        await self._listener.wait_closed()
-        self._listener = None
-        await self._stop_websocket()
-        self._remove_ports_file()
+        await self.listeners.close()
         if not keep_store:
             self.clock.remove_error_sink(self.broker.record_error)
         log.info("Server Exiting..")
@@ -431,19 +289,11 @@ class Server:
         a real restart; memory streams do not.  Clients see the connection
         drop and reconnect to the same URL.
         """
-        port, http_port = self.port, self.http_port
-        if self._websocket is not None and self.options.websocket is not None:
-            self.options.websocket.port = self._websocket.port
+        self.listeners.pin_ports(self.port)
         self.broker.lame_duck = False
         await self.stop(keep_store=True)
         if down_for > 0:
             await self._sleep(down_for)
-        self.options.port = port
-        if http_port is not None:
-            if self.http_scheme == "https":
-                self.options.https_port = http_port
-            else:
-                self.options.http_port = http_port
         await self.start()
 
     async def lame_duck(self, duration: float | None = None, grace: float | None = None) -> None:
@@ -457,15 +307,13 @@ class Server:
         options = self.options
         duration = options.lame_duck_duration if duration is None else duration
         grace = options.lame_duck_grace_period if grace is None else grace
-        if self._listener is None or self.broker.lame_duck:
+        if not self.listeners.serving or self.broker.lame_duck:
             return
         log = self.broker.log
         log.info("Entering lame duck mode, stop accepting new clients")
         self.broker.lame_duck = True
         self.accepting = False
-        self._listener.close()
-        if self._websocket is not None:
-            self._websocket.close()
+        self.listeners.stop_accepting()
         self._stop_jetstream()
         clients = [c for c in self.broker.clients.values() if not c.closed]
         for client in clients:

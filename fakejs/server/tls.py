@@ -148,15 +148,16 @@ class TLSLayer:
         cipher = self._ssl.cipher()
         details.tls_cipher = go_cipher_name(cipher[0]) if cipher else ""
         decoded = self._ssl.getpeercert()
-        if decoded:
-            details.peer_certificate = peer_certificate(dict(decoded))
-            der = self._ssl.getpeercert(binary_form=True)
-            if der is not None:
-                details.tls_peer_certs = [peer_cert_document(details.peer_certificate.subject, der)]
+        der = self._ssl.getpeercert(binary_form=True)
+        if decoded and der is not None:
+            peer = details.peer_certificate = peer_certificate(dict(decoded), der)
+            details.tls_peer_certs = [peer_cert_document(peer.display_subject, der)]
 
 
 class ProbeFailure(LayerFailed):
     """A handshake that failed the way probes and load balancers fail it: nats-server logs it at debug level."""
+
+    quiet = True
 
 
 class ClientPortTLS:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 
 from fakejs.core.clientio import PeerCertificate
+from fakejs.core.der import item, tbs_fields
 
 # Go's TLS 1.2 cipher suite names -> OpenSSL's (TLS 1.3 suites have the same names in both).
 GO_TO_OPENSSL = {
@@ -35,18 +36,25 @@ GO_TO_OPENSSL = {
 TLS13_SUITES = ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256")
 OPENSSL_TO_GO = {openssl: go for go, openssl in GO_TO_OPENSSL.items()}
 
-# pkix.Name's attributes in the order Go's ToRDNSequence lists them (String() prints them reversed).
+# pkix.Name's attributes (by OID) in the order Go's ToRDNSequence lists them (String() prints them reversed);
+# the others (domain components, e-mail addresses, ...) are left out of it.
 _GO_ORDER = (
-    ("countryName", "C"),
-    ("stateOrProvinceName", "ST"),
-    ("localityName", "L"),
-    ("streetAddress", "STREET"),
-    ("postalCode", "POSTALCODE"),
-    ("organizationName", "O"),
-    ("organizationalUnitName", "OU"),
-    ("commonName", "CN"),
-    ("serialNumber", "SERIALNUMBER"),
+    ("2.5.4.6", "C"),
+    ("2.5.4.8", "ST"),
+    ("2.5.4.7", "L"),
+    ("2.5.4.9", "STREET"),
+    ("2.5.4.17", "POSTALCODE"),
+    ("2.5.4.10", "O"),
+    ("2.5.4.11", "OU"),
+    ("2.5.4.3", "CN"),
+    ("2.5.4.5", "SERIALNUMBER"),
 )
+_GO_NAMES = dict(_GO_ORDER)
+_SINGLE = ("2.5.4.3", "2.5.4.5")  # pkix.Name keeps one common name and one serial number: the last
+_STRING_CODECS = {0x0C: "utf-8", 0x13: "ascii", 0x16: "ascii", 0x12: "ascii", 0x14: "latin-1", 0x1E: "utf-16-be"}
+
+# One attribute of a subject: (dotted OID, value); an RDN is a list of them, a subject a list of RDNs.
+Attribute = tuple[str, str]
 
 
 def go_cipher_name(openssl_name: str) -> str:
@@ -65,26 +73,88 @@ def _escape(value: str) -> str:
     return "".join(out)
 
 
-def go_subject(subject: tuple[tuple[tuple[str, str], ...], ...]) -> str:
-    """The subject as Go's ``pkix.Name.ToRDNSequence().String()`` prints it (``CN=alice,O=Acme``)."""
+def _oid(data: bytes) -> str:
+    """The dotted form of a DER OBJECT IDENTIFIER's content."""
+    arcs: list[int] = []
+    value = 0
+    for byte in data:
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            arcs.append(value)
+            value = 0
+    if not arcs:
+        return ""
+    first = min(arcs[0] // 40, 2)
+    return ".".join(str(arc) for arc in (first, arcs[0] - 40 * first, *arcs[1:]))
+
+
+def subject_rdns(der: bytes) -> list[list[Attribute]]:
+    """The certificate's subject as it is encoded: RDNs in order, each ``(dotted OID, value)`` pairs."""
+    _, offset, end = item(der, tbs_fields(der)[4])
+    rdns: list[list[Attribute]] = []
+    while offset < end:
+        _, rdn_offset, rdn_end = item(der, offset)
+        offset = rdn_end
+        rdn: list[Attribute] = []
+        while rdn_offset < rdn_end:
+            _, attribute, attribute_end = item(der, rdn_offset)
+            rdn_offset = attribute_end
+            _, oid_start, oid_end = item(der, attribute)
+            tag, value_start, value_end = item(der, oid_end)
+            raw = der[value_start:value_end]
+            codec = _STRING_CODECS.get(tag)
+            value = raw.decode(codec, "replace") if codec else raw.decode("latin-1")
+            rdn.append((_oid(der[oid_start:oid_end]), value))
+        rdns.append(rdn)
+    return rdns
+
+
+def _go_rdn_sequence(rdns: list[list[Attribute]]) -> list[list[Attribute]]:
+    """Go's ``pkix.Name.ToRDNSequence()`` of a parsed subject: its named attributes only, in Go's order."""
     values: dict[str, list[str]] = {}
-    for rdn in subject:
-        for name, value in rdn:
-            values.setdefault(name, []).append(value)
+    for rdn in rdns:
+        for oid, value in rdn:
+            if oid in _GO_NAMES:
+                if oid in _SINGLE:
+                    values[oid] = [value]
+                else:
+                    values.setdefault(oid, []).append(value)
+    return [[(oid, value) for value in values[oid]] for oid, _ in _GO_ORDER if values.get(oid)]
+
+
+def _go_string(rdns: list[list[Attribute]]) -> str:
+    """Go's ``RDNSequence.String()``: RDNs last first, ``+`` inside one, unnamed attributes by dotted OID."""
     parts: list[str] = []
-    for name, short in _GO_ORDER:
-        found = values.get(name)
-        if found:
-            parts.append("+".join(f"{short}={_escape(v)}" for v in found))
-    return ",".join(reversed(parts))
+    for rdn in reversed(rdns):
+        items: list[str] = []
+        for oid, value in rdn:
+            short = _GO_NAMES.get(oid)
+            items.append(f"{short or oid}={_escape(value)}")
+        parts.append("+".join(items))
+    return ",".join(parts)
 
 
-def peer_certificate(decoded: dict[str, object]) -> PeerCertificate:
-    """What ``verify_and_map`` reads from a verified client certificate (``SSLObject.getpeercert()``)."""
-    subject = decoded.get("subject", ())
-    assert isinstance(subject, tuple)
-    common = [value for rdn in subject for name, value in rdn if name == "commonName"]
-    cert = PeerCertificate(subject=go_subject(subject), common_name=common[0] if common else "")
+def go_subject(rdns: list[list[Attribute]]) -> str:
+    """The subject as ``cert.Subject.ToRDNSequence().String()`` prints it (``CN=alice,O=Acme``): for ``verify_and_map``."""
+    return _go_string(_go_rdn_sequence(rdns))
+
+
+def go_name_string(rdns: list[list[Attribute]]) -> str:
+    """The subject as ``cert.Subject.String()`` prints it (/connz): the unnamed attributes too, at the end."""
+    extra = [[(oid, value)] for rdn in rdns for oid, value in rdn if oid not in _GO_NAMES]
+    return _go_string(extra + _go_rdn_sequence(rdns))
+
+
+def peer_certificate(decoded: dict[str, object], der: bytes) -> PeerCertificate:
+    """What ``verify_and_map`` reads from a verified client certificate (``getpeercert()`` and its DER)."""
+    rdns = subject_rdns(der)
+    common = [value for rdn in rdns for oid, value in rdn if oid == "2.5.4.3"]
+    cert = PeerCertificate(
+        subject=go_subject(rdns),
+        common_name=common[-1] if common else "",
+        rdns=rdns,
+        display_subject=go_name_string(rdns),
+    )
     alt_names = decoded.get("subjectAltName", ())
     assert isinstance(alt_names, tuple)
     for kind, value in alt_names:
@@ -99,28 +169,10 @@ def peer_certificate(decoded: dict[str, object]) -> PeerCertificate:
     return cert
 
 
-def _der_item(data: bytes, offset: int) -> tuple[int, int, int]:
-    """``(tag, start of content, end of content)`` of the DER item at ``offset``."""
-    tag = data[offset]
-    length = data[offset + 1]
-    start = offset + 2
-    if length & 0x80:
-        count = length & 0x7F
-        length = int.from_bytes(data[start : start + count], "big")
-        start += count
-    return tag, start, start + length
-
-
 def public_key_fingerprint(der: bytes) -> str:
     """SHA-256 (hex) of the certificate's DER SubjectPublicKeyInfo, as ``pinned_certs`` lists them."""
-    _, cert_start, _ = _der_item(der, 0)
-    _, offset, _ = _der_item(der, cert_start)  # tbsCertificate's content
-    if der[offset] == 0xA0:  # [0] version
-        offset = _der_item(der, offset)[2]
-    for _ in range(5):  # serialNumber, signature, issuer, validity, subject
-        offset = _der_item(der, offset)[2]
-    _, _, end = _der_item(der, offset)
-    return hashlib.sha256(der[offset:end]).hexdigest()
+    head = tbs_fields(der)[5]
+    return hashlib.sha256(der[head : item(der, head)[2]]).hexdigest()
 
 
 def peer_cert_document(subject: str, der: bytes) -> dict[str, str]:

@@ -49,9 +49,9 @@ class WebSocketConnection(Connection):
         session = self.session
         websocket = self._websocket
         if session is not None and websocket.ready and not websocket.close_sent:
-            self._flush()
+            self.flush()
             frame = websocket.closing_frame(session.close_reason or CLIENT_CLOSED)
-            self._write_below(self.layers.index(websocket), frame)
+            self.write_below(self.layers.index(websocket), frame)
         super().close()
 
 

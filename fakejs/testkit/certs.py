@@ -76,6 +76,56 @@ class TestCertificates:
         )
         return self._write(name, leaf)
 
+    def issue_client_with_subject(
+        self, name: str, subject: list[list[tuple[str, str]]], *emails: str
+    ) -> CertificateFiles:
+        """A client certificate whose subject is exactly ``subject``: RDNs in order, ``(dotted OID, value)`` each.
+
+        For subjects trustme cannot write (domain components, e-mail
+        attributes, multi-valued RDNs); signed by the same CA.
+        """
+        import datetime
+
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        ca_key = serialization.load_pem_private_key(self._ca.private_key_pem.bytes(), password=None)
+        ca_cert = x509.load_pem_x509_certificate(self._ca.cert_pem.bytes())
+        key = ec.generate_private_key(ec.SECP256R1())
+        rdns = [
+            x509.RelativeDistinguishedName(
+                [x509.NameAttribute(x509.ObjectIdentifier(oid), value) for oid, value in rdn]
+            )
+            for rdn in subject
+        ]
+        now = datetime.datetime.now(datetime.UTC)
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name(rdns))
+            .issuer_name(ca_cert.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(hours=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        )
+        if emails:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.RFC822Name(email) for email in emails]), critical=False
+            )
+        cert = builder.sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
+        cert_file = self.directory / f"{name}-cert.pem"
+        key_file = self.directory / f"{name}-key.pem"
+        cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        key_file.write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
+        return CertificateFiles(str(cert_file), str(key_file))
+
     def _write(self, name: str, leaf: trustme.LeafCert) -> CertificateFiles:
         cert_file = str(self.directory / f"{name}-cert.pem")
         key_file = str(self.directory / f"{name}-key.pem")

@@ -123,9 +123,25 @@ def test_help(argv: list[str]) -> None:
     assert end.stdout.startswith("\nUsage: nats-server [options]\n") and end.stdout.endswith("\n\n")
 
 
+@pytest.mark.parametrize("argv", [["--help_tls"], ["-help_tls"], ["--help_tls", "-p", "1"]])
+def test_help_tls(argv: list[str]) -> None:
+    end = ends(argv)
+    assert (end.status, end.stderr) == (0, "")
+    assert end.stdout.startswith("\n") and end.stdout.endswith("\n")
+    for served in ("--tlscert", "verify_and_map", "handshake_first", "pinned_certs", "TLS_AES_128_GCM_SHA256"):
+        assert served in end.stdout
+    assert "ocsp_peer" in end.stdout.split("fakejs refuses", 1)[1]
+
+
 def test_usage_has_nats_server_sections_and_fakejs_own() -> None:
     text = usage_text()
-    for section in ("Server Options:", "Logging Options:", "JetStream Options:", "Authorization Options:"):
+    for section in (
+        "Server Options:",
+        "Logging Options:",
+        "JetStream Options:",
+        "Authorization Options:",
+        "TLS Options:",
+    ):
         assert section in text
     assert text.index("fakejs Options:") > text.index("Authorization Options:")
     assert "Refused at start" in text and "--cluster_name" in text
@@ -171,7 +187,6 @@ def test_nats_server_refusals(argv: list[str], stderr: str) -> None:
         (["--logtime_utc"], "UTC log timestamps (--logtime_utc)"),
         (["--profile", "-1"], "the profiling port (--profile)"),
         (["-T=false"], "log lines without timestamps (-T=false)"),
-        (["--help_tls"], "TLS (--help_tls)"),
         (["-sl", "stop"], "signals to a running server (-sl stop)"),
     ],
 )

@@ -74,6 +74,15 @@ def test_help(argv: list[str]) -> None:
     assert real.stdout.endswith("\n\n") and fake.stdout.endswith("\n\n")
 
 
+@pytest.mark.parametrize("argv", [["--help_tls"], ["-help_tls", "-p", "-1"]])
+def test_help_tls(argv: list[str]) -> None:
+    """Both print their own TLS help to stdout and exit 0 (the texts differ: fakejs lists what it serves)."""
+    real, fake = both(argv)
+    assert (fake.returncode, fake.stderr) == (real.returncode, real.stderr) == (0, "")
+    assert real.stdout.startswith("\n") and fake.stdout.startswith("\n")
+    assert "cipher_suites" in real.stdout and "cipher_suites" in fake.stdout
+
+
 @pytest.mark.parametrize(
     "argv",
     [

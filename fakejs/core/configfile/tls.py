@@ -160,6 +160,15 @@ def _check_refused(lowered: str, member: Token) -> None:
     """The type checks nats-server makes on members fakejs refuses anyway (an error beats a refusal)."""
     if lowered == "insecure":
         _bool(member, "insecure")
+    elif lowered in ("cert_store", "cert_match_by", "cert_match"):
+        _check_cert_store(lowered, member)
+    elif lowered == "ocsp_peer" and not isinstance(member.value, (bool, dict)):
+        # nats-server names the type of the whole tls block here, not of the member.
+        raise _BadMember(member, "error parsing ocsp peer config: unsupported type map[string]interface {}")
+    elif lowered in ("certs", "certificates") and not isinstance(member.value, list):
+        raise _BadMember(member, "error parsing certificates config: unsupported type map[string]interface {}")
+    elif lowered == "cert_match_skip_invalid" and not isinstance(member.value, bool):
+        raise _BadMember(member, "expected 'cert_match_skip_invalid' to be a boolean")
     elif lowered == "curve_preferences":
         items = _list(member)
         if not items:
@@ -167,6 +176,24 @@ def _check_refused(lowered: str, member: Token) -> None:
         for item in items:
             if item.value not in CURVES:
                 raise _BadMember(item, f"unrecognized curve preference {item.value}")
+
+
+# The Windows certificate stores nats-server knows, and how cert_match_by may pick a certificate in one.
+_CERT_STORES = ("windowscurrentuser", "windowslocalmachine")
+_CERT_MATCH_BY = ("issuer", "subject", "thumbprint")
+
+
+def _check_cert_store(lowered: str, member: Token) -> None:
+    """nats-server's checks of the certificate store members (a known store is Windows-only: an error here)."""
+    value = member.value
+    if not isinstance(value, str) or not value:
+        raise _BadMember(member, f"expected '{lowered}' to be a valid non-empty string")
+    if lowered == "cert_store":
+        if value.lower() not in _CERT_STORES:
+            raise _BadMember(member, "cert store type not implemented")
+        raise _BadMember(member, "cert_store not compatible with current operating system")
+    if lowered == "cert_match_by" and value.lower() not in _CERT_MATCH_BY:
+        raise _BadMember(member, "cert match by type not implemented")
 
 
 def _list(member: Token) -> list[Token]:

@@ -54,7 +54,14 @@ def go_value(value: Any) -> str:
     return str(value)
 
 
-_NAMES = {str: "string", int: "int64", bool: "bool", float: "float64", dict: "map[string]interface {}"}
+_NAMES = {
+    str: "string",
+    int: "int64",
+    bool: "bool",
+    float: "float64",
+    dict: "map[string]interface {}",
+    list: "[]interface {}",
+}
 
 
 class Mismatch(Exception):

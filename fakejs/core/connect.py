@@ -1,0 +1,182 @@
+"""CONNECT: the options a client asks for and the login its credentials make, as nats-server's processConnect.
+
+A :class:`ConnectHandler` belongs to one :class:`~fakejs.core.session.ClientSession`
+(it is given the session as a :class:`ConnectingClient`) and handles its
+CONNECT and the implicit login of a client that skips it: it takes on the
+client's options, checks them, logs the client in through the server
+(:meth:`LoginHost.authenticate`), and refuses and closes a client whose
+credentials or options are not accepted.  It lives apart from the session's
+publish and deliver path, which CONNECT never touches.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from fakejs.core.accounts import Account
+from fakejs.core.auth import Login
+from fakejs.core.clientio import AUTH_VIOLATION, KICKED, PROTOCOL_VIOLATION, ClientIO, TransportDetails
+from fakejs.core.clock import Clock
+from fakejs.core.hooks import Hooks
+from fakejs.core.keepalive import Keepalive
+from fakejs.core.permissions import PermissionChecker
+from fakejs.protocol import writer
+from fakejs.protocol.events import ERR_AUTHORIZATION, Connect
+from fakejs.protocol.parser import Parser
+
+ERR_BAD_PROTOCOL = "invalid client protocol"
+ERR_NO_RESPONDERS_HEADERS = "no responders requires headers support"
+
+
+class LoginHost(Protocol):
+    """What logging a client in needs from the server (part of :class:`~fakejs.core.session.SessionHost`)."""
+
+    clock: Clock
+    log: logging.Logger
+    faults: Hooks
+
+    def client_connected(self, client: Any) -> None: ...
+
+    def authenticate(
+        self, connect: dict[str, Any], nonce: str, details: TransportDetails
+    ) -> tuple[Account, Login] | None:
+        """The account the CONNECT options (or the client certificate, cookies) log in to, or ``None`` when refused."""
+        ...
+
+
+class ConnectingClient(Protocol):
+    """The session's state and actions a CONNECT changes (what :class:`ConnectHandler` is given)."""
+
+    @property
+    def broker(self) -> LoginHost: ...
+
+    @property
+    def io(self) -> ClientIO: ...
+
+    @property
+    def parser(self) -> Parser: ...
+
+    @property
+    def keepalive(self) -> Keepalive: ...
+
+    @property
+    def cid(self) -> int: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def nonce(self) -> str: ...
+
+    @property
+    def started(self) -> float: ...
+
+    opts: dict[str, Any]
+    account: Account
+    login: Login | None
+    perms: PermissionChecker | None
+    denies: Callable[[str, str], bool] | None
+    connect_received: bool
+    echo: bool
+    verbose: bool
+    headers: bool
+    no_responders: bool
+    protocol: int
+    last_activity: float
+
+    def send(self, frame: bytes) -> None: ...
+
+    def refuse(self, error: str, reason: str) -> bool: ...
+
+    def close(self, reason: str = ..., abort: bool = False) -> None: ...
+
+    def drop_subscriptions(self) -> None: ...
+
+    def stop_auth_timer(self) -> None: ...
+
+
+class ConnectHandler:
+    """CONNECT and login for one client session."""
+
+    __slots__ = ("_client",)
+
+    def __init__(self, client: ConnectingClient) -> None:
+        self._client = client
+
+    def on_connect(self, event: Connect) -> None:
+        client = self._client
+        broker = client.broker
+        client.stop_auth_timer()
+        now = broker.clock.monotonic()
+        client.last_activity = now
+        client.keepalive.connected(now - client.started)
+        client.opts.update(event.options)
+        if client.connect_received:
+            # nats-server 2.14+ drops every subscription on a repeated CONNECT (it
+            # may move the client to another account); the sids become free again.
+            client.drop_subscriptions()
+        client.connect_received = True
+        self._apply_options(client.opts)
+        if not self._accept(client.opts):
+            return
+        if client.verbose:
+            client.send(writer.OK)
+        faults = broker.faults
+        if faults:
+            hit = faults.fire("client.connect", cid=client.cid, name=client.name)
+            if hit is not None:
+                client.close(KICKED, abort=hit.change == "drop")
+
+    def implicit_login(self) -> bool:
+        """Log in as the no_auth_user without a CONNECT; a refused client is told so and closed."""
+        client = self._client
+        client.connect_received = True
+        client.stop_auth_timer()
+        return self._log_in({})
+
+    def _apply_options(self, opts: dict[str, Any]) -> None:
+        """Take on the CONNECT options the session and its parser honour."""
+        client = self._client
+        client.echo = bool(opts.get("echo"))
+        client.verbose = bool(opts.get("verbose"))
+        client.headers = bool(opts.get("headers"))
+        client.no_responders = bool(opts.get("no_responders"))
+        client.protocol = int(opts.get("protocol", 0))
+        client.parser.headers = client.headers
+        client.parser.pedantic = bool(opts.get("pedantic"))
+
+    def _accept(self, opts: dict[str, Any]) -> bool:
+        """Authenticate and check the protocol options; a refused client is told why and closed."""
+        client = self._client
+        if not self._log_in(opts):
+            return False
+        if client.protocol < 0 or client.protocol > 1:
+            return client.refuse(ERR_BAD_PROTOCOL, PROTOCOL_VIOLATION)
+        if client.no_responders and not client.headers:
+            return client.refuse(ERR_NO_RESPONDERS_HEADERS, PROTOCOL_VIOLATION)
+        return True
+
+    def _log_in(self, connect: dict[str, Any]) -> bool:
+        """Take on the account, user and permissions the credentials log in to, or refuse and close."""
+        client = self._client
+        broker = client.broker
+        result = broker.authenticate(connect, client.nonce, client.io.details)
+        if result is None or connect.get("new_account") or connect.get("account"):
+            broker.log.error("%s - authentication error", client)
+            return client.refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
+        client.account, client.login = result
+        user = client.login.user
+        if user is not None:
+            # As nats-server, the login names the client (/connz ``authorized_user``), no_auth_user too.
+            if user.nkey:
+                client.opts["nkey"] = user.nkey
+            else:
+                client.opts["user"] = user.name
+        permissions = user.permissions if user is not None else None
+        client.perms = PermissionChecker(permissions, broker.clock.monotonic()) if permissions is not None else None
+        client.denies = None
+        client.parser.auth_pending = False
+        broker.client_connected(client)
+        return True
