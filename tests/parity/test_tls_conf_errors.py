@@ -100,13 +100,25 @@ def fill(text: str, files: dict[str, str]) -> str:
     return text
 
 
+# nats-server's tls {} parser stops at its first bad member, and walks a Go map: with two bad
+# members either may be the one reported.
+MAP_ORDER = frozenset({"two_bad_members"})
+MAP_ORDER_TRIES = 20
+
+
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_tls_block_errors(name: str, files: dict[str, str], tmp_path: Path) -> None:
     path = write(tmp_path, fill(ERRORS[name], files))
-    real_status, real_err = run(real(), "-t", "-c", path)
     fake_status, fake_err = run(FAKE, "-t", "-c", path)
-    assert real_status == 1, real_err
-    assert (fake_status, lines(fake_err)) == (real_status, lines(real_err))
+    tries = MAP_ORDER_TRIES if name in MAP_ORDER else 1
+    seen = []
+    for _ in range(tries):
+        real_status, real_err = run(real(), "-t", "-c", path)
+        assert real_status == 1, real_err
+        seen.append(lines(real_err))
+        if seen[-1] == lines(fake_err):
+            break
+    assert (fake_status, lines(fake_err)) == (real_status, seen[-1]), seen
 
 
 @pytest.mark.parametrize("name", sorted(VALID))
