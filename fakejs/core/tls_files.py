@@ -85,14 +85,12 @@ def certificate_not_after(cert_file: str) -> int | None:
     Read once per file, as nats-server reads it once when it loads the
     configuration; ``None`` when the file holds no readable certificate.
     """
-    from fakejs.core import der
+    from cryptography import x509
 
     try:
         with open(cert_file, "rb") as handle:
-            certificate = der.first_pem_certificate(handle.read())
-        if certificate is None:
-            return None
-        expiry = der.not_after(certificate)
-    except (OSError, ValueError, IndexError):
+            certificates = x509.load_pem_x509_certificates(handle.read())
+    except (OSError, ValueError):
         return None
+    expiry = certificates[0].not_valid_after_utc
     return calendar.timegm(expiry.utctimetuple()) * 1_000_000_000

@@ -3,7 +3,9 @@
 nats-server reports cipher suites by Go's names (``/connz``
 ``tls_cipher_suite``) and maps a certificate's subject to a user by Go's
 RFC 2253 string of it (``verify_and_map``); Python's ``ssl`` speaks
-OpenSSL's names and gives the subject as tuples.  This module translates.
+OpenSSL's names and gives the subject as tuples.  This module translates,
+reading certificates with the ``cryptography`` library (imported when a
+client certificate is first looked at).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import hashlib
 
 from fakejs.core.clientio import PeerCertificate
-from fakejs.core.der import item, tbs_fields
 
 # Go's TLS 1.2 cipher suite names -> OpenSSL's (TLS 1.3 suites have the same names in both).
 GO_TO_OPENSSL = {
@@ -51,7 +52,6 @@ _GO_ORDER = (
 )
 _GO_NAMES = dict(_GO_ORDER)
 _SINGLE = ("2.5.4.3", "2.5.4.5")  # pkix.Name keeps one common name and one serial number: the last
-_STRING_CODECS = {0x0C: "utf-8", 0x13: "ascii", 0x16: "ascii", 0x12: "ascii", 0x14: "latin-1", 0x1E: "utf-16-be"}
 
 # One attribute of a subject: (dotted OID, value); an RDN is a list of them, a subject a list of RDNs.
 Attribute = tuple[str, str]
@@ -73,40 +73,17 @@ def _escape(value: str) -> str:
     return "".join(out)
 
 
-def _oid(data: bytes) -> str:
-    """The dotted form of a DER OBJECT IDENTIFIER's content."""
-    arcs: list[int] = []
-    value = 0
-    for byte in data:
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            arcs.append(value)
-            value = 0
-    if not arcs:
-        return ""
-    first = min(arcs[0] // 40, 2)
-    return ".".join(str(arc) for arc in (first, arcs[0] - 40 * first, *arcs[1:]))
-
-
 def subject_rdns(der: bytes) -> list[list[Attribute]]:
     """The certificate's subject as it is encoded: RDNs in order, each ``(dotted OID, value)`` pairs."""
-    _, offset, end = item(der, tbs_fields(der)[4])
-    rdns: list[list[Attribute]] = []
-    while offset < end:
-        _, rdn_offset, rdn_end = item(der, offset)
-        offset = rdn_end
-        rdn: list[Attribute] = []
-        while rdn_offset < rdn_end:
-            _, attribute, attribute_end = item(der, rdn_offset)
-            rdn_offset = attribute_end
-            _, oid_start, oid_end = item(der, attribute)
-            tag, value_start, value_end = item(der, oid_end)
-            raw = der[value_start:value_end]
-            codec = _STRING_CODECS.get(tag)
-            value = raw.decode(codec, "replace") if codec else raw.decode("latin-1")
-            rdn.append((_oid(der[oid_start:oid_end]), value))
-        rdns.append(rdn)
-    return rdns
+    from cryptography import x509
+
+    subject = x509.load_der_x509_certificate(der).subject
+    return [[(attribute.oid.dotted_string, _text(attribute.value)) for attribute in rdn] for rdn in subject.rdns]
+
+
+def _text(value: str | bytes) -> str:
+    """An attribute's value as Go holds it (the bytes of a non-string type as they are)."""
+    return value if isinstance(value, str) else value.decode("latin-1")
 
 
 def _go_rdn_sequence(rdns: list[list[Attribute]]) -> list[list[Attribute]]:
@@ -171,8 +148,11 @@ def peer_certificate(decoded: dict[str, object], der: bytes) -> PeerCertificate:
 
 def public_key_fingerprint(der: bytes) -> str:
     """SHA-256 (hex) of the certificate's DER SubjectPublicKeyInfo, as ``pinned_certs`` lists them."""
-    head = tbs_fields(der)[5]
-    return hashlib.sha256(der[head : item(der, head)[2]]).hexdigest()
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    key = x509.load_der_x509_certificate(der).public_key()
+    return hashlib.sha256(key.public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)).hexdigest()
 
 
 def peer_cert_document(subject: str, der: bytes) -> dict[str, str]:
