@@ -188,8 +188,6 @@ ZERO: StreamConfig = {
 UNSUPPORTED: tuple[tuple[str, Any], ...] = (
     ("mirror", None),
     ("sources", None),
-    ("subject_transform", None),
-    ("republish", None),
     ("allow_msg_counter", False),
     ("allow_atomic", False),
     ("allow_msg_schedules", False),
@@ -314,7 +312,18 @@ def _sources_json(cfg: StreamConfig, out: dict[str, Any]) -> None:
             "dest": cfg["subject_transform"].get("dest", ""),
         }
     if cfg["republish"] is not None:
-        out["republish"] = _source_json(cfg["republish"])
+        out["republish"] = _republish_json(cfg["republish"])
+
+
+def _republish_json(republish: Mapping[str, Any]) -> dict[str, Any]:
+    """``RePublish``: ``src`` and ``headers_only`` are omitempty, ``dest`` is always written."""
+    out: dict[str, Any] = {}
+    if republish.get("src"):
+        out["src"] = republish["src"]
+    out["dest"] = republish.get("dest", "")
+    if republish.get("headers_only"):
+        out["headers_only"] = True
+    return out
 
 
 def _features_json(cfg: StreamConfig, out: dict[str, Any]) -> None:

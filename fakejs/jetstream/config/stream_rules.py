@@ -14,6 +14,7 @@ from typing import Literal
 
 from fakejs.core.subjects import is_subset, is_valid_subject, overlap
 from fakejs.gocompat.gotime import NS
+from fakejs.jetstream.config import stream_transforms
 from fakejs.jetstream.config.stream import UNSUPPORTED, StreamConfig, set_static_metadata
 from fakejs.jetstream.errors import ApiError, api_error
 
@@ -72,6 +73,7 @@ def check(config: StreamConfig, pedantic: bool = False) -> StreamConfig:
     _check_age_and_window(cfg, pedantic)
     _check_features(cfg, pedantic)
     _check_subjects(cfg)
+    stream_transforms.check(cfg, pedantic)
     _check_placement(cfg)
     return cfg
 

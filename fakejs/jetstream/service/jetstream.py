@@ -16,6 +16,7 @@ test pays for them only in the tests that use them.
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
@@ -131,6 +132,11 @@ class JetStream:
         from fakejs.jetstream.service.consumers import ConsumerAdmin
 
         return ConsumerAdmin(self.router, self.clock, self.broker.random, self.persistence, self.limits)
+
+    @property
+    def rng(self) -> random.Random:
+        """The server's seeded generator."""
+        return self.broker.random
 
     def nuid(self) -> str:
         """A fresh NUID from the server's seeded generator."""
@@ -337,7 +343,7 @@ class JetStream:
 
     def update_stream(self, name: str, config: StreamConfig, pedantic: bool) -> Stream:
         """``STREAM.UPDATE`` with a checked config: what may change, within resources and consumer limits."""
-        from fakejs.jetstream.config import consumer_rules, stream_rules
+        from fakejs.jetstream.config import consumer_rules, stream_rules, stream_transforms
         from fakejs.jetstream.config.stream import set_static_metadata
 
         stream = self.lookup(name)
@@ -355,6 +361,7 @@ class JetStream:
             raise api_error("JSStreamUpdateErrF", err="change to limits violates consumers: " + ", ".join(violators))
         if self._subjects_overlap(checked["subjects"], exclude=name):
             raise api_error("JSStreamSubjectOverlapErr")
+        stream_transforms.prepare_update(checked)
         stream.update(checked)
         self.persistence.config_changed(stream)
         return stream

@@ -13,6 +13,7 @@ through :class:`StreamConsumer`; it imports neither.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -30,6 +31,7 @@ from fakejs.jetstream.stream import publish
 from fakejs.jetstream.stream.dedup import DuplicateWindow
 from fakejs.jetstream.stream.direct import DirectGet, DirectHost
 from fakejs.jetstream.stream.expiry import MessageExpiry
+from fakejs.jetstream.stream.transforms import Republisher, input_transform
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
@@ -84,6 +86,11 @@ class StreamHost(DirectHost, Protocol):
     def clock(self) -> Clock: ...
 
     @property
+    def rng(self) -> random.Random:
+        """The server's seeded generator (``{{random}}`` in subject transforms)."""
+        ...
+
+    @property
     def server_name(self) -> str: ...
 
     @property
@@ -135,6 +142,7 @@ class Stream:
         if js.domain:
             self._ack_head += b',"domain":' + go_quote(js.domain).encode()
         self._ack_head += b',"seq":'
+        self._transforms(config)
 
     @property
     def name(self) -> str:
@@ -174,6 +182,11 @@ class Stream:
         self.dedup.close()
         self.expiry.close()
 
+    def _transforms(self, config: StreamConfig) -> None:
+        """The input transform and the republisher of a checked config (``None`` when unused)."""
+        self._input = input_transform(config, self.js.rng)
+        self._republish = Republisher.build(config, self.js.router, self.js.clock, self.js.rng)
+
     def _sync_direct(self) -> None:
         self.direct.sync(bool(self.config["allow_direct"]) and not self.closed)
 
@@ -181,6 +194,7 @@ class Stream:
         """Run under a new, checked config: retention, subjects, Direct Get, limits and expiry follow it."""
         old = self.config
         self.config = config
+        self._transforms(config)
         if (
             config["retention"] == "interest"
             and old["retention"] != "interest"
@@ -215,13 +229,15 @@ class Stream:
     def ingest(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> bytes | None:
         """Store a published message; returns the PubAck (or error) payload to send."""
         do_ack = not self.config["no_ack"] and bool(reply)
+        if self._input is not None:
+            subject = self._input.match(subject) or subject
         try:
             ack = self._process(subject, hdr or None, payload)
         except ApiError as error:
             return self._error_ack(error) if do_ack else None
         return ack if do_ack else None
 
-    def _process(self, subject: str, hdr: bytes | None, payload: bytes) -> bytes:
+    def _process(self, subject: str, hdr: bytes | None, payload: bytes, republish: bool = True) -> bytes:
         cfg = self.config
         publish.check_message(cfg, self.store, subject, hdr, payload)
         msg_id = rollup = ""
@@ -246,6 +262,7 @@ class Stream:
             return self._skip_uninteresting(subject, msg_id, rollup)
         if hdr:
             ttl, hdr = publish.message_ttl(cfg, hdr)
+        then = self._republish.prepare(subject, self.store) if self._republish and republish else None
         try:
             msg = self._store(subject, hdr, payload, ttl, bool(rollup))
         except StoreLimitError as exc:
@@ -253,6 +270,8 @@ class Stream:
         self._accepted(msg_id, msg.seq)
         if rollup:
             self._rollup(subject, rollup, 1)
+        if then is not None:
+            then(msg)
         self._fresh.append(msg)  # consumers hear of it after its PubAck went out, as in nats-server
         return self._pub_ack(msg.seq)
 
@@ -396,7 +415,7 @@ class Stream:
                 continue
             if marker_ttl > 0 and self.store.count_for(msg.subject) == 1 and not publish.is_marker(msg.hdr):
                 # The subject's last message leaves a delete marker in its place.
-                self._process(msg.subject, publish.delete_marker(marker_ttl), b"")
+                self._process(msg.subject, publish.delete_marker(marker_ttl), b"", republish=False)
                 self._signal_consumers()
             else:
                 self.remove_message(seq)
