@@ -1411,8 +1411,6 @@ async def test_unsupported_feature_real_update_rules(nc) -> None:
 UNSUPPORTED = {
     "mirror": {"name": "ORIGIN"},
     "sources": [{"name": "ORIGIN"}],
-    "republish": {"src": ">", "dest": "rp.>"},
-    "subject_transform": {"src": "S", "dest": "T"},
     "allow_msg_counter": True,
     "allow_atomic": True,
     "allow_msg_schedules": True,
