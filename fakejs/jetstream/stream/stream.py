@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from fakejs.core.clock import Clock
 from fakejs.core.router import Router, Subscription
+from fakejs.core.subject_transform import SubjectTransform
 from fakejs.gocompat import gotime, ids
 from fakejs.gocompat.gojson import dumps
 from fakejs.gocompat.gotime import NS
@@ -184,8 +185,12 @@ class Stream:
 
     def _transforms(self, config: StreamConfig) -> None:
         """The input transform and the republisher of a checked config (``None`` when unused)."""
-        self._input = input_transform(config, self.js.rng)
-        self._republish = Republisher.build(config, self.js.router, self.js.clock, self.js.rng)
+        self._input: SubjectTransform | None = None
+        self._republish: Republisher | None = None
+        if config["subject_transform"] is not None or config["republish"] is not None:
+            js = self.js
+            self._input = input_transform(config, js.rng)
+            self._republish = Republisher.build(config, js.router, js.clock, js.rng)
 
     def _sync_direct(self) -> None:
         self.direct.sync(bool(self.config["allow_direct"]) and not self.closed)
