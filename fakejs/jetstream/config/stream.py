@@ -190,7 +190,6 @@ UNSUPPORTED: tuple[tuple[str, Any], ...] = (
     ("sources", None),
     ("subject_transform", None),
     ("republish", None),
-    ("allow_msg_counter", False),
     ("allow_atomic", False),
     ("allow_msg_schedules", False),
     ("allow_batched", False),
