@@ -85,8 +85,8 @@ CANDIDATE_STREAM_EXTRAS: dict[str, Sequence[Any]] = {
     "subject_transform": ({"src": "a.*", "dest": "t.{{wildcard(1)}}"}, {"src": ">", "dest": "t.>"}),
     "consumer_limits": ({"max_ack_pending": 1},),
 }
-# Values fakejs refuses outside its table of unsupported settings.
-REFUSED_VALUES = frozenset({("compression", "s2"), ("persist_mode", "async")})
+# Values fakejs refuses outside its table of unsupported settings (none at the moment).
+REFUSED_VALUES: frozenset[tuple[str, str]] = frozenset()
 
 
 def _supported(candidates: dict[str, Sequence[Any]]) -> dict[str, Sequence[Any]]:

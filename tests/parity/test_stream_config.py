@@ -6,10 +6,12 @@ check order).  Replies are compared whole: a create/update echo is compared
 as the normalised response (``created``/``ts`` become ``"<ts>"``), an error as
 ``{"type": ..., "error": {"code", "err_code", "description"}}``.
 
-Features fakejs does not implement yet (mirror, sources, republish,
-subject_transform, counters, atomic/fast batches, schedules, async persist,
-s2 compression) are documented by ``real_only`` tests; fakejs must refuse
-them with the contract checked in :func:`test_unsupported_feature_refused_by_fakejs`.
+Features fakejs does not implement yet (mirror, sources, atomic/fast batches,
+schedules) are documented by ``real_only`` tests; fakejs must refuse them with
+the contract checked in :func:`test_unsupported_feature_refused_by_fakejs`.
+Subject transforms and republish are checked on both targets in
+``test_stream_transforms.py``; counters, s2 compression and async persistence
+in ``test_stream_counters.py``.
 """
 
 from __future__ import annotations
@@ -1411,12 +1413,9 @@ async def test_unsupported_feature_real_update_rules(nc) -> None:
 UNSUPPORTED = {
     "mirror": {"name": "ORIGIN"},
     "sources": [{"name": "ORIGIN"}],
-    "allow_msg_counter": True,
     "allow_atomic": True,
     "allow_msg_schedules": True,
     "allow_batched": True,
-    "persist_mode": "async",
-    "compression": "s2",
 }
 
 

@@ -55,10 +55,6 @@ def unsupported_feature(cfg: StreamConfig) -> ApiError | None:
         value = cfg.get(key)
         if value not in (zero, None, [], {}):
             return api_error("JSStreamInvalidConfigF", err=f"{key} is not supported by fakejs")
-    if cfg["compression"] == "s2":
-        return api_error("JSStreamInvalidConfigF", err="compression is not supported by fakejs")
-    if cfg["persist_mode"] == "async":
-        return api_error("JSStreamInvalidConfigF", err="persist_mode is not supported by fakejs")
     return None
 
 
@@ -212,6 +208,8 @@ def _check_subjects(cfg: StreamConfig) -> None:
             raise api_error("JSMirrorWithSubjectsErr")
         if cfg["sources"]:
             raise api_error("JSMirrorWithSourcesErr")
+        if cfg["allow_msg_counter"]:
+            raise api_error("JSMirrorWithCountersErr")
     subjects = cfg["subjects"]
     if not subjects:
         if cfg["mirror"] is None and not cfg["sources"]:

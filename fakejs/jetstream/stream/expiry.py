@@ -26,19 +26,38 @@ class MessageExpiry:
         self.max_age_ns = max_age_ns
         self.on_due = on_due
         self._ttls: list[tuple[int, int]] = []  # (expires at ns, seq)
+        # Messages whose expiry was refused (a counter stream refuses the delete
+        # marker): not due again before the given time (ns), as nats-server
+        # retries a subject delete marker after two seconds.
+        self._held: dict[int, int] = {}
         self._timer: TimerHandle | None = None
         self._deadline: float | None = None  # monotonic time the timer fires at
 
     def add_ttl(self, expires_ns: int, seq: int) -> None:
         heapq.heappush(self._ttls, (expires_ns, seq))
 
+    def hold(self, seq: int, until_ns: int) -> None:
+        """``seq`` could not expire now: try again at ``until_ns``."""
+        self._held[seq] = until_ns
+        heapq.heappush(self._ttls, (until_ns, seq))
+
+    def _held_until(self, seq: int) -> int | None:
+        until = self._held.get(seq)
+        if until is not None and self.store.get(seq) is None:
+            del self._held[seq]
+            return None
+        return until
+
     def next_due_ns(self) -> int | None:
         candidates = []
         max_age = self.max_age_ns()
         if max_age > 0:
             for msg in self.store:
-                if msg.ttl >= 0:  # messages with "Nats-TTL: never" outlive max_age
-                    candidates.append(msg.ts + max_age)
+                if msg.ttl < 0:  # messages with "Nats-TTL: never" outlive max_age
+                    continue
+                until = self._held_until(msg.seq) if self._held else None
+                candidates.append(max(msg.ts + max_age, until or 0))
+                if until is None:
                     break
         while self._ttls and self.store.get(self._ttls[0][1]) is None:
             heapq.heappop(self._ttls)
@@ -81,6 +100,10 @@ class MessageExpiry:
                 expired.append(msg.seq)
         while self._ttls and self._ttls[0][0] <= now:
             expired.append(heapq.heappop(self._ttls)[1])
+        if self._held:
+            expired = [seq for seq in expired if (self._held_until(seq) or 0) <= now]
+            for seq in expired:
+                self._held.pop(seq, None)
         return sorted(set(expired))
 
     def close(self) -> None:

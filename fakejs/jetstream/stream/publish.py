@@ -60,11 +60,6 @@ def _uint(value: bytes) -> int:
     return 2**64 - 1
 
 
-def _is_big_int(text: str) -> bool:
-    body = text[1:] if text[:1] in "+-" else text
-    return body.isdigit() and body.isascii()
-
-
 def _text(value: bytes) -> str:
     return value.decode("utf-8", "surrogateescape")
 
@@ -101,11 +96,10 @@ def clean_headers(hdr: bytes) -> bytes | None:
 
 
 def check_expectations(cfg: StreamConfig, name: str, store: MessageStore, subject: str, hdr: bytes) -> None:
-    """Counters, the expected stream, TTLs allowed, expected last sequences, schedules, sources."""
-    if hdrs.get(hdr, INCR) is not None:
-        if not _is_big_int((hdrs.get(hdr, INCR) or b"").decode("utf-8", "replace")):
-            raise api_error("JSMessageIncrInvalidErr")
-        raise api_error("JSMessageIncrDisabledErr")
+    """The expected stream, TTLs allowed, expected last sequences, schedules, sources.
+
+    ``Nats-Incr`` is checked just before, by :mod:`fakejs.jetstream.stream.counter`.
+    """
     expected = hdrs.get(hdr, EXPECTED_STREAM)
     if expected and _text(expected) != name:
         raise api_error("JSStreamNotMatchErr")

@@ -28,7 +28,7 @@ from fakejs.jetstream.config.consumer import ConsumerConfig
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
-from fakejs.jetstream.stream import publish
+from fakejs.jetstream.stream import counter, publish
 from fakejs.jetstream.stream.dedup import DuplicateWindow
 from fakejs.jetstream.stream.direct import DirectGet, DirectHost
 from fakejs.jetstream.stream.expiry import MessageExpiry
@@ -37,6 +37,7 @@ from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
 MAX_SUBJECT_DETAILS = 100_000  # subjects one STREAM.INFO reply lists
+MARKER_RETRY = 2 * NS  # a refused subject delete marker is tried again after this long
 
 
 class StoreLimitError(Exception):
@@ -247,9 +248,11 @@ class Stream:
         publish.check_message(cfg, self.store, subject, hdr, payload)
         msg_id = rollup = ""
         ttl = 0
+        incr: int | None = None
         if hdr:
             hdr = publish.clean_headers(hdr)
         if hdr:
+            incr = counter.increment(cfg, hdr, payload)
             publish.check_expectations(cfg, self.name, self.store, subject, hdr)
             msg_id = publish.msg_id(hdr)
             if msg_id:
@@ -258,6 +261,9 @@ class Stream:
                     return self._pub_ack(seen)[:-1] + b',"duplicate": true}'
             publish.check_last_msg_id(hdr, self.last_msg_id)
             rollup = publish.rollup_of(cfg, hdr)
+        total = ""
+        if cfg["allow_msg_counter"]:
+            total, payload = counter.next_value(cfg, self.store, subject, hdr, counter.require(incr))
         memory = cfg["storage"] == "memory"
         if self.js.limits_exceeded(memory):
             raise api_error("JSInsufficientResourcesErr")
@@ -278,7 +284,7 @@ class Stream:
         if then is not None:
             then(msg)
         self._fresh.append(msg)  # consumers hear of it after its PubAck went out, as in nats-server
-        return self._pub_ack(msg.seq)
+        return counter.ack(self._pub_ack(msg.seq), total) if total else self._pub_ack(msg.seq)
 
     def _skip_uninteresting(self, subject: str, msg_id: str, rollup: str) -> bytes:
         """Interest retention and nobody would ever see it: the sequence is used, nothing is stored."""
@@ -420,7 +426,12 @@ class Stream:
                 continue
             if marker_ttl > 0 and self.store.count_for(msg.subject) == 1 and not publish.is_marker(msg.hdr):
                 # The subject's last message leaves a delete marker in its place.
-                self._process(msg.subject, publish.delete_marker(marker_ttl), b"", republish=False)
+                try:
+                    self._process(msg.subject, publish.delete_marker(marker_ttl), b"", republish=False)
+                except ApiError:
+                    # Refused (a counter stream wants Nats-Incr): the message stays, retried later.
+                    self.expiry.hold(seq, self.clock.time_ns() + MARKER_RETRY)
+                    continue
                 self._signal_consumers()
             else:
                 self.remove_message(seq)
