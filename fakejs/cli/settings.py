@@ -20,14 +20,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fakejs.cli.flags import USAGE, parse_command_line
-from fakejs.core.options import DEFAULT_PORT, NATS_VERSION, ServerOptions
+from fakejs.core.options import NATS_VERSION, ServerOptions, client_port, monitor_port
 from fakejs.gocompat.goflag import FlagError, Parsed, go_quote
 
 if TYPE_CHECKING:
     from fakejs.core.configfile import Loaded
-
-# nats-server's "-p -1" / "-m -1": a free port
-RANDOM_PORT = -1
 
 # nats-server's own refusals are prefixed with its name; fakejs's with its own.
 NATS_SERVER = "nats-server"
@@ -133,30 +130,19 @@ def _tls_requested(flags: Parsed) -> bool:
     return flags.given("tlsverify", "tlscert", "tlskey", "tlscacert")
 
 
-def _listen_port(port: int) -> int:
-    """nats-server's port convention: 0 is the default port, -1 a free one (0 for the OS)."""
-    if port == 0:
-        return DEFAULT_PORT
-    if port == RANDOM_PORT:
-        return 0
-    return port
-
-
 def apply_flags(options: ServerOptions, flags: Parsed) -> None:
     """Lay the flags given on the command line over ``options`` (defaults, or a configuration file's)."""
     values = flags.values
     if flags.given("p", "port"):
-        options.port = _listen_port(values["port"])
+        options.port = client_port(values["port"])
     if flags.given("a", "addr", "net"):
         options.host = values["addr"]
     if flags.given("n", "name", "server_name"):
         options.name = values["name"]
     if flags.given("m", "http_port"):
-        http_port = values["http_port"]
-        options.http_port = None if http_port == 0 else 0 if http_port == RANDOM_PORT else http_port
+        options.http_port = monitor_port(values["http_port"])
     if flags.given("ms", "https_port"):
-        https_port = values["https_port"]
-        options.https_port = None if https_port == 0 else 0 if https_port == RANDOM_PORT else https_port
+        options.https_port = monitor_port(values["https_port"])
     if flags.given("user"):
         options.user = values["user"]
     if flags.given("pass"):
@@ -219,7 +205,7 @@ def _flag_tls(options: ServerOptions, values: dict[str, Any]) -> None:
         raise _die(NATS_SERVER, str(exc)) from None
     options.tls = config
     if not had_tls:
-        options.auth_timeout = config.timeout + 1.0
+        options.auth_timeout = config.default_auth_timeout
 
 
 def command_line(argv: Sequence[str]) -> CommandLine:

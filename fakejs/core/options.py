@@ -25,8 +25,24 @@ MAX_PAYLOAD = 1024 * 1024
 MAX_PENDING = 64 * 1024 * 1024
 MAX_CONTROL_LINE = 4096
 MAX_CONNECTIONS = 64 * 1024
+# nats-server's "-1": a free port (0 for the OS).
+RANDOM_PORT = -1
 # nats-server's system account: always there, and what ``system_account`` names by default.
 SYSTEM_ACCOUNT = "$SYS"
+
+
+def client_port(port: int) -> int:
+    """nats-server's client port convention (flags and files): 0 is the default port, -1 a free one."""
+    if port == 0:
+        return DEFAULT_PORT
+    return 0 if port == RANDOM_PORT else port
+
+
+def monitor_port(port: int) -> int | None:
+    """nats-server's monitoring port convention (http and https): 0 is no monitoring, -1 a free port."""
+    if port == 0:
+        return None
+    return 0 if port == RANDOM_PORT else port
 
 
 @dataclass

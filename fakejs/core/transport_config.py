@@ -45,6 +45,11 @@ class TLSConfig:
     # SHA-256 fingerprints (hex) of the only client certificates accepted.
     pinned_certs: list[str] = field(default_factory=list)
 
+    @property
+    def default_auth_timeout(self) -> float:
+        """nats-server's login time with TLS on, when none is configured: the handshake's time and a second more."""
+        return self.timeout + 1.0
+
 
 @dataclass
 class WebSocketConfig:

@@ -54,5 +54,8 @@ class TestTLS:
         return self.certificates.client_ssl_context(self.verify if client is None else client)
 
 
-def no_tls_error() -> RuntimeError:
-    return RuntimeError("this server was not started with TLS: use @pytest.mark.fakejs(tls=True) or tls='verify'")
+def required(tls: TestTLS | None) -> TestTLS:
+    """A handle's certificates, or the error telling the test how to ask for them."""
+    if tls is None:
+        raise RuntimeError("this server was not started with TLS: use @pytest.mark.fakejs(tls=True) or tls='verify'")
+    return tls

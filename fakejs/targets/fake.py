@@ -25,7 +25,7 @@ from fakejs.core.log import get_logger
 from fakejs.core.options import ServerOptions
 from fakejs.core.transport_config import TLSConfig
 from fakejs.server.threaded import ThreadedServer
-from fakejs.targets.certificates import TestTLS, no_tls_error
+from fakejs.targets.certificates import TestTLS, required
 from fakejs.testkit.certs import CertificateFiles, TestCertificates
 from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.control import Controller
@@ -89,15 +89,11 @@ class FakeJS:
     @property
     def certificates(self) -> TestCertificates:
         """The CA, server and client certificates as PEM files (``ca_file``, ``client_cert_file``, ...)."""
-        if self.tls is None:
-            raise no_tls_error()
-        return self.tls.certificates
+        return required(self.tls).certificates
 
     def client_ssl_context(self, client: bool | CertificateFiles | None = None) -> ssl.SSLContext:
         """A client context trusting this server's CA (with the client certificate under ``"verify"``)."""
-        if self.tls is None:
-            raise no_tls_error()
-        return self.tls.client_ssl_context(client)
+        return required(self.tls).client_ssl_context(client)
 
     @property
     def server(self) -> Any:

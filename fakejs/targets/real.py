@@ -32,7 +32,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from fakejs.targets.certificates import TestTLS, no_tls_error
+from fakejs.targets.certificates import TestTLS, required
 from fakejs.targets.fake import FakeOnly
 from fakejs.testkit.certs import CertificateFiles, TestCertificates
 
@@ -273,14 +273,10 @@ class RealNatsServer(ServerProcess):
 
     @property
     def certificates(self) -> TestCertificates:
-        if self.tls is None:
-            raise no_tls_error()
-        return self.tls.certificates
+        return required(self.tls).certificates
 
     def client_ssl_context(self, client: bool | CertificateFiles | None = None) -> ssl.SSLContext:
-        if self.tls is None:
-            raise no_tls_error()
-        return self.tls.client_ssl_context(client)
+        return required(self.tls).client_ssl_context(client)
 
     @property
     def store(self) -> str:

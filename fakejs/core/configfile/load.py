@@ -129,8 +129,7 @@ def apply_tree(tree: Tree, options: ServerOptions, context: ConfigContext, path:
             context.error(exc.token, exc.message)
     context.notices.extend(notices(unserved))
     if options.tls is not None and not _sets_auth_timeout(tree):
-        # nats-server's default login time grows with TLS: the handshake's time and a second more.
-        options.auth_timeout = options.tls.timeout + 1.0
+        options.auth_timeout = options.tls.default_auth_timeout
     return unserved
 
 

@@ -16,39 +16,23 @@ from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import duration, go_type, parse_listen, want
 from fakejs.core.options import (
-    DEFAULT_PORT,
     MAX_CONTROL_LINE,
     MAX_PAYLOAD,
     MAX_PENDING,
     ServerOptions,
+    client_port,
+    monitor_port,
 )
 from fakejs.gocompat.gotime import NS, format_duration, parse_duration
 
 Handler = Callable[[str, Token, ServerOptions, ConfigContext], None]
 
-RANDOM_PORT = -1
 INT32_MAX = 2**31 - 1
 LAME_DUCK_MINIMUM = 30 * NS
 DEFAULT_PING_INTERVAL = 120.0
 DEFAULT_PING_MAX = 2
 DEFAULT_WRITE_DEADLINE = 10.0
 DEFAULT_LAME_DUCK_GRACE = 10.0
-
-
-def client_port(port: int) -> int:
-    """nats-server's client port convention: 0 is the default port, -1 a free one (0 for the OS)."""
-    if port == 0:
-        return DEFAULT_PORT
-    if port == RANDOM_PORT:
-        return 0
-    return port
-
-
-def monitor_port(port: int) -> int | None:
-    """The monitoring port convention: 0 is no monitoring, -1 a free port."""
-    if port == 0:
-        return None
-    return 0 if port == RANDOM_PORT else port
 
 
 def _listen(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
@@ -77,32 +61,28 @@ def _server_name(key: str, token: Token, options: ServerOptions, context: Config
     options.name = name
 
 
-def _http(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
-    try:
-        host, port = parse_listen(token.value)
-    except ValueError as exc:
-        context.error(token, str(exc))
-        return
-    options.http_host = host
-    options.http_port = monitor_port(port)
+def _monitor_listen(attribute: str) -> Handler:
+    """``http`` / ``https``: ``host:port`` of the monitoring port (its host shared by both)."""
+
+    def handle(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
+        try:
+            host, port = parse_listen(token.value)
+        except ValueError as exc:
+            context.error(token, str(exc))
+            return
+        options.http_host = host
+        setattr(options, attribute, monitor_port(port))
+
+    return handle
 
 
-def _http_port(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
-    options.http_port = monitor_port(int(want(token, int)))
+def _monitor_port(attribute: str) -> Handler:
+    """``http_port`` / ``https_port``: the monitoring port alone."""
 
+    def handle(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
+        setattr(options, attribute, monitor_port(int(want(token, int))))
 
-def _https(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
-    try:
-        host, port = parse_listen(token.value)
-    except ValueError as exc:
-        context.error(token, str(exc))
-        return
-    options.http_host = host
-    options.https_port = monitor_port(port)
-
-
-def _https_port(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
-    options.https_port = monitor_port(int(want(token, int)))
+    return handle
 
 
 def _http_base_path(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
@@ -245,11 +225,11 @@ HANDLERS: dict[str, Handler] = {
     "host": _host,
     "net": _host,
     "server_name": _server_name,
-    "http": _http,
-    "http_port": _http_port,
-    "monitor_port": _http_port,
-    "https": _https,
-    "https_port": _https_port,
+    "http": _monitor_listen("http_port"),
+    "http_port": _monitor_port("http_port"),
+    "monitor_port": _monitor_port("http_port"),
+    "https": _monitor_listen("https_port"),
+    "https_port": _monitor_port("https_port"),
     "http_base_path": _http_base_path,
     "debug": _flag("debug"),
     "trace": _flag("trace"),
