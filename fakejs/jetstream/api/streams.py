@@ -20,7 +20,7 @@ from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.service import JetStream
 from fakejs.jetstream.storage.store import StoredMessage
 from fakejs.jetstream.stream.direct import MSG_GET_REQUEST
-from fakejs.jetstream.stream.stream import MAX_SUBJECT_DETAILS
+from fakejs.jetstream.stream.info import MAX_SUBJECT_DETAILS
 
 NAMES_LIMIT = 1024
 LIST_LIMIT = 256

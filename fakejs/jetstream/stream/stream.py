@@ -23,12 +23,11 @@ from fakejs.core.subject_transform import SubjectTransform
 from fakejs.gocompat import gotime, ids
 from fakejs.gocompat.gojson import dumps
 from fakejs.gocompat.gotime import NS
-from fakejs.jetstream.config import stream as streamconfig
 from fakejs.jetstream.config.consumer import ConsumerConfig
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
-from fakejs.jetstream.stream import counter, publish
+from fakejs.jetstream.stream import counter, info, publish, store_limits
 from fakejs.jetstream.stream.dedup import DuplicateWindow
 from fakejs.jetstream.stream.direct import DirectGet, DirectHost
 from fakejs.jetstream.stream.expiry import MessageExpiry
@@ -36,12 +35,7 @@ from fakejs.jetstream.stream.transforms import Republisher, input_transform
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
-MAX_SUBJECT_DETAILS = 100_000  # subjects one STREAM.INFO reply lists
 MARKER_RETRY = 2 * NS  # a refused subject delete marker is tried again after this long
-
-
-class StoreLimitError(Exception):
-    """A discard-new limit refused the message (``maximum messages exceeded``...)."""
 
 
 class StreamConsumer(Protocol):
@@ -274,10 +268,7 @@ class Stream:
         if hdr:
             ttl, hdr = publish.message_ttl(cfg, hdr)
         then = self._republish.prepare(subject, self.store) if self._republish and republish else None
-        try:
-            msg = self._store(subject, hdr, payload, ttl, bool(rollup))
-        except StoreLimitError as exc:
-            raise api_error("JSStreamStoreFailedF", err=str(exc)) from None
+        msg = self._store(subject, hdr, payload, ttl, bool(rollup))
         self._accepted(msg_id, msg.seq)
         if rollup:
             self._rollup(subject, rollup, 1)
@@ -308,63 +299,24 @@ class Stream:
         max_per = cfg["max_msgs_per_subject"]
         at_subject_limit = max_per > 0 and store.count_for(subject) >= max_per
         if cfg["discard"] == "new":
-            self._refuse_over_limits(subject, hdr, payload, at_subject_limit, rollup)
+            refusal = store_limits.refusal(cfg, store, subject, hdr, payload, at_subject_limit, rollup)
+            if refusal:
+                raise api_error("JSStreamStoreFailedF", err=refusal)
         msg = store.store(subject, hdr, payload, self.clock.time_ns(), ttl)
         if max_per > 0:
-            self._trim_subject(subject, max_per)
+            store_limits.trim_subject(store, subject, max_per, self.remove_message)
         self.enforce_limits()
         if ttl > 0:
             self.expiry.add_ttl(msg.ts + ttl * NS, msg.seq)
         self.expiry.rearm()
         return msg
 
-    def _refuse_over_limits(
-        self, subject: str, hdr: bytes | None, payload: bytes, at_subject_limit: bool, rollup: bool
-    ) -> None:
-        """Discard-new: the limits a new message may not cross."""
-        cfg = self.config
-        store = self.store
-        if at_subject_limit and cfg["discard_new_per_subject"] and not rollup:
-            raise StoreLimitError("maximum messages per subject exceeded")
-        if cfg["max_msgs"] > 0 and store.msgs >= cfg["max_msgs"] and not at_subject_limit:
-            raise StoreLimitError("maximum messages exceeded")
-        size = store.message_size(subject, hdr, payload)
-        if cfg["max_bytes"] > 0 and store.bytes + size > cfg["max_bytes"]:
-            if not at_subject_limit:
-                raise StoreLimitError("maximum bytes exceeded")
-            oldest = store.next_message(0, subject)
-            if oldest is None or store.size_of(oldest) < size:
-                raise StoreLimitError("maximum bytes exceeded")
-
-    def _trim_subject(self, subject: str, max_per: int) -> None:
-        seqs = self.store.seqs_for(subject)
-        while seqs is not None and len(seqs) > max_per:
-            self.remove_message(seqs[0])
-            seqs = self.store.seqs_for(subject)
-
     def enforce_limits(self) -> None:
         """Discard-old limits on count and bytes (also after a config update)."""
-        cfg = self.config
-        if cfg["discard"] != "old":
-            return
-        store = self.store
-        while cfg["max_msgs"] > 0 and store.msgs > cfg["max_msgs"]:
-            first = store.first()
-            if first is None:
-                break
-            self.remove_message(first.seq)
-        while cfg["max_bytes"] > 0 and store.bytes > cfg["max_bytes"]:
-            first = store.first()
-            if first is None:
-                break
-            self.remove_message(first.seq)
+        store_limits.discard_old(self.config, self.store, self.remove_message)
 
     def enforce_subject_limit(self) -> None:
-        max_per = self.config["max_msgs_per_subject"]
-        if max_per <= 0:
-            return
-        for subject in list(self.store.subjects()):
-            self._trim_subject(subject, max_per)
+        store_limits.trim_subjects(self.config, self.store, self.remove_message)
 
     def _rollup(self, subject: str, kind: str, keep: int) -> None:
         if kind == "sub":
@@ -511,38 +463,11 @@ class Stream:
 
     def subjects_page(self, subjects_filter: str, offset: int) -> tuple[int, dict[str, int]]:
         """Subjects matching the filter: how many, and the page of them (with counts) from ``offset``."""
-        counts = self.store.subject_counts(subjects_filter)
-        if offset == 0 and len(counts) <= MAX_SUBJECT_DETAILS:
-            return len(counts), counts
-        names = sorted(counts)[offset : offset + MAX_SUBJECT_DETAILS]
-        return len(counts), {name: counts[name] for name in names}
+        return info.subjects_page(self.store, subjects_filter, offset)
 
     def state(self, deleted_details: bool = False, subjects: Mapping[str, int] | None = None) -> dict[str, Any]:
         """``StreamState`` in nats-server's field order (``subjects``: a page of per-subject counts)."""
-        store = self.store
-        state: dict[str, Any] = {
-            "messages": store.msgs,
-            "bytes": store.bytes,
-            "first_seq": store.first_seq,
-            "first_ts": gotime.rfc3339(store.first_ts),
-            "last_seq": store.last_seq,
-            "last_ts": gotime.rfc3339(store.last_ts),
-        }
-        if store.num_subjects:
-            state["num_subjects"] = store.num_subjects
-        if subjects:
-            state["subjects"] = dict(subjects)
-        num_deleted = store.num_deleted
-        if num_deleted:
-            state["num_deleted"] = num_deleted
-            if deleted_details:
-                state["deleted"] = store.deleted()
-        elif deleted_details and store.storage == "file" and store.first_seq == 0 and store.last_seq == 0:
-            # nats-server's file store counts the never-used sequence 0 of a
-            # fresh stream as deleted when asked for details.
-            state["num_deleted"], state["deleted"] = 1, [0]
-        state["consumer_count"] = len(self.consumers)
-        return state
+        return info.state(self.store, len(self.consumers), deleted_details, subjects)
 
     def info(
         self,
@@ -553,14 +478,14 @@ class Stream:
         dynamic_metadata: bool = True,
         domain: bool = True,
     ) -> dict[str, Any]:
-        info: dict[str, Any] = {
-            "config": streamconfig.to_json(self.config, dynamic_metadata),
-            "created": gotime.rfc3339(self.created_ns),
-            "state": self.state(deleted_details, subjects),
-        }
-        if domain and self.js.domain:
-            info["domain"] = self.js.domain  # not in a create reply: nats-server leaves it out there
-        if cluster:
-            info["cluster"] = {"leader": self.js.server_name}
-        info["ts"] = gotime.rfc3339(self.clock.time_ns())
-        return info
+        """``StreamInfo`` (a create reply leaves ``domain`` out, as nats-server does)."""
+        js = self.js
+        return info.stream_info(
+            self.config,
+            self.created_ns,
+            self.state(deleted_details, subjects),
+            now_ns=self.clock.time_ns(),
+            dynamic_metadata=dynamic_metadata,
+            domain=js.domain if domain else "",
+            leader=js.server_name if cluster else None,
+        )

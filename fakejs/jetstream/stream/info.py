@@ -1,0 +1,80 @@
+"""What STREAM.INFO says about a stream: ``StreamState`` and ``StreamInfo`` in nats-server's field order.
+
+Pure renderings of a stream's config, store and host; the stream calls
+them (:meth:`~fakejs.jetstream.stream.stream.Stream.info`) so that the
+API handlers never assemble the reply themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fakejs.gocompat import gotime
+from fakejs.jetstream.config import stream as streamconfig
+from fakejs.jetstream.config.stream import StreamConfig
+from fakejs.jetstream.storage.store import MessageStore
+
+MAX_SUBJECT_DETAILS = 100_000  # subjects one STREAM.INFO reply lists
+
+
+def subjects_page(store: MessageStore, subjects_filter: str, offset: int) -> tuple[int, dict[str, int]]:
+    """Subjects matching the filter: how many, and the page of them (with counts) from ``offset``."""
+    counts = store.subject_counts(subjects_filter)
+    if offset == 0 and len(counts) <= MAX_SUBJECT_DETAILS:
+        return len(counts), counts
+    names = sorted(counts)[offset : offset + MAX_SUBJECT_DETAILS]
+    return len(counts), {name: counts[name] for name in names}
+
+
+def state(
+    store: MessageStore, consumer_count: int, deleted_details: bool, subjects: Mapping[str, int] | None
+) -> dict[str, Any]:
+    """``StreamState`` (``subjects``: a page of per-subject counts)."""
+    out: dict[str, Any] = {
+        "messages": store.msgs,
+        "bytes": store.bytes,
+        "first_seq": store.first_seq,
+        "first_ts": gotime.rfc3339(store.first_ts),
+        "last_seq": store.last_seq,
+        "last_ts": gotime.rfc3339(store.last_ts),
+    }
+    if store.num_subjects:
+        out["num_subjects"] = store.num_subjects
+    if subjects:
+        out["subjects"] = dict(subjects)
+    num_deleted = store.num_deleted
+    if num_deleted:
+        out["num_deleted"] = num_deleted
+        if deleted_details:
+            out["deleted"] = store.deleted()
+    elif deleted_details and store.storage == "file" and store.first_seq == 0 and store.last_seq == 0:
+        # nats-server's file store counts the never-used sequence 0 of a
+        # fresh stream as deleted when asked for details.
+        out["num_deleted"], out["deleted"] = 1, [0]
+    out["consumer_count"] = consumer_count
+    return out
+
+
+def stream_info(
+    config: StreamConfig,
+    created_ns: int,
+    state: dict[str, Any],
+    *,
+    now_ns: int,
+    dynamic_metadata: bool,
+    domain: str = "",
+    leader: str | None = None,
+) -> dict[str, Any]:
+    """``StreamInfo``: config, creation time, state, domain, cluster (``leader``) and the time of the answer."""
+    out: dict[str, Any] = {
+        "config": streamconfig.to_json(config, dynamic_metadata),
+        "created": gotime.rfc3339(created_ns),
+        "state": state,
+    }
+    if domain:
+        out["domain"] = domain
+    if leader is not None:
+        out["cluster"] = {"leader": leader}
+    out["ts"] = gotime.rfc3339(now_ns)
+    return out
