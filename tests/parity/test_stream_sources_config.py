@@ -35,11 +35,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import nats
 import pytest
 
 from tests.harness.js import api
 from tests.harness.streams import OMIT
 from tests.harness.streams import stream_config as config
+from tests.harness.targets import Target
 
 SEC = 1_000_000_000
 WINDOW = 120 * SEC
@@ -641,3 +643,24 @@ async def test_durable_sourcing_consumer_refused_by_fakejs(nc) -> None:
     assert outcome(
         await update(nc, {"name": "S", "subjects": ["s"], "sources": [{"name": "O", "consumer": consumer}]})
     ) == invalid("sources consumer is not supported by fakejs")
+
+
+async def test_configs_survive_a_restart(target: Target) -> None:
+    nc = await nats.connect(target.url)
+    bodies = [
+        {"name": "M", "mirror": {"name": "O", "opt_start_time": "2024-01-02T03:04:05.25+02:00", "external": {}}},
+        {
+            "name": "S",
+            "sources": [{"name": "O", "opt_start_seq": 4, "subject_transforms": [{"src": "a", "dest": "b"}]}],
+        },
+    ]
+    before = [outcome(await create(nc, body)) for body in bodies]
+    await nc.close()
+    await target.restart()
+    nc = await nats.connect(target.url)
+    after = [outcome(await api(nc, f"$JS.API.STREAM.INFO.{body['name']}")) for body in bodies]
+    # The same creates again are successes: the configs read back are the ones created.
+    again = [outcome(await create(nc, body)) for body in bodies]
+    await nc.close()
+    assert after == before
+    assert again == before
