@@ -6,8 +6,9 @@ check order).  Replies are compared whole: a create/update echo is compared
 as the normalised response (``created``/``ts`` become ``"<ts>"``), an error as
 ``{"type": ..., "error": {"code", "err_code", "description"}}``.
 
-Features fakejs does not implement yet (mirror, sources, atomic/fast batches,
-schedules) are documented by ``real_only`` tests; fakejs must refuse them with
+Features fakejs does not implement yet (atomic/fast batches, schedules) are
+documented by ``real_only`` tests (mirror and sources too: their configuration
+is checked on both targets in ``test_stream_sources_config.py``); fakejs must refuse them with
 the contract checked in :func:`test_unsupported_feature_refused_by_fakejs`.
 Subject transforms and republish are checked on both targets in
 ``test_stream_transforms.py``; counters, s2 compression and async persistence
@@ -1411,8 +1412,6 @@ async def test_unsupported_feature_real_update_rules(nc) -> None:
 # ---------------------------------------------------------------------------
 
 UNSUPPORTED = {
-    "mirror": {"name": "ORIGIN"},
-    "sources": [{"name": "ORIGIN"}],
     "allow_atomic": True,
     "allow_msg_schedules": True,
     "allow_batched": True,

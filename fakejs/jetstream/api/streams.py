@@ -58,7 +58,7 @@ def create(js: JetStream, request: Request, stream: str) -> Reply:
 def update(js: JetStream, request: Request, stream: str) -> Reply:
     fields = request.decode(streamconfig.STREAM_CONFIG_REQUEST)
     pedantic = bool(fields.pop("pedantic", False))
-    config = stream_rules.check(streamconfig.from_request(fields), pedantic)
+    config = stream_rules.check(streamconfig.from_request(fields), pedantic, js.stream_config)
     if stream != config["name"]:
         raise api_error("JSStreamMismatchErr")
     return js.update_stream(stream, config, pedantic).info(cluster=False)

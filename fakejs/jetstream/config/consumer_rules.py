@@ -16,8 +16,8 @@ from fakejs.core.subjects import has_wildcard, is_subset, is_valid_subject, matc
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.config.consumer import ConsumerConfig, filters, is_valid_group_name
-from fakejs.jetstream.config.stream import StreamConfig
-from fakejs.jetstream.config.stream_rules import MAX_DESCRIPTION_LEN, MAX_METADATA_LEN, MS, is_valid_name
+from fakejs.jetstream.config.stream import StreamConfig, is_valid_name
+from fakejs.jetstream.config.stream_rules import MAX_DESCRIPTION_LEN, MAX_METADATA_LEN, MS
 from fakejs.jetstream.errors import ApiError, api_error
 
 DEFAULT_ACK_WAIT = 30 * NS

@@ -17,6 +17,7 @@ from typing import Any, Literal, TypedDict, cast
 
 from fakejs.core.options import API_LEVEL, NATS_VERSION
 from fakejs.gocompat.gojson import Field, Struct
+from fakejs.gocompat.gotime import parse_go_time
 from fakejs.jetstream import enums
 
 Retention = Literal["limits", "interest", "workqueue"]
@@ -85,7 +86,7 @@ STREAM_SOURCE = Struct(
     (
         Field("name", "string"),
         Field("opt_start_seq", "uint64"),
-        Field("opt_start_time", "any"),
+        Field("opt_start_time", "time.Time"),
         Field("filter_subject", "string"),
         Field("subject_transforms", ("[]", SUBJECT_TRANSFORM)),
         Field("external", EXTERNAL),
@@ -186,12 +187,17 @@ ZERO: StreamConfig = {
 
 # Features fakejs does not implement yet: refused by name, never ignored.
 UNSUPPORTED: tuple[tuple[str, Any], ...] = (
-    ("mirror", None),
-    ("sources", None),
     ("allow_atomic", False),
     ("allow_msg_schedules", False),
     ("allow_batched", False),
 )
+
+
+def is_valid_name(name: str) -> bool:
+    """nats-server's ``isValidAssetName`` for stream and consumer names (and the streams a stream sources)."""
+    if not name:
+        return False
+    return not any(ch in name for ch in " \t\r\n\f.*>\\/")
 
 
 def from_request(fields: Mapping[str, Any]) -> StreamConfig:
@@ -206,6 +212,40 @@ def from_request(fields: Mapping[str, Any]) -> StreamConfig:
         merged["consumer_limits"] = {}
     # The request schema decoded every value to its field's type.
     return cast(StreamConfig, merged)
+
+
+def to_storable(cfg: StreamConfig) -> dict[str, Any]:
+    """The config with the start times of its mirror and sources as text, for JSON files."""
+    out: dict[str, Any] = dict(cfg)
+    if out["mirror"] is not None:
+        out["mirror"] = _time_as_text(out["mirror"])
+    if out["sources"]:
+        out["sources"] = [None if src is None else _time_as_text(src) for src in out["sources"]]
+    return out
+
+
+def from_storable(stored: Mapping[str, Any]) -> StreamConfig:
+    """:func:`to_storable` read back."""
+    fields = dict(stored)
+    if fields.get("mirror") is not None:
+        fields["mirror"] = _time_from_text(fields["mirror"])
+    if fields.get("sources"):
+        fields["sources"] = [None if src is None else _time_from_text(src) for src in fields["sources"]]
+    return from_request(fields)
+
+
+def _time_as_text(src: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(src)
+    if out.get("opt_start_time") is not None:
+        out["opt_start_time"] = out["opt_start_time"].text()
+    return out
+
+
+def _time_from_text(src: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(src)
+    if isinstance(out.get("opt_start_time"), str):
+        out["opt_start_time"] = parse_go_time(out["opt_start_time"])
+    return out
 
 
 def required_api_level(cfg: StreamConfig) -> int:
@@ -249,8 +289,31 @@ def _omit(value: Any) -> bool:
     return value in (None, "", 0, False, [], {})
 
 
+def _omitempty(fields: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in fields.items() if not _omit(v)}
+
+
 def _source_json(src: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in src.items() if not _omit(v)}
+    """``StreamSource``: ``name`` always, ``external`` with both prefixes (even empty), transforms with both sides."""
+    out: dict[str, Any] = {"name": src.get("name", "")}
+    if src.get("opt_start_seq"):
+        out["opt_start_seq"] = src["opt_start_seq"]
+    start = src.get("opt_start_time")
+    if start is not None:
+        out["opt_start_time"] = start.text()
+    if src.get("filter_subject"):
+        out["filter_subject"] = src["filter_subject"]
+    if src.get("subject_transforms"):
+        out["subject_transforms"] = [
+            {"src": t.get("src", ""), "dest": t.get("dest", "")} for t in src["subject_transforms"]
+        ]
+    external = src.get("external")
+    if external is not None:
+        out["external"] = {"api": external.get("api", ""), "deliver": external.get("deliver", "")}
+    consumer = src.get("consumer")
+    if consumer is not None:
+        out["consumer"] = {"name": consumer.get("name", ""), "deliver_subject": consumer.get("deliver_subject", "")}
+    return out
 
 
 def to_json(cfg: StreamConfig, dynamic_metadata: bool = True) -> dict[str, Any]:
@@ -297,7 +360,7 @@ def to_json(cfg: StreamConfig, dynamic_metadata: bool = True) -> dict[str, Any]:
 def _sources_json(cfg: StreamConfig, out: dict[str, Any]) -> None:
     """Placement, mirror, sources, compression, first sequence, transform and republish."""
     if cfg["placement"] is not None:
-        out["placement"] = _source_json(cfg["placement"])
+        out["placement"] = _omitempty(cfg["placement"])
     if cfg["mirror"] is not None:
         out["mirror"] = _source_json(cfg["mirror"])
     if cfg["sources"]:

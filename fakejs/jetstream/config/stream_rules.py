@@ -14,8 +14,9 @@ from typing import Literal
 
 from fakejs.core.subjects import is_subset, is_valid_subject, overlap
 from fakejs.gocompat.gotime import NS
-from fakejs.jetstream.config import stream_transforms
-from fakejs.jetstream.config.stream import UNSUPPORTED, StreamConfig, set_static_metadata
+from fakejs.jetstream.config import stream_sources, stream_transforms
+from fakejs.jetstream.config.stream import UNSUPPORTED, StreamConfig, is_valid_name, set_static_metadata
+from fakejs.jetstream.config.stream_sources import Lookup
 from fakejs.jetstream.errors import ApiError, api_error
 
 MAX_NAME_LEN = 255
@@ -42,39 +43,35 @@ def _pedantic(text: str) -> ApiError:
     return api_error("JSPedanticErrF", err=text)
 
 
-def is_valid_name(name: str) -> bool:
-    """nats-server's ``isValidAssetName`` for stream and consumer names."""
-    if not name:
-        return False
-    return not any(ch in name for ch in " \t\r\n\f.*>\\/")
-
-
 def unsupported_feature(cfg: StreamConfig) -> ApiError | None:
     """The error for the first configured feature fakejs does not implement."""
     for key, zero in UNSUPPORTED:
         value = cfg.get(key)
         if value not in (zero, None, [], {}):
             return api_error("JSStreamInvalidConfigF", err=f"{key} is not supported by fakejs")
-    return None
+    return stream_sources.unsupported_consumer(cfg)
 
 
-def check(config: StreamConfig, pedantic: bool = False) -> StreamConfig:
+def check(config: StreamConfig, pedantic: bool = False, lookup: Lookup | None = None) -> StreamConfig:
     """Defaults and validation for a stream config, as ``checkStreamCfg`` does.
 
-    Returns the normalised copy; raises :class:`ApiError`.
+    ``lookup`` finds the account's other streams (by name) for the rules
+    about a mirror's or source's origin.  Returns the normalised copy;
+    raises :class:`ApiError`.
     """
     _check_identity(config)
     cfg = copy.deepcopy(config)
     _check_storage_and_limits(cfg, pedantic)
     _check_age_and_window(cfg, pedantic)
     _check_features(cfg, pedantic)
+    stream_sources.check(cfg, pedantic, lookup)
     _check_subjects(cfg)
     stream_transforms.check(cfg, pedantic)
     _check_placement(cfg)
     return cfg
 
 
-def check_create(config: StreamConfig, pedantic: bool) -> StreamConfig:
+def check_create(config: StreamConfig, pedantic: bool, lookup: Lookup | None = None) -> StreamConfig:
     """What a create checks on its own config, before looking at other streams.
 
     Records the required API level in the metadata first (it counts towards
@@ -88,7 +85,7 @@ def check_create(config: StreamConfig, pedantic: bool) -> StreamConfig:
         raise _invalid("stream configuration for create can not be sealed")
     if config["mirror_direct"] and config["mirror"] is None:
         raise _invalid("stream has no mirror but does have mirror direct")
-    checked = check(config, pedantic)
+    checked = check(config, pedantic, lookup)
     if checked["num_replicas"] > 1:
         raise api_error("JSStreamReplicasNotSupportedErr")
     return checked
@@ -200,16 +197,7 @@ def _check_delete_markers(cfg: StreamConfig, pedantic: bool) -> None:
 
 
 def _check_subjects(cfg: StreamConfig) -> None:
-    """Mirror constraints, the default subject, and each subject's validity and overlaps."""
-    if cfg["mirror"] is not None:
-        if cfg["first_seq"] > 0:
-            raise api_error("JSMirrorWithFirstSeqErr")
-        if cfg["subjects"]:
-            raise api_error("JSMirrorWithSubjectsErr")
-        if cfg["sources"]:
-            raise api_error("JSMirrorWithSourcesErr")
-        if cfg["allow_msg_counter"]:
-            raise api_error("JSMirrorWithCountersErr")
+    """The default subject (none for a mirror or a stream with sources), each subject's validity and overlaps."""
     subjects = cfg["subjects"]
     if not subjects:
         if cfg["mirror"] is None and not cfg["sources"]:
@@ -257,9 +245,16 @@ def _check_placement(cfg: StreamConfig) -> None:
         raise _invalid("preferred server not permitted in placement")
 
 
-def check_update(old: StreamConfig, new: StreamConfig, pedantic: bool = False) -> StreamConfig:
-    """``configUpdateCheck``: validation plus what an update may not change."""
-    cfg = check(new, pedantic)
+def check_update(
+    old: StreamConfig, new: StreamConfig, pedantic: bool = False, lookup: Lookup | None = None
+) -> StreamConfig:
+    """``configUpdateCheck``: validation plus what an update may not change.
+
+    Removing the mirror promotes the stream to a normal one (the defaults of
+    :func:`check` then give it a duplicate window, and its name as subject
+    when it has none); changing or adding one is refused.
+    """
+    cfg = check(new, pedantic, lookup)
     if cfg["name"] != old["name"]:
         raise _invalid("stream configuration name must match original")
     if cfg["num_replicas"] > 1:
@@ -274,7 +269,7 @@ def check_update(old: StreamConfig, new: StreamConfig, pedantic: bool = False) -
         raise _invalid("stream configuration update can not cancel deny message deletes")
     if not cfg["deny_purge"] and old["deny_purge"]:
         raise _invalid("stream configuration update can not cancel deny purge")
-    if cfg["mirror"] is not None and cfg["mirror"] != old["mirror"]:
+    if cfg["mirror"] is not None and not stream_sources.same_source(cfg["mirror"], old["mirror"]):
         raise api_error("JSStreamMirrorNotUpdatableErr")
     if old["allow_msg_ttl"] and not cfg["allow_msg_ttl"]:
         raise _invalid("message TTL status can not be disabled")

@@ -21,7 +21,8 @@ from fakejs.jetstream import advisories
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config import consumer_rules
 from fakejs.jetstream.config.consumer import ConsumerConfig
-from fakejs.jetstream.config.stream_rules import MAX_NAME_LEN, is_valid_name
+from fakejs.jetstream.config.stream import is_valid_name
+from fakejs.jetstream.config.stream_rules import MAX_NAME_LEN
 from fakejs.jetstream.consumer.consumer import Consumer
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.service import limits

@@ -307,6 +307,11 @@ class JetStream:
             raise api_error("JSStreamNotFoundErr")
         return stream
 
+    def stream_config(self, name: str) -> StreamConfig | None:
+        """The stored config of one of the account's streams (``None`` when there is none by that name)."""
+        stream = self.streams.get(name)
+        return None if stream is None else stream.config
+
     def streams_matching(self, subject_filter: str) -> list[Stream]:
         """Streams by name whose subjects (or name, without subjects) overlap the filter (all when empty)."""
         chosen = []
@@ -320,10 +325,10 @@ class JetStream:
 
     def add_stream(self, config: StreamConfig, pedantic: bool) -> Stream:
         """``STREAM.CREATE``: a new stream, or the existing one when its config is the same."""
-        from fakejs.jetstream.config import stream_rules
+        from fakejs.jetstream.config import stream_rules, stream_sources
         from fakejs.jetstream.config.stream import copy_static_metadata
 
-        checked = stream_rules.check_create(config, pedantic)
+        checked = stream_rules.check_create(config, pedantic, self.stream_config)
         limits.stream_bytes_rules(self.limits, checked)
         existing = self.streams.get(checked["name"])
         if existing is not None:
@@ -337,6 +342,7 @@ class JetStream:
             raise unsupported
         limits.new_stream(self.limits, checked, self._stream_configs())
         self._check_resources(checked)
+        stream_sources.check_filters(checked)
         if self._subjects_overlap(checked["subjects"]):
             raise api_error("JSStreamSubjectOverlapErr")
         return self._create_stream(checked)
@@ -348,7 +354,7 @@ class JetStream:
 
         stream = self.lookup(name)
         set_static_metadata(config)
-        checked = stream_rules.check_update(stream.config, config, pedantic)
+        checked = stream_rules.check_update(stream.config, config, pedantic, self.stream_config)
         unsupported = stream_rules.unsupported_feature(checked)
         if unsupported is not None:
             raise unsupported

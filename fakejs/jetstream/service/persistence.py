@@ -35,10 +35,11 @@ class Persistence:
         config = stream.config
         if config["storage"] != "file":
             return
+        from fakejs.jetstream.config import stream as streamconfig
         from fakejs.jetstream.storage.files import StreamFiles, streams_dir
 
         files = StreamFiles(os.path.join(streams_dir(self.store_dir), config["name"]))
-        files.write_meta(config, stream.created_ns)
+        files.write_meta(streamconfig.to_storable(config), stream.created_ns)
         files.open(stream.store)
         self.files[config["name"]] = files
         if config["first_seq"] > 1:
@@ -47,7 +48,9 @@ class Persistence:
     def config_changed(self, stream: Stream) -> None:
         files = self.files.get(stream.name)
         if files is not None:
-            files.write_meta(stream.config, stream.created_ns)
+            from fakejs.jetstream.config import stream as streamconfig
+
+            files.write_meta(streamconfig.to_storable(stream.config), stream.created_ns)
 
     def stream_deleted(self, stream: Stream) -> None:
         files = self.files.pop(stream.name, None)
@@ -123,7 +126,7 @@ class Persistence:
         except (OSError, ValueError):
             self.log.warning("Skipping unreadable stream directory %s", directory)
             return None
-        config = streamconfig.from_request(meta["config"])
+        config = streamconfig.from_storable(meta["config"])
         store = MessageStore(config["storage"], config["first_seq"])
         files.replay(store)
         files.open(store)
