@@ -1415,7 +1415,6 @@ UNSUPPORTED = {
     "sources": [{"name": "ORIGIN"}],
     "allow_atomic": True,
     "allow_msg_schedules": True,
-    "allow_batched": True,
 }
 
 

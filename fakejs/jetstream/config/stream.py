@@ -190,7 +190,6 @@ UNSUPPORTED: tuple[tuple[str, Any], ...] = (
     ("sources", None),
     ("allow_atomic", False),
     ("allow_msg_schedules", False),
-    ("allow_batched", False),
 )
 
 

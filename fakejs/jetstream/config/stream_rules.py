@@ -210,6 +210,7 @@ def _check_subjects(cfg: StreamConfig) -> None:
             raise api_error("JSMirrorWithSourcesErr")
         if cfg["allow_msg_counter"]:
             raise api_error("JSMirrorWithCountersErr")
+        _check_batched_mirror(cfg)
     subjects = cfg["subjects"]
     if not subjects:
         if cfg["mirror"] is None and not cfg["sources"]:
@@ -226,6 +227,12 @@ def _check_subjects(cfg: StreamConfig) -> None:
             if overlap(later, subject):
                 raise _invalid(f'subject "{subject}" overlaps with "{later}"')
         seen.add(subject)
+
+
+def _check_batched_mirror(cfg: StreamConfig) -> None:
+    """Fast batch publishing (``allow_batched``) is for streams taking publishes: not a mirror."""
+    if cfg["allow_batched"]:
+        raise api_error("JSMirrorWithBatchPublishErr")
 
 
 def _check_reserved_subject(cfg: StreamConfig, subject: str) -> None:
