@@ -18,14 +18,16 @@ Every expectation was read off nats-server 2.15.1.  Facts pinned here (R1):
   one).  A sequence going backwards is reported the same way (the 2.15.1
   binary, unlike the Go source) and ends the batch in either mode.  A ping
   re-sends the last flow ack; a ping ahead reports the gap as
-  ``last_seq = last + 1, seq = ping + 1``.
+  ``last_seq = last + 1, seq = ping + 1``; a ping of an unknown batch is
+  10208, even with sequence 1 (the Go source would start a batch).
 * A refused message sends ``{"type":"err","seq":N,"error":{...}}`` (``ok``
   goes on; ``fail`` ends the batch); a refused first message in ``fail`` mode
   is answered with the plain error PubAck.  A duplicate ``Nats-Msg-Id`` is
   skipped silently.
 * Errors (plain error PubAcks): 10205 batching off, 10206 bad pattern, 10207
   id over 64 bytes, 10208 unknown id, 10211 (429) over 1000 batches in flight
-  on a stream.  Config: 10209 with a mirror; ``allow_batched`` may be turned on
+  on a stream; the size and sealed checks come first.  ``no_ack`` silences
+  the start's flow ack and the error PubAcks only.  Config: 10209 with a mirror; ``allow_batched`` may be turned on
   and off on update (off drops batches in flight); API level 4.
 """
 
@@ -292,5 +294,51 @@ async def test_config(target: Target) -> None:
     # Turning batching off dropped the batch in flight.
     unknown = fi("A", 2, 1)
     assert await exchange(raw, ("s.a", unknown)) == msg(unknown, err("S", 400, 10208, "batch publish ID unknown"))
+    await raw.close()
+    await nc.close()
+
+
+async def test_no_ack_stream(target: Target) -> None:
+    nc, raw = await setup(target, no_ack=True)
+    # No flow ack for the start and no error PubAcks; flow acks, gaps and the final PubAck still come.
+    a1, a2, a4, a5 = fi("A", 1, 0, flow=2), fi("A", 2, 1, flow=2), fi("A", 4, 1, flow=2), fi("A", 5, 2, flow=2)
+    got = await exchange(raw, ("s.a", a1), ("s.a", a2), ("s.a", a4), ("s.a", a5), ("s.a", fi("Z", 3, 1)))
+    assert got == msg(a2, flow(2, 2)) + msg(a4, gap(3, 4)) + msg(a4, flow(4, 2)) + msg(a5, done(4, "A", 5))
+    await raw.close()
+    await nc.close()
+
+
+async def test_first_message_duplicate_and_limits(target: Target) -> None:
+    nc, raw = await setup(target, max_msg_size=64)
+    dup = hdr_block("Nats-Msg-Id: m1")
+    assert await exchange(raw, ("s.a", "R.plain", b"x", dup)) == msg("R.plain", b'{"stream":"S","seq":1}')
+    # A commit at once of a duplicate in fail mode: the duplicate PubAck, with batch and count.
+    once = fi("D", 1, 2, "fail")
+    assert await exchange(raw, ("s.a", once, b"x", dup)) == msg(
+        once, b'{"stream":"S","seq":1,"duplicate": true,"batch":"D","count":1}'
+    )
+    # In ok mode it counts as stored: the PubAck names the batch's last stored message (none: 0).
+    once = fi("E", 1, 2)
+    assert await exchange(raw, ("s.a", once, b"x", dup)) == msg(once, done(0, "E", 1))
+    big = fi("B", 1, 0)
+    too_big = err("S", 400, 10054, "message size exceeds maximum allowed")
+    assert await exchange(raw, ("s.a", big, b"x" * 65)) == msg(big, too_big)
+    # A ping never starts a batch, not even with sequence 1.
+    ping = fi("P", 1, 4)
+    assert await exchange(raw, ("s.a", ping)) == msg(ping, err("S", 400, 10208, "batch publish ID unknown"))
+    await raw.close()
+    await nc.close()
+
+
+async def test_sealed_and_interest(target: Target) -> None:
+    nc, raw = await setup(target, retention="interest")
+    # Interest retention without consumers: acked, nothing kept, sequences still used.
+    a1, a2 = fi("A", 1, 0), fi("A", 2, 2)
+    assert await exchange(raw, ("s.a", a1), ("s.a", a2)) == msg(a1, flow(0, 10)) + msg(a2, done(2, "A", 2))
+    assert await stored(nc) == (0, 2)
+    cfg = {"name": "S", "subjects": ["s.>"], "storage": "memory", "retention": "interest", "allow_batched": True}
+    assert "error" not in await api(nc, "$JS.API.STREAM.UPDATE.S", {**cfg, "sealed": True})
+    start = fi("B", 1, 0)
+    assert await exchange(raw, ("s.a", start)) == msg(start, err("S", 400, 10109, "invalid operation on sealed stream"))
     await raw.close()
     await nc.close()

@@ -250,7 +250,7 @@ class FastBatches:
         batch = self._batches.get(request.batch_id)
         if batch is not None:
             return batch
-        if request.seq != 1:
+        if request.seq != 1 or request.ping:  # a ping never starts a batch (the 2.15.1 binary)
             raise api_error("JSBatchPublishUnknownBatchIDErr")
         if len(self._batches) + 1 > MAX_INFLIGHT_PER_STREAM:
             raise api_error("JSBatchPublishTooManyInflight")
