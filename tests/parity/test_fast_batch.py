@@ -342,3 +342,31 @@ async def test_sealed_and_interest(target: Target) -> None:
     assert await exchange(raw, ("s.a", start)) == msg(start, err("S", 400, 10109, "invalid operation on sealed stream"))
     await raw.close()
     await nc.close()
+
+
+async def test_flow_slows_down_when_batches_join(target: Target) -> None:
+    nc, raw = await setup(target)
+    a = [fi("A", 1, 0, flow=500)] + [fi("A", seq, 1, flow=500) for seq in range(2, 501)]
+    b1, c1 = fi("B", 1, 0, flow=500), fi("C", 1, 0, flow=500)
+    got = await exchange(raw, ("s.a", a[0]), ("s.a", b1), ("s.a", c1), *(("s.a", reply) for reply in a[1:]))
+    # Three in flight: A's flow halves towards 500 / 3 = 166 (250 this time); B and C start at 1
+    # and double once their first message is stored.
+    starts = msg(a[0], flow(0, 500)) + msg(b1, flow(0, 1)) + msg(b1, flow(1, 2)) + msg(c1, flow(0, 1))
+    assert got == starts + msg(c1, flow(1, 2)) + msg(a[499], flow(500, 250))
+    # A ping behind the batch's last sequence just repeats the last flow ack.
+    ping = fi("A", 7, 4, flow=500)
+    assert await exchange(raw, ("s.a", ping)) == msg(ping, flow(500, 250))
+    await raw.close()
+    await nc.close()
+
+
+async def test_counter_stream(target: Target) -> None:
+    nc, raw = await setup(target, allow_msg_counter=True)
+    incr = hdr_block("Nats-Incr: 5")
+    a1, a2 = fi("A", 1, 0), fi("A", 2, 2)
+    got = await exchange(raw, ("s.a", a1, b"", incr), ("s.a", a2, b"", incr))
+    assert got == msg(a1, flow(0, 10)) + msg(a2, done(2, "A", 2))  # no "val" in a batch's PubAck
+    reply = await api(nc, "$JS.API.STREAM.MSG.GET.S", {"last_by_subj": "s.a"})
+    assert reply["message"]["data"] == "eyJ2YWwiOiIxMCJ9"  # {"val":"10"}
+    await raw.close()
+    await nc.close()
