@@ -26,7 +26,9 @@ Every expectation was read off nats-server 2.15.1.  Facts pinned here (R1):
   skipped silently.
 * Errors (plain error PubAcks): 10205 batching off, 10206 bad pattern, 10207
   id over 64 bytes, 10208 unknown id, 10211 (429) over 1000 batches in flight
-  on a stream; the size and sealed checks come first.  ``no_ack`` silences
+  on a stream; the size and sealed checks come first.  A batch message asking
+  for a higher ``Nats-Required-Api-Level`` ends its batch with 10185 (412); a
+  satisfied one has the header taken off before storing.  ``no_ack`` silences
   the start's flow ack and the error PubAcks only.  Config: 10209 with a mirror; ``allow_batched`` may be turned on
   and off on update (off drops batches in flight); API level 4.
 """
@@ -368,5 +370,20 @@ async def test_counter_stream(target: Target) -> None:
     assert got == msg(a1, flow(0, 10)) + msg(a2, done(2, "A", 2))  # no "val" in a batch's PubAck
     reply = await api(nc, "$JS.API.STREAM.MSG.GET.S", {"last_by_subj": "s.a"})
     assert reply["message"]["data"] == "eyJ2YWwiOiIxMCJ9"  # {"val":"10"}
+    await raw.close()
+    await nc.close()
+
+
+async def test_required_api_level(target: Target) -> None:
+    nc, raw = await setup(target)
+    a1, a2, a3 = fi("A", 1, 0), fi("A", 2, 1), fi("A", 3, 1)
+    low, high = hdr_block("Nats-Required-Api-Level: 1"), hdr_block("Nats-Required-Api-Level: 99")
+    got = await exchange(raw, ("s.a", a1, b"x", low), ("s.a", a2, b"x", high), ("s.a", a3))
+    level = err("S", 412, 10185, "JetStream minimum api level required")
+    assert got == msg(a1, flow(0, 10)) + msg(a2, level) + msg(a3, err("S", 400, 10208, "batch publish ID unknown"))
+    # The header is taken off the stored message.
+    reply = await api(nc, "$JS.API.STREAM.MSG.GET.S", {"seq": 1})
+    assert "hdrs" not in reply["message"], reply
+    assert await stored(nc) == (1, 1)
     await raw.close()
     await nc.close()

@@ -23,9 +23,12 @@ publish; the publisher hears back only now and then:
   ``seq`` the stream sequence of the batch's last stored message, ``count``
   the batch sequence the batch ended at.
 
-A batch nobody publishes to for 10 seconds is dropped silently (its next
-message is then answered ``batch publish ID unknown``).  nats-server's
-parsing and bookkeeping (``getFastBatch``, ``processJetStreamFastBatchMsg``,
+``Nats-Required-Api-Level`` is checked on every batch message (asking too
+much ends the batch) and never stored.  A batch nobody publishes to for 10
+seconds is dropped silently (its next message is then answered ``batch
+publish ID unknown``).  Where the 2.15.1 binary and the Go source differ
+(a sequence going backwards is reported as a gap; a ping never starts a
+batch) the binary is followed.  This is nats-server's parsing and bookkeeping (``getFastBatch``, ``processJetStreamFastBatchMsg``,
 ``fastBatchRegisterSequences``, ``checkFlowControl``) for a non-clustered
 stream, where a message is stored before the next one is looked at.
 """
@@ -38,8 +41,10 @@ from dataclasses import dataclass
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.gocompat.gojson import dumps
+from fakejs.jetstream.apilevel import REQUIRED_API_LEVEL, required_level
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
+from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
 SUFFIX = ".$FI"
@@ -222,11 +227,12 @@ class FastBatches:
         request = parse_reply(reply)
         try:
             batch = self._admit(config, request, hdr, payload)
+            assert request is not None
+            hdr = self._required_level(request.batch_id, hdr)
         except ApiError as error:
             if can_respond:
                 self._send(reply, self._error_ack(error))
             return True
-        assert request is not None
         self._touch(request.batch_id, batch)
         if request.ping:
             self._ping(request, batch, reply)
@@ -259,6 +265,15 @@ class FastBatches:
         # Alone, the publisher gets the flow it asked for; with company it starts slow.
         batch.ack_every = min(SERVER_FLOW, request.flow) if len(self._batches) == 1 else 1
         return batch
+
+    def _required_level(self, batch_id: str, hdr: bytes | None) -> bytes | None:
+        """``Nats-Required-Api-Level`` is never stored; asking too much ends the batch (10185)."""
+        if not hdr or not hdrs.get(hdr, REQUIRED_API_LEVEL):
+            return hdr
+        if required_level(hdr):
+            self._drop(batch_id)
+            raise api_error("JSRequiredApiLevelErr")
+        return hdrs.remove(hdr, REQUIRED_API_LEVEL) or None
 
     def _ping(self, request: BatchRequest, batch: _Batch, reply: str) -> None:
         """Re-send the last flow-control ack; a ping ahead of what arrived reports the gap."""
