@@ -189,7 +189,6 @@ ZERO: StreamConfig = {
 UNSUPPORTED: tuple[tuple[str, Any], ...] = (
     ("allow_atomic", False),
     ("allow_msg_schedules", False),
-    ("allow_batched", False),
 )
 
 

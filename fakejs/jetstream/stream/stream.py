@@ -31,6 +31,7 @@ from fakejs.jetstream.stream import counter, info, publish, store_limits
 from fakejs.jetstream.stream.dedup import DuplicateWindow
 from fakejs.jetstream.stream.direct import DirectGet, DirectHost
 from fakejs.jetstream.stream.expiry import MessageExpiry
+from fakejs.jetstream.stream.fast_batch import FastBatches
 from fakejs.jetstream.stream.transforms import Republisher, input_transform
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
@@ -139,6 +140,9 @@ class Stream:
             self._ack_head += b',"domain":' + go_quote(js.domain).encode()
         self._ack_head += b',"seq":'
         self._transforms(config)
+        self.fast = FastBatches(
+            js.clock, js.reply, self._process, lambda: self.store.last_seq, self._pub_ack, self._error_ack
+        )
 
     @property
     def name(self) -> str:
@@ -177,6 +181,7 @@ class Stream:
         self.direct.close()
         self.dedup.close()
         self.expiry.close()
+        self.fast.close()
 
     def _transforms(self, config: StreamConfig) -> None:
         """The input transform and the republisher of a checked config (``None`` when unused)."""
@@ -206,6 +211,7 @@ class Stream:
             self.detach()
             self.attach()
         self._sync_direct()
+        self.fast.updated(config)
         self.enforce_subject_limit()
         self.enforce_limits()
         self.expiry.rearm()
@@ -231,6 +237,8 @@ class Stream:
         do_ack = not self.config["no_ack"] and bool(reply)
         if self._input is not None:
             subject = self._input.match(subject) or subject
+        if self.fast.take(self.config, subject, reply, hdr or None, payload):
+            return None  # a fast batch message: the batch answers for itself
         try:
             ack = self._process(subject, hdr or None, payload)
         except ApiError as error:
