@@ -186,8 +186,6 @@ ZERO: StreamConfig = {
 
 # Features fakejs does not implement yet: refused by name, never ignored.
 UNSUPPORTED: tuple[tuple[str, Any], ...] = (
-    ("mirror", None),
-    ("sources", None),
     ("allow_atomic", False),
     ("allow_msg_schedules", False),
     ("allow_batched", False),
