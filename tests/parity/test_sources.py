@@ -112,7 +112,9 @@ async def test_missing_origin_and_update(nc) -> None:
         }
     ]
     reply = await api(
-        nc, "$JS.API.STREAM.UPDATE.T", {"name": "T", "subjects": ["t.>"], "storage": "memory", "sources": [{"name": "A"}]}
+        nc,
+        "$JS.API.STREAM.UPDATE.T",
+        {"name": "T", "subjects": ["t.>"], "storage": "memory", "sources": [{"name": "A"}]},
     )
     assert "error" not in reply, reply
     got = await until(nc, "T", lambda i: i["state"]["messages"] == 1)
