@@ -52,3 +52,15 @@ async def test_missing_origin_is_retried_after_the_backoff() -> None:
         mirror = (await call(nc, "$JS.API.STREAM.INFO.M"))["mirror"]
         assert "error" not in mirror and mirror["active"] >= 0
         await nc.close()
+
+
+async def test_external_and_durable_links_are_refused_by_name() -> None:
+    async with Server() as server:
+        nc = await nats.connect(server.url)
+        external = {"name": "M", "storage": "memory", "mirror": {"name": "O", "external": {"api": "$JS.D.API"}}}
+        reply = await call(nc, "$JS.API.STREAM.CREATE.M", external)
+        assert reply["error"]["description"] == "external is not supported by fakejs"
+        durable = {"name": "T", "storage": "memory", "sources": [{"name": "O", "consumer": {"name": "C"}}]}
+        reply = await call(nc, "$JS.API.STREAM.CREATE.T", durable)
+        assert "not supported by fakejs" in reply["error"]["description"], reply
+        await nc.close()
