@@ -52,6 +52,8 @@ class ConsumerAdmin:
         Returns the consumer and the stream identity to echo to the client
         (empty unless the consumer is direct or sourcing).
         """
+        if config["direct"] and config["sourcing"] and config["name"]:
+            self._sourcing(stream, config)
         existing = stream.consumers.get(config["name"]) if config["name"] else None
         if existing is not None:
             config["pause_until"] = existing.config["pause_until"]
@@ -62,6 +64,17 @@ class ConsumerAdmin:
                 raise api_error("JSConsumerStreamIdentityMismatchF", msg=identity)
         consumerconfig.set_static_metadata(config)
         return self.add(stream, config, action, pedantic), identity
+
+    def _sourcing(self, stream: Stream, config: ConsumerConfig) -> None:
+        """A mirror's or source's consumer: a durable acked by flow control on an interest or
+        work-queue stream (it must hold messages back), else a direct one with a unique name."""
+        if stream.config["retention"] != "limits":
+            config["direct"] = False
+            config["durable_name"] = config["name"]
+            config["ack_policy"] = "flow_control"
+            config["ack_wait"] = config["max_deliver"] = config["inactive_threshold"] = 0
+        else:
+            config["name"] = f"{config['name']}-{ids.consumer_name(self.random)}"
 
     def add(self, stream: Stream, config: ConsumerConfig, action: str, pedantic: bool) -> Consumer:
         account_limits = self.limits

@@ -97,8 +97,9 @@ class DirectHost(Protocol):
 class DirectGet:
     """The Direct Get responder of one stream, subscribed while the stream allows it."""
 
-    def __init__(self, stream_name: str, store: MessageStore, host: DirectHost) -> None:
+    def __init__(self, stream_name: str, store: MessageStore, host: DirectHost, serves: str = "") -> None:
         self.stream_name = stream_name
+        self.serves = serves or stream_name  # a mirror answers for its origin
         self.store = store
         self.host = host
         self.subscriptions: list[Subscription] = []
@@ -107,7 +108,7 @@ class DirectGet:
         """Listen or stop listening to follow the stream's ``allow_direct`` (off once it is closed)."""
         if enabled and not self.subscriptions:
             router = self.host.router
-            base = f"$JS.API.DIRECT.GET.{self.stream_name}"
+            base = f"$JS.API.DIRECT.GET.{self.serves}"
             self.subscriptions = [
                 router.subscribe_internal(base, self._on_request, QUEUE_GROUP),
                 router.subscribe_internal(base + ".>", self._on_last_by_subject, QUEUE_GROUP),

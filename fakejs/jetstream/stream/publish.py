@@ -95,8 +95,12 @@ def clean_headers(hdr: bytes) -> bytes | None:
     return kept
 
 
-def check_expectations(cfg: StreamConfig, name: str, store: MessageStore, subject: str, hdr: bytes) -> None:
+def check_expectations(
+    cfg: StreamConfig, name: str, store: MessageStore, subject: str, hdr: bytes, sourced: bool = False
+) -> None:
     """The expected stream, TTLs allowed, expected last sequences, schedules, sources.
+
+    A ``sourced`` message was checked by its origin: TTLs and its source header pass.
 
     ``Nats-Incr`` is checked just before, by :mod:`fakejs.jetstream.stream.counter`.
     """
@@ -109,7 +113,7 @@ def check_expectations(cfg: StreamConfig, name: str, store: MessageStore, subjec
             ttl_check = parse_ttl(ttl_value)
         except ValueError:
             ttl_check = 0
-        if ttl_check != 0 and not cfg["allow_msg_ttl"]:
+        if ttl_check != 0 and not cfg["allow_msg_ttl"] and not sourced:
             raise api_error("JSMessageTTLDisabledErr")
     last_subject_seq = hdrs.get(hdr, EXPECTED_LAST_SUBJECT_SEQ)
     seq_subject_override = hdrs.get(hdr, EXPECTED_LAST_SUBJECT_SEQ_SUBJECT)
@@ -128,7 +132,7 @@ def check_expectations(cfg: StreamConfig, name: str, store: MessageStore, subjec
         raise api_error("JSMessageSchedulesDisabledErr")
     if hdrs.get(hdr, SCHEDULE_NEXT) or hdrs.get(hdr, SCHEDULER):
         raise api_error("JSMessageSchedulesSchedulerInvalidErr")
-    if hdrs.get(hdr, STREAM_SOURCE):
+    if hdrs.get(hdr, STREAM_SOURCE) and not sourced:
         raise api_error("JSMessageSourceHdrNotAllowedErr")
 
 

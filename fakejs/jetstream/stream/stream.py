@@ -32,6 +32,7 @@ from fakejs.jetstream.stream.dedup import DuplicateWindow
 from fakejs.jetstream.stream.direct import DirectGet, DirectHost
 from fakejs.jetstream.stream.expiry import MessageExpiry
 from fakejs.jetstream.stream.fast_batch import FastBatches
+from fakejs.jetstream.stream.links import Links
 from fakejs.jetstream.stream.transforms import Republisher, input_transform
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
@@ -143,6 +144,7 @@ class Stream:
         self.fast = FastBatches(
             js.clock, js.reply, self._process, lambda: self.store.last_seq, self._pub_ack, self._error_ack
         )
+        self.links = Links(self)  # its mirror or sources
 
     @property
     def name(self) -> str:
@@ -168,6 +170,7 @@ class Stream:
             self.subscriptions.append(router.subscribe_internal(subject, self._inbound))
         self._sync_direct()
         self.expiry.rearm()
+        self.links.sync()
 
     def detach(self) -> None:
         router = self.js.router
@@ -177,6 +180,7 @@ class Stream:
 
     def close(self) -> None:
         self.closed = True
+        self.links.close()
         self.detach()
         self.direct.close()
         self.dedup.close()
@@ -212,6 +216,7 @@ class Stream:
             self.attach()
         self._sync_direct()
         self.fast.updated(config)
+        self.links.sync()
         self.enforce_subject_limit()
         self.enforce_limits()
         self.expiry.rearm()
@@ -245,7 +250,29 @@ class Stream:
             return self._error_ack(error) if do_ack else None
         return ack if do_ack else None
 
-    def _process(self, subject: str, hdr: bytes | None, payload: bytes, republish: bool = True) -> bytes:
+    def store_sourced(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
+        """A message from a source: the target's own rules, but not the checks the origin made."""
+        self._process(subject, hdr, payload, sourced=True)
+        self._signal_consumers()
+
+    def store_mirrored(self, subject: str, hdr: bytes | None, payload: bytes, seq: int, ts: int) -> bool:
+        """The origin's message ``seq`` with its time; False when ``seq`` does not follow the last."""
+        store = self.store
+        if seq - 1 != store.last_seq:
+            if store.msgs:
+                return False
+            store.skip_to(seq)
+        try:
+            ttl = publish.message_ttl(self.config, hdr)[0] if hdr and self.config["allow_msg_ttl"] else 0
+            self._fresh.append(self._store(subject, hdr, payload, ttl, False, ts))
+        except ApiError:
+            pass  # refused by a limit: nats-server logs it and the mirror goes on
+        self._signal_consumers()
+        return True
+
+    def _process(
+        self, subject: str, hdr: bytes | None, payload: bytes, republish: bool = True, sourced: bool = False
+    ) -> bytes:
         cfg = self.config
         publish.check_message(cfg, self.store, subject, hdr, payload)
         msg_id = rollup = ""
@@ -255,7 +282,7 @@ class Stream:
             hdr = publish.clean_headers(hdr)
         if hdr:
             incr = counter.increment(cfg, hdr, payload)
-            publish.check_expectations(cfg, self.name, self.store, subject, hdr)
+            publish.check_expectations(cfg, self.name, self.store, subject, hdr, sourced)
             msg_id = publish.msg_id(hdr)
             if msg_id:
                 seen = self.dedup.lookup(msg_id)
@@ -273,7 +300,7 @@ class Stream:
             raise api_error("JSAccountResourcesExceededErr")
         if cfg["retention"] == "interest" and not self._has_interest(subject):
             return self._skip_uninteresting(subject, msg_id, rollup)
-        if hdr:
+        if hdr and (cfg["allow_msg_ttl"] or not sourced):
             ttl, hdr = publish.message_ttl(cfg, hdr)
         then = self._republish.prepare(subject, self.store) if self._republish and republish else None
         msg = self._store(subject, hdr, payload, ttl, bool(rollup))
@@ -300,7 +327,9 @@ class Stream:
         if msg_id:
             self.dedup.remember(msg_id, seq)
 
-    def _store(self, subject: str, hdr: bytes | None, payload: bytes, ttl: int, rollup: bool) -> StoredMessage:
+    def _store(
+        self, subject: str, hdr: bytes | None, payload: bytes, ttl: int, rollup: bool, ts: int = 0
+    ) -> StoredMessage:
         """Limits as the stores apply them: discard-new refusals first, discard-old after."""
         cfg = self.config
         store = self.store
@@ -310,7 +339,7 @@ class Stream:
             refusal = store_limits.refusal(cfg, store, subject, hdr, payload, at_subject_limit, rollup)
             if refusal:
                 raise api_error("JSStreamStoreFailedF", err=refusal)
-        msg = store.store(subject, hdr, payload, self.clock.time_ns(), ttl)
+        msg = store.store(subject, hdr, payload, ts or self.clock.time_ns(), ttl)
         if max_per > 0:
             store_limits.trim_subject(store, subject, max_per, self.remove_message)
         self.enforce_limits()
@@ -475,7 +504,7 @@ class Stream:
 
     def state(self, deleted_details: bool = False, subjects: Mapping[str, int] | None = None) -> dict[str, Any]:
         """``StreamState`` in nats-server's field order (``subjects``: a page of per-subject counts)."""
-        return info.state(self.store, len(self.consumers), deleted_details, subjects)
+        return info.state(self.store, self.links.consumer_count(self.consumers), deleted_details, subjects)
 
     def info(
         self,
@@ -488,7 +517,7 @@ class Stream:
     ) -> dict[str, Any]:
         """``StreamInfo`` (a create reply leaves ``domain`` out, as nats-server does)."""
         js = self.js
-        return info.stream_info(
+        out = info.stream_info(
             self.config,
             self.created_ns,
             self.state(deleted_details, subjects),
@@ -497,3 +526,4 @@ class Stream:
             domain=js.domain if domain else "",
             leader=js.server_name if cluster else None,
         )
+        return self.links.add_info(out)

@@ -1,0 +1,459 @@
+"""The link between a stream and one stream it mirrors or sources from.
+
+nats-server does everything through its own API, even on a single server:
+the target stream sends a ``CONSUMER.CREATE`` request for an ephemeral
+push consumer on the origin (``direct`` and ``sourcing``, no acks, flow
+control, 1 s heartbeats, 10 s inactivity threshold), receives the
+deliveries on an internal subscription to ``$JS.M.<token>`` /
+``$JS.S.<token>`` and reads the origin's sequence, timestamp and pending
+count from the ``$JS.ACK`` reply subject.  A :class:`Feed` is that link;
+what to do with each message is its owner's business (:class:`FeedOwner`).
+
+Everything here runs on the server clock: the throttle between two
+consumer requests (2 s), the back-off after failures (10 s per failure, at
+most 2 minutes, plus 100-200 ms of jitter), the wait for an answer (30 s)
+and the health check every 10 s that recreates a stalled consumer.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.router import Router, Subscription
+from fakejs.core.subject_transform import SubjectTransform
+from fakejs.gocompat.gotime import NS
+from fakejs.jetstream.config.stream import StreamConfig
+from fakejs.jetstream.storage.store import MessageStore
+from fakejs.jetstream.stream.direct import DirectHost
+from fakejs.protocol import headers as hdrs
+
+RETRY_THRESHOLD = 2.0  # seconds between two consumer requests (sourceConsumerRetryThreshold)
+RETRY_BACKOFF = 5.0  # seconds, times twice the failures (retryBackOff)
+RETRY_MAXIMUM = 120.0  # seconds (retryMaximum)
+HEALTH_CHECK = 10.0  # seconds (sourceHealthCheckInterval): also the consumers' inactive threshold
+ANSWER_WAIT = 30.0  # seconds to wait for the consumer create answer (srcConsumerWaitTime)
+HEARTBEAT_NS = NS  # sourceHealthHB
+ACK_WAIT_NS = 22 * 3600 * NS
+TOKEN_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+LAST_CONSUMER = "Nats-Last-Consumer"
+LAST_STREAM = "Nats-Last-Stream"
+CONSUMER_STALLED = "Nats-Consumer-Stalled"
+STREAM_IDENTITY = "Nats-Stream-Identity"
+REQUIRED_LEVEL = "Nats-Required-Api-Level"
+
+
+def retry_backoff(fails: int) -> float:
+    """``calculateRetryBackoff``: seconds to wait after ``fails`` failures."""
+    return min(RETRY_BACKOFF * fails * 2, RETRY_MAXIMUM)
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What the ``$JS.ACK`` reply subject of a delivery says (``consumer`` empty when it is not one)."""
+
+    consumer: str
+    delivered: int
+    stream_seq: int
+    consumer_seq: int
+    ts: int
+    pending: int
+
+
+def parse_ack_reply(reply: str) -> Delivery:
+    """``ackReplyInfo`` and ``consumerFromAckReply`` in one (v1: 9 tokens, v2: 12 or more)."""
+    tokens = reply.split(".")
+    if len(tokens) == 9:
+        offset = 2
+    elif len(tokens) >= 12:
+        offset = 4
+    else:
+        return Delivery("", 0, 0, 0, 0, 0)
+    if tokens[0] != "$JS" or tokens[1] != "ACK":
+        return Delivery("", 0, 0, 0, 0, 0)
+    try:
+        numbers = [int(token) for token in tokens[offset + 2 : offset + 7]]
+    except ValueError:
+        return Delivery("", 0, 0, 0, 0, 0)
+    return Delivery(tokens[offset + 1], *numbers)
+
+
+class FeedHost(DirectHost, Protocol):
+    """The target stream's JetStream: its account's router, the server clock and generator."""
+
+    @property
+    def router(self) -> Router: ...
+
+    @property
+    def account_name(self) -> str: ...
+
+    @property
+    def domain(self) -> str: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def rng(self) -> random.Random: ...
+
+
+class FeedOwner(Protocol):
+    """The mirror or source a feed works for."""
+
+    def request(self, first: bool) -> tuple[str, dict[str, Any], list[tuple[str, str]]]:
+        """The ``CONSUMER.CREATE`` subject (before the external prefix), body and headers to send."""
+        ...
+
+    def refused(self, error: dict[str, Any]) -> bool:
+        """An error answer to take as a reason to start over at once (no failure counted)."""
+        ...
+
+    def created(self, info: dict[str, Any], identity: str) -> bool:
+        """The consumer exists (its info); False to give up on it (retried later)."""
+        ...
+
+    def message(self, subject: str, hdr: bytes | None, payload: bytes, delivery: Delivery) -> bool:
+        """A message from the origin; False when it asked for a retry."""
+        ...
+
+
+class Feed:
+    """One origin's consumer: its setup, retries, health, flow control and info."""
+
+    def __init__(self, js: FeedHost, owner: FeedOwner, deliver_prefix: str, api_prefix: str = "") -> None:
+        self.js = js
+        self.owner = owner
+        self.deliver_prefix = deliver_prefix
+        self.api_prefix = api_prefix  # ``external.api`` replacing ``$JS.API``
+        self.consumer = ""  # the origin consumer's name once created
+        self.stream_seq = 0  # the origin's last sequence handled (sseq)
+        self.consumer_seq = 0  # the consumer's last delivery sequence handled (dseq)
+        self.lag = 0
+        self.error: dict[str, Any] | None = None
+        self.last_contact = 0  # server clock ns of the last message from the origin
+        self.fails = 0
+        self.last_request = -1.0  # monotonic seconds of the last consumer request
+        self.in_progress = False
+        self.closed = False
+        self._deliveries: Subscription | None = None
+        self._answers: Subscription | None = None
+        self._timers: dict[str, TimerHandle] = {}
+
+    # -- timers ------------------------------------------------------------------------------
+
+    def _later(self, key: str, delay: float, action: Callable[[], None]) -> None:
+        self._cancel(key)
+
+        def fire() -> None:
+            self._timers.pop(key, None)
+            if not self.closed:
+                action()
+
+        self._timers[key] = self.js.clock.call_later(delay, fire)
+
+    def _cancel(self, key: str) -> None:
+        timer = self._timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _jitter(self) -> float:
+        return 0.1 + self.js.rng.randrange(100_000_000) / NS
+
+    # -- setup and retries -------------------------------------------------------------------
+
+    def start(self, delay: bool) -> None:
+        """Set the consumer up: soon (a mirror), or after the jitter (a source)."""
+        # Even a mirror's first request goes out after the reply to the request that made the stream.
+        self._later("setup", self._jitter() if delay else 0.0, self.setup)
+
+    def schedule_retry(self) -> None:
+        """``scheduleSetupMirrorConsumerRetry``: the throttle left, the back-off, the jitter."""
+        wait = 0.0
+        if self.last_request >= 0:
+            wait = max(0.0, RETRY_THRESHOLD - (self.js.clock.monotonic() - self.last_request))
+        wait += retry_backoff(self.fails) + self._jitter()
+        self._later("setup", wait, self.setup)
+
+    def retry(self) -> None:
+        """Drop the consumer and set it up again (a gap, a stall, a refused message)."""
+        self.cancel()
+        self.schedule_retry() if self._throttled() else self.setup()
+
+    def _throttled(self) -> bool:
+        clock = self.js.clock
+        return self.in_progress or (self.last_request >= 0 and clock.monotonic() - self.last_request < RETRY_THRESHOLD)
+
+    def setup(self) -> None:
+        if self.closed:
+            return
+        if self._throttled():
+            self.schedule_retry()
+            return
+        self.cancel()
+        self.last_request = self.js.clock.monotonic()
+        subject, body, headers = self.owner.request(self.consumer == "" and self.stream_seq == 0)
+        deliver = f"{self.deliver_prefix}.{self._token()}".replace("..", ".")
+        body["config"]["deliver_subject"] = deliver
+        if self.api_prefix:
+            subject = subject.replace("$JS.API", self.api_prefix, 1).replace("..", ".")
+        router = self.js.router
+        reply = f"$JSC.R.{self._token()}"
+        self.in_progress = True
+        self.error = None
+        self._deliveries = router.subscribe_internal(deliver, self._on_delivery)
+        self._answers = router.subscribe_internal(reply, self._on_answer)
+        self._later("answer", ANSWER_WAIT, self._no_answer)
+        payload = json.dumps(body, separators=(",", ":")).encode()
+        router.publish(subject, reply, hdrs.build(headers), payload, None)
+
+    def _token(self) -> str:
+        rng = self.js.rng
+        return "".join(rng.choice(TOKEN_ALPHABET) for _ in range(8))
+
+    def _on_answer(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+        self._unsubscribe_answers()
+        self._cancel("answer")
+        self.in_progress = False
+        try:
+            answer = json.loads(payload)
+        except ValueError:
+            answer = {"error": {"code": 500, "err_code": 10025, "description": "invalid JSON"}}
+        info = answer.get("config") and answer
+        if not info or "error" in answer:
+            self.error = answer.get("error") or {
+                "code": 500,
+                "err_code": 10029,
+                "description": "invalid consumer create response",
+            }
+            if self.owner.refused(self.error):
+                self.cancel()
+                self.schedule_retry()
+            else:
+                self._failed()
+            return
+        identity = (hdrs.get(hdr, STREAM_IDENTITY) or b"").decode()
+        if not self.owner.created(info, identity):
+            self._failed()
+            return
+        self.fails = 0
+        self.consumer = info["name"]
+        self.consumer_seq = 0
+        self.last_contact = self.js.clock.time_ns()
+        self._later("health", HEALTH_CHECK, self._health)
+
+    def _no_answer(self) -> None:
+        self.in_progress = False
+        self._failed()
+
+    def _failed(self) -> None:
+        self.fails += 1
+        self.cancel()
+        self.schedule_retry()
+
+    def _health(self) -> None:
+        """Every 10 s: no word from the origin for that long means the consumer is gone."""
+        if self.js.clock.time_ns() - self.last_contact > HEALTH_CHECK * NS:
+            self.retry()
+        else:
+            self._later("health", HEALTH_CHECK, self._health)
+
+    # -- deliveries --------------------------------------------------------------------------
+
+    def _on_delivery(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+        if self.closed or self._deliveries is None:
+            return
+        self.last_contact = self.js.clock.time_ns()
+        if hdr and not payload and hdrs.status(hdr)[0] == 100:
+            self._control(reply, hdr)
+            return
+        delivery = parse_ack_reply(reply)
+        if delivery.consumer != self.consumer or delivery.delivered > 1:
+            return
+        if delivery.stream_seq <= self.stream_seq:
+            if delivery.consumer_seq == self.consumer_seq + 1:
+                self.consumer_seq += 1
+            return
+        self.lag = max(delivery.pending - 1, 0)
+        self.owner.message(subject, hdr, payload, delivery)
+
+    def _control(self, reply: str, hdr: bytes) -> None:
+        """Flow control gets the sequences handled; a heartbeat reveals a missed delivery."""
+        router = self.js.router
+        if reply:
+            answer = hdrs.build([(LAST_CONSUMER, str(self.consumer_seq)), (LAST_STREAM, str(self.stream_seq))])
+            router.publish(reply, "", answer, b"", None)
+            return
+        last = hdrs.get(hdr, LAST_CONSUMER)
+        if last and last.isdigit() and int(last) > 0 and int(last) != self.consumer_seq:
+            self.retry()
+            return
+        stalled = hdrs.get(hdr, CONSUMER_STALLED)
+        if stalled:
+            router.publish(stalled.decode(), "", None, b"", None)
+
+    # -- the owner's accounting ----------------------------------------------------------------
+
+    def advance(self, delivery: Delivery) -> None:
+        self.consumer_seq = delivery.consumer_seq
+        self.stream_seq = delivery.stream_seq
+
+    # -- stopping ----------------------------------------------------------------------------
+
+    def _unsubscribe_answers(self) -> None:
+        if self._answers is not None:
+            self.js.router.unsubscribe(self._answers)
+            self._answers = None
+
+    def cancel(self) -> None:
+        """``cancelSourceInfo``: no more deliveries; the consumer on the origin times out by itself."""
+        if self._deliveries is not None:
+            self.js.router.unsubscribe(self._deliveries)
+            self._deliveries = None
+        self._unsubscribe_answers()
+        self.consumer = ""
+        for key in ("health", "answer"):
+            self._cancel(key)
+
+    def close(self) -> None:
+        self.cancel()
+        self._cancel("setup")
+        self.closed = True
+
+    # -- info --------------------------------------------------------------------------------
+
+    def active_ns(self) -> int:
+        """Nanoseconds since the origin was last heard from, -1 never."""
+        if not self.last_contact:
+            return -1
+        return max(self.js.clock.time_ns() - self.last_contact, 0)
+
+
+class FedStream(Protocol):
+    """The target stream as its mirror or sources see it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def config(self) -> StreamConfig: ...
+
+    @property
+    def store(self) -> MessageStore: ...
+
+    @property
+    def js(self) -> FeedHost: ...
+
+    def store_mirrored(self, subject: str, hdr: bytes | None, payload: bytes, seq: int, ts: int) -> bool:
+        """Store the origin's message ``seq`` as ``seq``; False when the sequences no longer line up."""
+        ...
+
+    def store_sourced(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
+        """Store a sourced message as if published (raises the ``ApiError`` a PubAck would carry)."""
+        ...
+
+
+def consumer_config(name: str, metadata: dict[str, str]) -> dict[str, Any]:
+    """The consumer nats-server asks for, in Go's field order (start and filters filled in after)."""
+    return {
+        "name": name,
+        "deliver_policy": "all",
+        "ack_policy": "none",
+        "ack_wait": ACK_WAIT_NS,
+        "max_deliver": 1,
+        "replay_policy": "instant",
+        "flow_control": True,
+        "deliver_subject": "",
+        "idle_heartbeat": HEARTBEAT_NS,
+        "inactive_threshold": int(HEALTH_CHECK * NS),
+        "num_replicas": 0,
+        "direct": True,
+        "sourcing": True,
+        "metadata": metadata,
+    }
+
+
+def with_start(config: dict[str, Any], policy: str, seq: int = 0, time: Any = None) -> dict[str, Any]:
+    """The config with its deliver policy and start placed where Go writes them."""
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        out[key] = value
+        if key == "deliver_policy":
+            out[key] = policy
+            if seq:
+                out["opt_start_seq"] = seq
+            if time is not None:
+                out["opt_start_time"] = time
+    return out
+
+
+def with_filters(config: dict[str, Any], filter_subject: str, filters: list[str]) -> dict[str, Any]:
+    """The config with ``filter_subject`` / ``filter_subjects`` placed after ``max_deliver``."""
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        out[key] = value
+        if key == "max_deliver":
+            if filter_subject:
+                out["filter_subject"] = filter_subject
+            if filters:
+                out["filter_subjects"] = filters
+    return out
+
+
+def create_subject(origin: str, config: dict[str, Any]) -> str:
+    """``CONSUMER.CREATE.<origin>.<name>.<filter>`` with a single filter, else ``CONSUMER.CREATE.<origin>``."""
+    if config.get("filter_subject"):
+        return f"$JS.API.CONSUMER.CREATE.{origin}.{config['name']}.{config['filter_subject']}"
+    return f"$JS.API.CONSUMER.CREATE.{origin}"
+
+
+def strip_headers(hdr: bytes | None, *names: str) -> bytes | None:
+    """The origin's headers without ``Nats-Expected-*`` and ``Nats-Batch-*`` (and ``names``)."""
+    if not hdr:
+        return hdr
+    for key, _ in hdrs.pairs(hdr):
+        if key.startswith(("Nats-Expected-", "Nats-Batch-")) or key in names:
+            hdr = hdrs.remove(hdr, key) if hdr else hdr
+    return hdr or None
+
+
+def transforms_of(source: dict[str, Any], rng: random.Random) -> list[tuple[str, SubjectTransform | None]]:
+    """A mirror's or source's ``subject_transforms`` as (source filter, transform) pairs."""
+    out: list[tuple[str, SubjectTransform | None]] = []
+    for spec in source.get("subject_transforms") or []:
+        src, dest = spec.get("src", ""), spec.get("dest", "")
+        out.append((src, SubjectTransform.parse(src or ">", dest, rng=rng) if dest else None))
+    return out
+
+
+def transformed(subject: str, transforms: list[tuple[str, SubjectTransform | None]]) -> str:
+    for _, transform in transforms:
+        if transform is not None:
+            mapped = transform.match(subject)
+            if mapped is not None:
+                return mapped
+    return subject
+
+
+def source_info(feed: Feed, source: dict[str, Any], with_seq: bool) -> dict[str, Any]:
+    """``StreamSourceInfo`` in the order nats-server 2.15.1 writes it."""
+    out: dict[str, Any] = {"name": source["name"]}
+    external = source.get("external")
+    if external:
+        out["external"] = {k: v for k, v in external.items() if v}
+    out["lag"] = feed.lag
+    if with_seq and feed.stream_seq:
+        out["seq"] = feed.stream_seq
+    out["active"] = feed.active_ns()
+    if source.get("filter_subject"):
+        out["filter_subject"] = source["filter_subject"]
+    if source.get("subject_transforms"):
+        out["subject_transforms"] = [
+            {"src": t.get("src", ""), "dest": t.get("dest", "")} for t in source["subject_transforms"]
+        ]
+    if feed.error is not None:
+        out["error"] = feed.error
+    return out

@@ -1,0 +1,81 @@
+"""What a stream is fed by: its mirror or its sources, started, followed and stopped with it.
+
+The stream builds one :class:`Links` and calls it when it attaches, when
+its config changes (a promoted mirror stops mirroring, sources come and
+go) and when it closes; STREAM.INFO gets the ``mirror`` or ``sources``
+block from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fakejs.jetstream.config.stream import StreamConfig
+from fakejs.jetstream.errors import ApiError, api_error
+from fakejs.jetstream.stream.feed import FedStream
+from fakejs.jetstream.stream.mirror import Mirror
+from fakejs.jetstream.stream.sources import Sources
+
+UNSUPPORTED_KEYS = (
+    "external",
+)  # other domains and accounts (the durable sourcing consumer is refused by the config rules)
+
+
+def unsupported(config: StreamConfig) -> ApiError | None:
+    """The refusal of a mirror or source fakejs does not run, naming the field."""
+    specs = ([config["mirror"]] if config["mirror"] else []) + list(config["sources"] or [])
+    for spec in specs:
+        for key in UNSUPPORTED_KEYS:
+            if spec.get(key):
+                return api_error("JSStreamInvalidConfigF", err=f"{key} is not supported by fakejs")
+    return None
+
+
+class Links:
+    def __init__(self, stream: FedStream) -> None:
+        self.stream = stream
+        self.mirror: Mirror | None = None
+        self.sources: Sources | None = None
+
+    def sync(self) -> None:
+        """Start what the config asks for, stop what it no longer does."""
+        config = self.stream.config
+        if config["mirror"] is None and self.mirror is not None:
+            self.mirror.close()
+            self.mirror = None
+        elif config["mirror"] is not None and self.mirror is None:
+            self.mirror = Mirror(self.stream)
+            self.mirror.start()
+        if config["sources"]:
+            if self.sources is None:
+                self.sources = Sources(self.stream)
+            self.sources.sync()
+        elif self.sources is not None:
+            self.sources.close()
+            self.sources = None
+
+    def close(self) -> None:
+        if self.mirror is not None:
+            self.mirror.close()
+            self.mirror = None
+        if self.sources is not None:
+            self.sources.close()
+            self.sources = None
+
+    def add_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        """``StreamInfo`` with ``mirror`` or ``sources`` placed before ``ts``, as nats-server writes it."""
+        if self.mirror is None and self.sources is None:
+            return info
+        ts = info.pop("ts")
+        if self.mirror is not None:
+            info["mirror"] = self.mirror.info()
+        if self.sources is not None:
+            info["sources"] = self.sources.info()
+        info["ts"] = ts
+        return info
+
+    @staticmethod
+    def consumer_count(consumers: Mapping[str, Any]) -> int:
+        """Consumers the state counts: direct ones (other streams' mirrors and sources) are not."""
+        return sum(1 for consumer in consumers.values() if not consumer.config["direct"])

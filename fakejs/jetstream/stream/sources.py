@@ -1,0 +1,173 @@
+"""A stream's sources: messages from other streams, stored as if published.
+
+nats-server's ``trySetupSourceConsumer`` and ``processInboundSourceMsg``:
+one consumer per configured source, set up after 100-200 ms and retried on
+the server clock; each message keeps its subject (or the source's subject
+transform of it), loses its ``Nats-Expected-*`` and ``Nats-Batch-*`` headers
+and gains ``Nats-Stream-Source: <stream> <seq> <filter> <dest> <subject> <identity>``,
+then goes through the target's own publish rules (duplicate window,
+limits), skipping the checks the origin already made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakejs.gocompat import gotime, ids
+from fakejs.jetstream.errors import ApiError
+from fakejs.jetstream.stream import feed as feeds
+from fakejs.jetstream.stream.feed import Delivery, FedStream, Feed
+from fakejs.jetstream.stream.mirror import stable_ident
+from fakejs.protocol import headers as hdrs
+
+STREAM_SOURCE = "Nats-Stream-Source"
+IDENTITY_MISMATCH = 10225  # JSConsumerStreamIdentityMismatchF: the origin was recreated
+
+
+def index_name(spec: dict[str, Any]) -> str:
+    """``composeIName``: ``<name>[:<api hash>] <filters> <destinations>`` (``>`` when empty)."""
+    name = spec["name"]
+    external = spec.get("external") or {}
+    if external:
+        name += ":" + ids.get_hash(external.get("api", ""))
+    transforms = spec.get("subject_transforms") or []
+    if not transforms:
+        return f"{name} {spec.get('filter_subject') or '>'} >"
+    sources = "\f".join(t.get("src") or ">" for t in transforms)
+    destinations = "\f".join(t.get("dest") or ">" for t in transforms)
+    return f"{name} {sources} {destinations}"
+
+
+class Source:
+    """One configured source and its consumer."""
+
+    def __init__(self, target: FedStream, spec: dict[str, Any]) -> None:
+        self.target = target
+        self.spec = spec
+        self.iname = index_name(spec)
+        self.identity = ""  # the origin's identity, from the consumer create answer
+        self.recreated = False
+        external = spec.get("external") or {}
+        deliver = f"{external['deliver']}.S" if external.get("deliver") else "$JS.S"
+        self.feed = Feed(target.js, self, deliver, external.get("api", ""))
+        self.transforms = feeds.transforms_of(spec, target.js.rng)
+
+    def consumer_name(self) -> str:
+        """``createSourcingConsumerHash``: the index name joins in when the origin is sourced twice."""
+        target = self.target
+        ident = stable_ident(target)
+        same = [s for s in target.config["sources"] or [] if s["name"] == self.spec["name"]]
+        if len(same) > 1:
+            ident += f" {self.iname}"
+        return "JS_SRC_" + ids.get_hash(ident)
+
+    def info(self) -> dict[str, Any]:
+        return feeds.source_info(self.feed, self.spec, with_seq=True)
+
+    # -- the feed's owner ---------------------------------------------------------------------
+
+    def request(self, first: bool) -> tuple[str, dict[str, Any], list[tuple[str, str]]]:
+        target, spec = self.target, self.spec
+        js = target.js
+        metadata = {"_nats.src.acc": js.account_name, "_nats.src.stream": target.name}
+        if js.domain:
+            metadata["_nats.src.domain"] = js.domain
+        config = feeds.consumer_config(self.consumer_name(), dict(sorted(metadata.items())))
+        config = self._start(config, self.feed.stream_seq + 1)
+        filters = [t.get("src", "") for t in spec.get("subject_transforms") or []]
+        filter_subject = spec.get("filter_subject") or ""
+        if not filter_subject and len(filters) == 1:
+            filter_subject, filters = filters[0], []
+        config = feeds.with_filters(config, filter_subject, filters)
+        body = {"stream_name": spec["name"], "config": config, "action": ""}
+        headers = [(feeds.REQUIRED_LEVEL, "5"), (feeds.STREAM_IDENTITY, self.identity)]
+        return feeds.create_subject(spec["name"], config), body, headers
+
+    def _start(self, config: dict[str, Any], seq: int) -> dict[str, Any]:
+        """Where the consumer starts: the next sequence, else the configured start, else after the target's last."""
+        spec, store = self.spec, self.target.store
+        if seq > 1:
+            return feeds.with_start(config, "by_start_sequence", seq=seq)
+        if spec.get("opt_start_seq"):
+            return feeds.with_start(config, "by_start_sequence", seq=spec["opt_start_seq"])
+        last_time = gotime.rfc3339(store.last_ts) if store.last_ts else None
+        start = spec.get("opt_start_time")
+        if start:
+            if last_time is not None and gotime.parse_rfc3339(start) < store.last_ts:
+                start = last_time
+            return feeds.with_start(config, "by_start_time", time=start)
+        if store.first_seq > 1 and last_time is not None and not self.recreated:
+            return feeds.with_start(config, "by_start_time", time=last_time)
+        return config
+
+    def refused(self, error: dict[str, Any]) -> bool:
+        """The origin was recreated: start it over from its beginning, without a failure counted."""
+        if error.get("err_code") != IDENTITY_MISMATCH:
+            return False
+        self.feed.stream_seq = self.feed.consumer_seq = 0
+        self.identity, self.recreated = "", True
+        return True
+
+    def created(self, info: dict[str, Any], identity: str) -> bool:
+        feed = self.feed
+        if self.recreated or (identity and self.identity and identity != self.identity):
+            feed.stream_seq = 0
+        self.identity, self.recreated = identity, False
+        delivered = int(info.get("delivered", {}).get("stream_seq", 0))
+        feed.stream_seq = max(feed.stream_seq, delivered)
+        return True
+
+    def message(self, subject: str, hdr: bytes | None, payload: bytes, delivery: Delivery) -> bool:
+        feed = self.feed
+        if delivery.consumer_seq != feed.consumer_seq + 1:
+            if delivery.consumer_seq > feed.consumer_seq:
+                feed.retry()
+            return False
+        before = (feed.stream_seq, feed.consumer_seq)
+        feed.advance(delivery)
+        hdr = feeds.strip_headers(hdr, STREAM_SOURCE)
+        hdr = hdrs.add(hdr, STREAM_SOURCE, self._header(subject, delivery))
+        try:
+            self.target.store_sourced(feeds.transformed(subject, self.transforms), hdr, payload)
+        except ApiError:
+            feed.stream_seq, feed.consumer_seq = before
+            feed.retry()
+            return False
+        return True
+
+    def _header(self, subject: str, delivery: Delivery) -> str:
+        """``genSourceHeader``: the origin, its sequence, the index name's filters, the subject, the identity."""
+        parts = self.iname.split(" ")
+        text = f"{parts[0]} {delivery.stream_seq} {parts[1]} {parts[2]} {subject}"
+        return f"{text} {self.identity}" if self.identity else text
+
+
+class Sources:
+    """All the sources of a stream, by index name, kept across config updates."""
+
+    def __init__(self, target: FedStream) -> None:
+        self.target = target
+        self.by_name: dict[str, Source] = {}
+
+    def sync(self) -> None:
+        """Follow the config: new sources start, removed ones stop, kept ones keep their place."""
+        wanted = {index_name(spec): spec for spec in self.target.config["sources"] or []}
+        for iname in list(self.by_name):
+            if iname not in wanted:
+                self.by_name.pop(iname).feed.close()
+        for iname, spec in wanted.items():
+            source = self.by_name.get(iname)
+            if source is None:
+                source = self.by_name[iname] = Source(self.target, spec)
+                source.feed.start(delay=True)
+            source.spec = spec
+        order = list(wanted)
+        self.by_name = {iname: self.by_name[iname] for iname in order}
+
+    def close(self) -> None:
+        for source in self.by_name.values():
+            source.feed.close()
+        self.by_name = {}
+
+    def info(self) -> list[dict[str, Any]]:
+        return [source.info() for source in self.by_name.values()]
