@@ -210,6 +210,8 @@ def _check_subjects(cfg: StreamConfig) -> None:
             raise api_error("JSMirrorWithSourcesErr")
         if cfg["allow_msg_counter"]:
             raise api_error("JSMirrorWithCountersErr")
+        if cfg["allow_atomic"]:
+            raise api_error("JSMirrorWithAtomicPublishErr")
     subjects = cfg["subjects"]
     if not subjects:
         if cfg["mirror"] is None and not cfg["sources"]:
