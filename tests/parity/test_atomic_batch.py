@@ -1,0 +1,254 @@
+"""Atomic batch publish (``allow_atomic``) on both targets.
+
+Every expectation was read off nats-server 2.15.1.  Facts pinned here:
+
+* Messages carry ``Nats-Batch-Id`` and ``Nats-Batch-Sequence`` (1, 2, ...);
+  each staged message gets an empty reply (``MSG R.1 1 0``); the commit
+  (``Nats-Batch-Commit: 1``, stored; or ``eob``, not stored and not counted)
+  answers ``{"stream":"S","seq":<last>,"batch":"<id>","count":<stored>}``.
+  Nothing is stored before the commit.
+* Refusals: stream without ``allow_atomic`` 10174; id longer than 64 chars
+  10179; no sequence 10175; a gap or a batch not started at 1 (or ``eob`` as
+  the first message) 10176; a commit value other than ``1``/``eob`` 10200;
+  ``Nats-Expected-Last-Msg-Id`` in a batch 10177; a message id twice in the
+  batch, or already stored, 10201.
+* At the commit every message is checked against the stream as it will be
+  after the earlier messages: a failing expectation refuses the whole batch,
+  nothing is stored.  An expected last sequence is only allowed on the first
+  message (10164 on a later one when it would otherwise match).
+* An empty ``Nats-Batch-Id`` is a plain publish.
+* ``allow_atomic`` may be turned on and off by an update; it is refused with a mirror.
+* A refused batch with a gap is abandoned with an advisory on
+  ``$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.<stream>`` (reason ``incomplete``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from typing import Any
+
+import nats
+
+from tests.harness.js import api, connect
+from tests.harness.targets import Target
+from tests.parity.test_stream_publish import Raw, err, hdr_block
+
+EMPTY = b"MSG R.1 1 0\r\n\r\n"
+
+
+def msg(payload: bytes) -> bytes:
+    return b"MSG R.1 1 %d\r\n%s\r\n" % (len(payload), payload)
+
+
+def batch_hdr(bid: str, seq: int, *extra: str, commit: str = "") -> bytes:
+    lines = [f"Nats-Batch-Id: {bid}", f"Nats-Batch-Sequence: {seq}", *extra]
+    if commit:
+        lines.append(f"Nats-Batch-Commit: {commit}")
+    return hdr_block(*lines)
+
+
+async def make(nc: nats.NATS, name: str = "S", **cfg: Any) -> dict:
+    body = {"name": name, "subjects": [name.lower() + ".>"], "storage": "memory", "allow_atomic": True, **cfg}
+    reply = await api(nc, f"$JS.API.STREAM.CREATE.{name}", body)
+    assert "error" not in reply, reply
+    return reply
+
+
+async def msgs(nc: nats.NATS, name: str = "S") -> int:
+    info = await api(nc, f"$JS.API.STREAM.INFO.{name}", {})
+    return int(info["state"]["messages"])
+
+
+async def test_commit_with_1_and_eob(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc)
+    raw = await Raw.open(target)
+    assert await raw.request("s.a", b"one", batch_hdr("B1", 1)) == EMPTY
+    assert await raw.request("s.b", b"two", batch_hdr("B1", 2)) == EMPTY
+    assert await msgs(nc) == 0  # nothing stored before the commit
+    assert await raw.request("s.c", b"three", batch_hdr("B1", 3, commit="1")) == msg(
+        b'{"stream":"S","seq":3,"batch":"B1","count":3}'
+    )
+    assert await raw.request("s.a", b"x", batch_hdr("B2", 1)) == EMPTY
+    assert await raw.request("s.b", b"y", batch_hdr("B2", 2)) == EMPTY
+    assert await raw.request("s.z", b"", batch_hdr("B2", 3, commit="eob")) == msg(
+        b'{"stream":"S","seq":5,"batch":"B2","count":2}'
+    )
+    assert await msgs(nc) == 5
+    got = await api(nc, "$JS.API.STREAM.MSG.GET.S", {"seq": 5})
+    assert got["message"]["subject"] == "s.b"
+    # The batch headers are stored; an eob commit marks the last stored message as the commit.
+    assert base64.b64decode(got["message"]["hdrs"]) == batch_hdr("B2", 2, commit="1")
+    got = await api(nc, "$JS.API.STREAM.MSG.GET.S", {"seq": 3})
+    assert base64.b64decode(got["message"]["hdrs"]) == batch_hdr("B1", 3, commit="1")
+    await raw.close()
+    await nc.close()
+
+
+async def test_refusals(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc)
+    await make(nc, "P", allow_atomic=False)
+    raw = await Raw.open(target)
+    assert await raw.request("p.a", b"", batch_hdr("B", 1)) == msg(err("P", 400, 10174, "atomic publish is disabled"))
+    long_id = "x" * 65
+    assert await raw.request("s.a", b"", batch_hdr(long_id, 1)) == msg(
+        err("S", 400, 10179, "atomic publish batch ID is invalid")
+    )
+    assert await raw.request("s.a", b"", hdr_block("Nats-Batch-Id: B")) == msg(
+        err("S", 400, 10175, "atomic publish sequence is missing")
+    )
+    incomplete = msg(err("S", 400, 10176, "atomic publish batch is incomplete"))
+    assert await raw.request("s.a", b"", batch_hdr("B", 2)) == incomplete
+    assert await raw.request("s.a", b"", batch_hdr("B", 1, commit="eob")) == incomplete
+    assert await raw.request("s.a", b"", batch_hdr("G", 1)) == EMPTY
+    assert await raw.request("s.a", b"", batch_hdr("G", 3)) == incomplete  # a gap
+    assert await raw.request("s.a", b"", batch_hdr("G", 2)) == incomplete  # the batch is gone
+    assert await raw.request("s.a", b"", batch_hdr("C", 1, commit="yes")) == msg(
+        err("S", 400, 10200, "atomic publish batch commit is invalid")
+    )
+    assert await raw.request("s.a", b"", batch_hdr("U", 1, "Nats-Expected-Last-Msg-Id: x", commit="1")) == msg(
+        err("S", 400, 10177, "atomic publish unsupported header used: Nats-Expected-Last-Msg-Id")
+    )
+    dup = msg(err("S", 400, 10201, "atomic publish batch contains duplicate message id"))
+    assert await raw.request("s.a", b"", batch_hdr("D", 1, "Nats-Msg-Id: m1")) == EMPTY
+    assert await raw.request("s.a", b"", batch_hdr("D", 2, "Nats-Msg-Id: m1", commit="1")) == dup
+    assert await raw.request("s.a", b"", hdr_block("Nats-Msg-Id: m2")) == msg(b'{"stream":"S","seq":1}')
+    assert await raw.request("s.a", b"", batch_hdr("E", 1, "Nats-Msg-Id: m2", commit="1")) == dup
+    assert await msgs(nc) == 1
+    await raw.close()
+    await nc.close()
+
+
+async def test_size_and_inflight_limits(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc)
+    raw = await Raw.open(target)
+    # An unknown batch whose sequence is already over the limit (1000 messages): too large.
+    assert await raw.request("s.a", b"", batch_hdr("T", 1001)) == msg(
+        err("S", 400, 10199, "atomic publish batch is too large: 1000")
+    )
+    # The eob marker does not count.
+    assert await raw.request("s.a", b"", batch_hdr("T", 1001, commit="eob")) == msg(
+        err("S", 400, 10176, "atomic publish batch is incomplete")
+    )
+    for n in range(50):
+        assert await raw.request("s.a", b"", batch_hdr(f"I{n}", 1)) == EMPTY
+    assert await raw.request("s.a", b"", batch_hdr("I50", 1)) == msg(
+        err("S", 429, 10210, "atomic publish too many inflight")
+    )
+    # Committing one makes room for another.
+    assert await raw.request("s.a", b"", batch_hdr("I0", 2, commit="1")) == msg(
+        b'{"stream":"S","seq":2,"batch":"I0","count":2}'
+    )
+    assert await raw.request("s.a", b"", batch_hdr("I50", 1)) == EMPTY
+    await raw.close()
+    await nc.close()
+
+
+async def test_counters_in_a_batch(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc, "C", allow_msg_counter=True)
+    raw = await Raw.open(target)
+    assert await raw.request("c.a", b"", hdr_block("Nats-Incr: 5")) == msg(b'{"stream":"C","seq":1,"val":"5"}')
+    assert await raw.request("c.a", b"", batch_hdr("K", 1, "Nats-Incr: 2")) == EMPTY
+    assert await raw.request("c.a", b"", batch_hdr("K", 2, "Nats-Incr: 3", commit="1")) == msg(
+        b'{"stream":"C","seq":3,"batch":"K","count":2}'
+    )
+    got = await api(nc, "$JS.API.STREAM.MSG.GET.C", {"seq": 3})
+    assert base64.b64decode(got["message"]["data"]) == b'{"val":"10"}'
+    await raw.close()
+    await nc.close()
+
+
+async def test_a_failing_expectation_stores_nothing(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc)
+    raw = await Raw.open(target)
+    assert await raw.request("s.a", b"first") == msg(b'{"stream":"S","seq":1}')
+    # Expected last sequences see the stream plus the batch so far.
+    assert await raw.request("s.a", b"", batch_hdr("A", 1, "Nats-Expected-Last-Sequence: 1")) == EMPTY
+    assert await raw.request("s.b", b"", batch_hdr("A", 2, "Nats-Expected-Last-Subject-Sequence: 0")) == EMPTY
+    assert await raw.request("s.a", b"", batch_hdr("A", 3, "Nats-Expected-Last-Subject-Sequence: 1", commit="1")) == (
+        msg(err("S", 400, 10164, "wrong last sequence"))
+    )
+    assert await raw.request("s.c", b"", batch_hdr("B", 1)) == EMPTY
+    assert await raw.request("s.c", b"", batch_hdr("B", 2, "Nats-Expected-Last-Sequence: 5", commit="1")) == (
+        msg(err("S", 400, 10071, "wrong last sequence: 2"))
+    )
+    assert await raw.request("s.c", b"", batch_hdr("C", 1)) == EMPTY
+    assert await raw.request("s.c", b"", batch_hdr("C", 2, "Nats-Expected-Last-Sequence: 2", commit="1")) == (
+        msg(err("S", 400, 10164, "wrong last sequence"))
+    )
+    assert await msgs(nc) == 1
+    # The same checks passing: all stored.
+    assert await raw.request("s.a", b"", batch_hdr("D", 1, "Nats-Expected-Last-Sequence: 1")) == EMPTY
+    assert await raw.request("s.b", b"", batch_hdr("D", 2, "Nats-Expected-Last-Subject-Sequence: 0", commit="1")) == (
+        msg(b'{"stream":"S","seq":3,"batch":"D","count":2}')
+    )
+    await raw.close()
+    await nc.close()
+
+
+async def test_discard_new_limits_count_the_batch(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc, max_msgs=3, discard="new")
+    raw = await Raw.open(target)
+    assert await raw.request("s.a", b"") == msg(b'{"stream":"S","seq":1}')
+    for seq in (1, 2):
+        assert await raw.request("s.a", b"", batch_hdr("L", seq)) == EMPTY
+    assert await raw.request("s.a", b"", batch_hdr("L", 3, commit="1")) == msg(
+        err("S", 503, 10077, "maximum messages exceeded")
+    )
+    assert await msgs(nc) == 1
+    await raw.close()
+    await nc.close()
+
+
+async def test_empty_id_is_a_plain_publish(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc, "P", allow_atomic=False)
+    raw = await Raw.open(target)
+    assert await raw.request("p.a", b"", hdr_block("Nats-Batch-Id: ", "Nats-Batch-Sequence: 5")) == msg(
+        b'{"stream":"P","seq":1}'
+    )
+    await raw.close()
+    await nc.close()
+
+
+async def test_config_update_and_mirror(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc, "P", allow_atomic=False)
+    body = {"name": "P", "subjects": ["p.>"], "storage": "memory", "allow_atomic": True}
+    reply = await api(nc, "$JS.API.STREAM.UPDATE.P", body)
+    assert reply["config"]["allow_atomic"] is True
+    assert reply["config"]["metadata"]["_nats.req.level"] == "2"
+    body["allow_atomic"] = False
+    reply = await api(nc, "$JS.API.STREAM.UPDATE.P", body)
+    assert "allow_atomic" not in reply["config"]
+    await nc.close()
+
+
+async def test_abandoned_advisory(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc)
+    adv: asyncio.Queue[bytes] = asyncio.Queue()
+
+    async def on_adv(m: Any) -> None:
+        await adv.put(m.data)
+
+    await nc.subscribe("$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.S", cb=on_adv)
+    await nc.flush()
+    raw = await Raw.open(target)
+    assert await raw.request("s.a", b"", batch_hdr("G", 1)) == EMPTY
+    assert await raw.request("s.a", b"", batch_hdr("G", 3)) == msg(
+        err("S", 400, 10176, "atomic publish batch is incomplete")
+    )
+    body = json.loads(await asyncio.wait_for(adv.get(), 5))
+    assert body["type"] == "io.nats.jetstream.advisory.v1.stream_batch_abandoned"
+    assert (body["stream"], body["batch"], body["reason"]) == ("S", "G", "incomplete")
+    assert list(body) == ["type", "id", "timestamp", "stream", "batch", "reason"]
+    await raw.close()
+    await nc.close()
