@@ -252,3 +252,16 @@ async def test_abandoned_advisory(target: Target) -> None:
     assert list(body) == ["type", "id", "timestamp", "stream", "batch", "reason"]
     await raw.close()
     await nc.close()
+
+
+async def test_nats_py_reads_the_commit_ack(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc)
+    js = nc.jetstream()
+    first = await nc.request("s.a", b"1", headers={"Nats-Batch-Id": "N", "Nats-Batch-Sequence": "1"})
+    assert first.data == b""
+    ack = await js.publish(
+        "s.b", b"2", headers={"Nats-Batch-Id": "N", "Nats-Batch-Sequence": "2", "Nats-Batch-Commit": "1"}
+    )
+    assert (ack.stream, ack.seq, ack.batch_id, ack.batch_size) == ("S", 2, "N", 2)
+    await nc.close()

@@ -1413,7 +1413,6 @@ async def test_unsupported_feature_real_update_rules(nc) -> None:
 UNSUPPORTED = {
     "mirror": {"name": "ORIGIN"},
     "sources": [{"name": "ORIGIN"}],
-    "allow_atomic": True,
     "allow_msg_schedules": True,
     "allow_batched": True,
 }
