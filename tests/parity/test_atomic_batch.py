@@ -18,6 +18,9 @@ Every expectation was read off nats-server 2.15.1.  Facts pinned here:
   message (10164 on a later one when it would otherwise match).
 * An empty ``Nats-Batch-Id`` is a plain publish.
 * ``allow_atomic`` may be turned on and off by an update; it is refused with a mirror.
+* ``jetstream { limits { batch { max_msgs, max_inflight_per_stream, timeout } } }``
+  lower the limits; a batch without a message for the timeout is dropped with
+  the advisory (reason ``timeout``), a later message of it is incomplete.
 * A refused batch with a gap is abandoned with an advisory on
   ``$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.<stream>`` (reason ``incomplete``).
 """
@@ -30,9 +33,10 @@ import json
 from typing import Any
 
 import nats
+import pytest
 
 from tests.harness.js import api, connect
-from tests.harness.targets import Target
+from tests.harness.targets import Settings, Target
 from tests.parity.test_stream_publish import Raw, err, hdr_block
 
 EMPTY = b"MSG R.1 1 0\r\n\r\n"
@@ -264,4 +268,42 @@ async def test_nats_py_reads_the_commit_ack(target: Target) -> None:
         "s.b", b"2", headers={"Nats-Batch-Id": "N", "Nats-Batch-Sequence": "2", "Nats-Batch-Commit": "1"}
     )
     assert (ack.stream, ack.seq, ack.batch_id, ack.batch_size) == ("S", 2, "N", 2)
+    await nc.close()
+
+
+LOWERED = 'limits { batch { timeout: "1s", max_msgs: 3, max_inflight_per_stream: 2 } }'
+
+
+@pytest.mark.manual_clock
+async def test_lowered_limits_and_the_timeout(make_target: Any) -> None:
+    target = await make_target(Settings(jetstream_block=LOWERED))
+    nc = await connect(target)
+    await make(nc)
+    adv: list[dict] = []
+
+    async def on_adv(m: Any) -> None:
+        adv.append(json.loads(m.data))
+
+    await nc.subscribe("$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.S", cb=on_adv)
+    await nc.flush()
+    raw = await Raw.open(target)
+    assert await raw.request("s.a", b"", batch_hdr("T", 4)) == msg(
+        err("S", 400, 10199, "atomic publish batch is too large: 3")
+    )
+    assert await raw.request("s.a", b"", batch_hdr("A", 1)) == EMPTY
+    assert await raw.request("s.a", b"", batch_hdr("B", 1)) == EMPTY
+    assert await raw.request("s.a", b"", batch_hdr("C", 1)) == msg(
+        err("S", 429, 10210, "atomic publish too many inflight")
+    )
+    for seq in (2, 3):
+        assert await raw.request("s.a", b"", batch_hdr("A", seq)) == EMPTY
+    assert await raw.request("s.a", b"", batch_hdr("A", 4, commit="1")) == msg(
+        err("S", 400, 10199, "atomic publish batch is too large: 3")
+    )
+    assert await target.elapse_until(lambda: len(adv) >= 2, 5)
+    assert [(a["batch"], a["reason"]) for a in adv] == [("A", "large"), ("B", "timeout")]
+    assert await raw.request("s.a", b"", batch_hdr("B", 2, commit="1")) == msg(
+        err("S", 400, 10176, "atomic publish batch is incomplete")
+    )
+    await raw.close()
     await nc.close()
