@@ -51,7 +51,7 @@ def _batch(token: Token, options: ServerOptions, context: ConfigContext) -> tupl
             try:
                 options.jetstream_batch_timeout = gotime.parse_duration(want(member, str)) / NS
             except ValueError as exc:
-                context.error(member, str(exc))
+                context.errors.append(str(exc))  # Go's ParseDuration error, reported without a position
         else:
             context.unknown(key, member)
     return None
