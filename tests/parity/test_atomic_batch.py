@@ -16,6 +16,17 @@ Every expectation was read off nats-server 2.15.1.  Facts pinned here:
   after the earlier messages: a failing expectation refuses the whole batch,
   nothing is stored.  An expected last sequence is only allowed on the first
   message (10164 on a later one when it would otherwise match).
+* More commit-time refusals: ``Nats-Rollup: sub`` on a subject the batch already
+  wrote, or ``all`` after the first message (10111, code 500, "batch rollup sub/all
+  invalid"); expected stream (10060); TTL on a stream without TTLs (10166).
+  ``Nats-Required-Api-Level`` above the server's: 412/10185 (advisory ``unsupported``).
+  A non-numeric sequence is a missing one (10175).  A 64-character id is fine.
+* Staging checks come first: ``max_msg_size`` (10054).  ``no_ack`` streams answer nothing.
+* Message ids of a committed batch enter the duplicate window.  Turning
+  ``allow_atomic`` off drops the batches in flight.
+* Stored messages keep their ``Nats-Batch-*`` headers; with ``eob`` the last stored
+  one gets ``Nats-Batch-Commit: 1`` appended.  A counter stream's commit PubAck has
+  ``batch``/``count`` instead of ``val``.
 * An empty ``Nats-Batch-Id`` is a plain publish.
 * ``allow_atomic`` may be turned on and off by an update; it is refused with a mirror.
 * ``jetstream { limits { batch { max_msgs, max_inflight_per_stream, timeout } } }``
@@ -46,7 +57,7 @@ def msg(payload: bytes) -> bytes:
     return b"MSG R.1 1 %d\r\n%s\r\n" % (len(payload), payload)
 
 
-def batch_hdr(bid: str, seq: int, *extra: str, commit: str = "") -> bytes:
+def batch_hdr(bid: str, seq: int | str, *extra: str, commit: str = "") -> bytes:
     lines = [f"Nats-Batch-Id: {bid}", f"Nats-Batch-Sequence: {seq}", *extra]
     if commit:
         lines.append(f"Nats-Batch-Commit: {commit}")
@@ -305,5 +316,95 @@ async def test_lowered_limits_and_the_timeout(make_target: Any) -> None:
     assert await raw.request("s.a", b"", batch_hdr("B", 2, commit="1")) == msg(
         err("S", 400, 10176, "atomic publish batch is incomplete")
     )
+    await raw.close()
+    await nc.close()
+
+
+async def test_more_refusals_at_the_commit(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc, allow_rollup_hdrs=True)
+    raw = await Raw.open(target)
+    # Nats-Expected-Last-Msg-Id is refused at the commit, not while staging.
+    assert await raw.request("s.a", b"", batch_hdr("U", 1, "Nats-Expected-Last-Msg-Id: x")) == EMPTY
+    assert await raw.request("s.a", b"", batch_hdr("U", 2, commit="1")) == msg(
+        err("S", 400, 10177, "atomic publish unsupported header used: Nats-Expected-Last-Msg-Id")
+    )
+    assert await raw.request("s.a", b"", batch_hdr("R", 1)) == EMPTY
+    assert await raw.request("s.a", b"", batch_hdr("R", 2, "Nats-Rollup: sub", commit="1")) == msg(
+        err("S", 500, 10111, "batch rollup sub invalid")
+    )
+    assert await raw.request("s.a", b"", batch_hdr("R", 1)) == EMPTY
+    assert await raw.request("s.b", b"", batch_hdr("R", 2, "Nats-Rollup: all", commit="1")) == msg(
+        err("S", 500, 10111, "batch rollup all invalid")
+    )
+    assert await raw.request("s.a", b"", batch_hdr("X", 1, "Nats-Expected-Stream: other", commit="1")) == msg(
+        err("S", 400, 10060, "expected stream does not match")
+    )
+    assert await raw.request("s.a", b"", batch_hdr("T", 1, "Nats-TTL: 5s", commit="1")) == msg(
+        err("S", 400, 10166, "per-message TTL is disabled")
+    )
+    assert await raw.request("s.a", b"", batch_hdr("V", 1, "Nats-Required-Api-Level: 99")) == msg(
+        err("S", 412, 10185, "JetStream minimum api level required")
+    )
+    assert await raw.request("s.a", b"", batch_hdr("Q", "abc")) == msg(
+        err("S", 400, 10175, "atomic publish sequence is missing")
+    )
+    assert await raw.request("s.a", b"", batch_hdr("y" * 64, 1, commit="1")) == msg(
+        b'{"stream":"S","seq":1,"batch":"%s","count":1}' % (b"y" * 64)
+    )
+    # A rollup on the first message of the batch is fine.
+    assert await raw.request("s.a", b"", batch_hdr("O", 1, "Nats-Rollup: all")) == EMPTY
+    assert await raw.request("s.b", b"", batch_hdr("O", 2, commit="1")) == msg(
+        b'{"stream":"S","seq":3,"batch":"O","count":2}'
+    )
+    assert await msgs(nc) == 2
+    await raw.close()
+    await nc.close()
+
+
+async def test_ids_of_a_committed_batch_are_remembered(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc)
+    raw = await Raw.open(target)
+    assert await raw.request("s.a", b"", batch_hdr("B", 1, "Nats-Msg-Id: a")) == EMPTY
+    assert await raw.request("s.a", b"", batch_hdr("B", 2, "Nats-Msg-Id: b", commit="1")) == msg(
+        b'{"stream":"S","seq":2,"batch":"B","count":2}'
+    )
+    assert await raw.request("s.a", b"", hdr_block("Nats-Msg-Id: a")) == msg(
+        b'{"stream":"S","seq":1,"duplicate": true}'
+    )
+    await raw.close()
+    await nc.close()
+
+
+async def test_turning_atomic_off_drops_the_batches(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc)
+    raw = await Raw.open(target)
+    assert await raw.request("s.a", b"", batch_hdr("B", 1)) == EMPTY
+    body = {"name": "S", "subjects": ["s.>"], "storage": "memory", "allow_atomic": False}
+    assert "error" not in await api(nc, "$JS.API.STREAM.UPDATE.S", body)
+    assert await raw.request("s.a", b"", batch_hdr("B", 2)) == msg(err("S", 400, 10174, "atomic publish is disabled"))
+    body["allow_atomic"] = True
+    assert "error" not in await api(nc, "$JS.API.STREAM.UPDATE.S", body)
+    assert await raw.request("s.a", b"", batch_hdr("B", 2, commit="1")) == msg(
+        err("S", 400, 10176, "atomic publish batch is incomplete")
+    )
+    await raw.close()
+    await nc.close()
+
+
+async def test_staging_checks_and_no_ack(target: Target) -> None:
+    nc = await connect(target)
+    await make(nc, max_msg_size=10)
+    await make(nc, "N", no_ack=True)
+    raw = await Raw.open(target)
+    assert await raw.request("s.a", b"x" * 80, batch_hdr("B", 1)) == msg(
+        err("S", 400, 10054, "message size exceeds maximum allowed")
+    )
+    await raw.pub("n.a", b"", batch_hdr("B", 1))
+    await raw.pub("n.a", b"", batch_hdr("B", 2, commit="1"))
+    assert await raw.silence() == b""
+    assert await msgs(nc, "N") == 2
     await raw.close()
     await nc.close()
