@@ -408,3 +408,38 @@ async def test_staging_checks_and_no_ack(target: Target) -> None:
     assert await msgs(nc, "N") == 2
     await raw.close()
     await nc.close()
+
+
+async def test_interest_per_subject_limit_transform_and_republish(target: Target) -> None:
+    """An interest stream without consumers uses the sequences; discard-new-per-subject counts the batch;
+    the input transform applies, and republished copies go out before the commit's PubAck."""
+    nc = await connect(target)
+    await make(nc, "I", retention="interest", subjects=["i.>"])
+    await make(nc, "D", subjects=["d.>"], discard="new", max_msgs_per_subject=1, discard_new_per_subject=True)
+    transform = {"src": "t.*", "dest": "u.{{wildcard(1)}}"}
+    await make(nc, "T", subjects=["t.*"], subject_transform=transform, republish={"src": ">", "dest": "rp.>"})
+    raw = await Raw.open(target)
+    await raw.send(b"SUB rp.> 2\r\n")
+    await raw.ping()
+    assert await raw.request("i.a", b"", batch_hdr("B", 1)) == EMPTY
+    assert await raw.request("i.a", b"", batch_hdr("B", 2, commit="1")) == msg(
+        b'{"stream":"I","seq":2,"batch":"B","count":2}'
+    )
+    assert await raw.request("d.a", b"", batch_hdr("B", 1)) == EMPTY
+    assert await raw.request("d.a", b"", batch_hdr("B", 2, commit="1")) == msg(
+        err("D", 503, 10077, "maximum messages per subject exceeded")
+    )
+    assert await raw.request("t.a", b"", batch_hdr("B", 1, "Nats-Expected-Last-Subject-Sequence: 0")) == EMPTY
+    await raw.pub("t.a", b"", batch_hdr("B", 2, commit="1"))
+    frames = [await raw.frame() for _ in range(3)]
+    assert [f.split(b"\r\n", 1)[0].rsplit(b" ", 2)[0] for f in frames] == [
+        b"HMSG rp.u.a 2",
+        b"HMSG rp.u.a 2",
+        b"MSG R.1",
+    ]
+    assert b"Nats-Batch-Sequence: 2\r\nNats-Batch-Commit: 1\r\nNats-Stream: T\r\nNats-Subject: u.a\r\n" in frames[1]
+    assert frames[2] == msg(b'{"stream":"T","seq":2,"batch":"B","count":2}')
+    info = await api(nc, "$JS.API.STREAM.INFO.I", {})
+    assert (info["state"]["messages"], info["state"]["last_seq"]) == (0, 2)
+    await raw.close()
+    await nc.close()
