@@ -92,12 +92,16 @@ class BatchStream(Protocol):
 
 @dataclass
 class _Staged:
+    """A message as it was received (or, after the checks, as it is to be stored)."""
+
     subject: str
     hdr: bytes | None
     payload: bytes
 
 
 class _Batch:
+    """One batch in flight: its staged messages (sequence = index + 1) and its abandonment timer."""
+
     def __init__(self) -> None:
         self.messages: list[_Staged] = []
         self.timer: TimerHandle | None = None
@@ -124,9 +128,6 @@ class AtomicBatches:
         self.limits = limits
         self._batches: dict[str, _Batch] = {}
 
-    def __len__(self) -> int:
-        return len(self._batches)
-
     def receive(self, bid: str, subject: str, hdr: bytes, payload: bytes) -> bytes:
         """One message of batch ``bid``: the empty reply while staging, the PubAck at the commit; raises refusals."""
         stream = self.stream
@@ -145,7 +146,7 @@ class AtomicBatches:
         if seq is None:
             raise api_error("JSAtomicPublishMissingSeqErr")
         commit = hdrs.get(hdr, BATCH_COMMIT)
-        eob = commit == b"eob"
+        eob = commit == b"eob"  # an end marker: not stored, not counted
         batch = self._batches.get(bid) or self._start(bid, seq, eob)
         if commit is not None and not eob and commit != b"1":
             self._drop(bid)
@@ -158,7 +159,7 @@ class AtomicBatches:
         if seq != len(batch.messages) + 1 or (seq == 1 and eob):
             self._abandon(bid, "incomplete")
             raise api_error("JSAtomicPublishIncompleteBatchErr")
-        if seq - eob > self.limits.max_msgs:
+        if seq - int(eob) > self.limits.max_msgs:
             self._abandon(bid, "large")
             raise api_error("JSAtomicPublishTooLargeBatchErrF", size=self.limits.max_msgs)
         self._arm(bid, batch)
@@ -171,7 +172,7 @@ class AtomicBatches:
         """A new batch (its first message must be sequence 1), within the inflight limits."""
         limits = self.limits
         if seq != 1:
-            if seq - eob > limits.max_msgs:
+            if seq - int(eob) > limits.max_msgs:
                 raise api_error("JSAtomicPublishTooLargeBatchErrF", size=limits.max_msgs)
             raise api_error("JSAtomicPublishIncompleteBatchErr")
         if len(self._batches) + 1 > limits.max_inflight_per_stream or limits.inflight + 1 > limits.max_inflight_total:
@@ -222,6 +223,7 @@ class AtomicBatches:
         return self._store(bid, checked)
 
     def _store(self, bid: str, checked: list[_Staged]) -> bytes:
+        """Store the checked messages in order; the commit's PubAck names the batch and its stored count."""
         seq = 0
         for msg in checked:
             rollup = (hdrs.get(msg.hdr, publish.ROLLUP) or b"").decode("utf-8", "surrogateescape")
