@@ -97,6 +97,12 @@ class ServerOptions:
     jetstream_max_catchup: int = 0
     jetstream_request_queue_limit: int = 0
     jetstream_info_queue_limit: int = 0
+    # ``jetstream { limits { batch { ... } } }``: atomic batch publish limits (0: nats-server's
+    # defaults of 50 batches in flight per stream, 1000 per server, 1000 messages, 10 seconds).
+    jetstream_batch_inflight_per_stream: int = 0
+    jetstream_batch_inflight_total: int = 0
+    jetstream_batch_max_msgs: int = 0
+    jetstream_batch_timeout: float = 0.0
     server_tags: list[str] = field(default_factory=list)
     # ``system_account``: "$SYS" (the default) or a configured account.
     system_account: str = ""

@@ -180,3 +180,18 @@ def unpinned(consumer: AdvisedConsumer, group: str, reason: str) -> None:
             "reason": reason,
         },
     )
+
+
+def batch_abandoned(js: Publisher, stream: str, domain: str, batch_id: str, reason: str) -> None:
+    """An atomic batch was dropped (``timeout``, ``large``, ``incomplete`` or ``unsupported``)."""
+    _send(
+        js,
+        f"{PREFIX}STREAM.BATCH_ABANDONED.{stream}",
+        lambda: {
+            **_event(js, "stream_batch_abandoned"),
+            "stream": stream,
+            **({"domain": domain} if domain else {}),
+            "batch": batch_id,
+            "reason": reason,
+        },
+    )

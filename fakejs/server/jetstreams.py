@@ -73,14 +73,17 @@ class AccountJetStreams:
         import tempfile
 
         from fakejs.jetstream.api.disabled import serve_disabled
+        from fakejs.jetstream.service.jetstream import server_batch_limits
 
         if not store_dir:
             store_dir = tempfile.mkdtemp(prefix="fakejs-store-")
         self._base, self._owned = store_dir, owned
         enabled = set()
+        batch_limits = server_batch_limits(self.broker)  # counted across the accounts
         for account, limits in chosen:
+            store = account_store(store_dir, account)
             js = JetStream(
-                self.broker, account_store(store_dir, account), own_store=False, account=account, limits=limits
+                self.broker, store, own_store=False, account=account, limits=limits, batch_limits=batch_limits
             )
             self._start(js)
             enabled.add(account.name)

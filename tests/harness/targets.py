@@ -26,6 +26,7 @@ from typing import Any
 
 from fakejs import ManualClock, Server, ServerOptions
 from fakejs.core import failures
+from fakejs.core.configfile.load import load_text
 from fakejs.core.failures import ServerError
 from fakejs.targets import ServerProcess, find_nats_server
 
@@ -59,6 +60,8 @@ class Settings:
     auth_timeout: float | None = None
     jetstream: bool = True
     jetstream_domain: str = ""
+    # More of the ``jetstream { }`` block, in configuration file syntax (e.g. ``limits { ... }``).
+    jetstream_block: str = ""
     monitor: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -145,6 +148,9 @@ class FakeTarget(Target):
         s = self.settings
         options = ServerOptions(host="127.0.0.1", port=0, store_dir=self.store_dir, jetstream=s.jetstream)
         options.jetstream_domain = s.jetstream_domain
+        if s.jetstream_block:
+            loaded = load_text(f"jetstream {{ {s.jetstream_block} }}", base=options)
+            assert not loaded.problem_text(), loaded.problem_text()
         options.user, options.password, options.token = s.user, s.password, s.token
         for name in ("max_payload", "max_pending", "ping_interval", "ping_max", "write_deadline", "auth_timeout"):
             value = getattr(s, name)
@@ -259,7 +265,8 @@ class RealTarget(Target):
             lines.append("http: 127.0.0.1:-1")
         if s.jetstream:
             domain = f", domain: {s.jetstream_domain}" if s.jetstream_domain else ""
-            lines.append(f'jetstream {{ store_dir: "{self.store_dir}"{domain} }}')
+            block = f", {s.jetstream_block}" if s.jetstream_block else ""
+            lines.append(f'jetstream {{ store_dir: "{self.store_dir}"{domain}{block} }}')
         if s.max_payload is not None:
             lines.append(f"max_payload: {s.max_payload}")
         if s.max_pending is not None:

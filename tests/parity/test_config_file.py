@@ -31,6 +31,9 @@ FAKE = [sys.executable, "-m", "fakejs"]
 
 # nats-server refuses these with -t already (option errors: FILE:LINE:COL: reason, then an empty line).
 OPTION_ERRORS = {
+    "batch_timeout_bad": 'jetstream { limits { batch { timeout: "5x" } } }\n',
+    "batch_limits_not_a_map": "jetstream { limits { batch: 5 } }\n",
+    "batch_limits_unknown": "jetstream { limits { batch { nope: 5 } } }\n",
     "port_string": 'port: "4222"\n',
     "ping_interval_bad": 'ping_interval: "2x"\n',
     "ping_interval_negative_unit": 'ping_interval: "5"\n',
@@ -122,6 +125,7 @@ FAKEJS_REFUSES = {
     "mappings": ('mappings { "a": "b" }\n', "subject mappings"),
     "max_subscriptions": ("max_subscriptions: 10\n", "subscriptions"),
     "jetstream_encryption": ('jetstream { key: "s3cr3t" }\n', "encryption at rest"),
+    "jetstream_api_limits": ("jetstream { limits { max_ack_pending: 10 } }\n", "server-wide JetStream API limits"),
 }
 
 # A file with every key fakejs maps (the nats.js harness's defaults among them).
@@ -168,6 +172,7 @@ jetstream {
   max_outstanding_catchup: 64MB
   request_queue_limit: 10000
   strict: true
+  limits { batch { max_inflight_per_stream: 10, max_inflight_total: 100, max_msgs: 50, timeout: "5s" } }
 }
 authorization { user: u, password: p, timeout: 3 }
 """

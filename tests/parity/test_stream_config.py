@@ -1412,7 +1412,6 @@ async def test_unsupported_feature_real_update_rules(nc) -> None:
 # ---------------------------------------------------------------------------
 
 UNSUPPORTED = {
-    "allow_atomic": True,
     "allow_msg_schedules": True,
 }
 

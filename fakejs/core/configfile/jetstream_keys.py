@@ -10,6 +10,7 @@ strings ending in K, M, G or T (powers of 1024).
 from __future__ import annotations
 
 from fakejs.conf import Token
+from fakejs.core.configfile import jetstream_limits
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import duration, go_type, want
 from fakejs.core.options import ServerOptions
@@ -148,6 +149,10 @@ def _member(key: str, member: Token, top: Token, options: ServerOptions, context
         options.jetstream_request_queue_limit = _count(key, member)
     elif lowered == "info_queue_limit":
         options.jetstream_info_queue_limit = _count(key, member)
+    elif lowered == "limits":
+        stop = jetstream_limits.parse(member, options, context)
+        if stop is not None:
+            raise _Stop(*stop)
     elif lowered in REFUSED:
         context.refuse(member, f"{REFUSED[lowered]} (jetstream {{ {key} }})")
     else:
@@ -166,7 +171,6 @@ REFUSED = {
     "cipher": "encryption at rest",
     "tpm": "encryption at rest",
     "extension_hint": "JetStream extension hints",
-    "limits": "server-wide JetStream API limits",
     "meta_compact": "clustered JetStream",
     "meta_compact_size": "clustered JetStream",
     "meta_compact_sync": "clustered JetStream",

@@ -69,8 +69,8 @@ class Mirror:
         start_seq, start_time = store.last_seq + 1, None
         if store.msgs == 0 and store.first_seq == 0:
             start_seq = spec.get("opt_start_seq") or 0
-            if not start_seq and spec.get("opt_start_time"):
-                start_time = spec["opt_start_time"]
+            if not start_seq and spec.get("opt_start_time") is not None:
+                start_time = spec["opt_start_time"].text()  # a GoTime, sent as written
         if start_time is not None:
             config = feeds.with_start(config, "by_start_time", time=start_time)
         elif start_seq:

@@ -27,7 +27,6 @@ ROLLUP = "Nats-Rollup"
 MSG_TTL = "Nats-TTL"
 MARKER_REASON = "Nats-Marker-Reason"
 INCR = "Nats-Incr"
-BATCH_ID = "Nats-Batch-Id"
 SCHEDULE = "Nats-Schedule"
 SCHEDULER = "Nats-Scheduler"
 SCHEDULE_NEXT = "Nats-Schedule-Next"
@@ -60,6 +59,11 @@ def _uint(value: bytes) -> int:
     return 2**64 - 1
 
 
+def uint_value(value: bytes) -> int:
+    """A header's unsigned number, as nats-server reads expected sequences."""
+    return _uint(value)
+
+
 def _text(value: bytes) -> str:
     return value.decode("utf-8", "surrogateescape")
 
@@ -70,7 +74,7 @@ def is_marker(hdr: bytes | None) -> bool:
 
 
 def check_message(cfg: StreamConfig, store: MessageStore, subject: str, hdr: bytes | None, payload: bytes) -> None:
-    """Size and state: too large for the store, sealed, over ``max_msg_size``, a batch, oversized headers."""
+    """Size and state: too large for the store, sealed, over ``max_msg_size``, oversized headers."""
     if store.storage == "file" and store.message_size(subject, hdr, payload) > MAX_FILE_MESSAGE:
         raise api_error("JSStreamStoreFailedF", err="message too large")
     if cfg["sealed"]:
@@ -79,10 +83,6 @@ def check_message(cfg: StreamConfig, store: MessageStore, subject: str, hdr: byt
     hlen = len(hdr) if hdr else 0
     if max_size >= 0 and (hlen > max_size or len(payload) > max_size - hlen):
         raise api_error("JSStreamMessageExceedsMaximumErr")
-    if hdr and hdrs.get(hdr, BATCH_ID):
-        # An atomic batch message: nats-server takes another path, which
-        # stops here on every stream fakejs can create (no allow_atomic).
-        raise api_error("JSAtomicPublishDisabledErr")
     if hlen > MAX_HEADER_SIZE:
         raise api_error("JSStreamHeaderExceedsMaximumErr")
 

@@ -91,11 +91,11 @@ class Source:
         if spec.get("opt_start_seq"):
             return feeds.with_start(config, "by_start_sequence", seq=spec["opt_start_seq"])
         last_time = gotime.rfc3339(store.last_ts) if store.last_ts else None
-        start = spec.get("opt_start_time")
-        if start:
-            if last_time is not None and gotime.parse_rfc3339(start) < store.last_ts:
-                start = last_time
-            return feeds.with_start(config, "by_start_time", time=start)
+        start = spec.get("opt_start_time")  # a GoTime
+        if start is not None:
+            if last_time is not None and start.ns < store.last_ts:
+                return feeds.with_start(config, "by_start_time", time=last_time)
+            return feeds.with_start(config, "by_start_time", time=start.text())
         if store.first_seq > 1 and last_time is not None and not self.recreated:
             return feeds.with_start(config, "by_start_time", time=last_time)
         return config

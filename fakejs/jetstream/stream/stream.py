@@ -23,11 +23,13 @@ from fakejs.core.subject_transform import SubjectTransform
 from fakejs.gocompat import gotime, ids
 from fakejs.gocompat.gojson import dumps
 from fakejs.gocompat.gotime import NS
-from fakejs.jetstream.config.consumer import ConsumerConfig
+from fakejs.jetstream import advisories
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
 from fakejs.jetstream.stream import counter, info, publish, store_limits
+from fakejs.jetstream.stream.batch import AtomicBatches, AtomicBatchLimits, batch_id
+from fakejs.jetstream.stream.consumer_view import StreamConsumer as StreamConsumer
 from fakejs.jetstream.stream.dedup import DuplicateWindow
 from fakejs.jetstream.stream.direct import DirectGet, DirectHost
 from fakejs.jetstream.stream.expiry import MessageExpiry
@@ -38,35 +40,6 @@ from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
 MARKER_RETRY = 2 * NS  # a refused subject delete marker is tried again after this long
-
-
-class StreamConsumer(Protocol):
-    """A consumer as its stream sees it: told about stored, removed and purged messages."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def config(self) -> ConsumerConfig: ...
-
-    @property
-    def created_ns(self) -> int: ...
-
-    def signaled(self, subject: str) -> bool:
-        """Whether the consumer is signalled for messages on ``subject`` (interest retention)."""
-        ...
-
-    def message_stored(self, msg: StoredMessage) -> None: ...
-
-    def message_removed(self, seq: int, subject: str = "") -> None: ...
-
-    def purged(self, start: int, last_seq: int, wider: bool) -> None: ...
-
-    def is_equal_or_subset_match(self, subject: str) -> bool: ...
-
-    def is_filtered_match(self, subject: str) -> bool: ...
-
-    def delete(self, reason: str = "") -> None: ...
 
 
 class StreamHost(DirectHost, Protocol):
@@ -119,6 +92,9 @@ class StreamHost(DirectHost, Protocol):
 
     def after_answer(self, action: Callable[[], None]) -> None: ...
 
+    @property
+    def atomic_batch_limits(self) -> AtomicBatchLimits: ...
+
 
 class Stream:
     def __init__(self, js: StreamHost, config: StreamConfig, created_ns: int, store: MessageStore) -> None:
@@ -135,6 +111,7 @@ class Stream:
         self._fresh: list[StoredMessage] = []  # stored, consumers not yet told
         self.closed = False
         self.direct = DirectGet(config["name"], store, js)
+        self.batches = AtomicBatches(self, js.atomic_batch_limits)
         # Every PubAck starts the same way: encoded once (a stream's name never changes).
         self._ack_head = b'{"stream":' + go_quote(config["name"]).encode()
         if js.domain:
@@ -142,7 +119,7 @@ class Stream:
         self._ack_head += b',"seq":'
         self._transforms(config)
         self.fast = FastBatches(
-            js.clock, js.reply, self._process, lambda: self.store.last_seq, self._pub_ack, self._error_ack
+            js.clock, js.reply, self._process, lambda: self.store.last_seq, self.pub_ack, self._error_ack
         )
         self.links = Links(self)  # its mirror or sources
 
@@ -183,6 +160,7 @@ class Stream:
         self.links.close()
         self.detach()
         self.direct.close()
+        self.batches.clear()
         self.dedup.close()
         self.expiry.close()
         self.fast.close()
@@ -217,6 +195,8 @@ class Stream:
         self._sync_direct()
         self.fast.updated(config)
         self.links.sync()
+        if not config["allow_atomic"]:
+            self.batches.clear()
         self.enforce_subject_limit()
         self.enforce_limits()
         self.expiry.rearm()
@@ -231,7 +211,7 @@ class Stream:
 
     # -- publishing ------------------------------------------------------------------
 
-    def _pub_ack(self, seq: int) -> bytes:
+    def pub_ack(self, seq: int) -> bytes:
         return self._ack_head + b"%d}" % seq
 
     def _error_ack(self, error: ApiError) -> bytes:
@@ -245,7 +225,10 @@ class Stream:
         if self.fast.take(self.config, subject, reply, hdr or None, payload):
             return None  # a fast batch message: the batch answers for itself
         try:
-            ack = self._process(subject, hdr or None, payload)
+            if bid := batch_id(hdr):
+                ack = self.batches.receive(bid, subject, publish.clean_headers(hdr or b"") or b"", payload)
+            else:
+                ack = self._process(subject, hdr or None, payload)
         except ApiError as error:
             return self._error_ack(error) if do_ack else None
         return ack if do_ack else None
@@ -276,7 +259,6 @@ class Stream:
         cfg = self.config
         publish.check_message(cfg, self.store, subject, hdr, payload)
         msg_id = rollup = ""
-        ttl = 0
         incr: int | None = None
         if hdr:
             hdr = publish.clean_headers(hdr)
@@ -287,21 +269,35 @@ class Stream:
             if msg_id:
                 seen = self.dedup.lookup(msg_id)
                 if seen is not None:
-                    return self._pub_ack(seen)[:-1] + b',"duplicate": true}'
+                    return self.pub_ack(seen)[:-1] + b',"duplicate": true}'
             publish.check_last_msg_id(hdr, self.last_msg_id)
             rollup = publish.rollup_of(cfg, hdr)
         total = ""
         if cfg["allow_msg_counter"]:
             total, payload = counter.next_value(cfg, self.store, subject, hdr, counter.require(incr))
-        memory = cfg["storage"] == "memory"
-        if self.js.limits_exceeded(memory):
-            raise api_error("JSInsufficientResourcesErr")
-        if self.js.account_limits_exceeded(memory, self.store.message_size(subject, hdr, payload)):
-            raise api_error("JSAccountResourcesExceededErr")
-        if cfg["retention"] == "interest" and not self._has_interest(subject):
+        seq = self.store_checked(subject, hdr, payload, msg_id, rollup, republish, sourced)
+        return counter.ack(self.pub_ack(seq), total) if total else self.pub_ack(seq)
+
+    def store_checked(
+        self,
+        subject: str,
+        hdr: bytes | None,
+        payload: bytes,
+        msg_id: str,
+        rollup: str,
+        republish: bool = True,
+        sourced: bool = False,
+    ) -> int:
+        """Store a message whose publish checks passed (each of a committed batch too); its sequence.
+
+        A sourced message keeps a ``Nats-TTL`` it carries unless the stream allows TTLs.
+        """
+        self.storable(subject, hdr, payload)
+        if self.config["retention"] == "interest" and not self._has_interest(subject):
             return self._skip_uninteresting(subject, msg_id, rollup)
-        if hdr and (cfg["allow_msg_ttl"] or not sourced):
-            ttl, hdr = publish.message_ttl(cfg, hdr)
+        ttl = 0
+        if hdr and (self.config["allow_msg_ttl"] or not sourced):
+            ttl, hdr = publish.message_ttl(self.config, hdr)
         then = self._republish.prepare(subject, self.store) if self._republish and republish else None
         msg = self._store(subject, hdr, payload, ttl, bool(rollup))
         self._accepted(msg_id, msg.seq)
@@ -310,9 +306,23 @@ class Stream:
         if then is not None:
             then(msg)
         self._fresh.append(msg)  # consumers hear of it after its PubAck went out, as in nats-server
-        return counter.ack(self._pub_ack(msg.seq), total) if total else self._pub_ack(msg.seq)
+        return msg.seq
 
-    def _skip_uninteresting(self, subject: str, msg_id: str, rollup: str) -> bytes:
+    def storable(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
+        """Refused when the server's or the account's JetStream limits have no room for it."""
+        memory = self.config["storage"] == "memory"
+        if self.js.limits_exceeded(memory):
+            raise api_error("JSInsufficientResourcesErr")
+        if self.js.account_limits_exceeded(memory, self.store.message_size(subject, hdr, payload)):
+            raise api_error("JSAccountResourcesExceededErr")
+
+    def seen_id(self, msg_id: str) -> int | None:
+        return self.dedup.lookup(msg_id)
+
+    def batch_abandoned(self, bid: str, reason: str) -> None:
+        advisories.batch_abandoned(self.js, self.name, self.js.domain, bid, reason)
+
+    def _skip_uninteresting(self, subject: str, msg_id: str, rollup: str) -> int:
         """Interest retention and nobody would ever see it: the sequence is used, nothing is stored."""
         store = self.store
         store.skip_to(store.last_seq + 2)
@@ -320,7 +330,7 @@ class Stream:
         self._accepted(msg_id, store.last_seq)
         if rollup:
             self._rollup(subject, rollup, 0)
-        return self._pub_ack(store.last_seq)
+        return store.last_seq
 
     def _accepted(self, msg_id: str, seq: int) -> None:
         self.last_msg_id = msg_id

@@ -1,0 +1,232 @@
+"""Atomic batch publish (``allow_atomic``): staged messages stored all together, or not at all.
+
+A publisher sends messages with ``Nats-Batch-Id`` and ``Nats-Batch-Sequence``
+(1, 2, ...); the stream stages them (replying with an empty payload) until
+the one with ``Nats-Batch-Commit: 1`` (stored too) or ``eob`` (an end marker,
+not stored).  At the commit every message is checked against the stream as
+it will be after the earlier ones (:mod:`fakejs.jetstream.stream.batch_checks`);
+only if all pass are they stored, and the commit's PubAck carries
+``"batch"`` and ``"count"``.  A gap, a batch too large, or no message for
+the batch timeout abandons it (with an advisory).  Limits are the server's
+(``jetstream { limits { batch { ... } } }``), counted across its streams.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from fakejs.core.clock import Clock, TimerHandle
+from fakejs.jetstream import apilevel
+from fakejs.jetstream.config.stream import StreamConfig
+from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.storage.store import MessageStore
+from fakejs.jetstream.stream import batch_checks, publish
+from fakejs.protocol import headers as hdrs
+from fakejs.protocol.writer import go_quote
+
+BATCH_ID = "Nats-Batch-Id"
+BATCH_SEQ = "Nats-Batch-Sequence"
+BATCH_COMMIT = "Nats-Batch-Commit"
+MAX_ID_LENGTH = 64
+
+
+@dataclass
+class AtomicBatchLimits:
+    """The server's batch limits (nats-server's defaults) and its batches in flight, across streams."""
+
+    max_inflight_per_stream: int = 50
+    max_inflight_total: int = 1000
+    max_msgs: int = 1000
+    timeout: float = 10.0
+    inflight: int = 0
+
+    @classmethod
+    def configured(cls, per_stream: int, total: int, max_msgs: int, timeout: float) -> AtomicBatchLimits:
+        """The limits with the configured values (those above zero) in place of the defaults."""
+        limits = cls()
+        if per_stream > 0:
+            limits.max_inflight_per_stream = per_stream
+        if total > 0:
+            limits.max_inflight_total = total
+        if max_msgs > 0:
+            limits.max_msgs = max_msgs
+        if timeout > 0:
+            limits.timeout = timeout
+        return limits
+
+
+class BatchStream(Protocol):
+    """The stream a batch goes into, as its batches see it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def config(self) -> StreamConfig: ...
+
+    @property
+    def store(self) -> MessageStore: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    def seen_id(self, msg_id: str) -> int | None:
+        """The sequence a message id in the duplicate window was stored at."""
+        ...
+
+    def storable(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
+        """Raise when the server or account has no room for the message."""
+        ...
+
+    def store_checked(self, subject: str, hdr: bytes | None, payload: bytes, msg_id: str, rollup: str) -> int:
+        """Store a message whose checks passed; its sequence."""
+        ...
+
+    def pub_ack(self, seq: int) -> bytes: ...
+
+    def batch_abandoned(self, batch_id: str, reason: str) -> None:
+        """Send the ``BATCH_ABANDONED`` advisory."""
+        ...
+
+
+@dataclass
+class _Staged:
+    """A message as it was received (or, after the checks, as it is to be stored)."""
+
+    subject: str
+    hdr: bytes | None
+    payload: bytes
+
+
+class _Batch:
+    """One batch in flight: its staged messages (sequence = index + 1) and its abandonment timer."""
+
+    def __init__(self) -> None:
+        self.messages: list[_Staged] = []
+        self.timer: TimerHandle | None = None
+
+
+def batch_id(hdr: bytes | None) -> str:
+    """The message's atomic batch id (empty: a plain publish)."""
+    value = hdrs.get(hdr, BATCH_ID) if hdr else None
+    return value.decode("utf-8", "surrogateescape") if value else ""
+
+
+def _sequence(hdr: bytes) -> int | None:
+    value = hdrs.get(hdr, BATCH_SEQ)
+    if not value or not value.isascii() or not value.isdigit():
+        return None
+    return int(value)
+
+
+class AtomicBatches:
+    """A stream's batches in flight, by id."""
+
+    def __init__(self, stream: BatchStream, limits: AtomicBatchLimits) -> None:
+        self.stream = stream
+        self.limits = limits
+        self._batches: dict[str, _Batch] = {}
+
+    def receive(self, bid: str, subject: str, hdr: bytes, payload: bytes) -> bytes:
+        """One message of batch ``bid``: the empty reply while staging, the PubAck at the commit; raises refusals."""
+        stream = self.stream
+        cfg = stream.config
+        if cfg["sealed"]:
+            raise api_error("JSStreamSealedErr")
+        stream.storable(subject, hdr, payload)
+        max_size = cfg["max_msg_size"]
+        if max_size >= 0 and (len(hdr) > max_size or len(payload) > max_size - len(hdr)):
+            raise api_error("JSStreamMessageExceedsMaximumErr")
+        if not cfg["allow_atomic"]:
+            raise api_error("JSAtomicPublishDisabledErr")
+        if len(bid) > MAX_ID_LENGTH:
+            raise api_error("JSAtomicPublishInvalidBatchIDErr")
+        seq = _sequence(hdr)
+        if seq is None:
+            raise api_error("JSAtomicPublishMissingSeqErr")
+        commit = hdrs.get(hdr, BATCH_COMMIT)
+        eob = commit == b"eob"  # an end marker: not stored, not counted
+        batch = self._batches.get(bid) or self._start(bid, seq, eob)
+        if commit is not None and not eob and commit != b"1":
+            self._drop(bid)
+            raise api_error("JSAtomicPublishInvalidBatchCommitErr")
+        if hdrs.get(hdr, apilevel.REQUIRED_API_LEVEL) is not None:
+            if apilevel.required_level(hdr):
+                self._abandon(bid, "unsupported")
+                raise api_error("JSRequiredApiLevelErr")
+            hdr = hdrs.remove(hdr, apilevel.REQUIRED_API_LEVEL) or b""
+        if seq != len(batch.messages) + 1 or (seq == 1 and eob):
+            self._abandon(bid, "incomplete")
+            raise api_error("JSAtomicPublishIncompleteBatchErr")
+        if seq - int(eob) > self.limits.max_msgs:
+            self._abandon(bid, "large")
+            raise api_error("JSAtomicPublishTooLargeBatchErrF", size=self.limits.max_msgs)
+        self._arm(bid, batch)
+        batch.messages.append(_Staged(subject, hdr or None, payload))
+        if commit is None:
+            return b""
+        return self._commit(bid, batch, eob)
+
+    def _start(self, bid: str, seq: int, eob: bool) -> _Batch:
+        """A new batch (its first message must be sequence 1), within the inflight limits."""
+        limits = self.limits
+        if seq != 1:
+            if seq - int(eob) > limits.max_msgs:
+                raise api_error("JSAtomicPublishTooLargeBatchErrF", size=limits.max_msgs)
+            raise api_error("JSAtomicPublishIncompleteBatchErr")
+        if len(self._batches) + 1 > limits.max_inflight_per_stream or limits.inflight + 1 > limits.max_inflight_total:
+            raise api_error("JSAtomicPublishTooManyInflight")
+        limits.inflight += 1
+        batch = self._batches[bid] = _Batch()
+        return batch
+
+    def _arm(self, bid: str, batch: _Batch) -> None:
+        """(Re)start the abandonment timer: the batch goes if no message comes for the timeout."""
+        if batch.timer is not None:
+            batch.timer.cancel()
+        batch.timer = self.stream.clock.call_later(self.limits.timeout, self._abandon, bid, "timeout")
+
+    def _drop(self, bid: str) -> None:
+        batch = self._batches.pop(bid, None)
+        if batch is None:
+            return
+        self.limits.inflight -= 1
+        if batch.timer is not None:
+            batch.timer.cancel()
+
+    def _abandon(self, bid: str, reason: str) -> None:
+        self._drop(bid)
+        self.stream.batch_abandoned(bid, reason)
+
+    def clear(self) -> None:
+        """Drop every batch in flight (atomic publish turned off, the stream closed)."""
+        for bid in list(self._batches):
+            self._drop(bid)
+
+    def _commit(self, bid: str, batch: _Batch, eob: bool) -> bytes:
+        """Check every message against the stream plus the batch so far; store them all, or none."""
+        self._drop(bid)
+        stream = self.stream
+        messages = batch.messages[:-1] if eob else batch.messages
+        view = batch_checks.StreamView(stream.name, stream.config, stream.store, stream.seen_id)
+        diff = batch_checks.StagedDiff()
+        checked: list[_Staged] = []
+        for index, msg in enumerate(messages):
+            if msg.hdr and hdrs.get(msg.hdr, publish.EXPECTED_LAST_MSG_ID):
+                raise api_error("JSAtomicPublishUnsupportedHeaderBatchErr", header=publish.EXPECTED_LAST_MSG_ID)
+            hdr, payload = batch_checks.check(view, diff, index, msg.subject, msg.hdr, msg.payload)
+            checked.append(_Staged(msg.subject, hdr, payload))
+        if eob:  # the last stored message is the commit
+            last = checked[-1]
+            last.hdr = hdrs.add(last.hdr, BATCH_COMMIT, "1")
+        return self._store(bid, checked)
+
+    def _store(self, bid: str, checked: list[_Staged]) -> bytes:
+        """Store the checked messages in order; the commit's PubAck names the batch and its stored count."""
+        seq = 0
+        for msg in checked:
+            rollup = (hdrs.get(msg.hdr, publish.ROLLUP) or b"").decode("utf-8", "surrogateescape")
+            seq = self.stream.store_checked(msg.subject, msg.hdr, msg.payload, publish.msg_id(msg.hdr), rollup)
+        count = _sequence(checked[-1].hdr or b"") or len(checked)
+        return self.stream.pub_ack(seq)[:-1] + b',"batch":%s,"count":%d}' % (go_quote(bid).encode(), count)
