@@ -6,9 +6,10 @@ check order).  Replies are compared whole: a create/update echo is compared
 as the normalised response (``created``/``ts`` become ``"<ts>"``), an error as
 ``{"type": ..., "error": {"code", "err_code", "description"}}``.
 
-Features fakejs does not implement yet (mirror, sources, atomic/fast batches,
-schedules) are documented by ``real_only`` tests; fakejs must refuse them with
-the contract checked in :func:`test_unsupported_feature_refused_by_fakejs`.
+Features fakejs does not implement yet (mirror, sources, atomic/fast batches)
+are documented by ``real_only`` tests; fakejs must refuse them with the
+contract checked in :func:`test_unsupported_feature_refused_by_fakejs`.
+Message schedules are checked on both targets in ``test_message_schedules.py``.
 Subject transforms and republish are checked on both targets in
 ``test_stream_transforms.py``; counters, s2 compression and async persistence
 in ``test_stream_counters.py``.
@@ -1414,7 +1415,6 @@ UNSUPPORTED = {
     "mirror": {"name": "ORIGIN"},
     "sources": [{"name": "ORIGIN"}],
     "allow_atomic": True,
-    "allow_msg_schedules": True,
     "allow_batched": True,
 }
 

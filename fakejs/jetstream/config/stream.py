@@ -189,7 +189,6 @@ UNSUPPORTED: tuple[tuple[str, Any], ...] = (
     ("mirror", None),
     ("sources", None),
     ("allow_atomic", False),
-    ("allow_msg_schedules", False),
     ("allow_batched", False),
 )
 
