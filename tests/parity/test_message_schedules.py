@@ -345,3 +345,52 @@ async def test_schedule_survives_a_restart(target: Target) -> None:
     assert await get_ts(nc, "S", 2) >= when
     assert await subjects(nc) == {"s.t": 1}
     await nc.close()
+
+
+ACCEPTED_PATTERNS = [
+    "5/20 1-10/3 +2 ? JAN,Jul mon-FRI",
+    "*/1 * * * * *",
+    "1,,2 * * * * *",
+    "0 0 0 13 * fri",
+    "0 0 0 29 2 *",
+    "  0  0  0  *  *  *  ",
+    "@every 1m30s",
+    "@every 1.5s",
+    "@at 2020-01-01T01:00:00+01:00",
+    "@at 2020-01-01T00:00:00.5Z",
+    "@at 1970-01-01T00:00:00Z",
+]
+REFUSED_PATTERNS = [
+    "0 0 0 * * * *",
+    "* * 24 * * *",
+    "* * * 0 * *",
+    "* * * * 13 *",
+    "5-3 * * * * *",
+    "*/0 * * * * *",
+    "1/2/3 * * * * *",
+    "1-2-3 * * * * *",
+    "-1 * * * * *",
+    "1.5 * * * * *",
+    "* * * * janu *",
+    "@every",
+    "@every 1",
+    "@at",
+    "@at 2020-01-01",
+    "@reboot",
+    "@DAILY",
+]
+
+
+async def test_pattern_syntax(nc) -> None:
+    await make(nc)
+    await make(nc, "T", max_msgs_per_subject=1)
+    accepted = [
+        await pub(nc, "t.sched", {"Nats-Schedule": p, "Nats-Schedule-Target": "t.x"}) for p in ACCEPTED_PATTERNS
+    ]
+    assert [b"error" in reply for reply in accepted] == [False] * len(ACCEPTED_PATTERNS), accepted
+    refused = [await pub(nc, "s.sched", {"Nats-Schedule": p, "Nats-Schedule-Target": "s.x"}) for p in REFUSED_PATTERNS]
+    assert refused == [err("S", *PATTERN)] * len(REFUSED_PATTERNS)
+    # Go's zero time is no schedule at all: stored as it is, without a roll-up.
+    headers = {"Nats-Schedule": "@at 0001-01-01T00:00:00Z", "Nats-Schedule-Target": "s.x"}
+    assert await pub(nc, "s.zero", headers) == ack("S", 1)
+    assert await get(nc, "S", seq=1) == (1, "s.zero", block(*headers.items()), b"x")
