@@ -47,6 +47,7 @@ SCHEDULER = "Nats-Scheduler"
 NEXT = "Nats-Schedule-Next"
 PURGE = "purge"
 MIN_DELAY = 0.25  # seconds: nats-server never fires its schedule timer sooner
+EARLY_NS = 1_000_000  # a timer in float seconds may wake a hair before the due nanosecond
 _PREDEFINED = {
     "@yearly": "0 0 0 1 1 *",
     "@annually": "0 0 0 1 1 *",
@@ -339,7 +340,7 @@ class MessageSchedules:
             return
         now = self.clock.time_ns()
         produced: list[tuple[int, Produced]] = []
-        while self._due and self._due[0][0] <= now:
+        while self._due and self._due[0][0] <= now + EARLY_NS:
             due_ns, seq, subject = self._due.pop(0)
             msg = self.store.get(seq)
             out = self._produce(msg, due_ns, now) if msg is not None else None
