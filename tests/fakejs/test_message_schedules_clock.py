@@ -120,3 +120,21 @@ async def test_one_timer_for_many_schedules() -> None:
         clock.advance(2 * 3600)
         assert len(await _fired(nc)) == 50
         await nc.close()
+
+
+async def test_deleted_stream_and_purged_schedule_fire_nothing() -> None:
+    clock = ManualClock(start_ns=parse_rfc3339("2026-03-01T00:00:00Z"))
+    async with Server(clock=clock) as server:
+        nc = await nats.connect(server.url)
+        await _setup(nc)
+        await _schedule(nc, "@at 2026-03-01T01:00:00Z", b"gone")
+        assert "error" not in await _api(nc, "$JS.API.STREAM.PURGE.S", {"filter": "s.sched"})
+        clock.advance(7200)
+        assert await _fired(nc) == []
+        assert server.jetstream is not None
+        assert len(server.jetstream.lookup("S").schedules) == 0  # dropped when it came due
+        await _schedule(nc, "@every 1s", b"tick")
+        assert "error" not in await _api(nc, "$JS.API.STREAM.DELETE.S")
+        clock.advance(10)
+        assert server.errors == []
+        await nc.close()
