@@ -361,6 +361,8 @@ ACCEPTED_PATTERNS = [
     "@at 2020-01-01T00:00:00.5Z",
     "@at 1970-01-01T00:00:00Z",
 ]
+ACCEPTED_ZONES = ["UTC", "GMT", "Zulu", "Etc/GMT+5", "US/Eastern", "EST5EDT", "right/UTC", " UTC", "Local"]
+REFUSED_ZONES = ["utc", "Europe/paris", "/etc/localtime", "../zoneinfo/UTC", "zone.tab"]
 REFUSED_PATTERNS = [
     "0 0 0 * * * *",
     "* * 24 * * *",
@@ -391,6 +393,12 @@ async def test_pattern_syntax(nc) -> None:
     assert [b"error" in reply for reply in accepted] == [False] * len(ACCEPTED_PATTERNS), accepted
     refused = [await pub(nc, "s.sched", {"Nats-Schedule": p, "Nats-Schedule-Target": "s.x"}) for p in REFUSED_PATTERNS]
     assert refused == [err("S", *PATTERN)] * len(REFUSED_PATTERNS)
+    for zone in ACCEPTED_ZONES:
+        headers = {"Nats-Schedule": "@daily", "Nats-Schedule-Target": "t.x", "Nats-Schedule-Time-Zone": zone}
+        assert b"error" not in await pub(nc, "t.sched", headers), zone
+    for zone in REFUSED_ZONES:
+        headers = {"Nats-Schedule": "@daily", "Nats-Schedule-Target": "s.x", "Nats-Schedule-Time-Zone": zone}
+        assert await pub(nc, "s.sched", headers) == err("S", *ZONE), zone
     # Go's zero time is no schedule at all: stored as it is, without a roll-up.
     headers = {"Nats-Schedule": "@at 0001-01-01T00:00:00Z", "Nats-Schedule-Target": "s.x"}
     assert await pub(nc, "s.zero", headers) == ack("S", 1)

@@ -119,6 +119,7 @@ def test_time_zone_header() -> None:
     assert time_zone(hdrs.build([("A", "b")])) is None
     assert time_zone(hdrs.build([("Nats-Schedule-Time-Zone", "UTC")])) is UTC
     assert time_zone(hdrs.build([("Nats-Schedule-Time-Zone", "Europe/Paris")])) == ZoneInfo("Europe/Paris")
+    assert time_zone(hdrs.build([("Nats-Schedule-Time-Zone", "Local")])) is not None  # the server's own zone
     for bad in ("", "Nope/Zone", "../etc/passwd"):
         with pytest.raises(ApiError):
             time_zone(hdrs.build([("Nats-Schedule-Time-Zone", bad)]))

@@ -19,6 +19,8 @@ out of the list, until its produced message is stored.
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
@@ -118,10 +120,25 @@ def time_zone(hdr: bytes) -> tzinfo | None:
     text = _text(name)
     if text == "UTC":
         return UTC
+    if text == "Local":
+        return _local_zone()
     try:
         return ZoneInfo(text) if text else _bad_zone()
     except (ZoneInfoNotFoundError, ValueError):
         return _bad_zone()
+
+
+@functools.cache
+def _local_zone() -> tzinfo:
+    """Go's ``time.Local``: ``$TZ`` when set (empty is UTC), else /etc/localtime, else UTC."""
+    name = os.environ.get("TZ")
+    try:
+        if name is not None:
+            return ZoneInfo(name.removeprefix(":")) if name else UTC
+        with open("/etc/localtime", "rb") as local:
+            return ZoneInfo.from_file(local, key="Local")
+    except (OSError, ValueError, ZoneInfoNotFoundError):
+        return UTC
 
 
 def _bad_zone() -> tzinfo:
