@@ -131,3 +131,26 @@ def test_strip_prefix_is_case_sensitive_and_line_based() -> None:
     )
     assert strip_prefix(block, b"Nats-Schedule") == hdrs.build([("X-Nats-Schedule", "z"), ("nats-schedule-ttl", "1s")])
     assert strip_prefix(hdrs.build([("Nats-Schedule", "x")]), b"Nats-Schedule") is None
+
+
+def test_every_anchors_on_the_rounded_previous_run() -> None:
+    first = parse_schedule("@every 1500ms", None, NOW + 1_300_000_000, NOW)
+    assert rfc3339(first.ns) == "2026-03-01T12:00:02.5Z"
+    again = parse_schedule("@every 1500ms", None, first.ns, NOW)
+    assert rfc3339(again.ns) == "2026-03-01T12:00:04.5Z"  # 2.5s rounds up to 3s, plus 1.5s
+
+
+def test_cron_runs_the_next_second_and_the_named_patterns() -> None:
+    just_before = NOW + NS - 1
+    assert parse_schedule("* * * * * *", None, just_before, NOW).ns == NOW + NS
+    sunday = parse_rfc3339("2026-03-01T00:00:00Z")  # a Sunday
+    for pattern, later in [
+        ("@yearly", "2027-01-01T00:00:00Z"),
+        ("@annually", "2027-01-01T00:00:00Z"),
+        ("@monthly", "2026-04-01T00:00:00Z"),
+        ("@weekly", "2026-03-08T00:00:00Z"),
+        ("@daily", "2026-03-02T00:00:00Z"),
+        ("@midnight", "2026-03-02T00:00:00Z"),
+        ("@hourly", "2026-03-01T01:00:00Z"),
+    ]:
+        assert rfc3339(parse_schedule(pattern, None, sunday, sunday).ns) == later, pattern
