@@ -5,7 +5,8 @@
 then the message size, the discard-new limits, storing, the discard-old
 limits, rollups and the PubAck.  Retention beyond the limits (interest,
 work queue) is decided with the stream's consumers.  Expiry by ``max_age``
-and per-message TTL, and the duplicate window, run on the server clock.
+and per-message TTL, the duplicate window and message schedules run on the
+server clock.
 
 The stream sees its JetStream through :class:`StreamHost` and its consumers
 through :class:`StreamConsumer`; it imports neither.
@@ -279,7 +280,7 @@ class Stream:
         if rollup:
             self._rollup(subject, rollup, 1)
         if purged := self.schedules.stored(msg):
-            self.purge(purged)  # a one-off schedule fired: its subject goes
+            self.purge(purged)  # Nats-Schedule-Next: purge (a one-off fired): the schedule's subject goes
         if then is not None:
             then(msg)
         self._fresh.append(msg)  # consumers hear of it after its PubAck went out, as in nats-server
