@@ -6,10 +6,10 @@ check order).  Replies are compared whole: a create/update echo is compared
 as the normalised response (``created``/``ts`` become ``"<ts>"``), an error as
 ``{"type": ..., "error": {"code", "err_code", "description"}}``.
 
-Features fakejs does not implement yet (atomic/fast batches, schedules) are
-documented by ``real_only`` tests (mirror and sources too: their configuration
-is checked on both targets in ``test_stream_sources_config.py``); fakejs must refuse them with
-the contract checked in :func:`test_unsupported_feature_refused_by_fakejs`.
+Mirror and sources configuration is checked on both targets in
+``test_stream_sources_config.py``, their running in ``test_mirrors.py`` and
+``test_sources.py``; atomic and fast batches in ``test_atomic_batch.py`` and
+``test_fast_batch.py``; message schedules in ``test_message_schedules.py``.
 Subject transforms and republish are checked on both targets in
 ``test_stream_transforms.py``; counters, s2 compression and async persistence
 in ``test_stream_counters.py``.
@@ -626,7 +626,7 @@ async def test_invalid_values_and_enum_texts(nc) -> None:
 # -> marker TTL -> (schedules, persist mode, mirror, sources) -> subjects, each subject in turn:
 #    valid, '>' rules, API overlaps, overlap with later subjects -> (subject_transform, republish)
 # -> placement preferred -> replicas > 1 (10074) -> existing stream (10058)
-# -> resources (10047/10028) -> other streams (10065).   (parenthesised: real_only features)
+# -> resources (10047/10028) -> other streams (10065).   (parenthesised: the newer features)
 ORDER_CASES = {
     "json_before_name_match": ({"name": "X", "bogus": 1}, "S", bad_json('json: unknown field "bogus"')),
     "name_match_before_sealed": (
@@ -1155,7 +1155,7 @@ async def test_update_consumer_limits_checked_against_consumers(nc) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Features fakejs does not implement: what the real server does ...
+# The 2.10-2.14 stream features: what the create and update replies say
 # ---------------------------------------------------------------------------
 
 FEATURE_ECHO_CASES = {
@@ -1206,8 +1206,7 @@ FEATURE_ECHO_CASES = {
 }
 
 
-@pytest.mark.real_only
-async def test_unsupported_feature_real_echo(nc) -> None:
+async def test_feature_echo(nc) -> None:
     got, wanted = {}, {}
     for i, (key, (body, expected, extra)) in enumerate(FEATURE_ECHO_CASES.items()):
         name = f"F{i}"
@@ -1324,14 +1323,12 @@ FEATURE_ERROR_CASES = {
 }
 
 
-@pytest.mark.real_only
-async def test_unsupported_feature_real_errors(nc) -> None:
+async def test_feature_errors(nc) -> None:
     got = {key: await create(nc, {"name": "S", **body}) for key, (body, _) in FEATURE_ERROR_CASES.items()}
     assert got == {key: want for key, (_, want) in FEATURE_ERROR_CASES.items()}
 
 
-@pytest.mark.real_only
-async def test_mirror_direct_follows_origin_real(nc) -> None:
+async def test_mirror_direct_follows_origin(nc) -> None:
     await must_create(nc, {"name": "ORIGIN", "allow_direct": True})
     assert await create(nc, {"name": "M", "mirror": {"name": "ORIGIN"}, "pedantic": True}) == pedantic(
         "origin stream has direct get set, mirror has it disabled"
@@ -1340,8 +1337,7 @@ async def test_mirror_direct_follows_origin_real(nc) -> None:
     assert reply["config"]["mirror_direct"] is True and reply["config"]["allow_direct"] is False
 
 
-@pytest.mark.real_only
-async def test_unsupported_feature_real_update_rules(nc) -> None:
+async def test_feature_update_rules(nc) -> None:
     def rejected(description: str) -> dict:
         return invalid(description, UPDATE)
 
@@ -1407,24 +1403,6 @@ async def test_unsupported_feature_real_update_rules(nc) -> None:
         assert got == renamed(want, name), (base, change)
 
 
-# ---------------------------------------------------------------------------
-# ... and how fakejs refuses them.
-# ---------------------------------------------------------------------------
-
-UNSUPPORTED = {
-    "allow_msg_schedules": True,
-}
-
-
-# An update can never add these three to an existing stream, on either server,
-# so fakejs answers those updates exactly as nats-server does (see
-# test_update_cannot_add_mirror_counter_or_async_persist) instead of with the contract.
-NEVER_ADDED_BY_UPDATE = ("mirror", "allow_msg_counter", "persist_mode")
-REFUSALS = [(field, "create") for field in UNSUPPORTED] + [
-    (field, "update") for field in UNSUPPORTED if field not in NEVER_ADDED_BY_UPDATE
-]
-
-
 async def test_update_cannot_add_mirror_counter_or_async_persist(nc) -> None:
     await must_create(nc, {"name": "S"})
     assert await update(nc, {"name": "S", "mirror": {"name": "X"}}) == error(
@@ -1437,16 +1415,3 @@ async def test_update_cannot_add_mirror_counter_or_async_persist(nc) -> None:
         "stream configuration update can not change persist mode", UPDATE
     )
     assert (await info(nc, "S"))["config"] == config()
-
-
-@pytest.mark.fake_only
-@pytest.mark.parametrize("field,action", REFUSALS, ids=[f"{field}-{action}" for field, action in REFUSALS])
-async def test_unsupported_feature_refused_by_fakejs(nc, field: str, action: str) -> None:
-    body = {"name": "S", field: UNSUPPORTED[field]}
-    if action == "create":
-        assert await create(nc, body) == error(500, 10052, f"{field} is not supported by fakejs")
-        assert (await info(nc, "S"))["error"] == {"code": 404, "err_code": 10059, "description": "stream not found"}
-    else:
-        await must_create(nc, {"name": "S"})
-        assert await update(nc, body) == error(500, 10052, f"{field} is not supported by fakejs", UPDATE)
-        assert (await info(nc, "S"))["config"] == config()

@@ -186,7 +186,7 @@ ZERO: StreamConfig = {
 }
 
 # Features fakejs does not implement yet: refused by name, never ignored.
-UNSUPPORTED: tuple[tuple[str, Any], ...] = (("allow_msg_schedules", False),)
+UNSUPPORTED: tuple[tuple[str, Any], ...] = ()
 
 
 def is_valid_name(name: str) -> bool:

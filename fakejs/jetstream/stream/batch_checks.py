@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.storage.store import MessageStore
-from fakejs.jetstream.stream import counter, publish
+from fakejs.jetstream.stream import counter, publish, schedules
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
@@ -135,9 +135,9 @@ def _check_expected(view: StreamView, diff: StagedDiff, index: int, subject: str
         diff.expected[check_subject] = actual
     elif override:
         raise api_error("JSStreamExpectedLastSeqPerSubjectInvalid")
-    if hdrs.get(hdr, publish.SCHEDULE):
+    if hdrs.get(hdr, schedules.SCHEDULE):
         raise api_error("JSMessageSchedulesDisabledErr")
-    if hdrs.get(hdr, publish.SCHEDULE_NEXT) or hdrs.get(hdr, publish.SCHEDULER):
+    if hdrs.get(hdr, schedules.NEXT) or hdrs.get(hdr, schedules.SCHEDULER):
         raise api_error("JSMessageSchedulesSchedulerInvalidErr")
 
 

@@ -1,4 +1,4 @@
-"""What STREAM.INFO says about a stream: ``StreamState`` and ``StreamInfo`` in nats-server's field order.
+"""What STREAM.INFO and STREAM.MSG.GET say about a stream: ``StreamState``, ``StreamInfo``, one message.
 
 Pure renderings of a stream's config, store and host; the stream calls
 them (:meth:`~fakejs.jetstream.stream.stream.Stream.info`) so that the
@@ -13,6 +13,8 @@ from typing import Any
 from fakejs.gocompat import gotime
 from fakejs.jetstream.config import stream as streamconfig
 from fakejs.jetstream.config.stream import StreamConfig
+from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.storage.message import StoredMessage
 from fakejs.jetstream.storage.store import MessageStore
 
 MAX_SUBJECT_DETAILS = 100_000  # subjects one STREAM.INFO reply lists
@@ -78,3 +80,20 @@ def stream_info(
         out["cluster"] = {"leader": leader}
     out["ts"] = gotime.rfc3339(now_ns)
     return out
+
+
+def find_message(
+    store: MessageStore, seq: int, last_by_subject: str, next_by_subject: str, start_ns: int | None
+) -> StoredMessage:
+    """``STREAM.MSG.GET``: by sequence, first after a time, next or last on a subject."""
+    if start_ns is not None:
+        seq = store.seq_from_time(start_ns)
+    if seq > 0 and not next_by_subject:
+        msg = store.get(seq)
+    elif next_by_subject:
+        msg = store.next_message(seq, next_by_subject)
+    else:
+        msg = store.last_message(last_by_subject)
+    if msg is None:
+        raise api_error("JSNoMessageFoundErr")
+    return msg

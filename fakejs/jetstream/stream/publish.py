@@ -14,6 +14,7 @@ from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.storage.store import MessageStore
+from fakejs.jetstream.stream import schedules
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
@@ -27,9 +28,6 @@ ROLLUP = "Nats-Rollup"
 MSG_TTL = "Nats-TTL"
 MARKER_REASON = "Nats-Marker-Reason"
 INCR = "Nats-Incr"
-SCHEDULE = "Nats-Schedule"
-SCHEDULER = "Nats-Scheduler"
-SCHEDULE_NEXT = "Nats-Schedule-Next"
 STREAM_SOURCE = "Nats-Stream-Source"
 CLIENT_INFO = "Nats-Request-Info"
 MAX_HEADER_SIZE = 65535
@@ -96,11 +94,13 @@ def clean_headers(hdr: bytes) -> bytes | None:
 
 
 def check_expectations(
-    cfg: StreamConfig, name: str, store: MessageStore, subject: str, hdr: bytes, sourced: bool = False
-) -> None:
+    cfg: StreamConfig, name: str, store: MessageStore, subject: str, hdr: bytes, now_ns: int, sourced: bool = False
+) -> bytes:
     """The expected stream, TTLs allowed, expected last sequences, schedules, sources.
 
-    A ``sourced`` message was checked by its origin: TTLs and its source header pass.
+    Returns the headers to store (a schedule gains ``Nats-Rollup: sub``).  A
+    message the stream produces itself (``sourced``: a fired schedule) skips
+    the schedule and source checks, as nats-server's sourced messages do.
 
     ``Nats-Incr`` is checked just before, by :mod:`fakejs.jetstream.stream.counter`.
     """
@@ -128,12 +128,12 @@ def check_expectations(
     last_seq = hdrs.get(hdr, EXPECTED_LAST_SEQ)
     if last_seq and _uint(last_seq) != store.last_seq:
         raise api_error("JSStreamWrongLastSequenceErrF", seq=store.last_seq)
-    if hdrs.get(hdr, SCHEDULE):
-        raise api_error("JSMessageSchedulesDisabledErr")
-    if hdrs.get(hdr, SCHEDULE_NEXT) or hdrs.get(hdr, SCHEDULER):
-        raise api_error("JSMessageSchedulesSchedulerInvalidErr")
-    if hdrs.get(hdr, STREAM_SOURCE) and not sourced:
+    if sourced:
+        return hdr
+    hdr = schedules.check_publish(cfg, store, subject, hdr, now_ns, parse_ttl)
+    if hdrs.get(hdr, STREAM_SOURCE):
         raise api_error("JSMessageSourceHdrNotAllowedErr")
+    return hdr
 
 
 def msg_id(hdr: bytes | None) -> str:

@@ -5,7 +5,8 @@
 then the message size, the discard-new limits, storing, the discard-old
 limits, rollups and the PubAck.  Retention beyond the limits (interest,
 work queue) is decided with the stream's consumers.  Expiry by ``max_age``
-and per-message TTL, and the duplicate window, run on the server clock.
+and per-message TTL, the duplicate window and message schedules run on the
+server clock.
 
 The stream sees its JetStream through :class:`StreamHost` and its consumers
 through :class:`StreamConsumer`; it imports neither.
@@ -13,6 +14,7 @@ through :class:`StreamConsumer`; it imports neither.
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -35,6 +37,7 @@ from fakejs.jetstream.stream.direct import DirectGet, DirectHost
 from fakejs.jetstream.stream.expiry import MessageExpiry
 from fakejs.jetstream.stream.fast_batch import FastBatches
 from fakejs.jetstream.stream.links import Links
+from fakejs.jetstream.stream.schedules import MessageSchedules, Produced
 from fakejs.jetstream.stream.transforms import Republisher, input_transform
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
@@ -108,6 +111,7 @@ class Stream:
         self.last_msg_id = ""
         self.dedup = DuplicateWindow(js.clock, lambda: self.config["duplicate_window"])
         self.expiry = MessageExpiry(store, js.clock, lambda: self.config["max_age"], self._expire)
+        self.schedules = MessageSchedules(store, js.clock, self._schedules_allowed, self._scheduled, publish.parse_ttl)
         self._fresh: list[StoredMessage] = []  # stored, consumers not yet told
         self.closed = False
         self.direct = DirectGet(config["name"], store, js)
@@ -164,6 +168,7 @@ class Stream:
         self.dedup.close()
         self.expiry.close()
         self.fast.close()
+        self.schedules.close()
 
     def _transforms(self, config: StreamConfig) -> None:
         """The input transform and the republisher of a checked config (``None`` when unused)."""
@@ -264,7 +269,7 @@ class Stream:
             hdr = publish.clean_headers(hdr)
         if hdr:
             incr = counter.increment(cfg, hdr, payload)
-            publish.check_expectations(cfg, self.name, self.store, subject, hdr, sourced)
+            hdr = publish.check_expectations(cfg, self.name, self.store, subject, hdr, self.clock.time_ns(), sourced)
             msg_id = publish.msg_id(hdr)
             if msg_id:
                 seen = self.dedup.lookup(msg_id)
@@ -303,6 +308,8 @@ class Stream:
         self._accepted(msg_id, msg.seq)
         if rollup:
             self._rollup(subject, rollup, 1)
+        if purged := self.schedules.stored(msg):
+            self.purge(purged)  # Nats-Schedule-Next: purge (a one-off fired): the schedule's subject goes
         if then is not None:
             then(msg)
         self._fresh.append(msg)  # consumers hear of it after its PubAck went out, as in nats-server
@@ -321,6 +328,15 @@ class Stream:
 
     def batch_abandoned(self, bid: str, reason: str) -> None:
         advisories.batch_abandoned(self.js, self.name, self.js.domain, bid, reason)
+
+    def _schedules_allowed(self) -> bool:
+        return self.config["allow_msg_schedules"]
+
+    def _scheduled(self, out: Produced) -> None:
+        """A due schedule's message, stored as nats-server stores a sourced one (no PubAck)."""
+        with contextlib.suppress(ApiError):
+            self._process(out.subject, out.hdr, out.payload, sourced=True)
+        self._signal_consumers()
 
     def _skip_uninteresting(self, subject: str, msg_id: str, rollup: str) -> int:
         """Interest retention and nobody would ever see it: the sequence is used, nothing is stored."""
@@ -411,6 +427,7 @@ class Stream:
                     self.dedup.remember_at(msg_id.decode("utf-8", "surrogateescape"), msg.seq, msg.ts)
             if msg.ttl > 0:
                 self.expiry.add_ttl(msg.ts + msg.ttl * NS, msg.seq)
+        self.schedules.recover(iter(self.store))
         last = self.store.last_message()
         if last is not None and last.hdr:
             self.last_msg_id = publish.msg_id(last.hdr)
@@ -493,18 +510,7 @@ class Stream:
 
     def find_message(self, seq: int, last_by_subject: str, next_by_subject: str, start_ns: int | None) -> StoredMessage:
         """``STREAM.MSG.GET``: by sequence, first after a time, next or last on a subject."""
-        store = self.store
-        if start_ns is not None:
-            seq = store.seq_from_time(start_ns)
-        if seq > 0 and not next_by_subject:
-            msg = store.get(seq)
-        elif next_by_subject:
-            msg = store.next_message(seq, next_by_subject)
-        else:
-            msg = store.last_message(last_by_subject)
-        if msg is None:
-            raise api_error("JSNoMessageFoundErr")
-        return msg
+        return info.find_message(self.store, seq, last_by_subject, next_by_subject, start_ns)
 
     # -- state and info ----------------------------------------------------------------------
 
