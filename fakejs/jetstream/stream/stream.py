@@ -8,19 +8,19 @@ work queue) is decided with the stream's consumers.  Expiry by ``max_age``
 and per-message TTL, the duplicate window and message schedules run on the
 server clock.
 
-The stream sees its JetStream through :class:`StreamHost` and its consumers
-through :class:`StreamConsumer`; it imports neither.
+The stream sees its JetStream through
+:class:`~fakejs.jetstream.stream.host.StreamHost` and its consumers through
+:class:`~fakejs.jetstream.stream.consumer_view.StreamConsumer`; it imports neither.
 """
 
 from __future__ import annotations
 
 import contextlib
-import random
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
 from fakejs.core.clock import Clock
-from fakejs.core.router import Router, Subscription
+from fakejs.core.router import Subscription
 from fakejs.core.subject_transform import SubjectTransform
 from fakejs.gocompat import gotime, ids
 from fakejs.gocompat.gojson import dumps
@@ -30,12 +30,13 @@ from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
 from fakejs.jetstream.stream import counter, info, publish, store_limits
-from fakejs.jetstream.stream.batch import AtomicBatches, AtomicBatchLimits, batch_id
+from fakejs.jetstream.stream.batch import AtomicBatches, batch_id
 from fakejs.jetstream.stream.consumer_view import StreamConsumer as StreamConsumer
 from fakejs.jetstream.stream.dedup import DuplicateWindow
-from fakejs.jetstream.stream.direct import DirectGet, DirectHost
+from fakejs.jetstream.stream.direct import DirectGet
 from fakejs.jetstream.stream.expiry import MessageExpiry
 from fakejs.jetstream.stream.fast_batch import FastBatches
+from fakejs.jetstream.stream.host import StreamHost as StreamHost
 from fakejs.jetstream.stream.links import Links
 from fakejs.jetstream.stream.schedules import MessageSchedules, Produced
 from fakejs.jetstream.stream.transforms import Republisher, input_transform
@@ -43,60 +44,6 @@ from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
 MARKER_RETRY = 2 * NS  # a refused subject delete marker is tried again after this long
-
-
-class StreamHost(DirectHost, Protocol):
-    """The JetStream a stream lives in, as the stream and its consumers see it.
-
-    What to do when a consumer goes, acknowledges or changes is decided
-    there (it involves other consumers, retention and the store on disk);
-    a consumer's own API requests are answered there too.
-    """
-
-    @property
-    def router(self) -> Router: ...
-
-    @property
-    def clock(self) -> Clock: ...
-
-    @property
-    def rng(self) -> random.Random:
-        """The server's seeded generator (``{{random}}`` in subject transforms)."""
-        ...
-
-    @property
-    def server_name(self) -> str: ...
-
-    @property
-    def account_name(self) -> str: ...
-
-    @property
-    def domain(self) -> str:
-        """The JetStream domain (``jetstream { domain }``), empty without one."""
-        ...
-
-    def nuid(self) -> str: ...
-
-    def limits_exceeded(self, memory: bool) -> bool:
-        """Whether the server's JetStream memory (or file) store is already over its configured limit."""
-        ...
-
-    def account_limits_exceeded(self, memory: bool, size: int) -> bool:
-        """Whether storing ``size`` more bytes of that kind would take the account over its JetStream limit."""
-        ...
-
-    def remove_consumer(self, stream: Stream, consumer: StreamConsumer) -> None: ...
-
-    def consumer_acked(self, stream: Stream, consumer: StreamConsumer, seq: int) -> None: ...
-
-    def consumer_updated(self, stream: Stream, consumer: StreamConsumer) -> None: ...
-
-    def asset_request(self, kind: str, *args: Any) -> None: ...
-
-    def after_answer(self, action: Callable[[], None]) -> None: ...
-
-    @property
-    def atomic_batch_limits(self) -> AtomicBatchLimits: ...
 
 
 class Stream:

@@ -1,0 +1,72 @@
+"""The JetStream a stream lives in, as the stream and its parts see it (the stream imports no service).
+
+The methods that concern consumers take the stream as ``Any``: the service
+that implements them holds the concrete stream, and this module may not
+import it back.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from fakejs.core.clock import Clock
+from fakejs.core.router import Router
+from fakejs.jetstream.stream.batch import AtomicBatchLimits
+from fakejs.jetstream.stream.consumer_view import StreamConsumer
+from fakejs.jetstream.stream.direct import DirectHost
+
+
+class StreamHost(DirectHost, Protocol):
+    """The JetStream a stream lives in, as the stream and its consumers see it.
+
+    What to do when a consumer goes, acknowledges or changes is decided
+    there (it involves other consumers, retention and the store on disk);
+    a consumer's own API requests are answered there too.
+    """
+
+    @property
+    def router(self) -> Router: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def rng(self) -> random.Random:
+        """The server's seeded generator (``{{random}}`` in subject transforms)."""
+        ...
+
+    @property
+    def server_name(self) -> str: ...
+
+    @property
+    def account_name(self) -> str: ...
+
+    @property
+    def domain(self) -> str:
+        """The JetStream domain (``jetstream { domain }``), empty without one."""
+        ...
+
+    def nuid(self) -> str: ...
+
+    def limits_exceeded(self, memory: bool) -> bool:
+        """Whether the server's JetStream memory (or file) store is already over its configured limit."""
+        ...
+
+    def account_limits_exceeded(self, memory: bool, size: int) -> bool:
+        """Whether storing ``size`` more bytes of that kind would take the account over its JetStream limit."""
+        ...
+
+    def remove_consumer(self, stream: Any, consumer: StreamConsumer) -> None: ...
+
+    def consumer_acked(self, stream: Any, consumer: StreamConsumer, seq: int) -> None: ...
+
+    def consumer_updated(self, stream: Any, consumer: StreamConsumer) -> None: ...
+
+    def asset_request(self, kind: str, *args: Any) -> None: ...
+
+    def after_answer(self, action: Callable[[], None]) -> None: ...
+
+    @property
+    def atomic_batch_limits(self) -> AtomicBatchLimits: ...
