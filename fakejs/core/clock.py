@@ -137,3 +137,38 @@ class SystemClock:
             callback(*args)
         except Exception as exc:  # noqa: BLE001 - reported to the error sinks (recorded on the server); the loop goes on
             self._errors.report(callback, exc)
+
+
+class EarliestTimer:
+    """One timer for the earliest of many due times, on a :class:`Clock`.
+
+    Owners with a queue of due times (message expiry, message schedules)
+    arm it for the head of their queue after every change: a timer already
+    armed as early or earlier is kept, a later one is replaced, so a change
+    costs no timer churn.  ``callback`` runs once the time comes; the owner
+    then takes what is due and arms again.
+    """
+
+    def __init__(self, clock: Clock, callback: Callable[[], None]) -> None:
+        self._clock = clock
+        self._callback = callback
+        self._timer: TimerHandle | None = None
+        self._fires_at: float | None = None  # the clock's monotonic time the timer fires at
+
+    def arm(self, delay: float) -> None:
+        """Fire in ``delay`` seconds, unless already armed to fire no later than that."""
+        when = self._clock.monotonic() + delay
+        if self._timer is not None and self._fires_at is not None and self._fires_at <= when:
+            return
+        self.cancel()
+        self._fires_at = when
+        self._timer = self._clock.call_later(delay, self._fire)
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._fires_at = None
+
+    def _fire(self) -> None:
+        self._timer = self._fires_at = None
+        self._callback()

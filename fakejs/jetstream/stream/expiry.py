@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 
-from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.clock import Clock, EarliestTimer
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.storage.store import MessageStore
 
@@ -30,8 +30,7 @@ class MessageExpiry:
         # marker): not due again before the given time (ns), as nats-server
         # retries a subject delete marker after two seconds.
         self._held: dict[int, int] = {}
-        self._timer: TimerHandle | None = None
-        self._deadline: float | None = None  # monotonic time the timer fires at
+        self._timer = EarliestTimer(clock, on_due)
 
     def add_ttl(self, expires_ns: int, seq: int) -> None:
         heapq.heappush(self._ttls, (expires_ns, seq))
@@ -69,23 +68,9 @@ class MessageExpiry:
         """Arm the timer for the earliest expiry (an earlier one already armed is kept)."""
         due = self.next_due_ns()
         if due is None:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-            return
-        delay = max(due - self.clock.time_ns(), 0) / NS
-        when = self.clock.monotonic() + delay
-        if self._timer is not None and self._deadline is not None and self._deadline <= when:
-            return
-        if self._timer is not None:
             self._timer.cancel()
-        self._deadline = when
-        self._timer = self.clock.call_later(delay, self._fire)
-
-    def _fire(self) -> None:
-        self._timer = None
-        self._deadline = None
-        self.on_due()
+        else:
+            self._timer.arm(max(due - self.clock.time_ns(), 0) / NS)
 
     def due(self, now: int) -> list[int]:
         """Sequences whose age or TTL has run out at ``now``, in order."""
@@ -107,6 +92,4 @@ class MessageExpiry:
         return sorted(set(expired))
 
     def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = None
+        self._timer.cancel()
