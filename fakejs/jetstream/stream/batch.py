@@ -209,7 +209,7 @@ class AtomicBatches:
         self._drop(bid)
         stream = self.stream
         messages = batch.messages[:-1] if eob else batch.messages
-        view = batch_checks.StreamView(stream.name, stream.config, stream.store, stream.seen_id)
+        view = batch_checks.StreamView(stream.name, stream.config, stream.store, stream.seen_id, stream.clock.time_ns())
         diff = batch_checks.StagedDiff()
         checked: list[_Staged] = []
         for index, msg in enumerate(messages):
