@@ -35,7 +35,6 @@ stream, where a message is stored before the next one is looked at.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -44,6 +43,7 @@ from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream.apilevel import REQUIRED_API_LEVEL, required_level
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
+from fakejs.jetstream.stream.publish import Outcome
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
@@ -56,9 +56,6 @@ DEFAULT_FLOW = 10  # an initial flow of 0 or less (or garbage)
 MAX_FLOW = 65535
 SERVER_FLOW = 500  # the most messages between flow-control acks the server hands out
 _MAX_UINT64 = 2**64 - 1
-
-# A duplicate PubAck as the stream builds it (hand-written by nats-server, with its space).
-_DUPLICATE_TAIL = b',"duplicate": true}'
 
 
 def _digits(text: str) -> int:
@@ -149,8 +146,8 @@ class _Batch:
     timer: TimerHandle | None = None
 
 
-# Stores one message as a plain publish would: returns its PubAck, raises ApiError.
-StoreMessage = Callable[[str, "bytes | None", bytes], bytes]
+# Stores one message as a plain publish would: what came of it (a duplicate is stored nowhere); raises ApiError.
+StoreMessage = Callable[[str, "bytes | None", bytes], Outcome]
 
 
 class FastBatches:
@@ -315,12 +312,12 @@ class FastBatches:
         elif request.seq == 1 and can_respond:
             self._send(reply, flow_ack(0, batch.ack_every))
         try:
-            ack = self._store(subject, hdr, payload)
+            outcome = self._store(subject, hdr, payload)
         except ApiError as error:
             self._refused(request, batch, reply, error)
             return
-        if ack.endswith(_DUPLICATE_TAIL):
-            self._duplicate(request, batch, reply, json.loads(ack)["seq"])
+        if outcome.duplicate_of:
+            self._duplicate(request, batch, reply, outcome.duplicate_of)
             return
         batch.stream_seq = self._last_seq()
         batch.stored = batch.last
