@@ -29,9 +29,10 @@ import base64
 from typing import Any
 
 import nats
+import pytest
 
 from tests.harness.js import api, connect
-from tests.harness.targets import Target
+from tests.harness.targets import Settings, Target
 from tests.parity.test_atomic_batch import EMPTY, batch_hdr
 from tests.parity.test_atomic_batch import msg as reply_msg
 from tests.parity.test_fast_batch import error_notice, exchange, fi, flow
@@ -232,3 +233,38 @@ async def test_ttls_and_delete_markers_in_a_batch(target: Target) -> None:
     assert await subjects(nc) == {"s.a": 1, "s.b": 1, "s.c": 1}
     await raw.close()
     await nc.close()
+
+
+LOWERED = 'limits { batch { timeout: "1s", max_inflight_per_stream: 2, max_inflight_total: 3 } }'
+
+
+@pytest.mark.manual_clock
+async def test_fast_batch_limits_from_the_config(make_target: Any) -> None:
+    """``jetstream { limits { batch } }`` bounds fast batches too: per stream, across streams, the timeout."""
+    target = await make_target(Settings(jetstream_block=LOWERED))
+    nc = await connect(target)
+    await make(nc, allow_batched=True)
+    await make(nc, "T", allow_batched=True)
+    raw = await Raw.open(target)
+    too_many = err("S", 429, 10211, "batch publish too many inflight")
+    a1, b1, c1 = fi("A", 1, 0), fi("B", 1, 0), fi("C", 1, 0)
+    got = await exchange(raw, ("s.a", a1), ("s.a", b1), ("s.a", c1))
+    # B, second on the stream, starts at one message per ack: its first is acked at once.
+    assert got == fi_msg(a1, flow(0, 10)) + fi_msg(b1, flow(0, 1)) + fi_msg(b1, flow(1, 2)) + fi_msg(c1, too_many)
+    d1, e1 = fi("D", 1, 0), fi("E", 1, 0)
+    got = await exchange(raw, ("t.a", d1), ("t.a", e1))
+    assert got == fi_msg(d1, flow(0, 10)) + fi_msg(e1, err("T", 429, 10211, "batch publish too many inflight"))
+    a2 = fi("A", 2, 2)
+    assert await exchange(raw, ("s.a", a2)) == fi_msg(a2, b'{"stream":"S","seq":3,"batch":"A","count":2}')
+    assert await exchange(raw, ("t.a", e1)) == fi_msg(e1, flow(0, 1)) + fi_msg(e1, flow(1, 2))
+    # Nothing published to a batch for the timeout: it is gone.
+    await target.elapse(1.5)
+    b2 = fi("B", 2, 1)
+    unknown = err("S", 400, 10208, "batch publish ID unknown")
+    assert await target.elapse_until(lambda: _answer(raw, b2, unknown), 5)
+    await raw.close()
+    await nc.close()
+
+
+async def _answer(raw: Raw, reply: str, expected: bytes) -> bool:
+    return await exchange(raw, ("s.a", reply)) == fi_msg(reply, expected)

@@ -26,7 +26,10 @@ publish; the publisher hears back only now and then:
 ``Nats-Required-Api-Level`` is checked on every batch message (asking too
 much ends the batch) and never stored.  A batch nobody publishes to for 10
 seconds is dropped silently (its next message is then answered ``batch
-publish ID unknown``).  Where the 2.15.1 binary and the Go source differ
+publish ID unknown``).  Limits are the server's: 1000 batches in flight per
+stream, 50,000 across its streams, the 10 seconds; ``jetstream { limits {
+batch { max_inflight_per_stream, max_inflight_total, timeout } } }`` set
+them for fast batches as for atomic ones (``max_msgs`` is atomic only).  Where the 2.15.1 binary and the Go source differ
 (a sequence going backwards is reported as a gap; a ping never starts a
 batch) the binary is followed.  This is nats-server's parsing and bookkeeping (``getFastBatch``, ``processJetStreamFastBatchMsg``,
 ``fastBatchRegisterSequences``, ``checkFlowControl``) for a non-clustered
@@ -50,8 +53,6 @@ from fakejs.protocol.writer import go_quote
 SUFFIX = ".$FI"
 OP_START, OP_APPEND, OP_COMMIT, OP_COMMIT_EOB, OP_PING = range(5)
 MAX_ID_LEN = 64
-MAX_INFLIGHT_PER_STREAM = 1000
-CLEANUP_AFTER = 10.0  # seconds without a message before a batch is dropped
 DEFAULT_FLOW = 10  # an initial flow of 0 or less (or garbage)
 MAX_FLOW = 65535
 SERVER_FLOW = 500  # the most messages between flow-control acks the server hands out
@@ -67,6 +68,16 @@ def _int64(text: str) -> int:
     """nats-server's ``parseInt64``: -1 unless all digits, wrapping around like a Go int64."""
     value = _digits(text)
     return value if value < 2**63 else (value + 2**63) % 2**64 - 2**63
+
+
+@dataclass
+class FastBatchLimits:
+    """The server's fast-batch limits (nats-server's defaults) and its fast batches in flight, across streams."""
+
+    max_inflight_per_stream: int = 1000
+    max_inflight_total: int = 50_000
+    timeout: float = 10.0  # seconds without a message before a batch is dropped
+    inflight: int = 0
 
 
 @dataclass(frozen=True)
@@ -158,14 +169,15 @@ class FastBatches:
         clock: Clock,
         send: Callable[[str, bytes], None],
         store: StoreMessage,
-        last_seq: Callable[[], int],
         pub_ack: Callable[[int], bytes],
         error_ack: Callable[[ApiError], bytes],
+        limits: FastBatchLimits,
     ) -> None:
+        """``limits`` is shared by every stream of the server (their batches in flight are counted there)."""
+        self._limits = limits
         self._clock = clock
         self._send = send
         self._store = store
-        self._last_seq = last_seq
         self._pub_ack = pub_ack
         self._error_ack = error_ack
         self._batches: dict[str, _Batch] = {}
@@ -184,21 +196,23 @@ class FastBatches:
             self.close()
 
     def close(self) -> None:
-        for batch in self._batches.values():
-            if batch.timer is not None:
-                batch.timer.cancel()
-        self._batches.clear()
+        for batch_id in list(self._batches):
+            self._drop(batch_id)
 
     def _drop(self, batch_id: str) -> None:
         batch = self._batches.pop(batch_id, None)
-        if batch is not None and batch.timer is not None:
+        if batch is None:
+            return
+        self._limits.inflight -= 1
+        if batch.timer is not None:
             batch.timer.cancel()
 
     def _touch(self, batch_id: str, batch: _Batch) -> None:
         """Push the batch's abandonment back (the timer re-arms itself lazily, once per period)."""
-        batch.deadline = self._clock.monotonic() + CLEANUP_AFTER
+        timeout = self._limits.timeout
+        batch.deadline = self._clock.monotonic() + timeout
         if batch.timer is None:
-            batch.timer = self._clock.call_later(CLEANUP_AFTER, self._expire, batch_id, batch)
+            batch.timer = self._clock.call_later(timeout, self._expire, batch_id, batch)
 
     def _expire(self, batch_id: str, batch: _Batch) -> None:
         if self._batches.get(batch_id) is not batch:
@@ -208,7 +222,7 @@ class FastBatches:
             batch.timer = self._clock.call_later(left, self._expire, batch_id, batch)
             return
         batch.timer = None
-        del self._batches[batch_id]
+        self._drop(batch_id)
 
     # -- publishing ----------------------------------------------------------------------
 
@@ -255,8 +269,10 @@ class FastBatches:
             return batch
         if request.seq != 1 or request.ping:  # a ping never starts a batch (the 2.15.1 binary)
             raise api_error("JSBatchPublishUnknownBatchIDErr")
-        if len(self._batches) + 1 > MAX_INFLIGHT_PER_STREAM:
+        limits = self._limits
+        if len(self._batches) + 1 > limits.max_inflight_per_stream or limits.inflight + 1 > limits.max_inflight_total:
             raise api_error("JSBatchPublishTooManyInflight")
+        limits.inflight += 1
         batch = _Batch(request.gap_ok, request.flow)
         self._batches[request.batch_id] = batch
         # Alone, the publisher gets the flow it asked for; with company it starts slow.
@@ -316,10 +332,10 @@ class FastBatches:
         except ApiError as error:
             self._refused(request, batch, reply, error)
             return
-        if outcome.duplicate_of:
-            self._duplicate(request, batch, reply, outcome.duplicate_of)
+        if outcome.duplicate:
+            self._duplicate(request, batch, reply, outcome.seq)
             return
-        batch.stream_seq = self._last_seq()
+        batch.stream_seq = outcome.seq
         batch.stored = batch.last
         if batch.committing:
             self._commit(request.batch_id, batch, reply)

@@ -37,10 +37,14 @@ MAX_FILE_MESSAGE = 512 * 1024 * 1024
 
 
 class Outcome(NamedTuple):
-    """What a publish came to: the PubAck payload, and the sequence the message duplicates (0: it was stored)."""
+    """What a publish came to: the PubAck payload, the message's sequence, and whether it was a duplicate.
+
+    A duplicate stores nothing: ``seq`` is that of the message it repeats.
+    """
 
     ack: bytes
-    duplicate_of: int = 0
+    seq: int
+    duplicate: bool = False
 
 
 def parse_ttl(value: bytes) -> int:

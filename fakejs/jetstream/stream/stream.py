@@ -70,7 +70,7 @@ class Stream:
         self._ack_head += b',"seq":'
         self._transforms(config)
         self.fast = FastBatches(
-            js.clock, js.reply, self._process, lambda: self.store.last_seq, self.pub_ack, self._error_ack
+            js.clock, js.reply, self._process, self.pub_ack, self._error_ack, js.atomic_batch_limits.fast
         )
         self.links = Links(self)  # its mirror or sources
 
@@ -221,14 +221,14 @@ class Stream:
             if msg_id:
                 seen = self.dedup.lookup(msg_id)
                 if seen is not None:
-                    return publish.Outcome(self.pub_ack(seen)[:-1] + b',"duplicate": true}', seen)
+                    return publish.Outcome(self.pub_ack(seen)[:-1] + b',"duplicate": true}', seen, True)
             publish.check_last_msg_id(hdr, self.last_msg_id)
             rollup = publish.rollup_of(cfg, hdr)
         total = ""
         if cfg["allow_msg_counter"]:
             total, payload = counter.next_value(cfg, self.store, subject, hdr, counter.require(incr))
         seq = self.store_checked(subject, hdr, payload, msg_id, rollup, republish, sourced)
-        return publish.Outcome(counter.ack(self.pub_ack(seq), total) if total else self.pub_ack(seq))
+        return publish.Outcome(counter.ack(self.pub_ack(seq), total) if total else self.pub_ack(seq), seq)
 
     def store_checked(
         self,
