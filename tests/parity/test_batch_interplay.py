@@ -21,6 +21,10 @@ Every expectation was read off nats-server 2.15.1.  Facts pinned here:
   (``Nats-TTL: 2`` moved to the end of the headers); each subject's last
   message leaves a delete marker when it expires, a client's
   ``Nats-Marker-Reason`` message does not.
+* ``jetstream { limits { batch { max_inflight_per_stream, max_inflight_total,
+  timeout } } }`` bound fast batches too: 10211 (429) past either in-flight
+  limit, the total counted across streams; a commit frees a place; a batch
+  idle for the timeout is gone (10208 on its next message).
 """
 
 from __future__ import annotations
