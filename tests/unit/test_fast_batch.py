@@ -6,7 +6,8 @@ import pytest
 
 from fakejs.jetstream.config.stream import ZERO, StreamConfig
 from fakejs.jetstream.errors import ApiError
-from fakejs.jetstream.stream.fast_batch import BatchRequest, FastBatches, is_fast_batch, parse_reply
+from fakejs.jetstream.stream.fast_batch import BatchRequest, FastBatches, FastBatchLimits, is_fast_batch, parse_reply
+from fakejs.jetstream.stream.publish import Outcome
 from fakejs.testkit.clock import ManualClock
 
 
@@ -47,26 +48,27 @@ def test_not_a_fast_batch() -> None:
 class Harness:
     """A stream stand-in: stores every message, remembers every reply."""
 
-    def __init__(self) -> None:
-        self.clock = ManualClock()
+    def __init__(self, limits: FastBatchLimits | None = None, clock: ManualClock | None = None) -> None:
+        self.clock = clock or ManualClock()
         self.sent: list[tuple[str, bytes]] = []
         self.last_seq = 0
+        self.limits = limits or FastBatchLimits()
         self.fast = FastBatches(
             self.clock,
             self.send,
             self.store,
-            lambda: self.last_seq,
             lambda seq: b'{"stream":"S","seq":%d}' % seq,
             self.error,
+            self.limits,
         )
         self.config: StreamConfig = {**ZERO, "name": "S", "max_msg_size": -1, "allow_batched": True}  # type: ignore[typeddict-item]
 
     def send(self, reply: str, payload: bytes) -> None:
         self.sent.append((reply, payload))
 
-    def store(self, subject: str, hdr: bytes | None, payload: bytes) -> bytes:
+    def store(self, subject: str, hdr: bytes | None, payload: bytes) -> Outcome:
         self.last_seq += 1
-        return b'{"stream":"S","seq":%d}' % self.last_seq
+        return Outcome(b'{"stream":"S","seq":%d}' % self.last_seq, self.last_seq)
 
     @staticmethod
     def error(error: ApiError) -> bytes:
@@ -106,3 +108,25 @@ def test_disabling_and_closing_drop_batches_and_timers() -> None:
     h.publish("C", 1, 0)
     h.fast.close()
     assert len(h.fast) == 0 and h.clock.next_deadline() is None
+
+
+def test_the_server_wide_limit_is_shared_by_the_streams() -> None:
+    """Batches in flight are counted across streams; commits, expiry and closing give their places back."""
+    limits = FastBatchLimits(max_inflight_total=3)
+    s1 = Harness(limits)
+    s2 = Harness(limits, s1.clock)
+    s1.publish("A", 1, 0)
+    s1.publish("B", 1, 0)
+    s2.publish("C", 1, 0)
+    assert limits.inflight == 3
+    s2.publish("D", 1, 0)
+    assert s2.sent[-1][1] == b"error 10211" and "D" not in s2.fast
+    s1.publish("A", 2, 2)  # a commit
+    assert limits.inflight == 2
+    s2.publish("D", 1, 0)
+    assert "D" in s2.fast and limits.inflight == 3
+    s1.clock.advance(limits.timeout)  # B, C and D expire
+    assert limits.inflight == 0
+    s1.publish("E", 1, 0)
+    s1.fast.close()
+    assert limits.inflight == 0

@@ -1,7 +1,9 @@
 """``jetstream { limits { ... } }``: the server-wide JetStream limits, as ``parseJetStreamLimits`` reads them.
 
-Only the ``batch`` block (atomic batch publish: ``max_inflight_per_stream``,
-``max_inflight_total``, ``max_msgs``, ``timeout``) is served; the API limits
+Only the ``batch`` block is served: ``max_inflight_per_stream``,
+``max_inflight_total`` and ``timeout`` bound atomic and fast-ingest batches
+alike (each kind counted on its own), ``max_msgs`` atomic batches only; nats-server
+has no options of the fast batches' own.  The API limits
 beside it are refused by name.  A value that is not a map ends the
 ``jetstream`` block, as in nats-server; a bad ``timeout`` is an error of its own.
 """

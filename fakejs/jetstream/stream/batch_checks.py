@@ -6,6 +6,10 @@ ClusteredProposal``): expected sequences, duplicate ids, counters, roll-ups
 and discard-new limits all see the batch so far.  :class:`StagedDiff` holds
 what the batch has added; nothing touches the stream until every message
 passed, so a failure leaves it as it was.
+
+Schedule headers meet a single publish's rules (:func:`fakejs.jetstream.
+stream.schedules.check_headers`); a purge may name a schedule written
+earlier in the batch.  Stored, a batch's schedules are armed like any other.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class StagedDiff:
     counters: dict[str, int] = field(default_factory=dict)
     ops: dict[str, int] = field(default_factory=dict)  # messages per subject
     expected: dict[str, int] = field(default_factory=dict)  # subject -> its checked last sequence
+    schedules: dict[str, bool] = field(default_factory=dict)  # subject -> whether its last message is a schedule
     msgs: int = 0
     bytes: int = 0
 
@@ -41,6 +46,7 @@ class StreamView:
     config: StreamConfig
     store: MessageStore
     seen_id: Callable[[str], int | None]
+    now_ns: int
 
 
 def _text(value: bytes) -> str:
@@ -62,9 +68,12 @@ def check(
         _check_header_basics(view, diff, hdr)
     if cfg["allow_msg_counter"]:
         payload = _count(view, diff, subject, hdr, counter.require(incr))
+    is_schedule = False
     if hdr:
         _check_expected(view, diff, index, subject, hdr)
+        hdr, is_schedule = _check_schedule(view, diff, subject, hdr)
         _check_rollup(cfg, diff, index, subject, hdr)
+    diff.schedules[subject] = is_schedule
     _track(view, diff, subject, hdr, payload)
     return hdr, payload
 
@@ -135,10 +144,17 @@ def _check_expected(view: StreamView, diff: StagedDiff, index: int, subject: str
         diff.expected[check_subject] = actual
     elif override:
         raise api_error("JSStreamExpectedLastSeqPerSubjectInvalid")
-    if hdrs.get(hdr, schedules.SCHEDULE):
-        raise api_error("JSMessageSchedulesDisabledErr")
-    if hdrs.get(hdr, schedules.NEXT) or hdrs.get(hdr, schedules.SCHEDULER):
-        raise api_error("JSMessageSchedulesSchedulerInvalidErr")
+
+
+def _check_schedule(view: StreamView, diff: StagedDiff, subject: str, hdr: bytes) -> tuple[bytes, bool]:
+    """A single publish's schedule rules; a purge's scheduler may be a schedule written earlier in the batch."""
+
+    def holds_other(scheduler: str) -> bool:
+        if scheduler in diff.schedules:
+            return not diff.schedules[scheduler]
+        return schedules.holds_other(view.store, scheduler)
+
+    return schedules.check_headers(view.config, subject, hdr, view.now_ns, publish.parse_ttl, holds_other)
 
 
 def _check_rollup(cfg: StreamConfig, diff: StagedDiff, index: int, subject: str, hdr: bytes) -> None:

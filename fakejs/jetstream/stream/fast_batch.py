@@ -26,7 +26,10 @@ publish; the publisher hears back only now and then:
 ``Nats-Required-Api-Level`` is checked on every batch message (asking too
 much ends the batch) and never stored.  A batch nobody publishes to for 10
 seconds is dropped silently (its next message is then answered ``batch
-publish ID unknown``).  Where the 2.15.1 binary and the Go source differ
+publish ID unknown``).  Limits are the server's: 1000 batches in flight per
+stream, 50,000 across its streams, the 10 seconds; ``jetstream { limits {
+batch { max_inflight_per_stream, max_inflight_total, timeout } } }`` set
+them for fast batches as for atomic ones (``max_msgs`` is atomic only).  Where the 2.15.1 binary and the Go source differ
 (a sequence going backwards is reported as a gap; a ping never starts a
 batch) the binary is followed.  This is nats-server's parsing and bookkeeping (``getFastBatch``, ``processJetStreamFastBatchMsg``,
 ``fastBatchRegisterSequences``, ``checkFlowControl``) for a non-clustered
@@ -35,7 +38,6 @@ stream, where a message is stored before the next one is looked at.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -44,21 +46,17 @@ from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream.apilevel import REQUIRED_API_LEVEL, required_level
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
+from fakejs.jetstream.stream.publish import Outcome
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
 SUFFIX = ".$FI"
 OP_START, OP_APPEND, OP_COMMIT, OP_COMMIT_EOB, OP_PING = range(5)
 MAX_ID_LEN = 64
-MAX_INFLIGHT_PER_STREAM = 1000
-CLEANUP_AFTER = 10.0  # seconds without a message before a batch is dropped
 DEFAULT_FLOW = 10  # an initial flow of 0 or less (or garbage)
 MAX_FLOW = 65535
 SERVER_FLOW = 500  # the most messages between flow-control acks the server hands out
 _MAX_UINT64 = 2**64 - 1
-
-# A duplicate PubAck as the stream builds it (hand-written by nats-server, with its space).
-_DUPLICATE_TAIL = b',"duplicate": true}'
 
 
 def _digits(text: str) -> int:
@@ -70,6 +68,16 @@ def _int64(text: str) -> int:
     """nats-server's ``parseInt64``: -1 unless all digits, wrapping around like a Go int64."""
     value = _digits(text)
     return value if value < 2**63 else (value + 2**63) % 2**64 - 2**63
+
+
+@dataclass
+class FastBatchLimits:
+    """The server's fast-batch limits (nats-server's defaults) and its fast batches in flight, across streams."""
+
+    max_inflight_per_stream: int = 1000
+    max_inflight_total: int = 50_000
+    timeout: float = 10.0  # seconds without a message before a batch is dropped
+    inflight: int = 0
 
 
 @dataclass(frozen=True)
@@ -149,8 +157,8 @@ class _Batch:
     timer: TimerHandle | None = None
 
 
-# Stores one message as a plain publish would: returns its PubAck, raises ApiError.
-StoreMessage = Callable[[str, "bytes | None", bytes], bytes]
+# Stores one message as a plain publish would: what came of it (a duplicate is stored nowhere); raises ApiError.
+StoreMessage = Callable[[str, "bytes | None", bytes], Outcome]
 
 
 class FastBatches:
@@ -161,14 +169,15 @@ class FastBatches:
         clock: Clock,
         send: Callable[[str, bytes], None],
         store: StoreMessage,
-        last_seq: Callable[[], int],
         pub_ack: Callable[[int], bytes],
         error_ack: Callable[[ApiError], bytes],
+        limits: FastBatchLimits,
     ) -> None:
+        """``limits`` is shared by every stream of the server (their batches in flight are counted there)."""
+        self._limits = limits
         self._clock = clock
         self._send = send
         self._store = store
-        self._last_seq = last_seq
         self._pub_ack = pub_ack
         self._error_ack = error_ack
         self._batches: dict[str, _Batch] = {}
@@ -187,21 +196,23 @@ class FastBatches:
             self.close()
 
     def close(self) -> None:
-        for batch in self._batches.values():
-            if batch.timer is not None:
-                batch.timer.cancel()
-        self._batches.clear()
+        for batch_id in list(self._batches):
+            self._drop(batch_id)
 
     def _drop(self, batch_id: str) -> None:
         batch = self._batches.pop(batch_id, None)
-        if batch is not None and batch.timer is not None:
+        if batch is None:
+            return
+        self._limits.inflight -= 1
+        if batch.timer is not None:
             batch.timer.cancel()
 
     def _touch(self, batch_id: str, batch: _Batch) -> None:
         """Push the batch's abandonment back (the timer re-arms itself lazily, once per period)."""
-        batch.deadline = self._clock.monotonic() + CLEANUP_AFTER
+        timeout = self._limits.timeout
+        batch.deadline = self._clock.monotonic() + timeout
         if batch.timer is None:
-            batch.timer = self._clock.call_later(CLEANUP_AFTER, self._expire, batch_id, batch)
+            batch.timer = self._clock.call_later(timeout, self._expire, batch_id, batch)
 
     def _expire(self, batch_id: str, batch: _Batch) -> None:
         if self._batches.get(batch_id) is not batch:
@@ -211,7 +222,7 @@ class FastBatches:
             batch.timer = self._clock.call_later(left, self._expire, batch_id, batch)
             return
         batch.timer = None
-        del self._batches[batch_id]
+        self._drop(batch_id)
 
     # -- publishing ----------------------------------------------------------------------
 
@@ -258,8 +269,10 @@ class FastBatches:
             return batch
         if request.seq != 1 or request.ping:  # a ping never starts a batch (the 2.15.1 binary)
             raise api_error("JSBatchPublishUnknownBatchIDErr")
-        if len(self._batches) + 1 > MAX_INFLIGHT_PER_STREAM:
+        limits = self._limits
+        if len(self._batches) + 1 > limits.max_inflight_per_stream or limits.inflight + 1 > limits.max_inflight_total:
             raise api_error("JSBatchPublishTooManyInflight")
+        limits.inflight += 1
         batch = _Batch(request.gap_ok, request.flow)
         self._batches[request.batch_id] = batch
         # Alone, the publisher gets the flow it asked for; with company it starts slow.
@@ -315,14 +328,14 @@ class FastBatches:
         elif request.seq == 1 and can_respond:
             self._send(reply, flow_ack(0, batch.ack_every))
         try:
-            ack = self._store(subject, hdr, payload)
+            outcome = self._store(subject, hdr, payload)
         except ApiError as error:
             self._refused(request, batch, reply, error)
             return
-        if ack.endswith(_DUPLICATE_TAIL):
-            self._duplicate(request, batch, reply, json.loads(ack)["seq"])
+        if outcome.duplicate:
+            self._duplicate(request, batch, reply, outcome.seq)
             return
-        batch.stream_seq = self._last_seq()
+        batch.stream_seq = outcome.seq
         batch.stored = batch.last
         if batch.committing:
             self._commit(request.batch_id, batch, reply)

@@ -9,6 +9,8 @@ id) stay with :class:`~fakejs.jetstream.stream.stream.Stream`.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.config.stream import StreamConfig
@@ -32,6 +34,17 @@ STREAM_SOURCE = "Nats-Stream-Source"
 CLIENT_INFO = "Nats-Request-Info"
 MAX_HEADER_SIZE = 65535
 MAX_FILE_MESSAGE = 512 * 1024 * 1024
+
+
+class Outcome(NamedTuple):
+    """What a publish came to: the PubAck payload, the message's sequence, and whether it was a duplicate.
+
+    A duplicate stores nothing: ``seq`` is that of the message it repeats.
+    """
+
+    ack: bytes
+    seq: int
+    duplicate: bool = False
 
 
 def parse_ttl(value: bytes) -> int:

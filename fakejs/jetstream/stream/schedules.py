@@ -175,6 +175,30 @@ def check_publish(
     cfg: StreamConfig, store: MessageStore, subject: str, hdr: bytes, now_ns: int, parse_ttl: Callable[[bytes], int]
 ) -> bytes:
     """The schedule headers of a client's message, in nats-server's order; returns the headers to store."""
+    return check_headers(cfg, subject, hdr, now_ns, parse_ttl, functools.partial(holds_other, store))[0]
+
+
+def holds_other(store: MessageStore, subject: str) -> bool:
+    """Whether the subject's last stored message is something other than a schedule (none: no)."""
+    last = store.last_message(subject)
+    return last is not None and not hdrs.get(last.hdr, SCHEDULE)
+
+
+def check_headers(
+    cfg: StreamConfig,
+    subject: str,
+    hdr: bytes,
+    now_ns: int,
+    parse_ttl: Callable[[bytes], int],
+    holds_other: Callable[[str], bool],
+) -> tuple[bytes, bool]:
+    """The schedule headers of a client's message (a single publish or one of a batch), in nats-server's order.
+
+    ``holds_other`` says whether a subject's last message (stored, or earlier
+    in the batch) is not a schedule: a client may purge only a schedule.
+    Returns the headers to store (a schedule gains ``Nats-Rollup: sub``) and
+    whether the message is a schedule.
+    """
     enabled = cfg["allow_msg_schedules"]
     try:
         schedule = next_of(hdr, now_ns, now_ns)
@@ -193,12 +217,11 @@ def check_publish(
             raise api_error("JSMessageSchedulesSchedulerInvalidErr")
         if not enabled:
             raise api_error("JSMessageSchedulesDisabledErr")
-        last = store.last_message(scheduler)
-        if last is not None and not hdrs.get(last.hdr, SCHEDULE):
+        if holds_other(scheduler):
             raise api_error("JSMessageSchedulesSchedulerInvalidErr")
     elif hdrs.get(hdr, SCHEDULER):
         raise api_error("JSMessageSchedulesSchedulerInvalidErr")
-    return hdr
+    return hdr, bool(schedule.ns)
 
 
 def _check_schedule(cfg: StreamConfig, subject: str, hdr: bytes, parse_ttl: Callable[[bytes], int]) -> bytes:

@@ -70,7 +70,7 @@ class Stream:
         self._ack_head += b',"seq":'
         self._transforms(config)
         self.fast = FastBatches(
-            js.clock, js.reply, self._process, lambda: self.store.last_seq, self.pub_ack, self._error_ack
+            js.clock, js.reply, self._process, self.pub_ack, self._error_ack, js.atomic_batch_limits.fast
         )
         self.links = Links(self)  # its mirror or sources
 
@@ -180,7 +180,7 @@ class Stream:
             if bid := batch_id(hdr):
                 ack = self.batches.receive(bid, subject, publish.clean_headers(hdr or b"") or b"", payload)
             else:
-                ack = self._process(subject, hdr or None, payload)
+                ack = self._process(subject, hdr or None, payload).ack
         except ApiError as error:
             return self._error_ack(error) if do_ack else None
         return ack if do_ack else None
@@ -207,7 +207,7 @@ class Stream:
 
     def _process(
         self, subject: str, hdr: bytes | None, payload: bytes, republish: bool = True, sourced: bool = False
-    ) -> bytes:
+    ) -> publish.Outcome:
         cfg = self.config
         publish.check_message(cfg, self.store, subject, hdr, payload)
         msg_id = rollup = ""
@@ -221,14 +221,14 @@ class Stream:
             if msg_id:
                 seen = self.dedup.lookup(msg_id)
                 if seen is not None:
-                    return self.pub_ack(seen)[:-1] + b',"duplicate": true}'
+                    return publish.Outcome(self.pub_ack(seen)[:-1] + b',"duplicate": true}', seen, True)
             publish.check_last_msg_id(hdr, self.last_msg_id)
             rollup = publish.rollup_of(cfg, hdr)
         total = ""
         if cfg["allow_msg_counter"]:
             total, payload = counter.next_value(cfg, self.store, subject, hdr, counter.require(incr))
         seq = self.store_checked(subject, hdr, payload, msg_id, rollup, republish, sourced)
-        return counter.ack(self.pub_ack(seq), total) if total else self.pub_ack(seq)
+        return publish.Outcome(counter.ack(self.pub_ack(seq), total) if total else self.pub_ack(seq), seq)
 
     def store_checked(
         self,
