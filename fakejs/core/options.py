@@ -97,8 +97,9 @@ class ServerOptions:
     jetstream_max_catchup: int = 0
     jetstream_request_queue_limit: int = 0
     jetstream_info_queue_limit: int = 0
-    # ``jetstream { limits { batch { ... } } }``: atomic batch publish limits (0: nats-server's
-    # defaults of 50 batches in flight per stream, 1000 per server, 1000 messages, 10 seconds).
+    # ``jetstream { limits { batch { ... } } }``: batch publish limits, counted apart for atomic and
+    # fast batches (0: nats-server's defaults -- atomic: 50 in flight per stream, 1000 per server,
+    # 1000 messages, 10 seconds; fast: 1000 per stream, 50,000 per server; max_msgs is atomic only).
     jetstream_batch_inflight_per_stream: int = 0
     jetstream_batch_inflight_total: int = 0
     jetstream_batch_max_msgs: int = 0

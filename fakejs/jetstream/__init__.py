@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from fakejs.core.account_config import JetStreamLimits
     from fakejs.core.accounts import Account
     from fakejs.core.broker import Broker
-    from fakejs.jetstream.stream.batch import AtomicBatchLimits
+    from fakejs.jetstream.stream.batch import BatchLimits
 
 
 class JetStream(service.JetStream):
@@ -37,7 +37,7 @@ class JetStream(service.JetStream):
         own_store: bool | None = None,
         account: Account | None = None,
         limits: JetStreamLimits | None = None,
-        batch_limits: AtomicBatchLimits | None = None,
+        batch_limits: BatchLimits | None = None,
     ) -> None:
         super().__init__(broker, store_dir, own_store, account, limits, batch_limits)
         self.api: JetStreamApi = attach_api(self)

@@ -29,7 +29,7 @@ from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
 from fakejs.jetstream.service import limits
 from fakejs.jetstream.service.persistence import Persistence
-from fakejs.jetstream.stream.batch import AtomicBatchLimits
+from fakejs.jetstream.stream.batch import BatchLimits
 
 if TYPE_CHECKING:
     from fakejs.core.accounts import Account
@@ -83,10 +83,10 @@ def _system_memory() -> int:
         return 8 * 1024**3
 
 
-def server_batch_limits(broker: Broker) -> AtomicBatchLimits:
+def server_batch_limits(broker: Broker) -> BatchLimits:
     """The atomic batch limits of the server's options."""
     options = broker.options
-    return AtomicBatchLimits.configured(
+    return BatchLimits.configured(
         options.jetstream_batch_inflight_per_stream,
         options.jetstream_batch_inflight_total,
         options.jetstream_batch_max_msgs,
@@ -102,7 +102,7 @@ class JetStream:
         own_store: bool | None = None,
         account: Account | None = None,
         limits: JetStreamLimits | None = None,
-        batch_limits: AtomicBatchLimits | None = None,
+        batch_limits: BatchLimits | None = None,
     ) -> None:
         self.broker = broker
         # The account this JetStream serves (the global one unless told otherwise): its
@@ -112,7 +112,7 @@ class JetStream:
         # The account's JetStream limits (``accounts { A { jetstream { ... } } }``); unlimited by default.
         self.limits = limits if limits is not None else JetStreamLimits()
         # Atomic batch limits, shared by every account's JetStream on the server.
-        self.atomic_batch_limits = batch_limits if batch_limits is not None else server_batch_limits(broker)
+        self.batch_limits = batch_limits if batch_limits is not None else server_batch_limits(broker)
         self.clock = broker.clock
         self.log = broker.log
         # A store directory fakejs made itself is removed on stop (unless kept for a restart).

@@ -33,7 +33,7 @@ MAX_ID_LENGTH = 64
 
 
 @dataclass
-class AtomicBatchLimits:
+class BatchLimits:
     """The server's batch limits (nats-server's defaults) and its batches in flight, across streams.
 
     ``fast`` holds the fast-batch ones: the same ``jetstream { limits { batch } }``
@@ -48,7 +48,7 @@ class AtomicBatchLimits:
     fast: FastBatchLimits = field(default_factory=FastBatchLimits)
 
     @classmethod
-    def configured(cls, per_stream: int, total: int, max_msgs: int, timeout: float) -> AtomicBatchLimits:
+    def configured(cls, per_stream: int, total: int, max_msgs: int, timeout: float) -> BatchLimits:
         """The limits with the configured values (those above zero) in place of the defaults."""
         limits = cls()
         fast = limits.fast
@@ -130,7 +130,7 @@ def _sequence(hdr: bytes) -> int | None:
 class AtomicBatches:
     """A stream's batches in flight, by id."""
 
-    def __init__(self, stream: BatchStream, limits: AtomicBatchLimits) -> None:
+    def __init__(self, stream: BatchStream, limits: BatchLimits) -> None:
         self.stream = stream
         self.limits = limits
         self._batches: dict[str, _Batch] = {}

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from fakejs.core.clock import Clock
 from fakejs.core.router import Router
-from fakejs.jetstream.stream.batch import AtomicBatchLimits
+from fakejs.jetstream.stream.batch import BatchLimits
 from fakejs.jetstream.stream.consumer_view import StreamConsumer
 from fakejs.jetstream.stream.direct import DirectHost
 
@@ -69,4 +69,4 @@ class StreamHost(DirectHost, Protocol):
     def after_answer(self, action: Callable[[], None]) -> None: ...
 
     @property
-    def atomic_batch_limits(self) -> AtomicBatchLimits: ...
+    def batch_limits(self) -> BatchLimits: ...

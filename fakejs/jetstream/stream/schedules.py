@@ -29,7 +29,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sortedcontainers import SortedList
 
-from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.clock import Clock, EarliestTimer
 from fakejs.core.subjects import is_valid_literal_subject, overlap
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gotime import NS
@@ -301,8 +301,7 @@ class MessageSchedules:
         self.parse_ttl = parse_ttl
         self._entries: dict[str, _Entry] = {}
         self._due: SortedList = SortedList()  # (due ns, seq, subject) of schedules not in flight
-        self._timer: TimerHandle | None = None
-        self._deadline: float | None = None
+        self._timer = EarliestTimer(clock, self._fire)
         self._closed = False
 
     def __len__(self) -> int:
@@ -361,21 +360,11 @@ class MessageSchedules:
 
     def rearm(self) -> None:
         if self._closed or not self._due:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = self._deadline = None
-            return
-        delay = max((self._due[0][0] - self.clock.time_ns()) / NS, MIN_DELAY)
-        when = self.clock.monotonic() + delay
-        if self._timer is not None and self._deadline is not None and self._deadline <= when:
-            return
-        if self._timer is not None:
             self._timer.cancel()
-        self._deadline = when
-        self._timer = self.clock.call_later(delay, self._fire)
+        else:
+            self._timer.arm(max((self._due[0][0] - self.clock.time_ns()) / NS, MIN_DELAY))
 
     def _fire(self) -> None:
-        self._timer = self._deadline = None
         if self._closed:
             return
         now = self.clock.time_ns()

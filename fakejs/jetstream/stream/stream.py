@@ -62,16 +62,14 @@ class Stream:
         self._fresh: list[StoredMessage] = []  # stored, consumers not yet told
         self.closed = False
         self.direct = DirectGet(config["name"], store, js)
-        self.batches = AtomicBatches(self, js.atomic_batch_limits)
+        self.batches = AtomicBatches(self, js.batch_limits)
         # Every PubAck starts the same way: encoded once (a stream's name never changes).
         self._ack_head = b'{"stream":' + go_quote(config["name"]).encode()
         if js.domain:
             self._ack_head += b',"domain":' + go_quote(js.domain).encode()
         self._ack_head += b',"seq":'
         self._transforms(config)
-        self.fast = FastBatches(
-            js.clock, js.reply, self._process, self.pub_ack, self._error_ack, js.atomic_batch_limits.fast
-        )
+        self.fast = FastBatches(js.clock, js.reply, self._process, self.pub_ack, self._error_ack, js.batch_limits.fast)
         self.links = Links(self)  # its mirror or sources
 
     @property
