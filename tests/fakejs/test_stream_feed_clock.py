@@ -60,10 +60,18 @@ async def test_durable_links_are_refused_by_name_external_ones_run() -> None:
         external = {"name": "M", "storage": "memory", "mirror": {"name": "O", "external": {"api": "$JS.D.API"}}}
         reply = await call(nc, "$JS.API.STREAM.CREATE.M", external)
         assert reply["mirror"]["external"] == {"api": "$JS.D.API"}, reply
-        durable = {"name": "T", "storage": "memory", "sources": [{"name": "O", "consumer": {"name": "C", "deliver_subject": "d"}}]}
+        durable = {
+            "name": "T",
+            "storage": "memory",
+            "sources": [{"name": "O", "consumer": {"name": "C", "deliver_subject": "d"}}],
+        }
         reply = await call(nc, "$JS.API.STREAM.CREATE.T", durable)
         assert reply["error"]["description"] == "sources consumer is not supported by fakejs", reply
-        durable = {"name": "U", "storage": "memory", "mirror": {"name": "O", "consumer": {"name": "C", "deliver_subject": "d"}}}
+        durable = {
+            "name": "U",
+            "storage": "memory",
+            "mirror": {"name": "O", "consumer": {"name": "C", "deliver_subject": "d"}},
+        }
         reply = await call(nc, "$JS.API.STREAM.CREATE.U", durable)
         assert reply["error"]["description"] == "mirror consumer is not supported by fakejs", reply
         await nc.close()

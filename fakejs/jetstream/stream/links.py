@@ -15,6 +15,7 @@ from fakejs.jetstream.stream.feed import FedStream
 from fakejs.jetstream.stream.mirror import Mirror
 from fakejs.jetstream.stream.sources import Sources
 
+
 class Links:
     def __init__(self, stream: FedStream) -> None:
         self.stream = stream
