@@ -38,10 +38,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from fakejs.core import subjects
 from fakejs.core.account_config import SINGLETON, AccountConfig, Export, Import
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.clock import Clock, TimerHandle
-from fakejs.core import subjects
 from fakejs.core.router import Subscription
 from fakejs.core.subjects import FWC, PWC, is_subset
 from fakejs.protocol import headers as hdrs

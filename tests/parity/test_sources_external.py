@@ -22,10 +22,10 @@ from collections.abc import AsyncIterator
 import nats
 import pytest
 
+from fakejs.gocompat.ids import get_hash as api_hash
 from tests.harness.configured import Start, configured_servers
 from tests.harness.js import api
 from tests.harness.targets import Settings
-from fakejs.gocompat.ids import get_hash as api_hash
 from tests.parity.test_mirrors import create, get, info, shape, until
 from tests.parity.test_sources import source_header
 
