@@ -59,7 +59,7 @@ async def test_durable_links_are_refused_by_name_external_ones_run() -> None:
         nc = await nats.connect(server.url)
         external = {"name": "M", "storage": "memory", "mirror": {"name": "O", "external": {"api": "$JS.D.API"}}}
         reply = await call(nc, "$JS.API.STREAM.CREATE.M", external)
-        assert reply["mirror"]["external"] == {"api": "$JS.D.API"}, reply
+        assert reply["mirror"]["external"] == {"api": "$JS.D.API", "deliver": ""}, reply
         durable = {
             "name": "T",
             "storage": "memory",
