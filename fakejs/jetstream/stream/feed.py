@@ -235,6 +235,7 @@ class Feed:
                 "description": "invalid consumer create response",
             }
             if self.owner.refused(self.error):
+                self.error = None  # started over at once, nothing shown
                 self.cancel()
                 self.schedule_retry()
             else:
