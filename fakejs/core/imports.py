@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from fakejs.core import subjects
 from fakejs.core.account_config import SINGLETON, AccountConfig, Export, Import
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.clock import Clock, TimerHandle
@@ -251,6 +252,19 @@ class Imports:
             return router.publish(rename(subject), reply, hdr, payload, _Carried(origin), shown_as)
 
         self.subscriptions.append(exporter.router.subscribe_internal(imp.subject, carry))
+
+        asking: list[str] = []  # imports that lead back to this account are not followed round
+
+        def interest(subject: str) -> bool:
+            if asking or not subjects.matches(imp.subject, subject):
+                return False
+            asking.append(subject)
+            try:
+                return router.has_exact_interest(rename(subject))
+            finally:
+                asking.pop()
+
+        source.add_imported_interest(interest)
 
     def add_service(self, exporter: Account, importer: Account, imp: Import, export: Export | None) -> None:
         local = _pattern(imp.local or imp.subject)

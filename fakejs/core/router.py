@@ -122,6 +122,8 @@ class Router:
         self._prefix_mappings: list[tuple[str, str]] = []
         # The subject the message being fanned out was routed on (it may be shown as another).
         self.routed_subject = ""
+        # Other accounts' exact interest carried here by stream imports (nats-server's shadow subscriptions).
+        self._imported_interest: list[Callable[[str], bool]] = []
 
     # -- subject mappings ------------------------------------------------------
 
@@ -172,7 +174,11 @@ class Router:
         result = self.index.exact(subject)
         if queue:
             return bool(result.qsubs.get(queue))
-        return bool(result.psubs)
+        return bool(result.psubs) or any(check(subject) for check in self._imported_interest)
+
+    def add_imported_interest(self, check: Callable[[str], bool]) -> None:
+        """A stream import: an importer's subscription on exactly the subject, renamed, counts here."""
+        self._imported_interest.append(check)
 
     def _notify(self, subject: str) -> None:
         callbacks = self._watchers.get(subject)

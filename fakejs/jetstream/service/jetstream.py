@@ -59,13 +59,6 @@ def api_error(name: str, **fields: Any) -> ApiError:
     return make(name, **fields)
 
 
-def _unsupported_link(config: StreamConfig) -> ApiError | None:
-    """Mirrors and sources of other domains or accounts (``external``) and durable ones (``consumer``)."""
-    from fakejs.jetstream.stream.links import unsupported
-
-    return unsupported(config)
-
-
 def _free_disk(path: str) -> int:
     """Bytes free for an unprivileged user on ``path``'s filesystem (``shutil.disk_usage(path).free``)."""
     st = os.statvfs(path)
@@ -359,7 +352,7 @@ class JetStream:
             if checked != existing.config:
                 raise api_error("JSStreamNameExistErr")
             return existing
-        unsupported = stream_rules.unsupported_feature(checked) or _unsupported_link(checked)
+        unsupported = stream_rules.unsupported_feature(checked)
         if unsupported is not None:
             raise unsupported
         limits.new_stream(self.limits, checked, self._stream_configs())
@@ -377,7 +370,7 @@ class JetStream:
         stream = self.lookup(name)
         set_static_metadata(config)
         checked = stream_rules.check_update(stream.config, config, pedantic, self.stream_config)
-        unsupported = stream_rules.unsupported_feature(checked) or _unsupported_link(checked)
+        unsupported = stream_rules.unsupported_feature(checked)
         if unsupported is not None:
             raise unsupported
         limits.stream_bytes_rules(self.limits, checked)

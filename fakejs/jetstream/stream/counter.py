@@ -16,13 +16,17 @@ header lookup, only when the message has headers.
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from fakejs.gocompat import gojson
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.protocol import headers as hdrs
 
 INCR = "Nats-Incr"
+COUNTER_SOURCES = "Nats-Counter-Sources"
+STREAM_SOURCE = "Nats-Stream-Source"
 
 # Headers an increment may not travel with (nats-server refuses them as an invalid increment).
 _INCOMPATIBLE = (
@@ -66,7 +70,7 @@ def big_int_text(value: int) -> str:
     return sign + "".join(reversed(chunks))
 
 
-def increment(cfg: StreamConfig, hdr: bytes, payload: bytes) -> int | None:
+def increment(cfg: StreamConfig, hdr: bytes, payload: bytes, sourced: bool = False) -> int | None:
     """The message's ``Nats-Incr`` (``None`` without one, or with an empty one).
 
     Raises what nats-server answers first: an unparsable increment on any
@@ -79,6 +83,8 @@ def increment(cfg: StreamConfig, hdr: bytes, payload: bytes) -> int | None:
     incr = parse_big_int(value)
     if incr is None:
         raise api_error("JSMessageIncrInvalidErr")
+    if sourced:
+        return incr  # stored as the origin wrote it (a counter target aggregates it in next_value)
     if not cfg["allow_msg_counter"]:
         raise api_error("JSMessageIncrDisabledErr")
     if payload:
@@ -97,31 +103,100 @@ def require(incr: int | None) -> int:
     return incr
 
 
-def current(store: MessageStore, subject: str) -> int:
-    """The subject's total: the value in its last stored message, 0 when it has none."""
-    last = store.last_message(subject)
-    if last is None:
-        return 0
+def _value_of(data: bytes) -> str | None:
+    """Go's ``json.Unmarshal`` into ``{Value string `json:"val"`}``: None when it fails."""
     try:
-        body = json.loads(last.data)
+        body = json.loads(data)
     except ValueError:
-        raise api_error("JSMessageCounterBrokenErr") from None
+        return None
     value = body.get("val") if isinstance(body, dict) else None
     if body is not None and (not isinstance(body, dict) or not isinstance(value, str | None)):
-        raise api_error("JSMessageCounterBrokenErr")  # Go's json.Unmarshal into {Value string} fails
-    parsed = parse_big_int(value.encode()) if value else None
-    return parsed if parsed is not None else 0
+        return None
+    return value or ""
 
 
-def next_value(cfg: StreamConfig, store: MessageStore, subject: str, hdr: bytes | None, incr: int) -> tuple[str, bytes]:
-    """The new total's text and the body to store; refused when it no longer fits ``max_msg_size``."""
-    total = big_int_text(current(store, subject) + incr)
+def _last(store: MessageStore, subject: str) -> tuple[int, dict[str, Any]]:
+    """The subject's total and the per-source totals (``Nats-Counter-Sources``) of its last message."""
+    last = store.last_message(subject)
+    if last is None:
+        return 0, {}
+    value = _value_of(last.data)
+    if value is None:
+        raise api_error("JSMessageCounterBrokenErr")
+    sources: dict[str, Any] = {}
+    text = hdrs.get(last.hdr, COUNTER_SOURCES) if last.hdr else None
+    if text:
+        try:
+            sources = json.loads(text)
+        except ValueError:
+            raise api_error("JSMessageCounterBrokenErr") from None
+        if not isinstance(sources, dict) or not all(isinstance(v, dict) for v in sources.values()):
+            raise api_error("JSMessageCounterBrokenErr")
+    return parse_big_int(value.encode()) or 0, sources
+
+
+def current(store: MessageStore, subject: str) -> int:
+    """The subject's total: the value in its last stored message, 0 when it has none."""
+    return _last(store, subject)[0]
+
+
+def set_header(hdr: bytes | None, key: str, value: str) -> bytes:
+    """nats-server's ``setHeader``: the first ``key`` line's value replaced, else the line appended."""
+    index = hdrs.key_index(hdr, key) if hdr else -1
+    if hdr is None or index < 0:
+        return hdrs.add(hdr, key, value)
+    start = index + len(key) + 1
+    if start < len(hdr) and hdr[start] == 0x20:
+        start += 1
+    end = hdr.find(b"\r", start)
+    if end < 0:
+        return hdr
+    return hdr[:start] + value.encode() + hdr[end:]
+
+
+def _sourced_increment(sources: dict[str, Any], hdr: bytes, subject: str, payload: bytes) -> tuple[int, bytes]:
+    """A sourced total: the change since this origin's subject was last seen, noted in ``sources``.
+
+    The ``Nats-Incr`` header is rewritten to that change, so the stored
+    messages still add up; the origin is the ``Nats-Stream-Source`` header's
+    first field, its subject the fifth (the target's subject without one).
+    """
+    fields = (hdrs.get(hdr, STREAM_SOURCE) or b"").decode().split(" ")
+    origin = fields[0]
+    origin_subject = fields[4] if len(fields) >= 5 else subject
+    value = _value_of(payload)
+    if value is None:
+        raise api_error("JSMessageCounterBrokenErr")
+    sourced = parse_big_int(value.encode()) or 0
+    seen = sources.setdefault(origin, {})
+    previous = parse_big_int(str(seen.get(origin_subject, "")).encode()) or 0
+    seen[origin_subject] = big_int_text(sourced)
+    change = sourced - previous
+    return change, set_header(hdr, INCR, big_int_text(change))
+
+
+def next_value(
+    cfg: StreamConfig, store: MessageStore, subject: str, hdr: bytes | None, incr: int, payload: bytes = b""
+) -> tuple[str, bytes | None, bytes]:
+    """The new total's text, the headers and the body to store; refused when it no longer fits ``max_msg_size``.
+
+    A message from a source (it has ``Nats-Stream-Source``) brings the
+    origin's total: the target adds what changed since that origin's last
+    one and keeps every origin's total in ``Nats-Counter-Sources``, carried
+    from message to message of the subject.
+    """
+    initial, sources = _last(store, subject)
+    if hdr and hdrs.get(hdr, STREAM_SOURCE):
+        incr, hdr = _sourced_increment(sources, hdr, subject, payload)
+    total = big_int_text(initial + incr)
     body = b'{"val":"%s"}' % total.encode()
+    if sources:
+        hdr = set_header(hdr, COUNTER_SOURCES, gojson.dumps(dict(sorted(sources.items()))))
     max_size = cfg["max_msg_size"]
     hlen = len(hdr) if hdr else 0
     if max_size >= 0 and (hlen > max_size or len(body) > max_size - hlen):
         raise api_error("JSStreamMessageExceedsMaximumErr")
-    return total, body
+    return total, hdr, body
 
 
 def ack(pub_ack: bytes, total: str) -> bytes:

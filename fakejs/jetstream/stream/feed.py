@@ -208,6 +208,11 @@ class Feed:
         self._answers = router.subscribe_internal(reply, self._on_answer)
         self._later("answer", ANSWER_WAIT, self._no_answer)
         payload = json.dumps(body, separators=(",", ":")).encode()
+        if router.mapped(subject) != subject:
+            # nats-server sends this request without the account's subject mappings: an
+            # ``external`` API prefix naming the server's own domain reaches nobody, and the
+            # answer wait runs out.
+            return
         router.publish(subject, reply, hdrs.build(headers), payload, None)
 
     def _token(self) -> str:
@@ -230,6 +235,7 @@ class Feed:
                 "description": "invalid consumer create response",
             }
             if self.owner.refused(self.error):
+                self.error = None  # started over at once, nothing shown
                 self.cancel()
                 self.schedule_retry()
             else:
@@ -443,7 +449,7 @@ def source_info(feed: Feed, source: dict[str, Any], with_seq: bool) -> dict[str,
     out: dict[str, Any] = {"name": source["name"]}
     external = source.get("external")
     if external:
-        out["external"] = {k: v for k, v in external.items() if v}
+        out["external"] = {"api": external.get("api", ""), "deliver": external.get("deliver", "")}
     out["lag"] = feed.lag
     if with_seq and feed.stream_seq:
         out["seq"] = feed.stream_seq

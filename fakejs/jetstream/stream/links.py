@@ -11,25 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fakejs.jetstream.config.stream import StreamConfig
-from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.stream.feed import FedStream
 from fakejs.jetstream.stream.mirror import Mirror
 from fakejs.jetstream.stream.sources import Sources
-
-UNSUPPORTED_KEYS = (
-    "external",
-)  # other domains and accounts (the durable sourcing consumer is refused by the config rules)
-
-
-def unsupported(config: StreamConfig) -> ApiError | None:
-    """The refusal of a mirror or source fakejs does not run, naming the field."""
-    specs = ([config["mirror"]] if config["mirror"] else []) + list(config["sources"] or [])
-    for spec in specs:
-        for key in UNSUPPORTED_KEYS:
-            if spec.get(key):
-                return api_error("JSStreamInvalidConfigF", err=f"{key} is not supported by fakejs")
-    return None
 
 
 class Links:

@@ -142,6 +142,46 @@ class Source:
         return f"{text} {self.identity}" if self.identity else text
 
 
+def _origin_of(header: bytes) -> tuple[str, str, int, str]:
+    """``streamAndSeq``: the origin's name, the index name, its sequence and identity ("" where unknown)."""
+    fields = header.decode(errors="replace").split(" ")
+    if len(fields) < 2 or len(fields) == 3:
+        return "", "", 0, ""
+    seq = int(fields[1]) if fields[1].isdigit() else 0
+    if len(fields) == 2:
+        return fields[0], "", seq, ""  # an older header: any source of that stream
+    identity = fields[5] if len(fields) >= 6 else ""
+    return fields[0], f"{fields[0]} {fields[2]} {fields[3]}", seq, identity
+
+
+def resume_points(target: FedStream, sources: list[Source]) -> None:
+    """``startingSequenceForSources``: each source resumes after the last origin sequence stored.
+
+    The target's messages are read back from the last one until every
+    source has been found in a ``Nats-Stream-Source`` header (a restart, or a
+    source added again by an update, takes nothing twice); one never found
+    starts as configured.
+    """
+    store = target.store
+    wanted = {source.iname: source for source in sources}
+    seq = store.last_seq
+    while wanted and seq >= max(store.first_seq, 1):
+        msg = store.get(seq)
+        seq -= 1
+        header = hdrs.get(msg.hdr, STREAM_SOURCE) if msg is not None and msg.hdr else None
+        if not header:
+            continue
+        name, iname, origin_seq, identity = _origin_of(header)
+        found = [wanted[iname]] if iname in wanted else []
+        if not iname:
+            found = [s for s in wanted.values() if name in (s.spec["name"], s.iname.split(" ")[0])]
+        for source in found:
+            del wanted[source.iname]
+            if origin_seq:
+                source.feed.stream_seq, source.feed.consumer_seq = origin_seq, 0
+                source.identity = identity
+
+
 class Sources:
     """All the sources of a stream, by index name, kept across config updates."""
 
@@ -155,12 +195,17 @@ class Sources:
         for iname in list(self.by_name):
             if iname not in wanted:
                 self.by_name.pop(iname).feed.close()
+        added: list[Source] = []
         for iname, spec in wanted.items():
             source = self.by_name.get(iname)
             if source is None:
                 source = self.by_name[iname] = Source(self.target, spec)
-                source.feed.start(delay=True)
+                added.append(source)
             source.spec = spec
+        if added:
+            resume_points(self.target, added)
+        for source in added:
+            source.feed.start(delay=True)
         order = list(wanted)
         self.by_name = {iname: self.by_name[iname] for iname in order}
 

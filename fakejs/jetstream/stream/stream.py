@@ -213,7 +213,7 @@ class Stream:
         if hdr:
             hdr = publish.clean_headers(hdr)
         if hdr:
-            incr = counter.increment(cfg, hdr, payload)
+            incr = counter.increment(cfg, hdr, payload, sourced)
             hdr = publish.check_expectations(cfg, self.name, self.store, subject, hdr, self.clock.time_ns(), sourced)
             msg_id = publish.msg_id(hdr)
             if msg_id:
@@ -224,7 +224,7 @@ class Stream:
             rollup = publish.rollup_of(cfg, hdr)
         total = ""
         if cfg["allow_msg_counter"]:
-            total, payload = counter.next_value(cfg, self.store, subject, hdr, counter.require(incr))
+            total, hdr, payload = counter.next_value(cfg, self.store, subject, hdr, counter.require(incr), payload)
         seq = self.store_checked(subject, hdr, payload, msg_id, rollup, republish, sourced)
         return publish.Outcome(counter.ack(self.pub_ack(seq), total) if total else self.pub_ack(seq), seq)
 
