@@ -99,6 +99,7 @@ async def test_nats_py_with_nkey_seed_and_bcrypt_user(server: Start) -> None:
     try:
         sub = await nc.subscribe("greet")
         await nc.flush()
+        await nc.flush()  # nats-py's PING can overtake the queued SUB: the second PONG follows it
         await nc2.publish("greet", b"hi")
         msg = await sub.next_msg(timeout=2)
         assert msg.data == b"hi"

@@ -475,6 +475,15 @@ async def monitor(target: Target, path: str) -> dict:
     return await asyncio.to_thread(fetch)  # fakejs may serve from this very event loop
 
 
+async def stored(nc: nats.NATS, stream: str, last_seq: int, deadline: float = 5.0) -> None:
+    """Wait until the stream's last sequence is ``last_seq``."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + deadline
+    while (await api(nc, f"$JS.API.STREAM.INFO.{stream}"))["state"]["last_seq"] < last_seq:
+        assert loop.time() < end, f"{stream} did not reach sequence {last_seq}"
+        await asyncio.sleep(0.02)
+
+
 async def test_s2_changes_no_byte_count(make_target: Any) -> None:
     target = await make_target(Settings(monitor=True))
     nc = await connect(target)
@@ -489,6 +498,7 @@ async def test_s2_changes_no_byte_count(make_target: Any) -> None:
                 f"{name.lower()}.{i % 7}", b"a" * (1000 + i), headers={"K": "v" * i} if i % 3 == 0 else None
             )
         await nc.flush()
+        await stored(nc, name, 300)  # plain publishes: nats-server stores them after the flush's PONG
         await api(nc, f"$JS.API.STREAM.MSG.DELETE.{name}", {"seq": 5})
         await api(nc, f"$JS.API.STREAM.PURGE.{name}", {"filter": name.lower() + ".3"})
         state = (await api(nc, f"$JS.API.STREAM.INFO.{name}"))["state"]

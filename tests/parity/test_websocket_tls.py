@@ -61,11 +61,23 @@ async def test_plain_request_to_the_wss_port(certs: TestCertificates, target_kin
         assert answer == b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
 
 
+async def ports_file(directory: Path, deadline: float = 5.0) -> Path:
+    """The server's ports file, once written (nats-server writes it after it starts listening)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + deadline
+    while True:
+        found = await asyncio.to_thread(lambda: list(directory.glob("*.ports")))
+        if found and found[0].stat().st_size:
+            return found[0]
+        assert loop.time() < end, "no ports file"
+        await asyncio.sleep(0.02)
+
+
 async def test_ports_file_names_wss(certs: TestCertificates, target_kind: str, tmp_path: Path) -> None:
     directory = tmp_path / "ports"
     directory.mkdir()
     async with configured_servers(target_kind, tmp_path) as start:
         target = await start(f'ports_file_dir: "{directory}"\n' + wss_block(certs, '  host: "127.0.0.1"\n'))
         port = ws_port(target)
-        [path] = await asyncio.to_thread(lambda: list(directory.glob("*.ports")))
+        path = await ports_file(directory)
         assert json.loads(path.read_text())["websocket"] == [f"wss://127.0.0.1:{port}"]
