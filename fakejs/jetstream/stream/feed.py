@@ -37,8 +37,6 @@ RETRY_BACKOFF = 5.0  # seconds, times twice the failures (retryBackOff)
 RETRY_MAXIMUM = 120.0  # seconds (retryMaximum)
 HEALTH_CHECK = 10.0  # seconds (sourceHealthCheckInterval): also the consumers' inactive threshold
 ANSWER_WAIT = 30.0  # seconds to wait for the consumer create answer (srcConsumerWaitTime)
-HEARTBEAT_NS = NS  # sourceHealthHB
-ACK_WAIT_NS = 22 * 3600 * NS
 TOKEN_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 LAST_CONSUMER = "Nats-Last-Consumer"
 LAST_STREAM = "Nats-Last-Stream"
@@ -360,60 +358,6 @@ class FedStream(Protocol):
     def store_sourced(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
         """Store a sourced message as if published (raises the ``ApiError`` a PubAck would carry)."""
         ...
-
-
-def consumer_config(name: str, metadata: dict[str, str]) -> dict[str, Any]:
-    """The consumer nats-server asks for, in Go's field order (start and filters filled in after)."""
-    return {
-        "name": name,
-        "deliver_policy": "all",
-        "ack_policy": "none",
-        "ack_wait": ACK_WAIT_NS,
-        "max_deliver": 1,
-        "replay_policy": "instant",
-        "flow_control": True,
-        "deliver_subject": "",
-        "idle_heartbeat": HEARTBEAT_NS,
-        "inactive_threshold": int(HEALTH_CHECK * NS),
-        "num_replicas": 0,
-        "direct": True,
-        "sourcing": True,
-        "metadata": metadata,
-    }
-
-
-def with_start(config: dict[str, Any], policy: str, seq: int = 0, time: Any = None) -> dict[str, Any]:
-    """The config with its deliver policy and start placed where Go writes them."""
-    out: dict[str, Any] = {}
-    for key, value in config.items():
-        out[key] = value
-        if key == "deliver_policy":
-            out[key] = policy
-            if seq:
-                out["opt_start_seq"] = seq
-            if time is not None:
-                out["opt_start_time"] = time
-    return out
-
-
-def with_filters(config: dict[str, Any], filter_subject: str, filters: list[str]) -> dict[str, Any]:
-    """The config with ``filter_subject`` / ``filter_subjects`` placed after ``max_deliver``."""
-    out: dict[str, Any] = {}
-    for key, value in config.items():
-        out[key] = value
-        if key == "max_deliver":
-            if filter_subject:
-                out["filter_subject"] = filter_subject
-            if filters:
-                out["filter_subjects"] = filters
-    return out
-
-
-def create_subject(origin: str, config: dict[str, Any]) -> str:
-    """``CONSUMER.CREATE.<origin>.<name>.<filter>`` with a single filter, else ``CONSUMER.CREATE.<origin>``."""
-    if config.get("filter_subject"):
-        return f"$JS.API.CONSUMER.CREATE.{origin}.{config['name']}.{config['filter_subject']}"
-    return f"$JS.API.CONSUMER.CREATE.{origin}"
 
 
 def strip_headers(hdr: bytes | None, *names: str) -> bytes | None:

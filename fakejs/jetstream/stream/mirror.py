@@ -15,6 +15,7 @@ from typing import Any
 
 from fakejs.gocompat import ids
 from fakejs.jetstream.stream import feed as feeds
+from fakejs.jetstream.stream import feed_requests as requests
 from fakejs.jetstream.stream.direct import DirectGet
 from fakejs.jetstream.stream.feed import Delivery, FedStream, Feed
 
@@ -63,7 +64,7 @@ class Mirror:
         metadata = {"_nats.mirror.acc": js.account_name, "_nats.mirror.stream": target.name}
         if js.domain:
             metadata["_nats.mirror.domain"] = js.domain
-        config = feeds.consumer_config(
+        config = requests.consumer_config(
             "JS_MIRROR_" + ids.get_hash(stable_ident(target)), dict(sorted(metadata.items()))
         )
         start_seq, start_time = store.last_seq + 1, None
@@ -72,16 +73,16 @@ class Mirror:
             if not start_seq and spec.get("opt_start_time") is not None:
                 start_time = spec["opt_start_time"].text()  # a GoTime, sent as written
         if start_time is not None:
-            config = feeds.with_start(config, "by_start_time", time=start_time)
+            config = requests.with_start(config, "by_start_time", time=start_time)
         elif start_seq:
-            config = feeds.with_start(config, "by_start_sequence", seq=start_seq)
+            config = requests.with_start(config, "by_start_sequence", seq=start_seq)
         filters = [src for src, _ in self.transforms]
         filter_subject = spec.get("filter_subject") or ""
         if not filter_subject and len(filters) == 1:
             filter_subject, filters = filters[0], []
-        config = feeds.with_filters(config, filter_subject, filters)
+        config = requests.with_filters(config, filter_subject, filters)
         body = {"stream_name": spec["name"], "config": config, "action": ""}
-        return feeds.create_subject(spec["name"], config), body, [(feeds.REQUIRED_LEVEL, "4")]
+        return requests.create_subject(spec["name"], config), body, [(feeds.REQUIRED_LEVEL, "4")]
 
     def refused(self, error: dict[str, Any]) -> bool:
         return False

@@ -16,6 +16,7 @@ from typing import Any
 from fakejs.gocompat import gotime, ids
 from fakejs.jetstream.errors import ApiError
 from fakejs.jetstream.stream import feed as feeds
+from fakejs.jetstream.stream import feed_requests as requests
 from fakejs.jetstream.stream.feed import Delivery, FedStream, Feed
 from fakejs.jetstream.stream.mirror import stable_ident
 from fakejs.protocol import headers as hdrs
@@ -72,32 +73,32 @@ class Source:
         metadata = {"_nats.src.acc": js.account_name, "_nats.src.stream": target.name}
         if js.domain:
             metadata["_nats.src.domain"] = js.domain
-        config = feeds.consumer_config(self.consumer_name(), dict(sorted(metadata.items())))
+        config = requests.consumer_config(self.consumer_name(), dict(sorted(metadata.items())))
         config = self._start(config, self.feed.stream_seq + 1)
         filters = [t.get("src", "") for t in spec.get("subject_transforms") or []]
         filter_subject = spec.get("filter_subject") or ""
         if not filter_subject and len(filters) == 1:
             filter_subject, filters = filters[0], []
-        config = feeds.with_filters(config, filter_subject, filters)
+        config = requests.with_filters(config, filter_subject, filters)
         body = {"stream_name": spec["name"], "config": config, "action": ""}
         headers = [(feeds.REQUIRED_LEVEL, "5"), (feeds.STREAM_IDENTITY, self.identity)]
-        return feeds.create_subject(spec["name"], config), body, headers
+        return requests.create_subject(spec["name"], config), body, headers
 
     def _start(self, config: dict[str, Any], seq: int) -> dict[str, Any]:
         """Where the consumer starts: the next sequence, else the configured start, else after the target's last."""
         spec, store = self.spec, self.target.store
         if seq > 1:
-            return feeds.with_start(config, "by_start_sequence", seq=seq)
+            return requests.with_start(config, "by_start_sequence", seq=seq)
         if spec.get("opt_start_seq"):
-            return feeds.with_start(config, "by_start_sequence", seq=spec["opt_start_seq"])
+            return requests.with_start(config, "by_start_sequence", seq=spec["opt_start_seq"])
         last_time = gotime.rfc3339(store.last_ts) if store.last_ts else None
         start = spec.get("opt_start_time")  # a GoTime
         if start is not None:
             if last_time is not None and start.ns < store.last_ts:
-                return feeds.with_start(config, "by_start_time", time=last_time)
-            return feeds.with_start(config, "by_start_time", time=start.text())
+                return requests.with_start(config, "by_start_time", time=last_time)
+            return requests.with_start(config, "by_start_time", time=start.text())
         if store.first_seq > 1 and last_time is not None and not self.recreated:
-            return feeds.with_start(config, "by_start_time", time=last_time)
+            return requests.with_start(config, "by_start_time", time=last_time)
         return config
 
     def refused(self, error: dict[str, Any]) -> bool:
