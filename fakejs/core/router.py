@@ -194,6 +194,7 @@ class Router:
         """
         sub = Subscription(subject, queue, "", _InternalOwner(handler, self._on_error))
         self.index.insert(sub)
+        self._notify(subject)  # a stream's durable sourcing consumer pushes to an internal subscription
         return sub
 
     def match(self, subject: str) -> MatchResult:

@@ -17,7 +17,7 @@ from fakejs.gocompat import ids
 from fakejs.jetstream.stream import feed as feeds
 from fakejs.jetstream.stream import feed_requests as requests
 from fakejs.jetstream.stream.direct import DirectGet
-from fakejs.jetstream.stream.feed import Delivery, FedStream, Feed
+from fakejs.jetstream.stream.feed import Delivery, Durable, FedStream, Feed
 
 DIRECT_CAUGHT_UP = 10  # pending below this lets a mirror answer Direct Get (dgetCaughtUpThresh)
 
@@ -27,6 +27,15 @@ def stable_ident(target: FedStream) -> str:
     js = target.js
     ident = f"{target.name} {js.account_name}"
     return f"{ident} {js.domain}" if js.domain else ident
+
+
+def durable_of(spec: dict[str, Any], mirror: bool) -> Durable | None:
+    """The durable sourcing consumer a mirror or source names, if any."""
+    consumer = spec.get("consumer")
+    if consumer is None:
+        return None
+    error = "JSMirrorConsumerRequiresAckFCErr" if mirror else "JSSourceConsumerRequiresAckFCErr"
+    return Durable(consumer.get("name", ""), consumer.get("deliver_subject", ""), error)
 
 
 class Mirror:
@@ -39,7 +48,7 @@ class Mirror:
         self.spec: dict[str, Any] = spec
         external = spec.get("external") or {}
         deliver = f"{external['deliver']}.M" if external.get("deliver") else "$JS.M"
-        self.feed = Feed(target.js, self, deliver, external.get("api", ""))
+        self.feed = Feed(target.js, self, deliver, external.get("api", ""), durable_of(spec, mirror=True))
         self.transforms = feeds.transforms_of(spec, target.js.rng)
         self.direct: DirectGet | None = None
 
@@ -57,8 +66,10 @@ class Mirror:
 
     # -- the feed's owner ---------------------------------------------------------------------
 
-    def request(self, first: bool) -> tuple[str, dict[str, Any], list[tuple[str, str]]]:
+    def request(self, first: bool) -> tuple[str, dict[str, Any] | None, list[tuple[str, str]]]:
         target, spec = self.target, self.spec
+        if self.feed.durable is not None:
+            return requests.reset_subject(spec["name"], self.feed.durable.name), None, []
         store = target.store
         js = target.js
         metadata = {"_nats.mirror.acc": js.account_name, "_nats.mirror.stream": target.name}

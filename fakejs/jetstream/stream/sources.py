@@ -18,7 +18,7 @@ from fakejs.jetstream.errors import ApiError
 from fakejs.jetstream.stream import feed as feeds
 from fakejs.jetstream.stream import feed_requests as requests
 from fakejs.jetstream.stream.feed import Delivery, FedStream, Feed
-from fakejs.jetstream.stream.mirror import stable_ident
+from fakejs.jetstream.stream.mirror import durable_of, stable_ident
 from fakejs.protocol import headers as hdrs
 
 STREAM_SOURCE = "Nats-Stream-Source"
@@ -26,11 +26,13 @@ IDENTITY_MISMATCH = 10225  # JSConsumerStreamIdentityMismatchF: the origin was r
 
 
 def index_name(spec: dict[str, Any]) -> str:
-    """``composeIName``: ``<name>[:<api hash>] <filters> <destinations>`` (``>`` when empty)."""
+    """``composeIName``: ``<name>[:<api hash>][:C=<consumer hash>] <filters> <destinations>`` (``>`` when empty)."""
     name = spec["name"]
     external = spec.get("external") or {}
     if external:
         name += ":" + ids.get_hash(external.get("api", ""))
+    if spec.get("consumer") is not None:
+        name += ":C=" + ids.get_hash(spec["consumer"].get("name", ""))
     transforms = spec.get("subject_transforms") or []
     if not transforms:
         return f"{name} {spec.get('filter_subject') or '>'} >"
@@ -50,7 +52,7 @@ class Source:
         self.recreated = False
         external = spec.get("external") or {}
         deliver = f"{external['deliver']}.S" if external.get("deliver") else "$JS.S"
-        self.feed = Feed(target.js, self, deliver, external.get("api", ""))
+        self.feed = Feed(target.js, self, deliver, external.get("api", ""), durable_of(spec, mirror=False))
         self.transforms = feeds.transforms_of(spec, target.js.rng)
 
     def consumer_name(self) -> str:
@@ -67,8 +69,11 @@ class Source:
 
     # -- the feed's owner ---------------------------------------------------------------------
 
-    def request(self, first: bool) -> tuple[str, dict[str, Any], list[tuple[str, str]]]:
+    def request(self, first: bool) -> tuple[str, dict[str, Any] | None, list[tuple[str, str]]]:
         target, spec = self.target, self.spec
+        headers = [(feeds.REQUIRED_LEVEL, "5"), (feeds.STREAM_IDENTITY, self.identity)]
+        if self.feed.durable is not None:
+            return requests.reset_subject(spec["name"], self.feed.durable.name), None, headers
         js = target.js
         metadata = {"_nats.src.acc": js.account_name, "_nats.src.stream": target.name}
         if js.domain:
@@ -81,7 +86,6 @@ class Source:
             filter_subject, filters = filters[0], []
         config = requests.with_filters(config, filter_subject, filters)
         body = {"stream_name": spec["name"], "config": config, "action": ""}
-        headers = [(feeds.REQUIRED_LEVEL, "5"), (feeds.STREAM_IDENTITY, self.identity)]
         return requests.create_subject(spec["name"], config), body, headers
 
     def _start(self, config: dict[str, Any], seq: int) -> dict[str, Any]:
