@@ -288,11 +288,12 @@ class Feed:
         self.in_progress = False
         self._failed()
         if self.durable is not None:
+            self.listening = True
             self._deliveries = self.js.router.subscribe_internal(self.durable.deliver_subject, self._on_probe)
 
     def _on_probe(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
         """``startProbeSubscription``: the durable speaks again, so the back-off is over."""
-        if self._deliveries is None or self.in_progress or self.fails == 0:
+        if not self.listening or self.in_progress or self.fails == 0:
             return
         self.fails = 0
         self.schedule_retry()
