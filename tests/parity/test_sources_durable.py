@@ -28,12 +28,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import nats
 import pytest
 
 from fakejs.gocompat.ids import get_hash
+from tests.harness.configured import Start, configured_servers
 from tests.harness.js import SEC, api
 from tests.parity.test_mirrors import create, get, info, shape, until
 
@@ -52,16 +54,20 @@ FC_ACK_ERRORS = {
 }
 
 
+CONSUMER_CONFIG: dict[str, Any] = {
+    "durable_name": "D",
+    "deliver_subject": "dlv.D",
+    "ack_policy": "flow_control",
+    "flow_control": True,
+    "idle_heartbeat": SEC // 4,
+    "max_ack_pending": 1000,
+}
+
+
 async def durable(nc: nats.NATS, ack_policy: str = "flow_control") -> dict:
-    config: dict[str, Any] = {
-        "durable_name": "D",
-        "deliver_subject": "dlv.D",
-        "ack_policy": ack_policy,
-        "flow_control": True,
-        "idle_heartbeat": SEC // 4,
-    }
-    if ack_policy == "flow_control":
-        config["max_ack_pending"] = 1000
+    config = {**CONSUMER_CONFIG, "ack_policy": ack_policy}
+    if ack_policy != "flow_control":
+        del config["max_ack_pending"]
     reply = await api(nc, "$JS.API.CONSUMER.CREATE.O.D", {"stream_name": "O", "config": config})
     assert "error" not in reply, reply
     return reply
@@ -209,3 +215,60 @@ async def test_durable_made_after_the_reset_timed_out_is_found_at_once(nc) -> No
     got = await until(nc, "T", lambda i: i["state"]["messages"] == 1, deadline=3.0)
     assert got["state"]["messages"] == 1
     assert len(asked) == 2 and asked[1] - asked[0] < 7.0
+
+
+ACCOUNTS = """
+accounts {
+  A {
+    jetstream: enabled
+    users: [{user: a, password: a}]
+    exports: [
+      {service: "$JS.API.>"}
+      {service: "$JS.FC.>"}
+      {stream: "deliver.A.>"}
+    ]
+  }
+  B {
+    jetstream: enabled
+    users: [{user: b, password: b}]
+    imports: [
+      {service: {account: A, subject: "$JS.API.>"}, to: "$JS.A.API.>"}
+      {service: {account: A, subject: "$JS.FC.>"}}
+      {stream: {account: A, subject: "deliver.A.>"}}
+    ]
+  }
+}
+"""
+
+
+@pytest.fixture
+async def server(target_kind: str, tmp_path) -> AsyncIterator[Start]:
+    async with configured_servers(target_kind, tmp_path) as start:
+        yield start
+
+
+async def test_external_source_through_a_durable_of_another_account(server: Start) -> None:
+    """The reset goes through the exporter's API, the deliveries through its stream export, the acks back by ``$JS.FC``."""
+    target = await server(ACCOUNTS)
+    a = await nats.connect(f"nats://a:a@{target.host}:{target.port}")
+    b = await nats.connect(f"nats://b:b@{target.host}:{target.port}")
+    try:
+        await create(a, "O", subjects=["o.>"], retention="workqueue")
+        config = {**CONSUMER_CONFIG, "deliver_subject": "deliver.A.D"}
+        assert "error" not in await api(a, "$JS.API.CONSUMER.CREATE.O.D", {"stream_name": "O", "config": config})
+        for i in range(3):
+            await a.request(f"o.{i}", b"x%d" % i, timeout=2)
+        external = {"api": "$JS.A.API", "deliver": ""}
+        link = {"name": "O", "external": external, "consumer": {"name": "D", "deliver_subject": "deliver.A.D"}}
+        await create(b, "S", sources=[link])
+        got = await until(b, "S", lambda i: i["state"]["messages"] == 3)
+        assert [shape(x) for x in got["sources"]] == [
+            {"name": "O", "external": external, "lag": 0, "seq": 3, "active": 1}
+        ]
+        header = _source_header((await get(b, "S", 1))["hdrs"]).split(" ")
+        assert header[:5] == [f"O:{get_hash('$JS.A.API')}:C={get_hash('D')}", "1", ">", ">", "o.0"]
+        state = (await until(a, "O", lambda i: i["state"]["messages"] == 0, deadline=4.0))["state"]
+        assert (state["messages"], state["consumer_count"]) == (0, 1)
+    finally:
+        await a.close()
+        await b.close()
