@@ -15,6 +15,7 @@ from typing import Any
 
 from fakejs.gocompat import ids
 from fakejs.jetstream.stream import feed as feeds
+from fakejs.jetstream.stream import feed_info
 from fakejs.jetstream.stream import feed_requests as requests
 from fakejs.jetstream.stream.direct import DirectGet
 from fakejs.jetstream.stream.feed import Delivery, Durable, FedStream, Feed
@@ -62,7 +63,7 @@ class Mirror:
             self.direct = None
 
     def info(self) -> dict[str, Any]:
-        return feeds.source_info(self.feed, self.spec, with_seq=False)
+        return feed_info.source_info(self.feed, self.spec, with_seq=False)
 
     # -- the feed's owner ---------------------------------------------------------------------
 

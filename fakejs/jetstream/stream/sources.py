@@ -16,6 +16,7 @@ from typing import Any
 from fakejs.gocompat import gotime, ids
 from fakejs.jetstream.errors import ApiError
 from fakejs.jetstream.stream import feed as feeds
+from fakejs.jetstream.stream import feed_info
 from fakejs.jetstream.stream import feed_requests as requests
 from fakejs.jetstream.stream.feed import Delivery, FedStream, Feed
 from fakejs.jetstream.stream.mirror import durable_of, stable_ident
@@ -65,7 +66,7 @@ class Source:
         return "JS_SRC_" + ids.get_hash(ident)
 
     def info(self) -> dict[str, Any]:
-        return feeds.source_info(self.feed, self.spec, with_seq=True)
+        return feed_info.source_info(self.feed, self.spec, with_seq=True)
 
     # -- the feed's owner ---------------------------------------------------------------------
 
