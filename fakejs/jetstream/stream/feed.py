@@ -358,7 +358,7 @@ class Feed:
             self._answers = None
 
     def cancel(self) -> None:
-        """``cancelSourceInfo``: no more deliveries; the consumer on the origin times out by itself."""
+        """``cancelSourceInfo``: no more deliveries; an ephemeral consumer on the origin times out, a durable stays."""
         self.listening = False
         if self._deliveries is not None:
             self.js.router.unsubscribe(self._deliveries)
