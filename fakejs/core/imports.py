@@ -265,6 +265,20 @@ class Imports:
                 asking.pop()
 
         source.add_imported_interest(interest)
+        back = subject_mapping(_pattern(local), imp.subject)
+
+        forwarding: list[str] = []  # as ``asking``: no going round imports that lead back
+
+        def forward(subject: str) -> None:
+            if forwarding or not subjects.matches(_pattern(local), subject):
+                return
+            forwarding.append(subject)
+            try:
+                source.notify_interest(back(subject))
+            finally:
+                forwarding.pop()
+
+        router.add_interest_listener(forward)
 
     def add_service(self, exporter: Account, importer: Account, imp: Import, export: Export | None) -> None:
         local = _pattern(imp.local or imp.subject)

@@ -124,6 +124,8 @@ class Router:
         self.routed_subject = ""
         # Other accounts' exact interest carried here by stream imports (nats-server's shadow subscriptions).
         self._imported_interest: list[Callable[[str], bool]] = []
+        # Stream imports told of interest coming and going here, for the exporter's push consumers.
+        self._interest_listeners: list[Callable[[str], None]] = []
 
     # -- subject mappings ------------------------------------------------------
 
@@ -180,11 +182,21 @@ class Router:
         """A stream import: an importer's subscription on exactly the subject, renamed, counts here."""
         self._imported_interest.append(check)
 
+    def add_interest_listener(self, listener: Callable[[str], None]) -> None:
+        """A stream import: a subscription here on an imported subject wakes the exporter's push consumer."""
+        self._interest_listeners.append(listener)
+
+    def notify_interest(self, subject: str) -> None:
+        """Interest on ``subject`` changed somewhere it is carried from (an importing account)."""
+        self._notify(subject)
+
     def _notify(self, subject: str) -> None:
         callbacks = self._watchers.get(subject)
         if callbacks:
             for callback in list(callbacks):
                 callback()
+        for listener in self._interest_listeners:
+            listener(subject)
 
     def subscribe_internal(self, subject: str, handler: InternalHandler, queue: str = "") -> Subscription:
         """Subscribe a server component; ``handler(subject, reply, headers, payload, origin)``.
@@ -194,6 +206,7 @@ class Router:
         """
         sub = Subscription(subject, queue, "", _InternalOwner(handler, self._on_error))
         self.index.insert(sub)
+        self._notify(subject)  # a stream's durable sourcing consumer pushes to an internal subscription
         return sub
 
     def match(self, subject: str) -> MatchResult:

@@ -54,24 +54,10 @@ async def test_missing_origin_is_retried_after_the_backoff() -> None:
         await nc.close()
 
 
-async def test_durable_links_are_refused_by_name_external_ones_run() -> None:
+async def test_external_links_run() -> None:
     async with Server() as server:
         nc = await nats.connect(server.url)
         external = {"name": "M", "storage": "memory", "mirror": {"name": "O", "external": {"api": "$JS.D.API"}}}
         reply = await call(nc, "$JS.API.STREAM.CREATE.M", external)
         assert reply["mirror"]["external"] == {"api": "$JS.D.API", "deliver": ""}, reply
-        durable = {
-            "name": "T",
-            "storage": "memory",
-            "sources": [{"name": "O", "consumer": {"name": "C", "deliver_subject": "d"}}],
-        }
-        reply = await call(nc, "$JS.API.STREAM.CREATE.T", durable)
-        assert reply["error"]["description"] == "sources consumer is not supported by fakejs", reply
-        durable = {
-            "name": "U",
-            "storage": "memory",
-            "mirror": {"name": "O", "consumer": {"name": "C", "deliver_subject": "d"}},
-        }
-        reply = await call(nc, "$JS.API.STREAM.CREATE.U", durable)
-        assert reply["error"]["description"] == "mirror consumer is not supported by fakejs", reply
         await nc.close()

@@ -36,7 +36,6 @@ from __future__ import annotations
 from typing import Any
 
 import nats
-import pytest
 
 from tests.harness.js import api
 from tests.harness.streams import OMIT
@@ -627,22 +626,6 @@ async def test_source_updates(nc) -> None:
     assert outcome(await update(nc, {"name": "E", "subjects": ["e"], "sources": [M], "mirror_direct": True})) == config(
         "E", subjects=["e"], duplicate_window=OMIT, sources=[M], mirror_direct=True
     )
-
-
-@pytest.mark.fake_only
-async def test_durable_sourcing_consumer_refused_by_fakejs(nc) -> None:
-    consumer = {"name": "c", "deliver_subject": "d"}
-    assert await create(nc, {"name": "M", "mirror": {"name": "O", "consumer": consumer}}) == {
-        "type": "io.nats.jetstream.api.v1.stream_create_response",
-        "error": invalid("mirror consumer is not supported by fakejs"),
-    }
-    assert outcome(await create(nc, {"name": "S", "sources": [{"name": "O", "consumer": consumer}]})) == invalid(
-        "sources consumer is not supported by fakejs"
-    )
-    assert "error" not in await create(nc, {"name": "S", "subjects": ["s"]})
-    assert outcome(
-        await update(nc, {"name": "S", "subjects": ["s"], "sources": [{"name": "O", "consumer": consumer}]})
-    ) == invalid("sources consumer is not supported by fakejs")
 
 
 async def test_configs_survive_a_restart(target: Target) -> None:

@@ -161,4 +161,7 @@ def reset(js: JetStream, request: Request, consumer: Consumer) -> Reply:
     """``CONSUMER.RESET``, handed over by the consumer: back to ``seq`` (0: the ack floor)."""
     seq = request.unmarshal(RESET_REQUEST).get("seq", 0) if request.payload else 0
     reset_seq = consumer.reset_to(seq)
+    if request.hdr and hdrs.key_index(request.hdr, STREAM_IDENTITY) >= 0:
+        # Asked for (even empty, as a durable sourcing stream does): the answer names the stream.
+        request.reply_headers = hdrs.build([(STREAM_IDENTITY, consumer.stream.identity())])
     return {**consumer.info(), "reset_seq": reset_seq}

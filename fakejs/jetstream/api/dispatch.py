@@ -203,7 +203,7 @@ class JetStreamApi:
                 doc = {"type": route.response, **body}
             except ApiError as error:
                 doc = error_doc(route, error)
-            self.js.reply(reply, encode(doc), empty_reply=True)
+            self.js.reply(reply, encode(doc), request.reply_headers, empty_reply=True)
 
         return answer
 

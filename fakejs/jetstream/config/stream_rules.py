@@ -49,7 +49,7 @@ def unsupported_feature(cfg: StreamConfig) -> ApiError | None:
         value = cfg.get(key)
         if value not in (zero, None, [], {}):
             return api_error("JSStreamInvalidConfigF", err=f"{key} is not supported by fakejs")
-    return stream_sources.unsupported_consumer(cfg)
+    return None
 
 
 def check(config: StreamConfig, pedantic: bool = False, lookup: Lookup | None = None) -> StreamConfig:

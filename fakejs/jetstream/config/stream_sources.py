@@ -9,8 +9,7 @@ of a stream of the same account, or ``None``.  An origin need not exist:
 nats-server creates the stream and keeps trying to reach it.
 
 :func:`check_filters` is what a create alone adds, once the limits are
-checked; :func:`unsupported_consumer` refuses the durable sourcing consumer
-(``consumer`` in a mirror or source), which fakejs does not run.
+checked.
 """
 
 from __future__ import annotations
@@ -326,12 +325,3 @@ def _comparable(src: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if start is not None:
         out["opt_start_time"] = (start.ns, start.offset)
     return out
-
-
-def unsupported_consumer(cfg: StreamConfig) -> ApiError | None:
-    """The durable sourcing consumer (2.14) of a mirror or source is refused by name."""
-    if cfg["mirror"] is not None and cfg["mirror"].get("consumer") is not None:
-        return _invalid("mirror consumer is not supported by fakejs")
-    if any(src.get("consumer") is not None for src in cfg["sources"] or []):
-        return _invalid("sources consumer is not supported by fakejs")
-    return None

@@ -9,6 +9,15 @@ deliveries on an internal subscription to ``$JS.M.<token>`` /
 count from the ``$JS.ACK`` reply subject.  A :class:`Feed` is that link;
 what to do with each message is its owner's business (:class:`FeedOwner`).
 
+A durable sourcing consumer (``consumer: {name, deliver_subject}``, 2.14)
+is made beforehand on the origin with ``ack_policy: flow_control``: the
+feed only resets it to its ack floor (``CONSUMER.RESET``, an answer awaited
+5 s), refuses it with another ack policy, and subscribes to its deliver
+subject; each flow control answer acks what was stored, so a work-queue or
+interest origin is consumed.  When the reset got no answer (no such
+consumer), the deliver subject is watched while backing off: anything
+arriving there means the consumer is back and the reset is tried at once.
+
 Everything here runs on the server clock: the throttle between two
 consumer requests (2 s), the back-off after failures (10 s per failure, at
 most 2 minutes, plus 100-200 ms of jitter), the wait for an answer (30 s)
@@ -28,6 +37,7 @@ from fakejs.core.router import Router, Subscription
 from fakejs.core.subject_transform import SubjectTransform
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.config.stream import StreamConfig
+from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.direct import DirectHost
 from fakejs.protocol import headers as hdrs
@@ -37,8 +47,7 @@ RETRY_BACKOFF = 5.0  # seconds, times twice the failures (retryBackOff)
 RETRY_MAXIMUM = 120.0  # seconds (retryMaximum)
 HEALTH_CHECK = 10.0  # seconds (sourceHealthCheckInterval): also the consumers' inactive threshold
 ANSWER_WAIT = 30.0  # seconds to wait for the consumer create answer (srcConsumerWaitTime)
-HEARTBEAT_NS = NS  # sourceHealthHB
-ACK_WAIT_NS = 22 * 3600 * NS
+DURABLE_ANSWER_WAIT = 5.0  # seconds to wait for a durable's reset answer (srcDurableConsumerWaitTime)
 TOKEN_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 LAST_CONSUMER = "Nats-Last-Consumer"
 LAST_STREAM = "Nats-Last-Stream"
@@ -82,6 +91,15 @@ def parse_ack_reply(reply: str) -> Delivery:
     return Delivery(tokens[offset + 1], *numbers)
 
 
+@dataclass(frozen=True)
+class Durable:
+    """A durable sourcing consumer: its name and deliver subject, and the error for a wrong ack policy."""
+
+    name: str
+    deliver_subject: str
+    wrong_ack_policy: str  # JSMirrorConsumerRequiresAckFCErr / JSSourceConsumerRequiresAckFCErr
+
+
 class FeedHost(DirectHost, Protocol):
     """The target stream's JetStream: its account's router, the server clock and generator."""
 
@@ -104,8 +122,8 @@ class FeedHost(DirectHost, Protocol):
 class FeedOwner(Protocol):
     """The mirror or source a feed works for."""
 
-    def request(self, first: bool) -> tuple[str, dict[str, Any], list[tuple[str, str]]]:
-        """The ``CONSUMER.CREATE`` subject (before the external prefix), body and headers to send."""
+    def request(self, first: bool) -> tuple[str, dict[str, Any] | None, list[tuple[str, str]]]:
+        """The ``CONSUMER.CREATE`` (or durable's ``CONSUMER.RESET``: no body) subject, body and headers."""
         ...
 
     def refused(self, error: dict[str, Any]) -> bool:
@@ -124,9 +142,12 @@ class FeedOwner(Protocol):
 class Feed:
     """One origin's consumer: its setup, retries, health, flow control and info."""
 
-    def __init__(self, js: FeedHost, owner: FeedOwner, deliver_prefix: str, api_prefix: str = "") -> None:
+    def __init__(
+        self, js: FeedHost, owner: FeedOwner, deliver_prefix: str, api_prefix: str = "", durable: Durable | None = None
+    ) -> None:
         self.js = js
         self.owner = owner
+        self.durable = durable
         self.deliver_prefix = deliver_prefix
         self.api_prefix = api_prefix  # ``external.api`` replacing ``$JS.API``
         self.consumer = ""  # the origin consumer's name once created
@@ -140,6 +161,7 @@ class Feed:
         self.in_progress = False
         self.closed = False
         self._deliveries: Subscription | None = None
+        self.listening = False  # set before subscribing: a durable may deliver at once
         self._answers: Subscription | None = None
         self._timers: dict[str, TimerHandle] = {}
 
@@ -196,18 +218,21 @@ class Feed:
         self.cancel()
         self.last_request = self.js.clock.monotonic()
         subject, body, headers = self.owner.request(self.consumer == "" and self.stream_seq == 0)
-        deliver = f"{self.deliver_prefix}.{self._token()}".replace("..", ".")
-        body["config"]["deliver_subject"] = deliver
+        router = self.js.router
+        payload = b""
+        if body is not None:
+            deliver = f"{self.deliver_prefix}.{self._token()}".replace("..", ".")
+            body["config"]["deliver_subject"] = deliver
+            self.listening = True
+            self._deliveries = router.subscribe_internal(deliver, self._on_delivery)
+            payload = json.dumps(body, separators=(",", ":")).encode()
         if self.api_prefix:
             subject = subject.replace("$JS.API", self.api_prefix, 1).replace("..", ".")
-        router = self.js.router
         reply = f"$JSC.R.{self._token()}"
         self.in_progress = True
         self.error = None
-        self._deliveries = router.subscribe_internal(deliver, self._on_delivery)
         self._answers = router.subscribe_internal(reply, self._on_answer)
-        self._later("answer", ANSWER_WAIT, self._no_answer)
-        payload = json.dumps(body, separators=(",", ":")).encode()
+        self._later("answer", DURABLE_ANSWER_WAIT if self.durable else ANSWER_WAIT, self._no_answer)
         if router.mapped(subject) != subject:
             # nats-server sends this request without the account's subject mappings: an
             # ``external`` API prefix naming the server's own domain reaches nobody, and the
@@ -241,6 +266,10 @@ class Feed:
             else:
                 self._failed()
             return
+        if self.durable is not None and info["config"].get("ack_policy") != "flow_control":
+            self.error = api_error(self.durable.wrong_ack_policy).to_dict()
+            self._failed()
+            return
         identity = (hdrs.get(hdr, STREAM_IDENTITY) or b"").decode()
         if not self.owner.created(info, identity):
             self._failed()
@@ -250,10 +279,24 @@ class Feed:
         self.consumer_seq = 0
         self.last_contact = self.js.clock.time_ns()
         self._later("health", HEALTH_CHECK, self._health)
+        if self.durable is not None:
+            # Subscribed last: the durable delivers as soon as someone listens.
+            self.listening = True
+            self._deliveries = self.js.router.subscribe_internal(self.durable.deliver_subject, self._on_delivery)
 
     def _no_answer(self) -> None:
         self.in_progress = False
         self._failed()
+        if self.durable is not None:
+            self.listening = True
+            self._deliveries = self.js.router.subscribe_internal(self.durable.deliver_subject, self._on_probe)
+
+    def _on_probe(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+        """``startProbeSubscription``: the durable speaks again, so the back-off is over."""
+        if not self.listening or self.in_progress or self.fails == 0:
+            return
+        self.fails = 0
+        self.schedule_retry()
 
     def _failed(self) -> None:
         self.fails += 1
@@ -270,7 +313,7 @@ class Feed:
     # -- deliveries --------------------------------------------------------------------------
 
     def _on_delivery(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
-        if self.closed or self._deliveries is None:
+        if self.closed or not self.listening:
             return
         self.last_contact = self.js.clock.time_ns()
         if hdr and not payload and hdrs.status(hdr)[0] == 100:
@@ -315,7 +358,8 @@ class Feed:
             self._answers = None
 
     def cancel(self) -> None:
-        """``cancelSourceInfo``: no more deliveries; the consumer on the origin times out by itself."""
+        """``cancelSourceInfo``: no more deliveries; an ephemeral consumer on the origin times out, a durable stays."""
+        self.listening = False
         if self._deliveries is not None:
             self.js.router.unsubscribe(self._deliveries)
             self._deliveries = None
@@ -362,60 +406,6 @@ class FedStream(Protocol):
         ...
 
 
-def consumer_config(name: str, metadata: dict[str, str]) -> dict[str, Any]:
-    """The consumer nats-server asks for, in Go's field order (start and filters filled in after)."""
-    return {
-        "name": name,
-        "deliver_policy": "all",
-        "ack_policy": "none",
-        "ack_wait": ACK_WAIT_NS,
-        "max_deliver": 1,
-        "replay_policy": "instant",
-        "flow_control": True,
-        "deliver_subject": "",
-        "idle_heartbeat": HEARTBEAT_NS,
-        "inactive_threshold": int(HEALTH_CHECK * NS),
-        "num_replicas": 0,
-        "direct": True,
-        "sourcing": True,
-        "metadata": metadata,
-    }
-
-
-def with_start(config: dict[str, Any], policy: str, seq: int = 0, time: Any = None) -> dict[str, Any]:
-    """The config with its deliver policy and start placed where Go writes them."""
-    out: dict[str, Any] = {}
-    for key, value in config.items():
-        out[key] = value
-        if key == "deliver_policy":
-            out[key] = policy
-            if seq:
-                out["opt_start_seq"] = seq
-            if time is not None:
-                out["opt_start_time"] = time
-    return out
-
-
-def with_filters(config: dict[str, Any], filter_subject: str, filters: list[str]) -> dict[str, Any]:
-    """The config with ``filter_subject`` / ``filter_subjects`` placed after ``max_deliver``."""
-    out: dict[str, Any] = {}
-    for key, value in config.items():
-        out[key] = value
-        if key == "max_deliver":
-            if filter_subject:
-                out["filter_subject"] = filter_subject
-            if filters:
-                out["filter_subjects"] = filters
-    return out
-
-
-def create_subject(origin: str, config: dict[str, Any]) -> str:
-    """``CONSUMER.CREATE.<origin>.<name>.<filter>`` with a single filter, else ``CONSUMER.CREATE.<origin>``."""
-    if config.get("filter_subject"):
-        return f"$JS.API.CONSUMER.CREATE.{origin}.{config['name']}.{config['filter_subject']}"
-    return f"$JS.API.CONSUMER.CREATE.{origin}"
-
-
 def strip_headers(hdr: bytes | None, *names: str) -> bytes | None:
     """The origin's headers without ``Nats-Expected-*`` and ``Nats-Batch-*`` (and ``names``)."""
     if not hdr:
@@ -442,24 +432,3 @@ def transformed(subject: str, transforms: list[tuple[str, SubjectTransform | Non
             if mapped is not None:
                 return mapped
     return subject
-
-
-def source_info(feed: Feed, source: dict[str, Any], with_seq: bool) -> dict[str, Any]:
-    """``StreamSourceInfo`` in the order nats-server 2.15.1 writes it."""
-    out: dict[str, Any] = {"name": source["name"]}
-    external = source.get("external")
-    if external:
-        out["external"] = {"api": external.get("api", ""), "deliver": external.get("deliver", "")}
-    out["lag"] = feed.lag
-    if with_seq and feed.stream_seq:
-        out["seq"] = feed.stream_seq
-    out["active"] = feed.active_ns()
-    if source.get("filter_subject"):
-        out["filter_subject"] = source["filter_subject"]
-    if source.get("subject_transforms"):
-        out["subject_transforms"] = [
-            {"src": t.get("src", ""), "dest": t.get("dest", "")} for t in source["subject_transforms"]
-        ]
-    if feed.error is not None:
-        out["error"] = feed.error
-    return out

@@ -15,8 +15,10 @@ from typing import Any
 
 from fakejs.gocompat import ids
 from fakejs.jetstream.stream import feed as feeds
+from fakejs.jetstream.stream import feed_info
+from fakejs.jetstream.stream import feed_requests as requests
 from fakejs.jetstream.stream.direct import DirectGet
-from fakejs.jetstream.stream.feed import Delivery, FedStream, Feed
+from fakejs.jetstream.stream.feed import Delivery, Durable, FedStream, Feed
 
 DIRECT_CAUGHT_UP = 10  # pending below this lets a mirror answer Direct Get (dgetCaughtUpThresh)
 
@@ -26,6 +28,15 @@ def stable_ident(target: FedStream) -> str:
     js = target.js
     ident = f"{target.name} {js.account_name}"
     return f"{ident} {js.domain}" if js.domain else ident
+
+
+def durable_of(spec: dict[str, Any], mirror: bool) -> Durable | None:
+    """The durable sourcing consumer a mirror or source names, if any."""
+    consumer = spec.get("consumer")
+    if consumer is None:
+        return None
+    error = "JSMirrorConsumerRequiresAckFCErr" if mirror else "JSSourceConsumerRequiresAckFCErr"
+    return Durable(consumer.get("name", ""), consumer.get("deliver_subject", ""), error)
 
 
 class Mirror:
@@ -38,7 +49,7 @@ class Mirror:
         self.spec: dict[str, Any] = spec
         external = spec.get("external") or {}
         deliver = f"{external['deliver']}.M" if external.get("deliver") else "$JS.M"
-        self.feed = Feed(target.js, self, deliver, external.get("api", ""))
+        self.feed = Feed(target.js, self, deliver, external.get("api", ""), durable_of(spec, mirror=True))
         self.transforms = feeds.transforms_of(spec, target.js.rng)
         self.direct: DirectGet | None = None
 
@@ -52,18 +63,20 @@ class Mirror:
             self.direct = None
 
     def info(self) -> dict[str, Any]:
-        return feeds.source_info(self.feed, self.spec, with_seq=False)
+        return feed_info.source_info(self.feed, self.spec, with_seq=False)
 
     # -- the feed's owner ---------------------------------------------------------------------
 
-    def request(self, first: bool) -> tuple[str, dict[str, Any], list[tuple[str, str]]]:
+    def request(self, first: bool) -> tuple[str, dict[str, Any] | None, list[tuple[str, str]]]:
         target, spec = self.target, self.spec
+        if self.feed.durable is not None:
+            return requests.reset_subject(spec["name"], self.feed.durable.name), None, []
         store = target.store
         js = target.js
         metadata = {"_nats.mirror.acc": js.account_name, "_nats.mirror.stream": target.name}
         if js.domain:
             metadata["_nats.mirror.domain"] = js.domain
-        config = feeds.consumer_config(
+        config = requests.consumer_config(
             "JS_MIRROR_" + ids.get_hash(stable_ident(target)), dict(sorted(metadata.items()))
         )
         start_seq, start_time = store.last_seq + 1, None
@@ -72,16 +85,16 @@ class Mirror:
             if not start_seq and spec.get("opt_start_time") is not None:
                 start_time = spec["opt_start_time"].text()  # a GoTime, sent as written
         if start_time is not None:
-            config = feeds.with_start(config, "by_start_time", time=start_time)
+            config = requests.with_start(config, "by_start_time", time=start_time)
         elif start_seq:
-            config = feeds.with_start(config, "by_start_sequence", seq=start_seq)
+            config = requests.with_start(config, "by_start_sequence", seq=start_seq)
         filters = [src for src, _ in self.transforms]
         filter_subject = spec.get("filter_subject") or ""
         if not filter_subject and len(filters) == 1:
             filter_subject, filters = filters[0], []
-        config = feeds.with_filters(config, filter_subject, filters)
+        config = requests.with_filters(config, filter_subject, filters)
         body = {"stream_name": spec["name"], "config": config, "action": ""}
-        return feeds.create_subject(spec["name"], config), body, [(feeds.REQUIRED_LEVEL, "4")]
+        return requests.create_subject(spec["name"], config), body, [(feeds.REQUIRED_LEVEL, "4")]
 
     def refused(self, error: dict[str, Any]) -> bool:
         return False

@@ -16,8 +16,10 @@ from typing import Any
 from fakejs.gocompat import gotime, ids
 from fakejs.jetstream.errors import ApiError
 from fakejs.jetstream.stream import feed as feeds
+from fakejs.jetstream.stream import feed_info
+from fakejs.jetstream.stream import feed_requests as requests
 from fakejs.jetstream.stream.feed import Delivery, FedStream, Feed
-from fakejs.jetstream.stream.mirror import stable_ident
+from fakejs.jetstream.stream.mirror import durable_of, stable_ident
 from fakejs.protocol import headers as hdrs
 
 STREAM_SOURCE = "Nats-Stream-Source"
@@ -25,11 +27,13 @@ IDENTITY_MISMATCH = 10225  # JSConsumerStreamIdentityMismatchF: the origin was r
 
 
 def index_name(spec: dict[str, Any]) -> str:
-    """``composeIName``: ``<name>[:<api hash>] <filters> <destinations>`` (``>`` when empty)."""
+    """``composeIName``: ``<name>[:<api hash>][:C=<consumer hash>] <filters> <destinations>`` (``>`` when empty)."""
     name = spec["name"]
     external = spec.get("external") or {}
     if external:
         name += ":" + ids.get_hash(external.get("api", ""))
+    if spec.get("consumer") is not None:
+        name += ":C=" + ids.get_hash(spec["consumer"].get("name", ""))
     transforms = spec.get("subject_transforms") or []
     if not transforms:
         return f"{name} {spec.get('filter_subject') or '>'} >"
@@ -49,7 +53,7 @@ class Source:
         self.recreated = False
         external = spec.get("external") or {}
         deliver = f"{external['deliver']}.S" if external.get("deliver") else "$JS.S"
-        self.feed = Feed(target.js, self, deliver, external.get("api", ""))
+        self.feed = Feed(target.js, self, deliver, external.get("api", ""), durable_of(spec, mirror=False))
         self.transforms = feeds.transforms_of(spec, target.js.rng)
 
     def consumer_name(self) -> str:
@@ -62,42 +66,44 @@ class Source:
         return "JS_SRC_" + ids.get_hash(ident)
 
     def info(self) -> dict[str, Any]:
-        return feeds.source_info(self.feed, self.spec, with_seq=True)
+        return feed_info.source_info(self.feed, self.spec, with_seq=True)
 
     # -- the feed's owner ---------------------------------------------------------------------
 
-    def request(self, first: bool) -> tuple[str, dict[str, Any], list[tuple[str, str]]]:
+    def request(self, first: bool) -> tuple[str, dict[str, Any] | None, list[tuple[str, str]]]:
         target, spec = self.target, self.spec
+        headers = [(feeds.REQUIRED_LEVEL, "5"), (feeds.STREAM_IDENTITY, self.identity)]
+        if self.feed.durable is not None:
+            return requests.reset_subject(spec["name"], self.feed.durable.name), None, headers
         js = target.js
         metadata = {"_nats.src.acc": js.account_name, "_nats.src.stream": target.name}
         if js.domain:
             metadata["_nats.src.domain"] = js.domain
-        config = feeds.consumer_config(self.consumer_name(), dict(sorted(metadata.items())))
+        config = requests.consumer_config(self.consumer_name(), dict(sorted(metadata.items())))
         config = self._start(config, self.feed.stream_seq + 1)
         filters = [t.get("src", "") for t in spec.get("subject_transforms") or []]
         filter_subject = spec.get("filter_subject") or ""
         if not filter_subject and len(filters) == 1:
             filter_subject, filters = filters[0], []
-        config = feeds.with_filters(config, filter_subject, filters)
+        config = requests.with_filters(config, filter_subject, filters)
         body = {"stream_name": spec["name"], "config": config, "action": ""}
-        headers = [(feeds.REQUIRED_LEVEL, "5"), (feeds.STREAM_IDENTITY, self.identity)]
-        return feeds.create_subject(spec["name"], config), body, headers
+        return requests.create_subject(spec["name"], config), body, headers
 
     def _start(self, config: dict[str, Any], seq: int) -> dict[str, Any]:
         """Where the consumer starts: the next sequence, else the configured start, else after the target's last."""
         spec, store = self.spec, self.target.store
         if seq > 1:
-            return feeds.with_start(config, "by_start_sequence", seq=seq)
+            return requests.with_start(config, "by_start_sequence", seq=seq)
         if spec.get("opt_start_seq"):
-            return feeds.with_start(config, "by_start_sequence", seq=spec["opt_start_seq"])
+            return requests.with_start(config, "by_start_sequence", seq=spec["opt_start_seq"])
         last_time = gotime.rfc3339(store.last_ts) if store.last_ts else None
         start = spec.get("opt_start_time")  # a GoTime
         if start is not None:
             if last_time is not None and start.ns < store.last_ts:
-                return feeds.with_start(config, "by_start_time", time=last_time)
-            return feeds.with_start(config, "by_start_time", time=start.text())
+                return requests.with_start(config, "by_start_time", time=last_time)
+            return requests.with_start(config, "by_start_time", time=start.text())
         if store.first_seq > 1 and last_time is not None and not self.recreated:
-            return feeds.with_start(config, "by_start_time", time=last_time)
+            return requests.with_start(config, "by_start_time", time=last_time)
         return config
 
     def refused(self, error: dict[str, Any]) -> bool:

@@ -1,0 +1,28 @@
+"""What STREAM.INFO shows of a mirror or source: ``StreamSourceInfo``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakejs.jetstream.stream.feed import Feed
+
+
+def source_info(feed: Feed, source: dict[str, Any], with_seq: bool) -> dict[str, Any]:
+    """``StreamSourceInfo`` in the order nats-server 2.15.1 writes it."""
+    out: dict[str, Any] = {"name": source["name"]}
+    external = source.get("external")
+    if external:
+        out["external"] = {"api": external.get("api", ""), "deliver": external.get("deliver", "")}
+    out["lag"] = feed.lag
+    if with_seq and feed.stream_seq:
+        out["seq"] = feed.stream_seq
+    out["active"] = feed.active_ns()
+    if source.get("filter_subject"):
+        out["filter_subject"] = source["filter_subject"]
+    if source.get("subject_transforms"):
+        out["subject_transforms"] = [
+            {"src": t.get("src", ""), "dest": t.get("dest", "")} for t in source["subject_transforms"]
+        ]
+    if feed.error is not None:
+        out["error"] = feed.error
+    return out
