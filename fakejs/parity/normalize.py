@@ -43,7 +43,14 @@ _RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)
 
 
 def normalize(value: Any) -> Any:
-    """Replace timestamps with ``"<ts>"`` (zero time kept as is) and server names with ``"<server>"``."""
+    """Replace timestamps with ``"<ts>"`` (zero time kept as is) and server names with ``"<server>"``.
+
+    Two more things depend on when or how a server looked, not on what it
+    did: a mirror's or source's ``active`` (nanoseconds since it last heard
+    from its origin, -1 never) is kept as its sign, and the ``sources`` info
+    list of STREAM.INFO (built from a Go map, so in no particular order) is
+    sorted.  The configured ``sources`` keep their order.
+    """
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
@@ -51,12 +58,21 @@ def normalize(value: Any) -> Any:
                 out[key] = item if item == ZERO_TIME else "<ts>"
             elif key in SERVER_KEYS and isinstance(item, str):
                 out[key] = "<server>"
+            elif key == "active" and isinstance(item, int) and not isinstance(item, bool):
+                out[key] = (item > 0) - (item < 0)
+            elif key == "sources" and _link_infos(item):
+                out[key] = sorted((normalize(info) for info in item), key=lambda info: json.dumps(info, sort_keys=True))
             else:
                 out[key] = normalize(item)
         return out
     if isinstance(value, list):
         return [normalize(item) for item in value]
     return value
+
+
+def _link_infos(value: Any) -> bool:
+    """Whether ``value`` is a list of source info blocks (they report ``lag``; configured sources do not)."""
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) and "lag" in v for v in value)
 
 
 def normalize_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
