@@ -10,7 +10,7 @@ with the inbox replaced, since each client makes up its own.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from nats.aio.client import Client
@@ -22,7 +22,7 @@ Publish = tuple[str, bytes, dict[str, str] | None, str]  # subject, payload, hea
 
 
 async def gather_replies(
-    nc: Client, inbox: str, publishes: list[Publish], done: Callable[[list[Msg]], bool], quiet: float
+    nc: Client, inbox: str, publishes: Sequence[Publish], done: Callable[[list[Msg]], bool], quiet: float
 ) -> list[Any]:
     """Send ``publishes``; the replies under ``inbox`` until ``done`` says so or ``quiet`` seconds of silence."""
     queue: asyncio.Queue[Msg] = asyncio.Queue()

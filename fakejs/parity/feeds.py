@@ -30,7 +30,7 @@ def feeds_later(op: dict[str, Any]) -> bool:
     if op["op"] in ("stream.create", "stream.update"):
         body = op.get("body") or {}
         return bool(body.get("mirror") or body.get("sources"))
-    return op["op"] == "schedule"
+    return bool(op["op"] == "schedule")
 
 
 async def _listing(nc: Client) -> Any:

@@ -52,7 +52,7 @@ def normalize(value: Any) -> Any:
     sorted.  The configured ``sources`` keep their order.
     """
     if isinstance(value, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for key, item in value.items():
             if key in TIME_KEYS and isinstance(item, str) and _RFC3339.match(item):
                 out[key] = item if item == ZERO_TIME else "<ts>"

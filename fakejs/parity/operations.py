@@ -284,7 +284,7 @@ def _atomic_batch(d: Draw, v: Vocabulary) -> list[Operation]:
         numbers[-1] += 1
     elif broken == "start_at_2":
         numbers = [n + 1 for n in numbers]
-    messages = []
+    messages: list[dict[str, Any]] = []
     for number in numbers:
         headers = {"Nats-Batch-Id": batch, "Nats-Batch-Sequence": str(number)}
         if maybe(d, 6):
