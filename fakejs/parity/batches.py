@@ -56,10 +56,10 @@ async def atomic_batch(nc: Client, op: dict[str, Any], quiet: float) -> dict[str
         (m["subject"], m["payload"].encode(), m.get("headers"), f"{inbox}.{i}") for i, m in enumerate(messages)
     ]
     items = await gather_replies(nc, inbox, publishes, lambda seen: len(seen) >= len(messages), quiet)
-    return {"items": sorted(items, key=_message_index)}
+    return {"items": sorted(items, key=message_index)}
 
 
-def _message_index(item: Any) -> int:
+def message_index(item: Any) -> int:
     """Replies in the order of the messages they answer.
 
     Messages of one batch may go to different streams (a refused batch), and
