@@ -49,7 +49,9 @@ def normalize(value: Any) -> Any:
     did: a mirror's or source's ``active`` (nanoseconds since it last heard
     from its origin, -1 never) is kept as its sign, and the ``sources`` info
     list of STREAM.INFO (built from a Go map, so in no particular order) is
-    sorted.  The configured ``sources`` keep their order.
+    sorted.  The configured ``sources`` keep their order.  A sourcing
+    consumer's ``deliver_subject`` ends in a random token the server makes up
+    (``$JS.M.<inbox>``).
     """
     if isinstance(value, dict):
         out: dict[str, Any] = {}
@@ -58,6 +60,8 @@ def normalize(value: Any) -> Any:
                 out[key] = item if item == ZERO_TIME else "<ts>"
             elif key in SERVER_KEYS and isinstance(item, str):
                 out[key] = "<server>"
+            elif key == "deliver_subject" and value.get("sourcing") is True and isinstance(item, str):
+                out[key] = item.rsplit(".", 1)[0] + ".<inbox>"
             elif key == "active" and isinstance(item, int) and not isinstance(item, bool):
                 out[key] = (item > 0) - (item < 0)
             elif key == "sources" and _link_infos(item):

@@ -184,6 +184,9 @@ def test_normalisation_keeps_only_the_sign_of_link_activity_and_sorts_source_inf
         "sources": [{"name": "S2", "lag": 0, "active": 1234}, {"name": "S1", "lag": 1, "active": -1}],
         "mirror": {"name": "S3", "lag": 0, "active": 0},
     }
+    sourcing = {"config": {"deliver_subject": "$JS.M.dNryHsTX", "sourcing": True}}
+    assert normalize(sourcing) == {"config": {"deliver_subject": "$JS.M.<inbox>", "sourcing": True}}
+    assert normalize({"deliver_subject": "push.x"}) == {"deliver_subject": "push.x"}
     assert normalize(reply) == {
         "config": {"sources": [{"name": "S2"}, {"name": "S1"}]},
         "sources": [{"name": "S1", "lag": 1, "active": -1}, {"name": "S2", "lag": 0, "active": 1}],
