@@ -196,3 +196,51 @@ async def test_a_counter_stream_sources_a_counter_stream(target: Target, request
     assert json.loads(base64.b64decode(got["message"]["data"])) == {"val": "7"}
     assert b'Nats-Counter-Sources: {"O":{"c.1":"7"}}' in base64.b64decode(got["message"]["hdrs"])
     await nc.close()
+
+
+async def test_a_sourced_rollup_is_stored_where_rollups_are_off(target: Target, request: pytest.FixtureRequest) -> None:
+    """A sourced message keeps its ``Nats-Rollup`` header and is stored even when the sourcing stream denies rollups."""
+    not_yet_in_fakejs(request, target, "the sourced message is dropped")
+    nc = await connect(target)
+    await create_stream(nc, {"name": "O", "subjects": ["a"], "allow_rollup_hdrs": True})
+    await create_stream(nc, {"name": "A", "sources": [{"name": "O"}]})
+    await nc.request("a", b"x", headers={"Nats-Rollup": "sub"})
+    info = await wait_for_messages(nc, "A", 1)
+    assert info["state"]["messages"] == 1
+    await nc.close()
+
+
+async def test_an_interest_stream_without_consumers_reports_no_source_sequence(
+    target: Target, request: pytest.FixtureRequest
+) -> None:
+    """The copied message is dropped at once (nobody is interested), and the source info shows no ``seq``."""
+    not_yet_in_fakejs(request, target, "the source info shows the origin sequence")
+    nc = await connect(target)
+    await create_stream(nc, {"name": "O", "subjects": ["a"]})
+    await nc.jetstream().publish("a", b"x")
+    await create_stream(nc, {"name": "A", "retention": "interest", "sources": [{"name": "O"}]})
+    deadline = asyncio.get_running_loop().time() + 3
+    while (info := await api(nc, "$JS.API.STREAM.INFO.A"))["state"]["last_seq"] < 1:
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.02)
+    assert [(s["name"], s["lag"], "seq" in s) for s in info["sources"]] == [("O", 0, False)]
+    await nc.close()
+
+
+async def test_dropping_a_source_costs_one_failed_api_request(target: Target, request: pytest.FixtureRequest) -> None:
+    """An update that removes a stream's sources is followed by one more API request, which fails."""
+    not_yet_in_fakejs(request, target, "fakejs makes no such request")
+    nc = await connect(target)
+    await create_stream(nc, {"name": "O", "subjects": ["a"]})
+    await create_stream(nc, {"name": "A", "sources": [{"name": "O"}]})
+    before = (await api(nc, "$JS.API.INFO"))["api"]
+    await api(nc, "$JS.API.STREAM.UPDATE.A", {"name": "A", "subjects": ["c.>"]})
+    deadline = asyncio.get_running_loop().time() + 3
+    polls = 1
+    while (after := (await api(nc, "$JS.API.INFO"))["api"])["errors"] == before["errors"]:
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.05)
+        polls += 1
+    # the update and the INFO polls were made by this client; the one request more is the server's own
+    assert (after["total"] - before["total"], after["errors"] - before["errors"]) == (polls + 2, 1)
+    await nc.close()
