@@ -94,7 +94,7 @@ def stream_config(d: Draw, v: Vocabulary = BASE) -> dict[str, Any]:
     for key, values in STREAM_EXTRAS.items():
         if (v.extras or key in v.base_extras) and maybe(d, 8):
             config[key] = d.choice(values)
-    if v.extras and maybe(d, 3):
+    if v.extras and maybe(d, 2):
         config[d.choice(FEATURE_FLAGS)] = True
     if v.feeds and maybe(d, 5):
         _feed(d, v, config)

@@ -456,6 +456,29 @@ def _aim_publish(d: Draw, op: Operation, v: Vocabulary, subjects: list[str]) -> 
         headers["Nats-Schedule-Target"] = d.choice(matching)
 
 
+# The stream setting each of these operations needs to be taken.
+NEEDS_FLAG = {"atomic_batch": "allow_atomic", "fast_batch": "allow_batched", "schedule": "allow_msg_schedules"}
+
+
+def _aim_at_flag(d: Draw, op: Operation, v: Vocabulary, created: dict[str, dict[str, Any]]) -> None:
+    """Three times in four, send a batch or schedule to a stream drawn with the setting it needs (if any was).
+
+    Few streams have the setting, and aiming at the stream created last
+    rarely finds one, so without this nearly every batch would be refused.
+    """
+    flag = NEEDS_FLAG.get(op["op"])
+    patterns = [config.get("subjects") or [] for config in created.values() if flag and config.get(flag)]
+    if not patterns or maybe(d, 4):
+        return
+    chosen = d.choice(patterns)
+    matching = [s for s in v.publish_subjects if any(subject_matches(p, s) for p in chosen)]
+    if matching:
+        op["subject"] = d.choice(matching)
+        for message in op.get("messages") or ():
+            if "subject" in message and not maybe(d, 4):
+                message["subject"] = d.choice(matching)
+
+
 def _aim_feed(d: Draw, op: Operation, stream: str | None) -> None:
     """Three times in four, a mirror or first source names the stream created last (it has the messages)."""
     config = op["body"]
@@ -493,6 +516,7 @@ def generate(seed: int, count: int, v: Vocabulary = CAMPAIGN, weights: dict[str,
     stream: str | None = ops[0]["stream"]
     subjects: list[str] = list(ops[0]["body"].get("subjects") or ())
     consumer: str | None = None
+    created: dict[str, dict[str, Any]] = {stream: ops[0]["body"]}  # the first config drawn for each name
     while len(ops) < count:
         pick = d.integer(1, total)
         kind = next(k for k, edge in zip(kinds, cumulative) if pick <= edge)
@@ -506,9 +530,11 @@ def generate(seed: int, count: int, v: Vocabulary = CAMPAIGN, weights: dict[str,
                 _focus(d, op, stream, consumer)
             elif op["op"] in AIMABLE:
                 _aim_publish(d, op, v, subjects)
+                _aim_at_flag(d, op, v, created)
             if op["op"] in ("stream.create", "stream.update"):
                 _aim_feed(d, op, stream)
             if op["op"] in ("stream.create", "kv.create"):
+                created.setdefault(op["stream"], op["body"])
                 stream = op["stream"]
                 subjects = list(op["body"].get("subjects") or ()) or subjects
             elif op["op"] == "consumer.create":

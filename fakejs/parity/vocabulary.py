@@ -143,7 +143,7 @@ PUBLISH_EXTRAS: dict[str, Sequence[str]] = {
 }
 ATOMIC_ONE = {"Nats-Batch-Id": "b1", "Nats-Batch-Sequence": "1", "Nats-Batch-Commit": "1"}
 
-# One of these is switched on one time in three in campaigns, so the batch and
+# One of these is switched on one time in two in campaigns, so the batch and
 # schedule operations find streams that take them.
 FEATURE_FLAGS = ("allow_atomic", "allow_batched", "allow_msg_schedules", "allow_msg_counter")
 
