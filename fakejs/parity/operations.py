@@ -516,7 +516,7 @@ def generate(seed: int, count: int, v: Vocabulary = CAMPAIGN, weights: dict[str,
     stream: str | None = ops[0]["stream"]
     subjects: list[str] = list(ops[0]["body"].get("subjects") or ())
     consumer: str | None = None
-    created: dict[str, dict[str, Any]] = {stream: ops[0]["body"]}  # the first config drawn for each name
+    created: dict[str, dict[str, Any]] = {ops[0]["stream"]: ops[0]["body"]}  # the first config drawn for each name
     while len(ops) < count:
         pick = d.integer(1, total)
         kind = next(k for k, edge in zip(kinds, cumulative) if pick <= edge)
