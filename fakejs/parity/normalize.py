@@ -14,6 +14,7 @@ lists), so a divergence can be written to a report and read back.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from typing import Any
@@ -51,7 +52,8 @@ def normalize(value: Any) -> Any:
     list of STREAM.INFO (built from a Go map, so in no particular order) is
     sorted.  The configured ``sources`` keep their order.  A sourcing
     consumer's ``deliver_subject`` ends in a random token the server makes up
-    (``$JS.M.<inbox>``).
+    (``$JS.M.<inbox>``), and so does the last token of a copied message's
+    ``Nats-Stream-Source`` header (the origin's identity, ``<ident>``).
     """
     if isinstance(value, dict):
         out: dict[str, Any] = {}
@@ -60,6 +62,8 @@ def normalize(value: Any) -> Any:
                 out[key] = item if item == ZERO_TIME else "<ts>"
             elif key in SERVER_KEYS and isinstance(item, str):
                 out[key] = "<server>"
+            elif key == "hdrs" and isinstance(item, str):
+                out[key] = _stored_headers(item)
             elif key == "deliver_subject" and value.get("sourcing") is True and isinstance(item, str):
                 out[key] = item.rsplit(".", 1)[0] + ".<inbox>"
             elif key == "active" and isinstance(item, int) and not isinstance(item, bool):
@@ -80,10 +84,36 @@ def _link_infos(value: Any) -> bool:
 
 
 def normalize_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
-    """Message headers with timestamp values replaced."""
+    """Message headers with timestamp values and the origin's identity in ``Nats-Stream-Source`` replaced."""
     if not headers:
         return None
-    return {key: ("<ts>" if key in TIME_HEADERS else value) for key, value in headers.items()}
+    out = {key: ("<ts>" if key in TIME_HEADERS else value) for key, value in headers.items()}
+    if SOURCE_HEADER in out:
+        out[SOURCE_HEADER] = _source_header(out[SOURCE_HEADER])
+    return out
+
+
+SOURCE_HEADER = "Nats-Stream-Source"
+_SOURCE_LINE = re.compile(rb"(\r\nNats-Stream-Source: (?:\S+ ){5})\S+\r\n")
+
+
+def _source_header(value: str) -> str:
+    """``<stream> <seq> <filter> <dest> <subject> <identity>``: the identity is a token the origin made up."""
+    parts = value.split(" ")
+    if len(parts) == 6:
+        parts[5] = "<ident>"
+    return " ".join(parts)
+
+
+def _stored_headers(hdrs: str) -> str:
+    """A stored message's base64 header block (STREAM.MSG.GET) with the origin's identity replaced."""
+    try:
+        block = base64.b64decode(hdrs, validate=True)
+    except ValueError:
+        return hdrs
+    if b"Nats-Stream-Source" not in block:
+        return hdrs
+    return base64.b64encode(_SOURCE_LINE.sub(rb"\1<ident>\r\n", block)).decode()
 
 
 def ack_subject_shape(reply: str | None) -> str | None:

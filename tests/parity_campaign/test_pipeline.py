@@ -8,6 +8,7 @@ two operations that matter, confirmed on fresh servers.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -20,7 +21,7 @@ from fakejs.parity.batches import message_index
 from fakejs.parity.campaign import LocalEngine, Outcome, Settings, run_campaign
 from fakejs.parity.executor import DEFAULT_INJECTION, OPERATIONS, api_of, feature_of, run_fresh, subject_of
 from fakejs.parity.feeds import caught_up
-from fakejs.parity.normalize import normalize
+from fakejs.parity.normalize import normalize, normalize_headers
 from fakejs.parity.operations import generate
 from fakejs.parity.reproduce import check, replay
 from fakejs.parity.shrink import ddmin
@@ -192,6 +193,16 @@ def test_normalisation_keeps_only_the_sign_of_link_activity_and_sorts_source_inf
         "sources": [{"name": "S1", "lag": 1, "active": -1}, {"name": "S2", "lag": 0, "active": 1}],
         "mirror": {"name": "S3", "lag": 0, "active": 0},
     }
+
+
+def test_normalisation_replaces_the_origin_identity_of_copied_messages() -> None:
+    source = "KV_b 1 > > $KV.b.k1 Ykdn5VOQ"
+    assert normalize_headers({"Nats-Stream-Source": source}) == {"Nats-Stream-Source": "KV_b 1 > > $KV.b.k1 <ident>"}
+    block = b"NATS/1.0\r\nNats-Stream-Source: KV_b 1 > > $KV.b.k1 Vq78QxqS\r\nX: 1\r\n\r\n"
+    hdrs = normalize({"hdrs": base64.b64encode(block).decode()})["hdrs"]
+    assert base64.b64decode(hdrs) == b"NATS/1.0\r\nNats-Stream-Source: KV_b 1 > > $KV.b.k1 <ident>\r\nX: 1\r\n\r\n"
+    plain = base64.b64encode(b"NATS/1.0\r\nX: 1\r\n\r\n").decode()
+    assert normalize({"hdrs": plain}) == {"hdrs": plain}
 
 
 def test_links_are_caught_up_when_lag_is_zero_and_they_have_been_active() -> None:
