@@ -244,3 +244,19 @@ async def test_dropping_a_source_costs_one_failed_api_request(target: Target, re
     # the update and the INFO polls were made by this client; the one request more is the server's own
     assert (after["total"] - before["total"], after["errors"] - before["errors"]) == (polls + 2, 1)
     await nc.close()
+
+
+async def test_a_source_starting_past_an_empty_origin_reports_no_sequence(
+    target: Target, request: pytest.FixtureRequest
+) -> None:
+    """``opt_start_seq`` is not shown as ``seq - 1`` in the source info: nothing was received yet."""
+    not_yet_in_fakejs(request, target, "the source info shows opt_start_seq - 1")
+    nc = await connect(target)
+    await create_stream(nc, {"name": "O", "subjects": ["a"]})
+    await create_stream(nc, {"name": "A", "sources": [{"name": "O", "opt_start_seq": 3}]})
+    deadline = asyncio.get_running_loop().time() + 3
+    while (info := await api(nc, "$JS.API.STREAM.INFO.A"))["sources"][0].get("active", -1) < 0:
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.02)
+    assert [(s["name"], s["lag"], "seq" in s) for s in info["sources"]] == [("O", 0, False)]
+    await nc.close()
