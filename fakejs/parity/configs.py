@@ -19,6 +19,10 @@ from fakejs.parity.vocabulary import (
     BASE,
     CAMPAIGN,
     CONSUMER_EXTRAS,
+    FEATURE_FLAGS,
+    FEED_FILTERS,
+    FEED_SUBJECT_SETS,
+    FEED_TRANSFORMS,
     KV_BUCKET,
     KV_STREAM,
     PUBLISH_EXTRAS,
@@ -87,13 +91,44 @@ def stream_config(d: Draw, v: Vocabulary = BASE) -> dict[str, Any]:
     for key, values in optional.items():
         if maybe(d, 5):
             config[key] = d.choice(values)
-    if v.extras:
-        for key, values in STREAM_EXTRAS.items():
-            if maybe(d, 8):
-                config[key] = d.choice(values)
+    for key, values in STREAM_EXTRAS.items():
+        if (v.extras or key in v.base_extras) and maybe(d, 8):
+            config[key] = d.choice(values)
+    if v.extras and maybe(d, 2):
+        config[d.choice(FEATURE_FLAGS)] = True
+    if v.feeds and maybe(d, 5):
+        _feed(d, v, config)
     if v.direct and "allow_direct" not in config and maybe(d, 2):
         config["allow_direct"] = True  # campaigns want Direct Get to have something to answer
     return config
+
+
+def _feed(d: Draw, v: Vocabulary, config: dict[str, Any]) -> None:
+    """Make ``config`` a mirror or a sourcing stream (:func:`~fakejs.parity.operations.generate` aims it)."""
+    config["subjects"] = list(d.choice(FEED_SUBJECT_SETS))
+    if maybe(d, 3):
+        config["mirror"] = _origin(d, v)
+        if not config["subjects"] or maybe(d, 2):
+            config.pop("subjects")
+        return
+    config["sources"] = [_origin(d, v) for _ in range(d.integer(1, 2))]
+    if maybe(d, 4):
+        config["allow_msg_counter"] = True  # counters sourcing counters add up
+    if not config["subjects"] and maybe(d, 2):
+        config.pop("subjects")
+
+
+def _origin(d: Draw, v: Vocabulary) -> dict[str, Any]:
+    """One mirror or source: a stream of the vocabulary, maybe a filter, maybe subject transforms."""
+    origin: dict[str, Any] = {"name": d.choice(v.streams)}
+    how = d.choice(("all", "filter", "transforms"))
+    if how == "filter":
+        origin["filter_subject"] = d.choice(FEED_FILTERS)
+    elif how == "transforms":
+        origin["subject_transforms"] = list(d.choice(FEED_TRANSFORMS))
+    if maybe(d, 6):
+        origin["opt_start_seq"] = d.choice((2, 3))
+    return origin
 
 
 def kv_config(d: Draw) -> dict[str, Any]:

@@ -28,6 +28,7 @@ import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from fakejs.parity import batches, feeds
 from fakejs.parity.normalize import (
     ack_subject_shape,
     first_difference,
@@ -110,8 +111,11 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
     "kv.delete": ("{subject}", "$KV.<bucket>.<key> (delete)", "kv"),
     "kv.purge": ("{subject}", "$KV.<bucket>.<key> (purge)", "kv"),
     "kv.get": ("$JS.API.DIRECT.GET.{stream}.{subject}", "$JS.API.DIRECT.GET.<kv stream>.<key>", "kv"),
+    "atomic_batch": ("{subject}", "<atomic batch>", "atomic batches"),
+    "fast_batch": ("{subject}", "<fast batch>", "fast batches"),
+    "schedule": ("{subject}", "<schedule>", "schedules"),
 }
-PUBLISHES = frozenset({"publish", "kv.put", "kv.delete", "kv.purge"})
+PUBLISHES = frozenset({"publish", "kv.put", "kv.delete", "kv.purge", "schedule"})
 # Operations after which the real server may still be removing a stream's files (see ServerProcess.settle).
 STORE_CHANGES = frozenset({"stream.create", "stream.update", "stream.delete", "kv.create"})
 FEATURES = tuple(dict.fromkeys(feature for _, _, feature in OPERATIONS.values()))
@@ -225,6 +229,10 @@ async def perform(session: Session, op: Operation) -> Any:
         return await request(session.nc, session.unacked[op["index"]], op["payload"].encode())
     if kind == "direct.get":
         return await direct_get(session, op)
+    if kind == "atomic_batch":
+        return await batches.atomic_batch(session.nc, op, QUIET)
+    if kind == "fast_batch":
+        return await batches.fast_batch(session.nc, op, QUIET)
     body = op.get("body")
     payload = b"" if body is None else json.dumps(body).encode()
     return await request(session.nc, subject_of(op), payload, op.get("headers"))
@@ -259,8 +267,10 @@ class Pair:
         self.fake: Server | None = None
         self.real: ServerProcess | None = None
         self.sessions: list[Session] = []
+        self.feeding = False  # a fed stream or a schedule was seen: wait for both servers after each operation
 
     async def start(self) -> Pair:
+        self.feeding = False
         try:
             self.fake = Server(port=0)
             await self.fake.start()
@@ -294,6 +304,7 @@ class Pair:
 
     async def reset(self) -> None:
         """Delete every stream on both servers (through the API, so both count the same requests)."""
+        self.feeding = False
         for session in self.sessions:
             session.unacked = []
             names = await request(session.nc, "$JS.API.STREAM.NAMES", b"{}")
@@ -318,10 +329,18 @@ class Pair:
         return replies[0], replies[1]
 
     async def step(self, op: Operation) -> tuple[Any, Any]:
-        """:meth:`both`, then wait for the real server's store to settle if the operation may have deleted files."""
+        """:meth:`both`, then wait for what happens after the replies.
+
+        The real server's store settles if the operation may have deleted
+        files; once streams are fed by others (or schedules fire), both
+        servers settle (:func:`fakejs.parity.feeds.settle`).
+        """
         replies = await self.both(op)
         if op["op"] in STORE_CHANGES and self.real is not None:
             await self.real.settle()
+        self.feeding = self.feeding or feeds.feeds_later(op)
+        if self.feeding:
+            await feeds.settle([session.nc for session in self.sessions])
         return replies
 
     async def run(self, ops: list[Operation]) -> RunResult:

@@ -14,6 +14,7 @@ lists), so a divergence can be written to a report and read back.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from typing import Any
@@ -43,14 +44,32 @@ _RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)
 
 
 def normalize(value: Any) -> Any:
-    """Replace timestamps with ``"<ts>"`` (zero time kept as is) and server names with ``"<server>"``."""
+    """Replace timestamps with ``"<ts>"`` (zero time kept as is) and server names with ``"<server>"``.
+
+    Two more things depend on when or how a server looked, not on what it
+    did: a mirror's or source's ``active`` (nanoseconds since it last heard
+    from its origin, -1 never) is kept as its sign, and the ``sources`` info
+    list of STREAM.INFO (built from a Go map, so in no particular order) is
+    sorted.  The configured ``sources`` keep their order.  A sourcing
+    consumer's ``deliver_subject`` ends in a random token the server makes up
+    (``$JS.M.<inbox>``), and so does the last token of a copied message's
+    ``Nats-Stream-Source`` header (the origin's identity, ``<ident>``).
+    """
     if isinstance(value, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for key, item in value.items():
             if key in TIME_KEYS and isinstance(item, str) and _RFC3339.match(item):
                 out[key] = item if item == ZERO_TIME else "<ts>"
             elif key in SERVER_KEYS and isinstance(item, str):
                 out[key] = "<server>"
+            elif key == "hdrs" and isinstance(item, str):
+                out[key] = _stored_headers(item)
+            elif key == "deliver_subject" and value.get("sourcing") is True and isinstance(item, str):
+                out[key] = item.rsplit(".", 1)[0] + ".<inbox>"
+            elif key == "active" and isinstance(item, int) and not isinstance(item, bool):
+                out[key] = (item > 0) - (item < 0)
+            elif key == "sources" and _link_infos(item):
+                out[key] = sorted((normalize(info) for info in item), key=lambda info: json.dumps(info, sort_keys=True))
             else:
                 out[key] = normalize(item)
         return out
@@ -59,11 +78,42 @@ def normalize(value: Any) -> Any:
     return value
 
 
+def _link_infos(value: Any) -> bool:
+    """Whether ``value`` is a list of source info blocks (they report ``lag``; configured sources do not)."""
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) and "lag" in v for v in value)
+
+
 def normalize_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
-    """Message headers with timestamp values replaced."""
+    """Message headers with timestamp values and the origin's identity in ``Nats-Stream-Source`` replaced."""
     if not headers:
         return None
-    return {key: ("<ts>" if key in TIME_HEADERS else value) for key, value in headers.items()}
+    out = {key: ("<ts>" if key in TIME_HEADERS else value) for key, value in headers.items()}
+    if SOURCE_HEADER in out:
+        out[SOURCE_HEADER] = _source_header(out[SOURCE_HEADER])
+    return out
+
+
+SOURCE_HEADER = "Nats-Stream-Source"
+_SOURCE_LINE = re.compile(rb"(\r\nNats-Stream-Source: (?:\S+ ){5})\S+\r\n")
+
+
+def _source_header(value: str) -> str:
+    """``<stream> <seq> <filter> <dest> <subject> <identity>``: the identity is a token the origin made up."""
+    parts = value.split(" ")
+    if len(parts) == 6:
+        parts[5] = "<ident>"
+    return " ".join(parts)
+
+
+def _stored_headers(hdrs: str) -> str:
+    """A stored message's base64 header block (STREAM.MSG.GET) with the origin's identity replaced."""
+    try:
+        block = base64.b64decode(hdrs, validate=True)
+    except ValueError:
+        return hdrs
+    if b"Nats-Stream-Source" not in block:
+        return hdrs
+    return base64.b64encode(_SOURCE_LINE.sub(rb"\1<ident>\r\n", block)).decode()
 
 
 def ack_subject_shape(reply: str | None) -> str | None:

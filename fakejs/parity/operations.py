@@ -59,13 +59,20 @@ from fakejs.parity.vocabulary import (
     ACK_PAYLOADS,
     ATOMIC_ONE,
     BASE,
+    BATCH_BREAKS,
+    BATCH_IDS,
     CAMPAIGN,
     CONSUMER_EXTRAS,
+    FAST_FLOWS,
+    FAST_IDS,
+    FAST_MODES,
     KV_BUCKET,
     KV_KEYS,
     KV_STREAM,
     KV_SUBJECTS,
     PUBLISH_EXTRAS,
+    SCHEDULE_EXTRAS,
+    SCHEDULES,
     SECOND,
     STREAM_EXTRAS,
     Vocabulary,
@@ -267,6 +274,70 @@ def _kv_publish(kind: str) -> Callable[[Draw, Vocabulary], list[Operation]]:
     return build
 
 
+def _atomic_batch(d: Draw, v: Vocabulary) -> list[Operation]:
+    """A batch of 1-4 messages with ``Nats-Batch-*`` headers; sometimes broken (a gap, no commit, a bad commit)."""
+    batch = d.choice(BATCH_IDS)
+    count = d.integer(1, 4)
+    broken = d.choice(BATCH_BREAKS)
+    numbers = list(range(1, count + 1))
+    if broken == "gap" and count > 1:
+        numbers[-1] += 1
+    elif broken == "start_at_2":
+        numbers = [n + 1 for n in numbers]
+    messages: list[dict[str, Any]] = []
+    for number in numbers:
+        headers = {"Nats-Batch-Id": batch, "Nats-Batch-Sequence": str(number)}
+        if maybe(d, 6):
+            headers.update(publish_headers(d, v) or {})
+        messages.append({"subject": d.choice(v.publish_subjects), "payload": f"b{number}", "headers": headers})
+    commit = {"none": "1", "gap": "1", "start_at_2": "1", "no_commit": None, "bad_commit": "x", "eob": "eob"}[broken]
+    if commit is not None:
+        messages[-1]["headers"]["Nats-Batch-Commit"] = commit
+    return [{"op": "atomic_batch", "subject": messages[0]["subject"], "messages": messages}]
+
+
+def _fast_batch(d: Draw, v: Vocabulary) -> list[Operation]:
+    """A short fast-ingest batch: publishes with ``<inbox>.<id>.<flow>.<mode>.<seq>.<op>.$FI`` reply subjects.
+
+    Operations: 0 start, 1 append, 2 commit, 3 commit without storing, 4 ping;
+    sometimes a sequence is skipped, or the batch is left open.
+    """
+    count = d.integer(1, 4)
+    messages = []
+    for seq in range(1, count + 1):
+        messages.append({"seq": seq, "op": 0 if seq == 1 else 1, "payload": f"f{seq}"})
+    last = d.choice(("commit", "commit", "eob", "open", "ping", "gap"))
+    if last == "commit":
+        messages[-1]["op"] = 2
+    elif last == "eob" and count > 1:
+        messages[-1]["op"] = 3
+    elif last == "ping":
+        messages.append({"seq": count, "op": 4, "payload": ""})
+    elif last == "gap":
+        messages.append({"seq": count + 2, "op": 2, "payload": "g"})
+    return [
+        {
+            "op": "fast_batch",
+            "subject": d.choice(v.publish_subjects),
+            "batch": d.choice(FAST_IDS),
+            "flow": d.choice(FAST_FLOWS),
+            "mode": d.choice(FAST_MODES),
+            "messages": messages,
+        }
+    ]
+
+
+def _schedule(d: Draw, v: Vocabulary) -> list[Operation]:
+    """A message schedule that fires at once (``@at`` in the past), never, or is refused."""
+    headers = {"Nats-Schedule": d.choice(SCHEDULES), "Nats-Schedule-Target": d.choice(v.publish_subjects)}
+    if maybe(d, 8):
+        headers.pop("Nats-Schedule-Target")
+    for key, values in SCHEDULE_EXTRAS.items():
+        if maybe(d, 6):
+            headers[key] = d.choice(values)
+    return [{"op": "schedule", "subject": d.choice(v.publish_subjects), "payload": "s", "headers": headers}]
+
+
 BUILDERS: dict[str, Callable[[Draw, Vocabulary], list[Operation]]] = {
     "stream.create": lambda d, v: [_stream_op("stream.create", stream_config(d, v))],
     "stream.update": lambda d, v: [_stream_op("stream.update", stream_config(d, v))],
@@ -295,6 +366,9 @@ BUILDERS: dict[str, Callable[[Draw, Vocabulary], list[Operation]]] = {
     "kv.put": _kv_publish("kv.put"),
     "kv.delete": _kv_publish("kv.delete"),
     "kv.purge": _kv_publish("kv.purge"),
+    "atomic_batch": _atomic_batch,
+    "fast_batch": _fast_batch,
+    "schedule": _schedule,
     "kv.get": lambda d, v: [{"op": "kv.get", "stream": KV_STREAM, "subject": f"$KV.{KV_BUCKET}.{d.choice(KV_KEYS)}"}],
 }
 
@@ -314,10 +388,15 @@ WEIGHTS: dict[str, int] = {
     "consumer.names": 1, "consumer.list": 1, "consumer.unpin": 1, "consume": 4,
     "direct.get": 6, "direct.last": 2,
     "kv.create": 3, "kv.put": 6, "kv.delete": 2, "kv.purge": 1, "kv.get": 3,
+    "atomic_batch": 4, "fast_batch": 3, "schedule": 3,
 }  # fmt: skip
 
 # Families only campaigns draw (the state machine sticks to the rest).
 CAMPAIGN_KINDS = frozenset({"consumer.names", "consumer.list", "consumer.unpin", "consume"})
+# Families only vocabularies with ``feeds`` draw (replies or state that come later).
+FEED_KINDS = frozenset({"fast_batch", "schedule"})
+# Operations whose subject :func:`_aim_publish` may point at the latest stream's subjects.
+AIMABLE = frozenset({"publish", "atomic_batch", "fast_batch", "schedule"})
 
 
 def build(kind: str, d: Draw, v: Vocabulary = BASE) -> list[Operation]:
@@ -360,10 +439,52 @@ def subject_matches(pattern: str, subject: str) -> bool:
 
 
 def _aim_publish(d: Draw, op: Operation, v: Vocabulary, subjects: list[str]) -> None:
-    """Half the time, publish to a subject the stream created last listens on (if the vocabulary has one)."""
+    """Half the time, publish to a subject the stream created last listens on (if the vocabulary has one).
+
+    An atomic batch's messages are aimed one by one; a schedule's target too.
+    """
     matching = [s for s in v.publish_subjects if any(subject_matches(p, s) for p in subjects)]
-    if matching and maybe(d, 2):
+    if not matching:
+        return
+    if maybe(d, 2):
         op["subject"] = d.choice(matching)
+    for message in op.get("messages") or ():
+        if "subject" in message and maybe(d, 2):
+            message["subject"] = d.choice(matching)
+    headers = op.get("headers") or {}
+    if op["op"] == "schedule" and "Nats-Schedule-Target" in headers and maybe(d, 2):
+        headers["Nats-Schedule-Target"] = d.choice(matching)
+
+
+# The stream setting each of these operations needs to be taken.
+NEEDS_FLAG = {"atomic_batch": "allow_atomic", "fast_batch": "allow_batched", "schedule": "allow_msg_schedules"}
+
+
+def _aim_at_flag(d: Draw, op: Operation, v: Vocabulary, created: dict[str, dict[str, Any]]) -> None:
+    """Three times in four, send a batch or schedule to a stream drawn with the setting it needs (if any was).
+
+    Few streams have the setting, and aiming at the stream created last
+    rarely finds one, so without this nearly every batch would be refused.
+    """
+    flag = NEEDS_FLAG.get(op["op"])
+    patterns = [config.get("subjects") or [] for config in created.values() if flag and config.get(flag)]
+    if not patterns or maybe(d, 4):
+        return
+    chosen = d.choice(patterns)
+    matching = [s for s in v.publish_subjects if any(subject_matches(p, s) for p in chosen)]
+    if matching:
+        op["subject"] = d.choice(matching)
+        for message in op.get("messages") or ():
+            if "subject" in message and not maybe(d, 4):
+                message["subject"] = d.choice(matching)
+
+
+def _aim_feed(d: Draw, op: Operation, stream: str | None) -> None:
+    """Three times in four, a mirror or first source names the stream created last (it has the messages)."""
+    config = op["body"]
+    origins = [config["mirror"]] if "mirror" in config else config.get("sources") or []
+    if stream is not None and origins and stream != config["name"] and not maybe(d, 4):
+        origins[0]["name"] = stream
 
 
 def generate(seed: int, count: int, v: Vocabulary = CAMPAIGN, weights: dict[str, int] | None = None) -> list[Operation]:
@@ -382,6 +503,8 @@ def generate(seed: int, count: int, v: Vocabulary = CAMPAIGN, weights: dict[str,
         weights = {k: w for k, w in weights.items() if not k.startswith("kv.")}
     if not v.extras:
         weights = {k: w for k, w in weights.items() if k not in CAMPAIGN_KINDS}
+    if not v.feeds:
+        weights = {k: w for k, w in weights.items() if k not in FEED_KINDS}
     kinds = sorted(weights)
     cumulative = []
     total = 0
@@ -391,8 +514,9 @@ def generate(seed: int, count: int, v: Vocabulary = CAMPAIGN, weights: dict[str,
     first = "kv.create" if v.kv and maybe(d, 4) else "stream.create"
     ops = build(first, d, v)
     stream: str | None = ops[0]["stream"]
-    subjects: list[str] = list(ops[0]["body"]["subjects"])
+    subjects: list[str] = list(ops[0]["body"].get("subjects") or ())
     consumer: str | None = None
+    created: dict[str, dict[str, Any]] = {ops[0]["stream"]: ops[0]["body"]}  # the first config drawn for each name
     while len(ops) < count:
         pick = d.integer(1, total)
         kind = next(k for k, edge in zip(kinds, cumulative) if pick <= edge)
@@ -404,10 +528,15 @@ def generate(seed: int, count: int, v: Vocabulary = CAMPAIGN, weights: dict[str,
         for op in build(kind, d, v):
             if op["op"] in FOCUSABLE:
                 _focus(d, op, stream, consumer)
-            elif op["op"] == "publish":
+            elif op["op"] in AIMABLE:
                 _aim_publish(d, op, v, subjects)
+                _aim_at_flag(d, op, v, created)
+            if op["op"] in ("stream.create", "stream.update"):
+                _aim_feed(d, op, stream)
             if op["op"] in ("stream.create", "kv.create"):
-                stream, subjects = op["stream"], list(op["body"]["subjects"])
+                created.setdefault(op["stream"], op["body"])
+                stream = op["stream"]
+                subjects = list(op["body"].get("subjects") or ()) or subjects
             elif op["op"] == "consumer.create":
                 consumer = op["consumer"]
             ops.append(op)

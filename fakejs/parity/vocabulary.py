@@ -48,6 +48,10 @@ class Vocabulary:
     direct: bool = False
     kv: bool = False
     extras: bool = False
+    # The rarer stream settings drawn even without ``extras`` (cheap and synchronous: no time, no copies).
+    base_extras: tuple[str, ...] = ("allow_atomic", "subject_transform", "republish")
+    # Campaign-only: streams fed by others (mirror, sources), fast batches, message schedules.
+    feeds: bool = False
 
 
 BASE = Vocabulary()
@@ -65,11 +69,12 @@ CAMPAIGN = replace(
     direct=True,
     kv=True,
     extras=True,
+    feeds=True,
 )
 
 # Rarer stream settings, each drawn one time in eight in campaigns.  Left out
-# on purpose: ``max_age`` (time), ``mirror``/``sources`` (replication is
-# asynchronous, so what a mirror holds at a given moment is a race).
+# on purpose: ``max_age`` (time).  ``mirror`` and ``sources`` are drawn apart
+# (see FEED_*), with the executor waiting for the copies to settle.
 CANDIDATE_STREAM_EXTRAS: dict[str, Sequence[Any]] = {
     "description": ("orders",),
     "metadata": ({"team": "a"},),
@@ -80,6 +85,7 @@ CANDIDATE_STREAM_EXTRAS: dict[str, Sequence[Any]] = {
     "allow_msg_counter": (False, True),
     "allow_atomic": (False, True),
     "allow_msg_schedules": (False, True),
+    "allow_batched": (False, True),
     "persist_mode": ("default", "async"),
     "republish": ({"src": ">", "dest": "rp.>"}, {"src": "a.*", "dest": "rp.{{wildcard(1)}}", "headers_only": True}),
     "subject_transform": ({"src": "a.*", "dest": "t.{{wildcard(1)}}"}, {"src": ">", "dest": "t.>"}),
@@ -136,5 +142,46 @@ PUBLISH_EXTRAS: dict[str, Sequence[str]] = {
     "Nats-Expected-Last-Subject-Sequence-Subject": ("a", "a.*"),
 }
 ATOMIC_ONE = {"Nats-Batch-Id": "b1", "Nats-Batch-Sequence": "1", "Nats-Batch-Commit": "1"}
+
+# One of these is switched on one time in two in campaigns, so the batch and
+# schedule operations find streams that take them.
+FEATURE_FLAGS = ("allow_atomic", "allow_batched", "allow_msg_schedules", "allow_msg_counter")
+
+# Streams fed by other streams (campaigns): a mirror or one or two sources,
+# naming the vocabulary's streams (the one created last, mostly), with filters
+# and subject transforms.  Sourcing streams have their own subjects or none.
+FEED_FILTERS: tuple[str | None, ...] = (None, None, "a.*", "b", ">", "c.>")
+FEED_TRANSFORMS: tuple[tuple[dict[str, str], ...], ...] = (
+    ({"src": "a.*", "dest": "m.{{wildcard(1)}}"},),
+    ({"src": ">", "dest": "m.>"},),
+    ({"src": "a.>", "dest": "m.a.>"}, {"src": "b", "dest": "m.b"}),
+    ({"src": "b", "dest": "c"},),
+)
+FEED_SUBJECT_SETS: tuple[tuple[str, ...], ...] = ((), (), ("m.>",), ("e",))
+
+# Atomic batches (campaigns and the state machine): ids, and how a batch is broken.
+BATCH_IDS = ("b1", "b2")
+BATCH_BREAKS = ("none", "none", "none", "gap", "no_commit", "bad_commit", "eob", "start_at_2")
+# Fast batches (``$FI`` reply subjects): ids, flow values and gap modes.
+FAST_IDS = ("f1", "f2")
+FAST_FLOWS: tuple[int | str, ...] = (1, 2, 10, 0)
+FAST_MODES = ("ok", "fail")
+# Message schedules: only those that fire at once (``@at`` in the past), never
+# (``@at`` far ahead), or are refused; repeating ones depend on the clock.
+SCHEDULES = (
+    "@at 2020-01-01T00:00:00Z",
+    "@at 2020-01-01T00:00:00Z",
+    "@at 2099-01-01T00:00:00Z",
+    "@every 500ms",
+    "@at x",
+    "* * * *",
+    "",
+)
+SCHEDULE_EXTRAS: dict[str, Sequence[str]] = {
+    "Nats-Schedule-TTL": ("1h", "x"),
+    "Nats-Schedule-Rollup": ("sub", "bad"),
+    "Nats-Schedule-Source": ("a", "b", "a.*"),
+    "Nats-Schedule-Time-Zone": ("UTC",),
+}
 
 ACK_PAYLOADS = ("+ACK", "", "-NAK", "+TERM", "+WPI")

@@ -8,15 +8,20 @@ two operations that matter, confirmed on fresh servers.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fakejs.parity import report
+from fakejs.parity.batches import message_index
 from fakejs.parity.campaign import LocalEngine, Outcome, Settings, run_campaign
 from fakejs.parity.executor import DEFAULT_INJECTION, OPERATIONS, api_of, feature_of, run_fresh, subject_of
+from fakejs.parity.feeds import caught_up
+from fakejs.parity.normalize import normalize, normalize_headers
 from fakejs.parity.operations import generate
 from fakejs.parity.reproduce import check, replay
 from fakejs.parity.shrink import ddmin
@@ -158,3 +163,57 @@ def test_every_generated_operation_is_one_the_executor_knows() -> None:
             assert subject_of(op) and api_of(op) and feature_of(op)
     assert kinds <= set(OPERATIONS)
     assert {"ack", "fetch", "direct.get", "kv.put", "consumer.unpin"} <= kinds
+    assert {"atomic_batch", "fast_batch", "schedule"} <= kinds
+
+
+def test_campaigns_draw_fed_streams_and_the_newer_settings() -> None:
+    """Mirrors and sources (with filters and transforms), counters sourcing counters, republish, transforms."""
+    configs = [op["body"] for seed in range(300) for op in generate(seed, 25) if op["op"] == "stream.create"]
+    sources = [source for config in configs for source in config.get("sources") or ()]
+    mirrors = [config["mirror"] for config in configs if "mirror" in config]
+    assert mirrors and sources
+    assert any("filter_subject" in origin for origin in mirrors + sources)
+    assert any("subject_transforms" in origin for origin in mirrors + sources)
+    assert any(config.get("allow_msg_counter") and config.get("sources") for config in configs)
+    for key in ("republish", "subject_transform", "allow_atomic", "allow_batched", "allow_msg_schedules"):
+        assert any(key in config for config in configs), key
+
+
+def test_normalisation_keeps_only_the_sign_of_link_activity_and_sorts_source_infos() -> None:
+    reply = {
+        "config": {"sources": [{"name": "S2"}, {"name": "S1"}]},
+        "sources": [{"name": "S2", "lag": 0, "active": 1234}, {"name": "S1", "lag": 1, "active": -1}],
+        "mirror": {"name": "S3", "lag": 0, "active": 0},
+    }
+    sourcing = {"config": {"deliver_subject": "$JS.M.dNryHsTX", "sourcing": True}}
+    assert normalize(sourcing) == {"config": {"deliver_subject": "$JS.M.<inbox>", "sourcing": True}}
+    assert normalize({"deliver_subject": "push.x"}) == {"deliver_subject": "push.x"}
+    assert normalize(reply) == {
+        "config": {"sources": [{"name": "S2"}, {"name": "S1"}]},
+        "sources": [{"name": "S1", "lag": 1, "active": -1}, {"name": "S2", "lag": 0, "active": 1}],
+        "mirror": {"name": "S3", "lag": 0, "active": 0},
+    }
+
+
+def test_normalisation_replaces_the_origin_identity_of_copied_messages() -> None:
+    source = "KV_b 1 > > $KV.b.k1 Ykdn5VOQ"
+    assert normalize_headers({"Nats-Stream-Source": source}) == {"Nats-Stream-Source": "KV_b 1 > > $KV.b.k1 <ident>"}
+    block = b"NATS/1.0\r\nNats-Stream-Source: KV_b 1 > > $KV.b.k1 Vq78QxqS\r\nX: 1\r\n\r\n"
+    hdrs = normalize({"hdrs": base64.b64encode(block).decode()})["hdrs"]
+    assert base64.b64decode(hdrs) == b"NATS/1.0\r\nNats-Stream-Source: KV_b 1 > > $KV.b.k1 <ident>\r\nX: 1\r\n\r\n"
+    plain = base64.b64encode(b"NATS/1.0\r\nX: 1\r\n\r\n").decode()
+    assert normalize({"hdrs": plain}) == {"hdrs": plain}
+
+
+def test_links_are_caught_up_when_lag_is_zero_and_they_have_been_active() -> None:
+    def listing(**link: Any) -> dict[str, Any]:
+        return {"streams": [{"config": {}, "mirror": {"name": "S", **link}}]}
+
+    assert caught_up(listing(lag=0, active=1)) and caught_up({"streams": [{"config": {}}]})
+    assert not caught_up(listing(lag=2, active=1)) and not caught_up(listing(lag=0, active=-1))
+    assert caught_up(listing(lag=0, active=-1, error={"code": 404}))
+
+
+def test_atomic_batch_replies_are_put_in_message_order() -> None:
+    items = [["<inbox>.1", None, ""], ["<inbox>.0", None, ""], "silence"]
+    assert sorted(items, key=message_index) == [["<inbox>.0", None, ""], ["<inbox>.1", None, ""], "silence"]

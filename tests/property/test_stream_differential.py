@@ -1,9 +1,11 @@
 """Differential state machine: stream and consumer operations on fakejs and nats-server.
 
 Hypothesis drives a :class:`RuleBasedStateMachine` whose every rule sends one
-JetStream request -- stream create, update, publish with headers, purge,
-delete, message get, info, list; consumer create, info, delete, no-wait
-fetch, ack/nak/term -- to both servers and requires the two replies to be
+JetStream request -- stream create and update (with atomic batches,
+subject transforms and republish among the settings), publish with headers,
+atomic batches of one to four messages (some broken), purge, delete, message
+get, info, list; consumer create, info, delete, no-wait fetch, ack/nak/term
+-- to both servers and requires the two replies to be
 equal once timestamps and server ids are normalised.  When the answers
 differ, hypothesis shrinks the run to the shortest sequence of operations
 that still shows it.
@@ -113,6 +115,10 @@ class StreamMachine(RuleBasedStateMachine):
 
     @rule(ops=operations("publish_many", BASE))
     def publish_many(self, ops: list[Operation]) -> None:
+        self.same(ops)
+
+    @rule(ops=operations("atomic_batch", BASE))
+    def atomic_batch(self, ops: list[Operation]) -> None:
         self.same(ops)
 
     @rule(ops=operations("stream.purge", BASE))
