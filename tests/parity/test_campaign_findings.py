@@ -173,7 +173,6 @@ async def test_mirror_info_in_the_create_reply_leaves_the_filter_out(
     target: Target, request: pytest.FixtureRequest
 ) -> None:
     """The create reply's ``mirror`` block has no ``filter_subject`` yet; STREAM.INFO has it."""
-    not_yet_in_fakejs(request, target, "the create reply's mirror block shows the filter")
     nc = await connect(target)
     await create_stream(nc, {"name": "O", "subjects": ["c.>"]})
     reply = await create_stream(nc, {"name": "M", "mirror": {"name": "O", "filter_subject": "c.>"}})
@@ -184,7 +183,6 @@ async def test_mirror_info_in_the_create_reply_leaves_the_filter_out(
 
 async def test_a_counter_stream_sources_a_counter_stream(target: Target, request: pytest.FixtureRequest) -> None:
     """Each sourced increment is stored, with ``Nats-Counter-Sources`` holding the origin's total."""
-    not_yet_in_fakejs(request, target, "sourced counter messages are not copied")
     nc = await connect(target)
     await create_stream(nc, {"name": "O", "subjects": ["c.>"], "allow_msg_counter": True})
     await create_stream(nc, {"name": "A", "allow_msg_counter": True, "sources": [{"name": "O"}]})
@@ -200,7 +198,6 @@ async def test_a_counter_stream_sources_a_counter_stream(target: Target, request
 
 async def test_a_sourced_rollup_is_stored_where_rollups_are_off(target: Target, request: pytest.FixtureRequest) -> None:
     """A sourced message keeps its ``Nats-Rollup`` header and is stored even when the sourcing stream denies rollups."""
-    not_yet_in_fakejs(request, target, "the sourced message is dropped")
     nc = await connect(target)
     await create_stream(nc, {"name": "O", "subjects": ["a"], "allow_rollup_hdrs": True})
     await create_stream(nc, {"name": "A", "sources": [{"name": "O"}]})
@@ -214,7 +211,6 @@ async def test_an_interest_stream_without_consumers_reports_no_source_sequence(
     target: Target, request: pytest.FixtureRequest
 ) -> None:
     """The copied message is dropped at once (nobody is interested), and the source info shows no ``seq``."""
-    not_yet_in_fakejs(request, target, "the source info shows the origin sequence")
     nc = await connect(target)
     await create_stream(nc, {"name": "O", "subjects": ["a"]})
     await nc.jetstream().publish("a", b"x")
@@ -229,7 +225,6 @@ async def test_an_interest_stream_without_consumers_reports_no_source_sequence(
 
 async def test_dropping_a_source_costs_one_failed_api_request(target: Target, request: pytest.FixtureRequest) -> None:
     """An update that removes a stream's sources is followed by one more API request, which fails."""
-    not_yet_in_fakejs(request, target, "fakejs makes no such request")
     nc = await connect(target)
     await create_stream(nc, {"name": "O", "subjects": ["a"]})
     await create_stream(nc, {"name": "A", "sources": [{"name": "O"}]})
@@ -250,7 +245,6 @@ async def test_a_source_starting_past_an_empty_origin_reports_no_sequence(
     target: Target, request: pytest.FixtureRequest
 ) -> None:
     """``opt_start_seq`` is not shown as ``seq - 1`` in the source info: nothing was received yet."""
-    not_yet_in_fakejs(request, target, "the source info shows opt_start_seq - 1")
     nc = await connect(target)
     await create_stream(nc, {"name": "O", "subjects": ["a"]})
     await create_stream(nc, {"name": "A", "sources": [{"name": "O", "opt_start_seq": 3}]})

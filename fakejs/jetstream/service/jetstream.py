@@ -391,7 +391,7 @@ class JetStream:
         for consumer in list(stream.consumers.values()):
             consumer.delete()
             self.persistence.consumer_closed(stream, consumer)
-        stream.close()
+        stream.close(deleted=True)
         self.streams.pop(stream.name, None)
         self.persistence.stream_deleted(stream)
 

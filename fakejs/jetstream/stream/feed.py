@@ -152,6 +152,10 @@ class Feed:
         self.api_prefix = api_prefix  # ``external.api`` replacing ``$JS.API``
         self.consumer = ""  # the origin consumer's name once created
         self.stream_seq = 0  # the origin's last sequence handled (sseq)
+        # The origin sequence of the last message this feed stored: a source's ``seq`` in STREAM.INFO
+        # (nothing stored yet, or only messages the stream dropped, and nats-server shows none).
+        self.stored_seq = 0
+        self.requested = False  # a setup request went out: a mirror's info shows its filters from then on
         self.consumer_seq = 0  # the consumer's last delivery sequence handled (dseq)
         self.lag = 0
         self.error: dict[str, Any] | None = None
@@ -217,6 +221,7 @@ class Feed:
             return
         self.cancel()
         self.last_request = self.js.clock.monotonic()
+        self.requested = True
         subject, body, headers = self.owner.request(self.consumer == "" and self.stream_seq == 0)
         router = self.js.router
         payload = b""
@@ -368,10 +373,35 @@ class Feed:
         for key in ("health", "answer"):
             self._cancel(key)
 
-    def close(self) -> None:
+    def close(self, origin: str = "", consumer: str = "") -> None:
+        """Stop; with a ``consumer`` name, also ask ``origin`` to delete it (the link was removed).
+
+        ``tryDeleteSourcingConsumer``: one best-effort request, named as the
+        consumer was asked for -- so nats-server's answer is "consumer not
+        found" for the renamed one of a limits origin, and the visible durable
+        of a work-queue origin goes.  A durable the user made is never deleted.
+        """
         self.cancel()
         self._cancel("setup")
         self.closed = True
+        if consumer and self.durable is None:
+            self._delete_consumer(origin, consumer)
+
+    def _delete_consumer(self, origin: str, consumer: str) -> None:
+        router = self.js.router
+        subject = f"$JS.API.CONSUMER.DELETE.{origin}.{consumer}"
+        if self.api_prefix:
+            subject = subject.replace("$JS.API", self.api_prefix, 1).replace("..", ".")
+        reply = f"$JSC.R.{self._token()}"
+        answer: list[Subscription] = []
+
+        def done(*_: Any) -> None:
+            if answer:
+                router.unsubscribe(answer.pop())
+
+        answer.append(router.subscribe_internal(reply, done))
+        self.js.clock.call_later(ANSWER_WAIT, done)
+        router.publish(subject, reply, None, b"", None)
 
     # -- info --------------------------------------------------------------------------------
 
@@ -401,8 +431,8 @@ class FedStream(Protocol):
         """Store the origin's message ``seq`` as ``seq``; False when the sequences no longer line up."""
         ...
 
-    def store_sourced(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
-        """Store a sourced message as if published (raises the ``ApiError`` a PubAck would carry)."""
+    def store_sourced(self, subject: str, hdr: bytes | None, payload: bytes) -> bool:
+        """Store a sourced message as if published (raises the ``ApiError`` a PubAck would carry); whether stored."""
         ...
 
 

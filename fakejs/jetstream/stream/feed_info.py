@@ -8,18 +8,23 @@ from fakejs.jetstream.stream.feed import Feed
 
 
 def source_info(feed: Feed, source: dict[str, Any], with_seq: bool) -> dict[str, Any]:
-    """``StreamSourceInfo`` in the order nats-server 2.15.1 writes it."""
+    """``StreamSourceInfo`` in the order nats-server 2.15.1 writes it.
+
+    A mirror (``with_seq`` false) learns its filters when it first asks the
+    origin for a consumer: the reply that creates it shows none.
+    """
     out: dict[str, Any] = {"name": source["name"]}
     external = source.get("external")
     if external:
         out["external"] = {"api": external.get("api", ""), "deliver": external.get("deliver", "")}
     out["lag"] = feed.lag
-    if with_seq and feed.stream_seq:
-        out["seq"] = feed.stream_seq
+    if with_seq and feed.stored_seq:
+        out["seq"] = feed.stored_seq
     out["active"] = feed.active_ns()
-    if source.get("filter_subject"):
+    shows_filters = with_seq or feed.requested
+    if shows_filters and source.get("filter_subject"):
         out["filter_subject"] = source["filter_subject"]
-    if source.get("subject_transforms"):
+    if shows_filters and source.get("subject_transforms"):
         out["subject_transforms"] = [
             {"src": t.get("src", ""), "dest": t.get("dest", "")} for t in source["subject_transforms"]
         ]

@@ -26,7 +26,7 @@ class Links:
         """Start what the config asks for, stop what it no longer does."""
         config = self.stream.config
         if config["mirror"] is None and self.mirror is not None:
-            self.mirror.close()
+            self.mirror.close(removed=True)  # promoted
             self.mirror = None
         elif config["mirror"] is not None and self.mirror is None:
             self.mirror = Mirror(self.stream)
@@ -36,15 +36,16 @@ class Links:
                 self.sources = Sources(self.stream)
             self.sources.sync()
         elif self.sources is not None:
-            self.sources.close()
+            self.sources.close(removed=True)
             self.sources = None
 
-    def close(self) -> None:
+    def close(self, deleted: bool = False) -> None:
+        """Stop feeding; a ``deleted`` stream also asks its origins to drop its consumers."""
         if self.mirror is not None:
-            self.mirror.close()
+            self.mirror.close(deleted)
             self.mirror = None
         if self.sources is not None:
-            self.sources.close()
+            self.sources.close(deleted)
             self.sources = None
 
     def add_info(self, info: dict[str, Any]) -> dict[str, Any]:

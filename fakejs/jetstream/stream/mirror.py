@@ -56,11 +56,16 @@ class Mirror:
     def start(self) -> None:
         self.feed.start(delay=False)
 
-    def close(self) -> None:
-        self.feed.close()
+    def close(self, removed: bool = False) -> None:
+        """Stop mirroring; ``removed`` (promoted or deleted): the origin's consumer is asked to go."""
+        self.feed.close(self.spec["name"], self.consumer_name() if removed else "")
         if self.direct is not None:
             self.direct.close()
             self.direct = None
+
+    def consumer_name(self) -> str:
+        """``JS_MIRROR_<createStableConsumerHash>``, as asked for (a limits origin adds a suffix)."""
+        return "JS_MIRROR_" + ids.get_hash(stable_ident(self.target))
 
     def info(self) -> dict[str, Any]:
         return feed_info.source_info(self.feed, self.spec, with_seq=False)
@@ -76,9 +81,7 @@ class Mirror:
         metadata = {"_nats.mirror.acc": js.account_name, "_nats.mirror.stream": target.name}
         if js.domain:
             metadata["_nats.mirror.domain"] = js.domain
-        config = requests.consumer_config(
-            "JS_MIRROR_" + ids.get_hash(stable_ident(target)), dict(sorted(metadata.items()))
-        )
+        config = requests.consumer_config(self.consumer_name(), dict(sorted(metadata.items())))
         start_seq, start_time = store.last_seq + 1, None
         if store.msgs == 0 and store.first_seq == 0:
             start_seq = spec.get("opt_start_seq") or 0

@@ -160,12 +160,15 @@ def check_last_msg_id(hdr: bytes, last_msg_id: str) -> None:
         raise api_error("JSStreamWrongLastMsgIDErrF", id=last_msg_id)
 
 
-def rollup_of(cfg: StreamConfig, hdr: bytes) -> str:
-    """``Nats-Rollup``: ``sub``, ``all`` or empty; refused when the stream does not allow it."""
+def rollup_of(cfg: StreamConfig, hdr: bytes, sourced: bool = False) -> str:
+    """``Nats-Rollup``: ``sub``, ``all`` or empty; refused when the stream does not allow it.
+
+    A ``sourced`` message was allowed its roll-up by its origin: it rolls up here too.
+    """
     rollup_value = hdrs.get(hdr, ROLLUP)
     if not rollup_value:
         return ""
-    if not cfg["allow_rollup_hdrs"] or cfg["deny_purge"]:
+    if (not cfg["allow_rollup_hdrs"] or cfg["deny_purge"]) and not sourced:
         raise api_error("JSStreamRollupFailedF", err="rollup not permitted")
     rollup = _text(rollup_value).lower()
     if rollup not in ("sub", "all"):

@@ -68,6 +68,9 @@ class Source:
     def info(self) -> dict[str, Any]:
         return feed_info.source_info(self.feed, self.spec, with_seq=True)
 
+    def close(self, removed: bool = False) -> None:
+        self.feed.close(self.spec["name"], self.consumer_name() if removed else "")
+
     # -- the feed's owner ---------------------------------------------------------------------
 
     def request(self, first: bool) -> tuple[str, dict[str, Any] | None, list[tuple[str, str]]]:
@@ -110,7 +113,7 @@ class Source:
         """The origin was recreated: start it over from its beginning, without a failure counted."""
         if error.get("err_code") != IDENTITY_MISMATCH:
             return False
-        self.feed.stream_seq = self.feed.consumer_seq = 0
+        self.feed.stream_seq = self.feed.consumer_seq = self.feed.stored_seq = 0
         self.identity, self.recreated = "", True
         return True
 
@@ -134,11 +137,13 @@ class Source:
         hdr = feeds.strip_headers(hdr, STREAM_SOURCE)
         hdr = hdrs.add(hdr, STREAM_SOURCE, self._header(subject, delivery))
         try:
-            self.target.store_sourced(feeds.transformed(subject, self.transforms), hdr, payload)
+            stored = self.target.store_sourced(feeds.transformed(subject, self.transforms), hdr, payload)
         except ApiError:
             feed.stream_seq, feed.consumer_seq = before
             feed.retry()
             return False
+        if stored:
+            feed.stored_seq = delivery.stream_seq
         return True
 
     def _header(self, subject: str, delivery: Delivery) -> str:
@@ -185,6 +190,7 @@ def resume_points(target: FedStream, sources: list[Source]) -> None:
             del wanted[source.iname]
             if origin_seq:
                 source.feed.stream_seq, source.feed.consumer_seq = origin_seq, 0
+                source.feed.stored_seq = origin_seq
                 source.identity = identity
 
 
@@ -200,7 +206,7 @@ class Sources:
         wanted = {index_name(spec): spec for spec in self.target.config["sources"] or []}
         for iname in list(self.by_name):
             if iname not in wanted:
-                self.by_name.pop(iname).feed.close()
+                self.by_name.pop(iname).close(removed=True)
         added: list[Source] = []
         for iname, spec in wanted.items():
             source = self.by_name.get(iname)
@@ -215,9 +221,10 @@ class Sources:
         order = list(wanted)
         self.by_name = {iname: self.by_name[iname] for iname in order}
 
-    def close(self) -> None:
+    def close(self, removed: bool = False) -> None:
+        """Stop every source; ``removed`` (dropped by an update, or the stream deleted): their consumers go too."""
         for source in self.by_name.values():
-            source.feed.close()
+            source.close(removed)
         self.by_name = {}
 
     def info(self) -> list[dict[str, Any]]:

@@ -104,9 +104,10 @@ class Stream:
             router.unsubscribe(sub)
         self.subscriptions = []
 
-    def close(self) -> None:
+    def close(self, deleted: bool = False) -> None:
+        """Stop everything the stream runs (``deleted``: for good, not for a server stop)."""
         self.closed = True
-        self.links.close()
+        self.links.close(deleted)
         self.detach()
         self.direct.close()
         self.batches.clear()
@@ -183,10 +184,14 @@ class Stream:
             return self._error_ack(error) if do_ack else None
         return ack if do_ack else None
 
-    def store_sourced(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
-        """A message from a source: the target's own rules, but not the checks the origin made."""
-        self._process(subject, hdr, payload, sourced=True)
+    def store_sourced(self, subject: str, hdr: bytes | None, payload: bytes) -> bool:
+        """A message from a source: the target's own rules, but not the checks the origin made.
+
+        Whether it was stored (not a duplicate, nor dropped by interest retention).
+        """
+        outcome = self._process(subject, hdr, payload, sourced=True)
         self._signal_consumers()
+        return not outcome.duplicate and self.store.get(outcome.seq) is not None
 
     def store_mirrored(self, subject: str, hdr: bytes | None, payload: bytes, seq: int, ts: int) -> bool:
         """The origin's message ``seq`` with its time; False when ``seq`` does not follow the last."""
@@ -221,7 +226,7 @@ class Stream:
                 if seen is not None:
                     return publish.Outcome(self.pub_ack(seen)[:-1] + b',"duplicate": true}', seen, True)
             publish.check_last_msg_id(hdr, self.last_msg_id)
-            rollup = publish.rollup_of(cfg, hdr)
+            rollup = publish.rollup_of(cfg, hdr, sourced)
         total = ""
         if cfg["allow_msg_counter"]:
             total, hdr, payload = counter.next_value(cfg, self.store, subject, hdr, counter.require(incr), payload)
