@@ -239,7 +239,8 @@ class Imports:
                 hdr = _with_request_info(hdr, importer.name, origin)
             active.append(key)
             try:
-                delivered = exporter.router.publish(rename(subject), new_reply, hdr, payload, origin)
+                target = exporter.router.map_published(rename(subject))
+                delivered = exporter.router.publish(target, new_reply, hdr, payload, origin)
             finally:
                 active.pop()
             if not delivered and new_reply and new_reply != reply:
