@@ -12,7 +12,8 @@ Facts pinned (nats-server 2.15.1):
   ignored by a standalone server;
 * publish permissions are checked against the mapped subject;
 * mappings are per account: the top-level block is the global account's;
-* bad mappings are refused by ``nats-server -t`` with the texts fakejs gives.
+* bad mappings are refused by ``nats-server -t`` with the texts fakejs gives, and so are
+  import renames using functions other than wildcard references (strict transforms).
 """
 
 from __future__ import annotations
@@ -155,6 +156,15 @@ CONFIG_ERRORS = {
     "duplicate": 'mappings {\n  "s": [ {destination: "t", weight: 50}, {destination: "t", weight: 10} ]\n}\n',
     "unknown_function": 'mappings { "y.*": "z.{{foo(1)}}" }\n',
     "account_blank": 'accounts { A { mappings { "x.*": "y.$1 .z" } } }\n',
+    # Import renames are strict transforms: only wildcard references.
+    "stream_import_function": (
+        'accounts {\n  A { exports [ {stream: "ev.*"} ] }\n'
+        '  B { imports [ {stream: {account: A, subject: "ev.*"}, to: "x.{{partition(3,1)}}"} ] }\n}\n'
+    ),
+    "service_import_function": (
+        'accounts {\n  A { exports [ {service: "svc.*"} ] }\n'
+        '  B { imports [ {service: {account: A, subject: "svc.*"}, to: "req.{{partition(3,1)}}"} ] }\n}\n'
+    ),
 }
 
 
