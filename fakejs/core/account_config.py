@@ -64,8 +64,25 @@ class Import:
 
 
 @dataclass(frozen=True)
+class MapDestination:
+    """One destination of a subject mapping: a transform destination, its weight (percent) and cluster."""
+
+    subject: str
+    weight: int = 100
+    cluster: str = ""
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """``mappings { source: destination(s) }``: what a client's message published on ``source`` becomes."""
+
+    source: str
+    destinations: tuple[MapDestination, ...]
+
+
+@dataclass(frozen=True)
 class AccountConfig:
-    """One account of ``accounts { NAME { users, jetstream, exports, imports } }``.
+    """One account of ``accounts { NAME { users, jetstream, exports, imports, mappings } }``.
 
     ``jetstream`` is None when the account has no JetStream; ``tiers``
     holds tiered limits by tier name (``R1``, ``R3``) when configured.
@@ -77,3 +94,4 @@ class AccountConfig:
     tiers: dict[str, JetStreamLimits] = field(default_factory=dict)
     exports: tuple[Export, ...] = ()
     imports: tuple[Import, ...] = ()
+    mappings: tuple[Mapping, ...] = ()

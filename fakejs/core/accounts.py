@@ -14,7 +14,9 @@ import random
 from collections.abc import Iterator
 from typing import Protocol
 
+from fakejs.core.account_config import AccountConfig
 from fakejs.core.clock import ErrorSink
+from fakejs.core.mappings import SubjectMappings
 from fakejs.core.router import Router
 
 # The account every client of a server without accounts belongs to.
@@ -64,6 +66,13 @@ class Accounts:
         account = Account(name, Router(self._rng, self._on_error))
         self._by_name[name] = account
         return account
+
+    def add_mappings(self, configs: list[AccountConfig]) -> None:
+        """Install the configured subject mappings (``mappings { }``) of each account that has them."""
+        for config in configs:
+            account = self._by_name.get(config.name)
+            if config.mappings and account is not None:
+                account.router.mappings = SubjectMappings(config.mappings, self._rng)
 
     def get(self, name: str) -> Account | None:
         return self._by_name.get(name)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,10 +42,11 @@ from fakejs.core.account_config import SINGLETON, AccountConfig, Export, Import
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.router import Subscription
-from fakejs.core.subjects import FWC, PWC, is_subset
+from fakejs.core.subject_transform import service_import_rename, stream_import_renames, transform_untokenize
+from fakejs.core.subjects import is_subset
 from fakejs.protocol import headers as hdrs
 
-__all__ = ["DEFAULT_RESPONSE_THRESHOLD", "Imports", "Responses", "subject_mapping", "wire_imports"]
+__all__ = ["DEFAULT_RESPONSE_THRESHOLD", "Imports", "Responses", "wire_imports"]
 
 # nats-server's DEFAULT_SERVICE_EXPORT_RESPONSE_THRESHOLD.
 DEFAULT_RESPONSE_THRESHOLD = 120.0
@@ -64,73 +64,6 @@ def _token(rng: random.Random) -> str:
         out.append(_DIGITS[number % 62])
         number //= 62
     return "".join(out)
-
-
-# -- subject mappings --------------------------------------------------------------
-
-
-def _reference(token: str) -> int:
-    """The wildcard a destination token takes: ``$N`` or ``{{wildcard(N)}}`` (1-based), else 0."""
-    if token.startswith("$") and token[1:].isdigit():
-        return int(token[1:])
-    inner = token.replace(" ", "")
-    if inner.startswith("{{wildcard(") and inner.endswith(")}}") and inner[11:-3].isdigit():
-        return int(inner[11:-3])
-    return 0
-
-
-def subject_mapping(source: str, destination: str) -> Callable[[str], str]:
-    """How a subject matching ``source`` is renamed to ``destination``.
-
-    ``*`` tokens of the source are numbered in order; the destination takes
-    them by ``$N`` (or ``{{wildcard(N)}}``) or, in order, by its own ``*``
-    tokens; a trailing ``>`` carries the rest.  Without wildcards the
-    destination is the subject itself (or the fixed destination).
-    """
-    if source == destination:
-        return _identity
-    stoks = source.split(".")
-    dtoks = destination.split(".")
-    if PWC not in stoks and FWC not in stoks:
-        return lambda _subject: destination
-    positions = [i for i, t in enumerate(stoks) if t == PWC]
-    tail = len(stoks) - 1 if stoks[-1] == FWC else -1
-    plan: list[tuple[int, str]] = []  # (wildcard number, literal); 0: literal, -1: the tail
-    star = 0
-    for t in dtoks:
-        ref = _reference(t)
-        if ref:
-            plan.append((ref, ""))
-        elif t == PWC:
-            star += 1
-            plan.append((star, ""))
-        elif t == FWC:
-            plan.append((-1, ""))
-        else:
-            plan.append((0, t))
-
-    def mapped(subject: str) -> str:
-        toks = subject.split(".")
-        out: list[str] = []
-        for ref, literal in plan:
-            if ref == 0:
-                out.append(literal)
-            elif ref == -1:
-                out.extend(toks[tail:] if tail >= 0 else ())
-            elif ref <= len(positions):
-                out.append(toks[positions[ref - 1]])
-        return ".".join(out)
-
-    return mapped
-
-
-def _identity(subject: str) -> str:
-    return subject
-
-
-def _pattern(subject: str) -> str:
-    """A destination written with ``$N`` references as the subject pattern it subscribes to."""
-    return ".".join(PWC if _reference(t) else t for t in subject.split("."))
 
 
 # -- responses ----------------------------------------------------------------------
@@ -238,7 +171,8 @@ class Imports:
 
     def add_stream(self, exporter: Account, importer: Account, imp: Import) -> None:
         local = imp.local or imp.subject
-        rename = subject_mapping(imp.subject, local)
+        rename, back = stream_import_renames(imp.subject, local)
+        pattern = transform_untokenize(local)[0]
         router, source = importer.router, exporter.router
         counts = self.counts
 
@@ -265,12 +199,11 @@ class Imports:
                 asking.pop()
 
         source.add_imported_interest(interest)
-        back = subject_mapping(_pattern(local), imp.subject)
 
         forwarding: list[str] = []  # as ``asking``: no going round imports that lead back
 
         def forward(subject: str) -> None:
-            if forwarding or not subjects.matches(_pattern(local), subject):
+            if forwarding or not subjects.matches(pattern, subject):
                 return
             forwarding.append(subject)
             try:
@@ -281,8 +214,9 @@ class Imports:
         router.add_interest_listener(forward)
 
     def add_service(self, exporter: Account, importer: Account, imp: Import, export: Export | None) -> None:
-        local = _pattern(imp.local or imp.subject)
-        rename = subject_mapping(local, imp.subject)
+        local = imp.local or imp.subject
+        rename = service_import_rename(local, imp.subject)
+        local = transform_untokenize(local)[0]
         response_type = export.response_type if export is not None else SINGLETON
         threshold = (export.response_threshold if export is not None else 0.0) or DEFAULT_RESPONSE_THRESHOLD
         key = object()
@@ -305,7 +239,8 @@ class Imports:
                 hdr = _with_request_info(hdr, importer.name, origin)
             active.append(key)
             try:
-                delivered = exporter.router.publish(rename(subject), new_reply, hdr, payload, origin)
+                target = exporter.router.map_published(rename(subject))
+                delivered = exporter.router.publish(target, new_reply, hdr, payload, origin)
             finally:
                 active.pop()
             if not delivered and new_reply and new_reply != reply:

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from fakejs.core.clock import ErrorSink
 from fakejs.core.log import get_logger
+from fakejs.core.mappings import SubjectMappings
 from fakejs.core.subjects import InvalidSubject, MatchResult, SubscriptionIndex
 
 __all__ = ["InternalHandler", "InvalidSubject", "Router", "Subscriber", "Subscription"]
@@ -120,6 +121,8 @@ class Router:
         # Account subject mappings by prefix (``$JS.<domain>.API.`` -> ``$JS.API.``), applied to
         # every message published in the account before it is routed, as nats-server's are.
         self._prefix_mappings: list[tuple[str, str]] = []
+        # The account's configured subject mappings (``mappings { }``), for what clients publish.
+        self.mappings: SubjectMappings | None = None
         # The subject the message being fanned out was routed on (it may be shown as another).
         self.routed_subject = ""
         # Other accounts' exact interest carried here by stream imports (nats-server's shadow subscriptions).
@@ -137,6 +140,18 @@ class Router:
         """
         if (source, target) not in self._prefix_mappings:
             self._prefix_mappings.append((source, target))
+
+    def map_published(self, subject: str) -> str:
+        """What a client's message on ``subject`` is routed as under the account's ``mappings``.
+
+        nats-server maps a client's message (and a service import's request)
+        before anything else looks at it, publish permissions included; an
+        empty result is a message a weighted mapping drops.
+        """
+        if self.mappings is None:
+            return subject
+        selected = self.mappings.select(subject)
+        return subject if selected is None else selected
 
     def mapped(self, subject: str) -> str:
         """``subject`` as the account routes it."""

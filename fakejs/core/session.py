@@ -402,7 +402,7 @@ class ClientSession:
         stats = self.broker.stats
         stats.in_msgs += 1
         stats.in_bytes += size
-        subject = event.subject
+        subject = self.account.router.map_published(event.subject)
         if len(subject) > 5 and subject.startswith("_GR_."):
             self._publish_violation(subject)
             return

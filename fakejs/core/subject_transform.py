@@ -20,105 +20,61 @@ server's seeded generator handed to :meth:`parse` (never the module
 from __future__ import annotations
 
 import random
-import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
-PWC = "*"
-FWC = ">"
-
-BAD_SUBJECT = "invalid subject"
-NO_TRANSFORMS = "no matching transforms available"
-INVALID_DESTINATION = "invalid mapping destination"
-INVALID_TRANSFORM = f"{INVALID_DESTINATION}: invalid transform"
-NOT_USING_ALL_WILDCARDS = f"{INVALID_DESTINATION}: not using all of the token wildcard(s)"
-UNKNOWN_FUNCTION = f"{INVALID_DESTINATION}: unknown function"
-INDEX_OUT_OF_RANGE = f"{INVALID_DESTINATION}: wildcard index out of range"
-NOT_ENOUGH_ARGS = f"{INVALID_DESTINATION}: not enough arguments passed to the function"
-INVALID_ARG = f"{INVALID_DESTINATION}: function argument is invalid or in the wrong format"
-TOO_MANY_ARGS = f"{INVALID_DESTINATION}: too many arguments passed to the function"
-NOT_SUPPORTED_FOR_IMPORT = (
-    f"{INVALID_DESTINATION}: the only mapping function allowed for import transforms is {{{{Wildcard()}}}}"
+from fakejs.core.transform_functions import (
+    BAD_SUBJECT,
+    BLANKS,
+    FWC,
+    INDEX_OUT_OF_RANGE,
+    INVALID_ARG,
+    INVALID_DESTINATION,
+    INVALID_TRANSFORM,
+    KNOWN_FUNCTIONS,
+    NO_TRANSFORMS,
+    NOT_ENOUGH_ARGS,
+    NOT_SUPPORTED_FOR_IMPORT,
+    NOT_USING_ALL_WILDCARDS,
+    PWC,
+    TOO_MANY_ARGS,
+    UNKNOWN_FUNCTION,
+    WILDCARD,
+    TransformError,
+    fnv1a32,
+    function_args,
+    go_atoi,
+    is_mustache,
+    placeholder,
+    slice_token,
+    split_token,
+    utf8,
 )
 
-_MAX_INT32 = 2**31 - 1
-_MAX_INT64 = 2**63 - 1
-_BLANKS = "\t\n\f\r "  # Go's \s, and the blanks ValidateMapping refuses
-
-
-class TransformError(ValueError):
-    """A source or destination nats-server refuses; ``str()`` is its error text."""
-
-    @classmethod
-    def in_token(cls, base: str, token: str) -> TransformError:
-        """nats-server's ``mappingDestinationErr``: the error, then the offending token."""
-        return cls(f"{base} in {token}" if token else base)
-
-
-def _function(name: str) -> re.Pattern[str]:
-    """A mustache function pattern as nats-server writes it (each letter of a camel-case word in either case)."""
-    words = re.findall(r"[A-Z]?[a-z]+", name)
-    body = "".join(f"[{w[0].lower()}{w[0].upper()}]{w[1:]}" for w in words)
-    return re.compile(r"{{[\t\n\f\r ]*" + body + r"[\t\n\f\r ]*\((.*)\)[\t\n\f\r ]*}}")
-
-
-_COMMA = re.compile(r",[\t\n\f\r ]*")
-_WILDCARD = _function("wildcard")
-_PARTITION = _function("partition")
-_SPLIT_FROM_LEFT = _function("splitFromLeft")
-_SPLIT_FROM_RIGHT = _function("splitFromRight")
-_SLICE_FROM_LEFT = _function("sliceFromLeft")
-_SLICE_FROM_RIGHT = _function("sliceFromRight")
-_SPLIT = _function("split")
-_LEFT = _function("left")
-_RIGHT = _function("right")
-_RANDOM = _function("random")
-
-# Functions taking a wildcard index and an int32, in nats-server's matching order.
-_INDEX_INT_FUNCTIONS = (
-    ("splitFromLeft", _SPLIT_FROM_LEFT),
-    ("splitFromRight", _SPLIT_FROM_RIGHT),
-    ("sliceFromLeft", _SLICE_FROM_LEFT),
-    ("sliceFromRight", _SLICE_FROM_RIGHT),
-    ("right", _RIGHT),
-    ("left", _LEFT),
-)
-# What ValidateMapping accepts as a known function (the 2.15.1 binary knows left and right too).
-_KNOWN_FUNCTIONS = (
-    _PARTITION,
-    _WILDCARD,
-    _SPLIT_FROM_LEFT,
-    _SPLIT_FROM_RIGHT,
-    _SLICE_FROM_LEFT,
-    _SLICE_FROM_RIGHT,
-    _SPLIT,
-    _LEFT,
-    _RIGHT,
-    _RANDOM,
-)
-
-
-def go_atoi(text: str) -> int:
-    """Go's ``strconv.Atoi``: an optional sign and ASCII digits, within int64; raises ``ValueError``."""
-    body = text[1:] if text[:1] in ("+", "-") else text
-    if not body or not body.isascii() or not body.isdigit():
-        raise ValueError(text)
-    value = int(text)
-    if not -_MAX_INT64 - 1 <= value <= _MAX_INT64:
-        raise ValueError(text)
-    return value
-
-
-def _int32(value: int) -> int:
-    """Go's ``int32(v)`` conversion (wraps)."""
-    return (value + 2**31) % 2**32 - 2**31
-
-
-def fnv1a32(data: bytes) -> int:
-    """Go's ``hash/fnv`` New32a sum: what ``{{partition}}`` hashes with."""
-    h = 0x811C9DC5
-    for byte in data:
-        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return h
+__all__ = [
+    "BAD_SUBJECT",
+    "FWC",
+    "INDEX_OUT_OF_RANGE",
+    "INVALID_ARG",
+    "INVALID_DESTINATION",
+    "INVALID_TRANSFORM",
+    "NOT_ENOUGH_ARGS",
+    "NOT_SUPPORTED_FOR_IMPORT",
+    "NOT_USING_ALL_WILDCARDS",
+    "NO_TRANSFORMS",
+    "PWC",
+    "TOO_MANY_ARGS",
+    "UNKNOWN_FUNCTION",
+    "SubjectTransform",
+    "TransformError",
+    "fnv1a32",
+    "go_atoi",
+    "service_import_rename",
+    "stream_import_renames",
+    "transform_tokenize",
+    "transform_untokenize",
+    "validate_mapping",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,106 +86,6 @@ class _Token:
     indexes: tuple[int, ...] = ()  # source token positions the function reads
     number: int = -1  # partitions, a position, a size or a random ceiling
     delimiter: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class _Placeholder:
-    """A parsed destination token before its wildcard ordinals are resolved."""
-
-    kind: str  # "" (literal), "wildcard", "partition", "split", "random", or an index-int function
-    ordinals: tuple[int, ...] = ()
-    number: int = -1
-    delimiter: str = ""
-
-
-def _args(pattern: re.Pattern[str], token: str) -> list[str] | None:
-    found = pattern.search(token)
-    return _COMMA.split(found.group(1)) if found else None
-
-
-def _index_int(token: str, kind: str, args: list[str]) -> _Placeholder:
-    if len(args) < 2:
-        raise TransformError.in_token(NOT_ENOUGH_ARGS, token)
-    if len(args) > 2:
-        raise TransformError.in_token(TOO_MANY_ARGS, token)
-    try:
-        index = go_atoi(args[0].strip(" "))
-        number = go_atoi(args[1].strip(" "))
-    except ValueError:
-        raise TransformError.in_token(INVALID_ARG, token) from None
-    if not -_MAX_INT32 - 1 <= number <= _MAX_INT32:
-        raise TransformError.in_token(INVALID_ARG, token)
-    return _Placeholder(kind, (index,), number)
-
-
-def _mustache(token: str) -> _Placeholder:
-    """``{{function(args)}}``: nats-server's ``indexPlaceHolders`` for the mustache forms."""
-    args = _args(_WILDCARD, token)
-    if args is not None:
-        if len(args) == 1 and args[0] == "":
-            raise TransformError.in_token(NOT_ENOUGH_ARGS, token)
-        if len(args) > 1:
-            raise TransformError.in_token(TOO_MANY_ARGS, token)
-        try:
-            return _Placeholder("wildcard", (go_atoi(args[0].strip(" ")),))
-        except ValueError:
-            raise TransformError.in_token(INVALID_ARG, token) from None
-    args = _args(_PARTITION, token)
-    if args is not None:
-        try:
-            count = go_atoi(args[0].strip(" "))
-            if count > _MAX_INT32:
-                raise ValueError(args[0])
-            ordinals = tuple(go_atoi(arg.strip(" ")) for arg in args[1:])
-        except ValueError:
-            raise TransformError.in_token(INVALID_ARG, token) from None
-        return _Placeholder("partition", ordinals, _int32(count))
-    for kind, pattern in _INDEX_INT_FUNCTIONS:
-        args = _args(pattern, token)
-        if args is not None:
-            return _index_int(token, kind, args)
-    args = _args(_SPLIT, token)
-    if args is not None:
-        if len(args) < 2:
-            raise TransformError.in_token(NOT_ENOUGH_ARGS, token)
-        if len(args) > 2:
-            raise TransformError.in_token(TOO_MANY_ARGS, token)
-        try:
-            index = go_atoi(args[0].strip(" "))
-        except ValueError:
-            raise TransformError.in_token(INVALID_ARG, token) from None
-        if " " in args[1] or "." in args[1]:
-            raise TransformError.in_token(INVALID_ARG, token)
-        return _Placeholder("split", (index,), delimiter=args[1])
-    args = _args(_RANDOM, token)
-    if args is not None:
-        if len(args) != 1:
-            raise TransformError.in_token(NOT_ENOUGH_ARGS, token)
-        try:
-            ceiling = go_atoi(args[0].strip(" "))
-            if ceiling > _MAX_INT32:
-                raise ValueError(args[0])
-        except ValueError:
-            raise TransformError.in_token(INVALID_ARG, token) from None
-        return _Placeholder("random", number=_int32(ceiling))
-    raise TransformError.in_token(UNKNOWN_FUNCTION, token)
-
-
-def _is_mustache(token: str) -> bool:
-    return len(token) > 4 and token.startswith("{{") and token.endswith("}}")
-
-
-def _placeholder(token: str) -> _Placeholder:
-    """What a destination token asks for: a literal, ``$n``, or a mustache function."""
-    if len(token) > 1:
-        if token[0] == "$":
-            try:
-                return _Placeholder("wildcard", (go_atoi(token[1:]),))
-            except ValueError:
-                return _Placeholder("")  # "$x" is a literal token
-        if _is_mustache(token):
-            return _mustache(token)
-    return _Placeholder("")
 
 
 def _subject_info(subject: str) -> tuple[bool, list[str], int, bool]:
@@ -247,14 +103,6 @@ def _subject_info(subject: str) -> tuple[bool, list[str], int, bool]:
         elif token == PWC:
             pwcs += 1
     return True, tokens, pwcs, fwc
-
-
-def _utf8(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
-
-
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", "surrogateescape")
 
 
 class SubjectTransform:
@@ -298,7 +146,7 @@ class SubjectTransform:
             positions = [i for i, token in enumerate(stoks) if token == PWC]
             used = 0
             for token in dtoks:
-                ph = _placeholder(token)
+                ph = placeholder(token)
                 if strict and ph.kind not in ("", "wildcard"):
                     raise TransformError.in_token(NOT_SUPPORTED_FOR_IMPORT, token)
                 if ph.kind == "":
@@ -317,7 +165,7 @@ class SubjectTransform:
                 raise TransformError.in_token(NOT_USING_ALL_WILDCARDS, dest)
         else:
             for token in dtoks:
-                ph = _placeholder(token)
+                ph = placeholder(token)
                 if ph.kind == "":
                     plan.append(_Token("", token))
                 elif ph.kind in ("random", "partition"):
@@ -325,6 +173,30 @@ class SubjectTransform:
                 else:
                     raise TransformError.in_token(INDEX_OUT_OF_RANGE, token)
         return cls(src, dest, stoks, dtoks, plan, rng)
+
+    @property
+    def has_wildcards(self) -> bool:
+        """Whether the source has wildcards (without, the destination is one fixed subject)."""
+        return PWC in self._stoks or FWC in self._stoks
+
+    def reverse(self) -> SubjectTransform | None:
+        """The strict transform leading back from ``dest`` to ``src`` (nats-server's ``reverse``), or ``None``.
+
+        The destination's wildcard references become the reverse's source
+        wildcards, and the source's ``*`` tokens take those references in
+        order, so ``a.*.*`` -> ``b.$2.$1`` reverses to ``b.*.*`` -> ``a.$2.$1``.
+        """
+        if not self.has_wildcards:
+            return _strict_or_none(self.dest, self.src)
+        source, references = transform_untokenize(self.dest)
+        tokens = []
+        for token in self._stoks:
+            if token == PWC:
+                if not references:
+                    return None
+                token = references.pop(0)
+            tokens.append(token)
+        return _strict_or_none(source, ".".join(tokens))
 
     @property
     def uses_random(self) -> bool:
@@ -369,7 +241,7 @@ class SubjectTransform:
             index = step.indexes[0] if step.indexes else len(tokens)
             return tokens[index] if index < len(tokens) else ""
         if kind == "partition":
-            key = b"".join(_utf8(tokens[i]) for i in step.indexes) if step.indexes else _utf8(".".join(tokens))
+            key = b"".join(utf8(tokens[i]) for i in step.indexes) if step.indexes else utf8(".".join(tokens))
             buckets = step.number & 0xFFFFFFFF
             return str(fnv1a32(key) % buckets) if buckets else "0"
         if kind == "random":
@@ -379,8 +251,86 @@ class SubjectTransform:
                 raise RuntimeError(f"subject transform {self.dest!r} needs the server's random generator")
             return str(self._rng.getrandbits(31) % abs(step.number))
         if kind == "split":
-            return _split(tokens[step.indexes[0]], step.delimiter)
-        return _slice(kind, _utf8(tokens[step.indexes[0]]), step.number)
+            return split_token(tokens[step.indexes[0]], step.delimiter)
+        return slice_token(kind, utf8(tokens[step.indexes[0]]), step.number)
+
+
+def _strict_or_none(src: str, dest: str) -> SubjectTransform | None:
+    try:
+        return SubjectTransform.parse(src, dest, strict=True)
+    except TransformError:
+        return None
+
+
+def transform_tokenize(subject: str) -> str:
+    """``*`` tokens numbered as ``$1``, ``$2``... in order: a subject written as a transform destination."""
+    count = 0
+    tokens = []
+    for token in subject.split("."):
+        if token == PWC:
+            count += 1
+            token = f"${count}"
+        tokens.append(token)
+    return ".".join(tokens)
+
+
+def transform_untokenize(subject: str) -> tuple[str, list[str]]:
+    """A destination's wildcard references as ``*`` tokens, and the references in order."""
+    references: list[str] = []
+    tokens = []
+    for token in subject.split("."):
+        args = function_args(WILDCARD, token)
+        if (len(token) > 1 and token[0] == "$" and "1" <= token[1] <= "9") or (
+            args is not None and len(args) == 1 and args[0] != ""
+        ):
+            references.append(token)
+            token = PWC
+        tokens.append(token)
+    return ".".join(tokens), references
+
+
+Rename = Callable[[str], str]
+
+
+def _fixed(subject: str) -> Rename:
+    return lambda _subject: subject
+
+
+def _same(subject: str) -> str:
+    return subject
+
+
+def stream_import_renames(subject: str, local: str) -> tuple[Rename, Rename]:
+    """A stream import's renames, exported -> ``local`` and back (nats-server's ``AddStreamImport``).
+
+    Without wildcards the import is one subject each way; with the same
+    subject on both sides it keeps the published one; otherwise a strict
+    transform, its ``*`` tokens taken in order, and its :meth:`~SubjectTransform.reverse`.
+    Raises :class:`TransformError` for a destination an import may not use.
+    """
+    if PWC not in subject.split(".") and FWC not in subject.split("."):
+        return _fixed(local), _fixed(subject)
+    if local == subject:
+        return _same, _same
+    forward = SubjectTransform.parse(subject, transform_tokenize(local), strict=True)
+    assert forward is not None  # a non-empty destination
+    back = forward.reverse()
+    return forward.transform, back.transform if back is not None else _fixed(subject)
+
+
+def service_import_rename(local: str, subject: str) -> Rename:
+    """How a request on ``local`` (or a subject matching it) is renamed to the exported ``subject``.
+
+    nats-server's ``addServiceImport``: a strict transform built the other
+    way round (so ``$n`` may appear only in ``local``) and reversed.
+    """
+    if PWC not in subject.split(".") and FWC not in subject.split("."):
+        return _fixed(subject)
+    if local == subject:
+        return _same
+    built = SubjectTransform.parse(transform_untokenize(subject)[0], transform_tokenize(local), strict=True)
+    back = built.reverse() if built is not None else None
+    return back.transform if back is not None else _fixed(subject)
 
 
 def _subset_match(tokens: list[str], stoks: list[str]) -> bool:
@@ -395,39 +345,6 @@ def _subset_match(tokens: list[str], stoks: list[str]) -> bool:
     return len(tokens) == len(stoks)
 
 
-def _split(token: str, delimiter: str) -> str:
-    """``{{split}}``: the token cut at each delimiter, empty pieces dropped."""
-    pieces = token.split(delimiter) if delimiter else list(token)
-    out: list[str] = []
-    for j, piece in enumerate(pieces):
-        if piece:
-            out.append(piece)
-        if j < len(pieces) - 1 and pieces[j + 1] and not (j == 0 and not piece):
-            out.append(".")
-    return "".join(out)
-
-
-def _slice(kind: str, data: bytes, size: int) -> str:
-    """The position and size functions, on the token's bytes (a too-small token is kept whole)."""
-    length = len(data)
-    if not 0 < size < length:
-        return _text(data)
-    if kind == "splitFromLeft":
-        parts = [data[:size], data[size:]]
-    elif kind == "splitFromRight":
-        parts = [data[: length - size], data[length - size :]]
-    elif kind == "left":
-        parts = [data[:size]]
-    elif kind == "right":
-        parts = [data[length - size :]]
-    elif kind == "sliceFromLeft":
-        parts = [data[i : i + size] for i in range(0, length, size)]
-    else:  # sliceFromRight
-        remainder = length % size
-        parts = ([data[:remainder]] if remainder else []) + [data[i : i + size] for i in range(remainder, length, size)]
-    return _text(b".".join(parts))
-
-
 def validate_mapping(src: str, dest: str) -> None:
     """``ValidateMapping``: the destination's tokens, then the transform itself; raises :class:`TransformError`."""
     if not dest:
@@ -436,12 +353,12 @@ def validate_mapping(src: str, dest: str) -> None:
     for token in dest.split("."):
         if not token or after_fwc:
             raise TransformError.in_token(INVALID_TRANSFORM, token)
-        if _is_mustache(token):
-            if not any(pattern.search(token) for pattern in _KNOWN_FUNCTIONS):
+        if is_mustache(token):
+            if not any(pattern.search(token) for pattern in KNOWN_FUNCTIONS):
                 raise TransformError.in_token(UNKNOWN_FUNCTION, token)
             continue
         if token == FWC:
             after_fwc = True
-        elif any(ch in token for ch in _BLANKS):
+        elif any(ch in token for ch in BLANKS):
             raise TransformError(INVALID_TRANSFORM)
     SubjectTransform.parse(src, dest)

@@ -121,8 +121,7 @@ START_ERRORS = {
 FAKEJS_REFUSES = {
     "leafnode_remotes": ('leafnodes { remotes: [ { url: "nats://127.0.0.1:7422" } ] }\n', "leaf node connections"),
     "cluster_routes": ('cluster { listen: "127.0.0.1:-1", routes: ["nats://127.0.0.1:1"] }\n', "clusters"),
-    "account_mappings": ('accounts { A: { mappings: { "a": "b" } } }\n', "subject mappings (mappings)"),
-    "mappings": ('mappings { "a": "b" }\n', "subject mappings"),
+    "account_limits": ("accounts { A: { limits: { max_connections: 1 } } }\n", "account limits (limits)"),
     "max_subscriptions": ("max_subscriptions: 10\n", "subscriptions"),
     "jetstream_encryption": ('jetstream { key: "s3cr3t" }\n', "encryption at rest"),
     "jetstream_api_limits": ("jetstream { limits { max_ack_pending: 10 } }\n", "server-wide JetStream API limits"),

@@ -112,7 +112,7 @@ def test_errors(text: str, expected: list[str]) -> None:
 @pytest.mark.parametrize(
     "text,feature",
     [
-        ("accounts { A { mappings: { a: b } } }", "subject mappings (mappings)"),
+        ("accounts { A { msg_trace: { dest: x } } }", "message tracing (msg_trace)"),
         ("accounts { A { limits: { max_connections: 1 } } }", "account limits (limits)"),
     ],
 )

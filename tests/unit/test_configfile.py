@@ -234,10 +234,12 @@ def test_errors_and_refusals_on_the_command_line(tmp_path: Path) -> None:
         f"nats-server: {path}:1:0: interface conversion: interface {{}} is string, not int64\n"
         f'{path}:2:1: unknown field "foo"\n\n'
     )
-    path.write_text("mappings { }\n")
+    path.write_text("logfile_size_limit: 1\n")
     with pytest.raises(Exit) as end:
         command_line(["-c", str(path)])
-    assert end.value.stderr == f"fakejs: {path}:1:0: subject mappings (mappings): not supported by fakejs yet\n"
+    assert (
+        end.value.stderr == f"fakejs: {path}:1:0: log file rotation (logfile_size_limit): not supported by fakejs yet\n"
+    )
     path.write_text("port: -1\nmax_payload: 100MB\n")
     with pytest.raises(Exit) as end:
         command_line(["-c", str(path)])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fakejs.core.account_config import CHUNKED, STREAM, AccountConfig, Export, Import
 from fakejs.core.broker import Broker
-from fakejs.core.imports import Imports, subject_mapping, wire_imports
+from fakejs.core.imports import Imports, wire_imports
 from fakejs.core.options import ServerOptions
 from fakejs.core.session import ClientSession
 from fakejs.core.users import User
@@ -38,15 +38,6 @@ def _login(broker: Broker, user: str, **extra: object) -> ClientSession:
 
 def _send(session: ClientSession, data: bytes) -> None:
     session.data_received(data)
-
-
-def test_subject_mappings() -> None:
-    assert subject_mapping("ev.>", "from.a.ev.>")("ev.x.y") == "from.a.ev.x.y"
-    assert subject_mapping("t.*", "tt.$1.x")("t.q") == "tt.q.x"
-    assert subject_mapping("remote.>", "api.>")("remote.foo.bar") == "api.foo.bar"
-    assert subject_mapping("a.*.*", "b.$2.$1")("a.1.2") == "b.2.1"
-    assert subject_mapping("uno", "one")("uno") == "one"
-    assert subject_mapping("x.>", "x.>")("x.y") == "x.y"
 
 
 def test_stream_import_with_prefix_keeps_reply_and_headers() -> None:

@@ -13,6 +13,10 @@ from fakejs.core.subject_transform import (
     TransformError,
     fnv1a32,
     go_atoi,
+    service_import_rename,
+    stream_import_renames,
+    transform_tokenize,
+    transform_untokenize,
     validate_mapping,
 )
 
@@ -172,3 +176,61 @@ def test_partition_is_stable_and_in_range(token: str, buckets: int) -> None:
     assert got == transform.match("a." + token)
     assert got is not None and 0 <= int(got) < buckets
     assert int(got) == fnv1a32(token.encode()) % buckets
+
+
+# -- reverse() and the import renames (nats-server's strict import transforms) ------------
+
+
+@pytest.mark.parametrize(
+    ("src", "dest", "subject", "back"),
+    [
+        ("a.*.*", "b.$2.$1", "a.1.2", "b.*.*"),
+        ("t.*", "tt.{{wildcard(1)}}.x", "t.q", "tt.*.x"),
+        ("ev.>", "from.a.ev.>", "ev.x.y", "from.a.ev.>"),
+        ("uno", "one", "uno", "one"),
+    ],
+)
+def test_reverse_leads_back(src: str, dest: str, subject: str, back: str) -> None:
+    forward = SubjectTransform.parse(src, dest, strict=True)
+    assert forward is not None
+    reverse = forward.reverse()
+    assert reverse is not None
+    assert reverse.src == back
+    assert reverse.match(forward.transform(subject)) == subject
+
+
+def test_reverse_of_an_import_needing_more_references_is_none() -> None:
+    forward = parse("a.*.*", "b.$1")  # not strict: one wildcard unused, no way back
+    assert forward.reverse() is None
+
+
+def test_tokenize_and_untokenize() -> None:
+    assert transform_tokenize("a.*.b.*.>") == "a.$1.b.$2.>"
+    assert transform_untokenize("a.$2.{{wildcard(1)}}.$x.>") == ("a.*.*.$x.>", ["$2", "{{wildcard(1)}}"])
+
+
+def test_stream_import_renames() -> None:
+    forward, back = stream_import_renames("ev.>", "from.a.ev.>")
+    assert (forward("ev.x.y"), back("from.a.ev.x.y")) == ("from.a.ev.x.y", "ev.x.y")
+    forward, back = stream_import_renames("t.*", "tt.$1.x")
+    assert (forward("t.q"), back("tt.q.x")) == ("tt.q.x", "t.q")
+    forward, back = stream_import_renames("a.*.*", "b.*.*")  # '*' tokens taken in order
+    assert (forward("a.1.2"), back("b.1.2")) == ("b.1.2", "a.1.2")
+    forward, back = stream_import_renames("a.*.*", "b.$2.$1")
+    assert (forward("a.1.2"), back("b.2.1")) == ("b.2.1", "a.1.2")
+    forward, back = stream_import_renames("uno", "one")
+    assert (forward("uno"), back("one")) == ("one", "uno")
+    forward, back = stream_import_renames("x.>", "x.>")
+    assert (forward("x.y"), back("x.y")) == ("x.y", "x.y")
+
+
+def test_service_import_renames() -> None:
+    assert service_import_rename("remote.>", "api.>")("remote.foo.bar") == "api.foo.bar"
+    assert service_import_rename("req.$2.$1", "svc.*.*")("req.b.a") == "svc.a.b"
+    assert service_import_rename("local", "svc.x")("local") == "svc.x"
+    assert service_import_rename("svc.*", "svc.*")("svc.q") == "svc.q"
+
+
+def test_import_renames_allow_only_wildcard_functions() -> None:
+    with pytest.raises(TransformError, match="only mapping function allowed for import"):
+        stream_import_renames("a.*", "b.{{partition(3,1)}}")

@@ -9,8 +9,8 @@ boolean, ``enabled``/``disabled`` or a map of limits.  Errors carry
 nats-server's texts, positioned where it positions them (its messages about
 a whole ``users`` or ``jetstream`` value come without a position).  The
 simple form, a list of account names, is accepted too.  Keys an account may
-have that fakejs does not serve (subject mappings, account nkeys, limits,
-message tracing) are refused by name.
+have that fakejs does not serve (account nkeys, limits, message tracing)
+are refused by name; ``mappings`` are read by :mod:`.mappings`.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from fakejs.conf import Token
-from fakejs.core.account_config import AccountConfig, Export, Import, JetStreamLimits
+from fakejs.core.account_config import AccountConfig, Export, Import, JetStreamLimits, Mapping
 from fakejs.core.accounts import GLOBAL_ACCOUNT
 from fakejs.core.auth import decode_public_key
 from fakejs.core.configfile import exports
 from fakejs.core.configfile.authorization import parse_permissions, parse_users, with_permissions
 from fakejs.core.configfile.context import ConfigContext
+from fakejs.core.configfile.mappings import parse_mappings
 from fakejs.core.configfile.values import go_type, go_value
 from fakejs.core.options import ServerOptions
 from fakejs.core.users import Permissions, User
@@ -32,8 +33,6 @@ ACCOUNT_KEY_PREFIX = 0  # nkeys' prefix byte of an account's public key ("A...")
 
 # Account keys nats-server serves and fakejs does not: what to call them when refusing.
 REFUSED: dict[str, str] = {
-    "mappings": "subject mappings",
-    "maps": "subject mappings",
     "limits": "account limits",
     "msg_trace": "message tracing",
     "trace_dest": "message tracing",
@@ -104,6 +103,7 @@ class _Parts:
         self.jetstream: JetStreamLimits | None = None
         self.exports: tuple[Export, ...] = ()
         self.imports: tuple[Import, ...] = ()
+        self.mappings: tuple[Mapping, ...] = ()
 
 
 def _account(
@@ -139,7 +139,7 @@ def _account(
             continue
         taken.add(ident)
         kept.append(User(user.name, user.password, user.nkey, user.permissions, name, user.connection_types))
-    return AccountConfig(name, tuple(kept), parts.jetstream, {}, parts.exports, parts.imports)
+    return AccountConfig(name, tuple(kept), parts.jetstream, {}, parts.exports, parts.imports, parts.mappings)
 
 
 def _account_key(key: str, value: Token, parts: _Parts, context: ConfigContext) -> None:
@@ -159,6 +159,8 @@ def _account_key(key: str, value: Token, parts: _Parts, context: ConfigContext) 
         parts.exports = exports.apply_exports(value, context)
     elif field == "imports":
         parts.imports = exports.apply_imports(value, context)
+    elif field in ("mappings", "maps"):
+        parts.mappings = parse_mappings(value, context)
     elif field == "nkey":
         nkey = value.value
         if not isinstance(nkey, str) or decode_public_key(nkey, ACCOUNT_KEY_PREFIX) is None:

@@ -25,7 +25,14 @@ from fakejs.conf import Token
 from fakejs.core.account_config import CHUNKED, SINGLETON, STREAM, AccountConfig, Export, Import
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import go_type
+from fakejs.core.subject_transform import (
+    TransformError,
+    service_import_rename,
+    stream_import_renames,
+    transform_untokenize,
+)
 from fakejs.core.subjects import has_wildcard, is_subset, is_valid_subject, overlap
+from fakejs.gocompat.goflag import go_quote
 from fakejs.gocompat.gotime import parse_duration
 
 __all__ = ["apply_exports", "apply_imports", "check_imports"]
@@ -326,6 +333,11 @@ def _stream_problem(
         imp.account, imp.subject, {name}, by_name, done
     ):
         return "import forms a cycle"
+    if has_wildcard(imp.subject) and imp.local and imp.local != imp.subject:
+        try:
+            stream_import_renames(imp.subject, imp.local)
+        except TransformError as exc:
+            return _transform_problem("stream", imp.subject, imp.local, exc)
     if any(o.account == imp.account and o.subject == imp.subject for o in done.get(name, [])):
         return "stream import already exists"
     done.setdefault(name, []).append(imp)
@@ -345,8 +357,21 @@ def _service_problem(
         return "service import not authorized"
     if _service_cycle(imp.account, local, {name}, done):
         return "import forms a cycle"
+    if has_wildcard(imp.subject) and local != imp.subject:
+        try:
+            service_import_rename(local, imp.subject)
+        except TransformError as exc:
+            return _transform_problem("service", local, transform_untokenize(imp.subject)[0], exc)
     done.setdefault(name, []).append(imp)
     return None
+
+
+def _transform_problem(kind: str, source: str, destination: str, exc: TransformError) -> str:
+    """nats-server's text for an import whose rename is not a strict (reversible) transform."""
+    return (
+        f"failed to create mapping transform for {kind} import subject from {go_quote(source)} "
+        f"to {go_quote(destination)}: {exc}"
+    )
 
 
 def _service_cycle(account: str, subject: str, visited: set[str], done: dict[str, list[Import]]) -> bool:

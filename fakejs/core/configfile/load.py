@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from fakejs.conf import ConfigError, Token, Tree, digest, parse, parse_file
 from fakejs.core import auth
-from fakejs.core.configfile import accounts, authorization, jetstream_keys, tls, websocket
+from fakejs.core.configfile import accounts, authorization, jetstream_keys, mappings, tls, websocket
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.listeners import BLOCK_ALIASES, BLOCKS, Unserved, apply_block, listener_problems, notices
 from fakejs.core.configfile.server_keys import HANDLERS, Handler, system_account
@@ -29,8 +29,6 @@ from fakejs.gocompat.gotime import format_duration
 # Top-level keys nats-server serves and fakejs does not: what to call them when refusing.
 REFUSED: dict[str, str] = {
     "client_advertise": "client advertise URLs for clusters",
-    "mappings": "subject mappings",
-    "maps": "subject mappings",
     "default_sentinel": "auth callout",
     "ocsp": "OCSP stapling",
     "ocsp_cache": "OCSP stapling",
@@ -158,6 +156,8 @@ def _apply_key(key: str, token: Token, options: ServerOptions, context: ConfigCo
         authorization.apply(token, options, context)
     elif lowered == "accounts":
         accounts.apply(token, options, context)
+    elif lowered in ("mappings", "maps"):
+        mappings.apply_global(token, options, context)
     elif lowered in ("websocket", "ws"):
         websocket.apply(token, options, context)
     elif lowered in BLOCKS or lowered in BLOCK_ALIASES:
