@@ -163,15 +163,7 @@ async def wait_for_messages(nc: nats.NATS, stream: str, count: int) -> dict[str,
         await asyncio.sleep(0.02)
 
 
-def not_yet_in_fakejs(request: pytest.FixtureRequest, target: Target, why: str) -> None:
-    """A divergence found by the campaign and not fixed yet: expected to fail on fakejs only."""
-    if target.is_fake:
-        request.node.add_marker(pytest.mark.xfail(reason=why, strict=True))
-
-
-async def test_mirror_info_in_the_create_reply_leaves_the_filter_out(
-    target: Target, request: pytest.FixtureRequest
-) -> None:
+async def test_mirror_info_in_the_create_reply_leaves_the_filter_out(target: Target) -> None:
     """The create reply's ``mirror`` block has no ``filter_subject`` yet; STREAM.INFO has it."""
     nc = await connect(target)
     await create_stream(nc, {"name": "O", "subjects": ["c.>"]})
@@ -181,7 +173,7 @@ async def test_mirror_info_in_the_create_reply_leaves_the_filter_out(
     await nc.close()
 
 
-async def test_a_counter_stream_sources_a_counter_stream(target: Target, request: pytest.FixtureRequest) -> None:
+async def test_a_counter_stream_sources_a_counter_stream(target: Target) -> None:
     """Each sourced increment is stored, with ``Nats-Counter-Sources`` holding the origin's total."""
     nc = await connect(target)
     await create_stream(nc, {"name": "O", "subjects": ["c.>"], "allow_msg_counter": True})
@@ -196,7 +188,7 @@ async def test_a_counter_stream_sources_a_counter_stream(target: Target, request
     await nc.close()
 
 
-async def test_a_sourced_rollup_is_stored_where_rollups_are_off(target: Target, request: pytest.FixtureRequest) -> None:
+async def test_a_sourced_rollup_is_stored_where_rollups_are_off(target: Target) -> None:
     """A sourced message keeps its ``Nats-Rollup`` header and is stored even when the sourcing stream denies rollups."""
     nc = await connect(target)
     await create_stream(nc, {"name": "O", "subjects": ["a"], "allow_rollup_hdrs": True})
@@ -207,9 +199,7 @@ async def test_a_sourced_rollup_is_stored_where_rollups_are_off(target: Target, 
     await nc.close()
 
 
-async def test_an_interest_stream_without_consumers_reports_no_source_sequence(
-    target: Target, request: pytest.FixtureRequest
-) -> None:
+async def test_an_interest_stream_without_consumers_reports_no_source_sequence(target: Target) -> None:
     """The copied message is dropped at once (nobody is interested), and the source info shows no ``seq``."""
     nc = await connect(target)
     await create_stream(nc, {"name": "O", "subjects": ["a"]})
@@ -223,7 +213,7 @@ async def test_an_interest_stream_without_consumers_reports_no_source_sequence(
     await nc.close()
 
 
-async def test_dropping_a_source_costs_one_failed_api_request(target: Target, request: pytest.FixtureRequest) -> None:
+async def test_dropping_a_source_costs_one_failed_api_request(target: Target) -> None:
     """An update that removes a stream's sources is followed by one more API request, which fails."""
     nc = await connect(target)
     await create_stream(nc, {"name": "O", "subjects": ["a"]})
@@ -241,9 +231,7 @@ async def test_dropping_a_source_costs_one_failed_api_request(target: Target, re
     await nc.close()
 
 
-async def test_a_source_starting_past_an_empty_origin_reports_no_sequence(
-    target: Target, request: pytest.FixtureRequest
-) -> None:
+async def test_a_source_starting_past_an_empty_origin_reports_no_sequence(target: Target) -> None:
     """``opt_start_seq`` is not shown as ``seq - 1`` in the source info: nothing was received yet."""
     nc = await connect(target)
     await create_stream(nc, {"name": "O", "subjects": ["a"]})
