@@ -173,6 +173,19 @@ async def test_mirror_info_in_the_create_reply_leaves_the_filter_out(target: Tar
     await nc.close()
 
 
+async def test_mirror_info_in_the_create_reply_shows_the_transforms(target: Target) -> None:
+    """Unlike its filter, a mirror's subject transforms are in the create reply, origin or not."""
+    nc = await connect(target)
+    transforms = [{"src": "a.>", "dest": "m.a.>"}, {"src": "b", "dest": "m.b"}]
+    for origin in ("O", "X"):
+        if origin == "O":
+            await create_stream(nc, {"name": "O", "subjects": ["a.>", "b"]})
+        name = f"M{origin}"
+        reply = await create_stream(nc, {"name": name, "mirror": {"name": origin, "subject_transforms": transforms}})
+        assert reply["mirror"] == {"name": origin, "lag": 0, "active": -1, "subject_transforms": transforms}
+    await nc.close()
+
+
 async def test_a_counter_stream_sources_a_counter_stream(target: Target) -> None:
     """Each sourced increment is stored, with ``Nats-Counter-Sources`` holding the origin's total."""
     nc = await connect(target)

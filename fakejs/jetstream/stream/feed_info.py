@@ -10,8 +10,9 @@ from fakejs.jetstream.stream.feed import Feed
 def source_info(feed: Feed, source: dict[str, Any], with_seq: bool) -> dict[str, Any]:
     """``StreamSourceInfo`` in the order nats-server 2.15.1 writes it.
 
-    A mirror (``with_seq`` false) learns its filters when it first asks the
-    origin for a consumer: the reply that creates it shows none.
+    A mirror (``with_seq`` false) learns its ``filter_subject`` when it first
+    asks the origin for a consumer: the reply that creates it shows none (its
+    subject transforms, it shows).
     """
     out: dict[str, Any] = {"name": source["name"]}
     external = source.get("external")
@@ -21,10 +22,9 @@ def source_info(feed: Feed, source: dict[str, Any], with_seq: bool) -> dict[str,
     if with_seq and feed.stored_seq:
         out["seq"] = feed.stored_seq
     out["active"] = feed.active_ns()
-    shows_filters = with_seq or feed.requested
-    if shows_filters and source.get("filter_subject"):
+    if (with_seq or feed.requested) and source.get("filter_subject"):
         out["filter_subject"] = source["filter_subject"]
-    if shows_filters and source.get("subject_transforms"):
+    if source.get("subject_transforms"):
         out["subject_transforms"] = [
             {"src": t.get("src", ""), "dest": t.get("dest", "")} for t in source["subject_transforms"]
         ]
