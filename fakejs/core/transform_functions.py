@@ -125,11 +125,16 @@ def function_args(pattern: re.Pattern[str], token: str) -> list[str] | None:
     return _COMMA.split(found.group(1)) if found else None
 
 
-def _index_int(token: str, kind: str, args: list[str]) -> Placeholder:
+def _two_args(token: str, args: list[str]) -> None:
+    """Functions of exactly two arguments: too few and too many have their own texts."""
     if len(args) < 2:
         raise TransformError.in_token(NOT_ENOUGH_ARGS, token)
     if len(args) > 2:
         raise TransformError.in_token(TOO_MANY_ARGS, token)
+
+
+def _index_int(token: str, kind: str, args: list[str]) -> Placeholder:
+    _two_args(token, args)
     try:
         index = go_atoi(args[0].strip(" "))
         number = go_atoi(args[1].strip(" "))
@@ -168,10 +173,7 @@ def _mustache(token: str) -> Placeholder:
             return _index_int(token, kind, args)
     args = function_args(_SPLIT, token)
     if args is not None:
-        if len(args) < 2:
-            raise TransformError.in_token(NOT_ENOUGH_ARGS, token)
-        if len(args) > 2:
-            raise TransformError.in_token(TOO_MANY_ARGS, token)
+        _two_args(token, args)
         try:
             index = go_atoi(args[0].strip(" "))
         except ValueError:

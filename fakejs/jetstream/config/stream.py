@@ -289,6 +289,11 @@ def _omitempty(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if not _omit(v)}
 
 
+def transforms_json(transforms: list[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """``[]SubjectTransformConfig`` as nats-server writes it: both sides of each, even empty."""
+    return [{"src": t.get("src", ""), "dest": t.get("dest", "")} for t in transforms]
+
+
 def _source_json(src: Mapping[str, Any]) -> dict[str, Any]:
     """``StreamSource``: ``name`` always, ``external`` with both prefixes (even empty), transforms with both sides."""
     out: dict[str, Any] = {"name": src.get("name", "")}
@@ -300,9 +305,7 @@ def _source_json(src: Mapping[str, Any]) -> dict[str, Any]:
     if src.get("filter_subject"):
         out["filter_subject"] = src["filter_subject"]
     if src.get("subject_transforms"):
-        out["subject_transforms"] = [
-            {"src": t.get("src", ""), "dest": t.get("dest", "")} for t in src["subject_transforms"]
-        ]
+        out["subject_transforms"] = transforms_json(src["subject_transforms"])
     external = src.get("external")
     if external is not None:
         out["external"] = {"api": external.get("api", ""), "deliver": external.get("deliver", "")}

@@ -231,8 +231,7 @@ class Feed:
             self.listening = True
             self._deliveries = router.subscribe_internal(deliver, self._on_delivery)
             payload = json.dumps(body, separators=(",", ":")).encode()
-        if self.api_prefix:
-            subject = subject.replace("$JS.API", self.api_prefix, 1).replace("..", ".")
+        subject = self._through_api(subject)
         reply = f"$JSC.R.{self._token()}"
         self.in_progress = True
         self.error = None
@@ -244,6 +243,12 @@ class Feed:
             # answer wait runs out.
             return
         router.publish(subject, reply, hdrs.build(headers), payload, None)
+
+    def _through_api(self, subject: str) -> str:
+        """An API subject as sent to the origin: ``external.api`` in place of ``$JS.API``."""
+        if not self.api_prefix:
+            return subject
+        return subject.replace("$JS.API", self.api_prefix, 1).replace("..", ".")
 
     def _token(self) -> str:
         rng = self.js.rng
@@ -389,9 +394,7 @@ class Feed:
 
     def _delete_consumer(self, origin: str, consumer: str) -> None:
         router = self.js.router
-        subject = f"$JS.API.CONSUMER.DELETE.{origin}.{consumer}"
-        if self.api_prefix:
-            subject = subject.replace("$JS.API", self.api_prefix, 1).replace("..", ".")
+        subject = self._through_api(f"$JS.API.CONSUMER.DELETE.{origin}.{consumer}")
         reply = f"$JSC.R.{self._token()}"
         answer: list[Subscription] = []
 

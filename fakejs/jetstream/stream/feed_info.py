@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakejs.jetstream.config.stream import transforms_json
 from fakejs.jetstream.stream.feed import Feed
 
 
@@ -25,9 +26,7 @@ def source_info(feed: Feed, source: dict[str, Any], with_seq: bool) -> dict[str,
     if (with_seq or feed.requested) and source.get("filter_subject"):
         out["filter_subject"] = source["filter_subject"]
     if source.get("subject_transforms"):
-        out["subject_transforms"] = [
-            {"src": t.get("src", ""), "dest": t.get("dest", "")} for t in source["subject_transforms"]
-        ]
+        out["subject_transforms"] = transforms_json(source["subject_transforms"])
     if feed.error is not None:
         out["error"] = feed.error
     return out
