@@ -94,6 +94,20 @@ def add(block: bytes | None, key: str, value: str) -> bytes:
     return build([(key, value)])
 
 
+def set_value(hdr: bytes | None, key: str, value: str) -> bytes:
+    """nats-server's ``setHeader``: the first ``key`` line's value replaced in place, else the line appended."""
+    index = key_index(hdr, key) if hdr else -1
+    if hdr is None or index < 0:
+        return add(hdr, key, value)
+    start = index + len(key) + 1
+    if start < len(hdr) and hdr[start] == 0x20:
+        start += 1
+    end = hdr.find(b"\r", start)
+    if end < 0:
+        return hdr
+    return hdr[:start] + value.encode() + hdr[end:]
+
+
 def status(block: bytes | None) -> tuple[int, str]:
     """The status code and description of a block, ``(0, "")`` when absent."""
     if not block or not block.startswith(_VERSION):

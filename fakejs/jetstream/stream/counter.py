@@ -140,20 +140,6 @@ def current(store: MessageStore, subject: str) -> int:
     return _last(store, subject)[0]
 
 
-def set_header(hdr: bytes | None, key: str, value: str) -> bytes:
-    """nats-server's ``setHeader``: the first ``key`` line's value replaced, else the line appended."""
-    index = hdrs.key_index(hdr, key) if hdr else -1
-    if hdr is None or index < 0:
-        return hdrs.add(hdr, key, value)
-    start = index + len(key) + 1
-    if start < len(hdr) and hdr[start] == 0x20:
-        start += 1
-    end = hdr.find(b"\r", start)
-    if end < 0:
-        return hdr
-    return hdr[:start] + value.encode() + hdr[end:]
-
-
 def _sourced_increment(sources: dict[str, Any], hdr: bytes, subject: str, payload: bytes) -> tuple[int, bytes]:
     """A sourced total: the change since this origin's subject was last seen, noted in ``sources``.
 
@@ -172,7 +158,7 @@ def _sourced_increment(sources: dict[str, Any], hdr: bytes, subject: str, payloa
     previous = parse_big_int(str(seen.get(origin_subject, "")).encode()) or 0
     seen[origin_subject] = big_int_text(sourced)
     change = sourced - previous
-    return change, set_header(hdr, INCR, big_int_text(change))
+    return change, hdrs.set_value(hdr, INCR, big_int_text(change))
 
 
 def next_value(
@@ -191,7 +177,7 @@ def next_value(
     total = big_int_text(initial + incr)
     body = b'{"val":"%s"}' % total.encode()
     if sources:
-        hdr = set_header(hdr, COUNTER_SOURCES, gojson.dumps(dict(sorted(sources.items()))))
+        hdr = hdrs.set_value(hdr, COUNTER_SOURCES, gojson.dumps(dict(sorted(sources.items()))))
     max_size = cfg["max_msg_size"]
     hlen = len(hdr) if hdr else 0
     if max_size >= 0 and (hlen > max_size or len(body) > max_size - hlen):
