@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from fakejs.core.account_config import AccountConfig
+    from fakejs.core.cluster_config import ClusterConfig
     from fakejs.core.transport_config import TLSConfig, WebSocketConfig
     from fakejs.core.users import User
 
@@ -118,6 +119,8 @@ class ServerOptions:
     allow_non_tls: bool = False
     # ``websocket {}``: a second client listener speaking NATS inside WebSocket frames.
     websocket: WebSocketConfig | None = None
+    # ``cluster {}`` / ``--cluster``: a route port, the routes dialled, the cluster's name.
+    cluster: ClusterConfig | None = None
     debug: bool = False
     trace: bool = False
     log_file: str = ""
