@@ -19,6 +19,7 @@ from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import OPEN, Authenticator, Login, LoginRules, validate, with_cookies
 from fakejs.core.clock import Clock
+from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks
 from fakejs.core.log import get_logger
@@ -29,6 +30,7 @@ from fakejs.core.stats import Stats
 from fakejs.core.sysevents import SystemEvents
 from fakejs.gocompat import ids
 from fakejs.protocol.writer import go_quote
+from fakejs.protocol.writer import info as go_info
 
 if TYPE_CHECKING:
     from fakejs.core.clientio import TransportDetails
@@ -79,6 +81,13 @@ class Broker:
         self._next_cid = 0
         # The events a client of the system account sees ($SYS.ACCOUNT.<acc>.CONNECT ...).
         self.events = SystemEvents(self)
+        # The routes to the other servers of a cluster (started with the route port).
+        self.cluster: Cluster | None = None
+        self.cluster_port: int | None = None  # the route port once it listens
+        if options.cluster is not None:
+            identity = (self.server_id, self.name)
+            self.cluster = Cluster(options.cluster, options, identity, self.accounts, clock, self.random)
+            self.cluster.on_client_urls_changed = self.send_async_info
 
     @property
     def router(self) -> Router:
@@ -97,8 +106,10 @@ class Broker:
 
     # -- identity ----------------------------------------------------------
 
-    def info_fields(self, client: ClientSession | None = None, connect_info: bool = False) -> dict[str, Any]:
-        """The INFO document, in nats-server's field order, for one client."""
+    def info_fields(
+        self, client: ClientSession | None = None, connect_info: bool = False, update: bool = False
+    ) -> dict[str, Any]:
+        """The INFO document, in nats-server's field order, for one client (``update``: an async INFO)."""
         opts = self.options
         info: dict[str, Any] = {
             "server_id": self.server_id,
@@ -132,10 +143,17 @@ class Broker:
             info["client_id"] = client.cid
             if client.host:
                 info["client_ip"] = client.host
-            if client.nonce and not connect_info:
+            if client.nonce and not connect_info and not update:
                 info["nonce"] = client.nonce
+        cluster = self.cluster
+        if cluster is not None:
+            info["cluster"] = cluster.name
+            if cluster.dynamic_name:
+                info["cluster_dynamic"] = True
         if self.jetstream_enabled and opts.jetstream_domain:
             info["domain"] = opts.jetstream_domain
+        if cluster is not None and websocket is None and (urls := cluster.client_urls()):
+            info["connect_urls"] = urls
         if self.lame_duck:
             info["ldm"] = True
         if connect_info:
@@ -162,6 +180,16 @@ class Broker:
             for callback in self.on_client_closed:
                 callback(client, final)
             self.events.disconnected(client)
+
+    def send_async_info(self) -> None:
+        """The cluster's client URLs changed: an INFO for every client that takes them.
+
+        As nats-server: clients that said ``"protocol": 1`` in CONNECT and
+        got the answer to their first PING (the others learn at that PING).
+        """
+        for client in list(self.clients.values()):
+            if client.protocol >= 1 and client.first_pong_sent and not client.closed and not client.websocket:
+                client.send(go_info(self.info_fields(client, update=True)))
 
     def client_connected(self, client: ClientSession) -> None:
         """A client logged in to its account (CONNECT accepted)."""

@@ -19,7 +19,7 @@ from fakejs.core.log import get_logger
 from fakejs.core.mappings import SubjectMappings
 from fakejs.core.subjects import InvalidSubject, MatchResult, SubscriptionIndex
 
-__all__ = ["InternalHandler", "InvalidSubject", "Router", "Subscriber", "Subscription"]
+__all__ = ["InternalHandler", "InvalidSubject", "RemoteInterest", "RouteOwner", "Router", "Subscriber", "Subscription"]
 
 
 class Subscriber(Protocol):
@@ -36,6 +36,30 @@ class Subscriber(Protocol):
 
     def remove_subscription(self, sub: Subscription) -> None:
         """Forget a subscription the router dropped (auto-unsubscribe reached)."""
+
+
+class RouteOwner(Protocol):
+    """The owner of a remote subscription: a route connection to another server of the cluster."""
+
+    def forward(
+        self, account: str, subject: str, reply: str, queues: list[str], headers: bytes | None, payload: bytes
+    ) -> None:
+        """Send one message on, for the remote subscribers (and one member of each of ``queues``)."""
+
+
+class RemoteInterest(Protocol):
+    """The cluster's side of an account (set as :attr:`Router.remote` while the server has routes).
+
+    ``index`` holds the other servers' subscriptions (owned by a
+    :class:`RouteOwner`, queue members weighted); ``local_changed`` hears
+    of every local subscription that comes (+1) and goes (-1), to announce
+    it to the other servers.
+    """
+
+    account: str
+    index: SubscriptionIndex
+
+    def local_changed(self, sub: Subscription, delta: int) -> None: ...
 
 
 class _EmptyReply(str):
@@ -58,10 +82,23 @@ class Subscription:
 
     ``max`` is the UNSUB auto-unsubscribe limit (0 = none) and
     ``delivered`` counts the messages handed over, as nats-server's
-    ``sub.nm`` does.
+    ``sub.nm`` does.  A remote server's subscription (see
+    :class:`RemoteInterest`) is owned by the route it came on.
     """
 
-    __slots__ = ("__weakref__", "closed", "delivered", "max", "owner", "queue", "sid", "sid_bytes", "subject")
+    __slots__ = (
+        "__weakref__",
+        "closed",
+        "delivered",
+        "local_only",
+        "max",
+        "owner",
+        "queue",
+        "sid",
+        "sid_bytes",
+        "subject",
+        "weight",
+    )
 
     def __init__(self, subject: str, queue: str, sid: str, owner: Any) -> None:
         self.subject = subject
@@ -72,6 +109,10 @@ class Subscription:
         self.max = 0
         self.delivered = 0
         self.closed = False
+        # A remote server's queue subscription stands for this many members there.
+        self.weight = 1
+        # Never announced to the other servers of a cluster (this server's own control subjects).
+        self.local_only = False
 
     def __repr__(self) -> str:
         queue = f" queue={self.queue!r}" if self.queue else ""
@@ -129,6 +170,8 @@ class Router:
         self._imported_interest: list[Callable[[str], bool]] = []
         # Stream imports told of interest coming and going here, for the exporter's push consumers.
         self._interest_listeners: list[Callable[[str], None]] = []
+        # The other servers of the cluster: their interest here, and the announcement of ours.
+        self.remote: RemoteInterest | None = None
 
     # -- subject mappings ------------------------------------------------------
 
@@ -165,13 +208,20 @@ class Router:
     def subscribe(self, sub: Subscription) -> None:
         """Index ``sub``; raises :class:`InvalidSubject` for an invalid subject."""
         self.index.insert(sub)
+        if self.remote is not None:
+            self.remote.local_changed(sub, 1)
         self._notify(sub.subject)
 
     def unsubscribe(self, sub: Subscription) -> None:
         if not sub.closed:
             sub.closed = True
-            self.index.remove(sub)
+            if self.index.remove(sub) and self.remote is not None:
+                self.remote.local_changed(sub, -1)
             self._notify(sub.subject)
+
+    def local_subscriptions(self) -> list[Subscription]:
+        """Every local subscription (what a cluster announces when it starts)."""
+        return list(self.index.all())
 
     # -- interest on an exact subject (push consumers) ------------------------------------
 
@@ -213,14 +263,21 @@ class Router:
         for listener in self._interest_listeners:
             listener(subject)
 
-    def subscribe_internal(self, subject: str, handler: InternalHandler, queue: str = "") -> Subscription:
+    def subscribe_internal(
+        self, subject: str, handler: InternalHandler, queue: str = "", local_only: bool = False
+    ) -> Subscription:
         """Subscribe a server component; ``handler(subject, reply, headers, payload, origin)``.
 
         The handler may return ``False`` to decline a message, which then
         does not count as delivered (no-responders still applies).
+        ``local_only``: the other servers of a cluster are not told (the
+        subscription answers for this server alone).
         """
         sub = Subscription(subject, queue, "", _InternalOwner(handler, self._on_error))
+        sub.local_only = local_only
         self.index.insert(sub)
+        if self.remote is not None:
+            self.remote.local_changed(sub, 1)
         self._notify(subject)  # a stream's durable sourcing consumer pushes to an internal subscription
         return sub
 
@@ -228,7 +285,8 @@ class Router:
         return self.index.match(subject)
 
     def has_interest(self, subject: str) -> bool:
-        return self.index.has_interest(subject)
+        remote = self.remote
+        return self.index.has_interest(subject) or (remote is not None and remote.index.has_interest(subject))
 
     # -- publishing ------------------------------------------------------------
 
@@ -247,6 +305,9 @@ class Router:
         if self._prefix_mappings:
             subject = self.mapped(subject)
         result = self.index.match(subject)
+        remote = self.remote
+        if remote is not None and remote.index.count:
+            return self._publish_clustered(result, remote, subject, reply, headers, payload, origin, shown_as)
         if not result:
             return False
         visible = shown_as or subject
@@ -266,6 +327,78 @@ class Router:
                         break
         self.routed_subject = outer
         return delivered
+
+    def _publish_clustered(
+        self,
+        result: MatchResult,
+        remote: RemoteInterest,
+        subject: str,
+        reply: str,
+        headers: bytes | None,
+        payload: bytes,
+        origin: Any,
+        shown_as: str,
+    ) -> bool:
+        """A publish while other servers have interest here: local delivery, then one message per route.
+
+        Each queue group picks one member cluster-wide, a remote server's
+        members weighted by their number there (nats-server prefers no
+        local member); a route gets the message once, naming the queues
+        whose member it holds.
+        """
+        remote_result = remote.index.match(subject)
+        visible = shown_as or subject
+        delivered = False
+        outer, self.routed_subject = self.routed_subject, subject
+        targets: dict[Any, list[str]] = {sub.owner: [] for sub in remote_result.psubs}
+        for sub in result.psubs:
+            if self._deliver(sub, visible, reply, headers, payload, origin):
+                delivered = True
+        queues = list(result.qsubs) + [queue for queue in remote_result.qsubs if queue not in result.qsubs]
+        for queue in queues:
+            local = result.qsubs.get(queue, ())
+            members = remote_result.qsubs.get(queue, ())
+            pick = self._rng.randrange(len(local) + sum(sub.weight for sub in members))
+            if pick >= len(local):
+                pick -= len(local)
+                for sub in members:
+                    pick -= sub.weight
+                    if pick < 0:
+                        targets.setdefault(sub.owner, []).append(queue)
+                        break
+                continue
+            for i in range(len(local)):
+                if self._deliver(local[(pick + i) % len(local)], visible, reply, headers, payload, origin):
+                    delivered = True
+                    break
+        self.routed_subject = outer
+        for route, queues in targets.items():
+            route.forward(remote.account, subject, reply, queues, headers, payload)
+        return delivered or bool(targets)
+
+    def publish_routed(
+        self, subject: str, reply: str, queues: tuple[str, ...], headers: bytes | None, payload: bytes, origin: Any
+    ) -> None:
+        """A message another server sent on: every local plain subscriber, one local member of each queue named.
+
+        Queue groups the route did not name were served elsewhere; nothing
+        goes back out to a route.
+        """
+        result = self.index.match(subject)
+        if not result:
+            return
+        outer, self.routed_subject = self.routed_subject, subject
+        for sub in result.psubs:
+            self._deliver(sub, subject, reply, headers, payload, origin)
+        for queue in queues:
+            group = result.qsubs.get(queue)
+            if not group:
+                continue
+            start = self._rng.randrange(len(group)) if len(group) > 1 else 0
+            for i in range(len(group)):
+                if self._deliver(group[(start + i) % len(group)], subject, reply, headers, payload, origin):
+                    break
+        self.routed_subject = outer
 
     def _deliver(
         self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any

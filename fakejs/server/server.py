@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from fakejs.jetstream import JetStream
     from fakejs.monitoring.system import SystemRequests
     from fakejs.server.http import Reply, Request
+    from fakejs.server.routes import RoutePort
     from fakejs.testkit.control import Controller
     from fakejs.testkit.control_subjects import ControlSubjects
 
@@ -90,6 +91,7 @@ class Server:
         self.activity = 0  # reads from clients; an idle server lets an autojump clock move
         self.output_batch = OutputBatch()
         self._autojump: asyncio.Task[None] | None = None
+        self.routes: RoutePort | None = None  # the route port, in a cluster
 
     @property
     def control(self) -> Controller:
@@ -194,12 +196,25 @@ class Server:
         self.accepting = True
         await self.listeners.open_monitoring()
         await self.listeners.open_websocket()
+        await self._open_routes()
         clock = self.clock
         if isinstance(clock, ManualClock) and clock.autojump_threshold is not None and self._autojump is None:
             self._autojump = self._loop.create_task(self._autojump_loop(clock, clock.autojump_threshold))
         log.info("Listening for client connections on %s:%d", options.host or "0.0.0.0", self.port)
         self.listeners.write_ports_file(self.port)
         log.info("Server is ready")
+
+    async def _open_routes(self) -> None:
+        """The route port, when the server is in a cluster (after the client port: its URLs travel)."""
+        cluster = self.broker.cluster
+        if cluster is None:
+            return
+        from fakejs.server.routes import RoutePort, client_connect_urls
+
+        if self.routes is None:
+            self.routes = RoutePort(self.broker, cluster)
+        await self.routes.open(client_connect_urls(self.options.host, self.port))
+        self.broker.cluster_port = self.routes.port
 
     @property
     def account_jetstreams(self) -> list[JetStream]:
@@ -232,6 +247,8 @@ class Server:
         log.info("Initiating Shutdown...")
         self.accepting = False
         self.listeners.stop_accepting()
+        if self.routes is not None:  # the other servers forget this one at once (no RS- for each subject)
+            await self.routes.close()
         if self._control_subjects is not None:
             self._control_subjects.close()
             self._control_subjects = None
@@ -290,6 +307,8 @@ class Server:
         drop and reconnect to the same URL.
         """
         self.listeners.pin_ports(self.port)
+        if self.routes is not None and self.options.cluster is not None:
+            self.options.cluster.port = self.routes.port
         self.broker.lame_duck = False
         await self.stop(keep_store=True)
         if down_for > 0:

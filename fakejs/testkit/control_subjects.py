@@ -34,7 +34,7 @@ class ControlSubjects:
         self._controller = controller
         self.access = ControlAccess(broker.options)
         self.router = broker.accounts.default.router
-        self._sub = self.router.subscribe_internal(PREFIX + ".>", self._on_request)
+        self._sub = self.router.subscribe_internal(PREFIX + ".>", self._on_request, local_only=True)
 
     def _on_request(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
         tokens = subject.split(".")[1:]

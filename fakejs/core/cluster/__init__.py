@@ -1,0 +1,9 @@
+"""Clustering: routes to the other servers of a cluster, as nats-server's route protocol has them.
+
+``cluster`` (the server's routes, pools, gossip and client URLs),
+``link`` (one route connection, without the socket) and ``interest``
+(one account's remote subscriptions and the announcement of its own).
+May import the rest of :mod:`fakejs.core` below the broker, and
+:mod:`fakejs.protocol`; the socket layer (:mod:`fakejs.server`) dials and
+accepts the connections.
+"""

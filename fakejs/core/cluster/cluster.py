@@ -1,0 +1,551 @@
+"""The server's place in a cluster: its routes, the servers behind them, and what it tells its clients.
+
+:class:`Cluster` does what nats-server's ``route.go`` does for a server,
+without sockets (the socket layer dials and accepts through
+:class:`Dialer` and hands each connection a
+:class:`~fakejs.core.cluster.link.RouteLink`):
+
+* **Routes and pools.**  Every other server is a :class:`Peer` reached by
+  ``pool_size`` connections (nats-server's route pooling); each account
+  travels on one of them, chosen by the FNV-1a hash of its name, so both
+  ends agree.  The dialling server takes the first free slot and says which
+  in its (delayed) INFO; the next connection is dialled once the last one
+  has answered a PING.  A server that does not pool (``pool_size`` < 1, or
+  a remote without ``route_pool_size``) has one connection for everything.
+* **Discovery.**  A server that registers a new route tells the servers it
+  already knows (its INFO, gossiped); they dial it.  Configured routes are
+  dialled for ever, learned ones ``connect_retries`` more times.
+* **Clients.**  Each server's client URLs travel in its route INFO; the
+  union (this server's first) is INFO's ``connect_urls``, and clients that
+  can take it get an async INFO whenever it changes.
+* **Dynamic names.**  Without a configured name the cluster's name is
+  generated, and given up for a remote's configured (or greater) one.
+
+Every timer goes through the server's clock, every random choice through
+its generator.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from fakejs.core.accounts import Accounts
+from fakejs.core.auth import NONCE_RAW_LEN, new_nonce
+from fakejs.core.clientio import PROTOCOL_VIOLATION
+from fakejs.core.clock import Clock
+from fakejs.core.cluster.interest import AccountRoutes, RouteTarget
+from fakejs.core.cluster.link import (
+    AUTH_VIOLATION,
+    CLUSTER_NAME_CONFLICT,
+    DUPLICATE_ROUTE,
+    DUPLICATE_SERVER_NAME,
+    ERR_AUTHORIZATION,
+    RouteIO,
+    RouteLink,
+)
+from fakejs.core.cluster_config import (
+    ROUTE_CONNECT_DELAY,
+    ROUTE_CONNECT_MAX_DELAY,
+    ROUTE_MAX_PING_INTERVAL,
+    ROUTE_RECONNECT_DELAY,
+    ClusterConfig,
+)
+from fakejs.core.log import get_logger
+from fakejs.core.options import NATS_VERSION, RUNTIME, ServerOptions
+from fakejs.core.router import Router
+from fakejs.gocompat import ids
+from fakejs.protocol import route as wire
+from fakejs.protocol.writer import go_quote
+
+__all__ = ["Cluster", "Dialer", "Peer", "pool_index"]
+
+# The route protocol version nats-server 2.15 announces (message tracing across routes).
+ROUTE_PROTO = 3
+# nats-server's gossip modes, exchanged between servers in INFO.
+GOSSIP_DEFAULT, GOSSIP_DISABLED, GOSSIP_OVERRIDE = 0, 1, 2
+
+
+def pool_index(pool_size: int, account: str) -> int:
+    """nats-server's ``computeRoutePoolIdx``: the pool connection an account travels on (FNV-1a 32)."""
+    if pool_size <= 1:
+        return 0
+    value = 0x811C9DC5
+    for byte in account.encode():
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value % pool_size
+
+
+class Dialer(Protocol):
+    """The socket layer's side: open a TCP connection to another server's route port."""
+
+    def dial(self, host: str, port: int, connected: Callable[[RouteIO], RouteLink], failed: Callable[[], None]) -> None:
+        """Connect; on success call ``connected`` with the connection's I/O (it returns the link to feed)."""
+
+
+@dataclass
+class Peer:
+    """Another server of the cluster and the connections to it (``links[i]``: pool slot ``i``)."""
+
+    server_id: str
+    name: str
+    links: list[RouteLink | None]
+    no_pool: bool
+    info: dict[str, Any]
+    client_urls: list[str] = field(default_factory=list)
+
+    def live_links(self) -> Iterator[RouteLink]:
+        return (link for link in self.links if link is not None)
+
+    def link_for(self, account: str) -> RouteLink | None:
+        if self.no_pool:
+            return self.links[0]
+        return self.links[pool_index(len(self.links), account)]
+
+
+class Cluster:
+    """One server's routes to the others (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: ClusterConfig,
+        options: ServerOptions,
+        identity: tuple[str, str],
+        accounts: Accounts,
+        clock: Clock,
+        rng: random.Random,
+    ) -> None:
+        self.config = config
+        self.server_options = options
+        self.server_id, self.server_name = identity
+        self.accounts = accounts
+        self.clock = clock
+        self.rng = rng
+        self.log = get_logger()
+        self.dynamic_name = not config.name
+        self.name = config.name or ids.nuid(rng)
+        self.pooled = config.pool_size >= 1
+        self.pool_size = config.pool_size if self.pooled else 0
+        self.ping_interval = min(config.ping_interval or options.ping_interval, ROUTE_MAX_PING_INTERVAL)
+        self.peers: dict[str, Peer] = {}
+        self.port = 0  # the bound route port, once listening
+        self.own_client_urls: list[str] = []
+        self.dialer: Dialer | None = None
+        self.running = False
+        # Told when ``connect_urls`` changed (the broker sends clients an async INFO).
+        self.on_client_urls_changed: Callable[[], None] = lambda: None
+        self._account_routes: dict[str, AccountRoutes] = {}
+        # Routes a remote server dedicated to one account (nats-server pins ``$SYS``): account -> server id -> link.
+        self._dedicated: dict[str, dict[str, RouteLink]] = {}
+        self._next_rid = 0
+        self._dialing: set[str] = set()  # URLs with a dial under way (one at a time each)
+        self._self_urls: set[str] = set()  # configured URLs that turned out to be this server
+        self.links: set[RouteLink] = set()
+
+    # -- starting and stopping -------------------------------------------------------------
+
+    def start(self, port: int, client_urls: list[str], dialer: Dialer) -> None:
+        """The route port listens on ``port``: join every account, dial the configured routes."""
+        self.port = port
+        self.own_client_urls = [] if self.config.no_advertise else list(client_urls)
+        self.dialer = dialer
+        self.running = True
+        for account in self.accounts:
+            self._join(account.name, account.router)
+        for url in self.config.routes:
+            self.solicit(url, explicit=True)
+
+    def _join(self, name: str, router: Router) -> None:
+        routes = AccountRoutes(name, self)
+        for sub in router.local_subscriptions():
+            routes.local_changed_quietly(sub)
+        router.remote = routes
+        self._account_routes[name] = routes
+
+    def stop(self) -> None:
+        self.running = False
+        for link in list(self.links):
+            link.close("Server Shutdown")
+
+    # -- what accounts and links ask ---------------------------------------------------------
+
+    def routes_for(self, account: str) -> Iterable[RouteTarget]:
+        """The connection to each other server that carries ``account`` (its dedicated route, if it has one)."""
+        dedicated = self._dedicated.get(account, {})
+        for peer in self.peers.values():
+            if peer.server_id not in dedicated:
+                link = peer.link_for(account)
+                if link is not None:
+                    yield link
+        yield from dedicated.values()
+
+    def account_routes(self, account: str) -> AccountRoutes | None:
+        return self._account_routes.get(account)
+
+    def account_router(self, account: str) -> Router | None:
+        found = self.accounts.get(account)
+        return found.router if found is not None else None
+
+    def client_urls(self) -> list[str]:
+        """INFO's ``connect_urls``: this server's, then every other server's (each once)."""
+        urls = list(self.own_client_urls)
+        for peer in self.peers.values():
+            urls.extend(url for url in peer.client_urls if url not in urls)
+        return urls
+
+    def next_rid(self) -> int:
+        self._next_rid += 1
+        return self._next_rid
+
+    # -- INFO and CONNECT ----------------------------------------------------------------------
+
+    def route_info(self, nonce: bool = False, pool_idx: int = 0) -> dict[str, Any]:
+        """This server's route INFO, in nats-server's field order."""
+        config = self.config
+        host, port = self._advertised()
+        info: dict[str, Any] = {
+            "server_id": self.server_id,
+            "server_name": self.server_name,
+            "version": NATS_VERSION,
+            "proto": ROUTE_PROTO,
+            "go": RUNTIME,
+            "host": host,
+            "port": port,
+            "headers": True,
+        }
+        if config.auth_required:
+            info["auth_required"] = True
+        info["max_payload"] = self.server_options.max_payload
+        if config.advertise:
+            info["ip"] = f"nats-route://{_join_host_port(host, port)}/"
+        if nonce:
+            info["nonce"] = new_nonce(self.rng.randbytes(NONCE_RAW_LEN))
+        info["cluster"] = self.name
+        if self.dynamic_name:
+            info["cluster_dynamic"] = True
+        if self.own_client_urls:
+            info["connect_urls"] = list(self.own_client_urls)
+        info["lnoc"] = True
+        info["lnocu"] = True
+        if self.pooled:
+            info["route_pool_size"] = self.pool_size
+            if pool_idx:
+                info["route_pool_idx"] = pool_idx
+        return info
+
+    def _advertised(self) -> tuple[str, int]:
+        advertise = self.config.advertise
+        if advertise:
+            host, _, port = advertise.rpartition(":") if ":" in advertise else (advertise, "", "")
+            return host.strip("[]") or advertise, int(port) if port.isdigit() else self.port
+        return self.config.host, self.port
+
+    def connect_fields(self, url: str) -> dict[str, Any]:
+        """The CONNECT a dialling server sends: its id, the cluster's name, the URL's (or block's) credentials."""
+        parts = urlsplit(url)
+        user, password = parts.username or "", parts.password or ""
+        fields: dict[str, Any] = {"echo": True, "verbose": False, "pedantic": False}
+        if user:
+            fields["user"] = user
+        if password:
+            fields["pass"] = password
+        fields.update({"tls_required": False, "headers": True, "name": self.server_id, "cluster": self.name})
+        if self.dynamic_name:
+            fields["cluster_dynamic"] = True
+        fields["lnoc"] = True
+        return fields
+
+    def check_connect(self, options: dict[str, Any]) -> tuple[str, str] | None:
+        """An accepted route's CONNECT: ``(error text, close reason)`` when refused."""
+        if options.get("gateway"):
+            return f"Rejecting connection from gateway {go_quote(str(options['gateway']))} on the Route port", (
+                "Wrong Gateway"
+            )
+        config = self.config
+        if config.auth_required and (options.get("user") != config.username or options.get("pass") != config.password):
+            return ERR_AUTHORIZATION, AUTH_VIOLATION
+        theirs = str(options.get("cluster") or "")
+        if theirs != self.name:
+            if self.dynamic_name and (not options.get("cluster_dynamic") or self.name < theirs):
+                self._adopt_name(
+                    theirs, keep=str(options.get("name") or ""), configured=not options.get("cluster_dynamic")
+                )
+                return None
+            text = f"Rejecting connection, cluster name {go_quote(theirs)} does not match {go_quote(self.name)}"
+            self.log.error(text)
+            return text, CLUSTER_NAME_CONFLICT
+        return None
+
+    def _adopt_name(self, name: str, keep: str, configured: bool) -> None:
+        self.name = name
+        if configured:
+            self.dynamic_name = False
+        for link in list(self.links):
+            if link.remote_id != keep and link.registered:
+                link.close(CLUSTER_NAME_CONFLICT)
+
+    # -- registering routes ------------------------------------------------------------------
+
+    def route_info_first(self, link: RouteLink, info: dict[str, Any]) -> None:
+        """The remote's first INFO (nats-server's ``processRouteInfo``): checks, then registration."""
+        remote_id = str(info.get("server_id") or "")
+        if remote_id == self.server_id:
+            link.remote_id = remote_id
+            if link.url:
+                self._self_urls.add(link.url)
+            link.no_reconnect = True
+            link.close(DUPLICATE_ROUTE)
+            return
+        theirs = str(info.get("cluster") or "")
+        if theirs and theirs != self.name:
+            if self.dynamic_name and (not info.get("cluster_dynamic") or self.name < theirs):
+                self._adopt_name(theirs, keep=remote_id, configured=not info.get("cluster_dynamic"))
+            else:
+                link.close(CLUSTER_NAME_CONFLICT)
+                return
+        name = str(info.get("server_name") or "")
+        if not link.solicited and name == self.server_name:
+            self.log.error("%s - Remote server has a duplicate name: %s", link, go_quote(name))
+            link.close(DUPLICATE_SERVER_NAME)
+            return
+        link.remote_id, link.remote_name, link.remote_info = remote_id, name, info
+        if not info.get("ip"):
+            host = link.io.remote_address[0]
+            info["ip"] = f"nats-route://{_join_host_port(host, int(info.get('port') or 0))}/"
+        if not link.url:
+            link.url = f"nats-route://{_join_host_port(str(info.get('host') or ''), int(info.get('port') or 0))}/"
+        account = str(info.get("route_account") or "")
+        added = self._add_dedicated(link, account) if account else self._add_route(link, info)
+        if not added:
+            link.close(DUPLICATE_ROUTE)
+
+    def _add_dedicated(self, link: RouteLink, account: str) -> bool:
+        """A route the remote server dedicates to ``account``: its interest and messages travel there alone."""
+        routes = self._account_routes.get(account)
+        if routes is None:
+            return self._protocol_error(link, f"No route for account {go_quote(account)}")
+        by_server = self._dedicated.setdefault(account, {})
+        if link.remote_id in by_server:
+            link.no_reconnect = True
+            return False
+        link.account, link.registered = account, True
+        by_server[link.remote_id] = link
+        for subject, queue, weight in routes.announcements():
+            link.announce(account, subject, queue, weight)
+        self.log.debug("%s - Registering remote route %s for account %s", link, go_quote(link.remote_id), account)
+        return True
+
+    def _add_route(self, link: RouteLink, info: dict[str, Any]) -> bool:
+        """nats-server's ``addRoute``: take a pool slot (or find the route a duplicate)."""
+        theirs = int(info.get("route_pool_size") or 0)
+        pool = theirs > 0 and self.pooled
+        size = max(self.pool_size, theirs) if pool else 1
+        asked = int(info.get("route_pool_idx") or 0)
+        if pool and link.solicited and asked:
+            return self._protocol_error(link, f"Route pool index should not be set but is set to {asked}")
+        if pool and not link.solicited and not 0 <= asked < size:
+            return self._protocol_error(link, f"Invalid route pool index: {asked} - pool size is {theirs}")
+        peer = self.peers.get(link.remote_id)
+        first = peer is None
+        if peer is None:
+            peer = Peer(link.remote_id, link.remote_name, [None] * size, not pool, info)
+            self.peers[link.remote_id] = peer
+            slot = asked if pool else 0
+        elif not pool:
+            self._keep_existing(peer.links[0], link)
+            return False
+        else:
+            peer.links.extend([None] * (size - len(peer.links)))
+            slot = asked if not link.solicited else next((i for i, s in enumerate(peer.links) if s is None), -1)
+            if slot < 0 or peer.links[slot] is not None:
+                self._keep_existing(peer.links[slot] if slot >= 0 else None, link)
+                return False
+        peer.links[slot] = link
+        link.pool_idx, link.no_pool, link.registered = slot, not pool, True
+        if link.solicited and self.pooled:
+            link.send(wire.info(self.route_info(nonce=True, pool_idx=slot)))
+        if first:
+            peer.client_urls = [str(url) for url in info.get("connect_urls") or ()]
+            self._gossip(link, info)
+            if peer.client_urls and not self.config.no_advertise:
+                self.on_client_urls_changed()
+        self._send_interest(link, peer)
+        if pool and link.solicited and any(s is None for s in peer.links):
+            link.next_in_pool = True
+            link.send(b"PING\r\n")
+        self.log.debug("%s - Registering remote route %s", link, go_quote(link.remote_id))
+        return True
+
+    def _protocol_error(self, link: RouteLink, text: str) -> bool:
+        link.refuse(text, PROTOCOL_VIOLATION)
+        return True  # the link is already closed: nothing more to do
+
+    def _keep_existing(self, existing: RouteLink | None, duplicate: RouteLink) -> None:
+        """nats-server's ``handleDuplicateRoute``: the registered route stays, and learns the duplicate's URL."""
+        duplicate.no_reconnect = True
+        if existing is None:
+            return
+        if duplicate.solicited and not existing.solicited:
+            existing.solicited, existing.url = True, duplicate.url
+        if duplicate.explicit:
+            existing.explicit = True
+        existing.retry = True
+
+    def _send_interest(self, link: RouteLink, peer: Peer) -> None:
+        """``sendSubsToRoute``: the accounts this connection carries, every subject and queue with interest."""
+        for name, routes in self._account_routes.items():
+            if peer.server_id in self._dedicated.get(name, {}):
+                continue
+            if peer.no_pool or pool_index(len(peer.links), name) == link.pool_idx:
+                for subject, queue, weight in routes.announcements():
+                    link.announce(name, subject, queue, weight)
+
+    def dial_next_in_pool(self, link: RouteLink) -> None:
+        """The pool's last connection answered a PING: dial the next one."""
+        peer = self.peers.get(link.remote_id)
+        if peer is not None and any(s is None for s in peer.links) and link.url:
+            self.solicit(link.url, link.explicit, force=True)
+
+    # -- gossip ---------------------------------------------------------------------------
+
+    def _gossip(self, link: RouteLink, info: dict[str, Any]) -> None:
+        """``forwardNewRouteInfoToKnownServers``: tell the other servers about the new one."""
+        from_gossip = link.solicited and not link.explicit
+        if (from_gossip and link.gossip_mode != GOSSIP_OVERRIDE) or info.get("gossip_mode") == GOSSIP_DISABLED:
+            return
+        forwarded = {key: value for key, value in info.items() if key != "nonce"}
+        for peer in self.peers.values():
+            if peer.server_id == link.remote_id:
+                continue
+            target = next(peer.live_links(), None)
+            if target is None:
+                continue
+            if (not link.solicited and target.explicit) or (link.solicited and link.explicit):
+                mode = GOSSIP_OVERRIDE
+            elif not link.solicited:
+                mode = GOSSIP_DISABLED
+            else:
+                mode = GOSSIP_DEFAULT
+            target.send(wire.info({**forwarded, "gossip_mode": mode} if mode else forwarded))
+
+    def route_info_update(self, link: RouteLink, info: dict[str, Any]) -> None:
+        """A later INFO on a registered route: another server to dial (gossip), or the remote's news."""
+        remote_id = str(info.get("server_id") or "")
+        if remote_id and remote_id != link.remote_id:
+            self._implicit_route(info)
+            return
+        peer = self.peers.get(link.remote_id)
+        if peer is not None and info.get("ldm") and peer.client_urls:
+            peer.client_urls = []
+            if not self.config.no_advertise:
+                self.on_client_urls_changed()
+
+    def _implicit_route(self, info: dict[str, Any]) -> None:
+        """``processImplicitRoute``: dial a server learned through gossip, unless known or configured."""
+        remote_id = str(info.get("server_id") or "")
+        if remote_id == self.server_id or remote_id in self.peers or self._configured(info):
+            return
+        url = str(info.get("ip") or "")
+        if not url:
+            return
+        if info.get("auth_required") and self.config.username:
+            parts = urlsplit(url)
+            url = f"{parts.scheme}://{self.config.username}:{self.config.password}@{parts.netloc}/"
+        self.solicit(url, explicit=False, gossip_mode=int(info.get("gossip_mode") or 0))
+
+    def _configured(self, info: dict[str, Any]) -> bool:
+        port = str(info.get("port") or "")
+        wanted = {f"{str(info.get('host') or '').lower()}:{port}"}
+        ip = str(info.get("ip") or "")
+        if ip:
+            wanted.add(f"{(urlsplit(ip).hostname or '').lower()}:{port}")
+        return any(
+            f"{(urlsplit(url).hostname or '').lower()}:{urlsplit(url).port}" in wanted for url in self.config.routes
+        )
+
+    # -- dialling -------------------------------------------------------------------------
+
+    def solicit(self, url: str, explicit: bool, gossip_mode: int = 0, force: bool = False, attempt: int = 0) -> None:
+        """Dial ``url`` (one dial per URL at a time); retried as nats-server's ``connectToRoute`` does."""
+        if not self.running or self.dialer is None or url in self._self_urls:
+            return
+        if url in self._dialing and not force:
+            return
+        parts = urlsplit(url)
+        if not parts.hostname or parts.port is None:
+            self.log.error("Error parsing route URL %s", go_quote(url))
+            return
+        self._dialing.add(url)
+
+        def connected(io: RouteIO) -> RouteLink:
+            self._dialing.discard(url)
+            link = RouteLink(self, io, self.next_rid(), solicited=True, url=url, explicit=explicit)
+            link.gossip_mode = gossip_mode
+            self.links.add(link)
+            return link
+
+        def failed() -> None:
+            self._dialing.discard(url)
+            tries = attempt + 1
+            self.log.debug("Error trying to connect to route (attempt %d): %s", tries, url)
+            if not explicit and tries > self.config.connect_retries:
+                return
+            delay = ROUTE_CONNECT_DELAY
+            if self.config.connect_backoff:
+                delay = min(ROUTE_CONNECT_DELAY * 2 ** min(tries, 10), ROUTE_CONNECT_MAX_DELAY)
+            self.clock.call_later(delay, self.solicit, url, explicit, gossip_mode, False, tries)
+
+        self.dialer.dial(parts.hostname, parts.port, connected, failed)
+
+    def accepted(self, io: RouteIO) -> RouteLink:
+        """A server dialled our route port: its link (the socket layer starts it)."""
+        link = RouteLink(self, io, self.next_rid(), solicited=False)
+        self.links.add(link)
+        return link
+
+    def route_closed(self, link: RouteLink) -> None:
+        """A route connection closed: forget what it carried; reconnect as nats-server would."""
+        self.links.discard(link)
+        for routes in self._account_routes.values():
+            routes.drop_route(link)
+        if link.account:
+            by_server = self._dedicated.get(link.account, {})
+            if by_server.get(link.remote_id) is link:
+                del by_server[link.remote_id]
+            return
+        peer = self.peers.get(link.remote_id)
+        if peer is not None and link.pool_idx >= 0 and peer.links[link.pool_idx] is link:
+            peer.links[link.pool_idx] = None
+            if next(peer.live_links(), None) is None:
+                del self.peers[link.remote_id]
+                if peer.client_urls and not self.config.no_advertise:
+                    self.on_client_urls_changed()
+        self._maybe_reconnect(link)
+
+    def _maybe_reconnect(self, link: RouteLink) -> None:
+        if not self.running or link.no_reconnect or not link.url:
+            return
+        if not (link.solicited or link.retry):
+            return
+        if link.remote_id == self.server_id:
+            return
+        peer = self.peers.get(link.remote_id)
+        if peer is not None and (peer.no_pool or not self.pooled):
+            return  # still connected over another connection
+        delay = self.rng.randrange(100) / 1000
+        if link.explicit:
+            delay += ROUTE_RECONNECT_DELAY
+        self.clock.call_later(delay, self.solicit, link.url, link.explicit, 0, False, 0)
+
+    # -- monitoring -------------------------------------------------------------------------
+
+    @property
+    def num_routes(self) -> int:
+        return sum(1 for peer in self.peers.values() for _ in peer.live_links())
+
+
+def _join_host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
