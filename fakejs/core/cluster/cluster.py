@@ -258,15 +258,20 @@ class Cluster:
         fields["lnoc"] = True
         return fields
 
+    def check_login(self, options: dict[str, Any]) -> tuple[str, str] | None:
+        """An accepted route's credentials (the block's ``authorization``): ``(error, close reason)`` when wrong."""
+        config = self.config
+        if config.auth_required and (options.get("user") != config.username or options.get("pass") != config.password):
+            self.log.error("authentication error")
+            return ERR_AUTHORIZATION, AUTH_VIOLATION
+        return None
+
     def check_connect(self, options: dict[str, Any]) -> tuple[str, str] | None:
-        """An accepted route's CONNECT: ``(error text, close reason)`` when refused."""
+        """An accepted route's CONNECT once logged in: ``(error text, close reason)`` when refused."""
         if options.get("gateway"):
             return f"Rejecting connection from gateway {go_quote(str(options['gateway']))} on the Route port", (
                 "Wrong Gateway"
             )
-        config = self.config
-        if config.auth_required and (options.get("user") != config.username or options.get("pass") != config.password):
-            return ERR_AUTHORIZATION, AUTH_VIOLATION
         theirs = str(options.get("cluster") or "")
         if theirs != self.name:
             if self.dynamic_name and (not options.get("cluster_dynamic") or self.name < theirs):

@@ -96,6 +96,8 @@ class RouteHost(Protocol):
 
     def connect_fields(self, url: str) -> dict[str, Any]: ...
 
+    def check_login(self, options: dict[str, Any]) -> tuple[str, str] | None: ...
+
     def check_connect(self, options: dict[str, Any]) -> tuple[str, str] | None: ...
 
     def route_info_first(self, link: RouteLink, info: dict[str, Any]) -> None: ...
@@ -264,6 +266,8 @@ class RouteLink:
 
     def _handle(self, event: RouteEvent) -> None:
         kind = type(event)
+        if kind is not RouteConnect and self._before_login():
+            return
         if kind is RoutedMsg:
             assert isinstance(event, RoutedMsg)
             self._on_msg(event)
@@ -298,19 +302,27 @@ class RouteLink:
     def _on_connect(self, options: dict[str, Any]) -> None:
         if self.solicited or self.connect_received:
             return
-        if "lang" in options:
-            self.refuse(ERR_CLIENT_ON_ROUTE_PORT, WRONG_PORT)
-            return
         if self._auth_timer is not None:
             self._auth_timer.cancel()
             self._auth_timer = None
-        problem = self.cluster.check_connect(options)
+        # nats-server logs the route in first, then tells a client it dialled the wrong port.
+        problem = self.cluster.check_login(options)
+        if problem is None and "lang" in options:
+            problem = (ERR_CLIENT_ON_ROUTE_PORT, WRONG_PORT)
+        problem = problem or self.cluster.check_connect(options)
         if problem is not None:
             text, reason = problem
             self.refuse(text, reason)
             return
         self.connect_received = True
         self.remote_id = str(options.get("name") or "")
+
+    def _before_login(self) -> bool:
+        """An accepted route that must log in sent something before CONNECT: refused, as nats-server does."""
+        if self.solicited or self.connect_received or not self.cluster.config.auth_required:
+            return False
+        self.refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
+        return True
 
     def _on_info(self, info: dict[str, Any]) -> None:
         if not self.solicited and not self.connect_received:
