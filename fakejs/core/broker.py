@@ -19,6 +19,7 @@ from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import OPEN, Authenticator, Login, LoginRules, validate, with_cookies
 from fakejs.core.clock import Clock
+from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks
 from fakejs.core.log import get_logger
@@ -74,6 +75,10 @@ class Broker:
         self.port = options.port
         # (host, port, tls) of the websocket port once it listens: what websocket clients' INFO says.
         self.websocket_info: tuple[str, int, bool] | None = None
+        # The route port once its listener is up (None: not clustered, or not listening yet).
+        self.cluster_port: int | None = None
+        # The cluster's name: the configured one, or the one generated when none is (nats-server's dynamic name).
+        self.cluster_name = options.cluster.name if options.cluster is not None else ""
         self.lame_duck = False
         self.jetstream_enabled = False
         self._next_cid = 0
@@ -244,7 +249,7 @@ def add_configured_accounts(accounts: Accounts, options: ServerOptions) -> None:
 
 def check_options(options: ServerOptions) -> None:
     """Reject settings nats-server (or fakejs) cannot start with, naming them."""
-    problem = validate(options)
+    problem = validate(options) or jetstream_problem(options)
     if problem:
         raise ValueError(problem)
     if options.max_payload > options.max_pending:

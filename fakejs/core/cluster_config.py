@@ -18,6 +18,8 @@ DEFAULT_CLUSTER_HOST = "0.0.0.0"
 DEFAULT_POOL_SIZE = 3
 # nats-server's AUTH_TIMEOUT, which a route's login time defaults to (without TLS).
 DEFAULT_ROUTE_AUTH_TIMEOUT = 2.0
+# nats-server's TLS_TIMEOUT, which /varz shows for the route port even without TLS.
+ROUTE_TLS_TIMEOUT = 2.0
 # nats-server's DEFAULT_ROUTE_CONNECT (between attempts) and DEFAULT_ROUTE_CONNECT_MAX (with backoff).
 ROUTE_CONNECT_DELAY = 1.0
 ROUTE_CONNECT_MAX_DELAY = 30.0
