@@ -149,11 +149,18 @@ fakejs Options:
                                      --tlsverify clients must show the client certificate made alongside)
         --tls_dir <dir>              Where --tls-selfsigned writes them (default: a temporary directory)
 
+Cluster Options:
+        --routes <rurl-1, rurl-2>    Routes to solicit and connect
+        --cluster <cluster-url>      Cluster URL for solicited routes (nats://[user:pass@]host:port, port -1: free)
+        --cluster_name <string>      Cluster Name, if not set one will be dynamically generated
+        --no_advertise <bool>        Do not advertise known cluster information to clients
+        --cluster_advertise <string> Cluster URL to advertise to other servers
+        --connect_retries <number>   For implicit routes, number of connect retries
+
 Refused at start (not served by fakejs yet):
     -sl,--signal                     Signals to a running server
         --client_advertise           Client URL advertised to other servers (clusters)
     -s, --syslog / -r, --remote_syslog, --log_size_limit, --max_traced_msg_len, --logtime_utc
-        --routes, --cluster, --cluster_listen, --cluster_name, --cluster_advertise, --no_advertise, --connect_retries
         --profile
 
 Common Options:

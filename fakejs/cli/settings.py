@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from fakejs.cli.cluster_flags import ClusterFlagError, cluster_from_flags
 from fakejs.cli.flags import USAGE, parse_command_line
+from fakejs.core.cluster_checks import is_fakejs_refusal, jetstream_problem
 from fakejs.core.options import NATS_VERSION, ServerOptions, client_port, monitor_port
 from fakejs.gocompat.goflag import FlagError, Parsed, go_quote
 
@@ -108,12 +110,6 @@ def options_from_file(path: str, check_only: bool = False) -> Loaded:
 # Flags whose feature fakejs does not serve: refused when set to anything but their default.
 UNSUPPORTED: tuple[tuple[str, str], ...] = (
     ("client_advertise", "client advertise URLs for clusters (--client_advertise)"),
-    ("routes", "clusters (--routes)"),
-    ("cluster", "clusters (--cluster/--cluster_listen)"),
-    ("cluster_name", "clusters (--cluster_name)"),
-    ("cluster_advertise", "clusters (--cluster_advertise)"),
-    ("no_advertise", "clusters (--no_advertise)"),
-    ("connect_retries", "clusters (--connect_retries)"),
     ("syslog", "syslog logging (-s/--syslog)"),
     ("remote_syslog", "remote syslog logging (-r/--remote_syslog)"),
     ("log_size_limit", "log file rotation (--log_size_limit)"),
@@ -255,8 +251,10 @@ def command_line(argv: Sequence[str]) -> CommandLine:
         if not values["tlskey"]:
             raise _die(NATS_SERVER, "TLS Server private key must be present and valid")
         _flag_tls(options, values)
-    if values["routes"] and not values["cluster"]:
-        raise _die(NATS_SERVER, "solicited routes require cluster capabilities, e.g. --cluster")
+    try:
+        options.cluster = cluster_from_flags(loaded.unserved.cluster if loaded is not None else None, flags)
+    except ClusterFlagError as exc:
+        raise _die(NATS_SERVER, str(exc)) from None
     defaults = flags.defaults
     for dest, feature in UNSUPPORTED:
         if values[dest] != defaults[dest]:
@@ -277,8 +275,11 @@ def command_line(argv: Sequence[str]) -> CommandLine:
         from fakejs.core.configfile import start_problem
 
         problem = start_problem(options, loaded.unserved)
-        if problem:  # nats-server's checks when the server is made, after the flags
-            raise _die(NATS_SERVER, problem)
+    else:
+        problem = jetstream_problem(options)
+    if problem:  # nats-server's checks when the server is made, after the flags
+        raise _die(FAKEJS if is_fakejs_refusal(problem) else NATS_SERVER, problem)
+    if loaded is not None:
         result.warnings = loaded.context.report()
         result.notices = list(loaded.context.notices)
     return result

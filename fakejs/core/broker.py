@@ -20,6 +20,7 @@ from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import OPEN, Authenticator, Login, LoginRules, validate, with_cookies
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.cluster import Cluster
+from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks
 from fakejs.core.log import get_logger
@@ -76,6 +77,8 @@ class Broker:
         self.port = options.port
         # (host, port, tls) of the websocket port once it listens: what websocket clients' INFO says.
         self.websocket_info: tuple[str, int, bool] | None = None
+        # The route port once its listener is up (None: not clustered, or not listening yet).
+        self.cluster_port: int | None = None
         self.lame_duck = False
         self.jetstream_enabled = False
         self._next_cid = 0
@@ -83,11 +86,15 @@ class Broker:
         self.events = SystemEvents(self)
         # The routes to the other servers of a cluster (started with the route port).
         self.cluster: Cluster | None = None
-        self.cluster_port: int | None = None  # the route port once it listens
         if options.cluster is not None:
             identity = (self.server_id, self.name)
             self.cluster = Cluster(options.cluster, options, identity, self.accounts, clock, self.random)
             self.cluster.on_client_urls_changed = self.send_async_info
+
+    @property
+    def cluster_name(self) -> str:
+        """The cluster's name: the configured one, or the one generated when none is (nats-server's dynamic name)."""
+        return self.cluster.name if self.cluster is not None else ""
 
     @property
     def router(self) -> Router:
@@ -272,7 +279,7 @@ def add_configured_accounts(accounts: Accounts, options: ServerOptions) -> None:
 
 def check_options(options: ServerOptions) -> None:
     """Reject settings nats-server (or fakejs) cannot start with, naming them."""
-    problem = validate(options)
+    problem = validate(options) or jetstream_problem(options)
     if problem:
         raise ValueError(problem)
     if options.max_payload > options.max_pending:

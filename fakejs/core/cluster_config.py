@@ -10,12 +10,16 @@ data only, so the options and the configuration loader can share it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+# nats-server's DEFAULT_HOST, where a route port listens when no host is given.
+DEFAULT_CLUSTER_HOST = "0.0.0.0"
 # nats-server's DEFAULT_ROUTE_POOL_SIZE: connections per remote server, accounts spread over them.
 DEFAULT_POOL_SIZE = 3
 # nats-server's AUTH_TIMEOUT, which a route's login time defaults to (without TLS).
 DEFAULT_ROUTE_AUTH_TIMEOUT = 2.0
+# nats-server's TLS_TIMEOUT, which /varz shows for the route port even without TLS.
+ROUTE_TLS_TIMEOUT = 2.0
 # nats-server's DEFAULT_ROUTE_CONNECT (between attempts) and DEFAULT_ROUTE_CONNECT_MAX (with backoff).
 ROUTE_CONNECT_DELAY = 1.0
 ROUTE_CONNECT_MAX_DELAY = 30.0
@@ -60,3 +64,25 @@ class ClusterConfig:
     def auth_required(self) -> bool:
         """Whether remote servers must log in with the block's user and password."""
         return bool(self.username)
+
+
+@dataclass
+class FileCluster:
+    """What a file's ``cluster {}`` asked for: the settings (host "" when not given) and the port as written."""
+
+    config: ClusterConfig = field(default_factory=lambda: ClusterConfig(host=""))
+    port: int = 0
+
+
+def settled(config: ClusterConfig, port: int) -> ClusterConfig | None:
+    """The cluster a server starts with: None without a route port, else nats-server's defaults filled in."""
+    if not port:
+        return None
+    return replace(
+        config,
+        routes=list(config.routes),
+        host=config.host or DEFAULT_CLUSTER_HOST,
+        port=max(port, 0),
+        auth_timeout=config.auth_timeout or DEFAULT_ROUTE_AUTH_TIMEOUT,
+        pool_size=config.pool_size or DEFAULT_POOL_SIZE,
+    )

@@ -17,9 +17,12 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from fakejs._version import __version__
+from fakejs.core.broker import Broker
+from fakejs.core.cluster_config import ROUTE_TLS_TIMEOUT
 from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat.gotime import NS, rfc3339
+from fakejs.gocompat.gourl import GoURLError, parse_url
 from fakejs.monitoring.connz import connz, subsz
 from fakejs.monitoring.jsz import jsz
 from fakejs.monitoring.query import go_uptime
@@ -59,7 +62,7 @@ def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dic
         "max_control_line": opts.max_control_line,
         "max_payload": opts.max_payload,
         "max_pending": opts.max_pending,
-        "cluster": {},
+        "cluster": _cluster_varz(broker),
         "gateway": {},
         "leaf": {},
         "mqtt": {},
@@ -78,6 +81,31 @@ def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dic
         doc["jetstream"] = {}
     doc.update(_varz_counters(server))
     return 200, doc
+
+
+def _cluster_varz(broker: Broker) -> dict[str, Any]:
+    """nats-server's ``ClusterOptsVarz`` (empty fields left out): the route port and the routes' hosts."""
+    config = broker.options.cluster
+    if config is None:
+        return {}
+    fields: list[tuple[str, Any]] = [
+        ("name", broker.cluster_name),
+        ("addr", config.host),
+        ("cluster_port", broker.cluster_port or config.port),
+        ("auth_timeout", _go_float(config.auth_timeout)),
+        ("urls", [_route_host(route) for route in config.routes]),
+        ("tls_timeout", _go_float(ROUTE_TLS_TIMEOUT)),
+        ("pool_size", config.pool_size),
+    ]
+    return {key: value for key, value in fields if value}
+
+
+def _route_host(route: str) -> str:
+    """A route URL's ``host:port``, as nats-server lists its routes (user information left out)."""
+    try:
+        return parse_url(route).host
+    except GoURLError:
+        return ""
 
 
 def _varz_tls(opts: ServerOptions) -> dict[str, Any]:

@@ -186,7 +186,13 @@ class Listeners:
         if self._websocket is not None:
             websocket = portsfile.urls(self._websocket.scheme, self._websocket.config.host, self._websocket.port)
         scheme = "tls" if options.tls is not None else "nats"
-        text = portsfile.ports_json(portsfile.urls(scheme, options.host, client_port), monitoring, websocket)
+        broker = self._server.broker
+        cluster: list[str] = []
+        if broker.cluster_port is not None and options.cluster is not None:
+            cluster = portsfile.urls("nats", options.cluster.host, broker.cluster_port)
+        text = portsfile.ports_json(
+            portsfile.urls(scheme, options.host, client_port), monitoring, websocket, cluster=cluster
+        )
         try:
             portsfile.write_ports_file(path, text)
         except OSError as exc:

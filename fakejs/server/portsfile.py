@@ -69,11 +69,21 @@ def urls(scheme: str, host: str, port: int) -> list[str]:
     return [f"{scheme}://{address}:{port}" for address in _local_addresses(host)]
 
 
-def ports_json(nats: list[str], monitoring: list[str] | None = None, websocket: list[str] | None = None) -> str:
-    """Go's marshalled ``Ports`` (only the listeners fakejs has: client, monitoring, websocket)."""
+def ports_json(
+    nats: list[str],
+    monitoring: list[str] | None = None,
+    websocket: list[str] | None = None,
+    cluster: list[str] | None = None,
+) -> str:
+    """Go's marshalled ``Ports`` (the listeners fakejs has: client, monitoring, route, websocket).
+
+    ``cluster`` is the route port's URLs (``urls("nats", host, broker.cluster_port)``).
+    """
     document: dict[str, list[str]] = {"nats": nats}
     if monitoring:
         document["monitoring"] = monitoring
+    if cluster:
+        document["cluster"] = cluster
     if websocket:
         document["websocket"] = websocket
     return json.dumps(document, separators=(",", ":"))

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from fakejs.cli.settings import command_line
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
@@ -102,10 +103,10 @@ def test_refusals_before_start(argv: list[str]) -> None:
 
 
 def test_cluster_name_is_not_read_as_config() -> None:
-    """``-cluster_name abc`` is the flag cluster_name on both (never ``-c luster_name``); fakejs refuses clusters."""
-    fake = subprocess.run([*FAKEJS, "-cluster_name", "abc"], capture_output=True, text=True, timeout=20, check=False)
-    assert fake.returncode == 1
-    assert "--cluster_name" in fake.stderr and "configuration" not in fake.stderr
+    """``-cluster_name abc`` is the flag cluster_name (never ``-c luster_name``); alone it opens no route port."""
+    line = command_line(["-cluster_name", "abc"])
+    assert line.flags.values["cluster_name"] == "abc" and line.flags.values["config"] == ""
+    assert line.options.cluster is None
 
 
 class Started:

@@ -120,7 +120,7 @@ START_ERRORS = {
 # nats-server serves these; fakejs refuses to start, naming what it does not serve.
 FAKEJS_REFUSES = {
     "leafnode_remotes": ('leafnodes { remotes: [ { url: "nats://127.0.0.1:7422" } ] }\n', "leaf node connections"),
-    "cluster_routes": ('cluster { listen: "127.0.0.1:-1", routes: ["nats://127.0.0.1:1"] }\n', "clusters"),
+    "cluster_tls": ('cluster { listen: "127.0.0.1:-1", tls: {} }\n', "TLS between routes"),
     "account_limits": ("accounts { A: { limits: { max_connections: 1 } } }\n", "account limits (limits)"),
     "max_subscriptions": ("max_subscriptions: 10\n", "subscriptions"),
     "jetstream_encryption": ('jetstream { key: "s3cr3t" }\n', "encryption at rest"),

@@ -139,7 +139,8 @@ def test_integer_durations_warn() -> None:
         ("accounts { A: { limits: {} } }", "account limits (limits)"),
         ("tls { }", "TLS without a certificate (cert_file)"),
         ('leafnodes { remotes: [ { url: "nats://x:1" } ] }', "leaf node connections (leafnodes { remotes })"),
-        ('cluster { listen: "127.0.0.1:-1", routes: [] }', "clusters (cluster { routes })"),
+        ('cluster { listen: "127.0.0.1:-1", tls: {} }', "TLS between routes (cluster { tls })"),
+        ("cluster { compression: s2_fast }", "route compression (cluster { compression })"),
         ("gateway { gateways: [] }", "gateways (gateway { gateways })"),
         ("logtime: false", "log lines without timestamps"),
         ("authorization { auth_callout: { issuer: x } }", "authorization callouts (auth_callout)"),
@@ -180,6 +181,12 @@ def test_listener_only_blocks_are_accepted_with_a_notice() -> None:
             "Can't start JetStream: JetStream cluster requires configured routes or solicited leafnode "
             "for the system account",
         ),
+        (
+            'server_name: a\ncluster { name: c, listen: "127.0.0.1:-1", routes: ["nats://127.0.0.1:1"] }\n'
+            "jetstream: enabled",
+            "JetStream in a cluster (jetstream with cluster {} / --cluster): not supported by fakejs yet",
+        ),
+        ('cluster { port: -1, compression: "bogus" }', 'unsupported compression mode "bogus"'),
         ("jetstream { domain: hub }", ""),
     ],
 )

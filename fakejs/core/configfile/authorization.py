@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from fakejs.conf import Token
 from fakejs.core.auth import is_valid_public_user_key
 from fakejs.core.configfile.context import ConfigContext
-from fakejs.core.configfile.values import go_type, go_value
+from fakejs.core.configfile.values import Mismatch, go_type, go_value
 from fakejs.core.options import ServerOptions
 from fakejs.core.subjects import is_valid_subject
 from fakejs.core.users import Permissions, ResponsePermission, SubjectPermission, User
@@ -106,7 +106,23 @@ def apply_no_auth_user(token: Token, options: ServerOptions, context: ConfigCont
         context.error(abort.token, abort.reason)
 
 
-class _Block:
+def parse_nested(token: Token, context: ConfigContext) -> AuthBlock | None:
+    """An ``authorization {}`` inside another block (a cluster's): None when it had errors.
+
+    A value of the wrong type makes nats-server give up on the block and then
+    dereference the missing result: both errors are reported, and
+    :class:`Mismatch` (at ``token``) ends the enclosing block as its panic does.
+    """
+    try:
+        return _parse_block(token, context)
+    except _Abort as abort:
+        context.error(abort.token, abort.reason)
+        raise Mismatch(token, NIL_POINTER) from None
+
+
+class AuthBlock:
+    """One ``authorization {}`` block as read: a single login, a token, users, a login time."""
+
     def __init__(self) -> None:
         self.user = ""
         self.password = ""
@@ -116,9 +132,9 @@ class _Block:
         self.defaults: Permissions | None = None
 
 
-def _parse_block(token: Token, context: ConfigContext) -> _Block | None:
+def _parse_block(token: Token, context: ConfigContext) -> AuthBlock | None:
     members = _expect(token, dict, "map[string]interface {}")
-    block = _Block()
+    block = AuthBlock()
     for key, value in members.items():
         name = key.lower()
         if name in ("user", "username"):

@@ -1,17 +1,18 @@
-"""Blocks of features fakejs does not serve: cluster, gateway, leafnodes, mqtt, and the keys alike.
+"""Blocks of features fakejs does not serve: gateway, leafnodes, mqtt, and the keys alike.
 
 A block that only opens a listener (``listen``, ``host``, ``port``; a
-cluster's ``name``) is accepted with a notice saying the listener is not
+gateway's ``name``) is accepted with a notice saying the listener is not
 served -- the nats.js harness's default configuration has a
 ``leafnodes { listen }`` block no test of a single server uses (the
 ``websocket {}`` block is served: :mod:`fakejs.core.configfile.websocket`).
-Everything that would make such a block do something (``remotes``, ``routes``, ``gateways``, TLS,
+The ``cluster {}`` block is read by :mod:`fakejs.core.configfile.cluster`.
+Everything that would make such a block do something (``remotes``, ``gateways``, TLS,
 authorization, ...) refuses to start, naming the setting.  nats-server's own
 checks still apply first: a block that is not a map, a ``listen`` it cannot
 parse, an unknown field, a value of the wrong type (reported at the inner
 key: these parsers of nats-server recover their own panics), and its start
 checks (websocket without TLS, MQTT without JetStream, a gateway without a
-name) in :func:`listener_problems`.
+name, JetStream in a cluster) in :func:`listener_problems`.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fakejs.conf import Token
+from fakejs.core.cluster_checks import jetstream_problem
+from fakejs.core.cluster_config import FileCluster
+from fakejs.core.configfile.cluster import compression_problem
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import Mismatch, go_type, parse_listen, want
 from fakejs.core.configfile.websocket import websocket_problem
 from fakejs.core.options import ServerOptions
-from fakejs.core.subjects import is_valid_subject
 
 
 @dataclass(frozen=True)
@@ -39,31 +42,6 @@ class Block:
 _LISTEN = frozenset({"listen", "port", "host", "net"})
 
 BLOCKS: dict[str, Block] = {
-    "cluster": Block(
-        "clusters",
-        "Expected map to define cluster, got {type}",
-        _LISTEN
-        | {
-            "name",
-            "authorization",
-            "routes",
-            "tls",
-            "cluster_advertise",
-            "advertise",
-            "no_advertise",
-            "connect_retries",
-            "connect_backoff",
-            "permissions",
-            "pool_size",
-            "accounts",
-            "compression",
-            "ping_interval",
-            "ping_max",
-            "write_deadline",
-            "write_timeout",
-        },
-        "cluster name cannot contain spaces",
-    ),
     "gateway": Block(
         "gateways",
         "Expected gateway to be a map, got {type}",
@@ -155,6 +133,8 @@ class Unserved:
     """The listener-only blocks of one file, for the start checks and the notices."""
 
     listeners: dict[str, Listener] = field(default_factory=dict)
+    # The file's cluster {} as written, for the command line's route flags to be laid over.
+    cluster: FileCluster | None = None
 
 
 def apply_block(kind: str, token: Token, options: ServerOptions, context: ConfigContext, unserved: Unserved) -> None:
@@ -203,36 +183,16 @@ def listener_problems(options: ServerOptions, unserved: Unserved) -> str:
             return "gateway has no name"
         if not gateway.port:
             return f'gateway "{gateway.name}" has no port specified (select -1 for random port)'
-    cluster = listeners.get("cluster")
     mqtt = listeners.get("mqtt")
     if mqtt is not None and mqtt.port:
-        clustered = (cluster is not None and cluster.port) or (gateway is not None and gateway.port)
+        clustered = options.cluster is not None or (gateway is not None and gateway.port)
         leaf = listeners.get("leafnodes")
         if not options.jetstream and not clustered and not (leaf is not None and leaf.port):
             return "mqtt requires JetStream to be enabled if running in standalone mode"
-    problem = jetstream_problem(options, cluster)
+    problem = compression_problem(options) or jetstream_problem(options)
     if problem:
         return problem
     return websocket_problem(options)
-
-
-def jetstream_problem(options: ServerOptions, cluster: Listener | None) -> str:
-    """nats-server's ``validateJetStreamOptions`` (the domain's name, a cluster's names), then clustering."""
-    domain = options.jetstream_domain
-    if domain:
-        derived = f"$JS.{domain}.API.>"
-        if not is_valid_subject(derived):
-            return f'invalid domain name: derived "{derived}" is not a valid subject'
-        if any(char in domain for char in " \t\r\n\f.*>"):
-            return "invalid domain name: may not contain ., * or >"
-    if not options.jetstream or cluster is None or not cluster.port:
-        return ""
-    if not options.name:
-        return "jetstream cluster requires `server_name` to be set"
-    if not cluster.name:
-        return "jetstream cluster requires `cluster.name` to be set"
-    # nats-server then fails starting JetStream (a fatal log line): a cluster of one has no routes
-    return "Can't start JetStream: JetStream cluster requires configured routes or solicited leafnode for the system account"
 
 
 def notices(unserved: Unserved) -> list[str]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from fakejs.conf import ConfigError, Token, Tree, digest, parse, parse_file
 from fakejs.core import auth
-from fakejs.core.configfile import accounts, authorization, jetstream_keys, mappings, tls, websocket
+from fakejs.core.configfile import accounts, authorization, cluster, jetstream_keys, mappings, tls, websocket
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.listeners import BLOCK_ALIASES, BLOCKS, Unserved, apply_block, listener_problems, notices
 from fakejs.core.configfile.server_keys import HANDLERS, Handler, system_account
@@ -160,6 +160,8 @@ def _apply_key(key: str, token: Token, options: ServerOptions, context: ConfigCo
         mappings.apply_global(token, options, context)
     elif lowered in ("websocket", "ws"):
         websocket.apply(token, options, context)
+    elif lowered == "cluster":
+        unserved.cluster = cluster.apply(token, options, context)
     elif lowered in BLOCKS or lowered in BLOCK_ALIASES:
         apply_block(BLOCK_ALIASES.get(lowered, lowered), token, options, context, unserved)
     elif lowered in REFUSED:

@@ -1,0 +1,46 @@
+"""The start checks nats-server makes on JetStream and a cluster, and fakejs's refusal of the two together.
+
+Shared by the configuration file, the command line and the in-process
+server (``Server(options)``), so that none of them starts a JetStream that
+silently ignores its cluster.
+"""
+
+from __future__ import annotations
+
+from fakejs.core.options import ServerOptions
+from fakejs.core.subjects import is_valid_subject
+
+# fakejs serves core clustering (routes) but not JetStream's clustering (meta group, replicas).
+JETSTREAM_CLUSTER_REFUSAL = (
+    "JetStream in a cluster (jetstream with cluster {} / --cluster): not supported by fakejs yet"
+)
+NO_ROUTES = (
+    "Can't start JetStream: JetStream cluster requires configured routes or solicited leafnode for the system account"
+)
+
+
+def jetstream_problem(options: ServerOptions) -> str:
+    """nats-server's ``validateJetStreamOptions`` (the domain's name, a cluster's names), then clustering."""
+    domain = options.jetstream_domain
+    if domain:
+        derived = f"$JS.{domain}.API.>"
+        if not is_valid_subject(derived):
+            return f'invalid domain name: derived "{derived}" is not a valid subject'
+        if any(char in domain for char in " \t\r\n\f.*>"):
+            return "invalid domain name: may not contain ., * or >"
+    cluster = options.cluster
+    if not options.jetstream or cluster is None:
+        return ""
+    if not options.name:
+        return "jetstream cluster requires `server_name` to be set"
+    if not cluster.name:
+        return "jetstream cluster requires `cluster.name` to be set"
+    if not cluster.routes:
+        # nats-server then fails starting JetStream (a fatal log line): a cluster of one has no routes
+        return NO_ROUTES
+    return JETSTREAM_CLUSTER_REFUSAL
+
+
+def is_fakejs_refusal(problem: str) -> bool:
+    """Whether a start problem is fakejs's own (printed as ``fakejs: ...``) rather than nats-server's."""
+    return problem.endswith("not supported by fakejs yet")

@@ -1,0 +1,127 @@
+"""The cluster settings: ``cluster {}`` errors under ``-t`` and the route flags' errors, fakejs against nats-server.
+
+Facts pinned: a ``cluster {}`` value of the wrong type is reported at the
+key as Go's interface conversion, a bad route URL as ``error parsing route
+url ["..."]``, a repeated route as a warning (failing ``-t``), ``routes``
+outside the block as an unknown field; ``--cluster`` URL errors are Go's
+``url.Parse`` / ``net.SplitHostPort`` texts after ``nats-server: `` with
+status 1; JetStream with a cluster port and no ``server_name`` is refused
+with nats-server's text.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+
+pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
+
+FAKE = [sys.executable, "-m", "fakejs"]
+
+FILE_ERRORS = {
+    "name_spaces": 'cluster { name: "a b" }\n',
+    "name_integer": "cluster { name: 1 }\n",
+    "listen_bad": 'cluster { listen: "x" }\n',
+    "listen_bool": "cluster { listen: true }\n",
+    "port_string": 'cluster { port: "x" }\n',
+    "routes_string": 'cluster { routes: "nats://h:1" }\n',
+    "routes_bad_and_duplicate": 'cluster { routes: ["nats://%zz:1", "nats://h:1", "nats://h:1"] }\n',
+    "no_advertise_string": 'cluster { no_advertise: "x" }\n',
+    "pool_size_string": 'cluster { pool_size: "x" }\n',
+    "compression_integer": "cluster { compression: 1 }\n",
+    "compression_unknown_key": "cluster { compression: {foo: 1} }\n",
+    "ping_interval_bad": 'cluster { ping_interval: "x" }\n',
+    "ping_interval_over_max": 'cluster { ping_interval: "1m" }\n',
+    "unknown_key": "cluster { foo: 1 }\n",
+    "not_a_map": "cluster: 1\n",
+    "routes_outside": 'routes: ["nats://h:1"]\n',
+    "auth_users": "cluster { authorization { users: [{user: a, password: b}] } }\n",
+    "auth_token": "cluster { authorization { token: t } }\n",
+    "auth_timeout_bad": 'cluster { authorization { user: a, password: b, timeout: "x" } }\n',
+    "auth_user_integer": "cluster { authorization { user: 1 } }\n",
+    "write_timeout_bad": 'cluster { write_timeout: "x" }\n',
+}
+
+VALID_FILES = {
+    "full": (
+        'cluster { name: C, listen: "127.0.0.1:-1", routes: ["nats-route://u:p@127.0.0.1:1", " nats://h:2 "],'
+        " advertise: x, no_advertise: true, connect_retries: 3, connect_backoff: true, pool_size: -1,"
+        ' ping_interval: "10s", ping_max: 2, compression: off, authorization { user: a, password: b, timeout: 1 } }\n'
+    ),
+    "compression_map": 'cluster { compression: {mode: "accept"} }\n',
+}
+
+FLAG_ERRORS = [
+    ["--cluster", "127.0.0.1:45001"],
+    ["--cluster", "nats://127.0.0.1"],
+    ["--cluster", "nats://127.0.0.1:abc"],
+    ["--cluster", "nats://u@127.0.0.1:-1"],
+    ["--cluster", "nats://a%zz:45001"],
+    ["--cluster", ":45001"],
+    ["--cluster", "nats://[::1:45001"],
+    ["--cluster", "nats://a b:1"],
+    ["--cluster", "nats://127.0.0.1:"],
+    ["--cluster", "nats://127.0.0.1:45009:1"],
+    ["--cluster", "nats:127.0.0.1:1"],
+    ["--routes", "nats://127.0.0.1:1"],
+    ["--cluster=", "--routes", "nats://127.0.0.1:1"],
+    ["-js", "--cluster", "nats://127.0.0.1:-1"],
+    ["-js", "--server_name", "a", "--cluster", "nats://127.0.0.1:-1"],
+]
+
+
+def run(command: list[str], *args: str) -> tuple[int, str]:
+    out = subprocess.run([*command, *args], capture_output=True, text=True, timeout=30, check=False)
+    return out.returncode, out.stderr
+
+
+def real() -> list[str]:
+    assert REAL_BINARY is not None
+    return [REAL_BINARY]
+
+
+def lines(stderr: str) -> tuple[str, list[str]]:
+    prefix, _, rest = stderr.partition(": ")
+    return prefix, sorted(rest.split("\n"))
+
+
+@pytest.mark.parametrize("name", sorted(FILE_ERRORS))
+def test_cluster_block_errors(name: str, tmp_path: Path) -> None:
+    path = tmp_path / "server.conf"
+    path.write_text(FILE_ERRORS[name])
+    real_status, real_err = run(real(), "-t", "-c", str(path))
+    fake_status, fake_err = run(FAKE, "-t", "-c", str(path))
+    assert real_status == 1, real_err
+    assert (fake_status, lines(fake_err)) == (real_status, lines(real_err))
+
+
+@pytest.mark.parametrize("name", sorted(VALID_FILES))
+def test_cluster_block_valid(name: str, tmp_path: Path) -> None:
+    path = tmp_path / "server.conf"
+    path.write_text(VALID_FILES[name])
+    real_result = run(real(), "-t", "-c", str(path))
+    assert real_result[0] == 0, real_result
+    assert run(FAKE, "-t", "-c", str(path)) == real_result
+
+
+@pytest.mark.parametrize("argv", FLAG_ERRORS, ids=lambda argv: " ".join(argv))
+def test_route_flag_errors(argv: list[str]) -> None:
+    real_result = run(real(), "-p", "-1", *argv)
+    assert real_result[0] == 1, real_result
+    assert run(FAKE, "-p", "-1", *argv) == real_result
+
+
+def test_jetstream_in_a_cluster_is_refused_by_fakejs() -> None:
+    """nats-server's checks pass (names set, routes given); fakejs refuses, naming the feature."""
+    argv = ["-p", "-1", "-js", "--server_name", "a", "--cluster_name", "C", "--cluster", "nats://127.0.0.1:-1"]
+    status, stderr = run(FAKE, *argv, "--routes", "nats://127.0.0.1:1")
+    assert status == 1
+    assert (
+        stderr
+        == "fakejs: JetStream in a cluster (jetstream with cluster {} / --cluster): not supported by fakejs yet\n"
+    )
