@@ -331,6 +331,8 @@ class Server:
         log = self.broker.log
         log.info("Entering lame duck mode, stop accepting new clients")
         self.broker.lame_duck = True
+        if self.broker.cluster is not None:
+            self.broker.cluster.lame_duck()
         self.accepting = False
         self.listeners.stop_accepting()
         self._stop_jetstream()

@@ -242,3 +242,18 @@ def test_accounts_spread_over_the_pool_as_nats_server_spreads_them(size: int) ->
     # FNV-1a 32 of "a" is 0xe40c292c and of "foobar" 0xbf9cf968; a pool of one carries everything.
     assert pool_index(size, "a") == (0xE40C292C % size if size > 1 else 0)
     assert pool_index(size, "foobar") == (0xBF9CF968 % size if size > 1 else 0)
+
+
+async def test_a_server_in_lame_duck_mode_leaves_the_other_servers_connect_urls() -> None:
+    async with _mesh(["A", "B"]) as (a, b):
+        reader, writer = await asyncio.open_connection("127.0.0.1", a.port)
+        try:
+            both = {f"127.0.0.1:{a.port}", f"127.0.0.1:{b.port}"}
+            assert await _next_urls(reader) == both
+            writer.write(b'CONNECT {"verbose":false,"protocol":1}\r\nPING\r\n')
+            assert await _next_urls(reader) == both
+            lame = asyncio.create_task(b.lame_duck(duration=1.0, grace=0.1))
+            assert await _next_urls(reader) == {f"127.0.0.1:{a.port}"}
+            await lame
+        finally:
+            writer.close()

@@ -144,6 +144,7 @@ class Cluster:
         self._dialing: set[str] = set()  # URLs with a dial under way (one at a time each)
         self._self_urls: set[str] = set()  # configured URLs that turned out to be this server
         self.links: set[RouteLink] = set()
+        self._urls_learned = False  # another server brought client URLs at least once
 
     # -- starting and stopping -------------------------------------------------------------
 
@@ -164,6 +165,14 @@ class Cluster:
             routes.local_changed_quietly(sub)
         router.remote = routes
         self._account_routes[name] = routes
+
+    def lame_duck(self) -> None:
+        """This server enters lame duck mode: the others drop its client URLs (an INFO with ``ldm``)."""
+        frame = wire.info({**self.route_info(), "ldm": True})
+        for peer in self.peers.values():
+            link = next(peer.live_links(), None)
+            if link is not None:
+                link.send(frame)
 
     def stop(self) -> None:
         self.running = False
@@ -190,7 +199,13 @@ class Cluster:
         return found.router if found is not None else None
 
     def client_urls(self) -> list[str]:
-        """INFO's ``connect_urls``: this server's, then every other server's (each once)."""
+        """INFO's ``connect_urls``: this server's, then every other server's (each once).
+
+        As on nats-server, the list appears only once another server
+        brought URLs, and keeps this server's own after they all left.
+        """
+        if not self._urls_learned:
+            return []
         urls = list(self.own_client_urls)
         for peer in self.peers.values():
             urls.extend(url for url in peer.client_urls if url not in urls)
@@ -376,6 +391,7 @@ class Cluster:
             peer.client_urls = [str(url) for url in info.get("connect_urls") or ()]
             self._gossip(link, info)
             if peer.client_urls and not self.config.no_advertise:
+                self._urls_learned = True
                 self.on_client_urls_changed()
         self._send_interest(link, peer)
         if pool and link.solicited and any(s is None for s in peer.links):
