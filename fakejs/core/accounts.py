@@ -67,12 +67,15 @@ class Accounts:
         self._by_name[name] = account
         return account
 
-    def add_mappings(self, configs: list[AccountConfig]) -> None:
-        """Install the configured subject mappings (``mappings { }``) of each account that has them."""
+    def add_mappings(self, configs: list[AccountConfig], cluster: str = "") -> None:
+        """Install the configured subject mappings (``mappings { }``) of each account that has them.
+
+        ``cluster`` is the server's cluster name: destinations scoped to it apply.
+        """
         for config in configs:
             account = self._by_name.get(config.name)
             if config.mappings and account is not None:
-                account.router.mappings = SubjectMappings(config.mappings, self._rng)
+                account.router.mappings = SubjectMappings(config.mappings, self._rng, cluster)
 
     def get(self, name: str) -> Account | None:
         return self._by_name.get(name)

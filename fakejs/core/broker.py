@@ -274,7 +274,7 @@ def add_configured_accounts(accounts: Accounts, options: ServerOptions) -> None:
             account.users[user.name] = user.password
     if options.system_account in ("", SYSTEM_ACCOUNT) and accounts.get(SYSTEM_ACCOUNT) is None:
         accounts.add(SYSTEM_ACCOUNT)
-    accounts.add_mappings(options.accounts)
+    accounts.add_mappings(options.accounts, options.cluster.name if options.cluster is not None else "")
 
 
 def check_options(options: ServerOptions) -> None:

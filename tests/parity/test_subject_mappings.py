@@ -9,7 +9,8 @@ Facts pinned (nats-server 2.15.1):
   picks the same partition on both servers (FNV-1a);
 * weighted destinations draw per message; what the weights leave below 100
   goes to the source subject itself; a destination scoped to a cluster is
-  ignored by a standalone server;
+  ignored by a standalone server, and replaces the unscoped ones on a server
+  of that cluster;
 * publish permissions are checked against the mapped subject;
 * mappings are per account: the top-level block is the global account's;
 * bad mappings are refused by ``nats-server -t`` with the texts fakejs gives, and so are
@@ -28,7 +29,7 @@ import nats
 import pytest
 
 from tests.harness.configured import Start, configured_servers
-from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target
 
 MAPPINGS = """
 mappings {
@@ -193,3 +194,25 @@ def test_a_valid_block_passes_the_check(tmp_path: Path) -> None:
     path.write_text(MAPPINGS + PER_ACCOUNT)
     assert _check([REAL_BINARY], path)[0] == 0
     assert _check(FAKE, path)[0] == 0
+
+
+CLUSTER_SCOPED = """
+cluster { name: east, listen: "127.0.0.1:-1" }
+mappings {
+  "geo.*": [ {destination: "geo.east.$1", weight: 100, cluster: "east"}, {destination: "geo.any.$1", weight: 100} ]
+}
+"""
+
+
+async def test_a_destination_scoped_to_the_servers_cluster_wins(target_kind: str, tmp_path: Path) -> None:
+    """On a server of cluster ``east`` the ``east`` entries replace the unscoped ones."""
+    async with configured_servers(target_kind, tmp_path, Settings(jetstream=False)) as start:
+        target = await start(CLUSTER_SCOPED)
+        nc = await nats.connect(target.url)
+        try:
+            sub = await nc.subscribe("geo.>")
+            await nc.publish("geo.x", b"")
+            msg = await sub.next_msg(timeout=2)
+            assert msg.subject == "geo.east.x"
+        finally:
+            await nc.close()
