@@ -145,7 +145,12 @@ class Cluster:
 
     def node(self, kind: str, index: int, routes: Sequence[str] = (), extra: Sequence[str] = ()) -> ClusterNode:
         return ClusterNode(
-            kind, f"{self.name}-n{index + 1}", self.name, routes=routes, extra=[*self.extra, *extra], monitor=self.monitor
+            kind,
+            f"{self.name}-n{index + 1}",
+            self.name,
+            routes=routes,
+            extra=[*self.extra, *extra],
+            monitor=self.monitor,
         )
 
     @property

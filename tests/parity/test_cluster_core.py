@@ -25,9 +25,10 @@ targets.  Facts pinned (nats-server 2.15.1):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import nats
 import pytest
@@ -50,6 +51,15 @@ def token() -> str:
 
 async def clients(cluster: Cluster, *indexes: int) -> list[Client]:
     return [await nats.connect(cluster.url(index)) for index in indexes]
+
+
+@contextlib.asynccontextmanager
+async def connected_to(url: str) -> AsyncIterator[Client]:
+    nc = await nats.connect(url)
+    try:
+        yield nc
+    finally:
+        await nc.close()
 
 
 async def close_all(connections: list[Client]) -> None:
@@ -296,6 +306,14 @@ async def test_client_of_a_killed_node_reconnects_to_another(make_cluster: MakeC
         await interest_routed(publisher, nc)  # the subscription was made again on the new node
         await publisher.publish(subject, b"after")
         assert (await sub.next_msg(timeout=2)).data == b"after"
+
+        port = cluster.nodes[1].port
+        await asyncio.to_thread(cluster.restart, 1)  # back on its ports, routed to every node again
+        assert cluster.nodes[1].port == port
+        async with connected_to(cluster.url(1)) as returned:
+            await interest_routed(returned, nc)
+            await returned.publish(subject, b"from the returned node")
+            assert (await sub.next_msg(timeout=2)).data == b"from the returned node"
     finally:
         await nc.close()
         await publisher.close()
