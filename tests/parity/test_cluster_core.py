@@ -29,6 +29,7 @@ import contextlib
 import json
 import secrets
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import nats
 import pytest
@@ -322,7 +323,7 @@ async def test_client_of_a_killed_node_reconnects_to_another(make_cluster: MakeC
 # -- connect_urls and asynchronous INFO --------------------------------------------------------
 
 
-async def raw_client(port: int, protocol: int) -> tuple[RawClient, dict]:
+async def raw_client(port: int, protocol: int) -> tuple[RawClient, dict[str, Any]]:
     """A bare client after CONNECT and PING/PONG; returns it (its bytes cleared) and its first INFO."""
     client = await RawClient.connect("127.0.0.1", port)
     await client.read_until(b"\r\n")
@@ -335,11 +336,11 @@ async def raw_client(port: int, protocol: int) -> tuple[RawClient, dict]:
     return client, json.loads(greeting[5 : greeting.index(b" \r\n")])
 
 
-def info_documents(data: bytes) -> list[dict]:
+def info_documents(data: bytes) -> list[dict[str, Any]]:
     return [json.loads(line[5:-1]) for line in data.split(b"\r\n") if line.startswith(b"INFO ")]
 
 
-async def next_info(client: RawClient, seen: int, timeout: float = 5.0) -> dict:
+async def next_info(client: RawClient, seen: int, timeout: float = 5.0) -> dict[str, Any]:
     """The INFO after the first ``seen`` ones, answering the server's PINGs while waiting."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
