@@ -16,12 +16,13 @@ marked module out (a client library that times the server on its own clock).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 
 import pytest
 from nats.aio.client import Client
 
 from fakejs import ManualClock
+from tests.harness.cluster import Cluster, start_cluster
 from tests.harness.js import connected
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target, start_target, stop_target
 
@@ -116,3 +117,35 @@ async def both() -> AsyncIterator[Callable[..., Awaitable[tuple[Target, Target]]
     yield make
     for target in started:
         await stop_target(target)
+
+
+@pytest.fixture(scope="module", params=TARGET_KINDS)
+def cluster_kind(request: pytest.FixtureRequest) -> str:
+    """The kind of every node of this test's clusters; module-scoped, so a module can share one cluster."""
+    _require(request.param)
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def cluster3(cluster_kind: str) -> Iterator[Cluster]:
+    """Three nodes of one kind, connected (the second and third routed to the first), shared by a module."""
+    with start_cluster([cluster_kind] * 3) as cluster:
+        yield cluster
+
+
+MakeCluster = Callable[..., Cluster]
+
+
+@pytest.fixture
+def make_cluster(cluster_kind: str) -> Iterator[MakeCluster]:
+    """Start connected clusters of this test's kind (``size`` nodes, ``extra`` flags on each), for one test."""
+    started: list[Cluster] = []
+
+    def make(size: int = 3, extra: Sequence[str] = (), monitor: bool = False) -> Cluster:
+        cluster = start_cluster([cluster_kind] * size, extra=extra, monitor=monitor)
+        started.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in started:
+        cluster.stop()
