@@ -4,7 +4,8 @@ Only the documents live here; :mod:`fakejs.server.server` serves them over HTTP.
 Harnesses poll ``/healthz`` for readiness and tools read ``/varz``, so the
 field names and units (nanosecond durations, RFC 3339 times) follow the
 real server.  ``/connz`` and ``/subsz`` live in :mod:`fakejs.monitoring.connz`,
-``/jsz`` in :mod:`fakejs.monitoring.jsz`; :data:`ENDPOINTS` maps every path.
+``/jsz`` in :mod:`fakejs.monitoring.jsz`, ``/routez`` in
+:mod:`fakejs.monitoring.routez`; :data:`ENDPOINTS` maps every path.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from fakejs.gocompat.gourl import GoURLError, parse_url
 from fakejs.monitoring.connz import connz, subsz
 from fakejs.monitoring.jsz import jsz
 from fakejs.monitoring.query import go_uptime
+from fakejs.monitoring.routez import routez
 from fakejs.monitoring.source import MonitoredServer
 
 
@@ -217,6 +219,7 @@ ENDPOINTS: dict[str, Endpoint] = {
     "/connz": connz,
     "/subsz": subsz,
     "/jsz": jsz,
+    "/routez": routez,
 }
 
 # Go's encoder escapes HTML-special characters and line separators, and

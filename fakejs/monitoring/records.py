@@ -93,7 +93,7 @@ class ConnRecord:
             port=client.port,
             start_ns=client.started_ns,
             last_ns=last_ns,
-            rtt_ns=_rtt_ns(client.rtt),
+            rtt_ns=rtt_ns(client.rtt),
             pending=client.out_size + client.io.write_buffer_size(),
             in_msgs=client.in_msgs,
             out_msgs=client.out_msgs,
@@ -171,7 +171,7 @@ class ConnRecord:
         return doc
 
 
-def _rtt_ns(seconds: float) -> int:
+def rtt_ns(seconds: float) -> int:
     """nats-server's reported RTT: whole microseconds below a millisecond, nanoseconds otherwise."""
     ns = int(seconds * NS)
     if 1_000 < ns < 1_000_000:

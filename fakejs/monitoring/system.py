@@ -106,6 +106,19 @@ def jsz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, Any]
     return documents.jsz(server, query)
 
 
+def routez(server: MonitoredServer, subs: str) -> Any:
+    from fakejs.monitoring import routez as documents
+
+    return documents.routez_document(server, subs)
+
+
+def _routez_subs(options: dict[str, Any]) -> str:
+    """``RoutezOptions``: ``subscriptions_detail`` wins over ``subscriptions``."""
+    if options.get("subscriptions_detail"):
+        return "detail"
+    return "list" if options.get("subscriptions") else ""
+
+
 def rss_bytes() -> int:
     from fakejs.monitoring import endpoints
 
@@ -187,7 +200,7 @@ class SystemRequests:
             "HEALTHZ": lambda o: {"status": "ok", "status_code": 200},
             "ACCOUNTZ": self._accountz,
             "LEAFZ": lambda o: self._leafz(""),
-            "ROUTEZ": lambda o: {**self._head(name=True), "num_routes": 0, "routes": []},
+            "ROUTEZ": lambda o: routez(server, _routez_subs(o)),
             "GATEWAYZ": lambda o: {**self._head(), "outbound_gateways": {}, "inbound_gateways": {}},
             "RAFTZ": lambda o: {},
         }

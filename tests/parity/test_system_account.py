@@ -160,6 +160,11 @@ async def test_server_requests_answer_the_monitoring_documents(server: Start) ->
         routez = await ask(sys, "$SYS.REQ.SERVER.PING.ROUTEZ")
         assert routez is not None
         assert list(routez["data"]) == ["server_id", "server_name", "now", "num_routes", "routes"]
+        http_routez = await monitor(target, "/routez?subs=1")
+        assert {**routez["data"], "now": ""} == {**http_routez, "now": ""}
+        assert (http_routez["server_id"], http_routez["num_routes"], http_routez["routes"]) == (server_id, 0, [])
+        routez = await ask(sys, f"$SYS.REQ.SERVER.{server_id}.ROUTEZ", {"subscriptions_detail": True})
+        assert routez is not None and routez["data"]["num_routes"] == 0
         gatewayz = await ask(sys, "$SYS.REQ.SERVER.PING.GATEWAYZ")
         assert gatewayz is not None
         assert list(gatewayz["data"]) == ["server_id", "now", "outbound_gateways", "inbound_gateways"]

@@ -56,7 +56,7 @@ from fakejs.core.cluster_config import (
 )
 from fakejs.core.log import get_logger
 from fakejs.core.options import NATS_VERSION, RUNTIME, ServerOptions
-from fakejs.core.router import Router
+from fakejs.core.router import Router, Subscription
 from fakejs.gocompat import ids
 from fakejs.protocol import route as wire
 from fakejs.protocol.writer import go_quote
@@ -562,6 +562,19 @@ class Cluster:
         self.clock.call_later(delay, self.solicit, link.url, link.explicit, 0, False, 0)
 
     # -- monitoring -------------------------------------------------------------------------
+
+    def route_links(self) -> Iterator[RouteLink]:
+        """Every registered route connection as nats-server walks them: each server's pool, then dedicated routes."""
+        for peer in self.peers.values():
+            yield from peer.live_links()
+        for by_server in self._dedicated.values():
+            yield from by_server.values()
+
+    def remote_subscriptions(self, link: RouteLink) -> Iterator[tuple[str, Subscription]]:
+        """``(account, subscription)`` for every subscription the remote server made over ``link``."""
+        for name, routes in self._account_routes.items():
+            for sub in routes.remote_subscriptions(link):
+                yield name, sub
 
     @property
     def num_routes(self) -> int:

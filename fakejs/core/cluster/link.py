@@ -184,6 +184,11 @@ class RouteLink:
             self.io.want_flush()
         self.out.append(frame)
 
+    @property
+    def pending_size(self) -> int:
+        """Bytes waiting to be written (``/routez``'s ``pending_size``)."""
+        return sum(len(frame) for frame in self.out)
+
     def take_output(self) -> bytes:
         data = b"".join(self.out)
         self.out.clear()
