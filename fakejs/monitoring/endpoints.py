@@ -154,6 +154,7 @@ def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
     """The second half of ``/varz``: times, process figures and message counters."""
     broker = server.broker
     stats = broker.stats
+    cluster = broker.cluster
     now_ns = broker.clock.time_ns()
     return {
         "tls_timeout": _go_float(broker.options.tls.timeout if broker.options.tls is not None else 2),
@@ -167,8 +168,8 @@ def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
         "cpu": 0,
         "connections": len(broker.clients),
         "total_connections": broker.total_connections,
-        "routes": 0,
-        "remotes": 0,
+        "routes": sum(1 for _ in cluster.route_links()) if cluster is not None else 0,
+        "remotes": len(cluster.peers) if cluster is not None else 0,
         "leafnodes": 0,
         "in_msgs": stats.in_msgs,
         "in_bytes": stats.in_bytes,

@@ -257,3 +257,13 @@ async def test_a_server_in_lame_duck_mode_leaves_the_other_servers_connect_urls(
             await lame
         finally:
             writer.close()
+
+
+async def test_varz_counts_route_connections_and_remote_servers() -> None:
+    from fakejs.monitoring.endpoints import respond
+
+    async with _mesh(["A", "B", "C"]) as (a, _b, _c):
+        status, _ctype, body = respond(a, "/varz")
+        varz = json.loads(body)
+        assert status == 200 and (varz["routes"], varz["remotes"]) == (6, 2)
+        assert varz["cluster"]["name"] == "C" and varz["cluster"]["cluster_port"] == a.routes.port

@@ -396,7 +396,9 @@ class Cluster:
         self._send_interest(link, peer)
         if pool and link.solicited and any(s is None for s in peer.links):
             link.next_in_pool = True
+            link.keepalive.rtt_start = self.clock.monotonic()
             link.send(b"PING\r\n")
+        link.keepalive.connected(self.clock.monotonic() - link.started)  # the first PING comes soon
         self.log.debug("%s - Registering remote route %s", link, go_quote(link.remote_id))
         return True
 
