@@ -43,6 +43,18 @@ from fakejs.server.layers import Layer, LayerFailed
 from fakejs.testkit.transcript import Transcript
 
 
+def tcp_peer(transport: asyncio.Transport) -> tuple[str, int]:
+    """Turn Nagle off on a new connection (small protocol frames go at once); its peer's address."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+    peer = transport.get_extra_info("peername") or ("", 0)
+    return str(peer[0]), int(peer[1])
+
+
 class Listener(Protocol):
     """What a connection needs from the server that accepted it."""
 
@@ -116,14 +128,8 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
-        peer = transport.get_extra_info("peername") or ("", 0)
-        self.session = ClientSession(self._server.broker, self, str(peer[0]), int(peer[1]))
+        host, port = tcp_peer(transport)
+        self.session = ClientSession(self._server.broker, self, host, port)
         self.transcript = self._server.new_transcript(self.session.cid)
         if not self._server.accepting:
             transport.abort()

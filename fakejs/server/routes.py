@@ -17,6 +17,7 @@ from collections.abc import Callable
 from fakejs.core.broker import Broker
 from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster.link import RouteIO, RouteLink
+from fakejs.server.connection import tcp_peer
 from fakejs.server.listeners import system_backlog
 
 __all__ = ["RouteConnection", "RoutePort"]
@@ -61,14 +62,7 @@ class RouteConnection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
-        peer = transport.get_extra_info("peername") or ("", 0)
-        self._address = (str(peer[0]), int(peer[1]))
+        self._address = tcp_peer(transport)
         self._guarded("start", self._start)
 
     def _start(self) -> None:

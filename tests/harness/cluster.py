@@ -33,8 +33,10 @@ import time
 from collections.abc import Sequence
 
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 
 from fakejs.targets import ServerProcess, find_nats_server
+from tests.harness.wait import eventually
 
 FAKE_COMMAND = (sys.executable, "-m", "fakejs")
 READY_TIMEOUT = 15.0  # seconds for a cluster's routes to carry messages between every two nodes
@@ -329,3 +331,27 @@ async def interest_routed(publisher: Client, *subscribers: Client, timeout: floa
         waiting = [canary for canary in waiting if not canary.pending_msgs]
     for canary in canaries:
         await canary.unsubscribe()
+
+
+class Inbox:
+    """The payloads a subscription received, in order."""
+
+    def __init__(self) -> None:
+        self.payloads: list[bytes] = []
+
+    async def add(self, msg: Msg) -> None:
+        self.payloads.append(msg.data)
+
+
+async def group_gets_each_once(publisher: Client, subject: str, members: Sequence[Inbox], count: int = 300) -> None:
+    """Publish ``count`` numbered messages; the queue group's members must get each exactly once between them."""
+    for n in range(count):
+        await publisher.publish(subject, str(n).encode())
+    await publisher.flush()
+    await eventually(
+        lambda: asyncio.sleep(0, sum(len(inbox.payloads) for inbox in members)),
+        lambda total: total >= count,
+        what="every message delivered to the group",
+    )
+    await asyncio.sleep(0.05)  # a duplicate would arrive right behind
+    assert sorted(int(payload) for inbox in members for payload in inbox.payloads) == list(range(count))

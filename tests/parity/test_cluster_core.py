@@ -37,7 +37,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import NoRespondersError, TimeoutError
 
-from tests.harness.cluster import Cluster, interest_routed
+from tests.harness.cluster import Cluster, Inbox, group_gets_each_once, interest_routed
 from tests.harness.raw import RawClient
 from tests.harness.wait import eventually
 
@@ -66,16 +66,6 @@ async def connected_to(url: str) -> AsyncIterator[Client]:
 async def close_all(connections: list[Client]) -> None:
     for nc in connections:
         await nc.close()
-
-
-class Inbox:
-    """The payloads a subscription received, in order."""
-
-    def __init__(self) -> None:
-        self.payloads: list[bytes] = []
-
-    async def add(self, msg: Msg) -> None:
-        self.payloads.append(msg.data)
 
 
 async def test_publish_reaches_every_matching_subscription_once(cluster3: Cluster) -> None:
@@ -138,19 +128,8 @@ async def test_queue_group_delivers_each_message_once_cluster_wide(cluster3: Clu
         await b.subscribe(subject, cb=plain.add)  # not in the group: gets every message
         await interest_routed(a, a, b, c)
         await interest_routed(b, a, b, c)
-        count = 300
-        for n in range(count):
-            await b.publish(subject, str(n).encode())
-        await b.flush()
-        await eventually(
-            lambda: asyncio.sleep(0, sum(len(inbox.payloads) for inbox in members)),
-            lambda total: total >= count,
-            what="every message delivered to the group",
-        )
-        await eventually(lambda: asyncio.sleep(0, len(plain.payloads)), lambda n: n == count, what="the plain sub")
-        await asyncio.sleep(0.05)  # a duplicate would arrive right behind
-        everything = sorted(int(payload) for inbox in members for payload in inbox.payloads)
-        assert everything == list(range(count))
+        await group_gets_each_once(b, subject, members)
+        await eventually(lambda: asyncio.sleep(0, len(plain.payloads)), lambda n: n == 300, what="the plain sub")
         # no preference for the member on the publisher's node: every member gets a share
         assert all(inbox.payloads for inbox in members), [len(inbox.payloads) for inbox in members]
 
@@ -166,18 +145,7 @@ async def test_queue_group_members_on_other_nodes_share_the_load(cluster3: Clust
         for nc, inbox in zip((b, c, c2), members, strict=True):
             await nc.subscribe(subject, queue="workers", cb=inbox.add)
         await interest_routed(a, b, c, c2)
-        count = 300
-        for n in range(count):
-            await a.publish(subject, str(n).encode())
-        await a.flush()
-        await eventually(
-            lambda: asyncio.sleep(0, sum(len(inbox.payloads) for inbox in members)),
-            lambda total: total >= count,
-            what="every message delivered to the group",
-        )
-        await asyncio.sleep(0.05)
-        everything = sorted(int(payload) for inbox in members for payload in inbox.payloads)
-        assert everything == list(range(count))
+        await group_gets_each_once(a, subject, members)
         assert all(inbox.payloads for inbox in members), [len(inbox.payloads) for inbox in members]
     finally:
         await close_all([a, b, c, c2])

@@ -24,7 +24,7 @@ import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from tests.harness.cluster import Cluster, interest_routed, start_cluster
+from tests.harness.cluster import Cluster, Inbox, group_gets_each_once, interest_routed, start_cluster
 from tests.harness.raw import RawClient
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 from tests.harness.wait import eventually
@@ -48,14 +48,6 @@ def token() -> str:
 
 async def both_clients(cluster: Cluster) -> tuple[Client, Client]:
     return await nats.connect(cluster.url(0)), await nats.connect(cluster.url(1))
-
-
-class Inbox:
-    def __init__(self) -> None:
-        self.payloads: list[bytes] = []
-
-    async def add(self, msg: Msg) -> None:
-        self.payloads.append(msg.data)
 
 
 @pytest.mark.parametrize("publisher_index", [0, 1])
@@ -95,17 +87,7 @@ async def test_queue_group_across_both_nodes(mixed: Cluster, publisher_index: in
         for nc, inbox in zip((first, second, extra), members, strict=True):
             await nc.subscribe(subject, queue="workers", cb=inbox.add)
         await interest_routed(publisher, first, second, extra)
-        count = 300
-        for n in range(count):
-            await publisher.publish(subject, str(n).encode())
-        await publisher.flush()
-        await eventually(
-            lambda: asyncio.sleep(0, sum(len(inbox.payloads) for inbox in members)),
-            lambda total: total >= count,
-            what="every message delivered to the group",
-        )
-        await asyncio.sleep(0.05)  # a duplicate would arrive right behind
-        assert sorted(int(payload) for inbox in members for payload in inbox.payloads) == list(range(count))
+        await group_gets_each_once(publisher, subject, members)
         assert members[0].payloads and (members[1].payloads or members[2].payloads)
     finally:
         for nc in (first, second, extra):
