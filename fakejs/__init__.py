@@ -34,12 +34,14 @@ if TYPE_CHECKING:
     from fakejs.core.clock import SystemClock
     from fakejs.core.configfile import options_from_config
     from fakejs.core.options import ServerOptions
+    from fakejs.server.local_cluster import Cluster
     from fakejs.server.server import Server
     from fakejs.server.threaded import ThreadedServer
     from fakejs.testkit.clock import ManualClock
 
 # public name -> the module that defines it
 _LAZY = {
+    "Cluster": "fakejs.server.local_cluster",
     "ManualClock": "fakejs.testkit.clock",
     "Server": "fakejs.server.server",
     "ServerOptions": "fakejs.core.options",
@@ -49,6 +51,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "Cluster",
     "ManualClock",
     "Server",
     "ServerOptions",

@@ -44,6 +44,7 @@ from fakejs.core.cluster.link import (
     DUPLICATE_ROUTE,
     DUPLICATE_SERVER_NAME,
     ERR_AUTHORIZATION,
+    ROUTE_REMOVED,
     RouteIO,
     RouteLink,
 )
@@ -145,6 +146,8 @@ class Cluster:
         self._self_urls: set[str] = set()  # configured URLs that turned out to be this server
         self.links: set[RouteLink] = set()
         self._urls_learned = False  # another server brought client URLs at least once
+        # Servers (by name) this one may not talk to: a partition a test asked for (fakejs only).
+        self.blocked: set[str] = set()
 
     # -- starting and stopping -------------------------------------------------------------
 
@@ -165,6 +168,22 @@ class Cluster:
             routes.local_changed_quietly(sub)
         router.remote = routes
         self._account_routes[name] = routes
+
+    def block(self, names: Iterable[str]) -> None:
+        """Cut this server off from the servers named (a network partition, fakejs only).
+
+        Their routes close and every new one is refused once it says who
+        it is; configured routes keep being dialled, as across a real
+        partition, and come back after :meth:`unblock`.
+        """
+        self.blocked.update(names)
+        for link in list(self.links):
+            if link.remote_name in self.blocked:
+                link.close(ROUTE_REMOVED)
+
+    def unblock(self) -> None:
+        """Talk to every server again (the partition healed)."""
+        self.blocked.clear()
 
     def lame_duck(self) -> None:
         """This server enters lame duck mode: the others drop its client URLs (an INFO with ``ldm``)."""
@@ -327,6 +346,9 @@ class Cluster:
                 link.close(CLUSTER_NAME_CONFLICT)
                 return
         name = str(info.get("server_name") or "")
+        if name in self.blocked:
+            link.close(ROUTE_REMOVED)
+            return
         if not link.solicited and name == self.server_name:
             self.log.error("%s - Remote server has a duplicate name: %s", link, go_quote(name))
             link.close(DUPLICATE_SERVER_NAME)

@@ -1,0 +1,281 @@
+"""A cluster of fakejs servers in one process, that fails on cue: the same way every run.
+
+::
+
+    async with Cluster(size=3) as cluster:
+        nc = await nats.connect(cluster.urls)     # every node's URL
+        await cluster.kill("n2")                  # its routes drop, its clients reconnect elsewhere
+        await cluster.partition(["n1"], ["n2", "n3"])
+        await cluster.heal()
+
+Each node is a full :class:`~fakejs.server.server.Server` with its own
+client port and route port on 127.0.0.1; the nodes speak nats-server's
+route protocol to each other (the first node is the seed the others are
+routed to; gossip meshes the rest), so what a client sees is what a
+cluster of nats-server nodes would show.  A shared clock (a
+:class:`~fakejs.testkit.clock.ManualClock` for virtual time) drives every
+node's timers, and seeds derived from one ``seed`` make every node's random
+choices repeat.  What this adds to a real cluster:
+
+* :meth:`Cluster.kill` and :meth:`Cluster.restart` (same ports, so clients and
+  routes find the node where it was);
+* :meth:`Cluster.partition` and :meth:`Cluster.heal`: nodes refuse routes
+  across the cut until healed; healing dials at once, so it does not wait
+  for a reconnect timer (on a manual clock, nothing would move it);
+* :meth:`Cluster.wait_meshed`: every running node routed to every other
+  running node it may reach, with full pools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from fakejs.core.clock import Clock, SystemClock
+from fakejs.core.cluster.cluster import Cluster as Routes
+from fakejs.core.cluster_config import ClusterConfig
+from fakejs.core.failures import ServerError
+from fakejs.core.options import ServerOptions
+from fakejs.server.server import Server
+
+__all__ = ["Cluster"]
+
+# How long (real seconds) the nodes may take to mesh before a wait gives up.
+MESH_TIMEOUT = 10.0
+
+
+class Cluster:
+    """``size`` fakejs servers forming one cluster (see the module docstring).
+
+    ``name`` is the cluster's name, nodes are named ``n1`` ... ``nN``;
+    ``clock`` is shared by every node; ``seed`` seeds node ``i`` with
+    ``seed + i``; other keyword arguments are
+    :class:`~fakejs.core.options.ServerOptions` fields given to every node
+    (``jetstream`` defaults to off: JetStream in a cluster is not served yet).
+    """
+
+    def __init__(
+        self,
+        size: int = 3,
+        *,
+        name: str = "C",
+        clock: Clock | None = None,
+        seed: int | None = None,
+        **settings: Any,
+    ) -> None:
+        if size < 1:
+            raise ValueError("a cluster needs at least one node")
+        self.name = name
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        settings.setdefault("jetstream", False)
+        settings.setdefault("port", 0)
+        self._settings = settings
+        self._seed = seed
+        self.servers: list[Server] = [self._node(i) for i in range(size)]
+        self._down: set[int] = set()
+        self._groups: list[set[int]] = []
+
+    def _node(self, index: int) -> Server:
+        routes = ClusterConfig(name=self.name, host="127.0.0.1", port=0)
+        seed = None if self._seed is None else self._seed + index
+        options = ServerOptions(**self._settings)
+        options = replace(options, name=f"n{index + 1}", seed=seed, cluster=routes)
+        return Server(options, clock=self.clock)
+
+    # -- the nodes ------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        return len(self.servers)
+
+    def index(self, node: int | str | Server) -> int:
+        """A node's position: from its index, its name (``"n2"``) or its server."""
+        if isinstance(node, Server):
+            return self.servers.index(node)
+        if isinstance(node, str):
+            for i, server in enumerate(self.servers):
+                if server.broker.name == node:
+                    return i
+            raise KeyError(f"no node named {node!r} (the nodes are n1 ... n{self.size})")
+        if not 0 <= node < self.size:
+            raise IndexError(f"no node {node} (the nodes are 0 ... {self.size - 1})")
+        return node
+
+    def server(self, node: int | str) -> Server:
+        return self.servers[self.index(node)]
+
+    def url(self, node: int | str) -> str:
+        return self.server(node).url
+
+    @property
+    def urls(self) -> list[str]:
+        """Every node's client URL (nats-py takes the list as its server pool)."""
+        return [server.url for server in self.servers]
+
+    @property
+    def running(self) -> list[Server]:
+        return [server for i, server in enumerate(self.servers) if i not in self._down]
+
+    @property
+    def errors(self) -> list[ServerError]:
+        """What any node's handlers raised, oldest first per node."""
+        return [error for server in self.servers for error in server.errors]
+
+    def _routes(self, server: Server) -> Routes:
+        routes = server.broker.cluster
+        assert routes is not None, "a cluster node always has routes"
+        return routes
+
+    def _route_url(self, server: Server) -> str:
+        assert server.routes is not None, "node not started"
+        return f"nats-route://127.0.0.1:{server.routes.port}"
+
+    # -- start and stop -----------------------------------------------------------------------
+
+    async def start(self) -> Cluster:
+        """Start the seed, then the others routed to it; returns once the nodes are meshed."""
+        seed = self.servers[0]
+        await seed.start()
+        for server in self.servers[1:]:
+            config = server.options.cluster
+            assert config is not None
+            config.routes = [self._route_url(seed)]
+            await server.start()
+        await self.wait_meshed()
+        return self
+
+    async def stop(self) -> None:
+        for i, server in reversed(list(enumerate(self.servers))):
+            if i not in self._down:
+                await server.stop()
+        self._down = set(range(self.size))
+
+    async def __aenter__(self) -> Cluster:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- failures on cue ---------------------------------------------------------------------
+
+    async def kill(self, node: int | str) -> None:
+        """Take a node down: its clients and routes drop; it keeps its ports for :meth:`restart`.
+
+        Returns once the other nodes have dropped their routes to it.
+        """
+        i = self.index(node)
+        if i in self._down:
+            return
+        server = self.servers[i]
+        server.listeners.pin_ports(server.port)
+        config = server.options.cluster
+        if server.routes is not None and config is not None:
+            config.port = server.routes.port
+        self._down.add(i)
+        await server.stop()
+        await self.wait_meshed()
+
+    async def restart(self, node: int | str, down_for: float = 0.0) -> None:
+        """Bring a node back on its ports (after ``down_for`` seconds of cluster time); wait until meshed."""
+        i = self.index(node)
+        if i not in self._down:
+            await self.kill(i)
+        if down_for > 0:
+            await self._sleep(down_for)
+        self._down.discard(i)
+        server = self.servers[i]
+        await server.start()
+        self._apply_partition(i)
+        await self.wait_meshed()
+
+    async def partition(self, *groups: Iterable[int | str]) -> None:
+        """Cut the cluster into ``groups`` (nodes not named form one more): no routes across a cut."""
+        named = [{self.index(node) for node in group} for group in groups]
+        rest = set(range(self.size)) - set().union(*named)
+        if rest:
+            named.append(rest)
+        seen: set[int] = set()
+        for group in named:
+            if group & seen:
+                raise ValueError("a node may be in one group only")
+            seen |= group
+        self._groups = named
+        for i in range(self.size):
+            self._apply_partition(i)
+        await self.wait_meshed()
+
+    async def heal(self) -> None:
+        """End the partition: every node may reach every other again; the cut routes are dialled at once."""
+        self._groups = []
+        running = [i for i in range(self.size) if i not in self._down]
+        for i in running:
+            self._routes(self.servers[i]).unblock()
+        for i in running:
+            routes = self._routes(self.servers[i])
+            known = {peer.name for peer in routes.peers.values()}
+            for j in running:
+                other = self.servers[j]
+                if j > i and other.broker.name not in known:
+                    routes.solicit(self._route_url(other), explicit=False, force=True)
+        await self.wait_meshed()
+
+    def _apply_partition(self, i: int) -> None:
+        routes = self._routes(self.servers[i])
+        routes.unblock()
+        for group in self._groups:
+            if i not in group:
+                routes.block(self.servers[j].broker.name for j in group)
+
+    def _reachable(self, i: int) -> set[str]:
+        """The names of the running nodes node ``i`` should be routed to."""
+        group = next((g for g in self._groups if i in g), set(range(self.size)))
+        return {self.servers[j].broker.name for j in group if j != i and j not in self._down}
+
+    # -- waiting ------------------------------------------------------------------------------
+
+    def meshed(self) -> bool:
+        """Every running node routed to every node it may reach (and to no other), its pools full."""
+        for i, server in enumerate(self.servers):
+            if i in self._down:
+                continue
+            peers = self._routes(server).peers.values()
+            if {peer.name for peer in peers} != self._reachable(i):
+                return False
+            if not all(all(link is not None for link in peer.links) for peer in peers):
+                return False
+        return True
+
+    async def wait_meshed(self, timeout: float = MESH_TIMEOUT) -> None:
+        """Wait (real time) until :meth:`meshed`; raises ``TimeoutError`` naming what is missing."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self.meshed():
+            if loop.time() > deadline:
+                raise TimeoutError(f"cluster not meshed within {timeout}s: {self.describe()}")
+            await asyncio.sleep(0.005)
+
+    def describe(self) -> str:
+        """Each node's state and peers, for error messages."""
+        parts = []
+        for i, server in enumerate(self.servers):
+            if i in self._down:
+                parts.append(f"{server.broker.name}: down")
+                continue
+            peers = sorted(peer.name for peer in self._routes(server).peers.values())
+            parts.append(f"{server.broker.name}: {', '.join(peers) or 'no routes'}")
+        return "; ".join(parts)
+
+    async def _sleep(self, seconds: float) -> None:
+        done = asyncio.get_running_loop().create_future()
+
+        def wake() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        self.clock.call_later(seconds, wake)
+        await done
+
+    def __repr__(self) -> str:
+        return f"<Cluster {self.name!r} {self.describe()}>"
