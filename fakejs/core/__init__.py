@@ -4,7 +4,8 @@
 (subscriptions and fan-out), ``session`` (one client connection's protocol
 logic), ``broker`` (server identity, INFO, authentication, the client
 registry), ``accounts`` (an account holds its router, its users and its
-JetStream), ``clock`` (the one seam every timer goes through: the
+JetStream), ``cluster`` (routes to the other servers of a cluster:
+pools, gossip, remote interest), ``clock`` (the one seam every timer goes through: the
 protocol and real time), ``failures`` (exceptions of server handlers,
 recorded for the test), ``hooks`` (the named points where faults may
 fire), ``stats``, ``options`` and ``log``.  May import :mod:`fakejs.protocol`

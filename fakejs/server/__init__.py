@@ -1,9 +1,11 @@
 """The running server: asyncio listeners, the :class:`Server` that assembles every layer, and its thread handle.
 
-``connection`` (one client socket and its session), ``http`` (the HTTP
+``connection`` (one client socket and its session), ``routes`` (the
+route port: sockets to the other servers of a cluster), ``http`` (the HTTP
 port for monitoring and the control API), ``server`` (the public
-:class:`Server`) and ``threaded`` (:class:`ThreadedServer`, the server on
-its own thread).  The only package that touches sockets.  May import every
+:class:`Server`), ``threaded`` (:class:`ThreadedServer`, the server on
+its own thread) and ``local_cluster`` (:class:`~fakejs.server.local_cluster.Cluster`,
+servers of one cluster in one process, failing on cue).  The only package that touches sockets.  May import every
 layer below it (:mod:`fakejs.testkit`, :mod:`fakejs.monitoring`,
 :mod:`fakejs.jetstream`, :mod:`fakejs.core`, :mod:`fakejs.protocol`,
 :mod:`fakejs.gocompat`).  The two public names are imported on first use:
