@@ -267,3 +267,31 @@ async def test_varz_counts_route_connections_and_remote_servers() -> None:
         varz = json.loads(body)
         assert status == 200 and (varz["routes"], varz["remotes"]) == (6, 2)
         assert varz["cluster"]["name"] == "C" and varz["cluster"]["cluster_port"] == a.routes.port
+
+
+async def test_thousands_of_subjects_cross_with_one_message_each() -> None:
+    """5,000 subscriptions on B, announced to A one by one; each gets exactly its message from A."""
+    async with _mesh(["A", "B"]) as (a, b):
+        publisher, subscriber = await nats.connect(a.url), await nats.connect(b.url)
+        try:
+            got: dict[str, int] = {}
+
+            async def count(msg: Any) -> None:
+                got[msg.subject] = got.get(msg.subject, 0) + 1
+
+            subjects = [f"many.{i}.x" for i in range(5000)]
+            for subject in subjects:
+                await subscriber.subscribe(subject, cb=count)
+            await subscriber.flush()
+            remote = a.broker.accounts.default.router.remote
+            assert remote is not None
+            await _until(lambda: remote.index.count >= 5000, timeout=20)
+            for subject in subjects:
+                await publisher.publish(subject, b"")
+            await publisher.flush()
+            await _until(lambda: len(got) == 5000, timeout=20)
+            await asyncio.sleep(0.05)
+            assert set(got.values()) == {1}
+        finally:
+            await publisher.close()
+            await subscriber.close()
