@@ -141,3 +141,27 @@ async def test_headers_cross_the_route_byte_for_byte(mixed: Cluster, sender_inde
         await sender.close()
         await publisher.close()
         await watcher.close()
+
+
+@pytest.mark.parametrize("kinds", [("real", "fake", "real"), ("fake", "real", "fake")])
+def test_gossip_meshes_three_mixed_nodes(kinds: tuple[str, str, str]) -> None:
+    """Nodes 1 and 2 are routed to the seed only: the seed's gossip has them dial each other, across kinds."""
+    with start_cluster(list(kinds)) as cluster:  # ready: a message crossed every pair of nodes
+
+        async def across() -> None:
+            first, last = await nats.connect(cluster.url(1)), await nats.connect(cluster.url(2))
+            try:
+                got: list[bytes] = []
+
+                async def record(msg: Msg) -> None:
+                    got.append(msg.data)
+
+                await last.subscribe("gossip.check", cb=record)
+                await interest_routed(first, last)
+                await first.publish("gossip.check", b"hello")
+                await eventually(lambda: asyncio.sleep(0, got), lambda g: g == [b"hello"], what="the message")
+            finally:
+                await first.close()
+                await last.close()
+
+        asyncio.run(across())
