@@ -3,7 +3,11 @@
 :mod:`fakejs.targets.fake` holds :class:`FakeJS`, the fakejs test handle;
 :mod:`fakejs.targets.real` holds :class:`ServerProcess`, the one launcher of
 server subprocesses (the real nats-server, or ``python -m fakejs``), and
-:class:`RealNatsServer`, the real server with the shape of :class:`FakeJS`.
+:class:`RealNatsServer`, the real server with the shape of :class:`FakeJS`;
+:mod:`fakejs.targets.fake_cluster` holds :class:`FakeCluster`, a fakejs cluster
+on a thread, and :mod:`fakejs.targets.cluster` :class:`ProcessCluster`, the
+launcher of clusters of server subprocesses, and :class:`RealCluster`, a real
+nats-server cluster with the shape of :class:`FakeCluster`.
 The pytest plugin, the parity campaign and this repository's tests and
 benchmarks all start servers through here.
 
