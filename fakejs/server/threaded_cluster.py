@@ -82,7 +82,9 @@ class ThreadedCluster:
 
     def take_errors(self) -> list[ServerError]:
         """Every node's recorded errors, forgetting them."""
-        return self._read(lambda: distinct([error for server in self.cluster.servers for error in server.take_errors()]))
+        return self._read(
+            lambda: distinct([error for server in self.cluster.servers for error in server.take_errors()])
+        )
 
     def meshed(self) -> bool:
         return self._read(self.cluster.meshed)

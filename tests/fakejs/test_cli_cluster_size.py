@@ -122,3 +122,15 @@ async def test_three_nodes_in_one_process_carry_a_message(tmp_path: Path) -> Non
     for node in ("n1", "n2", "n3"):
         assert f"Cluster C node {node}: clients on nats://127.0.0.1:" in log
     assert not path.exists()
+
+
+def test_the_image_s_jetstream_is_turned_off_by_a_later_flag() -> None:
+    argv = ["--jetstream", "--addr=0.0.0.0", "--port=4222", "--http_port=8222", "--store_dir=/data"]
+    command = cli.command_line([*argv, "--cluster_size", "3", "-p", "4222", "--jetstream=false"])
+    cluster = make_cluster(command.cluster_size, command.options, None, "")
+    assert [(s.options.port, s.options.http_port) for s in cluster.servers] == [
+        (4222, 8222),
+        (4223, 8223),
+        (4224, 8224),
+    ]
+    assert "JetStream in a cluster" in refusal([*argv, "--cluster_size", "3"])
