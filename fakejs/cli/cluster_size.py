@@ -32,6 +32,8 @@ from fakejs.gocompat.goflag import Parsed
 from fakejs.server import portsfile
 from fakejs.server.local_cluster import Cluster
 
+MAX_PORT = 65535
+
 # Flags that configure routes: the nodes' routes are the cluster's own.
 ROUTE_FLAGS = ("cluster", "cluster_listen", "routes", "cluster_advertise", "no_advertise", "connect_retries")
 
@@ -57,6 +59,9 @@ def cluster_size_problem(flags: Parsed, options: ServerOptions, file_cluster: bo
         return "websocket with --cluster_size: not supported by fakejs yet"
     if flags.values["scenario"]:
         return "--scenario with --cluster_size: not supported by fakejs yet"
+    for flag, base in (("-p", options.port), ("-m", options.http_port)):
+        if base is not None and base > 0 and base + size - 1 > MAX_PORT:
+            return f"--cluster_size {size} with {flag} {base}: the last node's port would be above {MAX_PORT}"
     return ""
 
 
@@ -98,7 +103,7 @@ def ports_text(cluster: Cluster, options: ServerOptions) -> str:
 async def serve_cluster(
     size: int, options: ServerOptions, pid_file: str = "", clock: Clock | None = None, cluster_name: str = ""
 ) -> None:
-    """Run ``size`` nodes until SIGINT or SIGTERM, then stop them all."""
+    """Run ``size`` nodes until SIGINT or SIGTERM (or every node's end of lame duck mode, SIGUSR2), then stop them all."""
     log = get_logger()
     cluster = make_cluster(size, options, clock, cluster_name)
     stop = asyncio.Event()
@@ -107,9 +112,15 @@ async def serve_cluster(
         log.info('Trapped "%s" signal', name)
         stop.set()
 
+    def lame_duck() -> None:
+        log.info('Trapped "user defined signal 2" signal')
+        for server in cluster.running:
+            server.control.lame_duck()
+
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, trapped, "interrupt")
     loop.add_signal_handler(signal.SIGTERM, trapped, "terminated")
+    loop.add_signal_handler(signal.SIGUSR2, lame_duck)
     ports_file = ""
     try:
         await cluster.start()
@@ -122,7 +133,7 @@ async def serve_cluster(
             with open(pid_file, "w") as handle:
                 handle.write(str(os.getpid()))
         log.info("Cluster %s of %d nodes is ready", cluster.name, size)
-        await stop.wait()
+        await _until(stop, cluster)
     finally:
         await cluster.stop()
         if ports_file:
@@ -130,3 +141,14 @@ async def serve_cluster(
                 os.remove(ports_file)
             except OSError:
                 pass
+
+
+async def _until(stop: asyncio.Event, cluster: Cluster) -> None:
+    """Wait for a stopping signal, or until every node has finished (lame duck mode ends a node)."""
+    waiting: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+    finished: asyncio.Future[Any] = asyncio.gather(*(server.finished.wait() for server in cluster.servers))
+    try:
+        await asyncio.wait({waiting, finished}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting.cancel()
+        finished.cancel()

@@ -15,7 +15,19 @@ May import :mod:`fakejs.server`, :mod:`fakejs.testkit` and everything below
 them; only the entry points and :mod:`fakejs.parity` import this package.
 """
 
+from fakejs.targets.cluster import ProcessCluster, RealCluster
 from fakejs.targets.fake import FakeJS, FakeOnly
+from fakejs.targets.fake_cluster import FakeCluster
 from fakejs.targets.real import NatsServerNotFound, RealNatsServer, ServerProcess, find_nats_server
 
-__all__ = ["FakeJS", "FakeOnly", "NatsServerNotFound", "RealNatsServer", "ServerProcess", "find_nats_server"]
+__all__ = [
+    "FakeCluster",
+    "FakeJS",
+    "FakeOnly",
+    "NatsServerNotFound",
+    "ProcessCluster",
+    "RealCluster",
+    "RealNatsServer",
+    "ServerProcess",
+    "find_nats_server",
+]

@@ -134,3 +134,8 @@ def test_the_image_s_jetstream_is_turned_off_by_a_later_flag() -> None:
         (4224, 8224),
     ]
     assert "JetStream in a cluster" in refusal([*argv, "--cluster_size", "3"])
+
+
+def test_a_last_port_above_65535_is_refused() -> None:
+    assert "the last node's port would be above 65535" in refusal(["--cluster_size", "3", "-p", "65534"])
+    assert "with -m 65535" in refusal(["--cluster_size", "2", "-m", "65535"])
