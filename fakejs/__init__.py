@@ -15,6 +15,9 @@ or ``path=...``, then ``Server(options)``), and from synchronous code::
     with ThreadedServer() as server:
         ...
 
+and a cluster of them (``Cluster`` from async code, ``ThreadedCluster``
+from synchronous code).
+
 The package face only re-exports the public names; it may import every
 layer, and nothing inside fakejs imports it (see "How fakejs is built" in
 the README for the layers and what each may import).  The names are
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     from fakejs.server.local_cluster import Cluster
     from fakejs.server.server import Server
     from fakejs.server.threaded import ThreadedServer
+    from fakejs.server.threaded_cluster import ThreadedCluster
     from fakejs.testkit.clock import ManualClock
 
 # public name -> the module that defines it
@@ -46,6 +50,7 @@ _LAZY = {
     "Server": "fakejs.server.server",
     "ServerOptions": "fakejs.core.options",
     "SystemClock": "fakejs.core.clock",
+    "ThreadedCluster": "fakejs.server.threaded_cluster",
     "ThreadedServer": "fakejs.server.threaded",
     "options_from_config": "fakejs.core.configfile",
 }
@@ -56,6 +61,7 @@ __all__ = [
     "Server",
     "ServerOptions",
     "SystemClock",
+    "ThreadedCluster",
     "ThreadedServer",
     "__version__",
     "options_from_config",

@@ -12,11 +12,20 @@ Installed with fakejs (entry point ``pytest11``), it provides:
   which a real nats-server gets as ``-c FILE``; ``config_file`` names a file instead;
   ``tls=True`` serves TLS with certificates made for the test, ``tls="verify"`` mutual TLS --
   ``fakejs_server.client_ssl_context()`` connects, ``fakejs_server.certificates`` has the PEM files);
-* ``--fakejs-target=real``: the same fixtures start a real nats-server instead,
-  so a suite proves its own parity; tests that use fakejs-only features
-  (clock, faults, introspection) are skipped, saying which feature.
+* ``fakejs_cluster`` -- a fresh cluster of fakejs servers for each test
+  (:class:`fakejs.targets.fake_cluster.FakeCluster`: ``urls``, ``url(i)``,
+  ``kill(i)``, ``restart(i, down_for=0)``, ``partition(*groups)``, ``heal()``,
+  ``advance(seconds)`` with a manual clock); nodes are indexes from 0 or
+  names ``"n1"`` ... (fakejs only), and core NATS only (no JetStream yet);
+* marker ``@pytest.mark.fakejs_cluster(size=3, clock=None|"manual", autojump=None, seed=None, name="C", **options)``
+  to configure ``fakejs_cluster`` (options are :class:`fakejs.ServerOptions` fields given to every node;
+  ``clock="manual"`` is one :class:`fakejs.ManualClock` shared by every node);
+* ``--fakejs-target=real``: the same fixtures start a real nats-server instead
+  (``fakejs_cluster``: a cluster of ``size`` nats-server processes, ``kill``
+  a SIGKILL), so a suite proves its own parity; tests that use fakejs-only
+  features (clock, faults, introspection, partitions) are skipped, saying which feature.
 
-Every ``fakejs_server`` is seeded: with the marker's ``seed``, or else with a
+Every ``fakejs_server`` (and every ``fakejs_cluster``, node ``i`` with ``seed + i``) is seeded: with the marker's ``seed``, or else with a
 seed derived from the test's node id, so a test makes the same random
 choices (server id, generated names, jitter) run after run; a failing test's
 report shows the seed to replay it with.  An exception raised inside the
@@ -33,10 +42,14 @@ from typing import Any
 import pytest
 
 from fakejs.core import failures
+from fakejs.targets.cluster import RealCluster
+from fakejs.targets.fake_cluster import FakeCluster
 from fakejs.targets.handles import FakeJS, FakeOnly, RealNatsServer
 
 # Marker settings that change nothing a real nats-server could be asked for.
 HARMLESS_ON_REAL = frozenset({"seed", "config", "tls"})
+# ``fakejs_cluster`` marker settings a real cluster takes as they are (or that change nothing there).
+CLUSTER_ON_REAL = frozenset({"size", "name", "seed"})
 
 _SEED = pytest.StashKey[int]()
 
@@ -57,6 +70,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "fakejs(clock='real'|'manual', autojump=None, scenario=None, seed=None, config=None, tls=None, **options): "
         "configure the fakejs_server fixture",
     )
+    config.addinivalue_line(
+        "markers",
+        "fakejs_cluster(size=3, clock=None|'manual', autojump=None, seed=None, name='C', **options): "
+        "configure the fakejs_cluster fixture",
+    )
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -73,7 +91,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report: pytest.TestReport = outcome.get_result()
     seed = item.stash.get(_SEED, None)
     if seed is not None and report.failed:
-        report.sections.append(("fakejs", f"server seed {seed}: replay with @pytest.mark.fakejs(seed={seed})"))
+        marker = "fakejs_cluster" if item.get_closest_marker("fakejs_cluster") is not None else "fakejs"
+        report.sections.append(("fakejs", f"server seed {seed}: replay with @pytest.mark.{marker}(seed={seed})"))
 
 
 def seed_for(nodeid: str) -> int:
@@ -87,9 +106,7 @@ def _target(config: pytest.Config) -> str:
 
 def _start(config: pytest.Config, settings: dict[str, Any]) -> Any:
     if _target(config) == "real":
-        fake_only = {k for k, v in settings.items() if v not in (None, "", "real", False) and k not in HARMLESS_ON_REAL}
-        if fake_only:
-            pytest.skip(f"fakejs only: {', '.join(sorted(fake_only))} (running against the real nats-server)")
+        _fake_only(settings, HARMLESS_ON_REAL)
         try:
             return RealNatsServer(config=settings.get("config"), tls=settings.get("tls")).start()
         except FakeOnly as exc:
@@ -120,6 +137,39 @@ def fakejs_server(request: pytest.FixtureRequest) -> Iterator[Any]:
     finally:
         server.stop()
     _fail_on_server_errors(server)
+
+
+def _fake_only(settings: dict[str, Any], harmless: frozenset[str]) -> None:
+    """Skip the test (against the real nats-server) if it asks for a fakejs-only setting."""
+    fake_only = {k for k, v in settings.items() if v not in (None, "", "real", False) and k not in harmless}
+    if fake_only:
+        pytest.skip(f"fakejs only: {', '.join(sorted(fake_only))} (running against the real nats-server)")
+
+
+def _start_cluster(config: pytest.Config, settings: dict[str, Any]) -> Any:
+    if _target(config) == "real":
+        _fake_only(settings, CLUSTER_ON_REAL)
+        try:
+            return RealCluster(settings.get("size", 3), name=settings.get("name", "C")).start()
+        except FakeOnly as exc:
+            pytest.skip(str(exc))
+    return FakeCluster(**settings).start()
+
+
+@pytest.fixture
+def fakejs_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh cluster for this test (configured by ``@pytest.mark.fakejs_cluster(...)``)."""
+    marker = request.node.get_closest_marker("fakejs_cluster")
+    settings: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
+    if settings.get("seed") is None:
+        settings["seed"] = seed_for(request.node.nodeid)
+    request.node.stash[_SEED] = settings["seed"]
+    cluster = _start_cluster(request.config, settings)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+    _fail_on_server_errors(cluster)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ As on nats-server, JetStream is on only with ``-js``.  The one deliberate
 difference: the default address is 127.0.0.1, not 0.0.0.0.  fakejs's own
 flags (``--scenario``, ``--scenario_dir``, ``--clock``, ``--autojump``,
 ``--seed``, ``--no_control``, ``--control_token``, ``--max_payload``,
-``--tls-selfsigned``, ``--tls_dir``) have no nats-server spelling.  May import :mod:`fakejs.server` and every layer
+``--tls-selfsigned``, ``--tls_dir``, ``--cluster_size``) have no nats-server spelling.  May import :mod:`fakejs.server` and every layer
 below it; nothing inside fakejs imports this package.
 """
 
@@ -154,7 +154,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         self_signed = make_self_signed(options, command.tls_dir, command.tls_verify, get_logger())
     tune_gc()
     try:
-        asyncio.run(serve(options, command.pid_file, clock, command.scenario))
+        if command.cluster_size > 1:
+            from fakejs.cli.cluster_size import serve_cluster
+
+            cluster_name = command.flags.values["cluster_name"]
+            asyncio.run(serve_cluster(command.cluster_size, options, command.pid_file, clock, cluster_name))
+        else:
+            asyncio.run(serve(options, command.pid_file, clock, command.scenario))
     except OSError as exc:
         get_logger().critical("Error listening on port: %s, %s", options.port, exc)
         return 1

@@ -77,6 +77,7 @@ def fakejs_flags(flags: FlagSet) -> None:
     flags.int("max_payload", "max_payload")
     flags.bool("tls_selfsigned", "tls-selfsigned", "tls_selfsigned")
     flags.string("tls_dir", "tls_dir", "tls-dir")
+    flags.int("cluster_size", "cluster_size", default=1)
 
 
 def flag_set() -> FlagSet:
@@ -148,6 +149,8 @@ fakejs Options:
         --tls-selfsigned             Serve TLS with a CA and certificates made at start (paths logged; with
                                      --tlsverify clients must show the client certificate made alongside)
         --tls_dir <dir>              Where --tls-selfsigned writes them (default: a temporary directory)
+        --cluster_size <n>           Run n nodes in this process as one cluster (ports from -p and -m up,
+                                     nodes named <-n or "n">1..n, one ports file listing them all)
 
 Cluster Options:
         --routes <rurl-1, rurl-2>    Routes to solicit and connect

@@ -74,6 +74,8 @@ class CommandLine:
     tls_selfsigned: bool = False
     tls_dir: str = ""
     tls_verify: bool = False
+    # ``--cluster_size N``: N nodes in this process as one cluster (1: an ordinary server).
+    cluster_size: int = 1
 
 
 def options_from_file(path: str, check_only: bool = False) -> Loaded:
@@ -251,6 +253,13 @@ def command_line(argv: Sequence[str]) -> CommandLine:
         if not values["tlskey"]:
             raise _die(NATS_SERVER, "TLS Server private key must be present and valid")
         _flag_tls(options, values)
+    if flags.given("cluster_size"):  # before the route flags: they are refused with it, not checked
+        from fakejs.cli.cluster_size import cluster_size_problem
+
+        file_cluster = loaded is not None and loaded.unserved.cluster is not None
+        problem = cluster_size_problem(flags, options, file_cluster)
+        if problem:
+            raise _die(FAKEJS, problem)
     try:
         options.cluster = cluster_from_flags(loaded.unserved.cluster if loaded is not None else None, flags)
     except ClusterFlagError as exc:
@@ -271,6 +280,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     result.tls_selfsigned = bool(values["tls_selfsigned"])
     result.tls_dir = values["tls_dir"]
     result.tls_verify = bool(values["tlsverify"])
+    result.cluster_size = values["cluster_size"]
     if loaded is not None:
         from fakejs.core.configfile import start_problem
 

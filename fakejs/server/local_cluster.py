@@ -49,7 +49,8 @@ MESH_TIMEOUT = 10.0
 class Cluster:
     """``size`` fakejs servers forming one cluster (see the module docstring).
 
-    ``name`` is the cluster's name, nodes are named ``n1`` ... ``nN``;
+    ``name`` is the cluster's name, nodes are named ``n1`` ... ``nN``
+    (``node_prefix`` + index: ``node_prefix="web"`` names them ``web1`` ...);
     ``clock`` is shared by every node; ``seed`` seeds node ``i`` with
     ``seed + i``; other keyword arguments are
     :class:`~fakejs.core.options.ServerOptions` fields given to every node
@@ -63,11 +64,13 @@ class Cluster:
         name: str = "C",
         clock: Clock | None = None,
         seed: int | None = None,
+        node_prefix: str = "n",
         **settings: Any,
     ) -> None:
         if size < 1:
             raise ValueError("a cluster needs at least one node")
         self.name = name
+        self.node_prefix = node_prefix
         self.clock: Clock = clock if clock is not None else SystemClock()
         settings.setdefault("jetstream", False)
         settings.setdefault("port", 0)
@@ -81,7 +84,7 @@ class Cluster:
         routes = ClusterConfig(name=self.name, host="127.0.0.1", port=0)
         seed = None if self._seed is None else self._seed + index
         options = ServerOptions(**self._settings)
-        options = replace(options, name=f"n{index + 1}", seed=seed, cluster=routes)
+        options = replace(options, name=f"{self.node_prefix}{index + 1}", seed=seed, cluster=routes)
         return Server(options, clock=self.clock)
 
     # -- the nodes ------------------------------------------------------------------------
@@ -243,7 +246,7 @@ class Cluster:
             peers = self._routes(server).peers.values()
             if {peer.name for peer in peers} != self._reachable(i):
                 return False
-            if not all(all(link is not None for link in peer.links) for peer in peers):
+            if not all(peer.full for peer in peers):
                 return False
         return True
 

@@ -4,7 +4,8 @@ What users get from ``docker run fakejs`` is checked end to end: a client
 connects from outside the container, core pub/sub and JetStream work, the
 monitor answers ``/healthz``, the image's HEALTHCHECK passes, and ``stop``
 (SIGTERM to PID 1) ends the server at once with status 0 rather than after
-the engine's kill timeout.
+the engine's kill timeout; ``--cluster_size 3`` runs three routed nodes on
+consecutive ports.
 
 No Docker engine is assumed. The podman set-up recipe lives next to the
 repository (``../shared/container/podman-env.sh``); it installs podman,
@@ -143,10 +144,27 @@ def container(podman: Podman, image: str) -> Iterator[Container]:
         yield box
 
 
+def _free_runs(width: int) -> tuple[int, int]:
+    """Two ports each followed by ``width - 1`` free ones (a cluster's nodes count up from the port given)."""
+    while True:
+        bases = _free_ports(2)
+        wanted = [base + i for base in bases for i in range(1, width)]
+        try:
+            with contextlib.ExitStack() as held:
+                for port in wanted:
+                    sock = held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+                    sock.bind(("", port))
+        except OSError:
+            continue
+        return bases[0], bases[1]
+
+
 @contextlib.contextmanager
-def _run(podman: Podman, image: str, *options: str, server_args: tuple[str, ...] = ()) -> Iterator[Container]:
+def _run(
+    podman: Podman, image: str, *options: str, server_args: tuple[str, ...] = (), ports: tuple[int, int] | None = None
+) -> Iterator[Container]:
     """Run the image (with extra ``podman run`` options and server arguments) until it is healthy; removed afterwards."""
-    port, http_port = _free_ports(2)
+    port, http_port = ports or _free_ports(2)
     box = Container(name=f"fakejs-test-{uuid.uuid4().hex[:12]}", port=port, http_port=http_port)
     try:
         podman.run(
@@ -249,3 +267,30 @@ async def test_self_signed_tls_writes_the_ca_to_a_mounted_directory(podman: Podm
             assert nc._server_info["tls_required"] is True
         finally:
             await nc.close()
+
+
+async def test_a_cluster_of_three_nodes_in_one_container(podman: Podman, image: str) -> None:
+    """``--cluster_size 3 -p P --jetstream=false``: nodes on P, P+1, P+2 (monitoring M+i); a message crosses."""
+    ports = _free_runs(3)
+    with _run(podman, image, server_args=("--cluster_size", "3", "--jetstream=false"), ports=ports) as box:
+        logs = podman.logs(box.name)
+        for node in (1, 2, 3):
+            assert f"Cluster C node n{node}: clients on" in logs, logs
+        first = await nats.connect(f"nats://127.0.0.1:{box.port}")
+        third = await nats.connect(f"nats://127.0.0.1:{box.port + 2}")
+        try:
+            sub = await first.subscribe("image.cluster")
+            await first.flush()
+            deadline = time.monotonic() + 5
+            while True:  # interest crosses the routes asynchronously
+                await third.publish("image.cluster", b"crossed")
+                try:
+                    assert (await sub.next_msg(timeout=0.05)).data == b"crossed"
+                    break
+                except nats.errors.TimeoutError:
+                    assert time.monotonic() < deadline, "no message crossed from node 3 to node 1"
+        finally:
+            await first.close()
+            await third.close()
+        with urllib.request.urlopen(f"http://127.0.0.1:{box.http_port + 1}/varz", timeout=5) as response:
+            assert json.loads(response.read())["server_name"] == "n2"

@@ -18,7 +18,7 @@ import nats
 import pytest
 
 from fakejs import Server, ServerOptions
-from fakejs.core.cluster.cluster import pool_index
+from fakejs.core.cluster.peers import pool_index
 from fakejs.core.cluster_config import ClusterConfig
 
 pytestmark = pytest.mark.cluster
@@ -50,7 +50,7 @@ def _peers(server: Server) -> set[str]:
 def _full_pools(server: Server) -> bool:
     cluster = server.broker.cluster
     assert cluster is not None
-    return all(all(link is not None for link in peer.links) for peer in cluster.peers.values())
+    return all(peer.full for peer in cluster.peers.values())
 
 
 @asynccontextmanager

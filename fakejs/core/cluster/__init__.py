@@ -1,9 +1,11 @@
 """Clustering: routes to the other servers of a cluster, as nats-server's route protocol has them.
 
 ``cluster`` (the server's routes, pools, gossip and client URLs),
-``link`` (one route connection, without the socket) and ``interest``
-(one account's remote subscriptions and the announcement of its own).
-May import the rest of :mod:`fakejs.core` below the broker, and
+``greeting`` (its INFO and CONNECT), ``dialling`` (dials and redials),
+``peers`` (the other servers, the pool an account travels on), ``link``
+(one route connection, without the socket) and ``interest`` (one
+account's remote subscriptions and the announcement of its own).  The
+package may import the rest of :mod:`fakejs.core` below the broker, and
 :mod:`fakejs.protocol`; the socket layer (:mod:`fakejs.server`) dials and
 accepts the connections.
 """

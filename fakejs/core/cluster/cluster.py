@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 from fakejs.core.accounts import Accounts
-from fakejs.core.auth import NONCE_RAW_LEN, new_nonce
 from fakejs.core.clientio import PROTOCOL_VIOLATION
 from fakejs.core.clock import Clock
+from fakejs.core.cluster.dialling import Dialer, Dialling
+from fakejs.core.cluster.greeting import Greeting
 from fakejs.core.cluster.interest import AccountRoutes, RouteTarget
 from fakejs.core.cluster.link import (
     AUTH_VIOLATION,
@@ -48,63 +48,19 @@ from fakejs.core.cluster.link import (
     RouteIO,
     RouteLink,
 )
-from fakejs.core.cluster_config import (
-    ROUTE_CONNECT_DELAY,
-    ROUTE_CONNECT_MAX_DELAY,
-    ROUTE_MAX_PING_INTERVAL,
-    ROUTE_RECONNECT_DELAY,
-    ClusterConfig,
-)
+from fakejs.core.cluster.peers import Peer, join_host_port, pool_index
+from fakejs.core.cluster_config import ROUTE_MAX_PING_INTERVAL, ClusterConfig
 from fakejs.core.log import get_logger
-from fakejs.core.options import NATS_VERSION, RUNTIME, ServerOptions
+from fakejs.core.options import ServerOptions
 from fakejs.core.router import Router, Subscription
 from fakejs.gocompat import ids
 from fakejs.protocol import route as wire
 from fakejs.protocol.writer import go_quote
 
-__all__ = ["Cluster", "Dialer", "Peer", "pool_index"]
+__all__ = ["Cluster", "Dialer", "Peer"]
 
-# The route protocol version nats-server 2.15 announces (message tracing across routes).
-ROUTE_PROTO = 3
 # nats-server's gossip modes, exchanged between servers in INFO.
 GOSSIP_DEFAULT, GOSSIP_DISABLED, GOSSIP_OVERRIDE = 0, 1, 2
-
-
-def pool_index(pool_size: int, account: str) -> int:
-    """nats-server's ``computeRoutePoolIdx``: the pool connection an account travels on (FNV-1a 32)."""
-    if pool_size <= 1:
-        return 0
-    value = 0x811C9DC5
-    for byte in account.encode():
-        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return value % pool_size
-
-
-class Dialer(Protocol):
-    """The socket layer's side: open a TCP connection to another server's route port."""
-
-    def dial(self, host: str, port: int, connected: Callable[[RouteIO], RouteLink], failed: Callable[[], None]) -> None:
-        """Connect; on success call ``connected`` with the connection's I/O (it returns the link to feed)."""
-
-
-@dataclass
-class Peer:
-    """Another server of the cluster and the connections to it (``links[i]``: pool slot ``i``)."""
-
-    server_id: str
-    name: str
-    links: list[RouteLink | None]
-    no_pool: bool
-    info: dict[str, Any]
-    client_urls: list[str] = field(default_factory=list)
-
-    def live_links(self) -> Iterator[RouteLink]:
-        return (link for link in self.links if link is not None)
-
-    def link_for(self, account: str) -> RouteLink | None:
-        if self.no_pool:
-            return self.links[0]
-        return self.links[pool_index(len(self.links), account)]
 
 
 class Cluster:
@@ -126,15 +82,11 @@ class Cluster:
         self.clock = clock
         self.rng = rng
         self.log = get_logger()
-        self.dynamic_name = not config.name
-        self.name = config.name or ids.nuid(rng)
-        self.pooled = config.pool_size >= 1
-        self.pool_size = config.pool_size if self.pooled else 0
+        self.greeting = Greeting(config, identity, ids.nuid(rng), options.max_payload, rng)
+        self.pooled = self.greeting.pooled
+        self.pool_size = self.greeting.pool_size
         self.ping_interval = min(config.ping_interval or options.ping_interval, ROUTE_MAX_PING_INTERVAL)
         self.peers: dict[str, Peer] = {}
-        self.port = 0  # the bound route port, once listening
-        self.own_client_urls: list[str] = []
-        self.dialer: Dialer | None = None
         self.running = False
         # Told when ``connect_urls`` changed (the broker sends clients an async INFO).
         self.on_client_urls_changed: Callable[[], None] = lambda: None
@@ -142,21 +94,39 @@ class Cluster:
         # Routes a remote server dedicated to one account (nats-server pins ``$SYS``): account -> server id -> link.
         self._dedicated: dict[str, dict[str, RouteLink]] = {}
         self._next_rid = 0
-        self._dialing: set[str] = set()  # URLs with a dial under way (one at a time each)
-        self._self_urls: set[str] = set()  # configured URLs that turned out to be this server
+        self.dialling = Dialling(config, clock, rng, self.log, self._dialled)
         self.links: set[RouteLink] = set()
         self._urls_learned = False  # another server brought client URLs at least once
         # Servers (by name) this one may not talk to: a partition a test asked for (fakejs only).
         self.blocked: set[str] = set()
 
+    # -- identity (kept by the greeting: it travels in INFO and CONNECT) ---------------------------
+
+    @property
+    def name(self) -> str:
+        """The cluster's name: the configured one, or one generated (and given up for a remote's)."""
+        return self.greeting.name
+
+    @property
+    def dynamic_name(self) -> bool:
+        return self.greeting.dynamic_name
+
+    @property
+    def port(self) -> int:
+        return self.greeting.port
+
+    @property
+    def own_client_urls(self) -> list[str]:
+        return self.greeting.own_client_urls
+
     # -- starting and stopping -------------------------------------------------------------
 
     def start(self, port: int, client_urls: list[str], dialer: Dialer) -> None:
         """The route port listens on ``port``: join every account, dial the configured routes."""
-        self.port = port
-        self.own_client_urls = [] if self.config.no_advertise else list(client_urls)
-        self.dialer = dialer
-        self.running = True
+        self.greeting.port = port
+        self.greeting.own_client_urls = [] if self.config.no_advertise else list(client_urls)
+        self.dialling.dialer = dialer
+        self.running = self.dialling.running = True
         for account in self.accounts:
             self._join(account.name, account.router)
         for url in self.config.routes:
@@ -194,7 +164,7 @@ class Cluster:
                 link.send(frame)
 
     def stop(self) -> None:
-        self.running = False
+        self.running = self.dialling.running = False
         for link in list(self.links):
             link.close("Server Shutdown")
 
@@ -237,60 +207,11 @@ class Cluster:
     # -- INFO and CONNECT ----------------------------------------------------------------------
 
     def route_info(self, nonce: bool = False, pool_idx: int = 0) -> dict[str, Any]:
-        """This server's route INFO, in nats-server's field order."""
-        config = self.config
-        host, port = self._advertised()
-        info: dict[str, Any] = {
-            "server_id": self.server_id,
-            "server_name": self.server_name,
-            "version": NATS_VERSION,
-            "proto": ROUTE_PROTO,
-            "go": RUNTIME,
-            "host": host,
-            "port": port,
-            "headers": True,
-        }
-        if config.auth_required:
-            info["auth_required"] = True
-        info["max_payload"] = self.server_options.max_payload
-        if config.advertise:
-            info["ip"] = f"nats-route://{_join_host_port(host, port)}/"
-        if nonce:
-            info["nonce"] = new_nonce(self.rng.randbytes(NONCE_RAW_LEN))
-        info["cluster"] = self.name
-        if self.dynamic_name:
-            info["cluster_dynamic"] = True
-        if self.own_client_urls:
-            info["connect_urls"] = list(self.own_client_urls)
-        info["lnoc"] = True
-        info["lnocu"] = True
-        if self.pooled:
-            info["route_pool_size"] = self.pool_size
-            if pool_idx:
-                info["route_pool_idx"] = pool_idx
-        return info
-
-    def _advertised(self) -> tuple[str, int]:
-        advertise = self.config.advertise
-        if advertise:
-            host, _, port = advertise.rpartition(":") if ":" in advertise else (advertise, "", "")
-            return host.strip("[]") or advertise, int(port) if port.isdigit() else self.port
-        return self.config.host, self.port
+        """This server's route INFO (see :class:`~fakejs.core.cluster.greeting.Greeting`)."""
+        return self.greeting.route_info(nonce, pool_idx)
 
     def connect_fields(self, url: str) -> dict[str, Any]:
-        """The CONNECT a dialling server sends: its id, the cluster's name, the URL's (or block's) credentials."""
-        parts = urlsplit(url)
-        user, password = parts.username or "", parts.password or ""
-        fields: dict[str, Any] = {"echo": True, "verbose": False, "pedantic": False}
-        if user:
-            fields["user"] = user
-        if password:
-            fields["pass"] = password
-        fields.update({"tls_required": False, "headers": True, "name": self.server_id, "cluster": self.name})
-        if self.dynamic_name:
-            fields["cluster_dynamic"] = True
-        fields["lnoc"] = True
-        return fields
+        return self.greeting.connect_fields(url)
 
     def check_login(self, options: dict[str, Any]) -> tuple[str, str] | None:
         """An accepted route's credentials (the block's ``authorization``): ``(error, close reason)`` when wrong."""
@@ -319,9 +240,9 @@ class Cluster:
         return None
 
     def _adopt_name(self, name: str, keep: str, configured: bool) -> None:
-        self.name = name
+        self.greeting.name = name
         if configured:
-            self.dynamic_name = False
+            self.greeting.dynamic_name = False
         for link in list(self.links):
             if link.remote_id != keep and link.registered:
                 link.close(CLUSTER_NAME_CONFLICT)
@@ -334,7 +255,7 @@ class Cluster:
         if remote_id == self.server_id:
             link.remote_id = remote_id
             if link.url:
-                self._self_urls.add(link.url)
+                self.dialling.is_self(link.url)
             link.no_reconnect = True
             link.close(DUPLICATE_ROUTE)
             return
@@ -356,9 +277,9 @@ class Cluster:
         link.remote_id, link.remote_name, link.remote_info = remote_id, name, info
         if not info.get("ip"):
             host = link.io.remote_address[0]
-            info["ip"] = f"nats-route://{_join_host_port(host, int(info.get('port') or 0))}/"
+            info["ip"] = f"nats-route://{join_host_port(host, int(info.get('port') or 0))}/"
         if not link.url:
-            link.url = f"nats-route://{_join_host_port(str(info.get('host') or ''), int(info.get('port') or 0))}/"
+            link.url = f"nats-route://{join_host_port(str(info.get('host') or ''), int(info.get('port') or 0))}/"
         account = str(info.get("route_account") or "")
         added = self._add_dedicated(link, account) if account else self._add_route(link, info)
         if not added:
@@ -513,37 +434,15 @@ class Cluster:
 
     # -- dialling -------------------------------------------------------------------------
 
-    def solicit(self, url: str, explicit: bool, gossip_mode: int = 0, force: bool = False, attempt: int = 0) -> None:
-        """Dial ``url`` (one dial per URL at a time); retried as nats-server's ``connectToRoute`` does."""
-        if not self.running or self.dialer is None or url in self._self_urls:
-            return
-        if url in self._dialing and not force:
-            return
-        parts = urlsplit(url)
-        if not parts.hostname or parts.port is None:
-            self.log.error("Error parsing route URL %s", go_quote(url))
-            return
-        self._dialing.add(url)
+    def solicit(self, url: str, explicit: bool, gossip_mode: int = 0, force: bool = False) -> None:
+        """Dial ``url`` (see :class:`~fakejs.core.cluster.dialling.Dialling`)."""
+        self.dialling.solicit(url, explicit, gossip_mode, force)
 
-        def connected(io: RouteIO) -> RouteLink:
-            self._dialing.discard(url)
-            link = RouteLink(self, io, self.next_rid(), solicited=True, url=url, explicit=explicit)
-            link.gossip_mode = gossip_mode
-            self.links.add(link)
-            return link
-
-        def failed() -> None:
-            self._dialing.discard(url)
-            tries = attempt + 1
-            self.log.debug("Error trying to connect to route (attempt %d): %s", tries, url)
-            if not explicit and tries > self.config.connect_retries:
-                return
-            delay = ROUTE_CONNECT_DELAY
-            if self.config.connect_backoff:
-                delay = min(ROUTE_CONNECT_DELAY * 2 ** min(tries, 10), ROUTE_CONNECT_MAX_DELAY)
-            self.clock.call_later(delay, self.solicit, url, explicit, gossip_mode, False, tries)
-
-        self.dialer.dial(parts.hostname, parts.port, connected, failed)
+    def _dialled(self, io: RouteIO, url: str, explicit: bool, gossip_mode: int) -> RouteLink:
+        link = RouteLink(self, io, self.next_rid(), solicited=True, url=url, explicit=explicit)
+        link.gossip_mode = gossip_mode
+        self.links.add(link)
+        return link
 
     def accepted(self, io: RouteIO) -> RouteLink:
         """A server dialled our route port: its link (the socket layer starts it)."""
@@ -580,10 +479,7 @@ class Cluster:
         peer = self.peers.get(link.remote_id)
         if peer is not None and (peer.no_pool or not self.pooled):
             return  # still connected over another connection
-        delay = self.rng.randrange(100) / 1000
-        if link.explicit:
-            delay += ROUTE_RECONNECT_DELAY
-        self.clock.call_later(delay, self.solicit, link.url, link.explicit, 0, False, 0)
+        self.dialling.redial(link)
 
     # -- monitoring -------------------------------------------------------------------------
 
@@ -603,7 +499,3 @@ class Cluster:
     @property
     def num_routes(self) -> int:
         return sum(1 for peer in self.peers.values() for _ in peer.live_links())
-
-
-def _join_host_port(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

@@ -1,0 +1,102 @@
+"""The fakejs cluster test handle: a :class:`~fakejs.server.threaded_cluster.ThreadedCluster` and its clock.
+
+:class:`FakeCluster` is what the pytest plugin's ``fakejs_cluster`` fixture
+gives a test: ``urls``, ``url(node)``, failures on cue (``kill``,
+``restart``, ``partition``, ``heal``) and, with ``clock="manual"``, one
+:class:`~fakejs.testkit.clock.ManualClock` shared by every node, moved by
+``advance``.  :class:`~fakejs.targets.cluster.RealCluster` has the same shape
+for real nats-server processes; there the fakejs-only parts raise
+:class:`~fakejs.targets.fake.FakeOnly`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from fakejs.core.failures import ServerError
+from fakejs.server.threaded_cluster import Node, ThreadedCluster
+from fakejs.targets.fake import FakeOnly
+from fakejs.testkit.clock import ManualClock
+
+
+class FakeCluster:
+    """``size`` fakejs nodes on a background thread (nodes are indexes, ``"n2"`` names or servers)."""
+
+    kind = "fake"
+
+    def __init__(
+        self,
+        size: int = 3,
+        *,
+        clock: str | None = None,
+        autojump: float | None = None,
+        name: str = "C",
+        seed: int | None = None,
+        **options: Any,
+    ) -> None:
+        self.manual = clock == "manual"
+        self._clock = ManualClock(autojump_threshold=autojump) if self.manual else None
+        self.threaded = ThreadedCluster(size, name=name, clock=self._clock, seed=seed, **options)
+
+    def start(self) -> FakeCluster:
+        self.threaded.start()
+        return self
+
+    def stop(self) -> None:
+        self.threaded.stop()
+
+    # -- the nodes -----------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        return self.threaded.size
+
+    @property
+    def urls(self) -> list[str]:
+        return self.threaded.urls
+
+    def url(self, node: Node) -> str:
+        return self.threaded.url(node)
+
+    def server(self, node: Node) -> Any:
+        """A node's :class:`~fakejs.server.server.Server` (touch it only through :meth:`call`)."""
+        return self.threaded.server(node)
+
+    def take_errors(self) -> list[ServerError]:
+        """Exceptions any node's own handlers raised since the last call."""
+        return self.threaded.take_errors()
+
+    def call(self, func: Callable[..., Any], *args: Any) -> Any:
+        """Run ``func(*args)`` on the cluster's thread (where server state may be touched)."""
+        return self.threaded.call(func, *args)
+
+    # -- failures on cue ------------------------------------------------------------------------
+
+    def kill(self, node: Node) -> None:
+        self.threaded.kill(node)
+
+    def restart(self, node: Node, down_for: float = 0.0) -> None:
+        """Bring a node back; ``down_for`` is cluster time (on a manual clock it is advanced meanwhile)."""
+        if down_for > 0 and self._clock is not None:
+            self.threaded.kill(node)
+            self.advance(down_for)
+            down_for = 0.0
+        self.threaded.restart(node, down_for)
+
+    def partition(self, *groups: Iterable[Node]) -> None:
+        self.threaded.partition(*groups)
+
+    def heal(self) -> None:
+        self.threaded.heal()
+
+    # -- the clock ------------------------------------------------------------------------------
+
+    def advance(self, seconds: float) -> int:
+        """Move the shared manual clock forward, firing every node's timers due; returns how many fired."""
+        if self._clock is None:
+            raise FakeOnly("advance() needs a manual clock: use clock='manual'")
+        return int(self.call(self._clock.advance, seconds))
+
+    def now(self) -> float:
+        return float(self.call(self.threaded.cluster.clock.monotonic))
