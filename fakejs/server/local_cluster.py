@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.cluster.cluster import Cluster as Routes
@@ -39,6 +39,10 @@ from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.failures import ServerError
 from fakejs.core.options import ServerOptions
 from fakejs.server.server import Server
+
+if TYPE_CHECKING:
+    from fakejs.jetstream import JetStream
+    from fakejs.server.cluster_jetstream import ClusterJetStream
 
 __all__ = ["Cluster"]
 
@@ -53,8 +57,9 @@ class Cluster:
     (``node_prefix`` + index: ``node_prefix="web"`` names them ``web1`` ...);
     ``clock`` is shared by every node; ``seed`` seeds node ``i`` with
     ``seed + i``; other keyword arguments are
-    :class:`~fakejs.core.options.ServerOptions` fields given to every node
-    (``jetstream`` defaults to off: JetStream in a cluster is not served yet).
+    :class:`~fakejs.core.options.ServerOptions` fields given to every node.
+    ``jetstream=True`` gives the cluster one shared, clustered JetStream
+    (:mod:`fakejs.server.cluster_jetstream`); it is off by default.
     """
 
     def __init__(
@@ -72,10 +77,12 @@ class Cluster:
         self.name = name
         self.node_prefix = node_prefix
         self.clock: Clock = clock if clock is not None else SystemClock()
-        settings.setdefault("jetstream", False)
+        self.jetstream_wanted = bool(settings.pop("jetstream", False))
+        settings["jetstream"] = False  # the nodes share one (below), rather than each having its own
         settings.setdefault("port", 0)
         self._settings = settings
         self._seed = seed
+        self.shared: ClusterJetStream | None = None
         self.servers: list[Server] = [self._node(i) for i in range(size)]
         self._down: set[int] = set()
         self._groups: list[set[int]] = []
@@ -147,9 +154,24 @@ class Cluster:
             config.routes = [self._route_url(seed)]
             await server.start()
         await self.wait_meshed()
+        if self.jetstream_wanted:
+            from fakejs.gocompat import ids
+            from fakejs.server.cluster_jetstream import ClusterJetStream
+
+            rng = ids.new_random(None if self._seed is None else self._seed - 1)
+            self.shared = ClusterJetStream(self.name, self.servers, self.clock, rng)
+            self.shared.start(self.running)
         return self
 
+    @property
+    def jetstream(self) -> JetStream | None:
+        """The JetStream the nodes share (``jetstream=True``), for a look inside."""
+        return self.shared.jetstream if self.shared is not None else None
+
     async def stop(self) -> None:
+        if self.shared is not None:
+            self.shared.stop()
+            self.shared = None
         for i, server in reversed(list(enumerate(self.servers))):
             if i not in self._down:
                 await server.stop()
@@ -177,6 +199,8 @@ class Cluster:
         if server.routes is not None and config is not None:
             config.port = server.routes.port
         self._down.add(i)
+        if self.shared is not None:
+            self.shared.node_down(server)
         await server.stop()
         await self.wait_meshed()
 
@@ -192,6 +216,8 @@ class Cluster:
         await server.start()
         self._apply_partition(i)
         await self.wait_meshed()
+        if self.shared is not None:
+            self.shared.node_up(server)
 
     async def partition(self, *groups: Iterable[int | str]) -> None:
         """Cut the cluster into ``groups`` (nodes not named form one more): no routes across a cut."""

@@ -119,6 +119,9 @@ class JetStreamApi:
         from fakejs.jetstream.api.table import Uncounted
         from fakejs.jetstream.errors import ApiError
 
+        tokens = route.bind(request.subject)
+        if not self.js.online(tokens.get("stream", ""), tokens.get("consumer", "")):
+            return  # a clustered asset without a running leader: nobody answers
         try:
             if self._fault_ignores(request.subject):
                 return

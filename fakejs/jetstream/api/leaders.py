@@ -1,0 +1,49 @@
+"""``$JS.API.STREAM.LEADER.STEPDOWN`` and ``$JS.API.CONSUMER.LEADER.STEPDOWN``: move a leader.
+
+On a single server they need a cluster (``JetStream clustering support
+required``).  In a cluster the stream's (or consumer's) leader steps down
+and another running replica takes over -- the ``placement.preferred``
+server when the request names one of the replicas; the reply is
+``{"success": true}`` (a single replica "steps down" to itself).  A
+consumer's new leader answers the pulls waiting on the old one with ``409
+Leadership Change``; a stream's step-down leaves them alone.
+"""
+
+from __future__ import annotations
+
+from fakejs.gocompat.gojson import Field, Struct
+from fakejs.jetstream.api.request import Request
+from fakejs.jetstream.api.table import Reply
+from fakejs.jetstream.config.stream import PLACEMENT
+from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.service import JetStream
+
+STEPDOWN_REQUEST = Struct("JSApiLeaderStepdownRequest", (Field("placement", PLACEMENT),))
+
+
+def _preferred(request: Request) -> str:
+    body = request.decode_if_json(STEPDOWN_REQUEST)
+    placement = body.get("placement") or {}
+    return str(placement.get("preferred") or "")
+
+
+def stream_stepdown(js: JetStream, request: Request, stream: str) -> Reply:
+    clustered = js.clustered
+    if clustered is None:
+        raise api_error("JSClusterRequiredErr")
+    js.lookup(stream)
+    group = clustered.stream_group(stream)
+    if group is not None:
+        clustered.step_down(group, _preferred(request))
+    return {"success": True}
+
+
+def consumer_stepdown(js: JetStream, request: Request, stream: str, consumer: str) -> Reply:
+    clustered = js.clustered
+    if clustered is None:
+        raise api_error("JSClusterRequiredErr")
+    js.lookup_consumer(stream, consumer)
+    group = clustered.consumer_group(stream, consumer)
+    if group is not None:
+        clustered.step_down(group, _preferred(request))
+    return {"success": True}
