@@ -74,15 +74,19 @@ class ClusterJetStream:
         return self.router.nodes[0] if self.router.nodes else None
 
     def node_up(self, server: Server) -> None:
-        """A server runs (again): it serves the JetStream, and its groups may lead."""
+        """A server runs (again), or rejoins the majority: it serves the JetStream, and its groups may lead."""
         assert self.router is not None and self.meta is not None
+        if self.meta.is_running(server.broker.name) and server.broker.accounts.default.router in self.router.nodes:
+            return
         self.router.mount(server.broker.accounts.default.router)
         server.broker.jetstream_enabled = True
         self.meta.node_up(server.broker.name)
 
     def node_down(self, server: Server) -> None:
-        """A server goes down: the groups it led move, single-replica ones go offline."""
+        """A server goes down (or is cut off from the majority): the groups it led move, single replicas go offline."""
         assert self.router is not None and self.meta is not None
+        if not self.meta.is_running(server.broker.name):
+            return
         self.meta.node_down(server.broker.name)
         self.router.unmount(server.broker.accounts.default.router)
 

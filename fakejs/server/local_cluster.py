@@ -216,8 +216,7 @@ class Cluster:
         await server.start()
         self._apply_partition(i)
         await self.wait_meshed()
-        if self.shared is not None:
-            self.shared.node_up(server)
+        self._share_with_majority()
 
     async def partition(self, *groups: Iterable[int | str]) -> None:
         """Cut the cluster into ``groups`` (nodes not named form one more): no routes across a cut."""
@@ -233,7 +232,30 @@ class Cluster:
         self._groups = named
         for i in range(self.size):
             self._apply_partition(i)
+        self._share_with_majority()
         await self.wait_meshed()
+
+    def _share_with_majority(self) -> None:
+        """JetStream across a cut: only the side holding a majority of the nodes keeps it (a Raft quorum).
+
+        The other side's servers no longer serve it -- their clients' requests
+        get no answer and their publishes no responders -- and the groups they
+        led move to the majority; with no majority, no side keeps it.
+        """
+        shared = self.shared
+        if shared is None:
+            return
+        if self._groups:
+            majority = next((g for g in self._groups if len(g) > self.size // 2), set())
+        else:
+            majority = set(range(self.size))
+        for i, server in enumerate(self.servers):
+            if i in self._down:
+                continue
+            if i in majority:
+                shared.node_up(server)
+            else:
+                shared.node_down(server)
 
     async def heal(self) -> None:
         """End the partition: every node may reach every other again; the cut routes are dialled at once."""
@@ -248,6 +270,7 @@ class Cluster:
                 other = self.servers[j]
                 if j > i and other.broker.name not in known:
                     routes.solicit(self._route_url(other), explicit=False, force=True)
+        self._share_with_majority()
         await self.wait_meshed()
 
     def _apply_partition(self, i: int) -> None:

@@ -176,3 +176,21 @@ async def test_on_a_manual_clock_the_cluster_runs_without_time_passing() -> None
         finally:
             await nc.close()
             await asyncio.sleep(0)
+
+
+async def test_across_a_partition_only_the_majority_serves_jetstream() -> None:
+    async with Cluster(size=3, jetstream=True, seed=6) as cluster:
+        lonely, crowd = await nats.connect(cluster.url("n1")), await nats.connect(cluster.url("n3"))
+        try:
+            await api(crowd, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
+            await cluster.partition(["n1"], ["n2", "n3"])
+            with pytest.raises(nats.errors.NoRespondersError):
+                await lonely.request("s", b"", timeout=1)
+            assert json.loads((await crowd.request("s", b"", timeout=2)).data)["seq"] == 1
+            info = await api(crowd, "$JS.API.STREAM.INFO.S")
+            assert info["cluster"]["leader"] in ("n2", "n3")
+            await cluster.heal()
+            assert json.loads((await lonely.request("s", b"", timeout=2)).data)["seq"] == 2
+        finally:
+            await lonely.close()
+            await crowd.close()
