@@ -267,6 +267,10 @@ class ProcessCluster:
         """SIGKILL one node (a crash: no goodbye to routes or clients)."""
         self.nodes[index].kill()
 
+    def shutdown(self, index: int) -> None:
+        """Stop one node the orderly way (SIGTERM: it tells the others it is going), keeping its store."""
+        self.nodes[index].stop(keep_store=True)
+
     def restart(self, index: int, wait: bool = True) -> ClusterNode:
         """Start a stopped or killed node again on the same client, route and monitoring ports."""
         node = self.nodes[index]
@@ -363,6 +367,10 @@ class RealCluster:
 
     def kill(self, node: int) -> None:
         self.processes.kill(node)
+
+    def shutdown(self, node: int) -> None:
+        """Stop a node in order (it announces its shutdown; ``kill`` is a crash); ``restart`` brings it back."""
+        self.processes.shutdown(node)
 
     def restart(self, node: int, down_for: float = 0.0) -> None:
         """Start a node again on its ports (``down_for`` real seconds after killing it, if it runs)."""

@@ -34,6 +34,11 @@ requests through different nodes, on both targets.  Facts pinned
   responders, STREAM.INFO, CONSUMER.INFO and pulls get no reply (the
   server is taken for offline only minutes later), STREAM.NAMES still lists
   it; once back it answers again;
+- when that node is shut down in order instead, it says so: STREAM.INFO
+  gets ``500 10118 stream is offline`` (with ``total``, ``offset``,
+  ``limit`` 0 after the error), CONSUMER.INFO ``500 10119 consumer is
+  offline``, and an R3 stream lists it with ``offline: true`` (after
+  ``current``);
 - every node's ``/jsz`` ``meta_cluster`` names the cluster, the one meta
   leader and its ``peer`` id, the two nodes other than itself as replicas
   (the leader among them; a follower lists the other follower as
@@ -208,7 +213,9 @@ async def test_consumer_cluster_follows_its_stream(js_cluster: Cluster) -> None:
         info = await api(nc, f"$JS.API.CONSUMER.INFO.{name}.D")
         assert info["cluster"]["raft_group"] == created["cluster"]["raft_group"]
         assert_replicated(info["cluster"], "C")
-        single = await api(nc, f"{subject}.E", {"stream_name": name, "config": {"durable_name": "E", "num_replicas": 1}})
+        single = await api(
+            nc, f"{subject}.E", {"stream_name": name, "config": {"durable_name": "E", "num_replicas": 1}}
+        )
         assert single["config"]["num_replicas"] == 1
         assert list(single["cluster"]) == ["name", "leader"] and single["cluster"]["leader"] in NODES
 
@@ -240,7 +247,10 @@ async def test_stepdown_replies(js_cluster: Cluster) -> None:
         before = (await all_current(nc, name))["cluster"]["leader"]
         assert await raw(nc, f"$JS.API.STREAM.LEADER.STEPDOWN.{name}") == success(STREAM_STEPDOWN)
         await eventually(
-            lambda: leader_of(nc, name), lambda leader: leader not in ("", before), what="another leader", timeout=ELECTION
+            lambda: leader_of(nc, name),
+            lambda leader: leader not in ("", before),
+            what="another leader",
+            timeout=ELECTION,
         )
         assert await raw(nc, f"$JS.API.STREAM.LEADER.STEPDOWN.{single}") == success(STREAM_STEPDOWN)
         assert await raw(nc, "$JS.API.STREAM.LEADER.STEPDOWN.NOPE") == failure(
@@ -494,3 +504,54 @@ async def test_r1_node_dies_and_comes_back(make_js_cluster: MakeCluster) -> None
             return {}
 
         assert (await eventually(state, what="STREAM.INFO again", timeout=ELECTION))["messages"] == 1
+
+
+STREAM_OFFLINE = (
+    b'{"type":"io.nats.jetstream.api.v1.stream_info_response","error":{"code":500,"err_code":10118,'
+    b'"description":"stream is offline"},"total":0,"offset":0,"limit":0}'
+)
+CONSUMER_OFFLINE = (
+    b'{"type":"io.nats.jetstream.api.v1.consumer_info_response","error":{"code":500,"err_code":10119,'
+    b'"description":"consumer is offline"}}'
+)
+
+
+async def test_r1_node_shut_down_is_offline(make_js_cluster: MakeCluster) -> None:
+    cluster = make_js_cluster()
+    name, replicated = unique("H"), unique("I")
+    async with on_node(cluster, 0) as nc:
+        created = await create(nc, name, num_replicas=1)
+        await api(nc, f"$JS.API.CONSUMER.CREATE.{name}.D", {"stream_name": name, "config": {"durable_name": "D"}})
+        await create(nc, replicated, num_replicas=3)
+        await all_current(nc, replicated)
+    down = NODES.index(created["cluster"]["leader"])
+    cluster.shutdown(down)
+    async with on_node(cluster, (down + 1) % 3) as nc:
+
+        async def reply(subject: str) -> bytes:
+            with contextlib.suppress(NatsTimeoutError):
+                return await raw(nc, subject)
+            return b""
+
+        stream = f"$JS.API.STREAM.INFO.{name}"
+        assert await eventually(lambda: reply(stream), what="stream offline", timeout=ELECTION) == STREAM_OFFLINE
+        assert await reply(f"$JS.API.CONSUMER.INFO.{name}.D") == CONSUMER_OFFLINE
+        with pytest.raises(NoRespondersError):
+            await request(nc, f"{name}.x", b"x")
+
+        def marked(info: dict) -> bool:
+            replicas = info.get("cluster", {}).get("replicas", [])
+            return any(replica["name"] == NODES[down] and replica.get("offline") for replica in replicas)
+
+        async def info() -> dict:
+            with contextlib.suppress(NatsTimeoutError):
+                return await stream_info(nc, replicated)
+            return {}
+
+        listed = await eventually(info, marked, what="the replica offline", timeout=ELECTION)
+        gone = next(replica for replica in listed["cluster"]["replicas"] if replica["name"] == NODES[down])
+        assert list(gone)[:3] == ["name", "current", "offline"] and list(gone)[-1] == "peer"
+        cluster.restart(down)
+        assert await eventually(
+            lambda: reply(stream), lambda data: data.startswith(b'{"type"') and b"error" not in data, timeout=ELECTION
+        )
