@@ -21,7 +21,10 @@ from fakejs.testkit.clock import ManualClock
 
 
 class FakeCluster:
-    """``size`` fakejs nodes on a background thread (nodes are indexes, ``"n2"`` names or servers)."""
+    """``size`` fakejs nodes on a background thread (nodes are indexes, ``"n2"`` names or servers).
+
+    ``jetstream`` and the other ``options`` go to every node's server options.
+    """
 
     kind = "fake"
 
@@ -33,11 +36,12 @@ class FakeCluster:
         autojump: float | None = None,
         name: str = "C",
         seed: int | None = None,
+        jetstream: bool = False,
         **options: Any,
     ) -> None:
         self.manual = clock == "manual"
         self._clock = ManualClock(autojump_threshold=autojump) if self.manual else None
-        self.threaded = ThreadedCluster(size, name=name, clock=self._clock, seed=seed, **options)
+        self.threaded = ThreadedCluster(size, name=name, clock=self._clock, seed=seed, jetstream=jetstream, **options)
 
     def start(self) -> FakeCluster:
         self.threaded.start()
