@@ -177,13 +177,9 @@ def js_cluster_kind(request: pytest.FixtureRequest) -> str:
 
 
 def start_js_cluster(kind: str) -> JsCluster:
-    """Three JetStream nodes ``n1``..``n3`` of cluster ``C``, tagged ``az:1``..``az:3``, with monitoring.
-
-    The fakejs cluster takes the same options for every node, so per-node
-    tags and monitoring ports are the real cluster's for now.
-    """
+    """Three JetStream nodes ``n1``..``n3`` of cluster ``C``, tagged ``az:1``..``az:3``, with monitoring."""
     if kind == "fake":
-        return FakeCluster(size=3, jetstream=True).start()
+        return FakeCluster(size=3, jetstream=True, tags=JS_CLUSTER_TAGS, monitor=True).start()
     return RealCluster(3, jetstream=True, tags=JS_CLUSTER_TAGS, monitor=True).start()
 
 

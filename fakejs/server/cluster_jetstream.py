@@ -80,14 +80,18 @@ class ClusterJetStream:
             return
         self.router.mount(server.broker.accounts.default.router)
         server.broker.jetstream_enabled = True
+        server.shared_jetstream = self.jetstream
         self.meta.node_up(server.broker.name)
 
-    def node_down(self, server: Server) -> None:
-        """A server goes down (or is cut off from the majority): the groups it led move, single replicas go offline."""
+    def node_down(self, server: Server, orderly: bool = False) -> None:
+        """A server goes down (or is cut off from the majority): the groups it led move, single replicas go offline.
+
+        ``orderly``: it said so (a shutdown), and the others know its assets are offline.
+        """
         assert self.router is not None and self.meta is not None
         if not self.meta.is_running(server.broker.name):
             return
-        self.meta.node_down(server.broker.name)
+        self.meta.node_down(server.broker.name, orderly)
         self.router.unmount(server.broker.accounts.default.router)
 
     def stop(self) -> None:

@@ -29,7 +29,7 @@ choices repeat.  What this adds to a real cluster:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +70,7 @@ class Cluster:
         clock: Clock | None = None,
         seed: int | None = None,
         node_prefix: str = "n",
+        tags: Sequence[Sequence[str]] = (),
         **settings: Any,
     ) -> None:
         if size < 1:
@@ -81,6 +82,7 @@ class Cluster:
         settings["jetstream"] = False  # the nodes share one (below), rather than each having its own
         settings.setdefault("port", 0)
         self._settings = settings
+        self._tags = [list(node_tags) for node_tags in tags]  # node i's server_tags (placement.tags)
         self._seed = seed
         self.shared: ClusterJetStream | None = None
         self.servers: list[Server] = [self._node(i) for i in range(size)]
@@ -92,6 +94,8 @@ class Cluster:
         seed = None if self._seed is None else self._seed + index
         options = ServerOptions(**self._settings)
         options = replace(options, name=f"{self.node_prefix}{index + 1}", seed=seed, cluster=routes)
+        if index < len(self._tags):
+            options.server_tags = list(self._tags[index])
         return Server(options, clock=self.clock)
 
     # -- the nodes ------------------------------------------------------------------------
@@ -185,9 +189,12 @@ class Cluster:
 
     # -- failures on cue ---------------------------------------------------------------------
 
-    async def kill(self, node: int | str) -> None:
+    async def kill(self, node: int | str, orderly: bool = False) -> None:
         """Take a node down: its clients and routes drop; it keeps its ports for :meth:`restart`.
 
+        A crash (nats-server's SIGKILL) unless ``orderly`` (its SIGTERM: the
+        cluster is told, so requests about a single-replica stream or
+        consumer there are answered "offline" rather than not at all).
         Returns once the other nodes have dropped their routes to it.
         """
         i = self.index(node)
@@ -200,9 +207,13 @@ class Cluster:
             config.port = server.routes.port
         self._down.add(i)
         if self.shared is not None:
-            self.shared.node_down(server)
+            self.shared.node_down(server, orderly)
         await server.stop()
         await self.wait_meshed()
+
+    async def shutdown(self, node: int | str) -> None:
+        """An orderly stop of a node (see :meth:`kill`)."""
+        await self.kill(node, orderly=True)
 
     async def restart(self, node: int | str, down_for: float = 0.0) -> None:
         """Bring a node back on its ports (after ``down_for`` seconds of cluster time); wait until meshed."""

@@ -99,6 +99,10 @@ class ThreadedCluster:
         """Take a node down (see :meth:`Cluster.kill`)."""
         self.run(self.cluster.kill(self.cluster.index(node)), timeout)
 
+    def shutdown(self, node: Node, timeout: float = TIMEOUT) -> None:
+        """An orderly stop of a node (see :meth:`Cluster.shutdown`)."""
+        self.run(self.cluster.shutdown(self.cluster.index(node)), timeout)
+
     def restart(self, node: Node, down_for: float = 0.0, timeout: float = TIMEOUT) -> None:
         """Bring a node back on its ports (see :meth:`Cluster.restart`).
 

@@ -5,6 +5,9 @@ required``).  In a cluster the stream's (or consumer's) leader steps down
 and another running replica takes over -- the ``placement.preferred``
 server when the request names one of the replicas; the reply is
 ``{"success": true}`` (a single replica "steps down" to itself).  A
+preferred server that already leads, or that the cluster does not know,
+is nats-server's 10005 (``preferred server "n2" is already leader``,
+``... not known``).  A
 consumer's new leader answers the pulls waiting on the old one with ``409
 Leadership Change``; a stream's step-down leaves them alone.
 """
@@ -34,7 +37,11 @@ def stream_stepdown(js: JetStream, request: Request, stream: str) -> Reply:
     js.lookup(stream)
     group = clustered.stream_group(stream)
     if group is not None:
-        clustered.step_down(group, _preferred(request))
+        preferred = _preferred(request)
+        problem = clustered.preferred_problem(group, preferred)
+        if problem:
+            raise api_error("JSClusterNoPeersErrF", err=problem)
+        clustered.step_down(group, preferred)
     return {"success": True}
 
 
@@ -45,5 +52,9 @@ def consumer_stepdown(js: JetStream, request: Request, stream: str, consumer: st
     js.lookup_consumer(stream, consumer)
     group = clustered.consumer_group(stream, consumer)
     if group is not None:
-        clustered.step_down(group, _preferred(request))
+        preferred = _preferred(request)
+        problem = clustered.preferred_problem(group, preferred)
+        if problem:
+            raise api_error("JSClusterNoPeersErrF", err=problem)
+        clustered.step_down(group, preferred)
     return {"success": True}

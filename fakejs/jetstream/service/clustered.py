@@ -55,6 +55,10 @@ class ClusterAssets:
         group = self.meta.group("C", f"{stream} {consumer}") if consumer else self.meta.group("S", stream)
         return group is None or self.meta.online(group)
 
+    def known_offline(self, stream: str, consumer: str = "") -> bool:
+        group = self.meta.group("C", f"{stream} {consumer}") if consumer else self.meta.group("S", stream)
+        return group is not None and self.meta.known_offline(group)
+
     def stream_cluster(self, name: str) -> dict[str, Any] | None:
         group = self.meta.group("S", name)
         return None if group is None else self.meta.cluster_info(group)
@@ -81,7 +85,21 @@ class ClusterAssets:
         group = self.consumer_group(stream, consumer)
         return None if group is None else self.meta.cluster_info(group)
 
+    def ha_assets(self) -> int:
+        """``/jsz``'s ``ha_assets``: the replicated groups, the meta group included."""
+        return 1 + sum(1 for group in self.meta.groups.values() if len(group.replicas) > 1)
+
     # -- leaders ----------------------------------------------------------------------------------
 
     def step_down(self, group: Group, preferred: str = "") -> None:
         self.meta.step_down(group, preferred)
+
+    def preferred_problem(self, group: Group, preferred: str) -> str:
+        """Why a step-down cannot go to ``preferred`` ("" when it can, or when none is named)."""
+        if not preferred:
+            return ""
+        if preferred not in self.meta.nodes:
+            return f'preferred server "{preferred}" not known'
+        if preferred == group.leader:
+            return f'preferred server "{preferred}" is already leader'
+        return ""

@@ -174,6 +174,11 @@ class JetStream:
         clustered = self.clustered
         return clustered is None or clustered.online(stream, consumer)
 
+    def known_offline(self, stream: str, consumer: str = "") -> bool:
+        """Offline because its server shut down in order (a cluster knows, and says so)."""
+        clustered = self.clustered
+        return clustered is not None and clustered.known_offline(stream, consumer)
+
     def cluster_section(self, stream: str, consumer: str = "") -> dict[str, Any] | None:
         """A clustered JetStream's groups; a single server is its streams' leader (consumers have none)."""
         if self.clustered is None:

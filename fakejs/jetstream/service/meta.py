@@ -55,6 +55,8 @@ class NodeInfo:
     name: str
     tags: tuple[str, ...] = ()
     running: bool = True
+    # Stopped in order (it told the cluster): its single-replica assets are known to be offline.
+    shut_down: bool = False
 
     @property
     def peer(self) -> str:
@@ -99,9 +101,10 @@ class Meta:
     def running(self) -> list[str]:
         return [name for name, node in self.nodes.items() if node.running]
 
-    def node_down(self, name: str) -> None:
-        """A server went down: the groups it led move to another running replica."""
+    def node_down(self, name: str, orderly: bool = False) -> None:
+        """A server went down (``orderly``: it said so): the groups it led move to another running replica."""
         self.nodes[name].running = False
+        self.nodes[name].shut_down = orderly
         if self.leader == name:
             running = self.running()
             self.leader = self.rng.choice(running) if running else ""
@@ -112,6 +115,7 @@ class Meta:
     def node_up(self, name: str) -> None:
         """A server is back: groups left without a leader elect one again."""
         self.nodes[name].running = True
+        self.nodes[name].shut_down = False
         if not self.leader:
             self.leader = name
         for group in self.groups.values():
@@ -134,9 +138,15 @@ class Meta:
             raise PlacementError("no suitable peers for placement")
         candidates = [n for n in self.running() if all(tag in self.nodes[n].tags for tag in tags)]
         if len(candidates) < replicas:
+            # nats-server names, for each server left out, the first wanted tag it lacks.
+            missing: list[str] = []
+            for node in self.running():
+                lacking = next((tag for tag in tags if tag not in self.nodes[node].tags), None)
+                if lacking is not None and lacking not in missing:
+                    missing.append(lacking)
             text = "no suitable peers for placement"
-            if tags and len(candidates) < replicas:
-                text += ", tags not matched [" + " ".join(f"'{tag}'" for tag in tags) + "]"
+            if missing:
+                text += ", tags not matched [" + ", ".join(f"'{tag}'" for tag in missing) + "]"
             raise PlacementError(text)
         chosen = sorted(self.rng.sample(candidates, replicas))
         storage = "M" if config.get("storage") == "memory" else "F"
@@ -194,6 +204,11 @@ class Meta:
         """Whether the group's leader runs (a single-replica asset on a stopped server does not)."""
         return bool(group.leader) and self.is_running(group.leader)
 
+    def known_offline(self, group: Group) -> bool:
+        """Offline because its server shut down in order (the cluster answers "offline" for it)."""
+        node = self.nodes.get(group.leader)
+        return not self.online(group) and node is not None and node.shut_down
+
     # -- info ---------------------------------------------------------------------------------------
 
     def cluster_info(self, group: Group) -> dict[str, Any]:
@@ -212,8 +227,13 @@ class Meta:
             if leading and name == group.leader:
                 continue
             running = self.is_running(name)
-            replica: dict[str, Any] = {"name": name, "current": running, "active": 0}
-            if not running:
+            node = self.nodes.get(name)
+            shut_down = node is not None and node.shut_down
+            replica: dict[str, Any] = {"name": name, "current": running or shut_down}
+            if shut_down:
+                replica["offline"] = True
+            replica["active"] = 0
+            if not running and not shut_down:
                 replica["lag"] = 0
             replica["peer"] = self.nodes[name].peer if name in self.nodes else ids.get_hash(name)
             replicas.append(replica)
@@ -221,16 +241,23 @@ class Meta:
         return info
 
     def meta_cluster(self, server: str) -> dict[str, Any]:
-        """``/jsz``'s ``meta_cluster`` as server ``server`` reports it."""
+        """``/jsz``'s ``meta_cluster`` as server ``server`` reports it.
+
+        As nats-server: ``peer`` is the meta leader's id; the replicas are the
+        servers other than ``server``, current as this one knows them (the
+        leader hears from everyone, a follower only from the leader).
+        """
         info: dict[str, Any] = {"name": self.cluster}
         if self.leader:
             info["leader"] = self.leader
-        info["peer"] = ids.get_hash(server)
-        info["replicas"] = [
-            {"name": name, "current": node.running, "active": 0, "peer": node.peer}
-            for name, node in self.nodes.items()
-            if name != self.leader
-        ]
+            info["peer"] = ids.get_hash(self.leader)
+        replicas = []
+        for name, node in self.nodes.items():
+            if name == server:
+                continue
+            current = node.running and (server == self.leader or name == self.leader)
+            replicas.append({"name": name, "current": current, "active": 0, "peer": node.peer})
+        info["replicas"] = replicas
         info["cluster_size"] = len(self.nodes)
         info["quorum_needed"] = len(self.nodes) // 2 + 1
         return info
