@@ -194,3 +194,20 @@ async def test_across_a_partition_only_the_majority_serves_jetstream() -> None:
         finally:
             await lonely.close()
             await crowd.close()
+
+
+@pytest.mark.fakejs_cluster(jetstream=True)
+async def test_the_fixture_gives_a_clustered_jetstream_that_fails_over(fakejs_cluster: Any) -> None:
+    nc = await nats.connect(fakejs_cluster.urls, reconnect_time_wait=0.05)
+    try:
+        js = nc.jetstream()
+        await js.add_stream(name="F", subjects=["f"], num_replicas=3)
+        assert (await js.publish("f", b"1")).seq == 1
+        info = await js.stream_info("F")
+        assert info.cluster is not None and info.cluster.leader in ("n1", "n2", "n3")
+        assert info.cluster.replicas is not None and len(info.cluster.replicas) == 2
+        fakejs_cluster.kill(info.cluster.leader)
+        assert (await js.publish("f", b"2")).seq == 2
+        assert (await js.stream_info("F")).cluster.leader != info.cluster.leader
+    finally:
+        await nc.close()
