@@ -12,8 +12,10 @@ server, ``cluster`` sections with leaders and replicas, ``409 Leadership
 Change`` when a consumer's leader moves.
 
 What is simulated rather than replicated: every replica is always
-current (the groups agree at once), an election takes no time, and the
-messages live in one store, kept when a server goes down.
+current (the groups agree at once), an election takes no time unless the
+cluster is given an election window (``election`` seconds on its clock,
+during which a group whose leader's server went down has no leader), and
+the messages live in one store, kept when a server goes down.
 """
 
 from __future__ import annotations
@@ -37,8 +39,11 @@ __all__ = ["ClusterJetStream"]
 class ClusterJetStream:
     """One shared JetStream for the servers of a cluster (the global account's)."""
 
-    def __init__(self, name: str, servers: list[Server], clock: Clock, rng: random.Random) -> None:
+    def __init__(
+        self, name: str, servers: list[Server], clock: Clock, rng: random.Random, election: float = 0.0
+    ) -> None:
         self.name = name
+        self.election = election
         self.servers = servers
         self.clock = clock
         self.rng = rng
@@ -54,7 +59,7 @@ class ClusterJetStream:
         self.router = MountedRouter(self.rng, host.record_error)
         self.router.home = self._home
         nodes = [NodeInfo(s.broker.name, tuple(s.options.server_tags), s in running) for s in self.servers]
-        self.meta = Meta(self.name, nodes, self.clock, self.rng)
+        self.meta = Meta(self.name, nodes, self.clock, self.rng, self.election)
         js = JetStream(host, host.options.store_dir, account=host.accounts.default, router=self.router)
         js.clustered = ClusterAssets(self.meta)
         self.jetstream = js
@@ -93,6 +98,19 @@ class ClusterJetStream:
             return
         self.meta.node_down(server.broker.name, orderly)
         self.router.unmount(server.broker.accounts.default.router)
+
+    def move_leader(self, stream: str, consumer: str = "", to: str = "") -> str:
+        """Step a stream's (or consumer's) leader down on cue, to the server ``to`` if named; the new leader."""
+        assert self.meta is not None and self.jetstream is not None and self.jetstream.clustered is not None
+        clustered = self.jetstream.clustered
+        group = clustered.consumer_group(stream, consumer) if consumer else clustered.stream_group(stream)
+        if group is None:
+            raise KeyError(f"no clustered {'consumer ' + consumer + ' of ' if consumer else ''}stream {stream!r}")
+        problem = clustered.preferred_problem(group, to)
+        if problem:
+            raise ValueError(problem)
+        clustered.step_down(group, to)
+        return group.leader
 
     def stop(self) -> None:
         if self.jetstream is not None:

@@ -60,6 +60,8 @@ class Cluster:
     :class:`~fakejs.core.options.ServerOptions` fields given to every node.
     ``jetstream=True`` gives the cluster one shared, clustered JetStream
     (:mod:`fakejs.server.cluster_jetstream`); it is off by default.
+    ``tags`` are node ``i``'s ``server_tags``; ``election`` the seconds a
+    JetStream group stays without a leader when its leader's node goes down.
     """
 
     def __init__(
@@ -71,6 +73,7 @@ class Cluster:
         seed: int | None = None,
         node_prefix: str = "n",
         tags: Sequence[Sequence[str]] = (),
+        election: float = 0.0,
         **settings: Any,
     ) -> None:
         if size < 1:
@@ -83,6 +86,7 @@ class Cluster:
         settings.setdefault("port", 0)
         self._settings = settings
         self._tags = [list(node_tags) for node_tags in tags]  # node i's server_tags (placement.tags)
+        self.election = election  # JetStream: seconds a group whose leader's server went down has no leader
         self._seed = seed
         self.shared: ClusterJetStream | None = None
         self.servers: list[Server] = [self._node(i) for i in range(size)]
@@ -163,7 +167,7 @@ class Cluster:
             from fakejs.server.cluster_jetstream import ClusterJetStream
 
             rng = ids.new_random(None if self._seed is None else self._seed - 1)
-            self.shared = ClusterJetStream(self.name, self.servers, self.clock, rng)
+            self.shared = ClusterJetStream(self.name, self.servers, self.clock, rng, self.election)
             self.shared.start(self.running)
         return self
 
@@ -228,6 +232,19 @@ class Cluster:
         self._apply_partition(i)
         await self.wait_meshed()
         self._share_with_majority()
+
+    def step_down(self, stream: str, consumer: str = "") -> str:
+        """A JetStream stream's (or consumer's) leader steps down on cue; returns the new leader."""
+        return self._shared().move_leader(stream, consumer)
+
+    def move_leader(self, stream: str, node: int | str, consumer: str = "") -> str:
+        """Move a stream's (or consumer's) leader to ``node`` (one of its replicas); returns it."""
+        return self._shared().move_leader(stream, consumer, self.servers[self.index(node)].broker.name)
+
+    def _shared(self) -> ClusterJetStream:
+        if self.shared is None:
+            raise RuntimeError("the cluster has no JetStream: start it with jetstream=True")
+        return self.shared
 
     async def partition(self, *groups: Iterable[int | str]) -> None:
         """Cut the cluster into ``groups`` (nodes not named form one more): no routes across a cut."""

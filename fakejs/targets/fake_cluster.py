@@ -87,6 +87,14 @@ class FakeCluster:
         """A crash of the node (nats-server's SIGKILL)."""
         self.threaded.kill(node)
 
+    def step_down(self, stream: str, consumer: str = "") -> str:
+        """A JetStream stream's (or consumer's) leader steps down on cue; the new leader's name."""
+        return self.threaded.step_down(stream, consumer)
+
+    def move_leader(self, stream: str, node: Node, consumer: str = "") -> str:
+        """Move a JetStream leader to ``node``."""
+        return self.threaded.move_leader(stream, node, consumer)
+
     def shutdown(self, node: Node) -> None:
         """An orderly stop of the node (nats-server's SIGTERM)."""
         self.threaded.shutdown(node)

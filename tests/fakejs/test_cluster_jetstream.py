@@ -211,3 +211,71 @@ async def test_the_fixture_gives_a_clustered_jetstream_that_fails_over(fakejs_cl
         assert (await js.stream_info("F")).cluster.leader != info.cluster.leader
     finally:
         await nc.close()
+
+
+async def test_an_election_window_on_the_manual_clock() -> None:
+    """With ``election=2``: for two seconds of cluster time after its leader's node dies, a stream has no leader."""
+    clock = ManualClock()
+    async with Cluster(size=3, jetstream=True, clock=clock, seed=9, election=2.0) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
+            leader = created["cluster"]["leader"]
+            survivor = next(n for n in ("n1", "n2", "n3") if n != leader)
+            publisher = await nats.connect(cluster.url(survivor))
+            await cluster.kill(leader)
+            with pytest.raises(nats.errors.NoRespondersError):
+                await publisher.request("s", b"", timeout=0.5)
+            with pytest.raises(nats.errors.TimeoutError):
+                await api(publisher, "$JS.API.STREAM.INFO.S", timeout=0.3)
+            clock.advance(2.0)
+            assert json.loads((await publisher.request("s", b"", timeout=2)).data)["seq"] == 1
+            assert (await api(publisher, "$JS.API.STREAM.INFO.S"))["cluster"]["leader"] != leader
+            await publisher.close()
+        finally:
+            await nc.close()
+
+
+async def test_leaders_move_on_cue() -> None:
+    async with Cluster(size=3, jetstream=True, seed=12) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
+            await api(nc, "$JS.API.CONSUMER.CREATE.S.C", {"stream_name": "S", "config": {"durable_name": "C"}})
+            moved = cluster.step_down("S")
+            assert moved != created["cluster"]["leader"]
+            assert cluster.move_leader("S", "n3") == "n3"
+            assert (await api(nc, "$JS.API.STREAM.INFO.S"))["cluster"]["leader"] == "n3"
+            assert cluster.move_leader("S", "n1", consumer="C") == "n1"
+            assert (await api(nc, "$JS.API.CONSUMER.INFO.S.C"))["cluster"]["leader"] == "n1"
+            with pytest.raises(ValueError, match="already leader"):
+                cluster.move_leader("S", "n3")
+        finally:
+            await nc.close()
+
+
+async def test_a_removed_peer_is_replaced_when_a_server_is_free() -> None:
+    async with Cluster(size=4, jetstream=True, seed=2) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
+            members = {created["cluster"]["leader"]} | {r["name"] for r in created["cluster"]["replicas"]}
+            outsider = ({"n1", "n2", "n3", "n4"} - members).pop()
+            gone = sorted(members)[0]
+            assert (await api(nc, "$JS.API.STREAM.PEER.REMOVE.S", {"peer": gone}))["success"] is True
+            info = (await api(nc, "$JS.API.STREAM.INFO.S"))["cluster"]
+            now = {info["leader"]} | {r["name"] for r in info["replicas"]}
+            assert now == members - {gone} | {outsider}
+            refused = await api(nc, "$JS.API.STREAM.PEER.REMOVE.S", {"peer": gone})
+            assert refused["error"] == {"code": 400, "err_code": 10040, "description": "peer not a member"}
+            assert (await api(nc, "$JS.API.STREAM.PEER.REMOVE.S", {"peer": ""}))["error"]["err_code"] == 10003
+        finally:
+            await nc.close()
+    async with Cluster(size=3, jetstream=True, seed=2) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
+            full = await api(nc, "$JS.API.STREAM.PEER.REMOVE.S", {"peer": "n1"})
+            assert full["error"] == {"code": 503, "err_code": 10075, "description": "peer remap failed"}
+        finally:
+            await nc.close()

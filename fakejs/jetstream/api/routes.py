@@ -33,7 +33,7 @@ ROUTES = RouteTable(
         Route("$JS.API.STREAM.SNAPSHOT.{stream}", "stream_snapshot_response", streams.snapshot),
         Route("$JS.API.STREAM.RESTORE.{stream}", "stream_restore_response", streams.restore),
         Route("$JS.API.STREAM.LEADER.STEPDOWN.{stream}", "stream_leader_stepdown_response", leaders.stream_stepdown),
-        Route("$JS.API.STREAM.PEER.REMOVE.{stream}", "stream_remove_peer_response", streams.needs_cluster),
+        Route("$JS.API.STREAM.PEER.REMOVE.{stream}", "stream_remove_peer_response", leaders.stream_remove_peer),
         Route("$JS.API.STREAM.PEER.EVACUATE.{stream}", "stream_evacuate_peer_response", streams.needs_cluster),
         Route("$JS.API.STREAM.CANCEL_MOVE.{stream}", "stream_cancel_move_response", streams.needs_cluster),
         # -- served by the stream: Direct Get (subscribed while allow_direct is on) ------------------

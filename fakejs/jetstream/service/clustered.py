@@ -85,6 +85,14 @@ class ClusterAssets:
         group = self.consumer_group(stream, consumer)
         return None if group is None else self.meta.cluster_info(group)
 
+    def remove_peer(self, group: Group, peer: str) -> None:
+        """``STREAM.PEER.REMOVE``: nats-server's checks, then another server replaces the peer."""
+        member = self.meta.member(group, peer)
+        if not member:
+            raise api_error("JSClusterPeerNotMemberErr")
+        if not self.meta.remove_peer(group, member):
+            raise api_error("JSPeerRemapErr")
+
     def ha_assets(self) -> int:
         """``/jsz``'s ``ha_assets``: the replicated groups, the meta group included."""
         return 1 + sum(1 for group in self.meta.groups.values() if len(group.replicas) > 1)

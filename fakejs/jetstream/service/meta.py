@@ -87,8 +87,13 @@ class Group:
 class Meta:
     """The cluster's assets and leaders (see the module docstring)."""
 
-    def __init__(self, cluster: str, nodes: Iterable[NodeInfo], clock: Clock, rng: random.Random) -> None:
+    def __init__(
+        self, cluster: str, nodes: Iterable[NodeInfo], clock: Clock, rng: random.Random, election: float = 0.0
+    ) -> None:
         self.cluster = cluster
+        # Seconds (on the clock) a group whose leader's server went down stays without a leader:
+        # nats-server's election, during which nobody answers for it. 0: elected at once.
+        self.election = election
         self.nodes = {node.name: node for node in nodes}
         self.clock = clock
         self.rng = rng
@@ -110,7 +115,7 @@ class Meta:
             self.leader = self.rng.choice(running) if running else ""
         for group in list(self.groups.values()):
             if group.leader == name:
-                self._elect(group, exclude=name, stepped_down=False)
+                self._fail_over(group, name)
 
     def node_up(self, name: str) -> None:
         """A server is back: groups left without a leader elect one again."""
@@ -173,6 +178,37 @@ class Meta:
         return self.groups.get((kind, name))
 
     # -- leaders ------------------------------------------------------------------------------------
+
+    def _fail_over(self, group: Group, gone: str) -> None:
+        """The leader's server went down: another replica leads, after the election window if there is one."""
+        if self.election <= 0 or len(group.replicas) == 1:
+            self._elect(group, exclude=gone, stepped_down=False)
+            return
+        group.leader = ""
+
+        def elected() -> None:
+            if not group.leader and self.groups.get((group.kind, group.name)) is group:
+                self._elect(group, exclude=gone, stepped_down=False)
+
+        self.clock.call_later(self.election, elected)
+
+    def remove_peer(self, group: Group, peer: str) -> bool:
+        """``PEER.REMOVE``: another running server replaces ``peer`` in the group; False when none can."""
+        spare = [n for n in self.running() if n not in group.replicas]
+        if not spare:
+            return False
+        replacement = self.rng.choice(spare)
+        group.replicas = sorted(replacement if n == peer else n for n in group.replicas)
+        if group.leader == peer:
+            self._elect(group, exclude=peer, stepped_down=True)
+        return True
+
+    def member(self, group: Group, peer: str) -> str:
+        """The group's server ``peer`` names (a server name or its peer id), or ""."""
+        for name in group.replicas:
+            if peer in (name, ids.get_hash(name)):
+                return name
+        return ""
 
     def step_down(self, group: Group, preferred: str = "") -> None:
         """A leader step-down: another running replica leads (``preferred`` if it is one)."""
