@@ -16,10 +16,12 @@ Installed with fakejs (entry point ``pytest11``), it provides:
   (:class:`fakejs.targets.fake_cluster.FakeCluster`: ``urls``, ``url(i)``,
   ``kill(i)``, ``restart(i, down_for=0)``, ``partition(*groups)``, ``heal()``,
   ``advance(seconds)`` with a manual clock); nodes are indexes from 0 or
-  names ``"n1"`` ... (fakejs only), and core NATS only (no JetStream yet);
-* marker ``@pytest.mark.fakejs_cluster(size=3, clock=None|"manual", autojump=None, seed=None, name="C", **options)``
-  to configure ``fakejs_cluster`` (options are :class:`fakejs.ServerOptions` fields given to every node;
-  ``clock="manual"`` is one :class:`fakejs.ManualClock` shared by every node);
+  names ``"n1"`` ... (fakejs only); ``shutdown(i)`` is an orderly stop, ``kill(i)`` a crash;
+* marker ``@pytest.mark.fakejs_cluster(size=3, clock=None|"manual", autojump=None, seed=None, name="C",
+  jetstream=False, tags=(), monitor=False, **options)`` to configure ``fakejs_cluster`` (options are
+  :class:`fakejs.ServerOptions` fields given to every node; ``jetstream=True`` one clustered
+  JetStream; ``tags`` node i's ``server_tags``; ``clock="manual"`` is one :class:`fakejs.ManualClock`
+  shared by every node);
 * ``--fakejs-target=real``: the same fixtures start a real nats-server instead
   (``fakejs_cluster``: a cluster of ``size`` nats-server processes, ``kill``
   a SIGKILL), so a suite proves its own parity; tests that use fakejs-only
@@ -49,7 +51,7 @@ from fakejs.targets.handles import FakeJS, FakeOnly, RealNatsServer
 # Marker settings that change nothing a real nats-server could be asked for.
 HARMLESS_ON_REAL = frozenset({"seed", "config", "tls"})
 # ``fakejs_cluster`` marker settings a real cluster takes as they are (or that change nothing there).
-CLUSTER_ON_REAL = frozenset({"size", "name", "seed"})
+CLUSTER_ON_REAL = frozenset({"size", "name", "seed", "jetstream", "tags", "monitor"})
 
 _SEED = pytest.StashKey[int]()
 
@@ -72,7 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "fakejs_cluster(size=3, clock=None|'manual', autojump=None, seed=None, name='C', **options): "
+        "fakejs_cluster(size=3, clock=None|'manual', autojump=None, seed=None, name='C', jetstream=False, "
+        "tags=(), monitor=False, **options): "
         "configure the fakejs_cluster fixture",
     )
 
@@ -150,7 +153,8 @@ def _start_cluster(config: pytest.Config, settings: dict[str, Any]) -> Any:
     if _target(config) == "real":
         _fake_only(settings, CLUSTER_ON_REAL)
         try:
-            return RealCluster(settings.get("size", 3), name=settings.get("name", "C")).start()
+            real = {key: settings[key] for key in ("jetstream", "tags", "monitor") if key in settings}
+            return RealCluster(settings.get("size", 3), name=settings.get("name", "C"), **real).start()
         except FakeOnly as exc:
             pytest.skip(str(exc))
     return FakeCluster(**settings).start()

@@ -22,6 +22,8 @@ import pytest
 from nats.aio.client import Client
 
 from fakejs import ManualClock
+from fakejs.targets.cluster import RealCluster
+from fakejs.targets.fake_cluster import FakeCluster
 from tests.harness.cluster import Cluster, start_cluster
 from tests.harness.js import connected
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target, start_target, stop_target
@@ -143,6 +145,64 @@ def make_cluster(cluster_kind: str) -> Iterator[MakeCluster]:
 
     def make(size: int = 3, extra: Sequence[str] = (), monitor: bool = False) -> Cluster:
         cluster = start_cluster([cluster_kind] * size, extra=extra, monitor=monitor)
+        started.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in started:
+        cluster.stop()
+
+
+# -- JetStream in a three-node cluster ------------------------------------------------------------
+
+# Why the [fake] variants of JetStream-cluster tests are expected to fail (fakejs refuses JetStream
+# in a cluster until it serves it); ``None`` once it does, and they must pass.
+JS_CLUSTER_FAKE_PENDING: str | None = None
+JS_CLUSTER_TAGS = (("az:1",), ("az:2",), ("az:3",))  # node i's server_tags
+
+JsCluster = FakeCluster | RealCluster
+
+
+def _js_cluster_kinds() -> list[object]:
+    pending = JS_CLUSTER_FAKE_PENDING
+    fake_marks = [pytest.mark.xfail(strict=False, reason=pending)] if pending else []
+    return [pytest.param("fake", marks=fake_marks), "real"]
+
+
+@pytest.fixture(scope="module", params=_js_cluster_kinds())
+def js_cluster_kind(request: pytest.FixtureRequest) -> str:
+    """The kind of this test's JetStream clusters; module-scoped, so a module can share one cluster."""
+    _require(request.param)
+    return str(request.param)
+
+
+def start_js_cluster(kind: str) -> JsCluster:
+    """Three JetStream nodes ``n1``..``n3`` of cluster ``C``, tagged ``az:1``..``az:3``, with monitoring."""
+    if kind == "fake":
+        return FakeCluster(size=3, jetstream=True, tags=JS_CLUSTER_TAGS, monitor=True).start()
+    return RealCluster(3, jetstream=True, tags=JS_CLUSTER_TAGS, monitor=True).start()
+
+
+@pytest.fixture(scope="module")
+def js_cluster(js_cluster_kind: str) -> Iterator[JsCluster]:
+    """A JetStream cluster of three nodes shared by a module (for tests that leave every node running)."""
+    cluster = start_js_cluster(js_cluster_kind)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+MakeJsCluster = Callable[[], JsCluster]
+
+
+@pytest.fixture
+def make_js_cluster(js_cluster_kind: str) -> Iterator[MakeJsCluster]:
+    """Start JetStream clusters of three nodes for one test (one that kills or restarts nodes)."""
+    started: list[JsCluster] = []
+
+    def make() -> JsCluster:
+        cluster = start_js_cluster(js_cluster_kind)
         started.append(cluster)
         return cluster
 

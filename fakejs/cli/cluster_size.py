@@ -13,7 +13,8 @@ ports file for the process, ``DIR/nats-server_<pid>.ports``, listing every
 node's URLs in node order (``nats``, ``monitoring``, ``cluster``), so a
 launcher reading ``nats[0]`` finds node 1.  Flags that would cluster the
 nodes elsewhere or serve what a cluster of fakejs nodes does not (routes,
-JetStream, websocket, scenarios) are refused by name.  N = 1 is an ordinary
+websocket, scenarios) are refused by name.  ``-js`` gives the nodes one
+clustered JetStream (:mod:`fakejs.server.cluster_jetstream`).  N = 1 is an ordinary
 server.
 """
 
@@ -53,8 +54,6 @@ def cluster_size_problem(flags: Parsed, options: ServerOptions, file_cluster: bo
             return f"--cluster_size makes its own routes: give it no --{name}"
     if file_cluster:
         return "--cluster_size makes its own routes: give it a configuration file without a cluster {} block"
-    if options.jetstream:
-        return "JetStream in a cluster (-js/jetstream with --cluster_size): not supported by fakejs yet"
     if options.websocket is not None:
         return "websocket with --cluster_size: not supported by fakejs yet"
     if flags.values["scenario"]:

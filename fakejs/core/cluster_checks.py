@@ -10,10 +10,8 @@ from __future__ import annotations
 from fakejs.core.options import ServerOptions
 from fakejs.core.subjects import is_valid_subject
 
-# fakejs serves core clustering (routes) but not JetStream's clustering (meta group, replicas).
-JETSTREAM_CLUSTER_REFUSAL = (
-    "JetStream in a cluster (jetstream with cluster {} / --cluster): not supported by fakejs yet"
-)
+# fakejs serves JetStream in a cluster only for servers of one process (fakejs.Cluster, --cluster_size).
+JETSTREAM_CLUSTER_REFUSAL = "JetStream across fakejs processes in a cluster (jetstream with cluster {} / --cluster; fakejs --cluster_size N -js serves one in a process): not supported by fakejs yet"
 NO_ROUTES = (
     "Can't start JetStream: JetStream cluster requires configured routes or solicited leafnode for the system account"
 )

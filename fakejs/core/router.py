@@ -19,7 +19,16 @@ from fakejs.core.log import get_logger
 from fakejs.core.mappings import SubjectMappings
 from fakejs.core.subjects import InvalidSubject, MatchResult, SubscriptionIndex
 
-__all__ = ["InternalHandler", "InvalidSubject", "RemoteInterest", "RouteOwner", "Router", "Subscriber", "Subscription"]
+__all__ = [
+    "InternalHandler",
+    "InvalidSubject",
+    "Mounted",
+    "RemoteInterest",
+    "RouteOwner",
+    "Router",
+    "Subscriber",
+    "Subscription",
+]
 
 
 class Subscriber(Protocol):
@@ -60,6 +69,29 @@ class RemoteInterest(Protocol):
     index: SubscriptionIndex
 
     def local_changed(self, sub: Subscription, delta: int) -> None: ...
+
+
+class Mounted(Protocol):
+    """Subscriptions shared by the servers of one process (a cluster's JetStream), mounted on each.
+
+    A message published on a server reaches them there, once: they are
+    never announced to the other servers, whose own mount serves what is
+    published on them.
+    """
+
+    index: SubscriptionIndex
+
+    def deliver_from(
+        self,
+        node: Router,
+        subject: str,
+        reply: str,
+        headers: bytes | None,
+        payload: bytes,
+        origin: Any,
+        shown_as: str,
+    ) -> bool:
+        """Deliver a message published on ``node`` to the shared subscribers."""
 
 
 class _EmptyReply(str):
@@ -172,6 +204,9 @@ class Router:
         self._interest_listeners: list[Callable[[str], None]] = []
         # The other servers of the cluster: their interest here, and the announcement of ours.
         self.remote: RemoteInterest | None = None
+        # Subscriptions of a component several servers of one process share (a cluster's JetStream),
+        # served here for what is published here.
+        self.mounted: Mounted | None = None
 
     # -- subject mappings ------------------------------------------------------
 
@@ -183,6 +218,11 @@ class Router:
         """
         if (source, target) not in self._prefix_mappings:
             self._prefix_mappings.append((source, target))
+
+    @property
+    def prefix_mappings(self) -> list[tuple[str, str]]:
+        """The prefix mappings added so far (a copy)."""
+        return list(self._prefix_mappings)
 
     def map_published(self, subject: str) -> str:
         """What a client's message on ``subject`` is routed as under the account's ``mappings``.
@@ -285,8 +325,12 @@ class Router:
         return self.index.match(subject)
 
     def has_interest(self, subject: str) -> bool:
-        remote = self.remote
-        return self.index.has_interest(subject) or (remote is not None and remote.index.has_interest(subject))
+        remote, mounted = self.remote, self.mounted
+        return (
+            self.index.has_interest(subject)
+            or (remote is not None and remote.index.has_interest(subject))
+            or (mounted is not None and mounted.index.has_interest(subject))
+        )
 
     # -- publishing ------------------------------------------------------------
 
@@ -304,6 +348,16 @@ class Router:
         """
         if self._prefix_mappings:
             subject = self.mapped(subject)
+        delivered = self.deliver_here(subject, reply, headers, payload, origin, shown_as)
+        mounted = self.mounted
+        if mounted is not None:
+            delivered = mounted.deliver_from(self, subject, reply, headers, payload, origin, shown_as) or delivered
+        return delivered
+
+    def deliver_here(
+        self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any = None, shown_as: str = ""
+    ) -> bool:
+        """:meth:`publish` to this router's own subscribers and the cluster's (the subject already mapped)."""
         result = self.index.match(subject)
         remote = self.remote
         if remote is not None and remote.index.count:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from fakejs.core.account_config import JetStreamLimits
     from fakejs.core.accounts import Account
     from fakejs.core.broker import Broker
+    from fakejs.core.router import Router
     from fakejs.jetstream.stream.batch import BatchLimits
 
 
@@ -38,8 +39,9 @@ class JetStream(service.JetStream):
         account: Account | None = None,
         limits: JetStreamLimits | None = None,
         batch_limits: BatchLimits | None = None,
+        router: Router | None = None,
     ) -> None:
-        super().__init__(broker, store_dir, own_store, account, limits, batch_limits)
+        super().__init__(broker, store_dir, own_store, account, limits, batch_limits, router)
         self.api: JetStreamApi = attach_api(self)
 
 

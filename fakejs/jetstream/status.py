@@ -72,6 +72,11 @@ def consumer_deleted() -> bytes:
     return _block("409 Consumer Deleted")
 
 
+def leadership_change() -> bytes:
+    """A clustered consumer's new leader does not hold the pulls waiting on the old one."""
+    return _block("409 Leadership Change")
+
+
 def consumer_is_push_based() -> bytes:
     return _block("409 Consumer is push based")
 

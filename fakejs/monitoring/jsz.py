@@ -100,6 +100,10 @@ def jsz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, Any
             doc["consumers_leader"] = public
     doc["messages"] = sum(state["messages"] for state in states)
     doc["bytes"] = sum(state["bytes"] for state in states)
+    clustered = jetstreams[0].clustered
+    if clustered is not None:
+        doc["ha_assets"] = clustered.ha_assets()
+        doc["meta_cluster"] = clustered.meta.meta_cluster(broker.name)
     # An account shows when named, or when listing accounts, a page of them (a negative
     # limit means no paging).
     if q.account:

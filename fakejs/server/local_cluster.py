@@ -29,9 +29,9 @@ choices repeat.  What this adds to a real cluster:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.cluster.cluster import Cluster as Routes
@@ -39,6 +39,10 @@ from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.failures import ServerError
 from fakejs.core.options import ServerOptions
 from fakejs.server.server import Server
+
+if TYPE_CHECKING:
+    from fakejs.jetstream import JetStream
+    from fakejs.server.cluster_jetstream import ClusterJetStream
 
 __all__ = ["Cluster"]
 
@@ -53,8 +57,11 @@ class Cluster:
     (``node_prefix`` + index: ``node_prefix="web"`` names them ``web1`` ...);
     ``clock`` is shared by every node; ``seed`` seeds node ``i`` with
     ``seed + i``; other keyword arguments are
-    :class:`~fakejs.core.options.ServerOptions` fields given to every node
-    (``jetstream`` defaults to off: JetStream in a cluster is not served yet).
+    :class:`~fakejs.core.options.ServerOptions` fields given to every node.
+    ``jetstream=True`` gives the cluster one shared, clustered JetStream
+    (:mod:`fakejs.server.cluster_jetstream`); it is off by default.
+    ``tags`` are node ``i``'s ``server_tags``; ``election`` the seconds a
+    JetStream group stays without a leader when its leader's node goes down.
     """
 
     def __init__(
@@ -65,6 +72,8 @@ class Cluster:
         clock: Clock | None = None,
         seed: int | None = None,
         node_prefix: str = "n",
+        tags: Sequence[Sequence[str]] = (),
+        election: float = 0.0,
         **settings: Any,
     ) -> None:
         if size < 1:
@@ -72,10 +81,14 @@ class Cluster:
         self.name = name
         self.node_prefix = node_prefix
         self.clock: Clock = clock if clock is not None else SystemClock()
-        settings.setdefault("jetstream", False)
+        self.jetstream_wanted = bool(settings.pop("jetstream", False))
+        settings["jetstream"] = False  # the nodes share one (below), rather than each having its own
         settings.setdefault("port", 0)
         self._settings = settings
+        self._tags = [list(node_tags) for node_tags in tags]  # node i's server_tags (placement.tags)
+        self.election = election  # JetStream: seconds a group whose leader's server went down has no leader
         self._seed = seed
+        self.shared: ClusterJetStream | None = None
         self.servers: list[Server] = [self._node(i) for i in range(size)]
         self._down: set[int] = set()
         self._groups: list[set[int]] = []
@@ -85,6 +98,8 @@ class Cluster:
         seed = None if self._seed is None else self._seed + index
         options = ServerOptions(**self._settings)
         options = replace(options, name=f"{self.node_prefix}{index + 1}", seed=seed, cluster=routes)
+        if index < len(self._tags):
+            options.server_tags = list(self._tags[index])
         return Server(options, clock=self.clock)
 
     # -- the nodes ------------------------------------------------------------------------
@@ -147,9 +162,24 @@ class Cluster:
             config.routes = [self._route_url(seed)]
             await server.start()
         await self.wait_meshed()
+        if self.jetstream_wanted:
+            from fakejs.gocompat import ids
+            from fakejs.server.cluster_jetstream import ClusterJetStream
+
+            rng = ids.new_random(None if self._seed is None else self._seed - 1)
+            self.shared = ClusterJetStream(self.name, self.servers, self.clock, rng, self.election)
+            self.shared.start(self.running)
         return self
 
+    @property
+    def jetstream(self) -> JetStream | None:
+        """The JetStream the nodes share (``jetstream=True``), for a look inside."""
+        return self.shared.jetstream if self.shared is not None else None
+
     async def stop(self) -> None:
+        if self.shared is not None:
+            self.shared.stop()
+            self.shared = None
         for i, server in reversed(list(enumerate(self.servers))):
             if i not in self._down:
                 await server.stop()
@@ -163,9 +193,12 @@ class Cluster:
 
     # -- failures on cue ---------------------------------------------------------------------
 
-    async def kill(self, node: int | str) -> None:
+    async def kill(self, node: int | str, orderly: bool = False) -> None:
         """Take a node down: its clients and routes drop; it keeps its ports for :meth:`restart`.
 
+        A crash (nats-server's SIGKILL) unless ``orderly`` (its SIGTERM: the
+        cluster is told, so requests about a single-replica stream or
+        consumer there are answered "offline" rather than not at all).
         Returns once the other nodes have dropped their routes to it.
         """
         i = self.index(node)
@@ -177,8 +210,14 @@ class Cluster:
         if server.routes is not None and config is not None:
             config.port = server.routes.port
         self._down.add(i)
+        if self.shared is not None:
+            self.shared.node_down(server, orderly)
         await server.stop()
         await self.wait_meshed()
+
+    async def shutdown(self, node: int | str) -> None:
+        """An orderly stop of a node (see :meth:`kill`)."""
+        await self.kill(node, orderly=True)
 
     async def restart(self, node: int | str, down_for: float = 0.0) -> None:
         """Bring a node back on its ports (after ``down_for`` seconds of cluster time); wait until meshed."""
@@ -192,6 +231,20 @@ class Cluster:
         await server.start()
         self._apply_partition(i)
         await self.wait_meshed()
+        self._share_with_majority()
+
+    def step_down(self, stream: str, consumer: str = "") -> str:
+        """A JetStream stream's (or consumer's) leader steps down on cue; returns the new leader."""
+        return self._shared().move_leader(stream, consumer)
+
+    def move_leader(self, stream: str, node: int | str, consumer: str = "") -> str:
+        """Move a stream's (or consumer's) leader to ``node`` (one of its replicas); returns it."""
+        return self._shared().move_leader(stream, consumer, self.servers[self.index(node)].broker.name)
+
+    def _shared(self) -> ClusterJetStream:
+        if self.shared is None:
+            raise RuntimeError("the cluster has no JetStream: start it with jetstream=True")
+        return self.shared
 
     async def partition(self, *groups: Iterable[int | str]) -> None:
         """Cut the cluster into ``groups`` (nodes not named form one more): no routes across a cut."""
@@ -207,7 +260,30 @@ class Cluster:
         self._groups = named
         for i in range(self.size):
             self._apply_partition(i)
+        self._share_with_majority()
         await self.wait_meshed()
+
+    def _share_with_majority(self) -> None:
+        """JetStream across a cut: only the side holding a majority of the nodes keeps it (a Raft quorum).
+
+        The other side's servers no longer serve it -- their clients' requests
+        get no answer and their publishes no responders -- and the groups they
+        led move to the majority; with no majority, no side keeps it.
+        """
+        shared = self.shared
+        if shared is None:
+            return
+        if self._groups:
+            majority = next((g for g in self._groups if len(g) > self.size // 2), set())
+        else:
+            majority = set(range(self.size))
+        for i, server in enumerate(self.servers):
+            if i in self._down:
+                continue
+            if i in majority:
+                shared.node_up(server)
+            else:
+                shared.node_down(server)
 
     async def heal(self) -> None:
         """End the partition: every node may reach every other again; the cut routes are dialled at once."""
@@ -222,6 +298,7 @@ class Cluster:
                 other = self.servers[j]
                 if j > i and other.broker.name not in known:
                     routes.solicit(self._route_url(other), explicit=False, force=True)
+        self._share_with_majority()
         await self.wait_meshed()
 
     def _apply_partition(self, i: int) -> None:

@@ -73,6 +73,8 @@ class Server:
         # The global account's JetStream (None when it has none); every account's in ``jetstreams``.
         self.jetstream: JetStream | None = None
         self.jetstreams = AccountJetStreams(self.broker)
+        # The JetStream the servers of an in-process cluster share (fakejs.server.cluster_jetstream).
+        self.shared_jetstream: JetStream | None = None
         self._control_subjects: ControlSubjects | None = None
         self._system: SystemRequests | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -218,7 +220,9 @@ class Server:
 
     @property
     def account_jetstreams(self) -> list[JetStream]:
-        """Every account's JetStream, for monitoring."""
+        """Every account's JetStream, for monitoring (a cluster's shared one, in a cluster)."""
+        if self.shared_jetstream is not None:
+            return [self.shared_jetstream]
         return list(self.jetstreams.by_account.values())
 
     def _start_jetstream(self) -> None:

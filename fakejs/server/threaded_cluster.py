@@ -99,6 +99,18 @@ class ThreadedCluster:
         """Take a node down (see :meth:`Cluster.kill`)."""
         self.run(self.cluster.kill(self.cluster.index(node)), timeout)
 
+    def step_down(self, stream: str, consumer: str = "", timeout: float = TIMEOUT) -> str:
+        """A JetStream leader steps down on cue (see :meth:`Cluster.step_down`)."""
+        return self.call(self.cluster.step_down, stream, consumer, timeout=timeout)
+
+    def move_leader(self, stream: str, node: Node, consumer: str = "", timeout: float = TIMEOUT) -> str:
+        """Move a JetStream leader to ``node`` (see :meth:`Cluster.move_leader`)."""
+        return self.call(self.cluster.move_leader, stream, self.cluster.index(node), consumer, timeout=timeout)
+
+    def shutdown(self, node: Node, timeout: float = TIMEOUT) -> None:
+        """An orderly stop of a node (see :meth:`Cluster.shutdown`)."""
+        self.run(self.cluster.shutdown(self.cluster.index(node)), timeout)
+
     def restart(self, node: Node, down_for: float = 0.0, timeout: float = TIMEOUT) -> None:
         """Bring a node back on its ports (see :meth:`Cluster.restart`).
 

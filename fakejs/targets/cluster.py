@@ -3,7 +3,7 @@
 Every node gets the same command line on both kinds::
 
     -a 127.0.0.1 -p -1 --cluster nats://127.0.0.1:-1 --cluster_name NAME -n NODE
-    --ports_file_dir DIR [-m -1] [--routes SEED] [extra flags]
+    --ports_file_dir DIR [-m -1] [--routes SEED] [-js -sd STORE [-c TAGS]] [extra flags]
 
 All ports are free ports the servers pick (``-1``), learnt from the log
 (client, monitoring) and from the ports file (``cluster``: nats-server's
@@ -13,6 +13,14 @@ they find each other through the seed's gossip.  A restart reuses a node's
 ports, which is what routes and clients that know the node reconnect to.
 A cluster is ready when a message through any node reaches every node
 (:func:`~fakejs.targets.cluster_probe.wait_connected`).
+
+With ``jetstream=True`` every node runs JetStream on its own store directory
+(the node's temporary directory, removed at :meth:`ProcessCluster.stop`), and
+the cluster is ready once ``$JS.API.INFO`` answers without an error on every
+node, which needs an elected meta leader
+(:func:`~fakejs.targets.cluster_probe.wait_jetstream`).  nats-server has no
+flag for ``server_tags``, so a node given tags also reads a one-line
+configuration file holding them (its flags win over the file for the rest).
 
 :class:`ProcessCluster` is the launcher (this repository's tests mix the two
 kinds); :class:`RealCluster` is a real nats-server cluster with the shape of
@@ -26,17 +34,26 @@ import glob
 import json
 import os
 import secrets
+import socket
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from fakejs.targets.cluster_probe import READY_TIMEOUT, wait_connected
+from fakejs.targets.cluster_probe import READY_TIMEOUT, wait_connected, wait_jetstream
 from fakejs.targets.fake import FakeOnly
 from fakejs.targets.real import NatsServerNotFound, ServerProcess, find_nats_server
 
 FAKE_COMMAND = (sys.executable, "-m", "fakejs")
+SEED_ATTEMPTS = 3  # starts of a JetStream seed on a port chosen beforehand, in case another process took it
 PORTS_TIMEOUT = 10.0  # seconds for a started node to write its ports file with its route port
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def node_command(kind: str) -> list[str]:
@@ -61,9 +78,12 @@ class ClusterNode(ServerProcess):
         routes: Sequence[str] = (),
         extra: Sequence[str] = (),
         monitor: bool = False,
+        jetstream: bool = False,
+        tags: Sequence[str] = (),
     ) -> None:
-        super().__init__(command=node_command(kind), jetstream=False, log_name=f"{name}.log")
+        super().__init__(command=node_command(kind), jetstream=jetstream, log_name=f"{name}.log")
         self.kind = kind
+        self.tags = list(tags)
         self.name = name
         self.cluster_name = cluster_name
         self.routes = list(routes)
@@ -94,7 +114,16 @@ class ClusterNode(ServerProcess):
             args += ["-m", str(self.http_port if self.http_port is not None else -1)]
         if self.routes:
             args += ["--routes", ",".join(self.routes)]
+        if self.tags:
+            args += ["-c", self._tags_file()]
         return args + self.extra
+
+    def _tags_file(self) -> str:
+        """A configuration file holding only this node's ``server_tags`` (there is no such flag)."""
+        path = os.path.join(self.store_dir, "tags.conf")
+        with open(path, "w") as handle:
+            handle.write(f"server_tags: {json.dumps(self.tags)}\n")
+        return path
 
     def start(self, timeout: float = 15.0) -> ClusterNode:
         super().start(timeout)
@@ -130,24 +159,33 @@ class ProcessCluster:
         name: str | None = None,
         extra: Sequence[str] = (),
         monitor: bool = False,
+        jetstream: bool = False,
+        node_prefix: str | None = None,
+        tags: Sequence[Sequence[str]] = (),
     ) -> None:
         self.name = name or f"C{secrets.token_hex(4)}"
         self.kinds = list(kinds)
         self.extra = list(extra)
         self.monitor = monitor
+        self.jetstream = jetstream
+        self.node_prefix = node_prefix if node_prefix is not None else f"{self.name}-n"  # node i is prefix + i
+        self.tags = [list(node_tags) for node_tags in tags]  # node i's server_tags, if any
         self.nodes: list[ClusterNode] = []
         self.ready_seconds = 0.0  # how long the latest :meth:`start` took until messages crossed every route
+        self.jetstream_seconds = 0.0  # of which waiting for JetStream (a meta leader) on every node
 
     # -- the nodes --------------------------------------------------------------------
 
     def node(self, kind: str, index: int, routes: Sequence[str] = (), extra: Sequence[str] = ()) -> ClusterNode:
         return ClusterNode(
             kind,
-            f"{self.name}-n{index + 1}",
+            f"{self.node_prefix}{index + 1}",
             self.name,
             routes=routes,
             extra=[*self.extra, *extra],
             monitor=self.monitor,
+            jetstream=self.jetstream,
+            tags=self.tags[index] if index < len(self.tags) else (),
         )
 
     @property
@@ -175,14 +213,46 @@ class ProcessCluster:
         began = time.monotonic()
         try:
             for index, kind in enumerate(self.kinds):
-                routes = [self.seed_route] if index else []
-                self.nodes.append(self.node(kind, index, routes).start())
+                if index:
+                    self.nodes.append(self.node(kind, index, [self.seed_route]).start())
+                else:
+                    self.nodes.append(self.start_seed(kind))
             wait_connected(self.nodes, timeout)
+            connected = time.monotonic()
+            self.wait_ready(self.nodes, timeout)
         except BaseException:
             self.stop()
             raise
         self.ready_seconds = time.monotonic() - began
+        self.jetstream_seconds = time.monotonic() - connected
         return self
+
+    def start_seed(self, kind: str) -> ClusterNode:
+        """The first node; with JetStream it routes to itself on a port chosen here.
+
+        nats-server refuses JetStream in a cluster without configured routes
+        (and ignores a route to itself), while the seed cannot know another
+        node's port yet.  A port chosen here may be taken meanwhile by
+        another process, hence the few attempts.
+        """
+        if not self.jetstream:
+            return self.node(kind, 0).start()
+        for attempt in range(SEED_ATTEMPTS):
+            port = free_port()
+            seed = self.node(kind, 0, [f"nats://127.0.0.1:{port}"])
+            seed.cluster_port = port
+            try:
+                return seed.start()
+            except RuntimeError:
+                seed.remove_store()
+                if attempt == SEED_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def wait_ready(self, nodes: Sequence[ClusterNode], timeout: float = READY_TIMEOUT) -> None:
+        """With JetStream, wait until ``$JS.API.INFO`` answers without an error on each of ``nodes``."""
+        if self.jetstream:
+            wait_jetstream(nodes, timeout)
 
     def add(self, kind: str | None = None, extra: Sequence[str] = (), wait: bool = True) -> ClusterNode:
         """Start one more node routed to the seed (of the seed's kind unless ``kind``); wait until it is connected."""
@@ -190,11 +260,16 @@ class ProcessCluster:
         self.nodes.append(node)
         if wait:
             wait_connected(self.running_nodes())
+            self.wait_ready(self.running_nodes())
         return node
 
     def kill(self, index: int) -> None:
         """SIGKILL one node (a crash: no goodbye to routes or clients)."""
         self.nodes[index].kill()
+
+    def shutdown(self, index: int) -> None:
+        """Stop one node the orderly way (SIGTERM: it tells the others it is going), keeping its store."""
+        self.nodes[index].stop(keep_store=True)
 
     def restart(self, index: int, wait: bool = True) -> ClusterNode:
         """Start a stopped or killed node again on the same client, route and monitoring ports."""
@@ -203,6 +278,7 @@ class ProcessCluster:
         node.start()
         if wait:
             wait_connected(self.running_nodes())
+            self.wait_ready(self.running_nodes())
         return node
 
     def stop(self) -> None:
@@ -231,14 +307,33 @@ class RealCluster:
 
     ``kill`` and ``restart`` act on processes (``kill`` is a SIGKILL: a
     crash); partitions and the clock are fakejs's and raise :class:`FakeOnly`.
+    With ``jetstream=True`` the nodes are named ``n1`` ... ``nN`` (fakejs's
+    node names) and run JetStream, each on its own temporary store; ``tags``
+    gives node i its ``server_tags``; ``monitor=True`` gives every node a
+    monitoring port (:meth:`monitor_url`).
     """
 
     kind = "real"
 
-    def __init__(self, size: int = 3, *, name: str = "C") -> None:
+    def __init__(
+        self,
+        size: int = 3,
+        *,
+        name: str = "C",
+        jetstream: bool = False,
+        tags: Sequence[Sequence[str]] = (),
+        monitor: bool = False,
+    ) -> None:
         if size < 1:
             raise ValueError("a cluster needs at least one node")
-        self.processes = ProcessCluster(["real"] * size, name=name)
+        self.processes = ProcessCluster(
+            ["real"] * size,
+            name=name,
+            jetstream=jetstream,
+            node_prefix="n" if jetstream else None,
+            tags=tags,
+            monitor=monitor,
+        )
 
     def start(self) -> RealCluster:
         self.processes.start()
@@ -258,8 +353,24 @@ class RealCluster:
     def url(self, node: int) -> str:
         return self.processes.url(node)
 
+    @property
+    def ready_seconds(self) -> float:
+        """How long the latest start took until the cluster was ready (JetStream included)."""
+        return self.processes.ready_seconds
+
+    def monitor_url(self, node: int) -> str:
+        """``http://127.0.0.1:PORT`` of a node's monitoring listener (needs ``monitor=True``)."""
+        port = self.processes.nodes[node].http_port
+        if port is None:
+            raise RuntimeError("this cluster has no monitoring ports: start it with monitor=True")
+        return f"http://127.0.0.1:{port}"
+
     def kill(self, node: int) -> None:
         self.processes.kill(node)
+
+    def shutdown(self, node: int) -> None:
+        """Stop a node in order (it announces its shutdown; ``kill`` is a crash); ``restart`` brings it back."""
+        self.processes.shutdown(node)
 
     def restart(self, node: int, down_for: float = 0.0) -> None:
         """Start a node again on its ports (``down_for`` real seconds after killing it, if it runs)."""
@@ -281,6 +392,6 @@ class RealCluster:
         raise FakeOnly("advance() needs fakejs's manual clock: a real cluster runs on real time")
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("call", "server", "now"):
+        if name in ("call", "server", "now", "step_down", "move_leader"):
             raise FakeOnly(f"{name} is a fakejs feature; a real nats-server cluster has no such thing")
         raise AttributeError(name)

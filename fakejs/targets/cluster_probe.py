@@ -36,6 +36,7 @@ class Probe:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=max(deadline - time.monotonic(), 0.1))
         self.buffer = b""
         self.heard: set[str] = set()
+        self.payloads: list[bytes] = []  # of the messages heard, oldest first
         self.pongs = 0
         self.sock.sendall(
             b'CONNECT {"verbose":false,"pedantic":false,"protocol":1}\r\n'
@@ -68,12 +69,17 @@ class Probe:
                 if len(rest) < size + 2:
                     return  # the payload has not all arrived
                 self.heard.add(parts[1].decode().rsplit(".", 1)[1])
+                self.payloads.append(rest[:size])
                 rest = rest[size + 2 :]
             elif line == b"PING":
                 self.sock.sendall(b"PONG\r\n")
             elif line == b"PONG":
                 self.pongs += 1
             self.buffer = rest
+
+    def payload(self) -> bytes | None:
+        """The oldest message payload not taken yet, if any."""
+        return self.payloads.pop(0) if self.payloads else None
 
     def close(self) -> None:
         self.sock.close()
@@ -98,6 +104,47 @@ def wait_connected(nodes: Sequence[Node], timeout: float = READY_TIMEOUT) -> Non
                 probe.publish(f"{subject}.{index}")
             for probe in probes:
                 probe.receive()
+                probe.payloads.clear()
     finally:
         for probe in probes:
             probe.close()
+
+
+JETSTREAM_INFO = "$JS.API.INFO"
+
+
+def jetstream_answers(port: int, deadline: float) -> bool:
+    """Whether ``$JS.API.INFO`` through this node gets a reply without an ``error`` (one request, short wait).
+
+    Before a meta leader is elected nats-server answers nothing (or an
+    error); a bare-socket request keeps this usable without an event loop.
+    """
+    inbox = f"_JS_READY.{secrets.token_hex(6)}"
+    probe = Probe(port, inbox, deadline)
+    try:
+        probe.sock.sendall(f"PUB {JETSTREAM_INFO} {inbox}.0 0\r\n\r\n".encode())
+        waited_until = min(deadline, time.monotonic() + JETSTREAM_WAIT)
+        while time.monotonic() < waited_until:
+            reply = probe.payload()
+            if reply is not None:
+                return b'"error"' not in reply
+            probe.receive()
+        return False
+    finally:
+        probe.close()
+
+
+JETSTREAM_WAIT = 0.5  # seconds one $JS.API.INFO request waits for its reply before asking again
+
+
+def wait_jetstream(nodes: Sequence[Node], timeout: float = READY_TIMEOUT) -> None:
+    """Return once ``$JS.API.INFO`` answers without an error through every node (a meta leader exists)."""
+    deadline = time.monotonic() + timeout
+    waiting = list(nodes)
+    while waiting:
+        waiting = [node for node in waiting if not jetstream_answers(node.port, deadline)]
+        if waiting and time.monotonic() > deadline:
+            names = [node.name for node in waiting]
+            raise TimeoutError(f"JetStream not ready after {timeout}s on {names}")
+        if waiting:
+            time.sleep(PROBE_INTERVAL)

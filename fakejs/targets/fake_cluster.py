@@ -21,7 +21,10 @@ from fakejs.testkit.clock import ManualClock
 
 
 class FakeCluster:
-    """``size`` fakejs nodes on a background thread (nodes are indexes, ``"n2"`` names or servers)."""
+    """``size`` fakejs nodes on a background thread (nodes are indexes, ``"n2"`` names or servers).
+
+    ``jetstream`` and the other ``options`` go to every node's server options.
+    """
 
     kind = "fake"
 
@@ -33,11 +36,18 @@ class FakeCluster:
         autojump: float | None = None,
         name: str = "C",
         seed: int | None = None,
+        jetstream: bool = False,
+        tags: Any = (),
+        monitor: bool = False,
         **options: Any,
     ) -> None:
         self.manual = clock == "manual"
         self._clock = ManualClock(autojump_threshold=autojump) if self.manual else None
-        self.threaded = ThreadedCluster(size, name=name, clock=self._clock, seed=seed, **options)
+        if monitor:
+            options.setdefault("http_port", 0)  # a free monitoring port for each node
+        self.threaded = ThreadedCluster(
+            size, name=name, clock=self._clock, seed=seed, jetstream=jetstream, tags=tags, **options
+        )
 
     def start(self) -> FakeCluster:
         self.threaded.start()
@@ -74,7 +84,27 @@ class FakeCluster:
     # -- failures on cue ------------------------------------------------------------------------
 
     def kill(self, node: Node) -> None:
+        """A crash of the node (nats-server's SIGKILL)."""
         self.threaded.kill(node)
+
+    def step_down(self, stream: str, consumer: str = "") -> str:
+        """A JetStream stream's (or consumer's) leader steps down on cue; the new leader's name."""
+        return self.threaded.step_down(stream, consumer)
+
+    def move_leader(self, stream: str, node: Node, consumer: str = "") -> str:
+        """Move a JetStream leader to ``node``."""
+        return self.threaded.move_leader(stream, node, consumer)
+
+    def shutdown(self, node: Node) -> None:
+        """An orderly stop of the node (nats-server's SIGTERM)."""
+        self.threaded.shutdown(node)
+
+    def monitor_url(self, node: Node) -> str:
+        """The node's monitoring port (``monitor=True``)."""
+        server = self.threaded.server(node)
+        if server.http_url is None:
+            raise FakeOnly("start the cluster with monitor=True to have monitoring ports")
+        return str(server.http_url)
 
     def restart(self, node: Node, down_for: float = 0.0) -> None:
         """Bring a node back; ``down_for`` is cluster time (on a manual clock it is advanced meanwhile)."""

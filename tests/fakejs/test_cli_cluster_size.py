@@ -43,7 +43,6 @@ def refusal(argv: list[str]) -> str:
         (["--cluster_size", "3", "--cluster", "nats://127.0.0.1:-1"], "give it no --cluster\n"),
         (["--cluster_size", "3", "--cluster_listen", "nats://127.0.0.1:-1"], "give it no --cluster_listen\n"),
         (["--cluster_size", "3", "--routes", "nats://127.0.0.1:1"], "give it no --routes\n"),
-        (["--cluster_size", "3", "-js"], "JetStream in a cluster (-js/jetstream with --cluster_size)"),
         (["--cluster_size", "2", "--scenario", "x"], "--scenario with --cluster_size"),
     ],
 )
@@ -124,7 +123,7 @@ async def test_three_nodes_in_one_process_carry_a_message(tmp_path: Path) -> Non
     assert not path.exists()
 
 
-def test_the_image_s_jetstream_is_turned_off_by_a_later_flag() -> None:
+def test_the_image_s_jetstream_serves_the_whole_cluster_or_is_turned_off() -> None:
     argv = ["--jetstream", "--addr=0.0.0.0", "--port=4222", "--http_port=8222", "--store_dir=/data"]
     command = cli.command_line([*argv, "--cluster_size", "3", "-p", "4222", "--jetstream=false"])
     cluster = make_cluster(command.cluster_size, command.options, None, "")
@@ -133,7 +132,9 @@ def test_the_image_s_jetstream_is_turned_off_by_a_later_flag() -> None:
         (4223, 8223),
         (4224, 8224),
     ]
-    assert "JetStream in a cluster" in refusal([*argv, "--cluster_size", "3"])
+    assert not cluster.jetstream_wanted
+    shared = cli.command_line([*argv, "--cluster_size", "3", "-p", "4222"])
+    assert make_cluster(shared.cluster_size, shared.options, None, "").jetstream_wanted
 
 
 def test_a_last_port_above_65535_is_refused() -> None:

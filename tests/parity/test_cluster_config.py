@@ -123,5 +123,5 @@ def test_jetstream_in_a_cluster_is_refused_by_fakejs() -> None:
     assert status == 1
     assert (
         stderr
-        == "fakejs: JetStream in a cluster (jetstream with cluster {} / --cluster): not supported by fakejs yet\n"
+        == "fakejs: JetStream across fakejs processes in a cluster (jetstream with cluster {} / --cluster; fakejs --cluster_size N -js serves one in a process): not supported by fakejs yet\n"
     )

@@ -19,7 +19,7 @@ import pytest
 from fakejs.core.broker import Broker
 from fakejs.core.options import ServerOptions
 from fakejs.jetstream import JetStream, service
-from fakejs.jetstream.api import consumers, streams
+from fakejs.jetstream.api import consumers, leaders, streams
 from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.api.table import Route
 from fakejs.testkit.clock import ManualClock
@@ -46,7 +46,7 @@ INVENTORY: list[tuple[str, Any, str, dict[str, str], str]] = [
     ("$JS.API.STREAM.MSG.GET.S1", streams.get_message, "stream_msg_get_response", {"stream": "S1"}, "api"),
     (
         "$JS.API.STREAM.PEER.REMOVE.S1",
-        streams.needs_cluster,
+        leaders.stream_remove_peer,
         "stream_remove_peer_response",
         {"stream": "S1"},
         "api",
@@ -67,7 +67,7 @@ INVENTORY: list[tuple[str, Any, str, dict[str, str], str]] = [
     ),
     (
         "$JS.API.STREAM.LEADER.STEPDOWN.S1",
-        streams.needs_cluster,
+        leaders.stream_stepdown,
         "stream_leader_stepdown_response",
         {"stream": "S1"},
         "api",
@@ -136,7 +136,7 @@ INVENTORY: list[tuple[str, Any, str, dict[str, str], str]] = [
     ("$JS.API.CONSUMER.MSG.NEXT.S1.C1", None, "", {"stream": "S1", "consumer": "C1"}, "consumer"),
     (
         "$JS.API.CONSUMER.LEADER.STEPDOWN.S1.C1",
-        streams.needs_cluster,
+        leaders.consumer_stepdown,
         "consumer_leader_stepdown_response",
         {"stream": "S1", "consumer": "C1"},
         "api",
@@ -199,7 +199,7 @@ def test_other_subjects_are_not_routed(subject: str) -> None:
 def test_consumer_creation_checks_the_api_level_after_decoding() -> None:
     creators = (consumers.create_ephemeral, consumers.create_named, consumers.create_durable)
     late = [route for route in ROUTES.routes if not route.level_first]
-    assert {route.handler for route in late} == {*creators, streams.needs_cluster}
+    assert {route.handler for route in late} == {*creators, streams.needs_cluster, leaders.consumer_stepdown}
     assert all(route.pattern.startswith("$JS.API.CONSUMER.") for route in late)
     info = ROUTES.find("$JS.API.STREAM.INFO.S1")
     assert info is not None and info.level_first

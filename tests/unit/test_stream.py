@@ -46,6 +46,12 @@ class Host:
     def nuid(self) -> str:
         return "NUID"
 
+    def online(self, stream: str, consumer: str = "") -> bool:
+        return True
+
+    def cluster_section(self, stream: str, consumer: str = "") -> dict[str, Any] | None:
+        return None if consumer else {"leader": self.server_name}
+
     def reply(self, subject: str, payload: bytes, hdr: bytes | None = None, empty_reply: bool = False) -> None:
         self.router.publish(subject, "", hdr, payload, None)
 

@@ -54,6 +54,10 @@ ERROR_EXTRAS: dict[str, dict[str, Any]] = {
 }
 
 
+# The requests a cluster answers "offline" for an asset whose server shut down in order.
+OFFLINE_ANSWERED = frozenset({"stream_info_response", "consumer_info_response"})
+
+
 def encode(doc: dict[str, Any]) -> bytes:
     return dumps(doc).encode()
 
@@ -119,6 +123,17 @@ class JetStreamApi:
         from fakejs.jetstream.api.table import Uncounted
         from fakejs.jetstream.errors import ApiError
 
+        tokens = route.bind(request.subject)
+        stream, consumer = tokens.get("stream", ""), tokens.get("consumer", "")
+        if not self.js.online(stream, consumer):
+            # A clustered asset without a running leader: nobody answers, unless its server shut
+            # down in order and the info request can be told so.
+            if route.response_type in OFFLINE_ANSWERED and self.js.known_offline(stream, consumer):
+                from fakejs.jetstream.errors import api_error
+
+                offline = api_error("JSConsumerOfflineErr" if consumer else "JSStreamOfflineErr")
+                self._reply(request, error_doc(route, offline), error=True)
+            return
         try:
             if self._fault_ignores(request.subject):
                 return

@@ -13,7 +13,7 @@ a consumer reset is handed over to the handler in its row.
 
 from __future__ import annotations
 
-from fakejs.jetstream.api import consumers, streams
+from fakejs.jetstream.api import consumers, leaders, streams
 from fakejs.jetstream.api.table import Route, RouteTable
 
 ROUTES = RouteTable(
@@ -32,8 +32,8 @@ ROUTES = RouteTable(
         Route("$JS.API.STREAM.MSG.GET.{stream}", "stream_msg_get_response", streams.get_message),
         Route("$JS.API.STREAM.SNAPSHOT.{stream}", "stream_snapshot_response", streams.snapshot),
         Route("$JS.API.STREAM.RESTORE.{stream}", "stream_restore_response", streams.restore),
-        Route("$JS.API.STREAM.LEADER.STEPDOWN.{stream}", "stream_leader_stepdown_response", streams.needs_cluster),
-        Route("$JS.API.STREAM.PEER.REMOVE.{stream}", "stream_remove_peer_response", streams.needs_cluster),
+        Route("$JS.API.STREAM.LEADER.STEPDOWN.{stream}", "stream_leader_stepdown_response", leaders.stream_stepdown),
+        Route("$JS.API.STREAM.PEER.REMOVE.{stream}", "stream_remove_peer_response", leaders.stream_remove_peer),
         Route("$JS.API.STREAM.PEER.EVACUATE.{stream}", "stream_evacuate_peer_response", streams.needs_cluster),
         Route("$JS.API.STREAM.CANCEL_MOVE.{stream}", "stream_cancel_move_response", streams.needs_cluster),
         # -- served by the stream: Direct Get (subscribed while allow_direct is on) ------------------
@@ -50,7 +50,7 @@ ROUTES = RouteTable(
         Route("$JS.API.CONSUMER.LIST.{stream}", "consumer_list_response", consumers.listing),
         Route("$JS.API.CONSUMER.PAUSE.{stream}.{consumer}", "consumer_pause_response", consumers.pause),
         Route("$JS.API.CONSUMER.UNPIN.{stream}.{consumer}", "consumer_unpin_response", consumers.unpin),
-        Route("$JS.API.CONSUMER.LEADER.STEPDOWN.{stream}.{consumer}", "consumer_leader_stepdown_response", streams.needs_cluster, level_first=False),
+        Route("$JS.API.CONSUMER.LEADER.STEPDOWN.{stream}.{consumer}", "consumer_leader_stepdown_response", leaders.consumer_stepdown, level_first=False),
         Route("$JS.API.CONSUMER.PEER.REMOVE.{stream}.{consumer}", "consumer_remove_peer_response", streams.needs_cluster, level_first=False),
         Route("$JS.API.CONSUMER.PEER.EVACUATE.{stream}.{consumer}", "consumer_evacuate_peer_response", streams.needs_cluster, level_first=False),
         # -- served by the consumer: pull requests, and resets it hands over ------------------------------

@@ -50,7 +50,8 @@ def create(js: JetStream, request: Request, stream: str) -> Reply:
     config = streamconfig.from_request(fields)
     if stream != config["name"]:
         raise api_error("JSStreamMismatchErr")
-    info = js.add_stream(config, pedantic).info(cluster=False, domain=False)
+    # A single server leaves the cluster section out of the reply; a cluster's meta leader fills it in.
+    info = js.add_stream(config, pedantic).info(cluster=js.clustered is not None, domain=False)
     info["did_create"] = True
     return info
 
@@ -61,7 +62,7 @@ def update(js: JetStream, request: Request, stream: str) -> Reply:
     config = stream_rules.check(streamconfig.from_request(fields), pedantic, js.stream_config)
     if stream != config["name"]:
         raise api_error("JSStreamMismatchErr")
-    return js.update_stream(stream, config, pedantic).info(cluster=False)
+    return js.update_stream(stream, config, pedantic).info(cluster=js.clustered is not None)
 
 
 def delete(js: JetStream, request: Request, stream: str) -> Reply:

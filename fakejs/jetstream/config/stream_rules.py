@@ -71,7 +71,9 @@ def check(config: StreamConfig, pedantic: bool = False, lookup: Lookup | None = 
     return cfg
 
 
-def check_create(config: StreamConfig, pedantic: bool, lookup: Lookup | None = None) -> StreamConfig:
+def check_create(
+    config: StreamConfig, pedantic: bool, lookup: Lookup | None = None, clustered: bool = False
+) -> StreamConfig:
     """What a create checks on its own config, before looking at other streams.
 
     Records the required API level in the metadata first (it counts towards
@@ -86,7 +88,7 @@ def check_create(config: StreamConfig, pedantic: bool, lookup: Lookup | None = N
     if config["mirror_direct"] and config["mirror"] is None:
         raise _invalid("stream has no mirror but does have mirror direct")
     checked = check(config, pedantic, lookup)
-    if checked["num_replicas"] > 1:
+    if checked["num_replicas"] > 1 and not clustered:
         raise api_error("JSStreamReplicasNotSupportedErr")
     return checked
 

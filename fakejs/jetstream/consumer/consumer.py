@@ -312,6 +312,11 @@ class Consumer:
             self.priority.close()
         advisories.consumer_action(self, "delete")
 
+    def leadership_changed(self, stepped_down: bool = True) -> None:
+        """Its leader moved (clustered): the new one does not hold the waiting pulls, "409 Leadership Change"."""
+        for request in self.pulls.queue.clear():
+            self.js.reply(request.reply, b"", status.leadership_change())
+
     def stop(self) -> None:
         """Server shutdown: waiting pulls learn "409 Server Shutdown", then stop."""
         for request in self.pulls.queue.clear():
@@ -376,16 +381,18 @@ class Consumer:
 
     # -- requests on the consumer's subjects ---------------------------------------------------
 
-    def _on_next(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_next(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
         if not reply or self.closed:
-            return
+            return True
+        if not self.js.online(self.stream.name, self.name):
+            return False  # no leader holds it: a request gets no responders
         if self.is_push:
             self.js.reply(reply, b"", status.consumer_is_push_based())
-            return
-        if required_level(hdr):
+        elif required_level(hdr):
             self.js.reply(reply, b"", status.required_api_level())
-            return
-        self.pull_request(reply, payload)
+        else:
+            self.pull_request(reply, payload)
+        return True
 
     def _on_ack(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
         self.ack_messages.receive(subject, reply, payload)
@@ -488,6 +495,9 @@ class Consumer:
             "num_waiting": 0 if self.is_push else len(self.pulls.queue),
             "num_pending": max(self.npc, 0),
         }
+        cluster = self.js.cluster_section(self.stream.name, self.name)
+        if cluster is not None:
+            info["cluster"] = cluster
         if self.is_push and self.active:
             info["push_bound"] = True
         remaining = self.pause_timer.remaining_ns()

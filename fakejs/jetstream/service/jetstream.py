@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.account_config import JetStreamLimits
 from fakejs.core.options import API_LEVEL
-from fakejs.core.router import EMPTY_REPLY
+from fakejs.core.router import EMPTY_REPLY, Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
 from fakejs.jetstream.service import limits
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from fakejs.jetstream.config.stream import StreamConfig
     from fakejs.jetstream.consumer.consumer import Consumer
     from fakejs.jetstream.errors import ApiError
+    from fakejs.jetstream.service.clustered import ClusterAssets
     from fakejs.jetstream.service.consumers import ConsumerAdmin
     from fakejs.jetstream.stream.stream import Stream, StreamConsumer
 
@@ -96,12 +97,14 @@ class JetStream:
         account: Account | None = None,
         limits: JetStreamLimits | None = None,
         batch_limits: BatchLimits | None = None,
+        router: Router | None = None,
     ) -> None:
         self.broker = broker
         # The account this JetStream serves (the global one unless told otherwise): its
-        # router carries the API, the streams' subjects and every reply.
+        # router carries the API, the streams' subjects and every reply (a cluster's shared
+        # JetStream gets the router mounted on every server: fakejs.core.mount).
         self.account = account if account is not None else broker.accounts.default
-        self.router = self.account.router
+        self.router = router if router is not None else self.account.router
         # The account's JetStream limits (``accounts { A { jetstream { ... } } }``); unlimited by default.
         self.limits = limits if limits is not None else JetStreamLimits()
         # Atomic batch limits, shared by every account's JetStream on the server.
@@ -119,6 +122,8 @@ class JetStream:
         self.domain = broker.options.jetstream_domain
         os.makedirs(self.store_dir, exist_ok=True)  # nats-server creates a missing store directory
         self.streams: dict[str, Stream] = {}
+        # In a cluster (fakejs.Cluster with JetStream): placement, leaders and offline assets.
+        self.clustered: ClusterAssets | None = None
         self.persistence = Persistence(self.store_dir, self.log)
         self.api_total = 0
         self.api_errors = 0
@@ -164,6 +169,23 @@ class JetStream:
     @property
     def server_name(self) -> str:
         return self.broker.name
+
+    def online(self, stream: str, consumer: str = "") -> bool:
+        clustered = self.clustered
+        return clustered is None or clustered.online(stream, consumer)
+
+    def known_offline(self, stream: str, consumer: str = "") -> bool:
+        """Offline because its server shut down in order (a cluster knows, and says so)."""
+        clustered = self.clustered
+        return clustered is not None and clustered.known_offline(stream, consumer)
+
+    def cluster_section(self, stream: str, consumer: str = "") -> dict[str, Any] | None:
+        """A clustered JetStream's groups; a single server is its streams' leader (consumers have none)."""
+        if self.clustered is None:
+            return None if consumer else {"leader": self.server_name}
+        if consumer:
+            return self.clustered.consumer_cluster(stream, consumer)
+        return self.clustered.stream_cluster(stream)
 
     # -- front ends ----------------------------------------------------------------------
 
@@ -343,7 +365,7 @@ class JetStream:
         from fakejs.jetstream.config import stream_rules, stream_sources
         from fakejs.jetstream.config.stream import copy_static_metadata
 
-        checked = stream_rules.check_create(config, pedantic, self.stream_config)
+        checked = stream_rules.check_create(config, pedantic, self.stream_config, clustered=self.clustered is not None)
         limits.stream_bytes_rules(self.limits, checked)
         existing = self.streams.get(checked["name"])
         if existing is not None:
@@ -360,6 +382,8 @@ class JetStream:
         stream_sources.check_filters(checked)
         if self._subjects_overlap(checked["subjects"]):
             raise api_error("JSStreamSubjectOverlapErr")
+        if self.clustered is not None:
+            self.clustered.place_stream(checked["name"], checked)
         return self._create_stream(checked)
 
     def update_stream(self, name: str, config: StreamConfig, pedantic: bool) -> Stream:
@@ -394,6 +418,8 @@ class JetStream:
         stream.close(deleted=True)
         self.streams.pop(stream.name, None)
         self.persistence.stream_deleted(stream)
+        if self.clustered is not None:
+            self.clustered.stream_deleted(stream.name, list(stream.consumers))
 
     def _create_stream(self, config: StreamConfig) -> Stream:
         from fakejs.jetstream.storage.store import MessageStore
@@ -466,13 +492,18 @@ class JetStream:
         self, stream_name: str, config: ConsumerConfig, action: str, pedantic: bool, asked_identity: str
     ) -> tuple[Consumer, str]:
         """``CONSUMER.CREATE`` once the request agrees with its subject: see :meth:`ConsumerAdmin.create`."""
-        if config["num_replicas"] > 1:
+        if config["num_replicas"] > 1 and self.clustered is None:
             raise api_error("JSStreamReplicasNotSupportedErr")
         stream = self.lookup(stream_name)
-        return self.consumer_admin.create(stream, config, action, pedantic, asked_identity)
+        consumer, identity = self.consumer_admin.create(stream, config, action, pedantic, asked_identity)
+        if self.clustered is not None:
+            self.clustered.consumer_created(consumer, stream.config["storage"])
+        return consumer, identity
 
     def remove_consumer(self, stream: Stream, consumer: StreamConsumer) -> None:
         self.consumer_admin.remove(stream, consumer)
+        if self.clustered is not None:
+            self.clustered.consumer_deleted(stream.name, consumer.name)
 
     def consumer_acked(self, stream: Stream, consumer: StreamConsumer, seq: int) -> None:
         self.consumer_admin.acked(stream, consumer, seq)

@@ -43,6 +43,14 @@ class StreamHost(DirectHost, Protocol):
     @property
     def account_name(self) -> str: ...
 
+    def online(self, stream: str, consumer: str = "") -> bool:
+        """Whether a stream (or consumer) has a running leader; only in a cluster can it lack one."""
+        ...
+
+    def cluster_section(self, stream: str, consumer: str = "") -> dict[str, Any] | None:
+        """The ``cluster`` section of a stream's (or its consumer's) info; None where there is none."""
+        ...
+
     @property
     def domain(self) -> str:
         """The JetStream domain (``jetstream { domain }``), empty without one."""

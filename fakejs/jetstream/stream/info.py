@@ -66,9 +66,9 @@ def stream_info(
     now_ns: int,
     dynamic_metadata: bool,
     domain: str = "",
-    leader: str | None = None,
+    cluster: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``StreamInfo``: config, creation time, state, domain, cluster (``leader``) and the time of the answer."""
+    """``StreamInfo``: config, creation time, state, domain, cluster and the time of the answer."""
     out: dict[str, Any] = {
         "config": streamconfig.to_json(config, dynamic_metadata),
         "created": gotime.rfc3339(created_ns),
@@ -76,8 +76,8 @@ def stream_info(
     }
     if domain:
         out["domain"] = domain
-    if leader is not None:
-        out["cluster"] = {"leader": leader}
+    if cluster is not None:
+        out["cluster"] = cluster
     out["ts"] = gotime.rfc3339(now_ns)
     return out
 

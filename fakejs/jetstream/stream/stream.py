@@ -152,13 +152,16 @@ class Stream:
         self.enforce_limits()
         self.expiry.rearm()
 
-    def _inbound(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+    def _inbound(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
         if self.closed:
-            return
+            return True
+        if not self.js.online(self.name):
+            return False  # no leader to store it: not delivered (a request gets no responders)
         ack = self.ingest(subject, reply, hdr, payload)
         if ack is not None and reply:
             self.js.reply(reply, ack)
         self._signal_consumers()
+        return True
 
     # -- publishing ------------------------------------------------------------------
 
@@ -490,6 +493,6 @@ class Stream:
             now_ns=self.clock.time_ns(),
             dynamic_metadata=dynamic_metadata,
             domain=js.domain if domain else "",
-            leader=js.server_name if cluster else None,
+            cluster=js.cluster_section(self.name) if cluster else None,
         )
         return self.links.add_info(out)

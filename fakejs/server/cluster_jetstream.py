@@ -1,0 +1,121 @@
+"""The JetStream the servers of an in-process cluster share, and what happens to it when servers fail.
+
+nats-server replicates each stream and consumer with Raft; a
+:class:`~fakejs.server.local_cluster.Cluster` with JetStream keeps them
+once, in one :class:`~fakejs.jetstream.JetStream` (for the global account)
+whose router is mounted on every running server
+(:mod:`fakejs.core.mount`), and simulates the groups in
+:class:`~fakejs.jetstream.service.meta.Meta`: placement, leaders,
+step-downs, fail-over when a server goes down, offline single-replica
+assets.  Clients see a clustered JetStream: publish and fetch through any
+server, ``cluster`` sections with leaders and replicas, ``409 Leadership
+Change`` when a consumer's leader moves.
+
+What is simulated rather than replicated: every replica is always
+current (the groups agree at once), an election takes no time unless the
+cluster is given an election window (``election`` seconds on its clock,
+during which a group whose leader's server went down has no leader), and
+the messages live in one store, kept when a server goes down.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING
+
+from fakejs.core.clock import Clock
+from fakejs.core.mount import MountedRouter
+from fakejs.core.router import Router
+from fakejs.jetstream.service.clustered import ClusterAssets
+from fakejs.jetstream.service.meta import Meta, NodeInfo
+from fakejs.server.server import Server
+
+if TYPE_CHECKING:
+    from fakejs.jetstream import JetStream
+
+__all__ = ["ClusterJetStream"]
+
+
+class ClusterJetStream:
+    """One shared JetStream for the servers of a cluster (the global account's)."""
+
+    def __init__(
+        self, name: str, servers: list[Server], clock: Clock, rng: random.Random, election: float = 0.0
+    ) -> None:
+        self.name = name
+        self.election = election
+        self.servers = servers
+        self.clock = clock
+        self.rng = rng
+        self.jetstream: JetStream | None = None
+        self.meta: Meta | None = None
+        self.router: MountedRouter | None = None
+
+    def start(self, running: list[Server]) -> JetStream:
+        """Make the shared JetStream, mounted on the running servers (the first one hosts its settings)."""
+        from fakejs.jetstream import JetStream
+
+        host = self.servers[0].broker
+        self.router = MountedRouter(self.rng, host.record_error)
+        self.router.home = self._home
+        nodes = [NodeInfo(s.broker.name, tuple(s.options.server_tags), s in running) for s in self.servers]
+        self.meta = Meta(self.name, nodes, self.clock, self.rng, self.election)
+        js = JetStream(host, host.options.store_dir, account=host.accounts.default, router=self.router)
+        js.clustered = ClusterAssets(self.meta)
+        self.jetstream = js
+        for server in running:
+            self.node_up(server)
+        js.start()
+        return js
+
+    def _home(self) -> Router | None:
+        """Where the JetStream's own messages leave when no request is being handled: the meta leader."""
+        assert self.router is not None and self.meta is not None
+        for server in self.servers:
+            if server.broker.name == self.meta.leader:
+                router = server.broker.accounts.default.router
+                if router in self.router.nodes:
+                    return router
+        return self.router.nodes[0] if self.router.nodes else None
+
+    def node_up(self, server: Server) -> None:
+        """A server runs (again), or rejoins the majority: it serves the JetStream, and its groups may lead."""
+        assert self.router is not None and self.meta is not None
+        if self.meta.is_running(server.broker.name) and server.broker.accounts.default.router in self.router.nodes:
+            return
+        self.router.mount(server.broker.accounts.default.router)
+        server.broker.jetstream_enabled = True
+        server.shared_jetstream = self.jetstream
+        self.meta.node_up(server.broker.name)
+
+    def node_down(self, server: Server, orderly: bool = False) -> None:
+        """A server goes down (or is cut off from the majority): the groups it led move, single replicas go offline.
+
+        ``orderly``: it said so (a shutdown), and the others know its assets are offline.
+        """
+        assert self.router is not None and self.meta is not None
+        if not self.meta.is_running(server.broker.name):
+            return
+        self.meta.node_down(server.broker.name, orderly)
+        self.router.unmount(server.broker.accounts.default.router)
+
+    def move_leader(self, stream: str, consumer: str = "", to: str = "") -> str:
+        """Step a stream's (or consumer's) leader down on cue, to the server ``to`` if named; the new leader."""
+        assert self.meta is not None and self.jetstream is not None and self.jetstream.clustered is not None
+        clustered = self.jetstream.clustered
+        group = clustered.consumer_group(stream, consumer) if consumer else clustered.stream_group(stream)
+        if group is None:
+            raise KeyError(f"no clustered {'consumer ' + consumer + ' of ' if consumer else ''}stream {stream!r}")
+        problem = clustered.preferred_problem(group, to)
+        if problem:
+            raise ValueError(problem)
+        clustered.step_down(group, to)
+        return group.leader
+
+    def stop(self) -> None:
+        if self.jetstream is not None:
+            self.jetstream.stop()
+            self.jetstream = None
+        if self.router is not None:
+            for node in list(self.router.nodes):
+                self.router.unmount(node)

@@ -1,0 +1,289 @@
+"""JetStream in an in-process cluster: what only fakejs can show (seeded leaders, failures on cue).
+
+The client-visible rules are pinned on both targets in
+``tests/parity/test_js_cluster.py``; here the same cluster is driven on
+cue and looked at from inside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import nats
+import pytest
+from nats.aio.client import Client
+
+from fakejs import Cluster, ManualClock
+
+pytestmark = pytest.mark.cluster
+
+
+async def api(nc: Client, subject: str, body: dict[str, Any] | None = None, timeout: float = 2.0) -> dict[str, Any]:
+    reply = await nc.request(subject, json.dumps(body).encode() if body is not None else b"", timeout=timeout)
+    answer: dict[str, Any] = json.loads(reply.data)
+    return answer
+
+
+async def _leaders(seed: int) -> list[str]:
+    """The leaders a seeded cluster gives three streams and a consumer, and after two step-downs."""
+    async with Cluster(size=3, jetstream=True, seed=seed) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            seen = []
+            for name in ("A", "B", "C"):
+                created = await api(nc, f"$JS.API.STREAM.CREATE.{name}", {"name": name, "num_replicas": 3})
+                seen.append(created["cluster"]["leader"])
+            consumer = await api(
+                nc, "$JS.API.CONSUMER.CREATE.A.D", {"stream_name": "A", "config": {"durable_name": "D"}}
+            )
+            seen.append(consumer["cluster"]["leader"])
+            for _ in range(2):
+                await api(nc, "$JS.API.STREAM.LEADER.STEPDOWN.A")
+                seen.append((await api(nc, "$JS.API.STREAM.INFO.A"))["cluster"]["leader"])
+            return seen
+        finally:
+            await nc.close()
+
+
+async def test_a_seed_repeats_every_placement_and_election() -> None:
+    first = await _leaders(11)
+    assert await _leaders(11) == first
+    assert first[0] != first[4] and first[4] != first[5]  # each step-down moved the leader of A
+
+
+async def test_publishes_through_any_node_are_stored_once_and_served_everywhere() -> None:
+    async with Cluster(size=3, jetstream=True, seed=3) as cluster:
+        clients = [await nats.connect(url) for url in cluster.urls]
+        try:
+            await api(clients[0], "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"], "num_replicas": 3})
+            for i, nc in enumerate(clients):
+                ack = json.loads((await nc.request(f"s.{i}", b"x", timeout=2)).data)
+                assert ack == {"stream": "S", "seq": i + 1}
+            for nc in clients:
+                got = await api(nc, "$JS.API.STREAM.MSG.GET.S", {"seq": 3})
+                assert got["message"]["subject"] == "s.2"
+            assert cluster.jetstream is not None and cluster.jetstream.lookup("S").store.msgs == 3
+        finally:
+            for nc in clients:
+                await nc.close()
+        assert cluster.errors == []
+
+
+async def test_the_leaders_node_dies_and_another_replica_takes_over() -> None:
+    async with Cluster(size=3, jetstream=True, seed=5) as cluster:
+        nc = await nats.connect(cluster.urls, reconnect_time_wait=0.05)
+        try:
+            created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"], "num_replicas": 3})
+            leader = created["cluster"]["leader"]
+            await nc.request("s.a", b"1", timeout=2)
+            await cluster.kill(leader)
+            info = await api(nc, "$JS.API.STREAM.INFO.S", timeout=5)
+            assert info["cluster"]["leader"] != leader and info["state"]["messages"] == 1
+            dead = [r for r in info["cluster"]["replicas"] if r["name"] == leader]
+            assert dead == [{"name": leader, "current": False, "active": 0, "lag": 0, "peer": dead[0]["peer"]}]
+            assert json.loads((await nc.request("s.b", b"2", timeout=2)).data)["seq"] == 2
+            await cluster.restart(leader)
+            info = await api(nc, "$JS.API.STREAM.INFO.S")
+            assert all(replica["current"] for replica in info["cluster"]["replicas"])
+        finally:
+            await nc.close()
+
+
+async def test_a_single_replica_on_a_dead_node_is_offline_until_it_returns() -> None:
+    async with Cluster(size=3, jetstream=True, seed=2) as cluster:
+        nc = await nats.connect(cluster.urls, reconnect_time_wait=0.05)
+        try:
+            created = await api(nc, "$JS.API.STREAM.CREATE.ONE", {"name": "ONE", "subjects": ["one.>"]})
+            assert created["cluster"] == {"name": "C", "leader": created["cluster"]["leader"]}
+            leader = created["cluster"]["leader"]
+            await cluster.kill(leader)
+            with pytest.raises(nats.errors.NoRespondersError):
+                await nc.request("one.x", b"", timeout=1)
+            with pytest.raises(nats.errors.TimeoutError):
+                await api(nc, "$JS.API.STREAM.INFO.ONE", timeout=0.5)
+            assert (await api(nc, "$JS.API.STREAM.NAMES"))["streams"] == ["ONE"]
+            await cluster.restart(leader)
+            assert json.loads((await nc.request("one.x", b"", timeout=2)).data)["seq"] == 1
+        finally:
+            await nc.close()
+
+
+async def test_a_consumer_step_down_answers_waiting_pulls_and_a_stream_step_down_does_not() -> None:
+    async with Cluster(size=3, jetstream=True, seed=8) as cluster:
+        nc = await nats.connect(cluster.url(2))
+        try:
+            await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"], "num_replicas": 3})
+            await api(nc, "$JS.API.CONSUMER.CREATE.S.C", {"stream_name": "S", "config": {"durable_name": "C"}})
+            inbox = nc.new_inbox()
+            sub = await nc.subscribe(inbox)
+            pull = json.dumps({"batch": 1, "expires": 10_000_000_000}).encode()
+            await nc.publish("$JS.API.CONSUMER.MSG.NEXT.S.C", pull, reply=inbox)
+            await nc.flush()
+            assert (await api(nc, "$JS.API.STREAM.LEADER.STEPDOWN.S")) == {
+                "type": "io.nats.jetstream.api.v1.stream_leader_stepdown_response",
+                "success": True,
+            }
+            with pytest.raises(nats.errors.TimeoutError):
+                await sub.next_msg(timeout=0.2)
+            await api(nc, "$JS.API.CONSUMER.LEADER.STEPDOWN.S.C")
+            msg = await sub.next_msg(timeout=2)
+            assert msg.headers is not None and msg.headers.get("Status") == "409"
+        finally:
+            await nc.close()
+
+
+async def test_a_preferred_leader_is_honoured() -> None:
+    async with Cluster(size=3, jetstream=True, seed=4) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
+            other = next(name for name in ("n1", "n2", "n3") if name != created["cluster"]["leader"])
+            await api(nc, "$JS.API.STREAM.LEADER.STEPDOWN.S", {"placement": {"preferred": other}})
+            assert (await api(nc, "$JS.API.STREAM.INFO.S"))["cluster"]["leader"] == other
+        finally:
+            await nc.close()
+
+
+async def test_placement_beyond_the_cluster_is_refused_as_nats_server_does() -> None:
+    async with Cluster(size=3, jetstream=True) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            for config, text in (
+                ({"num_replicas": 5}, "no suitable peers for placement"),
+                ({"placement": {"cluster": "X"}}, "no suitable peers for placement"),
+                ({"placement": {"tags": ["az:9"]}}, "no suitable peers for placement, tags not matched ['az:9']"),
+            ):
+                refused = await api(nc, "$JS.API.STREAM.CREATE.P", {"name": "P", **config})
+                assert refused["error"] == {"code": 400, "err_code": 10005, "description": text}
+        finally:
+            await nc.close()
+
+
+async def test_on_a_manual_clock_the_cluster_runs_without_time_passing() -> None:
+    clock = ManualClock()
+    async with Cluster(size=3, jetstream=True, clock=clock, seed=1) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
+            leader = created["cluster"]["leader"]
+            publisher = await nats.connect(cluster.url(next(n for n in ("n1", "n2", "n3") if n != leader)))
+            await cluster.kill(leader)
+            assert json.loads((await publisher.request("s", b"", timeout=2)).data)["seq"] == 1
+            await publisher.close()
+            assert clock.monotonic() == 0.0
+        finally:
+            await nc.close()
+            await asyncio.sleep(0)
+
+
+async def test_across_a_partition_only_the_majority_serves_jetstream() -> None:
+    async with Cluster(size=3, jetstream=True, seed=6) as cluster:
+        lonely, crowd = await nats.connect(cluster.url("n1")), await nats.connect(cluster.url("n3"))
+        try:
+            await api(crowd, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
+            await cluster.partition(["n1"], ["n2", "n3"])
+            with pytest.raises(nats.errors.NoRespondersError):
+                await lonely.request("s", b"", timeout=1)
+            assert json.loads((await crowd.request("s", b"", timeout=2)).data)["seq"] == 1
+            info = await api(crowd, "$JS.API.STREAM.INFO.S")
+            assert info["cluster"]["leader"] in ("n2", "n3")
+            await cluster.heal()
+            assert json.loads((await lonely.request("s", b"", timeout=2)).data)["seq"] == 2
+        finally:
+            await lonely.close()
+            await crowd.close()
+
+
+@pytest.mark.fakejs_cluster(jetstream=True)
+async def test_the_fixture_gives_a_clustered_jetstream_that_fails_over(fakejs_cluster: Any) -> None:
+    nc = await nats.connect(fakejs_cluster.url(0), allow_reconnect=False)
+    try:
+        js = nc.jetstream()
+        await js.add_stream(name="F", subjects=["f"], num_replicas=3)
+        assert (await js.publish("f", b"1")).seq == 1
+        info = await js.stream_info("F")
+        assert info.cluster is not None and info.cluster.leader in ("n1", "n2", "n3")
+        assert info.cluster.replicas is not None and len(info.cluster.replicas) == 2
+        fakejs_cluster.kill(info.cluster.leader)
+        survivor = await nats.connect(
+            fakejs_cluster.url(next(n for n in ("n1", "n2", "n3") if n != info.cluster.leader))
+        )
+        try:
+            js = survivor.jetstream()
+            assert (await js.publish("f", b"2")).seq == 2
+            after = await js.stream_info("F")
+            assert after.cluster is not None and after.cluster.leader != info.cluster.leader
+        finally:
+            await survivor.close()
+    finally:
+        await nc.close()
+
+
+async def test_an_election_window_on_the_manual_clock() -> None:
+    """With ``election=2``: for two seconds of cluster time after its leader's node dies, a stream has no leader."""
+    clock = ManualClock()
+    async with Cluster(size=3, jetstream=True, clock=clock, seed=9, election=2.0) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
+            leader = created["cluster"]["leader"]
+            survivor = next(n for n in ("n1", "n2", "n3") if n != leader)
+            publisher = await nats.connect(cluster.url(survivor))
+            await cluster.kill(leader)
+            with pytest.raises(nats.errors.NoRespondersError):
+                await publisher.request("s", b"", timeout=0.5)
+            with pytest.raises(nats.errors.TimeoutError):
+                await api(publisher, "$JS.API.STREAM.INFO.S", timeout=0.3)
+            clock.advance(2.0)
+            assert json.loads((await publisher.request("s", b"", timeout=2)).data)["seq"] == 1
+            assert (await api(publisher, "$JS.API.STREAM.INFO.S"))["cluster"]["leader"] != leader
+            await publisher.close()
+        finally:
+            await nc.close()
+
+
+async def test_leaders_move_on_cue() -> None:
+    async with Cluster(size=3, jetstream=True, seed=12) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
+            await api(nc, "$JS.API.CONSUMER.CREATE.S.C", {"stream_name": "S", "config": {"durable_name": "C"}})
+            moved = cluster.step_down("S")
+            assert moved != created["cluster"]["leader"]
+            assert cluster.move_leader("S", "n3") == "n3"
+            assert (await api(nc, "$JS.API.STREAM.INFO.S"))["cluster"]["leader"] == "n3"
+            assert cluster.move_leader("S", "n1", consumer="C") == "n1"
+            assert (await api(nc, "$JS.API.CONSUMER.INFO.S.C"))["cluster"]["leader"] == "n1"
+            with pytest.raises(ValueError, match="already leader"):
+                cluster.move_leader("S", "n3")
+        finally:
+            await nc.close()
+
+
+async def test_a_removed_peer_is_replaced_when_a_server_is_free() -> None:
+    async with Cluster(size=4, jetstream=True, seed=2) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
+            members = {created["cluster"]["leader"]} | {r["name"] for r in created["cluster"]["replicas"]}
+            outsider = ({"n1", "n2", "n3", "n4"} - members).pop()
+            gone = sorted(members)[0]
+            assert (await api(nc, "$JS.API.STREAM.PEER.REMOVE.S", {"peer": gone}))["success"] is True
+            info = (await api(nc, "$JS.API.STREAM.INFO.S"))["cluster"]
+            now = {info["leader"]} | {r["name"] for r in info["replicas"]}
+            assert now == members - {gone} | {outsider}
+            refused = await api(nc, "$JS.API.STREAM.PEER.REMOVE.S", {"peer": gone})
+            assert refused["error"] == {"code": 400, "err_code": 10040, "description": "peer not a member"}
+            assert (await api(nc, "$JS.API.STREAM.PEER.REMOVE.S", {"peer": ""}))["error"]["err_code"] == 10003
+        finally:
+            await nc.close()
+    async with Cluster(size=3, jetstream=True, seed=2) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
+            full = await api(nc, "$JS.API.STREAM.PEER.REMOVE.S", {"peer": "n1"})
+            assert full["error"] == {"code": 503, "err_code": 10075, "description": "peer remap failed"}
+        finally:
+            await nc.close()
