@@ -23,6 +23,8 @@ from fakejs.jetstream.api.table import Reply
 from fakejs.jetstream.config.stream import PLACEMENT
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.service import JetStream
+from fakejs.jetstream.service.clustered import ClusterAssets
+from fakejs.jetstream.service.meta import Group
 
 STEPDOWN_REQUEST = Struct("JSApiLeaderStepdownRequest", (Field("placement", PLACEMENT),))
 PEER_REMOVE_REQUEST = Struct("JSApiStreamRemovePeerRequest", (Field("peer", "string"),))
@@ -34,12 +36,14 @@ def _preferred(request: Request) -> str:
     return str(placement.get("preferred") or "")
 
 
-def stream_stepdown(js: JetStream, request: Request, stream: str) -> Reply:
-    clustered = js.clustered
-    if clustered is None:
+def _clustered(js: JetStream) -> ClusterAssets:
+    if js.clustered is None:
         raise api_error("JSClusterRequiredErr")
-    js.lookup(stream)
-    group = clustered.stream_group(stream)
+    return js.clustered
+
+
+def _step_down(clustered: ClusterAssets, group: Group | None, request: Request) -> Reply:
+    """Move the group's leader (to the preferred server if the request names one)."""
     if group is not None:
         preferred = _preferred(request)
         problem = clustered.preferred_problem(group, preferred)
@@ -47,28 +51,23 @@ def stream_stepdown(js: JetStream, request: Request, stream: str) -> Reply:
             raise api_error("JSClusterNoPeersErrF", err=problem)
         clustered.step_down(group, preferred)
     return {"success": True}
+
+
+def stream_stepdown(js: JetStream, request: Request, stream: str) -> Reply:
+    clustered = _clustered(js)
+    js.lookup(stream)
+    return _step_down(clustered, clustered.stream_group(stream), request)
 
 
 def consumer_stepdown(js: JetStream, request: Request, stream: str, consumer: str) -> Reply:
-    clustered = js.clustered
-    if clustered is None:
-        raise api_error("JSClusterRequiredErr")
+    clustered = _clustered(js)
     js.lookup_consumer(stream, consumer)
-    group = clustered.consumer_group(stream, consumer)
-    if group is not None:
-        preferred = _preferred(request)
-        problem = clustered.preferred_problem(group, preferred)
-        if problem:
-            raise api_error("JSClusterNoPeersErrF", err=problem)
-        clustered.step_down(group, preferred)
-    return {"success": True}
+    return _step_down(clustered, clustered.consumer_group(stream, consumer), request)
 
 
 def stream_remove_peer(js: JetStream, request: Request, stream: str) -> Reply:
     """``STREAM.PEER.REMOVE``: a named server leaves the stream's group, another running one takes its place."""
-    clustered = js.clustered
-    if clustered is None:
-        raise api_error("JSClusterRequiredErr")
+    clustered = _clustered(js)
     if request.is_empty():
         raise api_error("JSBadRequestErr")
     peer = str(request.decode(PEER_REMOVE_REQUEST).get("peer") or "")
