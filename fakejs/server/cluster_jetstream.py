@@ -28,6 +28,7 @@ from fakejs.core.mount import MountedRouter
 from fakejs.core.router import Router
 from fakejs.jetstream.service.clustered import ClusterAssets
 from fakejs.jetstream.service.meta import Meta, NodeInfo
+from fakejs.server.cluster_meta_api import MetaRequests
 from fakejs.server.server import Server
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ class ClusterJetStream:
         self.rng = rng
         self.jetstream: JetStream | None = None
         self.meta: Meta | None = None
+        self.meta_requests: MetaRequests | None = None
         self.router: MountedRouter | None = None
 
     def start(self, running: list[Server]) -> JetStream:
@@ -62,6 +64,7 @@ class ClusterJetStream:
         self.meta = Meta(self.name, nodes, self.clock, self.rng, self.election)
         js = JetStream(host, host.options.store_dir, account=host.accounts.default, router=self.router)
         js.clustered = ClusterAssets(self.meta)
+        self.meta_requests = MetaRequests(self.meta)
         self.jetstream = js
         for server in running:
             self.node_up(server)
@@ -86,6 +89,8 @@ class ClusterJetStream:
         self.router.mount(server.broker.accounts.default.router)
         server.broker.jetstream_enabled = True
         server.shared_jetstream = self.jetstream
+        if self.meta_requests is not None:
+            self.meta_requests.serve(server)
         self.meta.node_up(server.broker.name)
 
     def node_down(self, server: Server, orderly: bool = False) -> None:
@@ -113,6 +118,8 @@ class ClusterJetStream:
         return group.leader
 
     def stop(self) -> None:
+        if self.meta_requests is not None:
+            self.meta_requests.stop()
         if self.jetstream is not None:
             self.jetstream.stop()
             self.jetstream = None

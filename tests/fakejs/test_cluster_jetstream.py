@@ -287,3 +287,35 @@ async def test_a_removed_peer_is_replaced_when_a_server_is_free() -> None:
             assert full["error"] == {"code": 503, "err_code": 10075, "description": "peer remap failed"}
         finally:
             await nc.close()
+
+
+async def test_the_system_account_moves_the_meta_leader_and_removes_servers() -> None:
+    """As nats-server 2.15.1 answers them (seen on a three-node cluster with a system account user)."""
+    from fakejs.core.users import User
+
+    users = [User(name="sys", password="sys", account="$SYS"), User(name="a", password="a")]
+    async with Cluster(size=3, jetstream=True, seed=3, users=users) as cluster:
+        system = await nats.connect(cluster.url(1), user="sys", password="sys")
+        ordinary = await nats.connect(cluster.url(0), user="a", password="a")
+        try:
+            meta = cluster.shared.meta if cluster.shared is not None else None
+            assert meta is not None
+            before = meta.leader
+            moved = await api(system, "$JS.API.META.LEADER.STEPDOWN")
+            assert moved == {"type": "io.nats.jetstream.api.v1.meta_leader_stepdown_response", "success": True}
+            assert meta.leader != before
+            unknown = await api(system, "$JS.API.META.LEADER.STEPDOWN", {"placement": {"preferred": "n9"}})
+            assert unknown["error"] == {
+                "code": 400,
+                "err_code": 10005,
+                "description": 'preferred server "n9" not known',
+            }
+            empty = await system.request("$JS.API.SERVER.REMOVE", b"", timeout=2)
+            assert json.loads(empty.data)["error"] == {"code": 400, "err_code": 10003, "description": "bad request"}
+            stranger = await api(system, "$JS.API.SERVER.REMOVE", {"peer": "n9"})
+            assert stranger["error"]["err_code"] == 10044
+            with pytest.raises(nats.errors.TimeoutError):  # not the system account: no answer at all
+                await api(ordinary, "$JS.API.META.LEADER.STEPDOWN", timeout=0.3)
+        finally:
+            await system.close()
+            await ordinary.close()
