@@ -1,0 +1,100 @@
+"""JetStream in a three-node cluster, side by side with nats-server.
+
+    python benchmarks/bench_js_cluster.py
+
+fakejs runs as ``python -m fakejs --cluster_size 3 -js`` (its clustered
+JetStream lives in one process); nats-server as three processes with
+JetStream (:class:`fakejs.targets.cluster.RealCluster`).  Workloads, on an R3
+file stream, through a node the stream leader may or may not be on:
+
+* publish: 5,000 sequential JetStream publishes through node 2 -- PubAcks per second;
+* fetch and ack: 5,000 messages fetched in batches of 100 through node 3, each acked --
+  messages per second.
+
+Values are rates (higher is better).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import nats
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import ROOT, Result, report
+
+from fakejs.targets.cluster import RealCluster
+
+MESSAGES = 5_000
+
+
+async def workloads(urls: list[str]) -> tuple[float, float]:
+    writer, reader = await nats.connect(urls[1]), await nats.connect(urls[2])
+    js = writer.jetstream()
+    await js.add_stream(name="BENCH", subjects=["bench.>"], num_replicas=3)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    for i in range(MESSAGES):
+        await js.publish(f"bench.{i % 10}", b"x" * 32)
+    publish_rate = MESSAGES / (loop.time() - started)
+    sub = await reader.jetstream().pull_subscribe("bench.>", durable="B", stream="BENCH")
+    started = loop.time()
+    done = 0
+    while done < MESSAGES:
+        for msg in await sub.fetch(100, timeout=10):
+            await msg.ack()
+            done += 1
+    fetch_rate = MESSAGES / (loop.time() - started)
+    await js.delete_stream("BENCH")
+    await writer.close()
+    await reader.close()
+    return publish_rate, fetch_rate
+
+
+def fake_cluster() -> tuple[subprocess.Popen[bytes], list[str], str]:
+    """``fakejs --cluster_size 3 -js`` in a process; its node URLs from the ports file."""
+    folder = tempfile.mkdtemp(prefix="fakejs-bench-")
+    command = [sys.executable, "-m", "fakejs", "--cluster_size", "3", "-js", "-sd", folder, "-p", "-1"]
+    process = subprocess.Popen([*command, "--ports_file_dir", folder], cwd=ROOT, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        found = glob.glob(os.path.join(folder, "*.ports"))
+        if found:
+            with open(found[0]) as handle:
+                return process, json.load(handle)["nats"], folder
+        time.sleep(0.05)
+    process.kill()
+    raise SystemExit("fakejs --cluster_size 3 -js did not write its ports file")
+
+
+def main() -> None:
+    process, urls, _ = fake_cluster()
+    try:
+        fake = asyncio.run(workloads(urls))
+    finally:
+        process.terminate()
+        process.wait(10)
+    real_cluster = RealCluster(3, jetstream=True).start()
+    try:
+        real = asyncio.run(workloads(real_cluster.urls))
+    finally:
+        real_cluster.stop()
+    print(
+        report(
+            [
+                Result("R3 publish through node 2", "msg/s", fake[0], real[0]),
+                Result("R3 fetch+ack through node 3", "msg/s", fake[1], real[1]),
+            ]
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
