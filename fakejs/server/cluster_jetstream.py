@@ -15,7 +15,10 @@ What is simulated rather than replicated: every replica is always
 current (the groups agree at once), an election takes no time unless the
 cluster is given an election window (``election`` seconds on its clock,
 during which a group whose leader's server went down has no leader), and
-the messages live in one store, kept when a server goes down.
+the messages live in one store, kept when a server goes down.  A crashed
+consumer leader's waiting pulls end with it, unanswered (a pull request
+is not replicated), where a leader stepping down answers them
+``409 Leadership Change``.
 """
 
 from __future__ import annotations
@@ -96,8 +99,24 @@ class ClusterJetStream:
         assert self.router is not None and self.meta is not None
         if not self.meta.is_running(server.broker.name):
             return
+        if not orderly:
+            self._drop_held_pulls(server.broker.name)
         self.meta.node_down(server.broker.name, orderly)
         self.router.unmount(server.broker.accounts.default.router)
+
+    def _drop_held_pulls(self, name: str) -> None:
+        """A crashed consumer leader takes its waiting pulls with it: nobody answers them, no heartbeat follows.
+
+        (Pull requests are not replicated: the new leader never heard of them.)
+        """
+        js = self.jetstream
+        if js is None or js.clustered is None:
+            return
+        for stream in list(js.streams.values()):
+            for consumer in list(stream.consumers.values()):
+                group = js.clustered.consumer_group(stream.name, consumer.name)
+                if group is not None and group.leader == name:
+                    consumer.pulls.queue.clear()
 
     def move_leader(self, stream: str, consumer: str = "", to: str = "") -> str:
         """Step a stream's (or consumer's) leader down on cue, to the server ``to`` if named; the new leader."""
