@@ -6,6 +6,7 @@ on a cluster:
 
 * its ``cluster = { size, jetstream }`` must match the cluster, and every
   node a step names (``node``, or in its ``args``) must be one of its nodes;
+  its ``election`` sets the cluster's election window;
 * the setup streams and consumers are created through the shared JetStream
   (through the first running node);
 * a step with ``node = "n2"`` waits on that node: a hook-point step fires
@@ -97,6 +98,8 @@ class ClusterScenarios:
         """Check the scenario against the cluster, create its setup, install its steps (on the cluster's loop)."""
         self._check(scenario)
         self.stop()
+        if "election" in scenario.cluster and self.cluster.shared is not None:
+            self.cluster.shared.set_election(float(scenario.cluster["election"]))
         scenario.setup(self._api)
         faults = self.faults
         faults.replace({name: self._faults(name) for name in self.names}, self._faults(""))
@@ -117,7 +120,7 @@ class ClusterScenarios:
         size = len(self.cluster.servers)
         if "size" in wanted and wanted["size"] != size:
             raise ScenarioError(f"{scenario.source}: the scenario needs {wanted['size']} nodes, the cluster has {size}")
-        if wanted.get("jetstream") and self.cluster.shared is None:
+        if (wanted.get("jetstream") or "election" in wanted) and self.cluster.shared is None:
             raise ScenarioError(f"{scenario.source}: the scenario needs the cluster's JetStream (jetstream=True, -js)")
         if (scenario.streams or scenario.consumers) and self.cluster.shared is None:
             raise ScenarioError(f"{scenario.source}: setup streams need the cluster's JetStream (jetstream=True, -js)")

@@ -35,7 +35,9 @@ and are found by name (``consumer-deleted``).
 :mod:`fakejs.server.cluster_scenarios` for how they run.  What makes a scenario one:
 
 * a top-level ``cluster = { size = 3, jetstream = true }`` (the cluster it needs:
-  that many nodes, with or without their shared JetStream);
+  that many nodes, with or without their shared JetStream; ``election =
+  5.0``: seconds a consumer or stream whose leader's node crashed stays
+  without a leader);
 * a step's ``node = "n2"``: a hook-point step then fires only for events
   that node handles, an action runs on that node's server;
 * a cluster action as ``do``: ``kill`` / ``shutdown`` (``{node}``),
@@ -71,7 +73,7 @@ MAX_SCENARIO_BYTES = 1 << 20  # a scenario file a request names is read up to th
 # A file name a request may give: no directory part, no dot-dot, no leading dot.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
 TOP_KEYS = frozenset({"name", "description", "clock", "cluster", "setup", "steps"})
-CLUSTER_KEYS = frozenset({"size", "jetstream"})
+CLUSTER_KEYS = frozenset({"size", "jetstream", "election"})
 SETUP_KEYS = frozenset({"streams", "consumers"})
 STEP_KEYS = frozenset({"on", "at", "match", "after", "times", "delay", "do", "args", "name", "node"})
 # Cluster actions whose ``node`` argument names a node (it defaults to the step's ``node``).
@@ -292,6 +294,14 @@ def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
     return scenario
 
 
+# The cluster table's keys: what a value must be, and how an error says it.
+_CLUSTER_VALUES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "size": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "a number of nodes >= 1"),
+    "jetstream": (lambda v: isinstance(v, bool), "true or false"),
+    "election": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0, "seconds >= 0"),
+}
+
+
 def _cluster_table(table: object, locate: _Locator) -> dict[str, Any]:
     """The top-level ``cluster = { size = 3, jetstream = true }``, checked."""
     if not isinstance(table, dict):
@@ -301,10 +311,10 @@ def _cluster_table(table: object, locate: _Locator) -> dict[str, Any]:
             raise ScenarioError(
                 f"{locate.top('cluster')}: unknown cluster key {key!r} (allowed: {', '.join(sorted(CLUSTER_KEYS))})"
             )
-        wrong_size = key == "size" and (isinstance(value, bool) or not isinstance(value, int) or value < 1)
-        if wrong_size or (key == "jetstream" and not isinstance(value, bool)):
-            wanted = "a number of nodes >= 1" if key == "size" else "true or false"
-            raise ScenarioError(f"{locate.top('cluster')}: cluster {key!r} must be {wanted}, not {value!r}")
+        if not _CLUSTER_VALUES[key][0](value):
+            raise ScenarioError(
+                f"{locate.top('cluster')}: cluster {key!r} must be {_CLUSTER_VALUES[key][1]}, not {value!r}"
+            )
     return dict(table)
 
 

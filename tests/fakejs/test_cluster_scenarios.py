@@ -10,8 +10,9 @@ key; a single server refuses a cluster scenario naming the feature.  The
 shipped cluster scenarios do what their descriptions say, as a nats-py
 client sees it: ``409 Leadership Change`` on waiting pulls at each
 step-down and nothing lost on re-pulls; a pull the crashed leader held
-hears nothing more (no status, no heartbeat) while a re-pull on a
-surviving node gets every message; clients on a minority node get no
+hears nothing (no status, no heartbeat) until the election window is over,
+then ``409 Leadership Change``, and a re-pull on a surviving node gets
+every message; clients on a minority node get no
 JetStream answers until the partition heals.  Time moves on a shared
 :class:`~fakejs.ManualClock`.
 """
@@ -75,7 +76,7 @@ def test_the_shipped_cluster_scenarios_load_as_cluster_only() -> None:
     for name in CLUSTER_SCENARIOS:
         scenario = load_scenario(name)
         assert scenario.name == name and scenario.description.strip()
-        assert scenario.cluster == {"size": 3, "jetstream": True}
+        assert {key: scenario.cluster[key] for key in ("size", "jetstream")} == {"size": 3, "jetstream": True}
         assert scenario.cluster_feature() == "the 'cluster' table"
         assert scenario.streams[0]["num_replicas"] == 3 and scenario.consumers
 
@@ -305,7 +306,8 @@ async def test_leader_stepdowns_under_load_answer_waiting_pulls_and_lose_nothing
             await nc.close()
 
 
-async def test_node_loss_leaves_the_pull_unanswered_and_a_repull_elsewhere_gets_everything() -> None:
+async def test_node_loss_silences_the_pull_until_the_election_and_a_repull_elsewhere_gets_everything() -> None:
+    """The crashed leader's pull hears nothing (no heartbeat) for the 5 s election, then 409; a re-pull gets all."""
     clock = ManualClock()
     async with js_cluster(clock, seed=2) as cluster:
         cluster.start_scenario("cluster-node-loss-during-pull")
@@ -325,6 +327,9 @@ async def test_node_loss_leaves_the_pull_unanswered_and_a_repull_elsewhere_gets_
             await nc.flush()
             await asyncio.sleep(0.05)
             assert held.got == []  # no status, no heartbeat, no message: the dead leader held that pull
+            clock.advance(2.6)  # the election is over
+            await eventually(lambda: held.got, what="the new leader's word")
+            assert held.statuses() == [("409", "Leadership Change")] and held.messages() == []
             new_leader = await consumer_leader(nc)
             assert new_leader not in ("", leader)
             repull = await Puller(nc, "ORDERS", "worker").start()
