@@ -124,7 +124,6 @@ class ClusterScenarios:
             raise ScenarioError(f"{scenario.source}: the scenario needs the cluster's JetStream (jetstream=True, -js)")
         if (scenario.streams or scenario.consumers) and self.cluster.shared is None:
             raise ScenarioError(f"{scenario.source}: setup streams need the cluster's JetStream (jetstream=True, -js)")
-        scenario.check_nodes(self.names)
         for index, step in enumerate(scenario.steps):
             if step.do == "partition":
                 groups = step.args.get("groups")
@@ -132,6 +131,7 @@ class ClusterScenarios:
                     raise ScenarioError(
                         f"{scenario.source}: steps[{index}]: 'partition' needs args.groups, lists of node names"
                     )
+        scenario.check_nodes(self.names)
 
     def _api(self, subject: str, body: Any = None) -> dict[str, Any]:
         running = self.cluster.running
