@@ -136,9 +136,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from fakejs.testkit.scenarios import ScenarioError, load_scenario
 
         try:
-            load_scenario(command.scenario)  # refuse a broken file before listening
+            scenario = load_scenario(command.scenario)  # refuse a broken file before listening
         except ScenarioError as exc:
             sys.stderr.write(f"fakejs: {exc}\n")
+            return 1
+        feature = scenario.cluster_feature()
+        if feature and command.cluster_size <= 1:
+            sys.stderr.write(f"fakejs: {scenario.source}: {feature} needs a cluster: give --cluster_size N -js\n")
             return 1
     configure(debug=options.debug, trace=options.trace, log_file=options.log_file)
     for notice in command.notices:
@@ -158,7 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from fakejs.cli.cluster_size import serve_cluster
 
             cluster_name = command.flags.values["cluster_name"]
-            asyncio.run(serve_cluster(command.cluster_size, options, command.pid_file, clock, cluster_name))
+            asyncio.run(
+                serve_cluster(command.cluster_size, options, command.pid_file, clock, cluster_name, command.scenario)
+            )
         else:
             asyncio.run(serve(options, command.pid_file, clock, command.scenario))
     except OSError as exc:

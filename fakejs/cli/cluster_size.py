@@ -13,7 +13,8 @@ ports file for the process, ``DIR/nats-server_<pid>.ports``, listing every
 node's URLs in node order (``nats``, ``monitoring``, ``cluster``), so a
 launcher reading ``nats[0]`` finds node 1.  Flags that would cluster the
 nodes elsewhere or serve what a cluster of fakejs nodes does not (routes,
-websocket, scenarios) are refused by name.  ``-js`` gives the nodes one
+websocket) are refused by name.  ``--scenario NAME`` starts a scenario on
+the cluster once it is meshed (:mod:`fakejs.server.cluster_scenarios`).  ``-js`` gives the nodes one
 clustered JetStream (:mod:`fakejs.server.cluster_jetstream`).  N = 1 is an ordinary
 server.
 """
@@ -56,8 +57,6 @@ def cluster_size_problem(flags: Parsed, options: ServerOptions, file_cluster: bo
         return "--cluster_size makes its own routes: give it a configuration file without a cluster {} block"
     if options.websocket is not None:
         return "websocket with --cluster_size: not supported by fakejs yet"
-    if flags.values["scenario"]:
-        return "--scenario with --cluster_size: not supported by fakejs yet"
     for flag, base in (("-p", options.port), ("-m", options.http_port)):
         if base is not None and base > 0 and base + size - 1 > MAX_PORT:
             return f"--cluster_size {size} with {flag} {base}: the last node's port would be above {MAX_PORT}"
@@ -100,7 +99,12 @@ def ports_text(cluster: Cluster, options: ServerOptions) -> str:
 
 
 async def serve_cluster(
-    size: int, options: ServerOptions, pid_file: str = "", clock: Clock | None = None, cluster_name: str = ""
+    size: int,
+    options: ServerOptions,
+    pid_file: str = "",
+    clock: Clock | None = None,
+    cluster_name: str = "",
+    scenario: str = "",
 ) -> None:
     """Run ``size`` nodes until SIGINT or SIGTERM (or every node's end of lame duck mode, SIGUSR2), then stop them all."""
     log = get_logger()
@@ -123,6 +127,8 @@ async def serve_cluster(
     ports_file = ""
     try:
         await cluster.start()
+        if scenario:
+            cluster.start_scenario(scenario)
         for server in cluster.servers:
             log.info("Cluster %s node %s: clients on %s", cluster.name, server.broker.name, server.url)
         if options.ports_file_dir:

@@ -22,6 +22,9 @@ choices repeat.  What this adds to a real cluster:
 * :meth:`Cluster.partition` and :meth:`Cluster.heal`: nodes refuse routes
   across the cut until healed; healing dials at once, so it does not wait
   for a reconnect timer (on a manual clock, nothing would move it);
+* :meth:`Cluster.start_scenario`: a scenario file whose steps kill,
+  restart, partition nodes or move leaders on cue, on named nodes
+  (:mod:`fakejs.server.cluster_scenarios`);
 * :meth:`Cluster.wait_meshed`: every running node routed to every other
   running node it may reach, with full pools.
 """
@@ -43,6 +46,7 @@ from fakejs.server.server import Server
 if TYPE_CHECKING:
     from fakejs.jetstream import JetStream
     from fakejs.server.cluster_jetstream import ClusterJetStream
+    from fakejs.server.cluster_scenarios import ClusterScenarios
 
 __all__ = ["Cluster"]
 
@@ -92,6 +96,7 @@ class Cluster:
         self.servers: list[Server] = [self._node(i) for i in range(size)]
         self._down: set[int] = set()
         self._groups: list[set[int]] = []
+        self.scenarios: ClusterScenarios | None = None
 
     def _node(self, index: int) -> Server:
         routes = ClusterConfig(name=self.name, host="127.0.0.1", port=0)
@@ -162,6 +167,10 @@ class Cluster:
             config.routes = [self._route_url(seed)]
             await server.start()
         await self.wait_meshed()
+        from fakejs.server.cluster_scenarios import ClusterScenarios
+
+        self.scenarios = ClusterScenarios(self)
+        self.scenarios.attach()
         if self.jetstream_wanted:
             from fakejs.gocompat import ids
             from fakejs.server.cluster_jetstream import ClusterJetStream
@@ -176,7 +185,21 @@ class Cluster:
         """The JetStream the nodes share (``jetstream=True``), for a look inside."""
         return self.shared.jetstream if self.shared is not None else None
 
+    def start_scenario(self, name_or_path: str | None = None, text: str | None = None) -> dict[str, Any]:
+        """Start a scenario (a path, a shipped name, or TOML text) on the cluster (:mod:`fakejs.server.cluster_scenarios`)."""
+        from fakejs.testkit.scenarios import load_scenario, load_scenario_text
+
+        if self.scenarios is None:
+            raise RuntimeError("start the cluster before its scenario")
+        if name_or_path is not None:
+            scenario = load_scenario(name_or_path)
+        else:
+            scenario = load_scenario_text(text or "", "<request>")
+        return self.scenarios.start(scenario)
+
     async def stop(self) -> None:
+        if self.scenarios is not None:
+            self.scenarios.stop()
         if self.shared is not None:
             self.shared.stop()
             self.shared = None

@@ -392,6 +392,6 @@ class RealCluster:
         raise FakeOnly("advance() needs fakejs's manual clock: a real cluster runs on real time")
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("call", "server", "now", "step_down", "move_leader"):
+        if name in ("call", "server", "now", "step_down", "move_leader", "scenario", "start_scenario"):
             raise FakeOnly(f"{name} is a fakejs feature; a real nats-server cluster has no such thing")
         raise AttributeError(name)

@@ -99,6 +99,12 @@ class FakeCluster:
         """An orderly stop of the node (nats-server's SIGTERM)."""
         self.threaded.shutdown(node)
 
+    def scenario(self, name_or_path: str) -> dict[str, Any]:
+        """Start a scenario on the cluster: a shipped name or a path (:mod:`fakejs.server.cluster_scenarios`)."""
+        return self.threaded.start_scenario(name_or_path)
+
+    start_scenario = scenario
+
     def monitor_url(self, node: Node) -> str:
         """The node's monitoring port (``monitor=True``)."""
         server = self.threaded.server(node)

@@ -25,7 +25,17 @@ from typing import Any
 from fakejs.core.clock import Clock, ErrorSink, TimerHandle
 from fakejs.core.hooks import HOOK_POINTS, MATCH_KEYS
 
-__all__ = ["ACTION_NAMES", "HOOK_POINTS", "MATCH_KEYS", "Fault", "FaultError", "Faults", "Hit", "validate"]
+__all__ = [
+    "ACTION_NAMES",
+    "CLUSTER_ACTION_NAMES",
+    "HOOK_POINTS",
+    "MATCH_KEYS",
+    "Fault",
+    "FaultError",
+    "Faults",
+    "Hit",
+    "validate",
+]
 
 # The actions a fault (or a scenario step, or a control request) may run; the
 # controller (fakejs.testkit.control.ACTIONS) implements exactly these.
@@ -48,6 +58,10 @@ ACTION_NAMES = frozenset(
         "clear_faults",
     }
 )
+
+# The actions only a cluster of servers can run (a scenario started on a cluster; see
+# fakejs.server.cluster_scenarios).  ``restart`` is both: on a cluster it restarts a named node.
+CLUSTER_ACTION_NAMES = frozenset({"kill", "shutdown", "restart", "partition", "heal", "step_down", "move_leader"})
 
 
 class FaultError(ValueError):

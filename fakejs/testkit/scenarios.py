@@ -30,6 +30,23 @@ trigger that cannot work, is refused with a :class:`ScenarioError` naming
 the file, line and key.  Shipped scenarios live in ``scenarios/`` at the top of the repository (packaged as ``fakejs.scenarios``)
 and are found by name (``consumer-deleted``).
 
+**Cluster scenarios** run on a cluster of servers (``fakejs.Cluster.start_scenario``,
+``fakejs --cluster_size N -js --scenario NAME``); see
+:mod:`fakejs.server.cluster_scenarios` for how they run.  What makes a scenario one:
+
+* a top-level ``cluster = { size = 3, jetstream = true }`` (the cluster it needs:
+  that many nodes, with or without their shared JetStream; ``election =
+  5.0``: seconds a consumer or stream whose leader's node crashed stays
+  without a leader);
+* a step's ``node = "n2"``: a hook-point step then fires only for events
+  that node handles, an action runs on that node's server;
+* a cluster action as ``do``: ``kill`` / ``shutdown`` (``{node}``),
+  ``restart`` with a ``node`` (``{node, down_for}``), ``partition``
+  (``{groups = [["n1"], ["n2", "n3"]]}``), ``heal``, ``step_down``
+  (``{stream, consumer?}``), ``move_leader`` (``{stream, node, consumer?}``).
+
+A single server refuses such a scenario, naming what needs a cluster.
+
 A request over the network (``$FAKEJS.SCENARIO.START``, ``POST
 /fakejs/scenario/start``) names a scenario with :func:`find_named`: a
 shipped one, or a ``.toml`` file directly inside a directory the operator
@@ -44,20 +61,23 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Protocol
 
-from fakejs.testkit.faults import Fault, FaultError, Faults, validate
+from fakejs.testkit.faults import ACTION_NAMES, CLUSTER_ACTION_NAMES, Fault, FaultError, Faults, validate
 
 SHIPPED = str(resources.files("fakejs.scenarios"))
 MAX_SCENARIO_BYTES = 1 << 20  # a scenario file a request names is read up to this size
 # A file name a request may give: no directory part, no dot-dot, no leading dot.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
-TOP_KEYS = frozenset({"name", "description", "clock", "setup", "steps"})
+TOP_KEYS = frozenset({"name", "description", "clock", "cluster", "setup", "steps"})
+CLUSTER_KEYS = frozenset({"size", "jetstream", "election"})
 SETUP_KEYS = frozenset({"streams", "consumers"})
-STEP_KEYS = frozenset({"on", "at", "match", "after", "times", "delay", "do", "args", "name"})
+STEP_KEYS = frozenset({"on", "at", "match", "after", "times", "delay", "do", "args", "name", "node"})
+# Cluster actions whose ``node`` argument names a node (it defaults to the step's ``node``).
+NODE_ARG_ACTIONS = frozenset({"kill", "shutdown", "restart", "move_leader"})
 
 
 class ScenarioError(ValueError):
@@ -84,11 +104,49 @@ class Scenario:
     consumers: list[dict[str, Any]] = field(default_factory=list)
     steps: list[Fault] = field(default_factory=list)
     source: str = ""
+    cluster: dict[str, Any] = field(default_factory=dict)  # the cluster it needs ({} : any server)
+    nodes: list[str] = field(default_factory=list)  # each step's ``node`` ("": every node)
+    text: str = field(default="", repr=False)  # the TOML, to point at a line in later errors
 
     def start(self, controller: ScenarioHost) -> list[Fault]:
-        """Create the setup streams and consumers, then install every step."""
+        """Create the setup streams and consumers, then install every step (on a single server)."""
+        feature = self.cluster_feature()
+        if feature:
+            raise ScenarioError(
+                f"{self.source}: {feature} needs a cluster: start the scenario on a fakejs.Cluster "
+                "(start_scenario) or with fakejs --cluster_size N -js --scenario"
+            )
+        self.setup(controller.api)
+        return [controller.faults.add(Fault(**fault_fields(step))) for step in self.steps]
+
+    def cluster_feature(self) -> str:
+        """What in this scenario only a cluster can run ("" for none)."""
+        if self.cluster:
+            return "the 'cluster' table"
+        for index, step in enumerate(self.steps):
+            if any(self.nodes[index : index + 1]):
+                return f"steps[{index}].node"
+            if step.do in CLUSTER_ACTION_NAMES and (step.do != "restart" or "node" in step.args):
+                return f"the cluster action {step.do!r} (steps[{index}])"
+        return ""
+
+    def check_nodes(self, known: list[str]) -> None:
+        """Refuse a step naming a node the cluster does not have (in ``node`` or in its ``args``)."""
+        locate = _Locator(self.text, self.source)
+        for index, step in enumerate(self.steps):
+            node = self.nodes[index] if index < len(self.nodes) else ""
+            if node and node not in known:
+                raise ScenarioError(f"{locate.step(index, 'node')}: unknown node {node!r} (nodes: {', '.join(known)})")
+            for named in _named_nodes(step):
+                if named not in known:
+                    raise ScenarioError(
+                        f"{locate.step(index, 'args')}: unknown node {named!r} in args (nodes: {', '.join(known)})"
+                    )
+
+    def setup(self, api: Callable[[str, Any], dict[str, Any]]) -> None:
+        """Create the setup streams and consumers through ``api`` (a ``$JS.API`` request, its decoded reply)."""
         for config in self.streams:
-            reply = controller.api(f"$JS.API.STREAM.CREATE.{config.get('name', '')}", config)
+            reply = api(f"$JS.API.STREAM.CREATE.{config.get('name', '')}", config)
             if "error" in reply:
                 raise ScenarioError(
                     f"{self.source}: setup stream {config.get('name')!r}: {reply['error']['description']}"
@@ -98,13 +156,24 @@ class Scenario:
             config = dict(entry.get("config", {}))
             name = config.get("durable_name") or config.get("name") or ""
             subject = f"$JS.API.CONSUMER.CREATE.{stream}.{name}" if name else f"$JS.API.CONSUMER.CREATE.{stream}"
-            reply = controller.api(subject, {"stream_name": stream, "config": config})
+            reply = api(subject, {"stream_name": stream, "config": config})
             if "error" in reply:
                 raise ScenarioError(f"{self.source}: setup consumer {name!r}: {reply['error']['description']}")
-        return [controller.faults.add(Fault(**_fault_fields(step))) for step in self.steps]
 
 
-def _fault_fields(step: Fault) -> dict[str, Any]:
+def _named_nodes(step: Fault) -> list[str]:
+    """The node names a cluster action's arguments hold."""
+    names: list[str] = []
+    if step.do in NODE_ARG_ACTIONS and isinstance(step.args.get("node"), str):
+        names.append(step.args["node"])
+    if step.do == "partition":
+        for group in step.args.get("groups", []):
+            names += [str(node) for node in group]
+    return names
+
+
+def fault_fields(step: Fault) -> dict[str, Any]:
+    """A step's fault settings, to install a fresh copy of it."""
     return {k: getattr(step, k) for k in ("do", "on", "at", "match", "args", "after", "times", "delay", "name")}
 
 
@@ -213,13 +282,47 @@ def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
         consumers=list(setup.get("consumers", [])),
         source=source,
     )
+    scenario.cluster = _cluster_table(doc.get("cluster", {}), locate)
+    scenario.text = text
     if scenario.clock not in ("", "manual", "real"):
         raise ScenarioError(f'{locate.top("clock")}: \'clock\' must be "manual" or "real"')
     steps = doc.get("steps", [])
     if not isinstance(steps, list):
         raise ScenarioError(f"{locate.top('steps')}: use [[steps]] tables")
     scenario.steps = [_step(step, index, locate) for index, step in enumerate(steps)]
+    scenario.nodes = [_node(step, index, locate) for index, step in enumerate(steps)]
     return scenario
+
+
+# The cluster table's keys: what a value must be, and how an error says it.
+_CLUSTER_VALUES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "size": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "a number of nodes >= 1"),
+    "jetstream": (lambda v: isinstance(v, bool), "true or false"),
+    "election": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0, "seconds >= 0"),
+}
+
+
+def _cluster_table(table: object, locate: _Locator) -> dict[str, Any]:
+    """The top-level ``cluster = { size = 3, jetstream = true }``, checked."""
+    if not isinstance(table, dict):
+        raise ScenarioError(f"{locate.top('cluster')}: 'cluster' must be a table like {{ size = 3, jetstream = true }}")
+    for key, value in table.items():
+        if key not in CLUSTER_KEYS:
+            raise ScenarioError(
+                f"{locate.top('cluster')}: unknown cluster key {key!r} (allowed: {', '.join(sorted(CLUSTER_KEYS))})"
+            )
+        if not _CLUSTER_VALUES[key][0](value):
+            raise ScenarioError(
+                f"{locate.top('cluster')}: cluster {key!r} must be {_CLUSTER_VALUES[key][1]}, not {value!r}"
+            )
+    return dict(table)
+
+
+def _node(step: dict[str, Any], index: int, locate: _Locator) -> str:
+    node = step.get("node", "")
+    if not isinstance(node, str):
+        raise ScenarioError(f"{locate.step(index, 'node')}: 'node' must be a node's name (\"n2\"), not {node!r}")
+    return node
 
 
 # Typed step keys: the type they are read as, and how an error names it.
@@ -262,7 +365,7 @@ def _step(step: dict[str, Any], index: int, locate: _Locator) -> Fault:
             delay=values.get("delay", 0.0),
             name=str(step.get("name", "")),
         )
-        validate(fault)
+        validate(fault, ACTION_NAMES | CLUSTER_ACTION_NAMES)
     except (FaultError, TypeError, ValueError) as exc:
         key = _culprit(str(exc))
         raise ScenarioError(f"{locate.step(index, key)}: {exc}") from None

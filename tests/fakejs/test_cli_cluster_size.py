@@ -1,8 +1,8 @@
 """``fakejs --cluster_size N``: N nodes in one process as one cluster.
 
 Pinned: N < 1 is refused; N = 1 is an ordinary server; route flags, a
-configuration file's ``cluster {}``, JetStream, websocket and scenarios are
-refused by name; node ``i`` listens on ``-p P`` + i and ``-m M`` + i (free
+configuration file's ``cluster {}`` and websocket are refused by name
+(scenarios run on the cluster: tests.fakejs.test_cluster_scenarios); node ``i`` listens on ``-p P`` + i and ``-m M`` + i (free
 ports with ``-1``) and is named ``<-n or "n">`` + (i + 1); one ports file lists
 every node; started as a process, a message published on node 3 reaches a
 subscriber on node 1, and SIGTERM stops every node (the ports file goes).
@@ -43,7 +43,6 @@ def refusal(argv: list[str]) -> str:
         (["--cluster_size", "3", "--cluster", "nats://127.0.0.1:-1"], "give it no --cluster\n"),
         (["--cluster_size", "3", "--cluster_listen", "nats://127.0.0.1:-1"], "give it no --cluster_listen\n"),
         (["--cluster_size", "3", "--routes", "nats://127.0.0.1:1"], "give it no --routes\n"),
-        (["--cluster_size", "2", "--scenario", "x"], "--scenario with --cluster_size"),
     ],
 )
 def test_what_cannot_go_with_it_is_refused_by_name(argv: list[str], named: str) -> None:

@@ -29,6 +29,9 @@ from tests.harness.consume import NS, STATUS
 from tests.harness.js import api
 
 SHIPPED = (
+    "cluster-leader-stepdown-under-load",  # the cluster-only ones: tests.fakejs.test_cluster_scenarios
+    "cluster-node-loss-during-pull",
+    "cluster-split-brain-heal",
     "consumer-deleted",
     "disconnect",
     "heartbeats-stop",

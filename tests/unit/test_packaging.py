@@ -20,7 +20,7 @@ def test_wheel_ships_scenarios_and_py_typed(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("fakejs-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {f"fakejs/scenarios/{path.name}" for path in (REPO / "scenarios").glob("*.toml")}
-    assert len(shipped) == 7
+    assert len(shipped) == 10
     assert shipped <= names
     assert "fakejs/py.typed" in names
     assert "fakejs/scenarios/__init__.py" in names
