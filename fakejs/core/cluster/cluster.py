@@ -274,7 +274,7 @@ class Cluster:
             self.log.error("%s - Remote server has a duplicate name: %s", link, go_quote(name))
             link.close(DUPLICATE_SERVER_NAME)
             return
-        link.remote_id, link.remote_name, link.remote_info = remote_id, name, info
+        link.remote_id, link.remote_name = remote_id, name
         if not info.get("ip"):
             host = link.io.remote_address[0]
             info["ip"] = f"nats-route://{join_host_port(host, int(info.get('port') or 0))}/"
@@ -314,7 +314,7 @@ class Cluster:
         peer = self.peers.get(link.remote_id)
         first = peer is None
         if peer is None:
-            peer = Peer(link.remote_id, link.remote_name, [None] * size, not pool, info)
+            peer = Peer(link.remote_id, link.remote_name, [None] * size, not pool)
             self.peers[link.remote_id] = peer
             slot = asked if pool else 0
         elif not pool:
@@ -337,7 +337,7 @@ class Cluster:
                 self._urls_learned = True
                 self.on_client_urls_changed()
         self._send_interest(link, peer)
-        if pool and link.solicited and any(s is None for s in peer.links):
+        if pool and link.solicited and not peer.full:
             link.next_in_pool = True
             link.keepalive.rtt_start = self.clock.monotonic()
             link.send(b"PING\r\n")
@@ -372,7 +372,7 @@ class Cluster:
     def dial_next_in_pool(self, link: RouteLink) -> None:
         """The pool's last connection answered a PING: dial the next one."""
         peer = self.peers.get(link.remote_id)
-        if peer is not None and any(s is None for s in peer.links) and link.url:
+        if peer is not None and not peer.full and link.url:
             self.solicit(link.url, link.explicit, force=True)
 
     # -- gossip ---------------------------------------------------------------------------

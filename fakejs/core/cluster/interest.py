@@ -123,13 +123,6 @@ class AccountRoutes:
             sub.closed = True
             self.index.remove(sub)
 
-    def remote_count(self, route: Any) -> int:
-        return len(self._remote.get(route, ()))
-
     def remote_subscriptions(self, route: Any) -> list[Subscription]:
         """The subscriptions ``route`` holds here, in the order they came (``/routez?subs=1``)."""
         return list(self._remote.get(route, {}).values())
-
-    @property
-    def has_remote(self) -> bool:
-        return self.index.count > 0

@@ -128,7 +128,6 @@ class RouteLink:
         self.parser = RouteParser()
         self.remote_id = ""
         self.remote_name = ""
-        self.remote_info: dict[str, Any] = {}
         self.pool_idx = -1
         self.no_pool = False
         self.registered = False

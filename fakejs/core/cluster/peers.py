@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from fakejs.core.cluster.link import RouteLink
 
@@ -29,7 +28,6 @@ class Peer:
     name: str
     links: list[RouteLink | None]
     no_pool: bool
-    info: dict[str, Any]
     client_urls: list[str] = field(default_factory=list)
 
     def live_links(self) -> Iterator[RouteLink]:
