@@ -126,15 +126,20 @@ def _fail_on_server_errors(server: Any) -> None:
         pytest.fail(failures.report(errors), pytrace=False)
 
 
-@pytest.fixture
-def fakejs_server(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A fresh server for this test (configured by ``@pytest.mark.fakejs(...)``)."""
-    marker = request.node.get_closest_marker("fakejs")
+def _seeded_settings(request: pytest.FixtureRequest, marker_name: str) -> dict[str, Any]:
+    """The marker's settings, seeded from the test's node id unless the marker gives a seed (kept for the report)."""
+    marker = request.node.get_closest_marker(marker_name)
     settings: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
     if settings.get("seed") is None:
         settings["seed"] = seed_for(request.node.nodeid)
     request.node.stash[_SEED] = settings["seed"]
-    server = _start(request.config, settings)
+    return settings
+
+
+@pytest.fixture
+def fakejs_server(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh server for this test (configured by ``@pytest.mark.fakejs(...)``)."""
+    server = _start(request.config, _seeded_settings(request, "fakejs"))
     try:
         yield server
     finally:
@@ -163,12 +168,7 @@ def _start_cluster(config: pytest.Config, settings: dict[str, Any]) -> Any:
 @pytest.fixture
 def fakejs_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A fresh cluster for this test (configured by ``@pytest.mark.fakejs_cluster(...)``)."""
-    marker = request.node.get_closest_marker("fakejs_cluster")
-    settings: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
-    if settings.get("seed") is None:
-        settings["seed"] = seed_for(request.node.nodeid)
-    request.node.stash[_SEED] = settings["seed"]
-    cluster = _start_cluster(request.config, settings)
+    cluster = _start_cluster(request.config, _seeded_settings(request, "fakejs_cluster"))
     try:
         yield cluster
     finally:
