@@ -13,13 +13,11 @@ handlers raised, so a synchronous test can fail on it.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from fakejs.core.failures import ServerError
+from fakejs.server.loop_thread import LoopThread
 from fakejs.server.server import Server
 
 T = TypeVar("T")
@@ -31,9 +29,7 @@ class ThreadedServer:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._args = args
         self._kwargs = kwargs
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._stopped: asyncio.Event | None = None
+        self._thread = LoopThread("server", "fakejs-server")
         self.server: Server | None = None
 
     @property
@@ -52,7 +48,7 @@ class ThreadedServer:
         server = self.server
         if server is None:
             return []
-        if self._loop is None:
+        if self._thread.loop is None:
             return list(server.errors)
         return self.call(lambda: list(server.errors))
 
@@ -61,68 +57,35 @@ class ThreadedServer:
         server = self.server
         if server is None:
             return []
-        if self._loop is None:
+        if self._thread.loop is None:
             return server.take_errors()
         return self.call(server.take_errors)
 
     def start(self, timeout: float = 10.0) -> ThreadedServer:
         """Start the thread and wait until the server accepts connections."""
-        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self._thread = threading.Thread(target=self._run, args=(ready,), name="fakejs-server", daemon=True)
-        self._thread.start()
-        ready.result(timeout)
-        return self
 
-    def _run(self, ready: concurrent.futures.Future[None]) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
+        async def begin() -> None:
+            self.server = Server(*self._args, **self._kwargs)
+            await self.server.start()
 
-        async def main() -> None:
-            self._stopped = asyncio.Event()
-            try:
-                self.server = Server(*self._args, **self._kwargs)
-                await self.server.start()
-            except BaseException as exc:  # noqa: BLE001 - handed to the thread that waits in start()
-                ready.set_exception(exc)
-                return
-            ready.set_result(None)
-            await self._stopped.wait()
+        async def end() -> None:
+            assert self.server is not None
             await self.server.stop()
 
-        try:
-            loop.run_until_complete(main())
-        finally:
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
+        self._thread.start(begin, end, timeout)
+        return self
 
     def call(self, func: Callable[..., T], *args: Any, timeout: float = 10.0) -> T:
         """Run ``func(*args)`` on the server's loop and return its result."""
-        assert self._loop is not None, "server not started"
-        done: concurrent.futures.Future[T] = concurrent.futures.Future()
+        return self._thread.call(func, *args, timeout=timeout)
 
-        def run() -> None:
-            try:
-                done.set_result(func(*args))
-            except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, which raises it
-                done.set_exception(exc)
-
-        self._loop.call_soon_threadsafe(run)
-        return done.result(timeout)
-
-    def run(self, coro: Awaitable[T], timeout: float = 10.0) -> T:
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 10.0) -> T:
         """Run a coroutine on the server's loop and return its result."""
-        assert self._loop is not None, "server not started"
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)  # type: ignore[arg-type]
+        return self._thread.run(coro, timeout)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the server and join the thread."""
-        if self._loop is None or self._thread is None:
-            return
-        if self._stopped is not None:
-            self._loop.call_soon_threadsafe(self._stopped.set)
-        self._thread.join(timeout)
-        self._thread = None
-        self._loop = None
+        self._thread.stop(timeout)
 
     def __enter__(self) -> ThreadedServer:
         return self.start()

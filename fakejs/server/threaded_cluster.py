@@ -15,14 +15,12 @@ shared manual clock, say) and :meth:`run` any coroutine.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import threading
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 from fakejs.core.failures import ServerError
 from fakejs.server.local_cluster import Cluster
+from fakejs.server.loop_thread import LoopThread
 from fakejs.server.server import Server
 
 __all__ = ["ThreadedCluster"]
@@ -50,9 +48,7 @@ class ThreadedCluster:
 
     def __init__(self, size: int = 3, **kwargs: Any) -> None:
         self.cluster = Cluster(size, **kwargs)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._stopped: asyncio.Event | None = None
+        self._thread = LoopThread("cluster", "fakejs-cluster")
 
     # -- the nodes (read on the cluster's loop once it runs) -------------------------------
 
@@ -91,7 +87,7 @@ class ThreadedCluster:
 
     def _read(self, func: Callable[[], T]) -> T:
         """``func()`` on the cluster's loop while it runs, directly before and after."""
-        return func() if self._loop is None else self.call(func)
+        return func() if self._thread.loop is None else self.call(func)
 
     # -- failures on cue ------------------------------------------------------------------------
 
@@ -138,73 +134,31 @@ class ThreadedCluster:
 
     def start(self, timeout: float = TIMEOUT) -> ThreadedCluster:
         """Start the thread and wait until every node serves and the nodes are meshed."""
-        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), name="fakejs-cluster", daemon=True)
-        self._thread.start()
+
+        async def begin() -> None:
+            await self.cluster.start()
+
+        async def end() -> None:
+            await self.cluster.stop()
+
         try:
-            ready.result(timeout)
+            self._thread.start(begin, end, timeout, end_if_refused=True)
         except BaseException:
             self.stop()
             raise
         return self
 
-    def _serve(self, ready: concurrent.futures.Future[None]) -> None:
-        loop = asyncio.new_event_loop()
-
-        async def main() -> None:
-            self._stopped = asyncio.Event()
-            try:
-                await self.cluster.start()
-            except BaseException as exc:  # noqa: BLE001 - handed to the thread that waits in start()
-                await self.cluster.stop()
-                ready.set_exception(exc)
-                return
-            self._loop = loop
-            ready.set_result(None)
-            await self._stopped.wait()
-            await self.cluster.stop()
-
-        try:
-            loop.run_until_complete(main())
-        finally:
-            self._loop = None
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
     def call(self, func: Callable[..., T], *args: Any, timeout: float = TIMEOUT) -> T:
         """Run ``func(*args)`` on the cluster's loop and return its result."""
-        loop = self._running_loop()
-        done: concurrent.futures.Future[T] = concurrent.futures.Future()
-
-        def run() -> None:
-            try:
-                done.set_result(func(*args))
-            except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, which raises it
-                done.set_exception(exc)
-
-        loop.call_soon_threadsafe(run)
-        return done.result(timeout)
+        return self._thread.call(func, *args, timeout=timeout)
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float = TIMEOUT) -> T:
         """Run a coroutine on the cluster's loop and return its result."""
-        if self._loop is None:
-            coro.close()  # never to run: no warning that it was never awaited
-        return asyncio.run_coroutine_threadsafe(coro, self._running_loop()).result(timeout)
-
-    def _running_loop(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None:
-            raise RuntimeError("cluster not started")
-        return self._loop
+        return self._thread.run(coro, timeout)
 
     def stop(self, timeout: float = TIMEOUT) -> None:
         """Stop every node and join the thread."""
-        thread, loop, stopped = self._thread, self._loop, self._stopped
-        if thread is None:
-            return
-        if loop is not None and stopped is not None:
-            loop.call_soon_threadsafe(stopped.set)
-        thread.join(timeout)
-        self._thread = None
+        self._thread.stop(timeout)
 
     def __enter__(self) -> ThreadedCluster:
         return self.start()
