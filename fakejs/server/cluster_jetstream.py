@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING
 from fakejs.core.clock import Clock
 from fakejs.core.mount import MountedRouter
 from fakejs.core.router import Router
-from fakejs.jetstream import status
 from fakejs.jetstream.service.clustered import ClusterAssets
 from fakejs.jetstream.service.meta import Meta, NodeInfo
 from fakejs.server.cluster_meta_api import MetaRequests
@@ -106,41 +105,8 @@ class ClusterJetStream:
         assert self.router is not None and self.meta is not None
         if not self.meta.is_running(server.broker.name):
             return
-        held = [] if orderly else self._take_held_pulls(server.broker.name)
         self.meta.node_down(server.broker.name, orderly)
-        if held:
-            self._answer_after_election(held)
         self.router.unmount(server.broker.accounts.default.router)
-
-    def _take_held_pulls(self, name: str) -> list[str]:
-        """The reply subjects of the pulls waiting on consumers a crashed server led, taken off their queues.
-
-        Nobody answers them nor sends them heartbeats until the consumer has
-        a new leader, which tells them "409 Leadership Change".
-        """
-        js = self.jetstream
-        if js is None or js.clustered is None:
-            return []
-        held: list[str] = []
-        for stream in list(js.streams.values()):
-            for consumer in list(stream.consumers.values()):
-                group = js.clustered.consumer_group(stream.name, consumer.name)
-                if group is not None and group.leader == name:
-                    held += [request.reply for request in consumer.pulls.queue.clear()]
-        return held
-
-    def _answer_after_election(self, replies: list[str]) -> None:
-        """Once the election window is over (at once without one), the held pulls hear of the new leader."""
-
-        def answer() -> None:
-            if self.jetstream is not None:
-                for reply in replies:
-                    self.jetstream.reply(reply, b"", status.leadership_change())
-
-        if self.election > 0:
-            self.clock.call_later(self.election, answer)
-        else:
-            answer()
 
     def set_election(self, seconds: float) -> None:
         """How long a group whose leader's server crashed stays without a leader (seconds of the cluster's clock)."""

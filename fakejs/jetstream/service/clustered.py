@@ -74,6 +74,7 @@ class ClusterAssets:
             return
         group = self.meta.place_consumer(consumer.stream.name, consumer.name, consumer.config["num_replicas"], storage)
         group.on_leader_change.append(consumer.leadership_changed)
+        group.on_leader_lost.append(consumer.leader_lost)
 
     def consumer_deleted(self, stream: str, consumer: str) -> None:
         self.meta.forget("C", f"{stream} {consumer}")

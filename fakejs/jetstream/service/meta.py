@@ -78,6 +78,8 @@ class Group:
     # Told when the leader changes (``stepped_down``: asked for, else a failover); a consumer
     # answers its waiting pulls.
     on_leader_change: list[Callable[[bool], None]] = field(default_factory=list)
+    # Told when its leader's server crashed: a consumer's waiting pulls fall silent until the election.
+    on_leader_lost: list[Callable[[], None]] = field(default_factory=list)
 
     @property
     def raft_group(self) -> str:
@@ -115,7 +117,10 @@ class Meta:
             self.leader = self.rng.choice(running) if running else ""
         for group in list(self.groups.values()):
             if group.leader == name:
-                self._fail_over(group, name)
+                if orderly:
+                    self._step_aside(group, name)
+                else:
+                    self._fail_over(group, name)
 
     def node_up(self, name: str) -> None:
         """A server is back: groups left without a leader elect one again."""
@@ -180,7 +185,29 @@ class Meta:
     # -- leaders ------------------------------------------------------------------------------------
 
     def _fail_over(self, group: Group, gone: str) -> None:
-        """The leader's server went down: another replica leads, after the election window if there is one."""
+        """The leader's server crashed: its waiting pulls fall silent; once the election is over (the window, if
+        any), another replica leads and they hear "409 Leadership Change" (a single replica's, though it stays down).
+        """
+        for listener in list(group.on_leader_lost):
+            listener()
+        if self.election > 0 and len(group.replicas) > 1:
+            group.leader = ""
+
+        def elected() -> None:
+            if self.groups.get((group.kind, group.name)) is not group:
+                return
+            if len(group.replicas) > 1:
+                self._elect(group, exclude=gone, stepped_down=False, announce=False)
+            for listener in list(group.on_leader_change):
+                listener(False)
+
+        if self.election > 0:
+            self.clock.call_later(self.election, elected)
+        else:
+            elected()
+
+    def _step_aside(self, group: Group, gone: str) -> None:
+        """The leader's server shut down in order: another replica leads, after the election window if any."""
         if self.election <= 0 or len(group.replicas) == 1:
             self._elect(group, exclude=gone, stepped_down=False)
             return
@@ -217,7 +244,7 @@ class Meta:
             return
         self._elect(group, exclude=group.leader, stepped_down=True)
 
-    def _elect(self, group: Group, exclude: str, stepped_down: bool) -> None:
+    def _elect(self, group: Group, exclude: str, stepped_down: bool, announce: bool = True) -> None:
         candidates = [n for n in group.replicas if n != exclude and self.is_running(n)]
         if not candidates:
             if len(group.replicas) == 1:
@@ -226,10 +253,10 @@ class Meta:
             if not candidates:
                 group.leader = ""
                 return
-        self._set_leader(group, self.rng.choice(candidates), stepped_down)
+        self._set_leader(group, self.rng.choice(candidates), stepped_down, announce)
 
-    def _set_leader(self, group: Group, leader: str, stepped_down: bool) -> None:
-        changed = bool(group.leader) and group.leader != leader
+    def _set_leader(self, group: Group, leader: str, stepped_down: bool, announce: bool = True) -> None:
+        changed = announce and bool(group.leader) and group.leader != leader
         group.leader = leader
         group.leader_since_ns = self.clock.time_ns()
         if changed:
