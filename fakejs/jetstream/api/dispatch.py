@@ -118,21 +118,26 @@ class JetStreamApi:
             self._answer(route, Request(subject, reply, hdr, payload))
         return True
 
+    def _offline(self, route: Route, request: Request) -> bool:
+        """A clustered asset without a running leader: nobody answers, unless its server shut down in
+        order and an info request can be told so."""
+        tokens = route.bind(request.subject)
+        stream, consumer = tokens.get("stream", ""), tokens.get("consumer", "")
+        if self.js.online(stream, consumer):
+            return False
+        if route.response_type in OFFLINE_ANSWERED and self.js.known_offline(stream, consumer):
+            from fakejs.jetstream.errors import api_error
+
+            offline = api_error("JSConsumerOfflineErr" if consumer else "JSStreamOfflineErr")
+            self._reply(request, error_doc(route, offline), error=True)
+        return True
+
     def _answer(self, route: Route, request: Request) -> None:
         """Call the route's handler and reply with what it returns or the error it raises."""
         from fakejs.jetstream.api.table import Uncounted
         from fakejs.jetstream.errors import ApiError
 
-        tokens = route.bind(request.subject)
-        stream, consumer = tokens.get("stream", ""), tokens.get("consumer", "")
-        if not self.js.online(stream, consumer):
-            # A clustered asset without a running leader: nobody answers, unless its server shut
-            # down in order and the info request can be told so.
-            if route.response_type in OFFLINE_ANSWERED and self.js.known_offline(stream, consumer):
-                from fakejs.jetstream.errors import api_error
-
-                offline = api_error("JSConsumerOfflineErr" if consumer else "JSStreamOfflineErr")
-                self._reply(request, error_doc(route, offline), error=True)
+        if self.js.clustered is not None and self._offline(route, request):
             return
         try:
             if self._fault_ignores(request.subject):
