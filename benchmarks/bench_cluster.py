@@ -11,7 +11,11 @@ by gossip (:func:`fakejs.targets.cluster.start_cluster`):
 * queue group across nodes: 50,000 messages published on node 1 to a queue
   group with a member on each node -- messages delivered per second;
 * requests across a route: 5,000 sequential requests from node 1 to a
-  responder on node 2 -- round trips per second.
+  responder on node 2 -- round trips per second;
+* many subjects across a route: a subscriber on node 3 holds 5,000 subjects
+  (5,000 ``RS+`` crossed to node 1), 100,000 messages published on node 1
+  round-robin over them -- messages received per second (compare with the
+  one-subject rate: routing costs the same per message whatever the subjects).
 
 Values are rates (higher is better).
 """
@@ -124,10 +128,40 @@ async def requests_across_a_route(urls: list[str]) -> float:
     return REQUESTS / elapsed
 
 
+MANY_SUBJECTS = 5_000
+
+
+async def many_subjects_across_a_route(urls: list[str]) -> float:
+    publisher, subscriber = await nats.connect(urls[0]), await nats.connect(urls[2])
+    done = asyncio.Event()
+    count = 0
+
+    async def heard(msg: Msg) -> None:
+        nonlocal count
+        count += 1
+        if count == MESSAGES:
+            done.set()
+
+    for i in range(MANY_SUBJECTS):
+        await subscriber.subscribe(f"many.{i}", cb=heard, pending_msgs_limit=MESSAGES * 2)
+    await _settled(publisher, subscriber, f"many.{MANY_SUBJECTS - 1}")
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    for n in range(MESSAGES):
+        await publisher.publish(f"many.{n % MANY_SUBJECTS}", b"x" * 16)
+    await publisher.flush()
+    await asyncio.wait_for(done.wait(), 120)
+    elapsed = loop.time() - started
+    await publisher.close()
+    await subscriber.close()
+    return MESSAGES / elapsed
+
+
 WORKLOADS: dict[str, tuple[str, ClusterWorkload]] = {
     "publish across a route": ("msg/s", across_a_route),
     "queue group across 3 nodes": ("msg/s", queue_across_nodes),
     "requests across a route": ("req/s", requests_across_a_route),
+    "5,000 subjects across a route": ("msg/s", many_subjects_across_a_route),
 }
 
 
