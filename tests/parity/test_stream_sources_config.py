@@ -33,6 +33,7 @@ Facts pinned here:
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import nats
@@ -59,8 +60,19 @@ def sourcing(name: str, **changes: Any) -> dict[str, Any]:
     return config(name, **{"subjects": OMIT, "duplicate_window": OMIT, **changes})
 
 
+# nats-server 2.15.1's "error creating store for stream" (10049): under load, a stream created
+# again right after its delete can find the old store directory not yet gone.
+STORE_NOT_READY = 10049
+
+
 async def create(nc, body: dict[str, Any]) -> dict[str, Any]:
-    return await api(nc, f"$JS.API.STREAM.CREATE.{body['name']}", body)
+    """``STREAM.CREATE``, again for a moment while the server has not yet removed a deleted namesake's store."""
+    for _ in range(40):
+        reply = await api(nc, f"$JS.API.STREAM.CREATE.{body['name']}", body)
+        if reply.get("error", {}).get("err_code") != STORE_NOT_READY:
+            break
+        await asyncio.sleep(0.05)
+    return reply
 
 
 async def update(nc, body: dict[str, Any]) -> dict[str, Any]:
