@@ -73,6 +73,7 @@ def fakejs_flags(flags: FlagSet) -> None:
     flags.float("autojump", "autojump")
     flags.int("seed", "seed")
     flags.bool("no_control", "no_control")
+    flags.bool("conformance", "conformance")
     flags.string("control_token", "control_token", default=os.environ.get(CONTROL_TOKEN_VARIABLE, ""))
     flags.int("max_payload", "max_payload")
     flags.bool("tls_selfsigned", "tls-selfsigned", "tls_selfsigned")
@@ -142,6 +143,8 @@ fakejs Options:
         --autojump <seconds>         With --clock manual, jump to the next timer after this much idle real time
         --seed <n>                   Seed every random choice (server id, names, jitter); with --clock manual,
                                      the same client bytes get the same replies run after run
+        --conformance                Judge how clients consume against ADR-37 (report: $FAKEJS.CONFORMANCE,
+                                     GET /fakejs/conformance)
         --no_control                 Do not serve the control API ($FAKEJS.>, /fakejs/)
         --control_token <token>      The control API needs this token (HTTP: Authorization: Bearer <token>;
                                      NATS: connect with the token); ${CONTROL_TOKEN_VARIABLE} keeps it off the command line

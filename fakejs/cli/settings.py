@@ -172,6 +172,8 @@ def apply_flags(options: ServerOptions, flags: Parsed) -> None:
     if flags.given("no_control"):
         options.control = not values["no_control"]
     options.control_token = values["control_token"]
+    if flags.given("conformance"):
+        options.conformance = values["conformance"]
     options.scenario_dirs = list(values["scenario_dir"])
     if flags.given("seed"):
         options.seed = values["seed"]

@@ -22,7 +22,7 @@ from fakejs.core.clock import Clock
 from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.failures import Failures, ServerError
-from fakejs.core.hooks import Hooks, NoHooks
+from fakejs.core.hooks import Hooks, NoHooks, NoTap, WireTap
 from fakejs.core.log import get_logger
 from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.router import Router, Subscription
@@ -68,6 +68,8 @@ class Broker:
             self.imports = wire_imports(self.accounts, list(options.accounts), clock, self.random)
         # Hook points fire here; the test kit installs its faults (see fakejs.core.hooks).
         self.faults: Hooks = hooks if hooks is not None else NoHooks()
+        # What clients send and are sent, for the test kit's conformance watch (see fakejs.core.hooks).
+        self.tap: WireTap = NoTap()
         self.clients: dict[int, ClientSession] = {}
         self.on_client_closed: list[ClosedCallback] = []
         self.on_client_connected: list[Callable[[ClientSession], None]] = []

@@ -72,3 +72,51 @@ class NoHooks:
 
     def settle(self) -> None:
         return None
+
+
+class WireTap(Protocol):
+    """What a client session reports of its traffic when the test kit watches clients.
+
+    The conformance watch (:mod:`fakejs.testkit.conformance`) judges a client
+    by what it publishes and subscribes and by what it is sent.  Sessions call
+    these after the server has accepted the operation (``owner`` is the
+    session); without a watch the server runs with :class:`NoTap`, and each
+    point costs one truth test.
+    """
+
+    def __bool__(self) -> bool: ...
+
+    def published(self, owner: Any, subject: str, reply: str, headers: bytes | None, payload: bytes) -> None:
+        """A client published (``PUB``/``HPUB``)."""
+
+    def subscribed(self, owner: Any, subject: str) -> None:
+        """A client subscribed."""
+
+    def delivered(
+        self, owner: Any, pattern: str, subject: str, reply: str, headers: bytes | None, payload: bytes
+    ) -> None:
+        """A message went to a client on its subscription ``pattern``."""
+
+    def closed(self, owner: Any) -> None:
+        """A client's connection closed."""
+
+
+class NoTap:
+    """The tap of a server that watches no client."""
+
+    def __bool__(self) -> bool:
+        return False
+
+    def published(self, owner: Any, subject: str, reply: str, headers: bytes | None, payload: bytes) -> None:
+        return None
+
+    def subscribed(self, owner: Any, subject: str) -> None:
+        return None
+
+    def delivered(
+        self, owner: Any, pattern: str, subject: str, reply: str, headers: bytes | None, payload: bytes
+    ) -> None:
+        return None
+
+    def closed(self, owner: Any) -> None:
+        return None

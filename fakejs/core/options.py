@@ -131,6 +131,9 @@ class ServerOptions:
     lame_duck_grace_period: float = 10.0
     # fakejs only: keep every connection's bytes in and out (see Server.transcript).
     transcripts: bool = False
+    # fakejs only: judge how clients consume (pulls, acks, reactions to statuses) against
+    # ADR-37/13/42/17; see Server.conformance().
+    conformance: bool = False
     # fakejs only: serve the control API on $FAKEJS.> (and /fakejs/ over HTTP).
     control: bool = True
     # fakejs only: a secret the control API asks for even when clients need none (HTTP:

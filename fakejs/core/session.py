@@ -32,6 +32,7 @@ from fakejs.core.clientio import (
 )
 from fakejs.core.clock import TimerHandle
 from fakejs.core.connect import ConnectHandler, LoginHost
+from fakejs.core.hooks import WireTap
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
@@ -80,6 +81,7 @@ class SessionHost(LoginHost, Protocol):
     stats: Stats
     accounts: Accounts
     clients: dict[int, ClientSession]  # the registered clients, counted against max_connections
+    tap: WireTap  # what clients send and are sent, when the test kit watches them
 
     def next_client_id(self) -> int: ...
 
@@ -231,6 +233,9 @@ class ClientSession:
             router.unsubscribe(sub)
         self.subs.clear()
         self.broker.remove_client(self, final_subs)
+        tap = self.broker.tap
+        if tap:
+            tap.closed(self)
         if abort:
             self.io.abort()
         else:
@@ -295,6 +300,9 @@ class ClientSession:
             size = len(payload)
         if self.closed:
             return
+        tap = self.broker.tap
+        if tap:
+            tap.delivered(self, sub.subject, subject, reply, headers, payload)
         self.out_msgs += 1
         self.out_bytes += size
         stats = self.broker.stats
@@ -419,6 +427,9 @@ class ClientSession:
             return
         if self.verbose:
             self.send(writer.OK)
+        tap = self.broker.tap
+        if tap:
+            tap.published(self, subject, reply, headers, payload)
         delivered = self.account.router.publish(subject, reply, headers, payload, self)
         if not delivered and reply and self.no_responders:
             self._no_responders(subject, reply)
@@ -466,6 +477,9 @@ class ClientSession:
                 self.send_err(ERR_INVALID_SUBJECT)
                 return
             self.subs[event.sid] = sub
+            tap = self.broker.tap
+            if tap:
+                tap.subscribed(self, event.subject)
         if self.verbose:
             self.send(writer.OK)
 

@@ -30,6 +30,7 @@ from fakejs.server.jetstreams import AccountJetStreams
 from fakejs.server.listeners import Listeners
 from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.clock import ManualClock
+from fakejs.testkit.conformance import Conformance, ConformanceReport
 from fakejs.testkit.faults import Faults
 from fakejs.testkit.transcript import Transcript
 
@@ -82,6 +83,11 @@ class Server:
         self.http_requests: dict[str, int] = {}
         self._kept_store: str | None = None  # JetStream store directory carried over a restart
         self.transcripts: dict[int, Transcript] = {}
+        # The client conformance watch, when asked for: every session reports its traffic to it.
+        self.conformance_watch: Conformance | None = None
+        if options.conformance:
+            self.conformance_watch = Conformance(self.clock)
+            self.broker.tap = self.conformance_watch
         self._control: Controller | None = None
         # What the controller wires into the faults, wired before it exists: a fault installed
         # straight on ``server.faults`` runs its action through the controller, made on demand.
@@ -286,6 +292,12 @@ class Server:
             if cid == client or (session is not None and session.name == client):
                 return transcript
         raise KeyError(f"no transcript for client {client!r}")
+
+    def conformance(self) -> ConformanceReport:
+        """The rules clients broke so far (``conformance=True``; see :mod:`fakejs.testkit.conformance`)."""
+        if self.conformance_watch is None:
+            return ConformanceReport(watched=False)
+        return self.conformance_watch.report()
 
     async def wait_for(self, predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
         """Wait until ``predicate()`` is truthy (checked as the server works); returns its value.

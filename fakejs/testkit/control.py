@@ -47,6 +47,7 @@ from fakejs.core.session import ClientSession
 from fakejs.jetstream import JetStream
 from fakejs.jetstream.errors import API_FAILURES
 from fakejs.testkit.clock import ManualClock
+from fakejs.testkit.conformance import ConformanceReport
 from fakejs.testkit.faults import Fault, FaultError, Faults
 from fakejs.testkit.host import ServerActions
 from fakejs.testkit.introspection import clock_state, consumer_state, server_state
@@ -265,7 +266,28 @@ class Controller:
         if clients:
             self.disconnect("all")
         self.server.transcripts.clear()
+        if self.server.conformance_watch is not None:
+            self.server.conformance_watch.clear()
         return {"streams_deleted": removed}
+
+    # -- client conformance ---------------------------------------------------------------------
+
+    def conformance(self) -> dict[str, Any]:
+        """The conformance report as JSON-ready data (``watched: false`` when the server keeps no watch)."""
+        watch = self.server.conformance_watch
+        if watch is None:
+            return ConformanceReport(watched=False).describe()
+        return watch.report().describe()
+
+    def expect_conformance(
+        self, stream: str, consumer: str, consume: bool = False, ack_sync: bool = False
+    ) -> dict[str, Any]:
+        """Tell the watch how a consumer is used (by a consume loop; acked with AckSync)."""
+        watch = self.server.conformance_watch
+        if watch is None:
+            raise ControlError("the server keeps no conformance watch: start it with conformance=True (--conformance)")
+        watch.expect(stream, consumer, consume=consume, ack_sync=ack_sync)
+        return {"stream": stream, "consumer": consumer, "consume": consume, "ack_sync": ack_sync}
 
     # -- a view inside ------------------------------------------------------------------------
 

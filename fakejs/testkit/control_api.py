@@ -16,6 +16,8 @@ NATS subject            HTTP                              body / effect
 ``$FAKEJS.ACTION.<NAME>`` ``POST /fakejs/action/<name>``  the action's arguments
 ``$FAKEJS.SCENARIO.START`` ``POST /fakejs/scenario/start`` ``{"name": "pin-timeout"}`` or ``{"toml": "..."}``
 ``$FAKEJS.RESET``       ``POST /fakejs/reset``            ``{"clients": false}``
+``$FAKEJS.CONFORMANCE`` ``GET /fakejs/conformance``       the client conformance report
+``$FAKEJS.CONFORMANCE.EXPECT`` ``POST /fakejs/conformance/expect`` ``{"stream": ..., "consumer": ..., "consume": true, "ack_sync": false}``
 ======================  ================================  =====================================
 
 Replies are JSON: the operation's result, or ``{"error": "..."}`` (HTTP 400;
@@ -41,7 +43,7 @@ from fakejs.testkit.scenarios import ScenarioError
 
 DENIED = "the control API needs credentials: the control token, or the server's user and password or token"
 # Operations that only read: the ones HTTP serves to a GET (everything else needs a POST).
-READS = frozenset({("state",), ("clock",), ("faults",)})
+READS = frozenset({("state",), ("clock",), ("faults",), ("conformance",)})
 # What bad input can raise on its way through an operation: the caller's mistake, a 400.
 _BAD_INPUT = (ControlError, FaultError, ScenarioError, ValueError, TypeError, LookupError, OverflowError)
 
@@ -103,6 +105,15 @@ def _dispatch(controller: Controller, path: list[str], args: dict[str, Any]) -> 
                 return controller.start_scenario(text=str(args["toml"]))
             # "path" is the old spelling; over the network it is a name like any other.
             return controller.start_named_scenario(args.get("name", args.get("path", "")))
+        case ["conformance"]:
+            return controller.conformance()
+        case ["conformance", "expect"]:
+            return controller.expect_conformance(
+                str(args["stream"]),
+                str(args["consumer"]),
+                consume=bool(args.get("consume", False)),
+                ack_sync=bool(args.get("ack_sync", False)),
+            )
         case ["reset"]:
             return controller.reset(clients=bool(args.get("clients", False)))
     raise ControlError(f"unknown control operation {'/'.join(path) or '(none)'}")

@@ -14,6 +14,7 @@ from typing import Protocol
 from fakejs.core.broker import Broker
 from fakejs.core.clock import Clock
 from fakejs.jetstream import JetStream
+from fakejs.testkit.conformance import Conformance
 from fakejs.testkit.faults import Faults
 from fakejs.testkit.transcript import Transcript
 
@@ -47,6 +48,11 @@ class ServerActions(Protocol):
 
     @property
     def transcripts(self) -> dict[int, Transcript]: ...
+
+    @property
+    def conformance_watch(self) -> Conformance | None:
+        """The client conformance watch, when the server keeps one."""
+        ...
 
     async def restart(self, down_for: float = 0.0) -> None:
         """Stop, stay down ``down_for`` seconds of server time, start again on the same port."""
