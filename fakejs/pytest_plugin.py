@@ -22,6 +22,11 @@ Installed with fakejs (entry point ``pytest11``), it provides:
   :class:`fakejs.ServerOptions` fields given to every node; ``jetstream=True`` one clustered
   JetStream; ``tags`` node i's ``server_tags``; ``clock="manual"`` is one :class:`fakejs.ManualClock`
   shared by every node);
+* ``--fakejs-conformance``: every ``fakejs_server`` (and ``fakejs_shared_server``) watches how its
+  clients consume (:mod:`fakejs.testkit.conformance`: ADR-37's consume algorithm, ADR-13 pulls,
+  ADR-42 pins, ADR-17 ordered consumers), and a test whose clients broke a rule fails at teardown
+  with the report; ``fakejs_server.conformance()`` reads it (``@pytest.mark.fakejs(conformance=True)``
+  watches without failing the test);
 * ``--fakejs-target=real``: the same fixtures start a real nats-server instead
   (``fakejs_cluster``: a cluster of ``size`` nats-server processes, ``kill``
   a SIGKILL), so a suite proves its own parity; tests that use fakejs-only
@@ -63,6 +68,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=("fake", "real"),
         default="fake",
         help="run fakejs fixtures against fakejs (default) or a real nats-server",
+    )
+    group.addoption(
+        "--fakejs-conformance",
+        action="store_true",
+        default=False,
+        help="fail tests whose clients break a client conformance rule (ADR-37 consume loops; fakejs target only)",
     )
 
 
@@ -114,7 +125,13 @@ def _start(config: pytest.Config, settings: dict[str, Any]) -> Any:
             return RealNatsServer(config=settings.get("config"), tls=settings.get("tls")).start()
         except FakeOnly as exc:
             pytest.skip(str(exc))
+    if _judging(config):
+        settings = {**settings, "conformance": True}
     return FakeJS(**settings).start()
+
+
+def _judging(config: pytest.Config) -> bool:
+    return bool(config.getoption("--fakejs-conformance")) and _target(config) == "fake"
 
 
 def _fail_on_server_errors(server: Any) -> None:
@@ -124,6 +141,14 @@ def _fail_on_server_errors(server: Any) -> None:
     errors = server.take_errors()
     if errors:
         pytest.fail(failures.report(errors), pytrace=False)
+
+
+def _violations(config: pytest.Config, server: Any) -> str:
+    """Under ``--fakejs-conformance``, the report of the conformance rules the test's clients broke ("": none)."""
+    if server.kind != "fake" or not _judging(config):
+        return ""
+    report = server.conformance()
+    return report.text() if report else ""
 
 
 def _seeded_settings(request: pytest.FixtureRequest, marker_name: str) -> dict[str, Any]:
@@ -142,9 +167,12 @@ def fakejs_server(request: pytest.FixtureRequest) -> Iterator[Any]:
     server = _start(request.config, _seeded_settings(request, "fakejs"))
     try:
         yield server
+        violations = _violations(request.config, server)
     finally:
         server.stop()
     _fail_on_server_errors(server)
+    if violations:
+        pytest.fail(violations, pytrace=False)
 
 
 def _fake_only(settings: dict[str, Any], harmless: frozenset[str]) -> None:
@@ -186,12 +214,15 @@ def _fakejs_session_server(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 
 @pytest.fixture
-def fakejs_shared_server(_fakejs_session_server: Any) -> Iterator[Any]:
+def fakejs_shared_server(request: pytest.FixtureRequest, _fakejs_session_server: Any) -> Iterator[Any]:
     """The session's server, emptied (streams, faults, clients) before this test."""
     if _fakejs_session_server.kind == "fake":
         _fakejs_session_server.reset()
     yield _fakejs_session_server
+    violations = _violations(request.config, _fakejs_session_server)
     _fail_on_server_errors(_fakejs_session_server)
+    if violations:
+        pytest.fail(violations, pytrace=False)
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from fakejs.server.threaded import ThreadedServer
 from fakejs.targets.certificates import TestTLS, required
 from fakejs.testkit.certs import CertificateFiles, TestCertificates
 from fakejs.testkit.clock import ManualClock
+from fakejs.testkit.conformance import ConformanceReport
 from fakejs.testkit.control import Controller
 from fakejs.testkit.faults import Fault
 from fakejs.testkit.introspection import Transcript
@@ -155,6 +156,15 @@ class FakeJS:
     def transcript(self, client: int | str) -> Transcript:
         transcript: Transcript = self.call(self.server.transcript, client)
         return transcript
+
+    def conformance(self) -> ConformanceReport:
+        """The rules this server's clients broke (needs ``conformance=True`` or ``--fakejs-conformance``)."""
+        report: ConformanceReport = self.call(self.server.conformance)
+        return report
+
+    def expect_conformance(self, stream: str, consumer: str, *, consume: bool = False, ack_sync: bool = False) -> None:
+        """Tell the conformance watch how a consumer is used (a consume loop; AckSync acks)."""
+        self.call(lambda: self.server.control.expect_conformance(stream, consumer, consume=consume, ack_sync=ack_sync))
 
     async def wait_for(self, predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.002) -> Any:
         """Wait (in the caller's event loop) until ``predicate()``, run on the server thread, is truthy."""

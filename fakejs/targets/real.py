@@ -305,6 +305,8 @@ _FAKE_ONLY = frozenset(
         "state",
         "consumer_state",
         "transcript",
+        "conformance",
+        "expect_conformance",
         "wait_for",
         "wait_until",
         "call",

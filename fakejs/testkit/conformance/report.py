@@ -79,6 +79,7 @@ class ConformanceReport:
     violations: list[Violation] = field(default_factory=list)
     settings: dict[str, float] = field(default_factory=dict)
     watched: bool = True
+    suppressed: dict[str, int] = field(default_factory=dict)  # more of the same, counted only
 
     def __bool__(self) -> bool:
         """True when some client broke a rule."""
@@ -98,6 +99,7 @@ class ConformanceReport:
             "watched": self.watched,
             "settings": self.settings,
             "violations": [v.describe() for v in self.violations],
+            "suppressed": self.suppressed,
             "rules": {rule.id: {"statement": rule.statement, "source": rule.source} for rule in RULES.values()},
         }
 
@@ -106,6 +108,9 @@ class ConformanceReport:
             return "client conformance: not watched (start the server with conformance=True)"
         if not self.violations:
             return "client conformance: no rule broken"
-        lines = [f"client conformance: {len(self.violations)} violation(s) of {len(self.broken())} rule(s)"]
+        total = len(self.violations) + sum(self.suppressed.values())
+        lines = [f"client conformance: {total} violation(s) of {len(self.broken())} rule(s)"]
         lines.extend(v.line() for v in self.violations)
+        for rule, count in sorted(self.suppressed.items()):
+            lines.append(f"[{rule}] {count} more like these, not listed")
         return "\n".join(lines)

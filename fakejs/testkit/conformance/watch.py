@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +27,7 @@ from fakejs.testkit.conformance.rules import Settings
 
 TERMINAL = ("Consumer Deleted", "Consumer is push based")
 TERMED_KEPT = 100_000  # +TERM'd ack subjects remembered (oldest forgotten first)
+KEPT_PER_CLIENT = 20  # violations kept per rule and client; the rest are only counted
 
 
 @dataclass
@@ -45,6 +46,8 @@ class Conformance:
         self.settings = settings or Settings()
         self.expectations = Expectations()
         self.violations: list[Violation] = []
+        self._counts: Counter[tuple[str, int]] = Counter()
+        self.suppressed: Counter[str] = Counter()  # violations counted but not kept, per rule
         self._loops: dict[tuple[str, str], PullLoop] = {}
         self._by_target: dict[tuple[int, str, str], list[PullLoop]] = {}
         self._orphans: dict[tuple[str, str], PullLoop] = {}
@@ -67,11 +70,13 @@ class Conformance:
 
     def report(self) -> ConformanceReport:
         self.settle(self.clock.monotonic())
-        return ConformanceReport(list(self.violations), self.settings.describe())
+        return ConformanceReport(list(self.violations), self.settings.describe(), suppressed=dict(self.suppressed))
 
     def clear(self) -> None:
         """Forget every violation and loop (a reset server)."""
         self.violations.clear()
+        self._counts.clear()
+        self.suppressed.clear()
         self._loops.clear()
         self._by_target.clear()
         self._orphans.clear()
@@ -339,5 +344,9 @@ class Conformance:
     def violate(
         self, rule: str, owner: Client, stream: str, consumer: str, detail: str, evidence: bytes, at: float
     ) -> None:
+        self._counts[rule, owner.cid] += 1
+        if self._counts[rule, owner.cid] > KEPT_PER_CLIENT:
+            self.suppressed[rule] += 1  # a client that breaks a rule per message: keep the first ones
+            return
         at_ns = self.clock.time_ns() - int((self.clock.monotonic() - at) * 1e9)
         self.violations.append(Violation(rule, owner.name, owner.cid, stream, consumer, detail, evidence, at, at_ns))
