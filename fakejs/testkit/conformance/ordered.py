@@ -32,6 +32,8 @@ class Judge(Protocol):
 
     def schedule(self, deadline: float, kind: str, subject: Any) -> None: ...
 
+    def exercise(self, rule: str) -> None: ...
+
     def violate(
         self, rule: str, owner: Client, stream: str, consumer: str, detail: str, evidence: bytes, at: float
     ) -> None: ...
@@ -101,6 +103,7 @@ class OrderedWatch:
             return
         state.client_id, state.client_name = owner.cid, owner.name
         if ack.consumer_seq != state.last_dseq + 1:
+            self._watch.exercise("ordered-reset")
             start = state.last_sseq + 1 if state.last_dseq else 0
             detail = f"delivery {ack.consumer_seq} after {state.last_dseq}: no reset"
             if start:

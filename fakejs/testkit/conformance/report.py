@@ -80,6 +80,7 @@ class ConformanceReport:
     settings: dict[str, float] = field(default_factory=dict)
     watched: bool = True
     suppressed: dict[str, int] = field(default_factory=dict)  # more of the same, counted only
+    exercised: dict[str, int] = field(default_factory=dict)  # how often each rule had something to judge
 
     def __bool__(self) -> bool:
         """True when some client broke a rule."""
@@ -100,6 +101,7 @@ class ConformanceReport:
             "settings": self.settings,
             "violations": [v.describe() for v in self.violations],
             "suppressed": self.suppressed,
+            "exercised": self.exercised,
             "rules": {rule.id: {"statement": rule.statement, "source": rule.source} for rule in RULES.values()},
         }
 

@@ -48,6 +48,7 @@ class Conformance:
         self.violations: list[Violation] = []
         self._counts: Counter[tuple[str, int]] = Counter()
         self.suppressed: Counter[str] = Counter()  # violations counted but not kept, per rule
+        self.exercised: Counter[str] = Counter()  # times each rule had something to judge
         self._loops: dict[tuple[str, str], PullLoop] = {}
         self._by_target: dict[tuple[int, str, str], list[PullLoop]] = {}
         self._orphans: dict[tuple[str, str], PullLoop] = {}
@@ -70,13 +71,19 @@ class Conformance:
 
     def report(self) -> ConformanceReport:
         self.settle(self.clock.monotonic())
-        return ConformanceReport(list(self.violations), self.settings.describe(), suppressed=dict(self.suppressed))
+        return ConformanceReport(
+            list(self.violations),
+            self.settings.describe(),
+            suppressed=dict(self.suppressed),
+            exercised=dict(self.exercised),
+        )
 
     def clear(self) -> None:
         """Forget every violation and loop (a reset server)."""
         self.violations.clear()
         self._counts.clear()
         self.suppressed.clear()
+        self.exercised.clear()
         self._loops.clear()
         self._by_target.clear()
         self._orphans.clear()
@@ -109,6 +116,7 @@ class Conformance:
             if key[0] == account and matches(subject, loop.reply):
                 del self._orphans[key]
                 self._adopt(loop, owner)
+                self.exercise("reconnect-repull")
                 evidence = f"SUB {subject}".encode()
                 self._await(loop, "reconnect-repull", now, "no pull after the reconnect", evidence)
 
@@ -154,6 +162,7 @@ class Conformance:
         config = self.consumer_config(owner, request.stream, request.consumer)
         if loop.pulls:
             loop.consuming = True  # a top-up: only a loop keeps two pulls out
+        self._exercise_pull(loop, request, now)
         found = checks.after_statuses(request, loop, now, self.settings)
         found += checks.limits(request, config)
         found += checks.expiry(request)
@@ -176,6 +185,20 @@ class Conformance:
         if request.heartbeat and not loop.heartbeat_scheduled:
             loop.heartbeat_scheduled = True
             self.schedule(now + 2 * request.heartbeat + self.settings.window, "heartbeat", loop)
+
+    def _exercise_pull(self, loop: PullLoop, request: wire.PullRequest, now: float) -> None:
+        """Count the rules a pull gives something to judge."""
+        self.exercised.update(("pull-limits", "pull-expires", "heartbeat-configured"))
+        if loop.pulls:
+            self.exercised.update(("pull-buffer", "pull-threshold"))
+        if loop.pinned is not None and request.group:
+            self.exercise("pin-id-echoed")
+        heartbeat = loop.heartbeat
+        if loop.consuming and heartbeat and now - loop.silent_since >= 2 * heartbeat:
+            self.exercise("heartbeat-missed")
+
+    def exercise(self, rule: str) -> None:
+        self.exercised[rule] += 1
 
     def _loop(self, owner: Client, reply: str, request: wire.PullRequest) -> PullLoop:
         key = (owner.account.name, reply)
@@ -221,23 +244,29 @@ class Conformance:
         ended = loop.ended(status)
         text = f"{status.code} {status.description}".strip()
         if ended is not None and ended.delivered == 0 and status.code in (404, 408, 409, 503):
+            self.exercise("no-pull-storm")
             self._count_empty(loop, ended, now, evidence)
         if status.code == 409 and status.description in TERMINAL:
+            self.exercise("terminal-stops")
             loop.terminal = Trigger(now, evidence, value=text)
             loop.awaiting = None
             return
         if status.code == 423:
+            self.exercise("pin-dropped-on-423")
             refused = ended.request.pin_id if ended is not None else ""
             loop.unpinned = Trigger(now, evidence, value=refused or (loop.pinned.value if loop.pinned else ""))
             loop.pinned = None
         if status.description == "Exceeded MaxWaiting":
+            self.exercise("max-waiting-backoff")
             loop.max_waiting = Trigger(now, evidence, value=text)
             return
         if status.pending_messages is not None:
+            self.exercise("pending-reconcile")
             loop.pending_status = Trigger(now, evidence, value=text)
         if not loop.consuming:
             return
         if status.description == "Leadership Change":
+            self.exercise("leadership-repull")
             self._await(loop, "leadership-repull", now, "no pull after 409 Leadership Change", evidence)
         elif status.pending_messages is not None and self._wants_refill(loop):
             self._await(loop, "pending-reconcile", now, f"no pull after {text} left nothing owed", evidence)
@@ -270,10 +299,14 @@ class Conformance:
             detail = f"{kind} after +TERM"
             self.violate("no-ack-after-term", owner, ack.stream, ack.consumer, detail, evidence, now)
         elif kind == "+TERM":
+            self.exercise("no-ack-after-term")
             self._termed[key] = now
             if len(self._termed) > TERMED_KEPT:
                 self._termed.popitem(last=False)
-        if not reply and kind != "+NXT" and (ack.stream, ack.consumer) in self.expectations.ack_sync:
+        ack_sync = kind != "+NXT" and (ack.stream, ack.consumer) in self.expectations.ack_sync
+        if ack_sync:
+            self.exercise("ack-sync")
+        if ack_sync and not reply:
             detail = f"{kind} without a reply subject where AckSync is asked for"
             self.violate("ack-sync", owner, ack.stream, ack.consumer, detail, evidence, now)
 
