@@ -50,7 +50,8 @@ class Conformance:
         self.suppressed: Counter[str] = Counter()  # violations counted but not kept, per rule
         self.exercised: Counter[str] = Counter()  # times each rule had something to judge
         self._loops: dict[tuple[str, str], PullLoop] = {}
-        self._by_target: dict[tuple[int, str, str], list[PullLoop]] = {}
+        # Each connection's loops by (stream, consumer): where a delivered message finds its loop.
+        self._by_client: dict[int, dict[tuple[str, str], list[PullLoop]]] = {}
         self._orphans: dict[tuple[str, str], PullLoop] = {}
         self._termed: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._deadlines: list[tuple[float, int, str, Any]] = []
@@ -85,7 +86,7 @@ class Conformance:
         self.suppressed.clear()
         self.exercised.clear()
         self._loops.clear()
-        self._by_target.clear()
+        self._by_client.clear()
         self._orphans.clear()
         self._termed.clear()
         self._deadlines.clear()
@@ -113,7 +114,7 @@ class Conformance:
         self.settle(now)
         account = owner.account.name
         for key, loop in list(self._orphans.items()):
-            if key[0] == account and matches(subject, loop.reply):
+            if key[0] == account and _resubscribes(subject, loop.reply):
                 del self._orphans[key]
                 self._adopt(loop, owner)
                 self.exercise("reconnect-repull")
@@ -148,8 +149,8 @@ class Conformance:
     def closed(self, owner: Client) -> None:
         now = self.clock.monotonic()
         self.settle(now)
-        for key in [k for k in self._by_target if k[0] == owner.cid]:
-            for loop in self._by_target.pop(key):
+        for loops in self._by_client.pop(owner.cid, {}).values():
+            for loop in loops:
                 loop.disconnected()
                 self._loops.pop(loop.key, None)
                 if loop.consuming and loop.terminal is None:
@@ -209,7 +210,7 @@ class Conformance:
             loop = PullLoop(owner.account.name, reply, request.stream, request.consumer, owner.cid, owner.name)
             loop.consuming = (request.stream, request.consumer) in self.expectations.consume
             self._loops[key] = loop
-            self._by_target.setdefault((owner.cid, request.stream, request.consumer), []).append(loop)
+            self._index(loop)
         elif loop.client_id != owner.cid:
             self._adopt(loop, owner)
         return loop
@@ -219,17 +220,20 @@ class Conformance:
         self._unindex(loop)
         loop.client_id, loop.client_name, loop.connected = owner.cid, owner.name, True
         self._loops[loop.key] = loop
-        self._by_target.setdefault((owner.cid, loop.stream, loop.consumer), []).append(loop)
+        self._index(loop)
+
+    def _index(self, loop: PullLoop) -> None:
+        self._by_client.setdefault(loop.client_id, {}).setdefault((loop.stream, loop.consumer), []).append(loop)
 
     def _unindex(self, loop: PullLoop) -> None:
-        loops = self._by_target.get((loop.client_id, loop.stream, loop.consumer), [])
+        loops = self._by_client.get(loop.client_id, {}).get((loop.stream, loop.consumer), [])
         if loop in loops:
             loops.remove(loop)
 
     def _loop_for(self, owner: Client, pattern: str, ack: wire.AckSubject) -> PullLoop | None:
         """The loop a consumer's message went to: the oldest with a pull out, on this subscription."""
         best: PullLoop | None = None
-        for loop in self._by_target.get((owner.cid, ack.stream, ack.consumer), ()):
+        for loop in self._by_client.get(owner.cid, {}).get((ack.stream, ack.consumer), ()):
             on_sub = loop.pulls and (pattern == loop.reply or matches(pattern, loop.reply))
             if on_sub and (best is None or loop.pulls[0].at < best.pulls[0].at):
                 best = loop
@@ -383,3 +387,15 @@ class Conformance:
             return
         at_ns = self.clock.time_ns() - int((self.clock.monotonic() - at) * 1e9)
         self.violations.append(Violation(rule, owner.name, owner.cid, stream, consumer, detail, evidence, at, at_ns))
+
+
+def _resubscribes(pattern: str, reply: str) -> bool:
+    """Whether a new subscription is a client's inbox again (``_INBOX.<id>.*``), not a catch-all like ``>``."""
+    if pattern == reply:
+        return True
+    literal = []
+    for token in pattern.split("."):
+        if token in ("*", ">"):
+            break
+        literal.append(token)
+    return len(literal) >= 2 and matches(pattern, reply)
