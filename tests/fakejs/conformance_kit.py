@@ -15,12 +15,20 @@ import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from fakejs import Server
 from fakejs.gocompat.gotime import NS
-from fakejs.testkit.conformance import ConformanceReport, Violation
+from fakejs.testkit.conformance import Conformance, ConformanceReport, Violation
 from tests.fakejs.clients import eventually
 
 STREAM, CONSUMER = "S", "C"
 NEXT = f"$JS.API.CONSUMER.MSG.NEXT.{STREAM}.{CONSUMER}"
+
+
+def watch_of(server: Server) -> Conformance:
+    """The server's conformance watch (the tests start servers with ``conformance=True``)."""
+    watch = server.conformance_watch
+    assert watch is not None
+    return watch
 
 
 def seconds(value: float) -> int:
@@ -89,7 +97,11 @@ class Puller:
         return [m for m in self.got if not is_status(m)]
 
     def statuses(self) -> list[str]:
-        return [f"{(m.headers or {})['Status']} {(m.headers or {}).get('Description', '')}".strip() for m in self.got if is_status(m)]
+        return [
+            f"{(m.headers or {})['Status']} {(m.headers or {}).get('Description', '')}".strip()
+            for m in self.got
+            if is_status(m)
+        ]
 
     async def wait_messages(self, count: int) -> list[Msg]:
         await eventually(lambda: len(self.messages()) >= count, what=f"{count} messages on {self.inbox}")

@@ -18,7 +18,20 @@ import json
 
 from fakejs import ManualClock, Server
 from fakejs.testkit.conformance import RULES
-from tests.fakejs.conformance_kit import CONSUMER, STREAM, Puller, api, check, connect, only, publish, seconds, setup
+from tests.fakejs.clients import eventually
+from tests.fakejs.conformance_kit import (
+    CONSUMER,
+    STREAM,
+    Puller,
+    api,
+    check,
+    connect,
+    only,
+    publish,
+    seconds,
+    setup,
+    watch_of,
+)
 
 
 def test_the_rules_under_test() -> None:
@@ -93,7 +106,7 @@ async def test_pulls_with_expires_or_no_wait_keep_pull_expires() -> None:
 
 async def consume_six_of_ten(server: Server, name: str) -> Puller:
     """A loop with a buffer of 10 that got 6: 4 still owed, the threshold (5) reached."""
-    server.conformance_watch.expect(STREAM, CONSUMER, consume=True)  # type: ignore[union-attr]
+    watch_of(server).expect(STREAM, CONSUMER, consume=True)
     nc = await connect(server.url, name)
     await setup(nc)
     await publish(nc, 6)
@@ -123,7 +136,7 @@ async def test_top_up_to_the_buffer_at_the_threshold_keeps_both_rules() -> None:
 
 async def test_top_up_above_the_threshold_breaks_pull_threshold() -> None:
     async with Server(conformance=True, clock=ManualClock()) as server:
-        server.conformance_watch.expect(STREAM, CONSUMER, consume=True)  # type: ignore[union-attr]
+        watch_of(server).expect(STREAM, CONSUMER, consume=True)
         nc = await connect(server.url, "eager")
         await setup(nc)
         await publish(nc, 2)
@@ -152,7 +165,7 @@ async def test_long_pull_without_heartbeat_breaks_heartbeat_configured() -> None
 
 async def test_consume_loop_pull_without_heartbeat_breaks_heartbeat_configured() -> None:
     async with Server(conformance=True, clock=ManualClock()) as server:
-        server.conformance_watch.expect(STREAM, CONSUMER, consume=True)  # type: ignore[union-attr]
+        watch_of(server).expect(STREAM, CONSUMER, consume=True)
         nc = await connect(server.url, "deaf-loop")
         await setup(nc)
         puller = await Puller(nc).start()
@@ -163,7 +176,7 @@ async def test_consume_loop_pull_without_heartbeat_breaks_heartbeat_configured()
 
 async def test_long_pull_with_heartbeat_keeps_heartbeat_configured() -> None:
     async with Server(conformance=True, clock=ManualClock()) as server:
-        server.conformance_watch.expect(STREAM, CONSUMER, consume=True)  # type: ignore[union-attr]
+        watch_of(server).expect(STREAM, CONSUMER, consume=True)
         nc = await connect(server.url, "listening")
         await setup(nc)
         puller = await Puller(nc).start()
@@ -208,7 +221,7 @@ async def test_term_alone_keeps_no_ack_after_term() -> None:
 
 async def test_ack_without_reply_breaks_ack_sync() -> None:
     async with Server(conformance=True, clock=ManualClock()) as server:
-        server.conformance_watch.expect(STREAM, CONSUMER, ack_sync=True)  # type: ignore[union-attr]
+        watch_of(server).expect(STREAM, CONSUMER, ack_sync=True)
         puller = await one_message(server, "fire-and-forget")
         msg = puller.messages()[0]
         await puller.nc.publish(msg.reply, b"+ACK")
@@ -219,7 +232,7 @@ async def test_ack_without_reply_breaks_ack_sync() -> None:
 
 async def test_double_ack_keeps_ack_sync() -> None:
     async with Server(conformance=True, clock=ManualClock()) as server:
-        server.conformance_watch.expect(STREAM, CONSUMER, ack_sync=True)  # type: ignore[union-attr]
+        watch_of(server).expect(STREAM, CONSUMER, ack_sync=True)
         puller = await one_message(server, "careful")
         confirmed = await puller.nc.request(puller.messages()[0].reply, b"+ACK", timeout=2)
         assert confirmed.data == b""
@@ -253,7 +266,7 @@ async def test_gap_without_reset_breaks_ordered_reset() -> None:
     async with Server(conformance=True, clock=clock) as server:
         puller, consumer = await ordered_with_a_gap(server, "unordered")
         assert not server.conformance()  # the reset has the window to come
-        clock.advance(server.conformance_watch.settings.window + 0.1)  # type: ignore[union-attr]
+        clock.advance(watch_of(server).settings.window + 0.1)
         violation = only(server.conformance(), "ordered-reset")
         third = puller.messages()[1]
         check(violation, "unordered", f"MSG s.a {third.reply} 2\r\nm2\r\n".encode(), consumer)
@@ -279,7 +292,7 @@ async def test_reset_after_the_last_sequence_keeps_ordered_reset() -> None:
         puller, _ = await ordered_with_a_gap(server, "ordered")
         config = {**ORDERED, "deliver_policy": "by_start_sequence", "opt_start_seq": 2}
         await api(puller.nc, f"$JS.API.CONSUMER.CREATE.{STREAM}", {"stream_name": STREAM, "config": config})
-        clock.advance(server.conformance_watch.settings.window + 0.1)  # type: ignore[union-attr]
+        clock.advance(watch_of(server).settings.window + 0.1)
         assert not server.conformance(), server.conformance().text()
         await puller.nc.close()
 
@@ -289,23 +302,16 @@ async def test_reset_after_the_last_sequence_keeps_ordered_reset() -> None:
 
 async def empty_pulls(server: Server, clock: ManualClock, name: str, count: int, pause: float) -> list[bytes]:
     """``count`` no_wait pulls of an empty consumer, each after the last one's 404 and ``pause`` seconds."""
-    server.conformance_watch.settings.storm_limit = 3  # type: ignore[union-attr]
+    watch_of(server).settings.storm_limit = 3
     nc = await connect(server.url, name)
     await setup(nc)
     puller = await Puller(nc).start()
     sent = []
-    for index in range(count):
+    for _ in range(count):
         sent.append(await puller.pull(batch=1, no_wait=True))
-        await puller.wait_status("404")
-        await eventually_statuses(puller, index + 1)
+        await eventually(lambda: len(puller.statuses()) >= len(sent), what="the 404")
         clock.advance(pause)
     return sent
-
-
-async def eventually_statuses(puller: Puller, count: int) -> None:
-    from tests.fakejs.clients import eventually
-
-    await eventually(lambda: len(puller.statuses()) >= count, what=f"{count} statuses")
 
 
 async def test_empty_pulls_retried_at_once_break_no_pull_storm() -> None:
