@@ -352,6 +352,7 @@ async def test_report_as_json_names_rule_source_client_bytes_and_time() -> None:
         assert violation["bytes"] == sent.decode()
         assert violation["time"].endswith("Z")
         assert json.loads(json.dumps(doc)) == doc
+        assert "[pull-expires] forever S/C: a waiting pull without expires" in server.conformance().text()
         await nc.close()
 
 
@@ -369,4 +370,16 @@ async def test_report_over_nats_and_expect_request() -> None:
         assert reply["violations"] == server.conformance().describe()["violations"]
         assert [v["rule"] for v in reply["violations"]] == ["heartbeat-configured"]
         assert reply["violations"][0]["bytes"] == sent.decode()
+        await nc.close()
+
+
+async def test_unwatched_server_says_so_and_refuses_expectations() -> None:
+    async with Server() as server:
+        nc = await connect(server.url, "anyone")
+        reply = json.loads((await nc.request("$FAKEJS.CONFORMANCE", b"")).data)
+        assert (reply["watched"], reply["violations"]) == (False, [])
+        body = json.dumps({"stream": STREAM, "consumer": CONSUMER, "ack_sync": True}).encode()
+        refused = json.loads((await nc.request("$FAKEJS.CONFORMANCE.EXPECT", body)).data)
+        assert "conformance=True" in refused["error"]
+        assert server.conformance().text().startswith("client conformance: not watched")
         await nc.close()
