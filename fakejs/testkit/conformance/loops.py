@@ -131,8 +131,17 @@ class PullLoop:
     def disconnected(self) -> None:
         """The connection closed: its pulls died with it."""
         self.connected = False
+        self.given_up()
+
+    def given_up(self) -> None:
+        """The client counts its pulls as dead (two heartbeats missed): it owes itself nothing more."""
         self.pulls.clear()
         self.owed_messages = self.owed_bytes = 0
+
+    def silent_for(self, now: float) -> bool:
+        """Whether two of the heartbeats the loop's pulls asked for have been missed by ``now``."""
+        heartbeat = self.heartbeat
+        return heartbeat > 0 and now - self.silent_since >= 2 * heartbeat
 
     def _remove(self, pull: Pull) -> None:
         self.pulls.remove(pull)

@@ -161,6 +161,10 @@ class Conformance:
     def _on_pull(self, owner: Client, reply: str, request: wire.PullRequest, evidence: bytes, now: float) -> None:
         loop = self._loop(owner, reply, request)
         config = self.consumer_config(owner, request.stream, request.consumer)
+        if loop.silent_for(now):
+            # ADR-37: after missed heartbeats a loop resets its pending counts and pulls afresh,
+            # so the pulls the server still holds are no longer owed to it.
+            loop.given_up()
         if loop.pulls:
             loop.consuming = True  # a top-up: only a loop keeps two pulls out
         self._exercise_pull(loop, request, now)
