@@ -149,6 +149,8 @@ class Conformance:
         config = self.consumer_config(owner, request.stream, request.consumer)
         if loop.pulls:
             loop.consuming = True  # a top-up: only a loop keeps two pulls out
+        if loop.pulls and loop.heartbeat and now - loop.silent_since > 2 * loop.heartbeat:
+            loop.forget()  # two heartbeats missed: the client counts its pulls as gone (as nats.go does)
         found = checks.after_statuses(request, loop, now, self.settings)
         found += checks.limits(request, config)
         found += checks.expiry(request)
