@@ -16,6 +16,7 @@ of real time; waits are bounded polls.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -164,7 +165,7 @@ async def test_refused_pull_backs_off(server: Server, nc: Client) -> None:
         await eventually(lambda: numbers(loop) == [1, 2], 3, what="messages to the third pull")
         assert loop.statuses == [("409", "Exceeded MaxWaiting")] * 2
         await eventually(lambda: len(pulls) == 3, 2, what="pulls seen")
-        assert all(later - earlier >= 0.25 for earlier, later in zip(pulls, pulls[1:], strict=False))
+        assert all(later - earlier >= 0.25 for earlier, later in itertools.pairwise(pulls))
         await conforms(server)
     finally:
         await sub.unsubscribe()
