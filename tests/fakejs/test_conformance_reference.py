@@ -293,6 +293,23 @@ async def test_ordered_consume_resets_after_a_dropped_delivery(server: Server, n
         assert loop.resets == [5] and len(loop.consumers) == 2
         names = await api(nc, "$JS.API.CONSUMER.NAMES.S")
         assert names["consumers"] == loop.consumers[1:]  # the old one deleted
+        await conforms(server, linger=2 * HEARTBEAT + WINDOW + 0.3)  # the old consumer's silence is no fault
+    finally:
+        await loop.stop()
+
+
+async def test_ordered_consume_resets_when_heartbeats_stop(server: Server, nc: Client) -> None:
+    """No heartbeat ever comes: the ordered consume starts again (from where it was) instead of pulling."""
+    await create_stream(nc, {"name": "S", "subjects": ["s.>"], "storage": "memory"})
+    await publish(nc, "s.x", [b"1", b"2"])
+    server.control.stop_heartbeats("S")
+    loop = OrderedConsume(nc, "S", max_messages=6, expires=EXPIRES, heartbeat=HEARTBEAT, clock=server.clock.monotonic)
+    await loop.start()
+    try:
+        await eventually(lambda: len(loop.resets) >= 2, 3, what="resets on the silence")
+        assert set(loop.resets) == {3}
+        await publish(nc, "s.x", [b"3", b"4"])
+        await eventually(lambda: numbers(loop) == [1, 2, 3, 4], 3, what="every message")
         await conforms(server)
     finally:
         await loop.stop()

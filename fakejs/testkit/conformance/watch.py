@@ -93,6 +93,10 @@ class Conformance:
                 evidence = wire.frame("PUB", subject, reply, headers, payload)
                 self._on_pull(owner, reply, wire.pull_request(*target, payload), evidence, now)
             return
+        deleted = wire.deleted_target(subject)
+        if deleted is not None:
+            self._retire(owner, *deleted)
+            return
         if subject.startswith("$JS.") and ".CONSUMER.CREATE." in subject:
             self.ordered.created(owner, subject, payload, wire.frame("PUB", subject, reply, headers, payload), now)
 
@@ -194,6 +198,13 @@ class Conformance:
         loop.client_id, loop.client_name, loop.connected = owner.cid, owner.name, True
         self._loops[loop.key] = loop
         self._by_target.setdefault((owner.cid, loop.stream, loop.consumer), []).append(loop)
+
+    def _retire(self, owner: Client, stream: str, consumer: str) -> None:
+        """The client deletes a consumer it pulls from (an ordered consumer's reset): its loops end there."""
+        for loop in self._by_target.pop((owner.cid, stream, consumer), []):
+            loop.awaiting = None
+            if self._loops.get(loop.key) is loop:
+                del self._loops[loop.key]
 
     def _unindex(self, loop: PullLoop) -> None:
         loops = self._by_target.get((loop.client_id, loop.stream, loop.consumer), [])
