@@ -68,7 +68,7 @@ async def test_consume_by_messages_reconciles_to_zero(target: Target) -> None:
         await consume.stop()
         assert [int(m.data) for m in consume.received] == list(range(60))
         assert [m.metadata.sequence.stream for m in consume.received] == list(range(1, 61))
-        assert (consume.pending_messages, consume.pending_bytes) == (0, 0)
+        assert (consume.pending_messages, consume.pending_bytes, consume.clamped) == (0, 0, 0)
         assert consume.statuses and {code for code, _ in consume.statuses} == {"408"}
         assert consume.missed_heartbeats == 0 and consume.error == ""
         info = await api(nc, "$JS.API.CONSUMER.INFO.S.C")
@@ -88,7 +88,7 @@ async def test_consume_by_bytes_reconciles_to_zero(target: Target) -> None:
         await settle(target, consume)
         await consume.stop()
         assert [int(m.data) for m in consume.received] == list(range(40))
-        assert (consume.pending_messages, consume.pending_bytes) == (0, 0)
+        assert (consume.pending_messages, consume.pending_bytes, consume.clamped) == (0, 0, 0)
         assert consume.missed_heartbeats == 0
     finally:
         await nc.close()

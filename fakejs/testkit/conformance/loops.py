@@ -101,10 +101,18 @@ class PullLoop:
         self.last_pull_at = pull.at
 
     def delivered(self, size: int) -> None:
-        """A message for the oldest pull (the server serves waiting pulls in order)."""
+        """A message for the pull the server serves next: the first in line that it fits.
+
+        The server takes waiting pulls in turn, putting one that still owes
+        back at the end of the line after each message (nats-server's wait
+        queue), so messages go round the loop's pulls.  A max_bytes pull
+        whose remaining bytes are fewer than the message's size is not
+        given it: the server ends that pull (409 Message Size Exceeds
+        MaxBytes, with its pending counts) and serves the next.
+        """
         if not self.pulls:
             return
-        pull = self.pulls[0]
+        pull = next((p for p in self.pulls if not p.request.max_bytes or p.owed_bytes >= size), self.pulls[0])
         pull.delivered += 1
         pull.owed_messages -= 1
         self.owed_messages -= 1
@@ -114,6 +122,9 @@ class PullLoop:
             self.owed_bytes -= used
         if pull.owed_messages <= 0 or (pull.request.max_bytes and pull.owed_bytes <= 0):
             self._remove(pull)
+        elif len(self.pulls) > 1:
+            self.pulls.remove(pull)
+            self.pulls.append(pull)
 
     def ended(self, status: Status) -> Pull | None:
         """The pull a status ends: the one whose count it names, a refused (newest) one, or the oldest."""
@@ -131,10 +142,10 @@ class PullLoop:
     def disconnected(self) -> None:
         """The connection closed: its pulls died with it."""
         self.connected = False
-        self.given_up()
+        self.forget()
 
-    def given_up(self) -> None:
-        """The client counts its pulls as dead (two heartbeats missed): it owes itself nothing more."""
+    def forget(self) -> None:
+        """Count nothing as owed any more: the pulls are gone, or the client may take them for gone."""
         self.pulls.clear()
         self.owed_messages = self.owed_bytes = 0
 

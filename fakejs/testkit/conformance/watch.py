@@ -106,6 +106,10 @@ class Conformance:
                 evidence = wire.frame("PUB", subject, reply, headers, payload)
                 self._on_pull(owner, reply, wire.pull_request(*target, payload), evidence, now)
             return
+        deleted = wire.deleted_target(subject)
+        if deleted is not None:
+            self._retire(owner, *deleted)
+            return
         if subject.startswith("$JS.") and ".CONSUMER.CREATE." in subject:
             self.ordered.created(owner, subject, payload, wire.frame("PUB", subject, reply, headers, payload), now)
 
@@ -164,10 +168,12 @@ class Conformance:
         if loop.silent_for(now):
             # ADR-37: after missed heartbeats a loop resets its pending counts and pulls afresh,
             # so the pulls the server still holds are no longer owed to it.
-            loop.given_up()
+            if loop.consuming:
+                self.exercise("heartbeat-missed")
+            loop.forget()
         if loop.pulls:
             loop.consuming = True  # a top-up: only a loop keeps two pulls out
-        self._exercise_pull(loop, request, now)
+        self._exercise_pull(loop, request)
         found = checks.after_statuses(request, loop, now, self.settings)
         found += checks.limits(request, config)
         found += checks.expiry(request)
@@ -191,16 +197,13 @@ class Conformance:
             loop.heartbeat_scheduled = True
             self.schedule(now + 2 * request.heartbeat + self.settings.window, "heartbeat", loop)
 
-    def _exercise_pull(self, loop: PullLoop, request: wire.PullRequest, now: float) -> None:
+    def _exercise_pull(self, loop: PullLoop, request: wire.PullRequest) -> None:
         """Count the rules a pull gives something to judge."""
         self.exercised.update(("pull-limits", "pull-expires", "heartbeat-configured"))
         if loop.pulls:
             self.exercised.update(("pull-buffer", "pull-threshold"))
         if loop.pinned is not None and request.group:
             self.exercise("pin-id-echoed")
-        heartbeat = loop.heartbeat
-        if loop.consuming and heartbeat and now - loop.silent_since >= 2 * heartbeat:
-            self.exercise("heartbeat-missed")
 
     def exercise(self, rule: str) -> None:
         self.exercised[rule] += 1
@@ -228,6 +231,13 @@ class Conformance:
 
     def _index(self, loop: PullLoop) -> None:
         self._by_client.setdefault(loop.client_id, {}).setdefault((loop.stream, loop.consumer), []).append(loop)
+
+    def _retire(self, owner: Client, stream: str, consumer: str) -> None:
+        """The client deletes a consumer it pulls from (an ordered consumer's reset): its loops end there."""
+        for loop in self._by_client.get(owner.cid, {}).pop((stream, consumer), []):
+            loop.awaiting = None
+            if self._loops.get(loop.key) is loop:
+                del self._loops[loop.key]
 
     def _unindex(self, loop: PullLoop) -> None:
         loops = self._by_client.get(loop.client_id, {}).get((loop.stream, loop.consumer), [])

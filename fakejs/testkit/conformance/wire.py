@@ -66,6 +66,18 @@ def pull_target(subject: str) -> tuple[str, str] | None:
     return None
 
 
+def deleted_target(subject: str) -> tuple[str, str] | None:
+    """``(stream, consumer)`` of a ``$JS[.<domain>].API.CONSUMER.DELETE`` subject, else None."""
+    if not subject.startswith("$JS.") or ".CONSUMER.DELETE." not in subject:
+        return None
+    tokens = subject.split(".")
+    if len(tokens) == 6 and tokens[1] == "API":
+        return tokens[4], tokens[5]
+    if len(tokens) == 7 and tokens[2] == "API":
+        return tokens[5], tokens[6]
+    return None
+
+
 def _number(doc: dict[str, Any], key: str) -> int:
     value = doc.get(key, 0)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
