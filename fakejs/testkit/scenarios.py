@@ -198,8 +198,7 @@ def resolve(name_or_path: str) -> str:
 
 
 def shipped_names() -> list[str]:
-    names = [f[:-5] for f in os.listdir(SHIPPED) if f.endswith(".toml")]
-    return sorted(names) + conformance_names()
+    return sorted(f[:-5] for f in os.listdir(SHIPPED) if f.endswith(".toml"))
 
 
 def conformance_names() -> list[str]:

@@ -16,6 +16,7 @@ import io
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,10 @@ def wrong_client(tmp_path: Path) -> str:
 
 def test_every_conformance_scenario_loads_and_is_found_by_name() -> None:
     names = conformance_names()
+    repository = Path(__file__).resolve().parents[2]
+    assert names == sorted(f"conformance/{path.stem}" for path in (repository / "scenarios/conformance").glob("*.toml"))
+    package_data = tomllib.loads((repository / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert "conformance/*.toml" in package_data["fakejs.scenarios"]  # they ship in the wheel
     assert {name.removeprefix("conformance/") for name in names} == EXPECTED
     for name in names:
         scenario = load_scenario(name)
