@@ -14,7 +14,8 @@ As on nats-server, JetStream is on only with ``-js``.  The one deliberate
 difference: the default address is 127.0.0.1, not 0.0.0.0.  fakejs's own
 flags (``--scenario``, ``--scenario_dir``, ``--clock``, ``--autojump``,
 ``--seed``, ``--no_control``, ``--control_token``, ``--max_payload``,
-``--tls-selfsigned``, ``--tls_dir``, ``--cluster_size``) have no nats-server spelling.  May import :mod:`fakejs.server` and every layer
+``--tls-selfsigned``, ``--tls_dir``, ``--cluster_size``) have no nats-server spelling, nor has
+``fakejs conformance run`` (:mod:`fakejs.cli.conformance`), recognised only as the first argument.  May import :mod:`fakejs.server` and every layer
 below it; nothing inside fakejs imports this package.
 """
 
@@ -115,8 +116,13 @@ def _port_problem(options: ServerOptions) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["conformance"]:  # fakejs's own subcommand: nats-server has no positional arguments
+        from fakejs.cli.conformance import main as conformance_main
+
+        return conformance_main(arguments[1:])
     try:
-        command = command_line(sys.argv[1:] if argv is None else argv)
+        command = command_line(arguments)
     except Exit as end:
         sys.stderr.write(end.stderr)  # Go's flag error first, then the usage (nats-server's order)
         sys.stderr.flush()

@@ -67,12 +67,20 @@ from importlib import resources
 from typing import Any, Protocol
 
 from fakejs.testkit.faults import ACTION_NAMES, CLUSTER_ACTION_NAMES, Fault, FaultError, Faults, validate
+from fakejs.testkit.scenario_conformance import (
+    ConformancePlan,
+    ConformanceTableError,
+    conformance_plan,
+    default_subject,
+)
 
 SHIPPED = str(resources.files("fakejs.scenarios"))
 MAX_SCENARIO_BYTES = 1 << 20  # a scenario file a request names is read up to this size
 # A file name a request may give: no directory part, no dot-dot, no leading dot.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
-TOP_KEYS = frozenset({"name", "description", "clock", "cluster", "setup", "steps"})
+TOP_KEYS = frozenset({"name", "description", "clock", "cluster", "setup", "steps", "conformance"})
+# Shipped scenarios for ``fakejs conformance run``, found as ``conformance/NAME``.
+CONFORMANCE_DIR = "conformance"
 CLUSTER_KEYS = frozenset({"size", "jetstream", "election"})
 SETUP_KEYS = frozenset({"streams", "consumers"})
 STEP_KEYS = frozenset({"on", "at", "match", "after", "times", "delay", "do", "args", "name", "node"})
@@ -107,6 +115,8 @@ class Scenario:
     cluster: dict[str, Any] = field(default_factory=dict)  # the cluster it needs ({} : any server)
     nodes: list[str] = field(default_factory=list)  # each step's ``node`` ("": every node)
     text: str = field(default="", repr=False)  # the TOML, to point at a line in later errors
+    # The ``[conformance]`` table: how a client under test consumes (see fakejs.testkit.scenario_conformance).
+    conformance: ConformancePlan | None = None
 
     def start(self, controller: ScenarioHost) -> list[Fault]:
         """Create the setup streams and consumers, then install every step (on a single server)."""
@@ -191,6 +201,13 @@ def shipped_names() -> list[str]:
     return sorted(f[:-5] for f in os.listdir(SHIPPED) if f.endswith(".toml"))
 
 
+def conformance_names() -> list[str]:
+    """The shipped conformance scenarios, as ``conformance/NAME``."""
+    directory = os.path.join(SHIPPED, CONFORMANCE_DIR)
+    found = os.listdir(directory) if os.path.isdir(directory) else []
+    return sorted(f"{CONFORMANCE_DIR}/{f[:-5]}" for f in found if f.endswith(".toml"))
+
+
 def find_named(name: object, directories: Sequence[str]) -> Scenario:
     """The scenario a network request names: ``x.toml`` (or ``x``) in one of ``directories``, else shipped.
 
@@ -198,10 +215,13 @@ def find_named(name: object, directories: Sequence[str]) -> Scenario:
     not a regular file all get the same error, so a caller learns nothing
     about the server's files.
     """
+    directories = [*directories, SHIPPED]
+    if isinstance(name, str) and name.startswith(CONFORMANCE_DIR + "/"):  # shipped only, one level down
+        name, directories = name[len(CONFORMANCE_DIR) + 1 :], [os.path.join(SHIPPED, CONFORMANCE_DIR)]
     if not isinstance(name, str) or not _PLAIN_NAME.fullmatch(name) or ".." in name:
         raise _unknown(name)
     file_name = name if name.endswith(".toml") else name + ".toml"
-    for directory in [*directories, SHIPPED]:
+    for directory in directories:
         data = _read_regular(os.path.join(directory, file_name), MAX_SCENARIO_BYTES)
         if data is None:
             continue
@@ -291,6 +311,12 @@ def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
         raise ScenarioError(f"{locate.top('steps')}: use [[steps]] tables")
     scenario.steps = [_step(step, index, locate) for index, step in enumerate(steps)]
     scenario.nodes = [_node(step, index, locate) for index, step in enumerate(steps)]
+    if "conformance" in doc:
+        try:
+            scenario.conformance = conformance_plan(doc["conformance"])
+        except ConformanceTableError as exc:
+            raise ScenarioError(f"{locate.top('conformance')}: {exc}") from None
+        scenario.conformance.subject = scenario.conformance.subject or default_subject(scenario.streams)
     return scenario
 
 
