@@ -81,6 +81,8 @@ class Consume:
     # Acknowledge with AckSync (a reply subject, waiting for the server's answer); or not at all.
     ack_sync: bool = False
     acknowledge: bool = True
+    # Answer every message +TERM instead (and nothing more: a terminated message takes no other ack).
+    term: bool = False
     # Hooks for a loop built on this one (the ordered consume): ``accept`` sees every message first and
     # may refuse it; ``on_missed_heartbeat`` replaces the re-pull.
     accept: Callable[[Msg], bool] | None = None
@@ -211,7 +213,9 @@ class Consume:
             self._subtract(1, 0)
         if self.group and headers.get(PIN_ID):
             self.pin_id = headers[PIN_ID]
-        if self.ack_sync:
+        if self.term:
+            await msg.term()
+        elif self.ack_sync:
             await msg.ack_sync()
         elif self.acknowledge:
             await msg.ack()
