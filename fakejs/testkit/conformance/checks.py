@@ -71,7 +71,7 @@ def buffering(request: PullRequest, loop: PullLoop, settings: Settings) -> list[
     asked = request.max_bytes if by_bytes else request.batch
     buffer = loop.buffer_bytes if by_bytes else loop.buffer_messages
     unit = "bytes" if by_bytes else "messages"
-    if owed <= 0 or buffer <= 0:
+    if owed <= 0 or buffer <= 0 or loop.absorbed:
         return []
     found: list[Finding] = []
     if owed + asked > buffer:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 from fakejs.testkit.conformance.wire import PullRequest, Status
 
+FORGOTTEN_KEPT = 16
+
 
 @dataclass
 class Pull:
@@ -79,6 +81,10 @@ class PullLoop:
     heartbeat_scheduled: bool = False
     silence_reported: float = -1.0
     empty_ends: deque[float] = field(default_factory=deque)
+    # Pulls forgotten after missed heartbeats that the server may still end; and whether one just did
+    # (the client's counts are then the server's guess: the next pull is not held to the buffer).
+    forgotten: deque[Pull] = field(default_factory=deque)
+    absorbed: bool = False
     storm_reported: float = -1.0
 
     @property
@@ -92,7 +98,18 @@ class PullLoop:
 
     @property
     def silent_since(self) -> float:
+        """Since when nothing happened on the loop: the rule's clock restarts with every pull."""
         return max(self.last_inbound, self.last_pull_at)
+
+    @property
+    def quiet_since(self) -> float:
+        """Since when the client has heard nothing its pulls could bring (ADR-37's heartbeat timer).
+
+        A client's timer restarts on what it receives, not on what it sends:
+        a top-up after the last message does not restart it.
+        """
+        oldest = self.pulls[0].at if self.pulls else self.last_pull_at
+        return max(self.last_inbound, min(oldest, self.last_pull_at))
 
     def add(self, pull: Pull) -> None:
         self.pulls.append(pull)
@@ -128,6 +145,11 @@ class PullLoop:
 
     def ended(self, status: Status) -> Pull | None:
         """The pull a status ends: the one whose count it names, a refused (newest) one, or the oldest."""
+        if status.pending_messages is not None and self.forgotten:
+            # The oldest pulls end first: a forgotten pull's 408 (the client cannot tell it from the others).
+            self.forgotten.popleft()
+            self.absorbed = True
+            return None
         if not self.pulls:
             return None
         if status.pending_messages is not None:
@@ -143,16 +165,31 @@ class PullLoop:
         """The connection closed: its pulls died with it."""
         self.connected = False
         self.forget()
+        self.forgotten.clear()
 
     def forget(self) -> None:
-        """Count nothing as owed any more: the pulls are gone, or the client may take them for gone."""
+        """Count nothing as owed any more: the pulls are gone, or the client may take them for gone.
+
+        The server still holds the pulls of a connection that lives on, and
+        answers them later; those answers are ``forgotten``'s (at most the
+        last few kept).
+        """
+        if self.connected:
+            self.forgotten.extend(self.pulls)
+            while len(self.forgotten) > FORGOTTEN_KEPT:
+                self.forgotten.popleft()
         self.pulls.clear()
         self.owed_messages = self.owed_bytes = 0
 
     def silent_for(self, now: float) -> bool:
-        """Whether two of the heartbeats the loop's pulls asked for have been missed by ``now``."""
+        """Whether the client may have counted two of its heartbeats missed by ``now``.
+
+        ADR-37 says two intervals; a client that checks on a ticker of one
+        interval (nats.js) can count two ticks without news a little before
+        two full intervals have passed, so one and a half is accepted.
+        """
         heartbeat = self.heartbeat
-        return heartbeat > 0 and now - self.silent_since >= 2 * heartbeat
+        return heartbeat > 0 and now - self.quiet_since >= 1.5 * heartbeat
 
     def _remove(self, pull: Pull) -> None:
         self.pulls.remove(pull)

@@ -187,6 +187,7 @@ class Conformance:
         loop.awaiting = None
         loop.pending_status = None
         loop.max_waiting = None
+        loop.absorbed = False
         owed_bytes = request.max_bytes
         if request.max_bytes:
             loop.buffer_bytes = max(loop.buffer_bytes, loop.owed_bytes + request.max_bytes)
@@ -363,8 +364,8 @@ class Conformance:
         """``heartbeat-missed``: two heartbeats missed, and no new pull within the window after."""
         loop.heartbeat_scheduled = False
         heartbeat = loop.heartbeat
-        if not heartbeat or not loop.connected or self._loops.get(loop.key) is not loop:
-            return
+        if not heartbeat or not loop.connected or loop.terminal is not None or self._loops.get(loop.key) is not loop:
+            return  # a consumer gone (409 Consumer Deleted) calls for no more pulls, whatever the silence
         since = loop.silent_since
         deadline = since + 2 * heartbeat + self.settings.window
         if now < deadline:
