@@ -188,6 +188,19 @@ def test_the_reference_client_passes() -> None:
     assert "time(s)" not in err
 
 
+@pytest.mark.slow
+def test_the_reference_client_passes_every_rule_in_every_scenario() -> None:
+    """The repository's ADR-37 loop (tests/harness/consume.py, ordered.py) under the whole scenario set."""
+    status, out, err = run(["run", "--client-cmd", f"{sys.executable} {REFERENCE}", "--json"])
+    report = json.loads(out)
+    failed = {row["rule"]: row["evidence"] for row in report["rules"] if row["result"] != "pass"}
+    assert status == 0 and failed == {}, (failed, err)
+    assert len(report["scenarios"]) == len(conformance_names())
+    for scenario in report["scenarios"]:
+        assert scenario["exit_code"] == 0 and not scenario["timed_out"], scenario
+        assert scenario["not_exercised"] == [] and scenario["violations"] == [], scenario
+
+
 def test_json_has_the_rows_and_the_violations(wrong_client: str) -> None:
     status, out, _ = run(["run", "--client-cmd", wrong_client, "--scenario", "conformance/steady", "--json"])
     assert status == 1
