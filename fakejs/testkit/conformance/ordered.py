@@ -14,7 +14,7 @@ consumers use (no acks, memory storage, no durable name).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -93,7 +93,8 @@ class OrderedWatch:
         self._states.clear()
         self._gaps.clear()
 
-    def delivered(self, owner: Client, ack: AckSubject, now: float, evidence: bytes) -> None:
+    def delivered(self, owner: Client, ack: AckSubject, now: float, evidence: Callable[[], bytes]) -> None:
+        """A message of a consumer (``evidence`` builds its frame, only needed for a gap)."""
         key = (owner.account.name, ack.stream, ack.consumer)
         state = self._states.get(key)
         if state is None:
@@ -108,7 +109,7 @@ class OrderedWatch:
             detail = f"delivery {ack.consumer_seq} after {state.last_dseq}: no reset"
             if start:
                 detail += f" from stream sequence {start}"
-            state.gap = Gap(start, now + self._watch.settings.window, detail, evidence)
+            state.gap = Gap(start, now + self._watch.settings.window, detail, evidence())
             self._gaps.setdefault((state.account, state.stream, state.client_id), []).append(state)
             self._watch.schedule(state.gap.deadline, "ordered", state)
             return

@@ -139,7 +139,11 @@ class Conformance:
         ack = wire.ack_subject(reply) if reply else None
         if ack is None:
             return
-        self.ordered.delivered(owner, ack, now, wire.frame("MSG", subject, reply, headers, payload))
+
+        def frame() -> bytes:
+            return wire.frame("MSG", subject, reply, headers, payload)
+
+        self.ordered.delivered(owner, ack, now, frame)
         loop = self._loop_for(owner, pattern, ack)
         if loop is None:
             return
@@ -147,7 +151,7 @@ class Conformance:
         loop.delivered(wire.message_size(subject, reply, headers, payload))
         pin = wire.pin_id(headers) if headers else ""
         if pin and (loop.pinned is None or loop.pinned.value != pin):
-            loop.pinned = Trigger(now, wire.frame("MSG", subject, reply, headers, payload), value=pin)
+            loop.pinned = Trigger(now, frame(), value=pin)
             loop.unpinned = None
 
     def closed(self, owner: Client) -> None:
