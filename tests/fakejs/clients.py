@@ -107,9 +107,12 @@ class Puller:
         await self.nc.subscribe(self.inbox, cb=on_msg)
         return self
 
-    async def pull(self, **body: Any) -> None:
-        await self.nc.publish(self.subject, json.dumps(body).encode(), reply=self.inbox)
+    async def pull(self, **body: Any) -> bytes:
+        """Publish one pull; returns its body."""
+        payload = json.dumps(body).encode()
+        await self.nc.publish(self.subject, payload, reply=self.inbox)
         await self.nc.flush()
+        return payload
 
     def messages(self) -> list[Msg]:
         return [m for m in self.got if not (m.headers and STATUS in m.headers)]

@@ -18,10 +18,10 @@ from nats.aio.msg import Msg
 from fakejs import Server
 from fakejs.gocompat.gotime import NS
 from fakejs.testkit.conformance import Conformance, ConformanceReport, Violation
+from tests.fakejs import clients
 from tests.fakejs.clients import eventually
 
 STREAM, CONSUMER = "S", "C"
-NEXT = f"$JS.API.CONSUMER.MSG.NEXT.{STREAM}.{CONSUMER}"
 
 
 def watch_of(server: Server) -> Conformance:
@@ -65,43 +65,37 @@ async def publish(nc: Client, count: int) -> None:
         await nc.request("s.a", b"m%d" % index, timeout=2)
 
 
-def is_status(msg: Msg) -> bool:
-    return bool(msg.headers) and "Status" in (msg.headers or {})
-
-
 class Puller:
-    """One reply subject (one loop, to the watch) and everything that arrives on it."""
+    """One reply subject (one loop, to the watch) and everything that arrives on it.
 
-    def __init__(self, nc: Client, subject: str = NEXT) -> None:
+    :class:`tests.fakejs.clients.Puller` does the pulling; this adds the
+    pull's frame (the evidence a violation should carry) and waits on what arrives.
+    """
+
+    def __init__(self, nc: Client, consumer: str = CONSUMER) -> None:
         self.nc = nc
-        self.subject = subject
-        self.inbox = nc.new_inbox()
-        self.got: list[Msg] = []
+        self.raw = clients.Puller(nc, STREAM, consumer)
+        self.subject = self.raw.subject
+        self.inbox = self.raw.inbox
+
+    @property
+    def got(self) -> list[Msg]:
+        return self.raw.got
 
     async def start(self) -> Puller:
-        async def on_msg(msg: Msg) -> None:
-            self.got.append(msg)
-
-        await self.nc.subscribe(self.inbox, cb=on_msg)
+        await self.raw.start()
         await self.nc.flush()
         return self
 
     async def pull(self, **body: Any) -> bytes:
         """Publish one pull; returns its ``PUB`` frame."""
-        payload = json.dumps(body, separators=(",", ":")).encode()
-        await self.nc.publish(self.subject, payload, reply=self.inbox)
-        await self.nc.flush()
-        return pub_frame(self.subject, self.inbox, payload)
+        return pub_frame(self.subject, self.inbox, await self.raw.pull(**body))
 
     def messages(self) -> list[Msg]:
-        return [m for m in self.got if not is_status(m)]
+        return self.raw.messages()
 
     def statuses(self) -> list[str]:
-        return [
-            f"{(m.headers or {})['Status']} {(m.headers or {}).get('Description', '')}".strip()
-            for m in self.got
-            if is_status(m)
-        ]
+        return [f"{code} {description}".strip() for code, description in self.raw.statuses()]
 
     async def wait_messages(self, count: int) -> list[Msg]:
         await eventually(lambda: len(self.messages()) >= count, what=f"{count} messages on {self.inbox}")

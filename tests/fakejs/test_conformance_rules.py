@@ -254,7 +254,7 @@ async def ordered_with_a_gap(server: Server, name: str) -> tuple[Puller, str]:
     consumer = created["name"]
     await publish(nc, 3)
     server.control.add_fault(on="consumer.deliver", do="drop", match={"consumer": consumer}, after=1, times=1)
-    puller = await Puller(nc, f"$JS.API.CONSUMER.MSG.NEXT.{STREAM}.{consumer}").start()
+    puller = await Puller(nc, consumer).start()
     await puller.pull(batch=3, expires=seconds(5))
     await puller.wait_messages(2)
     assert [m.metadata.sequence.consumer for m in puller.messages()] == [1, 3]
