@@ -312,25 +312,30 @@ class Conformance:
     def _on_ack(
         self, owner: Client, subject: str, reply: str, headers: bytes | None, payload: bytes, now: float
     ) -> None:
+        kind = wire.ack_kind(payload)
+        key = (owner.account.name, subject)
+        termed = key in self._termed
+        sync_asked = kind != "+NXT" and bool(self.expectations.ack_sync)
+        if not (termed or kind == "+TERM" or sync_asked):
+            return  # the common ack: nothing to judge, nothing to parse
         ack = wire.ack_subject(subject)
         if ack is None:
             return
-        kind = wire.ack_kind(payload)
-        evidence = wire.frame("PUB", subject, reply, headers, payload)
-        key = (owner.account.name, subject)
-        if key in self._termed:
+        if termed:
             detail = f"{kind} after +TERM"
+            evidence = wire.frame("PUB", subject, reply, headers, payload)
             self.violate("no-ack-after-term", owner, ack.stream, ack.consumer, detail, evidence, now)
         elif kind == "+TERM":
             self.exercise("no-ack-after-term")
             self._termed[key] = now
             if len(self._termed) > TERMED_KEPT:
                 self._termed.popitem(last=False)
-        ack_sync = kind != "+NXT" and (ack.stream, ack.consumer) in self.expectations.ack_sync
+        ack_sync = sync_asked and (ack.stream, ack.consumer) in self.expectations.ack_sync
         if ack_sync:
             self.exercise("ack-sync")
         if ack_sync and not reply:
             detail = f"{kind} without a reply subject where AckSync is asked for"
+            evidence = wire.frame("PUB", subject, reply, headers, payload)
             self.violate("ack-sync", owner, ack.stream, ack.consumer, detail, evidence, now)
 
     # -- deadlines -----------------------------------------------------------------------
