@@ -134,13 +134,16 @@ def _judging(config: pytest.Config) -> bool:
     return bool(config.getoption("--fakejs-conformance")) and _target(config) == "fake"
 
 
-def _fail_on_server_errors(server: Any) -> None:
-    """Fail the test if the fakejs server recorded exceptions of its own handlers meanwhile."""
+def _fail_on_server_errors(server: Any, violations: str = "") -> None:
+    """Fail the test if the fakejs server recorded exceptions of its own handlers meanwhile,
+    or else if its clients broke conformance rules (``violations``, the report read before the server stopped)."""
     if server.kind != "fake":
         return
     errors = server.take_errors()
     if errors:
         pytest.fail(failures.report(errors), pytrace=False)
+    if violations:
+        pytest.fail(violations, pytrace=False)
 
 
 def _violations(config: pytest.Config, server: Any) -> str:
@@ -170,9 +173,7 @@ def fakejs_server(request: pytest.FixtureRequest) -> Iterator[Any]:
         violations = _violations(request.config, server)
     finally:
         server.stop()
-    _fail_on_server_errors(server)
-    if violations:
-        pytest.fail(violations, pytrace=False)
+    _fail_on_server_errors(server, violations)
 
 
 def _fake_only(settings: dict[str, Any], harmless: frozenset[str]) -> None:
@@ -220,9 +221,7 @@ def fakejs_shared_server(request: pytest.FixtureRequest, _fakejs_session_server:
         _fakejs_session_server.reset()
     yield _fakejs_session_server
     violations = _violations(request.config, _fakejs_session_server)
-    _fail_on_server_errors(_fakejs_session_server)
-    if violations:
-        pytest.fail(violations, pytrace=False)
+    _fail_on_server_errors(_fakejs_session_server, violations)
 
 
 @pytest.fixture
