@@ -197,9 +197,7 @@ def rule_rows(runs: list[ScenarioRun]) -> list[RuleRow]:
         failed = next((run for run in runs if run.report.of(rule)), None)
         if failed is not None:
             violation = failed.report.of(rule)[0]
-            evidence = violation.evidence.decode("utf-8", "backslashreplace").replace("\r\n", "\\r\\n")
-            if len(evidence) > EVIDENCE_CHARS:
-                evidence = evidence[: EVIDENCE_CHARS - 3] + "..."
+            evidence = violation.evidence_line(EVIDENCE_CHARS)
             rows.append(
                 RuleRow(rule, "FAIL", f"{failed.scenario}: {violation.detail}: {evidence}", exercised, scenarios)
             )

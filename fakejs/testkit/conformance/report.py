@@ -66,10 +66,13 @@ class Violation:
     def line(self) -> str:
         who = self.client_name or f"cid {self.client_id}"
         where = f"{self.stream}/{self.consumer}" if self.stream else ""
-        evidence = self.evidence.decode("utf-8", "backslashreplace").replace("\r\n", "\\r\\n")
-        if len(evidence) > 200:
-            evidence = evidence[:197] + "..."
+        evidence = self.evidence_line(200)
         return f"[{self.rule}] {who} {where}: {self.detail}\n    at {gotime.rfc3339(self.at_ns)}: {evidence}"
+
+    def evidence_line(self, limit: int) -> str:
+        """The evidence on one line (CRLF shown as ``\\r\\n``), cut to ``limit`` characters."""
+        evidence = self.evidence.decode("utf-8", "backslashreplace").replace("\r\n", "\\r\\n")
+        return evidence if len(evidence) <= limit else evidence[: limit - 3] + "..."
 
 
 @dataclass
