@@ -73,13 +73,6 @@ def is_ordered(config: Mapping[str, Any] | None) -> bool:
     )
 
 
-def created_on(subject: str) -> str:
-    """The stream of a ``CONSUMER.CREATE`` subject."""
-    tokens = subject.split(".")
-    index = tokens.index("CREATE") if "CREATE" in tokens else -1
-    return tokens[index + 1] if 0 <= index < len(tokens) - 1 else ""
-
-
 class OrderedWatch:
     """Delivery sequences of ordered consumers, and the resets their gaps call for."""
 
@@ -115,9 +108,8 @@ class OrderedWatch:
             return
         state.last_dseq, state.last_sseq = ack.consumer_seq, ack.stream_seq
 
-    def created(self, owner: Client, subject: str, payload: bytes, evidence: bytes, now: float) -> None:
+    def created(self, owner: Client, stream: str, payload: bytes, evidence: bytes, now: float) -> None:
         """A ``CONSUMER.CREATE``: the reset of a gap on that stream, if one is open."""
-        stream = created_on(subject)
         try:
             doc = json.loads(payload)
         except ValueError:

@@ -110,8 +110,9 @@ class Conformance:
         if deleted is not None:
             self._retire(owner, *deleted)
             return
-        if subject.startswith("$JS.") and ".CONSUMER.CREATE." in subject:
-            self.ordered.created(owner, subject, payload, wire.frame("PUB", subject, reply, headers, payload), now)
+        created = wire.created_stream(subject)
+        if created is not None:
+            self.ordered.created(owner, created, payload, wire.frame("PUB", subject, reply, headers, payload), now)
 
     def subscribed(self, owner: Client, subject: str) -> None:
         now = self.clock.monotonic()

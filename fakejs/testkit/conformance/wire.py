@@ -54,28 +54,35 @@ class Status:
     pending_bytes: int
 
 
+def _api_tail(subject: str, operation: tuple[str, ...]) -> list[str] | None:
+    """The tokens after ``$JS[.<domain>].API.<operation>``, or None for any other subject."""
+    if not subject.startswith("$JS."):
+        return None  # most subjects a client publishes stop here
+    tokens = subject.split(".")
+    rest = tokens[2:] if tokens[1] == "API" else tokens[3:] if len(tokens) > 3 and tokens[2] == "API" else []
+    size = len(operation)
+    return rest[size:] if tuple(rest[:size]) == operation else None
+
+
+def _consumer_target(subject: str, operation: tuple[str, ...]) -> tuple[str, str] | None:
+    tail = _api_tail(subject, operation)
+    return (tail[0], tail[1]) if tail is not None and len(tail) == 2 else None
+
+
 def pull_target(subject: str) -> tuple[str, str] | None:
     """``(stream, consumer)`` of a ``$JS[.<domain>].API.CONSUMER.MSG.NEXT`` subject, else None."""
-    if not subject.startswith("$JS.") or ".CONSUMER.MSG.NEXT." not in subject:
-        return None
-    tokens = subject.split(".")
-    if len(tokens) == 7 and tokens[1] == "API":
-        return tokens[5], tokens[6]
-    if len(tokens) == 8 and tokens[2] == "API":
-        return tokens[6], tokens[7]
-    return None
+    return _consumer_target(subject, ("CONSUMER", "MSG", "NEXT"))
 
 
 def deleted_target(subject: str) -> tuple[str, str] | None:
     """``(stream, consumer)`` of a ``$JS[.<domain>].API.CONSUMER.DELETE`` subject, else None."""
-    if not subject.startswith("$JS.") or ".CONSUMER.DELETE." not in subject:
-        return None
-    tokens = subject.split(".")
-    if len(tokens) == 6 and tokens[1] == "API":
-        return tokens[4], tokens[5]
-    if len(tokens) == 7 and tokens[2] == "API":
-        return tokens[5], tokens[6]
-    return None
+    return _consumer_target(subject, ("CONSUMER", "DELETE"))
+
+
+def created_stream(subject: str) -> str | None:
+    """The stream of a ``$JS[.<domain>].API.CONSUMER.CREATE.<stream>[...]`` subject, else None."""
+    tail = _api_tail(subject, ("CONSUMER", "CREATE"))
+    return tail[0] if tail else None
 
 
 def _number(doc: dict[str, Any], key: str) -> int:
