@@ -25,47 +25,20 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for tests.conformance
 
 import nats
 import nats.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
+from tests.conformance.contract import Settings
+
 ERRORS_KEPT = 100  # error texts listed in the JSON line; later ones are counted in a last entry
 ERROR_PAUSE = 0.1  # seconds between a fetch that raised (not a timeout) and the next one
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The contract's environment variables, read once."""
-
-    url: str
-    stream: str
-    consumer: str
-    mode: str
-    ack: str
-    group: str
-    max_messages: int
-    expires: float  # seconds
-    heartbeat: float  # seconds
-    duration: float  # seconds
-
-    @classmethod
-    def from_env(cls, env: dict[str, str]) -> Settings:
-        return cls(
-            url=env.get("NATS_URL", "nats://127.0.0.1:4222"),
-            stream=env["FAKEJS_STREAM"],
-            consumer=env.get("FAKEJS_CONSUMER", ""),
-            mode=env.get("FAKEJS_MODE", "consume"),
-            ack=env.get("FAKEJS_ACK", "ack"),
-            group=env.get("FAKEJS_GROUP", ""),
-            max_messages=int(env.get("FAKEJS_MAX_MESSAGES", "10")),
-            expires=int(env.get("FAKEJS_EXPIRES_MS", "2000")) / 1000,
-            heartbeat=int(env.get("FAKEJS_HEARTBEAT_MS", "500")) / 1000,
-            duration=int(env.get("FAKEJS_DURATION_MS", "2500")) / 1000,
-        )
 
 
 class Outcome:

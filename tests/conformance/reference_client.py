@@ -23,26 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, 
 
 import nats
 
+from tests.conformance.contract import Settings
 from tests.harness.consume import Consume
 from tests.harness.ordered import OrderedConsume
 
 NAME = "conformance-client"
-
-
-class Settings:
-    """The contract's variables, read once."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.url = env["NATS_URL"]
-        self.stream = env["FAKEJS_STREAM"]
-        self.consumer = env.get("FAKEJS_CONSUMER", "")
-        self.mode = env.get("FAKEJS_MODE", "consume")
-        self.ack = env.get("FAKEJS_ACK", "ack")
-        self.group = env.get("FAKEJS_GROUP", "")
-        self.max_messages = int(env.get("FAKEJS_MAX_MESSAGES", "10"))
-        self.expires = int(env.get("FAKEJS_EXPIRES_MS", "2000")) / 1000
-        self.heartbeat = int(env.get("FAKEJS_HEARTBEAT_MS", "500")) / 1000
-        self.duration = int(env.get("FAKEJS_DURATION_MS", "3000")) / 1000
 
 
 class Client:
@@ -121,7 +106,7 @@ class Client:
 
 
 async def main() -> int:
-    client = Client(Settings(dict(os.environ)))
+    client = Client(Settings.from_env(dict(os.environ)))
     try:
         await client.run()
     except Exception as exc:
