@@ -1,9 +1,11 @@
-"""The shape of the tree: packages listed for the wheel, no import cycles, package docstrings, module sizes.
+"""The shape of the tree: packages listed for the wheel and on the layout page, no import cycles, package
+docstrings, module sizes.
 
-fakejs is laid out a folder per layer (see the README's "How fakejs is
-built"); these checks keep that layout from eroding one convenient import
-or one long module at a time.  Layer order itself is import-linter's job
-(``lint-imports``, contracts in pyproject.toml).
+fakejs is laid out a folder per layer (see docs/contributing/architecture.md);
+these checks keep that layout from eroding one convenient import or one long
+module at a time, and keep docs/contributing/layout.md naming what is there.
+Layer order itself is import-linter's job (``lint-imports``, contracts in
+pyproject.toml).
 """
 
 from __future__ import annotations
@@ -131,3 +133,49 @@ def test_every_package_says_what_it_holds_and_may_import(name: str) -> None:
 @pytest.mark.parametrize("module", [str(path.relative_to(REPO)) for path in modules()])
 def test_no_module_is_too_long(module: str) -> None:
     assert len((REPO / module).read_text().splitlines()) <= MAX_LINES
+
+
+LAYOUT_PAGE = REPO / "docs" / "contributing" / "layout.md"
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+MODULE_NAME = re.compile(r"\w+\.py")
+
+
+def layout_entries() -> dict[str, list[str]]:
+    """The layout page's list items, by the path they start with: the code spans that follow it."""
+    entries: dict[str, list[str]] = {}
+    item: list[str] = []
+    for line in [*LAYOUT_PAGE.read_text().splitlines(), ""]:
+        if line.startswith("  ") and item:
+            item.append(line)
+            continue
+        spans = CODE_SPAN.findall(" ".join(item))
+        if spans:
+            entries[spans[0]] = spans[1:]
+        item = [line] if line.startswith("- ") else []
+    return entries
+
+
+def tree_paths() -> set[str]:
+    """Every package folder (``fakejs/core/cluster/``, ``scenarios/``) and every top-level file of fakejs/."""
+    folders = {str(folder.relative_to(REPO)) + "/" for folder in package_dirs().values() if folder != PACKAGE}
+    files = {str(path.relative_to(REPO)) for path in PACKAGE.iterdir() if path.is_file()}
+    return folders | files
+
+
+def test_every_package_and_top_level_module_is_on_the_layout_page() -> None:
+    entries = layout_entries()
+    missing = sorted(tree_paths() - set(entries))
+    assert not missing, f"not described in {LAYOUT_PAGE.relative_to(REPO)}: {missing}"
+    gone = sorted(path for path in entries if path.startswith("fakejs/") and not (REPO / path).exists())
+    assert not gone, f"{LAYOUT_PAGE.relative_to(REPO)} describes what is not there: {gone}"
+
+
+def test_the_modules_the_layout_page_names_for_a_package_exist() -> None:
+    stale = [
+        f"{folder}{name}"
+        for folder, spans in layout_entries().items()
+        if folder.endswith("/") and (REPO / folder / "__init__.py").exists()
+        for name in spans
+        if MODULE_NAME.fullmatch(name) and not (REPO / folder / name).is_file()
+    ]
+    assert not stale, f"{LAYOUT_PAGE.relative_to(REPO)} names modules that do not exist: {stale}"
