@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 PAGES = sorted([REPO / "README.md", *(REPO / "docs").rglob("*.md")])
 
 FENCED = re.compile(r"^```.*?^```[ \t]*$", re.MULTILINE | re.DOTALL)
-CODE_SPAN = re.compile(r"`([^`\n]+)`")
+CODE_SPAN = re.compile(r"`((?:[^`\n]|\n(?![ \t]*\n))+)`")  # a span may wrap, within a paragraph
 REPO_PATH = re.compile(r"(?:fakejs|tests|benchmarks|scenarios|docs|\.ci)/[\w./-]*")
 DOTTED = re.compile(r"fakejs(?:\.\w+)+")
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\(\))?")
@@ -50,7 +50,8 @@ def prose(page: Path) -> str:
 
 
 def spans(page: Path) -> Iterator[str]:
-    yield from CODE_SPAN.findall(prose(page))
+    for span in CODE_SPAN.findall(prose(page)):
+        yield " ".join(span.split())
 
 
 # -- paths -------------------------------------------------------------------------------------
