@@ -130,11 +130,11 @@ def test_every_dotted_name_resolves(page: Path) -> None:
 def class_members(node: ast.ClassDef) -> set[str]:
     """Methods, nested classes, class attributes and ``self.`` attributes of a class."""
     members: set[str] = set()
-    for item in node.body:
-        members.update(bound_names(item))
-    for item in ast.walk(node):
-        if is_self_attribute(item):
-            members.add(item.attr)
+    for statement in node.body:
+        members.update(bound_names(statement))
+    for inner in ast.walk(node):
+        if is_self_attribute(inner):
+            members.add(inner.attr)
     return members
 
 

@@ -15,6 +15,7 @@ import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grimp
 import pytest
@@ -179,3 +180,47 @@ def test_the_modules_the_layout_page_names_for_a_package_exist() -> None:
         if MODULE_NAME.fullmatch(name) and not (REPO / folder / name).is_file()
     ]
     assert not stale, f"{LAYOUT_PAGE.relative_to(REPO)} names modules that do not exist: {stale}"
+
+
+ARCHITECTURE_PAGE = REPO / "docs" / "contributing" / "architecture.md"
+
+
+def layers_contracts() -> list[dict[str, Any]]:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())
+    return [contract for contract in config["tool"]["importlinter"]["contracts"] if contract["type"] == "layers"]
+
+
+def layer_modules(layer: str) -> list[str]:
+    """``"a | b"`` or ``"a : b"`` -> ``["a", "b"]``."""
+    return [name.strip() for name in re.split(r"[|:]", layer)]
+
+
+def table_rows(page: Path) -> list[list[list[str]]]:
+    """A page's table rows (header rows too), each a list of cells, each the code spans in it."""
+    rows = []
+    for line in page.read_text().splitlines():
+        if line.startswith("|") and not set(line) <= set("|-: "):
+            cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
+            rows.append([CODE_SPAN.findall(cell) for cell in cells])
+    return rows
+
+
+def test_the_architecture_page_shows_every_layers_contract_in_order() -> None:
+    """The page restates pyproject.toml's layers contracts (the truth); it must not drift from them."""
+    rows = table_rows(ARCHITECTURE_PAGE)
+    package_cells = [row[1] for row in rows if len(row) > 1]
+    for contract in layers_contracts():
+        layers = [layer_modules(layer) for layer in contract["layers"]]
+        containers = contract.get("containers")
+        if containers:
+            container = containers[0]
+        else:
+            prefix = ".".join(layers[0][0].split(".")[:-1])
+            if prefix == "fakejs":  # the package's own layers: one table row per layer
+                position = package_cells.index(layers[0])
+                assert package_cells[position : position + len(layers)] == layers, contract["name"]
+                continue
+            container = prefix
+            layers = [[name.removeprefix(prefix + ".") for name in layer] for layer in layers]
+        (row,) = [row for row in rows if row[0] == [container]]
+        assert row[1] == [name for layer in layers for name in layer], contract["name"]
