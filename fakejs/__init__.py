@@ -19,8 +19,8 @@ and a cluster of them (``Cluster`` from async code, ``ThreadedCluster``
 from synchronous code).
 
 The package face only re-exports the public names; it may import every
-layer, and nothing inside fakejs imports it (see "How fakejs is built" in
-the README for the layers and what each may import).  The names are
+layer, and nothing inside fakejs imports it (see docs/contributing/architecture.md
+for the layers and what each may import).  The names are
 imported on first use: ``python -m fakejs`` and ``import fakejs.cli`` pass
 through this module, and a server started from the command line should not
 pay for what it does not run.

@@ -1,6 +1,6 @@
 """The conformance rules: an id, one line saying what a client must do, and where it is written.
 
-Ids are stable (reports, tests and the README table use them).  Sources
+Ids are stable (reports, tests and the rule table of docs/guide/conformance.md use them).  Sources
 name the ADR section the rule comes from; where a rule needs a number the
 ADR leaves open (how soon "a new pull" must come, what "backs off" means),
 it is a :class:`Settings` field, shown in the report.
