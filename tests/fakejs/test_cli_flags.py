@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+from pathlib import Path
 
 import pytest
 
 from fakejs import cli
 from fakejs._version import __version__
 from fakejs.cli.flags import flag_set
-from fakejs.cli.settings import Exit, usage_text
+from fakejs.cli.settings import Exit, usage_text, version_text
 from fakejs.server.portsfile import executable_name, ports_json, urls
 
 # Every flag name nats-server 2.15.1 defines (server.ConfigureOptions and its -h text).
@@ -357,3 +358,12 @@ def test_ports_file_json() -> None:
     assert text == '{"nats":["nats://127.0.0.1:1"],"monitoring":["http://127.0.0.1:2"]}'
     assert ports_json(urls("nats", "::1", 1)) == '{"nats":["nats://[::1]:1"]}'
     assert urls("nats", "0.0.0.0", 1)[0] == "nats://127.0.0.1:1"
+
+
+def test_the_command_line_page_shows_what_version_and_help_print() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "guide" / "command-line.md").read_text()
+    assert f"```text\n{version_text()}```" in page
+    for section in [*NATS_SERVER_SECTIONS, "fakejs Options:"]:
+        assert f"`{section}`" in page
+    for flag in ("-sl, --signal", "--client_advertise", "--logtime_utc", "--profile", "--max_traced_msg_len"):
+        assert f"`{flag}`" in page
