@@ -30,7 +30,7 @@ ANY_STREAM = Field("stream", STRING, "The stream's name, or a shell-style patter
 ANY_CONSUMER = Field("consumer", STRING, "The consumer's name, or a shell-style pattern", default="*")
 GROUP = Field("group", STRING, 'The priority group ("": the consumer\'s first)', default="")
 CLIENTS = Field("client", STRING_OR_INTEGER, '"all", a client\'s name or a client id', default="all")
-UNTIL_REMOVED = Field("count", INTEGER, "How many times (null: until the fault is removed)", nullable=True)
+UNTIL_REMOVED = Field("count", INTEGER, "How many times (null: until the fault is removed)", nullable=True, minimum=1)
 # The names of ``fakejs.jetstream.errors.API_FAILURES`` (not imported: a plain start loads no JetStream).
 API_ERROR = Field(
     "error",
@@ -56,13 +56,19 @@ ACTION_ARGUMENTS: dict[str, Request] = {
     "restart": _action(
         "restart",
         "Stop, then start again on the same ports, keeping file-backed streams",
-        Field("down_for", NUMBER, "Seconds of server time to stay down", default=0.0),
+        Field("down_for", NUMBER, "Seconds of server time to stay down", default=0.0, minimum=0),
     ),
     "lame_duck": _action(
         "lame_duck",
         "Lame duck mode: INFO with ldm, stop accepting, close the clients over the duration, shut down",
-        Field("duration", NUMBER, "Seconds it lasts (null: the server's lame_duck_duration)", nullable=True),
-        Field("grace", NUMBER, "Seconds before clients are closed (null: lame_duck_grace_period)", nullable=True),
+        Field("duration", NUMBER, "Seconds it lasts (null: the server's lame_duck_duration)", nullable=True, minimum=0),
+        Field(
+            "grace",
+            NUMBER,
+            "Seconds before clients are closed (null: lame_duck_grace_period)",
+            nullable=True,
+            minimum=0,
+        ),
     ),
     "delete_consumer": _action(
         "delete_consumer", "Delete a consumer (its waiting pulls get 409 Consumer Deleted)", STREAM, CONSUMER
@@ -79,7 +85,7 @@ ACTION_ARGUMENTS: dict[str, Request] = {
         CONSUMER,
         Field("code", INTEGER, "The status code (409, 503...)", required=True),
         Field("text", STRING, "The status description", default=""),
-        Field("count", INTEGER, "How many pull requests", default=1),
+        Field("count", INTEGER, "How many pull requests", default=1, minimum=1),
     ),
     "fail_api": _action(
         "fail_api",
@@ -95,14 +101,16 @@ ACTION_ARGUMENTS: dict[str, Request] = {
     "delay_deliveries": _action(
         "delay_deliveries",
         "Hold deliveries back",
-        Field("seconds", NUMBER, "Seconds of server time each delivery waits", required=True),
+        Field("seconds", NUMBER, "Seconds of server time each delivery waits", required=True, minimum=0),
         ANY_STREAM,
         ANY_CONSUMER,
         UNTIL_REMOVED,
     ),
     "stall": _action("stall", "Stop answering clients' PINGs", CLIENTS),
     "advance_clock": _action(
-        "advance_clock", "Move a manual clock forward", Field("seconds", NUMBER, "Seconds to move", required=True)
+        "advance_clock",
+        "Move a manual clock forward",
+        Field("seconds", NUMBER, "Seconds to move", required=True, minimum=0),
     ),
     "clear_faults": _action("clear_faults", "Remove every installed fault"),
 }
@@ -121,7 +129,7 @@ CHANGE_ARGUMENTS: dict[str, Request] = {
         ),
     ),
     "delay": Request(
-        "delay", "Hold the delivery back", (Field("seconds", NUMBER, "Seconds of server time", default=1.0),)
+        "delay", "Hold the delivery back", (Field("seconds", NUMBER, "Seconds of server time", default=1.0, minimum=0),)
     ),
     "fail_api": Request("fail_api", "Answer the API request with an error", (API_ERROR,)),
     "rewrite": Request(

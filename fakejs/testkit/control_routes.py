@@ -19,6 +19,7 @@ from typing import Any
 
 from fakejs.testkit.arguments import ACTION_ARGUMENTS, fault_arguments, fault_match
 from fakejs.testkit.control import Controller
+from fakejs.testkit.faults import Fault
 from fakejs.testkit.schema import BOOLEAN, INTEGER, NUMBER, OBJECT, STRING, Field, Request
 
 __all__ = ["FAULT", "ROUTES", "Route", "find_route"]
@@ -51,15 +52,15 @@ FAULT = Request(
     "Install a fault; the reply describes it, with its id",
     (
         Field("do", STRING, "An event change the hook point allows, or an action", required=True),
-        Field("on", STRING, "The hook point it waits at (or give at)", nullable=True),
-        Field("at", NUMBER, "Or: seconds of server time from now until it runs its action", nullable=True),
+        Field("on", STRING, "The hook point it waits at (give on or at)", nullable=True),
+        Field("at", NUMBER, "Or: seconds of server time from now until it runs its action", nullable=True, minimum=0),
         Field("match", OBJECT, "Keys the events must match (the hook point's, below)", default={}, inner=fault_match),
         Field(
             "args", OBJECT, "The event change's or the action's arguments (below)", default={}, inner=fault_arguments
         ),
-        Field("after", INTEGER, "Matching events to let pass first", default=0),
-        Field("times", INTEGER, "How many times it fires (null: until removed)", default=1, nullable=True),
-        Field("delay", NUMBER, "Seconds of server time between the event and the action", default=0.0),
+        Field("after", INTEGER, "Matching events to let pass first", default=0, minimum=0),
+        Field("times", INTEGER, "How many times it fires (null: until removed)", default=1, nullable=True, minimum=1),
+        Field("delay", NUMBER, "Seconds of server time between the event and the action", default=0.0, minimum=0),
         Field("name", STRING, "A name to recognise it by in faults and logs", default=""),
     ),
 )
@@ -90,7 +91,11 @@ def _faults(controller: Controller, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _action_route(name: str) -> Route:
-    return Route(ACTION_ARGUMENTS[name], lambda controller, args: controller.run(name, args))
+    def run(controller: Controller, args: dict[str, Any]) -> Any:
+        result = controller.run(name, args)
+        return result.describe() if isinstance(result, Fault) else result  # the actions that install a fault
+
+    return Route(ACTION_ARGUMENTS[name], run)
 
 
 ROUTES: tuple[Route, ...] = (
@@ -108,7 +113,7 @@ ROUTES: tuple[Route, ...] = (
         Request(
             "clock/advance",
             "Move a manual clock forward, firing the timers that fall due; the reply has the time and how many fired",
-            (Field("seconds", NUMBER, "Seconds to move forward (>= 0)", required=True),),
+            (Field("seconds", NUMBER, "Seconds to move forward", required=True, minimum=0),),
         ),
         lambda controller, args: controller.advance_clock(**args),
     ),

@@ -83,7 +83,7 @@ class Field:
 
     An optional field that is absent takes ``default``; ``nullable`` lets
     ``null`` through (its meaning is the description's); ``choices`` are
-    the only values allowed.  ``inner`` chooses, from the checked body, the
+    the only values allowed; a number is at least ``minimum``.  ``inner`` chooses, from the checked body, the
     declaration an object field's keys are read against (``None``: not here).
     """
 
@@ -94,6 +94,7 @@ class Field:
     default: Any = None
     nullable: bool = False
     choices: tuple[str, ...] = ()
+    minimum: float | None = None
     inner: Callable[[Mapping[str, Any]], Request | None] | None = None
 
     @property
@@ -101,7 +102,17 @@ class Field:
         """What the field takes, as an error says it."""
         if self.choices:
             return f"one of {_names(self.choices)}"
-        return self.kind.phrase + (" or null" if self.nullable else "")
+        return self.kind.phrase + self._limits
+
+    @property
+    def type_text(self) -> str:
+        """The field's type, as the reference shows it."""
+        return self.kind.name + self._limits
+
+    @property
+    def _limits(self) -> str:
+        at_least = "" if self.minimum is None else f" >= {self.minimum:g}"
+        return at_least + (" or null" if self.nullable else "")
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,7 +164,11 @@ def check(request: Request, body: Mapping[str, Any], where: str = "", defaults: 
 def _value(spec: Field, value: Any, where: str) -> Any:
     if value is None and spec.nullable:
         return None
-    if not spec.kind.accepts(value) or (spec.choices and value not in spec.choices):
+    if (
+        not spec.kind.accepts(value)
+        or (spec.choices and value not in spec.choices)
+        or (spec.minimum is not None and value < spec.minimum)
+    ):
         raise SchemaError(f"field {_quoted(spec.name)} of {where}: expected {spec.expects}, got {_shown(value)}")
     return value
 
@@ -181,17 +196,13 @@ def _shown(value: Any) -> str:
 def markdown_table(request: Request) -> str:
     """The declaration as a Markdown table (a line saying it takes no fields when it takes none)."""
     if not request.fields:
-        return "No fields: send `{}` or an empty body.\n"
+        return "No fields.\n"
     lines = ["| field | type | default | description |", "| --- | --- | --- | --- |"]
     for spec in request.fields:
-        lines.append(f"| `{spec.name}` | {_type_cell(spec)} | {_default_cell(spec)} | {_description_cell(spec)} |")
+        lines.append(f"| `{spec.name}` | {spec.type_text} | {_default_cell(spec)} | {_description_cell(spec)} |")
     if request.one_of:
         lines += ["", f"Give exactly one of {', '.join(f'`{name}`' for name in request.one_of)}."]
     return "\n".join(lines) + "\n"
-
-
-def _type_cell(spec: Field) -> str:
-    return spec.kind.name + (" or null" if spec.nullable else "")
 
 
 def _default_cell(spec: Field) -> str:
