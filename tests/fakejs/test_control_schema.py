@@ -209,6 +209,19 @@ async def test_the_examples_of_the_task_read_as_they_should() -> None:
         await nc.close()
 
 
+async def test_a_scenario_sent_as_toml_has_its_steps_read_against_the_same_declarations() -> None:
+    toml = '[[steps]]\nat = 5.0\ndo = "delay_deliveries"\nargs = { secs = 1 }\n'
+    message = (
+        '<request>:4 (steps[0].args): unknown field "secs" in args (delay_deliveries): '
+        'expected one of "consumer", "count", "seconds", "stream"'
+    )
+    async with Server(http_port=0) as server:
+        nc = await nats.connect(server.url)
+        assert await both(server, nc, "scenario/start", {"toml": toml}) == [(400, {"error": message})] * 2
+        await nc.close()
+        assert server.faults.installed() == []
+
+
 async def test_valid_requests_are_served_over_both_transports(tmp_path: Path) -> None:
     async with Server(http_port=0, clock=ManualClock(), conformance=True) as server:
         nc = await nats.connect(server.url, name="worker")
