@@ -8,8 +8,11 @@ exec ``fakejs`` with the same arguments.  Flags are parsed with Go's
 known (:mod:`fakejs.cli.flags`); ``-c FILE`` reads a nats-server
 configuration file (:mod:`fakejs.core.configfile`), the flags given
 overriding its settings; flags asking for something fakejs does not
-serve (TLS, clusters, syslog, HTTPS monitoring, ...)
+serve (signals, syslog, log rotation, profiling, ...)
 are refused at start by name with exit status 1 (:mod:`fakejs.cli.settings`).
+``-v`` prints nats-server's version line, which harnesses parse, then
+fakejs's own; ``-h`` prints nats-server's usage layout with fakejs's
+differences beside the flags and fakejs's own flags in a section of their own.
 As on nats-server, JetStream is on only with ``-js``.  The one deliberate
 difference: the default address is 127.0.0.1, not 0.0.0.0.  fakejs's own
 flags (``--scenario``, ``--scenario_dir``, ``--clock``, ``--autojump``,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from fakejs._version import __version__
 from fakejs.core.options import NATS_VERSION
 from fakejs.gocompat.goflag import FlagSet, Parsed
 
@@ -93,11 +94,15 @@ def parse_command_line(argv: Sequence[str]) -> Parsed:
     return flag_set().parse(argv)
 
 
-# nats-server's usage layout (printed with a blank line before and after), listing what fakejs serves.
+# nats-server's usage layout (printed with a blank line before and after): its sections in its order, each of
+# its flags where it lists them, what fakejs does differently said beside the flag, and fakejs's own flags in a
+# section of their own before the common options.
 USAGE = f"""
-Usage: nats-server [options]
+Usage: fakejs [options]
+       fakejs conformance run --client-cmd <command> [--scenario <name>]... [--json]
 
-fakejs: a JetStream-compatible NATS server for tests (nats-server {NATS_VERSION} compatible).
+fakejs {__version__}: a JetStream-compatible NATS server for tests, taking nats-server {NATS_VERSION}'s options.
+Options marked "refused" are known but not served: fakejs exits with status 1 naming them.
 
 Server Options:
     -a, --addr, --net <host>         Bind to host address (default: 127.0.0.1; nats-server's: 0.0.0.0)
@@ -109,16 +114,23 @@ Server Options:
     -ms,--https_port <port>          Use port for https monitoring (needs TLS)
     -c, --config <file>              Configuration file (command-line flags override its settings)
     -t                               Test configuration and exit (needs -c)
+    -sl,--signal <signal>[=<pid>]    Send signal to a running server (refused)
+        --client_advertise <string>  Client URL to advertise to other servers (refused)
         --ports_file_dir <dir>       Creates a ports file in the specified directory (<executable_name>_<pid>.ports).
 
 Logging Options:
     -l, --log <file>                 File to redirect log output
     -T, --logtime                    Timestamp log entries (default: true; -T=false is refused)
+        --logtime_utc                Timestamps in UTC instead of local timezone (refused)
+    -s, --syslog                     Log to syslog or windows event log (refused)
+    -r, --remote_syslog <addr>       Syslog server addr (refused)
     -D, --debug                      Enable debugging output
     -V, --trace                      Trace the raw protocol
-    -VV                              Verbose trace (same as -V: fakejs has no system account)
+    -VV                              Verbose trace (as -V: the system account's internal traffic is not traced)
     -DV                              Debug and trace
-    -DVV                             Debug and verbose trace
+    -DVV                             Debug and verbose trace (as -DV)
+        --log_size_limit <limit>     Logfile size limit (refused)
+        --max_traced_msg_len <len>   Maximum printable length for traced messages (refused)
 
 JetStream Options:
     -js, --jetstream                 Enable JetStream functionality
@@ -135,6 +147,18 @@ TLS Options:
         --tlskey <file>              Private key for server certificate
         --tlsverify                  Enable TLS, verify client certificates
         --tlscacert <file>           Client certificate CA for verification
+
+Cluster Options:
+        --routes <rurl-1, rurl-2>    Routes to solicit and connect
+        --cluster <cluster-url>      Cluster URL for solicited routes (nats://[user:pass@]host:port, port -1: free)
+        --cluster_name <string>      Cluster Name, if not set one will be dynamically generated
+        --no_advertise <bool>        Do not advertise known cluster information to clients
+        --cluster_advertise <string> Cluster URL to advertise to other servers
+        --connect_retries <number>   For implicit routes, number of connect retries
+        --cluster_listen <url>       Cluster url from which members can solicit routes (as --cluster)
+
+Profiling Options:
+        --profile <port>             Profiling HTTP port (refused)
 
 fakejs Options:
         --scenario <file|name>       Start a fault scenario (a TOML file or a shipped name)
@@ -155,22 +179,8 @@ fakejs Options:
         --cluster_size <n>           Run n nodes in this process as one cluster (ports from -p and -m up,
                                      nodes named <-n or "n">1..n, one ports file listing them all)
 
-Cluster Options:
-        --routes <rurl-1, rurl-2>    Routes to solicit and connect
-        --cluster <cluster-url>      Cluster URL for solicited routes (nats://[user:pass@]host:port, port -1: free)
-        --cluster_name <string>      Cluster Name, if not set one will be dynamically generated
-        --no_advertise <bool>        Do not advertise known cluster information to clients
-        --cluster_advertise <string> Cluster URL to advertise to other servers
-        --connect_retries <number>   For implicit routes, number of connect retries
-
-Refused at start (not served by fakejs yet):
-    -sl,--signal                     Signals to a running server
-        --client_advertise           Client URL advertised to other servers (clusters)
-    -s, --syslog / -r, --remote_syslog, --log_size_limit, --max_traced_msg_len, --logtime_utc
-        --profile
-
 Common Options:
     -h, --help                       Show this message
-    -v, --version                    Show version
+    -v, --version                    Show version (nats-server's line, then fakejs's)
         --help_tls                   TLS help (what fakejs serves of TLS)
 """

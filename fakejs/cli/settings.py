@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from fakejs._version import __version__
 from fakejs.cli.cluster_flags import ClusterFlagError, cluster_from_flags
 from fakejs.cli.flags import USAGE, parse_command_line
 from fakejs.core.cluster_checks import is_fakejs_refusal, jetstream_problem
@@ -48,7 +49,11 @@ def _die(who: str, message: str) -> Exit:
 
 
 def version_text() -> str:
-    return f"nats-server: v{NATS_VERSION}\n"
+    """nats-server's version line, which harnesses parse (``v(\\d+)\\.(\\d+)\\.(\\d+)``), then fakejs's own."""
+    return (
+        f"nats-server: v{NATS_VERSION}\n"
+        f"fakejs: v{__version__} (a JetStream-compatible NATS server for tests; behaves as nats-server {NATS_VERSION})\n"
+    )
 
 
 def usage_text() -> str:

@@ -25,8 +25,8 @@ HOOK_POINTS: dict[str, tuple[str, frozenset[str]]] = {
 
 # Keys a fault may match on, per hook point (values are exact or shell-style patterns).
 MATCH_KEYS: dict[str, frozenset[str]] = {
-    "client.connect": frozenset({"client", "cid", "name"}),
-    "client.ping": frozenset({"client", "cid", "name"}),
+    "client.connect": frozenset({"cid", "name"}),
+    "client.ping": frozenset({"cid", "name"}),
     "pull.request": frozenset({"stream", "consumer"}),
     "consumer.deliver": frozenset({"stream", "consumer", "subject"}),
     "consumer.heartbeat": frozenset({"stream", "consumer"}),

@@ -4,28 +4,10 @@ Every way of steering a running fakejs goes through :class:`Controller`:
 the Python API (``server.control``), scenario files, the ``$FAKEJS.>``
 request subjects and the HTTP endpoints under ``/fakejs/`` on the monitoring
 port.  Actions are named so that a scenario line, a control request and a
-method call mean the same thing:
-
-=====================  ==========================================================
-``disconnect``         close clients (``client``: ``"all"``, a name or a client id;
-                       ``abrupt``: reset the socket instead of a clean close)
-``restart``            stop and start again on the same port, keeping the store
-                       (``down_for``: seconds of server time to stay down)
-``lame_duck``          INFO with ``ldm``, stop accepting, close clients, shut down
-``delete_consumer``    delete a consumer (waiting pulls get ``409 Consumer Deleted``)
-``delete_stream``      delete a stream and its consumers
-``unpin`` /            drop a priority group's pin, with the ``admin`` or
-``expire_pin``         ``timeout`` advisory
-``answer_pulls``       answer the next ``count`` pulls of a consumer with a status
-``fail_api``           fail JetStream API requests (``unavailable`` or
-                       ``insufficient_resources``), ``count`` times or until removed
-``stop_heartbeats``    stop idle heartbeats (of one consumer or all)
-``drop_deliveries`` /  drop or delay deliveries to a consumer
-``delay_deliveries``
-``stall``              stop answering PINGs (of one client or all)
-``advance_clock``      move a manual clock forward
-``clear_faults``       remove every installed fault
-=====================  ==========================================================
+method call mean the same thing; each is declared with its arguments in
+:data:`fakejs.testkit.arguments.ACTION_ARGUMENTS`, and :meth:`Controller.run`
+reads the arguments against that declaration before the method
+(:data:`ACTIONS`) runs.
 
 The controller acts on the server through :class:`~fakejs.testkit.host.ServerActions`.
 An action that fails in the background (a restart, lame duck mode) is
@@ -46,12 +28,14 @@ from fakejs.core.clock import Clock
 from fakejs.core.session import ClientSession
 from fakejs.jetstream import JetStream
 from fakejs.jetstream.errors import API_FAILURES
+from fakejs.testkit.arguments import ACTION_ARGUMENTS
 from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.conformance import ConformanceReport
 from fakejs.testkit.faults import Fault, FaultError, Faults
 from fakejs.testkit.host import ServerActions
 from fakejs.testkit.introspection import clock_state, consumer_state, server_state
 from fakejs.testkit.scenarios import Scenario, find_named, load_scenario, load_scenario_text
+from fakejs.testkit.schema import check
 
 
 class ControlError(ValueError):
@@ -78,11 +62,7 @@ class Controller:
         method = ACTIONS.get(action)
         if method is None:
             raise ControlError(f"unknown action {action!r} (known: {', '.join(sorted(ACTIONS))})")
-        args = dict(args or {})
-        try:
-            return method(self, **args)
-        except TypeError as exc:
-            raise ControlError(f"bad arguments for {action!r}: {exc}") from None
+        return method(self, **check(ACTION_ARGUMENTS[action], args or {}, defaults=False))
 
     def _spawn(self, action: str, coro: Coroutine[Any, Any, None]) -> None:
         """Run ``coro`` in the background; if it fails, the failure is recorded on the server."""

@@ -24,6 +24,7 @@ from typing import Any
 
 from fakejs.core.clock import Clock, ErrorSink, TimerHandle
 from fakejs.core.hooks import HOOK_POINTS, MATCH_KEYS
+from fakejs.testkit.arguments import ACTION_ARGUMENTS
 
 __all__ = [
     "ACTION_NAMES",
@@ -37,27 +38,9 @@ __all__ = [
     "validate",
 ]
 
-# The actions a fault (or a scenario step, or a control request) may run; the
-# controller (fakejs.testkit.control.ACTIONS) implements exactly these.
-ACTION_NAMES = frozenset(
-    {
-        "disconnect",
-        "restart",
-        "lame_duck",
-        "delete_consumer",
-        "delete_stream",
-        "unpin",
-        "expire_pin",
-        "answer_pulls",
-        "fail_api",
-        "stop_heartbeats",
-        "drop_deliveries",
-        "delay_deliveries",
-        "stall",
-        "advance_clock",
-        "clear_faults",
-    }
-)
+# The actions a fault (or a scenario step, or a control request) may run, each declared with its
+# arguments in fakejs.testkit.arguments; the controller (fakejs.testkit.control.ACTIONS) implements them.
+ACTION_NAMES = frozenset(ACTION_ARGUMENTS)
 
 # The actions only a cluster of servers can run (a scenario started on a cluster; see
 # fakejs.server.cluster_scenarios).  ``restart`` is both: on a cluster it restarts a named node.

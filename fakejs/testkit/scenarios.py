@@ -25,9 +25,10 @@ it, in data rather than code::
     at = 5.0                               # or: seconds of server time after the start
     do = "restart"
 
-Files are checked when loaded: an unknown key, hook point or action, or a
-trigger that cannot work, is refused with a :class:`ScenarioError` naming
-the file, line and key.  Shipped scenarios live in ``scenarios/`` at the top of the repository (packaged as ``fakejs.scenarios``)
+Files are checked when loaded: an unknown key, hook point or action, a
+trigger that cannot work, or ``match`` and ``args`` that do not fit what the
+hook point and the action declare (:mod:`fakejs.testkit.arguments`), is
+refused with a :class:`ScenarioError` naming the file, line and key.  Shipped scenarios live in ``scenarios/`` at the top of the repository (packaged as ``fakejs.scenarios``)
 and are found by name (``consumer-deleted``).
 
 **Cluster scenarios** run on a cluster of servers (``fakejs.Cluster.start_scenario``,
@@ -66,6 +67,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Protocol
 
+from fakejs.testkit.arguments import fault_arguments, fault_match
 from fakejs.testkit.faults import ACTION_NAMES, CLUSTER_ACTION_NAMES, Fault, FaultError, Faults, validate
 from fakejs.testkit.scenario_conformance import (
     ConformancePlan,
@@ -73,6 +75,7 @@ from fakejs.testkit.scenario_conformance import (
     conformance_plan,
     default_subject,
 )
+from fakejs.testkit.schema import SchemaError, check
 
 SHIPPED = str(resources.files("fakejs.scenarios"))
 MAX_SCENARIO_BYTES = 1 << 20  # a scenario file a request names is read up to this size
@@ -395,7 +398,27 @@ def _step(step: dict[str, Any], index: int, locate: _Locator) -> Fault:
     except (FaultError, TypeError, ValueError) as exc:
         key = _culprit(str(exc))
         raise ScenarioError(f"{locate.step(index, key)}: {exc}") from None
+    _check_declared(fault, index, locate)
     return fault
+
+
+def _check_declared(fault: Fault, index: int, locate: _Locator) -> None:
+    """A step's ``match`` and ``args`` read against what its hook point and its ``do`` declare.
+
+    A cluster action's arguments are checked when a cluster starts the
+    scenario (:mod:`fakejs.server.cluster_scenarios`).
+    """
+    if fault.do in CLUSTER_ACTION_NAMES:
+        return
+    settings = {"on": fault.on, "do": fault.do}
+    for key, declared in (("match", fault_match(settings)), ("args", fault_arguments(settings))):
+        if declared is None:
+            continue
+        label = declared.name.rsplit("/", 1)[-1]
+        try:
+            check(declared, getattr(fault, key), f"{key} ({label})", defaults=False)
+        except SchemaError as exc:
+            raise ScenarioError(f"{locate.step(index, key)}: {exc}") from None
 
 
 def _culprit(message: str) -> str:

@@ -5,11 +5,16 @@ Texts marked "binary" are what nats-server 2.15.1 printed for the same argv.
 
 from __future__ import annotations
 
+import importlib.metadata
+import re
+from pathlib import Path
+
 import pytest
 
 from fakejs import cli
+from fakejs._version import __version__
 from fakejs.cli.flags import flag_set
-from fakejs.cli.settings import Exit, usage_text
+from fakejs.cli.settings import Exit, usage_text, version_text
 from fakejs.server.portsfile import executable_name, ports_json, urls
 
 # Every flag name nats-server 2.15.1 defines (server.ConfigureOptions and its -h text).
@@ -112,15 +117,24 @@ def test_a_flag_error_prints_go_text_and_the_usage_and_exits_0(argv: list[str], 
 
 @pytest.mark.parametrize("argv", [["-v"], ["--version"], ["version"], ["--", "VERSION"], ["-h", "-v"], ["-v", "foo"]])
 def test_version(argv: list[str]) -> None:
+    """nats-server's line first (harnesses parse it), then fakejs's own version."""
     end = ends(argv)
-    assert (end.status, end.stdout, end.stderr) == (0, "nats-server: v2.15.1\n", "")
+    assert (end.status, end.stderr) == (0, "")
+    first, second = end.stdout.splitlines()
+    assert first == "nats-server: v2.15.1"
+    assert re.search(r"v(\d+)\.(\d+)\.(\d+)", end.stdout).groups() == ("2", "15", "1")  # type: ignore[union-attr]
+    assert second.startswith(f"fakejs: v{__version__} (") and "nats-server 2.15.1" in second
+
+
+def test_the_version_shown_is_the_package_version() -> None:
+    assert importlib.metadata.version("fakejs") == __version__
 
 
 @pytest.mark.parametrize("argv", [["-h"], ["--help"], ["help"], ["-help=true"]])
 def test_help(argv: list[str]) -> None:
     end = ends(argv)
     assert (end.status, end.stderr) == (0, "")
-    assert end.stdout.startswith("\nUsage: nats-server [options]\n") and end.stdout.endswith("\n\n")
+    assert end.stdout.startswith("\nUsage: fakejs [options]\n") and end.stdout.endswith("\n\n")
 
 
 @pytest.mark.parametrize("argv", [["--help_tls"], ["-help_tls"], ["--help_tls", "-p", "1"]])
@@ -133,18 +147,64 @@ def test_help_tls(argv: list[str]) -> None:
     assert "ocsp_peer" in end.stdout.split("fakejs refuses", 1)[1]
 
 
-def test_usage_has_nats_server_sections_and_fakejs_own() -> None:
+# nats-server 2.15.1's -h sections, in its order (binary).
+NATS_SERVER_SECTIONS = [
+    "Server Options:",
+    "Logging Options:",
+    "JetStream Options:",
+    "Authorization Options:",
+    "TLS Options:",
+    "Cluster Options:",
+    "Profiling Options:",
+    "Common Options:",
+]
+
+
+def _sections(text: str) -> dict[str, str]:
+    """The usage's sections by heading (a line ending in "Options:"), each with its lines."""
+    found: dict[str, str] = {}
+    heading = ""
+    for line in text.splitlines():
+        if line.endswith("Options:") and not line.startswith(" "):
+            heading = line
+            found[heading] = ""
+        elif heading:
+            found[heading] += line + "\n"
+    return found
+
+
+def test_usage_keeps_nats_server_sections_in_order_and_fakejs_flags_in_their_own() -> None:
     text = usage_text()
-    for section in (
-        "Server Options:",
-        "Logging Options:",
-        "JetStream Options:",
-        "Authorization Options:",
-        "TLS Options:",
-    ):
-        assert section in text
-    assert text.index("fakejs Options:") > text.index("Authorization Options:")
-    assert "Refused at start" in text and "--client_advertise" in text and "Cluster Options:" in text
+    sections = _sections(text)
+    assert [name for name in sections if name in NATS_SERVER_SECTIONS] == NATS_SERVER_SECTIONS
+    assert list(sections)[-2:] == ["fakejs Options:", "Common Options:"]
+    own = sections["fakejs Options:"]
+    for name in ("scenario", "scenario_dir", "clock", "autojump", "seed", "conformance", "no_control", "control_token"):
+        assert f"--{name} " in own
+    for name in ("max_payload", "tls-selfsigned", "tls_dir", "cluster_size"):
+        assert f"--{name} " in own
+    nats_server_part = "".join(body for name, body in sections.items() if name != "fakejs Options:")
+    assert "--scenario" not in nats_server_part and "--seed" not in nats_server_part
+
+
+def test_usage_names_fakejs_and_lists_every_nats_server_flag() -> None:
+    text = usage_text()
+    assert text.startswith("\nUsage: fakejs [options]\n       fakejs conformance run ")
+    for name in NATS_SERVER_FLAGS:
+        assert re.search(rf"[ ,]--?{re.escape(name)}\b", text), name
+
+
+@pytest.mark.parametrize("flag", ["-sl,--signal", "--client_advertise", "--logtime_utc", "--syslog", "--profile"])
+def test_usage_marks_the_flags_fakejs_refuses(flag: str) -> None:
+    line = next(line for line in usage_text().splitlines() if flag in line)
+    assert line.endswith("(refused)")
+
+
+def test_usage_describes_verbose_trace_truthfully() -> None:
+    """fakejs has a system account ($SYS); -VV traces as -V does: the account's internal traffic is not traced."""
+    line = next(line for line in usage_text().splitlines() if line.strip().startswith("-VV "))
+    assert "no system account" not in line and "system account's internal traffic is not traced" in line
+    assert cli.command_line(["-VV"]).options.trace is True
 
 
 @pytest.mark.parametrize(
@@ -298,3 +358,12 @@ def test_ports_file_json() -> None:
     assert text == '{"nats":["nats://127.0.0.1:1"],"monitoring":["http://127.0.0.1:2"]}'
     assert ports_json(urls("nats", "::1", 1)) == '{"nats":["nats://[::1]:1"]}'
     assert urls("nats", "0.0.0.0", 1)[0] == "nats://127.0.0.1:1"
+
+
+def test_the_command_line_page_shows_what_version_and_help_print() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "guide" / "command-line.md").read_text()
+    assert f"```text\n{version_text()}```" in page
+    for section in [*NATS_SERVER_SECTIONS, "fakejs Options:"]:
+        assert f"`{section}`" in page
+    for flag in ("-sl, --signal", "--client_advertise", "--logtime_utc", "--profile", "--max_traced_msg_len"):
+        assert f"`{flag}`" in page

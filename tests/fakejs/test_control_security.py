@@ -201,7 +201,7 @@ def unknown(name: object) -> str:
 
 @pytest.mark.parametrize(
     "name",
-    ["/", "/etc/passwd", "../x", "../scenarios/mine.toml", "/dev/zero", "missing", "missing.toml", ".hidden", "", 7],
+    ["/", "/etc/passwd", "../x", "../scenarios/mine.toml", "/dev/zero", "missing", "missing.toml", ".hidden", ""],
 )
 async def test_a_request_names_no_path(tmp_path: Path, name: object) -> None:
     (tmp_path / "mine.toml").write_text(ORDERS)
@@ -215,6 +215,14 @@ async def test_a_request_names_no_path(tmp_path: Path, name: object) -> None:
         assert json.loads(reply.data)["error"].startswith(unknown(name))
         await nc.close()
         assert server.errors == []
+
+
+async def test_a_name_that_is_not_a_string_is_refused_for_its_type() -> None:
+    async with Server(http_port=0) as server:
+        for key in ("name", "path"):
+            body = json.dumps({key: 7}).encode()
+            status, _, doc = await call(server, "POST", "/fakejs/scenario/start", body, JSON)
+            assert (status, doc) == (400, {"error": f'field "{key}" of scenario/start: expected a string, got 7'})
 
 
 async def test_shipped_and_configured_scenarios_start_by_name(tmp_path: Path) -> None:
@@ -260,12 +268,12 @@ async def test_the_python_api_still_takes_paths(tmp_path: Path) -> None:
         ("faults/add", b'"text"', "must be a JSON object"),
         ("faults/add", b"[" * 100_000, ""),
         ("clock/advance", b'{"seconds": NaN}', "NaN is not a JSON number"),
-        ("clock/advance", b'{"seconds": [1]}', ""),
-        ("faults/remove", b'{"id": "x"}', ""),
-        ("faults/remove", b'{"id": {}}', ""),
-        ("faults/add", b'{"bogus": 1}', "bad fault"),
-        ("faults/add", b'{"on": "pull.request", "do": "drop", "match": "x"}', ""),
-        ("action/disconnect", b'{"nobody": 1}', "bad arguments"),
+        ("clock/advance", b'{"seconds": [1]}', 'field "seconds" of clock/advance: expected a number >= 0, got [1]'),
+        ("faults/remove", b'{"id": "x"}', 'field "id" of faults/remove: expected an integer, got "x"'),
+        ("faults/remove", b'{"id": {}}', 'field "id" of faults/remove: expected an integer, got {}'),
+        ("faults/add", b'{"bogus": 1}', 'unknown field "bogus" in faults/add: expected one of "after", "args"'),
+        ("faults/add", b'{"on": "pull.request", "do": "drop", "match": "x"}', 'field "match" of faults/add'),
+        ("action/disconnect", b'{"nobody": 1}', 'unknown field "nobody" in action/disconnect'),
         ("action/nope", b"{}", "unknown action"),
         ("nope/nope", b"{}", "unknown control operation"),
         ("scenario/start", b'{"toml": "[[[["}', ""),

@@ -187,6 +187,34 @@ STREAM = '[[setup.streams]]\nname = "S"\nsubjects = ["s.>"]\n\n'
             "after",
             id="wrongly-typed-value",
         ),
+        pytest.param(
+            'name = "x"\n' + STREAM + '[[steps]]\nat = 1.0\ndo = "delay_deliveries"\nargs = { secs = 1 }\n',
+            9,
+            "steps[0].args",
+            'unknown field "secs" in args (delay_deliveries): expected one of "consumer", "count", "seconds", "stream"',
+            id="unknown-action-argument",
+        ),
+        pytest.param(
+            'name = "x"\n' + STREAM + '[[steps]]\non = "pull.request"\ndo = "reply_status"\nargs = { code = "409" }\n',
+            9,
+            "steps[0].args",
+            'field "code" of args (reply_status): expected an integer, got "409"',
+            id="wrongly-typed-change-argument",
+        ),
+        pytest.param(
+            'name = "x"\n' + STREAM + '[[steps]]\nat = 1.0\ndo = "delete_consumer"\nargs = { stream = "S" }\n',
+            9,
+            "steps[0].args",
+            'missing field "consumer" in args (delete_consumer): expected a string',
+            id="missing-action-argument",
+        ),
+        pytest.param(
+            'name = "x"\n' + STREAM + '[[steps]]\non = "pull.request"\nmatch = { stream = 5 }\ndo = "ignore"\n',
+            8,
+            "steps[0].match",
+            'field "stream" of match (pull.request): expected a string, got 5',
+            id="wrongly-typed-match-value",
+        ),
     ],
 )
 def test_bad_scenario_file_is_refused_naming_file_line_and_key(

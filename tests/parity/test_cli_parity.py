@@ -27,6 +27,7 @@ pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
 
 FAKEJS = [sys.executable, "-m", "fakejs"]
 USAGE_START = "\nUsage: nats-server [options]\n"
+FAKEJS_USAGE_START = "\nUsage: fakejs [options]\n"
 
 
 def both(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
@@ -54,7 +55,7 @@ def test_flag_errors(argv: list[str]) -> None:
     """Go's message on stderr, the usage on stdout, status 0."""
     real, fake = both(argv)
     assert (fake.returncode, fake.stderr) == (real.returncode, real.stderr) == (0, fake.stderr)
-    assert real.stdout.startswith(USAGE_START) and fake.stdout.startswith(USAGE_START)
+    assert real.stdout.startswith(USAGE_START) and fake.stdout.startswith(FAKEJS_USAGE_START)
 
 
 @pytest.mark.parametrize(
@@ -62,17 +63,23 @@ def test_flag_errors(argv: list[str]) -> None:
     [["-v"], ["--version"], ["version"], ["-h", "-v"], ["-p", "0x10", "-v"], ["-cluster_name", "abc", "-v"]],
 )
 def test_version(argv: list[str]) -> None:
+    """nats-server's line, byte for byte, then fakejs's own version line."""
     real, fake = both(argv)
-    assert (fake.returncode, fake.stdout, fake.stderr) == (real.returncode, real.stdout, real.stderr)
-    assert fake.stdout == "nats-server: v2.15.1\n"
+    assert (fake.returncode, fake.stderr) == (real.returncode, real.stderr)
+    assert real.stdout == "nats-server: v2.15.1\n"
+    first, second = fake.stdout.splitlines(keepends=True)
+    assert first == real.stdout and second.startswith("fakejs: v")
 
 
 @pytest.mark.parametrize("argv", [["-h"], ["--help"], ["help"]])
 def test_help(argv: list[str]) -> None:
     real, fake = both(argv)
     assert (fake.returncode, fake.stderr) == (real.returncode, real.stderr) == (0, "")
-    assert real.stdout.startswith(USAGE_START) and fake.stdout.startswith(USAGE_START)
+    assert real.stdout.startswith(USAGE_START) and fake.stdout.startswith(FAKEJS_USAGE_START)
     assert real.stdout.endswith("\n\n") and fake.stdout.endswith("\n\n")
+    sections = [line for line in real.stdout.splitlines() if line.endswith("Options:")]
+    fake_sections = [line for line in fake.stdout.splitlines() if line.endswith("Options:")]
+    assert [line for line in fake_sections if line != "fakejs Options:"] == sections
 
 
 @pytest.mark.parametrize("argv", [["--help_tls"], ["-help_tls", "-p", "-1"]])

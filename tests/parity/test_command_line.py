@@ -105,7 +105,9 @@ async def test_go_style_flags(target_kind: str, tmp_path) -> None:
 async def test_version(target_kind: str) -> None:
     out = subprocess.run(command(target_kind) + ["--version"], capture_output=True, timeout=10, check=False)
     assert out.returncode == 0
-    assert out.stdout.decode().startswith("nats-server: v2.15.1")
+    first = out.stdout.decode().splitlines()[0]
+    assert first == "nats-server: v2.15.1"
+    assert re.search(r"v(\d+)\.(\d+)\.(\d+)", first).groups() == ("2", "15", "1")  # type: ignore[union-attr]
 
 
 async def test_missing_config_file(target_kind: str, tmp_path: Path) -> None:

@@ -1,0 +1,166 @@
+"""The control API's requests: one route each, with the declaration of its body and what it runs.
+
+A route's request is named by its path (``clock/advance``): the HTTP path
+after ``/fakejs/``, and, upper-cased with dots, the subject after
+``$FAKEJS.`` (``$FAKEJS.CLOCK.ADVANCE``).  Its body is read against its
+:class:`~fakejs.testkit.schema.Request` before anything runs, so a field
+the declaration does not list, a missing required field or a value of the
+wrong type is refused naming the field.  ``action/<name>`` has one route
+per action, its body declared in :data:`fakejs.testkit.arguments.ACTION_ARGUMENTS`.
+Reads (``read=True``) are served to an HTTP ``GET``; everything else needs a
+``POST``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fakejs.testkit.arguments import ACTION_ARGUMENTS, fault_arguments, fault_match
+from fakejs.testkit.control import Controller
+from fakejs.testkit.faults import Fault
+from fakejs.testkit.schema import BOOLEAN, INTEGER, NUMBER, OBJECT, STRING, Field, Request
+
+__all__ = ["FAULT", "ROUTES", "Route", "find_route"]
+
+
+@dataclass(frozen=True, eq=False)
+class Route:
+    """One control request: the declaration of its body, what it runs, and whether it only reads."""
+
+    request: Request
+    run: Callable[[Controller, dict[str, Any]], Any]
+    read: bool = False
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return tuple(self.request.name.split("/"))
+
+    @property
+    def subject(self) -> str:
+        return "$FAKEJS." + ".".join(self.path).upper()
+
+    @property
+    def http(self) -> str:
+        return ("GET" if self.read else "POST") + " /fakejs/" + self.request.name
+
+
+# The body of ``faults/add``: a :class:`~fakejs.testkit.faults.Fault`'s settings.
+FAULT = Request(
+    "faults/add",
+    "Install a fault; the reply describes it, with its id",
+    (
+        Field("do", STRING, "An event change the hook point allows, or an action", required=True),
+        Field("on", STRING, "The hook point it waits at (give on or at)", nullable=True),
+        Field("at", NUMBER, "Or: seconds of server time from now until it runs its action", nullable=True, minimum=0),
+        Field("match", OBJECT, "Keys the events must match (the hook point's, below)", default={}, inner=fault_match),
+        Field(
+            "args", OBJECT, "The event change's or the action's arguments (below)", default={}, inner=fault_arguments
+        ),
+        Field("after", INTEGER, "Matching events to let pass first", default=0, minimum=0),
+        Field("times", INTEGER, "How many times it fires (null: until removed)", default=1, nullable=True, minimum=1),
+        Field("delay", NUMBER, "Seconds of server time between the event and the action", default=0.0, minimum=0),
+        Field("name", STRING, "A name to recognise it by in faults and logs", default=""),
+    ),
+)
+
+SCENARIO_START = Request(
+    "scenario/start",
+    "Start a scenario: its setup streams and consumers, then its steps as faults",
+    (
+        Field("name", STRING, "A shipped scenario, or a .toml file in a --scenario_dir, by file name"),
+        Field("toml", STRING, "Or: the scenario itself, as TOML text"),
+        Field("path", STRING, "The old spelling of name (a name too: never a path)"),
+    ),
+    one_of=("name", "toml", "path"),
+)
+
+
+def _start_scenario(controller: Controller, args: dict[str, Any]) -> Any:
+    if args["toml"] is not None:
+        return controller.start_scenario(text=args["toml"])
+    return controller.start_named_scenario(args["name"] if args["name"] is not None else args["path"])
+
+
+def _faults(controller: Controller, args: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "faults": [fault.describe() for fault in controller.faults.installed()],
+        "fired": controller.faults.fired_log,
+    }
+
+
+def _action_route(name: str) -> Route:
+    def run(controller: Controller, args: dict[str, Any]) -> Any:
+        result = controller.run(name, args)
+        return result.describe() if isinstance(result, Fault) else result  # the actions that install a fault
+
+    return Route(ACTION_ARGUMENTS[name], run)
+
+
+ROUTES: tuple[Route, ...] = (
+    Route(
+        Request("state", "Clients, streams with their last messages, consumers, faults"),
+        lambda controller, args: controller.state(),
+        read=True,
+    ),
+    Route(
+        Request("clock", "The clock: manual or real, the time, the next deadline"),
+        lambda controller, args: controller.clock_state(),
+        read=True,
+    ),
+    Route(
+        Request(
+            "clock/advance",
+            "Move a manual clock forward, firing the timers that fall due; the reply has the time and how many fired",
+            (Field("seconds", NUMBER, "Seconds to move forward", required=True, minimum=0),),
+        ),
+        lambda controller, args: controller.advance_clock(**args),
+    ),
+    Route(Request("faults", "The installed faults and what fired"), _faults, read=True),
+    Route(FAULT, lambda controller, args: controller.add_fault(**args).describe()),
+    Route(
+        Request(
+            "faults/remove",
+            "Remove one fault; the reply says whether it was installed",
+            (Field("id", INTEGER, "The fault's id (in faults/add's reply)", required=True),),
+        ),
+        lambda controller, args: {"removed": controller.faults.remove(args["id"])},
+    ),
+    Route(Request("faults/clear", "Remove every fault"), lambda controller, args: controller.clear_faults()),
+    *(_action_route(name) for name in ACTION_ARGUMENTS),
+    Route(SCENARIO_START, _start_scenario),
+    Route(
+        Request(
+            "reset",
+            "Back to an empty server: no streams, no faults, no scenario, no transcripts",
+            (Field("clients", BOOLEAN, "Disconnect every client too", default=False),),
+        ),
+        lambda controller, args: controller.reset(**args),
+    ),
+    Route(
+        Request("conformance", "The client conformance report"),
+        lambda controller, args: controller.conformance(),
+        read=True,
+    ),
+    Route(
+        Request(
+            "conformance/expect",
+            "Tell the conformance watch how a consumer is used",
+            (
+                Field("stream", STRING, "The stream's name", required=True),
+                Field("consumer", STRING, "The consumer's name", required=True),
+                Field("consume", BOOLEAN, "Read by a Consume() loop", default=False),
+                Field("ack_sync", BOOLEAN, "Acknowledged with AckSync", default=False),
+            ),
+        ),
+        lambda controller, args: controller.expect_conformance(**args),
+    ),
+)
+
+_BY_PATH = {route.path: route for route in ROUTES}
+
+
+def find_route(path: list[str]) -> Route | None:
+    """The route of a request's path (lower-case tokens), if there is one."""
+    return _BY_PATH.get(tuple(path))
