@@ -138,6 +138,17 @@ async def test_the_handle_advances_until_the_server_state_says_so(fakejs_server:
     assert 60 <= moved < 61
 
 
+@pytest.mark.fakejs_cluster(size=2, clock="manual")
+def test_a_cluster_moves_its_shared_clock_to_what_is_due(fakejs_cluster: Any) -> None:
+    assert fakejs_cluster.advance_to_next() is None  # only route and client PINGs pending
+    fired: list[float] = []
+    clock = fakejs_cluster.server(0).clock
+    fakejs_cluster.call(lambda: clock.call_later(5, lambda: fired.append(clock.monotonic())))
+    assert fakejs_cluster.advance_to_next() == 5
+    assert fakejs_cluster.advance_until(lambda: fired, limit=1) == 0
+    assert fired == [5]
+
+
 def test_the_time_helpers_need_a_manual_clock(fakejs_server: Any) -> None:
     from fakejs.targets import FakeOnly
 
