@@ -6,6 +6,11 @@ Installed with fakejs (entry point ``pytest11``), it provides:
 * ``fakejs_shared_server`` -- one server for the session, reset between tests;
 * ``fakejs_url`` -- the URL of ``fakejs_server``;
 * ``fakejs_client`` -- a connected nats-py client (async tests, with pytest-asyncio);
+* async tests that use these fixtures run on pytest-asyncio with no configuration: the plugin
+  marks them ``asyncio`` unless they carry a mark of their own (``asyncio``, ``anyio``, ``trio``),
+  and leaves every other test to the project's own setup.  ``pip install "fakejs[pytest]"``
+  brings pytest, pytest-asyncio and nats-py; without one of them a test that needs it fails
+  saying what to install;
 * marker ``@pytest.mark.fakejs(clock="manual", autojump=None, scenario=None, seed=None, config=None, tls=None, **options)``
   to configure ``fakejs_server`` (options are :class:`fakejs.ServerOptions` fields; ``config`` is the
   text of a nats-server configuration file, e.g. ``"port: -1\njetstream: {max_mem_store: 1MB}"``,
@@ -43,7 +48,10 @@ control request) fails the test at teardown, with its traceback.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Generator, Iterator
+import importlib.util
+import inspect
+import warnings
+from collections.abc import AsyncIterator, Generator, Iterator
 from typing import Any
 
 import pytest
@@ -59,6 +67,12 @@ HARMLESS_ON_REAL = frozenset({"seed", "config", "tls"})
 CLUSTER_ON_REAL = frozenset({"size", "name", "seed", "jetstream", "tags", "monitor"})
 
 _SEED = pytest.StashKey[int]()
+# The fixtures this plugin provides: an async test using any of them is run on pytest-asyncio.
+FIXTURES = frozenset({"fakejs_server", "fakejs_shared_server", "fakejs_url", "fakejs_client", "fakejs_cluster"})
+# Marks by which a test already says which loop runs it.
+ASYNC_MARKS = ("asyncio", "anyio", "trio")
+INSTALL = 'pip install "fakejs[pytest]"'
+_NEEDS_ASYNCIO = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -77,7 +91,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    _quiet_unset_loop_scope(config)
     config.addinivalue_line(
         "markers",
         "fakejs(clock='real'|'manual', autojump=None, scenario=None, seed=None, config=None, tls=None, **options): "
@@ -89,6 +105,60 @@ def pytest_configure(config: pytest.Config) -> None:
         "tags=(), monitor=False, **options): "
         "configure the fakejs_cluster fixture",
     )
+
+
+def _quiet_unset_loop_scope(config: pytest.Config) -> None:
+    """Spare a project that configured nothing pytest-asyncio's note on its unset default fixture loop scope.
+
+    The note (pytest-asyncio 0.24 to 1.5, at start-up) announces a change
+    of default that no fakejs fixture depends on; a project that sets
+    ``asyncio_default_fixture_loop_scope`` itself gets nothing silenced.
+    Runs before pytest-asyncio's own ``pytest_configure`` (``tryfirst``),
+    inside the warning filters pytest keeps for the session.
+    """
+    if config.pluginmanager.hasplugin("asyncio") and not config.getini("asyncio_default_fixture_loop_scope"):
+        warnings.filterwarnings(
+            "ignore",
+            message='The configuration option "asyncio_default_fixture_loop_scope" is unset',
+            category=pytest.PytestDeprecationWarning,
+        )
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Generator[None, Any, Any]:
+    """Mark async tests that use fakejs fixtures for pytest-asyncio, which needs no configuration then.
+
+    This wrapper runs inside pytest-asyncio's own (``trylast``): the mark is
+    on the new items when pytest-asyncio turns marked coroutines into its
+    test items.  A test that names its loop already (``asyncio``, ``anyio``,
+    ``trio`` marks) is left alone, and so is every test without fakejs fixtures.
+    """
+    collected = yield
+    items = collected if isinstance(collected, list) else [collected]
+    for item in items:
+        if isinstance(item, pytest.Function) and _async_fakejs_test(item):
+            if item.config.pluginmanager.hasplugin("asyncio"):
+                item.add_marker(pytest.mark.asyncio)
+            else:
+                item.stash[_NEEDS_ASYNCIO] = True
+    return collected
+
+
+def _async_fakejs_test(item: pytest.Function) -> bool:
+    """An ``async def`` test using a fakejs fixture, with no mark naming its event loop."""
+    if not (inspect.iscoroutinefunction(item.obj) and FIXTURES.intersection(item.fixturenames)):
+        return False
+    return not any(item.get_closest_marker(mark) is not None for mark in ASYNC_MARKS)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.stash.get(_NEEDS_ASYNCIO, False):
+        pytest.fail(
+            f"{item.name} is an async test using fakejs fixtures: it runs on pytest-asyncio, "
+            f"which is not installed (or not enabled): {INSTALL}",
+            pytrace=False,
+        )
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -229,17 +299,28 @@ def fakejs_url(fakejs_server: Any) -> str:
     return str(fakejs_server.url)
 
 
-try:
-    import pytest_asyncio
-except ImportError:  # pragma: no cover - the client fixture needs pytest-asyncio
-    pass
-else:
-
-    @pytest_asyncio.fixture
-    async def fakejs_client(fakejs_server: Any) -> Any:
-        """A nats-py client connected to ``fakejs_server`` (closed after the test)."""
+def _nats_module() -> Any:
+    try:
         import nats
+    except ImportError:
+        pytest.fail(f"fakejs_client is a nats-py client, and nats-py is not installed: {INSTALL}", pytrace=False)
+    return nats
 
+
+if importlib.util.find_spec("pytest_asyncio") is None:
+
+    @pytest.fixture(name="fakejs_client")
+    def _client_without_pytest_asyncio() -> Any:
+        """Needs pytest-asyncio: fails the test saying what to install."""
+        pytest.fail(f"fakejs_client is an async fixture: it needs pytest-asyncio, which is not installed: {INSTALL}")
+
+else:
+    import pytest_asyncio
+
+    @pytest_asyncio.fixture(name="fakejs_client")
+    async def _client(fakejs_server: Any) -> AsyncIterator[Any]:
+        """A nats-py client connected to ``fakejs_server`` (closed after the test)."""
+        nats = _nats_module()
         tls = fakejs_server.client_ssl_context() if fakejs_server.tls is not None else None
         nc = await nats.connect(fakejs_server.url, tls=tls)
         try:

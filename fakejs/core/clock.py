@@ -50,6 +50,13 @@ class Clock(Protocol):
     def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
         """Run ``callback(*args)`` when :meth:`monotonic` reaches ``when``."""
 
+    def call_background(self, delay: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
+        """:meth:`call_later` for a timer that only keeps connections alive (PINGs).
+
+        It fires as any timer does; a manual clock's ``advance_to_next()``
+        moves past it to the next timer that does work.
+        """
+
     def call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
         """Run ``callback(*args)`` once the loop has finished what it is doing now.
 
@@ -122,6 +129,9 @@ class SystemClock:
 
     def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
         return self.loop.call_later(max(when - time.monotonic(), 0.0), self._fire, callback, args)
+
+    def call_background(self, delay: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
+        return self.call_later(delay, callback, *args)
 
     def call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
         self.loop.call_soon(self._fire, callback, args)

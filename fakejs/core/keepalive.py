@@ -84,7 +84,7 @@ class Keepalive:
     def _set(self, delay: float) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        self._timer = self.clock.call_later(delay, self._due)
+        self._timer = self.clock.call_background(delay, self._due)
 
     def _due(self) -> None:
         self._timer = None

@@ -7,6 +7,12 @@ its own thread, :meth:`LoopThread.start` runs the thing's start there and
 waits for it, :meth:`LoopThread.call` and :meth:`LoopThread.run` hand it a
 function or a coroutine and wait for the result, and :meth:`LoopThread.stop`
 runs its stop and joins the thread.
+
+Code already running on that thread (a condition checked there, a fault's
+action, a timer) may use the same handle: :meth:`LoopThread.call` then runs
+the function at once, and what would wait for the thread itself
+(:meth:`LoopThread.run`, :meth:`LoopThread.stop`) fails at once, saying why,
+instead of hanging until its timeout.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import concurrent.futures
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
+
+from fakejs.testkit.conditions import describe
 
 __all__ = ["LoopThread"]
 
@@ -87,9 +95,19 @@ class LoopThread:
             raise RuntimeError(f"{self.what} not started")
         return self.loop
 
+    def on_loop_thread(self) -> bool:
+        """Whether the caller runs on the loop's own thread (where waiting for the loop would wait forever)."""
+        thread = self._thread
+        return thread is not None and thread.ident == threading.get_ident()
+
     def call(self, func: Callable[..., T], *args: Any, timeout: float) -> T:
-        """Run ``func(*args)`` on the loop and return its result (or raise what it raised)."""
+        """Run ``func(*args)`` on the loop and return its result (or raise what it raised).
+
+        From the loop's own thread it runs at once, in the caller's turn.
+        """
         loop = self.running_loop()
+        if self.on_loop_thread():
+            return func(*args)
         done: concurrent.futures.Future[T] = concurrent.futures.Future()
 
         def run() -> None:
@@ -99,19 +117,41 @@ class LoopThread:
                 done.set_exception(exc)
 
         loop.call_soon_threadsafe(run)
-        return done.result(timeout)
+        return self._result(done, timeout, describe(func))
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
         """Run a coroutine on the loop and return its result."""
-        if self.loop is None:
+        name = f"{getattr(coro, '__qualname__', 'a coroutine')}()"
+        if self.on_loop_thread():
             coro.close()  # never to run: no warning that it was never awaited
-        return asyncio.run_coroutine_threadsafe(coro, self.running_loop()).result(timeout)
+            raise RuntimeError(
+                f"cannot wait for {name} on the {self.what}'s own thread, which would have to run it: "
+                "await it there instead"
+            )
+        if self.loop is None:
+            coro.close()
+        future = asyncio.run_coroutine_threadsafe(coro, self.running_loop())
+        return self._result(future, timeout, name)
+
+    def _result(self, future: concurrent.futures.Future[T], timeout: float, what: str) -> T:
+        """The future's result; past ``timeout``, an error that says what did not finish (it may still run later)."""
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            if not future.done():
+                raise TimeoutError(
+                    f"{what} did not finish within {timeout:g} s on the {self.what}'s thread "
+                    "(something there blocks its event loop, or waits for what never comes)"
+                ) from None
+            raise
 
     def stop(self, timeout: float) -> None:
         """Run the thing's stop and join the thread (nothing to do if it never started)."""
         thread, loop, stopped = self._thread, self.loop, self._stopped
         if thread is None:
             return
+        if self.on_loop_thread():
+            raise RuntimeError(f"cannot stop the {self.what} from its own thread: stop it from the test")
         if loop is not None and stopped is not None:
             loop.call_soon_threadsafe(stopped.set)
         thread.join(timeout)

@@ -30,6 +30,7 @@ from fakejs.server.jetstreams import AccountJetStreams
 from fakejs.server.listeners import Listeners
 from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.clock import ManualClock
+from fakejs.testkit.conditions import not_met
 from fakejs.testkit.conformance import Conformance, ConformanceReport
 from fakejs.testkit.faults import Faults
 from fakejs.testkit.transcript import Transcript
@@ -310,7 +311,7 @@ class Server:
             if value:
                 return value
             if self.loop.time() >= deadline:
-                raise TimeoutError(f"condition not met within {timeout}s")
+                raise not_met(predicate, f"{timeout:g} s", value)
             await asyncio.sleep(0.002)
 
     # -- ServerActions (for the test kit) ------------------------------------------------------

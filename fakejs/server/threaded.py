@@ -7,7 +7,8 @@
 
 The server runs its own asyncio loop on a daemon thread; :meth:`call`
 runs a function on that loop (for example to advance a manual clock) and
-returns its result.  :attr:`ThreadedServer.errors` lists what the server's
+returns its result; called from that loop's own thread, it runs the
+function at once.  :attr:`ThreadedServer.errors` lists what the server's
 handlers raised, so a synchronous test can fail on it.
 """
 
@@ -75,12 +76,16 @@ class ThreadedServer:
         self._thread.start(begin, end, timeout)
         return self
 
+    def on_server_thread(self) -> bool:
+        """Whether the caller is code the server's own thread runs (a timer, a fault's action, a :meth:`call`)."""
+        return self._thread.on_loop_thread()
+
     def call(self, func: Callable[..., T], *args: Any, timeout: float = 10.0) -> T:
-        """Run ``func(*args)`` on the server's loop and return its result."""
+        """Run ``func(*args)`` on the server's loop and return its result (at once if already there)."""
         return self._thread.call(func, *args, timeout=timeout)
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float = 10.0) -> T:
-        """Run a coroutine on the server's loop and return its result."""
+        """Run a coroutine on the server's loop and return its result (not from that loop: await it there)."""
         return self._thread.run(coro, timeout)
 
     def stop(self, timeout: float = 10.0) -> None:

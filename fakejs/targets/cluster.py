@@ -391,6 +391,12 @@ class RealCluster:
     def advance(self, seconds: float) -> int:
         raise FakeOnly("advance() needs fakejs's manual clock: a real cluster runs on real time")
 
+    def advance_to_next(self) -> float | None:
+        raise FakeOnly("advance_to_next() needs fakejs's manual clock: a real cluster runs on real time")
+
+    def advance_until(self, predicate: Any, limit: float = 3600.0) -> float:
+        raise FakeOnly("advance_until() needs fakejs's manual clock: a real cluster runs on real time")
+
     def __getattr__(self, name: str) -> Any:
         if name in ("call", "server", "now", "step_down", "move_leader", "scenario", "start_scenario"):
             raise FakeOnly(f"{name} is a fakejs feature; a real nats-server cluster has no such thing")

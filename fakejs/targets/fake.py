@@ -1,9 +1,11 @@
 """The fakejs test handle: a fakejs server on its own thread.
 
 :class:`FakeJS` serves synchronous tests and async ones (on any event loop)
-alike: ``url``, the clock (``advance``), faults and actions (``control``),
-introspection (``state``, ``consumer_state``, ``transcript``, ``wait_for``)
-and a fast ``reset``.  :class:`~fakejs.targets.real.RealNatsServer` has the
+alike: ``url``, the clock (``advance``, ``advance_to_next``, ``advance_until``),
+faults and actions (``control``), introspection (``state``,
+``consumer_state``, ``transcript``, ``wait_for``) and a fast ``reset``.
+Every method may also be called from code that runs on the server thread
+(a ``wait_for`` predicate, a fault's action): it then runs at once.  :class:`~fakejs.targets.real.RealNatsServer` has the
 same shape for a real ``nats-server`` process, so a suite can prove its own
 parity; there the fakejs-only parts raise :class:`FakeOnly`, which the pytest
 plugin turns into a skip.
@@ -28,6 +30,7 @@ from fakejs.server.threaded import ThreadedServer
 from fakejs.targets.certificates import TestTLS, required
 from fakejs.testkit.certs import CertificateFiles, TestCertificates
 from fakejs.testkit.clock import ManualClock
+from fakejs.testkit.conditions import not_met
 from fakejs.testkit.conformance import ConformanceReport
 from fakejs.testkit.control import Controller
 from fakejs.testkit.faults import Fault
@@ -120,9 +123,30 @@ class FakeJS:
 
     def advance(self, seconds: float) -> int:
         """Move the manual clock forward, firing every timer due; returns how many fired."""
+        return int(self.call(self._manual_clock("advance").advance, seconds))
+
+    def advance_to_next(self) -> float | None:
+        """Move the manual clock to its next timer that does work, firing everything due by then.
+
+        Returns the seconds moved (``None``: nothing is pending); see
+        :meth:`fakejs.ManualClock.advance_to_next`.
+        """
+        seconds: float | None = self.call(self._manual_clock("advance_to_next").advance_to_next)
+        return seconds
+
+    def advance_until(self, predicate: Callable[[], Any], limit: float = 3600.0) -> float:
+        """Move the manual clock timer by timer until ``predicate()`` (run on the server thread) holds.
+
+        Returns the seconds moved; at most ``limit`` seconds of virtual time
+        pass before :class:`TimeoutError`.  See :meth:`fakejs.ManualClock.advance_until`.
+        """
+        clock = self._manual_clock("advance_until")
+        return float(self.call(clock.advance_until, predicate, limit))
+
+    def _manual_clock(self, method: str) -> ManualClock:
         if self._clock is None:
-            raise FakeOnly("advance() needs a manual clock: use clock='manual'")
-        return int(self.call(self._clock.advance, seconds))
+            raise FakeOnly(f"{method}() needs a manual clock: use clock='manual'")
+        return self._clock
 
     def now(self) -> float:
         return float(self.call(self.server.clock.monotonic))
@@ -167,14 +191,24 @@ class FakeJS:
         self.call(lambda: self.server.control.expect_conformance(stream, consumer, consume=consume, ack_sync=ack_sync))
 
     async def wait_for(self, predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.002) -> Any:
-        """Wait (in the caller's event loop) until ``predicate()``, run on the server thread, is truthy."""
+        """Wait (in the caller's event loop) until ``predicate()``, run on the server thread, is truthy; returns it.
+
+        ``predicate`` may use this handle (``lambda: fakejs_server.state()["streams"]``).
+        Past ``timeout`` (real seconds), :class:`TimeoutError` names the
+        predicate and the value it last gave.
+        """
         deadline = time.monotonic() + timeout
         while not (value := self._check(predicate, deadline, timeout)):
             await asyncio.sleep(interval)
         return value
 
     def wait_until(self, predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.002) -> Any:
-        """:meth:`wait_for` for synchronous tests."""
+        """:meth:`wait_for` for synchronous tests (never from the server thread, which it would stop)."""
+        if self._thread.on_server_thread():
+            raise RuntimeError(
+                "wait_until() on the server thread would block the server it waits for: "
+                "check the condition once there, or await wait_for()"
+            )
         deadline = time.monotonic() + timeout
         while not (value := self._check(predicate, deadline, timeout)):
             time.sleep(interval)
@@ -183,7 +217,7 @@ class FakeJS:
     def _check(self, predicate: Callable[[], Any], deadline: float, timeout: float) -> Any:
         value = self.call(predicate)
         if not value and time.monotonic() >= deadline:
-            raise TimeoutError(f"condition not met within {timeout}s")
+            raise not_met(predicate, f"{timeout:g} s", value)
         return value
 
 

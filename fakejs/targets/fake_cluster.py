@@ -130,9 +130,22 @@ class FakeCluster:
 
     def advance(self, seconds: float) -> int:
         """Move the shared manual clock forward, firing every node's timers due; returns how many fired."""
+        return int(self.call(self._manual_clock("advance").advance, seconds))
+
+    def advance_to_next(self) -> float | None:
+        """Move the shared clock to the next timer that does work on any node; the seconds moved (``None``: none)."""
+        seconds: float | None = self.call(self._manual_clock("advance_to_next").advance_to_next)
+        return seconds
+
+    def advance_until(self, predicate: Callable[[], Any], limit: float = 3600.0) -> float:
+        """Move the shared clock timer by timer until ``predicate()`` (run on the cluster's thread) holds."""
+        clock = self._manual_clock("advance_until")
+        return float(self.call(clock.advance_until, predicate, limit))
+
+    def _manual_clock(self, method: str) -> ManualClock:
         if self._clock is None:
-            raise FakeOnly("advance() needs a manual clock: use clock='manual'")
-        return int(self.call(self._clock.advance, seconds))
+            raise FakeOnly(f"{method}() needs a manual clock: use clock='manual'")
+        return self._clock
 
     def now(self) -> float:
         return float(self.call(self.threaded.cluster.clock.monotonic))

@@ -298,6 +298,8 @@ class RealNatsServer(ServerProcess):
 _FAKE_ONLY = frozenset(
     {
         "advance",
+        "advance_to_next",
+        "advance_until",
         "now",
         "control",
         "fault",
