@@ -42,8 +42,13 @@ def configure(debug: bool = False, trace: bool = False, log_file: str = "") -> N
     """Install the nats-server style handler on the ``fakejs`` logger."""
     logger = get_logger()
     handler: logging.Handler
-    handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    # A log file takes any text (a traced subject may hold undecodable bytes).
+    handler = (
+        logging.FileHandler(log_file, errors="backslashreplace") if log_file else logging.StreamHandler(sys.stderr)
+    )
     handler.setFormatter(NatsFormatter())
+    if trace and not debug:  # -V without -D: protocol traces, no debug lines (nats-server's levels are flags)
+        handler.addFilter(lambda record: record.levelno != logging.DEBUG)
     logger.handlers[:] = [handler]
     logger.propagate = False
     level = logging.INFO

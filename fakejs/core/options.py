@@ -123,7 +123,16 @@ class ServerOptions:
     cluster: ClusterConfig | None = None
     debug: bool = False
     trace: bool = False
+    # ``-VV`` / ``trace_verbose``: trace the system account's traffic too (fakejs has no internal
+    # system client, so it traces as ``trace`` does); ``trace_headers``: trace only messages' headers.
+    trace_verbose: bool = False
+    trace_headers: bool = False
+    # ``max_traced_msg_len``: a traced message longer than this is cut (0: whole).
+    max_traced_msg_len: int = 0
     log_file: str = ""
+    # ``-c FILE``: the configuration file as named, and nats-server's digest of it (its start line says both).
+    config_file: str = ""
+    config_digest: str = ""
     # nats-server's ports_file_dir: write ``<dir>/<executable>_<pid>.ports`` (the listeners'
     # URLs, as JSON) once listening, and remove it at shutdown; empty: no ports file.
     ports_file_dir: str = ""

@@ -237,7 +237,6 @@ def test_nats_server_refusals(argv: list[str], stderr: str) -> None:
         (["-s"], "syslog logging (-s/--syslog)"),
         (["-r", "udp://127.0.0.1:514"], "remote syslog logging (-r/--remote_syslog)"),
         (["--log_size_limit", "100"], "log file rotation (--log_size_limit)"),
-        (["--max_traced_msg_len", "10"], "a maximum traced message length (--max_traced_msg_len)"),
         (["--logtime_utc"], "UTC log timestamps (--logtime_utc)"),
         (["--profile", "-1"], "the profiling port (--profile)"),
         (["-T=false"], "log lines without timestamps (-T=false)"),
