@@ -27,11 +27,37 @@ _LEVEL_TAGS = {
 
 
 class NatsFormatter(logging.Formatter):
+    """nats-server's line: ``[pid] date time.microseconds [LVL] text`` (local time)."""
+
     def format(self, record: logging.LogRecord) -> str:
         stamp = time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(record.created))
         micros = int((record.created % 1) * 1_000_000)
         tag = _LEVEL_TAGS.get(record.levelno, "INF")
         return f"[{os.getpid()}] {stamp}.{micros:06d} [{tag}] {record.getMessage()}"
+
+
+class RepeatFilter:
+    """nats-server's rate-limited log lines (``RateLimitWarnf``): the same text at most once an interval.
+
+    Times are the caller's (the server's clock), in seconds.
+    """
+
+    # Remembered texts beyond which the stale ones are forgotten.
+    PRUNE_AT = 1000
+
+    def __init__(self, interval: float = 1.0) -> None:
+        self.interval = interval
+        self._logged: dict[str, float] = {}
+
+    def allow(self, text: str, now: float) -> bool:
+        """Whether ``text`` may be logged at ``now`` (it is then remembered)."""
+        last = self._logged.get(text)
+        if last is not None and now - last < self.interval:
+            return False
+        if len(self._logged) >= self.PRUNE_AT:
+            self._logged = {line: at for line, at in self._logged.items() if now - at < self.interval}
+        self._logged[text] = now
+        return True
 
 
 def get_logger(name: str = "fakejs") -> logging.Logger:
