@@ -45,6 +45,7 @@ from fakejs.protocol.connect import DEFAULT_CLIENT_OPTS
 from fakejs.protocol.events import (
     ERR_AUTHORIZATION,
     LOGGED_AFTER_CLOSE,
+    LOGGED_AFTER_ERR,
     LOGGED_BEFORE_ERR,
     Connect,
     Info,
@@ -422,14 +423,15 @@ class ClientSession:
             self.send_err(violation.err)
             self.close(AUTH_VIOLATION)
             return
-        if violation.logged == LOGGED_BEFORE_ERR:
+        when = violation.logged
+        if when == LOGGED_BEFORE_ERR:
             log.error("%s - %s", self, violation.reason)
         if violation.err:
             self.send_err(violation.err)
-        if violation.logged not in (LOGGED_BEFORE_ERR, LOGGED_AFTER_CLOSE):
+        if when == LOGGED_AFTER_ERR:
             log.error("%s - %s", self, violation.reason)
         self.close(violation.closed)
-        if violation.logged == LOGGED_AFTER_CLOSE:
+        if when == LOGGED_AFTER_CLOSE:
             log.error("%s - %s", self, violation.reason)
 
     def _on_pub(self, event: Pub) -> None:
