@@ -364,5 +364,5 @@ def test_the_command_line_page_shows_what_version_and_help_print() -> None:
     assert f"```text\n{version_text()}```" in page
     for section in [*NATS_SERVER_SECTIONS, "fakejs Options:"]:
         assert f"`{section}`" in page
-    for flag in ("-sl, --signal", "--client_advertise", "--logtime_utc", "--profile", "--max_traced_msg_len"):
+    for flag in ("-sl, --signal", "--client_advertise", "--logtime_utc", "--profile"):
         assert f"`{flag}`" in page
