@@ -249,6 +249,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
         # The command line's defaults: nats-server's, except the address (loopback for a test server).
         options = ServerOptions(jetstream=False)
     apply_flags(options, flags)
+    options.warn_temporary_store = True  # a harness reading the log reads nats-server's warning
     if values["tls_selfsigned"]:
         if flags.given("tlscert", "tlskey", "tlscacert"):
             raise _die(

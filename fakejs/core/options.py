@@ -143,6 +143,10 @@ class ServerOptions:
     # fakejs only: judge how clients consume (pulls, acks, reactions to statuses) against
     # ADR-37/13/42/17; see Server.conformance().
     conformance: bool = False
+    # fakejs only: without a store_dir, warn as nats-server does ("Temporary storage directory
+    # used, ..."). The command line does; an in-process server, whose temporary store is the rule,
+    # says only that it removes the store at exit.
+    warn_temporary_store: bool = False
     # fakejs only: serve the control API on $FAKEJS.> (and /fakejs/ over HTTP).
     control: bool = True
     # fakejs only: a secret the control API asks for even when clients need none (HTTP:

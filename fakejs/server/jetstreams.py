@@ -76,7 +76,8 @@ class AccountJetStreams:
         os.makedirs(store_dir, exist_ok=True)
         self._base, self._owned = store_dir, owned
         limits = server_limits(self.broker.options, store_dir)
-        banner.log_configuration(log, self.broker.options, store_dir, limits, temporary=owned)
+        warn = owned and self.broker.options.warn_temporary_store
+        banner.log_configuration(log, self.broker.options, store_dir, limits, warn_temporary=warn)
         js = self._start_accounts(store_dir)
         banner.log_started(log, round((clock.monotonic() - started) * 1e9))
         return js

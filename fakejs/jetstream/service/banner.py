@@ -63,10 +63,10 @@ def log_starting(log: logging.Logger) -> None:
 
 
 def log_configuration(
-    log: logging.Logger, options: ServerOptions, store_dir: str, limits: ServerLimits, temporary: bool
+    log: logging.Logger, options: ServerOptions, store_dir: str, limits: ServerLimits, warn_temporary: bool
 ) -> None:
     """Everything between ``Starting JetStream`` and the accounts: the store, the limits, the banner."""
-    if temporary:
+    if warn_temporary:
         log.warning(TEMPORARY_STORE)
     if limits.dynamic:
         memory, storage = friendly_bytes(limits.max_memory), friendly_bytes(limits.max_storage)
