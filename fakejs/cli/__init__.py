@@ -37,6 +37,7 @@ from fakejs.core.clock import Clock
 from fakejs.core.log import configure, get_logger
 from fakejs.core.options import ServerOptions
 from fakejs.server.server import Server
+from fakejs.server.start_lines import log_scenario
 
 __all__ = [
     "CONTROL_TOKEN_VARIABLE",
@@ -56,12 +57,6 @@ __all__ = [
 async def serve(options: ServerOptions, pid_file: str = "", clock: Clock | None = None, scenario: str = "") -> None:
     """Run a server until SIGINT or SIGTERM (or the end of lame duck mode, SIGUSR2)."""
     server = Server(options, clock=clock)
-    await server.start()
-    if scenario:
-        server.control.start_scenario(path=scenario)
-    if pid_file:
-        with open(pid_file, "w") as handle:
-            handle.write(str(os.getpid()))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     log = get_logger()
@@ -74,9 +69,17 @@ async def serve(options: ServerOptions, pid_file: str = "", clock: Clock | None 
         log.info('Trapped "user defined signal 2" signal')
         server.control.lame_duck()
 
+    # Trapped before the server starts: a harness may signal as soon as it reads "Server is ready".
     loop.add_signal_handler(signal.SIGINT, trapped, "interrupt")
     loop.add_signal_handler(signal.SIGTERM, trapped, "terminated")
+    await server.start()
     loop.add_signal_handler(signal.SIGUSR2, lame_duck)
+    if scenario:
+        started = server.control.start_scenario(path=scenario)
+        log_scenario(log, started["scenario"], len(started["faults"]))
+    if pid_file:
+        with open(pid_file, "w") as handle:
+            handle.write(str(os.getpid()))
     finished = asyncio.ensure_future(server.finished.wait())
     waiting = asyncio.ensure_future(stop.wait())
     try:

@@ -130,7 +130,7 @@ Logging Options:
     -DV                              Debug and trace
     -DVV                             Debug and verbose trace (as -DV)
         --log_size_limit <limit>     Logfile size limit (refused)
-        --max_traced_msg_len <len>   Maximum printable length for traced messages (refused)
+        --max_traced_msg_len <len>   Maximum printable length for traced messages (0 for unlimited)
 
 JetStream Options:
     -js, --jetstream                 Enable JetStream functionality

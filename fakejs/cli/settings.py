@@ -120,7 +120,6 @@ UNSUPPORTED: tuple[tuple[str, str], ...] = (
     ("syslog", "syslog logging (-s/--syslog)"),
     ("remote_syslog", "remote syslog logging (-r/--remote_syslog)"),
     ("log_size_limit", "log file rotation (--log_size_limit)"),
-    ("max_traced_msg_len", "a maximum traced message length (--max_traced_msg_len)"),
     ("logtime_utc", "UTC log timestamps (--logtime_utc)"),
     ("profile", "the profiling port (--profile)"),
 )
@@ -170,9 +169,11 @@ def apply_flags(options: ServerOptions, flags: Parsed) -> None:
     if flags.given("DV"):
         options.debug = options.trace = values["debug_trace"]
     if flags.given("DVV"):
-        options.debug = options.trace = values["debug_verbose_trace"]
+        options.debug = options.trace = options.trace_verbose = values["debug_verbose_trace"]
     if flags.given("VV"):
-        options.trace = values["verbose_trace"]
+        options.trace = options.trace_verbose = values["verbose_trace"]
+    if flags.given("max_traced_msg_len"):
+        options.max_traced_msg_len = values["max_traced_msg_len"]
     # fakejs's own
     if flags.given("no_control"):
         options.control = not values["no_control"]
@@ -241,12 +242,14 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     if values["config"]:
         loaded = options_from_file(values["config"], values["check_config"])
         options = loaded.options
+        options.config_file, options.config_digest = values["config"], loaded.digest
     elif values["check_config"]:
         raise _die(NATS_SERVER, "must specify [-c, --config] option to check configuration file syntax")
     else:
         # The command line's defaults: nats-server's, except the address (loopback for a test server).
         options = ServerOptions(jetstream=False)
     apply_flags(options, flags)
+    options.warn_temporary_store = True  # a harness reading the log reads nats-server's warning
     if values["tls_selfsigned"]:
         if flags.given("tlscert", "tlskey", "tlscacert"):
             raise _die(

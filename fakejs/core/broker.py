@@ -23,7 +23,7 @@ from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks, NoTap, WireTap
-from fakejs.core.log import get_logger
+from fakejs.core.log import RepeatFilter, get_logger
 from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.router import Router, Subscription
 from fakejs.core.session import ClientSession
@@ -49,6 +49,7 @@ class Broker:
         self.options = options
         self.clock = clock
         self.log = get_logger()
+        self.repeated_lines = RepeatFilter()  # what rate_limited_warning logged lately
         self.failures = Failures(self.log)
         # Every random choice the server makes comes from this one generator.
         self.random = ids.new_random(options.seed)
@@ -102,6 +103,11 @@ class Broker:
     def router(self) -> Router:
         """The global account's router (what JetStream of the one account publishes through)."""
         return self.accounts.default.router
+
+    def rate_limited_warning(self, text: str) -> None:
+        """nats-server's ``RateLimitWarnf``: the same warning at most once a second (server time)."""
+        if self.repeated_lines.allow(text, self.clock.monotonic()):
+            self.log.warning("%s", text)
 
     # -- failures ------------------------------------------------------------
 

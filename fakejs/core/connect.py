@@ -17,11 +17,19 @@ from typing import Any, Protocol
 
 from fakejs.core.accounts import Account
 from fakejs.core.auth import Login
-from fakejs.core.clientio import AUTH_VIOLATION, KICKED, PROTOCOL_VIOLATION, ClientIO, TransportDetails
+from fakejs.core.clientio import (
+    AUTH_VIOLATION,
+    BAD_CLIENT_PROTOCOL,
+    KICKED,
+    NO_RESPONDERS_REQUIRES_HEADERS,
+    ClientIO,
+    TransportDetails,
+)
 from fakejs.core.clock import Clock
 from fakejs.core.hooks import Hooks
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.permissions import PermissionChecker
+from fakejs.core.trace import auth_user, client_label
 from fakejs.protocol import writer
 from fakejs.protocol.events import ERR_AUTHORIZATION, Connect
 from fakejs.protocol.parser import Parser
@@ -74,6 +82,7 @@ class ConnectingClient(Protocol):
     def started(self) -> float: ...
 
     opts: dict[str, Any]
+    label: str
     account: Account
     login: Login | None
     perms: PermissionChecker | None
@@ -113,13 +122,14 @@ class ConnectHandler:
         client.last_activity = now
         client.keepalive.connected(now - client.started)
         client.opts.update(event.options)
-        if client.connect_received:
+        first = not client.connect_received
+        if not first:
             # nats-server 2.14+ drops every subscription on a repeated CONNECT (it
             # may move the client to another account); the sids become free again.
             client.drop_subscriptions()
         client.connect_received = True
         self._apply_options(client.opts)
-        if not self._accept(client.opts):
+        if not self._accept(client.opts, first):
             return
         if client.verbose:
             client.send(writer.OK)
@@ -147,16 +157,25 @@ class ConnectHandler:
         client.parser.headers = client.headers
         client.parser.pedantic = bool(opts.get("pedantic"))
 
-    def _accept(self, opts: dict[str, Any]) -> bool:
+    def _accept(self, opts: dict[str, Any], first: bool) -> bool:
         """Authenticate and check the protocol options; a refused client is told why and closed."""
         client = self._client
         if not self._log_in(opts):
             return False
+        if first:
+            client.label = client_label(client.opts, client.account.name)
         if client.protocol < 0 or client.protocol > 1:
-            return client.refuse(ERR_BAD_PROTOCOL, PROTOCOL_VIOLATION)
+            return self._refuse(ERR_BAD_PROTOCOL, BAD_CLIENT_PROTOCOL)
         if client.no_responders and not client.headers:
-            return client.refuse(ERR_NO_RESPONDERS_HEADERS, PROTOCOL_VIOLATION)
+            return self._refuse(ERR_NO_RESPONDERS_HEADERS, NO_RESPONDERS_REQUIRES_HEADERS)
         return True
+
+    def _refuse(self, error: str, reason: str) -> bool:
+        """nats-server's order for a CONNECT it refuses after the login: -ERR, closed, then the error line."""
+        client = self._client
+        client.refuse(error, reason)
+        client.broker.log.error("%s - %s", client, error)
+        return False
 
     def _log_in(self, connect: dict[str, Any]) -> bool:
         """Take on the account, user and permissions the credentials log in to, or refuse and close."""
@@ -164,7 +183,8 @@ class ConnectHandler:
         broker = client.broker
         result = broker.authenticate(connect, client.nonce, client.io.details)
         if result is None or connect.get("new_account") or connect.get("account"):
-            broker.log.error("%s - authentication error", client)
+            presented = auth_user(connect)
+            broker.log.error("%s - authentication error%s", client, f" - {presented}" if presented else "")
             return client.refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
         client.account, client.login = result
         user = client.login.user

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.options import ServerOptions
+from fakejs.gocompat.gotime import format_duration
 from fakejs.protocol import writer
 
 # How old a measured RTT may get before a PING is sent to measure it again.
@@ -31,6 +32,11 @@ class Pinged(Protocol):
         ...
 
     @property
+    def kind(self) -> str:
+        """``Client`` or ``Router``, as nats-server's lines name the connection."""
+        ...
+
+    @property
     def last_in(self) -> float:
         """When (monotonic seconds) the client last sent a message or a PING."""
         ...
@@ -39,6 +45,9 @@ class Pinged(Protocol):
 
     def stale(self) -> None:
         """Too many PINGs went unanswered: tell the client and close it."""
+
+    def debug(self, text: str) -> None:
+        """A debug line about the connection (nats-server's ``c.Debugf``)."""
 
 
 class Keepalive:
@@ -91,6 +100,7 @@ class Keepalive:
         client = self.client
         if client.closed:
             return
+        client.debug(f"{client.kind} Ping Timer")
         interval = self.interval
         now = self.clock.monotonic()
         need_rtt = self.rtt_start is None or now - self.rtt_start > RTT_MAX_AGE
@@ -108,4 +118,7 @@ class Keepalive:
             self.rtt_start = now
             self.pings_out += 1
             client.send(writer.PING)
+        else:
+            quiet = round(now - client.last_in) * 1_000_000_000  # rounded to the second, as nats-server
+            client.debug(f"Delaying PING due to remote client data or ping {format_duration(quiet)} ago")
         self._set(interval)

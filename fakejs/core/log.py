@@ -27,11 +27,37 @@ _LEVEL_TAGS = {
 
 
 class NatsFormatter(logging.Formatter):
+    """nats-server's line: ``[pid] date time.microseconds [LVL] text`` (local time)."""
+
     def format(self, record: logging.LogRecord) -> str:
         stamp = time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(record.created))
         micros = int((record.created % 1) * 1_000_000)
         tag = _LEVEL_TAGS.get(record.levelno, "INF")
         return f"[{os.getpid()}] {stamp}.{micros:06d} [{tag}] {record.getMessage()}"
+
+
+class RepeatFilter:
+    """nats-server's rate-limited log lines (``RateLimitWarnf``): the same text at most once an interval.
+
+    Times are the caller's (the server's clock), in seconds.
+    """
+
+    # Remembered texts beyond which the stale ones are forgotten.
+    PRUNE_AT = 1000
+
+    def __init__(self, interval: float = 1.0) -> None:
+        self.interval = interval
+        self._logged: dict[str, float] = {}
+
+    def allow(self, text: str, now: float) -> bool:
+        """Whether ``text`` may be logged at ``now`` (it is then remembered)."""
+        last = self._logged.get(text)
+        if last is not None and now - last < self.interval:
+            return False
+        if len(self._logged) >= self.PRUNE_AT:
+            self._logged = {line: at for line, at in self._logged.items() if now - at < self.interval}
+        self._logged[text] = now
+        return True
 
 
 def get_logger(name: str = "fakejs") -> logging.Logger:
@@ -42,8 +68,13 @@ def configure(debug: bool = False, trace: bool = False, log_file: str = "") -> N
     """Install the nats-server style handler on the ``fakejs`` logger."""
     logger = get_logger()
     handler: logging.Handler
-    handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    # A log file takes any text (a traced subject may hold undecodable bytes).
+    handler = (
+        logging.FileHandler(log_file, errors="backslashreplace") if log_file else logging.StreamHandler(sys.stderr)
+    )
     handler.setFormatter(NatsFormatter())
+    if trace and not debug:  # -V without -D: protocol traces, no debug lines (nats-server's levels are flags)
+        handler.addFilter(lambda record: record.levelno != logging.DEBUG)
     logger.handlers[:] = [handler]
     logger.propagate = False
     level = logging.INFO

@@ -123,7 +123,16 @@ class ServerOptions:
     cluster: ClusterConfig | None = None
     debug: bool = False
     trace: bool = False
+    # ``-VV`` / ``trace_verbose``: trace the system account's traffic too (fakejs has no internal
+    # system client, so it traces as ``trace`` does); ``trace_headers``: trace only messages' headers.
+    trace_verbose: bool = False
+    trace_headers: bool = False
+    # ``max_traced_msg_len``: a traced message longer than this is cut (0: whole).
+    max_traced_msg_len: int = 0
     log_file: str = ""
+    # ``-c FILE``: the configuration file as named, and nats-server's digest of it (its start line says both).
+    config_file: str = ""
+    config_digest: str = ""
     # nats-server's ports_file_dir: write ``<dir>/<executable>_<pid>.ports`` (the listeners'
     # URLs, as JSON) once listening, and remove it at shutdown; empty: no ports file.
     ports_file_dir: str = ""
@@ -134,6 +143,10 @@ class ServerOptions:
     # fakejs only: judge how clients consume (pulls, acks, reactions to statuses) against
     # ADR-37/13/42/17; see Server.conformance().
     conformance: bool = False
+    # fakejs only: without a store_dir, warn as nats-server does ("Temporary storage directory
+    # used, ..."). The command line does; an in-process server, whose temporary store is the rule,
+    # says only that it removes the store at exit.
+    warn_temporary_store: bool = False
     # fakejs only: serve the control API on $FAKEJS.> (and /fakejs/ over HTTP).
     control: bool = True
     # fakejs only: a secret the control API asks for even when clients need none (HTTP:

@@ -46,6 +46,9 @@ class Subscriber(Protocol):
     def remove_subscription(self, sub: Subscription) -> None:
         """Forget a subscription the router dropped (auto-unsubscribe reached)."""
 
+    def limit_reached(self, sub: Subscription, exceeded: bool) -> None:
+        """The subscription's auto-unsubscribe limit is reached by this message (``exceeded``: passed before it)."""
+
 
 class RouteOwner(Protocol):
     """The owner of a remote subscription: a route connection to another server of the cluster."""
@@ -175,6 +178,9 @@ class _InternalOwner:
             return True
 
     def remove_subscription(self, sub: Subscription) -> None:
+        pass
+
+    def limit_reached(self, sub: Subscription, exceeded: bool) -> None:
         pass
 
 
@@ -466,9 +472,11 @@ class Router:
         sub.delivered += 1
         if sub.max:
             if sub.delivered > sub.max:
+                owner.limit_reached(sub, exceeded=True)
                 self._auto_unsubscribe(sub)
                 return False
             if sub.delivered == sub.max:
+                owner.limit_reached(sub, exceeded=False)
                 owner.deliver(sub, subject, reply, headers, payload, origin)
                 self._auto_unsubscribe(sub)
                 return True

@@ -23,7 +23,7 @@ from fakejs.core.clientio import (
     AUTH_VIOLATION,
     CLIENT_CLOSED,
     MAX_CONNECTIONS_EXCEEDED,
-    PROTOCOL_VIOLATION,
+    SERVER_SHUTDOWN,
     SLOW_CONSUMER_PENDING,
     STALE_CONNECTION,
     WEBSOCKET,
@@ -39,10 +39,14 @@ from fakejs.core.permissions import PermissionChecker
 from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Subscription
 from fakejs.core.stats import Stats
 from fakejs.core.subjects import is_reserved_reply
+from fakejs.core.trace import ProtocolTrace
 from fakejs.protocol import writer
 from fakejs.protocol.connect import DEFAULT_CLIENT_OPTS
 from fakejs.protocol.events import (
     ERR_AUTHORIZATION,
+    LOGGED_AFTER_CLOSE,
+    LOGGED_AFTER_ERR,
+    LOGGED_BEFORE_ERR,
     Connect,
     Info,
     Notice,
@@ -121,6 +125,13 @@ class ClientSession:
         self.kind = kind
         options = broker.options
         self.parser = Parser(max_control_line=options.max_control_line, max_payload=options.max_payload)
+        # nats-server's trace lines for this connection (-V, trace: true); None when not traced.
+        self.trace: ProtocolTrace | None = None
+        if options.trace:
+            self.trace = ProtocolTrace(broker.log, self, options.max_traced_msg_len, options.trace_headers)
+            self.parser.trace = self.trace.incoming
+        # What nats-server's log lines name the client by once CONNECT is accepted (its ``ncs``).
+        self.label = ""
         rules = broker.login_rules(io.details)
         self.parser.auth_pending = rules.required
         # A no_auth_user lets a client skip CONNECT: its first other operation logs it in (telnet demos).
@@ -175,7 +186,7 @@ class ClientSession:
         }
 
     def __repr__(self) -> str:
-        return f"{self.host}:{self.port} - {'wid' if self.websocket else 'cid'}:{self.cid}"
+        return f"{self.host}:{self.port} - {'wid' if self.websocket else 'cid'}:{self.cid}{self.label}"
 
     @property
     def websocket(self) -> bool:
@@ -241,6 +252,9 @@ class ClientSession:
         else:
             self.io.close()
         self.broker.log.debug("%s - Client connection closed: %s", self, reason)
+        if self.trace is not None and reason != SERVER_SHUTDOWN:  # a server going down removes nothing
+            for sub in final_subs:
+                self.trace.removed(sub.sid)
 
     def connection_lost(self) -> None:
         """The peer went away."""
@@ -267,6 +281,8 @@ class ClientSession:
         """Queue a frame; the socket layer writes queued frames in order."""
         if self.closed:
             return
+        if self.trace is not None:
+            self.trace.outgoing(frame)
         if not self.out:
             self.io.want_flush()
         self.out.append(frame)
@@ -354,9 +370,17 @@ class ClientSession:
             router.unsubscribe(sub)
         self.subs.clear()
 
+    def limit_reached(self, sub: Subscription, exceeded: bool) -> None:
+        if exceeded:
+            self.broker.log.debug("%s - Auto-unsubscribe limit [%d] exceeded", self, sub.max)
+        else:
+            self.broker.log.debug("%s - Auto-unsubscribe limit of %d reached for sid '%s'", self, sub.max, sub.sid)
+
     def remove_subscription(self, sub: Subscription) -> None:
         if self.subs.get(sub.sid) is sub:
             del self.subs[sub.sid]
+            if self.trace is not None:
+                self.trace.removed(sub.sid)
 
     # -- input -----------------------------------------------------------------
 
@@ -392,14 +416,23 @@ class ClientSession:
             self.last_in = self.last_activity = self.broker.clock.monotonic()
 
     def _violation(self, violation: ProtocolViolation) -> None:
+        """Log, tell and close, in nats-server's order for this violation."""
+        log = self.broker.log
+        if violation.err == ERR_AUTHORIZATION:
+            log.error("%s - authentication error", self)
+            self.send_err(violation.err)
+            self.close(AUTH_VIOLATION)
+            return
+        when = violation.logged
+        if when == LOGGED_BEFORE_ERR:
+            log.error("%s - %s", self, violation.reason)
         if violation.err:
             self.send_err(violation.err)
-        if violation.err == ERR_AUTHORIZATION:
-            self.broker.log.error("%s - authentication error", self)
-            self.close(AUTH_VIOLATION)
-        else:
-            self.broker.log.error("%s - Client parser ERROR: %s", self, violation.reason)
-            self.close(PROTOCOL_VIOLATION)
+        if when == LOGGED_AFTER_ERR:
+            log.error("%s - %s", self, violation.reason)
+        self.close(violation.closed)
+        if when == LOGGED_AFTER_CLOSE:
+            log.error("%s - %s", self, violation.reason)
 
     def _on_pub(self, event: Pub) -> None:
         payload = event.payload
@@ -411,6 +444,10 @@ class ClientSession:
         stats.in_msgs += 1
         stats.in_bytes += size
         subject = self.account.router.map_published(event.subject)
+        if self.trace is not None:
+            if subject != event.subject:
+                self.trace.mapped(event.subject, subject)
+            self.trace.published(headers, payload)
         if len(subject) > 5 and subject.startswith("_GR_."):
             self._publish_violation(subject)
             return
@@ -423,7 +460,9 @@ class ClientSession:
             return
         reply = event.reply
         if reply and is_reserved_reply(reply):
-            self.send_err(f"Permissions Violation for Publish with Reply of {writer.go_quote(reply)}")
+            quoted = writer.go_quote(reply)
+            self.send_err(f"Permissions Violation for Publish with Reply of {quoted}")
+            self.broker.log.error("%s - Publish Violation - Reply %s", self, quoted)
             return
         if self.verbose:
             self.send(writer.OK)
@@ -484,6 +523,8 @@ class ClientSession:
             self.send(writer.OK)
 
     def _on_unsub(self, event: Unsub) -> None:
+        if self.verbose:  # nats-server acknowledges before it removes the subscription
+            self.send(writer.OK)
         sub = self.subs.get(event.sid)
         if sub is not None:
             if event.max > 0 and event.max > sub.delivered:
@@ -492,8 +533,8 @@ class ClientSession:
                 sub.max = 0
                 del self.subs[event.sid]
                 self.account.router.unsubscribe(sub)
-        if self.verbose:
-            self.send(writer.OK)
+                if self.trace is not None:
+                    self.trace.removed(sub.sid)
 
     def _on_ping(self, event: Ping) -> None:
         faults = self.broker.faults
@@ -519,10 +560,17 @@ class ClientSession:
         if not self.connect_received and not self.closed:
             self.refuse(ERR_AUTH_TIMEOUT, AUTH_TIMEOUT)
 
+    def debug(self, text: str) -> None:
+        self.broker.log.debug("%s - %s", self, text)
+
     def stale(self) -> None:
         """Too many PINGs went unanswered (called by the keepalive)."""
         self.broker.log.debug("%s - Stale Client Connection - Closing", self)
-        self.refuse(ERR_STALE, STALE_CONNECTION)
+        # nats-server queues this -ERR without tracing it.
+        trace, self.trace = self.trace, None
+        self.send_err(ERR_STALE)
+        self.trace = trace
+        self.close(STALE_CONNECTION)
 
 
 def _ignore(event: Any) -> None:

@@ -85,19 +85,42 @@ class Notice:
 Event = Connect | Pub | Sub | Unsub | Ping | Pong | Info | Ok | Notice
 
 
+# Why nats-server closes a connection whose input broke the protocol (as /connz reports it).
+CLOSED_PROTOCOL_VIOLATION = "Protocol Violation"
+CLOSED_MAX_PAYLOAD = "Maximum Message Payload Exceeded"
+CLOSED_MAX_CONTROL_LINE = "Maximum Control Line Exceeded"
+CLOSED_PARSE_ERROR = "Parse Error"
+
+# When nats-server logs a violation's error line: before the -ERR it sends, after it, or
+# after the connection is closed (its "Client connection closed" line comes first then).
+LOGGED_BEFORE_ERR = "before -ERR"
+LOGGED_AFTER_ERR = "after -ERR"
+LOGGED_AFTER_CLOSE = "after close"
+
+
 class ProtocolViolation(Exception):
     """The client broke the protocol; the connection must be closed.
 
     ``err`` is the ``-ERR`` text nats-server sends before closing, or
     ``None`` when it closes the connection without a word (bad arguments,
     malformed CONNECT JSON, HPUB without header support...).  ``reason`` is
-    a short description for logs.
+    nats-server's error line for it (``processPub Parse Error: "foo"``),
+    ``closed`` the reason the connection closes with and ``logged`` when the
+    error line comes (one of the ``LOGGED_*`` values).
     """
 
-    def __init__(self, err: str | None, reason: str) -> None:
+    def __init__(
+        self,
+        err: str | None,
+        reason: str,
+        closed: str = CLOSED_PROTOCOL_VIOLATION,
+        logged: str = LOGGED_AFTER_ERR,
+    ) -> None:
         super().__init__(reason)
         self.err = err
         self.reason = reason
+        self.closed = closed
+        self.logged = logged
 
 
 # Texts nats-server sends with -ERR for parser-level violations.

@@ -30,16 +30,22 @@ broken: the connection is going away.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from fakejs.gocompat.gojson import GoJSONError
+from fakejs.gocompat.goquote import quote
 from fakejs.protocol.connect import decode_connect, decode_info
 from fakejs.protocol.events import (
+    CLOSED_MAX_CONTROL_LINE,
+    CLOSED_MAX_PAYLOAD,
+    CLOSED_PARSE_ERROR,
     ERR_AUTHORIZATION,
     ERR_INVALID_PUBLISH_SUBJECT,
     ERR_MAX_CONTROL_LINE,
     ERR_MAX_PAYLOAD,
     ERR_UNKNOWN_OP,
+    LOGGED_AFTER_CLOSE,
+    LOGGED_BEFORE_ERR,
     Connect,
     Event,
     Info,
@@ -71,6 +77,25 @@ _KEYWORDS: dict[int, tuple[tuple[bytes, str], ...]] = {
     ord("-"): ((b"-ERR", "sep"),),
 }
 _BLANKS = b" \t"
+# nats-server's parser state after each keyword prefix: its "parser ERROR" line names the one
+# it failed in, and the position of the offending byte in the buffer it was reading.
+_PREFIX_STATES: dict[bytes, int] = {
+    b"+": 1, b"+O": 2, b"+OK": 3,
+    b"-": 4, b"-E": 5, b"-ER": 6, b"-ERR": 7,
+    b"C": 10, b"CO": 11, b"CON": 12, b"CONN": 13, b"CONNE": 14, b"CONNEC": 15, b"CONNECT": 16,
+    b"H": 18, b"HP": 19, b"HPU": 20, b"HPUB": 21, b"HM": 24, b"HMS": 25, b"HMSG": 26,
+    b"P": 29, b"PU": 30, b"PUB": 31, b"PI": 34, b"PIN": 35, b"PING": 36, b"PO": 37, b"PON": 38, b"PONG": 39,
+    b"S": 43, b"SU": 44, b"SUB": 45,
+    b"U": 59, b"UN": 60, b"UNS": 61, b"UNSU": 62, b"UNSUB": 63,
+    b"I": 71, b"IN": 72, b"INF": 73, b"INFO": 74,
+}  # fmt: skip
+STATE_START = 0
+STATE_MSG_END_R = 41
+STATE_MSG_END_N = 42
+PROTO_SNIPPET_SIZE = 32
+
+# Called with each operation nats-server traces, as read: (name, argument or None).
+TraceIn = Callable[[str, bytes | None], None]
 # A PUB argument line the fast path takes: a literal subject (no empty
 # token, no token holding a wildcard character), an optional reply, a size
 # of 1-9 digits, separated by spaces (nats-py writes two around an empty reply:
@@ -118,12 +143,14 @@ class Parser:
         "_buf",
         "_pos",
         "_pub",
+        "_read_start",
         "_skip_event",
         "auth_pending",
         "headers",
         "max_control_line",
         "max_payload",
         "pedantic",
+        "trace",
     )
 
     def __init__(self, *, max_control_line: int = MAX_CONTROL_LINE, max_payload: int = MAX_PAYLOAD) -> None:
@@ -134,6 +161,9 @@ class Parser:
         self.auth_pending = False
         self._buf = bytearray()
         self._pos = 0
+        self._read_start = 0  # where the bytes of the latest read begin in the buffer
+        # Told each operation as read, when the connection is traced (the fast path is skipped then).
+        self.trace: TraceIn | None = None
         # A PUB/HPUB whose control line is parsed: (subject, reply, hdr, size).
         self._pub: tuple[str, str, int, int] | None = None
         # PING/PONG/+OK seen, waiting for its newline: the event to emit.
@@ -147,6 +177,7 @@ class Parser:
         if self._pos:
             del self._buf[: self._pos]
             self._pos = 0
+        self._read_start = len(self._buf)
         self._buf += data
 
     @property
@@ -164,9 +195,25 @@ class Parser:
 
     # -- parsing -------------------------------------------------------------
 
-    def _fail(self, err: str | None, reason: str) -> ProtocolViolation:
-        self._broken = ProtocolViolation(err, reason)
+    def _fail(self, err: str | None, reason: str, **how: str) -> ProtocolViolation:
+        self._broken = ProtocolViolation(err, reason, **how)
         return self._broken
+
+    def _unknown(self, state: int, index: int) -> ProtocolViolation:
+        """nats-server's ``parseErr``: the state it was in, the byte's position in the read, what follows."""
+        start = self._read_start if self._read_start <= index else 0
+        read = self._buf[start:]
+        at = index - start
+        stop = at + PROTO_SNIPPET_SIZE
+        if stop > len(read):
+            stop = len(read) - 1
+        snippet = quote(bytes(read[at:stop])) if at < len(read) else '""'
+        return self._fail(ERR_UNKNOWN_OP, f"Client parser ERROR, state={state}, i={at}: proto='{snippet}...'")
+
+    def _control_line_exceeded(self) -> ProtocolViolation:
+        return self._fail(
+            ERR_MAX_CONTROL_LINE, ERR_MAX_CONTROL_LINE, closed=CLOSED_MAX_CONTROL_LINE, logged=LOGGED_AFTER_CLOSE
+        )
 
     def next_event(self) -> Event | None:
         """Return the next event, or ``None`` when more data is needed.
@@ -181,7 +228,7 @@ class Parser:
             return self._skip_line()
         buf = self._buf
         pos = self._pos
-        if buf.startswith(b"PUB ", pos) and not self.auth_pending:
+        if buf.startswith(b"PUB ", pos) and not self.auth_pending and self.trace is None:
             fast = self._fast_pub(buf, pos)
             if fast is not None:
                 return fast
@@ -193,7 +240,7 @@ class Parser:
             raise self._fail(ERR_AUTHORIZATION, "operation before CONNECT while authentication is required")
         candidates = _KEYWORDS.get(first & 0xDF if 0x61 <= first <= 0x7A else first)
         if candidates is None:
-            raise self._fail(ERR_UNKNOWN_OP, "unknown operation")
+            raise self._unknown(STATE_START, pos)
         head = bytes(buf[pos : pos + 8]).upper()
         avail = len(head)
         match: tuple[bytes, str] | None = None
@@ -206,7 +253,8 @@ class Parser:
                     match = (keyword, kind)
                     break
         if not alive:
-            raise self._fail(ERR_UNKNOWN_OP, "unknown operation")
+            matched = max(_common_prefix(head, keyword) for keyword, _ in candidates)
+            raise self._unknown(_PREFIX_STATES[head[:matched]], pos + matched)
         if match is None:
             return None
         keyword, kind = match
@@ -219,7 +267,7 @@ class Parser:
             if after >= end:
                 return None
             if buf[after] not in _BLANKS:
-                raise self._fail(ERR_UNKNOWN_OP, "unknown operation")
+                raise self._unknown(_PREFIX_STATES[keyword], after)
             after += 1
         while after < end and buf[after] in _BLANKS:
             after += 1
@@ -230,12 +278,12 @@ class Parser:
         if newline < 0:
             partial = end - after - (1 if buf.find(b"\r", after + 1) >= 0 else 0)
             if partial > self.max_control_line:
-                raise self._fail(ERR_MAX_CONTROL_LINE, "control line too long")
+                raise self._control_line_exceeded()
             return None
         drop = 1 if buf.find(b"\r", after + 1, newline) >= 0 else 0
         arg = bytes(buf[after : newline - drop])
         if len(arg) > self.max_control_line:
-            raise self._fail(ERR_MAX_CONTROL_LINE, "control line too long")
+            raise self._control_line_exceeded()
         self._pos = newline + 1
         return self._dispatch(keyword, arg)
 
@@ -274,9 +322,13 @@ class Parser:
             return None
         self._pos = newline + 1
         event, self._skip_event = self._skip_event, None
+        if self.trace is not None and event is not _OK:
+            self.trace("PING" if event is _PING else "PONG", None)
         return event
 
     def _dispatch(self, keyword: bytes, arg: bytes) -> Event | None:
+        if self.trace is not None and keyword in _TRACED:
+            self.trace(keyword.decode(), arg)
         if keyword == b"PUB":
             args = split_blanks(arg)
             if len(args) == 2:
@@ -284,65 +336,73 @@ class Parser:
             elif len(args) == 3:
                 subject, reply, size_token = args
             else:
-                raise self._fail(None, "PUB parse error")
+                raise self._fail(None, f"processPub Parse Error: {quote(arg)}")
             size = parse_size(size_token)
             if size < 0:
-                raise self._fail(None, "PUB bad or missing size")
+                raise self._fail(None, f"processPub Bad or Missing Size: {quote(arg)}")
             return self._start_payload(subject, reply, -1, size)
         if keyword == b"HPUB":
-            if not self.headers:
-                raise self._fail(None, "message headers not supported")
-            args = split_blanks(arg)
-            if len(args) == 3:
-                subject, reply, hdr_token, size_token = args[0], b"", args[1], args[2]
-            elif len(args) == 4:
-                subject, reply, hdr_token, size_token = args
-            else:
-                raise self._fail(None, "HPUB parse error")
-            hdr = parse_size(hdr_token)
-            if hdr < 0:
-                raise self._fail(None, "HPUB bad or missing header size")
-            size = parse_size(size_token)
-            if size < 0:
-                raise self._fail(None, "HPUB bad or missing total size")
-            if hdr > size:
-                raise self._fail(None, "HPUB header size larger than total size")
-            return self._start_payload(subject, reply, hdr, size)
+            return self._header_pub(arg)
         if keyword == b"SUB":
             args = split_args(arg)
             if len(args) == 2:
                 return Sub(_text(args[0]), "", _text(args[1]))
             if len(args) == 3:
                 return Sub(_text(args[0]), _text(args[1]), _text(args[2]))
-            raise self._fail(None, "SUB parse error")
+            raise self._fail(None, f"processSub Parse Error: {quote(arg)}")
         if keyword == b"UNSUB":
             args = split_args(arg)
             if len(args) == 1:
                 return Unsub(_text(args[0]), -1)
             if len(args) == 2:
                 return Unsub(_text(args[0]), parse_size(args[1]))
-            raise self._fail(None, "UNSUB parse error")
+            raise self._fail(None, f"processUnsub Parse Error: {quote(arg)}")
         if keyword == b"CONNECT":
             try:
                 return Connect(decode_connect(arg))
             except GoJSONError as exc:
-                raise self._fail(None, f"bad CONNECT: {exc}") from None
+                raise self._fail(None, str(exc)) from None
         if keyword == b"INFO":
             try:
                 return Info(decode_info(arg))
             except GoJSONError as exc:
-                raise self._fail(None, f"bad INFO: {exc}") from None
+                raise self._fail(None, str(exc)) from None
         if keyword == b"HMSG":
             # Clients have no business sending HMSG; nats-server reads the
             # line, ignores it and expects an empty payload.
             self._pub = ("", "", -1, 0)
             return self._payload()
         # -ERR from a client: nats-server logs it and hangs up.
-        raise self._fail(None, f"client error {_text(arg)}")
+        raise self._fail(None, f"Client Error {_text(arg)}", closed=CLOSED_PARSE_ERROR)
+
+    def _header_pub(self, arg: bytes) -> Event | None:
+        if not self.headers:
+            raise self._fail(None, "message headers not supported")
+        args = split_blanks(arg)
+        if len(args) == 3:
+            subject, reply, hdr_token, size_token = args[0], b"", args[1], args[2]
+        elif len(args) == 4:
+            subject, reply, hdr_token, size_token = args
+        else:
+            raise self._fail(None, f"processHeaderPub Parse Error: {quote(arg)}")
+        hdr = parse_size(hdr_token)
+        if hdr < 0:
+            raise self._fail(None, f"processHeaderPub Bad or Missing Header Size: {quote(arg)}")
+        size = parse_size(size_token)
+        if size < 0:
+            raise self._fail(None, f"processHeaderPub Bad or Missing Total Size: {quote(arg)}")
+        if hdr > size:
+            raise self._fail(None, f"processHeaderPub Header Size larger then TotalSize: {quote(arg)}")
+        return self._start_payload(subject, reply, hdr, size)
 
     def _start_payload(self, subject: bytes, reply: bytes, hdr: int, size: int) -> Event | None:
         if size > self.max_payload:
-            raise self._fail(ERR_MAX_PAYLOAD, "maximum payload exceeded")
+            raise self._fail(
+                ERR_MAX_PAYLOAD,
+                f"maximum payload exceeded: {size} vs {self.max_payload}",
+                closed=CLOSED_MAX_PAYLOAD,
+                logged=LOGGED_BEFORE_ERR,
+            )
         subject_text = _text(subject)
         self._pub = (subject_text, _text(reply), hdr, size)
         if self.pedantic and not _is_literal_subject(subject):
@@ -358,11 +418,11 @@ class Parser:
         if avail <= size:
             return None
         if buf[start + size] != 0x0D:
-            raise self._fail(ERR_UNKNOWN_OP, "payload not followed by CRLF")
+            raise self._unknown(STATE_MSG_END_R, start + size)
         if avail == size + 1:
             return None
         if buf[start + size + 1] != 0x0A:
-            raise self._fail(ERR_UNKNOWN_OP, "payload not followed by CRLF")
+            raise self._unknown(STATE_MSG_END_N, start + size + 1)
         self._pos = start + size + 2
         self._pub = None
         if hdr > 0:
@@ -371,7 +431,17 @@ class Parser:
         return Pub(subject, reply, None, bytes(buf[start : start + size]))
 
 
-_LINE_EVENTS: dict[bytes, Event] = {b"PING": Ping(), b"PONG": Pong(), b"+OK": Ok()}
+_PING, _OK = Ping(), Ok()
+_LINE_EVENTS: dict[bytes, Event] = {b"PING": _PING, b"PONG": Pong(), b"+OK": _OK}
+# The client operations nats-server traces when they are read (PING and PONG have no argument).
+_TRACED = frozenset({b"PUB", b"HPUB", b"SUB", b"UNSUB", b"CONNECT"})
+
+
+def _common_prefix(head: bytes, keyword: bytes) -> int:
+    n = 0
+    while n < len(head) and n < len(keyword) and head[n] == keyword[n]:
+        n += 1
+    return n
 
 
 def _is_literal_subject(subject: bytes) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from typing import TYPE_CHECKING
 
 from fakejs.core.account_config import JetStreamLimits
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from fakejs.jetstream import JetStream
 
 ACCOUNTS_DIR = "accounts"
+TEMPORARY_STORE_PREFIX = "fakejs-store-"
 
 
 def jetstream_accounts(broker: Broker) -> list[tuple[Account, JetStreamLimits | None]]:
@@ -59,25 +61,40 @@ class AccountJetStreams:
         self._owned = False
 
     def start(self, store_dir: str, owned: bool) -> JetStream | None:
-        """Start them (on ``store_dir``; ``owned``: made by fakejs); returns ``$G``'s, if it has one."""
+        """Start them (on ``store_dir``; ``owned``: made by fakejs); returns ``$G``'s, if it has one.
+
+        Logs what nats-server logs when it starts JetStream (:mod:`fakejs.jetstream.service.banner`).
+        """
+        from fakejs.jetstream.service import banner
+        from fakejs.jetstream.service.server_limits import server_limits
+
+        clock, log = self.broker.clock, self.broker.log
+        started = clock.monotonic()
+        banner.log_starting(log)
+        if not store_dir:
+            store_dir = tempfile.mkdtemp(prefix=TEMPORARY_STORE_PREFIX)
+        os.makedirs(store_dir, exist_ok=True)
+        self._base, self._owned = store_dir, owned
+        limits = server_limits(self.broker.options, store_dir)
+        warn = owned and self.broker.options.warn_temporary_store
+        banner.log_configuration(log, self.broker.options, store_dir, limits, warn_temporary=warn)
+        js = self._start_accounts(store_dir)
+        banner.log_started(log, round((clock.monotonic() - started) * 1e9))
+        return js
+
+    def _start_accounts(self, store_dir: str) -> JetStream | None:
         from fakejs.jetstream import JetStream
 
         chosen = jetstream_accounts(self.broker)
         default = self.broker.accounts.default
         if [account for account, _ in chosen] == [default]:
-            # Only the global account: it owns the store as it always has.
-            js = JetStream(self.broker, store_dir, own_store=owned, account=default)
-            self._start(js)
-            return js
+            # Only the global account: its streams are the store's (removed by stop(), when owned).
+            self._start(JetStream(self.broker, store_dir, own_store=False, account=default))
+            return self.by_account[GLOBAL_ACCOUNT]
         # Several accounts (only a server with accounts configured pays for these imports).
-        import tempfile
-
         from fakejs.jetstream.api.disabled import serve_disabled
         from fakejs.jetstream.service.jetstream import server_batch_limits
 
-        if not store_dir:
-            store_dir = tempfile.mkdtemp(prefix="fakejs-store-")
-        self._base, self._owned = store_dir, owned
         enabled = set()
         batch_limits = server_batch_limits(self.broker)  # counted across the accounts
         for account, limits in chosen:
@@ -100,12 +117,17 @@ class AccountJetStreams:
 
     def store_dir(self) -> str:
         """The server's store directory (to keep over a restart)."""
-        if self._base:
-            return self._base
-        js = self.by_account.get(GLOBAL_ACCOUNT)
-        return js.store_dir if js is not None else ""
+        return self._base
+
+    @property
+    def temporary_store(self) -> str:
+        """The store directory fakejs made itself and removes at exit (no store_dir given), or ``""``."""
+        return self._base if self._owned else ""
 
     def stop(self, keep_store: bool = False) -> None:
+        from fakejs.jetstream.service import banner
+
+        banner.log_shutdown_starting(self.broker.log)
         for js in self.by_account.values():
             js.stop(keep_store)  # waiting pulls hear about it before clients go
             js.account.jetstream = None
@@ -116,3 +138,4 @@ class AccountJetStreams:
         if self._owned and not keep_store and self._base:
             shutil.rmtree(self._base, ignore_errors=True)
         self._base, self._owned = "", False
+        banner.log_shutdown(self.broker.log)

@@ -17,14 +17,14 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from fakejs._version import __version__
 from fakejs.core.broker import Broker
 from fakejs.core.clientio import SERVER_SHUTDOWN
 from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.failures import ServerError
-from fakejs.core.options import NATS_VERSION, ServerOptions
+from fakejs.core.options import ServerOptions
 from fakejs.monitoring.records import ClosedConnections
 from fakejs.protocol import writer as wire
+from fakejs.server import start_lines
 from fakejs.server.connection import OutputBatch
 from fakejs.server.jetstreams import AccountJetStreams
 from fakejs.server.listeners import Listeners
@@ -187,10 +187,8 @@ class Server:
         self.clock.add_error_sink(self.broker.record_error)
         options = self.options
         log = self.broker.log
-        log.info("Starting nats-server")
-        log.info("  Version:  %s (fakejs %s)", NATS_VERSION, __version__)
-        log.info("  Name:     %s", self.broker.name)
-        log.info("  ID:       %s", self.broker.server_id)
+        start_lines.log_starting(log, self.broker)
+        await self.listeners.open_monitoring()  # before JetStream, as nats-server opens it
         if options.jetstream:
             self._start_jetstream()
         # The system account's requests ($SYS.REQ.>) and its periodic STATSZ.
@@ -203,7 +201,6 @@ class Server:
             self._control_subjects = ControlSubjects(lambda: self.control, self.broker)
         self.broker.port = await self.listeners.open_client_port()
         self.accepting = True
-        await self.listeners.open_monitoring()
         await self.listeners.open_websocket()
         await self._open_routes()
         clock = self.clock
@@ -212,6 +209,21 @@ class Server:
         log.info("Listening for client connections on %s:%d", options.host or "0.0.0.0", self.port)
         self.listeners.write_ports_file(self.port)
         log.info("Server is ready")
+        start_lines.log_fakejs_facts(log, self._facts())
+
+    def _facts(self) -> start_lines.Facts:
+        clock = self.clock
+        autojump = clock.autojump_threshold if isinstance(clock, ManualClock) else None
+        options = self.options
+        return start_lines.Facts(
+            clock=start_lines.clock_fact(autojump, isinstance(clock, ManualClock)),
+            seed=options.seed,
+            control=options.control,
+            control_token=bool(options.control_token),
+            clients_guarded=options.auth_required,
+            http_url=self.http_url,
+            temporary_store=self.jetstreams.temporary_store,
+        )
 
     async def _open_routes(self) -> None:
         """The route port, when the server is in a cluster (after the client port: its URLs travel)."""
@@ -271,6 +283,7 @@ class Server:
             client.close(SERVER_SHUTDOWN)
         self.broker.events.stop()
         await self.listeners.close()
+        start_lines.log_stopped(log)
         if not keep_store:
             self.clock.remove_error_sink(self.broker.record_error)
         log.info("Server Exiting..")

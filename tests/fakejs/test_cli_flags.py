@@ -237,7 +237,6 @@ def test_nats_server_refusals(argv: list[str], stderr: str) -> None:
         (["-s"], "syslog logging (-s/--syslog)"),
         (["-r", "udp://127.0.0.1:514"], "remote syslog logging (-r/--remote_syslog)"),
         (["--log_size_limit", "100"], "log file rotation (--log_size_limit)"),
-        (["--max_traced_msg_len", "10"], "a maximum traced message length (--max_traced_msg_len)"),
         (["--logtime_utc"], "UTC log timestamps (--logtime_utc)"),
         (["--profile", "-1"], "the profiling port (--profile)"),
         (["-T=false"], "log lines without timestamps (-T=false)"),
@@ -365,5 +364,5 @@ def test_the_command_line_page_shows_what_version_and_help_print() -> None:
     assert f"```text\n{version_text()}```" in page
     for section in [*NATS_SERVER_SECTIONS, "fakejs Options:"]:
         assert f"`{section}`" in page
-    for flag in ("-sl, --signal", "--client_advertise", "--logtime_utc", "--profile", "--max_traced_msg_len"):
+    for flag in ("-sl, --signal", "--client_advertise", "--logtime_utc", "--profile"):
         assert f"`{flag}`" in page

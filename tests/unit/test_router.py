@@ -28,6 +28,9 @@ class Owner:
     def remove_subscription(self, sub: Subscription) -> None:
         self.removed.append(sub)
 
+    def limit_reached(self, sub: Subscription, exceeded: bool) -> None:
+        pass
+
 
 def _sub(router: Router, owner: Owner, subject: str, sid: str = "1", queue: str = "") -> Subscription:
     sub = Subscription(subject, queue, sid, owner)

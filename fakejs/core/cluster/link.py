@@ -155,6 +155,9 @@ class RouteLink:
         host, port = self.io.remote_address
         return f"{host}:{port} - rid:{self.rid}"
 
+    # What nats-server's lines call this kind of connection ("Router Ping Timer").
+    kind = "Router"
+
     @property
     def websocket(self) -> bool:
         return False
@@ -237,6 +240,9 @@ class RouteLink:
         self.out.append(writer.err(text))
         self.io.want_flush()
         self.close(reason)
+
+    def debug(self, text: str) -> None:
+        self.cluster.log.debug("%s - %s", self, text)
 
     def stale(self) -> None:
         self.cluster.log.debug("%s - Stale Route Connection - Closing", self)

@@ -42,7 +42,6 @@ REFUSED: dict[str, str] = {
     "prof_block_rate": "the profiling port",
     "proxy_protocol": "the PROXY protocol",
     "proxies": "trusted proxies",
-    "max_traced_msg_len": "a maximum traced message length",
     "max_subscriptions": "a maximum of subscriptions per client",
     "max_subs": "a maximum of subscriptions per client",
     "max_sub_tokens": "a maximum of subject tokens",

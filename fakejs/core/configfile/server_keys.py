@@ -98,9 +98,19 @@ def _flag(attribute: str) -> Handler:
     return handle
 
 
-def _trace_too(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
-    # trace_verbose and trace_headers turn tracing on or off with them (fakejs traces one way).
-    options.trace = want(token, bool)
+def _trace_too(attribute: str) -> Handler:
+    """trace_verbose and trace_headers: their own setting, and tracing on or off with it."""
+
+    def handle(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
+        value = want(token, bool)
+        setattr(options, attribute, value)
+        options.trace = value
+
+    return handle
+
+
+def _max_traced_msg_len(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
+    options.max_traced_msg_len = int(want(token, int))
 
 
 def _logtime(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
@@ -233,8 +243,9 @@ HANDLERS: dict[str, Handler] = {
     "http_base_path": _http_base_path,
     "debug": _flag("debug"),
     "trace": _flag("trace"),
-    "trace_verbose": _trace_too,
-    "trace_headers": _trace_too,
+    "trace_verbose": _trace_too("trace_verbose"),
+    "trace_headers": _trace_too("trace_headers"),
+    "max_traced_msg_len": _max_traced_msg_len,
     "logtime": _logtime,
     "logtime_utc": _logtime_utc,
     "log_file": _text("log_file"),

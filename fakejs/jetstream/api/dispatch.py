@@ -115,8 +115,12 @@ class JetStreamApi:
         from fakejs.jetstream.api.request import Request
 
         with self.js.answering():
-            self._answer(route, Request(subject, reply, hdr, payload))
+            self._answer(route, Request(subject, reply, hdr, payload, on_invalid=self._invalid_request))
         return True
+
+    def _invalid_request(self, subject: str, error: str) -> None:
+        """nats-server's warning for a request body its strict decoding refuses."""
+        self.js.broker.rate_limited_warning(f"Invalid JetStream request '{self.js.account_name} > {subject}': {error}")
 
     def _offline(self, route: Route, request: Request) -> bool:
         """A clustered asset without a running leader: nobody answers, unless its server shut down in

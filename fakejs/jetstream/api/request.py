@@ -8,6 +8,7 @@ each is a method here so handlers say which one they use.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,8 @@ class Request:
     hdr: bytes | None
     payload: bytes
     reply_headers: bytes | None = None  # set by a handler whose reply carries headers
+    # Told (subject, error) when the body fails the strict decoding: nats-server warns of it.
+    on_invalid: Callable[[str, str], None] | None = None
 
     def check_level(self) -> None:
         """Refuse a request that needs a higher API level than the server's."""
@@ -47,10 +50,12 @@ class Request:
         return isinstance(value, dict) and not value
 
     def decode(self, schema: Struct) -> dict[str, Any]:
-        """Decode the body as nats-server's ``json.Decoder`` does, or raise the 10025 error."""
+        """Decode the body as nats-server's ``json.Decoder`` does (``unmarshalRequest``), or raise the 10025 error."""
         try:
             return decode_request(schema, self.payload)
         except GoJSONError as exc:
+            if self.on_invalid is not None:
+                self.on_invalid(self.subject, str(exc))
             raise api_error("JSInvalidJSONErr", err=str(exc)) from None
 
     def decode_if_json(self, schema: Struct) -> dict[str, Any]:

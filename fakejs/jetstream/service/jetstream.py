@@ -27,8 +27,9 @@ from fakejs.core.options import API_LEVEL
 from fakejs.core.router import EMPTY_REPLY, Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
-from fakejs.jetstream.service import limits
+from fakejs.jetstream.service import banner, limits
 from fakejs.jetstream.service.persistence import Persistence
+from fakejs.jetstream.service.server_limits import server_limits
 from fakejs.jetstream.stream.batch import BatchLimits
 
 if TYPE_CHECKING:
@@ -60,21 +61,8 @@ def api_error(name: str, **fields: Any) -> ApiError:
     return make(name, **fields)
 
 
-def _free_disk(path: str) -> int:
-    """Bytes free for an unprivileged user on ``path``'s filesystem (``shutil.disk_usage(path).free``)."""
-    st = os.statvfs(path)
-    return st.f_bavail * st.f_frsize
-
-
 # nats-server logs "resource limits exceeded" at most this often (seconds).
 LIMIT_LOG_INTERVAL = 10.0
-
-
-def _system_memory() -> int:
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return 8 * 1024**3
 
 
 def server_batch_limits(broker: Broker) -> BatchLimits:
@@ -124,7 +112,7 @@ class JetStream:
         self.streams: dict[str, Stream] = {}
         # In a cluster (fakejs.Cluster with JetStream): placement, leaders and offline assets.
         self.clustered: ClusterAssets | None = None
-        self.persistence = Persistence(self.store_dir, self.log)
+        self.persistence = Persistence(self.store_dir, self.log, self.account.name, broker.clock.monotonic)
         self.api_total = 0
         self.api_errors = 0
         self._answering = 0  # API requests being handled and answered (nested ones included)
@@ -135,12 +123,8 @@ class JetStream:
         # nats-server's defaults: 75% of the machine's memory and of the store's free disk.
         # A configuration file's jetstream { max_mem_store, max_file_store } replaces them.
         options = broker.options
-        self.max_memory = options.jetstream_max_memory
-        if self.max_memory < 0:
-            self.max_memory = int(_system_memory() * 0.75)
-        self.max_storage = options.jetstream_max_store
-        if self.max_storage < 0:
-            self.max_storage = int(_free_disk(self.store_dir) * 0.75)
+        server = server_limits(options, self.store_dir)
+        self.max_memory, self.max_storage = server.max_memory, server.max_storage
         # Only configured limits are checked on every publish (the defaults are the machine's).
         self._limited = (options.jetstream_max_memory >= 0, options.jetstream_max_store >= 0)
         self._limit_logged = -LIMIT_LOG_INTERVAL
@@ -253,13 +237,15 @@ class JetStream:
         if self.domain:
             # nats-server maps the domain's API prefix onto the account's own API.
             self.router.add_prefix_mapping(f"$JS.{self.domain}.API.", "$JS.API.")
+        account = self.account.name
+        banner.log_account_enabled(self.log, account, self.limits)
+        if self.persistence.has_streams():
+            banner.log_recovering(self.log, account)
         for stream in self.persistence.recover(self):
             self.streams[stream.name] = stream
             stream.attach()
-            self.log.info(
-                "  Restored %d messages for stream '%s > %s'", stream.store.msgs, self.account.name, stream.name
-            )
             self.persistence.recover_consumers(stream)
+        banner.log_recovered(self.log, account)
         for front in self._attachments:
             front.start()
 
@@ -267,6 +253,8 @@ class JetStream:
         """Shut down; a store fakejs made itself is removed unless ``keep_store`` (a restart)."""
         for front in self._attachments:
             front.stop()
+        consumers = sum(len(stream.consumers) for stream in self.streams.values())
+        banner.log_internal_clients_closed(self.log, len(self.streams), consumers)
         for stream in list(self.streams.values()):
             for consumer in list(stream.consumers.values()):
                 consumer.stop()

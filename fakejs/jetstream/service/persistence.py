@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
+
+from fakejs.jetstream.service import banner
 
 if TYPE_CHECKING:
     from fakejs.jetstream.consumer.consumer import Consumer
@@ -22,9 +24,19 @@ if TYPE_CHECKING:
 
 
 class Persistence:
-    def __init__(self, store_dir: str, log: logging.Logger) -> None:
+    """An account's store directory: written as streams and consumers change, read back on start.
+
+    ``account`` names the account in the recovery lines; ``monotonic`` is the
+    server clock's (seconds), to say how long a stream took to restore.
+    """
+
+    def __init__(
+        self, store_dir: str, log: logging.Logger, account: str = "$G", monotonic: Callable[[], float] | None = None
+    ) -> None:
         self.store_dir = store_dir
         self.log = log
+        self.account = account
+        self._monotonic = monotonic if monotonic is not None else (lambda: 0.0)
         self.files: dict[str, StreamFiles] = {}
         self.journals: dict[tuple[str, str], ConsumerJournal] = {}
 
@@ -102,6 +114,12 @@ class Persistence:
 
     # -- recovery ------------------------------------------------------------------------
 
+    def has_streams(self) -> bool:
+        """Whether the store has a streams directory to recover (nats-server logs its recovery then)."""
+        from fakejs.jetstream.storage.files import streams_dir
+
+        return os.path.isdir(streams_dir(self.store_dir))
+
     def recover(self, host: StreamHost) -> Iterator[Stream]:
         """Each file-backed stream found in the store directory, one at a time (consumers not yet)."""
         from fakejs.jetstream.storage.files import streams_dir
@@ -110,8 +128,11 @@ class Persistence:
         if not os.path.isdir(root):
             return
         for name in sorted(os.listdir(root)):
+            started = self._monotonic()
             stream = self._recover_stream(host, os.path.join(root, name))
             if stream is not None:
+                elapsed = round((self._monotonic() - started) * 1e9)
+                banner.log_restored(self.log, self.account, stream.name, stream.store.msgs, elapsed)
                 yield stream
 
     def _recover_stream(self, host: StreamHost, directory: str) -> Stream | None:
@@ -127,6 +148,7 @@ class Persistence:
             self.log.warning("Skipping unreadable stream directory %s", directory)
             return None
         config = streamconfig.from_storable(meta["config"])
+        banner.log_restore_starting(self.log, self.account, config["name"])
         store = MessageStore(config["storage"], config["first_seq"])
         files.replay(store)
         files.open(store)
@@ -141,7 +163,10 @@ class Persistence:
         from fakejs.jetstream.consumer.consumer import Consumer
 
         files = self.files[stream.name]
-        for name, meta in files.consumer_metas():
+        metas = list(files.consumer_metas())
+        if metas:
+            banner.log_consumers_recovering(self.log, self.account, stream.name, len(metas))
+        for name, meta in metas:
             config = consumerconfig.from_storable(meta["config"])
             consumer = Consumer(stream, name, config, meta["created"])
             journal = files.consumer_journal(name, consumer.state)
@@ -151,5 +176,3 @@ class Persistence:
             self.journals[(stream.name, name)] = journal
             stream.register_consumer(consumer)
             consumer.start()
-        if stream.consumers:
-            self.log.info("  Restored %d consumers for stream '$G > %s'", len(stream.consumers), stream.name)

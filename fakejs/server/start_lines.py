@@ -1,0 +1,124 @@
+"""The server's own start-up and shutdown lines: nats-server's, then fakejs's facts.
+
+:func:`log_starting` writes what nats-server 2.15.1 logs before it opens
+anything (``Starting nats-server``, the version block, the warnings about
+the configuration, the system account); :func:`log_stopped` the lines it
+logs as its listeners close.  :func:`log_fakejs_facts` comes after ``Server
+is ready``, where a harness waiting for that line does not see it: lines
+that start with ``fakejs:`` and say how this server differs from a plain
+nats-server (its clock, its seed, its control API, a temporary store).
+JetStream's lines are :mod:`fakejs.jetstream.service.banner`'s.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from fakejs._version import __version__
+from fakejs.core.auth import is_bcrypt
+from fakejs.core.broker import Broker
+from fakejs.core.options import NATS_VERSION, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
+from fakejs.gocompat import ids
+
+# nats-server's Git line when a build carries no commit: fakejs has none to name.
+NO_COMMIT = "not set"
+# nats-server warns of payloads over 8 MiB ("8.00 MB" in its friendly units).
+LARGE_PAYLOAD = 8 * 1024 * 1024
+CONTROL_SUBJECTS = "$FAKEJS.>"
+CONTROL_PATH = "/fakejs/"
+
+
+def plaintext_passwords(options: ServerOptions) -> bool:
+    """Whether a password is kept in plain text (nats-server's ``checkAuthforWarnings``)."""
+    if options.password and not is_bcrypt(options.password):
+        return True
+    mapped = options.tls is not None and options.tls.verify_and_map
+    for user in options.all_users():
+        if user.nkey or (not user.password and mapped):
+            continue
+        if not is_bcrypt(user.password):
+            return True
+    return False
+
+
+def log_starting(log: logging.Logger, broker: Broker) -> None:
+    """From ``Starting nats-server`` to the system account, before any port opens."""
+    options = broker.options
+    log.info("Starting nats-server")
+    log.info("  Version:  %s (fakejs %s)", NATS_VERSION, __version__)
+    log.info("  Git:      [%s]", NO_COMMIT)
+    log.debug("  Go build: %s", RUNTIME)
+    if broker.cluster_name:
+        log.info("  Cluster:  %s", broker.cluster_name)
+    log.info("  Name:     %s", broker.name)
+    if options.jetstream:
+        log.info("  Node:     %s", ids.get_hash(broker.name))
+    log.info("  ID:       %s", broker.server_id)
+    if plaintext_passwords(options):
+        log.warning("Plaintext passwords detected, use nkeys or bcrypt")
+    if options.config_file:
+        log.info("Using configuration file: %s (%s)", options.config_file, options.config_digest)
+    if options.max_payload > LARGE_PAYLOAD:
+        log.warning("Maximum payloads over 8.00 MB are generally discouraged and could lead to poor performance")
+    if not options.system_account:
+        log.debug('Created system account: "%s"', SYSTEM_ACCOUNT)
+
+
+def log_stopped(log: logging.Logger) -> None:
+    """The listeners are closed (nats-server's accept loop ends, its system connection closes)."""
+    log.debug("Client accept loop exiting..")
+    log.debug("SYSTEM - System connection closed: Client Closed")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What fakejs says about itself once it is ready."""
+
+    clock: str  # "real", or "manual" with its autojump
+    seed: int | None
+    control: bool
+    control_token: bool  # the control API asks for the control token
+    clients_guarded: bool  # ... or for the credentials clients connect with
+    http_url: str | None  # the monitoring port's URL, where the control API answers too
+    temporary_store: str  # the store fakejs made (no store_dir) and removes at exit
+
+
+def clock_fact(autojump: float | None, manual: bool) -> str:
+    if not manual:
+        return "real"
+    if autojump is None:
+        return "manual (moves only when told)"
+    return f"manual, autojump after {autojump:g}s of idle real time"
+
+
+def _control_fact(facts: Facts) -> str:
+    if not facts.control:
+        return "off"
+    where = f"subjects {CONTROL_SUBJECTS}"
+    if facts.http_url is not None:
+        where += f" and {facts.http_url}{CONTROL_PATH}"
+    if facts.control_token:
+        guard = "the control token required"
+    elif facts.clients_guarded:
+        guard = "the clients' credentials required"
+    else:
+        guard = "no credentials required"
+    return f"{where} ({guard})"
+
+
+def log_fakejs_facts(log: logging.Logger, facts: Facts) -> None:
+    """fakejs's own lines, after ``Server is ready``."""
+    log.info("fakejs: clock: %s", facts.clock)
+    if facts.seed is None:
+        log.info("fakejs: seed: none (random choices differ from run to run; --seed N repeats them)")
+    else:
+        log.info("fakejs: seed: %d", facts.seed)
+    log.info("fakejs: control API: %s", _control_fact(facts))
+    if facts.temporary_store:
+        log.info('fakejs: temporary store directory "%s" is removed at exit', facts.temporary_store)
+
+
+def log_scenario(log: logging.Logger, name: str, faults: int) -> None:
+    """A scenario started with the server (``--scenario``)."""
+    log.info("fakejs: scenario: %s (%d faults)", name, faults)
