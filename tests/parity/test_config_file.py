@@ -375,7 +375,13 @@ async def test_max_connections(tmp_path: Path) -> None:
         server = _start(command, text, tmp_path, name)
         try:
             with socket.create_connection(("127.0.0.1", server.port), timeout=5) as first:
-                first.recv(4096)
+                # nats-server sends INFO before it counts the connection; its PONG comes after.
+                first.sendall(b"CONNECT {}\r\nPING\r\n")
+                greeting = b""
+                while b"PONG\r\n" not in greeting:
+                    chunk = first.recv(4096)
+                    assert chunk, greeting
+                    greeting += chunk
                 with socket.create_connection(("127.0.0.1", server.port), timeout=5) as second:
                     data = b""
                     while chunk := second.recv(4096):
