@@ -49,16 +49,23 @@ async def connect(target: Target, user: str | None) -> nats.NATS:
     return await nats.connect(target.url, user=user, password=user)
 
 
-async def raw_session(target: Target, connect: dict[str, object], then: bytes = b"") -> bytes:
-    """The bytes a client gets after its CONNECT (and ``then``) and a PING."""
+async def raw_session(target: Target, connect: dict[str, object], then: bytes = b"", replies: int = 0) -> bytes:
+    """The bytes a client gets after its CONNECT (and ``then``) and a PING.
+
+    An accepted client's first PONG is followed by an INFO (``connect_info``),
+    which nats-server may write in a later packet: it is waited for too, and
+    so are ``replies`` messages (nats-server answers API requests from
+    another goroutine, after the PONG), then anything more that comes until
+    it is quiet.
+    """
     reader, writer = await asyncio.open_connection("127.0.0.1", target.port)
     try:
         await reader.readline()  # the greeting
         options = {"verbose": False, "protocol": 1, "headers": True, **connect}
         writer.write(b"CONNECT " + json.dumps(options).encode() + b"\r\n" + then + b"PING\r\n")
         data = b""
-        while b"PONG\r\n" not in data:
-            chunk = await asyncio.wait_for(reader.read(65536), 5)
+        while b"PONG\r\n" not in data or b"INFO " not in data or data.count(b"MSG ") < replies:
+            chunk = await asyncio.wait_for(reader.read(65536), 10)
             if not chunk:
                 return data
             data += chunk
@@ -178,7 +185,7 @@ async def test_account_without_jetstream(server: Start) -> None:
         b"PUB $JS.API.STREAM.CREATE.S r.create 2\r\n{}\r\n"
         b"PUB $JS.API.NOPE r.nope 0\r\n\r\n"
     )
-    data = await raw_session(target, {"verbose": False, "user": "c", "pass": "c"}, requests)
+    data = await raw_session(target, {"verbose": False, "user": "c", "pass": "c"}, requests, replies=3)
     error = json.dumps(NOT_ENABLED, separators=(",", ":"))
     info = '{"type":"io.nats.jetstream.api.v1.account_info_response","error":' + error + "}"
     names = (
