@@ -34,6 +34,7 @@ VOLATILE_INFO_FIELDS = frozenset(
 )
 
 _INFO_LINE = re.compile(rb"INFO (\{.*?\}) \r\n")
+SENTINEL = b"PING\r\nPING\r\n"  # what :func:`record` sends after a script to know when it is answered
 
 
 @dataclass
@@ -176,10 +177,12 @@ async def record(
 ) -> Transcript:
     """Play ``script`` against a server and return what it answered.
 
-    With ``sync`` (default) a ``PING`` is sent after the script and the
-    recording ends once every PONG owed has arrived (the sentinel's own
-    ``PONG`` is then removed) or the server hangs up -- fast and exact.
-    Without it, recording ends after ``quiet`` seconds of silence.
+    With ``sync`` (default) two ``PING``s are sent after the script and the
+    recording ends once every PONG owed has arrived (the sentinels' own
+    ``PONG``s are then removed) or the server hangs up -- fast and exact.
+    Two, because a protocol-1 client's first PONG is followed by an INFO
+    that nats-server may write a moment later: the second PONG comes after
+    it.  Without ``sync``, recording ends after ``quiet`` seconds of silence.
 
     The script and the sentinel go out in one write unless
     ``separate_writes``: a server that hangs up while unread bytes sit in
@@ -190,7 +193,7 @@ async def record(
     try:
         await client.read_until(b"\r\n", timeout)
         greeting = len(client.received)
-        sentinel = b"PING\r\n" if sync else b""
+        sentinel = SENTINEL if sync else b""
         if separate_writes:
             for chunk in script:
                 await client.send(chunk)
@@ -200,7 +203,7 @@ async def record(
         if not sync or client.closed:
             await client.settle(quiet, timeout)
             return Transcript(bytes(client.received), client.closed)
-        owed = expected_pongs(script) + 1
+        owed = expected_pongs(script) + SENTINEL.count(b"PING")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while not client.closed and client.received.count(b"PONG\r\n", greeting) < owed:
@@ -209,12 +212,12 @@ async def record(
                 break
             await client.read_some(min(remaining, 0.5))
         if not client.closed:
-            # The first PING after CONNECT may be followed by an INFO.
-            await client.settle(0.02, timeout)
+            await client.settle(0.02, timeout)  # anything written right behind the last PONG
         data = bytes(client.received)
         if client.received.count(b"PONG\r\n", greeting) >= owed:
-            cut = data.rindex(b"PONG\r\n")
-            data = data[:cut] + data[cut + len(b"PONG\r\n") :]
+            for _ in range(SENTINEL.count(b"PING")):
+                cut = data.rindex(b"PONG\r\n")
+                data = data[:cut] + data[cut + len(b"PONG\r\n") :]
         return Transcript(data, client.closed)
     finally:
         await client.close()
