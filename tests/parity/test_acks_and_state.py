@@ -66,7 +66,7 @@ from tests.harness.js import (
 )
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
-from tests.harness.wait import poll
+from tests.harness.wait import WAIT, poll
 
 TS = "<ts>"
 ADV = "io.nats.jetstream.advisory.v1."
@@ -137,7 +137,7 @@ async def numbers(nc: Client, stream: str = "S", consumer: str = "C") -> dict:
 
 
 async def eventually_numbers(
-    nc: Client, expected: dict, stream: str = "S", consumer: str = "C", timeout: float = 2.0
+    nc: Client, expected: dict, stream: str = "S", consumer: str = "C", timeout: float = WAIT
 ) -> None:
     """Numbers that depend on the server's asynchronous work (new-message signals, queued
     pull requests) must reach ``expected`` soon."""
@@ -151,7 +151,7 @@ async def stream_state(nc: Client, stream: str = "S") -> dict:
     return normalize(info["state"])
 
 
-async def eventually_state(nc: Client, stream: str, expected: dict, timeout: float = 2.0) -> None:
+async def eventually_state(nc: Client, stream: str, expected: dict, timeout: float = WAIT) -> None:
     """Stream state after asynchronous removals (consumer deletion) settles."""
     state = await poll(lambda: stream_state(nc, stream), lambda state: state == expected, timeout=timeout)
     assert state == expected

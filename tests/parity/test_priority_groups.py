@@ -63,7 +63,7 @@ from tests.harness.env import env_fixture
 from tests.harness.js import MS, SEC, ZERO_TIME, api, rfc3339_ns
 from tests.harness.pull import PullEnv, PullWire, ack, bad_request, pending
 from tests.harness.targets import Target
-from tests.harness.wait import poll
+from tests.harness.wait import WAIT, poll
 from tests.harness.wire import Frame
 
 C = "$JS.API.CONSUMER."
@@ -121,7 +121,7 @@ class PEnv(PullEnv):
         wire = self.wires[0]
         return wire.on(self.adv_pinned if kind == "PINNED" else self.adv_unpinned)
 
-    async def wait_advisory(self, kind: str, count: int = 1, timeout: float = 3.0) -> Frame:
+    async def wait_advisory(self, kind: str, count: int = 1, timeout: float = WAIT) -> Frame:
         wire = self.wires[0]
         await wire.until(lambda: len(self.advisories_of(kind)) >= count, f"{count} {kind} advisory(ies)", timeout)
         return self.advisories_of(kind)[count - 1]
@@ -786,14 +786,14 @@ class GroupConsumer:
         return [f.payload for f in self.messages]
 
 
-async def wait_num_waiting(env: PEnv, count: int, timeout: float = 3.0) -> None:
+async def wait_num_waiting(env: PEnv, count: int, timeout: float = WAIT) -> None:
     """Poll CONSUMER.INFO (which also drops requests whose reply lost interest)."""
     info = await poll(env.info, lambda info: info["num_waiting"] == count, timeout=timeout, interval=0.01)
     assert info["num_waiting"] == count, f"num_waiting never became {count}"
 
 
 async def run_until(
-    wire: PullWire, consumers: list[GroupConsumer], condition: Callable[[], bool], what: str, timeout: float = 3.0
+    wire: PullWire, consumers: list[GroupConsumer], condition: Callable[[], bool], what: str, timeout: float = WAIT
 ) -> None:
     def check() -> bool:
         for consumer in consumers:
