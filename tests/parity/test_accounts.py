@@ -20,6 +20,7 @@ import pytest
 
 from tests.harness.configured import Start, configured_servers
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target
+from tests.harness.wait import eventually
 
 ACCOUNTS = """
 accounts {
@@ -109,7 +110,7 @@ async def test_subjects_are_separate(server: Start) -> None:
         await a2.publish("x.2", b"from a")
         await a2.flush()
         await b.flush()
-        await asyncio.sleep(0.2)
+        await eventually(lambda: asyncio.sleep(0, got), lambda got: got["a"] and got["b"], what="both messages")
         assert got == {"a": [b"from a"], "b": [b"from b"]}
         await a.subscribe("y.svc", cb=on_a)  # a responder in A is none for B
         await a.flush()

@@ -19,6 +19,7 @@ import pytest
 from fakejs import ServerOptions
 from tests.harness.configured import Start, configure, configured_servers
 from tests.harness.raw import RawClient, record
+from tests.harness.wait import eventually
 
 AUTH_VIOLATION = b"-ERR 'Authorization Violation'\r\n"
 HASH = bcrypt.hashpw(b"b-secret", bcrypt.gensalt(rounds=4)).decode()
@@ -295,7 +296,7 @@ async def test_connection_stays_open_and_nothing_is_delivered(server: Start) -> 
         assert transcript.without_greeting() == violation("Publish", "elsewhere") + b"PONG\r\n"
         assert not transcript.closed
         await listener.flush()
-        await asyncio.sleep(0.05)
+        await eventually(lambda: asyncio.sleep(0, got), what="the allowed message")
         assert got == ["only.this"]
     finally:
         await listener.close()

@@ -9,6 +9,7 @@ import pytest
 from nats.errors import NoRespondersError, TimeoutError
 
 from tests.harness.targets import Target
+from tests.harness.wait import eventually
 
 
 async def test_publish_subscribe(target: Target) -> None:
@@ -70,7 +71,8 @@ async def test_queue_group_delivers_each_message_once(target: Target) -> None:
     await nc.flush()
     for _ in range(50):
         await plain.next_msg(timeout=2)
-    await asyncio.sleep(0.05)
+    # The queue members' copies may come behind the plain subscriber's last one.
+    await eventually(lambda: asyncio.sleep(0, got["a"] + got["b"]), lambda d: len(d) >= 50, what="50 queue deliveries")
     delivered = got["a"] + got["b"]
     assert sorted(delivered, key=int) == [str(i).encode() for i in range(50)]
     await nc.close()

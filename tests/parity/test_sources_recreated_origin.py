@@ -19,7 +19,7 @@ import asyncio
 import pytest
 
 from tests.harness.js import api
-from tests.parity.test_mirrors import create, get, info, until
+from tests.parity.test_mirrors import create, get, until
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +40,7 @@ async def test_recreated_origin(nc) -> None:
     assert (t["state"]["messages"], t["sources"][0]["seq"]) == (5, 2)
     assert "error" not in t["sources"][0]
     await asyncio.sleep(0.5)  # the mirror's new consumer is set up by now too
-    m = await info(nc, "M")
+    m = await until(nc, "M", lambda i: (i["state"]["last_seq"], "error" in i["mirror"]) == (3, False))
     assert (m["state"]["last_seq"], "error" in m["mirror"]) == (3, False)
     for i in range(3):
         await nc.request(f"o.m{i}", b"z", timeout=2)
