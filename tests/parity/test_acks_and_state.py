@@ -396,7 +396,7 @@ async def test_double_ack_reply_is_an_empty_message(target: Target) -> None:
         for reply, payload in zip(replies, payloads):
             await raw.send(b"PUB %s ack.inbox %d\r\n%s\r\n" % (reply, len(payload), payload))
         expected = b"MSG ack.inbox 2 0\r\n\r\n" * 5
-        await raw.read_until(expected, timeout=3)
+        await raw.read_until(expected, timeout=WAIT)
         await raw.settle(0.2)
         assert bytes(raw.received[start:]) == expected
     finally:

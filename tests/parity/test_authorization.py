@@ -19,7 +19,7 @@ import pytest
 from fakejs import ServerOptions
 from tests.harness.configured import Start, configure, configured_servers
 from tests.harness.raw import RawClient, record
-from tests.harness.wait import eventually
+from tests.harness.wait import WAIT, eventually
 
 AUTH_VIOLATION = b"-ERR 'Authorization Violation'\r\n"
 HASH = bcrypt.hashpw(b"b-secret", bcrypt.gensalt(rounds=4)).decode()
@@ -158,7 +158,7 @@ async def test_no_auth_user_may_skip_connect(server: Start) -> None:
 
 async def test_no_auth_user_still_times_out_without_any_operation(server: Start) -> None:
     target = await server(NO_AUTH.replace("authorization {", "authorization {\n  timeout: 0.3"))
-    transcript = await record(target.host, target.port, [], sync=False, quiet=1.0)
+    transcript = await record(target.host, target.port, [], sync=False, quiet=WAIT)  # ends at the hang-up
     assert (transcript.without_greeting(), transcript.closed) == (b"-ERR 'Authentication Timeout'\r\n", True)
 
 
