@@ -19,6 +19,7 @@ from pathlib import Path
 import nats
 import pytest
 
+from fakejs.targets.real import START_TIMEOUT
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 
 
@@ -34,7 +35,7 @@ def start(kind: str, *args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(command(kind) + list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
-async def wait_ready(process: subprocess.Popen[bytes], timeout: float = 10.0) -> str:
+async def wait_ready(process: subprocess.Popen[bytes], timeout: float = START_TIMEOUT) -> str:
     """Read the log until 'Server is ready'; returns the log so far."""
     assert process.stdout is not None
     os.set_blocking(process.stdout.fileno(), False)
