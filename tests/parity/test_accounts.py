@@ -20,7 +20,7 @@ import pytest
 
 from tests.harness.configured import Start, configured_servers
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target
-from tests.harness.wait import eventually
+from tests.harness.wait import WAIT, eventually
 
 ACCOUNTS = """
 accounts {
@@ -145,7 +145,7 @@ async def test_each_account_has_its_own_jetstream(server: Start) -> None:
         for nc, count in ((a, 2), (b, 1)):
             info = await nc.jetstream().stream_info("S")
             assert info.state.messages == count
-            reply = json.loads((await nc.request("$JS.API.INFO", b"", timeout=2)).data)
+            reply = json.loads((await nc.request("$JS.API.INFO", b"", timeout=WAIT)).data)
             assert reply["streams"] == 1 and reply["limits"]["max_streams"] == -1
         # The other account's stream subjects are not captured.
         await b.publish("s.9", b"y")
@@ -161,7 +161,7 @@ async def test_account_limits_in_account_info(server: Start) -> None:
     target = await server(ACCOUNTS)
     nc = await connect(target, "l")
     try:
-        reply = json.loads((await nc.request("$JS.API.INFO", b"", timeout=2)).data)
+        reply = json.loads((await nc.request("$JS.API.INFO", b"", timeout=WAIT)).data)
         assert reply["limits"] == {
             "max_memory": 1_000_000,
             "max_storage": 1_000_000_000,

@@ -170,7 +170,7 @@ async def fetch(
 async def ack(nc: Client, msg: Msg | str, payload: bytes = b"") -> bytes:
     """Send an ack payload with a reply subject; returns the server's answer (must be empty)."""
     subject = msg if isinstance(msg, str) else msg.reply
-    reply = await nc.request(subject, payload, timeout=2)
+    reply = await nc.request(subject, payload, timeout=WAIT)
     assert reply.headers is None
     return reply.data
 
@@ -353,9 +353,9 @@ async def test_ack_payload_follows_headers(target: Target) -> None:
         await fill(nc, 2)
         await make_consumer(nc)
         one, two = await fetch(nc, 2)
-        reply = await nc.request(one.reply, b"-NAK", timeout=2, headers={"X-Why": "+ACK"})
+        reply = await nc.request(one.reply, b"-NAK", timeout=WAIT, headers={"X-Why": "+ACK"})
         assert reply.data == b""
-        reply = await nc.request(two.reply, b"", timeout=2, headers={"X-Why": "-NAK"})
+        reply = await nc.request(two.reply, b"", timeout=WAIT, headers={"X-Why": "-NAK"})
         assert reply.data == b""
         assert await numbers(nc) == nums((2, 2), (0, 0), ack_pending=1, floor_active=True)
         assert meta((await fetch(nc))[0]).numbers == (2, 1, 3, 0)
@@ -529,12 +529,12 @@ async def test_nak_advisory(target: Target) -> None:
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.>")
         msgs = await fetch(nc, 2)
         await ack(nc, msgs[1], b"-NAK")
-        adv = await advisories.next_msg(timeout=2)
+        adv = await advisories.next_msg(timeout=WAIT)
         assert adv.subject == "$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.S.C"
         assert advisory_text(adv) == nak_advisory("S", "C", 2, 2, 1)
         again = (await fetch(nc))[0]
         await ack(nc, again, b'-NAK {"delay": 100000000}')
-        adv = await advisories.next_msg(timeout=2)
+        adv = await advisories.next_msg(timeout=WAIT)
         assert advisory_text(adv) == nak_advisory("S", "C", 3, 2, 2)
 
 
@@ -788,7 +788,7 @@ async def test_term_advisory(target: Target, payload: bytes, reason: str | None)
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>")
         msgs = await fetch(nc, 2)
         await ack(nc, msgs[1], payload)
-        adv = await advisories.next_msg(timeout=2)
+        adv = await advisories.next_msg(timeout=WAIT)
         assert adv.subject == "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.S.C"
         expected = term_advisory("S", "C", 2, 2, 1, reason)
         if reason is not None:
@@ -807,7 +807,7 @@ async def test_term_advisory_of_a_redelivery(target: Target) -> None:
         await ack(nc, first, b"-NAK")
         again = (await fetch(nc))[0]
         await ack(nc, again, b"+TERM done")
-        adv = await advisories.next_msg(timeout=2)
+        adv = await advisories.next_msg(timeout=WAIT)
         assert advisory_text(adv) == term_advisory("S", "C", 2, 1, 2, "done")
         assert await numbers(nc) == nums((2, 1), (2, 1))
 

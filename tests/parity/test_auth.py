@@ -86,7 +86,7 @@ async def test_nats_py_with_token(make_target) -> None:
     nc = await nats.connect(target.url, token="s3cret")
     sub = await nc.subscribe("x")
     await nc.publish("x", b"1")
-    assert (await sub.next_msg(timeout=2)).data == b"1"
+    assert (await sub.next_msg(timeout=WAIT)).data == b"1"
     await nc.close()
 
 

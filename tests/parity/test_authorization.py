@@ -102,7 +102,7 @@ async def test_nats_py_with_nkey_seed_and_bcrypt_user(server: Start) -> None:
         await nc.flush()
         await nc.flush()  # nats-py's PING can overtake the queued SUB: the second PONG follows it
         await nc2.publish("greet", b"hi")
-        msg = await sub.next_msg(timeout=2)
+        msg = await sub.next_msg(timeout=WAIT)
         assert msg.data == b"hi"
     finally:
         await nc.close()

@@ -24,6 +24,7 @@ import pytest
 
 from fakejs.targets import ServerProcess
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+from tests.harness.wait import WAIT
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
 
@@ -286,7 +287,7 @@ async def js_info(url: str) -> dict[str, object]:
     nc = await nats.connect(url)
     try:
         try:
-            reply = await nc.request("$JS.API.INFO", b"", timeout=2)
+            reply = await nc.request("$JS.API.INFO", b"", timeout=WAIT)
         except nats.errors.NoRespondersError:
             return {"error": "no responders"}  # JetStream off
         info: dict[str, object] = json.loads(reply.data)
@@ -405,7 +406,7 @@ async def test_server_store_limits(tmp_path: Path) -> None:
             for storage in ("memory", "file"):
                 await js.add_stream(name=storage.upper(), subjects=[f"{storage}.>"], storage=storage)
                 for _ in range(5):
-                    reply = await nc.request(f"{storage}.x", b"x" * 600, timeout=2)
+                    reply = await nc.request(f"{storage}.x", b"x" * 600, timeout=WAIT)
                     seen.append(reply.data)
                 info = await js.stream_info(storage.upper())
                 seen.append(b"%d msgs, %d bytes" % (info.state.messages, info.state.bytes))

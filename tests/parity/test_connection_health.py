@@ -9,6 +9,7 @@ import pytest
 
 from tests.harness.raw import RawClient, record
 from tests.harness.targets import Settings
+from tests.harness.wait import WAIT
 
 QUIET = b'CONNECT {"verbose":false,"pedantic":false}\r\n'
 
@@ -28,7 +29,7 @@ async def test_stale_connection_is_closed_while_a_ponging_client_lives(make_targ
     assert bytes(silent.received[greeting:]) == b"PING\r\n-ERR 'Stale Connection'\r\n"
     await target.elapse(0.5)
     assert healthy.is_connected
-    await healthy.flush(timeout=2)
+    await healthy.flush(timeout=WAIT)
     await healthy.close()
     await silent.close()
 

@@ -53,7 +53,7 @@ async def make(nc: nats.NATS, name: str = "S", **cfg: Any) -> None:
 
 
 async def pub(nc: nats.NATS, subject: str, headers: dict[str, str] | None = None, payload: bytes = b"x") -> bytes:
-    return (await nc.request(subject, payload, headers=headers, timeout=2)).data
+    return (await nc.request(subject, payload, headers=headers, timeout=WAIT)).data
 
 
 async def get(nc: nats.NATS, stream: str, **request: Any) -> tuple[int, str, bytes, bytes] | None:

@@ -88,7 +88,7 @@ async def test_varz_shape_and_counters(make_target) -> None:
     nc = await nats.connect(target.url)
     sub = await nc.subscribe("v")
     await nc.publish("v", b"12345")
-    await sub.next_msg(timeout=2)
+    await sub.next_msg(timeout=WAIT)
     status, ctype, body = await fetch(target.http_port, "/varz")
     assert status == 200 and ctype == "application/json"
     varz = json.loads(body)

@@ -583,7 +583,7 @@ async def test_ack_policy_flow_control_requests_at_the_end_of_the_stream(env: Pu
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait_msgs(sid, 2)
-    await wire.wait(sid, 4, timeout=2)
+    await wire.wait(sid, 4, timeout=WAIT)
     frames = wire.on(sid)
     assert layout(frames) == ["s.0", "s.1", "HB", "FC"]
     assert frames[2].raw == heartbeat("dlv", sid, 2, 2)
@@ -1000,15 +1000,15 @@ async def test_js_subscribe_manual_ack(env: PushEnv) -> None:
     await env.publish_many(2)
     js = env.nc.jetstream()
     sub = await js.subscribe("s.>", durable="M", manual_ack=True)
-    first = await sub.next_msg(timeout=2)
-    second = await sub.next_msg(timeout=2)
+    first = await sub.next_msg(timeout=WAIT)
+    second = await sub.next_msg(timeout=WAIT)
     assert (first.data, second.data) == (b"m0", b"m1")
     assert (first.metadata.sequence.stream, first.metadata.sequence.consumer, first.metadata.num_pending) == (1, 1, 1)
-    await first.ack_sync(timeout=2)
+    await first.ack_sync(timeout=WAIT)
     await second.nak()
-    again = await sub.next_msg(timeout=2)
+    again = await sub.next_msg(timeout=WAIT)
     assert (again.data, again.metadata.num_delivered, again.metadata.sequence.consumer) == (b"m1", 2, 3)
-    await again.ack_sync(timeout=2)
+    await again.ack_sync(timeout=WAIT)
     assert counts(await env.info("M")) == {
         "delivered": (3, 2),
         "ack_floor": (3, 2),

@@ -294,7 +294,7 @@ async def test_publish_to_subject_without_stream(target: Target) -> None:
     nc = await connect(target)
     await add_stream(nc)
     with pytest.raises(NoRespondersError):
-        await nc.request("other.a", b"x", timeout=2)
+        await nc.request("other.a", b"x", timeout=WAIT)
     raw = await Raw.open(target)
     frame = await raw.request("other.a", b"x")
     assert frame == b"HMSG R.1 1 39 39\r\nNATS/1.0 503\r\nNats-Subject: other.a\r\n\r\n\r\n"
