@@ -16,6 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tests.harness.wait import WAIT
+
 # INFO fields whose values are inherently per-server or per-build.
 VOLATILE_INFO_FIELDS = frozenset(
     {
@@ -85,7 +87,7 @@ class RawClient:
         except (ConnectionError, OSError):
             self.closed = True
 
-    async def read_until(self, marker: bytes, timeout: float = 5.0) -> bytes:
+    async def read_until(self, marker: bytes, timeout: float = WAIT) -> bytes:
         """Read until ``marker`` appears in what was received (or EOF/timeout)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
@@ -126,7 +128,7 @@ class RawClient:
         self.received += chunk
         return True
 
-    async def wait_closed(self, timeout: float = 5.0) -> bool:
+    async def wait_closed(self, timeout: float = WAIT) -> bool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while not self.closed and loop.time() < deadline:
@@ -173,7 +175,7 @@ async def record(
     sync: bool = True,
     separate_writes: bool = False,
     quiet: float = 0.15,
-    timeout: float = 5.0,
+    timeout: float = WAIT,
 ) -> Transcript:
     """Play ``script`` against a server and return what it answered.
 
