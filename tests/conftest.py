@@ -26,6 +26,7 @@ from fakejs.targets.cluster import RealCluster
 from fakejs.targets.fake_cluster import FakeCluster
 from tests.harness.cluster import Cluster, start_cluster
 from tests.harness.js import connected
+from tests.harness.natspy import order_pings_after_queued_commands
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target, start_target, stop_target
 
 TARGET_KINDS = ("fake", "real")
@@ -40,6 +41,7 @@ RACE_RERUNS = 2
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    order_pings_after_queued_commands()  # a flush's PONG then means the server read what came before
     config.addinivalue_line(
         "markers",
         "manual_clock(on=True): the [fake] variant runs on a ManualClock; time passes only through "

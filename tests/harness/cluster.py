@@ -19,7 +19,7 @@ from nats.aio.msg import Msg
 from fakejs.targets.cluster import ClusterNode, node_command, start_cluster
 from fakejs.targets.cluster import ProcessCluster as Cluster
 from fakejs.targets.cluster_probe import PROBE_INTERVAL, READY_TIMEOUT, wait_connected
-from tests.harness.wait import eventually
+from tests.harness.wait import WAIT, eventually
 
 __all__ = [
     "READY_TIMEOUT",
@@ -37,7 +37,7 @@ __all__ = [
 # -- clients of a cluster -----------------------------------------------------------------------
 
 
-async def interest_routed(publisher: Client, *subscribers: Client, timeout: float = 5.0) -> None:
+async def interest_routed(publisher: Client, *subscribers: Client, timeout: float = WAIT) -> None:
     """Return once the subscriptions each subscriber connection made so far are known where ``publisher`` is.
 
     Interest crosses a route asynchronously but in order: a canary

@@ -25,6 +25,7 @@ from nats.errors import TimeoutError as NatsTimeoutError
 
 from fakejs.gocompat.gotime import NS
 from fakejs.parity.normalize import SERVER_KEYS, TIME_KEYS, ZERO_TIME, normalize
+from tests.harness.wait import WAIT
 
 __all__ = [
     "MS",
@@ -69,7 +70,7 @@ async def connected(target: Any, **kwargs: Any) -> AsyncIterator[Client]:
 
 
 async def api(
-    nc: Client, subject: str, body: Any = None, *, timeout: float = 2.0, headers: dict[str, str] | None = None
+    nc: Client, subject: str, body: Any = None, *, timeout: float = WAIT, headers: dict[str, str] | None = None
 ) -> dict:
     """Send a ``$JS.API`` request and return the decoded JSON reply.
 
@@ -87,7 +88,7 @@ async def api(
 
 
 async def request(
-    nc: Client, subject: str, payload: bytes = b"", *, timeout: float = 2.0, headers: dict[str, str] | None = None
+    nc: Client, subject: str, payload: bytes = b"", *, timeout: float = WAIT, headers: dict[str, str] | None = None
 ) -> Msg:
     """A raw request; returns the reply message (status headers included)."""
     return await nc.request(subject, payload, timeout=timeout, headers=headers)
@@ -106,7 +107,7 @@ async def add_stream(nc: Client, name: str = "S", subjects: list[str] | None = N
 
 
 async def publish(
-    nc: Client, subject: str, payload: bytes = b"", headers: dict[str, str] | None = None, timeout: float = 2.0
+    nc: Client, subject: str, payload: bytes = b"", headers: dict[str, str] | None = None, timeout: float = WAIT
 ) -> bytes:
     """Publish with a reply subject and return the raw PubAck payload bytes."""
     msg = await nc.request(subject, payload, timeout=timeout, headers=headers)
@@ -114,7 +115,7 @@ async def publish(
 
 
 async def stored(
-    nc: Client, subject: str, payload: bytes = b"", headers: dict[str, str] | None = None, timeout: float = 2.0
+    nc: Client, subject: str, payload: bytes = b"", headers: dict[str, str] | None = None, timeout: float = WAIT
 ) -> int:
     """Publish to a stream; fails the test on an error PubAck; returns the stream sequence."""
     ack = json.loads(await publish(nc, subject, payload, headers, timeout))
@@ -131,7 +132,7 @@ def rfc3339_ns(text: str) -> int:
     return seconds * NS + int((frac or "0").ljust(9, "0"))
 
 
-async def arrival(target: Any, sub: Any, timeout: float = 2.0) -> Msg:
+async def arrival(target: Any, sub: Any, timeout: float = WAIT) -> Msg:
     """The next message of ``sub``, sent when a server timer fires: the target's clock moves until it comes.
 
     At most ``timeout`` seconds pass (really on the real server, on the
@@ -181,13 +182,13 @@ class Pull:
         await self.nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{self.stream}.{self.consumer}", payload, reply=self.inbox)
         await self.nc.flush()
 
-    async def next(self, timeout: float = 2.0, target: Any = None) -> Msg:
+    async def next(self, timeout: float = WAIT, target: Any = None) -> Msg:
         """The next reply; with ``target``, the server's clock moves until it comes (see :func:`arrival`)."""
         if target is not None:
             return await arrival(target, self.sub, timeout)
         return await self.sub.next_msg(timeout=timeout)
 
-    async def message(self, timeout: float = 2.0, target: Any = None) -> Msg:
+    async def message(self, timeout: float = WAIT, target: Any = None) -> Msg:
         msg = await self.next(timeout, target)
         assert not is_status(msg), msg.headers
         return msg
@@ -206,7 +207,7 @@ async def fetch_no_wait(nc: Client, stream: str, consumer: str, batch: int = 1) 
     await pull.request({"batch": batch, "no_wait": True})
     got = []
     while True:
-        msg = await pull.next(2)
+        msg = await pull.next()
         got.append(msg)
         if is_status(msg) or len(got) == batch:
             break

@@ -23,6 +23,7 @@ from nats.aio.msg import Msg
 
 from fakejs.gocompat.gotime import NS
 from tests.harness.consume import Consume
+from tests.harness.wait import WAIT
 
 
 def ack_sequences(reply: str) -> tuple[int, int]:
@@ -97,7 +98,7 @@ class OrderedConsume:
         if self.filter_subject:
             config["filter_subject"] = self.filter_subject
         body = json.dumps({"stream_name": self.stream, "config": config}).encode()
-        reply = json.loads((await self.nc.request(f"$JS.API.CONSUMER.CREATE.{self.stream}", body, timeout=2)).data)
+        reply = json.loads((await self.nc.request(f"$JS.API.CONSUMER.CREATE.{self.stream}", body, timeout=WAIT)).data)
         if "error" in reply:
             raise RuntimeError(f"ordered consumer not created: {reply['error']}")
         return str(reply["name"])
@@ -126,7 +127,7 @@ class OrderedConsume:
     async def _recreate(self, old: Consume) -> None:
         """Drop the old consumer (its subscription, then the consumer itself) and start after the last message."""
         await old.stop()
-        await self.nc.request(f"$JS.API.CONSUMER.DELETE.{self.stream}.{old.consumer}", b"", timeout=2)
+        await self.nc.request(f"$JS.API.CONSUMER.DELETE.{self.stream}.{old.consumer}", b"", timeout=WAIT)
         start = self.last_stream_seq + 1
         self.resets.append(start)
         await self._begin(start)

@@ -16,6 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tests.harness.wait import WAIT
+
 # INFO fields whose values are inherently per-server or per-build.
 VOLATILE_INFO_FIELDS = frozenset(
     {
@@ -34,6 +36,7 @@ VOLATILE_INFO_FIELDS = frozenset(
 )
 
 _INFO_LINE = re.compile(rb"INFO (\{.*?\}) \r\n")
+SENTINEL = b"PING\r\nPING\r\n"  # what :func:`record` sends after a script to know when it is answered
 
 
 @dataclass
@@ -84,7 +87,7 @@ class RawClient:
         except (ConnectionError, OSError):
             self.closed = True
 
-    async def read_until(self, marker: bytes, timeout: float = 5.0) -> bytes:
+    async def read_until(self, marker: bytes, timeout: float = WAIT) -> bytes:
         """Read until ``marker`` appears in what was received (or EOF/timeout)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
@@ -125,7 +128,7 @@ class RawClient:
         self.received += chunk
         return True
 
-    async def wait_closed(self, timeout: float = 5.0) -> bool:
+    async def wait_closed(self, timeout: float = WAIT) -> bool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while not self.closed and loop.time() < deadline:
@@ -172,14 +175,16 @@ async def record(
     sync: bool = True,
     separate_writes: bool = False,
     quiet: float = 0.15,
-    timeout: float = 5.0,
+    timeout: float = WAIT,
 ) -> Transcript:
     """Play ``script`` against a server and return what it answered.
 
-    With ``sync`` (default) a ``PING`` is sent after the script and the
-    recording ends once every PONG owed has arrived (the sentinel's own
-    ``PONG`` is then removed) or the server hangs up -- fast and exact.
-    Without it, recording ends after ``quiet`` seconds of silence.
+    With ``sync`` (default) two ``PING``s are sent after the script and the
+    recording ends once every PONG owed has arrived (the sentinels' own
+    ``PONG``s are then removed) or the server hangs up -- fast and exact.
+    Two, because a protocol-1 client's first PONG is followed by an INFO
+    that nats-server may write a moment later: the second PONG comes after
+    it.  Without ``sync``, recording ends after ``quiet`` seconds of silence.
 
     The script and the sentinel go out in one write unless
     ``separate_writes``: a server that hangs up while unread bytes sit in
@@ -190,7 +195,7 @@ async def record(
     try:
         await client.read_until(b"\r\n", timeout)
         greeting = len(client.received)
-        sentinel = b"PING\r\n" if sync else b""
+        sentinel = SENTINEL if sync else b""
         if separate_writes:
             for chunk in script:
                 await client.send(chunk)
@@ -200,7 +205,7 @@ async def record(
         if not sync or client.closed:
             await client.settle(quiet, timeout)
             return Transcript(bytes(client.received), client.closed)
-        owed = expected_pongs(script) + 1
+        owed = expected_pongs(script) + SENTINEL.count(b"PING")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while not client.closed and client.received.count(b"PONG\r\n", greeting) < owed:
@@ -209,12 +214,12 @@ async def record(
                 break
             await client.read_some(min(remaining, 0.5))
         if not client.closed:
-            # The first PING after CONNECT may be followed by an INFO.
-            await client.settle(0.02, timeout)
+            await client.settle(0.02, timeout)  # anything written right behind the last PONG
         data = bytes(client.received)
         if client.received.count(b"PONG\r\n", greeting) >= owed:
-            cut = data.rindex(b"PONG\r\n")
-            data = data[:cut] + data[cut + len(b"PONG\r\n") :]
+            for _ in range(SENTINEL.count(b"PING")):
+                cut = data.rindex(b"PONG\r\n")
+                data = data[:cut] + data[cut + len(b"PONG\r\n") :]
         return Transcript(data, client.closed)
     finally:
         await client.close()

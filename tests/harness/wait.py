@@ -14,7 +14,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-WAIT = 3.0  # seconds to wait for something that must happen
+# Seconds to wait for something that must happen.  Generous: a busy machine can hold
+# nats-server (or this process) back for a second or more, and the wait ends as soon as
+# the thing happens, so only a failing test pays it.
+WAIT = 10.0
 
 T = TypeVar("T")
 

@@ -18,6 +18,7 @@ import nats
 import pytest
 
 from tests.harness.configured import configured_servers
+from tests.harness.wait import WAIT
 
 ACCOUNTS = """
 accounts {
@@ -49,7 +50,7 @@ async def login(target_kind: str, tmp_path) -> AsyncIterator[Callable[[str], Awa
 
             async def request(subject: str, body: Any = None) -> dict[str, Any]:
                 payload = b"" if body is None else json.dumps(body).encode() if not isinstance(body, bytes) else body
-                reply = await nc.request(subject, payload, timeout=2)
+                reply = await nc.request(subject, payload, timeout=WAIT)
                 doc: dict[str, Any] = json.loads(reply.data)
                 return doc
 

@@ -20,6 +20,7 @@ import pytest
 
 from tests.harness.configured import Start, configured_servers
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target
+from tests.harness.wait import WAIT, eventually
 
 ACCOUNTS = """
 accounts {
@@ -49,16 +50,23 @@ async def connect(target: Target, user: str | None) -> nats.NATS:
     return await nats.connect(target.url, user=user, password=user)
 
 
-async def raw_session(target: Target, connect: dict[str, object], then: bytes = b"") -> bytes:
-    """The bytes a client gets after its CONNECT (and ``then``) and a PING."""
+async def raw_session(target: Target, connect: dict[str, object], then: bytes = b"", replies: int = 0) -> bytes:
+    """The bytes a client gets after its CONNECT (and ``then``) and a PING.
+
+    An accepted client's first PONG is followed by an INFO (``connect_info``),
+    which nats-server may write in a later packet: it is waited for too, and
+    so are ``replies`` messages (nats-server answers API requests from
+    another goroutine, after the PONG), then anything more that comes until
+    it is quiet.
+    """
     reader, writer = await asyncio.open_connection("127.0.0.1", target.port)
     try:
         await reader.readline()  # the greeting
         options = {"verbose": False, "protocol": 1, "headers": True, **connect}
         writer.write(b"CONNECT " + json.dumps(options).encode() + b"\r\n" + then + b"PING\r\n")
         data = b""
-        while b"PONG\r\n" not in data:
-            chunk = await asyncio.wait_for(reader.read(65536), 5)
+        while b"PONG\r\n" not in data or b"INFO " not in data or data.count(b"MSG ") < replies:
+            chunk = await asyncio.wait_for(reader.read(65536), 10)
             if not chunk:
                 return data
             data += chunk
@@ -102,7 +110,7 @@ async def test_subjects_are_separate(server: Start) -> None:
         await a2.publish("x.2", b"from a")
         await a2.flush()
         await b.flush()
-        await asyncio.sleep(0.2)
+        await eventually(lambda: asyncio.sleep(0, got), lambda got: got["a"] and got["b"], what="both messages")
         assert got == {"a": [b"from a"], "b": [b"from b"]}
         await a.subscribe("y.svc", cb=on_a)  # a responder in A is none for B
         await a.flush()
@@ -137,7 +145,7 @@ async def test_each_account_has_its_own_jetstream(server: Start) -> None:
         for nc, count in ((a, 2), (b, 1)):
             info = await nc.jetstream().stream_info("S")
             assert info.state.messages == count
-            reply = json.loads((await nc.request("$JS.API.INFO", b"", timeout=2)).data)
+            reply = json.loads((await nc.request("$JS.API.INFO", b"", timeout=WAIT)).data)
             assert reply["streams"] == 1 and reply["limits"]["max_streams"] == -1
         # The other account's stream subjects are not captured.
         await b.publish("s.9", b"y")
@@ -153,7 +161,7 @@ async def test_account_limits_in_account_info(server: Start) -> None:
     target = await server(ACCOUNTS)
     nc = await connect(target, "l")
     try:
-        reply = json.loads((await nc.request("$JS.API.INFO", b"", timeout=2)).data)
+        reply = json.loads((await nc.request("$JS.API.INFO", b"", timeout=WAIT)).data)
         assert reply["limits"] == {
             "max_memory": 1_000_000,
             "max_storage": 1_000_000_000,
@@ -178,7 +186,7 @@ async def test_account_without_jetstream(server: Start) -> None:
         b"PUB $JS.API.STREAM.CREATE.S r.create 2\r\n{}\r\n"
         b"PUB $JS.API.NOPE r.nope 0\r\n\r\n"
     )
-    data = await raw_session(target, {"verbose": False, "user": "c", "pass": "c"}, requests)
+    data = await raw_session(target, {"verbose": False, "user": "c", "pass": "c"}, requests, replies=3)
     error = json.dumps(NOT_ENABLED, separators=(",", ":"))
     info = '{"type":"io.nats.jetstream.api.v1.account_info_response","error":' + error + "}"
     names = (

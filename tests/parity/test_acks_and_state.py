@@ -37,7 +37,6 @@ Facts pinned down here (see each test for the exact numbers):
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import json
 import re
@@ -66,7 +65,7 @@ from tests.harness.js import (
 )
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
-from tests.harness.wait import poll
+from tests.harness.wait import WAIT, poll
 
 TS = "<ts>"
 ADV = "io.nats.jetstream.advisory.v1."
@@ -137,7 +136,7 @@ async def numbers(nc: Client, stream: str = "S", consumer: str = "C") -> dict:
 
 
 async def eventually_numbers(
-    nc: Client, expected: dict, stream: str = "S", consumer: str = "C", timeout: float = 2.0
+    nc: Client, expected: dict, stream: str = "S", consumer: str = "C", timeout: float = WAIT
 ) -> None:
     """Numbers that depend on the server's asynchronous work (new-message signals, queued
     pull requests) must reach ``expected`` soon."""
@@ -151,7 +150,7 @@ async def stream_state(nc: Client, stream: str = "S") -> dict:
     return normalize(info["state"])
 
 
-async def eventually_state(nc: Client, stream: str, expected: dict, timeout: float = 2.0) -> None:
+async def eventually_state(nc: Client, stream: str, expected: dict, timeout: float = WAIT) -> None:
     """Stream state after asynchronous removals (consumer deletion) settles."""
     state = await poll(lambda: stream_state(nc, stream), lambda state: state == expected, timeout=timeout)
     assert state == expected
@@ -171,7 +170,7 @@ async def fetch(
 async def ack(nc: Client, msg: Msg | str, payload: bytes = b"") -> bytes:
     """Send an ack payload with a reply subject; returns the server's answer (must be empty)."""
     subject = msg if isinstance(msg, str) else msg.reply
-    reply = await nc.request(subject, payload, timeout=2)
+    reply = await nc.request(subject, payload, timeout=WAIT)
     assert reply.headers is None
     return reply.data
 
@@ -354,9 +353,9 @@ async def test_ack_payload_follows_headers(target: Target) -> None:
         await fill(nc, 2)
         await make_consumer(nc)
         one, two = await fetch(nc, 2)
-        reply = await nc.request(one.reply, b"-NAK", timeout=2, headers={"X-Why": "+ACK"})
+        reply = await nc.request(one.reply, b"-NAK", timeout=WAIT, headers={"X-Why": "+ACK"})
         assert reply.data == b""
-        reply = await nc.request(two.reply, b"", timeout=2, headers={"X-Why": "-NAK"})
+        reply = await nc.request(two.reply, b"", timeout=WAIT, headers={"X-Why": "-NAK"})
         assert reply.data == b""
         assert await numbers(nc) == nums((2, 2), (0, 0), ack_pending=1, floor_active=True)
         assert meta((await fetch(nc))[0]).numbers == (2, 1, 3, 0)
@@ -397,7 +396,7 @@ async def test_double_ack_reply_is_an_empty_message(target: Target) -> None:
         for reply, payload in zip(replies, payloads):
             await raw.send(b"PUB %s ack.inbox %d\r\n%s\r\n" % (reply, len(payload), payload))
         expected = b"MSG ack.inbox 2 0\r\n\r\n" * 5
-        await raw.read_until(expected, timeout=3)
+        await raw.read_until(expected, timeout=WAIT)
         await raw.settle(0.2)
         assert bytes(raw.received[start:]) == expected
     finally:
@@ -530,12 +529,12 @@ async def test_nak_advisory(target: Target) -> None:
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.>")
         msgs = await fetch(nc, 2)
         await ack(nc, msgs[1], b"-NAK")
-        adv = await advisories.next_msg(timeout=2)
+        adv = await advisories.next_msg(timeout=WAIT)
         assert adv.subject == "$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.S.C"
         assert advisory_text(adv) == nak_advisory("S", "C", 2, 2, 1)
         again = (await fetch(nc))[0]
         await ack(nc, again, b'-NAK {"delay": 100000000}')
-        adv = await advisories.next_msg(timeout=2)
+        adv = await advisories.next_msg(timeout=WAIT)
         assert advisory_text(adv) == nak_advisory("S", "C", 3, 2, 2)
 
 
@@ -745,8 +744,7 @@ async def test_nxt_without_reply_only_acks(target: Target) -> None:
         first = (await fetch(nc))[0]
         await nc.publish(first.reply, b"+NXT")
         await nc.flush()
-        await asyncio.sleep(0.1)
-        assert await numbers(nc) == nums((1, 1), (1, 1), pending=2)
+        await eventually_numbers(nc, nums((1, 1), (1, 1), pending=2))  # acks are processed off the reader
         assert meta((await fetch(nc))[0]).numbers == (1, 2, 2, 1)
 
 
@@ -790,7 +788,7 @@ async def test_term_advisory(target: Target, payload: bytes, reason: str | None)
         advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>")
         msgs = await fetch(nc, 2)
         await ack(nc, msgs[1], payload)
-        adv = await advisories.next_msg(timeout=2)
+        adv = await advisories.next_msg(timeout=WAIT)
         assert adv.subject == "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.S.C"
         expected = term_advisory("S", "C", 2, 2, 1, reason)
         if reason is not None:
@@ -809,7 +807,7 @@ async def test_term_advisory_of_a_redelivery(target: Target) -> None:
         await ack(nc, first, b"-NAK")
         again = (await fetch(nc))[0]
         await ack(nc, again, b"+TERM done")
-        adv = await advisories.next_msg(timeout=2)
+        adv = await advisories.next_msg(timeout=WAIT)
         assert advisory_text(adv) == term_advisory("S", "C", 2, 1, 2, "done")
         assert await numbers(nc) == nums((2, 1), (2, 1))
 

@@ -7,6 +7,7 @@ import pytest
 
 from tests.harness.raw import record
 from tests.harness.targets import Settings
+from tests.harness.wait import WAIT
 
 AUTH_VIOLATION = b"-ERR 'Authorization Violation'\r\n"
 
@@ -70,7 +71,7 @@ async def test_connect_with_bad_op_name_is_unknown_operation(make_target) -> Non
 @pytest.mark.slow
 async def test_authentication_timeout(make_target) -> None:
     target = await make_target(TOKEN.with_(auth_timeout=0.5))
-    transcript = await record(target.host, target.port, [], sync=False, quiet=2.0)
+    transcript = await record(target.host, target.port, [], sync=False, quiet=WAIT)  # ends at the hang-up
     assert transcript.without_greeting() == b"-ERR 'Authentication Timeout'\r\n"
     assert transcript.closed
 
@@ -85,7 +86,7 @@ async def test_nats_py_with_token(make_target) -> None:
     nc = await nats.connect(target.url, token="s3cret")
     sub = await nc.subscribe("x")
     await nc.publish("x", b"1")
-    assert (await sub.next_msg(timeout=2)).data == b"1"
+    assert (await sub.next_msg(timeout=WAIT)).data == b"1"
     await nc.close()
 
 

@@ -19,6 +19,7 @@ import pytest
 from fakejs import ServerOptions
 from tests.harness.configured import Start, configure, configured_servers
 from tests.harness.raw import RawClient, record
+from tests.harness.wait import WAIT, eventually
 
 AUTH_VIOLATION = b"-ERR 'Authorization Violation'\r\n"
 HASH = bcrypt.hashpw(b"b-secret", bcrypt.gensalt(rounds=4)).decode()
@@ -101,7 +102,7 @@ async def test_nats_py_with_nkey_seed_and_bcrypt_user(server: Start) -> None:
         await nc.flush()
         await nc.flush()  # nats-py's PING can overtake the queued SUB: the second PONG follows it
         await nc2.publish("greet", b"hi")
-        msg = await sub.next_msg(timeout=2)
+        msg = await sub.next_msg(timeout=WAIT)
         assert msg.data == b"hi"
     finally:
         await nc.close()
@@ -157,7 +158,7 @@ async def test_no_auth_user_may_skip_connect(server: Start) -> None:
 
 async def test_no_auth_user_still_times_out_without_any_operation(server: Start) -> None:
     target = await server(NO_AUTH.replace("authorization {", "authorization {\n  timeout: 0.3"))
-    transcript = await record(target.host, target.port, [], sync=False, quiet=1.0)
+    transcript = await record(target.host, target.port, [], sync=False, quiet=WAIT)  # ends at the hang-up
     assert (transcript.without_greeting(), transcript.closed) == (b"-ERR 'Authentication Timeout'\r\n", True)
 
 
@@ -295,7 +296,7 @@ async def test_connection_stays_open_and_nothing_is_delivered(server: Start) -> 
         assert transcript.without_greeting() == violation("Publish", "elsewhere") + b"PONG\r\n"
         assert not transcript.closed
         await listener.flush()
-        await asyncio.sleep(0.05)
+        await eventually(lambda: asyncio.sleep(0, got), what="the allowed message")
         assert got == ["only.this"]
     finally:
         await listener.close()

@@ -39,7 +39,7 @@ from nats.errors import NoRespondersError, TimeoutError
 
 from tests.harness.cluster import Cluster, Inbox, group_gets_each_once, interest_routed
 from tests.harness.raw import RawClient
-from tests.harness.wait import eventually
+from tests.harness.wait import WAIT, eventually
 
 pytestmark = pytest.mark.cluster
 
@@ -162,9 +162,9 @@ async def test_request_reply_across_nodes(cluster3: Cluster) -> None:
         await c.subscribe(subject, cb=respond)
         await interest_routed(a, c)
         for n in range(5):
-            reply = await a.request(subject, f"q{n}".encode(), timeout=2)
+            reply = await a.request(subject, f"q{n}".encode(), timeout=WAIT)
             assert reply.data == f"re: q{n}".encode()
-        reply = await c.request(subject, b"local", timeout=2)
+        reply = await c.request(subject, b"local", timeout=WAIT)
         assert reply.data == b"re: local"
     finally:
         await close_all([a, c])
@@ -207,7 +207,7 @@ async def test_headers_cross_routes_byte_for_byte(cluster3: Cluster) -> None:
         sub = await b.subscribe(subject)
         await interest_routed(a, b)
         await a.publish(subject, b"body", headers={"X-One": "1", "X-Two": "two words"})
-        msg = await sub.next_msg(timeout=2)
+        msg = await sub.next_msg(timeout=WAIT)
         assert (msg.data, msg.headers) == (b"body", {"X-One": "1", "X-Two": "two words"})
         await close_all([a, b])
     finally:
@@ -227,7 +227,7 @@ async def test_losing_the_only_subscriber_removes_interest_everywhere(cluster3: 
 
         sub = await b.subscribe(subject, cb=respond)
         await interest_routed(a, b)
-        assert (await a.request(subject, b"", timeout=2)).data == b"here"
+        assert (await a.request(subject, b"", timeout=WAIT)).data == b"here"
         if how == "unsubscribe":
             await sub.unsubscribe()
             await b.flush()
@@ -267,14 +267,14 @@ async def test_client_of_a_killed_node_reconnects_to_another(make_cluster: MakeC
         sub = await nc.subscribe(subject)
         await interest_routed(publisher, nc)
         await publisher.publish(subject, b"before")
-        assert (await sub.next_msg(timeout=2)).data == b"before"
+        assert (await sub.next_msg(timeout=WAIT)).data == b"before"
 
         await asyncio.to_thread(cluster.kill, 1)
         await asyncio.wait_for(reconnected.wait(), 10)
         assert nc.connected_url is not None and nc.connected_url.netloc in others
         await interest_routed(publisher, nc)  # the subscription was made again on the new node
         await publisher.publish(subject, b"after")
-        assert (await sub.next_msg(timeout=2)).data == b"after"
+        assert (await sub.next_msg(timeout=WAIT)).data == b"after"
 
         port = cluster.nodes[1].port
         await asyncio.to_thread(cluster.restart, 1)  # back on its ports, routed to every node again
@@ -282,7 +282,7 @@ async def test_client_of_a_killed_node_reconnects_to_another(make_cluster: MakeC
         async with connected_to(cluster.url(1)) as returned:
             await interest_routed(returned, nc)
             await returned.publish(subject, b"from the returned node")
-            assert (await sub.next_msg(timeout=2)).data == b"from the returned node"
+            assert (await sub.next_msg(timeout=WAIT)).data == b"from the returned node"
     finally:
         await nc.close()
         await publisher.close()

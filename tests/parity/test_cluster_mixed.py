@@ -27,7 +27,7 @@ from nats.aio.msg import Msg
 from tests.harness.cluster import Cluster, Inbox, group_gets_each_once, interest_routed, start_cluster
 from tests.harness.raw import RawClient
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
-from tests.harness.wait import eventually
+from tests.harness.wait import WAIT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)]
 
@@ -107,7 +107,7 @@ async def test_request_reply_both_ways(mixed: Cluster, requester_index: int) -> 
         await responder.subscribe(subject, cb=respond)
         await interest_routed(requester, responder)
         for n in range(5):
-            reply = await requester.request(subject, f"q{n}".encode(), timeout=2)
+            reply = await requester.request(subject, f"q{n}".encode(), timeout=WAIT)
             assert reply.data == f"re: q{n}".encode()
     finally:
         for nc in connections:

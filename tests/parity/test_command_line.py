@@ -19,7 +19,9 @@ from pathlib import Path
 import nats
 import pytest
 
+from fakejs.targets.real import START_TIMEOUT
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+from tests.harness.wait import WAIT
 
 
 def command(kind: str) -> list[str]:
@@ -34,7 +36,7 @@ def start(kind: str, *args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(command(kind) + list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
-async def wait_ready(process: subprocess.Popen[bytes], timeout: float = 10.0) -> str:
+async def wait_ready(process: subprocess.Popen[bytes], timeout: float = START_TIMEOUT) -> str:
     """Read the log until 'Server is ready'; returns the log so far."""
     assert process.stdout is not None
     os.set_blocking(process.stdout.fileno(), False)
@@ -74,7 +76,7 @@ async def test_start_serve_and_stop(target_kind: str, tmp_path, sig: int, name: 
         nc = await nats.connect(f"nats://127.0.0.1:{listen.group(1)}")
         sub = await nc.subscribe("cli")
         await nc.publish("cli", b"works")
-        assert (await sub.next_msg(timeout=2)).data == b"works"
+        assert (await sub.next_msg(timeout=WAIT)).data == b"works"
         await nc.close()
         started = time.monotonic()
         rc, rest = await finish(process, sig)

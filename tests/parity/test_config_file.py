@@ -24,6 +24,7 @@ import pytest
 
 from fakejs.targets import ServerProcess
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+from tests.harness.wait import WAIT
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
 
@@ -286,7 +287,7 @@ async def js_info(url: str) -> dict[str, object]:
     nc = await nats.connect(url)
     try:
         try:
-            reply = await nc.request("$JS.API.INFO", b"", timeout=2)
+            reply = await nc.request("$JS.API.INFO", b"", timeout=WAIT)
         except nats.errors.NoRespondersError:
             return {"error": "no responders"}  # JetStream off
         info: dict[str, object] = json.loads(reply.data)
@@ -375,7 +376,13 @@ async def test_max_connections(tmp_path: Path) -> None:
         server = _start(command, text, tmp_path, name)
         try:
             with socket.create_connection(("127.0.0.1", server.port), timeout=5) as first:
-                first.recv(4096)
+                # nats-server sends INFO before it counts the connection; its PONG comes after.
+                first.sendall(b"CONNECT {}\r\nPING\r\n")
+                greeting = b""
+                while b"PONG\r\n" not in greeting:
+                    chunk = first.recv(4096)
+                    assert chunk, greeting
+                    greeting += chunk
                 with socket.create_connection(("127.0.0.1", server.port), timeout=5) as second:
                     data = b""
                     while chunk := second.recv(4096):
@@ -399,7 +406,7 @@ async def test_server_store_limits(tmp_path: Path) -> None:
             for storage in ("memory", "file"):
                 await js.add_stream(name=storage.upper(), subjects=[f"{storage}.>"], storage=storage)
                 for _ in range(5):
-                    reply = await nc.request(f"{storage}.x", b"x" * 600, timeout=2)
+                    reply = await nc.request(f"{storage}.x", b"x" * 600, timeout=WAIT)
                     seen.append(reply.data)
                 info = await js.stream_info(storage.upper())
                 seen.append(b"%d msgs, %d bytes" % (info.state.messages, info.state.bytes))

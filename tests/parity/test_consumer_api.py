@@ -38,7 +38,7 @@ from nats.errors import TimeoutError as NatsTimeoutError
 from tests.harness.js import SEC, ZERO_TIME, add_stream, api, connected, fetch_no_wait, normalize, request, stored
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
-from tests.harness.wait import poll
+from tests.harness.wait import WAIT, poll
 
 T = "io.nats.jetstream.api.v1."
 C = "$JS.API.CONSUMER."
@@ -261,7 +261,7 @@ async def consumer_info(nc: Client, stream_name: str, name: str) -> dict:
     return await api(nc, f"{C}INFO.{stream_name}.{name}")
 
 
-async def wait_for_info(nc: Client, stream_name: str, name: str, check: Any, timeout: float = 3.0) -> dict:
+async def wait_for_info(nc: Client, stream_name: str, name: str, check: Any, timeout: float = WAIT) -> dict:
     """Poll CONSUMER.INFO until ``check(reply)`` holds (acks are processed asynchronously)."""
     return await poll(lambda: consumer_info(nc, stream_name, name), check, timeout=timeout)
 

@@ -9,6 +9,7 @@ import pytest
 from nats.errors import NoRespondersError, TimeoutError
 
 from tests.harness.targets import Target
+from tests.harness.wait import WAIT, eventually
 
 
 async def test_publish_subscribe(target: Target) -> None:
@@ -16,7 +17,7 @@ async def test_publish_subscribe(target: Target) -> None:
     sub = await nc.subscribe("greet.*")
     await nc.publish("greet.joe", b"hello")
     await nc.publish("other", b"ignored")
-    msg = await sub.next_msg(timeout=2)
+    msg = await sub.next_msg(timeout=WAIT)
     assert (msg.subject, msg.data) == ("greet.joe", b"hello")
     with pytest.raises(TimeoutError):
         await sub.next_msg(timeout=0.1)
@@ -27,7 +28,7 @@ async def test_headers_round_trip(target: Target) -> None:
     nc = await nats.connect(target.url)
     sub = await nc.subscribe("h")
     await nc.publish("h", b"body", headers={"X-One": "1", "X-Two": "two words"})
-    msg = await sub.next_msg(timeout=2)
+    msg = await sub.next_msg(timeout=WAIT)
     assert msg.data == b"body"
     assert msg.headers == {"X-One": "1", "X-Two": "two words"}
     await nc.close()
@@ -40,7 +41,7 @@ async def test_request_reply(target: Target) -> None:
         await msg.respond(msg.data.upper())
 
     await nc.subscribe("svc.upper", cb=handler)
-    reply = await nc.request("svc.upper", b"abc", timeout=2)
+    reply = await nc.request("svc.upper", b"abc", timeout=WAIT)
     assert reply.data == b"ABC"
     await nc.close()
 
@@ -48,7 +49,7 @@ async def test_request_reply(target: Target) -> None:
 async def test_no_responders(target: Target) -> None:
     nc = await nats.connect(target.url)
     with pytest.raises(NoRespondersError):
-        await nc.request("nobody.home", b"?", timeout=2)
+        await nc.request("nobody.home", b"?", timeout=WAIT)
     await nc.close()
 
 
@@ -69,8 +70,9 @@ async def test_queue_group_delivers_each_message_once(target: Target) -> None:
         await nc.publish("jobs", str(i).encode())
     await nc.flush()
     for _ in range(50):
-        await plain.next_msg(timeout=2)
-    await asyncio.sleep(0.05)
+        await plain.next_msg(timeout=WAIT)
+    # The queue members' copies may come behind the plain subscriber's last one.
+    await eventually(lambda: asyncio.sleep(0, got["a"] + got["b"]), lambda d: len(d) >= 50, what="50 queue deliveries")
     delivered = got["a"] + got["b"]
     assert sorted(delivered, key=int) == [str(i).encode() for i in range(50)]
     await nc.close()
@@ -85,7 +87,7 @@ async def test_auto_unsubscribe(target: Target) -> None:
     await nc.flush()
     received = []
     for _ in range(3):
-        received.append((await sub.next_msg(timeout=2)).data)
+        received.append((await sub.next_msg(timeout=WAIT)).data)
     assert received == [b"0", b"1", b"2"]
     await nc.close()
 
@@ -99,7 +101,7 @@ async def test_echo_off(target: Target) -> None:
     await other.flush()
     await quiet.publish("echo", b"x")
     await quiet.flush()
-    assert (await theirs.next_msg(timeout=2)).data == b"x"
+    assert (await theirs.next_msg(timeout=WAIT)).data == b"x"
     with pytest.raises(TimeoutError):
         await mine.next_msg(timeout=0.2)
     await quiet.close()
@@ -160,5 +162,5 @@ async def test_many_subscribers_fan_out(target: Target) -> None:
     subs = [await nc.subscribe("fan") for _ in range(10)]
     await nc.publish("fan", b"all")
     for sub in subs:
-        assert (await sub.next_msg(timeout=2)).data == b"all"
+        assert (await sub.next_msg(timeout=WAIT)).data == b"all"
     await nc.close()

@@ -13,6 +13,7 @@ import pytest
 
 from tests.harness.raw import RawClient, record
 from tests.harness.targets import Settings, Target
+from tests.harness.wait import WAIT
 
 QUIET = b'CONNECT {"verbose":false,"pedantic":false}\r\n'
 HDRS = b'CONNECT {"verbose":false,"pedantic":false,"headers":true}\r\n'
@@ -267,6 +268,6 @@ async def test_other_clients_unaffected_by_a_violation(target: Target) -> None:
     bad = await record(target.host, target.port, [b"GARBAGE\r\n"])
     assert bad.closed
     await record(target.host, target.port, [QUIET, b"PUB a 2\r\nok\r\n"])
-    received = await good.read_until(b"ok\r\n", timeout=2)
+    received = await good.read_until(b"ok\r\n", timeout=WAIT)
     await good.close()
     assert received.endswith(b"MSG a 1 2\r\nok\r\n")

@@ -18,6 +18,7 @@ import pytest
 from tests.harness.configured import Start, configured_servers
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
+from tests.harness.wait import WAIT
 
 REPLY = re.compile(rb"MSG \S+ \d+ (_R_\.[0-9A-Za-z]{6}\.[0-9A-Za-z]{6}) ")
 INFO = re.compile(rb'Nats-Request-Info: \{"acc":"B","rtt":\d+\}\r\n')
@@ -183,7 +184,7 @@ async def test_jetstream_of_another_account(server: Start) -> None:
         ack = await js.publish("orders.1", b"one")
         assert (ack.stream, ack.seq) == ("ORDERS", 1)
         sub = await js.pull_subscribe("orders.>", durable="C", stream="ORDERS")
-        msgs = await sub.fetch(1, timeout=2)
+        msgs = await sub.fetch(1, timeout=WAIT)
         assert [(m.subject, m.data) for m in msgs] == [("orders.1", b"one")]
         await msgs[0].ack_sync()
         consumer = await js.consumer_info("ORDERS", "C")

@@ -15,11 +15,12 @@ import asyncio
 import pytest
 
 from tests.harness.targets import Settings, Target
+from tests.harness.wait import WAIT
 
 CORS = "Access-Control-Allow-Origin"
 
 
-async def exchange(target: Target, data: bytes, timeout: float = 2.0) -> bytes:
+async def exchange(target: Target, data: bytes, timeout: float = WAIT) -> bytes:
     """Send raw bytes to the HTTP port; everything read until the server closes (or ``timeout``)."""
     assert target.http_port is not None
     reader, writer = await asyncio.open_connection("127.0.0.1", target.http_port)

@@ -16,6 +16,7 @@ import pytest
 
 from tests.harness.raw import RawClient
 from tests.harness.targets import Settings, Target
+from tests.harness.wait import WAIT
 from tests.harness.wire import Frame, Wire
 from tests.parity.test_monitoring import fetch
 
@@ -127,7 +128,7 @@ async def test_a_client_bound_to_the_domain_uses_streams_consumers_and_kv(make_t
         account = await js.account_info()
         assert account.domain == DOMAIN
         sub = await js.pull_subscribe("s.a", durable="d", stream="S")
-        (msg,) = await sub.fetch(1, timeout=2)
+        (msg,) = await sub.fetch(1, timeout=WAIT)
         assert msg.data == b"one"
         await msg.ack_sync()
         kv = await js.create_key_value(bucket="B")

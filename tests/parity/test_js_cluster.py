@@ -65,7 +65,7 @@ from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError
 
 from tests.harness.js import api, request
-from tests.harness.wait import eventually
+from tests.harness.wait import WAIT, eventually
 
 pytestmark = pytest.mark.cluster
 
@@ -109,7 +109,8 @@ async def create(nc: Client, name: str, **config: Any) -> dict:
 
 
 async def stream_info(nc: Client, name: str) -> dict:
-    return await api(nc, f"$JS.API.STREAM.INFO.{name}")
+    """STREAM.INFO, asked again by the polling callers when a reply is lost (no leader yet)."""
+    return await api(nc, f"$JS.API.STREAM.INFO.{name}", timeout=2.0)
 
 
 async def leader_of(nc: Client, name: str) -> str:
@@ -119,7 +120,7 @@ async def leader_of(nc: Client, name: str) -> str:
     return ""
 
 
-async def all_current(nc: Client, name: str, timeout: float = 5.0) -> dict:
+async def all_current(nc: Client, name: str, timeout: float = WAIT) -> dict:
     """The stream's info once a leader is known and both replicas are current."""
 
     async def fetch() -> dict:
@@ -134,7 +135,7 @@ async def all_current(nc: Client, name: str, timeout: float = 5.0) -> dict:
     return await eventually(fetch, ready, what=f"{name}'s replicas current", timeout=timeout)
 
 
-async def publish_acked(nc: Client, subject: str, payload: bytes = b"x", timeout: float = 5.0) -> bytes:
+async def publish_acked(nc: Client, subject: str, payload: bytes = b"x", timeout: float = WAIT) -> bytes:
     """Publish and return the PubAck bytes, retrying while the stream's interest crosses the routes."""
 
     async def attempt() -> bytes:
@@ -310,7 +311,7 @@ class RawInbox:
         await self.send(b"PUB %s inbox %d\r\n%s\r\nPING\r\n" % (subject.encode(), len(body), body))
         assert await self.reader.readline() == b"PONG\r\n"
 
-    async def read(self, size: int, timeout: float = 5.0) -> bytes:
+    async def read(self, size: int, timeout: float = WAIT) -> bytes:
         return await asyncio.wait_for(self.reader.readexactly(size), timeout)
 
     async def silent(self, wait: float = 0.5) -> None:

@@ -72,6 +72,7 @@ import pytest
 
 from tests.harness.js import api, normalize
 from tests.harness.targets import Target
+from tests.harness.wait import WAIT
 
 METADATA_LEVEL_1 = {"_nats.level": "5", "_nats.req.level": "1", "_nats.ver": "2.15.1"}
 METADATA_LEVEL_0 = {"_nats.level": "5", "_nats.req.level": "0", "_nats.ver": "2.15.1"}
@@ -98,7 +99,7 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-async def collect(watcher, count: int, timeout: float = 3.0) -> list:
+async def collect(watcher, count: int, timeout: float = WAIT) -> list:
     """The next ``count`` things a watcher yields (entries or the ``None`` marker)."""
     return [await watcher.updates(timeout) for _ in range(count)]
 

@@ -36,6 +36,7 @@ import pytest
 from nats.js.kv import KeyValue
 
 from tests.harness.js import api
+from tests.harness.wait import WAIT
 
 DEADLINE = 5.0
 
@@ -163,7 +164,7 @@ async def test_kv_republish(nc: nats.NATS) -> None:
     await nc.flush()
     await kv.put("k", b"value")
     await headers_only.put("k", b"sized")
-    msg = await full.next_msg(timeout=2)
+    msg = await full.next_msg(timeout=WAIT)
     assert (msg.subject, msg.data) == ("repub.$KV.RP.k", b"value")
     assert msg.headers is not None
     assert (msg.headers["Nats-Stream"], msg.headers["Nats-Subject"], msg.headers["Nats-Sequence"]) == (
@@ -172,7 +173,7 @@ async def test_kv_republish(nc: nats.NATS) -> None:
         "1",
     )
     assert msg.headers["Nats-Last-Sequence"] == "0"
-    sized = await sizes.next_msg(timeout=2)
+    sized = await sizes.next_msg(timeout=WAIT)
     assert (sized.subject, sized.data) == ("sizes.k", b"")
     assert sized.headers is not None and sized.headers["Nats-Msg-Size"] == "5"
 

@@ -38,6 +38,7 @@ import pytest
 
 from tests.harness.js import api, connect, rfc3339_ns
 from tests.harness.targets import Target
+from tests.harness.wait import WAIT
 from tests.parity.test_stream_config import config, create, created, invalid, meta, update, updated
 from tests.parity.test_stream_publish import ack, err
 
@@ -52,7 +53,7 @@ async def make(nc: nats.NATS, name: str = "S", **cfg: Any) -> None:
 
 
 async def pub(nc: nats.NATS, subject: str, headers: dict[str, str] | None = None, payload: bytes = b"x") -> bytes:
-    return (await nc.request(subject, payload, headers=headers, timeout=2)).data
+    return (await nc.request(subject, payload, headers=headers, timeout=WAIT)).data
 
 
 async def get(nc: nats.NATS, stream: str, **request: Any) -> tuple[int, str, bytes, bytes] | None:
@@ -136,7 +137,7 @@ async def test_at_in_the_past_fires_at_once(target: Target) -> None:
     assert await poll(target, lambda: get(nc, "S", seq=2)) == (2, "s.tgt", fired, b"payload")
     assert await get(nc, "S", seq=1) is None  # the one-off schedule is purged
     assert await subjects(nc) == {"s.tgt": 1}
-    assert (await core.next_msg(timeout=1)).subject == "s.sched.a"  # the publish itself, nothing else
+    assert (await core.next_msg(timeout=WAIT)).subject == "s.sched.a"  # the publish itself, nothing else
     with pytest.raises(nats.errors.TimeoutError):
         await core.next_msg(timeout=0.3)
     await make(nc, "T")

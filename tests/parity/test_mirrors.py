@@ -27,6 +27,7 @@ import nats
 import pytest
 
 from tests.harness.js import api
+from tests.harness.wait import WAIT
 
 DEADLINE = 6.0
 
@@ -68,7 +69,7 @@ def without_time(state: dict) -> dict:
 async def test_mirror_copies_sequences_headers_and_times(nc) -> None:
     await create(nc, "O", subjects=["o.>"])
     for i in range(5):
-        await nc.request(f"o.{i}", b"x%d" % i, headers={"H": "v"}, timeout=2)
+        await nc.request(f"o.{i}", b"x%d" % i, headers={"H": "v"}, timeout=WAIT)
     await api(nc, "$JS.API.STREAM.MSG.DELETE.O", {"seq": 2})
     created = await create(nc, "M", mirror={"name": "O"})
     assert created["mirror"] == {"name": "O", "lag": 0, "active": -1}
@@ -82,7 +83,7 @@ async def test_mirror_copies_sequences_headers_and_times(nc) -> None:
     names = await api(nc, "$JS.API.CONSUMER.NAMES.O")
     assert names["consumers"] == [] and origin["state"]["consumer_count"] == 0
     # Later publishes follow.
-    await nc.request("o.9", b"late", timeout=2)
+    await nc.request("o.9", b"late", timeout=WAIT)
     got = await until(nc, "M", lambda i: i["state"]["last_seq"] == 6)
     assert (await get(nc, "M", 6))["data"] == base64.b64encode(b"late").decode()
     with pytest.raises(nats.errors.NoRespondersError):
@@ -92,7 +93,7 @@ async def test_mirror_copies_sequences_headers_and_times(nc) -> None:
 async def test_mirror_filter_transforms_and_start(nc) -> None:
     await create(nc, "O", subjects=["o.>"])
     for subject in ("o.a", "o.b", "o.a", "o.c", "o.a"):
-        await nc.request(subject, b"x", timeout=2)
+        await nc.request(subject, b"x", timeout=WAIT)
     await create(nc, "F", mirror={"name": "O", "filter_subject": "o.a"})
     await create(nc, "T", mirror={"name": "O", "subject_transforms": [{"src": "o.b", "dest": "t.b"}]})
     await create(nc, "S", mirror={"name": "O", "opt_start_seq": 3})
@@ -133,7 +134,7 @@ async def test_mirror_of_missing_origin_shows_the_error(nc) -> None:
 async def test_mirror_direct_and_mirror_of_mirror(nc) -> None:
     await create(nc, "O", subjects=["o.>"], allow_direct=True)
     for i in range(3):
-        await nc.request(f"o.{i}", b"x%d" % i, timeout=2)
+        await nc.request(f"o.{i}", b"x%d" % i, timeout=WAIT)
     await create(nc, "M", mirror={"name": "O"}, mirror_direct=True)
     await create(nc, "MM", mirror={"name": "M"})
     mm = await until(nc, "MM", lambda i: i["state"]["last_seq"] == 3)
@@ -141,20 +142,20 @@ async def test_mirror_direct_and_mirror_of_mirror(nc) -> None:
     await until(nc, "M", lambda i: i["state"]["last_seq"] == 3)
     # Delete the origin's Direct Get responder: the mirror still answers for it.
     await api(nc, "$JS.API.STREAM.UPDATE.O", {"name": "O", "subjects": ["o.>"], "storage": "memory"})
-    reply = await nc.request("$JS.API.DIRECT.GET.O", b'{"seq":2}', timeout=2)
+    reply = await nc.request("$JS.API.DIRECT.GET.O", b'{"seq":2}', timeout=WAIT)
     assert reply.data == b"x1" and reply.headers["Nats-Stream"] == "M"
 
 
 async def test_promoting_a_mirror_stops_the_copy(nc) -> None:
     await create(nc, "O", subjects=["o.>"])
-    await nc.request("o.1", b"x", timeout=2)
+    await nc.request("o.1", b"x", timeout=WAIT)
     await create(nc, "M", mirror={"name": "O"})
     await until(nc, "M", lambda i: i["state"]["last_seq"] == 1)
     reply = await api(nc, "$JS.API.STREAM.UPDATE.M", {"name": "M", "storage": "memory"})
     assert "error" not in reply, reply
     assert "mirror" not in reply
-    await nc.request("o.2", b"y", timeout=2)
-    ack = await nc.request("M", b"own", timeout=2)
+    await nc.request("o.2", b"y", timeout=WAIT)
+    ack = await nc.request("M", b"own", timeout=WAIT)
     assert ack.data == b'{"stream":"M","seq":2}'
     await asyncio.sleep(0.3)
     got = await info(nc, "M")

@@ -23,7 +23,7 @@ import pytest
 
 from tests.harness.raw import record
 from tests.harness.targets import Settings
-from tests.harness.wait import poll
+from tests.harness.wait import WAIT, poll
 
 # /varz fields nats tooling reads, with their JSON types.
 VARZ_FIELDS = {
@@ -88,7 +88,7 @@ async def test_varz_shape_and_counters(make_target) -> None:
     nc = await nats.connect(target.url)
     sub = await nc.subscribe("v")
     await nc.publish("v", b"12345")
-    await sub.next_msg(timeout=2)
+    await sub.next_msg(timeout=WAIT)
     status, ctype, body = await fetch(target.http_port, "/varz")
     assert status == 200 and ctype == "application/json"
     varz = json.loads(body)
@@ -180,7 +180,7 @@ async def get_json(port: int, path: str) -> dict[str, Any]:
     return json.loads(body)
 
 
-async def wait_json(port: int, path: str, ready: Any, timeout: float = 5.0) -> dict[str, Any]:
+async def wait_json(port: int, path: str, ready: Any, timeout: float = WAIT) -> dict[str, Any]:
     """Poll ``path`` until ``ready(doc)`` (nats-server records closed connections asynchronously)."""
     return await poll(lambda: get_json(port, path), ready, timeout=timeout)
 

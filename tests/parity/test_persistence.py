@@ -18,6 +18,7 @@ import pytest
 from fakejs.targets import ServerProcess
 from tests.harness.js import api, create_stream, normalize
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target
+from tests.harness.wait import WAIT
 
 
 async def fetch(nc: nats.NATS, stream: str, consumer: str, batch: int) -> list:
@@ -30,7 +31,7 @@ async def fetch(nc: nats.NATS, stream: str, consumer: str, batch: int) -> list:
     )
     msgs = []
     while len(msgs) < batch:
-        msg = await sub.next_msg(timeout=2)
+        msg = await sub.next_msg(timeout=WAIT)
         if msg.headers and "Status" in msg.headers:
             break
         msgs.append(msg)
@@ -73,7 +74,7 @@ async def test_file_streams_and_consumers_survive_a_restart(target: Target) -> N
     names = await api(nc, "$JS.API.STREAM.NAMES")
     assert names["streams"] == ["S"]  # memory streams do not survive
     # The duplicate window survived too.
-    ack = await nc.request("s.0", b"again", headers={"Nats-Msg-Id": "id-3"}, timeout=2)
+    ack = await nc.request("s.0", b"again", headers={"Nats-Msg-Id": "id-3"}, timeout=WAIT)
     assert ack.data == b'{"stream":"S","seq":4,"duplicate": true}'
     # Delivery goes on where it stopped.
     more = await fetch(nc, "S", "C", 3)
@@ -95,7 +96,7 @@ async def test_purges_and_limits_survive_a_restart(target: Target) -> None:
     nc = await nats.connect(target.url)
     after = normalize(await api(nc, "$JS.API.STREAM.INFO.P", {"deleted_details": True}))
     assert after["state"] == before["state"]
-    ack = await nc.request("p.9", b"x", timeout=2)
+    ack = await nc.request("p.9", b"x", timeout=WAIT)
     assert ack.data == b'{"stream":"P","seq":11}'
     await nc.close()
 

@@ -1021,7 +1021,7 @@ async def test_nats_py_fetch(target: Target) -> None:
         for i in range(3):
             await js.publish(f"s.{i}", b"m%d" % i)
         psub = await js.pull_subscribe("s.>", durable="D", stream="S")
-        msgs = await psub.fetch(2, timeout=2)
+        msgs = await psub.fetch(2, timeout=WAIT)
         assert [(m.subject, m.data) for m in msgs] == [("s.0", b"m0"), ("s.1", b"m1")]
         assert [(m.metadata.sequence.stream, m.metadata.sequence.consumer, m.metadata.num_pending) for m in msgs] == [
             (1, 1, 2),
@@ -1030,9 +1030,9 @@ async def test_nats_py_fetch(target: Target) -> None:
         for m in msgs:
             await m.ack_sync()
         started = time.monotonic()
-        msgs = await psub.fetch(5, timeout=2)  # fewer available: returned on the 404, not at the timeout
+        msgs = await psub.fetch(5, timeout=WAIT)  # fewer available: returned on the 404, not at the timeout
         assert [m.data for m in msgs] == [b"m2"]
-        assert time.monotonic() - started < 1.5
+        assert time.monotonic() - started < WAIT / 2
         await msgs[0].ack_sync()
         with pytest.raises(asyncio.TimeoutError):  # nats TimeoutError or fetch's own deadline
             await psub.fetch(1, timeout=0.3)
@@ -1057,7 +1057,7 @@ async def test_nats_py_fetch_with_heartbeat(target: Target) -> None:
             await js.publish("s.late", b"late")
 
         task = asyncio.create_task(later())
-        msgs = await psub.fetch(1, timeout=2, heartbeat=0.1)
+        msgs = await psub.fetch(1, timeout=WAIT, heartbeat=0.1)
         await task
         assert [(m.subject, m.data) for m in msgs] == [("s.late", b"late")]
         await js.publish("s.a", b"a")

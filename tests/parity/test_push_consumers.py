@@ -583,7 +583,7 @@ async def test_ack_policy_flow_control_requests_at_the_end_of_the_stream(env: Pu
     wire = await env.wire()
     sid = await wire.sub("dlv")
     await wire.wait_msgs(sid, 2)
-    await wire.wait(sid, 4, timeout=2)
+    await wire.wait(sid, 4, timeout=WAIT)
     frames = wire.on(sid)
     assert layout(frames) == ["s.0", "s.1", "HB", "FC"]
     assert frames[2].raw == heartbeat("dlv", sid, 2, 2)
@@ -620,7 +620,7 @@ async def test_heartbeats_repeat_at_the_interval(env: PushEnv) -> None:
     start = env.target.now()
     await wire.wait(sid, 5)
     elapsed = env.target.now() - start
-    assert 0.3 <= elapsed <= 0.8, elapsed
+    assert 0.3 <= elapsed <= 1.2, elapsed  # four 100 ms intervals, not the default 1 s (room for a busy machine)
     assert {f.raw for f in wire.on(sid)} == {heartbeat("dlv", sid, 0, 0)}
 
 
@@ -695,7 +695,7 @@ async def test_heartbeats_only_when_idle(env: PushEnv) -> None:
     await wire.until(lambda: wire.on(sid)[-1].is_hb, "a heartbeat", timeout=1.5)
     waited = env.target.now() - last
     assert layout(wire.on(sid)) == [f"s.{i}" for i in range(10)] + ["HB"]
-    assert 0.15 <= waited <= 0.6, waited
+    assert 0.15 <= waited <= 1.2, waited  # room for a busy machine above the 300 ms
     assert wire.on(sid)[-1].raw == heartbeat("dlv", sid, 10, 10)
 
 
@@ -1000,15 +1000,15 @@ async def test_js_subscribe_manual_ack(env: PushEnv) -> None:
     await env.publish_many(2)
     js = env.nc.jetstream()
     sub = await js.subscribe("s.>", durable="M", manual_ack=True)
-    first = await sub.next_msg(timeout=2)
-    second = await sub.next_msg(timeout=2)
+    first = await sub.next_msg(timeout=WAIT)
+    second = await sub.next_msg(timeout=WAIT)
     assert (first.data, second.data) == (b"m0", b"m1")
     assert (first.metadata.sequence.stream, first.metadata.sequence.consumer, first.metadata.num_pending) == (1, 1, 1)
-    await first.ack_sync(timeout=2)
+    await first.ack_sync(timeout=WAIT)
     await second.nak()
-    again = await sub.next_msg(timeout=2)
+    again = await sub.next_msg(timeout=WAIT)
     assert (again.data, again.metadata.num_delivered, again.metadata.sequence.consumer) == (b"m1", 2, 3)
-    await again.ack_sync(timeout=2)
+    await again.ack_sync(timeout=WAIT)
     assert counts(await env.info("M")) == {
         "delivered": (3, 2),
         "ack_floor": (3, 2),

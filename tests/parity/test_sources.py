@@ -22,6 +22,7 @@ import json
 from collections.abc import Iterable
 
 from tests.harness.js import api
+from tests.harness.wait import WAIT
 from tests.parity.test_mirrors import create, get, info, shape, until
 
 
@@ -42,8 +43,8 @@ async def test_sources_with_filters_and_transforms(nc) -> None:
     await create(nc, "A", subjects=["a.>"])
     await create(nc, "B", subjects=["b.>"])
     for i in range(3):
-        await nc.request(f"a.{i}", b"x%d" % i, timeout=2)
-        await nc.request(f"b.{i}", b"y%d" % i, timeout=2)
+        await nc.request(f"a.{i}", b"x%d" % i, timeout=WAIT)
+        await nc.request(f"b.{i}", b"y%d" % i, timeout=WAIT)
     created = await create(
         nc,
         "T",
@@ -80,16 +81,16 @@ async def test_sources_with_filters_and_transforms(nc) -> None:
         "b.1": "B 2 > > b.1",
         "b.2": "B 3 > > b.2",
     }
-    assert (await nc.request("t.own", b"z", timeout=2)).data == b'{"stream":"T","seq":6}'
+    assert (await nc.request("t.own", b"z", timeout=WAIT)).data == b'{"stream":"T","seq":6}'
     assert (await api(nc, "$JS.API.CONSUMER.NAMES.A"))["consumers"] == []
 
 
 async def test_source_dedup_and_identity(nc) -> None:
     await create(nc, "A", subjects=["a.>"])
     await create(nc, "B", subjects=["b.>"])
-    await nc.request("a.1", b"1", headers={"Nats-Msg-Id": "same"}, timeout=2)
-    await nc.request("b.1", b"2", headers={"Nats-Msg-Id": "same"}, timeout=2)
-    await nc.request("b.2", b"3", timeout=2)
+    await nc.request("a.1", b"1", headers={"Nats-Msg-Id": "same"}, timeout=WAIT)
+    await nc.request("b.1", b"2", headers={"Nats-Msg-Id": "same"}, timeout=WAIT)
+    await nc.request("b.2", b"3", timeout=WAIT)
     await create(nc, "T", sources=[{"name": "A"}, {"name": "B"}], duplicate_window=60_000_000_000)
     got = await until(nc, "T", lambda i: i["state"]["last_seq"] == 2 and all(s.get("seq") for s in i["sources"]))
     assert got["state"]["messages"] == 2
@@ -101,7 +102,7 @@ async def test_source_dedup_and_identity(nc) -> None:
 async def test_work_queue_origin_is_consumed(nc) -> None:
     await create(nc, "W", subjects=["w.>"], retention="workqueue")
     for i in range(3):
-        await nc.request(f"w.{i}", b"x", timeout=2)
+        await nc.request(f"w.{i}", b"x", timeout=WAIT)
     await create(nc, "T", subjects=["t.>"], sources=[{"name": "W"}])
     await until(nc, "T", lambda i: i["state"]["messages"] == 3)
     origin = await until(nc, "W", lambda i: i["state"]["messages"] == 0)
@@ -112,7 +113,7 @@ async def test_work_queue_origin_is_consumed(nc) -> None:
 
 async def test_missing_origin_and_update(nc) -> None:
     await create(nc, "A", subjects=["a.>"])
-    await nc.request("a.1", b"x", timeout=2)
+    await nc.request("a.1", b"x", timeout=WAIT)
     await create(nc, "T", subjects=["t.>"], sources=[{"name": "Z"}])
     got = await until(nc, "T", lambda i: "error" in i["sources"][0])
     assert got["sources"] == [
@@ -133,6 +134,6 @@ async def test_missing_origin_and_update(nc) -> None:
     assert [shape(s) for s in got["sources"]] == [{"name": "A", "lag": 0, "seq": 1, "active": 1}]
     reply = await api(nc, "$JS.API.STREAM.UPDATE.T", {"name": "T", "subjects": ["t.>"], "storage": "memory"})
     assert "sources" not in reply
-    await nc.request("a.2", b"y", timeout=2)
+    await nc.request("a.2", b"y", timeout=WAIT)
     got = await info(nc, "T")
     assert "sources" not in got and got["state"]["messages"] == 1

@@ -17,6 +17,7 @@ import base64
 import json
 
 from tests.harness.js import api
+from tests.harness.wait import WAIT
 from tests.parity.test_mirrors import create, get, until
 
 
@@ -26,7 +27,7 @@ def headers(msg: dict) -> dict[str, str]:
 
 
 async def incr(nc, subject: str, value: str) -> dict:
-    reply = await nc.request(subject, b"", headers={"Nats-Incr": value}, timeout=2)
+    reply = await nc.request(subject, b"", headers={"Nats-Incr": value}, timeout=WAIT)
     return json.loads(reply.data)
 
 

@@ -37,6 +37,7 @@ import pytest
 from fakejs.gocompat.ids import get_hash
 from tests.harness.configured import Start, configured_servers
 from tests.harness.js import SEC, api
+from tests.harness.wait import WAIT
 from tests.parity.test_mirrors import create, get, info, shape, until
 
 CONSUMER = {"name": "D", "deliver_subject": "dlv.D"}
@@ -257,7 +258,7 @@ async def test_external_source_through_a_durable_of_another_account(server: Star
         config = {**CONSUMER_CONFIG, "deliver_subject": "deliver.A.D"}
         assert "error" not in await api(a, "$JS.API.CONSUMER.CREATE.O.D", {"stream_name": "O", "config": config})
         for i in range(3):
-            await a.request(f"o.{i}", b"x%d" % i, timeout=2)
+            await a.request(f"o.{i}", b"x%d" % i, timeout=WAIT)
         external = {"api": "$JS.A.API", "deliver": ""}
         link = {"name": "O", "external": external, "consumer": {"name": "D", "deliver_subject": "deliver.A.D"}}
         await create(b, "S", sources=[link])

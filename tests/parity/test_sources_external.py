@@ -26,6 +26,7 @@ from fakejs.gocompat.ids import get_hash as api_hash
 from tests.harness.configured import Start, configured_servers
 from tests.harness.js import api
 from tests.harness.targets import Settings
+from tests.harness.wait import WAIT
 from tests.parity.test_mirrors import create, get, info, shape, until
 from tests.parity.test_sources import source_header
 
@@ -63,7 +64,7 @@ async def test_the_servers_own_domain_prefix_reaches_nobody(make_target) -> None
     nc = await nats.connect(target.url)
     try:
         await create(nc, "O", subjects=["o.>"])
-        await nc.request("o.1", b"x", timeout=2)
+        await nc.request("o.1", b"x", timeout=WAIT)
         external = {"api": "$JS.hub.API", "deliver": ""}
         mirror = await create(nc, "M", mirror={"name": "O", "external": {"api": "$JS.hub.API"}})
         source = await create(nc, "S", sources=[{"name": "O", "external": {"api": "$JS.hub.API"}}])
@@ -86,7 +87,7 @@ async def test_mirror_and_source_of_another_account(server: Start) -> None:
     try:
         await create(a, "O", subjects=["o.>"])
         for i in range(3):
-            await a.request(f"o.{i}", b"x%d" % i, timeout=2)
+            await a.request(f"o.{i}", b"x%d" % i, timeout=WAIT)
         external = {"api": "$JS.A.API", "deliver": "deliver.A"}
         mirror = await create(b, "M", mirror={"name": "O", "external": external})
         source = await create(b, "S", sources=[{"name": "O", "external": external}])

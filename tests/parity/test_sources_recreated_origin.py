@@ -19,7 +19,8 @@ import asyncio
 import pytest
 
 from tests.harness.js import api
-from tests.parity.test_mirrors import create, get, info, until
+from tests.harness.wait import WAIT
+from tests.parity.test_mirrors import create, get, until
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.slow
 async def test_recreated_origin(nc) -> None:
     await create(nc, "O", subjects=["o.>"])
     for i in range(3):
-        await nc.request(f"o.{i}", b"x", timeout=2)
+        await nc.request(f"o.{i}", b"x", timeout=WAIT)
     await create(nc, "M", mirror={"name": "O"})
     await create(nc, "T", sources=[{"name": "O"}])
     await until(nc, "T", lambda i: i["state"]["messages"] == 3)
@@ -35,15 +36,15 @@ async def test_recreated_origin(nc) -> None:
     await api(nc, "$JS.API.STREAM.DELETE.O")
     await create(nc, "O", subjects=["o.>"])
     for i in range(2):
-        await nc.request(f"o.n{i}", b"y", timeout=2)
+        await nc.request(f"o.n{i}", b"y", timeout=WAIT)
     t = await until(nc, "T", lambda i: i["state"]["messages"] == 5, deadline=25)
     assert (t["state"]["messages"], t["sources"][0]["seq"]) == (5, 2)
     assert "error" not in t["sources"][0]
     await asyncio.sleep(0.5)  # the mirror's new consumer is set up by now too
-    m = await info(nc, "M")
+    m = await until(nc, "M", lambda i: (i["state"]["last_seq"], "error" in i["mirror"]) == (3, False))
     assert (m["state"]["last_seq"], "error" in m["mirror"]) == (3, False)
     for i in range(3):
-        await nc.request(f"o.m{i}", b"z", timeout=2)
+        await nc.request(f"o.m{i}", b"z", timeout=WAIT)
     # Under load nats-server may report the stored message before the source's sequence: poll both.
     m = await until(nc, "M", lambda i: (i["state"]["last_seq"], i["state"]["messages"]) == (5, 5))
     t = await until(nc, "T", lambda i: (i["state"]["messages"], i["sources"][0].get("seq")) == (8, 5))

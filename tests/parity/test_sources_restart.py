@@ -15,6 +15,7 @@ import nats
 
 from tests.harness.js import api
 from tests.harness.targets import Target
+from tests.harness.wait import WAIT
 from tests.parity.test_mirrors import create, get, until
 from tests.parity.test_sources import source_header
 
@@ -24,15 +25,15 @@ async def test_sources_and_mirrors_resume_after_a_restart(target: Target) -> Non
     await create(nc, "O", subjects=["o.>"], storage="file")
     await create(nc, "P", subjects=["p.>"], storage="file")
     for i in range(3):
-        await nc.request(f"o.{i}", b"x%d" % i, timeout=2)
-        await nc.request(f"p.{i}", b"y%d" % i, timeout=2)
+        await nc.request(f"o.{i}", b"x%d" % i, timeout=WAIT)
+        await nc.request(f"p.{i}", b"y%d" % i, timeout=WAIT)
     await create(
         nc, "T", subjects=["t"], storage="file", sources=[{"name": "O"}, {"name": "P", "filter_subject": "p.1"}]
     )
     await create(nc, "M", storage="file", mirror={"name": "O"})
     await until(nc, "T", lambda i: i["state"]["messages"] == 4)
     await until(nc, "M", lambda i: i["state"]["last_seq"] == 3)
-    await nc.request("t", b"own", timeout=2)  # the target's own message, last
+    await nc.request("t", b"own", timeout=WAIT)  # the target's own message, last
     await nc.close()
 
     await target.restart()
@@ -40,8 +41,8 @@ async def test_sources_and_mirrors_resume_after_a_restart(target: Target) -> Non
     nc = await nats.connect(target.url)
     try:
         for i in range(3, 5):
-            await nc.request(f"o.{i}", b"x%d" % i, timeout=2)
-        await nc.request("p.1", b"y1 again", timeout=2)
+            await nc.request(f"o.{i}", b"x%d" % i, timeout=WAIT)
+        await nc.request("p.1", b"y1 again", timeout=WAIT)
         t = await until(nc, "T", lambda i: i["state"]["messages"] == 8)
         m = await until(nc, "M", lambda i: i["state"]["last_seq"] == 5)
         assert (t["state"]["messages"], m["state"]["messages"]) == (8, 5)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 
+from tests.harness.wait import WAIT
 from tests.parity.test_mirrors import create, get, until
 
 
@@ -22,8 +23,8 @@ async def test_ttls_through_sources_and_mirrors(nc) -> None:
     await create(nc, "TT", subjects=["tt"], allow_msg_ttl=True, sources=[{"name": "O"}])
     await create(nc, "M", mirror={"name": "O"})
     await create(nc, "MT", allow_msg_ttl=True, mirror={"name": "O"})
-    await nc.request("o.1", b"x", headers={"Nats-TTL": "1s"}, timeout=2)
-    await nc.request("o.2", b"y", timeout=2)
+    await nc.request("o.1", b"x", headers={"Nats-TTL": "1s"}, timeout=WAIT)
+    await nc.request("o.2", b"y", timeout=WAIT)
     for name in ("T", "TT", "M", "MT"):
         got = await until(nc, name, lambda i: i["state"]["messages"] == 2)
         assert got["state"]["messages"] == 2, name

@@ -26,6 +26,7 @@ from nats.errors import TimeoutError as NatsTimeoutError
 from tests.harness.js import MS, SEC, api, normalize
 from tests.harness.streams import EMPTY_STATE, OMIT, meta
 from tests.harness.streams import stream_config as config
+from tests.harness.wait import WAIT
 
 CREATE = "io.nats.jetstream.api.v1.stream_create_response"
 UPDATE = "io.nats.jetstream.api.v1.stream_update_response"
@@ -119,7 +120,7 @@ async def state(nc, name: str) -> dict:
 
 
 async def publish(nc, subject: str, payload: bytes = b"") -> dict:
-    return json.loads((await nc.request(subject, payload, timeout=2)).data)
+    return json.loads((await nc.request(subject, payload, timeout=WAIT)).data)
 
 
 # ---------------------------------------------------------------------------

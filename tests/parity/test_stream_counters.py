@@ -37,6 +37,7 @@ from nats.js.api import StorageType, StoreCompression, StreamConfig
 
 from tests.harness.js import api, connect
 from tests.harness.targets import Settings, Target
+from tests.harness.wait import WAIT
 from tests.parity.test_stream_publish import Raw, err, hdr_block
 
 SEC = 1_000_000_000
@@ -66,7 +67,7 @@ def incr_missing(stream: str = "C") -> bytes:
 
 
 async def pub(nc: nats.NATS, subject: str, payload: bytes = b"", headers: dict[str, str] | None = None) -> bytes:
-    return (await nc.request(subject, payload, headers=headers, timeout=2)).data
+    return (await nc.request(subject, payload, headers=headers, timeout=WAIT)).data
 
 
 async def last(nc: nats.NATS, stream: str, subject: str) -> tuple[int, bytes, bytes]:
@@ -269,7 +270,7 @@ async def test_direct_get_of_a_counter(target: Target) -> None:
     await must_make(nc, allow_direct=True)
     await pub(nc, "c.a", headers={"Nats-Incr": "40"})
     await pub(nc, "c.a", headers={"Nats-Incr": "2"})
-    msg = await nc.request("$JS.API.DIRECT.GET.C", json.dumps({"last_by_subj": "c.a"}).encode(), timeout=2)
+    msg = await nc.request("$JS.API.DIRECT.GET.C", json.dumps({"last_by_subj": "c.a"}).encode(), timeout=WAIT)
     assert msg.data == b'{"val":"42"}'
     headers = dict(msg.headers or {})
     assert {k: headers.get(k) for k in ("Nats-Incr", "Nats-Stream", "Nats-Subject", "Nats-Sequence")} == {

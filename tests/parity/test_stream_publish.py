@@ -44,7 +44,7 @@ from tests.harness.js import SEC, ZERO_TIME, api, connect, create_stream, normal
 from tests.harness.js import add_stream as js_add_stream
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
-from tests.harness.wait import eventually
+from tests.harness.wait import WAIT, eventually
 from tests.harness.wire import Wire
 
 # --------------------------------------------------------------------------- helpers
@@ -196,7 +196,7 @@ class Raw(Wire):
             cmd = f"HPUB {subject}{reply_part} {len(hdr)} {len(hdr) + len(payload)}\r\n".encode() + hdr
         await self.send(cmd + payload + b"\r\n")
 
-    async def frame(self, timeout: float = 3.0) -> bytes:
+    async def frame(self, timeout: float = WAIT) -> bytes:
         """The next complete MSG/HMSG frame (control line, payload and CRLF)."""
         await self.until(lambda: len(self.frames) > self.taken or bool(self.errors), "a frame", timeout)
         assert not self.errors, self.errors
@@ -294,7 +294,7 @@ async def test_publish_to_subject_without_stream(target: Target) -> None:
     nc = await connect(target)
     await add_stream(nc)
     with pytest.raises(NoRespondersError):
-        await nc.request("other.a", b"x", timeout=2)
+        await nc.request("other.a", b"x", timeout=WAIT)
     raw = await Raw.open(target)
     frame = await raw.request("other.a", b"x")
     assert frame == b"HMSG R.1 1 39 39\r\nNATS/1.0 503\r\nNats-Subject: other.a\r\n\r\n\r\n"

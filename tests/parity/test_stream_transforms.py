@@ -19,6 +19,7 @@ from nats.js.api import KeyValueConfig, RePublish
 
 from tests.harness.js import api, create_stream, rfc3339_ns, stored
 from tests.harness.streams import stream_config as config
+from tests.harness.wait import WAIT
 
 CREATE = "io.nats.jetstream.api.v1.stream_create_response"
 UPDATE = "io.nats.jetstream.api.v1.stream_update_response"
@@ -241,7 +242,7 @@ async def test_update_adds_and_changes_republish(nc) -> None:
     assert reply["type"] == UPDATE and reply["config"]["republish"] == {"src": "v.>", "dest": ">"}
     sub = await nc.subscribe("1")
     await stored(nc, "v.1", b"hi")
-    msg = await sub.next_msg(timeout=2)
+    msg = await sub.next_msg(timeout=WAIT)
     assert msg.data == b"hi" and msg.headers is not None and msg.headers["Nats-Subject"] == "v.1"
     change = {"name": "V", "subjects": ["v.>"], "subject_transform": {"src": "v.*", "dest": "w.$1"}}
     reply = await api(nc, "$JS.API.STREAM.UPDATE.V", change)
@@ -313,12 +314,12 @@ async def test_transformed_subject_everywhere(nc) -> None:
     assert ack == {"stream": "S", "seq": 3}
     info = await api(nc, "$JS.API.STREAM.INFO.S", {"subjects_filter": ">"})
     assert info["state"]["subjects"] == {"out.a": 2, "out.b": 1}
-    direct = await nc.request("$JS.API.DIRECT.GET.S", json.dumps({"last_by_subj": "out.a"}).encode(), timeout=2)
+    direct = await nc.request("$JS.API.DIRECT.GET.S", json.dumps({"last_by_subj": "out.a"}).encode(), timeout=WAIT)
     assert direct.data == b"3" and direct.headers is not None and direct.headers["Nats-Subject"] == "out.a"
     assert (await api(nc, "$JS.API.STREAM.MSG.GET.S", {"last_by_subj": "in.a"}))["error"]["err_code"] == 10037
     js = nc.jetstream()
     sub = await js.pull_subscribe("out.b", durable="C", stream="S")
-    (msg,) = await sub.fetch(1, timeout=2)
+    (msg,) = await sub.fetch(1, timeout=WAIT)
     assert (msg.subject, msg.data) == ("out.b", b"2")
 
 
@@ -341,7 +342,7 @@ async def test_republish_copies_with_headers(nc) -> None:
     await stored(nc, "r.a", b"one")
     await stored(nc, "r.b", b"two")
     await stored(nc, "r.a", b"three", headers={"Nats-Msg-Id": "m3", "X-Mine": "v"})
-    first, second, third = [await sub.next_msg(timeout=2) for _ in range(3)]
+    first, second, third = [await sub.next_msg(timeout=WAIT) for _ in range(3)]
     assert (first.subject, first.data) == ("rp.a", b"one")
     republished(first, "R", "r.a", 1, 0)
     republished(second, "R", "r.b", 2, 0)
@@ -361,7 +362,7 @@ async def test_republish_headers_only_and_source_filter(nc) -> None:
     sub = await nc.subscribe("ho.>")
     await stored(nc, "h.y.1", b"not republished")
     await stored(nc, "h.x.1", b"12345")
-    msg = await sub.next_msg(timeout=2)
+    msg = await sub.next_msg(timeout=WAIT)
     assert (msg.subject, msg.data) == ("ho.1", b"")
     republished(msg, "H", "h.x.1", 2, 0)
     assert list(msg.headers or {})[-1] == "Nats-Msg-Size" and (msg.headers or {})["Nats-Msg-Size"] == "5"
@@ -379,7 +380,7 @@ async def test_republish_after_transform(nc) -> None:
     await create_stream(nc, body)
     sub = await nc.subscribe("c.*")
     await stored(nc, "a.z", b"v")
-    msg = await sub.next_msg(timeout=2)
+    msg = await sub.next_msg(timeout=WAIT)
     assert msg.subject == "c.z"
     republished(msg, "TR", "b.z", 1, 0)
 
@@ -403,7 +404,7 @@ async def test_kv_republish(nc) -> None:
     await kv.put("k1", b"v1")
     await kv.put("k1", b"v2")
     await kv.delete("k1")
-    put1, put2, deleted = [await sub.next_msg(timeout=2) for _ in range(3)]
+    put1, put2, deleted = [await sub.next_msg(timeout=WAIT) for _ in range(3)]
     assert (put1.subject, put1.data) == ("watch.B.k1", b"v1")
     republished(put1, "KV_B", "$KV.B.k1", 1, 0)
     assert put2.data == b"v2"

@@ -30,6 +30,7 @@ import pytest
 
 from tests.harness.configured import Start, configured_servers
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target
+from tests.harness.wait import WAIT
 
 MAPPINGS = """
 mappings {
@@ -218,7 +219,7 @@ async def test_a_destination_scoped_to_the_servers_cluster_wins(target_kind: str
         try:
             sub = await nc.subscribe("geo.>")
             await nc.publish("geo.x", b"")
-            msg = await sub.next_msg(timeout=2)
+            msg = await sub.next_msg(timeout=WAIT)
             assert msg.subject == "geo.east.x"
         finally:
             await nc.close()

@@ -23,6 +23,7 @@ from nats.aio.msg import Msg
 
 from tests.harness.configured import Start, configured_servers
 from tests.harness.targets import Settings, Target
+from tests.harness.wait import WAIT
 from tests.parity.test_accounts import monitor
 
 SYSTEM = """
@@ -35,6 +36,7 @@ system_account: SYS
 # Subjects a system client sees that no test here is about (nats-server sends its events
 # from a queue: the system client's own login may be announced after it subscribed).
 IGNORED = (".STATSZ", "$SYS.REQ.", ".SYS.", ".OPS.")
+UNANSWERED = 0.5  # seconds without an answer that show a request is not served
 
 
 @pytest.fixture
@@ -47,11 +49,11 @@ async def login(target: Target, user: str, **kwargs: Any) -> nats.NATS:
     return await nats.connect(target.url, user=user, password=user, **kwargs)
 
 
-async def ask(nc: nats.NATS, subject: str, body: Any = None) -> dict[str, Any] | None:
-    """The one answer to a request, or ``None`` when nobody answers within half a second."""
+async def ask(nc: nats.NATS, subject: str, body: Any = None, timeout: float = WAIT) -> dict[str, Any] | None:
+    """The one answer to a request, or ``None`` when nobody answers within ``timeout`` seconds."""
     data = b"" if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
     try:
-        reply = await nc.request(subject, data, timeout=0.5)
+        reply = await nc.request(subject, data, timeout=timeout)
     except nats.errors.TimeoutError:
         return None
     doc: dict[str, Any] = json.loads(reply.data)
@@ -69,7 +71,7 @@ class Events:
             return
         self.seen.append((msg.subject, json.loads(msg.data) if msg.data.startswith(b"{") else msg.data))
 
-    async def settle(self, count: int, timeout: float = 3.0) -> list[tuple[str, Any]]:
+    async def settle(self, count: int, timeout: float = WAIT) -> list[tuple[str, Any]]:
         for _ in range(int(timeout / 0.05)):
             if len(self.seen) >= count:
                 break
@@ -175,8 +177,8 @@ async def test_server_requests_answer_the_monitoring_documents(server: Start) ->
         # Nobody serves an unknown kind; server filters that leave this server out get no answer.
         with pytest.raises(nats.errors.NoRespondersError):
             await ask(sys, "$SYS.REQ.SERVER.PING.NOSUCHKIND")
-        assert await ask(sys, "$SYS.REQ.SERVER.PING.VARZ", {"server_name": "no-such-server"}) is None
-        assert await ask(sys, "$SYS.REQ.SERVER.PING.VARZ", {"tags": ["absent"]}) is None
+        assert await ask(sys, "$SYS.REQ.SERVER.PING.VARZ", {"server_name": "no-such-server"}, UNANSWERED) is None
+        assert await ask(sys, "$SYS.REQ.SERVER.PING.VARZ", {"tags": ["absent"]}, UNANSWERED) is None
     finally:
         await sys.close()
         await a.close()
@@ -240,7 +242,7 @@ async def test_account_requests_are_about_that_account(server: Start) -> None:
         conns = await ask(sys, "$SYS.REQ.ACCOUNT.A.CONNS")
         assert conns is not None and conns["type"] == "io.nats.server.advisory.v1.account_connections"
         assert (conns["acc"], conns["conns"]) == ("A", 1)
-        assert await ask(sys, "$SYS.REQ.ACCOUNT.NOPE.CONNS") is None
+        assert await ask(sys, "$SYS.REQ.ACCOUNT.NOPE.CONNS", timeout=UNANSWERED) is None
     finally:
         await sys.close()
         await a.close()

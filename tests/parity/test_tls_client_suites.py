@@ -20,6 +20,7 @@ import nats.errors
 import pytest
 
 from fakejs.testkit.certs import TestCertificates
+from tests.harness.wait import WAIT
 from tests.parity.test_command_line import finish, start, wait_ready
 
 # What nats-py raises when the server will not talk to it (no server answered its way, a handshake failed)
@@ -54,7 +55,7 @@ def tls_flags(certs: TestCertificates, verify: bool = False) -> list[str]:
 async def round_trip(nc: nats.NATS) -> None:
     sub = await nc.subscribe("tls.>")
     await nc.publish("tls.one", b"hello", headers={"H": "v"})
-    msg = await sub.next_msg(timeout=2)
+    msg = await sub.next_msg(timeout=WAIT)
     assert (msg.subject, msg.data, msg.headers) == ("tls.one", b"hello", {"H": "v"})
     await nc.close()
 

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from tests.harness.raw import record
 from tests.harness.targets import Settings
 from tests.harness.tracebacks import no_tracebacks
+from tests.harness.wait import WAIT
 
 SUBJECTS = ["a", "a.b", "a.*", "a.>", "b", ">", "*", "a..b", "r.1", "_INBOX.x", "a.b.c", "$NRG.x", "_GR_.x"]
 PUBLISH_SUBJECTS = ["a", "a.b", "a.b.c", "b", "r.1", "a.*", "_INBOX.x", "c"]
@@ -180,9 +181,9 @@ def comparable(data: bytes) -> list:
 async def test_fake_and_real_answer_alike(both, script: list[bytes]) -> None:
     fake, real = await _servers(both)
     with no_tracebacks():
-        got_fake = await record(fake.host, fake.port, script, timeout=1.0)
+        got_fake = await record(fake.host, fake.port, script, timeout=WAIT)
     assert fake.server.take_errors() == [], script
-    got_real = await record(real.host, real.port, script, timeout=1.0)
+    got_real = await record(real.host, real.port, script, timeout=WAIT)
     fake_data, fake_closed = got_fake.normalized()
     real_data, real_closed = got_real.normalized()
     assert comparable(fake_data) == comparable(real_data), script
