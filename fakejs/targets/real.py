@@ -225,12 +225,13 @@ class ServerProcess:
         os.makedirs(self.streams_dir, exist_ok=True)
         open(os.path.join(self.streams_dir, _PIN_FILE), "w").close()
 
-    async def settle(self, limit: float = 0.2) -> None:
+    async def settle(self, limit: float = 5.0) -> None:
         """Wait (up to ``limit`` seconds) until the server has removed deleted streams' directories.
 
         nats-server deletes a stream's files in a goroutine, after renaming
         its directory to ``.<name>``; deleting a stream of the same name again
-        while that runs would race with it.
+        while that runs would race with it.  The wait normally ends within
+        milliseconds; the limit is for a busy machine.
         """
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline:

@@ -439,6 +439,7 @@ async def test_meta_leader_stepdown_needs_the_system_account(js_cluster: Cluster
 # -- nodes dying -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_r3_leader_node_dies_and_comes_back(make_js_cluster: MakeCluster) -> None:
     cluster = make_js_cluster()
     name = unique("F")
@@ -517,6 +518,7 @@ CONSUMER_OFFLINE = (
 )
 
 
+@pytest.mark.slow
 async def test_r1_node_shut_down_is_offline(make_js_cluster: MakeCluster) -> None:
     cluster = make_js_cluster()
     name, replicated = unique("H"), unique("I")

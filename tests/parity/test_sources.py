@@ -21,6 +21,8 @@ import base64
 import json
 from collections.abc import Iterable
 
+import pytest
+
 from tests.harness.js import api
 from tests.harness.wait import WAIT
 from tests.parity.test_mirrors import create, get, info, shape, until
@@ -85,6 +87,7 @@ async def test_sources_with_filters_and_transforms(nc) -> None:
     assert (await api(nc, "$JS.API.CONSUMER.NAMES.A"))["consumers"] == []
 
 
+@pytest.mark.slow
 async def test_source_dedup_and_identity(nc) -> None:
     await create(nc, "A", subjects=["a.>"])
     await create(nc, "B", subjects=["b.>"])

@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from fakejs.core.account_config import CHUNKED, STREAM, AccountConfig, Export, Import
 from fakejs.core.broker import Broker
 from fakejs.core.imports import Imports, wire_imports
@@ -164,6 +166,7 @@ def test_service_imports_that_lead_back_stop() -> None:
     assert wiring.counts["requests"] == 2  # A -> B, then B -> A found its own import already on the way
 
 
+@pytest.mark.slow
 def test_ten_thousand_imports_cost_only_what_matches() -> None:
     imports = tuple(Import("A", f"ev.{i}", False, f"b.ev.{i}") for i in range(5000))
     imports += tuple(Import("A", f"svc.{i}", True, f"s.{i}") for i in range(5000))
