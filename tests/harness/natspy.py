@@ -9,7 +9,7 @@ before nats-server has read the ``SUB`` (the other connection's goroutine
 runs first on a busy machine) and the message is lost.
 
 :func:`order_pings_after_queued_commands` makes a connected client queue
-its ``PING`` behind them instead, as nats-server's own Go client does; a
+its ``PING`` behind them instead, as the Go client (nats.go) does; a
 disconnected one keeps nats-py's behaviour (its queued commands are resent
 on reconnect, the ``PING`` would not be).
 """

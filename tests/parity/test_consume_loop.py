@@ -18,6 +18,7 @@ from nats.aio.msg import Msg
 from tests.harness.consume import NS, STATUS, Consume
 from tests.harness.js import api, create_stream
 from tests.harness.targets import Target
+from tests.harness.wait import WAIT
 
 # fakejs runs on a manual clock here: every wait below lets the server's time pass explicitly.
 pytestmark = pytest.mark.manual_clock
@@ -116,7 +117,7 @@ async def test_consume_ends_when_the_consumer_is_deleted(target: Target) -> None
         await drained(consume, 4)
         reply = await api(nc, "$JS.API.CONSUMER.DELETE.S.C")
         assert reply["success"] is True
-        await asyncio.wait_for(consume.done.wait(), 2)
+        await asyncio.wait_for(consume.done.wait(), WAIT)
         await consume.stop()
         assert consume.error == "Consumer Deleted"
         assert consume.statuses[-1] == ("409", "Consumer Deleted")

@@ -170,7 +170,7 @@ async def test_missing_durable_shows_nothing(nc, kind: str) -> None:
     await nc.publish("o.1", b"x")
     link: Any = {"name": "O", "consumer": CONSUMER}
     await create(nc, "T", **({"mirror": link} if kind == "mirror" else {"sources": [link]}))
-    await asyncio.wait_for(asked.wait(), 3)
+    await asyncio.wait_for(asked.wait(), WAIT)
     await asyncio.sleep(0.3)
     got = await info(nc, "T")
     block = got["mirror"] if kind == "mirror" else got["sources"][0]
@@ -207,13 +207,13 @@ async def test_durable_made_after_the_reset_timed_out_is_found_at_once(nc) -> No
     await create(nc, "O", subjects=["o.>"], retention="workqueue")
     await nc.publish("o.1", b"x")
     await create(nc, "T", sources=[{"name": "O", "consumer": CONSUMER}])
-    end = time.monotonic() + 3
+    end = time.monotonic() + WAIT
     while not asked and time.monotonic() < end:
         await asyncio.sleep(0.02)
     assert asked
     await asyncio.sleep(max(0.0, asked[0] + 5.4 - time.monotonic()))
     await durable(nc)
-    got = await until(nc, "T", lambda i: i["state"]["messages"] == 1, deadline=3.0)
+    got = await until(nc, "T", lambda i: i["state"]["messages"] == 1, deadline=WAIT)
     assert got["state"]["messages"] == 1
     assert len(asked) == 2 and asked[1] - asked[0] < 7.0
 
