@@ -35,6 +35,7 @@ from fakejs.gocompat.jsonscan import (
     skip_space,
 )
 from fakejs.gocompat.jsonvalue import GoJSONError, GoNumber, GoObject, kind, parse_int, to_plain
+from fakejs.gocompat.jsonwindow import DecoderWindow
 
 __all__ = [
     "Field",
@@ -52,6 +53,7 @@ __all__ = [
 
 # Documents with more brackets than this skip the C decoder, which recurses per level.
 FAST_PATH_MAX_BRACKETS = 200
+NUMBER_START = frozenset(b"-0123456789")
 # An escaped surrogate: Go reads a lone one as U+FFFD, Python keeps it.
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
@@ -117,24 +119,31 @@ def read_stream(data: bytes | bytearray | memoryview | str, careful: bool = Fals
     A value is only read when the previous one has been handled, as Go does:
     a problem decoding it comes before a syntax error further on.  Syntax
     errors name their offset (``... at offset 15``, as nats-server reports
-    them); a value cut short is ``unexpected EOF``.
+    them) and see only what Go's read buffer holds (see
+    :mod:`~fakejs.gocompat.jsonwindow`); a value cut short is ``unexpected EOF``.
     """
     raw = _as_bytes(data)
     whole = _SLOW if careful else _fast(raw)
     if whole is not _SLOW:
         yield whole
         return
+    window = DecoderWindow(len(raw))
     i = 0
     while True:
         i = skip_space(raw, i)
+        window.end_seeing(i)
         if i >= len(raw):
             return
         try:
-            value, i = parse_value(raw, i)
+            value, end = parse_value(raw, i)
         except SyntaxFailure as exc:
-            raise GoJSONError(f"{exc.message} at offset {exc.offset}") from None
+            seen = exc.seen_up_to(window.end_seeing(exc.at))
+            raise GoJSONError(f"{seen.message} at offset {seen.offset}") from None
         except Truncated:
             raise GoJSONError("unexpected EOF") from None
+        window.end_seeing(end if raw[i] in NUMBER_START else end - 1)  # a number's end is seen past it
+        window.value_read(end)
+        i = end
         yield value
 
 

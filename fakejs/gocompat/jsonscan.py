@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Callable
 from typing import Any
 
 from fakejs.gocompat.goquote import decode_rune, quote_rune, show_invalid
@@ -44,12 +45,27 @@ _SIMPLE_ESCAPES = {0x22: '"', 0x5C: "\\", 0x2F: "/", 0x62: "\b", 0x66: "\f", 0x6
 
 
 class SyntaxFailure(Exception):
-    """A Go syntax error: its message and offset (the position just past the offending text)."""
+    """A Go syntax error: its message and offset (the position just past the offending text).
 
-    def __init__(self, message: str, offset: int) -> None:
+    ``at`` is where the offending text starts; ``cut``, when given, tells
+    the same failure as Go reports it when its read buffer ends at a given
+    index inside the offending rune.
+    """
+
+    def __init__(
+        self, message: str, offset: int, at: int | None = None, cut: Callable[[int], SyntaxFailure] | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.offset = offset
+        self.at = offset - 1 if at is None else at
+        self.cut = cut
+
+    def seen_up_to(self, end: int) -> SyntaxFailure:
+        """This failure as a reader that holds the input only up to ``end`` reports it."""
+        if self.cut is None or self.offset <= end:
+            return self
+        return self.cut(end)
 
 
 class Truncated(Exception):
@@ -59,7 +75,8 @@ class Truncated(Exception):
 def invalid_character(data: bytes, i: int, where: str) -> SyntaxFailure:
     """``invalid character 'X' <where>`` for the rune (or invalid byte) at ``i``."""
     _, size = decode_rune(data, i)
-    return SyntaxFailure(f"invalid character {quote_rune(data[i : i + size])} {where}", i + size)
+    message = f"invalid character {quote_rune(data[i : i + size])} {where}"
+    return SyntaxFailure(message, i + size, i, lambda end: invalid_character(data[:end], i, where))
 
 
 def skip_space(data: bytes, i: int) -> int:

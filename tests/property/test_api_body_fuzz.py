@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.harness.targets import Settings, Target
@@ -223,6 +223,8 @@ async def _sides(both: Any) -> tuple[Side, Side]:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(request=requests())
+# a rune that Go's read buffer cuts after its first byte, 256 bytes in
+@example(request=("consumer", b'{"a":' * 50 + b"1}}}}\xc3\xa9" + b"}" * 46))
 async def test_api_bodies_are_read_alike(both, request: tuple[str, bytes]) -> None:
     fake, real = await _sides(both)
     endpoint, body = request

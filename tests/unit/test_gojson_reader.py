@@ -172,3 +172,33 @@ def test_own_unmarshalers_get_the_raw_text_as_written() -> None:
         unmarshal(schema, body)
         decode_request(schema, body)
     assert seen == [t for t in ["[1, 2.50]", '"\\u0061"', "-0", '{"a":1,"a":2}', '"plain"'] for _ in range(2)]
+
+
+def _rune_after_string(prefix: bytes, rune_at: int) -> bytes:
+    """``prefix`` then ``{"a":"xx…x"é}`` with the ``é`` starting at ``rune_at``."""
+    return prefix + b'{"a":"' + b"x" * (rune_at - 7 - len(prefix)) + b'"\xc3\xa9}'
+
+
+# What nats-server 2.15.1 answered for these bodies: its decoder's buffer ends
+# at 64, 128, 256... for a first value, and elsewhere once a value was read.
+SECOND_VALUE = b'{"stream_name":"' + b"x" * 100 + b'"} '
+
+
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        (_rune_after_string(b"", 62), "invalid character 'é' after object key:value pair at offset 64"),
+        (_rune_after_string(b"", 63), "invalid character '\\xc3' after object key:value pair at offset 64"),
+        (_rune_after_string(b"", 255), "invalid character '\\xc3' after object key:value pair at offset 256"),
+        (_rune_after_string(b"", 8191), "invalid character '\\xc3' after object key:value pair at offset 8192"),
+        (_rune_after_string(SECOND_VALUE, 127), "invalid character '\\xc3' after object key:value pair at offset 128"),
+        (_rune_after_string(SECOND_VALUE, 245), "invalid character '\\xc3' after object key:value pair at offset 246"),
+        (_rune_after_string(SECOND_VALUE, 255), "invalid character 'é' after object key:value pair at offset 257"),
+        (_rune_after_string(b" " * 70, 127), "invalid character '\\xc3' after object key:value pair at offset 128"),
+    ],
+)
+def test_a_rune_cut_by_the_read_buffer_is_reported_as_its_first_byte(body: bytes, message: str) -> None:
+    schema = Struct("S", (Field("stream_name", "string"),))
+    with pytest.raises(GoJSONError) as info:
+        decode_request(schema, body)
+    assert str(info.value) == message
