@@ -63,7 +63,7 @@ import socket
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 from urllib.parse import urlsplit
@@ -77,38 +77,13 @@ from fakejs.targets import FakeJS, RealNatsServer, find_nats_server
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_startup import child_environment, first_info_ms
+from harness import async_timed_ms, timed_ms
 
 ACK_WAIT = 30.0
 ACK_WAIT_DELAY = 0.001  # nats-server looks at pending acks 1 ms after ack_wait (ackWaitDelay in consumer.go)
 
 
 # ---------------------------------------------------------------- measuring
-
-
-def timed_ms(action: Callable[[], object], rounds: int) -> list[float]:
-    """Milliseconds of ``rounds`` calls of ``action``, after one warm-up call."""
-    action()
-    samples = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - started) * 1000)
-    return samples
-
-
-def async_timed_ms(action: Callable[[], Awaitable[object]], rounds: int) -> list[float]:
-    """:func:`timed_ms` for a coroutine function, every call on one event loop."""
-
-    async def run() -> list[float]:
-        await action()
-        samples = []
-        for _ in range(rounds):
-            started = time.perf_counter()
-            await action()
-            samples.append((time.perf_counter() - started) * 1000)
-        return samples
-
-    return asyncio.run(run())
 
 
 def show(name: str, samples: list[float]) -> None:

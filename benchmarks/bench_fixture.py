@@ -12,20 +12,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
+
+from harness import timed_ms
 
 from fakejs.targets import FakeJS, RealNatsServer, find_nats_server
 
 TARGET_MS = 5.0
-
-
-def time_ms(action, rounds: int) -> list[float]:
-    samples = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - started) * 1000)
-    return samples
 
 
 def main() -> None:
@@ -34,16 +26,16 @@ def main() -> None:
     args = parser.parse_args()
     for _ in range(5):  # warm up imports and the first thread
         FakeJS().start().stop()
-    fresh = time_ms(lambda: FakeJS().start().stop(), args.rounds)
+    fresh = timed_ms(lambda: FakeJS().start().stop(), args.rounds)
     shared = FakeJS().start()
-    reset = time_ms(shared.reset, args.rounds)
+    reset = timed_ms(shared.reset, args.rounds)
     shared.stop()
     print(f"{'fixture':34} {'median':>9} {'p95':>9}")
     for name, samples in (("fakejs_server (start + stop)", fresh), ("fakejs_shared_server (reset)", reset)):
         ordered = sorted(samples)
         print(f"{name:34} {statistics.median(samples):>6.2f} ms {ordered[int(len(ordered) * 0.95)]:>6.2f} ms")
     if find_nats_server() is not None:
-        real = time_ms(lambda: RealNatsServer().start().stop(), max(args.rounds // 20, 3))
+        real = timed_ms(lambda: RealNatsServer().start().stop(), max(args.rounds // 20, 3))
         print(f"{'real nats-server (start + stop)':34} {statistics.median(real):>6.2f} ms")
     verdict = "ok" if statistics.median(fresh) < TARGET_MS else "OVER TARGET"
     print(f"fakejs_server setup + teardown: {statistics.median(fresh):.2f} ms (target < {TARGET_MS} ms: {verdict})")

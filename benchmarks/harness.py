@@ -4,6 +4,8 @@ Both servers run as subprocesses started the same way (``-a 127.0.0.1 -p
 -1 -js -sd DIR``, by fakejs's launcher :class:`fakejs.targets.ServerProcess`), so the client process and the server never share a
 core's event loop.  Each workload runs on each server ``--repeat`` times;
 the best run counts, and the ratio fakejs / nats-server is reported.
+:func:`timed_ms` and :func:`async_timed_ms` time one action over rounds for
+the other benchmarks.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import asyncio
 import os
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -78,3 +81,32 @@ def main(workloads: dict[str, tuple[str, Workload]], argv: list[str] | None = No
     args = parser.parse_args(argv)
     chosen = {k: v for k, v in workloads.items() if args.only in k}
     print(report(run_workloads(chosen, args.repeat)))
+
+
+# ---------------------------------------------------------------- timing
+
+
+def timed_ms(action: Callable[[], object], rounds: int) -> list[float]:
+    """Milliseconds of ``rounds`` calls of ``action``, after one warm-up call."""
+    action()
+    samples = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def async_timed_ms(action: Callable[[], Awaitable[object]], rounds: int) -> list[float]:
+    """:func:`timed_ms` for a coroutine function, every call on one event loop."""
+
+    async def run() -> list[float]:
+        await action()
+        samples = []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            await action()
+            samples.append((time.perf_counter() - started) * 1000)
+        return samples
+
+    return asyncio.run(run())

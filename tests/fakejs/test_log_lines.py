@@ -15,7 +15,6 @@ import asyncio
 import os
 import re
 import signal
-import sys
 from collections.abc import Callable, Sequence
 from itertools import zip_longest
 from pathlib import Path
@@ -25,7 +24,7 @@ import pytest
 
 from fakejs.core.trace import client_label, redact_connect
 from fakejs.jetstream.service.banner import friendly_bytes
-from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+from tests.harness.targets import server_command
 
 WAIT = 30.0  # seconds a log line may take to appear (two cores, other tests beside)
 STAMP = re.compile(r"^\[\d+\] \d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{6} ")
@@ -84,20 +83,12 @@ def compared(lines: Sequence[str], keep: Callable[[str], bool] = lambda line: Tr
     return kept
 
 
-def command(kind: str) -> list[str]:
-    if kind == "real":
-        if REAL_BINARY is None:
-            pytest.skip(REAL_MISSING_REASON)
-        return [REAL_BINARY]
-    return [sys.executable, "-m", "fakejs"]
-
-
 class Logged:
     """A server process whose stderr is read line by line as it comes."""
 
     def __init__(self, kind: str, args: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> None:
         self.kind = kind
-        self.args = [*command(kind), *args]
+        self.args = [*server_command(kind), *args]
         self.cwd = cwd
         self.env = {**os.environ, **(env or {})}
         self.lines: list[str] = []

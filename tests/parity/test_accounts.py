@@ -10,7 +10,6 @@ import asyncio
 import json
 import re
 import subprocess
-import sys
 import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,7 +18,7 @@ import nats
 import pytest
 
 from tests.harness.configured import Start, configured_servers
-from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target
+from tests.harness.targets import FAKEJS_COMMAND, REAL_BINARY, REAL_MISSING_REASON, Settings, Target
 from tests.harness.wait import WAIT, eventually
 
 ACCOUNTS = """
@@ -267,7 +266,7 @@ async def test_monitoring_names_accounts(server: Start) -> None:
 
 # -- configuration errors, from the binaries' command lines ---------------------------------------
 
-FAKE = [sys.executable, "-m", "fakejs"]
+FAKE = FAKEJS_COMMAND
 OPTION_ERRORS = {
     "reserved": "accounts { $G { users: [ {user: a, password: a} ] } }\n",
     "duplicate_user": "accounts { A { users: [ {user: a, password: a} ] }, B { users: [ {user: a, password: b} ] } }\n",

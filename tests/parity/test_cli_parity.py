@@ -14,18 +14,17 @@ import signal
 import socket
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from fakejs.cli.settings import command_line
-from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+from tests.harness.targets import FAKEJS_COMMAND, REAL_BINARY, REAL_MISSING_REASON
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
 
-FAKEJS = [sys.executable, "-m", "fakejs"]
+FAKEJS = FAKEJS_COMMAND
 USAGE_START = "\nUsage: nats-server [options]\n"
 FAKEJS_USAGE_START = "\nUsage: fakejs [options]\n"
 

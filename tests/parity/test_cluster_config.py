@@ -12,16 +12,15 @@ with nats-server's text.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+from tests.harness.targets import FAKEJS_COMMAND, REAL_BINARY, REAL_MISSING_REASON
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
 
-FAKE = [sys.executable, "-m", "fakejs"]
+FAKE = FAKEJS_COMMAND
 
 FILE_ERRORS = {
     "name_spaces": 'cluster { name: "a b" }\n',

@@ -35,7 +35,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -44,11 +43,11 @@ from typing import Any
 
 import pytest
 
-from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+from tests.harness.targets import FAKEJS_COMMAND, REAL_BINARY, REAL_MISSING_REASON
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
 
-FAKEJS = [sys.executable, "-m", "fakejs"]
+FAKEJS = FAKEJS_COMMAND
 POOL = 3  # nats-server's default route pool size
 DEADLINE = 10.0
 ENTRY_KEYS = [

@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,20 +19,12 @@ import nats
 import pytest
 
 from fakejs.targets.real import START_TIMEOUT
-from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+from tests.harness.targets import server_command
 from tests.harness.wait import WAIT
 
 
-def command(kind: str) -> list[str]:
-    if kind == "real":
-        if REAL_BINARY is None:
-            pytest.skip(REAL_MISSING_REASON)
-        return [REAL_BINARY]
-    return [sys.executable, "-m", "fakejs"]
-
-
 def start(kind: str, *args: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(command(kind) + list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return subprocess.Popen(server_command(kind) + list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
 async def wait_ready(process: subprocess.Popen[bytes], timeout: float = START_TIMEOUT) -> str:
@@ -105,7 +96,7 @@ async def test_go_style_flags(target_kind: str, tmp_path) -> None:
 
 
 async def test_version(target_kind: str) -> None:
-    out = subprocess.run(command(target_kind) + ["--version"], capture_output=True, timeout=10, check=False)
+    out = subprocess.run(server_command(target_kind) + ["--version"], capture_output=True, timeout=10, check=False)
     assert out.returncode == 0
     first = out.stdout.decode().splitlines()[0]
     assert first == "nats-server: v2.15.1"
@@ -114,7 +105,9 @@ async def test_version(target_kind: str) -> None:
 
 async def test_missing_config_file(target_kind: str, tmp_path: Path) -> None:
     missing = tmp_path / "x.conf"
-    out = subprocess.run(command(target_kind) + ["-c", str(missing)], capture_output=True, timeout=10, check=False)
+    out = subprocess.run(
+        server_command(target_kind) + ["-c", str(missing)], capture_output=True, timeout=10, check=False
+    )
     assert out.returncode == 1
     assert out.stderr == f"nats-server: open {missing}: no such file or directory\n".encode()
 

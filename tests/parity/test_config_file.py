@@ -15,7 +15,6 @@ import asyncio
 import json
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,12 +22,12 @@ import nats
 import pytest
 
 from fakejs.targets import ServerProcess
-from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+from tests.harness.targets import FAKEJS_COMMAND, REAL_BINARY, REAL_MISSING_REASON
 from tests.harness.wait import WAIT
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
 
-FAKE = [sys.executable, "-m", "fakejs"]
+FAKE = FAKEJS_COMMAND
 
 # nats-server refuses these with -t already (option errors: FILE:LINE:COL: reason, then an empty line).
 OPTION_ERRORS = {

@@ -9,7 +9,6 @@ acknowledgement: every acknowledged message must be there afterwards.
 from __future__ import annotations
 
 import json
-import sys
 import time
 
 import nats
@@ -17,7 +16,7 @@ import pytest
 
 from fakejs.targets import ServerProcess
 from tests.harness.js import api, create_stream, normalize
-from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target
+from tests.harness.targets import FAKEJS_COMMAND, REAL_BINARY, REAL_MISSING_REASON, Target
 from tests.harness.wait import WAIT
 
 
@@ -108,7 +107,7 @@ def _server(kind: str, store: str) -> ServerProcess:
         if REAL_BINARY is None:
             pytest.skip(REAL_MISSING_REASON)
         return ServerProcess(REAL_BINARY, store_dir=store, log_name=log_name)
-    return ServerProcess(command=[sys.executable, "-m", "fakejs"], store_dir=store, log_name=log_name)
+    return ServerProcess(command=FAKEJS_COMMAND, store_dir=store, log_name=log_name)
 
 
 async def test_kill_9_right_after_the_ack_loses_nothing(target_kind: str, tmp_path) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -29,7 +28,7 @@ import nats
 import pytest
 
 from tests.harness.configured import Start, configured_servers
-from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Settings, Target
+from tests.harness.targets import FAKEJS_COMMAND, REAL_BINARY, REAL_MISSING_REASON, Settings, Target
 from tests.harness.wait import WAIT
 
 MAPPINGS = """
@@ -143,7 +142,7 @@ async def test_publish_permissions_see_the_mapped_subject(server: Start) -> None
     assert await _received(target, ["orig.y"], user="q") == ["dest.y"]
 
 
-FAKE = [sys.executable, "-m", "fakejs"]
+FAKE = FAKEJS_COMMAND
 CONFIG_ERRORS = {
     "bad_source": 'mappings { "foo..bar": "x" }\n',
     "index_out_of_range": 'mappings {\n  "a.*": "b.$2"\n}\n',
