@@ -16,6 +16,7 @@ marked module out (a client library that times the server on its own clock).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 
 import pytest
@@ -62,6 +63,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             for kind in kinds
         ]
         metafunc.parametrize("target_kind", params)
+
+
+@pytest.fixture(autouse=True)
+def _fakejs_logger_kept() -> Iterator[None]:
+    """The ``fakejs`` logger as each test found it.
+
+    A test that runs the command line in-process installs its handler on
+    the stream stderr was then (pytest's capture, closed after the test);
+    later tests must not log into it.
+    """
+    logger = logging.getLogger("fakejs")
+    handlers, propagate, level = logger.handlers[:], logger.propagate, logger.level
+    yield
+    logger.handlers[:] = handlers
+    logger.propagate, logger.level = propagate, level
 
 
 def _require(kind: str) -> None:
