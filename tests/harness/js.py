@@ -213,3 +213,17 @@ async def fetch_no_wait(nc: Client, stream: str, consumer: str, batch: int = 1) 
             break
     await pull.close()
     return got
+
+
+async def fetch_delivered(nc: Client, stream: str, consumer: str, batch: int = 1) -> list[Msg]:
+    """A pull that waits (up to the shared limit) for ``batch`` messages and fails on a status.
+
+    For a message published after the consumer was made: a ``no_wait``
+    pull may find nothing yet on a busy nats-server, whose consumer learns
+    of new messages a moment after the PubAck.
+    """
+    pull = await Pull.open(nc, stream, consumer)
+    await pull.request({"batch": batch, "expires": int(WAIT * 1e9)})
+    got = [await pull.message() for _ in range(batch)]
+    await pull.close()
+    return got

@@ -49,5 +49,5 @@ async def eventually(
 ) -> T:
     """:func:`poll`, failing the test if ``done`` never held; returns the value that made it hold."""
     value = await poll(fetch, done, timeout=timeout, interval=interval)
-    assert done(value), f"timed out waiting for {what}"
+    assert done(value), f"timed out waiting for {what}; last seen: {value!r}"
     return value

@@ -14,7 +14,7 @@ from typing import Any
 import nats
 import pytest
 
-from tests.harness.js import api, connect, create_stream, fetch_no_wait
+from tests.harness.js import api, connect, create_stream, fetch_delivered, fetch_no_wait
 from tests.harness.targets import Target
 from tests.harness.wait import eventually
 
@@ -76,7 +76,7 @@ async def test_purge_moves_consumer_floors(target: Target) -> None:
     await consumer(nc, "S", {"durable_name": "C", "ack_policy": "all"})
     for _ in range(2):
         await js.publish("a", b"")
-    got = await fetch_no_wait(nc, "S", "C")
+    got = await fetch_delivered(nc, "S", "C")
     assert got[0].subject == "a"
     await api(nc, "$JS.API.STREAM.PURGE.S", {"seq": 5})
     info = await api(nc, "$JS.API.CONSUMER.INFO.S.C")
@@ -95,7 +95,7 @@ async def test_rollup_all_moves_consumer_floors(target: Target) -> None:
     await create_stream(nc, {"name": "S", "subjects": ["b", "c"], "allow_rollup_hdrs": True})
     await consumer(nc, "S", {"durable_name": "C", "ack_policy": "explicit"})
     await js.publish("b", b"")
-    await fetch_no_wait(nc, "S", "C")
+    await fetch_delivered(nc, "S", "C")  # delivered, not acknowledged
     await js.publish("c", b"", headers={"Nats-Rollup": "all"})
 
     async def floors() -> tuple[int, int, int]:
