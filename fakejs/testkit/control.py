@@ -97,6 +97,11 @@ class Controller:
         fired = self._manual().advance(seconds)
         return {"now": self.clock.monotonic(), "fired": fired}
 
+    def advance_clock_to_next(self) -> dict[str, Any]:
+        """Move a manual clock to its next timer that does work; ``seconds`` is ``None`` when none is pending."""
+        seconds = self._manual().advance_to_next()
+        return {"now": self.clock.monotonic(), "seconds": seconds}
+
     def clock_state(self) -> dict[str, Any]:
         return clock_state(self.clock)
 

@@ -117,6 +117,14 @@ ROUTES: tuple[Route, ...] = (
         ),
         lambda controller, args: controller.advance_clock(**args),
     ),
+    Route(
+        Request(
+            "clock/advance_to_next",
+            "Move a manual clock to its next timer that does work (a redelivery, a pull's expiry, a message's max age),"
+            " firing everything due by then; the reply has the time and the seconds moved (null: nothing pending)",
+        ),
+        lambda controller, args: controller.advance_clock_to_next(),
+    ),
     Route(Request("faults", "The installed faults and what fired"), _faults, read=True),
     Route(FAULT, lambda controller, args: controller.add_fault(**args).describe()),
     Route(

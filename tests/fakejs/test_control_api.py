@@ -51,6 +51,20 @@ async def test_clock_over_nats_and_http() -> None:
         await nc.close()
 
 
+async def test_clock_advances_to_the_next_timer_over_nats_and_http() -> None:
+    async with Server(clock=ManualClock(), http_port=0) as server:
+        nc = await nats.connect(server.url)
+        js = nc.jetstream()
+        await js.add_stream(name="S", subjects=["s"], storage="memory", max_age=10)
+        await js.publish("s", b"old")
+        moved = await control(nc, "CLOCK.ADVANCE_TO_NEXT")
+        assert 10 <= moved["seconds"] < 11 and moved["now"] == moved["seconds"]
+        assert (await js.stream_info("S")).state.messages == 0
+        status, doc = await http(server, "clock/advance_to_next", {})
+        assert status == 200 and set(doc) == {"now", "seconds"}
+        await nc.close()
+
+
 async def test_real_clock_refuses_to_move() -> None:
     async with Server(http_port=0) as server:
         status, doc = await http(server, "clock/advance", {"seconds": 1})
