@@ -52,6 +52,7 @@ __all__ = ["Cluster"]
 
 # How long (real seconds) the nodes may take to mesh before a wait gives up.
 MESH_TIMEOUT = 10.0
+MESH_REDIAL_AFTER = 1.0  # seconds of real time without a mesh before the missing routes are dialled at once
 
 
 class Cluster:
@@ -314,13 +315,7 @@ class Cluster:
         running = [i for i in range(self.size) if i not in self._down]
         for i in running:
             self._routes(self.servers[i]).unblock()
-        for i in running:
-            routes = self._routes(self.servers[i])
-            known = {peer.name for peer in routes.peers.values()}
-            for j in running:
-                other = self.servers[j]
-                if j > i and other.broker.name not in known:
-                    routes.solicit(self._route_url(other), explicit=False, force=True)
+        self._dial_missing(force=True)
         self._share_with_majority()
         await self.wait_meshed()
 
@@ -351,13 +346,35 @@ class Cluster:
         return True
 
     async def wait_meshed(self, timeout: float = MESH_TIMEOUT) -> None:
-        """Wait (real time) until :meth:`meshed`; raises ``TimeoutError`` naming what is missing."""
+        """Wait (real time) until :meth:`meshed`; raises ``TimeoutError`` naming what is missing.
+
+        A route whose dial failed is dialled again after a delay on the
+        cluster's clock, which a manual clock never moves while this waits:
+        every :data:`MESH_REDIAL_AFTER` seconds without a mesh, the missing
+        routes are dialled at once.
+        """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        redial_at = loop.time() + MESH_REDIAL_AFTER
         while not self.meshed():
-            if loop.time() > deadline:
+            now = loop.time()
+            if now > deadline:
                 raise TimeoutError(f"cluster not meshed within {timeout}s: {self.describe()}")
+            if now > redial_at:
+                self._dial_missing(force=False)
+                redial_at = now + MESH_REDIAL_AFTER
             await asyncio.sleep(0.005)
+
+    def _dial_missing(self, force: bool) -> None:
+        """Dial every route missing between running nodes that may reach each other (the lower index dials)."""
+        running = [i for i in range(self.size) if i not in self._down]
+        for i in running:
+            routes = self._routes(self.servers[i])
+            known = {peer.name for peer in routes.peers.values()}
+            for j in running:
+                other = self.servers[j]
+                if j > i and other.broker.name not in known and other.broker.name in self._reachable(i):
+                    routes.solicit(self._route_url(other), explicit=False, force=force)
 
     def describe(self) -> str:
         """Each node's state and peers, for error messages."""

@@ -103,7 +103,16 @@ async def on_node(cluster: Cluster, index: int) -> AsyncIterator[Client]:
 
 
 async def create(nc: Client, name: str, **config: Any) -> dict:
-    reply = await api(nc, f"$JS.API.STREAM.CREATE.{name}", {"name": name, "subjects": [f"{name}.>"], **config})
+    """Create stream ``name``; a busy nats-server answers "no suitable peers" until every node has reported in."""
+    body = {"name": name, "subjects": [f"{name}.>"], **config}
+
+    async def attempt() -> dict:
+        return await api(nc, f"$JS.API.STREAM.CREATE.{name}", body)
+
+    def placed(reply: dict) -> bool:
+        return reply.get("error", {}).get("description") != NO_PEERS
+
+    reply = await eventually(attempt, placed, what=f"peers to place {name}", timeout=ELECTION, interval=0.25)
     assert "error" not in reply, reply
     return reply
 
