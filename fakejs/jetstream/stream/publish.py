@@ -29,6 +29,7 @@ EXPECTED_LAST_MSG_ID = "Nats-Expected-Last-Msg-Id"
 ROLLUP = "Nats-Rollup"
 MSG_TTL = "Nats-TTL"
 MARKER_REASON = "Nats-Marker-Reason"
+KV_OPERATION = "KV-Operation"
 INCR = "Nats-Incr"
 STREAM_SOURCE = "Nats-Stream-Source"
 CLIENT_INFO = "Nats-Request-Info"
@@ -80,8 +81,13 @@ def _text(value: bytes) -> str:
 
 
 def is_marker(hdr: bytes | None) -> bool:
-    """Whether a stored message is a subject delete marker."""
-    return bool(hdr) and hdrs.get(hdr, MARKER_REASON) is not None
+    """Whether a stored message counts as a subject delete marker (``isSubjectDeleteMarker``).
+
+    A non-empty ``Nats-Marker-Reason`` (whatever the reason), or a KV purge
+    tombstone (``KV-Operation: PURGE``, exact case): when one of these expires
+    it leaves no delete marker behind.
+    """
+    return bool(hdrs.get(hdr, MARKER_REASON)) or hdrs.get(hdr, KV_OPERATION) == b"PURGE"
 
 
 def check_message(cfg: StreamConfig, store: MessageStore, subject: str, hdr: bytes | None, payload: bytes) -> None:
