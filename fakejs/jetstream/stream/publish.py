@@ -199,5 +199,9 @@ def message_ttl(cfg: StreamConfig, hdr: bytes) -> tuple[int, bytes]:
 
 
 def delete_marker(marker_ttl_ns: int) -> bytes:
-    """The headers of a subject delete marker left when max_age removes a subject's last message."""
-    return hdrs.build([(MARKER_REASON, "MaxAge"), (MSG_TTL, gotime.format_duration(marker_ttl_ns)), (ROLLUP, "sub")])
+    """The headers of the delete marker left when a subject's last message expires (by age or TTL).
+
+    Its ``Nats-TTL`` is the stream's marker TTL cut to whole seconds (``1.5s`` gives ``1s``).
+    """
+    whole_seconds = marker_ttl_ns // NS * NS
+    return hdrs.build([(MARKER_REASON, "MaxAge"), (MSG_TTL, gotime.format_duration(whole_seconds)), (ROLLUP, "sub")])
