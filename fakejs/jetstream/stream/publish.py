@@ -29,6 +29,7 @@ EXPECTED_LAST_MSG_ID = "Nats-Expected-Last-Msg-Id"
 ROLLUP = "Nats-Rollup"
 MSG_TTL = "Nats-TTL"
 MARKER_REASON = "Nats-Marker-Reason"
+KV_OPERATION = "KV-Operation"
 INCR = "Nats-Incr"
 STREAM_SOURCE = "Nats-Stream-Source"
 CLIENT_INFO = "Nats-Request-Info"
@@ -80,8 +81,13 @@ def _text(value: bytes) -> str:
 
 
 def is_marker(hdr: bytes | None) -> bool:
-    """Whether a stored message is a subject delete marker."""
-    return bool(hdr) and hdrs.get(hdr, MARKER_REASON) is not None
+    """Whether a stored message counts as a subject delete marker (``isSubjectDeleteMarker``).
+
+    A non-empty ``Nats-Marker-Reason`` (whatever the reason), or a KV purge
+    tombstone (``KV-Operation: PURGE``, exact case): when one of these expires
+    it leaves no delete marker behind.
+    """
+    return bool(hdrs.get(hdr, MARKER_REASON)) or hdrs.get(hdr, KV_OPERATION) == b"PURGE"
 
 
 def check_message(cfg: StreamConfig, store: MessageStore, subject: str, hdr: bytes | None, payload: bytes) -> None:
@@ -193,5 +199,9 @@ def message_ttl(cfg: StreamConfig, hdr: bytes) -> tuple[int, bytes]:
 
 
 def delete_marker(marker_ttl_ns: int) -> bytes:
-    """The headers of a subject delete marker left when max_age removes a subject's last message."""
-    return hdrs.build([(MARKER_REASON, "MaxAge"), (MSG_TTL, gotime.format_duration(marker_ttl_ns)), (ROLLUP, "sub")])
+    """The headers of the delete marker left when a subject's last message expires (by age or TTL).
+
+    Its ``Nats-TTL`` is the stream's marker TTL cut to whole seconds (``1.5s`` gives ``1s``).
+    """
+    whole_seconds = marker_ttl_ns // NS * NS
+    return hdrs.build([(MARKER_REASON, "MaxAge"), (MSG_TTL, gotime.format_duration(whole_seconds)), (ROLLUP, "sub")])

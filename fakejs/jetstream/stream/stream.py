@@ -211,9 +211,7 @@ class Stream:
         self._signal_consumers()
         return True
 
-    def _process(
-        self, subject: str, hdr: bytes | None, payload: bytes, republish: bool = True, sourced: bool = False
-    ) -> publish.Outcome:
+    def _process(self, subject: str, hdr: bytes | None, payload: bytes, sourced: bool = False) -> publish.Outcome:
         cfg = self.config
         publish.check_message(cfg, self.store, subject, hdr, payload)
         msg_id = rollup = ""
@@ -233,7 +231,7 @@ class Stream:
         total = ""
         if cfg["allow_msg_counter"]:
             total, hdr, payload = counter.next_value(cfg, self.store, subject, hdr, counter.require(incr), payload)
-        seq = self.store_checked(subject, hdr, payload, msg_id, rollup, republish, sourced)
+        seq = self.store_checked(subject, hdr, payload, msg_id, rollup, sourced)
         return publish.Outcome(counter.ack(self.pub_ack(seq), total) if total else self.pub_ack(seq), seq)
 
     def store_checked(
@@ -243,7 +241,6 @@ class Stream:
         payload: bytes,
         msg_id: str,
         rollup: str,
-        republish: bool = True,
         sourced: bool = False,
     ) -> int:
         """Store a message whose publish checks passed (each of a committed batch too); its sequence.
@@ -256,7 +253,7 @@ class Stream:
         ttl = 0
         if hdr and (self.config["allow_msg_ttl"] or not sourced):
             ttl, hdr = publish.message_ttl(self.config, hdr)
-        then = self._republish.prepare(subject, self.store) if self._republish and republish else None
+        then = self._republish.prepare(subject, self.store) if self._republish else None
         msg = self._store(subject, hdr, payload, ttl, bool(rollup))
         self._accepted(msg_id, msg.seq)
         if rollup:
@@ -394,9 +391,9 @@ class Stream:
             if msg is None:
                 continue
             if marker_ttl > 0 and self.store.count_for(msg.subject) == 1 and not publish.is_marker(msg.hdr):
-                # The subject's last message leaves a delete marker in its place.
+                # The subject's last message leaves a delete marker in its place (republished like any message).
                 try:
-                    self._process(msg.subject, publish.delete_marker(marker_ttl), b"", republish=False)
+                    self._process(msg.subject, publish.delete_marker(marker_ttl), b"")
                 except ApiError:
                     # Refused (a counter stream wants Nats-Incr): the message stays, retried later.
                     self.expiry.hold(seq, self.clock.time_ns() + MARKER_RETRY)
