@@ -3,9 +3,11 @@
 nats-server (``server.ConfigureOptions``) parses the flags, then answers
 ``-v``, ``-h`` and ``--help_tls``, then a leftover argument (``version``,
 ``help``, or ``unrecognized command``), then ``--signal``, then reads the
-configuration file and parses the flags again over it (flags win), then
-checks the TLS and route flags.  fakejs follows the same order, and then
-refuses by name every flag asking for something it does not serve.  Flags are read by dest, never by name: every alias has its
+configuration file over the options the flags already set (so ``-sd`` and
+a file's ``store_dir`` are a duplicate) and parses the flags again over it
+(flags win), then checks the TLS and route flags.  fakejs follows the same
+order, and then refuses by name every flag asking for something it does
+not serve.  Flags are read by dest, never by name: every alias has its
 long form's effect.
 
 Exit statuses, as nats-server's: a flag error prints Go's message on
@@ -84,7 +86,7 @@ class CommandLine:
     cluster_size: int = 1
 
 
-def options_from_file(path: str, check_only: bool = False) -> Loaded:
+def options_from_file(path: str, check_only: bool = False, base: ServerOptions | None = None) -> Loaded:
     """The options a configuration file gives, before the command line's flags are laid over them.
 
     This is nats-server's ``ProcessConfigFile``: a format error, or any
@@ -94,15 +96,20 @@ def options_from_file(path: str, check_only: bool = False) -> Loaded:
     where they fail the test as nats-server's do.  Settings fakejs does not
     serve end it with fakejs's refusal, naming them.  ``-t`` on a file that
     passes ends with nats-server's ``configuration file ... is valid`` line.
-    The flags given on the command line then override what the file set
-    (see :func:`apply_flags`), as nats-server parses its flags again over it.
+    The file is read over ``base`` (nats-server's defaults when None): the
+    command line's flags already laid over them, as nats-server parses its
+    flags once before reading the file, so a file setting what a flag set
+    too is refused where nats-server refuses it (``store_dir`` with ``-sd``:
+    ``Duplicate 'store_dir' configuration``).  The flags given on the command
+    line then override what the file set (see :func:`apply_flags`), as
+    nats-server parses its flags again over it.
     """
     # Read only when a file is given: a plain start does not pay for the format or the keys.
     from fakejs.conf import EXIT_STATUS, VALID_FORMAT, ConfigError
     from fakejs.core.configfile import load_file
 
     try:
-        loaded = load_file(path)
+        loaded = load_file(path, base)
     except ConfigError as exc:
         raise Exit(EXIT_STATUS, stderr=exc.stderr_line() + "\n") from None
     context = loaded.context
@@ -238,7 +245,11 @@ def command_line(argv: Sequence[str]) -> CommandLine:
         raise _die(FAKEJS, f"signals to a running server (-sl {values['signal']}): not supported by fakejs yet")
     loaded: Loaded | None = None
     if values["config"]:
-        loaded = options_from_file(values["config"], values["check_config"])
+        from fakejs.core.configfile import base_options
+
+        before_file = base_options()  # nats-server parses its flags once before it reads the file
+        apply_flags(before_file, flags)
+        loaded = options_from_file(values["config"], values["check_config"], before_file)
         options = loaded.options
         options.config_file, options.config_digest = values["config"], loaded.digest
     elif values["check_config"]:
