@@ -36,8 +36,8 @@ from fakejs.server.local_cluster import Cluster
 
 MAX_PORT = 65535
 
-# Flags that configure routes: the nodes' routes are the cluster's own.
-ROUTE_FLAGS = ("cluster", "cluster_listen", "routes", "cluster_advertise", "no_advertise", "connect_retries")
+# Flags that configure routes, by dest (``cluster`` is also ``--cluster_listen``): the nodes' routes are the cluster's own.
+ROUTE_FLAGS = ("cluster", "routes", "cluster_advertise", "no_advertise", "connect_retries")
 
 
 def cluster_size_problem(flags: Parsed, options: ServerOptions, file_cluster: bool) -> str:
@@ -50,9 +50,9 @@ def cluster_size_problem(flags: Parsed, options: ServerOptions, file_cluster: bo
         return f"--cluster_size must be at least 1, not {size}"
     if size == 1:
         return ""
-    for name in ROUTE_FLAGS:
-        if flags.given(name):
-            return f"--cluster_size makes its own routes: give it no --{name}"
+    for dest in ROUTE_FLAGS:
+        if flags.given(dest):
+            return f"--cluster_size makes its own routes: give it no --{flags.spelling(dest)}"
     if file_cluster:
         return "--cluster_size makes its own routes: give it a configuration file without a cluster {} block"
     if options.websocket is not None:

@@ -3,9 +3,12 @@
 nats-server (``server.ConfigureOptions``) parses the flags, then answers
 ``-v``, ``-h`` and ``--help_tls``, then a leftover argument (``version``,
 ``help``, or ``unrecognized command``), then ``--signal``, then reads the
-configuration file and parses the flags again over it (flags win), then
-checks the TLS and route flags.  fakejs follows the same order, and then
-refuses by name every flag asking for something it does not serve.
+configuration file over the options the flags already set (so ``-sd`` and
+a file's ``store_dir`` are a duplicate) and parses the flags again over it
+(flags win), then checks the TLS and route flags.  fakejs follows the same
+order, and then refuses by name every flag asking for something it does
+not serve.  Flags are read by dest, never by name: every alias has its
+long form's effect.
 
 Exit statuses, as nats-server's: a flag error prints Go's message on
 stderr and the usage on stdout and exits 0 (nats-server's usage function
@@ -15,7 +18,7 @@ other refusal prints ``<who>: <reason>`` on stderr and exits 1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -83,7 +86,7 @@ class CommandLine:
     cluster_size: int = 1
 
 
-def options_from_file(path: str, check_only: bool = False) -> Loaded:
+def options_from_file(path: str, check_only: bool = False, base: ServerOptions | None = None) -> Loaded:
     """The options a configuration file gives, before the command line's flags are laid over them.
 
     This is nats-server's ``ProcessConfigFile``: a format error, or any
@@ -93,15 +96,20 @@ def options_from_file(path: str, check_only: bool = False) -> Loaded:
     where they fail the test as nats-server's do.  Settings fakejs does not
     serve end it with fakejs's refusal, naming them.  ``-t`` on a file that
     passes ends with nats-server's ``configuration file ... is valid`` line.
-    The flags given on the command line then override what the file set
-    (see :func:`apply_flags`), as nats-server parses its flags again over it.
+    The file is read over ``base`` (nats-server's defaults when None): the
+    command line's flags already laid over them, as nats-server parses its
+    flags once before reading the file, so a file setting what a flag set
+    too is refused where nats-server refuses it (``store_dir`` with ``-sd``:
+    ``Duplicate 'store_dir' configuration``).  The flags given on the command
+    line then override what the file set (see :func:`apply_flags`), as
+    nats-server parses its flags again over it.
     """
     # Read only when a file is given: a plain start does not pay for the format or the keys.
     from fakejs.conf import EXIT_STATUS, VALID_FORMAT, ConfigError
     from fakejs.core.configfile import load_file
 
     try:
-        loaded = load_file(path)
+        loaded = load_file(path, base)
     except ConfigError as exc:
         raise Exit(EXIT_STATUS, stderr=exc.stderr_line() + "\n") from None
     context = loaded.context
@@ -132,48 +140,45 @@ def _tls_requested(flags: Parsed) -> bool:
     return flags.given("tlsverify", "tlscert", "tlskey", "tlscacert")
 
 
+# The flags that set one option each, by dest (every name of a flag sets its dest): the option, and how the
+# flag's value becomes the option's (None: as it is).
+FLAG_OPTIONS: tuple[tuple[str, str, Callable[[Any], Any] | None], ...] = (
+    ("port", "port", client_port),
+    ("addr", "host", None),
+    ("name", "name", None),
+    ("http_port", "http_port", monitor_port),
+    ("https_port", "https_port", monitor_port),
+    ("user", "user", None),
+    ("password", "password", None),
+    ("auth", "token", None),
+    ("jetstream", "jetstream", None),
+    ("store_dir", "store_dir", None),
+    ("log", "log_file", None),
+    ("pid", "pid_file", None),
+    ("ports_file_dir", "ports_file_dir", None),
+    ("debug", "debug", None),
+    ("trace", "trace", None),
+    ("max_traced_msg_len", "max_traced_msg_len", None),
+)
+
+
 def apply_flags(options: ServerOptions, flags: Parsed) -> None:
-    """Lay the flags given on the command line over ``options`` (defaults, or a configuration file's)."""
+    """Lay the flags given on the command line over ``options`` (defaults, or a configuration file's).
+
+    Flags are read by dest, so every alias (``-sd``, ``--cluster_listen``)
+    does what its long form does.
+    """
     values = flags.values
-    if flags.given("p", "port"):
-        options.port = client_port(values["port"])
-    if flags.given("a", "addr", "net"):
-        options.host = values["addr"]
-    if flags.given("n", "name", "server_name"):
-        options.name = values["name"]
-    if flags.given("m", "http_port"):
-        options.http_port = monitor_port(values["http_port"])
-    if flags.given("ms", "https_port"):
-        options.https_port = monitor_port(values["https_port"])
-    if flags.given("user"):
-        options.user = values["user"]
-    if flags.given("pass"):
-        options.password = values["password"]
-    if flags.given("auth"):
-        options.token = values["auth"]
-    if flags.given("js", "jetstream"):
-        options.jetstream = values["jetstream"]
-    if flags.given("sd", "store_dir"):
-        options.store_dir = values["store_dir"]
-    if flags.given("l", "log"):
-        options.log_file = values["log"]
-    if flags.given("P", "pid"):
-        options.pid_file = values["pid"]
-    if flags.given("ports_file_dir"):
-        options.ports_file_dir = values["ports_file_dir"]
-    if flags.given("D", "debug"):
-        options.debug = values["debug"]
-    if flags.given("V", "trace"):
-        options.trace = values["trace"]
+    for dest, option, convert in FLAG_OPTIONS:
+        if flags.given(dest):
+            setattr(options, option, values[dest] if convert is None else convert(values[dest]))
     # -DV, -DVV and -VV are applied after the others, in that order, as nats-server does (-DV=false turns both off)
-    if flags.given("DV"):
+    if flags.given("debug_trace"):
         options.debug = options.trace = values["debug_trace"]
-    if flags.given("DVV"):
+    if flags.given("debug_verbose_trace"):
         options.debug = options.trace = options.trace_verbose = values["debug_verbose_trace"]
-    if flags.given("VV"):
+    if flags.given("verbose_trace"):
         options.trace = options.trace_verbose = values["verbose_trace"]
-    if flags.given("max_traced_msg_len"):
-        options.max_traced_msg_len = values["max_traced_msg_len"]
     # fakejs's own
     if flags.given("no_control"):
         options.control = not values["no_control"]
@@ -240,7 +245,11 @@ def command_line(argv: Sequence[str]) -> CommandLine:
         raise _die(FAKEJS, f"signals to a running server (-sl {values['signal']}): not supported by fakejs yet")
     loaded: Loaded | None = None
     if values["config"]:
-        loaded = options_from_file(values["config"], values["check_config"])
+        from fakejs.core.configfile import base_options
+
+        before_file = base_options()  # nats-server parses its flags once before it reads the file
+        apply_flags(before_file, flags)
+        loaded = options_from_file(values["config"], values["check_config"], before_file)
         options = loaded.options
         options.config_file, options.config_digest = values["config"], loaded.digest
     elif values["check_config"]:

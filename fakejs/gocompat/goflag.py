@@ -147,7 +147,12 @@ def go_quote(text: str) -> str:
 
 @dataclass
 class Flag:
-    """One flag name; several names may share a ``dest`` (``-p`` and ``--port``)."""
+    """One flag name; several names may share a ``dest`` (``-p`` and ``--port``).
+
+    The names sharing a dest are one flag declared once with its aliases
+    (:meth:`FlagSet.string` and the others take the dest, then every name);
+    readers ask :class:`Parsed` by dest, so each alias has its long form's effect.
+    """
 
     name: str
     dest: str
@@ -177,10 +182,24 @@ class Parsed:
     seen: list[str] = field(default_factory=list)
     # what follows the flags: the first non-flag argument and everything after it
     args: list[str] = field(default_factory=list)
+    # the name each given dest was last given as (``cluster`` -> ``cluster_listen``)
+    spellings: dict[str, str] = field(default_factory=dict)
 
-    def given(self, *names: str) -> bool:
-        """Whether any of ``names`` was on the command line (Go's ``FlagSet.Visit``)."""
-        return any(name in self.seen for name in names)
+    def given(self, *dests: str) -> bool:
+        """Whether any of ``dests`` was on the command line under any of its names (Go's ``FlagSet.Visit``).
+
+        A flag is asked for by its dest, never by one of its names, so an
+        alias is always read as its long form; a dest no flag has raises
+        ``KeyError``.
+        """
+        for dest in dests:
+            if dest not in self.defaults:
+                raise KeyError(f"no flag has the dest {dest!r}")
+        return any(dest in self.spellings for dest in dests)
+
+    def spelling(self, dest: str) -> str:
+        """The name ``dest`` was last given as on the command line ("" when it was not given)."""
+        return self.spellings.get(dest, "")
 
 
 class FlagSet:
@@ -265,5 +284,6 @@ class FlagSet:
             else:
                 parsed.values[flag.dest] = converted
             parsed.seen.append(name)
+            parsed.spellings[flag.dest] = name
         parsed.args = args
         return parsed

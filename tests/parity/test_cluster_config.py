@@ -71,6 +71,11 @@ FLAG_ERRORS = [
     ["--cluster=", "--routes", "nats://127.0.0.1:1"],
     ["-js", "--cluster", "nats://127.0.0.1:-1"],
     ["-js", "--server_name", "a", "--cluster", "nats://127.0.0.1:-1"],
+    # --cluster_listen is --cluster under another name: the same checks, the same texts
+    ["--cluster_listen", "nats://127.0.0.1:abc"],
+    ["--cluster_listen", "nats://u@127.0.0.1:-1"],
+    ["--cluster_listen=", "--routes", "nats://127.0.0.1:1"],
+    ["-js", "--cluster_listen", "nats://127.0.0.1:-1"],
 ]
 
 

@@ -22,7 +22,7 @@ import nats
 import pytest
 
 from fakejs.targets import ServerProcess
-from tests.harness.targets import FAKEJS_COMMAND, REAL_BINARY, REAL_MISSING_REASON
+from tests.harness.targets import FAKEJS_COMMAND, REAL_BINARY, REAL_MISSING_REASON, server_command
 from tests.harness.wait import WAIT
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
@@ -243,6 +243,35 @@ def test_missing_include_and_parse_error(tmp_path: Path) -> None:
     for text in ('include "nope.conf"\n', "port: [1\n", "a {\n"):
         path = write(tmp_path, text)
         assert run(FAKE, "-c", path) == run(real(), "-c", path)
+
+
+# -- flags read before the file ----------------------------------------------------------------
+
+# A file setting what a flag already set: nats-server reads its flags once before the file, so the file's
+# check sees the flag's value (the store directory twice, a user with accounts).  The file, the flags, and
+# where in the file the error points.
+FLAGS_BEFORE_FILE = {
+    "jetstream_store_dir_and_sd": ('jetstream { store_dir: "{dir}/x" }\n', ["-sd", "{dir}/y"], "1:12"),
+    "jetstream_store_and_store_dir": ('jetstream { store: "{dir}/x" }\n', ["--store_dir", "{dir}/y"], "1:12"),
+    "store_dir_and_sd": ('store_dir: "{dir}/x"\njetstream: enabled\n', ["-sd", "{dir}/y"], "1:0"),
+    "store_dir_and_sd_check_only": ('storedir: "{dir}/x"\n', ["-t", "-sd", "{dir}/y"], "1:0"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLAGS_BEFORE_FILE))
+def test_store_dir_in_the_file_and_on_the_command_line(target_kind: str, name: str, tmp_path: Path) -> None:
+    """nats-server refuses ``-sd`` with a file that sets the store directory too: so does fakejs, byte for byte."""
+    text, flags, position = FLAGS_BEFORE_FILE[name]
+    path = write(tmp_path, text.replace("{dir}", str(tmp_path)))
+    argv = [flag.replace("{dir}", str(tmp_path)) for flag in flags]
+    expected = f"nats-server: {path}:{position}: Duplicate 'store_dir' configuration\n\n"
+    assert run(server_command(target_kind), "-c", path, "-p", "-1", *argv) == (1, expected)
+
+
+def test_user_flag_with_accounts_in_the_file(target_kind: str, tmp_path: Path) -> None:
+    path = write(tmp_path, "accounts { A { users: [ {user: a, password: b} ] } }\n")
+    expected = f"nats-server: {path}:1:15: Can not have a single user/pass and accounts\n\n"
+    assert run(server_command(target_kind), "-c", path, "-p", "-1", "--user", "x") == (1, expected)
 
 
 # -- files both serve -------------------------------------------------------------------------

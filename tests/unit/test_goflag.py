@@ -122,7 +122,10 @@ def test_one_or_two_dashes_and_both_value_forms() -> None:
     assert parsed.values["cluster_name"] == "abc"
     assert parsed.values["config"] == "x.conf"
     assert parsed.seen == ["port", "js", "cluster_name", "c"]
-    assert parsed.given("p", "port") and not parsed.given("v")
+    assert parsed.given("port") and not parsed.given("version")
+    assert parsed.spelling("config") == "c" and parsed.spelling("help") == ""
+    with pytest.raises(KeyError):
+        parsed.given("p")  # a name, not a dest
 
 
 def test_a_value_may_start_with_a_dash() -> None:
