@@ -77,6 +77,21 @@ def test_prioritized_requests_are_served_lowest_priority_first() -> None:
     assert taken == ["one", "one", "five", "five-again", "none"]
 
 
+def test_prioritized_queue_removes_cycles_and_switches_policy() -> None:
+    queue = WaitQueue(max_waiting=100, prioritized=True)
+    requests = [waiting(f"r{i}", n=2, priority=i % 3) for i in range(30)]
+    for request in requests:
+        queue.add(request)
+    for request in requests[::2]:
+        queue.remove(request)
+    assert len(queue) == 15 and [r.reply for r in queue][:3] == ["r3", "r9", "r15"]
+    queue.cycle()  # the head goes behind every priority
+    assert [r.reply for r in queue][-1] == "r3" and queue.peek() is requests[9]
+    assert len(queue._heap) <= 2 * len(queue) + 16  # removed entries do not pile up
+    queue.prioritized = False  # the same requests, now round robin in the order they were served
+    assert [r.reply for r in queue][:2] == ["r9", "r15"] and len(queue) == 15
+
+
 def test_the_queue_holds_at_most_max_waiting_requests() -> None:
     queue = WaitQueue(max_waiting=2)
     assert queue.add(waiting("A")) and queue.add(waiting("B"))

@@ -63,6 +63,7 @@ class PullDispatch:
         self.queue = WaitQueue(config["max_waiting"], config["priority_policy"] == "prioritized")
         self._timer: TimerHandle | None = None
         self._deadline: float | None = None
+        self._kick_due = False
 
     def reconfigure(self) -> None:
         """The ``prioritized`` ordering follows the config (the policy may change on update)."""
@@ -108,7 +109,26 @@ class PullDispatch:
             if not request.heartbeat:
                 self._reply(reply, b"", status.exceeded_max_waiting())
             return
-        self._consumer.kick()
+        if self.queue.prioritized:
+            self._kick_after_read()
+        else:
+            self._consumer.kick()
+
+    def _kick_after_read(self) -> None:
+        """Deliver once the pulls that came in the same read are queued too.
+
+        nats-server queues a read's pull requests before its delivery loop
+        runs, so with the ``prioritized`` policy the best priority among them
+        gets the messages already pending, not the first to arrive.
+        """
+        if not self._kick_due:
+            self._kick_due = True
+            self._clock.call_soon(self._deferred_kick)
+
+    def _deferred_kick(self) -> None:
+        self._kick_due = False
+        if not self._consumer.closed:
+            self._consumer.kick()
 
     def _refusal(self, request: PullRequest) -> bytes | None:
         """The status refusing ``request`` for the consumer's limits, in nats-server's order."""
