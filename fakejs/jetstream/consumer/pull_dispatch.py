@@ -7,7 +7,7 @@ when it cannot wait (no-wait with nothing pending), or queued.  Queued
 requests take messages in turn (:meth:`PullDispatch.next_waiting`);
 :meth:`PullDispatch.process` ends those that expired or were satisfied and
 sends their idle heartbeats, with one timer on the server clock for the
-earliest thing due.
+earliest thing due (a punctual one: a client measures a pull's expiry).
 """
 
 from __future__ import annotations
@@ -280,7 +280,7 @@ class PullDispatch:
         if self._timer is not None:
             self._timer.cancel()
         self._deadline = due
-        self._timer = self._clock.call_at(due, self._timer_fired)
+        self._timer = self._clock.call_punctually(due, self._timer_fired)
 
     def _timer_fired(self) -> None:
         self._timer = None
