@@ -6,6 +6,7 @@ as the bytes nats-server sends.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -258,3 +259,16 @@ def test_a_no_wait_pull_with_expires_waits_for_its_first_message() -> None:
     assert r.dispatch.next_waiting(10) is not None
     assert r.dispatch.still_waiting() is False
     assert r.statuses("inbox.1") == [b"NATS/1.0 404 No Messages\r\n\r\n"]
+
+
+async def test_prioritized_pulls_expiring_together_are_answered_in_serving_order() -> None:
+    r = rig(priority_policy="prioritized", priority_groups=["G"])
+    for name, priority in (("inbox.5", 5), ("inbox.0", 0), ("inbox.3", 3), ("inbox.0b", 0)):
+        r.dispatch.request(name, b'{"batch": 1, "expires": 1000000000, "group": "G", "priority": %d}' % priority)
+    assert r.consumer.kicks == 0  # delivery waits until the pulls read together are all queued
+    await asyncio.sleep(0)
+    assert r.consumer.kicks == 1
+    r.dispatch.process(eos=False)
+    r.clock.advance(1)
+    assert [subject for subject, _, _ in r.replies.calls] == ["inbox.0", "inbox.0b", "inbox.3", "inbox.5"]
+    assert len(r.dispatch.queue) == 0

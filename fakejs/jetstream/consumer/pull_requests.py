@@ -17,9 +17,11 @@ import itertools
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from fakejs.gocompat.gojson import Field, GoJSONError, Struct, unmarshal
+
+T = TypeVar("T")
 
 # nats-server decodes into a pooled pointer, so Go's errors name no struct (".batch").
 NEXT_REQUEST = Struct(
@@ -165,6 +167,19 @@ class WaitQueue:
         if self._prioritized:
             return iter([entry.request for entry in sorted(self._ranked.values())])
         return iter(list(self._queue))
+
+    def unordered(self) -> list[WaitingRequest]:
+        """A snapshot in no particular order (O(n), for walks that only count and check)."""
+        if self._prioritized:
+            return [entry.request for entry in self._ranked.values()]
+        return list(self._queue)
+
+    def in_order(self, items: list[tuple[WaitingRequest, T]]) -> list[tuple[WaitingRequest, T]]:
+        """``items`` of waiting requests sorted into serving order (only the few a walk acts on get sorted)."""
+        if not self._prioritized or len(items) < 2:
+            return items
+        ranked = self._ranked
+        return sorted(items, key=lambda item: ranked[id(item[0])])
 
     def is_full(self) -> bool:
         return len(self) == self.max
