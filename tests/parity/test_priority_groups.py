@@ -43,6 +43,9 @@ Facts pinned down here (R1, non-clustered, default account ``$G``):
 * prioritized: the waiting queue is ordered by ``priority`` (0 first); equal
   priorities are FIFO and a request wanting more goes behind its equals; a JSON
   request without ``priority`` is priority 0; non-JSON requests come after 9.
+  Pulls written together are served by priority round after round; with messages
+  already pending nats-server usually queues the whole read first (its delivery
+  goroutine may start sooner), and fakejs always does.
 """
 
 from __future__ import annotations
