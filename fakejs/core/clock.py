@@ -2,7 +2,8 @@
 
 Domain code asks the clock for the time (:meth:`Clock.monotonic` for
 intervals, :meth:`Clock.time_ns` for timestamps it reports) and for timers
-(:meth:`Clock.call_later` / :meth:`Clock.call_at`).  :class:`SystemClock`
+(:meth:`Clock.call_later` / :meth:`Clock.call_at`, and
+:meth:`Clock.call_punctually` for a deadline a client measures).  :class:`SystemClock`
 uses the asyncio loop and real time; the test kit's manual clock
 (:class:`fakejs.testkit.clock.ManualClock`) moves only when a test says so.
 
@@ -49,6 +50,10 @@ class Clock(Protocol):
 
     def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
         """Run ``callback(*args)`` when :meth:`monotonic` reaches ``when``."""
+
+    def call_punctually(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
+        """:meth:`call_at` for a deadline a client measures (a pull request's expiry): never late by the loop's
+        timer granularity; a real-time clock wakes a little early and then waits turn by turn."""
 
     def call_background(self, delay: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
         """:meth:`call_later` for a timer that only keeps connections alive (PINGs).
@@ -130,6 +135,11 @@ class SystemClock:
     def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
         return self.loop.call_later(max(when - time.monotonic(), 0.0), self._fire, callback, args)
 
+    def call_punctually(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
+        timer = PunctualTimer(self, when, callback, args)
+        timer.start()
+        return timer
+
     def call_background(self, delay: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
         return self.call_later(delay, callback, *args)
 
@@ -143,10 +153,58 @@ class SystemClock:
         self._errors.remove(sink)
 
     def _fire(self, callback: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.fire(callback, args)
+
+    def fire(self, callback: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        """Run a timer's callback; an exception goes to the error sinks."""
         try:
             callback(*args)
         except Exception as exc:  # noqa: BLE001 - reported to the error sinks (recorded on the server); the loop goes on
             self._errors.report(callback, exc)
+
+
+# How early a punctual timer wakes: the selector rounds its timeout up to whole milliseconds, and a
+# busy loop starts a callback late; the rest of the wait is spent yielding to the loop.
+PUNCTUAL_LEAD = 0.004
+
+
+class PunctualTimer:
+    """A timer of :class:`SystemClock` that fires at its time, not a millisecond or more after it.
+
+    The loop's timer wakes :data:`PUNCTUAL_LEAD` early; from there the timer
+    checks the time on every loop turn (other work goes on between the turns)
+    and fires on the first turn at or past ``when``.
+    """
+
+    __slots__ = ("_args", "_callback", "_clock", "_handle", "_when", "cancelled")
+
+    def __init__(self, clock: SystemClock, when: float, callback: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self._clock = clock
+        self._when = when
+        self._callback = callback
+        self._args = args
+        self._handle: asyncio.Handle | None = None
+        self.cancelled = False
+
+    def start(self) -> None:
+        loop = self._clock.loop
+        lead = self._when - PUNCTUAL_LEAD - time.monotonic()
+        self._handle = loop.call_later(lead, self._check) if lead > 0 else loop.call_soon(self._check)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _check(self) -> None:
+        if self.cancelled:
+            return
+        if time.monotonic() < self._when:
+            self._handle = self._clock.loop.call_soon(self._check)
+            return
+        self._handle = None
+        self._clock.fire(self._callback, self._args)
 
 
 class EarliestTimer:

@@ -93,6 +93,10 @@ class ManualClock:
         heapq.heappush(self._timers, timer)
         return timer
 
+    def call_punctually(self, when: float, callback: Callable[..., Any], *args: Any) -> _ManualTimer:
+        """Virtual time is exact: the same as :meth:`call_at`."""
+        return self.call_at(when, callback, *args)
+
     def call_background(self, delay: float, callback: Callable[..., Any], *args: Any) -> _ManualTimer:
         """A timer that only keeps connections alive (PINGs): it fires as any other, but
         :meth:`advance_to_next` and :meth:`advance_until` move past it to the next timer that does work."""

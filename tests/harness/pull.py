@@ -66,6 +66,23 @@ def ack(dc: int, sseq: int, cseq: int, ts: int, left: int, stream: str = "S", co
 # --------------------------------------------------------------------------- raw wire
 
 
+def pull_bytes(
+    body: bytes | str | dict | int, stream: str, consumer: str, reply: str, headers: bytes | None = None
+) -> bytes:
+    """The PUB (or HPUB) of one pull request."""
+    if isinstance(body, dict):
+        body = json.dumps(body).encode()
+    elif isinstance(body, int):
+        body = str(body).encode()
+    elif isinstance(body, str):
+        body = body.encode()
+    subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}".encode()
+    target = subject + (b" " + reply.encode() if reply else b"")
+    if headers is None:
+        return b"PUB %s %d\r\n%s\r\n" % (target, len(body), body)
+    return b"HPUB %s %d %d\r\n%s%s\r\n" % (target, len(headers), len(headers) + len(body), headers, body)
+
+
 class PullWire(Wire):
     """A raw connection with helpers for pull requests; frames are read per inbox."""
 
@@ -98,21 +115,14 @@ class PullWire(Wire):
         """Send a pull request; by default to a fresh subscribed inbox, which is returned."""
         if reply == "":
             reply = await self.inbox()
-        if isinstance(body, dict):
-            body = json.dumps(body).encode()
-        elif isinstance(body, int):
-            body = str(body).encode()
-        elif isinstance(body, str):
-            body = body.encode()
-        subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}".encode()
-        target = subject + (b" " + reply.encode() if reply else b"")
-        if headers is None:
-            await self.send(b"PUB %s %d\r\n%s\r\n" % (target, len(body), body))
-        else:
-            await self.send(
-                b"HPUB %s %d %d\r\n%s%s\r\n" % (target, len(headers), len(headers) + len(body), headers, body)
-            )
+        await self.send(pull_bytes(body, stream, consumer, reply or "", headers))
         return reply or ""
+
+    async def pulls_together(self, bodies: list[bytes | str | dict | int]) -> list[str]:
+        """Send several pull requests in one write (the server reads them at once); their fresh inboxes."""
+        inboxes = [await self.inbox() for _ in bodies]
+        await self.send(b"".join(pull_bytes(body, "S", "C", inbox) for body, inbox in zip(bodies, inboxes)))
+        return inboxes
 
     def on(self, subject: str) -> list[Frame]:
         sid = self.sids[subject]

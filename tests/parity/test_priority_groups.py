@@ -43,6 +43,9 @@ Facts pinned down here (R1, non-clustered, default account ``$G``):
 * prioritized: the waiting queue is ordered by ``priority`` (0 first); equal
   priorities are FIFO and a request wanting more goes behind its equals; a JSON
   request without ``priority`` is priority 0; non-JSON requests come after 9.
+  Pulls written together are served by priority round after round; with messages
+  already pending nats-server usually queues the whole read first (its delivery
+  goroutine may start sooner), and fakejs always does.
 """
 
 from __future__ import annotations
@@ -920,6 +923,51 @@ async def test_late_request_with_better_priority_goes_first(env: PEnv) -> None:
     await env.publish("s.x", b"2")
     assert [f.payload for f in await wire.wait(late)] == [b"1"]
     assert [f.payload for f in await wire.wait(early, 2)] == [b"0", b"2"]
+
+
+def served_order(wire: PullWire, inboxes: dict[str, str]) -> list[str]:
+    names = {wire.sids[inbox]: name for name, inbox in inboxes.items()}
+    return [names[f.sid] for f in wire.frames if f.subject == "s.x"]
+
+
+# Pulls sent in one write, as a client with several fetches in flight does.
+ONE_WRITE = [
+    ("three", {"batch": 1, "group": "A", "priority": 3}),
+    ("one-a", {"batch": 2, "group": "A", "priority": 1}),
+    ("nine", {"batch": 1, "group": "A", "priority": 9}),
+    ("zero", {"batch": 1, "group": "A", "priority": 0}),
+    ("one-b", {"batch": 2, "group": "A", "priority": 1}),
+]
+BY_PRIORITY = ["zero", "one-a", "one-b", "one-a", "one-b", "three", "nine"]
+
+
+async def test_pulls_read_together_are_served_by_priority_round_after_round(env: PEnv) -> None:
+    wire = await env.start(consumer=PRIORITIZED)
+    inboxes = dict(zip([name for name, _ in ONE_WRITE], await wire.pulls_together([b for _, b in ONE_WRITE])))
+    assert await env.waiting() == len(ONE_WRITE)
+    for i in range(len(BY_PRIORITY)):
+        await env.publish("s.x", b"%d" % i)
+    await wire.until(lambda: len(served_order(wire, inboxes)) == len(BY_PRIORITY), "every delivery")
+    assert served_order(wire, inboxes) == BY_PRIORITY
+    assert await env.waiting() == 0
+
+
+async def test_pulls_read_together_share_pending_messages(env: PEnv, target: Target) -> None:
+    """Messages already pending: fakejs queues every pull of the read before it delivers.
+
+    nats-server hands a read's pulls to the consumer as one batch, so it too
+    serves by priority -- usually: its delivery goroutine may start after the
+    first pull, so there only the shares are checked.
+    """
+    wire = await env.start(consumer=PRIORITIZED, messages=0)
+    for i in range(len(BY_PRIORITY)):
+        await env.publish("s.x", b"%d" % i)
+    inboxes = dict(zip([name for name, _ in ONE_WRITE], await wire.pulls_together([b for _, b in ONE_WRITE])))
+    await wire.until(lambda: len(served_order(wire, inboxes)) == len(BY_PRIORITY), "every delivery")
+    served = served_order(wire, inboxes)
+    assert sorted(served) == sorted(BY_PRIORITY)
+    if target.is_fake:
+        assert served == BY_PRIORITY
 
 
 # =========================================================================== the JavaScript client

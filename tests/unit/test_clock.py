@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import pytest
 
+from fakejs.core import clock as clock_module
 from fakejs.core.clock import SystemClock
 from fakejs.testkit.clock import ManualClock
 
@@ -127,3 +129,33 @@ def test_system_clock_reports_a_failed_timer_and_keeps_running_the_others() -> N
 
 def _raise(exc: BaseException) -> None:
     raise exc
+
+
+def test_a_punctual_timer_fires_at_its_time_not_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """It wakes early and waits turn by turn: never before ``when``; cancel stops it while it waits."""
+    monkeypatch.setattr(clock_module, "PUNCTUAL_LEAD", 10.0)  # every timer here waits turn by turn
+    fired: list[Any] = []
+
+    async def main() -> None:
+        clock = SystemClock()
+        when = clock.monotonic() + 0.02
+        clock.call_punctually(when, lambda: fired.append(clock.monotonic() - when))
+        cancelled = clock.call_punctually(when + 1.0, fired.append, "cancelled")
+        for _ in range(3):
+            await asyncio.sleep(0)
+        cancelled.cancel()
+        await asyncio.sleep(0.05)
+
+    asyncio.run(main())
+    (lateness,) = fired
+    assert 0 <= lateness < 0.05
+
+
+def test_a_punctual_timer_on_the_manual_clock_is_exact() -> None:
+    clock = ManualClock(start_ns=0)
+    fired: list[float] = []
+    clock.call_punctually(0.25, lambda: fired.append(clock.monotonic()))
+    clock.advance(0.2499)
+    assert fired == []
+    clock.advance(0.0001)
+    assert fired == [pytest.approx(0.25)]

@@ -6,6 +6,7 @@ as the bytes nats-server sends.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +76,21 @@ def test_prioritized_requests_are_served_lowest_priority_first() -> None:
     queue.add(waiting("five-again", priority=5))
     taken = [request.reply for request in iter(queue.pop, None)]
     assert taken == ["one", "one", "five", "five-again", "none"]
+
+
+def test_prioritized_queue_removes_cycles_and_switches_policy() -> None:
+    queue = WaitQueue(max_waiting=100, prioritized=True)
+    requests = [waiting(f"r{i}", n=2, priority=i % 3) for i in range(30)]
+    for request in requests:
+        queue.add(request)
+    for request in requests[::2]:
+        queue.remove(request)
+    assert len(queue) == 15 and [r.reply for r in queue][:3] == ["r3", "r9", "r15"]
+    queue.cycle()  # the head goes behind every priority
+    assert [r.reply for r in queue][-1] == "r3" and queue.peek() is requests[9]
+    assert len(queue._heap) <= 2 * len(queue) + 16  # removed entries do not pile up
+    queue.prioritized = False  # the same requests, now round robin in the order they were served
+    assert [r.reply for r in queue][:2] == ["r9", "r15"] and len(queue) == 15
 
 
 def test_the_queue_holds_at_most_max_waiting_requests() -> None:
@@ -243,3 +259,16 @@ def test_a_no_wait_pull_with_expires_waits_for_its_first_message() -> None:
     assert r.dispatch.next_waiting(10) is not None
     assert r.dispatch.still_waiting() is False
     assert r.statuses("inbox.1") == [b"NATS/1.0 404 No Messages\r\n\r\n"]
+
+
+async def test_prioritized_pulls_expiring_together_are_answered_in_serving_order() -> None:
+    r = rig(priority_policy="prioritized", priority_groups=["G"])
+    for name, priority in (("inbox.5", 5), ("inbox.0", 0), ("inbox.3", 3), ("inbox.0b", 0)):
+        r.dispatch.request(name, b'{"batch": 1, "expires": 1000000000, "group": "G", "priority": %d}' % priority)
+    assert r.consumer.kicks == 0  # delivery waits until the pulls read together are all queued
+    await asyncio.sleep(0)
+    assert r.consumer.kicks == 1
+    r.dispatch.process(eos=False)
+    r.clock.advance(1)
+    assert [subject for subject, _, _ in r.replies.calls] == ["inbox.0", "inbox.0b", "inbox.3", "inbox.5"]
+    assert len(r.dispatch.queue) == 0

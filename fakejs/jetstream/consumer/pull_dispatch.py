@@ -7,7 +7,7 @@ when it cannot wait (no-wait with nothing pending), or queued.  Queued
 requests take messages in turn (:meth:`PullDispatch.next_waiting`);
 :meth:`PullDispatch.process` ends those that expired or were satisfied and
 sends their idle heartbeats, with one timer on the server clock for the
-earliest thing due.
+earliest thing due (a punctual one: a client measures a pull's expiry).
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ class PullDispatch:
         self.queue = WaitQueue(config["max_waiting"], config["priority_policy"] == "prioritized")
         self._timer: TimerHandle | None = None
         self._deadline: float | None = None
+        self._kick_due = False
 
     def reconfigure(self) -> None:
         """The ``prioritized`` ordering follows the config (the policy may change on update)."""
@@ -108,7 +109,26 @@ class PullDispatch:
             if not request.heartbeat:
                 self._reply(reply, b"", status.exceeded_max_waiting())
             return
-        self._consumer.kick()
+        if self.queue.prioritized:
+            self._kick_after_read()
+        else:
+            self._consumer.kick()
+
+    def _kick_after_read(self) -> None:
+        """Deliver once the pulls that came in the same read are queued too.
+
+        nats-server queues a read's pull requests before its delivery loop
+        runs, so with the ``prioritized`` policy the best priority among them
+        gets the messages already pending, not the first to arrive.
+        """
+        if not self._kick_due:
+            self._kick_due = True
+            self._clock.call_soon(self._deferred_kick)
+
+    def _deferred_kick(self) -> None:
+        self._kick_due = False
+        if not self._consumer.closed:
+            self._consumer.kick()
 
     def _refusal(self, request: PullRequest) -> bytes | None:
         """The status refusing ``request`` for the consumer's limits, in nats-server's order."""
@@ -188,7 +208,7 @@ class PullDispatch:
 
     def not_received(self, reply: str) -> None:
         """A delivery to ``reply`` reached nobody: the request it counted against may take one more."""
-        for request in self.queue:
+        for request in self.queue.unordered():
             if request.reply == reply:
                 request.n += 1
                 request.d -= 1
@@ -205,39 +225,49 @@ class PullDispatch:
         now = self._clock.monotonic()
         next_due: float | None = None
         blocked = 0
-        for request in self.queue:
-            if self._ended(request, now, eos):
-                self._drop(request)
+        actions: list[tuple[WaitingRequest, bytes | None]] = []  # (request, status ending it | None: heartbeat)
+        for request in self.queue.unordered():
+            ending = self._ending(request, now, eos)
+            if ending is not None:
+                actions.append((request, ending))
                 continue
             if not self._has_interest(request.reply):
-                self._drop(request)
+                actions.append((request, b""))
                 continue
             blocked += request.n
             if request.next_heartbeat is not None:
                 if now >= request.next_heartbeat:
-                    self._heartbeat(request.reply)
+                    actions.append((request, None))
                     request.next_heartbeat = now + request.heartbeat
                 next_due = request.next_heartbeat if next_due is None else min(next_due, request.next_heartbeat)
             if request.expires is not None:
                 next_due = request.expires if next_due is None else min(next_due, request.expires)
+        self._act(actions)
         self._arm(next_due)
         return blocked
+
+    def _act(self, actions: list[tuple[WaitingRequest, bytes | None]]) -> None:
+        """Send heartbeats and end requests, in the order the queue serves them (as nats-server walks it)."""
+        for request, ending in self.queue.in_order(actions):
+            if ending is None:
+                self._heartbeat(request.reply)
+                continue
+            if ending:
+                self._reply(request.reply, b"", ending)
+            self._drop(request)
 
     def still_waiting(self) -> bool:
         """End the requests that expired or are done; whether any still waits."""
         self.process(eos=True)
         return len(self.queue) > 0
 
-    def _ended(self, request: WaitingRequest, now: float, eos: bool) -> bool:
-        """Answer a request that expired, or a no-wait request the stream has nothing more for."""
-        expired = request.expires is not None and now >= request.expires
-        if expired:
-            self._reply(request.reply, b"", status.request_timeout(request.n, request.b))
-            return True
+    def _ending(self, request: WaitingRequest, now: float, eos: bool) -> bytes | None:
+        """The status ending a request that expired, or a no-wait request the stream has nothing more for."""
+        if request.expires is not None and now >= request.expires:
+            return status.request_timeout(request.n, request.b)
         if eos and request.no_wait and (request.expires is None or request.d > 0):
-            self._reply(request.reply, b"", status.no_messages())
-            return True
-        return False
+            return status.no_messages()
+        return None
 
     def _drop(self, request: WaitingRequest) -> None:
         """End a request; a pin it was given stays (only a max_bytes refusal takes a fresh pin back)."""
@@ -260,7 +290,7 @@ class PullDispatch:
         if self._timer is not None:
             self._timer.cancel()
         self._deadline = due
-        self._timer = self._clock.call_at(due, self._timer_fired)
+        self._timer = self._clock.call_punctually(due, self._timer_fired)
 
     def _timer_fired(self) -> None:
         self._timer = None

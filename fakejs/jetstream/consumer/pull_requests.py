@@ -5,18 +5,23 @@
 :class:`WaitQueue` hands out messages the way nats-server's does: the
 request at the head receives one message, then moves to the tail if it
 still wants more, so several waiting requests share new messages round
-robin; with the ``prioritized`` policy requests stay ordered by priority
-instead.  At most ``max_waiting`` requests wait.
+robin; with the ``prioritized`` policy the lowest priority number is
+served first (a heap), equal priorities round robin.  At most
+``max_waiting`` requests wait.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from fakejs.gocompat.gojson import Field, GoJSONError, Struct, unmarshal
+
+T = TypeVar("T")
 
 # nats-server decodes into a pooled pointer, so Go's errors name no struct (".batch").
 NEXT_REQUEST = Struct(
@@ -121,52 +126,109 @@ class WaitingRequest:
 
 
 class WaitQueue:
-    """Waiting pull requests in the order they take messages."""
+    """Waiting pull requests in the order they take messages (``waitQueue``).
+
+    Round robin: the head takes one message and, still wanting more, goes
+    to the tail.  With ``prioritized`` the requests sit in a heap keyed by
+    (priority, arrival): the lowest priority number is served first, equal
+    priorities in turn (a request wanting more goes behind its equals), so
+    taking a message costs O(log n) however many requests wait.  Removed
+    requests leave the heap lazily.
+    """
 
     def __init__(self, max_waiting: int, prioritized: bool = False) -> None:
         self.max = max_waiting
-        self.prioritized = prioritized
         self._queue: deque[WaitingRequest] = deque()
+        self._heap: list[_Ranked] = []
+        self._ranked: dict[int, _Ranked] = {}  # id(request) -> its live heap entry
+        self._arrivals = itertools.count()
+        self._prioritized = prioritized
+
+    @property
+    def prioritized(self) -> bool:
+        return self._prioritized
+
+    @prioritized.setter
+    def prioritized(self, value: bool) -> None:
+        """Switching the policy keeps who waits, ordered as the new policy orders them."""
+        if value == self._prioritized:
+            return
+        waiting = list(self)
+        self.clear()
+        self._prioritized = value
+        for request in waiting:
+            self._push(request)
 
     def __len__(self) -> int:
-        return len(self._queue)
+        return len(self._ranked) if self._prioritized else len(self._queue)
 
     def __iter__(self) -> Iterator[WaitingRequest]:
-        """A snapshot: the queue may change while the caller walks it."""
+        """A snapshot in serving order: the queue may change while the caller walks it."""
+        if self._prioritized:
+            return iter([entry.request for entry in sorted(self._ranked.values())])
         return iter(list(self._queue))
 
+    def unordered(self) -> list[WaitingRequest]:
+        """A snapshot in no particular order (O(n), for walks that only count and check)."""
+        if self._prioritized:
+            return [entry.request for entry in self._ranked.values()]
+        return list(self._queue)
+
+    def in_order(self, items: list[tuple[WaitingRequest, T]]) -> list[tuple[WaitingRequest, T]]:
+        """``items`` of waiting requests sorted into serving order (only the few a walk acts on get sorted)."""
+        if not self._prioritized or len(items) < 2:
+            return items
+        ranked = self._ranked
+        return sorted(items, key=lambda item: ranked[id(item[0])])
+
     def is_full(self) -> bool:
-        return len(self._queue) == self.max
+        return len(self) == self.max
 
     def add(self, request: WaitingRequest) -> bool:
         if self.is_full():
             return False
-        if self.prioritized:
-            self._insert_sorted(request)
-        else:
-            self._queue.append(request)
+        self._push(request)
         return True
 
-    def _insert_sorted(self, request: WaitingRequest) -> None:
-        for i, current in enumerate(self._queue):
-            if current.priority > request.priority:
-                self._queue.insert(i, request)
-                return
-        self._queue.append(request)
+    def _push(self, request: WaitingRequest, rank: int | None = None) -> None:
+        if not self._prioritized:
+            self._queue.append(request)
+            return
+        entry = _Ranked(request.priority if rank is None else rank, next(self._arrivals), request)
+        self._ranked[id(request)] = entry
+        heapq.heappush(self._heap, entry)
 
     def peek(self) -> WaitingRequest | None:
-        return self._queue[0] if self._queue else None
+        if not self._prioritized:
+            return self._queue[0] if self._queue else None
+        heap = self._heap
+        while heap and heap[0].removed:
+            heapq.heappop(heap)
+        return heap[0].request if heap else None
 
     def remove(self, request: WaitingRequest) -> None:
-        try:
-            self._queue.remove(request)
-        except ValueError:
-            pass
+        if not self._prioritized:
+            try:
+                self._queue.remove(request)
+            except ValueError:
+                pass
+            return
+        entry = self._ranked.pop(id(request), None)
+        if entry is not None:
+            entry.removed = True
+            if len(self._heap) > 2 * len(self._ranked) + 16:
+                self._heap = sorted(self._ranked.values())  # drop the removed entries (a sorted list is a heap)
 
     def cycle(self) -> None:
-        """Move the head to the back (it cannot be served right now)."""
-        if self._queue:
-            self._queue.rotate(-1)
+        """Move the head to the back (it cannot be served right now); with priorities, behind every priority."""
+        if not self._prioritized:
+            if self._queue:
+                self._queue.rotate(-1)
+            return
+        request = self.peek()
+        if request is not None and len(self) > 1:
+            self.remove(request)
+            self._push(request, CYCLED_RANK)
 
     def pop(self) -> WaitingRequest | None:
         """Take one delivery from the head request (round robin or by priority)."""
@@ -176,17 +238,33 @@ class WaitQueue:
         request.d += 1
         request.n -= 1
         if request.n <= 0:
-            self._queue.popleft()
-        elif len(self._queue) > 1:
-            self._queue.popleft()
-            if self.prioritized:
-                self._insert_sorted(request)
-            else:
-                self._queue.append(request)
+            self.remove(request)
+        elif len(self) > 1:
+            self.remove(request)
+            self._push(request)
         return request
 
     def clear(self) -> list[WaitingRequest]:
         """Empty the queue; returns who was waiting (to be told why)."""
-        out = list(self._queue)
+        out = list(self)
         self._queue.clear()
+        self._heap.clear()
+        self._ranked.clear()
         return out
+
+
+# A request the pull dispatch had to pass over goes behind every priority (nats-server appends it to the tail).
+CYCLED_RANK = 2**32
+
+
+@dataclass(eq=False)
+class _Ranked:
+    """A heap entry of a prioritized queue: lower ``rank`` first, then earlier ``arrival``."""
+
+    rank: int
+    arrival: int
+    request: WaitingRequest
+    removed: bool = False
+
+    def __lt__(self, other: _Ranked) -> bool:
+        return (self.rank, self.arrival) < (other.rank, other.arrival)
