@@ -21,7 +21,8 @@ targets.  Facts pinned (nats-server 2.15.1):
   ``"protocol":1`` gets a new INFO when a node joins or leaves, one with
   ``"protocol":0`` none; ``--no_advertise`` leaves ``connect_urls`` out;
 - ``/varz`` lists the same ``connect_urls`` (after ``port``, before
-  ``max_connections``), and leaves them out with ``--no_advertise``.
+  ``max_connections``), and leaves them out with ``--no_advertise``;
+- ``$SYS.REQ.USER.INFO`` is answered by the node the client is on.
 """
 
 from __future__ import annotations
@@ -395,3 +396,13 @@ async def test_varz_has_no_connect_urls_without_advertising(make_cluster: MakeCl
     cluster = make_cluster(2, extra=["--no_advertise"], monitor=True)
     doc = await varz(cluster, 0)
     assert doc["cluster"]["name"] == cluster.name and "connect_urls" not in doc
+
+
+async def test_user_info_is_answered_by_the_clients_own_node(cluster3: Cluster) -> None:
+    """``$SYS.REQ.USER.INFO`` is served by each node for its own clients (its interest stays off the routes)."""
+    for index in (1, 2):
+        async with connected_to(cluster3.url(index)) as nc:
+            reply = await nc.request("$SYS.REQ.USER.INFO", b"", timeout=WAIT)
+            doc = json.loads(reply.data)
+            assert doc["server"]["name"] == cluster3.nodes[index].name
+            assert doc["data"] == {"user": "", "account": "$G", "account_name": "$G"}
