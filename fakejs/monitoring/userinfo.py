@@ -18,15 +18,21 @@ subject index's); fakejs keeps their configuration order.  ``user_name`` and
 ``expires`` come from JWT claims, which fakejs does not serve, so they never
 appear.  The subscription answers for this server alone (a cluster's other
 servers are not told), as nats-server's does.
+
+A client of the system account may also ask ``$SYS.REQ.USER.<account>.INFO``
+(the subject the imports lead to) directly: as on nats-server, such a
+request carries no client's details, so ``user`` and ``account`` are empty
+and only the asker's own permissions are told.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.accounts import Account
 from fakejs.core.permissions import split_subject_queue
-from fakejs.core.router import Subscription
+from fakejs.core.router import InternalHandler, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.core.subjects import is_valid_subject
 from fakejs.gocompat import gojson
@@ -38,6 +44,8 @@ if TYPE_CHECKING:
     from fakejs.core.users import Permissions, SubjectPermission
 
 USER_INFO_SUBJECT = "$SYS.REQ.USER.INFO"
+# What the accounts' imports of USER.INFO lead to in the system account (nats-server's userDirectReqSubj).
+DIRECT_SUBJECT = "$SYS.REQ.USER.*.INFO"
 
 
 class UserInfoResponder:
@@ -49,18 +57,22 @@ class UserInfoResponder:
         if events.account is None:
             return  # nats-server answers only while it has a system account
         for account in accounts:
-            sub = account.router.subscribe_internal(USER_INFO_SUBJECT, self._handler(account), local_only=True)
-            self._subs.append((account, sub))
+            self._subscribe(account, USER_INFO_SUBJECT, user_info)
+        self._subscribe(events.account, DIRECT_SUBJECT, direct_user_info)
+
+    def _subscribe(self, account: Account, subject: str, document: Callable[[ClientSession], dict[str, Any]]) -> None:
+        sub = account.router.subscribe_internal(subject, self._handler(account, document), local_only=True)
+        self._subs.append((account, sub))
 
     def stop(self) -> None:
         for account, sub in self._subs:
             account.router.unsubscribe(sub)
         self._subs.clear()
 
-    def _handler(self, account: Account) -> Any:
+    def _handler(self, account: Account, document: Callable[[ClientSession], dict[str, Any]]) -> InternalHandler:
         def on_request(subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
             if reply and isinstance(origin, ClientSession):
-                response = {"server": self.events.server_info(), "data": user_info(origin)}
+                response = {"server": self.events.server_info(), "data": document(origin)}
                 account.router.publish(reply, "", None, gojson.dumps(response).encode())
 
         return on_request
@@ -70,6 +82,15 @@ def user_info(client: ClientSession) -> dict[str, Any]:
     """nats-server's ``UserInfo`` about one client (empty fields left out)."""
     name = client.account.name
     doc: dict[str, Any] = {"user": auth_user(client.opts), "account": name, "account_name": name}
+    return _with_permissions(doc, client)
+
+
+def direct_user_info(client: ClientSession) -> dict[str, Any]:
+    """The answer to a system client asking the import's subject itself: no user, no account."""
+    return _with_permissions({"user": "", "account": ""}, client)
+
+
+def _with_permissions(doc: dict[str, Any], client: ClientSession) -> dict[str, Any]:
     user = client.login.user if client.login is not None else None
     if user is not None and user.permissions is not None:
         doc["permissions"] = permissions_document(user.permissions)

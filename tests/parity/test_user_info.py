@@ -11,7 +11,11 @@ Facts pinned (nats-server 2.15.1), whatever the authentication:
   ``deny``; a subscribe entry keeps its queue as ``"subject queue"``),
   then ``responses`` (``max``, ``ttl`` in nanoseconds, defaults filled in)
   with ``allow_responses``; a user without permissions has no such key;
-- the body of the request does not matter.
+- the body of the request does not matter;
+- a system account client may ask ``$SYS.REQ.USER.<account>.INFO`` (where
+  the imports lead) itself: the answer has an empty ``user`` and
+  ``account`` and the asker's own permissions; in another account nobody
+  answers that subject.
 
 nats-server lists the subjects of one permission list in the order of its
 subject index (random between first tokens); the lists are compared sorted.
@@ -70,10 +74,10 @@ async def server(target_kind: str, tmp_path: Path) -> AsyncIterator[Start]:
         yield start
 
 
-async def ask(target: Target, body: bytes = b"", **credentials: Any) -> dict[str, Any]:
+async def ask(target: Target, body: bytes = b"", subject: str = SUBJECT, **credentials: Any) -> dict[str, Any]:
     nc = await nats.connect(target.url, **credentials)
     try:
-        reply = await nc.request(SUBJECT, body, timeout=WAIT)
+        reply = await nc.request(subject, body, timeout=WAIT)
     finally:
         await nc.close()
     assert reply.headers is None
@@ -173,3 +177,26 @@ async def test_a_token_is_redacted_and_a_single_user_named(
 ) -> None:
     target = await server(config)
     assert (await ask(target, **credentials))["data"] == {"user": user, "account": "$G", "account_name": "$G"}
+
+
+DIRECT = """
+accounts {
+  A { users: [ {user: u, password: u} ] }
+  SYS { users: [ {user: s, password: s, permissions: {subscribe: {deny: "zz"}}}, {user: t, password: t} ] }
+}
+system_account: SYS
+"""
+
+
+async def test_the_system_account_may_ask_the_imports_subject_itself(server: Start) -> None:
+    target = await server(DIRECT)
+    direct = await ask(target, subject="$SYS.REQ.USER.A.INFO", **login("s"))
+    assert direct["data"] == {"user": "", "account": "", "permissions": {"publish": {}, "subscribe": {"deny": ["zz"]}}}
+    plain = await ask(target, subject="$SYS.REQ.USER.SYS.INFO", **login("t"))
+    assert plain["data"] == {"user": "", "account": ""}
+    nc = await nats.connect(target.url, **login("u"))
+    try:
+        with pytest.raises(nats.errors.NoRespondersError):
+            await nc.request("$SYS.REQ.USER.A.INFO", b"", timeout=WAIT)
+    finally:
+        await nc.close()
