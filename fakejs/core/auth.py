@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clientio import STANDARD, WEBSOCKET
 from fakejs.core.options import ServerOptions
+from fakejs.gocompat.curvekeys import crc16
 
 if TYPE_CHECKING:
     from fakejs.core.clientio import PeerCertificate
@@ -55,16 +56,6 @@ def is_bcrypt(secret: str) -> bool:
     )
 
 
-def _crc16(data: bytes) -> int:
-    crc = 0
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
 def decode_public_key(key: str, prefix: int | None = None) -> bytes | None:
     """The raw ed25519 key of a public nkey (``U...``, ``A...``...), or ``None`` when it is not one.
 
@@ -77,7 +68,7 @@ def decode_public_key(key: str, prefix: int | None = None) -> bytes | None:
     if len(raw) != 35:
         return None
     body, checksum = raw[:-2], raw[-2:]
-    if _crc16(body) != int.from_bytes(checksum, "little"):
+    if crc16(body) != int.from_bytes(checksum, "little"):
         return None
     if body[0] not in _PUBLIC_PREFIXES or (prefix is not None and body[0] != prefix):
         return None

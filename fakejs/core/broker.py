@@ -24,12 +24,13 @@ from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks, NoTap, WireTap
 from fakejs.core.log import RepeatFilter, get_logger
-from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
+from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.router import Router, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.core.stats import Stats
 from fakejs.core.sysevents import SystemEvents
 from fakejs.gocompat import ids
+from fakejs.gocompat.curvekeys import curve_public_key
 from fakejs.protocol.writer import go_quote
 from fakejs.protocol.writer import info as go_info
 
@@ -54,6 +55,8 @@ class Broker:
         # Every random choice the server makes comes from this one generator.
         self.random = ids.new_random(options.seed)
         self.server_id = ids.server_id(self.random)
+        # INFO's "xkey": the public half of the curve key pair a server makes at its start.
+        self.xkey = curve_public_key(self.random)
         self.name = options.name or "fakejs-" + self.server_id[-8:]
         self.accounts = Accounts(self.random, self.record_error)
         self.auth = Authenticator(options)
@@ -131,6 +134,7 @@ class Broker:
             "server_name": self.name,
             "version": NATS_VERSION,
             "proto": PROTO,
+            "git_commit": GIT_COMMIT,
             "go": RUNTIME,
             "host": opts.host,
             "port": self.port,
@@ -175,6 +179,7 @@ class Broker:
             info["connect_info"] = True
             info["remote_account"] = client.account.name if client is not None else self.accounts.default.name
         info["api_lvl"] = API_LEVEL
+        info["xkey"] = self.xkey
         info["fakejs"] = __version__
         return info
 

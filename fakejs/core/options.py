@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 # JetStream API level.  Clients gate features on both.
 NATS_VERSION = "2.15.1"
 API_LEVEL = 5
+# What INFO and /varz report in nats-server's "git_commit": the commit the nats-server 2.15.1
+# release was built from (what its binary reports), naming the build whose behaviour fakejs has.
+GIT_COMMIT = "b2fd3ef"
 PROTO = 1
 # What INFO and /varz report in nats-server's "go" field: the runtime serving instead.
 RUNTIME = "python" + platform.python_version()

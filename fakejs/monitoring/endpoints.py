@@ -20,7 +20,7 @@ from urllib.parse import parse_qs
 from fakejs._version import __version__
 from fakejs.core.broker import Broker
 from fakejs.core.cluster_config import ROUTE_TLS_TIMEOUT
-from fakejs.core.options import API_LEVEL, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
+from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat.gotime import NS, rfc3339
 from fakejs.gocompat.gourl import GoURLError, parse_url
@@ -48,10 +48,12 @@ def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dic
         "server_name": broker.name,
         "version": NATS_VERSION,
         "proto": PROTO,
+        "git_commit": GIT_COMMIT,
         "go": RUNTIME,
         "host": opts.host,
         "port": broker.port,
         **_varz_tls(opts),
+        **_varz_connect_urls(broker),
         "max_connections": opts.max_connections,
         "ping_interval": int(opts.ping_interval * NS),
         "ping_max": opts.ping_max,
@@ -108,6 +110,13 @@ def _route_host(route: str) -> str:
         return parse_url(route).host
     except GoURLError:
         return ""
+
+
+def _varz_connect_urls(broker: Broker) -> dict[str, list[str]]:
+    """``connect_urls``: what the INFO of this server's clients lists (left out while that has none)."""
+    cluster = broker.cluster
+    urls = cluster.client_urls() if cluster is not None else []
+    return {"connect_urls": urls} if urls else {}
 
 
 def _varz_tls(opts: ServerOptions) -> dict[str, Any]:

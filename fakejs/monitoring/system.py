@@ -10,6 +10,9 @@ the server answers:
   :data:`ACCOUNT_KINDS`, about that account, and
   ``$SYS.REQ.ACCOUNT.PING.STATZ`` about every account with clients.
 
+In every account, ``$SYS.REQ.USER.INFO`` tells a client who it is
+(:mod:`fakejs.monitoring.userinfo`).
+
 The answer is nats-server's ``ServerAPIResponse``: ``{"server": {...},
 "data": {...}}``, or ``"error": {"code", "description"}`` instead of
 ``data`` (400: the request body is no JSON object of options; 500: the
@@ -39,6 +42,7 @@ from fakejs.core.router import InternalHandler, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import rfc3339
+from fakejs.monitoring.userinfo import UserInfoResponder
 
 if TYPE_CHECKING:
     from fakejs.monitoring.source import MonitoredServer
@@ -204,6 +208,8 @@ class SystemRequests:
             "GATEWAYZ": lambda o: {**self._head(), "outbound_gateways": {}, "inbound_gateways": {}},
             "RAFTZ": lambda o: {},
         }
+        # Every account's clients may ask who they are ($SYS.REQ.USER.INFO).
+        self.user_info = UserInfoResponder(list(broker.accounts), self.events)
         account = self.events.account
         if account is None:
             return
@@ -223,6 +229,7 @@ class SystemRequests:
         self._arm()
 
     def stop(self) -> None:
+        self.user_info.stop()
         broker = self.server.broker
         if self._client_connected in broker.on_client_connected:
             broker.on_client_connected.remove(self._client_connected)

@@ -19,7 +19,10 @@ targets.  Facts pinned (nats-server 2.15.1):
 - INFO lists ``connect_urls`` as ``host:port`` of every node's client
   listener, this node's first; a client that sent CONNECT with
   ``"protocol":1`` gets a new INFO when a node joins or leaves, one with
-  ``"protocol":0`` none; ``--no_advertise`` leaves ``connect_urls`` out.
+  ``"protocol":0`` none; ``--no_advertise`` leaves ``connect_urls`` out;
+- ``/varz`` lists the same ``connect_urls`` (after ``port``, before
+  ``max_connections``), and leaves them out with ``--no_advertise``;
+- ``$SYS.REQ.USER.INFO`` is answered by the node the client is on.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import asyncio
 import contextlib
 import json
 import secrets
+import urllib.request
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -367,3 +371,38 @@ async def test_no_advertise_leaves_connect_urls_out(make_cluster: MakeCluster) -
         await nc.close()
     finally:
         await modern.close()
+
+
+async def varz(cluster: Cluster, node: int) -> dict[str, Any]:
+    url = f"http://127.0.0.1:{cluster.nodes[node].http_port}/varz"
+    body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read())
+    doc: dict[str, Any] = json.loads(body)
+    return doc
+
+
+async def test_varz_lists_the_client_urls_of_every_node(make_cluster: MakeCluster) -> None:
+    cluster = make_cluster(3, monitor=True)
+    addresses = [node.client_address for node in cluster.nodes]
+    client, info = await raw_client(cluster.nodes[1].port, protocol=0)
+    await client.close()
+    doc = await eventually(lambda: varz(cluster, 1), lambda d: len(d.get("connect_urls", ())) == 3, what="3 URLs")
+    assert doc["connect_urls"][0] == addresses[1]
+    assert set(doc["connect_urls"]) == set(addresses) == set(info["connect_urls"])
+    keys = list(doc)
+    assert keys.index("port") < keys.index("connect_urls") == keys.index("max_connections") - 1
+
+
+async def test_varz_has_no_connect_urls_without_advertising(make_cluster: MakeCluster) -> None:
+    cluster = make_cluster(2, extra=["--no_advertise"], monitor=True)
+    doc = await varz(cluster, 0)
+    assert doc["cluster"]["name"] == cluster.name and "connect_urls" not in doc
+
+
+async def test_user_info_is_answered_by_the_clients_own_node(cluster3: Cluster) -> None:
+    """``$SYS.REQ.USER.INFO`` is served by each node for its own clients (its interest stays off the routes)."""
+    for index in (1, 2):
+        async with connected_to(cluster3.url(index)) as nc:
+            reply = await nc.request("$SYS.REQ.USER.INFO", b"", timeout=WAIT)
+            doc = json.loads(reply.data)
+            assert doc["server"]["name"] == cluster3.nodes[index].name
+            assert doc["data"] == {"user": "", "account": "$G", "account_name": "$G"}
