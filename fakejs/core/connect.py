@@ -30,6 +30,7 @@ from fakejs.core.hooks import Hooks
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.permissions import PermissionChecker
 from fakejs.core.trace import auth_user, client_label
+from fakejs.core.violations import AUTHENTICATION_ERROR, read_error
 from fakejs.protocol import writer
 from fakejs.protocol.events import ERR_AUTHORIZATION, Connect
 from fakejs.protocol.parser import Parser
@@ -80,6 +81,9 @@ class ConnectingClient(Protocol):
 
     @property
     def started(self) -> float: ...
+
+    @property
+    def websocket(self) -> bool: ...
 
     opts: dict[str, Any]
     label: str
@@ -174,7 +178,7 @@ class ConnectHandler:
         """nats-server's order for a CONNECT it refuses after the login: -ERR, closed, then the error line."""
         client = self._client
         client.refuse(error, reason)
-        client.broker.log.error("%s - %s", client, error)
+        client.broker.log.error("%s - %s", client, read_error(error) if client.websocket else error)
         return False
 
     def _log_in(self, connect: dict[str, Any]) -> bool:
@@ -185,7 +189,10 @@ class ConnectHandler:
         if result is None or connect.get("new_account") or connect.get("account"):
             presented = auth_user(connect)
             broker.log.error("%s - authentication error%s", client, f" - {presented}" if presented else "")
-            return client.refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
+            client.refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
+            if client.websocket:  # the error the parser returns, as the websocket read loop logs it
+                broker.log.error("%s - %s", client, read_error(AUTHENTICATION_ERROR))
+            return False
         client.account, client.login = result
         user = client.login.user
         if user is not None:

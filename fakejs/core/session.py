@@ -20,12 +20,12 @@ from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import NONCE_RAW_LEN, Login, LoginRules, new_nonce
 from fakejs.core.clientio import (
     AUTH_TIMEOUT,
-    AUTH_VIOLATION,
     CLIENT_CLOSED,
     MAX_CONNECTIONS_EXCEEDED,
     SERVER_SHUTDOWN,
     SLOW_CONSUMER_PENDING,
     STALE_CONNECTION,
+    UNFLUSHED_REASONS,
     WEBSOCKET,
     ClientIO,
     TransportDetails,
@@ -40,13 +40,10 @@ from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Subscription
 from fakejs.core.stats import Stats
 from fakejs.core.subjects import is_reserved_reply
 from fakejs.core.trace import ProtocolTrace
+from fakejs.core.violations import end_for_violation
 from fakejs.protocol import writer
 from fakejs.protocol.connect import DEFAULT_CLIENT_OPTS
 from fakejs.protocol.events import (
-    ERR_AUTHORIZATION,
-    LOGGED_AFTER_CLOSE,
-    LOGGED_AFTER_ERR,
-    LOGGED_BEFORE_ERR,
     Connect,
     Info,
     Notice,
@@ -234,6 +231,8 @@ class ClientSession:
         """Close the connection; pending output is still written unless ``abort``."""
         if self.closed:
             return
+        if reason in UNFLUSHED_REASONS:
+            self.drop_output()
         self.closed = True
         self.close_reason = reason
         self._cancel_timers()
@@ -290,6 +289,11 @@ class ClientSession:
 
     def send_err(self, text: str) -> None:
         self.send(writer.err(text))
+
+    def drop_output(self) -> None:
+        """Forget what is queued (nats-server closes some clients without flushing it)."""
+        self.out.clear()
+        self.out_size = 0
 
     def take_output(self) -> bytes:
         """Everything queued, as one buffer (called by the socket layer)."""
@@ -411,28 +415,9 @@ class ClientSession:
                     activity = True
                 handlers[kind](event)
         except ProtocolViolation as violation:
-            self._violation(violation)
+            end_for_violation(self, violation, self.broker.log)
         if activity:
             self.last_in = self.last_activity = self.broker.clock.monotonic()
-
-    def _violation(self, violation: ProtocolViolation) -> None:
-        """Log, tell and close, in nats-server's order for this violation."""
-        log = self.broker.log
-        if violation.err == ERR_AUTHORIZATION:
-            log.error("%s - authentication error", self)
-            self.send_err(violation.err)
-            self.close(AUTH_VIOLATION)
-            return
-        when = violation.logged
-        if when == LOGGED_BEFORE_ERR:
-            log.error("%s - %s", self, violation.reason)
-        if violation.err:
-            self.send_err(violation.err)
-        if when == LOGGED_AFTER_ERR:
-            log.error("%s - %s", self, violation.reason)
-        self.close(violation.closed)
-        if when == LOGGED_AFTER_CLOSE:
-            log.error("%s - %s", self, violation.reason)
 
     def _on_pub(self, event: Pub) -> None:
         payload = event.payload

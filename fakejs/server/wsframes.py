@@ -38,6 +38,7 @@ from wsproto.frame_protocol import (
     RsvBits,
 )
 
+from fakejs.core.clientio import READ_ERROR
 from fakejs.server.layers import LayerFailed
 
 MAX_CONTROL_PAYLOAD = 125
@@ -57,7 +58,6 @@ CLOSE_TOO_BIG = 1009
 CLOSE_INTERNAL_ERROR = 1011
 CLOSE_TLS_HANDSHAKE = 1015
 
-READ_ERROR = "Read Error"  # nats-server's close reason for a broken frame
 MAX_PAYLOAD_EXCEEDED = "Maximum Message Payload Exceeded"
 
 # nats-server's close reasons and the close code each earns (anything else: 1011).
