@@ -16,6 +16,7 @@ import logging
 import re
 import struct
 import urllib.request
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import pytest
 
 from tests.harness.configured import configured_servers
 from tests.harness.targets import RealTarget, Settings, Target
-from tests.parity.test_websocket import PLAIN, WAIT, Raw, frame, ws_port
+from tests.parity.test_websocket import PLAIN, UPGRADE, WAIT, Raw, frame, ws_port
 
 HTTP = 'http: "127.0.0.1:-1"\n'
 LIMITS = "max_payload: 100\nmax_control_line: 64\n"
@@ -84,6 +85,64 @@ async def test_payload_over_max_payload_closes_with_1009(target_kind: str, tmp_p
         expected = ["maximum payload exceeded: 200 vs 100", "read error: maximum payload exceeded"]
         assert await target.elapse_until(lambda: error_lines(target, fake_errors) == expected, WAIT)
         assert await closed_reasons(target) == ["Maximum Message Payload Exceeded"]
+
+
+def compressed_frame(payload: bytes) -> bytes:
+    """A masked binary frame carrying ``payload`` deflated (permessage-deflate, the sync tail cut off)."""
+    deflater = zlib.compressobj(wbits=-15)
+    data = (deflater.compress(payload) + deflater.flush(zlib.Z_SYNC_FLUSH))[:-4]
+    raw = frame(2, data)
+    return bytes([raw[0] | 0x40]) + raw[1:]
+
+
+async def test_a_message_inflating_beyond_max_payload_is_a_read_error(
+    target_kind: str, tmp_path: Path, fake_errors
+) -> None:
+    """The operations in its first max_payload bytes are done; then no close frame, a Read Error.
+
+    (What the client itself was sent in that read may or may not get out first: not compared.)
+    """
+    import nats
+
+    async with configured_servers(target_kind, tmp_path) as start:
+        target = await start(HTTP + "max_payload: 100\nwebsocket { port: -1, no_tls: true, compression: true }\n")
+        received: list[bytes] = []
+        tcp = await nats.connect(target.url, allow_reconnect=False)
+
+        async def collect(msg: nats.aio.msg.Msg) -> None:
+            received.append(msg.data)
+
+        await tcp.subscribe("a", cb=collect)
+        await tcp.flush()
+        raw = await Raw.open(ws_port(target))
+        raw.send(UPGRADE + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n")
+        assert (await raw.http_reply()).startswith(b"HTTP/1.1 101 ")
+        # 21 bytes of CONNECT and SUB, then 12-byte PUBs: six fit in the first 100 bytes
+        raw.send(compressed_frame(b"CONNECT {}\r\nSUB b 1\r\n" + b"PUB a 1\r\nx\r\n" * 20))
+        rest = await raw.rest()
+        assert b"\x88" not in bytes(rest[i] for i in _frame_starts(rest))
+        assert await target.elapse_until(
+            lambda: error_lines(target, fake_errors) == ["read error: maximum payload exceeded"], WAIT
+        )
+        assert await closed_reasons(target) == ["Read Error"]
+        await tcp.flush()
+        await target.elapse_until(lambda: len(received) >= 6, WAIT)
+        assert received == [b"x"] * 6
+        await tcp.close()
+
+
+def _frame_starts(data: bytes) -> list[int]:
+    """Where each server frame of ``data`` starts."""
+    starts, at = [], 0
+    while at + 2 <= len(data):
+        starts.append(at)
+        length, at = data[at + 1] & 0x7F, at + 2
+        if length == 126:
+            length, at = int.from_bytes(data[at : at + 2], "big"), at + 2
+        elif length == 127:
+            length, at = int.from_bytes(data[at : at + 8], "big"), at + 8
+        at += length
+    return starts
 
 
 READ_ERRORS = {
