@@ -28,7 +28,9 @@ from fakejs.core.clientio import (
 from fakejs.core.clock import Clock
 from fakejs.core.hooks import Hooks
 from fakejs.core.keepalive import Keepalive
+from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
+from fakejs.core.sublimits import apply_limits
 from fakejs.core.trace import auth_user, client_label
 from fakejs.core.violations import AUTHENTICATION_ERROR, read_error
 from fakejs.protocol import writer
@@ -45,6 +47,7 @@ class LoginHost(Protocol):
     clock: Clock
     log: logging.Logger
     faults: Hooks
+    options: ServerOptions
 
     def client_connected(self, client: Any) -> None: ...
 
@@ -85,6 +88,9 @@ class ConnectingClient(Protocol):
     @property
     def websocket(self) -> bool: ...
 
+    @property
+    def subscription_count(self) -> int: ...
+
     opts: dict[str, Any]
     label: str
     account: Account
@@ -97,9 +103,13 @@ class ConnectingClient(Protocol):
     headers: bool
     no_responders: bool
     protocol: int
+    max_subs: int
+    closed: bool
     last_activity: float
 
     def send(self, frame: bytes) -> None: ...
+
+    def send_err(self, text: str) -> None: ...
 
     def refuse(self, error: str, reason: str) -> bool: ...
 
@@ -195,6 +205,8 @@ class ConnectHandler:
             return False
         client.account, client.login = result
         user = client.login.user
+        if user is not None:  # registered with the user's account: its limits apply
+            apply_limits(client, broker.options, broker.clock, broker.log)
         if user is not None:
             # As nats-server, the login names the client (/connz ``authorized_user``), no_auth_user too.
             if user.nkey:
