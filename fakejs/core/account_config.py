@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from fakejs.core.users import User
 
+# A limit nats-server does not enforce (``jwt.NoLimit``).
+NO_LIMIT = -1
+
 # nats-server's reply types for service exports.
 SINGLETON = "Singleton"
 STREAM = "Stream"
@@ -95,3 +98,5 @@ class AccountConfig:
     exports: tuple[Export, ...] = ()
     imports: tuple[Import, ...] = ()
     mappings: tuple[Mapping, ...] = ()
+    # ``limits { max_subscriptions }``: subscriptions per client of the account (``NO_LIMIT``: none).
+    max_subscriptions: int = NO_LIMIT

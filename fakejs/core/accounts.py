@@ -14,7 +14,7 @@ import random
 from collections.abc import Iterator
 from typing import Protocol
 
-from fakejs.core.account_config import AccountConfig
+from fakejs.core.account_config import NO_LIMIT, AccountConfig
 from fakejs.core.clock import ErrorSink
 from fakejs.core.mappings import SubjectMappings
 from fakejs.core.router import Router
@@ -41,6 +41,9 @@ class Account:
         self.router = router
         self.users: dict[str, str] = {}
         self.jetstream: AccountJetStream | None = None
+        # ``limits { max_subscriptions }`` per client, and when a client last logged going over it.
+        self.max_subscriptions = NO_LIMIT
+        self.limit_logged_ns: int | None = None
 
     def __repr__(self) -> str:
         return f"<Account {self.name!r}>"

@@ -277,8 +277,8 @@ def tls_fields(options: ServerOptions, tls_first: bool) -> dict[str, bool]:
 def add_configured_accounts(accounts: Accounts, options: ServerOptions) -> None:
     """The ``accounts { }`` of the options (users included), then ``$SYS`` as nats-server always has it."""
     for config in options.accounts:
-        if accounts.get(config.name) is None:
-            accounts.add(config.name)
+        account = accounts.get(config.name) or accounts.add(config.name)
+        account.max_subscriptions = config.max_subscriptions
     for user in options.all_users():
         if not user.account:
             continue

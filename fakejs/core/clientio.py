@@ -25,6 +25,15 @@ AUTH_TIMEOUT = "Authentication Timeout"
 KICKED = "Kicked"
 MAX_CONNECTIONS_EXCEEDED = "Maximum Connections Exceeded"
 TLS_HANDSHAKE_ERROR = "TLS Handshake Failure"
+MAX_SUBSCRIPTIONS_EXCEEDED = "Maximum Subscriptions Exceeded"
+READ_ERROR = "Read Error"
+WRITE_ERROR = "Write Error"
+
+# Reasons nats-server closes a connection for without flushing what is queued (``skipFlushOnClose``):
+# a websocket client closed for one of them gets no close frame either.
+UNFLUSHED_REASONS = frozenset(
+    {READ_ERROR, WRITE_ERROR, SLOW_CONSUMER_PENDING, SLOW_CONSUMER_DEADLINE, TLS_HANDSHAKE_ERROR}
+)
 
 # nats-server's connection types (``allowed_connection_types``), as a client's transport is one.
 STANDARD = "STANDARD"

@@ -28,8 +28,11 @@ from fakejs.core.clientio import (
 from fakejs.core.clock import Clock
 from fakejs.core.hooks import Hooks
 from fakejs.core.keepalive import Keepalive
+from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
+from fakejs.core.sublimits import apply_limits
 from fakejs.core.trace import auth_user, client_label
+from fakejs.core.violations import AUTHENTICATION_ERROR, read_error
 from fakejs.protocol import writer
 from fakejs.protocol.events import ERR_AUTHORIZATION, Connect
 from fakejs.protocol.parser import Parser
@@ -44,6 +47,7 @@ class LoginHost(Protocol):
     clock: Clock
     log: logging.Logger
     faults: Hooks
+    options: ServerOptions
 
     def client_connected(self, client: Any) -> None: ...
 
@@ -81,6 +85,12 @@ class ConnectingClient(Protocol):
     @property
     def started(self) -> float: ...
 
+    @property
+    def websocket(self) -> bool: ...
+
+    @property
+    def subscription_count(self) -> int: ...
+
     opts: dict[str, Any]
     label: str
     account: Account
@@ -93,9 +103,13 @@ class ConnectingClient(Protocol):
     headers: bool
     no_responders: bool
     protocol: int
+    max_subs: int
+    closed: bool
     last_activity: float
 
     def send(self, frame: bytes) -> None: ...
+
+    def send_err(self, text: str) -> None: ...
 
     def refuse(self, error: str, reason: str) -> bool: ...
 
@@ -174,7 +188,7 @@ class ConnectHandler:
         """nats-server's order for a CONNECT it refuses after the login: -ERR, closed, then the error line."""
         client = self._client
         client.refuse(error, reason)
-        client.broker.log.error("%s - %s", client, error)
+        client.broker.log.error("%s - %s", client, read_error(error) if client.websocket else error)
         return False
 
     def _log_in(self, connect: dict[str, Any]) -> bool:
@@ -185,9 +199,14 @@ class ConnectHandler:
         if result is None or connect.get("new_account") or connect.get("account"):
             presented = auth_user(connect)
             broker.log.error("%s - authentication error%s", client, f" - {presented}" if presented else "")
-            return client.refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
+            client.refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
+            if client.websocket:  # the error the parser returns, as the websocket read loop logs it
+                broker.log.error("%s - %s", client, read_error(AUTHENTICATION_ERROR))
+            return False
         client.account, client.login = result
         user = client.login.user
+        if user is not None:  # registered with the user's account: its limits apply
+            apply_limits(client, broker.options, broker.clock, broker.log)
         if user is not None:
             # As nats-server, the login names the client (/connz ``authorized_user``), no_auth_user too.
             if user.nkey:

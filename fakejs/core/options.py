@@ -69,6 +69,9 @@ class ServerOptions:
     # nats-server's max_connections: a client beyond it gets INFO, then ``-ERR 'maximum
     # connections exceeded'`` and is closed; a negative value refuses every client.
     max_connections: int = MAX_CONNECTIONS
+    # nats-server's max_subscriptions: subscriptions per client (0: no limit); a SUB beyond
+    # it is answered ``-ERR 'maximum subscriptions exceeded'`` and the client stays.
+    max_subscriptions: int = 0
     first_ping_interval: float = 2.0
     auth_timeout: float = 2.0
     user: str = ""

@@ -16,16 +16,17 @@ import random
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
+from fakejs.core.account_config import NO_LIMIT
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import NONCE_RAW_LEN, Login, LoginRules, new_nonce
 from fakejs.core.clientio import (
     AUTH_TIMEOUT,
-    AUTH_VIOLATION,
     CLIENT_CLOSED,
     MAX_CONNECTIONS_EXCEEDED,
     SERVER_SHUTDOWN,
     SLOW_CONSUMER_PENDING,
     STALE_CONNECTION,
+    UNFLUSHED_REASONS,
     WEBSOCKET,
     ClientIO,
     TransportDetails,
@@ -39,14 +40,12 @@ from fakejs.core.permissions import PermissionChecker
 from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Subscription
 from fakejs.core.stats import Stats
 from fakejs.core.subjects import is_reserved_reply
+from fakejs.core.sublimits import apply_limits, at_limit, refuse_subscription
 from fakejs.core.trace import ProtocolTrace
+from fakejs.core.violations import end_for_violation
 from fakejs.protocol import writer
 from fakejs.protocol.connect import DEFAULT_CLIENT_OPTS
 from fakejs.protocol.events import (
-    ERR_AUTHORIZATION,
-    LOGGED_AFTER_CLOSE,
-    LOGGED_AFTER_ERR,
-    LOGGED_BEFORE_ERR,
     Connect,
     Info,
     Notice,
@@ -147,6 +146,7 @@ class ClientSession:
         self.connect_received = False
         self.first_pong_sent = False
         self.subs: dict[str, Subscription] = {}
+        self.max_subs = NO_LIMIT  # subscriptions allowed (see fakejs.core.sublimits)
         # Authentication: the nonce INFO asked to sign, the login CONNECT made, and its permissions
         # (None: unrestricted).  ``denies`` is set once deliveries must be checked against
         # the subscribe deny list (the router asks it before delivering).
@@ -198,6 +198,10 @@ class ClientSession:
         return str(self.opts.get("name", ""))
 
     @property
+    def subscription_count(self) -> int:
+        return len(self.subs)
+
+    @property
     def rtt(self) -> float:
         """The last measured round-trip time in seconds (0 before CONNECT)."""
         return self.keepalive.rtt
@@ -224,16 +228,23 @@ class ClientSession:
         self.send(writer.info(self.broker.info_fields(self)))
 
     def start_timers(self) -> None:
-        """The login and keepalive timers (after the TLS handshake, as nats-server starts them)."""
-        if (rules := self.broker.login_rules(self.io.details)).required:
-            self._auth_timer = self.broker.clock.call_later(rules.timeout, self._auth_timeout)
+        """The login and keepalive timers (after the TLS handshake, as nats-server starts them).
+
+        The client is in the global account until it logs in: that account's limits apply.
+        """
+        broker = self.broker
+        if (rules := broker.login_rules(self.io.details)).required:
+            self._auth_timer = broker.clock.call_later(rules.timeout, self._auth_timeout)
         self.keepalive.start()
-        self.broker.log.debug("%s - Client connection created", self)
+        broker.log.debug("%s - Client connection created", self)
+        apply_limits(self, broker.options, broker.clock, broker.log)
 
     def close(self, reason: str = CLIENT_CLOSED, abort: bool = False) -> None:
         """Close the connection; pending output is still written unless ``abort``."""
         if self.closed:
             return
+        if reason in UNFLUSHED_REASONS:
+            self.drop_output()
         self.closed = True
         self.close_reason = reason
         self._cancel_timers()
@@ -290,6 +301,11 @@ class ClientSession:
 
     def send_err(self, text: str) -> None:
         self.send(writer.err(text))
+
+    def drop_output(self) -> None:
+        """Forget what is queued (nats-server closes some clients without flushing it)."""
+        self.out.clear()
+        self.out_size = 0
 
     def take_output(self) -> bytes:
         """Everything queued, as one buffer (called by the socket layer)."""
@@ -411,28 +427,9 @@ class ClientSession:
                     activity = True
                 handlers[kind](event)
         except ProtocolViolation as violation:
-            self._violation(violation)
+            end_for_violation(self, violation, self.broker.log)
         if activity:
             self.last_in = self.last_activity = self.broker.clock.monotonic()
-
-    def _violation(self, violation: ProtocolViolation) -> None:
-        """Log, tell and close, in nats-server's order for this violation."""
-        log = self.broker.log
-        if violation.err == ERR_AUTHORIZATION:
-            log.error("%s - authentication error", self)
-            self.send_err(violation.err)
-            self.close(AUTH_VIOLATION)
-            return
-        when = violation.logged
-        if when == LOGGED_BEFORE_ERR:
-            log.error("%s - %s", self, violation.reason)
-        if violation.err:
-            self.send_err(violation.err)
-        if when == LOGGED_AFTER_ERR:
-            log.error("%s - %s", self, violation.reason)
-        self.close(violation.closed)
-        if when == LOGGED_AFTER_CLOSE:
-            log.error("%s - %s", self, violation.reason)
 
     def _on_pub(self, event: Pub) -> None:
         payload = event.payload
@@ -504,6 +501,9 @@ class ClientSession:
             perms is not None and not perms.can_subscribe(event.subject, event.queue)
         ):
             self._subscribe_violation(event)
+            return
+        if at_limit(self):
+            refuse_subscription(self, self.broker.clock, self.broker.log)
             return
         if perms is not None and perms.denies and self.denies is None:
             self.denies = perms.delivery_denied

@@ -55,6 +55,7 @@ def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dic
         **_varz_tls(opts),
         **_varz_connect_urls(broker),
         "max_connections": opts.max_connections,
+        **({"max_subscriptions": opts.max_subscriptions} if opts.max_subscriptions else {}),
         "ping_interval": int(opts.ping_interval * NS),
         "ping_max": opts.ping_max,
         "http_host": opts.http_host or opts.host,

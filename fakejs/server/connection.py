@@ -325,6 +325,9 @@ class Connection(asyncio.Protocol):
     def fail(self, index: int, failure: LayerFailed) -> None:
         """Layer ``index`` cannot go on: log it, write its farewell beneath it, close the client or the socket."""
         session = self.session
+        if failure.passed and session is not None and self._started and not session.closed:
+            session.data_received(failure.passed)
+            self.flush()  # what that input earned goes out, as nats-server signals its writer before closing
         log = self._server.broker.log
         (log.debug if failure.quiet else log.error)("%s - %s", session, failure.log)
         if failure.farewell:

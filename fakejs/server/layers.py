@@ -24,10 +24,13 @@ class LayerFailed(Exception):
     ``reason`` the close reason /connz reports, and ``farewell`` bytes the
     layer wants written (below it) before the socket closes -- an HTTP error
     reply, a TLS alert, a close frame.  A ``quiet`` failure is logged at debug
-    level (nats-server's level for probes and load balancers).
+    level (nats-server's level for probes and load balancers).  ``passed``
+    holds what the layer read for the stage above before it failed: the
+    session still gets it (nats-server parses each frame as it reads it).
     """
 
     quiet = False
+    passed = b""
 
     def __init__(self, log: str, reason: str, farewell: bytes = b"") -> None:
         super().__init__(log)

@@ -38,6 +38,7 @@ from wsproto.frame_protocol import (
     RsvBits,
 )
 
+from fakejs.core.clientio import READ_ERROR
 from fakejs.server.layers import LayerFailed
 
 MAX_CONTROL_PAYLOAD = 125
@@ -57,7 +58,6 @@ CLOSE_TOO_BIG = 1009
 CLOSE_INTERNAL_ERROR = 1011
 CLOSE_TLS_HANDSHAKE = 1015
 
-READ_ERROR = "Read Error"  # nats-server's close reason for a broken frame
 MAX_PAYLOAD_EXCEEDED = "Maximum Message Payload Exceeded"
 
 # nats-server's close reasons and the close code each earns (anything else: 1011).
@@ -127,6 +127,7 @@ class NatsDeflate(PerMessageDeflate):
         self._limit = min(max_payload * MAX_MESSAGE_MULTIPLE, MAX_MESSAGE_LIMIT)
         self._compressed_in = 0
         self._inflated = 0
+        self.within_limit = b""  # of a message inflating beyond max_payload: its first max_payload bytes
         self.deflated_output = False  # the frames being written carry a message made by deflate()
 
     def frame_inbound_header(
@@ -150,8 +151,10 @@ class NatsDeflate(PerMessageDeflate):
 
     def _count(self, inflated: bytes | CloseReason) -> bytes | CloseReason:
         if isinstance(inflated, bytes) and self._compressed_in:
+            room = self._max_payload - self._inflated
             self._inflated += len(inflated)
             if self._inflated > self._max_payload:
+                self.within_limit = inflated[:room]  # nats-server parses a message up to max_payload bytes
                 return CloseReason.MESSAGE_TOO_BIG
         return inflated
 
@@ -265,12 +268,8 @@ def close_frame(proto: FrameProtocol, code: int, text: str) -> bytes:
 
 def frame_failure(proto: FrameProtocol, failed: ParseFailed) -> LayerFailed:
     """A broken frame as nats-server ends the connection for it."""
-    if failed.code == CloseReason.MESSAGE_TOO_BIG:
-        return LayerFailed(
-            "read error: maximum payload exceeded",
-            MAX_PAYLOAD_EXCEEDED,
-            close_frame(proto, CLOSE_TOO_BIG, MAX_PAYLOAD_EXCEEDED),
-        )
+    if failed.code == CloseReason.MESSAGE_TOO_BIG:  # nats-server closes it as a read error, without a frame
+        return LayerFailed("read error: maximum payload exceeded", READ_ERROR)
     if failed.code == CloseReason.INVALID_FRAME_PAYLOAD_DATA:  # a compressed message that does not inflate
         return LayerFailed(f"read error: {failed}", READ_ERROR)
     message = str(failed)
@@ -316,7 +315,12 @@ class FrameCodec:
                     self.closed = True
                     break
         except ParseFailed as failed:
-            raise frame_failure(proto, failed) from None
+            failure = frame_failure(proto, failed)
+            if self._deflate is not None:
+                out.append(self._deflate.within_limit)
+                self._deflate.within_limit = b""
+            failure.passed = b"".join(out)
+            raise failure from None
         return b"".join(out)
 
     def encode(self, data: bytes) -> bytes:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from fakejs.core.clientio import CLIENT_CLOSED, WEBSOCKET, TransportDetails
+from fakejs.core.clientio import CLIENT_CLOSED, UNFLUSHED_REASONS, WEBSOCKET, TransportDetails
 from fakejs.core.transport_config import WebSocketConfig
 from fakejs.server.connection import Connection, Listener
 from fakejs.server.layers import Layer, LayerFailed
@@ -45,14 +45,26 @@ class WebSocketConnection(Connection):
         super().connection_made(transport)
 
     def close(self) -> None:
-        """Pending output, then the close frame for the session's close reason, then the socket."""
+        """Pending output, then the close frame for the session's close reason, then the socket.
+
+        A client closed without a flush (a read error, a slow consumer) gets no close frame.
+        """
         session = self.session
         websocket = self._websocket
-        if session is not None and websocket.ready and not websocket.close_sent:
+        reason = (session.close_reason if session is not None else "") or CLIENT_CLOSED
+        if session is not None and websocket.ready and not websocket.close_sent and reason not in UNFLUSHED_REASONS:
             self.flush()
-            frame = websocket.closing_frame(session.close_reason or CLIENT_CLOSED)
+            frame = websocket.closing_frame(reason)
             self.write_below(self.layers.index(websocket), frame)
         super().close()
+
+    def eof_received(self) -> bool:
+        """A plain websocket client that shuts down its side still gets ``1000 Client Closed``, as from nats-server."""
+        session = self.session
+        if session is None or session.closed or not self.started or len(self.layers) > 1:
+            return False
+        self._guarded("close", session.close, CLIENT_CLOSED)
+        return False
 
 
 # Go's net/http answer to a plain HTTP request on an HTTPS port (``tlsRecordHeaderLooksLikeHTTP``).

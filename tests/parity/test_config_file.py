@@ -51,6 +51,12 @@ OPTION_ERRORS = {
     "http_bad": 'http: "x"\n',
     "debug_string": 'debug: "yes"\n',
     "max_connections_string": 'max_connections: "x"\n',
+    "max_subscriptions_float": "max_subscriptions: 1.5\n",
+    "max_subs_string": 'max_subs: "x"\n',
+    "account_limits_not_a_map": "accounts { A: { limits: 5 } }\n",
+    "account_limits_unknown": "accounts { A: { limits: { foo: 1 } } }\n",
+    "account_limits_max_subs_string": 'accounts { A: { limits: { max_subs: "x" } } }\n',
+    "user_max_subs": "authorization { users: [ { user: a, password: b, max_subs: 3 } ] }\n",
     "jetstream_word": "jetstream: maybe\n",
     "jetstream_integer": "jetstream: 1\n",
     "jetstream_size_suffix": 'jetstream { max_mem_store: "1X" }\n',
@@ -121,8 +127,10 @@ START_ERRORS = {
 FAKEJS_REFUSES = {
     "leafnode_remotes": ('leafnodes { remotes: [ { url: "nats://127.0.0.1:7422" } ] }\n', "leaf node connections"),
     "cluster_tls": ('cluster { listen: "127.0.0.1:-1", tls: {} }\n', "TLS between routes"),
-    "account_limits": ("accounts { A: { limits: { max_connections: 1 } } }\n", "account limits (limits)"),
-    "max_subscriptions": ("max_subscriptions: 10\n", "subscriptions"),
+    "account_limits": (
+        "accounts { A: { limits: { max_connections: 1 } } }\n",
+        "account connection limits (max_connections)",
+    ),
     "jetstream_encryption": ('jetstream { key: "s3cr3t" }\n', "encryption at rest"),
     "jetstream_api_limits": ("jetstream { limits { max_ack_pending: 10 } }\n", "server-wide JetStream API limits"),
 }
@@ -140,6 +148,7 @@ max_payload: 2MB
 max_control_line: 8KB
 max_pending: 32MB
 max_connections: 100
+max_subscriptions: 1000
 ping_interval: "30s"
 ping_max: 3
 write_deadline: "5s"

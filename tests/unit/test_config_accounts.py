@@ -113,7 +113,7 @@ def test_errors(text: str, expected: list[str]) -> None:
     "text,feature",
     [
         ("accounts { A { msg_trace: { dest: x } } }", "message tracing (msg_trace)"),
-        ("accounts { A { limits: { max_connections: 1 } } }", "account limits (limits)"),
+        ("accounts { A { limits: { max_connections: 1 } } }", "account connection limits (max_connections)"),
     ],
 )
 def test_refused_by_name(text: str, feature: str) -> None:

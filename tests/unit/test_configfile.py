@@ -46,6 +46,8 @@ def loaded(text: str):  # type: ignore[no-untyped-def]
         ("max_pending: 1000000", "max_pending", 1000000),
         ("max_connections: 5", "max_connections", 5),
         ("max_conn: 0", "max_connections", -1),
+        ("max_subscriptions: 5", "max_subscriptions", 5),
+        ("max_subs: -1", "max_subscriptions", -1),
         ('ping_interval: "30s"', "ping_interval", 30.0),
         ("ping_interval: 45", "ping_interval", 45.0),
         ("ping_max: 4", "ping_max", 4),
@@ -114,6 +116,13 @@ def test_key_sets_option(text: str, attribute: str, value: object) -> None:
         ("leafnodes { port: x }", "f.conf:1:12: interface conversion: interface {} is string, not int64"),
         ("authorization { user: a, token: b }", "f.conf:1:0: Cannot have a user/pass and token"),
         ("zzz: 1", 'f.conf:1:0: unknown field "zzz"'),
+        ('max_subs: "x"', "f.conf:1:0: interface conversion: interface {} is string, not int64"),
+        ("accounts { A: { limits: 5 } }", "f.conf:1:16: Expected account limits to be a map/struct, got 5"),
+        ("accounts { A: { limits: { foo: 1 } } }", 'f.conf:1:26: Unknown field "foo" parsing account limits'),
+        (
+            'accounts { A: { limits: { max_subs: "x" } } }',
+            "f.conf:1:26: interface conversion: interface {} is string, not int64",
+        ),
     ],
 )
 def test_option_errors(text: str, error: str) -> None:
@@ -136,7 +145,9 @@ def test_integer_durations_warn() -> None:
 @pytest.mark.parametrize(
     "text,feature",
     [
-        ("accounts { A: { limits: {} } }", "account limits (limits)"),
+        ("accounts { A: { limits: { max_conn: 1 } } }", "account connection limits (max_conn)"),
+        ("accounts { A: { limits: { max_payload: 1 } } }", "account payload limits (max_payload)"),
+        ("accounts { A: { limits: { max_leafs: 1 } } }", "account leaf node limits (max_leafs)"),
         ("tls { }", "TLS without a certificate (cert_file)"),
         ('leafnodes { remotes: [ { url: "nats://x:1" } ] }', "leaf node connections (leafnodes { remotes })"),
         ('cluster { listen: "127.0.0.1:-1", tls: {} }', "TLS between routes (cluster { tls })"),
@@ -155,6 +166,16 @@ def test_refusals_name_the_feature(text: str, feature: str) -> None:
     assert not context.errors
     assert len(context.refusals) == 1 and feature in context.refusals[0]
     assert context.refusals[0].endswith("not supported by fakejs yet")
+
+
+@pytest.mark.parametrize(
+    "text,limit",
+    [("accounts { A: {} }", -1), ("accounts { A: { limits: { max_subs: 3 } } }", 3)],
+)
+def test_account_subscription_limit(text: str, limit: int) -> None:
+    result = loaded(text + "\n")
+    assert not result.context.failed, result.context
+    assert [(a.name, a.max_subscriptions) for a in result.options.accounts] == [("A", limit)]
 
 
 def test_listener_only_blocks_are_accepted_with_a_notice() -> None:

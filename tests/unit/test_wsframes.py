@@ -41,13 +41,15 @@ def test_compressed_message_is_inflated() -> None:
     assert codec(compression=True).feed(masked(2, payload, rsv=0x40)) == text
 
 
-def test_inflated_message_over_max_payload_is_refused() -> None:
+def test_inflated_message_over_max_payload_is_a_read_error() -> None:
+    """Its first max_payload bytes still reach the session; no close frame (nats-server skips the flush)."""
     deflater = zlib.compressobj(6, zlib.DEFLATED, -15)
     payload = (deflater.compress(b"x" * 5000) + deflater.flush(zlib.Z_SYNC_FLUSH))[:-4]
     with pytest.raises(LayerFailed) as failed:
         codec(compression=True).feed(masked(2, payload, rsv=0x40))
-    assert failed.value.reason == "Maximum Message Payload Exceeded"
-    assert failed.value.farewell[2:4] == struct.pack(">H", 1009)
+    assert (failed.value.reason, failed.value.log) == ("Read Error", "read error: maximum payload exceeded")
+    assert failed.value.farewell == b""
+    assert failed.value.passed == b"x" * 1024
 
 
 def test_output_compressed_only_above_the_threshold() -> None:

@@ -8,9 +8,10 @@ Follows nats-server's ``parseAccounts`` and ``parseJetStreamForAccount``
 boolean, ``enabled``/``disabled`` or a map of limits.  Errors carry
 nats-server's texts, positioned where it positions them (its messages about
 a whole ``users`` or ``jetstream`` value come without a position).  The
-simple form, a list of account names, is accepted too.  Keys an account may
-have that fakejs does not serve (account nkeys, limits, message tracing)
-are refused by name; ``mappings`` are read by :mod:`.mappings`.
+simple form, a list of account names, is accepted too.  Of an account's
+``limits`` fakejs serves ``max_subscriptions``.  Keys an account may have
+that fakejs does not serve (account nkeys, the other limits, message
+tracing) are refused by name; ``mappings`` are read by :mod:`.mappings`.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ from __future__ import annotations
 from typing import Any
 
 from fakejs.conf import Token
-from fakejs.core.account_config import AccountConfig, Export, Import, JetStreamLimits, Mapping
+from fakejs.core.account_config import NO_LIMIT, AccountConfig, Export, Import, JetStreamLimits, Mapping
 from fakejs.core.accounts import GLOBAL_ACCOUNT
 from fakejs.core.auth import decode_public_key
 from fakejs.core.configfile import exports
 from fakejs.core.configfile.authorization import parse_permissions, parse_users, with_permissions
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.mappings import parse_mappings
-from fakejs.core.configfile.values import go_type, go_value
+from fakejs.core.configfile.values import Mismatch, go_type, go_value, want
 from fakejs.core.options import ServerOptions
 from fakejs.core.users import Permissions, User
 
@@ -33,9 +34,18 @@ ACCOUNT_KEY_PREFIX = 0  # nkeys' prefix byte of an account's public key ("A...")
 
 # Account keys nats-server serves and fakejs does not: what to call them when refusing.
 REFUSED: dict[str, str] = {
-    "limits": "account limits",
     "msg_trace": "message tracing",
     "trace_dest": "message tracing",
+}
+
+# ``limits { ... }`` keys of an account that fakejs does not enforce: what to call them when refusing.
+REFUSED_LIMITS: dict[str, str] = {
+    "max_connections": "account connection limits",
+    "max_conn": "account connection limits",
+    "max_payload": "account payload limits",
+    "max_pay": "account payload limits",
+    "max_leafnodes": "account leaf node limits",
+    "max_leafs": "account leaf node limits",
 }
 
 # ``jetstream { ... }`` keys of an account: the limit each sets (sizes and counts are integers).
@@ -104,6 +114,7 @@ class _Parts:
         self.exports: tuple[Export, ...] = ()
         self.imports: tuple[Import, ...] = ()
         self.mappings: tuple[Mapping, ...] = ()
+        self.max_subscriptions = NO_LIMIT
 
 
 def _account(
@@ -139,7 +150,16 @@ def _account(
             continue
         taken.add(ident)
         kept.append(User(user.name, user.password, user.nkey, user.permissions, name, user.connection_types))
-    return AccountConfig(name, tuple(kept), parts.jetstream, {}, parts.exports, parts.imports, parts.mappings)
+    return AccountConfig(
+        name,
+        tuple(kept),
+        parts.jetstream,
+        {},
+        parts.exports,
+        parts.imports,
+        parts.mappings,
+        max_subscriptions=parts.max_subscriptions,
+    )
 
 
 def _account_key(key: str, value: Token, parts: _Parts, context: ConfigContext) -> None:
@@ -161,6 +181,8 @@ def _account_key(key: str, value: Token, parts: _Parts, context: ConfigContext) 
         parts.imports = exports.apply_imports(value, context)
     elif field in ("mappings", "maps"):
         parts.mappings = parse_mappings(value, context)
+    elif field == "limits":
+        _limits(value, parts, context)
     elif field == "nkey":
         nkey = value.value
         if not isinstance(nkey, str) or decode_public_key(nkey, ACCOUNT_KEY_PREFIX) is None:
@@ -171,6 +193,29 @@ def _account_key(key: str, value: Token, parts: _Parts, context: ConfigContext) 
         context.refuse(value, f"{REFUSED[field]} ({key})")
     else:
         context.unknown(key, value)
+
+
+def _limits(token: Token, parts: _Parts, context: ConfigContext) -> None:
+    """An account's ``limits { }`` (nats-server's ``parseAccountLimits``); a type error ends the block."""
+    if not isinstance(token.value, dict):
+        context.error(token, f"Expected account limits to be a map/struct, got {go_value(token)}")
+        return
+    try:
+        for key, item in token.value.items():
+            field = key.lower()
+            if field in ("max_subscriptions", "max_subs"):
+                parts.max_subscriptions = _go_int32(int(want(item, int)))
+            elif field in REFUSED_LIMITS:
+                want(item, int)
+                context.refuse(item, f"{REFUSED_LIMITS[field]} ({key})")
+            elif not item.used_variable:
+                context.error(item, f"Unknown field {_quote(key)} parsing account limits")
+    except Mismatch as mismatch:
+        context.error(mismatch.token, mismatch.message)
+
+
+def _go_int32(value: int) -> int:
+    return (value + 2**31) % 2**32 - 2**31
 
 
 def jetstream_limits(token: Token, context: ConfigContext) -> JetStreamLimits | None:

@@ -42,8 +42,6 @@ REFUSED: dict[str, str] = {
     "prof_block_rate": "the profiling port",
     "proxy_protocol": "the PROXY protocol",
     "proxies": "trusted proxies",
-    "max_subscriptions": "a maximum of subscriptions per client",
-    "max_subs": "a maximum of subscriptions per client",
     "max_sub_tokens": "a maximum of subject tokens",
     "max_subscription_tokens": "a maximum of subject tokens",
     "max_closed_clients": "a size for the closed connections list",

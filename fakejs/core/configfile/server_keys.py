@@ -153,6 +153,10 @@ def _max_connections(key: str, token: Token, options: ServerOptions, context: Co
     options.max_connections = int(want(token, int)) or -1
 
 
+def _max_subscriptions(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
+    options.max_subscriptions = int(want(token, int))
+
+
 def _ping_interval(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
     ns = duration("ping_interval", token, context)
     if ns is not None:
@@ -258,6 +262,8 @@ HANDLERS: dict[str, Handler] = {
     "max_pending": _max_pending,
     "max_connections": _max_connections,
     "max_conn": _max_connections,
+    "max_subscriptions": _max_subscriptions,
+    "max_subs": _max_subscriptions,
     "ping_interval": _ping_interval,
     "ping_max": _ping_max,
     "write_deadline": _write_deadline,
