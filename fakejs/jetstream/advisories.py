@@ -1,5 +1,12 @@
 """JetStream advisories: subjects and payloads, as nats-server publishes them.
 
+Every ``$JS.EVENT.ADVISORY.>`` message a JetStream sends is built here:
+stream actions (``STREAM.CREATED|UPDATED|DELETED.<stream>``), consumer
+actions and delivery events (``CONSUMER.*.<stream>.<consumer>``), abandoned
+atomic batches, and the ``API`` audit of each answered request.  They are
+published in the JetStream's own account, and nats-server's domain
+(``jetstream { domain }``) is named in each when one is set.
+
 Advisories are fire and forget: nothing is built unless someone listens on
 the subject.  Payload fields follow nats-server's struct order (a typed
 event header, then the advisory's own fields).  The JetStream and the
@@ -14,6 +21,7 @@ from typing import Any, Protocol
 
 from fakejs.core.clock import Clock
 from fakejs.core.router import Router
+from fakejs.core.session import ClientSession
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import dumps
 
@@ -32,6 +40,12 @@ class Publisher(Protocol):
 
     @property
     def account_name(self) -> str: ...
+
+    @property
+    def server_name(self) -> str: ...
+
+    @property
+    def domain(self) -> str: ...
 
     def nuid(self) -> str: ...
 
@@ -60,6 +74,11 @@ def _event(js: Publisher, kind: str) -> dict[str, Any]:
     return {"type": TYPE_PREFIX + kind, "id": js.nuid(), "timestamp": gotime.rfc3339(js.clock.time_ns())}
 
 
+def _domain(js: Publisher) -> dict[str, str]:
+    """nats-server's ``domain`` field (``omitempty``)."""
+    return {"domain": js.domain} if js.domain else {}
+
+
 def _send(js: Publisher, subject: str, build: Callable[[], dict[str, Any]]) -> None:
     if js.router.has_interest(subject):
         js.reply(subject, dumps(build()).encode())
@@ -67,6 +86,43 @@ def _send(js: Publisher, subject: str, build: Callable[[], dict[str, Any]]) -> N
 
 def _consumer_subject(consumer: AdvisedConsumer, kind: str) -> str:
     return f"{PREFIX}CONSUMER.{kind}.{consumer.stream.name}.{consumer.name}"
+
+
+# -- streams ----------------------------------------------------------------------------------
+
+# nats-server's ``ActionAdvisoryType`` values and the subject token of each.
+STREAM_ACTIONS = {"create": "CREATED", "modify": "UPDATED", "delete": "DELETED"}
+
+
+def stream_action(js: Publisher, stream: str, action: str) -> None:
+    """``io.nats.jetstream.advisory.v1.stream_action``: a stream was created, updated (``modify``) or deleted.
+
+    nats-server sends it before the API reply (a delete after the advisories
+    of the stream's consumers).
+    """
+    _send(
+        js,
+        f"{PREFIX}STREAM.{STREAM_ACTIONS[action]}.{stream}",
+        lambda: {**_event(js, "stream_action"), "stream": stream, "action": action, **_domain(js)},
+    )
+
+
+def batch_abandoned(js: Publisher, stream: str, batch_id: str, reason: str) -> None:
+    """An atomic batch was dropped (``timeout``, ``large``, ``incomplete`` or ``unsupported``)."""
+    _send(
+        js,
+        f"{PREFIX}STREAM.BATCH_ABANDONED.{stream}",
+        lambda: {
+            **_event(js, "stream_batch_abandoned"),
+            "stream": stream,
+            **_domain(js),
+            "batch": batch_id,
+            "reason": reason,
+        },
+    )
+
+
+# -- consumers --------------------------------------------------------------------------------
 
 
 def consumer_action(consumer: AdvisedConsumer, action: str) -> None:
@@ -80,6 +136,7 @@ def consumer_action(consumer: AdvisedConsumer, action: str) -> None:
             "stream": consumer.stream.name,
             "consumer": consumer.name,
             "action": action,
+            **_domain(js),
         },
     )
 
@@ -98,7 +155,7 @@ def terminated(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int,
         }
         if reason:
             doc["reason"] = reason
-        return doc
+        return {**doc, **_domain(js)}
 
     _send(js, _consumer_subject(consumer, "MSG_TERMINATED"), build)
 
@@ -115,6 +172,7 @@ def nak(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int) -> Non
             "consumer_seq": dseq,
             "stream_seq": sseq,
             "deliveries": deliveries,
+            **_domain(js),
         },
     )
 
@@ -130,24 +188,26 @@ def max_deliveries(consumer: AdvisedConsumer, sseq: int, deliveries: int) -> Non
             "consumer": consumer.name,
             "stream_seq": sseq,
             "deliveries": deliveries,
+            **_domain(js),
         },
     )
 
 
 def pause(consumer: AdvisedConsumer, paused: bool, until: gotime.GoTime | None) -> None:
     js = consumer.js
-
-    def build() -> dict[str, Any]:
-        doc: dict[str, Any] = {
+    _send(
+        js,
+        _consumer_subject(consumer, "PAUSE"),
+        lambda: {
             **_event(js, "consumer_pause"),
             "stream": consumer.stream.name,
             "consumer": consumer.name,
             "paused": paused,
-        }
-        doc["pause_until"] = until.text() if until is not None else gotime.ZERO_TIME
-        return doc
-
-    _send(js, _consumer_subject(consumer, "PAUSE"), build)
+            # A zero time.Time is not "empty" to Go's omitempty: it is always there.
+            "pause_until": until.text() if until is not None else gotime.ZERO_TIME,
+            **_domain(js),
+        },
+    )
 
 
 def pinned(consumer: AdvisedConsumer, group: str, pin_id: str) -> None:
@@ -160,6 +220,7 @@ def pinned(consumer: AdvisedConsumer, group: str, pin_id: str) -> None:
             "account": js.account_name,
             "stream": consumer.stream.name,
             "consumer": consumer.name,
+            **_domain(js),
             "group": group,
             "pinned_id": pin_id,
         },
@@ -176,22 +237,59 @@ def unpinned(consumer: AdvisedConsumer, group: str, reason: str) -> None:
             "account": js.account_name,
             "stream": consumer.stream.name,
             "consumer": consumer.name,
+            **_domain(js),
             "group": group,
             "reason": reason,
         },
     )
 
 
-def batch_abandoned(js: Publisher, stream: str, domain: str, batch_id: str, reason: str) -> None:
-    """An atomic batch was dropped (``timeout``, ``large``, ``incomplete`` or ``unsupported``)."""
-    _send(
-        js,
-        f"{PREFIX}STREAM.BATCH_ABANDONED.{stream}",
-        lambda: {
-            **_event(js, "stream_batch_abandoned"),
-            "stream": stream,
-            **({"domain": domain} if domain else {}),
-            "batch": batch_id,
-            "reason": reason,
-        },
-    )
+# -- API audit --------------------------------------------------------------------------------
+
+AUDIT_SUBJECT = PREFIX + "API"
+
+
+def api_audit(js: Publisher, subject: str, request: bytes, response: bytes, client: dict[str, Any]) -> None:
+    """``io.nats.jetstream.advisory.v1.api_audit``: one answered API request, sent after its reply.
+
+    ``client`` is the requester's ``ClientInfo`` (:func:`requester_info`).
+    """
+
+    def build() -> dict[str, Any]:
+        doc: dict[str, Any] = {**_event(js, "api_audit"), "server": js.server_name, "client": client}
+        doc["subject"] = subject
+        if request:
+            doc["request"] = request.decode("utf-8", "replace")
+        doc["response"] = response.decode("utf-8", "replace")
+        return {**doc, **_domain(js)}
+
+    if js.router.has_interest(AUDIT_SUBJECT):
+        js.reply(AUDIT_SUBJECT, dumps(build()).encode(), empty_reply=True)
+
+
+def requester_info(js: Publisher, origin: object, cluster: str = "") -> dict[str, Any]:
+    """nats-server's detailed ``ClientInfo`` of the client that sent an API request (empty fields left out).
+
+    A request that reached the JetStream through another account's import, or
+    from the server itself, names only the account and the server.
+    """
+    if not isinstance(origin, ClientSession) or origin.account.name != js.account_name:
+        return {"acc": js.account_name, "server": js.server_name, **({"cluster": cluster} if cluster else {})}
+    opts = origin.opts
+    info: dict[str, Any] = {"start": gotime.rfc3339(origin.started_ns)}
+    if origin.host:
+        info["host"] = origin.host
+    info["id"] = origin.cid
+    info["acc"] = origin.account.name
+    for key, option in (("user", "nkey"), ("user", "user"), ("name", "name"), ("lang", "lang"), ("ver", "version")):
+        if opts.get(option) and key not in info:
+            info[key] = str(opts[option])
+    rtt = int(origin.rtt * gotime.NS)
+    if rtt:
+        info["rtt"] = rtt
+    info["server"] = js.server_name
+    if cluster:
+        info["cluster"] = cluster
+    info["kind"] = origin.kind
+    info["client_type"] = "nats"
+    return info

@@ -5,7 +5,7 @@ request, checks ``Nats-Required-Api-Level``, runs the handler with the
 subject's named tokens and writes the reply: ``type`` first, then either
 the handler's fields or ``error`` plus the fields nats-server always
 includes for that response type.  It counts API calls and errors for
-``$JS.API.INFO`` and emits the audit advisory.  Requests a consumer hands
+``$JS.API.INFO`` and has the audit advisory sent (:func:`~fakejs.jetstream.advisories.api_audit`).  Requests a consumer hands
 over (see :data:`~fakejs.jetstream.api.routes.ROUTES`) are answered here too.
 The route table, and with it every handler and the domain they call, is
 imported by the first request: a server that starts with JetStream but
@@ -19,12 +19,10 @@ answers, so a missing one yields "no responders".
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.router import Subscription
-from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream import advisories
 from fakejs.jetstream.service import JetStream
@@ -38,7 +36,6 @@ if TYPE_CHECKING:
 # nats-server's ``jsDirectGetPre`` and ``jsRequestNextPre``: its API import lets these
 # through to the stream's or consumer's own subscription.
 DECLINED_PREFIXES = ("$JS.API.DIRECT.GET", "$JS.API.CONSUMER.MSG.NEXT.")
-AUDIT_SUBJECT = advisories.PREFIX + "API"
 
 # Fields nats-server marshals alongside "error" for each response type
 # (the non-pointer, non-omitempty fields of the response struct).
@@ -114,8 +111,9 @@ class JetStreamApi:
             return True  # swallowed, like the system account's import does
         from fakejs.jetstream.api.request import Request
 
+        request = Request(subject, reply, hdr, payload, on_invalid=self._invalid_request, origin=origin)
         with self.js.answering():
-            self._answer(route, Request(subject, reply, hdr, payload, on_invalid=self._invalid_request))
+            self._answer(route, request)
         return True
 
     def _invalid_request(self, subject: str, error: str) -> None:
@@ -190,26 +188,9 @@ class JetStreamApi:
         self.js.record_api_call(error)
         if request.reply:
             self.js.reply(request.reply, payload, request.reply_headers)
-        if self.js.router.has_interest(AUDIT_SUBJECT):
-            now = gotime.rfc3339(self.js.clock.time_ns())
-            self.js.reply(AUDIT_SUBJECT, self._audit_advisory(request, payload, now), empty_reply=True)
-
-    def _audit_advisory(self, request: Request, response: bytes, now: str) -> bytes:
-        """``io.nats.jetstream.advisory.v1.api_audit`` for one API call."""
-        server = self.js.server_name
-        doc = {
-            "type": "io.nats.jetstream.advisory.v1.api_audit",
-            "id": self.js.nuid(),
-            "timestamp": now,
-            "server": server,
-            "client": {"acc": self.js.account_name, "server": server},
-            "subject": request.subject,
-            "request": request.payload.decode("utf-8", "replace"),
-            "response": response.decode("utf-8", "replace"),
-        }
-        if self.js.domain:
-            doc["domain"] = self.js.domain
-        return json.dumps(doc, separators=(",", ":")).encode()
+        if self.js.router.has_interest(advisories.AUDIT_SUBJECT):
+            client = advisories.requester_info(self.js, request.origin, self.js.broker.cluster_name)
+            advisories.api_audit(self.js, request.subject, request.payload, payload, client)
 
     def _asset_answer(self, route: Route) -> Callable[[Consumer, str, bytes | None, bytes], None]:
         """The answer to a request a consumer hands over: not counted, sent with an empty reply-to."""

@@ -26,6 +26,8 @@ class Request:
     reply_headers: bytes | None = None  # set by a handler whose reply carries headers
     # Told (subject, error) when the body fails the strict decoding: nats-server warns of it.
     on_invalid: Callable[[str, str], None] | None = None
+    # The client that sent it (a session), for the audit advisory; None when the server asks itself.
+    origin: object = None
 
     def check_level(self) -> None:
         """Refuse a request that needs a higher API level than the server's."""

@@ -27,6 +27,7 @@ from fakejs.core.options import API_LEVEL
 from fakejs.core.router import EMPTY_REPLY, Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
+from fakejs.jetstream import advisories
 from fakejs.jetstream.service import banner, limits
 from fakejs.jetstream.service.persistence import Persistence
 from fakejs.jetstream.service.server_limits import server_limits
@@ -372,7 +373,9 @@ class JetStream:
             raise api_error("JSStreamSubjectOverlapErr")
         if self.clustered is not None:
             self.clustered.place_stream(checked["name"], checked)
-        return self._create_stream(checked)
+        stream = self._create_stream(checked)
+        advisories.stream_action(self, stream.name, "create")
+        return stream
 
     def update_stream(self, name: str, config: StreamConfig, pedantic: bool) -> Stream:
         """``STREAM.UPDATE`` with a checked config: what may change, within resources and consumer limits."""
@@ -397,12 +400,14 @@ class JetStream:
         stream_transforms.prepare_update(checked)
         stream.update(checked)
         self.persistence.config_changed(stream)
+        advisories.stream_action(self, name, "modify")
         return stream
 
     def delete_stream(self, stream: Stream) -> None:
         for consumer in list(stream.consumers.values()):
             consumer.delete()
             self.persistence.consumer_closed(stream, consumer)
+        advisories.stream_action(self, stream.name, "delete")
         stream.close(deleted=True)
         self.streams.pop(stream.name, None)
         self.persistence.stream_deleted(stream)
