@@ -122,6 +122,21 @@ def batch_abandoned(js: Publisher, stream: str, batch_id: str, reason: str) -> N
     )
 
 
+def stream_leader_elected(js: Publisher, stream: str, leader: str, replicas: list[dict[str, Any]]) -> None:
+    """``io.nats.jetstream.advisory.v1.stream_leader_elected``: a replicated stream has a new leader (clustered)."""
+    _send(
+        js,
+        f"{PREFIX}STREAM.LEADER_ELECTED.{stream}",
+        lambda: {
+            **_event(js, "stream_leader_elected"),
+            "stream": stream,
+            "leader": leader,
+            "replicas": replicas,
+            **_domain(js),
+        },
+    )
+
+
 # -- consumers --------------------------------------------------------------------------------
 
 
@@ -244,6 +259,24 @@ def unpinned(consumer: AdvisedConsumer, group: str, reason: str) -> None:
     )
 
 
+def consumer_leader_elected(
+    js: Publisher, stream: str, consumer: str, leader: str, replicas: list[dict[str, Any]]
+) -> None:
+    """``io.nats.jetstream.advisory.v1.consumer_leader_elected``: a replicated consumer has a new leader."""
+    _send(
+        js,
+        f"{PREFIX}CONSUMER.LEADER_ELECTED.{stream}.{consumer}",
+        lambda: {
+            **_event(js, "consumer_leader_elected"),
+            "stream": stream,
+            "consumer": consumer,
+            "leader": leader,
+            "replicas": replicas,
+            **_domain(js),
+        },
+    )
+
+
 # -- API audit --------------------------------------------------------------------------------
 
 AUDIT_SUBJECT = PREFIX + "API"
@@ -267,14 +300,15 @@ def api_audit(js: Publisher, subject: str, request: bytes, response: bytes, clie
         js.reply(AUDIT_SUBJECT, dumps(build()).encode(), empty_reply=True)
 
 
-def requester_info(js: Publisher, origin: object, cluster: str = "") -> dict[str, Any]:
+def requester_info(js: Publisher, origin: object) -> dict[str, Any]:
     """nats-server's detailed ``ClientInfo`` of the client that sent an API request (empty fields left out).
 
-    A request that reached the JetStream through another account's import, or
-    from the server itself, names only the account and the server.
+    ``server`` and ``cluster`` are those of the server the client is connected
+    to.  A request that reached the JetStream through another account's
+    import, or from the server itself, names only the account and the server.
     """
     if not isinstance(origin, ClientSession) or origin.account.name != js.account_name:
-        return {"acc": js.account_name, "server": js.server_name, **({"cluster": cluster} if cluster else {})}
+        return {"acc": js.account_name, "server": js.server_name}
     opts = origin.opts
     info: dict[str, Any] = {"start": gotime.rfc3339(origin.started_ns)}
     if origin.host:
@@ -287,7 +321,8 @@ def requester_info(js: Publisher, origin: object, cluster: str = "") -> dict[str
     rtt = int(origin.rtt * gotime.NS)
     if rtt:
         info["rtt"] = rtt
-    info["server"] = js.server_name
+    info["server"] = str(getattr(origin.broker, "name", js.server_name))
+    cluster = str(getattr(origin.broker, "cluster_name", ""))
     if cluster:
         info["cluster"] = cluster
     info["kind"] = origin.kind

@@ -54,6 +54,18 @@ ERROR_EXTRAS: dict[str, dict[str, Any]] = {
 # The requests a cluster answers "offline" for an asset whose server shut down in order.
 OFFLINE_ANSWERED = frozenset({"stream_info_response", "consumer_info_response"})
 
+# The requests a cluster carries out through its meta layer (and a replicated stream's purge):
+# nats-server answers them where they were proposed, and its audit advisory leaves the request out.
+PROPOSED = frozenset(
+    {
+        "stream_create_response",
+        "stream_update_response",
+        "stream_delete_response",
+        "consumer_create_response",
+        "consumer_delete_response",
+    }
+)
+
 
 def encode(doc: dict[str, Any]) -> bytes:
     return dumps(doc).encode()
@@ -131,7 +143,7 @@ class JetStreamApi:
             from fakejs.jetstream.errors import api_error
 
             offline = api_error("JSConsumerOfflineErr" if consumer else "JSStreamOfflineErr")
-            self._reply(request, error_doc(route, offline), error=True)
+            self._reply(route, request, error_doc(route, offline), error=True)
         return True
 
     def _answer(self, route: Route, request: Request) -> None:
@@ -148,7 +160,7 @@ class JetStreamApi:
                 request.check_level()
             body = route.call(self.js, request)
         except ApiError as error:
-            self._reply(request, error_doc(route, error), error=True)
+            self._reply(route, request, error_doc(route, error), error=True)
             return
         except Exception as exc:
             # A fakejs bug: answer, so the client sees it at once instead of timing out, then
@@ -161,7 +173,7 @@ class JetStreamApi:
             if request.reply:
                 self.js.reply(request.reply, encode({"type": route.response, **body.fields}))
             return
-        self._reply(request, {"type": route.response, **body}, error=False)
+        self._reply(route, request, {"type": route.response, **body}, error=False)
         return
 
     def _fault_ignores(self, subject: str) -> bool:
@@ -178,7 +190,7 @@ class JetStreamApi:
 
         raise api_error(API_FAILURES[hit.args.get("error", "unavailable")])
 
-    def _reply(self, request: Request, doc: dict[str, Any], error: bool) -> None:
+    def _reply(self, route: Route, request: Request, doc: dict[str, Any], error: bool) -> None:
         faults = self.js.broker.faults
         if faults:
             hit = faults.fire("api.reply", subject=request.subject)
@@ -189,8 +201,21 @@ class JetStreamApi:
         if request.reply:
             self.js.reply(request.reply, payload, request.reply_headers)
         if self.js.router.has_interest(advisories.AUDIT_SUBJECT):
-            client = advisories.requester_info(self.js, request.origin, self.js.broker.cluster_name)
-            advisories.api_audit(self.js, request.subject, request.payload, payload, client)
+            client = advisories.requester_info(self.js, request.origin)
+            shown = b"" if not error and self._proposed(route, request) else request.payload
+            advisories.api_audit(self.js, request.subject, shown, payload, client)
+
+    def _proposed(self, route: Route, request: Request) -> bool:
+        """Whether a cluster carried the request out as a proposal (see :data:`PROPOSED`)."""
+        clustered = self.js.clustered
+        if clustered is None:
+            return False
+        if route.response_type in PROPOSED:
+            return True
+        if route.response_type != "stream_purge_response":
+            return False
+        group = clustered.stream_group(route.bind(request.subject).get("stream", ""))
+        return group is not None and len(group.replicas) > 1
 
     def _asset_answer(self, route: Route) -> Callable[[Consumer, str, bytes | None, bytes], None]:
         """The answer to a request a consumer hands over: not counted, sent with an empty reply-to."""

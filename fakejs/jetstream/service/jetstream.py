@@ -374,7 +374,10 @@ class JetStream:
         if self.clustered is not None:
             self.clustered.place_stream(checked["name"], checked)
         stream = self._create_stream(checked)
-        advisories.stream_action(self, stream.name, "create")
+        if self.clustered is None:
+            advisories.stream_action(self, stream.name, "create")
+        else:  # a cluster's new stream is announced by its leader once the create is answered
+            self.after_answer(lambda: advisories.stream_action(self, stream.name, "create"))
         return stream
 
     def update_stream(self, name: str, config: StreamConfig, pedantic: bool) -> Stream:
@@ -488,9 +491,12 @@ class JetStream:
         if config["num_replicas"] > 1 and self.clustered is None:
             raise api_error("JSStreamReplicasNotSupportedErr")
         stream = self.lookup(stream_name)
+        known = set(stream.consumers)
         consumer, identity = self.consumer_admin.create(stream, config, action, pedantic, asked_identity)
-        if self.clustered is not None:
-            self.clustered.consumer_created(consumer, stream.config["storage"])
+        if consumer.name not in known:
+            if self.clustered is not None:  # its group first: a replicated consumer's leader speaks before it
+                self.clustered.consumer_created(consumer, stream.config["storage"])
+            advisories.consumer_action(consumer, "create")
         return consumer, identity
 
     def remove_consumer(self, stream: Stream, consumer: StreamConsumer) -> None:
