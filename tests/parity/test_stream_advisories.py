@@ -153,6 +153,8 @@ async def test_stream_lifecycle_advisories_and_their_audits(target: Target) -> N
         reply, audit = await wire.request(subject, body)
         assert json.loads(reply.payload)["type"] == "io.nats.jetstream.api.v1." + response_type
         assert audit_shape(audit, reply) == expected_audit(subject, body)
+    # Go's JSON: the request and reply, strings in the audit, have their "<>&" escaped.
+    assert b'\\"s.\\u003e\\"' in wire.audits()[0].payload, wire.audits()[0].payload
     assert await wire.actions_until(6) == [
         stream_action("S", "create"),
         stream_action("S", "modify"),
