@@ -3,7 +3,9 @@
 Every ``$JS.EVENT.ADVISORY.>`` message a JetStream sends is built here:
 stream actions (``STREAM.CREATED|UPDATED|DELETED.<stream>``), consumer
 actions and delivery events (``CONSUMER.*.<stream>.<consumer>``), abandoned
-atomic batches, and the ``API`` audit of each answered request.  They are
+atomic batches, leader elections in a cluster, and the ``API`` audit of
+each answered request -- and the sampled ack metric of a consumer with
+``sample_freq`` (``$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>``).  They are
 published in the JetStream's own account, and nats-server's domain
 (``jetstream { domain }``) is named in each when one is set.
 
@@ -16,7 +18,8 @@ imports nothing of the layers that call it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from fakejs.core.clock import Clock
@@ -27,6 +30,8 @@ from fakejs.gocompat.gojson import dumps
 
 PREFIX = "$JS.EVENT.ADVISORY."
 TYPE_PREFIX = "io.nats.jetstream.advisory.v1."
+ACK_METRIC_PREFIX = "$JS.EVENT.METRIC.CONSUMER.ACK."
+ACK_METRIC_TYPE = "io.nats.jetstream.metric.v1.consumer_ack"
 
 
 class Publisher(Protocol):
@@ -47,6 +52,9 @@ class Publisher(Protocol):
     @property
     def domain(self) -> str: ...
 
+    @property
+    def rng(self) -> random.Random: ...
+
     def nuid(self) -> str: ...
 
     def reply(self, subject: str, payload: bytes, hdr: bytes | None = None, empty_reply: bool = False) -> None: ...
@@ -58,10 +66,13 @@ class Named(Protocol):
 
 
 class AdvisedConsumer(Protocol):
-    """A consumer an advisory is about: its name, its stream's name, its JetStream."""
+    """A consumer an advisory is about: its name, its config, its stream's name, its JetStream."""
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def config(self) -> Mapping[str, Any]: ...
 
     @property
     def stream(self) -> Named: ...
@@ -202,6 +213,40 @@ def max_deliveries(consumer: AdvisedConsumer, sseq: int, deliveries: int) -> Non
             "stream": consumer.stream.name,
             "consumer": consumer.name,
             "stream_seq": sseq,
+            "deliveries": deliveries,
+            **_domain(js),
+        },
+    )
+
+
+def _sampled(consumer: AdvisedConsumer) -> bool:
+    """nats-server's ``shouldSample``: ``sample_freq`` percent of the acks (all from 100 on)."""
+    text = str(consumer.config.get("sample_freq") or "").removesuffix("%")
+    frequency = int(text) if text.isdigit() else 0
+    if frequency <= 0:
+        return False
+    return frequency >= 100 or consumer.js.rng.randrange(100) <= frequency
+
+
+def ack_sample(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int, delivered_ns: int) -> None:
+    """``io.nats.jetstream.metric.v1.consumer_ack`` on ``$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>``:
+    a sampled ack, with the nanoseconds since the message was delivered (``ack_time``)."""
+    if not _sampled(consumer):
+        return
+    js = consumer.js
+    now = js.clock.time_ns()
+    _send(
+        js,
+        f"{ACK_METRIC_PREFIX}{consumer.stream.name}.{consumer.name}",
+        lambda: {
+            "type": ACK_METRIC_TYPE,
+            "id": js.nuid(),
+            "timestamp": gotime.rfc3339(now),
+            "stream": consumer.stream.name,
+            "consumer": consumer.name,
+            "consumer_seq": dseq,
+            "stream_seq": sseq,
+            "ack_time": now - delivered_ns,
             "deliveries": deliveries,
             **_domain(js),
         },

@@ -12,7 +12,10 @@ nats-server publishes, in the account of the stream:
 * ``$JS.EVENT.ADVISORY.API`` (``api_audit``) after every API reply, with
   an empty reply-to in its ``MSG`` line: the server's name, the requester's
   client info, the subject, the request (left out when empty) and the reply
-  exactly as sent.
+  exactly as sent;
+* ``$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>`` (``consumer_ack``
+  metric) for the explicit acks a consumer with ``sample_freq`` samples
+  (all of them at 100%), with ``ack_time`` the nanoseconds since delivery.
 
 Ids, timestamps, server names, the client's id and RTT differ between any
 two runs; they are replaced by placeholders before comparing.
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import nats
+from nats.js.api import ConsumerConfig
 
 from tests.harness.configured import configured_servers
 from tests.harness.raw import RawClient
@@ -230,3 +234,43 @@ async def test_a_client_watching_advisories_hears_of_the_stream_it_creates(targe
             seen.append(await watching.next_msg(timeout=WAIT))
     finally:
         await nc.close()
+
+
+METRIC = "$JS.EVENT.METRIC.CONSUMER.ACK."
+
+
+async def _acked_twice(target: Target, **consumer: Any) -> list[Any]:
+    """Two messages fetched by a pull consumer: the first acked, the second nak'ed; what ``$JS.EVENT.>`` heard."""
+    nc = await nats.connect(target.url)
+    try:
+        heard = await nc.subscribe("$JS.EVENT.>")
+        js = nc.jetstream()
+        await js.add_stream(name="S", subjects=["s.>"], storage="memory")
+        for n in range(2):
+            await js.publish("s.x", str(n).encode())
+        sub = await js.pull_subscribe("s.x", durable="C", stream="S", config=ConsumerConfig(**consumer))
+        first, second = await sub.fetch(2, timeout=WAIT)
+        await first.ack_sync()
+        await second.nak()
+        events = []
+        while not any(m.subject.startswith(ADVISORY + "CONSUMER.MSG_NAKED.") for m in events):
+            events.append(await heard.next_msg(timeout=WAIT))
+        return [m for m in events if m.subject.startswith((METRIC, ADVISORY + "CONSUMER.MSG_NAKED."))]
+    finally:
+        await nc.close()
+
+
+async def test_a_sampled_ack_is_measured(target: Target) -> None:
+    metric, naked = await _acked_twice(target, sample_freq="100%")
+    assert metric.subject == METRIC + "S.C" and naked.subject == ADVISORY + "CONSUMER.MSG_NAKED.S.C"
+    doc = json.loads(metric.data)
+    assert isinstance(doc["ack_time"], int) and doc["ack_time"] > 0, doc
+    text = re.sub(r'"ack_time":\d+', '"ack_time":"<ns>"', _TIMESTAMP.sub('"timestamp":"<ts>"', metric.data.decode()))
+    assert _ID.sub('"id":"<id>"', text) == (
+        '{"type":"io.nats.jetstream.metric.v1.consumer_ack","id":"<id>","timestamp":"<ts>","stream":"S",'
+        '"consumer":"C","consumer_seq":1,"stream_seq":1,"ack_time":"<ns>","deliveries":1}'
+    )
+
+
+async def test_acks_are_not_measured_without_a_sample_frequency(target: Target) -> None:
+    assert [m.subject for m in await _acked_twice(target)] == [ADVISORY + "CONSUMER.MSG_NAKED.S.C"]
