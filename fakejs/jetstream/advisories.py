@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from fakejs.core.clock import Clock
-from fakejs.core.router import Router
+from fakejs.core.router import EMPTY_REPLY, Router
 from fakejs.core.session import ClientSession
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import dumps
@@ -54,6 +54,9 @@ class Publisher(Protocol):
 
     @property
     def rng(self) -> random.Random: ...
+
+    @property
+    def system_router(self) -> Router | None: ...
 
     def nuid(self) -> str: ...
 
@@ -90,9 +93,25 @@ def _domain(js: Publisher) -> dict[str, str]:
     return {"domain": js.domain} if js.domain else {}
 
 
-def _send(js: Publisher, subject: str, build: Callable[[], dict[str, Any]]) -> None:
+def _send(js: Publisher, subject: str, build: Callable[[], dict[str, Any]], empty_reply: bool = False) -> None:
+    """Publish in the JetStream's account; ``empty_reply``: as nats-server's ``publishAdvisory`` does (see
+    :data:`fakejs.core.router.EMPTY_REPLY`), the others leave through a stream's or consumer's send queue."""
     if js.router.has_interest(subject):
-        js.reply(subject, dumps(build()).encode())
+        js.reply(subject, dumps(build()).encode(), empty_reply=empty_reply)
+
+
+def _send_with_system_copy(js: Publisher, subject: str, build: Callable[[], dict[str, Any]]) -> None:
+    """Publish in the JetStream's account (unless it is the system account), then in the system account
+    with the ``account`` named after the timestamp, as nats-server does for batches and elections."""
+    system = js.system_router
+    if system is not js.router:
+        _send(js, subject, build, empty_reply=True)
+    if system is None or not system.has_interest(subject):
+        return
+    doc = build()
+    head = {key: doc.pop(key) for key in ("type", "id", "timestamp")}
+    payload = dumps({**head, "account": js.account_name, **doc}).encode()
+    system.publish(subject, EMPTY_REPLY, None, payload)
 
 
 def _consumer_subject(consumer: AdvisedConsumer, kind: str) -> str:
@@ -120,7 +139,7 @@ def stream_action(js: Publisher, stream: str, action: str) -> None:
 
 def batch_abandoned(js: Publisher, stream: str, batch_id: str, reason: str) -> None:
     """An atomic batch was dropped (``timeout``, ``large``, ``incomplete`` or ``unsupported``)."""
-    _send(
+    _send_with_system_copy(
         js,
         f"{PREFIX}STREAM.BATCH_ABANDONED.{stream}",
         lambda: {
@@ -135,7 +154,7 @@ def batch_abandoned(js: Publisher, stream: str, batch_id: str, reason: str) -> N
 
 def stream_leader_elected(js: Publisher, stream: str, leader: str, replicas: list[dict[str, Any]]) -> None:
     """``io.nats.jetstream.advisory.v1.stream_leader_elected``: a replicated stream has a new leader (clustered)."""
-    _send(
+    _send_with_system_copy(
         js,
         f"{PREFIX}STREAM.LEADER_ELECTED.{stream}",
         lambda: {
@@ -308,7 +327,7 @@ def consumer_leader_elected(
     js: Publisher, stream: str, consumer: str, leader: str, replicas: list[dict[str, Any]]
 ) -> None:
     """``io.nats.jetstream.advisory.v1.consumer_leader_elected``: a replicated consumer has a new leader."""
-    _send(
+    _send_with_system_copy(
         js,
         f"{PREFIX}CONSUMER.LEADER_ELECTED.{stream}.{consumer}",
         lambda: {

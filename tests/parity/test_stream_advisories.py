@@ -15,7 +15,10 @@ nats-server publishes, in the account of the stream:
   exactly as sent;
 * ``$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>`` (``consumer_ack``
   metric) for the explicit acks a consumer with ``sample_freq`` samples
-  (all of them at 100%), with ``ack_time`` the nanoseconds since delivery.
+  (all of them at 100%), with ``ack_time`` the nanoseconds since delivery;
+* an abandoned atomic batch on ``STREAM.BATCH_ABANDONED.<stream>`` in the
+  stream's account and, naming the ``account``, in the system account, both
+  with an empty reply-to.
 
 Ids, timestamps, server names, the client's id and RTT differ between any
 two runs; they are replaced by placeholders before comparing.
@@ -274,3 +277,37 @@ async def test_a_sampled_ack_is_measured(target: Target) -> None:
 
 async def test_acks_are_not_measured_without_a_sample_frequency(target: Target) -> None:
     assert [m.subject for m in await _acked_twice(target)] == [ADVISORY + "CONSUMER.MSG_NAKED.S.C"]
+
+
+SYSTEM = """
+accounts {
+  A { users: [ {user: a, password: a} ], jetstream: enabled }
+  SYS { users: [ {user: sys, password: sys} ] }
+}
+system_account: SYS
+"""
+
+
+def batch_message(seq: int) -> bytes:
+    header = b"NATS/1.0\r\nNats-Batch-Id: G\r\nNats-Batch-Sequence: %d\r\n\r\n" % seq
+    return b"HPUB s.a _R.b %d %d\r\n%s\r\n" % (len(header), len(header), header)
+
+
+async def test_an_abandoned_batch_is_told_to_the_system_account_too(target_kind: str, tmp_path: Path) -> None:
+    async with configured_servers(target_kind, tmp_path, Settings()) as start:
+        target = await start(SYSTEM)
+        in_a = await Watcher.watching(target, **{"user": "a", "pass": "a"})
+        in_sys = await Watcher.watching(target, **{"user": "sys", "pass": "sys"})
+        atomic = json.dumps({"name": "S", "subjects": ["s.>"], "storage": "memory", "allow_atomic": True}).encode()
+        await in_a.request("$JS.API.STREAM.CREATE.S", atomic)
+        await in_a.send(batch_message(1) + batch_message(3))  # a gap: the batch is incomplete
+        subject = ADVISORY + "STREAM.BATCH_ABANDONED.S"
+        body = '"stream":"S","batch":"G","reason":"incomplete"}'
+        head = f'{{"type":"{TYPE}stream_batch_abandoned","id":"<id>","timestamp":"<ts>",'
+        for wire, expected in ((in_a, head + body), (in_sys, head + '"account":"A",' + body)):
+            await wire.until(lambda w=wire: any(f.subject == subject for f in w.frames), subject)
+            frame = next(f for f in wire.frames if f.subject == subject)
+            assert frame.raw.startswith(b"MSG " + subject.encode() + b" 1  "), frame.raw[:80]  # empty reply-to
+            assert action_text(frame) == f"{subject} {expected}"
+        await in_a.close()
+        await in_sys.close()

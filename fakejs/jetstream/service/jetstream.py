@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.account_config import JetStreamLimits
-from fakejs.core.options import API_LEVEL
+from fakejs.core.options import API_LEVEL, SYSTEM_ACCOUNT
 from fakejs.core.router import EMPTY_REPLY, Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
@@ -274,6 +274,13 @@ class JetStream:
         reply-to field (see :data:`fakejs.core.router.EMPTY_REPLY`).
         """
         self.router.publish(subject, EMPTY_REPLY if empty_reply else "", hdr, payload, None)
+
+    @property
+    def system_router(self) -> Router | None:
+        """The system account's router (where nats-server copies some advisories), if the server has one."""
+        options = self.broker.options
+        account = self.broker.accounts.get(options.system_account or SYSTEM_ACCOUNT)
+        return account.router if account is not None else None
 
     # -- account information ----------------------------------------------------------------
 
