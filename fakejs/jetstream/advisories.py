@@ -346,14 +346,17 @@ def consumer_leader_elected(
 AUDIT_SUBJECT = PREFIX + "API"
 
 
-def api_audit(js: Publisher, subject: str, request: bytes, response: bytes, client: dict[str, Any]) -> None:
+def api_audit(
+    js: Publisher, subject: str, request: bytes, response: bytes, client: dict[str, Any], server: str = ""
+) -> None:
     """``io.nats.jetstream.advisory.v1.api_audit``: one answered API request, sent after its reply.
 
-    ``client`` is the requester's ``ClientInfo`` (:func:`requester_info`).
+    ``client`` is the requester's ``ClientInfo`` (:func:`requester_info`); ``server`` the server that
+    answered (in a cluster, the leader of the stream or consumer asked about), the JetStream's by default.
     """
 
     def build() -> dict[str, Any]:
-        doc: dict[str, Any] = {**_event(js, "api_audit"), "server": js.server_name, "client": client}
+        doc: dict[str, Any] = {**_event(js, "api_audit"), "server": server or js.server_name, "client": client}
         doc["subject"] = subject
         if request:
             doc["request"] = request.decode("utf-8", "replace")

@@ -158,6 +158,7 @@ class JetStreamApi:
                 return
             if route.level_first:
                 request.check_level()
+            request.answered_by = self._answerer(route, request)
             body = route.call(self.js, request)
         except ApiError as error:
             self._reply(route, request, error_doc(route, error), error=True)
@@ -203,7 +204,19 @@ class JetStreamApi:
         if self.js.router.has_interest(advisories.AUDIT_SUBJECT):
             client = advisories.requester_info(self.js, request.origin)
             shown = b"" if not error and self._proposed(route, request) else request.payload
-            advisories.api_audit(self.js, request.subject, shown, payload, client)
+            server = request.answered_by or self._answerer(route, request)
+            advisories.api_audit(self.js, request.subject, shown, payload, client, server)
+
+    def _answerer(self, route: Route, request: Request) -> str:
+        """In a cluster, the server that answers about a stream or consumer: its leader when the request
+        arrives (the new one for a create), "" elsewhere."""
+        clustered = self.js.clustered
+        if clustered is None:
+            return ""
+        tokens = route.bind(request.subject)
+        stream, consumer = tokens.get("stream", ""), tokens.get("consumer", "")
+        group = clustered.consumer_group(stream, consumer) if consumer else clustered.stream_group(stream)
+        return group.leader if group is not None else ""
 
     def _proposed(self, route: Route, request: Request) -> bool:
         """Whether a cluster carried the request out as a proposal (see :data:`PROPOSED`)."""
