@@ -11,8 +11,8 @@ Facts pinned (nats-server 2.15.1), as a client of ``n1`` sees them:
   and again after a leader step-down; a single-replica one has no election;
 - ``STREAM.CREATED`` / ``UPDATED`` / ``DELETED`` and ``CONSUMER.CREATED``
   as on a single server;
-- the API audit names the requester's server and cluster in its client
-  info, and leaves the request out of what the cluster carries out through
+- the API audit names the server that answered (a stream's leader for its
+  info), the requester's server and cluster in its client info, and leaves the request out of what the cluster carries out through
   its meta layer (stream create, update and delete, consumer create), not
   out of a stream info.
 
@@ -150,7 +150,9 @@ async def test_replicated_stream_and_consumer_elections(js_cluster: Cluster, wat
     assert_audit(await watch.audit_of(f"$JS.API.STREAM.CREATE.{name}"), f"$JS.API.STREAM.CREATE.{name}", False)
 
     await api(nc, f"$JS.API.STREAM.INFO.{name}", {})
-    assert_audit(await watch.audit_of(f"$JS.API.STREAM.INFO.{name}"), f"$JS.API.STREAM.INFO.{name}", True)
+    info_audit = await watch.audit_of(f"$JS.API.STREAM.INFO.{name}")
+    assert_audit(info_audit, f"$JS.API.STREAM.INFO.{name}", True)
+    assert info_audit["server"] == reply["cluster"]["leader"]  # the stream's leader answers
 
     await api(nc, f"$JS.API.CONSUMER.CREATE.{name}.D", {"stream_name": name, "config": {"durable_name": "D"}})
     consumer_elected = await watch.first(f"{ADVISORY}CONSUMER.LEADER_ELECTED.{name}.D")
