@@ -5,7 +5,8 @@ request, checks ``Nats-Required-Api-Level``, runs the handler with the
 subject's named tokens and writes the reply: ``type`` first, then either
 the handler's fields or ``error`` plus the fields nats-server always
 includes for that response type.  It counts API calls and errors for
-``$JS.API.INFO`` and has the audit advisory sent (:func:`~fakejs.jetstream.advisories.api_audit`).  Requests a consumer hands
+``$JS.API.INFO`` and has the audit advisory sent
+(:func:`~fakejs.jetstream.advisories.api_audit`).  Requests a consumer hands
 over (see :data:`~fakejs.jetstream.api.routes.ROUTES`) are answered here too.
 The route table, and with it every handler and the domain they call, is
 imported by the first request: a server that starts with JetStream but
