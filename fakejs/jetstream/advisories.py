@@ -1,5 +1,14 @@
 """JetStream advisories: subjects and payloads, as nats-server publishes them.
 
+Every ``$JS.EVENT.ADVISORY.>`` message a JetStream sends is built here:
+stream actions (``STREAM.CREATED|UPDATED|DELETED.<stream>``), consumer
+actions and delivery events (``CONSUMER.*.<stream>.<consumer>``), abandoned
+atomic batches, leader elections in a cluster, and the ``API`` audit of
+each answered request -- and the sampled ack metric of a consumer with
+``sample_freq`` (``$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>``).  They are
+published in the JetStream's own account, and nats-server's domain
+(``jetstream { domain }``) is named in each when one is set.
+
 Advisories are fire and forget: nothing is built unless someone listens on
 the subject.  Payload fields follow nats-server's struct order (a typed
 event header, then the advisory's own fields).  The JetStream and the
@@ -9,16 +18,20 @@ imports nothing of the layers that call it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from fakejs.core.clock import Clock
-from fakejs.core.router import Router
+from fakejs.core.router import EMPTY_REPLY, Router
+from fakejs.core.session import ClientSession
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import dumps
 
 PREFIX = "$JS.EVENT.ADVISORY."
 TYPE_PREFIX = "io.nats.jetstream.advisory.v1."
+ACK_METRIC_PREFIX = "$JS.EVENT.METRIC.CONSUMER.ACK."
+ACK_METRIC_TYPE = "io.nats.jetstream.metric.v1.consumer_ack"
 
 
 class Publisher(Protocol):
@@ -33,6 +46,18 @@ class Publisher(Protocol):
     @property
     def account_name(self) -> str: ...
 
+    @property
+    def server_name(self) -> str: ...
+
+    @property
+    def domain(self) -> str: ...
+
+    @property
+    def rng(self) -> random.Random: ...
+
+    @property
+    def system_router(self) -> Router | None: ...
+
     def nuid(self) -> str: ...
 
     def reply(self, subject: str, payload: bytes, hdr: bytes | None = None, empty_reply: bool = False) -> None: ...
@@ -44,10 +69,13 @@ class Named(Protocol):
 
 
 class AdvisedConsumer(Protocol):
-    """A consumer an advisory is about: its name, its stream's name, its JetStream."""
+    """A consumer an advisory is about: its name, its config, its stream's name, its JetStream."""
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def config(self) -> Mapping[str, Any]: ...
 
     @property
     def stream(self) -> Named: ...
@@ -60,13 +88,86 @@ def _event(js: Publisher, kind: str) -> dict[str, Any]:
     return {"type": TYPE_PREFIX + kind, "id": js.nuid(), "timestamp": gotime.rfc3339(js.clock.time_ns())}
 
 
-def _send(js: Publisher, subject: str, build: Callable[[], dict[str, Any]]) -> None:
+def _domain(js: Publisher) -> dict[str, str]:
+    """nats-server's ``domain`` field (``omitempty``)."""
+    return {"domain": js.domain} if js.domain else {}
+
+
+def _send(js: Publisher, subject: str, build: Callable[[], dict[str, Any]], empty_reply: bool = False) -> None:
+    """Publish in the JetStream's account; ``empty_reply``: as nats-server's ``publishAdvisory`` does (see
+    :data:`fakejs.core.router.EMPTY_REPLY`), the others leave through a stream's or consumer's send queue."""
     if js.router.has_interest(subject):
-        js.reply(subject, dumps(build()).encode())
+        js.reply(subject, dumps(build()).encode(), empty_reply=empty_reply)
+
+
+def _send_with_system_copy(js: Publisher, subject: str, build: Callable[[], dict[str, Any]]) -> None:
+    """Publish in the JetStream's account (unless it is the system account), then in the system account
+    with the ``account`` named after the timestamp, as nats-server does for batches and elections."""
+    system = js.system_router
+    if system is not js.router:
+        _send(js, subject, build, empty_reply=True)
+    if system is None or not system.has_interest(subject):
+        return
+    doc = build()
+    head = {key: doc.pop(key) for key in ("type", "id", "timestamp")}
+    payload = dumps({**head, "account": js.account_name, **doc}).encode()
+    system.publish(subject, EMPTY_REPLY, None, payload)
 
 
 def _consumer_subject(consumer: AdvisedConsumer, kind: str) -> str:
     return f"{PREFIX}CONSUMER.{kind}.{consumer.stream.name}.{consumer.name}"
+
+
+# -- streams ----------------------------------------------------------------------------------
+
+# nats-server's ``ActionAdvisoryType`` values and the subject token of each.
+STREAM_ACTIONS = {"create": "CREATED", "modify": "UPDATED", "delete": "DELETED"}
+
+
+def stream_action(js: Publisher, stream: str, action: str) -> None:
+    """``io.nats.jetstream.advisory.v1.stream_action``: a stream was created, updated (``modify``) or deleted.
+
+    nats-server sends it before the API reply (a delete after the advisories
+    of the stream's consumers).
+    """
+    _send(
+        js,
+        f"{PREFIX}STREAM.{STREAM_ACTIONS[action]}.{stream}",
+        lambda: {**_event(js, "stream_action"), "stream": stream, "action": action, **_domain(js)},
+    )
+
+
+def batch_abandoned(js: Publisher, stream: str, batch_id: str, reason: str) -> None:
+    """An atomic batch was dropped (``timeout``, ``large``, ``incomplete`` or ``unsupported``)."""
+    _send_with_system_copy(
+        js,
+        f"{PREFIX}STREAM.BATCH_ABANDONED.{stream}",
+        lambda: {
+            **_event(js, "stream_batch_abandoned"),
+            "stream": stream,
+            **_domain(js),
+            "batch": batch_id,
+            "reason": reason,
+        },
+    )
+
+
+def stream_leader_elected(js: Publisher, stream: str, leader: str, replicas: list[dict[str, Any]]) -> None:
+    """``io.nats.jetstream.advisory.v1.stream_leader_elected``: a replicated stream has a new leader (clustered)."""
+    _send_with_system_copy(
+        js,
+        f"{PREFIX}STREAM.LEADER_ELECTED.{stream}",
+        lambda: {
+            **_event(js, "stream_leader_elected"),
+            "stream": stream,
+            "leader": leader,
+            "replicas": replicas,
+            **_domain(js),
+        },
+    )
+
+
+# -- consumers --------------------------------------------------------------------------------
 
 
 def consumer_action(consumer: AdvisedConsumer, action: str) -> None:
@@ -80,6 +181,7 @@ def consumer_action(consumer: AdvisedConsumer, action: str) -> None:
             "stream": consumer.stream.name,
             "consumer": consumer.name,
             "action": action,
+            **_domain(js),
         },
     )
 
@@ -98,7 +200,7 @@ def terminated(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int,
         }
         if reason:
             doc["reason"] = reason
-        return doc
+        return {**doc, **_domain(js)}
 
     _send(js, _consumer_subject(consumer, "MSG_TERMINATED"), build)
 
@@ -115,6 +217,7 @@ def nak(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int) -> Non
             "consumer_seq": dseq,
             "stream_seq": sseq,
             "deliveries": deliveries,
+            **_domain(js),
         },
     )
 
@@ -130,24 +233,60 @@ def max_deliveries(consumer: AdvisedConsumer, sseq: int, deliveries: int) -> Non
             "consumer": consumer.name,
             "stream_seq": sseq,
             "deliveries": deliveries,
+            **_domain(js),
+        },
+    )
+
+
+def _sampled(consumer: AdvisedConsumer) -> bool:
+    """nats-server's ``shouldSample``: ``sample_freq`` percent of the acks (all from 100 on)."""
+    text = str(consumer.config.get("sample_freq") or "").removesuffix("%")
+    frequency = int(text) if text.isdigit() else 0
+    if frequency <= 0:
+        return False
+    return frequency >= 100 or consumer.js.rng.randrange(100) <= frequency
+
+
+def ack_sample(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int, delivered_ns: int) -> None:
+    """``io.nats.jetstream.metric.v1.consumer_ack`` on ``$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>``:
+    a sampled ack, with the nanoseconds since the message was delivered (``ack_time``)."""
+    if not _sampled(consumer):
+        return
+    js = consumer.js
+    now = js.clock.time_ns()
+    _send(
+        js,
+        f"{ACK_METRIC_PREFIX}{consumer.stream.name}.{consumer.name}",
+        lambda: {
+            "type": ACK_METRIC_TYPE,
+            "id": js.nuid(),
+            "timestamp": gotime.rfc3339(now),
+            "stream": consumer.stream.name,
+            "consumer": consumer.name,
+            "consumer_seq": dseq,
+            "stream_seq": sseq,
+            "ack_time": now - delivered_ns,
+            "deliveries": deliveries,
+            **_domain(js),
         },
     )
 
 
 def pause(consumer: AdvisedConsumer, paused: bool, until: gotime.GoTime | None) -> None:
     js = consumer.js
-
-    def build() -> dict[str, Any]:
-        doc: dict[str, Any] = {
+    _send(
+        js,
+        _consumer_subject(consumer, "PAUSE"),
+        lambda: {
             **_event(js, "consumer_pause"),
             "stream": consumer.stream.name,
             "consumer": consumer.name,
             "paused": paused,
-        }
-        doc["pause_until"] = until.text() if until is not None else gotime.ZERO_TIME
-        return doc
-
-    _send(js, _consumer_subject(consumer, "PAUSE"), build)
+            # A zero time.Time is not "empty" to Go's omitempty: it is always there.
+            "pause_until": until.text() if until is not None else gotime.ZERO_TIME,
+            **_domain(js),
+        },
+    )
 
 
 def pinned(consumer: AdvisedConsumer, group: str, pin_id: str) -> None:
@@ -160,6 +299,7 @@ def pinned(consumer: AdvisedConsumer, group: str, pin_id: str) -> None:
             "account": js.account_name,
             "stream": consumer.stream.name,
             "consumer": consumer.name,
+            **_domain(js),
             "group": group,
             "pinned_id": pin_id,
         },
@@ -176,22 +316,82 @@ def unpinned(consumer: AdvisedConsumer, group: str, reason: str) -> None:
             "account": js.account_name,
             "stream": consumer.stream.name,
             "consumer": consumer.name,
+            **_domain(js),
             "group": group,
             "reason": reason,
         },
     )
 
 
-def batch_abandoned(js: Publisher, stream: str, domain: str, batch_id: str, reason: str) -> None:
-    """An atomic batch was dropped (``timeout``, ``large``, ``incomplete`` or ``unsupported``)."""
-    _send(
+def consumer_leader_elected(
+    js: Publisher, stream: str, consumer: str, leader: str, replicas: list[dict[str, Any]]
+) -> None:
+    """``io.nats.jetstream.advisory.v1.consumer_leader_elected``: a replicated consumer has a new leader."""
+    _send_with_system_copy(
         js,
-        f"{PREFIX}STREAM.BATCH_ABANDONED.{stream}",
+        f"{PREFIX}CONSUMER.LEADER_ELECTED.{stream}.{consumer}",
         lambda: {
-            **_event(js, "stream_batch_abandoned"),
+            **_event(js, "consumer_leader_elected"),
             "stream": stream,
-            **({"domain": domain} if domain else {}),
-            "batch": batch_id,
-            "reason": reason,
+            "consumer": consumer,
+            "leader": leader,
+            "replicas": replicas,
+            **_domain(js),
         },
     )
+
+
+# -- API audit --------------------------------------------------------------------------------
+
+AUDIT_SUBJECT = PREFIX + "API"
+
+
+def api_audit(
+    js: Publisher, subject: str, request: bytes, response: bytes, client: dict[str, Any], server: str = ""
+) -> None:
+    """``io.nats.jetstream.advisory.v1.api_audit``: one answered API request, sent after its reply.
+
+    ``client`` is the requester's ``ClientInfo`` (:func:`requester_info`); ``server`` the server that
+    answered (in a cluster, the leader of the stream or consumer asked about), the JetStream's by default.
+    """
+
+    def build() -> dict[str, Any]:
+        doc: dict[str, Any] = {**_event(js, "api_audit"), "server": server or js.server_name, "client": client}
+        doc["subject"] = subject
+        if request:
+            doc["request"] = request.decode("utf-8", "replace")
+        doc["response"] = response.decode("utf-8", "replace")
+        return {**doc, **_domain(js)}
+
+    if js.router.has_interest(AUDIT_SUBJECT):
+        js.reply(AUDIT_SUBJECT, dumps(build()).encode(), empty_reply=True)
+
+
+def requester_info(js: Publisher, origin: object) -> dict[str, Any]:
+    """nats-server's detailed ``ClientInfo`` of the client that sent an API request (empty fields left out).
+
+    ``server`` and ``cluster`` are those of the server the client is connected
+    to.  A request that reached the JetStream through another account's
+    import, or from the server itself, names only the account and the server.
+    """
+    if not isinstance(origin, ClientSession) or origin.account.name != js.account_name:
+        return {"acc": js.account_name, "server": js.server_name}
+    opts = origin.opts
+    info: dict[str, Any] = {"start": gotime.rfc3339(origin.started_ns)}
+    if origin.host:
+        info["host"] = origin.host
+    info["id"] = origin.cid
+    info["acc"] = origin.account.name
+    for key, option in (("user", "nkey"), ("user", "user"), ("name", "name"), ("lang", "lang"), ("ver", "version")):
+        if opts.get(option) and key not in info:
+            info[key] = str(opts[option])
+    rtt = int(origin.rtt * gotime.NS)
+    if rtt:
+        info["rtt"] = rtt
+    info["server"] = str(getattr(origin.broker, "name", js.server_name))
+    cluster = str(getattr(origin.broker, "cluster_name", ""))
+    if cluster:
+        info["cluster"] = cluster
+    info["kind"] = origin.kind
+    info["client_type"] = "nats"
+    return info

@@ -67,7 +67,7 @@ class ClusterJetStream:
         nodes = [NodeInfo(s.broker.name, tuple(s.options.server_tags), s in running) for s in self.servers]
         self.meta = Meta(self.name, nodes, self.clock, self.rng, self.election)
         js = JetStream(host, host.options.store_dir, account=host.accounts.default, router=self.router)
-        js.clustered = ClusterAssets(self.meta)
+        js.clustered = ClusterAssets(self.meta, js)
         self.meta_requests = MetaRequests(self.meta)
         self.jetstream = js
         for server in running:

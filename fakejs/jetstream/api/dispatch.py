@@ -5,7 +5,8 @@ request, checks ``Nats-Required-Api-Level``, runs the handler with the
 subject's named tokens and writes the reply: ``type`` first, then either
 the handler's fields or ``error`` plus the fields nats-server always
 includes for that response type.  It counts API calls and errors for
-``$JS.API.INFO`` and emits the audit advisory.  Requests a consumer hands
+``$JS.API.INFO`` and has the audit advisory sent
+(:func:`~fakejs.jetstream.advisories.api_audit`).  Requests a consumer hands
 over (see :data:`~fakejs.jetstream.api.routes.ROUTES`) are answered here too.
 The route table, and with it every handler and the domain they call, is
 imported by the first request: a server that starts with JetStream but
@@ -19,12 +20,10 @@ answers, so a missing one yields "no responders".
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.router import Subscription
-from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream import advisories
 from fakejs.jetstream.service import JetStream
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
 # nats-server's ``jsDirectGetPre`` and ``jsRequestNextPre``: its API import lets these
 # through to the stream's or consumer's own subscription.
 DECLINED_PREFIXES = ("$JS.API.DIRECT.GET", "$JS.API.CONSUMER.MSG.NEXT.")
-AUDIT_SUBJECT = advisories.PREFIX + "API"
 
 # Fields nats-server marshals alongside "error" for each response type
 # (the non-pointer, non-omitempty fields of the response struct).
@@ -56,6 +54,18 @@ ERROR_EXTRAS: dict[str, dict[str, Any]] = {
 
 # The requests a cluster answers "offline" for an asset whose server shut down in order.
 OFFLINE_ANSWERED = frozenset({"stream_info_response", "consumer_info_response"})
+
+# The requests a cluster carries out through its meta layer (and a replicated stream's purge):
+# nats-server answers them where they were proposed, and its audit advisory leaves the request out.
+PROPOSED = frozenset(
+    {
+        "stream_create_response",
+        "stream_update_response",
+        "stream_delete_response",
+        "consumer_create_response",
+        "consumer_delete_response",
+    }
+)
 
 
 def encode(doc: dict[str, Any]) -> bytes:
@@ -114,8 +124,9 @@ class JetStreamApi:
             return True  # swallowed, like the system account's import does
         from fakejs.jetstream.api.request import Request
 
+        request = Request(subject, reply, hdr, payload, on_invalid=self._invalid_request, origin=origin)
         with self.js.answering():
-            self._answer(route, Request(subject, reply, hdr, payload, on_invalid=self._invalid_request))
+            self._answer(route, request)
         return True
 
     def _invalid_request(self, subject: str, error: str) -> None:
@@ -133,7 +144,7 @@ class JetStreamApi:
             from fakejs.jetstream.errors import api_error
 
             offline = api_error("JSConsumerOfflineErr" if consumer else "JSStreamOfflineErr")
-            self._reply(request, error_doc(route, offline), error=True)
+            self._reply(route, request, error_doc(route, offline), error=True)
         return True
 
     def _answer(self, route: Route, request: Request) -> None:
@@ -148,9 +159,10 @@ class JetStreamApi:
                 return
             if route.level_first:
                 request.check_level()
+            request.answered_by = self._answerer(route, request)
             body = route.call(self.js, request)
         except ApiError as error:
-            self._reply(request, error_doc(route, error), error=True)
+            self._reply(route, request, error_doc(route, error), error=True)
             return
         except Exception as exc:
             # A fakejs bug: answer, so the client sees it at once instead of timing out, then
@@ -163,7 +175,7 @@ class JetStreamApi:
             if request.reply:
                 self.js.reply(request.reply, encode({"type": route.response, **body.fields}))
             return
-        self._reply(request, {"type": route.response, **body}, error=False)
+        self._reply(route, request, {"type": route.response, **body}, error=False)
         return
 
     def _fault_ignores(self, subject: str) -> bool:
@@ -180,7 +192,7 @@ class JetStreamApi:
 
         raise api_error(API_FAILURES[hit.args.get("error", "unavailable")])
 
-    def _reply(self, request: Request, doc: dict[str, Any], error: bool) -> None:
+    def _reply(self, route: Route, request: Request, doc: dict[str, Any], error: bool) -> None:
         faults = self.js.broker.faults
         if faults:
             hit = faults.fire("api.reply", subject=request.subject)
@@ -190,26 +202,34 @@ class JetStreamApi:
         self.js.record_api_call(error)
         if request.reply:
             self.js.reply(request.reply, payload, request.reply_headers)
-        if self.js.router.has_interest(AUDIT_SUBJECT):
-            now = gotime.rfc3339(self.js.clock.time_ns())
-            self.js.reply(AUDIT_SUBJECT, self._audit_advisory(request, payload, now), empty_reply=True)
+        if self.js.router.has_interest(advisories.AUDIT_SUBJECT):
+            client = advisories.requester_info(self.js, request.origin)
+            shown = b"" if not error and self._proposed(route, request) else request.payload
+            server = request.answered_by or self._answerer(route, request)
+            advisories.api_audit(self.js, request.subject, shown, payload, client, server)
 
-    def _audit_advisory(self, request: Request, response: bytes, now: str) -> bytes:
-        """``io.nats.jetstream.advisory.v1.api_audit`` for one API call."""
-        server = self.js.server_name
-        doc = {
-            "type": "io.nats.jetstream.advisory.v1.api_audit",
-            "id": self.js.nuid(),
-            "timestamp": now,
-            "server": server,
-            "client": {"acc": self.js.account_name, "server": server},
-            "subject": request.subject,
-            "request": request.payload.decode("utf-8", "replace"),
-            "response": response.decode("utf-8", "replace"),
-        }
-        if self.js.domain:
-            doc["domain"] = self.js.domain
-        return json.dumps(doc, separators=(",", ":")).encode()
+    def _answerer(self, route: Route, request: Request) -> str:
+        """In a cluster, the server that answers about a stream or consumer: its leader when the request
+        arrives (the new one for a create), "" elsewhere."""
+        clustered = self.js.clustered
+        if clustered is None:
+            return ""
+        tokens = route.bind(request.subject)
+        stream, consumer = tokens.get("stream", ""), tokens.get("consumer", "")
+        group = clustered.consumer_group(stream, consumer) if consumer else clustered.stream_group(stream)
+        return group.leader if group is not None else ""
+
+    def _proposed(self, route: Route, request: Request) -> bool:
+        """Whether a cluster carried the request out as a proposal (see :data:`PROPOSED`)."""
+        clustered = self.js.clustered
+        if clustered is None:
+            return False
+        if route.response_type in PROPOSED:
+            return True
+        if route.response_type != "stream_purge_response":
+            return False
+        group = clustered.stream_group(route.bind(request.subject).get("stream", ""))
+        return group is not None and len(group.replicas) > 1
 
     def _asset_answer(self, route: Route) -> Callable[[Consumer, str, bytes | None, bytes], None]:
         """The answer to a request a consumer hands over: not counted, sent with an empty reply-to."""

@@ -26,6 +26,10 @@ class Request:
     reply_headers: bytes | None = None  # set by a handler whose reply carries headers
     # Told (subject, error) when the body fails the strict decoding: nats-server warns of it.
     on_invalid: Callable[[str, str], None] | None = None
+    # The client that sent it (a session), for the audit advisory; None when the server asks itself.
+    origin: object = None
+    # In a cluster, the leader that answers it (named in the audit advisory).
+    answered_by: str = ""
 
     def check_level(self) -> None:
         """Refuse a request that needs a higher API level than the server's."""

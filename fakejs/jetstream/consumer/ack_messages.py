@@ -28,7 +28,9 @@ class AckMessages:
     ``release(seq)`` lets a work-queue or interest stream drop a message this
     consumer is done with; ``pull(reply, payload)`` serves ``+NXT``'s request; ``on_activity`` tells
     the inactivity countdown an ack came; ``on_nak(sseq, dseq, dc)`` and
-    ``on_terminated(sseq, dseq, dc, reason)`` raise the advisories.
+    ``on_terminated(sseq, dseq, dc, reason)`` raise the advisories, and
+    ``on_ack_sample(sseq, dseq, dc, delivered_ns)`` the ack metric of an
+    explicit ``+ACK`` or ``+NXT`` of a pending message (sampled there).
     """
 
     def __init__(
@@ -42,6 +44,7 @@ class AckMessages:
         on_activity: Callable[[], None],
         on_nak: Callable[[int, int, int], None],
         on_terminated: Callable[[int, int, int, str], None],
+        on_ack_sample: Callable[[int, int, int, int], None],
     ) -> None:
         self._consumer = consumer
         self._acks = acks
@@ -52,6 +55,7 @@ class AckMessages:
         self._on_activity = on_activity
         self._on_nak = on_nak
         self._on_terminated = on_terminated
+        self._on_ack_sample = on_ack_sample
 
     def receive(self, subject: str, reply: str, payload: bytes) -> None:
         """One message on the ack subject: apply it, answer it, then let the consumer deliver."""
@@ -61,10 +65,10 @@ class AckMessages:
         sseq, dseq, dc = ack_reply_info(subject)
         skip_reply = sseq == 0
         if not payload or payload in (b"+ACK", b"+OK"):
-            if not self.ack(sseq, dseq, reply):
+            if not self.ack(sseq, dseq, reply, sampled_dc=dc):
                 skip_reply = True
         elif payload.startswith(b"+NXT"):
-            self.ack(sseq, dseq, "")
+            self.ack(sseq, dseq, "", sampled_dc=dc)
             self._pull(reply, payload[4:])
             skip_reply = True
         elif payload.startswith(b"-NAK"):
@@ -79,13 +83,19 @@ class AckMessages:
             self._reply(reply, b"")
         self._consumer.kick()
 
-    def ack(self, sseq: int, dseq: int, reply: str) -> bool:
-        """``processAckMsg``; returns whether the ack was applied "in place" (the caller answers)."""
+    def ack(self, sseq: int, dseq: int, reply: str, sampled_dc: int | None = None) -> bool:
+        """``processAckMsg``; returns whether the ack was applied "in place" (the caller answers).
+
+        ``sampled_dc``: the delivery count of an ack that may be sampled for the ack metric.
+        """
         if sseq >= self._consumer.sseq:
             return False
         in_place = bool(self._stream.config["retention"] != "limits")
         if self._consumer.config["ack_policy"] == "none":
             return in_place
+        pending = self._acks.pending.get(sseq)
+        if sampled_dc is not None and pending is not None and self._consumer.config["ack_policy"] == "explicit":
+            self._on_ack_sample(sseq, dseq, sampled_dc, pending[1])
         acked = self._acks.ack(sseq, dseq)
         if acked is None:
             return True  # an ack at or below the floor of an ack-all consumer

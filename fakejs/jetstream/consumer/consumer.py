@@ -107,6 +107,7 @@ class Consumer:
             on_activity=lambda: self.inactivity.ack_seen(),
             on_nak=lambda sseq, dseq, dc: advisories.nak(self, sseq, dseq, dc),
             on_terminated=lambda sseq, dseq, dc, reason: advisories.terminated(self, sseq, dseq, dc, reason),
+            on_ack_sample=lambda sseq, dseq, dc, delivered: advisories.ack_sample(self, sseq, dseq, dc, delivered),
         )
 
     def _compose_pulls(self, name: ConsumerName) -> None:

@@ -12,9 +12,10 @@ has no leader to ask).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
+from fakejs.jetstream import advisories
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.service.meta import Group, Meta, PlacementError
 
@@ -24,11 +25,37 @@ if TYPE_CHECKING:
 __all__ = ["ClusterAssets"]
 
 
+class ClusteredJetStream(advisories.Publisher, Protocol):
+    """The account's JetStream, as the cluster layer announces leaders through it."""
+
+    def after_answer(self, action: Callable[[], None]) -> None: ...
+
+
 class ClusterAssets:
     """One account's streams and consumers as groups of the cluster's meta layer."""
 
-    def __init__(self, meta: Meta) -> None:
+    def __init__(self, meta: Meta, js: ClusteredJetStream) -> None:
         self.meta = meta
+        self.js = js
+        meta.on_elected = self._elected
+
+    def _elected(self, group: Group, placing: bool) -> None:
+        """A replicated stream or consumer has a new leader: its advisory, at once while it is being created,
+        else after the answer to the request that moved it (nats-server's new leader speaks after the old one
+        has answered)."""
+        leader, peers = group.leader, self.meta.peers(group)
+
+        def announce() -> None:
+            if group.kind == "S":
+                advisories.stream_leader_elected(self.js, group.name, leader, peers)
+            else:
+                stream, consumer = group.name.split(" ", 1)
+                advisories.consumer_leader_elected(self.js, stream, consumer, leader, peers)
+
+        if placing:
+            announce()
+        else:
+            self.js.after_answer(announce)
 
     # -- streams -------------------------------------------------------------------------------
 

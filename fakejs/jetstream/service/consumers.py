@@ -17,7 +17,6 @@ from fakejs.core.router import Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
 from fakejs.gocompat.gotime import NS
-from fakejs.jetstream import advisories
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config import consumer_rules
 from fakejs.jetstream.config.consumer import ConsumerConfig
@@ -124,7 +123,6 @@ class ConsumerAdmin:
             raise api_error("JSConsumerCreateErrF", err="error creating store for consumer") from None
         stream.register_consumer(consumer)
         consumer.start()
-        advisories.consumer_action(consumer, "create")
         return consumer
 
     def update(self, consumer: Consumer, config: ConsumerConfig) -> None:

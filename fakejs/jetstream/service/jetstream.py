@@ -23,10 +23,11 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.account_config import JetStreamLimits
-from fakejs.core.options import API_LEVEL
+from fakejs.core.options import API_LEVEL, SYSTEM_ACCOUNT
 from fakejs.core.router import EMPTY_REPLY, Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
+from fakejs.jetstream import advisories
 from fakejs.jetstream.service import banner, limits
 from fakejs.jetstream.service.persistence import Persistence
 from fakejs.jetstream.service.server_limits import server_limits
@@ -274,6 +275,13 @@ class JetStream:
         """
         self.router.publish(subject, EMPTY_REPLY if empty_reply else "", hdr, payload, None)
 
+    @property
+    def system_router(self) -> Router | None:
+        """The system account's router (where nats-server copies some advisories), if the server has one."""
+        options = self.broker.options
+        account = self.broker.accounts.get(options.system_account or SYSTEM_ACCOUNT)
+        return account.router if account is not None else None
+
     # -- account information ----------------------------------------------------------------
 
     def usage(self) -> tuple[int, int]:
@@ -372,7 +380,12 @@ class JetStream:
             raise api_error("JSStreamSubjectOverlapErr")
         if self.clustered is not None:
             self.clustered.place_stream(checked["name"], checked)
-        return self._create_stream(checked)
+        stream = self._create_stream(checked)
+        if self.clustered is None:
+            advisories.stream_action(self, stream.name, "create")
+        else:  # a cluster's new stream is announced by its leader once the create is answered
+            self.after_answer(lambda: advisories.stream_action(self, stream.name, "create"))
+        return stream
 
     def update_stream(self, name: str, config: StreamConfig, pedantic: bool) -> Stream:
         """``STREAM.UPDATE`` with a checked config: what may change, within resources and consumer limits."""
@@ -397,12 +410,14 @@ class JetStream:
         stream_transforms.prepare_update(checked)
         stream.update(checked)
         self.persistence.config_changed(stream)
+        advisories.stream_action(self, name, "modify")
         return stream
 
     def delete_stream(self, stream: Stream) -> None:
         for consumer in list(stream.consumers.values()):
             consumer.delete()
             self.persistence.consumer_closed(stream, consumer)
+        advisories.stream_action(self, stream.name, "delete")
         stream.close(deleted=True)
         self.streams.pop(stream.name, None)
         self.persistence.stream_deleted(stream)
@@ -483,9 +498,12 @@ class JetStream:
         if config["num_replicas"] > 1 and self.clustered is None:
             raise api_error("JSStreamReplicasNotSupportedErr")
         stream = self.lookup(stream_name)
+        known = set(stream.consumers)
         consumer, identity = self.consumer_admin.create(stream, config, action, pedantic, asked_identity)
-        if self.clustered is not None:
-            self.clustered.consumer_created(consumer, stream.config["storage"])
+        if consumer.name not in known:
+            if self.clustered is not None:  # its group first: a replicated consumer's leader speaks before it
+                self.clustered.consumer_created(consumer, stream.config["storage"])
+            advisories.consumer_action(consumer, "create")
         return consumer, identity
 
     def remove_consumer(self, stream: Stream, consumer: StreamConsumer) -> None:

@@ -100,6 +100,9 @@ class Meta:
         self.clock = clock
         self.rng = rng
         self.groups: dict[tuple[str, str], Group] = {}
+        # Told (group, placing) each time a replicated group has a new leader; ``placing``: its first,
+        # while the stream or consumer is being created.
+        self.on_elected: Callable[[Group, bool], None] | None = None
         running = self.running()
         self.leader = self.rng.choice(running) if running else ""
 
@@ -259,6 +262,8 @@ class Meta:
         changed = announce and bool(group.leader) and group.leader != leader
         group.leader = leader
         group.leader_since_ns = self.clock.time_ns()
+        if self.on_elected is not None and len(group.replicas) > 1:
+            self.on_elected(group, self.groups.get((group.kind, group.name)) is not group)
         if changed:
             for listener in list(group.on_leader_change):
                 listener(stepped_down)
@@ -302,6 +307,20 @@ class Meta:
             replicas.append(replica)
         info["replicas"] = replicas
         return info
+
+    def peers(self, group: Group) -> list[dict[str, Any]]:
+        """nats-server's ``PeerInfo`` of every server of the group, the leader included (as its election
+        advisories list them; ``active``, nanoseconds since last heard, is 0: every replica is current)."""
+        peers = []
+        for name in group.replicas:
+            node = self.nodes.get(name)
+            peer: dict[str, Any] = {"name": name, "current": self.is_running(name)}
+            if node is not None and node.shut_down:
+                peer["offline"] = True
+            peer["active"] = 0
+            peer["peer"] = node.peer if node is not None else ids.get_hash(name)
+            peers.append(peer)
+        return peers
 
     def meta_cluster(self, server: str) -> dict[str, Any]:
         """``/jsz``'s ``meta_cluster`` as server ``server`` reports it.

@@ -56,6 +56,11 @@ class StreamHost(DirectHost, Protocol):
         """The JetStream domain (``jetstream { domain }``), empty without one."""
         ...
 
+    @property
+    def system_router(self) -> Router | None:
+        """The system account's router, where some advisories are copied; None without one."""
+        ...
+
     def nuid(self) -> str: ...
 
     def limits_exceeded(self, memory: bool) -> bool:

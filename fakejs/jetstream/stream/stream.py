@@ -277,7 +277,7 @@ class Stream:
         return self.dedup.lookup(msg_id)
 
     def batch_abandoned(self, bid: str, reason: str) -> None:
-        advisories.batch_abandoned(self.js, self.name, self.js.domain, bid, reason)
+        advisories.batch_abandoned(self.js, self.name, bid, reason)
 
     def _schedules_allowed(self) -> bool:
         return self.config["allow_msg_schedules"]
