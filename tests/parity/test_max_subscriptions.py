@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import re
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,13 +19,13 @@ from pathlib import Path
 import pytest
 
 from tests.harness.configured import configured_servers
+from tests.harness.error_lines import ErrorLines, error_lines_of
 from tests.harness.raw import RawClient
-from tests.harness.targets import RealTarget, Target
+from tests.harness.targets import Target
 
 WAIT = 10.0
 HTTP = 'http: "127.0.0.1:-1"\n'
 TOO_MANY = b"-ERR 'maximum subscriptions exceeded'\r\n"
-ERROR_LINE = re.compile(r"\[ERR\] 127\.0\.0\.1:\d+ - cid:\d+ - (.*)$")
 ACCOUNTS = """
 max_subscriptions: 3
 accounts {
@@ -39,35 +37,14 @@ accounts {
 """
 
 
-class ErrorLines(logging.Handler):
-    """fakejs's error lines about clients (nats-server's are read from its log)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        found = re.search(r" - cid:\d+ - (.*)$", record.getMessage())
-        if found:
-            self.lines.append(found.group(1))
-
-
 @pytest.fixture
 def fake_errors() -> Iterator[ErrorLines]:
-    handler = ErrorLines()
-    logger = logging.getLogger("fakejs")
-    logger.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
+    with error_lines_of("cid") as lines:
+        yield lines
 
 
 def error_lines(target: Target, fake_errors: ErrorLines) -> list[str]:
-    if isinstance(target, RealTarget):
-        assert target.process is not None
-        return [m.group(1) for line in target.process.log_text().splitlines() if (m := ERROR_LINE.search(line))]
-    return list(fake_errors.lines)
+    return fake_errors.of(target)
 
 
 async def monitored(target: Target, path: str) -> dict:  # type: ignore[type-arg]

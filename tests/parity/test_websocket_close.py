@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import re
 import struct
 import urllib.request
 import zlib
@@ -23,43 +21,22 @@ from pathlib import Path
 import pytest
 
 from tests.harness.configured import configured_servers
-from tests.harness.targets import RealTarget, Settings, Target
+from tests.harness.error_lines import ErrorLines, error_lines_of
+from tests.harness.targets import Settings, Target
 from tests.parity.test_websocket import PLAIN, UPGRADE, WAIT, Raw, frame, ws_port
 
 HTTP = 'http: "127.0.0.1:-1"\n'
 LIMITS = "max_payload: 100\nmax_control_line: 64\n"
-ERROR_LINE = re.compile(r"\[ERR\] 127\.0\.0\.1:\d+ - wid:\d+ - (.*)$")
-
-
-class ErrorLines(logging.Handler):
-    """fakejs's error lines about websocket clients (nats-server's are read from its log)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        found = re.search(r" - wid:\d+ - (.*)$", record.getMessage())
-        if found:
-            self.lines.append(found.group(1))
 
 
 @pytest.fixture
 def fake_errors() -> Iterator[ErrorLines]:
-    handler = ErrorLines()
-    logger = logging.getLogger("fakejs")
-    logger.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
+    with error_lines_of("wid") as lines:
+        yield lines
 
 
 def error_lines(target: Target, fake_errors: ErrorLines) -> list[str]:
-    if isinstance(target, RealTarget):
-        assert target.process is not None
-        return [m.group(1) for line in target.process.log_text().splitlines() if (m := ERROR_LINE.search(line))]
-    return list(fake_errors.lines)
+    return fake_errors.of(target)
 
 
 def close_frame(code: int, text: str) -> tuple[int, bytes]:

@@ -1,0 +1,49 @@
+"""The ``[ERR]`` lines a server logs about its clients: fakejs's from its logger, nats-server's from its log."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from tests.harness.targets import RealTarget, Target
+
+
+class ErrorLines(logging.Handler):
+    """The error lines about one kind of client (``cid`` for NATS clients, ``wid`` for WebSocket ones).
+
+    Installed on the ``fakejs`` logger, it keeps fakejs's lines as they are
+    logged; :meth:`of` reads nats-server's from its log instead.
+    """
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(logging.ERROR)
+        self.fake_line = re.compile(rf" - {kind}:\d+ - (.*)$")
+        self.real_line = re.compile(rf"\[ERR\] 127\.0\.0\.1:\d+ - {kind}:\d+ - (.*)$")
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        found = self.fake_line.search(record.getMessage())
+        if found:
+            self.lines.append(found.group(1))
+
+    def of(self, target: Target) -> list[str]:
+        """The lines ``target`` logged so far (after the client's address and id)."""
+        if isinstance(target, RealTarget):
+            assert target.process is not None
+            log = target.process.log_text().splitlines()
+            return [found.group(1) for line in log if (found := self.real_line.search(line))]
+        return list(self.lines)
+
+
+@contextmanager
+def error_lines_of(kind: str) -> Iterator[ErrorLines]:
+    """Collect fakejs's error lines about ``kind`` clients while the block runs."""
+    handler = ErrorLines(kind)
+    logger = logging.getLogger("fakejs")
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
