@@ -1036,6 +1036,9 @@ async def test_nats_py_fetch(target: Target) -> None:
         await msgs[0].ack_sync()
         with pytest.raises(asyncio.TimeoutError):  # nats TimeoutError or fetch's own deadline
             await psub.fetch(1, timeout=0.3)
+        # A fresh inbox: the 408 ending that pull may still be on its way to the first one, where
+        # nats-py would take it for the answer to the next fetch's no_wait request.
+        psub = await js.pull_subscribe("s.>", durable="D", stream="S")
         with pytest.raises(asyncio.TimeoutError):
             await psub.fetch(3, timeout=0.3)
         info = await js.consumer_info("S", "D")
