@@ -23,6 +23,7 @@ import pytest
 from tests.harness.configured import configured_servers
 from tests.harness.error_lines import ErrorLines, error_lines_of
 from tests.harness.targets import Settings, Target
+from tests.harness.wait import eventually
 from tests.parity.test_websocket import PLAIN, UPGRADE, WAIT, Raw, frame, ws_port
 
 HTTP = 'http: "127.0.0.1:-1"\n'
@@ -44,9 +45,15 @@ def close_frame(code: int, text: str) -> tuple[int, bytes]:
 
 
 async def closed_reasons(target: Target) -> list[str]:
+    """The reasons ``/connz?state=closed`` gives, once it lists a connection (nats-server records a
+    closed connection a moment after it logs why)."""
     url = f"http://127.0.0.1:{target.http_port}/connz?state=closed"
-    body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=WAIT).read())
-    return [c["reason"] for c in json.loads(body)["connections"]]
+
+    async def reasons() -> list[str]:
+        body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=WAIT).read())
+        return [c["reason"] for c in json.loads(body)["connections"]]
+
+    return await eventually(reasons, what="a closed connection in /connz", timeout=WAIT)
 
 
 async def test_payload_over_max_payload_closes_with_1009(target_kind: str, tmp_path: Path, fake_errors) -> None:
