@@ -24,7 +24,10 @@ it passes through, whatever the number of imports configured:
   subject is forgotten; ``Stream`` and ``Chunked`` take any number until
   one is empty (no headers, no payload) or the response threshold (default
   2 minutes, per export) passes without any.  A response that reaches
-  nobody ends the mapping as well.  A response's own reply subject comes
+  nobody ends the mapping as well; one to a forgotten ``_R_`` subject is
+  taken and dropped (a pull consumer counts it delivered, as nats-server's
+  does).  A pull request through an import waits on the requester's own
+  reply subject (:meth:`Imports.reply_interest`).  A response's own reply subject comes
   back as nats-server's do: ``$JS.ACK.`` subjects unchanged (acks of pull
   consumers across accounts), others through a ``_R_`` subject of the
   requester's account.
@@ -130,7 +133,10 @@ class Responses:
         subject = self.account.router.routed_subject or shown
         route = self.routes.get(subject)
         if route is None:
-            return False
+            # Taken all the same, as by nats-server's wildcard subscription on the account's reply
+            # prefix: a pull consumer's deliveries past a singleton's one response are spent, not
+            # handed back for redelivery to the same request.
+            return True
         imports = self._imports
         imports.counts["responses"] += 1
         if reply and not reply.startswith(JS_ACK_PREFIX):
@@ -168,6 +174,21 @@ class Imports:
         if found is None:
             found = self._responses[account.name] = Responses(account, self)
         return found
+
+    def reply_interest(self, account: Account, reply: str) -> tuple[Account, str]:
+        """The account and subject a reply of ``account`` leads to (``trackDownAccountAndInterest``).
+
+        A pull request that came through a service import has a ``_R_`` reply;
+        its consumer watches the requester's own reply subject, in the
+        requester's account, for interest.  Other replies are their own.
+        """
+        while reply.startswith(REPLY_PREFIX):
+            responses = self._responses.get(account.name)
+            route = responses.routes.get(reply) if responses is not None else None
+            if route is None:
+                break
+            account, reply = route.target, route.reply
+        return account, reply
 
     def add_stream(self, exporter: Account, importer: Account, imp: Import) -> None:
         local = imp.local or imp.subject

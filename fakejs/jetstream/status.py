@@ -40,6 +40,11 @@ def request_timeout(messages: int, nbytes: int) -> bytes:
     return _pending("408 Request Timeout", messages, nbytes)
 
 
+def interest_expired(messages: int, nbytes: int) -> bytes:
+    """A request through a service import whose requester stopped listening."""
+    return _pending("408 Interest Expired", messages, nbytes)
+
+
 def requests_pending() -> bytes:
     return _block("408 Requests Pending")
 

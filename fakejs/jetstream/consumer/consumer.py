@@ -122,6 +122,7 @@ class Consumer:
             touch=self.touch,
             available=lambda: max(self.npc, 0) + len(self.acks.rdq),
             priority=lambda: self.priority,
+            track_interest=js.reply_interest,
         )
         self.priority: PriorityGroups | None = None
         self.configure_priority()

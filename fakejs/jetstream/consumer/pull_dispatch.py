@@ -13,6 +13,8 @@ earliest thing due (a punctual one: a client measures a pull's expiry).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.hooks import Hooks
@@ -29,13 +31,18 @@ from fakejs.jetstream.consumer.pull_requests import (
 )
 from fakejs.jetstream.consumer.view import ConsumerName, ConsumerView, Reply
 
+if TYPE_CHECKING:
+    from fakejs.core.router import Router
+
 
 class PullDispatch:
     """The waiting pull requests of one consumer and the timer that expires them.
 
     ``name`` identifies the consumer to faults; ``touch`` counts a pull as activity; ``available`` tells how many
     messages a no-wait pull could get now; ``priority`` gives the consumer's
-    priority groups, if it has any.
+    priority groups, if it has any; ``track_interest`` tells where a reply's
+    interest is watched (another account's subject for a request that came
+    through a service import).
     """
 
     def __init__(
@@ -49,6 +56,7 @@ class PullDispatch:
         touch: Callable[[], None],
         available: Callable[[], int],
         priority: Callable[[], PriorityGroups | None],
+        track_interest: Callable[[str], tuple[Router, str]] | None = None,
     ) -> None:
         self._consumer = consumer
         self._clock = clock
@@ -59,6 +67,7 @@ class PullDispatch:
         self._touch = touch
         self._available = available
         self._priority = priority
+        self._track_interest = track_interest
         config = consumer.config
         self.queue = WaitQueue(config["max_waiting"], config["priority_policy"] == "prioritized")
         self._timer: TimerHandle | None = None
@@ -104,6 +113,7 @@ class PullDispatch:
             next_heartbeat=now + request.heartbeat / NS if request.heartbeat else None,
             no_wait=request.no_wait,
             group=request.group,
+            interest=self._interest_of(reply),
         )
         if not self.queue.add(waiting):
             if not request.heartbeat:
@@ -113,6 +123,19 @@ class PullDispatch:
             self._kick_after_read()
         else:
             self._consumer.kick()
+
+    def _interest_of(self, reply: str) -> Callable[[], bool] | None:
+        """The interest a request with ``reply`` waits on, when not the reply's own (``trackDownAccountAndInterest``)."""
+        if self._track_interest is None:
+            return None
+        router, subject = self._track_interest(reply)
+        return None if subject == reply else partial(router.has_interest, subject)
+
+    def _interested(self, request: WaitingRequest) -> bool:
+        """Whether anyone still listens for the request's deliveries."""
+        if request.interest is not None:
+            return request.interest()
+        return self._has_interest(request.reply)
 
     def _kick_after_read(self) -> None:
         """Deliver once the pulls that came in the same read are queued too.
@@ -182,8 +205,10 @@ class PullDispatch:
                     continue
             if request.b > 0 and not self._fits(request, size, priority):
                 continue
-            if self._has_interest(request.reply):
+            if self._interested(request):
                 return self._take(self.queue.pop())
+            if request.interest is not None:
+                self._reply(request.reply, b"", status.interest_expired(request.n, request.b))
             self.queue.remove(request)
         return None
 
@@ -231,7 +256,7 @@ class PullDispatch:
             if ending is not None:
                 actions.append((request, ending))
                 continue
-            if not self._has_interest(request.reply):
+            if not self._interested(request):
                 actions.append((request, b""))
                 continue
             blocked += request.n

@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -116,6 +116,9 @@ class WaitingRequest:
     no_wait: bool = False
     group: dict[str, Any] | None = None
     d: int = 0  # messages delivered
+    # Whose interest keeps the request (``interest``), when not the reply's: a
+    # request through a service import waits while the requester's subject has interest.
+    interest: Callable[[], bool] | None = None
 
     @property
     def priority(self) -> int:

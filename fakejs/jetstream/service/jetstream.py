@@ -155,6 +155,14 @@ class JetStream:
     def server_name(self) -> str:
         return self.broker.name
 
+    def reply_interest(self, reply: str) -> tuple[Router, str]:
+        """Where interest in a pull request's reply is watched: through imports, the requester's subject."""
+        imports = self.broker.imports
+        if imports is None or self.router is not self.account.router:
+            return self.router, reply
+        account, subject = imports.reply_interest(self.account, reply)
+        return account.router, subject
+
     def online(self, stream: str, consumer: str = "") -> bool:
         clustered = self.clustered
         return clustered is None or clustered.online(stream, consumer)

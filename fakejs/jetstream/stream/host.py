@@ -43,6 +43,10 @@ class StreamHost(DirectHost, Protocol):
     @property
     def account_name(self) -> str: ...
 
+    def reply_interest(self, reply: str) -> tuple[Router, str]:
+        """The router and subject whose interest keeps a pull request with ``reply`` waiting."""
+        ...
+
     def online(self, stream: str, consumer: str = "") -> bool:
         """Whether a stream (or consumer) has a running leader; only in a cluster can it lack one."""
         ...
