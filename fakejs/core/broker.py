@@ -183,6 +183,10 @@ class Broker:
         info["fakejs"] = __version__
         return info
 
+    def trace_server_info(self) -> dict[str, Any]:
+        """The ``server`` block of a message trace event: the system messages' header, next ``seq``."""
+        return self.events.server_info()
+
     # -- clients -------------------------------------------------------------
 
     def next_client_id(self) -> int:

@@ -35,6 +35,7 @@ from fakejs.core.clock import TimerHandle
 from fakejs.core.connect import ConnectHandler, LoginHost
 from fakejs.core.hooks import WireTap
 from fakejs.core.keepalive import Keepalive
+from fakejs.core.msgtrace import MessageTrace, may_trace, start_trace
 from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
 from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Subscription
@@ -101,6 +102,10 @@ class SessionHost(LoginHost, Protocol):
 
     def login_rules(self, details: TransportDetails) -> LoginRules:
         """How a client on this kind of connection logs in (may it skip CONNECT? how long has it?)."""
+        ...
+
+    def trace_server_info(self) -> dict[str, Any]:
+        """The ``server`` block of a message trace event (the system messages' header)."""
         ...
 
 
@@ -440,27 +445,36 @@ class ClientSession:
         stats = self.broker.stats
         stats.in_msgs += 1
         stats.in_bytes += size
+        if headers is not None and may_trace(headers):
+            skip, message_trace = start_trace(self, event.subject, headers, size)
+            if message_trace is not None:
+                self._publish_traced(message_trace, event, headers, payload)
+            if skip or message_trace is not None:
+                return
+        self._publish(event, headers, payload)
+
+    def _publish(self, event: Pub, headers: bytes | None, payload: bytes, traced: MessageTrace | None = None) -> str:
+        """Check and route one message; returns the error text of a refused one ("" once routed)."""
         subject = self.account.router.map_published(event.subject)
+        if subject != event.subject and traced is not None:
+            traced.mapped(subject)
         if self.trace is not None:
             if subject != event.subject:
                 self.trace.mapped(event.subject, subject)
             self.trace.published(headers, payload)
         if len(subject) > 5 and subject.startswith("_GR_."):
-            self._publish_violation(subject)
-            return
+            return self._publish_violation(subject)
         perms = self.perms
         if perms is not None and perms.checks_publish and not perms.can_publish(subject, self.broker.clock.monotonic()):
-            self._publish_violation(subject)
-            return
+            return self._publish_violation(subject)
         if subject.startswith("$NRG."):
-            self._publish_violation(subject)
-            return
+            return self._publish_violation(subject)
         reply = event.reply
         if reply and is_reserved_reply(reply):
             quoted = writer.go_quote(reply)
             self.send_err(f"Permissions Violation for Publish with Reply of {quoted}")
             self.broker.log.error("%s - Publish Violation - Reply %s", self, quoted)
-            return
+            return f"Permissions Violation for Publish with Reply of {quoted}"
         if self.verbose:
             self.send(writer.OK)
         tap = self.broker.tap
@@ -469,11 +483,33 @@ class ClientSession:
         delivered = self.account.router.publish(subject, reply, headers, payload, self)
         if not delivered and reply and self.no_responders:
             self._no_responders(subject, reply)
+        return ""
 
-    def _publish_violation(self, subject: str) -> None:
+    def _publish_traced(self, traced: MessageTrace, event: Pub, headers: bytes, payload: bytes) -> None:
+        """Publish a traced message, then send its trace event (nats-server's ``msgTrace.sendEvent``)."""
+        perms = self.perms
+        if (
+            perms is not None
+            and perms.checks_publish
+            and not perms.can_publish(traced.dest, self.broker.clock.monotonic())
+        ):
+            self._publish_violation(traced.dest)
+            return
+        traced.install(self.broker.accounts)
+        try:
+            error = self._publish(event, headers, payload, traced)
+        finally:
+            traced.uninstall()
+        if error:
+            traced.ingress_error(error)
+        traced.send(self.broker.trace_server_info())
+
+    def _publish_violation(self, subject: str) -> str:
         quoted = writer.go_quote(subject)
-        self.send_err(f"Permissions Violation for Publish to {quoted}")
+        text = f"Permissions Violation for Publish to {quoted}"
+        self.send_err(text)
         self.broker.log.error("%s - Publish Violation - Subject %s", self, quoted)
+        return text
 
     def _subscribe_violation(self, event: Sub) -> None:
         subject = writer.go_quote(event.subject)
