@@ -283,6 +283,7 @@ def add_configured_accounts(accounts: Accounts, options: ServerOptions) -> None:
     for config in options.accounts:
         account = accounts.get(config.name) or accounts.add(config.name)
         account.max_subscriptions = config.max_subscriptions
+        account.trace_dest, account.trace_sampling = config.message_trace
     for user in options.all_users():
         if not user.account:
             continue

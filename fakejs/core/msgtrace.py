@@ -172,6 +172,7 @@ class MessageTrace:
         self.request: dict[str, Any] = {}
         self.events: list[dict[str, Any]] = []
         self._installed: list[Router] = []
+        self._beyond_import = 0
 
     def _event(self, kind: str) -> dict[str, Any]:
         event: dict[str, Any] = {"type": kind, "ts": rfc3339(self.clock.time_ns())}
@@ -250,9 +251,18 @@ class MessageTrace:
         """One subscription's share of the traced fan-out (nats-server's ``deliverMsg`` with a trace)."""
         owner = sub.owner
         if not hasattr(owner, "cid"):  # an internal subscription: imports carry the trace on
-            if self.trace_only and not getattr(owner, "carries_trace", False):
-                return False
-            return bool(own(router, sub, subject, *message))
+            hop = owner.trace_hop
+            if hop is None:
+                return False if self.trace_only else bool(own(router, sub, subject, *message))
+            hop(self, router.routed_subject or subject)
+            # Past an import nats-server records no egress: the message goes on (unless trace only) untold.
+            self._beyond_import += 1
+            try:
+                return bool(own(router, sub, subject, *message))
+            finally:
+                self._beyond_import -= 1
+        if self._beyond_import:
+            return True if self.trace_only else bool(own(router, sub, subject, *message))
         origin = message[3]
         if owner is origin and not owner.echo:
             self.egress(owner, sub, ERROR_NO_ECHO)

@@ -163,6 +163,8 @@ class _InternalOwner:
 
     echo = True
     denies = None
+    # An import's record of a traced message crossing it: called with the trace and the subject.
+    trace_hop: Callable[[Any, str], None] | None = None
 
     def __init__(self, handler: InternalHandler, on_error: ErrorSink) -> None:
         self.handler = handler
