@@ -186,7 +186,7 @@ class Imports:
             return router.publish(rename(subject), reply, hdr, payload, _Carried(origin), shown_as)
 
         carrying = exporter.router.subscribe_internal(imp.subject, carry)
-        carrying.owner.trace_hop = lambda trace, subject: trace.stream_export(importer.name, rename(subject))
+        carrying.owner.trace_hop = lambda trace, subject, *message: trace.stream_export(importer.name, rename(subject))
         self.subscriptions.append(carrying)
 
         asking: list[str] = []  # imports that lead back to this account are not followed round
@@ -250,7 +250,7 @@ class Imports:
             return delivered
 
         requesting = importer.router.subscribe_internal(local, request)
-        requesting.owner.trace_hop = lambda trace, subject: trace.service_import(
+        requesting.owner.trace_hop = lambda trace, subject, *message: trace.service_import(
             exporter.name, subject, exporter.router.map_published(rename(subject))
         )
         self.subscriptions.append(requesting)

@@ -173,6 +173,7 @@ class MessageTrace:
         self.events: list[dict[str, Any]] = []
         self._installed: list[Router] = []
         self._beyond_import = 0
+        self._jetstream: dict[str, Any] = {}
 
     def _event(self, kind: str) -> dict[str, Any]:
         event: dict[str, Any] = {"type": kind, "ts": rfc3339(self.clock.time_ns())}
@@ -181,7 +182,8 @@ class MessageTrace:
 
     def ingress(self, request: TraceRequest, size: int, client: Any, subject: str) -> None:
         """The ``request`` block and the ``in`` event: the publishing client and the subject it used."""
-        self.request = {"header": request.headers}
+        # Go writes a map's keys sorted.
+        self.request = {"header": dict(sorted(request.headers.items()))}
         if size:
             self.request["msgsize"] = size
         event = self._event("in")
@@ -206,6 +208,23 @@ class MessageTrace:
     def stream_export(self, account: str, to_subject: str) -> None:
         """``se``: a stream export carried the message to the importing ``account``."""
         self._event("se").update(acc=account, to=to_subject)
+
+    def jetstream(self, stream: str) -> None:
+        """``js``: the message reached a stream (completed by :meth:`jetstream_stored` or :meth:`jetstream_error`)."""
+        self._jetstream = self._event("js")
+        self._jetstream["stream"] = stream
+
+    def jetstream_stored(self, subject: str, no_interest: bool) -> None:
+        """The stream took the message under ``subject`` (``no_interest``: interest retention kept nothing)."""
+        event = self._jetstream
+        event["ts"] = rfc3339(self.clock.time_ns())
+        event["subject"] = subject
+        if no_interest:
+            event["nointerest"] = True
+
+    def jetstream_error(self, error: str) -> None:
+        """The stream refused the message."""
+        self._jetstream["error"] = error
 
     def egress(self, client: Any, sub: Subscription, error: str = "") -> None:
         """``eg``: the message went (or, with ``error``, did not go) to a client's subscription."""
@@ -254,11 +273,12 @@ class MessageTrace:
             hop = owner.trace_hop
             if hop is None:
                 return False if self.trace_only else bool(own(router, sub, subject, *message))
-            hop(self, router.routed_subject or subject)
-            # Past an import nats-server records no egress: the message goes on (unless trace only) untold.
+            # Past an import or a stream nats-server records no egress: the message goes on (unless
+            # trace only) untold, and a stream's PubAck is no part of the trace.
             self._beyond_import += 1
             try:
-                return bool(own(router, sub, subject, *message))
+                handled = hop(self, router.routed_subject or subject, *message[:3])
+                return bool(own(router, sub, subject, *message)) if handled is None else bool(handled)
             finally:
                 self._beyond_import -= 1
         if self._beyond_import:
