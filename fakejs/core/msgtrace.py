@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.subjects import is_valid_literal_subject
@@ -37,9 +38,9 @@ from fakejs.protocol.writer import go_quote
 if TYPE_CHECKING:
     from fakejs.core.accounts import Account, Accounts
     from fakejs.core.clock import Clock
-    from fakejs.core.router import Router, Subscription
+    from fakejs.core.router import RemoteInterest, Router, Subscription
 
-__all__ = ["MessageTrace", "TraceRequest", "may_trace", "read_trace_request"]
+__all__ = ["MessageTrace", "TraceRequest", "may_trace", "publish_traced", "read_trace_request", "start_trace"]
 
 TRACE_DEST = "Nats-Trace-Dest"
 TRACE_ONLY = "Nats-Trace-Only"
@@ -156,6 +157,18 @@ def start_trace(client: Any, subject: str, headers: bytes, size: int) -> tuple[b
     return False, trace
 
 
+def publish_traced(client: Any, trace: MessageTrace, publish: Callable[[], str]) -> None:
+    """Run ``publish`` (the client's checks and fan-out, returning its error text) traced, then send the event."""
+    trace.install(client.broker.accounts)
+    try:
+        error = publish()
+    finally:
+        trace.uninstall()
+    if error:
+        trace.ingress_error(error)
+    trace.send(client.broker.trace_server_info())
+
+
 class MessageTrace:
     """The trace of one message (nats-server's ``msgTrace``): its events, built as the server handles it.
 
@@ -173,6 +186,7 @@ class MessageTrace:
         self.events: list[dict[str, Any]] = []
         self._installed: list[Router] = []
         self._beyond_import = 0
+        self._remotes: list[tuple[Router, RemoteInterest]] = []
         self._jetstream: dict[str, Any] = {}
 
     def _event(self, kind: str) -> dict[str, Any]:
@@ -244,17 +258,33 @@ class MessageTrace:
     # -- the fan-out ---------------------------------------------------------------------
 
     def install(self, accounts: Accounts) -> None:
-        """Route the traced message's fan-out, in every account, through :meth:`deliver`."""
+        """Route the traced message's fan-out, in every account, through :meth:`deliver`.
+
+        The JetStream a cluster's servers share is taken over too.  The
+        other servers of a cluster do not trace: a trace-only message is
+        not sent on to them (a traced one goes on untraced).
+        """
         for account in accounts:
             router = account.router
-            router._deliver = self._delivery_for(router)  # type: ignore[method-assign]
-            self._installed.append(router)
+            self._take_over(router)
+            if router.mounted is not None:
+                self._take_over(router.mounted)  # type: ignore[arg-type]
+            if self.trace_only and router.remote is not None:
+                self._remotes.append((router, router.remote))
+                router.remote = None
+
+    def _take_over(self, router: Router) -> None:
+        router._deliver = self._delivery_for(router)  # type: ignore[method-assign]
+        self._installed.append(router)
 
     def uninstall(self) -> None:
-        """Give every router its own delivery back."""
+        """Give every router its own delivery (and its cluster) back."""
         for router in self._installed:
             del router._deliver
+        for router, remote in self._remotes:
+            router.remote = remote
         self._installed.clear()
+        self._remotes.clear()
 
     def _delivery_for(self, router: Router) -> Any:
         own = type(router)._deliver

@@ -35,7 +35,7 @@ from fakejs.core.clock import TimerHandle
 from fakejs.core.connect import ConnectHandler, LoginHost
 from fakejs.core.hooks import WireTap
 from fakejs.core.keepalive import Keepalive
-from fakejs.core.msgtrace import MessageTrace, may_trace, start_trace
+from fakejs.core.msgtrace import MessageTrace, may_trace, publish_traced, start_trace
 from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
 from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Subscription
@@ -448,7 +448,7 @@ class ClientSession:
         if headers is not None and may_trace(headers):
             skip, message_trace = start_trace(self, event.subject, headers, size)
             if message_trace is not None:
-                self._publish_traced(message_trace, event, headers, payload)
+                publish_traced(self, message_trace, lambda: self._publish(event, headers, payload, message_trace))
             if skip or message_trace is not None:
                 return
         self._publish(event, headers, payload)
@@ -463,12 +463,12 @@ class ClientSession:
                 self.trace.mapped(event.subject, subject)
             self.trace.published(headers, payload)
         if len(subject) > 5 and subject.startswith("_GR_."):
-            return self._publish_violation(subject)
+            return self.publish_violation(subject)
         perms = self.perms
         if perms is not None and perms.checks_publish and not perms.can_publish(subject, self.broker.clock.monotonic()):
-            return self._publish_violation(subject)
+            return self.publish_violation(subject)
         if subject.startswith("$NRG."):
-            return self._publish_violation(subject)
+            return self.publish_violation(subject)
         reply = event.reply
         if reply and is_reserved_reply(reply):
             quoted = writer.go_quote(reply)
@@ -485,26 +485,8 @@ class ClientSession:
             self._no_responders(subject, reply)
         return ""
 
-    def _publish_traced(self, traced: MessageTrace, event: Pub, headers: bytes, payload: bytes) -> None:
-        """Publish a traced message, then send its trace event (nats-server's ``msgTrace.sendEvent``)."""
-        perms = self.perms
-        if (
-            perms is not None
-            and perms.checks_publish
-            and not perms.can_publish(traced.dest, self.broker.clock.monotonic())
-        ):
-            self._publish_violation(traced.dest)
-            return
-        traced.install(self.broker.accounts)
-        try:
-            error = self._publish(event, headers, payload, traced)
-        finally:
-            traced.uninstall()
-        if error:
-            traced.ingress_error(error)
-        traced.send(self.broker.trace_server_info())
-
-    def _publish_violation(self, subject: str) -> str:
+    def publish_violation(self, subject: str) -> str:
+        """Refuse a message the client may not publish on ``subject``; returns the error text."""
         quoted = writer.go_quote(subject)
         text = f"Permissions Violation for Publish to {quoted}"
         self.send_err(text)
