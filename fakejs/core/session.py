@@ -178,7 +178,7 @@ class ClientSession:
         self.keepalive = Keepalive(self, clock, options, broker.random)
         self._auth_timer: TimerHandle | None = None
         self.connecting = ConnectHandler(self)
-        self._handlers: dict[type, Callable[[Any], None]] = {
+        self._handlers: dict[type, Callable[[Any], object]] = {
             Pub: self._on_pub,
             Sub: self._on_sub,
             Unsub: self._on_unsub,
@@ -436,25 +436,27 @@ class ClientSession:
         if activity:
             self.last_in = self.last_activity = self.broker.clock.monotonic()
 
-    def _on_pub(self, event: Pub) -> None:
+    def _on_pub(self, event: Pub, traced: MessageTrace | None = None) -> str:
+        """Count a message in, check and route it; returns the error text of a refused one ("" once routed).
+
+        A message whose headers ask for a trace comes back here with its
+        ``traced`` (see :func:`~fakejs.core.msgtrace.publish_traced`).
+        """
         payload = event.payload
         headers = event.headers
-        size = len(payload) + (len(headers) if headers is not None else 0)
-        self.in_msgs += 1
-        self.in_bytes += size
-        stats = self.broker.stats
-        stats.in_msgs += 1
-        stats.in_bytes += size
-        if headers is not None and may_trace(headers):
-            skip, message_trace = start_trace(self, event.subject, headers, size)
-            if message_trace is not None:
-                publish_traced(self, message_trace, lambda: self._publish(event, headers, payload, message_trace))
-            if skip or message_trace is not None:
-                return
-        self._publish(event, headers, payload)
-
-    def _publish(self, event: Pub, headers: bytes | None, payload: bytes, traced: MessageTrace | None = None) -> str:
-        """Check and route one message; returns the error text of a refused one ("" once routed)."""
+        if traced is None:
+            size = len(payload) + (len(headers) if headers is not None else 0)
+            self.in_msgs += 1
+            self.in_bytes += size
+            stats = self.broker.stats
+            stats.in_msgs += 1
+            stats.in_bytes += size
+            if headers is not None and may_trace(headers):
+                skip, started = start_trace(self, event.subject, headers, size)
+                if started is not None:
+                    publish_traced(self, started, lambda: self._on_pub(event, started))
+                if skip or started is not None:
+                    return ""
         subject = self.account.router.map_published(event.subject)
         if subject != event.subject and traced is not None:
             traced.mapped(subject)
