@@ -100,3 +100,5 @@ class AccountConfig:
     mappings: tuple[Mapping, ...] = ()
     # ``limits { max_subscriptions }``: subscriptions per client of the account (``NO_LIMIT``: none).
     max_subscriptions: int = NO_LIMIT
+    # ``msg_trace { dest, sampling }``: where messages with a sampled ``traceparent`` are traced, how often.
+    message_trace: tuple[str, int] = ("", 0)

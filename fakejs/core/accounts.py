@@ -44,6 +44,9 @@ class Account:
         # ``limits { max_subscriptions }`` per client, and when a client last logged going over it.
         self.max_subscriptions = NO_LIMIT
         self.limit_logged_ns: int | None = None
+        # ``msg_trace { dest, sampling }``: where messages with a sampled ``traceparent`` are traced.
+        self.trace_dest = ""
+        self.trace_sampling = 0
 
     def __repr__(self) -> str:
         return f"<Account {self.name!r}>"

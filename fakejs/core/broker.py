@@ -183,6 +183,10 @@ class Broker:
         info["fakejs"] = __version__
         return info
 
+    def trace_server_info(self) -> dict[str, Any]:
+        """The ``server`` block of a message trace event: the system messages' header, next ``seq``."""
+        return self.events.server_info()
+
     # -- clients -------------------------------------------------------------
 
     def next_client_id(self) -> int:
@@ -279,6 +283,7 @@ def add_configured_accounts(accounts: Accounts, options: ServerOptions) -> None:
     for config in options.accounts:
         account = accounts.get(config.name) or accounts.add(config.name)
         account.max_subscriptions = config.max_subscriptions
+        account.trace_dest, account.trace_sampling = config.message_trace
     for user in options.all_users():
         if not user.account:
             continue

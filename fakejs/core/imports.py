@@ -206,7 +206,9 @@ class Imports:
             shown_as = shown if shown != subject else ""
             return router.publish(rename(subject), reply, hdr, payload, _Carried(origin), shown_as)
 
-        self.subscriptions.append(exporter.router.subscribe_internal(imp.subject, carry))
+        carrying = exporter.router.subscribe_internal(imp.subject, carry)
+        carrying.owner.trace_hop = lambda trace, subject, *message: trace.stream_export(importer.name, rename(subject))
+        self.subscriptions.append(carrying)
 
         asking: list[str] = []  # imports that lead back to this account are not followed round
 
@@ -268,7 +270,11 @@ class Imports:
                 responses.close(new_reply)
             return delivered
 
-        self.subscriptions.append(importer.router.subscribe_internal(local, request))
+        requesting = importer.router.subscribe_internal(local, request)
+        requesting.owner.trace_hop = lambda trace, subject, *message: trace.service_import(
+            exporter.name, subject, exporter.router.map_published(rename(subject))
+        )
+        self.subscriptions.append(requesting)
 
 
 def _with_request_info(hdr: bytes | None, account: str, origin: Any) -> bytes:

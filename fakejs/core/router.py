@@ -163,6 +163,9 @@ class _InternalOwner:
 
     echo = True
     denies = None
+    # How a traced message passes here (an import, a stream): called with the trace, subject, reply,
+    # headers and payload; returns whether it was delivered, or None for the handler to take it on.
+    trace_hop: Callable[[Any, str, str, bytes | None, bytes], bool | None] | None = None
 
     def __init__(self, handler: InternalHandler, on_error: ErrorSink) -> None:
         self.handler = handler

@@ -35,6 +35,7 @@ from fakejs.core.clock import TimerHandle
 from fakejs.core.connect import ConnectHandler, LoginHost
 from fakejs.core.hooks import WireTap
 from fakejs.core.keepalive import Keepalive
+from fakejs.core.msgtrace import MessageTrace, may_trace, publish_traced, start_trace
 from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
 from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Subscription
@@ -101,6 +102,10 @@ class SessionHost(LoginHost, Protocol):
 
     def login_rules(self, details: TransportDetails) -> LoginRules:
         """How a client on this kind of connection logs in (may it skip CONNECT? how long has it?)."""
+        ...
+
+    def trace_server_info(self) -> dict[str, Any]:
+        """The ``server`` block of a message trace event (the system messages' header)."""
         ...
 
 
@@ -173,7 +178,7 @@ class ClientSession:
         self.keepalive = Keepalive(self, clock, options, broker.random)
         self._auth_timer: TimerHandle | None = None
         self.connecting = ConnectHandler(self)
-        self._handlers: dict[type, Callable[[Any], None]] = {
+        self._handlers: dict[type, Callable[[Any], object]] = {
             Pub: self._on_pub,
             Sub: self._on_sub,
             Unsub: self._on_unsub,
@@ -431,36 +436,47 @@ class ClientSession:
         if activity:
             self.last_in = self.last_activity = self.broker.clock.monotonic()
 
-    def _on_pub(self, event: Pub) -> None:
+    def _on_pub(self, event: Pub, traced: MessageTrace | None = None) -> str:
+        """Count a message in, check and route it; returns the error text of a refused one ("" once routed).
+
+        A message whose headers ask for a trace comes back here with its
+        ``traced`` (see :func:`~fakejs.core.msgtrace.publish_traced`).
+        """
         payload = event.payload
         headers = event.headers
-        size = len(payload) + (len(headers) if headers is not None else 0)
-        self.in_msgs += 1
-        self.in_bytes += size
-        stats = self.broker.stats
-        stats.in_msgs += 1
-        stats.in_bytes += size
+        if traced is None:
+            size = len(payload) + (len(headers) if headers is not None else 0)
+            self.in_msgs += 1
+            self.in_bytes += size
+            stats = self.broker.stats
+            stats.in_msgs += 1
+            stats.in_bytes += size
+            if headers is not None and may_trace(headers):
+                skip, started = start_trace(self, event.subject, headers, size)
+                if started is not None:
+                    publish_traced(self, started, lambda: self._on_pub(event, started))
+                if skip or started is not None:
+                    return ""
         subject = self.account.router.map_published(event.subject)
+        if subject != event.subject and traced is not None:
+            traced.mapped(subject)
         if self.trace is not None:
             if subject != event.subject:
                 self.trace.mapped(event.subject, subject)
             self.trace.published(headers, payload)
         if len(subject) > 5 and subject.startswith("_GR_."):
-            self._publish_violation(subject)
-            return
+            return self.publish_violation(subject)
         perms = self.perms
         if perms is not None and perms.checks_publish and not perms.can_publish(subject, self.broker.clock.monotonic()):
-            self._publish_violation(subject)
-            return
+            return self.publish_violation(subject)
         if subject.startswith("$NRG."):
-            self._publish_violation(subject)
-            return
+            return self.publish_violation(subject)
         reply = event.reply
         if reply and is_reserved_reply(reply):
             quoted = writer.go_quote(reply)
             self.send_err(f"Permissions Violation for Publish with Reply of {quoted}")
             self.broker.log.error("%s - Publish Violation - Reply %s", self, quoted)
-            return
+            return f"Permissions Violation for Publish with Reply of {quoted}"
         if self.verbose:
             self.send(writer.OK)
         tap = self.broker.tap
@@ -469,11 +485,15 @@ class ClientSession:
         delivered = self.account.router.publish(subject, reply, headers, payload, self)
         if not delivered and reply and self.no_responders:
             self._no_responders(subject, reply)
+        return ""
 
-    def _publish_violation(self, subject: str) -> None:
+    def publish_violation(self, subject: str) -> str:
+        """Refuse a message the client may not publish on ``subject``; returns the error text."""
         quoted = writer.go_quote(subject)
-        self.send_err(f"Permissions Violation for Publish to {quoted}")
+        text = f"Permissions Violation for Publish to {quoted}"
+        self.send_err(text)
         self.broker.log.error("%s - Publish Violation - Subject %s", self, quoted)
+        return text
 
     def _subscribe_violation(self, event: Sub) -> None:
         subject = writer.go_quote(event.subject)

@@ -112,13 +112,65 @@ def test_errors(text: str, expected: list[str]) -> None:
 @pytest.mark.parametrize(
     "text,feature",
     [
-        ("accounts { A { msg_trace: { dest: x } } }", "message tracing (msg_trace)"),
         ("accounts { A { limits: { max_connections: 1 } } }", "account connection limits (max_connections)"),
     ],
 )
 def test_refused_by_name(text: str, feature: str) -> None:
     _, errors, refusals = loaded(text)
     assert errors == [] and len(refusals) == 1 and feature in refusals[0]
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("accounts { A { msg_trace: { dest: x, sampling: 25 } } }", ("x", 25)),
+        ('accounts { A { msg_trace: { dest: x, sampling: "50%" } } }', ("x", 50)),
+        ("accounts { A { msg_trace: { dest: x } } }", ("x", 100)),
+        ("accounts { A { trace_dest: x } }", ("x", 100)),
+    ],
+)
+def test_message_trace(text: str, expected: tuple[str, int]) -> None:
+    accounts, errors, refusals = loaded(text)
+    assert (errors, refusals) == ([], [])
+    assert accounts[0].message_trace == expected
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ('accounts { A { msg_trace: { dest: "a.*" } } }', 'f.conf:1:28: Trace destination "a.*" is not valid'),
+        (
+            "accounts { A { msg_trace: { dest: x, sampling: 0 } } }",
+            "f.conf:1:37: Ttrace destination sampling value 0 is invalid, needs to be [1..100]",
+        ),
+        (
+            'accounts { A { msg_trace: { dest: x, sampling: "5x" } } }',
+            'f.conf:1:37: Invalid trace destination sampling value "5x"',
+        ),
+        (
+            "accounts { A { msg_trace: 1 } }",
+            'f.conf:1:15: Expected account message trace "msg_trace" to be a string or a map/struct, got int64',
+        ),
+        ("accounts { A { msg_trace: { dest: 1 } } }", 'f.conf:1:28: Field "dest" should be a string, got int64'),
+        (
+            "accounts { A { msg_trace: { foo: 1 } } }",
+            'f.conf:1:28: Unknown field "foo" parsing account message trace map/struct "msg_trace"',
+        ),
+        (
+            "accounts { A { msg_trace: { dest: x, sampling: true } } }",
+            'f.conf:1:37: Trace destination sampling field "sampling" should be an integer or a percentage, got bool',
+        ),
+    ],
+)
+def test_message_trace_errors(text: str, expected: str) -> None:
+    assert loaded(text)[1] == [expected]
+
+
+def test_message_trace_sampling_without_destination() -> None:
+    result = load_text("accounts { A { msg_trace: { sampling: 5 } } }", "f.conf")
+    assert result.context.errors == []
+    assert result.context.warnings == ["f.conf:1:15: Trace destination sampling ignored since no destination was set"]
+    assert result.options.accounts[0].message_trace == ("", 0)
 
 
 def test_system_account() -> None:

@@ -26,17 +26,12 @@ from fakejs.core.configfile import exports
 from fakejs.core.configfile.authorization import parse_permissions, parse_users, with_permissions
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.mappings import parse_mappings
+from fakejs.core.configfile.message_trace import parse_message_trace
 from fakejs.core.configfile.values import Mismatch, go_type, go_value, want
 from fakejs.core.options import ServerOptions
 from fakejs.core.users import Permissions, User
 
 ACCOUNT_KEY_PREFIX = 0  # nkeys' prefix byte of an account's public key ("A...")
-
-# Account keys nats-server serves and fakejs does not: what to call them when refusing.
-REFUSED: dict[str, str] = {
-    "msg_trace": "message tracing",
-    "trace_dest": "message tracing",
-}
 
 # ``limits { ... }`` keys of an account that fakejs does not enforce: what to call them when refusing.
 REFUSED_LIMITS: dict[str, str] = {
@@ -115,6 +110,7 @@ class _Parts:
         self.imports: tuple[Import, ...] = ()
         self.mappings: tuple[Mapping, ...] = ()
         self.max_subscriptions = NO_LIMIT
+        self.message_trace: tuple[str, int] = ("", 0)
 
 
 def _account(
@@ -159,6 +155,7 @@ def _account(
         parts.imports,
         parts.mappings,
         max_subscriptions=parts.max_subscriptions,
+        message_trace=parts.message_trace,
     )
 
 
@@ -183,14 +180,14 @@ def _account_key(key: str, value: Token, parts: _Parts, context: ConfigContext) 
         parts.mappings = parse_mappings(value, context)
     elif field == "limits":
         _limits(value, parts, context)
+    elif field in ("msg_trace", "trace_dest"):
+        parts.message_trace = parse_message_trace(value, key, context)
     elif field == "nkey":
         nkey = value.value
         if not isinstance(nkey, str) or decode_public_key(nkey, ACCOUNT_KEY_PREFIX) is None:
             context.error(value, f"Not a valid public nkey for an account: {_quote(go_value(value))}")
             return
         context.refuse(value, "account nkeys (nkey)")
-    elif field in REFUSED:
-        context.refuse(value, f"{REFUSED[field]} ({key})")
     else:
         context.unknown(key, value)
 

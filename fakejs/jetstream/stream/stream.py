@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from fakejs.core.clock import Clock
@@ -39,6 +40,7 @@ from fakejs.jetstream.stream.fast_batch import FastBatches
 from fakejs.jetstream.stream.host import StreamHost as StreamHost
 from fakejs.jetstream.stream.links import Links
 from fakejs.jetstream.stream.schedules import MessageSchedules, Produced
+from fakejs.jetstream.stream.traced import traced_inbound
 from fakejs.jetstream.stream.transforms import Republisher, input_transform
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
@@ -61,6 +63,8 @@ class Stream:
         self.schedules = MessageSchedules(store, js.clock, self._schedules_allowed, self._scheduled, publish.parse_ttl)
         self._fresh: list[StoredMessage] = []  # stored, consumers not yet told
         self.closed = False
+        # The error that refused the last message ingested (read by a traced message's ``js`` event).
+        self.refused: ApiError | None = None
         self.direct = DirectGet(config["name"], store, js)
         self.batches = AtomicBatches(self, js.batch_limits)
         # Every PubAck starts the same way: encoded once (a stream's name never changes).
@@ -93,7 +97,9 @@ class Stream:
         """Capture the stream's subjects (an internal subscription per subject)."""
         router = self.js.router
         for subject in self.config["subjects"]:
-            self.subscriptions.append(router.subscribe_internal(subject, self._inbound))
+            capture = router.subscribe_internal(subject, self.inbound)
+            capture.owner.trace_hop = partial(traced_inbound, self)
+            self.subscriptions.append(capture)
         self._sync_direct()
         self.expiry.rearm()
         self.links.sync()
@@ -152,7 +158,7 @@ class Stream:
         self.enforce_limits()
         self.expiry.rearm()
 
-    def _inbound(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+    def inbound(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
         if self.closed:
             return True
         if not self.js.online(self.name):
@@ -184,8 +190,15 @@ class Stream:
             else:
                 ack = self._process(subject, hdr or None, payload).ack
         except ApiError as error:
+            self.refused = error  # what a traced message's ``js`` event reports
             return self._error_ack(error) if do_ack else None
         return ack if do_ack else None
+
+    def input_subject(self, subject: str) -> str:
+        """The subject a message published on ``subject`` is stored under (the input transform applied)."""
+        if self._input is not None:
+            return self._input.match(subject) or subject
+        return subject
 
     def store_sourced(self, subject: str, hdr: bytes | None, payload: bytes) -> bool:
         """A message from a source: the target's own rules, but not the checks the origin made.
@@ -248,7 +261,7 @@ class Stream:
         A sourced message keeps a ``Nats-TTL`` it carries unless the stream allows TTLs.
         """
         self.storable(subject, hdr, payload)
-        if self.config["retention"] == "interest" and not self._has_interest(subject):
+        if self.config["retention"] == "interest" and not self.has_interest(subject):
             return self._skip_uninteresting(subject, msg_id, rollup)
         ttl = 0
         if hdr and (self.config["allow_msg_ttl"] or not sourced):
@@ -360,7 +373,7 @@ class Stream:
         """A consumer is done with ``seq``: the JetStream applies interest or work-queue retention."""
         self.js.consumer_acked(self, consumer, seq)
 
-    def _has_interest(self, subject: str) -> bool:
+    def has_interest(self, subject: str) -> bool:
         """Interest retention keeps a message only if a consumer is signaled for its subject."""
         return any(consumer.signaled(subject) for consumer in self._listening())
 

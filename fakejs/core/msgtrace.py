@@ -1,0 +1,344 @@
+"""Message tracing: the trace event nats-server sends for a message with ``Nats-Trace-Dest``.
+
+A client that publishes with the header ``Nats-Trace-Dest: <subject>``
+gets one JSON document on that subject, in its own account, telling what
+the server did with the message (nats-server's ``MsgTraceEvent``):
+
+* ``server``: the system message header of the server;
+* ``request``: the message's headers (every value, names as sent) and its
+  size (headers and payload);
+* ``events``: ``in`` (ingress: who published, in which account, on which
+  subject), ``sm`` (the account's subject mapping changed the subject),
+  ``si``/``se`` (a service import or stream export carried it to another
+  account) and one ``eg`` (egress) per subscription it reached or would
+  have reached, with the reason when it was not delivered.
+
+``Nats-Trace-Only`` (``true``, ``on`` or ``1``, in any case) traces the
+message without delivering it.  A ``traceparent`` header (W3C trace
+context) whose flags have the sampled bit is traced to the account's
+``msg_trace { dest }``, for the ``sampling`` percentage of messages.
+
+Only messages with headers are looked at (:func:`may_trace`, one scan of
+the header block); the fan-out of a traced message runs through
+:meth:`MessageTrace.deliver` instead of the router's own delivery.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from fakejs.core.subjects import is_valid_literal_subject
+from fakejs.gocompat import gojson
+from fakejs.gocompat.gotime import rfc3339
+from fakejs.protocol.writer import go_quote
+
+if TYPE_CHECKING:
+    from fakejs.core.accounts import Account, Accounts
+    from fakejs.core.clock import Clock
+    from fakejs.core.router import RemoteInterest, Router, Subscription
+
+__all__ = ["MessageTrace", "TraceRequest", "may_trace", "publish_traced", "read_trace_request", "start_trace"]
+
+TRACE_DEST = "Nats-Trace-Dest"
+TRACE_ONLY = "Nats-Trace-Only"
+# What nats-server writes into ``Nats-Trace-Dest`` to stop a message being traced (not a valid subject).
+TRACE_DISABLED = "trace disabled"
+TRACE_PARENT = b"traceparent"
+
+# Connection kinds as nats-server numbers them (``kind`` in the events).
+CLIENT_KIND = 0
+
+ERROR_NO_ECHO = "Not delivered because of no echo"
+ERROR_SUBSCRIPTION_DENIES = "Not delivered because subscription denies this subject"
+ERROR_SUBSCRIPTION_CLOSED = "Not delivered because subscription is closed"
+ERROR_AUTO_UNSUBSCRIBE_EXCEEDED = "Not delivered because auto-unsubscribe exceeded"
+
+_HINT = re.compile(rb"Nats-Trace-Dest|traceparent", re.IGNORECASE)
+_TRACE_ONLY_VALUES = frozenset({"1", "true", "on"})
+
+
+def may_trace(headers: bytes) -> bool:
+    """Whether a header block may ask for a trace (a cheap scan before :func:`read_trace_request`)."""
+    return _HINT.search(headers) is not None
+
+
+class TraceRequest:
+    """What a message's headers ask for: the headers as a map, the destination (if given), trace only."""
+
+    __slots__ = ("dest", "external", "headers", "trace_only")
+
+    def __init__(self, headers: dict[str, list[str]], external: bool) -> None:
+        self.headers = headers
+        # Only ``traceparent`` asked: the account's ``msg_trace`` decides where (and whether) to trace.
+        self.external = external
+        self.dest = "" if external else _first(headers, TRACE_DEST)
+        self.trace_only = not external and _first(headers, TRACE_ONLY).lower() in _TRACE_ONLY_VALUES
+
+
+def _first(headers: dict[str, list[str]], name: str) -> str:
+    values = headers.get(name)
+    return values[0] if values else ""
+
+
+def _sampled(value: bytes) -> bool:
+    """Whether a ``traceparent`` value (version-trace id-parent id-flags) has the sampled flag."""
+    parts = value.split(b"-")
+    if len(parts) != 4 or len(parts[3]) != 2:
+        return False
+    try:
+        return int(parts[3], 16) & 1 == 1
+    except ValueError:
+        return False
+
+
+def read_trace_request(block: bytes) -> TraceRequest | None:
+    """The trace a header block asks for (nats-server's ``genHeaderMapIfTraceHeadersPresent``), or ``None``.
+
+    Header names keep their case; a line without a value is left out; a
+    destination of ``trace disabled`` turns tracing off.
+    """
+    if not block.startswith(b"NATS/1.0"):
+        return None
+    lines = block.split(b"\r\n")[1:]
+    headers: dict[str, list[str]] = {}
+    dest_found = parent_found = False
+    for line in lines:
+        name, colon, value = line.partition(b":")
+        value = value.strip(b" \t")
+        if not colon or not name or not value:
+            continue
+        if not parent_found and name.lower() == TRACE_PARENT:
+            parent_found = _sampled(value)
+        elif not dest_found and name == b"Nats-Trace-Dest":
+            if value == TRACE_DISABLED.encode():
+                return None
+            dest_found = True
+        text = name.decode("utf-8", "surrogateescape")
+        headers.setdefault(text, []).append(value.decode("utf-8", "surrogateescape"))
+    if not dest_found and not parent_found:
+        return None
+    return TraceRequest(headers, external=not dest_found)
+
+
+def sample(percent: int, rng: random.Random) -> bool:
+    """nats-server's ``sample``: a percentage outside 1..99 traces every message."""
+    if percent <= 0 or percent >= 100:
+        return True
+    return rng.randrange(100) <= percent
+
+
+def start_trace(client: Any, subject: str, headers: bytes, size: int) -> tuple[bool, MessageTrace | None]:
+    """Begin tracing a client's message (nats-server's ``initMsgTrace``): ``(skip, trace)``.
+
+    ``trace`` is ``None`` when the message is not traced; ``skip`` says a
+    trace-only message whose trace cannot be made is dropped.
+    """
+    request = read_trace_request(headers)
+    if request is None:
+        return False, None
+    account = client.account
+    dest = request.dest
+    if request.external:
+        dest = account.trace_dest
+        if not dest or not sample(account.trace_sampling, client.broker.random):
+            return False, None
+    elif not dest:
+        return request.trace_only, None
+    if not is_valid_literal_subject(dest):
+        client.broker.log.error(
+            "%s - Destination %s is not valid, won't be able to trace events", client, go_quote(dest)
+        )
+        return request.trace_only, None
+    trace = MessageTrace(client.broker.clock, account, dest, request.trace_only)
+    trace.ingress(request, size, client, subject)
+    return False, trace
+
+
+def publish_traced(client: Any, trace: MessageTrace, publish: Callable[[], str]) -> None:
+    """Run ``publish`` (the client's checks and fan-out, returning its error text) traced, then send the event."""
+    trace.install(client.broker.accounts)
+    try:
+        error = publish()
+    finally:
+        trace.uninstall()
+    if error:
+        trace.ingress_error(error)
+    trace.send(client.broker.trace_server_info())
+
+
+class MessageTrace:
+    """The trace of one message (nats-server's ``msgTrace``): its events, built as the server handles it.
+
+    ``deliver`` replaces the router's delivery for the fan-out of the
+    traced message (see :meth:`install`), adding an egress event for each
+    client subscription and leaving the message out when trace only.
+    """
+
+    def __init__(self, clock: Clock, account: Account, dest: str, trace_only: bool) -> None:
+        self.clock = clock
+        self.account = account
+        self.dest = dest
+        self.trace_only = trace_only
+        self.request: dict[str, Any] = {}
+        self.events: list[dict[str, Any]] = []
+        self._installed: list[Router] = []
+        self._beyond_import = 0
+        self._remotes: list[tuple[Router, RemoteInterest]] = []
+        self._jetstream: dict[str, Any] = {}
+
+    def _event(self, kind: str) -> dict[str, Any]:
+        event: dict[str, Any] = {"type": kind, "ts": rfc3339(self.clock.time_ns())}
+        self.events.append(event)
+        return event
+
+    def ingress(self, request: TraceRequest, size: int, client: Any, subject: str) -> None:
+        """The ``request`` block and the ``in`` event: the publishing client and the subject it used."""
+        # Go writes a map's keys sorted.
+        self.request = {"header": dict(sorted(request.headers.items()))}
+        if size:
+            self.request["msgsize"] = size
+        event = self._event("in")
+        event.update(kind=CLIENT_KIND, cid=client.cid)
+        if client.name:
+            event["name"] = client.name
+        event.update(acc=self.account.name, subj=subject)
+
+    def ingress_error(self, error: str) -> None:
+        """The server refused the message (publish permissions): the ``in`` event says why."""
+        self.events[0]["error"] = error
+
+    def mapped(self, to: str) -> None:
+        """``sm``: the account's mapping changed the subject to ``to``."""
+        self._event("sm")["to"] = to
+
+    def service_import(self, account: str, from_subject: str, to_subject: str) -> None:
+        """``si``: a service import carried the request into ``account``."""
+        event = self._event("si")
+        event["acc"], event["from"], event["to"] = account, from_subject, to_subject
+
+    def stream_export(self, account: str, to_subject: str) -> None:
+        """``se``: a stream export carried the message to the importing ``account``."""
+        self._event("se").update(acc=account, to=to_subject)
+
+    def jetstream(self, stream: str) -> None:
+        """``js``: the message reached a stream (completed by :meth:`jetstream_stored` or :meth:`jetstream_error`)."""
+        self._jetstream = self._event("js")
+        self._jetstream["stream"] = stream
+
+    def jetstream_stored(self, subject: str, no_interest: bool) -> None:
+        """The stream took the message under ``subject`` (``no_interest``: interest retention kept nothing)."""
+        event = self._jetstream
+        event["ts"] = rfc3339(self.clock.time_ns())
+        event["subject"] = subject
+        if no_interest:
+            event["nointerest"] = True
+
+    def jetstream_error(self, error: str) -> None:
+        """The stream refused the message."""
+        self._jetstream["error"] = error
+
+    def egress(self, client: Any, sub: Subscription, error: str = "") -> None:
+        """``eg``: the message went (or, with ``error``, did not go) to a client's subscription."""
+        event = self._event("eg")
+        event.update(kind=CLIENT_KIND, cid=client.cid)
+        if client.name:
+            event["name"] = client.name
+        account = client.account.name
+        if account != self.account.name:
+            event["acc"] = account
+        event["sub"] = sub.subject
+        if sub.queue:
+            event["queue"] = sub.queue
+        if error:
+            event["error"] = error
+
+    # -- the fan-out ---------------------------------------------------------------------
+
+    def install(self, accounts: Accounts) -> None:
+        """Route the traced message's fan-out, in every account, through :meth:`deliver`.
+
+        The JetStream a cluster's servers share is taken over too.  The
+        other servers of a cluster do not trace: a trace-only message is
+        not sent on to them (a traced one goes on untraced).
+        """
+        for account in accounts:
+            router = account.router
+            self._take_over(router)
+            if router.mounted is not None:
+                self._take_over(router.mounted)  # type: ignore[arg-type]
+            if self.trace_only and router.remote is not None:
+                self._remotes.append((router, router.remote))
+                router.remote = None
+
+    def _take_over(self, router: Router) -> None:
+        router._deliver = self._delivery_for(router)  # type: ignore[method-assign]
+        self._installed.append(router)
+
+    def uninstall(self) -> None:
+        """Give every router its own delivery (and its cluster) back."""
+        for router in self._installed:
+            del router._deliver
+        for router, remote in self._remotes:
+            router.remote = remote
+        self._installed.clear()
+        self._remotes.clear()
+
+    def _delivery_for(self, router: Router) -> Any:
+        own = type(router)._deliver
+
+        def deliver(
+            sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any
+        ) -> bool:
+            return self.deliver(router, own, sub, subject, (reply, headers, payload, origin))
+
+        return deliver
+
+    def deliver(self, router: Router, own: Any, sub: Subscription, subject: str, message: tuple[Any, ...]) -> bool:
+        """One subscription's share of the traced fan-out (nats-server's ``deliverMsg`` with a trace)."""
+        owner = sub.owner
+        if not hasattr(owner, "cid"):  # an internal subscription: imports carry the trace on
+            hop = owner.trace_hop
+            if hop is None:
+                return False if self.trace_only else bool(own(router, sub, subject, *message))
+            # Past an import or a stream nats-server records no egress: the message goes on (unless
+            # trace only) untold, and a stream's PubAck is no part of the trace.
+            self._beyond_import += 1
+            try:
+                handled = hop(self, router.routed_subject or subject, *message[:3])
+                return bool(own(router, sub, subject, *message)) if handled is None else bool(handled)
+            finally:
+                self._beyond_import -= 1
+        if self._beyond_import:
+            return True if self.trace_only else bool(own(router, sub, subject, *message))
+        origin = message[3]
+        if owner is origin and not owner.echo:
+            self.egress(owner, sub, ERROR_NO_ECHO)
+            return False
+        if owner.denies is not None and owner.denies(subject, sub.queue):
+            self.egress(owner, sub, ERROR_SUBSCRIPTION_DENIES)
+            return False
+        if sub.closed:
+            self.egress(owner, sub, ERROR_SUBSCRIPTION_CLOSED)
+            return False
+        if self.trace_only:
+            self.egress(owner, sub, "")
+            return True
+        if sub.max and sub.delivered >= sub.max:
+            self.egress(owner, sub, ERROR_AUTO_UNSUBSCRIBE_EXCEEDED)
+        delivered = bool(own(router, sub, subject, *message))
+        if delivered:
+            self.egress(owner, sub, "")
+        return delivered
+
+    # -- the event ------------------------------------------------------------------------
+
+    def document(self, server: dict[str, Any]) -> bytes:
+        """The trace event as nats-server writes it (``server`` is the system message header)."""
+        return gojson.dumps({"server": server, "request": self.request, "events": self.events}).encode()
+
+    def send(self, server: dict[str, Any]) -> None:
+        """Publish the trace event on its destination, in the publisher's account."""
+        self.account.router.publish(self.dest, "", None, self.document(server))

@@ -1,0 +1,58 @@
+"""A traced message reaching a stream: the ``js`` event of nats-server's message trace.
+
+The stream's capture subscription hands a traced message here instead of
+to its own handler (see :mod:`fakejs.core.msgtrace`).  The event names
+the stream, then the subject stored under (after the stream's subject
+transform) and ``nointerest`` when interest retention keeps nothing, or
+the error that refused the message.  A trace-only message is neither
+stored nor acknowledged; a stored one has its ``Nats-Trace-Dest`` set to
+``trace disabled``, so that its deliveries are not traced again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from fakejs.core.msgtrace import TRACE_DEST, TRACE_DISABLED, MessageTrace
+from fakejs.jetstream.errors import ApiError
+from fakejs.protocol import headers as hdrs
+
+__all__ = ["TracedStream", "traced_inbound"]
+
+
+class TracedStream(Protocol):
+    """What a traced message needs of the stream it reaches."""
+
+    refused: ApiError | None
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def config(self) -> Mapping[str, object]: ...
+
+    def input_subject(self, subject: str) -> str: ...
+
+    def has_interest(self, subject: str) -> bool: ...
+
+    def inbound(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool: ...
+
+
+def traced_inbound(
+    stream: TracedStream, trace: MessageTrace, subject: str, reply: str, hdr: bytes | None, payload: bytes
+) -> bool:
+    """Store (or, trace only, just look at) a traced message, recording the ``js`` event."""
+    trace.jetstream(stream.name)
+    stored_as = stream.input_subject(subject)
+    no_interest = stream.config["retention"] == "interest" and not stream.has_interest(stored_as)
+    if trace.trace_only:
+        trace.jetstream_stored(stored_as, bool(no_interest))
+        return True
+    stream.refused = None
+    delivered = stream.inbound(subject, reply, hdrs.set_value(hdr, TRACE_DEST, TRACE_DISABLED), payload, None)
+    if stream.refused is not None:
+        trace.jetstream_error(stream.refused.description)
+    else:
+        trace.jetstream_stored(stored_as, bool(no_interest))
+    return delivered

@@ -1,0 +1,298 @@
+"""Message tracing: the trace event of a message with ``Nats-Trace-Dest`` (or a sampled ``traceparent``).
+
+Both servers start from the same configuration; the JSON they send on the
+trace destination is compared as text (field order and omissions
+included) once server ids, sequence numbers, times and connection ids
+are replaced by fixed names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import nats
+import pytest
+from nats.aio.client import Client
+from nats.aio.subscription import Subscription
+
+from tests.harness.configured import Start, configured_servers
+from tests.harness.targets import Target
+from tests.harness.wait import WAIT
+
+CONFIG = """
+accounts {
+  A {
+    users: [
+      {user: a, password: a}
+      {user: d, password: d, permissions: {subscribe: {allow: ">", deny: "orders.new"}}}
+      {user: p, password: p, permissions: {publish: {deny: "secret"}}}
+    ]
+    mappings: { "old": "orders.new" }
+    exports: [{stream: "ev.>"}, {service: "svc.>"}]
+  }
+  B {
+    users: [{user: b, password: b}]
+    imports: [
+      {stream: {account: A, subject: "ev.>"}, prefix: "from.a"}
+      {service: {account: A, subject: "svc.>"}, to: "remote.>"}
+    ]
+    msg_trace: {dest: "sampled.traces", sampling: 100}
+  }
+}
+"""
+
+SERVER_KEYS = ["name", "host", "id", "ver", "feature_flags", "jetstream", "flags", "seq", "time"]
+TRACE = {"Nats-Trace-Dest": "traces"}
+
+
+@pytest.fixture
+async def server(target_kind: str, tmp_path) -> AsyncIterator[Start]:
+    async with configured_servers(target_kind, tmp_path) as start:
+        yield start
+
+
+async def connect(target: Target, user: str, name: str = "") -> Client:
+    options: dict[str, Any] = {"user": user, "password": user, "allow_reconnect": False}
+    if name:
+        options["name"] = name
+    return await nats.connect(target.url, **options)
+
+
+def normalized(data: bytes, names: dict[int, str]) -> str:
+    """The trace event as text, with what differs from run to run replaced."""
+    event = json.loads(data)
+    server = event["server"]
+    assert list(server) == SERVER_KEYS and server["ver"] == "2.15.1" and server["host"] == "127.0.0.1"
+    event["server"] = "SERVER"
+    for item in event["events"]:
+        item["ts"] = "TS"
+        if "cid" in item:
+            item["cid"] = names[item["cid"]]
+    return json.dumps(event)
+
+
+def expected(request: dict[str, Any], events: list[dict[str, Any]]) -> str:
+    return json.dumps({"server": "SERVER", "request": request, "events": events})
+
+
+def size(headers: dict[str, str], payload: bytes) -> int:
+    """A message's size as nats-py sends it: its header block and payload."""
+    lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    return len(f"NATS/1.0\r\n{lines}\r\n") + len(payload)
+
+
+def ingress(cid: str, subject: str, account: str = "A", name: str = "", error: str = "") -> dict[str, Any]:
+    event: dict[str, Any] = {"type": "in", "ts": "TS", "kind": 0, "cid": cid}
+    if name:
+        event["name"] = name
+    event.update(acc=account, subj=subject)
+    if error:
+        event["error"] = error
+    return event
+
+
+def egress(cid: str, sub: str, name: str = "", queue: str = "", error: str = "") -> dict[str, Any]:
+    event: dict[str, Any] = {"type": "eg", "ts": "TS", "kind": 0, "cid": cid}
+    if name:
+        event["name"] = name
+    event["sub"] = sub
+    if queue:
+        event["queue"] = queue
+    if error:
+        event["error"] = error
+    return event
+
+
+async def next_event(sub: Subscription, names: dict[int, str]) -> str:
+    msg = await sub.next_msg(WAIT)
+    assert msg.headers is None
+    return normalized(msg.data, names)
+
+
+def names_of(**clients: Client) -> dict[int, str]:
+    return {client.client_id: name for name, client in clients.items() if client.client_id is not None}
+
+
+async def test_publish_to_subscribers_queue_and_denied_egress(server: Start) -> None:
+    target = await server(CONFIG)
+    pub, app, denied = await connect(target, "a"), await connect(target, "a", "app"), await connect(target, "d")
+    names = names_of(pub=pub, app=app, denied=denied)
+    traces = await pub.subscribe("traces")
+    plain, grouped = await app.subscribe("orders.new"), await app.subscribe("orders.new", queue="q")
+    await denied.subscribe("orders.>")
+    for client in (pub, app, denied):
+        await client.flush()
+    await pub.publish("orders.new", b"hello", headers=TRACE)
+    assert await next_event(traces, names) == expected(
+        {"header": {"Nats-Trace-Dest": ["traces"]}, "msgsize": size(TRACE, b"hello")},
+        [
+            ingress("pub", "orders.new"),
+            egress("denied", "orders.>", error="Not delivered because subscription denies this subject"),
+            egress("app", "orders.new", name="app"),
+            egress("app", "orders.new", name="app", queue="q"),
+        ],
+    )
+    assert (await plain.next_msg(WAIT)).data == b"hello"
+    assert (await grouped.next_msg(WAIT)).data == b"hello"
+    for client in (pub, app, denied):
+        await client.close()
+
+
+async def test_trace_only_is_not_delivered(server: Start) -> None:
+    target = await server(CONFIG)
+    pub, app = await connect(target, "a"), await connect(target, "a", "app")
+    names = names_of(pub=pub, app=app)
+    traces = await pub.subscribe("traces")
+    plain = await app.subscribe("orders.new")
+    await app.flush()
+    await pub.flush()
+    await pub.publish("orders.new", b"only", headers={**TRACE, "Nats-Trace-Only": "On"})
+    assert await next_event(traces, names) == expected(
+        {
+            "header": {"Nats-Trace-Dest": ["traces"], "Nats-Trace-Only": ["On"]},
+            "msgsize": size({**TRACE, "Nats-Trace-Only": "On"}, b"only"),
+        },
+        [ingress("pub", "orders.new"), egress("app", "orders.new", name="app")],
+    )
+    await pub.publish("orders.new", b"after")
+    assert (await plain.next_msg(WAIT)).data == b"after"
+    await pub.close()
+    await app.close()
+
+
+async def test_subject_mapping_and_no_interest(server: Start) -> None:
+    target = await server(CONFIG)
+    pub, app = await connect(target, "a", "publisher"), await connect(target, "a")
+    names = names_of(pub=pub, app=app)
+    traces = await pub.subscribe("traces")
+    await app.subscribe("orders.new")
+    await app.flush()
+    await pub.flush()
+    await pub.publish("old", b"m", headers=TRACE)
+    assert await next_event(traces, names) == expected(
+        {"header": {"Nats-Trace-Dest": ["traces"]}, "msgsize": size(TRACE, b"m")},
+        [
+            ingress("pub", "old", name="publisher"),
+            {"type": "sm", "ts": "TS", "to": "orders.new"},
+            egress("app", "orders.new"),
+        ],
+    )
+    await pub.publish("nobody", b"m", headers=TRACE)
+    assert await next_event(traces, names) == expected(
+        {"header": {"Nats-Trace-Dest": ["traces"]}, "msgsize": size(TRACE, b"m")},
+        [ingress("pub", "nobody", name="publisher")],
+    )
+    await pub.close()
+    await app.close()
+
+
+async def test_publish_denied_is_an_ingress_error(server: Start) -> None:
+    target = await server(CONFIG)
+    pub = await connect(target, "p")
+    names = names_of(pub=pub)
+    traces = await pub.subscribe("traces")
+    await pub.flush()
+    await pub.publish("secret", b"m", headers=TRACE)
+    assert await next_event(traces, names) == expected(
+        {"header": {"Nats-Trace-Dest": ["traces"]}, "msgsize": size(TRACE, b"m")},
+        [ingress("pub", "secret", error='Permissions Violation for Publish to "secret"')],
+    )
+    await pub.close()
+
+
+async def test_service_import_and_stream_export(server: Start) -> None:
+    target = await server(CONFIG)
+    a, b = await connect(target, "a", "exporter"), await connect(target, "b", "importer")
+    names = names_of(a=a, b=b)
+    traces_a, traces_b = await a.subscribe("traces"), await b.subscribe("traces")
+    service, events = await a.subscribe("svc.>"), await b.subscribe("from.a.ev.>")
+    await a.flush()
+    await b.flush()
+    await b.publish("remote.x", b"req", headers=TRACE)
+    assert await next_event(traces_b, names) == expected(
+        {"header": {"Nats-Trace-Dest": ["traces"]}, "msgsize": size(TRACE, b"req")},
+        [
+            ingress("b", "remote.x", account="B", name="importer"),
+            {"type": "si", "ts": "TS", "acc": "A", "from": "remote.x", "to": "svc.x"},
+        ],
+    )
+    assert (await service.next_msg(WAIT)).subject == "svc.x"
+    await a.publish("ev.one", b"e", headers=TRACE)
+    assert await next_event(traces_a, names) == expected(
+        {"header": {"Nats-Trace-Dest": ["traces"]}, "msgsize": size(TRACE, b"e")},
+        [
+            ingress("a", "ev.one", name="exporter"),
+            {"type": "se", "ts": "TS", "acc": "B", "to": "from.a.ev.one"},
+        ],
+    )
+    assert (await events.next_msg(WAIT)).subject == "from.a.ev.one"
+    await a.close()
+    await b.close()
+
+
+async def test_traceparent_sampling_uses_the_account_destination(server: Start) -> None:
+    target = await server(CONFIG)
+    b = await connect(target, "b")
+    names = names_of(b=b)
+    sampled, own = await b.subscribe("sampled.traces"), await b.subscribe("from.a.ev.>")
+    await b.flush()
+    parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-"
+    await b.publish("from.a.ev.z", b"tp", headers={"traceparent": parent + "00"})
+    await b.publish("from.a.ev.z", b"tp", headers={"traceparent": parent + "01"})
+    assert await next_event(sampled, names) == expected(
+        {"header": {"traceparent": [parent + "01"]}, "msgsize": size({"traceparent": parent + "01"}, b"tp")},
+        [ingress("b", "from.a.ev.z", account="B"), egress("b", "from.a.ev.>")],
+    )
+    assert [(await own.next_msg(WAIT)).data for _ in range(2)] == [b"tp", b"tp"]
+    await b.publish("from.a.ev.z", b"plain")
+    assert (await own.next_msg(WAIT)).data == b"plain"
+    assert sampled.pending_msgs == 0
+    await b.close()
+
+
+async def test_jetstream_event(server: Start) -> None:
+    target = await server("")
+    nc = await nats.connect(target.url, name="js", allow_reconnect=False)
+    names = names_of(nc=nc)
+    js = nc.jetstream()
+    await js.add_stream(name="ORDERS", subjects=["orders.>"])
+    await js.add_stream(name="INT", subjects=["int.>"], retention="interest")
+    traces = await nc.subscribe("traces")
+    await nc.flush()
+    global_trace = {"header": {"Nats-Trace-Dest": ["traces"]}, "msgsize": size(TRACE, b"o")}
+    ack = await js.publish("orders.new", b"o", headers=TRACE)
+    assert ack.seq == 1
+    assert await next_event(traces, names) == expected(
+        global_trace,
+        [
+            ingress("nc", "orders.new", account="$G", name="js"),
+            {"type": "js", "ts": "TS", "stream": "ORDERS", "subject": "orders.new"},
+        ],
+    )
+    await nc.publish("orders.new", b"o", headers={**TRACE, "Nats-Trace-Only": "1"})
+    assert await next_event(traces, names) == expected(
+        {
+            "header": {"Nats-Trace-Dest": ["traces"], "Nats-Trace-Only": ["1"]},
+            "msgsize": size({**TRACE, "Nats-Trace-Only": "1"}, b"o"),
+        },
+        [
+            ingress("nc", "orders.new", account="$G", name="js"),
+            {"type": "js", "ts": "TS", "stream": "ORDERS", "subject": "orders.new"},
+        ],
+    )
+    await js.publish("int.x", b"o", headers=TRACE)
+    assert await next_event(traces, names) == expected(
+        {"header": {"Nats-Trace-Dest": ["traces"]}, "msgsize": size(TRACE, b"o")},
+        [
+            ingress("nc", "int.x", account="$G", name="js"),
+            {"type": "js", "ts": "TS", "stream": "INT", "subject": "int.x", "nointerest": True},
+        ],
+    )
+    assert (await js.stream_info("ORDERS")).state.messages == 1
+    stored = await js.get_msg("ORDERS", 1)
+    assert stored.headers == {"Nats-Trace-Dest": "trace disabled"}
+    await asyncio.sleep(0)
+    await nc.close()
