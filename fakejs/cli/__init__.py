@@ -8,7 +8,7 @@ exec ``fakejs`` with the same arguments.  Flags are parsed with Go's
 known (:mod:`fakejs.cli.flags`); ``-c FILE`` reads a nats-server
 configuration file (:mod:`fakejs.core.configfile`), the flags given
 overriding its settings; flags asking for something fakejs does not
-serve (signals, syslog, log rotation, profiling, ...)
+serve (syslog, log rotation, profiling, ...)
 are refused at start by name with exit status 1 (:mod:`fakejs.cli.settings`).
 ``-v`` prints nats-server's version line, which harnesses parse, then
 fakejs's own; ``-h`` prints nats-server's usage layout with fakejs's
@@ -29,13 +29,15 @@ import gc
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from fakejs.cli.flags import CONTROL_TOKEN_VARIABLE, USAGE, parse_command_line
-from fakejs.cli.settings import CommandLine, Exit, apply_flags, command_line, options_from_file
+from fakejs.cli.settings import NATS_SERVER, CommandLine, Exit, apply_flags, command_line, options_from_file
 from fakejs.core.clock import Clock
 from fakejs.core.log import configure, get_logger
 from fakejs.core.options import ServerOptions
+from fakejs.core.reload_options import NO_CONFIG_FILE, ReloadRefused
+from fakejs.server.reload import FAILED
 from fakejs.server.server import Server
 from fakejs.server.start_lines import log_scenario
 
@@ -54,9 +56,19 @@ __all__ = [
 ]
 
 
-async def serve(options: ServerOptions, pid_file: str = "", clock: Clock | None = None, scenario: str = "") -> None:
-    """Run a server until SIGINT or SIGTERM (or the end of lame duck mode, SIGUSR2)."""
+async def serve(
+    options: ServerOptions,
+    pid_file: str = "",
+    clock: Clock | None = None,
+    scenario: str = "",
+    read_options: Callable[[], ServerOptions] | None = None,
+) -> None:
+    """Run a server until SIGINT or SIGTERM (or the end of lame duck mode, SIGUSR2); SIGHUP reloads.
+
+    ``read_options`` reads the command line and its configuration file again for a reload.
+    """
     server = Server(options, clock=clock)
+    server.on_logging_reload = lambda new: configure(debug=new.debug, trace=new.trace, log_file=new.log_file)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     log = get_logger()
@@ -74,6 +86,7 @@ async def serve(options: ServerOptions, pid_file: str = "", clock: Clock | None 
     loop.add_signal_handler(signal.SIGTERM, trapped, "terminated")
     await server.start()
     loop.add_signal_handler(signal.SIGUSR2, lame_duck)
+    loop.add_signal_handler(signal.SIGHUP, reload_from_file, server, read_options)
     if scenario:
         started = server.control.start_scenario(path=scenario)
         log_scenario(log, started["scenario"], len(started["faults"]))
@@ -88,6 +101,25 @@ async def serve(options: ServerOptions, pid_file: str = "", clock: Clock | None 
         finished.cancel()
         waiting.cancel()
         await server.stop()
+
+
+def reload_from_file(server: Server, read_options: Callable[[], ServerOptions] | None) -> None:
+    """SIGHUP: read the configuration file (and the flags over it) again and apply it (nats-server's Reload)."""
+    log = get_logger()
+    log.info('Trapped "hangup" signal')
+    if read_options is None or not server.options.config_file:
+        log.error(FAILED, NO_CONFIG_FILE)
+        return
+    try:
+        options = read_options()
+    except Exit as refused:
+        text = refused.stderr.strip()
+        log.error(FAILED, text.removeprefix(f"{NATS_SERVER}: ").strip())
+        return
+    try:
+        server.reload(options)
+    except ReloadRefused:
+        pass  # logged; the running configuration stays
 
 
 # Collector thresholds for the command-line server's own process (see tune_gc).
@@ -178,7 +210,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 serve_cluster(command.cluster_size, options, command.pid_file, clock, cluster_name, command.scenario)
             )
         else:
-            asyncio.run(serve(options, command.pid_file, clock, command.scenario))
+            asyncio.run(
+                serve(options, command.pid_file, clock, command.scenario, lambda: command_line(arguments).options)
+            )
     except OSError as exc:
         get_logger().critical("Error listening on port: %s, %s", options.port, exc)
         return 1

@@ -68,6 +68,8 @@ class Server:
         self.options = options
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.faults = Faults(self.clock)
+        # Called when a reload changes debug or trace: the command line's log handler follows them.
+        self.on_logging_reload: Callable[[ServerOptions], None] | None = None
         self.broker = Broker(options, self.clock, self.faults)
         self.closed_connections = ClosedConnections()
         self.broker.on_client_closed.append(self.closed_connections)
@@ -344,6 +346,16 @@ class Server:
         if down_for > 0:
             await self._sleep(down_for)
         await self.start()
+
+    def reload(self, options: ServerOptions) -> None:
+        """Apply new options to the running server, as nats-server's config reload (:mod:`fakejs.server.reload`).
+
+        Raises :class:`~fakejs.core.reload_options.ReloadRefused` (the running options kept) for an
+        option that cannot be reloaded.
+        """
+        from fakejs.server.reload import reload_options
+
+        reload_options(self.broker, options, self.on_logging_reload)
 
     async def lame_duck(self, duration: float | None = None, grace: float | None = None) -> None:
         """nats-server's lame duck mode, on the server clock.
