@@ -19,6 +19,7 @@ the client told ``-ERR 'Permissions Violation for Subscription to
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from fakejs.core.auth import Authenticator
 from fakejs.core.broker import Broker
@@ -45,8 +46,12 @@ def reload_options(
 ) -> list[Change]:
     """Apply ``new`` over the running options, or log and raise :class:`ReloadRefused` keeping them."""
     current = broker.options
+    # A random port (-1, or 0) is the port the server listens on, in the running options and the new ones.
+    running = replace(current, port=broker.port) if current.port <= 0 else current
+    if new.port <= 0:
+        new.port = running.port
     try:
-        changes = diff_options(current, new)
+        changes = diff_options(running, new)
     except ReloadRefused as refused:
         broker.log.error(FAILED, refused)
         raise

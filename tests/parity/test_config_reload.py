@@ -1,0 +1,187 @@
+"""Configuration reload: ``-c FILE``, the file rewritten, then SIGHUP or ``--signal reload=PID``, on both servers.
+
+What connected clients see (a removed user closed, changed credentials
+refused with ``-ERR 'Authorization Violation'``, a revoked subscription
+removed with its ``-ERR``), the log lines (``Reloaded: ...``,
+``Reloaded server configuration``), and the refusal of an option that
+cannot be reloaded (the running configuration kept).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import nats
+import pytest
+
+from fakejs.targets import ServerProcess
+from tests.harness.raw import RawClient
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, server_command
+from tests.harness.wait import WAIT, eventually
+
+pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
+
+TARGETS = ["real", "fake"]
+
+USERS = """
+authorization {
+  users = [
+    {user: alice, password: pa, permissions: {subscribe: ["a.>", "b.>"]}}
+    {user: bob, password: pb}
+  ]
+}
+"""
+
+# alice may no longer subscribe to b.>, bob is gone; debug and max_payload change too.
+FEWER_USERS = """
+debug: true
+max_payload: 2000
+authorization {
+  users = [
+    {user: alice, password: pa, permissions: {subscribe: ["a.>"]}}
+  ]
+}
+"""
+
+NEW_PASSWORD = USERS.replace("password: pb", "password: pc")
+
+DONE = "Reloaded server configuration"
+
+
+def _start(kind: str, config: str, tmp_path: Path) -> ServerProcess:
+    store = tmp_path / kind
+    store.mkdir()
+    return ServerProcess(command=server_command(kind), config="port: -1\n" + config, store_dir=str(store)).start()
+
+
+def _rewrite(server: ServerProcess, config: str) -> None:
+    path = os.path.join(server.store_dir, "nats-server.conf")
+    with open(path, "w") as handle:
+        handle.write(config)
+
+
+def _hangup(server: ServerProcess) -> None:
+    assert server.process is not None
+    os.kill(server.process.pid, signal.SIGHUP)
+
+
+async def _logged(server: ServerProcess, text: str) -> str:
+    async def log() -> str:
+        return server.log_text(since_start=True)
+
+    return await eventually(log, lambda value: text in value, what=repr(text))
+
+
+async def _login(server: ServerProcess, user: str, password: str) -> RawClient:
+    client = await RawClient.connect("127.0.0.1", server.port)
+    await client.send(f'CONNECT {{"user":"{user}","pass":"{password}","verbose":false}}\r\nPING\r\n'.encode())
+    assert (await client.read_until(b"PONG\r\n")).endswith(b"PONG\r\n")
+    client.received.clear()
+    return client
+
+
+@pytest.fixture(params=TARGETS)
+async def users_server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ServerProcess]:
+    server = _start(request.param, USERS, tmp_path)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def test_removed_user_is_closed_and_a_revoked_subscription_removed(users_server: ServerProcess) -> None:
+    alice = await _login(users_server, "alice", "pa")
+    bob = await _login(users_server, "bob", "pb")
+    await alice.send(b"SUB a.x 1\r\nSUB b.x 2\r\nPING\r\n")
+    await alice.read_until(b"PONG\r\n")
+    alice.received.clear()
+    _rewrite(users_server, "port: -1\n" + FEWER_USERS)
+    _hangup(users_server)
+    log = await _logged(users_server, DONE)
+    assert await bob.wait_closed() and bytes(bob.received) == b""
+    error = b'-ERR \'Permissions Violation for Subscription to "b.x" (sid "2")\'\r\n'
+    assert (await alice.read_until(error)).endswith(error)
+    alice.received.clear()
+    await alice.send(b"PUB b.x 1\r\nx\r\nPUB a.x 1\r\ny\r\nPING\r\n")
+    assert await alice.read_until(b"PONG\r\n") == b"MSG a.x 1 1\r\ny\r\nPONG\r\n"
+    reloaded = re.findall(r"\[INF\] (Reloaded: .*|Removed sub .*)", log)
+    assert reloaded == [
+        "Reloaded: debug = true",
+        "Reloaded: authorization users",
+        "Reloaded: accounts",
+        "Reloaded: max_payload = 2000",
+        'Removed sub "b.x" (sid "2") for User "alice" - not authorized',
+    ]
+    assert 'Trapped "hangup" signal' in log
+    assert '"$G/user:bob" - Client connection closed: Client Closed' in log
+    assert re.search(r"\[INF\] Reloaded server configuration \(sha256:[0-9a-f]{64}\)\n", log)
+    await alice.close()
+    await bob.close()
+
+
+async def test_changed_password_is_an_authorization_violation(users_server: ServerProcess) -> None:
+    bob = await _login(users_server, "bob", "pb")
+    _rewrite(users_server, "port: -1\n" + NEW_PASSWORD)
+    _hangup(users_server)
+    log = await _logged(users_server, DONE)
+    assert await bob.wait_closed()
+    assert bytes(bob.received) == b"-ERR 'Authorization Violation'\r\n"
+    assert '"$G/user:bob" - authentication error - User "bob"' in log
+    await bob.close()
+
+
+async def test_nats_py_client_of_a_removed_user_is_disconnected(users_server: ServerProcess) -> None:
+    closed = asyncio.Event()
+
+    async def on_closed() -> None:
+        closed.set()
+
+    nc = await nats.connect(users_server.url, user="bob", password="pb", allow_reconnect=False, closed_cb=on_closed)
+    _rewrite(users_server, "port: -1\n" + FEWER_USERS)
+    _hangup(users_server)
+    await _logged(users_server, DONE)
+    await asyncio.wait_for(closed.wait(), WAIT)
+    assert nc.is_closed
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_port_change_is_refused_and_the_old_configuration_kept(kind: str, tmp_path: Path) -> None:
+    server = _start(kind, USERS, tmp_path)
+    try:
+        bob = await _login(server, "bob", "pb")
+        port = server.port
+        other = port + 1 if port < 65535 else port - 1
+        _rewrite(server, f"port: {other}\n" + FEWER_USERS)
+        assert server.process is not None
+        sent = subprocess.run(
+            [*server_command(kind), "--signal", f"reload={server.process.pid}"], check=False, capture_output=True
+        )
+        assert (sent.returncode, sent.stdout, sent.stderr) == (0, b"", b"")
+        refusal = f"[ERR] Failed to reload server configuration: config reload not supported for Port: old={port}, new={other}"
+        log = await _logged(server, refusal)
+        assert "Reloaded" not in log
+        await bob.send(b"PING\r\n")  # bob is still a user: nothing was applied
+        assert await bob.read_until(b"PONG\r\n") == b"PONG\r\n"
+        await bob.close()
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+def test_signal_to_a_missing_process(kind: str) -> None:
+    sent = subprocess.run(
+        [*server_command(kind), "-sl", "reload=999999999"], check=False, capture_output=True, text=True
+    )
+    assert (sent.returncode, sent.stderr) == (1, 'nats-server: \nsignal "reload" 999999999: no such process\n')
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+def test_signal_with_a_bad_pid(kind: str) -> None:
+    sent = subprocess.run([*server_command(kind), "-sl", "reload=abc"], check=False, capture_output=True, text=True)
+    assert (sent.returncode, sent.stderr) == (1, "nats-server: invalid pid: abc\n")
