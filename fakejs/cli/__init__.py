@@ -36,7 +36,7 @@ from fakejs.cli.settings import NATS_SERVER, CommandLine, Exit, apply_flags, com
 from fakejs.core.clock import Clock
 from fakejs.core.log import configure, get_logger
 from fakejs.core.options import ServerOptions
-from fakejs.core.reload_options import NO_CONFIG_FILE, ReloadRefused
+from fakejs.core.reload_options import ReloadRefused
 from fakejs.server.reload import FAILED
 from fakejs.server.server import Server
 from fakejs.server.start_lines import log_scenario
@@ -68,6 +68,7 @@ async def serve(
     ``read_options`` reads the command line and its configuration file again for a reload.
     """
     server = Server(options, clock=clock)
+    server.read_options = read_options
     server.on_logging_reload = lambda new: configure(debug=new.debug, trace=new.trace, log_file=new.log_file)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -86,7 +87,7 @@ async def serve(
     loop.add_signal_handler(signal.SIGTERM, trapped, "terminated")
     await server.start()
     loop.add_signal_handler(signal.SIGUSR2, lame_duck)
-    loop.add_signal_handler(signal.SIGHUP, reload_from_file, server, read_options)
+    loop.add_signal_handler(signal.SIGHUP, reload_from_file, server)
     if scenario:
         started = server.control.start_scenario(path=scenario)
         log_scenario(log, started["scenario"], len(started["faults"]))
@@ -103,23 +104,26 @@ async def serve(
         await server.stop()
 
 
-def reload_from_file(server: Server, read_options: Callable[[], ServerOptions] | None) -> None:
+def reload_from_file(server: Server) -> None:
     """SIGHUP: read the configuration file (and the flags over it) again and apply it (nats-server's Reload)."""
     log = get_logger()
     log.info('Trapped "hangup" signal')
-    if read_options is None or not server.options.config_file:
-        log.error(FAILED, NO_CONFIG_FILE)
-        return
     try:
-        options = read_options()
-    except Exit as refused:
-        text = refused.stderr.strip()
-        log.error(FAILED, text.removeprefix(f"{NATS_SERVER}: ").strip())
-        return
-    try:
-        server.reload(options)
-    except ReloadRefused:
-        pass  # logged; the running configuration stays
+        server.reload()
+    except ReloadRefused as refused:  # the running configuration stays
+        log.error(FAILED, refused)
+
+
+def _reader(arguments: list[str]) -> Callable[[], ServerOptions]:
+    """What a reload reads: the same command line, its configuration file read again."""
+
+    def read() -> ServerOptions:
+        try:
+            return command_line(arguments).options
+        except Exit as refused:
+            raise ReloadRefused(refused.stderr.strip().removeprefix(f"{NATS_SERVER}: ").strip()) from None
+
+    return read
 
 
 # Collector thresholds for the command-line server's own process (see tune_gc).

@@ -2,9 +2,10 @@
 
 :func:`reload_options` compares the running options with new ones
 (:func:`fakejs.core.reload_options.diff_options`); an option that cannot
-be reloaded refuses the whole reload, the running configuration kept, and
-nats-server's ``Failed to reload server configuration: ...`` line is
-logged.  Otherwise each change is applied in nats-server's order and
+be reloaded refuses the whole reload (:class:`ReloadRefused`), the running
+configuration kept; a SIGHUP logs it as nats-server's ``Failed to reload
+server configuration: ...`` line (:data:`FAILED`), a system account request
+answers it.  Otherwise each change is applied in nats-server's order and
 logged (``Reloaded: ...``), then ``Reloaded server configuration``.
 
 A change of the authorization settings checks every connected client
@@ -44,17 +45,13 @@ LOGGING_FIELDS = frozenset({"debug", "trace"})
 def reload_options(
     broker: Broker, new: ServerOptions, on_logging: Callable[[ServerOptions], None] | None = None
 ) -> list[Change]:
-    """Apply ``new`` over the running options, or log and raise :class:`ReloadRefused` keeping them."""
+    """Apply ``new`` over the running options, or raise :class:`ReloadRefused` keeping them."""
     current = broker.options
     # A random port (-1, or 0) is the port the server listens on, in the running options and the new ones.
     running = replace(current, port=broker.port) if current.port <= 0 else current
     if new.port <= 0:
         new.port = running.port
-    try:
-        changes = diff_options(running, new)
-    except ReloadRefused as refused:
-        broker.log.error(FAILED, refused)
-        raise
+    changes = diff_options(running, new)
     names = {change.field for change in changes}
     for name in names:
         setattr(current, name, getattr(new, name))

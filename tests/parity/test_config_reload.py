@@ -10,6 +10,7 @@ cannot be reloaded (the running configuration kept).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -185,3 +186,34 @@ def test_signal_to_a_missing_process(kind: str) -> None:
 def test_signal_with_a_bad_pid(kind: str) -> None:
     sent = subprocess.run([*server_command(kind), "-sl", "reload=abc"], check=False, capture_output=True, text=True)
     assert (sent.returncode, sent.stderr) == (1, "nats-server: invalid pid: abc\n")
+
+
+SYSTEM = """
+accounts { SYS: { users: [{user: admin, password: s}] }, A: { users: [{user: a, password: a}] } }
+system_account: SYS
+"""
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_system_account_reload_request(kind: str, tmp_path: Path) -> None:
+    """$SYS.REQ.SERVER.<id>.RELOAD: the envelope without data; a refused reload answers its error (code 500)."""
+    server = _start(kind, SYSTEM, tmp_path)
+    try:
+        nc = await nats.connect(f"nats://admin:s@127.0.0.1:{server.port}")
+        ping = await nc.request("$SYS.REQ.SERVER.PING.IDZ", b"", timeout=WAIT)
+        subject = f"$SYS.REQ.SERVER.{json.loads(ping.data)['id']}.RELOAD"
+        answer = json.loads((await nc.request(subject, b"", timeout=WAIT)).data)
+        assert sorted(answer) == ["server"]
+        await _logged(server, DONE)
+        port = server.port
+        _rewrite(server, f"port: {port + 1 if port < 65535 else port - 1}\n" + SYSTEM)
+        answer = json.loads((await nc.request(subject, b"", timeout=WAIT)).data)
+        assert sorted(answer) == ["error", "server"]
+        assert answer["error"] == {
+            "code": 500,
+            "description": f"config reload not supported for Port: old={port}, new={port + 1 if port < 65535 else port - 1}",
+        }
+        assert "Failed to reload" not in server.log_text(since_start=True)
+        await nc.close()
+    finally:
+        server.stop()
