@@ -24,11 +24,11 @@ from dataclasses import replace
 
 from fakejs.core.auth import Authenticator
 from fakejs.core.broker import Broker
-from fakejs.core.clientio import AUTH_VIOLATION, CLIENT_CLOSED
+from fakejs.core.clientio import AUTH_VIOLATION, CLIENT_CLOSED, MAX_CONNECTIONS_EXCEEDED
 from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
 from fakejs.core.reload_options import Change, ReloadRefused, diff_options
-from fakejs.core.session import ClientSession
+from fakejs.core.session import TOO_MANY_CONNECTIONS, ClientSession
 from fakejs.core.trace import auth_user
 from fakejs.gocompat.goflag import go_quote
 from fakejs.protocol.events import ERR_AUTHORIZATION
@@ -59,6 +59,8 @@ def reload_options(
     if on_logging is not None and names & LOGGING_FIELDS:
         on_logging(current)
     for change in changes:
+        if change.field == "max_connections" and change.line.startswith("Reloaded: max_connections"):
+            _close_beyond(broker, current.max_connections)
         broker.log.info("%s", change.line)
     if names & {"max_payload", "max_control_line"}:
         for client in list(broker.clients.values()):
@@ -69,6 +71,17 @@ def reload_options(
     digest = f"({current.config_digest})" if current.config_digest else ""
     broker.log.info("Reloaded server configuration %s", digest)
     return changes
+
+
+def _close_beyond(broker: Broker, limit: int) -> None:
+    """A lower max_connections closes the clients beyond it (nats-server's maxConnExceeded)."""
+    clients = [client for client in broker.clients.values() if not client.closed]
+    excess = len(clients) - max(0, limit)
+    if excess <= 0:
+        return
+    for client in clients[:excess]:
+        client.refuse(TOO_MANY_CONNECTIONS, MAX_CONNECTIONS_EXCEEDED)
+    broker.log.info("Closed %d connections to fall within max_connections", excess)
 
 
 def _reload_authorization(broker: Broker) -> None:

@@ -217,3 +217,24 @@ async def test_system_account_reload_request(kind: str, tmp_path: Path) -> None:
         await nc.close()
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_lower_max_connections_closes_the_clients_beyond_it(kind: str, tmp_path: Path) -> None:
+    server = _start(kind, USERS, tmp_path)
+    try:
+        clients = [await _login(server, "alice", "pa"), await _login(server, "bob", "pb")]
+        _rewrite(server, "port: -1\nmax_connections: 1\n" + USERS)
+        _hangup(server)
+        log = await _logged(server, DONE)
+        assert "[INF] Closed 1 connections to fall within max_connections\n" in log
+        assert log.index("Closed 1 connections") < log.index("Reloaded: max_connections = 1")
+        for client in clients:
+            await client.send(b"PING\r\n")
+            await client.read_until(b"PONG\r\n")
+        refused = [bytes(client.received) for client in clients if client.closed]
+        assert refused == [b"-ERR 'maximum connections exceeded'\r\n"]
+        for client in clients:
+            await client.close()
+    finally:
+        server.stop()
