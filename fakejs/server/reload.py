@@ -29,7 +29,7 @@ from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
 from fakejs.core.reload_options import Change, ReloadRefused, diff_options
 from fakejs.core.session import TOO_MANY_CONNECTIONS, ClientSession
-from fakejs.core.trace import auth_user
+from fakejs.core.trace import ProtocolTrace, auth_user
 from fakejs.gocompat.goflag import go_quote
 from fakejs.protocol.events import ERR_AUTHORIZATION
 
@@ -62,6 +62,8 @@ def reload_options(
         if change.field == "max_connections" and change.line.startswith("Reloaded: max_connections"):
             _close_beyond(broker, current.max_connections)
         broker.log.info("%s", change.line)
+    if "trace" in names:
+        _retrace(broker)
     if names & {"max_payload", "max_control_line"}:
         for client in list(broker.clients.values()):
             client.parser.max_payload = current.max_payload
@@ -71,6 +73,18 @@ def reload_options(
     digest = f"({current.config_digest})" if current.config_digest else ""
     broker.log.info("Reloaded server configuration %s", digest)
     return changes
+
+
+def _retrace(broker: Broker) -> None:
+    """Connected clients follow the new trace setting (nats-server's reloadClientTraceLevel)."""
+    options = broker.options
+    for client in list(broker.clients.values()):
+        if options.trace and client.trace is None:
+            client.trace = ProtocolTrace(broker.log, client, options.max_traced_msg_len, options.trace_headers)
+            client.parser.trace = client.trace.incoming
+        elif not options.trace:
+            client.trace = None
+            client.parser.trace = None
 
 
 def _close_beyond(broker: Broker, limit: int) -> None:

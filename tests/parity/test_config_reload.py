@@ -238,3 +238,21 @@ async def test_lower_max_connections_closes_the_clients_beyond_it(kind: str, tmp
             await client.close()
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_trace_turned_on_traces_a_connected_client(kind: str, tmp_path: Path) -> None:
+    server = _start(kind, USERS, tmp_path)
+    try:
+        alice = await _login(server, "alice", "pa")
+        _rewrite(server, "port: -1\ntrace: true\n" + USERS)
+        _hangup(server)
+        log = await _logged(server, DONE)
+        assert "[INF] Reloaded: trace = true\n" in log
+        await alice.send(b"PING\r\n")
+        await alice.read_until(b"PONG\r\n")
+        log = await _logged(server, '"$G/user:alice" - ->> [PONG]')
+        assert re.search(r'\[TRC\] 127\.0\.0\.1:\d+ - cid:\d+ - "\$G/user:alice" - <<- \[PING\]\n', log)
+        await alice.close()
+    finally:
+        server.stop()
