@@ -2,7 +2,8 @@
 
 Sans-IO: :func:`diff_options` compares two :class:`ServerOptions` and
 returns the changes to apply in nats-server's order, each with the log
-line nats-server prints once it applied it (``Reloaded: debug = true``),
+line nats-server prints once it applied it (``Reloaded: debug = true``;
+the users and accounts always, as nats-server reloads them every time),
 or raises :class:`ReloadRefused` with nats-server's error for an option
 it cannot reload (``config reload not supported for Port: old=4222,
 new=4223``), or fakejs's own for an option nats-server reloads and fakejs
@@ -55,16 +56,19 @@ def _go_duration(seconds: float) -> str:
 RELOADABLE: dict[str, Callable[[Any], list[str]]] = {
     "trace": lambda value: [f"trace = {_go_bool(value)}"],
     "debug": lambda value: [f"debug = {_go_bool(value)}"],
+    "max_connections": lambda value: [f"max_connections = {value}"],
+    "users": lambda _: ["authorization users", "accounts"],
     "user": lambda _: ["authorization username"],
     "password": lambda _: ["authorization password"],
     "token": lambda _: ["authorization token"],
-    "users": lambda _: ["authorization users", "accounts"],
-    "max_connections": lambda value: [f"max_connections = {value}"],
     "ping_interval": lambda value: [f"ping_interval = {_go_duration(value)}"],
     "ping_max": lambda value: [f"ping_max = {value}"],
     "max_control_line": lambda value: [f"max_control_line = {value}"],
     "max_payload": lambda value: [f"max_payload = {value}"],
 }
+
+# nats-server reloads its users and accounts on every reload (they never compare equal), and logs so.
+ALWAYS = frozenset({"users"})
 
 # Options nats-server refuses to reload, by their Go field name (what its error names).
 NOT_RELOADABLE: dict[str, str] = {
@@ -115,6 +119,6 @@ def diff_options(old: ServerOptions, new: ServerOptions) -> list[Change]:
             raise _refusal(name, getattr(old, name), getattr(new, name))
     changes: list[Change] = []
     for name, lines in RELOADABLE.items():
-        if name in changed:
+        if name in changed or name in ALWAYS:
             changes.extend(Change(name, "Reloaded: " + line) for line in lines(getattr(new, name)))
     return changes

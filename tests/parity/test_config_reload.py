@@ -256,3 +256,15 @@ async def test_trace_turned_on_traces_a_connected_client(kind: str, tmp_path: Pa
         await alice.close()
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_an_unchanged_file_reloads_the_users_and_accounts(kind: str, tmp_path: Path) -> None:
+    server = _start(kind, "", tmp_path)
+    try:
+        _hangup(server)
+        log = await _logged(server, DONE)
+        assert re.findall(r"\[INF\] (Reloaded.*)\n", log)[:2] == ["Reloaded: authorization users", "Reloaded: accounts"]
+        assert len(re.findall(r"\[INF\] Reloaded", log)) == 3
+    finally:
+        server.stop()

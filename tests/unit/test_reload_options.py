@@ -15,16 +15,21 @@ def lines(old: ServerOptions, new: ServerOptions) -> list[str]:
     return [change.line for change in diff_options(old, new)]
 
 
-def test_nothing_changed_is_nothing_to_apply() -> None:
+def test_nothing_changed_reloads_the_users_and_accounts_as_nats_server_does() -> None:
     options = ServerOptions(port=4222)
-    assert diff_options(options, replace(options, config_digest="sha256:x")) == []
+    assert lines(options, replace(options, config_digest="sha256:x")) == [
+        "Reloaded: authorization users",
+        "Reloaded: accounts",
+    ]
 
 
 def test_changes_come_in_nats_server_order_with_its_lines() -> None:
     old = ServerOptions(port=4222)
     new = replace(old, max_payload=2000, debug=True, users=[User(name="a", password="b")], ping_interval=90.0)
+    new.max_connections = 10
     assert lines(old, new) == [
         "Reloaded: debug = true",
+        "Reloaded: max_connections = 10",
         "Reloaded: authorization users",
         "Reloaded: accounts",
         "Reloaded: ping_interval = 1m30s",
