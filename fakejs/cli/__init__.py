@@ -214,9 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 serve_cluster(command.cluster_size, options, command.pid_file, clock, cluster_name, command.scenario)
             )
         else:
-            asyncio.run(
-                serve(options, command.pid_file, clock, command.scenario, lambda: command_line(arguments).options)
-            )
+            asyncio.run(serve(options, command.pid_file, clock, command.scenario, _reader(arguments)))
     except OSError as exc:
         get_logger().critical("Error listening on port: %s, %s", options.port, exc)
         return 1

@@ -65,6 +65,7 @@ RELOADABLE: dict[str, Callable[[Any], list[str]]] = {
     "ping_max": lambda value: [f"ping_max = {value}"],
     "max_control_line": lambda value: [f"max_control_line = {value}"],
     "max_payload": lambda value: [f"max_payload = {value}"],
+    "write_deadline": lambda value: [f"write_deadline = {_go_duration(value)}"],
 }
 
 # nats-server reloads its users and accounts on every reload (they never compare equal), and logs so.
@@ -75,6 +76,7 @@ NOT_RELOADABLE: dict[str, str] = {
     "host": "Host",
     "port": "Port",
     "name": "ServerName",
+    "max_subscriptions": "MaxSubs",
     "http_host": "HTTPHost",
     "http_port": "HTTPPort",
     "https_port": "HTTPSPort",

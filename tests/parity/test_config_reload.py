@@ -268,3 +268,31 @@ async def test_an_unchanged_file_reloads_the_users_and_accounts(kind: str, tmp_p
         assert len(re.findall(r"\[INF\] Reloaded", log)) == 3
     finally:
         server.stop()
+
+
+REFUSED_FILES = {
+    "parse_error": ("foo = [\n", "Parse error on line 3: "),
+    "unknown_field": ("foo: 1\n", 'nats-server.conf:2:1: unknown field "foo"'),
+    "max_subscriptions": ("max_subscriptions: 3\n", "config reload not supported for MaxSubs: old=0, new=3"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_FILES))
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_a_file_that_cannot_be_reloaded_keeps_the_running_configuration(
+    kind: str, name: str, tmp_path: Path
+) -> None:
+    server = _start(kind, USERS, tmp_path)
+    try:
+        bob = await _login(server, "bob", "pb")
+        added, error = REFUSED_FILES[name]
+        _rewrite(server, "port: -1\n" + added)
+        _hangup(server)
+        log = await _logged(server, "[ERR] Failed to reload server configuration: ")
+        line = log.split("[ERR] Failed to reload server configuration: ", 1)[1].splitlines()[0]
+        assert line.startswith(error) if name == "parse_error" else line.endswith(error), line
+        await bob.send(b"PING\r\n")
+        assert await bob.read_until(b"PONG\r\n") == b"PONG\r\n"
+        await bob.close()
+    finally:
+        server.stop()

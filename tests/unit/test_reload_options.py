@@ -44,7 +44,8 @@ def test_changes_come_in_nats_server_order_with_its_lines() -> None:
         ("host", "127.0.0.1", "0.0.0.0", "config reload not supported for Host: old=127.0.0.1, new=0.0.0.0"),
         ("name", "a", "b", "config reload not supported for ServerName: old=a, new=b"),
         ("store_dir", "/a", "/b", "config reload not supported for jetstream storage dir"),
-        ("max_subscriptions", 0, 5, "config reload of max_subscriptions is not supported by fakejs yet"),
+        ("max_subscriptions", 0, 5, "config reload not supported for MaxSubs: old=0, new=5"),
+        ("trace_verbose", False, True, "config reload of trace_verbose is not supported by fakejs yet"),
     ],
 )
 def test_options_that_cannot_be_reloaded_refuse_the_reload(field: str, old: object, new: object, error: str) -> None:
