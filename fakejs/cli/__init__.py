@@ -114,14 +114,20 @@ def reload_from_file(server: Server) -> None:
         log.error(FAILED, refused)
 
 
-def _reader(arguments: list[str]) -> Callable[[], ServerOptions]:
-    """What a reload reads: the same command line, its configuration file read again."""
+def _reader(arguments: list[str], started: ServerOptions) -> Callable[[], ServerOptions]:
+    """What a reload reads: the same command line, its configuration file read again.
+
+    The certificates ``--tls-selfsigned`` made at the start stay the server's.
+    """
 
     def read() -> ServerOptions:
         try:
-            return command_line(arguments).options
+            command = command_line(arguments)
         except Exit as refused:
             raise ReloadRefused(refused.stderr.strip().removeprefix(f"{NATS_SERVER}: ").strip()) from None
+        if command.tls_selfsigned:
+            command.options.tls = started.tls
+        return command.options
 
     return read
 
@@ -214,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 serve_cluster(command.cluster_size, options, command.pid_file, clock, cluster_name, command.scenario)
             )
         else:
-            asyncio.run(serve(options, command.pid_file, clock, command.scenario, _reader(arguments)))
+            asyncio.run(serve(options, command.pid_file, clock, command.scenario, _reader(arguments, options)))
     except OSError as exc:
         get_logger().critical("Error listening on port: %s, %s", options.port, exc)
         return 1
