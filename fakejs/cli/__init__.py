@@ -85,9 +85,9 @@ async def serve(
     # Trapped before the server starts: a harness may signal as soon as it reads "Server is ready".
     loop.add_signal_handler(signal.SIGINT, trapped, "interrupt")
     loop.add_signal_handler(signal.SIGTERM, trapped, "terminated")
+    loop.add_signal_handler(signal.SIGHUP, reload_from_file, server)
     await server.start()
     loop.add_signal_handler(signal.SIGUSR2, lame_duck)
-    loop.add_signal_handler(signal.SIGHUP, reload_from_file, server)
     if scenario:
         started = server.control.start_scenario(path=scenario)
         log_scenario(log, started["scenario"], len(started["faults"]))
