@@ -86,12 +86,9 @@ NOT_RELOADABLE: dict[str, str] = {
     "lame_duck_grace_period": "LameDuckGracePeriod",
 }
 
-# nats-server's own errors for JetStream settings it keeps.
-JETSTREAM_ERRORS: dict[str, str] = {
-    "store_dir": "config reload not supported for jetstream storage dir",
-    "jetstream_max_memory": "config reload not supported for jetstream max memory and max store",
-    "jetstream_max_store": "config reload not supported for jetstream max memory and max store",
-}
+# nats-server's own errors for JetStream settings it keeps (see _jetstream_refusal).
+JETSTREAM_FIELDS = frozenset({"store_dir", "jetstream_max_memory", "jetstream_max_store"})
+NOT_SUPPORTED = "config reload not supported for "
 
 # Not configuration: what the command line or the process sets beside the file.
 IGNORED = frozenset({"config_file", "config_digest", "warn_temporary_store"})
@@ -103,12 +100,25 @@ def _go_value(value: object) -> str:
     return "" if value is None else str(value)
 
 
+def _jetstream_refusal(name: str, old: Any, new: Any) -> str:
+    """nats-server's errors for a JetStream store directory or limit changed while JetStream runs."""
+    if name == "store_dir":
+        return NOT_SUPPORTED + ("jetstream storage dir" if not new else "jetstream storage directory")
+    if old == -1:
+        return NOT_SUPPORTED + "jetstream dynamic max memory and store"
+    if new == -1:
+        return NOT_SUPPORTED + "jetstream max memory and max store"
+    if new < old:
+        return NOT_SUPPORTED + "decreasing jetstream max memory and store"
+    return f"config reload of {name} (an increase) is not supported by fakejs yet"
+
+
 def _refusal(name: str, old: object, new: object) -> ReloadRefused:
-    if name in JETSTREAM_ERRORS:
-        return ReloadRefused(JETSTREAM_ERRORS[name])
+    if name in JETSTREAM_FIELDS:
+        return ReloadRefused(_jetstream_refusal(name, old, new))
     if name in NOT_RELOADABLE:
         go_name = NOT_RELOADABLE[name]
-        return ReloadRefused(f"config reload not supported for {go_name}: old={_go_value(old)}, new={_go_value(new)}")
+        return ReloadRefused(f"{NOT_SUPPORTED}{go_name}: old={_go_value(old)}, new={_go_value(new)}")
     return ReloadRefused(f"config reload of {name} is not supported by fakejs yet")
 
 

@@ -296,3 +296,20 @@ async def test_a_file_that_cannot_be_reloaded_keeps_the_running_configuration(
         await bob.close()
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_a_new_jetstream_store_directory_is_refused(kind: str, tmp_path: Path) -> None:
+    first, second = tmp_path / f"{kind}-js1", tmp_path / f"{kind}-js2"
+    server = _start(kind, f'jetstream {{ store_dir: "{first}" }}\n', tmp_path)
+    try:
+        _rewrite(server, f'port: -1\njetstream {{ store_dir: "{second}" }}\n')
+        _hangup(server)
+        await _logged(server, "[ERR] Failed to reload server configuration: ")
+        log = server.log_text(since_start=True)
+        assert (
+            "[ERR] Failed to reload server configuration: config reload not supported for jetstream storage directory\n"
+            in log
+        )
+    finally:
+        server.stop()
