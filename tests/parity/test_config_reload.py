@@ -313,3 +313,20 @@ async def test_a_new_jetstream_store_directory_is_refused(kind: str, tmp_path: P
         )
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_signal_names_the_server_by_its_pid_file(kind: str, tmp_path: Path) -> None:
+    pid_file = tmp_path / f"{kind}.pid"
+    server = _start(kind, f'pid_file: "{pid_file}"\n', tmp_path)
+    try:
+
+        async def written() -> bool:
+            return pid_file.is_file() and pid_file.read_text().strip().isdigit()
+
+        await eventually(written, what="the pid file")
+        sent = subprocess.run([*server_command(kind), "-sl", f"reload={pid_file}"], check=False, capture_output=True)
+        assert (sent.returncode, sent.stderr) == (0, b"")
+        await _logged(server, DONE)
+    finally:
+        server.stop()
