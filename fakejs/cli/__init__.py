@@ -8,7 +8,7 @@ exec ``fakejs`` with the same arguments.  Flags are parsed with Go's
 known (:mod:`fakejs.cli.flags`); ``-c FILE`` reads a nats-server
 configuration file (:mod:`fakejs.core.configfile`), the flags given
 overriding its settings; flags asking for something fakejs does not
-serve (signals, syslog, log rotation, profiling, ...)
+serve (syslog, log rotation, profiling, ...)
 are refused at start by name with exit status 1 (:mod:`fakejs.cli.settings`).
 ``-v`` prints nats-server's version line, which harnesses parse, then
 fakejs's own; ``-h`` prints nats-server's usage layout with fakejs's
@@ -29,13 +29,15 @@ import gc
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from fakejs.cli.flags import CONTROL_TOKEN_VARIABLE, USAGE, parse_command_line
-from fakejs.cli.settings import CommandLine, Exit, apply_flags, command_line, options_from_file
+from fakejs.cli.settings import NATS_SERVER, CommandLine, Exit, apply_flags, command_line, options_from_file
 from fakejs.core.clock import Clock
 from fakejs.core.log import configure, get_logger
 from fakejs.core.options import ServerOptions
+from fakejs.core.reload_options import ReloadRefused
+from fakejs.server.reload import FAILED
 from fakejs.server.server import Server
 from fakejs.server.start_lines import log_scenario
 
@@ -54,9 +56,20 @@ __all__ = [
 ]
 
 
-async def serve(options: ServerOptions, pid_file: str = "", clock: Clock | None = None, scenario: str = "") -> None:
-    """Run a server until SIGINT or SIGTERM (or the end of lame duck mode, SIGUSR2)."""
+async def serve(
+    options: ServerOptions,
+    pid_file: str = "",
+    clock: Clock | None = None,
+    scenario: str = "",
+    read_options: Callable[[], ServerOptions] | None = None,
+) -> None:
+    """Run a server until SIGINT or SIGTERM (or the end of lame duck mode, SIGUSR2); SIGHUP reloads.
+
+    ``read_options`` reads the command line and its configuration file again for a reload.
+    """
     server = Server(options, clock=clock)
+    server.read_options = read_options
+    server.on_logging_reload = lambda new: configure(debug=new.debug, trace=new.trace, log_file=new.log_file)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     log = get_logger()
@@ -72,6 +85,7 @@ async def serve(options: ServerOptions, pid_file: str = "", clock: Clock | None 
     # Trapped before the server starts: a harness may signal as soon as it reads "Server is ready".
     loop.add_signal_handler(signal.SIGINT, trapped, "interrupt")
     loop.add_signal_handler(signal.SIGTERM, trapped, "terminated")
+    loop.add_signal_handler(signal.SIGHUP, reload_from_file, server)
     await server.start()
     loop.add_signal_handler(signal.SIGUSR2, lame_duck)
     if scenario:
@@ -88,6 +102,34 @@ async def serve(options: ServerOptions, pid_file: str = "", clock: Clock | None 
         finished.cancel()
         waiting.cancel()
         await server.stop()
+
+
+def reload_from_file(server: Server) -> None:
+    """SIGHUP: read the configuration file (and the flags over it) again and apply it (nats-server's Reload)."""
+    log = get_logger()
+    log.info('Trapped "hangup" signal')
+    try:
+        server.reload()
+    except ReloadRefused as refused:  # the running configuration stays
+        log.error(FAILED, refused)
+
+
+def _reader(arguments: list[str], started: ServerOptions) -> Callable[[], ServerOptions]:
+    """What a reload reads: the same command line, its configuration file read again.
+
+    The certificates ``--tls-selfsigned`` made at the start stay the server's.
+    """
+
+    def read() -> ServerOptions:
+        try:
+            command = command_line(arguments)
+        except Exit as refused:
+            raise ReloadRefused(refused.stderr.strip().removeprefix(f"{NATS_SERVER}: ").strip()) from None
+        if command.tls_selfsigned:
+            command.options.tls = started.tls
+        return command.options
+
+    return read
 
 
 # Collector thresholds for the command-line server's own process (see tune_gc).
@@ -178,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 serve_cluster(command.cluster_size, options, command.pid_file, clock, cluster_name, command.scenario)
             )
         else:
-            asyncio.run(serve(options, command.pid_file, clock, command.scenario))
+            asyncio.run(serve(options, command.pid_file, clock, command.scenario, _reader(arguments, options)))
     except OSError as exc:
         get_logger().critical("Error listening on port: %s, %s", options.port, exc)
         return 1

@@ -39,6 +39,9 @@ MAX_PORT = 65535
 # Flags that configure routes, by dest (``cluster`` is also ``--cluster_listen``): the nodes' routes are the cluster's own.
 ROUTE_FLAGS = ("cluster", "routes", "cluster_advertise", "no_advertise", "connect_retries")
 
+# Why a SIGHUP reloads nothing with --cluster_size.
+CLUSTER_RELOAD = "config reload is not supported by fakejs with --cluster_size yet"
+
 
 def cluster_size_problem(flags: Parsed, options: ServerOptions, file_cluster: bool) -> str:
     """Why ``--cluster_size`` cannot be served with the rest of the command line ("" when it can).
@@ -106,7 +109,10 @@ async def serve_cluster(
     cluster_name: str = "",
     scenario: str = "",
 ) -> None:
-    """Run ``size`` nodes until SIGINT or SIGTERM (or every node's end of lame duck mode, SIGUSR2), then stop them all."""
+    """Run ``size`` nodes until SIGINT or SIGTERM (or every node's end of lame duck mode, SIGUSR2), then stop them all.
+
+    SIGHUP is trapped and the reload refused: the nodes do not reload yet.
+    """
     log = get_logger()
     cluster = make_cluster(size, options, clock, cluster_name)
     stop = asyncio.Event()
@@ -120,10 +126,15 @@ async def serve_cluster(
         for server in cluster.running:
             server.control.lame_duck()
 
+    def refuse_reload() -> None:
+        log.info('Trapped "hangup" signal')
+        log.error("Failed to reload server configuration: %s", CLUSTER_RELOAD)
+
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, trapped, "interrupt")
     loop.add_signal_handler(signal.SIGTERM, trapped, "terminated")
     loop.add_signal_handler(signal.SIGUSR2, lame_duck)
+    loop.add_signal_handler(signal.SIGHUP, refuse_reload)
     ports_file = ""
     try:
         await cluster.start()

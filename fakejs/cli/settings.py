@@ -242,7 +242,12 @@ def command_line(argv: Sequence[str]) -> CommandLine:
             raise Exit(0, stdout=usage_text())
         raise _die(NATS_SERVER, f"unrecognized command: {go_quote(command)}")
     if values["signal"]:
-        raise _die(FAKEJS, f"signals to a running server (-sl {values['signal']}): not supported by fakejs yet")
+        from fakejs.cli.signals import FAKEJS_REFUSAL, send_signal
+
+        problem = send_signal(values["signal"])
+        if problem.startswith(FAKEJS_REFUSAL):
+            raise _die(FAKEJS, problem.removeprefix(FAKEJS_REFUSAL))
+        raise _die(NATS_SERVER, problem) if problem else Exit(0)
     loaded: Loaded | None = None
     if values["config"]:
         from fakejs.core.configfile import base_options

@@ -6,6 +6,8 @@ the server answers:
 * ``$SYS.REQ.SERVER.PING`` and ``$SYS.REQ.SERVER.PING.<KIND>`` (every
   server answers) and ``$SYS.REQ.SERVER.<server id>.<KIND>`` (this one),
   for the kinds in :attr:`SystemRequests.server_kinds`, ``STATSZ`` and ``IDZ``;
+* ``$SYS.REQ.SERVER.<server id>.RELOAD``: the configuration file reloaded
+  (the envelope without ``data``; a refused reload's error, code 500);
 * ``$SYS.REQ.ACCOUNT.<account>.<KIND>`` for the kinds in
   :data:`ACCOUNT_KINDS`, about that account, and
   ``$SYS.REQ.ACCOUNT.PING.STATZ`` about every account with clients.
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.core.accounts import Account
 from fakejs.core.clock import TimerHandle
+from fakejs.core.reload_options import ReloadRefused
 from fakejs.core.router import InternalHandler, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.gocompat import gojson
@@ -196,6 +199,8 @@ class SystemRequests:
         self.events = broker.events
         self._subs: list[tuple[Account, Subscription]] = []
         self._timer: TimerHandle | None = None
+        # ``$SYS.REQ.SERVER.<id>.RELOAD``: the server's reload (None: nobody listens).
+        self.reload: Callable[[], None] | None = None
         self.server_kinds: dict[str, Callable[[dict[str, Any]], Any]] = {
             "VARZ": lambda o: _document(varz(server, {})),
             "CONNZ": lambda o: _document(connz(server, _connz_query(o))),
@@ -219,6 +224,7 @@ class SystemRequests:
         for kind in (*self.server_kinds, "STATSZ", "IDZ"):
             subjects.append((f"$SYS.REQ.SERVER.PING.{kind}", self._on_server))
             subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_server))
+        subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.RELOAD", self._on_reload))
         for kind in ACCOUNT_KINDS:
             subjects.append((f"$SYS.REQ.ACCOUNT.*.{kind}", self._on_account))
         for subject, handler in subjects:
@@ -311,6 +317,19 @@ class SystemRequests:
             self._reply(reply, ident)
         elif kind in self.server_kinds:
             self._answer(reply, payload, kind.title(), self.server_kinds[kind])
+
+    def _on_reload(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        """nats-server's reloadConfig: reload, then the envelope without data, with the error of a refused reload."""
+        if self.reload is None:
+            return
+        response: dict[str, Any] = {"server": {}}
+        try:
+            self.reload()
+        except ReloadRefused as refused:
+            response["error"] = {"code": 500, "description": str(refused)}
+        response["server"] = self.events.server_info()
+        if reply:
+            self._reply(reply, response)
 
     def _on_account(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         tokens = subject.split(".")

@@ -22,6 +22,7 @@ from fakejs.core.clientio import SERVER_SHUTDOWN
 from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.failures import ServerError
 from fakejs.core.options import ServerOptions
+from fakejs.core.reload_options import NO_CONFIG_FILE, ReloadRefused
 from fakejs.monitoring.records import ClosedConnections
 from fakejs.protocol import writer as wire
 from fakejs.server import start_lines
@@ -68,6 +69,10 @@ class Server:
         self.options = options
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.faults = Faults(self.clock)
+        # Called when a reload changes debug or trace: the command line's log handler follows them.
+        self.on_logging_reload: Callable[[ServerOptions], None] | None = None
+        # Reads the configuration file (and the flags over it) again for a reload; None: no file to read.
+        self.read_options: Callable[[], ServerOptions] | None = None
         self.broker = Broker(options, self.clock, self.faults)
         self.closed_connections = ClosedConnections()
         self.broker.on_client_closed.append(self.closed_connections)
@@ -195,6 +200,7 @@ class Server:
         from fakejs.monitoring.system import SystemRequests
 
         self._system = SystemRequests(self)
+        self._system.reload = self.reload
         if options.control:
             from fakejs.testkit.control_subjects import ControlSubjects
 
@@ -344,6 +350,26 @@ class Server:
         if down_for > 0:
             await self._sleep(down_for)
         await self.start()
+
+    def reload(self, options: ServerOptions | None = None) -> None:
+        """Apply new options to the running server, as nats-server's config reload (:mod:`fakejs.server.reload`).
+
+        Without ``options`` the configuration file is read again (``read_options``, which the
+        command line sets).  Raises :class:`~fakejs.core.reload_options.ReloadRefused` (the
+        running options kept) when the file cannot be read or an option cannot be reloaded.
+        """
+        from fakejs.server.reload import reload_options
+
+        if options is None:
+            error = NO_CONFIG_FILE
+            if self.read_options is not None and self.options.config_file:
+                try:
+                    options = self.read_options()
+                except ReloadRefused as refused:
+                    error = str(refused)
+            if options is None:
+                raise ReloadRefused(error)
+        reload_options(self.broker, options, self.on_logging_reload)
 
     async def lame_duck(self, duration: float | None = None, grace: float | None = None) -> None:
         """nats-server's lame duck mode, on the server clock.

@@ -194,7 +194,7 @@ def test_usage_names_fakejs_and_lists_every_nats_server_flag() -> None:
         assert re.search(rf"[ ,]--?{re.escape(name)}\b", text), name
 
 
-@pytest.mark.parametrize("flag", ["-sl,--signal", "--client_advertise", "--logtime_utc", "--syslog", "--profile"])
+@pytest.mark.parametrize("flag", ["--client_advertise", "--logtime_utc", "--syslog", "--profile"])
 def test_usage_marks_the_flags_fakejs_refuses(flag: str) -> None:
     line = next(line for line in usage_text().splitlines() if flag in line)
     assert line.endswith("(refused)")
@@ -364,5 +364,5 @@ def test_the_command_line_page_shows_what_version_and_help_print() -> None:
     assert f"```text\n{version_text()}```" in page
     for section in [*NATS_SERVER_SECTIONS, "fakejs Options:"]:
         assert f"`{section}`" in page
-    for flag in ("-sl, --signal", "--client_advertise", "--logtime_utc", "--profile"):
+    for flag in ("--client_advertise", "--logtime_utc", "--profile"):
         assert f"`{flag}`" in page

@@ -1,0 +1,136 @@
+"""What a configuration reload changes: the old and new options compared, as nats-server's diffOptions.
+
+Sans-IO: :func:`diff_options` compares two :class:`ServerOptions` and
+returns the changes to apply in nats-server's order, each with the log
+line nats-server prints once it applied it (``Reloaded: debug = true``;
+the users and accounts always, as nats-server reloads them every time),
+or raises :class:`ReloadRefused` with nats-server's error for an option
+it cannot reload (``config reload not supported for Port: old=4222,
+new=4223``), or fakejs's own for an option nats-server reloads and fakejs
+does not yet.  Nothing is applied here: see :mod:`fakejs.server.reload`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from fakejs.core.options import ServerOptions
+
+__all__ = ["NO_CONFIG_FILE", "Change", "ReloadRefused", "diff_options"]
+
+# nats-server's error for a reload of a server started without a configuration file.
+NO_CONFIG_FILE = "can only reload config when a file is provided using -c or --config"
+
+
+class ReloadRefused(Exception):
+    """A reload changes an option that cannot be reloaded; the old configuration stays."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One reloadable option that changed: its field, and the line logged once it is applied."""
+
+    field: str
+    line: str
+
+
+def _go_bool(value: object) -> str:
+    return "true" if value else "false"
+
+
+def _go_duration(seconds: float) -> str:
+    """Go's Duration.String() for the whole and fractional seconds a ping interval takes."""
+    whole = int(seconds)
+    if whole == seconds:
+        minutes, rest = divmod(whole, 60)
+        hours, minutes = divmod(minutes, 60)
+        if hours:
+            return f"{hours}h{minutes}m{rest}s"
+        return f"{minutes}m{rest}s" if minutes else f"{rest}s"
+    return f"{seconds:g}s"
+
+
+# Reloadable options in nats-server's order (its Options struct), with their "Reloaded:" line.
+RELOADABLE: dict[str, Callable[[Any], list[str]]] = {
+    "trace": lambda value: [f"trace = {_go_bool(value)}"],
+    "debug": lambda value: [f"debug = {_go_bool(value)}"],
+    "max_connections": lambda value: [f"max_connections = {value}"],
+    "users": lambda _: ["authorization users", "accounts"],
+    "user": lambda _: ["authorization username"],
+    "password": lambda _: ["authorization password"],
+    "token": lambda _: ["authorization token"],
+    "ping_interval": lambda value: [f"ping_interval = {_go_duration(value)}"],
+    "ping_max": lambda value: [f"ping_max = {value}"],
+    "max_control_line": lambda value: [f"max_control_line = {value}"],
+    "max_payload": lambda value: [f"max_payload = {value}"],
+    "write_deadline": lambda value: [f"write_deadline = {_go_duration(value)}"],
+}
+
+# nats-server reloads its users and accounts on every reload (they never compare equal), and logs so.
+ALWAYS = frozenset({"users"})
+
+# Options nats-server refuses to reload, by their Go field name (what its error names).
+NOT_RELOADABLE: dict[str, str] = {
+    "host": "Host",
+    "port": "Port",
+    "name": "ServerName",
+    "max_subscriptions": "MaxSubs",
+    "http_host": "HTTPHost",
+    "http_port": "HTTPPort",
+    "https_port": "HTTPSPort",
+    "no_auth_user": "NoAuthUser",
+    "jetstream_domain": "JetStreamDomain",
+    "lame_duck_duration": "LameDuckDuration",
+    "lame_duck_grace_period": "LameDuckGracePeriod",
+}
+
+# nats-server's own errors for JetStream settings it keeps (see _jetstream_refusal).
+JETSTREAM_FIELDS = frozenset({"store_dir", "jetstream_max_memory", "jetstream_max_store"})
+NOT_SUPPORTED = "config reload not supported for "
+
+# Not configuration: what the command line or the process sets beside the file.
+IGNORED = frozenset({"config_file", "config_digest", "warn_temporary_store"})
+
+
+def _go_value(value: object) -> str:
+    if isinstance(value, bool):
+        return _go_bool(value)
+    return "" if value is None else str(value)
+
+
+def _jetstream_refusal(name: str, old: Any, new: Any) -> str:
+    """nats-server's errors for a JetStream store directory or limit changed while JetStream runs."""
+    if name == "store_dir":
+        return NOT_SUPPORTED + ("jetstream storage dir" if not new else "jetstream storage directory")
+    if old == -1:
+        return NOT_SUPPORTED + "jetstream dynamic max memory and store"
+    if new == -1:
+        return NOT_SUPPORTED + "jetstream max memory and max store"
+    if new < old:
+        return NOT_SUPPORTED + "decreasing jetstream max memory and store"
+    return f"config reload of {name} (an increase) is not supported by fakejs yet"
+
+
+def _refusal(name: str, old: object, new: object) -> ReloadRefused:
+    if name in JETSTREAM_FIELDS:
+        return ReloadRefused(_jetstream_refusal(name, old, new))
+    if name in NOT_RELOADABLE:
+        go_name = NOT_RELOADABLE[name]
+        return ReloadRefused(f"{NOT_SUPPORTED}{go_name}: old={_go_value(old)}, new={_go_value(new)}")
+    return ReloadRefused(f"config reload of {name} is not supported by fakejs yet")
+
+
+def diff_options(old: ServerOptions, new: ServerOptions) -> list[Change]:
+    """The reloadable changes from ``old`` to ``new`` in nats-server's order, or :class:`ReloadRefused`."""
+    changed = [f.name for f in fields(ServerOptions) if f.name not in IGNORED]
+    changed = [name for name in changed if getattr(old, name) != getattr(new, name)]
+    for name in changed:
+        if name not in RELOADABLE:
+            raise _refusal(name, getattr(old, name), getattr(new, name))
+    changes: list[Change] = []
+    for name, lines in RELOADABLE.items():
+        if name in changed or name in ALWAYS:
+            changes.extend(Change(name, "Reloaded: " + line) for line in lines(getattr(new, name)))
+    return changes

@@ -1,0 +1,60 @@
+"""What a configuration reload changes and refuses (fakejs.core.reload_options), without a server."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from fakejs.core.options import ServerOptions
+from fakejs.core.reload_options import ReloadRefused, diff_options
+from fakejs.core.users import User
+
+
+def lines(old: ServerOptions, new: ServerOptions) -> list[str]:
+    return [change.line for change in diff_options(old, new)]
+
+
+def test_nothing_changed_reloads_the_users_and_accounts_as_nats_server_does() -> None:
+    options = ServerOptions(port=4222)
+    assert lines(options, replace(options, config_digest="sha256:x")) == [
+        "Reloaded: authorization users",
+        "Reloaded: accounts",
+    ]
+
+
+def test_changes_come_in_nats_server_order_with_its_lines() -> None:
+    old = ServerOptions(port=4222)
+    new = replace(old, max_payload=2000, debug=True, users=[User(name="a", password="b")], ping_interval=90.0)
+    new.max_connections = 10
+    assert lines(old, new) == [
+        "Reloaded: debug = true",
+        "Reloaded: max_connections = 10",
+        "Reloaded: authorization users",
+        "Reloaded: accounts",
+        "Reloaded: ping_interval = 1m30s",
+        "Reloaded: max_payload = 2000",
+    ]
+
+
+@pytest.mark.parametrize(
+    "field,old,new,error",
+    [
+        ("port", 4222, 4223, "config reload not supported for Port: old=4222, new=4223"),
+        ("host", "127.0.0.1", "0.0.0.0", "config reload not supported for Host: old=127.0.0.1, new=0.0.0.0"),
+        ("name", "a", "b", "config reload not supported for ServerName: old=a, new=b"),
+        ("store_dir", "/a", "/b", "config reload not supported for jetstream storage directory"),
+        ("store_dir", "/a", "", "config reload not supported for jetstream storage dir"),
+        ("jetstream_max_memory", -1, 10, "config reload not supported for jetstream dynamic max memory and store"),
+        ("jetstream_max_store", 10, 5, "config reload not supported for decreasing jetstream max memory and store"),
+        ("jetstream_max_store", 10, -1, "config reload not supported for jetstream max memory and max store"),
+        ("max_subscriptions", 0, 5, "config reload not supported for MaxSubs: old=0, new=5"),
+        ("trace_verbose", False, True, "config reload of trace_verbose is not supported by fakejs yet"),
+    ],
+)
+def test_options_that_cannot_be_reloaded_refuse_the_reload(field: str, old: object, new: object, error: str) -> None:
+    before = replace(ServerOptions(port=4222), **{field: old})
+    after = replace(before, debug=True, **{field: new})
+    with pytest.raises(ReloadRefused) as refused:
+        diff_options(before, after)
+    assert str(refused.value) == error
