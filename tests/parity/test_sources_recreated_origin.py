@@ -46,7 +46,9 @@ async def test_recreated_origin(nc) -> None:
     for i in range(3):
         await nc.request(f"o.m{i}", b"z", timeout=WAIT)
     # Under load nats-server may report the stored message before the source's sequence: poll both.
-    m = await until(nc, "M", lambda i: (i["state"]["last_seq"], i["state"]["messages"]) == (5, 5))
+    # The mirror's new consumer comes with a health check, every 10 s, once the origin was silent for
+    # 10 s: up to two checks after the delete on a busy machine.
+    m = await until(nc, "M", lambda i: (i["state"]["last_seq"], i["state"]["messages"]) == (5, 5), deadline=25)
     t = await until(nc, "T", lambda i: (i["state"]["messages"], i["sources"][0].get("seq")) == (8, 5))
     assert (m["state"]["messages"], t["state"]["messages"], t["sources"][0]["seq"]) == (5, 8, 5)
     assert (await get(nc, "M", 4))["subject"] == "o.m1"
