@@ -28,6 +28,7 @@ from dataclasses import fields
 from typing import Any
 
 from fakejs.core.clock import Clock
+from fakejs.core.cluster_checks import clustered_accounts_problem
 from fakejs.core.log import get_logger
 from fakejs.core.options import ServerOptions
 from fakejs.gocompat.goflag import Parsed
@@ -60,6 +61,8 @@ def cluster_size_problem(flags: Parsed, options: ServerOptions, file_cluster: bo
         return "--cluster_size makes its own routes: give it a configuration file without a cluster {} block"
     if options.websocket is not None:
         return "websocket with --cluster_size: not supported by fakejs yet"
+    if options.jetstream and clustered_accounts_problem(options):
+        return clustered_accounts_problem(options)
     for flag, base in (("-p", options.port), ("-m", options.http_port)):
         if base is not None and base > 0 and base + size - 1 > MAX_PORT:
             return f"--cluster_size {size} with {flag} {base}: the last node's port would be above {MAX_PORT}"

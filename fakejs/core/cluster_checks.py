@@ -12,6 +12,11 @@ from fakejs.core.subjects import is_valid_subject
 
 # fakejs serves JetStream in a cluster only for servers of one process (fakejs.Cluster, --cluster_size).
 JETSTREAM_CLUSTER_REFUSAL = "JetStream across fakejs processes in a cluster (jetstream with cluster {} / --cluster; fakejs --cluster_size N -js serves one in a process): not supported by fakejs yet"
+# An in-process cluster clusters the global account's JetStream only.
+ACCOUNT_JETSTREAM_CLUSTER_REFUSAL = (
+    "JetStream of account {} in a cluster (a fakejs cluster serves the global account's JetStream only): "
+    "not supported by fakejs yet"
+)
 NO_ROUTES = (
     "Can't start JetStream: JetStream cluster requires configured routes or solicited leafnode for the system account"
 )
@@ -37,6 +42,20 @@ def jetstream_problem(options: ServerOptions) -> str:
         # nats-server then fails starting JetStream (a fatal log line): a cluster of one has no routes
         return NO_ROUTES
     return JETSTREAM_CLUSTER_REFUSAL
+
+
+def clustered_accounts_problem(options: ServerOptions) -> str:
+    """Why an in-process cluster cannot serve the JetStream ``options`` give its accounts ("" when it can).
+
+    The servers of a :class:`~fakejs.server.local_cluster.Cluster` share one
+    clustered JetStream, the global account's; an account of the
+    ``accounts`` block with ``jetstream`` enabled would have none (its
+    clients would hear no responders).
+    """
+    for account in options.accounts:
+        if account.jetstream is not None:
+            return ACCOUNT_JETSTREAM_CLUSTER_REFUSAL.format(account.name)
+    return ""
 
 
 def is_fakejs_refusal(problem: str) -> bool:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.cluster.cluster import Cluster as Routes
+from fakejs.core.cluster_checks import clustered_accounts_problem
 from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.failures import ServerError
 from fakejs.core.options import ServerOptions
@@ -95,6 +96,9 @@ class Cluster:
         self._seed = seed
         self.shared: ClusterJetStream | None = None
         self.servers: list[Server] = [self._node(i) for i in range(size)]
+        problem = clustered_accounts_problem(self.servers[0].options) if self.jetstream_wanted else ""
+        if problem:
+            raise ValueError(problem)
         self._down: set[int] = set()
         self._groups: list[set[int]] = []
         self.scenarios: ClusterScenarios | None = None

@@ -10,6 +10,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from fakejs import Cluster, ManualClock
+from fakejs.core.configfile.load import options_from_config
 
 pytestmark = pytest.mark.cluster
 
@@ -113,3 +114,11 @@ async def test_nodes_are_named_or_numbered() -> None:
         cluster.index(5)
     with pytest.raises(ValueError):
         Cluster(size=0)
+
+
+def test_an_account_with_jetstream_is_refused_by_name() -> None:
+    """A cluster's JetStream is the global account's; another account's would answer nobody."""
+    options = options_from_config("accounts { JS { jetstream: enabled, users: [{user: js, password: js}] } }")
+    with pytest.raises(ValueError, match=r"^JetStream of account JS in a cluster .*: not supported by fakejs yet$"):
+        Cluster(size=3, jetstream=True, accounts=options.accounts)
+    assert Cluster(size=3, accounts=options.accounts).size == 3  # without JetStream: served
