@@ -436,7 +436,7 @@ class Router:
                     break
         self.routed_subject = outer
         for route, queues in targets.items():
-            route.forward(remote.account, subject, reply, queues, headers, payload)
+            self._forward(route, remote.account, subject, reply, queues, headers, payload)
         return delivered or bool(targets)
 
     def publish_routed(
@@ -462,6 +462,19 @@ class Router:
                 if self._deliver(group[(start + i) % len(group)], subject, reply, headers, payload, origin):
                     break
         self.routed_subject = outer
+
+    def _forward(
+        self,
+        route: RouteOwner,
+        account: str,
+        subject: str,
+        reply: str,
+        queues: list[str],
+        headers: bytes | None,
+        payload: bytes,
+    ) -> None:
+        """Send a message on to another server (a traced message's trace takes this over)."""
+        route.forward(account, subject, reply, queues, headers, payload)
 
     def _deliver(
         self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any

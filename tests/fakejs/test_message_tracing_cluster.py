@@ -1,8 +1,7 @@
-"""Message tracing in a fakejs cluster: the other servers do not trace (yet), a trace-only message stays home.
+"""Message tracing in an in-process fakejs cluster (tests/parity/test_message_tracing_cluster.py compares routes).
 
-nats-server sends a traced message on to the other servers with a hop
-count, and each sends its own trace event; fakejs's servers do not (see
-docs/guide/message-tracing.md), so these tests are fakejs's own.
+The servers of an in-process cluster trace each hop as separate
+processes do; their shared JetStream records the ``js`` event.
 """
 
 from __future__ import annotations
@@ -25,18 +24,20 @@ def kinds(data: bytes) -> list[str]:
     return [event["type"] for event in json.loads(data)["events"]]
 
 
-async def test_trace_only_is_not_sent_to_the_other_servers() -> None:
+async def test_an_in_process_cluster_traces_each_hop() -> None:
     async with Cluster(size=2) as cluster:
         home, away = await nats.connect(cluster.url(0)), await nats.connect(cluster.url(1))
         traces = await home.subscribe("traces")
         remote = await away.subscribe("t.x")
         await interest_routed(home, away)
         await home.publish("t.x", b"only", headers={**TRACE, "Nats-Trace-Only": "true"})
-        assert kinds((await traces.next_msg(WAIT)).data) == ["in"]
+        documents = sorted([(await traces.next_msg(WAIT)).data for _ in range(2)], key=kinds)
+        assert [kinds(data) for data in documents] == [["in", "eg"], ["in", "eg"]]
+        first, second = (json.loads(data) for data in documents)
+        assert {first["events"][0]["kind"], second["events"][0]["kind"]} == {0, 1}
         await home.publish("t.x", b"traced", headers=TRACE)
-        assert kinds((await traces.next_msg(WAIT)).data) == ["in"]
         got = await remote.next_msg(WAIT)
-        assert got.data == b"traced" and got.headers == TRACE
+        assert got.data == b"traced" and got.headers == {**TRACE, "Nats-Trace-Hop": "1"}
         await home.close()
         await away.close()
 
