@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from fakejs.core.msgtrace import TRACE_DEST, TRACE_DISABLED, MessageTrace
-from fakejs.jetstream.errors import ApiError
 from fakejs.protocol import headers as hdrs
 
 __all__ = ["TracedStream", "traced_inbound"]
@@ -24,7 +23,8 @@ __all__ = ["TracedStream", "traced_inbound"]
 class TracedStream(Protocol):
     """What a traced message needs of the stream it reaches."""
 
-    refused: ApiError | None
+    trace_error: str
+    trace_error_late: bool
 
     @property
     def name(self) -> str: ...
@@ -49,10 +49,12 @@ def traced_inbound(
     if trace.trace_only:
         trace.jetstream_stored(stored_as, bool(no_interest))
         return True
-    stream.refused = None
+    stream.trace_error = ""
     delivered = stream.inbound(subject, reply, hdrs.set_value(hdr, TRACE_DEST, TRACE_DISABLED), payload, None)
-    if stream.refused is not None:
-        trace.jetstream_error(stream.refused.description)
+    if stream.trace_error:
+        if stream.trace_error_late:
+            trace.jetstream_stored(stored_as, bool(no_interest))
+        trace.jetstream_error(stream.trace_error)
     else:
         trace.jetstream_stored(stored_as, bool(no_interest))
     return delivered
