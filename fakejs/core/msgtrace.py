@@ -375,6 +375,11 @@ class MessageTrace:
         if self._beyond_import:  # no events past an import (see deliver): the message goes on as it is
             route.forward(account, subject, reply, queues, headers, payload)
             return
+        hop = self.route_egress(route)
+        route.forward(account, subject, reply, queues, replace_header(headers or b"", TRACE_HOP, hop), payload)
+
+    def route_egress(self, route: Any) -> str:
+        """``eg`` of kind 1: the message goes on over ``route`` (its ``rid``, the remote's name); the new hop."""
         self.hops += 1
         hop = f"{self.hop}.{self.hops}" if self.hop else str(self.hops)
         event = self._event("eg")
@@ -382,7 +387,7 @@ class MessageTrace:
         if route.remote_name:
             event["name"] = route.remote_name
         event["hop"] = hop
-        route.forward(account, subject, reply, queues, replace_header(headers or b"", TRACE_HOP, hop), payload)
+        return hop
 
     def _delivery_for(self, router: Router) -> Any:
         own = type(router)._deliver

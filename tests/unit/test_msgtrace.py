@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import random
 
+import cramjam
 import pytest
 
-from fakejs.core.msgtrace import may_trace, read_trace_request, sample
+from fakejs.core.msgtrace import may_trace, read_trace_request, replace_header, sample
+from fakejs.core.msgtrace_encoding import content_encoding, encode_event
 
 
 def block(*lines: str) -> bytes:
@@ -54,3 +57,37 @@ def test_sampling_percentage() -> None:
     assert all(sample(0, rng) for _ in range(50))
     picked = sum(sample(10, rng) for _ in range(1000))
     assert 50 < picked < 160
+
+
+@pytest.mark.parametrize(
+    "accept,encoding",
+    [
+        ("", ""),
+        ("gzip", "gzip"),
+        ("GZip, deflate", "gzip"),
+        ("snappy", "snappy"),
+        ("x-s2", "snappy"),
+        ("br", "identity"),
+    ],
+)
+def test_content_encoding_of_the_event(accept: str, encoding: str) -> None:
+    assert content_encoding(accept) == encoding
+
+
+def test_encoded_events_decode_back() -> None:
+    document = b'{"server":{},"events":[]}' * 20
+    assert encode_event(document, "") == (None, document)
+    headers, payload = encode_event(document, "gzip")
+    assert headers == b"NATS/1.0\r\nContent-Encoding: gzip\r\n\r\n" and gzip.decompress(payload) == document
+    headers, payload = encode_event(document, "snappy")
+    assert headers == b"NATS/1.0\r\nContent-Encoding: snappy\r\n\r\n"
+    assert payload.startswith(b"\xff\x06\x00\x00sNaPpY") and bytes(cramjam.snappy.decompress(payload)) == document
+    assert encode_event(document, "br") == (b"NATS/1.0\r\nContent-Encoding: identity\r\n\r\n", document)
+
+
+def test_set_header_moves_the_line_to_the_end() -> None:
+    original = block("Nats-Trace-Dest: t", "X: 1")
+    assert replace_header(original, "Nats-Trace-Dest", "trace disabled") == block(
+        "X: 1", "Nats-Trace-Dest: trace disabled"
+    )
+    assert replace_header(b"", "Nats-Trace-Hop", "1") == block("Nats-Trace-Hop: 1")

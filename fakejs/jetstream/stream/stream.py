@@ -40,7 +40,7 @@ from fakejs.jetstream.stream.fast_batch import FastBatches
 from fakejs.jetstream.stream.host import StreamHost as StreamHost
 from fakejs.jetstream.stream.links import Links
 from fakejs.jetstream.stream.schedules import MessageSchedules, Produced
-from fakejs.jetstream.stream.traced import traced_inbound
+from fakejs.jetstream.stream.traced import TraceHandover, traced_inbound
 from fakejs.jetstream.stream.transforms import Republisher, input_transform
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
@@ -197,6 +197,11 @@ class Stream:
             self.trace_error, self.trace_error_late = error.trace_text, error.late
             return self._error_ack(error) if do_ack else None
         return ack if do_ack else None
+
+    @property
+    def trace_handover(self) -> TraceHandover | None:
+        """How a traced message reaches this stream's leader on another server (a cluster's shared JetStream)."""
+        return self.js.trace_handover
 
     def input_subject(self, subject: str) -> str:
         """The subject a message published on ``subject`` is stored under (the input transform applied)."""

@@ -11,13 +11,18 @@ stored nor acknowledged; a stored one has its ``Nats-Trace-Dest`` set to
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from fakejs.core.msgtrace import TRACE_DEST, TRACE_DISABLED, MessageTrace
 from fakejs.protocol import headers as hdrs
 
-__all__ = ["TracedStream", "traced_inbound"]
+__all__ = ["Handover", "TraceHandover", "TracedStream", "traced_inbound"]
+
+# The leader's trace (``None``: no longer traced), the headers it stores (with the hop), and sending its event.
+Handover = tuple[MessageTrace | None, bytes, Callable[[], None]]
+# ``(stream, trace, subject, headers, payload)``: the handover to the stream leader's server, or ``None`` (here).
+TraceHandover = Callable[[str, MessageTrace, str, bytes | None, bytes], Handover | None]
 
 
 class TracedStream(Protocol):
@@ -25,6 +30,9 @@ class TracedStream(Protocol):
 
     trace_error: str
     trace_error_late: bool
+
+    @property
+    def trace_handover(self) -> TraceHandover | None: ...
 
     @property
     def name(self) -> str: ...
@@ -42,7 +50,29 @@ class TracedStream(Protocol):
 def traced_inbound(
     stream: TracedStream, trace: MessageTrace, subject: str, reply: str, hdr: bytes | None, payload: bytes
 ) -> bool:
-    """Store (or, trace only, just look at) a traced message, recording the ``js`` event."""
+    """Store (or, trace only, just look at) a traced message, recording the ``js`` event.
+
+    In a cluster whose servers share the JetStream, a stream led by
+    another server gets the message as if over the route: the leader's
+    server records the ``js`` event in its own trace (see
+    :func:`~fakejs.core.msgtrace_route.hand_over`).
+    """
+    handover = stream.trace_handover
+    handed = handover(stream.name, trace, subject, hdr, payload) if handover is not None else None
+    if handed is None:
+        return _traced_inbound(stream, trace, subject, reply, hdr, payload)
+    leader_trace, routed, send = handed
+    if leader_trace is None:
+        return stream.inbound(subject, reply, routed, payload, None)
+    try:
+        return _traced_inbound(stream, leader_trace, subject, reply, routed, payload)
+    finally:
+        send()
+
+
+def _traced_inbound(
+    stream: TracedStream, trace: MessageTrace, subject: str, reply: str, hdr: bytes | None, payload: bytes
+) -> bool:
     trace.jetstream(stream.name)
     stored_as = stream.input_subject(subject)
     no_interest = stream.config["retention"] == "interest" and not stream.has_interest(stored_as)
