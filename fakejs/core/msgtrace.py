@@ -410,7 +410,7 @@ class MessageTrace:
             # trace only) untold, and a stream's PubAck is no part of the trace.
             self._beyond_import += 1
             try:
-                handled = hop(self, router.routed_subject or subject, *message[:3])
+                handled = hop(self, router.routed_subject or subject, *message)
                 return bool(own(router, sub, subject, *message)) if handled is None else bool(handled)
             finally:
                 self._beyond_import -= 1

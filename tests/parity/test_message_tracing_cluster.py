@@ -233,3 +233,68 @@ async def test_accept_encoding_compresses_every_document(cluster3: Cluster, acce
     )
     assert found == expected
     await nodes.close()
+
+
+ACCOUNTS = """
+no_auth_user: probe
+accounts {
+  P { users: [{user: probe, password: probe}] }
+  A {
+    users: [{user: a, password: a}]
+    exports: [{stream: "ev.>"}, {service: "svc.>"}]
+  }
+  B {
+    users: [{user: b, password: b}]
+    imports: [
+      {stream: {account: A, subject: "ev.>"}, prefix: "from.a"}
+      {service: {account: A, subject: "svc.>"}, to: "remote.>"}
+    ]
+  }
+}
+"""
+
+
+async def test_across_accounts_and_routes(make_cluster: Any, tmp_path: Any) -> None:
+    """A stream export is traced where the importer's subscriptions are; past a service import, untraced."""
+    path = tmp_path / "accounts.conf"
+    path.write_text(ACCOUNTS)
+    cluster = make_cluster(size=2, extra=["-c", str(path)])
+    a1 = await nats.connect(cluster.url(0), user="a", password="a", name="a1")
+    b1 = await nats.connect(cluster.url(0), user="b", password="b", name="b1")
+    a2 = await nats.connect(cluster.url(1), user="a", password="a", name="a2")
+    b2 = await nats.connect(cluster.url(1), user="b", password="b", name="b2")
+    traces_a, traces_b = await a1.subscribe("traces"), await b1.subscribe("traces")
+    events, service = await b2.subscribe("from.a.ev.>"), await a2.subscribe("svc.>")
+    await interest_routed(a1, a2)
+    await interest_routed(b1, b2)
+    await interest_routed(a2, a1)
+
+    await a1.publish("ev.one", b"e", headers={"Nats-Trace-Dest": "traces"})
+    names = {cluster.nodes[0].name: "n1", cluster.nodes[1].name: "n2"}
+    found = {}
+    for _ in range(2):
+        doc = json.loads((await traces_a.next_msg(WAIT)).data)
+        node = names[doc.pop("server")["name"]]
+        found[node] = [(item["type"], item.get("kind"), item.get("acc"), item.get("to")) for item in doc["events"]]
+        found[node + " hops"] = doc.get("hops", 0)
+    assert found == {
+        "n1": [("in", 0, "A", None), ("eg", 1, None, None)],
+        "n1 hops": 1,
+        "n2": [("in", 1, "A", None), ("se", None, "B", "from.a.ev.one")],
+        "n2 hops": 0,
+    }
+    got = await events.next_msg(WAIT)
+    assert got.headers == {"Nats-Trace-Dest": "traces", "Nats-Trace-Hop": "1"}
+
+    await b1.publish("remote.x", b"req", headers={"Nats-Trace-Dest": "traces"})
+    doc = json.loads((await traces_b.next_msg(WAIT)).data)
+    assert [item["type"] for item in doc["events"]] == ["in", "si"] and "hops" not in doc
+    request = await service.next_msg(WAIT)
+    assert request.headers is not None
+    assert list(request.headers) == ["Nats-Request-Info", "Nats-Trace-Dest"]
+    assert request.headers["Nats-Trace-Dest"] == "trace disabled"
+    await a1.publish("ev.two", b"e")
+    assert (await events.next_msg(WAIT)).data == b"e"
+    assert events.pending_msgs == 0 and traces_a.pending_msgs == 0 and traces_b.pending_msgs == 0
+    for nc in (a1, b1, a2, b2):
+        await nc.close()

@@ -48,7 +48,13 @@ class TracedStream(Protocol):
 
 
 def traced_inbound(
-    stream: TracedStream, trace: MessageTrace, subject: str, reply: str, hdr: bytes | None, payload: bytes
+    stream: TracedStream,
+    trace: MessageTrace,
+    subject: str,
+    reply: str,
+    hdr: bytes | None,
+    payload: bytes,
+    origin: Any = None,
 ) -> bool:
     """Store (or, trace only, just look at) a traced message, recording the ``js`` event.
 
