@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import logging
 import random
 
 import cramjam
 import pytest
 
-from fakejs.core.msgtrace import may_trace, read_trace_request, replace_header, sample
+from fakejs.core.msgtrace import TraceSource, begin_trace, may_trace, read_trace_request, replace_header, sample
 from fakejs.core.msgtrace_encoding import content_encoding, encode_event
 
 
@@ -91,3 +92,34 @@ def test_set_header_moves_the_line_to_the_end() -> None:
         "X: 1", "Nats-Trace-Dest: trace disabled"
     )
     assert replace_header(b"", "Nats-Trace-Hop", "1") == block("Nats-Trace-Hop: 1")
+
+
+class _Account:
+    name = "A"
+    trace_dest = "sampled"
+    trace_sampling = 1
+
+
+class _Broker:
+    clock = None
+    log = logging.getLogger("test")
+
+
+def test_a_traceparent_left_out_by_sampling_goes_on_with_the_trace_disabled() -> None:
+    assert random.Random(0).randrange(100) > 1  # this generator's first draw leaves a 1% sample out
+    source = TraceSource(0, 1, "", _Account(), "cid:1", _Broker(), random.Random(0))  # type: ignore[arg-type]
+    parent = "traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    skip, trace, headers = begin_trace(source, "s", block(parent), 10)
+    assert (skip, trace) == (False, None)
+    assert headers == block(parent, "Nats-Trace-Dest: trace disabled")
+
+
+def test_the_origin_account_header_disables_the_trace(caplog: pytest.LogCaptureFixture) -> None:
+    source = TraceSource(0, 1, "", _Account(), "cid:1", _Broker(), None)  # type: ignore[arg-type]
+    original = block("Nats-Trace-Dest: t", "Nats-Trace-Origin-Account: A", "X: 1")
+    skip, trace, headers = begin_trace(source, "s", original, 10)
+    assert (skip, trace) == (False, None)
+    assert headers == block("Nats-Trace-Origin-Account: A", "X: 1", "Nats-Trace-Dest: trace disabled")
+    only = block("Nats-Trace-Dest: t", "Nats-Trace-Origin-Account: A", "Nats-Trace-Only: true")
+    assert begin_trace(source, "s", only, 10) == (True, None, only)
+    assert 'Message tracing disabled because of header "Nats-Trace-Origin-Account" with value="A"' in caplog.text
