@@ -221,7 +221,11 @@ async def test_service_import_and_stream_export(server: Start) -> None:
             {"type": "si", "ts": "TS", "acc": "A", "from": "remote.x", "to": "svc.x"},
         ],
     )
-    assert (await service.next_msg(WAIT)).subject == "svc.x"
+    request = await service.next_msg(WAIT)
+    assert request.subject == "svc.x" and request.headers is not None
+    # Past the import the message goes on untraced: its destination disabled, moved after the request info.
+    assert list(request.headers) == ["Nats-Request-Info", "Nats-Trace-Dest"]
+    assert request.headers["Nats-Trace-Dest"] == "trace disabled"
     await a.publish("ev.one", b"e", headers=TRACE)
     assert await next_event(traces_a, names) == expected(
         {"header": {"Nats-Trace-Dest": ["traces"]}, "msgsize": size(TRACE, b"e")},
@@ -230,7 +234,8 @@ async def test_service_import_and_stream_export(server: Start) -> None:
             {"type": "se", "ts": "TS", "acc": "B", "to": "from.a.ev.one"},
         ],
     )
-    assert (await events.next_msg(WAIT)).subject == "from.a.ev.one"
+    exported = await events.next_msg(WAIT)
+    assert exported.subject == "from.a.ev.one" and exported.headers == TRACE
     await a.close()
     await b.close()
 
