@@ -20,7 +20,12 @@ context) whose flags have the sampled bit is traced to the account's
 
 Only messages with headers are looked at (:func:`may_trace`, one scan of
 the header block); the fan-out of a traced message runs through
-:meth:`MessageTrace.deliver` instead of the router's own delivery.
+:meth:`MessageTrace.deliver` instead of the router's own delivery, and
+what it sends to the other servers of a cluster through
+:meth:`MessageTrace.forward`: an ``eg`` event of kind 1 and a
+``Nats-Trace-Hop`` header, so that the other server traces it in turn
+(:mod:`fakejs.core.msgtrace_route`).  The event is compressed as the
+publisher's ``Accept-Encoding`` asks (:mod:`fakejs.core.msgtrace_encoding`).
 """
 
 from __future__ import annotations
