@@ -13,6 +13,7 @@ callback to :attr:`Broker.on_client_closed`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
@@ -24,6 +25,7 @@ from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks, NoTap, WireTap
 from fakejs.core.log import RepeatFilter, get_logger
+from fakejs.core.msgtrace_route import publish_routed_traced
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.router import Router, Subscription
 from fakejs.core.session import ClientSession
@@ -96,6 +98,7 @@ class Broker:
             identity = (self.server_id, self.name)
             self.cluster = Cluster(options.cluster, options, identity, self.accounts, clock, self.random)
             self.cluster.on_client_urls_changed = self.send_async_info
+            self.cluster.on_routed_trace = partial(publish_routed_traced, self)
 
     @property
     def cluster_name(self) -> str:

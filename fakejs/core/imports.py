@@ -44,6 +44,7 @@ from fakejs.core import subjects
 from fakejs.core.account_config import SINGLETON, AccountConfig, Export, Import
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.msgtrace import TRACE_DEST, TRACE_DISABLED, replace_header
 from fakejs.core.router import Subscription
 from fakejs.core.subject_transform import service_import_rename, stream_import_renames, transform_untokenize
 from fakejs.core.subjects import is_subset
@@ -204,10 +205,19 @@ class Imports:
             # A push consumer's delivery is routed on its deliver subject and shows the stored one.
             subject = source.routed_subject or shown
             shown_as = shown if shown != subject else ""
-            return router.publish(rename(subject), reply, hdr, payload, _Carried(origin), shown_as)
+            # As nats-server's shadow subscriptions: for this server's clients only, the others import for theirs.
+            return router.publish(rename(subject), reply, hdr, payload, _Carried(origin), shown_as, routes=False)
 
         carrying = exporter.router.subscribe_internal(imp.subject, carry)
-        carrying.owner.trace_hop = lambda trace, subject, *message: trace.stream_export(importer.name, rename(subject))
+
+        def traced(trace: Any, subject: str, *message: Any) -> None:
+            # nats-server's shadow subscriptions: one per subscription of the importer's on this server.
+            renamed = rename(subject)
+            matched = router.index.match(renamed)
+            for _ in range(len(matched.psubs) + len(matched.qsubs)):
+                trace.stream_export(importer.name, renamed)
+
+        carrying.owner.trace_hop = traced
         self.subscriptions.append(carrying)
 
         asking: list[str] = []  # imports that lead back to this account are not followed round
@@ -246,7 +256,9 @@ class Imports:
         active = self._active
         counts = self.counts
 
-        def request(subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+        def request(
+            subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any, untraced: bool = False
+        ) -> bool:
             if isinstance(origin, _Carried) or key in active:
                 return False
             counts["requests"] += 1
@@ -260,6 +272,8 @@ class Imports:
                 )
             if not active:
                 hdr = _with_request_info(hdr, importer.name, origin)
+            if untraced:  # a traced message goes on untraced past the import (no ``allow_trace``)
+                hdr = replace_header(hdr or b"", TRACE_DEST, TRACE_DISABLED)
             active.append(key)
             try:
                 target = exporter.router.map_published(rename(subject))
@@ -270,10 +284,16 @@ class Imports:
                 responses.close(new_reply)
             return delivered
 
-        requesting = importer.router.subscribe_internal(local, request)
-        requesting.owner.trace_hop = lambda trace, subject, *message: trace.service_import(
-            exporter.name, subject, exporter.router.map_published(rename(subject))
-        )
+        # Not announced to the other servers (nats-server's noForward): each serves its own requesters.
+        requesting = importer.router.subscribe_internal(local, request, local_only=True)
+
+        def traced(trace: Any, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool | None:
+            trace.service_import(exporter.name, subject, exporter.router.map_published(rename(subject)))
+            if trace.trace_only:
+                return None  # nothing is delivered past the import
+            return request(subject, reply, hdr, payload, origin, untraced=True)
+
+        requesting.owner.trace_hop = traced
         self.subscriptions.append(requesting)
 
 

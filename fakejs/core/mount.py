@@ -81,13 +81,20 @@ class MountedRouter(Router):
             self.arrival = outer
 
     def publish(
-        self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any = None, shown_as: str = ""
+        self,
+        subject: str,
+        reply: str,
+        headers: bytes | None,
+        payload: bytes,
+        origin: Any = None,
+        shown_as: str = "",
+        routes: bool = True,
     ) -> bool:
         """What the shared component publishes: out through the arrival server, or the home one."""
         node = self.arrival or self.home()
         if node is None:
             return False
-        return node.publish(subject, reply, headers, payload, origin, shown_as)
+        return node.publish(subject, reply, headers, payload, origin, shown_as, routes)
 
     # -- interest anywhere -------------------------------------------------------------------------
 

@@ -20,7 +20,12 @@ context) whose flags have the sampled bit is traced to the account's
 
 Only messages with headers are looked at (:func:`may_trace`, one scan of
 the header block); the fan-out of a traced message runs through
-:meth:`MessageTrace.deliver` instead of the router's own delivery.
+:meth:`MessageTrace.deliver` instead of the router's own delivery, and
+what it sends to the other servers of a cluster through
+:meth:`MessageTrace.forward`: an ``eg`` event of kind 1 and a
+``Nats-Trace-Hop`` header, so that the other server traces it in turn
+(:mod:`fakejs.core.msgtrace_route`).  The event is compressed as the
+publisher's ``Accept-Encoding`` asks (:mod:`fakejs.core.msgtrace_encoding`).
 """
 
 from __future__ import annotations
@@ -30,26 +35,43 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from fakejs.core.msgtrace_encoding import encode_event
 from fakejs.core.subjects import is_valid_literal_subject
 from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import rfc3339
+from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
 if TYPE_CHECKING:
     from fakejs.core.accounts import Account, Accounts
     from fakejs.core.clock import Clock
-    from fakejs.core.router import RemoteInterest, Router, Subscription
+    from fakejs.core.router import Router, Subscription
 
-__all__ = ["MessageTrace", "TraceRequest", "may_trace", "publish_traced", "read_trace_request", "start_trace"]
+__all__ = [
+    "MessageTrace",
+    "TraceRequest",
+    "TraceSource",
+    "begin_trace",
+    "may_trace",
+    "publish_traced",
+    "read_trace_request",
+    "replace_header",
+    "start_trace",
+]
 
 TRACE_DEST = "Nats-Trace-Dest"
 TRACE_ONLY = "Nats-Trace-Only"
+TRACE_HOP = "Nats-Trace-Hop"
+# An obsolete header: a message carrying it is not traced (nats-server logs it and disables the trace).
+TRACE_ORIGIN_ACCOUNT = "Nats-Trace-Origin-Account"
+ACCEPT_ENCODING = "Accept-Encoding"
 # What nats-server writes into ``Nats-Trace-Dest`` to stop a message being traced (not a valid subject).
 TRACE_DISABLED = "trace disabled"
 TRACE_PARENT = b"traceparent"
 
 # Connection kinds as nats-server numbers them (``kind`` in the events).
 CLIENT_KIND = 0
+ROUTER_KIND = 1
 
 ERROR_NO_ECHO = "Not delivered because of no echo"
 ERROR_SUBSCRIPTION_DENIES = "Not delivered because subscription denies this subject"
@@ -68,7 +90,7 @@ def may_trace(headers: bytes) -> bool:
 class TraceRequest:
     """What a message's headers ask for: the headers as a map, the destination (if given), trace only."""
 
-    __slots__ = ("dest", "external", "headers", "trace_only")
+    __slots__ = ("accept_encoding", "dest", "external", "headers", "hop", "origin_account", "trace_only")
 
     def __init__(self, headers: dict[str, list[str]], external: bool) -> None:
         self.headers = headers
@@ -76,6 +98,10 @@ class TraceRequest:
         self.external = external
         self.dest = "" if external else _first(headers, TRACE_DEST)
         self.trace_only = not external and _first(headers, TRACE_ONLY).lower() in _TRACE_ONLY_VALUES
+        self.origin_account = _first(headers, TRACE_ORIGIN_ACCOUNT)
+        # Set by the server that sent the message on over a route (``1``, ``1.2``...).
+        self.hop = _first(headers, TRACE_HOP)
+        self.accept_encoding = _first(headers, ACCEPT_ENCODING)
 
 
 def _first(headers: dict[str, list[str]], name: str) -> str:
@@ -130,43 +156,93 @@ def sample(percent: int, rng: random.Random) -> bool:
     return rng.randrange(100) <= percent
 
 
-def start_trace(client: Any, subject: str, headers: bytes, size: int) -> tuple[bool, MessageTrace | None]:
-    """Begin tracing a client's message (nats-server's ``initMsgTrace``): ``(skip, trace)``.
+class TraceSource:
+    """Where a traced message came in: a client's connection, or a route from another server.
+
+    ``label`` prefixes the log lines (the connection as nats-server names
+    it); ``rng`` is given for a client only: sampling is decided on the
+    server the message entered the cluster on.
+    """
+
+    __slots__ = ("account", "cid", "clock", "kind", "label", "log", "name", "rng")
+
+    def __init__(
+        self, kind: int, cid: int, name: str, account: Account, label: object, broker: Any, rng: random.Random | None
+    ) -> None:
+        self.kind, self.cid, self.name, self.account, self.label = kind, cid, name, account, label
+        self.clock: Clock = broker.clock
+        self.log = broker.log
+        self.rng = rng
+
+
+def replace_header(block: bytes, key: str, value: str) -> bytes:
+    """nats-server's ``setHeader``: every ``key`` line removed, then ``key: value`` appended."""
+    return hdrs.add(hdrs.remove(block, key) or None, key, value)
+
+
+def start_trace(client: Any, subject: str, headers: bytes, size: int) -> tuple[bool, MessageTrace | None, bytes]:
+    """Begin tracing a client's message (nats-server's ``initMsgTrace``): see :func:`begin_trace`."""
+    broker = client.broker
+    source = TraceSource(CLIENT_KIND, client.cid, client.name, client.account, client, broker, broker.random)
+    return begin_trace(source, subject, headers, size)
+
+
+def begin_trace(
+    source: TraceSource, subject: str, headers: bytes, size: int
+) -> tuple[bool, MessageTrace | None, bytes]:
+    """Begin tracing a message: ``(skip, trace, headers)``.
 
     ``trace`` is ``None`` when the message is not traced; ``skip`` says a
-    trace-only message whose trace cannot be made is dropped.
+    trace-only message whose trace cannot be made is dropped; ``headers``
+    are the message's, with ``Nats-Trace-Dest: trace disabled`` when the
+    message goes on untraced (an obsolete ``Nats-Trace-Origin-Account``, a
+    ``traceparent`` the sampling left out), so that no other server traces it.
     """
     request = read_trace_request(headers)
     if request is None:
-        return False, None
-    account = client.account
+        return False, None, headers
+    if not request.external and not request.dest:
+        return request.trace_only, None, headers
+    if request.origin_account:
+        source.log.error(
+            "%s - Message tracing disabled because of header %s with value=%s",
+            source.label,
+            go_quote(TRACE_ORIGIN_ACCOUNT),
+            go_quote(request.origin_account),
+        )
+        if not request.trace_only:
+            headers = replace_header(headers, TRACE_DEST, TRACE_DISABLED)
+        return request.trace_only, None, headers
+    account = source.account
     dest = request.dest
     if request.external:
         dest = account.trace_dest
-        if not dest or not sample(account.trace_sampling, client.broker.random):
-            return False, None
-    elif not dest:
-        return request.trace_only, None
+        if not dest:
+            return False, None, headers
+        if source.rng is not None and not sample(account.trace_sampling, source.rng):
+            return False, None, replace_header(headers, TRACE_DEST, TRACE_DISABLED)
     if not is_valid_literal_subject(dest):
-        client.broker.log.error(
-            "%s - Destination %s is not valid, won't be able to trace events", client, go_quote(dest)
+        source.log.error(
+            "%s - Destination %s is not valid, won't be able to trace events", source.label, go_quote(dest)
         )
-        return request.trace_only, None
-    trace = MessageTrace(client.broker.clock, account, dest, request.trace_only)
-    trace.ingress(request, size, client, subject)
-    return False, trace
+        return request.trace_only, None, headers
+    trace = MessageTrace(source.clock, account, dest, request.trace_only)
+    trace.hop = request.hop if source.kind != CLIENT_KIND else ""
+    trace.compression = request.accept_encoding
+    trace.ingress(request, size, source, subject)
+    return False, trace, headers
 
 
-def publish_traced(client: Any, trace: MessageTrace, publish: Callable[[], str]) -> None:
-    """Run ``publish`` (the client's checks and fan-out, returning its error text) traced, then send the event."""
-    trace.install(client.broker.accounts)
+def publish_traced(broker: Any, trace: MessageTrace, publish: Callable[[], str]) -> None:
+    """Run ``publish`` (the checks and fan-out, returning an error text) traced, then send the event."""
+    trace.install(broker.accounts)
     try:
         error = publish()
     finally:
         trace.uninstall()
     if error:
         trace.ingress_error(error)
-    trace.send(client.broker.trace_server_info())
+    trace.send(broker.trace_server_info())
 
 
 class MessageTrace:
@@ -186,24 +262,29 @@ class MessageTrace:
         self.events: list[dict[str, Any]] = []
         self._installed: list[Router] = []
         self._beyond_import = 0
-        self._remotes: list[tuple[Router, RemoteInterest]] = []
         self._jetstream: dict[str, Any] = {}
+        # The hop this server is (``Nats-Trace-Hop`` of a routed message; "" where the message entered).
+        self.hop = ""
+        # How many times the message was sent on to another server (``hops``).
+        self.hops = 0
+        # The publisher's ``Accept-Encoding``: how the event is compressed.
+        self.compression = ""
 
     def _event(self, kind: str) -> dict[str, Any]:
         event: dict[str, Any] = {"type": kind, "ts": rfc3339(self.clock.time_ns())}
         self.events.append(event)
         return event
 
-    def ingress(self, request: TraceRequest, size: int, client: Any, subject: str) -> None:
-        """The ``request`` block and the ``in`` event: the publishing client and the subject it used."""
+    def ingress(self, request: TraceRequest, size: int, source: TraceSource, subject: str) -> None:
+        """The ``request`` block and the ``in`` event: who sent the message and the subject it used."""
         # Go writes a map's keys sorted.
         self.request = {"header": dict(sorted(request.headers.items()))}
         if size:
             self.request["msgsize"] = size
         event = self._event("in")
-        event.update(kind=CLIENT_KIND, cid=client.cid)
-        if client.name:
-            event["name"] = client.name
+        event.update(kind=source.kind, cid=source.cid)
+        if source.name:
+            event["name"] = source.name
         event.update(acc=self.account.name, subj=subject)
 
     def ingress_error(self, error: str) -> None:
@@ -258,33 +339,60 @@ class MessageTrace:
     # -- the fan-out ---------------------------------------------------------------------
 
     def install(self, accounts: Accounts) -> None:
-        """Route the traced message's fan-out, in every account, through :meth:`deliver`.
+        """Route the traced message's fan-out, in every account, through :meth:`deliver` and :meth:`forward`.
 
-        The JetStream a cluster's servers share is taken over too.  The
-        other servers of a cluster do not trace: a trace-only message is
-        not sent on to them (a traced one goes on untraced).
+        The JetStream a cluster's servers share is taken over too.
         """
         for account in accounts:
             router = account.router
             self._take_over(router)
             if router.mounted is not None:
                 self._take_over(router.mounted)  # type: ignore[arg-type]
-            if self.trace_only and router.remote is not None:
-                self._remotes.append((router, router.remote))
-                router.remote = None
 
     def _take_over(self, router: Router) -> None:
         router._deliver = self._delivery_for(router)  # type: ignore[method-assign]
+        router._forward = self.forward  # type: ignore[method-assign]
         self._installed.append(router)
 
     def uninstall(self) -> None:
-        """Give every router its own delivery (and its cluster) back."""
+        """Give every router its own delivery back."""
         for router in self._installed:
             del router._deliver
-        for router, remote in self._remotes:
-            router.remote = remote
+            del router._forward
         self._installed.clear()
-        self._remotes.clear()
+
+    def forward(
+        self,
+        route: Any,
+        account: str,
+        subject: str,
+        reply: str,
+        queues: list[str],
+        headers: bytes | None,
+        payload: bytes,
+    ) -> None:
+        """Send the message on to another server with its hop (nats-server's ``setHopHeader``), an ``eg`` event.
+
+        The other server traces it in turn (see
+        :mod:`fakejs.core.msgtrace_route`); a trace-only message goes too,
+        and is not delivered there either.
+        """
+        if self._beyond_import:  # no events past an import (see deliver): the message goes on as it is
+            route.forward(account, subject, reply, queues, headers, payload)
+            return
+        hop = self.route_egress(route)
+        route.forward(account, subject, reply, queues, replace_header(headers or b"", TRACE_HOP, hop), payload)
+
+    def route_egress(self, route: Any) -> str:
+        """``eg`` of kind 1: the message goes on over ``route`` (its ``rid``, the remote's name); the new hop."""
+        self.hops += 1
+        hop = f"{self.hop}.{self.hops}" if self.hop else str(self.hops)
+        event = self._event("eg")
+        event.update(kind=ROUTER_KIND, cid=route.rid)
+        if route.remote_name:
+            event["name"] = route.remote_name
+        event["hop"] = hop
+        return hop
 
     def _delivery_for(self, router: Router) -> Any:
         own = type(router)._deliver
@@ -307,7 +415,7 @@ class MessageTrace:
             # trace only) untold, and a stream's PubAck is no part of the trace.
             self._beyond_import += 1
             try:
-                handled = hop(self, router.routed_subject or subject, *message[:3])
+                handled = hop(self, router.routed_subject or subject, *message)
                 return bool(own(router, sub, subject, *message)) if handled is None else bool(handled)
             finally:
                 self._beyond_import -= 1
@@ -337,8 +445,13 @@ class MessageTrace:
 
     def document(self, server: dict[str, Any]) -> bytes:
         """The trace event as nats-server writes it (``server`` is the system message header)."""
-        return gojson.dumps({"server": server, "request": self.request, "events": self.events}).encode()
+        event: dict[str, Any] = {"server": server, "request": self.request}
+        if self.hops:
+            event["hops"] = self.hops
+        event["events"] = self.events
+        return gojson.dumps(event).encode()
 
     def send(self, server: dict[str, Any]) -> None:
-        """Publish the trace event on its destination, in the publisher's account."""
-        self.account.router.publish(self.dest, "", None, self.document(server))
+        """Publish the trace event on its destination, in the publisher's account (compressed if it asked)."""
+        headers, payload = encode_event(self.document(server), self.compression)
+        self.account.router.publish(self.dest, "", headers, payload)

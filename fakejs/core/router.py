@@ -164,8 +164,8 @@ class _InternalOwner:
     echo = True
     denies = None
     # How a traced message passes here (an import, a stream): called with the trace, subject, reply,
-    # headers and payload; returns whether it was delivered, or None for the handler to take it on.
-    trace_hop: Callable[[Any, str, str, bytes | None, bytes], bool | None] | None = None
+    # headers, payload and publisher; returns whether it was delivered, or None for the handler to take it on.
+    trace_hop: Callable[[Any, str, str, bytes | None, bytes, Any], bool | None] | None = None
 
     def __init__(self, handler: InternalHandler, on_error: ErrorSink) -> None:
         self.handler = handler
@@ -344,7 +344,14 @@ class Router:
     # -- publishing ------------------------------------------------------------
 
     def publish(
-        self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any = None, shown_as: str = ""
+        self,
+        subject: str,
+        reply: str,
+        headers: bytes | None,
+        payload: bytes,
+        origin: Any = None,
+        shown_as: str = "",
+        routes: bool = True,
     ) -> bool:
         """Deliver to every plain subscriber and one member per queue group.
 
@@ -352,24 +359,33 @@ class Router:
         itself); it does not receive its own message when it turned echo
         off.  ``shown_as`` is the subject subscribers see when it differs
         from the one routed on (JetStream delivers a stored message, with
-        its own subject, to a consumer's delivery subject).  Returns whether
-        anyone received the message.
+        its own subject, to a consumer's delivery subject).  ``routes``
+        false keeps the message on this server (what a stream import carries:
+        each server imports for its own clients).  Returns whether anyone
+        received the message.
         """
         if self._prefix_mappings:
             subject = self.mapped(subject)
-        delivered = self.deliver_here(subject, reply, headers, payload, origin, shown_as)
+        delivered = self.deliver_here(subject, reply, headers, payload, origin, shown_as, routes)
         mounted = self.mounted
         if mounted is not None:
             delivered = mounted.deliver_from(self, subject, reply, headers, payload, origin, shown_as) or delivered
         return delivered
 
     def deliver_here(
-        self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any = None, shown_as: str = ""
+        self,
+        subject: str,
+        reply: str,
+        headers: bytes | None,
+        payload: bytes,
+        origin: Any = None,
+        shown_as: str = "",
+        routes: bool = True,
     ) -> bool:
         """:meth:`publish` to this router's own subscribers and the cluster's (the subject already mapped)."""
         result = self.index.match(subject)
         remote = self.remote
-        if remote is not None and remote.index.count:
+        if routes and remote is not None and remote.index.count:
             return self._publish_clustered(result, remote, subject, reply, headers, payload, origin, shown_as)
         if not result:
             return False
@@ -436,7 +452,7 @@ class Router:
                     break
         self.routed_subject = outer
         for route, queues in targets.items():
-            route.forward(remote.account, subject, reply, queues, headers, payload)
+            self._forward(route, remote.account, subject, reply, queues, headers, payload)
         return delivered or bool(targets)
 
     def publish_routed(
@@ -462,6 +478,19 @@ class Router:
                 if self._deliver(group[(start + i) % len(group)], subject, reply, headers, payload, origin):
                     break
         self.routed_subject = outer
+
+    def _forward(
+        self,
+        route: RouteOwner,
+        account: str,
+        subject: str,
+        reply: str,
+        queues: list[str],
+        headers: bytes | None,
+        payload: bytes,
+    ) -> None:
+        """Send a message on to another server (a traced message's trace takes this over)."""
+        route.forward(account, subject, reply, queues, headers, payload)
 
     def _deliver(
         self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any, Protocol
 
 from fakejs.core.account_config import NO_LIMIT
@@ -452,9 +453,10 @@ class ClientSession:
             stats.in_msgs += 1
             stats.in_bytes += size
             if headers is not None and may_trace(headers):
-                skip, started = start_trace(self, event.subject, headers, size)
+                skip, started, headers = start_trace(self, event.subject, headers, size)
+                event = replace(event, headers=headers)
                 if started is not None:
-                    publish_traced(self, started, lambda: self._on_pub(event, started))
+                    publish_traced(self.broker, started, lambda: self._on_pub(event, started))
                 if skip or started is not None:
                     return ""
         subject = self.account.router.map_published(event.subject)

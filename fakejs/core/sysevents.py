@@ -60,6 +60,9 @@ class EventHost(Protocol):
     name: str
     jetstream_enabled: bool
 
+    @property
+    def cluster_name(self) -> str: ...
+
 
 def _traffic(msgs: int, size: int) -> dict[str, int]:
     return {"msgs": msgs, "bytes": size}
@@ -90,6 +93,8 @@ class SystemEvents:
         opts = host.options
         self.seq += 1
         info: dict[str, Any] = {"name": host.name, "host": opts.host or "0.0.0.0", "id": host.server_id}
+        if host.cluster_name:
+            info["cluster"] = host.cluster_name
         if host.jetstream_enabled and opts.jetstream_domain:
             info["domain"] = opts.jetstream_domain
         info["ver"] = NATS_VERSION

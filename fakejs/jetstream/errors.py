@@ -376,6 +376,21 @@ class ApiError(Exception):
         self.code = spec.code
         self.err_code = spec.err_code
         self.description = description
+        # What nats-server's store path returns instead, when not this error (a message trace's ``js`` event).
+        self.internal = ""
+        # Refused once the stream had settled the subject (the ``js`` event names it before the error).
+        self.late = False
+
+    def traced_as(self, text: str = "", late: bool = False) -> ApiError:
+        """This error as a message trace's ``js`` event gives it: nats-server's own text, after the subject."""
+        self.internal = text
+        self.late = late
+        return self
+
+    @property
+    def trace_text(self) -> str:
+        """The ``error`` of a message trace's ``js`` event: the internal text, else ``description (err_code)``."""
+        return self.internal or f"{self.description} ({self.err_code})"
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "err_code": self.err_code, "description": self.description}

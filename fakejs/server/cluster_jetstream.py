@@ -25,10 +25,11 @@ some seconds after the crash).
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clock import Clock
 from fakejs.core.mount import MountedRouter
+from fakejs.core.msgtrace_route import hand_over
 from fakejs.core.router import Router
 from fakejs.jetstream.service.clustered import ClusterAssets
 from fakejs.jetstream.service.meta import Meta, NodeInfo
@@ -36,7 +37,9 @@ from fakejs.server.cluster_meta_api import MetaRequests
 from fakejs.server.server import Server
 
 if TYPE_CHECKING:
+    from fakejs.core.msgtrace import MessageTrace
     from fakejs.jetstream import JetStream
+    from fakejs.jetstream.stream.traced import Handover
 
 __all__ = ["ClusterJetStream"]
 
@@ -68,12 +71,43 @@ class ClusterJetStream:
         self.meta = Meta(self.name, nodes, self.clock, self.rng, self.election)
         js = JetStream(host, host.options.store_dir, account=host.accounts.default, router=self.router)
         js.clustered = ClusterAssets(self.meta, js)
+        js.trace_handover = self._trace_handover
         self.meta_requests = MetaRequests(self.meta)
         self.jetstream = js
         for server in running:
             self.node_up(server)
         js.start()
         return js
+
+    def _trace_handover(
+        self, stream: str, trace: MessageTrace, subject: str, hdr: bytes | None, payload: bytes
+    ) -> Handover | None:
+        """A traced message reached a stream led on another server: that server traces the ``js`` event.
+
+        nats-server routes the message to the stream leader's server; the
+        servers here share the stream, so the handover only does what the
+        route would have: an ``eg`` event on the arrival server, the
+        leader's own trace (see :func:`~fakejs.core.msgtrace_route.hand_over`).
+        """
+        assert self.jetstream is not None and self.jetstream.clustered is not None
+        group = self.jetstream.clustered.stream_group(stream)
+        servers = {server.broker.name: server for server in self.servers}
+        arrival = next((s for s in self.servers if s.broker.accounts.default is trace.account), None)
+        leader = servers.get(group.leader) if group is not None else None
+        if arrival is None or leader is None or arrival is leader:
+            return None
+        out, back = _route_to(arrival, leader.broker.name), _route_to(leader, arrival.broker.name)
+        if out is None or back is None:
+            return None
+        broker = leader.broker
+        account = broker.accounts.default
+        leader_trace, routed = hand_over(trace, broker, (out, back), account, (subject, hdr, payload))
+
+        def send() -> None:
+            if leader_trace is not None:
+                leader_trace.send(broker.trace_server_info())
+
+        return leader_trace, routed, send
 
     def _home(self) -> Router | None:
         """Where the JetStream's own messages leave when no request is being handled: the meta leader."""
@@ -136,3 +170,12 @@ class ClusterJetStream:
         if self.router is not None:
             for node in list(self.router.nodes):
                 self.router.unmount(node)
+
+
+def _route_to(server: Server, name: str) -> Any:
+    """The route ``server`` sends the global account's messages to server ``name`` on (``None``: not connected)."""
+    cluster = server.broker.cluster
+    if cluster is None:
+        return None
+    account = server.broker.accounts.default.name
+    return next((link for link in cluster.routes_for(account) if getattr(link, "remote_name", "") == name), None)

@@ -9,10 +9,12 @@ are replaced by fixed names.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import cramjam
 import nats
 import pytest
 from nats.aio.client import Client
@@ -219,7 +221,11 @@ async def test_service_import_and_stream_export(server: Start) -> None:
             {"type": "si", "ts": "TS", "acc": "A", "from": "remote.x", "to": "svc.x"},
         ],
     )
-    assert (await service.next_msg(WAIT)).subject == "svc.x"
+    request = await service.next_msg(WAIT)
+    assert request.subject == "svc.x" and request.headers is not None
+    # Past the import the message goes on untraced: its destination disabled, moved after the request info.
+    assert list(request.headers) == ["Nats-Request-Info", "Nats-Trace-Dest"]
+    assert request.headers["Nats-Trace-Dest"] == "trace disabled"
     await a.publish("ev.one", b"e", headers=TRACE)
     assert await next_event(traces_a, names) == expected(
         {"header": {"Nats-Trace-Dest": ["traces"]}, "msgsize": size(TRACE, b"e")},
@@ -228,7 +234,8 @@ async def test_service_import_and_stream_export(server: Start) -> None:
             {"type": "se", "ts": "TS", "acc": "B", "to": "from.a.ev.one"},
         ],
     )
-    assert (await events.next_msg(WAIT)).subject == "from.a.ev.one"
+    exported = await events.next_msg(WAIT)
+    assert exported.subject == "from.a.ev.one" and exported.headers == TRACE
     await a.close()
     await b.close()
 
@@ -296,3 +303,68 @@ async def test_jetstream_event(server: Start) -> None:
     assert stored.headers == {"Nats-Trace-Dest": "trace disabled"}
     await asyncio.sleep(0)
     await nc.close()
+
+
+JS_ERRORS = [
+    ({"Nats-Expected-Last-Sequence": "99"}, "last sequence mismatch: 99 vs 1"),
+    ({"Nats-Expected-Last-Subject-Sequence": "7"}, "last sequence by subject mismatch: 7 vs 1"),
+    ({"Nats-Expected-Last-Msg-Id": "abc"}, 'last msgid mismatch: "abc" vs "first"'),
+    ({"Nats-Expected-Stream": "OTHER"}, "expected stream does not match"),
+    ({"Nats-Msg-Id": "first"}, "msgid is duplicate"),
+    ({"Nats-TTL": "5s"}, "message TTL disabled"),
+    ({"Nats-Rollup": "all"}, "rollup not permitted"),
+    ({"Nats-Incr": "1"}, "message counters is disabled (10168)"),
+]
+
+
+async def test_jetstream_event_errors_are_the_server_own(server: Start) -> None:
+    target = await server("")
+    nc = await nats.connect(target.url, allow_reconnect=False)
+    js = nc.jetstream()
+    await js.add_stream(name="E", subjects=["e.>"], max_msg_size=200)
+    await js.add_stream(name="FULL", subjects=["full.>"], max_msgs=1, discard="new")
+    traces = await nc.subscribe("traces")
+    await nc.flush()
+    await js.publish("e.x", b"first", headers={"Nats-Msg-Id": "first"})
+    await js.publish("full.x", b"first")
+    cases = [*JS_ERRORS, ({"Big": "x" * 300}, "maximum payload exceeded")]
+    for extra, error in cases:
+        await nc.request("e.x", b"m", headers={**TRACE, **extra}, timeout=WAIT)
+        event = json.loads((await traces.next_msg(WAIT)).data)["events"][-1]
+        assert (event["type"], event["stream"], event.get("error")) == ("js", "E", error), extra
+    await nc.request("full.x", b"m", headers=TRACE, timeout=WAIT)
+    event = json.loads((await traces.next_msg(WAIT)).data)["events"][-1]
+    # Refused by the store: the event names the subject first (nats-server's order of checks).
+    assert event == {
+        "type": "js",
+        "ts": event["ts"],
+        "stream": "FULL",
+        "subject": "full.x",
+        "error": "maximum messages exceeded",
+    }
+    await nc.close()
+
+
+@pytest.mark.parametrize(("accept", "encoding"), [("gzip", "gzip"), ("SNAPPY", "snappy"), ("deflate", "identity")])
+async def test_accept_encoding_compresses_the_event(server: Start, accept: str, encoding: str) -> None:
+    target = await server(CONFIG)
+    pub = await connect(target, "a")
+    names = names_of(pub=pub)
+    traces = await pub.subscribe("traces")
+    await pub.flush()
+    headers = {**TRACE, "Accept-Encoding": accept}
+    await pub.publish("nobody", b"m", headers=headers)
+    msg = await traces.next_msg(WAIT)
+    assert msg.headers == {"Content-Encoding": encoding}
+    data = msg.data
+    if encoding == "gzip":
+        data = gzip.decompress(data)
+    elif encoding == "snappy":
+        data = bytes(cramjam.snappy.decompress(data))
+    assert normalized(data, names) == expected(
+        {"header": {"Accept-Encoding": [accept], "Nats-Trace-Dest": ["traces"]}, "msgsize": size(headers, b"m")},
+        [ingress("pub", "nobody")],
+    )
+    await pub.publish("nobody", b"m", headers={**TRACE, "accept-encoding": "gzip"})
+    assert (await traces.next_msg(WAIT)).headers is None
+    await pub.close()

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from fakejs.core.accounts import Accounts
+from fakejs.core.accounts import Account, Accounts
 from fakejs.core.clientio import PROTOCOL_VIOLATION
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.dialling import Dialer, Dialling
@@ -55,6 +55,7 @@ from fakejs.core.options import ServerOptions
 from fakejs.core.router import Router, Subscription
 from fakejs.gocompat import ids
 from fakejs.protocol import route as wire
+from fakejs.protocol.route import RoutedMsg
 from fakejs.protocol.writer import go_quote
 
 __all__ = ["Cluster", "Dialer", "Peer"]
@@ -90,6 +91,8 @@ class Cluster:
         self.running = False
         # Told when ``connect_urls`` changed (the broker sends clients an async INFO).
         self.on_client_urls_changed: Callable[[], None] = lambda: None
+        # Traces a routed message whose headers ask for it (the broker's; whether it was handled).
+        self.on_routed_trace: Callable[[RouteLink, Account, tuple[Any, ...]], bool] = lambda *_: False
         self._account_routes: dict[str, AccountRoutes] = {}
         # Routes a remote server dedicated to one account (nats-server pins ``$SYS``): account -> server id -> link.
         self._dedicated: dict[str, dict[str, RouteLink]] = {}
@@ -186,6 +189,14 @@ class Cluster:
     def account_router(self, account: str) -> Router | None:
         found = self.accounts.get(account)
         return found.router if found is not None else None
+
+    def trace_routed(self, link: RouteLink, event: RoutedMsg) -> bool:
+        """Trace a routed message whose headers ask for it (see :mod:`fakejs.core.msgtrace_route`)."""
+        account = self.accounts.get(event.account)
+        if account is None:
+            return False
+        message = (event.subject, event.reply, event.queues, event.headers, event.payload)
+        return self.on_routed_trace(link, account, message)
 
     def client_urls(self) -> list[str]:
         """INFO's ``connect_urls``: this server's, then every other server's (each once).

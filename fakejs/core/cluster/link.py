@@ -112,6 +112,8 @@ class RouteHost(Protocol):
 
     def account_router(self, account: str) -> Router | None: ...
 
+    def trace_routed(self, link: RouteLink, event: RoutedMsg) -> bool: ...
+
 
 class RouteLink:
     """One route connection: handshake state, the remote's identity, its pool slot, traffic counters."""
@@ -366,5 +368,7 @@ class RouteLink:
         router = self.cluster.account_router(event.account)
         if router is None:
             self.cluster.log.debug("%s - Unknown account %r for routed message", self, event.account)
+            return
+        if event.headers is not None and self.cluster.trace_routed(self, event):
             return
         router.publish_routed(event.subject, event.reply, event.queues, event.headers, event.payload, self)

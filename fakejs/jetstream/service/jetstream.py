@@ -32,6 +32,7 @@ from fakejs.jetstream.service import banner, limits
 from fakejs.jetstream.service.persistence import Persistence
 from fakejs.jetstream.service.server_limits import server_limits
 from fakejs.jetstream.stream.batch import BatchLimits
+from fakejs.jetstream.stream.traced import TraceHandover
 
 if TYPE_CHECKING:
     from fakejs.core.accounts import Account
@@ -113,6 +114,8 @@ class JetStream:
         self.streams: dict[str, Stream] = {}
         # In a cluster (fakejs.Cluster with JetStream): placement, leaders and offline assets.
         self.clustered: ClusterAssets | None = None
+        # Set by a cluster whose servers share this JetStream: traced messages go to their stream leader's server.
+        self.trace_handover: TraceHandover | None = None
         self.persistence = Persistence(self.store_dir, self.log, self.account.name, broker.clock.monotonic)
         self.api_total = 0
         self.api_errors = 0

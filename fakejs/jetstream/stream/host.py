@@ -16,6 +16,7 @@ from fakejs.core.router import Router
 from fakejs.jetstream.stream.batch import BatchLimits
 from fakejs.jetstream.stream.consumer_view import StreamConsumer
 from fakejs.jetstream.stream.direct import DirectHost
+from fakejs.jetstream.stream.traced import TraceHandover
 
 
 class StreamHost(DirectHost, Protocol):
@@ -28,6 +29,9 @@ class StreamHost(DirectHost, Protocol):
 
     @property
     def router(self) -> Router: ...
+
+    # A cluster's handover of traced messages to a stream leader's server (``None`` outside such a cluster).
+    trace_handover: TraceHandover | None
 
     @property
     def clock(self) -> Clock: ...

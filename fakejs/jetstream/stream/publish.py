@@ -35,6 +35,9 @@ STREAM_SOURCE = "Nats-Stream-Source"
 CLIENT_INFO = "Nats-Request-Info"
 MAX_HEADER_SIZE = 65535
 MAX_FILE_MESSAGE = 512 * 1024 * 1024
+# nats-server's own errors a message trace's ``js`` event shows (``ErrMaxPayload``, ``errMsgIdDuplicate``).
+MAX_PAYLOAD_TRACE = "maximum payload exceeded"
+DUPLICATE_TRACE = "msgid is duplicate"
 
 
 class Outcome(NamedTuple):
@@ -93,15 +96,15 @@ def is_marker(hdr: bytes | None) -> bool:
 def check_message(cfg: StreamConfig, store: MessageStore, subject: str, hdr: bytes | None, payload: bytes) -> None:
     """Size and state: too large for the store, sealed, over ``max_msg_size``, oversized headers."""
     if store.storage == "file" and store.message_size(subject, hdr, payload) > MAX_FILE_MESSAGE:
-        raise api_error("JSStreamStoreFailedF", err="message too large")
+        raise api_error("JSStreamStoreFailedF", err="message too large").traced_as("message too large")
     if cfg["sealed"]:
         raise api_error("JSStreamSealedErr")
     max_size = cfg["max_msg_size"]
     hlen = len(hdr) if hdr else 0
     if max_size >= 0 and (hlen > max_size or len(payload) > max_size - hlen):
-        raise api_error("JSStreamMessageExceedsMaximumErr")
+        raise api_error("JSStreamMessageExceedsMaximumErr").traced_as(MAX_PAYLOAD_TRACE)
     if hlen > MAX_HEADER_SIZE:
-        raise api_error("JSStreamHeaderExceedsMaximumErr")
+        raise api_error("JSStreamHeaderExceedsMaximumErr").traced_as(MAX_PAYLOAD_TRACE)
 
 
 def clean_headers(hdr: bytes) -> bytes | None:
@@ -125,7 +128,7 @@ def check_expectations(
     """
     expected = hdrs.get(hdr, EXPECTED_STREAM)
     if expected and _text(expected) != name:
-        raise api_error("JSStreamNotMatchErr")
+        raise api_error("JSStreamNotMatchErr").traced_as("expected stream does not match")
     ttl_value = hdrs.get(hdr, MSG_TTL)
     if ttl_value:
         try:
@@ -133,20 +136,23 @@ def check_expectations(
         except ValueError:
             ttl_check = 0
         if ttl_check != 0 and not cfg["allow_msg_ttl"] and not sourced:
-            raise api_error("JSMessageTTLDisabledErr")
+            raise api_error("JSMessageTTLDisabledErr").traced_as("message TTL disabled")
     last_subject_seq = hdrs.get(hdr, EXPECTED_LAST_SUBJECT_SEQ)
     seq_subject_override = hdrs.get(hdr, EXPECTED_LAST_SUBJECT_SEQ_SUBJECT)
     if last_subject_seq:
         check_subject = _text(seq_subject_override) if seq_subject_override else subject
         last = store.last_message(check_subject)
         actual = last.seq if last is not None else 0
-        if actual != _uint(last_subject_seq):
-            raise api_error("JSStreamWrongLastSequenceErrF", seq=actual)
+        wanted = _uint(last_subject_seq)
+        if actual != wanted:
+            error = api_error("JSStreamWrongLastSequenceErrF", seq=actual)
+            raise error.traced_as(f"last sequence by subject mismatch: {wanted} vs {actual}")
     elif seq_subject_override:
         raise api_error("JSStreamExpectedLastSeqPerSubjectInvalid")
     last_seq = hdrs.get(hdr, EXPECTED_LAST_SEQ)
     if last_seq and _uint(last_seq) != store.last_seq:
-        raise api_error("JSStreamWrongLastSequenceErrF", seq=store.last_seq)
+        error = api_error("JSStreamWrongLastSequenceErrF", seq=store.last_seq)
+        raise error.traced_as(f"last sequence mismatch: {_uint(last_seq)} vs {store.last_seq}")
     if sourced:
         return hdr
     hdr = schedules.check_publish(cfg, store, subject, hdr, now_ns, parse_ttl)
@@ -163,7 +169,8 @@ def msg_id(hdr: bytes | None) -> str:
 def check_last_msg_id(hdr: bytes, last_msg_id: str) -> None:
     last_id = hdrs.get(hdr, EXPECTED_LAST_MSG_ID)
     if last_id and _text(last_id) != last_msg_id:
-        raise api_error("JSStreamWrongLastMsgIDErrF", id=last_msg_id)
+        error = api_error("JSStreamWrongLastMsgIDErrF", id=last_msg_id)
+        raise error.traced_as(f"last msgid mismatch: {go_quote(_text(last_id))} vs {go_quote(last_msg_id)}")
 
 
 def rollup_of(cfg: StreamConfig, hdr: bytes, sourced: bool = False) -> str:
@@ -175,10 +182,11 @@ def rollup_of(cfg: StreamConfig, hdr: bytes, sourced: bool = False) -> str:
     if not rollup_value:
         return ""
     if (not cfg["allow_rollup_hdrs"] or cfg["deny_purge"]) and not sourced:
-        raise api_error("JSStreamRollupFailedF", err="rollup not permitted")
+        raise api_error("JSStreamRollupFailedF", err="rollup not permitted").traced_as("rollup not permitted")
     rollup = _text(rollup_value).lower()
     if rollup not in ("sub", "all"):
-        raise api_error("JSStreamRollupFailedF", err=f"rollup value invalid: {go_quote(rollup)}")
+        invalid = f"rollup value invalid: {go_quote(rollup)}"
+        raise api_error("JSStreamRollupFailedF", err=invalid).traced_as(invalid)
     return rollup
 
 
@@ -190,7 +198,7 @@ def message_ttl(cfg: StreamConfig, hdr: bytes) -> tuple[int, bytes]:
     try:
         ttl = parse_ttl(ttl_value)
     except ValueError:
-        raise api_error("JSMessageTTLInvalidErr") from None
+        raise api_error("JSMessageTTLInvalidErr").traced_as(late=True) from None
     marker_ttl = cfg["subject_delete_marker_ttl"] // NS
     if ttl > 0 and marker_ttl > 0 and cfg["max_msgs_per_subject"] != 1 and ttl < marker_ttl:
         ttl = marker_ttl

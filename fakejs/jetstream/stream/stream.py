@@ -40,7 +40,7 @@ from fakejs.jetstream.stream.fast_batch import FastBatches
 from fakejs.jetstream.stream.host import StreamHost as StreamHost
 from fakejs.jetstream.stream.links import Links
 from fakejs.jetstream.stream.schedules import MessageSchedules, Produced
-from fakejs.jetstream.stream.traced import traced_inbound
+from fakejs.jetstream.stream.traced import TraceHandover, traced_inbound
 from fakejs.jetstream.stream.transforms import Republisher, input_transform
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
@@ -63,8 +63,9 @@ class Stream:
         self.schedules = MessageSchedules(store, js.clock, self._schedules_allowed, self._scheduled, publish.parse_ttl)
         self._fresh: list[StoredMessage] = []  # stored, consumers not yet told
         self.closed = False
-        # The error that refused the last message ingested (read by a traced message's ``js`` event).
-        self.refused: ApiError | None = None
+        # Why the last message ingested was not stored (read by a traced message's ``js`` event).
+        self.trace_error = ""
+        self.trace_error_late = False
         self.direct = DirectGet(config["name"], store, js)
         self.batches = AtomicBatches(self, js.batch_limits)
         # Every PubAck starts the same way: encoded once (a stream's name never changes).
@@ -188,11 +189,19 @@ class Stream:
             if bid := batch_id(hdr):
                 ack = self.batches.receive(bid, subject, publish.clean_headers(hdr or b"") or b"", payload)
             else:
-                ack = self._process(subject, hdr or None, payload).ack
+                outcome = self._process(subject, hdr or None, payload)
+                ack = outcome.ack
+                if outcome.duplicate:
+                    self.trace_error = publish.DUPLICATE_TRACE
         except ApiError as error:
-            self.refused = error  # what a traced message's ``js`` event reports
+            self.trace_error, self.trace_error_late = error.trace_text, error.late
             return self._error_ack(error) if do_ack else None
         return ack if do_ack else None
+
+    @property
+    def trace_handover(self) -> TraceHandover | None:
+        """How a traced message reaches this stream's leader on another server (a cluster's shared JetStream)."""
+        return self.js.trace_handover
 
     def input_subject(self, subject: str) -> str:
         """The subject a message published on ``subject`` is stored under (the input transform applied)."""
@@ -284,7 +293,7 @@ class Stream:
         if self.js.limits_exceeded(memory):
             raise api_error("JSInsufficientResourcesErr")
         if self.js.account_limits_exceeded(memory, self.store.message_size(subject, hdr, payload)):
-            raise api_error("JSAccountResourcesExceededErr")
+            raise api_error("JSAccountResourcesExceededErr").traced_as(late=True)
 
     def seen_id(self, msg_id: str) -> int | None:
         return self.dedup.lookup(msg_id)
@@ -327,7 +336,7 @@ class Stream:
         if cfg["discard"] == "new":
             refusal = store_limits.refusal(cfg, store, subject, hdr, payload, at_subject_limit, rollup)
             if refusal:
-                raise api_error("JSStreamStoreFailedF", err=refusal)
+                raise api_error("JSStreamStoreFailedF", err=refusal).traced_as(refusal, late=True)
         msg = store.store(subject, hdr, payload, ts or self.clock.time_ns(), ttl)
         if max_per > 0:
             store_limits.trim_subject(store, subject, max_per, self.remove_message)

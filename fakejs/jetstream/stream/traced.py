@@ -11,20 +11,28 @@ stored nor acknowledged; a stored one has its ``Nats-Trace-Dest`` set to
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from fakejs.core.msgtrace import TRACE_DEST, TRACE_DISABLED, MessageTrace
-from fakejs.jetstream.errors import ApiError
 from fakejs.protocol import headers as hdrs
 
-__all__ = ["TracedStream", "traced_inbound"]
+__all__ = ["Handover", "TraceHandover", "TracedStream", "traced_inbound"]
+
+# The leader's trace (``None``: no longer traced), the headers it stores (with the hop), and sending its event.
+Handover = tuple[MessageTrace | None, bytes, Callable[[], None]]
+# ``(stream, trace, subject, headers, payload)``: the handover to the stream leader's server, or ``None`` (here).
+TraceHandover = Callable[[str, MessageTrace, str, bytes | None, bytes], Handover | None]
 
 
 class TracedStream(Protocol):
     """What a traced message needs of the stream it reaches."""
 
-    refused: ApiError | None
+    trace_error: str
+    trace_error_late: bool
+
+    @property
+    def trace_handover(self) -> TraceHandover | None: ...
 
     @property
     def name(self) -> str: ...
@@ -40,19 +48,49 @@ class TracedStream(Protocol):
 
 
 def traced_inbound(
+    stream: TracedStream,
+    trace: MessageTrace,
+    subject: str,
+    reply: str,
+    hdr: bytes | None,
+    payload: bytes,
+    origin: Any = None,
+) -> bool:
+    """Store (or, trace only, just look at) a traced message, recording the ``js`` event.
+
+    In a cluster whose servers share the JetStream, a stream led by
+    another server gets the message as if over the route: the leader's
+    server records the ``js`` event in its own trace (see
+    :func:`~fakejs.core.msgtrace_route.hand_over`).
+    """
+    handover = stream.trace_handover
+    handed = handover(stream.name, trace, subject, hdr, payload) if handover is not None else None
+    if handed is None:
+        return _traced_inbound(stream, trace, subject, reply, hdr, payload)
+    leader_trace, routed, send = handed
+    if leader_trace is None:
+        return stream.inbound(subject, reply, routed, payload, None)
+    try:
+        return _traced_inbound(stream, leader_trace, subject, reply, routed, payload)
+    finally:
+        send()
+
+
+def _traced_inbound(
     stream: TracedStream, trace: MessageTrace, subject: str, reply: str, hdr: bytes | None, payload: bytes
 ) -> bool:
-    """Store (or, trace only, just look at) a traced message, recording the ``js`` event."""
     trace.jetstream(stream.name)
     stored_as = stream.input_subject(subject)
     no_interest = stream.config["retention"] == "interest" and not stream.has_interest(stored_as)
     if trace.trace_only:
         trace.jetstream_stored(stored_as, bool(no_interest))
         return True
-    stream.refused = None
+    stream.trace_error = ""
     delivered = stream.inbound(subject, reply, hdrs.set_value(hdr, TRACE_DEST, TRACE_DISABLED), payload, None)
-    if stream.refused is not None:
-        trace.jetstream_error(stream.refused.description)
+    if stream.trace_error:
+        if stream.trace_error_late:
+            trace.jetstream_stored(stored_as, bool(no_interest))
+        trace.jetstream_error(stream.trace_error)
     else:
         trace.jetstream_stored(stored_as, bool(no_interest))
     return delivered
