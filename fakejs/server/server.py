@@ -190,6 +190,7 @@ class Server:
         self._loop = asyncio.get_running_loop()
         self.clock.bind(self._loop)
         self.clock.add_error_sink(self.broker.record_error)
+        self.broker.events.started()
         options = self.options
         log = self.broker.log
         start_lines.log_starting(log, self.broker)
@@ -274,6 +275,7 @@ class Server:
             self._autojump = None
         log = self.broker.log
         log.info("Initiating Shutdown...")
+        self.broker.events.shutting_down()
         self.accepting = False
         self.listeners.stop_accepting()
         if self.routes is not None:  # the other servers forget this one at once (no RS- for each subject)
@@ -387,6 +389,7 @@ class Server:
         log = self.broker.log
         log.info("Entering lame duck mode, stop accepting new clients")
         self.broker.lame_duck = True
+        self.broker.events.lame_duck()
         if self.broker.cluster is not None:
             self.broker.cluster.lame_duck()
         self.accepting = False
