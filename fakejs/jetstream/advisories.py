@@ -367,6 +367,69 @@ def api_audit(
         js.reply(AUDIT_SUBJECT, dumps(build()).encode(), empty_reply=True)
 
 
+# -- the cluster's servers, in the system account ---------------------------------------------
+
+DOMAIN_LEADER_ELECTED = PREFIX + "DOMAIN.LEADER_ELECTED"
+SERVER_REMOVED = PREFIX + "SERVER.REMOVED"
+
+
+def _send_system(system: Router, subject: str, build: Callable[[], dict[str, Any]]) -> None:
+    """Publish in a server's system account (nats-server's ``publishAdvisory`` with no account)."""
+    if system.has_interest(subject):
+        system.publish(subject, EMPTY_REPLY, None, dumps(build()).encode())
+
+
+def domain_leader_elected(
+    js: Publisher, system: Router, leader_peer: str, replicas: list[dict[str, Any]], cluster: str
+) -> None:
+    """``io.nats.jetstream.advisory.v1.domain_leader_elected``: a server became the meta leader.
+
+    Sent by the new leader in its system account: the leader's peer id (not its name), every
+    server of the meta group as ``PeerInfo``, the cluster's name.
+    """
+    _send_system(
+        system,
+        DOMAIN_LEADER_ELECTED,
+        lambda: {
+            **_event(js, "domain_leader_elected"),
+            "leader": leader_peer,
+            "replicas": replicas,
+            "cluster": cluster,
+            **_domain(js),
+        },
+    )
+
+
+def server_removed(js: Publisher, system: Router, server: str, server_id: str, cluster: str) -> None:
+    """``io.nats.jetstream.advisory.v1.server_removed``: ``$JS.API.SERVER.REMOVE`` took this server out of
+    the meta group; the removed server itself sends it, in its system account."""
+    _send_system(
+        system,
+        SERVER_REMOVED,
+        lambda: {
+            **_event(js, "server_removed"),
+            "server": server,
+            "server_id": server_id,
+            "cluster": cluster,
+            **_domain(js),
+        },
+    )
+
+
+def system_api_audit(js: Publisher, system: Router, server: str, subject: str, request: bytes, response: bytes) -> None:
+    """The ``api_audit`` of a request only the system account may send (``META.LEADER.STEPDOWN``,
+    ``SERVER.REMOVE``): in the system account, with an empty client info, as nats-server sends it."""
+
+    def build() -> dict[str, Any]:
+        doc: dict[str, Any] = {**_event(js, "api_audit"), "server": server, "client": {}, "subject": subject}
+        if request:
+            doc["request"] = request.decode("utf-8", "replace")
+        doc["response"] = response.decode("utf-8", "replace")
+        return {**doc, **_domain(js)}
+
+    _send_system(system, AUDIT_SUBJECT, build)
+
+
 def requester_info(js: Publisher, origin: object) -> dict[str, Any]:
     """nats-server's detailed ``ClientInfo`` of the client that sent an API request (empty fields left out).
 

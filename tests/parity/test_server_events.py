@@ -19,7 +19,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import nats
 import pytest
 from nats.aio.msg import Msg
 
@@ -51,13 +50,15 @@ class Heard:
         return [doc for subject, doc in self.docs if subject.endswith(suffix)]
 
 
-async def enter_lame_duck(target: Target) -> None:
+async def enter_lame_duck(target: Target) -> asyncio.Task[None] | None:
+    """Put the server in lame duck mode (nats-server: SIGUSR2); fakejs's runs as a task, returned."""
     if isinstance(target, FakeTarget):
         assert target.server is not None
-        asyncio.ensure_future(target.server.lame_duck())
+        return asyncio.ensure_future(target.server.lame_duck())
     else:
         assert isinstance(target, RealTarget) and target.process is not None and target.process.process is not None
         target.process.process.send_signal(signal.SIGUSR2)
+        return None
 
 
 def assert_server_info(doc: dict[str, Any], server_id: str) -> None:
@@ -98,8 +99,9 @@ async def test_lame_duck_mode_is_announced(server: Start) -> None:
     await sys.subscribe("$SYS.SERVER.*.LAMEDUCK", cb=heard.add)
     await sys.flush()
     server_id = sys._server_info["server_id"]
+    running: asyncio.Task[None] | None = None
     try:
-        await enter_lame_duck(target)
+        running = await enter_lame_duck(target)
         lame_duck = await eventually(
             lambda: asyncio.sleep(0, heard.on(".LAMEDUCK")), what="the LAMEDUCK event", timeout=WAIT
         )
@@ -107,3 +109,5 @@ async def test_lame_duck_mode_is_announced(server: Start) -> None:
         assert_server_info(lame_duck[0], server_id)
     finally:
         await sys.close()
+        if running is not None:
+            running.cancel()
