@@ -416,6 +416,22 @@ def server_removed(js: Publisher, system: Router, server: str, server_id: str, c
     )
 
 
+API_LIMIT_REACHED = PREFIX + "API.LIMIT_REACHED"
+
+
+def api_limit_reached(js: Publisher, dropped: int) -> None:
+    """``io.nats.jetstream.advisory.v1.api_limit_reached``: an API queue was full and its requests dropped
+    (:mod:`fakejs.jetstream.api.queue_limits`); in the system account only."""
+    system = js.system_router
+    if system is None:
+        return
+    _send_system(
+        system,
+        API_LIMIT_REACHED,
+        lambda: {**_event(js, "api_limit_reached"), "server": js.server_name, **_domain(js), "dropped": dropped},
+    )
+
+
 def system_api_audit(js: Publisher, system: Router, server: str, subject: str, request: bytes, response: bytes) -> None:
     """The ``api_audit`` of a request only the system account may send (``META.LEADER.STEPDOWN``,
     ``SERVER.REMOVE``): in the system account, with an empty client info, as nats-server sends it."""
