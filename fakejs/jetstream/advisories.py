@@ -7,7 +7,11 @@ atomic batches, leader elections in a cluster, and the ``API`` audit of
 each answered request -- and the sampled ack metric of a consumer with
 ``sample_freq`` (``$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>``).  They are
 published in the JetStream's own account, and nats-server's domain
-(``jetstream { domain }``) is named in each when one is set.
+(``jetstream { domain }``) is named in each when one is set.  The ones about
+servers go to a server's system account: a full API queue
+(``API.LIMIT_REACHED``), and in a cluster a new meta leader
+(``DOMAIN.LEADER_ELECTED``), a removed server (``SERVER.REMOVED``) and the
+audit of the system account's meta requests.
 
 Advisories are fire and forget: nothing is built unless someone listens on
 the subject.  Payload fields follow nats-server's struct order (a typed
