@@ -12,7 +12,10 @@ Facts pinned (nats-server 2.15.1), as a client of the system account on
 - ``$JS.API.SERVER.REMOVE`` is audited the same way (with its request),
   and the removed server, while it runs, publishes
   ``$JS.EVENT.ADVISORY.SERVER.REMOVED`` (``server_removed``: type, id,
-  timestamp, ``server``, ``server_id``, ``cluster``).
+  timestamp, ``server``, ``server_id``, ``cluster``);
+- a node that shuts down in order announces it on
+  ``$SYS.SERVER.<id>.SHUTDOWN`` to the system account's clients of the
+  other nodes (its ``ServerInfo`` names the ``cluster``).
 
 Which server sends what is nats-server's to choose, so only each
 advisory's own content is compared, not the order between servers.
@@ -186,3 +189,20 @@ async def test_a_removed_server_announces_it(cluster: Cluster, system: Heard) ->
     announced = await system.first(ADVISORY + "SERVER.REMOVED")
     assert_event(announced, "server_removed", ["server", "server_id", "cluster"])
     assert (announced["server"], announced["server_id"], announced["cluster"]) == (removed, removed_id, "C")
+
+
+async def test_a_node_shutting_down_is_heard_on_the_others(cluster: Cluster, system: Heard) -> None:
+    await system.nc.subscribe("$SYS.SERVER.*.SHUTDOWN", cb=system.add)
+    await system.nc.flush()
+    other = await nats.connect(cluster.url(1), allow_reconnect=False)
+    server_id = other._server_info["server_id"]
+    await other.close()
+    await asyncio.to_thread(cluster.shutdown, 1)
+    found = await eventually(
+        lambda: asyncio.sleep(0, [json.loads(m.data) for m in system.msgs if m.subject.endswith(".SHUTDOWN")]),
+        what="the SHUTDOWN event of n2",
+    )
+    keys = ["name", "host", "id", "cluster", "ver", "feature_flags", "jetstream", "flags", "seq", "time"]
+    assert list(found[0]) == keys, found[0]
+    assert (found[0]["name"], found[0]["id"], found[0]["cluster"]) == ("n2", server_id, "C")
+    assert [m.subject for m in system.msgs if m.subject.endswith(".SHUTDOWN")] == [f"$SYS.SERVER.{server_id}.SHUTDOWN"]
