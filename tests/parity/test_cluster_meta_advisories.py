@@ -8,7 +8,9 @@ Facts pinned (nats-server 2.15.1), as a client of the system account on
   ``request`` when it was empty); the new leader then publishes
   ``$JS.EVENT.ADVISORY.DOMAIN.LEADER_ELECTED`` (``domain_leader_elected``:
   type, id, timestamp, ``leader`` -- the new leader's peer id, not its
-  name --, every server of the meta group as ``PeerInfo``, ``cluster``);
+  name --, every server of the meta group as ``PeerInfo``, ``cluster``),
+  and so does the one elected when the meta leader's server crashes
+  (which is listed with ``current: false``);
 - ``$JS.API.SERVER.REMOVE`` is audited the same way (with its request),
   and the removed server, while it runs, publishes
   ``$JS.EVENT.ADVISORY.SERVER.REMOVED`` (``server_removed``: type, id,
@@ -206,3 +208,26 @@ async def test_a_node_shutting_down_is_heard_on_the_others(cluster: Cluster, sys
     assert list(found[0]) == keys, found[0]
     assert (found[0]["name"], found[0]["id"], found[0]["cluster"]) == ("n2", server_id, "C")
     assert [m.subject for m in system.msgs if m.subject.endswith(".SHUTDOWN")] == [f"$SYS.SERVER.{server_id}.SHUTDOWN"]
+
+
+async def test_the_meta_leader_crashing_elects_an_announced_one(cluster: Cluster, system: Heard) -> None:
+    await eventually(lambda: asyncio.to_thread(meta_leader, cluster), what="a meta leader", timeout=ELECTION)
+    preferred = json.dumps({"placement": {"preferred": "n2"}}).encode()
+    if await asyncio.to_thread(meta_leader, cluster) != "n2":
+        await ask(system.nc, "$JS.API.META.LEADER.STEPDOWN", preferred)
+    await eventually(
+        lambda: asyncio.to_thread(meta_leader, cluster),
+        lambda leader: leader == "n2",
+        what="n2 leading",
+        timeout=ELECTION,
+    )
+    system.msgs.clear()
+    await asyncio.to_thread(cluster.kill, 1)
+    elected = await system.first(ADVISORY + "DOMAIN.LEADER_ELECTED", timeout=ELECTION)
+    assert_event(elected, "domain_leader_elected", ["leader", "replicas", "cluster"])
+    assert elected["leader"] in (peer_of("n1"), peer_of("n3"))
+    by_name = {peer["name"]: peer for peer in elected["replicas"]}
+    assert sorted(by_name) == list(NODES)
+    assert by_name["n2"]["current"] is False
+    for peer in by_name.values():
+        assert list(peer) in PEER_KEYS, peer
