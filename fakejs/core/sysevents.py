@@ -238,10 +238,13 @@ class SystemEvents:
         if self._heard(subject):
             self.send(subject, self.server_info())
 
-    def shutting_down(self) -> None:
-        """nats-server's ``$SYS.SERVER.<id>.SHUTDOWN``, the server's last event (its ``ServerInfo``)."""
+    def shutting_down(self, announce: bool = True) -> None:
+        """nats-server's ``$SYS.SERVER.<id>.SHUTDOWN``, the server's last event (its ``ServerInfo``).
+
+        ``announce`` False: a crash, which says nothing (and publishes nothing more either).
+        """
         subject = f"$SYS.SERVER.{self.host.server_id}.SHUTDOWN"
-        if self._heard(subject):
+        if announce and self._heard(subject):
             self.send(subject, self.server_info())
         self.closed = True
 

@@ -266,8 +266,9 @@ class Server:
         self.jetstreams.stop(keep_store)
         self.jetstream = None
 
-    async def stop(self, keep_store: bool = False) -> None:
-        """Stop listening and close every client connection (``keep_store``: a restart follows)."""
+    async def stop(self, keep_store: bool = False, crash: bool = False) -> None:
+        """Stop listening and close every client connection (``keep_store``: a restart follows;
+        ``crash``: as after nats-server's SIGKILL, without the system account's SHUTDOWN event)."""
         if not self.listeners.serving:
             return
         if self._autojump is not None and not keep_store:
@@ -275,7 +276,7 @@ class Server:
             self._autojump = None
         log = self.broker.log
         log.info("Initiating Shutdown...")
-        self.broker.events.shutting_down()
+        self.broker.events.shutting_down(announce=not crash)
         self.accepting = False
         self.listeners.stop_accepting()
         if self.routes is not None:  # the other servers forget this one at once (no RS- for each subject)

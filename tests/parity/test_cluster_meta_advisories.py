@@ -221,9 +221,12 @@ async def test_the_meta_leader_crashing_elects_an_announced_one(cluster: Cluster
         what="n2 leading",
         timeout=ELECTION,
     )
+    await system.nc.subscribe("$SYS.SERVER.*.SHUTDOWN", cb=system.add)
+    await system.nc.flush()
     system.msgs.clear()
     await asyncio.to_thread(cluster.kill, 1)
     elected = await system.first(ADVISORY + "DOMAIN.LEADER_ELECTED", timeout=ELECTION)
+    assert not [m for m in system.msgs if m.subject.endswith(".SHUTDOWN")]  # a crash says nothing
     assert_event(elected, "domain_leader_elected", ["leader", "replicas", "cluster"])
     assert elected["leader"] in (peer_of("n1"), peer_of("n3"))
     by_name = {peer["name"]: peer for peer in elected["replicas"]}
