@@ -423,16 +423,23 @@ def server_removed(js: Publisher, system: Router, server: str, server_id: str, c
 API_LIMIT_REACHED = PREFIX + "API.LIMIT_REACHED"
 
 
-def api_limit_reached(js: Publisher, dropped: int) -> None:
+def api_limit_reached(js: Publisher, dropped: int, origin: object = None) -> None:
     """``io.nats.jetstream.advisory.v1.api_limit_reached``: an API queue was full and its requests dropped
-    (:mod:`fakejs.jetstream.api.queue_limits`); in the system account only."""
+    (:mod:`fakejs.jetstream.api.queue_limits`); in the system account only, naming the server the
+    request came in through (``origin``, the requesting client; the JetStream's server by default)."""
     system = js.system_router
     if system is None:
         return
+    server = str(getattr(origin.broker, "name", "")) if isinstance(origin, ClientSession) else ""
     _send_system(
         system,
         API_LIMIT_REACHED,
-        lambda: {**_event(js, "api_limit_reached"), "server": js.server_name, **_domain(js), "dropped": dropped},
+        lambda: {
+            **_event(js, "api_limit_reached"),
+            "server": server or js.server_name,
+            **_domain(js),
+            "dropped": dropped,
+        },
     )
 
 

@@ -128,7 +128,7 @@ class JetStreamApi:
 
         dropped = queue_limits.dropped(self.js.broker, route.response_type)
         if dropped:
-            advisories.api_limit_reached(self.js, dropped)
+            advisories.api_limit_reached(self.js, dropped, origin)
             return True
         request = Request(subject, reply, hdr, payload, on_invalid=self._invalid_request, origin=origin)
         with self.js.answering():
