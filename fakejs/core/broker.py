@@ -110,9 +110,12 @@ class Broker:
         """The global account's router (what JetStream of the one account publishes through)."""
         return self.accounts.default.router
 
-    def rate_limited_warning(self, text: str) -> None:
-        """nats-server's ``RateLimitWarnf``: the same warning at most once a second (server time)."""
-        if self.repeated_lines.allow(text, self.clock.monotonic()):
+    def rate_limited_warning(self, text: str, key: str = "") -> None:
+        """nats-server's ``RateLimitWarnf``: the same warning at most once a second (server time).
+
+        ``key``: what counts as "the same" when not the text (``rateLimitFormatWarnf`` keys on the format).
+        """
+        if self.repeated_lines.allow(key or text, self.clock.monotonic()):
             self.log.warning("%s", text)
 
     # -- failures ------------------------------------------------------------

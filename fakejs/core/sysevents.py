@@ -11,7 +11,11 @@ names) that subscribes to ``$SYS.>`` sees, without asking:
 * the account's connection count, ``$SYS.SERVER.ACCOUNT.<acc>.CONNS`` and
   ``$SYS.ACCOUNT.<acc>.SERVER.CONNS`` (one event, two subjects), when it
   changes and every 30 seconds while the account has clients (never for
-  the global account ``$G``).
+  the global account ``$G``);
+* ``$SYS.SERVER.<id>.LAMEDUCK`` when the server enters lame duck mode and
+  ``$SYS.SERVER.<id>.SHUTDOWN`` when it starts to shut down: the bare
+  ``ServerInfo``.  The shutdown is the last event: the clients the server
+  then closes are not announced.
 
 Every message the server sends there carries its identity, the
 ``ServerInfo`` block (:meth:`SystemEvents.server_info`), numbered by one
@@ -77,6 +81,8 @@ class SystemEvents:
         # Traffic of the closed clients of each account: [in msgs, in bytes, out msgs, out bytes].
         self._closed_traffic: dict[str, list[int]] = {}
         self._timers: dict[str, TimerHandle] = {}
+        # Set once the SHUTDOWN event is out: nothing more is published until the server starts again.
+        self.closed = False
         # Event ids come from a generator of their own (nats-server too has a separate one), so
         # events never shift the ids a seeded server draws from its main generator.
         seed = host.options.seed
@@ -110,13 +116,13 @@ class SystemEvents:
     def send(self, subject: str, doc: dict[str, Any]) -> None:
         """Publish ``doc`` (JSON, as Go writes it) in the system account."""
         account = self.account
-        if account is not None:
+        if account is not None and not self.closed:
             account.router.publish(subject, "", None, gojson.dumps(doc).encode())
 
     def _heard(self, subject: str) -> bool:
         """Whether anyone in the system account listens on ``subject`` (else no event is built)."""
         account = self.account
-        return account is not None and account.router.has_interest(subject)
+        return account is not None and not self.closed and account.router.has_interest(subject)
 
     def _typed(self, kind: str) -> dict[str, Any]:
         return {"type": kind, "id": ids.nuid(self._ids), "timestamp": rfc3339(self.host.clock.time_ns())}
@@ -223,6 +229,28 @@ class SystemEvents:
             self._timers[account.name] = self.host.clock.call_later(ACCOUNT_CONNS_INTERVAL, self.account_conns, account)
         for subject in (f"$SYS.SERVER.ACCOUNT.{account.name}.CONNS", f"$SYS.ACCOUNT.{account.name}.SERVER.CONNS"):
             self.send(subject, {**typed, "server": self.server_info(), **stat})
+
+    # -- the server ---------------------------------------------------------------
+
+    def lame_duck(self) -> None:
+        """nats-server's ``$SYS.SERVER.<id>.LAMEDUCK``: the server stops taking clients (its ``ServerInfo``)."""
+        subject = f"$SYS.SERVER.{self.host.server_id}.LAMEDUCK"
+        if self._heard(subject):
+            self.send(subject, self.server_info())
+
+    def shutting_down(self, announce: bool = True) -> None:
+        """nats-server's ``$SYS.SERVER.<id>.SHUTDOWN``, the server's last event (its ``ServerInfo``).
+
+        ``announce`` False: a crash, which says nothing (and publishes nothing more either).
+        """
+        subject = f"$SYS.SERVER.{self.host.server_id}.SHUTDOWN"
+        if announce and self._heard(subject):
+            self.send(subject, self.server_info())
+        self.closed = True
+
+    def started(self) -> None:
+        """The server runs (again): events are published."""
+        self.closed = False
 
     def stop(self) -> None:
         """Cancel the repeating account events (the server is shutting down)."""

@@ -7,7 +7,11 @@ atomic batches, leader elections in a cluster, and the ``API`` audit of
 each answered request -- and the sampled ack metric of a consumer with
 ``sample_freq`` (``$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>``).  They are
 published in the JetStream's own account, and nats-server's domain
-(``jetstream { domain }``) is named in each when one is set.
+(``jetstream { domain }``) is named in each when one is set.  The ones about
+servers go to a server's system account: a full API queue
+(``API.LIMIT_REACHED``), and in a cluster a new meta leader
+(``DOMAIN.LEADER_ELECTED``), a removed server (``SERVER.REMOVED``) and the
+audit of the system account's meta requests.
 
 Advisories are fire and forget: nothing is built unless someone listens on
 the subject.  Payload fields follow nats-server's struct order (a typed
@@ -365,6 +369,92 @@ def api_audit(
 
     if js.router.has_interest(AUDIT_SUBJECT):
         js.reply(AUDIT_SUBJECT, dumps(build()).encode(), empty_reply=True)
+
+
+# -- the cluster's servers, in the system account ---------------------------------------------
+
+DOMAIN_LEADER_ELECTED = PREFIX + "DOMAIN.LEADER_ELECTED"
+SERVER_REMOVED = PREFIX + "SERVER.REMOVED"
+
+
+def _send_system(system: Router, subject: str, build: Callable[[], dict[str, Any]]) -> None:
+    """Publish in a server's system account (nats-server's ``publishAdvisory`` with no account)."""
+    if system.has_interest(subject):
+        system.publish(subject, EMPTY_REPLY, None, dumps(build()).encode())
+
+
+def domain_leader_elected(
+    js: Publisher, system: Router, leader_peer: str, replicas: list[dict[str, Any]], cluster: str
+) -> None:
+    """``io.nats.jetstream.advisory.v1.domain_leader_elected``: a server became the meta leader.
+
+    Sent by the new leader in its system account: the leader's peer id (not its name), every
+    server of the meta group as ``PeerInfo``, the cluster's name.
+    """
+    _send_system(
+        system,
+        DOMAIN_LEADER_ELECTED,
+        lambda: {
+            **_event(js, "domain_leader_elected"),
+            "leader": leader_peer,
+            "replicas": replicas,
+            "cluster": cluster,
+            **_domain(js),
+        },
+    )
+
+
+def server_removed(js: Publisher, system: Router, server: str, server_id: str, cluster: str) -> None:
+    """``io.nats.jetstream.advisory.v1.server_removed``: ``$JS.API.SERVER.REMOVE`` took this server out of
+    the meta group; the removed server itself sends it, in its system account."""
+    _send_system(
+        system,
+        SERVER_REMOVED,
+        lambda: {
+            **_event(js, "server_removed"),
+            "server": server,
+            "server_id": server_id,
+            "cluster": cluster,
+            **_domain(js),
+        },
+    )
+
+
+API_LIMIT_REACHED = PREFIX + "API.LIMIT_REACHED"
+
+
+def api_limit_reached(js: Publisher, dropped: int, origin: object = None) -> None:
+    """``io.nats.jetstream.advisory.v1.api_limit_reached``: an API queue was full and its requests dropped
+    (:mod:`fakejs.jetstream.api.queue_limits`); in the system account only, naming the server the
+    request came in through (``origin``, the requesting client; the JetStream's server by default)."""
+    system = js.system_router
+    if system is None:
+        return
+    server = str(getattr(origin.broker, "name", "")) if isinstance(origin, ClientSession) else ""
+    _send_system(
+        system,
+        API_LIMIT_REACHED,
+        lambda: {
+            **_event(js, "api_limit_reached"),
+            "server": server or js.server_name,
+            **_domain(js),
+            "dropped": dropped,
+        },
+    )
+
+
+def system_api_audit(js: Publisher, system: Router, server: str, subject: str, request: bytes, response: bytes) -> None:
+    """The ``api_audit`` of a request only the system account may send (``META.LEADER.STEPDOWN``,
+    ``SERVER.REMOVE``): in the system account, with an empty client info, as nats-server sends it."""
+
+    def build() -> dict[str, Any]:
+        doc: dict[str, Any] = {**_event(js, "api_audit"), "server": server, "client": {}, "subject": subject}
+        if request:
+            doc["request"] = request.decode("utf-8", "replace")
+        doc["response"] = response.decode("utf-8", "replace")
+        return {**doc, **_domain(js)}
+
+    _send_system(system, AUDIT_SUBJECT, build)
 
 
 def requester_info(js: Publisher, origin: object) -> dict[str, Any]:

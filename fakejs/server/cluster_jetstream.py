@@ -31,9 +31,11 @@ from fakejs.core.clock import Clock
 from fakejs.core.mount import MountedRouter
 from fakejs.core.msgtrace_route import hand_over
 from fakejs.core.router import Router
+from fakejs.gocompat import ids
+from fakejs.jetstream import advisories
 from fakejs.jetstream.service.clustered import ClusterAssets
 from fakejs.jetstream.service.meta import Meta, NodeInfo
-from fakejs.server.cluster_meta_api import MetaRequests
+from fakejs.server.cluster_meta_api import MetaRequests, system_router
 from fakejs.server.server import Server
 
 if TYPE_CHECKING:
@@ -72,7 +74,8 @@ class ClusterJetStream:
         js = JetStream(host, host.options.store_dir, account=host.accounts.default, router=self.router)
         js.clustered = ClusterAssets(self.meta, js)
         js.trace_handover = self._trace_handover
-        self.meta_requests = MetaRequests(self.meta)
+        self.meta_requests = MetaRequests(self.meta, js)
+        self.meta.on_meta_elected = self._meta_elected
         self.jetstream = js
         for server in running:
             self.node_up(server)
@@ -118,6 +121,20 @@ class ClusterJetStream:
                 if router in self.router.nodes:
                     return router
         return self.router.nodes[0] if self.router.nodes else None
+
+    def _meta_elected(self, leader: str) -> None:
+        """A new meta leader announces itself in its system account (``DOMAIN.LEADER_ELECTED``), after the
+        answer to the request that moved it."""
+        assert self.meta is not None
+        server = next((s for s in self.servers if s.broker.name == leader), None)
+        system = system_router(server) if server is not None else None
+        if system is None or server is None or self.jetstream is None:
+            return
+        peers = self.meta.peer_infos(self.meta.nodes)
+        cluster = server.broker.cluster_name
+        self.clock.call_soon(
+            advisories.domain_leader_elected, self.jetstream, system, ids.get_hash(leader), peers, cluster
+        )
 
     def node_up(self, server: Server) -> None:
         """A server runs (again), or rejoins the majority: it serves the JetStream, and its groups may lead."""

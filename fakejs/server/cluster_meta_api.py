@@ -14,7 +14,10 @@ get no reply at all):
 
 Each server of the in-process cluster answers what its own clients send
 (the subscriptions are not announced over routes), from the shared meta
-layer.
+layer.  As nats-server, the meta leader then publishes the request's
+``$JS.EVENT.ADVISORY.API`` audit in its system account (with an empty
+client info), and a removed server that is running announces
+``$JS.EVENT.ADVISORY.SERVER.REMOVED`` in its own.
 """
 
 from __future__ import annotations
@@ -26,39 +29,54 @@ from fakejs.core.options import SYSTEM_ACCOUNT
 from fakejs.core.router import Router, Subscription
 from fakejs.gocompat import ids
 from fakejs.gocompat.gojson import dumps
+from fakejs.jetstream import advisories
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.service.meta import Meta
 from fakejs.server.server import Server
 
-__all__ = ["MetaRequests"]
+__all__ = ["MetaRequests", "system_router"]
 
 STEPDOWN = "$JS.API.META.LEADER.STEPDOWN"
 REMOVE = "$JS.API.SERVER.REMOVE"
 TYPE = "io.nats.jetstream.api.v1."
 
 
-class MetaRequests:
-    """The two requests, answered on every running server's system account."""
+def system_router(server: Server) -> Router | None:
+    """The router of a server's system account (``None`` if it has none)."""
+    account = server.broker.accounts.get(server.options.system_account or SYSTEM_ACCOUNT)
+    return account.router if account is not None else None
 
-    def __init__(self, meta: Meta) -> None:
+
+class MetaRequests:
+    """The two requests, answered on every running server's system account.
+
+    ``js`` is the cluster's shared JetStream: the advisories are built through it (ids, clock, domain).
+    """
+
+    def __init__(self, meta: Meta, js: advisories.Publisher) -> None:
         self.meta = meta
+        self.js = js
         self._subscriptions: dict[int, tuple[Router, list[Subscription]]] = {}
+        self._servers: dict[str, Server] = {}
 
     def serve(self, server: Server) -> None:
-        account = server.broker.accounts.get(server.options.system_account or SYSTEM_ACCOUNT)
-        if account is None or id(server) in self._subscriptions:
+        router = system_router(server)
+        self._servers[server.broker.name] = server
+        if router is None or id(server) in self._subscriptions:
             return
-        router = account.router
 
         def answer(kind: str, handler: Any) -> Any:
             def on_request(subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
                 if not reply:
                     return
+                leader = self.meta.leader
                 try:
                     doc: dict[str, Any] = {"type": TYPE + kind, **handler(payload)}
                 except ApiError as error:
                     doc = {"type": TYPE + kind, "error": error.to_dict()}
-                router.publish(reply, "", None, dumps(doc).encode(), None)
+                response = dumps(doc).encode()
+                router.publish(reply, "", None, response, None)
+                self._audit(leader, subject, payload, response)
 
             return on_request
 
@@ -69,6 +87,17 @@ class MetaRequests:
             router.subscribe_internal(REMOVE, answer("meta_server_remove_response", self._remove), local_only=True),
         ]
         self._subscriptions[id(server)] = (router, subscriptions)
+
+    def _system_of(self, name: str) -> Router | None:
+        """The system account router of the running server ``name``."""
+        server = self._servers.get(name)
+        return system_router(server) if server is not None and self.meta.is_running(name) else None
+
+    def _audit(self, leader: str, subject: str, request: bytes, response: bytes) -> None:
+        """The meta leader that answered audits the request in its system account."""
+        system = self._system_of(leader)
+        if system is not None:
+            advisories.system_api_audit(self.js, system, leader, subject, request, response)
 
     def stop(self) -> None:
         for router, subscriptions in self._subscriptions.values():
@@ -97,9 +126,9 @@ class MetaRequests:
             raise api_error("JSClusterNoPeersErrF", err=f'preferred server "{preferred}" is already leader')
         candidates = [name for name in meta.running() if name != meta.leader]
         if preferred and meta.is_running(preferred):
-            meta.leader = preferred
+            meta.elect_meta_leader(preferred)
         elif candidates:
-            meta.leader = meta.rng.choice(candidates)
+            meta.elect_meta_leader(meta.rng.choice(candidates))
         return {"success": True}
 
     def _remove(self, payload: bytes) -> dict[str, Any]:
@@ -113,4 +142,8 @@ class MetaRequests:
         for group in list(meta.groups.values()):
             if name in group.replicas:
                 meta.remove_peer(group, name)
+        system = self._system_of(name)
+        if system is not None:
+            broker = self._servers[name].broker
+            advisories.server_removed(self.js, system, name, broker.server_id, broker.cluster_name)
         return {"success": True}

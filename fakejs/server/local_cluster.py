@@ -240,7 +240,7 @@ class Cluster:
         self._down.add(i)
         if self.shared is not None:
             self.shared.node_down(server, orderly)
-        await server.stop()
+        await server.stop(crash=not orderly)
         await self.wait_meshed()
 
     async def shutdown(self, node: int | str) -> None:

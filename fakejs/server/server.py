@@ -190,6 +190,7 @@ class Server:
         self._loop = asyncio.get_running_loop()
         self.clock.bind(self._loop)
         self.clock.add_error_sink(self.broker.record_error)
+        self.broker.events.started()
         options = self.options
         log = self.broker.log
         start_lines.log_starting(log, self.broker)
@@ -265,8 +266,9 @@ class Server:
         self.jetstreams.stop(keep_store)
         self.jetstream = None
 
-    async def stop(self, keep_store: bool = False) -> None:
-        """Stop listening and close every client connection (``keep_store``: a restart follows)."""
+    async def stop(self, keep_store: bool = False, crash: bool = False) -> None:
+        """Stop listening and close every client connection (``keep_store``: a restart follows;
+        ``crash``: as after nats-server's SIGKILL, without the system account's SHUTDOWN event)."""
         if not self.listeners.serving:
             return
         if self._autojump is not None and not keep_store:
@@ -274,6 +276,7 @@ class Server:
             self._autojump = None
         log = self.broker.log
         log.info("Initiating Shutdown...")
+        self.broker.events.shutting_down(announce=not crash)
         self.accepting = False
         self.listeners.stop_accepting()
         if self.routes is not None:  # the other servers forget this one at once (no RS- for each subject)
@@ -387,6 +390,7 @@ class Server:
         log = self.broker.log
         log.info("Entering lame duck mode, stop accepting new clients")
         self.broker.lame_duck = True
+        self.broker.events.lame_duck()
         if self.broker.cluster is not None:
             self.broker.cluster.lame_duck()
         self.accepting = False

@@ -310,7 +310,8 @@ class RealCluster:
     With ``jetstream=True`` the nodes are named ``n1`` ... ``nN`` (fakejs's
     node names) and run JetStream, each on its own temporary store; ``tags``
     gives node i its ``server_tags``; ``monitor=True`` gives every node a
-    monitoring port (:meth:`monitor_url`).
+    monitoring port (:meth:`monitor_url`); ``extra`` flags go to every node
+    (``["-c", FILE]`` for a configuration, e.g. accounts).
     """
 
     kind = "real"
@@ -323,6 +324,7 @@ class RealCluster:
         jetstream: bool = False,
         tags: Sequence[Sequence[str]] = (),
         monitor: bool = False,
+        extra: Sequence[str] = (),
     ) -> None:
         if size < 1:
             raise ValueError("a cluster needs at least one node")
@@ -333,6 +335,7 @@ class RealCluster:
             node_prefix="n" if jetstream else None,
             tags=tags,
             monitor=monitor,
+            extra=extra,
         )
 
     def start(self) -> RealCluster:

@@ -12,6 +12,7 @@ from typing import Any
 
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import Field, Struct
+from fakejs.jetstream import advisories
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.table import Reply
 from fakejs.jetstream.config import consumer as consumerconfig
@@ -54,6 +55,10 @@ def _create(js: JetStream, request: Request, stream: str, body: dict[str, Any], 
     consumer, identity = js.add_consumer(stream, config, action, pedantic, asked)
     if identity:
         request.reply_headers = hdrs.build([(STREAM_IDENTITY, identity)])
+    if consumer.pause_timer.is_paused():
+        # nats-server repeats a paused consumer's pause advisory after every create or update reply.
+        until = consumer.config["pause_until"]
+        js.after_answer(lambda: advisories.pause(consumer, True, until))
     return consumer.info()
 
 

@@ -6,7 +6,8 @@ subject's named tokens and writes the reply: ``type`` first, then either
 the handler's fields or ``error`` plus the fields nats-server always
 includes for that response type.  It counts API calls and errors for
 ``$JS.API.INFO`` and has the audit advisory sent
-(:func:`~fakejs.jetstream.advisories.api_audit`).  Requests a consumer hands
+(:func:`~fakejs.jetstream.advisories.api_audit`).  A request its API queue
+limit drops (:mod:`~fakejs.jetstream.api.queue_limits`) gets no answer.  Requests a consumer hands
 over (see :data:`~fakejs.jetstream.api.routes.ROUTES`) are answered here too.
 The route table, and with it every handler and the domain they call, is
 imported by the first request: a server that starts with JetStream but
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from fakejs.core.router import Subscription
 from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream import advisories
+from fakejs.jetstream.api import queue_limits
 from fakejs.jetstream.service import JetStream
 
 if TYPE_CHECKING:
@@ -124,6 +126,10 @@ class JetStreamApi:
             return True  # swallowed, like the system account's import does
         from fakejs.jetstream.api.request import Request
 
+        dropped = queue_limits.dropped(self.js.broker, route.response_type)
+        if dropped:
+            advisories.api_limit_reached(self.js, dropped, origin)
+            return True
         request = Request(subject, reply, hdr, payload, on_invalid=self._invalid_request, origin=origin)
         with self.js.answering():
             self._answer(route, request)

@@ -157,7 +157,9 @@ class Consumer:
             pulls_waiting=self.pulls.still_waiting,
             latest_ack_deadline_ns=self.acks.latest_ack_deadline_ns,
         )
-        self.pause_timer = PauseTimer(self, self.clock, on_resumed=lambda: advisories.pause(self, False, None))
+        self.pause_timer = PauseTimer(
+            self, self.clock, on_resumed=lambda: advisories.pause(self, False, self.config["pause_until"])
+        )
 
     def configure_priority(self) -> None:
         """Priority-group state follows the config (policies may change on update)."""

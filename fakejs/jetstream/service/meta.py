@@ -103,6 +103,8 @@ class Meta:
         # Told (group, placing) each time a replicated group has a new leader; ``placing``: its first,
         # while the stream or consumer is being created.
         self.on_elected: Callable[[Group, bool], None] | None = None
+        # Told the name of each new leader of the meta group after the first.
+        self.on_meta_elected: Callable[[str], None] | None = None
         running = self.running()
         self.leader = self.rng.choice(running) if running else ""
 
@@ -117,7 +119,7 @@ class Meta:
         self.nodes[name].shut_down = orderly
         if self.leader == name:
             running = self.running()
-            self.leader = self.rng.choice(running) if running else ""
+            self.elect_meta_leader(self.rng.choice(running) if running else "")
         for group in list(self.groups.values()):
             if group.leader == name:
                 if orderly:
@@ -130,10 +132,17 @@ class Meta:
         self.nodes[name].running = True
         self.nodes[name].shut_down = False
         if not self.leader:
-            self.leader = name
+            self.elect_meta_leader(name)
         for group in self.groups.values():
             if name in group.replicas and not self.is_running(group.leader):
                 self._elect(group, exclude="", stepped_down=False)
+
+    def elect_meta_leader(self, name: str) -> None:
+        """The meta group is led by ``name`` (``""``: by nobody); a new leader is told to :attr:`on_meta_elected`."""
+        elected = bool(name) and name != self.leader
+        self.leader = name
+        if elected and self.on_meta_elected is not None:
+            self.on_meta_elected(name)
 
     def is_running(self, name: str) -> bool:
         node = self.nodes.get(name)
@@ -311,8 +320,12 @@ class Meta:
     def peers(self, group: Group) -> list[dict[str, Any]]:
         """nats-server's ``PeerInfo`` of every server of the group, the leader included (as its election
         advisories list them; ``active``, nanoseconds since last heard, is 0: every replica is current)."""
+        return self.peer_infos(group.replicas)
+
+    def peer_infos(self, names: Iterable[str]) -> list[dict[str, Any]]:
+        """nats-server's ``PeerInfo`` of these servers (for the meta group: every server of the cluster)."""
         peers = []
-        for name in group.replicas:
+        for name in names:
             node = self.nodes.get(name)
             peer: dict[str, Any] = {"name": name, "current": self.is_running(name)}
             if node is not None and node.shut_down:

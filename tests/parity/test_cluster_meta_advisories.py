@@ -1,0 +1,236 @@
+"""The meta group's advisories in a three-node cluster with a system account, on both targets.
+
+Facts pinned (nats-server 2.15.1), as a client of the system account on
+``n1`` sees them:
+
+- ``$JS.API.META.LEADER.STEPDOWN`` is audited on ``$JS.EVENT.ADVISORY.API``
+  in the system account by the leader that answered (``client`` empty, no
+  ``request`` when it was empty); the new leader then publishes
+  ``$JS.EVENT.ADVISORY.DOMAIN.LEADER_ELECTED`` (``domain_leader_elected``:
+  type, id, timestamp, ``leader`` -- the new leader's peer id, not its
+  name --, every server of the meta group as ``PeerInfo``, ``cluster``),
+  and so does the one elected when the meta leader's server crashes
+  (which is listed with ``current: false``);
+- ``$JS.API.SERVER.REMOVE`` is audited the same way (with its request),
+  and the removed server, while it runs, publishes
+  ``$JS.EVENT.ADVISORY.SERVER.REMOVED`` (``server_removed``: type, id,
+  timestamp, ``server``, ``server_id``, ``cluster``);
+- a node that shuts down in order announces it on
+  ``$SYS.SERVER.<id>.SHUTDOWN`` to the system account's clients of the
+  other nodes (its ``ServerInfo`` names the ``cluster``).
+
+Which server sends what is nats-server's to choose, so only each
+advisory's own content is compared, not the order between servers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+
+from fakejs import ServerOptions
+from fakejs.core.configfile.load import load_text
+from fakejs.targets.cluster import RealCluster
+from fakejs.targets.fake_cluster import FakeCluster
+from tests.harness.wait import WAIT, eventually
+from tests.parity.test_cluster_advisories import PEER_KEYS
+from tests.parity.test_js_cluster import peer_of
+
+pytestmark = pytest.mark.cluster
+
+Cluster = FakeCluster | RealCluster
+NODES = ("n1", "n2", "n3")
+ADVISORY = "$JS.EVENT.ADVISORY."
+TYPE = "io.nats.jetstream.advisory.v1."
+ELECTION = 30.0  # seconds a meta leader may take on a busy machine
+CONFIG = """
+accounts { SYS { users: [ {user: sys, password: sys} ] } }
+system_account: SYS
+authorization { users: [ {user: app, password: app} ] }
+no_auth_user: app
+"""
+_ID = re.compile(r"[0-9A-Za-z]{22}")
+
+
+def start(kind: str, tmp_path: Path) -> Cluster:
+    """Three JetStream nodes ``n1``..``n3`` of cluster ``C`` with monitoring, a system user and an open global account."""
+    if kind == "real":
+        config = tmp_path / "cluster.conf"
+        config.write_text(CONFIG)
+        return RealCluster(3, jetstream=True, monitor=True, extra=["-c", str(config)]).start()
+    loaded = load_text(CONFIG, base=ServerOptions())
+    assert not loaded.problem_text(), loaded.problem_text()
+    options = loaded.options
+    return FakeCluster(
+        3,
+        jetstream=True,
+        monitor=True,
+        accounts=options.accounts,
+        system_account=options.system_account,
+        users=options.users,
+        no_auth_user=options.no_auth_user,
+    ).start()
+
+
+@pytest.fixture
+def cluster(js_cluster_kind: str, tmp_path: Path) -> Iterator[Cluster]:
+    started = start(js_cluster_kind, tmp_path)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+class Heard:
+    """The JetStream advisories a system client of ``n1`` receives."""
+
+    def __init__(self, nc: Client) -> None:
+        self.nc = nc
+        self.msgs: list[Msg] = []
+
+    async def add(self, msg: Msg) -> None:
+        self.msgs.append(msg)
+
+    def on(self, subject: str) -> list[dict[str, Any]]:
+        return [json.loads(m.data) for m in self.msgs if m.subject == subject]
+
+    async def first(self, subject: str, timeout: float = WAIT) -> dict[str, Any]:
+        found = await eventually(lambda: asyncio.sleep(0, self.on(subject)), what=subject, timeout=timeout)
+        return found[0]
+
+    async def audit_of(self, subject: str) -> dict[str, Any]:
+        def audits() -> list[dict[str, Any]]:
+            return [doc for doc in self.on(ADVISORY + "API") if doc["subject"] == subject]
+
+        return (await eventually(lambda: asyncio.sleep(0, audits()), what=f"the audit of {subject}"))[-1]
+
+
+@pytest.fixture
+async def system(cluster: Cluster) -> AsyncIterator[Heard]:
+    nc = await nats.connect(cluster.url(0), user="sys", password="sys", allow_reconnect=False)
+    try:
+        heard = Heard(nc)
+        await nc.subscribe(ADVISORY + ">", cb=heard.add)
+        await nc.flush()
+        yield heard
+    finally:
+        await nc.close()
+
+
+async def ask(nc: Client, subject: str, body: bytes = b"") -> dict[str, Any]:
+    """The answer of the meta leader (asked again while the cluster has none yet)."""
+
+    async def once() -> dict[str, Any]:
+        try:
+            return dict(json.loads((await nc.request(subject, body, timeout=2.0)).data))
+        except nats.errors.TimeoutError:
+            return {}
+
+    return await eventually(once, what=f"an answer to {subject}", timeout=ELECTION)
+
+
+def meta_leader(cluster: Cluster) -> str:
+    with urllib.request.urlopen(f"{cluster.monitor_url(0)}/jsz", timeout=5) as reply:
+        return str(json.loads(reply.read()).get("meta_cluster", {}).get("leader", ""))
+
+
+def assert_event(doc: dict[str, Any], kind: str, keys: list[str]) -> None:
+    assert list(doc) == ["type", "id", "timestamp", *keys], doc
+    assert doc["type"] == TYPE + kind
+    assert _ID.fullmatch(doc["id"]), doc
+
+
+def assert_system_audit(doc: dict[str, Any], subject: str, server: str, request: str = "") -> dict[str, Any]:
+    keys = ["server", "client", "subject", *(["request"] if request else []), "response"]
+    assert_event(doc, "api_audit", keys)
+    assert (doc["server"], doc["client"], doc["subject"], doc.get("request", "")) == (server, {}, subject, request)
+    response: dict[str, Any] = json.loads(doc["response"])
+    return response
+
+
+async def test_meta_leader_stepdown_is_audited_and_the_new_leader_announced(cluster: Cluster, system: Heard) -> None:
+    old = await eventually(lambda: asyncio.to_thread(meta_leader, cluster), what="a meta leader", timeout=ELECTION)
+    answer = await ask(system.nc, "$JS.API.META.LEADER.STEPDOWN")
+    assert answer == {"type": "io.nats.jetstream.api.v1.meta_leader_stepdown_response", "success": True}
+    audit = await system.audit_of("$JS.API.META.LEADER.STEPDOWN")
+    assert assert_system_audit(audit, "$JS.API.META.LEADER.STEPDOWN", old) == answer
+
+    elected = await system.first(ADVISORY + "DOMAIN.LEADER_ELECTED", timeout=ELECTION)
+    assert_event(elected, "domain_leader_elected", ["leader", "replicas", "cluster"])
+    assert elected["leader"] in {peer_of(node) for node in NODES} - {peer_of(old)}
+    assert elected["cluster"] == "C"
+    replicas = sorted(elected["replicas"], key=lambda peer: peer["name"])
+    assert [peer["name"] for peer in replicas] == list(NODES)
+    for peer in replicas:
+        assert list(peer) in PEER_KEYS, peer
+        assert peer["peer"] == peer_of(peer["name"]) and isinstance(peer["active"], int)
+
+
+async def test_a_removed_server_announces_it(cluster: Cluster, system: Heard) -> None:
+    leader = await eventually(lambda: asyncio.to_thread(meta_leader, cluster), what="a meta leader", timeout=ELECTION)
+    removed = next(node for node in reversed(NODES) if node != leader)
+    other = await nats.connect(cluster.url(NODES.index(removed)), allow_reconnect=False)
+    removed_id = other._server_info["server_id"]
+    await other.close()
+    request = json.dumps({"peer": removed})
+    answer = await ask(system.nc, "$JS.API.SERVER.REMOVE", request.encode())
+    assert answer == {"type": "io.nats.jetstream.api.v1.meta_server_remove_response", "success": True}
+    audit = await system.audit_of("$JS.API.SERVER.REMOVE")
+    assert assert_system_audit(audit, "$JS.API.SERVER.REMOVE", leader, request) == answer
+
+    announced = await system.first(ADVISORY + "SERVER.REMOVED")
+    assert_event(announced, "server_removed", ["server", "server_id", "cluster"])
+    assert (announced["server"], announced["server_id"], announced["cluster"]) == (removed, removed_id, "C")
+
+
+async def test_a_node_shutting_down_is_heard_on_the_others(cluster: Cluster, system: Heard) -> None:
+    await system.nc.subscribe("$SYS.SERVER.*.SHUTDOWN", cb=system.add)
+    await system.nc.flush()
+    other = await nats.connect(cluster.url(1), allow_reconnect=False)
+    server_id = other._server_info["server_id"]
+    await other.close()
+    await asyncio.to_thread(cluster.shutdown, 1)
+    found = await eventually(
+        lambda: asyncio.sleep(0, [json.loads(m.data) for m in system.msgs if m.subject.endswith(".SHUTDOWN")]),
+        what="the SHUTDOWN event of n2",
+    )
+    keys = ["name", "host", "id", "cluster", "ver", "feature_flags", "jetstream", "flags", "seq", "time"]
+    assert list(found[0]) == keys, found[0]
+    assert (found[0]["name"], found[0]["id"], found[0]["cluster"]) == ("n2", server_id, "C")
+    assert [m.subject for m in system.msgs if m.subject.endswith(".SHUTDOWN")] == [f"$SYS.SERVER.{server_id}.SHUTDOWN"]
+
+
+async def test_the_meta_leader_crashing_elects_an_announced_one(cluster: Cluster, system: Heard) -> None:
+    await eventually(lambda: asyncio.to_thread(meta_leader, cluster), what="a meta leader", timeout=ELECTION)
+    preferred = json.dumps({"placement": {"preferred": "n2"}}).encode()
+    if await asyncio.to_thread(meta_leader, cluster) != "n2":
+        await ask(system.nc, "$JS.API.META.LEADER.STEPDOWN", preferred)
+    await eventually(
+        lambda: asyncio.to_thread(meta_leader, cluster),
+        lambda leader: leader == "n2",
+        what="n2 leading",
+        timeout=ELECTION,
+    )
+    await system.nc.subscribe("$SYS.SERVER.*.SHUTDOWN", cb=system.add)
+    await system.nc.flush()
+    system.msgs.clear()
+    await asyncio.to_thread(cluster.kill, 1)
+    elected = await system.first(ADVISORY + "DOMAIN.LEADER_ELECTED", timeout=ELECTION)
+    assert not [m for m in system.msgs if m.subject.endswith(".SHUTDOWN")]  # a crash says nothing
+    assert_event(elected, "domain_leader_elected", ["leader", "replicas", "cluster"])
+    assert elected["leader"] in (peer_of("n1"), peer_of("n3"))
+    by_name = {peer["name"]: peer for peer in elected["replicas"]}
+    assert sorted(by_name) == list(NODES)
+    assert by_name["n2"]["current"] is False
+    for peer in by_name.values():
+        assert list(peer) in PEER_KEYS, peer
