@@ -5,7 +5,9 @@ Harnesses poll ``/healthz`` for readiness and tools read ``/varz``, so the
 field names and units (nanosecond durations, RFC 3339 times) follow the
 real server.  ``/connz`` and ``/subsz`` live in :mod:`fakejs.monitoring.connz`,
 ``/jsz`` in :mod:`fakejs.monitoring.jsz`, ``/routez`` in
-:mod:`fakejs.monitoring.routez`; :data:`ENDPOINTS` maps every path.
+:mod:`fakejs.monitoring.routez`; :data:`ENDPOINTS` maps every path, and
+:data:`REFUSED_PATHS` names the paths nats-server serves and fakejs does not
+(answered 501 with the feature's name, not the 404 of an unknown path).
 """
 
 from __future__ import annotations
@@ -231,7 +233,27 @@ ENDPOINTS: dict[str, Endpoint] = {
     "/subsz": subsz,
     "/jsz": jsz,
     "/routez": routez,
+    "/subscriptionsz": subsz,  # nats-server's other name for /subsz
 }
+
+# Paths nats-server serves and fakejs does not: refused naming the feature (501), never a bare 404.
+REFUSED_PATHS: dict[str, str] = {
+    "/": "the monitoring home page",
+    "/gatewayz": "gateways",
+    "/leafz": "leaf nodes",
+    "/accountz": "account details",
+    "/accstatz": "account statistics",
+    "/stacksz": "Go stacks",
+    "/ipqueuesz": "internal queue sizes",
+    "/raftz": "Raft groups",
+    "/debug/vars": "Go runtime variables",
+}
+
+
+def refusal(path: str) -> str:
+    """The plain-text answer to a path of :data:`REFUSED_PATHS`."""
+    return f"{path} ({REFUSED_PATHS[path]}): not supported by fakejs yet\n"
+
 
 # Go's encoder escapes HTML-special characters and line separators, and
 # writes invalid UTF-8 (here: lone surrogates) as U+FFFD.
@@ -251,6 +273,8 @@ def respond(server: MonitoredServer, target: str) -> tuple[int, str, bytes]:
     if len(path) > 1:
         path = path.rstrip("/")
     endpoint = ENDPOINTS.get(path)
+    if endpoint is None and path in REFUSED_PATHS:
+        return 501, "text/plain; charset=utf-8", refusal(path).encode()
     if endpoint is None:
         return 404, "text/plain; charset=utf-8", b"404 page not found\n"
     server.http_requests[path] = server.http_requests.get(path, 0) + 1

@@ -8,6 +8,9 @@ the server answers:
   for the kinds in :attr:`SystemRequests.server_kinds`, ``STATSZ`` and ``IDZ``;
 * ``$SYS.REQ.SERVER.<server id>.RELOAD``: the configuration file reloaded
   (the envelope without ``data``; a refused reload's error, code 500);
+* the kinds nats-server serves and fakejs does not (:data:`REFUSED_SERVER_KINDS`,
+  and ``KICK`` and ``LDM`` of :data:`REFUSED_SERVER_REQUESTS`): an error
+  (500) naming the feature, never silence;
 * ``$SYS.REQ.ACCOUNT.<account>.<KIND>`` for the kinds in
   :data:`ACCOUNT_KINDS`, about that account, and
   ``$SYS.REQ.ACCOUNT.PING.STATZ`` about every account with clients.
@@ -83,6 +86,19 @@ _CONN_STATES = {0: "open", 1: "closed", 2: "all"}
 ACCOUNT_KINDS = ("SUBSZ", "CONNZ", "LEAFZ", "JSZ", "INFO", "STATZ", "CONNS")
 # The Go option types of the account requests whose names are not the kind's (errors name them).
 _ACCOUNT_TYPES = {"INFO": "AccInfo", "STATZ": "AccountStatz"}
+# Server kinds nats-server serves and fakejs does not: answered with an error naming them, never silence.
+REFUSED_SERVER_KINDS = {
+    "PROFILEZ": "Go runtime profiles",
+    "EXPVARZ": "Go runtime variables",
+    "IPQUEUESZ": "internal queue sizes",
+}
+# Requests nats-server serves for one server only (``$SYS.REQ.SERVER.<id>.<KIND>``), refused alike.
+REFUSED_SERVER_REQUESTS = {"KICK": "disconnecting a client", "LDM": "lame duck mode for one client"}
+
+
+def refusal(kind: str, feature: str) -> str:
+    """The error a request kind fakejs does not serve is answered with."""
+    return f"{kind} ({feature}): not supported by fakejs yet"
 
 
 # The monitoring documents load with the first request that needs one: the responder is
@@ -138,6 +154,13 @@ class RequestError(Exception):
     def __init__(self, code: int, description: str) -> None:
         super().__init__(description)
         self.code = code
+
+
+def _refused(kind: str, feature: str) -> Callable[[dict[str, Any]], Any]:
+    def make(options: dict[str, Any]) -> Any:
+        raise RequestError(500, refusal(kind, feature))
+
+    return make
 
 
 class Skip(Exception):
@@ -212,6 +235,7 @@ class SystemRequests:
             "ROUTEZ": lambda o: routez(server, _routez_subs(o)),
             "GATEWAYZ": lambda o: {**self._head(), "outbound_gateways": {}, "inbound_gateways": {}},
             "RAFTZ": lambda o: {},
+            **{kind: _refused(kind, feature) for kind, feature in REFUSED_SERVER_KINDS.items()},
         }
         # Every account's clients may ask who they are ($SYS.REQ.USER.INFO).
         self.user_info = UserInfoResponder(list(broker.accounts), self.events)
@@ -225,6 +249,8 @@ class SystemRequests:
             subjects.append((f"$SYS.REQ.SERVER.PING.{kind}", self._on_server))
             subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_server))
         subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.RELOAD", self._on_reload))
+        for kind in REFUSED_SERVER_REQUESTS:
+            subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_refused))
         for kind in ACCOUNT_KINDS:
             subjects.append((f"$SYS.REQ.ACCOUNT.*.{kind}", self._on_account))
         for subject, handler in subjects:
@@ -317,6 +343,12 @@ class SystemRequests:
             self._reply(reply, ident)
         elif kind in self.server_kinds:
             self._answer(reply, payload, kind.title(), self.server_kinds[kind])
+
+    def _on_refused(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        kind = subject.rsplit(".", 1)[-1]
+        if reply:
+            error = {"code": 500, "description": refusal(kind, REFUSED_SERVER_REQUESTS[kind])}
+            self._reply(reply, {"server": self.events.server_info(), "error": error})
 
     def _on_reload(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         """nats-server's reloadConfig: reload, then the envelope without data, with the error of a refused reload."""

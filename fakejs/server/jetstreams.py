@@ -104,9 +104,9 @@ class AccountJetStreams:
             )
             self._start(js)
             enabled.add(account.name)
-        system = self.broker.options.system_account or SYSTEM_ACCOUNT
+        # The system account too: nats-server answers its API requests (10039) rather than leave them unheard.
         for account in self.broker.accounts:
-            if account.name not in enabled and account.name != system:
+            if account.name not in enabled:
                 self._disabled.append((account, serve_disabled(account.router)))
         return self.by_account.get(GLOBAL_ACCOUNT)
 

@@ -1,0 +1,199 @@
+"""The coverage page's rows hold: each probe gets its fingerprint, each refusal its exact text.
+
+The page (``docs/guide/coverage.md``) is rendered from
+:mod:`fakejs.testkit.coverage`; these tests check the page against the
+facts, the facts against nats-server's lists (every key and flag once) and
+against a running server.  The JetStream API probes run on both targets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+from nats.aio.client import Client
+from nats.errors import NoRespondersError, TimeoutError
+
+import fakejs
+from fakejs.cli.flags import nats_server_flags
+from fakejs.cli.settings import UNSUPPORTED, Exit, command_line
+from fakejs.core.configfile.load import load_text
+from fakejs.gocompat.goflag import FlagSet
+from fakejs.testkit.coverage import (
+    HEADERS,
+    JETSTREAM_API,
+    MONITORING,
+    PROTOCOL,
+    REFUSED,
+    SERVED,
+    STATUSES,
+    SYSTEM_REQUESTS,
+    Feature,
+)
+from fakejs.testkit.coverage_reference import FLAGS, NATS_SERVER_KEYS, all_features, config_features, with_reference
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "coverage.md"
+SILENCE = 0.5  # how long a probe that expects no answer listens
+WAIT = 10.0
+
+
+def test_the_coverage_page_shows_the_facts() -> None:
+    page = PAGE.read_text()
+    expected = with_reference(page)
+    diff = "".join(difflib.unified_diff(page.splitlines(True), expected.splitlines(True), "page", "facts"))
+    assert page == expected, "regenerate with tests/fakejs/test_coverage.py::regenerate\n" + diff
+
+
+def regenerate() -> None:
+    PAGE.write_text(with_reference(PAGE.read_text()))
+
+
+@pytest.mark.parametrize("rows", [JETSTREAM_API, SYSTEM_REQUESTS, MONITORING, PROTOCOL, HEADERS, config_features()])
+def test_every_feature_is_listed_once_with_a_status(rows: tuple[Feature, ...]) -> None:
+    names = [row.name for row in rows]
+    assert len(names) == len(set(names))
+    assert all(row.status in STATUSES for row in rows)
+    assert all(row.how for row in rows if row.status != SERVED)
+
+
+def test_every_configuration_key_and_flag_once() -> None:
+    assert len(NATS_SERVER_KEYS) == len(set(NATS_SERVER_KEYS))
+    assert [row.name for row in config_features()] == list(NATS_SERVER_KEYS)
+    flags = FlagSet()
+    nats_server_flags(flags)
+    dests = {flag.dest for flag in flags.flags.values()}
+    assert sorted(dest for dest, *_ in FLAGS) == sorted(dests)
+    assert len(all_features()) > 250
+
+
+@pytest.mark.parametrize("row", [row for row in config_features() if row.status == REFUSED], ids=lambda r: r.name)
+def test_a_refused_configuration_key_fails_with_the_quoted_text(row: Feature) -> None:
+    quoted = row.how.split(" (with `true`")[0]
+    problem = load_text(f"{row.name}: true\n", "coverage.conf").problem_text()
+    assert f"coverage.conf:1:0: {quoted}\n" in problem
+
+
+REFUSED_FLAG_ARGUMENTS = {
+    "client_advertise": ["--client_advertise", "x:1"],
+    "logtime_utc": ["--logtime_utc"],
+    "log_size_limit": ["--log_size_limit", "100"],
+    "syslog": ["-s"],
+    "remote_syslog": ["-r", "udp://127.0.0.1:514"],
+    "profile": ["--profile", "-1"],
+}
+
+
+@pytest.mark.parametrize("flag", [flag for flag in FLAGS if flag[2] == REFUSED], ids=lambda flag: flag[0])
+def test_a_refused_flag_exits_with_the_quoted_text(flag: tuple[str, str, str, str]) -> None:
+    dest, _, _, quoted = flag
+    with pytest.raises(Exit) as ended:
+        command_line(REFUSED_FLAG_ARGUMENTS[dest])
+    assert ended.value.stderr == f"fakejs: {quoted}\n"
+    assert any(text == quoted.removesuffix(": not supported by fakejs yet") for _, text in UNSUPPORTED)
+
+
+# -- probes -------------------------------------------------------------------------------------
+
+
+def fingerprint(reply: Any) -> str:
+    """A reply reduced to what a row claims (see :mod:`fakejs.testkit.coverage`)."""
+    headers = reply.headers or {}
+    if "Status" in headers:
+        return f"status:{headers['Status']}"
+    try:
+        doc = json.loads(reply.data)
+    except ValueError:
+        return "message"
+    if isinstance(doc, dict) and "type" in doc:
+        kind = doc["type"].removeprefix("io.nats.jetstream.api.v1.")
+        return f"type:{kind}/{doc['error']['err_code']}" if "error" in doc else f"type:{kind}"
+    if isinstance(doc, dict) and "error" in doc:
+        return f"error:{doc['error']['code']}"
+    return "data" if isinstance(doc, dict) else "message"
+
+
+async def probe(nc: Client, subject: str, body: bytes, expect: str) -> tuple[str, Any]:
+    try:
+        reply = await nc.request(subject, body, timeout=SILENCE if expect == "silent" else WAIT)
+    except NoRespondersError:
+        return "no responders", None
+    except TimeoutError:
+        return "silent", None
+    return fingerprint(reply), reply
+
+
+async def test_jetstream_api_rows(nc: Client, target: Any) -> None:
+    await nc.request("$JS.API.STREAM.CREATE.S", b'{"name":"S","subjects":["s.>"],"allow_direct":true}', timeout=WAIT)
+    consumer = b'{"stream_name":"S","config":{"durable_name":"C","ack_policy":"explicit"}}'
+    await nc.request("$JS.API.CONSUMER.CREATE.S.C", consumer, timeout=WAIT)
+    await nc.request("s.a", b"hi", timeout=WAIT)
+    rows = [row for row in JETSTREAM_API if row.probe and (target.is_fake or row.status == SERVED)]
+    silent = [row for row in rows if row.probe and row.probe.expect == "silent"]
+    answered = [row for row in rows if row not in silent]
+    seen: dict[str, str] = {}
+    for row in answered:
+        assert row.probe is not None
+        seen[row.name], reply = await probe(nc, row.probe.subject, row.probe.body, row.probe.expect)
+        if row.status == REFUSED:
+            assert json.loads(reply.data)["error"]["description"] == row.how
+    quiet = await asyncio.gather(*(probe(nc, row.probe.subject, b"", "silent") for row in silent if row.probe))
+    seen.update((row.name, found) for row, (found, _) in zip(silent, quiet, strict=True))
+    assert seen == {row.name: row.probe.expect for row in rows if row.probe}
+
+
+SYSTEM_CONFIG = """
+listen: 127.0.0.1:-1
+jetstream {{ store_dir: "{store}" }}
+accounts {{ A {{ jetstream: enabled, users: [{{user: a, password: a}}] }}, SYS {{ users: [{{user: sys, password: sys}}] }} }}
+system_account: SYS
+"""
+
+
+@pytest.mark.fake_only
+async def test_system_request_rows(tmp_path: Path) -> None:
+    options = fakejs.options_from_config(SYSTEM_CONFIG.format(store=tmp_path))
+    async with fakejs.Server(options) as server:
+        system = await nats.connect(server.url, user="sys", password="sys")
+        account = await nats.connect(server.url, user="a", password="a")
+        server_id = system._server_info["server_id"]
+        seen, expected = {}, {}
+        for row in SYSTEM_REQUESTS:
+            if row.probe is None:
+                continue
+            subject = row.probe.subject.replace("<id>", server_id)
+            client = account if subject.startswith("A:") else system
+            seen[row.name], reply = await probe(client, subject.removeprefix("A:"), b"", row.probe.expect)
+            expected[row.name] = row.probe.expect
+            if row.status == REFUSED:
+                assert json.loads(reply.data)["error"]["description"] == row.how
+        await system.close()
+        await account.close()
+    assert seen == expected
+
+
+def fetch(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=WAIT) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+@pytest.mark.fake_only
+async def test_monitoring_rows() -> None:
+    async with fakejs.Server(http_port=0) as server:
+        base = f"http://127.0.0.1:{server.http_port}"
+        for row in MONITORING:
+            assert row.probe is not None
+            path = row.probe.subject if row.probe.subject.startswith("/") else "/nothing-here"
+            status, text = await asyncio.to_thread(fetch, base + path)
+            assert f"http:{status}" == row.probe.expect, row.name
+            if row.status == REFUSED:
+                assert text == row.how + "\n"
