@@ -197,3 +197,17 @@ async def test_monitoring_rows() -> None:
             assert f"http:{status}" == row.probe.expect, row.name
             if row.status == REFUSED:
                 assert text == row.how + "\n"
+
+
+# -- the gaps closed: what used to be answered with silence or a bare 404 -------------------------------------
+
+
+@pytest.mark.fake_only
+async def test_the_system_account_hears_jetstream_is_not_enabled_for_it(tmp_path: Path) -> None:
+    """nats-server 2.15.1 answers 503, 10039 here (it used to be no responders)."""
+    options = fakejs.options_from_config(SYSTEM_CONFIG.format(store=tmp_path))
+    async with fakejs.Server(options) as server:
+        system = await nats.connect(server.url, user="sys", password="sys")
+        found, _ = await probe(system, "$JS.API.INFO", b"", "type:account_info_response/10039")
+        await system.close()
+    assert found == "type:account_info_response/10039"
