@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from fakejs.core.configfile.listeners import BLOCK_ALIASES, BLOCKS
 from fakejs.core.configfile.load import IGNORED_BOOLEANS, IGNORED_INTEGERS, REFUSED
-from fakejs.jetstream.errors import BY_ERR_CODE
 from fakejs.testkit.coverage import (
     DIFFERS,
     HEADERS,
@@ -24,6 +23,13 @@ from fakejs.testkit.coverage import (
 )
 from fakejs.testkit.coverage import (
     REFUSED as REFUSED_STATUS,
+)
+from fakejs.testkit.coverage_jetstream import (
+    CONSUMER_FIELDS,
+    PULL_FIELDS,
+    STATUS_LINES,
+    STREAM_FIELDS,
+    error_features,
 )
 
 __all__ = ["BEGIN", "END", "FLAGS", "NATS_SERVER_KEYS", "config_features", "reference_markdown", "with_reference"]
@@ -250,16 +256,25 @@ def flag_features() -> tuple[Feature, ...]:
 
 def all_features() -> tuple[Feature, ...]:
     """Every row of the page."""
-    return JETSTREAM_API + SYSTEM_REQUESTS + MONITORING + PROTOCOL + HEADERS + config_features() + flag_features()
+    jetstream = STREAM_FIELDS + CONSUMER_FIELDS + PULL_FIELDS + status_features() + error_features()
+    core = PROTOCOL + HEADERS + config_features() + flag_features()
+    return JETSTREAM_API + SYSTEM_REQUESTS + MONITORING + jetstream + core
 
 
 def _errors() -> str:
-    codes = sorted(BY_ERR_CODE)
+    rows = error_features()
+    answered = [row.name.split(" ", 1)[0] for row in rows if row.status == SERVED]
+    unanswered = tuple(row for row in rows if row.status != SERVED)
     return (
-        f"All {len(codes)} JetStream API errors of nats-server 2.15.1 ({codes[0]} to {codes[-1]}) are in"
-        " fakejs's error table with nats-server's `code`, `err_code` and description; the ones about clusters,"
-        " placement and moves are only answered where fakejs has the situation (a [cluster](clusters.md)).\n"
+        f"All {len(rows)} JetStream API errors of nats-server 2.15.1 are in fakejs's error table with"
+        f" nats-server's `code`, `err_code` and description. {_counts(rows)}: fakejs answers with"
+        f" {', '.join(answered)} where nats-server does; never with these:\n\n{_table(unanswered, 'error')}"
     )
+
+
+def status_features() -> tuple[Feature, ...]:
+    """The status lines as rows."""
+    return tuple(row for row, _, _ in STATUS_LINES)
 
 
 SECTIONS = (
@@ -268,6 +283,10 @@ SECTIONS = (
     ("Monitoring endpoints", "On the `http_port`.", MONITORING, "path"),
     ("Protocol operations", "", PROTOCOL, "operation"),
     ("Headers clients send", "On messages published to streams, and on requests.", HEADERS, "header"),
+    ("Stream configuration fields", "In `STREAM.CREATE` and `STREAM.UPDATE` requests.", STREAM_FIELDS, "field"),
+    ("Consumer configuration fields", "In `CONSUMER.CREATE` requests.", CONSUMER_FIELDS, "field"),
+    ("Pull request fields", "In `CONSUMER.MSG.NEXT` requests.", PULL_FIELDS, "field"),
+    ("Status lines", "What pull requests, push consumers and Direct Get hear.", status_features(), "status"),
 )  # fmt: skip
 
 

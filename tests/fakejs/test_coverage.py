@@ -26,6 +26,10 @@ from fakejs.cli.flags import nats_server_flags
 from fakejs.cli.settings import UNSUPPORTED, Exit, command_line
 from fakejs.core.configfile.load import load_text
 from fakejs.gocompat.goflag import FlagSet
+from fakejs.jetstream import status
+from fakejs.jetstream.config.consumer import ConsumerConfig
+from fakejs.jetstream.config.stream import StreamConfig
+from fakejs.jetstream.errors import ERRORS
 from fakejs.testkit.coverage import (
     HEADERS,
     JETSTREAM_API,
@@ -36,6 +40,14 @@ from fakejs.testkit.coverage import (
     STATUSES,
     SYSTEM_REQUESTS,
     Feature,
+)
+from fakejs.testkit.coverage_jetstream import (
+    CONSUMER_FIELDS,
+    PULL_FIELDS,
+    STATUS_LINES,
+    STREAM_FIELDS,
+    UNANSWERED_ERRORS,
+    error_features,
 )
 from fakejs.testkit.coverage_reference import FLAGS, NATS_SERVER_KEYS, all_features, config_features, with_reference
 
@@ -55,7 +67,11 @@ def regenerate() -> None:
     PAGE.write_text(with_reference(PAGE.read_text()))
 
 
-@pytest.mark.parametrize("rows", [JETSTREAM_API, SYSTEM_REQUESTS, MONITORING, PROTOCOL, HEADERS, config_features()])
+ROW_SETS = [JETSTREAM_API, SYSTEM_REQUESTS, MONITORING, PROTOCOL, HEADERS, config_features()]
+ROW_SETS += [STREAM_FIELDS, CONSUMER_FIELDS, PULL_FIELDS, tuple(row for row, _, _ in STATUS_LINES), error_features()]
+
+
+@pytest.mark.parametrize("rows", ROW_SETS)
 def test_every_feature_is_listed_once_with_a_status(rows: tuple[Feature, ...]) -> None:
     names = [row.name for row in rows]
     assert len(names) == len(set(names))
@@ -71,6 +87,30 @@ def test_every_configuration_key_and_flag_once() -> None:
     dests = {flag.dest for flag in flags.flags.values()}
     assert sorted(dest for dest, *_ in FLAGS) == sorted(dests)
     assert len(all_features()) > 250
+
+
+def test_every_configuration_field_of_streams_and_consumers_once() -> None:
+    assert [row.name for row in STREAM_FIELDS] == list(StreamConfig.__annotations__)
+    assert [row.name for row in CONSUMER_FIELDS] == list(ConsumerConfig.__annotations__)
+    assert len(STREAM_FIELDS) == 38 and len(CONSUMER_FIELDS) == 35  # nats-server 2.15's
+
+
+@pytest.mark.parametrize("row,writer,arguments", [line for line in STATUS_LINES if line[1]], ids=lambda x: str(x))
+def test_a_served_status_line_is_written_by_the_status_module(row: Feature, writer: str, arguments: tuple) -> None:
+    written = getattr(status, writer)(*arguments).decode()
+    assert written.startswith("NATS/1.0 " + row.name.split(" <")[0])
+
+
+def fakejs_source() -> str:
+    package = Path(status.__file__).resolve().parents[1]
+    return "".join(path.read_text() for path in package.rglob("*.py") if path.name != "errors.py")
+
+
+def test_error_codes_are_answered_as_the_rows_say() -> None:
+    source = fakejs_source()
+    answered = {spec.err_code for name, spec in ERRORS.items() if f'"{name}"' in source}
+    assert len(ERRORS) == 227
+    assert set(UNANSWERED_ERRORS) == {spec.err_code for spec in ERRORS.values()} - answered
 
 
 @pytest.mark.parametrize("row", [row for row in config_features() if row.status == REFUSED], ids=lambda r: r.name)
