@@ -16,7 +16,9 @@ the server answers:
   ``$SYS.REQ.ACCOUNT.PING.STATZ`` about every account with clients.
 
 In every account, ``$SYS.REQ.USER.INFO`` tells a client who it is
-(:mod:`fakejs.monitoring.userinfo`).
+(:mod:`fakejs.monitoring.userinfo`), and the requests of :data:`IMPORTED`
+(``$SYS.REQ.ACCOUNT.PING.STATZ``, ``...PING.CONNZ``, ``$SYS.REQ.SERVER.PING.CONNZ``)
+answer about the requester's account, as nats-server's imports of them do.
 
 The answer is nats-server's ``ServerAPIResponse``: ``{"server": {...},
 "data": {...}}``, or ``"error": {"code", "description"}`` instead of
@@ -86,6 +88,12 @@ _CONN_STATES = {0: "open", 1: "closed", 2: "all"}
 ACCOUNT_KINDS = ("SUBSZ", "CONNZ", "LEAFZ", "JSZ", "INFO", "STATZ", "CONNS")
 # The Go option types of the account requests whose names are not the kind's (errors name them).
 _ACCOUNT_TYPES = {"INFO": "AccInfo", "STATZ": "AccountStatz"}
+# The system account's requests nats-server imports into every other account, by the kind they ask for.
+IMPORTED = {
+    "$SYS.REQ.ACCOUNT.PING.STATZ": "STATZ",
+    "$SYS.REQ.ACCOUNT.PING.CONNZ": "CONNZ",
+    "$SYS.REQ.SERVER.PING.CONNZ": "CONNZ",
+}
 # Server kinds nats-server serves and fakejs does not: answered with an error naming them, never silence.
 REFUSED_SERVER_KINDS = {
     "PROFILEZ": "Go runtime profiles",
@@ -255,6 +263,11 @@ class SystemRequests:
             subjects.append((f"$SYS.REQ.ACCOUNT.*.{kind}", self._on_account))
         for subject, handler in subjects:
             self._subs.append((account, router.subscribe_internal(subject, handler)))
+        for other in broker.accounts:
+            if other is not account:
+                for subject in IMPORTED:
+                    sub = other.router.subscribe_internal(subject, self._imported(other), local_only=True)
+                    self._subs.append((other, sub))
         self._started = broker.clock.monotonic()
         broker.on_client_connected.append(self._client_connected)
         broker.on_client_closed.append(self._client_closed)
@@ -277,7 +290,13 @@ class SystemRequests:
     # -- answering ------------------------------------------------------------------
 
     def _answer(
-        self, reply: str, body: bytes, kind: str, make: Callable[[dict[str, Any]], Any], key: str = "data"
+        self,
+        reply: str,
+        body: bytes,
+        kind: str,
+        make: Callable[[dict[str, Any]], Any],
+        key: str = "data",
+        to: Account | None = None,
     ) -> None:
         """Decode the options, apply the server filters, reply with the envelope."""
         if not reply:
@@ -308,10 +327,10 @@ class SystemRequests:
         response["server"] = self.events.server_info()
         if error is not None:
             response["error"] = {"code": error.code, "description": str(error)}
-        self._reply(reply, response)
+        self._reply(reply, response, to)
 
-    def _reply(self, reply: str, doc: dict[str, Any]) -> None:
-        account = self.events.account
+    def _reply(self, reply: str, doc: dict[str, Any], to: Account | None = None) -> None:
+        account = to or self.events.account
         if account is not None:
             account.router.publish(reply, "", None, gojson.dumps(doc).encode())
 
@@ -343,6 +362,19 @@ class SystemRequests:
             self._reply(reply, ident)
         elif kind in self.server_kinds:
             self._answer(reply, payload, kind.title(), self.server_kinds[kind])
+
+    def _imported(self, account: Account) -> InternalHandler:
+        """The system account's requests nats-server imports into ``account``: answered about it alone."""
+        makers: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "STATZ": lambda o: self._account_statz(account.name, o),
+            "CONNZ": lambda o: _document(connz(self.server, _connz_query({**o, "acc": account.name}))),
+        }
+
+        def on_request(subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+            kind = IMPORTED[subject]
+            self._answer(reply, payload, _ACCOUNT_TYPES.get(kind, kind.title()), makers[kind], to=account)
+
+        return on_request
 
     def _on_refused(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         kind = subject.rsplit(".", 1)[-1]

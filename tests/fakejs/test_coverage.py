@@ -251,3 +251,18 @@ async def test_the_system_account_hears_jetstream_is_not_enabled_for_it(tmp_path
         found, _ = await probe(system, "$JS.API.INFO", b"", "type:account_info_response/10039")
         await system.close()
     assert found == "type:account_info_response/10039"
+
+
+IMPORTED = ("$SYS.REQ.ACCOUNT.PING.STATZ", "$SYS.REQ.ACCOUNT.PING.CONNZ", "$SYS.REQ.SERVER.PING.CONNZ")
+
+
+async def test_every_account_may_ask_about_itself(nc: Client) -> None:
+    """nats-server imports these into every account; they used to be unheard outside the system account."""
+    for subject in IMPORTED:
+        found, reply = await probe(nc, subject, b"", "data")
+        assert found == "data", subject
+        document = json.loads(reply.data)["data"]
+        if "account_statz" in document:
+            assert [stat["acc"] for stat in document["account_statz"]] == ["$G"]
+        else:
+            assert document["num_connections"] == 1
