@@ -8,9 +8,10 @@ the server answers:
   for the kinds in :attr:`SystemRequests.server_kinds`, ``STATSZ`` and ``IDZ``;
 * ``$SYS.REQ.SERVER.<server id>.RELOAD``: the configuration file reloaded
   (the envelope without ``data``; a refused reload's error, code 500);
-* the kinds nats-server serves and fakejs does not (:data:`REFUSED_SERVER_KINDS`,
-  and ``KICK`` and ``LDM`` of :data:`REFUSED_SERVER_REQUESTS`): an error
-  (500) naming the feature, never silence;
+* ``$SYS.REQ.SERVER.<server id>.KICK`` and ``...LDM`` for one client
+  (:mod:`fakejs.monitoring.client_requests`);
+* the kinds nats-server serves and fakejs does not (:data:`REFUSED_SERVER_KINDS`):
+  an error (500) naming the feature, never silence;
 * ``$SYS.REQ.ACCOUNT.<account>.<KIND>`` for the kinds in
   :data:`ACCOUNT_KINDS`, about that account, and
   ``$SYS.REQ.ACCOUNT.PING.STATZ`` about every account with clients.
@@ -50,6 +51,7 @@ from fakejs.core.router import InternalHandler, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import rfc3339
+from fakejs.monitoring.client_requests import CLIENT_REQUESTS, client_id
 from fakejs.monitoring.userinfo import UserInfoResponder
 
 if TYPE_CHECKING:
@@ -100,8 +102,6 @@ REFUSED_SERVER_KINDS = {
     "EXPVARZ": "Go runtime variables",
     "IPQUEUESZ": "internal queue sizes",
 }
-# Requests nats-server serves for one server only (``$SYS.REQ.SERVER.<id>.<KIND>``), refused alike.
-REFUSED_SERVER_REQUESTS = {"KICK": "disconnecting a client", "LDM": "lame duck mode for one client"}
 
 
 def refusal(kind: str, feature: str) -> str:
@@ -257,8 +257,8 @@ class SystemRequests:
             subjects.append((f"$SYS.REQ.SERVER.PING.{kind}", self._on_server))
             subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_server))
         subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.RELOAD", self._on_reload))
-        for kind in REFUSED_SERVER_REQUESTS:
-            subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_refused))
+        for kind in CLIENT_REQUESTS:
+            subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_client_request))
         for kind in ACCOUNT_KINDS:
             subjects.append((f"$SYS.REQ.ACCOUNT.*.{kind}", self._on_account))
         for subject, handler in subjects:
@@ -376,11 +376,15 @@ class SystemRequests:
 
         return on_request
 
-    def _on_refused(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
-        kind = subject.rsplit(".", 1)[-1]
-        if reply:
-            error = {"code": 500, "description": refusal(kind, REFUSED_SERVER_REQUESTS[kind])}
-            self._reply(reply, {"server": self.events.server_info(), "error": error})
+    def _on_client_request(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        request = client_id(payload)
+        if not reply or request is None or self._filtered(request[1]):
+            return
+        problem = CLIENT_REQUESTS[subject.rsplit(".", 1)[-1]](self.server.broker, request[0])
+        response: dict[str, Any] = {"server": self.events.server_info()}
+        if problem:
+            response["error"] = {"code": 500, "description": problem}
+        self._reply(reply, response)
 
     def _on_reload(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         """nats-server's reloadConfig: reload, then the envelope without data, with the error of a refused reload."""

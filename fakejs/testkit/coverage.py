@@ -251,15 +251,16 @@ def _kind(kind: str, how: str = "") -> Feature:
     return _sys(f"$SYS.REQ.SERVER.PING.{kind}, $SYS.REQ.SERVER.<id>.{kind}", f"$SYS.REQ.SERVER.<id>.{kind}", how=how)
 
 
-def _refused_kind(kind: str, feature: str, ping: bool = True) -> Feature:
-    name = f"$SYS.REQ.SERVER.PING.{kind}, $SYS.REQ.SERVER.<id>.{kind}" if ping else f"$SYS.REQ.SERVER.<id>.{kind}"
+def _refused_kind(kind: str, feature: str) -> Feature:
+    name = f"$SYS.REQ.SERVER.PING.{kind}, $SYS.REQ.SERVER.<id>.{kind}"
     text = f"{kind} ({feature}): not supported by fakejs yet"
     return _sys(name, f"$SYS.REQ.SERVER.<id>.{kind}", "error:500", REFUSED, text)
 
 
 JWT = "operator (JWT) mode, which fakejs refuses at start; without it nats-server has no responders either"
 
-# Probed as user ``sys`` of the system account SYS, with user ``a`` of account A connected.
+# Probed as user ``sys`` of the system account SYS, with user ``a`` of account A connected
+# (a subject starting ``A:`` is sent by ``a``).
 SYSTEM_REQUESTS: tuple[Feature, ...] = (
     _sys("$SYS.REQ.SERVER.PING", "$SYS.REQ.SERVER.PING"),
     _kind("IDZ", "the default `server_name` is `fakejs-` and 8 characters, nats-server's is the server id"),
@@ -277,8 +278,18 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
     _refused_kind("PROFILEZ", "Go runtime profiles"),
     _refused_kind("EXPVARZ", "Go runtime variables"),
     _refused_kind("IPQUEUESZ", "internal queue sizes"),
-    _refused_kind("KICK", "disconnecting a client", ping=False),
-    _refused_kind("LDM", "lame duck mode for one client", ping=False),
+    Feature(
+        "$SYS.REQ.SERVER.<id>.KICK",
+        SERVED,
+        '`{"cid": N}` closes the client (reason `Kicked`)',
+        Probe("$SYS.REQ.SERVER.<id>.KICK", b'{"cid":999999}', "error:500"),
+    ),
+    Feature(
+        "$SYS.REQ.SERVER.<id>.LDM",
+        SERVED,
+        '`{"cid": N}` sends the client an INFO with `"ldm": true`',
+        Probe("$SYS.REQ.SERVER.<id>.LDM", b'{"cid":999999}', "error:500"),
+    ),
     Feature(
         "$SYS.REQ.SERVER.<id>.RELOAD",
         SERVED,
@@ -341,7 +352,10 @@ def _refused_path(path: str, feature: str) -> Feature:
 
 MONITORING: tuple[Feature, ...] = (
     _path("/varz"),
-    _path("/connz", "query options `sort`, `auth`, `subs`, `offset`, `limit`, `cid`, `state`, `acc`"),
+    _path(
+        "/connz",
+        "query options `sort`, `auth`, `subs`, `offset`, `limit`, `cid`, `state`, `acc`, `user`, `mqtt_client`",
+    ),
     _path("/routez", "query option `subs`"),
     _path("/subsz", "query options `subs`, `offset`, `limit`, `test`, `acc`"),
     _path("/subscriptionsz", "nats-server's other name for /subsz"),
@@ -349,12 +363,6 @@ MONITORING: tuple[Feature, ...] = (
         "/jsz",
         "query options `acc`, `accounts`, `streams`, `consumers`, `direct-consumers`, `config`, `leader-only`,"
         " `stream-leader-only`, `raft`, `offset`, `limit`",
-    ),
-    Feature(
-        "/connz?user=, /connz?mqtt_client=",
-        DIFFERS,
-        "not read: every connection is listed",
-        Probe("/connz?user=nobody", b"", "http:200"),
     ),
     Feature(
         "/healthz",

@@ -13,6 +13,8 @@ import difflib
 import json
 import urllib.error
 import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,7 @@ from fakejs.testkit.coverage_jetstream import (
     error_features,
 )
 from fakejs.testkit.coverage_reference import FLAGS, NATS_SERVER_KEYS, all_features, config_features, with_reference
+from tests.harness.configured import configured_servers
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "coverage.md"
 SILENCE = 0.5  # how long a probe that expects no answer listens
@@ -189,33 +192,70 @@ async def test_jetstream_api_rows(nc: Client, target: Any) -> None:
 
 
 SYSTEM_CONFIG = """
-listen: 127.0.0.1:-1
-jetstream {{ store_dir: "{store}" }}
-accounts {{ A {{ jetstream: enabled, users: [{{user: a, password: a}}] }}, SYS {{ users: [{{user: sys, password: sys}}] }} }}
+accounts { A { jetstream: enabled, users: [{user: a, password: a}] }, SYS { users: [{user: sys, password: sys}] } }
 system_account: SYS
 """
 
 
-@pytest.mark.fake_only
-async def test_system_request_rows(tmp_path: Path) -> None:
-    options = fakejs.options_from_config(SYSTEM_CONFIG.format(store=tmp_path))
-    async with fakejs.Server(options) as server:
-        system = await nats.connect(server.url, user="sys", password="sys")
-        account = await nats.connect(server.url, user="a", password="a")
-        server_id = system._server_info["server_id"]
-        seen, expected = {}, {}
+@asynccontextmanager
+async def system_clients(target_kind: str, tmp_path: Path) -> AsyncIterator[tuple[Client, Client, str]]:
+    """A server with a system account: a client of it, one of account A, and the server's id."""
+    async with configured_servers(target_kind, tmp_path) as start:
+        target = await start(SYSTEM_CONFIG)
+        system = await nats.connect(target.url, user="sys", password="sys")
+        account = await nats.connect(target.url, user="a", password="a")
+        try:
+            yield system, account, system._server_info["server_id"]
+        finally:
+            await system.close()
+            await account.close()
+
+
+async def test_system_request_rows(target_kind: str, tmp_path: Path) -> None:
+    seen, expected = {}, {}
+    async with system_clients(target_kind, tmp_path) as (system, account, server_id):
         for row in SYSTEM_REQUESTS:
-            if row.probe is None:
+            if row.probe is None or (target_kind == "real" and row.status != SERVED):
                 continue
             subject = row.probe.subject.replace("<id>", server_id)
             client = account if subject.startswith("A:") else system
-            seen[row.name], reply = await probe(client, subject.removeprefix("A:"), b"", row.probe.expect)
+            seen[row.name], reply = await probe(client, subject.removeprefix("A:"), row.probe.body, row.probe.expect)
             expected[row.name] = row.probe.expect
             if row.status == REFUSED:
                 assert json.loads(reply.data)["error"]["description"] == row.how
-        await system.close()
-        await account.close()
     assert seen == expected
+
+
+async def test_the_system_account_hears_jetstream_is_not_enabled_for_it(target_kind: str, tmp_path: Path) -> None:
+    """nats-server answers 503, 10039 here (fakejs's system account used to hear no responders)."""
+    async with system_clients(target_kind, tmp_path) as (system, _, _):
+        found, _ = await probe(system, "$JS.API.INFO", b"", "type:account_info_response/10039")
+    assert found == "type:account_info_response/10039"
+
+
+async def test_kick_closes_one_client(target_kind: str, tmp_path: Path) -> None:
+    async with system_clients(target_kind, tmp_path) as (system, account, server_id):
+        closed = asyncio.Event()
+
+        async def on_closed() -> None:
+            closed.set()
+
+        url = f"nats://a:a@127.0.0.1:{system._current_server.uri.port}"
+        victim = await nats.connect(url, allow_reconnect=False, closed_cb=on_closed)
+        request = json.dumps({"cid": victim._server_info["client_id"]}).encode()
+        reply = await system.request(f"$SYS.REQ.SERVER.{server_id}.KICK", request, timeout=WAIT)
+        assert set(json.loads(reply.data)) == {"server"}
+        await asyncio.wait_for(closed.wait(), WAIT)
+        assert account.is_connected
+        silent, _ = await probe(system, f"$SYS.REQ.SERVER.{server_id}.KICK", b"", "silent")
+        assert silent == "silent"
+
+
+async def test_ldm_tells_one_client(target_kind: str, tmp_path: Path) -> None:
+    async with system_clients(target_kind, tmp_path) as (system, account, server_id):
+        request = json.dumps({"cid": account._server_info["client_id"]}).encode()
+        reply = await system.request(f"$SYS.REQ.SERVER.{server_id}.LDM", request, timeout=WAIT)
+        assert set(json.loads(reply.data)) == {"server"}
 
 
 def fetch(url: str) -> tuple[int, str]:
@@ -240,17 +280,6 @@ async def test_monitoring_rows() -> None:
 
 
 # -- the gaps closed: what used to be answered with silence or a bare 404 -------------------------------------
-
-
-@pytest.mark.fake_only
-async def test_the_system_account_hears_jetstream_is_not_enabled_for_it(tmp_path: Path) -> None:
-    """nats-server 2.15.1 answers 503, 10039 here (it used to be no responders)."""
-    options = fakejs.options_from_config(SYSTEM_CONFIG.format(store=tmp_path))
-    async with fakejs.Server(options) as server:
-        system = await nats.connect(server.url, user="sys", password="sys")
-        found, _ = await probe(system, "$JS.API.INFO", b"", "type:account_info_response/10039")
-        await system.close()
-    assert found == "type:account_info_response/10039"
 
 
 IMPORTED = ("$SYS.REQ.ACCOUNT.PING.STATZ", "$SYS.REQ.ACCOUNT.PING.CONNZ", "$SYS.REQ.SERVER.PING.CONNZ")
