@@ -367,8 +367,8 @@ MONITORING: tuple[Feature, ...] = (
     Feature(
         "/healthz",
         DIFFERS,
-        'always `{"status":"ok"}`: the options `js-enabled-only`, `js-server-only`, `js-meta-only`,'
-        " `details`, `account`, `stream`, `consumer` are not read",
+        'always `{"status":"ok"}`: its options are not read; nats-server answers 400 to a bad boolean and'
+        " checks the `account`, `stream` and `consumer` given against its store directory (404 `unavailable`)",
         Probe("/healthz", b"", "http:200"),
     ),
     _refused_path("/", "the monitoring home page"),
