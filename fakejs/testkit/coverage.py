@@ -196,12 +196,12 @@ JETSTREAM_API: tuple[Feature, ...] = (
         how=SYSTEM_ONLY + "; served in [clusters](clusters.md)",
     ),
     _api("$JS.API.SERVER.EVACUATE", "$JS.API.SERVER.EVACUATE", "silent", how=SYSTEM_ONLY),
-    Feature(
+    _api(
         "$JS.API.ACCOUNT.PURGE.<account>",
-        DIFFERS,
-        "from the system account nats-server purges the account's streams and answers `initiated`;"
-        " fakejs answers nothing (from other accounts neither answers)",
-        Probe("$JS.API.ACCOUNT.PURGE.A"),
+        "$JS.API.ACCOUNT.PURGE.A",
+        "silent",
+        how="from the system account: deletes the account's streams and answers `initiated` (not in a cluster);"
+        " from another account no answer, as nats-server",
     ),
     _api(
         "$JS.API.ACCOUNT.STREAM.MOVE.<account>.<stream>",

@@ -233,6 +233,24 @@ async def test_the_system_account_hears_jetstream_is_not_enabled_for_it(target_k
     assert found == "type:account_info_response/10039"
 
 
+async def test_the_system_account_purges_an_account(target_kind: str, tmp_path: Path) -> None:
+    async with system_clients(target_kind, tmp_path) as (system, account, _):
+        for name in ("S1", "S2"):
+            await account.request(f"$JS.API.STREAM.CREATE.{name}", json.dumps({"name": name}).encode(), timeout=WAIT)
+        for name in ("A", "NOPE"):
+            reply = await system.request(f"$JS.API.ACCOUNT.PURGE.{name}", b"", timeout=WAIT)
+            assert json.loads(reply.data) == {
+                "type": "io.nats.jetstream.api.v1.account_purge_response",
+                "initiated": True,
+            }
+        reply = await system.request("$JS.API.ACCOUNT.PURGE.a\\b", b"", timeout=WAIT)
+        assert json.loads(reply.data)["error"]["description"] == "account name can not contain path separators"
+        names = await account.request("$JS.API.STREAM.NAMES", b"", timeout=WAIT)
+        assert json.loads(names.data)["total"] == 0
+        unheard, _ = await probe(account, "$JS.API.ACCOUNT.PURGE.A", b"", "silent")
+        assert unheard == "silent"
+
+
 async def test_kick_closes_one_client(target_kind: str, tmp_path: Path) -> None:
     async with system_clients(target_kind, tmp_path) as (system, account, server_id):
         closed = asyncio.Event()
