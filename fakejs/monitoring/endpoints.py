@@ -26,6 +26,7 @@ from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, PROTO, RUNT
 from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat.gotime import NS, rfc3339
 from fakejs.gocompat.gourl import GoURLError, parse_url
+from fakejs.monitoring.accountz import accountz_endpoint, accstatz, gatewayz, leafz
 from fakejs.monitoring.connz import connz, subsz
 from fakejs.monitoring.jsz import jsz
 from fakejs.monitoring.query import go_uptime
@@ -234,18 +235,18 @@ ENDPOINTS: dict[str, Endpoint] = {
     "/jsz": jsz,
     "/routez": routez,
     "/subscriptionsz": subsz,  # nats-server's other name for /subsz
+    "/accountz": accountz_endpoint,
+    "/accstatz": accstatz,
+    "/gatewayz": gatewayz,
+    "/leafz": leafz,
+    "/ipqueuesz": lambda server, query: (200, {}),  # no internal queues to list
+    "/raftz": lambda server, query: (404, "No Raft nodes registered"),
 }
 
 # Paths nats-server serves and fakejs does not: refused naming the feature (501), never a bare 404.
 REFUSED_PATHS: dict[str, str] = {
     "/": "the monitoring home page",
-    "/gatewayz": "gateways",
-    "/leafz": "leaf nodes",
-    "/accountz": "account details",
-    "/accstatz": "account statistics",
     "/stacksz": "Go stacks",
-    "/ipqueuesz": "internal queue sizes",
-    "/raftz": "Raft groups",
     "/debug/vars": "Go runtime variables",
 }
 

@@ -51,6 +51,7 @@ from fakejs.core.router import InternalHandler, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import rfc3339
+from fakejs.monitoring.accountz import NoAccount, account_info, account_stats, accountz, gatewayz, head, leafz
 from fakejs.monitoring.client_requests import CLIENT_REQUESTS, client_id
 from fakejs.monitoring.userinfo import UserInfoResponder
 
@@ -239,9 +240,9 @@ class SystemRequests:
             "JSZ": lambda o: _document(jsz(server, _query(o, _JSZ_OPTIONS))),
             "HEALTHZ": lambda o: {"status": "ok", "status_code": 200},
             "ACCOUNTZ": self._accountz,
-            "LEAFZ": lambda o: self._leafz(""),
+            "LEAFZ": lambda o: leafz(server)[1],
             "ROUTEZ": lambda o: routez(server, _routez_subs(o)),
-            "GATEWAYZ": lambda o: {**self._head(), "outbound_gateways": {}, "inbound_gateways": {}},
+            "GATEWAYZ": lambda o: gatewayz(server, {})[1],
             "RAFTZ": lambda o: {},
             **{kind: _refused(kind, feature) for kind, feature in REFUSED_SERVER_KINDS.items()},
         }
@@ -409,7 +410,7 @@ class SystemRequests:
             ),
             "JSZ": lambda o: self._account_jsz(name, o),
             "INFO": lambda o: self._account_info(name),
-            "LEAFZ": lambda o: self._leafz(name),
+            "LEAFZ": lambda o: leafz(self.server)[1],
             "STATZ": lambda o: self._account_statz(name, o),
         }
         if kind == "CONNS":
@@ -462,30 +463,10 @@ class SystemRequests:
         return doc
 
     def _accountz(self, options: dict[str, Any]) -> dict[str, Any]:
-        broker = self.server.broker
-        doc: dict[str, Any] = {"server_id": broker.server_id, "now": rfc3339(broker.clock.time_ns())}
-        system = self.events.account
-        if system is not None:
-            doc["system_account"] = system.name
-        name = options.get("account")
-        if name:
-            doc["account_detail"] = self._account_info(str(name))
-        else:
-            doc["accounts"] = [account.name for account in broker.accounts]
-        return doc
-
-    def _head(self, name: bool = False) -> dict[str, Any]:
-        """``server_id`` (and ``server_name``) and ``now``: how the monitoring documents start."""
-        broker = self.server.broker
-        head = {"server_id": broker.server_id}
-        if name:
-            head["server_name"] = broker.name
-        head["now"] = rfc3339(broker.clock.time_ns())
-        return head
-
-    def _leafz(self, account: str) -> dict[str, Any]:
-        """A server without leaf nodes (fakejs has none)."""
-        return {**self._head(), "leafnodes": 0, "leafs": []}
+        try:
+            return accountz(self.server, str(options.get("account") or ""))
+        except NoAccount as error:
+            raise RequestError(500, str(error)) from None
 
     def _account_jsz(self, name: str, options: dict[str, Any]) -> Any:
         found = [js for js in self.server.account_jetstreams if js.account.name == name]
@@ -495,30 +476,10 @@ class SystemRequests:
         return doc["account_details"][0]
 
     def _account_info(self, name: str) -> dict[str, Any]:
-        broker = self.server.broker
-        account = broker.accounts.get(name)
-        if account is None:
-            raise RequestError(500, f"Account {name} does not exist")
-        stat = self.events.account_stat(account)
-        doc: dict[str, Any] = {"account_name": name, "update_time": rfc3339(broker.started_ns)}
-        if account is self.events.account:
-            doc["is_system"] = True
-        stats = _document(subsz(self.server, {"acc": [name]}))
-        doc.update(
-            {
-                "expired": False,
-                "complete": True,
-                "jetstream_enabled": account.jetstream is not None,
-                "leafnode_connections": 0,
-                "client_connections": stat["conns"],
-                "subscriptions": stats["num_subscriptions"],
-                "name_tag": name,
-                "sublist_stats": {
-                    k: v for k, v in stats.items() if k not in ("server_id", "now", "total", "offset", "limit")
-                },
-            }
-        )
-        return doc
+        try:
+            return account_info(self.server, name)
+        except NoAccount as error:
+            raise RequestError(500, str(error)) from None
 
     def _account_statz(self, name: str, options: dict[str, Any]) -> dict[str, Any]:
         broker = self.server.broker
@@ -528,11 +489,10 @@ class SystemRequests:
         else:
             account = broker.accounts.get(name)
             chosen = [account] if account is not None else []
-        stats = [self.events.account_stat(account) for account in chosen]
-        stats = [stat for stat in stats if unused or stat["conns"]]
+        stats = account_stats(self.server, chosen, unused)
         if not stats:
             raise Skip
-        return {"server_id": broker.server_id, "now": rfc3339(broker.clock.time_ns()), "account_statz": stats}
+        return {**head(self.server), "account_statz": stats}
 
     # -- the periodic STATSZ ------------------------------------------------------------
 

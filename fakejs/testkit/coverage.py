@@ -299,7 +299,12 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
     _sys("$SYS.REQ.ACCOUNT.<account>.CONNZ", "$SYS.REQ.ACCOUNT.A.CONNZ"),
     _sys("$SYS.REQ.ACCOUNT.<account>.LEAFZ", "$SYS.REQ.ACCOUNT.A.LEAFZ", how="no leaf nodes: always empty"),
     _sys("$SYS.REQ.ACCOUNT.<account>.JSZ", "$SYS.REQ.ACCOUNT.A.JSZ"),
-    _sys("$SYS.REQ.ACCOUNT.<account>.INFO", "$SYS.REQ.ACCOUNT.A.INFO"),
+    _sys(
+        "$SYS.REQ.ACCOUNT.<account>.INFO",
+        "$SYS.REQ.ACCOUNT.A.INFO",
+        status=DIFFERS,
+        how="the account's `imports`, `exports` and `responses` are not listed",
+    ),
     _sys("$SYS.REQ.ACCOUNT.<account>.STATZ", "$SYS.REQ.ACCOUNT.A.STATZ"),
     _sys(
         "$SYS.REQ.ACCOUNT.<account>.CONNS",
@@ -342,6 +347,12 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
 )
 
 
+SUBSCRIPTION_COUNTS = (
+    "subscription counts include the control API's subscription (`$FAKEJS.>`, absent with `control=False`"
+    " or `--no_control`)"
+)
+
+
 def _path(path: str, how: str = "", expect: str = "200") -> Feature:
     return Feature(path, SERVED, how, Probe(path, b"", f"http:{expect}"))
 
@@ -357,7 +368,11 @@ MONITORING: tuple[Feature, ...] = (
         "query options `sort`, `auth`, `subs`, `offset`, `limit`, `cid`, `state`, `acc`, `user`, `mqtt_client`",
     ),
     _path("/routez", "query option `subs`"),
-    _path("/subsz", "query options `subs`, `offset`, `limit`, `test`, `acc`"),
+    _path(
+        "/subsz",
+        "query options `subs`, `offset`, `limit`, `test`, `acc`; `num_cache`, `num_matches`, `cache_hit_rate`"
+        " and the fanouts are 0 (fakejs keeps no subject cache)",
+    ),
     _path("/subscriptionsz", "nats-server's other name for /subsz"),
     _path(
         "/jsz",
@@ -371,14 +386,25 @@ MONITORING: tuple[Feature, ...] = (
         " checks the `account`, `stream` and `consumer` given against its store directory (404 `unavailable`)",
         Probe("/healthz", b"", "http:200"),
     ),
+    _path("/accountz", "every account's name"),
+    Feature(
+        "/accountz?acc=<account>",
+        DIFFERS,
+        SUBSCRIPTION_COUNTS + "; the account's `imports`, `exports` and `responses` are not listed",
+        Probe("/accountz?acc=$G", b"", "http:200"),
+    ),
+    _path("/accstatz", "query option `unused`"),
+    _path("/gatewayz", "no gateways: always empty"),
+    _path("/leafz", "no leaf nodes: always empty"),
+    _path("/ipqueuesz", "always `{}`: fakejs has no internal queues"),
+    _path(
+        "/raftz",
+        "404 `No Raft nodes registered`, as a single nats-server; fakejs's clusters have no Raft groups",
+        "404",
+    ),
+    Feature("subscription counts (`/varz`, `/subsz`, `/accstatz`, `STATSZ`, ...)", DIFFERS, SUBSCRIPTION_COUNTS),
     _refused_path("/", "the monitoring home page"),
-    _refused_path("/gatewayz", "gateways"),
-    _refused_path("/leafz", "leaf nodes"),
-    _refused_path("/accountz", "account details"),
-    _refused_path("/accstatz", "account statistics"),
     _refused_path("/stacksz", "Go stacks"),
-    _refused_path("/ipqueuesz", "internal queue sizes"),
-    _refused_path("/raftz", "Raft groups"),
     _refused_path("/debug/vars", "Go runtime variables"),
     _path("any other path", "404 `404 page not found`, as nats-server", "404"),
 )

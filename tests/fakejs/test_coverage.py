@@ -23,7 +23,6 @@ import pytest
 from nats.aio.client import Client
 from nats.errors import NoRespondersError, TimeoutError
 
-import fakejs
 from fakejs.cli.flags import nats_server_flags
 from fakejs.cli.settings import UNSUPPORTED, Exit, command_line
 from fakejs.core.configfile.load import load_text
@@ -53,6 +52,7 @@ from fakejs.testkit.coverage_jetstream import (
 )
 from fakejs.testkit.coverage_reference import FLAGS, NATS_SERVER_KEYS, all_features, config_features, with_reference
 from tests.harness.configured import configured_servers
+from tests.harness.targets import Settings
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "coverage.md"
 SILENCE = 0.5  # how long a probe that expects no answer listens
@@ -284,17 +284,17 @@ def fetch(url: str) -> tuple[int, str]:
         return error.code, error.read().decode()
 
 
-@pytest.mark.fake_only
-async def test_monitoring_rows() -> None:
-    async with fakejs.Server(http_port=0) as server:
-        base = f"http://127.0.0.1:{server.http_port}"
-        for row in MONITORING:
-            assert row.probe is not None
-            path = row.probe.subject if row.probe.subject.startswith("/") else "/nothing-here"
-            status, text = await asyncio.to_thread(fetch, base + path)
-            assert f"http:{status}" == row.probe.expect, row.name
-            if row.status == REFUSED:
-                assert text == row.how + "\n"
+async def test_monitoring_rows(make_target: Any, target_kind: str) -> None:
+    target = await make_target(Settings(monitor=True))
+    base = f"http://127.0.0.1:{target.http_port}"
+    for row in MONITORING:
+        if row.probe is None or (target_kind == "real" and row.status != SERVED):
+            continue
+        path = row.probe.subject if row.probe.subject.startswith("/") else "/nothing-here"
+        status, text = await asyncio.to_thread(fetch, base + path)
+        assert f"http:{status}" == row.probe.expect, row.name
+        if row.status == REFUSED:
+            assert text == row.how + "\n"
 
 
 # -- the gaps closed: what used to be answered with silence or a bare 404 -------------------------------------
