@@ -9,7 +9,8 @@ the server answers:
 * ``$SYS.REQ.SERVER.<server id>.RELOAD``: the configuration file reloaded
   (the envelope without ``data``; a refused reload's error, code 500);
 * ``$SYS.REQ.SERVER.<server id>.KICK`` and ``...LDM`` for one client
-  (:mod:`fakejs.monitoring.client_requests`);
+  (:mod:`fakejs.monitoring.client_requests`), and ``$SYS.DEBUG.SUBSCRIBERS``
+  (:mod:`fakejs.monitoring.subscribers`);
 * the kinds nats-server serves and fakejs does not (:data:`REFUSED_SERVER_KINDS`):
   an error (500) naming the feature, never silence;
 * ``$SYS.REQ.ACCOUNT.<account>.<KIND>`` for the kinds in
@@ -51,6 +52,7 @@ from fakejs.core.router import InternalHandler, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import rfc3339
+from fakejs.monitoring import subscribers
 from fakejs.monitoring.accountz import NoAccount, account_info, account_stats, accountz, gatewayz, head, leafz
 from fakejs.monitoring.client_requests import CLIENT_REQUESTS, client_id
 from fakejs.monitoring.userinfo import UserInfoResponder
@@ -258,6 +260,7 @@ class SystemRequests:
             subjects.append((f"$SYS.REQ.SERVER.PING.{kind}", self._on_server))
             subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_server))
         subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.RELOAD", self._on_reload))
+        subjects.append((subscribers.SUBJECT, self._on_subscribers))
         for kind in CLIENT_REQUESTS:
             subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_client_request))
         for kind in ACCOUNT_KINDS:
@@ -376,6 +379,12 @@ class SystemRequests:
             self._answer(reply, payload, _ACCOUNT_TYPES.get(kind, kind.title()), makers[kind], to=account)
 
         return on_request
+
+    def _on_subscribers(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        account = self.events.account
+        if reply and account is not None and isinstance(origin, ClientSession):
+            count = subscribers.count_subscribers(account.router, payload)
+            account.router.publish(reply, "", None, str(count).encode())
 
     def _on_client_request(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         request = client_id(payload)

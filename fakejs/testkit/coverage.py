@@ -13,7 +13,7 @@ Fingerprints: ``type:<response type>`` or ``type:<response type>/<err_code>``
 for a JSON API answer, ``status:<code>`` for a status message,
 ``message`` for a stored message, ``silent`` for no answer at all,
 ``no responders`` for the 503 of a subject nobody listens on,
-``data`` or ``error:<code>`` for a ``$SYS`` envelope.
+``data`` or ``error:<code>`` for a ``$SYS`` envelope, ``count`` for a bare number.
 """
 
 from __future__ import annotations
@@ -339,9 +339,8 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
     _sys(
         "$SYS.DEBUG.SUBSCRIBERS",
         "$SYS.DEBUG.SUBSCRIBERS",
-        "no responders",
-        DIFFERS,
-        "nats-server answers the number of subscribers of the subject in the body; fakejs has no responders",
+        "count",
+        how="the number of the system account's client subscriptions on `<subject> [<queue>]`",
     ),
     _sys("any other `$SYS.REQ.` subject", "$SYS.REQ.SERVER.<id>.FOOZ", "no responders", how="as nats-server"),
 )

@@ -159,6 +159,8 @@ def fingerprint(reply: Any) -> str:
         return f"type:{kind}/{doc['error']['err_code']}" if "error" in doc else f"type:{kind}"
     if isinstance(doc, dict) and "error" in doc:
         return f"error:{doc['error']['code']}"
+    if isinstance(doc, int):
+        return "count"
     return "data" if isinstance(doc, dict) else "message"
 
 
@@ -249,6 +251,19 @@ async def test_the_system_account_purges_an_account(target_kind: str, tmp_path: 
         assert json.loads(names.data)["total"] == 0
         unheard, _ = await probe(account, "$JS.API.ACCOUNT.PURGE.A", b"", "silent")
         assert unheard == "silent"
+
+
+async def test_debug_subscribers_counts_the_system_account_s_clients(target_kind: str, tmp_path: Path) -> None:
+    async with system_clients(target_kind, tmp_path) as (system, account, _):
+        await system.subscribe("foo.bar")
+        await system.subscribe("foo.*", queue="q")
+        await account.subscribe("foo.bar")  # another account: not counted
+        await account.flush()
+        counts = {}
+        for body in ("foo.bar", "foo.bar q", "foo.>", "x.y"):
+            reply = await system.request("$SYS.DEBUG.SUBSCRIBERS", body.encode(), timeout=WAIT)
+            counts[body] = reply.data
+    assert counts == {"foo.bar": b"2", "foo.bar q": b"1", "foo.>": b"2", "x.y": b"0"}
 
 
 async def test_kick_closes_one_client(target_kind: str, tmp_path: Path) -> None:
