@@ -9,8 +9,12 @@ the server answers:
 * ``$SYS.REQ.SERVER.<server id>.RELOAD``: the configuration file reloaded
   (the envelope without ``data``; a refused reload's error, code 500);
 * ``$SYS.REQ.SERVER.<server id>.KICK`` and ``...LDM`` for one client
-  (:mod:`fakejs.monitoring.client_requests`), and ``$SYS.DEBUG.SUBSCRIBERS``
-  (:mod:`fakejs.monitoring.subscribers`);
+  (:mod:`fakejs.monitoring.client_requests`), ``$SYS.DEBUG.SUBSCRIBERS`` and
+  ``$SYS.REQ.ACCOUNT.NSUBS`` (:mod:`fakejs.monitoring.subscribers`);
+* ``$SYS.REQ.ACCOUNT.<account>.CLAIMS.UPDATE`` (and the older
+  ``$SYS.ACCOUNT.<account>.CLAIMS.UPDATE``): an empty body is nats-server's
+  ``jwt update error - request body is empty``, a JWT is refused by name
+  (:data:`JWT_UPDATES`: fakejs has no operator mode);
 * the kinds nats-server serves and fakejs does not (:data:`REFUSED_SERVER_KINDS`):
   an error (500) naming the feature, never silence;
 * ``$SYS.REQ.ACCOUNT.<account>.<KIND>`` for the kinds in
@@ -99,6 +103,9 @@ IMPORTED = {
     "$SYS.REQ.ACCOUNT.PING.CONNZ": "CONNZ",
     "$SYS.REQ.SERVER.PING.CONNZ": "CONNZ",
 }
+# Account JWT updates (old and new subjects): an empty body is nats-server's error, a JWT refused by name.
+CLAIMS_UPDATE_SUBJECTS = ("$SYS.REQ.ACCOUNT.*.CLAIMS.UPDATE", "$SYS.ACCOUNT.*.CLAIMS.UPDATE")
+JWT_UPDATES = "account JWT updates (operator (JWT) mode): not supported by fakejs yet"
 # Server kinds nats-server serves and fakejs does not: answered with an error naming them, never silence.
 REFUSED_SERVER_KINDS = {
     "PROFILEZ": "Go runtime profiles",
@@ -261,6 +268,9 @@ class SystemRequests:
             subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_server))
         subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.RELOAD", self._on_reload))
         subjects.append((subscribers.SUBJECT, self._on_subscribers))
+        subjects.append((subscribers.NSUBS_SUBJECT, self._on_nsubs))
+        for pattern in CLAIMS_UPDATE_SUBJECTS:
+            subjects.append((pattern, self._on_claims_update))
         for kind in CLIENT_REQUESTS:
             subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_client_request))
         for kind in ACCOUNT_KINDS:
@@ -385,6 +395,27 @@ class SystemRequests:
         if reply and account is not None and isinstance(origin, ClientSession):
             count = subscribers.count_subscribers(account.router, payload)
             account.router.publish(reply, "", None, str(count).encode())
+
+    def _on_nsubs(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        broker = self.server.broker
+        count = subscribers.nsubs_request(broker.accounts, list(broker.clients.values()), payload)
+        account = self.events.account
+        if reply and count is not None and account is not None:
+            account.router.publish(reply, "", None, str(count).encode())
+
+    def _on_claims_update(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        """nats-server's accountClaimUpdate, up to decoding the JWT: fakejs refuses operator mode."""
+        tokens = subject.split(".")
+        name = tokens[3] if len(tokens) == 6 else tokens[2]
+        if payload:
+            problem = JWT_UPDATES
+            self.server.broker.log.error("%s", problem)
+        else:
+            problem = "jwt update error - request body is empty"
+            self.server.broker.log.error("jwt update error - %s - request body is empty", name)
+        if reply:
+            error = {"account": name, "code": 500, "description": problem}
+            self._reply(reply, {"server": self.events.server_info(), "error": error})
 
     def _on_client_request(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         request = client_id(payload)

@@ -321,20 +321,23 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
     _sys("$SYS.REQ.USER.INFO", "$SYS.REQ.USER.INFO", how="in every account"),
     _sys("$SYS.REQ.ACCOUNT.<account>.CLAIMS.LOOKUP", "$SYS.REQ.ACCOUNT.A.CLAIMS.LOOKUP", "no responders", how=JWT),
     _sys(
-        "$SYS.REQ.ACCOUNT.<account>.CLAIMS.UPDATE",
+        "$SYS.REQ.ACCOUNT.<account>.CLAIMS.UPDATE with an empty body",
         "$SYS.REQ.ACCOUNT.A.CLAIMS.UPDATE",
-        "no responders",
-        DIFFERS,
-        "nats-server answers `jwt update error - request body is empty` (500) even without operator mode;"
-        " fakejs has no responders",
+        "error:500",
+        how="`jwt update error - request body is empty`, as nats-server",
+    ),
+    Feature(
+        "$SYS.REQ.ACCOUNT.<account>.CLAIMS.UPDATE, $SYS.ACCOUNT.<account>.CLAIMS.UPDATE",
+        REFUSED,
+        "account JWT updates (operator (JWT) mode): not supported by fakejs yet",
+        Probe("$SYS.REQ.ACCOUNT.A.CLAIMS.UPDATE", b"eyJ0eXAiOiJKV1QifQ", "error:500"),
     ),
     _sys("$SYS.REQ.CLAIMS.PACK, LIST, UPDATE, DELETE", "$SYS.REQ.CLAIMS.LIST", "no responders", how=JWT),
-    _sys(
+    Feature(
         "$SYS.REQ.ACCOUNT.NSUBS",
-        "$SYS.REQ.ACCOUNT.NSUBS",
-        "no responders",
-        DIFFERS,
-        "a request between servers: nats-server stays silent to a client's, fakejs has no responders",
+        SERVED,
+        '`{"acc", "subject", "queue"}`: the number of the account\'s client subscriptions on it',
+        Probe("$SYS.REQ.ACCOUNT.NSUBS", b'{"acc":"A","subject":"x"}', "count"),
     ),
     _sys(
         "$SYS.DEBUG.SUBSCRIBERS",

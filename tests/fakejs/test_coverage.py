@@ -266,6 +266,20 @@ async def test_debug_subscribers_counts_the_system_account_s_clients(target_kind
     assert counts == {"foo.bar": b"2", "foo.bar q": b"1", "foo.>": b"2", "x.y": b"0"}
 
 
+async def test_nsubs_counts_an_account_s_clients(target_kind: str, tmp_path: Path) -> None:
+    async with system_clients(target_kind, tmp_path) as (system, account, _):
+        await account.subscribe("foo.bar")
+        await account.subscribe("foo.*", queue="q")
+        await account.flush()
+        counts = {}
+        for body in ('{"acc":"A","subject":"foo.bar"}', '{"acc":"A","subject":"foo.bar","queue":"cQ=="}'):
+            reply = await system.request("$SYS.REQ.ACCOUNT.NSUBS", body.encode(), timeout=WAIT)
+            counts[body] = reply.data
+        unheard, _ = await probe(system, "$SYS.REQ.ACCOUNT.NSUBS", b'{"acc":"NOPE","subject":"x"}', "silent")
+    assert list(counts.values()) == [b"2", b"1"]
+    assert unheard == "silent"
+
+
 async def test_kick_closes_one_client(target_kind: str, tmp_path: Path) -> None:
     async with system_clients(target_kind, tmp_path) as (system, account, server_id):
         closed = asyncio.Event()
