@@ -454,3 +454,23 @@ HEADERS: tuple[Feature, ...] = tuple(
         ("traceparent", "[Message tracing](message-tracing.md): a sampled W3C trace context"),
     )
 )
+
+
+CONNECT_NOTES = {
+    "verbose": "true when absent (`CONNECT {}` is answered `+OK`), as nats-server",
+    "pedantic": "true when absent, as nats-server",
+    "protocol": "above 1: `-ERR 'invalid client protocol'`",
+    "no_responders": "needs `headers`: `-ERR 'no responders requires headers support'` otherwise",
+    "jwt": "only read in operator (JWT) mode, which fakejs refuses at start: ignored, as nats-server without it",
+    "account": "any value: `-ERR 'Authorization Violation'`, as nats-server",
+    "new_account": "true: `-ERR 'Authorization Violation'`, as nats-server",
+    "import": "for leaf nodes: ignored from a client, as nats-server",
+    "export": "for leaf nodes: ignored from a client, as nats-server",
+    "remote_account": "for leaf nodes: ignored from a client, as nats-server",
+    "proxy_sig": "for trusted proxies, which fakejs refuses at start: ignored, as nats-server without them",
+}
+
+
+def connect_features(names: tuple[str, ...]) -> tuple[Feature, ...]:
+    """The CONNECT fields (``names``: the fields fakejs reads) as rows."""
+    return tuple(Feature(name, SERVED, CONNECT_NOTES.get(name, "")) for name in names)

@@ -15,7 +15,9 @@ from fakejs.jetstream.errors import BY_ERR_CODE
 from fakejs.testkit.coverage import DIFFERS, REFUSED, SERVED, Feature
 
 __all__ = [
+    "ACKS",
     "CONSUMER_FIELDS",
+    "DIRECT_GET_FIELDS",
     "PULL_FIELDS",
     "STATUS_LINES",
     "STREAM_FIELDS",
@@ -51,6 +53,35 @@ PULL_FIELDS: tuple[Feature, ...] = tuple(
         "id",
         "priority",
     )
+)
+
+
+DIRECT_GET_FIELDS: tuple[Feature, ...] = tuple(
+    Feature(key, SERVED)
+    for key in (
+        "seq",
+        "last_by_subj",
+        "next_by_subj",
+        "batch",
+        "max_bytes",
+        "multi_last",
+        "up_to_seq",
+        "up_to_time",
+        "start_time",
+        "no_hdr",
+    )
+)
+
+# What a client sends on a delivered message's ``$JS.ACK.`` reply subject, and other JetStream replies.
+ACKS: tuple[Feature, ...] = (
+    Feature("empty, `+ACK`", SERVED, "with a reply subject: an empty confirmation, as nats-server"),
+    Feature('`-NAK`, `-NAK {"delay": <ns>}`, `-NAK <duration>`', SERVED),
+    Feature("`+WPI`", SERVED),
+    Feature("`+NXT` [pull request]", SERVED),
+    Feature("`+TERM` [reason]", SERVED, "the reason in the `MSG_TERMINATED` advisory"),
+    Feature("`$JS.FC.` flow control replies", SERVED),
+    Feature("`<prefix>.<batch>.<flow>.<ok or fail>.<seq>.<op>.$FI` reply subjects (fast batches)", SERVED),
+    Feature("`$JS.SNAPSHOT.ACK.`, `$JS.SNAPSHOT.RESTORE.`", REFUSED, "snapshots and restores are refused"),
 )
 
 

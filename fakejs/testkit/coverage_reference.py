@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from fakejs.core.configfile.listeners import BLOCK_ALIASES, BLOCKS
 from fakejs.core.configfile.load import IGNORED_BOOLEANS, IGNORED_INTEGERS, REFUSED
+from fakejs.protocol.connect import CLIENT_OPTS
 from fakejs.testkit.coverage import (
     DIFFERS,
     HEADERS,
@@ -20,12 +21,15 @@ from fakejs.testkit.coverage import (
     SERVED,
     SYSTEM_REQUESTS,
     Feature,
+    connect_features,
 )
 from fakejs.testkit.coverage import (
     REFUSED as REFUSED_STATUS,
 )
 from fakejs.testkit.coverage_jetstream import (
+    ACKS,
     CONSUMER_FIELDS,
+    DIRECT_GET_FIELDS,
     PULL_FIELDS,
     STATUS_LINES,
     STREAM_FIELDS,
@@ -33,6 +37,8 @@ from fakejs.testkit.coverage_jetstream import (
 )
 
 __all__ = ["BEGIN", "END", "FLAGS", "NATS_SERVER_KEYS", "config_features", "reference_markdown", "with_reference"]
+
+CONNECT_FIELDS = connect_features(tuple(field.name for field in CLIENT_OPTS.fields))
 
 BEGIN = "<!-- coverage: generated from fakejs/testkit/coverage.py; do not edit by hand -->"
 END = "<!-- end of coverage -->"
@@ -256,8 +262,9 @@ def flag_features() -> tuple[Feature, ...]:
 
 def all_features() -> tuple[Feature, ...]:
     """Every row of the page."""
-    jetstream = STREAM_FIELDS + CONSUMER_FIELDS + PULL_FIELDS + status_features() + error_features()
-    core = PROTOCOL + HEADERS + config_features() + flag_features()
+    jetstream = STREAM_FIELDS + CONSUMER_FIELDS + PULL_FIELDS + DIRECT_GET_FIELDS + ACKS
+    jetstream += status_features() + error_features()
+    core = PROTOCOL + CONNECT_FIELDS + HEADERS + config_features() + flag_features()
     return JETSTREAM_API + SYSTEM_REQUESTS + MONITORING + jetstream + core
 
 
@@ -282,10 +289,13 @@ SECTIONS = (
     ("`$SYS` requests", "Sent from the system account.", SYSTEM_REQUESTS, "subject"),
     ("Monitoring endpoints", "On the `http_port`.", MONITORING, "path"),
     ("Protocol operations", "", PROTOCOL, "operation"),
+    ("CONNECT fields", "", CONNECT_FIELDS, "field"),
     ("Headers clients send", "On messages published to streams, and on requests.", HEADERS, "header"),
     ("Stream configuration fields", "In `STREAM.CREATE` and `STREAM.UPDATE` requests.", STREAM_FIELDS, "field"),
     ("Consumer configuration fields", "In `CONSUMER.CREATE` requests.", CONSUMER_FIELDS, "field"),
     ("Pull request fields", "In `CONSUMER.MSG.NEXT` requests.", PULL_FIELDS, "field"),
+    ("Direct Get request fields", "In `DIRECT.GET` requests.", DIRECT_GET_FIELDS, "field"),
+    ("Acknowledgements and other replies", "What a client sends back on JetStream's reply subjects.", ACKS, "reply"),
     ("Status lines", "What pull requests, push consumers and Direct Get hear.", status_features(), "status"),
 )  # fmt: skip
 

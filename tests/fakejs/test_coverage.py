@@ -43,14 +43,23 @@ from fakejs.testkit.coverage import (
     Feature,
 )
 from fakejs.testkit.coverage_jetstream import (
+    ACKS,
     CONSUMER_FIELDS,
+    DIRECT_GET_FIELDS,
     PULL_FIELDS,
     STATUS_LINES,
     STREAM_FIELDS,
     UNANSWERED_ERRORS,
     error_features,
 )
-from fakejs.testkit.coverage_reference import FLAGS, NATS_SERVER_KEYS, all_features, config_features, with_reference
+from fakejs.testkit.coverage_reference import (
+    CONNECT_FIELDS,
+    FLAGS,
+    NATS_SERVER_KEYS,
+    all_features,
+    config_features,
+    with_reference,
+)
 from tests.harness.configured import configured_servers
 from tests.harness.targets import Settings
 
@@ -72,6 +81,7 @@ def regenerate() -> None:
 
 ROW_SETS = [JETSTREAM_API, SYSTEM_REQUESTS, MONITORING, PROTOCOL, HEADERS, config_features()]
 ROW_SETS += [STREAM_FIELDS, CONSUMER_FIELDS, PULL_FIELDS, tuple(row for row, _, _ in STATUS_LINES), error_features()]
+ROW_SETS += [DIRECT_GET_FIELDS, ACKS, CONNECT_FIELDS]
 
 
 @pytest.mark.parametrize("rows", ROW_SETS)
