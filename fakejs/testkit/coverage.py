@@ -43,6 +43,7 @@ class Feature:
     status: str
     how: str = ""
     probe: Probe | None = None
+    note: str = ""  # said after a refusal's quoted text
 
 
 def _api(name: str, subject: str, expect: str, body: bytes = b"", how: str = "") -> Feature:
@@ -331,6 +332,7 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
         REFUSED,
         "account JWT updates (operator (JWT) mode): not supported by fakejs yet",
         Probe("$SYS.REQ.ACCOUNT.A.CLAIMS.UPDATE", b"eyJ0eXAiOiJKV1QifQ", "error:500"),
+        "(500) for a JWT",
     ),
     _sys("$SYS.REQ.CLAIMS.PACK, LIST, UPDATE, DELETE", "$SYS.REQ.CLAIMS.LIST", "no responders", how=JWT),
     Feature(
@@ -404,7 +406,7 @@ MONITORING: tuple[Feature, ...] = (
         "404 `No Raft nodes registered`, as a single nats-server; fakejs's clusters have no Raft groups",
         "404",
     ),
-    Feature("subscription counts (`/varz`, `/subsz`, `/accstatz`, `STATSZ`, ...)", DIFFERS, SUBSCRIPTION_COUNTS),
+    Feature("subscription counts (/varz, /subsz, /accstatz, STATSZ, ...)", DIFFERS, SUBSCRIPTION_COUNTS),
     _refused_path("/", "the monitoring home page"),
     _refused_path("/stacksz", "Go stacks"),
     _refused_path("/debug/vars", "Go runtime variables"),

@@ -74,14 +74,18 @@ DIRECT_GET_FIELDS: tuple[Feature, ...] = tuple(
 
 # What a client sends on a delivered message's ``$JS.ACK.`` reply subject, and other JetStream replies.
 ACKS: tuple[Feature, ...] = (
-    Feature("empty, `+ACK`", SERVED, "with a reply subject: an empty confirmation, as nats-server"),
-    Feature('`-NAK`, `-NAK {"delay": <ns>}`, `-NAK <duration>`', SERVED),
-    Feature("`+WPI`", SERVED),
-    Feature("`+NXT` [pull request]", SERVED),
-    Feature("`+TERM` [reason]", SERVED, "the reason in the `MSG_TERMINATED` advisory"),
-    Feature("`$JS.FC.` flow control replies", SERVED),
-    Feature("`<prefix>.<batch>.<flow>.<ok or fail>.<seq>.<op>.$FI` reply subjects (fast batches)", SERVED),
-    Feature("`$JS.SNAPSHOT.ACK.`, `$JS.SNAPSHOT.RESTORE.`", REFUSED, "snapshots and restores are refused"),
+    Feature("empty, +ACK", SERVED, "with a reply subject: an empty confirmation, as nats-server"),
+    Feature('-NAK, -NAK {"delay": <ns>}, -NAK <duration>', SERVED),
+    Feature("+WPI", SERVED),
+    Feature("+NXT [pull request]", SERVED),
+    Feature("+TERM [reason]", SERVED, "the reason in the `MSG_TERMINATED` advisory"),
+    Feature("$JS.FC. flow control replies", SERVED),
+    Feature("<prefix>.<batch>.<flow>.<ok or fail>.<seq>.<op>.$FI reply subjects (fast batches)", SERVED),
+    Feature(
+        "$JS.SNAPSHOT.ACK., $JS.SNAPSHOT.RESTORE.",
+        DIFFERS,
+        "nobody listens: snapshots and restores are refused at the API (10064, 10062)",
+    ),
 )
 
 
@@ -121,7 +125,13 @@ STATUS_LINES: tuple[tuple[Feature, str, tuple[object, ...]], ...] = (
     _line("423 Nats-Wrong-Pin-Id", "wrong_pin_id", 0, 0),
     (Feature("429 Too Many Requests", DIFFERS, NEVER_FULL), "", ()),
     (Feature("500 <store error>", DIFFERS, "never sent: fakejs's store does not fail"), "", ()),
-    (Feature("204 (snapshot end), 408 No Interest, 408 No Flow Response", REFUSED, "snapshots are refused"), "", ()),
+    (
+        Feature(
+            "204 (snapshot end), 408 No Interest, 408 No Flow Response", DIFFERS, "never sent: snapshots are refused"
+        ),
+        "",
+        (),
+    ),
     (Feature("503 (no responders)", SERVED, "the core server's, with `Nats-Subject`"), "", ()),
 )
 

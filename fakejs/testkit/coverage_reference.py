@@ -164,8 +164,8 @@ def refusal(key: str) -> str:
 
 def _config_feature(key: str) -> Feature:
     if key in REFUSED or key == "no_fast_producer_stall":
-        how = refusal(key) + (" (with `true`; `false` is accepted)" if key == "no_fast_producer_stall" else "")
-        return Feature(key, REFUSED_STATUS, how)
+        note = "with `true` (`false` is accepted)" if key == "no_fast_producer_stall" else ""
+        return Feature(key, REFUSED_STATUS, refusal(key), note=note)
     if key in BLOCKS or key in BLOCK_ALIASES:
         return Feature(key, DIFFERS, LISTENER_ONLY)
     if key in IGNORED_BOOLEANS or key in IGNORED_INTEGERS:
@@ -194,7 +194,7 @@ FLAGS: tuple[tuple[str, str, str, str], ...] = (
     _flag("verbose_trace", "-VV"),
     _flag("debug_trace", "-DV"),
     _flag("debug_verbose_trace", "-DVV"),
-    _flag("logtime", "-T, --logtime", DIFFERS, "`-T=false`: log lines without timestamps (-T=false): not supported by fakejs yet"),
+    _flag("logtime", "-T, --logtime", DIFFERS, "`-T=false` is refused: `log lines without timestamps (-T=false): not supported by fakejs yet`"),
     _flag("logtime_utc", "--logtime_utc", REFUSED_STATUS, "UTC log timestamps (--logtime_utc): not supported by fakejs yet"),
     _flag("user", "--user"),
     _flag("password", "--pass"),
@@ -203,7 +203,7 @@ FLAGS: tuple[tuple[str, str, str, str], ...] = (
     _flag("https_port", "-ms, --https_port"),
     _flag("config", "-c, --config"),
     _flag("check_config", "-t"),
-    _flag("signal", "-sl, --signal", DIFFERS, "only `reload=<pid or pid file>`; other signals: signals to a running server (-sl ...): not supported by fakejs yet (only reload)"),
+    _flag("signal", "-sl, --signal", DIFFERS, "only `reload=<pid or pid file>`; another signal is refused: `signals to a running server (-sl <signal>): not supported by fakejs yet (only reload)`"),
     _flag("pid", "-P, --pid"),
     _flag("ports_file_dir", "--ports_file_dir"),
     _flag("log", "-l, --log"),
@@ -238,6 +238,7 @@ def _table(features: tuple[Feature, ...], first: str) -> str:
     lines = [f"| {first} | fakejs | how |", "| --- | --- | --- |"]
     for feature in features:
         how = f"`{_cell(feature.how)}`" if feature.status == REFUSED_STATUS else _cell(feature.how)
+        how += f" {feature.note}" if feature.note else ""
         lines.append(f"| `{_cell(feature.name)}` | **{feature.status}** | {how} |")
     return "\n".join(lines) + "\n"
 
