@@ -16,6 +16,7 @@ from fakejs.testkit.coverage import DIFFERS, REFUSED, SERVED, Feature
 
 __all__ = [
     "ACKS",
+    "ADVISORIES",
     "CONSUMER_FIELDS",
     "DIRECT_GET_FIELDS",
     "PULL_FIELDS",
@@ -86,6 +87,56 @@ ACKS: tuple[Feature, ...] = (
         DIFFERS,
         "nobody listens: snapshots and restores are refused at the API (10064, 10062)",
     ),
+)
+
+
+NOT_PUBLISHED = "not published"
+ADVISORY_NOTES = {
+    "API.LIMIT_REACHED": NOT_PUBLISHED + ": fakejs has no API queue to fill",
+    "STREAM.SNAPSHOT_CREATE.<stream>": NOT_PUBLISHED + ": snapshots are refused",
+    "STREAM.SNAPSHOT_COMPLETE.<stream>": NOT_PUBLISHED + ": snapshots are refused",
+    "STREAM.RESTORE_CREATE.<stream>": NOT_PUBLISHED + ": restores are refused",
+    "STREAM.RESTORE_COMPLETE.<stream>": NOT_PUBLISHED + ": restores are refused",
+    "STREAM.QUORUM_LOST.<stream>": NOT_PUBLISHED + ": fakejs does not model quorum",
+    "CONSUMER.QUORUM_LOST.<stream>.<consumer>": NOT_PUBLISHED + ": fakejs does not model quorum",
+    "DOMAIN.LEADER_ELECTED": NOT_PUBLISHED,
+    "SERVER.OUT_OF_STORAGE": NOT_PUBLISHED + ": fakejs's store does not run out of space",
+    "SERVER.REMOVED": NOT_PUBLISHED,
+    "SERVER.META_RESCUE": NOT_PUBLISHED,
+}
+CLUSTER_ADVISORY = "in clusters, for replicated assets"
+# Subjects under $JS.EVENT.ADVISORY. (and the ack metric): what a client subscribing hears.
+ADVISORIES: tuple[Feature, ...] = tuple(
+    Feature(name, DIFFERS, ADVISORY_NOTES[name]) if name in ADVISORY_NOTES else Feature(name, SERVED, how)
+    for name, how in (
+        ("API", ""),
+        ("API.LIMIT_REACHED", ""),
+        ("STREAM.CREATED.<stream>", ""),
+        ("STREAM.UPDATED.<stream>", ""),
+        ("STREAM.DELETED.<stream>", ""),
+        ("STREAM.SNAPSHOT_CREATE.<stream>", ""),
+        ("STREAM.SNAPSHOT_COMPLETE.<stream>", ""),
+        ("STREAM.RESTORE_CREATE.<stream>", ""),
+        ("STREAM.RESTORE_COMPLETE.<stream>", ""),
+        ("STREAM.LEADER_ELECTED.<stream>", CLUSTER_ADVISORY),
+        ("STREAM.QUORUM_LOST.<stream>", ""),
+        ("STREAM.BATCH_ABANDONED.<stream>", ""),
+        ("CONSUMER.CREATED.<stream>.<consumer>", ""),
+        ("CONSUMER.DELETED.<stream>.<consumer>", ""),
+        ("CONSUMER.PAUSE.<stream>.<consumer>", ""),
+        ("CONSUMER.PINNED.<stream>.<consumer>", ""),
+        ("CONSUMER.UNPINNED.<stream>.<consumer>", ""),
+        ("CONSUMER.MAX_DELIVERIES.<stream>.<consumer>", ""),
+        ("CONSUMER.MSG_NAKED.<stream>.<consumer>", ""),
+        ("CONSUMER.MSG_TERMINATED.<stream>.<consumer>", ""),
+        ("CONSUMER.LEADER_ELECTED.<stream>.<consumer>", CLUSTER_ADVISORY),
+        ("CONSUMER.QUORUM_LOST.<stream>.<consumer>", ""),
+        ("DOMAIN.LEADER_ELECTED", ""),
+        ("SERVER.OUT_OF_STORAGE", ""),
+        ("SERVER.REMOVED", ""),
+        ("SERVER.META_RESCUE", ""),
+        ("$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>", "with `sample_freq`"),
+    )
 )
 
 

@@ -28,6 +28,7 @@ from fakejs.testkit.coverage import (
 )
 from fakejs.testkit.coverage_jetstream import (
     ACKS,
+    ADVISORIES,
     CONSUMER_FIELDS,
     DIRECT_GET_FIELDS,
     PULL_FIELDS,
@@ -263,7 +264,7 @@ def flag_features() -> tuple[Feature, ...]:
 
 def all_features() -> tuple[Feature, ...]:
     """Every row of the page."""
-    jetstream = STREAM_FIELDS + CONSUMER_FIELDS + PULL_FIELDS + DIRECT_GET_FIELDS + ACKS
+    jetstream = STREAM_FIELDS + CONSUMER_FIELDS + PULL_FIELDS + DIRECT_GET_FIELDS + ACKS + ADVISORIES
     jetstream += status_features() + error_features()
     core = PROTOCOL + CONNECT_FIELDS + HEADERS + config_features() + flag_features()
     return JETSTREAM_API + SYSTEM_REQUESTS + MONITORING + jetstream + core
@@ -298,6 +299,12 @@ SECTIONS = (
     ("Direct Get request fields", "In `DIRECT.GET` requests.", DIRECT_GET_FIELDS, "field"),
     ("Acknowledgements and other replies", "What a client sends back on JetStream's reply subjects.", ACKS, "reply"),
     ("Status lines", "What pull requests, push consumers and Direct Get hear.", status_features(), "status"),
+    (
+        "Advisories",
+        "Subjects under `$JS.EVENT.ADVISORY.`, as [What JetStream serves](jetstream.md#advisories) describes them.",
+        ADVISORIES,
+        "subject",
+    ),
 )  # fmt: skip
 
 
