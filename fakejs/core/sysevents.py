@@ -11,7 +11,10 @@ names) that subscribes to ``$SYS.>`` sees, without asking:
 * the account's connection count, ``$SYS.SERVER.ACCOUNT.<acc>.CONNS`` and
   ``$SYS.ACCOUNT.<acc>.SERVER.CONNS`` (one event, two subjects), when it
   changes and every 30 seconds while the account has clients (never for
-  the global account ``$G``).
+  the global account ``$G``);
+* ``$SYS.SERVER.<id>.LAMEDUCK`` when the server enters lame duck mode and
+  ``$SYS.SERVER.<id>.SHUTDOWN`` as it starts shutting down (the
+  ``ServerInfo`` block alone, :meth:`SystemEvents.server_event`).
 
 Every message the server sends there carries its identity, the
 ``ServerInfo`` block (:meth:`SystemEvents.server_info`), numbered by one
@@ -107,6 +110,12 @@ class SystemEvents:
         account = self.account
         if account is not None:
             account.router.publish(subject, "", None, gojson.dumps(doc).encode())
+
+    def server_event(self, kind: str) -> None:
+        """``$SYS.SERVER.<id>.LAMEDUCK`` or ``...SHUTDOWN``: the server's ``ServerInfo`` alone, as nats-server sends."""
+        subject = f"$SYS.SERVER.{self.host.server_id}.{kind}"
+        if self._heard(subject):
+            self.send(subject, self.server_info())
 
     def _heard(self, subject: str) -> bool:
         """Whether anyone in the system account listens on ``subject`` (else no event is built)."""

@@ -273,6 +273,7 @@ class Server:
             self._autojump.cancel()
             self._autojump = None
         log = self.broker.log
+        self.broker.events.server_event("SHUTDOWN")  # before anything closes, as nats-server
         log.info("Initiating Shutdown...")
         self.accepting = False
         self.listeners.stop_accepting()
@@ -387,6 +388,7 @@ class Server:
         log = self.broker.log
         log.info("Entering lame duck mode, stop accepting new clients")
         self.broker.lame_duck = True
+        self.broker.events.server_event("LAMEDUCK")
         if self.broker.cluster is not None:
             self.broker.cluster.lame_duck()
         self.accepting = False

@@ -476,3 +476,22 @@ CONNECT_NOTES = {
 def connect_features(names: tuple[str, ...]) -> tuple[Feature, ...]:
     """The CONNECT fields (``names``: the fields fakejs reads) as rows."""
     return tuple(Feature(name, SERVED, CONNECT_NOTES.get(name, "")) for name in names)
+
+
+# What a client of the system account hears when it subscribes, without asking.
+SYSTEM_EVENTS: tuple[Feature, ...] = (
+    Feature("$SYS.ACCOUNT.<account>.CONNECT", SERVED),
+    Feature("$SYS.ACCOUNT.<account>.DISCONNECT", SERVED),
+    Feature("$SYS.SERVER.<id>.CLIENT.AUTH.ERR", SERVED),
+    Feature("$SYS.ACCOUNT.<account>.SERVER.CONNS, $SYS.SERVER.ACCOUNT.<account>.CONNS", SERVED),
+    Feature("$SYS.SERVER.<id>.STATSZ", SERVED, "while someone listens, on nats-server's schedule"),
+    Feature("$SYS.SERVER.<id>.LAMEDUCK", SERVED),
+    Feature("$SYS.SERVER.<id>.SHUTDOWN", SERVED),
+    Feature(
+        "$SYS.SERVER.<id>.OCSP.PEER.CONN.REJECT, ...OCSP.PEER.LINK.INVALID", DIFFERS, "never: OCSP is refused at start"
+    ),
+    Feature(
+        "$SYS.LATENCY.M2.<hash>, service latency events", DIFFERS, "never: `latency` on an export is refused at start"
+    ),
+    Feature("$SYS.ACCOUNT.<account>.LEAFNODE.CONNECT", DIFFERS, "never: fakejs has no leaf nodes"),
+)

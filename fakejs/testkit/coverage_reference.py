@@ -19,6 +19,7 @@ from fakejs.testkit.coverage import (
     MONITORING,
     PROTOCOL,
     SERVED,
+    SYSTEM_EVENTS,
     SYSTEM_REQUESTS,
     Feature,
     connect_features,
@@ -267,7 +268,7 @@ def all_features() -> tuple[Feature, ...]:
     jetstream = STREAM_FIELDS + CONSUMER_FIELDS + PULL_FIELDS + DIRECT_GET_FIELDS + ACKS + ADVISORIES
     jetstream += status_features() + error_features()
     core = PROTOCOL + CONNECT_FIELDS + HEADERS + config_features() + flag_features()
-    return JETSTREAM_API + SYSTEM_REQUESTS + MONITORING + jetstream + core
+    return JETSTREAM_API + SYSTEM_REQUESTS + SYSTEM_EVENTS + MONITORING + jetstream + core
 
 
 def _errors() -> str:
@@ -289,6 +290,7 @@ def status_features() -> tuple[Feature, ...]:
 SECTIONS = (
     ("`$JS.API` subjects", "Probed on a fresh server holding stream `S` and pull consumer `C`.", JETSTREAM_API, "subject"),
     ("`$SYS` requests", "Sent from the system account.", SYSTEM_REQUESTS, "subject"),
+    ("`$SYS` events", "What a client of the system account hears when it subscribes.", SYSTEM_EVENTS, "subject"),
     ("Monitoring endpoints", "On the `http_port`.", MONITORING, "path"),
     ("Protocol operations", "", PROTOCOL, "operation"),
     ("CONNECT fields", "", CONNECT_FIELDS, "field"),

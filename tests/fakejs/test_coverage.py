@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import json
+import signal
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
@@ -39,6 +40,7 @@ from fakejs.testkit.coverage import (
     REFUSED,
     SERVED,
     STATUSES,
+    SYSTEM_EVENTS,
     SYSTEM_REQUESTS,
     Feature,
 )
@@ -63,6 +65,7 @@ from fakejs.testkit.coverage_reference import (
 )
 from tests.harness.configured import configured_servers
 from tests.harness.targets import Settings
+from tests.harness.wait import eventually
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "coverage.md"
 SILENCE = 0.5  # how long a probe that expects no answer listens
@@ -79,7 +82,7 @@ def test_the_coverage_page_shows_the_facts() -> None:
 
 ROW_SETS = [JETSTREAM_API, SYSTEM_REQUESTS, MONITORING, PROTOCOL, HEADERS, config_features()]
 ROW_SETS += [STREAM_FIELDS, CONSUMER_FIELDS, PULL_FIELDS, tuple(row for row, _, _ in STATUS_LINES), error_features()]
-ROW_SETS += [DIRECT_GET_FIELDS, ACKS, ADVISORIES, CONNECT_FIELDS]
+ROW_SETS += [DIRECT_GET_FIELDS, ACKS, ADVISORIES, CONNECT_FIELDS, SYSTEM_EVENTS]
 
 
 @pytest.mark.parametrize("rows", ROW_SETS)
@@ -286,6 +289,46 @@ async def test_nsubs_counts_an_account_s_clients(target_kind: str, tmp_path: Pat
         unheard, _ = await probe(system, "$SYS.REQ.ACCOUNT.NSUBS", b'{"acc":"NOPE","subject":"x"}', "silent")
     assert list(counts.values()) == [b"2", b"1"]
     assert unheard == "silent"
+
+
+SERVER_INFO_FIELDS = ["name", "host", "id", "ver", "feature_flags", "jetstream", "flags", "seq", "time"]
+
+
+async def enter_lame_duck(target: Any) -> None:
+    if target.is_fake:
+        asyncio.get_running_loop().create_task(target.server.lame_duck())
+    else:
+        target.process.process.send_signal(signal.SIGUSR2)
+
+
+async def announced(target: Any, subject: str, act: Any) -> bytes:
+    """What a system client hears on ``subject`` when ``act(target)`` runs."""
+    system = await nats.connect(target.url, user="sys", password="sys", allow_reconnect=False)
+    heard: list[bytes] = []
+
+    async def on_event(msg: Any) -> None:
+        heard.append(msg.data)
+
+    await system.subscribe(subject.replace("<id>", system._server_info["server_id"]), cb=on_event)
+    await system.flush()
+    await act(target)
+
+    async def seen() -> list[bytes]:
+        return heard
+
+    await eventually(seen, what=subject)
+    await system.close()
+    return heard[0]
+
+
+async def test_lame_duck_and_shutdown_are_announced(target_kind: str, tmp_path: Path) -> None:
+    """``$SYS.SERVER.<id>.LAMEDUCK`` and ``...SHUTDOWN`` carry the server's identity alone."""
+    config = SYSTEM_CONFIG + "lame_duck_grace_period: 1s\n"
+    async with configured_servers(target_kind, tmp_path) as start:
+        lame_duck = await announced(await start(config), "$SYS.SERVER.<id>.LAMEDUCK", enter_lame_duck)
+        shutdown = await announced(await start(config), "$SYS.SERVER.<id>.SHUTDOWN", lambda target: target.stop())
+    assert list(json.loads(lame_duck)) == SERVER_INFO_FIELDS
+    assert list(json.loads(shutdown)) == SERVER_INFO_FIELDS
 
 
 async def test_kick_closes_one_client(target_kind: str, tmp_path: Path) -> None:
