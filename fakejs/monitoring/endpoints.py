@@ -24,10 +24,12 @@ from fakejs.core.broker import Broker
 from fakejs.core.cluster_config import ROUTE_TLS_TIMEOUT
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.transport_config import TLSConfig
+from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import NS, rfc3339
 from fakejs.gocompat.gourl import GoURLError, parse_url
 from fakejs.monitoring.accountz import accountz_endpoint, accstatz, gatewayz, leafz
 from fakejs.monitoring.connz import connz, subsz
+from fakejs.monitoring.health import healthz
 from fakejs.monitoring.jsz import jsz
 from fakejs.monitoring.query import go_uptime
 from fakejs.monitoring.routez import routez
@@ -37,10 +39,6 @@ from fakejs.monitoring.source import MonitoredServer
 def go_duration_short(seconds: float) -> str:
     """nats-server's uptime format: ``1d2h3m4s``."""
     return go_uptime(int(seconds * NS))
-
-
-def healthz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
-    return 200, {"status": "ok"}
 
 
 def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
@@ -284,7 +282,7 @@ def respond(server: MonitoredServer, target: str) -> tuple[int, str, bytes]:
         return status, "text/plain; charset=utf-8", doc.encode()
     # nats-server indents every document but the health check.
     if path == "/healthz":
-        return status, "application/json", json.dumps(doc, separators=(",", ":")).encode()
+        return status, "application/json", gojson.dumps(doc).encode()
     return status, "application/json", go_indent(doc)
 
 

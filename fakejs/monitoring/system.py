@@ -59,6 +59,7 @@ from fakejs.gocompat.gotime import rfc3339
 from fakejs.monitoring import subscribers
 from fakejs.monitoring.accountz import NoAccount, account_info, account_stats, accountz, gatewayz, head, leafz
 from fakejs.monitoring.client_requests import CLIENT_REQUESTS, client_id
+from fakejs.monitoring.health import health
 from fakejs.monitoring.userinfo import UserInfoResponder
 
 if TYPE_CHECKING:
@@ -247,7 +248,7 @@ class SystemRequests:
             "CONNZ": lambda o: _document(connz(server, _connz_query(o))),
             "SUBSZ": lambda o: _document(subsz(server, _query(o, _SUBSZ_OPTIONS))),
             "JSZ": lambda o: _document(jsz(server, _query(o, _JSZ_OPTIONS))),
-            "HEALTHZ": lambda o: {"status": "ok", "status_code": 200},
+            "HEALTHZ": lambda o: health(server, o),
             "ACCOUNTZ": self._accountz,
             "LEAFZ": lambda o: leafz(server)[1],
             "ROUTEZ": lambda o: routez(server, _routez_subs(o)),

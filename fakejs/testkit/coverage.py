@@ -383,12 +383,10 @@ MONITORING: tuple[Feature, ...] = (
         "query options `acc`, `accounts`, `streams`, `consumers`, `direct-consumers`, `config`, `leader-only`,"
         " `stream-leader-only`, `raft`, `offset`, `limit`",
     ),
-    Feature(
+    _path(
         "/healthz",
-        DIFFERS,
-        'always `{"status":"ok"}`: its options are not read; nats-server answers 400 to a bad boolean and'
-        " checks the `account`, `stream` and `consumer` given against its store directory (404 `unavailable`)",
-        Probe("/healthz", b"", "http:200"),
+        "query options `js-enabled-only`, `js-server-only`, `js-meta-only`, `details`, `account`, `stream`,"
+        " `consumer`: as a single nats-server, only streams with file storage are found",
     ),
     _path("/accountz", "every account's name"),
     Feature(

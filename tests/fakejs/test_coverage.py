@@ -64,6 +64,7 @@ from fakejs.testkit.coverage_reference import (
     with_reference,
 )
 from tests.harness.configured import configured_servers
+from tests.harness.js import connected
 from tests.harness.targets import Settings
 from tests.harness.wait import eventually
 
@@ -375,6 +376,35 @@ async def test_monitoring_rows(make_target: Any, target_kind: str) -> None:
         assert f"http:{status}" == row.probe.expect, row.name
         if row.status == REFUSED:
             assert text == row.how + "\n"
+
+
+HEALTH_CHECKS = {
+    "": (200, {"status": "ok"}),
+    "?details=x": (400, "Error decoding boolean for 'details': strconv.ParseBool: parsing \"x\": invalid syntax"),
+    "?stream=F": (400, {"status": "error", "error": '"account" must not be empty when checking stream health'}),
+    "?account=$G&stream=M": (404, {"status": "unavailable", "error": 'JetStream stream "M" not found on account "$G"'}),
+    "?account=$G&stream=F&consumer=C": (200, {"status": "ok"}),
+    "?account=NOPE&details=1": (
+        404,
+        {
+            "status": "error",
+            "errors": [{"type": "ACCOUNT", "account": "NOPE", "error": 'JetStream account "NOPE" not found'}],
+        },
+    ),
+}
+
+
+async def test_healthz_checks_the_assets_named(make_target: Any) -> None:
+    target = await make_target(Settings(monitor=True))
+    async with connected(target) as nc:
+        await nc.request("$JS.API.STREAM.CREATE.M", b'{"name":"M","storage":"memory"}', timeout=WAIT)
+        await nc.request("$JS.API.STREAM.CREATE.F", b'{"name":"F","subjects":["f"]}', timeout=WAIT)
+        await nc.request(
+            "$JS.API.CONSUMER.CREATE.F.C", b'{"stream_name":"F","config":{"durable_name":"C"}}', timeout=WAIT
+        )
+    for query, (code, expected) in HEALTH_CHECKS.items():
+        status, text = await asyncio.to_thread(fetch, f"http://127.0.0.1:{target.http_port}/healthz{query}")
+        assert (status, json.loads(text) if isinstance(expected, dict) else text) == (code, expected), query
 
 
 # -- the gaps closed: what used to be answered with silence or a bare 404 -------------------------------------
