@@ -5,7 +5,9 @@ Harnesses poll ``/healthz`` for readiness and tools read ``/varz``, so the
 field names and units (nanosecond durations, RFC 3339 times) follow the
 real server.  ``/connz`` and ``/subsz`` live in :mod:`fakejs.monitoring.connz`,
 ``/jsz`` in :mod:`fakejs.monitoring.jsz`, ``/routez`` in
-:mod:`fakejs.monitoring.routez`; :data:`ENDPOINTS` maps every path.
+:mod:`fakejs.monitoring.routez`; :data:`ENDPOINTS` maps every path, and
+:data:`REFUSED_PATHS` names the paths nats-server serves and fakejs does not
+(answered 501 with the feature's name, not the 404 of an unknown path).
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ from fakejs.core.broker import Broker
 from fakejs.core.cluster_config import ROUTE_TLS_TIMEOUT
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.transport_config import TLSConfig
+from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import NS, rfc3339
 from fakejs.gocompat.gourl import GoURLError, parse_url
+from fakejs.monitoring.accountz import accountz_endpoint, accstatz, gatewayz, leafz
 from fakejs.monitoring.connz import connz, subsz
+from fakejs.monitoring.health import healthz
 from fakejs.monitoring.jsz import jsz
 from fakejs.monitoring.query import go_uptime
 from fakejs.monitoring.routez import routez
@@ -34,10 +39,6 @@ from fakejs.monitoring.source import MonitoredServer
 def go_duration_short(seconds: float) -> str:
     """nats-server's uptime format: ``1d2h3m4s``."""
     return go_uptime(int(seconds * NS))
-
-
-def healthz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
-    return 200, {"status": "ok"}
 
 
 def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
@@ -231,7 +232,27 @@ ENDPOINTS: dict[str, Endpoint] = {
     "/subsz": subsz,
     "/jsz": jsz,
     "/routez": routez,
+    "/subscriptionsz": subsz,  # nats-server's other name for /subsz
+    "/accountz": accountz_endpoint,
+    "/accstatz": accstatz,
+    "/gatewayz": gatewayz,
+    "/leafz": leafz,
+    "/ipqueuesz": lambda server, query: (200, {}),  # no internal queues to list
+    "/raftz": lambda server, query: (404, "No Raft nodes registered"),
 }
+
+# Paths nats-server serves and fakejs does not: refused naming the feature (501), never a bare 404.
+REFUSED_PATHS: dict[str, str] = {
+    "/": "the monitoring home page",
+    "/stacksz": "Go stacks",
+    "/debug/vars": "Go runtime variables",
+}
+
+
+def refusal(path: str) -> str:
+    """The plain-text answer to a path of :data:`REFUSED_PATHS`."""
+    return f"{path} ({REFUSED_PATHS[path]}): not supported by fakejs yet\n"
+
 
 # Go's encoder escapes HTML-special characters and line separators, and
 # writes invalid UTF-8 (here: lone surrogates) as U+FFFD.
@@ -251,6 +272,8 @@ def respond(server: MonitoredServer, target: str) -> tuple[int, str, bytes]:
     if len(path) > 1:
         path = path.rstrip("/")
     endpoint = ENDPOINTS.get(path)
+    if endpoint is None and path in REFUSED_PATHS:
+        return 501, "text/plain; charset=utf-8", refusal(path).encode()
     if endpoint is None:
         return 404, "text/plain; charset=utf-8", b"404 page not found\n"
     server.http_requests[path] = server.http_requests.get(path, 0) + 1
@@ -259,7 +282,7 @@ def respond(server: MonitoredServer, target: str) -> tuple[int, str, bytes]:
         return status, "text/plain; charset=utf-8", doc.encode()
     # nats-server indents every document but the health check.
     if path == "/healthz":
-        return status, "application/json", json.dumps(doc, separators=(",", ":")).encode()
+        return status, "application/json", gojson.dumps(doc).encode()
     return status, "application/json", go_indent(doc)
 
 

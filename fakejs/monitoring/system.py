@@ -8,12 +8,23 @@ the server answers:
   for the kinds in :attr:`SystemRequests.server_kinds`, ``STATSZ`` and ``IDZ``;
 * ``$SYS.REQ.SERVER.<server id>.RELOAD``: the configuration file reloaded
   (the envelope without ``data``; a refused reload's error, code 500);
+* ``$SYS.REQ.SERVER.<server id>.KICK`` and ``...LDM`` for one client
+  (:mod:`fakejs.monitoring.client_requests`), ``$SYS.DEBUG.SUBSCRIBERS`` and
+  ``$SYS.REQ.ACCOUNT.NSUBS`` (:mod:`fakejs.monitoring.subscribers`);
+* ``$SYS.REQ.ACCOUNT.<account>.CLAIMS.UPDATE`` (and the older
+  ``$SYS.ACCOUNT.<account>.CLAIMS.UPDATE``): an empty body is nats-server's
+  ``jwt update error - request body is empty``, a JWT is refused by name
+  (:data:`JWT_UPDATES`: fakejs has no operator mode);
+* the kinds nats-server serves and fakejs does not (:data:`REFUSED_SERVER_KINDS`):
+  an error (500) naming the feature, never silence;
 * ``$SYS.REQ.ACCOUNT.<account>.<KIND>`` for the kinds in
   :data:`ACCOUNT_KINDS`, about that account, and
   ``$SYS.REQ.ACCOUNT.PING.STATZ`` about every account with clients.
 
 In every account, ``$SYS.REQ.USER.INFO`` tells a client who it is
-(:mod:`fakejs.monitoring.userinfo`).
+(:mod:`fakejs.monitoring.userinfo`), and the requests of :data:`IMPORTED`
+(``$SYS.REQ.ACCOUNT.PING.STATZ``, ``...PING.CONNZ``, ``$SYS.REQ.SERVER.PING.CONNZ``)
+answer about the requester's account, as nats-server's imports of them do.
 
 The answer is nats-server's ``ServerAPIResponse``: ``{"server": {...},
 "data": {...}}``, or ``"error": {"code", "description"}`` instead of
@@ -45,6 +56,10 @@ from fakejs.core.router import InternalHandler, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import rfc3339
+from fakejs.monitoring import subscribers
+from fakejs.monitoring.accountz import NoAccount, account_info, account_stats, accountz, gatewayz, head, leafz
+from fakejs.monitoring.client_requests import CLIENT_REQUESTS, client_id
+from fakejs.monitoring.health import health
 from fakejs.monitoring.userinfo import UserInfoResponder
 
 if TYPE_CHECKING:
@@ -83,6 +98,26 @@ _CONN_STATES = {0: "open", 1: "closed", 2: "all"}
 ACCOUNT_KINDS = ("SUBSZ", "CONNZ", "LEAFZ", "JSZ", "INFO", "STATZ", "CONNS")
 # The Go option types of the account requests whose names are not the kind's (errors name them).
 _ACCOUNT_TYPES = {"INFO": "AccInfo", "STATZ": "AccountStatz"}
+# The system account's requests nats-server imports into every other account, by the kind they ask for.
+IMPORTED = {
+    "$SYS.REQ.ACCOUNT.PING.STATZ": "STATZ",
+    "$SYS.REQ.ACCOUNT.PING.CONNZ": "CONNZ",
+    "$SYS.REQ.SERVER.PING.CONNZ": "CONNZ",
+}
+# Account JWT updates (old and new subjects): an empty body is nats-server's error, a JWT refused by name.
+CLAIMS_UPDATE_SUBJECTS = ("$SYS.REQ.ACCOUNT.*.CLAIMS.UPDATE", "$SYS.ACCOUNT.*.CLAIMS.UPDATE")
+JWT_UPDATES = "account JWT updates (operator (JWT) mode): not supported by fakejs yet"
+# Server kinds nats-server serves and fakejs does not: answered with an error naming them, never silence.
+REFUSED_SERVER_KINDS = {
+    "PROFILEZ": "Go runtime profiles",
+    "EXPVARZ": "Go runtime variables",
+    "IPQUEUESZ": "internal queue sizes",
+}
+
+
+def refusal(kind: str, feature: str) -> str:
+    """The error a request kind fakejs does not serve is answered with."""
+    return f"{kind} ({feature}): not supported by fakejs yet"
 
 
 # The monitoring documents load with the first request that needs one: the responder is
@@ -138,6 +173,13 @@ class RequestError(Exception):
     def __init__(self, code: int, description: str) -> None:
         super().__init__(description)
         self.code = code
+
+
+def _refused(kind: str, feature: str) -> Callable[[dict[str, Any]], Any]:
+    def make(options: dict[str, Any]) -> Any:
+        raise RequestError(500, refusal(kind, feature))
+
+    return make
 
 
 class Skip(Exception):
@@ -206,12 +248,13 @@ class SystemRequests:
             "CONNZ": lambda o: _document(connz(server, _connz_query(o))),
             "SUBSZ": lambda o: _document(subsz(server, _query(o, _SUBSZ_OPTIONS))),
             "JSZ": lambda o: _document(jsz(server, _query(o, _JSZ_OPTIONS))),
-            "HEALTHZ": lambda o: {"status": "ok", "status_code": 200},
+            "HEALTHZ": lambda o: health(server, o),
             "ACCOUNTZ": self._accountz,
-            "LEAFZ": lambda o: self._leafz(""),
+            "LEAFZ": lambda o: leafz(server)[1],
             "ROUTEZ": lambda o: routez(server, _routez_subs(o)),
-            "GATEWAYZ": lambda o: {**self._head(), "outbound_gateways": {}, "inbound_gateways": {}},
+            "GATEWAYZ": lambda o: gatewayz(server, {})[1],
             "RAFTZ": lambda o: {},
+            **{kind: _refused(kind, feature) for kind, feature in REFUSED_SERVER_KINDS.items()},
         }
         # Every account's clients may ask who they are ($SYS.REQ.USER.INFO).
         self.user_info = UserInfoResponder(list(broker.accounts), self.events)
@@ -225,10 +268,21 @@ class SystemRequests:
             subjects.append((f"$SYS.REQ.SERVER.PING.{kind}", self._on_server))
             subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_server))
         subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.RELOAD", self._on_reload))
+        subjects.append((subscribers.SUBJECT, self._on_subscribers))
+        subjects.append((subscribers.NSUBS_SUBJECT, self._on_nsubs))
+        for pattern in CLAIMS_UPDATE_SUBJECTS:
+            subjects.append((pattern, self._on_claims_update))
+        for kind in CLIENT_REQUESTS:
+            subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_client_request))
         for kind in ACCOUNT_KINDS:
             subjects.append((f"$SYS.REQ.ACCOUNT.*.{kind}", self._on_account))
         for subject, handler in subjects:
             self._subs.append((account, router.subscribe_internal(subject, handler)))
+        for other in broker.accounts:
+            if other is not account:
+                for subject in IMPORTED:
+                    sub = other.router.subscribe_internal(subject, self._imported(other), local_only=True)
+                    self._subs.append((other, sub))
         self._started = broker.clock.monotonic()
         broker.on_client_connected.append(self._client_connected)
         broker.on_client_closed.append(self._client_closed)
@@ -251,7 +305,13 @@ class SystemRequests:
     # -- answering ------------------------------------------------------------------
 
     def _answer(
-        self, reply: str, body: bytes, kind: str, make: Callable[[dict[str, Any]], Any], key: str = "data"
+        self,
+        reply: str,
+        body: bytes,
+        kind: str,
+        make: Callable[[dict[str, Any]], Any],
+        key: str = "data",
+        to: Account | None = None,
     ) -> None:
         """Decode the options, apply the server filters, reply with the envelope."""
         if not reply:
@@ -282,10 +342,10 @@ class SystemRequests:
         response["server"] = self.events.server_info()
         if error is not None:
             response["error"] = {"code": error.code, "description": str(error)}
-        self._reply(reply, response)
+        self._reply(reply, response, to)
 
-    def _reply(self, reply: str, doc: dict[str, Any]) -> None:
-        account = self.events.account
+    def _reply(self, reply: str, doc: dict[str, Any], to: Account | None = None) -> None:
+        account = to or self.events.account
         if account is not None:
             account.router.publish(reply, "", None, gojson.dumps(doc).encode())
 
@@ -318,6 +378,56 @@ class SystemRequests:
         elif kind in self.server_kinds:
             self._answer(reply, payload, kind.title(), self.server_kinds[kind])
 
+    def _imported(self, account: Account) -> InternalHandler:
+        """The system account's requests nats-server imports into ``account``: answered about it alone."""
+        makers: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "STATZ": lambda o: self._account_statz(account.name, o),
+            "CONNZ": lambda o: _document(connz(self.server, _connz_query({**o, "acc": account.name}))),
+        }
+
+        def on_request(subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+            kind = IMPORTED[subject]
+            self._answer(reply, payload, _ACCOUNT_TYPES.get(kind, kind.title()), makers[kind], to=account)
+
+        return on_request
+
+    def _on_subscribers(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        account = self.events.account
+        if reply and account is not None and isinstance(origin, ClientSession):
+            count = subscribers.count_subscribers(account.router, payload)
+            account.router.publish(reply, "", None, str(count).encode())
+
+    def _on_nsubs(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        broker = self.server.broker
+        count = subscribers.nsubs_request(broker.accounts, list(broker.clients.values()), payload)
+        account = self.events.account
+        if reply and count is not None and account is not None:
+            account.router.publish(reply, "", None, str(count).encode())
+
+    def _on_claims_update(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        """nats-server's accountClaimUpdate, up to decoding the JWT: fakejs refuses operator mode."""
+        tokens = subject.split(".")
+        name = tokens[3] if len(tokens) == 6 else tokens[2]
+        if payload:
+            problem = JWT_UPDATES
+            self.server.broker.log.error("%s", problem)
+        else:
+            problem = "jwt update error - request body is empty"
+            self.server.broker.log.error("jwt update error - %s - request body is empty", name)
+        if reply:
+            error = {"account": name, "code": 500, "description": problem}
+            self._reply(reply, {"server": self.events.server_info(), "error": error})
+
+    def _on_client_request(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        request = client_id(payload)
+        if not reply or request is None or self._filtered(request[1]):
+            return
+        problem = CLIENT_REQUESTS[subject.rsplit(".", 1)[-1]](self.server.broker, request[0])
+        response: dict[str, Any] = {"server": self.events.server_info()}
+        if problem:
+            response["error"] = {"code": 500, "description": problem}
+        self._reply(reply, response)
+
     def _on_reload(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         """nats-server's reloadConfig: reload, then the envelope without data, with the error of a refused reload."""
         if self.reload is None:
@@ -341,7 +451,7 @@ class SystemRequests:
             ),
             "JSZ": lambda o: self._account_jsz(name, o),
             "INFO": lambda o: self._account_info(name),
-            "LEAFZ": lambda o: self._leafz(name),
+            "LEAFZ": lambda o: leafz(self.server)[1],
             "STATZ": lambda o: self._account_statz(name, o),
         }
         if kind == "CONNS":
@@ -394,30 +504,10 @@ class SystemRequests:
         return doc
 
     def _accountz(self, options: dict[str, Any]) -> dict[str, Any]:
-        broker = self.server.broker
-        doc: dict[str, Any] = {"server_id": broker.server_id, "now": rfc3339(broker.clock.time_ns())}
-        system = self.events.account
-        if system is not None:
-            doc["system_account"] = system.name
-        name = options.get("account")
-        if name:
-            doc["account_detail"] = self._account_info(str(name))
-        else:
-            doc["accounts"] = [account.name for account in broker.accounts]
-        return doc
-
-    def _head(self, name: bool = False) -> dict[str, Any]:
-        """``server_id`` (and ``server_name``) and ``now``: how the monitoring documents start."""
-        broker = self.server.broker
-        head = {"server_id": broker.server_id}
-        if name:
-            head["server_name"] = broker.name
-        head["now"] = rfc3339(broker.clock.time_ns())
-        return head
-
-    def _leafz(self, account: str) -> dict[str, Any]:
-        """A server without leaf nodes (fakejs has none)."""
-        return {**self._head(), "leafnodes": 0, "leafs": []}
+        try:
+            return accountz(self.server, str(options.get("account") or ""))
+        except NoAccount as error:
+            raise RequestError(500, str(error)) from None
 
     def _account_jsz(self, name: str, options: dict[str, Any]) -> Any:
         found = [js for js in self.server.account_jetstreams if js.account.name == name]
@@ -427,30 +517,10 @@ class SystemRequests:
         return doc["account_details"][0]
 
     def _account_info(self, name: str) -> dict[str, Any]:
-        broker = self.server.broker
-        account = broker.accounts.get(name)
-        if account is None:
-            raise RequestError(500, f"Account {name} does not exist")
-        stat = self.events.account_stat(account)
-        doc: dict[str, Any] = {"account_name": name, "update_time": rfc3339(broker.started_ns)}
-        if account is self.events.account:
-            doc["is_system"] = True
-        stats = _document(subsz(self.server, {"acc": [name]}))
-        doc.update(
-            {
-                "expired": False,
-                "complete": True,
-                "jetstream_enabled": account.jetstream is not None,
-                "leafnode_connections": 0,
-                "client_connections": stat["conns"],
-                "subscriptions": stats["num_subscriptions"],
-                "name_tag": name,
-                "sublist_stats": {
-                    k: v for k, v in stats.items() if k not in ("server_id", "now", "total", "offset", "limit")
-                },
-            }
-        )
-        return doc
+        try:
+            return account_info(self.server, name)
+        except NoAccount as error:
+            raise RequestError(500, str(error)) from None
 
     def _account_statz(self, name: str, options: dict[str, Any]) -> dict[str, Any]:
         broker = self.server.broker
@@ -460,11 +530,10 @@ class SystemRequests:
         else:
             account = broker.accounts.get(name)
             chosen = [account] if account is not None else []
-        stats = [self.events.account_stat(account) for account in chosen]
-        stats = [stat for stat in stats if unused or stat["conns"]]
+        stats = account_stats(self.server, chosen, unused)
         if not stats:
             raise Skip
-        return {"server_id": broker.server_id, "now": rfc3339(broker.clock.time_ns()), "account_statz": stats}
+        return {**head(self.server), "account_statz": stats}
 
     # -- the periodic STATSZ ------------------------------------------------------------
 

@@ -90,12 +90,15 @@ class AccountJetStreams:
         if [account for account, _ in chosen] == [default]:
             # Only the global account: its streams are the store's (removed by stop(), when owned).
             self._start(JetStream(self.broker, store_dir, own_store=False, account=default))
-            return self.by_account[GLOBAL_ACCOUNT]
-        # Several accounts (only a server with accounts configured pays for these imports).
-        from fakejs.jetstream.api.disabled import serve_disabled
+        else:
+            self._start_several(store_dir, chosen)
+        self._serve_others()
+        return self.by_account.get(GLOBAL_ACCOUNT)
+
+    def _start_several(self, store_dir: str, chosen: list[tuple[Account, JetStreamLimits | None]]) -> None:
+        from fakejs.jetstream import JetStream
         from fakejs.jetstream.service.jetstream import server_batch_limits
 
-        enabled = set()
         batch_limits = server_batch_limits(self.broker)  # counted across the accounts
         for account, limits in chosen:
             store = account_store(store_dir, account)
@@ -103,12 +106,19 @@ class AccountJetStreams:
                 self.broker, store, own_store=False, account=account, limits=limits, batch_limits=batch_limits
             )
             self._start(js)
-            enabled.add(account.name)
-        system = self.broker.options.system_account or SYSTEM_ACCOUNT
-        for account in self.broker.accounts:
-            if account.name not in enabled and account.name != system:
+
+    def _serve_others(self) -> None:
+        """The accounts without JetStream (the system account too) hear 10039; the system account purges."""
+        from fakejs.jetstream.api.disabled import serve_disabled
+        from fakejs.server.account_purge import serve_account_purge
+
+        accounts = self.broker.accounts
+        system = accounts.get(self.broker.options.system_account or SYSTEM_ACCOUNT)
+        for account in accounts:
+            if account.name not in self.by_account:
                 self._disabled.append((account, serve_disabled(account.router)))
-        return self.by_account.get(GLOBAL_ACCOUNT)
+        if system is not None and self.broker.cluster is None:
+            self._disabled.append((system, serve_account_purge(self.broker, system, self.by_account.get)))
 
     def _start(self, js: JetStream) -> None:
         self.by_account[js.account.name] = js
