@@ -453,7 +453,10 @@ HEADERS: tuple[Feature, ...] = tuple(
         ("Nats-Trace-Only", "[Message tracing](message-tracing.md)"),
         ("traceparent", "[Message tracing](message-tracing.md): a sampled W3C trace context"),
         ("Accept-Encoding", "on a traced message: the trace event compressed (gzip, snappy)"),
-        ("Nats-Trace-Origin-Account", "set by servers over routes; a client's stops the trace with nats-server's error line"),
+        (
+            "Nats-Trace-Origin-Account",
+            "set by servers over routes; a client's stops the trace with nats-server's error line",
+        ),
     )
 )
 
