@@ -44,7 +44,7 @@ from fakejs.core import subjects
 from fakejs.core.account_config import SINGLETON, AccountConfig, Export, Import
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.clock import Clock, TimerHandle
-from fakejs.core.router import Subscription
+from fakejs.core.router import Router, Subscription
 from fakejs.core.subject_transform import service_import_rename, stream_import_renames, transform_untokenize
 from fakejs.core.subjects import is_subset
 from fakejs.protocol import headers as hdrs
@@ -98,6 +98,14 @@ class Responses:
         self.prefix = REPLY_PREFIX + _token(imports.rng) + "."
         self.routes: dict[str, _Route] = {}
         self._sub: Subscription | None = None
+
+    def drop(self) -> None:
+        """Forget every reply subject (the imports are wired again by a configuration reload)."""
+        for subject in list(self.routes):
+            self.close(subject)
+        if self._sub is not None:
+            self.account.router.unsubscribe(self._sub)
+            self._sub = None
 
     def open(self, target: Account, reply: str, response_type: str, threshold: float) -> str:
         """A new reply subject here whose responses go to ``reply`` in ``target``."""
@@ -167,6 +175,24 @@ class Imports:
     counts: dict[str, int] = field(default_factory=lambda: {"carried": 0, "requests": 0, "responses": 0})
     _responses: dict[str, Responses] = field(default_factory=dict)
     _active: list[object] = field(default_factory=list)
+    # What :meth:`unwire` undoes: each import's subscription and its router, and a stream
+    # import's interest callbacks on the exporter's and the importer's routers.
+    _wired: list[tuple[Router, Subscription]] = field(default_factory=list)
+    _callbacks: list[tuple[Router, Router, Any, Any]] = field(default_factory=list)
+
+    def unwire(self) -> None:
+        """Take every import away (a configuration reload wires the new ones in its place)."""
+        for router, subscription in self._wired:
+            router.unsubscribe(subscription)
+        for source, router, check, listener in self._callbacks:
+            source.remove_import_callbacks(check, None)
+            router.remove_import_callbacks(None, listener)
+        for responses in self._responses.values():
+            responses.drop()
+        self._wired.clear()
+        self._callbacks.clear()
+        self._responses.clear()
+        self.subscriptions.clear()
 
     def responses(self, account: Account) -> Responses:
         """The reply subjects of ``account`` (made when first needed)."""
@@ -209,6 +235,7 @@ class Imports:
         carrying = exporter.router.subscribe_internal(imp.subject, carry)
         carrying.owner.trace_hop = lambda trace, subject, *message: trace.stream_export(importer.name, rename(subject))
         self.subscriptions.append(carrying)
+        self._wired.append((source, carrying))
 
         asking: list[str] = []  # imports that lead back to this account are not followed round
 
@@ -235,6 +262,7 @@ class Imports:
                 forwarding.pop()
 
         router.add_interest_listener(forward)
+        self._callbacks.append((source, router, interest, forward))
 
     def add_service(self, exporter: Account, importer: Account, imp: Import, export: Export | None) -> None:
         local = imp.local or imp.subject
@@ -275,6 +303,7 @@ class Imports:
             exporter.name, subject, exporter.router.map_published(rename(subject))
         )
         self.subscriptions.append(requesting)
+        self._wired.append((importer.router, requesting))
 
 
 def _with_request_info(hdr: bytes | None, account: str, origin: Any) -> bytes:

@@ -57,7 +57,8 @@ RELOADABLE: dict[str, Callable[[Any], list[str]]] = {
     "trace": lambda value: [f"trace = {_go_bool(value)}"],
     "debug": lambda value: [f"debug = {_go_bool(value)}"],
     "max_connections": lambda value: [f"max_connections = {value}"],
-    "users": lambda _: ["authorization users", "accounts"],
+    "users": lambda _: ["authorization users"],
+    "accounts": lambda _: ["accounts"],
     "user": lambda _: ["authorization username"],
     "password": lambda _: ["authorization password"],
     "token": lambda _: ["authorization token"],
@@ -69,7 +70,7 @@ RELOADABLE: dict[str, Callable[[Any], list[str]]] = {
 }
 
 # nats-server reloads its users and accounts on every reload (they never compare equal), and logs so.
-ALWAYS = frozenset({"users"})
+ALWAYS = frozenset({"users", "accounts"})
 
 # Options nats-server refuses to reload, by their Go field name (what its error names).
 NOT_RELOADABLE: dict[str, str] = {
@@ -122,10 +123,25 @@ def _refusal(name: str, old: object, new: object) -> ReloadRefused:
     return ReloadRefused(f"config reload of {name} is not supported by fakejs yet")
 
 
+def _account_jetstream_refusal(old: ServerOptions, new: ServerOptions) -> ReloadRefused | None:
+    """fakejs keeps each account's JetStream as it started: a change of its ``jetstream`` limits is refused."""
+    before = {config.name: (config.jetstream, config.tiers) for config in old.accounts}
+    after = {config.name: (config.jetstream, config.tiers) for config in new.accounts}
+    for name in sorted(before.keys() | after.keys()):
+        if before.get(name, (None, {})) != after.get(name, (None, {})):
+            return ReloadRefused(
+                f"config reload of the JetStream limits of account {name} is not supported by fakejs yet"
+            )
+    return None
+
+
 def diff_options(old: ServerOptions, new: ServerOptions) -> list[Change]:
     """The reloadable changes from ``old`` to ``new`` in nats-server's order, or :class:`ReloadRefused`."""
     changed = [f.name for f in fields(ServerOptions) if f.name not in IGNORED]
     changed = [name for name in changed if getattr(old, name) != getattr(new, name)]
+    refusal = _account_jetstream_refusal(old, new) if "accounts" in changed else None
+    if refusal is not None:
+        raise refusal
     for name in changed:
         if name not in RELOADABLE:
             raise _refusal(name, getattr(old, name), getattr(new, name))

@@ -110,6 +110,26 @@ class AccountJetStreams:
                 self._disabled.append((account, serve_disabled(account.router)))
         return self.by_account.get(GLOBAL_ACCOUNT)
 
+    def follow_accounts(self) -> None:
+        """After a reload changed the accounts: a new account without JetStream answers that it has none.
+
+        Only where the accounts have JetStream of their own (a server with
+        just the global account's answers nothing for the others, at start too).
+        """
+        if not self._disabled and list(self.by_account) in ([], [GLOBAL_ACCOUNT]):
+            return
+        from fakejs.jetstream.api.disabled import serve_disabled
+
+        present = set(self.broker.accounts)
+        for account, subscription in [entry for entry in self._disabled if entry[0] not in present]:
+            account.router.unsubscribe(subscription)
+            self._disabled.remove((account, subscription))
+        served = {account.name for account, _ in self._disabled} | set(self.by_account)
+        system = self.broker.options.system_account or SYSTEM_ACCOUNT
+        for account in self.broker.accounts:
+            if account.name not in served and account.name != system:
+                self._disabled.append((account, serve_disabled(account.router)))
+
     def _start(self, js: JetStream) -> None:
         self.by_account[js.account.name] = js
         js.account.jetstream = js

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from fakejs.core.account_reload import reconfigure_accounts
 from fakejs.core.auth import Authenticator
 from fakejs.core.broker import Broker
 from fakejs.core.clientio import AUTH_VIOLATION, CLIENT_CLOSED, MAX_CONNECTIONS_EXCEEDED
@@ -37,7 +38,7 @@ __all__ = ["AUTH_FIELDS", "FAILED", "ReloadRefused", "reload_options"]
 
 FAILED = "Failed to reload server configuration: %s"
 # Options whose change makes every client log in again.
-AUTH_FIELDS = frozenset({"user", "password", "token", "users"})
+AUTH_FIELDS = frozenset({"user", "password", "token", "users", "accounts"})
 # Options whose change the process's log handler must follow (debug and trace lines).
 LOGGING_FIELDS = frozenset({"debug", "trace"})
 
@@ -53,6 +54,7 @@ def reload_options(
         new.port = running.port
     changes = diff_options(running, new)
     names = {change.field for change in changes}
+    accounts_changed = (running.accounts, running.users) != (new.accounts, new.users)
     for name in names:
         setattr(current, name, getattr(new, name))
     current.config_digest = new.config_digest
@@ -69,7 +71,7 @@ def reload_options(
             client.parser.max_payload = current.max_payload
             client.parser.max_control_line = current.max_control_line
     if names & AUTH_FIELDS:
-        _reload_authorization(broker)
+        _reload_authorization(broker, accounts_changed)
     digest = f"({current.config_digest})" if current.config_digest else ""
     broker.log.info("Reloaded server configuration %s", digest)
     return changes
@@ -98,14 +100,20 @@ def _close_beyond(broker: Broker, limit: int) -> None:
     broker.log.info("Closed %d connections to fall within max_connections", excess)
 
 
-def _reload_authorization(broker: Broker) -> None:
-    """New credential checks, then every logged-in client checked against them (reloadAuthorization)."""
+def _reload_authorization(broker: Broker, accounts_changed: bool) -> None:
+    """New credential checks, then every logged-in client checked against them (reloadAuthorization).
+
+    The accounts are configured again only when they changed: reply subjects
+    of requests in flight through service imports survive a reload otherwise.
+    """
     options = broker.options
     default_users = broker.accounts.default.users
     default_users.clear()
     if options.user:
         default_users[options.user] = options.password
     broker.auth = Authenticator(options, broker.auth.secrets)
+    if accounts_changed:
+        reconfigure_accounts(broker)
     logged_in = [client for client in broker.clients.values() if client.login is not None and not client.closed]
     staying: list[ClientSession] = []
     for client in logged_in:  # clients whose user is gone are closed first, as nats-server's

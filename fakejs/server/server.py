@@ -370,6 +370,7 @@ class Server:
             if options is None:
                 raise ReloadRefused(error)
         reload_options(self.broker, options, self.on_logging_reload)
+        self.jetstreams.follow_accounts()
 
     async def lame_duck(self, duration: float | None = None, grace: float | None = None) -> None:
         """nats-server's lame duck mode, on the server clock.

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from fakejs.core.account_config import AccountConfig, Export, JetStreamLimits
 from fakejs.core.options import ServerOptions
 from fakejs.core.reload_options import ReloadRefused, diff_options
 from fakejs.core.users import User
@@ -58,3 +59,13 @@ def test_options_that_cannot_be_reloaded_refuse_the_reload(field: str, old: obje
     with pytest.raises(ReloadRefused) as refused:
         diff_options(before, after)
     assert str(refused.value) == error
+
+
+def test_accounts_are_reloaded_but_not_their_jetstream_limits() -> None:
+    old = ServerOptions(port=4222, accounts=[AccountConfig("A")])
+    added = replace(old, accounts=[AccountConfig("A"), AccountConfig("B", exports=(Export("x", service=False),))])
+    assert lines(old, added) == ["Reloaded: authorization users", "Reloaded: accounts"]
+    limited = replace(old, accounts=[AccountConfig("A", jetstream=JetStreamLimits())])
+    with pytest.raises(ReloadRefused) as refused:
+        diff_options(old, limited)
+    assert str(refused.value) == "config reload of the JetStream limits of account A is not supported by fakejs yet"
