@@ -30,7 +30,7 @@ class ReloadRefused(Exception):
 
 @dataclass(frozen=True)
 class Change:
-    """One reloadable option that changed: its field, and the line logged once it is applied."""
+    """One reloadable option that changed: its field, and the line logged once it is applied (``""``: none)."""
 
     field: str
     line: str
@@ -56,6 +56,8 @@ def _go_duration(seconds: float) -> str:
 RELOADABLE: dict[str, Callable[[Any], list[str]]] = {
     "trace": lambda value: [f"trace = {_go_bool(value)}"],
     "debug": lambda value: [f"debug = {_go_bool(value)}"],
+    "trace_verbose": lambda value: [f"trace_verbose = {_go_bool(value)}"],
+    "trace_headers": lambda value: [f"trace_headers = {_go_bool(value)}"],
     "max_connections": lambda value: [f"max_connections = {value}"],
     "users": lambda _: ["authorization users"],
     "accounts": lambda _: ["accounts"],
@@ -66,7 +68,13 @@ RELOADABLE: dict[str, Callable[[Any], list[str]]] = {
     "ping_max": lambda value: [f"ping_max = {value}"],
     "max_control_line": lambda value: [f"max_control_line = {value}"],
     "max_payload": lambda value: [f"max_payload = {value}"],
+    # No line when the pid file is taken away: nats-server writes nothing then.
+    "pid_file": lambda value: [f"pid_file = {value}"] if value else [""],
+    "ports_file_dir": lambda value: [f"ports_file_dir = {value}"],
+    "log_file": lambda value: [f"log_file = {value}"],
     "write_deadline": lambda value: [f"write_deadline = {_go_duration(value)}"],
+    "max_traced_msg_len": lambda value: [f"max_traced_msg_len = {value}"],
+    "server_tags": lambda _: ["tags"],
 }
 
 # nats-server reloads its users and accounts on every reload (they never compare equal), and logs so.
@@ -78,9 +86,11 @@ NOT_RELOADABLE: dict[str, str] = {
     "port": "Port",
     "name": "ServerName",
     "max_subscriptions": "MaxSubs",
+    "system_account": "SystemAccount",
     "http_host": "HTTPHost",
     "http_port": "HTTPPort",
     "https_port": "HTTPSPort",
+    "max_pending": "MaxPending",
     "no_auth_user": "NoAuthUser",
     "jetstream_domain": "JetStreamDomain",
     "lame_duck_duration": "LameDuckDuration",
@@ -148,5 +158,5 @@ def diff_options(old: ServerOptions, new: ServerOptions) -> list[Change]:
     changes: list[Change] = []
     for name, lines in RELOADABLE.items():
         if name in changed or name in ALWAYS:
-            changes.extend(Change(name, "Reloaded: " + line) for line in lines(getattr(new, name)))
+            changes.extend(Change(name, "Reloaded: " + line if line else "") for line in lines(getattr(new, name)))
     return changes

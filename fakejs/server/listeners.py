@@ -235,6 +235,11 @@ class Listeners:
             await ws.wait_closed()
         self._remove_ports_file()
 
+    def move_ports_file(self, client_port: int) -> None:
+        """A reload gave a new ``ports_file_dir``: the old file removed, the new one written (if any)."""
+        self._remove_ports_file()
+        self.write_ports_file(client_port)
+
     def _remove_ports_file(self) -> None:
         path, self.ports_file = self.ports_file, None
         if path is None:

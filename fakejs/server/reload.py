@@ -19,7 +19,7 @@ the client told ``-ERR 'Permissions Violation for Subscription to
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from fakejs.core.account_reload import reconfigure_accounts
@@ -40,13 +40,24 @@ FAILED = "Failed to reload server configuration: %s"
 # Options whose change makes every client log in again.
 AUTH_FIELDS = frozenset({"user", "password", "token", "users", "accounts"})
 # Options whose change the process's log handler must follow (debug and trace lines).
-LOGGING_FIELDS = frozenset({"debug", "trace"})
+LOGGING_FIELDS = frozenset({"debug", "trace", "log_file"})
+# Options whose change gives every connected client a new protocol trace.
+TRACE_FIELDS = frozenset({"trace", "trace_headers", "max_traced_msg_len"})
+# What a change of an option does beyond the options themselves (files written), run before its line.
+Actions = Mapping[str, Callable[[], None]]
 
 
 def reload_options(
-    broker: Broker, new: ServerOptions, on_logging: Callable[[ServerOptions], None] | None = None
+    broker: Broker,
+    new: ServerOptions,
+    on_logging: Callable[[ServerOptions], None] | None = None,
+    actions: Actions | None = None,
 ) -> list[Change]:
-    """Apply ``new`` over the running options, or raise :class:`ReloadRefused` keeping them."""
+    """Apply ``new`` over the running options, or raise :class:`ReloadRefused` keeping them.
+
+    The log handler follows the new settings once every ``Reloaded:`` line is
+    logged (the line naming a new log file goes to the old one, as on nats-server).
+    """
     current = broker.options
     # A random port (-1, or 0) is the port the server listens on, in the running options and the new ones.
     running = replace(current, port=broker.port) if current.port <= 0 else current
@@ -58,13 +69,17 @@ def reload_options(
     for name in names:
         setattr(current, name, getattr(new, name))
     current.config_digest = new.config_digest
-    if on_logging is not None and names & LOGGING_FIELDS:
-        on_logging(current)
     for change in changes:
         if change.field == "max_connections" and change.line.startswith("Reloaded: max_connections"):
             _close_beyond(broker, current.max_connections)
-        broker.log.info("%s", change.line)
-    if "trace" in names:
+        action = (actions or {}).get(change.field)
+        if action is not None:
+            action()
+        if change.line:
+            broker.log.info("%s", change.line)
+    if on_logging is not None and names & LOGGING_FIELDS:
+        on_logging(current)
+    if names & TRACE_FIELDS:
         _retrace(broker)
     if names & {"max_payload", "max_control_line"}:
         for client in list(broker.clients.values()):
@@ -81,10 +96,10 @@ def _retrace(broker: Broker) -> None:
     """Connected clients follow the new trace setting (nats-server's reloadClientTraceLevel)."""
     options = broker.options
     for client in list(broker.clients.values()):
-        if options.trace and client.trace is None:
+        if options.trace:
             client.trace = ProtocolTrace(broker.log, client, options.max_traced_msg_len, options.trace_headers)
             client.parser.trace = client.trace.incoming
-        elif not options.trace:
+        else:
             client.trace = None
             client.parser.trace = None
 

@@ -14,6 +14,7 @@ server handler raises is recorded in :attr:`Server.errors`.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -369,8 +370,23 @@ class Server:
                     error = str(refused)
             if options is None:
                 raise ReloadRefused(error)
-        reload_options(self.broker, options, self.on_logging_reload)
+        actions = {
+            "pid_file": self._write_pid_file,
+            "ports_file_dir": lambda: self.listeners.move_ports_file(self.port),
+        }
+        reload_options(self.broker, options, self.on_logging_reload, actions)
         self.jetstreams.follow_accounts()
+
+    def _write_pid_file(self) -> None:
+        """A reload named a pid file: this process's id written to it (nats-server's logPid)."""
+        path = self.options.pid_file
+        if not path:
+            return
+        try:
+            with open(path, "w") as handle:
+                handle.write(str(os.getpid()))
+        except OSError as exc:
+            self.broker.log.error("Failed to write pidfile: %s", exc)
 
     async def lame_duck(self, duration: float | None = None, grace: float | None = None) -> None:
         """nats-server's lame duck mode, on the server clock.

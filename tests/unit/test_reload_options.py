@@ -50,7 +50,8 @@ def test_changes_come_in_nats_server_order_with_its_lines() -> None:
         ("jetstream_max_store", 10, 5, "config reload not supported for decreasing jetstream max memory and store"),
         ("jetstream_max_store", 10, -1, "config reload not supported for jetstream max memory and max store"),
         ("max_subscriptions", 0, 5, "config reload not supported for MaxSubs: old=0, new=5"),
-        ("trace_verbose", False, True, "config reload of trace_verbose is not supported by fakejs yet"),
+        ("max_pending", 1, 2, "config reload not supported for MaxPending: old=1, new=2"),
+        ("system_account", "SYS", "S2", "config reload not supported for SystemAccount: old=SYS, new=S2"),
     ],
 )
 def test_options_that_cannot_be_reloaded_refuse_the_reload(field: str, old: object, new: object, error: str) -> None:
@@ -69,3 +70,17 @@ def test_accounts_are_reloaded_but_not_their_jetstream_limits() -> None:
     with pytest.raises(ReloadRefused) as refused:
         diff_options(old, limited)
     assert str(refused.value) == "config reload of the JetStream limits of account A is not supported by fakejs yet"
+
+
+def test_files_logging_and_tags_in_nats_server_order() -> None:
+    old = ServerOptions(port=4222, pid_file="/a.pid")
+    new = replace(old, pid_file="", ports_file_dir="/p", log_file="/l", trace_headers=True, max_traced_msg_len=9)
+    new.server_tags = ["az:1"]
+    assert [change.line for change in diff_options(old, new) if change.field not in ("users", "accounts")] == [
+        "Reloaded: trace_headers = true",
+        "",  # a pid file taken away: nothing written, nothing logged
+        "Reloaded: ports_file_dir = /p",
+        "Reloaded: log_file = /l",
+        "Reloaded: max_traced_msg_len = 9",
+        "Reloaded: tags",
+    ]
