@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from fakejs.core.options import ServerOptions
+from fakejs.core.transport_config import TLSConfig
 
 __all__ = ["NO_CONFIG_FILE", "Change", "ReloadRefused", "diff_options"]
 
@@ -52,29 +53,57 @@ def _go_duration(seconds: float) -> str:
     return f"{seconds:g}s"
 
 
+# TLS settings fakejs does not change on a running port (nats-server reloads them).
+TLS_KEPT = {
+    "pinned_certs": "pinned_certs",
+    "handshake_first": "handshake_first",
+    "handshake_first_fallback": "handshake_first",
+}
+
+
+def _tls_lines(old: TLSConfig | None, new: TLSConfig | None) -> list[str]:
+    """nats-server's tls lines: the timeout when it changed, then ``tls = enabled`` on every reload with TLS.
+
+    Its parsed TLS configuration never compares equal to the running one, so
+    a file with a ``tls {}`` block always reloads it (new certificates for
+    new connections).
+    """
+    if new is None and old is None:
+        return []
+    if new is None or old is None:
+        raise ReloadRefused("config reload of tls (turning TLS on or off) is not supported by fakejs yet")
+    for name, shown in TLS_KEPT.items():
+        if getattr(old, name) != getattr(new, name):
+            raise ReloadRefused(f"config reload of tls {shown} is not supported by fakejs yet")
+    lines = [f"tls timeout = {new.timeout:g}"] if new.timeout != old.timeout else []
+    return [*lines, "tls = enabled"]
+
+
 # Reloadable options in nats-server's order (its Options struct), with their "Reloaded:" line.
-RELOADABLE: dict[str, Callable[[Any], list[str]]] = {
-    "trace": lambda value: [f"trace = {_go_bool(value)}"],
-    "debug": lambda value: [f"debug = {_go_bool(value)}"],
-    "trace_verbose": lambda value: [f"trace_verbose = {_go_bool(value)}"],
-    "trace_headers": lambda value: [f"trace_headers = {_go_bool(value)}"],
-    "max_connections": lambda value: [f"max_connections = {value}"],
-    "users": lambda _: ["authorization users"],
-    "accounts": lambda _: ["accounts"],
-    "user": lambda _: ["authorization username"],
-    "password": lambda _: ["authorization password"],
-    "token": lambda _: ["authorization token"],
-    "ping_interval": lambda value: [f"ping_interval = {_go_duration(value)}"],
-    "ping_max": lambda value: [f"ping_max = {value}"],
-    "max_control_line": lambda value: [f"max_control_line = {value}"],
-    "max_payload": lambda value: [f"max_payload = {value}"],
+RELOADABLE: dict[str, Callable[[Any, Any], list[str]]] = {
+    "trace": lambda _, value: [f"trace = {_go_bool(value)}"],
+    "debug": lambda _, value: [f"debug = {_go_bool(value)}"],
+    "trace_verbose": lambda _, value: [f"trace_verbose = {_go_bool(value)}"],
+    "trace_headers": lambda _, value: [f"trace_headers = {_go_bool(value)}"],
+    "max_connections": lambda _, value: [f"max_connections = {value}"],
+    "users": lambda _, __: ["authorization users"],
+    "accounts": lambda _, __: ["accounts"],
+    "user": lambda _, __: ["authorization username"],
+    "password": lambda _, __: ["authorization password"],
+    "token": lambda _, __: ["authorization token"],
+    "ping_interval": lambda _, value: [f"ping_interval = {_go_duration(value)}"],
+    "ping_max": lambda _, value: [f"ping_max = {value}"],
+    "auth_timeout": lambda _, value: [f"authorization timeout = {value:g}"],
+    "max_control_line": lambda _, value: [f"max_control_line = {value}"],
+    "max_payload": lambda _, value: [f"max_payload = {value}"],
     # No line when the pid file is taken away: nats-server writes nothing then.
-    "pid_file": lambda value: [f"pid_file = {value}"] if value else [""],
-    "ports_file_dir": lambda value: [f"ports_file_dir = {value}"],
-    "log_file": lambda value: [f"log_file = {value}"],
-    "write_deadline": lambda value: [f"write_deadline = {_go_duration(value)}"],
-    "max_traced_msg_len": lambda value: [f"max_traced_msg_len = {value}"],
-    "server_tags": lambda _: ["tags"],
+    "pid_file": lambda _, value: [f"pid_file = {value}"] if value else [""],
+    "ports_file_dir": lambda _, value: [f"ports_file_dir = {value}"],
+    "log_file": lambda _, value: [f"log_file = {value}"],
+    "tls": lambda old, new: _tls_lines(old, new),
+    "write_deadline": lambda _, value: [f"write_deadline = {_go_duration(value)}"],
+    "max_traced_msg_len": lambda _, value: [f"max_traced_msg_len = {value}"],
+    "server_tags": lambda _, __: ["tags"],
 }
 
 # nats-server reloads its users and accounts on every reload (they never compare equal), and logs so.
@@ -91,6 +120,7 @@ NOT_RELOADABLE: dict[str, str] = {
     "http_port": "HTTPPort",
     "https_port": "HTTPSPort",
     "max_pending": "MaxPending",
+    "allow_non_tls": "AllowNonTLS",
     "no_auth_user": "NoAuthUser",
     "jetstream_domain": "JetStreamDomain",
     "lame_duck_duration": "LameDuckDuration",
@@ -157,6 +187,7 @@ def diff_options(old: ServerOptions, new: ServerOptions) -> list[Change]:
             raise _refusal(name, getattr(old, name), getattr(new, name))
     changes: list[Change] = []
     for name, lines in RELOADABLE.items():
-        if name in changed or name in ALWAYS:
-            changes.extend(Change(name, "Reloaded: " + line if line else "") for line in lines(getattr(new, name)))
+        if name in changed or name in ALWAYS or (name == "tls" and new.tls is not None):
+            texts = lines(getattr(old, name), getattr(new, name))
+            changes.extend(Change(name, "Reloaded: " + line if line else "") for line in texts)
     return changes

@@ -68,6 +68,7 @@ class Listeners:
         self._websocket: WebSocketListener | None = None
         self.http_scheme = "http"  # "https" when the monitoring port serves TLS (``https_port``)
         self.ports_file: str | None = None  # the ports file written at start (``ports_file_dir``)
+        self.client_tls: ClientPortTLS | None = None  # the client port's TLS, shared by its connections
 
     # -- what is open --------------------------------------------------------------------
 
@@ -94,7 +95,7 @@ class Listeners:
     async def open_client_port(self) -> int:
         """Listen for NATS clients; returns the port."""
         options = self._options
-        tls = self._client_tls()
+        tls = self.client_tls = self._client_tls()
         server = self._server
         factory: Callable[[], Connection] = partial(Connection, server)
         if tls is not None:
@@ -105,6 +106,11 @@ class Listeners:
             factory, options.host or "0.0.0.0", options.port, reuse_address=True, backlog=system_backlog()
         )
         return int(self._client.sockets[0].getsockname()[1])
+
+    def renew_tls(self, prepared: ClientPortTLS) -> None:
+        """A reload's TLS settings for the connections accepted from now on (those open keep theirs)."""
+        if self.client_tls is not None:
+            self.client_tls.config, self.client_tls.context = prepared.config, prepared.context
 
     def _client_tls(self) -> ClientPortTLS | None:
         """The client port's TLS (``tls {}``), its files checked as nats-server checks them."""

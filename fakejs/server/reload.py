@@ -38,7 +38,7 @@ __all__ = ["AUTH_FIELDS", "FAILED", "ReloadRefused", "reload_options"]
 
 FAILED = "Failed to reload server configuration: %s"
 # Options whose change makes every client log in again.
-AUTH_FIELDS = frozenset({"user", "password", "token", "users", "accounts"})
+AUTH_FIELDS = frozenset({"user", "password", "token", "users", "accounts", "auth_timeout"})
 # Options whose change the process's log handler must follow (debug and trace lines).
 LOGGING_FIELDS = frozenset({"debug", "trace", "log_file"})
 # Options whose change gives every connected client a new protocol trace.

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from fakejs.monitoring.system import SystemRequests
     from fakejs.server.http import Reply, Request
     from fakejs.server.routes import RoutePort
+    from fakejs.server.tls import ClientPortTLS
     from fakejs.testkit.control import Controller
     from fakejs.testkit.control_subjects import ControlSubjects
 
@@ -374,6 +375,9 @@ class Server:
             "pid_file": self._write_pid_file,
             "ports_file_dir": lambda: self.listeners.move_ports_file(self.port),
         }
+        if options.tls is not None and self.options.tls is not None:
+            prepared = _prepared_tls(options)
+            actions["tls"] = lambda: self.listeners.renew_tls(prepared)
         reload_options(self.broker, options, self.on_logging_reload, actions)
         self.jetstreams.follow_accounts()
 
@@ -473,3 +477,16 @@ class Server:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+
+def _prepared_tls(options: ServerOptions) -> ClientPortTLS:
+    """The client port's TLS a reload asks for, its files checked first (a bad one refuses the reload)."""
+    from fakejs.core.tls_files import TLSFileError, check_files
+    from fakejs.server.tls import ClientPortTLS
+
+    assert options.tls is not None
+    try:
+        check_files(options.tls)
+        return ClientPortTLS(options.tls, options.allow_non_tls)
+    except (TLSFileError, OSError, ValueError) as exc:
+        raise ReloadRefused(str(exc)) from None

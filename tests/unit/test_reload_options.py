@@ -9,6 +9,7 @@ import pytest
 from fakejs.core.account_config import AccountConfig, Export, JetStreamLimits
 from fakejs.core.options import ServerOptions
 from fakejs.core.reload_options import ReloadRefused, diff_options
+from fakejs.core.transport_config import TLSConfig
 from fakejs.core.users import User
 
 
@@ -84,3 +85,38 @@ def test_files_logging_and_tags_in_nats_server_order() -> None:
         "Reloaded: max_traced_msg_len = 9",
         "Reloaded: tags",
     ]
+
+
+def test_tls_is_reloaded_every_time_and_its_timeout_when_changed() -> None:
+    old = ServerOptions(port=4222, tls=TLSConfig(cert_file="c", key_file="k"), auth_timeout=3.0)
+    same = replace(old, tls=TLSConfig(cert_file="c", key_file="k"))
+    assert lines(old, same)[-1] == "Reloaded: tls = enabled"
+    slower = replace(old, tls=TLSConfig(cert_file="c2", key_file="k", timeout=3.0), auth_timeout=4.0)
+    assert lines(old, slower)[2:] == [
+        "Reloaded: authorization timeout = 4",
+        "Reloaded: tls timeout = 3",
+        "Reloaded: tls = enabled",
+    ]
+
+
+@pytest.mark.parametrize(
+    "old,new,error",
+    [
+        (None, TLSConfig(), "config reload of tls (turning TLS on or off) is not supported by fakejs yet"),
+        (TLSConfig(), None, "config reload of tls (turning TLS on or off) is not supported by fakejs yet"),
+        (
+            TLSConfig(),
+            TLSConfig(pinned_certs=["ab"]),
+            "config reload of tls pinned_certs is not supported by fakejs yet",
+        ),
+        (
+            TLSConfig(),
+            TLSConfig(handshake_first=True),
+            "config reload of tls handshake_first is not supported by fakejs yet",
+        ),
+    ],
+)
+def test_tls_changes_fakejs_keeps(old: TLSConfig | None, new: TLSConfig | None, error: str) -> None:
+    with pytest.raises(ReloadRefused) as refused:
+        diff_options(ServerOptions(port=4222, tls=old), ServerOptions(port=4222, tls=new))
+    assert str(refused.value) == error

@@ -1,0 +1,96 @@
+"""Configuration reload of ``tls { }``, on both servers: new certificates for new connections.
+
+Connections made before the reload keep the session they have; new ones
+get the new certificate (and the new verification rules); a file that
+keeps the same settings reloads no TLS; turning TLS on or off is refused
+by fakejs (nats-server reloads it).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nats
+import pytest
+
+from fakejs.testkit.certs import TestCertificates
+from tests.harness.reload import TARGETS, failure, reload, start
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+from tests.harness.wait import WAIT
+
+pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
+
+
+def _reloaded(log: str) -> list[str]:
+    return re.findall(r"\[INF\] (Reloaded: .*)\n", log)
+
+
+async def _connects(url: str, certificates: TestCertificates, client: bool = False) -> bool:
+    try:
+        nc = await nats.connect(
+            url,
+            tls=certificates.client_ssl_context(client),
+            tls_hostname="localhost",
+            allow_reconnect=False,
+            max_reconnect_attempts=0,
+            connect_timeout=WAIT,
+        )
+    except Exception:
+        return False
+    await nc.close()
+    return True
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_new_certificates_serve_new_connections(kind: str, tmp_path: Path) -> None:
+    first = TestCertificates(tmp_path / f"{kind}-ca1")
+    second = TestCertificates(tmp_path / f"{kind}-ca2")
+    server = start(kind, first.config_block(), tmp_path)
+    try:
+        url = f"tls://127.0.0.1:{server.port}"
+        before = await nats.connect(
+            url, tls=first.client_ssl_context(), tls_hostname="localhost", allow_reconnect=False
+        )
+        log = await reload(server, first.config_block())  # the same block: reloaded all the same, as on nats-server
+        assert _reloaded(log) == ["Reloaded: authorization users", "Reloaded: accounts", "Reloaded: tls = enabled"]
+        log = await reload(server, second.config_block(verify=True), count=2)
+        assert _reloaded(log)[3:] == ["Reloaded: authorization users", "Reloaded: accounts", "Reloaded: tls = enabled"]
+        assert not await _connects(url, first, client=True)
+        assert not await _connects(url, second)  # verify: a client certificate is required now
+        assert await _connects(url, second, client=True)
+        await before.flush(timeout=WAIT)  # the connection made before keeps its session
+        await before.close()
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_tls_timeout(kind: str, tmp_path: Path) -> None:
+    certificates = TestCertificates(tmp_path / f"{kind}-ca")
+    server = start(kind, certificates.config_block(), tmp_path)
+    try:
+        log = await reload(server, certificates.config_block(extra="timeout: 3"))
+        assert _reloaded(log) == [
+            "Reloaded: authorization users",
+            "Reloaded: accounts",
+            "Reloaded: authorization timeout = 4",  # the login time follows the handshake's when not set
+            "Reloaded: tls timeout = 3",
+            "Reloaded: tls = enabled",
+        ]
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_tls_turned_on(kind: str, tmp_path: Path) -> None:
+    certificates = TestCertificates(tmp_path / f"{kind}-ca")
+    server = start(kind, "", tmp_path)
+    try:
+        log = await reload(server, certificates.config_block())
+        if kind == "real":
+            assert _reloaded(log)[-1] == "Reloaded: tls = enabled"
+        else:
+            assert failure(log) == "config reload of tls (turning TLS on or off) is not supported by fakejs yet"
+    finally:
+        server.stop()
