@@ -18,6 +18,7 @@ from typing import Any
 
 from fakejs.core.options import ServerOptions
 from fakejs.core.transport_config import TLSConfig
+from fakejs.gocompat.gobytes import friendly_bytes
 
 __all__ = ["NO_CONFIG_FILE", "Change", "ReloadRefused", "diff_options"]
 
@@ -96,6 +97,10 @@ RELOADABLE: dict[str, Callable[[Any, Any], list[str]]] = {
     "auth_timeout": lambda _, value: [f"authorization timeout = {value:g}"],
     "max_control_line": lambda _, value: [f"max_control_line = {value}"],
     "max_payload": lambda _, value: [f"max_payload = {value}"],
+    "jetstream": lambda _, __: ["JetStream"],
+    "jetstream_max_memory": lambda _, value: [f"JetStream max_mem_store = {friendly_bytes(value)}"],
+    "jetstream_max_store": lambda _, value: [f"JetStream max_file_store = {friendly_bytes(value)}"],
+    "store_dir": lambda _, __: [""],
     # No line when the pid file is taken away: nats-server writes nothing then.
     "pid_file": lambda _, value: [f"pid_file = {value}"] if value else [""],
     "ports_file_dir": lambda _, value: [f"ports_file_dir = {value}"],
@@ -128,7 +133,9 @@ NOT_RELOADABLE: dict[str, str] = {
 }
 
 # nats-server's own errors for JetStream settings it keeps (see _jetstream_refusal).
-JETSTREAM_FIELDS = frozenset({"store_dir", "jetstream_max_memory", "jetstream_max_store"})
+JETSTREAM_FIELDS = frozenset({"store_dir", "jetstream_max_memory", "jetstream_max_store", "jetstream"})
+# Where JetStream keeps what it stores, and how much.
+STORE_FIELDS = JETSTREAM_FIELDS - {"jetstream"}
 NOT_SUPPORTED = "config reload not supported for "
 
 # Not configuration: what the command line or the process sets beside the file.
@@ -149,14 +156,32 @@ def _jetstream_refusal(name: str, old: Any, new: Any) -> str:
         return NOT_SUPPORTED + "jetstream dynamic max memory and store"
     if new == -1:
         return NOT_SUPPORTED + "jetstream max memory and max store"
-    if new < old:
-        return NOT_SUPPORTED + "decreasing jetstream max memory and store"
-    return f"config reload of {name} (an increase) is not supported by fakejs yet"
+    return NOT_SUPPORTED + "decreasing jetstream max memory and store"
+
+
+def _check_jetstream(old: ServerOptions, new: ServerOptions, changed: list[str]) -> bool:
+    """Raise nats-server's error for a JetStream change it refuses; whether the limits change quietly.
+
+    While JetStream runs and stays on, only raised limits reload (logged);
+    when it is off, or turned off by this reload, the store directory and
+    limits follow the file without a line.
+    """
+    if "jetstream" in changed and (old.cluster is not None or new.cluster is not None):
+        raise ReloadRefused(
+            "config reload of jetstream (turning it on or off) in a cluster is not supported by fakejs yet"
+        )
+    if not old.jetstream or not new.jetstream:
+        return True
+    for name in ("jetstream_max_memory", "jetstream_max_store", "store_dir"):
+        if name not in changed:
+            continue
+        before, after = getattr(old, name), getattr(new, name)
+        if name == "store_dir" or before == -1 or after == -1 or after < before:
+            raise ReloadRefused(_jetstream_refusal(name, before, after))
+    return False
 
 
 def _refusal(name: str, old: object, new: object) -> ReloadRefused:
-    if name in JETSTREAM_FIELDS:
-        return ReloadRefused(_jetstream_refusal(name, old, new))
     if name in NOT_RELOADABLE:
         go_name = NOT_RELOADABLE[name]
         return ReloadRefused(f"{NOT_SUPPORTED}{go_name}: old={_go_value(old)}, new={_go_value(new)}")
@@ -185,9 +210,10 @@ def diff_options(old: ServerOptions, new: ServerOptions) -> list[Change]:
     for name in changed:
         if name not in RELOADABLE:
             raise _refusal(name, getattr(old, name), getattr(new, name))
+    quiet = _check_jetstream(old, new, changed) if set(changed) & JETSTREAM_FIELDS else False
     changes: list[Change] = []
     for name, lines in RELOADABLE.items():
         if name in changed or name in ALWAYS or (name == "tls" and new.tls is not None):
-            texts = lines(getattr(old, name), getattr(new, name))
+            texts = [""] if quiet and name in STORE_FIELDS else lines(getattr(old, name), getattr(new, name))
             changes.extend(Change(name, "Reloaded: " + line if line else "") for line in texts)
     return changes

@@ -52,11 +52,14 @@ def reload_options(
     new: ServerOptions,
     on_logging: Callable[[ServerOptions], None] | None = None,
     actions: Actions | None = None,
+    finish: Callable[[set[str]], None] | None = None,
 ) -> list[Change]:
     """Apply ``new`` over the running options, or raise :class:`ReloadRefused` keeping them.
 
     The log handler follows the new settings once every ``Reloaded:`` line is
     logged (the line naming a new log file goes to the old one, as on nats-server).
+    ``finish`` gets the names of the options changed before the last line
+    (JetStream is started or stopped there).
     """
     current = broker.options
     # A random port (-1, or 0) is the port the server listens on, in the running options and the new ones.
@@ -87,6 +90,8 @@ def reload_options(
             client.parser.max_control_line = current.max_control_line
     if names & AUTH_FIELDS:
         _reload_authorization(broker, accounts_changed)
+    if finish is not None:
+        finish(names)
     digest = f"({current.config_digest})" if current.config_digest else ""
     broker.log.info("Reloaded server configuration %s", digest)
     return changes

@@ -378,8 +378,25 @@ class Server:
         if options.tls is not None and self.options.tls is not None:
             prepared = _prepared_tls(options)
             actions["tls"] = lambda: self.listeners.renew_tls(prepared)
-        reload_options(self.broker, options, self.on_logging_reload, actions)
+        actions["jetstream_max_memory"] = actions["jetstream_max_store"] = self._raise_jetstream_limits
+        reload_options(self.broker, options, self.on_logging_reload, actions, self._after_reload)
         self.jetstreams.follow_accounts()
+
+    def _raise_jetstream_limits(self) -> None:
+        """A reload raised max_mem_store or max_file_store: every account's JetStream takes them at once."""
+        for js in self.account_jetstreams:
+            js.raise_server_limits(self.options.jetstream_max_memory, self.options.jetstream_max_store)
+
+    def _after_reload(self, changed: set[str]) -> None:
+        """JetStream turned off or on by a reload (nats-server's DisableJetStream and restartJetStream)."""
+        if "jetstream" not in changed:
+            return
+        if not self.options.jetstream:
+            self._stop_jetstream()
+            self.broker.jetstream_enabled = False
+        elif not self.jetstreams.by_account:
+            self.broker.log.info("Restarting JetStream")
+            self._start_jetstream()
 
     def _write_pid_file(self) -> None:
         """A reload named a pid file: this process's id written to it (nats-server's logPid)."""

@@ -120,3 +120,19 @@ def test_tls_changes_fakejs_keeps(old: TLSConfig | None, new: TLSConfig | None, 
     with pytest.raises(ReloadRefused) as refused:
         diff_options(ServerOptions(port=4222, tls=old), ServerOptions(port=4222, tls=new))
     assert str(refused.value) == error
+
+
+def test_raised_jetstream_limits_are_reloaded() -> None:
+    old = ServerOptions(port=4222, jetstream_max_memory=10 * 1024 * 1024, jetstream_max_store=1024)
+    new = replace(old, jetstream_max_memory=30 * 1024 * 1024, jetstream_max_store=2048)
+    assert lines(old, new)[2:] == [
+        "Reloaded: JetStream max_mem_store = 30.00 MB",
+        "Reloaded: JetStream max_file_store = 2.00 KB",
+    ]
+
+
+def test_jetstream_turned_off_takes_its_store_settings_without_a_line() -> None:
+    old = ServerOptions(port=4222, store_dir="/s", jetstream_max_memory=100)
+    new = replace(old, jetstream=False, store_dir="", jetstream_max_memory=-1)
+    assert [change.line for change in diff_options(old, new) if change.line][2:] == ["Reloaded: JetStream"]
+    assert {change.field for change in diff_options(old, new)} >= {"store_dir", "jetstream_max_memory"}

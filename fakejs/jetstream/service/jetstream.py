@@ -131,6 +131,13 @@ class JetStream:
         self._limit_logged = -LIMIT_LOG_INTERVAL
         self._account_limit_logged = -LIMIT_LOG_INTERVAL
 
+    def raise_server_limits(self, max_memory: int, max_storage: int) -> None:
+        """A reload raised the server's ``max_mem_store`` / ``max_file_store`` (-1: left as it was)."""
+        if max_memory > 0:
+            self.max_memory = max_memory
+        if max_storage > 0:
+            self.max_storage = max_storage
+
     @cached_property
     def consumer_admin(self) -> ConsumerAdmin:
         """The consumer rules, made (and imported) when the first consumer is created or recovered."""

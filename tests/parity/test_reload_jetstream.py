@@ -1,0 +1,86 @@
+"""Configuration reload of JetStream's limits and of JetStream itself, on both servers.
+
+Raised ``max_mem_store`` / ``max_file_store`` apply at once (``$JS.API.INFO``
+shows them); lowered ones are refused with nats-server's text; JetStream
+turned off by a reload shuts down, turned on again it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nats
+import pytest
+
+from tests.harness.reload import TARGETS, failure, reload, start
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+from tests.harness.wait import WAIT
+
+pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
+
+
+def _jetstream(store: Path, memory: str, disk: str) -> str:
+    return f'jetstream {{ store_dir: "{store}", max_mem_store: {memory}, max_file_store: {disk} }}\n'
+
+
+async def _create(url: str, name: str, max_bytes: int) -> dict:
+    """A memory stream reserving ``max_bytes``: its reply (an error past the server's max_mem_store)."""
+    config = {"name": name, "subjects": [name], "storage": "memory", "max_bytes": max_bytes}
+    nc = await nats.connect(url)
+    try:
+        reply = await nc.request(f"$JS.API.STREAM.CREATE.{name}", json.dumps(config).encode(), timeout=WAIT)
+    finally:
+        await nc.close()
+    return json.loads(reply.data)
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_raised_limits_apply_and_lowered_ones_are_refused(kind: str, tmp_path: Path) -> None:
+    store = tmp_path / f"{kind}-js"
+    server = start(kind, _jetstream(store, "10MB", "20MB"), tmp_path)
+    try:
+        refused = await _create(server.url, "S1", 25 * 1024 * 1024)
+        assert refused["error"]["err_code"] == 10028, refused  # over the server's max_mem_store
+        log = await reload(server, _jetstream(store, "30MB", "40MB"))
+        assert re.findall(r"\[INF\] (Reloaded: JetStream.*)\n", log) == [
+            "Reloaded: JetStream max_mem_store = 30.00 MB",
+            "Reloaded: JetStream max_file_store = 40.00 MB",
+        ]
+        assert "error" not in await _create(server.url, "S2", 25 * 1024 * 1024)
+        log = await reload(server, _jetstream(store, "30MB", "1MB"), count=2)
+        assert failure(log) == "config reload not supported for decreasing jetstream max memory and store"
+        assert (await _create(server.url, "S3", 6 * 1024 * 1024))["error"]["err_code"] == 10028
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_jetstream_turned_off_and_on(kind: str, tmp_path: Path) -> None:
+    store = tmp_path / f"{kind}-js"
+    block = f'jetstream {{ store_dir: "{store}" }}\n'
+    server = start(kind, block, tmp_path)
+    try:
+        nc = await nats.connect(server.url)
+        js = nc.jetstream()
+        await js.add_stream(name="KEPT", subjects=["kept"])
+        await js.publish("kept", b"1")
+        log = await reload(server, "jetstream: disabled\n")
+        shutdown = log.split("Reloaded: accounts\n", 1)[1]
+        assert re.findall(r"\[INF\] (.*)\n", shutdown) == [
+            "Reloaded: JetStream",
+            "Initiating JetStream Shutdown...",
+            "JetStream Shutdown",
+            re.findall(r"Reloaded server configuration.*", shutdown)[0],
+        ]
+        log = await reload(server, block, count=2)
+        restart = log.rsplit("Reloaded: accounts\n", 1)[1]
+        lines = re.findall(r"\[INF\] (.*)\n", restart)
+        assert lines[:3] == ["Reloaded: JetStream", "Restarting JetStream", "Starting JetStream"]
+        assert lines[-2].startswith("Took ") and lines[-2].endswith(" to start JetStream")
+        info = await js.stream_info("KEPT")  # the file store is read again
+        assert info.state.messages == 1
+        await nc.close()
+    finally:
+        server.stop()
