@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
+from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.options import ServerOptions
 from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat.gobytes import friendly_bytes
@@ -80,6 +81,25 @@ def _tls_lines(old: TLSConfig | None, new: TLSConfig | None) -> list[str]:
     return [*lines, "tls = enabled"]
 
 
+def _cluster_lines(old: ClusterConfig | None, new: ClusterConfig | None) -> list[str]:
+    """``cluster routes`` when only the routes changed; nats-server's refusal of a new host or port.
+
+    Other cluster settings nats-server reloads (its name, authorization,
+    pool size, compression, ...) fakejs refuses by name.
+    """
+    # No cluster is nats-server's empty one: turning clustering on or off is a new host.
+    old = old if old is not None else ClusterConfig(host="", port=0)
+    new = new if new is not None else ClusterConfig(host="", port=0)
+    if old.host != new.host:
+        raise ReloadRefused(f"{NOT_SUPPORTED}cluster host: old={old.host}, new={new.host}")
+    if old.port != new.port:
+        raise ReloadRefused(f"{NOT_SUPPORTED}cluster port: old={old.port}, new={new.port}")
+    for item in fields(ClusterConfig):
+        if item.name != "routes" and getattr(old, item.name) != getattr(new, item.name):
+            raise ReloadRefused(f"config reload of cluster {item.name} is not supported by fakejs yet")
+    return ["cluster routes"] if old.routes != new.routes else []
+
+
 # Reloadable options in nats-server's order (its Options struct), with their "Reloaded:" line.
 RELOADABLE: dict[str, Callable[[Any, Any], list[str]]] = {
     "trace": lambda _, value: [f"trace = {_go_bool(value)}"],
@@ -105,6 +125,7 @@ RELOADABLE: dict[str, Callable[[Any, Any], list[str]]] = {
     "pid_file": lambda _, value: [f"pid_file = {value}"] if value else [""],
     "ports_file_dir": lambda _, value: [f"ports_file_dir = {value}"],
     "log_file": lambda _, value: [f"log_file = {value}"],
+    "cluster": lambda old, new: _cluster_lines(old, new),
     "tls": lambda old, new: _tls_lines(old, new),
     "write_deadline": lambda _, value: [f"write_deadline = {_go_duration(value)}"],
     "max_traced_msg_len": lambda _, value: [f"max_traced_msg_len = {value}"],

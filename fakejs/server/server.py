@@ -379,8 +379,18 @@ class Server:
             prepared = _prepared_tls(options)
             actions["tls"] = lambda: self.listeners.renew_tls(prepared)
         actions["jetstream_max_memory"] = actions["jetstream_max_store"] = self._raise_jetstream_limits
+        actions["cluster"] = self._reload_routes
         reload_options(self.broker, options, self.on_logging_reload, actions, self._after_reload)
         self.jetstreams.follow_accounts()
+
+    def _reload_routes(self) -> None:
+        """A reload changed the cluster's routes: the running cluster keeps its settings, with the new routes."""
+        cluster, running = self.broker.cluster, self.broker.cluster.config if self.broker.cluster else None
+        new = self.options.cluster
+        if cluster is None or running is None or new is None or new is running:
+            return
+        self.options.cluster = running
+        cluster.reload_routes(new.routes)
 
     def _raise_jetstream_limits(self) -> None:
         """A reload raised max_mem_store or max_file_store: every account's JetStream takes them at once."""

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from fakejs.core.account_config import AccountConfig, Export, JetStreamLimits
+from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.options import ServerOptions
 from fakejs.core.reload_options import ReloadRefused, diff_options
 from fakejs.core.transport_config import TLSConfig
@@ -136,3 +137,36 @@ def test_jetstream_turned_off_takes_its_store_settings_without_a_line() -> None:
     new = replace(old, jetstream=False, store_dir="", jetstream_max_memory=-1)
     assert [change.line for change in diff_options(old, new) if change.line][2:] == ["Reloaded: JetStream"]
     assert {change.field for change in diff_options(old, new)} >= {"store_dir", "jetstream_max_memory"}
+
+
+def test_cluster_routes_are_reloaded() -> None:
+    old = ServerOptions(port=4222, cluster=ClusterConfig(name="C", port=6222))
+    new = replace(old, cluster=ClusterConfig(name="C", port=6222, routes=["nats-route://h:6223"]))
+    assert lines(old, new)[2:] == ["Reloaded: cluster routes"]
+
+
+@pytest.mark.parametrize(
+    "change,error",
+    [
+        ({"port": 6223}, "config reload not supported for cluster port: old=6222, new=6223"),
+        ({"host": "127.0.0.1"}, "config reload not supported for cluster host: old=0.0.0.0, new=127.0.0.1"),
+        ({"name": "D"}, "config reload of cluster name is not supported by fakejs yet"),
+        ({"username": "u"}, "config reload of cluster username is not supported by fakejs yet"),
+    ],
+)
+def test_cluster_changes_refused(change: dict[str, object], error: str) -> None:
+    old = ServerOptions(port=4222, cluster=ClusterConfig(name="C", port=6222))
+    assert old.cluster is not None
+    with pytest.raises(ReloadRefused) as refused:
+        diff_options(old, replace(old, cluster=replace(old.cluster, **change)))  # type: ignore[arg-type]
+    assert str(refused.value) == error
+
+
+def test_clustering_turned_on_or_off_is_refused_as_a_new_cluster_host() -> None:
+    plain, clustered = ServerOptions(port=4222), ServerOptions(port=4222, cluster=ClusterConfig(port=6222))
+    with pytest.raises(ReloadRefused) as refused:
+        diff_options(plain, clustered)
+    assert str(refused.value) == "config reload not supported for cluster host: old=, new=0.0.0.0"
+    with pytest.raises(ReloadRefused) as refused:
+        diff_options(clustered, plain)
+    assert str(refused.value) == "config reload not supported for cluster host: old=0.0.0.0, new="
