@@ -153,6 +153,16 @@ NOT_RELOADABLE: dict[str, str] = {
     "lame_duck_grace_period": "LameDuckGracePeriod",
 }
 
+# JetStream settings nats-server refuses, with its Go field name and how it shows fakejs's value.
+JETSTREAM_KEPT: dict[str, tuple[str, Callable[[Any], str]]] = {
+    "jetstream_strict": ("NoJetStreamStrict", lambda strict: _go_bool(not strict)),
+    "jetstream_unique_tag": ("JetStreamUniqueTag", str),
+    "jetstream_request_queue_limit": ("JetStreamRequestQueueLimit", lambda limit: str(limit or 10000)),
+    "jetstream_max_buffered_msgs": ("StreamMaxBufferedMsgs", str),
+    "jetstream_max_buffered_size": ("StreamMaxBufferedSize", str),
+    "jetstream_sync_interval": ("SyncInterval", lambda every: _go_duration(120.0 if every is None else every)),
+}
+
 # nats-server's own errors for JetStream settings it keeps (see _jetstream_refusal).
 JETSTREAM_FIELDS = frozenset({"store_dir", "jetstream_max_memory", "jetstream_max_store", "jetstream"})
 # Where JetStream keeps what it stores, and how much.
@@ -203,6 +213,9 @@ def _check_jetstream(old: ServerOptions, new: ServerOptions, changed: list[str])
 
 
 def _refusal(name: str, old: object, new: object) -> ReloadRefused:
+    if name in JETSTREAM_KEPT:
+        go_name, shown = JETSTREAM_KEPT[name]
+        return ReloadRefused(f"{NOT_SUPPORTED}{go_name}: old={shown(old)}, new={shown(new)}")
     if name in NOT_RELOADABLE:
         go_name = NOT_RELOADABLE[name]
         return ReloadRefused(f"{NOT_SUPPORTED}{go_name}: old={_go_value(old)}, new={_go_value(new)}")

@@ -84,3 +84,24 @@ async def test_jetstream_turned_off_and_on(kind: str, tmp_path: Path) -> None:
         await nc.close()
     finally:
         server.stop()
+
+
+KEPT = {
+    "unique_tag: az": "config reload not supported for JetStreamUniqueTag: old=, new=az",
+    "request_queue_limit: 50": "config reload not supported for JetStreamRequestQueueLimit: old=10000, new=50",
+    "sync_interval: 10s": "config reload not supported for SyncInterval: old=2m0s, new=10s",
+    "strict: false": "config reload not supported for NoJetStreamStrict: old=false, new=true",
+    "max_buffered_msgs: 100": "config reload not supported for StreamMaxBufferedMsgs: old=0, new=100",
+}
+
+
+@pytest.mark.parametrize("setting", sorted(KEPT))
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_jetstream_settings_nats_server_keeps(kind: str, setting: str, tmp_path: Path) -> None:
+    store = tmp_path / f"{kind}-js"
+    server = start(kind, f'jetstream {{ store_dir: "{store}" }}\n', tmp_path)
+    try:
+        log = await reload(server, f'jetstream {{ store_dir: "{store}", {setting} }}\n')
+        assert failure(log) == KEPT[setting]
+    finally:
+        server.stop()

@@ -10,7 +10,7 @@ from fakejs.core.account_config import AccountConfig, Export, JetStreamLimits
 from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.options import ServerOptions
 from fakejs.core.reload_options import ReloadRefused, diff_options
-from fakejs.core.transport_config import TLSConfig
+from fakejs.core.transport_config import TLSConfig, WebSocketConfig
 from fakejs.core.users import User
 
 
@@ -53,6 +53,15 @@ def test_changes_come_in_nats_server_order_with_its_lines() -> None:
         ("jetstream_max_store", 10, -1, "config reload not supported for jetstream max memory and max store"),
         ("max_subscriptions", 0, 5, "config reload not supported for MaxSubs: old=0, new=5"),
         ("max_pending", 1, 2, "config reload not supported for MaxPending: old=1, new=2"),
+        ("jetstream_strict", True, False, "config reload not supported for NoJetStreamStrict: old=false, new=true"),
+        ("jetstream_sync_interval", None, 10.0, "config reload not supported for SyncInterval: old=2m0s, new=10s"),
+        (
+            "jetstream_request_queue_limit",
+            0,
+            50,
+            "config reload not supported for JetStreamRequestQueueLimit: old=10000, new=50",
+        ),
+        ("websocket", None, WebSocketConfig(port=1), "config reload of websocket is not supported by fakejs yet"),
         ("system_account", "SYS", "S2", "config reload not supported for SystemAccount: old=SYS, new=S2"),
     ],
 )
