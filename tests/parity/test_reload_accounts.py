@@ -121,3 +121,25 @@ async def test_removed_service_import_gives_no_responders(kind: str, tmp_path: P
             await client.close()
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_account_added_without_jetstream_is_told_so(kind: str, tmp_path: Path) -> None:
+    store = tmp_path / f"{kind}-js"
+    with_jetstream = f"""
+jetstream {{ store_dir: "{store}" }}
+accounts {{
+  A: {{ jetstream: enabled, users: [{{user: a, password: a}}] }}
+}}
+"""
+    server = start(kind, with_jetstream, tmp_path)
+    try:
+        added = with_jetstream.replace("\n}\n", "\n  B: { users: [{user: b, password: b}] }\n}\n")
+        await reload(server, added)
+        b = await login(server, "b", "b")
+        await b.send(b"SUB r 1\r\nPUB $JS.API.INFO r 0\r\n\r\n")
+        reply = await b.read_until(b"}\r\n")
+        assert b'"error":{"code":503,"err_code":10039,"description":"JetStream not enabled for account"}' in reply
+        await b.close()
+    finally:
+        server.stop()
