@@ -57,14 +57,13 @@ def _go_duration(seconds: float) -> str:
 
 # TLS settings fakejs does not change on a running port (nats-server reloads them).
 TLS_KEPT = {
-    "pinned_certs": "pinned_certs",
     "handshake_first": "handshake_first",
     "handshake_first_fallback": "handshake_first",
 }
 
 
 def _tls_lines(old: TLSConfig | None, new: TLSConfig | None) -> list[str]:
-    """nats-server's tls lines: the timeout when it changed, then ``tls = enabled`` on every reload with TLS.
+    """nats-server's tls lines: the timeout when it changed, ``tls = enabled`` on every reload with TLS, the pins.
 
     Its parsed TLS configuration never compares equal to the running one, so
     a file with a ``tls {}`` block always reloads it (new certificates for
@@ -78,7 +77,10 @@ def _tls_lines(old: TLSConfig | None, new: TLSConfig | None) -> list[str]:
         if getattr(old, name) != getattr(new, name):
             raise ReloadRefused(f"config reload of tls {shown} is not supported by fakejs yet")
     lines = [f"tls timeout = {new.timeout:g}"] if new.timeout != old.timeout else []
-    return [*lines, "tls = enabled"]
+    lines.append("tls = enabled")
+    if set(new.pinned_certs) != set(old.pinned_certs):
+        lines.append(f"{len(set(new.pinned_certs))} pinned_certs")
+    return lines
 
 
 def _cluster_lines(old: ClusterConfig | None, new: ClusterConfig | None) -> list[str]:

@@ -25,7 +25,13 @@ from dataclasses import replace
 from fakejs.core.account_reload import reconfigure_accounts
 from fakejs.core.auth import Authenticator
 from fakejs.core.broker import Broker
-from fakejs.core.clientio import AUTH_VIOLATION, CLIENT_CLOSED, MAX_CONNECTIONS_EXCEEDED
+from fakejs.core.clientio import (
+    AUTH_VIOLATION,
+    CLIENT_CLOSED,
+    MAX_CONNECTIONS_EXCEEDED,
+    STANDARD,
+    TLS_HANDSHAKE_ERROR,
+)
 from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
 from fakejs.core.reload_options import Change, ReloadRefused, diff_options
@@ -34,7 +40,7 @@ from fakejs.core.trace import ProtocolTrace, auth_user
 from fakejs.gocompat.goflag import go_quote
 from fakejs.protocol.events import ERR_AUTHORIZATION
 
-__all__ = ["AUTH_FIELDS", "FAILED", "ReloadRefused", "reload_options"]
+__all__ = ["AUTH_FIELDS", "FAILED", "ReloadRefused", "recheck_pinned_certs", "reload_options"]
 
 FAILED = "Failed to reload server configuration: %s"
 # Options whose change makes every client log in again.
@@ -191,3 +197,30 @@ def _remove_unauthorized(broker: Broker, client: ClientSession) -> None:
         else:
             client.send_err(f"Permissions Violation for Subscription to {subject} (sid {sid})")
             broker.log.info("Removed sub %s (sid %s) for %s - not authorized", subject, sid, who)
+
+
+def recheck_pinned_certs(broker: Broker, pinned_certs: list[str]) -> None:
+    """New ``pinned_certs``: clients of the NATS port whose certificate is not pinned are closed.
+
+    As nats-server's recheckPinnedCerts, once the reload is done (``Disconnect
+    N clients due to pinned certs reload``, closed as a TLS handshake failure);
+    no pins at all let every client stay.
+    """
+    if not pinned_certs:
+        return
+    pinned = frozenset(pinned_certs)
+    unpinned = [
+        client
+        for client in broker.clients.values()
+        if not client.closed and client.io.details.connection_type == STANDARD and not _pinned(client, pinned)
+    ]
+    if not unpinned:
+        return
+    broker.log.info("Disconnect %d clients due to pinned certs reload", len(unpinned))
+    for client in unpinned:
+        client.close(TLS_HANDSHAKE_ERROR)
+
+
+def _pinned(client: ClientSession, pinned: frozenset[str]) -> bool:
+    certificates = client.io.details.tls_peer_certs
+    return bool(certificates) and certificates[0]["spki_sha256"] in pinned

@@ -360,7 +360,7 @@ class Server:
         command line sets).  Raises :class:`~fakejs.core.reload_options.ReloadRefused` (the
         running options kept) when the file cannot be read or an option cannot be reloaded.
         """
-        from fakejs.server.reload import reload_options
+        from fakejs.server.reload import recheck_pinned_certs, reload_options
 
         if options is None:
             error = NO_CONFIG_FILE
@@ -380,7 +380,10 @@ class Server:
             actions["tls"] = lambda: self.listeners.renew_tls(prepared)
         actions["jetstream_max_memory"] = actions["jetstream_max_store"] = self._raise_jetstream_limits
         actions["cluster"] = self._reload_routes
+        pins_before = frozenset(self.options.tls.pinned_certs) if self.options.tls is not None else frozenset()
         reload_options(self.broker, options, self.on_logging_reload, actions, self._after_reload)
+        if self.options.tls is not None and frozenset(self.options.tls.pinned_certs) != pins_before:
+            recheck_pinned_certs(self.broker, self.options.tls.pinned_certs)
         self.jetstreams.follow_accounts()
 
     def _reload_routes(self) -> None:
@@ -401,6 +404,9 @@ class Server:
         """JetStream turned off or on by a reload (nats-server's DisableJetStream and restartJetStream)."""
         if "jetstream" not in changed:
             return
+        self._toggle_jetstream()
+
+    def _toggle_jetstream(self) -> None:
         if not self.options.jetstream:
             self._stop_jetstream()
             self.broker.jetstream_enabled = False

@@ -9,15 +9,17 @@ by fakejs (nats-server reloads it).
 from __future__ import annotations
 
 import re
+import ssl
 from pathlib import Path
 
 import nats
 import pytest
 
-from fakejs.testkit.certs import TestCertificates
-from tests.harness.reload import TARGETS, failure, reload, start
+from fakejs.server.tls_names import public_key_fingerprint
+from fakejs.testkit.certs import CertificateFiles, TestCertificates
+from tests.harness.reload import TARGETS, failure, logged, reload, start
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
-from tests.harness.wait import WAIT
+from tests.harness.wait import WAIT, eventually
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
 
@@ -36,6 +38,7 @@ async def _connects(url: str, certificates: TestCertificates, client: bool = Fal
             max_reconnect_attempts=0,
             connect_timeout=WAIT,
         )
+        await nc.flush(timeout=WAIT)  # a refused certificate may be closed only after the handshake
     except Exception:
         return False
     await nc.close()
@@ -94,3 +97,54 @@ async def test_tls_turned_on(kind: str, tmp_path: Path) -> None:
             assert failure(log) == "config reload of tls (turning TLS on or off) is not supported by fakejs yet"
     finally:
         server.stop()
+
+
+def _pin(certificate: str) -> str:
+    return public_key_fingerprint(ssl.PEM_cert_to_DER_cert(Path(certificate).read_text()))
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_new_pinned_certs(kind: str, tmp_path: Path) -> None:
+    certificates = TestCertificates(tmp_path / f"{kind}-ca")
+    other = certificates.issue_client("other", "other@fakejs.test")
+    first = f'pinned_certs: ["{_pin(certificates.client_cert_file)}"]'
+    server = start(kind, certificates.config_block(verify=True, extra=first), tmp_path)
+    try:
+        url = f"tls://127.0.0.1:{server.port}"
+        before = await nats.connect(
+            url, tls=certificates.client_ssl_context(True), tls_hostname="localhost", allow_reconnect=False
+        )
+        await before.flush(timeout=WAIT)
+        second = f'pinned_certs: ["{_pin(other.cert_file)}", "{"0" * 64}"]'
+        log = await reload(server, certificates.config_block(verify=True, extra=second))
+        assert _reloaded(log)[2:] == ["Reloaded: tls = enabled", "Reloaded: 2 pinned_certs"]
+        # The connected client whose certificate is no longer pinned is closed once the reload is done.
+        done = log.index("Reloaded server configuration")
+        log = await logged(server, "[INF] Disconnect 1 clients due to pinned certs reload\n")
+        assert log.index("Disconnect 1 clients") > done
+
+        async def closed() -> bool:
+            return before.is_closed
+
+        await eventually(closed, what="the unpinned client closed")
+        assert not await _connects(url, certificates, client=True)
+        assert await _connects_as(url, certificates, other)
+    finally:
+        server.stop()
+
+
+async def _connects_as(url: str, certificates: TestCertificates, client: CertificateFiles) -> bool:
+    try:
+        nc = await nats.connect(
+            url,
+            tls=certificates.client_ssl_context(client),
+            tls_hostname="localhost",
+            allow_reconnect=False,
+            max_reconnect_attempts=0,
+            connect_timeout=WAIT,
+        )
+        await nc.flush(timeout=WAIT)  # a refused certificate may be closed only after the handshake
+    except Exception:
+        return False
+    await nc.close()
+    return True

@@ -116,11 +116,6 @@ def test_tls_is_reloaded_every_time_and_its_timeout_when_changed() -> None:
         (TLSConfig(), None, "config reload of tls (turning TLS on or off) is not supported by fakejs yet"),
         (
             TLSConfig(),
-            TLSConfig(pinned_certs=["ab"]),
-            "config reload of tls pinned_certs is not supported by fakejs yet",
-        ),
-        (
-            TLSConfig(),
             TLSConfig(handshake_first=True),
             "config reload of tls handshake_first is not supported by fakejs yet",
         ),
@@ -179,3 +174,9 @@ def test_clustering_turned_on_or_off_is_refused_as_a_new_cluster_host() -> None:
     with pytest.raises(ReloadRefused) as refused:
         diff_options(clustered, plain)
     assert str(refused.value) == "config reload not supported for cluster host: old=0.0.0.0, new="
+
+
+def test_new_pinned_certs_are_counted() -> None:
+    old = ServerOptions(port=4222, tls=TLSConfig(pinned_certs=["a"]))
+    new = replace(old, tls=TLSConfig(pinned_certs=["b", "c", "b"]))
+    assert lines(old, new)[2:] == ["Reloaded: tls = enabled", "Reloaded: 2 pinned_certs"]
