@@ -20,6 +20,7 @@ from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.options import ServerOptions
 from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat.gobytes import friendly_bytes
+from fakejs.gocompat.gotime import format_duration
 
 __all__ = ["NO_CONFIG_FILE", "Change", "ReloadRefused", "diff_options"]
 
@@ -55,15 +56,9 @@ def _go_duration(seconds: float) -> str:
     return f"{seconds:g}s"
 
 
-# TLS settings fakejs does not change on a running port (nats-server reloads them).
-TLS_KEPT = {
-    "handshake_first": "handshake_first",
-    "handshake_first_fallback": "handshake_first",
-}
-
-
 def _tls_lines(old: TLSConfig | None, new: TLSConfig | None) -> list[str]:
-    """nats-server's tls lines: the timeout when it changed, ``tls = enabled`` on every reload with TLS, the pins.
+    """nats-server's tls lines: the timeout when it changed, ``tls = enabled`` on every reload with TLS, then
+    the pins and the handshake-first settings when they changed.
 
     Its parsed TLS configuration never compares equal to the running one, so
     a file with a ``tls {}`` block always reloads it (new certificates for
@@ -73,13 +68,15 @@ def _tls_lines(old: TLSConfig | None, new: TLSConfig | None) -> list[str]:
         return []
     if new is None or old is None:
         raise ReloadRefused("config reload of tls (turning TLS on or off) is not supported by fakejs yet")
-    for name, shown in TLS_KEPT.items():
-        if getattr(old, name) != getattr(new, name):
-            raise ReloadRefused(f"config reload of tls {shown} is not supported by fakejs yet")
     lines = [f"tls timeout = {new.timeout:g}"] if new.timeout != old.timeout else []
     lines.append("tls = enabled")
     if set(new.pinned_certs) != set(old.pinned_certs):
         lines.append(f"{len(set(new.pinned_certs))} pinned_certs")
+    if new.handshake_first != old.handshake_first:
+        lines.append(f"Client TLS handshake first: {_go_bool(new.handshake_first)}")
+    if new.handshake_first_fallback != old.handshake_first_fallback:
+        delay = format_duration(round(new.handshake_first_fallback * 1e9))
+        lines.append(f"Client TLS handshake first fallback delay: {delay}")
     return lines
 
 

@@ -148,3 +148,23 @@ async def _connects_as(url: str, certificates: TestCertificates, client: Certifi
         return False
     await nc.close()
     return True
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_handshake_first(kind: str, tmp_path: Path) -> None:
+    certificates = TestCertificates(tmp_path / f"{kind}-ca")
+    server = start(kind, certificates.config_block(), tmp_path)
+    try:
+        url = f"tls://127.0.0.1:{server.port}"
+        log = await reload(server, certificates.config_block(extra="handshake_first: true"))
+        assert _reloaded(log)[2:] == ["Reloaded: tls = enabled", "Reloaded: Client TLS handshake first: true"]
+        nc = await nats.connect(
+            url, tls=certificates.client_ssl_context(), tls_hostname="localhost", tls_handshake_first=True
+        )
+        await nc.flush(timeout=WAIT)
+        await nc.close()
+        log = await reload(server, certificates.config_block(extra="handshake_first: auto"), count=2)
+        assert _reloaded(log)[-1] == "Reloaded: Client TLS handshake first fallback delay: 50ms"
+        assert await _connects(url, certificates)  # silent for 50 ms: INFO in plain text, as before
+    finally:
+        server.stop()

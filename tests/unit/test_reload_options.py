@@ -114,11 +114,6 @@ def test_tls_is_reloaded_every_time_and_its_timeout_when_changed() -> None:
     [
         (None, TLSConfig(), "config reload of tls (turning TLS on or off) is not supported by fakejs yet"),
         (TLSConfig(), None, "config reload of tls (turning TLS on or off) is not supported by fakejs yet"),
-        (
-            TLSConfig(),
-            TLSConfig(handshake_first=True),
-            "config reload of tls handshake_first is not supported by fakejs yet",
-        ),
     ],
 )
 def test_tls_changes_fakejs_keeps(old: TLSConfig | None, new: TLSConfig | None, error: str) -> None:
@@ -180,3 +175,12 @@ def test_new_pinned_certs_are_counted() -> None:
     old = ServerOptions(port=4222, tls=TLSConfig(pinned_certs=["a"]))
     new = replace(old, tls=TLSConfig(pinned_certs=["b", "c", "b"]))
     assert lines(old, new)[2:] == ["Reloaded: tls = enabled", "Reloaded: 2 pinned_certs"]
+
+
+def test_handshake_first_lines() -> None:
+    old = ServerOptions(port=4222, tls=TLSConfig())
+    new = replace(old, tls=TLSConfig(handshake_first=True, handshake_first_fallback=0.05))
+    assert lines(old, new)[3:] == [
+        "Reloaded: Client TLS handshake first: true",
+        "Reloaded: Client TLS handshake first fallback delay: 50ms",
+    ]
