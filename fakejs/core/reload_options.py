@@ -34,7 +34,8 @@ class ReloadRefused(Exception):
 
 @dataclass(frozen=True)
 class Change:
-    """One reloadable option that changed: its field, and the line logged once it is applied (``""``: none)."""
+    """One reloadable option that changed: its field (``FIELD:PART`` for a part of one), and the line
+    logged once it is applied (``""``: none)."""
 
     field: str
     line: str
@@ -81,10 +82,11 @@ def _tls_lines(old: TLSConfig | None, new: TLSConfig | None) -> list[str]:
 
 
 def _cluster_lines(old: ClusterConfig | None, new: ClusterConfig | None) -> list[str]:
-    """``cluster routes`` when only the routes changed; nats-server's refusal of a new host or port.
+    """``cluster`` for a new cluster name; nats-server's refusal of a new host or port.
 
-    Other cluster settings nats-server reloads (its name, authorization,
-    pool size, compression, ...) fakejs refuses by name.
+    The other cluster settings nats-server reloads (its authorization, pool
+    size, compression, ...) fakejs refuses by name; the routes have a line of
+    their own (:func:`_routes_lines`).
     """
     # No cluster is nats-server's empty one: turning clustering on or off is a new host.
     old = old if old is not None else ClusterConfig(host="", port=0)
@@ -94,12 +96,18 @@ def _cluster_lines(old: ClusterConfig | None, new: ClusterConfig | None) -> list
     if old.port != new.port:
         raise ReloadRefused(f"{NOT_SUPPORTED}cluster port: old={old.port}, new={new.port}")
     for item in fields(ClusterConfig):
-        if item.name != "routes" and getattr(old, item.name) != getattr(new, item.name):
+        if item.name not in ("routes", "name") and getattr(old, item.name) != getattr(new, item.name):
             raise ReloadRefused(f"config reload of cluster {item.name} is not supported by fakejs yet")
-    return ["cluster routes"] if old.routes != new.routes else []
+    return ["cluster"] if old.name != new.name else []
 
 
-# Reloadable options in nats-server's order (its Options struct), with their "Reloaded:" line.
+def _routes_lines(old: ClusterConfig | None, new: ClusterConfig | None) -> list[str]:
+    """``cluster routes`` when the routes changed (nats-server keeps them beside the cluster's settings)."""
+    return ["cluster routes"] if (old.routes if old else []) != (new.routes if new else []) else []
+
+
+# Reloadable options in nats-server's order (its Options struct), with their "Reloaded:" line; a key
+# "FIELD:PART" is a part of a field that nats-server keeps in a place of its own.
 RELOADABLE: dict[str, Callable[[Any, Any], list[str]]] = {
     "trace": lambda _, value: [f"trace = {_go_bool(value)}"],
     "debug": lambda _, value: [f"debug = {_go_bool(value)}"],
@@ -116,6 +124,7 @@ RELOADABLE: dict[str, Callable[[Any, Any], list[str]]] = {
     "auth_timeout": lambda _, value: [f"authorization timeout = {value:g}"],
     "max_control_line": lambda _, value: [f"max_control_line = {value}"],
     "max_payload": lambda _, value: [f"max_payload = {value}"],
+    "cluster": lambda old, new: _cluster_lines(old, new),
     "jetstream": lambda _, __: ["JetStream"],
     "jetstream_max_memory": lambda _, value: [f"JetStream max_mem_store = {friendly_bytes(value)}"],
     "jetstream_max_store": lambda _, value: [f"JetStream max_file_store = {friendly_bytes(value)}"],
@@ -124,7 +133,7 @@ RELOADABLE: dict[str, Callable[[Any, Any], list[str]]] = {
     "pid_file": lambda _, value: [f"pid_file = {value}"] if value else [""],
     "ports_file_dir": lambda _, value: [f"ports_file_dir = {value}"],
     "log_file": lambda _, value: [f"log_file = {value}"],
-    "cluster": lambda old, new: _cluster_lines(old, new),
+    "cluster:routes": lambda old, new: _routes_lines(old, new),
     "tls": lambda old, new: _tls_lines(old, new),
     "write_deadline": lambda _, value: [f"write_deadline = {_go_duration(value)}"],
     "max_traced_msg_len": lambda _, value: [f"max_traced_msg_len = {value}"],
@@ -237,16 +246,18 @@ def diff_options(old: ServerOptions, new: ServerOptions) -> list[Change]:
     """The reloadable changes from ``old`` to ``new`` in nats-server's order, or :class:`ReloadRefused`."""
     changed = [f.name for f in fields(ServerOptions) if f.name not in IGNORED]
     changed = [name for name in changed if getattr(old, name) != getattr(new, name)]
+    names = {name.split(":")[0] for name in RELOADABLE}
     refusal = _account_jetstream_refusal(old, new) if "accounts" in changed else None
     if refusal is not None:
         raise refusal
     for name in changed:
-        if name not in RELOADABLE:
+        if name not in names:
             raise _refusal(name, getattr(old, name), getattr(new, name))
     quiet = _check_jetstream(old, new, changed) if set(changed) & JETSTREAM_FIELDS else False
     changes: list[Change] = []
     for name, lines in RELOADABLE.items():
-        if name in changed or name in ALWAYS or (name == "tls" and new.tls is not None):
-            texts = [""] if quiet and name in STORE_FIELDS else lines(getattr(old, name), getattr(new, name))
+        field = name.split(":")[0]
+        if field in changed or field in ALWAYS or (field == "tls" and new.tls is not None):
+            texts = [""] if quiet and field in STORE_FIELDS else lines(getattr(old, field), getattr(new, field))
             changes.extend(Change(name, "Reloaded: " + line if line else "") for line in texts)
     return changes

@@ -75,7 +75,7 @@ def reload_options(
     changes = diff_options(running, new)
     names = {change.field for change in changes}
     accounts_changed = (running.accounts, running.users) != (new.accounts, new.users)
-    for name in names:
+    for name in {name.split(":")[0] for name in names}:
         setattr(current, name, getattr(new, name))
     current.config_digest = new.config_digest
     for change in changes:

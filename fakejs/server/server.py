@@ -379,21 +379,30 @@ class Server:
             prepared = _prepared_tls(options)
             actions["tls"] = lambda: self.listeners.renew_tls(prepared)
         actions["jetstream_max_memory"] = actions["jetstream_max_store"] = self._raise_jetstream_limits
-        actions["cluster"] = self._reload_routes
+        actions["cluster"] = self._rename_cluster
+        actions["cluster:routes"] = self._reload_routes
         pins_before = frozenset(self.options.tls.pinned_certs) if self.options.tls is not None else frozenset()
         reload_options(self.broker, options, self.on_logging_reload, actions, self._after_reload)
         if self.options.tls is not None and frozenset(self.options.tls.pinned_certs) != pins_before:
             recheck_pinned_certs(self.broker, self.options.tls.pinned_certs)
         self.jetstreams.follow_accounts()
 
+    def _rename_cluster(self) -> None:
+        """A reload named the cluster anew (nats-server's setClusterName; an empty name keeps the one in use)."""
+        cluster, new = self.broker.cluster, self.options.cluster
+        if cluster is None or new is None or new is cluster.config:
+            return
+        cluster.config.name = new.name
+        if new.name:
+            cluster.rename(new.name)
+
     def _reload_routes(self) -> None:
         """A reload changed the cluster's routes: the running cluster keeps its settings, with the new routes."""
-        cluster, running = self.broker.cluster, self.broker.cluster.config if self.broker.cluster else None
-        new = self.options.cluster
-        if cluster is None or running is None or new is None or new is running:
+        cluster, new = self.broker.cluster, self.options.cluster
+        if cluster is None or new is None:
             return
-        self.options.cluster = running
-        cluster.reload_routes(new.routes)
+        if new is not cluster.config:
+            cluster.reload_routes(new.routes)
 
     def _raise_jetstream_limits(self) -> None:
         """A reload raised max_mem_store or max_file_store: every account's JetStream takes them at once."""
@@ -401,12 +410,14 @@ class Server:
             js.raise_server_limits(self.options.jetstream_max_memory, self.options.jetstream_max_store)
 
     def _after_reload(self, changed: set[str]) -> None:
-        """JetStream turned off or on by a reload (nats-server's DisableJetStream and restartJetStream)."""
-        if "jetstream" not in changed:
-            return
-        self._toggle_jetstream()
+        """The running cluster's settings stay the options'; JetStream turned off or on by a reload."""
+        if self.broker.cluster is not None:
+            self.options.cluster = self.broker.cluster.config  # what the running cluster reads
+        if "jetstream" in changed:
+            self._toggle_jetstream()
 
     def _toggle_jetstream(self) -> None:
+        """nats-server's DisableJetStream and restartJetStream."""
         if not self.options.jetstream:
             self._stop_jetstream()
             self.broker.jetstream_enabled = False

@@ -81,3 +81,22 @@ async def test_route_added_then_removed(kind: str, tmp_path: Path) -> None:
     finally:
         first.stop()
         second.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_cluster_renamed(kind: str, tmp_path: Path) -> None:
+    port = free_port()
+    server = start(kind, _cluster("A", port, []), tmp_path)
+    try:
+        log = await reload(server, _cluster("A", port, []).replace("name: C", "name: D"))
+        assert re.findall(r"\[INF\] (Cluster name updated .*|Reloaded: .*)\n", log) == [
+            "Reloaded: authorization users",
+            "Reloaded: accounts",
+            "Cluster name updated to D",
+            "Reloaded: cluster",
+        ]
+        nc = await nats.connect(server.url)
+        assert nc._server_info["cluster"] == "D"  # new clients are told the new name
+        await nc.close()
+    finally:
+        server.stop()

@@ -438,6 +438,11 @@ class Cluster:
         """Dial ``url`` (see :class:`~fakejs.core.cluster.dialling.Dialling`)."""
         self.dialling.solicit(url, explicit, gossip_mode, force)
 
+    def rename(self, name: str) -> None:
+        """A reload gave the cluster this name: the routes' next INFO carries it (the open routes stay)."""
+        self.greeting.name, self.greeting.dynamic_name = name, False
+        self.log.info("Cluster name updated to %s", name)
+
     def reload_routes(self, routes: list[str]) -> None:
         """A reload changed ``routes``: those taken out closed (and not dialled again), new ones dialled."""
         removed = [url for url in self.config.routes if url not in routes]
