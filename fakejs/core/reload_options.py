@@ -81,12 +81,16 @@ def _tls_lines(old: TLSConfig | None, new: TLSConfig | None) -> list[str]:
     return lines
 
 
-def _cluster_lines(old: ClusterConfig | None, new: ClusterConfig | None) -> list[str]:
-    """``cluster`` for a new cluster name; nats-server's refusal of a new host or port.
+# The cluster settings fakejs reloads besides its routes.
+CLUSTER_RELOADABLE = frozenset({"name", "username", "password", "auth_timeout"})
 
-    The other cluster settings nats-server reloads (its authorization, pool
-    size, compression, ...) fakejs refuses by name; the routes have a line of
-    their own (:func:`_routes_lines`).
+
+def _cluster_lines(old: ClusterConfig | None, new: ClusterConfig | None) -> list[str]:
+    """``cluster`` for a new name or authorization; nats-server's refusal of a new host or port.
+
+    The other cluster settings nats-server reloads (pool size, compression,
+    ...) fakejs refuses by name; the routes have a line of their own
+    (:func:`_routes_lines`).
     """
     # No cluster is nats-server's empty one: turning clustering on or off is a new host.
     old = old if old is not None else ClusterConfig(host="", port=0)
@@ -95,10 +99,11 @@ def _cluster_lines(old: ClusterConfig | None, new: ClusterConfig | None) -> list
         raise ReloadRefused(f"{NOT_SUPPORTED}cluster host: old={old.host}, new={new.host}")
     if old.port != new.port:
         raise ReloadRefused(f"{NOT_SUPPORTED}cluster port: old={old.port}, new={new.port}")
-    for item in fields(ClusterConfig):
-        if item.name not in ("routes", "name") and getattr(old, item.name) != getattr(new, item.name):
-            raise ReloadRefused(f"config reload of cluster {item.name} is not supported by fakejs yet")
-    return ["cluster"] if old.name != new.name else []
+    changed = [item.name for item in fields(ClusterConfig) if getattr(old, item.name) != getattr(new, item.name)]
+    for name in changed:
+        if name not in CLUSTER_RELOADABLE and name != "routes":
+            raise ReloadRefused(f"config reload of cluster {name} is not supported by fakejs yet")
+    return ["cluster"] if set(changed) & CLUSTER_RELOADABLE else []
 
 
 def _routes_lines(old: ClusterConfig | None, new: ClusterConfig | None) -> list[str]:

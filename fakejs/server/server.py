@@ -108,6 +108,7 @@ class Server:
         self.output_batch = OutputBatch()
         self._autojump: asyncio.Task[None] | None = None
         self.routes: RoutePort | None = None  # the route port, in a cluster
+        self._recheck_routes = False  # a reload changed the cluster's authorization
 
     @property
     def control(self) -> Controller:
@@ -379,7 +380,7 @@ class Server:
             prepared = _prepared_tls(options)
             actions["tls"] = lambda: self.listeners.renew_tls(prepared)
         actions["jetstream_max_memory"] = actions["jetstream_max_store"] = self._raise_jetstream_limits
-        actions["cluster"] = self._rename_cluster
+        actions["cluster"] = self._follow_cluster_settings
         actions["cluster:routes"] = self._reload_routes
         pins_before = frozenset(self.options.tls.pinned_certs) if self.options.tls is not None else frozenset()
         reload_options(self.broker, options, self.on_logging_reload, actions, self._after_reload)
@@ -387,14 +388,14 @@ class Server:
             recheck_pinned_certs(self.broker, self.options.tls.pinned_certs)
         self.jetstreams.follow_accounts()
 
-    def _rename_cluster(self) -> None:
-        """A reload named the cluster anew (nats-server's setClusterName; an empty name keeps the one in use)."""
+    def _follow_cluster_settings(self) -> None:
+        """A reload changed the cluster's name or authorization (the accepted routes are checked at the end)."""
+        from fakejs.core.cluster.reloading import reload_settings
+
         cluster, new = self.broker.cluster, self.options.cluster
         if cluster is None or new is None or new is cluster.config:
             return
-        cluster.config.name = new.name
-        if new.name:
-            cluster.rename(new.name)
+        self._recheck_routes = reload_settings(cluster, new) or self._recheck_routes
 
     def _reload_routes(self) -> None:
         """A reload changed the cluster's routes: the running cluster keeps its settings, with the new routes."""
@@ -402,7 +403,9 @@ class Server:
         if cluster is None or new is None:
             return
         if new is not cluster.config:
-            cluster.reload_routes(new.routes)
+            from fakejs.core.cluster.reloading import reload_routes
+
+            reload_routes(cluster, new.routes)
 
     def _raise_jetstream_limits(self) -> None:
         """A reload raised max_mem_store or max_file_store: every account's JetStream takes them at once."""
@@ -411,8 +414,14 @@ class Server:
 
     def _after_reload(self, changed: set[str]) -> None:
         """The running cluster's settings stay the options'; JetStream turned off or on by a reload."""
-        if self.broker.cluster is not None:
-            self.options.cluster = self.broker.cluster.config  # what the running cluster reads
+        cluster = self.broker.cluster
+        if cluster is not None:
+            self.options.cluster = cluster.config  # what the running cluster reads
+            if self._recheck_routes:
+                from fakejs.core.cluster.reloading import recheck_routes
+
+                self._recheck_routes = False
+                recheck_routes(cluster)
         if "jetstream" in changed:
             self._toggle_jetstream()
 

@@ -100,3 +100,42 @@ async def test_cluster_renamed(kind: str, tmp_path: Path) -> None:
         await nc.close()
     finally:
         server.stop()
+
+
+def _guarded(name: str, port: int, routes: list[str], password: str) -> str:
+    listed = ", ".join(f'"{route}"' for route in routes)
+    return (
+        f"server_name: {name}\ncluster {{\n  name: C, host: 127.0.0.1, port: {port}, routes: [{listed}]\n"
+        f"  authorization {{ user: u, password: {password} }}\n}}\n"
+    )
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_new_cluster_password_refuses_the_routes_logged_in_with_the_old_one(kind: str, tmp_path: Path) -> None:
+    first_port, second_port = free_port(), free_port()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = start(kind, _guarded("A", first_port, [], "p"), tmp_path / "a")
+    second = start(kind, _guarded("B", second_port, [f"nats-route://u:p@127.0.0.1:{first_port}"], "p"), tmp_path / "b")
+    try:
+        await _crosses(first, second)
+        log = await reload(first, _guarded("A", first_port, [], "q"))
+        last = log.rsplit("Trapped", 1)[1]
+        last = last[: last.index("Reloaded server configuration")]  # B dials again later, and is refused again
+        assert re.findall(r"\[INF\] (Reloaded: .*)\n", last) == [
+            "Reloaded: authorization users",
+            "Reloaded: accounts",
+            "Reloaded: cluster",
+        ]
+        refused = re.findall(r"\[ERR\] (.*)\n", last)  # every route B opened, refused before the reload is done
+        assert len(refused) >= 3
+        assert all(
+            re.fullmatch(r'127\.0\.0\.1:\d+ - rid:\d+ - authentication error - User "u"', line) for line in refused
+        )
+        assert last.index("Reloaded: cluster") < last.index("[ERR]")
+        # B dials with the new password once its own file has it.
+        await reload(second, _guarded("B", second_port, [f"nats-route://u:q@127.0.0.1:{first_port}"], "p"))
+        await _crosses(first, second)
+    finally:
+        first.stop()
+        second.stop()

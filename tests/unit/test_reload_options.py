@@ -150,7 +150,7 @@ def test_cluster_routes_are_reloaded() -> None:
         ({"port": 6223}, "config reload not supported for cluster port: old=6222, new=6223"),
         ({"host": "127.0.0.1"}, "config reload not supported for cluster host: old=0.0.0.0, new=127.0.0.1"),
         ({"pool_size": 5}, "config reload of cluster pool_size is not supported by fakejs yet"),
-        ({"username": "u"}, "config reload of cluster username is not supported by fakejs yet"),
+        ({"compression": "off"}, "config reload of cluster compression is not supported by fakejs yet"),
     ],
 )
 def test_cluster_changes_refused(change: dict[str, object], error: str) -> None:
@@ -190,3 +190,9 @@ def test_cluster_name_and_routes_have_their_lines_in_nats_server_order() -> None
     old = ServerOptions(port=4222, cluster=ClusterConfig(name="C", port=6222))
     new = replace(old, cluster=ClusterConfig(name="D", port=6222, routes=["nats-route://h:6223"]), pid_file="/p")
     assert lines(old, new)[2:] == ["Reloaded: cluster", "Reloaded: pid_file = /p", "Reloaded: cluster routes"]
+
+
+def test_cluster_authorization_is_reloaded() -> None:
+    old = ServerOptions(port=4222, cluster=ClusterConfig(name="C", port=6222, username="u", password="p"))
+    new = replace(old, cluster=ClusterConfig(name="C", port=6222, username="u", password="q"))
+    assert lines(old, new)[2:] == ["Reloaded: cluster"]

@@ -438,24 +438,6 @@ class Cluster:
         """Dial ``url`` (see :class:`~fakejs.core.cluster.dialling.Dialling`)."""
         self.dialling.solicit(url, explicit, gossip_mode, force)
 
-    def rename(self, name: str) -> None:
-        """A reload gave the cluster this name: the routes' next INFO carries it (the open routes stay)."""
-        self.greeting.name, self.greeting.dynamic_name = name, False
-        self.log.info("Cluster name updated to %s", name)
-
-    def reload_routes(self, routes: list[str]) -> None:
-        """A reload changed ``routes``: those taken out closed (and not dialled again), new ones dialled."""
-        removed = [url for url in self.config.routes if url not in routes]
-        added = [url for url in routes if url not in self.config.routes]
-        self.config.routes = list(routes)
-        for url in removed:
-            for link in [link for link in self.links if link.solicited and link.url == url]:
-                link.no_reconnect = True
-                link.close(ROUTE_REMOVED)
-                self.log.info("Removed route %s", url)
-        for url in added:
-            self.solicit(url, explicit=True)
-
     def _dialled(self, io: RouteIO, url: str, explicit: bool, gossip_mode: int) -> RouteLink:
         link = RouteLink(self, io, self.next_rid(), solicited=True, url=url, explicit=explicit)
         link.gossip_mode = gossip_mode
