@@ -9,8 +9,8 @@ users being gone); a new one is added.  Exports and imports are wired
 again from scratch: a subscription already made in an importing account
 receives what a new stream import carries, and stops receiving what a
 removed one carried, as nats-server's rebuilt shadow subscriptions do.
-Reply subjects of requests still in flight through service imports are
-forgotten.
+Reply subjects of requests still in flight through service imports stay
+open in the accounts that remain.
 """
 
 from __future__ import annotations
@@ -49,11 +49,12 @@ def reconfigure_accounts(broker: Broker) -> list[Account]:
 
 
 def _rewire_imports(broker: Broker) -> None:
-    if broker.imports is not None:
-        broker.imports.unwire()
-        broker.imports = None
+    """The imports wired anew; requests in flight keep their way back through the accounts that stay."""
+    previous, broker.imports = broker.imports, None
     configs = list(broker.options.accounts)
     if any(config.imports or config.exports for config in configs):
         from fakejs.core.imports import wire_imports
 
         broker.imports = wire_imports(broker.accounts, configs, broker.clock, broker.random)
+    if previous is not None:
+        previous.unwire(broker.imports)

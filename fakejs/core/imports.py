@@ -99,6 +99,10 @@ class Responses:
         self.routes: dict[str, _Route] = {}
         self._sub: Subscription | None = None
 
+    def handover(self, imports: Imports) -> None:
+        """Answer to a new wiring of the imports (a reload), keeping the reply subjects open."""
+        self._imports = imports
+
     def drop(self) -> None:
         """Forget every reply subject (the imports are wired again by a configuration reload)."""
         for subject in list(self.routes):
@@ -171,6 +175,7 @@ class Imports:
 
     clock: Clock
     rng: random.Random
+    accounts: Accounts
     subscriptions: list[Subscription] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: {"carried": 0, "requests": 0, "responses": 0})
     _responses: dict[str, Responses] = field(default_factory=dict)
@@ -180,15 +185,23 @@ class Imports:
     _wired: list[tuple[Router, Subscription]] = field(default_factory=list)
     _callbacks: list[tuple[Router, Router, Any, Any]] = field(default_factory=list)
 
-    def unwire(self) -> None:
-        """Take every import away (a configuration reload wires the new ones in its place)."""
+    def unwire(self, successor: Imports | None = None) -> None:
+        """Take every import away (a configuration reload wires the new ones in its place).
+
+        The reply subjects of requests still in flight go to ``successor``
+        (the new wiring), for the accounts it still has; others are forgotten.
+        """
         for router, subscription in self._wired:
             router.unsubscribe(subscription)
         for source, router, check, listener in self._callbacks:
             source.remove_import_callbacks(check, None)
             router.remove_import_callbacks(None, listener)
-        for responses in self._responses.values():
-            responses.drop()
+        for name, responses in self._responses.items():
+            if successor is not None and successor.accounts.get(name) is responses.account:
+                responses.handover(successor)
+                successor._responses[name] = responses
+            else:
+                responses.drop()
         self._wired.clear()
         self._callbacks.clear()
         self._responses.clear()
@@ -332,7 +345,7 @@ def wire_imports(accounts: Accounts, configs: list[AccountConfig], clock: Clock,
     The configuration was checked (:func:`fakejs.core.configfile.exports.check_imports`);
     an import naming an account that does not exist is skipped.
     """
-    wiring = Imports(clock, rng)
+    wiring = Imports(clock, rng, accounts)
     by_name = {c.name: c for c in configs}
     for config in configs:
         importer = accounts.get(config.name)

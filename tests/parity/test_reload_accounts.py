@@ -143,3 +143,27 @@ accounts {{
         await b.close()
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_a_request_in_flight_gets_its_response_across_a_reload(kind: str, tmp_path: Path) -> None:
+    server = start(kind, SERVICE, tmp_path)
+    try:
+        a, b = await login(server, "a", "a"), await login(server, "b", "b")
+        await a.send(b"SUB help 1\r\nPING\r\n")
+        await a.read_until(b"PONG\r\n")
+        await b.send(b"SUB r 9\r\nPUB help r 1\r\nq\r\nPING\r\n")
+        await b.read_until(b"PONG\r\n")
+        request = await a.read_until(b"q\r\n")
+        reply = re.search(rb"MSG help 1 (_R_\.\S+)", request)
+        assert reply is not None
+        added = SERVICE.replace("\n}\n", "\n  C: { users: [{user: c, password: c}] }\n}\n")
+        await reload(server, added)
+        b.received.clear()
+        await a.send(b"PUB " + reply.group(1) + b" 6\r\nanswer\r\nPING\r\n")
+        await a.read_until(b"PONG\r\n")
+        assert (await b.read_until(b"answer\r\n")).endswith(b"MSG r 9 6\r\nanswer\r\n")
+        for client in (a, b):
+            await client.close()
+    finally:
+        server.stop()
