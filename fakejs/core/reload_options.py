@@ -58,19 +58,19 @@ def _go_duration(seconds: float) -> str:
 
 
 def _tls_lines(old: TLSConfig | None, new: TLSConfig | None) -> list[str]:
-    """nats-server's tls lines: the timeout when it changed, ``tls = enabled`` on every reload with TLS, then
-    the pins and the handshake-first settings when they changed.
+    """nats-server's tls lines: the timeout when it changed, ``tls = enabled`` on every reload with TLS
+    (``disabled`` when it is taken away), then the pins and the handshake-first settings when they changed.
 
     Its parsed TLS configuration never compares equal to the running one, so
     a file with a ``tls {}`` block always reloads it (new certificates for
-    new connections).
+    new connections).  Without TLS, its settings are nats-server's defaults.
     """
     if new is None and old is None:
         return []
-    if new is None or old is None:
-        raise ReloadRefused("config reload of tls (turning TLS on or off) is not supported by fakejs yet")
+    enabled = new is not None
+    old, new = old or TLSConfig(), new or TLSConfig()
     lines = [f"tls timeout = {new.timeout:g}"] if new.timeout != old.timeout else []
-    lines.append("tls = enabled")
+    lines.append("tls = enabled" if enabled else "tls = disabled")
     if set(new.pinned_certs) != set(old.pinned_certs):
         lines.append(f"{len(set(new.pinned_certs))} pinned_certs")
     if new.handshake_first != old.handshake_first:

@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING
 
 from fakejs.core.options import ServerOptions
@@ -95,21 +93,26 @@ class Listeners:
     async def open_client_port(self) -> int:
         """Listen for NATS clients; returns the port."""
         options = self._options
-        tls = self.client_tls = self._client_tls()
-        server = self._server
-        factory: Callable[[], Connection] = partial(Connection, server)
-        if tls is not None:
-            from fakejs.server.tls_greeting import TLSConnection
-
-            factory = partial(TLSConnection, server, tls)
-        self._client = await server.loop.create_server(
-            factory, options.host or "0.0.0.0", options.port, reuse_address=True, backlog=system_backlog()
+        self.client_tls = self._client_tls()
+        self._client = await self._server.loop.create_server(
+            self._accept, options.host or "0.0.0.0", options.port, reuse_address=True, backlog=system_backlog()
         )
         return int(self._client.sockets[0].getsockname()[1])
 
-    def renew_tls(self, prepared: ClientPortTLS) -> None:
-        """A reload's TLS settings for the connections accepted from now on (those open keep theirs)."""
-        if self.client_tls is not None:
+    def _accept(self) -> Connection:
+        """A new client connection: over TLS when the port has TLS now (a reload may turn it on or off)."""
+        tls = self.client_tls
+        if tls is None:
+            return Connection(self._server)
+        from fakejs.server.tls_greeting import TLSConnection
+
+        return TLSConnection(self._server, tls)
+
+    def renew_tls(self, prepared: ClientPortTLS | None) -> None:
+        """A reload's TLS settings (None: no TLS) for the connections accepted from now on (those open keep theirs)."""
+        if self.client_tls is None or prepared is None:
+            self.client_tls = prepared
+        else:
             self.client_tls.config, self.client_tls.context = prepared.config, prepared.context
 
     def _client_tls(self) -> ClientPortTLS | None:

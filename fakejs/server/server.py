@@ -376,9 +376,8 @@ class Server:
             "pid_file": self._write_pid_file,
             "ports_file_dir": lambda: self.listeners.move_ports_file(self.port),
         }
-        if options.tls is not None and self.options.tls is not None:
-            prepared = _prepared_tls(options)
-            actions["tls"] = lambda: self.listeners.renew_tls(prepared)
+        prepared = _prepared_tls(options) if options.tls is not None else None
+        actions["tls"] = lambda: self.listeners.renew_tls(prepared)
         actions["jetstream_max_memory"] = actions["jetstream_max_store"] = self._raise_jetstream_limits
         actions["cluster"] = self._follow_cluster_settings
         actions["cluster:routes"] = self._reload_routes

@@ -2,8 +2,8 @@
 
 Connections made before the reload keep the session they have; new ones
 get the new certificate (and the new verification rules); a file that
-keeps the same settings reloads no TLS; turning TLS on or off is refused
-by fakejs (nats-server reloads it).
+keeps the same settings reloads TLS all the same, as on nats-server; TLS
+turned on or off applies to new connections.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import pytest
 
 from fakejs.server.tls_names import public_key_fingerprint
 from fakejs.testkit.certs import CertificateFiles, TestCertificates
-from tests.harness.reload import TARGETS, failure, logged, reload, start
+from tests.harness.raw import RawClient
+from tests.harness.reload import TARGETS, logged, reload, start
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 from tests.harness.wait import WAIT, eventually
 
@@ -86,15 +87,25 @@ async def test_tls_timeout(kind: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", TARGETS)
-async def test_tls_turned_on(kind: str, tmp_path: Path) -> None:
+async def test_tls_turned_on_then_off(kind: str, tmp_path: Path) -> None:
     certificates = TestCertificates(tmp_path / f"{kind}-ca")
     server = start(kind, "", tmp_path)
     try:
+        plain = await RawClient.connect("127.0.0.1", server.port)
+        await plain.read_until(b"\r\n")
         log = await reload(server, certificates.config_block())
-        if kind == "real":
-            assert _reloaded(log)[-1] == "Reloaded: tls = enabled"
-        else:
-            assert failure(log) == "config reload of tls (turning TLS on or off) is not supported by fakejs yet"
+        assert _reloaded(log)[2:] == ["Reloaded: authorization timeout = 3", "Reloaded: tls = enabled"]
+        assert await _connects(f"tls://127.0.0.1:{server.port}", certificates)
+        greeted = await RawClient.connect("127.0.0.1", server.port)
+        assert b'"tls_required":true' in await greeted.read_until(b"\r\n")
+        await plain.send(b"CONNECT {}\r\nPING\r\n")  # connected before: still plain text
+        assert (await plain.read_until(b"PONG\r\n")).endswith(b"PONG\r\n")
+        log = await reload(server, "", count=2)
+        assert _reloaded(log)[-2:] == ["Reloaded: authorization timeout = 2", "Reloaded: tls = disabled"]
+        again = await RawClient.connect("127.0.0.1", server.port)
+        assert b"tls_required" not in await again.read_until(b"\r\n")
+        for client in (plain, greeted, again):
+            await client.close()
     finally:
         server.stop()
 

@@ -109,17 +109,10 @@ def test_tls_is_reloaded_every_time_and_its_timeout_when_changed() -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    "old,new,error",
-    [
-        (None, TLSConfig(), "config reload of tls (turning TLS on or off) is not supported by fakejs yet"),
-        (TLSConfig(), None, "config reload of tls (turning TLS on or off) is not supported by fakejs yet"),
-    ],
-)
-def test_tls_changes_fakejs_keeps(old: TLSConfig | None, new: TLSConfig | None, error: str) -> None:
-    with pytest.raises(ReloadRefused) as refused:
-        diff_options(ServerOptions(port=4222, tls=old), ServerOptions(port=4222, tls=new))
-    assert str(refused.value) == error
+def test_tls_turned_on_and_off() -> None:
+    plain, secure = ServerOptions(port=4222), ServerOptions(port=4222, tls=TLSConfig(timeout=3.0))
+    assert lines(plain, secure)[2:] == ["Reloaded: tls timeout = 3", "Reloaded: tls = enabled"]
+    assert lines(secure, plain)[2:] == ["Reloaded: tls timeout = 2", "Reloaded: tls = disabled"]
 
 
 def test_raised_jetstream_limits_are_reloaded() -> None:
