@@ -14,7 +14,6 @@ server handler raises is recorded in :attr:`Server.errors`.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +41,6 @@ if TYPE_CHECKING:
     from fakejs.monitoring.system import SystemRequests
     from fakejs.server.http import Reply, Request
     from fakejs.server.routes import RoutePort
-    from fakejs.server.tls import ClientPortTLS
     from fakejs.testkit.control import Controller
     from fakejs.testkit.control_subjects import ControlSubjects
 
@@ -108,7 +106,6 @@ class Server:
         self.output_batch = OutputBatch()
         self._autojump: asyncio.Task[None] | None = None
         self.routes: RoutePort | None = None  # the route port, in a cluster
-        self._recheck_routes = False  # a reload changed the cluster's authorization
 
     @property
     def control(self) -> Controller:
@@ -361,7 +358,7 @@ class Server:
         command line sets).  Raises :class:`~fakejs.core.reload_options.ReloadRefused` (the
         running options kept) when the file cannot be read or an option cannot be reloaded.
         """
-        from fakejs.server.reload import recheck_pinned_certs, reload_options
+        from fakejs.server.reload_steps import ReloadSteps
 
         if options is None:
             error = NO_CONFIG_FILE
@@ -372,77 +369,16 @@ class Server:
                     error = str(refused)
             if options is None:
                 raise ReloadRefused(error)
-        actions = {
-            "pid_file": self._write_pid_file,
-            "ports_file_dir": lambda: self.listeners.move_ports_file(self.port),
-        }
-        prepared = _prepared_tls(options) if options.tls is not None else None
-        actions["tls"] = lambda: self.listeners.renew_tls(prepared)
-        actions["jetstream_max_memory"] = actions["jetstream_max_store"] = self._raise_jetstream_limits
-        actions["cluster"] = self._follow_cluster_settings
-        actions["cluster:routes"] = self._reload_routes
-        pins_before = frozenset(self.options.tls.pinned_certs) if self.options.tls is not None else frozenset()
-        reload_options(self.broker, options, self.on_logging_reload, actions, self._after_reload)
-        if self.options.tls is not None and frozenset(self.options.tls.pinned_certs) != pins_before:
-            recheck_pinned_certs(self.broker, self.options.tls.pinned_certs)
-        self.jetstreams.follow_accounts()
+        ReloadSteps(self, options).run(self.on_logging_reload)
 
-    def _follow_cluster_settings(self) -> None:
-        """A reload changed the cluster's name or authorization (the accepted routes are checked at the end)."""
-        from fakejs.core.cluster.reloading import reload_settings
-
-        cluster, new = self.broker.cluster, self.options.cluster
-        if cluster is None or new is None or new is cluster.config:
-            return
-        self._recheck_routes = reload_settings(cluster, new) or self._recheck_routes
-
-    def _reload_routes(self) -> None:
-        """A reload changed the cluster's routes: the running cluster keeps its settings, with the new routes."""
-        cluster, new = self.broker.cluster, self.options.cluster
-        if cluster is None or new is None:
-            return
-        if new is not cluster.config:
-            from fakejs.core.cluster.reloading import reload_routes
-
-            reload_routes(cluster, new.routes)
-
-    def _raise_jetstream_limits(self) -> None:
-        """A reload raised max_mem_store or max_file_store: every account's JetStream takes them at once."""
-        for js in self.account_jetstreams:
-            js.raise_server_limits(self.options.jetstream_max_memory, self.options.jetstream_max_store)
-
-    def _after_reload(self, changed: set[str]) -> None:
-        """The running cluster's settings stay the options'; JetStream turned off or on by a reload."""
-        cluster = self.broker.cluster
-        if cluster is not None:
-            self.options.cluster = cluster.config  # what the running cluster reads
-            if self._recheck_routes:
-                from fakejs.core.cluster.reloading import recheck_routes
-
-                self._recheck_routes = False
-                recheck_routes(cluster)
-        if "jetstream" in changed:
-            self._toggle_jetstream()
-
-    def _toggle_jetstream(self) -> None:
-        """nats-server's DisableJetStream and restartJetStream."""
-        if not self.options.jetstream:
+    def switch_jetstream(self, on: bool) -> None:
+        """JetStream turned off or on by a reload (nats-server's DisableJetStream and restartJetStream)."""
+        if not on:
             self._stop_jetstream()
             self.broker.jetstream_enabled = False
         elif not self.jetstreams.by_account:
             self.broker.log.info("Restarting JetStream")
             self._start_jetstream()
-
-    def _write_pid_file(self) -> None:
-        """A reload named a pid file: this process's id written to it (nats-server's logPid)."""
-        path = self.options.pid_file
-        if not path:
-            return
-        try:
-            with open(path, "w") as handle:
-                handle.write(str(os.getpid()))
-        except OSError as exc:
-            self.broker.log.error("Failed to write pidfile: %s", exc)
 
     async def lame_duck(self, duration: float | None = None, grace: float | None = None) -> None:
         """nats-server's lame duck mode, on the server clock.
@@ -529,16 +465,3 @@ class Server:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
-
-
-def _prepared_tls(options: ServerOptions) -> ClientPortTLS:
-    """The client port's TLS a reload asks for, its files checked first (a bad one refuses the reload)."""
-    from fakejs.core.tls_files import TLSFileError, check_files
-    from fakejs.server.tls import ClientPortTLS
-
-    assert options.tls is not None
-    try:
-        check_files(options.tls)
-        return ClientPortTLS(options.tls, options.allow_non_tls)
-    except (TLSFileError, OSError, ValueError) as exc:
-        raise ReloadRefused(str(exc)) from None
