@@ -6,7 +6,13 @@ be reloaded refuses the whole reload (:class:`ReloadRefused`), the running
 configuration kept; a SIGHUP logs it as nats-server's ``Failed to reload
 server configuration: ...`` line (:data:`FAILED`), a system account request
 answers it.  Otherwise each change is applied in nats-server's order and
-logged (``Reloaded: ...``), then ``Reloaded server configuration``.
+logged (``Reloaded: ...``), then ``Reloaded server configuration``; what a
+change does beyond the options (files, TLS, routes, JetStream) is given by
+the caller (:mod:`fakejs.server.reload_steps`).
+
+The accounts are configured again when they changed
+(:mod:`fakejs.core.account_reload`): a client whose user moved to another
+account, or whose account is gone, is closed as one whose user is gone.
 
 A change of the authorization settings checks every connected client
 again, as nats-server's reloadAuthorization: a client whose user is gone
