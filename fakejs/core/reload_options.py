@@ -236,14 +236,18 @@ def _refusal(name: str, old: object, new: object) -> ReloadRefused:
 
 
 def _account_jetstream_refusal(old: ServerOptions, new: ServerOptions) -> ReloadRefused | None:
-    """fakejs keeps each account's JetStream as it started: a change of its ``jetstream`` limits is refused."""
+    """fakejs keeps which accounts have JetStream, and their tiers: new limits of an account that has it reload.
+
+    In a cluster, the limits stay too (the servers share one JetStream).
+    """
     before = {config.name: (config.jetstream, config.tiers) for config in old.accounts}
     after = {config.name: (config.jetstream, config.tiers) for config in new.accounts}
     for name in sorted(before.keys() | after.keys()):
-        if before.get(name, (None, {})) != after.get(name, (None, {})):
-            return ReloadRefused(
-                f"config reload of the JetStream limits of account {name} is not supported by fakejs yet"
-            )
+        (was, tiers_before), (now, tiers_after) = before.get(name, (None, {})), after.get(name, (None, {}))
+        if (was, tiers_before) == (now, tiers_after):
+            continue
+        if was is None or now is None or tiers_before != tiers_after or new.cluster is not None:
+            return ReloadRefused(f"config reload of the JetStream of account {name} is not supported by fakejs yet")
     return None
 
 

@@ -130,6 +130,13 @@ class AccountJetStreams:
             if account.name not in served and account.name != system:
                 self._disabled.append((account, serve_disabled(account.router)))
 
+    def follow_limits(self) -> None:
+        """After a reload: each account's JetStream takes its configured limits (nats-server's UpdateJetStreamLimits)."""
+        for config in self.broker.options.accounts:
+            js = self.by_account.get(config.name)
+            if js is not None and config.jetstream is not None and js.limits != config.jetstream:
+                js.update_limits(config.jetstream)
+
     def _start(self, js: JetStream) -> None:
         self.by_account[js.account.name] = js
         js.account.jetstream = js

@@ -8,8 +8,8 @@ port's new TLS (its files checked before anything is applied), raised
 JetStream limits, the cluster's new name, authorization and routes.  Once
 every line is logged, before the last one, the cluster's accepted routes
 log in again and JetStream is turned off or on; after it, clients whose
-certificate new ``pinned_certs`` leave out are closed and new accounts
-without JetStream are told so.
+certificate new ``pinned_certs`` leave out are closed, new accounts
+without JetStream are told so, and accounts with it take their new limits.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ class ReloadSteps:
         if tls is not None and frozenset(tls.pinned_certs) != pins_before:
             recheck_pinned_certs(server.broker, tls.pinned_certs)
         server.jetstreams.follow_accounts()
+        server.jetstreams.follow_limits()
 
     def _actions(self) -> dict[str, Callable[[], None]]:
         server = self._server

@@ -105,3 +105,26 @@ async def test_jetstream_settings_nats_server_keeps(kind: str, setting: str, tmp
         assert failure(log) == KEPT[setting]
     finally:
         server.stop()
+
+
+def _account(store: Path, memory: str) -> str:
+    return (
+        f'jetstream {{ store_dir: "{store}" }}\n'
+        f"accounts {{ A: {{ jetstream: {{ max_mem: {memory} }}, users: [{{user: a, password: a}}] }} }}\n"
+    )
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_new_account_jetstream_limits_apply(kind: str, tmp_path: Path) -> None:
+    store = tmp_path / f"{kind}-js"
+    server = start(kind, _account(store, "1MB"), tmp_path)
+    try:
+        url = f"nats://a:a@127.0.0.1:{server.port}"
+        refused = await _create(url, "S1", 5 * 1024 * 1024)
+        assert refused["error"]["description"] == "insufficient memory resources available"
+        log = await reload(server, _account(store, "10MB"))
+        assert re.findall(r"\[INF\] (Reloaded.*)\n", log)[:2] == ["Reloaded: authorization users", "Reloaded: accounts"]
+        assert "error" not in await _create(url, "S2", 5 * 1024 * 1024)
+        assert (await _create(url, "S3", 6 * 1024 * 1024))["error"]["err_code"] == 10028
+    finally:
+        server.stop()

@@ -80,7 +80,9 @@ def test_accounts_are_reloaded_but_not_their_jetstream_limits() -> None:
     limited = replace(old, accounts=[AccountConfig("A", jetstream=JetStreamLimits())])
     with pytest.raises(ReloadRefused) as refused:
         diff_options(old, limited)
-    assert str(refused.value) == "config reload of the JetStream limits of account A is not supported by fakejs yet"
+    assert str(refused.value) == "config reload of the JetStream of account A is not supported by fakejs yet"
+    more = replace(limited, accounts=[AccountConfig("A", jetstream=JetStreamLimits(max_memory=10))])
+    assert lines(limited, more) == ["Reloaded: authorization users", "Reloaded: accounts"]
 
 
 def test_files_logging_and_tags_in_nats_server_order() -> None:
