@@ -236,9 +236,11 @@ def _refusal(name: str, old: object, new: object) -> ReloadRefused:
 
 
 def _account_jetstream_refusal(old: ServerOptions, new: ServerOptions) -> ReloadRefused | None:
-    """fakejs keeps which accounts have JetStream, and their tiers: new limits of an account that has it reload.
+    """What fakejs keeps of the accounts' JetStream: their tiers, and all of it in a cluster.
 
-    In a cluster, the limits stay too (the servers share one JetStream).
+    An account's JetStream turned on or off, or given new limits, reloads
+    where accounts are configured before and after; a server with no
+    accounts (only the global account's JetStream) keeps it so.
     """
     before = {config.name: (config.jetstream, config.tiers) for config in old.accounts}
     after = {config.name: (config.jetstream, config.tiers) for config in new.accounts}
@@ -246,7 +248,7 @@ def _account_jetstream_refusal(old: ServerOptions, new: ServerOptions) -> Reload
         (was, tiers_before), (now, tiers_after) = before.get(name, (None, {})), after.get(name, (None, {}))
         if (was, tiers_before) == (now, tiers_after):
             continue
-        if was is None or now is None or tiers_before != tiers_after or new.cluster is not None:
+        if tiers_before != tiers_after or new.cluster is not None or not before or not after:
             return ReloadRefused(f"config reload of the JetStream of account {name} is not supported by fakejs yet")
     return None
 

@@ -23,6 +23,7 @@ from fakejs.core.router import Subscription
 
 if TYPE_CHECKING:
     from fakejs.jetstream import JetStream
+    from fakejs.jetstream.stream.batch import BatchLimits
 
 ACCOUNTS_DIR = "accounts"
 TEMPORARY_STORE_PREFIX = "fakejs-store-"
@@ -59,6 +60,7 @@ class AccountJetStreams:
         self._disabled: list[tuple[Account, Subscription]] = []
         self._base = ""
         self._owned = False
+        self._batch_limits: BatchLimits | None = None  # atomic batch limits counted across the accounts
 
     def start(self, store_dir: str, owned: bool) -> JetStream | None:
         """Start them (on ``store_dir``; ``owned``: made by fakejs); returns ``$G``'s, if it has one.
@@ -96,13 +98,9 @@ class AccountJetStreams:
         from fakejs.jetstream.service.jetstream import server_batch_limits
 
         enabled = set()
-        batch_limits = server_batch_limits(self.broker)  # counted across the accounts
+        self._batch_limits = server_batch_limits(self.broker)  # counted across the accounts
         for account, limits in chosen:
-            store = account_store(store_dir, account)
-            js = JetStream(
-                self.broker, store, own_store=False, account=account, limits=limits, batch_limits=batch_limits
-            )
-            self._start(js)
+            self._start_account(account, limits)
             enabled.add(account.name)
         system = self.broker.options.system_account or SYSTEM_ACCOUNT
         for account in self.broker.accounts:
@@ -110,9 +108,20 @@ class AccountJetStreams:
                 self._disabled.append((account, serve_disabled(account.router)))
         return self.by_account.get(GLOBAL_ACCOUNT)
 
-    def follow_accounts(self) -> None:
-        """After a reload changed the accounts: a new account without JetStream answers that it has none.
+    def _start_account(self, account: Account, limits: JetStreamLimits | None) -> None:
+        from fakejs.jetstream import JetStream
 
+        store = account_store(self._base, account)
+        batch_limits = self._batch_limits
+        self._start(
+            JetStream(self.broker, store, own_store=False, account=account, limits=limits, batch_limits=batch_limits)
+        )
+
+    def follow_accounts(self) -> None:
+        """After a reload changed the accounts: each has JetStream, or answers that it has none, as configured.
+
+        An account given JetStream starts it (reading its streams back); one
+        whose JetStream is taken away stops it (its streams stay on disk).
         Only where the accounts have JetStream of their own (a server with
         just the global account's answers nothing for the others, at start too).
         """
@@ -120,10 +129,20 @@ class AccountJetStreams:
             return
         from fakejs.jetstream.api.disabled import serve_disabled
 
+        wanted = {account.name: (account, limits) for account, limits in jetstream_accounts(self.broker)}
+        for name in [name for name in self.by_account if name not in wanted]:
+            js = self.by_account.pop(name)
+            js.stop(keep_store=True)
+            js.account.jetstream = None
         present = set(self.broker.accounts)
-        for account, subscription in [entry for entry in self._disabled if entry[0] not in present]:
+        for account, subscription in [
+            entry for entry in self._disabled if entry[0] not in present or entry[0].name in wanted
+        ]:
             account.router.unsubscribe(subscription)
             self._disabled.remove((account, subscription))
+        for name, (account, limits) in wanted.items():
+            if name not in self.by_account:
+                self._start_account(account, limits)
         served = {account.name for account, _ in self._disabled} | set(self.by_account)
         system = self.broker.options.system_account or SYSTEM_ACCOUNT
         for account in self.broker.accounts:

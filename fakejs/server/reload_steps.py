@@ -7,9 +7,9 @@ here are the steps some of them take, each run just before its
 port's new TLS (its files checked before anything is applied), raised
 JetStream limits, the cluster's new name, authorization and routes.  Once
 every line is logged, before the last one, the cluster's accepted routes
-log in again and JetStream is turned off or on; after it, clients whose
-certificate new ``pinned_certs`` leave out are closed, new accounts
-without JetStream are told so, and accounts with it take their new limits.
+log in again, JetStream is turned off or on, and each account gets (or
+loses) JetStream and its new limits as configured; after it, clients whose
+certificate new ``pinned_certs`` leave out are closed.
 """
 
 from __future__ import annotations
@@ -68,8 +68,6 @@ class ReloadSteps:
         tls = server.options.tls
         if tls is not None and frozenset(tls.pinned_certs) != pins_before:
             recheck_pinned_certs(server.broker, tls.pinned_certs)
-        server.jetstreams.follow_accounts()
-        server.jetstreams.follow_limits()
 
     def _actions(self) -> dict[str, Callable[[], None]]:
         server = self._server
@@ -129,6 +127,8 @@ class ReloadSteps:
                 recheck_routes(cluster)
         if "jetstream" in changed:
             server.switch_jetstream(server.options.jetstream)
+        server.jetstreams.follow_accounts()
+        server.jetstreams.follow_limits()
 
 
 def _prepared_tls(options: ServerOptions) -> ClientPortTLS:

@@ -128,3 +128,48 @@ async def test_new_account_jetstream_limits_apply(kind: str, tmp_path: Path) -> 
         assert (await _create(url, "S3", 6 * 1024 * 1024))["error"]["err_code"] == 10028
     finally:
         server.stop()
+
+
+def _accounts(store: Path, b_has_jetstream: bool) -> str:
+    enabled = "jetstream: enabled, " if b_has_jetstream else ""
+    return (
+        f'jetstream {{ store_dir: "{store}" }}\n'
+        "accounts {\n  A: { jetstream: enabled, users: [{user: a, password: a}] }\n"
+        f"  B: {{ {enabled}users: [{{user: b, password: b}}] }}\n}}\n"
+    )
+
+
+async def _account_info(url: str) -> dict:
+    nc = await nats.connect(url)
+    try:
+        return json.loads((await nc.request("$JS.API.INFO", b"", timeout=WAIT)).data)
+    finally:
+        await nc.close()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_account_jetstream_turned_on_off_and_on(kind: str, tmp_path: Path) -> None:
+    store = tmp_path / f"{kind}-js"
+    server = start(kind, _accounts(store, False), tmp_path)
+    try:
+        url = f"nats://b:b@127.0.0.1:{server.port}"
+        assert (await _account_info(url))["error"]["err_code"] == 10039
+        log = await reload(server, _accounts(store, True))
+        assert re.findall(r"\[INF\] (Reloaded.*)\n", log)[:2] == ["Reloaded: authorization users", "Reloaded: accounts"]
+        assert "error" not in await _account_info(url)
+        nc = await nats.connect(url)
+        js = nc.jetstream()
+        await js.add_stream(name="BS", subjects=["bs"])
+        await js.publish("bs", b"1")
+        await nc.close()
+        await reload(server, _accounts(store, False), count=2)
+        assert (await _account_info(url))["error"]["description"] == "JetStream not enabled for account"
+        log = await reload(server, _accounts(store, True), count=3)
+        last = log.rsplit("Trapped", 1)[1]
+        restored = re.findall(r"\[INF\] (.*)\n", last)
+        assert restored[2] == "  Starting restore for stream 'B > BS'"
+        assert re.fullmatch(r"  Restored 1 messages for stream 'B > BS' in \S+", restored[3])
+        assert restored[4].startswith("Reloaded server configuration")
+        assert (await _account_info(url))["streams"] == 1
+    finally:
+        server.stop()

@@ -78,9 +78,13 @@ def test_accounts_are_reloaded_but_not_their_jetstream_limits() -> None:
     added = replace(old, accounts=[AccountConfig("A"), AccountConfig("B", exports=(Export("x", service=False),))])
     assert lines(old, added) == ["Reloaded: authorization users", "Reloaded: accounts"]
     limited = replace(old, accounts=[AccountConfig("A", jetstream=JetStreamLimits())])
+    assert lines(old, limited) == ["Reloaded: authorization users", "Reloaded: accounts"]
+    tiered = replace(old, accounts=[AccountConfig("A", jetstream=JetStreamLimits(), tiers={"R1": JetStreamLimits()})])
     with pytest.raises(ReloadRefused) as refused:
-        diff_options(old, limited)
+        diff_options(limited, tiered)
     assert str(refused.value) == "config reload of the JetStream of account A is not supported by fakejs yet"
+    with pytest.raises(ReloadRefused):
+        diff_options(ServerOptions(port=4222), limited)  # from the global account's JetStream alone
     more = replace(limited, accounts=[AccountConfig("A", jetstream=JetStreamLimits(max_memory=10))])
     assert lines(limited, more) == ["Reloaded: authorization users", "Reloaded: accounts"]
 
