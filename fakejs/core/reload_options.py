@@ -82,7 +82,7 @@ def _tls_lines(old: TLSConfig | None, new: TLSConfig | None) -> list[str]:
 
 
 # The cluster settings fakejs reloads besides its routes.
-CLUSTER_RELOADABLE = frozenset({"name", "username", "password", "auth_timeout"})
+CLUSTER_RELOADABLE = frozenset({"name", "username", "password", "auth_timeout", "connect_retries", "connect_backoff"})
 
 
 def _cluster_lines(old: ClusterConfig | None, new: ClusterConfig | None) -> list[str]:

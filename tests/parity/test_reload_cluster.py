@@ -139,3 +139,19 @@ async def test_new_cluster_password_refuses_the_routes_logged_in_with_the_old_on
     finally:
         first.stop()
         second.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_dial_retries_reloaded_and_pool_size_refused(kind: str, tmp_path: Path) -> None:
+    port = free_port()
+    server = start(kind, _cluster("A", port, []), tmp_path)
+    try:
+        log = await reload(server, _cluster("A", port, []).replace("routes:", "connect_retries: 5, routes:"))
+        assert re.findall(r"\[INF\] (Reloaded: .*)\n", log)[2:] == ["Reloaded: cluster"]
+        log = await reload(server, _cluster("A", port, []).replace("routes:", "pool_size: 5, routes:"), count=2)
+        if kind == "real":
+            assert re.findall(r"\[INF\] (Reloaded: .*)\n", log.rsplit("Trapped", 1)[1])[2:] == ["Reloaded: cluster"]
+        else:
+            assert failure(log) == "config reload of cluster pool_size is not supported by fakejs yet"
+    finally:
+        server.stop()

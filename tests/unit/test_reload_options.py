@@ -195,3 +195,9 @@ def test_cluster_authorization_is_reloaded() -> None:
     old = ServerOptions(port=4222, cluster=ClusterConfig(name="C", port=6222, username="u", password="p"))
     new = replace(old, cluster=ClusterConfig(name="C", port=6222, username="u", password="q"))
     assert lines(old, new)[2:] == ["Reloaded: cluster"]
+
+
+def test_cluster_dial_retries_are_reloaded() -> None:
+    old = ServerOptions(port=4222, cluster=ClusterConfig(name="C", port=6222))
+    new = replace(old, cluster=ClusterConfig(name="C", port=6222, connect_retries=5, connect_backoff=True))
+    assert lines(old, new)[2:] == ["Reloaded: cluster"]

@@ -23,7 +23,7 @@ __all__ = ["recheck_routes", "reload_routes", "reload_settings"]
 
 
 def reload_settings(cluster: Cluster, new: ClusterConfig) -> bool:
-    """Take the new name and authorization; whether the accepted routes must log in again."""
+    """Take the new name, authorization and dial retries; whether the accepted routes must log in again."""
     config = cluster.config
     if new.name and new.name != cluster.name:
         cluster.greeting.name, cluster.greeting.dynamic_name = new.name, False
@@ -32,6 +32,8 @@ def reload_settings(cluster: Cluster, new: ClusterConfig) -> bool:
     credentials = (new.username, new.password)
     changed = credentials != (config.username, config.password)
     config.username, config.password, config.auth_timeout = (*credentials, new.auth_timeout)
+    # Read by the next dial's retries.
+    config.connect_retries, config.connect_backoff = new.connect_retries, new.connect_backoff
     return changed
 
 
