@@ -3,7 +3,8 @@
 Sans-IO: :func:`diff_options` compares two :class:`ServerOptions` and
 returns the changes to apply in nats-server's order, each with the log
 line nats-server prints once it applied it (``Reloaded: debug = true``;
-the users and accounts always, as nats-server reloads them every time),
+the users and accounts always, and TLS whenever it is configured, as
+nats-server reloads them every time),
 or raises :class:`ReloadRefused` with nats-server's error for an option
 it cannot reload (``config reload not supported for Port: old=4222,
 new=4223``), or fakejs's own for an option nats-server reloads and fakejs
