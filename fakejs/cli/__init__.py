@@ -65,6 +65,8 @@ async def serve(
 ) -> None:
     """Run a server until SIGINT or SIGTERM (or the end of lame duck mode, SIGUSR2); SIGHUP reloads.
 
+    SIGUSR1 opens the log file again; SIGTERM during lame duck mode is only logged.
+
     ``read_options`` reads the command line and its configuration file again for a reload.
     """
     server = Server(options, clock=clock)
@@ -76,6 +78,8 @@ async def serve(
 
     def trapped(name: str) -> None:
         log.info('Trapped "%s" signal', name)
+        if name == "terminated" and server.broker.lame_duck:
+            return  # nats-server lets lame duck mode run its course
         stop.set()
 
     def lame_duck() -> None:
@@ -86,6 +90,7 @@ async def serve(
     loop.add_signal_handler(signal.SIGINT, trapped, "interrupt")
     loop.add_signal_handler(signal.SIGTERM, trapped, "terminated")
     loop.add_signal_handler(signal.SIGHUP, reload_from_file, server)
+    loop.add_signal_handler(signal.SIGUSR1, reopen_log_file, server.options)
     await server.start()
     loop.add_signal_handler(signal.SIGUSR2, lame_duck)
     if scenario:
@@ -112,6 +117,17 @@ def reload_from_file(server: Server) -> None:
         server.reload()
     except ReloadRefused as refused:  # the running configuration stays
         log.error(FAILED, refused)
+
+
+def reopen_log_file(options: ServerOptions) -> None:
+    """SIGUSR1: the log file opened again, for log rotation (nats-server's ReOpenLogFile)."""
+    log = get_logger()
+    log.info('Trapped "user defined signal 1" signal')
+    if not options.log_file:
+        log.info("File log re-open ignored, not a file logger")
+        return
+    configure(debug=options.debug, trace=options.trace, log_file=options.log_file)
+    log.info("File log re-opened")
 
 
 def _reader(arguments: list[str], started: ServerOptions) -> Callable[[], ServerOptions]:

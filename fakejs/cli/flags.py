@@ -114,7 +114,7 @@ Server Options:
     -ms,--https_port <port>          Use port for https monitoring (needs TLS)
     -c, --config <file>              Configuration file (command-line flags override its settings)
     -t                               Test configuration and exit (needs -c)
-    -sl,--signal <signal>[=<pid>]    Send signal to a running server (reload=<pid> only)
+    -sl,--signal <signal>[=<pid>]    Send signal to nats-server process (ldm, stop, quit, term, reopen, reload)
         --client_advertise <string>  Client URL to advertise to other servers (refused)
         --ports_file_dir <dir>       Creates a ports file in the specified directory (<executable_name>_<pid>.ports).
 

@@ -242,11 +242,9 @@ def command_line(argv: Sequence[str]) -> CommandLine:
             raise Exit(0, stdout=usage_text())
         raise _die(NATS_SERVER, f"unrecognized command: {go_quote(command)}")
     if values["signal"]:
-        from fakejs.cli.signals import FAKEJS_REFUSAL, send_signal
+        from fakejs.cli.signals import send_signal
 
         problem = send_signal(values["signal"])
-        if problem.startswith(FAKEJS_REFUSAL):
-            raise _die(FAKEJS, problem.removeprefix(FAKEJS_REFUSAL))
         raise _die(NATS_SERVER, problem) if problem else Exit(0)
     loaded: Loaded | None = None
     if values["config"]:

@@ -83,6 +83,10 @@ class Accounts:
             if config.mappings and account is not None:
                 account.router.mappings = SubjectMappings(config.mappings, self._rng, cluster)
 
+    def remove(self, name: str) -> Account | None:
+        """Take an account out of the registry (gone from the configuration on a reload)."""
+        return self._by_name.pop(name, None)
+
     def get(self, name: str) -> Account | None:
         return self._by_name.get(name)
 

@@ -45,7 +45,7 @@ from fakejs.core.account_config import SINGLETON, AccountConfig, Export, Import
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.msgtrace import TRACE_DEST, TRACE_DISABLED, replace_header
-from fakejs.core.router import Subscription
+from fakejs.core.router import Router, Subscription
 from fakejs.core.subject_transform import service_import_rename, stream_import_renames, transform_untokenize
 from fakejs.core.subjects import is_subset
 from fakejs.protocol import headers as hdrs
@@ -99,6 +99,18 @@ class Responses:
         self.prefix = REPLY_PREFIX + _token(imports.rng) + "."
         self.routes: dict[str, _Route] = {}
         self._sub: Subscription | None = None
+
+    def handover(self, imports: Imports) -> None:
+        """Answer to a new wiring of the imports (a reload), keeping the reply subjects open."""
+        self._imports = imports
+
+    def drop(self) -> None:
+        """Forget every reply subject (the imports are wired again by a configuration reload)."""
+        for subject in list(self.routes):
+            self.close(subject)
+        if self._sub is not None:
+            self.account.router.unsubscribe(self._sub)
+            self._sub = None
 
     def open(self, target: Account, reply: str, response_type: str, threshold: float) -> str:
         """A new reply subject here whose responses go to ``reply`` in ``target``."""
@@ -164,10 +176,37 @@ class Imports:
 
     clock: Clock
     rng: random.Random
+    accounts: Accounts
     subscriptions: list[Subscription] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: {"carried": 0, "requests": 0, "responses": 0})
     _responses: dict[str, Responses] = field(default_factory=dict)
     _active: list[object] = field(default_factory=list)
+    # What :meth:`unwire` undoes: each import's subscription and its router, and a stream
+    # import's interest callbacks on the exporter's and the importer's routers.
+    _wired: list[tuple[Router, Subscription]] = field(default_factory=list)
+    _callbacks: list[tuple[Router, Router, Any, Any]] = field(default_factory=list)
+
+    def unwire(self, successor: Imports | None = None) -> None:
+        """Take every import away (a configuration reload wires the new ones in its place).
+
+        The reply subjects of requests still in flight go to ``successor``
+        (the new wiring), for the accounts it still has; others are forgotten.
+        """
+        for router, subscription in self._wired:
+            router.unsubscribe(subscription)
+        for source, router, check, listener in self._callbacks:
+            source.remove_import_callbacks(check, None)
+            router.remove_import_callbacks(None, listener)
+        for name, responses in self._responses.items():
+            if successor is not None and successor.accounts.get(name) is responses.account:
+                responses.handover(successor)
+                successor._responses[name] = responses
+            else:
+                responses.drop()
+        self._wired.clear()
+        self._callbacks.clear()
+        self._responses.clear()
+        self.subscriptions.clear()
 
     def responses(self, account: Account) -> Responses:
         """The reply subjects of ``account`` (made when first needed)."""
@@ -219,6 +258,7 @@ class Imports:
 
         carrying.owner.trace_hop = traced
         self.subscriptions.append(carrying)
+        self._wired.append((source, carrying))
 
         asking: list[str] = []  # imports that lead back to this account are not followed round
 
@@ -245,6 +285,7 @@ class Imports:
                 forwarding.pop()
 
         router.add_interest_listener(forward)
+        self._callbacks.append((source, router, interest, forward))
 
     def add_service(self, exporter: Account, importer: Account, imp: Import, export: Export | None) -> None:
         local = imp.local or imp.subject
@@ -295,6 +336,7 @@ class Imports:
 
         requesting.owner.trace_hop = traced
         self.subscriptions.append(requesting)
+        self._wired.append((importer.router, requesting))
 
 
 def _with_request_info(hdr: bytes | None, account: str, origin: Any) -> bytes:
@@ -323,7 +365,7 @@ def wire_imports(accounts: Accounts, configs: list[AccountConfig], clock: Clock,
     The configuration was checked (:func:`fakejs.core.configfile.exports.check_imports`);
     an import naming an account that does not exist is skipped.
     """
-    wiring = Imports(clock, rng)
+    wiring = Imports(clock, rng, accounts)
     by_name = {c.name: c for c in configs}
     for config in configs:
         importer = accounts.get(config.name)

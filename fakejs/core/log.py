@@ -73,6 +73,8 @@ def configure(debug: bool = False, trace: bool = False, log_file: str = "") -> N
         logging.FileHandler(log_file, errors="backslashreplace") if log_file else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(NatsFormatter())
+    for previous in logger.handlers:  # a reload or a reopen replaces the log file
+        previous.close()
     if trace and not debug:  # -V without -D: protocol traces, no debug lines (nats-server's levels are flags)
         handler.addFilter(lambda record: record.levelno != logging.DEBUG)
     logger.handlers[:] = [handler]

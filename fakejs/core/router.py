@@ -300,6 +300,15 @@ class Router:
         """A stream import: a subscription here on an imported subject wakes the exporter's push consumer."""
         self._interest_listeners.append(listener)
 
+    def remove_import_callbacks(
+        self, check: Callable[[str], bool] | None, listener: Callable[[str], None] | None
+    ) -> None:
+        """A stream import taken away (a configuration reload): its interest check and listener go."""
+        if check in self._imported_interest:
+            self._imported_interest.remove(check)
+        if listener in self._interest_listeners:
+            self._interest_listeners.remove(listener)
+
     def notify_interest(self, subject: str) -> None:
         """Interest on ``subject`` changed somewhere it is carried from (an importing account)."""
         self._notify(subject)

@@ -23,6 +23,7 @@ from fakejs.core.router import Subscription
 
 if TYPE_CHECKING:
     from fakejs.jetstream import JetStream
+    from fakejs.jetstream.stream.batch import BatchLimits
 
 ACCOUNTS_DIR = "accounts"
 TEMPORARY_STORE_PREFIX = "fakejs-store-"
@@ -59,6 +60,7 @@ class AccountJetStreams:
         self._disabled: list[tuple[Account, Subscription]] = []
         self._base = ""
         self._owned = False
+        self._batch_limits: BatchLimits | None = None  # atomic batch limits counted across the accounts
 
     def start(self, store_dir: str, owned: bool) -> JetStream | None:
         """Start them (on ``store_dir``; ``owned``: made by fakejs); returns ``$G``'s, if it has one.
@@ -91,21 +93,16 @@ class AccountJetStreams:
             # Only the global account: its streams are the store's (removed by stop(), when owned).
             self._start(JetStream(self.broker, store_dir, own_store=False, account=default))
         else:
-            self._start_several(store_dir, chosen)
+            self._start_several(chosen)
         self._serve_others()
         return self.by_account.get(GLOBAL_ACCOUNT)
 
-    def _start_several(self, store_dir: str, chosen: list[tuple[Account, JetStreamLimits | None]]) -> None:
-        from fakejs.jetstream import JetStream
+    def _start_several(self, chosen: list[tuple[Account, JetStreamLimits | None]]) -> None:
         from fakejs.jetstream.service.jetstream import server_batch_limits
 
-        batch_limits = server_batch_limits(self.broker)  # counted across the accounts
+        self._batch_limits = server_batch_limits(self.broker)  # counted across the accounts
         for account, limits in chosen:
-            store = account_store(store_dir, account)
-            js = JetStream(
-                self.broker, store, own_store=False, account=account, limits=limits, batch_limits=batch_limits
-            )
-            self._start(js)
+            self._start_account(account, limits)
 
     def _serve_others(self) -> None:
         """The accounts without JetStream (the system account too) hear 10039; the system account purges."""
@@ -119,6 +116,52 @@ class AccountJetStreams:
                 self._disabled.append((account, serve_disabled(account.router)))
         if system is not None and self.broker.cluster is None:
             self._disabled.append((system, serve_account_purge(self.broker, system, self.by_account.get)))
+
+    def _start_account(self, account: Account, limits: JetStreamLimits | None) -> None:
+        from fakejs.jetstream import JetStream
+
+        store = account_store(self._base, account)
+        batch_limits = self._batch_limits
+        self._start(
+            JetStream(self.broker, store, own_store=False, account=account, limits=limits, batch_limits=batch_limits)
+        )
+
+    def follow_accounts(self) -> None:
+        """After a reload changed the accounts: each has JetStream, or answers that it has none, as configured.
+
+        An account given JetStream starts it (reading its streams back); one
+        whose JetStream is taken away stops it (its streams stay on disk); a
+        new account without JetStream answers 10039, as at start.
+        """
+        if not self._disabled and not self.by_account:
+            return  # JetStream is not running
+        from fakejs.jetstream.api.disabled import serve_disabled
+
+        wanted = {account.name: (account, limits) for account, limits in jetstream_accounts(self.broker)}
+        for name in [name for name in self.by_account if name not in wanted]:
+            js = self.by_account.pop(name)
+            js.stop(keep_store=True)
+            js.account.jetstream = None
+        present = set(self.broker.accounts)
+        for account, subscription in [
+            entry for entry in self._disabled if entry[0] not in present or entry[0].name in wanted
+        ]:
+            account.router.unsubscribe(subscription)
+            self._disabled.remove((account, subscription))
+        for name, (account, limits) in wanted.items():
+            if name not in self.by_account:
+                self._start_account(account, limits)
+        served = {account.name for account, _ in self._disabled} | set(self.by_account)
+        for account in self.broker.accounts:
+            if account.name not in served:
+                self._disabled.append((account, serve_disabled(account.router)))
+
+    def follow_limits(self) -> None:
+        """After a reload: each account's JetStream takes its configured limits (nats-server's UpdateJetStreamLimits)."""
+        for config in self.broker.options.accounts:
+            js = self.by_account.get(config.name)
+            if js is not None and config.jetstream is not None and js.limits != config.jetstream:
+                js.update_limits(config.jetstream)
 
     def _start(self, js: JetStream) -> None:
         self.by_account[js.account.name] = js

@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING
 
 from fakejs.core.options import ServerOptions
@@ -68,6 +66,7 @@ class Listeners:
         self._websocket: WebSocketListener | None = None
         self.http_scheme = "http"  # "https" when the monitoring port serves TLS (``https_port``)
         self.ports_file: str | None = None  # the ports file written at start (``ports_file_dir``)
+        self.client_tls: ClientPortTLS | None = None  # the client port's TLS, shared by its connections
 
     # -- what is open --------------------------------------------------------------------
 
@@ -94,17 +93,27 @@ class Listeners:
     async def open_client_port(self) -> int:
         """Listen for NATS clients; returns the port."""
         options = self._options
-        tls = self._client_tls()
-        server = self._server
-        factory: Callable[[], Connection] = partial(Connection, server)
-        if tls is not None:
-            from fakejs.server.tls_greeting import TLSConnection
-
-            factory = partial(TLSConnection, server, tls)
-        self._client = await server.loop.create_server(
-            factory, options.host or "0.0.0.0", options.port, reuse_address=True, backlog=system_backlog()
+        self.client_tls = self._client_tls()
+        self._client = await self._server.loop.create_server(
+            self._accept, options.host or "0.0.0.0", options.port, reuse_address=True, backlog=system_backlog()
         )
         return int(self._client.sockets[0].getsockname()[1])
+
+    def _accept(self) -> Connection:
+        """A new client connection: over TLS when the port has TLS now (a reload may turn it on or off)."""
+        tls = self.client_tls
+        if tls is None:
+            return Connection(self._server)
+        from fakejs.server.tls_greeting import TLSConnection
+
+        return TLSConnection(self._server, tls)
+
+    def renew_tls(self, prepared: ClientPortTLS | None) -> None:
+        """A reload's TLS settings (None: no TLS) for the connections accepted from now on (those open keep theirs)."""
+        if self.client_tls is None or prepared is None:
+            self.client_tls = prepared
+        else:
+            self.client_tls.config, self.client_tls.context = prepared.config, prepared.context
 
     def _client_tls(self) -> ClientPortTLS | None:
         """The client port's TLS (``tls {}``), its files checked as nats-server checks them."""
@@ -234,6 +243,11 @@ class Listeners:
             ws.close()
             await ws.wait_closed()
         self._remove_ports_file()
+
+    def move_ports_file(self, client_port: int) -> None:
+        """A reload gave a new ``ports_file_dir``: the old file removed, the new one written (if any)."""
+        self._remove_ports_file()
+        self.write_ports_file(client_port)
 
     def _remove_ports_file(self) -> None:
         path, self.ports_file = self.ports_file, None

@@ -361,7 +361,7 @@ class Server:
         command line sets).  Raises :class:`~fakejs.core.reload_options.ReloadRefused` (the
         running options kept) when the file cannot be read or an option cannot be reloaded.
         """
-        from fakejs.server.reload import reload_options
+        from fakejs.server.reload_steps import ReloadSteps
 
         if options is None:
             error = NO_CONFIG_FILE
@@ -372,7 +372,16 @@ class Server:
                     error = str(refused)
             if options is None:
                 raise ReloadRefused(error)
-        reload_options(self.broker, options, self.on_logging_reload)
+        ReloadSteps(self, options).run(self.on_logging_reload)
+
+    def switch_jetstream(self, on: bool) -> None:
+        """JetStream turned off or on by a reload (nats-server's DisableJetStream and restartJetStream)."""
+        if not on:
+            self._stop_jetstream()
+            self.broker.jetstream_enabled = False
+        elif not self.jetstreams.by_account:
+            self.broker.log.info("Restarting JetStream")
+            self._start_jetstream()
 
     async def lame_duck(self, duration: float | None = None, grace: float | None = None) -> None:
         """nats-server's lame duck mode, on the server clock.

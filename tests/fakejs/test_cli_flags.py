@@ -240,7 +240,6 @@ def test_nats_server_refusals(argv: list[str], stderr: str) -> None:
         (["--logtime_utc"], "UTC log timestamps (--logtime_utc)"),
         (["--profile", "-1"], "the profiling port (--profile)"),
         (["-T=false"], "log lines without timestamps (-T=false)"),
-        (["-sl", "stop"], "signals to a running server (-sl stop)"),
     ],
 )
 def test_unsupported_features_are_refused_by_name(argv: list[str], named: str) -> None:

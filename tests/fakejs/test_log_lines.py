@@ -23,7 +23,7 @@ import nats
 import pytest
 
 from fakejs.core.trace import client_label, redact_connect
-from fakejs.jetstream.service.banner import friendly_bytes
+from fakejs.gocompat.gobytes import friendly_bytes
 from tests.harness.targets import server_command
 
 WAIT = 30.0  # seconds a log line may take to appear (two cores, other tests beside)

@@ -82,6 +82,8 @@ class Dialling:
             self.log.debug("Error trying to connect to route (attempt %d): %s", tries, url)
             if not explicit and tries > self.config.connect_retries:
                 return
+            if explicit and url not in self.config.routes:
+                return  # taken out of the configuration by a reload
             delay = ROUTE_CONNECT_DELAY
             if self.config.connect_backoff:
                 delay = min(ROUTE_CONNECT_DELAY * 2 ** min(tries, 10), ROUTE_CONNECT_MAX_DELAY)

@@ -134,6 +134,7 @@ class RouteLink:
         self.no_pool = False
         self.registered = False
         self.connect_received = False
+        self.connect_options: dict[str, Any] = {}
         self.info_received = False
         self.closed = False
         self.close_reason = ""
@@ -327,6 +328,7 @@ class RouteLink:
             self.refuse(text, reason)
             return
         self.connect_received = True
+        self.connect_options = options  # checked again when a reload changes the cluster's authorization
         self.remote_id = str(options.get("name") or "")
 
     def _before_login(self) -> bool:

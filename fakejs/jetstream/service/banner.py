@@ -27,10 +27,10 @@ nats-server's ``friendlyBytes`` writes them, durations as Go prints them.
 from __future__ import annotations
 
 import logging
-import math
 
 from fakejs.core.account_config import JetStreamLimits
 from fakejs.core.options import API_LEVEL, ServerOptions
+from fakejs.gocompat.gobytes import friendly_bytes
 from fakejs.gocompat.gotime import format_duration
 from fakejs.jetstream.service.server_limits import ServerLimits
 
@@ -47,15 +47,6 @@ HEADER = "---------------- JETSTREAM ----------------"
 FOOTER = "-------------------------------------------"
 TEMPORARY_STORE = "Temporary storage directory used, data could be lost on system reboot"
 API_EXPORT = "$JS.API.>"
-_UNITS = "KMGTPE"
-
-
-def friendly_bytes(count: int) -> str:
-    """nats-server's ``friendlyBytes``: ``-1 B``, ``512 B``, ``953.67 MB``, ``17.66 GB``."""
-    if count < 1024:
-        return f"{count} B"
-    exponent = int(math.log(count) / math.log(1024))
-    return f"{count / 1024**exponent:.2f} {_UNITS[exponent - 1]}B"
 
 
 def log_starting(log: logging.Logger) -> None:

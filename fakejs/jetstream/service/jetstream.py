@@ -134,6 +134,19 @@ class JetStream:
         self._limit_logged = -LIMIT_LOG_INTERVAL
         self._account_limit_logged = -LIMIT_LOG_INTERVAL
 
+    def update_limits(self, limits: JetStreamLimits) -> None:
+        """A reload gave the account new JetStream limits: the next streams, consumers and messages meet them."""
+        self.limits = limits
+        if "consumer_admin" in self.__dict__:  # made already: it holds the limits too
+            self.consumer_admin.limits = limits
+
+    def raise_server_limits(self, max_memory: int, max_storage: int) -> None:
+        """A reload raised the server's ``max_mem_store`` / ``max_file_store`` (-1: left as it was)."""
+        if max_memory > 0:
+            self.max_memory = max_memory
+        if max_storage > 0:
+            self.max_storage = max_storage
+
     @cached_property
     def consumer_admin(self) -> ConsumerAdmin:
         """The consumer rules, made (and imported) when the first consumer is created or recovered."""
