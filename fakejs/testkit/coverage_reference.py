@@ -205,7 +205,7 @@ FLAGS: tuple[tuple[str, str, str, str], ...] = (
     _flag("https_port", "-ms, --https_port"),
     _flag("config", "-c, --config"),
     _flag("check_config", "-t"),
-    _flag("signal", "-sl, --signal", DIFFERS, "only `reload=<pid or pid file>`; another signal is refused: `signals to a running server (-sl <signal>): not supported by fakejs yet (only reload)`"),
+    _flag("signal", "-sl, --signal", SERVED, "`stop`, `quit`, `term`, `reopen`, `ldm`, `reload`, to a pid, pid file, prefix or the one running server"),
     _flag("pid", "-P, --pid"),
     _flag("ports_file_dir", "--ports_file_dir"),
     _flag("log", "-l, --log"),
