@@ -1,4 +1,4 @@
-"""The system account's JetStream requests of a cluster: ``$JS.API.META.LEADER.STEPDOWN`` and ``$JS.API.SERVER.REMOVE``.
+"""The system account's JetStream requests of a cluster: meta leader step-down, server removal, account purge.
 
 nats-server answers them only for clients of the system account (others
 get no reply at all):
@@ -10,7 +10,13 @@ get no reply at all):
   the meta group: an empty request is 10003 ``bad request``, a server the
   cluster does not know 10044 ``server is not a member of the cluster``.
   The server's replicas move to servers that are free, as ``PEER.REMOVE``
-  would move them.
+  would move them;
+* ``ACCOUNT.PURGE.<account>`` deletes every stream of the account (with
+  its consumers: only the global account has JetStream in a fakejs
+  cluster), logs ``Purge request for account <name> (streams: <n>,
+  consumer: <n>, hasAccount: <true when it had streams>)`` on the meta
+  leader and answers ``{"initiated": true}``; a name with a path separator
+  is 10051 ``account name can not contain path separators``.
 
 Each server of the in-process cluster answers what its own clients send
 (the subscriptions are not announced over routes), from the shared meta
@@ -23,7 +29,7 @@ client info), and a removed server that is running announces
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakejs.core.options import SYSTEM_ACCOUNT
 from fakejs.core.router import Router, Subscription
@@ -34,10 +40,14 @@ from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.service.meta import Meta
 from fakejs.server.server import Server
 
+if TYPE_CHECKING:
+    from fakejs.jetstream import JetStream
+
 __all__ = ["MetaRequests", "system_router"]
 
 STEPDOWN = "$JS.API.META.LEADER.STEPDOWN"
 REMOVE = "$JS.API.SERVER.REMOVE"
+PURGE = "$JS.API.ACCOUNT.PURGE.*"
 TYPE = "io.nats.jetstream.api.v1."
 
 
@@ -48,12 +58,12 @@ def system_router(server: Server) -> Router | None:
 
 
 class MetaRequests:
-    """The two requests, answered on every running server's system account.
+    """The three requests, answered on every running server's system account.
 
     ``js`` is the cluster's shared JetStream: the advisories are built through it (ids, clock, domain).
     """
 
-    def __init__(self, meta: Meta, js: advisories.Publisher) -> None:
+    def __init__(self, meta: Meta, js: JetStream) -> None:
         self.meta = meta
         self.js = js
         self._subscriptions: dict[int, tuple[Router, list[Subscription]]] = {}
@@ -71,7 +81,7 @@ class MetaRequests:
                     return
                 leader = self.meta.leader
                 try:
-                    doc: dict[str, Any] = {"type": TYPE + kind, **handler(payload)}
+                    doc: dict[str, Any] = {"type": TYPE + kind, **handler(subject, payload)}
                 except ApiError as error:
                     doc = {"type": TYPE + kind, "error": error.to_dict()}
                 response = dumps(doc).encode()
@@ -85,6 +95,7 @@ class MetaRequests:
                 STEPDOWN, answer("meta_leader_stepdown_response", self._step_down), local_only=True
             ),
             router.subscribe_internal(REMOVE, answer("meta_server_remove_response", self._remove), local_only=True),
+            router.subscribe_internal(PURGE, answer("account_purge_response", self._purge), local_only=True),
         ]
         self._subscriptions[id(server)] = (router, subscriptions)
 
@@ -116,7 +127,7 @@ class MetaRequests:
             raise api_error("JSInvalidJSONErr", err="invalid request body") from None
         return body if isinstance(body, dict) else {}
 
-    def _step_down(self, payload: bytes) -> dict[str, Any]:
+    def _step_down(self, subject: str, payload: bytes) -> dict[str, Any]:
         placement = self._body(payload).get("placement") or {}
         preferred = str(placement.get("preferred") or "") if isinstance(placement, dict) else ""
         meta = self.meta
@@ -131,7 +142,7 @@ class MetaRequests:
             meta.elect_meta_leader(meta.rng.choice(candidates))
         return {"success": True}
 
-    def _remove(self, payload: bytes) -> dict[str, Any]:
+    def _remove(self, subject: str, payload: bytes) -> dict[str, Any]:
         if not payload.strip():
             raise api_error("JSBadRequestErr")
         peer = str(self._body(payload).get("peer") or "")
@@ -147,3 +158,25 @@ class MetaRequests:
             broker = self._servers[name].broker
             advisories.server_removed(self.js, system, name, broker.server_id, broker.cluster_name)
         return {"success": True}
+
+    def _purge(self, subject: str, payload: bytes) -> dict[str, Any]:
+        """nats-server's ``jsLeaderAccountPurgeRequest`` in a cluster: the account's streams go, then the answer."""
+        name = subject.split(".")[4]
+        if "/" in name or "\\" in name:
+            raise api_error("JSStreamGeneralErrorF", err="account name can not contain path separators")
+        js = self.js
+        streams = list(js.streams.values()) if name == js.account.name else []
+        consumers = sum(len(stream.consumers) for stream in streams)
+        for stream in streams:
+            js.delete_stream(stream)
+        leader = self._servers.get(self.meta.leader)
+        if leader is not None:
+            has_account = "true" if streams else "false"
+            leader.broker.log.info(
+                "Purge request for account %s (streams: %d, consumer: %d, hasAccount: %s)",
+                name,
+                len(streams),
+                consumers,
+                has_account,
+            )
+        return {"initiated": True}

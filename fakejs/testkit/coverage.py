@@ -201,7 +201,7 @@ JETSTREAM_API: tuple[Feature, ...] = (
         "$JS.API.ACCOUNT.PURGE.<account>",
         "$JS.API.ACCOUNT.PURGE.A",
         "silent",
-        how="from the system account: deletes the account's streams and answers `initiated` (not in a cluster);"
+        how="from the system account: deletes the account's streams and answers `initiated` (in a cluster too);"
         " from another account no answer, as nats-server",
     ),
     _api(

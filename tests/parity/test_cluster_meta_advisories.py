@@ -44,7 +44,7 @@ from fakejs.targets.cluster import RealCluster
 from fakejs.targets.fake_cluster import FakeCluster
 from tests.harness.wait import WAIT, eventually
 from tests.parity.test_cluster_advisories import PEER_KEYS
-from tests.parity.test_js_cluster import peer_of
+from tests.parity.test_js_cluster import api, create, peer_of
 
 pytestmark = pytest.mark.cluster
 
@@ -234,3 +234,29 @@ async def test_the_meta_leader_crashing_elects_an_announced_one(cluster: Cluster
     assert by_name["n2"]["current"] is False
     for peer in by_name.values():
         assert list(peer) in PEER_KEYS, peer
+
+
+async def test_an_account_purge_deletes_the_accounts_streams(cluster: Cluster, system: Heard) -> None:
+    """The meta leader answers ``initiated`` and the account's streams (and consumers) go; a bad name is 10051."""
+    app = await nats.connect(cluster.url(1), allow_reconnect=False)
+    try:
+        await create(app, "P1", num_replicas=3)
+        await create(app, "P2")
+        await api(app, "$JS.API.CONSUMER.CREATE.P1.C", {"stream_name": "P1", "config": {"durable_name": "C"}})
+        purge = "$JS.API.ACCOUNT.PURGE.$G"
+        assert await ask(system.nc, purge) == {
+            "type": "io.nats.jetstream.api.v1.account_purge_response",
+            "initiated": True,
+        }
+
+        async def names() -> list[str]:
+            return list((await api(app, "$JS.API.STREAM.NAMES", {})).get("streams") or [])
+
+        assert await eventually(names, lambda found: found == [], what="the purged account's streams") == []
+        refused = await ask(system.nc, "$JS.API.ACCOUNT.PURGE.a/b")
+        assert refused == {
+            "type": "io.nats.jetstream.api.v1.account_purge_response",
+            "error": {"code": 500, "err_code": 10051, "description": "account name can not contain path separators"},
+        }
+    finally:
+        await app.close()
