@@ -32,6 +32,7 @@ import pytest
 
 from tests.harness.configured import configured_servers
 from tests.harness.targets import Settings, Target
+from tests.harness.wait import eventually
 
 pytestmark = pytest.mark.cluster
 
@@ -78,11 +79,19 @@ class Wire:
 
 
 async def _cluster_port(target: Target) -> int:
-    """The route port, as /varz tells it (both servers listen on a free one)."""
+    """The route port, as /varz tells it (both servers listen on a free one).
+
+    nats-server serves clients and monitoring a moment before its route
+    listener is up; until then /varz shows the configured -1.
+    """
     assert target.http_port is not None
     url = f"http://127.0.0.1:{target.http_port}/varz"
-    body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read())
-    return int(json.loads(body)["cluster"]["cluster_port"])
+
+    async def port() -> int:
+        body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read())
+        return int(json.loads(body)["cluster"]["cluster_port"])
+
+    return await eventually(port, lambda found: found > 0, what="the route listener's port in /varz")
 
 
 @asynccontextmanager

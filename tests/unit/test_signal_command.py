@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 from collections.abc import Iterator
 
@@ -12,8 +13,8 @@ from fakejs.cli.signals import process_name, send_signal
 
 @pytest.fixture
 def sleeper() -> Iterator[subprocess.Popen[bytes]]:
-    """A process of this test's own to signal."""
-    process = subprocess.Popen(["sleep", "30"])
+    """A process of this test's own to signal (SIGINT at its default: a pytest-xdist worker ignores it)."""
+    process = subprocess.Popen(["sleep", "30"], preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         yield process
     finally:
