@@ -13,8 +13,16 @@ from fakejs.cli.signals import process_name, send_signal
 
 @pytest.fixture
 def sleeper() -> Iterator[subprocess.Popen[bytes]]:
-    """A process of this test's own to signal (SIGINT at its default: a pytest-xdist worker ignores it)."""
-    process = subprocess.Popen(["sleep", "30"], preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    """A process of this test's own to signal.
+
+    A pytest-xdist worker ignores SIGINT, and a child inherits that; with a
+    handler of Python's instead, the child starts with the default action.
+    """
+    ignored = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        process = subprocess.Popen(["sleep", "30"])
+    finally:
+        signal.signal(signal.SIGINT, ignored)
     try:
         yield process
     finally:
