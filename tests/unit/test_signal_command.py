@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -30,7 +30,7 @@ def sleeper() -> Iterator[subprocess.Popen[bytes]]:
         process.wait()
 
 
-def found(*pids: int) -> object:
+def found(*pids: int) -> Callable[[str], bytes]:
     return lambda name: "".join(f"{pid}\n" for pid in pids).encode()
 
 
