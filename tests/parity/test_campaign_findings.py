@@ -261,3 +261,29 @@ async def test_a_source_starting_past_an_empty_origin_reports_no_sequence(target
         await asyncio.sleep(0.02)
     assert [(s["name"], s["lag"], "seq" in s) for s in info["sources"]] == [("O", 0, False)]
     await nc.close()
+
+
+@pytest.mark.parametrize(("storage", "stream_seq"), [("file", 0), ("memory", 2)])
+async def test_a_waiting_pull_matching_nothing_moves_only_a_memory_consumer(
+    target: Target, storage: str, stream_seq: int
+) -> None:
+    """A pull that waits on a filter nothing in the stream matches: the file store leaves the consumer before
+    the stream (delivered 0), the memory store moves it past the last message."""
+    nc = await connect(target)
+    await create_stream(nc, {"name": "S", "subjects": ["a.*"], "storage": storage})
+    for _ in range(2):
+        await nc.jetstream().publish("a.1", b"")
+    await consumer(nc, "S", {"durable_name": "C", "filter_subject": "a.2"})
+    ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    async def on_reply(msg: nats.aio.msg.Msg) -> None:
+        if not ended.done():
+            ended.set_result((msg.headers or {}).get("Status", ""))
+
+    inbox = nc.new_inbox()
+    await nc.subscribe(inbox, cb=on_reply)
+    await nc.publish("$JS.API.CONSUMER.MSG.NEXT.S.C", json.dumps({"batch": 2, "expires": 300_000_000}).encode(), inbox)
+    assert await asyncio.wait_for(ended, 10) == "408"
+    info = await api(nc, "$JS.API.CONSUMER.INFO.S.C")
+    assert (info["delivered"]["consumer_seq"], info["delivered"]["stream_seq"]) == (0, stream_seq)
+    await nc.close()
