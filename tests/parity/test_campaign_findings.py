@@ -287,3 +287,35 @@ async def test_a_waiting_pull_matching_nothing_moves_only_a_memory_consumer(
     info = await api(nc, "$JS.API.CONSUMER.INFO.S.C")
     assert (info["delivered"]["consumer_seq"], info["delivered"]["stream_seq"]) == (0, stream_seq)
     await nc.close()
+
+
+@pytest.mark.parametrize(
+    ("config", "headers", "error"),
+    [
+        ({"allow_msg_counter": True}, {}, "message counter increment is missing (10169)"),
+        ({}, {"Nats-Expected-Last-Sequence": "5"}, "last sequence mismatch: 5 vs 0"),
+        ({}, {"Nats-Expected-Last-Subject-Sequence": "2"}, "last sequence by subject mismatch: 2 vs 0"),
+        ({}, {"Nats-Expected-Last-Msg-Id": "m1"}, 'last msgid mismatch: "m1" vs ""'),
+        ({}, {"Nats-Expected-Stream": "X"}, "expected stream does not match"),
+        ({}, {"Nats-TTL": "1h"}, "message TTL disabled"),
+        ({}, {"Nats-Rollup": "all"}, "rollup not permitted"),
+        ({"max_msgs_per_subject": 1, "discard": "new", "discard_new_per_subject": True}, {}, None),
+        ({"max_msg_size": 1}, {}, "maximum payload exceeded"),
+    ],
+)
+async def test_a_traced_publish_the_stream_refuses_names_the_error_with_its_code(
+    target: Target, config: dict[str, Any], headers: dict[str, str], error: str | None
+) -> None:
+    """The trace's ``js`` event shows the refusal as nats-server's error: an API error's description and
+    code, or the plain error its checks return (a store failure's own text)."""
+    nc = await connect(target)
+    await create_stream(nc, {"name": "S", "subjects": ["a"], **config})
+    if error is None:
+        await nc.jetstream().publish("a", b"first")
+    traces = await nc.subscribe("traces")
+    reply = await nc.request("a", b"x", headers={"Nats-Trace-Dest": "traces", **headers}, timeout=10)
+    refusal = json.loads(reply.data)["error"]
+    event = json.loads((await traces.next_msg(timeout=10)).data)
+    jetstream = [step for step in event["events"] if step["type"] == "js"]
+    assert jetstream[0]["error"] == (error or refusal["description"])
+    await nc.close()
