@@ -14,6 +14,7 @@ from typing import Any
 import nats
 import pytest
 
+from tests.harness.configured import configured_servers
 from tests.harness.js import api, connect, create_stream, fetch_delivered, fetch_no_wait
 from tests.harness.targets import Target
 from tests.harness.wait import eventually
@@ -319,3 +320,33 @@ async def test_a_traced_publish_the_stream_refuses_names_the_error_with_its_code
     jetstream = [step for step in event["events"] if step["type"] == "js"]
     assert jetstream[0]["error"] == (error or refusal["description"])
     await nc.close()
+
+
+IMPORTED_API = """
+accounts {
+  JS {
+    jetstream: enabled
+    users: [{user: js, password: js}]
+    exports: [{service: "$JS.API.>"}]
+  }
+  APP {
+    users: [{user: app, password: app}]
+    imports: [{service: {account: JS, subject: "$JS.API.>"}, to: "JS.acc.API.>"}]
+  }
+}
+"""
+
+
+async def test_the_audit_of_a_request_through_an_import_names_both_accounts(target_kind: str, tmp_path) -> None:
+    """``client`` of the API audit: the requesting account, the service's account (``svc``), rtt and server."""
+    async with configured_servers(target_kind, tmp_path) as start:
+        server = await start(IMPORTED_API)
+        owner = await nats.connect(f"nats://js:js@{server.host}:{server.port}")
+        app = await nats.connect(f"nats://app:app@{server.host}:{server.port}")
+        audits = await owner.subscribe("$JS.EVENT.ADVISORY.API")
+        await owner.flush()
+        await app.request("JS.acc.API.INFO", b"", timeout=10)
+        client = json.loads((await audits.next_msg(timeout=10)).data)["client"]
+        assert (client["acc"], client["svc"], sorted(client)) == ("APP", "JS", ["acc", "rtt", "server", "svc"])
+        await app.close()
+        await owner.close()
