@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from fakejs.parity.executor import Pair, run_fresh, signature
+from fakejs.parity.families import accounts_of
 from fakejs.parity.operations import generate
 from fakejs.parity.reproduce import check
 
@@ -81,13 +82,14 @@ async def _run_seeds(seeds: list[int], settings: Settings) -> list[dict[str, Any
             started = time.monotonic()
             doc: dict[str, Any] = {"seed": seed, "generated": len(ops)}
             try:
+                await pair.configure(accounts_of(ops))
                 result = await pair.run(ops)
                 doc.update(operations=result.executed, features=dict(result.features), divergence=result.divergence)
             except Exception as exc:  # noqa: BLE001 - a crashed server or a broken connection: record it, carry on
                 doc.update(operations=0, features={}, divergence=None, error=f"{type(exc).__name__}: {exc}")
             doc["seconds"] = round(time.monotonic() - started, 3)
             results.append(doc)
-            if doc["divergence"] is not None or "error" in doc or pair.feeding:
+            if doc["divergence"] is not None or "error" in doc or pair.feeding or pair.reloaded:
                 # Fed streams leave retries behind that count in the API totals
                 # at their own pace: the next seed gets fresh servers.
                 await pair.restart()
