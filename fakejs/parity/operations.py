@@ -374,6 +374,7 @@ BUILDERS: dict[str, Callable[[Draw, Vocabulary], list[Operation]]] = {
     "kv.get": lambda d, v: [{"op": "kv.get", "stream": KV_STREAM, "subject": f"$KV.{KV_BUCKET}.{d.choice(KV_KEYS)}"}],
     "priority_pulls": lambda d, v: families.priority_pulls(d, v),
     "kv_ttl": families.kv_ttl,
+    "ttl.settle": lambda d, v: [{"op": "ttl.settle", "stream": KV_STREAM}],  # drawn within kv_ttl only
     "import_consume": lambda d, v: families.through_imports(d, _consume(d, v)),
     "traced_publish": families.traced_publish,
     "advisories": families.advisories,

@@ -14,6 +14,7 @@ import json
 import pytest
 from hypothesis import given, settings
 
+from fakejs.parity import campaign
 from fakejs.parity.accounts import CHANGES, config_text, fake_options
 from fakejs.parity.configs import RandomDraw
 from fakejs.parity.events import advisories_by_subject, event, trace_event
@@ -207,3 +208,13 @@ async def test_a_ttl_bundle_settles_alike_on_both_servers() -> None:
     ops = kv_ttl(RandomDraw(0), CAMPAIGN)
     result = await run_fresh(ops)
     assert result.divergence is None, result.divergence
+
+
+@needs_real
+def test_a_seed_past_the_limit_is_recorded_as_an_error_and_the_task_goes_on(monkeypatch) -> None:
+    """The watchdog is SIGALRM: it gets out of a fakejs that never yields, which no loop timeout can."""
+    monkeypatch.setattr(campaign, "SEED_LIMIT", 1)
+    slow = next(seed for seed in range(100) if any(op["op"] == "ttl.settle" for op in generate(seed, 20)))
+    results = campaign.run_seed_chunk(0, [slow, slow + 1000], campaign.Settings(seeds=2, quiet=True))
+    assert [r["seed"] for r in results] == [slow, slow + 1000]
+    assert results[0]["error"].startswith("SeedTimeout")
