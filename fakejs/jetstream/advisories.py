@@ -462,10 +462,19 @@ def requester_info(js: Publisher, origin: object) -> dict[str, Any]:
 
     ``server`` and ``cluster`` are those of the server the client is connected
     to.  A request that reached the JetStream through another account's
-    import, or from the server itself, names only the account and the server.
+    import names the requester's account and the service's (``svc``), its
+    round trip and server; one from the server itself, only the account and
+    the server.
     """
-    if not isinstance(origin, ClientSession) or origin.account.name != js.account_name:
+    if not isinstance(origin, ClientSession):
         return {"acc": js.account_name, "server": js.server_name}
+    if origin.account.name != js.account_name:  # through an import: the requester's account, then the service's
+        through: dict[str, Any] = {"acc": origin.account.name, "svc": js.account_name}
+        rtt = int(origin.rtt * gotime.NS)
+        if rtt:
+            through["rtt"] = rtt
+        through["server"] = str(getattr(origin.broker, "name", js.server_name))
+        return through
     opts = origin.opts
     info: dict[str, Any] = {"start": gotime.rfc3339(origin.started_ns)}
     if origin.host:

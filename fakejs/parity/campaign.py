@@ -29,6 +29,7 @@ import functools
 import multiprocessing
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -40,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from fakejs.parity.executor import Pair, run_fresh, signature
+from fakejs.parity.families import accounts_of
 from fakejs.parity.operations import generate
 from fakejs.parity.reproduce import check
 
@@ -72,22 +74,43 @@ class Settings:
 # ---------------------------------------------------------------------------- tasks
 
 
-async def _run_seeds(seeds: list[int], settings: Settings) -> list[dict[str, Any]]:
-    results = []
+# A seed may take this long (seconds): fakejs runs in the task's own event loop, and a fakejs that
+# never yields (a busy loop) would hold the task forever, since no timeout of that loop can fire.
+SEED_LIMIT = 90
+
+
+class SeedTimeout(KeyboardInterrupt):
+    """A seed ran past :data:`SEED_LIMIT`, raised from SIGALRM so it gets out of a loop that never yields.
+
+    A KeyboardInterrupt, because asyncio lets only those (and SystemExit) through its callbacks
+    and transports; any other exception there is logged, or closes a connection, and the busy
+    loop goes on.
+    """
+
+
+def _alarm(signum: int, frame: object) -> None:
+    signal.alarm(5)  # again, should the loop's clean-up run into the same busy loop
+    raise SeedTimeout
+
+
+async def _run_seeds(seeds: list[int], settings: Settings, results: list[dict[str, Any]], holder: list[Pair]) -> None:
     pair = await Pair(settings.inject, settings.binary).start()
+    holder.append(pair)
     try:
         for seed in seeds:
             ops = generate(seed, settings.ops_per_seed)
             started = time.monotonic()
             doc: dict[str, Any] = {"seed": seed, "generated": len(ops)}
+            _arm(SEED_LIMIT)
             try:
+                await pair.configure(accounts_of(ops))
+                holder[-1] = pair
                 result = await pair.run(ops)
                 doc.update(operations=result.executed, features=dict(result.features), divergence=result.divergence)
             except Exception as exc:  # noqa: BLE001 - a crashed server or a broken connection: record it, carry on
                 doc.update(operations=0, features={}, divergence=None, error=f"{type(exc).__name__}: {exc}")
             doc["seconds"] = round(time.monotonic() - started, 3)
-            results.append(doc)
-            if doc["divergence"] is not None or "error" in doc or pair.feeding:
+            if doc["divergence"] is not None or "error" in doc or pair.feeding or pair.reloaded:
                 # Fed streams leave retries behind that count in the API totals
                 # at their own pace: the next seed gets fresh servers.
                 await pair.restart()
@@ -96,15 +119,48 @@ async def _run_seeds(seeds: list[int], settings: Settings) -> list[dict[str, Any
                     await pair.reset()
                 except Exception:  # noqa: BLE001 - servers that cannot be reset are replaced by fresh ones
                     await pair.restart()
+            _arm(0)  # the watchdog covers the clean-up too: what a seed left running may spin there
+            results.append(doc)
     finally:
+        _arm(0)
         await pair.stop()
+
+
+def _arm(seconds: int) -> None:
+    """Start (or, with 0, stop) the seed's SIGALRM watchdog; only the main thread can take signals."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGALRM, _alarm)
+        signal.alarm(seconds)
+
+
+def _run_guarded(seeds: list[int], settings: Settings) -> list[dict[str, Any]]:
+    """:func:`_run_seeds` on fresh loops: a seed past the limit is recorded as an error, the rest go on."""
+    results: list[dict[str, Any]] = []
+    remaining = list(seeds)
+    while remaining:
+        holder: list[Pair] = []
+        try:
+            asyncio.run(_run_seeds(remaining, settings, results, holder))
+            return results
+        except SeedTimeout:
+            _arm(0)
+            seed = remaining[len([r for r in results if r["seed"] in remaining])]
+            for pair in holder:
+                if pair.real is not None:
+                    pair.real.kill()
+            results.append(
+                {"seed": seed, "generated": settings.ops_per_seed, "operations": 0, "features": {},
+                 "divergence": None, "error": f"SeedTimeout: the seed ran past {SEED_LIMIT} s (fakejs blocked its loop)",
+                 "seconds": SEED_LIMIT}
+            )  # fmt: skip
+            remaining = remaining[remaining.index(seed) + 1 :]
     return results
 
 
 def run_seed_chunk(index: int, seeds: list[int], settings: Settings) -> list[dict[str, Any]]:
     """One task of phase 1: its seeds on one pair of servers; a completion line on stderr."""
     started = time.monotonic()
-    results = asyncio.run(_run_seeds(list(seeds), settings))
+    results = _run_guarded(list(seeds), settings)
     if not settings.quiet:
         ops = sum(r["operations"] for r in results)
         found = sum(1 for r in results if r["divergence"] is not None)

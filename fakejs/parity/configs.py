@@ -63,6 +63,17 @@ def maybe(d: Draw, odds: int) -> bool:
 BOOLEANS = (False, True)
 
 
+def subject_matches(pattern: str, subject: str) -> bool:
+    """NATS subject matching (``*`` one token, ``>`` the rest)."""
+    want, have = pattern.split("."), subject.split(".")
+    for i, token in enumerate(want):
+        if token == ">":
+            return len(have) > i
+        if i >= len(have) or (token != "*" and token != have[i]):
+            return False
+    return len(want) == len(have)
+
+
 # ---------------------------------------------------------------------------- configs and headers
 
 

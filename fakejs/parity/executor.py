@@ -28,7 +28,10 @@ import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from fakejs.parity import batches, feeds
+from fakejs.parity import batches, feeds, wide
+from fakejs.parity.accounts import API_PREFIX, AccountServers
+from fakejs.parity.events import POLLER
+from fakejs.parity.families import APP, accounts_of
 from fakejs.parity.normalize import (
     ack_subject_shape,
     first_difference,
@@ -50,6 +53,7 @@ from fakejs.targets.real import ServerProcess
 # multi-message reply ends after a shorter silence.
 REQUEST_TIMEOUT = 2.0
 QUIET = 0.5  # without a message, this ends a multi-message reply ("silence")
+WAITING_QUIET = 1.5  # the silence that ends a pull that waits (``expires`` 1 s)
 SKIPPED = {"skipped": True}  # an ack with nothing to ack: no request was made
 
 # The divergence the test suite injects into fakejs to prove the pipeline works:
@@ -114,7 +118,18 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
     "atomic_batch": ("{subject}", "<atomic batch>", "atomic batches"),
     "fast_batch": ("{subject}", "<fast batch>", "fast batches"),
     "schedule": ("{subject}", "<schedule>", "schedules"),
+    "priority_pulls": (
+        "$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}",
+        "$JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer> (prioritized)",
+        "priority",
+    ),
+    "ttl.settle": ("$JS.API.STREAM.INFO.{stream}", "<ttl expiry>", "ttl expiry"),
+    "traced_publish": ("{subject}", "<traced publish>", "tracing"),
+    "advisories": ("$JS.EVENT.ADVISORY.>", "$JS.EVENT.ADVISORY.>", "advisories"),
+    "reload": ("<reload>", "<reload>", "reload"),
 }
+# Operations carried out on both servers together (wide.py), not by each client on its own.
+TOGETHER = frozenset({"priority_pulls", "ttl.settle", "advisories", "reload"})
 PUBLISHES = frozenset({"publish", "kv.put", "kv.delete", "kv.purge", "schedule"})
 # Operations after which the real server may still be removing a stream's files (see ServerProcess.settle).
 STORE_CHANGES = frozenset({"stream.create", "stream.update", "stream.delete", "kv.create"})
@@ -122,17 +137,21 @@ FEATURES = tuple(dict.fromkeys(feature for _, _, feature in OPERATIONS.values())
 
 
 def subject_of(op: Operation) -> str:
-    """The subject the operation's request goes to."""
-    return OPERATIONS[op["op"]][0].format(**op)
+    """The subject the operation's request goes to (APP's API requests under the import's prefix)."""
+    subject = OPERATIONS[op["op"]][0].format(**op)
+    if op.get("account") == APP and subject.startswith("$JS.API."):
+        subject = API_PREFIX + subject[len("$JS.API") :]
+    return subject
 
 
 def api_of(op: Operation) -> str:
     """The operation's API subject with names replaced (what divergences are grouped by)."""
-    return OPERATIONS[op["op"]][1]
+    api = OPERATIONS[op["op"]][1]
+    return f"{api} (import, {op.get('export')})" if op.get("account") == APP else api
 
 
 def feature_of(op: Operation) -> str:
-    return OPERATIONS[op["op"]][2]
+    return "imports" if op.get("account") == APP else OPERATIONS[op["op"]][2]
 
 
 # ---------------------------------------------------------------------------- one client
@@ -162,7 +181,9 @@ async def request(
     return reply
 
 
-async def _collect(nc: Client, subject: str, payload: bytes, enough: int | None) -> list[Msg | str]:
+async def _collect(
+    nc: Client, subject: str, payload: bytes, enough: int | None, quiet: float = QUIET
+) -> list[Msg | str]:
     """Publish with a private inbox; what arrives until a status, ``enough`` messages, or silence."""
     inbox = nc.new_inbox()
     queue: asyncio.Queue[Msg] = asyncio.Queue()
@@ -176,7 +197,7 @@ async def _collect(nc: Client, subject: str, payload: bytes, enough: int | None)
     delivered = 0
     while True:
         try:
-            msg = await asyncio.wait_for(queue.get(), QUIET)
+            msg = await asyncio.wait_for(queue.get(), quiet)
         except TimeoutError:
             seen.append("silence")
             break
@@ -192,8 +213,9 @@ async def _collect(nc: Client, subject: str, payload: bytes, enough: int | None)
 
 async def fetch(session: Session, op: Operation) -> dict[str, Any]:
     """A no-wait pull of ``batch`` messages; remembers their ack subjects for later acks."""
-    body = json.dumps({"batch": op["batch"], "no_wait": True, **(op.get("extra") or {})}).encode()
-    seen = await _collect(session.nc, subject_of(op), body, op["batch"])
+    request = {"batch": op["batch"], "no_wait": True, **(op.get("extra") or {})}
+    quiet = QUIET if request["no_wait"] else WAITING_QUIET  # a waiting pull: silence only after it ended
+    seen = await _collect(session.nc, subject_of(op), json.dumps(request).encode(), op["batch"], quiet)
     items: list[Any] = []
     session.unacked = []
     for msg in seen:
@@ -233,6 +255,8 @@ async def perform(session: Session, op: Operation) -> Any:
         return await batches.atomic_batch(session.nc, op, QUIET)
     if kind == "fast_batch":
         return await batches.fast_batch(session.nc, op, QUIET)
+    if kind == "traced_publish":
+        return await wide.traced_publish(session.nc, op, QUIET)
     body = op.get("body")
     payload = b"" if body is None else json.dumps(body).encode()
     return await request(session.nc, subject_of(op), payload, op.get("headers"))
@@ -245,8 +269,10 @@ async def _quiet(_: Exception | None = None) -> None:
     """nats-py callbacks: a closed connection is reported through the replies, not logs."""
 
 
-async def connect(url: str) -> Client:
-    return await nats.connect(url, allow_reconnect=False, error_cb=_quiet, disconnected_cb=_quiet, closed_cb=_quiet)
+async def connect(url: str, name: str | None = None) -> Client:
+    return await nats.connect(
+        url, name=name, allow_reconnect=False, error_cb=_quiet, disconnected_cb=_quiet, closed_cb=_quiet
+    )
 
 
 @dataclass
@@ -268,29 +294,64 @@ class Pair:
         self.real: ServerProcess | None = None
         self.sessions: list[Session] = []
         self.feeding = False  # a fed stream or a schedule was seen: wait for both servers after each operation
+        # The two-account configuration (the export's response type), or None for the plain servers.
+        self.accounts: str | None = None
+        self.configured: AccountServers | None = None
+        self.app_sessions: list[Session] = []  # APP's clients (two-account pairs)
+        self.watches: list[wide.AdvisoryWatch] = []
+        # The clients that poll both servers in lockstep (named, so their API audits can be told apart).
+        self.pollers: list[Client] = []
+        self.reloaded = False  # a reload changed the configuration: the next sequence gets fresh servers
 
     async def start(self) -> Pair:
-        self.feeding = False
+        self.feeding = self.reloaded = False
         try:
-            self.fake = Server(port=0)
-            await self.fake.start()
+            if self.accounts is not None:
+                await self._start_configured(self.accounts)
+            else:
+                self.fake = Server(port=0)
+                await self.fake.start()
+                self.real = ServerProcess(self.binary, pin_streams=True)
+                await self.real.start_async()
+                self.sessions = [Session(await connect(self.fake.url)), Session(await connect(self.real.url))]
+                self.pollers = [await connect(self.fake.url, POLLER), await connect(self.real.url, POLLER)]
             if self.inject:
+                assert self.fake is not None
                 self.fake.control.add_fault(**self.inject)
-            self.real = ServerProcess(self.binary, pin_streams=True)
-            await self.real.start_async()
-            self.sessions = [Session(await connect(self.fake.url)), Session(await connect(self.real.url))]
         except BaseException:
             await self.stop()
             raise
         return self
 
+    async def _start_configured(self, export: str) -> None:
+        self.configured = AccountServers(export, self.binary)
+        self.fake, self.real = self.configured.fake, self.configured.real
+        await self.configured.start()
+        self.sessions = [Session(await connect(url)) for url in self.configured.urls("js")]
+        self.app_sessions = [Session(await connect(url)) for url in self.configured.urls("app")]
+        self.pollers = [await connect(url, POLLER) for url in self.configured.urls("js")]
+
+    async def configure(self, accounts: str | None) -> None:
+        """Servers for a sequence that needs ``accounts`` (see :func:`~fakejs.parity.families.accounts_of`)."""
+        if accounts != self.accounts or self.reloaded:
+            self.accounts = accounts
+            await self.restart()
+
     async def stop(self) -> None:
-        for session in self.sessions:
+        for watch in self.watches:
+            await watch.stop()
+        self.watches = []
+        for nc in [session.nc for session in self.sessions + self.app_sessions] + self.pollers:
             try:
-                await session.nc.close()
+                await nc.close()
             except Exception:  # noqa: BLE001, S110 - a connection its server dropped may fail to close; all is torn down
                 pass
         self.sessions = []
+        self.app_sessions = []
+        self.pollers = []
+        if self.configured is not None:
+            await self.configured.stop()
+            self.configured = self.fake = self.real = None
         if self.real is not None:
             await self.real.stop_async()
             self.real = None
@@ -305,8 +366,12 @@ class Pair:
     async def reset(self) -> None:
         """Delete every stream on both servers (through the API, so both count the same requests)."""
         self.feeding = False
-        for session in self.sessions:
+        for watch in self.watches:
+            await watch.stop()
+        self.watches = []
+        for session in self.sessions + self.app_sessions:
             session.unacked = []
+        for session in self.sessions:
             names = await request(session.nc, "$JS.API.STREAM.NAMES", b"{}")
             data = names.get("data")
             if not isinstance(data, dict):
@@ -324,8 +389,29 @@ class Pair:
 
     async def both(self, op: Operation) -> tuple[Any, Any]:
         """The operation on both servers at once (each server still sees operations in order)."""
-        fake, real = self.sessions
+        if op["op"] in TOGETHER:
+            return await self.together(op)
+        fake, real = self.app_sessions if op.get("account") == APP and self.app_sessions else self.sessions
         replies = await asyncio.gather(perform(fake, op), perform(real, op))
+        return replies[0], replies[1]
+
+    async def together(self, op: Operation) -> tuple[Any, Any]:
+        """An operation that needs both servers in step (:mod:`fakejs.parity.wide`)."""
+        clients = [session.nc for session in self.sessions]
+        kind = op["op"]
+        if kind == "priority_pulls":
+            replies = await wide.priority_pulls(clients, op, self.pollers)
+        elif kind == "ttl.settle":
+            replies = await wide.ttl_settle(self.pollers, op)
+        elif kind == "advisories":
+            replies = await wide.advisories(self.watches)
+        elif self.configured is None:  # a reload without the configuration file: nothing to reload
+            return SKIPPED, SKIPPED
+        else:
+            self.reloaded = True
+            replies = list(await self.configured.reload(op["change"]))
+            probes = [await _probe(url) for url in (*self.configured.urls("app"), *self.configured.urls("js"))]
+            replies = [{**replies[0], "probes": probes[0::2]}, {**replies[1], "probes": probes[1::2]}]
         return replies[0], replies[1]
 
     async def step(self, op: Operation) -> tuple[Any, Any]:
@@ -340,15 +426,20 @@ class Pair:
             await self.real.settle()
         self.feeding = self.feeding or feeds.feeds_later(op)
         if self.feeding:
-            await feeds.settle([session.nc for session in self.sessions])
+            await feeds.settle(self.pollers)
         return replies
 
     async def run(self, ops: list[Operation]) -> RunResult:
-        """Run ``ops`` on both servers, stopping at the first divergence."""
+        """Run ``ops`` on both servers, stopping at the first divergence.
+
+        A sequence that looks at advisories has them watched from its start.
+        """
         features: Counter[str] = Counter()
         executed = 0
+        if any(op["op"] == "advisories" for op in ops) and not self.watches:
+            self.watches = [await wide.AdvisoryWatch(session.nc).start() for session in self.sessions]
         for index, op in enumerate(ops):
-            real_session = self.sessions[1]
+            real_session = (self.app_sessions if op.get("account") == APP and self.app_sessions else self.sessions)[1]
             subject = subject_of(op)
             if op["op"] == "ack" and op["index"] < len(real_session.unacked):
                 subject = ack_subject_shape(real_session.unacked[op["index"]]) or subject
@@ -389,6 +480,19 @@ def signature(found: dict[str, Any]) -> tuple[Any, ...]:
 
 
 async def run_fresh(ops: list[Operation], inject: dict[str, Any] | None = None, binary: str | None = None) -> RunResult:
-    """Run ``ops`` on brand-new servers."""
-    async with Pair(inject, binary) as pair:
+    """Run ``ops`` on brand-new servers (with the two-account configuration if they need it)."""
+    pair = Pair(inject, binary)
+    pair.accounts = accounts_of(ops)
+    async with pair:
         return await pair.run(ops)
+
+
+async def _probe(url: str) -> dict[str, Any]:
+    """A new client after a reload: whether it connects, and the max_payload its INFO announces."""
+    try:
+        nc = await connect(url)
+    except Exception as exc:  # noqa: BLE001 - a refused connection is the outcome compared
+        return {"failure": type(exc).__name__}
+    payload = nc.max_payload
+    await nc.close()
+    return {"max_payload": payload}

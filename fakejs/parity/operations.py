@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from fakejs.parity import families
 from fakejs.parity.configs import (
     BOOLEANS,
     Draw,
@@ -54,6 +55,7 @@ from fakejs.parity.configs import (
     maybe,
     publish_headers,
     stream_config,
+    subject_matches,
 )
 from fakejs.parity.vocabulary import (
     ACK_PAYLOADS,
@@ -370,6 +372,13 @@ BUILDERS: dict[str, Callable[[Draw, Vocabulary], list[Operation]]] = {
     "fast_batch": _fast_batch,
     "schedule": _schedule,
     "kv.get": lambda d, v: [{"op": "kv.get", "stream": KV_STREAM, "subject": f"$KV.{KV_BUCKET}.{d.choice(KV_KEYS)}"}],
+    "priority_pulls": lambda d, v: families.priority_pulls(d, v),
+    "kv_ttl": families.kv_ttl,
+    "ttl.settle": lambda d, v: [{"op": "ttl.settle", "stream": KV_STREAM}],  # drawn within kv_ttl only
+    "import_consume": lambda d, v: families.through_imports(d, _consume(d, v)),
+    "traced_publish": families.traced_publish,
+    "advisories": families.advisories,
+    "reload": families.reload,
 }
 
 
@@ -389,14 +398,17 @@ WEIGHTS: dict[str, int] = {
     "direct.get": 6, "direct.last": 2,
     "kv.create": 3, "kv.put": 6, "kv.delete": 2, "kv.purge": 1, "kv.get": 3,
     "atomic_batch": 4, "fast_batch": 3, "schedule": 3,
+    "priority_pulls": 2, "kv_ttl": 1, "import_consume": 3, "traced_publish": 2, "advisories": 2, "reload": 1,
 }  # fmt: skip
 
 # Families only campaigns draw (the state machine sticks to the rest).
 CAMPAIGN_KINDS = frozenset({"consumer.names", "consumer.list", "consumer.unpin", "consume"})
 # Families only vocabularies with ``feeds`` draw (replies or state that come later).
 FEED_KINDS = frozenset({"fast_batch", "schedule"})
+# Families only vocabularies with ``wide`` draw (priorities, TTL expiry, imports, tracing, advisories, reloads).
+WIDE_KINDS = frozenset({"priority_pulls", "kv_ttl", "import_consume", "traced_publish", "advisories", "reload"})
 # Operations whose subject :func:`_aim_publish` may point at the latest stream's subjects.
-AIMABLE = frozenset({"publish", "atomic_batch", "fast_batch", "schedule"})
+AIMABLE = frozenset({"publish", "atomic_batch", "fast_batch", "schedule", "traced_publish"})
 
 
 def build(kind: str, d: Draw, v: Vocabulary = BASE) -> list[Operation]:
@@ -425,17 +437,6 @@ def _focus(d: Draw, op: Operation, stream: str | None, consumer: str | None) -> 
         op["consumer"] = consumer
         if op["op"] == "consumer.create":
             op["body"]["config"]["durable_name"] = consumer
-
-
-def subject_matches(pattern: str, subject: str) -> bool:
-    """NATS subject matching (``*`` one token, ``>`` the rest)."""
-    want, have = pattern.split("."), subject.split(".")
-    for i, token in enumerate(want):
-        if token == ">":
-            return len(have) > i
-        if i >= len(have) or (token != "*" and token != have[i]):
-            return False
-    return len(want) == len(have)
 
 
 def _aim_publish(d: Draw, op: Operation, v: Vocabulary, subjects: list[str]) -> None:
@@ -487,6 +488,19 @@ def _aim_feed(d: Draw, op: Operation, stream: str | None) -> None:
         origins[0]["name"] = stream
 
 
+# Families of several operations on the stream created last (a consumer, then its use).
+BUNDLES = frozenset({"consume", "priority_pulls", "import_consume"})
+
+
+def _bundle(
+    kind: str, d: Draw, v: Vocabulary, stream: str | None, subjects: list[str], export: str | None
+) -> list[Operation]:
+    if kind == "priority_pulls":
+        return families.priority_pulls(d, v, stream, subjects)
+    ops = _consume(d, v, stream, subjects)
+    return families.through_imports(d, ops, export) if kind == "import_consume" else ops
+
+
 def generate(seed: int, count: int, v: Vocabulary = CAMPAIGN, weights: dict[str, int] | None = None) -> list[Operation]:
     """The ``count`` operations seed ``seed`` stands for.
 
@@ -505,6 +519,8 @@ def generate(seed: int, count: int, v: Vocabulary = CAMPAIGN, weights: dict[str,
         weights = {k: w for k, w in weights.items() if k not in CAMPAIGN_KINDS}
     if not v.feeds:
         weights = {k: w for k, w in weights.items() if k not in FEED_KINDS}
+    if not v.wide:
+        weights = {k: w for k, w in weights.items() if k not in WIDE_KINDS}
     kinds = sorted(weights)
     cumulative = []
     total = 0
@@ -517,11 +533,13 @@ def generate(seed: int, count: int, v: Vocabulary = CAMPAIGN, weights: dict[str,
     subjects: list[str] = list(ops[0]["body"].get("subjects") or ())
     consumer: str | None = None
     created: dict[str, dict[str, Any]] = {ops[0]["stream"]: ops[0]["body"]}  # the first config drawn for each name
+    export: str | None = None  # one export of $JS.API.> per sequence (its response type)
     while len(ops) < count:
         pick = d.integer(1, total)
         kind = next(k for k, edge in zip(kinds, cumulative) if pick <= edge)
-        if kind == "consume":
-            bundle = _consume(d, v, stream, subjects)
+        if kind in BUNDLES:
+            bundle = _bundle(kind, d, v, stream, subjects, export)
+            export = bundle[0].get("export", export)
             consumer = bundle[0]["consumer"]
             ops.extend(bundle)
             continue

@@ -23,7 +23,7 @@ from fakejs.parity.executor import run_fresh, signature
 from fakejs.parity.operations import Operation
 
 # Keys a simplified operation must keep (without them it is a different request).
-REQUIRED = frozenset({"name", "durable_name", "stream_name", "subjects", "config", "KV-Operation"})
+REQUIRED = frozenset({"name", "durable_name", "stream_name", "subjects", "config", "KV-Operation", "Nats-Trace-Dest"})
 
 Test = Callable[[list[Operation]], Awaitable[dict[str, Any] | None]]
 

@@ -52,6 +52,8 @@ class Vocabulary:
     base_extras: tuple[str, ...] = ("allow_atomic", "subject_transform", "republish")
     # Campaign-only: streams fed by others (mirror, sources), fast batches, message schedules.
     feeds: bool = False
+    # Campaign-only: prioritized pulls, TTL expiry, a second account's imports, tracing, advisories, reloads.
+    wide: bool = False
 
 
 BASE = Vocabulary()
@@ -70,6 +72,7 @@ CAMPAIGN = replace(
     kv=True,
     extras=True,
     feeds=True,
+    wide=True,
 )
 
 # Rarer stream settings, each drawn one time in eight in campaigns.  Left out

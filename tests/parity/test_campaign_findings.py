@@ -14,6 +14,7 @@ from typing import Any
 import nats
 import pytest
 
+from tests.harness.configured import configured_servers
 from tests.harness.js import api, connect, create_stream, fetch_delivered, fetch_no_wait
 from tests.harness.targets import Target
 from tests.harness.wait import eventually
@@ -261,3 +262,91 @@ async def test_a_source_starting_past_an_empty_origin_reports_no_sequence(target
         await asyncio.sleep(0.02)
     assert [(s["name"], s["lag"], "seq" in s) for s in info["sources"]] == [("O", 0, False)]
     await nc.close()
+
+
+@pytest.mark.parametrize(("storage", "stream_seq"), [("file", 0), ("memory", 2)])
+async def test_a_waiting_pull_matching_nothing_moves_only_a_memory_consumer(
+    target: Target, storage: str, stream_seq: int
+) -> None:
+    """A pull that waits on a filter nothing in the stream matches: the file store leaves the consumer before
+    the stream (delivered 0), the memory store moves it past the last message."""
+    nc = await connect(target)
+    await create_stream(nc, {"name": "S", "subjects": ["a.*"], "storage": storage})
+    for _ in range(2):
+        await nc.jetstream().publish("a.1", b"")
+    await consumer(nc, "S", {"durable_name": "C", "filter_subject": "a.2"})
+    ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    async def on_reply(msg: nats.aio.msg.Msg) -> None:
+        if not ended.done():
+            ended.set_result((msg.headers or {}).get("Status", ""))
+
+    inbox = nc.new_inbox()
+    await nc.subscribe(inbox, cb=on_reply)
+    await nc.publish("$JS.API.CONSUMER.MSG.NEXT.S.C", json.dumps({"batch": 2, "expires": 300_000_000}).encode(), inbox)
+    assert await asyncio.wait_for(ended, 10) == "408"
+    info = await api(nc, "$JS.API.CONSUMER.INFO.S.C")
+    assert (info["delivered"]["consumer_seq"], info["delivered"]["stream_seq"]) == (0, stream_seq)
+    await nc.close()
+
+
+@pytest.mark.parametrize(
+    ("config", "headers", "error"),
+    [
+        ({"allow_msg_counter": True}, {}, "message counter increment is missing (10169)"),
+        ({}, {"Nats-Expected-Last-Sequence": "5"}, "last sequence mismatch: 5 vs 0"),
+        ({}, {"Nats-Expected-Last-Subject-Sequence": "2"}, "last sequence by subject mismatch: 2 vs 0"),
+        ({}, {"Nats-Expected-Last-Msg-Id": "m1"}, 'last msgid mismatch: "m1" vs ""'),
+        ({}, {"Nats-Expected-Stream": "X"}, "expected stream does not match"),
+        ({}, {"Nats-TTL": "1h"}, "message TTL disabled"),
+        ({}, {"Nats-Rollup": "all"}, "rollup not permitted"),
+        ({"max_msgs_per_subject": 1, "discard": "new", "discard_new_per_subject": True}, {}, None),
+        ({"max_msg_size": 1}, {}, "maximum payload exceeded"),
+    ],
+)
+async def test_a_traced_publish_the_stream_refuses_names_the_error_with_its_code(
+    target: Target, config: dict[str, Any], headers: dict[str, str], error: str | None
+) -> None:
+    """The trace's ``js`` event shows the refusal as nats-server's error: an API error's description and
+    code, or the plain error its checks return (a store failure's own text)."""
+    nc = await connect(target)
+    await create_stream(nc, {"name": "S", "subjects": ["a"], **config})
+    if error is None:
+        await nc.jetstream().publish("a", b"first")
+    traces = await nc.subscribe("traces")
+    reply = await nc.request("a", b"x", headers={"Nats-Trace-Dest": "traces", **headers}, timeout=10)
+    refusal = json.loads(reply.data)["error"]
+    event = json.loads((await traces.next_msg(timeout=10)).data)
+    jetstream = [step for step in event["events"] if step["type"] == "js"]
+    assert jetstream[0]["error"] == (error or refusal["description"])
+    await nc.close()
+
+
+IMPORTED_API = """
+accounts {
+  JS {
+    jetstream: enabled
+    users: [{user: js, password: js}]
+    exports: [{service: "$JS.API.>"}]
+  }
+  APP {
+    users: [{user: app, password: app}]
+    imports: [{service: {account: JS, subject: "$JS.API.>"}, to: "JS.acc.API.>"}]
+  }
+}
+"""
+
+
+async def test_the_audit_of_a_request_through_an_import_names_both_accounts(target_kind: str, tmp_path) -> None:
+    """``client`` of the API audit: the requesting account, the service's account (``svc``), rtt and server."""
+    async with configured_servers(target_kind, tmp_path) as start:
+        server = await start(IMPORTED_API)
+        owner = await nats.connect(f"nats://js:js@{server.host}:{server.port}")
+        app = await nats.connect(f"nats://app:app@{server.host}:{server.port}")
+        audits = await owner.subscribe("$JS.EVENT.ADVISORY.API")
+        await owner.flush()
+        await app.request("JS.acc.API.INFO", b"", timeout=10)
+        client = json.loads((await audits.next_msg(timeout=10)).data)["client"]
+        assert (client["acc"], client["svc"], sorted(client)) == ("APP", "JS", ["acc", "rtt", "server", "svc"])
+        await app.close()
+        await owner.close()

@@ -191,11 +191,17 @@ class DeliveryPosition:
             cursor = self._cursor = store.cursor(filters)
         msg = cursor.next(self.sseq)
         if msg is None:
-            if store.last_seq >= self.sseq:
+            if store.last_seq >= self.sseq and not self._file_first_look(store):
                 self.sseq = store.last_seq + 1
             return None
         self.sseq = msg.seq + 1
         return msg
+
+    def _file_first_look(self, store: MessageStore) -> bool:
+        """Whether a miss leaves ``sseq`` where it is: nats-server 2.15.1's file store, asked from the
+        stream's first message for a filter nothing matches, answers sequence 0, so the consumer stays
+        before the stream (its memory store answers the last sequence, past which the consumer moves)."""
+        return store.storage == "file" and self.sseq <= store.first_seq
 
     def put_back(self, seq: int) -> bool:
         """Undo :meth:`next_new` for ``seq`` if it was the last message taken; whether it was."""
