@@ -35,7 +35,7 @@ RELOAD_FAILED = "Failed to reload server configuration"
 RELOAD_LIMIT = 5.0  # seconds
 
 # The reloadable changes a ``reload`` draws: (top-level lines, APP's permissions).  Changes to
-# accounts, their users and permissions are left out: fakejs refuses to reload accounts, by name.
+# accounts, their users and permissions are not drawn yet.
 CHANGES: dict[str, tuple[str, str]] = {
     "base": ("", ""),
     "max_payload": ("max_payload: 4096\n", ""),
