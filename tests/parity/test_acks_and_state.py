@@ -812,6 +812,20 @@ async def test_term_advisory_of_a_redelivery(target: Target) -> None:
         assert await numbers(nc) == nums((2, 1), (2, 1))
 
 
+async def test_term_advisory_of_a_pending_message_the_stream_deleted(target: Target) -> None:
+    """A delivered, unacknowledged message removed from the stream ends with nats-server's own reason."""
+    async with connected(target) as nc:
+        await add_stream(nc)
+        await fill(nc, 2)
+        await make_consumer(nc)
+        advisories = await nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>")
+        await fetch(nc, 2)
+        reply = await nc.request("$JS.API.STREAM.MSG.DELETE.S", json.dumps({"seq": 2}).encode(), timeout=WAIT)
+        assert json.loads(reply.data).get("success") is True, reply.data
+        adv = await advisories.next_msg(timeout=WAIT)
+        assert advisory_text(adv) == term_advisory("S", "C", 2, 2, 1, "Unacknowledged message was deleted")
+
+
 # =========================================================================== ack policies
 
 

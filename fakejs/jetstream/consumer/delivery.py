@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from fakejs.jetstream.stream.stream import Stream
 
 MSG_SIZE = "Nats-Msg-Size"
-UNACKED_LIMITS = "unacknowledged limits"  # the reason given when the stream drops a pending message
+UNACKED_LIMITS = "Unacknowledged message was deleted"  # nats-server's ackTermUnackedLimitsReason: the stream removed a pending message
 
 
 def wire_size(subject: str, reply: str, hdr: bytes | None, data: bytes) -> int:
