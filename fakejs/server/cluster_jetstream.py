@@ -133,7 +133,7 @@ class ClusterJetStream:
         system = system_router(server) if server is not None else None
         if system is None or server is None or self.jetstream is None:
             return
-        peers = self.meta.peer_infos(self.meta.nodes)
+        peers = self.meta.peer_infos(self.meta.members())
         cluster = server.broker.cluster_name
         self.clock.call_soon(
             advisories.domain_leader_elected, self.jetstream, system, ids.get_hash(leader), peers, cluster
@@ -145,7 +145,7 @@ class ClusterJetStream:
         if self.meta.is_running(server.broker.name) and server.broker.accounts.default.router in self.router.nodes:
             return
         self.router.mount(server.broker.accounts.default.router)
-        server.broker.jetstream_enabled = True
+        server.broker.jetstream_enabled = not self.meta.is_removed(server.broker.name)
         server.shared_jetstream = self.jetstream
         if self.meta_requests is not None:
             self.meta_requests.serve(server)

@@ -77,3 +77,40 @@ async def test_the_stranded_replica_announces_the_lost_quorum_on_the_clock() -> 
             assert len(heard) == 4
         finally:
             await nc.close()
+
+
+async def test_across_a_partition_the_minority_side_announces_it_until_healed() -> None:
+    clock = ManualClock()
+    async with Cluster(size=3, jetstream=True, clock=clock, seed=6) as cluster:
+        lonely, crowd = await nats.connect(cluster.url("n1")), await nats.connect(cluster.url("n3"))
+        heard: dict[str, list[Msg]] = {"n1": [], "n3": []}
+
+        def recorder(name: str) -> Any:
+            async def add(msg: Msg) -> None:
+                heard[name].append(msg)
+
+            return add
+
+        try:
+            await api(crowd, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
+            await lonely.subscribe(STREAM_LOST, cb=recorder("n1"))
+            await crowd.subscribe(STREAM_LOST, cb=recorder("n3"))
+            await lonely.flush()
+            await crowd.flush()
+            await cluster.partition(["n1"], ["n2", "n3"])
+            clock.advance(10.0)
+            await eventually(lambda: asyncio.sleep(0, len(heard["n1"])), lambda n: n == 1, what="n1's advisory")
+            doc = json.loads(heard["n1"][0].data)
+            assert [(p["name"], p["current"]) for p in doc["replicas"]] == [
+                ("n1", True),
+                ("n2", False),
+                ("n3", False),
+            ]
+            await cluster.heal()
+            clock.advance(60.0)
+            await lonely.flush()
+            await crowd.flush()
+            assert (len(heard["n1"]), heard["n3"]) == (1, [])
+        finally:
+            await lonely.close()
+            await crowd.close()
