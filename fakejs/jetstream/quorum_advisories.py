@@ -16,7 +16,7 @@ from typing import Any
 
 from fakejs.core.router import EMPTY_REPLY, Router
 from fakejs.gocompat.gojson import dumps
-from fakejs.jetstream.advisories import PREFIX, Publisher, _domain, _event
+from fakejs.jetstream.advisories import PREFIX, Publisher, domain_field, typed_event
 
 __all__ = ["consumer_quorum_lost", "stream_quorum_lost"]
 
@@ -25,7 +25,7 @@ def stream_quorum_lost(
     js: Publisher, routers: tuple[Router, Router | None], stream: str, replicas: list[dict[str, Any]]
 ) -> None:
     """``stream_quorum_lost``, through ``routers``: the sending server's account and system account."""
-    doc = {**_event(js, "stream_quorum_lost"), "stream": stream, "replicas": replicas, **_domain(js)}
+    doc = {**typed_event(js, "stream_quorum_lost"), "stream": stream, "replicas": replicas, **domain_field(js)}
     _send_twice(js, routers, f"{PREFIX}STREAM.QUORUM_LOST.{stream}", doc)
 
 
@@ -34,11 +34,11 @@ def consumer_quorum_lost(
 ) -> None:
     """``consumer_quorum_lost``, through ``routers``: the sending server's account and system account."""
     doc = {
-        **_event(js, "consumer_quorum_lost"),
+        **typed_event(js, "consumer_quorum_lost"),
         "stream": stream,
         "consumer": consumer,
         "replicas": replicas,
-        **_domain(js),
+        **domain_field(js),
     }
     _send_twice(js, routers, f"{PREFIX}CONSUMER.QUORUM_LOST.{stream}.{consumer}", doc)
 
