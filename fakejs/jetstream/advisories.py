@@ -88,11 +88,12 @@ class AdvisedConsumer(Protocol):
     def js(self) -> Publisher: ...
 
 
-def _event(js: Publisher, kind: str) -> dict[str, Any]:
+def typed_event(js: Publisher, kind: str) -> dict[str, Any]:
+    """nats-server's ``TypedEvent`` head of an advisory: type, id, timestamp."""
     return {"type": TYPE_PREFIX + kind, "id": js.nuid(), "timestamp": gotime.rfc3339(js.clock.time_ns())}
 
 
-def _domain(js: Publisher) -> dict[str, str]:
+def domain_field(js: Publisher) -> dict[str, str]:
     """nats-server's ``domain`` field (``omitempty``)."""
     return {"domain": js.domain} if js.domain else {}
 
@@ -137,7 +138,7 @@ def stream_action(js: Publisher, stream: str, action: str) -> None:
     _send(
         js,
         f"{PREFIX}STREAM.{STREAM_ACTIONS[action]}.{stream}",
-        lambda: {**_event(js, "stream_action"), "stream": stream, "action": action, **_domain(js)},
+        lambda: {**typed_event(js, "stream_action"), "stream": stream, "action": action, **domain_field(js)},
     )
 
 
@@ -147,9 +148,9 @@ def batch_abandoned(js: Publisher, stream: str, batch_id: str, reason: str) -> N
         js,
         f"{PREFIX}STREAM.BATCH_ABANDONED.{stream}",
         lambda: {
-            **_event(js, "stream_batch_abandoned"),
+            **typed_event(js, "stream_batch_abandoned"),
             "stream": stream,
-            **_domain(js),
+            **domain_field(js),
             "batch": batch_id,
             "reason": reason,
         },
@@ -162,11 +163,11 @@ def stream_leader_elected(js: Publisher, stream: str, leader: str, replicas: lis
         js,
         f"{PREFIX}STREAM.LEADER_ELECTED.{stream}",
         lambda: {
-            **_event(js, "stream_leader_elected"),
+            **typed_event(js, "stream_leader_elected"),
             "stream": stream,
             "leader": leader,
             "replicas": replicas,
-            **_domain(js),
+            **domain_field(js),
         },
     )
 
@@ -181,11 +182,11 @@ def consumer_action(consumer: AdvisedConsumer, action: str) -> None:
         js,
         _consumer_subject(consumer, kind),
         lambda: {
-            **_event(js, "consumer_action"),
+            **typed_event(js, "consumer_action"),
             "stream": consumer.stream.name,
             "consumer": consumer.name,
             "action": action,
-            **_domain(js),
+            **domain_field(js),
         },
     )
 
@@ -195,7 +196,7 @@ def terminated(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int,
 
     def build() -> dict[str, Any]:
         doc = {
-            **_event(js, "terminated"),
+            **typed_event(js, "terminated"),
             "stream": consumer.stream.name,
             "consumer": consumer.name,
             "consumer_seq": dseq,
@@ -204,7 +205,7 @@ def terminated(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int,
         }
         if reason:
             doc["reason"] = reason
-        return {**doc, **_domain(js)}
+        return {**doc, **domain_field(js)}
 
     _send(js, _consumer_subject(consumer, "MSG_TERMINATED"), build)
 
@@ -215,13 +216,13 @@ def nak(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int) -> Non
         js,
         _consumer_subject(consumer, "MSG_NAKED"),
         lambda: {
-            **_event(js, "nak"),
+            **typed_event(js, "nak"),
             "stream": consumer.stream.name,
             "consumer": consumer.name,
             "consumer_seq": dseq,
             "stream_seq": sseq,
             "deliveries": deliveries,
-            **_domain(js),
+            **domain_field(js),
         },
     )
 
@@ -232,12 +233,12 @@ def max_deliveries(consumer: AdvisedConsumer, sseq: int, deliveries: int) -> Non
         js,
         _consumer_subject(consumer, "MAX_DELIVERIES"),
         lambda: {
-            **_event(js, "max_deliver"),
+            **typed_event(js, "max_deliver"),
             "stream": consumer.stream.name,
             "consumer": consumer.name,
             "stream_seq": sseq,
             "deliveries": deliveries,
-            **_domain(js),
+            **domain_field(js),
         },
     )
 
@@ -271,7 +272,7 @@ def ack_sample(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int,
             "stream_seq": sseq,
             "ack_time": now - delivered_ns,
             "deliveries": deliveries,
-            **_domain(js),
+            **domain_field(js),
         },
     )
 
@@ -282,13 +283,13 @@ def pause(consumer: AdvisedConsumer, paused: bool, until: gotime.GoTime | None) 
         js,
         _consumer_subject(consumer, "PAUSE"),
         lambda: {
-            **_event(js, "consumer_pause"),
+            **typed_event(js, "consumer_pause"),
             "stream": consumer.stream.name,
             "consumer": consumer.name,
             "paused": paused,
             # A zero time.Time is not "empty" to Go's omitempty: it is always there.
             "pause_until": until.text() if until is not None else gotime.ZERO_TIME,
-            **_domain(js),
+            **domain_field(js),
         },
     )
 
@@ -299,11 +300,11 @@ def pinned(consumer: AdvisedConsumer, group: str, pin_id: str) -> None:
         js,
         _consumer_subject(consumer, "PINNED"),
         lambda: {
-            **_event(js, "consumer_group_pinned"),
+            **typed_event(js, "consumer_group_pinned"),
             "account": js.account_name,
             "stream": consumer.stream.name,
             "consumer": consumer.name,
-            **_domain(js),
+            **domain_field(js),
             "group": group,
             "pinned_id": pin_id,
         },
@@ -316,11 +317,11 @@ def unpinned(consumer: AdvisedConsumer, group: str, reason: str) -> None:
         js,
         _consumer_subject(consumer, "UNPINNED"),
         lambda: {
-            **_event(js, "consumer_group_unpinned"),
+            **typed_event(js, "consumer_group_unpinned"),
             "account": js.account_name,
             "stream": consumer.stream.name,
             "consumer": consumer.name,
-            **_domain(js),
+            **domain_field(js),
             "group": group,
             "reason": reason,
         },
@@ -335,12 +336,12 @@ def consumer_leader_elected(
         js,
         f"{PREFIX}CONSUMER.LEADER_ELECTED.{stream}.{consumer}",
         lambda: {
-            **_event(js, "consumer_leader_elected"),
+            **typed_event(js, "consumer_leader_elected"),
             "stream": stream,
             "consumer": consumer,
             "leader": leader,
             "replicas": replicas,
-            **_domain(js),
+            **domain_field(js),
         },
     )
 
@@ -360,12 +361,12 @@ def api_audit(
     """
 
     def build() -> dict[str, Any]:
-        doc: dict[str, Any] = {**_event(js, "api_audit"), "server": server or js.server_name, "client": client}
+        doc: dict[str, Any] = {**typed_event(js, "api_audit"), "server": server or js.server_name, "client": client}
         doc["subject"] = subject
         if request:
             doc["request"] = request.decode("utf-8", "replace")
         doc["response"] = response.decode("utf-8", "replace")
-        return {**doc, **_domain(js)}
+        return {**doc, **domain_field(js)}
 
     if js.router.has_interest(AUDIT_SUBJECT):
         js.reply(AUDIT_SUBJECT, dumps(build()).encode(), empty_reply=True)
@@ -395,11 +396,11 @@ def domain_leader_elected(
         system,
         DOMAIN_LEADER_ELECTED,
         lambda: {
-            **_event(js, "domain_leader_elected"),
+            **typed_event(js, "domain_leader_elected"),
             "leader": leader_peer,
             "replicas": replicas,
             "cluster": cluster,
-            **_domain(js),
+            **domain_field(js),
         },
     )
 
@@ -411,11 +412,11 @@ def server_removed(js: Publisher, system: Router, server: str, server_id: str, c
         system,
         SERVER_REMOVED,
         lambda: {
-            **_event(js, "server_removed"),
+            **typed_event(js, "server_removed"),
             "server": server,
             "server_id": server_id,
             "cluster": cluster,
-            **_domain(js),
+            **domain_field(js),
         },
     )
 
@@ -435,9 +436,9 @@ def api_limit_reached(js: Publisher, dropped: int, origin: object = None) -> Non
         system,
         API_LIMIT_REACHED,
         lambda: {
-            **_event(js, "api_limit_reached"),
+            **typed_event(js, "api_limit_reached"),
             "server": server or js.server_name,
-            **_domain(js),
+            **domain_field(js),
             "dropped": dropped,
         },
     )
@@ -448,11 +449,11 @@ def system_api_audit(js: Publisher, system: Router, server: str, subject: str, r
     ``SERVER.REMOVE``): in the system account, with an empty client info, as nats-server sends it."""
 
     def build() -> dict[str, Any]:
-        doc: dict[str, Any] = {**_event(js, "api_audit"), "server": server, "client": {}, "subject": subject}
+        doc: dict[str, Any] = {**typed_event(js, "api_audit"), "server": server, "client": {}, "subject": subject}
         if request:
             doc["request"] = request.decode("utf-8", "replace")
         doc["response"] = response.decode("utf-8", "replace")
-        return {**doc, **_domain(js)}
+        return {**doc, **domain_field(js)}
 
     _send_system(system, AUDIT_SUBJECT, build)
 

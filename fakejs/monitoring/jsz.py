@@ -83,7 +83,8 @@ def jsz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, Any
     broker = server.broker
     now = rfc3339(broker.clock.time_ns())
     jetstreams = sorted(server.account_jetstreams, key=lambda j: j.account.name)
-    if not jetstreams:
+    clustered = jetstreams[0].clustered if jetstreams else None
+    if not jetstreams or (clustered is not None and clustered.meta.is_removed(broker.name)):
         if q.leader_only:
             return 400, "filtered response: not leader"
         return 200, _disabled(broker.server_id, now)
@@ -100,7 +101,6 @@ def jsz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, Any
             doc["consumers_leader"] = public
     doc["messages"] = sum(state["messages"] for state in states)
     doc["bytes"] = sum(state["bytes"] for state in states)
-    clustered = jetstreams[0].clustered
     if clustered is not None:
         doc["ha_assets"] = clustered.ha_assets()
         doc["meta_cluster"] = clustered.meta.meta_cluster(broker.name)

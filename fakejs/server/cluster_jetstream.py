@@ -36,6 +36,7 @@ from fakejs.jetstream import advisories
 from fakejs.jetstream.service.clustered import ClusterAssets
 from fakejs.jetstream.service.meta import Meta, NodeInfo
 from fakejs.server.cluster_meta_api import MetaRequests, system_router
+from fakejs.server.cluster_quorum import QuorumWatch, Reach
 from fakejs.server.server import Server
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ class ClusterJetStream:
         self.meta: Meta | None = None
         self.meta_requests: MetaRequests | None = None
         self.router: MountedRouter | None = None
+        self.quorum: QuorumWatch | None = None
 
     def start(self, running: list[Server]) -> JetStream:
         """Make the shared JetStream, mounted on the running servers (the first one hosts its settings)."""
@@ -76,6 +78,7 @@ class ClusterJetStream:
         js.trace_handover = self._trace_handover
         self.meta_requests = MetaRequests(self.meta, js)
         self.meta.on_meta_elected = self._meta_elected
+        self.quorum = QuorumWatch(self.meta, js, self.servers, self.clock)
         self.jetstream = js
         for server in running:
             self.node_up(server)
@@ -130,7 +133,7 @@ class ClusterJetStream:
         system = system_router(server) if server is not None else None
         if system is None or server is None or self.jetstream is None:
             return
-        peers = self.meta.peer_infos(self.meta.nodes)
+        peers = self.meta.peer_infos(self.meta.members())
         cluster = server.broker.cluster_name
         self.clock.call_soon(
             advisories.domain_leader_elected, self.jetstream, system, ids.get_hash(leader), peers, cluster
@@ -142,7 +145,7 @@ class ClusterJetStream:
         if self.meta.is_running(server.broker.name) and server.broker.accounts.default.router in self.router.nodes:
             return
         self.router.mount(server.broker.accounts.default.router)
-        server.broker.jetstream_enabled = True
+        server.broker.jetstream_enabled = not self.meta.is_removed(server.broker.name)
         server.shared_jetstream = self.jetstream
         if self.meta_requests is not None:
             self.meta_requests.serve(server)
@@ -158,6 +161,11 @@ class ClusterJetStream:
             return
         self.meta.node_down(server.broker.name, orderly)
         self.router.unmount(server.broker.accounts.default.router)
+
+    def check_quorum(self, reach: Reach) -> None:
+        """Servers went down, came back or were cut off: replicas without a quorum announce it, on the clock."""
+        if self.quorum is not None:
+            self.quorum.check(reach)
 
     def set_election(self, seconds: float) -> None:
         """How long a group whose leader's server crashed stays without a leader (seconds of the cluster's clock)."""
@@ -179,6 +187,8 @@ class ClusterJetStream:
         return group.leader
 
     def stop(self) -> None:
+        if self.quorum is not None:
+            self.quorum.stop()
         if self.meta_requests is not None:
             self.meta_requests.stop()
         if self.jetstream is not None:

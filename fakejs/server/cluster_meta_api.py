@@ -10,7 +10,9 @@ get no reply at all):
   the meta group: an empty request is 10003 ``bad request``, a server the
   cluster does not know 10044 ``server is not a member of the cluster``.
   The server's replicas move to servers that are free, as ``PEER.REMOVE``
-  would move them;
+  would move them, and the server leaves the meta group: its JetStream is
+  disabled (its ``/jsz`` says so, its INFO offers no ``jetstream``, no asset or meta leader goes there again),
+  while its clients' requests are still answered by the others;
 * ``ACCOUNT.PURGE.<account>`` deletes every stream of the account (with
   its consumers: only the global account has JetStream in a fakejs
   cluster), logs ``Purge request for account <name> (streams: <n>,
@@ -157,6 +159,10 @@ class MetaRequests:
         if system is not None:
             broker = self._servers[name].broker
             advisories.server_removed(self.js, system, name, broker.server_id, broker.cluster_name)
+        meta.remove_server(name)
+        removed = self._servers.get(name)
+        if removed is not None:
+            removed.broker.jetstream_enabled = False
         return {"success": True}
 
     def _purge(self, subject: str, payload: bytes) -> dict[str, Any]:

@@ -240,6 +240,7 @@ class Cluster:
         self._down.add(i)
         if self.shared is not None:
             self.shared.node_down(server, orderly)
+            self.shared.check_quorum(self._reach)
         await server.stop(crash=not orderly)
         await self.wait_meshed()
 
@@ -312,6 +313,7 @@ class Cluster:
                 shared.node_up(server)
             else:
                 shared.node_down(server)
+        shared.check_quorum(self._reach)
 
     async def heal(self) -> None:
         """End the partition: every node may reach every other again; the cut routes are dialled at once."""
@@ -329,6 +331,13 @@ class Cluster:
         for group in self._groups:
             if i not in group:
                 routes.block(self.servers[j].broker.name for j in group)
+
+    def _reach(self, name: str) -> set[str]:
+        """The running nodes the running node ``name`` reaches, itself included (none when it is down)."""
+        i = next((j for j, server in enumerate(self.servers) if server.broker.name == name), -1)
+        if i < 0 or i in self._down:
+            return set()
+        return self._reachable(i) | {name}
 
     def _reachable(self, i: int) -> set[str]:
         """The names of the running nodes node ``i`` should be routed to."""

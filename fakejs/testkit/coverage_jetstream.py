@@ -96,12 +96,11 @@ ADVISORY_NOTES = {
     "STREAM.SNAPSHOT_COMPLETE.<stream>": NOT_PUBLISHED + ": snapshots are refused",
     "STREAM.RESTORE_CREATE.<stream>": NOT_PUBLISHED + ": restores are refused",
     "STREAM.RESTORE_COMPLETE.<stream>": NOT_PUBLISHED + ": restores are refused",
-    "STREAM.QUORUM_LOST.<stream>": NOT_PUBLISHED + ": fakejs does not model quorum",
-    "CONSUMER.QUORUM_LOST.<stream>.<consumer>": NOT_PUBLISHED + ": fakejs does not model quorum",
     "SERVER.OUT_OF_STORAGE": NOT_PUBLISHED + ": fakejs's store does not run out of disk space",
     "SERVER.META_RESCUE": NOT_PUBLISHED + ": fakejs does not model quorum",
 }
 CLUSTER_ADVISORY = "in clusters, for replicated assets"
+QUORUM_ADVISORY = "in clusters, from a replica without quorum: 10 s after, then every 20 s (cluster clock)"
 # Subjects under $JS.EVENT.ADVISORY. (and the ack metric): what a client subscribing hears.
 ADVISORIES: tuple[Feature, ...] = tuple(
     Feature(name, DIFFERS, ADVISORY_NOTES[name]) if name in ADVISORY_NOTES else Feature(name, SERVED, how)
@@ -116,7 +115,7 @@ ADVISORIES: tuple[Feature, ...] = tuple(
         ("STREAM.RESTORE_CREATE.<stream>", ""),
         ("STREAM.RESTORE_COMPLETE.<stream>", ""),
         ("STREAM.LEADER_ELECTED.<stream>", CLUSTER_ADVISORY),
-        ("STREAM.QUORUM_LOST.<stream>", ""),
+        ("STREAM.QUORUM_LOST.<stream>", QUORUM_ADVISORY),
         ("STREAM.BATCH_ABANDONED.<stream>", ""),
         ("CONSUMER.CREATED.<stream>.<consumer>", ""),
         ("CONSUMER.DELETED.<stream>.<consumer>", ""),
@@ -127,7 +126,7 @@ ADVISORIES: tuple[Feature, ...] = tuple(
         ("CONSUMER.MSG_NAKED.<stream>.<consumer>", ""),
         ("CONSUMER.MSG_TERMINATED.<stream>.<consumer>", ""),
         ("CONSUMER.LEADER_ELECTED.<stream>.<consumer>", CLUSTER_ADVISORY),
-        ("CONSUMER.QUORUM_LOST.<stream>.<consumer>", ""),
+        ("CONSUMER.QUORUM_LOST.<stream>.<consumer>", QUORUM_ADVISORY),
         ("DOMAIN.LEADER_ELECTED", "in the system account, in clusters, from a new meta leader"),
         ("SERVER.OUT_OF_STORAGE", ""),
         ("SERVER.REMOVED", "in the system account, in clusters, after `$JS.API.SERVER.REMOVE`"),

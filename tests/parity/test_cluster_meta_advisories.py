@@ -139,9 +139,14 @@ async def ask(nc: Client, subject: str, body: bytes = b"") -> dict[str, Any]:
     return await eventually(once, what=f"an answer to {subject}", timeout=ELECTION)
 
 
+def jsz(cluster: Cluster, node: int = 0) -> dict[str, Any]:
+    with urllib.request.urlopen(f"{cluster.monitor_url(node)}/jsz", timeout=5) as reply:
+        found: dict[str, Any] = json.loads(reply.read())
+        return found
+
+
 def meta_leader(cluster: Cluster) -> str:
-    with urllib.request.urlopen(f"{cluster.monitor_url(0)}/jsz", timeout=5) as reply:
-        return str(json.loads(reply.read()).get("meta_cluster", {}).get("leader", ""))
+    return str(jsz(cluster).get("meta_cluster", {}).get("leader", ""))
 
 
 def assert_event(doc: dict[str, Any], kind: str, keys: list[str]) -> None:
@@ -191,6 +196,67 @@ async def test_a_removed_server_announces_it(cluster: Cluster, system: Heard) ->
     announced = await system.first(ADVISORY + "SERVER.REMOVED")
     assert_event(announced, "server_removed", ["server", "server_id", "cluster"])
     assert (announced["server"], announced["server_id"], announced["cluster"]) == (removed, removed_id, "C")
+
+
+DISABLED_JSZ = [
+    "memory",
+    "storage",
+    "reserved_memory",
+    "reserved_storage",
+    "accounts",
+    "ha_assets",
+    "api",
+    "server_id",
+    "now",
+    "disabled",
+    "config",
+    "streams",
+    "consumers",
+    "messages",
+    "bytes",
+    "total",
+]
+
+
+async def test_a_removed_server_has_its_jetstream_disabled(cluster: Cluster, system: Heard) -> None:
+    """Its ``/jsz`` says ``disabled``, the others' meta group leaves it out, its clients are answered by them."""
+    leader = await eventually(lambda: asyncio.to_thread(meta_leader, cluster), what="a meta leader", timeout=ELECTION)
+    removed = next(node for node in reversed(NODES) if node != leader)
+    index = NODES.index(removed)
+    answer = await ask(system.nc, "$JS.API.SERVER.REMOVE", json.dumps({"peer": removed}).encode())
+    assert answer.get("success") is True, answer
+
+    def disabled() -> dict[str, Any]:
+        return jsz(cluster, index)
+
+    found = await eventually(lambda: asyncio.to_thread(disabled), lambda doc: doc.get("disabled"), what="disabled")
+    assert list(found) == DISABLED_JSZ, found
+    assert (found["accounts"], found["api"], found["config"]) == (
+        0,
+        {"level": 0, "total": 0, "errors": 0},
+        {"max_memory": 0, "max_storage": 0},
+    )
+
+    def meta_group() -> dict[str, Any]:
+        return dict(jsz(cluster, NODES.index(leader)).get("meta_cluster") or {})
+
+    group = await eventually(
+        lambda: asyncio.to_thread(meta_group), lambda doc: doc.get("cluster_size") == 2, what="a meta group of two"
+    )
+    assert group["quorum_needed"] == 2
+    assert [peer["name"] for peer in group["replicas"]] == [n for n in NODES if n not in (leader, removed)]
+    assert group["leader"] != removed
+
+    client = await nats.connect(cluster.url(index), allow_reconnect=False)
+    try:
+        assert "jetstream" not in client._server_info  # its INFO no longer offers JetStream
+        info = await ask(client, "$JS.API.INFO")
+        assert info["type"] == "io.nats.jetstream.api.v1.account_info_response" and "error" not in info, info
+        config = json.dumps({"name": "RM", "subjects": ["rm"]}).encode()
+        created = await ask(client, "$JS.API.STREAM.CREATE.RM", config)
+        assert created["cluster"]["leader"] != removed, created
+    finally:
+        await client.close()
 
 
 async def test_a_node_shutting_down_is_heard_on_the_others(cluster: Cluster, system: Heard) -> None:

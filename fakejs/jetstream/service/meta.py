@@ -57,6 +57,8 @@ class NodeInfo:
     running: bool = True
     # Stopped in order (it told the cluster): its single-replica assets are known to be offline.
     shut_down: bool = False
+    # Taken out of the meta group (``$JS.API.SERVER.REMOVE``): its JetStream is disabled.
+    removed: bool = False
 
     @property
     def peer(self) -> str:
@@ -111,7 +113,23 @@ class Meta:
     # -- servers -----------------------------------------------------------------------------
 
     def running(self) -> list[str]:
-        return [name for name, node in self.nodes.items() if node.running]
+        """The servers that serve the JetStream: running, and members of the meta group."""
+        return [name for name, node in self.nodes.items() if node.running and not node.removed]
+
+    def members(self) -> list[str]:
+        """The meta group's servers: all but those taken out with ``SERVER.REMOVE``."""
+        return [name for name, node in self.nodes.items() if not node.removed]
+
+    def remove_server(self, name: str) -> None:
+        """``SERVER.REMOVE``: the server leaves the meta group (its JetStream is disabled); if it led, another leads."""
+        self.nodes[name].removed = True
+        if self.leader == name:
+            running = self.running()
+            self.elect_meta_leader(self.rng.choice(running) if running else "")
+
+    def is_removed(self, name: str) -> bool:
+        node = self.nodes.get(name)
+        return node is not None and node.removed
 
     def node_down(self, name: str, orderly: bool = False) -> None:
         """A server went down (``orderly``: it said so): the groups it led move to another running replica."""
@@ -131,7 +149,7 @@ class Meta:
         """A server is back: groups left without a leader elect one again."""
         self.nodes[name].running = True
         self.nodes[name].shut_down = False
-        if not self.leader:
+        if not self.leader and not self.nodes[name].removed:
             self.elect_meta_leader(name)
         for group in self.groups.values():
             if name in group.replicas and not self.is_running(group.leader):
@@ -347,12 +365,14 @@ class Meta:
             info["leader"] = self.leader
             info["peer"] = ids.get_hash(self.leader)
         replicas = []
-        for name, node in self.nodes.items():
+        members = self.members()
+        for name in members:
             if name == server:
                 continue
+            node = self.nodes[name]
             current = node.running and (server == self.leader or name == self.leader)
             replicas.append({"name": name, "current": current, "active": 0, "peer": node.peer})
         info["replicas"] = replicas
-        info["cluster_size"] = len(self.nodes)
-        info["quorum_needed"] = len(self.nodes) // 2 + 1
+        info["cluster_size"] = len(members)
+        info["quorum_needed"] = len(members) // 2 + 1
         return info
