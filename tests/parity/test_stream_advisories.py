@@ -86,6 +86,21 @@ class Watcher(Wire):
         await self.until(lambda: len(self.actions()) >= count, f"{count} stream and consumer advisories")
         return [action_text(frame) for frame in self.actions()]
 
+    async def actions_to_the_stream_delete(self, expected: list[str]) -> list[str]:
+        """The advisories of a stream's life, ``expected`` ending in its delete (one nats-server lost filled in).
+
+        nats-server 2.15.1 sends a stream's delete advisory through the
+        stream's own send queue, which the deleted stream stops, now and then
+        before the advisory has gone: on nats-server it may be missing (never
+        different).  A later request's audit comes after it when it is sent.
+        """
+        if self.target is not None and self.target.is_fake:
+            return await self.actions_until(len(expected))
+        await self.actions_until(len(expected) - 1)
+        await self.request("$JS.API.INFO")
+        found = [action_text(frame) for frame in self.actions()]
+        return expected if found == expected[:-1] else found
+
 
 def action_text(frame: Frame) -> str:
     """An advisory's subject and JSON as sent, its id and timestamp replaced by placeholders."""
@@ -162,7 +177,7 @@ async def test_stream_lifecycle_advisories_and_their_audits(target: Target) -> N
         assert audit_shape(audit, reply) == expected_audit(subject, body)
     # Go's JSON: the request and reply, strings in the audit, have their "<>&" escaped.
     assert b'\\"s.\\u003e\\"' in wire.audits()[0].payload, wire.audits()[0].payload
-    assert await wire.actions_until(6) == [
+    lifecycle = [
         stream_action("S", "create"),
         stream_action("S", "modify"),
         stream_action("S", "modify"),
@@ -170,6 +185,7 @@ async def test_stream_lifecycle_advisories_and_their_audits(target: Target) -> N
         consumer_action("S", "C", "delete"),
         stream_action("S", "delete"),
     ]
+    assert await wire.actions_to_the_stream_delete(lifecycle) == lifecycle
     for frame in wire.actions():  # sent with no reply-to: one space before the size
         assert frame.raw.startswith(b"MSG %s 1 %d\r\n" % (frame.subject.encode(), len(frame.payload))), frame.raw
     await wire.close()
@@ -186,13 +202,14 @@ async def test_advisories_name_the_jetstream_domain(make_target: Any) -> None:
     ):
         reply, audit = await wire.request(subject, body)
         assert audit_shape(audit, reply) == expected_audit(subject, body, domain="HUB")
-    assert await wire.actions_until(5) == [
+    lifecycle = [
         stream_action("S", "create", "HUB"),
         stream_action("S", "modify", "HUB"),
         consumer_action("S", "C", "create", "HUB"),
         consumer_action("S", "C", "delete", "HUB"),
         stream_action("S", "delete", "HUB"),
     ]
+    assert await wire.actions_to_the_stream_delete(lifecycle) == lifecycle
     await wire.close()
 
 
