@@ -4,8 +4,9 @@ The stream's capture subscription hands a traced message here instead of
 to its own handler (see :mod:`fakejs.core.msgtrace`).  The event names
 the stream, then the subject stored under (after the stream's subject
 transform) and ``nointerest`` when interest retention keeps nothing, or
-the error that refused the message.  A trace-only message is neither
-stored nor acknowledged; a stored one has its ``Nats-Trace-Dest`` set to
+the error that refused the message.  A trace-only message goes through
+the stream's checks but is not stored: its publisher is answered only
+when a check refuses it (or it is a duplicate); a stored one has its ``Nats-Trace-Dest`` set to
 ``trace disabled``, so that its deliveries are not traced again.
 """
 
@@ -44,7 +45,9 @@ class TracedStream(Protocol):
 
     def has_interest(self, subject: str) -> bool: ...
 
-    def inbound(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool: ...
+    def inbound(
+        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any, trace_only: bool = False
+    ) -> bool: ...
 
 
 def traced_inbound(
@@ -82,11 +85,12 @@ def _traced_inbound(
     trace.jetstream(stream.name)
     stored_as = stream.input_subject(subject)
     no_interest = stream.config["retention"] == "interest" and not stream.has_interest(stored_as)
-    if trace.trace_only:
-        trace.jetstream_stored(stored_as, bool(no_interest))
-        return True
     stream.trace_error = ""
-    delivered = stream.inbound(subject, reply, hdrs.set_value(hdr, TRACE_DEST, TRACE_DISABLED), payload, None)
+    if trace.trace_only:
+        with trace.suspended():  # its refusal goes to the publisher untraced
+            delivered = stream.inbound(subject, reply, hdr, payload, None, trace_only=True)
+    else:
+        delivered = stream.inbound(subject, reply, hdrs.set_value(hdr, TRACE_DEST, TRACE_DISABLED), payload, None)
     if stream.trace_error:
         if stream.trace_error_late:
             trace.jetstream_stored(stored_as, bool(no_interest))
