@@ -394,6 +394,10 @@ async def test_trace_only_runs_the_stream_checks_and_answers_refusals(server: St
         answers.append(await trace_only_reply(nc, traces, "e.x", extra))
     answers.append(await trace_only_reply(nc, traces, "c.x", {}))
     answers.append(await trace_only_reply(nc, traces, "c.x", {"Nats-Incr": "x"}))
+    await nc.request("$JS.API.STREAM.CREATE.B", b'{"name":"B","subjects":["b.>"],"allow_atomic":true}', WAIT)
+    answers.append(await trace_only_reply(nc, traces, "e.x", {"Nats-Batch-Id": "b1", "Nats-Batch-Sequence": "1"}))
+    answers.append(await trace_only_reply(nc, traces, "b.x", {"Nats-Batch-Id": "b2", "Nats-Batch-Sequence": "2"}))
+    answers.append(await trace_only_reply(nc, traces, "b.x", {"Nats-Batch-Id": "b3"}))
     codes = [(answer.get("err_code", answer), error) for answer, error in answers]
     assert codes == [
         (10071, "last sequence mismatch: 99 vs 1"),
@@ -407,6 +411,9 @@ async def test_trace_only_runs_the_stream_checks_and_answers_refusals(server: St
         (10054, "maximum payload exceeded"),
         (10169, "message counter increment is missing (10169)"),
         (10171, "message counter increment is invalid (10171)"),
+        (10174, "atomic publish is disabled (10174)"),
+        (10176, "atomic publish batch is incomplete (10176)"),
+        (10175, "atomic publish sequence is missing (10175)"),
     ]
     # A trace-only message that passes every check gets no answer: the next one on the inbox is a PubAck.
     inbox = await nc.subscribe("inbox")

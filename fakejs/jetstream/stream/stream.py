@@ -211,9 +211,10 @@ class Stream:
         return ack if do_ack else None
 
     def _trace_only(self, subject: str, hdr: bytes | None, payload: bytes, do_ack: bool) -> bytes | None:
-        if batch_id(hdr):
-            return None  # atomic batch messages: not checked one by one
         try:
+            if bid := batch_id(hdr):
+                self.batches.check_trace_only(bid, subject, publish.clean_headers(hdr or b"") or b"", payload)
+                return None
             outcome = self._process(subject, hdr or None, payload, trace_only=True)
         except ApiError as error:
             self.trace_error, self.trace_error_late = error.trace_text, error.late
