@@ -69,25 +69,32 @@ def traced_inbound(
     handover = stream.trace_handover
     handed = handover(stream.name, trace, subject, hdr, payload) if handover is not None else None
     if handed is None:
-        return _traced_inbound(stream, trace, subject, reply, hdr, payload)
+        return _traced_inbound(stream, trace, trace, subject, reply, hdr, payload)
     leader_trace, routed, send = handed
     if leader_trace is None:
         return stream.inbound(subject, reply, routed, payload, None)
     try:
-        return _traced_inbound(stream, leader_trace, subject, reply, routed, payload)
+        return _traced_inbound(stream, leader_trace, trace, subject, reply, routed, payload)
     finally:
         send()
 
 
 def _traced_inbound(
-    stream: TracedStream, trace: MessageTrace, subject: str, reply: str, hdr: bytes | None, payload: bytes
+    stream: TracedStream,
+    trace: MessageTrace,
+    arrival: MessageTrace,
+    subject: str,
+    reply: str,
+    hdr: bytes | None,
+    payload: bytes,
 ) -> bool:
+    """Record the ``js`` event in ``trace`` (``arrival``: the trace that holds the routers meanwhile)."""
     trace.jetstream(stream.name)
     stored_as = stream.input_subject(subject)
     no_interest = stream.config["retention"] == "interest" and not stream.has_interest(stored_as)
     stream.trace_error = ""
     if trace.trace_only:
-        with trace.suspended():  # its refusal goes to the publisher untraced
+        with arrival.suspended():  # its refusal goes to the publisher untraced
             delivered = stream.inbound(subject, reply, hdr, payload, None, trace_only=True)
     else:
         delivered = stream.inbound(subject, reply, hdrs.set_value(hdr, TRACE_DEST, TRACE_DISABLED), payload, None)
