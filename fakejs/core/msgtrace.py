@@ -30,9 +30,10 @@ publisher's ``Accept-Encoding`` asks (:mod:`fakejs.core.msgtrace_encoding`).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.msgtrace_encoding import encode_event
@@ -360,6 +361,17 @@ class MessageTrace:
             del router._deliver
             del router._forward
         self._installed.clear()
+
+    @contextlib.contextmanager
+    def suspended(self) -> Iterator[None]:
+        """The routers' own delivery meanwhile: what is sent is no part of the trace (a stream's PubAck)."""
+        routers = list(self._installed)
+        self.uninstall()
+        try:
+            yield
+        finally:
+            for router in routers:
+                self._take_over(router)
 
     def forward(
         self,

@@ -224,3 +224,39 @@ async def test_push_deliveries_through_the_stream_import(server: Start) -> None:
 
 async def _count(got: list[Msg]) -> int:
     return len(got)
+
+
+async def test_ack_subject_pending_of_a_consumer_whose_filter_was_removed(server: Start) -> None:
+    """An update that removes the filter leaves the consumer unsignaled: removals no longer lower its pending.
+
+    nats-server then tells the stream's removals (here by the per-subject
+    limit) only to the consumers signaled for the subject, so the pending
+    count in the ack subject of a pull through the singleton import still
+    counts the two messages the limit removed.
+    """
+    target = await server(accounts(""))
+    app = await connect(target, "app")
+    owner = await connect(target, "js")
+    try:
+        js, own = app.jetstream(prefix=PREFIX), owner.jetstream()
+        await js.add_stream(name="S", subjects=["s.>"], max_msgs_per_subject=2)
+        await own.publish("s.a", b"a")
+        await js.add_consumer("S", durable_name="C", filter_subject="s.>", ack_policy="explicit")
+        await own.publish("s.b", b"b0")
+        config = {"stream_name": "S", "config": {"durable_name": "C", "ack_policy": "explicit"}}
+        updated = json.loads((await app.request(f"{PREFIX}.CONSUMER.CREATE.S.C", json.dumps(config).encode())).data)
+        assert (updated["config"].get("filter_subject"), updated["num_pending"]) == (None, 2)
+        for index in range(1, 4):
+            await own.publish("s.b", b"b%d" % index)  # the last two remove b0 and b1
+        assert (await js.stream_info("S")).state.messages == 3
+        assert (await js.consumer_info("S", "C")).num_pending == 2
+        got = await pull(app, 2)
+        state = await consumer_state(app, lambda c: c.num_ack_pending == 2)
+        await eventually(lambda: _count(got), lambda n: n == 1, what="the first delivery")
+        assert [(m.subject, m.reply.split(".")[4:7], m.reply.split(".")[-1]) for m in got] == [
+            ("s.a", ["1", "1", "1"], "1")
+        ]
+        assert (state.delivered.consumer_seq, state.delivered.stream_seq, state.num_pending) == (2, 4, 0)
+    finally:
+        await owner.close()
+        await app.close()

@@ -368,3 +368,59 @@ async def test_accept_encoding_compresses_the_event(server: Start, accept: str, 
     await pub.publish("nobody", b"m", headers={**TRACE, "accept-encoding": "gzip"})
     assert (await traces.next_msg(WAIT)).headers is None
     await pub.close()
+
+
+TRACE_ONLY = {**TRACE, "Nats-Trace-Only": "true"}
+
+
+async def trace_only_reply(nc: Client, traces: Subscription, subject: str, extra: dict[str, str]) -> tuple[Any, Any]:
+    """A trace-only request: the stream's answer and the ``js`` event's error."""
+    reply = json.loads((await nc.request(subject, b"m", headers={**TRACE_ONLY, **extra}, timeout=WAIT)).data)
+    event = json.loads((await traces.next_msg(WAIT)).data)["events"][-1]
+    return reply.get("error", reply), event.get("error")
+
+
+async def test_trace_only_runs_the_stream_checks_and_answers_refusals(server: Start) -> None:
+    target = await server("")
+    nc = await nats.connect(target.url, allow_reconnect=False)
+    js = nc.jetstream()
+    await js.add_stream(name="E", subjects=["e.>"], max_msg_size=200)
+    await nc.request("$JS.API.STREAM.CREATE.C", b'{"name":"C","subjects":["c.>"],"allow_msg_counter":true}', WAIT)
+    traces = await nc.subscribe("traces")
+    await nc.flush()
+    await js.publish("e.x", b"first", headers={"Nats-Msg-Id": "first"})
+    answers = []
+    for extra, _ in [*JS_ERRORS, ({"Big": "x" * 300}, "")]:
+        answers.append(await trace_only_reply(nc, traces, "e.x", extra))
+    answers.append(await trace_only_reply(nc, traces, "c.x", {}))
+    answers.append(await trace_only_reply(nc, traces, "c.x", {"Nats-Incr": "x"}))
+    await nc.request("$JS.API.STREAM.CREATE.B", b'{"name":"B","subjects":["b.>"],"allow_atomic":true}', WAIT)
+    answers.append(await trace_only_reply(nc, traces, "e.x", {"Nats-Batch-Id": "b1", "Nats-Batch-Sequence": "1"}))
+    answers.append(await trace_only_reply(nc, traces, "b.x", {"Nats-Batch-Id": "b2", "Nats-Batch-Sequence": "2"}))
+    answers.append(await trace_only_reply(nc, traces, "b.x", {"Nats-Batch-Id": "b3"}))
+    codes = [(answer.get("err_code", answer), error) for answer, error in answers]
+    assert codes == [
+        (10071, "last sequence mismatch: 99 vs 1"),
+        (10071, "last sequence by subject mismatch: 7 vs 1"),
+        (10070, 'last msgid mismatch: "abc" vs "first"'),
+        (10060, "expected stream does not match"),
+        ({"stream": "E", "seq": 1, "duplicate": True}, "msgid is duplicate"),
+        (10166, "message TTL disabled"),
+        (10111, "rollup not permitted"),
+        (10168, "message counters is disabled (10168)"),
+        (10054, "maximum payload exceeded"),
+        (10169, "message counter increment is missing (10169)"),
+        (10171, "message counter increment is invalid (10171)"),
+        (10174, "atomic publish is disabled (10174)"),
+        (10176, "atomic publish batch is incomplete (10176)"),
+        (10175, "atomic publish sequence is missing (10175)"),
+    ]
+    # A trace-only message that passes every check gets no answer: the next one on the inbox is a PubAck.
+    inbox = await nc.subscribe("inbox")
+    await nc.publish("c.x", b"", reply="inbox", headers={**TRACE_ONLY, "Nats-Incr": "1"})
+    event = json.loads((await traces.next_msg(WAIT)).data)["events"][-1]
+    assert (event["stream"], event.get("subject"), event.get("error")) == ("C", "c.x", None)
+    await nc.publish("c.x", b"", reply="inbox", headers={"Nats-Incr": "2"})
+    assert json.loads((await inbox.next_msg(WAIT)).data) == {"stream": "C", "seq": 1, "val": "2"}
+    assert (await js.stream_info("E")).state.messages == 1
+    await nc.close()

@@ -104,6 +104,11 @@ async def test_the_stream_leader_server_traces_the_store(js_cluster: Cluster) ->
         found = await documents(traces, 2)
         assert found["n2"]["request"]["header"]["Nats-Trace-Only"] == ["1"]
         assert found["n2"]["events"][1] == js_event(stream, subject=subject)
+        refused = {"Nats-Trace-Dest": "traces.x", "Nats-Trace-Only": "1", "Nats-Expected-Last-Sequence": "9"}
+        reply = await nc.request(subject, b"only", headers=refused, timeout=WAIT)
+        assert json.loads(reply.data)["error"]["err_code"] == 10071
+        found = await documents(traces, 2)
+        assert found["n2"]["events"][1] == js_event(stream, error="last sequence mismatch: 9 vs 1")
         info = await api(nc, f"$JS.API.STREAM.INFO.{stream}", {})
         assert info["state"]["messages"] == 1
 

@@ -452,7 +452,14 @@ class Consumer:
                 self.kick()
 
     def message_removed(self, seq: int, subject: str = "") -> None:
-        """The stream removed ``seq`` (limits, a delete): a pending delivery of it is terminated."""
+        """The stream removed ``seq`` (limits, a delete): a pending delivery of it is terminated.
+
+        Only a consumer signaled for ``subject`` hears of it (nats-server's
+        ``storeUpdates``): one whose filters an update removed hears of no
+        removal, so its pending count keeps the message.
+        """
+        if subject and not self.signaled(subject):
+            return
         if not subject or self.wants(subject):
             self.position.removed(seq)
         entry = self.pending.get(seq)

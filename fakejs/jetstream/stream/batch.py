@@ -137,21 +137,7 @@ class AtomicBatches:
 
     def receive(self, bid: str, subject: str, hdr: bytes, payload: bytes) -> bytes:
         """One message of batch ``bid``: the empty reply while staging, the PubAck at the commit; raises refusals."""
-        stream = self.stream
-        cfg = stream.config
-        if cfg["sealed"]:
-            raise api_error("JSStreamSealedErr")
-        stream.storable(subject, hdr, payload)
-        max_size = cfg["max_msg_size"]
-        if max_size >= 0 and (len(hdr) > max_size or len(payload) > max_size - len(hdr)):
-            raise api_error("JSStreamMessageExceedsMaximumErr")
-        if not cfg["allow_atomic"]:
-            raise api_error("JSAtomicPublishDisabledErr")
-        if len(bid) > MAX_ID_LENGTH:
-            raise api_error("JSAtomicPublishInvalidBatchIDErr")
-        seq = _sequence(hdr)
-        if seq is None:
-            raise api_error("JSAtomicPublishMissingSeqErr")
+        seq = self._checked_sequence(bid, subject, hdr, payload)
         commit = hdrs.get(hdr, BATCH_COMMIT)
         eob = commit == b"eob"  # an end marker: not stored, not counted
         batch = self._batches.get(bid) or self._start(bid, seq, eob)
@@ -174,6 +160,34 @@ class AtomicBatches:
         if commit is None:
             return b""
         return self._commit(bid, batch, eob)
+
+    def check_trace_only(self, bid: str, subject: str, hdr: bytes, payload: bytes) -> None:
+        """A trace-only message of batch ``bid``: the checks made before staging, nothing staged.
+
+        A sequence other than 1 for a batch not staged here is an incomplete batch.
+        """
+        seq = self._checked_sequence(bid, subject, hdr, payload)
+        if seq != 1 and bid not in self._batches:
+            raise api_error("JSAtomicPublishIncompleteBatchErr")
+
+    def _checked_sequence(self, bid: str, subject: str, hdr: bytes, payload: bytes) -> int:
+        """The checks of every batch message before it is staged; its ``Nats-Batch-Sequence``."""
+        stream = self.stream
+        cfg = stream.config
+        if cfg["sealed"]:
+            raise api_error("JSStreamSealedErr")
+        stream.storable(subject, hdr, payload)
+        max_size = cfg["max_msg_size"]
+        if max_size >= 0 and (len(hdr) > max_size or len(payload) > max_size - len(hdr)):
+            raise api_error("JSStreamMessageExceedsMaximumErr")
+        if not cfg["allow_atomic"]:
+            raise api_error("JSAtomicPublishDisabledErr")
+        if len(bid) > MAX_ID_LENGTH:
+            raise api_error("JSAtomicPublishInvalidBatchIDErr")
+        seq = _sequence(hdr)
+        if seq is None:
+            raise api_error("JSAtomicPublishMissingSeqErr")
+        return seq
 
     def _start(self, bid: str, seq: int, eob: bool) -> _Batch:
         """A new batch (its first message must be sequence 1), within the inflight limits."""

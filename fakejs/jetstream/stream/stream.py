@@ -159,12 +159,15 @@ class Stream:
         self.enforce_limits()
         self.expiry.rearm()
 
-    def inbound(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+    def inbound(
+        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any, trace_only: bool = False
+    ) -> bool:
+        """A message published on the stream's subjects (``trace_only``: checked, answered when refused, not stored)."""
         if self.closed:
             return True
         if not self.js.online(self.name):
             return False  # no leader to store it: not delivered (a request gets no responders)
-        ack = self.ingest(subject, reply, hdr, payload)
+        ack = self.ingest(subject, reply, hdr, payload, trace_only)
         if ack is not None and reply:
             self.js.reply(reply, ack)
         self._signal_consumers()
@@ -178,11 +181,20 @@ class Stream:
     def _error_ack(self, error: ApiError) -> bytes:
         return dumps({"error": error.to_dict(), "stream": self.name, "seq": 0}).encode()
 
-    def ingest(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> bytes | None:
-        """Store a published message; returns the PubAck (or error) payload to send."""
+    def ingest(
+        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, trace_only: bool = False
+    ) -> bytes | None:
+        """Store a published message; returns the PubAck (or error) payload to send.
+
+        A trace-only message (``Nats-Trace-Only``) goes through every check
+        of a plain publish but is not stored: the publisher hears only of a
+        refusal or a duplicate (as from nats-server's processJetStreamMsg).
+        """
         do_ack = not self.config["no_ack"] and bool(reply)
         if self._input is not None:
             subject = self._input.match(subject) or subject
+        if trace_only:
+            return self._trace_only(subject, hdr, payload, do_ack)
         if self.fast.take(self.config, subject, reply, hdr or None, payload):
             return None  # a fast batch message: the batch answers for itself
         try:
@@ -197,6 +209,20 @@ class Stream:
             self.trace_error, self.trace_error_late = error.trace_text, error.late
             return self._error_ack(error) if do_ack else None
         return ack if do_ack else None
+
+    def _trace_only(self, subject: str, hdr: bytes | None, payload: bytes, do_ack: bool) -> bytes | None:
+        try:
+            if bid := batch_id(hdr):
+                self.batches.check_trace_only(bid, subject, publish.clean_headers(hdr or b"") or b"", payload)
+                return None
+            outcome = self._process(subject, hdr or None, payload, trace_only=True)
+        except ApiError as error:
+            self.trace_error, self.trace_error_late = error.trace_text, error.late
+            return self._error_ack(error) if do_ack else None
+        if not outcome.duplicate:
+            return None
+        self.trace_error = publish.DUPLICATE_TRACE
+        return outcome.ack if do_ack else None
 
     @property
     def trace_handover(self) -> TraceHandover | None:
@@ -233,7 +259,9 @@ class Stream:
         self._signal_consumers()
         return True
 
-    def _process(self, subject: str, hdr: bytes | None, payload: bytes, sourced: bool = False) -> publish.Outcome:
+    def _process(
+        self, subject: str, hdr: bytes | None, payload: bytes, sourced: bool = False, trace_only: bool = False
+    ) -> publish.Outcome:
         cfg = self.config
         publish.check_message(cfg, self.store, subject, hdr, payload)
         msg_id = rollup = ""
@@ -253,6 +281,10 @@ class Stream:
         total = ""
         if cfg["allow_msg_counter"]:
             total, hdr, payload = counter.next_value(cfg, self.store, subject, hdr, counter.require(incr), payload)
+        if trace_only:
+            if self.js.limits_exceeded(cfg["storage"] == "memory"):
+                raise api_error("JSInsufficientResourcesErr")
+            return publish.Outcome(b"", 0)
         seq = self.store_checked(subject, hdr, payload, msg_id, rollup, sourced)
         return publish.Outcome(counter.ack(self.pub_ack(seq), total) if total else self.pub_ack(seq), seq)
 

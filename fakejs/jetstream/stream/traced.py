@@ -4,8 +4,9 @@ The stream's capture subscription hands a traced message here instead of
 to its own handler (see :mod:`fakejs.core.msgtrace`).  The event names
 the stream, then the subject stored under (after the stream's subject
 transform) and ``nointerest`` when interest retention keeps nothing, or
-the error that refused the message.  A trace-only message is neither
-stored nor acknowledged; a stored one has its ``Nats-Trace-Dest`` set to
+the error that refused the message.  A trace-only message goes through
+the stream's checks but is not stored: its publisher is answered only
+when a check refuses it (or it is a duplicate); a stored one has its ``Nats-Trace-Dest`` set to
 ``trace disabled``, so that its deliveries are not traced again.
 """
 
@@ -44,7 +45,9 @@ class TracedStream(Protocol):
 
     def has_interest(self, subject: str) -> bool: ...
 
-    def inbound(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool: ...
+    def inbound(
+        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any, trace_only: bool = False
+    ) -> bool: ...
 
 
 def traced_inbound(
@@ -66,27 +69,35 @@ def traced_inbound(
     handover = stream.trace_handover
     handed = handover(stream.name, trace, subject, hdr, payload) if handover is not None else None
     if handed is None:
-        return _traced_inbound(stream, trace, subject, reply, hdr, payload)
+        return _traced_inbound(stream, trace, trace, subject, reply, hdr, payload)
     leader_trace, routed, send = handed
     if leader_trace is None:
         return stream.inbound(subject, reply, routed, payload, None)
     try:
-        return _traced_inbound(stream, leader_trace, subject, reply, routed, payload)
+        return _traced_inbound(stream, leader_trace, trace, subject, reply, routed, payload)
     finally:
         send()
 
 
 def _traced_inbound(
-    stream: TracedStream, trace: MessageTrace, subject: str, reply: str, hdr: bytes | None, payload: bytes
+    stream: TracedStream,
+    trace: MessageTrace,
+    arrival: MessageTrace,
+    subject: str,
+    reply: str,
+    hdr: bytes | None,
+    payload: bytes,
 ) -> bool:
+    """Record the ``js`` event in ``trace`` (``arrival``: the trace that holds the routers meanwhile)."""
     trace.jetstream(stream.name)
     stored_as = stream.input_subject(subject)
     no_interest = stream.config["retention"] == "interest" and not stream.has_interest(stored_as)
-    if trace.trace_only:
-        trace.jetstream_stored(stored_as, bool(no_interest))
-        return True
     stream.trace_error = ""
-    delivered = stream.inbound(subject, reply, hdrs.set_value(hdr, TRACE_DEST, TRACE_DISABLED), payload, None)
+    if trace.trace_only:
+        with arrival.suspended():  # its refusal goes to the publisher untraced
+            delivered = stream.inbound(subject, reply, hdr, payload, None, trace_only=True)
+    else:
+        delivered = stream.inbound(subject, reply, hdrs.set_value(hdr, TRACE_DEST, TRACE_DISABLED), payload, None)
     if stream.trace_error:
         if stream.trace_error_late:
             trace.jetstream_stored(stored_as, bool(no_interest))
