@@ -66,21 +66,28 @@ def compared(lines: Sequence[str], keep: Callable[[str], bool] = lambda line: Tr
     """The lines to compare, normalised.
 
     nats-server's internal JetStream clients log their close from their own
-    goroutines, some after ``JetStream Shutdown``: they are gathered right after
-    ``Initiating JetStream Shutdown...``, where they start; two other lines of
-    its shutdown come in either order, and are put in one.
+    goroutines, some after ``JetStream Shutdown``, and on a busy machine the
+    process may exit before the last of them has: they are one line here,
+    right after ``Initiating JetStream Shutdown...``, where they start (see
+    :func:`internal_closes` for their number); two other lines of its
+    shutdown come in either order, and are put in one.
     """
     kept = [normalise(line) for line in lines if not own(line) and keep(line)]
     closes = [line for line in kept if INTERNAL_CLOSE in line]
     kept = [line for line in kept if INTERNAL_CLOSE not in line]
     if closes:
         at = kept.index("[INF] Initiating JetStream Shutdown...") + 1
-        kept[at:at] = closes
+        kept[at:at] = closes[:1]
     # Two goroutines end as the listeners close, in either order.
     racing = [i for i, line in enumerate(kept) if line in RACING]
     for i, line in zip(racing, sorted(kept[i] for i in racing)):
         kept[i] = line
     return kept
+
+
+def internal_closes(lines: Sequence[str]) -> int:
+    """How many internal JetStream clients logged their close."""
+    return sum(INTERNAL_CLOSE in line for line in lines)
 
 
 class Logged:
@@ -269,6 +276,8 @@ async def test_recovered_streams_and_consumers_are_logged_alike(pairs) -> None:
         '[DBG] JetStream state for account "$G" recovered',
     ]
     assert_same(compared(fake_lines), compared(real_lines))
+    # Three internal clients for the stream, two for each consumer; nats-server may exit before the last have logged.
+    assert internal_closes(fake_lines) == 7 and 1 <= internal_closes(real_lines) <= 7
 
 
 CONFIGURED = """
