@@ -393,3 +393,23 @@ async def test_a_sources_consumer_requests_are_audited_as_the_servers_own(target
     assert (client["acc"], client["server"], client["kind"]) == ("$G", server, "Account")
     assert json.loads(audit["response"])["error"]["err_code"] == 10014
     await nc.close()
+
+
+async def test_a_mirrors_consumer_create_is_audited_as_the_streams_own(target: Target) -> None:
+    nc = await connect(target)
+    seen: list[dict[str, Any]] = []
+
+    async def heard(msg: Any) -> None:
+        seen.append(json.loads(msg.data))
+
+    await nc.subscribe("$JS.EVENT.ADVISORY.API", cb=heard)
+    await create_stream(nc, {"name": "S3", "subjects": ["a.*"]})
+    await create_stream(nc, {"name": "M", "mirror": {"name": "S3"}})
+    created = await eventually(lambda: _audits_of(nc, seen, "$JS.API.CONSUMER.CREATE.S3"), what="the create audit")
+    audit = created[0]
+    assert audit["subject"] == "$JS.API.CONSUMER.CREATE.S3"
+    assert json.loads(audit["request"])["config"]["name"] == "JS_MIRROR_ih8eMwqr"
+    client = audit["client"]
+    assert list(client) == ["start", "id", "acc", "server", "kind"]
+    assert (client["acc"], client["kind"]) == ("$G", "JetStream")
+    await nc.close()
