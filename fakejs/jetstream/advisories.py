@@ -31,6 +31,7 @@ from fakejs.core.router import EMPTY_REPLY, Router
 from fakejs.core.session import ClientSession
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import dumps
+from fakejs.jetstream.internal_client import InternalClient
 
 PREFIX = "$JS.EVENT.ADVISORY."
 TYPE_PREFIX = "io.nats.jetstream.advisory.v1."
@@ -464,9 +465,12 @@ def requester_info(js: Publisher, origin: object) -> dict[str, Any]:
     ``server`` and ``cluster`` are those of the server the client is connected
     to.  A request that reached the JetStream through another account's
     import names the requester's account and the service's (``svc``), its
-    round trip and server; one from the server itself, only the account and
-    the server.
+    round trip and server; one from an internal client of the server (a
+    mirror's or source's consumer request), that client; any other from the
+    server itself, only the account and the server.
     """
+    if isinstance(origin, InternalClient):
+        return origin.client_info(js.server_name)
     if not isinstance(origin, ClientSession):
         return {"acc": js.account_name, "server": js.server_name}
     if origin.account.name != js.account_name:  # through an import: the requester's account, then the service's

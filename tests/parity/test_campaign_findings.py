@@ -350,3 +350,66 @@ async def test_the_audit_of_a_request_through_an_import_names_both_accounts(targ
         assert (client["acc"], client["svc"], sorted(client)) == ("APP", "JS", ["acc", "rtt", "server", "svc"])
         await app.close()
         await owner.close()
+
+
+async def _audits_of(nc: nats.NATS, seen: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
+    await nc.flush()
+    return [audit for audit in seen if audit["subject"].startswith(prefix)]
+
+
+async def test_a_sources_consumer_requests_are_audited_as_the_servers_own(target: Target) -> None:
+    """The sourcing consumer's create is sent by the stream's own client (kind JetStream), its delete by the
+    account's (kind Account): each audit names that client, not the one that changed the stream."""
+    nc = await connect(target)
+    seen: list[dict[str, Any]] = []
+
+    async def heard(msg: Any) -> None:
+        seen.append(json.loads(msg.data))
+
+    await nc.subscribe("$JS.EVENT.ADVISORY.API", cb=heard)
+    await create_stream(nc, {"name": "S3", "subjects": ["a.*"]})
+    transform = {"src": "a.*", "dest": "m.{{wildcard(1)}}"}
+    await create_stream(
+        nc, {"name": "KV_b", "subjects": ["e"], "sources": [{"name": "S3", "subject_transforms": [transform]}]}
+    )
+    server = nc._server_info["server_name"]
+    created = await eventually(lambda: _audits_of(nc, seen, "$JS.API.CONSUMER.CREATE.S3."), what="the create audit")
+    audit = created[0]
+    assert audit["subject"] == "$JS.API.CONSUMER.CREATE.S3.JS_SRC_OAJ728iH.a.*"
+    client = audit["client"]
+    assert list(client) == ["start", "id", "acc", "server", "kind"]
+    assert (client["acc"], client["server"], client["kind"]) == ("$G", server, "JetStream")
+    assert client["id"] != nc._client_id
+    assert json.loads(audit["request"])["config"]["metadata"] == {"_nats.src.acc": "$G", "_nats.src.stream": "KV_b"}
+    assert json.loads(audit["response"])["name"].startswith("JS_SRC_OAJ728iH-")
+
+    await api(nc, "$JS.API.STREAM.UPDATE.KV_b", {"name": "KV_b", "subjects": ["e"]})
+    deleted = await eventually(lambda: _audits_of(nc, seen, "$JS.API.CONSUMER.DELETE."), what="the delete audit")
+    audit = deleted[0]
+    assert audit["subject"] == "$JS.API.CONSUMER.DELETE.S3.JS_SRC_OAJ728iH"
+    assert "request" not in audit
+    client = audit["client"]
+    assert list(client) == ["start", "id", "acc", "server", "kind"]
+    assert (client["acc"], client["server"], client["kind"]) == ("$G", server, "Account")
+    assert json.loads(audit["response"])["error"]["err_code"] == 10014
+    await nc.close()
+
+
+async def test_a_mirrors_consumer_create_is_audited_as_the_streams_own(target: Target) -> None:
+    nc = await connect(target)
+    seen: list[dict[str, Any]] = []
+
+    async def heard(msg: Any) -> None:
+        seen.append(json.loads(msg.data))
+
+    await nc.subscribe("$JS.EVENT.ADVISORY.API", cb=heard)
+    await create_stream(nc, {"name": "S3", "subjects": ["a.*"]})
+    await create_stream(nc, {"name": "M", "mirror": {"name": "S3"}})
+    created = await eventually(lambda: _audits_of(nc, seen, "$JS.API.CONSUMER.CREATE.S3"), what="the create audit")
+    audit = created[0]
+    assert audit["subject"] == "$JS.API.CONSUMER.CREATE.S3"
+    assert json.loads(audit["request"])["config"]["name"] == "JS_MIRROR_ih8eMwqr"
+    client = audit["client"]
+    assert list(client) == ["start", "id", "acc", "server", "kind"]
+    assert (client["acc"], client["kind"]) == ("$G", "JetStream")
+    await nc.close()

@@ -28,6 +28,7 @@ from fakejs.core.router import EMPTY_REPLY, Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
 from fakejs.jetstream import advisories
+from fakejs.jetstream.internal_client import ACCOUNT_KIND, InternalClient
 from fakejs.jetstream.service import banner, limits
 from fakejs.jetstream.service.persistence import Persistence
 from fakejs.jetstream.service.server_limits import server_limits
@@ -101,6 +102,7 @@ class JetStream:
         self.batch_limits = batch_limits if batch_limits is not None else server_batch_limits(broker)
         self.clock = broker.clock
         self.log = broker.log
+        self._account_client: InternalClient | None = None
         # A store directory fakejs made itself is removed on stop (unless kept for a restart).
         self.owns_store = not store_dir if own_store is None else own_store
         if not store_dir:
@@ -158,6 +160,14 @@ class JetStream:
     def rng(self) -> random.Random:
         """The server's seeded generator."""
         return self.broker.random
+
+    def account_client(self) -> InternalClient:
+        """The account's internal client (nats-server's ``acc.ic``, started with the server): it asks an origin to
+        delete a mirror's or source's consumer.  Numbered from the server's client ids on first use."""
+        if self._account_client is None:
+            cid = self.broker.next_client_id()
+            self._account_client = InternalClient(ACCOUNT_KIND, cid, self.broker.started_ns, self.account_name)
+        return self._account_client
 
     def nuid(self) -> str:
         """A fresh NUID from the server's seeded generator."""

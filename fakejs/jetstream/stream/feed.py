@@ -38,6 +38,7 @@ from fakejs.core.subject_transform import SubjectTransform
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.internal_client import InternalClient
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.direct import DirectHost
 from fakejs.protocol import headers as hdrs
@@ -118,6 +119,10 @@ class FeedHost(DirectHost, Protocol):
     @property
     def rng(self) -> random.Random: ...
 
+    def account_client(self) -> InternalClient:
+        """The account's internal client: it asks an origin to delete a consumer."""
+        ...
+
 
 class FeedOwner(Protocol):
     """The mirror or source a feed works for."""
@@ -143,9 +148,16 @@ class Feed:
     """One origin's consumer: its setup, retries, health, flow control and info."""
 
     def __init__(
-        self, js: FeedHost, owner: FeedOwner, deliver_prefix: str, api_prefix: str = "", durable: Durable | None = None
+        self,
+        js: FeedHost,
+        owner: FeedOwner,
+        deliver_prefix: str,
+        api_prefix: str = "",
+        durable: Durable | None = None,
+        client: Callable[[], InternalClient] | None = None,
     ) -> None:
         self.js = js
+        self.client = client  # the target stream's internal client: it sends the consumer requests
         self.owner = owner
         self.durable = durable
         self.deliver_prefix = deliver_prefix
@@ -242,7 +254,7 @@ class Feed:
             # ``external`` API prefix naming the server's own domain reaches nobody, and the
             # answer wait runs out.
             return
-        router.publish(subject, reply, hdrs.build(headers), payload, None)
+        router.publish(subject, reply, hdrs.build(headers), payload, self.client() if self.client else None)
 
     def _through_api(self, subject: str) -> str:
         """An API subject as sent to the origin: ``external.api`` in place of ``$JS.API``."""
@@ -404,7 +416,7 @@ class Feed:
 
         answer.append(router.subscribe_internal(reply, done))
         self.js.clock.call_later(ANSWER_WAIT, done)
-        router.publish(subject, reply, None, b"", None)
+        router.publish(subject, reply, None, b"", self.js.account_client())
 
     # -- info --------------------------------------------------------------------------------
 
@@ -429,6 +441,10 @@ class FedStream(Protocol):
 
     @property
     def js(self) -> FeedHost: ...
+
+    def internal_client(self) -> InternalClient:
+        """The stream's own internal client (numbered on first use)."""
+        ...
 
     def store_mirrored(self, subject: str, hdr: bytes | None, payload: bytes, seq: int, ts: int) -> bool:
         """Store the origin's message ``seq`` as ``seq``; False when the sequences no longer line up."""

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from fakejs.core.clock import Clock
 from fakejs.core.router import Router
+from fakejs.jetstream.internal_client import InternalClient
 from fakejs.jetstream.stream.batch import BatchLimits
 from fakejs.jetstream.stream.consumer_view import StreamConsumer
 from fakejs.jetstream.stream.direct import DirectHost
@@ -46,6 +47,10 @@ class StreamHost(DirectHost, Protocol):
 
     @property
     def account_name(self) -> str: ...
+
+    def account_client(self) -> InternalClient:
+        """The account's internal client (it asks an origin to delete a mirror's or source's consumer)."""
+        ...
 
     def reply_interest(self, reply: str) -> tuple[Router, str]:
         """The router and subject whose interest keeps a pull request with ``reply`` waiting."""

@@ -49,7 +49,9 @@ class Mirror:
         self.spec: dict[str, Any] = spec
         external = spec.get("external") or {}
         deliver = f"{external['deliver']}.M" if external.get("deliver") else "$JS.M"
-        self.feed = Feed(target.js, self, deliver, external.get("api", ""), durable_of(spec, mirror=True))
+        self.feed = Feed(
+            target.js, self, deliver, external.get("api", ""), durable_of(spec, mirror=True), target.internal_client
+        )
         self.transforms = feeds.transforms_of(spec, target.js.rng)
         self.direct: DirectGet | None = None
 

@@ -53,13 +53,16 @@ class Source:
         self.recreated = False
         external = spec.get("external") or {}
         deliver = f"{external['deliver']}.S" if external.get("deliver") else "$JS.S"
-        self.feed = Feed(target.js, self, deliver, external.get("api", ""), durable_of(spec, mirror=False))
+        self.feed = Feed(
+            target.js, self, deliver, external.get("api", ""), durable_of(spec, mirror=False), target.internal_client
+        )
         self.transforms = feeds.transforms_of(spec, target.js.rng)
 
     def consumer_name(self) -> str:
-        """``createSourcingConsumerHash``: the index name joins in when the origin is sourced twice."""
+        """``createSourcingConsumerHash``: a hash of the stable consumer hash (the index name joins in when the
+        origin is sourced twice), so hashed twice."""
         target = self.target
-        ident = stable_ident(target)
+        ident = ids.get_hash(stable_ident(target))
         same = [s for s in target.config["sources"] or [] if s["name"] == self.spec["name"]]
         if len(same) > 1:
             ident += f" {self.iname}"

@@ -29,6 +29,7 @@ from fakejs.gocompat.gotime import NS
 from fakejs.jetstream import advisories
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
+from fakejs.jetstream.internal_client import STREAM_KIND, InternalClient
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
 from fakejs.jetstream.stream import counter, info, publish, store_limits
 from fakejs.jetstream.stream.batch import AtomicBatches, batch_id
@@ -76,6 +77,7 @@ class Stream:
         self._transforms(config)
         self.fast = FastBatches(js.clock, js.reply, self._process, self.pub_ack, self._error_ack, js.batch_limits.fast)
         self.links = Links(self)  # its mirror or sources
+        self._internal_client: InternalClient | None = None
 
     @property
     def name(self) -> str:
@@ -84,6 +86,17 @@ class Stream:
     @property
     def clock(self) -> Clock:
         return self.js.clock
+
+    def internal_client(self) -> InternalClient:
+        """The stream's own client (nats-server's ``mset.client``): it sends its mirror's or sources' consumer
+        requests.  Numbered from the server's client ids on first use; started with the stream (or the server,
+        for a stream it loaded)."""
+        if self._internal_client is None:
+            broker = self.js.broker
+            started = max(self.created_ns, broker.started_ns)
+            cid = broker.next_client_id()
+            self._internal_client = InternalClient(STREAM_KIND, cid, started, self.js.account_name)
+        return self._internal_client
 
     def identity(self) -> str:
         """A hash of the creation time: tells a recreated stream from the old one."""
