@@ -32,10 +32,9 @@ from typing import Any
 
 import nats
 import pytest
-from nats.aio.client import Client
-from nats.aio.msg import Msg
 
 from tests.harness.cluster import interest_routed
+from tests.harness.heard import Heard
 from tests.harness.js import api
 from tests.harness.wait import WAIT, eventually
 from tests.parity.test_js_cluster import peer_of
@@ -51,39 +50,13 @@ PEER_KEYS = (["name", "current", "active", "peer"], ["name", "current", "active"
 _ID = re.compile(r"[0-9A-Za-z]{22}")
 
 
-class Watch:
-    """A client of ``n1`` that records every JetStream advisory, heard from every node."""
-
-    def __init__(self, nc: Client) -> None:
-        self.nc = nc
-        self.heard: list[Msg] = []
-
-    async def record(self, msg: Msg) -> None:
-        self.heard.append(msg)
-
-    def on(self, subject: str) -> list[dict[str, Any]]:
-        return [json.loads(m.data) for m in self.heard if m.subject == subject]
-
-    async def first(self, subject: str, timeout: float = WAIT) -> dict[str, Any]:
-        found = await eventually(
-            lambda: asyncio.sleep(0, self.on(subject)), what=f"an advisory on {subject}", timeout=timeout
-        )
-        return found[0]
-
-    async def audit_of(self, subject: str) -> dict[str, Any]:
-        def audits() -> list[dict[str, Any]]:
-            return [doc for doc in self.on(ADVISORY + "API") if doc["subject"] == subject]
-
-        return (await eventually(lambda: asyncio.sleep(0, audits()), what=f"the audit of {subject}"))[-1]
-
-
 @pytest.fixture
-async def watch(js_cluster: Cluster) -> AsyncIterator[Watch]:
+async def watch(js_cluster: Cluster) -> AsyncIterator[Heard]:
     nc = await nats.connect(js_cluster.url(0), allow_reconnect=False)
     others = [await nats.connect(js_cluster.url(i), allow_reconnect=False) for i in (1, 2)]
     try:
-        watching = Watch(nc)
-        await nc.subscribe(ADVISORY + ">", cb=watching.record)
+        watching = Heard(nc)
+        await nc.subscribe(ADVISORY + ">", cb=watching.add)
         for other in others:
             await interest_routed(other, nc)
         yield watching
@@ -138,7 +111,7 @@ def assert_audit(doc: dict[str, Any], subject: str, with_request: bool) -> None:
     assert (client["acc"], client["server"], client["cluster"], client["kind"]) == ("$G", "n1", "C", "Client")
 
 
-async def delete_advisories(cluster: Cluster, watch: Watch, name: str) -> list[dict[str, Any]]:
+async def delete_advisories(cluster: Cluster, watch: Heard, name: str) -> list[dict[str, Any]]:
     """A deleted stream's ``STREAM.DELETED`` advisory (asked after the delete's audit).
 
     nats-server 2.15.1 sends it through the deleted stream's own send queue,
@@ -152,7 +125,7 @@ async def delete_advisories(cluster: Cluster, watch: Watch, name: str) -> list[d
     return watch.on(subject)
 
 
-async def test_replicated_stream_and_consumer_elections(js_cluster: Cluster, watch: Watch) -> None:
+async def test_replicated_stream_and_consumer_elections(js_cluster: Cluster, watch: Heard) -> None:
     name = unique("A")
     nc = watch.nc
     reply = await api(nc, f"$JS.API.STREAM.CREATE.{name}", {"name": name, "subjects": [f"{name}.>"], "num_replicas": 3})
@@ -190,7 +163,7 @@ async def test_replicated_stream_and_consumer_elections(js_cluster: Cluster, wat
         assert (deleted["stream"], deleted["action"]) == (name, "delete")
 
 
-async def test_a_single_replica_stream_has_no_election(js_cluster: Cluster, watch: Watch) -> None:
+async def test_a_single_replica_stream_has_no_election(js_cluster: Cluster, watch: Heard) -> None:
     name = unique("B")
     nc = watch.nc
     await api(nc, f"$JS.API.STREAM.CREATE.{name}", {"name": name, "subjects": [f"{name}.>"], "num_replicas": 1})

@@ -36,13 +36,13 @@ from typing import Any
 import nats
 import pytest
 from nats.aio.client import Client
-from nats.aio.msg import Msg
 
 from fakejs import ServerOptions
 from fakejs.core.configfile.load import load_text
 from fakejs.targets.cluster import RealCluster
 from fakejs.targets.fake_cluster import FakeCluster
-from tests.harness.wait import WAIT, eventually
+from tests.harness.heard import Heard
+from tests.harness.wait import eventually
 from tests.parity.test_cluster_advisories import PEER_KEYS
 from tests.parity.test_js_cluster import api, create, peer_of
 
@@ -89,30 +89,6 @@ def cluster(js_cluster_kind: str, tmp_path: Path) -> Iterator[Cluster]:
         yield started
     finally:
         started.stop()
-
-
-class Heard:
-    """The JetStream advisories a system client of ``n1`` receives."""
-
-    def __init__(self, nc: Client) -> None:
-        self.nc = nc
-        self.msgs: list[Msg] = []
-
-    async def add(self, msg: Msg) -> None:
-        self.msgs.append(msg)
-
-    def on(self, subject: str) -> list[dict[str, Any]]:
-        return [json.loads(m.data) for m in self.msgs if m.subject == subject]
-
-    async def first(self, subject: str, timeout: float = WAIT) -> dict[str, Any]:
-        found = await eventually(lambda: asyncio.sleep(0, self.on(subject)), what=subject, timeout=timeout)
-        return found[0]
-
-    async def audit_of(self, subject: str) -> dict[str, Any]:
-        def audits() -> list[dict[str, Any]]:
-            return [doc for doc in self.on(ADVISORY + "API") if doc["subject"] == subject]
-
-        return (await eventually(lambda: asyncio.sleep(0, audits()), what=f"the audit of {subject}"))[-1]
 
 
 @pytest.fixture

@@ -16,15 +16,14 @@ content is compared.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import nats
 import pytest
-from nats.aio.msg import Msg
 
+from tests.harness.heard import Heard
 from tests.harness.js import api
 from tests.harness.wait import eventually
 from tests.parity.test_cluster_meta_advisories import Cluster, start
@@ -45,23 +44,6 @@ def cluster(js_cluster_kind: str, tmp_path: Path) -> Iterator[Cluster]:
         yield started
     finally:
         started.stop()
-
-
-class Heard:
-    """The quorum advisories a client of ``n1`` receives."""
-
-    def __init__(self) -> None:
-        self.msgs: list[Msg] = []
-
-    async def add(self, msg: Msg) -> None:
-        self.msgs.append(msg)
-
-    async def first(self, subject: str) -> dict[str, Any]:
-        def found() -> list[dict[str, Any]]:
-            return [json.loads(m.data) for m in self.msgs if m.subject == subject]
-
-        docs = await eventually(lambda: asyncio.sleep(0, found()), what=subject, timeout=LOST)
-        return docs[0]
 
 
 @pytest.fixture
@@ -105,17 +87,17 @@ async def test_the_survivor_announces_the_lost_quorum(cluster: Cluster, listener
     await asyncio.to_thread(cluster.kill, 1)
     await asyncio.to_thread(cluster.kill, 2)
 
-    stream = await heard_app.first(ADVISORY + "STREAM.QUORUM_LOST.Q")
+    stream = await heard_app.first(ADVISORY + "STREAM.QUORUM_LOST.Q", LOST)
     assert list(stream) == ["type", "id", "timestamp", "stream", "replicas"], stream
     assert (stream["type"], stream["stream"]) == (TYPE + "stream_quorum_lost", "Q")
     assert_replicas(stream)
-    consumer = await heard_app.first(ADVISORY + "CONSUMER.QUORUM_LOST.Q.D")
+    consumer = await heard_app.first(ADVISORY + "CONSUMER.QUORUM_LOST.Q.D", LOST)
     assert list(consumer) == ["type", "id", "timestamp", "stream", "consumer", "replicas"], consumer
     assert (consumer["type"], consumer["stream"], consumer["consumer"]) == (TYPE + "consumer_quorum_lost", "Q", "D")
     assert_replicas(consumer)
 
     for doc, subject in ((stream, "STREAM.QUORUM_LOST.Q"), (consumer, "CONSUMER.QUORUM_LOST.Q.D")):
-        copy = await heard_system.first(ADVISORY + subject)
+        copy = await heard_system.first(ADVISORY + subject, LOST)
         head = {key: doc[key] for key in ("type", "id", "timestamp")}
         rest = {key: value for key, value in doc.items() if key not in head}
         assert list(copy) == [*head, "account", *rest], copy

@@ -39,6 +39,7 @@ from nats.aio.subscription import Subscription
 
 from tests.harness.cluster import Cluster, interest_routed
 from tests.harness.wait import WAIT
+from tests.parity.test_cluster_imports import ACCOUNTS
 
 pytestmark = pytest.mark.cluster
 
@@ -233,25 +234,6 @@ async def test_accept_encoding_compresses_every_document(cluster3: Cluster, acce
     )
     assert found == expected
     await nodes.close()
-
-
-ACCOUNTS = """
-no_auth_user: probe
-accounts {
-  P { users: [{user: probe, password: probe}] }
-  A {
-    users: [{user: a, password: a}]
-    exports: [{stream: "ev.>"}, {service: "svc.>"}]
-  }
-  B {
-    users: [{user: b, password: b}]
-    imports: [
-      {stream: {account: A, subject: "ev.>"}, prefix: "from.a"}
-      {service: {account: A, subject: "svc.>"}, to: "remote.>"}
-    ]
-  }
-}
-"""
 
 
 async def test_across_accounts_and_routes(make_cluster: Any, tmp_path: Any) -> None:
