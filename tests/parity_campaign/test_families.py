@@ -180,14 +180,18 @@ PULLS = [
 
 @needs_real
 async def test_every_wide_family_runs_on_both_servers_alike() -> None:
+    """Each family once, in shapes whose outcome nats-server does not leave to its goroutines' timing.
+
+    Prioritized pulls with messages already stored (``"pending": True``) are
+    left out: nats-server may start delivering before the whole write is
+    queued (see tests/parity/test_priority_groups.py).
+    """
     app = {"account": APP, "export": "singleton"}
     ops = [
         STREAM,
         {"op": "advisories"},
         PRIORITIZED,
         {"op": "priority_pulls", "stream": "S1", "consumer": "C1", "pulls": PULLS, "subject": "a.1", "messages": 4},
-        {"op": "priority_pulls", "stream": "S1", "consumer": "C1", "pulls": PULLS, "subject": "a.1", "messages": 2,
-         "pending": True},
         {"op": "traced_publish", "subject": "a.1", "payload": "t", "headers": {"Nats-Trace-Dest": "trace.x"}},
         {"op": "consumer.create", "stream": "S1", "consumer": "C2",
          "body": {"stream_name": "S1", "config": {"durable_name": "C2", "ack_policy": "explicit"}}, **app},
