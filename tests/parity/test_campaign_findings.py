@@ -233,6 +233,21 @@ async def test_an_interest_stream_without_consumers_reports_no_source_sequence(t
     await nc.close()
 
 
+async def test_an_interest_mirror_without_consumers_keeps_nothing(target: Target) -> None:
+    """A mirrored message nobody would see is dropped at once: its sequence is used, nothing is stored."""
+    nc = await connect(target)
+    await create_stream(nc, {"name": "O", "subjects": ["a"]})
+    await nc.jetstream().publish("a", b"x")
+    await create_stream(nc, {"name": "M", "retention": "interest", "mirror": {"name": "O"}})
+
+    async def state() -> dict[str, Any]:
+        return dict((await api(nc, "$JS.API.STREAM.INFO.M"))["state"])
+
+    found = await eventually(state, lambda found: found["last_seq"] >= 1, what="the mirrored sequence")
+    assert (found["messages"], found["bytes"], found["first_seq"], found["last_seq"]) == (0, 0, 2, 1)
+    await nc.close()
+
+
 async def test_dropping_a_source_costs_one_failed_api_request(target: Target) -> None:
     """An update that removes a stream's sources is followed by one more API request, which fails."""
     nc = await connect(target)

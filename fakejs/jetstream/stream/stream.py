@@ -264,6 +264,10 @@ class Stream:
             if store.msgs:
                 return False
             store.skip_to(seq)
+        if self.config["retention"] == "interest" and not self.has_interest(subject):
+            store.skip_to(seq + 1)  # nobody would ever see it: the sequence is used, nothing is stored
+            store.last_ts = ts
+            return True
         try:
             ttl = publish.message_ttl(self.config, hdr)[0] if hdr and self.config["allow_msg_ttl"] else 0
             self._fresh.append(self._store(subject, hdr, payload, ttl, False, ts))
