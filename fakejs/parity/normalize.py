@@ -40,6 +40,7 @@ SERVER_KEYS = frozenset({"leader", "server", "server_id", "server_name", "peer"}
 # Message headers whose values are timestamps.
 TIME_HEADERS = frozenset({"Nats-Time-Stamp"})
 ZERO_TIME = "0001-01-01T00:00:00Z"
+_SOURCING_NAME = re.compile(r"JS_SRC_[0-9A-Za-z]{8}-[0-9A-Za-z]{8}")
 _RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
 
 
@@ -53,7 +54,9 @@ def normalize(value: Any) -> Any:
     sorted.  The configured ``sources`` keep their order.  A sourcing
     consumer's ``deliver_subject`` ends in a random token the server makes up
     (``$JS.M.<inbox>``), and so does the last token of a copied message's
-    ``Nats-Stream-Source`` header (the origin's identity, ``<ident>``).
+    ``Nats-Stream-Source`` header (the origin's identity, ``<ident>``), and
+    the name of a sourcing consumer the origin creates: nats-server appends a
+    random suffix to the stable ``JS_SRC_<hash>`` (``-<suffix>``).
     """
     if isinstance(value, dict):
         out: dict[str, Any] = {}
@@ -66,6 +69,8 @@ def normalize(value: Any) -> Any:
                 out[key] = _stored_headers(item)
             elif key == "deliver_subject" and value.get("sourcing") is True and isinstance(item, str):
                 out[key] = item.rsplit(".", 1)[0] + ".<inbox>"
+            elif key == "name" and isinstance(item, str) and _SOURCING_NAME.fullmatch(item):
+                out[key] = item.rsplit("-", 1)[0] + "-<suffix>"
             elif key == "active" and isinstance(item, int) and not isinstance(item, bool):
                 out[key] = (item > 0) - (item < 0)
             elif key == "sources" and _link_infos(item):
@@ -84,16 +89,25 @@ def _link_infos(value: Any) -> bool:
 
 
 def normalize_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
-    """Message headers with timestamp values and the origin's identity in ``Nats-Stream-Source`` replaced."""
+    """Message headers with timestamp values, the origin's identity in ``Nats-Stream-Source`` and pin ids replaced.
+
+    A pinned client's ``Nats-Pin-Id`` is a unique id each server makes up
+    (a NUID, 22 characters): only its shape is compared.
+    """
     if not headers:
         return None
     out = {key: ("<ts>" if key in TIME_HEADERS else value) for key, value in headers.items()}
+    pin = out.get(PIN_HEADER)
+    if pin is not None and _NUID.fullmatch(pin):
+        out[PIN_HEADER] = "<pin>"
     if SOURCE_HEADER in out:
         out[SOURCE_HEADER] = _source_header(out[SOURCE_HEADER])
     return out
 
 
 SOURCE_HEADER = "Nats-Stream-Source"
+PIN_HEADER = "Nats-Pin-Id"
+_NUID = re.compile(r"[0-9A-Za-z]{22}")
 _SOURCE_LINE = re.compile(rb"(\r\nNats-Stream-Source: (?:\S+ ){5})\S+\r\n")
 
 

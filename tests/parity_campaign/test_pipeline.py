@@ -198,6 +198,18 @@ def test_normalisation_keeps_only_the_sign_of_link_activity_and_sorts_source_inf
 def test_normalisation_replaces_the_origin_identity_of_copied_messages() -> None:
     source = "KV_b 1 > > $KV.b.k1 Ykdn5VOQ"
     assert normalize_headers({"Nats-Stream-Source": source}) == {"Nats-Stream-Source": "KV_b 1 > > $KV.b.k1 <ident>"}
+
+
+def test_a_sourcing_consumers_random_suffix_is_masked() -> None:
+    reply = {"name": "JS_SRC_lZjO0cHx-J7UEReGP", "config": {"name": "JS_SRC_lZjO0cHx-J7UEReGP"}}
+    masked = {"name": "JS_SRC_lZjO0cHx-<suffix>", "config": {"name": "JS_SRC_lZjO0cHx-<suffix>"}}
+    assert normalize(reply) == masked
+    assert normalize({"name": "JS_SRC_lZjO0cHx"}) == {"name": "JS_SRC_lZjO0cHx"}
+
+
+def test_a_pin_id_is_compared_by_its_shape() -> None:
+    assert normalize_headers({"Nats-Pin-Id": "qE1qKD1AKYnQuunPiayEiW"}) == {"Nats-Pin-Id": "<pin>"}
+    assert normalize_headers({"Nats-Pin-Id": "not-a-nuid"}) == {"Nats-Pin-Id": "not-a-nuid"}
     block = b"NATS/1.0\r\nNats-Stream-Source: KV_b 1 > > $KV.b.k1 Vq78QxqS\r\nX: 1\r\n\r\n"
     hdrs = normalize({"hdrs": base64.b64encode(block).decode()})["hdrs"]
     assert base64.b64decode(hdrs) == b"NATS/1.0\r\nNats-Stream-Source: KV_b 1 > > $KV.b.k1 <ident>\r\nX: 1\r\n\r\n"
