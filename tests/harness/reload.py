@@ -22,10 +22,11 @@ def start(kind: str, config: str, tmp_path: Path) -> ServerProcess:
     return ServerProcess(command=server_command(kind), config="port: -1\n" + config, store_dir=str(store)).start()
 
 
-def rewrite(server: ServerProcess, config: str) -> None:
+def rewrite(server: ServerProcess, config: str, port: int = -1) -> None:
+    """The server's configuration file becomes ``config`` on ``port`` (a free one by default)."""
     path = os.path.join(server.store_dir, "nats-server.conf")
     with open(path, "w") as handle:
-        handle.write("port: -1\n" + config)
+        handle.write(f"port: {port}\n" + config)
 
 
 def hangup(server: ServerProcess) -> None:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import signal
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,6 +21,7 @@ import pytest
 
 from fakejs.targets import ServerProcess
 from tests.harness.raw import RawClient
+from tests.harness.reload import DONE, FAILED, hangup, logged, rewrite, start
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, server_command
 from tests.harness.wait import WAIT, eventually
 
@@ -52,32 +51,6 @@ authorization {
 
 NEW_PASSWORD = USERS.replace("password: pb", "password: pc")
 
-DONE = "Reloaded server configuration"
-
-
-def _start(kind: str, config: str, tmp_path: Path) -> ServerProcess:
-    store = tmp_path / kind
-    store.mkdir()
-    return ServerProcess(command=server_command(kind), config="port: -1\n" + config, store_dir=str(store)).start()
-
-
-def _rewrite(server: ServerProcess, config: str) -> None:
-    path = os.path.join(server.store_dir, "nats-server.conf")
-    with open(path, "w") as handle:
-        handle.write(config)
-
-
-def _hangup(server: ServerProcess) -> None:
-    assert server.process is not None
-    os.kill(server.process.pid, signal.SIGHUP)
-
-
-async def _logged(server: ServerProcess, text: str) -> str:
-    async def log() -> str:
-        return server.log_text(since_start=True)
-
-    return await eventually(log, lambda value: text in value, what=repr(text))
-
 
 async def _login(server: ServerProcess, user: str, password: str) -> RawClient:
     client = await RawClient.connect("127.0.0.1", server.port)
@@ -89,7 +62,7 @@ async def _login(server: ServerProcess, user: str, password: str) -> RawClient:
 
 @pytest.fixture(params=TARGETS)
 async def users_server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ServerProcess]:
-    server = _start(request.param, USERS, tmp_path)
+    server = start(request.param, USERS, tmp_path)
     try:
         yield server
     finally:
@@ -102,9 +75,9 @@ async def test_removed_user_is_closed_and_a_revoked_subscription_removed(users_s
     await alice.send(b"SUB a.x 1\r\nSUB b.x 2\r\nPING\r\n")
     await alice.read_until(b"PONG\r\n")
     alice.received.clear()
-    _rewrite(users_server, "port: -1\n" + FEWER_USERS)
-    _hangup(users_server)
-    log = await _logged(users_server, DONE)
+    rewrite(users_server, FEWER_USERS)
+    hangup(users_server)
+    log = await logged(users_server, DONE)
     assert await bob.wait_closed() and bytes(bob.received) == b""
     error = b'-ERR \'Permissions Violation for Subscription to "b.x" (sid "2")\'\r\n'
     assert (await alice.read_until(error)).endswith(error)
@@ -128,9 +101,9 @@ async def test_removed_user_is_closed_and_a_revoked_subscription_removed(users_s
 
 async def test_changed_password_is_an_authorization_violation(users_server: ServerProcess) -> None:
     bob = await _login(users_server, "bob", "pb")
-    _rewrite(users_server, "port: -1\n" + NEW_PASSWORD)
-    _hangup(users_server)
-    log = await _logged(users_server, DONE)
+    rewrite(users_server, NEW_PASSWORD)
+    hangup(users_server)
+    log = await logged(users_server, DONE)
     assert await bob.wait_closed()
     assert bytes(bob.received) == b"-ERR 'Authorization Violation'\r\n"
     assert '"$G/user:bob" - authentication error - User "bob"' in log
@@ -144,28 +117,28 @@ async def test_nats_py_client_of_a_removed_user_is_disconnected(users_server: Se
         closed.set()
 
     nc = await nats.connect(users_server.url, user="bob", password="pb", allow_reconnect=False, closed_cb=on_closed)
-    _rewrite(users_server, "port: -1\n" + FEWER_USERS)
-    _hangup(users_server)
-    await _logged(users_server, DONE)
+    rewrite(users_server, FEWER_USERS)
+    hangup(users_server)
+    await logged(users_server, DONE)
     await asyncio.wait_for(closed.wait(), WAIT)
     assert nc.is_closed
 
 
 @pytest.mark.parametrize("kind", TARGETS)
 async def test_port_change_is_refused_and_the_old_configuration_kept(kind: str, tmp_path: Path) -> None:
-    server = _start(kind, USERS, tmp_path)
+    server = start(kind, USERS, tmp_path)
     try:
         bob = await _login(server, "bob", "pb")
         port = server.port
         other = port + 1 if port < 65535 else port - 1
-        _rewrite(server, f"port: {other}\n" + FEWER_USERS)
+        rewrite(server, FEWER_USERS, port=other)
         assert server.process is not None
         sent = subprocess.run(
             [*server_command(kind), "--signal", f"reload={server.process.pid}"], check=False, capture_output=True
         )
         assert (sent.returncode, sent.stdout, sent.stderr) == (0, b"", b"")
         refusal = f"[ERR] Failed to reload server configuration: config reload not supported for Port: old={port}, new={other}"
-        log = await _logged(server, refusal)
+        log = await logged(server, refusal)
         assert "Reloaded" not in log
         await bob.send(b"PING\r\n")  # bob is still a user: nothing was applied
         assert await bob.read_until(b"PONG\r\n") == b"PONG\r\n"
@@ -197,16 +170,16 @@ system_account: SYS
 @pytest.mark.parametrize("kind", TARGETS)
 async def test_system_account_reload_request(kind: str, tmp_path: Path) -> None:
     """$SYS.REQ.SERVER.<id>.RELOAD: the envelope without data; a refused reload answers its error (code 500)."""
-    server = _start(kind, SYSTEM, tmp_path)
+    server = start(kind, SYSTEM, tmp_path)
     try:
         nc = await nats.connect(f"nats://admin:s@127.0.0.1:{server.port}")
         ping = await nc.request("$SYS.REQ.SERVER.PING.IDZ", b"", timeout=WAIT)
         subject = f"$SYS.REQ.SERVER.{json.loads(ping.data)['id']}.RELOAD"
         answer = json.loads((await nc.request(subject, b"", timeout=WAIT)).data)
         assert sorted(answer) == ["server"]
-        await _logged(server, DONE)
+        await logged(server, DONE)
         port = server.port
-        _rewrite(server, f"port: {port + 1 if port < 65535 else port - 1}\n" + SYSTEM)
+        rewrite(server, SYSTEM, port=port + 1 if port < 65535 else port - 1)
         answer = json.loads((await nc.request(subject, b"", timeout=WAIT)).data)
         assert sorted(answer) == ["error", "server"]
         assert answer["error"] == {
@@ -221,12 +194,12 @@ async def test_system_account_reload_request(kind: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", TARGETS)
 async def test_lower_max_connections_closes_the_clients_beyond_it(kind: str, tmp_path: Path) -> None:
-    server = _start(kind, USERS, tmp_path)
+    server = start(kind, USERS, tmp_path)
     try:
         clients = [await _login(server, "alice", "pa"), await _login(server, "bob", "pb")]
-        _rewrite(server, "port: -1\nmax_connections: 1\n" + USERS)
-        _hangup(server)
-        log = await _logged(server, DONE)
+        rewrite(server, "max_connections: 1\n" + USERS)
+        hangup(server)
+        log = await logged(server, DONE)
         assert "[INF] Closed 1 connections to fall within max_connections\n" in log
         assert log.index("Closed 1 connections") < log.index("Reloaded: max_connections = 1")
         for client in clients:
@@ -242,16 +215,16 @@ async def test_lower_max_connections_closes_the_clients_beyond_it(kind: str, tmp
 
 @pytest.mark.parametrize("kind", TARGETS)
 async def test_trace_turned_on_traces_a_connected_client(kind: str, tmp_path: Path) -> None:
-    server = _start(kind, USERS, tmp_path)
+    server = start(kind, USERS, tmp_path)
     try:
         alice = await _login(server, "alice", "pa")
-        _rewrite(server, "port: -1\ntrace: true\n" + USERS)
-        _hangup(server)
-        log = await _logged(server, DONE)
+        rewrite(server, "trace: true\n" + USERS)
+        hangup(server)
+        log = await logged(server, DONE)
         assert "[INF] Reloaded: trace = true\n" in log
         await alice.send(b"PING\r\n")
         await alice.read_until(b"PONG\r\n")
-        log = await _logged(server, '"$G/user:alice" - ->> [PONG]')
+        log = await logged(server, '"$G/user:alice" - ->> [PONG]')
         assert re.search(r'\[TRC\] 127\.0\.0\.1:\d+ - cid:\d+ - "\$G/user:alice" - <<- \[PING\]\n', log)
         await alice.close()
     finally:
@@ -260,10 +233,10 @@ async def test_trace_turned_on_traces_a_connected_client(kind: str, tmp_path: Pa
 
 @pytest.mark.parametrize("kind", TARGETS)
 async def test_an_unchanged_file_reloads_the_users_and_accounts(kind: str, tmp_path: Path) -> None:
-    server = _start(kind, "", tmp_path)
+    server = start(kind, "", tmp_path)
     try:
-        _hangup(server)
-        log = await _logged(server, DONE)
+        hangup(server)
+        log = await logged(server, DONE)
         assert re.findall(r"\[INF\] (Reloaded.*)\n", log)[:2] == ["Reloaded: authorization users", "Reloaded: accounts"]
         assert len(re.findall(r"\[INF\] Reloaded", log)) == 3
     finally:
@@ -282,14 +255,14 @@ REFUSED_FILES = {
 async def test_a_file_that_cannot_be_reloaded_keeps_the_running_configuration(
     kind: str, name: str, tmp_path: Path
 ) -> None:
-    server = _start(kind, USERS, tmp_path)
+    server = start(kind, USERS, tmp_path)
     try:
         bob = await _login(server, "bob", "pb")
         added, error = REFUSED_FILES[name]
-        _rewrite(server, "port: -1\n" + added)
-        _hangup(server)
-        log = await _logged(server, "[ERR] Failed to reload server configuration: ")
-        line = log.split("[ERR] Failed to reload server configuration: ", 1)[1].splitlines()[0]
+        rewrite(server, added)
+        hangup(server)
+        log = await logged(server, FAILED)
+        line = log.split(FAILED, 1)[1].splitlines()[0]
         assert line.startswith(error) if name == "parse_error" else line.endswith(error), line
         await bob.send(b"PING\r\n")
         assert await bob.read_until(b"PONG\r\n") == b"PONG\r\n"
@@ -301,11 +274,11 @@ async def test_a_file_that_cannot_be_reloaded_keeps_the_running_configuration(
 @pytest.mark.parametrize("kind", TARGETS)
 async def test_a_new_jetstream_store_directory_is_refused(kind: str, tmp_path: Path) -> None:
     first, second = tmp_path / f"{kind}-js1", tmp_path / f"{kind}-js2"
-    server = _start(kind, f'jetstream {{ store_dir: "{first}" }}\n', tmp_path)
+    server = start(kind, f'jetstream {{ store_dir: "{first}" }}\n', tmp_path)
     try:
-        _rewrite(server, f'port: -1\njetstream {{ store_dir: "{second}" }}\n')
-        _hangup(server)
-        await _logged(server, "[ERR] Failed to reload server configuration: ")
+        rewrite(server, f'jetstream {{ store_dir: "{second}" }}\n')
+        hangup(server)
+        await logged(server, FAILED)
         log = server.log_text(since_start=True)
         assert (
             "[ERR] Failed to reload server configuration: config reload not supported for jetstream storage directory\n"
@@ -318,7 +291,7 @@ async def test_a_new_jetstream_store_directory_is_refused(kind: str, tmp_path: P
 @pytest.mark.parametrize("kind", TARGETS)
 async def test_signal_names_the_server_by_its_pid_file(kind: str, tmp_path: Path) -> None:
     pid_file = tmp_path / f"{kind}.pid"
-    server = _start(kind, f'pid_file: "{pid_file}"\n', tmp_path)
+    server = start(kind, f'pid_file: "{pid_file}"\n', tmp_path)
     try:
 
         async def written() -> bool:
@@ -327,6 +300,6 @@ async def test_signal_names_the_server_by_its_pid_file(kind: str, tmp_path: Path
         await eventually(written, what="the pid file")
         sent = subprocess.run([*server_command(kind), "-sl", f"reload={pid_file}"], check=False, capture_output=True)
         assert (sent.returncode, sent.stderr) == (0, b"")
-        await _logged(server, DONE)
+        await logged(server, DONE)
     finally:
         server.stop()
