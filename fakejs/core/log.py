@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import time
 
@@ -60,8 +61,33 @@ class RepeatFilter:
         return True
 
 
+# A byte that was not UTF-8, kept by ``surrogateescape`` as a lone surrogate.
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+
+
+class UndecodableBytesFilter(logging.Filter):
+    """Writes a subject's undecodable bytes as ``\\xNN`` in the line's text.
+
+    Subjects keep such bytes as lone surrogates (``surrogateescape``); a
+    record holding one cannot be encoded as UTF-8, so any handler that
+    serialises it (a test runner shipping captured logs between processes,
+    a UTF-8 stream) would fail on it.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if not text.isascii() and _UNDECODABLE.search(text):
+            record.msg = _UNDECODABLE.sub(lambda found: "\\x%02x" % (ord(found.group()) - 0xDC00), text)
+            record.args = None
+        return True
+
+
 def get_logger(name: str = "fakejs") -> logging.Logger:
     return logging.getLogger(name)
+
+
+if not any(isinstance(installed, UndecodableBytesFilter) for installed in get_logger().filters):
+    get_logger().addFilter(UndecodableBytesFilter())
 
 
 def configure(debug: bool = False, trace: bool = False, log_file: str = "") -> None:

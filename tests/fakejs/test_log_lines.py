@@ -383,6 +383,8 @@ TRACED = (
     b'PUB a.x reply.x 5\r\n"q"\x00\xff\r\n'
     b"HPUB a.h 20 25\r\nNATS/1.0\r\nKey: v\r\n\r\nhello\r\n"
     b"UNSUB 10 1\r\n"
+    b"SUB s.\xff 13\r\n"  # a subject byte that is not UTF-8: written as \xff
+    b"PUB s.\xff 1\r\n!\r\n"
     b"PUB b 0\r\n\r\n"
     b"UNSUB 9 \r\n"
     b"PING\r\n",
@@ -422,7 +424,7 @@ async def test_trace_lines_match(pairs, flags: list[str], config: str) -> None:
     fake, real = await pair.start()
     until = ((b"PONG\r\n", 2), (b"MSG _INBOX.1 ", 1))
     replies = await asyncio.gather(*(converse(server.port, *TRACED, until=until) for server in (fake, real)))
-    assert replies[0].count(b"\r\nMSG ") + replies[0].count(b"\r\nHMSG ") == 5, replies[0]
+    assert replies[0].count(b"\r\nMSG ") + replies[0].count(b"\r\nHMSG ") == 6, replies[0]
     for server in (fake, real):
         await server.wait_for_text("<-> [DELSUB 12]")
     fake_lines, real_lines = await pair.stop()
