@@ -4,19 +4,20 @@
 request, checks ``Nats-Required-Api-Level``, runs the handler with the
 subject's named tokens and writes the reply: ``type`` first, then either
 the handler's fields or ``error`` plus the fields nats-server always
-includes for that response type.  It counts API calls and errors for
-``$JS.API.INFO`` and has the audit advisory sent
+includes for that response type (the route's ``error_extras``).  It counts
+API calls and errors for ``$JS.API.INFO`` and has the audit advisory sent
 (:func:`~fakejs.jetstream.advisories.api_audit`).  A request its API queue
-limit drops (:mod:`~fakejs.jetstream.api.queue_limits`) gets no answer.  Requests a consumer hands
-over (see :data:`~fakejs.jetstream.api.routes.ROUTES`) are answered here too.
-The route table, and with it every handler and the domain they call, is
-imported by the first request: a server that starts with JetStream but
-serves no ``$JS.API`` request never pays for it.
+limit drops (:mod:`~fakejs.jetstream.api.queue_limits`) gets no answer.
+Requests a consumer hands over (see :data:`~fakejs.jetstream.api.routes.ROUTES`)
+are answered here too.  The route table, and with it every handler and the
+domain they call, is imported by the first request: a server that starts
+with JetStream but serves no ``$JS.API`` request never pays for it.
 
 nats-server imports every ``$JS.API.>`` request into its system account,
 where an unknown subject is dropped without a reply -- except Direct Get
 and ``CONSUMER.MSG.NEXT``, which only the stream or consumer itself
-answers, so a missing one yields "no responders".
+answers (the prefixes their rows decline), so a missing one yields "no
+responders".
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ class JetStreamApi:
         """The route table (:data:`~fakejs.jetstream.api.routes.ROUTES` unless given), its asset answers registered."""
         table = self._table
         if table is None:
+            # Imported here, by the first request: a server that never serves one never loads the
+            # handlers and the domain they call (start-up time).
             from fakejs.jetstream.api.routes import ROUTES
 
             table = self._table = ROUTES
