@@ -43,6 +43,7 @@ from fakejs.jetstream.api.table import Route, RouteTable
 # nats-server's ``ApiPaged``: the paging fields a list reply carries, errors included.
 PAGED = {"total": 0, "offset": 0, "limit": 0}
 NO_CONSUMERS = {**PAGED, "consumers": []}
+ZERO_TIME = "0001-01-01T00:00:00Z"  # Go's zero ``time.Time``
 # nats-server's import lets these through to the stream's or consumer's own subscription.
 DIRECT_GET_PREFIX = "$JS.API.DIRECT.GET"  # ``jsDirectGetPre``
 NEXT_PREFIX = "$JS.API.CONSUMER.MSG.NEXT."  # ``jsRequestNextPre``
@@ -93,7 +94,7 @@ ROUTES = RouteTable(
         Route("$JS.API.CONSUMER.LIST.{stream}", "consumer_list_response", consumers.listing, error_extras=NO_CONSUMERS, info_queue=True),
         Route(
             "$JS.API.CONSUMER.PAUSE.{stream}.{consumer}", "consumer_pause_response", consumers.pause,
-            error_extras={"paused": False, "pause_until": "0001-01-01T00:00:00Z"},
+            error_extras={"paused": False, "pause_until": ZERO_TIME},
         ),
         Route("$JS.API.CONSUMER.UNPIN.{stream}.{consumer}", "consumer_unpin_response", consumers.unpin),
         Route("$JS.API.CONSUMER.LEADER.STEPDOWN.{stream}.{consumer}", "consumer_leader_stepdown_response", leaders.consumer_stepdown, level_first=False),
