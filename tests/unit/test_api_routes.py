@@ -1,5 +1,10 @@
 """The ``$JS.API`` route table: every subject nats-server 2.15 answers resolves to the right route.
 
+The rows are checked against each other: who serves a row and its handler
+agree, rows of one response type carry the same facts, error fields are Go
+zero values, info requests go to the info queue, no row or declined prefix
+shadows another.
+
 The subjects are those of the inventory of nats-server's API
 (``$JS.API.INFO`` ... ``CONSUMER.PEER.EVACUATE``); the system-account-only
 ones (``META``, ``SERVER``, ``ACCOUNT``) are not routed, as in an ordinary
@@ -10,6 +15,7 @@ and a manual clock: no sockets.
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from collections.abc import Iterator
 from typing import Any
@@ -210,6 +216,93 @@ def test_a_pattern_names_its_tokens_and_matches_like_a_subscription() -> None:
     assert route.subject == "$JS.API.X.*.>"
     assert route.response == "io.nats.jetstream.api.v1.x_response"
     assert route.bind("$JS.API.X.S.a.b.c") == {"stream": "S", "rest": "a.b.c"}
+
+
+# -- the rows agree with each other -------------------------------------------------------------------
+
+GO_ZERO_VALUES = (0, False, None, [], "0001-01-01T00:00:00Z")  # the last: Go's zero time.Time
+ROUTED_BY_TYPE = {route.response_type: route for route in ROUTES.routes if route.response_type}
+
+
+def _subject_of(route: Route) -> str:
+    """A subject the row's pattern matches: ``T`` for a token, ``a.b`` for the rest of the subject."""
+    return re.sub(r"\{\w+\.\.\.\}", "a.b", re.sub(r"\{\w+\}", "T", route.pattern))
+
+
+@pytest.mark.parametrize("route", ROUTES.routes, ids=lambda route: route.pattern)
+def test_every_row_answers_its_own_subjects_alone(route: Route) -> None:
+    subject = _subject_of(route)
+    assert ROUTES.find(subject) is route  # no other row overlaps it
+    assert ROUTES.declines(subject) == bool(route.declined_prefix)  # no declined prefix shadows another row
+
+
+@pytest.mark.parametrize("route", ROUTES.routes, ids=lambda route: route.pattern)
+def test_who_serves_a_row_matches_its_handler(route: Route) -> None:
+    if route.served_by == "api":
+        assert route.handler is not None and route.response_type
+        assert not route.asset_request and not route.declined_prefix
+    elif route.asset_request:  # handed over by the asset, answered by the handler
+        assert route.handler is not None and route.response_type
+        assert not route.declined_prefix
+    else:  # answered by the asset itself, with status messages: nothing for the dispatcher to know
+        assert route.handler is None and route.response_type == ""
+        assert route.pattern.startswith(route.declined_prefix) and route.declined_prefix
+        assert (route.error_extras, route.info_queue, route.offline_answer, route.proposed) == ({}, False, False, "")
+
+
+@pytest.mark.parametrize("route", ROUTES.routes, ids=lambda route: route.pattern)
+def test_rows_of_one_response_type_agree(route: Route) -> None:
+    if not route.response_type:
+        return
+    first = ROUTED_BY_TYPE[route.response_type]
+    facts = ("error_extras", "info_queue", "offline_answer", "proposed")
+    assert [getattr(route, name) for name in facts] == [getattr(first, name) for name in facts]
+    assert route.served_by == first.served_by
+
+
+@pytest.mark.parametrize("route", ROUTED_BY_TYPE.values(), ids=lambda route: route.response_type)
+def test_error_extras_are_go_zero_values_after_type_and_error(route: Route) -> None:
+    assert not {"type", "error"} & set(route.error_extras)
+    assert all(
+        value in GO_ZERO_VALUES and type(value) in (int, bool, type(None), list, str)
+        for value in route.error_extras.values()
+    )
+    paged = route.response_type.endswith(("_names_response", "_list_response"))
+    if paged or route.response_type == "stream_info_response":  # nats-server's ApiPaged comes first
+        assert list(route.error_extras)[:3] == ["total", "offset", "limit"]
+    with pytest.raises(TypeError):
+        route.error_extras["more"] = 0  # type: ignore[index]
+
+
+@pytest.mark.parametrize("route", ROUTED_BY_TYPE.values(), ids=lambda route: route.response_type)
+def test_info_lists_and_names_go_to_the_info_queue(route: Route) -> None:
+    assert route.info_queue == route.response_type.endswith(("info_response", "_names_response", "_list_response"))
+
+
+@pytest.mark.parametrize("route", ROUTES.routes, ids=lambda route: route.pattern)
+def test_cluster_facts_need_a_stream(route: Route) -> None:
+    named = route.bind(_subject_of(route))
+    if route.offline_answer or route.proposed:
+        assert "stream" in named
+    if route.offline_answer:  # an "offline" answer is about one asset: the info of a stream or consumer
+        assert route.info_queue and not route.proposed
+    if route.proposed == "replicated":  # only a stream's replica count decides
+        assert "consumer" not in named
+
+
+@pytest.mark.parametrize(
+    ("subject", "declined"),
+    [
+        ("$JS.API.DIRECT.GET", True),  # nats-server's ``jsDirectGetPre`` has no trailing dot
+        ("$JS.API.DIRECT.GET.S1.a.b", True),
+        ("$JS.API.CONSUMER.MSG.NEXT.S1", True),  # no row, still left to the consumer
+        ("$JS.API.CONSUMER.MSG.NEXT", False),
+        ("$JS.API.CONSUMER.RESET.S1.C1", False),  # handed over, never declined
+        ("$JS.API.STREAM.INFO.S1", False),
+    ],
+)
+def test_declined_prefixes(subject: str, declined: bool) -> None:
+    assert ROUTES.declines(subject) is declined
 
 
 # -- the dispatcher, on a JetStream without sockets ---------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakejs.core.router import Router, Subscription
-from fakejs.jetstream.api.dispatch import DECLINED_PREFIXES, encode, error_doc
+from fakejs.jetstream.api.dispatch import encode, error_doc
 from fakejs.jetstream.errors import api_error
 
 
@@ -23,7 +23,7 @@ def serve_disabled(router: Router) -> Subscription:
     error = api_error("JSNotEnabledForAccountErr")
 
     def answer(subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
-        if subject.startswith(DECLINED_PREFIXES):
+        if ROUTES.declines(subject):
             return False
         route = ROUTES.find(subject)
         if route is None:

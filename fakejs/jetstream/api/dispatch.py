@@ -4,19 +4,20 @@
 request, checks ``Nats-Required-Api-Level``, runs the handler with the
 subject's named tokens and writes the reply: ``type`` first, then either
 the handler's fields or ``error`` plus the fields nats-server always
-includes for that response type.  It counts API calls and errors for
-``$JS.API.INFO`` and has the audit advisory sent
+includes for that response type (the route's ``error_extras``).  It counts
+API calls and errors for ``$JS.API.INFO`` and has the audit advisory sent
 (:func:`~fakejs.jetstream.advisories.api_audit`).  A request its API queue
-limit drops (:mod:`~fakejs.jetstream.api.queue_limits`) gets no answer.  Requests a consumer hands
-over (see :data:`~fakejs.jetstream.api.routes.ROUTES`) are answered here too.
-The route table, and with it every handler and the domain they call, is
-imported by the first request: a server that starts with JetStream but
-serves no ``$JS.API`` request never pays for it.
+limit drops (:mod:`~fakejs.jetstream.api.queue_limits`) gets no answer.
+Requests a consumer hands over (see :data:`~fakejs.jetstream.api.routes.ROUTES`)
+are answered here too.  The route table, and with it every handler and the
+domain they call, is imported by the first request: a server that starts
+with JetStream but serves no ``$JS.API`` request never pays for it.
 
 nats-server imports every ``$JS.API.>`` request into its system account,
 where an unknown subject is dropped without a reply -- except Direct Get
 and ``CONSUMER.MSG.NEXT``, which only the stream or consumer itself
-answers, so a missing one yields "no responders".
+answers (the prefixes their rows decline), so a missing one yields "no
+responders".
 """
 
 from __future__ import annotations
@@ -36,46 +37,14 @@ if TYPE_CHECKING:
     from fakejs.jetstream.consumer.consumer import Consumer
     from fakejs.jetstream.errors import ApiError
 
-# nats-server's ``jsDirectGetPre`` and ``jsRequestNextPre``: its API import lets these
-# through to the stream's or consumer's own subscription.
-DECLINED_PREFIXES = ("$JS.API.DIRECT.GET", "$JS.API.CONSUMER.MSG.NEXT.")
-
-# Fields nats-server marshals alongside "error" for each response type
-# (the non-pointer, non-omitempty fields of the response struct).
-ERROR_EXTRAS: dict[str, dict[str, Any]] = {
-    "stream_info_response": {"total": 0, "offset": 0, "limit": 0},
-    "stream_names_response": {"total": 0, "offset": 0, "limit": 0, "streams": None},
-    "stream_list_response": {"total": 0, "offset": 0, "limit": 0, "streams": []},
-    "stream_purge_response": {"purged": 0},
-    "consumer_names_response": {"total": 0, "offset": 0, "limit": 0, "consumers": []},
-    "consumer_list_response": {"total": 0, "offset": 0, "limit": 0, "consumers": []},
-    "consumer_pause_response": {"paused": False, "pause_until": "0001-01-01T00:00:00Z"},
-    "consumer_reset_response": {"reset_seq": 0},
-}
-
-
-# The requests a cluster answers "offline" for an asset whose server shut down in order.
-OFFLINE_ANSWERED = frozenset({"stream_info_response", "consumer_info_response"})
-
-# The requests a cluster carries out through its meta layer (and a replicated stream's purge):
-# nats-server answers them where they were proposed, and its audit advisory leaves the request out.
-PROPOSED = frozenset(
-    {
-        "stream_create_response",
-        "stream_update_response",
-        "stream_delete_response",
-        "consumer_create_response",
-        "consumer_delete_response",
-    }
-)
-
 
 def encode(doc: dict[str, Any]) -> bytes:
     return dumps(doc).encode()
 
 
 def error_doc(route: Route, error: ApiError) -> dict[str, Any]:
-    return {"type": route.response, "error": error.to_dict(), **ERROR_EXTRAS.get(route.response_type, {})}
+    """An error reply: ``type``, ``error``, then the fields the route's response type always has."""
+    return {"type": route.response, "error": error.to_dict(), **route.error_extras}
 
 
 class JetStreamApi:
@@ -93,6 +62,8 @@ class JetStreamApi:
         """The route table (:data:`~fakejs.jetstream.api.routes.ROUTES` unless given), its asset answers registered."""
         table = self._table
         if table is None:
+            # Imported here, by the first request: a server that never serves one never loads the
+            # handlers and the domain they call (start-up time).
             from fakejs.jetstream.api.routes import ROUTES
 
             table = self._table = ROUTES
@@ -119,14 +90,15 @@ class JetStreamApi:
 
     def dispatch(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
         """Every ``$JS.API.>`` message; False means "not mine" (no-responders may follow)."""
-        if subject.startswith(DECLINED_PREFIXES):
+        table = self.table
+        if table.declines(subject):
             return False
-        route = self.table.find(subject)
+        route = table.find(subject)
         if route is None or route.served_by != "api":
             return True  # swallowed, like the system account's import does
         from fakejs.jetstream.api.request import Request
 
-        dropped = queue_limits.dropped(self.js.broker, route.response_type)
+        dropped = queue_limits.dropped(self.js.broker, route.info_queue)
         if dropped:
             advisories.api_limit_reached(self.js, dropped, origin)
             return True
@@ -146,7 +118,7 @@ class JetStreamApi:
         stream, consumer = tokens.get("stream", ""), tokens.get("consumer", "")
         if self.js.online(stream, consumer):
             return False
-        if route.response_type in OFFLINE_ANSWERED and self.js.known_offline(stream, consumer):
+        if route.offline_answer and self.js.known_offline(stream, consumer):
             from fakejs.jetstream.errors import api_error
 
             offline = api_error("JSConsumerOfflineErr" if consumer else "JSStreamOfflineErr")
@@ -226,14 +198,12 @@ class JetStreamApi:
         return group.leader if group is not None else ""
 
     def _proposed(self, route: Route, request: Request) -> bool:
-        """Whether a cluster carried the request out as a proposal (see :data:`PROPOSED`)."""
+        """Whether a cluster carried the request out as a proposal (the route's ``proposed``)."""
         clustered = self.js.clustered
-        if clustered is None:
+        if clustered is None or not route.proposed:
             return False
-        if route.response_type in PROPOSED:
+        if route.proposed == "always":
             return True
-        if route.response_type != "stream_purge_response":
-            return False
         group = clustered.stream_group(route.bind(request.subject).get("stream", ""))
         return group is not None and len(group.replicas) > 1
 

@@ -1,11 +1,12 @@
 """nats-server's JetStream API queue limits (``jetstream { request_queue_limit, info_queue_limit }``).
 
 nats-server hands every ``$JS.API`` request it serves to one of two queues
-(the info queue for account, stream and consumer info, names and lists; the
-request queue for the rest) and, when the queue holds as many requests as
-its limit after the push, drops them all: no reply, no audit, the warning
-``JetStream API queue limit reached, dropping N requests`` (``JetStream API
-info queue ...``; at most once a second) and
+(the info queue for account, stream and consumer info, names and lists:
+the routes marked ``info_queue``; the request queue for the rest) and, when
+the queue holds as many requests as its limit after the push, drops them
+all: no reply, no audit, the warning ``JetStream API queue limit reached,
+dropping N requests`` (``JetStream API info queue ...``; at most once a
+second) and
 ``$JS.EVENT.ADVISORY.API.LIMIT_REACHED`` in the system account
 (:func:`~fakejs.jetstream.advisories.api_limit_reached`).
 
@@ -21,22 +22,10 @@ from typing import Protocol
 
 from fakejs.core.options import ServerOptions
 
-__all__ = ["DEFAULT_REQUEST_QUEUE_LIMIT", "INFO_RESPONSES", "QueueHost", "dropped"]
+__all__ = ["DEFAULT_REQUEST_QUEUE_LIMIT", "QueueHost", "dropped"]
 
 # nats-server's ``JSDefaultRequestQueueLimit``.
 DEFAULT_REQUEST_QUEUE_LIMIT = 10_000
-# The response types of the requests nats-server queues on its info queue.
-INFO_RESPONSES = frozenset(
-    {
-        "account_info_response",
-        "stream_names_response",
-        "stream_list_response",
-        "stream_info_response",
-        "consumer_names_response",
-        "consumer_list_response",
-        "consumer_info_response",
-    }
-)
 # One warning a second for both queues: nats-server rate-limits the format, not the text.
 WARNING_FORMAT = "%s limit reached, dropping %d requests"
 # How many requests fakejs's queue holds when it looks: the one it is about to answer.
@@ -60,10 +49,10 @@ def _limits(options: ServerOptions) -> tuple[int, int]:
     return request, info if info > 0 else request
 
 
-def dropped(host: QueueHost, response_type: str) -> int:
-    """How many requests the queue of this request drops now (0: it is answered), the warning logged."""
+def dropped(host: QueueHost, info: bool) -> int:
+    """How many requests the queue of this request (the info queue or the request queue) drops now
+    (0: it is answered), the warning logged."""
     request_limit, info_limit = _limits(host.options)
-    info = response_type in INFO_RESPONSES
     limit = info_limit if info else request_limit
     if limit > PENDING:
         return 0

@@ -1,16 +1,18 @@
-"""Routes: a ``$JS.API`` subject pattern with named tokens, its response type and its handler.
+"""Routes: a ``$JS.API`` subject pattern with named tokens, its response type, its handler and how it is served.
 
 A pattern such as ``$JS.API.CONSUMER.CREATE.{stream}.{consumer}.{filter...}``
 is matched like a subscription (``{name}`` is one token, ``{name...}`` the
 rest of the subject) and binds the named tokens, which the handler receives
-as keyword arguments.  :class:`RouteTable` finds the route for a subject.
+as keyword arguments.  :class:`RouteTable` finds the route for a subject
+and knows the subject prefixes its rows decline.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 
 from fakejs.core.subjects import SubscriptionIndex
@@ -20,6 +22,9 @@ from fakejs.jetstream.service import JetStream
 RESPONSE_TYPE_PREFIX = "io.nats.jetstream.api.v1."
 
 ServedBy = Literal["api", "stream", "consumer"]
+# Whether a cluster carries the request out as a proposal of its meta layer: never, always,
+# or only for a stream with more than one replica (a purge).
+Proposed = Literal["", "always", "replicated"]
 
 
 @dataclass(frozen=True)
@@ -50,23 +55,24 @@ def _token(part: str) -> tuple[str, bool] | None:
 
 @dataclass(frozen=True, eq=False)
 class Route:
-    """One row of the route table.
+    """One row of the route table: everything the dispatcher needs to know about one endpoint.
 
-    ``served_by`` says who answers: the API dispatcher (``"api"``) or the
-    stream's or consumer's own subscription.  An asset that hands its
-    requests over does so as ``asset_request``, answered by ``handler``.
-    ``level_first`` checks ``Nats-Required-Api-Level`` before the handler
-    runs (consumer creation decodes its body first, as nats-server does).
+    The fields are described with the table, in :mod:`~fakejs.jetstream.api.routes`.
     A handler gets the subject's named tokens as keyword arguments -- or,
-    for a handed-over request, the asset itself (``consumer=...``).
+    for a request an asset hands over, the asset itself (``consumer=...``).
     """
 
-    pattern: str
-    response_type: str
+    pattern: str  # the subject with named tokens
+    response_type: str  # the reply's ``type`` without RESPONSE_TYPE_PREFIX
     handler: Handler | None
-    served_by: ServedBy = "api"
-    asset_request: str = ""
-    level_first: bool = True
+    served_by: ServedBy = "api"  # or the asset receiving it on its own subscription
+    asset_request: str = ""  # what the asset hands over to ``handler``
+    declined_prefix: str = ""  # left to the asset (``jsDirectGetPre``, ``jsRequestNextPre``)
+    level_first: bool = True  # ``Nats-Required-Api-Level`` checked before the handler runs
+    error_extras: Mapping[str, Any] = field(default_factory=dict)  # an error reply's fields after ``error``
+    info_queue: bool = False  # nats-server's info queue rather than its request queue
+    offline_answer: bool = False  # "offline" for an asset whose server shut down in order
+    proposed: Proposed = ""  # carried out as a cluster proposal: its audit leaves the request out
     subject: str = field(init=False)  # the pattern as a subscription subject
     queue = ""  # routes live in a subscription index, which reads subject and queue
 
@@ -76,6 +82,7 @@ class Route:
             named = _token(part)
             parts.append(part if named is None else (">" if named[1] else "*"))
         object.__setattr__(self, "subject", ".".join(parts))
+        object.__setattr__(self, "error_extras", MappingProxyType(dict(self.error_extras)))
 
     @property
     def response(self) -> str:
@@ -113,7 +120,13 @@ class RouteTable:
         self._index = SubscriptionIndex()
         for route in self.routes:
             self._index.insert(route)
+        self._declined = tuple(dict.fromkeys(route.declined_prefix for route in self.routes if route.declined_prefix))
+
+    def declines(self, subject: str) -> bool:
+        """Whether the subject is left to the stream or consumer serving it (even where no row matches it)."""
+        return subject.startswith(self._declined)
 
     def find(self, subject: str) -> Route | None:
+        """The one route matching the subject (None: no row, or overlapping rows)."""
         result = self._index.match(subject)
         return result.psubs[0] if len(result.psubs) == 1 else None
