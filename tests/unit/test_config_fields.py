@@ -1,7 +1,8 @@
-"""The JSON of stream and consumer configs, held byte for byte.
+"""Stream and consumer configs are declared once, as tables of fields; what derives from the tables.
 
-The JSON written for a set of configs covering every way a field is written (always, omitempty,
-nested parts, times, metadata): each sample gives the JSON with the server's dynamic metadata,
+Each config's typed dict must name the table's fields in the table's order, and the JSON written
+for a set of configs covering every way a field is written (always, omitempty, nested parts, times,
+metadata) is held here byte for byte: each sample gives the JSON with the server's dynamic metadata,
 the JSON without it, and the form kept in JSON files.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import typing
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from fakejs.core.options import API_LEVEL, NATS_VERSION
 from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import GoTime
 from fakejs.jetstream.config import consumer, stream
+from fakejs.jetstream.config.fields import ConfigTable
 
 SECOND = 1_000_000_000
 T1 = GoTime(1_700_000_000_123_456_789)
@@ -220,6 +223,34 @@ CONSUMER_JSON = {
         '{"durable_name":"","name":"","description":"","deliver_policy":"all","opt_start_seq":0,"opt_start_time":null,"ack_policy":"none","ack_wait":0,"max_deliver":0,"backoff":[],"filter_subject":"","filter_subjects":[],"replay_policy":"instant","rate_limit_bps":0,"sample_freq":"","max_waiting":0,"max_ack_pending":0,"flow_control":false,"headers_only":false,"max_batch":0,"max_expires":0,"max_bytes":0,"deliver_subject":"","deliver_group":"","idle_heartbeat":0,"inactive_threshold":0,"num_replicas":0,"mem_storage":false,"direct":false,"sourcing":false,"metadata":null,"pause_until":null,"priority_groups":["A"],"priority_policy":"prioritized","priority_timeout":0}',
     ),
 }
+
+
+TABLES = [
+    pytest.param(stream.STREAM_FIELDS, stream.StreamConfig, id="stream"),
+    pytest.param(consumer.CONSUMER_FIELDS, consumer.ConsumerConfig, id="consumer"),
+]
+
+
+@pytest.mark.parametrize(("table", "typed"), TABLES)
+def test_the_typed_dict_names_the_table_fields_in_order(table: ConfigTable, typed: type) -> None:
+    assert tuple(typing.get_type_hints(typed)) == table.names
+
+
+@pytest.mark.parametrize(("table", "typed"), TABLES)
+def test_the_schema_and_zero_config_hold_every_field_in_order(table: ConfigTable, typed: type) -> None:
+    assert tuple(f.name for f in table.struct.fields) == table.names
+    assert tuple(table.zero) == table.names
+
+
+def test_the_request_schemas_keep_their_names() -> None:
+    assert stream.STREAM_CONFIG is stream.STREAM_FIELDS.struct
+    assert stream.STREAM_CONFIG.go_name == "StreamConfig"
+    assert [f.name for f in stream.STREAM_CONFIG_REQUEST.fields] == [*stream.STREAM_FIELDS.names, "pedantic"]
+    assert consumer.CONSUMER_CONFIG is consumer.CONSUMER_FIELDS.struct
+    assert consumer.CONSUMER_CONFIG.go_name == "ConsumerConfig"
+    config = consumer.CREATE_REQUEST.lookup("config")
+    assert config is not None
+    assert config.go_type is consumer.CONSUMER_CONFIG
 
 
 def _cases() -> list[Any]:
