@@ -2,25 +2,34 @@
 
 Like :mod:`fakejs.jetstream.config.stream`, a config is a ``dict`` holding
 every field (Go zero values where unset), typed by :class:`ConsumerConfig`.
-:func:`from_request` builds one from decoded fields, :func:`to_json` writes
-it in Go's field order, :func:`to_storable` / :func:`from_storable` carry it
-through a JSON file.  Durations are integer nanoseconds, times
+The fields are declared once, as the rows of :data:`CONSUMER_FIELDS` in Go's
+order; the request schema, :data:`ZERO` and the JSON form derive from them
+(:class:`ConsumerConfig` names the same keys for mypy, a unit test keeps the
+two equal).  :func:`from_request` builds a config from decoded fields,
+:func:`to_json` writes it in Go's field order, :func:`to_storable` /
+:func:`from_storable` carry it through a JSON file.  Durations are integer nanoseconds, times
 :class:`~fakejs.gocompat.gotime.GoTime` (``None`` when unset).  The rules
 (defaults, validation, updates) are in :mod:`fakejs.jetstream.config.consumer_rules`.
 """
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict, cast
 
-from fakejs.core.options import API_LEVEL, NATS_VERSION
-from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import Field, Struct
 from fakejs.gocompat.gotime import GoTime
 from fakejs.jetstream import enums
+from fakejs.jetstream.config.fields import (
+    ConfigField,
+    ConfigTable,
+    always,
+    metadata_json,
+    omitempty,
+    omitted_when,
+    time_text,
+)
 
 DeliverPolicy = Literal["all", "last", "last_per_subject", "new", "by_start_sequence", "by_start_time"]
 AckPolicy = Literal["none", "all", "explicit", "flow_control"]
@@ -70,46 +79,47 @@ class ConsumerConfig(TypedDict):
     priority_timeout: int
 
 
-CONSUMER_CONFIG = Struct(
+CONSUMER_FIELDS = ConfigTable(
     "ConsumerConfig",
     (
-        Field("durable_name", "string"),
-        Field("name", "string"),
-        Field("description", "string"),
-        Field("deliver_policy", "any", enums.deliver_policy),
-        Field("opt_start_seq", "uint64"),
-        Field("opt_start_time", "time.Time"),
-        Field("ack_policy", "any", enums.ack_policy),
-        Field("ack_wait", "time.Duration"),
-        Field("max_deliver", "int"),
-        Field("backoff", "[]time.Duration"),
-        Field("filter_subject", "string"),
-        Field("filter_subjects", "[]string"),
-        Field("replay_policy", "any", enums.replay_policy),
-        Field("rate_limit_bps", "uint64"),
-        Field("sample_freq", "string"),
-        Field("max_waiting", "int"),
-        Field("max_ack_pending", "int"),
-        Field("flow_control", "bool"),
-        Field("headers_only", "bool"),
-        Field("max_batch", "int"),
-        Field("max_expires", "time.Duration"),
-        Field("max_bytes", "int"),
-        Field("deliver_subject", "string"),
-        Field("deliver_group", "string"),
-        Field("idle_heartbeat", "time.Duration"),
-        Field("inactive_threshold", "time.Duration"),
-        Field("num_replicas", "int"),
-        Field("mem_storage", "bool"),
-        Field("direct", "bool"),
-        Field("sourcing", "bool"),
-        Field("metadata", "map[string]string"),
-        Field("pause_until", "time.Time"),
-        Field("priority_groups", "[]string"),
-        Field("priority_policy", "any", enums.priority_policy),
-        Field("priority_timeout", "time.Duration"),
+        ConfigField("durable_name", "string", "", omitempty),
+        ConfigField("name", "string", "", omitempty),
+        ConfigField("description", "string", "", omitempty),
+        ConfigField("deliver_policy", "any", "all", always, enums.deliver_policy),
+        ConfigField("opt_start_seq", "uint64", 0, omitempty),
+        ConfigField("opt_start_time", "time.Time", None, time_text),
+        ConfigField("ack_policy", "any", "none", always, enums.ack_policy),
+        ConfigField("ack_wait", "time.Duration", 0, omitempty),
+        ConfigField("max_deliver", "int", 0, omitempty),
+        ConfigField("backoff", "[]time.Duration", [], omitempty),
+        ConfigField("filter_subject", "string", "", omitempty),
+        ConfigField("filter_subjects", "[]string", [], omitempty),
+        ConfigField("replay_policy", "any", "instant", always, enums.replay_policy),
+        ConfigField("rate_limit_bps", "uint64", 0, omitempty),
+        ConfigField("sample_freq", "string", "", omitempty),
+        ConfigField("max_waiting", "int", 0, omitempty),
+        ConfigField("max_ack_pending", "int", 0, omitempty),
+        ConfigField("flow_control", "bool", False, omitempty),
+        ConfigField("headers_only", "bool", False, omitempty),
+        ConfigField("max_batch", "int", 0, omitempty),
+        ConfigField("max_expires", "time.Duration", 0, omitempty),
+        ConfigField("max_bytes", "int", 0, omitempty),
+        ConfigField("deliver_subject", "string", "", omitempty),
+        ConfigField("deliver_group", "string", "", omitempty),
+        ConfigField("idle_heartbeat", "time.Duration", 0, omitempty),
+        ConfigField("inactive_threshold", "time.Duration", 0, omitempty),
+        ConfigField("num_replicas", "int", 0, always),
+        ConfigField("mem_storage", "bool", False, omitempty),
+        ConfigField("direct", "bool", False, omitempty),
+        ConfigField("sourcing", "bool", False, omitempty),
+        ConfigField("metadata", "map[string]string", None, metadata_json),
+        ConfigField("pause_until", "time.Time", None, time_text),
+        ConfigField("priority_groups", "[]string", [], omitempty),
+        ConfigField("priority_policy", "any", "none", omitted_when("none"), enums.priority_policy),
+        ConfigField("priority_timeout", "time.Duration", 0, omitempty),
     ),
 )
+CONSUMER_CONFIG = CONSUMER_FIELDS.struct
 CREATE_REQUEST = Struct(
     "CreateConsumerRequest",
     (
@@ -120,58 +130,14 @@ CREATE_REQUEST = Struct(
     ),
 )
 
-ZERO: ConsumerConfig = {
-    "durable_name": "",
-    "name": "",
-    "description": "",
-    "deliver_policy": "all",
-    "opt_start_seq": 0,
-    "opt_start_time": None,
-    "ack_policy": "none",
-    "ack_wait": 0,
-    "max_deliver": 0,
-    "backoff": [],
-    "filter_subject": "",
-    "filter_subjects": [],
-    "replay_policy": "instant",
-    "rate_limit_bps": 0,
-    "sample_freq": "",
-    "max_waiting": 0,
-    "max_ack_pending": 0,
-    "flow_control": False,
-    "headers_only": False,
-    "max_batch": 0,
-    "max_expires": 0,
-    "max_bytes": 0,
-    "deliver_subject": "",
-    "deliver_group": "",
-    "idle_heartbeat": 0,
-    "inactive_threshold": 0,
-    "num_replicas": 0,
-    "mem_storage": False,
-    "direct": False,
-    "sourcing": False,
-    "metadata": None,
-    "pause_until": None,
-    "priority_groups": [],
-    "priority_policy": "none",
-    "priority_timeout": 0,
-}
-
-_TIMES = ("opt_start_time", "pause_until")
+# Go's zero values: what an absent field means.
+ZERO: ConsumerConfig = cast(ConsumerConfig, CONSUMER_FIELDS.zero)
 
 
 def from_request(fields: Mapping[str, Any] | None) -> ConsumerConfig:
     """A full config from decoded request fields (absent fields at their zero value)."""
-    merged: dict[str, Any] = copy.deepcopy(dict(ZERO))
-    for key, value in (fields or {}).items():
-        if key in merged:
-            merged[key] = value
-    for key in ("backoff", "filter_subjects", "priority_groups"):
-        if merged[key] is None:
-            merged[key] = []
     # The request schema decoded every value to its field's type.
-    return cast(ConsumerConfig, merged)
+    return cast(ConsumerConfig, CONSUMER_FIELDS.from_request(fields))
 
 
 def is_valid_group_name(group: str) -> bool:
@@ -223,85 +189,16 @@ def copy_static_metadata(cfg: ConsumerConfig, previous: ConsumerConfig) -> None:
     cfg["metadata"] = metadata or None
 
 
-_ORDER = (
-    "durable_name",
-    "name",
-    "description",
-    "deliver_policy",
-    "opt_start_seq",
-    "opt_start_time",
-    "ack_policy",
-    "ack_wait",
-    "max_deliver",
-    "backoff",
-    "filter_subject",
-    "filter_subjects",
-    "replay_policy",
-    "rate_limit_bps",
-    "sample_freq",
-    "max_waiting",
-    "max_ack_pending",
-    "flow_control",
-    "headers_only",
-    "max_batch",
-    "max_expires",
-    "max_bytes",
-    "deliver_subject",
-    "deliver_group",
-    "idle_heartbeat",
-    "inactive_threshold",
-    "num_replicas",
-    "mem_storage",
-    "direct",
-    "sourcing",
-    "metadata",
-    "pause_until",
-    "priority_groups",
-    "priority_policy",
-    "priority_timeout",
-)
-_ALWAYS = frozenset({"deliver_policy", "ack_policy", "replay_policy", "num_replicas"})
-
-
 def to_storable(cfg: ConsumerConfig) -> dict[str, Any]:
     """The config with times as text, for JSON files."""
-    out: dict[str, Any] = dict(cfg)
-    for key in _TIMES:
-        if out[key] is not None:
-            out[key] = out[key].text()
-    return out
+    return CONSUMER_FIELDS.to_storable(cfg)
 
 
 def from_storable(stored: Mapping[str, Any]) -> ConsumerConfig:
-    fields = dict(stored)
-    for key in _TIMES:
-        if isinstance(fields.get(key), str):
-            fields[key] = gotime.parse_go_time(fields[key])
-    return from_request(fields)
+    """:func:`to_storable` read back."""
+    return cast(ConsumerConfig, CONSUMER_FIELDS.from_storable(stored))
 
 
 def to_json(cfg: ConsumerConfig, dynamic_metadata: bool = True) -> dict[str, Any]:
     """The config as nats-server marshals it (field order, omitempty, sorted metadata)."""
-    values: Mapping[str, Any] = cfg
-    out: dict[str, Any] = {}
-    for key in _ORDER:
-        value = values[key]
-        if key == "metadata":
-            metadata = dict(value or {})
-            if dynamic_metadata:
-                metadata["_nats.ver"] = NATS_VERSION
-                metadata["_nats.level"] = str(API_LEVEL)
-            if metadata:
-                out["metadata"] = {k: metadata[k] for k in sorted(metadata)}
-            continue
-        if key in _TIMES:
-            if value is not None:
-                out[key] = value.text()
-            continue
-        if key == "priority_policy":
-            if value != "none":
-                out[key] = value
-            continue
-        if key in _ALWAYS or value not in ("", 0, False, None, [], {}):
-            out[key] = list(value) if isinstance(value, list) else value
-    return out
+    return CONSUMER_FIELDS.to_json(cfg, dynamic_metadata)

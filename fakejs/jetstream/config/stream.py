@@ -2,7 +2,11 @@
 
 A config is a plain ``dict`` keyed by JSON field name, always holding every
 field (Go's zero value where unset); :class:`StreamConfig` types it so that
-key names and value types are checked.  :func:`from_request` builds one
+key names and value types are checked.  The fields are declared once, as the
+rows of :data:`STREAM_FIELDS` in Go's order, with the writers of the nested
+parts (mirror, sources, republish...); the request schema, :data:`ZERO` and
+the JSON form derive from them (a unit test keeps :class:`StreamConfig`'s
+keys equal to the rows).  :func:`from_request` builds one
 from a decoded request body, :func:`to_json` writes it back in Go's field
 order with its ``omitempty`` rules.  Durations are integer nanoseconds.
 The rules (defaults, validation, updates) are in
@@ -11,14 +15,21 @@ The rules (defaults, validation, updates) are in
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict, cast
 
-from fakejs.core.options import API_LEVEL, NATS_VERSION
 from fakejs.gocompat.gojson import Field, Struct
 from fakejs.gocompat.gotime import parse_go_time
 from fakejs.jetstream import enums
+from fakejs.jetstream.config.fields import (
+    OMIT,
+    ConfigField,
+    ConfigTable,
+    TextForm,
+    always,
+    metadata_json,
+    omitempty,
+)
 
 Retention = Literal["limits", "interest", "workqueue"]
 Discard = Literal["old", "new"]
@@ -98,136 +109,88 @@ CONSUMER_LIMITS = Struct(
     "StreamConsumerLimits", (Field("inactive_threshold", "time.Duration"), Field("max_ack_pending", "int"))
 )
 
-STREAM_CONFIG = Struct(
-    "StreamConfig",
-    (
-        Field("name", "string"),
-        Field("description", "string"),
-        Field("subjects", "[]string"),
-        Field("retention", "any", enums.retention),
-        Field("max_consumers", "int"),
-        Field("max_msgs", "int64"),
-        Field("max_bytes", "int64"),
-        Field("max_age", "time.Duration"),
-        Field("max_msgs_per_subject", "int64"),
-        Field("max_msg_size", "int32"),
-        Field("discard", "any", enums.discard),
-        Field("storage", "any", enums.storage),
-        Field("num_replicas", "int"),
-        Field("no_ack", "bool"),
-        Field("duplicate_window", "time.Duration"),
-        Field("placement", PLACEMENT),
-        Field("mirror", STREAM_SOURCE),
-        Field("sources", ("[]*", STREAM_SOURCE)),
-        Field("compression", "any", enums.compression),
-        Field("first_seq", "uint64"),
-        Field("subject_transform", SUBJECT_TRANSFORM),
-        Field("republish", REPUBLISH),
-        Field("allow_direct", "bool"),
-        Field("mirror_direct", "bool"),
-        Field("discard_new_per_subject", "bool"),
-        Field("sealed", "bool"),
-        Field("deny_delete", "bool"),
-        Field("deny_purge", "bool"),
-        Field("allow_rollup_hdrs", "bool"),
-        Field("consumer_limits", CONSUMER_LIMITS),
-        Field("allow_msg_ttl", "bool"),
-        Field("subject_delete_marker_ttl", "time.Duration"),
-        Field("allow_msg_counter", "bool"),
-        Field("allow_atomic", "bool"),
-        Field("allow_msg_schedules", "bool"),
-        Field("persist_mode", "any", enums.persist_mode),
-        Field("allow_batched", "bool"),
-        Field("metadata", "map[string]string"),
-    ),
-)
-STREAM_CONFIG_REQUEST = STREAM_CONFIG.extend("StreamConfigRequest", Field("pedantic", "bool"))
 
-# Go's zero values: what an absent field means.
-ZERO: StreamConfig = {
-    "name": "",
-    "description": "",
-    "subjects": [],
-    "retention": "limits",
-    "max_consumers": 0,
-    "max_msgs": 0,
-    "max_bytes": 0,
-    "max_age": 0,
-    "max_msgs_per_subject": 0,
-    "max_msg_size": 0,
-    "discard": "old",
-    "storage": "",
-    "num_replicas": 0,
-    "no_ack": False,
-    "duplicate_window": 0,
-    "placement": None,
-    "mirror": None,
-    "sources": None,
-    "compression": "none",
-    "first_seq": 0,
-    "subject_transform": None,
-    "republish": None,
-    "allow_direct": False,
-    "mirror_direct": False,
-    "discard_new_per_subject": False,
-    "sealed": False,
-    "deny_delete": False,
-    "deny_purge": False,
-    "allow_rollup_hdrs": False,
-    "consumer_limits": {},
-    "allow_msg_ttl": False,
-    "subject_delete_marker_ttl": 0,
-    "allow_msg_counter": False,
-    "allow_atomic": False,
-    "allow_msg_schedules": False,
-    "persist_mode": "default",
-    "allow_batched": False,
-    "metadata": None,
-}
-
-# Features fakejs does not implement yet: refused by name, never ignored.
-UNSUPPORTED: tuple[tuple[str, Any], ...] = ()
+def _omit(value: Any) -> bool:
+    return value in (None, "", 0, False, [], {})
 
 
-def is_valid_name(name: str) -> bool:
-    """nats-server's ``isValidAssetName`` for stream and consumer names (and the streams a stream sources)."""
-    if not name:
-        return False
-    return not any(ch in name for ch in " \t\r\n\f.*>\\/")
+def _placement_json(placement: Mapping[str, Any] | None) -> Any:
+    """``*Placement``: its non-empty members, left out when nil."""
+    if placement is None:
+        return OMIT
+    return {k: v for k, v in placement.items() if not _omit(v)}
 
 
-def from_request(fields: Mapping[str, Any]) -> StreamConfig:
-    """A full config from decoded request fields (absent fields at their zero value)."""
-    merged: dict[str, Any] = copy.deepcopy(dict(ZERO))
-    for key, value in fields.items():
-        if key in merged:
-            merged[key] = value
-    if merged["subjects"] is None:
-        merged["subjects"] = []
-    if merged["consumer_limits"] is None:
-        merged["consumer_limits"] = {}
-    # The request schema decoded every value to its field's type.
-    return cast(StreamConfig, merged)
+def transforms_json(transforms: list[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """``[]SubjectTransformConfig`` as nats-server writes it: both sides of each, even empty."""
+    return [{"src": t.get("src", ""), "dest": t.get("dest", "")} for t in transforms]
 
 
-def to_storable(cfg: StreamConfig) -> dict[str, Any]:
-    """The config with the start times of its mirror and sources as text, for JSON files."""
-    out: dict[str, Any] = dict(cfg)
-    if out["mirror"] is not None:
-        out["mirror"] = _time_as_text(out["mirror"])
-    if out["sources"]:
-        out["sources"] = [None if src is None else _time_as_text(src) for src in out["sources"]]
+def _source_json(src: Mapping[str, Any]) -> dict[str, Any]:
+    """``StreamSource``: ``name`` always, ``external`` with both prefixes (even empty), transforms with both sides."""
+    out: dict[str, Any] = {"name": src.get("name", "")}
+    if src.get("opt_start_seq"):
+        out["opt_start_seq"] = src["opt_start_seq"]
+    start = src.get("opt_start_time")
+    if start is not None:
+        out["opt_start_time"] = start.text()
+    if src.get("filter_subject"):
+        out["filter_subject"] = src["filter_subject"]
+    if src.get("subject_transforms"):
+        out["subject_transforms"] = transforms_json(src["subject_transforms"])
+    external = src.get("external")
+    if external is not None:
+        out["external"] = {"api": external.get("api", ""), "deliver": external.get("deliver", "")}
+    consumer = src.get("consumer")
+    if consumer is not None:
+        out["consumer"] = {"name": consumer.get("name", ""), "deliver_subject": consumer.get("deliver_subject", "")}
     return out
 
 
-def from_storable(stored: Mapping[str, Any]) -> StreamConfig:
-    """:func:`to_storable` read back."""
-    fields = dict(stored)
-    if fields.get("mirror") is not None:
-        fields["mirror"] = _time_from_text(fields["mirror"])
-    if fields.get("sources"):
-        fields["sources"] = [None if src is None else _time_from_text(src) for src in fields["sources"]]
-    return from_request(fields)
+def _mirror_json(mirror: Mapping[str, Any] | None) -> Any:
+    """``Mirror`` (a ``*StreamSource``): left out when nil."""
+    return OMIT if mirror is None else _source_json(mirror)
+
+
+def _sources_json(sources: list[Mapping[str, Any]] | None) -> Any:
+    """``Sources`` (``[]*StreamSource``): left out when empty."""
+    return [_source_json(s) for s in sources] if sources else OMIT
+
+
+def _transform_json(transform: Mapping[str, Any] | None) -> Any:
+    """``*SubjectTransformConfig``: both sides, even empty; left out when nil."""
+    if transform is None:
+        return OMIT
+    return {"src": transform.get("src", ""), "dest": transform.get("dest", "")}
+
+
+def _republish_json(republish: Mapping[str, Any] | None) -> Any:
+    """``*RePublish``: ``src`` and ``headers_only`` are omitempty, ``dest`` is always written; left out when nil."""
+    if republish is None:
+        return OMIT
+    out: dict[str, Any] = {}
+    if republish.get("src"):
+        out["src"] = republish["src"]
+    out["dest"] = republish.get("dest", "")
+    if republish.get("headers_only"):
+        out["headers_only"] = True
+    return out
+
+
+def _consumer_limits_json(limits: ConsumerLimits | None) -> ConsumerLimits:
+    """``StreamConsumerLimits``: always written, its members omitempty, in Go's order."""
+    limits = limits or {}
+    shown: ConsumerLimits = {}
+    if limits.get("inactive_threshold"):
+        shown["inactive_threshold"] = limits["inactive_threshold"]
+    if limits.get("max_ack_pending"):
+        shown["max_ack_pending"] = limits["max_ack_pending"]
+    return shown
+
+
+def _persist_mode_json(mode: PersistMode) -> Any:
+    """``PersistMode``: written only when ``async`` (the default is its Go zero value)."""
+    return mode if mode == "async" else OMIT
 
 
 def _time_as_text(src: Mapping[str, Any]) -> dict[str, Any]:
@@ -242,6 +205,98 @@ def _time_from_text(src: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("opt_start_time"), str):
         out["opt_start_time"] = parse_go_time(out["opt_start_time"])
     return out
+
+
+# The start time of a mirror, and of each source, as text in JSON files.
+MIRROR_TEXT = TextForm(
+    to_text=lambda mirror: None if mirror is None else _time_as_text(mirror),
+    from_text=lambda mirror: None if mirror is None else _time_from_text(mirror),
+)
+SOURCES_TEXT = TextForm(
+    to_text=lambda sources: [None if s is None else _time_as_text(s) for s in sources] if sources else sources,
+    from_text=lambda sources: [None if s is None else _time_from_text(s) for s in sources] if sources else sources,
+)
+
+
+STREAM_FIELDS = ConfigTable(
+    "StreamConfig",
+    (
+        ConfigField("name", "string", "", always),
+        ConfigField("description", "string", "", omitempty),
+        ConfigField("subjects", "[]string", [], omitempty),
+        ConfigField("retention", "any", "limits", always, enums.retention),
+        ConfigField("max_consumers", "int", 0, always),
+        ConfigField("max_msgs", "int64", 0, always),
+        ConfigField("max_bytes", "int64", 0, always),
+        ConfigField("max_age", "time.Duration", 0, always),
+        ConfigField("max_msgs_per_subject", "int64", 0, always),
+        ConfigField("max_msg_size", "int32", 0, omitempty),
+        ConfigField("discard", "any", "old", always, enums.discard),
+        ConfigField("storage", "any", "", always, enums.storage),
+        ConfigField("num_replicas", "int", 0, always),
+        ConfigField("no_ack", "bool", False, omitempty),
+        ConfigField("duplicate_window", "time.Duration", 0, omitempty),
+        ConfigField("placement", PLACEMENT, None, _placement_json),
+        ConfigField("mirror", STREAM_SOURCE, None, _mirror_json, stored=MIRROR_TEXT),
+        ConfigField("sources", ("[]*", STREAM_SOURCE), None, _sources_json, stored=SOURCES_TEXT),
+        ConfigField("compression", "any", "none", always, enums.compression),
+        ConfigField("first_seq", "uint64", 0, omitempty),
+        ConfigField("subject_transform", SUBJECT_TRANSFORM, None, _transform_json),
+        ConfigField("republish", REPUBLISH, None, _republish_json),
+        ConfigField("allow_direct", "bool", False, always),
+        ConfigField("mirror_direct", "bool", False, always),
+        ConfigField("discard_new_per_subject", "bool", False, omitempty),
+        ConfigField("sealed", "bool", False, always),
+        ConfigField("deny_delete", "bool", False, always),
+        ConfigField("deny_purge", "bool", False, always),
+        ConfigField("allow_rollup_hdrs", "bool", False, always),
+        ConfigField("consumer_limits", CONSUMER_LIMITS, {}, _consumer_limits_json),
+        ConfigField("allow_msg_ttl", "bool", False, always),
+        ConfigField("subject_delete_marker_ttl", "time.Duration", 0, omitempty),
+        ConfigField("allow_msg_counter", "bool", False, omitempty),
+        ConfigField("allow_atomic", "bool", False, omitempty),
+        ConfigField("allow_msg_schedules", "bool", False, omitempty),
+        ConfigField("persist_mode", "any", "default", _persist_mode_json, enums.persist_mode),
+        ConfigField("allow_batched", "bool", False, omitempty),
+        ConfigField("metadata", "map[string]string", None, metadata_json),
+    ),
+)
+STREAM_CONFIG = STREAM_FIELDS.struct
+STREAM_CONFIG_REQUEST = STREAM_CONFIG.extend("StreamConfigRequest", Field("pedantic", "bool"))
+
+# Go's zero values: what an absent field means.
+ZERO: StreamConfig = cast(StreamConfig, STREAM_FIELDS.zero)
+
+# Features fakejs does not implement yet: refused by name, never ignored.
+UNSUPPORTED: tuple[tuple[str, Any], ...] = ()
+
+
+def is_valid_name(name: str) -> bool:
+    """nats-server's ``isValidAssetName`` for stream and consumer names (and the streams a stream sources)."""
+    if not name:
+        return False
+    return not any(ch in name for ch in " \t\r\n\f.*>\\/")
+
+
+def from_request(fields: Mapping[str, Any]) -> StreamConfig:
+    """A full config from decoded request fields (absent fields at their zero value)."""
+    # The request schema decoded every value to its field's type.
+    return cast(StreamConfig, STREAM_FIELDS.from_request(fields))
+
+
+def to_storable(cfg: StreamConfig) -> dict[str, Any]:
+    """The config with the start times of its mirror and sources as text, for JSON files."""
+    return STREAM_FIELDS.to_storable(cfg)
+
+
+def from_storable(stored: Mapping[str, Any]) -> StreamConfig:
+    """:func:`to_storable` read back."""
+    return cast(StreamConfig, STREAM_FIELDS.from_storable(stored))
+
+
+def to_json(cfg: StreamConfig, dynamic_metadata: bool = True) -> dict[str, Any]:
+    """The config as nats-server marshals it (field order, omitempty, sorted metadata)."""
+    return STREAM_FIELDS.to_json(cfg, dynamic_metadata)
 
 
 def required_api_level(cfg: StreamConfig) -> int:
@@ -279,133 +334,3 @@ def copy_static_metadata(cfg: StreamConfig, previous: StreamConfig) -> None:
     else:
         metadata.pop("_nats.req.level", None)
     cfg["metadata"] = metadata or None
-
-
-def _omit(value: Any) -> bool:
-    return value in (None, "", 0, False, [], {})
-
-
-def _omitempty(fields: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in fields.items() if not _omit(v)}
-
-
-def transforms_json(transforms: list[Mapping[str, Any]]) -> list[dict[str, str]]:
-    """``[]SubjectTransformConfig`` as nats-server writes it: both sides of each, even empty."""
-    return [{"src": t.get("src", ""), "dest": t.get("dest", "")} for t in transforms]
-
-
-def _source_json(src: Mapping[str, Any]) -> dict[str, Any]:
-    """``StreamSource``: ``name`` always, ``external`` with both prefixes (even empty), transforms with both sides."""
-    out: dict[str, Any] = {"name": src.get("name", "")}
-    if src.get("opt_start_seq"):
-        out["opt_start_seq"] = src["opt_start_seq"]
-    start = src.get("opt_start_time")
-    if start is not None:
-        out["opt_start_time"] = start.text()
-    if src.get("filter_subject"):
-        out["filter_subject"] = src["filter_subject"]
-    if src.get("subject_transforms"):
-        out["subject_transforms"] = transforms_json(src["subject_transforms"])
-    external = src.get("external")
-    if external is not None:
-        out["external"] = {"api": external.get("api", ""), "deliver": external.get("deliver", "")}
-    consumer = src.get("consumer")
-    if consumer is not None:
-        out["consumer"] = {"name": consumer.get("name", ""), "deliver_subject": consumer.get("deliver_subject", "")}
-    return out
-
-
-def to_json(cfg: StreamConfig, dynamic_metadata: bool = True) -> dict[str, Any]:
-    """The config as nats-server marshals it (field order, omitempty, sorted metadata)."""
-    out: dict[str, Any] = {"name": cfg["name"]}
-    if cfg["description"]:
-        out["description"] = cfg["description"]
-    if cfg["subjects"]:
-        out["subjects"] = list(cfg["subjects"])
-    out["retention"] = cfg["retention"]
-    out["max_consumers"] = cfg["max_consumers"]
-    out["max_msgs"] = cfg["max_msgs"]
-    out["max_bytes"] = cfg["max_bytes"]
-    out["max_age"] = cfg["max_age"]
-    out["max_msgs_per_subject"] = cfg["max_msgs_per_subject"]
-    if cfg["max_msg_size"]:
-        out["max_msg_size"] = cfg["max_msg_size"]
-    out["discard"] = cfg["discard"]
-    out["storage"] = cfg["storage"]
-    out["num_replicas"] = cfg["num_replicas"]
-    if cfg["no_ack"]:
-        out["no_ack"] = True
-    if cfg["duplicate_window"]:
-        out["duplicate_window"] = cfg["duplicate_window"]
-    _sources_json(cfg, out)
-    out["allow_direct"] = cfg["allow_direct"]
-    out["mirror_direct"] = cfg["mirror_direct"]
-    if cfg["discard_new_per_subject"]:
-        out["discard_new_per_subject"] = True
-    out["sealed"] = cfg["sealed"]
-    out["deny_delete"] = cfg["deny_delete"]
-    out["deny_purge"] = cfg["deny_purge"]
-    out["allow_rollup_hdrs"] = cfg["allow_rollup_hdrs"]
-    _features_json(cfg, out)
-    metadata = dict(cfg["metadata"] or {})
-    if dynamic_metadata:
-        metadata["_nats.ver"] = NATS_VERSION
-        metadata["_nats.level"] = str(API_LEVEL)
-    if metadata:
-        out["metadata"] = {k: metadata[k] for k in sorted(metadata)}
-    return out
-
-
-def _sources_json(cfg: StreamConfig, out: dict[str, Any]) -> None:
-    """Placement, mirror, sources, compression, first sequence, transform and republish."""
-    if cfg["placement"] is not None:
-        out["placement"] = _omitempty(cfg["placement"])
-    if cfg["mirror"] is not None:
-        out["mirror"] = _source_json(cfg["mirror"])
-    if cfg["sources"]:
-        out["sources"] = [_source_json(s) for s in cfg["sources"]]
-    out["compression"] = cfg["compression"]
-    if cfg["first_seq"]:
-        out["first_seq"] = cfg["first_seq"]
-    if cfg["subject_transform"] is not None:
-        out["subject_transform"] = {
-            "src": cfg["subject_transform"].get("src", ""),
-            "dest": cfg["subject_transform"].get("dest", ""),
-        }
-    if cfg["republish"] is not None:
-        out["republish"] = _republish_json(cfg["republish"])
-
-
-def _republish_json(republish: Mapping[str, Any]) -> dict[str, Any]:
-    """``RePublish``: ``src`` and ``headers_only`` are omitempty, ``dest`` is always written."""
-    out: dict[str, Any] = {}
-    if republish.get("src"):
-        out["src"] = republish["src"]
-    out["dest"] = republish.get("dest", "")
-    if republish.get("headers_only"):
-        out["headers_only"] = True
-    return out
-
-
-def _features_json(cfg: StreamConfig, out: dict[str, Any]) -> None:
-    """Consumer limits, TTLs, counters, atomic batches, schedules and the persist mode."""
-    limits = cfg["consumer_limits"] or {}
-    shown: ConsumerLimits = {}
-    if limits.get("inactive_threshold"):
-        shown["inactive_threshold"] = limits["inactive_threshold"]
-    if limits.get("max_ack_pending"):
-        shown["max_ack_pending"] = limits["max_ack_pending"]
-    out["consumer_limits"] = shown
-    out["allow_msg_ttl"] = cfg["allow_msg_ttl"]
-    if cfg["subject_delete_marker_ttl"]:
-        out["subject_delete_marker_ttl"] = cfg["subject_delete_marker_ttl"]
-    if cfg["allow_msg_counter"]:
-        out["allow_msg_counter"] = True
-    if cfg["allow_atomic"]:
-        out["allow_atomic"] = True
-    if cfg["allow_msg_schedules"]:
-        out["allow_msg_schedules"] = True
-    if cfg["persist_mode"] == "async":
-        out["persist_mode"] = "async"
-    if cfg["allow_batched"]:
-        out["allow_batched"] = True
