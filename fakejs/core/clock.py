@@ -27,10 +27,17 @@ ErrorSink = Callable[[str, BaseException], None]
 
 
 class TimerHandle(Protocol):
+    """A timer armed by :meth:`Clock.call_later` (an ``asyncio.TimerHandle`` on real time): it can be cancelled."""
+
     def cancel(self) -> None: ...
 
 
 class Clock(Protocol):
+    """The server clock: monotonic and wall time, and timers on them.
+
+    Real time in a running server; a manual clock a test moves by hand (``advances`` counts its moves).
+    """
+
     @property
     def advances(self) -> int | None:
         """How many times a test moved this clock by hand; ``None`` for real time."""

@@ -80,6 +80,9 @@ def server_batch_limits(broker: Broker) -> BatchLimits:
 
 
 class JetStream:
+    """An account's JetStream (nats-server's ``jsAccount``): its streams and their consumers, store
+    directory, limits and usage, without the ``$JS.API`` front end (attached from above)."""
+
     def __init__(
         self,
         broker: Broker,

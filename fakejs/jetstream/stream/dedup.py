@@ -16,6 +16,9 @@ from fakejs.gocompat.gotime import NS
 
 
 class DuplicateWindow:
+    """The ``Nats-Msg-Id`` values a stream stored inside its ``duplicate_window``, with their sequences
+    (nats-server's ``mset.ddmap``), forgotten by one timer."""
+
     def __init__(self, clock: Clock, window_ns: Callable[[], int]) -> None:
         """``window_ns`` reads the stream's current ``duplicate_window`` (it may be updated)."""
         self.clock = clock

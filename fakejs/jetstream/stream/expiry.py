@@ -17,6 +17,9 @@ from fakejs.jetstream.storage.store import MessageStore
 
 
 class MessageExpiry:
+    """When a stream's messages age out (``max_age``) or their ``Nats-TTL`` runs out: one timer for the
+    earliest, and the sequences due when it fires."""
+
     def __init__(
         self, store: MessageStore, clock: Clock, max_age_ns: Callable[[], int], on_due: Callable[[], None]
     ) -> None:

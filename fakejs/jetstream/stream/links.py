@@ -17,6 +17,9 @@ from fakejs.jetstream.stream.sources import Sources
 
 
 class Links:
+    """A stream's mirror or sources (nats-server's ``mset.mirror`` / ``mset.sources``): started,
+    kept in step with the config and stopped with the stream."""
+
     def __init__(self, stream: FedStream) -> None:
         self.stream = stream
         self.mirror: Mirror | None = None

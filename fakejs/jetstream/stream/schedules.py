@@ -277,6 +277,8 @@ class _Entry:
 
 
 class Produced(NamedTuple):
+    """The message a due schedule publishes into its stream: target subject, headers, payload."""
+
     subject: str
     hdr: bytes
     payload: bytes

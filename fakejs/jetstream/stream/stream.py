@@ -50,6 +50,9 @@ MARKER_RETRY = 2 * NS  # a refused subject delete marker is tried again after th
 
 
 class Stream:
+    """One stream (nats-server's ``stream``, ``mset``): its config, store and consumers; it captures
+    its subjects, stores what is published there (:meth:`ingest`) and applies limits, retention and expiry."""
+
     def __init__(self, js: StreamHost, config: StreamConfig, created_ns: int, store: MessageStore) -> None:
         self.js = js
         self.config = config
