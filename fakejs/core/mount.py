@@ -68,7 +68,7 @@ class MountedRouter(Router):
         reply: str,
         headers: bytes | None,
         payload: bytes,
-        origin: Any,
+        origin: object,
         shown_as: str,
     ) -> bool:
         """A message published on ``node``: the shared subscribers get it, their answers leave through ``node``."""
@@ -86,7 +86,7 @@ class MountedRouter(Router):
         reply: str,
         headers: bytes | None,
         payload: bytes,
-        origin: Any = None,
+        origin: object = None,
         shown_as: str = "",
         routes: bool = True,
     ) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from fakejs.jetstream.stream.consumer_view import StreamConsumer
 from fakejs.jetstream.stream.feed import FedStream
 from fakejs.jetstream.stream.mirror import Mirror
 from fakejs.jetstream.stream.sources import Sources
@@ -64,6 +65,6 @@ class Links:
         return info
 
     @staticmethod
-    def consumer_count(consumers: Mapping[str, Any]) -> int:
+    def consumer_count(consumers: Mapping[str, StreamConsumer]) -> int:
         """Consumers the state counts: direct ones (other streams' mirrors and sources) are not."""
         return sum(1 for consumer in consumers.values() if not consumer.config["direct"])

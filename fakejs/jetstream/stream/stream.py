@@ -176,7 +176,7 @@ class Stream:
         self.expiry.rearm()
 
     def inbound(
-        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any, trace_only: bool = False
+        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object, trace_only: bool = False
     ) -> bool:
         """A message published on the stream's subjects (``trace_only``: checked, answered when refused, not stored)."""
         if self.closed:
