@@ -34,8 +34,12 @@ class MountedRouter(Router):
         # The server a message being handled arrived on (its answers leave there), while it is handled.
         self.arrival: Router | None = None
         # Where messages leave when no message is being handled (the cluster's choice: a running server).
-        self.home: Callable[[], Router | None] = lambda: self.nodes[0] if self.nodes else None
+        self.home: Callable[[], Router | None] = self.first_node
         self._watched: list[tuple[str, Callable[[], None]]] = []
+
+    def first_node(self) -> Router | None:
+        """The first node mounted (the home until the cluster chooses one), ``None`` before any."""
+        return self.nodes[0] if self.nodes else None
 
     # -- mounting ------------------------------------------------------------------------------
 

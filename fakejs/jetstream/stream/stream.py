@@ -62,8 +62,8 @@ class Stream:
         self.consumers: dict[str, Any] = {}
         self.subscriptions: list[Subscription] = []
         self.last_msg_id = ""
-        self.dedup = DuplicateWindow(js.clock, lambda: self.config["duplicate_window"])
-        self.expiry = MessageExpiry(store, js.clock, lambda: self.config["max_age"], self._expire)
+        self.dedup = DuplicateWindow(js.clock, self)
+        self.expiry = MessageExpiry(store, js.clock, self, self._expire)
         self.schedules = MessageSchedules(store, js.clock, self._schedules_allowed, self._scheduled, publish.parse_ttl)
         self._fresh: list[StoredMessage] = []  # stored, consumers not yet told
         self.closed = False
