@@ -87,6 +87,10 @@ _HINT = re.compile(rb"Nats-Trace-Dest|traceparent", re.IGNORECASE)
 _TRACE_ONLY_VALUES = frozenset({"1", "true", "on"})
 
 
+# A router's own delivery to one subscription (``Router._deliver``, unbound): a trace takes it over.
+RouterDelivery = Callable[["Router", "Subscription", str, str, "bytes | None", bytes, object], bool]
+
+
 class TracingServer(Protocol):
     """The server a message is traced on (the broker): its clock, log, accounts and seeded generator,
     and the ``server`` block of the events it sends."""
@@ -464,7 +468,9 @@ class MessageTrace:
 
         return deliver
 
-    def deliver(self, router: Router, own: Any, sub: Subscription, subject: str, message: tuple[Any, ...]) -> bool:
+    def deliver(
+        self, router: Router, own: RouterDelivery, sub: Subscription, subject: str, message: tuple[Any, ...]
+    ) -> bool:
         """One subscription's share of the traced fan-out (nats-server's ``deliverMsg`` with a trace)."""
         owner = sub.owner
         if not hasattr(owner, "cid"):  # an internal subscription: imports carry the trace on

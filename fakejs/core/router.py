@@ -172,7 +172,7 @@ class _InternalOwner:
     denies = None
     # How a traced message passes here (an import, a stream): called with the trace, subject, reply,
     # headers, payload and publisher; returns whether it was delivered, or None for the handler to take it on.
-    trace_hop: Callable[[Any, str, str, bytes | None, bytes, Any], bool | None] | None = None
+    trace_hop: Callable[[Any, str, str, bytes | None, bytes, object], bool | None] | None = None
 
     def __init__(self, handler: InternalHandler, on_error: ErrorSink) -> None:
         self.handler = handler
@@ -445,7 +445,7 @@ class Router:
         visible = shown_as or subject
         delivered = False
         outer, self.routed_subject = self.routed_subject, subject
-        targets: dict[Any, list[str]] = {sub.owner: [] for sub in remote_result.psubs}
+        targets: dict[RouteOwner, list[str]] = {sub.owner: [] for sub in remote_result.psubs}
         for sub in result.psubs:
             if self._deliver(sub, visible, reply, headers, payload, origin):
                 delivered = True
