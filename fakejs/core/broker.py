@@ -13,7 +13,6 @@ callback to :attr:`Broker.on_client_closed`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
@@ -38,6 +37,7 @@ from fakejs.protocol.writer import info as go_info
 
 if TYPE_CHECKING:
     from fakejs.core.clientio import TransportDetails
+    from fakejs.core.cluster.link import RouteLink
     from fakejs.core.imports import Imports
 
 # Called with a client that just closed and the subscriptions it had then.
@@ -96,9 +96,7 @@ class Broker:
         self.cluster: Cluster | None = None
         if options.cluster is not None:
             identity = (self.server_id, self.name)
-            self.cluster = Cluster(options.cluster, options, identity, self.accounts, clock, self.random)
-            self.cluster.on_client_urls_changed = self.send_async_info
-            self.cluster.on_routed_trace = partial(publish_routed_traced, self)
+            self.cluster = Cluster(options.cluster, options, identity, self.accounts, clock, self.random, self)
 
     @property
     def cluster_name(self) -> str:
@@ -210,6 +208,12 @@ class Broker:
             for callback in self.on_client_closed:
                 callback(client, final)
             self.events.disconnected(client)
+
+    def trace_routed(
+        self, link: RouteLink, account: Account, message: tuple[str, str, tuple[str, ...], bytes | None, bytes]
+    ) -> bool:
+        """Trace a message a route brought, if its headers ask for it (see :func:`publish_routed_traced`)."""
+        return publish_routed_traced(self, link, account, message)
 
     def send_async_info(self) -> None:
         """The cluster's client URLs changed: an INFO for every client that takes them.

@@ -27,10 +27,17 @@ ErrorSink = Callable[[str, BaseException], None]
 
 
 class TimerHandle(Protocol):
+    """A timer armed by :meth:`Clock.call_later` (an ``asyncio.TimerHandle`` on real time): it can be cancelled."""
+
     def cancel(self) -> None: ...
 
 
 class Clock(Protocol):
+    """The server clock: monotonic and wall time, and timers on them.
+
+    Real time in a running server; a manual clock a test moves by hand (``advances`` counts its moves).
+    """
+
     @property
     def advances(self) -> int | None:
         """How many times a test moved this clock by hand; ``None`` for real time."""
@@ -45,24 +52,24 @@ class Clock(Protocol):
     def time_ns(self) -> int:
         """Wall-clock nanoseconds since the Unix epoch (for reported timestamps)."""
 
-    def call_later(self, delay: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
+    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
         """Run ``callback(*args)`` after ``delay`` seconds."""
 
-    def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
+    def call_at(self, when: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
         """Run ``callback(*args)`` when :meth:`monotonic` reaches ``when``."""
 
-    def call_punctually(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
+    def call_punctually(self, when: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
         """:meth:`call_at` for a deadline a client measures (a pull request's expiry): never late by the loop's
         timer granularity; a real-time clock wakes a little early and then waits turn by turn."""
 
-    def call_background(self, delay: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
+    def call_background(self, delay: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
         """:meth:`call_later` for a timer that only keeps connections alive (PINGs).
 
         It fires as any timer does; a manual clock's ``advance_to_next()``
         moves past it to the next timer that does work.
         """
 
-    def call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
+    def call_soon(self, callback: Callable[..., object], *args: Any) -> None:
         """Run ``callback(*args)`` once the loop has finished what it is doing now.
 
         Ordering, not time: output already queued (a reply being flushed)
@@ -76,7 +83,7 @@ class Clock(Protocol):
         """Stop handing exceptions to ``sink``."""
 
 
-def describe_callback(callback: Callable[..., Any]) -> str:
+def describe_callback(callback: Callable[..., object]) -> str:
     """A readable name for a timer callback, for error reports."""
     name = getattr(callback, "__qualname__", None) or repr(callback)
     return f"timer callback {name}"
@@ -96,7 +103,7 @@ class TimerErrors:
         if sink in self.sinks:
             self.sinks.remove(sink)
 
-    def report(self, callback: Callable[..., Any], exc: BaseException) -> None:
+    def report(self, callback: Callable[..., object], exc: BaseException) -> None:
         """Hand a timer callback's exception to the sinks, or log it when there are none."""
         where = describe_callback(callback)
         if not self.sinks:
@@ -129,21 +136,21 @@ class SystemClock:
     def time_ns(self) -> int:
         return time.time_ns()
 
-    def call_later(self, delay: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
+    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
         return self.loop.call_later(max(delay, 0.0), self._fire, callback, args)
 
-    def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
+    def call_at(self, when: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
         return self.loop.call_later(max(when - time.monotonic(), 0.0), self._fire, callback, args)
 
-    def call_punctually(self, when: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
+    def call_punctually(self, when: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
         timer = PunctualTimer(self, when, callback, args)
         timer.start()
         return timer
 
-    def call_background(self, delay: float, callback: Callable[..., Any], *args: Any) -> TimerHandle:
+    def call_background(self, delay: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
         return self.call_later(delay, callback, *args)
 
-    def call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
+    def call_soon(self, callback: Callable[..., object], *args: Any) -> None:
         self.loop.call_soon(self._fire, callback, args)
 
     def add_error_sink(self, sink: ErrorSink) -> None:
@@ -152,10 +159,10 @@ class SystemClock:
     def remove_error_sink(self, sink: ErrorSink) -> None:
         self._errors.remove(sink)
 
-    def _fire(self, callback: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    def _fire(self, callback: Callable[..., object], args: tuple[Any, ...]) -> None:
         self.fire(callback, args)
 
-    def fire(self, callback: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    def fire(self, callback: Callable[..., object], args: tuple[Any, ...]) -> None:
         """Run a timer's callback; an exception goes to the error sinks."""
         try:
             callback(*args)
@@ -178,7 +185,7 @@ class PunctualTimer:
 
     __slots__ = ("_args", "_callback", "_clock", "_handle", "_when", "cancelled")
 
-    def __init__(self, clock: SystemClock, when: float, callback: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    def __init__(self, clock: SystemClock, when: float, callback: Callable[..., object], args: tuple[Any, ...]) -> None:
         self._clock = clock
         self._when = when
         self._callback = callback

@@ -87,7 +87,7 @@ class _Route:
 class _Carried:
     """The origin of a message a stream import carried: it goes no further through imports."""
 
-    origin: Any
+    origin: object
 
 
 class Responses:
@@ -141,7 +141,7 @@ class Responses:
         else:
             route.timer = self._imports.clock.call_later(route.threshold - idle, self._expire, subject)
 
-    def _respond(self, shown: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+    def _respond(self, shown: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
         # A JetStream delivery is routed on the reply subject but shows the stored message's subject.
         subject = self.account.router.routed_subject or shown
         route = self.routes.get(subject)
@@ -237,7 +237,7 @@ class Imports:
         router, source = importer.router, exporter.router
         counts = self.counts
 
-        def carry(shown: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+        def carry(shown: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
             if isinstance(origin, _Carried):
                 return False
             counts["carried"] += 1
@@ -298,7 +298,7 @@ class Imports:
         counts = self.counts
 
         def request(
-            subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any, untraced: bool = False
+            subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object, untraced: bool = False
         ) -> bool:
             if isinstance(origin, _Carried) or key in active:
                 return False
@@ -328,7 +328,9 @@ class Imports:
         # Not announced to the other servers (nats-server's noForward): each serves its own requesters.
         requesting = importer.router.subscribe_internal(local, request, local_only=True)
 
-        def traced(trace: Any, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool | None:
+        def traced(
+            trace: Any, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object
+        ) -> bool | None:
             trace.service_import(exporter.name, subject, exporter.router.map_published(rename(subject)))
             if trace.trace_only:
                 return None  # nothing is delivered past the import
@@ -339,7 +341,7 @@ class Imports:
         self._wired.append((importer.router, requesting))
 
 
-def _with_request_info(hdr: bytes | None, account: str, origin: Any) -> bytes:
+def _with_request_info(hdr: bytes | None, account: str, origin: object) -> bytes:
     """The request with nats-server's client info header (replacing one the publisher set)."""
     rtt = getattr(origin, "rtt", 0.0)
     info = json.dumps({"acc": account, "rtt": int(rtt * 1e9) if isinstance(rtt, float) else 0}, separators=(",", ":"))

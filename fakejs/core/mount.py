@@ -34,8 +34,12 @@ class MountedRouter(Router):
         # The server a message being handled arrived on (its answers leave there), while it is handled.
         self.arrival: Router | None = None
         # Where messages leave when no message is being handled (the cluster's choice: a running server).
-        self.home: Callable[[], Router | None] = lambda: self.nodes[0] if self.nodes else None
+        self.home: Callable[[], Router | None] = self.first_node
         self._watched: list[tuple[str, Callable[[], None]]] = []
+
+    def first_node(self) -> Router | None:
+        """The first node mounted (the home until the cluster chooses one), ``None`` before any."""
+        return self.nodes[0] if self.nodes else None
 
     # -- mounting ------------------------------------------------------------------------------
 
@@ -68,7 +72,7 @@ class MountedRouter(Router):
         reply: str,
         headers: bytes | None,
         payload: bytes,
-        origin: Any,
+        origin: object,
         shown_as: str,
     ) -> bool:
         """A message published on ``node``: the shared subscribers get it, their answers leave through ``node``."""
@@ -86,7 +90,7 @@ class MountedRouter(Router):
         reply: str,
         headers: bytes | None,
         payload: bytes,
-        origin: Any = None,
+        origin: object = None,
         shown_as: str = "",
         routes: bool = True,
     ) -> bool:

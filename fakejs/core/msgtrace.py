@@ -34,7 +34,7 @@ import contextlib
 import random
 import re
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.msgtrace_encoding import encode_event
 from fakejs.core.subjects import is_valid_literal_subject
@@ -44,14 +44,18 @@ from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
 if TYPE_CHECKING:
+    import logging
+
     from fakejs.core.accounts import Account, Accounts
     from fakejs.core.clock import Clock
-    from fakejs.core.router import Router, Subscription
+    from fakejs.core.router import RouteOwner, Router, Subscription
 
 __all__ = [
     "MessageTrace",
     "TraceRequest",
     "TraceSource",
+    "TracedClient",
+    "TracingServer",
     "begin_trace",
     "may_trace",
     "publish_traced",
@@ -81,6 +85,45 @@ ERROR_AUTO_UNSUBSCRIBE_EXCEEDED = "Not delivered because auto-unsubscribe exceed
 
 _HINT = re.compile(rb"Nats-Trace-Dest|traceparent", re.IGNORECASE)
 _TRACE_ONLY_VALUES = frozenset({"1", "true", "on"})
+
+
+# A router's own delivery to one subscription (``Router._deliver``, unbound): a trace takes it over.
+RouterDelivery = Callable[["Router", "Subscription", str, str, "bytes | None", bytes, object], bool]
+
+
+class TracingServer(Protocol):
+    """The server a message is traced on (the broker): its clock, log, accounts and seeded generator,
+    and the ``server`` block of the events it sends."""
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def log(self) -> logging.Logger: ...
+
+    @property
+    def accounts(self) -> Accounts: ...
+
+    @property
+    def random(self) -> random.Random: ...
+
+    def trace_server_info(self) -> dict[str, Any]: ...
+
+
+class TracedClient(Protocol):
+    """A client connection as a trace names it (nats-server's ``client``): its ``cid``, name, account and server."""
+
+    @property
+    def cid(self) -> int: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def account(self) -> Account: ...
+
+    @property
+    def broker(self) -> TracingServer: ...
 
 
 def may_trace(headers: bytes) -> bool:
@@ -168,7 +211,14 @@ class TraceSource:
     __slots__ = ("account", "cid", "clock", "kind", "label", "log", "name", "rng")
 
     def __init__(
-        self, kind: int, cid: int, name: str, account: Account, label: object, broker: Any, rng: random.Random | None
+        self,
+        kind: int,
+        cid: int,
+        name: str,
+        account: Account,
+        label: object,
+        broker: TracingServer,
+        rng: random.Random | None,
     ) -> None:
         self.kind, self.cid, self.name, self.account, self.label = kind, cid, name, account, label
         self.clock: Clock = broker.clock
@@ -181,7 +231,9 @@ def replace_header(block: bytes, key: str, value: str) -> bytes:
     return hdrs.add(hdrs.remove(block, key) or None, key, value)
 
 
-def start_trace(client: Any, subject: str, headers: bytes, size: int) -> tuple[bool, MessageTrace | None, bytes]:
+def start_trace(
+    client: TracedClient, subject: str, headers: bytes, size: int
+) -> tuple[bool, MessageTrace | None, bytes]:
     """Begin tracing a client's message (nats-server's ``initMsgTrace``): see :func:`begin_trace`."""
     broker = client.broker
     source = TraceSource(CLIENT_KIND, client.cid, client.name, client.account, client, broker, broker.random)
@@ -234,7 +286,7 @@ def begin_trace(
     return False, trace, headers
 
 
-def publish_traced(broker: Any, trace: MessageTrace, publish: Callable[[], str]) -> None:
+def publish_traced(broker: TracingServer, trace: MessageTrace, publish: Callable[[], str]) -> None:
     """Run ``publish`` (the checks and fan-out, returning an error text) traced, then send the event."""
     trace.install(broker.accounts)
     try:
@@ -322,7 +374,7 @@ class MessageTrace:
         """The stream refused the message."""
         self._jetstream["error"] = error
 
-    def egress(self, client: Any, sub: Subscription, error: str = "") -> None:
+    def egress(self, client: TracedClient, sub: Subscription, error: str = "") -> None:
         """``eg``: the message went (or, with ``error``, did not go) to a client's subscription."""
         event = self._event("eg")
         event.update(kind=CLIENT_KIND, cid=client.cid)
@@ -375,7 +427,7 @@ class MessageTrace:
 
     def forward(
         self,
-        route: Any,
+        route: RouteOwner,
         account: str,
         subject: str,
         reply: str,
@@ -395,7 +447,7 @@ class MessageTrace:
         hop = self.route_egress(route)
         route.forward(account, subject, reply, queues, replace_header(headers or b"", TRACE_HOP, hop), payload)
 
-    def route_egress(self, route: Any) -> str:
+    def route_egress(self, route: RouteOwner) -> str:
         """``eg`` of kind 1: the message goes on over ``route`` (its ``rid``, the remote's name); the new hop."""
         self.hops += 1
         hop = f"{self.hop}.{self.hops}" if self.hop else str(self.hops)
@@ -410,13 +462,15 @@ class MessageTrace:
         own = type(router)._deliver
 
         def deliver(
-            sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any
+            sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: object
         ) -> bool:
             return self.deliver(router, own, sub, subject, (reply, headers, payload, origin))
 
         return deliver
 
-    def deliver(self, router: Router, own: Any, sub: Subscription, subject: str, message: tuple[Any, ...]) -> bool:
+    def deliver(
+        self, router: Router, own: RouterDelivery, sub: Subscription, subject: str, message: tuple[Any, ...]
+    ) -> bool:
         """One subscription's share of the traced fan-out (nats-server's ``deliverMsg`` with a trace)."""
         owner = sub.owner
         if not hasattr(owner, "cid"):  # an internal subscription: imports carry the trace on

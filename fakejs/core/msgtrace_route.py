@@ -17,13 +17,14 @@ disabled``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fakejs.core.msgtrace import (
     ROUTER_KIND,
     TRACE_HOP,
     MessageTrace,
     TraceSource,
+    TracingServer,
     begin_trace,
     may_trace,
     publish_traced,
@@ -32,13 +33,14 @@ from fakejs.core.msgtrace import (
 
 if TYPE_CHECKING:
     from fakejs.core.accounts import Account
+    from fakejs.core.router import RouteOwner
 
 __all__ = ["hand_over", "publish_routed_traced"]
 
 
 def publish_routed_traced(
-    broker: Any,
-    link: Any,
+    broker: TracingServer,
+    link: RouteOwner,
     account: Account,
     message: tuple[str, str, tuple[str, ...], bytes | None, bytes],
 ) -> bool:
@@ -70,8 +72,8 @@ def publish_routed_traced(
 
 def hand_over(
     trace: MessageTrace,
-    broker: Any,
-    links: tuple[Any, Any],
+    broker: TracingServer,
+    links: tuple[RouteOwner, RouteOwner],
     account: Account,
     message: tuple[str, bytes | None, bytes],
 ) -> tuple[MessageTrace | None, bytes]:

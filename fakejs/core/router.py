@@ -39,7 +39,7 @@ class Subscriber(Protocol):
     denies: Callable[[str, str], bool] | None
 
     def deliver(
-        self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any
+        self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: object
     ) -> None:
         """Hand one message to the subscriber; ``origin`` is the publisher."""
 
@@ -51,7 +51,14 @@ class Subscriber(Protocol):
 
 
 class RouteOwner(Protocol):
-    """The owner of a remote subscription: a route connection to another server of the cluster."""
+    """The owner of a remote subscription: a route connection to another server of the cluster
+    (:class:`~fakejs.core.cluster.link.RouteLink`), named in message traces by ``rid`` and ``remote_name``."""
+
+    @property
+    def rid(self) -> int: ...
+
+    @property
+    def remote_name(self) -> str: ...
 
     def forward(
         self, account: str, subject: str, reply: str, queues: list[str], headers: bytes | None, payload: bytes
@@ -91,7 +98,7 @@ class Mounted(Protocol):
         reply: str,
         headers: bytes | None,
         payload: bytes,
-        origin: Any,
+        origin: object,
         shown_as: str,
     ) -> bool:
         """Deliver a message published on ``node`` to the shared subscribers."""
@@ -109,7 +116,7 @@ class _EmptyReply(str):
 
 EMPTY_REPLY = _EmptyReply("")
 
-InternalHandler = Callable[[str, str, "bytes | None", bytes, Any], "bool | None"]
+InternalHandler = Callable[[str, str, "bytes | None", bytes, object], "bool | None"]
 
 
 class Subscription:
@@ -165,14 +172,14 @@ class _InternalOwner:
     denies = None
     # How a traced message passes here (an import, a stream): called with the trace, subject, reply,
     # headers, payload and publisher; returns whether it was delivered, or None for the handler to take it on.
-    trace_hop: Callable[[Any, str, str, bytes | None, bytes, Any], bool | None] | None = None
+    trace_hop: Callable[[Any, str, str, bytes | None, bytes, object], bool | None] | None = None
 
     def __init__(self, handler: InternalHandler, on_error: ErrorSink) -> None:
         self.handler = handler
         self.on_error = on_error
 
     def deliver(
-        self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any
+        self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: object
     ) -> bool | None:
         try:
             return self.handler(subject, reply, headers, payload, origin)
@@ -358,7 +365,7 @@ class Router:
         reply: str,
         headers: bytes | None,
         payload: bytes,
-        origin: Any = None,
+        origin: object = None,
         shown_as: str = "",
         routes: bool = True,
     ) -> bool:
@@ -387,7 +394,7 @@ class Router:
         reply: str,
         headers: bytes | None,
         payload: bytes,
-        origin: Any = None,
+        origin: object = None,
         shown_as: str = "",
         routes: bool = True,
     ) -> bool:
@@ -424,7 +431,7 @@ class Router:
         reply: str,
         headers: bytes | None,
         payload: bytes,
-        origin: Any,
+        origin: object,
         shown_as: str,
     ) -> bool:
         """A publish while other servers have interest here: local delivery, then one message per route.
@@ -438,7 +445,7 @@ class Router:
         visible = shown_as or subject
         delivered = False
         outer, self.routed_subject = self.routed_subject, subject
-        targets: dict[Any, list[str]] = {sub.owner: [] for sub in remote_result.psubs}
+        targets: dict[RouteOwner, list[str]] = {sub.owner: [] for sub in remote_result.psubs}
         for sub in result.psubs:
             if self._deliver(sub, visible, reply, headers, payload, origin):
                 delivered = True
@@ -465,7 +472,7 @@ class Router:
         return delivered or bool(targets)
 
     def publish_routed(
-        self, subject: str, reply: str, queues: tuple[str, ...], headers: bytes | None, payload: bytes, origin: Any
+        self, subject: str, reply: str, queues: tuple[str, ...], headers: bytes | None, payload: bytes, origin: object
     ) -> None:
         """A message another server sent on: every local plain subscriber, one local member of each queue named.
 
@@ -502,10 +509,10 @@ class Router:
         route.forward(account, subject, reply, queues, headers, payload)
 
     def _deliver(
-        self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any
+        self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: object
     ) -> bool:
         owner = sub.owner
-        if sub.closed or (owner is origin and not owner.echo):
+        if sub.closed or (not owner.echo and owner is origin):
             return False
         denies = owner.denies
         if denies is not None and denies(subject, sub.queue):

@@ -323,7 +323,7 @@ class ClientSession:
         return data
 
     def deliver(
-        self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any
+        self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: object
     ) -> None:
         """Queue ``MSG``/``HMSG`` for a subscription of this client."""
         subject_bytes = subject.encode("utf-8", "surrogateescape")

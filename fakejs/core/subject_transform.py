@@ -89,34 +89,40 @@ class _Token:
 
 
 def _subject_info(subject: str) -> tuple[bool, list[str], int, bool]:
-    """nats-server's ``subjectInfo``: valid, tokens, partial wildcard count, ends in ``>``."""
+    """nats-server's ``subjectInfo``: valid, tokens, partial wildcard count (``npwcs``), ends in ``>`` (``fwc``)."""
     if not subject:
         return False, [], 0, False
     tokens = subject.split(".")
-    pwcs = 0
-    fwc = False
+    wildcards = 0
+    full_wildcard = False
     for token in tokens:
-        if not token or fwc:
+        if not token or full_wildcard:
             return False, [], 0, False
         if token == FWC:
-            fwc = True
+            full_wildcard = True
         elif token == PWC:
-            pwcs += 1
-    return True, tokens, pwcs, fwc
+            wildcards += 1
+    return True, tokens, wildcards, full_wildcard
 
 
 class SubjectTransform:
     """A parsed transform: :meth:`match` maps a literal subject matching ``src`` onto ``dest``."""
 
-    __slots__ = ("_any_source", "_dtoks", "_identity", "_plan", "_rng", "_stoks", "dest", "src")
+    __slots__ = ("_any_source", "_dest_tokens", "_identity", "_plan", "_rng", "_source_tokens", "dest", "src")
 
     def __init__(
-        self, src: str, dest: str, stoks: list[str], dtoks: list[str], plan: list[_Token], rng: random.Random | None
+        self,
+        src: str,
+        dest: str,
+        source_tokens: list[str],
+        dest_tokens: list[str],
+        plan: list[_Token],
+        rng: random.Random | None,
     ) -> None:
         self.src = src
         self.dest = dest
-        self._stoks = stoks
-        self._dtoks = dtoks
+        self._source_tokens = source_tokens
+        self._dest_tokens = dest_tokens
         self._plan = plan
         self._rng = rng
         self._any_source = src in ("", FWC)
@@ -136,48 +142,51 @@ class SubjectTransform:
             return None
         if not src:
             src = FWC
-        s_ok, stoks, pwcs, s_fwc = _subject_info(src)
-        d_ok, dtoks, d_pwcs, d_fwc = _subject_info(dest)
-        if not s_ok or not d_ok or d_pwcs > 0 or s_fwc != d_fwc:
+        # nats-server's sfwc/dfwc (ends in '>'), npwcs (number of '*'), stokens/dtokens.
+        source_valid, source_tokens, source_wildcards, source_full_wildcard = _subject_info(src)
+        dest_valid, dest_tokens, dest_wildcards, dest_full_wildcard = _subject_info(dest)
+        if not source_valid or not dest_valid or dest_wildcards > 0 or source_full_wildcard != dest_full_wildcard:
             raise TransformError(BAD_SUBJECT)
         plan: list[_Token] = []
-        if pwcs > 0 or s_fwc:
+        if source_wildcards > 0 or source_full_wildcard:
             # Ordinal n (1-based) of a source '*' -> its token position; a missing ordinal reads position 0, as Go's map does.
-            positions = [i for i, token in enumerate(stoks) if token == PWC]
+            positions = [i for i, token in enumerate(source_tokens) if token == PWC]
             used = 0
-            for token in dtoks:
-                ph = placeholder(token)
-                if strict and ph.kind not in ("", "wildcard"):
+            for token in dest_tokens:
+                mapping = placeholder(token)
+                if strict and mapping.kind not in ("", "wildcard"):
                     raise TransformError.in_token(NOT_SUPPORTED_FOR_IMPORT, token)
-                if ph.kind == "":
+                if mapping.kind == "":
                     plan.append(_Token("", token))
-                elif ph.kind == "random":
-                    plan.append(_Token("random", number=ph.number))
+                elif mapping.kind == "random":
+                    plan.append(_Token("random", number=mapping.number))
                 else:
-                    used += len(ph.ordinals)
+                    used += len(mapping.ordinals)
                     indexes = []
-                    for ordinal in ph.ordinals:
-                        if ordinal > pwcs:
+                    for ordinal in mapping.ordinals:
+                        if ordinal > source_wildcards:
                             raise TransformError.in_token(INDEX_OUT_OF_RANGE, f"{token}: [{ordinal}]")
                         indexes.append(positions[ordinal - 1] if ordinal >= 1 else 0)
-                    plan.append(_Token(ph.kind, indexes=tuple(indexes), number=ph.number, delimiter=ph.delimiter))
-            if strict and used < pwcs:
+                    plan.append(
+                        _Token(mapping.kind, indexes=tuple(indexes), number=mapping.number, delimiter=mapping.delimiter)
+                    )
+            if strict and used < source_wildcards:
                 raise TransformError.in_token(NOT_USING_ALL_WILDCARDS, dest)
         else:
-            for token in dtoks:
-                ph = placeholder(token)
-                if ph.kind == "":
+            for token in dest_tokens:
+                mapping = placeholder(token)
+                if mapping.kind == "":
                     plan.append(_Token("", token))
-                elif ph.kind in ("random", "partition"):
-                    plan.append(_Token(ph.kind, number=ph.number))
+                elif mapping.kind in ("random", "partition"):
+                    plan.append(_Token(mapping.kind, number=mapping.number))
                 else:
                     raise TransformError.in_token(INDEX_OUT_OF_RANGE, token)
-        return cls(src, dest, stoks, dtoks, plan, rng)
+        return cls(src, dest, source_tokens, dest_tokens, plan, rng)
 
     @property
     def has_wildcards(self) -> bool:
         """Whether the source has wildcards (without, the destination is one fixed subject)."""
-        return PWC in self._stoks or FWC in self._stoks
+        return PWC in self._source_tokens or FWC in self._source_tokens
 
     def reverse(self) -> SubjectTransform | None:
         """The strict transform leading back from ``dest`` to ``src`` (nats-server's ``reverse``), or ``None``.
@@ -190,7 +199,7 @@ class SubjectTransform:
             return _strict_or_none(self.dest, self.src)
         source, references = transform_untokenize(self.dest)
         tokens = []
-        for token in self._stoks:
+        for token in self._source_tokens:
             if token == PWC:
                 if not references:
                     return None
@@ -210,7 +219,7 @@ class SubjectTransform:
         for token in tokens:
             if not token or token in (PWC, FWC):
                 return None
-        if not self._any_source and not _subset_match(tokens, self._stoks):
+        if not self._any_source and not _subset_match(tokens, self._source_tokens):
             return None
         return self.transform_tokens(tokens)
 
@@ -231,8 +240,8 @@ class SubjectTransform:
                 out.append(self._apply(step, tokens))
             if i < last:
                 out.append(".")
-        if self._dtoks[-1] == FWC:
-            out.append(".".join(tokens[len(self._stoks) - 1 :]))
+        if self._dest_tokens[-1] == FWC:
+            out.append(".".join(tokens[len(self._source_tokens) - 1 :]))
         return "".join(out)
 
     def _apply(self, step: _Token, tokens: list[str]) -> str:
@@ -333,16 +342,16 @@ def service_import_rename(local: str, subject: str) -> Rename:
     return back.transform if back is not None else _fixed(subject)
 
 
-def _subset_match(tokens: list[str], stoks: list[str]) -> bool:
+def _subset_match(tokens: list[str], source_tokens: list[str]) -> bool:
     """A literal subject's tokens against a filter's (``isSubsetMatch``)."""
-    for i, filter_token in enumerate(stoks):
+    for i, filter_token in enumerate(source_tokens):
         if i >= len(tokens):
             return False
         if filter_token == FWC:
             return True
         if filter_token != PWC and filter_token != tokens[i]:
             return False
-    return len(tokens) == len(stoks)
+    return len(tokens) == len(source_tokens)
 
 
 def validate_mapping(src: str, dest: str) -> None:

@@ -32,16 +32,16 @@ def is_valid_subject(subject: str, check_runes: bool = False) -> bool:
         return False
     if check_runes and ("\x00" in subject or "\ufffd" in subject or _has_surrogate(subject)):
         return False
-    after_fwc = False
+    after_full_wildcard = False
     for token in subject.split("."):
-        if not token or after_fwc:
+        if not token or after_full_wildcard:
             return False
         if len(token) > 1:
             if not _BLANK_CHARS.isdisjoint(token):
                 return False
             continue
         if token == FWC:
-            after_fwc = True
+            after_full_wildcard = True
         elif token in _BLANK_CHARS:
             return False
     return True
@@ -70,27 +70,27 @@ def matches(filter_subject: str, subject: str) -> bool:
     """Whether a literal ``subject`` matches ``filter_subject`` (which may have wildcards)."""
     if filter_subject in (subject, FWC):
         return True
-    ftoks = filter_subject.split(".")
-    stoks = subject.split(".")
-    for i, ft in enumerate(ftoks):
-        if i >= len(stoks):
+    filter_tokens = filter_subject.split(".")
+    subject_tokens = subject.split(".")
+    for i, filter_token in enumerate(filter_tokens):
+        if i >= len(subject_tokens):
             return False
-        if ft == FWC:
+        if filter_token == FWC:
             return True
-        if ft != PWC and ft != stoks[i]:
+        if filter_token != PWC and filter_token != subject_tokens[i]:
             return False
-    return len(ftoks) == len(stoks)
+    return len(filter_tokens) == len(subject_tokens)
 
 
 def is_subset(subject: str, test: str) -> bool:
     """nats-server's ``subjectIsSubsetMatch``: every subject matching
     ``subject`` also matches ``test`` (both may contain wildcards)."""
-    stoks = subject.split(".")
-    ttoks = test.split(".")
-    for i, t in enumerate(ttoks):
-        if i >= len(stoks):
+    subject_tokens = subject.split(".")
+    test_tokens = test.split(".")
+    for i, t in enumerate(test_tokens):
+        if i >= len(subject_tokens):
             return False
-        s = stoks[i]
+        s = subject_tokens[i]
         if t == FWC:
             return True
         if t == PWC:
@@ -99,21 +99,21 @@ def is_subset(subject: str, test: str) -> bool:
             continue
         if s != t:
             return False
-    return len(stoks) == len(ttoks)
+    return len(subject_tokens) == len(test_tokens)
 
 
 def overlap(a: str, b: str) -> bool:
     """Whether some literal subject matches both ``a`` and ``b``."""
-    atoks = a.split(".")
-    btoks = b.split(".")
-    for i in range(max(len(atoks), len(btoks))):
-        at = atoks[i] if i < len(atoks) else None
-        bt = btoks[i] if i < len(btoks) else None
-        if at == FWC or bt == FWC:
-            return at is not None and bt is not None
-        if at is None or bt is None:
+    a_tokens = a.split(".")
+    b_tokens = b.split(".")
+    for i in range(max(len(a_tokens), len(b_tokens))):
+        a_token = a_tokens[i] if i < len(a_tokens) else None
+        b_token = b_tokens[i] if i < len(b_tokens) else None
+        if a_token == FWC or b_token == FWC:
+            return a_token is not None and b_token is not None
+        if a_token is None or b_token is None:
             return False
-        if at != bt and at != PWC and bt != PWC:
+        if a_token != b_token and a_token != PWC and b_token != PWC:
             return False
     return True
 
@@ -122,6 +122,9 @@ def overlap(a: str, b: str) -> bool:
 
 
 class _Node:
+    """A trie node (nats-server's sublist ``node``): the plain (``psubs``) and queue (``qsubs``) subscriptions
+    on the subject ending here, and the level below."""
+
     __slots__ = ("next", "psubs", "qsubs")
 
     def __init__(self) -> None:
@@ -131,15 +134,18 @@ class _Node:
 
 
 class _Level:
-    __slots__ = ("fwc", "nodes", "pwc")
+    """One token position of the trie (nats-server's sublist ``level``): literal tokens' nodes, and the
+    nodes of ``*`` (``pwc``, ``partial_wildcard``) and ``>`` (``fwc``, ``full_wildcard``)."""
+
+    __slots__ = ("full_wildcard", "nodes", "partial_wildcard")
 
     def __init__(self) -> None:
         self.nodes: dict[str, _Node] = {}
-        self.pwc: _Node | None = None
-        self.fwc: _Node | None = None
+        self.partial_wildcard: _Node | None = None
+        self.full_wildcard: _Node | None = None
 
     def empty(self) -> bool:
-        return not self.nodes and self.pwc is None and self.fwc is None
+        return not self.nodes and self.partial_wildcard is None and self.full_wildcard is None
 
 
 class MatchResult:
@@ -193,19 +199,19 @@ class SubscriptionIndex:
     def insert(self, sub: Any) -> None:
         level = self._root
         node: _Node | None = None
-        after_fwc = False
+        after_full_wildcard = False
         for token in sub.subject.split("."):
-            if not token or after_fwc:
+            if not token or after_full_wildcard:
                 raise InvalidSubject(sub.subject)
             if token == PWC:
-                if level.pwc is None:
-                    level.pwc = _Node()
-                node = level.pwc
+                if level.partial_wildcard is None:
+                    level.partial_wildcard = _Node()
+                node = level.partial_wildcard
             elif token == FWC:
-                after_fwc = True
-                if level.fwc is None:
-                    level.fwc = _Node()
-                node = level.fwc
+                after_full_wildcard = True
+                if level.full_wildcard is None:
+                    level.full_wildcard = _Node()
+                node = level.full_wildcard
             else:
                 node = level.nodes.get(token)
                 if node is None:
@@ -231,9 +237,9 @@ class SubscriptionIndex:
             if level is None:
                 return None
             if token == PWC:
-                node = level.pwc
+                node = level.partial_wildcard
             elif token == FWC:
-                node = level.fwc
+                node = level.full_wildcard
             else:
                 node = level.nodes.get(token)
             if node is None:
@@ -265,9 +271,9 @@ class SubscriptionIndex:
             if child.psubs or child.qsubs or (child.next is not None and not child.next.empty()):
                 break
             if token == PWC:
-                parent.pwc = None
+                parent.partial_wildcard = None
             elif token == FWC:
-                parent.fwc = None
+                parent.full_wildcard = None
             else:
                 del parent.nodes[token]
         self._invalidate(sub.subject)
@@ -308,13 +314,13 @@ class SubscriptionIndex:
         if cached is not None:
             self.cache_hits += 1
             return cached
-        toks = subject.split(".")
-        if "" in toks:
+        tokens = subject.split(".")
+        if "" in tokens:
             return EMPTY_RESULT
         named = self._named
         depth = len(named)
-        toks = [tok if i < depth and tok in named[i] else PWC for i, tok in enumerate(toks)]
-        key = ".".join(toks)
+        tokens = [tok if i < depth and tok in named[i] else PWC for i, tok in enumerate(tokens)]
+        key = ".".join(tokens)
         if key != subject:
             cached = self._cache.get(key)
             if cached is not None:
@@ -322,7 +328,7 @@ class SubscriptionIndex:
                 self._remember(subject, cached)
                 return cached
         result = MatchResult()
-        _match_level(self._root, toks, 0, result)
+        _match_level(self._root, tokens, 0, result)
         if len(self._cache) >= self.CACHE_LIMIT:
             self._cache.clear()
         self._cache[key] = result
@@ -367,10 +373,10 @@ class SubscriptionIndex:
         while stack:
             level = stack.pop()
             nodes = list(level.nodes.values())
-            if level.pwc is not None:
-                nodes.append(level.pwc)
-            if level.fwc is not None:
-                nodes.append(level.fwc)
+            if level.partial_wildcard is not None:
+                nodes.append(level.partial_wildcard)
+            if level.full_wildcard is not None:
+                nodes.append(level.full_wildcard)
             for node in nodes:
                 yield from node.psubs
                 for group in node.qsubs.values():
@@ -390,24 +396,24 @@ def _add_node(node: _Node, result: MatchResult) -> None:
             existing.extend(group)
 
 
-def _match_level(level: _Level | None, toks: list[str], start: int, result: MatchResult) -> None:
+def _match_level(level: _Level | None, tokens: list[str], start: int, result: MatchResult) -> None:
     """Collect matches for ``toks[start:]`` below ``level`` (indices, not slices: no copies per wildcard)."""
     node: _Node | None = None
-    pwc: _Node | None = None
-    for i in range(start, len(toks)):
+    partial_wildcard: _Node | None = None
+    for i in range(start, len(tokens)):
         if level is None:
             return
-        if level.fwc is not None:
-            _add_node(level.fwc, result)
-        pwc = level.pwc
-        if pwc is not None:
-            _match_level(pwc.next, toks, i + 1, result)
-        node = level.nodes.get(toks[i])
+        if level.full_wildcard is not None:
+            _add_node(level.full_wildcard, result)
+        partial_wildcard = level.partial_wildcard
+        if partial_wildcard is not None:
+            _match_level(partial_wildcard.next, tokens, i + 1, result)
+        node = level.nodes.get(tokens[i])
         level = node.next if node is not None else None
     if node is not None:
         _add_node(node, result)
-    if pwc is not None:
-        _add_node(pwc, result)
+    if partial_wildcard is not None:
+        _add_node(partial_wildcard, result)
 
 
 def is_reserved_reply(reply: str) -> bool:

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from fakejs.jetstream.stream.batch import BatchLimits
 
 
-class JetStream(service.JetStream):
-    """An account's JetStream answering its ``$JS.API``: the service with the API layer attached."""
+class JetStreamWithApi(service.JetStream):
+    """An account's JetStream answering its ``$JS.API``: the service
+    (:class:`~fakejs.jetstream.service.JetStream`) with the API layer (:class:`JetStreamApi`) attached."""
 
     def __init__(
         self,
@@ -45,4 +46,4 @@ class JetStream(service.JetStream):
         self.api: JetStreamApi = attach_api(self)
 
 
-__all__ = ["JetStream"]
+__all__ = ["JetStreamWithApi"]

@@ -69,6 +69,8 @@ class Publisher(Protocol):
 
 
 class Named(Protocol):
+    """Anything an advisory names by its ``name`` (the stream of an :class:`AdvisedConsumer`)."""
+
     @property
     def name(self) -> str: ...
 

@@ -350,6 +350,9 @@ _TABLE: tuple[tuple[str, int, int, str], ...] = (
 
 
 class ErrorSpec:
+    """One row of nats-server's API error table (``server/errors.json``): its Go name, HTTP-like
+    ``code``, JetStream ``err_code`` and description (with ``{placeholders}``)."""
+
     __slots__ = ("code", "description", "err_code", "name")
 
     def __init__(self, name: str, code: int, err_code: int, description: str) -> None:

@@ -31,7 +31,7 @@ from fakejs.monitoring.query import BadRequest, Query
 from fakejs.protocol.writer import go_quote
 
 if TYPE_CHECKING:
-    from fakejs.jetstream import JetStream
+    from fakejs.jetstream import JetStreamWithApi
     from fakejs.monitoring.source import MonitoredServer
 
 BOOLEANS = ("js-enabled", "js-enabled-only", "js-server-only", "js-meta-only", "details")
@@ -82,7 +82,7 @@ def _assets(server: MonitoredServer, account: str, stream: str, consumer: str, d
     return {"status": "ok", "status_code": 200}
 
 
-def _stored(jetstreams: list[JetStream], account: str) -> JetStream | None:
+def _stored(jetstreams: list[JetStreamWithApi], account: str) -> JetStreamWithApi | None:
     """The account's JetStream if it keeps a stream on disk."""
     for js in jetstreams:
         if js.account.name == account and any(s.config["storage"] == "file" for s in js.streams.values()):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.core.options import API_LEVEL
 from fakejs.gocompat.gotime import rfc3339
-from fakejs.jetstream import JetStream
+from fakejs.jetstream import JetStreamWithApi
 from fakejs.monitoring.query import GLOBAL_ACCOUNT, BadRequest, Query
 from fakejs.monitoring.source import MonitoredServer
 
@@ -118,7 +118,7 @@ def jsz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, Any
     return 200, doc
 
 
-def _usage(jetstreams: list[JetStream], server_id: str, now: str) -> dict[str, Any]:
+def _usage(jetstreams: list[JetStreamWithApi], server_id: str, now: str) -> dict[str, Any]:
     """The head of ``JSInfo``: usage, reservations, API counters and configuration, over the accounts."""
     memory = storage = reserved_memory = reserved_storage = 0
     for js in jetstreams:
@@ -153,7 +153,7 @@ def _usage(jetstreams: list[JetStream], server_id: str, now: str) -> dict[str, A
     }
 
 
-def _server_store(js: JetStream) -> str:
+def _server_store(js: JetStreamWithApi) -> str:
     """The server's store directory: ``$G``'s own, or two levels above another account's."""
     if js.account.name == GLOBAL_ACCOUNT:
         return js.store_dir
@@ -182,7 +182,7 @@ def _disabled(server_id: str, now: str) -> dict[str, Any]:
     }
 
 
-def _account_detail(js: JetStream, streams: bool, consumers: bool, direct: bool, config: bool) -> dict[str, Any]:
+def _account_detail(js: JetStreamWithApi, streams: bool, consumers: bool, direct: bool, config: bool) -> dict[str, Any]:
     """``AccountDetail`` for one account (its limits are what it reserves; -1 is "unlimited")."""
     memory, storage = js.usage()
     name = js.account.name

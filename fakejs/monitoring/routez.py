@@ -31,11 +31,15 @@ COMPRESSION_OFF = "off"
 
 
 class RouteAddress(Protocol):
+    """A route's connection, for the remote address ``/routez`` reports (``ip``, ``port``)."""
+
     @property
     def remote_address(self) -> tuple[str, int]: ...
 
 
 class RouteRTT(Protocol):
+    """A route's keepalive, for the round-trip time ``/routez`` reports (``rtt``)."""
+
     rtt: float
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from fakejs.core.broker import Broker
-from fakejs.jetstream import JetStream
+from fakejs.jetstream import JetStreamWithApi
 from fakejs.monitoring.records import ClosedConnections
 
 
@@ -23,12 +23,12 @@ class MonitoredServer(Protocol):
         ...
 
     @property
-    def jetstream(self) -> JetStream | None:
+    def jetstream(self) -> JetStreamWithApi | None:
         """The global account's JetStream, or ``None`` when it is off."""
         ...
 
     @property
-    def account_jetstreams(self) -> list[JetStream]:
+    def account_jetstreams(self) -> list[JetStreamWithApi]:
         """Every account's JetStream (``$G``'s alone without configured accounts); empty when off."""
         ...
 

@@ -35,6 +35,8 @@ class Pub:
 
 @dataclass(frozen=True, slots=True)
 class Sub:
+    """``SUB subject [queue] sid``; ``queue`` is ``""`` without a queue group."""
+
     subject: str
     queue: str
     sid: str
@@ -50,12 +52,12 @@ class Unsub:
 
 @dataclass(frozen=True, slots=True)
 class Ping:
-    pass
+    """``PING``: the peer asks for a ``PONG``."""
 
 
 @dataclass(frozen=True, slots=True)
 class Pong:
-    pass
+    """``PONG``: the answer to a ``PING``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,13 +22,15 @@ from fakejs.jetstream.errors import api_error
 
 if TYPE_CHECKING:
     from fakejs.core.broker import Broker
-    from fakejs.jetstream import JetStream
+    from fakejs.jetstream import JetStreamWithApi
 
 SUBJECT = "$JS.API.ACCOUNT.PURGE.*"
 RESPONSE_TYPE = "io.nats.jetstream.api.v1.account_purge_response"
 
 
-def serve_account_purge(broker: Broker, system: Account, jetstreams: Callable[[str], JetStream | None]) -> Subscription:
+def serve_account_purge(
+    broker: Broker, system: Account, jetstreams: Callable[[str], JetStreamWithApi | None]
+) -> Subscription:
     """Answer account purges in ``system``; ``jetstreams`` finds an account's JetStream by name."""
 
     def on_request(subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:

@@ -2,7 +2,7 @@
 
 nats-server replicates each stream and consumer with Raft; a
 :class:`~fakejs.server.local_cluster.Cluster` with JetStream keeps them
-once, in one :class:`~fakejs.jetstream.JetStream` (for the global account)
+once, in one :class:`~fakejs.jetstream.JetStreamWithApi` (for the global account)
 whose router is mounted on every running server
 (:mod:`fakejs.core.mount`), and simulates the groups in
 :class:`~fakejs.jetstream.service.meta.Meta`: placement, leaders,
@@ -41,7 +41,7 @@ from fakejs.server.server import Server
 
 if TYPE_CHECKING:
     from fakejs.core.msgtrace import MessageTrace
-    from fakejs.jetstream import JetStream
+    from fakejs.jetstream import JetStreamWithApi
     from fakejs.jetstream.stream.traced import Handover
 
 __all__ = ["ClusterJetStream"]
@@ -58,22 +58,22 @@ class ClusterJetStream:
         self.servers = servers
         self.clock = clock
         self.rng = rng
-        self.jetstream: JetStream | None = None
+        self.jetstream: JetStreamWithApi | None = None
         self.meta: Meta | None = None
         self.meta_requests: MetaRequests | None = None
         self.router: MountedRouter | None = None
         self.quorum: QuorumWatch | None = None
 
-    def start(self, running: list[Server]) -> JetStream:
+    def start(self, running: list[Server]) -> JetStreamWithApi:
         """Make the shared JetStream, mounted on the running servers (the first one hosts its settings)."""
-        from fakejs.jetstream import JetStream
+        from fakejs.jetstream import JetStreamWithApi
 
         host = self.servers[0].broker
         self.router = MountedRouter(self.rng, host.record_error)
         self.router.home = self._home
         nodes = [NodeInfo(s.broker.name, tuple(s.options.server_tags), s in running) for s in self.servers]
         self.meta = Meta(self.name, nodes, self.clock, self.rng, self.election)
-        js = JetStream(host, host.options.store_dir, account=host.accounts.default, router=self.router)
+        js = JetStreamWithApi(host, host.options.store_dir, account=host.accounts.default, router=self.router)
         js.clustered = ClusterAssets(self.meta, js)
         js.trace_handover = self._trace_handover
         self.meta_requests = MetaRequests(self.meta, js)

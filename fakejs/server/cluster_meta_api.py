@@ -43,7 +43,7 @@ from fakejs.jetstream.service.meta import Meta
 from fakejs.server.server import Server
 
 if TYPE_CHECKING:
-    from fakejs.jetstream import JetStream
+    from fakejs.jetstream import JetStreamWithApi
 
 __all__ = ["MetaRequests", "system_router"]
 
@@ -65,7 +65,7 @@ class MetaRequests:
     ``js`` is the cluster's shared JetStream: the advisories are built through it (ids, clock, domain).
     """
 
-    def __init__(self, meta: Meta, js: JetStream) -> None:
+    def __init__(self, meta: Meta, js: JetStreamWithApi) -> None:
         self.meta = meta
         self.js = js
         self._subscriptions: dict[int, tuple[Router, list[Subscription]]] = {}

@@ -27,7 +27,7 @@ from fakejs.server.cluster_meta_api import system_router
 from fakejs.server.server import Server
 
 if TYPE_CHECKING:
-    from fakejs.jetstream import JetStream
+    from fakejs.jetstream import JetStreamWithApi
 
 __all__ = ["LOST_QUORUM_INTERVAL", "LOST_QUORUM_SIGNAL", "QuorumWatch"]
 
@@ -41,7 +41,7 @@ Reach = Callable[[str], set[str]]
 class QuorumWatch:
     """The timers of every (group, server) whose replica has no quorum (see the module docstring)."""
 
-    def __init__(self, meta: Meta, js: JetStream, servers: list[Server], clock: Clock) -> None:
+    def __init__(self, meta: Meta, js: JetStreamWithApi, servers: list[Server], clock: Clock) -> None:
         self.meta = meta
         self.js = js
         self.servers = {server.broker.name: server for server in servers}

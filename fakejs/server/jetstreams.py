@@ -22,7 +22,7 @@ from fakejs.core.options import SYSTEM_ACCOUNT
 from fakejs.core.router import Subscription
 
 if TYPE_CHECKING:
-    from fakejs.jetstream import JetStream
+    from fakejs.jetstream import JetStreamWithApi
     from fakejs.jetstream.stream.batch import BatchLimits
 
 ACCOUNTS_DIR = "accounts"
@@ -56,13 +56,13 @@ class AccountJetStreams:
 
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
-        self.by_account: dict[str, JetStream] = {}
+        self.by_account: dict[str, JetStreamWithApi] = {}
         self._disabled: list[tuple[Account, Subscription]] = []
         self._base = ""
         self._owned = False
         self._batch_limits: BatchLimits | None = None  # atomic batch limits counted across the accounts
 
-    def start(self, store_dir: str, owned: bool) -> JetStream | None:
+    def start(self, store_dir: str, owned: bool) -> JetStreamWithApi | None:
         """Start them (on ``store_dir``; ``owned``: made by fakejs); returns ``$G``'s, if it has one.
 
         Logs what nats-server logs when it starts JetStream (:mod:`fakejs.jetstream.service.banner`).
@@ -84,14 +84,14 @@ class AccountJetStreams:
         banner.log_started(log, round((clock.monotonic() - started) * 1e9))
         return js
 
-    def _start_accounts(self, store_dir: str) -> JetStream | None:
-        from fakejs.jetstream import JetStream
+    def _start_accounts(self, store_dir: str) -> JetStreamWithApi | None:
+        from fakejs.jetstream import JetStreamWithApi
 
         chosen = jetstream_accounts(self.broker)
         default = self.broker.accounts.default
         if [account for account, _ in chosen] == [default]:
             # Only the global account: its streams are the store's (removed by stop(), when owned).
-            self._start(JetStream(self.broker, store_dir, own_store=False, account=default))
+            self._start(JetStreamWithApi(self.broker, store_dir, own_store=False, account=default))
         else:
             self._start_several(chosen)
         self._serve_others()
@@ -118,12 +118,14 @@ class AccountJetStreams:
             self._disabled.append((system, serve_account_purge(self.broker, system, self.by_account.get)))
 
     def _start_account(self, account: Account, limits: JetStreamLimits | None) -> None:
-        from fakejs.jetstream import JetStream
+        from fakejs.jetstream import JetStreamWithApi
 
         store = account_store(self._base, account)
         batch_limits = self._batch_limits
         self._start(
-            JetStream(self.broker, store, own_store=False, account=account, limits=limits, batch_limits=batch_limits)
+            JetStreamWithApi(
+                self.broker, store, own_store=False, account=account, limits=limits, batch_limits=batch_limits
+            )
         )
 
     def follow_accounts(self) -> None:
@@ -163,7 +165,7 @@ class AccountJetStreams:
             if js is not None and config.jetstream is not None and js.limits != config.jetstream:
                 js.update_limits(config.jetstream)
 
-    def _start(self, js: JetStream) -> None:
+    def _start(self, js: JetStreamWithApi) -> None:
         self.by_account[js.account.name] = js
         js.account.jetstream = js
         js.start()

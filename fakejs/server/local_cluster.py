@@ -45,7 +45,7 @@ from fakejs.core.options import ServerOptions
 from fakejs.server.server import Server
 
 if TYPE_CHECKING:
-    from fakejs.jetstream import JetStream
+    from fakejs.jetstream import JetStreamWithApi
     from fakejs.server.cluster_jetstream import ClusterJetStream
     from fakejs.server.cluster_scenarios import ClusterScenarios
 
@@ -186,7 +186,7 @@ class Cluster:
         return self
 
     @property
-    def jetstream(self) -> JetStream | None:
+    def jetstream(self) -> JetStreamWithApi | None:
         """The JetStream the nodes share (``jetstream=True``), for a look inside."""
         return self.shared.jetstream if self.shared is not None else None
 

@@ -26,7 +26,7 @@ from fakejs.server.listeners import Listeners
 from fakejs.server.reload import recheck_pinned_certs, reload_options
 
 if TYPE_CHECKING:
-    from fakejs.jetstream import JetStream
+    from fakejs.jetstream import JetStreamWithApi
     from fakejs.server.tls import ClientPortTLS
 
 __all__ = ["ReloadSteps", "RunningServer"]
@@ -44,7 +44,7 @@ class RunningServer(Protocol):
     def port(self) -> int: ...
 
     @property
-    def account_jetstreams(self) -> list[JetStream]: ...
+    def account_jetstreams(self) -> list[JetStreamWithApi]: ...
 
     def switch_jetstream(self, on: bool) -> None: ...
 

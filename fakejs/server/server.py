@@ -37,7 +37,7 @@ from fakejs.testkit.faults import Faults
 from fakejs.testkit.transcript import Transcript
 
 if TYPE_CHECKING:
-    from fakejs.jetstream import JetStream
+    from fakejs.jetstream import JetStreamWithApi
     from fakejs.monitoring.system import SystemRequests
     from fakejs.server.http import Reply, Request
     from fakejs.server.routes import RoutePort
@@ -78,10 +78,10 @@ class Server:
         self.broker.on_client_closed.append(self.closed_connections)
         self.accepting = False
         # The global account's JetStream (None when it has none); every account's in ``jetstreams``.
-        self.jetstream: JetStream | None = None
+        self.jetstream: JetStreamWithApi | None = None
         self.jetstreams = AccountJetStreams(self.broker)
         # The JetStream the servers of an in-process cluster share (fakejs.server.cluster_jetstream).
-        self.shared_jetstream: JetStream | None = None
+        self.shared_jetstream: JetStreamWithApi | None = None
         self._control_subjects: ControlSubjects | None = None
         self._system: SystemRequests | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -245,7 +245,7 @@ class Server:
         self.broker.cluster_port = self.routes.port
 
     @property
-    def account_jetstreams(self) -> list[JetStream]:
+    def account_jetstreams(self) -> list[JetStreamWithApi]:
         """Every account's JetStream, for monitoring (a cluster's shared one, in a cluster)."""
         if self.shared_jetstream is not None:
             return [self.shared_jetstream]

@@ -26,7 +26,7 @@ from typing import Any
 from fakejs.core.clientio import KICKED
 from fakejs.core.clock import Clock
 from fakejs.core.session import ClientSession
-from fakejs.jetstream import JetStream
+from fakejs.jetstream import JetStreamWithApi
 from fakejs.jetstream.errors import API_FAILURES
 from fakejs.testkit.arguments import ACTION_ARGUMENTS
 from fakejs.testkit.clock import ManualClock
@@ -188,7 +188,7 @@ class Controller:
 
     # -- JetStream -----------------------------------------------------------------------
 
-    def _js(self) -> JetStream:
+    def _js(self) -> JetStreamWithApi:
         js = self.server.jetstream
         if js is None:
             raise ControlError("JetStream is not enabled")

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from fakejs.core.broker import Broker
 from fakejs.core.clock import Clock
-from fakejs.jetstream import JetStream
+from fakejs.jetstream import JetStreamWithApi
 from fakejs.testkit.conformance import Conformance
 from fakejs.testkit.faults import Faults
 from fakejs.testkit.transcript import Transcript
@@ -34,7 +34,7 @@ class ServerActions(Protocol):
     def faults(self) -> Faults: ...
 
     @property
-    def jetstream(self) -> JetStream | None:
+    def jetstream(self) -> JetStreamWithApi | None:
         """The global account's JetStream, or ``None`` when it is off (or the server is down)."""
         ...
 

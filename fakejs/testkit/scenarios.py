@@ -108,6 +108,9 @@ class ScenarioHost(Protocol):
 
 @dataclass
 class Scenario:
+    """One scenario file (TOML): the streams and consumers it sets up, the faults it injects as steps,
+    the cluster it needs and how a client under test consumes."""
+
     name: str
     description: str = ""
     clock: str = ""

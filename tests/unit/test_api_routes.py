@@ -24,7 +24,7 @@ import pytest
 
 from fakejs.core.broker import Broker
 from fakejs.core.options import ServerOptions
-from fakejs.jetstream import JetStream, service
+from fakejs.jetstream import JetStreamWithApi, service
 from fakejs.jetstream.api import consumers, leaders, streams
 from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.api.table import Route
@@ -325,15 +325,15 @@ class Client:
 
 
 @pytest.fixture
-def js() -> Iterator[JetStream]:
+def js() -> Iterator[JetStreamWithApi]:
     broker = Broker(ServerOptions(seed=7), ManualClock(start_ns=1_700_000_000_000_000_000))
-    jetstream = JetStream(broker, tempfile.mkdtemp(prefix="fakejs-unit-"), own_store=True)
+    jetstream = JetStreamWithApi(broker, tempfile.mkdtemp(prefix="fakejs-unit-"), own_store=True)
     jetstream.start()
     yield jetstream
     jetstream.stop()
 
 
-def test_replies_carry_the_route_type_and_are_counted(js: JetStream) -> None:
+def test_replies_carry_the_route_type_and_are_counted(js: JetStreamWithApi) -> None:
     client = Client(js)
     client.request("$JS.API.STREAM.CREATE.S1", {"name": "S1", "subjects": ["s.>"], "storage": "memory"})
     created = client.last()
@@ -350,7 +350,7 @@ def test_replies_carry_the_route_type_and_are_counted(js: JetStream) -> None:
     assert (js.api_total, js.api_errors) == (2, 1)
 
 
-def test_named_tokens_reach_the_handler(js: JetStream) -> None:
+def test_named_tokens_reach_the_handler(js: JetStreamWithApi) -> None:
     client = Client(js)
     client.request("$JS.API.STREAM.CREATE.S1", {"name": "S1", "subjects": ["s.>"], "storage": "memory"})
     body = {"stream_name": "S1", "config": {"filter_subject": "s.b", "ack_policy": "explicit"}}
@@ -361,7 +361,7 @@ def test_named_tokens_reach_the_handler(js: JetStream) -> None:
     assert (info["stream_name"], info["name"], info["config"]["filter_subject"]) == ("S1", "C1", "s.b")
 
 
-def test_unknown_subjects_are_swallowed_and_asset_subjects_declined(js: JetStream) -> None:
+def test_unknown_subjects_are_swallowed_and_asset_subjects_declined(js: JetStreamWithApi) -> None:
     client = Client(js)
     assert client.request("$JS.API.FOO.BAR") is True  # taken, never answered
     assert client.request("$JS.API.CONSUMER.RESET.S1.C1") is True  # no such consumer: silence too
@@ -372,7 +372,7 @@ def test_unknown_subjects_are_swallowed_and_asset_subjects_declined(js: JetStrea
     assert js.api_total == 0
 
 
-def test_a_message_get_is_not_counted(js: JetStream) -> None:
+def test_a_message_get_is_not_counted(js: JetStreamWithApi) -> None:
     client = Client(js)
     client.request("$JS.API.STREAM.CREATE.S1", {"name": "S1", "subjects": ["s.>"], "storage": "memory"})
     js.router.publish("s.a", "", None, b"hello", None)
@@ -381,7 +381,7 @@ def test_a_message_get_is_not_counted(js: JetStream) -> None:
     assert js.api_total == 1
 
 
-def test_a_reset_handed_over_by_the_consumer_is_answered_with_an_empty_reply_to(js: JetStream) -> None:
+def test_a_reset_handed_over_by_the_consumer_is_answered_with_an_empty_reply_to(js: JetStreamWithApi) -> None:
     client = Client(js)
     client.request("$JS.API.STREAM.CREATE.S1", {"name": "S1", "subjects": ["s.>"], "storage": "memory"})
     client.request("$JS.API.CONSUMER.DURABLE.CREATE.S1.C1", {"stream_name": "S1", "config": {"durable_name": "C1"}})

@@ -15,7 +15,7 @@ from fakejs.core.imports import Imports, wire_imports
 from fakejs.core.options import ServerOptions
 from fakejs.core.session import ClientSession
 from fakejs.core.users import User
-from fakejs.jetstream import JetStream
+from fakejs.jetstream import JetStreamWithApi
 from fakejs.testkit.clock import ManualClock
 from tests.unit.test_session import FakeIO
 
@@ -202,7 +202,7 @@ async def test_jetstream_through_imports(tmp_path: Path) -> None:
         ),
     ]
     broker, clock, _ = _setup(configs)
-    js = JetStream(broker, str(tmp_path), own_store=False, account=broker.accounts.get("JS"))
+    js = JetStreamWithApi(broker, str(tmp_path), own_store=False, account=broker.accounts.get("JS"))
     js.start()
     try:
         app = _login(broker, "app")

@@ -12,7 +12,7 @@ from fakejs.core.accounts import GLOBAL_ACCOUNT, Accounts
 from fakejs.core.broker import Broker
 from fakejs.core.options import ServerOptions
 from fakejs.core.session import ClientSession
-from fakejs.jetstream import JetStream
+from fakejs.jetstream import JetStreamWithApi
 from fakejs.testkit.clock import ManualClock
 from tests.unit.test_session import FakeIO
 
@@ -78,7 +78,7 @@ def test_jetstream_hangs_off_its_account(tmp_path: Path) -> None:
     """A JetStream serves one account: its API, streams and advisories live on that account's router."""
     broker = Broker(ServerOptions(), ManualClock(start_ns=0))
     other = broker.accounts.add("A")
-    js = JetStream(broker, str(tmp_path), own_store=False, account=other)
+    js = JetStreamWithApi(broker, str(tmp_path), own_store=False, account=other)
     js.start()
     try:
         assert js.account is other and js.account_name == "A"

@@ -28,8 +28,8 @@ its generator.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from fakejs.core.accounts import Account, Accounts
@@ -58,10 +58,22 @@ from fakejs.protocol import route as wire
 from fakejs.protocol.route import RoutedMsg
 from fakejs.protocol.writer import go_quote
 
-__all__ = ["Cluster", "Dialer", "Peer"]
+__all__ = ["Cluster", "ClusterServer", "Dialer", "Peer"]
 
 # nats-server's gossip modes, exchanged between servers in INFO.
 GOSSIP_DEFAULT, GOSSIP_DISABLED, GOSSIP_OVERRIDE = 0, 1, 2
+
+
+class ClusterServer(Protocol):
+    """The server whose routes these are (:class:`~fakejs.core.broker.Broker`), told what the routes bring."""
+
+    def send_async_info(self) -> None:
+        """The cluster's client URLs (``connect_urls``) changed: clients that take them get an async INFO."""
+
+    def trace_routed(
+        self, link: RouteLink, account: Account, message: tuple[str, str, tuple[str, ...], bytes | None, bytes]
+    ) -> bool:
+        """Trace a routed message whose headers ask for it; whether it was handled (else it is delivered as usual)."""
 
 
 class Cluster:
@@ -75,6 +87,7 @@ class Cluster:
         accounts: Accounts,
         clock: Clock,
         rng: random.Random,
+        server: ClusterServer,
     ) -> None:
         self.config = config
         self.server_options = options
@@ -89,10 +102,7 @@ class Cluster:
         self.ping_interval = min(config.ping_interval or options.ping_interval, ROUTE_MAX_PING_INTERVAL)
         self.peers: dict[str, Peer] = {}
         self.running = False
-        # Told when ``connect_urls`` changed (the broker sends clients an async INFO).
-        self.on_client_urls_changed: Callable[[], None] = lambda: None
-        # Traces a routed message whose headers ask for it (the broker's; whether it was handled).
-        self.on_routed_trace: Callable[[RouteLink, Account, tuple[Any, ...]], bool] = lambda *_: False
+        self.server = server
         self._account_routes: dict[str, AccountRoutes] = {}
         # Routes a remote server dedicated to one account (nats-server pins ``$SYS``): account -> server id -> link.
         self._dedicated: dict[str, dict[str, RouteLink]] = {}
@@ -196,7 +206,7 @@ class Cluster:
         if account is None:
             return False
         message = (event.subject, event.reply, event.queues, event.headers, event.payload)
-        return self.on_routed_trace(link, account, message)
+        return self.server.trace_routed(link, account, message)
 
     def client_urls(self) -> list[str]:
         """INFO's ``connect_urls``: this server's, then every other server's (each once).
@@ -346,7 +356,7 @@ class Cluster:
             self._gossip(link, info)
             if peer.client_urls and not self.config.no_advertise:
                 self._urls_learned = True
-                self.on_client_urls_changed()
+                self.server.send_async_info()
         self._send_interest(link, peer)
         if pool and link.solicited and not peer.full:
             link.next_in_pool = True
@@ -418,7 +428,7 @@ class Cluster:
         if peer is not None and info.get("ldm") and peer.client_urls:
             peer.client_urls = []
             if not self.config.no_advertise:
-                self.on_client_urls_changed()
+                self.server.send_async_info()
 
     def _implicit_route(self, info: dict[str, Any]) -> None:
         """``processImplicitRoute``: dial a server learned through gossip, unless known or configured."""
@@ -477,7 +487,7 @@ class Cluster:
             if next(peer.live_links(), None) is None:
                 del self.peers[link.remote_id]
                 if peer.client_urls and not self.config.no_advertise:
-                    self.on_client_urls_changed()
+                    self.server.send_async_info()
         self._maybe_reconnect(link)
 
     def _maybe_reconnect(self, link: RouteLink) -> None:

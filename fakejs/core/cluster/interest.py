@@ -22,9 +22,9 @@ of a cluster has a route to every other (a full mesh).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, Protocol
+from typing import Protocol
 
-from fakejs.core.router import Subscription
+from fakejs.core.router import RouteOwner, Subscription
 from fakejs.core.subjects import SubscriptionIndex
 
 __all__ = ["AccountRoutes", "RouteTarget", "RouteTargets"]
@@ -58,7 +58,7 @@ class AccountRoutes:
         # (subject, queue) -> local subscriptions: nats-server's ``acc.rm``.
         self._local: dict[tuple[str, str], int] = {}
         # Each route's subscriptions here, by (subject, queue), to update weights and drop them all at once.
-        self._remote: dict[Any, dict[tuple[str, str], Subscription]] = {}
+        self._remote: dict[RouteOwner, dict[tuple[str, str], Subscription]] = {}
 
     # -- local interest ------------------------------------------------------------
 
@@ -97,7 +97,7 @@ class AccountRoutes:
 
     # -- remote interest -----------------------------------------------------------
 
-    def remote_sub(self, route: Any, subject: str, queue: str, weight: int) -> None:
+    def remote_sub(self, route: RouteOwner, subject: str, queue: str, weight: int) -> None:
         """``RS+`` from ``route``: index it, or update a queue's weight."""
         subs = self._remote.setdefault(route, {})
         existing = subs.get((subject, queue))
@@ -109,7 +109,7 @@ class AccountRoutes:
         self.index.insert(sub)
         subs[(subject, queue)] = sub
 
-    def remote_unsub(self, route: Any, subject: str, queue: str) -> None:
+    def remote_unsub(self, route: RouteOwner, subject: str, queue: str) -> None:
         """``RS-`` from ``route``."""
         subs = self._remote.get(route)
         sub = subs.pop((subject, queue), None) if subs else None
@@ -117,12 +117,12 @@ class AccountRoutes:
             sub.closed = True
             self.index.remove(sub)
 
-    def drop_route(self, route: Any) -> None:
+    def drop_route(self, route: RouteOwner) -> None:
         """A route closed: its interest goes with it."""
         for sub in self._remote.pop(route, {}).values():
             sub.closed = True
             self.index.remove(sub)
 
-    def remote_subscriptions(self, route: Any) -> list[Subscription]:
+    def remote_subscriptions(self, route: RouteOwner) -> list[Subscription]:
         """The subscriptions ``route`` holds here, in the order they came (``/routez?subs=1``)."""
         return list(self._remote.get(route, {}).values())

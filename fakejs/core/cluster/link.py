@@ -26,11 +26,11 @@ import random
 from typing import Any, Protocol
 
 from fakejs.core.clientio import PROTOCOL_VIOLATION, STALE_CONNECTION
-from fakejs.core.clock import Clock
+from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.options import ServerOptions
-from fakejs.core.router import Router
+from fakejs.core.router import RouteOwner, Router
 from fakejs.protocol import route as wire
 from fakejs.protocol import writer
 from fakejs.protocol.events import Ok, Ping, Pong, ProtocolViolation
@@ -76,9 +76,9 @@ class RouteIO(Protocol):
 class AccountInterest(Protocol):
     """One account's remote interest (:class:`~fakejs.core.cluster.interest.AccountRoutes`)."""
 
-    def remote_sub(self, route: Any, subject: str, queue: str, weight: int) -> None: ...
+    def remote_sub(self, route: RouteOwner, subject: str, queue: str, weight: int) -> None: ...
 
-    def remote_unsub(self, route: Any, subject: str, queue: str) -> None: ...
+    def remote_unsub(self, route: RouteOwner, subject: str, queue: str) -> None: ...
 
 
 class RouteHost(Protocol):
@@ -152,7 +152,7 @@ class RouteLink:
         self.gossip_mode = 0
         self.keepalive = Keepalive(self, cluster.clock, cluster.server_options, cluster.rng)
         self.keepalive.interval = cluster.ping_interval
-        self._auth_timer: Any = None
+        self._auth_timer: TimerHandle | None = None
 
     def __repr__(self) -> str:
         host, port = self.io.remote_address

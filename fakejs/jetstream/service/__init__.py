@@ -7,7 +7,8 @@ updating and removing consumers and the retention their acks drive;
 :mod:`~fakejs.jetstream.service.persistence` keeps the store directory in
 step and reads it back on start.  Sits on :mod:`fakejs.jetstream.consumer`,
 :mod:`fakejs.jetstream.stream`, :mod:`fakejs.jetstream.storage` and
-:mod:`fakejs.jetstream.config`; the ``$JS.API`` layer above attaches to it.
+:mod:`fakejs.jetstream.config`; the ``$JS.API`` layer above attaches to it
+(:class:`fakejs.jetstream.JetStreamWithApi` is the two together).
 """
 
 from fakejs.jetstream.service.jetstream import JetStream

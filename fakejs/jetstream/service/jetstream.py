@@ -80,6 +80,9 @@ def server_batch_limits(broker: Broker) -> BatchLimits:
 
 
 class JetStream:
+    """An account's JetStream (nats-server's ``jsAccount``): its streams and their consumers, store
+    directory, limits and usage, without the ``$JS.API`` front end (attached from above)."""
+
     def __init__(
         self,
         broker: Broker,
@@ -219,7 +222,7 @@ class JetStream:
         """A front end whose :meth:`serve_asset` calls wait until a stream or consumer first hands a request over."""
         self._asset_registrars.append(register)
 
-    def asset_request(self, kind: str, *args: Any) -> None:
+    def asset_request(self, kind: str, *args: object) -> None:
         """A stream or consumer hands over a request it received (``consumer.reset``...)."""
         handler = self._asset_handlers.get(kind)
         if handler is None:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 
 class StoredMessage:
+    """One message in a stream's store: sequence, subject, headers (``hdr``), payload (``data``),
+    timestamp (``ts``, ns) and per-message TTL (nats-server's ``StoreMsg``)."""
+
     __slots__ = ("data", "hdr", "seq", "subject", "ts", "ttl")
 
     def __init__(self, seq: int, subject: str, hdr: bytes | None, data: bytes, ts: int, ttl: int = 0) -> None:

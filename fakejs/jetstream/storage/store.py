@@ -46,6 +46,9 @@ class Journal(Protocol):
 
 
 class MessageStore:
+    """One stream's messages by sequence and subject, with nats-server's counts and byte sizes
+    (its ``memStore``/``fileStore`` as a stream sees them); a :class:`Journal` makes changes durable."""
+
     def __init__(self, storage: str = "memory", first_seq: int = 0) -> None:
         """``first_seq`` is the stream config's (0: not set)."""
         # A stream that never held a message and has no configured first

@@ -114,7 +114,7 @@ class _Batch:
         self.timer: TimerHandle | None = None
 
 
-def batch_id(hdr: bytes | None) -> str:
+def batch_id_in(hdr: bytes | None) -> str:
     """The message's atomic batch id (empty: a plain publish)."""
     value = hdrs.get(hdr, BATCH_ID) if hdr else None
     return value.decode("utf-8", "surrogateescape") if value else ""
@@ -135,42 +135,42 @@ class AtomicBatches:
         self.limits = limits
         self._batches: dict[str, _Batch] = {}
 
-    def receive(self, bid: str, subject: str, hdr: bytes, payload: bytes) -> bytes:
+    def receive(self, batch_id: str, subject: str, hdr: bytes, payload: bytes) -> bytes:
         """One message of batch ``bid``: the empty reply while staging, the PubAck at the commit; raises refusals."""
-        seq = self._checked_sequence(bid, subject, hdr, payload)
+        seq = self._checked_sequence(batch_id, subject, hdr, payload)
         commit = hdrs.get(hdr, BATCH_COMMIT)
-        eob = commit == b"eob"  # an end marker: not stored, not counted
-        batch = self._batches.get(bid) or self._start(bid, seq, eob)
-        if commit is not None and not eob and commit != b"1":
-            self._drop(bid)
+        end_marker = commit == b"eob"  # an end marker: not stored, not counted
+        batch = self._batches.get(batch_id) or self._start(batch_id, seq, end_marker)
+        if commit is not None and not end_marker and commit != b"1":
+            self._drop(batch_id)
             raise api_error("JSAtomicPublishInvalidBatchCommitErr")
         if hdrs.get(hdr, apilevel.REQUIRED_API_LEVEL) is not None:
             if apilevel.required_level(hdr):
-                self._abandon(bid, "unsupported")
+                self._abandon(batch_id, "unsupported")
                 raise api_error("JSRequiredApiLevelErr")
             hdr = hdrs.remove(hdr, apilevel.REQUIRED_API_LEVEL) or b""
-        if seq != len(batch.messages) + 1 or (seq == 1 and eob):
-            self._abandon(bid, "incomplete")
+        if seq != len(batch.messages) + 1 or (seq == 1 and end_marker):
+            self._abandon(batch_id, "incomplete")
             raise api_error("JSAtomicPublishIncompleteBatchErr")
-        if seq - int(eob) > self.limits.max_msgs:
-            self._abandon(bid, "large")
+        if seq - int(end_marker) > self.limits.max_msgs:
+            self._abandon(batch_id, "large")
             raise api_error("JSAtomicPublishTooLargeBatchErrF", size=self.limits.max_msgs)
-        self._arm(bid, batch)
+        self._arm(batch_id, batch)
         batch.messages.append(_Staged(subject, hdr or None, payload))
         if commit is None:
             return b""
-        return self._commit(bid, batch, eob)
+        return self._commit(batch_id, batch, end_marker)
 
-    def check_trace_only(self, bid: str, subject: str, hdr: bytes, payload: bytes) -> None:
+    def check_trace_only(self, batch_id: str, subject: str, hdr: bytes, payload: bytes) -> None:
         """A trace-only message of batch ``bid``: the checks made before staging, nothing staged.
 
         A sequence other than 1 for a batch not staged here is an incomplete batch.
         """
-        seq = self._checked_sequence(bid, subject, hdr, payload)
-        if seq != 1 and bid not in self._batches:
+        seq = self._checked_sequence(batch_id, subject, hdr, payload)
+        if seq != 1 and batch_id not in self._batches:
             raise api_error("JSAtomicPublishIncompleteBatchErr")
 
-    def _checked_sequence(self, bid: str, subject: str, hdr: bytes, payload: bytes) -> int:
+    def _checked_sequence(self, batch_id: str, subject: str, hdr: bytes, payload: bytes) -> int:
         """The checks of every batch message before it is staged; its ``Nats-Batch-Sequence``."""
         stream = self.stream
         cfg = stream.config
@@ -182,54 +182,54 @@ class AtomicBatches:
             raise api_error("JSStreamMessageExceedsMaximumErr")
         if not cfg["allow_atomic"]:
             raise api_error("JSAtomicPublishDisabledErr")
-        if len(bid) > MAX_ID_LENGTH:
+        if len(batch_id) > MAX_ID_LENGTH:
             raise api_error("JSAtomicPublishInvalidBatchIDErr")
         seq = _sequence(hdr)
         if seq is None:
             raise api_error("JSAtomicPublishMissingSeqErr")
         return seq
 
-    def _start(self, bid: str, seq: int, eob: bool) -> _Batch:
+    def _start(self, batch_id: str, seq: int, end_marker: bool) -> _Batch:
         """A new batch (its first message must be sequence 1), within the inflight limits."""
         limits = self.limits
         if seq != 1:
-            if seq - int(eob) > limits.max_msgs:
+            if seq - int(end_marker) > limits.max_msgs:
                 raise api_error("JSAtomicPublishTooLargeBatchErrF", size=limits.max_msgs)
             raise api_error("JSAtomicPublishIncompleteBatchErr")
         if len(self._batches) + 1 > limits.max_inflight_per_stream or limits.inflight + 1 > limits.max_inflight_total:
             raise api_error("JSAtomicPublishTooManyInflight")
         limits.inflight += 1
-        batch = self._batches[bid] = _Batch()
+        batch = self._batches[batch_id] = _Batch()
         return batch
 
-    def _arm(self, bid: str, batch: _Batch) -> None:
+    def _arm(self, batch_id: str, batch: _Batch) -> None:
         """(Re)start the abandonment timer: the batch goes if no message comes for the timeout."""
         if batch.timer is not None:
             batch.timer.cancel()
-        batch.timer = self.stream.clock.call_later(self.limits.timeout, self._abandon, bid, "timeout")
+        batch.timer = self.stream.clock.call_later(self.limits.timeout, self._abandon, batch_id, "timeout")
 
-    def _drop(self, bid: str) -> None:
-        batch = self._batches.pop(bid, None)
+    def _drop(self, batch_id: str) -> None:
+        batch = self._batches.pop(batch_id, None)
         if batch is None:
             return
         self.limits.inflight -= 1
         if batch.timer is not None:
             batch.timer.cancel()
 
-    def _abandon(self, bid: str, reason: str) -> None:
-        self._drop(bid)
-        self.stream.batch_abandoned(bid, reason)
+    def _abandon(self, batch_id: str, reason: str) -> None:
+        self._drop(batch_id)
+        self.stream.batch_abandoned(batch_id, reason)
 
     def clear(self) -> None:
         """Drop every batch in flight (atomic publish turned off, the stream closed)."""
-        for bid in list(self._batches):
-            self._drop(bid)
+        for batch_id in list(self._batches):
+            self._drop(batch_id)
 
-    def _commit(self, bid: str, batch: _Batch, eob: bool) -> bytes:
+    def _commit(self, batch_id: str, batch: _Batch, end_marker: bool) -> bytes:
         """Check every message against the stream plus the batch so far; store them all, or none."""
-        self._drop(bid)
+        self._drop(batch_id)
         stream = self.stream
-        messages = batch.messages[:-1] if eob else batch.messages
+        messages = batch.messages[:-1] if end_marker else batch.messages
         view = batch_checks.StreamView(stream.name, stream.config, stream.store, stream.seen_id, stream.clock.time_ns())
         diff = batch_checks.StagedDiff()
         checked: list[_Staged] = []
@@ -238,16 +238,16 @@ class AtomicBatches:
                 raise api_error("JSAtomicPublishUnsupportedHeaderBatchErr", header=publish.EXPECTED_LAST_MSG_ID)
             hdr, payload = batch_checks.check(view, diff, index, msg.subject, msg.hdr, msg.payload)
             checked.append(_Staged(msg.subject, hdr, payload))
-        if eob:  # the last stored message is the commit
+        if end_marker:  # the last stored message is the commit
             last = checked[-1]
             last.hdr = hdrs.add(last.hdr, BATCH_COMMIT, "1")
-        return self._store(bid, checked)
+        return self._store(batch_id, checked)
 
-    def _store(self, bid: str, checked: list[_Staged]) -> bytes:
+    def _store(self, batch_id: str, checked: list[_Staged]) -> bytes:
         """Store the checked messages in order; the commit's PubAck names the batch and its stored count."""
         seq = 0
         for msg in checked:
             rollup = (hdrs.get(msg.hdr, publish.ROLLUP) or b"").decode("utf-8", "surrogateescape")
             seq = self.stream.store_checked(msg.subject, msg.hdr, msg.payload, publish.msg_id(msg.hdr), rollup)
         count = _sequence(checked[-1].hdr or b"") or len(checked)
-        return self.stream.pub_ack(seq)[:-1] + b',"batch":%s,"count":%d}' % (go_quote(bid).encode(), count)
+        return self.stream.pub_ack(seq)[:-1] + b',"batch":%s,"count":%d}' % (go_quote(batch_id).encode(), count)

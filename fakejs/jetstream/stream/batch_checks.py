@@ -113,8 +113,8 @@ def _count(view: StreamView, diff: StagedDiff, subject: str, hdr: bytes | None, 
     diff.counters[subject] = total
     body = b'{"val":"%s"}' % counter.big_int_text(total).encode()
     max_size = view.config["max_msg_size"]
-    hlen = len(hdr) if hdr else 0
-    if max_size >= 0 and (hlen > max_size or len(body) > max_size - hlen):
+    header_length = len(hdr) if hdr else 0
+    if max_size >= 0 and (header_length > max_size or len(body) > max_size - header_length):
         raise api_error("JSStreamMessageExceedsMaximumErr")
     return body
 

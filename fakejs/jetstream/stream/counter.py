@@ -179,8 +179,8 @@ def next_value(
     if sources:
         hdr = hdrs.set_value(hdr, COUNTER_SOURCES, gojson.dumps(dict(sorted(sources.items()))))
     max_size = cfg["max_msg_size"]
-    hlen = len(hdr) if hdr else 0
-    if max_size >= 0 and (hlen > max_size or len(body) > max_size - hlen):
+    header_length = len(hdr) if hdr else 0
+    if max_size >= 0 and (header_length > max_size or len(body) > max_size - header_length):
         raise api_error("JSStreamMessageExceedsMaximumErr")
     return total, hdr, body
 

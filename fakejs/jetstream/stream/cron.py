@@ -45,8 +45,10 @@ def parse(pattern: str) -> Fields:
     fields = pattern.split()
     if len(fields) != 6:
         raise CronError(f"pattern requires 6 fields, got {len(fields)}")
-    s, mi, h, dom, mo, dow = (_field(text, bounds) for text, bounds in zip(fields, _BOUNDS, strict=True))
-    return s, mi, h, dom, mo, dow
+    second, minute, hour, day_of_month, month, day_of_week = (
+        _field(text, bounds) for text, bounds in zip(fields, _BOUNDS, strict=True)
+    )
+    return second, minute, hour, day_of_month, month, day_of_week
 
 
 def _field(text: str, bounds: tuple[int, int, dict[str, int] | None]) -> int:
@@ -123,18 +125,20 @@ def _truncate_minute(moment: datetime, zone: tzinfo) -> datetime:
     return datetime.fromtimestamp(stamp - stamp % 60, zone)
 
 
-def _day_matches(dom: int, dow: int, moment: datetime) -> bool:
-    dom_match = bool((1 << moment.day) & dom)
-    dow_match = bool((1 << ((moment.weekday() + 1) % 7)) & dow)
-    if dom & STAR_BIT or dow & STAR_BIT:
-        return dom_match and dow_match
-    return dom_match or dow_match
+def _day_matches(day_of_month: int, day_of_week: int, moment: datetime) -> bool:
+    """Whether ``moment``'s day matches (robfig/cron's ``dayMatches``, its ``dom`` and ``dow``): both fields
+    when either is a star, else either one."""
+    day_of_month_matches = bool((1 << moment.day) & day_of_month)
+    day_of_week_matches = bool((1 << ((moment.weekday() + 1) % 7)) & day_of_week)
+    if day_of_month & STAR_BIT or day_of_week & STAR_BIT:
+        return day_of_month_matches and day_of_week_matches
+    return day_of_month_matches or day_of_week_matches
 
 
 def next_after(fields: Fields, ts_ns: int, zone: tzinfo | None = None) -> datetime:
     """The first time after ``ts_ns`` (whole seconds) the fields match, in ``zone``."""
     zone = zone or UTC
-    second, minute, hour, dom, month, dow = fields
+    second, minute, hour, day_of_month, month, day_of_week = fields
     moment = datetime.fromtimestamp(ts_ns // NS + 1, zone)
     truncated = False
     year_limit = moment.year + 5
@@ -152,7 +156,7 @@ def next_after(fields: Fields, ts_ns: int, zone: tzinfo | None = None) -> dateti
                 break
         if wrapped:
             continue
-        while not _day_matches(dom, dow, moment):
+        while not _day_matches(day_of_month, day_of_week, moment):
             if not truncated:
                 truncated = True
                 moment = _wall(moment.year, moment.month, moment.day, 0, 0, 0, zone)

@@ -9,19 +9,33 @@ arrival order, so one timer, re-armed for the oldest id, forgets them.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from typing import Protocol
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.gocompat.gotime import NS
+from fakejs.jetstream.config.stream import StreamConfig
+
+
+class DeduplicatingStream(Protocol):
+    """The stream a duplicate window serves, as the window reads it: its current config (``duplicate_window``)."""
+
+    @property
+    def config(self) -> StreamConfig: ...
 
 
 class DuplicateWindow:
-    def __init__(self, clock: Clock, window_ns: Callable[[], int]) -> None:
-        """``window_ns`` reads the stream's current ``duplicate_window`` (it may be updated)."""
+    """The ``Nats-Msg-Id`` values a stream stored inside its ``duplicate_window``, with their sequences
+    (nats-server's ``mset.ddmap``), forgotten by one timer."""
+
+    def __init__(self, clock: Clock, stream: DeduplicatingStream) -> None:
         self.clock = clock
-        self.window_ns = window_ns
+        self.stream = stream
         self._seen: OrderedDict[str, tuple[int, int]] = OrderedDict()  # id -> (seq, stored at ns)
         self._timer: TimerHandle | None = None
+
+    def window_ns(self) -> int:
+        """The stream's current ``duplicate_window`` in nanoseconds (an update changes it)."""
+        return self.stream.config["duplicate_window"]
 
     def lookup(self, msg_id: str) -> int | None:
         """The sequence a message with this id was stored at, if inside the window."""

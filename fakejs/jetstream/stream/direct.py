@@ -127,7 +127,7 @@ class DirectGet:
     def _status(self, reply: str, block: bytes) -> None:
         self.host.reply(reply, b"", block)
 
-    def _on_request(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_request(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         if not reply:
             return
         if required_level(hdr):
@@ -149,7 +149,7 @@ class DirectGet:
             return self._status(reply, status.direct_bad_request())
         self.serve(req, reply)
 
-    def _on_last_by_subject(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_last_by_subject(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         if not reply:
             return
         if required_level(hdr):

@@ -10,20 +10,30 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from typing import Protocol
 
 from fakejs.core.clock import Clock, EarliestTimer
 from fakejs.gocompat.gotime import NS
+from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.storage.store import MessageStore
 
 
+class ExpiringStream(Protocol):
+    """The stream whose messages expire, as its expiry reads it: its current config (``max_age``)."""
+
+    @property
+    def config(self) -> StreamConfig: ...
+
+
 class MessageExpiry:
-    def __init__(
-        self, store: MessageStore, clock: Clock, max_age_ns: Callable[[], int], on_due: Callable[[], None]
-    ) -> None:
-        """``max_age_ns`` reads the stream's current ``max_age``; ``on_due`` runs when the timer fires."""
+    """When a stream's messages age out (``max_age``) or their ``Nats-TTL`` runs out: one timer for the
+    earliest, and the sequences due when it fires."""
+
+    def __init__(self, store: MessageStore, clock: Clock, stream: ExpiringStream, on_due: Callable[[], None]) -> None:
+        """``on_due`` runs when the timer fires."""
         self.store = store
         self.clock = clock
-        self.max_age_ns = max_age_ns
+        self.stream = stream
         self.on_due = on_due
         self._ttls: list[tuple[int, int]] = []  # (expires at ns, seq)
         # Messages whose expiry was refused (a counter stream refuses the delete
@@ -31,6 +41,10 @@ class MessageExpiry:
         # retries a subject delete marker after two seconds.
         self._held: dict[int, int] = {}
         self._timer = EarliestTimer(clock, on_due)
+
+    def max_age_ns(self) -> int:
+        """The stream's current ``max_age`` in nanoseconds (an update changes it)."""
+        return self.stream.config["max_age"]
 
     def add_ttl(self, expires_ns: int, seq: int) -> None:
         heapq.heappush(self._ttls, (expires_ns, seq))

@@ -255,8 +255,8 @@ class FastBatches:
         """The checks before a batch message is looked at, in nats-server's order; the batch it joins."""
         if config["sealed"]:
             raise api_error("JSStreamSealedErr")
-        max_size, hlen = config["max_msg_size"], len(hdr) if hdr else 0
-        if max_size >= 0 and (hlen > max_size or len(payload) > max_size - hlen):
+        max_size, header_length = config["max_msg_size"], len(hdr) if hdr else 0
+        if max_size >= 0 and (header_length > max_size or len(payload) > max_size - header_length):
             raise api_error("JSStreamMessageExceedsMaximumErr")
         if not config["allow_batched"]:
             raise api_error("JSBatchPublishDisabledErr")

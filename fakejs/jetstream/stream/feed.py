@@ -266,7 +266,7 @@ class Feed:
         rng = self.js.rng
         return "".join(rng.choice(TOKEN_ALPHABET) for _ in range(8))
 
-    def _on_answer(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_answer(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         self._unsubscribe_answers()
         self._cancel("answer")
         self.in_progress = False
@@ -313,7 +313,7 @@ class Feed:
             self.listening = True
             self._deliveries = self.js.router.subscribe_internal(self.durable.deliver_subject, self._on_probe)
 
-    def _on_probe(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_probe(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         """``startProbeSubscription``: the durable speaks again, so the back-off is over."""
         if not self.listening or self.in_progress or self.fails == 0:
             return
@@ -334,7 +334,7 @@ class Feed:
 
     # -- deliveries --------------------------------------------------------------------------
 
-    def _on_delivery(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_delivery(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         if self.closed or not self.listening:
             return
         self.last_contact = self.js.clock.time_ns()
@@ -410,7 +410,7 @@ class Feed:
         reply = f"$JSC.R.{self._token()}"
         answer: list[Subscription] = []
 
-        def done(*_: Any) -> None:
+        def done(*_: object) -> None:
             if answer:
                 router.unsubscribe(answer.pop())
 

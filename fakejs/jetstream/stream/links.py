@@ -11,12 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from fakejs.jetstream.stream.consumer_view import StreamConsumer
 from fakejs.jetstream.stream.feed import FedStream
 from fakejs.jetstream.stream.mirror import Mirror
 from fakejs.jetstream.stream.sources import Sources
 
 
 class Links:
+    """A stream's mirror or sources (nats-server's ``mset.mirror`` / ``mset.sources``): started,
+    kept in step with the config and stopped with the stream."""
+
     def __init__(self, stream: FedStream) -> None:
         self.stream = stream
         self.mirror: Mirror | None = None
@@ -61,6 +65,6 @@ class Links:
         return info
 
     @staticmethod
-    def consumer_count(consumers: Mapping[str, Any]) -> int:
+    def consumer_count(consumers: Mapping[str, StreamConsumer]) -> int:
         """Consumers the state counts: direct ones (other streams' mirrors and sources) are not."""
         return sum(1 for consumer in consumers.values() if not consumer.config["direct"])

@@ -100,10 +100,10 @@ def check_message(cfg: StreamConfig, store: MessageStore, subject: str, hdr: byt
     if cfg["sealed"]:
         raise api_error("JSStreamSealedErr")
     max_size = cfg["max_msg_size"]
-    hlen = len(hdr) if hdr else 0
-    if max_size >= 0 and (hlen > max_size or len(payload) > max_size - hlen):
+    header_length = len(hdr) if hdr else 0
+    if max_size >= 0 and (header_length > max_size or len(payload) > max_size - header_length):
         raise api_error("JSStreamMessageExceedsMaximumErr").traced_as(MAX_PAYLOAD_TRACE)
-    if hlen > MAX_HEADER_SIZE:
+    if header_length > MAX_HEADER_SIZE:
         raise api_error("JSStreamHeaderExceedsMaximumErr").traced_as(MAX_PAYLOAD_TRACE)
 
 

@@ -100,10 +100,10 @@ def parse_schedule(pattern: str, zone: tzinfo | None, ts_ns: int, now_ns: int) -
         every = gotime.parse_duration(pattern[7:])
         if every < NS:
             raise ValueError("interval below one second")
-        nxt = _round_second(ts_ns) + every
-        if nxt < now_ns:
-            nxt = _round_second(now_ns) + every
-        return Next(nxt, 0, True)
+        next_ns = _round_second(ts_ns) + every
+        if next_ns < now_ns:
+            next_ns = _round_second(now_ns) + every
+        return Next(next_ns, 0, True)
     fields = cron.parse(_PREDEFINED.get(pattern, pattern))
     moment = cron.next_after(fields, ts_ns, zone)
     if moment.timestamp() * NS < now_ns:
@@ -277,6 +277,8 @@ class _Entry:
 
 
 class Produced(NamedTuple):
+    """The message a due schedule publishes into its stream: target subject, headers, payload."""
+
     subject: str
     hdr: bytes
     payload: bytes

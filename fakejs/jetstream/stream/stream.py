@@ -32,7 +32,7 @@ from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.internal_client import STREAM_KIND, InternalClient
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
 from fakejs.jetstream.stream import counter, info, publish, store_limits
-from fakejs.jetstream.stream.batch import AtomicBatches, batch_id
+from fakejs.jetstream.stream.batch import AtomicBatches, batch_id_in
 from fakejs.jetstream.stream.consumer_view import StreamConsumer as StreamConsumer
 from fakejs.jetstream.stream.dedup import DuplicateWindow
 from fakejs.jetstream.stream.direct import DirectGet
@@ -50,6 +50,9 @@ MARKER_RETRY = 2 * NS  # a refused subject delete marker is tried again after th
 
 
 class Stream:
+    """One stream (nats-server's ``stream``, ``mset``): its config, store and consumers; it captures
+    its subjects, stores what is published there (:meth:`ingest`) and applies limits, retention and expiry."""
+
     def __init__(self, js: StreamHost, config: StreamConfig, created_ns: int, store: MessageStore) -> None:
         self.js = js
         self.config = config
@@ -59,8 +62,8 @@ class Stream:
         self.consumers: dict[str, Any] = {}
         self.subscriptions: list[Subscription] = []
         self.last_msg_id = ""
-        self.dedup = DuplicateWindow(js.clock, lambda: self.config["duplicate_window"])
-        self.expiry = MessageExpiry(store, js.clock, lambda: self.config["max_age"], self._expire)
+        self.dedup = DuplicateWindow(js.clock, self)
+        self.expiry = MessageExpiry(store, js.clock, self, self._expire)
         self.schedules = MessageSchedules(store, js.clock, self._schedules_allowed, self._scheduled, publish.parse_ttl)
         self._fresh: list[StoredMessage] = []  # stored, consumers not yet told
         self.closed = False
@@ -173,7 +176,7 @@ class Stream:
         self.expiry.rearm()
 
     def inbound(
-        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any, trace_only: bool = False
+        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object, trace_only: bool = False
     ) -> bool:
         """A message published on the stream's subjects (``trace_only``: checked, answered when refused, not stored)."""
         if self.closed:
@@ -211,8 +214,8 @@ class Stream:
         if self.fast.take(self.config, subject, reply, hdr or None, payload):
             return None  # a fast batch message: the batch answers for itself
         try:
-            if bid := batch_id(hdr):
-                ack = self.batches.receive(bid, subject, publish.clean_headers(hdr or b"") or b"", payload)
+            if batch_id := batch_id_in(hdr):
+                ack = self.batches.receive(batch_id, subject, publish.clean_headers(hdr or b"") or b"", payload)
             else:
                 outcome = self._process(subject, hdr or None, payload)
                 ack = outcome.ack
@@ -225,8 +228,8 @@ class Stream:
 
     def _trace_only(self, subject: str, hdr: bytes | None, payload: bytes, do_ack: bool) -> bytes | None:
         try:
-            if bid := batch_id(hdr):
-                self.batches.check_trace_only(bid, subject, publish.clean_headers(hdr or b"") or b"", payload)
+            if batch_id := batch_id_in(hdr):
+                self.batches.check_trace_only(batch_id, subject, publish.clean_headers(hdr or b"") or b"", payload)
                 return None
             outcome = self._process(subject, hdr or None, payload, trace_only=True)
         except ApiError as error:
@@ -347,8 +350,8 @@ class Stream:
     def seen_id(self, msg_id: str) -> int | None:
         return self.dedup.lookup(msg_id)
 
-    def batch_abandoned(self, bid: str, reason: str) -> None:
-        advisories.batch_abandoned(self.js, self.name, bid, reason)
+    def batch_abandoned(self, batch_id: str, reason: str) -> None:
+        advisories.batch_abandoned(self.js, self.name, batch_id, reason)
 
     def _schedules_allowed(self) -> bool:
         return self.config["allow_msg_schedules"]

@@ -13,7 +13,7 @@ when a check refuses it (or it is a duplicate); a stored one has its ``Nats-Trac
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from fakejs.core.msgtrace import TRACE_DEST, TRACE_DISABLED, MessageTrace
 from fakejs.protocol import headers as hdrs
@@ -46,7 +46,7 @@ class TracedStream(Protocol):
     def has_interest(self, subject: str) -> bool: ...
 
     def inbound(
-        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any, trace_only: bool = False
+        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object, trace_only: bool = False
     ) -> bool: ...
 
 
@@ -57,7 +57,7 @@ def traced_inbound(
     reply: str,
     hdr: bytes | None,
     payload: bytes,
-    origin: Any = None,
+    origin: object = None,
 ) -> bool:
     """Store (or, trace only, just look at) a traced message, recording the ``js`` event.
 
