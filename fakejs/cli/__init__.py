@@ -20,6 +20,16 @@ flags (``--scenario``, ``--scenario_dir``, ``--clock``, ``--autojump``,
 ``--tls-selfsigned``, ``--tls_dir``, ``--cluster_size``) have no nats-server spelling, nor has
 ``fakejs conformance run`` (:mod:`fakejs.cli.conformance`), recognised only as the first argument.  May import :mod:`fakejs.server` and every layer
 below it; nothing inside fakejs imports this package.
+
+Modules: ``flags`` (every flag nats-server and fakejs define, and the usage
+text), ``settings`` (from parsed flags to ``ServerOptions``, with
+nats-server's checks in its order), ``cluster_flags`` (the route flags laid
+over a configuration file's cluster), ``cluster_size`` (``--cluster_size N``:
+N nodes in one process), ``signals`` (``--signal COMMAND[=PID]``),
+``selfsigned`` (``--tls-selfsigned``: certificates made at start),
+``tls_usage`` (``--help_tls``), ``conformance`` (``fakejs conformance run``)
+and ``conformance_run`` (a client program run against the conformance
+scenarios, one in-process server each).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """The shape of the tree: packages listed for the wheel and on the layout page, no import cycles, package
-docstrings, module sizes.
+docstrings naming their modules, module sizes.
 
 fakejs is laid out a folder per layer (see docs/contributing/architecture.md);
 these checks keep that layout from eroding one convenient import or one long
-module at a time, and keep docs/contributing/layout.md naming what is there.
+module at a time, and keep each package's docstring and docs/contributing/layout.md
+naming what is there.
 Layer order itself is import-linter's job (``lint-imports``, contracts in
 pyproject.toml).
 """
@@ -129,6 +130,23 @@ def test_every_package_says_what_it_holds_and_may_import(name: str) -> None:
         return  # a data package (the shipped scenarios) imports nothing
     prose = "\n".join(line for line in text.splitlines() if not CODE_LINE.match(line))
     assert IMPORT_SENTENCE.search(prose), f"{name}: the docstring does not say what the package may import"
+
+
+def package_members(folder: Path) -> list[str]:
+    """A package's modules (without ``.py``) and sub-packages, by name."""
+    members = [path.stem for path in folder.glob("*.py") if path.name != "__init__.py"]
+    members += [path.name for path in folder.iterdir() if (path / "__init__.py").is_file()]
+    return sorted(members)
+
+
+@pytest.mark.parametrize("name", sorted(package_dirs()))
+def test_every_package_docstring_names_its_modules(name: str) -> None:
+    """Each module and sub-package is named in its package's docstring as a literal (``stream``), with what it holds."""
+    init = package_dirs()[name] / "__init__.py"
+    text = docstring(init)
+    missing = [member for member in package_members(init.parent) if f"``{member}``" not in text]
+    names = ", ".join(f"``{member}``" for member in missing)
+    assert not missing, f"the docstring of {init.relative_to(REPO)} does not name {names}"
 
 
 @pytest.mark.parametrize("module", [str(path.relative_to(REPO)) for path in modules()])
