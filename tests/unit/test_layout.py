@@ -189,6 +189,22 @@ def test_every_package_and_top_level_module_is_on_the_layout_page() -> None:
     assert not gone, f"{LAYOUT_PAGE.relative_to(REPO)} describes what is not there: {gone}"
 
 
+def test_the_layout_page_names_every_module_of_every_package() -> None:
+    """A package's list item names each of its modules as ``name.py`` (its sub-packages have items of their own)."""
+    entries = layout_entries()
+    missing = {
+        folder: names
+        for folder in sorted(tree_paths())
+        if folder.endswith("/") and (REPO / folder / "__init__.py").exists()
+        if (names := [name for name in module_files(REPO / folder) if name not in entries.get(folder, [])])
+    }
+    assert not missing, f"{LAYOUT_PAGE.relative_to(REPO)} does not name, in the item of each package: {missing}"
+
+
+def module_files(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.glob("*.py") if path.name != "__init__.py")
+
+
 def test_the_modules_the_layout_page_names_for_a_package_exist() -> None:
     stale = [
         f"{folder}{name}"
