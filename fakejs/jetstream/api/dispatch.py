@@ -93,6 +93,7 @@ class JetStreamApi:
         """The route table (:data:`~fakejs.jetstream.api.routes.ROUTES` unless given), its asset answers registered."""
         table = self._table
         if table is None:
+            # The route table, its handlers and the domain come with the first request (see the module docstring)
             from fakejs.jetstream.api.routes import ROUTES
 
             table = self._table = ROUTES
@@ -124,6 +125,7 @@ class JetStreamApi:
         route = self.table.find(subject)
         if route is None or route.served_by != "api":
             return True  # swallowed, like the system account's import does
+        # The request decoder and the error table come with the first request
         from fakejs.jetstream.api.request import Request
 
         dropped = queue_limits.dropped(self.js.broker, route.response_type)
@@ -147,6 +149,7 @@ class JetStreamApi:
         if self.js.online(stream, consumer):
             return False
         if route.response_type in OFFLINE_ANSWERED and self.js.known_offline(stream, consumer):
+            # The error table comes with the first request that needs it
             from fakejs.jetstream.errors import api_error
 
             offline = api_error("JSConsumerOfflineErr" if consumer else "JSStreamOfflineErr")
@@ -155,6 +158,7 @@ class JetStreamApi:
 
     def _answer(self, route: Route, request: Request) -> None:
         """Call the route's handler and reply with what it returns or the error it raises."""
+        # The error table comes with the first answer
         from fakejs.jetstream.api.table import Uncounted
         from fakejs.jetstream.errors import ApiError
 
@@ -194,6 +198,7 @@ class JetStreamApi:
             return False
         if hit.change == "ignore":
             return True
+        # The error table comes with the first fault that fails a request
         from fakejs.jetstream.errors import API_FAILURES, api_error
 
         raise api_error(API_FAILURES[hit.args.get("error", "unavailable")])
@@ -239,6 +244,7 @@ class JetStreamApi:
 
     def _asset_answer(self, route: Route) -> Callable[[Consumer, str, bytes | None, bytes], None]:
         """The answer to a request a consumer hands over: not counted, sent with an empty reply-to."""
+        # The request decoder and the error table come with the first request a consumer hands over
         from fakejs.jetstream.api.request import Request
         from fakejs.jetstream.errors import ApiError
 
