@@ -18,6 +18,18 @@ or ``path=...``, then ``Server(options)``), and from synchronous code::
 and a cluster of them (``Cluster`` from async code, ``ThreadedCluster``
 from synchronous code).
 
+Inside, from the top: ``__main__`` (``python -m fakejs``), ``_version``
+(``__version__``), ``pytest_plugin`` (the pytest plugin: fixtures and
+markers), the entry points ``cli`` (the ``fakejs`` command line) and
+``parity`` (the differential parity campaign), ``targets`` (the servers a
+test can run against), ``server`` (sockets, and the server that assembles
+every layer), ``testkit`` (virtual time, faults, scenarios, the control
+API), ``monitoring`` (nats-server's monitoring documents), ``jetstream``
+(streams, consumers and their API), ``core`` (the server without sockets),
+``protocol`` (the client and route protocols without I/O), ``conf`` (the
+configuration file format) and ``gocompat`` (what Go does that Python does
+not).
+
 The package face only re-exports the public names; it may import every
 layer, and nothing inside fakejs imports it (see docs/contributing/architecture.md
 for the layers and what each may import).  The names are

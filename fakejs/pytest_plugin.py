@@ -301,6 +301,7 @@ def fakejs_url(fakejs_server: Any) -> str:
 
 def _nats_module() -> Any:
     try:
+        # The nats-py client is optional: only the fakejs_client fixture needs it
         import nats
     except ImportError:
         pytest.fail(f"fakejs_client is a nats-py client, and nats-py is not installed: {INSTALL}", pytrace=False)

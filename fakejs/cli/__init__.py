@@ -20,6 +20,16 @@ flags (``--scenario``, ``--scenario_dir``, ``--clock``, ``--autojump``,
 ``--tls-selfsigned``, ``--tls_dir``, ``--cluster_size``) have no nats-server spelling, nor has
 ``fakejs conformance run`` (:mod:`fakejs.cli.conformance`), recognised only as the first argument.  May import :mod:`fakejs.server` and every layer
 below it; nothing inside fakejs imports this package.
+
+Modules: ``flags`` (every flag nats-server and fakejs define, and the usage
+text), ``settings`` (from parsed flags to ``ServerOptions``, with
+nats-server's checks in its order), ``cluster_flags`` (the route flags laid
+over a configuration file's cluster), ``cluster_size`` (``--cluster_size N``:
+N nodes in one process), ``signals`` (``--signal COMMAND[=PID]``),
+``selfsigned`` (``--tls-selfsigned``: certificates made at start),
+``tls_usage`` (``--help_tls``), ``conformance`` (``fakejs conformance run``)
+and ``conformance_run`` (a client program run against the conformance
+scenarios, one in-process server each).
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ from fakejs.core.reload_options import ReloadRefused
 from fakejs.server.reload import FAILED
 from fakejs.server.server import Server
 from fakejs.server.start_lines import log_scenario
+from fakejs.testkit.clock import ManualClock
 
 __all__ = [
     "CONTROL_TOKEN_VARIABLE",
@@ -182,6 +193,7 @@ def _port_problem(options: ServerOptions) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["conformance"]:  # fakejs's own subcommand: nats-server has no positional arguments
+        # Only this subcommand loads the runner and its scenarios; the server does not
         from fakejs.cli.conformance import main as conformance_main
 
         return conformance_main(arguments[1:])
@@ -198,8 +210,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.flush()
     clock: Clock | None = None
     if command.clock == "manual":
-        from fakejs.testkit.clock import ManualClock
-
         clock = ManualClock(autojump_threshold=command.autojump)
     if command.scenario:
         # Only a server started with a scenario pays for reading one (tomllib and the fault rules).
@@ -223,12 +233,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     self_signed = None
     if command.tls_selfsigned:
+        # Only --tls-selfsigned makes certificates (cryptography, trustme)
         from fakejs.cli.selfsigned import make_self_signed
 
         self_signed = make_self_signed(options, command.tls_dir, command.tls_verify, get_logger())
     tune_gc()
     try:
         if command.cluster_size > 1:
+            # Only --cluster_size N loads the in-process cluster
             from fakejs.cli.cluster_size import serve_cluster
 
             cluster_name = command.flags.values["cluster_name"]

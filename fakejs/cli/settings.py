@@ -19,7 +19,7 @@ other refusal prints ``<who>: <reason>`` on stderr and exits 1.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
@@ -27,6 +27,7 @@ from fakejs.cli.cluster_flags import ClusterFlagError, cluster_from_flags
 from fakejs.cli.flags import USAGE, parse_command_line
 from fakejs.core.cluster_checks import is_fakejs_refusal, jetstream_problem
 from fakejs.core.options import NATS_VERSION, ServerOptions, client_port, monitor_port
+from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat.goflag import FlagError, Parsed, go_quote
 
 if TYPE_CHECKING:
@@ -196,10 +197,8 @@ def apply_flags(options: ServerOptions, flags: Parsed) -> None:
 
 def _flag_tls(options: ServerOptions, values: dict[str, Any]) -> None:
     """``--tlscert``/``--tlskey``/``--tlscacert``/``--tlsverify`` replace the file's certificates, as nats-server."""
-    from dataclasses import replace
-
+    # Only TLS flags load the checks of TLS files
     from fakejs.core.tls_files import TLSFileError, check_files
-    from fakejs.core.transport_config import TLSConfig
 
     had_tls = options.tls is not None
     config = replace(
@@ -231,6 +230,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     if values["help"]:
         raise Exit(0, stdout=usage_text())
     if values["help_tls"]:
+        # Only --help_tls loads the TLS help
         from fakejs.cli.tls_usage import tls_usage_text
 
         raise Exit(0, stdout=tls_usage_text())
@@ -242,12 +242,14 @@ def command_line(argv: Sequence[str]) -> CommandLine:
             raise Exit(0, stdout=usage_text())
         raise _die(NATS_SERVER, f"unrecognized command: {go_quote(command)}")
     if values["signal"]:
+        # Only --signal loads the signal sender
         from fakejs.cli.signals import send_signal
 
         problem = send_signal(values["signal"])
         raise _die(NATS_SERVER, problem) if problem else Exit(0)
     loaded: Loaded | None = None
     if values["config"]:
+        # Only -c loads the configuration file's keys: a plain start does not pay for them
         from fakejs.core.configfile import base_options
 
         before_file = base_options()  # nats-server parses its flags once before it reads the file
@@ -276,6 +278,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
             raise _die(NATS_SERVER, "TLS Server private key must be present and valid")
         _flag_tls(options, values)
     if flags.given("cluster_size"):  # before the route flags: they are refused with it, not checked
+        # Only --cluster_size N loads the in-process cluster's checks
         from fakejs.cli.cluster_size import cluster_size_problem
 
         file_cluster = loaded is not None and loaded.unserved.cluster is not None
@@ -304,6 +307,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     result.tls_verify = bool(values["tlsverify"])
     result.cluster_size = values["cluster_size"]
     if loaded is not None:
+        # Only -c loads the configuration file's keys
         from fakejs.core.configfile import start_problem
 
         problem = start_problem(options, loaded.unserved)

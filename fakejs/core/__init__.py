@@ -13,4 +13,27 @@ and :mod:`fakejs.gocompat`; it knows the layers above only through the
 small protocols and callbacks it defines (an account's JetStream, fault
 hooks, a connection's I/O, the session's host, closed-connection
 callbacks, clock error sinks).
+
+The rest: ``configfile`` (nats-server configuration files onto
+``ServerOptions``); for a client, ``connect`` (CONNECT and the login its
+credentials make), ``auth`` (the credential checks), ``users`` (who may
+connect, and their permissions), ``permissions`` (one client's permissions,
+compiled), ``certmap`` (``verify_and_map``: the user a client certificate
+logs in as), ``keepalive`` (PINGs, stale detection, the round-trip time),
+``sublimits`` (``max_subscriptions``), ``violations`` (how a session that
+broke the protocol ends), ``clientio`` (what passes between a session and
+the socket layer) and ``trace`` (protocol trace lines); for accounts,
+``account_config`` (the ``accounts`` block), ``account_reload`` (accounts
+following a reload), ``imports`` (exports and imports between accounts),
+``mappings`` (account subject mappings), ``subject_transform`` and
+``transform_functions`` (subject transforms and their destination
+functions), ``sysevents`` (system account events); message tracing in
+``msgtrace`` (the ``Nats-Trace-Dest`` events), ``msgtrace_route`` (the trace
+of a message a route brought) and ``msgtrace_encoding`` (compressed trace
+events); and for the server's settings, ``reload_options`` (what a reload
+changes, and what it refuses), ``transport_config`` (TLS and WebSocket
+settings as plain data), ``cluster_config`` (the cluster port's settings as
+plain data), ``cluster_checks`` (the start checks on JetStream and a
+cluster), ``tls_files`` (the checks on a TLS configuration's files) and
+``mount`` (one router shared by the servers of a cluster in one process).
 """

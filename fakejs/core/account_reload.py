@@ -53,6 +53,7 @@ def _rewire_imports(broker: Broker) -> None:
     previous, broker.imports = broker.imports, None
     configs = list(broker.options.accounts)
     if any(config.imports or config.exports for config in configs):
+        # Only accounts with exports or imports load that machinery
         from fakejs.core.imports import wire_imports
 
         broker.imports = wire_imports(broker.accounts, configs, broker.clock, broker.random)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import hmac
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -99,6 +100,7 @@ def verify_signature(public_key: str, nonce: bytes, sig: str) -> bool:
     raw_key = decode_public_key(public_key)
     if raw_sig is None or raw_key is None:
         return False
+    # PyNaCl loads with the first nkey login, not at start
     from nacl.exceptions import CryptoError
     from nacl.signing import VerifyKey
 
@@ -130,11 +132,10 @@ class SecretCheck:
             return hmac.compare_digest(
                 stored.encode("utf-8", "surrogateescape"), given.encode("utf-8", "surrogateescape")
             )
-        import hashlib
-
         key = hashlib.sha256(stored.encode() + b"\x00" + given.encode("utf-8", "surrogateescape")).digest()
         if key in self._matched:
             return True
+        # The first bcrypt-hashed password loads bcrypt, not the start
         import bcrypt
 
         try:
@@ -298,6 +299,7 @@ class Authenticator:
         user: User | None = None
         became_no_auth = False
         if self.users and nkey_user is None and rules.tls_map:
+            # Only a tls_map login loads the certificate mapping
             from fakejs.core.certmap import mapped_user
 
             user = mapped_user(peer, self.users, allowed)

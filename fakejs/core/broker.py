@@ -69,6 +69,7 @@ class Broker:
         # server without any does not load that machinery.
         self.imports: Imports | None = None
         if any(config.imports or config.exports for config in options.accounts):
+            # Only accounts with exports or imports load that machinery
             from fakejs.core.imports import wire_imports
 
             self.imports = wire_imports(self.accounts, list(options.accounts), clock, self.random)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import calendar
 import functools
 import os
+import ssl
 
 from fakejs.core.transport_config import TLSConfig
 
@@ -54,8 +55,6 @@ def _check_pair(cert_file: str, key_file: str) -> None:
         raise TLSFileError(prefix + "tls: failed to find any PEM data in certificate input")
     if b"-----BEGIN" not in key:
         raise TLSFileError(prefix + "tls: failed to find any PEM data in key input")
-    import ssl
-
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     try:
         context.load_cert_chain(cert_file, key_file)
@@ -67,8 +66,6 @@ def _check_pair(cert_file: str, key_file: str) -> None:
 
 def _check_ca(ca_file: str) -> None:
     data = _read(ca_file)
-    import ssl
-
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     try:
         context.load_verify_locations(cadata=data.decode("latin-1"))
@@ -85,6 +82,7 @@ def certificate_not_after(cert_file: str) -> int | None:
     Read once per file, as nats-server reads it once when it loads the
     configuration; ``None`` when the file holds no readable certificate.
     """
+    # Only /varz asking for a certificate's expiry loads cryptography
     from cryptography import x509
 
     try:

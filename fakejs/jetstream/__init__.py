@@ -7,7 +7,11 @@ validation, update rules), ``storage`` (message store, file journals),
 JetStream: its streams and consumers, their administration and
 persistence) and ``api`` (the route table: handlers decode, call the
 domain, encode).  ``errors``, ``status`` and ``advisories`` hold every
-error, status line and advisory text.  May import :mod:`fakejs.core`,
+error, status line and advisory text; ``quorum_advisories`` the advisories
+of a replicated stream or consumer that lost its quorum, ``internal_client``
+the server's own clients that send ``$JS.API`` requests, ``apilevel`` the
+``Nats-Required-Api-Level`` check and ``enums`` the enumerations as read
+from JSON.  May import :mod:`fakejs.core`,
 :mod:`fakejs.protocol` and :mod:`fakejs.gocompat`; inside, ``api`` sits on
 ``service``, which sits on ``consumer`` over ``stream`` over ``storage``
 and ``config``.

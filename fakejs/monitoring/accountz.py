@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.core.accounts import Account
 from fakejs.gocompat.gotime import rfc3339
+from fakejs.monitoring.query import BadRequest, Query
 
 if TYPE_CHECKING:
     from fakejs.monitoring.source import MonitoredServer
@@ -84,8 +85,6 @@ def account_stats(server: MonitoredServer, accounts: list[Account], unused: bool
 
 def accstatz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, Any]:
     """``/accstatz``: every account's statistics (``unused``: those without clients too)."""
-    from fakejs.monitoring.query import BadRequest, Query
-
     try:
         unused = Query(query).bool("unused")
     except BadRequest as error:

@@ -23,6 +23,7 @@ from fakejs._version import __version__
 from fakejs.core.broker import Broker
 from fakejs.core.cluster_config import ROUTE_TLS_TIMEOUT
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
+from fakejs.core.tls_files import certificate_not_after
 from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import NS, rfc3339
@@ -207,8 +208,6 @@ def _cert_not_after(tls: TLSConfig | None) -> dict[str, str]:
     """``tls_cert_not_after``: when the port's certificate expires (left out without TLS, as Go's omitzero)."""
     if tls is None or not tls.cert_file:
         return {}
-    from fakejs.core.tls_files import certificate_not_after
-
     expiry = certificate_not_after(tls.cert_file)
     return {} if expiry is None else {"tls_cert_not_after": rfc3339(expiry)}
 

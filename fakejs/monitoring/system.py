@@ -125,30 +125,35 @@ def refusal(kind: str, feature: str) -> str:
 
 
 def connz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, Any]:
+    # Loaded with the first request that needs it (see above)
     from fakejs.monitoring import connz as documents
 
     return documents.connz(server, query)
 
 
 def subsz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, Any]:
+    # Loaded with the first request that needs it (see above)
     from fakejs.monitoring import connz as documents
 
     return documents.subsz(server, query)
 
 
 def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, Any]:
+    # Loaded with the first request that needs it (see above)
     from fakejs.monitoring import endpoints
 
     return endpoints.varz(server, query)
 
 
 def jsz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, Any]:
+    # Loaded with the first request that needs it (see above)
     from fakejs.monitoring import jsz as documents
 
     return documents.jsz(server, query)
 
 
 def routez(server: MonitoredServer, subs: str) -> Any:
+    # Loaded with the first request that needs it (see above)
     from fakejs.monitoring import routez as documents
 
     return documents.routez_document(server, subs)
@@ -162,6 +167,7 @@ def _routez_subs(options: dict[str, Any]) -> str:
 
 
 def rss_bytes() -> int:
+    # Loaded with the first request that needs it (see above)
     from fakejs.monitoring import endpoints
 
     return endpoints.rss_bytes()

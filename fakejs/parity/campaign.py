@@ -288,6 +288,7 @@ class SparkEngine:
 
     def __init__(self, master: str = "local[*]", conf: dict[str, str] | None = None) -> None:
         try:
+            # The pyspark package is optional (the spark extra): only the Spark engine needs it
             from pyspark import SparkConf, SparkContext
         except ImportError as exc:  # pragma: no cover - depends on the machine
             raise RuntimeError("pyspark is not installed: pip install 'fakejs[spark]' (or use --local)") from exc

@@ -1,5 +1,10 @@
 """The NATS client protocol without I/O: bytes in, events out; values in, bytes out.
 
+``parser`` (the client side of the protocol, parsed) produces ``events``;
+``writer`` writes server-to-client frames byte for byte, ``headers`` reads
+and writes header blocks, ``connect`` holds the ``CONNECT`` and ``INFO``
+bodies, and ``route`` the route protocol between servers of a cluster.
+
 Nothing in this package imports asyncio or touches a socket, so every rule
 can be tested by feeding bytes -- whole, one at a time, or with trailing
 data -- and reading events back.

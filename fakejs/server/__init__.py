@@ -10,6 +10,24 @@ layer below it (:mod:`fakejs.testkit`, :mod:`fakejs.monitoring`,
 :mod:`fakejs.jetstream`, :mod:`fakejs.core`, :mod:`fakejs.protocol`,
 :mod:`fakejs.gocompat`).  The two public names are imported on first use:
 the command line runs a :class:`Server` and has no use for the thread handle.
+
+The rest: ``listeners`` (the ports, opened and closed in nats-server's
+order), ``layers`` (the sans-IO stages between a socket and its session)
+with ``tls``, ``tls_greeting`` (INFO and the handshake on the TLS port),
+``tls_names`` (Go's names for what OpenSSL negotiates), ``websocket`` (the
+HTTP upgrade and framed NATS bytes), ``wsframes`` (WebSocket frames on
+wsproto) and ``wslistener`` (the websocket port); ``control_http`` (the
+control API over HTTP), ``jetstreams`` (which accounts get JetStream),
+``account_purge`` (``$JS.API.ACCOUNT.PURGE`` from the system account),
+``start_lines`` (the start and stop log lines), ``portsfile`` (the ports
+file), ``loop_thread`` (an asyncio loop on a daemon thread), ``reload``
+(configuration reload: new options applied) and ``reload_steps`` (what a
+reload does beyond the options); for the in-process cluster,
+``threaded_cluster`` (the cluster on a thread), ``cluster_jetstream`` (the
+JetStream its servers share), ``cluster_meta_api`` (the system account's
+JetStream requests of a cluster), ``cluster_quorum`` (replicas that lost
+their quorum), ``cluster_hooks`` (hook points per node) and
+``cluster_scenarios`` (scenarios on a cluster).
 """
 
 from __future__ import annotations

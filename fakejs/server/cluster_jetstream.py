@@ -32,7 +32,7 @@ from fakejs.core.mount import MountedRouter
 from fakejs.core.msgtrace_route import hand_over
 from fakejs.core.router import Router
 from fakejs.gocompat import ids
-from fakejs.jetstream import advisories
+from fakejs.jetstream import JetStreamWithApi, advisories
 from fakejs.jetstream.service.clustered import ClusterAssets
 from fakejs.jetstream.service.meta import Meta, NodeInfo
 from fakejs.server.cluster_meta_api import MetaRequests, system_router
@@ -41,7 +41,6 @@ from fakejs.server.server import Server
 
 if TYPE_CHECKING:
     from fakejs.core.msgtrace import MessageTrace
-    from fakejs.jetstream import JetStreamWithApi
     from fakejs.jetstream.stream.traced import Handover
 
 __all__ = ["ClusterJetStream"]
@@ -66,8 +65,6 @@ class ClusterJetStream:
 
     def start(self, running: list[Server]) -> JetStreamWithApi:
         """Make the shared JetStream, mounted on the running servers (the first one hosts its settings)."""
-        from fakejs.jetstream import JetStreamWithApi
-
         host = self.servers[0].broker
         self.router = MountedRouter(self.rng, host.record_error)
         self.router.home = self._home

@@ -67,6 +67,7 @@ class AccountJetStreams:
 
         Logs what nats-server logs when it starts JetStream (:mod:`fakejs.jetstream.service.banner`).
         """
+        # The JetStream layer loads only when JetStream starts: a server without it does not pay for it
         from fakejs.jetstream.service import banner
         from fakejs.jetstream.service.server_limits import server_limits
 
@@ -85,6 +86,7 @@ class AccountJetStreams:
         return js
 
     def _start_accounts(self, store_dir: str) -> JetStreamWithApi | None:
+        # The JetStream layer loads only when JetStream starts: a server without it does not pay for it
         from fakejs.jetstream import JetStreamWithApi
 
         chosen = jetstream_accounts(self.broker)
@@ -98,6 +100,7 @@ class AccountJetStreams:
         return self.by_account.get(GLOBAL_ACCOUNT)
 
     def _start_several(self, chosen: list[tuple[Account, JetStreamLimits | None]]) -> None:
+        # The JetStream layer loads only when JetStream starts: a server without it does not pay for it
         from fakejs.jetstream.service.jetstream import server_batch_limits
 
         self._batch_limits = server_batch_limits(self.broker)  # counted across the accounts
@@ -106,6 +109,7 @@ class AccountJetStreams:
 
     def _serve_others(self) -> None:
         """The accounts without JetStream (the system account too) hear 10039; the system account purges."""
+        # The JetStream layer loads only when JetStream starts: a server without it does not pay for it
         from fakejs.jetstream.api.disabled import serve_disabled
         from fakejs.server.account_purge import serve_account_purge
 
@@ -118,6 +122,7 @@ class AccountJetStreams:
             self._disabled.append((system, serve_account_purge(self.broker, system, self.by_account.get)))
 
     def _start_account(self, account: Account, limits: JetStreamLimits | None) -> None:
+        # The JetStream layer loads only when JetStream starts: a server without it does not pay for it
         from fakejs.jetstream import JetStreamWithApi
 
         store = account_store(self._base, account)
@@ -137,6 +142,7 @@ class AccountJetStreams:
         """
         if not self._disabled and not self.by_account:
             return  # JetStream is not running
+        # The JetStream layer loads only when JetStream starts: a server without it does not pay for it
         from fakejs.jetstream.api.disabled import serve_disabled
 
         wanted = {account.name: (account, limits) for account, limits in jetstream_accounts(self.broker)}
@@ -180,6 +186,7 @@ class AccountJetStreams:
         return self._base if self._owned else ""
 
     def stop(self, keep_store: bool = False) -> None:
+        # The JetStream layer loads only when JetStream starts: a server without it does not pay for it
         from fakejs.jetstream.service import banner
 
         banner.log_shutdown_starting(self.broker.log)

@@ -16,6 +16,7 @@ import socket
 from typing import TYPE_CHECKING
 
 from fakejs.core.options import ServerOptions
+from fakejs.server import portsfile
 from fakejs.server.connection import Connection, Listener
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ class Listeners:
         tls = self.client_tls
         if tls is None:
             return Connection(self._server)
+        # Only a port with TLS loads the TLS layers
         from fakejs.server.tls_greeting import TLSConnection
 
         return TLSConnection(self._server, tls)
@@ -121,6 +123,7 @@ class Listeners:
         config = options.tls
         if config is None:
             return None
+        # Only a port with TLS loads the TLS layers
         from fakejs.core.tls_files import check_files
         from fakejs.server.tls import ClientPortTLS
 
@@ -145,11 +148,13 @@ class Listeners:
         port = options.https_port if secure else options.http_port
         if port is None:
             return
+        # Only a monitoring port loads HTTP (h11)
         from fakejs.server.http import HttpPort
 
         context = None
         if secure:
             assert options.tls is not None
+            # Only HTTPS loads the TLS layers
             from fakejs.server.tls import monitoring_context
 
             context = monitoring_context(options.tls)
@@ -165,10 +170,12 @@ class Listeners:
         config = self._options.websocket
         if config is None:
             return
+        # Only a websocket port loads the WebSocket layers (wsproto)
         from fakejs.server.wslistener import WebSocketListener
 
         context = None
         if config.tls is not None:
+            # Only wss loads the TLS layers
             from fakejs.server.tls import server_context
 
             context = server_context(config.tls)
@@ -182,8 +189,6 @@ class Listeners:
 
     def write_ports_file(self, client_port: int) -> None:
         """``DIR/<executable>_<pid>.ports`` with the client, monitoring and websocket URLs, as nats-server writes it."""
-        from fakejs.server import portsfile
-
         options = self._options
         if not options.ports_file_dir:
             return

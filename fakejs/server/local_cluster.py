@@ -42,12 +42,14 @@ from fakejs.core.cluster_checks import clustered_accounts_problem
 from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.failures import ServerError
 from fakejs.core.options import ServerOptions
+from fakejs.gocompat import ids
+from fakejs.server.cluster_scenarios import ClusterScenarios
 from fakejs.server.server import Server
+from fakejs.testkit.scenarios import load_scenario, load_scenario_text
 
 if TYPE_CHECKING:
     from fakejs.jetstream import JetStreamWithApi
     from fakejs.server.cluster_jetstream import ClusterJetStream
-    from fakejs.server.cluster_scenarios import ClusterScenarios
 
 __all__ = ["Cluster"]
 
@@ -172,12 +174,10 @@ class Cluster:
             config.routes = [self._route_url(seed)]
             await server.start()
         await self.wait_meshed()
-        from fakejs.server.cluster_scenarios import ClusterScenarios
-
         self.scenarios = ClusterScenarios(self)
         self.scenarios.attach()
         if self.jetstream_wanted:
-            from fakejs.gocompat import ids
+            # Only a cluster with JetStream loads the shared JetStream, and the JetStream layer with it
             from fakejs.server.cluster_jetstream import ClusterJetStream
 
             rng = ids.new_random(None if self._seed is None else self._seed - 1)
@@ -192,8 +192,6 @@ class Cluster:
 
     def start_scenario(self, name_or_path: str | None = None, text: str | None = None) -> dict[str, Any]:
         """Start a scenario (a path, a shipped name, or TOML text) on the cluster (:mod:`fakejs.server.cluster_scenarios`)."""
-        from fakejs.testkit.scenarios import load_scenario, load_scenario_text
-
         if self.scenarios is None:
             raise RuntimeError("start the cluster before its scenario")
         if name_or_path is not None:

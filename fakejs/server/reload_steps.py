@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from fakejs.core.broker import Broker
+from fakejs.core.cluster.reloading import recheck_routes, reload_routes, reload_settings
 from fakejs.core.options import ServerOptions
 from fakejs.core.reload_options import ReloadRefused
 from fakejs.server.jetstreams import AccountJetStreams
@@ -101,16 +102,12 @@ class ReloadSteps:
 
     def _follow_cluster_settings(self) -> None:
         """The cluster's new name or authorization (the accepted routes are checked at the end)."""
-        from fakejs.core.cluster.reloading import reload_settings
-
         cluster, new = self._server.broker.cluster, self._server.options.cluster
         if cluster is not None and new is not None and new is not cluster.config:
             self._recheck_routes = reload_settings(cluster, new) or self._recheck_routes
 
     def _reload_routes(self) -> None:
         """The cluster's new routes: the running cluster keeps its settings, with the new routes."""
-        from fakejs.core.cluster.reloading import reload_routes
-
         cluster, new = self._server.broker.cluster, self._server.options.cluster
         if cluster is not None and new is not None and new is not cluster.config:
             reload_routes(cluster, new.routes)
@@ -122,8 +119,6 @@ class ReloadSteps:
         if cluster is not None:
             server.options.cluster = cluster.config  # what the running cluster reads
             if self._recheck_routes:
-                from fakejs.core.cluster.reloading import recheck_routes
-
                 recheck_routes(cluster)
         if "jetstream" in changed:
             server.switch_jetstream(server.options.jetstream)
@@ -133,6 +128,7 @@ class ReloadSteps:
 
 def _prepared_tls(options: ServerOptions) -> ClientPortTLS:
     """The client port's TLS a reload asks for, its files checked first (a bad one refuses the reload)."""
+    # Only a server with TLS loads the TLS layers, reloaded ones too
     from fakejs.core.tls_files import TLSFileError, check_files
     from fakejs.server.tls import ClientPortTLS
 

@@ -24,6 +24,7 @@ from fakejs.core.failures import ServerError
 from fakejs.core.options import ServerOptions
 from fakejs.core.reload_options import NO_CONFIG_FILE, ReloadRefused
 from fakejs.monitoring.records import ClosedConnections
+from fakejs.monitoring.system import SystemRequests
 from fakejs.protocol import writer as wire
 from fakejs.server import start_lines
 from fakejs.server.connection import OutputBatch
@@ -33,16 +34,15 @@ from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.conditions import not_met
 from fakejs.testkit.conformance import Conformance, ConformanceReport
+from fakejs.testkit.control_subjects import ControlSubjects
 from fakejs.testkit.faults import Faults
 from fakejs.testkit.transcript import Transcript
 
 if TYPE_CHECKING:
     from fakejs.jetstream import JetStreamWithApi
-    from fakejs.monitoring.system import SystemRequests
     from fakejs.server.http import Reply, Request
     from fakejs.server.routes import RoutePort
     from fakejs.testkit.control import Controller
-    from fakejs.testkit.control_subjects import ControlSubjects
 
 __all__ = ["Server"]
 
@@ -111,6 +111,7 @@ class Server:
     def control(self) -> Controller:
         """The controller (clock, faults, actions, scenarios, reset), made the first time it is asked for."""
         if self._control is None:
+            # The controller, and what it reaches, comes with the first control request
             from fakejs.testkit.control import Controller
 
             self._control = Controller(self)
@@ -198,13 +199,9 @@ class Server:
         if options.jetstream:
             self._start_jetstream()
         # The system account's requests ($SYS.REQ.>) and its periodic STATSZ.
-        from fakejs.monitoring.system import SystemRequests
-
         self._system = SystemRequests(self)
         self._system.reload = self.reload
         if options.control:
-            from fakejs.testkit.control_subjects import ControlSubjects
-
             self._control_subjects = ControlSubjects(lambda: self.control, self.broker)
         self.broker.port = await self.listeners.open_client_port()
         self.accepting = True
@@ -237,6 +234,7 @@ class Server:
         cluster = self.broker.cluster
         if cluster is None:
             return
+        # Only a server in a cluster loads the route port
         from fakejs.server.routes import RoutePort, client_connect_urls
 
         if self.routes is None:
@@ -361,6 +359,7 @@ class Server:
         command line sets).  Raises :class:`~fakejs.core.reload_options.ReloadRefused` (the
         running options kept) when the file cannot be read or an option cannot be reloaded.
         """
+        # Only a reload loads its steps
         from fakejs.server.reload_steps import ReloadSteps
 
         if options is None:
@@ -448,6 +447,7 @@ class Server:
 
     def _http_response(self, request: Request) -> Reply:
         """The control API under ``/fakejs/``; monitoring documents for the rest."""
+        # The monitoring documents and the control API come with the first HTTP request
         from fakejs.monitoring import endpoints as monitor
         from fakejs.server import control_http
         from fakejs.server.http import TEXT, Reply

@@ -75,6 +75,7 @@ def _escape(value: str) -> str:
 
 def subject_rdns(der: bytes) -> list[list[Attribute]]:
     """The certificate's subject as it is encoded: RDNs in order, each ``(dotted OID, value)`` pairs."""
+    # Only a client certificate looked at loads cryptography
     from cryptography import x509
 
     subject = x509.load_der_x509_certificate(der).subject
@@ -148,6 +149,7 @@ def peer_certificate(decoded: dict[str, object], der: bytes) -> PeerCertificate:
 
 def public_key_fingerprint(der: bytes) -> str:
     """SHA-256 (hex) of the certificate's DER SubjectPublicKeyInfo, as ``pinned_certs`` lists them."""
+    # Only pinned_certs load cryptography
     from cryptography import x509
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 

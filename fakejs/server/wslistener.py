@@ -159,6 +159,7 @@ class WebSocketListener:
         broker = self._server.broker
         layers: list[Layer] = []
         if self._tls_context is not None:
+            # Only wss loads the TLS layers
             from fakejs.server.tls import TLSLayer
 
             layers += [PlainHTTPProbe(), TLSLayer(self._tls_context)]

@@ -1,13 +1,16 @@
 """The two servers a test can run against: fakejs on a thread, and a real nats-server process.
 
-:mod:`fakejs.targets.fake` holds :class:`FakeJS`, the fakejs test handle;
-:mod:`fakejs.targets.real` holds :class:`ServerProcess`, the one launcher of
+``fake`` holds :class:`FakeJS`, the fakejs test handle; ``real`` holds
+:class:`ServerProcess`, the one launcher of
 server subprocesses (the real nats-server, or ``python -m fakejs``), and
 :class:`RealNatsServer`, the real server with the shape of :class:`FakeJS`;
-:mod:`fakejs.targets.fake_cluster` holds :class:`FakeCluster`, a fakejs cluster
-on a thread, and :mod:`fakejs.targets.cluster` :class:`ProcessCluster`, the
+``fake_cluster`` holds :class:`FakeCluster`, a fakejs cluster
+on a thread, and ``cluster`` :class:`ProcessCluster`, the
 launcher of clusters of server subprocesses, and :class:`RealCluster`, a real
-nats-server cluster with the shape of :class:`FakeCluster`.
+nats-server cluster with the shape of :class:`FakeCluster`;
+``cluster_probe`` tells whether a cluster carries messages, ``handles``
+gives the plugin's handles a stable import path, and ``certificates`` makes
+the certificates of ``tls=True``.
 The pytest plugin, the parity campaign and this repository's tests and
 benchmarks all start servers through here.
 

@@ -4,15 +4,21 @@
 hook points :mod:`fakejs.core.hooks` names), ``schema`` (declared request
 bodies and the one reader of them), ``arguments`` (what each action, event
 change and match key takes), ``scenarios`` (TOML files of setup and fault
-steps), ``control`` (the controller: clock, faults, actions, reset),
+steps), ``scenario_conformance`` (a scenario's ``[conformance]`` table),
+``control`` (the controller: clock, faults, actions, reset),
 ``control_routes`` (each control request with the declaration of its body),
 ``control_api`` (the controller over ``$FAKEJS.>`` and HTTP),
 ``control_reference`` (the documentation's reference, from the
 declarations), ``control_subjects`` (the ``$FAKEJS.>`` subscription, which
-imports the rest at the first request), ``introspection`` (server state for
-tests) and ``transcript`` (a connection's bytes).  May import
+imports the rest at the first request), ``access`` (who may use the
+control API), ``introspection`` (server state for
+tests), ``transcript`` (a connection's bytes), ``conditions`` (a waited-for
+condition in words, and its time-out), ``certs`` (throwaway certificates,
+with trustme), ``coverage``, ``coverage_jetstream`` and
+``coverage_reference`` (the coverage page's facts and tables), and
+``conformance`` (the client conformance watch).  May import
 :mod:`fakejs.monitoring`, :mod:`fakejs.jetstream`, :mod:`fakejs.core`,
 :mod:`fakejs.protocol` and :mod:`fakejs.gocompat`; it acts on the running
 server through the small interface :class:`~fakejs.testkit.host.ServerActions`
-that :mod:`fakejs.server` implements.
+(``host``) that :mod:`fakejs.server` implements.
 """

@@ -18,6 +18,7 @@ the keys and certificates; it is imported when the first set is made.
 
 from __future__ import annotations
 
+import datetime
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,7 @@ class TestCertificates:
     __test__ = False  # not a pytest test class, despite its name
 
     def __init__(self, directory: str | Path, server_names: tuple[str, ...] = SERVER_NAMES) -> None:
+        # Only a test that makes certificates loads trustme (and cryptography with it)
         import trustme
 
         self.directory = Path(directory)
@@ -84,8 +86,7 @@ class TestCertificates:
         For subjects trustme cannot write (domain components, e-mail
         attributes, multi-valued RDNs); signed by the same CA.
         """
-        import datetime
-
+        # Only the subjects trustme cannot write load cryptography here
         from cryptography import x509
         from cryptography.hazmat.primitives import hashes, serialization
         from cryptography.hazmat.primitives.asymmetric import ec

@@ -40,6 +40,7 @@ class ControlSubjects:
         tokens = subject.split(".")[1:]
         if tokens[:1] == ["INBOX"]:
             return False  # the controller's own reply inboxes
+        # The control API and the controller come with the first request (see the module docstring)
         from fakejs.testkit import control_api
 
         if self.access.allows_nats(origin):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from fakejs import cli
-from tests.parity.test_command_line import finish, wait_ready
+from tests.harness.command_line import finish, wait_ready
 
 
 def options(argv: list[str]) -> cli.ServerOptions:

@@ -13,7 +13,7 @@ import urllib.request
 import nats
 
 from fakejs import cli
-from tests.parity.test_command_line import finish, wait_ready
+from tests.harness.command_line import finish, wait_ready
 
 
 def test_the_flag_turns_the_watch_on() -> None:

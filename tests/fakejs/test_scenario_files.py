@@ -20,8 +20,8 @@ import pytest
 
 from fakejs.targets.handles import FakeJS
 from fakejs.testkit.scenarios import ScenarioError, load_scenario, load_scenario_text
-from tests.fakejs.test_scenarios import SHIPPED
 from tests.harness.js import api
+from tests.harness.scenarios import SHIPPED
 
 # -- starting a scenario ----------------------------------------------------------------------
 

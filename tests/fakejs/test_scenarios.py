@@ -27,20 +27,7 @@ from fakejs.testkit.scenarios import load_scenario, shipped_names
 from tests.fakejs.clients import Link, Puller, eventually, payloads, publish
 from tests.harness.consume import NS, STATUS
 from tests.harness.js import api
-
-SHIPPED = (
-    "cluster-leader-stepdown-under-load",  # the cluster-only ones: tests.fakejs.test_cluster_scenarios
-    "cluster-node-loss-during-pull",
-    "cluster-split-brain-heal",
-    "consumer-deleted",
-    "disconnect",
-    "heartbeats-stop",
-    "leadership-change",
-    "max-waiting-exceeded",
-    "pin-timeout",
-    "server-restart",
-)
-
+from tests.harness.scenarios import SHIPPED
 
 # -- the shipped set --------------------------------------------------------------------------
 

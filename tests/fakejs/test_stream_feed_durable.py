@@ -15,7 +15,7 @@ from typing import Any
 import nats
 
 from fakejs import ManualClock, Server
-from tests.fakejs.test_stream_feed_clock import call, messages, settle
+from tests.harness.clocked import call, messages, settle
 
 DURABLE = {
     "durable_name": "D",

@@ -10,7 +10,7 @@ from fakejs.core.configfile.load import load_text
 from fakejs.core.options import ServerOptions
 from fakejs.core.session import ClientSession
 from fakejs.testkit.clock import ManualClock
-from tests.unit.test_session import FakeIO
+from tests.harness.session_io import FakeIO
 
 CONFIG = """
 mappings {

@@ -13,8 +13,8 @@ import nats
 import pytest
 
 from fakejs import cli
+from tests.harness.command_line import finish, start, wait_ready
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
-from tests.parity.test_command_line import finish, start, wait_ready
 
 PATHS = re.compile(r"CA bundle:\s+(\S+).*client certificate:\s+(\S+).*client key:\s+(\S+)", re.S)
 

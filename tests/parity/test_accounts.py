@@ -10,7 +10,6 @@ import asyncio
 import json
 import re
 import subprocess
-import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import nats
 import pytest
 
 from tests.harness.configured import Start, configured_servers
+from tests.harness.monitoring import monitor
 from tests.harness.targets import FAKEJS_COMMAND, REAL_BINARY, REAL_MISSING_REASON, Settings, Target
 from tests.harness.wait import WAIT, eventually
 
@@ -230,15 +230,6 @@ async def test_key_value_in_an_account(server: Start) -> None:
     finally:
         await a.close()
         await b.close()
-
-
-async def monitor(target: Target, path: str) -> dict[str, object]:
-    def fetch() -> dict[str, object]:
-        with urllib.request.urlopen(f"http://127.0.0.1:{target.http_port}{path}", timeout=5) as response:
-            doc: dict[str, object] = json.loads(response.read())
-            return doc
-
-    return await asyncio.to_thread(fetch)
 
 
 async def test_monitoring_names_accounts(server: Start) -> None:

@@ -24,9 +24,9 @@ import nats
 from nats.aio.msg import Msg
 
 from tests.harness.configured import configured_servers
+from tests.harness.system_account import SYSTEM, login
 from tests.harness.targets import Settings
 from tests.harness.wait import WAIT, eventually
-from tests.parity.test_system_account import SYSTEM, login
 
 LIMIT_REACHED = "$JS.EVENT.ADVISORY.API.LIMIT_REACHED"
 UNANSWERED = 1.0  # seconds without an answer that show a request was dropped

@@ -46,22 +46,10 @@ from typing import Any
 import nats
 import pytest
 
+from tests.harness.atomic_batch import EMPTY, batch_hdr, msg
 from tests.harness.js import api, connect
+from tests.harness.publish import Raw, err, hdr_block
 from tests.harness.targets import Settings, Target
-from tests.parity.test_stream_publish import Raw, err, hdr_block
-
-EMPTY = b"MSG R.1 1 0\r\n\r\n"
-
-
-def msg(payload: bytes) -> bytes:
-    return b"MSG R.1 1 %d\r\n%s\r\n" % (len(payload), payload)
-
-
-def batch_hdr(bid: str, seq: int | str, *extra: str, commit: str = "") -> bytes:
-    lines = [f"Nats-Batch-Id: {bid}", f"Nats-Batch-Sequence: {seq}", *extra]
-    if commit:
-        lines.append(f"Nats-Batch-Commit: {commit}")
-    return hdr_block(*lines)
 
 
 async def make(nc: nats.NATS, name: str = "S", **cfg: Any) -> dict:

@@ -35,13 +35,13 @@ from typing import Any
 import nats
 import pytest
 
+from tests.harness.atomic_batch import EMPTY, batch_hdr
+from tests.harness.atomic_batch import msg as reply_msg
+from tests.harness.fast_batch import error_notice, exchange, fi, flow
+from tests.harness.fast_batch import msg as fi_msg
 from tests.harness.js import api, connect
+from tests.harness.publish import Raw, err, hdr_block
 from tests.harness.targets import Settings, Target
-from tests.parity.test_atomic_batch import EMPTY, batch_hdr
-from tests.parity.test_atomic_batch import msg as reply_msg
-from tests.parity.test_fast_batch import error_notice, exchange, fi, flow
-from tests.parity.test_fast_batch import msg as fi_msg
-from tests.parity.test_stream_publish import Raw, err, hdr_block
 
 PAST = "@at 2020-01-01T00:00:00Z"
 LATER = "@at 2099-01-01T00:00:00Z"

@@ -36,8 +36,8 @@ import pytest
 from tests.harness.cluster import interest_routed
 from tests.harness.heard import Heard
 from tests.harness.js import api
+from tests.harness.js_cluster import PEER_KEYS, peer_of
 from tests.harness.wait import WAIT, eventually
-from tests.parity.test_js_cluster import peer_of
 
 pytestmark = pytest.mark.cluster
 
@@ -46,7 +46,6 @@ NODES = ("n1", "n2", "n3")
 ADVISORY = "$JS.EVENT.ADVISORY."
 TYPE = "io.nats.jetstream.advisory.v1."
 ELECTION = 30.0  # seconds a new leader may take on a busy machine
-PEER_KEYS = (["name", "current", "active", "peer"], ["name", "current", "active", "lag", "peer"])
 _ID = re.compile(r"[0-9A-Za-z]{22}")
 
 

@@ -22,27 +22,10 @@ import nats
 import pytest
 
 from tests.harness.cluster import interest_routed
+from tests.harness.cluster_imports import ACCOUNTS
 from tests.harness.wait import WAIT
 
 pytestmark = pytest.mark.cluster
-
-ACCOUNTS = """
-no_auth_user: probe
-accounts {
-  P { users: [{user: probe, password: probe}] }
-  A {
-    users: [{user: a, password: a}]
-    exports: [{stream: "ev.>"}, {service: "svc.>"}]
-  }
-  B {
-    users: [{user: b, password: b}]
-    imports: [
-      {stream: {account: A, subject: "ev.>"}, prefix: "from.a"}
-      {service: {account: A, subject: "svc.>"}, to: "remote.>"}
-    ]
-  }
-}
-"""
 
 
 async def test_imports_deliver_once_across_routes(make_cluster: Any, tmp_path: Any) -> None:

@@ -37,49 +37,19 @@ import nats
 import pytest
 from nats.aio.client import Client
 
-from fakejs import ServerOptions
-from fakejs.core.configfile.load import load_text
-from fakejs.targets.cluster import RealCluster
-from fakejs.targets.fake_cluster import FakeCluster
 from tests.harness.heard import Heard
+from tests.harness.js import api
+from tests.harness.js_cluster import PEER_KEYS, create, peer_of
+from tests.harness.meta_cluster import Cluster, start
 from tests.harness.wait import eventually
-from tests.parity.test_cluster_advisories import PEER_KEYS
-from tests.parity.test_js_cluster import api, create, peer_of
 
 pytestmark = pytest.mark.cluster
 
-Cluster = FakeCluster | RealCluster
 NODES = ("n1", "n2", "n3")
 ADVISORY = "$JS.EVENT.ADVISORY."
 TYPE = "io.nats.jetstream.advisory.v1."
 ELECTION = 30.0  # seconds a meta leader may take on a busy machine
-CONFIG = """
-accounts { SYS { users: [ {user: sys, password: sys} ] } }
-system_account: SYS
-authorization { users: [ {user: app, password: app} ] }
-no_auth_user: app
-"""
 _ID = re.compile(r"[0-9A-Za-z]{22}")
-
-
-def start(kind: str, tmp_path: Path) -> Cluster:
-    """Three JetStream nodes ``n1``..``n3`` of cluster ``C`` with monitoring, a system user and an open global account."""
-    if kind == "real":
-        config = tmp_path / "cluster.conf"
-        config.write_text(CONFIG)
-        return RealCluster(3, jetstream=True, monitor=True, extra=["-c", str(config)]).start()
-    loaded = load_text(CONFIG, base=ServerOptions())
-    assert not loaded.problem_text(), loaded.problem_text()
-    options = loaded.options
-    return FakeCluster(
-        3,
-        jetstream=True,
-        monitor=True,
-        accounts=options.accounts,
-        system_account=options.system_account,
-        users=options.users,
-        no_auth_user=options.no_auth_user,
-    ).start()
 
 
 @pytest.fixture

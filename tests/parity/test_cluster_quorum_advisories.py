@@ -25,9 +25,9 @@ import pytest
 
 from tests.harness.heard import Heard
 from tests.harness.js import api
+from tests.harness.js_cluster import peer_of
+from tests.harness.meta_cluster import Cluster, start
 from tests.harness.wait import eventually
-from tests.parity.test_cluster_meta_advisories import Cluster, start
-from tests.parity.test_js_cluster import peer_of
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 

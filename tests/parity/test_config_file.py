@@ -22,12 +22,12 @@ import nats
 import pytest
 
 from fakejs.targets import ServerProcess
-from tests.harness.targets import FAKEJS_COMMAND, REAL_BINARY, REAL_MISSING_REASON, server_command
+from tests.harness.config_file import FAKE, lines, real, run, write
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, server_command
 from tests.harness.wait import WAIT
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
 
-FAKE = FAKEJS_COMMAND
 
 # nats-server refuses these with -t already (option errors: FILE:LINE:COL: reason, then an empty line).
 OPTION_ERRORS = {
@@ -184,28 +184,6 @@ jetstream {
 }
 authorization { user: u, password: p, timeout: 3 }
 """
-
-
-def run(command: list[str], *args: str) -> tuple[int, str]:
-    out = subprocess.run([*command, *args], capture_output=True, text=True, timeout=30, check=False)
-    return out.returncode, out.stderr
-
-
-def real() -> list[str]:
-    assert REAL_BINARY is not None
-    return [REAL_BINARY]
-
-
-def lines(stderr: str) -> tuple[str, list[str]]:
-    """The first line's prefix, and the lines without it (sorted: Go's map order is random)."""
-    prefix, _, rest = stderr.partition(": ")
-    return prefix, sorted(rest.split("\n"))
-
-
-def write(tmp_path: Path, text: str, name: str = "server.conf") -> str:
-    path = tmp_path / name
-    path.write_text(text)
-    return str(path)
 
 
 @pytest.mark.parametrize("name", sorted(OPTION_ERRORS))

@@ -39,22 +39,10 @@ from typing import Any
 
 import nats
 
+from tests.harness.fast_batch import error_notice, exchange, fi, flow, msg
 from tests.harness.js import api, connect
+from tests.harness.publish import Raw, add_stream, err, hdr_block, info, wrong_last_seq
 from tests.harness.targets import Target
-from tests.parity.test_stream_publish import Raw, add_stream, err, hdr_block, info, wrong_last_seq
-
-
-def fi(batch: str, seq: int, op: int, gap: str = "ok", flow: int | str = 10) -> str:
-    """A fast-batch reply subject under the ``R.`` prefix the raw connection listens on."""
-    return f"R.{batch}.{flow}.{gap}.{seq}.{op}.$FI"
-
-
-def msg(reply: str, payload: bytes) -> bytes:
-    return b"MSG %s 1 %d\r\n%s\r\n" % (reply.encode(), len(payload), payload)
-
-
-def flow(seq: int, every: int) -> bytes:
-    return b'{"type":"ack","seq":%d,"msgs":%d}' % (seq, every)
 
 
 def gap(expected: int, got: int) -> bytes:
@@ -63,36 +51,6 @@ def gap(expected: int, got: int) -> bytes:
 
 def done(seq: int, batch: str, count: int, stream: str = "S") -> bytes:
     return b'{"stream":"%s","seq":%d,"batch":"%s","count":%d}' % (stream.encode(), seq, batch.encode(), count)
-
-
-def error_notice(seq: int, code: int, err_code: int, description: str) -> bytes:
-    return b'{"type":"err","seq":%d,"error":{"code":%d,"err_code":%d,"description":"%s"}}' % (
-        seq,
-        code,
-        err_code,
-        description.encode(),
-    )
-
-
-async def exchange(raw: Raw, *publishes: tuple[Any, ...], frames: int = 0, quiet: float = 0.15) -> bytes:
-    """Send ``(subject, reply[, payload[, headers]])`` publishes at once; everything answered, in order.
-
-    nats-server answers from the stream's goroutine, later than the PONG to a PING sent behind
-    the publishes: the ``frames`` answers a test expects are waited for, then anything more
-    that comes within ``quiet`` seconds is taken too.
-    """
-    out = b""
-    for subject, reply, *rest in publishes:
-        payload: bytes = rest[0] if rest else b"x"
-        hdr: bytes | None = rest[1] if len(rest) > 1 else None
-        if hdr is None:
-            out += f"PUB {subject} {reply} {len(payload)}\r\n".encode() + payload + b"\r\n"
-        else:
-            out += f"HPUB {subject} {reply} {len(hdr)} {len(hdr) + len(payload)}\r\n".encode() + hdr + payload + b"\r\n"
-    await raw.send(out)
-    taken = raw.taken
-    await raw.until(lambda: len(raw.frames) - taken >= frames or bool(raw.errors), f"{frames} answer(s)")
-    return await raw.silence(quiet)
 
 
 async def setup(target: Target, **cfg: Any) -> tuple[nats.NATS, Raw]:

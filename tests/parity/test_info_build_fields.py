@@ -18,9 +18,9 @@ import json
 from typing import Any
 
 from fakejs.gocompat.curvekeys import PREFIX_BYTE_CURVE, crc16
+from tests.harness.monitoring import fetch
 from tests.harness.raw import RawClient
 from tests.harness.targets import Settings, Target
-from tests.parity.test_monitoring import fetch
 
 RELEASE_COMMIT = "b2fd3ef"
 

@@ -14,11 +14,11 @@ from typing import Any
 import nats
 import pytest
 
+from tests.harness.monitoring import fetch
 from tests.harness.raw import RawClient
 from tests.harness.targets import Settings, Target
 from tests.harness.wait import WAIT
 from tests.harness.wire import Frame, Wire
-from tests.parity.test_monitoring import fetch
 
 DOMAIN = "HUB"
 SETTINGS = Settings(jetstream_domain=DOMAIN)

@@ -37,10 +37,12 @@ import nats
 import pytest
 
 from tests.harness.js import api, connect, rfc3339_ns
+from tests.harness.publish import ack, err
+from tests.harness.stream_config import create, created, invalid, update, updated
+from tests.harness.streams import meta
+from tests.harness.streams import stream_config as config
 from tests.harness.targets import Target
 from tests.harness.wait import WAIT
-from tests.parity.test_stream_config import config, create, created, invalid, meta, update, updated
-from tests.parity.test_stream_publish import ack, err
 
 SEC = 1_000_000_000
 PAST = "@at 2020-01-01T00:00:00Z"

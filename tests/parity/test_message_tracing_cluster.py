@@ -38,8 +38,8 @@ from nats.aio.client import Client
 from nats.aio.subscription import Subscription
 
 from tests.harness.cluster import Cluster, interest_routed
+from tests.harness.cluster_imports import ACCOUNTS
 from tests.harness.wait import WAIT
-from tests.parity.test_cluster_imports import ACCOUNTS
 
 pytestmark = pytest.mark.cluster
 

@@ -26,8 +26,8 @@ from nats.aio.subscription import Subscription
 
 from tests.harness.cluster import interest_routed
 from tests.harness.js import api
+from tests.harness.js_cluster import Cluster, create, on_node, unique
 from tests.harness.wait import WAIT
-from tests.parity.test_js_cluster import Cluster, create, on_node, unique
 
 pytestmark = pytest.mark.cluster
 

@@ -20,46 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import time
-from typing import Any
 
 import nats
 import pytest
 
+from tests.harness.feeds import create, get, info, shape, until
 from tests.harness.js import api
 from tests.harness.wait import WAIT
-
-DEADLINE = 6.0
-
-
-async def create(nc: nats.NATS, name: str, **cfg: Any) -> dict:
-    reply = await api(nc, f"$JS.API.STREAM.CREATE.{name}", {"name": name, "storage": "memory", **cfg})
-    assert "error" not in reply, reply
-    return reply
-
-
-async def info(nc: nats.NATS, name: str) -> dict:
-    return await api(nc, f"$JS.API.STREAM.INFO.{name}")
-
-
-async def until(nc: nats.NATS, name: str, check: Any, deadline: float = DEADLINE) -> dict:
-    """Poll STREAM.INFO until ``check(info)`` holds."""
-    end = time.monotonic() + deadline
-    while True:
-        got = await info(nc, name)
-        if check(got) or time.monotonic() > end:
-            return got
-        await asyncio.sleep(0.05)
-
-
-async def get(nc: nats.NATS, name: str, seq: int) -> dict:
-    reply = await api(nc, f"$JS.API.STREAM.MSG.GET.{name}", {"seq": seq})
-    return reply.get("message", reply)
-
-
-def shape(block: dict) -> dict:
-    """A mirror/source info block with ``active`` reduced to never (-1) / ever (1)."""
-    return {**block, "active": -1 if block["active"] == -1 else 1}
 
 
 def without_time(state: dict) -> dict:

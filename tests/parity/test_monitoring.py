@@ -14,13 +14,12 @@ import asyncio
 import json
 import os
 import re
-import urllib.error
-import urllib.request
 from typing import Any
 
 import nats
 import pytest
 
+from tests.harness.monitoring import fetch
 from tests.harness.raw import record
 from tests.harness.targets import Settings
 from tests.harness.wait import WAIT, poll
@@ -57,17 +56,6 @@ VARZ_FIELDS = {
     "subscriptions": int,
     "jetstream": dict,
 }
-
-
-async def fetch(port: int, path: str) -> tuple[int, str, bytes]:
-    def get() -> tuple[int, str, bytes]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
-                return response.status, response.headers["Content-Type"], response.read()
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.headers["Content-Type"], exc.read()
-
-    return await asyncio.to_thread(get)
 
 
 async def test_healthz(make_target) -> None:

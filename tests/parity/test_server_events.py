@@ -23,9 +23,9 @@ import pytest
 from nats.aio.msg import Msg
 
 from tests.harness.configured import Start, configured_servers
+from tests.harness.system_account import SERVER_INFO_KEYS, SYSTEM, login
 from tests.harness.targets import FakeTarget, RealTarget, Settings, Target
 from tests.harness.wait import WAIT, eventually
-from tests.parity.test_system_account import SERVER_INFO_KEYS, SYSTEM, login
 
 # The grace period and duration nats-server allows at the least (duration) and a short grace.
 LAME_DUCK = 'lame_duck_duration: "30s"\nlame_duck_grace_period: "1s"\n'

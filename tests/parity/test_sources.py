@@ -17,28 +17,19 @@ Every expectation was read off nats-server 2.15.1.  Facts pinned here:
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterable
 
 import pytest
 
+from tests.harness.feeds import create, get, info, shape, source_header, until
 from tests.harness.js import api
 from tests.harness.wait import WAIT
-from tests.parity.test_mirrors import create, get, info, shape, until
 
 
 def unordered(infos: Iterable[dict]) -> list[str]:
     """Source infos as a sorted list: nats-server lists them in Go map order."""
     return sorted(json.dumps(info, sort_keys=True) for info in infos)
-
-
-def source_header(msg: dict) -> str:
-    block = base64.b64decode(msg.get("hdrs", "")).decode()
-    for line in block.split("\r\n"):
-        if line.startswith("Nats-Stream-Source: "):
-            return line.split(": ", 1)[1]
-    return ""
 
 
 async def test_sources_with_filters_and_transforms(nc) -> None:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import base64
 import json
 
+from tests.harness.feeds import create, get, until
 from tests.harness.js import api
 from tests.harness.wait import WAIT
-from tests.parity.test_mirrors import create, get, until
 
 
 def headers(msg: dict) -> dict[str, str]:

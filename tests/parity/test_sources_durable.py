@@ -36,9 +36,9 @@ import pytest
 
 from fakejs.gocompat.ids import get_hash
 from tests.harness.configured import Start, configured_servers
+from tests.harness.feeds import create, get, info, shape, until
 from tests.harness.js import SEC, api
 from tests.harness.wait import WAIT
-from tests.parity.test_mirrors import create, get, info, shape, until
 
 CONSUMER = {"name": "D", "deliver_subject": "dlv.D"}
 FC_ACK_ERRORS = {

@@ -24,11 +24,10 @@ import pytest
 
 from fakejs.gocompat.ids import get_hash as api_hash
 from tests.harness.configured import Start, configured_servers
+from tests.harness.feeds import create, get, info, shape, source_header, until
 from tests.harness.js import api
 from tests.harness.targets import Settings
 from tests.harness.wait import WAIT
-from tests.parity.test_mirrors import create, get, info, shape, until
-from tests.parity.test_sources import source_header
 
 ACCOUNTS = """
 accounts {

@@ -18,9 +18,9 @@ import asyncio
 
 import pytest
 
+from tests.harness.feeds import create, get, until
 from tests.harness.js import api
 from tests.harness.wait import WAIT
-from tests.parity.test_mirrors import create, get, until
 
 pytestmark = pytest.mark.slow
 

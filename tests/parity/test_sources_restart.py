@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import nats
 
+from tests.harness.feeds import create, get, source_header, until
 from tests.harness.js import api
 from tests.harness.targets import Target
 from tests.harness.wait import WAIT
-from tests.parity.test_mirrors import create, get, until
-from tests.parity.test_sources import source_header
 
 
 async def test_sources_and_mirrors_resume_after_a_restart(target: Target) -> None:

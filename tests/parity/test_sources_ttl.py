@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import base64
 
+from tests.harness.feeds import create, get, until
 from tests.harness.wait import WAIT
-from tests.parity.test_mirrors import create, get, until
 
 
 async def test_ttls_through_sources_and_mirrors(nc) -> None:

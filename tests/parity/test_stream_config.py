@@ -24,36 +24,16 @@ import pytest
 from nats.errors import TimeoutError as NatsTimeoutError
 
 from tests.harness.js import MS, SEC, api, normalize
+from tests.harness.stream_config import CREATE, UPDATE, create, created, error, invalid, update, updated
 from tests.harness.streams import EMPTY_STATE, OMIT, meta
 from tests.harness.streams import stream_config as config
 from tests.harness.wait import WAIT
-
-CREATE = "io.nats.jetstream.api.v1.stream_create_response"
-UPDATE = "io.nats.jetstream.api.v1.stream_update_response"
 
 MIN = 60 * SEC
 HOUR = 60 * MIN
 HUGE = 2**62  # more bytes than any machine's JetStream store or memory
 
 NAME_CHARS = "stream name is required and can not contain '.', '*', '>', '\\', '/'"
-
-
-def created(cfg: dict[str, Any], state: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    """A whole normalised successful create reply."""
-    return {
-        "type": CREATE,
-        "config": cfg,
-        "created": "<ts>",
-        "state": state or EMPTY_STATE,
-        **extra,
-        "ts": "<ts>",
-        "did_create": True,
-    }
-
-
-def updated(cfg: dict[str, Any], state: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A whole normalised successful update reply."""
-    return {"type": UPDATE, "config": cfg, "created": "<ts>", "state": state or EMPTY_STATE, "ts": "<ts>"}
 
 
 def renamed(value: Any, name: str) -> Any:
@@ -76,33 +56,12 @@ def renamed(value: Any, name: str) -> Any:
     return value
 
 
-def error(code: int, err_code: int, description: str, kind: str = CREATE) -> dict[str, Any]:
-    return {"type": kind, "error": {"code": code, "err_code": err_code, "description": description}}
-
-
-def invalid(description: str, kind: str = CREATE) -> dict[str, Any]:
-    """The catch-all invalid stream config error (10052)."""
-    return error(500, 10052, description, kind)
-
-
 def pedantic(description: str, kind: str = CREATE) -> dict[str, Any]:
     return error(400, 10157, f"pedantic mode: {description}", kind)
 
 
 def bad_json(description: str, kind: str = CREATE) -> dict[str, Any]:
     return error(400, 10025, f"invalid JSON: {description}", kind)
-
-
-async def create(nc, body: Any, name: str | None = None) -> dict:
-    if name is None:
-        name = body["name"]
-    return normalize(await api(nc, f"$JS.API.STREAM.CREATE.{name}", body))
-
-
-async def update(nc, body: Any, name: str | None = None) -> dict:
-    if name is None:
-        name = body["name"]
-    return normalize(await api(nc, f"$JS.API.STREAM.UPDATE.{name}", body))
 
 
 async def must_create(nc, body: dict) -> dict:

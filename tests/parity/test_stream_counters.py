@@ -36,9 +36,9 @@ import pytest
 from nats.js.api import StorageType, StoreCompression, StreamConfig
 
 from tests.harness.js import api, connect
+from tests.harness.publish import Raw, err, hdr_block
 from tests.harness.targets import Settings, Target
 from tests.harness.wait import WAIT
-from tests.parity.test_stream_publish import Raw, err, hdr_block
 
 SEC = 1_000_000_000
 

@@ -22,17 +22,11 @@ import pytest
 from nats.aio.msg import Msg
 
 from tests.harness.configured import Start, configured_servers
-from tests.harness.targets import Settings, Target
+from tests.harness.monitoring import monitor
+from tests.harness.system_account import SERVER_INFO_KEYS, SYSTEM, login
+from tests.harness.targets import Settings
 from tests.harness.wait import WAIT
-from tests.parity.test_accounts import monitor
 
-SYSTEM = """
-accounts {
-  SYS { users: [ {user: sys, password: sys} ] }
-  A { users: [ {user: a, password: a} ], jetstream: enabled }
-}
-system_account: SYS
-"""
 # Subjects a system client sees that no test here is about (nats-server sends its events
 # from a queue: the system client's own login may be announced after it subscribed).
 IGNORED = (".STATSZ", "$SYS.REQ.", ".SYS.", ".OPS.")
@@ -43,10 +37,6 @@ UNANSWERED = 0.5  # seconds without an answer that show a request is not served
 async def server(target_kind: str, tmp_path: Path) -> AsyncIterator[Start]:
     async with configured_servers(target_kind, tmp_path, Settings(monitor=True)) as start:
         yield start
-
-
-async def login(target: Target, user: str, **kwargs: Any) -> nats.NATS:
-    return await nats.connect(target.url, user=user, password=user, **kwargs)
 
 
 async def ask(nc: nats.NATS, subject: str, body: Any = None, timeout: float = WAIT) -> dict[str, Any] | None:
@@ -80,7 +70,6 @@ class Events:
         return self.seen
 
 
-SERVER_INFO_KEYS = ["name", "host", "id", "ver", "feature_flags", "jetstream", "flags", "seq", "time"]
 STATSZ_KEYS = [
     "start",
     "mem",

@@ -16,7 +16,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import nats
 import pytest
 from nats.errors import Error as NatsError
 
@@ -24,10 +23,9 @@ from fakejs.testkit.certs import TestCertificates
 from tests.harness.configured import Start, configured_servers
 from tests.harness.raw import RawClient
 from tests.harness.targets import Settings, Target
+from tests.harness.tls import closed, connect, connz, mapped_config, refused
 
 CONNECT_PING = b'CONNECT {"verbose":false}\r\nPING\r\n'
-# What a failed TLS client may see raised, depending on where the handshake broke.
-FAILED = (ssl.SSLError, ConnectionError, OSError, NatsError, asyncio.TimeoutError, EOFError)
 
 
 @pytest.fixture
@@ -64,57 +62,12 @@ async def tls_client(
     return reader, writer
 
 
-async def connz(target: Target, query: str = "") -> dict[str, Any]:
-    def fetch() -> dict[str, Any]:
-        url = f"http://127.0.0.1:{target.http_port}/connz{query}"
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return json.loads(response.read())
-
-    return await asyncio.to_thread(fetch)
-
-
-async def closed(target: Target, count: int = 1) -> list[dict[str, Any]]:
-    """The closed connections, once ``count`` are there (the real server records them asynchronously)."""
-    for _ in range(250):
-        found = (await connz(target, "?state=closed&auth=true"))["connections"]
-        if len(found) >= count:
-            return found
-        await asyncio.sleep(0.02)
-    return found
-
-
 async def varz(target: Target) -> dict[str, Any]:
     def fetch() -> dict[str, Any]:
         with urllib.request.urlopen(f"http://127.0.0.1:{target.http_port}/varz", timeout=5) as response:
             return json.loads(response.read())
 
     return await asyncio.to_thread(fetch)
-
-
-async def connect(target: Target, context: ssl.SSLContext | None, **options: Any) -> nats.NATS:
-    return await nats.connect(
-        target.url,
-        tls=context,
-        tls_hostname="localhost" if context is not None else None,
-        allow_reconnect=False,
-        max_reconnect_attempts=0,
-        connect_timeout=3,
-        **options,
-    )
-
-
-async def refused(target: Target, context: ssl.SSLContext | None, **options: Any) -> bool:
-    try:
-        nc = await connect(target, context, **options)
-    except FAILED:
-        return True
-    try:
-        await nc.flush(timeout=3)
-    except FAILED:
-        return True
-    finally:
-        await nc.close()
-    return False
 
 
 @pytest.mark.parametrize("verify", [False, True])
@@ -291,11 +244,6 @@ async def test_pinned_certs(server: Start, certs: TestCertificates) -> None:
     pinned = await server(certs.config_block(verify=True, extra=f'pinned_certs: ["{pin}"]'))
     assert not await refused(pinned, certs.client_ssl_context(client=True))
     assert await refused(pinned, certs.client_ssl_context(client=other))
-
-
-def mapped_config(certs: TestCertificates, users: str) -> str:
-    block = certs.config_block(extra="verify_and_map: true")
-    return block + f"authorization {{\n  users = [\n{users}\n  ]\n}}\n"
 
 
 async def test_verify_and_map_by_email(server: Start, certs: TestCertificates) -> None:

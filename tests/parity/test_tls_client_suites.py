@@ -20,8 +20,8 @@ import nats.errors
 import pytest
 
 from fakejs.testkit.certs import TestCertificates
+from tests.harness.command_line import finish, start, wait_ready
 from tests.harness.wait import WAIT
-from tests.parity.test_command_line import finish, start, wait_ready
 
 # What nats-py raises when the server will not talk to it (no server answered its way, a handshake failed)
 REFUSED = (nats.errors.NoServersError, nats.errors.Error, ssl.SSLError, OSError, TimeoutError)

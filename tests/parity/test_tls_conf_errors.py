@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fakejs.testkit.certs import TestCertificates
-from tests.parity.test_config_file import FAKE, lines, real, run, write
+from tests.harness.config_file import FAKE, lines, real, run, write
 
 PAIR = 'cert_file: "{cert}"\n  key_file: "{key}"\n'
 PIN = "a" * 64

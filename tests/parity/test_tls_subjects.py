@@ -17,7 +17,7 @@ import pytest
 from fakejs.testkit.certs import CertificateFiles, TestCertificates
 from tests.harness.configured import Start, configured_servers
 from tests.harness.targets import Settings
-from tests.parity.test_tls import closed, connect, connz, mapped_config, refused
+from tests.harness.tls import closed, connect, connz, mapped_config, refused
 
 DC = "0.9.2342.19200300.100.1.25"
 UID = "0.9.2342.19200300.100.1.1"

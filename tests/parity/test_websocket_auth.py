@@ -19,7 +19,7 @@ import pytest
 from nats.errors import Error as NatsError
 
 from tests.harness.configured import configured_servers
-from tests.parity.test_websocket import UPGRADE, Raw, frame, ws_port
+from tests.harness.websocket import UPGRADE, Raw, frame, ws_port
 
 PLAIN = "websocket { port: -1, no_tls: true%s }\n"
 VIOLATION = b"-ERR 'Authorization Violation'\r\n"

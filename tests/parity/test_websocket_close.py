@@ -24,7 +24,7 @@ from tests.harness.configured import configured_servers
 from tests.harness.error_lines import ErrorLines, error_lines_of
 from tests.harness.targets import Settings, Target
 from tests.harness.wait import eventually
-from tests.parity.test_websocket import PLAIN, UPGRADE, WAIT, Raw, frame, ws_port
+from tests.harness.websocket import PLAIN, UPGRADE, WAIT, Raw, frame, ws_port
 
 HTTP = 'http: "127.0.0.1:-1"\n'
 LIMITS = "max_payload: 100\nmax_control_line: 64\n"

@@ -17,7 +17,7 @@ import websockets
 
 from fakejs.testkit.certs import TestCertificates
 from tests.harness.configured import configured_servers
-from tests.parity.test_websocket import UPGRADE, WAIT, ws_port
+from tests.harness.websocket import UPGRADE, WAIT, ws_port
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from fakejs.core.session import ClientSession
 from fakejs.core.users import Permissions, SubjectPermission, User
 from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.clock import ManualClock
-from tests.unit.test_session import FakeIO
+from tests.harness.session_io import FakeIO
 
 HASH = bcrypt.hashpw(b"secret", bcrypt.gensalt(rounds=4)).decode()
 

@@ -14,7 +14,7 @@ import pytest
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.consumer.ack_tracker import AckTracker, ack_reply_info, nak_delay
 from fakejs.testkit.clock import ManualClock
-from tests.unit.test_consumer_parts import START_NS, FakeConsumer, Recorder, consumer_config
+from tests.harness.consumer_parts import START_NS, FakeConsumer, Recorder, consumer_config
 
 
 @dataclass

@@ -1,26 +1,23 @@
 """A consumer's parts on their own: no server, no sockets, time on a ManualClock.
 
 Each part sees its consumer through the ``ConsumerView`` protocol, so a
-:class:`FakeConsumer` (a plain object of that shape) stands in for it here.
-This module has the shared fakes plus the delivery position, the lifecycle
-timers and pacing; the ack tracker, the pull side, priority groups and push
-flow control have their own ``test_consumer_*`` modules.
+:class:`FakeConsumer` (a plain object of that shape, in tests/harness/consumer_parts.py
+with the other shared fakes) stands in for it here.  This module has the delivery
+position, the lifecycle timers and pacing; the ack tracker, the pull side, priority
+groups and push flow control have their own ``test_consumer_*`` modules.
 """
 
 from __future__ import annotations
 
 import ast
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from fakejs.gocompat.gotime import NS, GoTime
-from fakejs.jetstream.config import consumer as consumerconfig
-from fakejs.jetstream.config import consumer_rules
-from fakejs.jetstream.config import stream as streamconfig
 from fakejs.jetstream.consumer.lifecycle import Inactivity, PauseTimer
 from fakejs.jetstream.consumer.pacing import HeldDelivery, Pacer, TokenBucket, rate_limiter
 from fakejs.jetstream.consumer.position import DeliveryPosition, reset_start
@@ -28,42 +25,7 @@ from fakejs.jetstream.consumer.view import ConsumerView
 from fakejs.jetstream.errors import ApiError
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
 from fakejs.testkit.clock import ManualClock
-
-START_NS = 1_700_000_000 * NS
-
-
-def consumer_config(**fields: Any) -> dict[str, Any]:
-    """A consumer config as the server holds it after applying its defaults."""
-    config = consumerconfig.from_request(fields)
-    consumer_rules.apply_defaults(config, streamconfig.from_request({"name": "S"}))
-    return config
-
-
-@dataclass
-class FakeConsumer:
-    """Stands in for the consumer a part belongs to (a ``ConsumerView``)."""
-
-    config: dict[str, Any]
-    closed: bool = False
-    active: bool = True
-    sseq: int = 1
-    dseq: int = 1
-    npc: int = 0
-    num_ack_pending: int = 0
-    kicks: int = 0
-
-    def kick(self) -> None:
-        self.kicks += 1
-
-
-@dataclass
-class Recorder:
-    """A callback that remembers its calls."""
-
-    calls: list[tuple[Any, ...]] = field(default_factory=list)
-
-    def __call__(self, *args: Any) -> None:
-        self.calls.append(args)
+from tests.harness.consumer_parts import START_NS, FakeConsumer, Recorder, consumer_config
 
 
 def test_the_fake_consumer_is_a_consumer_view() -> None:

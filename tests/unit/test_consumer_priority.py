@@ -12,7 +12,7 @@ from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.consumer.priority_groups import PriorityGroups, check_pull, wanted
 from fakejs.jetstream.consumer.pull_requests import WaitingRequest
 from fakejs.testkit.clock import ManualClock
-from tests.unit.test_consumer_parts import START_NS, FakeConsumer, Recorder, consumer_config
+from tests.harness.consumer_parts import START_NS, FakeConsumer, Recorder, consumer_config
 
 
 @dataclass

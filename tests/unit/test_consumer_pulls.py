@@ -18,7 +18,7 @@ from fakejs.jetstream.consumer.pull_dispatch import PullDispatch
 from fakejs.jetstream.consumer.pull_requests import BadPullRequest, WaitingRequest, WaitQueue, parse_request
 from fakejs.jetstream.consumer.view import ConsumerName
 from fakejs.testkit.clock import ManualClock
-from tests.unit.test_consumer_parts import START_NS, FakeConsumer, Recorder, consumer_config
+from tests.harness.consumer_parts import START_NS, FakeConsumer, Recorder, consumer_config
 
 
 def pending_status(status: str, messages: int, nbytes: int) -> bytes:

@@ -12,7 +12,7 @@ from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.consumer.push_flow import PushFlow
 from fakejs.jetstream.consumer.view import ConsumerName
 from fakejs.testkit.clock import ManualClock
-from tests.unit.test_consumer_parts import START_NS, FakeConsumer, Recorder, consumer_config
+from tests.harness.consumer_parts import START_NS, FakeConsumer, Recorder, consumer_config
 
 MIB = 1024 * 1024
 FC_REQUEST = b"NATS/1.0 100 FlowControl Request\r\n\r\n"

@@ -17,7 +17,7 @@ from fakejs.core.session import ClientSession
 from fakejs.core.users import User
 from fakejs.jetstream import JetStreamWithApi
 from fakejs.testkit.clock import ManualClock
-from tests.unit.test_session import FakeIO
+from tests.harness.session_io import FakeIO
 
 REPLY = re.compile(rb"MSG \S+ \d+ (_R_\.\w{6}\.\w{6}) ")
 

@@ -1,9 +1,10 @@
 """The shape of the tree: packages listed for the wheel and on the layout page, no import cycles, package
-docstrings, module sizes.
+docstrings naming their modules, module sizes.
 
 fakejs is laid out a folder per layer (see docs/contributing/architecture.md);
 these checks keep that layout from eroding one convenient import or one long
-module at a time, and keep docs/contributing/layout.md naming what is there.
+module at a time, and keep each package's docstring and docs/contributing/layout.md
+naming what is there.
 Layer order itself is import-linter's job (``lint-imports``, contracts in
 pyproject.toml).
 """
@@ -131,6 +132,23 @@ def test_every_package_says_what_it_holds_and_may_import(name: str) -> None:
     assert IMPORT_SENTENCE.search(prose), f"{name}: the docstring does not say what the package may import"
 
 
+def package_members(folder: Path) -> list[str]:
+    """A package's modules (without ``.py``) and sub-packages, by name."""
+    members = [path.stem for path in folder.glob("*.py") if path.name != "__init__.py"]
+    members += [path.name for path in folder.iterdir() if (path / "__init__.py").is_file()]
+    return sorted(members)
+
+
+@pytest.mark.parametrize("name", sorted(package_dirs()))
+def test_every_package_docstring_names_its_modules(name: str) -> None:
+    """Each module and sub-package is named in its package's docstring as a literal (``stream``), with what it holds."""
+    init = package_dirs()[name] / "__init__.py"
+    text = docstring(init)
+    missing = [member for member in package_members(init.parent) if f"``{member}``" not in text]
+    names = ", ".join(f"``{member}``" for member in missing)
+    assert not missing, f"the docstring of {init.relative_to(REPO)} does not name {names}"
+
+
 @pytest.mark.parametrize("module", [str(path.relative_to(REPO)) for path in modules()])
 def test_no_module_is_too_long(module: str) -> None:
     assert len((REPO / module).read_text().splitlines()) <= MAX_LINES
@@ -169,6 +187,22 @@ def test_every_package_and_top_level_module_is_on_the_layout_page() -> None:
     assert not missing, f"not described in {LAYOUT_PAGE.relative_to(REPO)}: {missing}"
     gone = sorted(path for path in entries if path.startswith("fakejs/") and not (REPO / path).exists())
     assert not gone, f"{LAYOUT_PAGE.relative_to(REPO)} describes what is not there: {gone}"
+
+
+def test_the_layout_page_names_every_module_of_every_package() -> None:
+    """A package's list item names each of its modules as ``name.py`` (its sub-packages have items of their own)."""
+    entries = layout_entries()
+    missing = {
+        folder: names
+        for folder in sorted(tree_paths())
+        if folder.endswith("/") and (REPO / folder / "__init__.py").exists()
+        if (names := [name for name in module_files(REPO / folder) if name not in entries.get(folder, [])])
+    }
+    assert not missing, f"{LAYOUT_PAGE.relative_to(REPO)} does not name, in the item of each package: {missing}"
+
+
+def module_files(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.glob("*.py") if path.name != "__init__.py")
 
 
 def test_the_modules_the_layout_page_names_for_a_package_exist() -> None:

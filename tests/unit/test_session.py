@@ -19,39 +19,12 @@ from fakejs.core.clientio import (
     PROTOCOL_VIOLATION,
     SLOW_CONSUMER_PENDING,
     STALE_CONNECTION,
-    TransportDetails,
 )
 from fakejs.core.options import ServerOptions
 from fakejs.core.router import Subscription
 from fakejs.core.session import ClientSession
 from fakejs.testkit.clock import ManualClock
-
-
-class FakeIO:
-    """The socket layer's side of a session, keeping what the session asked of it."""
-
-    def __init__(self) -> None:
-        self.flushes = 0
-        self.closed = False
-        self.aborted = False
-        self.buffered = 0
-        self.paused: list[float] = []
-        self.details = TransportDetails()
-
-    def want_flush(self) -> None:
-        self.flushes += 1
-
-    def close(self) -> None:
-        self.closed = True
-
-    def abort(self) -> None:
-        self.aborted = True
-
-    def write_buffer_size(self) -> int:
-        return self.buffered
-
-    def pause_reading(self, seconds: float) -> None:
-        self.paused.append(seconds)
+from tests.harness.session_io import FakeIO
 
 
 def _broker(**settings: Any) -> Broker:

@@ -14,7 +14,7 @@ from fakejs.core.options import ServerOptions
 from fakejs.core.session import ClientSession
 from fakejs.jetstream import JetStreamWithApi
 from fakejs.testkit.clock import ManualClock
-from tests.unit.test_session import FakeIO
+from tests.harness.session_io import FakeIO
 
 
 def _ignore(where: str, exc: BaseException) -> None:

@@ -9,11 +9,17 @@ errors are collected and reported together.  It may import
 :mod:`fakejs.conf`, :mod:`fakejs.gocompat` and the core modules below the
 broker (options, users, subjects, log).
 
-Modules: :mod:`~.load` (the entry points and the top-level switch),
-:mod:`~.server_keys` (scalar keys), :mod:`~.jetstream_keys`,
-:mod:`~.listeners` (blocks of features not served), :mod:`~.authorization`,
-:mod:`~.values` (Go's type assertions, ``listen`` and durations) and
-:mod:`~.context` (what the walk reports).
+Modules: ``load`` (the entry points, the top-level switch and the checks at
+start), ``server_keys`` (scalar keys: addresses, limits, timers, logging,
+names), ``jetstream_keys`` (``jetstream`` and ``store_dir``),
+``jetstream_limits`` (``jetstream { limits {} }``), ``authorization`` (the
+``authorization`` block and ``no_auth_user``), ``accounts`` (the
+``accounts`` block), ``exports`` (an account's exports and imports),
+``mappings`` (``mappings`` blocks), ``message_trace`` (an account's
+``msg_trace``), ``cluster`` (the ``cluster`` block), ``tls`` (``tls``
+blocks), ``websocket`` (the ``websocket`` block), ``listeners`` (blocks of
+features not served), ``values`` (Go's type assertions, ``listen`` and
+durations) and ``context`` (what the walk reports).
 """
 
 from fakejs.core.configfile.context import ConfigContext

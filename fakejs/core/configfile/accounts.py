@@ -30,6 +30,7 @@ from fakejs.core.configfile.message_trace import parse_message_trace
 from fakejs.core.configfile.values import Mismatch, go_type, go_value, want
 from fakejs.core.options import ServerOptions
 from fakejs.core.users import Permissions, User
+from fakejs.gocompat.goflag import go_quote
 
 ACCOUNT_KEY_PREFIX = 0  # nkeys' prefix byte of an account's public key ("A...")
 
@@ -258,6 +259,4 @@ def jetstream_limits(token: Token, context: ConfigContext) -> JetStreamLimits | 
 
 
 def _quote(text: str) -> str:
-    from fakejs.gocompat.goflag import go_quote
-
     return go_quote(text)

@@ -22,6 +22,7 @@ from fakejs.core.configfile.values import Mismatch, go_type, go_value
 from fakejs.core.options import ServerOptions
 from fakejs.core.subjects import is_valid_subject
 from fakejs.core.users import Permissions, ResponsePermission, SubjectPermission, User
+from fakejs.gocompat.goflag import go_quote
 from fakejs.gocompat.gotime import NS, parse_duration
 
 DEFAULT_RESPONSE_EXPIRES_NS = 2 * 60 * NS
@@ -369,8 +370,6 @@ def check_subjects(subjects: list[str], allow_queue: bool) -> str:
 
 
 def _quote(text: str) -> str:
-    from fakejs.gocompat.goflag import go_quote
-
     return go_quote(text)
 
 

@@ -1,11 +1,13 @@
 """The ``$JS.API`` surface: one route table from subject patterns to handlers.
 
-:mod:`~fakejs.jetstream.api.routes` is the table (subject pattern with
-named tokens, response type, handler); :mod:`~fakejs.jetstream.api.streams`
-and :mod:`~fakejs.jetstream.api.consumers` hold the handlers, which decode
-the request, call the domain and encode the reply -- rules about streams
-and consumers live in the domain, never here;
-:mod:`~fakejs.jetstream.api.dispatch` subscribes, dispatches and replies.
+``routes`` is the table (subject pattern with named tokens, response type,
+handler), built from ``table``'s ``Route`` and ``RouteTable``; ``streams``,
+``consumers`` and ``leaders`` (leader step-downs, peer removal) hold the
+handlers, which decode the request (``request``), call the domain and
+encode the reply -- rules about streams and consumers live in the domain,
+never here; ``dispatch`` subscribes, dispatches and replies,
+``queue_limits`` holds nats-server's API queue limits, and ``disabled``
+answers accounts without JetStream.
 The top of the JetStream layer: it attaches to a
 :class:`~fakejs.jetstream.service.JetStream` (:func:`attach_api`), and
 nothing below imports it.

@@ -13,13 +13,12 @@ from typing import Any
 
 from fakejs.core.router import Router, Subscription
 from fakejs.jetstream.api.dispatch import encode, error_doc
+from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.errors import api_error
 
 
 def serve_disabled(router: Router) -> Subscription:
     """Answer ``$JS.API.>`` on ``router`` as for an account without JetStream (unsubscribe to stop)."""
-    from fakejs.jetstream.api.routes import ROUTES
-
     error = api_error("JSNotEnabledForAccountErr")
 
     def answer(subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:

@@ -96,6 +96,7 @@ class JetStreamApi:
         route = table.find(subject)
         if route is None or route.served_by != "api":
             return True  # swallowed, like the system account's import does
+        # The request decoder and the error table come with the first request
         from fakejs.jetstream.api.request import Request
 
         dropped = queue_limits.dropped(self.js.broker, route.info_queue)
@@ -119,6 +120,7 @@ class JetStreamApi:
         if self.js.online(stream, consumer):
             return False
         if route.offline_answer and self.js.known_offline(stream, consumer):
+            # The error table comes with the first request that needs it
             from fakejs.jetstream.errors import api_error
 
             offline = api_error("JSConsumerOfflineErr" if consumer else "JSStreamOfflineErr")
@@ -127,6 +129,7 @@ class JetStreamApi:
 
     def _answer(self, route: Route, request: Request) -> None:
         """Call the route's handler and reply with what it returns or the error it raises."""
+        # The error table comes with the first answer
         from fakejs.jetstream.api.table import Uncounted
         from fakejs.jetstream.errors import ApiError
 
@@ -166,6 +169,7 @@ class JetStreamApi:
             return False
         if hit.change == "ignore":
             return True
+        # The error table comes with the first fault that fails a request
         from fakejs.jetstream.errors import API_FAILURES, api_error
 
         raise api_error(API_FAILURES[hit.args.get("error", "unavailable")])
@@ -209,6 +213,7 @@ class JetStreamApi:
 
     def _asset_answer(self, route: Route) -> Callable[[Consumer, str, bytes | None, bytes], None]:
         """The answer to a request a consumer hands over: not counted, sent with an empty reply-to."""
+        # The request decoder and the error table come with the first request a consumer hands over
         from fakejs.jetstream.api.request import Request
         from fakejs.jetstream.errors import ApiError
 

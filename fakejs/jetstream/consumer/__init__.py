@@ -6,6 +6,7 @@ parts that each own their state and offer a small interface:
 
 * ``position`` -- where delivery stands: next sequences, what is still to deliver;
 * ``ack_tracker`` -- pending acks, redeliveries, ack floors, the ack-wait timer;
+* ``redelivery_queue`` -- the deliveries waiting to be sent again;
 * ``ack_messages`` -- what clients send on the ack subject (ack, nak, term...);
 * ``pull_requests`` -- what a pull asks for, and the queue pulls wait in;
 * ``pull_dispatch`` -- admitting pulls, handing deliveries to them, expiry;
@@ -16,7 +17,7 @@ parts that each own their state and offer a small interface:
 * ``delivery`` -- the delivery loop that works the parts above.
 
 The parts never import ``consumer``: they see it through the
-:class:`~fakejs.jetstream.consumer.view.ConsumerView` protocol and callbacks
+:class:`~fakejs.jetstream.consumer.view.ConsumerView` protocol (``view``) and callbacks
 given to their constructors.  The package sits on
 :mod:`fakejs.jetstream.stream`, :mod:`fakejs.jetstream.storage`,
 :mod:`fakejs.jetstream.config` and the modules below them.

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
@@ -59,6 +61,7 @@ class Attachment(Protocol):
 
 def api_error(name: str, **fields: Any) -> ApiError:
     """:func:`fakejs.jetstream.errors.api_error`, its table imported by the first error."""
+    # The error table comes with the first error (start-up stays lean)
     from fakejs.jetstream.errors import api_error as make
 
     return make(name, **fields)
@@ -109,8 +112,6 @@ class JetStream:
         # A store directory fakejs made itself is removed on stop (unless kept for a restart).
         self.owns_store = not store_dir if own_store is None else own_store
         if not store_dir:
-            import tempfile
-
             store_dir = tempfile.mkdtemp(prefix="fakejs-store-")
         self.store_dir = store_dir
         # ``jetstream { domain: D }``: named in PubAcks, stream info and ``$JS.API.INFO``.
@@ -155,6 +156,7 @@ class JetStream:
     @cached_property
     def consumer_admin(self) -> ConsumerAdmin:
         """The consumer rules, made (and imported) when the first consumer is created or recovered."""
+        # Consumer administration comes with the first consumer
         from fakejs.jetstream.service.consumers import ConsumerAdmin
 
         return ConsumerAdmin(self.router, self.clock, self.broker.random, self.persistence, self.limits)
@@ -300,8 +302,6 @@ class JetStream:
         self.persistence.close()
         self.streams.clear()
         if self.owns_store and not keep_store:
-            import shutil
-
             shutil.rmtree(self.store_dir, ignore_errors=True)
 
     def reply(self, subject: str, payload: bytes, hdr: bytes | None = None, empty_reply: bool = False) -> None:
@@ -395,6 +395,7 @@ class JetStream:
 
     def add_stream(self, config: StreamConfig, pedantic: bool) -> Stream:
         """``STREAM.CREATE``: a new stream, or the existing one when its config is the same."""
+        # The stream rules come with the first stream created
         from fakejs.jetstream.config import stream_rules, stream_sources
         from fakejs.jetstream.config.stream import copy_static_metadata
 
@@ -426,6 +427,7 @@ class JetStream:
 
     def update_stream(self, name: str, config: StreamConfig, pedantic: bool) -> Stream:
         """``STREAM.UPDATE`` with a checked config: what may change, within resources and consumer limits."""
+        # The update rules come with the first stream updated
         from fakejs.jetstream.config import consumer_rules, stream_rules, stream_transforms
         from fakejs.jetstream.config.stream import set_static_metadata
 
@@ -462,6 +464,7 @@ class JetStream:
             self.clustered.stream_deleted(stream.name, list(stream.consumers))
 
     def _create_stream(self, config: StreamConfig) -> Stream:
+        # The store and the stream come with the first stream created
         from fakejs.jetstream.storage.store import MessageStore
         from fakejs.jetstream.stream.stream import Stream
 

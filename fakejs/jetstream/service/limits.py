@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 def api_error(name: str) -> ApiError:
     """:func:`fakejs.jetstream.errors.api_error`, its table imported by the first error (start-up stays lean)."""
+    # The error table comes with the first error (start-up stays lean)
     from fakejs.jetstream.errors import api_error as make
 
     return make(name)

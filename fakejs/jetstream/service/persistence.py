@@ -47,6 +47,7 @@ class Persistence:
         config = stream.config
         if config["storage"] != "file":
             return
+        # Configurations and stream files come with the first file-backed stream
         from fakejs.jetstream.config import stream as streamconfig
         from fakejs.jetstream.storage.files import StreamFiles, streams_dir
 
@@ -60,6 +61,7 @@ class Persistence:
     def config_changed(self, stream: Stream) -> None:
         files = self.files.get(stream.name)
         if files is not None:
+            # The stream configuration's stored form comes with the first file-backed stream
             from fakejs.jetstream.config import stream as streamconfig
 
             files.write_meta(streamconfig.to_storable(stream.config), stream.created_ns)
@@ -76,6 +78,7 @@ class Persistence:
         files = self.files.get(stream.name)
         if files is None:
             return
+        # Consumer configurations come with the first consumer of a file-backed stream
         from fakejs.jetstream.config import consumer as consumerconfig
 
         journal = files.consumer_journal(consumer.name, consumer.state)
@@ -86,6 +89,7 @@ class Persistence:
     def consumer_updated(self, stream: Stream, consumer: StreamConsumer) -> None:
         files = self.files.get(stream.name)
         if files is not None and (stream.name, consumer.name) in self.journals:
+            # Consumer configurations come with the first consumer of a file-backed stream
             from fakejs.jetstream.config import consumer as consumerconfig
 
             files.write_consumer_meta(consumer.name, consumerconfig.to_storable(consumer.config), consumer.created_ns)
@@ -116,12 +120,14 @@ class Persistence:
 
     def has_streams(self) -> bool:
         """Whether the store has a streams directory to recover (nats-server logs its recovery then)."""
+        # Stream files come with the first stream, or with a store to recover
         from fakejs.jetstream.storage.files import streams_dir
 
         return os.path.isdir(streams_dir(self.store_dir))
 
     def recover(self, host: StreamHost) -> Iterator[Stream]:
         """Each file-backed stream found in the store directory, one at a time (consumers not yet)."""
+        # Stream files come with the first stream, or with a store to recover
         from fakejs.jetstream.storage.files import streams_dir
 
         root = streams_dir(self.store_dir)
@@ -136,6 +142,7 @@ class Persistence:
                 yield stream
 
     def _recover_stream(self, host: StreamHost, directory: str) -> Stream | None:
+        # Stores and streams come with the first stream, or with one to recover
         from fakejs.jetstream.config import stream as streamconfig
         from fakejs.jetstream.storage.files import StreamFiles
         from fakejs.jetstream.storage.store import MessageStore
@@ -159,6 +166,7 @@ class Persistence:
 
     def recover_consumers(self, stream: Stream) -> None:
         """Start the stream's consumers where their journals left off."""
+        # Consumers come with the first stream, or with one to recover
         from fakejs.jetstream.config import consumer as consumerconfig
         from fakejs.jetstream.consumer.consumer import Consumer
 

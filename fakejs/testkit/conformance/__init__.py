@@ -8,13 +8,15 @@ requests), ADR-42 (priority groups) and ADR-17 (ordered consumers); see
 :class:`~fakejs.testkit.conformance.report.Violation` naming the rule, the
 client, the offending bytes and when.
 
-Inside: :mod:`.rules` (ids, statements, sources, settings), :mod:`.wire`
-(reading pull requests, ack subjects and status headers), :mod:`.loops`
+Inside: ``rules`` (ids, statements, sources, settings), ``wire``
+(reading pull requests, ack subjects and status headers), ``loops``
 (one consume loop's pending counts, as the server can reconstruct them),
-:mod:`.checks` (what a pull, an ack or a status must satisfy), :mod:`.watch`
+``checks`` (what a pull, an ack or a status must satisfy), ``ordered``
+(``ordered-reset``: an ordered consumer restarting after a gap), ``watch``
 (the sans-IO engine, fed by :class:`~fakejs.core.hooks.WireTap` calls with
-the server clock's time) and :mod:`.report`.  It may import ``core`` and
-``jetstream``; the server installs it as the broker's tap.
+the server clock's time) and ``report`` (violations and their report).  It
+may import ``core`` and ``jetstream``; the server installs it as the
+broker's tap.
 """
 
 from fakejs.testkit.conformance.report import ConformanceReport, Violation
