@@ -11,7 +11,7 @@ Every timer is on the server clock.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clock import Clock
@@ -181,6 +181,34 @@ class Consumer:
     def set_inactive_threshold(self) -> None:
         """The inactivity threshold follows the config (it may change on update)."""
         self.inactivity.set_threshold()
+
+    def reconfigure(self, new_config: ConsumerConfig, filters_changed: Callable[[], None] | None = None) -> None:
+        """``updateConfig``: take ``new_config`` (already checked) in place.
+
+        When the filters change, nats-server re-registers the consumer for
+        stream signals under its new filters -- under none at all when the
+        filters were removed, so such a consumer is no longer told about new
+        messages (its pending count and waiting pulls only move on other
+        events) -- and then calls ``filters_changed`` (an interest stream drops
+        what no consumer needs any more).
+        """
+        old = self.config
+        self.config = new_config
+        self.filters = consumerconfig.filters(new_config)
+        if self.filters != consumerconfig.filters(old):
+            self.signal_subjects = list(self.filters)
+            self.recount_pending()
+            if filters_changed is not None:
+                filters_changed()
+        if new_config["deliver_subject"] != old["deliver_subject"]:
+            router = self.js.router
+            router.unwatch_interest(old["deliver_subject"], self.interest_changed)
+            router.watch_interest(new_config["deliver_subject"], self.interest_changed)
+            self.active = self.has_delivery_interest()
+        self.configure_priority()
+        if new_config["inactive_threshold"] != old["inactive_threshold"]:
+            self.set_inactive_threshold()
+            self.touch()
 
     # -- what others read ------------------------------------------------------------
 
@@ -381,6 +409,19 @@ class Consumer:
         self.js.consumer_updated(self.stream, self)
         if not paused:
             self.kick()
+
+    def unpin(self, group: str) -> None:
+        """``$JS.API.CONSUMER.UNPIN``: ``group``'s pinned client loses its pin (nothing without priority groups)."""
+        if self.priority is not None:
+            self.priority.unpin(group)
+
+    def expire_pin(self, group: str) -> str:
+        """The pin's timeout, now (a fault): returns the pin id it dropped ("" when nobody was pinned)."""
+        if self.priority is None:
+            return ""
+        pin_id = self.priority.pin_id
+        self.priority.expire(group)
+        return pin_id
 
     def reset_to(self, seq: int) -> int:
         """``resetStartingSeq``: deliver again from ``seq`` (0: from the ack floor); returns where."""

@@ -133,25 +133,11 @@ class ConsumerAdmin:
         if not old["durable_name"] and config["inactive_threshold"] <= 0:
             # Still ephemeral while this update is applied: the default threshold is stamped once more.
             config["inactive_threshold"] = EPHEMERAL_INACTIVE_THRESHOLD
-        consumer.config = config
-        consumer.filters = consumerconfig.filters(config)
-        if consumer.filters != consumerconfig.filters(old):
-            # nats-server re-registers the consumer for stream signals under its new
-            # filters -- under none at all when the filters were removed, so such a
-            # consumer is no longer told about new messages (its pending count and
-            # waiting pulls only move on other events).
-            consumer.signal_subjects = list(consumer.filters)
-            consumer.recount_pending()
-            if consumer.stream.config["retention"] == "interest":
-                self.drop_unneeded(consumer.stream)  # ``cleanupNoInterestMessages``
-        if config["deliver_subject"] != old["deliver_subject"]:
-            self.router.unwatch_interest(old["deliver_subject"], consumer.interest_changed)
-            self.router.watch_interest(config["deliver_subject"], consumer.interest_changed)
-            consumer.active = consumer.has_delivery_interest()
-        consumer.configure_priority()
-        if config["inactive_threshold"] != old["inactive_threshold"]:
-            consumer.set_inactive_threshold()
-            consumer.touch()
+        stream = consumer.stream
+        if stream.config["retention"] == "interest":
+            consumer.reconfigure(config, lambda: self.drop_unneeded(stream))  # ``cleanupNoInterestMessages``
+        else:
+            consumer.reconfigure(config)
         self.persistence.consumer_updated(consumer.stream, consumer)
         consumer.js.after_answer(consumer.kick)  # the update reply goes out before what it lets through
 
@@ -160,8 +146,7 @@ class ConsumerAdmin:
         """``CONSUMER.UNPIN``: the group's pinned client loses its pin (the group must be the consumer's)."""
         if group not in consumer.config["priority_groups"]:
             raise api_error("JSConsumerInvalidPriorityGroupErr")
-        if consumer.priority is not None:
-            consumer.priority.unpin(group)
+        consumer.unpin(group)
 
     # -- removal and retention ---------------------------------------------------------------
 
