@@ -14,7 +14,6 @@ What clients send on the ack subject is read in
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.gocompat import gotime
@@ -435,21 +434,21 @@ class AckTracker:
 
     # -- what ConsumerInfo reports ---------------------------------------------------------
 
-    def delivered_info(self, dseq: int, sseq: int) -> dict[str, Any]:
+    def delivered_info(self, dseq: int, sseq: int) -> dict[str, int | str]:
         """``delivered``: the persisted counters, or the position (``dseq``, ``sseq``) before any state."""
         state = self.state
         if state.has_state():
-            delivered: dict[str, Any] = {"consumer_seq": state.delivered[0], "stream_seq": state.delivered[1]}
+            delivered: dict[str, int | str] = {"consumer_seq": state.delivered[0], "stream_seq": state.delivered[1]}
         else:
             delivered = {"consumer_seq": max(dseq, 1) - 1, "stream_seq": max(sseq, 1) - 1}
         if self.last_delivered_ns:
             delivered["last_active"] = gotime.rfc3339(self.last_delivered_ns)
         return delivered
 
-    def ack_floor_info(self) -> dict[str, Any]:
+    def ack_floor_info(self) -> dict[str, int | str]:
         """``ack_floor``: the persisted floor and when the last ack came."""
         floor = self.state.ack_floor
-        ack_floor: dict[str, Any] = {"consumer_seq": floor[0], "stream_seq": floor[1]}
+        ack_floor: dict[str, int | str] = {"consumer_seq": floor[0], "stream_seq": floor[1]}
         if self.last_ack_ns:
             ack_floor["last_active"] = gotime.rfc3339(self.last_ack_ns)
         return ack_floor

@@ -12,6 +12,7 @@ Every timer is on the server clock.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clock import Clock
@@ -26,7 +27,7 @@ from fakejs.jetstream.consumer.ack_messages import AckMessages
 from fakejs.jetstream.consumer.ack_tracker import AckTracker
 from fakejs.jetstream.consumer.delivery import UNACKED_LIMITS, DeliveryLoop
 from fakejs.jetstream.consumer.lifecycle import Inactivity, PauseTimer
-from fakejs.jetstream.consumer.pacing import Pacer, rate_limiter
+from fakejs.jetstream.consumer.pacing import HeldDelivery, Pacer, rate_limiter
 from fakejs.jetstream.consumer.position import DeliveryPosition, reset_start
 from fakejs.jetstream.consumer.priority_groups import PriorityGroups
 from fakejs.jetstream.consumer.pull_dispatch import PullDispatch
@@ -76,9 +77,7 @@ class Consumer:
             self.clock,
             js.broker.faults,
             self.stream,
-            send_message=lambda target, ack_reply, hdr, data, shown_as: bool(
-                js.router.publish(target, ack_reply, hdr, data, None, shown_as=shown_as)
-            ),
+            send_message=js.router.publish,
             reply=js.reply,
             release=self._release,
             position=self.position,
@@ -94,8 +93,8 @@ class Consumer:
         self.acks = AckTracker(
             self,
             self.clock,
-            first_stream_seq=lambda: self.stream.store.first_seq,
-            on_max_deliveries=lambda seq, count: advisories.max_deliveries(self, seq, count),
+            first_stream_seq=self._first_stream_seq,
+            on_max_deliveries=partial(advisories.max_deliveries, self),
         )
         self.ack_messages = AckMessages(
             self,
@@ -104,10 +103,10 @@ class Consumer:
             self.js.reply,
             release=self._release,
             pull=self.pull_request,
-            on_activity=lambda: self.inactivity.ack_seen(),
-            on_nak=lambda sseq, dseq, dc: advisories.nak(self, sseq, dseq, dc),
-            on_terminated=lambda sseq, dseq, dc, reason: advisories.terminated(self, sseq, dseq, dc, reason),
-            on_ack_sample=lambda sseq, dseq, dc, delivered: advisories.ack_sample(self, sseq, dseq, dc, delivered),
+            on_activity=self._ack_seen,
+            on_nak=partial(advisories.nak, self),
+            on_terminated=partial(advisories.terminated, self),
+            on_ack_sample=partial(advisories.ack_sample, self),
         )
 
     def _compose_pulls(self, name: ConsumerName) -> None:
@@ -120,8 +119,8 @@ class Consumer:
             reply=js.reply,
             has_interest=js.router.has_interest,
             touch=self.touch,
-            available=lambda: max(self.npc, 0) + len(self.acks.rdq),
-            priority=lambda: self.priority,
+            available=self._available,
+            priority=self._priority_groups,
             track_interest=js.reply_interest,
         )
         self.priority: PriorityGroups | None = None
@@ -136,15 +135,15 @@ class Consumer:
             broker.faults,
             name,
             broker.random,
-            publish=lambda subject, reply_to, hdr, payload: js.router.publish(subject, reply_to, hdr, payload, None),
+            publish=js.router.publish,
             reply=js.reply,
-            ack_through=lambda sseq, dseq: self.ack_messages.ack(sseq, dseq, ""),
-            holding=lambda: self.pacer.holding,
+            ack_through=partial(self.ack_messages.ack, reply=""),
+            holding=self._holding,
         )
         self.pacer = Pacer(
             self,
             self.clock,
-            lambda delivery: self.loop.send(delivery),
+            self._send_held,
             rate_limiter(self.config, self.stream.config, broker.options.max_payload),
         )
 
@@ -153,13 +152,11 @@ class Consumer:
             self,
             self.clock,
             self.js.broker.random,
-            remove=lambda: self.stream.remove_consumer(self),
+            remove=partial(self.stream.remove_consumer, self),
             pulls_waiting=self.pulls.still_waiting,
             latest_ack_deadline_ns=self.acks.latest_ack_deadline_ns,
         )
-        self.pause_timer = PauseTimer(
-            self, self.clock, on_resumed=lambda: advisories.pause(self, False, self.config["pause_until"])
-        )
+        self.pause_timer = PauseTimer(self, self.clock, on_resumed=self._resumed)
 
     def configure_priority(self) -> None:
         """Priority-group state follows the config (policies may change on update)."""
@@ -170,17 +167,13 @@ class Consumer:
                 self,
                 self.clock,
                 new_pin_id=self.js.nuid,
-                on_pinned=lambda group, pin_id: advisories.pinned(self, group, pin_id),
-                on_unpinned=lambda group, reason: advisories.unpinned(self, group, reason),
+                on_pinned=partial(advisories.pinned, self),
+                on_unpinned=partial(advisories.unpinned, self),
             )
         elif not wanted and self.priority is not None:
             self.priority.close()
             self.priority = None
         self.pulls.reconfigure()
-
-    def set_inactive_threshold(self) -> None:
-        """The inactivity threshold follows the config (it may change on update)."""
-        self.inactivity.set_threshold()
 
     def reconfigure(self, new_config: ConsumerConfig, filters_changed: Callable[[], None] | None = None) -> None:
         """``updateConfig``: take ``new_config`` (already checked) in place.
@@ -207,8 +200,42 @@ class Consumer:
             self.active = self.has_delivery_interest()
         self.configure_priority()
         if new_config["inactive_threshold"] != old["inactive_threshold"]:
-            self.set_inactive_threshold()
+            self.inactivity.set_threshold()
             self.touch()
+
+    # -- what the parts call back ---------------------------------------------------------
+
+    def _first_stream_seq(self) -> int:
+        """The ack tracker: the first sequence the stream still holds."""
+        return self.stream.store.first_seq
+
+    def _stored(self, seq: int) -> bool:
+        """The ack tracker, on a purge: whether the stream still holds ``seq``."""
+        return self.stream.store.get(seq) is not None
+
+    def _ack_seen(self) -> None:
+        """The ack messages: an ack came, which holds off deletion for inactivity."""
+        self.inactivity.ack_seen()
+
+    def _available(self) -> int:
+        """The pull dispatch: how many messages a no-wait pull could get now."""
+        return max(self.npc, 0) + len(self.acks.rdq)
+
+    def _priority_groups(self) -> PriorityGroups | None:
+        """The pull dispatch: the priority groups (created and dropped as the config changes)."""
+        return self.priority
+
+    def _holding(self) -> bool:
+        """Push flow control: whether the pacer holds a delivery (then no heartbeat goes out)."""
+        return self.pacer.holding
+
+    def _send_held(self, delivery: HeldDelivery) -> None:
+        """The pacer: a held delivery's moment has come."""
+        self.loop.send(delivery)
+
+    def _resumed(self) -> None:
+        """The pause timer: ``pause_until`` has passed."""
+        advisories.pause(self, False, self.config["pause_until"])
 
     # -- what others read ------------------------------------------------------------
 
@@ -433,7 +460,7 @@ class Consumer:
 
     # -- requests on the consumer's subjects ---------------------------------------------------
 
-    def _on_next(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+    def _on_next(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
         if not reply or self.closed:
             return True
         if not self.js.online(self.stream.name, self.name):
@@ -446,10 +473,10 @@ class Consumer:
             self.pull_request(reply, payload)
         return True
 
-    def _on_ack(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_ack(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         self.ack_messages.receive(subject, reply, payload)
 
-    def _on_reset(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_reset(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         self.js.asset_request("consumer.reset", self, reply, hdr, payload)
 
     def pull_request(self, reply: str, payload: bytes) -> None:
@@ -528,8 +555,7 @@ class Consumer:
         """``purge``: move past what a stream purge removed, acking what it took away."""
         if start == 0 and not wider:
             start = last_seq + 1
-        store = self.stream.store
-        raised = self.acks.purged(start, wider, lambda seq: store.get(seq) is not None)
+        raised = self.acks.purged(start, wider, self._stored)
         self.position.purged(start, self.acks.adflr if raised else 0)
         self.acks.settle_after_purge()
         self.recount_pending()

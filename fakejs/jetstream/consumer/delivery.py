@@ -68,7 +68,7 @@ class DeliverySource(ConsumerView, Protocol):
 class SendMessage(Protocol):
     """Publish a stored message to ``target`` (shown on its own subject); whether anyone received it."""
 
-    def __call__(self, target: str, ack_reply: str, hdr: bytes | None, data: bytes, shown_as: str) -> bool: ...
+    def __call__(self, target: str, ack_reply: str, hdr: bytes | None, data: bytes, /, *, shown_as: str) -> bool: ...
 
 
 class DeliveryLoop:
@@ -266,7 +266,7 @@ class DeliveryLoop:
         if push:
             size = wire_size(target, ack_reply, delivery.hdr, delivery.data)
             self._push.count(size)
-        if publish and not self._send_message(target, ack_reply, delivery.hdr, delivery.data, msg.subject):
+        if publish and not self._send_message(target, ack_reply, delivery.hdr, delivery.data, shown_as=msg.subject):
             self._not_received(msg.seq, target)
         if push:
             self._push.after_delivery(size)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.hooks import Hooks
@@ -119,7 +118,7 @@ class PushFlow:
         self.fcsz = self.pbytes
         self._publish(self._consumer.config["deliver_subject"], self.fcid, status.flow_control_request(), b"")
 
-    def on_answer(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+    def on_answer(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         """A message on ``$JS.FC.<stream>.<consumer>.*``: only an answer to the latest request counts."""
         consumer = self._consumer
         if consumer.closed or subject != self.fcid:

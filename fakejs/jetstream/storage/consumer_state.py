@@ -30,7 +30,7 @@ class ConsumerState:
     def has_state(self) -> bool:
         return self.delivered[0] != 0 or self.delivered[1] != 0
 
-    def _record(self, *record: Any) -> None:
+    def _record(self, *record: object) -> None:
         if self.journal is not None:
             self.journal.append(list(record))
 
@@ -127,11 +127,11 @@ class ConsumerState:
         self.pending.pop(sseq, None)
         self.redelivered.pop(sseq, None)
 
-    def snapshot(self) -> list[Any]:
+    def snapshot(self) -> list[object]:
         return ["snap", self.delivered, self.ack_floor, list(self.pending.items()), list(self.redelivered.items())]
 
     def apply(self, record: list[Any]) -> None:
-        """Replay one journal record (no new journal entry is written)."""
+        """Replay one journal record, as msgpack decoded it (no new journal entry is written)."""
         journal, self.journal = self.journal, None
         try:
             kind = record[0]
@@ -174,7 +174,7 @@ class ConsumerJournal:
         self.compact()
         self.state.journal = self
 
-    def append(self, record: list[Any]) -> None:
+    def append(self, record: list[object]) -> None:
         if self._fd is None:
             return
         os.write(self._fd, self._packer.pack(record))
