@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 class Consumer:
     """One consumer of a stream: its config, its subscriptions and the parts that deliver for it.
 
-    Others read it through its properties (``sseq``, ``pending``, ``waiting``...), not the parts' state.
+    Others read it through its properties (``next_stream_sequence``, ``pending``, ``waiting``...), not the parts' state.
     """
 
     def __init__(self, stream: Stream, name: str, config: ConsumerConfig, created_ns: int) -> None:
@@ -219,7 +219,7 @@ class Consumer:
 
     def _available(self) -> int:
         """The pull dispatch: how many messages a no-wait pull could get now."""
-        return max(self.npc, 0) + len(self.acks.rdq)
+        return max(self.num_pending, 0) + len(self.acks.redelivery_queue)
 
     def _priority_groups(self) -> PriorityGroups | None:
         """The pull dispatch: the priority groups (created and dropped as the config changes)."""
@@ -244,33 +244,33 @@ class Consumer:
         return consumerconfig.is_push(self.config)
 
     @property
-    def sseq(self) -> int:
-        """The next stream sequence to deliver."""
-        return self.position.sseq
+    def next_stream_sequence(self) -> int:
+        """The next stream sequence to deliver (``sseq`` in nats-server)."""
+        return self.position.next_stream_sequence
 
     @property
-    def dseq(self) -> int:
-        """The next delivery sequence."""
-        return self.position.dseq
+    def next_consumer_sequence(self) -> int:
+        """The consumer sequence of the next delivery (``dseq`` in nats-server)."""
+        return self.position.next_consumer_sequence
 
     @property
-    def npc(self) -> int:
-        """Messages still to deliver (may dip below zero; reports clamp it)."""
-        return self.position.npc
+    def num_pending(self) -> int:
+        """Messages still to deliver (``npc`` in nats-server; may dip below zero, reports clamp it)."""
+        return self.position.num_pending
 
     @property
-    def asflr(self) -> int:
-        """The ack floor's stream sequence."""
-        return self.acks.asflr
+    def ack_floor_stream(self) -> int:
+        """The ack floor's stream sequence (``asflr`` in nats-server)."""
+        return self.acks.ack_floor_stream
 
     @property
-    def adflr(self) -> int:
-        """The ack floor's delivery sequence."""
-        return self.acks.adflr
+    def ack_floor_consumer(self) -> int:
+        """The ack floor's consumer sequence (``adflr`` in nats-server)."""
+        return self.acks.ack_floor_consumer
 
     @property
     def pending(self) -> Mapping[int, list[int]]:
-        """Stream sequences awaiting an ack -> [delivery seq, delivery time ns]."""
+        """Stream sequences awaiting an ack -> [consumer sequence, delivery time ns]."""
         return self.acks.pending
 
     @property
@@ -278,9 +278,9 @@ class Consumer:
         return len(self.acks.pending)
 
     @property
-    def rdq(self) -> Collection[int]:
-        """Stream sequences queued for redelivery."""
-        return self.acks.rdq
+    def redelivery_queue(self) -> Collection[int]:
+        """Stream sequences queued for redelivery (``rdq`` in nats-server)."""
+        return self.acks.redelivery_queue
 
     @property
     def state(self) -> ConsumerState:
@@ -293,19 +293,19 @@ class Consumer:
         return self.pulls.queue
 
     @property
-    def pbytes(self) -> int:
-        """Push flow control: bytes delivered since the last answered request."""
-        return self.push.pbytes
+    def flow_pending_bytes(self) -> int:
+        """Push flow control: bytes delivered since the last answered request (``pbytes`` in nats-server)."""
+        return self.push.pending_bytes
 
     @property
-    def maxpb(self) -> int:
-        """Push flow control: the current window."""
-        return self.push.maxpb
+    def flow_window(self) -> int:
+        """Push flow control: the current window (``maxpb`` in nats-server)."""
+        return self.push.window
 
     @property
-    def fcid(self) -> str:
-        """Push flow control: the unanswered request's reply subject."""
-        return self.push.fcid
+    def flow_request_reply(self) -> str:
+        """Push flow control: the unanswered request's reply subject (``fcid`` in nats-server)."""
+        return self.push.request_reply
 
     def delivery_count(self, seq: int) -> int:
         return self.acks.delivery_count(seq)
@@ -324,7 +324,7 @@ class Consumer:
         store = self.stream.store
         per_subject = self.stream.config["max_msgs_per_subject"]
         self.position.select_start(self.config, store, self.filters, per_subject)
-        self.acks.start_at(self.position.sseq)
+        self.acks.start_at(self.position.next_stream_sequence)
 
     def restore(self) -> None:
         """Take up where the persisted state left off (after a restart)."""
@@ -386,7 +386,7 @@ class Consumer:
     def stop(self) -> None:
         """Server shutdown: waiting pulls learn "409 Server Shutdown", then stop."""
         for request in self.pulls.queue.clear():
-            self.js.reply(request.reply, b"", status.server_shutdown(request.n, request.b))
+            self.js.reply(request.reply, b"", status.server_shutdown(request.batch_left, request.bytes_left))
         self.closed = True
         self._unsubscribe()
         self._stop_timers()
@@ -452,7 +452,7 @@ class Consumer:
 
     def reset_to(self, seq: int) -> int:
         """``resetStartingSeq``: deliver again from ``seq`` (0: from the ack floor); returns where."""
-        seq = reset_start(self.config, seq, self.asflr, self.stream.store)
+        seq = reset_start(self.config, seq, self.ack_floor_stream, self.stream.store)
         self.acks.reset(seq)
         self.position.reset(seq, self.stream.store, self.filters)
         self.kick()
@@ -488,9 +488,11 @@ class Consumer:
 
     # -- acks --------------------------------------------------------------------------
 
-    def terminate(self, sseq: int, dseq: int, dc: int, reason: str, reply: str) -> bool:
-        """``processTerm``: ack ``sseq`` for good, with the ``MSG_TERMINATED`` advisory."""
-        return self.ack_messages.terminate(sseq, dseq, dc, reason, reply)
+    def terminate(
+        self, stream_sequence: int, consumer_sequence: int, delivery_count: int, reason: str, reply: str
+    ) -> bool:
+        """``processTerm``: ack ``stream_sequence`` for good, with the ``MSG_TERMINATED`` advisory."""
+        return self.ack_messages.terminate(stream_sequence, consumer_sequence, delivery_count, reason, reply)
 
     # -- delivery ------------------------------------------------------------------
 
@@ -516,7 +518,7 @@ class Consumer:
         """``processStreamSignal``."""
         if self.signaled(msg.subject):
             self.position.stored(msg.seq)
-            if msg.seq >= self.sseq:
+            if msg.seq >= self.next_stream_sequence:
                 self.kick()
 
     def message_removed(self, seq: int, subject: str = "") -> None:
@@ -556,7 +558,7 @@ class Consumer:
         if start == 0 and not wider:
             start = last_seq + 1
         raised = self.acks.purged(start, wider, self._stored)
-        self.position.purged(start, self.acks.adflr if raised else 0)
+        self.position.purged(start, self.acks.ack_floor_consumer if raised else 0)
         self.acks.settle_after_purge()
         self.recount_pending()
         self.kick()
@@ -573,12 +575,12 @@ class Consumer:
             "name": self.name,
             "created": gotime.rfc3339(self.created_ns),
             "config": consumerconfig.to_json(self.config, dynamic_metadata),
-            "delivered": self.acks.delivered_info(self.dseq, self.sseq),
+            "delivered": self.acks.delivered_info(self.next_consumer_sequence, self.next_stream_sequence),
             "ack_floor": self.acks.ack_floor_info(),
             "num_ack_pending": len(self.acks.pending),
-            "num_redelivered": 0 if self.config["max_deliver"] == 1 else len(self.acks.rdc),
+            "num_redelivered": 0 if self.config["max_deliver"] == 1 else len(self.acks.redelivery_counts),
             "num_waiting": 0 if self.is_push else len(self.pulls.queue),
-            "num_pending": max(self.npc, 0),
+            "num_pending": max(self.num_pending, 0),
         }
         cluster = self.js.cluster_section(self.stream.name, self.name)
         if cluster is not None:

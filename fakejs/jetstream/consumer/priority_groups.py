@@ -126,7 +126,7 @@ class PriorityGroups:
             and (group["min_pending"] > 0 or group["min_ack_pending"] > 0)
         ):
             consumer = self._consumer
-            pending_ok = group["min_pending"] > 0 and group["min_pending"] <= consumer.npc + 1
+            pending_ok = group["min_pending"] > 0 and group["min_pending"] <= consumer.num_pending + 1
             ack_ok = group["min_ack_pending"] > 0 and group["min_ack_pending"] <= consumer.num_ack_pending
             if not (pending_ok or ack_ok):
                 return "skip"

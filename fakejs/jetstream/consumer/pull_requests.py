@@ -118,14 +118,14 @@ class WaitingRequest:
     """A pull request waiting for messages (``waitingRequest``)."""
 
     reply: str
-    n: int  # messages still wanted
-    b: int  # bytes still allowed (0 = no limit)
+    batch_left: int  # messages still wanted (``n`` in nats-server)
+    bytes_left: int  # bytes still allowed, 0: no limit (``b``)
     expires: float | None  # clock.monotonic() deadline
     heartbeat: float = 0.0  # seconds
     next_heartbeat: float | None = None
     no_wait: bool = False
     group: PullGroup | None = None
-    d: int = 0  # messages delivered
+    delivered: int = 0  # messages delivered (``d``)
     # Whose interest keeps the request (``interest``), when not the reply's: a
     # request through a service import waits while the requester's subject has interest.
     interest: Callable[[], bool] | None = None
@@ -248,9 +248,9 @@ class WaitQueue:
         request = self.peek()
         if request is None:
             return None
-        request.d += 1
-        request.n -= 1
-        if request.n <= 0:
+        request.delivered += 1
+        request.batch_left -= 1
+        if request.batch_left <= 0:
             self.remove(request)
         elif len(self) > 1:
             self.remove(request)

@@ -191,12 +191,12 @@ def needs_ack(consumer: Consumer, seq: int, subject: str) -> bool:
     """``needAck``: whether the consumer still has to see or acknowledge ``seq``."""
     if not consumer.wants(subject):
         return False
-    ack_floor: int = consumer.asflr
+    ack_floor: int = consumer.ack_floor_stream
     if consumer.config["ack_policy"] in ("none", "all", "flow_control"):
         return seq > ack_floor
     if seq <= ack_floor:
         return False
-    return seq >= consumer.sseq or seq in consumer.pending
+    return seq >= consumer.next_stream_sequence or seq in consumer.pending
 
 
 def _partition_unique(stream: Stream, name: str, filters: list[str]) -> bool:
