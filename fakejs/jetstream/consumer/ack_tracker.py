@@ -3,7 +3,8 @@
 nats-server keeps two views of acknowledgement state: the consumer's
 working state (``pending``, ``rdc``, ``rdq``, ``adflr``/``asflr``: here
 ``pending``, ``redelivery_counts``, ``redelivery_queue``,
-``ack_floor_consumer``/``ack_floor_stream``) and the persisted consumer store (:class:`~fakejs.jetstream.storage.consumer_state.ConsumerState`:
+``ack_floor_consumer``/``ack_floor_stream``) and the persisted consumer store
+(:class:`~fakejs.jetstream.storage.consumer_state.ConsumerState`:
 the delivered and ack-floor counters ConsumerInfo reports).
 :class:`AckTracker` keeps both with nats-server's rules, so the numbers a
 client reads after any mix of acks, naks, terms and redeliveries are the
@@ -454,13 +455,16 @@ class AckTracker:
 
     # -- what ConsumerInfo reports ---------------------------------------------------------
 
-    def delivered_info(self, consumer_sequence: int, stream_sequence: int) -> dict[str, int | str]:
-        """``delivered``: the persisted counters, or the position (``consumer_sequence``, ``stream_sequence``) before any state."""
+    def delivered_info(self, next_consumer_sequence: int, next_stream_sequence: int) -> dict[str, int | str]:
+        """``delivered``: the persisted counters, or before any state the position's next sequences less one."""
         state = self.state
         if state.has_state():
             delivered: dict[str, int | str] = {"consumer_seq": state.delivered[0], "stream_seq": state.delivered[1]}
         else:
-            delivered = {"consumer_seq": max(consumer_sequence, 1) - 1, "stream_seq": max(stream_sequence, 1) - 1}
+            delivered = {
+                "consumer_seq": max(next_consumer_sequence, 1) - 1,
+                "stream_seq": max(next_stream_sequence, 1) - 1,
+            }
         if self.last_delivered_ns:
             delivered["last_active"] = gotime.rfc3339(self.last_delivered_ns)
         return delivered

@@ -32,6 +32,14 @@ EPHEMERAL_INACTIVE_THRESHOLD = 5 * NS  # ephemeral consumers go after 5 seconds 
 
 
 class ConsumerAdmin:
+    """Adds, updates and removes an account's consumers, and applies the retention their acks drive.
+
+    It checks what a consumer's config may be and may become, picks names,
+    keeps to the consumer limits and work-queue rules, and writes consumers
+    through :class:`~fakejs.jetstream.service.persistence.Persistence`; the
+    consumer applies a change to itself (:meth:`~fakejs.jetstream.consumer.consumer.Consumer.reconfigure`).
+    """
+
     def __init__(
         self, router: Router, clock: Clock, rng: random.Random, persistence: Persistence, limits: JetStreamLimits
     ) -> None:

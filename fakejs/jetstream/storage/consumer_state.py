@@ -18,6 +18,16 @@ from fakejs.jetstream.storage.journal import read_log
 
 
 class ConsumerState:
+    """What a consumer store keeps: the delivered and ack-floor counters, pending and redelivered deliveries.
+
+    ``delivered`` and ``ack_floor`` are [consumer sequence, stream sequence]
+    pairs; ``pending`` maps a stream sequence awaiting its ack to [consumer
+    sequence, delivery time ns], ``redelivered`` a stream sequence to how
+    often it was redelivered.  The update rules are nats-server's
+    ``consumerMemStore`` (``UpdateDelivered``, ``UpdateAcks``); with a
+    ``journal`` every change is recorded before it applies.
+    """
+
     def __init__(self, ack_policy: str, max_deliver: int) -> None:
         self.ack_policy = ack_policy
         self.max_deliver = max_deliver
@@ -28,6 +38,10 @@ class ConsumerState:
         self.journal: ConsumerJournal | None = None
 
     def has_state(self) -> bool:
+        """Whether the delivered counters left zero (a delivery, or a start past sequence 0).
+
+        Until then ConsumerInfo reports the consumer's position instead.
+        """
         return self.delivered[0] != 0 or self.delivered[1] != 0
 
     def _record(self, *record: object) -> None:
@@ -49,6 +63,7 @@ class ConsumerState:
         self._record("reset", stream_sequence)
 
     def update_delivered(self, consumer_sequence: int, stream_sequence: int, delivery_count: int, ts: int) -> None:
+        """``UpdateDelivered``: a delivery (the ``delivery_count``-th of ``stream_sequence``) went out at ``ts``."""
         self._record("d", consumer_sequence, stream_sequence, delivery_count, ts)
         if consumer_sequence <= self.ack_floor[0]:
             return
@@ -75,6 +90,7 @@ class ConsumerState:
                 self.delivered[1] = self.ack_floor[1] = stream_sequence
 
     def update_acks(self, consumer_sequence: int, stream_sequence: int) -> None:
+        """``UpdateAcks``: the delivery ``consumer_sequence`` of ``stream_sequence`` was acked."""
         self._record("a", consumer_sequence, stream_sequence)
         if self.ack_policy == "none":
             return
