@@ -124,7 +124,7 @@ class Consumer:
             track_interest=js.reply_interest,
         )
         self.priority: PriorityGroups | None = None
-        self.configure_priority()
+        self._configure_priority()
 
     def _compose_push(self, name: ConsumerName) -> None:
         js = self.js
@@ -158,7 +158,7 @@ class Consumer:
         )
         self.pause_timer = PauseTimer(self, self.clock, on_resumed=self._resumed)
 
-    def configure_priority(self) -> None:
+    def _configure_priority(self) -> None:
         """Priority-group state follows the config (policies may change on update)."""
         pinned = self.priority is not None and bool(self.priority.pin_id)
         wanted = priority_groups.wanted(self.config, pinned)
@@ -190,7 +190,7 @@ class Consumer:
         self.filters = consumerconfig.filters(new_config)
         if self.filters != consumerconfig.filters(old):
             self.signal_subjects = list(self.filters)
-            self.recount_pending()
+            self._recount_pending()
             if filters_changed is not None:
                 filters_changed()
         if new_config["deliver_subject"] != old["deliver_subject"]:
@@ -198,7 +198,7 @@ class Consumer:
             router.unwatch_interest(old["deliver_subject"], self.interest_changed)
             router.watch_interest(new_config["deliver_subject"], self.interest_changed)
             self.active = self.has_delivery_interest()
-        self.configure_priority()
+        self._configure_priority()
         if new_config["inactive_threshold"] != old["inactive_threshold"]:
             self.inactivity.set_threshold()
             self.touch()
@@ -331,7 +331,7 @@ class Consumer:
         self.position.restore(self.state.delivered, self.stream.store, self.filters)
         self.acks.restore()
 
-    def recount_pending(self) -> None:
+    def _recount_pending(self) -> None:
         """Count what is still to deliver again (the filters changed)."""
         self.position.recount(self.stream.store, self.filters)
 
@@ -560,7 +560,7 @@ class Consumer:
         raised = self.acks.purged(start, wider, self._stored)
         self.position.purged(start, self.acks.ack_floor_consumer if raised else 0)
         self.acks.settle_after_purge()
-        self.recount_pending()
+        self._recount_pending()
         self.kick()
 
     # -- info --------------------------------------------------------------------------
