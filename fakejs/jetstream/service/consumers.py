@@ -10,6 +10,7 @@ needs it any more).
 from __future__ import annotations
 
 import random
+from functools import partial
 
 from fakejs.core.account_config import JetStreamLimits
 from fakejs.core.clock import Clock
@@ -142,11 +143,11 @@ class ConsumerAdmin:
             # Still ephemeral while this update is applied: the default threshold is stamped once more.
             config["inactive_threshold"] = EPHEMERAL_INACTIVE_THRESHOLD
         stream = consumer.stream
-        if stream.config["retention"] == "interest":
-            consumer.reconfigure(config, lambda: self.drop_unneeded(stream))  # ``cleanupNoInterestMessages``
-        else:
-            consumer.reconfigure(config)
-        self.persistence.consumer_updated(consumer.stream, consumer)
+        # An interest stream drops what no consumer needs once the filters changed (``cleanupNoInterestMessages``).
+        consumer.reconfigure(
+            config, partial(self.drop_unneeded, stream) if stream.config["retention"] == "interest" else None
+        )
+        self.persistence.consumer_updated(stream, consumer)
         consumer.js.after_answer(consumer.kick)  # the update reply goes out before what it lets through
 
     @staticmethod
