@@ -223,18 +223,16 @@ class Controller:
             raise ControlError(f"consumer {consumer!r} has no priority groups")
         groups = target.config["priority_groups"]
         name = group or (groups[0] if groups else "")
-        return target.priority, name
+        return target, name
 
     def unpin(self, stream: str, consumer: str, group: str = "") -> dict[str, Any]:
-        priority, name = self._groups(stream, consumer, group)
-        priority.unpin(name)
+        target, name = self._groups(stream, consumer, group)
+        target.unpin(name)
         return {"unpinned": name}
 
     def expire_pin(self, stream: str, consumer: str, group: str = "") -> dict[str, Any]:
-        priority, name = self._groups(stream, consumer, group)
-        had = priority.pin_id
-        priority.expire(name)
-        return {"expired": had}
+        target, name = self._groups(stream, consumer, group)
+        return {"expired": target.expire_pin(name)}
 
     # -- reset and scenarios ---------------------------------------------------------------
 

@@ -43,10 +43,10 @@ def consumer_state(consumer: Any) -> dict[str, Any]:
         "push": consumer.is_push,
         "active": consumer.active,
         "paused": consumer.is_paused(),
-        "next_stream_seq": consumer.sseq,
-        "next_consumer_seq": consumer.dseq,
-        "ack_floor": {"stream_seq": consumer.asflr, "consumer_seq": consumer.adflr},
-        "num_pending": max(consumer.npc, 0),
+        "next_stream_seq": consumer.next_stream_sequence,
+        "next_consumer_seq": consumer.next_consumer_sequence,
+        "ack_floor": {"stream_seq": consumer.ack_floor_stream, "consumer_seq": consumer.ack_floor_consumer},
+        "num_pending": max(consumer.num_pending, 0),
         "pending_acks": [
             {
                 "stream_seq": seq,
@@ -56,12 +56,12 @@ def consumer_state(consumer: Any) -> dict[str, Any]:
             }
             for seq, entry in sorted(consumer.pending.items())
         ],
-        "redeliveries_queued": list(consumer.rdq),
+        "redeliveries_queued": list(consumer.redelivery_queue),
         "waiting": [
             {
                 "reply": request.reply,
-                "batch_left": request.n,
-                "bytes_left": request.b,
+                "batch_left": request.batch_left,
+                "bytes_left": request.bytes_left,
                 "expires_in": None if request.expires is None else round(request.expires - now, 6),
                 "no_wait": request.no_wait,
                 "group": (request.group or {}).get("group", ""),
@@ -72,7 +72,11 @@ def consumer_state(consumer: Any) -> dict[str, Any]:
     if consumer.priority is not None:
         doc["pinned_id"] = consumer.priority.pin_id
     if consumer.is_push:
-        doc["flow_control"] = {"pending_bytes": consumer.pbytes, "window": consumer.maxpb, "stalled_on": consumer.fcid}
+        doc["flow_control"] = {
+            "pending_bytes": consumer.flow_pending_bytes,
+            "window": consumer.flow_window,
+            "stalled_on": consumer.flow_request_reply,
+        }
     return doc
 
 

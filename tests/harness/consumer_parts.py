@@ -31,9 +31,9 @@ class FakeConsumer:
     config: dict[str, Any]
     closed: bool = False
     active: bool = True
-    sseq: int = 1
-    dseq: int = 1
-    npc: int = 0
+    next_stream_sequence: int = 1
+    next_consumer_sequence: int = 1
+    num_pending: int = 0
     num_ack_pending: int = 0
     kicks: int = 0
 

@@ -1,7 +1,7 @@
 """The ack tracker: pending acks, ack floors, redelivery on the ack-wait timer, max_deliver.
 
-Time is a ManualClock; the consumer is a ``FakeConsumer`` whose ``sseq`` and
-``dseq`` move as :func:`deliver` sends messages.
+Time is a ManualClock; the consumer is a ``FakeConsumer`` whose ``stream_sequence`` and
+``consumer_sequence`` move as :func:`deliver` sends messages.
 """
 
 from __future__ import annotations
@@ -37,18 +37,18 @@ def rig(**fields: Any) -> Rig:
     return Rig(consumer, clock, acks, max_deliveries, first_seq)
 
 
-def deliver(r: Rig, sseq: int, dc: int = 1) -> int:
-    """Send stream sequence ``sseq`` as the delivery loop does; returns its delivery sequence."""
-    dseq = r.consumer.dseq
-    r.consumer.dseq += 1
-    r.consumer.sseq = max(r.consumer.sseq, sseq + 1)
-    r.acks.record_delivery(dseq, sseq, dc, r.clock.time_ns())
-    r.acks.track(sseq, dseq)
-    return dseq
+def deliver(r: Rig, stream_sequence: int, delivery_count: int = 1) -> int:
+    """Send stream sequence ``stream_sequence`` as the delivery loop does; returns its delivery sequence."""
+    consumer_sequence = r.consumer.next_consumer_sequence
+    r.consumer.next_consumer_sequence += 1
+    r.consumer.next_stream_sequence = max(r.consumer.next_stream_sequence, stream_sequence + 1)
+    r.acks.record_delivery(consumer_sequence, stream_sequence, delivery_count, r.clock.time_ns())
+    r.acks.track(stream_sequence, consumer_sequence)
+    return consumer_sequence
 
 
 def floor(r: Rig) -> tuple[int, int]:
-    return r.acks.adflr, r.acks.asflr
+    return r.acks.ack_floor_consumer, r.acks.ack_floor_stream
 
 
 def test_explicit_acks_move_the_floor_over_contiguous_deliveries_only() -> None:
@@ -78,12 +78,12 @@ def test_an_unacked_delivery_is_queued_for_redelivery_when_its_ack_wait_ends() -
     r = rig(ack_wait=1 * NS)
     deliver(r, 1)
     r.clock.advance(0.9)
-    assert list(r.acks.rdq) == [] and r.consumer.kicks == 0
+    assert list(r.acks.redelivery_queue) == [] and r.consumer.kicks == 0
     r.clock.advance(0.2)  # ack_wait plus nats-server's extra millisecond has passed
-    assert list(r.acks.rdq) == [1] and r.consumer.kicks == 1
+    assert list(r.acks.redelivery_queue) == [1] and r.consumer.kicks == 1
     assert r.acks.next_redelivery() == (1, 2)
     assert r.acks.delivery_count(1) == 1  # redelivered once
-    assert list(r.acks.rdq) == []
+    assert list(r.acks.redelivery_queue) == []
 
 
 def test_the_ack_timer_keeps_the_earliest_deadline() -> None:
@@ -92,9 +92,9 @@ def test_the_ack_timer_keeps_the_earliest_deadline() -> None:
     r.clock.advance(1.0)
     deliver(r, 2)
     r.clock.advance(1.1)
-    assert list(r.acks.rdq) == [1]  # 2 has waited only 1.1s
+    assert list(r.acks.redelivery_queue) == [1]  # 2 has waited only 1.1s
     r.clock.advance(1.0)
-    assert list(r.acks.rdq) == [1, 2]
+    assert list(r.acks.redelivery_queue) == [1, 2]
 
 
 def test_progress_restarts_the_ack_wait() -> None:
@@ -103,20 +103,20 @@ def test_progress_restarts_the_ack_wait() -> None:
     r.clock.advance(0.8)
     r.acks.progress(1)
     r.clock.advance(0.9)
-    assert list(r.acks.rdq) == []
+    assert list(r.acks.redelivery_queue) == []
     r.clock.advance(0.2)
-    assert list(r.acks.rdq) == [1]
+    assert list(r.acks.redelivery_queue) == [1]
 
 
 def test_max_deliver_gives_up_on_a_message_and_announces_it_once() -> None:
     r = rig(ack_wait=1 * NS, max_deliver=2)
     deliver(r, 1)
     r.clock.advance(1.1)
-    seq, dc = r.acks.next_redelivery() or (0, 0)
-    assert (seq, dc) == (1, 2)
-    deliver(r, 1, dc)
+    seq, delivery_count = r.acks.next_redelivery() or (0, 0)
+    assert (seq, delivery_count) == (1, 2)
+    deliver(r, 1, delivery_count)
     r.clock.advance(1.1)
-    assert list(r.acks.rdq) == [1]
+    assert list(r.acks.redelivery_queue) == [1]
     assert r.acks.next_redelivery() is None  # a third delivery would pass max_deliver
     assert r.max_deliveries.calls == [(1, 2)]
     assert r.acks.pending == {} and floor(r) == (2, 1)
@@ -127,7 +127,7 @@ def test_a_delivery_at_max_deliver_is_dropped_by_the_timer() -> None:
     deliver(r, 1)
     deliver(r, 2)
     r.clock.advance(1.1)
-    assert list(r.acks.rdq) == []
+    assert list(r.acks.redelivery_queue) == []
     assert r.max_deliveries.calls == [(1, 1), (2, 1)]
     assert r.acks.pending == {} and floor(r) == (2, 2)
 
@@ -138,12 +138,12 @@ def test_a_nak_redelivers_now_or_after_its_delay() -> None:
     deliver(r, 2)
     assert r.acks.can_nak(1, 1) and not r.acks.can_nak(1, 5) and not r.acks.can_nak(7, 1)
     r.acks.nak(1, None)
-    assert list(r.acks.rdq) == [1]
+    assert list(r.acks.redelivery_queue) == [1]
     r.acks.nak(2, 2 * NS)
     r.clock.advance(1.9)
-    assert list(r.acks.rdq) == [1]
+    assert list(r.acks.redelivery_queue) == [1]
     r.clock.advance(0.2)
-    assert list(r.acks.rdq) == [1, 2]
+    assert list(r.acks.redelivery_queue) == [1, 2]
 
 
 def test_backoff_sets_the_ack_wait_by_redelivery_count() -> None:
@@ -155,9 +155,9 @@ def test_backoff_sets_the_ack_wait_by_redelivery_count() -> None:
     assert r.acks.ack_wait_ns(1) == 5 * NS + 1_000_000
     deliver(r, 1, 2)
     r.clock.advance(4.9)
-    assert list(r.acks.rdq) == []
+    assert list(r.acks.redelivery_queue) == []
     r.clock.advance(0.2)
-    assert list(r.acks.rdq) == [1]
+    assert list(r.acks.redelivery_queue) == [1]
 
 
 def test_deliveries_below_the_stream_start_are_dropped_by_the_timer() -> None:
@@ -166,7 +166,7 @@ def test_deliveries_below_the_stream_start_are_dropped_by_the_timer() -> None:
     deliver(r, 2)
     r.first_seq[0] = 2  # the stream lost message 1
     r.clock.advance(1.1)
-    assert list(r.acks.pending) == [2] and list(r.acks.rdq) == [2]
+    assert list(r.acks.pending) == [2] and list(r.acks.redelivery_queue) == [2]
     assert floor(r) == (1, 1)
 
 
@@ -204,7 +204,7 @@ def test_reset_forgets_everything_and_stops_the_timer() -> None:
     r.acks.reset(5)
     assert r.acks.pending == {} and floor(r) == (0, 4)
     r.clock.advance(5)
-    assert list(r.acks.rdq) == [] and r.consumer.kicks == 0
+    assert list(r.acks.redelivery_queue) == [] and r.consumer.kicks == 0
 
 
 def test_info_reports_the_persisted_counters() -> None:

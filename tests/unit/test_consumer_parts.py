@@ -31,7 +31,7 @@ from tests.harness.consumer_parts import START_NS, FakeConsumer, Recorder, consu
 def test_the_fake_consumer_is_a_consumer_view() -> None:
     view: ConsumerView = FakeConsumer(consumer_config())  # mypy checks the shape; this checks it runs
     view.kick()
-    assert view.sseq == 1 and not view.closed
+    assert view.next_stream_sequence == 1 and not view.closed
 
 
 def test_no_part_imports_the_consumer_module() -> None:
@@ -70,55 +70,57 @@ def started(store: MessageStore, filters: list[str] | None = None, **fields: Any
 
 def test_deliver_all_starts_at_the_first_message_and_counts_everything() -> None:
     position = started(store_with("a", "b", "a"))
-    assert (position.sseq, position.dseq, position.npc) == (1, 1, 3)
+    assert (position.next_stream_sequence, position.next_consumer_sequence, position.num_pending) == (1, 1, 3)
 
 
 def test_deliver_new_starts_after_the_last_message() -> None:
     position = started(store_with("a", "b"), deliver_policy="new")
-    assert (position.sseq, position.npc) == (3, 0)
+    assert (position.next_stream_sequence, position.num_pending) == (3, 0)
 
 
 def test_deliver_last_with_a_filter_starts_at_its_last_message() -> None:
     position = started(store_with("a", "b", "a", "b", "c"), ["a"], deliver_policy="last")
-    assert position.sseq == 3
-    assert position.npc == 1  # only "a" messages from 3 on
+    assert position.next_stream_sequence == 3
+    assert position.num_pending == 1  # only "a" messages from 3 on
 
 
 def test_start_sequence_past_the_end_is_kept() -> None:
     position = started(store_with("a", "b"), deliver_policy="by_start_sequence", opt_start_seq=9)
-    assert position.sseq == 9 and position.npc == 0
+    assert position.next_stream_sequence == 9 and position.num_pending == 0
 
 
 def test_an_empty_stream_starts_at_one() -> None:
     position = started(MessageStore(), deliver_policy="new")
-    assert (position.sseq, position.npc) == (1, 0)
+    assert (position.next_stream_sequence, position.num_pending) == (1, 0)
 
 
 def test_next_new_walks_the_filter_and_put_back_undoes_the_last_pick() -> None:
     store = store_with("a", "b", "a", "b")
     position = started(store, ["b"])
-    assert position.npc == 2
+    assert position.num_pending == 2
     msg = position.next_new(store, ["b"])
     assert msg is not None and msg.seq == 2
-    assert (position.sseq, position.npc) == (3, 1)
+    assert (position.next_stream_sequence, position.num_pending) == (3, 1)
     assert position.put_back(1) is False  # not the message just taken
     assert position.put_back(2) is True
-    assert (position.sseq, position.npc) == (2, 2)
+    assert (position.next_stream_sequence, position.num_pending) == (2, 2)
     assert [m.seq for m in iter(lambda: position.next_new(store, ["b"]), None)] == [2, 4]
     assert position.next_new(store, ["b"]) is None
-    assert position.sseq == 5
+    assert position.next_stream_sequence == 5
 
 
 def test_last_per_subject_walks_the_last_of_each_subject_then_resumes() -> None:
     store = store_with("a", "b", "a", "c")
     position = started(store, deliver_policy="last_per_subject")
-    assert position.lss == [4, 3, 2] and position.sseq == 2 and position.npc == 3
+    assert (
+        position.last_per_subject_seqs == [4, 3, 2] and position.next_stream_sequence == 2 and position.num_pending == 3
+    )
     picked = [position.next_new(store, []) for _ in range(3)]
     assert [m.seq for m in picked if m is not None] == [2, 3, 4]
-    assert position.lss is None and position.sseq == 5 and position.npc == 0
+    assert position.last_per_subject_seqs is None and position.next_stream_sequence == 5 and position.num_pending == 0
     store.store("a", None, b"new", START_NS + 10 * NS)
     position.stored(5)
-    assert position.npc == 1
+    assert position.num_pending == 1
     new = position.next_new(store, [])
     assert new is not None and new.seq == 5
 
@@ -127,26 +129,26 @@ def test_counting_follows_stored_removed_and_clamped_messages() -> None:
     store = store_with("a", "a", "a")
     position = started(store)
     position.stored(3)  # already counted by the start
-    assert position.npc == 3
+    assert position.num_pending == 3
     store.store("a", None, b"4", START_NS + 4 * NS)
     position.stored(4)
-    assert position.npc == 4
+    assert position.num_pending == 4
     position.removed(4)
-    assert position.npc == 3
+    assert position.num_pending == 3
     store.remove(2)
     store.remove(3)
     store.remove(4)
     position.clamp(store)  # never more than the stream holds
-    assert position.npc == 1
+    assert position.num_pending == 1
 
 
 def test_purge_moves_the_position_past_the_purge_and_up_to_the_acked_deliveries() -> None:
     position = started(store_with("a", "a", "a"))
-    position.sseq, position.dseq = 2, 2
+    position.next_stream_sequence, position.next_consumer_sequence = 2, 2
     position.purged(start=4, acked_dseq=0)
-    assert (position.sseq, position.dseq) == (4, 2)
+    assert (position.next_stream_sequence, position.next_consumer_sequence) == (4, 2)
     position.purged(start=3, acked_dseq=7)
-    assert (position.sseq, position.dseq) == (4, 7)
+    assert (position.next_stream_sequence, position.next_consumer_sequence) == (4, 7)
 
 
 def test_reset_start_checks_the_deliver_policy() -> None:

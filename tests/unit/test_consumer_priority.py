@@ -36,7 +36,7 @@ def rig(**fields: Any) -> Rig:
 
 def pull(group: str = "G", pin: str = "", min_pending: int = 0, min_ack_pending: int = 0) -> WaitingRequest:
     fields = {"group": group, "id": pin, "min_pending": min_pending, "min_ack_pending": min_ack_pending, "priority": 0}
-    return WaitingRequest(reply="inbox", n=1, b=0, expires=None, group=fields)
+    return WaitingRequest(reply="inbox", batch_left=1, bytes_left=0, expires=None, group=fields)
 
 
 def test_the_first_pull_of_a_group_is_pinned_and_others_wait_or_are_refused() -> None:
@@ -96,9 +96,9 @@ def test_unpin_and_expire_announce_why_the_pin_went() -> None:
 
 def test_overflow_serves_a_pull_only_past_its_thresholds() -> None:
     r = rig(priority_policy="overflow")
-    r.consumer.npc = 3
+    r.consumer.num_pending = 3
     assert r.groups.admit(pull(min_pending=5)) == "skip"
-    r.consumer.npc = 4  # with the message at hand, 5 are pending
+    r.consumer.num_pending = 4  # with the message at hand, 5 are pending
     assert r.groups.admit(pull(min_pending=5)) == "serve"
     assert r.groups.admit(pull(min_ack_pending=2)) == "skip"
     r.consumer.num_ack_pending = 2

@@ -56,7 +56,7 @@ def test_bad_pull_bodies_are_refused_with_go_s_words(body: bytes, error: str) ->
 
 def waiting(reply: str, n: int = 1, priority: int | None = None) -> WaitingRequest:
     group = None if priority is None else {"group": "G", "priority": priority, "id": ""}
-    return WaitingRequest(reply=reply, n=n, b=0, expires=None, group=group)
+    return WaitingRequest(reply=reply, batch_left=n, bytes_left=0, expires=None, group=group)
 
 
 def test_waiting_requests_share_messages_round_robin() -> None:
@@ -205,7 +205,7 @@ def test_max_bytes_is_charged_per_delivery_and_ends_the_pull_when_exceeded() -> 
     r = rig()
     r.dispatch.request("inbox.1", b'{"batch": 5, "max_bytes": 100}')
     request = r.dispatch.next_waiting(60)
-    assert request is not None and (request.n, request.b) == (4, 40)
+    assert request is not None and (request.batch_left, request.bytes_left) == (4, 40)
     assert r.dispatch.next_waiting(60) is None
     assert r.statuses("inbox.1") == [pending_status("409 Message Size Exceeds MaxBytes", 4, 40)]
     assert len(r.dispatch.queue) == 0
@@ -248,14 +248,14 @@ def test_a_delivery_nobody_received_is_given_back_to_its_pull() -> None:
     r = rig()
     r.dispatch.request("inbox.1", b"3")
     request = r.dispatch.next_waiting(10)
-    assert request is not None and (request.n, request.d) == (2, 1)
+    assert request is not None and (request.batch_left, request.delivered) == (2, 1)
     r.dispatch.not_received("inbox.1")
-    assert (request.n, request.d) == (3, 0)
+    assert (request.batch_left, request.delivered) == (3, 0)
 
 
 def test_idle_heartbeats_go_to_a_waiting_pull_until_it_expires() -> None:
     r = rig()
-    r.consumer.dseq, r.consumer.sseq = 4, 9
+    r.consumer.next_consumer_sequence, r.consumer.next_stream_sequence = 4, 9
     r.dispatch.request("inbox.1", b'{"batch": 1, "expires": 3500000000, "idle_heartbeat": 1000000000}')
     r.dispatch.process(eos=False)
     r.clock.advance(3.6)

@@ -57,7 +57,7 @@ def deliver(r: Rig, size: int) -> None:
 
 def test_a_flow_control_request_follows_the_delivery_past_half_the_window() -> None:
     r = rig(flow_control=True, idle_heartbeat=NS)
-    assert (r.flow.maxpb, r.flow.pbytes) == (2 * MIB, 0)
+    assert (r.flow.window, r.flow.pending_bytes) == (2 * MIB, 0)
     deliver(r, MIB)
     assert r.published.calls == []
     deliver(r, 1)
@@ -65,7 +65,7 @@ def test_a_flow_control_request_follows_the_delivery_past_half_the_window() -> N
     subject, reply_to, hdr, payload = r.published.calls[0]
     assert (subject, hdr, payload) == ("dlv", FC_REQUEST, b"")
     assert re.fullmatch(r"\$JS\.FC\.S\.C\.[0-9A-Za-z]{4}", reply_to)
-    assert r.flow.fcid == reply_to and r.flow.fcsz == MIB + 1
+    assert r.flow.request_reply == reply_to and r.flow.pending_at_request == MIB + 1
     deliver(r, MIB)
     assert len(r.published.calls) == 1  # one request outstanding at a time
     assert r.flow.stalled  # past the window: push delivery waits
@@ -75,11 +75,11 @@ def test_an_answer_to_the_latest_request_frees_its_bytes_and_doubles_the_window(
     r = rig(flow_control=True, idle_heartbeat=NS)
     deliver(r, MIB + 1)
     deliver(r, MIB)
-    fcid = r.flow.fcid
+    request_reply = r.flow.request_reply
     r.flow.on_answer("$JS.FC.S.C.zzzz", "", None, b"", None)  # not the latest request
-    assert r.flow.fcid == fcid and r.consumer.kicks == 0
-    r.flow.on_answer(fcid, "", None, b"", None)
-    assert (r.flow.maxpb, r.flow.pbytes, r.flow.fcid) == (4 * MIB, MIB, "")
+    assert r.flow.request_reply == request_reply and r.consumer.kicks == 0
+    r.flow.on_answer(request_reply, "", None, b"", None)
+    assert (r.flow.window, r.flow.pending_bytes, r.flow.request_reply) == (4 * MIB, MIB, "")
     assert not r.flow.stalled and r.consumer.kicks == 1
     assert r.acked.calls == []  # acks ride on answers only with ack_policy flow_control
 
@@ -87,9 +87,9 @@ def test_an_answer_to_the_latest_request_frees_its_bytes_and_doubles_the_window(
 def test_the_window_stops_growing_at_32_mib() -> None:
     r = rig(flow_control=True, idle_heartbeat=NS)
     for _ in range(6):
-        deliver(r, r.flow.maxpb // 2 + 1)
-        r.flow.on_answer(r.flow.fcid, "", None, b"", None)
-    assert r.flow.maxpb == 32 * MIB
+        deliver(r, r.flow.window // 2 + 1)
+        r.flow.on_answer(r.flow.request_reply, "", None, b"", None)
+    assert r.flow.window == 32 * MIB
 
 
 def test_with_ack_policy_flow_control_an_answer_acks_what_it_names() -> None:
@@ -98,19 +98,19 @@ def test_with_ack_policy_flow_control_an_answer_acks_what_it_names() -> None:
     deliver(r, 10)  # max_ack_pending is reached: a request goes out early
     assert len(r.published.calls) == 1
     answer = b"NATS/1.0\r\nNats-Last-Consumer: 3\r\nNats-Last-Stream: 5\r\n\r\n"
-    r.flow.on_answer(r.flow.fcid, "", answer, b"", None)
+    r.flow.on_answer(r.flow.request_reply, "", answer, b"", None)
     assert r.acked.calls == [(5, 3)]
 
 
 def test_a_consumer_without_flow_control_never_asks() -> None:
     r = rig()
     deliver(r, 64 * MIB)
-    assert r.published.calls == [] and not r.flow.stalled and r.flow.pbytes == 0
+    assert r.published.calls == [] and not r.flow.stalled and r.flow.pending_bytes == 0
 
 
 def test_idle_heartbeats_name_the_last_delivery_and_the_unanswered_request() -> None:
     r = rig(flow_control=True, idle_heartbeat=NS)
-    r.consumer.dseq, r.consumer.sseq = 3, 7
+    r.consumer.next_consumer_sequence, r.consumer.next_stream_sequence = 3, 7
     r.flow.arm_heartbeat()
     r.clock.advance(1.0)
     first = b"NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: 2\r\nNats-Last-Stream: 6\r\n\r\n"
@@ -118,7 +118,7 @@ def test_idle_heartbeats_name_the_last_delivery_and_the_unanswered_request() -> 
     deliver(r, MIB + 1)
     stalled = (
         b"NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: 2\r\nNats-Last-Stream: 6\r\n"
-        + f"Nats-Consumer-Stalled: {r.flow.fcid}\r\n\r\n".encode()
+        + f"Nats-Consumer-Stalled: {r.flow.request_reply}\r\n\r\n".encode()
     )
     r.clock.advance(1.0)
     assert r.replies.calls[-1] == ("dlv", b"", stalled)

@@ -19,6 +19,11 @@ from fakejs.jetstream.errors import api_error
 
 @dataclass
 class Request:
+    """A ``$JS.API`` request: its subject, reply subject, headers and body, and who sent it.
+
+    Handlers decode the body with the method nats-server uses for their endpoint.
+    """
+
     subject: str
     reply: str
     hdr: bytes | None

@@ -1,6 +1,6 @@
 """What clients send on a consumer's ack subject, and what each message does.
 
-Ack payloads (on ``$JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending>``):
+Ack payloads (on ``$JS.ACK.<stream>.<consumer>.<delivery_count>.<stream_sequence>.<consumer_sequence>.<ts>.<pending>``):
 empty, ``+ACK`` or ``+OK`` ack; ``-NAK`` [JSON ``{"delay":ns}`` or a Go
 duration] redelivers; ``+WPI`` restarts the ack timer; ``+NXT`` acks and
 requests more; ``+TERM`` [reason] stops redelivery.  An ack with a reply
@@ -27,9 +27,9 @@ class AckMessages:
 
     ``release(seq)`` lets a work-queue or interest stream drop a message this
     consumer is done with; ``pull(reply, payload)`` serves ``+NXT``'s request; ``on_activity`` tells
-    the inactivity countdown an ack came; ``on_nak(sseq, dseq, dc)`` and
-    ``on_terminated(sseq, dseq, dc, reason)`` raise the advisories, and
-    ``on_ack_sample(sseq, dseq, dc, delivered_ns)`` the ack metric of an
+    the inactivity countdown an ack came; ``on_nak(stream_sequence, consumer_sequence, delivery_count)`` and
+    ``on_terminated(stream_sequence, consumer_sequence, delivery_count, reason)`` raise the advisories, and
+    ``on_ack_sample(stream_sequence, consumer_sequence, delivery_count, delivered_ns)`` the ack metric of an
     explicit ``+ACK`` or ``+NXT`` of a pending message (sampled there).
     """
 
@@ -62,41 +62,47 @@ class AckMessages:
         if self._consumer.closed:
             return
         self._on_activity()
-        sseq, dseq, dc = ack_reply_info(subject)
-        skip_reply = sseq == 0
+        stream_sequence, consumer_sequence, delivery_count = ack_reply_info(subject)
+        skip_reply = stream_sequence == 0
         if not payload or payload in (b"+ACK", b"+OK"):
-            if not self.ack(sseq, dseq, reply, sampled_dc=dc):
+            if not self.ack(stream_sequence, consumer_sequence, reply, sampled_delivery_count=delivery_count):
                 skip_reply = True
         elif payload.startswith(b"+NXT"):
-            self.ack(sseq, dseq, "", sampled_dc=dc)
+            self.ack(stream_sequence, consumer_sequence, "", sampled_delivery_count=delivery_count)
             self._pull(reply, payload[4:])
             skip_reply = True
         elif payload.startswith(b"-NAK"):
-            self.nak(sseq, dseq, dc, payload)
+            self.nak(stream_sequence, consumer_sequence, delivery_count, payload)
         elif payload == b"+WPI":
-            self._acks.progress(sseq)
+            self._acks.progress(stream_sequence)
         elif payload.startswith(b"+TERM"):
             reason = payload[5:].strip().decode("utf-8", "replace")
-            if not self.terminate(sseq, dseq, dc, reason, reply):
+            if not self.terminate(stream_sequence, consumer_sequence, delivery_count, reason, reply):
                 skip_reply = True
         if reply and not skip_reply:
             self._reply(reply, b"")
         self._consumer.kick()
 
-    def ack(self, sseq: int, dseq: int, reply: str, sampled_dc: int | None = None) -> bool:
+    def ack(
+        self, stream_sequence: int, consumer_sequence: int, reply: str, sampled_delivery_count: int | None = None
+    ) -> bool:
         """``processAckMsg``; returns whether the ack was applied "in place" (the caller answers).
 
-        ``sampled_dc``: the delivery count of an ack that may be sampled for the ack metric.
+        ``sampled_delivery_count``: the delivery count of an ack that may be sampled for the ack metric.
         """
-        if sseq >= self._consumer.sseq:
+        if stream_sequence >= self._consumer.next_stream_sequence:
             return False
         in_place = bool(self._stream.config["retention"] != "limits")
         if self._consumer.config["ack_policy"] == "none":
             return in_place
-        pending = self._acks.pending.get(sseq)
-        if sampled_dc is not None and pending is not None and self._consumer.config["ack_policy"] == "explicit":
-            self._on_ack_sample(sseq, dseq, sampled_dc, pending[1])
-        acked = self._acks.ack(sseq, dseq)
+        pending = self._acks.pending.get(stream_sequence)
+        if (
+            sampled_delivery_count is not None
+            and pending is not None
+            and self._consumer.config["ack_policy"] == "explicit"
+        ):
+            self._on_ack_sample(stream_sequence, consumer_sequence, sampled_delivery_count, pending[1])
+        acked = self._acks.ack(stream_sequence, consumer_sequence)
         if acked is None:
             return True  # an ack at or below the floor of an ack-all consumer
         if reply and not in_place:
@@ -106,15 +112,17 @@ class AckMessages:
                 self._release(seq)
         return in_place
 
-    def nak(self, sseq: int, dseq: int, dc: int, payload: bytes) -> None:
+    def nak(self, stream_sequence: int, consumer_sequence: int, delivery_count: int, payload: bytes) -> None:
         """``processNak``: redeliver now or after the delay the payload asks for."""
-        if not self._acks.can_nak(sseq, dseq):
+        if not self._acks.can_nak(stream_sequence, consumer_sequence):
             return
-        self._on_nak(sseq, dseq, dc)
-        self._acks.nak(sseq, nak_delay(payload))
+        self._on_nak(stream_sequence, consumer_sequence, delivery_count)
+        self._acks.nak(stream_sequence, nak_delay(payload))
 
-    def terminate(self, sseq: int, dseq: int, dc: int, reason: str, reply: str) -> bool:
+    def terminate(
+        self, stream_sequence: int, consumer_sequence: int, delivery_count: int, reason: str, reply: str
+    ) -> bool:
         """``processTerm``: an ack that stops redelivery, with an advisory."""
-        in_place = self.ack(sseq, dseq, reply)
-        self._on_terminated(sseq, dseq, dc, reason)
+        in_place = self.ack(stream_sequence, consumer_sequence, reply)
+        self._on_terminated(stream_sequence, consumer_sequence, delivery_count, reason)
         return in_place

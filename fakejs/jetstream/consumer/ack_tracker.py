@@ -1,8 +1,10 @@
 """A consumer's acknowledgement state: pending acks, redeliveries, ack floors.
 
 nats-server keeps two views of acknowledgement state: the consumer's
-working state (``pending``, ``rdc``, ``rdq``, ``adflr``/``asflr``) and the
-persisted consumer store (:class:`~fakejs.jetstream.storage.consumer_state.ConsumerState`:
+working state (``pending``, ``rdc``, ``rdq``, ``adflr``/``asflr``: here
+``pending``, ``redelivery_counts``, ``redelivery_queue``,
+``ack_floor_consumer``/``ack_floor_stream``) and the persisted consumer store
+(:class:`~fakejs.jetstream.storage.consumer_state.ConsumerState`:
 the delivered and ack-floor counters ConsumerInfo reports).
 :class:`AckTracker` keeps both with nats-server's rules, so the numbers a
 client reads after any mix of acks, naks, terms and redeliveries are the
@@ -14,7 +16,6 @@ What clients send on the ack subject is read in
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.gocompat import gotime
@@ -46,10 +47,10 @@ def ack_reply_info(subject: str) -> tuple[int, int, int]:
     if (len(tokens) != 9 and len(tokens) < 11) or tokens[0] != "$JS" or tokens[1] != "ACK":
         return 0, 0, 0
     offset = 4 if len(tokens) >= 11 else 2
-    dc = _as_uint64(_number(tokens[offset + 2]))
-    sseq = _as_uint64(_number(tokens[offset + 3]))
-    dseq = _as_uint64(_number(tokens[offset + 4]))
-    return sseq, dseq, dc
+    delivery_count = _as_uint64(_number(tokens[offset + 2]))
+    stream_sequence = _as_uint64(_number(tokens[offset + 3]))
+    consumer_sequence = _as_uint64(_number(tokens[offset + 4]))
+    return stream_sequence, consumer_sequence, delivery_count
 
 
 # ``ConsumerNakOptions``: what a ``-NAK {...}`` may carry.
@@ -72,10 +73,11 @@ def nak_delay(payload: bytes) -> int | None:
 class AckTracker:
     """Pending acks, the redelivery queue and counts, ack floors and the ack-wait timer.
 
-    ``pending`` maps stream sequences awaiting an ack to ``[delivery seq,
-    delivery time ns]``, ``rdc`` counts redeliveries, ``rdq`` is the
-    redelivery queue, ``adflr``/``asflr`` the ack floor (delivery and stream
-    sequence).  ``first_stream_seq`` tells the tracker what the stream still
+    ``pending`` maps stream sequences awaiting an ack to ``[consumer
+    sequence, delivery time ns]``, ``redelivery_counts`` counts redeliveries,
+    ``redelivery_queue`` is the redelivery queue,
+    ``ack_floor_consumer``/``ack_floor_stream`` the ack floor (consumer and
+    stream sequence).  ``first_stream_seq`` tells the tracker what the stream still
     holds; ``on_max_deliveries(seq, deliveries)`` announces a message that
     reached ``max_deliver``.
     """
@@ -93,11 +95,11 @@ class AckTracker:
         self._on_max_deliveries = on_max_deliveries
         config = consumer.config
         self.state = ConsumerState(config["ack_policy"], max(config["max_deliver"], 0))
-        self.pending: dict[int, list[int]] = {}  # sseq -> [dseq, timestamp ns]
-        self.rdc: dict[int, int] = {}  # sseq -> times redelivered
-        self.rdq = RedeliveryQueue()
-        self.adflr = 0  # ack floor, delivery sequence
-        self.asflr = 0  # ack floor, stream sequence
+        self.pending: dict[int, list[int]] = {}  # stream sequence -> [consumer sequence, timestamp ns]
+        self.redelivery_counts: dict[int, int] = {}  # ``rdc`` in nats-server: stream sequence -> times redelivered
+        self.redelivery_queue = RedeliveryQueue()  # ``rdq``
+        self.ack_floor_consumer = 0  # ``adflr``: the ack floor's consumer (delivery) sequence
+        self.ack_floor_stream = 0  # ``asflr``: the ack floor's stream sequence
         self.last_delivered_ns = 0
         self.last_ack_ns = 0
         self._timer: TimerHandle | None = None
@@ -122,7 +124,7 @@ class AckTracker:
         """How long a delivery of ``seq`` waits for its ack (the backoff step for its redelivery count)."""
         backoff = self._consumer.config["backoff"]
         if backoff:
-            return int(backoff[min(max(self.rdc.get(seq, 0), 0), len(backoff) - 1)]) + ACK_WAIT_DELAY
+            return int(backoff[min(max(self.redelivery_counts.get(seq, 0), 0), len(backoff) - 1)]) + ACK_WAIT_DELAY
         return self._default_ack_wait_ns()
 
     def _default_ack_wait_ns(self) -> int:
@@ -136,27 +138,27 @@ class AckTracker:
 
     # -- starting points -------------------------------------------------------------------
 
-    def start_at(self, sseq: int) -> None:
-        """A new consumer whose first delivery is stream sequence ``sseq``."""
-        self.adflr = 0
-        self.asflr = sseq - 1
-        self.state.set_starting(sseq - 1)
+    def start_at(self, stream_sequence: int) -> None:
+        """A new consumer whose first delivery is stream sequence ``stream_sequence``."""
+        self.ack_floor_consumer = 0
+        self.ack_floor_stream = stream_sequence - 1
+        self.state.set_starting(stream_sequence - 1)
 
     def restore(self) -> None:
         """Take up the persisted state (after a restart); the ack timer checks at once."""
         state = self.state
-        self.adflr, self.asflr = state.ack_floor
+        self.ack_floor_consumer, self.ack_floor_stream = state.ack_floor
         self.pending = {seq: list(entry) for seq, entry in state.pending.items()}
-        self.rdc = dict(state.redelivered)
+        self.redelivery_counts = dict(state.redelivered)
         if self.pending:
             self._arm(0.0)
 
     def reset(self, seq: int) -> None:
         """``resetStartingSeq``: forget everything; delivery starts again at ``seq``."""
         self.pending.clear()
-        self.rdc.clear()
-        self.rdq.clear()
-        self.adflr, self.asflr = 0, seq - 1
+        self.redelivery_counts.clear()
+        self.redelivery_queue.clear()
+        self.ack_floor_consumer, self.ack_floor_stream = 0, seq - 1
         self.last_delivered_ns = self.last_ack_ns = 0
         self.state.reset(seq - 1)
         self.stop()
@@ -170,31 +172,31 @@ class AckTracker:
 
     # -- deliveries ------------------------------------------------------------------------
 
-    def record_delivery(self, dseq: int, sseq: int, dc: int, ts: int) -> None:
+    def record_delivery(self, consumer_sequence: int, stream_sequence: int, delivery_count: int, ts: int) -> None:
         """A delivery (or a delivery given up at ``max_deliver``) enters the persisted state."""
         self.last_delivered_ns = self._clock.time_ns()
-        self.state.update_delivered(dseq, sseq, dc, ts)
+        self.state.update_delivered(consumer_sequence, stream_sequence, delivery_count, ts)
 
-    def acked_on_delivery(self, dseq: int, sseq: int) -> None:
+    def acked_on_delivery(self, consumer_sequence: int, stream_sequence: int) -> None:
         """``ack_policy: none``: a delivery is its own ack, the floor follows it."""
-        self.adflr, self.asflr = dseq, sseq
+        self.ack_floor_consumer, self.ack_floor_stream = consumer_sequence, stream_sequence
 
-    def track(self, sseq: int, dseq: int) -> None:
+    def track(self, stream_sequence: int, consumer_sequence: int) -> None:
         """A delivery awaits its ack; the ack timer runs for it."""
         now = self._clock.time_ns()
-        entry = self.pending.get(sseq)
+        entry = self.pending.get(stream_sequence)
         if entry is not None:
             entry[1] = now
         else:
-            self.pending[sseq] = [dseq, now]
-        delay = self.ack_wait_ns(sseq)
+            self.pending[stream_sequence] = [consumer_sequence, now]
+        delay = self.ack_wait_ns(stream_sequence)
         deadline = self._clock.monotonic() + delay / NS
         if self._timer is None or (self._deadline is not None and self._deadline > deadline):
             self._arm(delay / NS)
 
     def delivery_count(self, seq: int) -> int:
         """nats-server's ``deliveryCount``: the redelivery counter, at least 1."""
-        count = self.rdc.get(seq, 0)
+        count = self.redelivery_counts.get(seq, 0)
         return count if count >= 1 else 1
 
     def next_redelivery(self) -> tuple[int, int] | None:
@@ -203,67 +205,70 @@ class AckTracker:
         Redeliveries past ``max_deliver`` are dropped from the queue here,
         announced once and counted as delivered.
         """
-        while self.rdq:
-            seq = self.rdq.popleft()
-            dc = self.rdc.get(seq, 0) + 1 + 1
-            self.rdc[seq] = dc - 1
-            if self.max_deliver and dc > self.max_deliver:
-                if dc == self.max_deliver + 1:
-                    self._on_max_deliveries(seq, dc - 1)
+        while self.redelivery_queue:
+            seq = self.redelivery_queue.popleft()
+            delivery_count = self.redelivery_counts.get(seq, 0) + 1 + 1
+            self.redelivery_counts[seq] = delivery_count - 1
+            if self.max_deliver and delivery_count > self.max_deliver:
+                if delivery_count == self.max_deliver + 1:
+                    self._on_max_deliveries(seq, delivery_count - 1)
                 entry = self.pending.pop(seq, None)
                 if entry is not None:
-                    self.record_delivery(entry[0], seq, dc, entry[1])
+                    self.record_delivery(entry[0], seq, delivery_count, entry[1])
                     self.move_ack_floor(entry[0], seq)
                 continue
-            return seq, dc
+            return seq, delivery_count
         return None
 
     def uncount(self, seq: int) -> None:
         """A redelivery of ``seq`` did not happen after all: take back its count."""
-        count = self.rdc.get(seq)
+        count = self.redelivery_counts.get(seq)
         if count is not None:
-            self.rdc[seq] = count - 1
-            if self.rdc[seq] <= 0:
-                del self.rdc[seq]
+            self.redelivery_counts[seq] = count - 1
+            if self.redelivery_counts[seq] <= 0:
+                del self.redelivery_counts[seq]
 
     def uncount_missing(self, seq: int) -> None:
         """A queued redelivery's message is gone from the stream: take back the count just given."""
-        self.rdc[seq] -= 1
+        self.redelivery_counts[seq] -= 1
 
     def take_back(self, seq: int) -> None:
         """A picked redelivery found no taker: uncount it and queue it again (once)."""
-        if seq not in self.rdq:
+        if seq not in self.redelivery_queue:
             self.uncount(seq)
-            self.rdq.append(seq)
+            self.redelivery_queue.append(seq)
 
     def requeue_pending(self, seq: int) -> None:
         """A delivery nobody received is redelivered, if it still awaits its ack."""
-        if seq in self.pending and seq not in self.rdq:
-            self.rdq.append(seq)
+        if seq in self.pending and seq not in self.redelivery_queue:
+            self.redelivery_queue.append(seq)
 
     def forget(self, seq: int) -> None:
         """``seq`` left the stream without pending: drop its redelivery count."""
-        if seq in self.rdc:
-            del self.rdc[seq]
+        if seq in self.redelivery_counts:
+            del self.redelivery_counts[seq]
             self.state.update_acks(0, seq)
 
     # -- acks --------------------------------------------------------------------------
 
-    def move_ack_floor(self, dseq: int, sseq: int) -> None:
+    def move_ack_floor(self, consumer_sequence: int, stream_sequence: int) -> None:
         """``moveAckFloor`` on the working state."""
         consumer = self._consumer
         if not self.pending:
-            self.adflr, self.asflr = consumer.dseq - 1, consumer.sseq - 1
-        elif dseq == self.adflr + 1:
-            self.adflr, self.asflr = dseq, sseq
-            for ss in range(sseq + 1, consumer.sseq):
+            self.ack_floor_consumer, self.ack_floor_stream = (
+                consumer.next_consumer_sequence - 1,
+                consumer.next_stream_sequence - 1,
+            )
+        elif consumer_sequence == self.ack_floor_consumer + 1:
+            self.ack_floor_consumer, self.ack_floor_stream = consumer_sequence, stream_sequence
+            for ss in range(stream_sequence + 1, consumer.next_stream_sequence):
                 entry = self.pending.get(ss)
                 if entry is not None:
                     if entry[0] > 0:
-                        self.adflr, self.asflr = entry[0] - 1, ss - 1
+                        self.ack_floor_consumer, self.ack_floor_stream = entry[0] - 1, ss - 1
                     break
 
-    def ack(self, sseq: int, dseq: int) -> list[int] | None:
+    def ack(self, stream_sequence: int, consumer_sequence: int) -> list[int] | None:
         """``processAckMsg`` for the explicit, all and flow_control policies.
 
         Returns the stream sequences the ack released, or None for an ``all``
@@ -271,39 +276,43 @@ class AckTracker:
         """
         acked: list[int] = []
         if self._consumer.config["ack_policy"] == "explicit":
-            entry = self.pending.pop(sseq, None)
+            entry = self.pending.pop(stream_sequence, None)
             if entry is not None:
-                dseq = entry[0]
-                self.move_ack_floor(dseq, sseq)
-                acked.append(sseq)
-            self.rdc.pop(sseq, None)
-            self.rdq.remove(sseq)
+                consumer_sequence = entry[0]
+                self.move_ack_floor(consumer_sequence, stream_sequence)
+                acked.append(stream_sequence)
+            self.redelivery_counts.pop(stream_sequence, None)
+            self.redelivery_queue.remove(stream_sequence)
         else:
-            if dseq <= self.adflr or sseq <= self.asflr:
+            if consumer_sequence <= self.ack_floor_consumer or stream_sequence <= self.ack_floor_stream:
                 return None
-            self.adflr, self.asflr = dseq, sseq
-            for seq in [s for s in self.pending if s <= sseq]:
+            self.ack_floor_consumer, self.ack_floor_stream = consumer_sequence, stream_sequence
+            for seq in [s for s in self.pending if s <= stream_sequence]:
                 del self.pending[seq]
-                self.rdc.pop(seq, None)
-                self.rdq.remove(seq)
+                self.redelivery_counts.pop(seq, None)
+                self.redelivery_queue.remove(seq)
                 acked.append(seq)
-        self.rdc.pop(sseq, None)
-        self.state.update_acks(dseq, sseq)
+        self.redelivery_counts.pop(stream_sequence, None)
+        self.state.update_acks(consumer_sequence, stream_sequence)
         self.last_ack_ns = self._clock.time_ns()
         return acked
 
-    def can_nak(self, sseq: int, dseq: int) -> bool:
+    def can_nak(self, stream_sequence: int, consumer_sequence: int) -> bool:
         """A nak counts only for a delivery still pending above the floor."""
-        return not (dseq <= self.adflr or dseq > self._consumer.dseq or sseq not in self.pending)
+        return not (
+            consumer_sequence <= self.ack_floor_consumer
+            or consumer_sequence > self._consumer.next_consumer_sequence
+            or stream_sequence not in self.pending
+        )
 
-    def nak(self, sseq: int, delay: int | None) -> None:
-        """Redeliver ``sseq`` now, or ``delay`` ns from now."""
+    def nak(self, stream_sequence: int, delay: int | None) -> None:
+        """Redeliver ``stream_sequence`` now, or ``delay`` ns from now."""
         if delay is None:
-            if sseq not in self.rdq:
-                self.rdq.append(sseq)
+            if stream_sequence not in self.redelivery_queue:
+                self.redelivery_queue.append(stream_sequence)
             return
-        self.rdq.remove(sseq)
-        entry = self.pending.get(sseq)
+        self.redelivery_queue.remove(stream_sequence)
+        entry = self.pending.get(stream_sequence)
         if entry is not None:
             entry[1] = self._clock.time_ns() - self._consumer.config["ack_wait"] + delay
             if self._timer is not None:
@@ -325,16 +334,16 @@ class AckTracker:
         ack floor moved past what was pending.
         """
         raised = False
-        if self.asflr < start:
-            self.asflr = start - 1
-            for seq, (dseq, _) in list(self.pending.items()):
-                if seq <= self.asflr or (wider and not is_stored(seq)):
-                    if dseq > self.adflr:
-                        self.adflr = dseq
+        if self.ack_floor_stream < start:
+            self.ack_floor_stream = start - 1
+            for seq, (consumer_sequence, _) in list(self.pending.items()):
+                if seq <= self.ack_floor_stream or (wider and not is_stored(seq)):
+                    if consumer_sequence > self.ack_floor_consumer:
+                        self.ack_floor_consumer = consumer_sequence
                         raised = True
                     del self.pending[seq]
-                    self.rdc.pop(seq, None)
-                    self.state.update_acks(dseq, seq)
+                    self.redelivery_counts.pop(seq, None)
+                    self.state.update_acks(consumer_sequence, seq)
                     self.last_ack_ns = self._clock.time_ns()
         return raised
 
@@ -342,10 +351,18 @@ class AckTracker:
         """After a purge: the floors follow the position when nothing is pending; persist all of it."""
         consumer = self._consumer
         if not self.pending:
-            self.rdc.clear()
-            self.adflr, self.asflr = consumer.dseq - 1, consumer.sseq - 1
-        self.rdq.keep(lambda seq: seq >= consumer.sseq)
-        self.state.overwrite([consumer.dseq - 1, consumer.sseq - 1], [self.adflr, self.asflr], self.pending, self.rdc)
+            self.redelivery_counts.clear()
+            self.ack_floor_consumer, self.ack_floor_stream = (
+                consumer.next_consumer_sequence - 1,
+                consumer.next_stream_sequence - 1,
+            )
+        self.redelivery_queue.keep(lambda seq: seq >= consumer.next_stream_sequence)
+        self.state.overwrite(
+            [consumer.next_consumer_sequence - 1, consumer.next_stream_sequence - 1],
+            [self.ack_floor_consumer, self.ack_floor_stream],
+            self.pending,
+            self.redelivery_counts,
+        )
 
     # -- the ack-wait timer -----------------------------------------------------------------
 
@@ -367,7 +384,7 @@ class AckTracker:
         expired, next_due = self._expired(ttl, now)
         if expired:
             expired.sort()
-            self.rdq.extend(expired)
+            self.redelivery_queue.extend(expired)
             offset = now - self.pending[expired[0]][1]
             for seq in expired:
                 entry = self.pending.get(seq)
@@ -376,8 +393,11 @@ class AckTracker:
         if self.pending:
             self._arm(max(next_due, 0) / NS)
         else:
-            self.rdq.clear()
-            self.adflr, self.asflr = consumer.dseq - 1, consumer.sseq - 1
+            self.redelivery_queue.clear()
+            self.ack_floor_consumer, self.ack_floor_stream = (
+                consumer.next_consumer_sequence - 1,
+                consumer.next_stream_sequence - 1,
+            )
         if expired:
             consumer.kick()
 
@@ -389,12 +409,12 @@ class AckTracker:
         expired: list[int] = []
         for seq in list(self.pending):
             entry = self.pending[seq]
-            if seq < first or seq <= self.asflr:
+            if seq < first or seq <= self.ack_floor_stream:
                 self._drop_below_floor(seq, entry[0])
                 continue
             elapsed, deadline = now - entry[1], ttl
             if backoff:
-                count = max(self.rdc.get(seq, 0), 0)
+                count = max(self.redelivery_counts.get(seq, 0), 0)
                 following = count + 1
                 if count + 1 >= len(backoff):
                     count = len(backoff) - 1
@@ -402,18 +422,18 @@ class AckTracker:
                 deadline = backoff[count]
                 next_due = min(next_due, backoff[following])
             if elapsed >= deadline:
-                if seq not in self.rdq and not self._has_max_deliveries(seq):
+                if seq not in self.redelivery_queue and not self._has_max_deliveries(seq):
                     expired.append(seq)
             elif deadline - elapsed < next_due:
                 next_due = deadline - elapsed
         return expired, next_due
 
-    def _drop_below_floor(self, seq: int, dseq: int) -> None:
+    def _drop_below_floor(self, seq: int, consumer_sequence: int) -> None:
         del self.pending[seq]
-        self.rdc.pop(seq, None)
-        self.rdq.remove(seq)
-        self.asflr = max(self.asflr, seq)
-        self.adflr = max(self.adflr, dseq)
+        self.redelivery_counts.pop(seq, None)
+        self.redelivery_queue.remove(seq)
+        self.ack_floor_stream = max(self.ack_floor_stream, seq)
+        self.ack_floor_consumer = max(self.ack_floor_consumer, consumer_sequence)
 
     def _has_max_deliveries(self, seq: int) -> bool:
         limit = self.max_deliver
@@ -428,28 +448,31 @@ class AckTracker:
         if entry is not None:
             self.record_delivery(entry[0], seq, count + 1, entry[1])
             self.move_ack_floor(entry[0], seq)
-        self.rdc[seq] = count
+        self.redelivery_counts[seq] = count
         if self.max_ack_pending:
             self._consumer.kick()
         return True
 
     # -- what ConsumerInfo reports ---------------------------------------------------------
 
-    def delivered_info(self, dseq: int, sseq: int) -> dict[str, Any]:
-        """``delivered``: the persisted counters, or the position (``dseq``, ``sseq``) before any state."""
+    def delivered_info(self, next_consumer_sequence: int, next_stream_sequence: int) -> dict[str, int | str]:
+        """``delivered``: the persisted counters, or before any state the position's next sequences less one."""
         state = self.state
         if state.has_state():
-            delivered: dict[str, Any] = {"consumer_seq": state.delivered[0], "stream_seq": state.delivered[1]}
+            delivered: dict[str, int | str] = {"consumer_seq": state.delivered[0], "stream_seq": state.delivered[1]}
         else:
-            delivered = {"consumer_seq": max(dseq, 1) - 1, "stream_seq": max(sseq, 1) - 1}
+            delivered = {
+                "consumer_seq": max(next_consumer_sequence, 1) - 1,
+                "stream_seq": max(next_stream_sequence, 1) - 1,
+            }
         if self.last_delivered_ns:
             delivered["last_active"] = gotime.rfc3339(self.last_delivered_ns)
         return delivered
 
-    def ack_floor_info(self) -> dict[str, Any]:
+    def ack_floor_info(self) -> dict[str, int | str]:
         """``ack_floor``: the persisted floor and when the last ack came."""
         floor = self.state.ack_floor
-        ack_floor: dict[str, Any] = {"consumer_seq": floor[0], "stream_seq": floor[1]}
+        ack_floor: dict[str, int | str] = {"consumer_seq": floor[0], "stream_seq": floor[1]}
         if self.last_ack_ns:
             ack_floor["last_active"] = gotime.rfc3339(self.last_ack_ns)
         return ack_floor

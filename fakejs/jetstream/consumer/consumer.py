@@ -11,7 +11,8 @@ Every timer is on the server clock.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clock import Clock
@@ -26,7 +27,7 @@ from fakejs.jetstream.consumer.ack_messages import AckMessages
 from fakejs.jetstream.consumer.ack_tracker import AckTracker
 from fakejs.jetstream.consumer.delivery import UNACKED_LIMITS, DeliveryLoop
 from fakejs.jetstream.consumer.lifecycle import Inactivity, PauseTimer
-from fakejs.jetstream.consumer.pacing import Pacer, rate_limiter
+from fakejs.jetstream.consumer.pacing import HeldDelivery, Pacer, rate_limiter
 from fakejs.jetstream.consumer.position import DeliveryPosition, reset_start
 from fakejs.jetstream.consumer.priority_groups import PriorityGroups
 from fakejs.jetstream.consumer.pull_dispatch import PullDispatch
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 class Consumer:
     """One consumer of a stream: its config, its subscriptions and the parts that deliver for it.
 
-    Others read it through its properties (``sseq``, ``pending``, ``waiting``...), not the parts' state.
+    Others read it through its properties (``next_stream_sequence``, ``pending``, ``waiting``...), not the parts' state.
     """
 
     def __init__(self, stream: Stream, name: str, config: ConsumerConfig, created_ns: int) -> None:
@@ -76,9 +77,7 @@ class Consumer:
             self.clock,
             js.broker.faults,
             self.stream,
-            send_message=lambda target, ack_reply, hdr, data, shown_as: bool(
-                js.router.publish(target, ack_reply, hdr, data, None, shown_as=shown_as)
-            ),
+            send_message=js.router.publish,
             reply=js.reply,
             release=self._release,
             position=self.position,
@@ -94,8 +93,8 @@ class Consumer:
         self.acks = AckTracker(
             self,
             self.clock,
-            first_stream_seq=lambda: self.stream.store.first_seq,
-            on_max_deliveries=lambda seq, count: advisories.max_deliveries(self, seq, count),
+            first_stream_seq=self._first_stream_seq,
+            on_max_deliveries=partial(advisories.max_deliveries, self),
         )
         self.ack_messages = AckMessages(
             self,
@@ -104,10 +103,10 @@ class Consumer:
             self.js.reply,
             release=self._release,
             pull=self.pull_request,
-            on_activity=lambda: self.inactivity.ack_seen(),
-            on_nak=lambda sseq, dseq, dc: advisories.nak(self, sseq, dseq, dc),
-            on_terminated=lambda sseq, dseq, dc, reason: advisories.terminated(self, sseq, dseq, dc, reason),
-            on_ack_sample=lambda sseq, dseq, dc, delivered: advisories.ack_sample(self, sseq, dseq, dc, delivered),
+            on_activity=self._ack_seen,
+            on_nak=partial(advisories.nak, self),
+            on_terminated=partial(advisories.terminated, self),
+            on_ack_sample=partial(advisories.ack_sample, self),
         )
 
     def _compose_pulls(self, name: ConsumerName) -> None:
@@ -120,12 +119,12 @@ class Consumer:
             reply=js.reply,
             has_interest=js.router.has_interest,
             touch=self.touch,
-            available=lambda: max(self.npc, 0) + len(self.acks.rdq),
-            priority=lambda: self.priority,
+            available=self._available,
+            priority=self._priority_groups,
             track_interest=js.reply_interest,
         )
         self.priority: PriorityGroups | None = None
-        self.configure_priority()
+        self._configure_priority()
 
     def _compose_push(self, name: ConsumerName) -> None:
         js = self.js
@@ -136,15 +135,15 @@ class Consumer:
             broker.faults,
             name,
             broker.random,
-            publish=lambda subject, reply_to, hdr, payload: js.router.publish(subject, reply_to, hdr, payload, None),
+            publish=js.router.publish,
             reply=js.reply,
-            ack_through=lambda sseq, dseq: self.ack_messages.ack(sseq, dseq, ""),
-            holding=lambda: self.pacer.holding,
+            ack_through=partial(self.ack_messages.ack, reply=""),
+            holding=self._holding,
         )
         self.pacer = Pacer(
             self,
             self.clock,
-            lambda delivery: self.loop.send(delivery),
+            self._send_held,
             rate_limiter(self.config, self.stream.config, broker.options.max_payload),
         )
 
@@ -153,15 +152,13 @@ class Consumer:
             self,
             self.clock,
             self.js.broker.random,
-            remove=lambda: self.stream.remove_consumer(self),
+            remove=partial(self.stream.remove_consumer, self),
             pulls_waiting=self.pulls.still_waiting,
             latest_ack_deadline_ns=self.acks.latest_ack_deadline_ns,
         )
-        self.pause_timer = PauseTimer(
-            self, self.clock, on_resumed=lambda: advisories.pause(self, False, self.config["pause_until"])
-        )
+        self.pause_timer = PauseTimer(self, self.clock, on_resumed=self._resumed)
 
-    def configure_priority(self) -> None:
+    def _configure_priority(self) -> None:
         """Priority-group state follows the config (policies may change on update)."""
         pinned = self.priority is not None and bool(self.priority.pin_id)
         wanted = priority_groups.wanted(self.config, pinned)
@@ -170,17 +167,75 @@ class Consumer:
                 self,
                 self.clock,
                 new_pin_id=self.js.nuid,
-                on_pinned=lambda group, pin_id: advisories.pinned(self, group, pin_id),
-                on_unpinned=lambda group, reason: advisories.unpinned(self, group, reason),
+                on_pinned=partial(advisories.pinned, self),
+                on_unpinned=partial(advisories.unpinned, self),
             )
         elif not wanted and self.priority is not None:
             self.priority.close()
             self.priority = None
         self.pulls.reconfigure()
 
-    def set_inactive_threshold(self) -> None:
-        """The inactivity threshold follows the config (it may change on update)."""
-        self.inactivity.set_threshold()
+    def reconfigure(self, new_config: ConsumerConfig, filters_changed: Callable[[], None] | None = None) -> None:
+        """``updateConfig``: take ``new_config`` (already checked) in place.
+
+        When the filters change, nats-server re-registers the consumer for
+        stream signals under its new filters -- under none at all when the
+        filters were removed, so such a consumer is no longer told about new
+        messages (its pending count and waiting pulls only move on other
+        events) -- and then calls ``filters_changed`` (an interest stream drops
+        what no consumer needs any more).
+        """
+        old = self.config
+        self.config = new_config
+        self.filters = consumerconfig.filters(new_config)
+        if self.filters != consumerconfig.filters(old):
+            self.signal_subjects = list(self.filters)
+            self._recount_pending()
+            if filters_changed is not None:
+                filters_changed()
+        if new_config["deliver_subject"] != old["deliver_subject"]:
+            router = self.js.router
+            router.unwatch_interest(old["deliver_subject"], self.interest_changed)
+            router.watch_interest(new_config["deliver_subject"], self.interest_changed)
+            self.active = self.has_delivery_interest()
+        self._configure_priority()
+        if new_config["inactive_threshold"] != old["inactive_threshold"]:
+            self.inactivity.set_threshold()
+            self.touch()
+
+    # -- what the parts call back ---------------------------------------------------------
+
+    def _first_stream_seq(self) -> int:
+        """The ack tracker: the first sequence the stream still holds."""
+        return self.stream.store.first_seq
+
+    def _stored(self, seq: int) -> bool:
+        """The ack tracker, on a purge: whether the stream still holds ``seq``."""
+        return self.stream.store.get(seq) is not None
+
+    def _ack_seen(self) -> None:
+        """The ack messages: an ack came, which holds off deletion for inactivity."""
+        self.inactivity.ack_seen()
+
+    def _available(self) -> int:
+        """The pull dispatch: how many messages a no-wait pull could get now."""
+        return max(self.num_pending, 0) + len(self.acks.redelivery_queue)
+
+    def _priority_groups(self) -> PriorityGroups | None:
+        """The pull dispatch: the priority groups (created and dropped as the config changes)."""
+        return self.priority
+
+    def _holding(self) -> bool:
+        """Push flow control: whether the pacer holds a delivery (then no heartbeat goes out)."""
+        return self.pacer.holding
+
+    def _send_held(self, delivery: HeldDelivery) -> None:
+        """The pacer: a held delivery's moment has come."""
+        self.loop.send(delivery)
+
+    def _resumed(self) -> None:
+        """The pause timer: ``pause_until`` has passed."""
+        advisories.pause(self, False, self.config["pause_until"])
 
     # -- what others read ------------------------------------------------------------
 
@@ -189,33 +244,33 @@ class Consumer:
         return consumerconfig.is_push(self.config)
 
     @property
-    def sseq(self) -> int:
-        """The next stream sequence to deliver."""
-        return self.position.sseq
+    def next_stream_sequence(self) -> int:
+        """The next stream sequence to deliver (``sseq`` in nats-server)."""
+        return self.position.next_stream_sequence
 
     @property
-    def dseq(self) -> int:
-        """The next delivery sequence."""
-        return self.position.dseq
+    def next_consumer_sequence(self) -> int:
+        """The consumer sequence of the next delivery (``dseq`` in nats-server)."""
+        return self.position.next_consumer_sequence
 
     @property
-    def npc(self) -> int:
-        """Messages still to deliver (may dip below zero; reports clamp it)."""
-        return self.position.npc
+    def num_pending(self) -> int:
+        """Messages still to deliver (``npc`` in nats-server; may dip below zero, reports clamp it)."""
+        return self.position.num_pending
 
     @property
-    def asflr(self) -> int:
-        """The ack floor's stream sequence."""
-        return self.acks.asflr
+    def ack_floor_stream(self) -> int:
+        """The ack floor's stream sequence (``asflr`` in nats-server)."""
+        return self.acks.ack_floor_stream
 
     @property
-    def adflr(self) -> int:
-        """The ack floor's delivery sequence."""
-        return self.acks.adflr
+    def ack_floor_consumer(self) -> int:
+        """The ack floor's consumer sequence (``adflr`` in nats-server)."""
+        return self.acks.ack_floor_consumer
 
     @property
     def pending(self) -> Mapping[int, list[int]]:
-        """Stream sequences awaiting an ack -> [delivery seq, delivery time ns]."""
+        """Stream sequences awaiting an ack -> [consumer sequence, delivery time ns]."""
         return self.acks.pending
 
     @property
@@ -223,9 +278,9 @@ class Consumer:
         return len(self.acks.pending)
 
     @property
-    def rdq(self) -> Collection[int]:
-        """Stream sequences queued for redelivery."""
-        return self.acks.rdq
+    def redelivery_queue(self) -> Collection[int]:
+        """Stream sequences queued for redelivery (``rdq`` in nats-server)."""
+        return self.acks.redelivery_queue
 
     @property
     def state(self) -> ConsumerState:
@@ -238,19 +293,19 @@ class Consumer:
         return self.pulls.queue
 
     @property
-    def pbytes(self) -> int:
-        """Push flow control: bytes delivered since the last answered request."""
-        return self.push.pbytes
+    def flow_pending_bytes(self) -> int:
+        """Push flow control: bytes delivered since the last answered request (``pbytes`` in nats-server)."""
+        return self.push.pending_bytes
 
     @property
-    def maxpb(self) -> int:
-        """Push flow control: the current window."""
-        return self.push.maxpb
+    def flow_window(self) -> int:
+        """Push flow control: the current window (``maxpb`` in nats-server)."""
+        return self.push.window
 
     @property
-    def fcid(self) -> str:
-        """Push flow control: the unanswered request's reply subject."""
-        return self.push.fcid
+    def flow_request_reply(self) -> str:
+        """Push flow control: the unanswered request's reply subject (``fcid`` in nats-server)."""
+        return self.push.request_reply
 
     def delivery_count(self, seq: int) -> int:
         return self.acks.delivery_count(seq)
@@ -269,14 +324,14 @@ class Consumer:
         store = self.stream.store
         per_subject = self.stream.config["max_msgs_per_subject"]
         self.position.select_start(self.config, store, self.filters, per_subject)
-        self.acks.start_at(self.position.sseq)
+        self.acks.start_at(self.position.next_stream_sequence)
 
     def restore(self) -> None:
         """Take up where the persisted state left off (after a restart)."""
         self.position.restore(self.state.delivered, self.stream.store, self.filters)
         self.acks.restore()
 
-    def recount_pending(self) -> None:
+    def _recount_pending(self) -> None:
         """Count what is still to deliver again (the filters changed)."""
         self.position.recount(self.stream.store, self.filters)
 
@@ -331,7 +386,7 @@ class Consumer:
     def stop(self) -> None:
         """Server shutdown: waiting pulls learn "409 Server Shutdown", then stop."""
         for request in self.pulls.queue.clear():
-            self.js.reply(request.reply, b"", status.server_shutdown(request.n, request.b))
+            self.js.reply(request.reply, b"", status.server_shutdown(request.batch_left, request.bytes_left))
         self.closed = True
         self._unsubscribe()
         self._stop_timers()
@@ -382,9 +437,22 @@ class Consumer:
         if not paused:
             self.kick()
 
+    def unpin(self, group: str) -> None:
+        """``$JS.API.CONSUMER.UNPIN``: ``group``'s pinned client loses its pin (nothing without priority groups)."""
+        if self.priority is not None:
+            self.priority.unpin(group)
+
+    def expire_pin(self, group: str) -> str:
+        """The pin's timeout, now (a fault): returns the pin id it dropped ("" when nobody was pinned)."""
+        if self.priority is None:
+            return ""
+        pin_id = self.priority.pin_id
+        self.priority.expire(group)
+        return pin_id
+
     def reset_to(self, seq: int) -> int:
         """``resetStartingSeq``: deliver again from ``seq`` (0: from the ack floor); returns where."""
-        seq = reset_start(self.config, seq, self.asflr, self.stream.store)
+        seq = reset_start(self.config, seq, self.ack_floor_stream, self.stream.store)
         self.acks.reset(seq)
         self.position.reset(seq, self.stream.store, self.filters)
         self.kick()
@@ -392,7 +460,7 @@ class Consumer:
 
     # -- requests on the consumer's subjects ---------------------------------------------------
 
-    def _on_next(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+    def _on_next(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
         if not reply or self.closed:
             return True
         if not self.js.online(self.stream.name, self.name):
@@ -405,10 +473,10 @@ class Consumer:
             self.pull_request(reply, payload)
         return True
 
-    def _on_ack(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_ack(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         self.ack_messages.receive(subject, reply, payload)
 
-    def _on_reset(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_reset(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         self.js.asset_request("consumer.reset", self, reply, hdr, payload)
 
     def pull_request(self, reply: str, payload: bytes) -> None:
@@ -420,9 +488,11 @@ class Consumer:
 
     # -- acks --------------------------------------------------------------------------
 
-    def terminate(self, sseq: int, dseq: int, dc: int, reason: str, reply: str) -> bool:
-        """``processTerm``: ack ``sseq`` for good, with the ``MSG_TERMINATED`` advisory."""
-        return self.ack_messages.terminate(sseq, dseq, dc, reason, reply)
+    def terminate(
+        self, stream_sequence: int, consumer_sequence: int, delivery_count: int, reason: str, reply: str
+    ) -> bool:
+        """``processTerm``: ack ``stream_sequence`` for good, with the ``MSG_TERMINATED`` advisory."""
+        return self.ack_messages.terminate(stream_sequence, consumer_sequence, delivery_count, reason, reply)
 
     # -- delivery ------------------------------------------------------------------
 
@@ -448,7 +518,7 @@ class Consumer:
         """``processStreamSignal``."""
         if self.signaled(msg.subject):
             self.position.stored(msg.seq)
-            if msg.seq >= self.sseq:
+            if msg.seq >= self.next_stream_sequence:
                 self.kick()
 
     def message_removed(self, seq: int, subject: str = "") -> None:
@@ -487,11 +557,10 @@ class Consumer:
         """``purge``: move past what a stream purge removed, acking what it took away."""
         if start == 0 and not wider:
             start = last_seq + 1
-        store = self.stream.store
-        raised = self.acks.purged(start, wider, lambda seq: store.get(seq) is not None)
-        self.position.purged(start, self.acks.adflr if raised else 0)
+        raised = self.acks.purged(start, wider, self._stored)
+        self.position.purged(start, self.acks.ack_floor_consumer if raised else 0)
         self.acks.settle_after_purge()
-        self.recount_pending()
+        self._recount_pending()
         self.kick()
 
     # -- info --------------------------------------------------------------------------
@@ -506,12 +575,12 @@ class Consumer:
             "name": self.name,
             "created": gotime.rfc3339(self.created_ns),
             "config": consumerconfig.to_json(self.config, dynamic_metadata),
-            "delivered": self.acks.delivered_info(self.dseq, self.sseq),
+            "delivered": self.acks.delivered_info(self.next_consumer_sequence, self.next_stream_sequence),
             "ack_floor": self.acks.ack_floor_info(),
             "num_ack_pending": len(self.acks.pending),
-            "num_redelivered": 0 if self.config["max_deliver"] == 1 else len(self.acks.rdc),
+            "num_redelivered": 0 if self.config["max_deliver"] == 1 else len(self.acks.redelivery_counts),
             "num_waiting": 0 if self.is_push else len(self.pulls.queue),
-            "num_pending": max(self.npc, 0),
+            "num_pending": max(self.num_pending, 0),
         }
         cluster = self.js.cluster_section(self.stream.name, self.name)
         if cluster is not None:

@@ -56,8 +56,10 @@ class DeliverySource(ConsumerView, Protocol):
     @property
     def priority(self) -> PriorityGroups | None: ...
 
-    def terminate(self, sseq: int, dseq: int, dc: int, reason: str, reply: str) -> bool:
-        """Ack ``sseq`` for good, with the ``MSG_TERMINATED`` advisory."""
+    def terminate(
+        self, stream_sequence: int, consumer_sequence: int, delivery_count: int, reason: str, reply: str
+    ) -> bool:
+        """Ack ``stream_sequence`` for good, with the ``MSG_TERMINATED`` advisory."""
         ...
 
     def lost_push_interest(self) -> None:
@@ -68,7 +70,7 @@ class DeliverySource(ConsumerView, Protocol):
 class SendMessage(Protocol):
     """Publish a stored message to ``target`` (shown on its own subject); whether anyone received it."""
 
-    def __call__(self, target: str, ack_reply: str, hdr: bytes | None, data: bytes, shown_as: str) -> bool: ...
+    def __call__(self, target: str, ack_reply: str, hdr: bytes | None, data: bytes, /, *, shown_as: str) -> bool: ...
 
 
 class DeliveryLoop:
@@ -125,7 +127,7 @@ class DeliveryLoop:
         if not self._is_push and not len(self._pulls.queue) and not self._pacer.holding:
             # Nobody is waiting (a pull consumer between requests: every ack kicks): nothing
             # can be delivered, and the loop would only note the position for the pacer.
-            self._pacer.caught_up(self._position.sseq)
+            self._pacer.caught_up(self._position.next_stream_sequence)
             return
         if self._running:
             self._again = True
@@ -154,7 +156,7 @@ class DeliveryLoop:
                 break
             if not self._dispatch(delivery):
                 return  # held back: the pacer resumes the loop
-        self._pacer.caught_up(self._position.sseq)
+        self._pacer.caught_up(self._position.next_stream_sequence)
         if not self._is_push:
             self._pulls.process(eos=not max_ack_pending_hit)
 
@@ -172,51 +174,55 @@ class DeliveryLoop:
         store = self._stream.store
         acks = self._acks
         while (redelivery := acks.next_redelivery()) is not None:
-            seq, dc = redelivery
+            seq, delivery_count = redelivery
             msg = store.get(seq)
             if msg is not None:
-                return msg, dc
+                return msg, delivery_count
             acks.uncount_missing(seq)
             entry = acks.pending.get(seq)
             if entry is not None:
-                self._consumer.terminate(seq, entry[0], dc - 1, UNACKED_LIMITS, "")
+                self._consumer.terminate(seq, entry[0], delivery_count - 1, UNACKED_LIMITS, "")
         if acks.ack_pending_full():
             return None
         msg = self._position.next_new(store, self._consumer.filters)
         return (msg, 1) if msg is not None else None
 
-    def _address(self, msg: StoredMessage, dc: int) -> HeldDelivery | None:
+    def _address(self, msg: StoredMessage, delivery_count: int) -> HeldDelivery | None:
         """Address a picked message: the push subject or the next waiting pull (None: nobody takes it)."""
         consumer, position = self._consumer, self._position
-        ack_reply = self.ack_reply(msg.seq, position.dseq, dc, msg.ts, max(position.npc, 0))
+        ack_reply = self.ack_reply(
+            msg.seq, position.next_consumer_sequence, delivery_count, msg.ts, max(position.num_pending, 0)
+        )
         hdr, data = msg.hdr, msg.data
         if consumer.config["headers_only"]:
             hdr = hdrs.add(hdr, MSG_SIZE, str(len(data)))
             data = b""
-        wr_n = wr_b = 0
+        batch_left = bytes_left = 0
         size = wire_size(msg.subject, ack_reply, hdr, data)
         if self._is_push:
             target = consumer.config["deliver_subject"]
         else:
             request = self._pulls.next_waiting(size)
             if request is None:
-                self._put_back(msg.seq, dc)
+                self._put_back(msg.seq, delivery_count)
                 return None
-            wr_n, wr_b, target = request.n, request.b, request.reply
+            batch_left, bytes_left, target = request.batch_left, request.bytes_left, request.reply
             if consumer.priority is not None:
                 hdr = consumer.priority.stamp(hdr)
                 size = wire_size(msg.subject, ack_reply, hdr, data)  # with the pin header
-        return HeldDelivery("replay", target, ack_reply, msg, hdr, data, dc, size, wr_n, wr_b)
+        return HeldDelivery("replay", target, ack_reply, msg, hdr, data, delivery_count, size, batch_left, bytes_left)
 
-    def ack_reply(self, sseq: int, dseq: int, dc: int, ts: int, pending: int) -> str:
+    def ack_reply(
+        self, stream_sequence: int, consumer_sequence: int, delivery_count: int, ts: int, pending: int
+    ) -> str:
         prefix = self._ack_prefix
         if not prefix:
             prefix = self._ack_prefix = f"$JS.ACK.{self._stream.name}.{self._consumer.name}."
-        return f"{prefix}{dc}.{sseq}.{dseq}.{ts}.{pending}"
+        return f"{prefix}{delivery_count}.{stream_sequence}.{consumer_sequence}.{ts}.{pending}"
 
-    def _put_back(self, seq: int, dc: int) -> None:
+    def _put_back(self, seq: int, delivery_count: int) -> None:
         """A message was picked but nobody can take it now: put it back."""
-        if dc == 1 and self._position.put_back(seq):
+        if delivery_count == 1 and self._position.put_back(seq):
             return
         self._acks.take_back(seq)
 
@@ -246,27 +252,27 @@ class DeliveryLoop:
 
     def send(self, delivery: HeldDelivery) -> None:
         """Send a delivery whose moment has come; a pull's last one may end its batch."""
-        target, wr_n, wr_b = delivery.target, delivery.wr_n, delivery.wr_b
+        target, batch_left, bytes_left = delivery.target, delivery.batch_left, delivery.bytes_left
         self._deliver(delivery, publish=delivery.stage != "dropped")
-        if wr_n <= 0 and wr_b > 0:
-            self._reply(target, b"", status.batch_completed(wr_n, wr_b))
+        if batch_left <= 0 and bytes_left > 0:
+            self._reply(target, b"", status.batch_completed(batch_left, bytes_left))
         self._push.arm_heartbeat()
 
     def _deliver(self, delivery: HeldDelivery, publish: bool) -> None:
         target, ack_reply, msg = delivery.target, delivery.ack_reply, delivery.msg
         ack_none = self._consumer.config["ack_policy"] == "none"
-        dseq = self._position.take_delivery_seq()
+        consumer_sequence = self._position.take_delivery_seq()
         now_ns = self._clock.time_ns()
-        self._acks.record_delivery(dseq, msg.seq, delivery.dc, now_ns)
+        self._acks.record_delivery(consumer_sequence, msg.seq, delivery.delivery_count, now_ns)
         if ack_none:
-            self._acks.acked_on_delivery(dseq, msg.seq)
+            self._acks.acked_on_delivery(consumer_sequence, msg.seq)
         else:
-            self._acks.track(msg.seq, dseq)
+            self._acks.track(msg.seq, consumer_sequence)
         push = self._is_push
         if push:
             size = wire_size(target, ack_reply, delivery.hdr, delivery.data)
             self._push.count(size)
-        if publish and not self._send_message(target, ack_reply, delivery.hdr, delivery.data, msg.subject):
+        if publish and not self._send_message(target, ack_reply, delivery.hdr, delivery.data, shown_as=msg.subject):
             self._not_received(msg.seq, target)
         if push:
             self._push.after_delivery(size)

@@ -67,10 +67,10 @@ class HeldDelivery(NamedTuple):
     msg: StoredMessage
     hdr: bytes | None
     data: bytes
-    dc: int
+    delivery_count: int  # ``dc`` in nats-server
     size: int
-    wr_n: int  # what the pull request still wanted after this delivery (0 for push)
-    wr_b: int
+    batch_left: int  # what the pull request still wanted after this delivery, 0 for push (``wr.n``)
+    bytes_left: int  # ``wr.b``
 
 
 class Pacer:

@@ -1,10 +1,11 @@
 """Where a consumer's delivery stands in its stream.
 
-``sseq`` and ``dseq`` are the next stream and delivery sequences, ``npc``
-counts the messages still to deliver (``npf`` is the stream sequence it was
-last counted through, so a message is not counted twice), and a
-``last_per_subject`` consumer first walks ``lss``, the last message of each
-subject, before it resumes after ``lss_resume``.  The rules are
+``next_stream_sequence`` and ``next_consumer_sequence`` are the next stream
+and consumer (delivery) sequences, ``num_pending`` counts the messages still
+to deliver (``num_pending_floor`` is the stream sequence it was last counted
+through, so a message is not counted twice), and a ``last_per_subject``
+consumer first walks ``last_per_subject_seqs``, the last message of each
+subject, before it resumes after ``last_per_subject_resume``.  The rules are
 nats-server's ``selectStartingSeqNo``, ``getNextMsg`` (new messages) and
 ``streamNumPending``; the message store is passed in, so a position can be
 exercised on a bare :class:`~fakejs.jetstream.storage.store.MessageStore`.
@@ -45,12 +46,13 @@ class DeliveryPosition:
     """The delivery cursor: the next sequences and what is still to deliver."""
 
     def __init__(self) -> None:
-        self.sseq = 1
-        self.dseq = 1
-        self.npc = 0  # messages still to deliver
-        self.npf = 0  # stream sequence npc was last counted through
-        self.lss: list[int] | None = None  # last-per-subject sequences still to deliver, newest first
-        self.lss_resume = 0
+        self.next_stream_sequence = 1  # ``sseq`` in nats-server
+        self.next_consumer_sequence = 1  # ``dseq`` in nats-server: the consumer sequence of the next delivery
+        self.num_pending = 0  # ``npc``: messages still to deliver
+        self.num_pending_floor = 0  # ``npf``: the stream sequence num_pending was last counted through
+        # ``lss.seqs``: the last-per-subject sequences still to deliver, newest first; ``lss.resume`` after them.
+        self.last_per_subject_seqs: list[int] | None = None
+        self.last_per_subject_resume = 0
         self._cursor: MatchCursor | None = None  # walks a wildcard or multi-filter selection
 
     # -- start --------------------------------------------------------------------------
@@ -61,15 +63,15 @@ class DeliveryPosition:
         ``per_subject`` is the stream's ``max_msgs_per_subject``.
         """
         first, last = store.first_seq, store.last_seq
-        sseq = self._policy_start(config, store, filters, per_subject)
+        stream_sequence = self._policy_start(config, store, filters, per_subject)
         if first == 0 and not config["opt_start_seq"]:
-            sseq = 1
-        elif sseq > last and not config["opt_start_seq"]:
-            sseq = last + 1
-        elif sseq < first:
-            sseq = first
-        self.sseq = sseq
-        self.dseq = 1
+            stream_sequence = 1
+        elif stream_sequence > last and not config["opt_start_seq"]:
+            stream_sequence = last + 1
+        elif stream_sequence < first:
+            stream_sequence = first
+        self.next_stream_sequence = stream_sequence
+        self.next_consumer_sequence = 1
         self.recount(store, filters)
 
     def _policy_start(self, config: ConsumerConfig, store: MessageStore, filters: list[str], per_subject: int) -> int:
@@ -88,10 +90,10 @@ class DeliveryPosition:
             if per_subject == 1:
                 return first
             seqs = [m.seq for m in store.last_for_subjects(filters)]
-            self.lss_resume = last
+            self.last_per_subject_resume = last
             if not seqs:
                 return last
-            self.lss = seqs[::-1]  # taken from the end: O(1) each
+            self.last_per_subject_seqs = seqs[::-1]  # taken from the end: O(1) each
             return seqs[0]
         if config["opt_start_time"] is not None:
             return self._start_from_time(config["opt_start_time"].ns, store, filters)
@@ -100,64 +102,66 @@ class DeliveryPosition:
     @staticmethod
     def _start_from_time(start_ns: int, store: MessageStore, filters: list[str]) -> int:
         first, last = store.first_seq, store.last_seq
-        sseq = store.seq_from_time(start_ns)
+        stream_sequence = store.seq_from_time(start_ns)
         if filters:
             nseq = last
             for f in filters:
                 msg = store.next_message(first, f)
-                if msg is not None and msg.seq >= sseq and msg.seq < nseq:
+                if msg is not None and msg.seq >= stream_sequence and msg.seq < nseq:
                     nseq = msg.seq
-            if sseq < nseq < last:
-                sseq = nseq
-        return sseq
+            if stream_sequence < nseq < last:
+                stream_sequence = nseq
+        return stream_sequence
 
     def restore(self, delivered: list[int], store: MessageStore, filters: list[str]) -> None:
         """Take up after the persisted ``delivered`` (consumer seq, stream seq) counters."""
-        self.dseq = delivered[0] + 1
-        self.sseq = delivered[1] + 1
-        if self.sseq < store.first_seq:
-            self.sseq = store.first_seq
+        self.next_consumer_sequence = delivered[0] + 1
+        self.next_stream_sequence = delivered[1] + 1
+        if self.next_stream_sequence < store.first_seq:
+            self.next_stream_sequence = store.first_seq
         self.recount(store, filters)
 
     def reset(self, seq: int, store: MessageStore, filters: list[str]) -> None:
         """Deliver again from stream sequence ``seq``."""
-        self.sseq, self.dseq = seq, 1
-        self.lss = None
+        self.next_stream_sequence, self.next_consumer_sequence = seq, 1
+        self.last_per_subject_seqs = None
         self.recount(store, filters)
 
     # -- counting ------------------------------------------------------------------------
 
     def recount(self, store: MessageStore, filters: list[str]) -> None:
         """Count what is still to deliver from scratch."""
-        self.npf = store.last_seq
-        if self.lss is not None:
-            self.npc = len(self.lss) + store.filtered_count(self.lss_resume + 1, filters)
+        self.num_pending_floor = store.last_seq
+        if self.last_per_subject_seqs is not None:
+            self.num_pending = len(self.last_per_subject_seqs) + store.filtered_count(
+                self.last_per_subject_resume + 1, filters
+            )
         else:
-            self.npc = store.filtered_count(self.sseq, filters)
+            self.num_pending = store.filtered_count(self.next_stream_sequence, filters)
 
     def stored(self, seq: int) -> None:
         """A new message the consumer is signaled for: one more to deliver unless counted already."""
-        if seq > self.npf:
-            self.npc += 1
+        if seq > self.num_pending_floor:
+            self.num_pending += 1
 
     def removed(self, seq: int) -> None:
         """A message for this consumer left the stream: one less to deliver if it was still ahead."""
-        if seq >= self.sseq:
-            self.npc -= 1
+        if seq >= self.next_stream_sequence:
+            self.num_pending -= 1
 
     def purged(self, start: int, acked_dseq: int) -> None:
         """A purge removed everything below ``start``; the purge acked deliveries up to ``acked_dseq``."""
-        if self.sseq < start:
-            self.sseq = start
-        if acked_dseq > self.dseq:
-            self.dseq = acked_dseq
+        if self.next_stream_sequence < start:
+            self.next_stream_sequence = start
+        if acked_dseq > self.next_consumer_sequence:
+            self.next_consumer_sequence = acked_dseq
 
     def clamp(self, store: MessageStore) -> None:
-        """``checkNumPending``: never more than the stream holds at or after ``sseq``."""
-        if self.sseq > store.last_seq:
-            self.npc = 0
-        elif self.npc > 0:
-            self.npc = min(self.npc, store.msgs, store.last_seq - self.sseq + 1)
+        """``checkNumPending``: never more than the stream holds at or after ``next_stream_sequence``."""
+        if self.next_stream_sequence > store.last_seq:
+            self.num_pending = 0
+        elif self.num_pending > 0:
+            self.num_pending = min(self.num_pending, store.msgs, store.last_seq - self.next_stream_sequence + 1)
 
     # -- picking new messages --------------------------------------------------------------
 
@@ -167,52 +171,52 @@ class DeliveryPosition:
         A message returned counts as delivered (one less still to deliver);
         :meth:`put_back` undoes that when nobody takes it.
         """
-        msg = self._next_last_per_subject(store) if self.lss else self._next_matching(store, filters)
+        msg = self._next_last_per_subject(store) if self.last_per_subject_seqs else self._next_matching(store, filters)
         if msg is not None:
-            self.npc -= 1
+            self.num_pending -= 1
         return msg
 
     def _next_last_per_subject(self, store: MessageStore) -> StoredMessage | None:
-        assert self.lss is not None
-        seq = self.lss.pop()
-        if not self.lss:
-            self.lss = None
-            self.sseq = self.lss_resume
+        assert self.last_per_subject_seqs is not None
+        seq = self.last_per_subject_seqs.pop()
+        if not self.last_per_subject_seqs:
+            self.last_per_subject_seqs = None
+            self.next_stream_sequence = self.last_per_subject_resume
         else:
-            self.sseq = seq
+            self.next_stream_sequence = seq
         msg = store.get(seq)
-        self.sseq += 1
+        self.next_stream_sequence += 1
         return msg
 
     def _next_matching(self, store: MessageStore, filters: list[str]) -> StoredMessage | None:
-        """The first match from ``sseq``: amortised O(log n) with the position's own cursor."""
+        """The first match from ``next_stream_sequence``: amortised O(log n) with the position's own cursor."""
         cursor = self._cursor
         if cursor is None or not cursor.serves(store, filters):
             cursor = self._cursor = store.cursor(filters)
-        msg = cursor.next(self.sseq)
+        msg = cursor.next(self.next_stream_sequence)
         if msg is None:
-            if store.last_seq >= self.sseq and not self._file_first_look(store):
-                self.sseq = store.last_seq + 1
+            if store.last_seq >= self.next_stream_sequence and not self._file_first_look(store):
+                self.next_stream_sequence = store.last_seq + 1
             return None
-        self.sseq = msg.seq + 1
+        self.next_stream_sequence = msg.seq + 1
         return msg
 
     def _file_first_look(self, store: MessageStore) -> bool:
-        """Whether a miss leaves ``sseq`` where it is: nats-server 2.15.1's file store, asked from the
+        """Whether a miss leaves ``next_stream_sequence`` where it is: nats-server 2.15.1's file store, asked from the
         stream's first message for a filter nothing matches, answers sequence 0, so the consumer stays
         before the stream (its memory store answers the last sequence, past which the consumer moves)."""
-        return store.storage == "file" and self.sseq <= store.first_seq
+        return store.storage == "file" and self.next_stream_sequence <= store.first_seq
 
     def put_back(self, seq: int) -> bool:
         """Undo :meth:`next_new` for ``seq`` if it was the last message taken; whether it was."""
-        if seq != self.sseq - 1:
+        if seq != self.next_stream_sequence - 1:
             return False
-        self.sseq -= 1
-        self.npc += 1
+        self.next_stream_sequence -= 1
+        self.num_pending += 1
         return True
 
     def take_delivery_seq(self) -> int:
         """The delivery sequence for a message going out now."""
-        dseq = self.dseq
-        self.dseq += 1
-        return dseq
+        consumer_sequence = self.next_consumer_sequence
+        self.next_consumer_sequence += 1
+        return consumer_sequence

@@ -13,14 +13,14 @@ the wait queue's ordering.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream import status
 from fakejs.jetstream.config.consumer import ConsumerConfig
-from fakejs.jetstream.consumer.pull_requests import WaitingRequest
+from fakejs.jetstream.consumer.pull_requests import PullGroup, WaitingRequest
 from fakejs.jetstream.consumer.view import ConsumerView
 from fakejs.protocol import headers as hdrs
 
@@ -36,7 +36,7 @@ def wanted(config: ConsumerConfig, pinned: bool) -> bool:
     return config["priority_policy"] != "none" or bool(config["priority_groups"]) or pinned
 
 
-def check_pull(config: ConsumerConfig, group: dict[str, Any] | None, groups: PriorityGroups | None) -> bytes | None:
+def check_pull(config: ConsumerConfig, group: PullGroup | None, groups: PriorityGroups | None) -> bytes | None:
     """The status refusing a pull's priority-group fields, or None when they are acceptable."""
     policy = config["priority_policy"]
     if group is not None:
@@ -91,7 +91,7 @@ class PriorityGroups:
 
     # -- pulls arriving --------------------------------------------------------------
 
-    def check_pin(self, group: dict[str, Any]) -> bytes | None:
+    def check_pin(self, group: PullGroup) -> bytes | None:
         """A pull naming the current pin keeps it alive; any other id is refused."""
         if self.policy != "pinned_client" or not self.pin_id:
             return None
@@ -126,7 +126,7 @@ class PriorityGroups:
             and (group["min_pending"] > 0 or group["min_ack_pending"] > 0)
         ):
             consumer = self._consumer
-            pending_ok = group["min_pending"] > 0 and group["min_pending"] <= consumer.npc + 1
+            pending_ok = group["min_pending"] > 0 and group["min_pending"] <= consumer.num_pending + 1
             ack_ok = group["min_ack_pending"] > 0 and group["min_ack_pending"] <= consumer.num_ack_pending
             if not (pending_ok or ack_ok):
                 return "skip"
@@ -146,7 +146,7 @@ class PriorityGroups:
 
     # -- the pin ---------------------------------------------------------------------------
 
-    def _assign(self, group: dict[str, Any]) -> None:
+    def _assign(self, group: PullGroup) -> None:
         self.pin_id = self._new_pin_id()
         self.pinned_ns = self._clock.time_ns()
         group["id"] = self.pin_id
@@ -196,11 +196,11 @@ class PriorityGroups:
             self._timer.cancel()
             self._timer = None
 
-    def state(self) -> list[dict[str, Any]]:
+    def state(self) -> list[dict[str, str]]:
         """ConsumerInfo ``priority_groups``: only the first group is reported."""
         if not self.groups:
             return []
-        entry: dict[str, Any] = {"group": self.groups[0]}
+        entry: dict[str, str] = {"group": self.groups[0]}
         if self.pin_id:
             entry["pinned_client_id"] = self.pin_id
         entry["pinned_ts"] = gotime.rfc3339(self.pinned_ns)

@@ -106,8 +106,8 @@ class PullDispatch:
             return
         waiting = WaitingRequest(
             reply=reply,
-            n=request.batch,
-            b=request.max_bytes,
+            batch_left=request.batch,
+            bytes_left=request.max_bytes,
             expires=now + request.expires / NS if request.expires else None,
             heartbeat=request.heartbeat / NS,
             next_heartbeat=now + request.heartbeat / NS if request.heartbeat else None,
@@ -188,7 +188,7 @@ class PullDispatch:
             request = self.queue.peek()
             assert request is not None
             if request.expires is not None and now >= request.expires:
-                self._reply(request.reply, b"", status.request_timeout(request.n, request.b))
+                self._reply(request.reply, b"", status.request_timeout(request.batch_left, request.bytes_left))
                 self.queue.remove(request)
                 continue
             if priority is not None:
@@ -200,26 +200,26 @@ class PullDispatch:
                         return None
                     continue
                 if verdict == "refuse":
-                    self._reply(request.reply, b"", status.wrong_pin_id(request.n, request.b))
+                    self._reply(request.reply, b"", status.wrong_pin_id(request.batch_left, request.bytes_left))
                     self.queue.remove(request)
                     continue
-            if request.b > 0 and not self._fits(request, size, priority):
+            if request.bytes_left > 0 and not self._fits(request, size, priority):
                 continue
             if self._interested(request):
                 return self._take(self.queue.pop())
             if request.interest is not None:
-                self._reply(request.reply, b"", status.interest_expired(request.n, request.b))
+                self._reply(request.reply, b"", status.interest_expired(request.batch_left, request.bytes_left))
             self.queue.remove(request)
         return None
 
     def _fits(self, request: WaitingRequest, size: int, priority: PriorityGroups | None) -> bool:
         """Charge ``size`` to a request's byte budget; a request it exceeds is ended and removed."""
-        if size <= request.b:
-            request.b -= size
-            if request.b == 0:
-                request.n = 1
+        if size <= request.bytes_left:
+            request.bytes_left -= size
+            if request.bytes_left == 0:
+                request.batch_left = 1
             return True
-        self._reply(request.reply, b"", status.message_size_exceeds_max_bytes(request.n, request.b))
+        self._reply(request.reply, b"", status.message_size_exceeds_max_bytes(request.batch_left, request.bytes_left))
         if priority is not None:
             priority.request_dropped(request)
         self.queue.remove(request)
@@ -227,7 +227,7 @@ class PullDispatch:
 
     def _take(self, request: WaitingRequest | None) -> WaitingRequest | None:
         """A request took a delivery: its idle-heartbeat countdown starts over."""
-        if request is not None and request.n > 0 and request.heartbeat:
+        if request is not None and request.batch_left > 0 and request.heartbeat:
             request.next_heartbeat = self._clock.monotonic() + request.heartbeat
         return request
 
@@ -235,8 +235,8 @@ class PullDispatch:
         """A delivery to ``reply`` reached nobody: the request it counted against may take one more."""
         for request in self.queue.unordered():
             if request.reply == reply:
-                request.n += 1
-                request.d -= 1
+                request.batch_left += 1
+                request.delivered -= 1
                 break
 
     # -- expiry and heartbeats ------------------------------------------------------------
@@ -259,7 +259,7 @@ class PullDispatch:
             if not self._interested(request):
                 actions.append((request, b""))
                 continue
-            blocked += request.n
+            blocked += request.batch_left
             if request.next_heartbeat is not None:
                 if now >= request.next_heartbeat:
                     actions.append((request, None))
@@ -289,8 +289,8 @@ class PullDispatch:
     def _ending(self, request: WaitingRequest, now: float, eos: bool) -> bytes | None:
         """The status ending a request that expired, or a no-wait request the stream has nothing more for."""
         if request.expires is not None and now >= request.expires:
-            return status.request_timeout(request.n, request.b)
-        if eos and request.no_wait and (request.expires is None or request.d > 0):
+            return status.request_timeout(request.batch_left, request.bytes_left)
+        if eos and request.no_wait and (request.expires is None or request.delivered > 0):
             return status.no_messages()
         return None
 
@@ -304,7 +304,9 @@ class PullDispatch:
         ):
             return
         consumer = self._consumer
-        self._reply(subject, b"", status.idle_heartbeat(consumer.dseq - 1, consumer.sseq - 1))
+        self._reply(
+            subject, b"", status.idle_heartbeat(consumer.next_consumer_sequence - 1, consumer.next_stream_sequence - 1)
+        )
 
     def _arm(self, due: float | None) -> None:
         if due is None:

@@ -17,7 +17,7 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypedDict, TypeVar
 
 from fakejs.gocompat.gojson import Field, GoJSONError, Struct, unmarshal
 
@@ -41,6 +41,16 @@ NEXT_REQUEST = Struct(
 )
 
 
+class PullGroup(TypedDict):
+    """A pull's priority-group fields (ADR-42): the group, overflow thresholds, pin id and priority."""
+
+    group: str
+    min_pending: int
+    min_ack_pending: int
+    id: str  # the pin id the client holds ("" before it is pinned)
+    priority: int  # the ``prioritized`` policy's order, 0 first
+
+
 @dataclass
 class PullRequest:
     """What a client asked for in one pull (``nextReqFromMsg``)."""
@@ -50,7 +60,7 @@ class PullRequest:
     max_bytes: int = 0
     no_wait: bool = False
     heartbeat: int = 0  # ns
-    group: dict[str, Any] | None = None  # priority group fields when a JSON body was sent
+    group: PullGroup | None = None  # priority group fields when a JSON body was sent
 
 
 class BadPullRequest(Exception):
@@ -82,7 +92,7 @@ def parse_request(payload: bytes) -> PullRequest:
         expires = fields.get("expires", 0)
         if heartbeat > 0 and heartbeat * 2 > expires:
             raise BadPullRequest("heartbeat value too large")
-        group = {
+        group: PullGroup = {
             "group": fields.get("group", ""),
             "min_pending": fields.get("min_pending", 0),
             "min_ack_pending": fields.get("min_ack_pending", 0),
@@ -108,14 +118,14 @@ class WaitingRequest:
     """A pull request waiting for messages (``waitingRequest``)."""
 
     reply: str
-    n: int  # messages still wanted
-    b: int  # bytes still allowed (0 = no limit)
+    batch_left: int  # messages still wanted (``n`` in nats-server)
+    bytes_left: int  # bytes still allowed, 0: no limit (``b``)
     expires: float | None  # clock.monotonic() deadline
     heartbeat: float = 0.0  # seconds
     next_heartbeat: float | None = None
     no_wait: bool = False
-    group: dict[str, Any] | None = None
-    d: int = 0  # messages delivered
+    group: PullGroup | None = None
+    delivered: int = 0  # messages delivered (``d``)
     # Whose interest keeps the request (``interest``), when not the reply's: a
     # request through a service import waits while the requester's subject has interest.
     interest: Callable[[], bool] | None = None
@@ -238,9 +248,9 @@ class WaitQueue:
         request = self.peek()
         if request is None:
             return None
-        request.d += 1
-        request.n -= 1
-        if request.n <= 0:
+        request.delivered += 1
+        request.batch_left -= 1
+        if request.batch_left <= 0:
             self.remove(request)
         elif len(self) > 1:
             self.remove(request)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.hooks import Hooks
@@ -45,7 +44,7 @@ class PushFlow:
     """The flow-control window and the idle-heartbeat timer of a push consumer.
 
     ``publish`` sends the flow-control request, ``reply`` the heartbeats;
-    ``ack_through(sseq, dseq)`` acks what a flow-control answer confirms
+    ``ack_through(stream_sequence, consumer_sequence)`` acks what a flow-control answer confirms
     (``ack_policy: flow_control``); ``holding`` tells whether a paced
     delivery blocks the loop (no heartbeat then).
     """
@@ -72,11 +71,12 @@ class PushFlow:
         self._ack_through = ack_through
         self._holding = holding
         self.subject_prefix = f"$JS.FC.{name.stream}.{name.consumer}"
-        self.pblimit = FLOW_CONTROL_MAX_PENDING if consumer.config["flow_control"] else 0
-        self.maxpb = self.pblimit // 16  # the window: 2 MiB, doubling up to pblimit
-        self.pbytes = 0  # bytes delivered since the last answered request
-        self.fcid = ""  # the outstanding request's reply subject
-        self.fcsz = 0  # pbytes when that request went out
+        # The names nats-server gives these: pblimit, maxpb, pbytes, fcid and fcsz.
+        self.window_limit = FLOW_CONTROL_MAX_PENDING if consumer.config["flow_control"] else 0
+        self.window = self.window_limit // 16  # the window: 2 MiB, doubling up to window_limit
+        self.pending_bytes = 0  # bytes delivered since the last answered request
+        self.request_reply = ""  # the outstanding request's reply subject
+        self.pending_at_request = 0  # pending_bytes when that request went out
         self._heartbeat_timer: TimerHandle | None = None
 
     @property
@@ -88,46 +88,46 @@ class PushFlow:
     @property
     def stalled(self) -> bool:
         """The window is full: push delivery waits for an answer."""
-        return self.maxpb > 0 and self.pbytes > self.maxpb
+        return self.window > 0 and self.pending_bytes > self.window
 
     def count(self, size: int) -> None:
         """A delivery of ``size`` bytes is about to go out."""
-        if self.maxpb > 0:
-            self.pbytes += size
+        if self.window > 0:
+            self.pending_bytes += size
 
     def after_delivery(self, size: int) -> None:
         """``needFlowControl`` after a delivery of ``size`` bytes went out."""
-        if self.maxpb == 0 or not self._is_push:
+        if self.window == 0 or not self._is_push:
             return
-        if not self.fcid:
-            wanted = self.pbytes > self.maxpb // 2
+        if not self.request_reply:
+            wanted = self.pending_bytes > self.window // 2
             config = self._consumer.config
             if not wanted and config["ack_policy"] == "flow_control":
                 max_ack_pending = max(config["max_ack_pending"], 0)
                 wanted = max_ack_pending > 0 and self._consumer.num_ack_pending >= max_ack_pending
             if wanted:
                 self.send_request()
-        elif self.pbytes - self.fcsz >= self.maxpb:
-            self.fcsz += size
+        elif self.pending_bytes - self.pending_at_request >= self.window:
+            self.pending_at_request += size
 
     def send_request(self) -> None:
-        """``100 FlowControl Request`` on the deliver subject; its reply subject is the new ``fcid``."""
+        """``100 FlowControl Request`` on the deliver subject; its reply subject is the new ``request_reply``."""
         if not self._is_push:
             return
         token = ids.token(self._random, ids.BASE62, 4)
-        self.fcid = f"{self.subject_prefix}.{token}"
-        self.fcsz = self.pbytes
-        self._publish(self._consumer.config["deliver_subject"], self.fcid, status.flow_control_request(), b"")
+        self.request_reply = f"{self.subject_prefix}.{token}"
+        self.pending_at_request = self.pending_bytes
+        self._publish(self._consumer.config["deliver_subject"], self.request_reply, status.flow_control_request(), b"")
 
-    def on_answer(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+    def on_answer(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         """A message on ``$JS.FC.<stream>.<consumer>.*``: only an answer to the latest request counts."""
         consumer = self._consumer
-        if consumer.closed or subject != self.fcid:
+        if consumer.closed or subject != self.request_reply:
             return
-        if self.maxpb < self.pblimit:
-            self.maxpb = min(self.maxpb * 2, self.pblimit)
-        self.pbytes = max(self.pbytes - self.fcsz, 0)
-        self.fcid, self.fcsz = "", 0
+        if self.window < self.window_limit:
+            self.window = min(self.window * 2, self.window_limit)
+        self.pending_bytes = max(self.pending_bytes - self.pending_at_request, 0)
+        self.request_reply, self.pending_at_request = "", 0
         if consumer.config["ack_policy"] == "flow_control" and hdr:
             last_dseq = _int64(hdrs.get(hdr, "Nats-Last-Consumer"))
             last_sseq = _int64(hdrs.get(hdr, "Nats-Last-Stream"))
@@ -156,8 +156,14 @@ class PushFlow:
             hooks and hooks.fire("consumer.heartbeat", stream=self._name.stream, consumer=self._name.consumer)
         ):
             subject = consumer.config["deliver_subject"]
-            self._reply(subject, b"", status.idle_heartbeat(consumer.dseq - 1, consumer.sseq - 1, self.fcid))
-            if consumer.config["ack_policy"] == "flow_control" and consumer.num_ack_pending and not self.fcid:
+            self._reply(
+                subject,
+                b"",
+                status.idle_heartbeat(
+                    consumer.next_consumer_sequence - 1, consumer.next_stream_sequence - 1, self.request_reply
+                ),
+            )
+            if consumer.config["ack_policy"] == "flow_control" and consumer.num_ack_pending and not self.request_reply:
                 self.send_request()
         self.arm_heartbeat()
 

@@ -43,17 +43,17 @@ class ConsumerView(Protocol):
         ...
 
     @property
-    def sseq(self) -> int:
-        """The next stream sequence to deliver."""
+    def next_stream_sequence(self) -> int:
+        """The next stream sequence to deliver (nats-server's ``sseq``)."""
         ...
 
     @property
-    def dseq(self) -> int:
-        """The next delivery sequence."""
+    def next_consumer_sequence(self) -> int:
+        """The consumer sequence of the next delivery (nats-server's ``dseq``)."""
         ...
 
     @property
-    def npc(self) -> int:
+    def num_pending(self) -> int:
         """Messages still to deliver (nats-server's ``npc``; may dip below zero)."""
         ...
 
@@ -76,4 +76,4 @@ class Reply(Protocol):
 class Publish(Protocol):
     """Publish an internal message that carries a reply subject."""
 
-    def __call__(self, subject: str, reply_to: str, hdr: bytes | None, payload: bytes) -> object: ...
+    def __call__(self, subject: str, reply_to: str, hdr: bytes | None, payload: bytes, /) -> object: ...

@@ -10,6 +10,7 @@ needs it any more).
 from __future__ import annotations
 
 import random
+from functools import partial
 
 from fakejs.core.account_config import JetStreamLimits
 from fakejs.core.clock import Clock
@@ -32,6 +33,14 @@ EPHEMERAL_INACTIVE_THRESHOLD = 5 * NS  # ephemeral consumers go after 5 seconds 
 
 
 class ConsumerAdmin:
+    """Adds, updates and removes an account's consumers, and applies the retention their acks drive.
+
+    It checks what a consumer's config may be and may become, picks names,
+    keeps to the consumer limits and work-queue rules, and writes consumers
+    through :class:`~fakejs.jetstream.service.persistence.Persistence`; the
+    consumer applies a change to itself (:meth:`~fakejs.jetstream.consumer.consumer.Consumer.reconfigure`).
+    """
+
     def __init__(
         self, router: Router, clock: Clock, rng: random.Random, persistence: Persistence, limits: JetStreamLimits
     ) -> None:
@@ -133,26 +142,12 @@ class ConsumerAdmin:
         if not old["durable_name"] and config["inactive_threshold"] <= 0:
             # Still ephemeral while this update is applied: the default threshold is stamped once more.
             config["inactive_threshold"] = EPHEMERAL_INACTIVE_THRESHOLD
-        consumer.config = config
-        consumer.filters = consumerconfig.filters(config)
-        if consumer.filters != consumerconfig.filters(old):
-            # nats-server re-registers the consumer for stream signals under its new
-            # filters -- under none at all when the filters were removed, so such a
-            # consumer is no longer told about new messages (its pending count and
-            # waiting pulls only move on other events).
-            consumer.signal_subjects = list(consumer.filters)
-            consumer.recount_pending()
-            if consumer.stream.config["retention"] == "interest":
-                self.drop_unneeded(consumer.stream)  # ``cleanupNoInterestMessages``
-        if config["deliver_subject"] != old["deliver_subject"]:
-            self.router.unwatch_interest(old["deliver_subject"], consumer.interest_changed)
-            self.router.watch_interest(config["deliver_subject"], consumer.interest_changed)
-            consumer.active = consumer.has_delivery_interest()
-        consumer.configure_priority()
-        if config["inactive_threshold"] != old["inactive_threshold"]:
-            consumer.set_inactive_threshold()
-            consumer.touch()
-        self.persistence.consumer_updated(consumer.stream, consumer)
+        stream = consumer.stream
+        # An interest stream drops what no consumer needs once the filters changed (``cleanupNoInterestMessages``).
+        consumer.reconfigure(
+            config, partial(self.drop_unneeded, stream) if stream.config["retention"] == "interest" else None
+        )
+        self.persistence.consumer_updated(stream, consumer)
         consumer.js.after_answer(consumer.kick)  # the update reply goes out before what it lets through
 
     @staticmethod
@@ -160,8 +155,7 @@ class ConsumerAdmin:
         """``CONSUMER.UNPIN``: the group's pinned client loses its pin (the group must be the consumer's)."""
         if group not in consumer.config["priority_groups"]:
             raise api_error("JSConsumerInvalidPriorityGroupErr")
-        if consumer.priority is not None:
-            consumer.priority.unpin(group)
+        consumer.unpin(group)
 
     # -- removal and retention ---------------------------------------------------------------
 
@@ -206,12 +200,12 @@ def needs_ack(consumer: Consumer, seq: int, subject: str) -> bool:
     """``needAck``: whether the consumer still has to see or acknowledge ``seq``."""
     if not consumer.wants(subject):
         return False
-    ack_floor: int = consumer.asflr
+    ack_floor: int = consumer.ack_floor_stream
     if consumer.config["ack_policy"] in ("none", "all", "flow_control"):
         return seq > ack_floor
     if seq <= ack_floor:
         return False
-    return seq >= consumer.sseq or seq in consumer.pending
+    return seq >= consumer.next_stream_sequence or seq in consumer.pending
 
 
 def _partition_unique(stream: Stream, name: str, filters: list[str]) -> bool:

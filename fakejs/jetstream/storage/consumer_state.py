@@ -18,6 +18,16 @@ from fakejs.jetstream.storage.journal import read_log
 
 
 class ConsumerState:
+    """What a consumer store keeps: the delivered and ack-floor counters, pending and redelivered deliveries.
+
+    ``delivered`` and ``ack_floor`` are [consumer sequence, stream sequence]
+    pairs; ``pending`` maps a stream sequence awaiting its ack to [consumer
+    sequence, delivery time ns], ``redelivered`` a stream sequence to how
+    often it was redelivered.  The update rules are nats-server's
+    ``consumerMemStore`` (``UpdateDelivered``, ``UpdateAcks``); with a
+    ``journal`` every change is recorded before it applies.
+    """
+
     def __init__(self, ack_policy: str, max_deliver: int) -> None:
         self.ack_policy = ack_policy
         self.max_deliver = max_deliver
@@ -28,77 +38,83 @@ class ConsumerState:
         self.journal: ConsumerJournal | None = None
 
     def has_state(self) -> bool:
+        """Whether the delivered counters left zero (a delivery, or a start past sequence 0).
+
+        Until then ConsumerInfo reports the consumer's position instead.
+        """
         return self.delivered[0] != 0 or self.delivered[1] != 0
 
-    def _record(self, *record: Any) -> None:
+    def _record(self, *record: object) -> None:
         if self.journal is not None:
             self.journal.append(list(record))
 
-    def set_starting(self, sseq: int) -> None:
-        """``SetStarting``: nothing delivered before ``sseq`` + 1."""
-        self.delivered = [0, sseq]
-        self.ack_floor = [0, sseq]
-        self._record("start", sseq)
+    def set_starting(self, stream_sequence: int) -> None:
+        """``SetStarting``: nothing delivered before ``stream_sequence`` + 1."""
+        self.delivered = [0, stream_sequence]
+        self.ack_floor = [0, stream_sequence]
+        self._record("start", stream_sequence)
 
-    def reset(self, sseq: int) -> None:
-        """``Reset``: a fresh state starting after ``sseq``."""
+    def reset(self, stream_sequence: int) -> None:
+        """``Reset``: a fresh state starting after ``stream_sequence``."""
         self.pending.clear()
         self.redelivered.clear()
-        self.delivered = [0, sseq]
-        self.ack_floor = [0, sseq]
-        self._record("reset", sseq)
+        self.delivered = [0, stream_sequence]
+        self.ack_floor = [0, stream_sequence]
+        self._record("reset", stream_sequence)
 
-    def update_delivered(self, dseq: int, sseq: int, dc: int, ts: int) -> None:
-        self._record("d", dseq, sseq, dc, ts)
-        if dseq <= self.ack_floor[0]:
+    def update_delivered(self, consumer_sequence: int, stream_sequence: int, delivery_count: int, ts: int) -> None:
+        """``UpdateDelivered``: a delivery (the ``delivery_count``-th of ``stream_sequence``) went out at ``ts``."""
+        self._record("d", consumer_sequence, stream_sequence, delivery_count, ts)
+        if consumer_sequence <= self.ack_floor[0]:
             return
         if self.ack_policy != "none":
-            if sseq <= self.delivered[1]:
-                entry = self.pending.get(sseq)
+            if stream_sequence <= self.delivered[1]:
+                entry = self.pending.get(stream_sequence)
                 if entry is not None:
                     entry[1] = ts
             else:
-                self.pending[sseq] = [dseq, ts]
-            if dseq > self.delivered[0]:
-                self.delivered[0] = dseq
-            if sseq > self.delivered[1]:
-                self.delivered[1] = sseq
-            if dc > 1:
-                if self.max_deliver > 0 and dc > self.max_deliver:
-                    self.pending.pop(sseq, None)
-                if self.redelivered.get(sseq, 0) < dc - 1:
-                    self.redelivered[sseq] = dc - 1
+                self.pending[stream_sequence] = [consumer_sequence, ts]
+            if consumer_sequence > self.delivered[0]:
+                self.delivered[0] = consumer_sequence
+            if stream_sequence > self.delivered[1]:
+                self.delivered[1] = stream_sequence
+            if delivery_count > 1:
+                if self.max_deliver > 0 and delivery_count > self.max_deliver:
+                    self.pending.pop(stream_sequence, None)
+                if self.redelivered.get(stream_sequence, 0) < delivery_count - 1:
+                    self.redelivered[stream_sequence] = delivery_count - 1
         else:
-            if dseq > self.delivered[0]:
-                self.delivered[0] = self.ack_floor[0] = dseq
-            if sseq > self.delivered[1]:
-                self.delivered[1] = self.ack_floor[1] = sseq
+            if consumer_sequence > self.delivered[0]:
+                self.delivered[0] = self.ack_floor[0] = consumer_sequence
+            if stream_sequence > self.delivered[1]:
+                self.delivered[1] = self.ack_floor[1] = stream_sequence
 
-    def update_acks(self, dseq: int, sseq: int) -> None:
-        self._record("a", dseq, sseq)
+    def update_acks(self, consumer_sequence: int, stream_sequence: int) -> None:
+        """``UpdateAcks``: the delivery ``consumer_sequence`` of ``stream_sequence`` was acked."""
+        self._record("a", consumer_sequence, stream_sequence)
         if self.ack_policy == "none":
             return
-        self.redelivered.pop(sseq, None)
+        self.redelivered.pop(stream_sequence, None)
         floor = self.ack_floor
-        if dseq <= floor[0]:
+        if consumer_sequence <= floor[0]:
             return
-        if not self.pending or sseq not in self.pending:
+        if not self.pending or stream_sequence not in self.pending:
             return
         if self.ack_policy in ("all", "flow_control"):
-            floor[0], floor[1] = dseq, sseq
-            for seq in [s for s in self.pending if s <= sseq]:
+            floor[0], floor[1] = consumer_sequence, stream_sequence
+            for seq in [s for s in self.pending if s <= stream_sequence]:
                 del self.pending[seq]
                 self.redelivered.pop(seq, None)
             return
-        original = self.pending.pop(sseq)
-        if dseq > original[0] > 0:
-            dseq = original[0]
+        original = self.pending.pop(stream_sequence)
+        if consumer_sequence > original[0] > 0:
+            consumer_sequence = original[0]
         if not self.pending:
             floor[0], floor[1] = self.delivered[0], self.delivered[1]
-        elif dseq == floor[0] + 1:
-            floor[0], floor[1] = dseq, sseq
-            if self.delivered[0] > dseq:
-                for ss in range(sseq + 1, self.delivered[1] + 1):
+        elif consumer_sequence == floor[0] + 1:
+            floor[0], floor[1] = consumer_sequence, stream_sequence
+            if self.delivered[0] > consumer_sequence:
+                for ss in range(stream_sequence + 1, self.delivered[1] + 1):
                     entry = self.pending.get(ss)
                     if entry is not None:
                         if entry[0] > 0:
@@ -121,17 +137,17 @@ class ConsumerState:
         self._record(*self.snapshot())
         return True
 
-    def forget(self, sseq: int) -> None:
+    def forget(self, stream_sequence: int) -> None:
         """A pending message is gone (removed from the stream, dropped at max deliveries)."""
-        self._record("x", sseq)
-        self.pending.pop(sseq, None)
-        self.redelivered.pop(sseq, None)
+        self._record("x", stream_sequence)
+        self.pending.pop(stream_sequence, None)
+        self.redelivered.pop(stream_sequence, None)
 
-    def snapshot(self) -> list[Any]:
+    def snapshot(self) -> list[object]:
         return ["snap", self.delivered, self.ack_floor, list(self.pending.items()), list(self.redelivered.items())]
 
     def apply(self, record: list[Any]) -> None:
-        """Replay one journal record (no new journal entry is written)."""
+        """Replay one journal record, as msgpack decoded it (no new journal entry is written)."""
         journal, self.journal = self.journal, None
         try:
             kind = record[0]
@@ -174,7 +190,7 @@ class ConsumerJournal:
         self.compact()
         self.state.journal = self
 
-    def append(self, record: list[Any]) -> None:
+    def append(self, record: list[object]) -> None:
         if self._fd is None:
             return
         os.write(self._fd, self._packer.pack(record))
