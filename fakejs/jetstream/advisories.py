@@ -194,7 +194,9 @@ def consumer_action(consumer: AdvisedConsumer, action: str) -> None:
     )
 
 
-def terminated(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int, reason: str) -> None:
+def terminated(
+    consumer: AdvisedConsumer, stream_sequence: int, consumer_sequence: int, deliveries: int, reason: str
+) -> None:
     js = consumer.js
 
     def build() -> dict[str, Any]:
@@ -202,8 +204,8 @@ def terminated(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int,
             **typed_event(js, "terminated"),
             "stream": consumer.stream.name,
             "consumer": consumer.name,
-            "consumer_seq": dseq,
-            "stream_seq": sseq,
+            "consumer_seq": consumer_sequence,
+            "stream_seq": stream_sequence,
             "deliveries": deliveries,
         }
         if reason:
@@ -213,7 +215,7 @@ def terminated(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int,
     _send(js, _consumer_subject(consumer, "MSG_TERMINATED"), build)
 
 
-def nak(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int) -> None:
+def nak(consumer: AdvisedConsumer, stream_sequence: int, consumer_sequence: int, deliveries: int) -> None:
     js = consumer.js
     _send(
         js,
@@ -222,15 +224,15 @@ def nak(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int) -> Non
             **typed_event(js, "nak"),
             "stream": consumer.stream.name,
             "consumer": consumer.name,
-            "consumer_seq": dseq,
-            "stream_seq": sseq,
+            "consumer_seq": consumer_sequence,
+            "stream_seq": stream_sequence,
             "deliveries": deliveries,
             **domain_field(js),
         },
     )
 
 
-def max_deliveries(consumer: AdvisedConsumer, sseq: int, deliveries: int) -> None:
+def max_deliveries(consumer: AdvisedConsumer, stream_sequence: int, deliveries: int) -> None:
     js = consumer.js
     _send(
         js,
@@ -239,7 +241,7 @@ def max_deliveries(consumer: AdvisedConsumer, sseq: int, deliveries: int) -> Non
             **typed_event(js, "max_deliver"),
             "stream": consumer.stream.name,
             "consumer": consumer.name,
-            "stream_seq": sseq,
+            "stream_seq": stream_sequence,
             "deliveries": deliveries,
             **domain_field(js),
         },
@@ -255,7 +257,9 @@ def _sampled(consumer: AdvisedConsumer) -> bool:
     return frequency >= 100 or consumer.js.rng.randrange(100) <= frequency
 
 
-def ack_sample(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int, delivered_ns: int) -> None:
+def ack_sample(
+    consumer: AdvisedConsumer, stream_sequence: int, consumer_sequence: int, deliveries: int, delivered_ns: int
+) -> None:
     """``io.nats.jetstream.metric.v1.consumer_ack`` on ``$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>``:
     a sampled ack, with the nanoseconds since the message was delivered (``ack_time``)."""
     if not _sampled(consumer):
@@ -271,8 +275,8 @@ def ack_sample(consumer: AdvisedConsumer, sseq: int, dseq: int, deliveries: int,
             "timestamp": gotime.rfc3339(now),
             "stream": consumer.stream.name,
             "consumer": consumer.name,
-            "consumer_seq": dseq,
-            "stream_seq": sseq,
+            "consumer_seq": consumer_sequence,
+            "stream_seq": stream_sequence,
             "ack_time": now - delivered_ns,
             "deliveries": deliveries,
             **domain_field(js),

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from fakejs.core.options import API_LEVEL
 from fakejs.gocompat.gotime import rfc3339
 from fakejs.jetstream import JetStreamWithApi
+from fakejs.jetstream.consumer.registry import consumers_of
 from fakejs.monitoring.query import GLOBAL_ACCOUNT, BadRequest, Query
 from fakejs.monitoring.source import MonitoredServer
 
@@ -215,7 +216,7 @@ def _stream_detail(stream: Stream, consumers: bool, direct: bool, config: bool) 
         detail["config"] = info["config"]
     detail["state"] = info["state"]
     if consumers:
-        ordered = sorted(stream.consumers.values(), key=lambda c: c.name)
+        ordered = sorted(consumers_of(stream).values(), key=lambda c: c.name)
         public = [_consumer_detail(c, config) for c in ordered if not c.config["direct"]]
         if public:
             detail["consumer_detail"] = public

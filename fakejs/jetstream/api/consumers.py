@@ -55,7 +55,7 @@ def _create(js: JetStream, request: Request, stream: str, body: dict[str, Any], 
     consumer, identity = js.add_consumer(stream, config, action, pedantic, asked)
     if identity:
         request.reply_headers = hdrs.build([(STREAM_IDENTITY, identity)])
-    if consumer.pause_timer.is_paused():
+    if consumer.is_paused():
         # nats-server repeats a paused consumer's pause advisory after every create or update reply.
         until = consumer.config["pause_until"]
         js.after_answer(lambda: advisories.pause(consumer, True, until))

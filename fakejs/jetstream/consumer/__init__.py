@@ -14,7 +14,8 @@ parts that each own their state and offer a small interface:
 * ``push_flow`` -- push flow control and idle heartbeats;
 * ``pacing`` -- replay in original time, rate limits, held deliveries;
 * ``lifecycle`` -- deletion after inactivity, pauses;
-* ``delivery`` -- the delivery loop that works the parts above.
+* ``delivery`` -- the delivery loop that works the parts above;
+* ``registry`` -- a stream's consumers read back as consumers (:func:`~fakejs.jetstream.consumer.registry.consumers_of`).
 
 The parts never import ``consumer``: they see it through the
 :class:`~fakejs.jetstream.consumer.view.ConsumerView` protocol (``view``) and callbacks

@@ -24,6 +24,7 @@ from fakejs.jetstream.config.consumer import ConsumerConfig
 from fakejs.jetstream.config.stream import is_valid_name
 from fakejs.jetstream.config.stream_rules import MAX_NAME_LEN
 from fakejs.jetstream.consumer.consumer import Consumer
+from fakejs.jetstream.consumer.registry import consumers_of
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.service import limits
 from fakejs.jetstream.service.persistence import Persistence
@@ -89,7 +90,7 @@ class ConsumerAdmin:
         consumer_rules.apply_defaults(config, stream.config, pedantic, account_limits.max_ack_pending)
         consumer_rules.check(config, stream.config, account_limits.max_ack_pending)
         name = config["durable_name"] or config["name"]
-        existing: Consumer | None = stream.consumers.get(name) if name else None
+        existing: Consumer | None = consumers_of(stream).get(name) if name else None
         if existing is not None:
             if action == "create":
                 consumerconfig.copy_static_metadata(config, existing.config)
@@ -160,8 +161,7 @@ class ConsumerAdmin:
     # -- removal and retention ---------------------------------------------------------------
 
     def remove(self, stream: Stream, consumer: StreamConsumer) -> None:
-        if stream.consumers.get(consumer.name) is consumer:
-            del stream.consumers[consumer.name]
+        stream.unregister_consumer(consumer)
         consumer.delete()
         self.persistence.consumer_removed(stream, consumer)
         if stream.config["retention"] == "interest":
@@ -176,7 +176,7 @@ class ConsumerAdmin:
         if retention == "workqueue":
             stream.remove_message(seq)
         elif retention == "interest":
-            for other in stream.consumers.values():
+            for other in consumers_of(stream).values():
                 if other is not consumer and needs_ack(other, seq, msg.subject):
                     return
             stream.remove_message(seq)
@@ -187,13 +187,13 @@ class ConsumerAdmin:
             stream.purge()
             return
         for msg in list(stream.store):
-            if not any(needs_ack(c, msg.seq, msg.subject) for c in stream.consumers.values()):
+            if not any(needs_ack(c, msg.seq, msg.subject) for c in consumers_of(stream).values()):
                 stream.remove_message(msg.seq)
 
     @staticmethod
     def listed(stream: Stream) -> list[Consumer]:
         """The consumers ``CONSUMER.NAMES`` and ``CONSUMER.LIST`` show, by name: direct ones are internal."""
-        return sorted((c for c in stream.consumers.values() if not c.config["direct"]), key=lambda c: c.name)
+        return sorted((c for c in consumers_of(stream).values() if not c.config["direct"]), key=lambda c: c.name)
 
 
 def needs_ack(consumer: Consumer, seq: int, subject: str) -> bool:
@@ -210,7 +210,7 @@ def needs_ack(consumer: Consumer, seq: int, subject: str) -> bool:
 
 def _partition_unique(stream: Stream, name: str, filters: list[str]) -> bool:
     """No other consumer of a work-queue stream may see the same subjects."""
-    for other in stream.consumers.values():
+    for other in consumers_of(stream).values():
         if other.name == name:
             continue
         other_filters = other.filters

@@ -30,6 +30,7 @@ from fakejs.core.router import EMPTY_REPLY, Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
 from fakejs.jetstream import advisories
+from fakejs.jetstream.consumer.registry import consumers_of
 from fakejs.jetstream.internal_client import ACCOUNT_KIND, InternalClient
 from fakejs.jetstream.service import banner, limits
 from fakejs.jetstream.service.persistence import Persistence
@@ -296,7 +297,7 @@ class JetStream:
         consumers = sum(len(stream.consumers) for stream in self.streams.values())
         banner.log_internal_clients_closed(self.log, len(self.streams), consumers)
         for stream in list(self.streams.values()):
-            for consumer in list(stream.consumers.values()):
+            for consumer in list(consumers_of(stream).values()):
                 consumer.stop()
             stream.close()
         self.persistence.close()
@@ -526,7 +527,7 @@ class JetStream:
     # -- consumers ---------------------------------------------------------------------
 
     def lookup_consumer(self, stream_name: str, consumer_name: str) -> Consumer:
-        consumer: Consumer | None = self.lookup(stream_name).consumers.get(consumer_name)
+        consumer = consumers_of(self.lookup(stream_name)).get(consumer_name)
         if consumer is None:
             raise api_error("JSConsumerNotFoundErr")
         return consumer

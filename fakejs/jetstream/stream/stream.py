@@ -59,7 +59,7 @@ class Stream:
         self.created_ns = created_ns
         self.store = store
         # Consumers by name (the JetStream adds and removes them; the stream uses them as StreamConsumer).
-        self.consumers: dict[str, Any] = {}
+        self.consumers: dict[str, StreamConsumer] = {}
         self.subscriptions: list[Subscription] = []
         self.last_msg_id = ""
         self.dedup = DuplicateWindow(js.clock, self)
@@ -424,7 +424,13 @@ class Stream:
     # -- consumers ----------------------------------------------------------------------
 
     def register_consumer(self, consumer: StreamConsumer) -> None:
+        """The JetStream made ``consumer`` on this stream: it hears of stored and removed messages."""
         self.consumers[consumer.name] = consumer
+
+    def unregister_consumer(self, consumer: StreamConsumer) -> None:
+        """The JetStream removed ``consumer``: forget it, unless another took its name meanwhile."""
+        if self.consumers.get(consumer.name) is consumer:
+            del self.consumers[consumer.name]
 
     def remove_consumer(self, consumer: StreamConsumer) -> None:
         """The consumer goes (deleted, inactive): the JetStream removes it and applies retention."""
