@@ -193,9 +193,13 @@ async def test_a_removed_server_has_its_jetstream_disabled(cluster: Cluster, sys
     assert [peer["name"] for peer in group["replicas"]] == [n for n in NODES if n not in (leader, removed)]
     assert group["leader"] != removed
 
+    # Its INFO no longer offers JetStream (nats-server changes it a moment after /jsz says disabled).
+    await eventually(
+        lambda: first_info(cluster.url(index)), lambda info: "jetstream" not in info, what="an INFO without jetstream"
+    )
     client = await nats.connect(cluster.url(index), allow_reconnect=False)
     try:
-        assert "jetstream" not in client._server_info  # its INFO no longer offers JetStream
+        assert "jetstream" not in client._server_info
         info = await ask(client, "$JS.API.INFO")
         assert info["type"] == "io.nats.jetstream.api.v1.account_info_response" and "error" not in info, info
         config = json.dumps({"name": "RM", "subjects": ["rm"]}).encode()
@@ -272,3 +276,15 @@ async def test_an_account_purge_deletes_the_accounts_streams(cluster: Cluster, s
         }
     finally:
         await app.close()
+
+
+async def first_info(url: str) -> dict[str, Any]:
+    """The INFO a new connection to ``url`` is greeted with."""
+    host, port = url.removeprefix("nats://").rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        line = await asyncio.wait_for(reader.readline(), 10)
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    return dict(json.loads(line.removeprefix(b"INFO ")))
