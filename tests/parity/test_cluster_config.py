@@ -11,16 +11,15 @@ with nats-server's text.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.harness.targets import FAKEJS_COMMAND, REAL_BINARY, REAL_MISSING_REASON
+from tests.harness.config_file import FAKE, lines, real, run
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
 
-FAKE = FAKEJS_COMMAND
 
 FILE_ERRORS = {
     "name_spaces": 'cluster { name: "a b" }\n',
@@ -77,21 +76,6 @@ FLAG_ERRORS = [
     ["--cluster_listen=", "--routes", "nats://127.0.0.1:1"],
     ["-js", "--cluster_listen", "nats://127.0.0.1:-1"],
 ]
-
-
-def run(command: list[str], *args: str) -> tuple[int, str]:
-    out = subprocess.run([*command, *args], capture_output=True, text=True, timeout=30, check=False)
-    return out.returncode, out.stderr
-
-
-def real() -> list[str]:
-    assert REAL_BINARY is not None
-    return [REAL_BINARY]
-
-
-def lines(stderr: str) -> tuple[str, list[str]]:
-    prefix, _, rest = stderr.partition(": ")
-    return prefix, sorted(rest.split("\n"))
 
 
 @pytest.mark.parametrize("name", sorted(FILE_ERRORS))
