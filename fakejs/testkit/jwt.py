@@ -13,11 +13,12 @@ A JWT is ``header.claims.signature``, each part base64url without padding;
 the header is ``{"typ":"JWT","alg":"ed25519-nkey"}`` and the signature is
 the issuer's ed25519 signature (through the ``nkeys`` package) of
 ``header.claims``.  The claims are serialized as Go's ``json.Marshal``
-writes nats-io/jwt's structs: the fields in the structs' order, the
-``omitempty`` ones left out when empty, ``<``, ``>`` and ``&`` escaped as
-``\\u003c``, ``\\u003e``, ``\\u0026``.  The ``jti`` is the base32 (no
-padding) SHA-512/256 of the ``ClaimsData`` part alone (``aud`` to ``sub``,
-without ``nats``) serialized with an empty ``jti`` (``ClaimsData.hash``).
+writes nats-io/jwt's structs (:func:`fakejs.gocompat.gojson.dumps`): the
+fields in the structs' order, the ``omitempty`` ones left out when empty,
+``<``, ``>`` and ``&`` escaped as ``\\u003c``, ``\\u003e``, ``\\u0026``.
+The ``jti`` is the base32 (no padding) SHA-512/256 of the ``ClaimsData``
+part alone (``aud`` to ``sub``, without ``nats``) serialized with an empty
+``jti`` (``ClaimsData.hash``).
 
 Times come from a ``now`` callable (Unix seconds; ``time.time`` unless
 given) that accounts and users inherit from their operator, so tests can
@@ -40,6 +41,7 @@ from typing import Any
 import nkeys
 
 from fakejs.core.auth import verify_signature
+from fakejs.gocompat import gojson
 
 Clock = Callable[[], float]
 Expiry = float | datetime.datetime | None
@@ -76,14 +78,6 @@ IMPORT_FIELDS = ("name", "subject", "account", "token", "to", "local_subject", "
 # -- encoding -----------------------------------------------------------------
 
 
-def go_json(value: Any) -> str:
-    """``value`` as Go's ``json.Marshal`` writes it: compact, UTF-8, with HTML characters escaped."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
-        text = text.replace(char, escaped)
-    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-
-
 def _base64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
@@ -95,19 +89,25 @@ def _unbase64url(text: str) -> bytes:
 def claims_id(claims: Mapping[str, Any]) -> str:
     """The ``jti`` of ``claims``: nats-io/jwt's ``ClaimsData.hash`` (of ``aud`` .. ``sub`` with an empty ``jti``)."""
     data = {k: claims[k] for k in CLAIMS_DATA_FIELDS if k != "jti" and claims.get(k)}
-    digest = hashlib.new("sha512_256", go_json(data).encode()).digest()
+    digest = hashlib.new("sha512_256", gojson.dumps(data).encode()).digest()
     return base64.b32encode(digest).decode().rstrip("=")
 
 
-def encode(claims: Mapping[str, Any], signer: nkeys.KeyPair) -> str:
-    """``claims`` signed by ``signer``: its ``iss`` and ``jti`` set, the fields in nats-io/jwt's order."""
-    data = {**claims, "iss": signer.public_key.decode(), "jti": ""}
-    full: dict[str, Any] = {k: data[k] for k in CLAIMS_DATA_FIELDS if data.get(k) or k == "jti"}
-    full["jti"] = claims_id(full)
-    full = {k: v for k, v in full.items() if v}
+def issued_claims(claims: Mapping[str, Any], issuer: str) -> dict[str, Any]:
+    """``claims`` as ``issuer`` signs them: ``iss`` and ``jti`` set, fields in nats-io/jwt's order, empty ones out."""
+    data = {**claims, "iss": issuer, "jti": ""}
+    issued: dict[str, Any] = {k: data[k] for k in CLAIMS_DATA_FIELDS if data.get(k) or k == "jti"}
+    issued["jti"] = claims_id(issued)
+    issued = {k: v for k, v in issued.items() if v}
     if "nats" in claims:
-        full["nats"] = claims["nats"]
-    to_sign = _base64url(go_json(HEADER).encode()) + "." + _base64url(go_json(full).encode())
+        issued["nats"] = claims["nats"]
+    return issued
+
+
+def encode(claims: Mapping[str, Any], signer: nkeys.KeyPair) -> str:
+    """``claims`` signed by ``signer`` (nats-io/jwt's ``Claims.Encode``): ``header.claims.signature``."""
+    issued = issued_claims(claims, signer.public_key.decode())
+    to_sign = _base64url(gojson.dumps(HEADER).encode()) + "." + _base64url(gojson.dumps(issued).encode())
     return to_sign + "." + _base64url(signer.sign(to_sign.encode()))
 
 
@@ -373,7 +373,7 @@ class User(Key):
         if signer is not None:
             nats["issuer_account"] = account.public_key
         nats.update(type="user", version=LIBRARY_VERSION)
-        claims = {
+        self.claims: dict[str, Any] = {
             "exp": _unix(expires, now),
             "iat": int(now),
             "name": name,
@@ -381,7 +381,7 @@ class User(Key):
             "sub": self.public_key,
             "nats": nats,
         }
-        self.jwt: str = encode(claims, (signer or account).keypair)
+        self.jwt: str = encode(self.claims, (signer or account).keypair)
 
     def creds(self) -> str:
         """The text of the user's ``.creds`` file, as ``nsc`` and nats-io/jwt's ``FormatUserConfig`` write it."""
