@@ -247,16 +247,27 @@ class Operator(Key):
         """A new account issued by this operator or by one of its signing keys; options as :class:`Account`'s."""
         return Account(name, self, signer=signer, seed=seed, **options)
 
-    def server_config(self, *, system_account: Account | None = None, accounts: Iterable[Account] = ()) -> str:
-        """nats-server configuration for operator mode: the operator JWT inline and a preloaded MEMORY resolver."""
-        lines = [f'operator: "{self.jwt}"']
+    def server_config(
+        self,
+        *,
+        system_account: Account | None = None,
+        accounts: Iterable[Account] = (),
+        operator_file: str | os.PathLike[str] | None = None,
+    ) -> str:
+        """nats-server configuration for operator mode: the operator JWT and a preloaded MEMORY resolver.
+
+        The JWT is inline, or written to ``operator_file`` and named by its path.
+        """
+        operator = self.jwt
+        if operator_file is not None:
+            Path(operator_file).write_text(operator)
+            operator = str(operator_file)
+        lines = [f'operator: "{operator}"']
         if system_account is not None:
             lines.append(f'system_account: "{system_account.public_key}"')
-        lines.append("resolver: MEMORY")
-        lines.append("resolver_preload: {")
+        lines += ["resolver: MEMORY", "resolver_preload: {"]
         lines += [f'  "{account.public_key}": "{account.jwt}"' for account in accounts]
-        lines.append("}")
-        return "\n".join(lines) + "\n"
+        return "\n".join([*lines, "}"]) + "\n"
 
 
 class Account(Key):

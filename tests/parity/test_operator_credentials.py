@@ -48,18 +48,42 @@ def operator() -> Operator:
     return Operator("O")
 
 
-async def raw_login(target: Target, user: User, script: bytes = b"") -> bytes:
-    """CONNECT with the user's JWT and the nonce signed, then ``script`` and a PING: what the server answered."""
+async def raw_login(target: Target, user: User, script: bytes = b"", sign: bool = True) -> bytes:
+    """CONNECT with the user's JWT and the nonce signed (unless not ``sign``), then ``script`` and a PING:
+    what the server answered (a client of protocol 0, which gets no INFO after it)."""
     client = await RawClient.connect(target.host, target.port)
     try:
         await client.read_until(b"\r\n")
         info = json.loads(bytes(client.received)[5:].split(b"\r\n")[0])
         signature = base64.urlsafe_b64encode(user.sign(info["nonce"].encode())).rstrip(b"=").decode()
-        connect = json.dumps({"verbose": False, "jwt": user.jwt, "sig": signature})
+        login = {"verbose": False, "jwt": user.jwt, "sig": signature}
+        connect = json.dumps(login if sign else {"verbose": False, "jwt": user.jwt})
         client.received.clear()
         await client.send(f"CONNECT {connect}\r\n".encode() + script + b"PING\r\n")
         await client.read_until(b"PONG\r\n")
         return bytes(client.received)
+    finally:
+        await client.close()
+
+
+async def test_the_info_after_login_names_the_account(start: StartOperator, operator: Operator) -> None:
+    system, app = operator.account("SYS"), operator.account("APP")
+    target = await start(operator, system, app)
+    client = await RawClient.connect(target.host, target.port)
+    user = app.user("judy")
+    try:
+        await client.read_until(b"\r\n")
+        nonce = json.loads(bytes(client.received)[5:].split(b"\r\n")[0])["nonce"]
+        signature = base64.urlsafe_b64encode(user.sign(nonce.encode())).rstrip(b"=").decode()
+        client.received.clear()
+        connect = json.dumps({"verbose": False, "protocol": 1, "jwt": user.jwt, "sig": signature})
+        await client.send(f"CONNECT {connect}\r\nPING\r\n".encode())
+        await client.read_until(b"} \r\n")
+        await client.read_until(b"PONG\r\n")
+        lines = bytes(client.received).split(b"\r\n")
+        infos = [json.loads(line.removeprefix(b"INFO ")) for line in lines if line.startswith(b"INFO ")]
+        assert b"PONG" in lines and len(infos) == 1
+        assert (infos[0]["connect_info"], infos[0]["remote_account"]) == (True, app.public_key)
     finally:
         await client.close()
 
@@ -145,15 +169,33 @@ async def test_publish_allow_only_gets_the_permissions_violation(start: StartOpe
         await nc.close()
 
 
-async def test_expired_and_revoked_users_are_refused(start: StartOperator, operator: Operator) -> None:
+REFUSED_USERS = {
+    "expired": {"expires": -5},
+    "not-yet-valid": {"not_before": 60},
+    "websocket-only": {"allowed_connection_types": ["WEBSOCKET"]},
+    "other-source": {"src": ["10.0.0.0/8"]},
+}
+
+
+@pytest.mark.parametrize("options", REFUSED_USERS.values(), ids=REFUSED_USERS.keys())
+async def test_users_refused_by_their_claims(
+    start: StartOperator, operator: Operator, options: dict[str, object]
+) -> None:
     system, app = operator.account("SYS"), operator.account("APP")
-    expired = app.user("expired", expires=-5)
+    target = await start(operator, system, app)
+    assert await raw_login(target, app.user("refused", **options)) == AUTH_VIOLATION
+    assert await raw_login(target, app.user("standard", allowed_connection_types=["STANDARD"])) == b"PONG\r\n"
+
+
+async def test_revoked_and_unsigned_users_are_refused(start: StartOperator, operator: Operator) -> None:
+    system, app = operator.account("SYS"), operator.account("APP")
     revoked = app.user("revoked")
     app.revoke(revoked)
     target = await start(operator, system, app)
-    assert await raw_login(target, expired) == AUTH_VIOLATION
     assert await raw_login(target, revoked) == AUTH_VIOLATION
-    assert await raw_login(target, app.user("fresh")) == b"PONG\r\n"
+    assert await raw_login(target, app.user("unsigned"), sign=False) == AUTH_VIOLATION
+    assert await raw_login(target, app.user("bearer", bearer=True), sign=False) == b"PONG\r\n"
+    expired = app.user("expired", expires=-5)
     with pytest.raises(nats.errors.Error, match="Authorization Violation"):
         await nats.connect(
             target.url,
@@ -162,6 +204,28 @@ async def test_expired_and_revoked_users_are_refused(start: StartOperator, opera
             allow_reconnect=False,
             max_reconnect_attempts=0,
         )
+
+
+async def test_account_connection_limit(start: StartOperator, operator: Operator, tmp_path: Path) -> None:
+    system, app = operator.account("SYS"), operator.account("APP", limits={"conn": 1})
+    target = await start(operator, system, app)
+    first = await nats.connect(target.url, user_credentials=app.user("a").write_creds(tmp_path / "a.creds"))
+    try:
+        answer = await raw_login(target, app.user("b"))
+        assert answer == b"-ERR 'maximum account active connections exceeded'\r\n"
+    finally:
+        await first.close()
+
+
+async def test_operator_jwt_from_a_file(target_kind: str, tmp_path: Path, operator: Operator) -> None:
+    if target_kind == "fake":
+        pytest.skip(FAKE_PENDING)
+    system, app = operator.account("SYS"), operator.account("APP")
+    config = operator.server_config(system_account=system, accounts=[system, app], operator_file=tmp_path / "op.jwt")
+    assert config.startswith(f'operator: "{tmp_path / "op.jwt"}"\n')
+    async with configured_servers(target_kind, tmp_path) as start_config:
+        target = await start_config(config)
+        assert await raw_login(target, app.user("ivan")) == b"PONG\r\n"
 
 
 async def test_a_user_of_another_operator_is_refused(start: StartOperator, operator: Operator) -> None:

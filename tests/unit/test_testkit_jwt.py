@@ -247,3 +247,10 @@ def test_write_creds(tmp_path: Path, operator: Operator) -> None:
     signature = base64.b64decode(user.signature_callback()(nonce))
     assert user.keypair.verify(nonce.encode(), signature)
     assert json.loads(base64.urlsafe_b64decode(user.jwt.split(".")[1] + "=="))["sub"] == user.public_key
+
+
+def test_server_config_may_name_an_operator_file(tmp_path: Path, operator: Operator) -> None:
+    path = tmp_path / "operator.jwt"
+    config = operator.server_config(accounts=[operator.account("SYS")], operator_file=path)
+    assert config.startswith(f'operator: "{path}"\nresolver: MEMORY\n')
+    assert path.read_text() == operator.jwt
