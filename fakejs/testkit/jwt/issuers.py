@@ -1,24 +1,4 @@
-"""NATS credentials for tests: operators, accounts and users minted as nats-io/jwt v2 writes them.
-
-::
-
-    op = Operator("O")
-    sys_account = op.account("SYS")
-    app = op.account("APP", jetstream=True)
-    alice = app.user("alice", pub_allow=["orders.>"])
-    config = op.server_config(system_account=sys_account, accounts=[sys_account, app])
-    await nats.connect(url, user_credentials=alice.write_creds(tmp_path / "alice.creds"))
-
-A JWT is ``header.claims.signature``, each part base64url without padding;
-the header is ``{"typ":"JWT","alg":"ed25519-nkey"}`` and the signature is
-the issuer's ed25519 signature (through the ``nkeys`` package) of
-``header.claims``.  The claims are serialized as Go's ``json.Marshal``
-writes nats-io/jwt's structs (:func:`fakejs.gocompat.gojson.dumps`): the
-fields in the structs' order, the ``omitempty`` ones left out when empty,
-``<``, ``>`` and ``&`` escaped as ``\\u003c``, ``\\u003e``, ``\\u0026``.
-The ``jti`` is the base32 (no padding) SHA-512/256 of the ``ClaimsData``
-part alone (``aud`` to ``sub``, without ``nats``) serialized with an empty
-``jti`` (``ClaimsData.hash``).
+"""Operators, accounts and users: their keys (nkeys) and their claims, as nats-io/jwt v2 fills them.
 
 Times come from a ``now`` callable (Unix seconds; ``time.time`` unless
 given) that accounts and users inherit from their operator, so tests can
@@ -29,8 +9,6 @@ from __future__ import annotations
 
 import base64
 import datetime
-import hashlib
-import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -40,20 +18,14 @@ from typing import Any
 
 import nkeys
 
-from fakejs.core.auth import verify_signature
-from fakejs.gocompat import gojson
+from fakejs.testkit.jwt.claims import LIBRARY_VERSION, encode, format_user_config
 
 Clock = Callable[[], float]
 Expiry = float | datetime.datetime | None
 
-HEADER = {"typ": "JWT", "alg": "ed25519-nkey"}
-# nats-io/jwt's libVersion: the "version" of every claim it writes.
-LIBRARY_VERSION = 2
 # nats-io/jwt's NoLimit.
 NO_LIMIT = -1
 
-# The fields of nats-io/jwt's ClaimsData, in the struct's order.
-CLAIMS_DATA_FIELDS = ("aud", "exp", "jti", "iat", "iss", "name", "nbf", "sub")
 # OperatorLimits (NatsLimits, AccountLimits, JetStreamLimits), all omitempty.
 ACCOUNT_LIMIT_FIELDS = (
     "subs", "data", "payload",
@@ -75,82 +47,6 @@ EXPORT_FIELDS = (
 IMPORT_FIELDS = ("name", "subject", "account", "token", "to", "local_subject", "type", "share", "allow_trace")
 
 
-# -- encoding -----------------------------------------------------------------
-
-
-def _base64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def _unbase64url(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def claims_id(claims: Mapping[str, Any]) -> str:
-    """The ``jti`` of ``claims``: nats-io/jwt's ``ClaimsData.hash`` (of ``aud`` .. ``sub`` with an empty ``jti``)."""
-    data = {k: claims[k] for k in CLAIMS_DATA_FIELDS if k != "jti" and claims.get(k)}
-    digest = hashlib.new("sha512_256", gojson.dumps(data).encode()).digest()
-    return base64.b32encode(digest).decode().rstrip("=")
-
-
-def issued_claims(claims: Mapping[str, Any], issuer: str) -> dict[str, Any]:
-    """``claims`` as ``issuer`` signs them: ``iss`` and ``jti`` set, fields in nats-io/jwt's order, empty ones out."""
-    data = {**claims, "iss": issuer, "jti": ""}
-    issued: dict[str, Any] = {k: data[k] for k in CLAIMS_DATA_FIELDS if data.get(k) or k == "jti"}
-    issued["jti"] = claims_id(issued)
-    issued = {k: v for k, v in issued.items() if v}
-    if "nats" in claims:
-        issued["nats"] = claims["nats"]
-    return issued
-
-
-def encode(claims: Mapping[str, Any], signer: nkeys.KeyPair) -> str:
-    """``claims`` signed by ``signer`` (nats-io/jwt's ``Claims.Encode``): ``header.claims.signature``."""
-    issued = issued_claims(claims, signer.public_key.decode())
-    to_sign = _base64url(gojson.dumps(HEADER).encode()) + "." + _base64url(gojson.dumps(issued).encode())
-    return to_sign + "." + _base64url(signer.sign(to_sign.encode()))
-
-
-def decode(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A JWT's header and claims (the signature is not checked: see :func:`verify`)."""
-    header, claims, _ = token.split(".")
-    return json.loads(_unbase64url(header)), json.loads(_unbase64url(claims))
-
-
-def verify(token: str) -> bool:
-    """Whether ``token``'s signature is its issuer's (``iss``), as nats-server checks it."""
-    header, claims, signature = token.split(".")
-    issuer = json.loads(_unbase64url(claims)).get("iss", "")
-    return verify_signature(issuer, (header + "." + claims).encode(), signature)
-
-
-# -- .creds files -------------------------------------------------------------
-
-
-def decorate_jwt(token: str) -> str:
-    """nats-io/jwt's ``DecorateJWT``: the JWT between ``BEGIN``/``END NATS <TYPE> JWT`` lines."""
-    kind = str(decode(token)[1]["nats"]["type"]).upper()
-    return f"-----BEGIN NATS {kind} JWT-----\n{token}\n------END NATS {kind} JWT------\n\n"
-
-
-def decorate_seed(seed: str) -> str:
-    """nats-io/jwt's ``DecorateSeed``: the seed between the ``IMPORTANT`` banner and ``NKEY SEED`` lines."""
-    seed = seed.strip()
-    kind = {"SU": "USER", "SA": "ACCOUNT", "SO": "OPERATOR"}[seed[:2]]
-    return (
-        "************************* IMPORTANT *************************\n"
-        "NKEY Seed printed below can be used to sign and prove identity.\n"
-        "NKEYs are sensitive and should be treated as secrets.\n\n"
-        f"-----BEGIN {kind} NKEY SEED-----\n{seed}\n------END {kind} NKEY SEED------\n\n"
-        "*************************************************************\n"
-    )
-
-
-def format_user_config(token: str, seed: str) -> str:
-    """nats-io/jwt's ``FormatUserConfig``: the text of a ``.creds`` file."""
-    return decorate_jwt(token) + decorate_seed(seed)
-
-
 # -- keys ---------------------------------------------------------------------
 
 
@@ -164,7 +60,7 @@ class Key:
         self.public_key: str = self.keypair.public_key.decode()
 
     def sign(self, data: bytes) -> bytes:
-        """``data``'s ed25519 signature (what ``signature_cb`` returns to the client)."""
+        """``data``'s ed25519 signature, 64 raw bytes (CONNECT's ``sig`` is it in base64)."""
         return bytes(self.keypair.sign(data))
 
     def __repr__(self) -> str:
@@ -368,19 +264,11 @@ class User(Key):
         self.name = name
         self.account = account
         now = account.now()
-        nats: dict[str, Any] = {
-            "pub": _permission(pub_allow, pub_deny),
-            "sub": _permission(sub_allow, sub_deny),
+        nats = {
+            **_permissions(pub_allow, pub_deny, sub_allow, sub_deny, resp),
+            **_user_limits(src, limits),
+            **_connection_rules(bearer, allowed_connection_types),
         }
-        if resp is not None:
-            nats["resp"] = resp.claims()
-        if src:
-            nats["src"] = list(src)
-        nats.update({"subs": NO_LIMIT, "data": NO_LIMIT, "payload": NO_LIMIT, **(limits or {})})
-        if bearer:
-            nats["bearer_token"] = True
-        if allowed_connection_types:
-            nats["allowed_connection_types"] = list(allowed_connection_types)
         if signer is not None:
             nats["issuer_account"] = account.public_key
         nats.update(type="user", version=LIBRARY_VERSION)
@@ -416,3 +304,30 @@ def _permission(allow: Iterable[str], deny: Iterable[str]) -> dict[str, list[str
     """nats-io/jwt's ``Permission``: ``allow`` and ``deny``, each left out when empty."""
     permission = {"allow": list(allow), "deny": list(deny)}
     return {k: v for k, v in permission.items() if v}
+
+
+def _permissions(
+    pub_allow: Iterable[str],
+    pub_deny: Iterable[str],
+    sub_allow: Iterable[str],
+    sub_deny: Iterable[str],
+    resp: ResponsePermission | None,
+) -> dict[str, Any]:
+    """nats-io/jwt's ``Permissions``: ``pub`` and ``sub`` (always written), ``resp`` when given."""
+    permissions: dict[str, Any] = {"pub": _permission(pub_allow, pub_deny), "sub": _permission(sub_allow, sub_deny)}
+    if resp is not None:
+        permissions["resp"] = resp.claims()
+    return permissions
+
+
+def _user_limits(src: Iterable[str], limits: Mapping[str, int] | None) -> dict[str, Any]:
+    """nats-io/jwt's ``Limits`` of a user: ``src`` CIDRs, then ``subs``, ``data``, ``payload`` (-1 unless given)."""
+    counts = {"subs": NO_LIMIT, "data": NO_LIMIT, "payload": NO_LIMIT, **(limits or {})}
+    sources = {"src": list(src)}
+    return {k: v for k, v in {**sources, **counts}.items() if v}  # omitempty: 0 and [] are left out
+
+
+def _connection_rules(bearer: bool, allowed_connection_types: Iterable[str]) -> dict[str, Any]:
+    """``bearer_token`` and ``allowed_connection_types``, each left out when not set."""
+    rules = {"bearer_token": bearer, "allowed_connection_types": list(allowed_connection_types)}
+    return {k: v for k, v in rules.items() if v}
