@@ -191,8 +191,12 @@ async def test_revoked_and_unsigned_users_are_refused(start: StartOperator, oper
     system, app = operator.account("SYS"), operator.account("APP")
     revoked = app.user("revoked")
     app.revoke(revoked)
-    target = await start(operator, system, app)
+    everyone = operator.account("EVERYONE")
+    before = everyone.user("before")
+    everyone.revoke("*")
+    target = await start(operator, system, app, everyone)
     assert await raw_login(target, revoked) == AUTH_VIOLATION
+    assert await raw_login(target, before) == AUTH_VIOLATION
     assert await raw_login(target, app.user("unsigned"), sign=False) == AUTH_VIOLATION
     assert await raw_login(target, app.user("bearer", bearer=True), sign=False) == b"PONG\r\n"
     expired = app.user("expired", expires=-5)

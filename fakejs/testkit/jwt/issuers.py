@@ -38,7 +38,8 @@ DEFAULT_ACCOUNT_LIMITS: dict[str, Any] = {
     "subs": NO_LIMIT, "data": NO_LIMIT, "payload": NO_LIMIT,
     "imports": NO_LIMIT, "exports": NO_LIMIT, "wildcards": True, "conn": NO_LIMIT, "leaf": NO_LIMIT,
 }  # fmt: skip
-# What ``nsc edit account --js-enable 1`` sets: JetStream without limits.
+# JetStream without limits, as ``nsc edit account --js-mem-storage -1 --js-disk-storage -1
+# --js-streams -1 --js-consumer -1`` writes it.
 JETSTREAM_UNLIMITED = {"mem_storage": NO_LIMIT, "disk_storage": NO_LIMIT, "streams": NO_LIMIT, "consumer": NO_LIMIT}
 EXPORT_FIELDS = (
     "name", "subject", "type", "token_req", "revocations", "response_type", "response_threshold",
@@ -204,7 +205,10 @@ class Account(Key):
         return key
 
     def revoke(self, user: User | str, at: float | None = None) -> None:
-        """Revoke a user's JWTs issued at or before ``at`` (now unless given): the account's ``revocations``."""
+        """Revoke a user's JWTs issued at or before ``at`` (now unless given): the account's ``revocations``.
+
+        ``user`` is a :class:`User`, a public key, or ``"*"`` for every user.
+        """
         public_key = user if isinstance(user, str) else user.public_key
         self.revocations[public_key] = int(self.now() if at is None else at)
 
