@@ -14,7 +14,9 @@ imports the rest at the first request), ``access`` (who may use the
 control API), ``introspection`` (server state for
 tests), ``transcript`` (a connection's bytes), ``conditions`` (a waited-for
 condition in words, and its time-out), ``certs`` (throwaway certificates,
-with trustme), ``coverage``, ``coverage_jetstream`` and
+with trustme), ``jwt`` (credentials for operator mode: operators, accounts
+and users minted as nats-io/jwt v2 writes them, ``.creds`` files, the
+server configuration), ``coverage``, ``coverage_jetstream`` and
 ``coverage_reference`` (the coverage page's facts and tables), and
 ``conformance`` (the client conformance watch).  May import
 :mod:`fakejs.monitoring`, :mod:`fakejs.jetstream`, :mod:`fakejs.core`,

@@ -1,0 +1,47 @@
+"""NATS credentials for tests: operators, accounts and users minted as nats-io/jwt v2 writes them.
+
+::
+
+    op = Operator("O")
+    sys_account = op.account("SYS")
+    app = op.account("APP", jetstream=True)
+    alice = app.user("alice", pub_allow=["orders.>"])
+    config = op.server_config(system_account=sys_account, accounts=[sys_account, app])
+    await nats.connect(url, user_credentials=alice.write_creds(tmp_path / "alice.creds"))
+
+``claims`` (the JWT format: claims in Go's field order, the ``jti``, the
+signature, decoding and checking, the ``.creds`` text) and ``issuers``
+(:class:`Operator`, :class:`Account`, :class:`User` and their signing
+keys, with an injectable clock, and the operator-mode configuration for
+nats-server).  Keys and signatures come from the ``nkeys`` package.  The
+package may import :mod:`fakejs.core` (the nonce signature check) and
+:mod:`fakejs.gocompat` (Go's JSON).
+"""
+
+from fakejs.testkit.jwt.claims import (
+    claims_id,
+    decode,
+    decorate_jwt,
+    decorate_seed,
+    encode,
+    format_user_config,
+    issued_claims,
+    verify,
+)
+from fakejs.testkit.jwt.issuers import Account, Key, Operator, ResponsePermission, User
+
+__all__ = [
+    "Account",
+    "Key",
+    "Operator",
+    "ResponsePermission",
+    "User",
+    "claims_id",
+    "decode",
+    "decorate_jwt",
+    "decorate_seed",
+    "encode",
+    "format_user_config",
+    "issued_claims",
+    "verify",
+]
