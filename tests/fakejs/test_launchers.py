@@ -157,25 +157,40 @@ def free_port() -> int:
 
 
 async def test_natsio_testing_launch(path_with_shim: dict[str, str], tmp_path: Path) -> None:
-    port = free_port()
     config = tmp_path / "server.conf"
-    config.write_text("max_payload: 2MB\n")
+    config.write_text("max_payload: 2MB\nserver_name: launched\n")
     store = tmp_path / "jetstream"
-    process = launch(path_with_shim, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(store), "-c", str(config))
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            assert process.poll() is None and time.monotonic() < deadline
-            try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                await asyncio.sleep(0.05)
+    for _ in range(3):  # the harness passes a port it picked: another program may take it first
+        port = free_port()
+        process = launch(
+            path_with_shim, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(store), "-c", str(config)
+        )
+        try:
+            info = await first_info(process, port)
+            if info is None:
                 continue
-            banner = await asyncio.wait_for(reader.readline(), 2)
-            writer.close()
-            if banner.startswith(b"INFO "):
-                break
-        assert json.loads(banner[5:])["max_payload"] == 2 * 1024 * 1024  # the file's, under the flags
-        await round_trip(f"nats://127.0.0.1:{port}")
-    finally:
-        stop(process)
+            assert info["max_payload"] == 2 * 1024 * 1024  # the file's, under the flags
+            await round_trip(f"nats://127.0.0.1:{port}")
+            return
+        finally:
+            stop(process)
+    pytest.fail("three ports picked were taken before the server could listen on them")
+
+
+async def first_info(process: subprocess.Popen[bytes], port: int) -> dict | None:
+    """The INFO of the launched server on ``port``; None when another program answers there or took it."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        assert time.monotonic() < deadline
+        if process.poll() is not None:
+            return None  # it could not listen: the port was taken
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            await asyncio.sleep(0.05)
+            continue
+        banner = await asyncio.wait_for(reader.readline(), 2)
+        writer.close()
+        if banner.startswith(b"INFO "):
+            info: dict = json.loads(banner[5:])
+            return info if info.get("server_name") == "launched" else None
