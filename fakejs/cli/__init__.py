@@ -47,6 +47,7 @@ from fakejs.core.clock import Clock
 from fakejs.core.log import configure, get_logger
 from fakejs.core.options import ServerOptions
 from fakejs.core.reload_options import ReloadRefused
+from fakejs.gocompat.gourl import ListenError
 from fakejs.server.reload import FAILED
 from fakejs.server.server import Server
 from fakejs.server.start_lines import log_scenario
@@ -249,6 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         else:
             asyncio.run(serve(options, command.pid_file, clock, command.scenario, _reader(arguments, options)))
+    except ListenError as exc:  # nats-server's line for the port
+        get_logger().critical("%s", exc)
+        return 1
     except OSError as exc:
         get_logger().critical("Error listening on port: %s, %s", options.port, exc)
         return 1

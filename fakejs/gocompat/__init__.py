@@ -12,8 +12,8 @@ produces), ``gostruct`` (a JSON value decoded into a table of struct
 fields), ``jsonwindow`` (how much of a body Go's streaming decoder holds
 when it reports an error), ``gotime`` (times and durations), ``gobytes``
 (``friendlyBytes``), ``goflag`` (Go's ``flag`` package), ``goquote``
-(``strconv`` quoting), ``gourl`` (``net/url.Parse`` and
-``net.SplitHostPort``), ``ids`` (NUIDs and the other ids, from a seeded
+(``strconv`` quoting), ``gourl`` (``net/url.Parse``,
+``net.SplitHostPort`` and ``net.Listen``'s errors), ``ids`` (NUIDs and the other ids, from a seeded
 generator) and ``curvekeys`` (nkeys' text form of keys, and the server's
 curve key for INFO's ``xkey``).
 """

@@ -1,4 +1,4 @@
-"""Go's ``net/url.Parse`` and ``net.SplitHostPort``, as far as nats-server's route flags show them.
+"""Go's ``net/url.Parse``, ``net.SplitHostPort`` and ``net.Listen``'s errors, as far as nats-server shows them.
 
 nats-server reads ``--cluster nats://user:pass@host:port`` with
 ``url.Parse`` and then ``net.SplitHostPort`` on the host, and prints their
@@ -6,11 +6,13 @@ errors as they are (``parse "x": first path segment in URL cannot contain
 colon``, ``address h: missing port in address``).  These functions keep
 Go's order of checks and its texts; they parse what a route URL can hold
 (scheme, user information, host, path) and raise :class:`GoURLError`
-with Go's message otherwise.
+with Go's message otherwise.  :func:`listen_error` is the text of a port
+that cannot be listened on, which nats-server logs before it exits.
 """
 
 from __future__ import annotations
 
+import os
 import string
 from dataclasses import dataclass
 
@@ -172,3 +174,18 @@ def split_host_port(hostport: str) -> tuple[str, str]:
     if "]" in hostport[after:]:
         raise fail("unexpected ']' in address")
     return host, hostport[colon + 1 :]
+
+
+class ListenError(OSError):
+    """A port that cannot be listened on, with the line nats-server logs for it before it exits."""
+
+
+def listen_error(host: str, port: int, error: OSError) -> str:
+    """``net.Listen("tcp", host:port)``'s error text: ``listen tcp 127.0.0.1:4222: bind: address already in use``.
+
+    Go names the system error in lower case (``syscall.Errno``'s table);
+    an IPv6 host is bracketed.
+    """
+    reason = os.strerror(error.errno) if error.errno else str(error)
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return f"listen tcp {address}: bind: {reason[:1].lower()}{reason[1:]}"

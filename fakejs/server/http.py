@@ -27,6 +27,7 @@ from http import HTTPStatus
 import h11
 
 from fakejs.core.clock import Clock, ErrorSink, TimerHandle
+from fakejs.gocompat.gourl import ListenError, listen_error
 
 __all__ = ["MAX_BODY", "MAX_HEAD", "TEXT", "Answer", "HttpPort", "Reply", "Request", "serve_http"]
 
@@ -276,7 +277,13 @@ class HttpPort:
         self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
 
     async def start(self, host: str, port: int, backlog: int, ssl: ssl_module.SSLContext | None = None) -> None:
-        self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True, backlog=backlog, ssl=ssl)
+        try:
+            self._server = await asyncio.start_server(
+                self._serve, host, port, reuse_address=True, backlog=backlog, ssl=ssl
+            )
+        except OSError as exc:
+            problem = listen_error(host, port, exc)
+            raise ListenError(f"Can't start monitoring: can't listen to the monitor port: {problem}") from exc
 
     @property
     def port(self) -> int:

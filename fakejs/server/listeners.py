@@ -16,6 +16,7 @@ import socket
 from typing import TYPE_CHECKING
 
 from fakejs.core.options import ServerOptions
+from fakejs.gocompat.gourl import ListenError, listen_error
 from fakejs.server import portsfile
 from fakejs.server.connection import Connection, Listener
 
@@ -95,9 +96,13 @@ class Listeners:
         """Listen for NATS clients; returns the port."""
         options = self._options
         self.client_tls = self._client_tls()
-        self._client = await self._server.loop.create_server(
-            self._accept, options.host or "0.0.0.0", options.port, reuse_address=True, backlog=system_backlog()
-        )
+        host, port = options.host or "0.0.0.0", max(options.port, 0)
+        try:
+            self._client = await self._server.loop.create_server(
+                self._accept, host, port, reuse_address=True, backlog=system_backlog()
+            )
+        except OSError as exc:
+            raise ListenError(f'Error listening on port: {host}:{port}, "{listen_error(host, port, exc)}"') from exc
         return int(self._client.sockets[0].getsockname()[1])
 
     def _accept(self) -> Connection:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from fakejs.core.broker import Broker
 from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster.link import RouteIO, RouteLink
+from fakejs.gocompat.gourl import ListenError, listen_error
 from fakejs.server.connection import tcp_peer
 from fakejs.server.listeners import system_backlog
 
@@ -118,13 +119,18 @@ class RoutePort:
         log.info("Cluster name is %s", cluster.name)
         if cluster.dynamic_name:
             log.warning("Cluster name was dynamically generated, consider setting one")
-        self._listener = await loop.create_server(
-            lambda: RouteConnection(self._broker, cluster.accepted),
-            config.host or "0.0.0.0",
-            config.port,
-            reuse_address=True,
-            backlog=system_backlog(),
-        )
+        host, port = config.host or "0.0.0.0", max(config.port, 0)
+        try:
+            self._listener = await loop.create_server(
+                lambda: RouteConnection(self._broker, cluster.accepted),
+                host,
+                port,
+                reuse_address=True,
+                backlog=system_backlog(),
+            )
+        except OSError as exc:
+            problem = listen_error(host, port, exc)
+            raise ListenError(f"Error listening on router port: {port} - {problem}") from exc
         self.port = int(self._listener.sockets[0].getsockname()[1])
         log.info("Listening for route connections on %s:%d", config.host or "0.0.0.0", self.port)
         cluster.start(self.port, client_urls, self)

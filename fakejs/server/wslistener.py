@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from fakejs.core.clientio import CLIENT_CLOSED, UNFLUSHED_REASONS, WEBSOCKET, TransportDetails
 from fakejs.core.transport_config import WebSocketConfig
+from fakejs.gocompat.gourl import ListenError, listen_error
 from fakejs.server.connection import Connection, Listener
 from fakejs.server.layers import Layer, LayerFailed
 from fakejs.server.websocket import HANDSHAKE_TIMEOUT, OriginPolicy, WebSocketLayer
@@ -135,13 +136,14 @@ class WebSocketListener:
         return self.config.host or "0.0.0.0"
 
     async def start(self, backlog: int) -> int:
-        self._listener = await self._server.loop.create_server(
-            self._connection,
-            self.host,
-            self.config.port if self.config.port > 0 else 0,
-            reuse_address=True,
-            backlog=backlog,
-        )
+        port = self.config.port if self.config.port > 0 else 0
+        try:
+            self._listener = await self._server.loop.create_server(
+                self._connection, self.host, port, reuse_address=True, backlog=backlog
+            )
+        except OSError as exc:
+            problem = listen_error(self.host, port, exc)
+            raise ListenError(f"Unable to listen for websocket connections: {problem}") from exc
         self.port = int(self._listener.sockets[0].getsockname()[1])
         return self.port
 
