@@ -65,6 +65,16 @@ class Podman:
         result = self.run("logs", name, check=False)
         return result.stdout + result.stderr
 
+    def logs_with(self, name: str, *texts: str) -> str:
+        """The container's log once it holds every one of ``texts`` (or the test fails, showing it)."""
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            logs = self.logs(name)
+            if all(text in logs for text in texts):
+                return logs
+            assert time.monotonic() < deadline, f"not logged: {[t for t in texts if t not in logs]}\n{_tail(logs)}"
+            time.sleep(0.1)
+
 
 @dataclass
 class Container:
@@ -189,8 +199,7 @@ def _run(
 
 
 async def test_serves_clients_jetstream_and_health(podman: Podman, container: Container) -> None:
-    logs = podman.logs(container.name)
-    assert f"Listening for client connections on 0.0.0.0:{container.port}" in logs, logs
+    podman.logs_with(container.name, f"Listening for client connections on 0.0.0.0:{container.port}")
 
     nc = await nats.connect(container.url)
     try:
@@ -259,8 +268,7 @@ async def test_self_signed_tls_writes_the_ca_to_a_mounted_directory(podman: Podm
     certs.mkdir()
     certs.chmod(0o777)  # writable by the image's unprivileged user
     with _run(podman, image, "-v", f"{certs}:/certs", server_args=("--tls-selfsigned", "--tls_dir", "/certs")) as box:
-        logs = podman.logs(box.name)
-        assert "CA bundle:           /certs/ca.pem" in logs, logs
+        podman.logs_with(box.name, "CA bundle:           /certs/ca.pem")
         context = ssl.create_default_context(cafile=str(certs / "ca.pem"))
         nc = await nats.connect(f"tls://localhost:{box.port}", tls=context)
         try:
@@ -273,9 +281,7 @@ async def test_a_cluster_of_three_nodes_in_one_container(podman: Podman, image: 
     """``--cluster_size 3 -p P --jetstream=false``: nodes on P, P+1, P+2 (monitoring M+i); a message crosses."""
     ports = _free_runs(3)
     with _run(podman, image, server_args=("--cluster_size", "3", "--jetstream=false"), ports=ports) as box:
-        logs = podman.logs(box.name)
-        for node in (1, 2, 3):
-            assert f"Cluster C node n{node}: clients on" in logs, logs
+        podman.logs_with(box.name, *(f"Cluster C node n{node}: clients on" for node in (1, 2, 3)))
         first = await nats.connect(f"nats://127.0.0.1:{box.port}")
         third = await nats.connect(f"nats://127.0.0.1:{box.port + 2}")
         try:
