@@ -18,9 +18,11 @@ from typing import Any, Protocol
 from fakejs.core.accounts import Account
 from fakejs.core.auth import Login
 from fakejs.core.clientio import (
+    AUTH_EXPIRED,
     AUTH_VIOLATION,
     BAD_CLIENT_PROTOCOL,
     KICKED,
+    MAX_ACCOUNT_CONNECTIONS_EXCEEDED,
     NO_RESPONDERS_REQUIRES_HEADERS,
     ClientIO,
     TransportDetails,
@@ -38,6 +40,8 @@ from fakejs.protocol.events import ERR_AUTHORIZATION, Connect
 from fakejs.protocol.parser import Parser
 
 ERR_BAD_PROTOCOL = "invalid client protocol"
+ERR_MAX_ACCOUNT_CONNECTIONS = "maximum account active connections exceeded"
+ERR_AUTH_EXPIRED = "User Authentication Expired"
 ERR_NO_RESPONDERS_HEADERS = "no responders requires headers support"
 
 
@@ -51,8 +55,12 @@ class LoginHost(Protocol):
 
     def client_connected(self, client: Any) -> None: ...
 
+    def account_connections(self, account: Account) -> int:
+        """How many open clients are in ``account`` (the one logging in included)."""
+        ...
+
     def authenticate(
-        self, connect: dict[str, Any], nonce: str, details: TransportDetails
+        self, connect: dict[str, Any], nonce: str, details: TransportDetails, host: str = ""
     ) -> tuple[Account, Login] | None:
         """The account the CONNECT options (or the client certificate, cookies) log in to, or ``None`` when refused."""
         ...
@@ -81,6 +89,9 @@ class ConnectingClient(Protocol):
 
     @property
     def nonce(self) -> str: ...
+
+    @property
+    def host(self) -> str: ...
 
     @property
     def started(self) -> float: ...
@@ -177,7 +188,7 @@ class ConnectHandler:
         if not self._log_in(opts):
             return False
         if first:
-            client.label = client_label(client.opts, client.account.name)
+            client.label = client_label(client.opts, client.account.label)
         if client.protocol < 0 or client.protocol > 1:
             return self._refuse(ERR_BAD_PROTOCOL, BAD_CLIENT_PROTOCOL)
         if client.no_responders and not client.headers:
@@ -195,7 +206,7 @@ class ConnectHandler:
         """Take on the account, user and permissions the credentials log in to, or refuse and close."""
         client = self._client
         broker = client.broker
-        result = broker.authenticate(connect, client.nonce, client.io.details)
+        result = broker.authenticate(connect, client.nonce, client.io.details, client.host)
         if result is None or connect.get("new_account") or connect.get("account"):
             presented = auth_user(connect)
             broker.log.error("%s - authentication error%s", client, f" - {presented}" if presented else "")
@@ -204,6 +215,10 @@ class ConnectHandler:
                 broker.log.error("%s - %s", client, read_error(AUTHENTICATION_ERROR))
             return False
         client.account, client.login = result
+        if not account_has_room(client):  # nats-server logs it before closing and after
+            broker.log.error("%s - %s", client, ERR_MAX_ACCOUNT_CONNECTIONS)
+            return self._refuse(ERR_MAX_ACCOUNT_CONNECTIONS, MAX_ACCOUNT_CONNECTIONS_EXCEEDED)
+        expire_login(client)
         user = client.login.user
         if user is not None:  # registered with the user's account: its limits apply
             apply_limits(client, broker.options, broker.clock, broker.log)
@@ -219,3 +234,33 @@ class ConnectHandler:
         client.parser.auth_pending = False
         broker.client_connected(client)
         return True
+
+
+def account_has_room(client: ConnectingClient) -> bool:
+    """nats-server's ``MaxTotalConnectionsReached``: the account's ``conn`` limit leaves room for the client."""
+    account = client.account
+    if account.max_connections < 0:
+        return True
+    return client.broker.account_connections(account) <= account.max_connections
+
+
+def expire_login(client: ConnectingClient) -> None:
+    """A login that expires (a user JWT's ``exp``) ends then: ``-ERR 'User Authentication Expired'``, closed.
+
+    The server's clock drives it (a virtual clock too).
+    """
+    login = client.login
+    if login is None or not login.expires:
+        return
+    clock = client.broker.clock
+    delay = login.expires - clock.time_ns() / 1e9
+    clock.call_later(max(delay, 0.0), _expired, client, login)
+
+
+def _expired(client: ConnectingClient, login: Login) -> None:
+    if client.closed or client.login is not login:
+        return
+    user_key = login.user.nkey if login.user is not None else ""
+    client.broker.log.debug("%s - %s - Account:%s - jwt:%s", client, ERR_AUTH_EXPIRED, client.account.label, user_key)
+    client.send_err(ERR_AUTH_EXPIRED)
+    client.close(AUTH_EXPIRED)
