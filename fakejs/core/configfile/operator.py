@@ -16,7 +16,7 @@ import os
 from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import go_type
-from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode_kind
+from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind
 from fakejs.core.jwt.trust import TrustedOperators, resolve
 from fakejs.core.options import ServerOptions
 
@@ -27,10 +27,13 @@ RESOLVER_FORMS = 'should be MEM or  URL("url") or a map containing dir and type 
 def _operator_jwt(text: str) -> str:
     """nats-server's ``ReadOperatorJWT``: the JWT itself, or the text of the file it names."""
     try:
-        decode_kind(text, OPERATOR)
-        return text
+        claims = decode(text)
     except JwtError:
-        pass
+        claims = None
+    if claims is not None:
+        if claims.kind != OPERATOR:
+            raise JwtError(f"not {OPERATOR} claim")
+        return text
     try:
         with open(text, encoding="utf-8") as file:
             contents = file.read()
