@@ -221,7 +221,7 @@ class ConnectHandler:
         expire_login(client)
         user = client.login.user
         if user is not None:  # registered with the user's account: its limits apply
-            apply_limits(client, broker.options, broker.clock, broker.log)
+            apply_limits(client, broker.options, broker.clock, broker.log, user.max_subscriptions)
         if user is not None:
             # As nats-server, the login names the client (/connz ``authorized_user``), no_auth_user too.
             if user.nkey:

@@ -4,14 +4,10 @@ The files are made with :mod:`fakejs.testkit.jwt` (an operator, its
 accounts); nats-server's errors for bad ``operator``, ``resolver`` and
 ``resolver_preload`` values must be fakejs's, with ``-t`` and at start;
 the resolvers fakejs does not serve are refused by fakejs alone, by name.
-A user whose JWT expires is told so and closed at its ``exp`` by both.
 """
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,8 +15,6 @@ import pytest
 
 from fakejs.testkit.jwt import Operator
 from tests.harness.config_file import FAKE, lines, real, run, write
-from tests.harness.configured import configured_servers
-from tests.harness.raw import RawClient
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
@@ -106,24 +100,3 @@ def test_valid_files_give_the_same_digest(tmp_path: Path) -> None:
         real_status, real_err = run(real(), "-t", "-c", path)
         assert real_status == 0, real_err
         assert run(FAKE, "-t", "-c", path) == (real_status, real_err)
-
-
-async def test_a_user_is_closed_when_its_jwt_expires(target_kind: str, tmp_path: Path) -> None:
-    operator = Operator("O")
-    system, app = operator.account("SYS"), operator.account("APP")
-    async with configured_servers(target_kind, tmp_path) as start:
-        target = await start(operator.server_config(system_account=system, accounts=[system, app]))
-        user = app.user("brief", expires=2)
-        client = await RawClient.connect(target.host, target.port)
-        try:
-            await client.read_until(b"\r\n")
-            nonce = json.loads(bytes(client.received)[5:].split(b"\r\n")[0])["nonce"]
-            signature = base64.urlsafe_b64encode(user.sign(nonce.encode())).rstrip(b"=").decode()
-            client.received.clear()
-            login = json.dumps({"verbose": False, "jwt": user.jwt, "sig": signature})
-            await client.send(f"CONNECT {login}\r\nPING\r\n".encode())
-            await client.read_until(b"PONG\r\n")
-            await asyncio.wait_for(client.read_until(b"Expired'\r\n"), 5)
-            assert bytes(client.received) == b"PONG\r\n-ERR 'User Authentication Expired'\r\n"
-        finally:
-            await client.close()

@@ -65,6 +65,12 @@ def permissions(nats: Mapping[str, Any]) -> Permissions | None:
     return Permissions(publish, subscribe, response)
 
 
+def _subs(nats: Mapping[str, Any]) -> int:
+    """A user claim's ``subs`` limit (-1, nats-io/jwt's NoLimit, when absent)."""
+    value = nats.get("subs", -1)
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
 def source_allowed(sources: tuple[str, ...], host: str) -> bool:
     """nats-server's ``validateSrc``: no ``src`` allows every address, else one network must hold ``host``."""
     if not sources:
@@ -119,6 +125,7 @@ class JwtAuthenticator:
             permissions=permissions(nats),
             account=account.public_key,
             connection_types=types,
+            max_subscriptions=_subs(nats),
         )
         expires = min((t for t in (claims.expires, account.claims.expires) if t), default=0)
         return JwtLogin(user, expires)

@@ -116,11 +116,10 @@ class AccountClaims:
 
     def config(self, name: str) -> AccountConfig:
         """The fakejs account this JWT makes, named ``name`` (its public key)."""
-        subs = _limit(self.limits, "subs")
         return AccountConfig(
             name,
             jetstream=self.jetstream(),
-            max_subscriptions=subs if subs > 0 else NO_LIMIT,
+            max_subscriptions=_limit(self.limits, "subs"),
             max_connections=self.max_connections,
             name_tag=self.claims.name,
         )
