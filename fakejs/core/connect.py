@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from fakejs.core.account_config import NO_LIMIT
 from fakejs.core.accounts import Account
 from fakejs.core.auth import Login
 from fakejs.core.clientio import (
@@ -32,7 +33,7 @@ from fakejs.core.hooks import Hooks
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
-from fakejs.core.sublimits import apply_limits
+from fakejs.core.sublimits import apply_limits, tighter
 from fakejs.core.trace import auth_user, client_label
 from fakejs.core.violations import AUTHENTICATION_ERROR, read_error
 from fakejs.protocol import writer
@@ -221,6 +222,7 @@ class ConnectHandler:
         expire_login(client)
         user = client.login.user
         if user is not None:  # registered with the user's account: its limits apply
+            limit_payload(client, broker.options, broker.log, user.max_payload)
             apply_limits(client, broker.options, broker.clock, broker.log, user.max_subscriptions)
         if user is not None:
             # As nats-server, the login names the client (/connz ``authorized_user``), no_auth_user too.
@@ -242,6 +244,19 @@ def account_has_room(client: ConnectingClient) -> bool:
     if account.max_connections < 0:
         return True
     return client.broker.account_connections(account) <= account.max_connections
+
+
+def limit_payload(client: ConnectingClient, options: ServerOptions, log: logging.Logger, user_limit: int) -> None:
+    """A user JWT's ``payload`` limit (lowered by its account's) for the client's messages, as ``applyAccountLimits``.
+
+    The server's ``max_payload`` lowers it in turn, and nats-server says so in a debug line.
+    """
+    limit = tighter(user_limit, options.max_payload)
+    if user_limit != NO_LIMIT and limit != user_limit:
+        log.debug(
+            "%s - Max Payload set to %d from server overrides account or user config", client, options.max_payload
+        )
+    client.parser.max_payload = limit
 
 
 def expire_login(client: ConnectingClient) -> None:

@@ -1,4 +1,4 @@
-"""Operator (JWT) mode logins beyond the credentials: limits, sources, and a login's end at ``exp``.
+"""Operator (JWT) mode logins beyond the credentials: limits, bearer users, sources, a login's end at ``exp``.
 
 Each test starts a server of its kind with :meth:`Operator.server_config`
 and logs in raw: CONNECT with the user's JWT and the nonce signed.
@@ -97,6 +97,36 @@ async def test_a_user_from_its_source_network_and_with_denied_subjects(start: St
         assert await answer(client, b"SUB hidden 1\r\n") == (
             b"-ERR 'Permissions Violation for Subscription to \"hidden\"'\r\nPONG\r\n"
         )
+    finally:
+        await client.close()
+
+
+async def test_payload_limits_of_users_and_accounts(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP", limits={"payload": 8})
+    target = await start(operator, system, app)
+    for limits, size in (({"payload": 4}, 6), ({}, 9)):
+        client = await logged_in(target, app.user("sender", limits=limits))
+        try:
+            await client.send(b"PUB a 3\r\nabc\r\nPUB a %d\r\n%s\r\nPING\r\n" % (size, b"x" * size))
+            await asyncio.wait_for(client.read_until(b"Violation'\r\n"), 5)
+            assert bytes(client.received) == b"-ERR 'Maximum Payload Violation'\r\n"
+        finally:
+            await client.close()
+
+
+async def test_an_account_that_disallows_bearer_users(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP", limits={"disallow_bearer": True})
+    target = await start(operator, system, app)
+    client = await RawClient.connect(target.host, target.port)
+    try:
+        await client.read_until(b"\r\n")
+        client.received.clear()
+        bearer = app.user("bearer", bearer=True)
+        await client.send(f"CONNECT {json.dumps({'verbose': False, 'jwt': bearer.jwt})}\r\nPING\r\n".encode())
+        await asyncio.wait_for(client.read_until(b"Violation'\r\n"), 5)
+        assert bytes(client.received) == b"-ERR 'Authorization Violation'\r\n"
     finally:
         await client.close()
 

@@ -150,3 +150,13 @@ def test_permissions_and_sources() -> None:
     assert source_allowed((), "anything")
     assert source_allowed(("10.0.0.0/8, 127.0.0.1/32",), "127.0.0.1")
     assert not source_allowed(("10.0.0.0/8",), "127.0.0.1")
+
+
+def test_payload_limits_and_bearer_users_of_an_account_that_disallows_them() -> None:
+    op = operator()
+    app = op.account("APP", limits={"payload": 8, "disallow_bearer": True})
+    auth = authenticator(op, app)
+    assert refusal(auth, connect(app.user("b", bearer=True), sign=False)).startswith("User JWT is a bearer token")
+    small = auth.login(connect(app.user("s", limits={"payload": 4})), NONCE, "127.0.0.1", "STANDARD", NOW)
+    large = auth.login(connect(app.user("l", limits={"payload": 100})), NONCE, "127.0.0.1", "STANDARD", NOW)
+    assert (small.user.max_payload, large.user.max_payload) == (4, 8)

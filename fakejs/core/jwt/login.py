@@ -5,11 +5,13 @@
 user claim, valid now (``exp``, ``nbf``), issued by a trusted account or
 by one of its signing keys (then naming the account in
 ``issuer_account``); the account itself must not have expired; unless the
-JWT is a ``bearer_token`` the CONNECT's ``sig`` must be the nonce signed
-with the user's key; the user must not be revoked, must connect from one
-of its ``src`` networks and with one of its ``allowed_connection_types``.
+JWT is a ``bearer_token`` (which the account's ``disallow_bearer``
+refuses) the CONNECT's ``sig`` must be the nonce signed with the user's
+key; the user must not be revoked, must connect from one of its ``src``
+networks and with one of its ``allowed_connection_types``.
 A login becomes a :class:`~fakejs.core.users.User` in the account (named by
-its public key) with the JWT's permissions, and the time it expires.
+its public key) with the JWT's permissions and its ``subs`` and ``payload``
+limits (the latter lowered by the account's), and the time it expires.
 Users issued by a scoped signing key are refused (fakejs does not apply
 scope templates).
 """
@@ -21,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fakejs.core.account_config import NO_LIMIT
 from fakejs.core.auth import verify_signature
 from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, USER, Claims, JwtError, decode_kind, is_key_of
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, resolve
@@ -65,10 +68,17 @@ def permissions(nats: Mapping[str, Any]) -> Permissions | None:
     return Permissions(publish, subscribe, response)
 
 
-def _subs(nats: Mapping[str, Any]) -> int:
-    """A user claim's ``subs`` limit (-1, nats-io/jwt's NoLimit, when absent)."""
-    value = nats.get("subs", -1)
-    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+def _limit(limits: Mapping[str, Any], key: str) -> int:
+    """A claim's limit (``subs``, ``payload``), -1 (nats-io/jwt's NoLimit) when absent."""
+    value = limits.get(key, NO_LIMIT)
+    return value if isinstance(value, int) and not isinstance(value, bool) else NO_LIMIT
+
+
+def _tighter(current: int, limit: int) -> int:
+    """The lower of two limits, where -1 (no limit) loses to any other (nats-server's ``minLimit``)."""
+    if current == NO_LIMIT or (limit != NO_LIMIT and limit < current):
+        return limit
+    return current
 
 
 def source_allowed(sources: tuple[str, ...], host: str) -> bool:
@@ -112,6 +122,8 @@ class JwtAuthenticator:
         nats = claims.nats
         if not nats.get("bearer_token"):
             self._check_signature(connect, nonce, claims.subject)
+        elif account.limits.get("disallow_bearer"):
+            raise Refused("User JWT is a bearer token, which its account disallows")
         if account.revoked(claims.subject, claims.issued_at):
             raise Refused("User authentication revoked")
         if not source_allowed(_strings(nats.get("src")), host):
@@ -125,7 +137,8 @@ class JwtAuthenticator:
             permissions=permissions(nats),
             account=account.public_key,
             connection_types=types,
-            max_subscriptions=_subs(nats),
+            max_subscriptions=_limit(nats, "subs"),
+            max_payload=_tighter(_limit(nats, "payload"), _limit(account.limits, "payload")),
         )
         expires = min((t for t in (claims.expires, account.claims.expires) if t), default=0)
         return JwtLogin(user, expires)
