@@ -57,6 +57,13 @@ FAKEJS_REFUSES: dict[str, tuple[Callable[[Path], str], str]] = {
         lambda d: f'port: -1\noperator: "{OPERATOR.jwt}"\nresolver: URL("http://127.0.0.1:9/jwt/v1/accounts/")\n',
         "the URL account resolver",
     ),
+    "websocket_jwt_cookie": (
+        lambda d: (
+            OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM])
+            + 'port: -1\nwebsocket { port: -1, no_tls: true, jwt_cookie: "jwt" }\n'
+        ),
+        "user JWTs from a websocket cookie",
+    ),
 }
 
 

@@ -111,13 +111,16 @@ HANDLERS = {
 def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: ConfigContext) -> None:
     """Operator mode's start: the trusted preloaded accounts become configured accounts (named by key).
 
-    Refused by name: operator mode without a MEMORY resolver, and accounts
-    with scoped signing keys.  ``accounts`` beside operators is nats-server's
+    Refused by name: operator mode without a MEMORY resolver, accounts with
+    scoped signing keys, and a websocket ``jwt_cookie``.  ``accounts`` beside operators is nats-server's
     start error (see :func:`~fakejs.core.configfile.load.start_problem`).
     """
     if not options.trusted_operators or context.errors:
         return
     first = next(t for k, t in tree.items() if k.lower() in HANDLERS and HANDLERS[k.lower()] is operator)
+    if options.websocket is not None and options.websocket.jwt_cookie:
+        block = next((t for k, t in tree.items() if k.lower() in ("websocket", "ws")), first)
+        context.refuse(block, "user JWTs from a websocket cookie (websocket { jwt_cookie })")
     if options.account_resolver != MEMORY:
         if not any(k.lower() in ("resolver", "account_resolver", "accounts_resolver") for k in tree):
             context.refuse(first, "operator (JWT) mode without resolver: MEMORY (the URL account resolver)")
