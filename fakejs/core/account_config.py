@@ -100,5 +100,9 @@ class AccountConfig:
     mappings: tuple[Mapping, ...] = ()
     # ``limits { max_subscriptions }``: subscriptions per client of the account (``NO_LIMIT``: none).
     max_subscriptions: int = NO_LIMIT
+    # An account JWT's ``limits { conn }``: clients logged in to the account at once (``NO_LIMIT``: any).
+    max_connections: int = NO_LIMIT
+    # An account JWT's ``name`` (the account itself is named by its public key).
+    name_tag: str = ""
     # ``msg_trace { dest, sampling }``: where messages with a sampled ``traceparent`` are traced, how often.
     message_trace: tuple[str, int] = ("", 0)

@@ -43,10 +43,19 @@ class Account:
         self.jetstream: AccountJetStream | None = None
         # ``limits { max_subscriptions }`` per client, and when a client last logged going over it.
         self.max_subscriptions = NO_LIMIT
+        # An account JWT's ``limits { conn }``: clients logged in at once (``NO_LIMIT``: any number).
+        self.max_connections = NO_LIMIT
         self.limit_logged_ns: int | None = None
         # ``msg_trace { dest, sampling }``: where messages with a sampled ``traceparent`` are traced.
         self.trace_dest = ""
         self.trace_sampling = 0
+        # An account JWT's ``name``: log lines show the account as ``<public key>/<name>``.
+        self.name_tag = ""
+
+    @property
+    def label(self) -> str:
+        """How log lines name the account (nats-server's ``traceLabel``)."""
+        return f"{self.name}/{self.name_tag}" if self.name_tag else self.name
 
     def __repr__(self) -> str:
         return f"<Account {self.name!r}>"

@@ -151,15 +151,19 @@ class Login:
     """A successful login: the ``users`` entry it used (``None``: token, single user or no auth).
 
     ``signed``: the client proved it holds the nkey (signed the nonce);
-    ``anonymous``: it showed no credentials and became the no_auth_user.
+    ``anonymous``: it showed no credentials and became the no_auth_user;
+    ``expires``: when the login ends (a user JWT's ``exp``, Unix seconds; 0: never).
     """
 
-    __slots__ = ("anonymous", "signed", "user")
+    __slots__ = ("anonymous", "expires", "signed", "user")
 
-    def __init__(self, user: User | None = None, signed: bool = False, anonymous: bool = False) -> None:
+    def __init__(
+        self, user: User | None = None, signed: bool = False, anonymous: bool = False, expires: int = 0
+    ) -> None:
         self.user = user
         self.signed = signed
         self.anonymous = anonymous
+        self.expires = expires
 
     def __repr__(self) -> str:
         return f"Login(user={self.user!r}, signed={self.signed}, anonymous={self.anonymous})"

@@ -23,6 +23,7 @@ from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks, NoTap, WireTap
+from fakejs.core.jwt.login import Refused, jwt_logins
 from fakejs.core.log import RepeatFilter, get_logger
 from fakejs.core.msgtrace_route import publish_routed_traced
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
@@ -62,6 +63,7 @@ class Broker:
         self.name = options.name or "fakejs-" + self.server_id[-8:]
         self.accounts = Accounts(self.random, self.record_error)
         self.auth = Authenticator(options)
+        self.jwt_logins = jwt_logins(options)  # operator mode: user JWTs log in
         if options.user:
             self.accounts.default.users[options.user] = options.password
         add_configured_accounts(self.accounts, options)
@@ -232,22 +234,29 @@ class Broker:
         for callback in self.on_client_connected:
             callback(client)
 
+    def account_connections(self, account: Account) -> int:
+        """How many open clients are in ``account``."""
+        return sum(1 for client in self.clients.values() if client.account is account and not client.closed)
+
     @property
     def nonce_required(self) -> bool:
         """Whether each client's INFO carries a nonce to sign (nkey users are configured)."""
-        return self.auth.nonce_required
+        return self.auth.nonce_required or self.jwt_logins is not None
 
     def login_rules(self, details: TransportDetails) -> LoginRules:
         """How a client on this kind of connection logs in (websocket clients may have their own rules)."""
         return self.auth.rules[details.connection_type]
 
     def authenticate(
-        self, connect: dict[str, Any], nonce: str, details: TransportDetails
+        self, connect: dict[str, Any], nonce: str, details: TransportDetails, host: str = ""
     ) -> tuple[Account, Login] | None:
         """The account the CONNECT options log in to and how, or ``None`` when refused (see :mod:`fakejs.core.auth`).
 
-        A websocket client's credentials may come from its upgrade request's cookies.
+        A websocket client's credentials may come from its upgrade request's cookies; in
+        operator mode the user JWT logs in (see :mod:`fakejs.core.jwt.login`).
         """
+        if self.jwt_logins is not None:
+            return self._jwt_login(connect, nonce, details, host)
         ws = self.options.websocket
         if ws is not None and details.cookies and details.connection_type == "WEBSOCKET":
             connect = with_cookies(connect, details.cookies, (ws.user_cookie, ws.pass_cookie, ws.token_cookie))
@@ -264,6 +273,18 @@ class Broker:
                 self.log.warning("User %s found in connect proto, but user required from cert", go_quote(named))
         account = self.accounts.get(user.account) if user is not None and user.account else None
         return account or self.accounts.default, login
+
+    def _jwt_login(
+        self, connect: dict[str, Any], nonce: str, details: TransportDetails, host: str
+    ) -> tuple[Account, Login] | None:
+        assert self.jwt_logins is not None
+        now = self.clock.time_ns() / 1e9
+        try:
+            login = self.jwt_logins.login(connect, nonce.encode(), host, details.connection_type, now)
+        except Refused:  # nats-server says why in a debug line; fakejs does not
+            return None
+        account = self.accounts.get(login.user.account)
+        return (account, Login(login.user, signed=True, expires=login.expires)) if account is not None else None
 
     def _account_login(self, connect: dict[str, Any]) -> Account | None:
         """A user and password registered on an account other than ``$G`` (``Account.users``)."""
@@ -294,6 +315,8 @@ def add_configured_accounts(accounts: Accounts, options: ServerOptions) -> None:
     for config in options.accounts:
         account = accounts.get(config.name) or accounts.add(config.name)
         account.max_subscriptions = config.max_subscriptions
+        account.max_connections = config.max_connections
+        account.name_tag = config.name_tag
         account.trace_dest, account.trace_sampling = config.message_trace
     for user in options.all_users():
         if not user.account:

@@ -15,12 +15,15 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from fakejs.core.account_config import NO_LIMIT
 from fakejs.core.accounts import Account
 from fakejs.core.auth import Login
 from fakejs.core.clientio import (
+    AUTH_EXPIRED,
     AUTH_VIOLATION,
     BAD_CLIENT_PROTOCOL,
     KICKED,
+    MAX_ACCOUNT_CONNECTIONS_EXCEEDED,
     NO_RESPONDERS_REQUIRES_HEADERS,
     ClientIO,
     TransportDetails,
@@ -30,7 +33,7 @@ from fakejs.core.hooks import Hooks
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
-from fakejs.core.sublimits import apply_limits
+from fakejs.core.sublimits import apply_limits, tighter
 from fakejs.core.trace import auth_user, client_label
 from fakejs.core.violations import AUTHENTICATION_ERROR, read_error
 from fakejs.protocol import writer
@@ -38,6 +41,8 @@ from fakejs.protocol.events import ERR_AUTHORIZATION, Connect
 from fakejs.protocol.parser import Parser
 
 ERR_BAD_PROTOCOL = "invalid client protocol"
+ERR_MAX_ACCOUNT_CONNECTIONS = "maximum account active connections exceeded"
+ERR_AUTH_EXPIRED = "User Authentication Expired"
 ERR_NO_RESPONDERS_HEADERS = "no responders requires headers support"
 
 
@@ -51,8 +56,12 @@ class LoginHost(Protocol):
 
     def client_connected(self, client: Any) -> None: ...
 
+    def account_connections(self, account: Account) -> int:
+        """How many open clients are in ``account`` (the one logging in included)."""
+        ...
+
     def authenticate(
-        self, connect: dict[str, Any], nonce: str, details: TransportDetails
+        self, connect: dict[str, Any], nonce: str, details: TransportDetails, host: str = ""
     ) -> tuple[Account, Login] | None:
         """The account the CONNECT options (or the client certificate, cookies) log in to, or ``None`` when refused."""
         ...
@@ -81,6 +90,9 @@ class ConnectingClient(Protocol):
 
     @property
     def nonce(self) -> str: ...
+
+    @property
+    def host(self) -> str: ...
 
     @property
     def started(self) -> float: ...
@@ -177,7 +189,7 @@ class ConnectHandler:
         if not self._log_in(opts):
             return False
         if first:
-            client.label = client_label(client.opts, client.account.name)
+            client.label = client_label(client.opts, client.account.label)
         if client.protocol < 0 or client.protocol > 1:
             return self._refuse(ERR_BAD_PROTOCOL, BAD_CLIENT_PROTOCOL)
         if client.no_responders and not client.headers:
@@ -195,7 +207,7 @@ class ConnectHandler:
         """Take on the account, user and permissions the credentials log in to, or refuse and close."""
         client = self._client
         broker = client.broker
-        result = broker.authenticate(connect, client.nonce, client.io.details)
+        result = broker.authenticate(connect, client.nonce, client.io.details, client.host)
         if result is None or connect.get("new_account") or connect.get("account"):
             presented = auth_user(connect)
             broker.log.error("%s - authentication error%s", client, f" - {presented}" if presented else "")
@@ -204,9 +216,14 @@ class ConnectHandler:
                 broker.log.error("%s - %s", client, read_error(AUTHENTICATION_ERROR))
             return False
         client.account, client.login = result
+        if not account_has_room(client):  # nats-server logs it before closing and after
+            broker.log.error("%s - %s", client, ERR_MAX_ACCOUNT_CONNECTIONS)
+            return self._refuse(ERR_MAX_ACCOUNT_CONNECTIONS, MAX_ACCOUNT_CONNECTIONS_EXCEEDED)
+        expire_login(client)
         user = client.login.user
         if user is not None:  # registered with the user's account: its limits apply
-            apply_limits(client, broker.options, broker.clock, broker.log)
+            limit_payload(client, broker.options, broker.log, user.max_payload)
+            apply_limits(client, broker.options, broker.clock, broker.log, user.max_subscriptions)
         if user is not None:
             # As nats-server, the login names the client (/connz ``authorized_user``), no_auth_user too.
             if user.nkey:
@@ -219,3 +236,46 @@ class ConnectHandler:
         client.parser.auth_pending = False
         broker.client_connected(client)
         return True
+
+
+def account_has_room(client: ConnectingClient) -> bool:
+    """nats-server's ``MaxTotalConnectionsReached``: the account's ``conn`` limit leaves room for the client."""
+    account = client.account
+    if account.max_connections < 0:
+        return True
+    return client.broker.account_connections(account) <= account.max_connections
+
+
+def limit_payload(client: ConnectingClient, options: ServerOptions, log: logging.Logger, user_limit: int) -> None:
+    """A user JWT's ``payload`` limit (lowered by its account's) for the client's messages, as ``applyAccountLimits``.
+
+    The server's ``max_payload`` lowers it in turn, and nats-server says so in a debug line.
+    """
+    limit = tighter(user_limit, options.max_payload)
+    if user_limit != NO_LIMIT and limit != user_limit:
+        log.debug(
+            "%s - Max Payload set to %d from server overrides account or user config", client, options.max_payload
+        )
+    client.parser.max_payload = limit
+
+
+def expire_login(client: ConnectingClient) -> None:
+    """A login that expires (a user JWT's ``exp``) ends then: ``-ERR 'User Authentication Expired'``, closed.
+
+    The server's clock drives it (a virtual clock too).
+    """
+    login = client.login
+    if login is None or not login.expires:
+        return
+    clock = client.broker.clock
+    delay = login.expires - clock.time_ns() / 1e9
+    clock.call_later(max(delay, 0.0), _expired, client, login)
+
+
+def _expired(client: ConnectingClient, login: Login) -> None:
+    if client.closed or client.login is not login:
+        return
+    user_key = login.user.nkey if login.user is not None else ""
+    client.broker.log.debug("%s - %s - Account:%s - jwt:%s", client, ERR_AUTH_EXPIRED, client.account.label, user_key)
+    client.send_err(ERR_AUTH_EXPIRED)
+    client.close(AUTH_EXPIRED)

@@ -84,6 +84,12 @@ class ServerOptions:
     # ``accounts { ... }``: accounts besides the global one, with their users, JetStream
     # limits, exports and imports (users with an ``account`` log in there).
     accounts: list[AccountConfig] = field(default_factory=list)
+    # Operator (JWT) mode: the trusted operators' JWTs (``operator``), the account resolver
+    # (``resolver``: "MEMORY", the one served) and the account JWTs it starts with
+    # (``resolver_preload``: account public key -> JWT), which become ``accounts`` named by key.
+    trusted_operators: list[str] = field(default_factory=list)
+    account_resolver: str = ""
+    resolver_preload: dict[str, str] = field(default_factory=dict)
     jetstream: bool = True
     # ``jetstream { domain: D }``: the API answers on ``$JS.D.API.>`` too, and INFO, PubAcks,
     # stream info and ``$JS.API.INFO`` name the domain.
@@ -168,7 +174,7 @@ class ServerOptions:
 
     @property
     def auth_required(self) -> bool:
-        return bool(self.token or self.user or self.all_users())
+        return bool(self.token or self.user or self.all_users() or self.trusted_operators)
 
     def all_users(self) -> list[User]:
         """``users`` and every account's users (each naming its account), as nats-server merges them."""

@@ -1,8 +1,8 @@
 """Subscriptions per client: ``max_subscriptions`` of the server and of the client's account.
 
 As nats-server's ``applyAccountLimits`` (``client.go``): when a client
-logs in to an account, its limit is the account's ``limits {
-max_subscriptions }``, lowered to the server's ``max_subscriptions`` when
+logs in to an account, its limit is its user JWT's ``subs`` lowered to the
+account's ``limits { max_subscriptions }`` (or account JWT's ``subs``), lowered to the server's ``max_subscriptions`` when
 that is lower (0 on the server means no limit; -1 means none anywhere).
 A SUB with the client at its limit is answered ``-ERR 'maximum
 subscriptions exceeded'`` and dropped; the client stays.  A client already
@@ -55,9 +55,14 @@ def at_limit(client: LimitedClient) -> bool:
     return client.max_subs != NO_LIMIT and client.subscription_count >= client.max_subs
 
 
-def apply_limits(client: LimitedClient, options: ServerOptions, clock: Clock, log: logging.Logger) -> None:
-    """Set the client's limit as it logs in to its account; a client already at it is told and closed."""
-    limit = tighter(NO_LIMIT, client.account.max_subscriptions)
+def apply_limits(
+    client: LimitedClient, options: ServerOptions, clock: Clock, log: logging.Logger, user_limit: int = NO_LIMIT
+) -> None:
+    """Set the client's limit as it logs in to its account; a client already at it is told and closed.
+
+    ``user_limit`` is the user's own (a user JWT's ``subs``), which the account's may lower.
+    """
+    limit = tighter(user_limit, client.account.max_subscriptions)
     server = _go_int32(options.max_subscriptions) or NO_LIMIT
     lowered = tighter(limit, server)
     if lowered != limit and limit != NO_LIMIT:

@@ -65,7 +65,8 @@ def client_label(opts: dict[str, Any], account: str) -> str:
     """What follows ``host:port - cid:N`` in a client's log lines once its CONNECT is accepted (nats-server's ``ncs``).
 
     ``"v<version>:<lang>:<name>"`` (the parts the CONNECT gave), then
-    ``"<account>/<user label>"`` when it presented a credential.
+    ``"<account>/<user label>"`` when it presented a credential (``jwt:<user key>``
+    for a user JWT, ``nkey:<key>``, ``user:<name>`` or ``token``).
     """
     parts = [
         f"v{opts['version']}" if opts.get("version") else "",
@@ -75,7 +76,7 @@ def client_label(opts: dict[str, Any], account: str) -> str:
     client = ":".join(part for part in parts if part)
     user = ""
     if opts.get("nkey"):
-        user = f"nkey:{opts['nkey']}"
+        user = f"{'jwt' if opts.get('jwt') else 'nkey'}:{opts['nkey']}"
     elif opts.get("user"):
         user = f"user:{opts['user']}"
     elif opts.get("auth_token"):

@@ -56,6 +56,8 @@ class User:
     global account ``$G``.  ``connection_types`` (nats-server's
     ``allowed_connection_types``, upper case) limits how the user may
     connect; empty allows every kind, and fakejs serves only ``STANDARD``.
+    ``max_subscriptions`` is a user JWT's ``subs`` and ``max_payload`` its ``payload``,
+    lowered by its account's (-1: no limit of its own).
     """
 
     name: str = ""
@@ -64,3 +66,5 @@ class User:
     permissions: Permissions | None = None
     account: str = ""
     connection_types: tuple[str, ...] = ()
+    max_subscriptions: int = -1
+    max_payload: int = -1

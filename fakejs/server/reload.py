@@ -38,6 +38,7 @@ from fakejs.core.clientio import (
     STANDARD,
     TLS_HANDSHAKE_ERROR,
 )
+from fakejs.core.jwt.login import jwt_logins
 from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
 from fakejs.core.reload_options import Change, ReloadRefused, diff_options
@@ -144,6 +145,7 @@ def _reload_authorization(broker: Broker, accounts_changed: bool) -> None:
     if options.user:
         default_users[options.user] = options.password
     broker.auth = Authenticator(options, broker.auth.secrets)
+    broker.jwt_logins = jwt_logins(options)
     if accounts_changed:
         reconfigure_accounts(broker)
     logged_in = [client for client in broker.clients.values() if client.login is not None and not client.closed]

@@ -2,7 +2,7 @@
 
 :func:`log_starting` writes what nats-server 2.15.1 logs before it opens
 anything (``Starting nats-server``, the version block, the warnings about
-the configuration, the system account); :func:`log_stopped` the lines it
+the configuration, the trusted operators, the system account); :func:`log_stopped` the lines it
 logs as its listeners close.  :func:`log_fakejs_facts` comes after ``Server
 is ready``, where a harness waiting for that line does not see it: lines
 that start with ``fakejs:`` and say how this server differs from a plain
@@ -12,12 +12,14 @@ JetStream's lines are :mod:`fakejs.jetstream.service.banner`'s.
 
 from __future__ import annotations
 
+import datetime
 import logging
 from dataclasses import dataclass
 
 from fakejs._version import __version__
 from fakejs.core.auth import is_bcrypt
 from fakejs.core.broker import Broker
+from fakejs.core.jwt.trust import TrustedOperators
 from fakejs.core.options import NATS_VERSION, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.gocompat import ids
 
@@ -59,10 +61,29 @@ def log_starting(log: logging.Logger, broker: Broker) -> None:
         log.warning("Plaintext passwords detected, use nkeys or bcrypt")
     if options.config_file:
         log.info("Using configuration file: %s (%s)", options.config_file, options.config_digest)
+    if options.trusted_operators:
+        log_trusted_operators(log, options)
     if options.max_payload > LARGE_PAYLOAD:
         log.warning("Maximum payloads over 8.00 MB are generally discouraged and could lead to poor performance")
     if not options.system_account:
         log.debug('Created system account: "%s"', SYSTEM_ACCOUNT)
+
+
+def _go_time(seconds: int) -> str:
+    """A Unix time as Go prints a ``time.Time`` in UTC: ``2026-12-06 03:06:06 +0000 UTC``."""
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+
+
+def log_trusted_operators(log: logging.Logger, options: ServerOptions) -> None:
+    """Operator mode: each trusted operator's system account, name, issue and expiry times."""
+    log.info("Trusted Operators")
+    for operator in TrustedOperators.from_jwts(options.trusted_operators).operators:
+        log.info('  System  : "%s"', operator.nats.get("system_account", ""))
+        log.info('  Operator: "%s"', operator.name)
+        log.info("  Issued  : %s", _go_time(operator.issued_at))
+        log.info("  Expires : %s", _go_time(operator.expires) if operator.expires else "Never")
+    if not options.system_account:
+        log.warning("Trusted Operators should utilize a System Account")
 
 
 def log_stopped(log: logging.Logger) -> None:

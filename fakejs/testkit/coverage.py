@@ -258,7 +258,10 @@ def _refused_kind(kind: str, feature: str) -> Feature:
     return _sys(name, f"$SYS.REQ.SERVER.<id>.{kind}", "error:500", REFUSED, text)
 
 
-JWT = "operator (JWT) mode, which fakejs refuses at start; without it nats-server has no responders either"
+JWT = (
+    "nats-server's full and cache account resolvers, which fakejs refuses at start (it serves MEMORY);"
+    " without them nats-server has no responders either"
+)
 
 # Probed as user ``sys`` of the system account SYS, with user ``a`` of account A connected
 # (a subject starting ``A:`` is sent by ``a``).
@@ -466,7 +469,7 @@ CONNECT_NOTES = {
     "pedantic": "true when absent, as nats-server",
     "protocol": "above 1: `-ERR 'invalid client protocol'`",
     "no_responders": "needs `headers`: `-ERR 'no responders requires headers support'` otherwise",
-    "jwt": "only read in operator (JWT) mode, which fakejs refuses at start: ignored, as nats-server without it",
+    "jwt": "operator (JWT) mode: the user JWT, with `sig` the nonce signed (not for bearer users); ignored otherwise, as nats-server",
     "account": "any value: `-ERR 'Authorization Violation'`, as nats-server",
     "new_account": "true: `-ERR 'Authorization Violation'`, as nats-server",
     "import": "for leaf nodes: ignored from a client, as nats-server",

@@ -154,7 +154,15 @@ LISTENER_ONLY = (
     "a block with only `listen`, `host` or `port` starts, with a notice that the listener is not served;"
     " anything more in it is refused by name"
 )
-BLOCK_NOTES = {"cluster": "see [Clusters](clusters.md)", "websocket": "see [TLS and WebSocket](tls-websocket.md)"}
+OPERATOR_MODE = "see [operator mode](auth.md#operator-jwt-mode)"
+RESOLVER = "`MEMORY` only: `URL(...)` and `{ type: full | cache }` are refused by name; " + OPERATOR_MODE
+BLOCK_NOTES = {
+    "cluster": "see [Clusters](clusters.md)",
+    "websocket": "see [TLS and WebSocket](tls-websocket.md)",
+    **dict.fromkeys(("operator", "operators", "root", "roots", "root_operator", "root_operators"), OPERATOR_MODE),
+    **dict.fromkeys(("resolver", "account_resolver", "accounts_resolver"), RESOLVER),
+    "resolver_preload": OPERATOR_MODE,
+}
 
 
 def refusal(key: str) -> str:

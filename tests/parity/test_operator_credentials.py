@@ -3,8 +3,7 @@
 The server gets :meth:`Operator.server_config` (the operator JWT, the system
 account and a MEMORY resolver with the accounts preloaded); clients log in
 with a ``.creds`` file, with nats-py's callbacks, or raw with the JWT and
-the nonce's signature in CONNECT.  The ``[fake]`` variants are skipped
-until fakejs serves operator mode: they are the same tests, ready for it.
+the nonce's signature in CONNECT.  Both targets run the same tests.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from tests.harness.raw import RawClient
 from tests.harness.targets import Target
 from tests.harness.wait import WAIT, eventually
 
-FAKE_PENDING = "operator (JWT) mode is served by nats-server only until fakejs serves it"
 AUTH_VIOLATION = b"-ERR 'Authorization Violation'\r\n"
 
 StartOperator = Callable[..., Awaitable[Target]]
@@ -33,8 +31,6 @@ StartOperator = Callable[..., Awaitable[Target]]
 @pytest.fixture
 async def start(target_kind: str, tmp_path: Path) -> AsyncIterator[StartOperator]:
     """``start(operator, system_account, *accounts)``: a server of this test's kind in operator mode."""
-    if target_kind == "fake":
-        pytest.skip(FAKE_PENDING)
     async with configured_servers(target_kind, tmp_path) as start_config:
 
         async def start_operator(operator: Operator, system: Account, *accounts: Account) -> Target:
@@ -222,8 +218,6 @@ async def test_account_connection_limit(start: StartOperator, operator: Operator
 
 
 async def test_operator_jwt_from_a_file(target_kind: str, tmp_path: Path, operator: Operator) -> None:
-    if target_kind == "fake":
-        pytest.skip(FAKE_PENDING)
     system, app = operator.account("SYS"), operator.account("APP")
     config = operator.server_config(system_account=system, accounts=[system, app], operator_file=tmp_path / "op.jwt")
     assert config.startswith(f'operator: "{tmp_path / "op.jwt"}"\n')

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from fakejs.conf import ConfigError, Token, Tree, digest, parse, parse_file
 from fakejs.core import auth
-from fakejs.core.configfile import accounts, authorization, cluster, jetstream_keys, mappings, tls, websocket
+from fakejs.core.configfile import accounts, authorization, cluster, jetstream_keys, mappings, operator, tls, websocket
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.listeners import BLOCK_ALIASES, BLOCKS, Unserved, apply_block, listener_problems, notices
 from fakejs.core.configfile.server_keys import HANDLERS, Handler, system_account
@@ -50,20 +50,10 @@ REFUSED: dict[str, str] = {
     "server_metadata": "server metadata",
     "feature_flags": "feature flags",
     "default_js_domain": "JetStream domains per account",
-    "operator": "operator (JWT) mode",
-    "operators": "operator (JWT) mode",
-    "root": "operator (JWT) mode",
-    "roots": "operator (JWT) mode",
-    "root_operator": "operator (JWT) mode",
-    "root_operators": "operator (JWT) mode",
-    "resolver": "operator (JWT) mode",
-    "account_resolver": "operator (JWT) mode",
-    "accounts_resolver": "operator (JWT) mode",
-    "resolver_tls": "operator (JWT) mode",
-    "resolver_preload": "operator (JWT) mode",
-    "resolver_pinned_accounts": "operator (JWT) mode",
-    "trusted": "operator (JWT) mode",
-    "trusted_keys": "operator (JWT) mode",
+    "resolver_tls": "TLS for the URL account resolver",
+    "resolver_pinned_accounts": "pinned accounts of operator (JWT) mode",
+    "trusted": "trusted keys without an operator JWT",
+    "trusted_keys": "trusted keys without an operator JWT",
 }
 
 # Booleans that change nothing fakejs does: read (with nats-server's type check) and accepted.
@@ -123,6 +113,7 @@ def apply_tree(tree: Tree, options: ServerOptions, context: ConfigContext, path:
         except Mismatch as exc:
             context.error(exc.token, exc.message)
     context.notices.extend(notices(unserved))
+    operator.preloaded_accounts(tree, options, context)
     if options.tls is not None and not _sets_auth_timeout(tree):
         options.auth_timeout = options.tls.default_auth_timeout
     return unserved
@@ -138,7 +129,7 @@ def _sets_auth_timeout(tree: Tree) -> bool:
 
 def _apply_key(key: str, token: Token, options: ServerOptions, context: ConfigContext, unserved: Unserved) -> None:
     lowered = key.lower()
-    handler: Handler | None = HANDLERS.get(lowered)
+    handler: Handler | None = HANDLERS.get(lowered) or operator.HANDLERS.get(lowered)
     if handler is not None:
         handler(key, token, options, context)
     elif lowered == "jetstream":
@@ -204,13 +195,20 @@ def start_problem(options: ServerOptions, unserved: Unserved | None = None) -> s
         return f"max_payload ({options.max_payload}) cannot be higher than max_pending ({options.max_pending})"
     if " " in options.name:
         return "server name cannot contain spaces"
-    problem = auth.validate(options)
+    problem = auth.validate(options) or operator_problem(options)
     if problem:
         return problem
     problem = listener_problems(options, unserved) if unserved is not None else ""
     if problem:
         return problem
     return system_account_problem(options)
+
+
+def operator_problem(options: ServerOptions) -> str:
+    """nats-server's start error for ``accounts`` configured beside trusted operators."""
+    if options.trusted_operators and any(a.name not in options.resolver_preload for a in options.accounts):
+        return "operators do not allow Accounts to be configured directly"
+    return ""
 
 
 def system_account_problem(options: ServerOptions) -> str:

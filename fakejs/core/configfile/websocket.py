@@ -5,9 +5,9 @@ nats-server: ``ServerOptions.websocket`` stays ``None``.  ``port: -1`` asks
 for a free port.  The block's own ``authorization {}``, ``no_auth_user`` and
 ``user_cookie`` / ``pass_cookie`` / ``token_cookie`` decide how websocket
 clients log in (see :func:`fakejs.core.auth.login_rules`); ``ping_interval``
-replaces the server's for them.  ``jwt_cookie`` needs trusted operators,
-which fakejs does not serve: the server refuses to start with nats-server's
-words for a ``jwt_cookie`` without them.
+replaces the server's for them.  ``jwt_cookie`` needs trusted operators:
+without them the server refuses to start with nats-server's words; with
+them fakejs refuses it by name (see :mod:`fakejs.core.configfile.operator`).
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ def _auth_problem(options: ServerOptions, config: WebSocketConfig) -> str:
             return "websocket authentication username not compatible with presence of users/nkeys"
         if config.token:
             return "websocket authentication token not compatible with presence of users/nkeys"
-    if config.jwt_cookie:  # fakejs has no trusted operators or keys
+    if config.jwt_cookie and not options.trusted_operators:
         return (
             "trusted operators or trusted keys configuration is required "
             f'for JWT authentication via cookie "{config.jwt_cookie}"'

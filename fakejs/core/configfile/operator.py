@@ -1,0 +1,132 @@
+"""Operator (JWT) mode keys: ``operator``, ``resolver`` and ``resolver_preload``, as nats-server's opts.go reads them.
+
+``operator`` (or ``operators``, ``root``, ``roots``, ``root_operator``,
+``root_operators``) is a JWT or a path to a file holding one, or a list of
+them; ``resolver`` is ``MEMORY`` (or ``MEM``), the only account resolver
+fakejs serves: its ``URL(...)`` form and the ``{ type: full | cache }``
+directory resolvers are refused by name.  ``resolver_preload`` maps account
+public keys to account JWTs.  :func:`preloaded_accounts` turns the trusted
+preloaded accounts into configured accounts once the whole file is read.
+"""
+
+from __future__ import annotations
+
+import os
+
+from fakejs.conf import Token
+from fakejs.core.configfile.context import ConfigContext
+from fakejs.core.configfile.values import go_type
+from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind
+from fakejs.core.jwt.trust import TrustedOperators, resolve
+from fakejs.core.options import ServerOptions
+
+MEMORY = "MEMORY"
+RESOLVER_FORMS = 'should be MEM or  URL("url") or a map containing dir and type state=[FULL|CACHE])'
+
+
+def _operator_jwt(text: str) -> str:
+    """nats-server's ``ReadOperatorJWT``: the JWT itself, or the text of the file it names."""
+    try:
+        claims = decode(text)
+    except JwtError:
+        claims = None
+    if claims is not None:
+        if claims.kind != OPERATOR:
+            raise JwtError(f"not {OPERATOR} claim")
+        return text
+    try:
+        with open(text, encoding="utf-8") as file:
+            contents = file.read()
+    except OSError as exc:
+        raise JwtError(f"open {text}: {os.strerror(exc.errno or 2).lower()}") from None
+    decode_kind(contents, OPERATOR)
+    return contents.strip()
+
+
+def operator(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
+    """``operator``: one JWT (or file), or a list of them; each must be an operator's claim."""
+    del key
+    values = token.value if isinstance(token.value, list) else [token]
+    for value in values:
+        if not isinstance(value.value, str):
+            context.error(token, f"error parsing operators: unsupported type {go_type(value.value)}")
+            return
+        try:
+            options.trusted_operators.append(_operator_jwt(value.value))
+        except JwtError as exc:
+            context.error(token, f"error parsing operator JWT: {exc}")
+            return
+
+
+def resolver(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
+    """``resolver``: MEMORY is served; ``URL(...)`` and the directory resolvers are refused by name."""
+    value = token.value
+    if isinstance(value, dict):
+        kind = value.get("type")
+        name = str(kind.value).lower() if kind is not None else "directory"
+        context.refuse(token, f"the {name} account resolver ({key}; fakejs serves resolver: MEMORY)")
+    elif isinstance(value, str):
+        if value.upper() in ("MEM", MEMORY):
+            options.account_resolver = MEMORY
+        elif value.upper().startswith("URL("):
+            context.refuse(token, f"the URL account resolver ({key}; fakejs serves resolver: MEMORY)")
+        else:
+            context.error(token, f"error parsing account resolver, {RESOLVER_FORMS}")
+    else:
+        context.error(token, f"error parsing operator resolver, wrong type {go_type(value)}")
+
+
+def resolver_preload(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
+    """``resolver_preload { <account public key>: <account JWT> }``: each value must be an account JWT."""
+    del key
+    if not isinstance(token.value, dict):
+        context.error(token, "preload should be a map of account_public_key:account_jwt")
+        return
+    for name, member in token.value.items():
+        if not isinstance(member.value, str):
+            context.error(member, "preload map value should be a string JWT")
+            continue
+        try:
+            decode_kind(member.value, ACCOUNT)
+        except JwtError:
+            context.error(member, "invalid account JWT")
+            continue
+        options.resolver_preload[name] = member.value
+
+
+HANDLERS = {
+    "operator": operator,
+    "operators": operator,
+    "root": operator,
+    "roots": operator,
+    "root_operator": operator,
+    "root_operators": operator,
+    "resolver": resolver,
+    "account_resolver": resolver,
+    "accounts_resolver": resolver,
+    "resolver_preload": resolver_preload,
+}
+
+
+def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: ConfigContext) -> None:
+    """Operator mode's start: the trusted preloaded accounts become configured accounts (named by key).
+
+    Refused by name: operator mode without a MEMORY resolver, accounts with
+    scoped signing keys, and a websocket ``jwt_cookie``.  ``accounts`` beside operators is nats-server's
+    start error (see :func:`~fakejs.core.configfile.load.start_problem`).
+    """
+    if not options.trusted_operators or context.errors:
+        return
+    first = next(t for k, t in tree.items() if k.lower() in HANDLERS and HANDLERS[k.lower()] is operator)
+    if options.websocket is not None and options.websocket.jwt_cookie:
+        block = next((t for k, t in tree.items() if k.lower() in ("websocket", "ws")), first)
+        context.refuse(block, "user JWTs from a websocket cookie (websocket { jwt_cookie })")
+    if options.account_resolver != MEMORY:
+        if not any(k.lower() in ("resolver", "account_resolver", "accounts_resolver") for k in tree):
+            context.refuse(first, "operator (JWT) mode without resolver: MEMORY (the URL account resolver)")
+        return
+    trusted = TrustedOperators.from_jwts(options.trusted_operators)
+    for name, account in resolve(trusted, options.resolver_preload).items():
+        if account.scoped_keys:
+            context.refuse(first, f"scoped signing keys (account {name} in resolver_preload)")
+        options.accounts.append(account.config(name))

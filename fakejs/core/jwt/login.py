@@ -1,0 +1,175 @@
+"""A client's login in operator mode: the user JWT of its CONNECT checked against the trusted accounts.
+
+:class:`JwtAuthenticator` follows the JWT branch of nats-server's
+``processClientOrLeafAuthentication``: the CONNECT's ``jwt`` must be a
+user claim, valid now (``exp``, ``nbf``), issued by a trusted account or
+by one of its signing keys (then naming the account in
+``issuer_account``); the account itself must not have expired; unless the
+JWT is a ``bearer_token`` (which the account's ``disallow_bearer``
+refuses) the CONNECT's ``sig`` must be the nonce signed with the user's
+key; the user must not be revoked, must connect from one of its ``src``
+networks and with one of its ``allowed_connection_types``.
+A login becomes a :class:`~fakejs.core.users.User` in the account (named by
+its public key) with the JWT's permissions and its ``subs`` and ``payload``
+limits (the latter lowered by the account's), and the time it expires.
+Users issued by a scoped signing key are refused (fakejs does not apply
+scope templates).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fakejs.core.account_config import NO_LIMIT
+from fakejs.core.auth import verify_signature
+from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, USER, Claims, JwtError, decode_kind, is_key_of
+from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, resolve
+from fakejs.core.options import ServerOptions
+from fakejs.core.users import Permissions, ResponsePermission, SubjectPermission, User
+
+NANOSECONDS = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class JwtLogin:
+    """An accepted user JWT: the user (in its account) and when the login expires (Unix seconds, 0: never)."""
+
+    user: User
+    expires: int = 0
+
+
+class Refused(Exception):
+    """A CONNECT the JWT checks refuse; ``str()`` is the reason nats-server gives in its debug line."""
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def _subject_permission(value: object) -> SubjectPermission | None:
+    if not isinstance(value, dict):
+        return None
+    allow, deny = _strings(value.get("allow")), _strings(value.get("deny"))
+    return SubjectPermission(allow, deny) if allow or deny else None
+
+
+def permissions(nats: Mapping[str, Any]) -> Permissions | None:
+    """A user claim's ``pub``, ``sub`` and ``resp`` as fakejs permissions (None: unrestricted)."""
+    publish, subscribe = _subject_permission(nats.get("pub")), _subject_permission(nats.get("sub"))
+    resp = nats.get("resp")
+    response = None
+    if isinstance(resp, dict):
+        response = ResponsePermission(int(resp.get("max", 0)), int(resp.get("ttl", 0)) / NANOSECONDS)
+    if publish is None and subscribe is None and response is None:
+        return None
+    return Permissions(publish, subscribe, response)
+
+
+def _limit(limits: Mapping[str, Any], key: str) -> int:
+    """A claim's limit (``subs``, ``payload``), -1 (nats-io/jwt's NoLimit) when absent."""
+    value = limits.get(key, NO_LIMIT)
+    return value if isinstance(value, int) and not isinstance(value, bool) else NO_LIMIT
+
+
+def _tighter(current: int, limit: int) -> int:
+    """The lower of two limits, where -1 (no limit) loses to any other (nats-server's ``minLimit``)."""
+    if current == NO_LIMIT or (limit != NO_LIMIT and limit < current):
+        return limit
+    return current
+
+
+def source_allowed(sources: tuple[str, ...], host: str) -> bool:
+    """nats-server's ``validateSrc``: no ``src`` allows every address, else one network must hold ``host``."""
+    if not sources:
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    for entry in sources:
+        for network in entry.split(","):
+            try:
+                if address in ipaddress.ip_network(network.strip(), strict=False):
+                    return True
+            except ValueError:
+                continue
+    return False
+
+
+class JwtAuthenticator:
+    """The user JWT checks of one server in operator mode, over the accounts its resolver holds."""
+
+    def __init__(self, accounts: Mapping[str, AccountClaims]) -> None:
+        self.accounts = dict(accounts)
+
+    def login(self, connect: Mapping[str, Any], nonce: bytes, host: str, connection_type: str, now: float) -> JwtLogin:
+        """The login the CONNECT's ``jwt`` and ``sig`` make; :class:`Refused` with the reason otherwise."""
+        token = connect.get("jwt")
+        if not isinstance(token, str) or not token:
+            raise Refused("JWT required")
+        try:
+            claims = decode_kind(token, USER)
+        except JwtError as exc:
+            raise Refused(f"User JWT not valid: {exc}") from None
+        if problem := claims.time_problem(now):
+            raise Refused(f"User JWT no longer valid: {problem}")
+        account = self._issuing_account(claims)
+        if account.claims.time_problem(now):
+            raise Refused("Account JWT has expired")
+        nats = claims.nats
+        if not nats.get("bearer_token"):
+            self._check_signature(connect, nonce, claims.subject)
+        elif account.limits.get("disallow_bearer"):
+            raise Refused("User JWT is a bearer token, which its account disallows")
+        if account.revoked(claims.subject, claims.issued_at):
+            raise Refused("User authentication revoked")
+        if not source_allowed(_strings(nats.get("src")), host):
+            raise Refused("Not allowed to connect from this source")
+        types = tuple(t.upper() for t in _strings(nats.get("allowed_connection_types")))
+        if types and connection_type not in types:
+            raise Refused(f"Connection type not allowed: {connection_type}")
+        user = User(
+            name=claims.name,
+            nkey=claims.subject,
+            permissions=permissions(nats),
+            account=account.public_key,
+            connection_types=types,
+            max_subscriptions=_limit(nats, "subs"),
+            max_payload=_tighter(_limit(nats, "payload"), _limit(account.limits, "payload")),
+        )
+        expires = min((t for t in (claims.expires, account.claims.expires) if t), default=0)
+        return JwtLogin(user, expires)
+
+    def _issuing_account(self, claims: Claims) -> AccountClaims:
+        """The account that issued the user, directly or through one of its signing keys."""
+        issuer_account = claims.nats.get("issuer_account")
+        key = issuer_account if isinstance(issuer_account, str) and issuer_account else claims.issuer
+        if not is_key_of(key, PREFIX_BYTE_ACCOUNT):
+            raise Refused("User JWT issuer is not an account")
+        account = self.accounts.get(key)
+        if account is None:
+            raise Refused(f"Account {key} not found")
+        if claims.issuer == account.public_key or claims.issuer in account.signing_keys:
+            return account
+        if claims.issuer in account.scoped_keys:
+            raise Refused("User JWT issued by a scoped signing key (not served)")
+        raise Refused("User JWT issuer is not known")
+
+    @staticmethod
+    def _check_signature(connect: Mapping[str, Any], nonce: bytes, user_key: str) -> None:
+        signature = connect.get("sig")
+        if not isinstance(signature, str) or not signature:
+            raise Refused("Signature missing")
+        if not verify_signature(user_key, nonce, signature):
+            raise Refused("Signature not verified")
+
+
+def jwt_logins(options: ServerOptions) -> JwtAuthenticator | None:
+    """The JWT checks of a server in operator mode (trusted operators configured), else None."""
+    if not options.trusted_operators:
+        return None
+    trusted = TrustedOperators.from_jwts(options.trusted_operators)
+    return JwtAuthenticator(resolve(trusted, options.resolver_preload))

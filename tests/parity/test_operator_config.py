@@ -1,0 +1,109 @@
+"""Operator (JWT) mode's configuration: ``fakejs -c FILE`` against ``nats-server -c FILE``, and a login's end.
+
+The files are made with :mod:`fakejs.testkit.jwt` (an operator, its
+accounts); nats-server's errors for bad ``operator``, ``resolver`` and
+``resolver_preload`` values must be fakejs's, with ``-t`` and at start;
+the resolvers fakejs does not serve are refused by fakejs alone, by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from fakejs.testkit.jwt import Operator
+from tests.harness.config_file import FAKE, lines, real, run, write
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
+
+pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
+
+OPERATOR = Operator("O")
+SYSTEM, APP = OPERATOR.account("SYS"), OPERATOR.account("APP")
+MEMORY = "resolver: MEMORY\n"
+
+# Each case: the file's text, given the directory it is written to.
+OPTION_ERRORS: dict[str, Callable[[Path], str]] = {
+    "operator_neither_jwt_nor_file": lambda d: 'operator: "garbage"\n' + MEMORY,
+    "operator_missing_file": lambda d: f'operator: "{d / "missing.jwt"}"\n' + MEMORY,
+    "operator_not_a_string": lambda d: "operator: 5\n" + MEMORY,
+    "operator_is_an_account": lambda d: f'operator: "{APP.jwt}"\n' + MEMORY,
+    "resolver_unknown": lambda d: f'operator: "{OPERATOR.jwt}"\nresolver: FOO\n',
+    "resolver_not_a_string": lambda d: f'operator: "{OPERATOR.jwt}"\nresolver: 5\n',
+    "preload_not_a_map": lambda d: f'operator: "{OPERATOR.jwt}"\n{MEMORY}resolver_preload: 5\n',
+    "preload_value_not_a_string": lambda d: (
+        f'operator: "{OPERATOR.jwt}"\n{MEMORY}resolver_preload: {{ "{APP.public_key}": 5 }}\n'
+    ),
+    "preload_value_not_a_jwt": lambda d: (
+        f'operator: "{OPERATOR.jwt}"\n{MEMORY}resolver_preload: {{ "{APP.public_key}": "junk" }}\n'
+    ),
+}
+
+START_ERRORS: dict[str, Callable[[Path], str]] = {
+    "system_account_not_preloaded": lambda d: (
+        f'port: -1\noperator: "{OPERATOR.jwt}"\n{MEMORY}system_account: "{SYSTEM.public_key}"\n'
+    ),
+    "accounts_beside_operator": lambda d: f'port: -1\noperator: "{OPERATOR.jwt}"\n{MEMORY}accounts: {{ A: {{}} }}\n',
+}
+
+# nats-server serves these; fakejs refuses to start, naming what it does not serve.
+FAKEJS_REFUSES: dict[str, tuple[Callable[[Path], str], str]] = {
+    "full_resolver": (
+        lambda d: f'port: -1\noperator: "{OPERATOR.jwt}"\nresolver: {{ type: full, dir: "{d / "jwt"}" }}\n',
+        "the full account resolver",
+    ),
+    "url_resolver": (
+        lambda d: f'port: -1\noperator: "{OPERATOR.jwt}"\nresolver: URL("http://127.0.0.1:9/jwt/v1/accounts/")\n',
+        "the URL account resolver",
+    ),
+    "websocket_jwt_cookie": (
+        lambda d: (
+            OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM])
+            + 'port: -1\nwebsocket { port: -1, no_tls: true, jwt_cookie: "jwt" }\n'
+        ),
+        "user JWTs from a websocket cookie",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTION_ERRORS))
+def test_option_errors(name: str, tmp_path: Path) -> None:
+    path = write(tmp_path, OPTION_ERRORS[name](tmp_path))
+    real_status, real_err = run(real(), "-t", "-c", path)
+    fake_status, fake_err = run(FAKE, "-t", "-c", path)
+    assert real_status == 1, real_err
+    assert (fake_status, lines(fake_err)) == (real_status, lines(real_err))
+
+
+@pytest.mark.parametrize("name", sorted(START_ERRORS))
+def test_start_errors(name: str, tmp_path: Path) -> None:
+    path = write(tmp_path, START_ERRORS[name](tmp_path))
+    assert run(real(), "-t", "-c", path)[0] == 0
+    real_status, real_err = run(real(), "-c", path)
+    fake_status, fake_err = run(FAKE, "-c", path)
+    assert real_status == 1
+    assert (fake_status, fake_err) == (real_status, real_err)
+
+
+@pytest.mark.parametrize("name", sorted(FAKEJS_REFUSES))
+def test_fakejs_refuses_the_resolvers_it_does_not_serve(name: str, tmp_path: Path) -> None:
+    text, feature = FAKEJS_REFUSES[name]
+    path = write(tmp_path, text(tmp_path))
+    assert run(real(), "-t", "-c", path)[0] == 0
+    status, stderr = run(FAKE, "-c", path)
+    assert status == 1
+    assert feature in stderr and "not supported by fakejs yet" in stderr
+
+
+def test_valid_files_give_the_same_digest(tmp_path: Path) -> None:
+    (tmp_path / "op.jwt").write_text(OPERATOR.jwt)
+    texts = [
+        OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, APP]),
+        f'operator: ["{OPERATOR.jwt}", "{tmp_path / "op.jwt"}"]\nresolver: MEM\n',
+    ]
+    for text in texts:
+        path = write(tmp_path, text)
+        real_status, real_err = run(real(), "-t", "-c", path)
+        assert real_status == 0, real_err
+        assert run(FAKE, "-t", "-c", path) == (real_status, real_err)

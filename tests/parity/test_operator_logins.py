@@ -1,0 +1,143 @@
+"""Operator (JWT) mode logins beyond the credentials: limits, bearer users, sources, a login's end at ``exp``.
+
+Each test starts a server of its kind with :meth:`Operator.server_config`
+and logs in raw: CONNECT with the user's JWT and the nonce signed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from fakejs.testkit.jwt import Account, Operator, User
+from tests.harness.configured import configured_servers
+from tests.harness.raw import RawClient
+from tests.harness.targets import Target
+
+StartOperator = Callable[..., Awaitable[Target]]
+
+
+@pytest.fixture
+async def start(target_kind: str, tmp_path: Path) -> AsyncIterator[StartOperator]:
+    """``start(operator, system_account, *accounts)``: a server of this test's kind in operator mode."""
+    async with configured_servers(target_kind, tmp_path) as start_config:
+
+        async def start_operator(operator: Operator, system: Account, *accounts: Account) -> Target:
+            return await start_config(operator.server_config(system_account=system, accounts=[system, *accounts]))
+
+        yield start_operator
+
+
+async def logged_in(target: Target, user: User) -> RawClient:
+    """A raw client logged in as ``user`` (its first PONG read and cleared)."""
+    client = await RawClient.connect(target.host, target.port)
+    await client.read_until(b"\r\n")
+    nonce = json.loads(bytes(client.received)[5:].split(b"\r\n")[0])["nonce"]
+    signature = base64.urlsafe_b64encode(user.sign(nonce.encode())).rstrip(b"=").decode()
+    client.received.clear()
+    await client.send(
+        f"CONNECT {json.dumps({'verbose': False, 'jwt': user.jwt, 'sig': signature})}\r\nPING\r\n".encode()
+    )
+    await client.read_until(b"PONG\r\n")
+    client.received.clear()
+    return client
+
+
+async def answer(client: RawClient, script: bytes) -> bytes:
+    """What the server answers ``script`` and a PING."""
+    await client.send(script + b"PING\r\n")
+    await client.read_until(b"PONG\r\n")
+    received = bytes(client.received)
+    client.received.clear()
+    return received
+
+
+TOO_MANY_SUBS = b"-ERR 'maximum subscriptions exceeded'\r\nPONG\r\n"
+
+
+async def test_the_users_subscription_limit(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    target = await start(operator, system, app)
+    client = await logged_in(target, app.user("few", limits={"subs": 1}))
+    try:
+        assert await answer(client, b"SUB a 1\r\n") == b"PONG\r\n"
+        assert await answer(client, b"SUB b 2\r\n") == TOO_MANY_SUBS
+    finally:
+        await client.close()
+
+
+async def test_the_accounts_subscription_limit_lowers_the_users(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP", limits={"subs": 2})
+    target = await start(operator, system, app)
+    client = await logged_in(target, app.user("many", limits={"subs": 5}))
+    try:
+        assert await answer(client, b"SUB a 1\r\nSUB b 2\r\n") == b"PONG\r\n"
+        assert await answer(client, b"SUB c 3\r\n") == TOO_MANY_SUBS
+    finally:
+        await client.close()
+
+
+async def test_a_user_from_its_source_network_and_with_denied_subjects(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    target = await start(operator, system, app)
+    user = app.user("local", src=["10.0.0.0/8", "127.0.0.0/8"], pub_deny=["secret.>"], sub_deny=["hidden"])
+    client = await logged_in(target, user)
+    try:
+        assert await answer(client, b"PUB secret.x 0\r\n\r\n") == (
+            b"-ERR 'Permissions Violation for Publish to \"secret.x\"'\r\nPONG\r\n"
+        )
+        assert await answer(client, b"SUB hidden 1\r\n") == (
+            b"-ERR 'Permissions Violation for Subscription to \"hidden\"'\r\nPONG\r\n"
+        )
+    finally:
+        await client.close()
+
+
+async def test_payload_limits_of_users_and_accounts(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP", limits={"payload": 8})
+    target = await start(operator, system, app)
+    for limits, size in (({"payload": 4}, 6), ({}, 9)):
+        client = await logged_in(target, app.user("sender", limits=limits))
+        try:
+            await client.send(b"PUB a 3\r\nabc\r\nPUB a %d\r\n%s\r\nPING\r\n" % (size, b"x" * size))
+            await asyncio.wait_for(client.read_until(b"Violation'\r\n"), 5)
+            assert bytes(client.received) == b"-ERR 'Maximum Payload Violation'\r\n"
+        finally:
+            await client.close()
+
+
+async def test_an_account_that_disallows_bearer_users(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP", limits={"disallow_bearer": True})
+    target = await start(operator, system, app)
+    client = await RawClient.connect(target.host, target.port)
+    try:
+        await client.read_until(b"\r\n")
+        client.received.clear()
+        bearer = app.user("bearer", bearer=True)
+        await client.send(f"CONNECT {json.dumps({'verbose': False, 'jwt': bearer.jwt})}\r\nPING\r\n".encode())
+        await asyncio.wait_for(client.read_until(b"Violation'\r\n"), 5)
+        assert bytes(client.received) == b"-ERR 'Authorization Violation'\r\n"
+    finally:
+        await client.close()
+
+
+async def test_a_user_is_closed_when_its_jwt_expires(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    target = await start(operator, system, app)
+    client = await logged_in(target, app.user("brief", expires=2))
+    try:
+        await asyncio.wait_for(client.read_until(b"Expired'\r\n"), 5)
+        assert bytes(client.received) == b"-ERR 'User Authentication Expired'\r\n"
+    finally:
+        await client.close()
