@@ -9,28 +9,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 
-import pytest
-
-from fakejs.testkit.jwt import Account, Operator, User
-from tests.harness.configured import configured_servers
+from fakejs.testkit.jwt import Operator, User
+from tests.harness.operator import StartOperator, operator_start_fixture
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
 
-StartOperator = Callable[..., Awaitable[Target]]
-
-
-@pytest.fixture
-async def start(target_kind: str, tmp_path: Path) -> AsyncIterator[StartOperator]:
-    """``start(operator, system_account, *accounts)``: a server of this test's kind in operator mode."""
-    async with configured_servers(target_kind, tmp_path) as start_config:
-
-        async def start_operator(operator: Operator, system: Account, *accounts: Account) -> Target:
-            return await start_config(operator.server_config(system_account=system, accounts=[system, *accounts]))
-
-        yield start_operator
+start = operator_start_fixture()
 
 
 async def logged_in(target: Target, user: User) -> RawClient:

@@ -1,0 +1,35 @@
+"""Servers of this test's kind in operator (JWT) mode, configured from credentials minted by :mod:`fakejs.testkit.jwt`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakejs.testkit.jwt import Account, Operator
+from tests.harness.configured import configured_servers
+from tests.harness.targets import Target
+
+StartOperator = Callable[..., Awaitable[Target]]
+
+
+def operator_start_fixture() -> Any:
+    """A test module's ``start`` fixture: ``await start(operator, system_account, *accounts)`` starts a server.
+
+    The server trusts ``operator``, names ``system_account`` as its system
+    account and preloads every account given in a ``MEMORY`` resolver.
+    """
+
+    @pytest.fixture
+    async def start(target_kind: str, tmp_path: Path) -> AsyncIterator[StartOperator]:
+        async with configured_servers(target_kind, tmp_path) as start_config:
+
+            async def start_operator(operator: Operator, system: Account, *accounts: Account) -> Target:
+                config = operator.server_config(system_account=system, accounts=[system, *accounts])
+                return await start_config(config)
+
+            yield start_operator
+
+    return start
