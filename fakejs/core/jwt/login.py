@@ -28,6 +28,7 @@ from fakejs.core.auth import verify_signature
 from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, USER, Claims, JwtError, decode_kind, is_key_of
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, resolve
 from fakejs.core.options import ServerOptions
+from fakejs.core.sublimits import tighter
 from fakejs.core.users import Permissions, ResponsePermission, SubjectPermission, User
 
 NANOSECONDS = 1_000_000_000
@@ -72,13 +73,6 @@ def _limit(limits: Mapping[str, Any], key: str) -> int:
     """A claim's limit (``subs``, ``payload``), -1 (nats-io/jwt's NoLimit) when absent."""
     value = limits.get(key, NO_LIMIT)
     return value if isinstance(value, int) and not isinstance(value, bool) else NO_LIMIT
-
-
-def _tighter(current: int, limit: int) -> int:
-    """The lower of two limits, where -1 (no limit) loses to any other (nats-server's ``minLimit``)."""
-    if current == NO_LIMIT or (limit != NO_LIMIT and limit < current):
-        return limit
-    return current
 
 
 def source_allowed(sources: tuple[str, ...], host: str) -> bool:
@@ -138,7 +132,7 @@ class JwtAuthenticator:
             account=account.public_key,
             connection_types=types,
             max_subscriptions=_limit(nats, "subs"),
-            max_payload=_tighter(_limit(nats, "payload"), _limit(account.limits, "payload")),
+            max_payload=tighter(_limit(nats, "payload"), _limit(account.limits, "payload")),
         )
         expires = min((t for t in (claims.expires, account.claims.expires) if t), default=0)
         return JwtLogin(user, expires)
