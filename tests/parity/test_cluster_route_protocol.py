@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -31,12 +32,13 @@ from pathlib import Path
 import pytest
 
 from tests.harness.configured import configured_servers
-from tests.harness.targets import Settings, Target
+from tests.harness.targets import RealTarget, Settings, Target
 from tests.harness.wait import eventually
 
 pytestmark = pytest.mark.cluster
 
 CONFIG = 'cluster { name: C, listen: "127.0.0.1:-1" }\n'
+ROUTE_LISTENER = re.compile(r"Listening for route connections on 127\.0\.0\.1:(\d+)")
 PEER_CONNECT = b'CONNECT {"echo":true,"verbose":false,"pedantic":false,"tls_required":false,"headers":true,"name":"NPEER","cluster":"C","lnoc":true}\r\n'
 PEER_INFO = (
     b'INFO {"server_id":"NPEER","server_name":"peer","version":"2.15.1","proto":3,"host":"127.0.0.1",'
@@ -79,11 +81,22 @@ class Wire:
 
 
 async def _cluster_port(target: Target) -> int:
-    """The route port, as /varz tells it (both servers listen on a free one).
+    """The route port (both servers listen on a free one), once the route listener is up.
 
     nats-server serves clients and monitoring a moment before its route
-    listener is up; until then /varz shows the configured -1.
+    listener is up, and its /varz keeps the cluster port it showed first
+    (-1 when asked that early): the real server's port is read from its
+    log line instead.
     """
+    if isinstance(target, RealTarget):
+        process = target.process
+        assert process is not None
+
+        async def logged() -> int:
+            found = ROUTE_LISTENER.search(process.log_text())
+            return int(found.group(1)) if found else 0
+
+        return await eventually(logged, lambda port: port > 0, what="the route listener's log line")
     assert target.http_port is not None
     url = f"http://127.0.0.1:{target.http_port}/varz"
 
