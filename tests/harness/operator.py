@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fakejs.testkit.jwt import Account, Operator
+from fakejs.testkit.jwt import Account, Operator, User
 from tests.harness.configured import configured_servers
+from tests.harness.raw import RawClient
 from tests.harness.targets import Target
 
 StartOperator = Callable[..., Awaitable[Target]]
@@ -33,3 +36,18 @@ def operator_start_fixture() -> Any:
             yield start_operator
 
     return start
+
+
+async def login_connect(client: RawClient, user: User, sign: bool = True, **options: object) -> bytes:
+    """Read the server's INFO (then cleared) and make the CONNECT line that logs ``user`` in.
+
+    It carries ``options`` and the user's JWT, and, unless not ``sign``, the
+    INFO's nonce signed with the user's key (base64url, as clients send it).
+    """
+    await client.read_until(b"\r\n")
+    nonce = json.loads(bytes(client.received)[5:].split(b"\r\n")[0])["nonce"]
+    client.received.clear()
+    login: dict[str, object] = {"verbose": False, **options, "jwt": user.jwt}
+    if sign:
+        login["sig"] = base64.urlsafe_b64encode(user.sign(nonce.encode())).rstrip(b"=").decode()
+    return f"CONNECT {json.dumps(login)}\r\n".encode()

@@ -9,7 +9,6 @@ the nonce's signature in CONNECT.  Both targets run the same tests.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 
 from fakejs.testkit.jwt import Operator, User
 from tests.harness.configured import configured_servers
-from tests.harness.operator import StartOperator, operator_start_fixture
+from tests.harness.operator import StartOperator, login_connect, operator_start_fixture
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
 from tests.harness.wait import WAIT, eventually
@@ -38,13 +37,7 @@ async def raw_login(target: Target, user: User, script: bytes = b"", sign: bool 
     what the server answered (a client of protocol 0, which gets no INFO after it)."""
     client = await RawClient.connect(target.host, target.port)
     try:
-        await client.read_until(b"\r\n")
-        info = json.loads(bytes(client.received)[5:].split(b"\r\n")[0])
-        signature = base64.urlsafe_b64encode(user.sign(info["nonce"].encode())).rstrip(b"=").decode()
-        login = {"verbose": False, "jwt": user.jwt, "sig": signature}
-        connect = json.dumps(login if sign else {"verbose": False, "jwt": user.jwt})
-        client.received.clear()
-        await client.send(f"CONNECT {connect}\r\n".encode() + script + b"PING\r\n")
+        await client.send(await login_connect(client, user, sign) + script + b"PING\r\n")
         await client.read_until(b"PONG\r\n")
         return bytes(client.received)
     finally:
@@ -57,12 +50,7 @@ async def test_the_info_after_login_names_the_account(start: StartOperator, oper
     client = await RawClient.connect(target.host, target.port)
     user = app.user("judy")
     try:
-        await client.read_until(b"\r\n")
-        nonce = json.loads(bytes(client.received)[5:].split(b"\r\n")[0])["nonce"]
-        signature = base64.urlsafe_b64encode(user.sign(nonce.encode())).rstrip(b"=").decode()
-        client.received.clear()
-        connect = json.dumps({"verbose": False, "protocol": 1, "jwt": user.jwt, "sig": signature})
-        await client.send(f"CONNECT {connect}\r\nPING\r\n".encode())
+        await client.send(await login_connect(client, user, protocol=1) + b"PING\r\n")
         await client.read_until(b"} \r\n")
         await client.read_until(b"PONG\r\n")
         lines = bytes(client.received).split(b"\r\n")

@@ -7,11 +7,9 @@ and logs in raw: CONNECT with the user's JWT and the nonce signed.
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 
 from fakejs.testkit.jwt import Operator, User
-from tests.harness.operator import StartOperator, operator_start_fixture
+from tests.harness.operator import StartOperator, login_connect, operator_start_fixture
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
 
@@ -21,13 +19,7 @@ start = operator_start_fixture()
 async def logged_in(target: Target, user: User) -> RawClient:
     """A raw client logged in as ``user`` (its first PONG read and cleared)."""
     client = await RawClient.connect(target.host, target.port)
-    await client.read_until(b"\r\n")
-    nonce = json.loads(bytes(client.received)[5:].split(b"\r\n")[0])["nonce"]
-    signature = base64.urlsafe_b64encode(user.sign(nonce.encode())).rstrip(b"=").decode()
-    client.received.clear()
-    await client.send(
-        f"CONNECT {json.dumps({'verbose': False, 'jwt': user.jwt, 'sig': signature})}\r\nPING\r\n".encode()
-    )
+    await client.send(await login_connect(client, user) + b"PING\r\n")
     await client.read_until(b"PONG\r\n")
     client.received.clear()
     return client
@@ -106,10 +98,8 @@ async def test_an_account_that_disallows_bearer_users(start: StartOperator) -> N
     target = await start(operator, system, app)
     client = await RawClient.connect(target.host, target.port)
     try:
-        await client.read_until(b"\r\n")
-        client.received.clear()
         bearer = app.user("bearer", bearer=True)
-        await client.send(f"CONNECT {json.dumps({'verbose': False, 'jwt': bearer.jwt})}\r\nPING\r\n".encode())
+        await client.send(await login_connect(client, bearer, sign=False) + b"PING\r\n")
         await asyncio.wait_for(client.read_until(b"Violation'\r\n"), 5)
         assert bytes(client.received) == b"-ERR 'Authorization Violation'\r\n"
     finally:
