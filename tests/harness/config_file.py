@@ -30,3 +30,21 @@ def write(tmp_path: Path, text: str, name: str = "server.conf") -> str:
     path = tmp_path / name
     path.write_text(text)
     return str(path)
+
+
+def option_errors_alike(path: str) -> str:
+    """``-t -c path`` fails on both with status 1 and the same error lines (in any order); fakejs's stderr returned."""
+    real_status, real_err = run(real(), "-t", "-c", path)
+    fake_status, fake_err = run(FAKE, "-t", "-c", path)
+    assert real_status == 1, real_err
+    assert (fake_status, lines(fake_err)) == (real_status, lines(real_err))
+    return fake_err
+
+
+def start_errors_alike(path: str) -> None:
+    """The file passes ``-t`` on nats-server, but starting on it fails on both with status 1 and the same stderr."""
+    assert run(real(), "-t", "-c", path)[0] == 0
+    real_status, real_err = run(real(), "-c", path)
+    fake_status, fake_err = run(FAKE, "-c", path)
+    assert real_status == 1
+    assert (fake_status, fake_err) == (real_status, real_err)

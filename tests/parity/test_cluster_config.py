@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.config_file import FAKE, lines, real, run
+from tests.harness.config_file import FAKE, option_errors_alike, real, run, write
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
@@ -80,12 +80,7 @@ FLAG_ERRORS = [
 
 @pytest.mark.parametrize("name", sorted(FILE_ERRORS))
 def test_cluster_block_errors(name: str, tmp_path: Path) -> None:
-    path = tmp_path / "server.conf"
-    path.write_text(FILE_ERRORS[name])
-    real_status, real_err = run(real(), "-t", "-c", str(path))
-    fake_status, fake_err = run(FAKE, "-t", "-c", str(path))
-    assert real_status == 1, real_err
-    assert (fake_status, lines(fake_err)) == (real_status, lines(real_err))
+    option_errors_alike(write(tmp_path, FILE_ERRORS[name]))
 
 
 @pytest.mark.parametrize("name", sorted(VALID_FILES))

@@ -22,7 +22,7 @@ import nats
 import pytest
 
 from fakejs.targets import ServerProcess
-from tests.harness.config_file import FAKE, lines, real, run, write
+from tests.harness.config_file import FAKE, option_errors_alike, real, run, start_errors_alike, write
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, server_command
 from tests.harness.wait import WAIT
 
@@ -188,22 +188,13 @@ authorization { user: u, password: p, timeout: 3 }
 
 @pytest.mark.parametrize("name", sorted(OPTION_ERRORS))
 def test_option_errors(name: str, tmp_path: Path) -> None:
-    path = write(tmp_path, OPTION_ERRORS[name])
-    real_status, real_err = run(real(), "-t", "-c", path)
-    fake_status, fake_err = run(FAKE, "-t", "-c", path)
-    assert real_status == 1, real_err
-    assert (fake_status, lines(fake_err)) == (real_status, lines(real_err))
+    fake_err = option_errors_alike(write(tmp_path, OPTION_ERRORS[name]))
     assert fake_err.endswith("\n\n")
 
 
 @pytest.mark.parametrize("name", sorted(START_ERRORS))
 def test_start_errors(name: str, tmp_path: Path) -> None:
-    path = write(tmp_path, START_ERRORS[name])
-    assert run(real(), "-t", "-c", path)[0] == 0
-    real_status, real_err = run(real(), "-c", path)
-    fake_status, fake_err = run(FAKE, "-c", path)
-    assert real_status == 1
-    assert (fake_status, fake_err) == (real_status, real_err)
+    start_errors_alike(write(tmp_path, START_ERRORS[name]))
 
 
 @pytest.mark.parametrize("name", sorted(FAKEJS_REFUSES))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fakejs.testkit.jwt import Operator
-from tests.harness.config_file import FAKE, lines, real, run, write
+from tests.harness.config_file import FAKE, option_errors_alike, real, run, start_errors_alike, write
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
@@ -69,21 +69,12 @@ FAKEJS_REFUSES: dict[str, tuple[Callable[[Path], str], str]] = {
 
 @pytest.mark.parametrize("name", sorted(OPTION_ERRORS))
 def test_option_errors(name: str, tmp_path: Path) -> None:
-    path = write(tmp_path, OPTION_ERRORS[name](tmp_path))
-    real_status, real_err = run(real(), "-t", "-c", path)
-    fake_status, fake_err = run(FAKE, "-t", "-c", path)
-    assert real_status == 1, real_err
-    assert (fake_status, lines(fake_err)) == (real_status, lines(real_err))
+    option_errors_alike(write(tmp_path, OPTION_ERRORS[name](tmp_path)))
 
 
 @pytest.mark.parametrize("name", sorted(START_ERRORS))
 def test_start_errors(name: str, tmp_path: Path) -> None:
-    path = write(tmp_path, START_ERRORS[name](tmp_path))
-    assert run(real(), "-t", "-c", path)[0] == 0
-    real_status, real_err = run(real(), "-c", path)
-    fake_status, fake_err = run(FAKE, "-c", path)
-    assert real_status == 1
-    assert (fake_status, fake_err) == (real_status, real_err)
+    start_errors_alike(write(tmp_path, START_ERRORS[name](tmp_path)))
 
 
 @pytest.mark.parametrize("name", sorted(FAKEJS_REFUSES))
