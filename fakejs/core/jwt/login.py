@@ -23,10 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fakejs.core.account_config import NO_LIMIT
 from fakejs.core.auth import verify_signature
 from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, USER, Claims, JwtError, decode_kind, is_key_of
-from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, resolve
+from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, claim_limit, resolve
 from fakejs.core.options import ServerOptions
 from fakejs.core.sublimits import tighter
 from fakejs.core.users import Permissions, ResponsePermission, SubjectPermission, User
@@ -67,12 +66,6 @@ def permissions(nats: Mapping[str, Any]) -> Permissions | None:
     if publish is None and subscribe is None and response is None:
         return None
     return Permissions(publish, subscribe, response)
-
-
-def _limit(limits: Mapping[str, Any], key: str) -> int:
-    """A claim's limit (``subs``, ``payload``), -1 (nats-io/jwt's NoLimit) when absent."""
-    value = limits.get(key, NO_LIMIT)
-    return value if isinstance(value, int) and not isinstance(value, bool) else NO_LIMIT
 
 
 def source_allowed(sources: tuple[str, ...], host: str) -> bool:
@@ -131,8 +124,8 @@ class JwtAuthenticator:
             permissions=permissions(nats),
             account=account.public_key,
             connection_types=types,
-            max_subscriptions=_limit(nats, "subs"),
-            max_payload=tighter(_limit(nats, "payload"), _limit(account.limits, "payload")),
+            max_subscriptions=claim_limit(nats, "subs"),
+            max_payload=tighter(claim_limit(nats, "payload"), claim_limit(account.limits, "payload")),
         )
         expires = min((t for t in (claims.expires, account.claims.expires) if t), default=0)
         return JwtLogin(user, expires)

@@ -28,7 +28,8 @@ def _keys(value: object) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 
 
-def _limit(limits: Mapping[str, Any], key: str) -> int:
+def claim_limit(limits: Mapping[str, Any], key: str) -> int:
+    """A claim's limit (``subs``, ``payload``, ``conn``...), -1 (nats-io/jwt's NoLimit) when absent."""
     value = limits.get(key, NO_LIMIT)
     return value if isinstance(value, int) and not isinstance(value, bool) else NO_LIMIT
 
@@ -88,7 +89,7 @@ class AccountClaims:
     @property
     def max_connections(self) -> int:
         """``limits.conn``: clients of the account at once (``NO_LIMIT``: any number)."""
-        return _limit(self.limits, "conn")
+        return claim_limit(self.limits, "conn")
 
     def revoked(self, user_key: str, issued_at: int) -> bool:
         """nats-server's ``checkUserRevoked``: the user's JWT was issued at or before its revocation."""
@@ -100,17 +101,17 @@ class AccountClaims:
     def jetstream(self) -> JetStreamLimits | None:
         """The account's JetStream limits when its JWT enables JetStream (memory or disk storage not 0)."""
         limits = self.limits
-        memory, disk = _limit(limits, "mem_storage"), _limit(limits, "disk_storage")
+        memory, disk = claim_limit(limits, "mem_storage"), claim_limit(limits, "disk_storage")
         if not limits.get("mem_storage") and not limits.get("disk_storage"):
             return None
         return JetStreamLimits(
             max_memory=memory,
             max_storage=disk,
-            max_streams=_limit(limits, "streams"),
-            max_consumers=_limit(limits, "consumer"),
-            max_ack_pending=_limit(limits, "max_ack_pending"),
-            memory_max_stream_bytes=_limit(limits, "mem_max_stream_bytes"),
-            storage_max_stream_bytes=_limit(limits, "disk_max_stream_bytes"),
+            max_streams=claim_limit(limits, "streams"),
+            max_consumers=claim_limit(limits, "consumer"),
+            max_ack_pending=claim_limit(limits, "max_ack_pending"),
+            memory_max_stream_bytes=claim_limit(limits, "mem_max_stream_bytes"),
+            storage_max_stream_bytes=claim_limit(limits, "disk_max_stream_bytes"),
             max_bytes_required=bool(limits.get("max_bytes_required")),
         )
 
@@ -119,7 +120,7 @@ class AccountClaims:
         return AccountConfig(
             name,
             jetstream=self.jetstream(),
-            max_subscriptions=_limit(self.limits, "subs"),
+            max_subscriptions=claim_limit(self.limits, "subs"),
             max_connections=self.max_connections,
             name_tag=self.claims.name,
         )
