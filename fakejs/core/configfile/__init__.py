@@ -16,7 +16,8 @@ names), ``jetstream_keys`` (``jetstream`` and ``store_dir``),
 ``authorization`` block and ``no_auth_user``), ``accounts`` (the
 ``accounts`` block), ``exports`` (an account's exports and imports),
 ``mappings`` (``mappings`` blocks), ``message_trace`` (an account's
-``msg_trace``), ``operator`` (operator mode's ``operator``, ``resolver``
+``msg_trace``), ``resolver_directory`` (``resolver { type: full | cache }``),
+``operator`` (operator mode's ``operator``, ``resolver``
 and ``resolver_preload``), ``cluster`` (the ``cluster`` block), ``tls`` (``tls``
 blocks), ``websocket`` (the ``websocket`` block), ``listeners`` (blocks of
 features not served), ``values`` (Go's type assertions, ``listen`` and

@@ -19,7 +19,7 @@ scope templates).
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,6 +91,8 @@ class JwtAuthenticator:
 
     def __init__(self, accounts: Mapping[str, AccountClaims]) -> None:
         self.accounts = dict(accounts)
+        # An account not made yet, asked of the server's resolver (a full or cache resolver's directory).
+        self.lookup: Callable[[str], AccountClaims | None] = lambda key: None
 
     def login(self, connect: Mapping[str, Any], nonce: bytes, host: str, connection_type: str, now: float) -> JwtLogin:
         """The login the CONNECT's ``jwt`` and ``sig`` make; :class:`Refused` with the reason otherwise."""
@@ -136,7 +138,7 @@ class JwtAuthenticator:
         key = issuer_account if isinstance(issuer_account, str) and issuer_account else claims.issuer
         if not is_key_of(key, PREFIX_BYTE_ACCOUNT):
             raise Refused("User JWT issuer is not an account")
-        account = self.accounts.get(key)
+        account = self.accounts.get(key) or self.lookup(key)
         if account is None:
             raise Refused(f"Account {key} not found")
         if claims.issuer == account.public_key or claims.issuer in account.signing_keys:

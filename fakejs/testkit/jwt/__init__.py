@@ -12,8 +12,9 @@
 ``claims`` (the JWT format: claims in Go's field order, the ``jti``, the
 signature, decoding and checking, the ``.creds`` text) and ``issuers``
 (:class:`Operator`, :class:`Account`, :class:`User` and their signing
-keys, with an injectable clock, and the operator-mode configuration for
-nats-server).  Keys and signatures come from the ``nkeys`` package.  The
+keys, with an injectable clock, the operator-mode configuration for
+nats-server, and :func:`push_account`, an account JWT update sent over a
+system account user's connection).  Keys and signatures come from the ``nkeys`` package.  The
 package may import :mod:`fakejs.core` (the nonce signature check) and
 :mod:`fakejs.gocompat` (Go's JSON).
 """
@@ -28,7 +29,7 @@ from fakejs.testkit.jwt.claims import (
     issued_claims,
     verify,
 )
-from fakejs.testkit.jwt.issuers import Account, Key, Operator, ResponsePermission, User
+from fakejs.testkit.jwt.issuers import Account, Key, Operator, ResponsePermission, User, push_account
 
 __all__ = [
     "Account",
@@ -43,5 +44,6 @@ __all__ = [
     "encode",
     "format_user_config",
     "issued_claims",
+    "push_account",
     "verify",
 ]

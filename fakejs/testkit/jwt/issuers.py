@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import base64
 import datetime
+import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import nkeys
 
@@ -150,10 +151,15 @@ class Operator(Key):
         system_account: Account | None = None,
         accounts: Iterable[Account] = (),
         operator_file: str | os.PathLike[str] | None = None,
+        resolver: str = "MEMORY",
+        resolver_dir: str | os.PathLike[str] | None = None,
+        allow_delete: bool = False,
     ) -> str:
-        """nats-server configuration for operator mode: the operator JWT and a preloaded MEMORY resolver.
+        """nats-server configuration for operator mode: the operator JWT and a resolver, preloaded.
 
         The JWT is inline, or written to ``operator_file`` and named by its path.
+        ``resolver`` is ``"MEMORY"``, or ``"full"`` or ``"cache"`` keeping the account
+        JWTs in ``resolver_dir`` (a full one deleting accounts with ``allow_delete``).
         """
         operator = self.jwt
         if operator_file is not None:
@@ -162,9 +168,39 @@ class Operator(Key):
         lines = [f'operator: "{operator}"']
         if system_account is not None:
             lines.append(f'system_account: "{system_account.public_key}"')
-        lines += ["resolver: MEMORY", "resolver_preload: {"]
+        if resolver.upper() == "MEMORY":
+            lines.append("resolver: MEMORY")
+        else:
+            delete = ", allow_delete: true" if allow_delete else ""
+            lines.append(f'resolver: {{ type: {resolver}, dir: "{resolver_dir}"{delete} }}')
+        lines.append("resolver_preload: {")
         lines += [f'  "{account.public_key}": "{account.jwt}"' for account in accounts]
         return "\n".join([*lines, "}"]) + "\n"
+
+    def delete_request(self, *accounts: Account | str) -> str:
+        """The JWT of a ``$SYS.REQ.CLAIMS.DELETE`` request: generic claims the operator signs, listing ``accounts``."""
+        keys = [a if isinstance(a, str) else a.public_key for a in accounts]
+        claims = {"iat": int(self.now()), "iss": self.public_key, "sub": self.public_key}
+        return encode(
+            {**claims, "nats": {"accounts": keys, "type": "generic", "version": LIBRARY_VERSION}}, self.keypair
+        )
+
+
+class Requester(Protocol):
+    """A connection that can send a request (nats-py's ``Client``)."""
+
+    async def request(self, subject: str, payload: bytes = b"", timeout: float = 0.5) -> Any: ...
+
+
+async def push_account(connection: Requester, account: Account, timeout: float = 5.0) -> dict[str, Any]:
+    """Send the account's JWT to ``$SYS.REQ.CLAIMS.UPDATE`` over a system account user's connection; the reply.
+
+    The reply is nats-server's JSON: ``{"server": ..., "data": {"account", "code": 200, "message"}}``
+    (``"error"`` instead of ``"data"`` when refused).
+    """
+    reply = await connection.request("$SYS.REQ.CLAIMS.UPDATE", account.jwt.encode(), timeout=timeout)
+    answer: dict[str, Any] = json.loads(reply.data)
+    return answer
 
 
 class Account(Key):

@@ -1,0 +1,170 @@
+"""An operator-mode server's accounts following their JWTs: looked up on demand, updated and deleted live.
+
+:class:`ResolvedAccounts` is the account resolver of a running server in
+operator mode.  With a full or cache resolver its JWTs live in a directory
+(:class:`~fakejs.core.jwt.directory.DirectoryStore`), where the preloaded
+ones are stored at the start; a user of an account the server has not
+made yet logs in once the directory holds a trusted JWT for it.  A new JWT
+for an account in use is applied as nats-server's ``UpdateAccountClaims``:
+the accounts are configured again through
+:func:`~fakejs.core.account_reload.reconfigure_accounts` (the one way
+accounts change on a running server), then each of the account's clients,
+oldest first, is closed when it is beyond the new ``conn`` limit
+(``maximum account active connections exceeded``), takes on the new
+``subs`` and ``payload`` limits, and is closed when the JWT revokes its
+user (``User Authentication Revoked``).  A deleted account's clients are
+told their account expired and closed (``removeCb``).  The JetStream of an
+account made or changed after the start is not served: the server says so
+in an error line naming it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fakejs.core.account_config import NO_LIMIT
+from fakejs.core.account_reload import reconfigure_accounts
+from fakejs.core.clientio import AUTH_EXPIRED, MAX_ACCOUNT_CONNECTIONS_EXCEEDED
+from fakejs.core.connect import ERR_MAX_ACCOUNT_CONNECTIONS, limit_payload
+from fakejs.core.jwt.claims import ACCOUNT, USER, Claims, JwtError, decode_kind
+from fakejs.core.jwt.directory import DirectoryStore
+from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, claim_limit
+from fakejs.core.sublimits import apply_limits, tighter
+
+if TYPE_CHECKING:
+    from fakejs.core.broker import Broker
+    from fakejs.core.session import ClientSession
+
+ERR_REVOKED = "User Authentication Revoked"
+CREDENTIALS_REVOKED = "Credentials Revoked"  # nats-server's Revocation close reason
+ERR_ACCOUNT_EXPIRED = "Account Authentication Expired"
+ACCOUNT_VALIDATION_FAILED = "account validation failed"  # nats-server's ErrAccountValidation
+LATE_JETSTREAM = "JetStream of an account made or changed after the start ({}): not supported by fakejs yet"
+
+
+class ResolvedAccounts:
+    """The accounts of a server in operator mode, following the JWTs its resolver is given."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        options = broker.options
+        self.trusted = TrustedOperators.from_jwts(options.trusted_operators)
+        # The JWT each account was made from (nats-server's ``claimJWT``: the same one again changes nothing).
+        self._tokens = {key: token for key, token in options.resolver_preload.items() if key in self.claims}
+        settings = options.resolver_directory
+        self.store: DirectoryStore | None = None
+        if settings is not None:
+            delete = ("hard" if settings.hard_delete else "rename") if settings.allow_delete else ""
+            evict = settings.kind == "CACHE"
+            self.store = DirectoryStore(settings.directory, settings.limit, evict, "hard" if evict else delete)
+            for key, token in options.resolver_preload.items():
+                self.store.save_if_newer(key, token)
+            if broker.jwt_logins is not None:
+                broker.jwt_logins.lookup = self.lookup
+            scope = "some" if evict else "all"
+            broker.log.info("Managing %s jwt in exclusive directory %s", scope, settings.directory)
+
+    @property
+    def claims(self) -> dict[str, AccountClaims]:
+        """The accounts the server has made, by public key (what logins are checked against)."""
+        return self.broker.jwt_logins.accounts if self.broker.jwt_logins is not None else {}
+
+    def verify(self, token: str) -> AccountClaims:
+        """nats-server's ``verifyAccountClaims``: an account JWT a trusted operator issued (:class:`JwtError`)."""
+        claims = decode_kind(token, ACCOUNT)
+        if not self.trusted.issued(claims):
+            raise JwtError(ACCOUNT_VALIDATION_FAILED)
+        return AccountClaims.from_claims(claims)
+
+    def lookup(self, key: str) -> AccountClaims | None:
+        """An account not made yet, from the directory: made now when its JWT is there and trusted."""
+        token = self.store.load(key) if self.store is not None else None
+        if token is None:
+            return None
+        try:
+            claims = self.verify(token)
+        except JwtError:
+            return None
+        if claims.public_key != key:
+            return None
+        self._configure(key, claims)
+        return claims
+
+    def loaded(self, key: str) -> bool:
+        """Whether the server has made the account (nats-server's ``s.accounts.Load``)."""
+        return key in self.claims
+
+    def apply(self, key: str, token: str) -> None:
+        """A new JWT for an account in use, applied to it and its clients (:class:`JwtError` when untrusted)."""
+        claims = self.verify(token)
+        if claims.public_key != key:
+            raise JwtError(ACCOUNT_VALIDATION_FAILED)
+        previous = self.claims.get(key)
+        if self._tokens.get(key) == token:
+            self.broker.log.debug("Requested account update for [%s], same claims detected", key)
+            return
+        self.broker.log.debug("Updating account claims: %s/%s", key, claims.claims.name)
+        if previous is not None and previous.jetstream() != claims.jetstream():
+            self.broker.log.error("%s", LATE_JETSTREAM.format(key))
+        self._configure(key, claims)
+        self._tokens[key] = token
+        self._recheck_clients(key, claims)
+
+    def remove(self, key: str) -> None:
+        """A deleted account: its clients are told it expired and closed, and it is taken out."""
+        if key not in self.claims:
+            return
+        broker = self.broker
+        broker.log.debug("Disable account %s due to remove", key)
+        for client in self._clients(key):
+            broker.log.debug("%s - %s", client, ERR_ACCOUNT_EXPIRED)
+            client.refuse(ERR_ACCOUNT_EXPIRED, AUTH_EXPIRED)
+        del self.claims[key]
+        broker.options.accounts = [config for config in broker.options.accounts if config.name != key]
+        reconfigure_accounts(broker)
+
+    def _configure(self, key: str, claims: AccountClaims) -> None:
+        """The account (new or changed) configured as its JWT says, through the accounts' reconfiguration."""
+        broker = self.broker
+        options = broker.options
+        is_new = key not in self.claims
+        self.claims[key] = claims
+        options.accounts = [config for config in options.accounts if config.name != key] + [claims.config(key)]
+        reconfigure_accounts(broker)
+        if is_new and claims.jetstream() is not None and broker.jetstream_enabled:
+            broker.log.error("%s", LATE_JETSTREAM.format(key))
+
+    def _clients(self, key: str) -> list[ClientSession]:
+        account = self.broker.accounts.get(key)
+        return [c for c in self.broker.clients.values() if c.account is account and not c.closed]
+
+    def _recheck_clients(self, key: str, claims: AccountClaims) -> None:
+        """nats-server's walk of the account's clients after an update, oldest first."""
+        broker = self.broker
+        count = 0
+        for client in self._clients(key):
+            if claims.max_connections != NO_LIMIT and count >= claims.max_connections:
+                broker.log.error("%s - %s", client, ERR_MAX_ACCOUNT_CONNECTIONS)
+                client.refuse(ERR_MAX_ACCOUNT_CONNECTIONS, MAX_ACCOUNT_CONNECTIONS_EXCEEDED)
+                continue
+            count += 1
+            user = _user_claims(client)
+            if user is not None and claims.revoked(user.subject, user.issued_at):
+                broker.log.debug("%s - %s", client, ERR_REVOKED)
+                client.refuse(ERR_REVOKED, CREDENTIALS_REVOKED)
+                continue
+            user_limits = user.nats if user is not None else {}
+            payload = tighter(claim_limit(user_limits, "payload"), claim_limit(claims.limits, "payload"))
+            limit_payload(client, broker.options, broker.log, payload)
+            apply_limits(client, broker.options, broker.clock, broker.log, claim_limit(user_limits, "subs"))
+
+
+def _user_claims(client: ClientSession) -> Claims | None:
+    """The user JWT the client logged in with."""
+    token = client.opts.get("jwt")
+    if not isinstance(token, str):
+        return None
+    try:
+        return decode_kind(token, USER)
+    except JwtError:
+        return None
