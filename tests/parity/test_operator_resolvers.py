@@ -208,6 +208,135 @@ async def test_delete(start: StartResolver, tmp_path: Path, allow_delete: bool) 
         await admin.close()
 
 
+async def test_a_new_jwt_below_the_subscriptions_a_client_has(start: StartResolver) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    target = await start(operator, system)
+    admin = await connect(target, system.user("admin"))
+    try:
+        await push_account(admin, app)
+        client = await logged_in(target, app.user("subscriber"))
+        assert await answer_to(client, b"SUB a 1\r\nSUB b 2\r\n") == b"PONG\r\n"
+        app.limits["subs"] = 1
+        await push_account(admin, app)
+        await client.read_until(b"-ERR 'maximum subscriptions exceeded'\r\n")
+        assert await client.wait_closed()
+    finally:
+        await admin.close()
+
+
+async def test_a_directory_written_before_the_start(target_kind: str, tmp_path: Path) -> None:
+    """JWT files as nats-server writes them (``<key>.jwt``, the JWT alone) are read when a user logs in."""
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    directory = tmp_path / "jwt"
+    directory.mkdir()
+    (directory / f"{app.public_key}.jwt").write_text(app.jwt)
+    stranger = Operator("X").account("STRANGER")
+    (directory / f"{stranger.public_key}.jwt").write_text(stranger.jwt)
+    async with configured_servers(target_kind, tmp_path) as start_config:
+        config = operator.server_config(
+            system_account=system, accounts=[system], resolver="full", resolver_dir=directory
+        )
+        target = await start_config(config)
+        client = await logged_in(target, app.user("alice"))
+        await client.close()
+        refused = await raw_login(target, stranger.user("mallory"))
+        await refused.read_until(AUTH_VIOLATION)
+        await refused.close()
+    assert (directory / f"{system.public_key}.jwt").read_text() == system.jwt
+
+
+async def test_a_jwt_no_trusted_operator_issued(start: StartResolver) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    target = await start(operator, system)
+    admin = await connect(target, system.user("admin"))
+    try:
+        await push_account(admin, app)
+        client = await logged_in(target, app.user("alice"))
+        impostor = Operator("X")
+        forged = impostor.account("APP", seed=app.seed, limits={"conn": 0})
+        reply = await push_account(admin, forged)
+        assert reply["data"] == {"account": app.public_key, "code": 200, "message": "jwt updated"}
+        assert await answer_to(client) == b"PONG\r\n"
+        await client.close()
+        not_self_signed = forged.jwt  # an account's JWT is no operator's delete request
+        answer = await request(admin, "$SYS.REQ.CLAIMS.DELETE", not_self_signed.encode())
+        assert answer == {
+            "error": {
+                "code": 500,
+                "description": f"delete accounts request by {app.public_key} failed - delete must be enabled in server config",
+            }
+        }
+    finally:
+        await admin.close()
+
+
+async def test_a_memory_resolver_takes_updates_for_the_accounts_it_has(target_kind: str, tmp_path: Path) -> None:
+    operator = Operator("O")
+    system, app, other = operator.account("SYS"), operator.account("APP"), operator.account("OTHER")
+    async with configured_servers(target_kind, tmp_path) as start_config:
+        target = await start_config(operator.server_config(system_account=system, accounts=[system, app]))
+        admin = await connect(target, system.user("admin"))
+        try:
+            clients = [await logged_in(target, app.user(name)) for name in ("u1", "u2")]
+            app.limits["conn"] = 1
+            subject = f"$SYS.REQ.ACCOUNT.{app.public_key}.CLAIMS.UPDATE"
+            reply = await request(admin, subject, app.jwt.encode())
+            assert reply == {"data": {"account": app.public_key, "code": 200, "message": "jwt updated"}}
+            await clients[1].read_until(b"-ERR 'maximum account active connections exceeded'\r\n")
+            assert await clients[1].wait_closed()
+            subject = f"$SYS.REQ.ACCOUNT.{other.public_key}.CLAIMS.UPDATE"
+            reply = await request(admin, subject, other.jwt.encode())
+            assert reply == {"data": {"account": other.public_key, "code": 200, "message": "jwt update skipped"}}
+            forged = Operator("X").account("APP", seed=app.seed)
+            subject = f"$SYS.REQ.ACCOUNT.{app.public_key}.CLAIMS.UPDATE"
+            reply = await request(admin, subject, forged.jwt.encode())
+            assert reply == {
+                "error": {
+                    "account": app.public_key,
+                    "code": 500,
+                    "description": "jwt update resulted in error - account validation failed",
+                }
+            }
+            reply = await request(admin, subject, b"")
+            assert reply == {
+                "error": {
+                    "account": app.public_key,
+                    "code": 500,
+                    "description": "jwt update error - request body is empty",
+                }
+            }
+            for client in clients:
+                await client.close()
+        finally:
+            await admin.close()
+
+
+async def test_a_cache_resolver_updates_the_accounts_it_has(target_kind: str, tmp_path: Path) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    async with configured_servers(target_kind, tmp_path) as start_config:
+        config = operator.server_config(
+            system_account=system, accounts=[system, app], resolver="cache", resolver_dir=tmp_path / "jwt"
+        )
+        target = await start_config(config)
+        admin = await connect(target, system.user("admin"))
+        try:
+            client = await logged_in(target, app.user("alice"))
+            app.revoke(client_user := app.user("bob"))
+            bob = await logged_in(target, client_user)
+            reply = await push_account(admin, app)
+            assert reply["data"] == {"account": app.public_key, "code": 200, "message": "jwt updated cache"}
+            await bob.read_until(b"-ERR 'User Authentication Revoked'\r\n")
+            assert await bob.wait_closed()
+            assert await answer_to(client) == b"PONG\r\n"
+            await client.close()
+        finally:
+            await admin.close()
+
+
 async def test_a_cache_resolver_alone(start: StartResolver) -> None:
     operator = Operator("O")
     system, app = operator.account("SYS"), operator.account("APP")
