@@ -13,7 +13,9 @@ oldest first, is closed when it is beyond the new ``conn`` limit
 (``maximum account active connections exceeded``), takes on the new
 ``subs`` and ``payload`` limits, and is closed when the JWT revokes its
 user (``User Authentication Revoked``).  A deleted account's clients are
-told their account expired and closed (``removeCb``).  The JetStream of an
+told their account expired and closed (``removeCb``).  A reload keeps the
+accounts looked up since the start (:func:`keep_resolved_accounts`,
+:func:`carry_over_logins`).  The JetStream of an
 account made or changed after the start is not served: the server says so
 in an error line naming it.
 """
@@ -33,6 +35,8 @@ from fakejs.core.sublimits import apply_limits, tighter
 
 if TYPE_CHECKING:
     from fakejs.core.broker import Broker
+    from fakejs.core.jwt.login import JwtAuthenticator
+    from fakejs.core.options import ServerOptions
     from fakejs.core.session import ClientSession
 
 ERR_REVOKED = "User Authentication Revoked"
@@ -157,6 +161,25 @@ class ResolvedAccounts:
             payload = tighter(claim_limit(user_limits, "payload"), claim_limit(claims.limits, "payload"))
             limit_payload(client, broker.options, broker.log, payload)
             apply_limits(client, broker.options, broker.clock, broker.log, claim_limit(user_limits, "subs"))
+
+
+def keep_resolved_accounts(broker: Broker, new: ServerOptions) -> None:
+    """A reload keeps the accounts the resolver made after the start (nats-server's resolver keeps them too)."""
+    logins = broker.jwt_logins
+    if logins is None or not new.trusted_operators:
+        return
+    named = {config.name for config in new.accounts}
+    kept = [c for c in broker.options.accounts if c.name in logins.accounts and c.name not in named]
+    new.accounts = [*new.accounts, *kept]
+
+
+def carry_over_logins(previous: JwtAuthenticator | None, current: JwtAuthenticator | None) -> None:
+    """The JWT checks made again by a reload keep the accounts looked up since the start, and the lookup."""
+    if previous is None or current is None:
+        return
+    current.lookup = previous.lookup
+    for key, claims in previous.accounts.items():
+        current.accounts.setdefault(key, claims)
 
 
 def _user_claims(client: ClientSession) -> Claims | None:

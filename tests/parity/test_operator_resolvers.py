@@ -20,10 +20,18 @@ import pytest
 from nats.aio.client import Client
 
 from fakejs.testkit.jwt import Account, Operator, User, push_account
+from tests.harness import reload as reloads
 from tests.harness.configured import configured_servers
 from tests.harness.operator import login_connect
 from tests.harness.raw import RawClient
-from tests.harness.targets import Target
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target
+
+
+class ReloadedTarget(Target):
+    """Where a server started from a file for a reload listens."""
+
+    kind = "file"
+
 
 StartResolver = Callable[..., Awaitable[Target]]
 AUTH_VIOLATION = b"-ERR 'Authorization Violation'\r\n"
@@ -354,3 +362,29 @@ async def test_a_cache_resolver_alone(start: StartResolver) -> None:
         assert await request(admin, "$SYS.REQ.CLAIMS.LIST") == {"data": [system.public_key]}
     finally:
         await admin.close()
+
+
+@pytest.mark.parametrize("kind", ["real", "fake"])
+async def test_a_reload_keeps_the_pushed_accounts_and_their_clients(kind: str, tmp_path: Path) -> None:
+    if kind == "real" and REAL_BINARY is None:
+        pytest.skip(REAL_MISSING_REASON)
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    config = operator.server_config(
+        system_account=system, accounts=[system], resolver="full", resolver_dir=tmp_path / "jwt"
+    )
+    server = reloads.start(kind, config, tmp_path)
+    try:
+        target = ReloadedTarget()
+        target.port = server.port
+        admin = await connect(target, system.user("admin"))
+        await push_account(admin, app)
+        client = await logged_in(target, app.user("alice"))
+        await reloads.reload(server, config + "debug: true\n")
+        assert await answer_to(client) == b"PONG\r\n"
+        later = await logged_in(target, app.user("bob"))
+        await later.close()
+        await client.close()
+        await admin.close()
+    finally:
+        server.stop()
