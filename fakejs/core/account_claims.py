@@ -13,15 +13,17 @@ oldest first, is closed when it is beyond the new ``conn`` limit
 (``maximum account active connections exceeded``), takes on the new
 ``subs`` and ``payload`` limits, and is closed when the JWT revokes its
 user (``User Authentication Revoked``).  A deleted account's clients are
-told their account expired and closed (``removeCb``).  A reload keeps the
+told their account expired and closed (``removeCb``).  The accounts'
+JetStream follows (started, given new limits, stopped) through
+:attr:`ResolvedAccounts.follow_jetstream`, which the running server sets;
+where it does not (a cluster), the server says so in an error line.  A reload keeps the
 accounts looked up since the start (:func:`keep_resolved_accounts`,
-:func:`carry_over_logins`).  The JetStream of an
-account made or changed after the start is not served: the server says so
-in an error line naming it.
+:func:`carry_over_logins`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from fakejs.core.account_config import NO_LIMIT
@@ -43,7 +45,9 @@ ERR_REVOKED = "User Authentication Revoked"
 CREDENTIALS_REVOKED = "Credentials Revoked"  # nats-server's Revocation close reason
 ERR_ACCOUNT_EXPIRED = "Account Authentication Expired"
 ACCOUNT_VALIDATION_FAILED = "account validation failed"  # nats-server's ErrAccountValidation
-LATE_JETSTREAM = "JetStream of an account made or changed after the start ({}): not supported by fakejs yet"
+LATE_JETSTREAM = (
+    "JetStream of an account made or changed after the start in a cluster ({}): not supported by fakejs yet"
+)
 
 
 class ResolvedAccounts:
@@ -53,6 +57,8 @@ class ResolvedAccounts:
         self.broker = broker
         options = broker.options
         self.trusted = TrustedOperators.from_jwts(options.trusted_operators)
+        # What makes the accounts' JetStream follow their JWTs (set by the running server; None: not followed).
+        self.follow_jetstream: Callable[[], None] | None = None
         # The JWT each account was made from (nats-server's ``claimJWT``: the same one again changes nothing).
         self._tokens = {key: token for key, token in options.resolver_preload.items() if key in self.claims}
         settings = options.resolver_directory
@@ -65,8 +71,6 @@ class ResolvedAccounts:
                 self.store.save_if_newer(key, token)
             if broker.jwt_logins is not None:
                 broker.jwt_logins.lookup = self.lookup
-            scope = "some" if evict else "all"
-            broker.log.info("Managing %s jwt in exclusive directory %s", scope, settings.directory)
 
     @property
     def claims(self) -> dict[str, AccountClaims]:
@@ -108,7 +112,7 @@ class ResolvedAccounts:
             self.broker.log.debug("Requested account update for [%s], same claims detected", key)
             return
         self.broker.log.debug("Updating account claims: %s/%s", key, claims.claims.name)
-        if previous is not None and previous.jetstream() != claims.jetstream():
+        if previous is not None and previous.jetstream() != claims.jetstream() and self.follow_jetstream is None:
             self.broker.log.error("%s", LATE_JETSTREAM.format(key))
         self._configure(key, claims)
         self._tokens[key] = token
@@ -126,6 +130,8 @@ class ResolvedAccounts:
         del self.claims[key]
         broker.options.accounts = [config for config in broker.options.accounts if config.name != key]
         reconfigure_accounts(broker)
+        if self.follow_jetstream is not None:
+            self.follow_jetstream()
 
     def _configure(self, key: str, claims: AccountClaims) -> None:
         """The account (new or changed) configured as its JWT says, through the accounts' reconfiguration."""
@@ -135,7 +141,9 @@ class ResolvedAccounts:
         self.claims[key] = claims
         options.accounts = [config for config in options.accounts if config.name != key] + [claims.config(key)]
         reconfigure_accounts(broker)
-        if is_new and claims.jetstream() is not None and broker.jetstream_enabled:
+        if self.follow_jetstream is not None:
+            self.follow_jetstream()
+        elif is_new and claims.jetstream() is not None and broker.jetstream_enabled:
             broker.log.error("%s", LATE_JETSTREAM.format(key))
 
     def _clients(self, key: str) -> list[ClientSession]:

@@ -84,6 +84,10 @@ def log_trusted_operators(log: logging.Logger, options: ServerOptions) -> None:
         log.info("  Expires : %s", _go_time(operator.expires) if operator.expires else "Never")
     if not options.system_account:
         log.warning("Trusted Operators should utilize a System Account")
+    directory = options.resolver_directory
+    if directory is not None:  # the resolver starts before JetStream does
+        scope = "some" if directory.kind == "CACHE" else "all"
+        log.info("Managing %s jwt in exclusive directory %s", scope, directory.directory)
 
 
 def log_stopped(log: logging.Logger) -> None:

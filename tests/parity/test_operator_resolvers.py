@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import nats
+import nats.js.errors
 import pytest
 from nats.aio.client import Client
 
@@ -343,6 +344,27 @@ async def test_a_cache_resolver_updates_the_accounts_it_has(target_kind: str, tm
             await client.close()
         finally:
             await admin.close()
+
+
+async def test_a_pushed_accounts_jetstream_and_its_limits(start: StartResolver) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP", jetstream=True)
+    target = await start(operator, system)
+    admin = await connect(target, system.user("admin"))
+    try:
+        await push_account(admin, app)
+        nc = await connect(target, app.user("alice"))
+        js = nc.jetstream()
+        await js.add_stream(name="ONE", subjects=["one"], storage="memory")
+        app.limits["streams"] = 1
+        await push_account(admin, app)
+        with pytest.raises(nats.js.errors.BadRequestError) as refused:
+            await js.add_stream(name="TWO", subjects=["two"], storage="memory")
+        assert (refused.value.err_code, refused.value.description) == (10027, "maximum number of streams reached")
+        assert (await js.account_info()).limits.max_streams == 1
+        await nc.close()
+    finally:
+        await admin.close()
 
 
 async def test_a_cache_resolver_alone(start: StartResolver) -> None:
