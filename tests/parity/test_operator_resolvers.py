@@ -20,6 +20,7 @@ import nats.js.errors
 import pytest
 from nats.aio.client import Client
 
+from fakejs.monitoring.claims import store_hash
 from fakejs.testkit.jwt import Account, Operator, User, push_account
 from tests.harness import reload as reloads
 from tests.harness.configured import configured_servers
@@ -114,6 +115,27 @@ async def test_a_pushed_account_is_stored_looked_up_listed_and_logs_in(start: St
         client = await raw_login(target, app.user("alice"))
         await client.read_until(b"PONG\r\n")
         await client.close()
+    finally:
+        await admin.close()
+
+
+async def test_a_pack_request_gets_every_jwt_then_an_empty_message(start: StartResolver) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    target = await start(operator, system)
+    admin = await connect(target, system.user("admin"))
+    try:
+        await push_account(admin, app)
+        inbox = admin.new_inbox()
+        sub = await admin.subscribe(inbox)
+        await admin.publish("$SYS.REQ.CLAIMS.PACK", b"", reply=inbox)
+        messages = [await sub.next_msg(timeout=5) for _ in range(3)]
+        expected = sorted(f"{account.public_key}|{account.jwt}".encode() for account in (system, app))
+        assert sorted(message.data for message in messages[:2]) == expected
+        assert messages[2].data == b""
+        ours = store_hash([system.jwt, app.jwt])
+        await admin.publish("$SYS.REQ.CLAIMS.PACK", ours, reply=inbox)
+        assert (await sub.next_msg(timeout=5)).data == b""
     finally:
         await admin.close()
 
