@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from fakejs.core.account_config import NO_LIMIT
 from fakejs.core.account_reload import reconfigure_accounts
 from fakejs.core.clientio import AUTH_EXPIRED, MAX_ACCOUNT_CONNECTIONS_EXCEEDED
+from fakejs.core.clock import TimerHandle
 from fakejs.core.connect import ERR_MAX_ACCOUNT_CONNECTIONS, limit_payload
 from fakejs.core.jwt.claims import ACCOUNT, USER, Claims, JwtError, decode_kind
 from fakejs.core.jwt.directory import DirectoryStore
@@ -45,6 +46,7 @@ ERR_REVOKED = "User Authentication Revoked"
 CREDENTIALS_REVOKED = "Credentials Revoked"  # nats-server's Revocation close reason
 ERR_ACCOUNT_EXPIRED = "Account Authentication Expired"
 ACCOUNT_VALIDATION_FAILED = "account validation failed"  # nats-server's ErrAccountValidation
+EXPIRY_CHECK = 60.0
 LATE_JETSTREAM = (
     "JetStream of an account made or changed after the start in a cluster ({}): not supported by fakejs yet"
 )
@@ -66,11 +68,30 @@ class ResolvedAccounts:
         if settings is not None:
             delete = ("hard" if settings.hard_delete else "rename") if settings.allow_delete else ""
             evict = settings.kind == "CACHE"
-            self.store = DirectoryStore(settings.directory, settings.limit, evict, "hard" if evict else delete)
+            deletes = "hard" if evict else delete
+            self.store = DirectoryStore(settings.directory, settings.limit, evict, deletes, settings.ttl, self._now)
             for key, token in options.resolver_preload.items():
                 self.store.save_if_newer(key, token)
+            # nats-server checks for expired JWTs every ttl / 2, at most every minute.
+            self.expiry_check = min(settings.ttl / 2, EXPIRY_CHECK) if settings.ttl else EXPIRY_CHECK
+            self._expiry_timer: TimerHandle | None = broker.clock.call_later(self.expiry_check, self._expire)
             if broker.jwt_logins is not None:
                 broker.jwt_logins.lookup = self.lookup
+
+    def _now(self) -> float:
+        return self.broker.clock.time_ns() / 1e9
+
+    def _expire(self) -> None:
+        """The directory's expired JWTs removed (the accounts made from them stay, as on nats-server)."""
+        if self.store is not None:
+            self.store.expire()
+            self._expiry_timer = self.broker.clock.call_later(self.expiry_check, self._expire)
+
+    def stop(self) -> None:
+        """No more expiry checks (the server stops)."""
+        if self.store is not None and self._expiry_timer is not None:
+            self._expiry_timer.cancel()
+            self._expiry_timer = None
 
     @property
     def claims(self) -> dict[str, AccountClaims]:

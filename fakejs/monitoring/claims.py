@@ -97,6 +97,7 @@ class ClaimsRequests:
             self._subs.append(self.account.router.subscribe_internal(subject, handler))
 
     def stop(self) -> None:
+        self.resolved.stop()
         if self.account is not None:
             for sub in self._subs:
                 self.account.router.unsubscribe(sub)

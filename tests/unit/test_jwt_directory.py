@@ -105,3 +105,24 @@ def test_a_login_looks_an_unknown_account_up() -> None:
     resolved = AccountClaims.from_claims(decode_kind(app.jwt, ACCOUNT))
     auth.lookup = {app.public_key: resolved}.get
     assert auth.login(options, nonce, "127.0.0.1", "STANDARD", NOW).user.account == app.public_key
+
+
+def test_jwts_expire_after_the_ttl_since_stored_or_read_else_at_their_exp(tmp_path: Path) -> None:
+    now = [NOW]
+    op = operator()
+    lasting, ending = op.account("LASTING"), op.account("ENDING", expires=30)
+    full = DirectoryStore(str(tmp_path / "full"), now=lambda: now[0])
+    full.save(lasting.public_key, lasting.jwt)
+    full.save(ending.public_key, ending.jwt)
+    now[0] = NOW + 30
+    assert full.expire() == [ending.public_key]
+    assert full.public_keys() == [lasting.public_key]
+    cache = DirectoryStore(str(tmp_path / "cache"), evict=True, ttl=10, now=lambda: now[0])
+    cache.save(lasting.public_key, lasting.jwt)
+    now[0] += 8
+    cache.load(lasting.public_key)  # a read keeps it 10 more seconds
+    now[0] += 8
+    assert cache.expire() == []
+    now[0] += 2
+    assert cache.expire() == [lasting.public_key]
+    assert cache.load(lasting.public_key) is None

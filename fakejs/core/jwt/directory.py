@@ -7,13 +7,18 @@ it changed the file), :meth:`DirectoryStore.save_if_newer` keeps a stored
 JWT issued later (a preloaded or looked-up one), :meth:`DirectoryStore.delete`
 renames the file ``<key>.jwt.deleted`` or removes it (``hard_delete``).
 ``limit`` caps the JWTs held: a full resolver refuses one more (``jwt
-store is full``), a cache forgets the one used least recently.
+store is full``), a cache forgets the one used least recently.  Each JWT
+expires ``ttl`` seconds after it was stored or last read (a cache's
+``ttl``), else at its own ``exp``: :meth:`DirectoryStore.expire` removes the
+files whose time has come (the caller's clock says when; nats-server checks
+every ``min(ttl / 2, 1 minute)``).
 """
 
 from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from collections.abc import Callable
 
 from fakejs.core.auth import decode_public_key
 from fakejs.core.jwt.claims import JwtError, decode
@@ -36,17 +41,58 @@ def _valid_key(key: str) -> bool:
 class DirectoryStore:
     """Account JWTs as ``<key>.jwt`` files in one directory, with nats-server's limit and delete rules."""
 
-    def __init__(self, directory: str, limit: int = 0, evict: bool = False, delete: str = "") -> None:
+    def __init__(
+        self,
+        directory: str,
+        limit: int = 0,
+        evict: bool = False,
+        delete: str = "",
+        ttl: float = 0.0,
+        now: Callable[[], float] = lambda: 0.0,
+    ) -> None:
         self.directory = directory
         self.evict = evict
         self.limit = limit if limit > 0 else (CACHE_LIMIT if evict else 0)
         self.delete_mode = delete  # "": deleting refused, "rename", "hard"
+        self.ttl, self.now = ttl, now
         # Keys held, least recently used first (what a cache evicts).
         self.used: OrderedDict[str, None] = OrderedDict()
+        # When each key's file is removed (Unix seconds; absent: never).
+        self.expires: dict[str, float] = {}
         os.makedirs(directory, exist_ok=True)
         for name in sorted(os.listdir(directory)):
             if name.endswith(EXTENSION):
-                self.used[name[: -len(EXTENSION)]] = None
+                key = name[: -len(EXTENSION)]
+                self.used[key] = None
+                with open(os.path.join(directory, name), encoding="utf-8") as file:
+                    self._track(key, file.read())
+
+    def _track(self, key: str, token: str) -> None:
+        """nats-server's expiration tracking: ``ttl`` from now when set, else the JWT's ``exp``."""
+        if self.ttl:
+            self.expires[key] = self.now() + self.ttl
+            return
+        try:
+            expires = decode(token).expires
+        except JwtError:
+            expires = 0
+        if expires:
+            self.expires[key] = expires
+        else:
+            self.expires.pop(key, None)
+
+    def expire(self) -> list[str]:
+        """Remove the files whose time has come; their keys."""
+        now = self.now()
+        gone = sorted(key for key, when in self.expires.items() if when <= now)
+        for key in gone:
+            try:
+                os.remove(self.path(key))
+            except FileNotFoundError:
+                pass
+            del self.expires[key]
+            self.used.pop(key, None)
+        return gone
 
     def path(self, key: str) -> str:
         return os.path.join(self.directory, key + EXTENSION)
@@ -66,6 +112,8 @@ class DirectoryStore:
             return None
         if key in self.used:
             self.used.move_to_end(key)
+            if self.ttl:
+                self.expires[key] = self.now() + self.ttl
         return text
 
     def save(self, key: str, token: str) -> bool:
@@ -84,9 +132,11 @@ class DirectoryStore:
             oldest = next(iter(self.used))
             os.remove(self.path(oldest))
             del self.used[oldest]
+            self.expires.pop(oldest, None)
         with open(self.path(key), "w", encoding="utf-8") as file:
             file.write(token)
         self.used[key] = None
+        self._track(key, token)
         return True
 
     def save_if_newer(self, key: str, token: str) -> bool:
@@ -114,3 +164,4 @@ class DirectoryStore:
         except FileNotFoundError:
             return
         self.used.pop(key, None)
+        self.expires.pop(key, None)
