@@ -166,6 +166,27 @@ async def test_updates_that_are_refused(start: StartResolver) -> None:
         await admin.close()
 
 
+async def test_a_strict_operator_refuses_accounts_it_signed_itself(start: StartResolver) -> None:
+    operator = Operator("O", strict_signing_key_usage=True)
+    signer = operator.signing_key()
+    system = operator.account("SYS", signer=signer)
+    own, signed = operator.account("OWN"), operator.account("SIGNED", signer=signer)
+    user_signer = system.signing_key()  # a strict operator's accounts sign their users with signing keys too
+    target = await start(operator, system)
+    admin = await connect(target, system.user("admin", signer=user_signer))
+    try:
+        assert await request(admin, "$SYS.REQ.CLAIMS.UPDATE", own.jwt.encode()) == {
+            "error": {
+                "account": own.public_key,
+                "code": 500,
+                "description": "jwt update resulted in error - operator requires issuer to be a signing key",
+            }
+        }
+        assert (await push_account(admin, signed))["data"]["message"] == "jwt updated"
+    finally:
+        await admin.close()
+
+
 async def test_a_new_jwt_lowers_the_connection_limit_and_revokes_a_user(start: StartResolver) -> None:
     operator = Operator("O")
     system, app = operator.account("SYS"), operator.account("APP")
