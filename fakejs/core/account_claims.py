@@ -39,7 +39,7 @@ from fakejs.core.sublimits import apply_limits, tighter
 if TYPE_CHECKING:
     from fakejs.core.broker import Broker
     from fakejs.core.jwt.login import JwtAuthenticator
-    from fakejs.core.options import ServerOptions
+    from fakejs.core.options import ResolverDirectory, ServerOptions
     from fakejs.core.session import ClientSession
 
 ERR_REVOKED = "User Authentication Revoked"
@@ -65,16 +65,18 @@ class ResolvedAccounts:
         self._tokens = {key: token for key, token in options.resolver_preload.items() if key in self.claims}
         settings = options.resolver_directory
         self.store: DirectoryStore | None = None
+        self._expiry_timer: TimerHandle | None = None
+        # nats-server checks for expired JWTs every ttl / 2, at most every minute.
+        self.expiry_check = EXPIRY_CHECK
         if settings is not None:
-            delete = ("hard" if settings.hard_delete else "rename") if settings.allow_delete else ""
-            evict = settings.kind == "CACHE"
-            deletes = "hard" if evict else delete
+            evict = settings.kind == "CACHE"  # a cache forgets the least used JWT
+            deletes = _delete_mode(settings)
             self.store = DirectoryStore(settings.directory, settings.limit, evict, deletes, settings.ttl, self._now)
             for key, token in options.resolver_preload.items():
                 self.store.save_if_newer(key, token)
-            # nats-server checks for expired JWTs every ttl / 2, at most every minute.
-            self.expiry_check = min(settings.ttl / 2, EXPIRY_CHECK) if settings.ttl else EXPIRY_CHECK
-            self._expiry_timer: TimerHandle | None = broker.clock.call_later(self.expiry_check, self._expire)
+            if settings.ttl:
+                self.expiry_check = min(settings.ttl / 2, EXPIRY_CHECK)
+            self._expiry_timer = broker.clock.call_later(self.expiry_check, self._expire)
             if broker.jwt_logins is not None:
                 broker.jwt_logins.lookup = self.lookup
 
@@ -89,7 +91,7 @@ class ResolvedAccounts:
 
     def stop(self) -> None:
         """No more expiry checks (the server stops)."""
-        if self.store is not None and self._expiry_timer is not None:
+        if self._expiry_timer is not None:
             self._expiry_timer.cancel()
             self._expiry_timer = None
 
@@ -117,6 +119,7 @@ class ResolvedAccounts:
         if claims.public_key != key:
             return None
         self._configure(key, claims)
+        self._tokens[key] = token
         return claims
 
     def loaded(self, key: str) -> bool:
@@ -190,6 +193,13 @@ class ResolvedAccounts:
             payload = tighter(claim_limit(user_limits, "payload"), claim_limit(claims.limits, "payload"))
             limit_payload(client, broker.options, broker.log, payload)
             apply_limits(client, broker.options, broker.clock, broker.log, claim_limit(user_limits, "subs"))
+
+
+def _delete_mode(settings: ResolverDirectory) -> str:
+    """How the directory deletes: a cache removes files, a full resolver only with ``allow_delete``."""
+    if settings.kind == "CACHE" or (settings.allow_delete and settings.hard_delete):
+        return "hard"
+    return "rename" if settings.allow_delete else ""
 
 
 def keep_resolved_accounts(broker: Broker, new: ServerOptions) -> None:
