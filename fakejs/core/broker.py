@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import OPEN, Authenticator, Login, LoginRules, validate, with_cookies
+from fakejs.core.callout import AuthCallouts, callout_server_key
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster_checks import jetstream_problem
@@ -57,13 +58,19 @@ class Broker:
         self.failures = Failures(self.log)
         # Every random choice the server makes comes from this one generator.
         self.random = ids.new_random(options.seed)
-        self.server_id = ids.server_id(self.random)
+        # With an authorization callout the id is the public half of a real server nkey (it signs the requests).
+        callout_key = callout_server_key(self.random) if options.auth_callout is not None else None
+        self.server_id = callout_key.public_key if callout_key is not None else ids.server_id(self.random)
         # INFO's "xkey": the public half of the curve key pair a server makes at its start.
         self.xkey = curve_public_key(self.random)
         self.name = options.name or "fakejs-" + self.server_id[-8:]
         self.accounts = Accounts(self.random, self.record_error)
         self.auth = Authenticator(options)
         self.jwt_logins = jwt_logins(options)  # operator mode: user JWTs log in
+        # ``auth_callout``: logins a service decides (see fakejs.core.callout).
+        self.callouts: AuthCallouts | None = None
+        if options.auth_callout is not None and callout_key is not None:
+            self.callouts = AuthCallouts(self, options.auth_callout, callout_key)
         if options.user:
             self.accounts.default.users[options.user] = options.password
         add_configured_accounts(self.accounts, options)
@@ -284,7 +291,9 @@ class Broker:
         except Refused:  # nats-server says why in a debug line; fakejs does not
             return None
         account = self.accounts.get(login.user.account)
-        return (account, Login(login.user, signed=True, expires=login.expires)) if account is not None else None
+        if account is None:
+            return None
+        return account, Login(login.user, signed=True, expires=login.expires, name_tag=login.user.name)
 
     def _account_login(self, connect: dict[str, Any]) -> Account | None:
         """A user and password registered on an account other than ``$G`` (``Account.users``)."""

@@ -13,11 +13,22 @@
 signature, decoding and checking, the ``.creds`` text) and ``issuers``
 (:class:`Operator`, :class:`Account`, :class:`User` and their signing
 keys, with an injectable clock, and the operator-mode configuration for
-nats-server).  Keys and signatures come from the ``nkeys`` package.  The
+nats-server) and ``callout`` (an authorization callout service:
+:class:`CalloutService` reads a server's request and answers with a user
+JWT, :class:`Allow`, or an error, :class:`Deny`).  Keys and signatures come from the ``nkeys`` package.  The
 package may import :mod:`fakejs.core` (the nonce signature check) and
 :mod:`fakejs.gocompat` (Go's JSON).
 """
 
+from fakejs.testkit.jwt.callout import (
+    AUTH_CALLOUT_SUBJECT,
+    Allow,
+    AuthorizationRequest,
+    CalloutService,
+    Deny,
+    RequestError,
+    read_request,
+)
 from fakejs.testkit.jwt.claims import (
     claims_id,
     decode,
@@ -31,9 +42,15 @@ from fakejs.testkit.jwt.claims import (
 from fakejs.testkit.jwt.issuers import Account, Key, Operator, ResponsePermission, User
 
 __all__ = [
+    "AUTH_CALLOUT_SUBJECT",
     "Account",
+    "Allow",
+    "AuthorizationRequest",
+    "CalloutService",
+    "Deny",
     "Key",
     "Operator",
+    "RequestError",
     "ResponsePermission",
     "User",
     "claims_id",
@@ -43,5 +60,6 @@ __all__ = [
     "encode",
     "format_user_config",
     "issued_claims",
+    "read_request",
     "verify",
 ]

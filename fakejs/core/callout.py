@@ -1,0 +1,242 @@
+"""Authorization callouts (ADR-26) in configuration mode: a client's login decided by a service.
+
+With ``authorization { auth_callout {...} }`` every client whose CONNECT does
+not name one of ``auth_users`` (and, when ``allowed_accounts`` is given,
+whose configured login does not land in another account) is not logged in
+by the configuration: :class:`AuthCallouts` publishes an authorization
+request (:mod:`fakejs.core.jwt.callout`) on ``$SYS.REQ.USER.AUTH`` in the
+callout's account, with a reply subject of the server's own
+(``$SYS._INBOX.<8>.<8>``), and waits the login time-out for the answer, as
+nats-server's ``processClientOrLeafCallout`` does.  The outcome goes to the
+``done`` callback on the next turn of the loop: the account and login the
+user JWT makes, or ``None`` with the warning nats-server logs (``""`` for a
+time-out, which it reports in a debug line of its own).  A user placed in
+the callout's account may not publish to ``$SYS.REQ.USER.AUTH``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any, Protocol
+
+from fakejs.core.accounts import Account, Accounts
+from fakejs.core.auth import PREFIX_BYTE_USER, Login
+from fakejs.core.clientio import WEBSOCKET, TransportDetails
+from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.connect import Outcome
+from fakejs.core.jwt.callout import (
+    AUTH_CALLOUT_SUBJECT,
+    PREFIX_BYTE_SERVER,
+    CalloutRefused,
+    CalloutUser,
+    NkeyPair,
+    encode,
+    read_response,
+    request_claims,
+)
+from fakejs.core.options import NATS_VERSION, ServerOptions
+from fakejs.core.users import AuthCallout, Permissions, SubjectPermission
+from fakejs.gocompat import gojson, ids
+
+REDACTED = "[REDACTED]"
+
+
+class CalloutHost(Protocol):
+    """What a callout needs of the server (the :class:`~fakejs.core.broker.Broker`)."""
+
+    options: ServerOptions
+    accounts: Accounts
+    clock: Clock
+    random: random.Random
+    log: logging.Logger
+    server_id: str
+    name: str
+
+    @property
+    def cluster_name(self) -> str: ...
+
+
+class CalloutClient(Protocol):
+    """What a callout reads of the client logging in."""
+
+    @property
+    def cid(self) -> int: ...
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def nonce(self) -> str: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    @property
+    def io(self) -> Any: ...
+
+
+def raw_auth_user(connect: Mapping[str, Any]) -> str:
+    """nats-server's ``getRawAuthUser``: the nkey, user name, ``[REDACTED]`` for a token, or ``""``."""
+    for key in ("nkey", "user"):
+        value = connect.get(key)
+        if isinstance(value, str) and value:
+            return value
+    token = connect.get("auth_token")
+    return REDACTED if isinstance(token, str) and token else ""
+
+
+class AuthCallouts:
+    """The authorization callout of one server (``options.auth_callout``)."""
+
+    def __init__(self, host: CalloutHost, config: AuthCallout, server_key: NkeyPair) -> None:
+        self.host = host
+        self.config = config
+        self.server_key = server_key
+
+    def wanted(self, connect: Mapping[str, Any], result: tuple[Account, Login] | None) -> bool:
+        """Whether this CONNECT's login goes to the service (nats-server's choice after the configured login)."""
+        config = self.config
+        landed = result[0].name if result is not None else "$G"
+        if landed != "$G" and config.allowed_accounts and landed not in config.allowed_accounts:
+            return False
+        return raw_auth_user(connect) not in config.auth_users
+
+    def start(self, client: CalloutClient, connect: Mapping[str, Any], done: Callable[[Outcome], None]) -> None:
+        """Send the request for ``client``; ``done`` gets the outcome later (never from within this call)."""
+        host = self.host
+        account = host.accounts.get(self.config.account)
+        if account is None:
+            warning = f"No valid account {_quoted(self.config.account)} for auth callout request: account missing"
+            host.log.warning("%s", warning)
+            host.clock.call_soon(done, (None, ""))
+            return
+        user_key = NkeyPair(host.random.randbytes(32), PREFIX_BYTE_USER)
+        inbox = f"$SYS._INBOX.{ids.token(host.random, ids.BASE62, 8)}.{ids.token(host.random, ids.BASE62, 8)}"
+        exchange = _Exchange(self, account, user_key.public_key, done)
+        exchange.subscription = account.router.subscribe_internal(inbox, exchange.on_reply, local_only=True)
+        timeout = host.options.auth_timeout
+        exchange.timer = host.clock.call_later(timeout, exchange.on_timeout)
+        claims = request_claims(
+            self.config.issuer, self.server_info(), user_key.public_key, self.client_info(client, connect), connect
+        )
+        now = host.clock.time_ns() // 1_000_000_000
+        token = encode({**claims, "iat": now, "exp": int(now + timeout)}, self.server_key)
+        account.router.publish(AUTH_CALLOUT_SUBJECT, inbox, None, token.encode())
+
+    def server_info(self) -> dict[str, Any]:
+        """nats-io/jwt's ``ServerID`` of this server."""
+        host = self.host
+        info: dict[str, Any] = {"name": host.name, "host": host.options.host, "id": host.server_id}
+        info["version"] = NATS_VERSION
+        if cluster := host.cluster_name:
+            info["cluster"] = cluster
+        if tags := host.options.server_tags:
+            info["tags"] = list(tags)
+        return info
+
+    @staticmethod
+    def client_info(client: CalloutClient, connect: Mapping[str, Any]) -> dict[str, Any]:
+        """nats-io/jwt's ``ClientInformation`` of the client logging in (``fillClientInfo``), empty fields left out."""
+        details: TransportDetails = client.io.details
+        name = connect.get("name")
+        info: dict[str, Any] = {
+            "host": client.host,
+            "id": client.cid,
+            "user": raw_auth_user(connect),
+            "name": name if isinstance(name, str) else "",
+            "kind": "Client",
+            "type": "websocket" if details.connection_type == WEBSOCKET else "nats",
+        }
+        if connect.get("sig"):
+            info["nonce"] = client.nonce
+        return {k: v for k, v in info.items() if v}
+
+    def login_of(self, accepted: CalloutUser, callout_account: Account) -> Outcome:
+        """The account and login an accepted user JWT makes (its ``aud`` names the account)."""
+        host = self.host
+        user = accepted.user
+        target = host.accounts.get(user.account)
+        if target is None:
+            return None, (
+                f"No valid account {_quoted(user.account)} for auth callout response on account "
+                f"{_quoted(callout_account.name)}: account missing"
+            )
+        return self.guarded((target, Login(user, signed=True, expires=accepted.expires))), ""
+
+    def guarded(self, result: tuple[Account, Login] | None) -> tuple[Account, Login] | None:
+        """A login to the callout's account with ``$SYS.REQ.USER.AUTH`` denied to publish (``mergeDenyPermissions``).
+
+        As nats-server, for every login the callout rules on, ``auth_users`` included.
+        """
+        if result is None or result[0].name != self.config.account or result[1].user is None:
+            return result
+        account, login = result
+        assert login.user is not None
+        user = replace(login.user, permissions=_denied_callout_subject(login.user.permissions))
+        return account, Login(user, login.signed, login.anonymous, login.expires, login.name_tag)
+
+
+class _Exchange:
+    """One request under way: its reply subscription and time-out, until the first of them."""
+
+    def __init__(self, callouts: AuthCallouts, account: Account, user_nkey: str, done: Callable[[Outcome], None]):
+        self.callouts = callouts
+        self.account = account
+        self.user_nkey = user_nkey
+        self.done = done
+        self.subscription: Any = None
+        self.timer: TimerHandle | None = None
+        self.finished = False
+
+    def _finish(self, outcome: Outcome) -> None:
+        self.finished = True
+        if self.timer is not None:
+            self.timer.cancel()
+        self.account.router.unsubscribe(self.subscription)
+        self.callouts.host.clock.call_soon(self.done, outcome)
+
+    def on_reply(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        if self.finished:
+            return
+        callouts = self.callouts
+        host = callouts.host
+        try:
+            accepted = read_response(
+                payload,
+                user_nkey=self.user_nkey,
+                server_id=host.server_id,
+                account=self.account.name,
+                issuer=callouts.config.issuer,
+                now=host.clock.time_ns() / 1e9,
+            )
+        except CalloutRefused as refused:
+            self._finish((None, str(refused)))
+            return
+        self._finish(callouts.login_of(accepted, self.account))
+
+    def on_timeout(self) -> None:
+        if self.finished:
+            return
+        self.timer = None
+        log = self.callouts.host.log
+        log.debug("Authorization callout response not received in time on account %s", _quoted(self.account.name))
+        self._finish((None, ""))
+
+
+def _denied_callout_subject(permissions: Permissions | None) -> Permissions:
+    """nats-server's ``mergeDenyPermissions(pub, $SYS.REQ.USER.AUTH)`` for a user of the callout's account."""
+    permissions = permissions or Permissions()
+    publish = permissions.publish or SubjectPermission()
+    return replace(permissions, publish=replace(publish, deny=(*publish.deny, AUTH_CALLOUT_SUBJECT)))
+
+
+def _quoted(text: str) -> str:
+    return gojson.dumps(text)
+
+
+def callout_server_key(rng: random.Random) -> NkeyPair:
+    """The server's own nkey (``s.kp``): its public key is the server id that callouts are answered for."""
+    return NkeyPair(rng.randbytes(32), PREFIX_BYTE_SERVER)

@@ -1,0 +1,201 @@
+"""Authorization callouts (ADR-26) without I/O: the request a server signs, the response it accepts.
+
+A client that a callout must vouch for is described in an
+``authorization_request`` JWT (nats-io/jwt's ``AuthorizationRequestClaims``)
+that the server signs with its own nkey (its id is the public key): ``sub``
+the callout's issuer, ``aud`` ``nats-authorization-request``, ``exp`` the
+login time-out away, and in ``nats`` the server (``server_id``), a fresh
+user key the answer must be for (``user_nkey``), the client
+(``client_info``) and its CONNECT (``connect_opts``).
+:func:`read_response` checks the ``authorization_response`` JWT that comes
+back, in nats-server's order (``processClientOrLeafCallout``), and raises
+:class:`CalloutRefused` with nats-server's text (title-cased as its
+warning is) or gives the user the embedded user JWT makes: its ``aud``
+names the account (configuration mode), its ``pub``/``sub``/``resp`` are
+the permissions, its ``exp`` ends the login.
+
+ed25519 signing comes from PyNaCl, loaded with the first callout.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fakejs.core.auth import PREFIX_BYTE_USER, decode_public_key
+from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, USER, Claims, JwtError, decode
+from fakejs.core.jwt.login import permissions
+from fakejs.core.jwt.trust import claim_limit
+from fakejs.core.users import User
+from fakejs.gocompat import gojson
+from fakejs.gocompat.curvekeys import encode_key
+
+AUTH_CALLOUT_SUBJECT = "$SYS.REQ.USER.AUTH"
+REQUEST_AUDIENCE = "nats-authorization-request"
+REQUEST_KIND = "authorization_request"
+RESPONSE_KIND = "authorization_response"
+PREFIX_BYTE_SERVER = 13 << 3
+LIBRARY_VERSION = 2
+_HEADER = '{"typ":"JWT","alg":"ed25519-nkey"}'
+_CLAIMS_DATA_FIELDS = ("aud", "exp", "jti", "iat", "iss", "name", "nbf", "sub")
+
+
+class CalloutRefused(Exception):
+    """A response the server does not accept; ``str()`` is nats-server's warning text."""
+
+
+class NkeyPair:
+    """An ed25519 key pair in nkeys' text form (nats-server's server key ``s.kp``, a callout's user key)."""
+
+    def __init__(self, seed: bytes, prefix: int) -> None:
+        # PyNaCl loads with the first callout, not at start
+        from nacl.signing import SigningKey
+
+        self._signing = SigningKey(seed)
+        self.public_key = encode_key(prefix, bytes(self._signing.verify_key))
+
+    def sign(self, data: bytes) -> bytes:
+        """The 64-byte ed25519 signature of ``data``."""
+        return bytes(self._signing.sign(data).signature)
+
+
+def _base64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def encode(claims: Mapping[str, Any], key: NkeyPair) -> str:
+    """``claims`` signed by ``key`` as nats-io/jwt encodes them: ``iss``, ``jti``, Go's field order."""
+    data = {**claims, "iss": key.public_key}
+    ordered = {k: data[k] for k in _CLAIMS_DATA_FIELDS if k != "jti" and data.get(k)}
+    digest = hashlib.new("sha512_256", gojson.dumps(ordered).encode()).digest()
+    issued = {k: data.get(k) for k in _CLAIMS_DATA_FIELDS if k == "jti" or data.get(k)}
+    issued["jti"] = base64.b32encode(digest).decode().rstrip("=")
+    issued["nats"] = claims["nats"]
+    to_sign = _base64url(_HEADER.encode()) + "." + _base64url(gojson.dumps(issued).encode())
+    return to_sign + "." + _base64url(key.sign(to_sign.encode()))
+
+
+def connect_options(connect: Mapping[str, Any]) -> dict[str, Any]:
+    """nats-io/jwt's ``ConnectOptions`` of a CONNECT (``fillConnectOpts``): empty fields left out but ``protocol``."""
+    fields = ("jwt", "nkey", "sig", "auth_token", "user", "pass", "name", "lang", "version")
+    options: dict[str, Any] = {k: v for k in fields if isinstance(v := connect.get(k), str) and v}
+    protocol = connect.get("protocol", 0)
+    options["protocol"] = protocol if isinstance(protocol, int) and not isinstance(protocol, bool) else 0
+    return options
+
+
+def request_claims(
+    issuer: str, server: dict[str, Any], user_nkey: str, client_info: dict[str, Any], connect: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The ``authorization_request`` claims (before ``iat``, ``exp`` and the signature)."""
+    nats = {
+        "server_id": server,
+        "user_nkey": user_nkey,
+        "client_info": client_info,
+        "connect_opts": connect_options(connect),
+        "type": REQUEST_KIND,
+        "version": LIBRARY_VERSION,
+    }
+    return {"aud": REQUEST_AUDIENCE, "sub": issuer, "nats": nats}
+
+
+@dataclass(frozen=True)
+class CalloutUser:
+    """What an accepted response makes: the user (in ``user.account``), its name if given, when it expires."""
+
+    user: User
+    name: str
+    expires: int
+
+
+def _title(text: str) -> str:
+    """nats-server's ``titleCase``: the first letter in upper case."""
+    return text[:1].upper() + text[1:]
+
+
+def _decoded(token: str, kind: str, wrong_kind: str) -> Claims:
+    try:
+        claims = decode(token)
+    except JwtError as exc:
+        raise CalloutRefused(_title(str(exc))) from None
+    if claims.kind != kind:
+        raise CalloutRefused(_title(wrong_kind))
+    if decode_public_key(claims.issuer, PREFIX_BYTE_ACCOUNT) is None:
+        raise CalloutRefused("Unable to validate expected prefixes - [account]")
+    return claims
+
+
+def _response_problem(claims: Claims, now: float) -> str:
+    """nats-io/jwt's ``AuthorizationResponseClaims.Validate``: its first issue, or ``""``."""
+    nats = claims.nats
+    audience = claims.audience
+    issuer_account = nats.get("issuer_account")
+    if decode_public_key(claims.subject, PREFIX_BYTE_USER) is None:
+        return "Subject must be a user public key"
+    if decode_public_key(audience, PREFIX_BYTE_SERVER) is None:
+        return "Audience must be a server public key"
+    error, token = nats.get("error"), nats.get("jwt")
+    if not error and not token:
+        return "Error or Jwt is required"
+    if error and token:
+        return "Only Error or Jwt can be set"
+    if issuer_account and decode_public_key(str(issuer_account), PREFIX_BYTE_ACCOUNT) is None:
+        return "issuer_account is not an account public key"
+    return claims.time_problem(now)
+
+
+def read_response(
+    payload: bytes, *, user_nkey: str, server_id: str, account: str, issuer: str, now: float
+) -> CalloutUser:
+    """The user a callout's answer logs in, or :class:`CalloutRefused` with nats-server's text (config mode)."""
+    if not payload:
+        raise CalloutRefused(f'Auth callout violation: "no reason supplied" on account {gojson.dumps(account)}')
+    token = payload.decode("utf-8", "replace").strip()
+    response = _decoded(token, RESPONSE_KIND, "not an authorization request claim")
+    audience = response.audience
+    problem = _response_problem(response, now)
+    if problem:
+        raise CalloutRefused(f"Authorization response had validation errors: {problem}")
+    if response.subject != user_nkey:
+        raise CalloutRefused("Auth callout violation: auth callout response is not for expected user")
+    if audience != server_id:
+        raise CalloutRefused("Auth callout violation: auth callout response is not for server")
+    if error := response.nats.get("error"):
+        raise CalloutRefused(f"Auth callout service returned an error: {error}")
+    user = _decoded(str(response.nats.get("jwt", "")), USER, "not user claim")
+    if problem := user.time_problem(now):
+        raise CalloutRefused(f"Error validating user JWT: {problem}")
+    if user.subject != user_nkey:
+        raise CalloutRefused(
+            f"Expected authorized user of {_quoted(user_nkey)} but got {_quoted(user.subject)} "
+            f"on account {_quoted(account)}"
+        )
+    if user.nats.get("issuer_account"):
+        raise CalloutRefused(f"Error non operator mode account {_quoted(account)}: attempted to use issuer_account")
+    if user.issuer != issuer:
+        raise CalloutRefused(
+            f"Wrong issuer for auth callout response on account {_quoted(account)}, "
+            f"expected {_quoted(issuer)} got {_quoted(user.issuer)}"
+        )
+    return _callout_user(user, user.audience)
+
+
+def _callout_user(claims: Claims, placement: str) -> CalloutUser:
+    nats = claims.nats
+    user = User(
+        name=claims.name,
+        nkey=claims.subject,
+        permissions=permissions(nats),
+        account=placement,
+        max_subscriptions=claim_limit(nats, "subs"),
+        max_payload=claim_limit(nats, "payload"),
+    )
+    return CalloutUser(user, claims.name, claims.expires)
+
+
+def _quoted(text: str) -> str:
+    """Go's ``%q`` of a plain string."""
+    return gojson.dumps(text)
