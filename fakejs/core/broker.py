@@ -33,7 +33,7 @@ from fakejs.core.session import ClientSession
 from fakejs.core.stats import Stats
 from fakejs.core.sysevents import SystemEvents
 from fakejs.gocompat import ids
-from fakejs.gocompat.curvekeys import curve_public_key
+from fakejs.gocompat.curvekeys import curve_key_pair
 from fakejs.protocol.writer import go_quote
 from fakejs.protocol.writer import info as go_info
 
@@ -62,7 +62,8 @@ class Broker:
         callout_key = callout_server_key(self.random) if options.auth_callout is not None else None
         self.server_id = callout_key.public_key if callout_key is not None else ids.server_id(self.random)
         # INFO's "xkey": the public half of the curve key pair a server makes at its start.
-        self.xkey = curve_public_key(self.random)
+        # Its private half decrypts an authorization callout's encrypted answers.
+        self.xkey_private, self.xkey = curve_key_pair(self.random)
         self.name = options.name or "fakejs-" + self.server_id[-8:]
         self.accounts = Accounts(self.random, self.record_error)
         self.auth = Authenticator(options)

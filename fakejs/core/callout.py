@@ -11,7 +11,10 @@ nats-server's ``processClientOrLeafCallout`` does.  The outcome goes to the
 ``done`` callback on the next turn of the loop: the account and login the
 user JWT makes, or ``None`` with the warning nats-server logs (``""`` for a
 time-out, which it reports in a debug line of its own).  A user placed in
-the callout's account may not publish to ``$SYS.REQ.USER.AUTH``.
+the callout's account may not publish to ``$SYS.REQ.USER.AUTH``.  With
+``xkey`` the request is sealed for the service's curve key (nkeys' ``xkv1``
+box, the server's own curve key in the ``Nats-Server-Xkey`` header and in
+``server_id``) and an answer that is not a plain JWT is opened with it.
 """
 
 from __future__ import annotations
@@ -29,19 +32,24 @@ from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.connect import Outcome
 from fakejs.core.jwt.callout import (
     AUTH_CALLOUT_SUBJECT,
+    NONCE_SIZE,
     PREFIX_BYTE_SERVER,
     CalloutRefused,
     CalloutUser,
+    Encryption,
     NkeyPair,
     encode,
     read_response,
     request_claims,
+    seal,
 )
 from fakejs.core.options import NATS_VERSION, ServerOptions
 from fakejs.core.users import AuthCallout, Permissions, SubjectPermission
 from fakejs.gocompat import gojson, ids
 
 REDACTED = "[REDACTED]"
+# The header naming the server's curve key on an encrypted request (nats-server's AuthRequestXKeyHeader).
+XKEY_HEADER = "Nats-Server-Xkey"
 
 
 class CalloutHost(Protocol):
@@ -54,6 +62,8 @@ class CalloutHost(Protocol):
     log: logging.Logger
     server_id: str
     name: str
+    xkey: str
+    xkey_private: bytes
 
     @property
     def cluster_name(self) -> str: ...
@@ -123,8 +133,19 @@ class AuthCallouts:
             self.config.issuer, self.server_info(), user_key.public_key, self.client_info(client, connect), connect
         )
         now = host.clock.time_ns() // 1_000_000_000
-        token = encode({**claims, "iat": now, "exp": int(now + timeout)}, self.server_key)
-        account.router.publish(AUTH_CALLOUT_SUBJECT, inbox, None, token.encode())
+        payload = encode({**claims, "iat": now, "exp": int(now + timeout)}, self.server_key).encode()
+        headers = None
+        if self.config.xkey:  # sealed for the service, which learns the server's key from the header
+            payload = seal(payload, host.xkey_private, self.config.xkey, host.random.randbytes(NONCE_SIZE))
+            headers = f"NATS/1.0\r\n{XKEY_HEADER}: {host.xkey}\r\n\r\n".encode()
+        account.router.publish(AUTH_CALLOUT_SUBJECT, inbox, headers, payload)
+
+    @property
+    def encryption(self) -> Encryption | None:
+        """The keys of an encrypted callout (``xkey``), else None."""
+        if not self.config.xkey:
+            return None
+        return Encryption(self.host.xkey_private, self.config.xkey)
 
     def server_info(self) -> dict[str, Any]:
         """nats-io/jwt's ``ServerID`` of this server."""
@@ -135,6 +156,8 @@ class AuthCallouts:
             info["cluster"] = cluster
         if tags := host.options.server_tags:
             info["tags"] = list(tags)
+        if self.config.xkey:
+            info["xkey"] = host.xkey
         return info
 
     @staticmethod
@@ -211,6 +234,7 @@ class _Exchange:
                 account=self.account.name,
                 issuer=callouts.config.issuer,
                 now=host.clock.time_ns() / 1e9,
+                encryption=callouts.encryption,
             )
         except CalloutRefused as refused:
             self._finish((None, str(refused)))

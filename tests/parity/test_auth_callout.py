@@ -17,6 +17,11 @@ issuer, auth_users, account } }``:
   answer within the login time-out: ``-ERR 'Authorization Violation'``,
   the connection closed, ``[ERR] ... authentication error - User "bob"``
   and, except for the time-out, a ``[WRN]`` line saying why;
+- with ``xkey`` the request is sealed for the service's curve key (nkeys'
+  ``xkv1`` box), the server's own curve key (INFO's ``xkey``) in the
+  ``Nats-Server-Xkey`` header and in ``server_id``; the answer may be sealed
+  back, and one that does not open is a refusal
+  (``Error decrypting auth callout response on account "AUTH": ...``);
 - ``auth_users`` log in as configured, no request sent (a wrong password
   is refused as usual); a user logged in to the callout's account may not
   publish to ``$SYS.REQ.USER.AUTH`` (a publish deny added to its own).
@@ -40,6 +45,7 @@ from fakejs.testkit.jwt import (
     Allow,
     AuthorizationRequest,
     CalloutService,
+    CurveKey,
     Deny,
     Key,
     decode,
@@ -64,6 +70,8 @@ authorization {
   auth_callout { issuer: ISSUER, auth_users: [auth], account: AUTH }
 }
 """.replace("ISSUER", ISSUER.public_key)
+SERVICE_XKEY = CurveKey()
+ENCRYPTED = CONFIG.replace("account: AUTH }", f"account: AUTH, xkey: {SERVICE_XKEY.public_key} }}")
 LEVELS = {"ERROR": "ERR", "WARNING": "WRN"}
 
 
@@ -120,13 +128,18 @@ async def server(target_kind: str, tmp_path: Path) -> AsyncIterator[Start]:
         yield start
 
 
-async def with_service(target: Target) -> tuple[Any, CalloutService]:
+request_headers: list[Any] = []  # the headers of the requests the service got, in this test
+
+
+async def with_service(target: Target, xkey: CurveKey | None = None) -> tuple[Any, CalloutService]:
     """The callout service, connected as the ``auth`` user and answering requests."""
-    service = CalloutService(ISSUER, decide)
+    service = CalloutService(ISSUER, decide, xkey=xkey)
     nc = await nats.connect(target.url, user="auth", password="pwd")
+    request_headers.clear()
 
     async def on_request(msg: Any) -> None:
-        await msg.respond(service.answer(msg.data))
+        request_headers.append(msg.headers)
+        await msg.respond(service.answer(msg.data, msg.headers))
 
     await nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
     await nc.flush()
@@ -236,6 +249,46 @@ async def test_auth_users_log_in_as_configured(server: Start, lines: Lines) -> N
         await service_nc.close()
     assert service.requests == []
     assert lines.of(target) == ['[ERR] ADDR - authentication error - User "auth"']
+
+
+async def test_an_encrypted_callout(server: Start, lines: Lines) -> None:
+    target = await server(ENCRYPTED)
+    service_nc, service = await with_service(target, SERVICE_XKEY)
+    nc = await nats.connect(target.url, user="bob", password="secret")
+    try:
+        reply = await nc.request("$SYS.REQ.USER.INFO", b"", timeout=WAIT)
+        assert json.loads(reply.data)["data"]["account"] == "APP"
+        server_xkey = service_nc._server_info["xkey"]
+    finally:
+        await nc.close()
+        await service_nc.close()
+    [request] = service.requests
+    assert request_headers == [{"Nats-Server-Xkey": server_xkey}]
+    assert list(request.server_id) == ["name", "host", "id", "version", "xkey"]
+    assert request.server_id["xkey"] == server_xkey
+    assert lines.of(target) == []
+
+
+async def test_an_answer_that_does_not_decrypt(server: Start, lines: Lines) -> None:
+    target = await server(ENCRYPTED)
+    nc = await nats.connect(target.url, user="auth", password="pwd")
+
+    async def on_request(msg: Any) -> None:
+        await msg.respond(b"xkv1 not sealed")
+
+    await nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
+    await nc.flush()
+    try:
+        assert await refused(target, "secret") == b"-ERR 'Authorization Violation'\r\n"
+        warning = 'Error decrypting auth callout response on account "AUTH": nkeys: encrypted input is not valid'
+        expected = ['[ERR] ADDR - authentication error - User "bob"', f"[WRN] {warning}"]
+
+        async def logged() -> list[str]:
+            return lines.of(target)
+
+        await eventually(logged, lambda seen: seen == expected, what="the refusal's lines")
+    finally:
+        await nc.close()
 
 
 CONFIG_ERRORS = {

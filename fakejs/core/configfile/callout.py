@@ -7,8 +7,7 @@ account public key), ``account``/``acc`` (``$G`` unless given),
 unknown field, a missing issuer or missing users (reported at the last
 field read), and, once the whole file is read, an ``allowed_accounts``
 entry that names no configured account (``auth_callout allowed account
-"B" not found in configured accounts``, without a position).  Encrypted
-requests (``xkey``) are refused by name.
+"B" not found in configured accounts``, without a position).
 """
 
 from __future__ import annotations
@@ -61,7 +60,6 @@ def parse_auth_callout(token: Token, context: ConfigContext) -> AuthCallout | No
             if decode_public_key(xkey, PREFIX_BYTE_CURVE) is None:
                 context.error(value, f"Expected callout xkey to be a valid public xkey, got {go_quote(xkey)}")
                 return None
-            context.refuse(value, f"encrypted authorization callouts ({key})")
         elif field == "allowed_accounts":
             names = _names(value, context, "allowed accounts")
             if names is None:

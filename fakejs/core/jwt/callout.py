@@ -31,7 +31,7 @@ from fakejs.core.jwt.login import permissions
 from fakejs.core.jwt.trust import claim_limit
 from fakejs.core.users import User
 from fakejs.gocompat import gojson
-from fakejs.gocompat.curvekeys import encode_key
+from fakejs.gocompat.curvekeys import PREFIX_BYTE_CURVE, encode_key
 
 AUTH_CALLOUT_SUBJECT = "$SYS.REQ.USER.AUTH"
 REQUEST_AUDIENCE = "nats-authorization-request"
@@ -60,6 +60,42 @@ class NkeyPair:
     def sign(self, data: bytes) -> bytes:
         """The 64-byte ed25519 signature of ``data``."""
         return bytes(self._signing.sign(data).signature)
+
+
+XKEY_VERSION = b"xkv1"
+NONCE_SIZE = 24
+
+
+def seal(data: bytes, private: bytes, recipient: str, nonce: bytes) -> bytes:
+    """nkeys' curve ``Seal``: ``xkv1``, the nonce, then NaCl's box of ``data`` for ``recipient`` (``X...``)."""
+    # PyNaCl loads with the first encrypted callout
+    from nacl.public import Box, PrivateKey, PublicKey
+
+    recipient_key = decode_public_key(recipient, PREFIX_BYTE_CURVE)
+    assert recipient_key is not None, "the configuration checked the key"
+    sealed = Box(PrivateKey(private), PublicKey(recipient_key)).encrypt(data, nonce)
+    return XKEY_VERSION + nonce + sealed.ciphertext
+
+
+def open_sealed(data: bytes, private: bytes, sender: str) -> bytes:
+    """nkeys' curve ``Open`` of what ``sender`` sealed; :class:`ValueError` with nkeys' error text otherwise."""
+    # PyNaCl loads with the first encrypted callout
+    from nacl.exceptions import CryptoError
+    from nacl.public import Box, PrivateKey, PublicKey
+
+    if len(data) <= len(XKEY_VERSION) + NONCE_SIZE:
+        raise ValueError("nkeys: encrypted input is not valid")
+    if not data.startswith(XKEY_VERSION):
+        raise ValueError("nkeys: encrypted input wrong version")
+    sender_key = decode_public_key(sender, PREFIX_BYTE_CURVE)
+    if sender_key is None:
+        raise ValueError("nkeys: not a valid sender public curve key")
+    start = len(XKEY_VERSION)
+    nonce, box = data[start : start + NONCE_SIZE], data[start + NONCE_SIZE :]
+    try:
+        return bytes(Box(PrivateKey(private), PublicKey(sender_key)).decrypt(box, nonce))
+    except CryptoError:
+        raise ValueError("nkeys: could not decrypt input") from None
 
 
 def _base64url(data: bytes) -> str:
@@ -147,12 +183,37 @@ def _response_problem(claims: Claims, now: float) -> str:
     return claims.time_problem(now)
 
 
+@dataclass(frozen=True)
+class Encryption:
+    """An encrypted callout (``xkey``): the server's curve private key and the service's public key."""
+
+    private: bytes
+    service_key: str
+
+
 def read_response(
-    payload: bytes, *, user_nkey: str, server_id: str, account: str, issuer: str, now: float
+    payload: bytes,
+    *,
+    user_nkey: str,
+    server_id: str,
+    account: str,
+    issuer: str,
+    now: float,
+    encryption: Encryption | None = None,
 ) -> CalloutUser:
-    """The user a callout's answer logs in, or :class:`CalloutRefused` with nats-server's text (config mode)."""
+    """The user a callout's answer logs in, or :class:`CalloutRefused` with nats-server's text (config mode).
+
+    With ``encryption`` an answer that is not a JWT (``eyJ...``) is decrypted first.
+    """
     if not payload:
         raise CalloutRefused(f'Auth callout violation: "no reason supplied" on account {gojson.dumps(account)}')
+    if encryption is not None and not payload.startswith(b"eyJ"):
+        try:
+            payload = open_sealed(payload, encryption.private, encryption.service_key)
+        except ValueError as exc:
+            raise CalloutRefused(
+                f"Error decrypting auth callout response on account {gojson.dumps(account)}: {exc}"
+            ) from None
     token = payload.decode("utf-8", "replace").strip()
     response = _decoded(token, RESPONSE_KIND, "not an authorization request claim")
     audience = response.audience

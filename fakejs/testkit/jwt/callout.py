@@ -12,29 +12,45 @@
     service = CalloutService(issuer, decide)
 
     async def on_request(msg):  # subscribed to AUTH_CALLOUT_SUBJECT by a client of auth_users
-        await msg.respond(service.answer(msg.data))
+        await msg.respond(service.answer(msg.data, msg.headers))
 
 :func:`read_request` checks the request JWT's signature (the server's nkey)
 and kind; :meth:`CalloutService.answer` mints the ``authorization_response``
 JWT, signed by the issuer, for the request's ``user_nkey`` and server, with
 a user JWT (``Allow``: its ``aud`` names the account the user goes to, as
-configuration mode wants) or an error (``Deny``).  The claims are written as
+configuration mode wants) or an error (``Deny``).  Given a :class:`CurveKey`
+(the config's ``xkey``), it opens encrypted requests and seals its answers.  The claims are written as
 nats-io/jwt v2 writes them (:mod:`fakejs.testkit.jwt.claims`).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fakejs.core.jwt.callout import NONCE_SIZE, open_sealed, seal
+from fakejs.gocompat.curvekeys import PREFIX_BYTE_CURVE, encode_key, x25519_public
 from fakejs.testkit.jwt.claims import LIBRARY_VERSION, decode, encode, verify
 from fakejs.testkit.jwt.issuers import Key, ResponsePermission, _permissions, _user_limits
 
 AUTH_CALLOUT_SUBJECT = "$SYS.REQ.USER.AUTH"
 REQUEST_KIND = "authorization_request"
 RESPONSE_KIND = "authorization_response"
+XKEY_HEADER = "Nats-Server-Xkey"
+
+
+class CurveKey:
+    """A curve (x25519) key pair, the public key in nkeys' text form (``X...``): the config's ``auth_callout { xkey }``."""
+
+    def __init__(self, private: bytes | None = None) -> None:
+        self.private = private if private is not None else os.urandom(32)
+        self.public_key = encode_key(PREFIX_BYTE_CURVE, x25519_public(self.private))
+
+    def __repr__(self) -> str:
+        return f"CurveKey({self.public_key})"
 
 
 @dataclass(frozen=True)
@@ -123,20 +139,33 @@ class CalloutService:
         issuer: Key,
         decide: Callable[[AuthorizationRequest], Allow | Deny],
         now: Callable[[], float] = time.time,
+        xkey: CurveKey | None = None,
     ) -> None:
         self.issuer = issuer
         self.decide = decide
         self.now = now
+        self.xkey = xkey
         self.requests: list[AuthorizationRequest] = []
 
-    def answer(self, payload: bytes) -> bytes:
-        """The response JWT to the request in ``payload`` (what the service publishes to the reply subject)."""
+    def answer(self, payload: bytes, headers: Mapping[str, str] | None = None) -> bytes:
+        """The response to the request in ``payload`` (what the service publishes to the reply subject).
+
+        With an ``xkey``, a request whose ``headers`` name the server's curve key
+        (``Nats-Server-Xkey``) is decrypted, and the response encrypted for it.
+        """
+        server_key = (headers or {}).get(XKEY_HEADER, "")
+        if self.xkey is not None and server_key:
+            payload = open_sealed(payload, self.xkey.private, server_key)
         request = read_request(payload)
         self.requests.append(request)
         decision = self.decide(request)
         if isinstance(decision, Deny):
-            return self.response(request, {"error": decision.error}, decision.response_expires)
-        return self.response(request, {"jwt": self.user_jwt(request, decision)}, decision.response_expires)
+            response = self.response(request, {"error": decision.error}, decision.response_expires)
+        else:
+            response = self.response(request, {"jwt": self.user_jwt(request, decision)}, decision.response_expires)
+        if self.xkey is not None and server_key:
+            return seal(response, self.xkey.private, server_key, os.urandom(NONCE_SIZE))
+        return response
 
     def user_jwt(self, request: AuthorizationRequest, allow: Allow) -> str:
         """The user JWT ``allow`` describes, for the request's user key."""
