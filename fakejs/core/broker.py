@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import OPEN, Authenticator, Login, LoginRules, validate, with_cookies
-from fakejs.core.callout import AuthCallouts, callout_server_key
+from fakejs.core.callout import AuthCallouts, callout_server_key, operator_callouts, wants_callouts
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster_checks import jetstream_problem
@@ -59,7 +59,7 @@ class Broker:
         # Every random choice the server makes comes from this one generator.
         self.random = ids.new_random(options.seed)
         # With an authorization callout the id is the public half of a real server nkey (it signs the requests).
-        callout_key = callout_server_key(self.random) if options.auth_callout is not None else None
+        callout_key = callout_server_key(self.random) if wants_callouts(options) else None
         self.server_id = callout_key.public_key if callout_key is not None else ids.server_id(self.random)
         # INFO's "xkey": the public half of the curve key pair a server makes at its start.
         # Its private half decrypts an authorization callout's encrypted answers.
@@ -68,10 +68,12 @@ class Broker:
         self.accounts = Accounts(self.random, self.record_error)
         self.auth = Authenticator(options)
         self.jwt_logins = jwt_logins(options)  # operator mode: user JWTs log in
-        # ``auth_callout``: logins a service decides (see fakejs.core.callout).
+        # ``auth_callout``, or accounts' JWT ``authorization``: logins a service decides (see fakejs.core.callout).
         self.callouts: AuthCallouts | None = None
         if options.auth_callout is not None and callout_key is not None:
-            self.callouts = AuthCallouts(self, options.auth_callout, callout_key)
+            self.callouts = AuthCallouts(self, callout_key, options.auth_callout)
+        elif callout_key is not None and self.jwt_logins is not None:
+            self.callouts = operator_callouts(self, callout_key, self.jwt_logins.accounts)
         if options.user:
             self.accounts.default.users[options.user] = options.password
         add_configured_accounts(self.accounts, options)

@@ -1,4 +1,4 @@
-"""Authorization callouts (ADR-26) in configuration mode: a client's login decided by a service.
+"""Authorization callouts (ADR-26): a client's login decided by a service.
 
 With ``authorization { auth_callout {...} }`` every client whose CONNECT does
 not name one of ``auth_users`` (and, when ``allowed_accounts`` is given,
@@ -15,10 +15,19 @@ the callout's account may not publish to ``$SYS.REQ.USER.AUTH``.  With
 ``xkey`` the request is sealed for the service's curve key (nkeys' ``xkv1``
 box, the server's own curve key in the ``Nats-Server-Xkey`` header and in
 ``server_id``) and an answer that is not a plain JWT is opened with it.
+
+In operator mode an account JWT's ``authorization { auth_users,
+allowed_accounts, xkey }`` makes the account its own callout: a user JWT
+that logs in to it (and is not one of ``auth_users``, user public keys)
+has its login decided by the service, whose answer is signed by the
+account (or one of its signing keys) and whose user JWT, issued by the
+account or by one of ``allowed_accounts`` (``*``: any), places the user in
+the issuing account.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 import random
 from collections.abc import Callable, Mapping
@@ -37,8 +46,10 @@ from fakejs.core.jwt.callout import (
     CalloutRefused,
     CalloutUser,
     Encryption,
+    ExternalAuthorization,
     NkeyPair,
     encode,
+    external_authorization,
     read_response,
     request_claims,
     seal,
@@ -99,55 +110,84 @@ def raw_auth_user(connect: Mapping[str, Any]) -> str:
 
 
 class AuthCallouts:
-    """The authorization callout of one server (``options.auth_callout``)."""
+    """The authorization callouts of one server: ``options.auth_callout``, or its accounts' ``authorization``.
 
-    def __init__(self, host: CalloutHost, config: AuthCallout, server_key: NkeyPair) -> None:
+    In operator mode ``external`` maps an account's public key to its JWT's
+    external authorization (the account's requests go to itself), and
+    ``issuers`` every account's public key to the keys that may issue its
+    users (itself and its signing keys).
+    """
+
+    def __init__(
+        self,
+        host: CalloutHost,
+        server_key: NkeyPair,
+        config: AuthCallout | None = None,
+        external: Mapping[str, ExternalAuthorization] | None = None,
+        issuers: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
         self.host = host
-        self.config = config
         self.server_key = server_key
+        self.config = config
+        self.external = dict(external or {})
+        self.issuers = dict(issuers or {})
 
-    def wanted(self, connect: Mapping[str, Any], result: tuple[Account, Login] | None) -> bool:
-        """Whether this CONNECT's login goes to the service (nats-server's choice after the configured login)."""
+    def policy(self, connect: Mapping[str, Any], result: tuple[Account, Login] | None) -> AuthCallout | None:
+        """The callout that decides this CONNECT's login after the configured one, or None (nats-server's choice)."""
         config = self.config
+        if config is None:  # operator mode: a user JWT's login to an account with external authorization
+            if result is None or result[1].user is None or result[0].name not in self.external:
+                return None
+            external, name = self.external[result[0].name], result[0].name
+            if result[1].user.nkey in external.auth_users:
+                return None
+            return AuthCallout(name, name, external.auth_users, external.allowed_accounts, external.xkey)
         landed = result[0].name if result is not None else "$G"
         if landed != "$G" and config.allowed_accounts and landed not in config.allowed_accounts:
-            return False
-        return raw_auth_user(connect) not in config.auth_users
+            return None
+        return None if raw_auth_user(connect) in config.auth_users else config
 
-    def start(self, client: CalloutClient, connect: Mapping[str, Any], done: Callable[[Outcome], None]) -> None:
-        """Send the request for ``client``; ``done`` gets the outcome later (never from within this call)."""
+    def start(
+        self,
+        client: CalloutClient,
+        connect: Mapping[str, Any],
+        policy: AuthCallout,
+        done: Callable[[Outcome], None],
+        name_tag: str = "",
+    ) -> None:
+        """Send the request for ``client``; ``done`` gets the outcome later (never from within this call).
+
+        ``name_tag`` is the user name the login before the callout gave (an operator-mode user JWT's).
+        """
         host = self.host
-        account = host.accounts.get(self.config.account)
+        account = host.accounts.get(policy.account)
         if account is None:
-            warning = f"No valid account {_quoted(self.config.account)} for auth callout request: account missing"
+            warning = f"No valid account {_quoted(policy.account)} for auth callout request: account missing"
             host.log.warning("%s", warning)
             host.clock.call_soon(done, (None, ""))
             return
         user_key = NkeyPair(host.random.randbytes(32), PREFIX_BYTE_USER)
         inbox = f"$SYS._INBOX.{ids.token(host.random, ids.BASE62, 8)}.{ids.token(host.random, ids.BASE62, 8)}"
-        exchange = _Exchange(self, account, user_key.public_key, done)
+        exchange = _Exchange(self, policy, account, user_key.public_key, done)
+        exchange.name_tag = name_tag
         exchange.subscription = account.router.subscribe_internal(inbox, exchange.on_reply, local_only=True)
         timeout = host.options.auth_timeout
         exchange.timer = host.clock.call_later(timeout, exchange.on_timeout)
-        claims = request_claims(
-            self.config.issuer, self.server_info(), user_key.public_key, self.client_info(client, connect), connect
-        )
+        server = self.server_info(policy)
+        claims = request_claims(policy.issuer, server, user_key.public_key, self.client_info(client, connect), connect)
         now = host.clock.time_ns() // 1_000_000_000
         payload = encode({**claims, "iat": now, "exp": int(now + timeout)}, self.server_key).encode()
         headers = None
-        if self.config.xkey:  # sealed for the service, which learns the server's key from the header
-            payload = seal(payload, host.xkey_private, self.config.xkey, host.random.randbytes(NONCE_SIZE))
+        if policy.xkey:  # sealed for the service, which learns the server's key from the header
+            payload = seal(payload, host.xkey_private, policy.xkey, host.random.randbytes(NONCE_SIZE))
             headers = f"NATS/1.0\r\n{XKEY_HEADER}: {host.xkey}\r\n\r\n".encode()
         account.router.publish(AUTH_CALLOUT_SUBJECT, inbox, headers, payload)
 
-    @property
-    def encryption(self) -> Encryption | None:
+    def encryption(self, policy: AuthCallout) -> Encryption | None:
         """The keys of an encrypted callout (``xkey``), else None."""
-        if not self.config.xkey:
-            return None
-        return Encryption(self.host.xkey_private, self.config.xkey)
+        return Encryption(self.host.xkey_private, policy.xkey) if policy.xkey else None
 
-    def server_info(self) -> dict[str, Any]:
+    def server_info(self, policy: AuthCallout) -> dict[str, Any]:
         """nats-io/jwt's ``ServerID`` of this server."""
         host = self.host
         info: dict[str, Any] = {"name": host.name, "host": host.options.host, "id": host.server_id}
@@ -156,7 +196,7 @@ class AuthCallouts:
             info["cluster"] = cluster
         if tags := host.options.server_tags:
             info["tags"] = list(tags)
-        if self.config.xkey:
+        if policy.xkey:
             info["xkey"] = host.xkey
         return info
 
@@ -177,8 +217,11 @@ class AuthCallouts:
             info["nonce"] = client.nonce
         return {k: v for k, v in info.items() if v}
 
-    def login_of(self, accepted: CalloutUser, callout_account: Account) -> Outcome:
-        """The account and login an accepted user JWT makes (its ``aud`` names the account)."""
+    def login_of(self, accepted: CalloutUser, callout_account: Account, name_tag: str) -> Outcome:
+        """The account and login an accepted user JWT makes (config mode: its ``aud`` names the account).
+
+        In operator mode the account must know the JWT's issuer (itself or one of its signing keys).
+        """
         host = self.host
         user = accepted.user
         target = host.accounts.get(user.account)
@@ -187,14 +230,20 @@ class AuthCallouts:
                 f"No valid account {_quoted(user.account)} for auth callout response on account "
                 f"{_quoted(callout_account.name)}: account missing"
             )
-        return self.guarded((target, Login(user, signed=True, expires=accepted.expires))), ""
+        if self.config is None and accepted.issuer not in self.issuers.get(target.name, ()):
+            return None, f"User JWT issuer {_quoted(accepted.issuer)} is not known"
+        login = Login(user, signed=True, expires=accepted.expires, name_tag=name_tag)
+        return self.guarded((target, login)), ""
 
     def guarded(self, result: tuple[Account, Login] | None) -> tuple[Account, Login] | None:
-        """A login to the callout's account with ``$SYS.REQ.USER.AUTH`` denied to publish (``mergeDenyPermissions``).
+        """A login to a callout's account with ``$SYS.REQ.USER.AUTH`` denied to publish (``mergeDenyPermissions``).
 
-        As nats-server, for every login the callout rules on, ``auth_users`` included.
+        As nats-server, for every login a callout rules on, its ``auth_users`` included.
         """
-        if result is None or result[0].name != self.config.account or result[1].user is None:
+        if result is None or result[1].user is None:
+            return result
+        callout_account = self.config.account if self.config is not None else ""
+        if result[0].name != callout_account and result[0].name not in self.external:
             return result
         account, login = result
         assert login.user is not None
@@ -205,8 +254,17 @@ class AuthCallouts:
 class _Exchange:
     """One request under way: its reply subscription and time-out, until the first of them."""
 
-    def __init__(self, callouts: AuthCallouts, account: Account, user_nkey: str, done: Callable[[Outcome], None]):
+    def __init__(
+        self,
+        callouts: AuthCallouts,
+        policy: AuthCallout,
+        account: Account,
+        user_nkey: str,
+        done: Callable[[Outcome], None],
+    ) -> None:
         self.callouts = callouts
+        self.policy = policy
+        self.name_tag = ""  # the login's before the callout (an operator-mode sentinel user's name)
         self.account = account
         self.user_nkey = user_nkey
         self.done = done
@@ -232,14 +290,15 @@ class _Exchange:
                 user_nkey=self.user_nkey,
                 server_id=host.server_id,
                 account=self.account.name,
-                issuer=callouts.config.issuer,
+                issuer=self.policy.issuer,
                 now=host.clock.time_ns() / 1e9,
-                encryption=callouts.encryption,
+                encryption=callouts.encryption(self.policy),
+                external=callouts.external.get(self.account.name) if callouts.config is None else None,
             )
         except CalloutRefused as refused:
             self._finish((None, str(refused)))
             return
-        self._finish(callouts.login_of(accepted, self.account))
+        self._finish(callouts.login_of(accepted, self.account, self.name_tag))
 
     def on_timeout(self) -> None:
         if self.finished:
@@ -264,3 +323,31 @@ def _quoted(text: str) -> str:
 def callout_server_key(rng: random.Random) -> NkeyPair:
     """The server's own nkey (``s.kp``): its public key is the server id that callouts are answered for."""
     return NkeyPair(rng.randbytes(32), PREFIX_BYTE_SERVER)
+
+
+def wants_callouts(options: ServerOptions) -> bool:
+    """Whether a server of ``options`` has callouts: ``auth_callout``, or a preloaded account JWT's ``authorization``."""
+    if options.auth_callout is not None:
+        return True
+    return any('"auth_users"' in _claims_text(token) for token in options.resolver_preload.values())
+
+
+def _claims_text(token: str) -> str:
+    """A JWT's claims as text (not verified: the account's own loading does that)."""
+    try:
+        part = token.split(".")[1]
+        return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode("utf-8", "replace")
+    except (IndexError, ValueError):
+        return ""
+
+
+def operator_callouts(host: CalloutHost, server_key: NkeyPair, accounts: Mapping[str, Any]) -> AuthCallouts | None:
+    """The callouts of an operator-mode server: its accounts (``AccountClaims``) with external authorization."""
+    external: dict[str, ExternalAuthorization] = {}
+    issuers: dict[str, frozenset[str]] = {}
+    for key, account in accounts.items():
+        signing_keys = frozenset(account.signing_keys)
+        issuers[key] = signing_keys | {key}
+        if (authorization := external_authorization(account.claims.nats, signing_keys)) is not None:
+            external[key] = authorization
+    return AuthCallouts(host, server_key, external=external, issuers=issuers) if external else None

@@ -56,15 +56,17 @@ Outcome = tuple[tuple[Account, Login] | None, str]
 class CalloutRunner(Protocol):
     """The authorization callout as a login sees it (:class:`~fakejs.core.callout.AuthCallouts`)."""
 
-    def wanted(self, connect: dict[str, Any], result: tuple[Account, Login] | None) -> bool:
-        """Whether the service decides this CONNECT's login."""
+    def policy(self, connect: dict[str, Any], result: tuple[Account, Login] | None) -> Any:
+        """The callout that decides this CONNECT's login, or None."""
         ...
 
     def guarded(self, result: tuple[Account, Login] | None) -> tuple[Account, Login] | None:
         """A configured login with the callout's own subject denied where nats-server denies it."""
         ...
 
-    def start(self, client: Any, connect: dict[str, Any], done: Callable[[Outcome], None]) -> None:
+    def start(
+        self, client: Any, connect: dict[str, Any], policy: Any, done: Callable[[Outcome], None], name_tag: str = ""
+    ) -> None:
         """Send the request; ``done`` gets the outcome later."""
         ...
 
@@ -191,8 +193,10 @@ class ConnectHandler:
         result: Authenticated = NOT_YET
         if callouts is not None:
             result = broker.authenticate(client.opts, client.nonce, client.io.details, client.host)
-            if callouts.wanted(client.opts, result):
-                self._call_out(dict(client.opts), first)
+            policy = callouts.policy(client.opts, result)
+            if policy is not None:
+                name_tag = result[1].name_tag if isinstance(result, tuple) else ""
+                self._call_out(dict(client.opts), first, policy, name_tag)
                 return
             result = callouts.guarded(result)
         if not self._accept(client.opts, first, result):
@@ -210,7 +214,7 @@ class ConnectHandler:
             if hit is not None:
                 client.close(KICKED, abort=hit.change == "drop")
 
-    def _call_out(self, connect: dict[str, Any], first: bool) -> None:
+    def _call_out(self, connect: dict[str, Any], first: bool, policy: Any, name_tag: str) -> None:
         """Hold the client's input while the authorization callout decides its login (see fakejs.core.callout)."""
         client = self._client
         callouts = client.broker.callouts
@@ -226,6 +230,7 @@ class ConnectHandler:
                 if warning:
                     client.broker.log.warning("%s", warning)
                 return
+            client.opts.pop("jwt", None)  # as nats-server, the callout's user replaces the JWT's
             self._take_login(*result, named=False)
             named = result[1].user.name if result[1].user is not None else ""
             if named:  # the response's user name replaces the credentials the client showed
@@ -237,7 +242,7 @@ class ConnectHandler:
             self._connected()
             client.resume()
 
-        callouts.start(client, connect, decided)
+        callouts.start(client, connect, policy, decided, name_tag)
 
     def implicit_login(self) -> bool:
         """Log in as the no_auth_user without a CONNECT; a refused client is told so and closed."""

@@ -81,8 +81,10 @@ class UserInfoResponder:
 
 def user_info(client: ClientSession) -> dict[str, Any]:
     """nats-server's ``UserInfo`` about one client (empty fields left out)."""
-    name = client.account.name
-    doc: dict[str, Any] = {"user": auth_user(client.opts), "account": name, "account_name": name}
+    account = client.account
+    # account_name: an operator-mode account's JWT name (nats-server's getNameTag), else its name.
+    doc: dict[str, Any] = {"user": auth_user(client.opts), "account": account.name}
+    doc["account_name"] = account.name_tag or account.name
     login = client.login
     if login is not None and login.name_tag:
         doc["user_name"] = login.name_tag

@@ -30,9 +30,7 @@ issuer, auth_users, account } }``:
 from __future__ import annotations
 
 import json
-import logging
-import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +51,9 @@ from fakejs.testkit.jwt import (
 from tests.harness.config_file import option_errors_alike, write
 from tests.harness.configured import Start, configured_servers
 from tests.harness.raw import RawClient
-from tests.harness.targets import RealTarget, Settings, Target
+from tests.harness.targets import Settings, Target
 from tests.harness.wait import WAIT, eventually
+from tests.harness.warning_lines import Lines, lines_fixture
 
 ISSUER = Key(nkeys.PREFIX_BYTE_ACCOUNT)
 STRANGER = Key(nkeys.PREFIX_BYTE_ACCOUNT)
@@ -71,8 +70,8 @@ authorization {
 }
 """.replace("ISSUER", ISSUER.public_key)
 SERVICE_XKEY = CurveKey()
+lines = lines_fixture()
 ENCRYPTED = CONFIG.replace("account: AUTH }", f"account: AUTH, xkey: {SERVICE_XKEY.public_key} }}")
-LEVELS = {"ERROR": "ERR", "WARNING": "WRN"}
 
 
 def decide(request: AuthorizationRequest) -> Allow | Deny:
@@ -85,41 +84,6 @@ def decide(request: AuthorizationRequest) -> Allow | Deny:
     if password == "stale":
         return Allow("APP", response_expires=-5)
     return Deny("go away")
-
-
-class Lines(logging.Handler):
-    """fakejs's error and warning lines, as they are logged."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(f"[{LEVELS.get(record.levelname, record.levelname)}] {record.getMessage()}")
-
-    def of(self, target: Target) -> list[str]:
-        """``[ERR]``/``[WRN]`` lines, the client's address and id made ``ADDR``."""
-        if isinstance(target, RealTarget):
-            assert target.process is not None
-            raw = [m.group(1) for line in target.process.log_text().splitlines() if (m := LOG_LINE.search(line))]
-        else:
-            raw = list(self.lines)
-        return [CLIENT.sub("ADDR", line) for line in raw if "Plaintext passwords" not in line]
-
-
-LOG_LINE = re.compile(r"(\[(?:ERR|WRN)\] .*)$")
-CLIENT = re.compile(r"127\.0\.0\.1:\d+ - cid:\d+")
-
-
-@pytest.fixture
-def lines() -> Iterator[Lines]:
-    handler = Lines()
-    logger = logging.getLogger("fakejs")
-    logger.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
 
 
 @pytest.fixture

@@ -28,7 +28,6 @@ from typing import Any
 from fakejs.core.auth import PREFIX_BYTE_USER, decode_public_key
 from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, USER, Claims, JwtError, decode
 from fakejs.core.jwt.login import permissions
-from fakejs.core.jwt.trust import claim_limit
 from fakejs.core.users import User
 from fakejs.gocompat import gojson
 from fakejs.gocompat.curvekeys import PREFIX_BYTE_CURVE, encode_key
@@ -140,11 +139,48 @@ def request_claims(
 
 @dataclass(frozen=True)
 class CalloutUser:
-    """What an accepted response makes: the user (in ``user.account``), its name if given, when it expires."""
+    """What an accepted response makes: the user (in ``user.account``), its name, when it expires, its JWT's issuer."""
 
     user: User
     name: str
     expires: int
+    issuer: str = ""
+
+
+ANY_ACCOUNT = "*"
+
+
+@dataclass(frozen=True)
+class ExternalAuthorization:
+    """An operator-mode account JWT's ``authorization`` (nats-io/jwt's ``ExternalAuthorization``), with its keys.
+
+    ``signing_keys`` are the account's own signing keys (a response may be
+    signed by one); ``allowed_accounts`` the other accounts a user may be
+    placed in (``*``: any).
+    """
+
+    auth_users: tuple[str, ...]
+    allowed_accounts: tuple[str, ...] = ()
+    xkey: str = ""
+    signing_keys: frozenset[str] = frozenset()
+
+    def allows(self, account: str) -> bool:
+        """nats-server's ``isAllowedAcount``."""
+        allowed = self.allowed_accounts
+        return allowed == (ANY_ACCOUNT,) or account in allowed
+
+
+def external_authorization(nats: Mapping[str, Any], signing_keys: frozenset[str]) -> ExternalAuthorization | None:
+    """An account claim's external authorization, or None when it names no ``auth_users``."""
+    block = nats.get("authorization")
+    if not isinstance(block, dict):
+        return None
+    users = tuple(u for u in block.get("auth_users") or () if isinstance(u, str))
+    if not users:
+        return None
+    allowed = tuple(a for a in block.get("allowed_accounts") or () if isinstance(a, str))
+    xkey = block.get("xkey")
+    return ExternalAuthorization(users, allowed, xkey if isinstance(xkey, str) else "", signing_keys)
 
 
 def _title(text: str) -> str:
@@ -200,14 +236,20 @@ def read_response(
     issuer: str,
     now: float,
     encryption: Encryption | None = None,
+    external: ExternalAuthorization | None = None,
 ) -> CalloutUser:
-    """The user a callout's answer logs in, or :class:`CalloutRefused` with nats-server's text (config mode).
+    """The user a callout's answer logs in, or :class:`CalloutRefused` with nats-server's text.
 
-    With ``encryption`` an answer that is not a JWT (``eyJ...``) is decrypted first.
+    With ``encryption`` an answer that is not a JWT (``eyJ...``) is decrypted
+    first.  ``external`` is an operator-mode account's authorization: then
+    the response must be signed by the account or one of its signing keys
+    (unless it was encrypted), and the user is placed in the account that
+    issued it, which must be the callout's or one it allows.
     """
     if not payload:
         raise CalloutRefused(f'Auth callout violation: "no reason supplied" on account {gojson.dumps(account)}')
-    if encryption is not None and not payload.startswith(b"eyJ"):
+    encrypted = encryption is not None and not payload.startswith(b"eyJ")
+    if encryption is not None and encrypted:
         try:
             payload = open_sealed(payload, encryption.private, encryption.service_key)
         except ValueError as exc:
@@ -226,6 +268,10 @@ def read_response(
         raise CalloutRefused("Auth callout violation: auth callout response is not for server")
     if error := response.nats.get("error"):
         raise CalloutRefused(f"Auth callout service returned an error: {error}")
+    if external is not None and not encrypted:
+        signer = str(response.nats.get("issuer_account") or response.issuer)
+        if signer != account and signer not in external.signing_keys:
+            raise CalloutRefused("Auth callout signing key is unknown")
     user = _decoded(str(response.nats.get("jwt", "")), USER, "not user claim")
     if problem := user.time_problem(now):
         raise CalloutRefused(f"Error validating user JWT: {problem}")
@@ -234,6 +280,14 @@ def read_response(
             f"Expected authorized user of {_quoted(user_nkey)} but got {_quoted(user.subject)} "
             f"on account {_quoted(account)}"
         )
+    if external is not None:
+        placement = str(user.nats.get("issuer_account") or user.issuer)
+        if placement != account and not external.allows(placement):
+            raise CalloutRefused(
+                f"Account {_quoted(user.issuer)} not permitted as valid account option for auth callout "
+                f"for account {_quoted(account)}"
+            )
+        return _callout_user(user, placement)
     if user.nats.get("issuer_account"):
         raise CalloutRefused(f"Error non operator mode account {_quoted(account)}: attempted to use issuer_account")
     if user.issuer != issuer:
@@ -246,15 +300,9 @@ def read_response(
 
 def _callout_user(claims: Claims, placement: str) -> CalloutUser:
     nats = claims.nats
-    user = User(
-        name=claims.name,
-        nkey=claims.subject,
-        permissions=permissions(nats),
-        account=placement,
-        max_subscriptions=claim_limit(nats, "subs"),
-        max_payload=claim_limit(nats, "payload"),
-    )
-    return CalloutUser(user, claims.name, claims.expires)
+    # As nats-server's buildInternalNkeyUser: the permissions only, not the JWT's limits.
+    user = User(name=claims.name, nkey=claims.subject, permissions=permissions(nats), account=placement)
+    return CalloutUser(user, claims.name, claims.expires, claims.issuer)
 
 
 def _quoted(text: str) -> str:
