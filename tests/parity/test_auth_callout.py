@@ -13,8 +13,9 @@ issuer, auth_users, account } }``:
 - an answer with a user JWT (signed by the issuer, ``aud`` the account) logs
   the client in there, with the JWT's permissions and its ``name`` as the
   user (``$SYS.REQ.USER.INFO`` tells them, and ``expires``);
-- an error, a user JWT from another issuer, an expired response, or no
-  answer within the login time-out: ``-ERR 'Authorization Violation'``,
+- an error, a user JWT from another issuer, an expired response, an empty
+  one, an unknown account in the user JWT's ``aud``, or no answer within
+  the login time-out: ``-ERR 'Authorization Violation'``,
   the connection closed, ``[ERR] ... authentication error - User "bob"``
   and, except for the time-out, a ``[WRN]`` line saying why;
 - with ``xkey`` the request is sealed for the service's curve key (nkeys'
@@ -22,6 +23,8 @@ issuer, auth_users, account } }``:
   ``Nats-Server-Xkey`` header and in ``server_id``; the answer may be sealed
   back, and one that does not open is a refusal
   (``Error decrypting auth callout response on account "AUTH": ...``);
+- with ``allowed_accounts``, a configured login that lands in another
+  account is not sent (one that fails is);
 - ``auth_users`` log in as configured, no request sent (a wrong password
   is refused as usual); a user logged in to the callout's account may not
   publish to ``$SYS.REQ.USER.AUTH`` (a publish deny added to its own).
@@ -83,6 +86,8 @@ def decide(request: AuthorizationRequest) -> Allow | Deny:
         return Allow("APP", user_signer=STRANGER)
     if password == "stale":
         return Allow("APP", response_expires=-5)
+    if password == "nowhere":
+        return Allow("NOPE")
     return Deny("go away")
 
 
@@ -171,6 +176,7 @@ async def test_an_allowed_user_is_placed_with_the_jwts_permissions(server: Start
             f'got "{STRANGER.public_key}"',
         ),
         ("stale", "Authorization response had validation errors: claim is expired"),
+        ("nowhere", 'No valid account "NOPE" for auth callout response on account "AUTH": account missing'),
     ],
 )
 async def test_a_refusal_closes_the_client_and_says_why(
@@ -253,6 +259,49 @@ async def test_an_answer_that_does_not_decrypt(server: Start, lines: Lines) -> N
         await eventually(logged, lambda seen: seen == expected, what="the refusal's lines")
     finally:
         await nc.close()
+
+
+async def test_an_empty_answer(server: Start, lines: Lines) -> None:
+    target = await server(CONFIG)
+    nc = await nats.connect(target.url, user="auth", password="pwd")
+
+    async def on_request(msg: Any) -> None:
+        await msg.respond(b"")
+
+    await nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
+    await nc.flush()
+    try:
+        assert await refused(target, "secret") == b"-ERR 'Authorization Violation'\r\n"
+        warning = 'Auth callout violation: "no reason supplied" on account "AUTH"'
+        expected = ['[ERR] ADDR - authentication error - User "bob"', f"[WRN] {warning}"]
+
+        async def logged() -> list[str]:
+            return lines.of(target)
+
+        await eventually(logged, lambda seen: seen == expected, what="the refusal's lines")
+    finally:
+        await nc.close()
+
+
+ALLOWED = CONFIG.replace("  SYS {}", "  A { users: [ {user: a, password: a} ] }\n  SYS {}").replace(
+    "account: AUTH }", "account: AUTH, allowed_accounts: [APP] }"
+)
+
+
+async def test_logins_to_accounts_not_allowed_are_not_sent(server: Start) -> None:
+    target = await server(ALLOWED)
+    service_nc, service = await with_service(target)
+    try:
+        nc = await nats.connect(target.url, user="a", password="a")
+        reply = await nc.request("$SYS.REQ.USER.INFO", b"", timeout=WAIT)
+        await nc.close()
+        assert json.loads(reply.data)["data"] == {"user": "a", "account": "A", "account_name": "A"}
+        assert service.requests == []
+        nc = await nats.connect(target.url, user="bob", password="secret")
+        await nc.close()
+        assert [request.connect_opts["user"] for request in service.requests] == ["bob"]
+    finally:
+        await service_nc.close()
 
 
 CONFIG_ERRORS = {
