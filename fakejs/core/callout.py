@@ -99,12 +99,14 @@ class CalloutClient(Protocol):
     def io(self) -> Any: ...
 
 
-def raw_auth_user(connect: Mapping[str, Any]) -> str:
-    """nats-server's ``getRawAuthUser``: the nkey, user name, ``[REDACTED]`` for a token, or ``""``."""
+def raw_auth_user(connect: Mapping[str, Any], jwt_key: str = "") -> str:
+    """nats-server's ``getRawAuthUser``: the nkey, user name, a user JWT's key, ``[REDACTED]`` for a token, or ``""``."""
     for key in ("nkey", "user"):
         value = connect.get(key)
         if isinstance(value, str) and value:
             return value
+    if connect.get("jwt") and jwt_key:
+        return jwt_key
     token = connect.get("auth_token")
     return REDACTED if isinstance(token, str) and token else ""
 
@@ -153,11 +155,11 @@ class AuthCallouts:
         connect: Mapping[str, Any],
         policy: AuthCallout,
         done: Callable[[Outcome], None],
-        name_tag: str = "",
+        prior: Login | None = None,
     ) -> None:
         """Send the request for ``client``; ``done`` gets the outcome later (never from within this call).
 
-        ``name_tag`` is the user name the login before the callout gave (an operator-mode user JWT's).
+        ``prior`` is the login the credentials made before the callout (an operator-mode user JWT's).
         """
         host = self.host
         account = host.accounts.get(policy.account)
@@ -169,12 +171,14 @@ class AuthCallouts:
         user_key = NkeyPair(host.random.randbytes(32), PREFIX_BYTE_USER)
         inbox = f"$SYS._INBOX.{ids.token(host.random, ids.BASE62, 8)}.{ids.token(host.random, ids.BASE62, 8)}"
         exchange = _Exchange(self, policy, account, user_key.public_key, done)
-        exchange.name_tag = name_tag
+        exchange.name_tag = prior.name_tag if prior is not None else ""
         exchange.subscription = account.router.subscribe_internal(inbox, exchange.on_reply, local_only=True)
         timeout = host.options.auth_timeout
         exchange.timer = host.clock.call_later(timeout, exchange.on_timeout)
         server = self.server_info(policy)
-        claims = request_claims(policy.issuer, server, user_key.public_key, self.client_info(client, connect), connect)
+        jwt_key = prior.user.nkey if prior is not None and prior.user is not None else ""
+        client_info = self.client_info(client, connect, jwt_key)
+        claims = request_claims(policy.issuer, server, user_key.public_key, client_info, connect)
         now = host.clock.time_ns() // 1_000_000_000
         payload = encode({**claims, "iat": now, "exp": int(now + timeout)}, self.server_key).encode()
         headers = None
@@ -201,14 +205,14 @@ class AuthCallouts:
         return info
 
     @staticmethod
-    def client_info(client: CalloutClient, connect: Mapping[str, Any]) -> dict[str, Any]:
+    def client_info(client: CalloutClient, connect: Mapping[str, Any], jwt_key: str = "") -> dict[str, Any]:
         """nats-io/jwt's ``ClientInformation`` of the client logging in (``fillClientInfo``), empty fields left out."""
         details: TransportDetails = client.io.details
         name = connect.get("name")
         info: dict[str, Any] = {
             "host": client.host,
             "id": client.cid,
-            "user": raw_auth_user(connect),
+            "user": raw_auth_user(connect, jwt_key),
             "name": name if isinstance(name, str) else "",
             "kind": "Client",
             "type": "websocket" if details.connection_type == WEBSOCKET else "nats",

@@ -65,7 +65,7 @@ class CalloutRunner(Protocol):
         ...
 
     def start(
-        self, client: Any, connect: dict[str, Any], policy: Any, done: Callable[[Outcome], None], name_tag: str = ""
+        self, client: Any, connect: dict[str, Any], policy: Any, done: Callable[[Outcome], None], prior: Any = None
     ) -> None:
         """Send the request; ``done`` gets the outcome later."""
         ...
@@ -195,8 +195,8 @@ class ConnectHandler:
             result = broker.authenticate(client.opts, client.nonce, client.io.details, client.host)
             policy = callouts.policy(client.opts, result)
             if policy is not None:
-                name_tag = result[1].name_tag if isinstance(result, tuple) else ""
-                self._call_out(dict(client.opts), first, policy, name_tag)
+                prior = result[1] if isinstance(result, tuple) else None
+                self._call_out(dict(client.opts), first, policy, prior)
                 return
             result = callouts.guarded(result)
         if not self._accept(client.opts, first, result):
@@ -214,7 +214,7 @@ class ConnectHandler:
             if hit is not None:
                 client.close(KICKED, abort=hit.change == "drop")
 
-    def _call_out(self, connect: dict[str, Any], first: bool, policy: Any, name_tag: str) -> None:
+    def _call_out(self, connect: dict[str, Any], first: bool, policy: Any, prior: Login | None) -> None:
         """Hold the client's input while the authorization callout decides its login (see fakejs.core.callout)."""
         client = self._client
         callouts = client.broker.callouts
@@ -242,7 +242,7 @@ class ConnectHandler:
             self._connected()
             client.resume()
 
-        callouts.start(client, connect, policy, decided, name_tag)
+        callouts.start(client, connect, policy, decided, prior)
 
     def implicit_login(self) -> bool:
         """Log in as the no_auth_user without a CONNECT; a refused client is told so and closed."""

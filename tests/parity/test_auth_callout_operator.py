@@ -14,7 +14,9 @@ option for auth callout for account "A..."`` (``[ERR] ... authentication
 error - User "bob"`` first, the warning after it).  The service's own user
 (one of ``auth_users``) logs in with its JWT as usual; a user in the
 callout's account may not publish to ``$SYS.REQ.USER.AUTH``, and
-``$SYS.REQ.USER.INFO``'s ``account_name`` is the account JWT's name.
+``$SYS.REQ.USER.INFO``'s ``account_name`` is the account JWT's name and
+``user_name`` the user JWT's.  The request's ``client_info.user`` of a
+client that showed only a JWT is the JWT's user key.
 """
 
 from __future__ import annotations
@@ -135,3 +137,24 @@ async def test_an_account_that_is_not_allowed(server: Start, tmp_path: Path, lin
         await eventually(logged, lambda seen: seen == expected, what="the refusals' lines")
     finally:
         await service_nc.close()
+
+
+async def test_the_request_names_a_jwt_user_by_its_key(server: Start, tmp_path: Path) -> None:
+    target, service_nc, service = await started(server, tmp_path)
+    try:
+        client = await RawClient.connect(target.host, target.port)
+        connect = {"verbose": False, "pedantic": False, "jwt": SENTINEL.jwt, "protocol": 1}
+        await client.send(b"CONNECT " + json.dumps(connect).encode() + b"\r\nPING\r\n")
+        assert await client.wait_closed()
+        await client.close()
+        reply = await service_nc.request("$SYS.REQ.USER.INFO", b"", timeout=WAIT)
+    finally:
+        await service_nc.close()
+    assert service.requests[0].client_info["user"] == SENTINEL.public_key
+    assert json.loads(reply.data)["data"] == {
+        "user": SERVICE.public_key,
+        "account": AUTH.public_key,
+        "account_name": "AUTH",
+        "user_name": "service",
+        "permissions": {"publish": {"deny": ["$SYS.REQ.USER.AUTH"]}, "subscribe": {}},
+    }
