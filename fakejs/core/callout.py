@@ -172,7 +172,7 @@ class AuthCallouts:
         inbox = f"$SYS._INBOX.{ids.token(host.random, ids.BASE62, 8)}.{ids.token(host.random, ids.BASE62, 8)}"
         exchange = _Exchange(self, policy, account, user_key.public_key, done)
         exchange.name_tag = prior.name_tag if prior is not None else ""
-        exchange.subscription = account.router.subscribe_internal(inbox, exchange.on_reply, local_only=True)
+        exchange.subscription = account.router.subscribe_internal(inbox, exchange.on_reply)
         timeout = host.options.auth_timeout
         exchange.timer = host.clock.call_later(timeout, exchange.on_timeout)
         server = self.server_info(policy)
