@@ -246,28 +246,8 @@ def read_response(
     (unless it was encrypted), and the user is placed in the account that
     issued it, which must be the callout's or one it allows.
     """
-    if not payload:
-        raise CalloutRefused(f'Auth callout violation: "no reason supplied" on account {gojson.dumps(account)}')
-    encrypted = encryption is not None and not payload.startswith(b"eyJ")
-    if encryption is not None and encrypted:
-        try:
-            payload = open_sealed(payload, encryption.private, encryption.service_key)
-        except ValueError as exc:
-            raise CalloutRefused(
-                f"Error decrypting auth callout response on account {gojson.dumps(account)}: {exc}"
-            ) from None
-    token = payload.decode("utf-8", "replace").strip()
-    response = _decoded(token, RESPONSE_KIND, "not an authorization request claim")
-    audience = response.audience
-    problem = _response_problem(response, now)
-    if problem:
-        raise CalloutRefused(f"Authorization response had validation errors: {problem}")
-    if response.subject != user_nkey:
-        raise CalloutRefused("Auth callout violation: auth callout response is not for expected user")
-    if audience != server_id:
-        raise CalloutRefused("Auth callout violation: auth callout response is not for server")
-    if error := response.nats.get("error"):
-        raise CalloutRefused(f"Auth callout service returned an error: {error}")
+    payload, encrypted = _decrypted(payload, encryption, account)
+    response = _checked_response(payload, user_nkey, server_id, now)
     if external is not None and not encrypted:
         signer = str(response.nats.get("issuer_account") or response.issuer)
         if signer != account and signer not in external.signing_keys:
@@ -280,6 +260,37 @@ def read_response(
             f"Expected authorized user of {_quoted(user_nkey)} but got {_quoted(user.subject)} "
             f"on account {_quoted(account)}"
         )
+    return _callout_user(user, _placement(user, account, issuer, external))
+
+
+def _decrypted(payload: bytes, encryption: Encryption | None, account: str) -> tuple[bytes, bool]:
+    """The answer in the clear, and whether it was encrypted (an empty one is refused first)."""
+    if not payload:
+        raise CalloutRefused(f'Auth callout violation: "no reason supplied" on account {_quoted(account)}')
+    if encryption is None or payload.startswith(b"eyJ"):
+        return payload, False
+    try:
+        return open_sealed(payload, encryption.private, encryption.service_key), True
+    except ValueError as exc:
+        raise CalloutRefused(f"Error decrypting auth callout response on account {_quoted(account)}: {exc}") from None
+
+
+def _checked_response(payload: bytes, user_nkey: str, server_id: str, now: float) -> Claims:
+    """The ``authorization_response`` claims, valid, for the user key and server asked, not an error."""
+    response = _decoded(payload.decode("utf-8", "replace").strip(), RESPONSE_KIND, "not an authorization request claim")
+    if problem := _response_problem(response, now):
+        raise CalloutRefused(f"Authorization response had validation errors: {problem}")
+    if response.subject != user_nkey:
+        raise CalloutRefused("Auth callout violation: auth callout response is not for expected user")
+    if response.audience != server_id:
+        raise CalloutRefused("Auth callout violation: auth callout response is not for server")
+    if error := response.nats.get("error"):
+        raise CalloutRefused(f"Auth callout service returned an error: {error}")
+    return response
+
+
+def _placement(user: Claims, account: str, issuer: str, external: ExternalAuthorization | None) -> str:
+    """The account the user goes to: the user JWT's ``aud`` (configuration mode) or its issuing account."""
     if external is not None:
         placement = str(user.nats.get("issuer_account") or user.issuer)
         if placement != account and not external.allows(placement):
@@ -287,7 +298,7 @@ def read_response(
                 f"Account {_quoted(user.issuer)} not permitted as valid account option for auth callout "
                 f"for account {_quoted(account)}"
             )
-        return _callout_user(user, placement)
+        return placement
     if user.nats.get("issuer_account"):
         raise CalloutRefused(f"Error non operator mode account {_quoted(account)}: attempted to use issuer_account")
     if user.issuer != issuer:
@@ -295,7 +306,7 @@ def read_response(
             f"Wrong issuer for auth callout response on account {_quoted(account)}, "
             f"expected {_quoted(issuer)} got {_quoted(user.issuer)}"
         )
-    return _callout_user(user, user.audience)
+    return user.audience
 
 
 def _callout_user(claims: Claims, placement: str) -> CalloutUser:
