@@ -244,6 +244,12 @@ class Broker:
         for callback in self.on_client_connected:
             callback(client)
 
+    def login_refused(self, client: ClientSession, account: str, reason: str) -> None:
+        """Tell ``account`` (the client's own when "") of a refused login: ``$SYS.ACCOUNT.CLIENT.AUTH.ERR``."""
+        told = self.accounts.get(account) if account else client.account
+        if told is not None:
+            self.events.auth_error(client, told, reason)
+
     def account_connections(self, account: Account) -> int:
         """How many open clients are in ``account``."""
         return sum(1 for client in self.clients.values() if client.account is account and not client.closed)

@@ -239,6 +239,13 @@ class AuthCallouts:
         login = Login(user, signed=True, expires=accepted.expires, name_tag=name_tag)
         return self.guarded((target, login)), ""
 
+    def refusals_to(self) -> str:
+        """The account told of logins refused without a callout: configuration mode's callout account.
+
+        (nats-server: a refused login in configuration mode is reported in the callout's account.)
+        """
+        return self.config.account if self.config is not None else ""
+
     def guarded(self, result: tuple[Account, Login] | None) -> tuple[Account, Login] | None:
         """A login to a callout's account with ``$SYS.REQ.USER.AUTH`` denied to publish (``mergeDenyPermissions``).
 

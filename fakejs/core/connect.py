@@ -70,6 +70,10 @@ class CalloutRunner(Protocol):
         """Send the request; ``done`` gets the outcome later."""
         ...
 
+    def refusals_to(self) -> str:
+        """The account told of logins refused without a callout ("": the client's own)."""
+        ...
+
 
 class LoginHost(Protocol):
     """What logging a client in needs from the server (part of :class:`~fakejs.core.session.SessionHost`)."""
@@ -88,6 +92,10 @@ class LoginHost(Protocol):
     @property
     def callouts(self) -> CalloutRunner | None:
         """The authorization callout (``auth_callout``), if configured."""
+        ...
+
+    def login_refused(self, client: Any, account: str, reason: str) -> None:
+        """Tell ``account`` (the client's own when "") of a refused login (``$SYS.ACCOUNT.CLIENT.AUTH.ERR``)."""
         ...
 
     def authenticate(
@@ -169,10 +177,12 @@ class ConnectingClient(Protocol):
 class ConnectHandler:
     """CONNECT and login for one client session."""
 
-    __slots__ = ("_client",)
+    __slots__ = ("_client", "_refusals_to")
 
     def __init__(self, client: ConnectingClient) -> None:
         self._client = client
+        # The account told of a refused login ($SYS.ACCOUNT.CLIENT.AUTH.ERR); "": the client's own.
+        self._refusals_to = ""
 
     def on_connect(self, event: Connect) -> None:
         client = self._client
@@ -199,6 +209,7 @@ class ConnectHandler:
                 self._call_out(dict(client.opts), first, policy, prior)
                 return
             result = callouts.guarded(result)
+            self._refusals_to = callouts.refusals_to()
         if not self._accept(client.opts, first, result):
             return
         self._connected()
@@ -226,9 +237,10 @@ class ConnectHandler:
                 return
             result, warning = outcome
             if result is None:
-                self._refuse_login(connect)
+                self._refuse_login(connect, told=False)
                 if warning:
                     client.broker.log.warning("%s", warning)
+                client.broker.login_refused(client, policy.account, warning)
                 return
             client.opts.pop("jwt", None)  # as nats-server, the callout's user replaces the JWT's
             self._take_login(*result, named=False)
@@ -293,10 +305,15 @@ class ConnectHandler:
             return self._refuse_login(connect)
         return self._take_login(*result)
 
-    def _refuse_login(self, connect: dict[str, Any]) -> bool:
-        """nats-server's ``authViolation``: the error line, ``-ERR 'Authorization Violation'``, closed."""
+    def _refuse_login(self, connect: dict[str, Any], told: bool = True) -> bool:
+        """nats-server's ``authViolation``: the error line, ``-ERR 'Authorization Violation'``, closed.
+
+        ``told``: the account's ``$SYS.ACCOUNT.CLIENT.AUTH.ERR`` event goes first (a callout's comes after).
+        """
         client = self._client
         log = client.broker.log
+        if told:
+            client.broker.login_refused(client, self._refusals_to, AUTH_VIOLATION)
         presented = auth_user(connect)
         log.error("%s - authentication error%s", client, f" - {presented}" if presented else "")
         client.refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)

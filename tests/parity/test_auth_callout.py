@@ -25,6 +25,10 @@ issuer, auth_users, account } }``:
   (``Error decrypting auth callout response on account "AUTH": ...``);
 - with ``allowed_accounts``, a configured login that lands in another
   account is not sent (one that fails is);
+- every refused login is told in the callout's account on
+  ``$SYS.ACCOUNT.CLIENT.AUTH.ERR`` (a disconnect event, ``reason`` the
+  warning, or ``Authentication Failure``); without a callout, in the
+  client's account;
 - ``auth_users`` log in as configured, no request sent (a wrong password
   is refused as usual); a user logged in to the callout's account may not
   publish to ``$SYS.REQ.USER.AUTH`` (a publish deny added to its own).
@@ -302,6 +306,58 @@ async def test_logins_to_accounts_not_allowed_are_not_sent(server: Start) -> Non
         assert [request.connect_opts["user"] for request in service.requests] == ["bob"]
     finally:
         await service_nc.close()
+
+
+AUTH_ERROR = "$SYS.ACCOUNT.CLIENT.AUTH.ERR"
+
+
+def told(data: bytes) -> dict[str, Any]:
+    """An auth error event with what differs from run to run left out."""
+    event: dict[str, Any] = json.loads(data)
+    assert event["type"] == "io.nats.server.advisory.v1.client_disconnect"
+    client = {k: v for k, v in event["client"].items() if k not in ("start", "stop", "rtt", "id", "ver")}
+    return {"client": client, "sent": event["sent"], "received": event["received"], "reason": event["reason"]}
+
+
+async def test_refusals_are_told_in_the_callout_account(server: Start) -> None:
+    target = await server(CONFIG)
+    service_nc, _ = await with_service(target)
+    events = await service_nc.subscribe(AUTH_ERROR)
+    await service_nc.flush()
+    try:
+        await refused(target, "nope")
+        await refused(target, "wrong", user="auth")
+        first, second = [told((await events.next_msg(timeout=WAIT)).data) for _ in range(2)]
+    finally:
+        await service_nc.close()
+    client = {"host": "127.0.0.1", "acc": "AUTH", "user": "bob", "name": "cli", "name_tag": "$G"}
+    client |= {"kind": "Client", "client_type": "nats"}
+    nothing = {"msgs": 0, "bytes": 0}
+    assert first == {
+        "client": client,
+        "sent": nothing,
+        "received": nothing,
+        "reason": "Auth callout service returned an error: go away",
+    }
+    assert second == {
+        "client": {**client, "user": "auth"},
+        "sent": nothing,
+        "received": nothing,
+        "reason": "Authentication Failure",
+    }
+
+
+async def test_without_a_callout_the_clients_account_is_told(server: Start) -> None:
+    target = await server("authorization { users: [ {user: a, password: a} ] }\n")
+    nc = await nats.connect(target.url, user="a", password="a")
+    events = await nc.subscribe(AUTH_ERROR)
+    await nc.flush()
+    try:
+        await refused(target, "nope")
+        event = told((await events.next_msg(timeout=WAIT)).data)
+    finally:
+        await nc.close()
+    assert event["client"]["acc"] == "$G" and event["reason"] == "Authentication Failure"
 
 
 CONFIG_ERRORS = {
