@@ -16,7 +16,8 @@ error - User "bob"`` first, the warning after it).  The service's own user
 callout's account may not publish to ``$SYS.REQ.USER.AUTH``, and
 ``$SYS.REQ.USER.INFO``'s ``account_name`` is the account JWT's name and
 ``user_name`` the user JWT's.  The request's ``client_info.user`` of a
-client that showed only a JWT is the JWT's user key.
+client that showed only a JWT is the JWT's user key.  An account's ``xkey``
+encrypts its requests as the configuration's does.
 """
 
 from __future__ import annotations
@@ -29,7 +30,15 @@ from typing import Any
 import nats
 import pytest
 
-from fakejs.testkit.jwt import AUTH_CALLOUT_SUBJECT, Allow, AuthorizationRequest, CalloutService, Deny, Operator
+from fakejs.testkit.jwt import (
+    AUTH_CALLOUT_SUBJECT,
+    Allow,
+    AuthorizationRequest,
+    CalloutService,
+    CurveKey,
+    Deny,
+    Operator,
+)
 from tests.harness.configured import Start, configured_servers
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
@@ -43,6 +52,11 @@ APP = OPERATOR.account("APP")
 OTHER = OPERATOR.account("OTHER")
 SERVICE = AUTH.user("service")
 SENTINEL = AUTH.user("sentinel", bearer=True, pub_deny=[">"], sub_deny=[">"])
+SEALED = OPERATOR.account("SEALED")
+SEALED_SERVICE = SEALED.user("service")
+SEALED_SENTINEL = SEALED.user("sentinel", bearer=True)
+SEALED_XKEY = CurveKey()
+SEALED.authorization = {"auth_users": [SEALED_SERVICE.public_key], "xkey": SEALED_XKEY.public_key}
 lines = lines_fixture()
 AUTH.authorization = {"auth_users": [SERVICE.public_key], "allowed_accounts": [APP.public_key]}
 
@@ -65,7 +79,7 @@ async def server(target_kind: str, tmp_path: Path) -> AsyncIterator[Start]:
 
 
 async def started(start: Start, tmp_path: Path) -> tuple[Target, Any, CalloutService]:
-    config = OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, AUTH, APP, OTHER])
+    config = OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, AUTH, APP, OTHER, SEALED])
     target = await start(config)
     service = CalloutService(AUTH, decide)
     nc = await nats.connect(target.url, user_credentials=SERVICE.write_creds(tmp_path / "service.creds"))
@@ -158,3 +172,30 @@ async def test_the_request_names_a_jwt_user_by_its_key(server: Start, tmp_path: 
         "user_name": "service",
         "permissions": {"publish": {"deny": ["$SYS.REQ.USER.AUTH"]}, "subscribe": {}},
     }
+
+
+async def test_an_encrypted_account_callout(server: Start, tmp_path: Path) -> None:
+    target, auth_nc, _ = await started(server, tmp_path)
+    await auth_nc.close()
+    service = CalloutService(SEALED, lambda _: Allow(SEALED.public_key, name="sealed"), xkey=SEALED_XKEY)
+    creds = SEALED_SERVICE.write_creds(tmp_path / "sealed.creds")
+    nc = await nats.connect(target.url, user_credentials=creds)
+    headers: list[Any] = []
+
+    async def on_request(msg: Any) -> None:
+        headers.append(msg.headers)
+        await msg.respond(service.answer(msg.data, msg.headers))
+
+    await nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
+    await nc.flush()
+    try:
+        client = await RawClient.connect(target.host, target.port)
+        connect = {"verbose": False, "pedantic": False, "jwt": SEALED_SENTINEL.jwt, "protocol": 1}
+        await client.send(b"CONNECT " + json.dumps(connect).encode() + b"\r\nPING\r\n")
+        await client.read_until(b"PONG\r\n")
+        await client.close()
+        server_xkey = nc._server_info["xkey"]
+    finally:
+        await nc.close()
+    assert headers == [{"Nats-Server-Xkey": server_xkey}]
+    assert service.requests[0].server_id["xkey"] == server_xkey
