@@ -16,7 +16,8 @@ callbacks, clock error sinks).
 
 The rest: ``configfile`` (nats-server configuration files onto
 ``ServerOptions``); for a client, ``connect`` (CONNECT and the login its
-credentials make), ``auth`` (the credential checks), ``jwt`` (operator
+credentials make), ``auth`` (the credential checks), ``callout``
+(authorization callouts: a login decided by a service), ``jwt`` (operator
 mode: JWTs verified, the chain of trust, user JWT logins), ``users`` (who may
 connect, and their permissions), ``permissions`` (one client's permissions,
 compiled), ``certmap`` (``verify_and_map``: the user a client certificate

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import OPEN, Authenticator, Login, LoginRules, validate, with_cookies
+from fakejs.core.callout import AuthCallouts, callout_server_key, operator_callouts, wants_callouts
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster_checks import jetstream_problem
@@ -32,7 +33,7 @@ from fakejs.core.session import ClientSession
 from fakejs.core.stats import Stats
 from fakejs.core.sysevents import SystemEvents
 from fakejs.gocompat import ids
-from fakejs.gocompat.curvekeys import curve_public_key
+from fakejs.gocompat.curvekeys import curve_key_pair
 from fakejs.protocol.writer import go_quote
 from fakejs.protocol.writer import info as go_info
 
@@ -57,13 +58,22 @@ class Broker:
         self.failures = Failures(self.log)
         # Every random choice the server makes comes from this one generator.
         self.random = ids.new_random(options.seed)
-        self.server_id = ids.server_id(self.random)
+        # With an authorization callout the id is the public half of a real server nkey (it signs the requests).
+        callout_key = callout_server_key(self.random) if wants_callouts(options) else None
+        self.server_id = callout_key.public_key if callout_key is not None else ids.server_id(self.random)
         # INFO's "xkey": the public half of the curve key pair a server makes at its start.
-        self.xkey = curve_public_key(self.random)
+        # Its private half decrypts an authorization callout's encrypted answers.
+        self.xkey_private, self.xkey = curve_key_pair(self.random)
         self.name = options.name or "fakejs-" + self.server_id[-8:]
         self.accounts = Accounts(self.random, self.record_error)
         self.auth = Authenticator(options)
         self.jwt_logins = jwt_logins(options)  # operator mode: user JWTs log in
+        # ``auth_callout``, or accounts' JWT ``authorization``: logins a service decides (see fakejs.core.callout).
+        self.callouts: AuthCallouts | None = None
+        if options.auth_callout is not None and callout_key is not None:
+            self.callouts = AuthCallouts(self, callout_key, options.auth_callout)
+        elif callout_key is not None and self.jwt_logins is not None:
+            self.callouts = operator_callouts(self, callout_key, self.jwt_logins.accounts)
         if options.user:
             self.accounts.default.users[options.user] = options.password
         add_configured_accounts(self.accounts, options)
@@ -234,6 +244,12 @@ class Broker:
         for callback in self.on_client_connected:
             callback(client)
 
+    def login_refused(self, client: ClientSession, account: str, reason: str) -> None:
+        """Tell ``account`` (the client's own when "") of a refused login: ``$SYS.ACCOUNT.CLIENT.AUTH.ERR``."""
+        told = self.accounts.get(account) if account else client.account
+        if told is not None:
+            self.events.auth_error(client, told, reason)
+
     def account_connections(self, account: Account) -> int:
         """How many open clients are in ``account``."""
         return sum(1 for client in self.clients.values() if client.account is account and not client.closed)
@@ -284,7 +300,9 @@ class Broker:
         except Refused:  # nats-server says why in a debug line; fakejs does not
             return None
         account = self.accounts.get(login.user.account)
-        return (account, Login(login.user, signed=True, expires=login.expires)) if account is not None else None
+        if account is None:
+            return None
+        return account, Login(login.user, signed=True, expires=login.expires, name_tag=login.user.name)
 
     def _account_login(self, connect: dict[str, Any]) -> Account | None:
         """A user and password registered on an account other than ``$G`` (``Account.users``)."""

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from fakejs.core.account_config import AccountConfig
     from fakejs.core.cluster_config import ClusterConfig
     from fakejs.core.transport_config import TLSConfig, WebSocketConfig
-    from fakejs.core.users import User
+    from fakejs.core.users import AuthCallout, User
 
 
 # The nats-server release whose behaviour fakejs reproduces, and its
@@ -102,6 +102,8 @@ class ServerOptions:
     # and permissions; ``no_auth_user`` names the one a client without credentials becomes.
     users: list[User] = field(default_factory=list)
     no_auth_user: str = ""
+    # ``authorization { auth_callout {...} }``: logins decided by a service (see fakejs.core.callout).
+    auth_callout: AuthCallout | None = None
     # ``accounts { ... }``: accounts besides the global one, with their users, JetStream
     # limits, exports and imports (users with an ``account`` log in there).
     accounts: list[AccountConfig] = field(default_factory=list)

@@ -489,6 +489,11 @@ SYSTEM_EVENTS: tuple[Feature, ...] = (
     Feature("$SYS.ACCOUNT.<account>.CONNECT", SERVED),
     Feature("$SYS.ACCOUNT.<account>.DISCONNECT", SERVED),
     Feature("$SYS.SERVER.<id>.CLIENT.AUTH.ERR", SERVED),
+    Feature(
+        "$SYS.ACCOUNT.CLIENT.AUTH.ERR",
+        SERVED,
+        "in the refused client's account (with a configuration-mode callout, the callout's account)",
+    ),
     Feature("$SYS.ACCOUNT.<account>.SERVER.CONNS, $SYS.SERVER.ACCOUNT.<account>.CONNS", SERVED),
     Feature("$SYS.SERVER.<id>.STATSZ", SERVED, "while someone listens, on nats-server's schedule"),
     Feature("$SYS.SERVER.<id>.LAMEDUCK", SERVED),

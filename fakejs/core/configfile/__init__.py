@@ -13,7 +13,8 @@ Modules: ``load`` (the entry points, the top-level switch and the checks at
 start), ``server_keys`` (scalar keys: addresses, limits, timers, logging,
 names), ``jetstream_keys`` (``jetstream`` and ``store_dir``),
 ``jetstream_limits`` (``jetstream { limits {} }``), ``authorization`` (the
-``authorization`` block and ``no_auth_user``), ``accounts`` (the
+``authorization`` block and ``no_auth_user``), ``callout`` (its
+``auth_callout`` block), ``accounts`` (the
 ``accounts`` block), ``exports`` (an account's exports and imports),
 ``mappings`` (``mappings`` blocks), ``message_trace`` (an account's
 ``msg_trace``), ``resolver_directory`` (``resolver { type: full | cache }``),

@@ -4,8 +4,10 @@ Sans-IO, and without a clock of its own (the caller passes the time):
 ``claims`` (a JWT's header, claims and signature check, ``exp``/``nbf``),
 ``trust`` (trusted operators, account JWTs and the fakejs accounts they
 make) and ``login`` (a CONNECT's user JWT and nonce signature checked: the
-user, its account and expiry); ``directory`` keeps the account JWTs
-of a full or cache resolver in a directory (files, no clock).  The package may import the core modules
+user, its account and expiry), ``callout`` (an authorization callout's
+request JWT signed, its response JWT checked); ``directory`` keeps the
+account JWTs of a full or cache resolver in a directory (files, no clock).
+The package may import the core modules
 below the broker's CONNECT handling (``auth`` for nkey signatures,
 ``users``, ``account_config``, ``options``); the broker and the
 configuration file import it.

@@ -36,7 +36,7 @@ class JwtError(ValueError):
 
 @dataclass(frozen=True)
 class Claims:
-    """The claims of one JWT: ``ClaimsData`` (``sub``, ``iss``, ``name``, ``iat``, ``exp``, ``nbf``, ``jti``) and ``nats``.
+    """The claims of one JWT: ``ClaimsData`` (``sub``, ``iss``, ``name``, ``iat``, ``exp``, ``nbf``, ``jti``, ``aud``) and ``nats``.
 
     Times are Unix seconds; 0 means unset (never expires, valid at once).
     """
@@ -50,6 +50,7 @@ class Claims:
     not_before: int = 0
     jwt_id: str = ""
     nats: dict[str, Any] = field(default_factory=dict)
+    audience: str = ""  # ``aud``: an authorization response's server, a callout user's account
 
     def time_problem(self, now: float) -> str:
         """nats-io/jwt's time checks: ``"claim is expired"``, ``"claim is not yet valid"``, or ``""``."""
@@ -105,6 +106,7 @@ def decode(token: str) -> Claims:
         not_before=_seconds(raw_claims.get("nbf")),
         jwt_id=str(raw_claims.get("jti", "")),
         nats=nats,
+        audience=raw_claims["aud"] if isinstance(raw_claims.get("aud"), str) else "",
     )
 
 

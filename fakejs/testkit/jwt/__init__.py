@@ -14,11 +14,24 @@ signature, decoding and checking, the ``.creds`` text) and ``issuers``
 (:class:`Operator`, :class:`Account`, :class:`User` and their signing
 keys, with an injectable clock, the operator-mode configuration for
 nats-server, and :func:`push_account`, an account JWT update sent over a
-system account user's connection).  Keys and signatures come from the ``nkeys`` package.  The
+system account user's connection) and ``callout`` (an authorization
+callout service: :class:`CalloutService` reads a server's request and
+answers with a user JWT, :class:`Allow`, or an error, :class:`Deny`).
+Keys and signatures come from the ``nkeys`` package.  The
 package may import :mod:`fakejs.core` (the nonce signature check) and
 :mod:`fakejs.gocompat` (Go's JSON).
 """
 
+from fakejs.testkit.jwt.callout import (
+    AUTH_CALLOUT_SUBJECT,
+    Allow,
+    AuthorizationRequest,
+    CalloutService,
+    CurveKey,
+    Deny,
+    RequestError,
+    read_request,
+)
 from fakejs.testkit.jwt.claims import (
     claims_id,
     decode,
@@ -32,9 +45,16 @@ from fakejs.testkit.jwt.claims import (
 from fakejs.testkit.jwt.issuers import Account, Key, Operator, ResponsePermission, User, push_account
 
 __all__ = [
+    "AUTH_CALLOUT_SUBJECT",
     "Account",
+    "Allow",
+    "AuthorizationRequest",
+    "CalloutService",
+    "CurveKey",
+    "Deny",
     "Key",
     "Operator",
+    "RequestError",
     "ResponsePermission",
     "User",
     "claims_id",
@@ -45,5 +65,6 @@ __all__ = [
     "format_user_config",
     "issued_claims",
     "push_account",
+    "read_request",
     "verify",
 ]

@@ -46,6 +46,7 @@ EXPORT_FIELDS = (
     "name", "subject", "type", "token_req", "revocations", "response_type", "response_threshold",
     "service_latency", "account_token_position", "advertise", "allow_trace", "description", "info_url",
 )  # fmt: skip
+AUTHORIZATION_FIELDS = ("auth_users", "allowed_accounts", "xkey")
 IMPORT_FIELDS = ("name", "subject", "account", "token", "to", "local_subject", "type", "share", "allow_trace")
 
 
@@ -220,6 +221,7 @@ class Account(Key):
         signing_keys: Iterable[Key] = (),
         expires: Expiry = None,
         description: str = "",
+        authorization: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(nkeys.PREFIX_BYTE_ACCOUNT, seed)
         self.name = name
@@ -233,6 +235,8 @@ class Account(Key):
         self.revocations: dict[str, int] = {}
         self.expires = _unix(expires, self.now())
         self.description = description
+        # ExternalAuthorization: ``auth_users`` (user public keys), ``allowed_accounts``, ``xkey``.
+        self.authorization = dict(authorization or {})
 
     def signing_key(self, seed: str | None = None) -> Key:
         """A new account signing key, named in the account's JWT, to issue users with (``signer=``)."""
@@ -261,7 +265,7 @@ class Account(Key):
         if self.revocations:
             nats["revocations"] = dict(sorted(self.revocations.items()))
         nats["default_permissions"] = {"pub": {}, "sub": {}}
-        nats["authorization"] = {}
+        nats["authorization"] = _ordered(self.authorization, AUTHORIZATION_FIELDS)
         if self.description:
             nats["description"] = self.description
         nats.update(type="account", version=LIBRARY_VERSION)
