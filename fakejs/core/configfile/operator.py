@@ -17,6 +17,7 @@ from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import go_type
 from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind
+from fakejs.core.jwt.scoped import user_scopes
 from fakejs.core.jwt.trust import TrustedOperators, resolve
 from fakejs.core.options import ServerOptions
 
@@ -111,8 +112,8 @@ HANDLERS = {
 def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: ConfigContext) -> None:
     """Operator mode's start: the trusted preloaded accounts become configured accounts (named by key).
 
-    Refused by name: operator mode without a MEMORY resolver, accounts with
-    scoped signing keys, and a websocket ``jwt_cookie``.  ``accounts`` beside operators is nats-server's
+    Refused by name: operator mode without a MEMORY resolver, a scoped signing
+    key's template with connect times or a trusted proxy, and a websocket ``jwt_cookie``.  ``accounts`` beside operators is nats-server's
     start error (see :func:`~fakejs.core.configfile.load.start_problem`).
     """
     if not options.trusted_operators or context.errors:
@@ -127,6 +128,7 @@ def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: 
         return
     trusted = TrustedOperators.from_jwts(options.trusted_operators)
     for name, account in resolve(trusted, options.resolver_preload).items():
-        if account.scoped_keys:
-            context.refuse(first, f"scoped signing keys (account {name} in resolver_preload)")
+        for scope in user_scopes(account.claims.nats).values():
+            for unserved in scope.unserved():
+                context.refuse(first, f"{unserved} in a scoped signing key's template (account {name})")
         options.accounts.append(account.config(name))

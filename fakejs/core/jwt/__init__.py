@@ -3,7 +3,8 @@
 Sans-IO, and without a clock of its own (the caller passes the time):
 ``claims`` (a JWT's header, claims and signature check, ``exp``/``nbf``),
 ``trust`` (trusted operators, account JWTs and the fakejs accounts they
-make) and ``login`` (a CONNECT's user JWT and nonce signature checked: the
+make), ``scoped`` (scoped signing keys and the permission templates their
+users get) and ``login`` (a CONNECT's user JWT and nonce signature checked: the
 user, its account and expiry).  The package may import the core modules
 below the broker's CONNECT handling (``auth`` for nkey signatures,
 ``users``, ``account_config``, ``options``); the broker and the

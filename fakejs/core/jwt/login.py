@@ -12,8 +12,9 @@ networks and with one of its ``allowed_connection_types``.
 A login becomes a :class:`~fakejs.core.users.User` in the account (named by
 its public key) with the JWT's permissions and its ``subs`` and ``payload``
 limits (the latter lowered by the account's), and the time it expires.
-Users issued by a scoped signing key are refused (fakejs does not apply
-scope templates).
+A user issued by one of the account's scoped signing keys gets the key's
+template in place of its own permissions and limits (see
+:mod:`fakejs.core.jwt.scoped`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from fakejs.core.auth import verify_signature
 from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, USER, Claims, JwtError, decode_kind, is_key_of
+from fakejs.core.jwt.scoped import ScopeError, scoped_user, user_scopes
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, claim_limit, resolve
 from fakejs.core.options import ServerOptions
 from fakejs.core.sublimits import tighter
@@ -104,9 +106,9 @@ class JwtAuthenticator:
         if problem := claims.time_problem(now):
             raise Refused(f"User JWT no longer valid: {problem}")
         account = self._issuing_account(claims)
+        nats = self._scoped(account, claims) if claims.issuer in account.scoped_keys else claims.nats
         if account.claims.time_problem(now):
             raise Refused("Account JWT has expired")
-        nats = claims.nats
         if not nats.get("bearer_token"):
             self._check_signature(connect, nonce, claims.subject)
         elif account.limits.get("disallow_bearer"):
@@ -142,8 +144,19 @@ class JwtAuthenticator:
         if claims.issuer == account.public_key or claims.issuer in account.signing_keys:
             return account
         if claims.issuer in account.scoped_keys:
-            raise Refused("User JWT issued by a scoped signing key (not served)")
+            return account
         raise Refused("User JWT issuer is not known")
+
+    @staticmethod
+    def _scoped(account: AccountClaims, claims: Claims) -> dict[str, Any]:
+        """The user claim with the template of the scoped signing key that issued it."""
+        scope = user_scopes(account.claims.nats).get(claims.issuer)
+        if scope is None:
+            raise Refused("User JWT is not valid")
+        try:
+            return scoped_user(scope, claims, account.claims)
+        except ScopeError as exc:
+            raise Refused(str(exc)) from None
 
     @staticmethod
     def _check_signature(connect: Mapping[str, Any], nonce: bytes, user_key: str) -> None:

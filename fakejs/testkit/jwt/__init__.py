@@ -12,7 +12,7 @@
 ``claims`` (the JWT format: claims in Go's field order, the ``jti``, the
 signature, decoding and checking, the ``.creds`` text) and ``issuers``
 (:class:`Operator`, :class:`Account`, :class:`User` and their signing
-keys, with an injectable clock, and the operator-mode configuration for
+keys, scoped ones (:class:`ScopedKey`, :func:`user_template`) included, with an injectable clock, and the operator-mode configuration for
 nats-server).  Keys and signatures come from the ``nkeys`` package.  The
 package may import :mod:`fakejs.core` (the nonce signature check) and
 :mod:`fakejs.gocompat` (Go's JSON).
@@ -28,13 +28,14 @@ from fakejs.testkit.jwt.claims import (
     issued_claims,
     verify,
 )
-from fakejs.testkit.jwt.issuers import Account, Key, Operator, ResponsePermission, User
+from fakejs.testkit.jwt.issuers import Account, Key, Operator, ResponsePermission, ScopedKey, User, user_template
 
 __all__ = [
     "Account",
     "Key",
     "Operator",
     "ResponsePermission",
+    "ScopedKey",
     "User",
     "claims_id",
     "decode",
@@ -43,5 +44,6 @@ __all__ = [
     "encode",
     "format_user_config",
     "issued_claims",
+    "user_template",
     "verify",
 ]
