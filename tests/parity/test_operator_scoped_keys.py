@@ -154,6 +154,19 @@ async def test_refused_scoped_users(start: StartOperator) -> None:
         assert await refused(target, user) == AUTHORIZATION_VIOLATION, user.name
 
 
+async def test_the_templates_sources_and_connection_types_apply(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    elsewhere = app.scoped_signing_key("elsewhere", src=["10.0.0.0/8"])
+    websocket = app.scoped_signing_key("websocket", allowed_connection_types=["WEBSOCKET"])
+    local = app.scoped_signing_key("local", src=["127.0.0.0/8"], allowed_connection_types=["STANDARD"])
+    target = await start(operator, system, app)
+    for key in (elsewhere, websocket):
+        assert await refused(target, app.user("u", signer=key)) == AUTHORIZATION_VIOLATION, key.role
+    client = await logged_in(target, app.user("here", signer=local))
+    await client.close()
+
+
 async def test_a_user_issued_by_a_plain_key_keeps_its_own_permissions(start: StartOperator) -> None:
     operator = Operator("O")
     system, app = operator.account("SYS"), operator.account("APP")
