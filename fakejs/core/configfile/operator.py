@@ -16,7 +16,7 @@ import os
 from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import go_type
-from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind
+from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind, parse_decorated_jwt
 from fakejs.core.jwt.scoped import user_scopes
 from fakejs.core.jwt.trust import TrustedOperators, resolve
 from fakejs.core.options import ServerOptions
@@ -28,20 +28,21 @@ RESOLVER_FORMS = 'should be MEM or  URL("url") or a map containing dir and type 
 def _operator_jwt(text: str) -> str:
     """nats-server's ``ReadOperatorJWT``: the JWT itself, or the text of the file it names."""
     try:
-        claims = decode(text)
+        claims = decode(text.strip())
     except JwtError:
         claims = None
     if claims is not None:
         if claims.kind != OPERATOR:
             raise JwtError(f"not {OPERATOR} claim")
-        return text
+        return text.strip()
     try:
         with open(text, encoding="utf-8") as file:
             contents = file.read()
     except OSError as exc:
         raise JwtError(f"open {text}: {os.strerror(exc.errno or 2).lower()}") from None
-    decode_kind(contents, OPERATOR)
-    return contents.strip()
+    token = parse_decorated_jwt(contents)  # an operator file may be decorated as nsc writes it
+    decode_kind(token, OPERATOR)
+    return token.strip()
 
 
 def operator(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:

@@ -28,6 +28,7 @@ from fakejs.core.auth import verify_signature
 from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, USER, Claims, JwtError, decode_kind, is_key_of
 from fakejs.core.jwt.scoped import ScopeError, scoped_user, user_scopes
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, claim_limit, resolve
+from fakejs.core.jwt.validation import user_problem
 from fakejs.core.options import ServerOptions
 from fakejs.core.sublimits import tighter
 from fakejs.core.users import Permissions, ResponsePermission, SubjectPermission, User
@@ -103,7 +104,7 @@ class JwtAuthenticator:
             claims = decode_kind(token, USER)
         except JwtError as exc:
             raise Refused(f"User JWT not valid: {exc}") from None
-        if problem := claims.time_problem(now):
+        if problem := claims.time_problem(now) or user_problem(claims.nats):
             raise Refused(f"User JWT no longer valid: {problem}")
         account = self._issuing_account(claims)
         nats = self._scoped(account, claims) if claims.issuer in account.scoped_keys else claims.nats
