@@ -67,6 +67,15 @@ class Claims:
     jwt_id: str = ""
     nats: dict[str, Any] = field(default_factory=dict)
 
+    def time_problems(self, now: float) -> list[str]:
+        """Every time check nats-io/jwt's ``ClaimsData.Validate`` fails: expired, then not yet valid."""
+        problems = []
+        if self.expires and now > self.expires:
+            problems.append("claim is expired")
+        if self.not_before and now < self.not_before:
+            problems.append("claim is not yet valid")
+        return problems
+
     def time_problem(self, now: float) -> str:
         """nats-io/jwt's time checks: ``"claim is expired"``, ``"claim is not yet valid"``, or ``""``."""
         if self.expires and now > self.expires:

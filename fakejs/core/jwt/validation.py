@@ -7,7 +7,7 @@ space at most); a ``src`` entry that is not a CIDR (Go's
 ``net.ParseCIDR``: an address alone is not one); a ``times`` range whose
 ``start`` or ``end`` is not ``HH:MM:SS``; a ``times_location`` that is not a
 time zone; an ``issuer_account`` that is not an account key.
-:func:`user_problem` gives the first, in nats-io/jwt's order, or ``""``.
+:func:`user_issues` lists them in nats-io/jwt's order.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def is_cidr(text: str) -> bool:
     return len(match.group(2)) <= 3 and int(match.group(2)) <= address.max_prefixlen
 
 
-def _sources(value: object) -> list[str]:
+def sources(value: object) -> list[str]:
     """A ``src`` as nats-io/jwt's ``CIDRList`` reads it: a list as given, or one string split on commas."""
     if isinstance(value, str):
         return [part.strip().lower() for part in value.lower().split(",") if part.strip()]
@@ -102,14 +102,14 @@ def _time_issues(times: object, location: object) -> Iterator[str]:
             yield f"could not parse iana time zone by name: unknown time zone {location}"
 
 
-def user_problem(nats: Mapping[str, Any]) -> str:
-    """The first issue nats-io/jwt's ``UserClaims.Validate`` finds in a user claim's ``nats`` part, or ``""``."""
+def user_issues(nats: Mapping[str, Any]) -> list[str]:
+    """The issues nats-io/jwt's ``UserClaims.Validate`` finds in a user claim's ``nats`` part, in its order."""
     issues = [
         *_permission_issues(nats.get("sub"), permit_queue=True),
         *_permission_issues(nats.get("pub"), permit_queue=False),
         *(
             f"invalid cidr {quote_text(cidr)} in user src limits"
-            for cidr in _sources(nats.get("src"))
+            for cidr in sources(nats.get("src"))
             if not is_cidr(cidr)
         ),
         *_time_issues(nats.get("times"), nats.get("times_location")),
@@ -117,4 +117,4 @@ def user_problem(nats: Mapping[str, Any]) -> str:
     issuer_account = nats.get("issuer_account")
     if isinstance(issuer_account, str) and issuer_account and decode_public_key(issuer_account, 0) is None:
         issues.append("account_id is not an account public key")
-    return issues[0] if issues else ""
+    return issues
