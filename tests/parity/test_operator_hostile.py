@@ -17,9 +17,10 @@ import pytest
 
 from fakejs.testkit.jwt import Account, Operator, User, encode
 from tests.harness.config_file import option_errors_alike, write
-from tests.harness.operator import StartOperator, operator_start_fixture
+from tests.harness.operator import StartOperator, login_connect, operator_start_fixture
 from tests.harness.raw import RawClient
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target
+from tests.harness.wait import eventually
 
 start = operator_start_fixture()
 
@@ -108,3 +109,49 @@ def test_a_preloaded_account_whose_signing_keys_do_not_decode(entry: dict[str, A
     token = encode(claims, operator.keypair)
     text = f'operator: "{operator.jwt}"\nresolver: MEMORY\nresolver_preload: {{ "{app.public_key}": "{token}" }}\n'
     option_errors_alike(write(tmp_path, text))
+
+
+async def test_what_nats_io_jwt_reads_leniently(start: StartOperator) -> None:
+    """A ``src`` given as one string, field names in another case, the header's names in any case."""
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    target = await start(operator, system, app)
+    user = app.user("u")
+    assert await answer(target, user, with_claims(user, app, {"src": "10.0.0.0/8, 127.0.0.0/8"})) == b"PONG\r\n"
+    assert await answer(target, user, with_claims(user, app, {"src": "10.0.0.0/8"})) == REFUSED
+    nats = {"Type": "user", "VERSION": 2, "Subs": -1, "PAYLOAD": -1}
+    claims = {"ISS": app.public_key, "Sub": user.public_key, "NATS": nats}
+    assert await answer(target, user, signed(app, b'{"typ":"JWT","alg":"ed25519-nkey"}', claims)) == b"PONG\r\n"
+    nats = {"type": "user", "version": 2, "subs": -1, "payload": -1}
+    claims = {"iss": app.public_key, "sub": user.public_key, "nats": nats}
+    assert await answer(target, user, signed(app, b'{"typ":"jwt","alg":"ED25519-NKEY"}', claims)) == b"PONG\r\n"
+
+
+def signed(account: Account, header: bytes, claims: dict[str, Any]) -> str:
+    """A JWT of ``header`` and ``claims`` as given (no field added or reordered), signed by ``account``."""
+    parts = [base64.urlsafe_b64encode(part).rstrip(b"=").decode() for part in (header, json.dumps(claims).encode())]
+    signature = base64.urlsafe_b64encode(account.sign(".".join(parts).encode())).rstrip(b"=").decode()
+    return ".".join([*parts, signature])
+
+
+async def test_a_user_without_limits_may_do_nothing(start: StartOperator) -> None:
+    """A user claim's absent ``subs`` and ``payload`` are Go's zero: no subscription, no payload (-1 is no limit)."""
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    target = await start(operator, system, app)
+    none = app.user("none", limits={"subs": 0, "payload": -1})
+    assert await refused_at_once(target, none) == b"-ERR 'maximum subscriptions exceeded'\r\n"
+    empty = app.user("empty", limits={"subs": -1, "payload": 0})
+    assert await answer(target, empty, empty.jwt, b"PUB a 1\r\nx\r\n") == b"-ERR 'Maximum Payload Violation'\r\n"
+
+
+async def refused_at_once(target: Target, user: User) -> bytes:
+    """What the server tells ``user`` right after its login (no PING sent), until it closes the connection."""
+    client = await RawClient.connect(target.host, target.port)
+    try:
+        await client.send(await login_connect(client, user))
+        await client.read_until(b"exceeded'\r\n")
+        assert await eventually(client.hung_up)
+        return bytes(client.received)
+    finally:
+        await client.close()

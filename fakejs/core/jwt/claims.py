@@ -164,7 +164,8 @@ def decode(token: str) -> Claims:
         check_claims(raw_claims, IDENTIFIER)
     except ShapeError as exc:
         raise JwtError(str(exc)) from None
-    raw_kind, version = _kind(raw_claims), _version(raw_claims)
+    identified = normalized(raw_claims, IDENTIFIER)  # "NATS": {"Type": ...} is read as nats.type
+    raw_kind, version = _kind(identified), _version(identified)
     _check_version(raw_kind, version)
     try:
         check_claims(raw_claims, raw_kind)

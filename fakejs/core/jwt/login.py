@@ -97,6 +97,12 @@ def permissions(nats: Mapping[str, Any]) -> Permissions | None:
     return Permissions(publish, subscribe, response)
 
 
+def user_limit(nats: Mapping[str, Any], key: str) -> int:
+    """A user claim's ``subs`` or ``payload``: absent is Go's zero (none allowed), -1 no limit."""
+    value = nats.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def source_allowed(sources: tuple[str, ...], host: str) -> bool:
     """nats-server's ``validateSrc``: no ``src`` allows every address, else one network must hold ``host``."""
     if not sources:
@@ -148,8 +154,8 @@ class JwtAuthenticator:
             permissions=permissions(nats),
             account=account.public_key,
             connection_types=types,
-            max_subscriptions=claim_limit(nats, "subs"),
-            max_payload=tighter(claim_limit(nats, "payload"), claim_limit(account.limits, "payload")),
+            max_subscriptions=user_limit(nats, "subs"),
+            max_payload=tighter(user_limit(nats, "payload"), claim_limit(account.limits, "payload")),
         )
         expires = min((t for t in (claims.expires, account.claims.expires) if t), default=0)
         return JwtLogin(user, expires)
