@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fakejs.core.jwt.claims import Claims, decode
 from fakejs.core.jwt.scoped import (
     EXPANSION_LIMIT,
+    MUSTACHE,
     ScopeError,
     TemplateError,
     UserScope,
@@ -113,3 +116,42 @@ def test_templates_with_connect_times_or_proxies_are_named() -> None:
     ]
     assert UserScope("K", "", {"proxy_required": True}).unserved() == ["trusted proxies (proxy_required)"]
     assert UserScope("K", "", user_template()).unserved() == []
+
+
+OPERATIONS = st.sampled_from(
+    [
+        "name()",
+        "subject()",
+        "account-name()",
+        "account-subject()",
+        "tag(a)",
+        "account-tag(a)",
+        "TAG(a)",
+        "x()",
+        " tag(b) ",
+    ]
+)
+TEMPLATE_SUBJECTS = st.lists(
+    st.lists(
+        st.sampled_from(["a", "b.", ".", ">", "*", " ", "{{", "}}"]) | OPERATIONS.map(lambda op: "{{" + op + "}}")
+    ).map(lambda parts: "".join(parts)),
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    allow=TEMPLATE_SUBJECTS,
+    deny=TEMPLATE_SUBJECTS,
+    tags=st.lists(st.sampled_from(["a:1", "a:2", "b:x", "A:3", "a:", "b: y"]), max_size=5),
+)
+def test_any_template_expands_or_is_refused(allow: list[str], deny: list[str], tags: list[str]) -> None:
+    user, account = claims(tags=tuple(tags), account_tags=tuple(tags))
+    try:
+        result = expand_template({"pub": {"allow": allow, "deny": deny}, "sub": {"allow": deny}}, user, account)
+    except TemplateError:
+        return
+    for permission in (result["pub"], result["sub"]):
+        assert all(isinstance(subject, str) for subject in permission["allow"] + permission["deny"])
+        if any("{{" in subject for subject in permission["allow"]):  # a list with templates is fully expanded
+            assert not any(MUSTACHE.search(subject) for subject in permission["allow"])
