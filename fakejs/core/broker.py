@@ -264,15 +264,21 @@ class Broker:
         return self.auth.rules[details.connection_type]
 
     def authenticate(
-        self, connect: dict[str, Any], nonce: str, details: TransportDetails, host: str = ""
+        self,
+        connect: dict[str, Any],
+        nonce: str,
+        details: TransportDetails,
+        host: str = "",
+        refused: Callable[[str, bool], None] | None = None,
     ) -> tuple[Account, Login] | None:
         """The account the CONNECT options log in to and how, or ``None`` when refused (see :mod:`fakejs.core.auth`).
 
         A websocket client's credentials may come from its upgrade request's cookies; in
-        operator mode the user JWT logs in (see :mod:`fakejs.core.jwt.login`).
+        operator mode the user JWT logs in (see :mod:`fakejs.core.jwt.login`), and a refused one is
+        told to ``refused`` (the reason, and whether nats-server logs it as an error rather than a debug line).
         """
         if self.jwt_logins is not None:
-            return self._jwt_login(connect, nonce, details, host)
+            return self._jwt_login(connect, nonce, details, host, refused)
         ws = self.options.websocket
         if ws is not None and details.cookies and details.connection_type == "WEBSOCKET":
             connect = with_cookies(connect, details.cookies, (ws.user_cookie, ws.pass_cookie, ws.token_cookie))
@@ -291,13 +297,20 @@ class Broker:
         return account or self.accounts.default, login
 
     def _jwt_login(
-        self, connect: dict[str, Any], nonce: str, details: TransportDetails, host: str
+        self,
+        connect: dict[str, Any],
+        nonce: str,
+        details: TransportDetails,
+        host: str,
+        refused: Callable[[str, bool], None] | None,
     ) -> tuple[Account, Login] | None:
         assert self.jwt_logins is not None
         now = self.clock.time_ns() / 1e9
         try:
             login = self.jwt_logins.login(connect, nonce.encode(), host, details.connection_type, now)
-        except Refused:  # nats-server says why in a debug line; fakejs does not
+        except Refused as reason:  # nats-server says why in a debug line (a few in an error line)
+            if refused is not None:
+                refused(str(reason), reason.error_line)
             return None
         account = self.accounts.get(login.user.account)
         if account is None:

@@ -99,9 +99,17 @@ class LoginHost(Protocol):
         ...
 
     def authenticate(
-        self, connect: dict[str, Any], nonce: str, details: TransportDetails, host: str = ""
+        self,
+        connect: dict[str, Any],
+        nonce: str,
+        details: TransportDetails,
+        host: str = "",
+        refused: Callable[[str, bool], None] | None = None,
     ) -> tuple[Account, Login] | None:
-        """The account the CONNECT options (or the client certificate, cookies) log in to, or ``None`` when refused."""
+        """The account the CONNECT options (or the client certificate, cookies) log in to, or ``None`` when refused.
+
+        ``refused`` hears why a JWT login was refused (and whether that is an error line).
+        """
         ...
 
 
@@ -202,7 +210,7 @@ class ConnectHandler:
         callouts = broker.callouts
         result: Authenticated = NOT_YET
         if callouts is not None:
-            result = broker.authenticate(client.opts, client.nonce, client.io.details, client.host)
+            result = broker.authenticate(client.opts, client.nonce, client.io.details, client.host, self._login_refused)
             policy = callouts.policy(client.opts, result)
             if policy is not None:
                 prior = result[1] if isinstance(result, tuple) else None
@@ -296,11 +304,18 @@ class ConnectHandler:
         client.broker.log.error("%s - %s", client, read_error(error) if client.websocket else error)
         return False
 
+    def _login_refused(self, reason: str, error_line: bool) -> None:
+        """nats-server's line saying why a JWT login was refused (debug, or error for a few), before its auth error."""
+        client = self._client
+        (client.broker.log.error if error_line else client.broker.log.debug)("%s - %s", client, reason)
+
     def _log_in(self, connect: dict[str, Any], result: Authenticated = NOT_YET) -> bool:
         """Take on the account, user and permissions the credentials log in to, or refuse and close."""
         client = self._client
         if result is NOT_YET:
-            result = client.broker.authenticate(connect, client.nonce, client.io.details, client.host)
+            result = client.broker.authenticate(
+                connect, client.nonce, client.io.details, client.host, self._login_refused
+            )
         if not isinstance(result, tuple) or connect.get("new_account") or connect.get("account"):
             return self._refuse_login(connect)
         return self._take_login(*result)

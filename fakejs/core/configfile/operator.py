@@ -17,7 +17,8 @@ from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.resolver_directory import directory_resolver
 from fakejs.core.configfile.values import go_type
-from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind
+from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind, parse_decorated_jwt
+from fakejs.core.jwt.scoped import user_scopes
 from fakejs.core.jwt.trust import TrustedOperators, resolve
 from fakejs.core.options import ServerOptions
 
@@ -28,20 +29,21 @@ RESOLVER_FORMS = 'should be MEM or  URL("url") or a map containing dir and type 
 def _operator_jwt(text: str) -> str:
     """nats-server's ``ReadOperatorJWT``: the JWT itself, or the text of the file it names."""
     try:
-        claims = decode(text)
+        claims = decode(text.strip())
     except JwtError:
         claims = None
     if claims is not None:
         if claims.kind != OPERATOR:
             raise JwtError(f"not {OPERATOR} claim")
-        return text
+        return text.strip()
     try:
         with open(text, encoding="utf-8") as file:
             contents = file.read()
     except OSError as exc:
         raise JwtError(f"open {text}: {os.strerror(exc.errno or 2).lower()}") from None
-    decode_kind(contents, OPERATOR)
-    return contents.strip()
+    token = parse_decorated_jwt(contents)  # an operator file may be decorated as nsc writes it
+    decode_kind(token, OPERATOR)
+    return token.strip()
 
 
 def operator(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
@@ -111,8 +113,8 @@ HANDLERS = {
 def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: ConfigContext) -> None:
     """Operator mode's start: the trusted preloaded accounts become configured accounts (named by key).
 
-    Refused by name: operator mode without a resolver (the URL resolver), accounts with
-    scoped signing keys, and a websocket ``jwt_cookie``.  ``accounts`` beside operators is nats-server's
+    Refused by name: operator mode without a resolver (the URL resolver), a scoped signing
+    key's template with connect times or a trusted proxy, and a websocket ``jwt_cookie``.  ``accounts`` beside operators is nats-server's
     start error (see :func:`~fakejs.core.configfile.load.start_problem`).
     """
     if not options.trusted_operators or context.errors:
@@ -127,6 +129,7 @@ def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: 
         return
     trusted = TrustedOperators.from_jwts(options.trusted_operators)
     for name, account in resolve(trusted, options.resolver_preload).items():
-        if account.scoped_keys:
-            context.refuse(first, f"scoped signing keys (account {name} in resolver_preload)")
+        for scope in user_scopes(account.claims.nats).values():
+            for unserved in scope.unserved():
+                context.refuse(first, f"{unserved} in a scoped signing key's template (account {name})")
         options.accounts.append(account.config(name))

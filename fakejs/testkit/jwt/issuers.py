@@ -70,6 +70,53 @@ class Key:
         return f"{type(self).__name__}({self.public_key})"
 
 
+class ScopedKey(Key):
+    """An account's scoped signing key (nats-io/jwt's ``UserScope``): the users it issues get its ``template``.
+
+    The template is a user claim's permissions and limits as the JWT holds
+    them (``pub``, ``sub``, ``resp``, ``src``, ``subs``, ``payload``,
+    ``bearer_token``, ``allowed_connection_types``...); its ``pub`` and
+    ``sub`` subjects may hold nats-server's template tags
+    (``{{name()}}``, ``{{tag(x)}}``...).
+    """
+
+    def __init__(self, role: str, template: Mapping[str, Any], description: str = "", seed: str | None = None) -> None:
+        super().__init__(nkeys.PREFIX_BYTE_ACCOUNT, seed)
+        self.role = role
+        self.template = dict(template)
+        self.description = description
+
+    def claims(self) -> dict[str, Any]:
+        """The ``signing_keys`` entry, as nats-io/jwt writes it."""
+        return {
+            "kind": "user_scope",
+            "key": self.public_key,
+            "role": self.role,
+            "template": self.template,
+            "description": self.description,
+        }
+
+
+def user_template(
+    *,
+    pub_allow: Iterable[str] = (),
+    pub_deny: Iterable[str] = (),
+    sub_allow: Iterable[str] = (),
+    sub_deny: Iterable[str] = (),
+    resp: ResponsePermission | None = None,
+    src: Iterable[str] = (),
+    limits: Mapping[str, int] | None = None,
+    bearer: bool = False,
+    allowed_connection_types: Iterable[str] = (),
+) -> dict[str, Any]:
+    """A scoped key's template (nats-io/jwt's ``UserPermissionLimits``) in the JWT's form; limits -1 unless given."""
+    return {
+        **_permissions(pub_allow, pub_deny, sub_allow, sub_deny, resp),
+        **_user_limits(src, limits),
+        **_connection_rules(bearer, allowed_connection_types),
+    }
+
+
 def _unix(value: Expiry, now: float) -> int:
     """An ``exp``/``nbf``: seconds from ``now``, or a datetime; 0 (left out) for None."""
     if value is None:
@@ -222,6 +269,7 @@ class Account(Key):
         expires: Expiry = None,
         description: str = "",
         authorization: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
     ) -> None:
         super().__init__(nkeys.PREFIX_BYTE_ACCOUNT, seed)
         self.name = name
@@ -237,10 +285,30 @@ class Account(Key):
         self.description = description
         # ExternalAuthorization: ``auth_users`` (user public keys), ``allowed_accounts``, ``xkey``.
         self.authorization = dict(authorization or {})
+        self.tags = list(tags)
 
     def signing_key(self, seed: str | None = None) -> Key:
         """A new account signing key, named in the account's JWT, to issue users with (``signer=``)."""
         key = Key(nkeys.PREFIX_BYTE_ACCOUNT, seed)
+        self.signing_keys.append(key)
+        return key
+
+    def scoped_signing_key(
+        self,
+        role: str = "",
+        *,
+        template: Mapping[str, Any] | None = None,
+        description: str = "",
+        seed: str | None = None,
+        **permissions: Any,
+    ) -> ScopedKey:
+        """A new scoped signing key, named in the account's JWT with its ``template``, to issue users with.
+
+        The template is given whole (``template=``) or built by
+        :func:`user_template` from ``permissions`` (:class:`User`'s permission
+        and limit options).
+        """
+        key = ScopedKey(role, user_template(**permissions) if template is None else template, description, seed)
         self.signing_keys.append(key)
         return key
 
@@ -261,13 +329,16 @@ class Account(Key):
             nats["exports"] = sorted((_ordered(e, EXPORT_FIELDS) for e in self.exports), key=lambda e: e["subject"])
         nats["limits"] = {k: self.limits[k] for k in ACCOUNT_LIMIT_FIELDS if self.limits.get(k)}
         if self.signing_keys:
-            nats["signing_keys"] = sorted(k.public_key for k in self.signing_keys)
+            keys = sorted(self.signing_keys, key=lambda k: k.public_key)
+            nats["signing_keys"] = [k.claims() if isinstance(k, ScopedKey) else k.public_key for k in keys]
         if self.revocations:
             nats["revocations"] = dict(sorted(self.revocations.items()))
         nats["default_permissions"] = {"pub": {}, "sub": {}}
         nats["authorization"] = _ordered(self.authorization, AUTHORIZATION_FIELDS)
         if self.description:
             nats["description"] = self.description
+        if self.tags:
+            nats["tags"] = self.tags
         nats.update(type="account", version=LIBRARY_VERSION)
         claims = {"exp": self.expires, "iat": int(self.now()), "name": self.name, "sub": self.public_key}
         return {**claims, "nats": nats}
@@ -303,18 +374,23 @@ class User(Key):
         allowed_connection_types: Iterable[str] = (),
         expires: Expiry = None,
         not_before: Expiry = None,
+        tags: Iterable[str] = (),
     ) -> None:
         super().__init__(nkeys.PREFIX_BYTE_USER, seed)
         self.name = name
         self.account = account
         now = account.now()
+        # A scoped key's user has no limits of its own (nats-io/jwt's SetScoped): 0, left out, unless given.
+        unlimited = 0 if isinstance(signer, ScopedKey) else NO_LIMIT
         nats = {
             **_permissions(pub_allow, pub_deny, sub_allow, sub_deny, resp),
-            **_user_limits(src, limits),
+            **_user_limits(src, limits, unlimited),
             **_connection_rules(bearer, allowed_connection_types),
         }
         if signer is not None:
             nats["issuer_account"] = account.public_key
+        if tags:
+            nats["tags"] = list(tags)
         nats.update(type="user", version=LIBRARY_VERSION)
         self.claims: dict[str, Any] = {
             "exp": _unix(expires, now),
@@ -364,9 +440,9 @@ def _permissions(
     return permissions
 
 
-def _user_limits(src: Iterable[str], limits: Mapping[str, int] | None) -> dict[str, Any]:
+def _user_limits(src: Iterable[str], limits: Mapping[str, int] | None, unlimited: int = NO_LIMIT) -> dict[str, Any]:
     """nats-io/jwt's ``Limits`` of a user: ``src`` CIDRs, then ``subs``, ``data``, ``payload`` (-1 unless given)."""
-    counts = {"subs": NO_LIMIT, "data": NO_LIMIT, "payload": NO_LIMIT, **(limits or {})}
+    counts = {"subs": unlimited, "data": unlimited, "payload": unlimited, **(limits or {})}
     sources = {"src": list(src)}
     return {k: v for k, v in {**sources, **counts}.items() if v}  # omitempty: 0 and [] are left out
 
