@@ -33,7 +33,15 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.core.account_claims import ResolvedAccounts
 from fakejs.core.accounts import Account
-from fakejs.core.jwt.claims import ACCOUNT, PREFIX_BYTE_ACCOUNT, Claims, JwtError, decode, decode_kind, is_key_of
+from fakejs.core.jwt.claims import (
+    ACCOUNT,
+    PREFIX_BYTE_ACCOUNT,
+    Claims,
+    JwtError,
+    decode_generic,
+    decode_kind,
+    is_key_of,
+)
 from fakejs.core.jwt.directory import StoreError
 from fakejs.core.router import InternalHandler, Subscription
 from fakejs.gocompat import gojson
@@ -265,7 +273,7 @@ class ClaimsRequests:
 
     def _deletable(self, payload: bytes) -> list[str]:
         try:
-            claims = decode(payload.decode(errors="replace"))
+            claims = decode_generic(payload.decode(errors="replace"))
         except JwtError as exc:
             raise UpdateError("", "", str(exc)) from None
         store, who = self.resolved.store, claims.subject

@@ -25,6 +25,7 @@ from fakejs.gocompat.goquote import quote_text
 from fakejs.gocompat.jsonvalue import GoJSONError
 
 ALGORITHMS = frozenset({"ed25519-nkey", "ed25519"})
+OLD_ALGORITHM = "ed25519"  # nats-io/jwt's AlgorithmNkeyOld: v1 claims, the claims part signed alone
 # nats-io/jwt's MaxTokenSize and libVersion.
 MAX_TOKEN_SIZE = 1024 * 1024
 LIBRARY_VERSION = 2
@@ -117,8 +118,8 @@ def _part(text: str, go_type: str) -> dict[str, Any]:
     return value
 
 
-def _header(text: str) -> None:
-    """nats-io/jwt's ``parseHeaders``: ``typ`` JWT (any case), ``alg`` ed25519-nkey or ed25519 (any case)."""
+def _header(text: str) -> str:
+    """nats-io/jwt's ``parseHeaders``: ``typ`` JWT (any case), ``alg`` ed25519-nkey or ed25519 (any case); the ``alg``."""
     header = _part(text, "jwt.Header")
     for name in ("typ", "alg"):
         if not isinstance(header.get(name, ""), str | None):
@@ -131,6 +132,7 @@ def _header(text: str) -> None:
         raise JwtError(f"not supported type {quote_text(kind)}")
     if algorithm.lower() not in ALGORITHMS:
         raise JwtError(f"unexpected {quote_text(algorithm)} algorithm")
+    return str(algorithm)
 
 
 def _version(raw_claims: dict[str, Any]) -> int:
@@ -196,6 +198,38 @@ def decode(token: str) -> Claims:
         jwt_id=raw_claims.get("jti") or "",
         nats=nats,
         audience=raw_claims["aud"] if isinstance(raw_claims.get("aud"), str) else "",
+    )
+
+
+def decode_generic(token: str) -> Claims:
+    """nats-io/jwt's ``DecodeGeneric``: claims of any kind, signed as their header's ``alg`` says.
+
+    The v1 algorithm (exactly ``ed25519``) signs the claims part alone, any
+    other the header and the claims; no size, version or kind checks.
+    nats-server reads ``$SYS.REQ.CLAIMS.DELETE`` requests this way.
+    """
+    parts = token.split(".")
+    if len(parts) != 3:
+        raise JwtError("expected 3 chunks")
+    algorithm = _header(parts[0])
+    raw_claims = _part(parts[1], "jwt.GenericClaims")
+    signature = _unbase64url(parts[2])
+    found = raw_claims.get("iss")
+    issuer = found if isinstance(found, str) else ""
+    if algorithm == OLD_ALGORITHM:
+        signed, scheme = parts[1].encode(), "V1"
+    else:
+        signed, scheme = (parts[0] + "." + parts[1]).encode(), "V2"
+    if decode_public_key(issuer) is None or not _verified(issuer, signed, signature):
+        raise JwtError(f"claim failed {scheme} signature verification")
+    nats = raw_claims.get("nats")
+    nats = nats if isinstance(nats, dict) else {}
+    subject = raw_claims.get("sub")
+    return Claims(
+        subject=subject if isinstance(subject, str) else "",
+        issuer=issuer,
+        kind=str(nats.get("type") or ""),
+        nats=nats,
     )
 
 
