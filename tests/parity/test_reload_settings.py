@@ -13,8 +13,9 @@ Facts pinned (nats-server 2.15.1):
   Websocket: old={...}, new={...}``);
 - the cluster's ``advertise``, ``no_advertise`` and ``ping_interval`` reload
   (``Reloaded: cluster``): the next route INFO carries the new address and
-  leaves out the client URLs, a route connected afterwards is pinged at the
-  new interval; an ``advertise`` that is no ``host:port`` is refused.
+  leaves out the client URLs (the clients' ``connect_urls`` stay as they
+  were), a route connected afterwards is pinged at the new interval; an
+  ``advertise`` that is no ``host:port`` is refused.
 """
 
 from __future__ import annotations
@@ -205,3 +206,38 @@ async def test_cluster_ping_interval_reloads_for_the_routes(kind: str, tmp_path:
         writer.close()
     finally:
         server.stop()
+
+
+async def _connect_urls(server: ServerProcess, other: ServerProcess) -> list[str]:
+    """The ``connect_urls`` a new client of ``server`` is told, once they list both servers' client ports."""
+
+    async def told() -> list[str]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        try:
+            info = json.loads((await asyncio.wait_for(reader.readline(), 5))[5:])
+        finally:
+            writer.close()
+        return list(info.get("connect_urls") or [])
+
+    def both(urls: list[str]) -> bool:
+        return {url.rsplit(":", 1)[1] for url in urls} == {str(server.port), str(other.port)}
+
+    return await eventually(told, both, what="both servers' client URLs")
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_no_advertise_reloaded_leaves_the_clients_connect_urls_as_they_were(kind: str, tmp_path: Path) -> None:
+    first_port, second_port = free_port(), free_port()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    route = f', routes: ["nats-route://127.0.0.1:{first_port}"]'
+    first = start(kind, _cluster(first_port), tmp_path / "a")
+    second = start(kind, _cluster(second_port, route).replace("server_name: A", "server_name: B"), tmp_path / "b")
+    try:
+        before = await _connect_urls(first, second), await _connect_urls(second, first)
+        log = await reload(second, _cluster(second_port, route + ", no_advertise: true").replace("A\n", "B\n"))
+        assert reloaded(log)[2:] == ["Reloaded: cluster"]
+        assert (await _connect_urls(first, second), await _connect_urls(second, first)) == before
+    finally:
+        first.stop()
+        second.stop()
