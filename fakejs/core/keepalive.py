@@ -63,9 +63,13 @@ class Keepalive:
         self.rtt = 0.0
         self._timer: TimerHandle | None = None
         self._advance: int | None = None
-        ws = options.websocket
-        own = ws.ping_interval if ws is not None and client.websocket else 0.0
-        self.interval = own if own > 0 else options.ping_interval
+        self.interval = self.configured_interval()
+
+    def configured_interval(self) -> float:
+        """The ping interval the options give this connection (a websocket client's own, when set)."""
+        ws = self.options.websocket
+        own = ws.ping_interval if ws is not None and self.client.websocket else 0.0
+        return own if own > 0 else self.options.ping_interval
 
     def start(self) -> None:
         """The connection is open: PING after a ping interval."""

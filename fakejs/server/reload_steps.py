@@ -3,7 +3,7 @@
 :class:`ReloadSteps` runs one reload for a :class:`~fakejs.server.server.Server`:
 the options are compared and set by :func:`fakejs.server.reload.reload_options`;
 here are the steps some of them take, each run just before its
-``Reloaded:`` line: the pid file written, the ports file moved, the client
+``Reloaded:`` line: the pid file written, the connections' new ping interval, the ports file moved, the client
 port's new TLS (its files checked before anything is applied), raised
 JetStream limits and new atomic batch limits, the cluster's new settings and routes.  Once
 every line is logged, before the last one, the cluster's accepted routes
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from fakejs.core.broker import Broker
-from fakejs.core.cluster.reloading import recheck_routes, reload_routes, reload_settings
+from fakejs.core.cluster.reloading import follow_ping_interval, recheck_routes, reload_routes, reload_settings
 from fakejs.core.options import ServerOptions
 from fakejs.core.reload_options import ReloadRefused
 from fakejs.server.jetstreams import AccountJetStreams
@@ -75,6 +75,7 @@ class ReloadSteps:
         limits = self._raise_jetstream_limits
         return {
             "pid_file": self._write_pid_file,
+            "ping_interval": self._follow_ping_interval,
             "ports_file_dir": lambda: server.listeners.move_ports_file(server.port),
             "tls": lambda: server.listeners.renew_tls(self._tls),
             "jetstream_max_memory": limits,
@@ -100,6 +101,14 @@ class ReloadSteps:
         options = self._server.options
         for js in self._server.account_jetstreams:
             js.raise_server_limits(options.jetstream_max_memory, options.jetstream_max_store)
+
+    def _follow_ping_interval(self) -> None:
+        """A new ping interval: every connection takes it from its next PING on (nats-server's setPingTimer)."""
+        broker = self._server.broker
+        for client in list(broker.clients.values()):
+            client.keepalive.interval = client.keepalive.configured_interval()
+        if broker.cluster is not None:
+            follow_ping_interval(broker.cluster)
 
     def _follow_batch_limits(self) -> None:
         """New atomic batch limits (nats-server's JetStreamLimits): for the next batches and messages, at once."""

@@ -8,6 +8,7 @@ Facts pinned (nats-server 2.15.1):
   as the request queue's limit while unset);
 - the atomic batch limits (``jetstream { limits { batch {} } }``) reload,
   logged once ``Reloaded: JetStream limits``, and apply to the next message;
+- a new ``ping_interval`` reaches the connected clients at their next PING;
 - any change of the ``websocket {}`` block is refused with the block as Go
   prints its ``WebsocketOpts`` (``config reload not supported for
   Websocket: old={...}, new={...}``);
@@ -241,3 +242,26 @@ async def test_no_advertise_reloaded_leaves_the_clients_connect_urls_as_they_wer
     finally:
         first.stop()
         second.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_a_new_ping_interval_reaches_the_connected_clients_at_their_next_ping(kind: str, tmp_path: Path) -> None:
+    """A silent client is stale after two unanswered PINGs: 4 s after it connected, not 42 s (at 20 s a PING)."""
+    server = start(kind, 'ping_interval: "20s"\n', tmp_path)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        await reader.readline()
+        writer.write(b'CONNECT {"verbose":false}\r\n')
+        log = await reload(server, 'ping_interval: "1s"\n')
+        assert reloaded(log)[2:] == ["Reloaded: ping_interval = 1s"]
+        lines = []
+
+        async def line() -> bytes:
+            lines.append(await asyncio.wait_for(reader.readline(), 15))
+            return lines[-1]
+
+        await eventually(line, lambda last: last.startswith(b"-ERR"), what="the stale connection", timeout=15)
+        assert lines == [b"PING\r\n", b"PING\r\n", b"-ERR 'Stale Connection'\r\n"]
+        writer.close()
+    finally:
+        server.stop()

@@ -21,7 +21,7 @@ from fakejs.core.trace import auth_user
 if TYPE_CHECKING:
     from fakejs.core.cluster.cluster import Cluster
 
-__all__ = ["recheck_routes", "reload_routes", "reload_settings"]
+__all__ = ["follow_ping_interval", "recheck_routes", "reload_routes", "reload_settings"]
 
 
 def reload_settings(cluster: Cluster, new: ClusterConfig) -> bool:
@@ -40,10 +40,17 @@ def reload_settings(cluster: Cluster, new: ClusterConfig) -> bool:
     # Read by the next route INFO (nats-server's routeInfo): where to reach this server, its client URLs or not.
     config.advertise, config.no_advertise = new.advertise, new.no_advertise
     config.ping_interval, config.ping_max = new.ping_interval, new.ping_max
-    cluster.ping_interval = min(new.ping_interval or cluster.server_options.ping_interval, ROUTE_MAX_PING_INTERVAL)
-    for link in cluster.links:
-        link.keepalive.interval = cluster.ping_interval  # from the next PING on, as nats-server's timers
+    follow_ping_interval(cluster)
     return changed
+
+
+def follow_ping_interval(cluster: Cluster) -> None:
+    """The routes' ping interval after a reload (the cluster's, else the server's): from each route's next PING on,
+    as nats-server's timers read it."""
+    interval = cluster.config.ping_interval or cluster.server_options.ping_interval
+    cluster.ping_interval = min(interval, ROUTE_MAX_PING_INTERVAL)
+    for link in cluster.links:
+        link.keepalive.interval = cluster.ping_interval
 
 
 def recheck_routes(cluster: Cluster) -> None:
