@@ -28,12 +28,15 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.accounts import Account
+from fakejs.core.broker import Broker
 from fakejs.core.clock import Clock
 from fakejs.core.mount import MountedRouter
 from fakejs.core.msgtrace_route import hand_over
-from fakejs.core.router import Router
+from fakejs.core.options import SYSTEM_ACCOUNT
+from fakejs.core.router import Router, Subscription
 from fakejs.gocompat import ids
 from fakejs.jetstream import JetStreamWithApi, advisories
+from fakejs.jetstream.api.disabled import serve_disabled
 from fakejs.jetstream.service.clustered import ClusterAssets
 from fakejs.jetstream.service.meta import Meta, NodeInfo
 from fakejs.server.cluster_meta_api import MetaRequests, system_router
@@ -72,6 +75,8 @@ class ClusterJetStream:
         self.meta_requests: MetaRequests | None = None
         self.router: MountedRouter | None = None
         self.quorum: QuorumWatch | None = None
+        # Each server's answers to the accounts without JetStream (its broker -> (router, subscription)).
+        self._disabled: dict[Broker, list[tuple[Router, Subscription]]] = {}
 
     def start(self, running: list[Server]) -> JetStreamWithApi:
         """Make the shared JetStream, mounted on the running servers (the first one hosts its settings)."""
@@ -124,6 +129,14 @@ class ClusterJetStream:
                 leader_trace.send(broker.trace_server_info())
 
         return leader_trace, routed, send
+
+    def _serve_others(self, server: Server) -> None:
+        """With a named account's JetStream, the server's other accounts (not the system account's) hear 10039."""
+        if not self.account_name or server.broker in self._disabled:
+            return
+        system = server.options.system_account or SYSTEM_ACCOUNT
+        others = [a for a in server.broker.accounts if a.name not in (self.account_name, system)]
+        self._disabled[server.broker] = [(a.router, serve_disabled(a.router, local_only=True)) for a in others]
 
     def account_of(self, server: Server) -> Account:
         """The JetStream's account on one of the servers."""
@@ -185,6 +198,7 @@ class ClusterJetStream:
         if self.meta.is_running(server.broker.name) and router in self.router.nodes:
             return
         self.router.mount(router)
+        self._serve_others(server)
         server.broker.jetstream_enabled = not self.meta.is_removed(server.broker.name)
         server.shared_jetstream = self.jetstream
         if self.meta_requests is not None:
@@ -237,3 +251,7 @@ class ClusterJetStream:
         if self.router is not None:
             for node in list(self.router.nodes):
                 self.router.unmount(node)
+        for answers in self._disabled.values():
+            for router, subscription in answers:
+                router.unsubscribe(subscription)
+        self._disabled.clear()

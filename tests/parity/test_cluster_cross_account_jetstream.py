@@ -10,7 +10,9 @@ tracks the ``_R_`` reply through the imports of the consumer leader's server
   pull, and a message stored afterwards stays pending (as on one server);
 - requester on another server: the leader sees only the route's interest in
   the ``_R_`` reply, so the pull keeps waiting and takes the next message
-  (delivered to nobody, pending its ack).
+  (delivered to nobody, pending its ack);
+- APP's own ``$JS.API`` requests are answered ``JetStream not enabled for
+  account`` (10039), once, by the server they came to.
 """
 
 from __future__ import annotations
@@ -117,3 +119,26 @@ async def test_a_pull_through_the_import_waits_on_the_leaders_view_of_the_reply(
     finally:
         await app.close()
         await owner.close()
+
+
+async def test_the_importing_accounts_own_api_is_answered_once_as_not_enabled(cluster: Any) -> None:
+    app = await _connect(cluster, 1, "app")
+    try:
+        inbox = app.new_inbox()
+        sub = await app.subscribe(inbox)
+        answers = []
+        for _ in range(2):  # the second answer comes after any duplicate of the first
+            await app.publish("$JS.API.INFO", b"", reply=inbox)
+            answers.append(json.loads((await sub.next_msg(timeout=5)).data))
+        await app.flush()
+        assert sub.pending_msgs == 0
+        assert (
+            answers[0]
+            == answers[1]
+            == {
+                "type": "io.nats.jetstream.api.v1.account_info_response",
+                "error": {"code": 503, "err_code": 10039, "description": "JetStream not enabled for account"},
+            }
+        )
+    finally:
+        await app.close()
