@@ -203,7 +203,7 @@ def parse_host_port(text: str, default_port: int) -> tuple[str, int]:
 
 
 class ListenError(OSError):
-    """A port that cannot be listened on, with the line nats-server logs for it before it exits."""
+    """A port that cannot be listened on (or be announced), with the line nats-server logs for it before it exits."""
 
 
 def listen_error(host: str, port: int, error: OSError) -> str:
