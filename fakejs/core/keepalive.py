@@ -64,6 +64,7 @@ class Keepalive:
         self._timer: TimerHandle | None = None
         self._advance: int | None = None
         self.interval = self.configured_interval()
+        self.ping_max = 0  # unanswered PINGs before the connection is stale (0: the server's ping_max)
 
     def configured_interval(self) -> float:
         """The ping interval the options give this connection (a websocket client's own, when set)."""
@@ -116,7 +117,7 @@ class Keepalive:
                 self._set(interval)
                 return
             self._advance = advance
-            if self.pings_out + 1 > self.options.ping_max:
+            if self.pings_out + 1 > (self.ping_max or self.options.ping_max):
                 client.stale()
                 return
             self.rtt_start = now

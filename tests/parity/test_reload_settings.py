@@ -16,7 +16,8 @@ Facts pinned (nats-server 2.15.1):
   (``Reloaded: cluster``): the next route INFO carries the new address and
   leaves out the client URLs (the clients' ``connect_urls`` stay as they
   were), a route connected afterwards is pinged at the new interval; an
-  ``advertise`` that is no ``host:port`` is refused.
+  ``advertise`` that is no ``host:port`` is refused; a route is stale after
+  the cluster's own ``ping_max`` unanswered PINGs (the server's when unset).
 """
 
 from __future__ import annotations
@@ -262,6 +263,28 @@ async def test_a_new_ping_interval_reaches_the_connected_clients_at_their_next_p
 
         await eventually(line, lambda last: last.startswith(b"-ERR"), what="the stale connection", timeout=15)
         assert lines == [b"PING\r\n", b"PING\r\n", b"-ERR 'Stale Connection'\r\n"]
+        writer.close()
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_a_route_is_stale_after_the_clusters_own_ping_max(kind: str, tmp_path: Path) -> None:
+    """A route that answers no PING is closed after the cluster's ``ping_max`` (1), not the server's (2)."""
+    port = free_port()
+    server = start(kind, _cluster(port, ', ping_interval: "1s", ping_max: 1'), tmp_path)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(ROUTE_CONNECT)
+        lines: list[bytes] = []
+
+        async def line() -> bytes:
+            lines.append(await asyncio.wait_for(reader.readline(), 15))
+            return lines[-1]
+
+        await eventually(line, lambda last: last.startswith(b"-ERR"), what="the stale route", timeout=15)
+        pings = [line for line in lines if line == b"PING\r\n"]
+        assert (len(pings), lines[-1]) == (1, b"-ERR 'Stale Connection'\r\n")
         writer.close()
     finally:
         server.stop()

@@ -45,12 +45,12 @@ def reload_settings(cluster: Cluster, new: ClusterConfig) -> bool:
 
 
 def follow_ping_interval(cluster: Cluster) -> None:
-    """The routes' ping interval after a reload (the cluster's, else the server's): from each route's next PING on,
-    as nats-server's timers read it."""
+    """The routes' ping interval and ping_max after a reload (the cluster's, else the server's): from each route's
+    next PING on, as nats-server's timers read them."""
     interval = cluster.config.ping_interval or cluster.server_options.ping_interval
     cluster.ping_interval = min(interval, ROUTE_MAX_PING_INTERVAL)
     for link in cluster.links:
-        link.keepalive.interval = cluster.ping_interval
+        link.keepalive.interval, link.keepalive.ping_max = cluster.ping_interval, cluster.config.ping_max
 
 
 def recheck_routes(cluster: Cluster) -> None:
