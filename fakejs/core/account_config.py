@@ -64,6 +64,9 @@ class Import:
     service: bool
     local: str = ""
     prefix: str = ""  # stream imports: nats-server's ``prefix``
+    # An account JWT's import through an activation token: the token's ``exp`` and ``nbf`` (Unix seconds, 0: unset).
+    expires: int = 0
+    not_before: int = 0
 
 
 @dataclass(frozen=True)

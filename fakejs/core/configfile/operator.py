@@ -16,6 +16,7 @@ import os
 from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import go_type
+from fakejs.core.jwt.account_claims import account_configs
 from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind
 from fakejs.core.jwt.trust import TrustedOperators, resolve
 from fakejs.core.options import ServerOptions
@@ -126,7 +127,8 @@ def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: 
             context.refuse(first, "operator (JWT) mode without resolver: MEMORY (the URL account resolver)")
         return
     trusted = TrustedOperators.from_jwts(options.trusted_operators)
-    for name, account in resolve(trusted, options.resolver_preload).items():
+    accounts = resolve(trusted, options.resolver_preload)
+    for name, account in accounts.items():
         if account.scoped_keys:
             context.refuse(first, f"scoped signing keys (account {name} in resolver_preload)")
-        options.accounts.append(account.config(name))
+    options.accounts.extend(account_configs(accounts))

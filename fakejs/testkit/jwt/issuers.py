@@ -237,6 +237,31 @@ class Account(Key):
         """The account's JWT, signed by its operator or the signing key given (minted again at each read)."""
         return encode(self.claims(), (self.signer or self.operator).keypair)
 
+    def activation(
+        self,
+        importer: Account | str,
+        subject: str,
+        *,
+        service: bool = False,
+        signer: Key | None = None,
+        expires: Expiry = None,
+        not_before: Expiry = None,
+    ) -> str:
+        """An activation token (nats-io/jwt's ``ActivationClaims``) letting ``importer`` import ``subject``.
+
+        The import of a ``token_req`` export carries it as its ``token``; it
+        is signed by this account, or by one of its signing keys (then naming
+        this account in ``issuer_account``).
+        """
+        now = self.now()
+        nats: dict[str, Any] = {"subject": subject, "kind": "service" if service else "stream"}
+        if signer is not None:
+            nats["issuer_account"] = self.public_key
+        nats.update(type="activation", version=LIBRARY_VERSION)
+        subject_key = importer if isinstance(importer, str) else importer.public_key
+        claims = {"exp": _unix(expires, now), "iat": int(now), "nbf": _unix(not_before, now), "sub": subject_key}
+        return encode({**claims, "nats": nats}, (signer or self).keypair)
+
     def user(self, name: str, *, signer: Key | None = None, seed: str | None = None, **options: Any) -> User:
         """A new user issued by this account or by one of its signing keys; options as :class:`User`'s."""
         return User(name, self, signer=signer, seed=seed, **options)

@@ -1,0 +1,119 @@
+"""fakejs.core.jwt.exports and account_claims without a server: exports, imports and activation tokens.
+
+Credentials come from :mod:`fakejs.testkit.jwt` with a fixed clock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakejs.core.account_config import CHUNKED, SINGLETON, Export, Import
+from fakejs.core.imports import activation_current
+from fakejs.core.jwt.account_claims import account_configs, approved_imports, exporter
+from fakejs.core.jwt.claims import decode
+from fakejs.core.jwt.exports import export_claims, import_claims, import_issues
+from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, resolve
+from fakejs.testkit.jwt import Account, Operator
+
+NOW = 1_700_000_000.0
+PRIVATE = {"type": "stream", "subject": "orders.>", "token_req": True}
+
+
+def operator() -> Operator:
+    return Operator("O", now=lambda: NOW)
+
+
+def claims_of(account: Account) -> AccountClaims:
+    return AccountClaims.from_claims(decode(account.jwt))
+
+
+def imports_of(importer: Account, *exporters: Account) -> tuple[Import, ...]:
+    found = {e.public_key: exporter(claims_of(e)) for e in exporters}
+    return approved_imports(claims_of(importer), found)
+
+
+def stream(exporter: Account, subject: str, **fields: Any) -> dict[str, Any]:
+    return {"type": "stream", "account": exporter.public_key, "subject": subject, **fields}
+
+
+def test_exports_become_fakejs_exports() -> None:
+    op = operator()
+    service = {"type": "service", "subject": "help.>", "response_type": "Chunked", "response_threshold": 5_000_000_000}
+    account = op.account("EXP", exports=[service, {"type": "stream", "subject": "feed.*", "token_req": True}])
+    claims = export_claims(decode(account.jwt).nats)
+    assert [c.export for c in claims] == [Export("feed.*", False), Export("help.>", True, (), CHUNKED, 5.0)]
+    assert [c.token_required for c in claims] == [True, False]
+    assert export_claims({"exports": [{"type": "service", "subject": "a"}]})[0].export.response_type == SINGLETON
+
+
+def test_imports_read_to_and_local_subject_as_nats_server_does() -> None:
+    nats = {
+        "imports": [
+            {"type": "stream", "account": "A", "subject": "feed.>", "to": "from"},
+            {"type": "stream", "account": "A", "subject": "feed.*", "local_subject": "mine.$1"},
+            {"type": "service", "account": "A", "subject": "ask", "to": "help.desk"},
+            {"type": "service", "account": "A", "subject": "help.desk", "local_subject": "ask"},
+            {"type": "stream", "subject": "no.account"},
+        ]
+    }
+    assert [c.imported for c in import_claims(nats)] == [
+        Import("A", "feed.>", False, "from.feed.>", "from"),
+        Import("A", "feed.*", False, "mine.$1"),
+        Import("A", "help.desk", True, "ask"),
+        Import("A", "help.desk", True, "ask"),
+    ]
+
+
+def test_public_private_and_token_position_exports_approve_their_importers() -> None:
+    op = operator()
+    positioned = {"type": "stream", "subject": "to.*.>", "account_token_position": 2}
+    exp = op.account("EXP", exports=[{"type": "stream", "subject": "pub.>"}, PRIVATE, positioned])
+    imp = op.account("IMP")
+    imp.imports += [stream(exp, "pub.a"), stream(exp, "orders.>"), stream(exp, f"to.{imp.public_key}.x")]
+    imp.imports.append(stream(exp, "to.SOMEONE.x"))
+    assert [i.subject for i in imports_of(imp, exp)] == ["pub.a", f"to.{imp.public_key}.x"]
+    imp.imports[1]["token"] = exp.activation(imp, "orders.>", expires=30)
+    approved = imports_of(imp, exp)
+    assert [(i.subject, i.expires) for i in approved][:2] == [("orders.>", int(NOW) + 30), ("pub.a", 0)]
+
+
+def test_revoked_and_foreign_signing_key_activations_are_refused() -> None:
+    op = operator()
+    exp, imp = op.account("EXP", exports=[PRIVATE]), op.account("IMP")
+    imp.imports.append(stream(exp, "orders.>", token=exp.activation(imp, "orders.>")))
+    exp.exports[0]["revocations"] = {imp.public_key: int(NOW)}
+    assert imports_of(imp, exp) == ()
+    exp.exports[0]["revocations"] = {"*": int(NOW) - 1}
+    assert len(imports_of(imp, exp)) == 1
+    stranger_key = op.account("STRANGER").signing_key()
+    imp.imports[0]["token"] = exp.activation(imp, "orders.>", signer=stranger_key)
+    assert imports_of(imp, exp) == ()
+
+
+def test_tokens_that_do_not_fit_their_import_are_validation_issues() -> None:
+    op = operator()
+    exp, imp, other = op.account("EXP", exports=[PRIVATE]), op.account("IMP"), op.account("OTHER")
+    imp.imports.append(stream(exp, "orders.>", token=exp.activation(other, "orders.a")))
+    issues = import_issues(decode(imp.jwt).nats, imp.public_key)
+    assert issues == [
+        'activation token doesn\'t match account it is being included in, "orders.>"',
+        'activation token import subject "orders.a" doesn\'t match import "orders.>"',
+    ]
+    trusted = TrustedOperators.from_jwts([op.jwt])
+    assert list(resolve(trusted, {a.public_key: a.jwt for a in (exp, imp)})) == [exp.public_key]
+
+
+def test_account_configs_leave_out_imports_of_unknown_accounts() -> None:
+    op = operator()
+    exp, stranger = op.account("EXP", exports=[{"type": "stream", "subject": "a"}]), op.account("STRANGER")
+    imp = op.account("IMP", imports=[stream(stranger, "b"), stream(exp, "a")])
+    accounts = {a.public_key: claims_of(a) for a in (exp, imp)}
+    configs = {c.name: c for c in account_configs(accounts)}
+    assert configs[imp.public_key].imports == (Import(exp.public_key, "a", False),)
+    assert configs[exp.public_key].exports == (Export("a", False),)
+
+
+def test_an_activation_is_current_between_its_nbf_and_exp() -> None:
+    imported = Import("A", "a", False, expires=100, not_before=50)
+    assert [activation_current(imported, t) for t in (49, 50, 99, 100)] == [False, True, True, False]
+    assert activation_current(Import("A", "a", False), 1e12)
