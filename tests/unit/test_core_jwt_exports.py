@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakejs.core.account_config import CHUNKED, SINGLETON, Export, Import
+from fakejs.core.account_config import CHUNKED, SINGLETON, Export, Import, JetStreamLimits
 from fakejs.core.imports import activation_current
-from fakejs.core.jwt.account_claims import account_configs, approved_imports, exporter
+from fakejs.core.jwt.account_claims import account_configs, approved_imports, exporter, tiered_limits
 from fakejs.core.jwt.claims import decode
 from fakejs.core.jwt.exports import export_claims, import_claims, import_issues
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, resolve
@@ -117,3 +117,15 @@ def test_an_activation_is_current_between_its_nbf_and_exp() -> None:
     imported = Import("A", "a", False, expires=100, not_before=50)
     assert [activation_current(imported, t) for t in (49, 50, 99, 100)] == [False, True, True, False]
     assert activation_current(Import("A", "a", False), 1e12)
+
+
+def test_tiered_limits_are_read_as_nats_server_reads_them() -> None:
+    tiers = tiered_limits({"tiered_limits": {"R1": {"mem_storage": 10, "streams": 2}, "R3": {"disk_storage": -1}}})
+    assert tiers["R1"] == JetStreamLimits(10, 0, 2, 0, -1, -1, -1, False)
+    assert tiers["R3"] == JetStreamLimits(0, -1, 0, 0, -1, -1, -1, False)
+    op = operator()
+    tiered = op.account("T", limits={"tiered_limits": {"R3": {"mem_storage": -1}}})
+    [config] = account_configs({tiered.public_key: claims_of(tiered)})
+    assert (config.jetstream, list(config.tiers)) == (JetStreamLimits(), ["R3"])
+    off = op.account("OFF", limits={"tiered_limits": {"R1": {"streams": 3}}})
+    assert account_configs({off.public_key: claims_of(off)})[0].jetstream is None

@@ -3,7 +3,7 @@
 :meth:`~fakejs.core.jwt.trust.AccountClaims.config` reads what one account
 JWT says of itself; :func:`account_configs` adds what needs the other
 accounts: the exports (:mod:`fakejs.core.jwt.exports`) and the imports
-their exporters approve.  An import from an account that is not known, or
+their exporters approve, and the JetStream ``tiered_limits``.  An import from an account that is not known, or
 that its exporter does not approve, is left out as nats-server leaves it
 out (``Can't locate account``, ``... import not authorized``), and the
 rest of the account is served.
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from fakejs.core.account_config import AccountConfig, Import
+from fakejs.core.account_config import NO_LIMIT, AccountConfig, Import, JetStreamLimits
 from fakejs.core.jwt.exports import Exporter, approval_problem, export_claims, import_claims
 from fakejs.core.jwt.trust import AccountClaims
 
@@ -38,11 +38,60 @@ def approved_imports(account: AccountClaims, exporters: Mapping[str, Exporter]) 
     return tuple(approved)
 
 
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _unlimited(value: int) -> int:
+    """nats-server's ``toUnlimited``: a positive limit, else -1."""
+    return value if value > 0 else NO_LIMIT
+
+
+def tiered_limits(limits: Mapping[str, object]) -> dict[str, JetStreamLimits]:
+    """``limits.tiered_limits`` by tier name (``R1``, ``R3``), read as nats-server reads them.
+
+    Storage, stream and consumer limits are taken as given (0 when left
+    out); the per-stream byte caps and ``max_ack_pending`` are -1 unless
+    positive.
+    """
+    raw = limits.get("tiered_limits")
+    if not isinstance(raw, dict):
+        return {}
+    tiers: dict[str, JetStreamLimits] = {}
+    for name, tier in raw.items():
+        if not isinstance(tier, dict):
+            continue
+        tiers[str(name)] = JetStreamLimits(
+            max_memory=_int(tier.get("mem_storage")),
+            max_storage=_int(tier.get("disk_storage")),
+            max_streams=_int(tier.get("streams")),
+            max_consumers=_int(tier.get("consumer")),
+            max_ack_pending=_unlimited(_int(tier.get("max_ack_pending"))),
+            memory_max_stream_bytes=_unlimited(_int(tier.get("mem_max_stream_bytes"))),
+            storage_max_stream_bytes=_unlimited(_int(tier.get("disk_max_stream_bytes"))),
+            max_bytes_required=bool(tier.get("max_bytes_required")),
+        )
+    return tiers
+
+
+def with_tiers(config: AccountConfig, account: AccountClaims) -> AccountConfig:
+    """``config`` with the JWT's tiered JetStream limits, when it has no others and a tier enables JetStream.
+
+    The account's JetStream then follows the tier of its streams' replicas
+    (``R1`` on a single server).
+    """
+    tiers = tiered_limits(account.limits)
+    if config.jetstream is not None or not any(t.max_memory or t.max_storage for t in tiers.values()):
+        return config
+    return replace(config, jetstream=tiers.get("R1", JetStreamLimits()), tiers=tiers)
+
+
 def account_configs(accounts: Mapping[str, AccountClaims]) -> list[AccountConfig]:
     """The fakejs accounts of ``accounts`` (by the key they are stored under), with exports and imports."""
     exporters = {account.public_key: exporter(account) for account in accounts.values()}
     configs: list[AccountConfig] = []
     for name, account in accounts.items():
         exports = tuple(claim.export for claim in exporters[account.public_key].exports)
-        configs.append(replace(account.config(name), exports=exports, imports=approved_imports(account, exporters)))
+        config = replace(account.config(name), exports=exports, imports=approved_imports(account, exporters))
+        configs.append(with_tiers(config, account))
     return configs
