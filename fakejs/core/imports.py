@@ -236,9 +236,10 @@ class Imports:
         pattern = transform_untokenize(local)[0]
         router, source = importer.router, exporter.router
         counts = self.counts
+        clock, timed = self.clock, bool(imp.expires and imp.ends_at_expiry)  # an activation token's end
 
         def carry(shown: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
-            if isinstance(origin, _Carried):
+            if isinstance(origin, _Carried) or (timed and not activation_current(imp, clock.time_ns() / 1e9)):
                 return False
             counts["carried"] += 1
             # A push consumer's delivery is routed on its deliver subject and shows the stored one.
@@ -296,11 +297,14 @@ class Imports:
         key = object()
         active = self._active
         counts = self.counts
+        clock, timed = self.clock, bool(imp.expires and imp.ends_at_expiry)  # an activation token's end
 
         def request(
             subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object, untraced: bool = False
         ) -> bool:
             if isinstance(origin, _Carried) or key in active:
+                return False
+            if timed and not activation_current(imp, clock.time_ns() / 1e9):
                 return False
             counts["requests"] += 1
             responses = self.responses(exporter)

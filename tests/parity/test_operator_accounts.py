@@ -22,7 +22,7 @@ from nats.errors import NoRespondersError
 from fakejs.testkit.jwt import Account, Operator
 from tests.harness.operator import StartOperator, operator_start_fixture
 from tests.harness.targets import Target
-from tests.harness.wait import WAIT
+from tests.harness.wait import WAIT, eventually
 
 start = operator_start_fixture()
 
@@ -268,3 +268,25 @@ async def test_a_token_that_does_not_fit_its_import_makes_the_account_invalid(
             pass
     async with client(target, exporter, tmp_path, "served") as served:
         assert await served.flush() is None
+
+
+async def test_a_stream_import_ends_when_its_activation_expires(
+    start: StartOperator, operator: Operator, tmp_path: Path
+) -> None:
+    """The server drops the import at the token's ``exp``; nats-server finds the import by the token's subject,
+    so an import of a narrower subject than its token grants goes on."""
+    system = operator.account("SYS")
+    exporter = operator.account("EXP", exports=[PRIVATE_STREAM])
+    importer = operator.account("IMP")
+    ending = exporter.activation(importer, "orders.a.>", expires=2)
+    staying = exporter.activation(importer, "orders.b.>", expires=2)
+    importer.imports += [stream_import(exporter, "orders.a.>", token=ending)]
+    importer.imports += [stream_import(exporter, "orders.b.new", token=staying)]
+    target = await start(operator, system, exporter, importer)
+    assert await streamed(target, exporter, importer, tmp_path, "orders.a.x", "orders.a.x") == b"exported"
+
+    async def first_seen() -> bytes:
+        return await streamed(target, exporter, importer, tmp_path, "orders.a.x", "orders.a.x")
+
+    await eventually(first_seen, lambda seen: seen == b"marker", what="the expired import to end")
+    assert await streamed(target, exporter, importer, tmp_path, "orders.b.new", "orders.b.new") == b"exported"

@@ -19,7 +19,9 @@ importer, issued by the exporter or one of its signing keys (naming the
 exporter in ``issuer_account``), of the import's kind, covering its
 subject, and not revoked by the export's ``revocations``.  Its ``exp`` and
 ``nbf`` are kept on the import (``Import.expires``, ``Import.not_before``):
-the running server checks them on its clock.  nats-server leaves a refused
+the running server checks them on its clock, when it wires the import and,
+if nats-server would find the import again by the token's subject
+(``Import.ends_at_expiry``), for each message after.  nats-server leaves a refused
 import out with a debug line and serves the rest of the account.
 """
 
@@ -158,7 +160,15 @@ def approval_problem(exporter: Exporter, importer_key: str, claim: ImportClaim) 
     problem, expires, not_before = activation_problem(exporter, importer_key, claim, export)
     if problem:
         return refused, imported
-    return "", replace(imported, expires=expires, not_before=not_before)
+    found_again = _token_subject(claim.token) == (
+        imported.local or imported.subject if imported.service else imported.subject
+    )
+    return "", replace(imported, expires=expires, not_before=not_before, ends_at_expiry=found_again)
+
+
+def _token_subject(token: str) -> str:
+    """The subject an activation token grants (nats-server looks its import up by it when the token expires)."""
+    return _text(decode(token).nats, "subject")
 
 
 def activation_problem(
