@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from fakejs._version import __version__
 from fakejs.core.auth import is_bcrypt
 from fakejs.core.broker import Broker
+from fakejs.core.jwt.claims import ACCOUNT, JwtError, decode_kind
 from fakejs.core.jwt.trust import TrustedOperators
+from fakejs.core.jwt.validation import account_issues
 from fakejs.core.options import NATS_VERSION, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.gocompat import ids
 
@@ -65,6 +67,8 @@ def log_starting(log: logging.Logger, broker: Broker) -> None:
         log_trusted_operators(log, options)
     if options.max_payload > LARGE_PAYLOAD:
         log.warning("Maximum payloads over 8.00 MB are generally discouraged and could lead to poor performance")
+    if options.trusted_operators and options.resolver_preload:
+        log_preload_issues(log, options, broker.clock.time_ns() / 1e9)
     if not options.system_account:
         log.debug('Created system account: "%s"', SYSTEM_ACCOUNT)
 
@@ -84,6 +88,20 @@ def log_trusted_operators(log: logging.Logger, options: ServerOptions) -> None:
         log.info("  Expires : %s", _go_time(operator.expires) if operator.expires else "Never")
     if not options.system_account:
         log.warning("Trusted Operators should utilize a System Account")
+
+
+def log_preload_issues(log: logging.Logger, options: ServerOptions, now: float) -> None:
+    """nats-server's ``checkResolvePreloads``: each preloaded account that does not validate, with its issues."""
+    for name, token in options.resolver_preload.items():
+        try:
+            claims = decode_kind(token, ACCOUNT)
+        except JwtError:
+            continue
+        issues = account_issues(claims, now)
+        if any(issue.blocking for issue in issues):
+            log.warning("Account [%s] has validation issues:", name)
+            for issue in issues:
+                log.warning("  - %s", issue.text)
 
 
 def log_stopped(log: logging.Logger) -> None:

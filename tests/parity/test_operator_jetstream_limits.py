@@ -125,3 +125,16 @@ async def test_tiers_without_storage_leave_jetstream_off(start: Any, tmp_path: P
     target = await start(operator, app)
     [info] = await ask(target, app, tmp_path, INFO)
     assert info["error"] == {"code": 503, "err_code": 10039, "description": "JetStream not enabled for account"}
+
+
+async def test_tiered_limits_win_over_plain_ones(start: Any, tmp_path: Path) -> None:
+    """nats-io/jwt drops the plain JetStream limits of an account JWT with tiered ones."""
+    operator = Operator("O")
+    limits = {"mem_storage": -1, "disk_storage": -1, "streams": 5, "tiered_limits": {"R1": {"mem_storage": 100}}}
+    app = operator.account("APP", jetstream=True, limits=limits)
+    target = await start(operator, app)
+    [info] = await ask(target, app, tmp_path, INFO)
+    assert info["limits"] == NOT_SET
+    assert info["tiers"]["R1"]["limits"] == NOT_SET | {
+        "max_memory": 100, "max_ack_pending": -1, "memory_max_stream_bytes": -1, "storage_max_stream_bytes": -1,
+    }  # fmt: skip

@@ -96,8 +96,8 @@ def test_tokens_that_do_not_fit_their_import_are_validation_issues() -> None:
     imp.imports.append(stream(exp, "orders.>", token=exp.activation(other, "orders.a")))
     issues = import_issues(decode(imp.jwt).nats, imp.public_key)
     assert issues == [
-        'activation token doesn\'t match account it is being included in, "orders.>"',
-        'activation token import subject "orders.a" doesn\'t match import "orders.>"',
+        ('activation token doesn\'t match account it is being included in, "orders.>"', True),
+        ('activation token import subject "orders.a" doesn\'t match import "orders.>"', True),
     ]
     trusted = TrustedOperators.from_jwts([op.jwt])
     assert list(resolve(trusted, {a.public_key: a.jwt for a in (exp, imp)})) == [exp.public_key]

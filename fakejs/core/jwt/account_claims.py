@@ -75,14 +75,17 @@ def tiered_limits(limits: Mapping[str, object]) -> dict[str, JetStreamLimits]:
 
 
 def with_tiers(config: AccountConfig, account: AccountClaims) -> AccountConfig:
-    """``config`` with the JWT's tiered JetStream limits, when it has no others and a tier enables JetStream.
+    """``config`` with the JWT's tiered JetStream limits, when it has any.
 
-    The account's JetStream then follows the tier of its streams' replicas
-    (``R1`` on a single server).
+    nats-io/jwt drops the plain JetStream limits of a claim with tiered ones:
+    JetStream is on when a tier has storage, and follows the tier of its
+    streams' replicas (``R1`` on a single server).
     """
     tiers = tiered_limits(account.limits)
-    if config.jetstream is not None or not any(t.max_memory or t.max_storage for t in tiers.values()):
+    if not tiers:
         return config
+    if not any(t.max_memory or t.max_storage for t in tiers.values()):
+        return replace(config, jetstream=None)
     return replace(config, jetstream=tiers.get("R1", JetStreamLimits()), tiers=tiers)
 
 

@@ -202,25 +202,31 @@ def activation_problem(
     return "", activation.expires, activation.not_before
 
 
-def import_issues(nats: Mapping[str, Any], account_key: str) -> list[str]:
-    """nats-io/jwt's ``Import.Validate`` errors of an account claim's imports: any makes the account invalid.
+def import_issues(nats: Mapping[str, Any], account_key: str) -> list[tuple[str, bool]]:
+    """nats-io/jwt's ``Import.Validate`` issues of an account claim's imports: (text, blocking).
 
-    nats-server refuses such an account (``account validation failed``) and
-    warns of its issues at start.
+    A blocking one (an error) makes the account invalid: nats-server refuses
+    it (``account validation failed``) and warns of its issues at start.
     """
-    issues: list[str] = []
+    issues: list[tuple[str, bool]] = []
     for entry in _entries(nats, "imports"):
         kind, subject = _text(entry, "type"), _text(entry, "subject")
+        errors: list[str] = []
         if kind not in ("stream", "service"):
-            issues.append(f"invalid import type: {go_quote(kind)}")
+            errors.append(f"invalid import type: {go_quote(kind)}")
         if not _text(entry, "account"):
-            issues.append("account to import from is not specified")
+            errors.append("account to import from is not specified")
+        issues += [(text, True) for text in errors]
+        if _text(entry, "to"):
+            issues.append(("the field to has been deprecated (use LocalSubject instead)", False))
+        errors = []
         if not subject:
-            issues.append("subject cannot be empty")
+            errors.append("subject cannot be empty")
         if entry.get("share") and kind != "service":
-            issues.append(f"sharing information (for latency tracking) is only valid for services: {go_quote(subject)}")
+            errors.append(f"sharing information (for latency tracking) is only valid for services: {go_quote(subject)}")
         if token := _text(entry, "token"):
-            issues.extend(_token_issues(entry, token, account_key))
+            errors.extend(_token_issues(entry, token, account_key))
+        issues += [(text, True) for text in errors]
     return issues
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from fakejs.core.account_config import NO_LIMIT, AccountConfig, JetStreamLimits
 from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, Claims, JwtError, decode_kind
-from fakejs.core.jwt.exports import import_issues
+from fakejs.core.jwt.validation import invalid
 
 # nats-io/jwt's All: a revocation of every user of the account.
 ALL_USERS = "*"
@@ -131,7 +131,7 @@ def resolve(trusted: TrustedOperators, preload: Mapping[str, str]) -> dict[str, 
     """The preloaded accounts a trusted operator issued, by the key they are stored under.
 
     An account JWT that does not verify, that no trusted operator issued or
-    whose imports do not validate (:func:`~fakejs.core.jwt.exports.import_issues`)
+    that does not validate (:func:`~fakejs.core.jwt.validation.invalid`)
     is left out, as nats-server's resolver lookup fails for it.
     """
     accounts: dict[str, AccountClaims] = {}
@@ -140,6 +140,6 @@ def resolve(trusted: TrustedOperators, preload: Mapping[str, str]) -> dict[str, 
             claims = decode_kind(token, ACCOUNT)
         except JwtError:
             continue
-        if trusted.issued(claims) and not import_issues(claims.nats, claims.subject):
+        if trusted.issued(claims) and not invalid(claims):
             accounts[key] = AccountClaims.from_claims(claims)
     return accounts

@@ -1,0 +1,82 @@
+"""An account JWT checked as nats-io/jwt's ``AccountClaims.Validate`` checks it, in part.
+
+nats-server refuses an account whose claims have a blocking issue (its
+resolver lookup fails with ``account validation failed``: its users cannot
+log in) and, at start, warns of each preloaded account's issues.  The
+issues checked here: the imports (:func:`~fakejs.core.jwt.exports.import_issues`,
+with the warning for the deprecated ``to``), the ``imports`` and ``exports``
+limits and ``wildcards`` (exports with wildcards refused when false), and
+``tiered_limits`` with a blank tier name; with :func:`account_issues`' ``now``, the claim's ``exp`` and ``nbf``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fakejs.core.jwt.claims import Claims
+from fakejs.core.jwt.exports import import_issues
+from fakejs.core.subjects import has_wildcard
+
+NO_LIMIT = -1
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One validation issue: its text, and whether it makes the account invalid (an error, not a warning)."""
+
+    text: str
+    blocking: bool = True
+
+
+def _count(limits: Mapping[str, Any], key: str) -> int:
+    value = limits.get(key, 0)  # Go's zero value when left out (omitempty)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _entries(nats: Mapping[str, Any], key: str) -> list[Any]:
+    value = nats.get(key)
+    return value if isinstance(value, list) else []
+
+
+def limit_issues(nats: Mapping[str, Any]) -> list[Issue]:
+    """The ``tiered_limits``, ``imports``, ``exports`` and ``wildcards`` errors, in nats-io/jwt's order."""
+    raw = nats.get("limits")
+    limits: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
+    imports, exports = _entries(nats, "imports"), _entries(nats, "exports")
+    issues: list[Issue] = []
+    tiers = limits.get("tiered_limits")
+    if isinstance(tiers, dict) and "" in tiers:  # plain limits beside tiers are dropped when decoded
+        issues.append(Issue('Tiered JetStream Limits can not contain a blank "" tier name'))
+    too_many_imports = Issue("the account contains more imports than allowed by the operator")
+    import_limit = _count(limits, "imports")
+    if any(limits.values()) and import_limit >= 0 and len(imports) > import_limit:
+        issues.append(too_many_imports)
+    if import_limit != NO_LIMIT and len(imports) > import_limit:
+        issues.append(too_many_imports)
+    export_limit = _count(limits, "exports")
+    if export_limit != NO_LIMIT:
+        if len(exports) > export_limit:
+            issues.append(Issue("the account contains more exports than allowed by the operator"))
+        if not limits.get("wildcards"):
+            for export in exports:
+                subject = export.get("subject") if isinstance(export, dict) else None
+                if isinstance(subject, str) and has_wildcard(subject):
+                    issues.append(Issue("the account contains wildcard exports that are not allowed by the operator"))
+    return issues
+
+
+def account_issues(claims: Claims, now: float | None = None) -> list[Issue]:
+    """The validation issues of an account claim (its times too when ``now`` is given), in nats-io/jwt's order."""
+    issues: list[Issue] = []
+    if now is not None and (problem := claims.time_problem(now)):
+        issues.append(Issue(problem))
+    issues.extend(Issue(text, blocking) for text, blocking in import_issues(claims.nats, claims.subject))
+    issues.extend(limit_issues(claims.nats))
+    return issues
+
+
+def invalid(claims: Claims) -> bool:
+    """Whether the account claim has a blocking issue other than its times (nats-server refuses the account)."""
+    return any(issue.blocking for issue in account_issues(claims))

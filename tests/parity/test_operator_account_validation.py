@@ -1,0 +1,124 @@
+"""Operator (JWT) mode: account JWTs that do not validate, as nats-io/jwt validates them and nats-server applies it.
+
+An account with a blocking issue (an import's token that does not fit it,
+more imports or exports than its limits allow, wildcard exports without
+``wildcards``, a blank tier name) is refused: its users
+cannot log in.  At start nats-server warns of each preloaded account's
+issues; the test reads the warning lines from both servers' logs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+
+from fakejs.targets import ServerProcess
+from fakejs.testkit.jwt import Account, Operator
+from tests.harness.reload import TARGETS, logged, start
+from tests.harness.wait import eventually
+
+READY = "Server is ready"
+
+
+def issue_lines(log: str) -> list[str]:
+    """The warning lines of the accounts' validation issues, without their time stamps."""
+    lines = [line.split("[WRN] ", 1)[1] for line in log.splitlines() if "[WRN] " in line]
+    return [line for line in lines if "validation issues" in line or line.startswith("  - ")]
+
+
+async def started(kind: str, tmp_path: Path, operator: Operator, *accounts: Account) -> ServerProcess:
+    system = operator.account("SYS")
+    server = start(kind, operator.server_config(system_account=system, accounts=[system, *accounts]), tmp_path)
+    await logged(server, READY)
+    return server
+
+
+async def refused(server: ServerProcess, account: Account, tmp_path: Path) -> bool:
+    """Whether a user of ``account`` is refused its login."""
+    creds = account.user("u").write_creds(tmp_path / "u.creds")
+    try:
+        nc = await nats.connect(f"nats://127.0.0.1:{server.port}", user_credentials=creds, allow_reconnect=False)
+    except nats.errors.Error as exc:
+        return "Authorization Violation" in str(exc)
+    await nc.close()
+    return False
+
+
+INVALID_ACCOUNTS: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "too many imports": (
+        {"limits": {"imports": 1}, "imports": 2},
+        ["the account contains more imports than allowed by the operator"] * 2,
+    ),
+    "too many exports": (
+        {"limits": {"exports": 1}, "exports": ["a", "b"]},
+        ["the account contains more exports than allowed by the operator"],
+    ),
+    "wildcard exports": (
+        {"limits": {"exports": 5, "wildcards": False}, "exports": ["a.*", "b.>", "c"]},
+        ["the account contains wildcard exports that are not allowed by the operator"] * 2,
+    ),
+    "a blank tier": (
+        {"limits": {"tiered_limits": {"": {"mem_storage": -1}}}},
+        ['Tiered JetStream Limits can not contain a blank "" tier name'],
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+@pytest.mark.parametrize("case", list(INVALID_ACCOUNTS))
+async def test_an_invalid_account_is_warned_of_and_refused(kind: str, case: str, tmp_path: Path) -> None:
+    operator = Operator("O")
+    shape, issues = INVALID_ACCOUNTS[case]
+    exporter = operator.account("EXP", exports=[{"type": "stream", "subject": ">"}])
+    limits = shape.get("limits", {})
+    exports = [{"type": "stream", "subject": s} for s in shape.get("exports", [])]
+    imports = [
+        {"type": "stream", "account": exporter.public_key, "subject": f"i{n}"} for n in range(shape.get("imports", 0))
+    ]
+    account = operator.account("BAD", limits=limits, exports=exports, imports=imports)
+    server = await started(kind, tmp_path, operator, exporter, account)
+    try:
+        header = f"Account [{account.public_key}] has validation issues:"
+        assert issue_lines(server.log_text(since_start=True)) == [header, *(f"  - {issue}" for issue in issues)]
+        assert await refused(server, account, tmp_path)
+        assert not await refused(server, exporter, tmp_path)
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_a_token_for_another_account_is_warned_of_with_the_deprecated_to(kind: str, tmp_path: Path) -> None:
+    operator = Operator("O")
+    exporter = operator.account("EXP", exports=[{"type": "stream", "subject": "orders.>", "token_req": True}])
+    account, other = operator.account("IMP"), operator.account("OTHER")
+    token = exporter.activation(other, "orders.>")
+    account.imports.append(
+        {"type": "stream", "account": exporter.public_key, "subject": "orders.>", "to": "x", "token": token}
+    )
+    server = await started(kind, tmp_path, operator, exporter, account)
+    try:
+        assert issue_lines(server.log_text(since_start=True)) == [
+            f"Account [{account.public_key}] has validation issues:",
+            "  - the field to has been deprecated (use LocalSubject instead)",
+            '  - activation token doesn\'t match account it is being included in, "orders.>"',
+        ]
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_valid_accounts_are_not_warned_of(kind: str, tmp_path: Path) -> None:
+    operator = Operator("O")
+    exporter = operator.account("EXP", exports=[{"type": "stream", "subject": "orders.>"}])
+    account = operator.account(
+        "IMP", imports=[{"type": "stream", "account": exporter.public_key, "subject": "orders.>"}]
+    )
+    server = await started(kind, tmp_path, operator, exporter, account)
+    try:
+        assert issue_lines(server.log_text(since_start=True)) == []
+        await eventually(lambda: refused(server, account, tmp_path), lambda value: value is False, what="a login")
+    finally:
+        server.stop()
