@@ -7,12 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakejs.core.account_config import CHUNKED, SINGLETON, Export, Import, JetStreamLimits
+from fakejs.core.account_config import CHUNKED, SINGLETON, Export, Import, JetStreamLimits, MapDestination, Mapping
 from fakejs.core.imports import activation_current
-from fakejs.core.jwt.account_claims import account_configs, approved_imports, exporter, tiered_limits
+from fakejs.core.jwt.account_claims import (
+    account_configs,
+    approved_imports,
+    exporter,
+    subject_mappings,
+    tiered_limits,
+)
 from fakejs.core.jwt.claims import decode
 from fakejs.core.jwt.exports import export_claims, import_claims, import_issues
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, resolve
+from fakejs.core.jwt.validation import Issue, limit_issues, mapping_issues
 from fakejs.testkit.jwt import Account, Operator
 
 NOW = 1_700_000_000.0
@@ -129,3 +136,35 @@ def test_tiered_limits_are_read_as_nats_server_reads_them() -> None:
     assert (config.jetstream, list(config.tiers)) == (JetStreamLimits(), ["R3"])
     off = op.account("OFF", limits={"tiered_limits": {"R1": {"streams": 3}}})
     assert account_configs({off.public_key: claims_of(off)})[0].jetstream is None
+
+
+def test_mappings_and_their_validation() -> None:
+    nats = {
+        "mappings": {"a": [{"subject": "b", "weight": 40}, {"subject": "c", "weight": 60}], "x": [{"subject": "x.$9"}]}
+    }
+    assert subject_mappings(nats) == (Mapping("a", (MapDestination("b", 40), MapDestination("c", 60))),)
+    assert subject_mappings({"mappings": {"a": [{"subject": "b"}]}})[0].destinations == (MapDestination("b", 100),)
+    over = {"mappings": {"a": [{"subject": "b", "weight": 40}, {"subject": "c"}]}}
+    assert [i.text for i in mapping_issues(over)] == [
+        'Mapping "a" exceeds 100% among all of it\'s weighted to mappings'
+    ]
+    scoped = {
+        "mappings": {
+            "a": [{"subject": "b", "weight": 70, "cluster": "C"}, {"subject": "c", "weight": 70, "cluster": "C"}]
+        }
+    }
+    assert [i.text for i in mapping_issues(scoped)] == [
+        'Mapping "a" in cluster "C" exceeds 100% among all of it\'s weighted to mappings'
+    ]
+
+
+def test_limit_issues_follow_nats_io_jwt() -> None:
+    exports = [{"type": "stream", "subject": "a.*"}, {"type": "stream", "subject": "b"}]
+    assert [i.text for i in limit_issues({"limits": {"exports": 1}, "exports": exports})] == [
+        "the account contains more exports than allowed by the operator",
+        "the account contains wildcard exports that are not allowed by the operator",
+    ]
+    assert limit_issues({"limits": {"exports": -1}, "exports": exports}) == []
+    # imports left out of limits is 0: an account with imports but no such limit is invalid
+    assert len(limit_issues({"limits": {"subs": 1}, "imports": [{}]})) == 2
+    assert limit_issues({"imports": [{}]}) == [Issue("the account contains more imports than allowed by the operator")]

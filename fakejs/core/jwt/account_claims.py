@@ -3,7 +3,8 @@
 :meth:`~fakejs.core.jwt.trust.AccountClaims.config` reads what one account
 JWT says of itself; :func:`account_configs` adds what needs the other
 accounts: the exports (:mod:`fakejs.core.jwt.exports`) and the imports
-their exporters approve, and the JetStream ``tiered_limits``.  An import from an account that is not known, or
+their exporters approve, the weighted subject ``mappings`` and the
+JetStream ``tiered_limits``.  An import from an account that is not known, or
 that its exporter does not approve, is left out as nats-server leaves it
 out (``Can't locate account``, ``... import not authorized``), and the
 rest of the account is served.
@@ -11,12 +12,14 @@ rest of the account is served.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping as Mapped
 from dataclasses import replace
+from typing import Any
 
-from fakejs.core.account_config import NO_LIMIT, AccountConfig, Import, JetStreamLimits
+from fakejs.core.account_config import NO_LIMIT, AccountConfig, Import, JetStreamLimits, MapDestination, Mapping
 from fakejs.core.jwt.exports import Exporter, approval_problem, export_claims, import_claims
 from fakejs.core.jwt.trust import AccountClaims
+from fakejs.core.mappings import MappingError, check_mapping
 
 
 def exporter(account: AccountClaims) -> Exporter:
@@ -25,7 +28,7 @@ def exporter(account: AccountClaims) -> Exporter:
     return Exporter(account.public_key, keys, export_claims(account.claims.nats))
 
 
-def approved_imports(account: AccountClaims, exporters: Mapping[str, Exporter]) -> tuple[Import, ...]:
+def approved_imports(account: AccountClaims, exporters: Mapped[str, Exporter]) -> tuple[Import, ...]:
     """The imports of ``account`` whose exporter is known and approves them, in the JWT's order."""
     approved: list[Import] = []
     for claim in import_claims(account.claims.nats):
@@ -47,7 +50,7 @@ def _unlimited(value: int) -> int:
     return value if value > 0 else NO_LIMIT
 
 
-def tiered_limits(limits: Mapping[str, object]) -> dict[str, JetStreamLimits]:
+def tiered_limits(limits: Mapped[str, object]) -> dict[str, JetStreamLimits]:
     """``limits.tiered_limits`` by tier name (``R1``, ``R3``), read as nats-server reads them.
 
     Storage, stream and consumer limits are taken as given (0 when left
@@ -89,12 +92,40 @@ def with_tiers(config: AccountConfig, account: AccountClaims) -> AccountConfig:
     return replace(config, jetstream=tiers.get("R1", JetStreamLimits()), tiers=tiers)
 
 
-def account_configs(accounts: Mapping[str, AccountClaims]) -> list[AccountConfig]:
+def subject_mappings(nats: Mapped[str, Any]) -> tuple[Mapping, ...]:
+    """The account JWT's weighted ``mappings``; one nats-server cannot add is left out, as it leaves it out.
+
+    A destination's weight is 100 when left out (nats-io/jwt's ``GetWeight``).
+    """
+    raw = nats.get("mappings")
+    if not isinstance(raw, dict):
+        return ()
+    found: list[Mapping] = []
+    for source, entries in raw.items():
+        if not isinstance(entries, list):
+            continue
+        destinations = [
+            MapDestination(str(e.get("subject", "")), _int(e.get("weight")) or 100, str(e.get("cluster", "")))
+            for e in entries
+            if isinstance(e, dict)
+        ]
+        try:
+            check_mapping(str(source), destinations)
+        except MappingError:
+            continue
+        found.append(Mapping(str(source), tuple(destinations)))
+    return tuple(found)
+
+
+def account_configs(accounts: Mapped[str, AccountClaims]) -> list[AccountConfig]:
     """The fakejs accounts of ``accounts`` (by the key they are stored under), with exports and imports."""
     exporters = {account.public_key: exporter(account) for account in accounts.values()}
     configs: list[AccountConfig] = []
     for name, account in accounts.items():
         exports = tuple(claim.export for claim in exporters[account.public_key].exports)
-        config = replace(account.config(name), exports=exports, imports=approved_imports(account, exporters))
+        imports = approved_imports(account, exporters)
+        config = replace(
+            account.config(name), exports=exports, imports=imports, mappings=subject_mappings(account.claims.nats)
+        )
         configs.append(with_tiers(config, account))
     return configs

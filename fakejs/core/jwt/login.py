@@ -10,7 +10,8 @@ refuses) the CONNECT's ``sig`` must be the nonce signed with the user's
 key; the user must not be revoked, must connect from one of its ``src``
 networks and with one of its ``allowed_connection_types``.
 A login becomes a :class:`~fakejs.core.users.User` in the account (named by
-its public key) with the JWT's permissions and its ``subs`` and ``payload``
+its public key) with the JWT's permissions (or, without any, the account's
+``default_permissions``) and its ``subs`` and ``payload``
 limits (the latter lowered by the account's), and the time it expires.
 Users issued by a scoped signing key are refused (fakejs does not apply
 scope templates).
@@ -68,6 +69,12 @@ def permissions(nats: Mapping[str, Any]) -> Permissions | None:
     return Permissions(publish, subscribe, response)
 
 
+def default_permissions(account: AccountClaims) -> Permissions | None:
+    """The account JWT's ``default_permissions``: a user JWT without permissions of its own gets them."""
+    defaults = account.claims.nats.get("default_permissions")
+    return permissions(defaults) if isinstance(defaults, dict) else None
+
+
 def source_allowed(sources: tuple[str, ...], host: str) -> bool:
     """nats-server's ``validateSrc``: no ``src`` allows every address, else one network must hold ``host``."""
     if not sources:
@@ -121,7 +128,7 @@ class JwtAuthenticator:
         user = User(
             name=claims.name,
             nkey=claims.subject,
-            permissions=permissions(nats),
+            permissions=permissions(nats) or default_permissions(account),
             account=account.public_key,
             connection_types=types,
             max_subscriptions=claim_limit(nats, "subs"),

@@ -6,7 +6,7 @@ log in) and, at start, warns of each preloaded account's issues.  The
 issues checked here: the imports (:func:`~fakejs.core.jwt.exports.import_issues`,
 with the warning for the deprecated ``to``), the ``imports`` and ``exports``
 limits and ``wildcards`` (exports with wildcards refused when false), and
-``tiered_limits`` with a blank tier name; with :func:`account_issues`' ``now``, the claim's ``exp`` and ``nbf``.
+``tiered_limits`` with a blank tier name, ``mappings`` weighing over 100%; with :func:`account_issues`' ``now``, the claim's ``exp`` and ``nbf``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 from fakejs.core.jwt.claims import Claims
 from fakejs.core.jwt.exports import import_issues
 from fakejs.core.subjects import has_wildcard
+from fakejs.gocompat.goquote import quote_text
 
 NO_LIMIT = -1
 
@@ -41,14 +42,11 @@ def _entries(nats: Mapping[str, Any], key: str) -> list[Any]:
 
 
 def limit_issues(nats: Mapping[str, Any]) -> list[Issue]:
-    """The ``tiered_limits``, ``imports``, ``exports`` and ``wildcards`` errors, in nats-io/jwt's order."""
+    """The ``imports``, ``exports`` and ``wildcards`` errors, in nats-io/jwt's order."""
     raw = nats.get("limits")
     limits: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
     imports, exports = _entries(nats, "imports"), _entries(nats, "exports")
     issues: list[Issue] = []
-    tiers = limits.get("tiered_limits")
-    if isinstance(tiers, dict) and "" in tiers:  # plain limits beside tiers are dropped when decoded
-        issues.append(Issue('Tiered JetStream Limits can not contain a blank "" tier name'))
     too_many_imports = Issue("the account contains more imports than allowed by the operator")
     import_limit = _count(limits, "imports")
     if any(limits.values()) and import_limit >= 0 and len(imports) > import_limit:
@@ -67,12 +65,57 @@ def limit_issues(nats: Mapping[str, Any]) -> list[Issue]:
     return issues
 
 
+def tier_issues(nats: Mapping[str, Any]) -> list[Issue]:
+    """``OperatorLimits.Validate``: a blank tier name (plain limits beside tiers are dropped when decoded)."""
+    limits = nats.get("limits")
+    tiers = limits.get("tiered_limits") if isinstance(limits, dict) else None
+    if isinstance(tiers, dict) and "" in tiers:
+        return [Issue('Tiered JetStream Limits can not contain a blank "" tier name')]
+    return []
+
+
+def _weight(entry: Mapping[str, Any]) -> int:
+    weight = entry.get("weight")
+    return weight if isinstance(weight, int) and not isinstance(weight, bool) and weight else 100
+
+
+def mapping_issues(nats: Mapping[str, Any]) -> list[Issue]:
+    """nats-io/jwt's ``Mapping.Validate``: no weight over 100, nor in all (per cluster, and unscoped)."""
+    raw = nats.get("mappings")
+    issues: list[Issue] = []
+    for source, entries in (raw if isinstance(raw, dict) else {}).items():
+        per_cluster: dict[str, int] = {}
+        total = 0
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict):
+                continue
+            weight, cluster = _weight(entry), entry.get("cluster")
+            if weight > 100:
+                issues.append(Issue(f"Mapping {quote_text(source)} has a weight {weight} that exceeds 100"))
+            if isinstance(cluster, str) and cluster:
+                per_cluster[cluster] = per_cluster.get(cluster, 0) + weight
+                if per_cluster[cluster] > 100:
+                    issues.append(
+                        Issue(
+                            f"Mapping {quote_text(source)} in cluster {quote_text(cluster)} exceeds 100% "
+                            "among all of it's weighted to mappings"
+                        )
+                    )
+            else:
+                total += weight
+        if total > 100:
+            issues.append(Issue(f"Mapping {quote_text(source)} exceeds 100% among all of it's weighted to mappings"))
+    return issues
+
+
 def account_issues(claims: Claims, now: float | None = None) -> list[Issue]:
     """The validation issues of an account claim (its times too when ``now`` is given), in nats-io/jwt's order."""
     issues: list[Issue] = []
     if now is not None and (problem := claims.time_problem(now)):
         issues.append(Issue(problem))
     issues.extend(Issue(text, blocking) for text, blocking in import_issues(claims.nats, claims.subject))
+    issues.extend(tier_issues(claims.nats))
+    issues.extend(mapping_issues(claims.nats))
     issues.extend(limit_issues(claims.nats))
     return issues
 

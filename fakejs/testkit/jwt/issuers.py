@@ -45,6 +45,7 @@ EXPORT_FIELDS = (
     "name", "subject", "type", "token_req", "revocations", "response_type", "response_threshold",
     "service_latency", "account_token_position", "advertise", "allow_trace", "description", "info_url",
 )  # fmt: skip
+MAPPING_FIELDS = ("subject", "weight", "cluster")
 IMPORT_FIELDS = ("name", "subject", "account", "token", "to", "local_subject", "type", "share", "allow_trace")
 
 
@@ -184,6 +185,8 @@ class Account(Key):
         signing_keys: Iterable[Key] = (),
         expires: Expiry = None,
         description: str = "",
+        default_permissions: Mapping[str, Any] | None = None,
+        mappings: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
     ) -> None:
         super().__init__(nkeys.PREFIX_BYTE_ACCOUNT, seed)
         self.name = name
@@ -197,6 +200,11 @@ class Account(Key):
         self.revocations: dict[str, int] = {}
         self.expires = _unix(expires, self.now())
         self.description = description
+        # ``{"pub": {"allow": [...], "deny": [...]}, "sub": {...}, "resp": {"max": n, "ttl": ns}}``: what its
+        # users without permissions of their own get.
+        self.default_permissions = dict(default_permissions or {})
+        # ``{source: [{"subject": destination, "weight": percent, "cluster": name}, ...]}``.
+        self.mappings = {k: [dict(d) for d in v] for k, v in (mappings or {}).items()}
 
     def signing_key(self, seed: str | None = None) -> Key:
         """A new account signing key, named in the account's JWT, to issue users with (``signer=``)."""
@@ -224,7 +232,9 @@ class Account(Key):
             nats["signing_keys"] = sorted(k.public_key for k in self.signing_keys)
         if self.revocations:
             nats["revocations"] = dict(sorted(self.revocations.items()))
-        nats["default_permissions"] = {"pub": {}, "sub": {}}
+        nats["default_permissions"] = {"pub": {}, "sub": {}, **self.default_permissions}
+        if self.mappings:
+            nats["mappings"] = {k: [_ordered(d, MAPPING_FIELDS) for d in v] for k, v in sorted(self.mappings.items())}
         nats["authorization"] = {}
         if self.description:
             nats["description"] = self.description
