@@ -8,7 +8,8 @@ by one of its signing keys (then naming the account in
 JWT is a ``bearer_token`` (which the account's ``disallow_bearer``
 refuses) the CONNECT's ``sig`` must be the nonce signed with the user's
 key; the user must not be revoked, must connect from one of its ``src``
-networks and with one of its ``allowed_connection_types``.
+networks, inside its connect ``times`` (:mod:`fakejs.core.jwt.times`) and
+with one of its ``allowed_connection_types``.
 A login becomes a :class:`~fakejs.core.users.User` in the account (named by
 its public key) with the JWT's permissions (or, without any, the account's
 ``default_permissions``) and its ``subs`` and ``payload``
@@ -26,6 +27,7 @@ from typing import Any
 
 from fakejs.core.auth import verify_signature
 from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, USER, Claims, JwtError, decode_kind, is_key_of
+from fakejs.core.jwt.times import connect_window, times_problem
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, claim_limit, resolve
 from fakejs.core.options import ServerOptions
 from fakejs.core.sublimits import tighter
@@ -108,7 +110,7 @@ class JwtAuthenticator:
             claims = decode_kind(token, USER)
         except JwtError as exc:
             raise Refused(f"User JWT not valid: {exc}") from None
-        if problem := claims.time_problem(now):
+        if problem := claims.time_problem(now) or times_problem(claims.nats):
             raise Refused(f"User JWT no longer valid: {problem}")
         account = self._issuing_account(claims)
         if account.claims.time_problem(now):
@@ -122,6 +124,9 @@ class JwtAuthenticator:
             raise Refused("User authentication revoked")
         if not source_allowed(_strings(nats.get("src")), host):
             raise Refused("Not allowed to connect from this source")
+        allowed_now, valid_for = connect_window(nats, now)
+        if not allowed_now:
+            raise Refused("Outside connect times")
         types = tuple(t.upper() for t in _strings(nats.get("allowed_connection_types")))
         if types and connection_type not in types:
             raise Refused(f"Connection type not allowed: {connection_type}")
@@ -134,7 +139,8 @@ class JwtAuthenticator:
             max_subscriptions=claim_limit(nats, "subs"),
             max_payload=tighter(claim_limit(nats, "payload"), claim_limit(account.limits, "payload")),
         )
-        expires = min((t for t in (claims.expires, account.claims.expires) if t), default=0)
+        window_end = round(now + valid_for) if valid_for else 0  # a range ends on a whole second
+        expires = min((t for t in (claims.expires, account.claims.expires, window_end) if t), default=0)
         return JwtLogin(user, expires)
 
     def _issuing_account(self, claims: Claims) -> AccountClaims:

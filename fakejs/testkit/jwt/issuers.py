@@ -293,6 +293,8 @@ class User(Key):
         sub_deny: Iterable[str] = (),
         resp: ResponsePermission | None = None,
         src: Iterable[str] = (),
+        times: Iterable[tuple[str, str]] = (),
+        times_location: str = "",
         limits: Mapping[str, int] | None = None,
         bearer: bool = False,
         allowed_connection_types: Iterable[str] = (),
@@ -305,7 +307,7 @@ class User(Key):
         now = account.now()
         nats = {
             **_permissions(pub_allow, pub_deny, sub_allow, sub_deny, resp),
-            **_user_limits(src, limits),
+            **_user_limits(src, limits, times, times_location),
             **_connection_rules(bearer, allowed_connection_types),
         }
         if signer is not None:
@@ -359,11 +361,15 @@ def _permissions(
     return permissions
 
 
-def _user_limits(src: Iterable[str], limits: Mapping[str, int] | None) -> dict[str, Any]:
-    """nats-io/jwt's ``Limits`` of a user: ``src`` CIDRs, then ``subs``, ``data``, ``payload`` (-1 unless given)."""
+def _user_limits(
+    src: Iterable[str], limits: Mapping[str, int] | None, times: Iterable[tuple[str, str]] = (), location: str = ""
+) -> dict[str, Any]:
+    """nats-io/jwt's ``Limits`` of a user: ``src`` CIDRs, connect ``times`` (``HH:MM:SS`` start and end) and their
+    ``times_location``, then ``subs``, ``data``, ``payload`` (-1 unless given)."""
     counts = {"subs": NO_LIMIT, "data": NO_LIMIT, "payload": NO_LIMIT, **(limits or {})}
-    sources = {"src": list(src)}
-    return {k: v for k, v in {**sources, **counts}.items() if v}  # omitempty: 0 and [] are left out
+    ranges = [{"start": start, "end": end} for start, end in times]
+    user_limits = {"src": list(src), "times": ranges, "times_location": location}
+    return {k: v for k, v in {**user_limits, **counts}.items() if v}  # omitempty: 0 and [] are left out
 
 
 def _connection_rules(bearer: bool, allowed_connection_types: Iterable[str]) -> dict[str, Any]:

@@ -1,0 +1,101 @@
+"""A user JWT's connect times: ``times`` (daily ``start``-``end`` ranges, ``HH:MM:SS``) in ``times_location``.
+
+nats-server's ``validateTimes``: without ``times`` a user may connect at
+any time; with them, only inside one of the ranges, read on the day of
+``now`` in the ``times_location`` time zone (the server's own when left
+out), a range whose end comes before its start running past midnight.
+The login then lasts until the end of the range that leaves it the most
+time (nats-server's expiration timer), unless the JWT expires first.
+:func:`times_problem` is nats-io/jwt's validation of the fields: a user JWT
+with a bad range or an unknown time zone is not valid.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Mapping
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from fakejs.gocompat.goquote import quote_text
+
+# Go's "15:04:05": an hour of one or two digits, then two-digit minutes and seconds.
+_CLOCK = re.compile(r"(\d{1,2}):(\d\d):(\d\d)")
+
+
+def _ranges(nats: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    value = nats.get("times")
+    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+
+
+def _clock(text: object) -> tuple[int, int, int] | None:
+    match = _CLOCK.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        return None
+    hour, minute, second = (int(part) for part in match.groups())
+    return (hour, minute, second) if hour < 24 and minute < 60 and second < 60 else None
+
+
+def _zone(nats: Mapping[str, Any]) -> datetime.tzinfo | None:
+    """The ``times_location`` zone; None when it is not a known IANA name (the local zone when unset)."""
+    name = nats.get("times_location")
+    if not name:
+        return datetime.datetime.now().astimezone().tzinfo
+    try:
+        return ZoneInfo(str(name))
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def times_problem(nats: Mapping[str, Any]) -> str:
+    """nats-io/jwt's errors for ``times`` and ``times_location`` (``""``: none)."""
+    for entry in _ranges(nats):
+        for key in ("start", "end"):
+            value = entry.get(key)
+            if not value:
+                return (
+                    f"time ranges {key} must contain an {key}"
+                    if key == "end"
+                    else "time ranges start must contain a start"
+                )
+            if _clock(value) is None:
+                return f"{key} in time range is invalid {quote_text(str(value))}"
+    if nats.get("times_location") and _zone(nats) is None:
+        return "could not parse iana time zone by name"
+    return ""
+
+
+def connect_window(nats: Mapping[str, Any], now: float) -> tuple[bool, float]:
+    """Whether a user may connect at ``now`` (Unix seconds), and for how long (0: no end from its times)."""
+    ranges = _ranges(nats)
+    zone = _zone(nats)
+    if not ranges:
+        return True, 0.0
+    if zone is None:
+        return False, 0.0
+    current = datetime.datetime.fromtimestamp(now, zone)
+    allowed, valid_for = False, 0.0
+    for entry in ranges:
+        start_clock, end_clock = _clock(entry.get("start")), _clock(entry.get("end"))
+        if start_clock is None or end_clock is None:
+            return False, 0.0
+        start = current.replace(hour=start_clock[0], minute=start_clock[1], second=start_clock[2], microsecond=0)
+        end = current.replace(hour=end_clock[0], minute=end_clock[1], second=end_clock[2], microsecond=0)
+        inside, remaining = _in_range(start, end, current)
+        if inside and (not allowed or remaining > valid_for):
+            allowed, valid_for = True, remaining
+    return allowed, valid_for
+
+
+def _in_range(start: datetime.datetime, end: datetime.datetime, now: datetime.datetime) -> tuple[bool, float]:
+    """nats-server's ``validateTimeRangeAt``: inside the range, and the seconds left to its end."""
+    if start < now < end:
+        return True, (end - now).total_seconds()
+    if start > end:  # past midnight
+        if end > now:
+            return True, (end - now).total_seconds()
+        end += datetime.timedelta(days=1)
+        if start < now < end:
+            return True, (end - now).total_seconds()
+    return False, 0.0
