@@ -152,18 +152,25 @@ class Login:
 
     ``signed``: the client proved it holds the nkey (signed the nonce);
     ``anonymous``: it showed no credentials and became the no_auth_user;
-    ``expires``: when the login ends (a user JWT's ``exp``, Unix seconds; 0: never).
+    ``expires``: when the login ends (a user JWT's ``exp``, Unix seconds; 0: never);
+    ``account_expires``: when its account ends (an account JWT's ``exp``; 0: never).
     """
 
-    __slots__ = ("anonymous", "expires", "signed", "user")
+    __slots__ = ("account_expires", "anonymous", "expires", "signed", "user")
 
     def __init__(
-        self, user: User | None = None, signed: bool = False, anonymous: bool = False, expires: int = 0
+        self,
+        user: User | None = None,
+        signed: bool = False,
+        anonymous: bool = False,
+        expires: int = 0,
+        account_expires: int = 0,
     ) -> None:
         self.user = user
         self.signed = signed
         self.anonymous = anonymous
         self.expires = expires
+        self.account_expires = account_expires
 
     def __repr__(self) -> str:
         return f"Login(user={self.user!r}, signed={self.signed}, anonymous={self.anonymous})"

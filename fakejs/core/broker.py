@@ -284,7 +284,9 @@ class Broker:
         except Refused:  # nats-server says why in a debug line; fakejs does not
             return None
         account = self.accounts.get(login.user.account)
-        return (account, Login(login.user, signed=True, expires=login.expires)) if account is not None else None
+        if account is None:
+            return None
+        return account, Login(login.user, signed=True, expires=login.expires, account_expires=login.account_expires)
 
     def _account_login(self, connect: dict[str, Any]) -> Account | None:
         """A user and password registered on an account other than ``$G`` (``Account.users``)."""

@@ -42,6 +42,8 @@ class JwtLogin:
 
     user: User
     expires: int = 0
+    # The account JWT's ``exp``: its clients are closed then ('Account Authentication Expired'); 0: never.
+    account_expires: int = 0
 
 
 class Refused(Exception):
@@ -140,8 +142,8 @@ class JwtAuthenticator:
             max_payload=tighter(claim_limit(nats, "payload"), claim_limit(account.limits, "payload")),
         )
         window_end = round(now + valid_for) if valid_for else 0  # a range ends on a whole second
-        expires = min((t for t in (claims.expires, account.claims.expires, window_end) if t), default=0)
-        return JwtLogin(user, expires)
+        expires = min((t for t in (claims.expires, window_end) if t), default=0)
+        return JwtLogin(user, expires, account.claims.expires)
 
     def _issuing_account(self, claims: Claims) -> AccountClaims:
         """The account that issued the user, directly or through one of its signing keys."""
