@@ -16,7 +16,7 @@ import os
 from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import go_type
-from fakejs.core.jwt.account_claims import account_configs
+from fakejs.core.jwt.account_claims import account_configs, unserved_features
 from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind
 from fakejs.core.jwt.trust import TrustedOperators, resolve
 from fakejs.core.options import ServerOptions
@@ -131,4 +131,6 @@ def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: 
     for name, account in accounts.items():
         if account.scoped_keys:
             context.refuse(first, f"scoped signing keys (account {name} in resolver_preload)")
+        for feature in unserved_features(account):
+            context.refuse(first, f"{feature} (account {name} in resolver_preload)")
     options.accounts.extend(account_configs(accounts))

@@ -117,6 +117,21 @@ def subject_mappings(nats: Mapped[str, Any]) -> tuple[Mapping, ...]:
     return tuple(found)
 
 
+def unserved_features(account: AccountClaims) -> list[str]:
+    """What the account JWT asks that fakejs does not serve (refused by name at start)."""
+    nats = account.claims.nats
+    exports = [e for e in nats.get("exports") or [] if isinstance(e, dict)]
+    imports = [i for i in nats.get("imports") or [] if isinstance(i, dict)]
+    features: list[str] = []
+    if any(e.get("service_latency") for e in exports):
+        features.append("service latency tracking of account JWT exports (service_latency)")
+    if any(entry.get("allow_trace") for entry in exports + imports):
+        features.append("message tracing through account JWT exports and imports (allow_trace)")
+    if nats.get("trace"):
+        features.append("message tracing of account JWTs (trace)")
+    return features
+
+
 def account_configs(accounts: Mapped[str, AccountClaims]) -> list[AccountConfig]:
     """The fakejs accounts of ``accounts`` (by the key they are stored under), with exports and imports."""
     exporters = {account.public_key: exporter(account) for account in accounts.values()}
