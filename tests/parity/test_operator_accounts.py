@@ -290,3 +290,20 @@ async def test_a_stream_import_ends_when_its_activation_expires(
 
     await eventually(first_seen, lambda seen: seen == b"marker", what="the expired import to end")
     assert await streamed(target, exporter, importer, tmp_path, "orders.b.new", "orders.b.new") == b"exported"
+
+
+async def test_a_service_import_ends_when_its_activation_expires(
+    start: StartOperator, operator: Operator, tmp_path: Path
+) -> None:
+    system = operator.account("SYS")
+    exporter = operator.account("EXP", exports=[{"type": "service", "subject": "help.>", "token_req": True}])
+    importer = operator.account("IMP")
+    token = exporter.activation(importer, "help.me", service=True, expires=2)
+    importer.imports.append(service_import(exporter, "help.me", token=token))
+    target = await start(operator, system, exporter, importer)
+    assert await requested(target, exporter, importer, tmp_path, "help.>", "help.me") == b"answer to help.me"
+
+    async def answer() -> Any:
+        return await requested(target, exporter, importer, tmp_path, "help.>", "help.me")
+
+    await eventually(answer, lambda reply: reply is None, what="no responders once the token expired")
