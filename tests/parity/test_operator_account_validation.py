@@ -122,3 +122,50 @@ async def test_valid_accounts_are_not_warned_of(kind: str, tmp_path: Path) -> No
         await eventually(lambda: refused(server, account, tmp_path), lambda value: value is False, what="a login")
     finally:
         server.stop()
+
+
+INVALID_EXPORTS: dict[str, tuple[list[dict[str, Any]], list[str]]] = {
+    "a subject inside another": (
+        [
+            {"type": "stream", "subject": "a.>"},
+            {"type": "stream", "subject": "a.b"},
+            {"type": "service", "subject": "a.b"},
+        ],
+        ['stream export subject "a.>" already exports "a.b"'],
+    ),
+    "a token position on a literal": (
+        [{"type": "stream", "subject": "a.b", "account_token_position": 1}],
+        ["Account Token Position can only be used with wildcard subjects: a.b"],
+    ),
+    "a token position not on a star": (
+        [{"type": "service", "subject": "a.*.>", "account_token_position": 1}],
+        ["Account Token Position 1 matches 'a' but must match a * in: a.*.>"],
+    ),
+    "a token position past the end": (
+        [{"type": "service", "subject": "a.*", "account_token_position": 3}],
+        ["Account Token Position 3 exceeds length of subject 'a.*'"],
+    ),
+    "response fields on a stream": (
+        [{"type": "stream", "subject": "s", "response_type": "Stream", "response_threshold": 1_000_000_000}],
+        ['invalid response type for stream: "Stream"', "response threshold only valid for services"],
+    ),
+    "an unknown response type": (
+        [{"type": "service", "subject": "q", "response_type": "Many"}],
+        ['invalid response type for service: "Many"'],
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+@pytest.mark.parametrize("case", list(INVALID_EXPORTS))
+async def test_invalid_exports_make_the_account_invalid(kind: str, case: str, tmp_path: Path) -> None:
+    operator = Operator("O")
+    exports, issues = INVALID_EXPORTS[case]
+    account = operator.account("BAD", exports=exports)
+    server = await started(kind, tmp_path, operator, account)
+    try:
+        header = f"Account [{account.public_key}] has validation issues:"
+        assert issue_lines(server.log_text(since_start=True)) == [header, *(f"  - {issue}" for issue in issues)]
+        assert await refused(server, account, tmp_path)
+    finally:
+        server.stop()

@@ -4,7 +4,8 @@ nats-server refuses an account whose claims have a blocking issue (its
 resolver lookup fails with ``account validation failed``: its users cannot
 log in) and, at start, warns of each preloaded account's issues.  The
 issues checked here: the imports (:func:`~fakejs.core.jwt.exports.import_issues`,
-with the warning for the deprecated ``to``), the ``imports`` and ``exports``
+with the warning for the deprecated ``to``), the exports (their fields, a
+kind's subjects containing one another), the ``imports`` and ``exports``
 limits and ``wildcards`` (exports with wildcards refused when false), and
 ``tiered_limits`` with a blank tier name, ``mappings`` weighing over 100%; with :func:`account_issues`' ``now``, the claim's ``exp`` and ``nbf``.
 """
@@ -17,7 +18,7 @@ from typing import Any
 
 from fakejs.core.jwt.claims import Claims
 from fakejs.core.jwt.exports import import_issues
-from fakejs.core.subjects import has_wildcard
+from fakejs.core.subjects import has_wildcard, is_subset
 from fakejs.gocompat.goquote import quote_text
 
 NO_LIMIT = -1
@@ -62,6 +63,66 @@ def limit_issues(nats: Mapping[str, Any]) -> list[Issue]:
                 subject = export.get("subject") if isinstance(export, dict) else None
                 if isinstance(subject, str) and has_wildcard(subject):
                     issues.append(Issue("the account contains wildcard exports that are not allowed by the operator"))
+    return issues
+
+
+RESPONSE_TYPES = ("", "Singleton", "Stream", "Chunked")
+
+
+def _export_issues(export: Mapping[str, Any]) -> list[str]:
+    """nats-io/jwt's ``Export.Validate`` errors of one export, in its order."""
+    kind, subject = export.get("type"), export.get("subject")
+    response_type, threshold = export.get("response_type", ""), export.get("response_threshold", 0)
+    errors: list[str] = []
+    if kind not in ("stream", "service"):
+        errors.append(f"invalid export type: {quote_text(str(kind or ''))}")
+    if kind == "service" and response_type not in RESPONSE_TYPES:
+        errors.append(f"invalid response type for service: {quote_text(str(response_type))}")
+    if kind == "stream":
+        if response_type:
+            errors.append(f"invalid response type for stream: {quote_text(str(response_type))}")
+        if export.get("allow_trace"):
+            errors.append("AllowTrace only valid for service export")
+    if export.get("service_latency") and kind != "service":
+        errors.append("latency tracking only permitted for services")
+    if isinstance(threshold, int) and threshold < 0:
+        errors.append("negative response threshold is invalid")
+    if isinstance(threshold, int) and threshold > 0 and kind != "service":
+        errors.append("response threshold only valid for services")
+    text = subject if isinstance(subject, str) else ""
+    if not text:
+        errors.append("subject cannot be empty")
+    elif " " in text:
+        errors.append(f"subject {quote_text(text)} cannot have spaces")
+    position = export.get("account_token_position")
+    if isinstance(position, int) and position > 0:
+        tokens = text.split(".")
+        if not has_wildcard(text):
+            errors.append(f"Account Token Position can only be used with wildcard subjects: {text}")
+        elif position > len(tokens):
+            errors.append(f"Account Token Position {position} exceeds length of subject '{text}'")
+        elif tokens[position - 1] != "*":
+            errors.append(
+                f"Account Token Position {position} matches '{tokens[position - 1]}' but must match a * in: {text}"
+            )
+    return errors
+
+
+def export_issues(nats: Mapping[str, Any]) -> list[Issue]:
+    """nats-io/jwt's ``Exports.Validate``: each export's errors, then exports of a kind that contain another."""
+    exports = [e for e in _entries(nats, "exports") if isinstance(e, dict)]
+    issues = [Issue(text) for export in exports for text in _export_issues(export)]
+    for kind in ("service", "stream"):
+        subjects = [str(e.get("subject", "")) for e in exports if (e.get("type") == "service") == (kind == "service")]
+        contained: dict[str, str] = {}
+        for i, inner in enumerate(subjects):
+            for j, outer in enumerate(subjects):
+                if i != j and is_subset(inner, outer):
+                    contained.setdefault(outer, inner)
+        issues += [
+            Issue(f"{kind} export subject {quote_text(outer)} already exports {quote_text(inner)}")
+            for outer, inner in contained.items()
+        ]
     return issues
 
 
@@ -114,6 +175,7 @@ def account_issues(claims: Claims, now: float | None = None) -> list[Issue]:
     if now is not None and (problem := claims.time_problem(now)):
         issues.append(Issue(problem))
     issues.extend(Issue(text, blocking) for text, blocking in import_issues(claims.nats, claims.subject))
+    issues.extend(export_issues(claims.nats))
     issues.extend(tier_issues(claims.nats))
     issues.extend(mapping_issues(claims.nats))
     issues.extend(limit_issues(claims.nats))
