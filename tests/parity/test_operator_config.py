@@ -24,6 +24,7 @@ SYSTEM, APP = OPERATOR.account("SYS"), OPERATOR.account("APP")
 LATENCY = OPERATOR.account(
     "LATENCY", exports=[{"type": "service", "subject": "q", "service_latency": {"sampling": 100, "results": "lat"}}]
 )
+TIERED = OPERATOR.account("TIERED", limits={"tiered_limits": {"R1": {"mem_storage": -1}}})
 TRACED = OPERATOR.account(
     "TRACED", imports=[{"type": "stream", "account": APP.public_key, "subject": "s", "allow_trace": True}]
 )
@@ -73,6 +74,13 @@ FAKEJS_REFUSES: dict[str, tuple[Callable[[Path], str], str]] = {
     "export_latency": (
         lambda d: OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, LATENCY]) + "port: -1\n",
         "service latency tracking of account JWT exports (service_latency)",
+    ),
+    "tiers_in_a_cluster": (
+        lambda d: (
+            OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, TIERED])
+            + "port: -1\ncluster { name: c, listen: 127.0.0.1:-1 }\n"
+        ),
+        "tiered JetStream limits of account JWTs (tiered_limits) in a cluster",
     ),
     "import_allow_trace": (
         lambda d: OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, APP, TRACED]) + "port: -1\n",

@@ -19,7 +19,7 @@ from fakejs.core.jwt.account_claims import (
 from fakejs.core.jwt.claims import decode
 from fakejs.core.jwt.exports import export_claims, import_claims, import_issues
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, resolve
-from fakejs.core.jwt.validation import Issue, limit_issues, mapping_issues
+from fakejs.core.jwt.validation import Issue, export_issues, limit_issues, mapping_issues
 from fakejs.testkit.jwt import Account, Operator
 
 NOW = 1_700_000_000.0
@@ -168,3 +168,16 @@ def test_limit_issues_follow_nats_io_jwt() -> None:
     # imports left out of limits is 0: an account with imports but no such limit is invalid
     assert len(limit_issues({"limits": {"subs": 1}, "imports": [{}]})) == 2
     assert limit_issues({"imports": [{}]}) == [Issue("the account contains more imports than allowed by the operator")]
+
+
+def test_export_issues_follow_nats_io_jwt() -> None:
+    exports = [
+        {"type": "stream", "subject": "a.>"},
+        {"type": "stream", "subject": "a.b", "account_token_position": 2},
+        {"type": "service", "subject": "q", "response_type": "Many"},
+    ]
+    assert [i.text for i in export_issues({"exports": exports})] == [
+        "Account Token Position can only be used with wildcard subjects: a.b",
+        'invalid response type for service: "Many"',
+        'stream export subject "a.>" already exports "a.b"',
+    ]

@@ -133,4 +133,7 @@ def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: 
             context.refuse(first, f"scoped signing keys (account {name} in resolver_preload)")
         for feature in unserved_features(account):
             context.refuse(first, f"{feature} (account {name} in resolver_preload)")
-    options.accounts.extend(account_configs(accounts))
+    configs = account_configs(accounts)
+    if options.cluster is not None and any(config.tiers for config in configs):
+        context.refuse(first, "tiered JetStream limits of account JWTs (tiered_limits) in a cluster")
+    options.accounts.extend(configs)
