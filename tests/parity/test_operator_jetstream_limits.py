@@ -138,3 +138,20 @@ async def test_tiered_limits_win_over_plain_ones(start: Any, tmp_path: Path) -> 
     assert info["tiers"]["R1"]["limits"] == NOT_SET | {
         "max_memory": 100, "max_ack_pending": -1, "memory_max_stream_bytes": -1, "storage_max_stream_bytes": -1,
     }  # fmt: skip
+
+
+async def test_plain_limits_left_out_are_zero(start: Any, tmp_path: Path) -> None:
+    """nats-server reads a left-out JetStream limit as 0: no file storage here, any number of streams."""
+    operator = Operator("O")
+    app = operator.account("APP", limits={"mem_storage": 1000})
+    target = await start(operator, app)
+    file_stream, memory_stream, info = await ask(target, app, tmp_path, stream("T", storage="file"), stream("S"), INFO)
+    assert file_stream["error"] == {
+        "code": 500,
+        "err_code": 10047,
+        "description": "insufficient storage resources available",
+    }
+    assert memory_stream["did_create"] is True
+    assert info["limits"] == NOT_SET | {
+        "max_memory": 1000, "max_ack_pending": -1, "memory_max_stream_bytes": -1, "storage_max_stream_bytes": -1,
+    }  # fmt: skip

@@ -4,7 +4,7 @@
 JWT says of itself; :func:`account_configs` adds what needs the other
 accounts: the exports (:mod:`fakejs.core.jwt.exports`) and the imports
 their exporters approve, the weighted subject ``mappings`` and the
-JetStream ``tiered_limits``.  An import from an account that is not known, or
+JetStream limits as nats-server reads them (plain or ``tiered_limits``).  An import from an account that is not known, or
 that its exporter does not approve, is left out as nats-server leaves it
 out (``Can't locate account``, ``... import not authorized``), and the
 rest of the account is served.
@@ -50,35 +50,35 @@ def _unlimited(value: int) -> int:
     return value if value > 0 else NO_LIMIT
 
 
-def tiered_limits(limits: Mapped[str, object]) -> dict[str, JetStreamLimits]:
-    """``limits.tiered_limits`` by tier name (``R1``, ``R3``), read as nats-server reads them.
+def jetstream_limits(limits: Mapped[str, object]) -> JetStreamLimits:
+    """JetStream limits of a claim (plain or one tier), read as nats-server reads them.
 
     Storage, stream and consumer limits are taken as given (0 when left
-    out); the per-stream byte caps and ``max_ack_pending`` are -1 unless
-    positive.
+    out: no storage of that kind, any number of streams or consumers); the
+    per-stream byte caps and ``max_ack_pending`` are -1 unless positive.
     """
+    return JetStreamLimits(
+        max_memory=_int(limits.get("mem_storage")),
+        max_storage=_int(limits.get("disk_storage")),
+        max_streams=_int(limits.get("streams")),
+        max_consumers=_int(limits.get("consumer")),
+        max_ack_pending=_unlimited(_int(limits.get("max_ack_pending"))),
+        memory_max_stream_bytes=_unlimited(_int(limits.get("mem_max_stream_bytes"))),
+        storage_max_stream_bytes=_unlimited(_int(limits.get("disk_max_stream_bytes"))),
+        max_bytes_required=bool(limits.get("max_bytes_required")),
+    )
+
+
+def tiered_limits(limits: Mapped[str, object]) -> dict[str, JetStreamLimits]:
+    """``limits.tiered_limits`` by tier name (``R1``, ``R3``), each read by :func:`jetstream_limits`."""
     raw = limits.get("tiered_limits")
     if not isinstance(raw, dict):
         return {}
-    tiers: dict[str, JetStreamLimits] = {}
-    for name, tier in raw.items():
-        if not isinstance(tier, dict):
-            continue
-        tiers[str(name)] = JetStreamLimits(
-            max_memory=_int(tier.get("mem_storage")),
-            max_storage=_int(tier.get("disk_storage")),
-            max_streams=_int(tier.get("streams")),
-            max_consumers=_int(tier.get("consumer")),
-            max_ack_pending=_unlimited(_int(tier.get("max_ack_pending"))),
-            memory_max_stream_bytes=_unlimited(_int(tier.get("mem_max_stream_bytes"))),
-            storage_max_stream_bytes=_unlimited(_int(tier.get("disk_max_stream_bytes"))),
-            max_bytes_required=bool(tier.get("max_bytes_required")),
-        )
-    return tiers
+    return {str(name): jetstream_limits(tier) for name, tier in raw.items() if isinstance(tier, dict)}
 
 
 def with_tiers(config: AccountConfig, account: AccountClaims) -> AccountConfig:
-    """``config`` with the JWT's tiered JetStream limits, when it has any.
+    """``config`` with the JWT's JetStream limits as nats-server reads them, tiered when it has tiers.
 
     nats-io/jwt drops the plain JetStream limits of a claim with tiered ones:
     JetStream is on when a tier has storage, and follows the tier of its
@@ -86,7 +86,8 @@ def with_tiers(config: AccountConfig, account: AccountClaims) -> AccountConfig:
     """
     tiers = tiered_limits(account.limits)
     if not tiers:
-        return config
+        plain = jetstream_limits(account.limits) if config.jetstream is not None else None
+        return replace(config, jetstream=plain)
     if not any(t.max_memory or t.max_storage for t in tiers.values()):
         return replace(config, jetstream=None)
     return replace(config, jetstream=tiers.get("R1", JetStreamLimits()), tiers=tiers)
