@@ -100,3 +100,46 @@ async def test_mappings_over_100_percent_make_the_account_invalid(
         assert await client.read_until(b"\r\n") == b"-ERR 'Authorization Violation'\r\n"
     finally:
         await client.close()
+
+
+# A limit left out of a JWT is Go's zero value for nats-server: it allows none (nats-io/jwt writes -1 for none).
+
+
+async def test_an_accounts_conn_limit_left_out_allows_no_client(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP", limits={"conn": 0})
+    target = await start(operator, system, app)
+    client = await RawClient.connect(target.host, target.port)
+    try:
+        await client.send(await login_connect(client, app.user("u")) + b"PING\r\n")
+        assert await client.read_until(b"\r\n") == b"-ERR 'maximum account active connections exceeded'\r\n"
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize("whose", ["account", "user"])
+async def test_a_subs_limit_left_out_allows_no_subscription(start: StartOperator, whose: str) -> None:
+    """With a limit of 0 the client is at it as it logs in: told, then closed."""
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP", limits={"subs": 0} if whose == "account" else {})
+    target = await start(operator, system, app)
+    client = await RawClient.connect(target.host, target.port)
+    try:
+        await client.send(await login_connect(client, app.user("u", limits={"subs": 0} if whose == "user" else {})))
+        assert await client.wait_closed()
+        assert b"-ERR 'maximum subscriptions exceeded'\r\n" in bytes(client.received)
+    finally:
+        await client.close()
+
+
+async def test_an_accounts_payload_limit_left_out_allows_no_payload(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP", limits={"payload": 0})
+    target = await start(operator, system, app)
+    client = await logged_in(target, app.user("u"))
+    try:
+        assert await answer(client, b"PUB a 0\r\n\r\n") == b"PONG\r\n"
+        await client.send(b"PUB a 1\r\nx\r\n")
+        assert await client.read_until(b"\r\n") == b"-ERR 'Maximum Payload Violation'\r\n"
+    finally:
+        await client.close()

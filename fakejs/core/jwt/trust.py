@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakejs.core.account_config import NO_LIMIT, AccountConfig, JetStreamLimits
+from fakejs.core.account_config import AccountConfig, JetStreamLimits
 from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, Claims, JwtError, decode_kind
 from fakejs.core.jwt.validation import invalid
 
@@ -30,9 +30,13 @@ def _keys(value: object) -> list[Any]:
 
 
 def claim_limit(limits: Mapping[str, Any], key: str) -> int:
-    """A claim's limit (``subs``, ``payload``, ``conn``...), -1 (nats-io/jwt's NoLimit) when absent."""
-    value = limits.get(key, NO_LIMIT)
-    return value if isinstance(value, int) and not isinstance(value, bool) else NO_LIMIT
+    """A claim's limit (``subs``, ``payload``, ``conn``...): 0 when absent, Go's zero value, as nats-server reads it.
+
+    nats-io/jwt writes -1 (``NoLimit``) for each limit not set; one left out
+    of a JWT allows none.
+    """
+    value = limits.get(key, 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 @dataclass(frozen=True)
