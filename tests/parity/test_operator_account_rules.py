@@ -143,3 +143,41 @@ async def test_an_accounts_payload_limit_left_out_allows_no_payload(start: Start
         assert await client.read_until(b"\r\n") == b"-ERR 'Maximum Payload Violation'\r\n"
     finally:
         await client.close()
+
+
+PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-"
+
+
+@pytest.mark.parametrize("sampling", [100, 0], ids=["all", "left out: all"])
+async def test_an_accounts_trace_destination_gets_sampled_messages(start: StartOperator, sampling: int) -> None:
+    operator = Operator("O")
+    system = operator.account("SYS")
+    app = operator.account("APP", trace={"dest": "traces", "sampling": sampling})
+    target = await start(operator, system, app)
+    client = await RawClient.connect(target.host, target.port)
+    try:
+        await client.send(await login_connect(client, app.user("u"), headers=True) + b"PING\r\n")
+        await client.read_until(b"PONG\r\n")
+        client.received.clear()
+        header = f"NATS/1.0\r\ntraceparent: {PARENT}01\r\n\r\n".encode()
+        script = (
+            b"SUB traces 1\r\nSUB x 2\r\n" + f"HPUB x {len(header)} {len(header) + 2}\r\n".encode() + header + b"hi\r\n"
+        )
+        await client.send(script + b"PING\r\n")
+        await client.read_until(b"MSG traces 1 ")
+        await client.read_until(b"PONG\r\n")
+        assert b"HMSG x 2 " in bytes(client.received)
+    finally:
+        await client.close()
+
+
+async def test_a_trace_destination_with_a_wildcard_makes_the_account_invalid(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP", trace={"dest": "traces.*"})
+    target = await start(operator, system, app)
+    client = await RawClient.connect(target.host, target.port)
+    try:
+        await client.send(await login_connect(client, app.user("u")) + b"PING\r\n")
+        assert await client.read_until(b"\r\n") == b"-ERR 'Authorization Violation'\r\n"
+    finally:
+        await client.close()

@@ -13,13 +13,14 @@ from fakejs.core.jwt.account_claims import (
     account_configs,
     approved_imports,
     exporter,
+    message_trace,
     subject_mappings,
     tiered_limits,
 )
 from fakejs.core.jwt.claims import decode
 from fakejs.core.jwt.exports import export_claims, import_claims, import_issues
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, resolve
-from fakejs.core.jwt.validation import Issue, export_issues, limit_issues, mapping_issues
+from fakejs.core.jwt.validation import Issue, export_issues, limit_issues, mapping_issues, trace_issues
 from fakejs.testkit.jwt import Account, Operator
 
 NOW = 1_700_000_000.0
@@ -180,4 +181,15 @@ def test_export_issues_follow_nats_io_jwt() -> None:
         "Account Token Position can only be used with wildcard subjects: a.b",
         'invalid response type for service: "Many"',
         'stream export subject "a.>" already exports "a.b"',
+    ]
+
+
+def test_message_trace_as_nats_server_sets_it() -> None:
+    assert message_trace({"trace": {"dest": "t", "sampling": 30}}) == ("t", 30)
+    assert message_trace({"trace": {"dest": "t"}}) == ("t", 100)
+    assert message_trace({"trace": {"dest": "t.*", "sampling": 30}}) == ("", 0)
+    assert message_trace({}) == ("", 0)
+    assert [i.text for i in trace_issues({"trace": {"dest": "t.>", "sampling": 101}})] == [
+        'the account Trace.Destination subject "t.>" is not a valid publish subject',
+        "the account Trace.Sampling value '101' is not valid, should be in the range [1..100]",
     ]

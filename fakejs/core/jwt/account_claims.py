@@ -3,7 +3,8 @@
 :meth:`~fakejs.core.jwt.trust.AccountClaims.config` reads what one account
 JWT says of itself; :func:`account_configs` adds what needs the other
 accounts: the exports (:mod:`fakejs.core.jwt.exports`) and the imports
-their exporters approve, the weighted subject ``mappings`` and the
+their exporters approve, the weighted subject ``mappings``, the message
+``trace`` destination and the
 JetStream limits as nats-server reads them (plain or ``tiered_limits``).  An import from an account that is not known, or
 that its exporter does not approve, is left out as nats-server leaves it
 out (``Can't locate account``, ``... import not authorized``), and the
@@ -20,6 +21,7 @@ from fakejs.core.account_config import NO_LIMIT, AccountConfig, Import, JetStrea
 from fakejs.core.jwt.exports import Exporter, approval_problem, export_claims, import_claims
 from fakejs.core.jwt.trust import AccountClaims
 from fakejs.core.mappings import MappingError, check_mapping
+from fakejs.core.subjects import is_valid_literal_subject
 
 
 def exporter(account: AccountClaims) -> Exporter:
@@ -128,9 +130,18 @@ def unserved_features(account: AccountClaims) -> list[str]:
         features.append("service latency tracking of account JWT exports (service_latency)")
     if any(entry.get("allow_trace") for entry in exports + imports):
         features.append("message tracing through account JWT exports and imports (allow_trace)")
-    if nats.get("trace"):
-        features.append("message tracing of account JWTs (trace)")
     return features
+
+
+def message_trace(nats: Mapped[str, Any]) -> tuple[str, int]:
+    """The account JWT's ``trace``: its destination and sampling (100 when not in 1..100), as nats-server sets them."""
+    trace = nats.get("trace")
+    if not isinstance(trace, dict):
+        return "", 0
+    destination, sampling = trace.get("dest"), _int(trace.get("sampling"))
+    if not isinstance(destination, str) or not is_valid_literal_subject(destination):
+        return "", 0
+    return destination, sampling if 0 < sampling <= 100 else 100
 
 
 def account_configs(accounts: Mapped[str, AccountClaims]) -> list[AccountConfig]:
@@ -140,8 +151,13 @@ def account_configs(accounts: Mapped[str, AccountClaims]) -> list[AccountConfig]
     for name, account in accounts.items():
         exports = tuple(claim.export for claim in exporters[account.public_key].exports)
         imports = approved_imports(account, exporters)
+        nats = account.claims.nats
         config = replace(
-            account.config(name), exports=exports, imports=imports, mappings=subject_mappings(account.claims.nats)
+            account.config(name),
+            exports=exports,
+            imports=imports,
+            mappings=subject_mappings(nats),
+            message_trace=message_trace(nats),
         )
         configs.append(with_tiers(config, account))
     return configs

@@ -7,7 +7,8 @@ issues checked here: the imports (:func:`~fakejs.core.jwt.exports.import_issues`
 with the warning for the deprecated ``to``), the exports (their fields, a
 kind's subjects containing one another), the ``imports`` and ``exports``
 limits and ``wildcards`` (exports with wildcards refused when false), and
-``tiered_limits`` with a blank tier name, ``mappings`` weighing over 100%; with :func:`account_issues`' ``now``, the claim's ``exp`` and ``nbf``.
+``tiered_limits`` with a blank tier name, ``mappings`` weighing over 100%, a
+``trace`` destination not to publish to or a sampling out of range; with :func:`account_issues`' ``now``, the claim's ``exp`` and ``nbf``.
 """
 
 from __future__ import annotations
@@ -169,6 +170,28 @@ def mapping_issues(nats: Mapping[str, Any]) -> list[Issue]:
     return issues
 
 
+def trace_issues(nats: Mapping[str, Any]) -> list[Issue]:
+    """``Account.Validate``'s checks of ``trace``: a destination to publish to, a sampling in 0..100."""
+    trace = nats.get("trace")
+    if not isinstance(trace, dict):
+        return []
+    issues: list[Issue] = []
+    destination = trace.get("dest")
+    text = destination if isinstance(destination, str) else ""
+    if not text:
+        issues.append(Issue("the account Trace.Destination subject cannot be empty"))
+    elif " " in text:
+        issues.append(Issue(f"the account Trace.Destination subject {quote_text(text)} cannot have spaces"))
+    if text and has_wildcard(text):
+        issues.append(Issue(f"the account Trace.Destination subject {quote_text(text)} is not a valid publish subject"))
+    sampling = trace.get("sampling", 0)
+    if isinstance(sampling, int) and not 0 <= sampling <= 100:
+        issues.append(
+            Issue(f"the account Trace.Sampling value '{sampling}' is not valid, should be in the range [1..100]")
+        )
+    return issues
+
+
 def account_issues(claims: Claims, now: float | None = None) -> list[Issue]:
     """The validation issues of an account claim (its times too when ``now`` is given), in nats-io/jwt's order."""
     issues: list[Issue] = []
@@ -178,6 +201,7 @@ def account_issues(claims: Claims, now: float | None = None) -> list[Issue]:
     issues.extend(export_issues(claims.nats))
     issues.extend(tier_issues(claims.nats))
     issues.extend(mapping_issues(claims.nats))
+    issues.extend(trace_issues(claims.nats))
     issues.extend(limit_issues(claims.nats))
     return issues
 

@@ -187,6 +187,7 @@ class Account(Key):
         description: str = "",
         default_permissions: Mapping[str, Any] | None = None,
         mappings: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
+        trace: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(nkeys.PREFIX_BYTE_ACCOUNT, seed)
         self.name = name
@@ -205,6 +206,8 @@ class Account(Key):
         self.default_permissions = dict(default_permissions or {})
         # ``{source: [{"subject": destination, "weight": percent, "cluster": name}, ...]}``.
         self.mappings = {k: [dict(d) for d in v] for k, v in (mappings or {}).items()}
+        # ``{"dest": subject, "sampling": percent}``: where messages with a sampled ``traceparent`` are traced.
+        self.trace = dict(trace) if trace is not None else None
 
     def signing_key(self, seed: str | None = None) -> Key:
         """A new account signing key, named in the account's JWT, to issue users with (``signer=``)."""
@@ -236,6 +239,8 @@ class Account(Key):
         if self.mappings:
             nats["mappings"] = {k: [_ordered(d, MAPPING_FIELDS) for d in v] for k, v in sorted(self.mappings.items())}
         nats["authorization"] = {}
+        if self.trace is not None:
+            nats["trace"] = {k: self.trace[k] for k in ("dest", "sampling") if self.trace.get(k)}
         if self.description:
             nats["description"] = self.description
         nats.update(type="account", version=LIBRARY_VERSION)
