@@ -29,6 +29,16 @@ def issue_lines(log: str) -> list[str]:
     return [line for line in lines if "validation issues" in line or line.startswith("  - ")]
 
 
+def warnings_and_errors(log: str) -> list[str]:
+    """The log's warning and error lines, from their level on."""
+    lines = []
+    for line in log.splitlines():
+        for level in ("[WRN] ", "[ERR] "):
+            if level in line:
+                lines.append(level + line.split(level, 1)[1])
+    return lines
+
+
 async def started(kind: str, tmp_path: Path, operator: Operator, *accounts: Account) -> ServerProcess:
     system = operator.account("SYS")
     server = start(kind, operator.server_config(system_account=system, accounts=[system, *accounts]), tmp_path)
@@ -167,5 +177,31 @@ async def test_invalid_exports_make_the_account_invalid(kind: str, case: str, tm
         header = f"Account [{account.public_key}] has validation issues:"
         assert issue_lines(server.log_text(since_start=True)) == [header, *(f"  - {issue}" for issue in issues)]
         assert await refused(server, account, tmp_path)
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_imports_of_unknown_accounts_are_logged_at_the_accounts_first_use(kind: str, tmp_path: Path) -> None:
+    operator = Operator("O")
+    stranger = operator.account("STRANGER")
+    imports = [
+        {"type": "stream", "account": stranger.public_key, "subject": "news.>"},
+        {"type": "service", "account": stranger.public_key, "subject": "ask", "to": "help"},
+    ]
+    account = operator.account("IMP", imports=imports)
+    server = await started(kind, tmp_path, operator, account)
+    try:
+        assert not await refused(server, account, tmp_path)
+        assert not await refused(server, account, tmp_path)
+        wanted = f"Can't locate account [{stranger.public_key}] for import of [ask] service (err=account missing)"
+        log = await logged(server, "for import of [news.>]")
+        streamed = f"Can't locate account [{stranger.public_key}] for import of [news.>] stream (err=account missing)"
+        assert warnings_and_errors(log) == [
+            "[WRN] Account fetch failed: account missing",
+            f"[ERR] {wanted}",  # the JWT's imports come sorted by subject
+            "[WRN] Account fetch failed: account missing",
+            f"[ERR] {streamed}",
+        ]
     finally:
         server.stop()

@@ -16,6 +16,7 @@ from fakejs.core.jwt.account_claims import (
     message_trace,
     subject_mappings,
     tiered_limits,
+    unknown_exporters,
 )
 from fakejs.core.jwt.claims import decode
 from fakejs.core.jwt.exports import export_claims, import_claims, import_issues
@@ -192,4 +193,18 @@ def test_message_trace_as_nats_server_sets_it() -> None:
     assert [i.text for i in trace_issues({"trace": {"dest": "t.>", "sampling": 101}})] == [
         'the account Trace.Destination subject "t.>" is not a valid publish subject',
         "the account Trace.Sampling value '101' is not valid, should be in the range [1..100]",
+    ]
+
+
+def test_unknown_exporters_are_named_as_nats_server_logs_them() -> None:
+    op = operator()
+    stranger, known = op.account("STRANGER"), op.account("KNOWN", exports=[{"type": "stream", "subject": "k"}])
+    imports = [
+        stream(stranger, "news.>"),
+        {"type": "service", "account": stranger.public_key, "subject": "ask", "to": "help"},
+    ]
+    imp = op.account("IMP", imports=[*imports, stream(known, "k")])
+    assert unknown_exporters(claims_of(imp), {known.public_key}) == [
+        f"Can't locate account [{stranger.public_key}] for import of [ask] service (err=account missing)",
+        f"Can't locate account [{stranger.public_key}] for import of [news.>] stream (err=account missing)",
     ]

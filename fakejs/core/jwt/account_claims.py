@@ -13,6 +13,7 @@ rest of the account is served.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from collections.abc import Mapping as Mapped
 from dataclasses import replace
 from typing import Any
@@ -118,6 +119,19 @@ def subject_mappings(nats: Mapped[str, Any]) -> tuple[Mapping, ...]:
             continue
         found.append(Mapping(str(source), tuple(destinations)))
     return tuple(found)
+
+
+def unknown_exporters(account: AccountClaims, known: Container[str]) -> list[str]:
+    """nats-server's error for each import of ``account`` whose exporter it cannot find, when it first uses it.
+
+    ``Can't locate account [<key>] for import of [<subject>] <kind> (err=account missing)``.
+    """
+    return [
+        f"Can't locate account [{claim.imported.account}] for import of [{claim.subject}] "
+        f"{'service' if claim.imported.service else 'stream'} (err=account missing)"
+        for claim in import_claims(account.claims.nats)
+        if claim.imported.account not in known
+    ]
 
 
 def unserved_features(account: AccountClaims) -> list[str]:

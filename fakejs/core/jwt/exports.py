@@ -59,6 +59,7 @@ class ImportClaim:
 
     imported: Import
     token: str = ""
+    subject: str = ""  # the JWT's ``subject``, as nats-server names the import in its log lines
 
 
 def _text(entry: Mapping[str, Any], key: str) -> str:
@@ -114,7 +115,7 @@ def import_claims(nats: Mapping[str, Any]) -> tuple[ImportClaim, ...]:
         else:
             prefix = to if not to or to.endswith(".") else to + "."
             imported = Import(account, subject, False, prefix + subject if to else "", to)
-        found.append(ImportClaim(imported, _text(entry, "token")))
+        found.append(ImportClaim(imported, _text(entry, "token"), subject))
     return tuple(found)
 
 
