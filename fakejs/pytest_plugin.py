@@ -17,6 +17,12 @@ Installed with fakejs (entry point ``pytest11``), it provides:
   which a real nats-server gets as ``-c FILE``; ``config_file`` names a file instead;
   ``tls=True`` serves TLS with certificates made for the test, ``tls="verify"`` mutual TLS --
   ``fakejs_server.client_ssl_context()`` connects, ``fakejs_server.certificates`` has the PEM files);
+* ``@pytest.mark.fakejs(operator=True)``: ``fakejs_server`` in operator (JWT) mode, with credentials
+  minted for the test (:class:`fakejs.testkit.jwt.demo.DemoCredentials`: an operator, its system
+  account, an account ``APP`` with JetStream and its user ``demo``), laid before ``config`` if given;
+  ``fakejs_credentials`` gives them (``creds_file``, the user's ``.creds``; ``account.user(...)``
+  mints more users) and ``fakejs_client`` logs in as the user.  A real nats-server gets the same
+  configuration;
 * ``fakejs_cluster`` -- a fresh cluster of fakejs servers for each test
   (:class:`fakejs.targets.fake_cluster.FakeCluster`: ``urls``, ``url(i)``,
   ``kill(i)``, ``restart(i, down_for=0)``, ``partition(*groups)``, ``heal()``,
@@ -67,8 +73,11 @@ HARMLESS_ON_REAL = frozenset({"seed", "config", "tls"})
 CLUSTER_ON_REAL = frozenset({"size", "name", "seed", "jetstream", "tags", "monitor"})
 
 _SEED = pytest.StashKey[int]()
+_CREDENTIALS = pytest.StashKey[Any]()
 # The fixtures this plugin provides: an async test using any of them is run on pytest-asyncio.
-FIXTURES = frozenset({"fakejs_server", "fakejs_shared_server", "fakejs_url", "fakejs_client", "fakejs_cluster"})
+FIXTURES = frozenset(
+    {"fakejs_server", "fakejs_shared_server", "fakejs_url", "fakejs_client", "fakejs_cluster", "fakejs_credentials"}
+)
 # Marks by which a test already says which loop runs it.
 ASYNC_MARKS = ("asyncio", "anyio", "trio")
 INSTALL = 'pip install "fakejs[pytest]"'
@@ -96,7 +105,8 @@ def pytest_configure(config: pytest.Config) -> None:
     _quiet_unset_loop_scope(config)
     config.addinivalue_line(
         "markers",
-        "fakejs(clock='real'|'manual', autojump=None, scenario=None, seed=None, config=None, tls=None, **options): "
+        "fakejs(clock='real'|'manual', autojump=None, scenario=None, seed=None, config=None, tls=None, "
+        "operator=False, **options): "
         "configure the fakejs_server fixture",
     )
     config.addinivalue_line(
@@ -234,10 +244,25 @@ def _seeded_settings(request: pytest.FixtureRequest, marker_name: str) -> dict[s
     return settings
 
 
+def _operator_mode(request: pytest.FixtureRequest, settings: dict[str, Any]) -> dict[str, Any]:
+    """``operator=True``: the configuration of operator mode with credentials minted for the test, before ``config``."""
+    if not settings.pop("operator", False):
+        return settings
+    # Only operator mode mints credentials (the JWT kit is not loaded with the plugin)
+    from fakejs.testkit.jwt.demo import DemoCredentials
+
+    credentials = DemoCredentials.mint()
+    directory = request.getfixturevalue("tmp_path_factory").mktemp("fakejs-operator")
+    credentials.write(directory)
+    request.node.stash[_CREDENTIALS] = credentials
+    config = "port: -1\n" + credentials.server_config(directory / "jetstream") + (settings.get("config") or "")
+    return {**settings, "config": config}
+
+
 @pytest.fixture
 def fakejs_server(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A fresh server for this test (configured by ``@pytest.mark.fakejs(...)``)."""
-    server = _start(request.config, _seeded_settings(request, "fakejs"))
+    server = _start(request.config, _operator_mode(request, _seeded_settings(request, "fakejs")))
     try:
         yield server
         violations = _violations(request.config, server)
@@ -299,6 +324,16 @@ def fakejs_url(fakejs_server: Any) -> str:
     return str(fakejs_server.url)
 
 
+@pytest.fixture
+def fakejs_credentials(request: pytest.FixtureRequest, fakejs_server: Any) -> Any:
+    """The credentials ``@pytest.mark.fakejs(operator=True)`` minted for ``fakejs_server`` (``creds_file``, ``user``)."""
+    del fakejs_server
+    credentials = request.node.stash.get(_CREDENTIALS, None)
+    if credentials is None:
+        pytest.fail("fakejs_credentials needs @pytest.mark.fakejs(operator=True)", pytrace=False)
+    return credentials
+
+
 def _nats_module() -> Any:
     try:
         # The nats-py client is optional: only the fakejs_client fixture needs it
@@ -319,11 +354,13 @@ else:
     import pytest_asyncio
 
     @pytest_asyncio.fixture(name="fakejs_client")
-    async def _client(fakejs_server: Any) -> AsyncIterator[Any]:
-        """A nats-py client connected to ``fakejs_server`` (closed after the test)."""
+    async def _client(request: pytest.FixtureRequest, fakejs_server: Any) -> AsyncIterator[Any]:
+        """A nats-py client connected to ``fakejs_server`` (closed after the test), as the operator-mode user if any."""
         nats = _nats_module()
         tls = fakejs_server.client_ssl_context() if fakejs_server.tls is not None else None
-        nc = await nats.connect(fakejs_server.url, tls=tls)
+        credentials = request.node.stash.get(_CREDENTIALS, None)
+        creds = str(credentials.creds_file) if credentials is not None else None
+        nc = await nats.connect(fakejs_server.url, tls=tls, user_credentials=creds)
         try:
             yield nc
         finally:

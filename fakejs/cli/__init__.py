@@ -17,7 +17,7 @@ As on nats-server, JetStream is on only with ``-js``.  The one deliberate
 difference: the default address is 127.0.0.1, not 0.0.0.0.  fakejs's own
 flags (``--scenario``, ``--scenario_dir``, ``--clock``, ``--autojump``,
 ``--seed``, ``--no_control``, ``--control_token``, ``--max_payload``,
-``--tls-selfsigned``, ``--tls_dir``, ``--cluster_size``) have no nats-server spelling, nor has
+``--tls-selfsigned``, ``--tls_dir``, ``--cluster_size``, ``--demo_credentials``) have no nats-server spelling, nor has
 ``fakejs conformance run`` (:mod:`fakejs.cli.conformance`), recognised only as the first argument.  May import :mod:`fakejs.server` and every layer
 below it; nothing inside fakejs imports this package.
 
@@ -27,6 +27,7 @@ nats-server's checks in its order), ``cluster_flags`` (the route flags laid
 over a configuration file's cluster), ``cluster_size`` (``--cluster_size N``:
 N nodes in one process), ``signals`` (``--signal COMMAND[=PID]``),
 ``selfsigned`` (``--tls-selfsigned``: certificates made at start),
+``demo`` (``--demo_credentials DIR``: operator mode with credentials made at start),
 ``tls_usage`` (``--help_tls``), ``conformance`` (``fakejs conformance run``)
 and ``conformance_run`` (a client program run against the conformance
 scenarios, one in-process server each).
@@ -232,6 +233,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         get_logger().critical("%s", problem)
         return 1
+    if command.demo is not None:
+        # Only --demo_credentials says where its credentials are
+        from fakejs.cli.demo import log_demo_credentials
+
+        log_demo_credentials(*command.demo, get_logger())
     self_signed = None
     if command.tls_selfsigned:
         # Only --tls-selfsigned makes certificates (cryptography, trustme)

@@ -80,6 +80,7 @@ def fakejs_flags(flags: FlagSet) -> None:
     flags.bool("tls_selfsigned", "tls-selfsigned", "tls_selfsigned")
     flags.string("tls_dir", "tls_dir", "tls-dir")
     flags.int("cluster_size", "cluster_size", default=1)
+    flags.string("demo_credentials", "demo_credentials")
 
 
 def flag_set() -> FlagSet:
@@ -178,6 +179,8 @@ fakejs Options:
         --tls_dir <dir>              Where --tls-selfsigned writes them (default: a temporary directory)
         --cluster_size <n>           Run n nodes in this process as one cluster (ports from -p and -m up,
                                      nodes named <-n or "n">1..n, one ports file listing them all)
+        --demo_credentials <dir>     Operator (JWT) mode with an operator, an account with JetStream and a
+                                     user made in <dir> (server.conf, user.creds; kept if there; paths logged)
 
 Common Options:
     -h, --help                       Show this message

@@ -32,6 +32,7 @@ from fakejs.gocompat.goflag import FlagError, Parsed, go_quote
 
 if TYPE_CHECKING:
     from fakejs.core.configfile import Loaded
+    from fakejs.testkit.jwt.demo import DemoFiles
 
 # nats-server's own refusals are prefixed with its name; fakejs's with its own.
 NATS_SERVER = "nats-server"
@@ -85,6 +86,8 @@ class CommandLine:
     tls_verify: bool = False
     # ``--cluster_size N``: N nodes in this process as one cluster (1: an ordinary server).
     cluster_size: int = 1
+    # ``--demo_credentials DIR``: the files served and whether this run wrote them.
+    demo: tuple[DemoFiles, bool] | None = None
 
 
 def options_from_file(path: str, check_only: bool = False, base: ServerOptions | None = None) -> Loaded:
@@ -247,6 +250,18 @@ def command_line(argv: Sequence[str]) -> CommandLine:
 
         problem = send_signal(values["signal"])
         raise _die(NATS_SERVER, problem) if problem else Exit(0)
+    demo = None
+    if values["demo_credentials"]:
+        if values["config"]:
+            raise _die(FAKEJS, "--demo_credentials writes and serves its own configuration: give it no -c")
+        # Only --demo_credentials mints credentials (nkeys, the JWT kit)
+        from fakejs.cli.demo import DemoError, make_demo_credentials
+
+        try:
+            demo = make_demo_credentials(values["demo_credentials"])
+        except DemoError as exc:
+            raise _die(FAKEJS, str(exc)) from None
+        values["config"] = str(demo[0].config_file)
     loaded: Loaded | None = None
     if values["config"]:
         # Only -c loads the configuration file's keys: a plain start does not pay for them
@@ -306,6 +321,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     result.tls_dir = values["tls_dir"]
     result.tls_verify = bool(values["tlsverify"])
     result.cluster_size = values["cluster_size"]
+    result.demo = demo
     if loaded is not None:
         # Only -c loads the configuration file's keys
         from fakejs.core.configfile import start_problem

@@ -16,7 +16,8 @@ callbacks, clock error sinks).
 
 The rest: ``configfile`` (nats-server configuration files onto
 ``ServerOptions``); for a client, ``connect`` (CONNECT and the login its
-credentials make), ``auth`` (the credential checks), ``jwt`` (operator
+credentials make), ``auth`` (the credential checks), ``callout``
+(authorization callouts: a login decided by a service), ``jwt`` (operator
 mode: JWTs verified, the chain of trust, user JWT logins), ``users`` (who may
 connect, and their permissions), ``permissions`` (one client's permissions,
 compiled), ``certmap`` (``verify_and_map``: the user a client certificate
@@ -24,7 +25,8 @@ logs in as), ``keepalive`` (PINGs, stale detection, the round-trip time),
 ``sublimits`` (``max_subscriptions``), ``violations`` (how a session that
 broke the protocol ends), ``clientio`` (what passes between a session and
 the socket layer) and ``trace`` (protocol trace lines); for accounts,
-``account_config`` (the ``accounts`` block), ``account_reload`` (accounts
+``account_config`` (the ``accounts`` block), ``account_claims`` (operator mode's accounts following
+their JWTs), ``account_reload`` (accounts
 following a reload), ``imports`` (exports and imports between accounts),
 ``mappings`` (account subject mappings), ``subject_transform`` and
 ``transform_functions`` (subject transforms and their destination
@@ -32,7 +34,8 @@ functions), ``sysevents`` (system account events); message tracing in
 ``msgtrace`` (the ``Nats-Trace-Dest`` events), ``msgtrace_route`` (the trace
 of a message a route brought) and ``msgtrace_encoding`` (compressed trace
 events); and for the server's settings, ``reload_options`` (what a reload
-changes, and what it refuses), ``transport_config`` (TLS and WebSocket
+changes, and what it refuses), ``reload_websocket`` (the refusal of a
+websocket change, the block as Go prints it), ``transport_config`` (TLS and WebSocket
 settings as plain data), ``cluster_config`` (the cluster port's settings as
 plain data), ``cluster_checks`` (the start checks on JetStream and a
 cluster), ``tls_files`` (the checks on a TLS configuration's files) and

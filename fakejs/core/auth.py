@@ -60,7 +60,7 @@ def is_bcrypt(secret: str) -> bool:
 def decode_public_key(key: str, prefix: int | None = None) -> bytes | None:
     """The raw ed25519 key of a public nkey (``U...``, ``A...``...), or ``None`` when it is not one.
 
-    ``prefix`` asks for one kind (:data:`PREFIX_BYTE_USER` for users).
+    ``prefix`` asks for one kind (:data:`PREFIX_BYTE_USER` for users, a curve key's too).
     """
     try:
         raw = base64.b32decode(key + "=" * (-len(key) % 8))
@@ -71,7 +71,7 @@ def decode_public_key(key: str, prefix: int | None = None) -> bytes | None:
     body, checksum = raw[:-2], raw[-2:]
     if crc16(body) != int.from_bytes(checksum, "little"):
         return None
-    if body[0] not in _PUBLIC_PREFIXES or (prefix is not None and body[0] != prefix):
+    if body[0] != prefix if prefix is not None else body[0] not in _PUBLIC_PREFIXES:
         return None
     return bytes(body[1:])
 
@@ -154,9 +154,10 @@ class Login:
     ``anonymous``: it showed no credentials and became the no_auth_user;
     ``expires``: when the login ends (a user JWT's ``exp``, Unix seconds; 0: never);
     ``account_expires``: when its account ends (an account JWT's ``exp``; 0: never).
+    ``name_tag``: an operator-mode user JWT's ``name`` (nats-server's ``nameTag``).
     """
 
-    __slots__ = ("account_expires", "anonymous", "expires", "signed", "user")
+    __slots__ = ("account_expires", "anonymous", "expires", "name_tag", "signed", "user")
 
     def __init__(
         self,
@@ -164,6 +165,7 @@ class Login:
         signed: bool = False,
         anonymous: bool = False,
         expires: int = 0,
+        name_tag: str = "",
         account_expires: int = 0,
     ) -> None:
         self.user = user
@@ -171,6 +173,7 @@ class Login:
         self.anonymous = anonymous
         self.expires = expires
         self.account_expires = account_expires
+        self.name_tag = name_tag
 
     def __repr__(self) -> str:
         return f"Login(user={self.user!r}, signed={self.signed}, anonymous={self.anonymous})"

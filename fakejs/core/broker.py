@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import OPEN, Authenticator, Login, LoginRules, validate, with_cookies
+from fakejs.core.callout import AuthCallouts, callout_server_key, operator_callouts, wants_callouts
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks, NoTap, WireTap
-from fakejs.core.jwt.account_claims import unknown_exporters
+from fakejs.core.jwt.account_configs import unknown_exporters
 from fakejs.core.jwt.login import Refused, jwt_logins
 from fakejs.core.log import RepeatFilter, get_logger
 from fakejs.core.msgtrace_route import publish_routed_traced
@@ -33,7 +34,7 @@ from fakejs.core.session import ClientSession
 from fakejs.core.stats import Stats
 from fakejs.core.sysevents import SystemEvents
 from fakejs.gocompat import ids
-from fakejs.gocompat.curvekeys import curve_public_key
+from fakejs.gocompat.curvekeys import curve_key_pair
 from fakejs.protocol.writer import go_quote
 from fakejs.protocol.writer import info as go_info
 
@@ -58,14 +59,23 @@ class Broker:
         self.failures = Failures(self.log)
         # Every random choice the server makes comes from this one generator.
         self.random = ids.new_random(options.seed)
-        self.server_id = ids.server_id(self.random)
+        # With an authorization callout the id is the public half of a real server nkey (it signs the requests).
+        callout_key = callout_server_key(self.random) if wants_callouts(options) else None
+        self.server_id = callout_key.public_key if callout_key is not None else ids.server_id(self.random)
         # INFO's "xkey": the public half of the curve key pair a server makes at its start.
-        self.xkey = curve_public_key(self.random)
+        # Its private half decrypts an authorization callout's encrypted answers.
+        self.xkey_private, self.xkey = curve_key_pair(self.random)
         self.name = options.name or "fakejs-" + self.server_id[-8:]
         self.accounts = Accounts(self.random, self.record_error)
         self.auth = Authenticator(options)
         self.jwt_logins = jwt_logins(options)  # operator mode: user JWTs log in
         self.jwt_accounts_used: set[str] = set()  # accounts a user JWT logged in to (nats-server registers them)
+        # ``auth_callout``, or accounts' JWT ``authorization``: logins a service decides (see fakejs.core.callout).
+        self.callouts: AuthCallouts | None = None
+        if options.auth_callout is not None and callout_key is not None:
+            self.callouts = AuthCallouts(self, callout_key, options.auth_callout)
+        elif callout_key is not None and self.jwt_logins is not None:
+            self.callouts = operator_callouts(self, callout_key, self.jwt_logins.accounts)
         if options.user:
             self.accounts.default.users[options.user] = options.password
         add_configured_accounts(self.accounts, options)
@@ -236,6 +246,12 @@ class Broker:
         for callback in self.on_client_connected:
             callback(client)
 
+    def login_refused(self, client: ClientSession, account: str, reason: str) -> None:
+        """Tell ``account`` (the client's own when "") of a refused login: ``$SYS.ACCOUNT.CLIENT.AUTH.ERR``."""
+        told = self.accounts.get(account) if account else client.account
+        if told is not None:
+            self.events.auth_error(client, told, reason)
+
     def account_connections(self, account: Account) -> int:
         """How many open clients are in ``account``."""
         return sum(1 for client in self.clients.values() if client.account is account and not client.closed)
@@ -250,15 +266,21 @@ class Broker:
         return self.auth.rules[details.connection_type]
 
     def authenticate(
-        self, connect: dict[str, Any], nonce: str, details: TransportDetails, host: str = ""
+        self,
+        connect: dict[str, Any],
+        nonce: str,
+        details: TransportDetails,
+        host: str = "",
+        refused: Callable[[str, bool], None] | None = None,
     ) -> tuple[Account, Login] | None:
         """The account the CONNECT options log in to and how, or ``None`` when refused (see :mod:`fakejs.core.auth`).
 
         A websocket client's credentials may come from its upgrade request's cookies; in
-        operator mode the user JWT logs in (see :mod:`fakejs.core.jwt.login`).
+        operator mode the user JWT logs in (see :mod:`fakejs.core.jwt.login`), and a refused one is
+        told to ``refused`` (the reason, and whether nats-server logs it as an error rather than a debug line).
         """
         if self.jwt_logins is not None:
-            return self._jwt_login(connect, nonce, details, host)
+            return self._jwt_login(connect, nonce, details, host, refused)
         ws = self.options.websocket
         if ws is not None and details.cookies and details.connection_type == "WEBSOCKET":
             connect = with_cookies(connect, details.cookies, (ws.user_cookie, ws.pass_cookie, ws.token_cookie))
@@ -277,13 +299,20 @@ class Broker:
         return account or self.accounts.default, login
 
     def _jwt_login(
-        self, connect: dict[str, Any], nonce: str, details: TransportDetails, host: str
+        self,
+        connect: dict[str, Any],
+        nonce: str,
+        details: TransportDetails,
+        host: str,
+        refused: Callable[[str, bool], None] | None,
     ) -> tuple[Account, Login] | None:
         assert self.jwt_logins is not None
         now = self.clock.time_ns() / 1e9
         try:
             login = self.jwt_logins.login(connect, nonce.encode(), host, details.connection_type, now)
-        except Refused:  # nats-server says why in a debug line; fakejs does not
+        except Refused as reason:  # nats-server says why in a debug line (a few in an error line)
+            if refused is not None:
+                refused(str(reason), reason.error_line)
             return None
         account = self.accounts.get(login.user.account)
         if account is None:
@@ -291,7 +320,10 @@ class Broker:
         if account.name not in self.jwt_accounts_used:  # nats-server registers an account at its first use
             self.jwt_accounts_used.add(account.name)
             self._log_unknown_exporters(account.name)
-        return account, Login(login.user, signed=True, expires=login.expires, account_expires=login.account_expires)
+        expires, account_expires = login.expires, login.account_expires
+        return account, Login(
+            login.user, True, expires=expires, account_expires=account_expires, name_tag=login.user.name
+        )
 
     def _log_unknown_exporters(self, name: str) -> None:
         """The lines nats-server logs for each import it cannot find the exporter of, as it registers the account."""

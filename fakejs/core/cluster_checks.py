@@ -12,9 +12,9 @@ from fakejs.core.subjects import is_valid_subject
 
 # fakejs serves JetStream in a cluster only for servers of one process (fakejs.Cluster, --cluster_size).
 JETSTREAM_CLUSTER_REFUSAL = "JetStream across fakejs processes in a cluster (jetstream with cluster {} / --cluster; fakejs --cluster_size N -js serves one in a process): not supported by fakejs yet"
-# An in-process cluster clusters the global account's JetStream only.
+# An in-process cluster clusters one account's JetStream only.
 ACCOUNT_JETSTREAM_CLUSTER_REFUSAL = (
-    "JetStream of account {} in a cluster (a fakejs cluster serves the global account's JetStream only): "
+    "JetStream of account {} in a cluster (a fakejs cluster serves one account's JetStream only): "
     "not supported by fakejs yet"
 )
 NO_ROUTES = (
@@ -44,17 +44,24 @@ def jetstream_problem(options: ServerOptions) -> str:
     return JETSTREAM_CLUSTER_REFUSAL
 
 
+def clustered_account(options: ServerOptions) -> str:
+    """The account whose JetStream an in-process cluster clusters: the one the ``accounts`` block gives JetStream,
+    else the global account (``""``)."""
+    named = [account.name for account in options.accounts if account.jetstream is not None]
+    return named[0] if named else ""
+
+
 def clustered_accounts_problem(options: ServerOptions) -> str:
     """Why an in-process cluster cannot serve the JetStream ``options`` give its accounts ("" when it can).
 
     The servers of a :class:`~fakejs.server.local_cluster.Cluster` share one
-    clustered JetStream, the global account's; an account of the
-    ``accounts`` block with ``jetstream`` enabled would have none (its
-    clients would hear no responders).
+    clustered JetStream, one account's (:func:`clustered_account`); a second
+    account of the ``accounts`` block with ``jetstream`` enabled would have
+    none (its clients would hear no responders).
     """
-    for account in options.accounts:
-        if account.jetstream is not None:
-            return ACCOUNT_JETSTREAM_CLUSTER_REFUSAL.format(account.name)
+    named = [account.name for account in options.accounts if account.jetstream is not None]
+    if len(named) > 1:
+        return ACCOUNT_JETSTREAM_CLUSTER_REFUSAL.format(named[1])
     return ""
 
 

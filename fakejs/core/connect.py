@@ -45,6 +45,35 @@ ERR_MAX_ACCOUNT_CONNECTIONS = "maximum account active connections exceeded"
 ERR_AUTH_EXPIRED = "User Authentication Expired"
 ERR_ACCOUNT_EXPIRED = "Account Authentication Expired"
 ERR_NO_RESPONDERS_HEADERS = "no responders requires headers support"
+# A login not looked up yet (``None`` is a refused one).
+NOT_YET = object()
+Authenticated = tuple[Account, Login] | None | object
+
+
+# What an authorization callout hands back: the login, or None and the warning to log after the refusal.
+Outcome = tuple[tuple[Account, Login] | None, str]
+
+
+class CalloutRunner(Protocol):
+    """The authorization callout as a login sees it (:class:`~fakejs.core.callout.AuthCallouts`)."""
+
+    def policy(self, connect: dict[str, Any], result: tuple[Account, Login] | None) -> Any:
+        """The callout that decides this CONNECT's login, or None."""
+        ...
+
+    def guarded(self, result: tuple[Account, Login] | None) -> tuple[Account, Login] | None:
+        """A configured login with the callout's own subject denied where nats-server denies it."""
+        ...
+
+    def start(
+        self, client: Any, connect: dict[str, Any], policy: Any, done: Callable[[Outcome], None], prior: Any = None
+    ) -> None:
+        """Send the request; ``done`` gets the outcome later."""
+        ...
+
+    def refusals_to(self) -> str:
+        """The account told of logins refused without a callout ("": the client's own)."""
+        ...
 
 
 class LoginHost(Protocol):
@@ -61,10 +90,27 @@ class LoginHost(Protocol):
         """How many open clients are in ``account`` (the one logging in included)."""
         ...
 
+    @property
+    def callouts(self) -> CalloutRunner | None:
+        """The authorization callout (``auth_callout``), if configured."""
+        ...
+
+    def login_refused(self, client: Any, account: str, reason: str) -> None:
+        """Tell ``account`` (the client's own when "") of a refused login (``$SYS.ACCOUNT.CLIENT.AUTH.ERR``)."""
+        ...
+
     def authenticate(
-        self, connect: dict[str, Any], nonce: str, details: TransportDetails, host: str = ""
+        self,
+        connect: dict[str, Any],
+        nonce: str,
+        details: TransportDetails,
+        host: str = "",
+        refused: Callable[[str, bool], None] | None = None,
     ) -> tuple[Account, Login] | None:
-        """The account the CONNECT options (or the client certificate, cookies) log in to, or ``None`` when refused."""
+        """The account the CONNECT options (or the client certificate, cookies) log in to, or ``None`` when refused.
+
+        ``refused`` hears why a JWT login was refused (and whether that is an error line).
+        """
         ...
 
 
@@ -132,14 +178,20 @@ class ConnectingClient(Protocol):
 
     def stop_auth_timer(self) -> None: ...
 
+    paused: bool
+
+    def resume(self) -> None: ...
+
 
 class ConnectHandler:
     """CONNECT and login for one client session."""
 
-    __slots__ = ("_client",)
+    __slots__ = ("_client", "_refusals_to")
 
     def __init__(self, client: ConnectingClient) -> None:
         self._client = client
+        # The account told of a refused login ($SYS.ACCOUNT.CLIENT.AUTH.ERR); "": the client's own.
+        self._refusals_to = ""
 
     def on_connect(self, event: Connect) -> None:
         client = self._client
@@ -156,15 +208,62 @@ class ConnectHandler:
             client.drop_subscriptions()
         client.connect_received = True
         self._apply_options(client.opts)
-        if not self._accept(client.opts, first):
+        callouts = broker.callouts
+        result: Authenticated = NOT_YET
+        if callouts is not None:
+            result = broker.authenticate(client.opts, client.nonce, client.io.details, client.host, self._login_refused)
+            policy = callouts.policy(client.opts, result)
+            if policy is not None:
+                prior = result[1] if isinstance(result, tuple) else None
+                self._call_out(dict(client.opts), first, policy, prior)
+                return
+            result = callouts.guarded(result)
+            self._refusals_to = callouts.refusals_to()
+        if not self._accept(client.opts, first, result):
             return
+        self._connected()
+
+    def _connected(self) -> None:
+        """The CONNECT is accepted: ``+OK`` for a verbose client, and the ``client.connect`` hook point."""
+        client = self._client
+        faults = client.broker.faults
         if client.verbose:
             client.send(writer.OK)
-        faults = broker.faults
         if faults:
             hit = faults.fire("client.connect", cid=client.cid, name=client.name)
             if hit is not None:
                 client.close(KICKED, abort=hit.change == "drop")
+
+    def _call_out(self, connect: dict[str, Any], first: bool, policy: Any, prior: Login | None) -> None:
+        """Hold the client's input while the authorization callout decides its login (see fakejs.core.callout)."""
+        client = self._client
+        callouts = client.broker.callouts
+        assert callouts is not None
+        client.paused = True
+
+        def decided(outcome: Outcome) -> None:
+            if client.closed:
+                return
+            result, warning = outcome
+            if result is None:
+                self._refuse_login(connect, told=False)
+                if warning:
+                    client.broker.log.warning("%s", warning)
+                client.broker.login_refused(client, policy.account, warning)
+                return
+            client.opts.pop("jwt", None)  # as nats-server, the callout's user replaces the JWT's
+            self._take_login(*result, named=False)
+            named = result[1].user.name if result[1].user is not None else ""
+            if named:  # the response's user name replaces the credentials the client showed
+                for key in ("nkey", "auth_token"):
+                    client.opts.pop(key, None)
+                client.opts["user"] = named
+            if not self._checked(first):
+                return
+            self._connected()
+            client.resume()
+
+        callouts.start(client, connect, policy, decided, prior)
 
     def implicit_login(self) -> bool:
         """Log in as the no_auth_user without a CONNECT; a refused client is told so and closed."""
@@ -184,11 +283,13 @@ class ConnectHandler:
         client.parser.headers = client.headers
         client.parser.pedantic = bool(opts.get("pedantic"))
 
-    def _accept(self, opts: dict[str, Any], first: bool) -> bool:
-        """Authenticate and check the protocol options; a refused client is told why and closed."""
+    def _accept(self, opts: dict[str, Any], first: bool, result: Authenticated = NOT_YET) -> bool:
+        """Authenticate (unless ``result`` is the login already made) and check the protocol options."""
+        return self._log_in(opts, result) and self._checked(first)
+
+    def _checked(self, first: bool) -> bool:
+        """The protocol options checked once logged in; a refused client is told why and closed."""
         client = self._client
-        if not self._log_in(opts):
-            return False
         if first:
             client.label = client_label(client.opts, client.account.label)
         if client.protocol < 0 or client.protocol > 1:
@@ -204,28 +305,55 @@ class ConnectHandler:
         client.broker.log.error("%s - %s", client, read_error(error) if client.websocket else error)
         return False
 
-    def _log_in(self, connect: dict[str, Any]) -> bool:
+    def _login_refused(self, reason: str, error_line: bool) -> None:
+        """nats-server's line saying why a JWT login was refused (debug, or error for a few), before its auth error."""
+        client = self._client
+        (client.broker.log.error if error_line else client.broker.log.debug)("%s - %s", client, reason)
+
+    def _log_in(self, connect: dict[str, Any], result: Authenticated = NOT_YET) -> bool:
         """Take on the account, user and permissions the credentials log in to, or refuse and close."""
         client = self._client
+        if result is NOT_YET:
+            result = client.broker.authenticate(
+                connect, client.nonce, client.io.details, client.host, self._login_refused
+            )
+        if not isinstance(result, tuple) or connect.get("new_account") or connect.get("account"):
+            return self._refuse_login(connect)
+        return self._take_login(*result)
+
+    def _refuse_login(self, connect: dict[str, Any], told: bool = True) -> bool:
+        """nats-server's ``authViolation``: the error line, ``-ERR 'Authorization Violation'``, closed.
+
+        ``told``: the account's ``$SYS.ACCOUNT.CLIENT.AUTH.ERR`` event goes first (a callout's comes after).
+        """
+        client = self._client
+        log = client.broker.log
+        if told:
+            client.broker.login_refused(client, self._refusals_to, AUTH_VIOLATION)
+        presented = auth_user(connect)
+        log.error("%s - authentication error%s", client, f" - {presented}" if presented else "")
+        client.refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
+        if client.websocket:  # the error the parser returns, as the websocket read loop logs it
+            log.error("%s - %s", client, read_error(AUTHENTICATION_ERROR))
+        return False
+
+    def _take_login(self, account: Account, login: Login, named: bool = True) -> bool:
+        """The client joins ``account`` as ``login`` (its limits, permissions, expiry); False: no room, closed.
+
+        ``named``: the login's user names the client (its nkey or name), as a configured login does.
+        """
+        client = self._client
         broker = client.broker
-        result = broker.authenticate(connect, client.nonce, client.io.details, client.host)
-        if result is None or connect.get("new_account") or connect.get("account"):
-            presented = auth_user(connect)
-            broker.log.error("%s - authentication error%s", client, f" - {presented}" if presented else "")
-            client.refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
-            if client.websocket:  # the error the parser returns, as the websocket read loop logs it
-                broker.log.error("%s - %s", client, read_error(AUTHENTICATION_ERROR))
-            return False
-        client.account, client.login = result
+        client.account, client.login = account, login
         if not account_has_room(client):  # nats-server logs it before closing and after
             broker.log.error("%s - %s", client, ERR_MAX_ACCOUNT_CONNECTIONS)
             return self._refuse(ERR_MAX_ACCOUNT_CONNECTIONS, MAX_ACCOUNT_CONNECTIONS_EXCEEDED)
         expire_login(client)
-        user = client.login.user
+        user = login.user
         if user is not None:  # registered with the user's account: its limits apply
             limit_payload(client, broker.options, broker.log, user.max_payload)
             apply_limits(client, broker.options, broker.clock, broker.log, user.max_subscriptions)
-        if user is not None:
+        if user is not None and named:
             # As nats-server, the login names the client (/connz ``authorized_user``), no_auth_user too.
             if user.nkey:
                 client.opts["nkey"] = user.nkey

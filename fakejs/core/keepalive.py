@@ -63,9 +63,14 @@ class Keepalive:
         self.rtt = 0.0
         self._timer: TimerHandle | None = None
         self._advance: int | None = None
-        ws = options.websocket
-        own = ws.ping_interval if ws is not None and client.websocket else 0.0
-        self.interval = own if own > 0 else options.ping_interval
+        self.interval = self.configured_interval()
+        self.ping_max = 0  # unanswered PINGs before the connection is stale (0: the server's ping_max)
+
+    def configured_interval(self) -> float:
+        """The ping interval the options give this connection (a websocket client's own, when set)."""
+        ws = self.options.websocket
+        own = ws.ping_interval if ws is not None and self.client.websocket else 0.0
+        return own if own > 0 else self.options.ping_interval
 
     def start(self) -> None:
         """The connection is open: PING after a ping interval."""
@@ -112,7 +117,7 @@ class Keepalive:
                 self._set(interval)
                 return
             self._advance = advance
-            if self.pings_out + 1 > self.options.ping_max:
+            if self.pings_out + 1 > (self.ping_max or self.options.ping_max):
                 client.stale()
                 return
             self.rtt_start = now

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from fakejs.core.account_config import AccountConfig
     from fakejs.core.cluster_config import ClusterConfig
     from fakejs.core.transport_config import TLSConfig, WebSocketConfig
-    from fakejs.core.users import User
+    from fakejs.core.users import AuthCallout, User
 
 
 # The nats-server release whose behaviour fakejs reproduces, and its
@@ -25,6 +25,27 @@ PROTO = 1
 RUNTIME = "python" + platform.python_version()
 
 DEFAULT_PORT = 4222
+
+
+@dataclass(frozen=True)
+class ResolverDirectory:
+    """``resolver { type: full | cache, dir, ... }``: nats-server's DirAccResolver and CacheDirAccResolver settings.
+
+    ``limit`` is how many JWTs the directory holds (0: nats-server's default), ``interval`` how
+    often a full resolver compares its directory with the other servers', ``timeout`` how long a
+    lookup waits for them, ``ttl`` how long a cache keeps a JWT (seconds; 0: the default).
+    """
+
+    kind: str  # "FULL" or "CACHE"
+    directory: str
+    allow_delete: bool = False
+    hard_delete: bool = False
+    limit: int = 0
+    interval: float = 0.0
+    timeout: float = 1.9  # nats-server's DEFAULT_ACCOUNT_FETCH_TIMEOUT
+    ttl: float = 0.0
+
+
 MAX_PAYLOAD = 1024 * 1024
 MAX_PENDING = 64 * 1024 * 1024
 MAX_CONTROL_LINE = 4096
@@ -81,14 +102,17 @@ class ServerOptions:
     # and permissions; ``no_auth_user`` names the one a client without credentials becomes.
     users: list[User] = field(default_factory=list)
     no_auth_user: str = ""
+    # ``authorization { auth_callout {...} }``: logins decided by a service (see fakejs.core.callout).
+    auth_callout: AuthCallout | None = None
     # ``accounts { ... }``: accounts besides the global one, with their users, JetStream
     # limits, exports and imports (users with an ``account`` log in there).
     accounts: list[AccountConfig] = field(default_factory=list)
     # Operator (JWT) mode: the trusted operators' JWTs (``operator``), the account resolver
-    # (``resolver``: "MEMORY", the one served) and the account JWTs it starts with
-    # (``resolver_preload``: account public key -> JWT), which become ``accounts`` named by key.
+    # (``resolver``: "MEMORY", or "FULL" / "CACHE" with ``resolver_directory``) and the account JWTs it
+    # starts with (``resolver_preload``: account public key -> JWT), which become ``accounts`` named by key.
     trusted_operators: list[str] = field(default_factory=list)
     account_resolver: str = ""
+    resolver_directory: ResolverDirectory | None = None
     resolver_preload: dict[str, str] = field(default_factory=dict)
     jetstream: bool = True
     # ``jetstream { domain: D }``: the API answers on ``$JS.D.API.>`` too, and INFO, PubAcks,

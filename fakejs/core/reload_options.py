@@ -19,9 +19,11 @@ from typing import Any
 
 from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.options import ServerOptions
+from fakejs.core.reload_websocket import websocket_refusal
 from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat.gobytes import friendly_bytes
 from fakejs.gocompat.gotime import format_duration
+from fakejs.gocompat.gourl import GoURLError, parse_host_port
 
 __all__ = ["NO_CONFIG_FILE", "Change", "ReloadRefused", "diff_options"]
 
@@ -83,14 +85,27 @@ def _tls_lines(old: TLSConfig | None, new: TLSConfig | None) -> list[str]:
 
 
 # The cluster settings fakejs reloads besides its routes.
-CLUSTER_RELOADABLE = frozenset({"name", "username", "password", "auth_timeout", "connect_retries", "connect_backoff"})
+CLUSTER_RELOADABLE = frozenset(
+    {
+        "name",
+        "username",
+        "password",
+        "auth_timeout",
+        "connect_retries",
+        "connect_backoff",
+        "advertise",
+        "no_advertise",
+        "ping_interval",
+        "ping_max",
+    }
+)
 
 
 def _cluster_lines(old: ClusterConfig | None, new: ClusterConfig | None) -> list[str]:
-    """``cluster`` for a new name or authorization; nats-server's refusal of a new host or port.
+    """``cluster`` for new settings; nats-server's refusal of a new host or port, or of a bad ``advertise``.
 
-    The other cluster settings nats-server reloads (pool size, compression,
-    ...) fakejs refuses by name; the routes have a line of their own
+    A new pool size or compression, which nats-server also reloads, fakejs
+    refuses by name; the routes have a line of their own
     (:func:`_routes_lines`).
     """
     # No cluster is nats-server's empty one: turning clustering on or off is a new host.
@@ -100,6 +115,11 @@ def _cluster_lines(old: ClusterConfig | None, new: ClusterConfig | None) -> list
         raise ReloadRefused(f"{NOT_SUPPORTED}cluster host: old={old.host}, new={new.host}")
     if old.port != new.port:
         raise ReloadRefused(f"{NOT_SUPPORTED}cluster port: old={old.port}, new={new.port}")
+    if new.advertise:
+        try:
+            parse_host_port(new.advertise, 0)
+        except GoURLError as exc:
+            raise ReloadRefused(f"invalid Cluster.Advertise value of {new.advertise}, err={exc}") from None
     changed = [item.name for item in fields(ClusterConfig) if getattr(old, item.name) != getattr(new, item.name)]
     for name in changed:
         if name not in CLUSTER_RELOADABLE and name != "routes":
@@ -134,6 +154,11 @@ RELOADABLE: dict[str, Callable[[Any, Any], list[str]]] = {
     "jetstream": lambda _, __: ["JetStream"],
     "jetstream_max_memory": lambda _, value: [f"JetStream max_mem_store = {friendly_bytes(value)}"],
     "jetstream_max_store": lambda _, value: [f"JetStream max_file_store = {friendly_bytes(value)}"],
+    # nats-server's JetStreamLimits: one line for the four batch limits (see BATCH_LIMITS).
+    "jetstream_batch_inflight_per_stream": lambda _, __: ["JetStream limits"],
+    "jetstream_batch_inflight_total": lambda _, __: [""],
+    "jetstream_batch_max_msgs": lambda _, __: [""],
+    "jetstream_batch_timeout": lambda _, __: [""],
     "store_dir": lambda _, __: [""],
     # No line when the pid file is taken away: nats-server writes nothing then.
     "pid_file": lambda _, value: [f"pid_file = {value}"] if value else [""],
@@ -145,6 +170,14 @@ RELOADABLE: dict[str, Callable[[Any, Any], list[str]]] = {
     "max_traced_msg_len": lambda _, value: [f"max_traced_msg_len = {value}"],
     "server_tags": lambda _, __: ["tags"],
 }
+
+# The batch limits, one JetStreamLimits setting in nats-server: when one changes, all four are reloaded.
+BATCH_LIMITS = (
+    "jetstream_batch_inflight_per_stream",
+    "jetstream_batch_inflight_total",
+    "jetstream_batch_max_msgs",
+    "jetstream_batch_timeout",
+)
 
 # nats-server reloads its users and accounts on every reload (they never compare equal), and logs so.
 ALWAYS = frozenset({"users", "accounts"})
@@ -168,14 +201,33 @@ NOT_RELOADABLE: dict[str, str] = {
 }
 
 # JetStream settings nats-server refuses, with its Go field name and how it shows fakejs's value.
-JETSTREAM_KEPT: dict[str, tuple[str, Callable[[Any], str]]] = {
-    "jetstream_strict": ("NoJetStreamStrict", lambda strict: _go_bool(not strict)),
-    "jetstream_unique_tag": ("JetStreamUniqueTag", str),
-    "jetstream_request_queue_limit": ("JetStreamRequestQueueLimit", lambda limit: str(limit or 10000)),
-    "jetstream_max_buffered_msgs": ("StreamMaxBufferedMsgs", str),
-    "jetstream_max_buffered_size": ("StreamMaxBufferedSize", str),
-    "jetstream_sync_interval": ("SyncInterval", lambda every: _go_duration(120.0 if every is None else every)),
+JETSTREAM_KEPT: dict[str, tuple[str, Callable[[ServerOptions], str]]] = {
+    "jetstream_strict": ("NoJetStreamStrict", lambda options: _go_bool(not options.jetstream_strict)),
+    "jetstream_unique_tag": ("JetStreamUniqueTag", lambda options: options.jetstream_unique_tag),
+    "jetstream_max_catchup": ("JetStreamMaxCatchup", lambda options: str(options.jetstream_max_catchup)),
+    "jetstream_request_queue_limit": ("JetStreamRequestQueueLimit", lambda options: str(_request_limit(options))),
+    # Unset, it is the request queue's limit.
+    "jetstream_info_queue_limit": (
+        "JetStreamInfoQueueLimit",
+        lambda options: str(options.jetstream_info_queue_limit or _request_limit(options)),
+    ),
+    "jetstream_max_buffered_msgs": ("StreamMaxBufferedMsgs", lambda options: str(options.jetstream_max_buffered_msgs)),
+    "jetstream_max_buffered_size": ("StreamMaxBufferedSize", lambda options: str(options.jetstream_max_buffered_size)),
+    "jetstream_sync_interval": (
+        "SyncInterval",
+        lambda options: _go_duration(
+            120.0 if options.jetstream_sync_interval is None else options.jetstream_sync_interval
+        ),
+    ),
+    "jetstream_sync_always": ("SyncAlways", lambda options: _go_bool(options.jetstream_sync_always)),
 }
+# nats-server's DEFAULT_JS_API_REQUEST_QUEUE_LIMIT, its request queue's limit when none is configured.
+DEFAULT_REQUEST_QUEUE_LIMIT = 10_000
+
+
+def _request_limit(options: ServerOptions) -> int:
+    return options.jetstream_request_queue_limit or DEFAULT_REQUEST_QUEUE_LIMIT
+
 
 # nats-server's own errors for JetStream settings it keeps (see _jetstream_refusal).
 JETSTREAM_FIELDS = frozenset({"store_dir", "jetstream_max_memory", "jetstream_max_store", "jetstream"})
@@ -226,13 +278,16 @@ def _check_jetstream(old: ServerOptions, new: ServerOptions, changed: list[str])
     return False
 
 
-def _refusal(name: str, old: object, new: object) -> ReloadRefused:
+def _refusal(name: str, old: ServerOptions, new: ServerOptions) -> ReloadRefused:
+    if name == "websocket":
+        return ReloadRefused(websocket_refusal(old.websocket, new.websocket))
     if name in JETSTREAM_KEPT:
         go_name, shown = JETSTREAM_KEPT[name]
         return ReloadRefused(f"{NOT_SUPPORTED}{go_name}: old={shown(old)}, new={shown(new)}")
     if name in NOT_RELOADABLE:
         go_name = NOT_RELOADABLE[name]
-        return ReloadRefused(f"{NOT_SUPPORTED}{go_name}: old={_go_value(old)}, new={_go_value(new)}")
+        before, after = _go_value(getattr(old, name)), _go_value(getattr(new, name))
+        return ReloadRefused(f"{NOT_SUPPORTED}{go_name}: old={before}, new={after}")
     return ReloadRefused(f"config reload of {name} is not supported by fakejs yet")
 
 
@@ -258,13 +313,17 @@ def diff_options(old: ServerOptions, new: ServerOptions) -> list[Change]:
     """The reloadable changes from ``old`` to ``new`` in nats-server's order, or :class:`ReloadRefused`."""
     changed = [f.name for f in fields(ServerOptions) if f.name not in IGNORED]
     changed = [name for name in changed if getattr(old, name) != getattr(new, name)]
+    if "websocket" in changed and not websocket_refusal(old.websocket, new.websocket):
+        changed.remove("websocket")  # only its TLS: nats-server keeps the listener as it is
+    if set(changed) & set(BATCH_LIMITS):
+        changed += [name for name in BATCH_LIMITS if name not in changed]
     names = {name.split(":")[0] for name in RELOADABLE}
     refusal = _account_jetstream_refusal(old, new) if "accounts" in changed else None
     if refusal is not None:
         raise refusal
     for name in changed:
         if name not in names:
-            raise _refusal(name, getattr(old, name), getattr(new, name))
+            raise _refusal(name, old, new)
     quiet = _check_jetstream(old, new, changed) if set(changed) & JETSTREAM_FIELDS else False
     changes: list[Change] = []
     for name, lines in RELOADABLE.items():

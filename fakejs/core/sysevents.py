@@ -37,6 +37,8 @@ from fakejs.gocompat.gotime import NS, rfc3339
 
 CONNECT_TYPE = "io.nats.server.advisory.v1.client_connect"
 DISCONNECT_TYPE = "io.nats.server.advisory.v1.client_disconnect"
+# Where an account hears of its refused logins (nats-server's authErrorAccountEventSubj).
+ACCOUNT_AUTH_ERROR = "$SYS.ACCOUNT.CLIENT.AUTH.ERR"
 ACCOUNT_CONNS_TYPE = "io.nats.server.advisory.v1.account_connections"
 # nats-server repeats an account's connection count this often while it has clients.
 ACCOUNT_CONNS_INTERVAL = 30.0
@@ -158,14 +160,25 @@ class SystemEvents:
         if self._heard(subject):
             self.send(subject, self._disconnect_event(client))
 
-    def _disconnect_event(self, client: ClientSession) -> dict[str, Any]:
+    def auth_error(self, client: ClientSession, account: Account, reason: str) -> None:
+        """A refused login, told in ``account`` itself (``$SYS.ACCOUNT.CLIENT.AUTH.ERR``, ``sendAccountAuthErrorEvent``).
+
+        The disconnect event's shape, ``acc`` the account told, ``reason`` as given.
+        """
+        if self.account is None or self.closed or not account.router.has_interest(ACCOUNT_AUTH_ERROR):
+            return
+        doc = self._disconnect_event(client, reason)
+        doc["client"]["acc"] = account.name
+        account.router.publish(ACCOUNT_AUTH_ERROR, "", None, gojson.dumps(doc).encode())
+
+    def _disconnect_event(self, client: ClientSession, reason: str | None = None) -> dict[str, Any]:
         doc = self._typed(DISCONNECT_TYPE)
         doc["timestamp"] = rfc3339(client.stopped_ns or self.host.clock.time_ns())
         doc["server"] = self.server_info()
         doc["client"] = self._client_info(client, closed=True)
         doc["sent"] = _traffic(client.in_msgs, client.in_bytes)
         doc["received"] = _traffic(client.out_msgs, client.out_bytes)
-        doc["reason"] = client.close_reason
+        doc["reason"] = client.close_reason if reason is None else reason
         return doc
 
     def _client_info(self, client: ClientSession, closed: bool) -> dict[str, Any]:

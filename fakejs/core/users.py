@@ -68,3 +68,21 @@ class User:
     connection_types: tuple[str, ...] = ()
     max_subscriptions: int = -1
     max_payload: int = -1
+
+
+@dataclass(frozen=True)
+class AuthCallout:
+    """``authorization { auth_callout {...} }`` (nats-server's ``AuthCallout``): logins an outside service decides.
+
+    ``issuer`` is the account public key the service signs user JWTs with,
+    ``account`` the account the requests go to (``$G`` unless given),
+    ``auth_users`` the users who log in as configured (the service's own),
+    ``allowed_accounts`` the accounts whose logins are sent out (empty: all),
+    ``xkey`` the service's curve key the requests are encrypted to.
+    """
+
+    issuer: str
+    account: str = "$G"
+    auth_users: tuple[str, ...] = ()
+    allowed_accounts: tuple[str, ...] = ()
+    xkey: str = ""

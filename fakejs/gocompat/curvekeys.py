@@ -72,4 +72,10 @@ def _ladder(scalar: int, u: int) -> int:
 
 def curve_public_key(rng: random.Random) -> str:
     """A new curve key pair's public key in nkeys' text form (``X...``), its private key drawn from ``rng``."""
-    return encode_key(PREFIX_BYTE_CURVE, x25519_public(rng.randbytes(KEY_SIZE)))
+    return curve_key_pair(rng)[1]
+
+
+def curve_key_pair(rng: random.Random) -> tuple[bytes, str]:
+    """A new curve key pair drawn from ``rng``: the raw private key and the public key's text (``X...``)."""
+    private = rng.randbytes(KEY_SIZE)
+    return private, encode_key(PREFIX_BYTE_CURVE, x25519_public(private))

@@ -6,7 +6,8 @@ errors as they are (``parse "x": first path segment in URL cannot contain
 colon``, ``address h: missing port in address``).  These functions keep
 Go's order of checks and its texts; they parse what a route URL can hold
 (scheme, user information, host, path) and raise :class:`GoURLError`
-with Go's message otherwise.  :func:`listen_error` is the text of a port
+with Go's message otherwise.  :func:`parse_host_port` is nats-server's
+``parseHostPort`` of an ``advertise`` setting.  :func:`listen_error` is the text of a port
 that cannot be listened on, which nats-server logs before it exits.
 """
 
@@ -15,6 +16,8 @@ from __future__ import annotations
 import os
 import string
 from dataclasses import dataclass
+
+from fakejs.gocompat.goquote import quote
 
 _HEX = frozenset(string.hexdigits)
 # Characters a host may hold unescaped besides letters and digits (Go's shouldEscape, host mode).
@@ -176,8 +179,31 @@ def split_host_port(hostport: str) -> tuple[str, str]:
     return host, hostport[colon + 1 :]
 
 
+def parse_host_port(text: str, default_port: int) -> tuple[str, int]:
+    """nats-server's ``parseHostPort``: ``host:port`` (the port ``default_port`` when missing, 0 or -1).
+
+    Raises :class:`GoURLError` with Go's text (``strconv.Atoi: parsing "x": invalid syntax``).
+    """
+    if not text:
+        raise GoURLError("no hostport specified")
+    try:
+        host, port_text = split_host_port(text)
+    except GoURLError as exc:
+        if "missing port" not in str(exc):
+            raise
+        host, port_text = split_host_port(f"{text}:{default_port}")
+    port_text = port_text.strip()
+    digits = port_text[1:] if port_text[:1] in "+-" else port_text
+    if not digits or not digits.isascii() or not digits.isdigit():
+        raise GoURLError(f"strconv.Atoi: parsing {quote(port_text.encode())}: invalid syntax")
+    port = int(port_text)
+    if not -(2**63) <= port < 2**63:
+        raise GoURLError(f"strconv.Atoi: parsing {quote(port_text.encode())}: value out of range")
+    return host.strip(), default_port if port in (0, -1) else port
+
+
 class ListenError(OSError):
-    """A port that cannot be listened on, with the line nats-server logs for it before it exits."""
+    """A port that cannot be listened on (or be announced), with the line nats-server logs for it before it exits."""
 
 
 def listen_error(host: str, port: int, error: OSError) -> str:

@@ -6,7 +6,8 @@ check behind ``/healthz``), ``accountz`` (``/accountz``, ``/accstatz``,
 ``/gatewayz``, ``/leafz``), ``records`` (what ``/connz`` keeps
 about a connection, open or closed), ``query`` (query decoding and Go's
 number formats) and ``source`` (:class:`~fakejs.monitoring.source.MonitoredServer`,
-what the documents read from a server); ``system`` answers the requests of
+what the documents read from a server); ``claims`` answers the account resolver's requests
+(``$SYS.REQ.CLAIMS...``), ``system`` answers the requests of
 the system account, ``userinfo`` ``$SYS.REQ.USER.INFO`` in every account,
 ``client_requests`` the ``KICK`` and ``LDM`` of one client and
 ``subscribers`` ``$SYS.DEBUG.SUBSCRIBERS`` and ``$SYS.REQ.ACCOUNT.NSUBS``.

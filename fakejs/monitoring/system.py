@@ -11,10 +11,8 @@ the server answers:
 * ``$SYS.REQ.SERVER.<server id>.KICK`` and ``...LDM`` for one client
   (:mod:`fakejs.monitoring.client_requests`), ``$SYS.DEBUG.SUBSCRIBERS`` and
   ``$SYS.REQ.ACCOUNT.NSUBS`` (:mod:`fakejs.monitoring.subscribers`);
-* ``$SYS.REQ.ACCOUNT.<account>.CLAIMS.UPDATE`` (and the older
-  ``$SYS.ACCOUNT.<account>.CLAIMS.UPDATE``): an empty body is nats-server's
-  ``jwt update error - request body is empty``, a JWT is refused by name
-  (:data:`JWT_UPDATES`: fakejs has no operator mode);
+* the account resolver's requests (``...CLAIMS.UPDATE``, ``...CLAIMS.LOOKUP``,
+  ``$SYS.REQ.CLAIMS.LIST``...): :mod:`fakejs.monitoring.claims`;
 * the kinds nats-server serves and fakejs does not (:data:`REFUSED_SERVER_KINDS`):
   an error (500) naming the feature, never silence;
 * ``$SYS.REQ.ACCOUNT.<account>.<KIND>`` for the kinds in
@@ -49,6 +47,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from fakejs.core.account_claims import ResolvedAccounts
 from fakejs.core.accounts import Account
 from fakejs.core.clock import TimerHandle
 from fakejs.core.reload_options import ReloadRefused
@@ -58,6 +57,7 @@ from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import rfc3339
 from fakejs.monitoring import subscribers
 from fakejs.monitoring.accountz import NoAccount, account_info, account_stats, accountz, gatewayz, head, leafz
+from fakejs.monitoring.claims import ClaimsRequests
 from fakejs.monitoring.client_requests import CLIENT_REQUESTS, client_id
 from fakejs.monitoring.health import health
 from fakejs.monitoring.userinfo import UserInfoResponder
@@ -104,9 +104,6 @@ IMPORTED = {
     "$SYS.REQ.ACCOUNT.PING.CONNZ": "CONNZ",
     "$SYS.REQ.SERVER.PING.CONNZ": "CONNZ",
 }
-# Account JWT updates (old and new subjects): an empty body is nats-server's error, a JWT refused by name.
-CLAIMS_UPDATE_SUBJECTS = ("$SYS.REQ.ACCOUNT.*.CLAIMS.UPDATE", "$SYS.ACCOUNT.*.CLAIMS.UPDATE")
-JWT_UPDATES = "account JWT updates (operator (JWT) mode): not supported by fakejs yet"
 # Server kinds nats-server serves and fakejs does not: answered with an error naming them, never silence.
 REFUSED_SERVER_KINDS = {
     "PROFILEZ": "Go runtime profiles",
@@ -264,6 +261,8 @@ class SystemRequests:
         }
         # Every account's clients may ask who they are ($SYS.REQ.USER.INFO).
         self.user_info = UserInfoResponder(list(broker.accounts), self.events)
+        # The account resolver: accounts looked up and updated, and its requests ($SYS.REQ.CLAIMS...).
+        self.claims = ClaimsRequests(broker, self.events, ResolvedAccounts(broker))
         account = self.events.account
         if account is None:
             return
@@ -276,8 +275,6 @@ class SystemRequests:
         subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.RELOAD", self._on_reload))
         subjects.append((subscribers.SUBJECT, self._on_subscribers))
         subjects.append((subscribers.NSUBS_SUBJECT, self._on_nsubs))
-        for pattern in CLAIMS_UPDATE_SUBJECTS:
-            subjects.append((pattern, self._on_claims_update))
         for kind in CLIENT_REQUESTS:
             subjects.append((f"$SYS.REQ.SERVER.{broker.server_id}.{kind}", self._on_client_request))
         for kind in ACCOUNT_KINDS:
@@ -296,6 +293,7 @@ class SystemRequests:
 
     def stop(self) -> None:
         self.user_info.stop()
+        self.claims.stop()
         broker = self.server.broker
         if self._client_connected in broker.on_client_connected:
             broker.on_client_connected.remove(self._client_connected)
@@ -409,20 +407,6 @@ class SystemRequests:
         account = self.events.account
         if reply and count is not None and account is not None:
             account.router.publish(reply, "", None, str(count).encode())
-
-    def _on_claims_update(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
-        """nats-server's accountClaimUpdate, up to decoding the JWT: fakejs refuses operator mode."""
-        tokens = subject.split(".")
-        name = tokens[3] if len(tokens) == 6 else tokens[2]
-        if payload:
-            problem = JWT_UPDATES
-            self.server.broker.log.error("%s", problem)
-        else:
-            problem = "jwt update error - request body is empty"
-            self.server.broker.log.error("jwt update error - %s - request body is empty", name)
-        if reply:
-            error = {"account": name, "code": 500, "description": problem}
-            self._reply(reply, {"server": self.events.server_info(), "error": error})
 
     def _on_client_request(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         request = client_id(payload)

@@ -14,9 +14,10 @@ nats-server's ``UserInfo`` as ``data``:
   (``max``, ``ttl`` in nanoseconds) with ``allow_responses``.
 
 nats-server lists the subjects of a permission in an order of its own (its
-subject index's); fakejs keeps their configuration order.  ``user_name`` and
-``expires`` come from JWT claims, which fakejs does not serve, so they never
-appear.  The subscription answers for this server alone (a cluster's other
+subject index's); fakejs keeps their configuration order.  ``user_name`` is
+an operator-mode user JWT's ``name``, and ``expires`` the time left (in
+nanoseconds, whole seconds) of a login that ends: a user JWT's ``exp``, an
+authorization callout's user's.  The subscription answers for this server alone (a cluster's other
 servers are not told), as nats-server's does.
 
 A client of the system account may also ask ``$SYS.REQ.USER.<account>.INFO``
@@ -80,9 +81,19 @@ class UserInfoResponder:
 
 def user_info(client: ClientSession) -> dict[str, Any]:
     """nats-server's ``UserInfo`` about one client (empty fields left out)."""
-    name = client.account.name
-    doc: dict[str, Any] = {"user": auth_user(client.opts), "account": name, "account_name": name}
-    return _with_permissions(doc, client)
+    account = client.account
+    # account_name: an operator-mode account's JWT name (nats-server's getNameTag), else its name.
+    doc: dict[str, Any] = {"user": auth_user(client.opts), "account": account.name}
+    doc["account_name"] = account.name_tag or account.name
+    login = client.login
+    if login is not None and login.name_tag:
+        doc["user_name"] = login.name_tag
+    _with_permissions(doc, client)
+    if login is not None and login.expires:
+        left = login.expires * NS - client.broker.clock.time_ns()
+        if left >= NS:  # Go's time.Until(expires).Truncate(time.Second), left out when 0
+            doc["expires"] = left // NS * NS
+    return doc
 
 
 def direct_user_info(client: ClientSession) -> dict[str, Any]:

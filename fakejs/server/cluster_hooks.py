@@ -82,7 +82,7 @@ def handling_node(shared: ClusterJetStream | None, servers: list[Server], point:
             return group.leader
     arrival = shared.router.arrival if shared.router is not None else None
     for server in servers:
-        if arrival is not None and server.broker.accounts.default.router is arrival:
+        if arrival is not None and shared.account_of(server).router is arrival:
             return server.broker.name
     return ""
 

@@ -2,7 +2,7 @@
 
 nats-server replicates each stream and consumer with Raft; a
 :class:`~fakejs.server.local_cluster.Cluster` with JetStream keeps them
-once, in one :class:`~fakejs.jetstream.JetStreamWithApi` (for the global account)
+once, in one :class:`~fakejs.jetstream.JetStreamWithApi` (for one account)
 whose router is mounted on every running server
 (:mod:`fakejs.core.mount`), and simulates the groups in
 :class:`~fakejs.jetstream.service.meta.Meta`: placement, leaders,
@@ -27,12 +27,16 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any
 
+from fakejs.core.accounts import Account
+from fakejs.core.broker import Broker
 from fakejs.core.clock import Clock
 from fakejs.core.mount import MountedRouter
 from fakejs.core.msgtrace_route import hand_over
-from fakejs.core.router import Router
+from fakejs.core.options import SYSTEM_ACCOUNT
+from fakejs.core.router import Router, Subscription
 from fakejs.gocompat import ids
 from fakejs.jetstream import JetStreamWithApi, advisories
+from fakejs.jetstream.api.disabled import serve_disabled
 from fakejs.jetstream.service.clustered import ClusterAssets
 from fakejs.jetstream.service.meta import Meta, NodeInfo
 from fakejs.server.cluster_meta_api import MetaRequests, system_router
@@ -40,19 +44,28 @@ from fakejs.server.cluster_quorum import QuorumWatch, Reach
 from fakejs.server.server import Server
 
 if TYPE_CHECKING:
+    from fakejs.core.imports import Imports
     from fakejs.core.msgtrace import MessageTrace
+    from fakejs.jetstream.consumer.view import ConsumerName
     from fakejs.jetstream.stream.traced import Handover
 
 __all__ = ["ClusterJetStream"]
 
 
 class ClusterJetStream:
-    """One shared JetStream for the servers of a cluster (the global account's)."""
+    """One shared JetStream for the servers of a cluster (one account's: the global account's by default)."""
 
     def __init__(
-        self, name: str, servers: list[Server], clock: Clock, rng: random.Random, election: float = 0.0
+        self,
+        name: str,
+        servers: list[Server],
+        clock: Clock,
+        rng: random.Random,
+        election: float = 0.0,
+        account: str = "",
     ) -> None:
         self.name = name
+        self.account_name = account  # whose JetStream it is ("": the global account's)
         self.election = election
         self.servers = servers
         self.clock = clock
@@ -62,6 +75,8 @@ class ClusterJetStream:
         self.meta_requests: MetaRequests | None = None
         self.router: MountedRouter | None = None
         self.quorum: QuorumWatch | None = None
+        # Each server's answers to the accounts without JetStream (its broker -> (router, subscription)).
+        self._disabled: dict[Broker, list[tuple[Router, Subscription]]] = {}
 
     def start(self, running: list[Server]) -> JetStreamWithApi:
         """Make the shared JetStream, mounted on the running servers (the first one hosts its settings)."""
@@ -70,9 +85,12 @@ class ClusterJetStream:
         self.router.home = self._home
         nodes = [NodeInfo(s.broker.name, tuple(s.options.server_tags), s in running) for s in self.servers]
         self.meta = Meta(self.name, nodes, self.clock, self.rng, self.election)
-        js = JetStreamWithApi(host, host.options.store_dir, account=host.accounts.default, router=self.router)
+        js = JetStreamWithApi(
+            host, host.options.store_dir, account=self.account_of(self.servers[0]), router=self.router
+        )
         js.clustered = ClusterAssets(self.meta, js)
         js.trace_handover = self._trace_handover
+        js.leader_imports = self._leader_imports
         self.meta_requests = MetaRequests(self.meta, js)
         self.meta.on_meta_elected = self._meta_elected
         self.quorum = QuorumWatch(self.meta, js, self.servers, self.clock)
@@ -95,15 +113,15 @@ class ClusterJetStream:
         assert self.jetstream is not None and self.jetstream.clustered is not None
         group = self.jetstream.clustered.stream_group(stream)
         servers = {server.broker.name: server for server in self.servers}
-        arrival = next((s for s in self.servers if s.broker.accounts.default is trace.account), None)
+        arrival = next((s for s in self.servers if self.account_of(s) is trace.account), None)
         leader = servers.get(group.leader) if group is not None else None
         if arrival is None or leader is None or arrival is leader:
             return None
-        out, back = _route_to(arrival, leader.broker.name), _route_to(leader, arrival.broker.name)
+        out, back = self._route_to(arrival, leader.broker.name), self._route_to(leader, arrival.broker.name)
         if out is None or back is None:
             return None
         broker = leader.broker
-        account = broker.accounts.default
+        account = self.account_of(leader)
         leader_trace, routed = hand_over(trace, broker, (out, back), account, (subject, hdr, payload))
 
         def send() -> None:
@@ -112,12 +130,49 @@ class ClusterJetStream:
 
         return leader_trace, routed, send
 
+    def _serve_others(self, server: Server) -> None:
+        """With a named account's JetStream, the server's other accounts (not the system account's) hear 10039."""
+        if not self.account_name or server.broker in self._disabled:
+            return
+        system = server.options.system_account or SYSTEM_ACCOUNT
+        others = [a for a in server.broker.accounts if a.name not in (self.account_name, system)]
+        self._disabled[server.broker] = [(a.router, serve_disabled(a.router, local_only=True)) for a in others]
+
+    def account_of(self, server: Server) -> Account:
+        """The JetStream's account on one of the servers."""
+        if not self.account_name:
+            return server.broker.accounts.default
+        account = server.broker.accounts.get(self.account_name)
+        assert account is not None, self.account_name
+        return account
+
+    def _route_to(self, server: Server, name: str) -> Any:
+        """The route ``server`` sends the account's messages to server ``name`` on (``None``: not connected)."""
+        cluster = server.broker.cluster
+        if cluster is None:
+            return None
+        links = cluster.routes_for(self.account_of(server).name)
+        return next((link for link in links if getattr(link, "remote_name", "") == name), None)
+
+    def _leader_imports(self, consumer: ConsumerName) -> tuple[Imports, Account] | None:
+        """The imports and the JetStream's account on the server ``consumer`` leads on, if it runs and has imports.
+
+        nats-server tracks a pull's reply through the service imports of the
+        consumer leader's server only (``trackDownAccountAndInterest``).
+        """
+        assert self.jetstream is not None and self.jetstream.clustered is not None
+        group = self.jetstream.clustered.consumer_group(consumer.stream, consumer.consumer)
+        leader = next((s for s in self.servers if group is not None and s.broker.name == group.leader), None)
+        if leader is None or leader.broker.imports is None:
+            return None
+        return leader.broker.imports, self.account_of(leader)
+
     def _home(self) -> Router | None:
         """Where the JetStream's own messages leave when no request is being handled: the meta leader."""
         assert self.router is not None and self.meta is not None
         for server in self.servers:
             if server.broker.name == self.meta.leader:
-                router = server.broker.accounts.default.router
+                router = self.account_of(server).router
                 if router in self.router.nodes:
                     return router
         return self.router.nodes[0] if self.router.nodes else None
@@ -139,9 +194,11 @@ class ClusterJetStream:
     def node_up(self, server: Server) -> None:
         """A server runs (again), or rejoins the majority: it serves the JetStream, and its groups may lead."""
         assert self.router is not None and self.meta is not None
-        if self.meta.is_running(server.broker.name) and server.broker.accounts.default.router in self.router.nodes:
+        router = self.account_of(server).router
+        if self.meta.is_running(server.broker.name) and router in self.router.nodes:
             return
-        self.router.mount(server.broker.accounts.default.router)
+        self.router.mount(router)
+        self._serve_others(server)
         server.broker.jetstream_enabled = not self.meta.is_removed(server.broker.name)
         server.shared_jetstream = self.jetstream
         if self.meta_requests is not None:
@@ -157,7 +214,7 @@ class ClusterJetStream:
         if not self.meta.is_running(server.broker.name):
             return
         self.meta.node_down(server.broker.name, orderly)
-        self.router.unmount(server.broker.accounts.default.router)
+        self.router.unmount(self.account_of(server).router)
 
     def check_quorum(self, reach: Reach) -> None:
         """Servers went down, came back or were cut off: replicas without a quorum announce it, on the clock."""
@@ -194,12 +251,7 @@ class ClusterJetStream:
         if self.router is not None:
             for node in list(self.router.nodes):
                 self.router.unmount(node)
-
-
-def _route_to(server: Server, name: str) -> Any:
-    """The route ``server`` sends the global account's messages to server ``name`` on (``None``: not connected)."""
-    cluster = server.broker.cluster
-    if cluster is None:
-        return None
-    account = server.broker.accounts.default.name
-    return next((link for link in cluster.routes_for(account) if getattr(link, "remote_name", "") == name), None)
+        for answers in self._disabled.values():
+            for router, subscription in answers:
+                router.unsubscribe(subscription)
+        self._disabled.clear()

@@ -97,7 +97,10 @@ class QuorumWatch:
         return peers
 
     def _announce(self, group: Group, server: Server, peers: list[dict[str, Any]]) -> None:
-        routers = (server.broker.accounts.default.router, system_router(server))
+        own = server.broker.accounts.get(self.js.account_name)
+        if own is None:
+            return
+        routers = (own.router, system_router(server))
         account = self.js.account_name
         if group.kind == "S":
             server.broker.log.warning("JetStream cluster stream '%s > %s' has NO quorum, stalled", account, group.name)

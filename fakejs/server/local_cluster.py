@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.cluster.cluster import Cluster as Routes
-from fakejs.core.cluster_checks import clustered_accounts_problem
+from fakejs.core.cluster_checks import clustered_account, clustered_accounts_problem
 from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.failures import ServerError
 from fakejs.core.options import ServerOptions
@@ -181,7 +181,8 @@ class Cluster:
             from fakejs.server.cluster_jetstream import ClusterJetStream
 
             rng = ids.new_random(None if self._seed is None else self._seed - 1)
-            self.shared = ClusterJetStream(self.name, self.servers, self.clock, rng, self.election)
+            account = clustered_account(self.servers[0].options)
+            self.shared = ClusterJetStream(self.name, self.servers, self.clock, rng, self.election, account)
             self.shared.start(self.running)
         return self
 

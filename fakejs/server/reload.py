@@ -13,6 +13,9 @@ the caller (:mod:`fakejs.server.reload_steps`).
 The accounts are configured again when they changed
 (:mod:`fakejs.core.account_reload`): a client whose user moved to another
 account, or whose account is gone, is closed as one whose user is gone.
+In operator mode the accounts a resolver looked up since the start stay
+(:mod:`fakejs.core.account_claims`), and a user JWT's client stays while
+its account does.
 
 A change of the authorization settings checks every connected client
 again, as nats-server's reloadAuthorization: a client whose user is gone
@@ -28,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+from fakejs.core.account_claims import carry_over_logins, keep_resolved_accounts
 from fakejs.core.account_reload import reconfigure_accounts
 from fakejs.core.auth import Authenticator
 from fakejs.core.broker import Broker
@@ -79,6 +83,7 @@ def reload_options(
     running = replace(current, port=broker.port) if current.port <= 0 else current
     if new.port <= 0:
         new.port = running.port
+    keep_resolved_accounts(broker, new)
     changes = diff_options(running, new)
     names = {change.field for change in changes}
     accounts_changed = (running.accounts, running.users) != (new.accounts, new.users)
@@ -145,7 +150,8 @@ def _reload_authorization(broker: Broker, accounts_changed: bool) -> None:
     if options.user:
         default_users[options.user] = options.password
     broker.auth = Authenticator(options, broker.auth.secrets)
-    broker.jwt_logins = jwt_logins(options)
+    previous_logins, broker.jwt_logins = broker.jwt_logins, jwt_logins(options)
+    carry_over_logins(previous_logins, broker.jwt_logins)
     if accounts_changed:
         reconfigure_accounts(broker)
     logged_in = [client for client in broker.clients.values() if client.login is not None and not client.closed]
@@ -166,6 +172,8 @@ def _user_gone(broker: Broker, client: ClientSession) -> bool:
     user = login.user if login is not None else None
     if user is None:
         return False
+    if broker.jwt_logins is not None and client.opts.get("jwt"):  # operator mode: the user's account must remain
+        return user.account not in broker.jwt_logins.accounts
     now = broker.auth.nkeys.get(user.nkey) if user.nkey else broker.auth.users.get(user.name)
     return now is None or now.account != user.account
 

@@ -3,9 +3,9 @@
 :class:`ReloadSteps` runs one reload for a :class:`~fakejs.server.server.Server`:
 the options are compared and set by :func:`fakejs.server.reload.reload_options`;
 here are the steps some of them take, each run just before its
-``Reloaded:`` line: the pid file written, the ports file moved, the client
+``Reloaded:`` line: the pid file written, the connections' new ping interval, the ports file moved, the client
 port's new TLS (its files checked before anything is applied), raised
-JetStream limits, the cluster's new name, authorization and routes.  Once
+JetStream limits and new atomic batch limits, the cluster's new settings and routes.  Once
 every line is logged, before the last one, the cluster's accepted routes
 log in again, JetStream is turned off or on, and each account gets (or
 loses) JetStream and its new limits as configured; after it, clients whose
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from fakejs.core.broker import Broker
-from fakejs.core.cluster.reloading import recheck_routes, reload_routes, reload_settings
+from fakejs.core.cluster.reloading import follow_ping_interval, recheck_routes, reload_routes, reload_settings
 from fakejs.core.options import ServerOptions
 from fakejs.core.reload_options import ReloadRefused
 from fakejs.server.jetstreams import AccountJetStreams
@@ -75,10 +75,12 @@ class ReloadSteps:
         limits = self._raise_jetstream_limits
         return {
             "pid_file": self._write_pid_file,
+            "ping_interval": self._follow_ping_interval,
             "ports_file_dir": lambda: server.listeners.move_ports_file(server.port),
             "tls": lambda: server.listeners.renew_tls(self._tls),
             "jetstream_max_memory": limits,
             "jetstream_max_store": limits,
+            "jetstream_batch_inflight_per_stream": self._follow_batch_limits,
             "cluster": self._follow_cluster_settings,
             "cluster:routes": self._reload_routes,
         }
@@ -99,6 +101,23 @@ class ReloadSteps:
         options = self._server.options
         for js in self._server.account_jetstreams:
             js.raise_server_limits(options.jetstream_max_memory, options.jetstream_max_store)
+
+    def _follow_ping_interval(self) -> None:
+        """A new ping interval: every connection takes it from its next PING on (nats-server's setPingTimer)."""
+        broker = self._server.broker
+        for client in list(broker.clients.values()):
+            client.keepalive.interval = client.keepalive.configured_interval()
+        if broker.cluster is not None:
+            follow_ping_interval(broker.cluster)
+
+    def _follow_batch_limits(self) -> None:
+        """New atomic batch limits (nats-server's JetStreamLimits): for the next batches and messages, at once."""
+        # The JetStream layer loads only when JetStream starts: a server without it does not pay for it
+        from fakejs.jetstream.service.jetstream import server_batch_limits
+
+        limits = server_batch_limits(self._server.broker)
+        for shared in {id(js.batch_limits): js.batch_limits for js in self._server.account_jetstreams}.values():
+            shared.follow(limits)
 
     def _follow_cluster_settings(self) -> None:
         """The cluster's new name or authorization (the accepted routes are checked at the end)."""

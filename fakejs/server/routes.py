@@ -17,7 +17,7 @@ from collections.abc import Callable
 from fakejs.core.broker import Broker
 from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster.link import RouteIO, RouteLink
-from fakejs.gocompat.gourl import ListenError, listen_error
+from fakejs.gocompat.gourl import GoURLError, ListenError, listen_error, parse_host_port
 from fakejs.server.connection import tcp_peer
 from fakejs.server.listeners import system_backlog
 
@@ -133,6 +133,14 @@ class RoutePort:
             raise ListenError(f"Error listening on router port: {port} - {problem}") from exc
         self.port = int(self._listener.sockets[0].getsockname()[1])
         log.info("Listening for route connections on %s:%d", config.host or "0.0.0.0", self.port)
+        if config.advertise:
+            try:
+                parse_host_port(config.advertise, self.port)
+            except GoURLError as exc:  # nats-server's fatal error, once the port listens
+                self._listener.close()
+                raise ListenError(
+                    f"Error setting route INFO with Cluster.Advertise value of {config.advertise}, err={exc}"
+                ) from None
         cluster.start(self.port, client_urls, self)
         return self.port
 

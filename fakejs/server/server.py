@@ -201,6 +201,8 @@ class Server:
         # The system account's requests ($SYS.REQ.>) and its periodic STATSZ.
         self._system = SystemRequests(self)
         self._system.reload = self.reload
+        if self.broker.cluster is None:  # accounts a resolver makes or changes get their JetStream
+            self._system.claims.resolved.follow_jetstream = self._follow_account_jetstreams
         if options.control:
             self._control_subjects = ControlSubjects(lambda: self.control, self.broker)
         self.broker.port = await self.listeners.open_client_port()
@@ -248,6 +250,11 @@ class Server:
         if self.shared_jetstream is not None:
             return [self.shared_jetstream]
         return list(self.jetstreams.by_account.values())
+
+    def _follow_account_jetstreams(self) -> None:
+        """The accounts' JetStream after their JWTs changed: started, stopped, given their new limits."""
+        self.jetstreams.follow_accounts()
+        self.jetstreams.follow_limits()
 
     def _start_jetstream(self) -> None:
         """JetStream for each account that has it (on the store kept over a restart, if any)."""

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from fakejs._version import __version__
 from fakejs.core.auth import is_bcrypt
 from fakejs.core.broker import Broker
+from fakejs.core.jwt.account_validation import account_issues
 from fakejs.core.jwt.claims import ACCOUNT, JwtError, decode_kind
 from fakejs.core.jwt.trust import TrustedOperators
-from fakejs.core.jwt.validation import account_issues
 from fakejs.core.options import NATS_VERSION, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.gocompat import ids
 
@@ -88,6 +88,10 @@ def log_trusted_operators(log: logging.Logger, options: ServerOptions) -> None:
         log.info("  Expires : %s", _go_time(operator.expires) if operator.expires else "Never")
     if not options.system_account:
         log.warning("Trusted Operators should utilize a System Account")
+    directory = options.resolver_directory
+    if directory is not None:  # the resolver starts before JetStream does
+        scope = "some" if directory.kind == "CACHE" else "all"
+        log.info("Managing %s jwt in exclusive directory %s", scope, directory.directory)
 
 
 def log_preload_issues(log: logging.Logger, options: ServerOptions, now: float) -> None:

@@ -259,8 +259,8 @@ def _refused_kind(kind: str, feature: str) -> Feature:
 
 
 JWT = (
-    "nats-server's full and cache account resolvers, which fakejs refuses at start (it serves MEMORY);"
-    " without them nats-server has no responders either"
+    "with a full (LOOKUP, PACK) or cache account resolver, as nats-server (see [operator mode](auth.md#operator-jwt-mode));"
+    " without one nats-server has no responders either"
 )
 
 # Probed as user ``sys`` of the system account SYS, with user ``a`` of account A connected
@@ -332,10 +332,10 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
     ),
     Feature(
         "$SYS.REQ.ACCOUNT.<account>.CLAIMS.UPDATE, $SYS.ACCOUNT.<account>.CLAIMS.UPDATE",
-        REFUSED,
-        "account JWT updates (operator (JWT) mode): not supported by fakejs yet",
+        SERVED,
+        "a trusted account JWT is stored (full and cache resolvers) and applied to the account in use: its clients"
+        " follow its limits and revocations (see [operator mode](auth.md#operator-jwt-mode))",
         Probe("$SYS.REQ.ACCOUNT.A.CLAIMS.UPDATE", b"eyJ0eXAiOiJKV1QifQ", "error:500"),
-        "(500) for a JWT",
     ),
     _sys("$SYS.REQ.CLAIMS.PACK, LIST, UPDATE, DELETE", "$SYS.REQ.CLAIMS.LIST", "no responders", how=JWT),
     Feature(
@@ -489,6 +489,11 @@ SYSTEM_EVENTS: tuple[Feature, ...] = (
     Feature("$SYS.ACCOUNT.<account>.CONNECT", SERVED),
     Feature("$SYS.ACCOUNT.<account>.DISCONNECT", SERVED),
     Feature("$SYS.SERVER.<id>.CLIENT.AUTH.ERR", SERVED),
+    Feature(
+        "$SYS.ACCOUNT.CLIENT.AUTH.ERR",
+        SERVED,
+        "in the refused client's account (with a configuration-mode callout, the callout's account)",
+    ),
     Feature("$SYS.ACCOUNT.<account>.SERVER.CONNS, $SYS.SERVER.ACCOUNT.<account>.CONNS", SERVED),
     Feature("$SYS.SERVER.<id>.STATSZ", SERVED, "while someone listens, on nats-server's schedule"),
     Feature("$SYS.SERVER.<id>.LAMEDUCK", SERVED),

@@ -155,7 +155,10 @@ LISTENER_ONLY = (
     " anything more in it is refused by name"
 )
 OPERATOR_MODE = "see [operator mode](auth.md#operator-jwt-mode)"
-RESOLVER = "`MEMORY` only: `URL(...)` and `{ type: full | cache }` are refused by name; " + OPERATOR_MODE
+RESOLVER = (
+    "`MEMORY` and `{ type: full | cache }` (a cache alone: no other servers to ask); `URL(...)` is refused by name; "
+    + OPERATOR_MODE
+)
 BLOCK_NOTES = {
     "cluster": "see [Clusters](clusters.md)",
     "websocket": "see [TLS and WebSocket](tls-websocket.md)",

@@ -56,14 +56,15 @@ def test_a_configuration_file_with_a_cluster_block_is_refused(tmp_path: Path) ->
     assert "without a cluster {} block" in refusal(["--cluster_size", "2", "-c", str(config)])
 
 
-def test_an_account_with_jetstream_is_refused_by_name(tmp_path: Path) -> None:
-    """The nodes share the global account's JetStream; another account's would answer nobody."""
+def test_a_second_account_with_jetstream_is_refused_by_name(tmp_path: Path) -> None:
+    """The nodes share one account's JetStream; a second account's would answer nobody."""
     config = tmp_path / "c.conf"
-    config.write_text("accounts { JS { jetstream: enabled, users: [{user: js, password: js}] } }\n")
-    stderr = refusal(["--cluster_size", "3", "-js", "-c", str(config)])
-    assert (
-        stderr.startswith("fakejs: JetStream of account JS in a cluster ") and "not supported by fakejs yet" in stderr
+    config.write_text(
+        "accounts { JS { jetstream: enabled, users: [{user: js, password: js}] }\n"
+        "K { jetstream: enabled, users: [{user: k, password: k}] } }\n"
     )
+    stderr = refusal(["--cluster_size", "3", "-js", "-c", str(config)])
+    assert stderr.startswith("fakejs: JetStream of account K in a cluster ") and "not supported by fakejs yet" in stderr
     assert cli.command_line(["--cluster_size", "3", "-c", str(config)])  # no JetStream: served
 
 

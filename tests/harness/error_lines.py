@@ -47,3 +47,31 @@ def error_lines_of(kind: str) -> Iterator[ErrorLines]:
         yield handler
     finally:
         logger.removeHandler(handler)
+
+
+class ClientLines(ErrorLines):
+    """The debug and error lines about one kind of client (nats-server's ``[DBG]`` and ``[ERR]``), under ``debug: true``."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.setLevel(logging.DEBUG)
+        self.real_line = re.compile(rf"\[(?:DBG|ERR)\] 127\.0\.0\.1:\d+ - {kind}:\d+ - (.*)$")
+
+
+@contextmanager
+def client_lines_of(kind: str) -> Iterator[ClientLines]:
+    """Collect fakejs's debug and error lines about ``kind`` clients while the block runs.
+
+    An in-process server logs as the ``fakejs`` logger's level allows: the block lowers it to debug, as
+    ``fakejs -D`` does.
+    """
+    handler = ClientLines(kind)
+    logger = logging.getLogger("fakejs")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield handler
+    finally:
+        logger.setLevel(level)
+        logger.removeHandler(handler)

@@ -428,3 +428,28 @@ async def test_a_mirrors_consumer_create_is_audited_as_the_streams_own(target: T
     assert list(client) == ["start", "id", "acc", "server", "kind"]
     assert (client["acc"], client["kind"]) == ("$G", "JetStream")
     await nc.close()
+
+
+@pytest.mark.parametrize("link", ["mirror", "sources"])
+async def test_a_feeds_consumer_is_push_bound_only_after_its_create_reply(target: Target, link: str) -> None:
+    """The mirror or source subscribes to its deliver subject once the create reply is in: the reply (in the
+    API audit) has no ``push_bound``, the consumer's info has it."""
+    nc = await connect(target)
+    seen: list[dict[str, Any]] = []
+
+    async def heard(msg: Any) -> None:
+        seen.append(json.loads(msg.data))
+
+    await nc.subscribe("$JS.EVENT.ADVISORY.API", cb=heard)
+    await create_stream(nc, {"name": "S3", "subjects": ["a.*"]})
+    await nc.publish("a.1", b"one")
+    feed = {"mirror": {"name": "S3"}} if link == "mirror" else {"subjects": ["e"], "sources": [{"name": "S3"}]}
+    await create_stream(nc, {"name": "F", **feed})
+    created = await eventually(lambda: _audits_of(nc, seen, "$JS.API.CONSUMER.CREATE.S3"), what="the create audit")
+    reply = json.loads(created[0]["response"])
+    assert (reply["type"], "push_bound" in reply) == ("io.nats.jetstream.api.v1.consumer_create_response", False)
+    info = await api(nc, f"$JS.API.CONSUMER.INFO.S3.{reply['name']}", {})
+    assert info["push_bound"] is True
+    stored = await eventually(lambda: api(nc, "$JS.API.STREAM.INFO.F", {}), lambda s: s["state"]["messages"] == 1)
+    assert stored["state"]["last_seq"] == 1
+    await nc.close()

@@ -6,7 +6,8 @@ url ["..."]``, a repeated route as a warning (failing ``-t``), ``routes``
 outside the block as an unknown field; ``--cluster`` URL errors are Go's
 ``url.Parse`` / ``net.SplitHostPort`` texts after ``nats-server: `` with
 status 1; JetStream with a cluster port and no ``server_name`` is refused
-with nats-server's text.
+with nats-server's text; an ``advertise`` that is no ``host:port`` passes
+``-t`` and ends the start once the route port listens (a fatal line).
 """
 
 from __future__ import annotations
@@ -108,3 +109,14 @@ def test_jetstream_in_a_cluster_is_refused_by_fakejs() -> None:
         stderr
         == "fakejs: JetStream across fakejs processes in a cluster (jetstream with cluster {} / --cluster; fakejs --cluster_size N -js serves one in a process): not supported by fakejs yet\n"
     )
+
+
+def test_a_cluster_advertise_that_is_no_host_port_is_fatal_once_the_route_port_listens(tmp_path: Path) -> None:
+    path = write(tmp_path, 'port: -1\ncluster { name: C, listen: "127.0.0.1:-1", advertise: "10.0.0.1:x" }\n')
+    assert run(real(), "-t", "-c", path)[0] == 0  # a start error, not a configuration error
+    fatal = '[FTL] Error setting route INFO with Cluster.Advertise value of 10.0.0.1:x, err=strconv.Atoi: parsing "x": invalid syntax'
+    for command in (real(), FAKE):
+        status, stderr = run(command, "-c", path)
+        last = stderr.rstrip("\n").splitlines()
+        assert status == 1
+        assert "Listening for route connections on 127.0.0.1:" in last[-2] and last[-1].endswith(fatal)

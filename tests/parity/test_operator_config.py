@@ -3,7 +3,8 @@
 The files are made with :mod:`fakejs.testkit.jwt` (an operator, its
 accounts); nats-server's errors for bad ``operator``, ``resolver`` and
 ``resolver_preload`` values must be fakejs's, with ``-t`` and at start;
-the resolvers fakejs does not serve are refused by fakejs alone, by name.
+the directory resolvers' errors too; the URL resolver, which fakejs does
+not serve, is refused by fakejs alone, by name.
 """
 
 from __future__ import annotations
@@ -42,6 +43,23 @@ OPTION_ERRORS: dict[str, Callable[[Path], str]] = {
     "preload_value_not_a_string": lambda d: (
         f'operator: "{OPERATOR.jwt}"\n{MEMORY}resolver_preload: {{ "{APP.public_key}": 5 }}\n'
     ),
+    **{
+        f"directory_resolver_{name}": (lambda d, body=body: f'operator: "{OPERATOR.jwt}"\nresolver: {{ {body(d)} }}\n')
+        for name, body in {
+            "without_dir": lambda d: "type: full",
+            "full_with_ttl": lambda d: f'type: full, dir: "{d / "jwt"}", ttl: "1s"',
+            "cache_with_interval_and_delete": lambda d: (
+                f'type: cache, dir: "{d / "jwt"}", interval: "1s", allow_delete: true'
+            ),
+            "cache_with_hard_delete": lambda d: f'type: cache, dir: "{d / "jwt"}", hard_delete: true',
+            "bad_interval": lambda d: f'type: full, dir: "{d / "jwt"}", interval: "bad"',
+            "unknown_type": lambda d: f'type: bogus, dir: "{d / "jwt"}"',
+            "without_type": lambda d: f'dir: "{d / "jwt"}"',
+            "dir_is_a_file": lambda d: f'type: full, dir: "{d / "server.conf"}"',
+            "zero_timeout": lambda d: f'type: full, dir: "{d / "jwt"}", timeout: "0s"',
+            "hard_delete_without_delete": lambda d: f'type: full, dir: "{d / "jwt"}", hard_delete: true',
+        }.items()
+    },
     "preload_value_not_a_jwt": lambda d: (
         f'operator: "{OPERATOR.jwt}"\n{MEMORY}resolver_preload: {{ "{APP.public_key}": "junk" }}\n'
     ),
@@ -56,10 +74,6 @@ START_ERRORS: dict[str, Callable[[Path], str]] = {
 
 # nats-server serves these; fakejs refuses to start, naming what it does not serve.
 FAKEJS_REFUSES: dict[str, tuple[Callable[[Path], str], str]] = {
-    "full_resolver": (
-        lambda d: f'port: -1\noperator: "{OPERATOR.jwt}"\nresolver: {{ type: full, dir: "{d / "jwt"}" }}\n',
-        "the full account resolver",
-    ),
     "url_resolver": (
         lambda d: f'port: -1\noperator: "{OPERATOR.jwt}"\nresolver: URL("http://127.0.0.1:9/jwt/v1/accounts/")\n',
         "the URL account resolver",
@@ -114,6 +128,8 @@ def test_valid_files_give_the_same_digest(tmp_path: Path) -> None:
     texts = [
         OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, APP]),
         f'operator: ["{OPERATOR.jwt}", "{tmp_path / "op.jwt"}"]\nresolver: MEM\n',
+        f'operator: "{OPERATOR.jwt}"\nresolver: {{ type: full, dir: "{tmp_path / "jwt"}", allow_delete: true }}\n',
+        f'operator: "{OPERATOR.jwt}"\nresolver: {{ type: cache, dir: "{tmp_path / "jwt"}", ttl: "1m", limit: 10 }}\n',
     ]
     for text in texts:
         path = write(tmp_path, text)

@@ -7,8 +7,12 @@ and logs in raw: CONNECT with the user's JWT and the nonce signed.
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 
 from fakejs.testkit.jwt import Operator, User
+from tests.harness.configured import configured_servers
+from tests.harness.error_lines import client_lines_of
 from tests.harness.operator import StartOperator, login_connect, operator_start_fixture
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
@@ -116,3 +120,49 @@ async def test_a_user_is_closed_when_its_jwt_expires(start: StartOperator) -> No
         assert bytes(client.received) == b"-ERR 'User Authentication Expired'\r\n"
     finally:
         await client.close()
+
+
+async def test_the_debug_lines_of_refused_logins(target_kind: str, tmp_path: Path) -> None:
+    """Under ``debug: true`` each refused login is told in nats-server's words, before its error line."""
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP", limits={"disallow_bearer": True})
+    scoped = app.scoped_signing_key("scoped", pub_allow=["{{nope()}}"])
+    user = app.user("u")
+    header, claims, _ = user.jwt.split(".")
+    cases: list[tuple[dict[str, object], str]] = [
+        ({}, "Authentication requires a user JWT"),
+        ({"jwt": f"{header}.{claims}.AAAA"}, "Authentication requires a user JWT"),
+        ({"jwt": user.jwt}, "Signature missing"),
+        ({"jwt": user.jwt, "sig": "AAAA"}, "Signature not verified"),
+        ({"jwt": user.jwt, "sig": "%%%"}, "Signature not valid base64"),
+        ({"jwt": app.user("e", expires=-10).jwt}, "User JWT no longer valid: &{Issues:[claim is expired]}"),
+        ({"jwt": Operator("X").account("A").user("z").jwt}, "Account JWT lookup error: account missing"),
+        ({"jwt": app.user("b", bearer=True).jwt}, "Account does not allow bearer tokens"),
+        ({"jwt": app.user("w", allowed_connection_types=["WEBSOCKET"]).jwt}, "Connection type not allowed"),
+        ({"jwt": app.user("m", signer=operator.account("OTHER")).jwt}, "User JWT issuer is not known"),
+        (
+            {"jwt": app.user("own", signer=scoped, pub_allow=["x"]).jwt},
+            "User JWT is not valid: scoped users require no permissions or limits set",
+        ),
+        ({"jwt": app.user("t", signer=scoped).jwt}, "User JWT generated invalid permissions"),
+        ({"sign": app.user("s", src=["10.0.0.0/8"])}, "Bad src Ip 127.0.0.1"),  # an error line, not a debug one
+    ]
+    expected: list[str] = []
+    with client_lines_of("cid") as fake_lines:
+        async with configured_servers(target_kind, tmp_path) as start_config:
+            config = operator.server_config(system_account=system, accounts=[system, app]) + "debug: true\n"
+            target = await start_config(config)
+            for connect, reason in cases:
+                client = await RawClient.connect(target.host, target.port)
+                signer = connect.pop("sign", None)
+                if isinstance(signer, User):
+                    line = await login_connect(client, signer)
+                else:
+                    await client.read_until(b"\r\n")
+                    line = f"CONNECT {json.dumps({'verbose': False, **connect})}\r\n".encode()
+                await client.send(line)
+                await client.read_until(b"Violation'\r\n")
+                await client.close()
+                expected += ["Client connection created", reason, "authentication error"]
+                expected += ["Client connection closed: Authentication Failure"]
+            assert await target.elapse_until(lambda: fake_lines.of(target) == expected, 5), fake_lines.of(target)

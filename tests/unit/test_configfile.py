@@ -154,7 +154,6 @@ def test_integer_durations_warn() -> None:
         ("cluster { compression: s2_fast }", "route compression (cluster { compression })"),
         ("gateway { gateways: [] }", "gateways (gateway { gateways })"),
         ("logtime: false", "log lines without timestamps"),
-        ("authorization { auth_callout: { issuer: x } }", "authorization callouts (auth_callout)"),
         ("authorization { proxy_required: true }", "trusted proxies (proxy_required)"),
         ('http_base_path: "/nats"', "a monitoring base path"),
         ("no_fast_producer_stall: true", "fast producer stall"),

@@ -1,4 +1,4 @@
-"""fakejs.core.jwt.exports and account_claims without a server: exports, imports and activation tokens.
+"""fakejs.core.jwt.exports and account_configs without a server: exports, imports and activation tokens.
 
 Credentials come from :mod:`fakejs.testkit.jwt` with a fixed clock.
 """
@@ -9,7 +9,7 @@ from typing import Any
 
 from fakejs.core.account_config import CHUNKED, SINGLETON, Export, Import, JetStreamLimits, MapDestination, Mapping
 from fakejs.core.imports import activation_current
-from fakejs.core.jwt.account_claims import (
+from fakejs.core.jwt.account_configs import (
     account_configs,
     approved_imports,
     exporter,
@@ -18,10 +18,10 @@ from fakejs.core.jwt.account_claims import (
     tiered_limits,
     unknown_exporters,
 )
+from fakejs.core.jwt.account_validation import Issue, export_issues, limit_issues, mapping_issues, trace_issues
 from fakejs.core.jwt.claims import decode
 from fakejs.core.jwt.exports import export_claims, import_claims, import_issues
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, resolve
-from fakejs.core.jwt.validation import Issue, export_issues, limit_issues, mapping_issues, trace_issues
 from fakejs.testkit.jwt import Account, Operator
 
 NOW = 1_700_000_000.0

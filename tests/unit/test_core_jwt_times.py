@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime
 
-from fakejs.core.jwt.times import connect_window, times_problem
+from fakejs.core.jwt.times import connect_window
+from fakejs.core.jwt.user_validation import user_issues
 
 UTC = datetime.UTC
 
@@ -45,10 +46,10 @@ def test_ranges_are_read_in_their_time_zone() -> None:
 
 
 def test_bad_ranges_and_zones_make_the_jwt_invalid() -> None:
-    assert times_problem(window(("9:00:00", "10:00:00"))) == ""
-    assert times_problem(window(("09:00", "10:00:00"))) == 'start in time range is invalid "09:00"'
-    assert times_problem(window(("09:00:00", ""))) == "time ranges end must contain an end"
-    assert times_problem(window(("09:00:00", "10:00:00"), zone="Nowhere/Else")) == (
-        "could not parse iana time zone by name"
-    )
+    assert user_issues(window(("9:00:00", "10:00:00"))) == []
+    assert user_issues(window(("09:00", "10:00:00"))) == ['start in time range is invalid "09:00"']
+    assert user_issues(window(("09:00:00", ""))) == ["time ranges end must contain an end"]
+    assert user_issues(window(("09:00:00", "10:00:00"), zone="Nowhere/Else")) == [
+        "could not parse iana time zone by name: unknown time zone Nowhere/Else"
+    ]
     assert connect_window(window(("09:00:00", "10:00:00"), zone="Nowhere/Else"), at(9, 30)) == (False, 0.0)

@@ -61,7 +61,22 @@ def test_changes_come_in_nats_server_order_with_its_lines() -> None:
             50,
             "config reload not supported for JetStreamRequestQueueLimit: old=10000, new=50",
         ),
-        ("websocket", None, WebSocketConfig(port=1), "config reload of websocket is not supported by fakejs yet"),
+        (
+            "websocket",
+            None,
+            WebSocketConfig(port=1),
+            "config reload not supported for Websocket: old={ 0          0 false <nil> false map[] false [] false 0s 0s"
+            " map[] <nil>}, new={0.0.0.0 1          0 false <nil> false map[] false [] false 0s 0s map[] <nil>}",
+        ),
+        ("jetstream_sync_always", False, True, "config reload not supported for SyncAlways: old=false, new=true"),
+        ("jetstream_max_catchup", 0, 5, "config reload not supported for JetStreamMaxCatchup: old=0, new=5"),
+        (
+            "jetstream_info_queue_limit",
+            0,
+            50,
+            "config reload not supported for JetStreamInfoQueueLimit: old=10000, new=50",
+        ),
+        ("control", False, True, "config reload of control is not supported by fakejs yet"),
         ("system_account", "SYS", "S2", "config reload not supported for SystemAccount: old=SYS, new=S2"),
     ],
 )
@@ -158,6 +173,50 @@ def test_cluster_changes_refused(change: dict[str, object], error: str) -> None:
     with pytest.raises(ReloadRefused) as refused:
         diff_options(old, replace(old, cluster=replace(old.cluster, **change)))  # type: ignore[arg-type]
     assert str(refused.value) == error
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"advertise": "10.0.0.1:7000"}, {"no_advertise": True}, {"ping_interval": 5.0, "ping_max": 4}],
+)
+def test_cluster_settings_are_reloaded(change: dict[str, object]) -> None:
+    old = ServerOptions(port=4222, cluster=ClusterConfig(name="C", port=6222))
+    assert old.cluster is not None
+    assert lines(old, replace(old, cluster=replace(old.cluster, **change)))[2:] == ["Reloaded: cluster"]  # type: ignore[arg-type]
+
+
+def test_a_cluster_advertise_that_is_no_host_port_is_refused() -> None:
+    old = ServerOptions(port=4222, cluster=ClusterConfig(name="C", port=6222))
+    assert old.cluster is not None
+    with pytest.raises(ReloadRefused) as refused:
+        diff_options(old, replace(old, cluster=replace(old.cluster, advertise="h:1:2")))
+    assert (
+        str(refused.value) == "invalid Cluster.Advertise value of h:1:2, err=address h:1:2: too many colons in address"
+    )
+
+
+def test_the_batch_limits_reload_as_one() -> None:
+    old = ServerOptions(port=4222, jetstream=True)
+    changes = diff_options(old, replace(old, jetstream_batch_timeout=5.0))[2:]
+    # All four are set (one line): the running limits are made again from them.
+    assert [(change.field, change.line) for change in changes] == [
+        ("jetstream_batch_inflight_per_stream", "Reloaded: JetStream limits"),
+        ("jetstream_batch_inflight_total", ""),
+        ("jetstream_batch_max_msgs", ""),
+        ("jetstream_batch_timeout", ""),
+    ]
+    both = replace(old, jetstream_batch_max_msgs=5, jetstream_batch_inflight_total=7)
+    assert [line for line in lines(old, both)[2:] if line] == ["Reloaded: JetStream limits"]
+
+
+def test_a_websocket_change_of_certificates_only_is_kept_quietly() -> None:
+    old = ServerOptions(port=4222, websocket=WebSocketConfig(port=1, tls=TLSConfig(cert_file="a")))
+    assert old.websocket is not None
+    assert lines(old, replace(old, websocket=replace(old.websocket, tls=TLSConfig(cert_file="b"))))[2:] == []
+    pinned = replace(old.websocket, tls=TLSConfig(cert_file="a", pinned_certs=["p"]))
+    with pytest.raises(ReloadRefused) as refused:
+        diff_options(old, replace(old, websocket=pinned))
+    assert " false map[p:{}] false " in str(refused.value)
 
 
 def test_clustering_turned_on_or_off_is_refused_as_a_new_cluster_host() -> None:

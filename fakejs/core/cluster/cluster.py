@@ -138,6 +138,7 @@ class Cluster:
         """The route port listens on ``port``: join every account, dial the configured routes."""
         self.greeting.port = port
         self.greeting.own_client_urls = [] if self.config.no_advertise else list(client_urls)
+        self.greeting.listen_urls = list(client_urls)
         self.dialling.dialer = dialer
         self.running = self.dialling.running = True
         for account in self.accounts:

@@ -38,7 +38,8 @@ class Greeting:
         self.pooled = config.pool_size >= 1
         self.pool_size = config.pool_size if self.pooled else 0
         self.port = 0  # the bound route port, once listening
-        self.own_client_urls: list[str] = []
+        self.own_client_urls: list[str] = []  # what this server's clients are told (none with no_advertise)
+        self.listen_urls: list[str] = []  # this server's client URLs, told to the routes unless no_advertise
 
     def route_info(self, nonce: bool = False, pool_idx: int = 0) -> dict[str, Any]:
         """This server's route INFO, in nats-server's field order."""
@@ -64,8 +65,8 @@ class Greeting:
         info["cluster"] = self.name
         if self.dynamic_name:
             info["cluster_dynamic"] = True
-        if self.own_client_urls:
-            info["connect_urls"] = list(self.own_client_urls)
+        if self.listen_urls and not config.no_advertise:
+            info["connect_urls"] = list(self.listen_urls)
         info["lnoc"] = True
         info["lnocu"] = True
         if self.pooled:

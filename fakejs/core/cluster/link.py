@@ -152,6 +152,7 @@ class RouteLink:
         self.gossip_mode = 0
         self.keepalive = Keepalive(self, cluster.clock, cluster.server_options, cluster.rng)
         self.keepalive.interval = cluster.ping_interval
+        self.keepalive.ping_max = cluster.config.ping_max  # a route's own, when the cluster block sets one
         self._auth_timer: TimerHandle | None = None
 
     def __repr__(self) -> str:

@@ -1,8 +1,10 @@
-"""A running cluster following a configuration reload: its name, its routes, its authorization.
+"""A running cluster following a configuration reload: its settings, its routes, its authorization.
 
 What nats-server's clusterOption, routesOption and reloadAuthorization do
-to the routes: a new name is carried by the routes' next INFO (the open
-routes stay); a route taken out of ``routes`` has every connection closed
+to the routes: a new name, ``advertise`` or ``no_advertise`` is carried by
+the routes' next INFO (the open routes stay; the clients' ``connect_urls``
+stay as they were), a new ``ping_interval`` is taken from each route's next
+PING on; a route taken out of ``routes`` has every connection closed
 (``Route Removed``, not dialled again) and a new one is dialled; accepted
 routes whose credentials the new ``authorization`` refuses are told
 ``-ERR 'Authorization Violation'`` and closed.
@@ -13,17 +15,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fakejs.core.cluster.link import AUTH_VIOLATION, ERR_AUTHORIZATION, ROUTE_REMOVED
-from fakejs.core.cluster_config import ClusterConfig
+from fakejs.core.cluster_config import ROUTE_MAX_PING_INTERVAL, ClusterConfig
 from fakejs.core.trace import auth_user
 
 if TYPE_CHECKING:
     from fakejs.core.cluster.cluster import Cluster
 
-__all__ = ["recheck_routes", "reload_routes", "reload_settings"]
+__all__ = ["follow_ping_interval", "recheck_routes", "reload_routes", "reload_settings"]
 
 
 def reload_settings(cluster: Cluster, new: ClusterConfig) -> bool:
-    """Take the new name, authorization and dial retries; whether the accepted routes must log in again."""
+    """Take the new settings (all but host, port, pool size and compression); whether the accepted routes must log
+    in again."""
     config = cluster.config
     if new.name and new.name != cluster.name:
         cluster.greeting.name, cluster.greeting.dynamic_name = new.name, False
@@ -34,7 +37,20 @@ def reload_settings(cluster: Cluster, new: ClusterConfig) -> bool:
     config.username, config.password, config.auth_timeout = (*credentials, new.auth_timeout)
     # Read by the next dial's retries.
     config.connect_retries, config.connect_backoff = new.connect_retries, new.connect_backoff
+    # Read by the next route INFO (nats-server's routeInfo): where to reach this server, its client URLs or not.
+    config.advertise, config.no_advertise = new.advertise, new.no_advertise
+    config.ping_interval, config.ping_max = new.ping_interval, new.ping_max
+    follow_ping_interval(cluster)
     return changed
+
+
+def follow_ping_interval(cluster: Cluster) -> None:
+    """The routes' ping interval and ping_max after a reload (the cluster's, else the server's): from each route's
+    next PING on, as nats-server's timers read them."""
+    interval = cluster.config.ping_interval or cluster.server_options.ping_interval
+    cluster.ping_interval = min(interval, ROUTE_MAX_PING_INTERVAL)
+    for link in cluster.links:
+        link.keepalive.interval, link.keepalive.ping_max = cluster.ping_interval, cluster.config.ping_max
 
 
 def recheck_routes(cluster: Cluster) -> None:

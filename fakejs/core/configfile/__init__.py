@@ -13,10 +13,12 @@ Modules: ``load`` (the entry points, the top-level switch and the checks at
 start), ``server_keys`` (scalar keys: addresses, limits, timers, logging,
 names), ``jetstream_keys`` (``jetstream`` and ``store_dir``),
 ``jetstream_limits`` (``jetstream { limits {} }``), ``authorization`` (the
-``authorization`` block and ``no_auth_user``), ``accounts`` (the
+``authorization`` block and ``no_auth_user``), ``callout`` (its
+``auth_callout`` block), ``accounts`` (the
 ``accounts`` block), ``exports`` (an account's exports and imports),
 ``mappings`` (``mappings`` blocks), ``message_trace`` (an account's
-``msg_trace``), ``operator`` (operator mode's ``operator``, ``resolver``
+``msg_trace``), ``resolver_directory`` (``resolver { type: full | cache }``),
+``operator`` (operator mode's ``operator``, ``resolver``
 and ``resolver_preload``), ``cluster`` (the ``cluster`` block), ``tls`` (``tls``
 blocks), ``websocket`` (the ``websocket`` block), ``listeners`` (blocks of
 features not served), ``values`` (Go's type assertions, ``listen`` and

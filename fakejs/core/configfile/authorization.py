@@ -17,11 +17,12 @@ from typing import Any, TypeVar
 
 from fakejs.conf import Token
 from fakejs.core.auth import is_valid_public_user_key
+from fakejs.core.configfile.callout import parse_auth_callout
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import Mismatch, go_type, go_value
 from fakejs.core.options import ServerOptions
 from fakejs.core.subjects import is_valid_subject
-from fakejs.core.users import Permissions, ResponsePermission, SubjectPermission, User
+from fakejs.core.users import AuthCallout, Permissions, ResponsePermission, SubjectPermission, User
 from fakejs.gocompat.goflag import go_quote
 from fakejs.gocompat.gotime import NS, parse_duration
 
@@ -70,6 +71,7 @@ def apply(token: Token, options: ServerOptions, context: ConfigContext) -> None:
     options.user = block.user
     options.password = block.password
     options.token = block.token
+    options.auth_callout = block.callout
     if block.timeout:
         options.auth_timeout = block.timeout
     if (block.user or block.password) and block.token:
@@ -131,6 +133,7 @@ class AuthBlock:
         self.timeout = 0.0
         self.users: list[User] | None = None
         self.defaults: Permissions | None = None
+        self.callout: AuthCallout | None = None
 
 
 def _parse_block(token: Token, context: ConfigContext) -> AuthBlock | None:
@@ -156,7 +159,7 @@ def _parse_block(token: Token, context: ConfigContext) -> AuthBlock | None:
         elif name in ("default_permission", "default_permissions", "permissions"):
             block.defaults = parse_permissions(value, context)
         elif name in ("auth_callout", "auth_hook"):
-            context.refuse(value, f"authorization callouts ({name})")
+            block.callout = parse_auth_callout(value, context)
         elif name == "proxy_required":
             if _bool(value):
                 context.refuse(value, "trusted proxies (proxy_required)")

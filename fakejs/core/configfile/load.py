@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from fakejs.conf import ConfigError, Token, Tree, digest, parse, parse_file
 from fakejs.core import auth
 from fakejs.core.configfile import accounts, authorization, cluster, jetstream_keys, mappings, operator, tls, websocket
+from fakejs.core.configfile.callout import check_allowed_accounts
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.listeners import BLOCK_ALIASES, BLOCKS, Unserved, apply_block, listener_problems, notices
 from fakejs.core.configfile.server_keys import HANDLERS, Handler, system_account
@@ -112,6 +113,7 @@ def apply_tree(tree: Tree, options: ServerOptions, context: ConfigContext, path:
             _apply_key(key, token, options, context, unserved)
         except Mismatch as exc:
             context.error(exc.token, exc.message)
+    check_allowed_accounts(options, context)
     context.notices.extend(notices(unserved))
     operator.preloaded_accounts(tree, options, context)
     if options.tls is not None and not _sets_auth_timeout(tree):

@@ -2,9 +2,9 @@
 
 ``operator`` (or ``operators``, ``root``, ``roots``, ``root_operator``,
 ``root_operators``) is a JWT or a path to a file holding one, or a list of
-them; ``resolver`` is ``MEMORY`` (or ``MEM``), the only account resolver
-fakejs serves: its ``URL(...)`` form and the ``{ type: full | cache }``
-directory resolvers are refused by name.  ``resolver_preload`` maps account
+them; ``resolver`` is ``MEMORY`` (or ``MEM``) or a ``{ type: full | cache }``
+directory resolver (:mod:`~fakejs.core.configfile.resolver_directory`); its
+``URL(...)`` form is refused by name.  ``resolver_preload`` maps account
 public keys to account JWTs.  :func:`preloaded_accounts` turns the trusted
 preloaded accounts into configured accounts once the whole file is read.
 """
@@ -15,9 +15,11 @@ import os
 
 from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
+from fakejs.core.configfile.resolver_directory import directory_resolver
 from fakejs.core.configfile.values import go_type
-from fakejs.core.jwt.account_claims import account_configs, unserved_features
-from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind
+from fakejs.core.jwt.account_configs import account_configs, unserved_features
+from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind, parse_decorated_jwt
+from fakejs.core.jwt.scoped import user_scopes
 from fakejs.core.jwt.trust import TrustedOperators, resolve
 from fakejs.core.options import ServerOptions
 
@@ -28,20 +30,21 @@ RESOLVER_FORMS = 'should be MEM or  URL("url") or a map containing dir and type 
 def _operator_jwt(text: str) -> str:
     """nats-server's ``ReadOperatorJWT``: the JWT itself, or the text of the file it names."""
     try:
-        claims = decode(text)
+        claims = decode(text.strip())
     except JwtError:
         claims = None
     if claims is not None:
         if claims.kind != OPERATOR:
             raise JwtError(f"not {OPERATOR} claim")
-        return text
+        return text.strip()
     try:
         with open(text, encoding="utf-8") as file:
             contents = file.read()
     except OSError as exc:
         raise JwtError(f"open {text}: {os.strerror(exc.errno or 2).lower()}") from None
-    decode_kind(contents, OPERATOR)
-    return contents.strip()
+    token = parse_decorated_jwt(contents)  # an operator file may be decorated as nsc writes it
+    decode_kind(token, OPERATOR)
+    return token.strip()
 
 
 def operator(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
@@ -60,17 +63,16 @@ def operator(key: str, token: Token, options: ServerOptions, context: ConfigCont
 
 
 def resolver(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
-    """``resolver``: MEMORY is served; ``URL(...)`` and the directory resolvers are refused by name."""
+    """``resolver``: MEMORY and the full and cache directory resolvers are served; ``URL(...)`` is refused by name."""
     value = token.value
     if isinstance(value, dict):
-        kind = value.get("type")
-        name = str(kind.value).lower() if kind is not None else "directory"
-        context.refuse(token, f"the {name} account resolver ({key}; fakejs serves resolver: MEMORY)")
+        if not directory_resolver(token, options, context):
+            context.error(token, f"error parsing account resolver, {RESOLVER_FORMS}")
     elif isinstance(value, str):
         if value.upper() in ("MEM", MEMORY):
             options.account_resolver = MEMORY
         elif value.upper().startswith("URL("):
-            context.refuse(token, f"the URL account resolver ({key}; fakejs serves resolver: MEMORY)")
+            context.refuse(token, f"the URL account resolver ({key}; fakejs serves MEMORY, full and cache resolvers)")
         else:
             context.error(token, f"error parsing account resolver, {RESOLVER_FORMS}")
     else:
@@ -112,8 +114,9 @@ HANDLERS = {
 def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: ConfigContext) -> None:
     """Operator mode's start: the trusted preloaded accounts become configured accounts (named by key).
 
-    Refused by name: operator mode without a MEMORY resolver, accounts with
-    scoped signing keys, and a websocket ``jwt_cookie``.  ``accounts`` beside operators is nats-server's
+    Refused by name: operator mode without a resolver (the URL resolver), a scoped signing
+    key's template with connect times or a trusted proxy, what :func:`~fakejs.core.jwt.account_configs.unserved_features`
+    names, tiered limits in a cluster, and a websocket ``jwt_cookie``.  ``accounts`` beside operators is nats-server's
     start error (see :func:`~fakejs.core.configfile.load.start_problem`).
     """
     if not options.trusted_operators or context.errors:
@@ -122,15 +125,16 @@ def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: 
     if options.websocket is not None and options.websocket.jwt_cookie:
         block = next((t for k, t in tree.items() if k.lower() in ("websocket", "ws")), first)
         context.refuse(block, "user JWTs from a websocket cookie (websocket { jwt_cookie })")
-    if options.account_resolver != MEMORY:
+    if not options.account_resolver:
         if not any(k.lower() in ("resolver", "account_resolver", "accounts_resolver") for k in tree):
             context.refuse(first, "operator (JWT) mode without resolver: MEMORY (the URL account resolver)")
         return
     trusted = TrustedOperators.from_jwts(options.trusted_operators)
     accounts = resolve(trusted, options.resolver_preload)
     for name, account in accounts.items():
-        if account.scoped_keys:
-            context.refuse(first, f"scoped signing keys (account {name} in resolver_preload)")
+        for scope in user_scopes(account.claims.nats).values():
+            for unserved in scope.unserved():
+                context.refuse(first, f"{unserved} in a scoped signing key's template (account {name})")
         for feature in unserved_features(account):
             context.refuse(first, f"{feature} (account {name} in resolver_preload)")
     configs = account_configs(accounts)

@@ -10,25 +10,32 @@ refuses) the CONNECT's ``sig`` must be the nonce signed with the user's
 key; the user must not be revoked, must connect from one of its ``src``
 networks, inside its connect ``times`` (:mod:`fakejs.core.jwt.times`) and
 with one of its ``allowed_connection_types``.
+Each refusal's reason is nats-server's debug line for it (``Refused``; ``Bad
+src Ip`` and ``Outside connect times`` are error lines, ``RefusedWithError``), the checks in its order.
 A login becomes a :class:`~fakejs.core.users.User` in the account (named by
 its public key) with the JWT's permissions (or, without any, the account's
 ``default_permissions``) and its ``subs`` and ``payload``
 limits (the latter lowered by the account's), and the time it expires.
-Users issued by a scoped signing key are refused (fakejs does not apply
-scope templates).
+A user issued by one of the account's scoped signing keys gets the key's
+template in place of its own permissions and limits (see
+:mod:`fakejs.core.jwt.scoped`).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from fakejs.core.auth import verify_signature
 from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, USER, Claims, JwtError, decode_kind, is_key_of
-from fakejs.core.jwt.times import connect_window, times_problem
+from fakejs.core.jwt.scoped import ScopeError, scoped_user, user_scopes
+from fakejs.core.jwt.times import connect_window
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, claim_limit, resolve
+from fakejs.core.jwt.user_validation import sources, user_issues
 from fakejs.core.options import ServerOptions
 from fakejs.core.sublimits import tighter
 from fakejs.core.users import Permissions, ResponsePermission, SubjectPermission, User
@@ -48,6 +55,28 @@ class JwtLogin:
 
 class Refused(Exception):
     """A CONNECT the JWT checks refuse; ``str()`` is the reason nats-server gives in its debug line."""
+
+    error_line = False
+
+
+class RefusedWithError(Refused):
+    """A refusal nats-server gives its reason for in an error line, not a debug one (``Bad src Ip``)."""
+
+    error_line = True
+
+
+def _is_base64(signature: str) -> bool:
+    """nats-server reads a CONNECT's ``sig`` as base64url without padding, else as standard base64."""
+    for alphabet, padded in ((b"-_", False), (b"+/", True)):
+        try:
+            text = signature if padded else signature + "=" * (-len(signature) % 4)
+            if not padded and "=" in signature:
+                continue
+            base64.b64decode(text, altchars=alphabet, validate=True)
+            return True
+        except (binascii.Error, ValueError):
+            continue
+    return False
 
 
 def _strings(value: object) -> tuple[str, ...]:
@@ -79,6 +108,12 @@ def default_permissions(account: AccountClaims) -> Permissions | None:
     return permissions(defaults) if isinstance(defaults, dict) else None
 
 
+def user_limit(nats: Mapping[str, Any], key: str) -> int:
+    """A user claim's ``subs`` or ``payload``: absent is Go's zero (none allowed), -1 no limit."""
+    value = nats.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def source_allowed(sources: tuple[str, ...], host: str) -> bool:
     """nats-server's ``validateSrc``: no ``src`` allows every address, else one network must hold ``host``."""
     if not sources:
@@ -102,48 +137,61 @@ class JwtAuthenticator:
 
     def __init__(self, accounts: Mapping[str, AccountClaims]) -> None:
         self.accounts = dict(accounts)
+        # An account not made yet, asked of the server's resolver (a full or cache resolver's directory).
+        self.lookup: Callable[[str], AccountClaims | None] = lambda key: None
 
     def login(self, connect: Mapping[str, Any], nonce: bytes, host: str, connection_type: str, now: float) -> JwtLogin:
-        """The login the CONNECT's ``jwt`` and ``sig`` make; :class:`Refused` with the reason otherwise."""
-        token = connect.get("jwt")
-        if not isinstance(token, str) or not token:
-            raise Refused("JWT required")
-        try:
-            claims = decode_kind(token, USER)
-        except JwtError as exc:
-            raise Refused(f"User JWT not valid: {exc}") from None
-        if problem := claims.time_problem(now) or times_problem(claims.nats):
-            raise Refused(f"User JWT no longer valid: {problem}")
+        """The login the CONNECT's ``jwt`` and ``sig`` make; :class:`Refused` with the reason otherwise.
+
+        The checks come in nats-server's order, each refusal with its debug line.
+        """
+        claims = self._claims(connect.get("jwt"), now)
         account = self._issuing_account(claims)
+        nats = self._scoped(account, claims) if claims.issuer in account.scoped_keys else claims.nats
         if account.claims.time_problem(now):
             raise Refused("Account JWT has expired")
-        nats = claims.nats
-        if not nats.get("bearer_token"):
-            self._check_signature(connect, nonce, claims.subject)
-        elif account.limits.get("disallow_bearer"):
-            raise Refused("User JWT is a bearer token, which its account disallows")
-        if account.revoked(claims.subject, claims.issued_at):
-            raise Refused("User authentication revoked")
-        if not source_allowed(_strings(nats.get("src")), host):
-            raise Refused("Not allowed to connect from this source")
-        allowed_now, valid_for = connect_window(nats, now)
-        if not allowed_now:
-            raise Refused("Outside connect times")
+        if nats.get("bearer_token") and account.limits.get("disallow_bearer"):
+            raise Refused("Account does not allow bearer tokens")
         types = tuple(t.upper() for t in _strings(nats.get("allowed_connection_types")))
         if types and connection_type not in types:
-            raise Refused(f"Connection type not allowed: {connection_type}")
+            raise Refused("Connection type not allowed")
+        if not nats.get("bearer_token"):
+            self._check_signature(connect, nonce, claims.subject)
+        if account.revoked(claims.subject, claims.issued_at):
+            raise Refused("User authentication revoked")
+        if not source_allowed(tuple(sources(nats.get("src"))), host):
+            raise RefusedWithError(f"Bad src Ip {host}")
+        allowed_now, valid_for = connect_window(nats, now)
+        if not allowed_now:
+            raise RefusedWithError("Outside connect times")
         user = User(
             name=claims.name,
             nkey=claims.subject,
             permissions=permissions(nats) or default_permissions(account),
             account=account.public_key,
             connection_types=types,
-            max_subscriptions=claim_limit(nats, "subs"),
-            max_payload=tighter(claim_limit(nats, "payload"), claim_limit(account.limits, "payload")),
+            max_subscriptions=user_limit(nats, "subs"),
+            max_payload=tighter(user_limit(nats, "payload"), claim_limit(account.limits, "payload")),
         )
         window_end = round(now + valid_for) if valid_for else 0  # a range ends on a whole second
         expires = min((t for t in (claims.expires, window_end) if t), default=0)
         return JwtLogin(user, expires, account.claims.expires)
+
+    @staticmethod
+    def _claims(token: object, now: float) -> Claims:
+        """The CONNECT's user JWT decoded and valid now (nats-io/jwt's ``Validate``: times, subjects, networks)."""
+        try:
+            claims = decode_kind(token, USER) if isinstance(token, str) and token else None
+        except JwtError:
+            claims = None
+        if claims is None:
+            raise Refused("Authentication requires a user JWT")
+        if claims.nats.get("proxy_required"):
+            raise Refused("proxy connection required")
+        issues = [*claims.time_problems(now), *user_issues(claims.nats)]
+        if issues:
+            raise Refused(f"User JWT no longer valid: &{{Issues:[{' '.join(issues)}]}}")
+        return claims
 
     def _issuing_account(self, claims: Claims) -> AccountClaims:
         """The account that issued the user, directly or through one of its signing keys."""
@@ -151,20 +199,33 @@ class JwtAuthenticator:
         key = issuer_account if isinstance(issuer_account, str) and issuer_account else claims.issuer
         if not is_key_of(key, PREFIX_BYTE_ACCOUNT):
             raise Refused("User JWT issuer is not an account")
-        account = self.accounts.get(key)
+        account = self.accounts.get(key) or self.lookup(key)
         if account is None:
-            raise Refused(f"Account {key} not found")
+            raise Refused("Account JWT lookup error: account missing")
         if claims.issuer == account.public_key or claims.issuer in account.signing_keys:
             return account
         if claims.issuer in account.scoped_keys:
-            raise Refused("User JWT issued by a scoped signing key (not served)")
+            return account
         raise Refused("User JWT issuer is not known")
+
+    @staticmethod
+    def _scoped(account: AccountClaims, claims: Claims) -> dict[str, Any]:
+        """The user claim with the template of the scoped signing key that issued it."""
+        scope = user_scopes(account.claims.nats).get(claims.issuer)
+        if scope is None:
+            raise Refused("User JWT is not valid")
+        try:
+            return scoped_user(scope, claims, account.claims)
+        except ScopeError as exc:
+            raise Refused(str(exc)) from None
 
     @staticmethod
     def _check_signature(connect: Mapping[str, Any], nonce: bytes, user_key: str) -> None:
         signature = connect.get("sig")
         if not isinstance(signature, str) or not signature:
             raise Refused("Signature missing")
+        if not _is_base64(signature):
+            raise Refused("Signature not valid base64")
         if not verify_signature(user_key, nonce, signature):
             raise Refused("Signature not verified")
 

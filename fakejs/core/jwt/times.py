@@ -6,8 +6,9 @@ any time; with them, only inside one of the ranges, read on the day of
 out), a range whose end comes before its start running past midnight.
 The login then lasts until the end of the range that leaves it the most
 time (nats-server's expiration timer), unless the JWT expires first.
-:func:`times_problem` is nats-io/jwt's validation of the fields: a user JWT
-with a bad range or an unknown time zone is not valid.
+The fields themselves are validated with the rest of the user claim
+(:mod:`fakejs.core.jwt.user_validation`): a user JWT with a bad range or an
+unknown time zone is not valid.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-from fakejs.gocompat.goquote import quote_text
 
 # Go's "15:04:05": an hour of one or two digits, then two-digit minutes and seconds.
 _CLOCK = re.compile(r"(\d{1,2}):(\d\d):(\d\d)")
@@ -46,24 +45,6 @@ def _zone(nats: Mapping[str, Any]) -> datetime.tzinfo | None:
         return ZoneInfo(str(name))
     except (ZoneInfoNotFoundError, ValueError):
         return None
-
-
-def times_problem(nats: Mapping[str, Any]) -> str:
-    """nats-io/jwt's errors for ``times`` and ``times_location`` (``""``: none)."""
-    for entry in _ranges(nats):
-        for key in ("start", "end"):
-            value = entry.get(key)
-            if not value:
-                return (
-                    f"time ranges {key} must contain an {key}"
-                    if key == "end"
-                    else "time ranges start must contain a start"
-                )
-            if _clock(value) is None:
-                return f"{key} in time range is invalid {quote_text(str(value))}"
-    if nats.get("times_location") and _zone(nats) is None:
-        return "could not parse iana time zone by name"
-    return ""
 
 
 def connect_window(nats: Mapping[str, Any], now: float) -> tuple[bool, float]:

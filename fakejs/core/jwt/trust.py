@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fakejs.core.account_config import AccountConfig, JetStreamLimits
+from fakejs.core.jwt.account_validation import invalid
 from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, Claims, JwtError, decode_kind
-from fakejs.core.jwt.validation import invalid
 
 # nats-io/jwt's All: a revocation of every user of the account.
 ALL_USERS = "*"
@@ -135,7 +135,7 @@ def resolve(trusted: TrustedOperators, preload: Mapping[str, str]) -> dict[str, 
     """The preloaded accounts a trusted operator issued, by the key they are stored under.
 
     An account JWT that does not verify, that no trusted operator issued or
-    that does not validate (:func:`~fakejs.core.jwt.validation.invalid`)
+    that does not validate (:func:`~fakejs.core.jwt.account_validation.invalid`)
     is left out, as nats-server's resolver lookup fails for it.
     """
     accounts: dict[str, AccountClaims] = {}

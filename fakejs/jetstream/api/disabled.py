@@ -17,8 +17,11 @@ from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.errors import api_error
 
 
-def serve_disabled(router: Router) -> Subscription:
-    """Answer ``$JS.API.>`` on ``router`` as for an account without JetStream (unsubscribe to stop)."""
+def serve_disabled(router: Router, local_only: bool = False) -> Subscription:
+    """Answer ``$JS.API.>`` on ``router`` as for an account without JetStream (unsubscribe to stop).
+
+    ``local_only``: in a cluster, each server answers its own clients (the others are not told).
+    """
     error = api_error("JSNotEnabledForAccountErr")
 
     def answer(subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
@@ -33,4 +36,4 @@ def serve_disabled(router: Router) -> Subscription:
             router.publish(reply, "", None, encode(error_doc(route, error)), None)
         return True
 
-    return router.subscribe_internal("$JS.API.>", answer)
+    return router.subscribe_internal("$JS.API.>", answer, local_only=local_only)

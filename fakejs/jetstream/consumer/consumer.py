@@ -121,7 +121,7 @@ class Consumer:
             touch=self.touch,
             available=self._available,
             priority=self._priority_groups,
-            track_interest=js.reply_interest,
+            track_interest=partial(js.reply_interest, within=name),
         )
         self.priority: PriorityGroups | None = None
         self._configure_priority()

@@ -41,9 +41,11 @@ from fakejs.jetstream.stream.traced import TraceHandover
 if TYPE_CHECKING:
     from fakejs.core.accounts import Account
     from fakejs.core.broker import Broker
+    from fakejs.core.imports import Imports
     from fakejs.jetstream.config.consumer import ConsumerConfig
     from fakejs.jetstream.config.stream import StreamConfig
     from fakejs.jetstream.consumer.consumer import Consumer
+    from fakejs.jetstream.consumer.view import ConsumerName
     from fakejs.jetstream.errors import ApiError
     from fakejs.jetstream.service.clustered import ClusterAssets
     from fakejs.jetstream.service.consumers import ConsumerAdmin
@@ -129,6 +131,8 @@ class JetStream:
         self.clustered: ClusterAssets | None = None
         # Set by a cluster whose servers share this JetStream: traced messages go to their stream leader's server.
         self.trace_handover: TraceHandover | None = None
+        # Set by such a cluster: the imports and account of the server a consumer leads on (None: none runs).
+        self.leader_imports: Callable[[ConsumerName], tuple[Imports, Account] | None] | None = None
         self.persistence = Persistence(self.store_dir, self.log, self.account.name, broker.clock.monotonic)
         self.api_total = 0
         self.api_errors = 0
@@ -203,13 +207,21 @@ class JetStream:
     def server_name(self) -> str:
         return self.broker.name
 
-    def reply_interest(self, reply: str) -> tuple[Router, str]:
-        """Where interest in a pull request's reply is watched: through imports, the requester's subject."""
-        imports = self.broker.imports
-        if imports is None or self.router is not self.account.router:
+    def reply_interest(self, reply: str, within: ConsumerName | None = None) -> tuple[Router, str]:
+        """Where interest in a pull request's reply is watched: through imports, the requester's subject.
+
+        In a cluster, only the imports of the server the consumer (``within``)
+        leads on are seen: a reply mapped on another server is watched as it
+        is, as nats-server sees the route's interest in it.
+        """
+        imports, account = self.broker.imports, self.account
+        if self.router is not self.account.router:
+            found = self.leader_imports(within) if self.leader_imports is not None and within is not None else None
+            imports, account = found if found is not None else (None, account)
+        if imports is None:
             return self.router, reply
-        account, subject = imports.reply_interest(self.account, reply)
-        return account.router, subject
+        target, subject = imports.reply_interest(account, reply)
+        return (self.router, reply) if subject == reply else (target.router, subject)
 
     def online(self, stream: str, consumer: str = "") -> bool:
         clustered = self.clustered

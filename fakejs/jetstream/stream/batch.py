@@ -62,6 +62,14 @@ class BatchLimits:
             limits.timeout = fast.timeout = timeout
         return limits
 
+    def follow(self, other: BatchLimits) -> None:
+        """A reload's limits (``other``'s) in place of these, the batches in flight still counted."""
+        self.max_inflight_per_stream, self.max_inflight_total = other.max_inflight_per_stream, other.max_inflight_total
+        self.max_msgs, self.timeout = other.max_msgs, other.timeout
+        fast, new = self.fast, other.fast
+        fast.max_inflight_per_stream, fast.max_inflight_total = new.max_inflight_per_stream, new.max_inflight_total
+        fast.timeout = new.timeout
+
 
 class BatchStream(Protocol):
     """The stream a batch goes into, as its batches see it."""

@@ -5,7 +5,8 @@ the target stream sends a ``CONSUMER.CREATE`` request for an ephemeral
 push consumer on the origin (``direct`` and ``sourcing``, no acks, flow
 control, 1 s heartbeats, 10 s inactivity threshold), receives the
 deliveries on an internal subscription to ``$JS.M.<token>`` /
-``$JS.S.<token>`` and reads the origin's sequence, timestamp and pending
+``$JS.S.<token>`` made once the create reply is in (so the reply shows no
+``push_bound``) and reads the origin's sequence, timestamp and pending
 count from the ``$JS.ACK`` reply subject.  A :class:`Feed` is that link;
 what to do with each message is its owner's business (:class:`FeedOwner`).
 
@@ -240,8 +241,6 @@ class Feed:
         if body is not None:
             deliver = f"{self.deliver_prefix}.{self._token()}".replace("..", ".")
             body["config"]["deliver_subject"] = deliver
-            self.listening = True
-            self._deliveries = router.subscribe_internal(deliver, self._on_delivery)
             payload = json.dumps(body, separators=(",", ":")).encode()
         subject = self._through_api(subject)
         reply = f"$JSC.R.{self._token()}"
@@ -301,10 +300,11 @@ class Feed:
         self.consumer_seq = 0
         self.last_contact = self.js.clock.time_ns()
         self._later("health", HEALTH_CHECK, self._health)
-        if self.durable is not None:
-            # Subscribed last: the durable delivers as soon as someone listens.
-            self.listening = True
-            self._deliveries = self.js.router.subscribe_internal(self.durable.deliver_subject, self._on_delivery)
+        # Subscribed last, as nats-server: the consumer delivers as soon as someone listens, so its create
+        # reply shows no ``push_bound``.
+        deliver = self.durable.deliver_subject if self.durable is not None else info["config"]["deliver_subject"]
+        self.listening = True
+        self._deliveries = self.js.router.subscribe_internal(deliver, self._on_delivery)
 
     def _no_answer(self) -> None:
         self.in_progress = False

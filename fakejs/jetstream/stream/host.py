@@ -52,8 +52,9 @@ class StreamHost(DirectHost, Protocol):
         """The account's internal client (it asks an origin to delete a mirror's or source's consumer)."""
         ...
 
-    def reply_interest(self, reply: str) -> tuple[Router, str]:
-        """The router and subject whose interest keeps a pull request with ``reply`` waiting."""
+    def reply_interest(self, reply: str, within: Any = None) -> tuple[Router, str]:
+        """The router and subject whose interest keeps a pull request with ``reply`` waiting (``within``: the
+        consumer's ``ConsumerName``)."""
         ...
 
     def online(self, stream: str, consumer: str = "") -> bool:

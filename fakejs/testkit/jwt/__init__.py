@@ -10,14 +10,32 @@
     await nats.connect(url, user_credentials=alice.write_creds(tmp_path / "alice.creds"))
 
 ``claims`` (the JWT format: claims in Go's field order, the ``jti``, the
-signature, decoding and checking, the ``.creds`` text) and ``issuers``
+signature, decoding and checking, the ``.creds`` text), ``issuers``
 (:class:`Operator`, :class:`Account`, :class:`User` and their signing
-keys, with an injectable clock, and the operator-mode configuration for
-nats-server).  Keys and signatures come from the ``nkeys`` package.  The
+keys, scoped ones (:class:`ScopedKey`, :func:`user_template`) included,
+with an injectable clock, the operator-mode configuration for
+nats-server, and :func:`push_account`, an account JWT update sent over a
+system account user's connection), ``callout`` (an authorization
+callout service: :class:`CalloutService` reads a server's request and
+answers with a user JWT, :class:`Allow`, or an error, :class:`Deny`) and
+``demo`` (:class:`DemoCredentials`: an operator, an account with JetStream
+and a user, ready made, for the pytest plugin's ``operator=True`` and the
+command line's ``--demo_credentials``).  Keys and signatures come from the
+``nkeys`` package.  The
 package may import :mod:`fakejs.core` (the nonce signature check) and
 :mod:`fakejs.gocompat` (Go's JSON).
 """
 
+from fakejs.testkit.jwt.callout import (
+    AUTH_CALLOUT_SUBJECT,
+    Allow,
+    AuthorizationRequest,
+    CalloutService,
+    CurveKey,
+    Deny,
+    RequestError,
+    read_request,
+)
 from fakejs.testkit.jwt.claims import (
     claims_id,
     decode,
@@ -28,13 +46,32 @@ from fakejs.testkit.jwt.claims import (
     issued_claims,
     verify,
 )
-from fakejs.testkit.jwt.issuers import Account, Key, Operator, ResponsePermission, User
+from fakejs.testkit.jwt.demo import DemoCredentials
+from fakejs.testkit.jwt.issuers import (
+    Account,
+    Key,
+    Operator,
+    ResponsePermission,
+    ScopedKey,
+    User,
+    push_account,
+    user_template,
+)
 
 __all__ = [
+    "AUTH_CALLOUT_SUBJECT",
     "Account",
+    "Allow",
+    "AuthorizationRequest",
+    "CalloutService",
+    "CurveKey",
+    "DemoCredentials",
+    "Deny",
     "Key",
     "Operator",
+    "RequestError",
     "ResponsePermission",
+    "ScopedKey",
     "User",
     "claims_id",
     "decode",
@@ -43,5 +80,8 @@ __all__ = [
     "encode",
     "format_user_config",
     "issued_claims",
+    "push_account",
+    "read_request",
+    "user_template",
     "verify",
 ]

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import base64
 import datetime
+import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import nkeys
 
@@ -46,6 +47,7 @@ EXPORT_FIELDS = (
     "service_latency", "account_token_position", "advertise", "allow_trace", "description", "info_url",
 )  # fmt: skip
 MAPPING_FIELDS = ("subject", "weight", "cluster")
+AUTHORIZATION_FIELDS = ("auth_users", "allowed_accounts", "xkey")
 IMPORT_FIELDS = ("name", "subject", "account", "token", "to", "local_subject", "type", "share", "allow_trace")
 
 
@@ -67,6 +69,53 @@ class Key:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.public_key})"
+
+
+class ScopedKey(Key):
+    """An account's scoped signing key (nats-io/jwt's ``UserScope``): the users it issues get its ``template``.
+
+    The template is a user claim's permissions and limits as the JWT holds
+    them (``pub``, ``sub``, ``resp``, ``src``, ``subs``, ``payload``,
+    ``bearer_token``, ``allowed_connection_types``...); its ``pub`` and
+    ``sub`` subjects may hold nats-server's template tags
+    (``{{name()}}``, ``{{tag(x)}}``...).
+    """
+
+    def __init__(self, role: str, template: Mapping[str, Any], description: str = "", seed: str | None = None) -> None:
+        super().__init__(nkeys.PREFIX_BYTE_ACCOUNT, seed)
+        self.role = role
+        self.template = dict(template)
+        self.description = description
+
+    def claims(self) -> dict[str, Any]:
+        """The ``signing_keys`` entry, as nats-io/jwt writes it."""
+        return {
+            "kind": "user_scope",
+            "key": self.public_key,
+            "role": self.role,
+            "template": self.template,
+            "description": self.description,
+        }
+
+
+def user_template(
+    *,
+    pub_allow: Iterable[str] = (),
+    pub_deny: Iterable[str] = (),
+    sub_allow: Iterable[str] = (),
+    sub_deny: Iterable[str] = (),
+    resp: ResponsePermission | None = None,
+    src: Iterable[str] = (),
+    limits: Mapping[str, int] | None = None,
+    bearer: bool = False,
+    allowed_connection_types: Iterable[str] = (),
+) -> dict[str, Any]:
+    """A scoped key's template (nats-io/jwt's ``UserPermissionLimits``) in the JWT's form; limits -1 unless given."""
+    return {
+        **_permissions(pub_allow, pub_deny, sub_allow, sub_deny, resp),
+        **_user_limits(src, limits),
+        **_connection_rules(bearer, allowed_connection_types),
+    }
 
 
 def _unix(value: Expiry, now: float) -> int:
@@ -151,10 +200,15 @@ class Operator(Key):
         system_account: Account | None = None,
         accounts: Iterable[Account] = (),
         operator_file: str | os.PathLike[str] | None = None,
+        resolver: str = "MEMORY",
+        resolver_dir: str | os.PathLike[str] | None = None,
+        allow_delete: bool = False,
     ) -> str:
-        """nats-server configuration for operator mode: the operator JWT and a preloaded MEMORY resolver.
+        """nats-server configuration for operator mode: the operator JWT and a resolver, preloaded.
 
         The JWT is inline, or written to ``operator_file`` and named by its path.
+        ``resolver`` is ``"MEMORY"``, or ``"full"`` or ``"cache"`` keeping the account
+        JWTs in ``resolver_dir`` (a full one deleting accounts with ``allow_delete``).
         """
         operator = self.jwt
         if operator_file is not None:
@@ -163,9 +217,39 @@ class Operator(Key):
         lines = [f'operator: "{operator}"']
         if system_account is not None:
             lines.append(f'system_account: "{system_account.public_key}"')
-        lines += ["resolver: MEMORY", "resolver_preload: {"]
+        if resolver.upper() == "MEMORY":
+            lines.append("resolver: MEMORY")
+        else:
+            delete = ", allow_delete: true" if allow_delete else ""
+            lines.append(f'resolver: {{ type: {resolver}, dir: "{resolver_dir}"{delete} }}')
+        lines.append("resolver_preload: {")
         lines += [f'  "{account.public_key}": "{account.jwt}"' for account in accounts]
         return "\n".join([*lines, "}"]) + "\n"
+
+    def delete_request(self, *accounts: Account | str) -> str:
+        """The JWT of a ``$SYS.REQ.CLAIMS.DELETE`` request: generic claims the operator signs, listing ``accounts``."""
+        keys = [a if isinstance(a, str) else a.public_key for a in accounts]
+        claims = {"iat": int(self.now()), "iss": self.public_key, "sub": self.public_key}
+        return encode(
+            {**claims, "nats": {"accounts": keys, "type": "generic", "version": LIBRARY_VERSION}}, self.keypair
+        )
+
+
+class Requester(Protocol):
+    """A connection that can send a request (nats-py's ``Client``)."""
+
+    async def request(self, subject: str, payload: bytes = b"", timeout: float = 0.5) -> Any: ...
+
+
+async def push_account(connection: Requester, account: Account, timeout: float = 5.0) -> dict[str, Any]:
+    """Send the account's JWT to ``$SYS.REQ.CLAIMS.UPDATE`` over a system account user's connection; the reply.
+
+    The reply is nats-server's JSON: ``{"server": ..., "data": {"account", "code": 200, "message"}}``
+    (``"error"`` instead of ``"data"`` when refused).
+    """
+    reply = await connection.request("$SYS.REQ.CLAIMS.UPDATE", account.jwt.encode(), timeout=timeout)
+    answer: dict[str, Any] = json.loads(reply.data)
+    return answer
 
 
 class Account(Key):
@@ -188,6 +272,8 @@ class Account(Key):
         default_permissions: Mapping[str, Any] | None = None,
         mappings: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
         trace: Mapping[str, Any] | None = None,
+        authorization: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
     ) -> None:
         super().__init__(nkeys.PREFIX_BYTE_ACCOUNT, seed)
         self.name = name
@@ -208,10 +294,32 @@ class Account(Key):
         self.mappings = {k: [dict(d) for d in v] for k, v in (mappings or {}).items()}
         # ``{"dest": subject, "sampling": percent}``: where messages with a sampled ``traceparent`` are traced.
         self.trace = dict(trace) if trace is not None else None
+        # ExternalAuthorization: ``auth_users`` (user public keys), ``allowed_accounts``, ``xkey``.
+        self.authorization = dict(authorization or {})
+        self.tags = list(tags)
 
     def signing_key(self, seed: str | None = None) -> Key:
         """A new account signing key, named in the account's JWT, to issue users with (``signer=``)."""
         key = Key(nkeys.PREFIX_BYTE_ACCOUNT, seed)
+        self.signing_keys.append(key)
+        return key
+
+    def scoped_signing_key(
+        self,
+        role: str = "",
+        *,
+        template: Mapping[str, Any] | None = None,
+        description: str = "",
+        seed: str | None = None,
+        **permissions: Any,
+    ) -> ScopedKey:
+        """A new scoped signing key, named in the account's JWT with its ``template``, to issue users with.
+
+        The template is given whole (``template=``) or built by
+        :func:`user_template` from ``permissions`` (:class:`User`'s permission
+        and limit options).
+        """
+        key = ScopedKey(role, user_template(**permissions) if template is None else template, description, seed)
         self.signing_keys.append(key)
         return key
 
@@ -232,17 +340,20 @@ class Account(Key):
             nats["exports"] = sorted((_ordered(e, EXPORT_FIELDS) for e in self.exports), key=lambda e: e["subject"])
         nats["limits"] = {k: self.limits[k] for k in ACCOUNT_LIMIT_FIELDS if self.limits.get(k)}
         if self.signing_keys:
-            nats["signing_keys"] = sorted(k.public_key for k in self.signing_keys)
+            keys = sorted(self.signing_keys, key=lambda k: k.public_key)
+            nats["signing_keys"] = [k.claims() if isinstance(k, ScopedKey) else k.public_key for k in keys]
         if self.revocations:
             nats["revocations"] = dict(sorted(self.revocations.items()))
         nats["default_permissions"] = {"pub": {}, "sub": {}, **self.default_permissions}
         if self.mappings:
             nats["mappings"] = {k: [_ordered(d, MAPPING_FIELDS) for d in v] for k, v in sorted(self.mappings.items())}
-        nats["authorization"] = {}
+        nats["authorization"] = _ordered(self.authorization, AUTHORIZATION_FIELDS)
         if self.trace is not None:
             nats["trace"] = {k: self.trace[k] for k in ("dest", "sampling") if self.trace.get(k)}
         if self.description:
             nats["description"] = self.description
+        if self.tags:
+            nats["tags"] = self.tags
         nats.update(type="account", version=LIBRARY_VERSION)
         claims = {"exp": self.expires, "iat": int(self.now()), "name": self.name, "sub": self.public_key}
         return {**claims, "nats": nats}
@@ -305,18 +416,23 @@ class User(Key):
         allowed_connection_types: Iterable[str] = (),
         expires: Expiry = None,
         not_before: Expiry = None,
+        tags: Iterable[str] = (),
     ) -> None:
         super().__init__(nkeys.PREFIX_BYTE_USER, seed)
         self.name = name
         self.account = account
         now = account.now()
+        # A scoped key's user has no limits of its own (nats-io/jwt's SetScoped): 0, left out, unless given.
+        unlimited = 0 if isinstance(signer, ScopedKey) else NO_LIMIT
         nats = {
             **_permissions(pub_allow, pub_deny, sub_allow, sub_deny, resp),
-            **_user_limits(src, limits, times, times_location),
+            **_user_limits(src, limits, unlimited, times, times_location),
             **_connection_rules(bearer, allowed_connection_types),
         }
         if signer is not None:
             nats["issuer_account"] = account.public_key
+        if tags:
+            nats["tags"] = list(tags)
         nats.update(type="user", version=LIBRARY_VERSION)
         self.claims: dict[str, Any] = {
             "exp": _unix(expires, now),
@@ -367,11 +483,15 @@ def _permissions(
 
 
 def _user_limits(
-    src: Iterable[str], limits: Mapping[str, int] | None, times: Iterable[tuple[str, str]] = (), location: str = ""
+    src: Iterable[str],
+    limits: Mapping[str, int] | None,
+    unlimited: int = NO_LIMIT,
+    times: Iterable[tuple[str, str]] = (),
+    location: str = "",
 ) -> dict[str, Any]:
     """nats-io/jwt's ``Limits`` of a user: ``src`` CIDRs, connect ``times`` (``HH:MM:SS`` start and end) and their
-    ``times_location``, then ``subs``, ``data``, ``payload`` (-1 unless given)."""
-    counts = {"subs": NO_LIMIT, "data": NO_LIMIT, "payload": NO_LIMIT, **(limits or {})}
+    ``times_location``, then ``subs``, ``data``, ``payload`` (``unlimited`` unless given)."""
+    counts = {"subs": unlimited, "data": unlimited, "payload": unlimited, **(limits or {})}
     ranges = [{"start": start, "end": end} for start, end in times]
     user_limits = {"src": list(src), "times": ranges, "times_location": location}
     return {k: v for k, v in {**user_limits, **counts}.items() if v}  # omitempty: 0 and [] are left out

@@ -1,0 +1,364 @@
+"""Authorization callouts (ADR-26): a client's login decided by a service.
+
+With ``authorization { auth_callout {...} }`` every client whose CONNECT does
+not name one of ``auth_users`` (and, when ``allowed_accounts`` is given,
+whose configured login does not land in another account) is not logged in
+by the configuration: :class:`AuthCallouts` publishes an authorization
+request (:mod:`fakejs.core.jwt.callout`) on ``$SYS.REQ.USER.AUTH`` in the
+callout's account, with a reply subject of the server's own
+(``$SYS._INBOX.<8>.<8>``), and waits the login time-out for the answer, as
+nats-server's ``processClientOrLeafCallout`` does.  The outcome goes to the
+``done`` callback on the next turn of the loop: the account and login the
+user JWT makes, or ``None`` with the warning nats-server logs (``""`` for a
+time-out, which it reports in a debug line of its own).  A user placed in
+the callout's account may not publish to ``$SYS.REQ.USER.AUTH``.  With
+``xkey`` the request is sealed for the service's curve key (nkeys' ``xkv1``
+box, the server's own curve key in the ``Nats-Server-Xkey`` header and in
+``server_id``) and an answer that is not a plain JWT is opened with it.
+
+In operator mode an account JWT's ``authorization { auth_users,
+allowed_accounts, xkey }`` makes the account its own callout: a user JWT
+that logs in to it (and is not one of ``auth_users``, user public keys)
+has its login decided by the service, whose answer is signed by the
+account (or one of its signing keys) and whose user JWT, issued by the
+account or by one of ``allowed_accounts`` (``*``: any), places the user in
+the issuing account.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any, Protocol
+
+from fakejs.core.accounts import Account, Accounts
+from fakejs.core.auth import PREFIX_BYTE_USER, Login
+from fakejs.core.clientio import WEBSOCKET, TransportDetails
+from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.connect import Outcome
+from fakejs.core.jwt.callout import (
+    AUTH_CALLOUT_SUBJECT,
+    NONCE_SIZE,
+    PREFIX_BYTE_SERVER,
+    CalloutRefused,
+    CalloutUser,
+    Encryption,
+    ExternalAuthorization,
+    NkeyPair,
+    encode,
+    external_authorization,
+    read_response,
+    request_claims,
+    seal,
+)
+from fakejs.core.options import NATS_VERSION, ServerOptions
+from fakejs.core.users import AuthCallout, Permissions, SubjectPermission
+from fakejs.gocompat import gojson, ids
+
+REDACTED = "[REDACTED]"
+# The header naming the server's curve key on an encrypted request (nats-server's AuthRequestXKeyHeader).
+XKEY_HEADER = "Nats-Server-Xkey"
+
+
+class CalloutHost(Protocol):
+    """What a callout needs of the server (the :class:`~fakejs.core.broker.Broker`)."""
+
+    options: ServerOptions
+    accounts: Accounts
+    clock: Clock
+    random: random.Random
+    log: logging.Logger
+    server_id: str
+    name: str
+    xkey: str
+    xkey_private: bytes
+
+    @property
+    def cluster_name(self) -> str: ...
+
+
+class CalloutClient(Protocol):
+    """What a callout reads of the client logging in."""
+
+    @property
+    def cid(self) -> int: ...
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def nonce(self) -> str: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    @property
+    def io(self) -> Any: ...
+
+
+def raw_auth_user(connect: Mapping[str, Any], jwt_key: str = "") -> str:
+    """nats-server's ``getRawAuthUser``: the nkey, user name, a user JWT's key, ``[REDACTED]`` for a token, or ``""``."""
+    for key in ("nkey", "user"):
+        value = connect.get(key)
+        if isinstance(value, str) and value:
+            return value
+    if connect.get("jwt") and jwt_key:
+        return jwt_key
+    token = connect.get("auth_token")
+    return REDACTED if isinstance(token, str) and token else ""
+
+
+class AuthCallouts:
+    """The authorization callouts of one server: ``options.auth_callout``, or its accounts' ``authorization``.
+
+    In operator mode ``external`` maps an account's public key to its JWT's
+    external authorization (the account's requests go to itself), and
+    ``issuers`` every account's public key to the keys that may issue its
+    users (itself and its signing keys).
+    """
+
+    def __init__(
+        self,
+        host: CalloutHost,
+        server_key: NkeyPair,
+        config: AuthCallout | None = None,
+        external: Mapping[str, ExternalAuthorization] | None = None,
+        issuers: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
+        self.host = host
+        self.server_key = server_key
+        self.config = config
+        self.external = dict(external or {})
+        self.issuers = dict(issuers or {})
+
+    def policy(self, connect: Mapping[str, Any], result: tuple[Account, Login] | None) -> AuthCallout | None:
+        """The callout that decides this CONNECT's login after the configured one, or None (nats-server's choice)."""
+        config = self.config
+        if config is None:  # operator mode: a user JWT's login to an account with external authorization
+            if result is None or result[1].user is None or result[0].name not in self.external:
+                return None
+            external, name = self.external[result[0].name], result[0].name
+            if result[1].user.nkey in external.auth_users:
+                return None
+            return AuthCallout(name, name, external.auth_users, external.allowed_accounts, external.xkey)
+        landed = result[0].name if result is not None else "$G"
+        if landed != "$G" and config.allowed_accounts and landed not in config.allowed_accounts:
+            return None
+        return None if raw_auth_user(connect) in config.auth_users else config
+
+    def start(
+        self,
+        client: CalloutClient,
+        connect: Mapping[str, Any],
+        policy: AuthCallout,
+        done: Callable[[Outcome], None],
+        prior: Login | None = None,
+    ) -> None:
+        """Send the request for ``client``; ``done`` gets the outcome later (never from within this call).
+
+        ``prior`` is the login the credentials made before the callout (an operator-mode user JWT's).
+        """
+        host = self.host
+        account = host.accounts.get(policy.account)
+        if account is None:
+            warning = f"No valid account {_quoted(policy.account)} for auth callout request: account missing"
+            host.log.warning("%s", warning)
+            host.clock.call_soon(done, (None, ""))
+            return
+        user_key = NkeyPair(host.random.randbytes(32), PREFIX_BYTE_USER)
+        inbox = f"$SYS._INBOX.{ids.token(host.random, ids.BASE62, 8)}.{ids.token(host.random, ids.BASE62, 8)}"
+        exchange = _Exchange(self, policy, account, user_key.public_key, done)
+        exchange.name_tag = prior.name_tag if prior is not None else ""
+        exchange.subscription = account.router.subscribe_internal(inbox, exchange.on_reply)
+        timeout = host.options.auth_timeout
+        exchange.timer = host.clock.call_later(timeout, exchange.on_timeout)
+        server = self.server_info(policy)
+        jwt_key = prior.user.nkey if prior is not None and prior.user is not None else ""
+        client_info = self.client_info(client, connect, jwt_key)
+        claims = request_claims(policy.issuer, server, user_key.public_key, client_info, connect)
+        now = host.clock.time_ns() // 1_000_000_000
+        payload = encode({**claims, "iat": now, "exp": int(now + timeout)}, self.server_key).encode()
+        headers = None
+        if policy.xkey:  # sealed for the service, which learns the server's key from the header
+            payload = seal(payload, host.xkey_private, policy.xkey, host.random.randbytes(NONCE_SIZE))
+            headers = f"NATS/1.0\r\n{XKEY_HEADER}: {host.xkey}\r\n\r\n".encode()
+        account.router.publish(AUTH_CALLOUT_SUBJECT, inbox, headers, payload)
+
+    def encryption(self, policy: AuthCallout) -> Encryption | None:
+        """The keys of an encrypted callout (``xkey``), else None."""
+        return Encryption(self.host.xkey_private, policy.xkey) if policy.xkey else None
+
+    def server_info(self, policy: AuthCallout) -> dict[str, Any]:
+        """nats-io/jwt's ``ServerID`` of this server."""
+        host = self.host
+        info: dict[str, Any] = {"name": host.name, "host": host.options.host, "id": host.server_id}
+        info["version"] = NATS_VERSION
+        if cluster := host.cluster_name:
+            info["cluster"] = cluster
+        if tags := host.options.server_tags:
+            info["tags"] = list(tags)
+        if policy.xkey:
+            info["xkey"] = host.xkey
+        return info
+
+    @staticmethod
+    def client_info(client: CalloutClient, connect: Mapping[str, Any], jwt_key: str = "") -> dict[str, Any]:
+        """nats-io/jwt's ``ClientInformation`` of the client logging in (``fillClientInfo``), empty fields left out."""
+        details: TransportDetails = client.io.details
+        name = connect.get("name")
+        info: dict[str, Any] = {
+            "host": client.host,
+            "id": client.cid,
+            "user": raw_auth_user(connect, jwt_key),
+            "name": name if isinstance(name, str) else "",
+            "kind": "Client",
+            "type": "websocket" if details.connection_type == WEBSOCKET else "nats",
+        }
+        if connect.get("sig"):
+            info["nonce"] = client.nonce
+        return {k: v for k, v in info.items() if v}
+
+    def login_of(self, accepted: CalloutUser, callout_account: Account, name_tag: str) -> Outcome:
+        """The account and login an accepted user JWT makes (config mode: its ``aud`` names the account).
+
+        In operator mode the account must know the JWT's issuer (itself or one of its signing keys).
+        """
+        host = self.host
+        user = accepted.user
+        target = host.accounts.get(user.account)
+        if target is None:
+            return None, (
+                f"No valid account {_quoted(user.account)} for auth callout response on account "
+                f"{_quoted(callout_account.name)}: account missing"
+            )
+        if self.config is None and accepted.issuer not in self.issuers.get(target.name, ()):
+            return None, f"User JWT issuer {_quoted(accepted.issuer)} is not known"
+        login = Login(user, signed=True, expires=accepted.expires, name_tag=name_tag)
+        return self.guarded((target, login)), ""
+
+    def refusals_to(self) -> str:
+        """The account told of logins refused without a callout: configuration mode's callout account.
+
+        (nats-server: a refused login in configuration mode is reported in the callout's account.)
+        """
+        return self.config.account if self.config is not None else ""
+
+    def guarded(self, result: tuple[Account, Login] | None) -> tuple[Account, Login] | None:
+        """A login to a callout's account with ``$SYS.REQ.USER.AUTH`` denied to publish (``mergeDenyPermissions``).
+
+        As nats-server, for every login a callout rules on, its ``auth_users`` included.
+        """
+        if result is None or result[1].user is None:
+            return result
+        callout_account = self.config.account if self.config is not None else ""
+        if result[0].name != callout_account and result[0].name not in self.external:
+            return result
+        account, login = result
+        assert login.user is not None
+        user = replace(login.user, permissions=_denied_callout_subject(login.user.permissions))
+        return account, Login(user, login.signed, login.anonymous, login.expires, login.name_tag, login.account_expires)
+
+
+class _Exchange:
+    """One request under way: its reply subscription and time-out, until the first of them."""
+
+    def __init__(
+        self,
+        callouts: AuthCallouts,
+        policy: AuthCallout,
+        account: Account,
+        user_nkey: str,
+        done: Callable[[Outcome], None],
+    ) -> None:
+        self.callouts = callouts
+        self.policy = policy
+        self.name_tag = ""  # the login's before the callout (an operator-mode sentinel user's name)
+        self.account = account
+        self.user_nkey = user_nkey
+        self.done = done
+        self.subscription: Any = None
+        self.timer: TimerHandle | None = None
+        self.finished = False
+
+    def _finish(self, outcome: Outcome) -> None:
+        self.finished = True
+        if self.timer is not None:
+            self.timer.cancel()
+        self.account.router.unsubscribe(self.subscription)
+        self.callouts.host.clock.call_soon(self.done, outcome)
+
+    def on_reply(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+        if self.finished:
+            return
+        callouts = self.callouts
+        host = callouts.host
+        try:
+            accepted = read_response(
+                payload,
+                user_nkey=self.user_nkey,
+                server_id=host.server_id,
+                account=self.account.name,
+                issuer=self.policy.issuer,
+                now=host.clock.time_ns() / 1e9,
+                encryption=callouts.encryption(self.policy),
+                external=callouts.external.get(self.account.name) if callouts.config is None else None,
+            )
+        except CalloutRefused as refused:
+            self._finish((None, str(refused)))
+            return
+        self._finish(callouts.login_of(accepted, self.account, self.name_tag))
+
+    def on_timeout(self) -> None:
+        if self.finished:
+            return
+        self.timer = None
+        log = self.callouts.host.log
+        log.debug("Authorization callout response not received in time on account %s", _quoted(self.account.name))
+        self._finish((None, ""))
+
+
+def _denied_callout_subject(permissions: Permissions | None) -> Permissions:
+    """nats-server's ``mergeDenyPermissions(pub, $SYS.REQ.USER.AUTH)`` for a user of the callout's account."""
+    permissions = permissions or Permissions()
+    publish = permissions.publish or SubjectPermission()
+    return replace(permissions, publish=replace(publish, deny=(*publish.deny, AUTH_CALLOUT_SUBJECT)))
+
+
+def _quoted(text: str) -> str:
+    return gojson.dumps(text)
+
+
+def callout_server_key(rng: random.Random) -> NkeyPair:
+    """The server's own nkey (``s.kp``): its public key is the server id that callouts are answered for."""
+    return NkeyPair(rng.randbytes(32), PREFIX_BYTE_SERVER)
+
+
+def wants_callouts(options: ServerOptions) -> bool:
+    """Whether a server of ``options`` has callouts: ``auth_callout``, or a preloaded account JWT's ``authorization``."""
+    if options.auth_callout is not None:
+        return True
+    return any('"auth_users"' in _claims_text(token) for token in options.resolver_preload.values())
+
+
+def _claims_text(token: str) -> str:
+    """A JWT's claims as text (not verified: the account's own loading does that)."""
+    try:
+        part = token.split(".")[1]
+        return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode("utf-8", "replace")
+    except (IndexError, ValueError):
+        return ""
+
+
+def operator_callouts(host: CalloutHost, server_key: NkeyPair, accounts: Mapping[str, Any]) -> AuthCallouts | None:
+    """The callouts of an operator-mode server: its accounts (``AccountClaims``) with external authorization."""
+    external: dict[str, ExternalAuthorization] = {}
+    issuers: dict[str, frozenset[str]] = {}
+    for key, account in accounts.items():
+        signing_keys = frozenset(account.signing_keys)
+        issuers[key] = signing_keys | {key}
+        if (authorization := external_authorization(account.claims.nats, signing_keys)) is not None:
+            external[key] = authorization
+    return AuthCallouts(host, server_key, external=external, issuers=issuers) if external else None

@@ -1,0 +1,117 @@
+"""Authorization callouts without sockets: the response checks, nkeys' curve boxes, who is called out for."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import nkeys
+import pytest
+
+from fakejs.core.auth import PREFIX_BYTE_USER, Login
+from fakejs.core.callout import AuthCallouts, raw_auth_user
+from fakejs.core.jwt.callout import (
+    PREFIX_BYTE_SERVER,
+    CalloutRefused,
+    ExternalAuthorization,
+    NkeyPair,
+    open_sealed,
+    read_response,
+    seal,
+)
+from fakejs.core.users import AuthCallout, User
+from fakejs.testkit.jwt import Allow, AuthorizationRequest, CalloutService, CurveKey, Deny, Key
+
+SERVER = NkeyPair(bytes(32), PREFIX_BYTE_SERVER)
+USER_KEY = NkeyPair(bytes([1]) * 32, PREFIX_BYTE_USER).public_key
+ISSUER = Key(nkeys.PREFIX_BYTE_ACCOUNT)
+REQUEST = AuthorizationRequest("", {"nats": {"user_nkey": USER_KEY, "server_id": {"id": SERVER.public_key}}})
+
+
+def answer(result: dict[str, str], signer: Key = ISSUER, request: AuthorizationRequest = REQUEST) -> bytes:
+    return CalloutService(signer, lambda _: Deny("")).response(request, result, None)
+
+
+def read(payload: bytes, **changes: Any) -> Any:
+    arguments: dict[str, Any] = {
+        "user_nkey": USER_KEY,
+        "server_id": SERVER.public_key,
+        "account": "AUTH",
+        "issuer": ISSUER.public_key,
+        "now": 0.0,
+        **changes,
+    }
+    return read_response(payload, **arguments)
+
+
+def user_jwt(**options: Any) -> str:
+    return CalloutService(ISSUER, lambda _: Deny("")).user_jwt(REQUEST, Allow("APP", **options))
+
+
+def test_an_accepted_answer_places_the_user_by_its_audience() -> None:
+    accepted = read(answer({"jwt": user_jwt(name="alice", pub_allow=["a.>"])}))
+    assert (accepted.user.account, accepted.name, accepted.user.nkey) == ("APP", "alice", USER_KEY)
+    assert accepted.user.permissions.publish.allow == ("a.>",)
+
+
+@pytest.mark.parametrize(
+    "payload,text",
+    [
+        (b"", 'Auth callout violation: "no reason supplied" on account "AUTH"'),
+        (b"x.y", "Expected 3 chunks"),
+        (
+            answer({"jwt": "a", "error": "b"}),
+            "Authorization response had validation errors: Only Error or Jwt can be set",
+        ),
+        (answer({}), "Authorization response had validation errors: Error or Jwt is required"),
+        (answer({"error": "no"}), "Auth callout service returned an error: no"),
+    ],
+)
+def test_refused_answers(payload: bytes, text: str) -> None:
+    with pytest.raises(CalloutRefused) as refused:
+        read(payload)
+    assert str(refused.value) == text
+
+
+def test_an_answer_for_another_user_or_server() -> None:
+    with pytest.raises(CalloutRefused, match="not for expected user"):
+        read(answer({"error": "x"}), user_nkey=NkeyPair(bytes([2]) * 32, PREFIX_BYTE_USER).public_key)
+    with pytest.raises(CalloutRefused, match="not for server"):
+        read(answer({"error": "x"}), server_id=NkeyPair(bytes([3]) * 32, PREFIX_BYTE_SERVER).public_key)
+
+
+def test_operator_mode_wants_the_accounts_signature() -> None:
+    external = ExternalAuthorization(("U",), ())
+    with pytest.raises(CalloutRefused, match=r"^Auth callout signing key is unknown$"):
+        read(answer({"jwt": user_jwt()}), account="ASOMEOTHER", external=external)
+    # an error is told before the signature is looked at, as nats-server does
+    with pytest.raises(CalloutRefused, match=r"returned an error: x$"):
+        read(answer({"error": "x"}), account="ASOMEOTHER", external=external)
+
+
+def test_curve_boxes_open_for_their_recipient_only() -> None:
+    service, server = CurveKey(), CurveKey()
+    sealed = seal(b"eyJhello", server.private, service.public_key, bytes(24))
+    assert sealed.startswith(b"xkv1" + bytes(24))
+    assert open_sealed(sealed, service.private, server.public_key) == b"eyJhello"
+    with pytest.raises(ValueError, match="could not decrypt input"):
+        open_sealed(sealed, CurveKey().private, server.public_key)
+    with pytest.raises(ValueError, match="wrong version"):
+        open_sealed(b"xkv2" + sealed[4:], service.private, server.public_key)
+    with pytest.raises(ValueError, match="not valid"):
+        open_sealed(b"xkv1", service.private, server.public_key)
+
+
+def account(name: str) -> Any:
+    return SimpleNamespace(name=name)
+
+
+def test_who_is_called_out_for() -> None:
+    config = AuthCallout(ISSUER.public_key, "AUTH", ("auth",), ("APP",))
+    callouts = AuthCallouts(SimpleNamespace(), SERVER, config)
+    login = Login(User("u"))
+    assert callouts.policy({"user": "bob"}, None) is config
+    assert callouts.policy({"user": "auth"}, (account("AUTH"), login)) is None
+    assert callouts.policy({"user": "u"}, (account("OTHER"), login)) is None  # not an allowed account
+    assert callouts.policy({"user": "u"}, (account("APP"), login)) is config
+    assert raw_auth_user({"auth_token": "t"}) == "[REDACTED]" and raw_auth_user({"nkey": "U", "user": "x"}) == "U"
