@@ -4,7 +4,8 @@
 operator mode.  With a full or cache resolver its JWTs live in a directory
 (:class:`~fakejs.core.jwt.directory.DirectoryStore`), where the preloaded
 ones are stored at the start; a user of an account the server has not
-made yet logs in once the directory holds a trusted JWT for it.  A new JWT
+made yet logs in once the directory holds a trusted JWT for it (the accounts
+its imports name are made with it when the directory holds them).  A new JWT
 for an account in use is applied as nats-server's ``UpdateAccountClaims``:
 the accounts are configured again through
 :func:`~fakejs.core.account_reload.reconfigure_accounts` (the one way
@@ -125,6 +126,9 @@ class ResolvedAccounts:
             return None
         self._configure(key, claims)
         self._tokens[key] = token
+        for exporter_key in _exporter_keys(claims):  # nats-server fetches an import's account too
+            if not self.loaded(exporter_key):
+                self.lookup(exporter_key)
         return claims
 
     def loaded(self, key: str) -> bool:
@@ -240,3 +244,10 @@ def _user_claims(client: ClientSession) -> Claims | None:
         return decode_kind(token, USER)
     except JwtError:
         return None
+
+
+def _exporter_keys(account: AccountClaims) -> list[str]:
+    """The accounts the account JWT's imports name, in its order."""
+    imports = account.claims.nats.get("imports")
+    entries = imports if isinstance(imports, list) else []
+    return [i["account"] for i in entries if isinstance(i, dict) and isinstance(i.get("account"), str)]

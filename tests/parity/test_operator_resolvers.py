@@ -27,6 +27,7 @@ from tests.harness.configured import configured_servers
 from tests.harness.operator import login_connect
 from tests.harness.raw import RawClient
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target
+from tests.harness.warning_lines import Lines, lines_fixture
 
 
 class ReloadedTarget(Target):
@@ -36,6 +37,7 @@ class ReloadedTarget(Target):
 
 
 StartResolver = Callable[..., Awaitable[Target]]
+lines = lines_fixture()
 AUTH_VIOLATION = b"-ERR 'Authorization Violation'\r\n"
 
 
@@ -115,6 +117,30 @@ async def test_a_pushed_account_is_stored_looked_up_listed_and_logs_in(start: St
         client = await raw_login(target, app.user("alice"))
         await client.read_until(b"PONG\r\n")
         await client.close()
+    finally:
+        await admin.close()
+
+
+async def test_pushed_accounts_export_and_import(start: StartResolver, lines: Lines) -> None:
+    """An importer made after the start gets its exporter's stream, the exporter made with it (no fetch failed)."""
+    operator = Operator("O")
+    system = operator.account("SYS")
+    shop = operator.account("SHOP", exports=[{"type": "stream", "subject": "orders.>"}])
+    audit = operator.account("AUDIT", imports=[{"type": "stream", "account": shop.public_key, "subject": "orders.>"}])
+    target = await start(operator, system)
+    admin = await connect(target, system.user("admin"))
+    try:
+        await push_account(admin, shop)
+        await push_account(admin, audit)
+        reader = await connect(target, audit.user("reader"))
+        sub = await reader.subscribe("orders.>")
+        await reader.flush()
+        writer = await connect(target, shop.user("writer"))
+        await writer.publish("orders.new", b"for the auditors")
+        assert (await sub.next_msg(timeout=5)).data == b"for the auditors"
+        await reader.close()
+        await writer.close()
+        assert not [line for line in lines.of(target) if "account missing" in line or "Can't locate" in line]
     finally:
         await admin.close()
 
