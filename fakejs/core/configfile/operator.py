@@ -115,7 +115,7 @@ def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: 
     """Operator mode's start: the trusted preloaded accounts become configured accounts (named by key).
 
     Refused by name: operator mode without a resolver (the URL resolver), a scoped signing
-    key's template with connect times or a trusted proxy, what :func:`~fakejs.core.jwt.account_configs.unserved_features`
+    key's template with a trusted proxy, what :func:`~fakejs.core.jwt.account_configs.unserved_features`
     names, tiered limits in a cluster, and a websocket ``jwt_cookie``.  ``accounts`` beside operators is nats-server's
     start error (see :func:`~fakejs.core.configfile.load.start_problem`).
     """
