@@ -108,12 +108,6 @@ def default_permissions(account: AccountClaims) -> Permissions | None:
     return permissions(defaults) if isinstance(defaults, dict) else None
 
 
-def user_limit(nats: Mapping[str, Any], key: str) -> int:
-    """A user claim's ``subs`` or ``payload``: absent is Go's zero (none allowed), -1 no limit."""
-    value = nats.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def source_allowed(sources: tuple[str, ...], host: str) -> bool:
     """nats-server's ``validateSrc``: no ``src`` allows every address, else one network must hold ``host``."""
     if not sources:
@@ -170,8 +164,8 @@ class JwtAuthenticator:
             permissions=permissions(nats) or default_permissions(account),
             account=account.public_key,
             connection_types=types,
-            max_subscriptions=user_limit(nats, "subs"),
-            max_payload=tighter(user_limit(nats, "payload"), claim_limit(account.limits, "payload")),
+            max_subscriptions=claim_limit(nats, "subs"),
+            max_payload=tighter(claim_limit(nats, "payload"), claim_limit(account.limits, "payload")),
         )
         window_end = round(now + valid_for) if valid_for else 0  # a range ends on a whole second
         expires = min((t for t in (claims.expires, window_end) if t), default=0)

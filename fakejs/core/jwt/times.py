@@ -14,26 +14,16 @@ unknown time zone is not valid.
 from __future__ import annotations
 
 import datetime
-import re
 from collections.abc import Mapping
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-# Go's "15:04:05": an hour of one or two digits, then two-digit minutes and seconds.
-_CLOCK = re.compile(r"(\d{1,2}):(\d\d):(\d\d)")
+from fakejs.core.jwt.user_validation import clock_time
 
 
 def _ranges(nats: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     value = nats.get("times")
     return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
-
-
-def _clock(text: object) -> tuple[int, int, int] | None:
-    match = _CLOCK.fullmatch(text) if isinstance(text, str) else None
-    if match is None:
-        return None
-    hour, minute, second = (int(part) for part in match.groups())
-    return (hour, minute, second) if hour < 24 and minute < 60 and second < 60 else None
 
 
 def _zone(nats: Mapping[str, Any]) -> datetime.tzinfo | None:
@@ -58,7 +48,7 @@ def connect_window(nats: Mapping[str, Any], now: float) -> tuple[bool, float]:
     current = datetime.datetime.fromtimestamp(now, zone)
     allowed, valid_for = False, 0.0
     for entry in ranges:
-        start_clock, end_clock = _clock(entry.get("start")), _clock(entry.get("end"))
+        start_clock, end_clock = clock_time(entry.get("start")), clock_time(entry.get("end"))
         if start_clock is None or end_clock is None:
             return False, 0.0
         start = current.replace(hour=start_clock[0], minute=start_clock[1], second=start_clock[2], microsecond=0)
