@@ -351,6 +351,31 @@ async def test_a_jwt_no_trusted_operator_issued(start: StartResolver) -> None:
         await admin.close()
 
 
+async def test_a_pushed_account_that_does_not_validate(start: StartResolver, tmp_path: Path) -> None:
+    """An account JWT nats-io/jwt finds invalid (a mapping over 100%) is refused with its issues, and not stored."""
+    operator = Operator("O")
+    system = operator.account("SYS")
+    app = operator.account("APP", mappings={"a": [{"subject": "b", "weight": 101}]})
+    target = await start(operator, system)
+    admin = await connect(target, system.user("admin"))
+    issues = (
+        'validation errors: [Mapping "a" has a weight 101 that exceeds 100 '
+        'Mapping "a" exceeds 100% among all of it\'s weighted to mappings]'
+    )
+    try:
+        for subject in ("$SYS.REQ.CLAIMS.UPDATE", f"$SYS.REQ.ACCOUNT.{app.public_key}.CLAIMS.UPDATE"):
+            reply = await request(admin, subject, app.jwt.encode())
+            assert reply == {
+                "error": {"account": app.public_key, "code": 500, "description": f"jwt validation failed - {issues}"}
+            }
+        assert not (tmp_path / "jwt" / f"{app.public_key}.jwt").exists()
+        client = await raw_login(target, app.user("alice"))
+        await client.read_until(AUTH_VIOLATION)
+        await client.close()
+    finally:
+        await admin.close()
+
+
 async def test_a_memory_resolver_takes_updates_for_the_accounts_it_has(target_kind: str, tmp_path: Path) -> None:
     operator = Operator("O")
     system, app, other = operator.account("SYS"), operator.account("APP"), operator.account("OTHER")
