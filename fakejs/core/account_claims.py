@@ -4,7 +4,8 @@
 operator mode.  With a full or cache resolver its JWTs live in a directory
 (:class:`~fakejs.core.jwt.directory.DirectoryStore`), where the preloaded
 ones are stored at the start; a user of an account the server has not
-made yet logs in once the directory holds a trusted JWT for it.  A new JWT
+made yet logs in once the directory holds a trusted JWT for it (the accounts
+its imports name are made with it when the directory holds them).  A new JWT
 for an account in use is applied as nats-server's ``UpdateAccountClaims``:
 the accounts are configured again through
 :func:`~fakejs.core.account_reload.reconfigure_accounts` (the one way
@@ -16,7 +17,10 @@ user (``User Authentication Revoked``).  A deleted account's clients are
 told their account expired and closed (``removeCb``).  The accounts'
 JetStream follows (started, given new limits, stopped) through
 :attr:`ResolvedAccounts.follow_jetstream`, which the running server sets;
-where it does not (a cluster), the server says so in an error line.  A reload keeps the
+where it does not (a cluster), the server says so in an error line, as it does for
+what :func:`~fakejs.core.jwt.account_configs.unserved_features` names.  Every
+account made from a JWT is configured again at each change, so imports of a
+new or changed exporter are wired as at the start.  A reload keeps the
 accounts looked up since the start (:func:`keep_resolved_accounts`,
 :func:`carry_over_logins`).
 """
@@ -31,6 +35,8 @@ from fakejs.core.account_reload import reconfigure_accounts
 from fakejs.core.clientio import AUTH_EXPIRED, MAX_ACCOUNT_CONNECTIONS_EXCEEDED
 from fakejs.core.clock import TimerHandle
 from fakejs.core.connect import ERR_MAX_ACCOUNT_CONNECTIONS, limit_payload
+from fakejs.core.jwt.account_configs import account_configs, unserved_features
+from fakejs.core.jwt.account_validation import invalid
 from fakejs.core.jwt.claims import ACCOUNT, USER, Claims, JwtError, decode_kind
 from fakejs.core.jwt.directory import DirectoryStore
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, claim_limit
@@ -101,9 +107,9 @@ class ResolvedAccounts:
         return self.broker.jwt_logins.accounts if self.broker.jwt_logins is not None else {}
 
     def verify(self, token: str) -> AccountClaims:
-        """nats-server's ``verifyAccountClaims``: an account JWT a trusted operator issued (:class:`JwtError`)."""
+        """nats-server's ``verifyAccountClaims``: a valid account JWT a trusted operator issued (:class:`JwtError`)."""
         claims = decode_kind(token, ACCOUNT)
-        if not self.trusted.issued(claims):
+        if not self.trusted.issued(claims) or invalid(claims):
             raise JwtError(ACCOUNT_VALIDATION_FAILED)
         return AccountClaims.from_claims(claims)
 
@@ -120,6 +126,9 @@ class ResolvedAccounts:
             return None
         self._configure(key, claims)
         self._tokens[key] = token
+        for exporter_key in _exporter_keys(claims):  # nats-server fetches an import's account too
+            if not self.loaded(exporter_key):
+                self.lookup(exporter_key)
         return claims
 
     def loaded(self, key: str) -> bool:
@@ -152,7 +161,8 @@ class ResolvedAccounts:
             broker.log.debug("%s - %s", client, ERR_ACCOUNT_EXPIRED)
             client.refuse(ERR_ACCOUNT_EXPIRED, AUTH_EXPIRED)
         del self.claims[key]
-        broker.options.accounts = [config for config in broker.options.accounts if config.name != key]
+        kept = [config for config in broker.options.accounts if config.name != key and config.name not in self.claims]
+        broker.options.accounts = kept + account_configs(self.claims)
         reconfigure_accounts(broker)
         if self.follow_jetstream is not None:
             self.follow_jetstream()
@@ -163,7 +173,11 @@ class ResolvedAccounts:
         options = broker.options
         is_new = key not in self.claims
         self.claims[key] = claims
-        options.accounts = [config for config in options.accounts if config.name != key] + [claims.config(key)]
+        for feature in unserved_features(claims):
+            broker.log.error("%s", f"{feature} (account {key}): not supported by fakejs yet")
+        # Every JWT account made again: another's imports of this one's exports follow it too.
+        kept = [config for config in options.accounts if config.name not in self.claims]
+        options.accounts = kept + account_configs(self.claims)
         reconfigure_accounts(broker)
         if self.follow_jetstream is not None:
             self.follow_jetstream()
@@ -230,3 +244,10 @@ def _user_claims(client: ClientSession) -> Claims | None:
         return decode_kind(token, USER)
     except JwtError:
         return None
+
+
+def _exporter_keys(account: AccountClaims) -> list[str]:
+    """The accounts the account JWT's imports name, in its order."""
+    imports = account.claims.nats.get("imports")
+    entries = imports if isinstance(imports, list) else []
+    return [i["account"] for i in entries if isinstance(i, dict) and isinstance(i.get("account"), str)]

@@ -64,6 +64,12 @@ class Import:
     service: bool
     local: str = ""
     prefix: str = ""  # stream imports: nats-server's ``prefix``
+    # An account JWT's import through an activation token: the token's ``exp`` and ``nbf`` (Unix seconds, 0: unset).
+    expires: int = 0
+    not_before: int = 0
+    # Whether the import ends at ``expires`` once wired: nats-server finds it again by the token's subject,
+    # so only when that is the import's own (a stream's exported subject, a service's local one).
+    ends_at_expiry: bool = True
 
 
 @dataclass(frozen=True)

@@ -153,10 +153,11 @@ class Login:
     ``signed``: the client proved it holds the nkey (signed the nonce);
     ``anonymous``: it showed no credentials and became the no_auth_user;
     ``expires``: when the login ends (a user JWT's ``exp``, Unix seconds; 0: never);
+    ``account_expires``: when its account ends (an account JWT's ``exp``; 0: never).
     ``name_tag``: an operator-mode user JWT's ``name`` (nats-server's ``nameTag``).
     """
 
-    __slots__ = ("anonymous", "expires", "name_tag", "signed", "user")
+    __slots__ = ("account_expires", "anonymous", "expires", "name_tag", "signed", "user")
 
     def __init__(
         self,
@@ -165,11 +166,13 @@ class Login:
         anonymous: bool = False,
         expires: int = 0,
         name_tag: str = "",
+        account_expires: int = 0,
     ) -> None:
         self.user = user
         self.signed = signed
         self.anonymous = anonymous
         self.expires = expires
+        self.account_expires = account_expires
         self.name_tag = name_tag
 
     def __repr__(self) -> str:

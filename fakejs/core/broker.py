@@ -24,6 +24,7 @@ from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks, NoTap, WireTap
+from fakejs.core.jwt.account_configs import unknown_exporters
 from fakejs.core.jwt.login import Refused, jwt_logins
 from fakejs.core.log import RepeatFilter, get_logger
 from fakejs.core.msgtrace_route import publish_routed_traced
@@ -68,6 +69,7 @@ class Broker:
         self.accounts = Accounts(self.random, self.record_error)
         self.auth = Authenticator(options)
         self.jwt_logins = jwt_logins(options)  # operator mode: user JWTs log in
+        self.jwt_accounts_used: set[str] = set()  # accounts a user JWT logged in to (nats-server registers them)
         # ``auth_callout``, or accounts' JWT ``authorization``: logins a service decides (see fakejs.core.callout).
         self.callouts: AuthCallouts | None = None
         if options.auth_callout is not None and callout_key is not None:
@@ -315,7 +317,20 @@ class Broker:
         account = self.accounts.get(login.user.account)
         if account is None:
             return None
-        return account, Login(login.user, signed=True, expires=login.expires, name_tag=login.user.name)
+        if account.name not in self.jwt_accounts_used:  # nats-server registers an account at its first use
+            self.jwt_accounts_used.add(account.name)
+            self._log_unknown_exporters(account.name)
+        expires, account_expires = login.expires, login.account_expires
+        return account, Login(
+            login.user, True, expires=expires, account_expires=account_expires, name_tag=login.user.name
+        )
+
+    def _log_unknown_exporters(self, name: str) -> None:
+        """The lines nats-server logs for each import it cannot find the exporter of, as it registers the account."""
+        assert self.jwt_logins is not None
+        for line in unknown_exporters(self.jwt_logins.accounts[name], self.jwt_logins.accounts):
+            self.log.warning("Account fetch failed: account missing")
+            self.log.error(line)
 
     def _account_login(self, connect: dict[str, Any]) -> Account | None:
         """A user and password registered on an account other than ``$G`` (``Account.users``)."""

@@ -259,7 +259,7 @@ class AuthCallouts:
         account, login = result
         assert login.user is not None
         user = replace(login.user, permissions=_denied_callout_subject(login.user.permissions))
-        return account, Login(user, login.signed, login.anonymous, login.expires, login.name_tag)
+        return account, Login(user, login.signed, login.anonymous, login.expires, login.name_tag, login.account_expires)
 
 
 class _Exchange:

@@ -43,6 +43,7 @@ from fakejs.protocol.parser import Parser
 ERR_BAD_PROTOCOL = "invalid client protocol"
 ERR_MAX_ACCOUNT_CONNECTIONS = "maximum account active connections exceeded"
 ERR_AUTH_EXPIRED = "User Authentication Expired"
+ERR_ACCOUNT_EXPIRED = "Account Authentication Expired"
 ERR_NO_RESPONDERS_HEADERS = "no responders requires headers support"
 # A login not looked up yet (``None`` is a refused one).
 NOT_YET = object()
@@ -390,20 +391,25 @@ def limit_payload(client: ConnectingClient, options: ServerOptions, log: logging
 def expire_login(client: ConnectingClient) -> None:
     """A login that expires (a user JWT's ``exp``) ends then: ``-ERR 'User Authentication Expired'``, closed.
 
-    The server's clock drives it (a virtual clock too).
+    When its account's JWT expires first, nats-server closes every client of
+    the account then: ``-ERR 'Account Authentication Expired'``.  The
+    server's clock drives both (a virtual clock too).
     """
     login = client.login
-    if login is None or not login.expires:
+    if login is None:
         return
     clock = client.broker.clock
-    delay = login.expires - clock.time_ns() / 1e9
-    clock.call_later(max(delay, 0.0), _expired, client, login)
+    now = clock.time_ns() / 1e9
+    if login.expires:
+        clock.call_later(max(login.expires - now, 0.0), _expired, client, login, ERR_AUTH_EXPIRED)
+    if login.account_expires:
+        clock.call_later(max(login.account_expires - now, 0.0), _expired, client, login, ERR_ACCOUNT_EXPIRED)
 
 
-def _expired(client: ConnectingClient, login: Login) -> None:
+def _expired(client: ConnectingClient, login: Login, error: str) -> None:
     if client.closed or client.login is not login:
         return
     user_key = login.user.nkey if login.user is not None else ""
-    client.broker.log.debug("%s - %s - Account:%s - jwt:%s", client, ERR_AUTH_EXPIRED, client.account.label, user_key)
-    client.send_err(ERR_AUTH_EXPIRED)
+    client.broker.log.debug("%s - %s - Account:%s - jwt:%s", client, error, client.account.label, user_key)
+    client.send_err(error)
     client.close(AUTH_EXPIRED)

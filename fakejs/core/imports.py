@@ -50,7 +50,7 @@ from fakejs.core.subject_transform import service_import_rename, stream_import_r
 from fakejs.core.subjects import is_subset
 from fakejs.protocol import headers as hdrs
 
-__all__ = ["DEFAULT_RESPONSE_THRESHOLD", "Imports", "Responses", "wire_imports"]
+__all__ = ["DEFAULT_RESPONSE_THRESHOLD", "Imports", "Responses", "activation_current", "wire_imports"]
 
 # nats-server's DEFAULT_SERVICE_EXPORT_RESPONSE_THRESHOLD.
 DEFAULT_RESPONSE_THRESHOLD = 120.0
@@ -236,9 +236,10 @@ class Imports:
         pattern = transform_untokenize(local)[0]
         router, source = importer.router, exporter.router
         counts = self.counts
+        clock, timed = self.clock, bool(imp.expires and imp.ends_at_expiry)  # an activation token's end
 
         def carry(shown: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
-            if isinstance(origin, _Carried):
+            if isinstance(origin, _Carried) or (timed and not activation_current(imp, clock.time_ns() / 1e9)):
                 return False
             counts["carried"] += 1
             # A push consumer's delivery is routed on its deliver subject and shows the stored one.
@@ -296,11 +297,14 @@ class Imports:
         key = object()
         active = self._active
         counts = self.counts
+        clock, timed = self.clock, bool(imp.expires and imp.ends_at_expiry)  # an activation token's end
 
         def request(
             subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object, untraced: bool = False
         ) -> bool:
             if isinstance(origin, _Carried) or key in active:
+                return False
+            if timed and not activation_current(imp, clock.time_ns() / 1e9):
                 return False
             counts["requests"] += 1
             responses = self.responses(exporter)
@@ -361,6 +365,11 @@ def _export_for(config: AccountConfig | None, subject: str) -> Export | None:
     return next((e for e in services if is_subset(subject, e.subject)), None)
 
 
+def activation_current(imp: Import, now: float) -> bool:
+    """Whether the activation token of an account JWT's import is valid at ``now`` (``checkActivation``'s times)."""
+    return not (imp.expires and imp.expires <= now) and not (imp.not_before and now < imp.not_before)
+
+
 def wire_imports(accounts: Accounts, configs: list[AccountConfig], clock: Clock, rng: random.Random) -> Imports:
     """Install every import of ``configs`` on the accounts already created for them.
 
@@ -369,13 +378,14 @@ def wire_imports(accounts: Accounts, configs: list[AccountConfig], clock: Clock,
     """
     wiring = Imports(clock, rng, accounts)
     by_name = {c.name: c for c in configs}
+    now = clock.time_ns() / 1e9
     for config in configs:
         importer = accounts.get(config.name)
         if importer is None:
             continue
         for imp in config.imports:
             exporter = accounts.get(imp.account)
-            if exporter is None:
+            if exporter is None or not activation_current(imp, now):
                 continue
             if imp.service:
                 wiring.add_service(exporter, importer, imp, _export_for(by_name.get(imp.account), imp.subject))

@@ -5,7 +5,8 @@ With a full resolver (``resolver { type: full }``, nats-server's
 
 * ``$SYS.REQ.ACCOUNT.<account>.CLAIMS.UPDATE`` (and the older
   ``$SYS.ACCOUNT.<account>.CLAIMS.UPDATE``) and ``$SYS.REQ.CLAIMS.UPDATE``:
-  the account JWT is stored in the directory (``jwt updated``), and applied
+  the account JWT is stored in the directory (``jwt updated``; one nats-io/jwt
+  finds invalid is refused, ``jwt validation failed``), and applied
   to the account when the server made it
   (:class:`~fakejs.core.account_claims.ResolvedAccounts`);
 * ``$SYS.REQ.ACCOUNT.<account>.CLAIMS.LOOKUP``: the stored JWT itself, or
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.core.account_claims import ResolvedAccounts
 from fakejs.core.accounts import Account
+from fakejs.core.jwt.account_validation import account_issues
 from fakejs.core.jwt.claims import (
     ACCOUNT,
     PREFIX_BYTE_ACCOUNT,
@@ -66,6 +68,14 @@ class UpdateError(Exception):
     def __init__(self, message: str, account: str, reason: str) -> None:
         super().__init__(reason)
         self.message, self.account = message, account
+
+
+def _validate(claims: Claims, suffix: str) -> None:
+    """nats-server's ``claimValidate``: an update nats-io/jwt finds invalid (its times aside) is refused."""
+    errors = [issue.text for issue in account_issues(claims) if issue.blocking]
+    if errors:
+        message = "jwt update cache validation failed" if suffix else "jwt validation failed"
+        raise UpdateError(message, claims.subject, f"validation errors: [{' '.join(errors)}]")
 
 
 def _account_key(subject: str) -> str:
@@ -168,12 +178,16 @@ class ClaimsRequests:
         except JwtError as exc:
             raise UpdateError(failed, named if named and suffix else NOT_APPLICABLE, str(exc)) from None
         key = named or claims.subject
+        if named is not None and not suffix:
+            _validate(claims, suffix)  # nats-server validates a full resolver's per-account update first
         if named is not None and claims.subject != named:
             raise UpdateError(failed, named, "subject does not match jwt content")
         if self._strict_issuer(claims):
             raise UpdateError(failed, key, "operator requires issuer to be a signing key")
         if suffix and not self.resolved.loaded(key):
             return key, False
+        if named is None or suffix:
+            _validate(claims, suffix)
         store = self.resolved.store
         assert store is not None
         try:

@@ -127,11 +127,13 @@ class AccountJetStreams:
 
         store = account_store(self._base, account)
         batch_limits = self._batch_limits
-        self._start(
-            JetStreamWithApi(
-                self.broker, store, own_store=False, account=account, limits=limits, batch_limits=batch_limits
-            )
+        js = JetStreamWithApi(
+            self.broker, store, own_store=False, account=account, limits=limits, batch_limits=batch_limits
         )
+        tiers = next((c.tiers for c in self.broker.options.accounts if c.name == account.name and c.tiers), None)
+        if tiers:
+            js.use_tiers(tiers)
+        self._start(js)
 
     def follow_accounts(self) -> None:
         """After a reload changed the accounts: each has JetStream, or answers that it has none, as configured.

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from fakejs._version import __version__
 from fakejs.core.auth import is_bcrypt
 from fakejs.core.broker import Broker
+from fakejs.core.jwt.account_validation import account_issues
+from fakejs.core.jwt.claims import ACCOUNT, JwtError, decode_kind
 from fakejs.core.jwt.trust import TrustedOperators
 from fakejs.core.options import NATS_VERSION, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.gocompat import ids
@@ -65,6 +67,8 @@ def log_starting(log: logging.Logger, broker: Broker) -> None:
         log_trusted_operators(log, options)
     if options.max_payload > LARGE_PAYLOAD:
         log.warning("Maximum payloads over 8.00 MB are generally discouraged and could lead to poor performance")
+    if options.trusted_operators and options.resolver_preload:
+        log_preload_issues(log, options, broker.clock.time_ns() / 1e9)
     if not options.system_account:
         log.debug('Created system account: "%s"', SYSTEM_ACCOUNT)
 
@@ -88,6 +92,20 @@ def log_trusted_operators(log: logging.Logger, options: ServerOptions) -> None:
     if directory is not None:  # the resolver starts before JetStream does
         scope = "some" if directory.kind == "CACHE" else "all"
         log.info("Managing %s jwt in exclusive directory %s", scope, directory.directory)
+
+
+def log_preload_issues(log: logging.Logger, options: ServerOptions, now: float) -> None:
+    """nats-server's ``checkResolvePreloads``: each preloaded account that does not validate, with its issues."""
+    for name, token in options.resolver_preload.items():
+        try:
+            claims = decode_kind(token, ACCOUNT)
+        except JwtError:
+            continue
+        issues = account_issues(claims, now)
+        if any(issue.blocking for issue in issues):
+            log.warning("Account [%s] has validation issues:", name)
+            for issue in issues:
+                log.warning("  - %s", issue.text)
 
 
 def log_stopped(log: logging.Logger) -> None:

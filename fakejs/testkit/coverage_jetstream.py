@@ -197,7 +197,7 @@ UNANSWERED_ERRORS: dict[int, str] = {
     10163: "never: fakejs knows each subject's last sequence at once",
     **dict.fromkeys(
         (10016, 10019, 10032, 10033, 10035, 10050, 10053, 10063, 10076, 10078, 10085, 10092, 10093,
-         10096, 10104, 10105, 10106, 10117, 10120, 10125, 10180, 10181, 10182),
+         10096, 10104, 10105, 10106, 10117, 10125, 10180, 10181, 10182),
         "never answered by fakejs",
     ),
 }  # fmt: skip

@@ -22,6 +22,13 @@ pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
 
 OPERATOR = Operator("O")
 SYSTEM, APP = OPERATOR.account("SYS"), OPERATOR.account("APP")
+LATENCY = OPERATOR.account(
+    "LATENCY", exports=[{"type": "service", "subject": "q", "service_latency": {"sampling": 100, "results": "lat"}}]
+)
+TIERED = OPERATOR.account("TIERED", limits={"tiered_limits": {"R1": {"mem_storage": -1}}})
+TRACED = OPERATOR.account(
+    "TRACED", imports=[{"type": "stream", "account": APP.public_key, "subject": "s", "allow_trace": True}]
+)
 MEMORY = "resolver: MEMORY\n"
 
 # Each case: the file's text, given the directory it is written to.
@@ -78,6 +85,21 @@ FAKEJS_REFUSES: dict[str, tuple[Callable[[Path], str], str]] = {
         ),
         "user JWTs from a websocket cookie",
     ),
+    "export_latency": (
+        lambda d: OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, LATENCY]) + "port: -1\n",
+        "service latency tracking of account JWT exports (service_latency)",
+    ),
+    "tiers_in_a_cluster": (
+        lambda d: (
+            OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, TIERED])
+            + "port: -1\ncluster { name: c, listen: 127.0.0.1:-1 }\n"
+        ),
+        "tiered JetStream limits of account JWTs (tiered_limits) in a cluster",
+    ),
+    "import_allow_trace": (
+        lambda d: OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, APP, TRACED]) + "port: -1\n",
+        "message tracing through account JWT exports and imports (allow_trace)",
+    ),
 }
 
 
@@ -92,7 +114,7 @@ def test_start_errors(name: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(FAKEJS_REFUSES))
-def test_fakejs_refuses_the_resolvers_it_does_not_serve(name: str, tmp_path: Path) -> None:
+def test_fakejs_refuses_what_it_does_not_serve(name: str, tmp_path: Path) -> None:
     text, feature = FAKEJS_REFUSES[name]
     path = write(tmp_path, text(tmp_path))
     assert run(real(), "-t", "-c", path)[0] == 0

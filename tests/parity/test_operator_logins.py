@@ -7,6 +7,7 @@ and logs in raw: CONNECT with the user's JWT and the nonce signed.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
 from pathlib import Path
 
@@ -129,6 +130,8 @@ async def test_the_debug_lines_of_refused_logins(target_kind: str, tmp_path: Pat
     scoped = app.scoped_signing_key("scoped", pub_allow=["{{nope()}}"])
     user = app.user("u")
     header, claims, _ = user.jwt.split(".")
+    hour = datetime.datetime.now(datetime.UTC).hour
+    later = (f"{(hour + 2) % 24:02}:00:00", f"{(hour + 3) % 24:02}:00:00")  # a range an hour away from now
     cases: list[tuple[dict[str, object], str]] = [
         ({}, "Authentication requires a user JWT"),
         ({"jwt": f"{header}.{claims}.AAAA"}, "Authentication requires a user JWT"),
@@ -146,6 +149,7 @@ async def test_the_debug_lines_of_refused_logins(target_kind: str, tmp_path: Pat
         ),
         ({"jwt": app.user("t", signer=scoped).jwt}, "User JWT generated invalid permissions"),
         ({"sign": app.user("s", src=["10.0.0.0/8"])}, "Bad src Ip 127.0.0.1"),  # an error line, not a debug one
+        ({"sign": app.user("o", times=[later], times_location="UTC")}, "Outside connect times"),  # an error line too
     ]
     expected: list[str] = []
     with client_lines_of("cid") as fake_lines:

@@ -27,6 +27,7 @@ from tests.harness.configured import configured_servers
 from tests.harness.operator import login_connect
 from tests.harness.raw import RawClient
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target
+from tests.harness.warning_lines import Lines, lines_fixture
 
 
 class ReloadedTarget(Target):
@@ -36,6 +37,7 @@ class ReloadedTarget(Target):
 
 
 StartResolver = Callable[..., Awaitable[Target]]
+lines = lines_fixture()
 AUTH_VIOLATION = b"-ERR 'Authorization Violation'\r\n"
 
 
@@ -115,6 +117,30 @@ async def test_a_pushed_account_is_stored_looked_up_listed_and_logs_in(start: St
         client = await raw_login(target, app.user("alice"))
         await client.read_until(b"PONG\r\n")
         await client.close()
+    finally:
+        await admin.close()
+
+
+async def test_pushed_accounts_export_and_import(start: StartResolver, lines: Lines) -> None:
+    """An importer made after the start gets its exporter's stream, the exporter made with it (no fetch failed)."""
+    operator = Operator("O")
+    system = operator.account("SYS")
+    shop = operator.account("SHOP", exports=[{"type": "stream", "subject": "orders.>"}])
+    audit = operator.account("AUDIT", imports=[{"type": "stream", "account": shop.public_key, "subject": "orders.>"}])
+    target = await start(operator, system)
+    admin = await connect(target, system.user("admin"))
+    try:
+        await push_account(admin, shop)
+        await push_account(admin, audit)
+        reader = await connect(target, audit.user("reader"))
+        sub = await reader.subscribe("orders.>")
+        await reader.flush()
+        writer = await connect(target, shop.user("writer"))
+        await writer.publish("orders.new", b"for the auditors")
+        assert (await sub.next_msg(timeout=5)).data == b"for the auditors"
+        await reader.close()
+        await writer.close()
+        assert not [line for line in lines.of(target) if "account missing" in line or "Can't locate" in line]
     finally:
         await admin.close()
 
@@ -321,6 +347,31 @@ async def test_a_jwt_no_trusted_operator_issued(start: StartResolver) -> None:
                 "description": f"delete accounts request by {app.public_key} failed - delete must be enabled in server config",
             }
         }
+    finally:
+        await admin.close()
+
+
+async def test_a_pushed_account_that_does_not_validate(start: StartResolver, tmp_path: Path) -> None:
+    """An account JWT nats-io/jwt finds invalid (a mapping over 100%) is refused with its issues, and not stored."""
+    operator = Operator("O")
+    system = operator.account("SYS")
+    app = operator.account("APP", mappings={"a": [{"subject": "b", "weight": 101}]})
+    target = await start(operator, system)
+    admin = await connect(target, system.user("admin"))
+    issues = (
+        'validation errors: [Mapping "a" has a weight 101 that exceeds 100 '
+        'Mapping "a" exceeds 100% among all of it\'s weighted to mappings]'
+    )
+    try:
+        for subject in ("$SYS.REQ.CLAIMS.UPDATE", f"$SYS.REQ.ACCOUNT.{app.public_key}.CLAIMS.UPDATE"):
+            reply = await request(admin, subject, app.jwt.encode())
+            assert reply == {
+                "error": {"account": app.public_key, "code": 500, "description": f"jwt validation failed - {issues}"}
+            }
+        assert not (tmp_path / "jwt" / f"{app.public_key}.jwt").exists()
+        client = await raw_login(target, app.user("alice"))
+        await client.read_until(AUTH_VIOLATION)
+        await client.close()
     finally:
         await admin.close()
 

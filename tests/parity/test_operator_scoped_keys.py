@@ -10,6 +10,7 @@ expand, is refused.  Each test starts a server of its kind with
 from __future__ import annotations
 
 import asyncio
+import datetime
 from pathlib import Path
 
 import pytest
@@ -181,11 +182,26 @@ async def test_a_user_issued_by_a_plain_key_keeps_its_own_permissions(start: Sta
         await client.close()
 
 
+async def test_a_templates_connect_times_are_its_users(start: StartOperator) -> None:
+    """A scoped key's ``times`` hold for the users it issues: outside them the login is refused."""
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    hour = datetime.datetime.now(datetime.UTC).hour
+    later = [{"start": f"{(hour + 2) % 24:02}:00:00", "end": f"{(hour + 3) % 24:02}:00:00"}]  # an hour from now
+    always = [{"start": "00:00:00", "end": "23:59:59"}]  # a range holds all day but its end second
+    never = app.scoped_signing_key("night", template={**user_template(), "times": later, "times_location": "UTC"})
+    day = app.scoped_signing_key("day", template={**user_template(), "times": always, "times_location": "UTC"})
+    target = await start(operator, system, app)
+    assert await refused(target, app.user("owl", signer=never)) == AUTHORIZATION_VIOLATION
+    if datetime.datetime.now(datetime.UTC).strftime("%H:%M:%S") < "23:59:50":
+        client = await logged_in(target, app.user("lark", signer=day))
+        await client.close()
+
+
 @pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
 @pytest.mark.parametrize(
     ("template", "feature"),
     [
-        ({"times": [{"start": "01:00:00", "end": "02:00:00"}]}, "connect times (times)"),
         ({"proxy_required": True}, "trusted proxies (proxy_required)"),
     ],
 )

@@ -83,7 +83,16 @@ def test_a_damaged_jwt_is_refused(position: int, replacement: str) -> None:
     index = position % len(token)
     damaged = token[:index] + replacement + token[index + 1 :]
     outcome = login({"jwt": damaged, "sig": signature()})
-    assert isinstance(outcome, str) or damaged == token
+    assert isinstance(outcome, str) or same_bytes(damaged, token)
+
+
+def same_bytes(damaged: str, token: str) -> bool:
+    """Whether two JWTs decode to the same bytes (a last character's unused bits are ignored, as Go ignores them)."""
+    try:
+        decoded = [base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)) for part in damaged.split(".")]
+    except ValueError:
+        return False
+    return decoded == [base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)) for part in token.split(".")]
 
 
 @HOSTILE

@@ -110,10 +110,8 @@ def test_a_scoped_user_gets_the_template_in_place_of_its_own() -> None:
         scoped_user(UserScope("KEY", "", {"pub": {"deny": ["{{x()}}"]}}), user, account)
 
 
-def test_templates_with_connect_times_or_proxies_are_named() -> None:
-    assert UserScope("K", "", {"times": [{"start": "01:00:00", "end": "02:00:00"}]}).unserved() == [
-        "connect times (times)"
-    ]
+def test_templates_with_proxies_are_named() -> None:
+    assert UserScope("K", "", {"times": [{"start": "01:00:00", "end": "02:00:00"}]}).unserved() == []
     assert UserScope("K", "", {"proxy_required": True}).unserved() == ["trusted proxies (proxy_required)"]
     assert UserScope("K", "", user_template()).unserved() == []
 

@@ -254,3 +254,19 @@ def test_server_config_may_name_an_operator_file(tmp_path: Path, operator: Opera
     config = operator.server_config(accounts=[operator.account("SYS")], operator_file=path)
     assert config.startswith(f'operator: "{path}"\nresolver: MEMORY\n')
     assert path.read_text() == operator.jwt
+
+
+def test_activation_tokens_as_nats_io_jwt_writes_them(operator: Operator) -> None:
+    exporter, importer = operator.account("EXP"), operator.account("IMP")
+    token = exporter.activation(importer, "orders.>", expires=60)
+    claims = decode(token)[1]
+    assert list(claims) == ["exp", "jti", "iat", "iss", "sub", "nats"]
+    assert (claims["iss"], claims["sub"], claims["exp"]) == (exporter.public_key, importer.public_key, FIXED_TIME + 60)
+    assert claims["nats"] == {"subject": "orders.>", "kind": "stream", "type": "activation", "version": 2}
+    key = exporter.signing_key()
+    signed = decode(exporter.activation(importer.public_key, "help", service=True, signer=key))[1]
+    assert signed["iss"] == key.public_key
+    assert signed["nats"] == {
+        "subject": "help", "kind": "service", "issuer_account": exporter.public_key, "type": "activation", "version": 2,
+    }  # fmt: skip
+    assert verify(token)

@@ -17,6 +17,7 @@ from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.resolver_directory import directory_resolver
 from fakejs.core.configfile.values import go_type
+from fakejs.core.jwt.account_configs import account_configs, unserved_features
 from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind, parse_decorated_jwt
 from fakejs.core.jwt.scoped import user_scopes
 from fakejs.core.jwt.trust import TrustedOperators, resolve
@@ -114,7 +115,8 @@ def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: 
     """Operator mode's start: the trusted preloaded accounts become configured accounts (named by key).
 
     Refused by name: operator mode without a resolver (the URL resolver), a scoped signing
-    key's template with connect times or a trusted proxy, and a websocket ``jwt_cookie``.  ``accounts`` beside operators is nats-server's
+    key's template with a trusted proxy, what :func:`~fakejs.core.jwt.account_configs.unserved_features`
+    names, tiered limits in a cluster, and a websocket ``jwt_cookie``.  ``accounts`` beside operators is nats-server's
     start error (see :func:`~fakejs.core.configfile.load.start_problem`).
     """
     if not options.trusted_operators or context.errors:
@@ -128,8 +130,14 @@ def preloaded_accounts(tree: dict[str, Token], options: ServerOptions, context: 
             context.refuse(first, "operator (JWT) mode without resolver: MEMORY (the URL account resolver)")
         return
     trusted = TrustedOperators.from_jwts(options.trusted_operators)
-    for name, account in resolve(trusted, options.resolver_preload).items():
+    accounts = resolve(trusted, options.resolver_preload)
+    for name, account in accounts.items():
         for scope in user_scopes(account.claims.nats).values():
             for unserved in scope.unserved():
                 context.refuse(first, f"{unserved} in a scoped signing key's template (account {name})")
-        options.accounts.append(account.config(name))
+        for feature in unserved_features(account):
+            context.refuse(first, f"{feature} (account {name} in resolver_preload)")
+    configs = account_configs(accounts)
+    if options.cluster is not None and any(config.tiers for config in configs):
+        context.refuse(first, "tiered JetStream limits of account JWTs (tiered_limits) in a cluster")
+    options.accounts.extend(configs)

@@ -8,11 +8,13 @@ by one of its signing keys (then naming the account in
 JWT is a ``bearer_token`` (which the account's ``disallow_bearer``
 refuses) the CONNECT's ``sig`` must be the nonce signed with the user's
 key; the user must not be revoked, must connect from one of its ``src``
-networks and with one of its ``allowed_connection_types``.
+networks, inside its connect ``times`` (:mod:`fakejs.core.jwt.times`) and
+with one of its ``allowed_connection_types``.
 Each refusal's reason is nats-server's debug line for it (``Refused``; ``Bad
-src Ip`` is an error line, ``RefusedWithError``), the checks in its order.
+src Ip`` and ``Outside connect times`` are error lines, ``RefusedWithError``), the checks in its order.
 A login becomes a :class:`~fakejs.core.users.User` in the account (named by
-its public key) with the JWT's permissions and its ``subs`` and ``payload``
+its public key) with the JWT's permissions (or, without any, the account's
+``default_permissions``) and its ``subs`` and ``payload``
 limits (the latter lowered by the account's), and the time it expires.
 A user issued by one of the account's scoped signing keys gets the key's
 template in place of its own permissions and limits (see
@@ -31,8 +33,9 @@ from typing import Any
 from fakejs.core.auth import verify_signature
 from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, USER, Claims, JwtError, decode_kind, is_key_of
 from fakejs.core.jwt.scoped import ScopeError, scoped_user, user_scopes
+from fakejs.core.jwt.times import connect_window
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, claim_limit, resolve
-from fakejs.core.jwt.validation import sources, user_issues
+from fakejs.core.jwt.user_validation import sources, user_issues
 from fakejs.core.options import ServerOptions
 from fakejs.core.sublimits import tighter
 from fakejs.core.users import Permissions, ResponsePermission, SubjectPermission, User
@@ -46,6 +49,8 @@ class JwtLogin:
 
     user: User
     expires: int = 0
+    # The account JWT's ``exp``: its clients are closed then ('Account Authentication Expired'); 0: never.
+    account_expires: int = 0
 
 
 class Refused(Exception):
@@ -97,10 +102,10 @@ def permissions(nats: Mapping[str, Any]) -> Permissions | None:
     return Permissions(publish, subscribe, response)
 
 
-def user_limit(nats: Mapping[str, Any], key: str) -> int:
-    """A user claim's ``subs`` or ``payload``: absent is Go's zero (none allowed), -1 no limit."""
-    value = nats.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def default_permissions(account: AccountClaims) -> Permissions | None:
+    """The account JWT's ``default_permissions``: a user JWT without permissions of its own gets them."""
+    defaults = account.claims.nats.get("default_permissions")
+    return permissions(defaults) if isinstance(defaults, dict) else None
 
 
 def source_allowed(sources: tuple[str, ...], host: str) -> bool:
@@ -150,17 +155,21 @@ class JwtAuthenticator:
             raise Refused("User authentication revoked")
         if not source_allowed(tuple(sources(nats.get("src"))), host):
             raise RefusedWithError(f"Bad src Ip {host}")
+        allowed_now, valid_for = connect_window(nats, now)
+        if not allowed_now:
+            raise RefusedWithError("Outside connect times")
         user = User(
             name=claims.name,
             nkey=claims.subject,
-            permissions=permissions(nats),
+            permissions=permissions(nats) or default_permissions(account),
             account=account.public_key,
             connection_types=types,
-            max_subscriptions=user_limit(nats, "subs"),
-            max_payload=tighter(user_limit(nats, "payload"), claim_limit(account.limits, "payload")),
+            max_subscriptions=claim_limit(nats, "subs"),
+            max_payload=tighter(claim_limit(nats, "payload"), claim_limit(account.limits, "payload")),
         )
-        expires = min((t for t in (claims.expires, account.claims.expires) if t), default=0)
-        return JwtLogin(user, expires)
+        window_end = round(now + valid_for) if valid_for else 0  # a range ends on a whole second
+        expires = min((t for t in (claims.expires, window_end) if t), default=0)
+        return JwtLogin(user, expires, account.claims.expires)
 
     @staticmethod
     def _claims(token: object, now: float) -> Claims:

@@ -39,7 +39,7 @@ EXPANSION_LIMIT = 4096
 # nats-server's mustacheRE: ``{{`` then anything but ``}`` then ``}}``.
 MUSTACHE = re.compile(r"\{\{[^}]+\}\}")
 # What a scoped key's template may hold that fakejs does not serve, with the name it refuses it by.
-UNSERVED_TEMPLATE_FIELDS = {"times": "connect times (times)", "proxy_required": "trusted proxies (proxy_required)"}
+UNSERVED_TEMPLATE_FIELDS = {"proxy_required": "trusted proxies (proxy_required)"}
 
 INVALID_SUBJECT = "generated invalid subject"
 
@@ -61,7 +61,7 @@ class UserScope:
     template: dict[str, Any] = field(default_factory=dict)
 
     def unserved(self) -> list[str]:
-        """The names of what the template holds that fakejs does not serve (connect times, trusted proxies)."""
+        """The names of what the template holds that fakejs does not serve (trusted proxies)."""
         return [name for key, name in UNSERVED_TEMPLATE_FIELDS.items() if self.template.get(key)]
 
 

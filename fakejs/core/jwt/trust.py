@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakejs.core.account_config import NO_LIMIT, AccountConfig, JetStreamLimits
+from fakejs.core.account_config import AccountConfig, JetStreamLimits
+from fakejs.core.jwt.account_validation import invalid
 from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, Claims, JwtError, decode_kind
 
 # nats-io/jwt's All: a revocation of every user of the account.
@@ -29,9 +30,13 @@ def _keys(value: object) -> list[Any]:
 
 
 def claim_limit(limits: Mapping[str, Any], key: str) -> int:
-    """A claim's limit (``subs``, ``payload``, ``conn``...), -1 (nats-io/jwt's NoLimit) when absent."""
-    value = limits.get(key, NO_LIMIT)
-    return value if isinstance(value, int) and not isinstance(value, bool) else NO_LIMIT
+    """A claim's limit (``subs``, ``payload``, ``conn``...): 0 when absent, Go's zero value, as nats-server reads it.
+
+    nats-io/jwt writes -1 (``NoLimit``) for each limit not set; one left out
+    of a JWT allows none.
+    """
+    value = limits.get(key, 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 @dataclass(frozen=True)
@@ -129,7 +134,8 @@ class AccountClaims:
 def resolve(trusted: TrustedOperators, preload: Mapping[str, str]) -> dict[str, AccountClaims]:
     """The preloaded accounts a trusted operator issued, by the key they are stored under.
 
-    An account JWT that does not verify or that no trusted operator issued
+    An account JWT that does not verify, that no trusted operator issued or
+    that does not validate (:func:`~fakejs.core.jwt.account_validation.invalid`)
     is left out, as nats-server's resolver lookup fails for it.
     """
     accounts: dict[str, AccountClaims] = {}
@@ -138,6 +144,6 @@ def resolve(trusted: TrustedOperators, preload: Mapping[str, str]) -> dict[str, 
             claims = decode_kind(token, ACCOUNT)
         except JwtError:
             continue
-        if trusted.issued(claims):
+        if trusted.issued(claims) and not invalid(claims):
             accounts[key] = AccountClaims.from_claims(claims)
     return accounts

@@ -19,7 +19,7 @@ import os
 import random
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
@@ -70,6 +70,12 @@ def api_error(name: str, **fields: Any) -> ApiError:
     return make(name, **fields)
 
 
+# The tier of a single server's streams (nats-server's tierName of one replica).
+SINGLE_SERVER_TIER = "R1"
+# A tiered account's own ``limits`` in ``$JS.API.INFO``: Go's zero value, every limit 0.
+NO_LIMITS_SET = JetStreamLimits(0, 0, 0, 0, 0, 0, 0, False)
+# The usage counts each tier of ``$JS.API.INFO`` reports.
+TIER_USAGE = ("memory", "storage", "reserved_memory", "reserved_storage", "streams", "consumers")
 # nats-server logs "resource limits exceeded" at most this often (seconds).
 LIMIT_LOG_INTERVAL = 10.0
 
@@ -144,6 +150,16 @@ class JetStream:
         self._limited = (options.jetstream_max_memory >= 0, options.jetstream_max_store >= 0)
         self._limit_logged = -LIMIT_LOG_INTERVAL
         self._account_limit_logged = -LIMIT_LOG_INTERVAL
+        # Tiered limits by tier name (``R1``, ``R3``): see :meth:`use_tiers`; empty: the limits are the account's.
+        self.tiers: dict[str, JetStreamLimits] = {}
+
+    def use_tiers(self, tiers: Mapping[str, JetStreamLimits]) -> None:
+        """Tiered limits (an account JWT's ``tiered_limits``): a single server's streams are R1, under that tier.
+
+        Without an ``R1`` tier no stream can be created (``JSNoLimitsErr``).
+        """
+        self.tiers = dict(tiers)
+        self.update_limits(self.tiers.get(SINGLE_SERVER_TIER, JetStreamLimits()))
 
     def update_limits(self, limits: JetStreamLimits) -> None:
         """A reload gave the account new JetStream limits: the next streams, consumers and messages meet them."""
@@ -375,11 +391,18 @@ class JetStream:
             "reserved_storage": reserved_storage,
             "streams": len(self.streams),
             "consumers": sum(len(s.consumers) for s in self.streams.values()),
-            "limits": limits.limits_json(self.limits),
+            "limits": limits.limits_json(self.limits if not self.tiers else NO_LIMITS_SET),
         }
         if self.domain:
             info["domain"] = self.domain
         info["api"] = {"level": API_LEVEL, "total": self.api_total, "errors": self.api_errors}
+        if self.tiers:
+            usage = {k: v for k, v in info.items() if k in TIER_USAGE}
+            unused = dict.fromkeys(TIER_USAGE, 0)
+            info["tiers"] = {
+                name: {**(usage if name == SINGLE_SERVER_TIER else unused), "limits": limits.limits_json(tier)}
+                for name, tier in sorted(self.tiers.items())
+            }
         return info
 
     # -- streams ---------------------------------------------------------------------
@@ -413,6 +436,8 @@ class JetStream:
         from fakejs.jetstream.config.stream import copy_static_metadata
 
         checked = stream_rules.check_create(config, pedantic, self.stream_config, clustered=self.clustered is not None)
+        if self.tiers and SINGLE_SERVER_TIER not in self.tiers:
+            raise api_error("JSNoLimitsErr")
         limits.stream_bytes_rules(self.limits, checked)
         existing = self.streams.get(checked["name"])
         if existing is not None:

@@ -46,6 +46,7 @@ EXPORT_FIELDS = (
     "name", "subject", "type", "token_req", "revocations", "response_type", "response_threshold",
     "service_latency", "account_token_position", "advertise", "allow_trace", "description", "info_url",
 )  # fmt: skip
+MAPPING_FIELDS = ("subject", "weight", "cluster")
 AUTHORIZATION_FIELDS = ("auth_users", "allowed_accounts", "xkey")
 IMPORT_FIELDS = ("name", "subject", "account", "token", "to", "local_subject", "type", "share", "allow_trace")
 
@@ -268,6 +269,9 @@ class Account(Key):
         signing_keys: Iterable[Key] = (),
         expires: Expiry = None,
         description: str = "",
+        default_permissions: Mapping[str, Any] | None = None,
+        mappings: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
+        trace: Mapping[str, Any] | None = None,
         authorization: Mapping[str, Any] | None = None,
         tags: Iterable[str] = (),
     ) -> None:
@@ -283,6 +287,13 @@ class Account(Key):
         self.revocations: dict[str, int] = {}
         self.expires = _unix(expires, self.now())
         self.description = description
+        # ``{"pub": {"allow": [...], "deny": [...]}, "sub": {...}, "resp": {"max": n, "ttl": ns}}``: what its
+        # users without permissions of their own get.
+        self.default_permissions = dict(default_permissions or {})
+        # ``{source: [{"subject": destination, "weight": percent, "cluster": name}, ...]}``.
+        self.mappings = {k: [dict(d) for d in v] for k, v in (mappings or {}).items()}
+        # ``{"dest": subject, "sampling": percent}``: where messages with a sampled ``traceparent`` are traced.
+        self.trace = dict(trace) if trace is not None else None
         # ExternalAuthorization: ``auth_users`` (user public keys), ``allowed_accounts``, ``xkey``.
         self.authorization = dict(authorization or {})
         self.tags = list(tags)
@@ -333,8 +344,12 @@ class Account(Key):
             nats["signing_keys"] = [k.claims() if isinstance(k, ScopedKey) else k.public_key for k in keys]
         if self.revocations:
             nats["revocations"] = dict(sorted(self.revocations.items()))
-        nats["default_permissions"] = {"pub": {}, "sub": {}}
+        nats["default_permissions"] = {"pub": {}, "sub": {}, **self.default_permissions}
+        if self.mappings:
+            nats["mappings"] = {k: [_ordered(d, MAPPING_FIELDS) for d in v] for k, v in sorted(self.mappings.items())}
         nats["authorization"] = _ordered(self.authorization, AUTHORIZATION_FIELDS)
+        if self.trace is not None:
+            nats["trace"] = {k: self.trace[k] for k in ("dest", "sampling") if self.trace.get(k)}
         if self.description:
             nats["description"] = self.description
         if self.tags:
@@ -347,6 +362,31 @@ class Account(Key):
     def jwt(self) -> str:
         """The account's JWT, signed by its operator or the signing key given (minted again at each read)."""
         return encode(self.claims(), (self.signer or self.operator).keypair)
+
+    def activation(
+        self,
+        importer: Account | str,
+        subject: str,
+        *,
+        service: bool = False,
+        signer: Key | None = None,
+        expires: Expiry = None,
+        not_before: Expiry = None,
+    ) -> str:
+        """An activation token (nats-io/jwt's ``ActivationClaims``) letting ``importer`` import ``subject``.
+
+        The import of a ``token_req`` export carries it as its ``token``; it
+        is signed by this account, or by one of its signing keys (then naming
+        this account in ``issuer_account``).
+        """
+        now = self.now()
+        nats: dict[str, Any] = {"subject": subject, "kind": "service" if service else "stream"}
+        if signer is not None:
+            nats["issuer_account"] = self.public_key
+        nats.update(type="activation", version=LIBRARY_VERSION)
+        subject_key = importer if isinstance(importer, str) else importer.public_key
+        claims = {"exp": _unix(expires, now), "iat": int(now), "nbf": _unix(not_before, now), "sub": subject_key}
+        return encode({**claims, "nats": nats}, (signer or self).keypair)
 
     def user(self, name: str, *, signer: Key | None = None, seed: str | None = None, **options: Any) -> User:
         """A new user issued by this account or by one of its signing keys; options as :class:`User`'s."""
@@ -369,6 +409,8 @@ class User(Key):
         sub_deny: Iterable[str] = (),
         resp: ResponsePermission | None = None,
         src: Iterable[str] = (),
+        times: Iterable[tuple[str, str]] = (),
+        times_location: str = "",
         limits: Mapping[str, int] | None = None,
         bearer: bool = False,
         allowed_connection_types: Iterable[str] = (),
@@ -384,7 +426,7 @@ class User(Key):
         unlimited = 0 if isinstance(signer, ScopedKey) else NO_LIMIT
         nats = {
             **_permissions(pub_allow, pub_deny, sub_allow, sub_deny, resp),
-            **_user_limits(src, limits, unlimited),
+            **_user_limits(src, limits, unlimited, times, times_location),
             **_connection_rules(bearer, allowed_connection_types),
         }
         if signer is not None:
@@ -440,11 +482,19 @@ def _permissions(
     return permissions
 
 
-def _user_limits(src: Iterable[str], limits: Mapping[str, int] | None, unlimited: int = NO_LIMIT) -> dict[str, Any]:
-    """nats-io/jwt's ``Limits`` of a user: ``src`` CIDRs, then ``subs``, ``data``, ``payload`` (-1 unless given)."""
+def _user_limits(
+    src: Iterable[str],
+    limits: Mapping[str, int] | None,
+    unlimited: int = NO_LIMIT,
+    times: Iterable[tuple[str, str]] = (),
+    location: str = "",
+) -> dict[str, Any]:
+    """nats-io/jwt's ``Limits`` of a user: ``src`` CIDRs, connect ``times`` (``HH:MM:SS`` start and end) and their
+    ``times_location``, then ``subs``, ``data``, ``payload`` (``unlimited`` unless given)."""
     counts = {"subs": unlimited, "data": unlimited, "payload": unlimited, **(limits or {})}
-    sources = {"src": list(src)}
-    return {k: v for k, v in {**sources, **counts}.items() if v}  # omitempty: 0 and [] are left out
+    ranges = [{"start": start, "end": end} for start, end in times]
+    user_limits = {"src": list(src), "times": ranges, "times_location": location}
+    return {k: v for k, v in {**user_limits, **counts}.items() if v}  # omitempty: 0 and [] are left out
 
 
 def _connection_rules(bearer: bool, allowed_connection_types: Iterable[str]) -> dict[str, Any]:

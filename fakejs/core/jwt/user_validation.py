@@ -78,12 +78,13 @@ def sources(value: object) -> list[str]:
     return _strings(value)
 
 
-def _clock_time(text: str) -> bool:
-    match = CLOCK_TIME.fullmatch(text)
+def clock_time(text: object) -> tuple[int, int, int] | None:
+    """A ``times`` range's ``start`` or ``end`` read as Go's ``time.Parse("15:04:05", ...)`` reads it, else None."""
+    match = CLOCK_TIME.fullmatch(text) if isinstance(text, str) else None
     if match is None:
-        return False
+        return None
     hours, minutes, seconds = (int(match.group(i)) for i in (1, 2, 3))
-    return hours < 24 and minutes < 60 and seconds < 60
+    return (hours, minutes, seconds) if hours < 24 and minutes < 60 and seconds < 60 else None
 
 
 def _time_issues(times: object, location: object) -> Iterator[str]:
@@ -93,7 +94,7 @@ def _time_issues(times: object, location: object) -> Iterator[str]:
             text = entry.get(name) or ""
             if not text:
                 yield f"time ranges {name} must contain a{'n' if name == 'end' else ''} {name}"
-            elif not _clock_time(text):
+            elif clock_time(text) is None:
                 yield f"{name} in time range is invalid {quote_text(text)}"
     if isinstance(location, str) and location and location not in ("UTC", "Local"):
         try:
