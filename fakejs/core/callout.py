@@ -111,6 +111,20 @@ def raw_auth_user(connect: Mapping[str, Any], jwt_key: str = "") -> str:
     return REDACTED if isinstance(token, str) and token else ""
 
 
+def as_no_auth_user(connect: Mapping[str, Any], login: Login | None) -> Mapping[str, Any]:
+    """The CONNECT as nats-server sees it once a client without credentials became the ``no_auth_user``.
+
+    (nats-server writes the user's name and password, or its nkey, into the
+    client's options: the callout's request and ``auth_users`` see them.)
+    """
+    if login is None or not login.anonymous or login.user is None:
+        return connect
+    user = login.user
+    if user.nkey:
+        return {**connect, "nkey": user.nkey}
+    return {**connect, "user": user.name, "pass": user.password}
+
+
 class AuthCallouts:
     """The authorization callouts of one server: ``options.auth_callout``, or its accounts' ``authorization``.
 
@@ -147,7 +161,8 @@ class AuthCallouts:
         landed = result[0].name if result is not None else "$G"
         if landed != "$G" and config.allowed_accounts and landed not in config.allowed_accounts:
             return None
-        return None if raw_auth_user(connect) in config.auth_users else config
+        shown = as_no_auth_user(connect, result[1] if result is not None else None)
+        return None if raw_auth_user(shown) in config.auth_users else config
 
     def start(
         self,
@@ -162,6 +177,7 @@ class AuthCallouts:
         ``prior`` is the login the credentials made before the callout (an operator-mode user JWT's).
         """
         host = self.host
+        connect = as_no_auth_user(connect, prior)
         account = host.accounts.get(policy.account)
         if account is None:
             warning = f"No valid account {_quoted(policy.account)} for auth callout request: account missing"
