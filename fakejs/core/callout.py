@@ -27,7 +27,6 @@ the issuing account.
 
 from __future__ import annotations
 
-import base64
 import logging
 import random
 from collections.abc import Callable, Mapping
@@ -52,8 +51,10 @@ from fakejs.core.jwt.callout import (
     external_authorization,
     read_response,
     request_claims,
+    scoped_callout_user,
     seal,
 )
+from fakejs.core.jwt.trust import AccountClaims
 from fakejs.core.options import NATS_VERSION, ServerOptions
 from fakejs.core.users import AuthCallout, Permissions, SubjectPermission
 from fakejs.gocompat import gojson, ids
@@ -128,10 +129,10 @@ def as_no_auth_user(connect: Mapping[str, Any], login: Login | None) -> Mapping[
 class AuthCallouts:
     """The authorization callouts of one server: ``options.auth_callout``, or its accounts' ``authorization``.
 
-    In operator mode ``external`` maps an account's public key to its JWT's
-    external authorization (the account's requests go to itself), and
-    ``issuers`` every account's public key to the keys that may issue its
-    users (itself and its signing keys).
+    In operator mode ``claims`` gives the accounts the server has made (by
+    public key, as the JWT logins see them, updates included): an account
+    whose JWT has external authorization is its own callout, and the keys
+    that may issue its users are itself and its signing keys.
     """
 
     def __init__(
@@ -139,23 +140,28 @@ class AuthCallouts:
         host: CalloutHost,
         server_key: NkeyPair,
         config: AuthCallout | None = None,
-        external: Mapping[str, ExternalAuthorization] | None = None,
-        issuers: Mapping[str, frozenset[str]] | None = None,
+        claims: Callable[[], Mapping[str, AccountClaims]] | None = None,
     ) -> None:
         self.host = host
         self.server_key = server_key
         self.config = config
-        self.external = dict(external or {})
-        self.issuers = dict(issuers or {})
+        self.claims = claims or dict
+
+    def external(self, key: str) -> ExternalAuthorization | None:
+        """The external authorization of the account ``key``'s JWT as the server holds it now, or None."""
+        account = self.claims().get(key)
+        if account is None:
+            return None
+        return external_authorization(account.claims.nats, account.signing_keys | account.scoped_keys)
 
     def policy(self, connect: Mapping[str, Any], result: tuple[Account, Login] | None) -> AuthCallout | None:
         """The callout that decides this CONNECT's login after the configured one, or None (nats-server's choice)."""
         config = self.config
         if config is None:  # operator mode: a user JWT's login to an account with external authorization
-            if result is None or result[1].user is None or result[0].name not in self.external:
+            if result is None or result[1].user is None:
                 return None
-            external, name = self.external[result[0].name], result[0].name
-            if result[1].user.nkey in external.auth_users:
+            external, name = self.external(result[0].name), result[0].name
+            if external is None or result[1].user.nkey in external.auth_users:
                 return None
             return AuthCallout(name, name, external.auth_users, external.allowed_accounts, external.xkey)
         landed = result[0].name if result is not None else "$G"
@@ -250,8 +256,15 @@ class AuthCallouts:
                 f"No valid account {_quoted(user.account)} for auth callout response on account "
                 f"{_quoted(callout_account.name)}: account missing"
             )
-        if self.config is None and accepted.issuer not in self.issuers.get(target.name, ()):
-            return None, f"User JWT issuer {_quoted(accepted.issuer)} is not known"
+        if self.config is None:
+            account = self.claims().get(target.name)
+            if account is None or accepted.issuer not in account.signing_keys | account.scoped_keys | {target.name}:
+                return None, f"User JWT issuer {_quoted(accepted.issuer)} is not known"
+            if accepted.issuer in account.scoped_keys:
+                try:
+                    user = scoped_callout_user(accepted, account)
+                except CalloutRefused as refused:
+                    return None, str(refused)
         login = Login(user, signed=True, expires=accepted.expires, name_tag=name_tag)
         return self.guarded((target, login)), ""
 
@@ -270,7 +283,7 @@ class AuthCallouts:
         if result is None or result[1].user is None:
             return result
         callout_account = self.config.account if self.config is not None else ""
-        if result[0].name != callout_account and result[0].name not in self.external:
+        if result[0].name != callout_account and (self.config is not None or self.external(result[0].name) is None):
             return result
         account, login = result
         assert login.user is not None
@@ -320,7 +333,7 @@ class _Exchange:
                 issuer=self.policy.issuer,
                 now=host.clock.time_ns() / 1e9,
                 encryption=callouts.encryption(self.policy),
-                external=callouts.external.get(self.account.name) if callouts.config is None else None,
+                external=callouts.external(self.account.name) if callouts.config is None else None,
             )
         except CalloutRefused as refused:
             self._finish((None, str(refused)))
@@ -353,28 +366,16 @@ def callout_server_key(rng: random.Random) -> NkeyPair:
 
 
 def wants_callouts(options: ServerOptions) -> bool:
-    """Whether a server of ``options`` has callouts: ``auth_callout``, or a preloaded account JWT's ``authorization``."""
-    if options.auth_callout is not None:
-        return True
-    return any('"auth_users"' in _claims_text(token) for token in options.resolver_preload.values())
+    """Whether a server of ``options`` may have callouts: ``auth_callout``, or operator mode (any account JWT may ask)."""
+    return options.auth_callout is not None or bool(options.trusted_operators)
 
 
-def _claims_text(token: str) -> str:
-    """A JWT's claims as text (not verified: the account's own loading does that)."""
-    try:
-        part = token.split(".")[1]
-        return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode("utf-8", "replace")
-    except (IndexError, ValueError):
-        return ""
+def operator_callouts(
+    host: CalloutHost, server_key: NkeyPair, claims: Callable[[], Mapping[str, AccountClaims]]
+) -> AuthCallouts:
+    """The callouts of an operator-mode server: those of its accounts (``AccountClaims``) whose JWTs ask for one.
 
-
-def operator_callouts(host: CalloutHost, server_key: NkeyPair, accounts: Mapping[str, Any]) -> AuthCallouts | None:
-    """The callouts of an operator-mode server: its accounts (``AccountClaims``) with external authorization."""
-    external: dict[str, ExternalAuthorization] = {}
-    issuers: dict[str, frozenset[str]] = {}
-    for key, account in accounts.items():
-        signing_keys = frozenset(account.signing_keys)
-        issuers[key] = signing_keys | {key}
-        if (authorization := external_authorization(account.claims.nats, signing_keys)) is not None:
-            external[key] = authorization
-    return AuthCallouts(host, server_key, external=external, issuers=issuers) if external else None
+    ``claims`` gives the accounts as the server holds them at each login: an
+    account JWT updated later adds, changes or removes its callout.
+    """
+    return AuthCallouts(host, server_key, claims=claims)
