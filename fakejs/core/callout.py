@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from fakejs.core.accounts import Account, Accounts
@@ -54,6 +54,7 @@ from fakejs.core.jwt.callout import (
     scoped_callout_user,
     seal,
 )
+from fakejs.core.jwt.claims import USER, JwtError, decode_kind
 from fakejs.core.jwt.trust import AccountClaims
 from fakejs.core.options import NATS_VERSION, ServerOptions
 from fakejs.core.users import AuthCallout, Permissions, SubjectPermission
@@ -112,6 +113,38 @@ def raw_auth_user(connect: Mapping[str, Any], jwt_key: str = "") -> str:
     return REDACTED if isinstance(token, str) and token else ""
 
 
+GLOBAL_ACCOUNT = "$G"
+# nats-server's refusals of a user JWT before its account is found (its debug lines' beginnings).
+REFUSED_BEFORE_THE_ACCOUNT = (
+    "Authentication requires a user JWT",
+    "User JWT not valid",
+    "proxy connection required",
+    "User JWT no longer valid",
+    "User JWT issuer is not an account",
+    "Account JWT lookup error",
+    "Account JWT not signed by trusted operator",
+)
+
+
+@dataclass(frozen=True)
+class FailedLoginCallout(AuthCallout):
+    """The callout nats-server makes for a user JWT refused after its account was found; ``told`` is that account."""
+
+    told: str = ""
+
+
+def jwt_account(token: object) -> str:
+    """The account a user JWT names (``issuer_account``, else its issuer), read without checks; "" when none."""
+    try:
+        claims = decode_kind(token, USER) if isinstance(token, str) and token else None
+    except JwtError:
+        return ""
+    if claims is None:
+        return ""
+    issuer_account = claims.nats.get("issuer_account")
+    return issuer_account if isinstance(issuer_account, str) and issuer_account else claims.issuer
+
+
 def as_no_auth_user(connect: Mapping[str, Any], login: Login | None) -> Mapping[str, Any]:
     """The CONNECT as nats-server sees it once a client without credentials became the ``no_auth_user``.
 
@@ -154,11 +187,18 @@ class AuthCallouts:
             return None
         return external_authorization(account.claims.nats, account.signing_keys | account.scoped_keys)
 
-    def policy(self, connect: Mapping[str, Any], result: tuple[Account, Login] | None) -> AuthCallout | None:
-        """The callout that decides this CONNECT's login after the configured one, or None (nats-server's choice)."""
+    def policy(
+        self, connect: Mapping[str, Any], result: tuple[Account, Login] | None, refusal: str = ""
+    ) -> AuthCallout | None:
+        """The callout that decides this CONNECT's login after the configured one, or None (nats-server's choice).
+
+        ``refusal`` is why an operator-mode JWT login failed (nats-server's debug line).
+        """
         config = self.config
         if config is None:  # operator mode: a user JWT's login to an account with external authorization
-            if result is None or result[1].user is None:
+            if result is None:
+                return self._failed_login_policy(connect, refusal)
+            if result[1].user is None:
                 return None
             external, name = self.external(result[0].name), result[0].name
             if external is None or result[1].user.nkey in external.auth_users:
@@ -169,6 +209,26 @@ class AuthCallouts:
             return None
         shown = as_no_auth_user(connect, result[1] if result is not None else None)
         return None if raw_auth_user(shown) in config.auth_users else config
+
+    def _failed_login_policy(self, connect: Mapping[str, Any], refusal: str) -> AuthCallout | None:
+        """A user JWT refused after its account was found: a callout when the account asks for one.
+
+        As nats-server, the request then goes to the client's account before
+        any login, ``$G``, where no service answers: the client waits the
+        login time-out, and the account is told of the refusal.
+        """
+        if not refusal or refusal.startswith(REFUSED_BEFORE_THE_ACCOUNT):
+            return None
+        account = jwt_account(connect.get("jwt"))
+        external = self.external(account)
+        if external is None or raw_auth_user(connect) in external.auth_users:
+            return None
+        return FailedLoginCallout(GLOBAL_ACCOUNT, GLOBAL_ACCOUNT, told=account)
+
+    @staticmethod
+    def told_account(policy: AuthCallout) -> str:
+        """The account told when ``policy`` refuses a login: the callout's, or the failed login's."""
+        return policy.told if isinstance(policy, FailedLoginCallout) else policy.account
 
     def start(
         self,
