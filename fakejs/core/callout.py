@@ -145,6 +145,16 @@ def jwt_account(token: object) -> str:
     return issuer_account if isinstance(issuer_account, str) and issuer_account else claims.issuer
 
 
+def client_tls(details: TransportDetails) -> dict[str, Any] | None:
+    """nats-io/jwt's ``ClientTLS`` of a TLS client: version, cipher, its certificate's verified chain; None: not TLS."""
+    if not details.tls_version:
+        return None
+    tls: dict[str, Any] = {"version": details.tls_version, "cipher": details.tls_cipher}
+    if details.tls_verified_chain:
+        tls["verified_chains"] = [list(details.tls_verified_chain)]
+    return tls
+
+
 def as_no_auth_user(connect: Mapping[str, Any], login: Login | None) -> Mapping[str, Any]:
     """The CONNECT as nats-server sees it once a client without credentials became the ``no_auth_user``.
 
@@ -260,7 +270,8 @@ class AuthCallouts:
         server = self.server_info(policy)
         jwt_key = prior.user.nkey if prior is not None and prior.user is not None else ""
         client_info = self.client_info(client, connect, jwt_key)
-        claims = request_claims(policy.issuer, server, user_key.public_key, client_info, connect)
+        tls = client_tls(client.io.details)
+        claims = request_claims(policy.issuer, server, user_key.public_key, client_info, connect, tls)
         now = host.clock.time_ns() // 1_000_000_000
         payload = encode({**claims, "iat": now, "exp": int(now + timeout)}, self.server_key).encode()
         headers = None

@@ -5,7 +5,11 @@ Facts pinned (nats-server 2.15.1):
 - with a ``no_auth_user``, a client that shows no credentials is that user
   for the callout: the request's ``connect_opts`` carry its ``user`` and
   ``pass`` and ``client_info.user`` its name; a ``no_auth_user`` among
-  ``auth_users`` logs in as configured, no request sent.
+  ``auth_users`` logs in as configured, no request sent;
+- a TLS client's request has ``client_tls`` after ``connect_opts``: the
+  TLS ``version`` (``1.3``) and Go's ``cipher`` name, and with ``verify``
+  the client certificate's ``verified_chains`` (one chain, PEM, the leaf
+  then the CA); a plain client's has none.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ import nats
 import nkeys
 import pytest
 
+from fakejs.testkit.certs import TestCertificates
 from fakejs.testkit.jwt import AUTH_CALLOUT_SUBJECT, Allow, AuthorizationRequest, CalloutService, Key
 from tests.harness.configured import Start, configured_servers
 from tests.harness.targets import Settings, Target
+from tests.harness.tls import connect as tls_connect
 from tests.harness.wait import WAIT
 
 ISSUER = Key(nkeys.PREFIX_BYTE_ACCOUNT)
@@ -78,3 +84,46 @@ async def test_a_client_without_credentials_is_the_no_auth_user(server: Start, n
     [request] = service.requests
     assert (request.client_info["user"], request.client_info["name"]) == ("guest", "anon")
     assert (request.connect_opts["user"], request.connect_opts["pass"]) == ("guest", "guestpwd")
+
+
+TLS13_SUITES = ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256")
+TLS_CONFIG = """
+accounts {
+  AUTH { users: [ {user: auth, password: pwd} ] }
+  APP {}
+}
+authorization {
+  auth_callout { issuer: ISSUER, auth_users: [auth], account: AUTH }
+}
+""".replace("ISSUER", ISSUER.public_key)
+
+
+@pytest.mark.parametrize("verify", [False, True])
+async def test_a_tls_client_is_described(server: Start, tmp_path: Path, verify: bool) -> None:
+    certs = TestCertificates(tmp_path / "certs")
+    target = await server(TLS_CONFIG + certs.config_block(verify=verify))
+    service = CalloutService(ISSUER, decide)
+    context = certs.client_ssl_context(client=verify)
+    service_nc = await tls_connect(target, context, user="auth", password="pwd")
+
+    async def on_request(msg: Any) -> None:
+        await msg.respond(service.answer(msg.data, msg.headers))
+
+    await service_nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
+    await service_nc.flush()
+    try:
+        nc = await tls_connect(target, context, user="bob", password="x")
+        await nc.close()
+    finally:
+        await service_nc.close()
+    [request] = service.requests
+    client_tls = dict(request.nats["client_tls"])
+    assert list(request.nats)[4] == "client_tls"
+    assert client_tls.pop("version") == "1.3"
+    assert client_tls.pop("cipher") in TLS13_SUITES  # each side's preferred one
+    if not verify:  # no client certificate asked for
+        assert client_tls == {}
+        return
+    leaf = Path(certs.client_cert_file).read_text()
+    leaf = leaf[: leaf.index("-----END CERTIFICATE-----\n") + 26]
+    assert client_tls == {"verified_chains": [[leaf, Path(certs.ca_file).read_text()]]}

@@ -125,17 +125,26 @@ def connect_options(connect: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def request_claims(
-    issuer: str, server: dict[str, Any], user_nkey: str, client_info: dict[str, Any], connect: Mapping[str, Any]
+    issuer: str,
+    server: dict[str, Any],
+    user_nkey: str,
+    client_info: dict[str, Any],
+    connect: Mapping[str, Any],
+    client_tls: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ``authorization_request`` claims (before ``iat``, ``exp`` and the signature)."""
-    nats = {
+    """The ``authorization_request`` claims (before ``iat``, ``exp`` and the signature).
+
+    ``client_tls`` (nats-io/jwt's ``ClientTLS``) describes a TLS client's connection.
+    """
+    nats: dict[str, Any] = {
         "server_id": server,
         "user_nkey": user_nkey,
         "client_info": client_info,
         "connect_opts": connect_options(connect),
-        "type": REQUEST_KIND,
-        "version": LIBRARY_VERSION,
     }
+    if client_tls is not None:
+        nats["client_tls"] = client_tls
+    nats.update(type=REQUEST_KIND, version=LIBRARY_VERSION)
     return {"aud": REQUEST_AUDIENCE, "sub": issuer, "nats": nats}
 
 
