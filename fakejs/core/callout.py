@@ -16,13 +16,20 @@ the callout's account may not publish to ``$SYS.REQ.USER.AUTH``.  With
 box, the server's own curve key in the ``Nats-Server-Xkey`` header and in
 ``server_id``) and an answer that is not a plain JWT is opened with it.
 
+A client without credentials that became the ``no_auth_user`` is that
+user for the callout; a TLS client's request carries ``client_tls``.
+
 In operator mode an account JWT's ``authorization { auth_users,
 allowed_accounts, xkey }`` makes the account its own callout: a user JWT
 that logs in to it (and is not one of ``auth_users``, user public keys)
 has its login decided by the service, whose answer is signed by the
 account (or one of its signing keys) and whose user JWT, issued by the
-account or by one of ``allowed_accounts`` (``*``: any), places the user in
-the issuing account.
+account or by one of ``allowed_accounts`` (``*``: any), or by one of
+their signing keys (a scoped one's template applied), places the user in
+the issuing account.  The accounts are read as the server holds them at
+each login, so an account JWT pushed later changes its callout.  A user
+JWT refused after its account was found is called out to ``$G``, as
+nats-server does (no service answers there).
 """
 
 from __future__ import annotations
