@@ -243,6 +243,11 @@ class AuthCallouts:
         return FailedLoginCallout(GLOBAL_ACCOUNT, GLOBAL_ACCOUNT, told=account)
 
     @staticmethod
+    def shown(connect: Mapping[str, Any], prior: Login | None) -> Mapping[str, Any]:
+        """The CONNECT as the callout sees it: :func:`as_no_auth_user`."""
+        return as_no_auth_user(connect, prior)
+
+    @staticmethod
     def told_account(policy: AuthCallout) -> str:
         """The account told when ``policy`` refuses a login: the callout's, or the failed login's."""
         return policy.told if isinstance(policy, FailedLoginCallout) else policy.account

@@ -12,7 +12,7 @@ publish and deliver path, which CONNECT never touches.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from fakejs.core.account_config import NO_LIMIT
@@ -58,6 +58,10 @@ class CalloutRunner(Protocol):
 
     def policy(self, connect: dict[str, Any], result: tuple[Account, Login] | None, refusal: str = "") -> Any:
         """The callout that decides this CONNECT's login (``refusal``: why its JWT login failed), or None."""
+        ...
+
+    def shown(self, connect: dict[str, Any], prior: Any) -> Mapping[str, Any]:
+        """The CONNECT as the callout sees it (a client without credentials as the no_auth_user)."""
         ...
 
     def told_account(self, policy: Any) -> str:
@@ -224,6 +228,7 @@ class ConnectHandler:
             policy = callouts.policy(client.opts, result, refusals[0] if refusals else "")
             if policy is not None:
                 prior = result[1] if isinstance(result, tuple) else None
+                client.opts.update(callouts.shown(client.opts, prior))  # as nats-server: the no_auth_user's
                 self._call_out(dict(client.opts), first, policy, prior)
                 return
             result = callouts.guarded(result)

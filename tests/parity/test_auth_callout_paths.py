@@ -5,7 +5,8 @@ Facts pinned (nats-server 2.15.1):
 - with a ``no_auth_user``, a client that shows no credentials is that user
   for the callout: the request's ``connect_opts`` carry its ``user`` and
   ``pass`` and ``client_info.user`` its name; a ``no_auth_user`` among
-  ``auth_users`` logs in as configured, no request sent;
+  ``auth_users`` logs in as configured, no request sent; a refused one
+  is named in the error line (``authentication error - User "guest"``);
 - a TLS client's request has ``client_tls`` after ``connect_opts``: the
   TLS ``version`` (``1.3``) and Go's ``cipher`` name, and with ``verify``
   the client certificate's ``verified_chains`` (one chain, PEM, the leaf
@@ -24,13 +25,16 @@ import nkeys
 import pytest
 
 from fakejs.testkit.certs import TestCertificates
-from fakejs.testkit.jwt import AUTH_CALLOUT_SUBJECT, Allow, AuthorizationRequest, CalloutService, Key
+from fakejs.testkit.jwt import AUTH_CALLOUT_SUBJECT, Allow, AuthorizationRequest, CalloutService, Deny, Key
 from tests.harness.configured import Start, configured_servers
+from tests.harness.raw import RawClient
 from tests.harness.targets import Settings, Target
 from tests.harness.tls import connect as tls_connect
-from tests.harness.wait import WAIT
+from tests.harness.wait import WAIT, eventually
+from tests.harness.warning_lines import Lines, lines_fixture
 
 ISSUER = Key(nkeys.PREFIX_BYTE_ACCOUNT)
+lines = lines_fixture()
 NO_AUTH_CONFIG = """
 accounts {
   AUTH { users: [ {user: auth, password: pwd} ] }
@@ -84,6 +88,35 @@ async def test_a_client_without_credentials_is_the_no_auth_user(server: Start, n
     [request] = service.requests
     assert (request.client_info["user"], request.client_info["name"]) == ("guest", "anon")
     assert (request.connect_opts["user"], request.connect_opts["pass"]) == ("guest", "guestpwd")
+
+
+async def test_a_refused_no_auth_user(server: Start, lines: Lines) -> None:
+    target = await server(NO_AUTH_CONFIG.replace("NOAUTH", "guest"))
+    service = CalloutService(ISSUER, lambda _: Deny("not today"))
+    service_nc = await nats.connect(target.url, user="auth", password="pwd")
+
+    async def on_request(msg: Any) -> None:
+        await msg.respond(service.answer(msg.data, msg.headers))
+
+    await service_nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
+    await service_nc.flush()
+    try:
+        client = await RawClient.connect(target.host, target.port)
+        await client.send(b'CONNECT {"verbose":false,"protocol":1}\r\nPING\r\n')
+        assert await client.wait_closed()
+        await client.close()
+        assert bytes(client.received).endswith(b"-ERR 'Authorization Violation'\r\n")
+
+        async def logged() -> list[str]:
+            return lines.of(target)
+
+        expected = [
+            '[ERR] ADDR - authentication error - User "guest"',
+            "[WRN] Auth callout service returned an error: not today",
+        ]
+        await eventually(logged, lambda seen: seen == expected, what="the refusal's lines")
+    finally:
+        await service_nc.close()
 
 
 TLS13_SUITES = ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256")
