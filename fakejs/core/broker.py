@@ -12,7 +12,7 @@ callback to :attr:`Broker.on_client_closed`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from fakejs.core.clientio import TransportDetails
     from fakejs.core.cluster.link import RouteLink
     from fakejs.core.imports import Imports
+    from fakejs.core.jwt.trust import AccountClaims
 
 # Called with a client that just closed and the subscriptions it had then.
 ClosedCallback = Callable[[ClientSession, list[Subscription]], None]
@@ -75,7 +76,7 @@ class Broker:
         if options.auth_callout is not None and callout_key is not None:
             self.callouts = AuthCallouts(self, callout_key, options.auth_callout)
         elif callout_key is not None and self.jwt_logins is not None:
-            self.callouts = operator_callouts(self, callout_key, self.jwt_logins.accounts)
+            self.callouts = operator_callouts(self, callout_key, self._account_claims)
         if options.user:
             self.accounts.default.users[options.user] = options.password
         add_configured_accounts(self.accounts, options)
@@ -112,6 +113,10 @@ class Broker:
         if options.cluster is not None:
             identity = (self.server_id, self.name)
             self.cluster = Cluster(options.cluster, options, identity, self.accounts, clock, self.random, self)
+
+    def _account_claims(self) -> Mapping[str, AccountClaims]:
+        """The accounts operator mode has made, as the JWT logins hold them now (a reload makes them again)."""
+        return self.jwt_logins.accounts if self.jwt_logins is not None else {}
 
     @property
     def cluster_name(self) -> str:

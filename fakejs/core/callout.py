@@ -16,22 +16,28 @@ the callout's account may not publish to ``$SYS.REQ.USER.AUTH``.  With
 box, the server's own curve key in the ``Nats-Server-Xkey`` header and in
 ``server_id``) and an answer that is not a plain JWT is opened with it.
 
+A client without credentials that became the ``no_auth_user`` is that
+user for the callout; a TLS client's request carries ``client_tls``.
+
 In operator mode an account JWT's ``authorization { auth_users,
 allowed_accounts, xkey }`` makes the account its own callout: a user JWT
 that logs in to it (and is not one of ``auth_users``, user public keys)
 has its login decided by the service, whose answer is signed by the
 account (or one of its signing keys) and whose user JWT, issued by the
-account or by one of ``allowed_accounts`` (``*``: any), places the user in
-the issuing account.
+account or by one of ``allowed_accounts`` (``*``: any), or by one of
+their signing keys (a scoped one's template applied), places the user in
+the issuing account.  The accounts are read as the server holds them at
+each login, so an account JWT pushed later changes its callout.  A user
+JWT refused after its account was found is called out to ``$G``, as
+nats-server does (no service answers there).
 """
 
 from __future__ import annotations
 
-import base64
 import logging
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from fakejs.core.accounts import Account, Accounts
@@ -52,8 +58,11 @@ from fakejs.core.jwt.callout import (
     external_authorization,
     read_response,
     request_claims,
+    scoped_callout_user,
     seal,
 )
+from fakejs.core.jwt.claims import USER, JwtError, decode_kind
+from fakejs.core.jwt.trust import AccountClaims
 from fakejs.core.options import NATS_VERSION, ServerOptions
 from fakejs.core.users import AuthCallout, Permissions, SubjectPermission
 from fakejs.gocompat import gojson, ids
@@ -111,13 +120,69 @@ def raw_auth_user(connect: Mapping[str, Any], jwt_key: str = "") -> str:
     return REDACTED if isinstance(token, str) and token else ""
 
 
+GLOBAL_ACCOUNT = "$G"
+# nats-server's refusals of a user JWT before its account is found (its debug lines' beginnings).
+REFUSED_BEFORE_THE_ACCOUNT = (
+    "Authentication requires a user JWT",
+    "User JWT not valid",
+    "proxy connection required",
+    "User JWT no longer valid",
+    "User JWT issuer is not an account",
+    "Account JWT lookup error",
+    "Account JWT not signed by trusted operator",
+)
+
+
+@dataclass(frozen=True)
+class FailedLoginCallout(AuthCallout):
+    """The callout nats-server makes for a user JWT refused after its account was found; ``told`` is that account."""
+
+    told: str = ""
+
+
+def jwt_account(token: object) -> str:
+    """The account a user JWT names (``issuer_account``, else its issuer), read without checks; "" when none."""
+    try:
+        claims = decode_kind(token, USER) if isinstance(token, str) and token else None
+    except JwtError:
+        return ""
+    if claims is None:
+        return ""
+    issuer_account = claims.nats.get("issuer_account")
+    return issuer_account if isinstance(issuer_account, str) and issuer_account else claims.issuer
+
+
+def client_tls(details: TransportDetails) -> dict[str, Any] | None:
+    """nats-io/jwt's ``ClientTLS`` of a TLS client: version, cipher, its certificate's verified chain; None: not TLS."""
+    if not details.tls_version:
+        return None
+    tls: dict[str, Any] = {"version": details.tls_version, "cipher": details.tls_cipher}
+    if details.tls_verified_chain:
+        tls["verified_chains"] = [list(details.tls_verified_chain)]
+    return tls
+
+
+def as_no_auth_user(connect: Mapping[str, Any], login: Login | None) -> Mapping[str, Any]:
+    """The CONNECT as nats-server sees it once a client without credentials became the ``no_auth_user``.
+
+    (nats-server writes the user's name and password, or its nkey, into the
+    client's options: the callout's request and ``auth_users`` see them.)
+    """
+    if login is None or not login.anonymous or login.user is None:
+        return connect
+    user = login.user
+    if user.nkey:
+        return {**connect, "nkey": user.nkey}
+    return {**connect, "user": user.name, "pass": user.password}
+
+
 class AuthCallouts:
     """The authorization callouts of one server: ``options.auth_callout``, or its accounts' ``authorization``.
 
-    In operator mode ``external`` maps an account's public key to its JWT's
-    external authorization (the account's requests go to itself), and
-    ``issuers`` every account's public key to the keys that may issue its
-    users (itself and its signing keys).
+    In operator mode ``claims`` gives the accounts the server has made (by
+    public key, as the JWT logins see them, updates included): an account
+    whose JWT has external authorization is its own callout, and the keys
+    that may issue its users are itself and its signing keys.
     """
 
     def __init__(
@@ -125,29 +190,67 @@ class AuthCallouts:
         host: CalloutHost,
         server_key: NkeyPair,
         config: AuthCallout | None = None,
-        external: Mapping[str, ExternalAuthorization] | None = None,
-        issuers: Mapping[str, frozenset[str]] | None = None,
+        claims: Callable[[], Mapping[str, AccountClaims]] | None = None,
     ) -> None:
         self.host = host
         self.server_key = server_key
         self.config = config
-        self.external = dict(external or {})
-        self.issuers = dict(issuers or {})
+        self.claims = claims or dict
 
-    def policy(self, connect: Mapping[str, Any], result: tuple[Account, Login] | None) -> AuthCallout | None:
-        """The callout that decides this CONNECT's login after the configured one, or None (nats-server's choice)."""
+    def external(self, key: str) -> ExternalAuthorization | None:
+        """The external authorization of the account ``key``'s JWT as the server holds it now, or None."""
+        account = self.claims().get(key)
+        if account is None:
+            return None
+        return external_authorization(account.claims.nats, account.signing_keys | account.scoped_keys)
+
+    def policy(
+        self, connect: Mapping[str, Any], result: tuple[Account, Login] | None, refusal: str = ""
+    ) -> AuthCallout | None:
+        """The callout that decides this CONNECT's login after the configured one, or None (nats-server's choice).
+
+        ``refusal`` is why an operator-mode JWT login failed (nats-server's debug line).
+        """
         config = self.config
         if config is None:  # operator mode: a user JWT's login to an account with external authorization
-            if result is None or result[1].user is None or result[0].name not in self.external:
+            if result is None:
+                return self._failed_login_policy(connect, refusal)
+            if result[1].user is None:
                 return None
-            external, name = self.external[result[0].name], result[0].name
-            if result[1].user.nkey in external.auth_users:
+            external, name = self.external(result[0].name), result[0].name
+            if external is None or result[1].user.nkey in external.auth_users:
                 return None
             return AuthCallout(name, name, external.auth_users, external.allowed_accounts, external.xkey)
         landed = result[0].name if result is not None else "$G"
         if landed != "$G" and config.allowed_accounts and landed not in config.allowed_accounts:
             return None
-        return None if raw_auth_user(connect) in config.auth_users else config
+        shown = as_no_auth_user(connect, result[1] if result is not None else None)
+        return None if raw_auth_user(shown) in config.auth_users else config
+
+    def _failed_login_policy(self, connect: Mapping[str, Any], refusal: str) -> AuthCallout | None:
+        """A user JWT refused after its account was found: a callout when the account asks for one.
+
+        As nats-server, the request then goes to the client's account before
+        any login, ``$G``, where no service answers: the client waits the
+        login time-out, and the account is told of the refusal.
+        """
+        if not refusal or refusal.startswith(REFUSED_BEFORE_THE_ACCOUNT):
+            return None
+        account = jwt_account(connect.get("jwt"))
+        external = self.external(account)
+        if external is None or raw_auth_user(connect) in external.auth_users:
+            return None
+        return FailedLoginCallout(GLOBAL_ACCOUNT, GLOBAL_ACCOUNT, told=account)
+
+    @staticmethod
+    def shown(connect: Mapping[str, Any], prior: Login | None) -> Mapping[str, Any]:
+        """The CONNECT as the callout sees it: :func:`as_no_auth_user`."""
+        return as_no_auth_user(connect, prior)
+
+    @staticmethod
+    def told_account(policy: AuthCallout) -> str:
+        """The account told when ``policy`` refuses a login: the callout's, or the failed login's."""
+        return policy.told if isinstance(policy, FailedLoginCallout) else policy.account
 
     def start(
         self,
@@ -162,6 +265,7 @@ class AuthCallouts:
         ``prior`` is the login the credentials made before the callout (an operator-mode user JWT's).
         """
         host = self.host
+        connect = as_no_auth_user(connect, prior)
         account = host.accounts.get(policy.account)
         if account is None:
             warning = f"No valid account {_quoted(policy.account)} for auth callout request: account missing"
@@ -178,7 +282,8 @@ class AuthCallouts:
         server = self.server_info(policy)
         jwt_key = prior.user.nkey if prior is not None and prior.user is not None else ""
         client_info = self.client_info(client, connect, jwt_key)
-        claims = request_claims(policy.issuer, server, user_key.public_key, client_info, connect)
+        tls = client_tls(client.io.details)
+        claims = request_claims(policy.issuer, server, user_key.public_key, client_info, connect, tls)
         now = host.clock.time_ns() // 1_000_000_000
         payload = encode({**claims, "iat": now, "exp": int(now + timeout)}, self.server_key).encode()
         headers = None
@@ -234,8 +339,15 @@ class AuthCallouts:
                 f"No valid account {_quoted(user.account)} for auth callout response on account "
                 f"{_quoted(callout_account.name)}: account missing"
             )
-        if self.config is None and accepted.issuer not in self.issuers.get(target.name, ()):
-            return None, f"User JWT issuer {_quoted(accepted.issuer)} is not known"
+        if self.config is None:
+            account = self.claims().get(target.name)
+            if account is None or accepted.issuer not in account.signing_keys | account.scoped_keys | {target.name}:
+                return None, f"User JWT issuer {_quoted(accepted.issuer)} is not known"
+            if accepted.issuer in account.scoped_keys:
+                try:
+                    user = scoped_callout_user(accepted, account)
+                except CalloutRefused as refused:
+                    return None, str(refused)
         login = Login(user, signed=True, expires=accepted.expires, name_tag=name_tag)
         return self.guarded((target, login)), ""
 
@@ -254,7 +366,7 @@ class AuthCallouts:
         if result is None or result[1].user is None:
             return result
         callout_account = self.config.account if self.config is not None else ""
-        if result[0].name != callout_account and result[0].name not in self.external:
+        if result[0].name != callout_account and (self.config is not None or self.external(result[0].name) is None):
             return result
         account, login = result
         assert login.user is not None
@@ -304,7 +416,7 @@ class _Exchange:
                 issuer=self.policy.issuer,
                 now=host.clock.time_ns() / 1e9,
                 encryption=callouts.encryption(self.policy),
-                external=callouts.external.get(self.account.name) if callouts.config is None else None,
+                external=callouts.external(self.account.name) if callouts.config is None else None,
             )
         except CalloutRefused as refused:
             self._finish((None, str(refused)))
@@ -337,28 +449,16 @@ def callout_server_key(rng: random.Random) -> NkeyPair:
 
 
 def wants_callouts(options: ServerOptions) -> bool:
-    """Whether a server of ``options`` has callouts: ``auth_callout``, or a preloaded account JWT's ``authorization``."""
-    if options.auth_callout is not None:
-        return True
-    return any('"auth_users"' in _claims_text(token) for token in options.resolver_preload.values())
+    """Whether a server of ``options`` may have callouts: ``auth_callout``, or operator mode (any account JWT may ask)."""
+    return options.auth_callout is not None or bool(options.trusted_operators)
 
 
-def _claims_text(token: str) -> str:
-    """A JWT's claims as text (not verified: the account's own loading does that)."""
-    try:
-        part = token.split(".")[1]
-        return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode("utf-8", "replace")
-    except (IndexError, ValueError):
-        return ""
+def operator_callouts(
+    host: CalloutHost, server_key: NkeyPair, claims: Callable[[], Mapping[str, AccountClaims]]
+) -> AuthCallouts:
+    """The callouts of an operator-mode server: those of its accounts (``AccountClaims``) whose JWTs ask for one.
 
-
-def operator_callouts(host: CalloutHost, server_key: NkeyPair, accounts: Mapping[str, Any]) -> AuthCallouts | None:
-    """The callouts of an operator-mode server: its accounts (``AccountClaims``) with external authorization."""
-    external: dict[str, ExternalAuthorization] = {}
-    issuers: dict[str, frozenset[str]] = {}
-    for key, account in accounts.items():
-        signing_keys = frozenset(account.signing_keys)
-        issuers[key] = signing_keys | {key}
-        if (authorization := external_authorization(account.claims.nats, signing_keys)) is not None:
-            external[key] = authorization
-    return AuthCallouts(host, server_key, external=external, issuers=issuers) if external else None
+    ``claims`` gives the accounts as the server holds them at each login: an
+    account JWT updated later adds, changes or removes its callout.
+    """
+    return AuthCallouts(host, server_key, claims=claims)

@@ -68,6 +68,8 @@ class TransportDetails:
     tls_first: bool = False  # the client started TLS before the server's INFO (``handshake_first``)
     # /connz?auth=true ``tls_peer_certs``: subject, spki_sha256, cert_sha256 of the client's certificate.
     tls_peer_certs: list[dict[str, str]] = field(default_factory=list)
+    # The client certificate's verified chain, PEM, leaf first, up to the CA (an authorization request's client_tls).
+    tls_verified_chain: list[str] = field(default_factory=list)
     # A websocket client's upgrade request: its Origin, and its cookies by name.
     origin: str = ""
     cookies: dict[str, str] = field(default_factory=dict)

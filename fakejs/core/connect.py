@@ -12,7 +12,7 @@ publish and deliver path, which CONNECT never touches.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from fakejs.core.account_config import NO_LIMIT
@@ -57,8 +57,16 @@ Outcome = tuple[tuple[Account, Login] | None, str]
 class CalloutRunner(Protocol):
     """The authorization callout as a login sees it (:class:`~fakejs.core.callout.AuthCallouts`)."""
 
-    def policy(self, connect: dict[str, Any], result: tuple[Account, Login] | None) -> Any:
-        """The callout that decides this CONNECT's login, or None."""
+    def policy(self, connect: dict[str, Any], result: tuple[Account, Login] | None, refusal: str = "") -> Any:
+        """The callout that decides this CONNECT's login (``refusal``: why its JWT login failed), or None."""
+        ...
+
+    def shown(self, connect: dict[str, Any], prior: Any) -> Mapping[str, Any]:
+        """The CONNECT as the callout sees it (a client without credentials as the no_auth_user)."""
+        ...
+
+    def told_account(self, policy: Any) -> str:
+        """The account told when the callout ``policy`` refuses a login."""
         ...
 
     def guarded(self, result: tuple[Account, Login] | None) -> tuple[Account, Login] | None:
@@ -211,10 +219,17 @@ class ConnectHandler:
         callouts = broker.callouts
         result: Authenticated = NOT_YET
         if callouts is not None:
-            result = broker.authenticate(client.opts, client.nonce, client.io.details, client.host, self._login_refused)
-            policy = callouts.policy(client.opts, result)
+            refusals: list[str] = []
+
+            def refused(reason: str, error_line: bool) -> None:
+                refusals.append(reason)
+                self._login_refused(reason, error_line)
+
+            result = broker.authenticate(client.opts, client.nonce, client.io.details, client.host, refused)
+            policy = callouts.policy(client.opts, result, refusals[0] if refusals else "")
             if policy is not None:
                 prior = result[1] if isinstance(result, tuple) else None
+                client.opts.update(callouts.shown(client.opts, prior))  # as nats-server: the no_auth_user's
                 self._call_out(dict(client.opts), first, policy, prior)
                 return
             result = callouts.guarded(result)
@@ -249,7 +264,7 @@ class ConnectHandler:
                 self._refuse_login(connect, told=False)
                 if warning:
                     client.broker.log.warning("%s", warning)
-                client.broker.login_refused(client, policy.account, warning)
+                client.broker.login_refused(client, callouts.told_account(policy), warning)
                 return
             client.opts.pop("jwt", None)  # as nats-server, the callout's user replaces the JWT's
             self._take_login(*result, named=False)

@@ -152,6 +152,28 @@ class TLSLayer:
         if decoded and der is not None:
             peer = details.peer_certificate = peer_certificate(dict(decoded), der)
             details.tls_peer_certs = [peer_cert_document(peer.display_subject, der)]
+            authorities = self._ssl.context.get_ca_certs(binary_form=True)
+            details.tls_verified_chain = verified_chain(der, [bytes(ca) for ca in authorities])
+
+
+def verified_chain(leaf: bytes, authorities: list[bytes]) -> list[str]:
+    """The chain from a verified certificate up to the CA that signed it (Go's ``VerifiedChains[0]``), PEM each."""
+    # Only a client certificate loads cryptography
+    from cryptography import x509
+
+    by_subject: dict[x509.Name, tuple[x509.Certificate, bytes]] = {}
+    for der in authorities:
+        certificate = x509.load_der_x509_certificate(der)
+        by_subject[certificate.subject] = (certificate, der)
+    chain: list[str] = []
+    current, der = x509.load_der_x509_certificate(leaf), leaf
+    while len(chain) < 10:
+        chain.append(ssl.DER_cert_to_PEM_cert(der))
+        issuer = by_subject.get(current.issuer)
+        if issuer is None or issuer[1] == der:
+            break
+        current, der = issuer
+    return chain
 
 
 class ProbeFailure(LayerFailed):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ssl
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -9,7 +11,8 @@ import nkeys
 import pytest
 
 from fakejs.core.auth import PREFIX_BYTE_USER, Login
-from fakejs.core.callout import AuthCallouts, raw_auth_user
+from fakejs.core.callout import AuthCallouts, as_no_auth_user, client_tls, jwt_account, raw_auth_user
+from fakejs.core.clientio import TransportDetails
 from fakejs.core.jwt.callout import (
     PREFIX_BYTE_SERVER,
     CalloutRefused,
@@ -19,8 +22,12 @@ from fakejs.core.jwt.callout import (
     read_response,
     seal,
 )
+from fakejs.core.jwt.claims import ACCOUNT, decode_kind
+from fakejs.core.jwt.trust import AccountClaims
 from fakejs.core.users import AuthCallout, User
-from fakejs.testkit.jwt import Allow, AuthorizationRequest, CalloutService, CurveKey, Deny, Key
+from fakejs.server.tls import verified_chain
+from fakejs.testkit.certs import TestCertificates
+from fakejs.testkit.jwt import Allow, AuthorizationRequest, CalloutService, CurveKey, Deny, Key, Operator
 
 SERVER = NkeyPair(bytes(32), PREFIX_BYTE_SERVER)
 USER_KEY = NkeyPair(bytes([1]) * 32, PREFIX_BYTE_USER).public_key
@@ -115,3 +122,51 @@ def test_who_is_called_out_for() -> None:
     assert callouts.policy({"user": "u"}, (account("OTHER"), login)) is None  # not an allowed account
     assert callouts.policy({"user": "u"}, (account("APP"), login)) is config
     assert raw_auth_user({"auth_token": "t"}) == "[REDACTED]" and raw_auth_user({"nkey": "U", "user": "x"}) == "U"
+
+
+def test_the_no_auth_user_is_who_the_callout_sees() -> None:
+    config = AuthCallout(ISSUER.public_key, "AUTH", ("guest",))
+    callouts = AuthCallouts(SimpleNamespace(), SERVER, config)
+    anonymous = Login(User("guest", password="pwd"), anonymous=True)
+    assert as_no_auth_user({"name": "x"}, anonymous) == {"name": "x", "user": "guest", "pass": "pwd"}
+    assert as_no_auth_user({"name": "x"}, Login(User("guest"))) == {"name": "x"}  # it showed credentials
+    nkey_user = Login(User(nkey="UABC"), anonymous=True)
+    assert as_no_auth_user({}, nkey_user) == {"nkey": "UABC"}
+    assert callouts.policy({}, (account("APP"), anonymous)) is None  # one of auth_users
+
+
+def test_client_tls_describes_a_tls_client() -> None:
+    assert client_tls(TransportDetails()) is None
+    details = TransportDetails(tls_version="1.3", tls_cipher="TLS_AES_128_GCM_SHA256")
+    assert client_tls(details) == {"version": "1.3", "cipher": "TLS_AES_128_GCM_SHA256"}
+    details.tls_verified_chain = ["leaf", "ca"]
+    assert client_tls(details) == {
+        "version": "1.3",
+        "cipher": "TLS_AES_128_GCM_SHA256",
+        "verified_chains": [["leaf", "ca"]],
+    }
+
+
+def test_a_jwt_refused_after_its_account_was_found_is_called_out_to_the_global_account() -> None:
+    operator = Operator("O")
+    auth = operator.account("AUTH")
+    service, sentinel = auth.user("service"), auth.user("sentinel")
+    auth.authorization = {"auth_users": [service.public_key]}
+    claims = AccountClaims.from_claims(decode_kind(auth.jwt, ACCOUNT))
+    callouts = AuthCallouts(SimpleNamespace(), SERVER, claims=lambda: {auth.public_key: claims})
+    policy = callouts.policy({"jwt": sentinel.jwt}, None, "Signature missing")
+    assert policy is not None and (policy.account, policy.issuer) == ("$G", "$G")
+    assert callouts.told_account(policy) == auth.public_key
+    assert callouts.policy({"jwt": sentinel.jwt}, None, "Account JWT lookup error: account missing") is None
+    assert callouts.policy({"jwt": sentinel.jwt, "nkey": service.public_key}, None, "Signature missing") is None
+    assert jwt_account("not a jwt") == "" and jwt_account(sentinel.jwt) == auth.public_key
+
+
+def test_a_verified_chain_goes_up_to_its_ca(tmp_path: Any) -> None:
+    certs = TestCertificates(tmp_path)
+    authority = ssl.PEM_cert_to_DER_cert(Path(certs.ca_file).read_text())
+    leaf_pem = Path(certs.client_cert_file).read_text()
+    leaf = ssl.PEM_cert_to_DER_cert(leaf_pem)
+    chain = verified_chain(leaf, [authority])
+    assert chain == [ssl.DER_cert_to_PEM_cert(leaf), Path(certs.ca_file).read_text()]
+    assert verified_chain(leaf, []) == [ssl.DER_cert_to_PEM_cert(leaf)]

@@ -22,12 +22,14 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fakejs.core.auth import PREFIX_BYTE_USER, decode_public_key
 from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, USER, Claims, JwtError, decode
 from fakejs.core.jwt.login import permissions
+from fakejs.core.jwt.scoped import TemplateError, expand_template, has_empty_permissions, user_scopes
+from fakejs.core.jwt.trust import AccountClaims
 from fakejs.core.users import User
 from fakejs.gocompat import gojson
 from fakejs.gocompat.curvekeys import PREFIX_BYTE_CURVE, encode_key
@@ -123,17 +125,26 @@ def connect_options(connect: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def request_claims(
-    issuer: str, server: dict[str, Any], user_nkey: str, client_info: dict[str, Any], connect: Mapping[str, Any]
+    issuer: str,
+    server: dict[str, Any],
+    user_nkey: str,
+    client_info: dict[str, Any],
+    connect: Mapping[str, Any],
+    client_tls: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ``authorization_request`` claims (before ``iat``, ``exp`` and the signature)."""
-    nats = {
+    """The ``authorization_request`` claims (before ``iat``, ``exp`` and the signature).
+
+    ``client_tls`` (nats-io/jwt's ``ClientTLS``) describes a TLS client's connection.
+    """
+    nats: dict[str, Any] = {
         "server_id": server,
         "user_nkey": user_nkey,
         "client_info": client_info,
         "connect_opts": connect_options(connect),
-        "type": REQUEST_KIND,
-        "version": LIBRARY_VERSION,
     }
+    if client_tls is not None:
+        nats["client_tls"] = client_tls
+    nats.update(type=REQUEST_KIND, version=LIBRARY_VERSION)
     return {"aud": REQUEST_AUDIENCE, "sub": issuer, "nats": nats}
 
 
@@ -145,6 +156,7 @@ class CalloutUser:
     name: str
     expires: int
     issuer: str = ""
+    claims: Claims | None = None
 
 
 ANY_ACCOUNT = "*"
@@ -313,7 +325,26 @@ def _callout_user(claims: Claims, placement: str) -> CalloutUser:
     nats = claims.nats
     # As nats-server's buildInternalNkeyUser: the permissions only, not the JWT's limits.
     user = User(name=claims.name, nkey=claims.subject, permissions=permissions(nats), account=placement)
-    return CalloutUser(user, claims.name, claims.expires, claims.issuer)
+    return CalloutUser(user, claims.name, claims.expires, claims.issuer, claims)
+
+
+def scoped_callout_user(accepted: CalloutUser, account: AccountClaims) -> User:
+    """The user of a JWT issued by a scoped signing key of ``account``: the scope's template as its permissions.
+
+    :class:`CalloutRefused` with nats-server's text when the JWT has
+    permissions of its own or the template does not expand.
+    """
+    scope = user_scopes(account.claims.nats).get(accepted.issuer)
+    claims = accepted.claims
+    if scope is None or claims is None:
+        raise CalloutRefused("User JWT is not a valid scoped user")
+    if not has_empty_permissions(claims.nats):
+        raise CalloutRefused("User JWT is not valid: scoped users require no permissions or limits set")
+    try:
+        expanded = expand_template(scope.template, claims, account.claims)
+    except TemplateError as exc:
+        raise CalloutRefused(f"User JWT generated invalid permissions: {exc}") from None
+    return replace(accepted.user, permissions=permissions({**claims.nats, **expanded}))
 
 
 def _quoted(text: str) -> str:

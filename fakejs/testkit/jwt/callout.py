@@ -34,7 +34,7 @@ from typing import Any
 from fakejs.core.jwt.callout import NONCE_SIZE, open_sealed, seal
 from fakejs.gocompat.curvekeys import PREFIX_BYTE_CURVE, encode_key, x25519_public
 from fakejs.testkit.jwt.claims import LIBRARY_VERSION, decode, encode, verify
-from fakejs.testkit.jwt.issuers import Key, ResponsePermission, _permissions, _user_limits
+from fakejs.testkit.jwt.issuers import NO_LIMIT, Key, ResponsePermission, ScopedKey, _permissions, _user_limits
 
 AUTH_CALLOUT_SUBJECT = "$SYS.REQ.USER.AUTH"
 REQUEST_KIND = "authorization_request"
@@ -106,8 +106,11 @@ class Allow:
 
     ``name`` replaces the user name the client showed; ``expires`` (seconds
     from now) ends the login; ``user_signer`` signs the user JWT instead of
-    the issuer (a wrong issuer, for tests of refusals); ``response_expires``
-    is the response JWT's own ``exp`` (seconds from now, may be negative).
+    the issuer (a wrong issuer, for tests of refusals, or another account in
+    operator mode); ``issuer_account`` names the account whose signing key
+    ``user_signer`` is (a scoped key's user gets no limits of its own);
+    ``response_expires`` is the response JWT's own ``exp`` (seconds from
+    now, may be negative).
     """
 
     account: str
@@ -121,6 +124,7 @@ class Allow:
     expires: float | None = None
     user_signer: Key | None = None
     response_expires: float | None = None
+    issuer_account: str = ""
 
 
 @dataclass(frozen=True)
@@ -170,12 +174,14 @@ class CalloutService:
     def user_jwt(self, request: AuthorizationRequest, allow: Allow) -> str:
         """The user JWT ``allow`` describes, for the request's user key."""
         now = self.now()
+        scoped = isinstance(allow.user_signer, ScopedKey)
         nats = {
             **_permissions(allow.pub_allow, allow.pub_deny, allow.sub_allow, allow.sub_deny, allow.resp),
-            **_user_limits((), allow.limits),
-            "type": "user",
-            "version": LIBRARY_VERSION,
+            **_user_limits((), allow.limits, 0 if scoped else NO_LIMIT),
         }
+        if allow.issuer_account:
+            nats["issuer_account"] = allow.issuer_account
+        nats.update(type="user", version=LIBRARY_VERSION)
         claims = {
             "aud": allow.account,
             "exp": int(now + allow.expires) if allow.expires is not None else 0,
