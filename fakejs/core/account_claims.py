@@ -27,12 +27,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from fakejs.core.account_config import NO_LIMIT
+from fakejs.core.account_fetch import AccountFetch, ClusterFetch
 from fakejs.core.account_reload import reconfigure_accounts
 from fakejs.core.clientio import AUTH_EXPIRED, MAX_ACCOUNT_CONNECTIONS_EXCEEDED
 from fakejs.core.clock import TimerHandle
 from fakejs.core.connect import ERR_MAX_ACCOUNT_CONNECTIONS, limit_payload
 from fakejs.core.jwt.claims import ACCOUNT, USER, Claims, JwtError, decode_kind
-from fakejs.core.jwt.directory import DirectoryStore
+from fakejs.core.jwt.directory import DirectoryStore, StoreError
+from fakejs.core.jwt.login import Refused
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, claim_limit
 from fakejs.core.sublimits import apply_limits, tighter
 
@@ -79,6 +81,13 @@ class ResolvedAccounts:
             self._expiry_timer = broker.clock.call_later(self.expiry_check, self._expire)
             if broker.jwt_logins is not None:
                 broker.jwt_logins.lookup = self.lookup
+        # Accounts asked of the other servers (needs the system account to ask in).
+        self.fetch: ClusterFetch | None = None
+        system = broker.accounts.get(options.system_account) if options.system_account else None
+        if settings is not None and system is not None:
+            self.fetch = ClusterFetch(
+                system, broker.clock, broker.random, broker.log, settings.timeout, self._store_fetched, self._servers
+            )
 
     def _now(self) -> float:
         return self.broker.clock.time_ns() / 1e9
@@ -108,9 +117,18 @@ class ResolvedAccounts:
         return AccountClaims.from_claims(claims)
 
     def lookup(self, key: str) -> AccountClaims | None:
-        """An account not made yet, from the directory: made now when its JWT is there and trusted."""
+        """An account not made yet, from the directory: made now when its JWT is there and trusted.
+
+        A JWT the directory does not hold is asked of the cluster first (:class:`AccountFetch`);
+        the login tried again after a failed fetch is refused with the reason.
+        """
+        fetch = self.fetch
+        if fetch is not None and (failure := fetch.failures.get(key)):
+            raise Refused(f"Account JWT lookup error: {failure}")
         token = self.store.load(key) if self.store is not None else None
         if token is None:
+            if fetch is not None:
+                raise AccountFetch(key, fetch)
             return None
         try:
             claims = self.verify(token)
@@ -121,6 +139,22 @@ class ResolvedAccounts:
         self._configure(key, claims)
         self._tokens[key] = token
         return claims
+
+    def _store_fetched(self, key: str, token: str) -> str:
+        """A JWT another server answered with, kept unless the directory holds a newer one ("" or why not)."""
+        assert self.store is not None
+        try:
+            self.store.save_if_newer(key, token)
+        except StoreError as exc:
+            return str(exc)
+        return ""
+
+    def _servers(self) -> int:
+        """The other servers connected by a route (nats-server's count of the servers it knows)."""
+        cluster = self.broker.cluster
+        if cluster is None:
+            return 0
+        return sum(1 for peer in cluster.peers.values() if any(True for _ in peer.live_links()))
 
     def loaded(self, key: str) -> bool:
         """Whether the server has made the account (nats-server's ``s.accounts.Load``)."""
