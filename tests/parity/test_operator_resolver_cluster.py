@@ -18,6 +18,7 @@ import nats
 import pytest
 from nats.aio.client import Client
 
+from fakejs.core.jwt.claims import decode
 from fakejs.targets.cluster import ClusterNode, ProcessCluster
 from fakejs.testkit.jwt import Operator, User, push_account
 from tests.harness.cluster import interest_routed
@@ -58,7 +59,7 @@ class Setup:
         self.system = self.operator.account("SYS")
         self.app = self.operator.account("APP")
 
-    def configs(self, resolvers: Sequence[str], timeout: str = "") -> list[Path]:
+    def configs(self, resolvers: Sequence[str], timeout: str = "", interval: str = "") -> list[Path]:
         paths = []
         for index, resolver in enumerate(resolvers):
             directory = self.tmp_path / f"jwt{index}"
@@ -69,8 +70,9 @@ class Setup:
                 resolver_dir=directory,
                 allow_delete=resolver == "full",
             )
-            if timeout:
-                config = config.replace(f'dir: "{directory}"', f'dir: "{directory}", timeout: "{timeout}"')
+            for name, value in (("timeout", timeout), ("interval", interval)):
+                if value:
+                    config = config.replace(f'dir: "{directory}"', f'dir: "{directory}", {name}: "{value}"')
             path = self.tmp_path / f"node{index}.conf"
             path.write_text(config)
             paths.append(path)
@@ -128,7 +130,8 @@ async def test_a_cache_resolver_asks_a_full_one_for_an_account(target_kind: str,
         finally:
             await admin.close()
         assert b"PONG\r\n" in await login(cache, setup.app.user("alice"))
-        assert (setup.tmp_path / "jwt1" / f"{setup.app.public_key}.jwt").read_text() == setup.app.jwt
+        cached = (setup.tmp_path / "jwt1" / f"{setup.app.public_key}.jwt").read_text()
+        assert decode(cached).subject == setup.app.public_key  # the JWT the full resolver answered with
         missing = setup.operator.account("NEVER-PUSHED")
         assert AUTH_VIOLATION in await login(cache, missing.user("bob"))
         await logged(cache, "Account fetch failed: account jwt not found")
@@ -160,3 +163,17 @@ async def test_a_login_waits_for_the_timeout_when_no_server_answers(target_kind:
         await routed(cluster, setup.system.user("probe"))
         assert AUTH_VIOLATION in await login(cluster.nodes[1], setup.app.user("alice"))
         await logged(cluster.nodes[1], "Account fetch failed: fetching jwt timed out")
+
+
+async def test_full_resolvers_sync_their_directories_every_interval(target_kind: str, setup: Setup) -> None:
+    configs = setup.configs(["full", "full"], interval="250ms")
+    written_before = setup.tmp_path / "jwt1" / f"{setup.app.public_key}.jwt"
+    written_before.parent.mkdir()
+    token = setup.app.jwt  # minted at each read
+    written_before.write_text(token)
+    with ResolverCluster(target_kind, configs) as cluster:
+        await routed(cluster, setup.system.user("probe"))
+        merged = setup.tmp_path / "jwt0" / f"{setup.app.public_key}.jwt"
+        await stored(merged)  # node 1 answered one of node 0's pack requests
+        assert merged.read_text() == token
+        assert b"PONG\r\n" in await login(cluster.nodes[0], setup.app.user("alice"))

@@ -20,7 +20,7 @@ import nats.js.errors
 import pytest
 from nats.aio.client import Client
 
-from fakejs.monitoring.claims import store_hash
+from fakejs.monitoring.claims_pack import store_hash
 from fakejs.testkit.jwt import Account, Operator, User, push_account
 from tests.harness import reload as reloads
 from tests.harness.configured import configured_servers
