@@ -103,6 +103,8 @@ class ResolvedAccounts:
         if self._expiry_timer is not None:
             self._expiry_timer.cancel()
             self._expiry_timer = None
+        if self.fetch is not None:
+            self.fetch.stop()
 
     @property
     def claims(self) -> dict[str, AccountClaims]:

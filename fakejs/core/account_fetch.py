@@ -73,13 +73,20 @@ class ClusterFetch:
         self.store, self.servers = store, servers
         # Why the latest fetch of an account failed, taken by the login tried again right after it.
         self.failures: dict[str, str] = {}
+        self.pending: set[_Lookup] = set()
 
     def start(self, key: str, done: Callable[[], None]) -> None:
         inbox = f"$SYS._INBOX.{ids.token(self.random, ids.BASE62, 8)}.{ids.token(self.random, ids.BASE62, 8)}"
         lookup = _Lookup(self, key, done, self.servers())
+        self.pending.add(lookup)
         lookup.subscription = self.account.router.subscribe_internal(inbox, lookup.on_reply)
         lookup.timer = self.clock.call_later(self.timeout, lookup.on_timeout)
         self.account.router.publish(LOOKUP_SUBJECT.format(key), inbox, None, b"")
+
+    def stop(self) -> None:
+        """The server stops: the lookups under way end without an answer (their logins stay held until closed)."""
+        for lookup in list(self.pending):
+            lookup.cancel()
 
 
 class _Lookup:
@@ -106,13 +113,19 @@ class _Lookup:
             self.timer = None
             self._finish(TIMED_OUT)
 
+    def cancel(self) -> None:
+        """No more waiting: the time-out and the reply subscription are gone."""
+        self.finished = True
+        self.fetch.pending.discard(self)
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.fetch.account.router.unsubscribe(self.subscription)
+
     def _finish(self, error: str) -> None:
         """nats-server's lines for the fetch, then the login tried again (on the next turn of the loop)."""
         fetch = self.fetch
-        self.finished = True
-        if self.timer is not None:
-            self.timer.cancel()
-        fetch.account.router.unsubscribe(self.subscription)
+        self.cancel()
         took = int((fetch.clock.monotonic() - self.started) * 1e9)
         line = fetch.log.warning if took > SLOW_FETCH_NS else fetch.log.debug
         line("Account [%s] fetch took %s", self.key, format_duration(took))

@@ -24,16 +24,18 @@ from fakejs.testkit.jwt import Operator, User, push_account
 from tests.harness.cluster import interest_routed
 from tests.harness.operator import login_connect
 from tests.harness.raw import RawClient
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 from tests.harness.wait import eventually
 
 AUTH_VIOLATION = b"-ERR 'Authorization Violation'\r\n"
+pytestmark = pytest.mark.cluster
 
 
 class ResolverCluster(ProcessCluster):
     """A cluster whose node ``i`` also reads the configuration file ``configs[i]``."""
 
-    def __init__(self, kind: str, configs: Sequence[Path]) -> None:
-        super().__init__([kind] * len(configs))
+    def __init__(self, kind: str | Sequence[str], configs: Sequence[Path]) -> None:
+        super().__init__([kind] * len(configs) if isinstance(kind, str) else kind)
         self.configs = list(configs)
 
     def __enter__(self) -> ResolverCluster:
@@ -177,3 +179,23 @@ async def test_full_resolvers_sync_their_directories_every_interval(target_kind:
         await stored(merged)  # node 1 answered one of node 0's pack requests
         assert merged.read_text() == token
         assert b"PONG\r\n" in await login(cluster.nodes[0], setup.app.user("alice"))
+
+
+@pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
+@pytest.mark.parametrize("resolvers", [("full", "cache"), ("cache", "full")], ids=["fake-full", "real-full"])
+async def test_a_mixed_cluster_answers_each_others_lookups(resolvers: tuple[str, str], setup: Setup) -> None:
+    """nats-server and fakejs ask each other for an account, as two servers of one kind do.
+
+    The fakejs node is the seed: nats-server dials it, with the route it dedicates to the system account.
+    """
+    with ResolverCluster(["fake", "real"], setup.configs(resolvers)) as cluster:
+        await routed(cluster, setup.system.user("probe"))
+        full, cache = cluster.nodes if resolvers[0] == "full" else reversed(cluster.nodes)
+        admin = await connect(full, setup.system.user("admin"))
+        try:
+            await push_account(admin, setup.app)
+        finally:
+            await admin.close()
+        assert b"PONG\r\n" in await login(cache, setup.app.user("alice"))
+        assert AUTH_VIOLATION in await login(cache, setup.operator.account("NEVER-PUSHED").user("bob"))
+        await logged(cache, "Account fetch failed: account jwt not found")
