@@ -148,7 +148,9 @@ async def test_full_resolvers_share_a_push_and_a_delete(target_kind: str, setup:
             await push_account(admin, setup.app)
             for index in range(3):
                 await stored(setup.tmp_path / f"jwt{index}" / f"{setup.app.public_key}.jwt")
-            assert b"PONG\r\n" in await login(last, setup.app.user("alice"))
+            alice = await RawClient.connect("127.0.0.1", last.port)
+            await alice.send(await login_connect(alice, setup.app.user("alice")) + b"PING\r\n")
+            assert b"PONG\r\n" in await alice.read_until(b"PONG\r\n")
             inbox = admin.new_inbox()
             replies = await admin.subscribe(inbox)
             await admin.publish("$SYS.REQ.CLAIMS.DELETE", setup.operator.delete_request(setup.app).encode(), inbox)
@@ -156,6 +158,10 @@ async def test_full_resolvers_share_a_push_and_a_delete(target_kind: str, setup:
                 await replies.next_msg(timeout=5)
             for index in range(3):
                 await stored(setup.tmp_path / f"jwt{index}" / f"{setup.app.public_key}.jwt.deleted")
+            expired = b"-ERR 'Account Authentication Expired'\r\n"
+            assert expired in await alice.read_until(expired)  # a client of the last node
+            assert await alice.wait_closed()
+            await alice.close()
         finally:
             await admin.close()
 
