@@ -37,6 +37,7 @@ from fakejs.core.jwt.directory import DirectoryStore, StoreError
 from fakejs.core.jwt.login import Refused
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, claim_limit
 from fakejs.core.sublimits import apply_limits, tighter
+from fakejs.gocompat.gotime import format_duration
 
 if TYPE_CHECKING:
     from fakejs.core.broker import Broker
@@ -48,6 +49,7 @@ ERR_REVOKED = "User Authentication Revoked"
 CREDENTIALS_REVOKED = "Credentials Revoked"  # nats-server's Revocation close reason
 ERR_ACCOUNT_EXPIRED = "Account Authentication Expired"
 ACCOUNT_VALIDATION_FAILED = "account validation failed"  # nats-server's ErrAccountValidation
+ACCOUNT_MISSING = "account missing"  # nats-server's ErrMissingAccount
 EXPIRY_CHECK = 60.0
 LATE_JETSTREAM = (
     "JetStream of an account made or changed after the start in a cluster ({}): not supported by fakejs yet"
@@ -79,8 +81,8 @@ class ResolvedAccounts:
             if settings.ttl:
                 self.expiry_check = min(settings.ttl / 2, EXPIRY_CHECK)
             self._expiry_timer = broker.clock.call_later(self.expiry_check, self._expire)
-            if broker.jwt_logins is not None:
-                broker.jwt_logins.lookup = self.lookup
+        if broker.jwt_logins is not None:
+            broker.jwt_logins.lookup = self.lookup
         # Accounts asked of the other servers (needs the system account to ask in).
         self.fetch: ClusterFetch | None = None
         system = broker.accounts.get(options.system_account) if options.system_account else None
@@ -125,12 +127,18 @@ class ResolvedAccounts:
         the login tried again after a failed fetch is refused with the reason.
         """
         fetch = self.fetch
-        if fetch is not None and (failure := fetch.failures.get(key)):
-            raise Refused(f"Account JWT lookup error: {failure}")
+        outcome = fetch.outcomes.get(key) if fetch is not None else None
+        if outcome:
+            raise Refused(f"Account JWT lookup error: {outcome}")
+        started = self.broker.clock.monotonic()
         token = self.store.load(key) if self.store is not None else None
+        if token is None and fetch is not None and outcome is None:
+            raise AccountFetch(key, fetch)
+        if outcome is None:  # (a fetch from the cluster said so already)
+            took = int((self.broker.clock.monotonic() - started) * 1e9)
+            self.broker.log.debug("Account [%s] fetch took %s", key, format_duration(took))
         if token is None:
-            if fetch is not None:
-                raise AccountFetch(key, fetch)
+            self.broker.log.warning("Account fetch failed: %s", ACCOUNT_MISSING)
             return None
         try:
             claims = self.verify(token)

@@ -5,9 +5,10 @@ does not hold, makes the resolver raise :class:`AccountFetch`: the login
 waits (the client's input held, as during an authorization callout) while
 :class:`ClusterFetch` publishes ``$SYS.REQ.ACCOUNT.<account>.CLAIMS.LOOKUP``
 in the system account, with a reply subject of the server's own
-(``$SYS._INBOX.<8>.<8>``).  Full resolvers answer with the JWT they hold,
-or an empty message when they have none (the asking server's own full
-resolver too); cache resolvers do not answer.  The first JWT wins; an empty
+(``$SYS._INBOX.<8>.<8>``).  The other full resolvers answer with the JWT
+they hold, or an empty message when they have none; cache resolvers do not
+answer, nor does the asking server itself (nats-server sends its requests
+without echo).  The first JWT wins; an empty
 answer counts only once every other server connected by a route has
 answered (``account jwt not found``); no answer within the resolver's
 ``timeout`` (1.9 s unless set), on the server's clock, is ``fetching jwt
@@ -54,8 +55,8 @@ class ClusterFetch:
 
     ``store`` keeps a JWT received (:class:`str` error text when the directory
     refuses it, "" when kept), ``servers`` counts the other servers that
-    answer, and :attr:`failures` holds, for the login tried again, why its
-    account's fetch failed.
+    answer, and :attr:`outcomes` holds, for the login tried again, how its
+    account's fetch ended.
     """
 
     def __init__(
@@ -71,17 +72,25 @@ class ClusterFetch:
         self.account, self.clock, self.random, self.log = account, clock, rng, log
         self.timeout = timeout
         self.store, self.servers = store, servers
-        # Why the latest fetch of an account failed, taken by the login tried again right after it.
-        self.failures: dict[str, str] = {}
+        # How the latest fetch of an account ended ("": its JWT is stored, else why not), for the login tried again.
+        self.outcomes: dict[str, str] = {}
         self.pending: set[_Lookup] = set()
 
     def start(self, key: str, done: Callable[[], None]) -> None:
         inbox = f"$SYS._INBOX.{ids.token(self.random, ids.BASE62, 8)}.{ids.token(self.random, ids.BASE62, 8)}"
         lookup = _Lookup(self, key, done, self.servers())
+        lookup.inbox = inbox
         self.pending.add(lookup)
         lookup.subscription = self.account.router.subscribe_internal(inbox, lookup.on_reply)
         lookup.timer = self.clock.call_later(self.timeout, lookup.on_timeout)
         self.account.router.publish(LOOKUP_SUBJECT.format(key), inbox, None, b"")
+
+    def asked(self, reply: str) -> bool:
+        """Whether ``reply`` is one of this server's own lookups (its own resolver does not answer it).
+
+        (nats-server sends its requests without echo: its own system subscriptions do not see them.)
+        """
+        return any(lookup.inbox == reply for lookup in self.pending)
 
     def stop(self) -> None:
         """The server stops: the lookups under way end without an answer (their logins stay held until closed)."""
@@ -96,6 +105,7 @@ class _Lookup:
         self.fetch, self.key, self.done = fetch, key, done
         self.expected = expected  # the other servers, whose empty answers are awaited before "not found"
         self.started = fetch.clock.monotonic()
+        self.inbox = ""
         self.subscription: Any = None
         self.timer: TimerHandle | None = None
         self.finished = False
@@ -134,9 +144,8 @@ class _Lookup:
         fetch.clock.call_soon(self._done, error)
 
     def _done(self, error: str) -> None:
-        if error:
-            self.fetch.failures[self.key] = error
+        self.fetch.outcomes[self.key] = error
         try:
             self.done()
         finally:
-            self.fetch.failures.pop(self.key, None)
+            self.fetch.outcomes.pop(self.key, None)

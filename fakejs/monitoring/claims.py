@@ -231,15 +231,19 @@ class ClaimsRequests:
 
     # -- lookups, lists, deletes, packs ----------------------------------------------------
 
-    def _on_lookup(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_lookup(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> bool:
+        fetch = self.resolved.fetch
+        if fetch is not None and fetch.asked(reply):  # the server's own request (nats-server: no echo)
+            return False
         key = subject.split(".")[3]
         store = self.resolved.store
         token = store.load(key) if store is not None else None
         if not reply:
-            return
+            return True
         if token is None:
             self.broker.log.debug("DirResolver - Could not find account %s", go_quote(key))
         self._publish(reply, (token or "").encode())
+        return True
 
     def _on_list(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         store = self.resolved.store
@@ -250,21 +254,25 @@ class ClaimsRequests:
         response = {"data": keys, "server": self.events.server_info()}
         self._publish(reply, gojson.dumps(response).encode())
 
-    def _on_pack(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_pack(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> bool:
+        """One full resolver's answer to a pack request; the server's own request goes to another (no echo)."""
         store = self.resolved.store
+        if self.sync is not None and reply == self.sync.inbox:
+            return False
         if not reply or store is None:
-            return
+            return True
         ours = directory_hash(store)
         if payload == ours:
             self._publish(reply, b"")
             self.broker.log.debug("DirResolver - Pack request matches hash %s", ours.hex())
-            return
+            return True
         for key in store.public_keys():
             self._publish(reply, f"{key}|{store.load(key) or ''}".encode())
         self.broker.log.debug(
             "DirResolver - Pack request hash %s - finished responding with hash %s", payload.hex(), ours.hex()
         )
         self._publish(reply, b"")
+        return True
 
     def _on_delete(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         """nats-server's ``handleDeleteRequest``: the operator's own generic JWT listing the accounts."""

@@ -3,8 +3,8 @@
 Every ``interval`` (a minute unless set), on the server's clock, a full
 resolver sends ``$SYS.REQ.CLAIMS.PACK`` with the hash of its directory
 (:func:`store_hash`) and a reply subject of its own.  The request goes to
-one member of the full resolvers' ``responder`` queue group (this server
-itself, or another): a directory of the same hash answers one empty
+one member of the full resolvers' ``responder`` queue group, another server
+(nats-server sends it without echo: its own member passes it on): a directory of the same hash answers one empty
 message, any other every JWT it holds (``<key>|<jwt>``, one a message)
 then an empty one.  :class:`PackSync` merges what comes back: each JWT is
 stored unless the directory holds the same one or one issued later
