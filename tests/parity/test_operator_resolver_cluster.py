@@ -205,3 +205,18 @@ async def test_a_mixed_cluster_answers_each_others_lookups(resolvers: tuple[str,
         assert b"PONG\r\n" in await login(cache, setup.app.user("alice"))
         assert AUTH_VIOLATION in await login(cache, setup.operator.account("NEVER-PUSHED").user("bob"))
         await logged(cache, "Account fetch failed: account jwt not found")
+
+
+async def test_an_empty_answer_counts_once_every_other_server_answered(target_kind: str, setup: Setup) -> None:
+    """With a full resolver and two caches, a cache's lookup gets one empty answer of two: it waits the timeout."""
+    with ResolverCluster(target_kind, setup.configs(["full", "cache", "cache"], timeout="500ms")) as cluster:
+        await routed(cluster, setup.system.user("probe"))
+        cache = cluster.nodes[2]
+        assert AUTH_VIOLATION in await login(cache, setup.operator.account("NEVER-PUSHED").user("bob"))
+        await logged(cache, "Account fetch failed: fetching jwt timed out")
+        admin = await connect(cluster.nodes[0], setup.system.user("admin"))
+        try:
+            await push_account(admin, setup.app)
+        finally:
+            await admin.close()
+        assert b"PONG\r\n" in await login(cache, setup.app.user("alice"))
