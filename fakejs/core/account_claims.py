@@ -142,10 +142,10 @@ class ResolvedAccounts:
             return None
         try:
             claims = self.verify(token)
-        except JwtError:
-            return None
+        except JwtError as exc:  # nats-server's fetchAccountClaims error
+            raise Refused(f"Account JWT lookup error: {exc}") from None
         if claims.public_key != key:
-            return None
+            raise Refused(f"Account JWT lookup error: {ACCOUNT_VALIDATION_FAILED}")
         self._configure(key, claims)
         self._tokens[key] = token
         return claims
