@@ -88,7 +88,14 @@ class ResolvedAccounts:
         system = broker.accounts.get(options.system_account) if options.system_account else None
         if settings is not None and system is not None:
             self.fetch = ClusterFetch(
-                system, broker.clock, broker.random, broker.log, settings.timeout, self._store_fetched, self._servers
+                system,
+                broker.clock,
+                broker.random,
+                broker.log,
+                settings.timeout,
+                self._store_fetched,
+                self._servers,
+                broker.name,
             )
 
     def _now(self) -> float:

@@ -5,7 +5,7 @@ does not hold, makes the resolver raise :class:`AccountFetch`: the login
 waits (the client's input held, as during an authorization callout) while
 :class:`ClusterFetch` publishes ``$SYS.REQ.ACCOUNT.<account>.CLAIMS.LOOKUP``
 in the system account, with a reply subject of the server's own
-(``$SYS._INBOX.<8>.<8>``).  The other full resolvers answer with the JWT
+(``$SYS._INBOX.<hash of the server name>.<8>``).  The other full resolvers answer with the JWT
 they hold, or an empty message when they have none; cache resolvers do not
 answer, nor does the asking server itself (nats-server sends its requests
 without echo).  The first JWT wins; an empty
@@ -38,6 +38,11 @@ NOT_FOUND = "account jwt not found"
 SLOW_FETCH_NS = 1_000_000_000  # nats-server warns of a fetch that took longer than a second
 
 
+def response_inbox(server_name: str, rng: random.Random) -> str:
+    """nats-server's ``newRespInbox``: ``$SYS._INBOX.<hash of the server name>.<8 random characters>``."""
+    return f"$SYS._INBOX.{ids.get_hash(server_name)}.{ids.token(rng, ids.BASE62, 8)}"
+
+
 class AccountFetch(Exception):
     """The login's account is asked of the cluster: :meth:`wait` calls back once the answer is in."""
 
@@ -68,8 +73,10 @@ class ClusterFetch:
         timeout: float,
         store: Callable[[str, str], str],
         servers: Callable[[], int],
+        server_name: str = "",
     ) -> None:
         self.account, self.clock, self.random, self.log = account, clock, rng, log
+        self.server_name = server_name
         self.timeout = timeout
         self.store, self.servers = store, servers
         # How the latest fetch of an account ended ("": its JWT is stored, else why not), for the login tried again.
@@ -77,7 +84,7 @@ class ClusterFetch:
         self.pending: set[_Lookup] = set()
 
     def start(self, key: str, done: Callable[[], None]) -> None:
-        inbox = f"$SYS._INBOX.{ids.token(self.random, ids.BASE62, 8)}.{ids.token(self.random, ids.BASE62, 8)}"
+        inbox = response_inbox(self.server_name, self.random)
         lookup = _Lookup(self, key, done, self.servers())
         lookup.inbox = inbox
         self.pending.add(lookup)

@@ -104,7 +104,9 @@ class ClaimsRequests:
         if kind == "FULL" and settings is not None and store is not None:
             self._subs.append(router.subscribe_internal(PACK, self._on_pack, queue=PACK_QUEUE))
             interval = settings.interval
-            self.sync = PackSync(self.account, store, broker.clock, broker.random, broker.log, interval, self._apply)
+            self.sync = PackSync(
+                self.account, store, broker.clock, broker.random, broker.log, interval, self._apply, broker.name
+            )
 
     def stop(self) -> None:
         self.resolved.stop()

@@ -22,11 +22,11 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from fakejs.core.account_fetch import response_inbox
 from fakejs.core.accounts import Account
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, JwtError, is_key_of
 from fakejs.core.jwt.directory import DirectoryStore, StoreError
-from fakejs.gocompat import ids
 
 PACK = "$SYS.REQ.CLAIMS.PACK"
 DEFAULT_INTERVAL = 60.0  # nats-server's sync interval when none is configured
@@ -65,11 +65,12 @@ class PackSync:
         log: logging.Logger,
         interval: float,
         apply: Callable[[str, str], None],
+        server_name: str = "",
     ) -> None:
         self.account, self.store, self.clock, self.log = account, store, clock, log
         self.interval = interval or DEFAULT_INTERVAL
         self.apply = apply
-        self.inbox = f"$SYS._INBOX.{ids.token(rng, ids.BASE62, 8)}.{ids.token(rng, ids.BASE62, 8)}"
+        self.inbox = response_inbox(server_name, rng)
         self._sub = account.router.subscribe_internal(self.inbox, self._on_answer)
         self._timer: TimerHandle | None = clock.call_later(self.interval, self._tick)
 

@@ -19,6 +19,7 @@ import pytest
 from nats.aio.client import Client
 
 from fakejs.core.jwt.claims import decode
+from fakejs.gocompat.ids import get_hash
 from fakejs.targets.cluster import ClusterNode, ProcessCluster
 from fakejs.testkit.jwt import Operator, User, push_account
 from tests.harness.cluster import interest_routed
@@ -129,9 +130,17 @@ async def test_a_cache_resolver_asks_a_full_one_for_an_account(target_kind: str,
         admin = await connect(full, setup.system.user("admin"))
         try:
             await push_account(admin, setup.app)
+            lookups = await admin.subscribe("$SYS.REQ.ACCOUNT.*.CLAIMS.LOOKUP")
+            watcher = await connect(cache, setup.system.user("watcher"))
+            await interest_routed(watcher, admin)  # the cache node knows of the subscription
+            await watcher.close()
+            assert b"PONG\r\n" in await login(cache, setup.app.user("alice"))
+            lookup = await lookups.next_msg(timeout=5)
         finally:
             await admin.close()
-        assert b"PONG\r\n" in await login(cache, setup.app.user("alice"))
+        assert lookup.subject == f"$SYS.REQ.ACCOUNT.{setup.app.public_key}.CLAIMS.LOOKUP" and lookup.data == b""
+        prefix, server_hash, suffix = lookup.reply.rsplit(".", 2)
+        assert (prefix, server_hash, len(suffix)) == ("$SYS._INBOX", get_hash(cache.name), 8)
         cached = (setup.tmp_path / "jwt1" / f"{setup.app.public_key}.jwt").read_text()
         assert decode(cached).subject == setup.app.public_key  # the JWT the full resolver answered with
         missing = setup.operator.account("NEVER-PUSHED")
