@@ -4,7 +4,9 @@
 operator mode.  With a full or cache resolver its JWTs live in a directory
 (:class:`~fakejs.core.jwt.directory.DirectoryStore`), where the preloaded
 ones are stored at the start; a user of an account the server has not
-made yet logs in once the directory holds a trusted JWT for it.  A new JWT
+made yet logs in once the directory holds a trusted JWT for it; when it
+does not, the login waits while the cluster's other servers are asked
+(:mod:`fakejs.core.account_fetch`).  A new JWT
 for an account in use is applied as nats-server's ``UpdateAccountClaims``:
 the accounts are configured again through
 :func:`~fakejs.core.account_reload.reconfigure_accounts` (the one way
@@ -36,6 +38,7 @@ from fakejs.core.jwt.claims import ACCOUNT, USER, Claims, JwtError, decode_kind
 from fakejs.core.jwt.directory import DirectoryStore, StoreError
 from fakejs.core.jwt.login import Refused
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, claim_limit
+from fakejs.core.options import SYSTEM_ACCOUNT
 from fakejs.core.sublimits import apply_limits, tighter
 from fakejs.gocompat.gotime import format_duration
 
@@ -85,7 +88,7 @@ class ResolvedAccounts:
             broker.jwt_logins.lookup = self.lookup
         # Accounts asked of the other servers (needs the system account to ask in).
         self.fetch: ClusterFetch | None = None
-        system = broker.accounts.get(options.system_account) if options.system_account else None
+        system = broker.accounts.get(options.system_account or SYSTEM_ACCOUNT)
         if settings is not None and system is not None:
             self.fetch = ClusterFetch(
                 system,
