@@ -26,7 +26,8 @@ logs in as), ``keepalive`` (PINGs, stale detection, the round-trip time),
 broke the protocol ends), ``clientio`` (what passes between a session and
 the socket layer) and ``trace`` (protocol trace lines); for accounts,
 ``account_config`` (the ``accounts`` block), ``account_claims`` (operator mode's accounts following
-their JWTs), ``account_reload`` (accounts
+their JWTs), ``account_fetch`` (an account JWT asked of the other servers of a cluster),
+``account_reload`` (accounts
 following a reload), ``imports`` (exports and imports between accounts),
 ``mappings`` (account subject mappings), ``subject_transform`` and
 ``transform_functions`` (subject transforms and their destination

@@ -5,7 +5,9 @@ operator mode.  With a full or cache resolver its JWTs live in a directory
 (:class:`~fakejs.core.jwt.directory.DirectoryStore`), where the preloaded
 ones are stored at the start; a user of an account the server has not
 made yet logs in once the directory holds a trusted JWT for it (the accounts
-its imports name are made with it when the directory holds them).  A new JWT
+its imports name are made with it when the directory holds them); when it
+does not, the login waits while the cluster's other servers are asked
+(:mod:`fakejs.core.account_fetch`).  A new JWT
 for an account in use is applied as nats-server's ``UpdateAccountClaims``:
 the accounts are configured again through
 :func:`~fakejs.core.account_reload.reconfigure_accounts` (the one way
@@ -31,6 +33,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from fakejs.core.account_config import NO_LIMIT
+from fakejs.core.account_fetch import AccountFetch, ClusterFetch
 from fakejs.core.account_reload import reconfigure_accounts
 from fakejs.core.clientio import AUTH_EXPIRED, MAX_ACCOUNT_CONNECTIONS_EXCEEDED
 from fakejs.core.clock import TimerHandle
@@ -38,9 +41,12 @@ from fakejs.core.connect import ERR_MAX_ACCOUNT_CONNECTIONS, limit_payload
 from fakejs.core.jwt.account_configs import account_configs, unserved_features
 from fakejs.core.jwt.account_validation import invalid
 from fakejs.core.jwt.claims import ACCOUNT, USER, Claims, JwtError, decode_kind
-from fakejs.core.jwt.directory import DirectoryStore
+from fakejs.core.jwt.directory import DirectoryStore, StoreError
+from fakejs.core.jwt.login import Refused
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, claim_limit
+from fakejs.core.options import SYSTEM_ACCOUNT
 from fakejs.core.sublimits import apply_limits, tighter
+from fakejs.gocompat.gotime import format_duration
 
 if TYPE_CHECKING:
     from fakejs.core.broker import Broker
@@ -52,6 +58,7 @@ ERR_REVOKED = "User Authentication Revoked"
 CREDENTIALS_REVOKED = "Credentials Revoked"  # nats-server's Revocation close reason
 ERR_ACCOUNT_EXPIRED = "Account Authentication Expired"
 ACCOUNT_VALIDATION_FAILED = "account validation failed"  # nats-server's ErrAccountValidation
+ACCOUNT_MISSING = "account missing"  # nats-server's ErrMissingAccount
 EXPIRY_CHECK = 60.0
 LATE_JETSTREAM = (
     "JetStream of an account made or changed after the start in a cluster ({}): not supported by fakejs yet"
@@ -83,8 +90,22 @@ class ResolvedAccounts:
             if settings.ttl:
                 self.expiry_check = min(settings.ttl / 2, EXPIRY_CHECK)
             self._expiry_timer = broker.clock.call_later(self.expiry_check, self._expire)
-            if broker.jwt_logins is not None:
-                broker.jwt_logins.lookup = self.lookup
+        if broker.jwt_logins is not None:
+            broker.jwt_logins.lookup = self.lookup
+        # Accounts asked of the other servers (needs the system account to ask in).
+        self.fetch: ClusterFetch | None = None
+        system = broker.accounts.get(options.system_account or SYSTEM_ACCOUNT)
+        if settings is not None and system is not None:
+            self.fetch = ClusterFetch(
+                system,
+                broker.clock,
+                broker.random,
+                broker.log,
+                settings.timeout,
+                self._store_fetched,
+                self._servers,
+                broker.name,
+            )
 
     def _now(self) -> float:
         return self.broker.clock.time_ns() / 1e9
@@ -100,6 +121,8 @@ class ResolvedAccounts:
         if self._expiry_timer is not None:
             self._expiry_timer.cancel()
             self._expiry_timer = None
+        if self.fetch is not None:
+            self.fetch.stop()
 
     @property
     def claims(self) -> dict[str, AccountClaims]:
@@ -114,22 +137,53 @@ class ResolvedAccounts:
         return AccountClaims.from_claims(claims)
 
     def lookup(self, key: str) -> AccountClaims | None:
-        """An account not made yet, from the directory: made now when its JWT is there and trusted."""
+        """An account not made yet, from the directory: made now when its JWT is there and trusted.
+
+        A JWT the directory does not hold is asked of the cluster first (:class:`AccountFetch`);
+        the login tried again after a failed fetch is refused with the reason.
+        """
+        fetch = self.fetch
+        outcome = fetch.outcomes.get(key) if fetch is not None else None
+        if outcome:
+            raise Refused(f"Account JWT lookup error: {outcome}")
+        started = self.broker.clock.monotonic()
         token = self.store.load(key) if self.store is not None else None
+        if token is None and fetch is not None and outcome is None:
+            raise AccountFetch(key, fetch)
+        if outcome is None:  # (a fetch from the cluster said so already)
+            took = int((self.broker.clock.monotonic() - started) * 1e9)
+            self.broker.log.debug("Account [%s] fetch took %s", key, format_duration(took))
         if token is None:
+            self.broker.log.warning("Account fetch failed: %s", ACCOUNT_MISSING)
             return None
         try:
             claims = self.verify(token)
-        except JwtError:
-            return None
+        except JwtError as exc:  # nats-server's fetchAccountClaims error
+            raise Refused(f"Account JWT lookup error: {exc}") from None
         if claims.public_key != key:
-            return None
+            raise Refused(f"Account JWT lookup error: {ACCOUNT_VALIDATION_FAILED}")
         self._configure(key, claims)
         self._tokens[key] = token
         for exporter_key in _exporter_keys(claims):  # nats-server fetches an import's account too
             if not self.loaded(exporter_key):
                 self.lookup(exporter_key)
         return claims
+
+    def _store_fetched(self, key: str, token: str) -> str:
+        """A JWT another server answered with, kept unless the directory holds a newer one ("" or why not)."""
+        assert self.store is not None
+        try:
+            self.store.save_if_newer(key, token)
+        except StoreError as exc:
+            return str(exc)
+        return ""
+
+    def _servers(self) -> int:
+        """The other servers connected by a route (nats-server's count of the servers it knows)."""
+        cluster = self.broker.cluster
+        if cluster is None:
+            return 0
+        return sum(1 for peer in cluster.peers.values() if any(True for _ in peer.live_links()))
 
     def loaded(self, key: str) -> bool:
         """Whether the server has made the account (nats-server's ``s.accounts.Load``)."""

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from fakejs.core.account_config import NO_LIMIT
+from fakejs.core.account_fetch import AccountFetch
 from fakejs.core.accounts import Account
 from fakejs.core.auth import Login
 from fakejs.core.clientio import (
@@ -216,27 +217,54 @@ class ConnectHandler:
             client.drop_subscriptions()
         client.connect_received = True
         self._apply_options(client.opts)
-        callouts = broker.callouts
-        result: Authenticated = NOT_YET
-        if callouts is not None:
-            refusals: list[str] = []
+        self._decide(first)
 
-            def refused(reason: str, error_line: bool) -> None:
-                refusals.append(reason)
-                self._login_refused(reason, error_line)
+    def _decide(self, first: bool) -> bool:
+        """Log the client in and accept its CONNECT; False while the login waits (a callout, an account fetch)."""
+        client = self._client
+        broker = client.broker
+        try:
+            callouts = broker.callouts
+            result: Authenticated = NOT_YET
+            if callouts is not None:
+                refusals: list[str] = []
 
-            result = broker.authenticate(client.opts, client.nonce, client.io.details, client.host, refused)
-            policy = callouts.policy(client.opts, result, refusals[0] if refusals else "")
-            if policy is not None:
-                prior = result[1] if isinstance(result, tuple) else None
-                client.opts.update(callouts.shown(client.opts, prior))  # as nats-server: the no_auth_user's
-                self._call_out(dict(client.opts), first, policy, prior)
-                return
-            result = callouts.guarded(result)
-            self._refusals_to = callouts.refusals_to()
-        if not self._accept(client.opts, first, result):
-            return
+                def refused(reason: str, error_line: bool) -> None:
+                    refusals.append(reason)
+                    self._login_refused(reason, error_line)
+
+                result = broker.authenticate(client.opts, client.nonce, client.io.details, client.host, refused)
+                policy = callouts.policy(client.opts, result, refusals[0] if refusals else "")
+                if policy is not None:
+                    prior = result[1] if isinstance(result, tuple) else None
+                    client.opts.update(callouts.shown(client.opts, prior))  # as nats-server: the no_auth_user's
+                    self._call_out(dict(client.opts), first, policy, prior)
+                    return False
+                result = callouts.guarded(result)
+                self._refusals_to = callouts.refusals_to()
+            if not self._accept(client.opts, first, result):
+                return True
+        except AccountFetch as fetch:
+            self._await_account(fetch, first)
+            return False
         self._connected()
+        return True
+
+    def _await_account(self, fetch: AccountFetch, first: bool) -> None:
+        """Hold the client's input while the other servers are asked for its account (see fakejs.core.account_fetch).
+
+        The login is then tried again, as after an authorization callout's answer.
+        """
+        client = self._client
+        client.paused = True
+
+        def fetched() -> None:
+            if client.closed:
+                return
+            if self._decide(first) and not client.closed:
+                client.resume()
+
+        fetch.wait(fetched)
 
     def _connected(self) -> None:
         """The CONNECT is accepted: ``+OK`` for a verbose client, and the ``client.connect`` hook point."""

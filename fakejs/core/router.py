@@ -466,6 +466,9 @@ class Router:
                 if self._deliver(local[(pick + i) % len(local)], visible, reply, headers, payload, origin):
                     delivered = True
                     break
+            else:  # no local member took it: nats-server goes on to another server's
+                if members:
+                    targets.setdefault(members[self._rng.randrange(len(members))].owner, []).append(queue)
         self.routed_subject = outer
         for route, queues in targets.items():
             self._forward(route, remote.account, subject, reply, queues, headers, payload)

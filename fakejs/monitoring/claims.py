@@ -14,8 +14,11 @@ With a full resolver (``resolver { type: full }``, nats-server's
 * ``$SYS.REQ.CLAIMS.LIST``: the keys of the stored JWTs;
 * ``$SYS.REQ.CLAIMS.DELETE``: a generic JWT the operator signed, listing
   ``accounts`` to delete (only with ``allow_delete``);
-* ``$SYS.REQ.CLAIMS.PACK``: the stored JWTs, one ``<key>|<jwt>`` message
-  each and an empty one to end, unless the request carries the same hash.
+* ``$SYS.REQ.CLAIMS.PACK`` (in the ``responder`` queue group: one full
+  resolver of a cluster answers): the stored JWTs, one ``<key>|<jwt>``
+  message each and an empty one to end, unless the request carries the
+  same hash; the server sends one itself every ``interval`` and merges
+  the answers (:mod:`fakejs.monitoring.claims_pack`).
 
 A cache resolver (``type: cache``) answers the updates (``jwt updated
 cache`` for an account in use, ``jwt update cache skipped`` otherwise),
@@ -29,7 +32,6 @@ account update subjects apply a JWT to an account in use, as nats-server's
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.account_claims import ResolvedAccounts
@@ -47,6 +49,7 @@ from fakejs.core.jwt.claims import (
 from fakejs.core.jwt.directory import StoreError
 from fakejs.core.router import InternalHandler, Subscription
 from fakejs.gocompat import gojson
+from fakejs.monitoring.claims_pack import PackSync, directory_hash
 from fakejs.protocol.writer import go_quote
 
 if TYPE_CHECKING:
@@ -59,6 +62,7 @@ LOOKUP = "$SYS.REQ.ACCOUNT.*.CLAIMS.LOOKUP"
 LIST = "$SYS.REQ.CLAIMS.LIST"
 DELETE = "$SYS.REQ.CLAIMS.DELETE"
 PACK = "$SYS.REQ.CLAIMS.PACK"
+PACK_QUEUE = "responder"  # one full resolver of the cluster answers a pack request
 NOT_APPLICABLE = "n/a"
 
 
@@ -84,15 +88,6 @@ def _account_key(subject: str) -> str:
     return tokens[3] if len(tokens) == 6 else tokens[2]
 
 
-def store_hash(tokens: list[str]) -> bytes:
-    """nats-server's ``DirJWTStore.Hash``: the XOR of each stored JWT's SHA-256."""
-    total = bytearray(32)
-    for token in tokens:
-        for index, byte in enumerate(hashlib.sha256(token.encode()).digest()):
-            total[index] ^= byte
-    return bytes(total)
-
-
 class ClaimsRequests:
     """The resolver's subscriptions in the system account, for one running server."""
 
@@ -108,14 +103,25 @@ class ClaimsRequests:
             handlers += [(subject, self._on_account_update) for subject in UPDATE_SUBJECTS]
             handlers += [(CLAIMS_UPDATE, self._on_update), (LIST, self._on_list), (DELETE, self._on_delete)]
             if kind == "FULL":
-                handlers += [(LOOKUP, self._on_lookup), (PACK, self._on_pack)]
+                handlers.append((LOOKUP, self._on_lookup))
         else:
             handlers += [(subject, self._on_memory_update) for subject in UPDATE_SUBJECTS]
+        router = self.account.router
         for subject, handler in handlers:
-            self._subs.append(self.account.router.subscribe_internal(subject, handler))
+            self._subs.append(router.subscribe_internal(subject, handler))
+        self.sync: PackSync | None = None
+        settings, store = broker.options.resolver_directory, resolved.store
+        if kind == "FULL" and settings is not None and store is not None:
+            self._subs.append(router.subscribe_internal(PACK, self._on_pack, queue=PACK_QUEUE))
+            interval = settings.interval
+            self.sync = PackSync(
+                self.account, store, broker.clock, broker.random, broker.log, interval, self._apply, broker.name
+            )
 
     def stop(self) -> None:
         self.resolved.stop()
+        if self.sync is not None:
+            self.sync.stop()
         if self.account is not None:
             for sub in self._subs:
                 self.account.router.unsubscribe(sub)
@@ -241,15 +247,19 @@ class ClaimsRequests:
 
     # -- lookups, lists, deletes, packs ----------------------------------------------------
 
-    def _on_lookup(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_lookup(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> bool:
+        fetch = self.resolved.fetch
+        if fetch is not None and fetch.asked(reply):  # the server's own request (nats-server: no echo)
+            return False
         key = subject.split(".")[3]
         store = self.resolved.store
         token = store.load(key) if store is not None else None
         if not reply:
-            return
+            return True
         if token is None:
             self.broker.log.debug("DirResolver - Could not find account %s", go_quote(key))
         self._publish(reply, (token or "").encode())
+        return True
 
     def _on_list(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         store = self.resolved.store
@@ -260,16 +270,25 @@ class ClaimsRequests:
         response = {"data": keys, "server": self.events.server_info()}
         self._publish(reply, gojson.dumps(response).encode())
 
-    def _on_pack(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+    def _on_pack(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> bool:
+        """One full resolver's answer to a pack request; the server's own request goes to another (no echo)."""
         store = self.resolved.store
+        if self.sync is not None and reply == self.sync.inbox:
+            return False
         if not reply or store is None:
-            return
-        tokens = {key: store.load(key) or "" for key in store.public_keys()}
-        ours = store_hash(list(tokens.values()))
-        if payload != ours:
-            for key, token in tokens.items():
-                self._publish(reply, f"{key}|{token}".encode())
+            return True
+        ours = directory_hash(store)
+        if payload == ours:
+            self._publish(reply, b"")
+            self.broker.log.debug("DirResolver - Pack request matches hash %s", ours.hex())
+            return True
+        for key in store.public_keys():
+            self._publish(reply, f"{key}|{store.load(key) or ''}".encode())
+        self.broker.log.debug(
+            "DirResolver - Pack request hash %s - finished responding with hash %s", payload.hex(), ours.hex()
+        )
         self._publish(reply, b"")
+        return True
 
     def _on_delete(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         """nats-server's ``handleDeleteRequest``: the operator's own generic JWT listing the accounts."""

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from fakejs.core.account_claims import carry_over_logins, keep_resolved_accounts
+from fakejs.core.account_fetch import AccountFetch
 from fakejs.core.account_reload import reconfigure_accounts
 from fakejs.core.auth import Authenticator
 from fakejs.core.broker import Broker
@@ -180,7 +181,10 @@ def _user_gone(broker: Broker, client: ClientSession) -> bool:
 
 def _recheck(broker: Broker, client: ClientSession) -> None:
     """Log the client in again with its CONNECT; refuse it, or take on its new permissions."""
-    result = broker.authenticate(client.opts, client.nonce, client.io.details)
+    try:
+        result = broker.authenticate(client.opts, client.nonce, client.io.details)
+    except AccountFetch:  # a reload does not wait for other servers: the account is gone here
+        result = None
     if result is None or result[0] is not client.account:
         presented = auth_user(client.opts)
         broker.log.error("%s - authentication error%s", client, f" - {presented}" if presented else "")

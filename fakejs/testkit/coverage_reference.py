@@ -156,8 +156,8 @@ LISTENER_ONLY = (
 )
 OPERATOR_MODE = "see [operator mode](auth.md#operator-jwt-mode)"
 RESOLVER = (
-    "`MEMORY` and `{ type: full | cache }` (a cache alone: no other servers to ask); `URL(...)` is refused by name; "
-    + OPERATOR_MODE
+    "`MEMORY` and `{ type: full | cache }` (a login asks the cluster for an account it lacks, full resolvers sync); "
+    "`URL(...)` is refused by name; " + OPERATOR_MODE
 )
 BLOCK_NOTES = {
     "cluster": "see [Clusters](clusters.md)",

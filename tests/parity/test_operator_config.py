@@ -70,6 +70,9 @@ START_ERRORS: dict[str, Callable[[Path], str]] = {
         f'port: -1\noperator: "{OPERATOR.jwt}"\n{MEMORY}system_account: "{SYSTEM.public_key}"\n'
     ),
     "accounts_beside_operator": lambda d: f'port: -1\noperator: "{OPERATOR.jwt}"\n{MEMORY}accounts: {{ A: {{}} }}\n',
+    "directory_resolver_without_system_account": lambda d: (
+        f'port: -1\noperator: "{OPERATOR.jwt}"\nresolver: {{ type: full, dir: "{d / "jwt"}" }}\n'
+    ),
 }
 
 # nats-server serves these; fakejs refuses to start, naming what it does not serve.

@@ -15,7 +15,7 @@ from fakejs.core.jwt.claims import ACCOUNT, decode_kind
 from fakejs.core.jwt.directory import DirectoryStore, StoreError
 from fakejs.core.jwt.login import JwtAuthenticator, Refused
 from fakejs.core.jwt.trust import AccountClaims
-from fakejs.monitoring.claims import store_hash
+from fakejs.monitoring.claims_pack import store_hash
 from fakejs.testkit.jwt import Operator
 
 NOW = 1_700_000_000.0

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Router, Subscription
+from fakejs.core.subjects import SubscriptionIndex
 
 
 class Owner:
@@ -161,3 +162,45 @@ def test_interest_watchers_hear_of_exact_subscriptions() -> None:
 
 def test_empty_reply_is_an_empty_string() -> None:
     assert EMPTY_REPLY == "" and not EMPTY_REPLY
+
+
+class Route:
+    """Another server's side of a route: the messages sent on to it."""
+
+    rid = 1
+    remote_name = "n2"
+
+    def __init__(self) -> None:
+        self.forwarded: list[tuple[str, list[str]]] = []
+
+    def forward(
+        self, account: str, subject: str, reply: str, queues: list[str], headers: bytes | None, payload: bytes
+    ) -> None:
+        self.forwarded.append((subject, queues))
+
+
+class Remote:
+    """The cluster's side of an account, with one remote queue member."""
+
+    account = "$G"
+
+    def __init__(self) -> None:
+        self.index = SubscriptionIndex()
+
+    def local_changed(self, sub: Subscription, delta: int) -> None:
+        pass
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_queue_message_no_local_member_takes_goes_to_another_servers_member(seed: int) -> None:
+    """nats-server's queue delivery: a local member that declines (its own request, no echo) leaves it to a route."""
+    router = Router(random.Random(seed))
+    remote, route = Remote(), Route()
+    remote.index.insert(Subscription("work", "q", "", route))
+    router.remote = remote
+    declined: list[str] = []
+    router.subscribe_internal(
+        "work", lambda subject, reply, headers, payload, origin: declined.append(subject) or False, queue="q"
+    )
+    assert router.publish("work", "", None, b"x")
+    assert route.forwarded == [("work", ["q"])]

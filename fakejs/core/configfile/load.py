@@ -24,6 +24,7 @@ from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.listeners import BLOCK_ALIASES, BLOCKS, Unserved, apply_block, listener_problems, notices
 from fakejs.core.configfile.server_keys import HANDLERS, Handler, system_account
 from fakejs.core.configfile.values import Mismatch, want
+from fakejs.core.jwt.trust import TrustedOperators
 from fakejs.core.options import SYSTEM_ACCOUNT, ServerOptions
 from fakejs.gocompat.gotime import format_duration
 
@@ -68,6 +69,9 @@ IGNORED_BOOLEANS = frozenset(
     }
 )
 IGNORED_INTEGERS = frozenset({"connect_error_reports", "reconnect_error_reports"})
+NO_SYSTEM_ACCOUNT_FOR_RESOLVER = (
+    "using nats based account resolver - the system account needs to be specified in configuration or the operator jwt"
+)
 
 
 class ConfigFileError(ConfigError):
@@ -207,9 +211,14 @@ def start_problem(options: ServerOptions, unserved: Unserved | None = None) -> s
 
 
 def operator_problem(options: ServerOptions) -> str:
-    """nats-server's start error for ``accounts`` configured beside trusted operators."""
+    """nats-server's start errors for ``accounts`` configured beside trusted operators, and for a full or
+    cache resolver without a system account (in the configuration or the first operator's JWT) to ask in."""
     if options.trusted_operators and any(a.name not in options.resolver_preload for a in options.accounts):
         return "operators do not allow Accounts to be configured directly"
+    if options.trusted_operators and options.resolver_directory is not None and not options.system_account:
+        first = TrustedOperators.from_jwts(options.trusted_operators[:1]).operators
+        if not first or not first[0].nats.get("system_account"):
+            return NO_SYSTEM_ACCOUNT_FOR_RESOLVER
     return ""
 
 
