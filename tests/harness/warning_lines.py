@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.harness.error_lines import collecting
 from tests.harness.targets import RealTarget, Target
 
 LEVELS = {"ERROR": "ERR", "WARNING": "WRN"}
@@ -45,12 +46,7 @@ def lines_fixture() -> Any:
 
     @pytest.fixture
     def lines() -> Iterator[Lines]:
-        handler = Lines()
-        logger = logging.getLogger("fakejs")
-        logger.addHandler(handler)
-        try:
+        with collecting(Lines()) as handler:
             yield handler
-        finally:
-            logger.removeHandler(handler)
 
     return lines
