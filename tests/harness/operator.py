@@ -71,3 +71,13 @@ async def answer(client: RawClient, script: bytes) -> bytes:
     received = bytes(client.received)
     client.received.clear()
     return received
+
+
+async def login_reply(target: Target, user: User) -> bytes:
+    """The first line the server sends back to ``user``'s login and a PING (the client then closed)."""
+    client = await RawClient.connect(target.host, target.port)
+    try:
+        await client.send(await login_connect(client, user) + b"PING\r\n")
+        return await asyncio.wait_for(client.read_until(b"\r\n"), WAIT)
+    finally:
+        await client.close()
