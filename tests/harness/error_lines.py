@@ -5,9 +5,27 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from typing import TypeVar
 
 from tests.harness.targets import RealTarget, Target
+
+Handler = TypeVar("Handler", bound=logging.Handler)
+
+
+@contextmanager
+def collecting(handler: Handler, level: int | None = None) -> Iterator[Handler]:
+    """``handler`` on the ``fakejs`` logger while the block runs, the logger's level lowered to ``level`` if given."""
+    logger = logging.getLogger("fakejs")
+    before = logger.level
+    logger.addHandler(handler)
+    if level is not None:
+        logger.setLevel(level)
+    try:
+        yield handler
+    finally:
+        logger.setLevel(before)
+        logger.removeHandler(handler)
 
 
 class ErrorLines(logging.Handler):
@@ -37,16 +55,9 @@ class ErrorLines(logging.Handler):
         return list(self.lines)
 
 
-@contextmanager
-def error_lines_of(kind: str) -> Iterator[ErrorLines]:
+def error_lines_of(kind: str) -> AbstractContextManager[ErrorLines]:
     """Collect fakejs's error lines about ``kind`` clients while the block runs."""
-    handler = ErrorLines(kind)
-    logger = logging.getLogger("fakejs")
-    logger.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
+    return collecting(ErrorLines(kind))
 
 
 class ClientLines(ErrorLines):
@@ -58,20 +69,10 @@ class ClientLines(ErrorLines):
         self.real_line = re.compile(rf"\[(?:DBG|ERR)\] 127\.0\.0\.1:\d+ - {kind}:\d+ - (.*)$")
 
 
-@contextmanager
-def client_lines_of(kind: str) -> Iterator[ClientLines]:
+def client_lines_of(kind: str) -> AbstractContextManager[ClientLines]:
     """Collect fakejs's debug and error lines about ``kind`` clients while the block runs.
 
     An in-process server logs as the ``fakejs`` logger's level allows: the block lowers it to debug, as
     ``fakejs -D`` does.
     """
-    handler = ClientLines(kind)
-    logger = logging.getLogger("fakejs")
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
-        yield handler
-    finally:
-        logger.setLevel(level)
-        logger.removeHandler(handler)
+    return collecting(ClientLines(kind), logging.DEBUG)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -14,6 +15,7 @@ from fakejs.testkit.jwt import Account, Operator, User
 from tests.harness.configured import configured_servers
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
+from tests.harness.wait import WAIT
 
 StartOperator = Callable[..., Awaitable[Target]]
 
@@ -51,3 +53,31 @@ async def login_connect(client: RawClient, user: User, sign: bool = True, **opti
     if sign:
         login["sig"] = base64.urlsafe_b64encode(user.sign(nonce.encode())).rstrip(b"=").decode()
     return f"CONNECT {json.dumps(login)}\r\n".encode()
+
+
+async def logged_in(target: Target, user: User, sign: bool = True) -> RawClient:
+    """A raw client logged in as ``user`` (its first PONG read and cleared); unsigned unless ``sign``."""
+    client = await RawClient.connect(target.host, target.port)
+    await client.send(await login_connect(client, user, sign) + b"PING\r\n")
+    await asyncio.wait_for(client.read_until(b"PONG\r\n"), WAIT)
+    client.received.clear()
+    return client
+
+
+async def answer(client: RawClient, script: bytes) -> bytes:
+    """What the server answers ``script`` and a PING (then cleared)."""
+    await client.send(script + b"PING\r\n")
+    await asyncio.wait_for(client.read_until(b"PONG\r\n"), WAIT)
+    received = bytes(client.received)
+    client.received.clear()
+    return received
+
+
+async def login_reply(target: Target, user: User) -> bytes:
+    """The first line the server sends back to ``user``'s login and a PING (the client then closed)."""
+    client = await RawClient.connect(target.host, target.port)
+    try:
+        await client.send(await login_connect(client, user) + b"PING\r\n")
+        return await asyncio.wait_for(client.read_until(b"\r\n"), WAIT)
+    finally:
+        await client.close()

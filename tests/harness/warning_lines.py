@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from tests.harness.error_lines import collecting
 from tests.harness.targets import RealTarget, Target
+from tests.harness.wait import eventually
 
 LEVELS = {"ERROR": "ERR", "WARNING": "WRN"}
 LOG_LINE = re.compile(r"(\[(?:ERR|WRN)\] .*)$")
@@ -39,18 +41,21 @@ class Lines(logging.Handler):
             raw = list(self.lines)
         return [CLIENT.sub("ADDR", line) for line in raw if "Plaintext passwords" not in line]
 
+    async def wait_for(self, target: Target, expected: list[str], what: str = "the refusal's lines") -> None:
+        """Wait until ``target``'s lines are ``expected``, failing the test if they never are."""
+
+        async def logged() -> list[str]:
+            return self.of(target)
+
+        await eventually(logged, lambda seen: seen == expected, what=what)
+
 
 def lines_fixture() -> Any:
     """A test module's ``lines`` fixture: the lines of the test's server (fakejs's caught from its logger)."""
 
     @pytest.fixture
     def lines() -> Iterator[Lines]:
-        handler = Lines()
-        logger = logging.getLogger("fakejs")
-        logger.addHandler(handler)
-        try:
+        with collecting(Lines()) as handler:
             yield handler
-        finally:
-            logger.removeHandler(handler)
 
     return lines

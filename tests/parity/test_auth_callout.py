@@ -55,11 +55,12 @@ from fakejs.testkit.jwt import (
     Key,
     decode,
 )
+from tests.harness.callout import answer_callouts
 from tests.harness.config_file import option_errors_alike, write
 from tests.harness.configured import Start, configured_servers
 from tests.harness.raw import RawClient
 from tests.harness.targets import Settings, Target
-from tests.harness.wait import WAIT, eventually
+from tests.harness.wait import WAIT
 from tests.harness.warning_lines import Lines, lines_fixture
 
 ISSUER = Key(nkeys.PREFIX_BYTE_ACCOUNT)
@@ -109,13 +110,7 @@ async def with_service(target: Target, xkey: CurveKey | None = None) -> tuple[An
     service = CalloutService(ISSUER, decide, xkey=xkey)
     nc = await nats.connect(target.url, user="auth", password="pwd")
     request_headers.clear()
-
-    async def on_request(msg: Any) -> None:
-        request_headers.append(msg.headers)
-        await msg.respond(service.answer(msg.data, msg.headers))
-
-    await nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
-    await nc.flush()
+    await answer_callouts(nc, service, request_headers)
     return nc, service
 
 
@@ -191,11 +186,7 @@ async def test_a_refusal_closes_the_client_and_says_why(
     try:
         assert await refused(target, password) == b"-ERR 'Authorization Violation'\r\n"
         expected = ['[ERR] ADDR - authentication error - User "bob"', f"[WRN] {warning}"]
-
-        async def logged() -> list[str]:
-            return lines.of(target)
-
-        await eventually(logged, lambda seen: seen == expected, what="the refusal's lines")
+        await lines.wait_for(target, expected)
     finally:
         await service_nc.close()
     assert len(service.requests) == 1
@@ -243,46 +234,32 @@ async def test_an_encrypted_callout(server: Start, lines: Lines) -> None:
     assert lines.of(target) == []
 
 
-async def test_an_answer_that_does_not_decrypt(server: Start, lines: Lines) -> None:
-    target = await server(ENCRYPTED)
+@pytest.mark.parametrize(
+    ("config", "answer", "warning"),
+    [
+        (
+            ENCRYPTED,
+            b"xkv1 not sealed",
+            'Error decrypting auth callout response on account "AUTH": nkeys: encrypted input is not valid',
+        ),
+        (CONFIG, b"", 'Auth callout violation: "no reason supplied" on account "AUTH"'),
+    ],
+    ids=["not_decrypting", "empty"],
+)
+async def test_an_answer_the_server_cannot_read(
+    server: Start, lines: Lines, config: str, answer: bytes, warning: str
+) -> None:
+    target = await server(config)
     nc = await nats.connect(target.url, user="auth", password="pwd")
 
     async def on_request(msg: Any) -> None:
-        await msg.respond(b"xkv1 not sealed")
+        await msg.respond(answer)
 
     await nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
     await nc.flush()
     try:
         assert await refused(target, "secret") == b"-ERR 'Authorization Violation'\r\n"
-        warning = 'Error decrypting auth callout response on account "AUTH": nkeys: encrypted input is not valid'
-        expected = ['[ERR] ADDR - authentication error - User "bob"', f"[WRN] {warning}"]
-
-        async def logged() -> list[str]:
-            return lines.of(target)
-
-        await eventually(logged, lambda seen: seen == expected, what="the refusal's lines")
-    finally:
-        await nc.close()
-
-
-async def test_an_empty_answer(server: Start, lines: Lines) -> None:
-    target = await server(CONFIG)
-    nc = await nats.connect(target.url, user="auth", password="pwd")
-
-    async def on_request(msg: Any) -> None:
-        await msg.respond(b"")
-
-    await nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
-    await nc.flush()
-    try:
-        assert await refused(target, "secret") == b"-ERR 'Authorization Violation'\r\n"
-        warning = 'Auth callout violation: "no reason supplied" on account "AUTH"'
-        expected = ['[ERR] ADDR - authentication error - User "bob"', f"[WRN] {warning}"]
-
-        async def logged() -> list[str]:
-            return lines.of(target)
-
-        await eventually(logged, lambda seen: seen == expected, what="the refusal's lines")
+        await lines.wait_for(target, ['[ERR] ADDR - authentication error - User "bob"', f"[WRN] {warning}"])
     finally:
         await nc.close()
 

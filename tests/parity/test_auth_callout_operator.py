@@ -31,7 +31,6 @@ import nats
 import pytest
 
 from fakejs.testkit.jwt import (
-    AUTH_CALLOUT_SUBJECT,
     Allow,
     AuthorizationRequest,
     CalloutService,
@@ -39,10 +38,11 @@ from fakejs.testkit.jwt import (
     Deny,
     Operator,
 )
+from tests.harness.callout import answer_callouts, sentinel_login, user_info
 from tests.harness.configured import Start, configured_servers
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
-from tests.harness.wait import WAIT, eventually
+from tests.harness.wait import WAIT
 from tests.harness.warning_lines import Lines, lines_fixture
 
 OPERATOR = Operator("O")
@@ -83,40 +83,19 @@ async def started(start: Start, tmp_path: Path) -> tuple[Target, Any, CalloutSer
     target = await start(config)
     service = CalloutService(AUTH, decide)
     nc = await nats.connect(target.url, user_credentials=SERVICE.write_creds(tmp_path / "service.creds"))
-
-    async def on_request(msg: Any) -> None:
-        await msg.respond(service.answer(msg.data, msg.headers))
-
-    await nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
-    await nc.flush()
+    await answer_callouts(nc, service)
     return target, nc, service
-
-
-async def login(target: Target, password: str) -> RawClient:
-    """A raw client showing the sentinel's JWT (a bearer: no signature) and ``bob``'s password."""
-    client = await RawClient.connect(target.host, target.port)
-    connect = {"verbose": False, "pedantic": False, "jwt": SENTINEL.jwt, "user": "bob", "pass": password}
-    await client.send(b"CONNECT " + json.dumps({**connect, "protocol": 1, "headers": True}).encode() + b"\r\n")
-    return client
-
-
-async def user_info(client: RawClient) -> dict[str, Any]:
-    await client.send(b"SUB _INBOX.me 1\r\nPUB $SYS.REQ.USER.INFO _INBOX.me 0\r\n\r\n")
-    data = await client.read_until(b"}}\r\n", timeout=WAIT)
-    body = data[data.rindex(b"\r\n", 0, len(data) - 2) + 2 : -2]
-    info: dict[str, Any] = json.loads(body)["data"]
-    return info
 
 
 async def test_users_placed_by_the_service(server: Start, tmp_path: Path) -> None:
     target, service_nc, service = await started(server, tmp_path)
     try:
-        client = await login(target, "secret")
+        client = await sentinel_login(target, SENTINEL.jwt, "secret")
         info = await user_info(client)
         await client.close()
         assert (info["user"], info["account"], info["account_name"]) == ("robert", APP.public_key, "APP")
         assert info["permissions"] == {"publish": {"allow": ["$SYS.REQ.USER.INFO"]}, "subscribe": {}}
-        client = await login(target, "local")
+        client = await sentinel_login(target, SENTINEL.jwt, "local")
         info = await user_info(client)
         await client.close()
         assert info["account"] == AUTH.public_key
@@ -132,7 +111,7 @@ async def test_an_account_that_is_not_allowed(server: Start, tmp_path: Path, lin
     target, service_nc, _ = await started(server, tmp_path)
     try:
         for password in ("other", "nope"):
-            client = await login(target, password)
+            client = await sentinel_login(target, SENTINEL.jwt, password)
             await client.send(b"PING\r\n")
             assert await client.wait_closed()
             data = bytes(client.received)
@@ -144,11 +123,7 @@ async def test_an_account_that_is_not_allowed(server: Start, tmp_path: Path, lin
         )
         refusal = '[ERR] ADDR - authentication error - User "bob"'
         expected = [refusal, f"[WRN] {not_allowed}", refusal, "[WRN] Auth callout service returned an error: go away"]
-
-        async def logged() -> list[str]:
-            return lines.of(target)
-
-        await eventually(logged, lambda seen: seen == expected, what="the refusals' lines")
+        await lines.wait_for(target, expected, "the refusals' lines")
     finally:
         await service_nc.close()
 
@@ -181,13 +156,7 @@ async def test_an_encrypted_account_callout(server: Start, tmp_path: Path) -> No
     creds = SEALED_SERVICE.write_creds(tmp_path / "sealed.creds")
     nc = await nats.connect(target.url, user_credentials=creds)
     headers: list[Any] = []
-
-    async def on_request(msg: Any) -> None:
-        headers.append(msg.headers)
-        await msg.respond(service.answer(msg.data, msg.headers))
-
-    await nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
-    await nc.flush()
+    await answer_callouts(nc, service, headers)
     try:
         client = await RawClient.connect(target.host, target.port)
         connect = {"verbose": False, "pedantic": False, "jwt": SEALED_SENTINEL.jwt, "protocol": 1}

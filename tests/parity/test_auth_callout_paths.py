@@ -25,12 +25,13 @@ import nkeys
 import pytest
 
 from fakejs.testkit.certs import TestCertificates
-from fakejs.testkit.jwt import AUTH_CALLOUT_SUBJECT, Allow, AuthorizationRequest, CalloutService, Deny, Key
+from fakejs.testkit.jwt import Allow, AuthorizationRequest, CalloutService, Deny, Key
+from tests.harness.callout import answer_callouts
 from tests.harness.configured import Start, configured_servers
 from tests.harness.raw import RawClient
 from tests.harness.targets import Settings, Target
 from tests.harness.tls import connect as tls_connect
-from tests.harness.wait import WAIT, eventually
+from tests.harness.wait import WAIT
 from tests.harness.warning_lines import Lines, lines_fixture
 
 ISSUER = Key(nkeys.PREFIX_BYTE_ACCOUNT)
@@ -61,12 +62,7 @@ async def server(target_kind: str, tmp_path: Path) -> AsyncIterator[Start]:
 async def with_service(target: Target) -> tuple[Any, CalloutService]:
     service = CalloutService(ISSUER, decide)
     nc = await nats.connect(target.url, user="auth", password="pwd")
-
-    async def on_request(msg: Any) -> None:
-        await msg.respond(service.answer(msg.data, msg.headers))
-
-    await nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
-    await nc.flush()
+    await answer_callouts(nc, service)
     return nc, service
 
 
@@ -94,27 +90,18 @@ async def test_a_refused_no_auth_user(server: Start, lines: Lines) -> None:
     target = await server(NO_AUTH_CONFIG.replace("NOAUTH", "guest"))
     service = CalloutService(ISSUER, lambda _: Deny("not today"))
     service_nc = await nats.connect(target.url, user="auth", password="pwd")
-
-    async def on_request(msg: Any) -> None:
-        await msg.respond(service.answer(msg.data, msg.headers))
-
-    await service_nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
-    await service_nc.flush()
+    await answer_callouts(service_nc, service)
     try:
         client = await RawClient.connect(target.host, target.port)
         await client.send(b'CONNECT {"verbose":false,"protocol":1}\r\nPING\r\n')
         assert await client.wait_closed()
         await client.close()
         assert bytes(client.received).endswith(b"-ERR 'Authorization Violation'\r\n")
-
-        async def logged() -> list[str]:
-            return lines.of(target)
-
         expected = [
             '[ERR] ADDR - authentication error - User "guest"',
             "[WRN] Auth callout service returned an error: not today",
         ]
-        await eventually(logged, lambda seen: seen == expected, what="the refusal's lines")
+        await lines.wait_for(target, expected)
     finally:
         await service_nc.close()
 
@@ -138,12 +125,7 @@ async def test_a_tls_client_is_described(server: Start, tmp_path: Path, verify: 
     service = CalloutService(ISSUER, decide)
     context = certs.client_ssl_context(client=verify)
     service_nc = await tls_connect(target, context, user="auth", password="pwd")
-
-    async def on_request(msg: Any) -> None:
-        await msg.respond(service.answer(msg.data, msg.headers))
-
-    await service_nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
-    await service_nc.flush()
+    await answer_callouts(service_nc, service)
     try:
         nc = await tls_connect(target, context, user="bob", password="x")
         await nc.close()

@@ -27,11 +27,11 @@ from typing import Any
 import nats
 import pytest
 
-from fakejs.testkit.jwt import AUTH_CALLOUT_SUBJECT, Allow, AuthorizationRequest, CalloutService, Deny, Operator
+from fakejs.testkit.jwt import Allow, AuthorizationRequest, CalloutService, Deny, Operator
+from tests.harness.callout import answer_callouts, sentinel_login, user_info
 from tests.harness.configured import Start, configured_servers
-from tests.harness.raw import RawClient
 from tests.harness.targets import Target
-from tests.harness.wait import WAIT, eventually
+from tests.harness.wait import WAIT
 from tests.harness.warning_lines import Lines, lines_fixture
 
 OPERATOR = Operator("O")
@@ -70,28 +70,8 @@ async def started(start: Start, tmp_path: Path) -> tuple[Target, Any, CalloutSer
     target = await start(config)
     service = CalloutService(AUTH, decide)
     nc = await nats.connect(target.url, user_credentials=SERVICE.write_creds(tmp_path / "service.creds"))
-
-    async def on_request(msg: Any) -> None:
-        await msg.respond(service.answer(msg.data, msg.headers))
-
-    await nc.subscribe(AUTH_CALLOUT_SUBJECT, cb=on_request)
-    await nc.flush()
+    await answer_callouts(nc, service)
     return target, nc, service
-
-
-async def login(target: Target, password: str, jwt: str = SENTINEL.jwt) -> RawClient:
-    client = await RawClient.connect(target.host, target.port)
-    connect = {"verbose": False, "pedantic": False, "jwt": jwt, "user": "bob", "pass": password}
-    await client.send(b"CONNECT " + json.dumps({**connect, "protocol": 1, "headers": True}).encode() + b"\r\n")
-    return client
-
-
-async def user_info(client: RawClient) -> dict[str, Any]:
-    await client.send(b"SUB _INBOX.me 1\r\nPUB $SYS.REQ.USER.INFO _INBOX.me 0\r\n\r\n")
-    data = await client.read_until(b"}}\r\n", timeout=WAIT)
-    body = data[data.rindex(b"\r\n", 0, len(data) - 2) + 2 : -2]
-    info: dict[str, Any] = json.loads(body)["data"]
-    return info
 
 
 async def test_a_user_of_a_scoped_signing_key(server: Start, tmp_path: Path) -> None:
@@ -99,7 +79,7 @@ async def test_a_user_of_a_scoped_signing_key(server: Start, tmp_path: Path) -> 
     try:
         found = []
         for password in ("auth", "app"):
-            client = await login(target, password)
+            client = await sentinel_login(target, SENTINEL.jwt, password)
             found.append(await user_info(client))
             await client.close()
     finally:
@@ -117,7 +97,7 @@ async def test_a_user_of_a_scoped_signing_key(server: Start, tmp_path: Path) -> 
 async def test_a_scoped_user_with_permissions_of_its_own(server: Start, tmp_path: Path, lines: Lines) -> None:
     target, service_nc, _ = await started(server, tmp_path)
     try:
-        client = await login(target, "own")
+        client = await sentinel_login(target, SENTINEL.jwt, "own")
         await client.send(b"PING\r\n")
         assert await client.wait_closed()
         await client.close()
@@ -126,11 +106,7 @@ async def test_a_scoped_user_with_permissions_of_its_own(server: Start, tmp_path
             '[ERR] ADDR - authentication error - User "bob"',
             "[WRN] User JWT is not valid: scoped users require no permissions or limits set",
         ]
-
-        async def logged() -> list[str]:
-            return lines.of(target)
-
-        await eventually(logged, lambda seen: seen == expected, what="the refusal's lines")
+        await lines.wait_for(target, expected)
     finally:
         await service_nc.close()
 
@@ -141,7 +117,7 @@ async def test_a_login_refused_in_a_callout_account_waits_for_a_callout(server: 
     await service_nc.flush()
     try:
         started_at = time.monotonic()
-        client = await login(target, "auth", UNSIGNED.jwt)  # no signature: refused once the account is found
+        client = await sentinel_login(target, UNSIGNED.jwt, "auth")  # no signature: refused once the account is found
         await client.send(b"PING\r\n")
         assert await client.wait_closed()
         waited = time.monotonic() - started_at

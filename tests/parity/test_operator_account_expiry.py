@@ -13,22 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from fakejs.testkit.jwt import Operator, User
-from tests.harness.operator import StartOperator, login_connect, operator_start_fixture
+from fakejs.testkit.jwt import Operator
+from tests.harness.operator import StartOperator, logged_in, login_connect, operator_start_fixture
 from tests.harness.raw import RawClient
 from tests.harness.reload import TARGETS, logged, start
-from tests.harness.targets import Target
 from tests.harness.wait import WAIT
 
 start_operator = operator_start_fixture()
-
-
-async def logged_in(target: Target, user: User) -> RawClient:
-    client = await RawClient.connect(target.host, target.port)
-    await client.send(await login_connect(client, user) + b"PING\r\n")
-    await client.read_until(b"PONG\r\n")
-    client.received.clear()
-    return client
 
 
 async def closing_error(client: RawClient) -> bytes:

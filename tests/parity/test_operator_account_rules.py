@@ -9,31 +9,18 @@ from __future__ import annotations
 
 import pytest
 
-from fakejs.testkit.jwt import Operator, User
-from tests.harness.operator import StartOperator, login_connect, operator_start_fixture
+from fakejs.testkit.jwt import Operator
+from tests.harness.operator import (
+    StartOperator,
+    answer,
+    logged_in,
+    login_connect,
+    login_reply,
+    operator_start_fixture,
+)
 from tests.harness.raw import RawClient
-from tests.harness.targets import Target
 
 start = operator_start_fixture()
-
-
-async def logged_in(target: Target, user: User) -> RawClient:
-    """A raw client logged in as ``user`` (its first PONG read and cleared)."""
-    client = await RawClient.connect(target.host, target.port)
-    await client.send(await login_connect(client, user) + b"PING\r\n")
-    await client.read_until(b"PONG\r\n")
-    client.received.clear()
-    return client
-
-
-async def answer(client: RawClient, script: bytes) -> bytes:
-    """What the server answers ``script`` and a PING."""
-    await client.send(script + b"PING\r\n")
-    await client.read_until(b"PONG\r\n")
-    received = bytes(client.received)
-    client.received.clear()
-    return received
-
 
 DEFAULTS = {"pub": {"deny": ["secret.>"]}, "sub": {"allow": ["public.>", "_INBOX.>"]}}
 
@@ -94,12 +81,7 @@ async def test_mappings_over_100_percent_make_the_account_invalid(
     operator = Operator("O")
     system, app = operator.account("SYS"), operator.account("APP", mappings={"a": destinations})
     target = await start(operator, system, app)
-    client = await RawClient.connect(target.host, target.port)
-    try:
-        await client.send(await login_connect(client, app.user("u")) + b"PING\r\n")
-        assert await client.read_until(b"\r\n") == b"-ERR 'Authorization Violation'\r\n"
-    finally:
-        await client.close()
+    assert await login_reply(target, app.user("u")) == b"-ERR 'Authorization Violation'\r\n"
 
 
 # A limit left out of a JWT is Go's zero value for nats-server: it allows none (nats-io/jwt writes -1 for none).
@@ -109,12 +91,7 @@ async def test_an_accounts_conn_limit_left_out_allows_no_client(start: StartOper
     operator = Operator("O")
     system, app = operator.account("SYS"), operator.account("APP", limits={"conn": 0})
     target = await start(operator, system, app)
-    client = await RawClient.connect(target.host, target.port)
-    try:
-        await client.send(await login_connect(client, app.user("u")) + b"PING\r\n")
-        assert await client.read_until(b"\r\n") == b"-ERR 'maximum account active connections exceeded'\r\n"
-    finally:
-        await client.close()
+    assert await login_reply(target, app.user("u")) == b"-ERR 'maximum account active connections exceeded'\r\n"
 
 
 @pytest.mark.parametrize("whose", ["account", "user"])
@@ -175,9 +152,4 @@ async def test_a_trace_destination_with_a_wildcard_makes_the_account_invalid(sta
     operator = Operator("O")
     system, app = operator.account("SYS"), operator.account("APP", trace={"dest": "traces.*"})
     target = await start(operator, system, app)
-    client = await RawClient.connect(target.host, target.port)
-    try:
-        await client.send(await login_connect(client, app.user("u")) + b"PING\r\n")
-        assert await client.read_until(b"\r\n") == b"-ERR 'Authorization Violation'\r\n"
-    finally:
-        await client.close()
+    assert await login_reply(target, app.user("u")) == b"-ERR 'Authorization Violation'\r\n"

@@ -68,38 +68,42 @@ def service_import(exporter: Account, subject: str, **fields: Any) -> dict[str, 
     return {"type": "service", "account": exporter.public_key, "subject": subject, **fields}
 
 
-async def test_a_public_stream_export_reaches_the_importer(
-    start: StartOperator, operator: Operator, tmp_path: Path
+@pytest.mark.parametrize(
+    ("exported", "imported", "sent", "seen", "first"),
+    [
+        pytest.param("orders.>", {"subject": "orders.>"}, "orders.new", "orders.new", b"exported", id="reaches"),
+        pytest.param(
+            "orders.>", {"subject": "orders.>", "to": "from"}, "orders.new", "from.orders.new", b"exported", id="to"
+        ),
+        pytest.param(
+            "orders.*",
+            {"subject": "orders.*", "local_subject": "mine.$1"},
+            "orders.new",
+            "mine.new",
+            b"exported",
+            id="local_subject",
+        ),
+        pytest.param(
+            "orders.>", {"subject": "invoices.>"}, "invoices.new", "invoices.new", b"marker", id="not_exported"
+        ),
+    ],
+)
+async def test_a_public_stream_export_and_its_import(
+    start: StartOperator,
+    operator: Operator,
+    tmp_path: Path,
+    exported: str,
+    imported: dict[str, str],
+    sent: str,
+    seen: str,
+    first: bytes,
 ) -> None:
+    """The import's ``to`` is a prefix, its ``local_subject`` maps the exported one; a subject not exported stays out."""
     system = operator.account("SYS")
-    exporter = operator.account("EXP", exports=[{"type": "stream", "subject": "orders.>"}])
-    importer = operator.account("IMP", imports=[stream_import(exporter, "orders.>")])
+    exporter = operator.account("EXP", exports=[{"type": "stream", "subject": exported}])
+    importer = operator.account("IMP", imports=[stream_import(exporter, **imported)])
     target = await start(operator, system, exporter, importer)
-    assert await streamed(target, exporter, importer, tmp_path, "orders.new", "orders.new") == b"exported"
-
-
-async def test_a_stream_imports_to_is_a_prefix(start: StartOperator, operator: Operator, tmp_path: Path) -> None:
-    system = operator.account("SYS")
-    exporter = operator.account("EXP", exports=[{"type": "stream", "subject": "orders.>"}])
-    importer = operator.account("IMP", imports=[stream_import(exporter, "orders.>", to="from")])
-    target = await start(operator, system, exporter, importer)
-    assert await streamed(target, exporter, importer, tmp_path, "orders.new", "from.orders.new") == b"exported"
-
-
-async def test_a_stream_imports_local_subject(start: StartOperator, operator: Operator, tmp_path: Path) -> None:
-    system = operator.account("SYS")
-    exporter = operator.account("EXP", exports=[{"type": "stream", "subject": "orders.*"}])
-    importer = operator.account("IMP", imports=[stream_import(exporter, "orders.*", local_subject="mine.$1")])
-    target = await start(operator, system, exporter, importer)
-    assert await streamed(target, exporter, importer, tmp_path, "orders.new", "mine.new") == b"exported"
-
-
-async def test_a_subject_not_exported_is_not_imported(start: StartOperator, operator: Operator, tmp_path: Path) -> None:
-    system = operator.account("SYS")
-    exporter = operator.account("EXP", exports=[{"type": "stream", "subject": "orders.>"}])
-    importer = operator.account("IMP", imports=[stream_import(exporter, "invoices.>")])
-    target = await start(operator, system, exporter, importer)
-    assert await streamed(target, exporter, importer, tmp_path, "invoices.new", "invoices.new") == b"marker"
+    assert await streamed(target, exporter, importer, tmp_path, sent, seen) == first
 
 
 async def test_an_import_from_an_unknown_account_is_left_out(
@@ -207,30 +211,25 @@ async def requested(
             return None
 
 
-async def test_a_public_service_answers_the_importer(start: StartOperator, operator: Operator, tmp_path: Path) -> None:
-    system = operator.account("SYS")
-    exporter = operator.account("EXP", exports=[{"type": "service", "subject": "help.>"}])
-    importer = operator.account("IMP", imports=[service_import(exporter, "help.me")])
-    target = await start(operator, system, exporter, importer)
-    assert await requested(target, exporter, importer, tmp_path, "help.>", "help.me") == b"answer to help.me"
-
-
-async def test_a_service_imports_to_is_the_exporters_subject(
-    start: StartOperator, operator: Operator, tmp_path: Path
+@pytest.mark.parametrize(
+    ("imported", "asked", "answered"),
+    [
+        pytest.param({"subject": "help.me"}, "help.me", b"answer to help.me", id="answers"),
+        pytest.param({"subject": "ask", "to": "help.desk"}, "ask", b"answer to help.desk", id="to"),
+        pytest.param(
+            {"subject": "help.desk", "local_subject": "ask"}, "ask", b"answer to help.desk", id="local_subject"
+        ),
+    ],
+)
+async def test_a_public_service_export_and_its_import(
+    start: StartOperator, operator: Operator, tmp_path: Path, imported: dict[str, str], asked: str, answered: bytes
 ) -> None:
+    """The import's ``to`` and its ``local_subject`` each make the importer's subject the exporter's."""
     system = operator.account("SYS")
     exporter = operator.account("EXP", exports=[{"type": "service", "subject": "help.>"}])
-    importer = operator.account("IMP", imports=[service_import(exporter, "ask", to="help.desk")])
+    importer = operator.account("IMP", imports=[service_import(exporter, **imported)])
     target = await start(operator, system, exporter, importer)
-    assert await requested(target, exporter, importer, tmp_path, "help.>", "ask") == b"answer to help.desk"
-
-
-async def test_a_service_imports_local_subject(start: StartOperator, operator: Operator, tmp_path: Path) -> None:
-    system = operator.account("SYS")
-    exporter = operator.account("EXP", exports=[{"type": "service", "subject": "help.>"}])
-    importer = operator.account("IMP", imports=[service_import(exporter, "help.desk", local_subject="ask")])
-    target = await start(operator, system, exporter, importer)
-    assert await requested(target, exporter, importer, tmp_path, "help.>", "ask") == b"answer to help.desk"
+    assert await requested(target, exporter, importer, tmp_path, "help.>", asked) == answered
 
 
 async def test_a_private_service_with_and_without_a_token(

@@ -14,30 +14,10 @@ from pathlib import Path
 from fakejs.testkit.jwt import Operator, User
 from tests.harness.configured import configured_servers
 from tests.harness.error_lines import client_lines_of
-from tests.harness.operator import StartOperator, login_connect, operator_start_fixture
+from tests.harness.operator import StartOperator, answer, logged_in, login_connect, operator_start_fixture
 from tests.harness.raw import RawClient
-from tests.harness.targets import Target
 
 start = operator_start_fixture()
-
-
-async def logged_in(target: Target, user: User) -> RawClient:
-    """A raw client logged in as ``user`` (its first PONG read and cleared)."""
-    client = await RawClient.connect(target.host, target.port)
-    await client.send(await login_connect(client, user) + b"PING\r\n")
-    await client.read_until(b"PONG\r\n")
-    client.received.clear()
-    return client
-
-
-async def answer(client: RawClient, script: bytes) -> bytes:
-    """What the server answers ``script`` and a PING."""
-    await client.send(script + b"PING\r\n")
-    await client.read_until(b"PONG\r\n")
-    received = bytes(client.received)
-    client.received.clear()
-    return received
-
 
 TOO_MANY_SUBS = b"-ERR 'maximum subscriptions exceeded'\r\nPONG\r\n"
 

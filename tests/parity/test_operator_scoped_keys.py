@@ -17,22 +17,13 @@ import pytest
 
 from fakejs.testkit.jwt import Operator, User, user_template
 from tests.harness.config_file import FAKE, real, run, write
-from tests.harness.operator import StartOperator, login_connect, operator_start_fixture
+from tests.harness.operator import StartOperator, answer, logged_in, login_connect, operator_start_fixture
 from tests.harness.raw import RawClient
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target
 
 start = operator_start_fixture()
 
 AUTHORIZATION_VIOLATION = b"-ERR 'Authorization Violation'\r\n"
-
-
-async def logged_in(target: Target, user: User, sign: bool = True) -> RawClient:
-    """A raw client logged in as ``user`` (its first PONG read and cleared)."""
-    client = await RawClient.connect(target.host, target.port)
-    await client.send(await login_connect(client, user, sign) + b"PING\r\n")
-    await asyncio.wait_for(client.read_until(b"PONG\r\n"), 5)
-    client.received.clear()
-    return client
 
 
 async def refused(target: Target, user: User) -> bytes:
@@ -44,15 +35,6 @@ async def refused(target: Target, user: User) -> bytes:
         return bytes(client.received)
     finally:
         await client.close()
-
-
-async def answer(client: RawClient, script: bytes) -> bytes:
-    """What the server answers ``script`` and a PING."""
-    await client.send(script + b"PING\r\n")
-    await asyncio.wait_for(client.read_until(b"PONG\r\n"), 5)
-    received = bytes(client.received)
-    client.received.clear()
-    return received
 
 
 def publish_violation(subject: str) -> bytes:

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from fakejs.testkit.jwt import Operator, User
-from tests.harness.operator import StartOperator, login_connect, operator_start_fixture
+from tests.harness.operator import StartOperator, login_connect, login_reply, operator_start_fixture
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
 from tests.harness.wait import WAIT
@@ -43,9 +43,7 @@ async def test_inside_its_times_a_user_logs_in(start: StartOperator, zone: str) 
     system, app = operator.account("SYS"), operator.account("APP")
     target = await start(operator, system, app)
     user = app.user("day", times=[around(zone, 3600, 3600)], times_location=zone)
-    client, line = await first_line(target, user)
-    await client.close()
-    assert line == b"PONG\r\n"
+    assert await login_reply(target, user) == b"PONG\r\n"
 
 
 async def test_outside_its_times_a_user_is_refused(start: StartOperator) -> None:
@@ -53,9 +51,7 @@ async def test_outside_its_times_a_user_is_refused(start: StartOperator) -> None
     system, app = operator.account("SYS"), operator.account("APP")
     target = await start(operator, system, app)
     later = around("UTC", -3600, 7200)  # from an hour from now, for an hour
-    client, line = await first_line(target, app.user("night", times=[later], times_location="UTC"))
-    await client.close()
-    assert line == REFUSED
+    assert await login_reply(target, app.user("night", times=[later], times_location="UTC")) == REFUSED
 
 
 async def test_one_range_of_several_is_enough(start: StartOperator) -> None:
@@ -63,9 +59,7 @@ async def test_one_range_of_several_is_enough(start: StartOperator) -> None:
     system, app = operator.account("SYS"), operator.account("APP")
     target = await start(operator, system, app)
     ranges = [around("UTC", -3600, 7200), around("UTC", 600, 600)]
-    client, line = await first_line(target, app.user("shifts", times=ranges, times_location="UTC"))
-    await client.close()
-    assert line == b"PONG\r\n"
+    assert await login_reply(target, app.user("shifts", times=ranges, times_location="UTC")) == b"PONG\r\n"
 
 
 async def test_an_unknown_time_zone_is_refused(start: StartOperator) -> None:
@@ -73,9 +67,7 @@ async def test_an_unknown_time_zone_is_refused(start: StartOperator) -> None:
     system, app = operator.account("SYS"), operator.account("APP")
     target = await start(operator, system, app)
     user = app.user("lost", times=[around("UTC", 3600, 3600)], times_location="Mars/Olympus_Mons")
-    client, line = await first_line(target, user)
-    await client.close()
-    assert line == REFUSED
+    assert await login_reply(target, user) == REFUSED
 
 
 async def test_the_login_ends_with_its_range(start: StartOperator) -> None:
