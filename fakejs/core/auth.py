@@ -154,10 +154,12 @@ class Login:
     ``anonymous``: it showed no credentials and became the no_auth_user;
     ``expires``: when the login ends (a user JWT's ``exp``, Unix seconds; 0: never);
     ``account_expires``: when its account ends (an account JWT's ``exp``; 0: never).
-    ``name_tag``: an operator-mode user JWT's ``name`` (nats-server's ``nameTag``).
+    ``name_tag``: an operator-mode user JWT's ``name`` (nats-server's ``nameTag``), ``issuer_key``
+    the key that issued it (the account or one of its signing keys, ``issuerForClient``) and ``tags``
+    its ``tags``.
     """
 
-    __slots__ = ("account_expires", "anonymous", "expires", "name_tag", "signed", "user")
+    __slots__ = ("account_expires", "anonymous", "expires", "issuer_key", "name_tag", "signed", "tags", "user")
 
     def __init__(
         self,
@@ -167,6 +169,8 @@ class Login:
         expires: int = 0,
         name_tag: str = "",
         account_expires: int = 0,
+        issuer_key: str = "",
+        tags: tuple[str, ...] = (),
     ) -> None:
         self.user = user
         self.signed = signed
@@ -174,6 +178,8 @@ class Login:
         self.expires = expires
         self.account_expires = account_expires
         self.name_tag = name_tag
+        self.issuer_key = issuer_key
+        self.tags = tags
 
     def __repr__(self) -> str:
         return f"Login(user={self.user!r}, signed={self.signed}, anonymous={self.anonymous})"

@@ -329,7 +329,13 @@ class Broker:
             self._log_unknown_exporters(account.name)
         expires, account_expires = login.expires, login.account_expires
         return account, Login(
-            login.user, True, expires=expires, account_expires=account_expires, name_tag=login.user.name
+            login.user,
+            True,
+            expires=expires,
+            account_expires=account_expires,
+            name_tag=login.user.name,
+            issuer_key=login.issuer_key,
+            tags=login.tags,
         )
 
     def _log_unknown_exporters(self, name: str) -> None:

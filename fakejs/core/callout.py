@@ -361,7 +361,8 @@ class AuthCallouts:
         account, login = result
         assert login.user is not None
         user = replace(login.user, permissions=_denied_callout_subject(login.user.permissions))
-        return account, Login(user, login.signed, login.anonymous, login.expires, login.name_tag, login.account_expires)
+        kept = (login.expires, login.name_tag, login.account_expires, login.issuer_key, login.tags)
+        return account, Login(user, login.signed, login.anonymous, *kept)
 
 
 class _Exchange:

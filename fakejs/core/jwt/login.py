@@ -48,12 +48,17 @@ NANOSECONDS = 1_000_000_000
 
 @dataclass(frozen=True)
 class JwtLogin:
-    """An accepted user JWT: the user (in its account) and when the login expires (Unix seconds, 0: never)."""
+    """An accepted user JWT: the user (in its account) and when the login expires (Unix seconds, 0: never).
+
+    ``issuer_key``: the JWT's issuer (the account or one of its signing keys); ``tags``: the JWT's tags.
+    """
 
     user: User
     expires: int = 0
     # The account JWT's ``exp``: its clients are closed then ('Account Authentication Expired'); 0: never.
     account_expires: int = 0
+    issuer_key: str = ""
+    tags: tuple[str, ...] = ()
 
 
 class Refused(Exception):
@@ -199,7 +204,7 @@ class JwtAuthenticator:
         )
         window_end = round(now + valid_for) if valid_for else 0  # a range ends on a whole second
         expires = min((t for t in (claims.expires, window_end) if t), default=0)
-        return JwtLogin(user, expires, account.claims.expires)
+        return JwtLogin(user, expires, account.claims.expires, claims.issuer, _strings(claims.nats.get("tags")))
 
     @staticmethod
     def _claims(token: object, now: float) -> Claims:
