@@ -409,7 +409,7 @@ class ConnectHandler:
         if user is not None:  # registered with the user's account: its limits apply
             limit_payload(client, broker.options, broker.log, user.max_payload)
             apply_limits(client, broker.options, broker.clock, broker.log, user.max_subscriptions)
-        if user is not None and named:
+        if user is not None and named and not _named_beside_jwt(client.opts, login):
             # As nats-server, the login names the client (/connz ``authorized_user``), no_auth_user too.
             if user.nkey:
                 client.opts["nkey"] = user.nkey
@@ -469,3 +469,11 @@ def _expired(client: ConnectingClient, login: Login, error: str) -> None:
     client.broker.log.debug("%s - %s - Account:%s - jwt:%s", client, error, client.account.label, user_key)
     client.send_err(error)
     client.close(AUTH_EXPIRED)
+
+
+def _named_beside_jwt(opts: Mapping[str, Any], login: Login) -> bool:
+    """A user JWT's login whose CONNECT also gave an nkey or user name: that names the client, not the JWT's key.
+
+    (nats-server's ``getRawAuthUser`` reads the CONNECT's nkey, then its user, then the JWT's key.)
+    """
+    return bool(login.issuer_key) and bool(opts.get("nkey") or opts.get("user"))

@@ -38,10 +38,11 @@ async def start(target_kind: str, tmp_path: Path) -> AsyncIterator[StartOperator
         yield start_operator
 
 
-async def logged_in(target: Target, user: User, **options: object) -> RawClient:
-    """A raw client logged in as ``user`` with the CONNECT ``options`` (a PONG seen)."""
+async def logged_in(target: Target, login: User, **options: object) -> RawClient:
+    """A raw client logged in as ``login`` with the CONNECT ``options`` (a PONG seen)."""
     client = await RawClient.connect(target.host, target.port)
-    await client.send(await login_connect(client, user, **options) + b"PING\r\n")
+    connect = json.loads((await login_connect(client, login)).removeprefix(b"CONNECT "))
+    await client.send(b"CONNECT " + json.dumps({**connect, **options}).encode() + b"\r\nPING\r\n")
     await client.read_until(b"PONG\r\n")
     return client
 
@@ -129,3 +130,26 @@ async def test_connz_leaves_out_a_bearer_tokens_jwt(start: StartOperator) -> Non
     finally:
         await client.close()
     assert jwt_fields(entry) == {"authorized_user": user.public_key, "issuer_key": app.public_key, "name_tag": "APP"}
+
+
+async def test_a_user_name_sent_beside_the_jwt_is_the_clients_user(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    target = await start(operator, system, app)
+    user = app.user("alice")
+    client = await logged_in(target, user, user="bob", headers=True, protocol=1)
+    try:
+        client.received.clear()
+        await client.send(b"SUB _INBOX.info 1\r\nPUB $SYS.REQ.USER.INFO _INBOX.info 0\r\n\r\n")
+        await client.read_until(b"}}\r\n")
+        info = json.loads(bytes(client.received).split(b"\r\n")[1])["data"]
+        (entry,) = (await monitor(target, "/connz?auth=true"))["connections"]  # type: ignore[index]
+    finally:
+        await client.close()
+    assert (info["user"], info["account"], info["user_name"]) == ("bob", app.public_key, "alice")
+    assert jwt_fields(entry) == {
+        "authorized_user": "bob",
+        "jwt": user.jwt,
+        "issuer_key": app.public_key,
+        "name_tag": "APP",
+    }
