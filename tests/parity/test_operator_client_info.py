@@ -153,3 +153,24 @@ async def test_a_user_name_sent_beside_the_jwt_is_the_clients_user(start: StartO
         "issuer_key": app.public_key,
         "name_tag": "APP",
     }
+
+
+async def test_the_system_accounts_connz_request_shows_the_jwt_with_auth(start: StartOperator) -> None:
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP")
+    target = await start(operator, system, app)
+    user, watcher = app.user("alice", tags=["blue"]), system.user("watcher")
+    client = await logged_in(target, user)
+    nc = await nats.connect(target.url, user_jwt_cb=watcher.jwt_callback(), signature_cb=watcher.signature_callback())
+    try:
+        query = json.dumps({"auth": True, "acc": app.public_key}).encode()
+        reply = await nc.request("$SYS.REQ.SERVER.PING.CONNZ", query, timeout=5)
+        plain = await nc.request("$SYS.REQ.SERVER.PING.CONNZ", json.dumps({"acc": app.public_key}).encode())
+    finally:
+        await nc.close()
+        await client.close()
+    (entry,) = json.loads(reply.data)["data"]["connections"]
+    shown = {"jwt": user.jwt, "issuer_key": app.public_key, "name_tag": "APP", "tags": ["blue"]}
+    assert jwt_fields(entry) == {"authorized_user": user.public_key, **shown}
+    (entry,) = json.loads(plain.data)["data"]["connections"]
+    assert jwt_fields(entry) == {}
