@@ -476,4 +476,4 @@ def _named_beside_jwt(opts: Mapping[str, Any], login: Login) -> bool:
 
     (nats-server's ``getRawAuthUser`` reads the CONNECT's nkey, then its user, then the JWT's key.)
     """
-    return bool(login.issuer_key) and bool(opts.get("nkey") or opts.get("user"))
+    return bool(opts.get("jwt") and login.issuer_key) and bool(opts.get("nkey") or opts.get("user"))
