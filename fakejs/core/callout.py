@@ -142,6 +142,12 @@ def jwt_account(token: object) -> str:
     return issuer_account if isinstance(issuer_account, str) and issuer_account else claims.issuer
 
 
+def issuer_key(accepted: CalloutUser, target: Account) -> str:
+    """An accepted user's ``issuer_key``: the signing key of a JWT naming ``issuer_account``, else the account."""
+    issuer_account = accepted.claims.nats.get("issuer_account") if accepted.claims is not None else None
+    return accepted.issuer if issuer_account and accepted.issuer else target.name
+
+
 def client_tls(details: TransportDetails) -> dict[str, Any] | None:
     """nats-io/jwt's ``ClientTLS`` of a TLS client: version, cipher, its certificate's verified chain; None: not TLS."""
     if not details.tls_version:
@@ -338,7 +344,7 @@ class AuthCallouts:
                     user = scoped_callout_user(accepted, account)
                 except CalloutRefused as refused:
                     return None, str(refused)
-        login = Login(user, signed=True, expires=accepted.expires, name_tag=name_tag)
+        login = Login(user, True, expires=accepted.expires, name_tag=name_tag, issuer_key=issuer_key(accepted, target))
         return self.guarded((target, login)), ""
 
     def refusals_to(self) -> str:
