@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 PREFIX_BYTE_USER = 20 << 3
 _PUBLIC_PREFIXES = frozenset({20 << 3, 0, 13 << 3, 14 << 3, 2 << 3})
 NONCE_RAW_LEN = 11
+# The account of users configured outside any account (nats-server's globalAccountName).
+GLOBAL_ACCOUNT = "$G"
 _DIGITS = "0123456789"
 
 
@@ -154,10 +156,12 @@ class Login:
     ``anonymous``: it showed no credentials and became the no_auth_user;
     ``expires``: when the login ends (a user JWT's ``exp``, Unix seconds; 0: never);
     ``account_expires``: when its account ends (an account JWT's ``exp``; 0: never).
-    ``name_tag``: an operator-mode user JWT's ``name`` (nats-server's ``nameTag``).
+    ``name_tag``: an operator-mode user JWT's ``name`` (nats-server's ``nameTag``), ``issuer_key``
+    the key that issued it (the account or one of its signing keys; a configured nkey user's account
+    name: nats-server's ``issuerForClient``) and ``tags`` its ``tags``.
     """
 
-    __slots__ = ("account_expires", "anonymous", "expires", "name_tag", "signed", "user")
+    __slots__ = ("account_expires", "anonymous", "expires", "issuer_key", "name_tag", "signed", "tags", "user")
 
     def __init__(
         self,
@@ -167,6 +171,8 @@ class Login:
         expires: int = 0,
         name_tag: str = "",
         account_expires: int = 0,
+        issuer_key: str = "",
+        tags: tuple[str, ...] = (),
     ) -> None:
         self.user = user
         self.signed = signed
@@ -174,6 +180,8 @@ class Login:
         self.expires = expires
         self.account_expires = account_expires
         self.name_tag = name_tag
+        self.issuer_key = issuer_key
+        self.tags = tags
 
     def __repr__(self) -> str:
         return f"Login(user={self.user!r}, signed={self.signed}, anonymous={self.anonymous})"
@@ -328,12 +336,13 @@ class Authenticator:
                 if user is None or not allowed(user):
                     return None
         if nkey_user is not None:
+            issuer_key = nkey_user.account or GLOBAL_ACCOUNT  # nats-server's issuerForClient: the user's account
             if nkey_user.nkey == no_auth:
-                return Login(nkey_user, anonymous=anonymous)
+                return Login(nkey_user, anonymous=anonymous, issuer_key=issuer_key)
             sig = _text(connect, "sig")
             if not sig or not verify_signature(nkey, nonce, sig):
                 return None
-            return Login(nkey_user, signed=True)
+            return Login(nkey_user, signed=True, issuer_key=issuer_key)
         if user is not None:
             return Login(user, anonymous=became_no_auth) if self.secrets.same(user.password, password) else None
         if rules.token:

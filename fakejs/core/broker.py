@@ -22,6 +22,7 @@ from fakejs.core.callout import AuthCallouts, callout_server_key, operator_callo
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster_checks import jetstream_problem
+from fakejs.core.connect import LoginRefusal
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks, NoTap, WireTap
 from fakejs.core.jwt.account_configs import unknown_exporters
@@ -276,13 +277,14 @@ class Broker:
         nonce: str,
         details: TransportDetails,
         host: str = "",
-        refused: Callable[[str, bool], None] | None = None,
+        refused: Callable[[LoginRefusal], None] | None = None,
     ) -> tuple[Account, Login] | None:
         """The account the CONNECT options log in to and how, or ``None`` when refused (see :mod:`fakejs.core.auth`).
 
         A websocket client's credentials may come from its upgrade request's cookies; in
         operator mode the user JWT logs in (see :mod:`fakejs.core.jwt.login`), and a refused one is
-        told to ``refused`` (the reason, and whether nats-server logs it as an error rather than a debug line).
+        told to ``refused`` (:class:`~fakejs.core.jwt.login.Refused`: the reason, whether nats-server logs it as an
+        error rather than a debug line, whether the user's account was found).
         """
         if self.jwt_logins is not None:
             return self._jwt_login(connect, nonce, details, host, refused)
@@ -309,7 +311,7 @@ class Broker:
         nonce: str,
         details: TransportDetails,
         host: str,
-        refused: Callable[[str, bool], None] | None,
+        refused: Callable[[LoginRefusal], None] | None,
     ) -> tuple[Account, Login] | None:
         assert self.jwt_logins is not None
         now = self.clock.time_ns() / 1e9
@@ -317,7 +319,7 @@ class Broker:
             login = self.jwt_logins.login(connect, nonce.encode(), host, details.connection_type, now)
         except Refused as reason:  # nats-server says why in a debug line (a few in an error line)
             if refused is not None:
-                refused(str(reason), reason.error_line)
+                refused(reason)
             return None
         account = self.accounts.get(login.user.account)
         if account is None:
@@ -327,7 +329,13 @@ class Broker:
             self._log_unknown_exporters(account.name)
         expires, account_expires = login.expires, login.account_expires
         return account, Login(
-            login.user, True, expires=expires, account_expires=account_expires, name_tag=login.user.name
+            login.user,
+            True,
+            expires=expires,
+            account_expires=account_expires,
+            name_tag=login.user.name,
+            issuer_key=login.issuer_key,
+            tags=login.tags,
         )
 
     def _log_unknown_exporters(self, name: str) -> None:

@@ -44,7 +44,7 @@ from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import PREFIX_BYTE_USER, Login
 from fakejs.core.clientio import WEBSOCKET, TransportDetails
 from fakejs.core.clock import Clock, TimerHandle
-from fakejs.core.connect import Outcome
+from fakejs.core.connect import LoginRefusal, Outcome
 from fakejs.core.jwt.callout import (
     AUTH_CALLOUT_SUBJECT,
     NONCE_SIZE,
@@ -121,16 +121,6 @@ def raw_auth_user(connect: Mapping[str, Any], jwt_key: str = "") -> str:
 
 
 GLOBAL_ACCOUNT = "$G"
-# nats-server's refusals of a user JWT before its account is found (its debug lines' beginnings).
-REFUSED_BEFORE_THE_ACCOUNT = (
-    "Authentication requires a user JWT",
-    "User JWT not valid",
-    "proxy connection required",
-    "User JWT no longer valid",
-    "User JWT issuer is not an account",
-    "Account JWT lookup error",
-    "Account JWT not signed by trusted operator",
-)
 
 
 @dataclass(frozen=True)
@@ -150,6 +140,12 @@ def jwt_account(token: object) -> str:
         return ""
     issuer_account = claims.nats.get("issuer_account")
     return issuer_account if isinstance(issuer_account, str) and issuer_account else claims.issuer
+
+
+def issuer_key(accepted: CalloutUser, target: Account) -> str:
+    """An accepted user's ``issuer_key``: the signing key of a JWT naming ``issuer_account``, else the account."""
+    issuer_account = accepted.claims.nats.get("issuer_account") if accepted.claims is not None else None
+    return accepted.issuer if issuer_account and accepted.issuer else target.name
 
 
 def client_tls(details: TransportDetails) -> dict[str, Any] | None:
@@ -205,11 +201,11 @@ class AuthCallouts:
         return external_authorization(account.claims.nats, account.signing_keys | account.scoped_keys)
 
     def policy(
-        self, connect: Mapping[str, Any], result: tuple[Account, Login] | None, refusal: str = ""
+        self, connect: Mapping[str, Any], result: tuple[Account, Login] | None, refusal: LoginRefusal | None = None
     ) -> AuthCallout | None:
         """The callout that decides this CONNECT's login after the configured one, or None (nats-server's choice).
 
-        ``refusal`` is why an operator-mode JWT login failed (nats-server's debug line).
+        ``refusal`` is why an operator-mode JWT login failed (:class:`~fakejs.core.jwt.login.Refused`).
         """
         config = self.config
         if config is None:  # operator mode: a user JWT's login to an account with external authorization
@@ -227,14 +223,14 @@ class AuthCallouts:
         shown = as_no_auth_user(connect, result[1] if result is not None else None)
         return None if raw_auth_user(shown) in config.auth_users else config
 
-    def _failed_login_policy(self, connect: Mapping[str, Any], refusal: str) -> AuthCallout | None:
+    def _failed_login_policy(self, connect: Mapping[str, Any], refusal: LoginRefusal | None) -> AuthCallout | None:
         """A user JWT refused after its account was found: a callout when the account asks for one.
 
         As nats-server, the request then goes to the client's account before
         any login, ``$G``, where no service answers: the client waits the
         login time-out, and the account is told of the refusal.
         """
-        if not refusal or refusal.startswith(REFUSED_BEFORE_THE_ACCOUNT):
+        if refusal is None or not refusal.account_found:
             return None
         account = jwt_account(connect.get("jwt"))
         external = self.external(account)
@@ -348,7 +344,7 @@ class AuthCallouts:
                     user = scoped_callout_user(accepted, account)
                 except CalloutRefused as refused:
                     return None, str(refused)
-        login = Login(user, signed=True, expires=accepted.expires, name_tag=name_tag)
+        login = Login(user, True, expires=accepted.expires, name_tag=name_tag, issuer_key=issuer_key(accepted, target))
         return self.guarded((target, login)), ""
 
     def refusals_to(self) -> str:
@@ -371,7 +367,8 @@ class AuthCallouts:
         account, login = result
         assert login.user is not None
         user = replace(login.user, permissions=_denied_callout_subject(login.user.permissions))
-        return account, Login(user, login.signed, login.anonymous, login.expires, login.name_tag, login.account_expires)
+        kept = (login.expires, login.name_tag, login.account_expires, login.issuer_key, login.tags)
+        return account, Login(user, login.signed, login.anonymous, *kept)
 
 
 class _Exchange:

@@ -51,6 +51,17 @@ NOT_YET = object()
 Authenticated = tuple[Account, Login] | None | object
 
 
+class LoginRefusal(Protocol):
+    """Why a user JWT login was refused (:class:`fakejs.core.jwt.login.Refused`): ``str()`` is nats-server's line.
+
+    ``error_line``: nats-server logs it as an error, not a debug line;
+    ``account_found``: it came after the user's account was found.
+    """
+
+    error_line: bool
+    account_found: bool
+
+
 # What an authorization callout hands back: the login, or None and the warning to log after the refusal.
 Outcome = tuple[tuple[Account, Login] | None, str]
 
@@ -58,7 +69,9 @@ Outcome = tuple[tuple[Account, Login] | None, str]
 class CalloutRunner(Protocol):
     """The authorization callout as a login sees it (:class:`~fakejs.core.callout.AuthCallouts`)."""
 
-    def policy(self, connect: dict[str, Any], result: tuple[Account, Login] | None, refusal: str = "") -> Any:
+    def policy(
+        self, connect: dict[str, Any], result: tuple[Account, Login] | None, refusal: LoginRefusal | None = None
+    ) -> Any:
         """The callout that decides this CONNECT's login (``refusal``: why its JWT login failed), or None."""
         ...
 
@@ -114,11 +127,11 @@ class LoginHost(Protocol):
         nonce: str,
         details: TransportDetails,
         host: str = "",
-        refused: Callable[[str, bool], None] | None = None,
+        refused: Callable[[LoginRefusal], None] | None = None,
     ) -> tuple[Account, Login] | None:
         """The account the CONNECT options (or the client certificate, cookies) log in to, or ``None`` when refused.
 
-        ``refused`` hears why a JWT login was refused (and whether that is an error line).
+        ``refused`` hears why a JWT login was refused.
         """
         ...
 
@@ -227,14 +240,14 @@ class ConnectHandler:
             callouts = broker.callouts
             result: Authenticated = NOT_YET
             if callouts is not None:
-                refusals: list[str] = []
+                refusals: list[LoginRefusal] = []
 
-                def refused(reason: str, error_line: bool) -> None:
-                    refusals.append(reason)
-                    self._login_refused(reason, error_line)
+                def refused(refusal: LoginRefusal) -> None:
+                    refusals.append(refusal)
+                    self._login_refused(refusal)
 
                 result = broker.authenticate(client.opts, client.nonce, client.io.details, client.host, refused)
-                policy = callouts.policy(client.opts, result, refusals[0] if refusals else "")
+                policy = callouts.policy(client.opts, result, refusals[0] if refusals else None)
                 if policy is not None:
                     prior = result[1] if isinstance(result, tuple) else None
                     client.opts.update(callouts.shown(client.opts, prior))  # as nats-server: the no_auth_user's
@@ -348,10 +361,10 @@ class ConnectHandler:
         client.broker.log.error("%s - %s", client, read_error(error) if client.websocket else error)
         return False
 
-    def _login_refused(self, reason: str, error_line: bool) -> None:
+    def _login_refused(self, refusal: LoginRefusal) -> None:
         """nats-server's line saying why a JWT login was refused (debug, or error for a few), before its auth error."""
         client = self._client
-        (client.broker.log.error if error_line else client.broker.log.debug)("%s - %s", client, reason)
+        (client.broker.log.error if refusal.error_line else client.broker.log.debug)("%s - %s", client, refusal)
 
     def _log_in(self, connect: dict[str, Any], result: Authenticated = NOT_YET) -> bool:
         """Take on the account, user and permissions the credentials log in to, or refuse and close."""
@@ -396,7 +409,7 @@ class ConnectHandler:
         if user is not None:  # registered with the user's account: its limits apply
             limit_payload(client, broker.options, broker.log, user.max_payload)
             apply_limits(client, broker.options, broker.clock, broker.log, user.max_subscriptions)
-        if user is not None and named:
+        if user is not None and named and not _named_beside_jwt(client.opts, login):
             # As nats-server, the login names the client (/connz ``authorized_user``), no_auth_user too.
             if user.nkey:
                 client.opts["nkey"] = user.nkey
@@ -456,3 +469,11 @@ def _expired(client: ConnectingClient, login: Login, error: str) -> None:
     client.broker.log.debug("%s - %s - Account:%s - jwt:%s", client, error, client.account.label, user_key)
     client.send_err(error)
     client.close(AUTH_EXPIRED)
+
+
+def _named_beside_jwt(opts: Mapping[str, Any], login: Login) -> bool:
+    """A user JWT's login whose CONNECT also gave an nkey or user name: that names the client, not the JWT's key.
+
+    (nats-server's ``getRawAuthUser`` reads the CONNECT's nkey, then its user, then the JWT's key.)
+    """
+    return bool(opts.get("jwt") and login.issuer_key) and bool(opts.get("nkey") or opts.get("user"))

@@ -182,7 +182,7 @@ class SystemEvents:
         return doc
 
     def _client_info(self, client: ClientSession, closed: bool) -> dict[str, Any]:
-        """nats-server's ``ClientInfo`` (empty fields left out)."""
+        """nats-server's ``ClientInfo`` (empty fields left out; ``jwt`` as the client sent it)."""
         opts = client.opts
         info: dict[str, Any] = {"start": rfc3339(client.started_ns)}
         if client.host:
@@ -200,7 +200,7 @@ class SystemEvents:
             if rtt:
                 info["rtt"] = rtt
             info["stop"] = rfc3339(client.stopped_ns or self.host.clock.time_ns())
-        info["name_tag"] = client.account.name
+        info.update(jwt_fields(client))
         info["kind"] = client.kind
         info["client_type"] = "nats"
         return info
@@ -270,3 +270,21 @@ class SystemEvents:
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+
+
+def jwt_fields(client: ClientSession) -> dict[str, Any]:
+    """A client's ``jwt``, ``issuer_key``, ``name_tag`` (its account's JWT name, else its name) and ``tags``.
+
+    nats-server's ``ClientInfo`` and ``ConnInfo`` fields, in their order, empty ones left out.
+    """
+    login, account = client.login, client.account
+    fields: dict[str, Any] = {}
+    token = client.opts.get("jwt")
+    if isinstance(token, str) and token:
+        fields["jwt"] = token
+    if login is not None and login.issuer_key:
+        fields["issuer_key"] = login.issuer_key
+    fields["name_tag"] = account.name_tag or account.name
+    if login is not None and login.tags:
+        fields["tags"] = list(login.tags)
+    return fields

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from fakejs.core.jwt.claims import USER, JwtError, decode_kind
 from fakejs.core.router import Subscription
 from fakejs.core.session import ClientSession
 from fakejs.gocompat.gotime import NS, format_duration, rfc3339
@@ -79,11 +80,17 @@ class ConnRecord:
     tls_first: bool = False
     tls_peer_certs: list[dict[str, str]] = field(default_factory=list)
     client_type: str = "nats"  # nats-server's ``type``: "nats", or "websocket"
+    # An operator-mode login's user JWT (none when a bearer token), its issuer, its tags and its name.
+    jwt: str = ""
+    issuer_key: str = ""
+    tags: tuple[str, ...] = ()
+    user_name_tag: str = ""
+    account_name_tag: str = ""  # the account's JWT name, else its name (nats-server's getNameTag)
 
     @classmethod
     def of(cls, client: ClientSession, subs: Iterable[Subscription], closed: bool = False) -> ConnRecord:
         """Snapshot ``client``; subscriptions of a closed one carry their account, as in nats-server."""
-        opts = client.opts
+        opts, login = client.opts, client.login
         details = client.io.details
         # The session keeps activity on the monotonic clock; report it as wall time.
         last_ns = client.started_ns + int((client.last_activity - client.started) * NS)
@@ -110,6 +117,11 @@ class ConnRecord:
             tls_first=details.tls_first and bool(details.tls_version),
             tls_peer_certs=list(details.tls_peer_certs),
             client_type="websocket" if client.websocket else "nats",
+            jwt=shown_jwt(opts.get("jwt")),
+            issuer_key=login.issuer_key if login is not None else "",
+            tags=login.tags if login is not None else (),
+            user_name_tag=login.name_tag if login is not None else "",
+            account_name_tag=client.account.name_tag or client.account.name,
         )
 
     @classmethod
@@ -165,10 +177,38 @@ class ConnRecord:
                 doc["subscriptions_list_detail"] = self.subs
             elif subs == "list":
                 doc["subscriptions_list"] = [detail["subject"] for detail in self.subs]
-        if auth and (not self.stop_ns or self.account != GLOBAL_ACCOUNT):
-            # Clients show their account's tag (its name); closed ones of the global account kept none.
-            doc["name_tag"] = self.account
+        doc.update(self._jwt_fields(auth))
         return doc
+
+    def _jwt_fields(self, auth: bool) -> dict[str, Any]:
+        """``jwt``, ``issuer_key``, ``name_tag`` and ``tags``: an open client's with ``auth`` only.
+
+        nats-server keeps them for a closed client, its user JWT's name as ``name_tag``, and
+        with ``auth`` shows its account's tag there instead (unless the global account).
+        """
+        if not auth and not self.stop_ns:
+            return {}
+        name_tag = self.user_name_tag
+        if auth and (not self.stop_ns or self.account != GLOBAL_ACCOUNT):
+            name_tag = self.account_name_tag
+        fields: dict[str, Any] = {}
+        for key, value in (("jwt", self.jwt), ("issuer_key", self.issuer_key), ("name_tag", name_tag)):
+            if value:
+                fields[key] = value
+        if self.tags:
+            fields["tags"] = list(self.tags)
+        return fields
+
+
+def shown_jwt(token: object) -> str:
+    """The user JWT a client sent as ``/connz`` shows it: none when it is a bearer token (``redactBearerJWT``)."""
+    if not isinstance(token, str) or not token:
+        return ""
+    try:
+        claims = decode_kind(token, USER)
+    except JwtError:
+        return token
+    return "" if claims.nats.get("bearer_token") else token
 
 
 def rtt_ns(seconds: float) -> int:

@@ -23,6 +23,7 @@ from fakejs.core.jwt.callout import (
     seal,
 )
 from fakejs.core.jwt.claims import ACCOUNT, decode_kind
+from fakejs.core.jwt.login import Refused
 from fakejs.core.jwt.trust import AccountClaims
 from fakejs.core.users import AuthCallout, User
 from fakejs.server.tls import verified_chain
@@ -154,11 +155,14 @@ def test_a_jwt_refused_after_its_account_was_found_is_called_out_to_the_global_a
     auth.authorization = {"auth_users": [service.public_key]}
     claims = AccountClaims.from_claims(decode_kind(auth.jwt, ACCOUNT))
     callouts = AuthCallouts(SimpleNamespace(), SERVER, claims=lambda: {auth.public_key: claims})
-    policy = callouts.policy({"jwt": sentinel.jwt}, None, "Signature missing")
+    after, before = Refused("Signature missing"), Refused("Account JWT lookup error: account missing")
+    after.account_found = True
+    policy = callouts.policy({"jwt": sentinel.jwt}, None, after)
     assert policy is not None and (policy.account, policy.issuer) == ("$G", "$G")
     assert callouts.told_account(policy) == auth.public_key
-    assert callouts.policy({"jwt": sentinel.jwt}, None, "Account JWT lookup error: account missing") is None
-    assert callouts.policy({"jwt": sentinel.jwt, "nkey": service.public_key}, None, "Signature missing") is None
+    assert callouts.policy({"jwt": sentinel.jwt}, None, before) is None
+    assert callouts.policy({"jwt": sentinel.jwt}, None) is None
+    assert callouts.policy({"jwt": sentinel.jwt, "nkey": service.public_key}, None, after) is None
     assert jwt_account("not a jwt") == "" and jwt_account(sentinel.jwt) == auth.public_key
 
 

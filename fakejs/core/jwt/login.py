@@ -12,6 +12,9 @@ networks, inside its connect ``times`` (:mod:`fakejs.core.jwt.times`) and
 with one of its ``allowed_connection_types``.
 Each refusal's reason is nats-server's debug line for it (``Refused``; ``Bad
 src Ip`` and ``Outside connect times`` are error lines, ``RefusedWithError``), the checks in its order.
+A refusal also says whether it came once the user's account was found
+(``account_found``): nats-server still calls out to such an account's
+authorization service (:mod:`fakejs.core.callout`).
 A login becomes a :class:`~fakejs.core.users.User` in the account (named by
 its public key) with the JWT's permissions (or, without any, the account's
 ``default_permissions``) and its ``subs`` and ``payload``
@@ -45,18 +48,32 @@ NANOSECONDS = 1_000_000_000
 
 @dataclass(frozen=True)
 class JwtLogin:
-    """An accepted user JWT: the user (in its account) and when the login expires (Unix seconds, 0: never)."""
+    """An accepted user JWT: the user (in its account) and when the login expires (Unix seconds, 0: never).
+
+    ``issuer_key``: the JWT's issuer (the account or one of its signing keys); ``tags``: the JWT's tags.
+    """
 
     user: User
     expires: int = 0
     # The account JWT's ``exp``: its clients are closed then ('Account Authentication Expired'); 0: never.
     account_expires: int = 0
+    issuer_key: str = ""
+    tags: tuple[str, ...] = ()
 
 
 class Refused(Exception):
-    """A CONNECT the JWT checks refuse; ``str()`` is the reason nats-server gives in its debug line."""
+    """A CONNECT the JWT checks refuse; ``str()`` is the reason nats-server gives in its debug line.
+
+    ``account_found``: the refusal came after the user's account was found
+    (the checks of the account, the issuer, the signature, ...); False for
+    the user JWT's own checks and the account's lookup.
+    """
 
     error_line = False
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.account_found = False
 
 
 class RefusedWithError(Refused):
@@ -141,6 +158,24 @@ class JwtAuthenticator:
         """
         claims = self._claims(connect.get("jwt"), now)
         account = self._issuing_account(claims)
+        try:
+            return self._account_login(connect, nonce, host, connection_type, now, claims, account)
+        except Refused as refused:
+            refused.account_found = True
+            raise
+
+    def _account_login(
+        self,
+        connect: Mapping[str, Any],
+        nonce: bytes,
+        host: str,
+        connection_type: str,
+        now: float,
+        claims: Claims,
+        account: AccountClaims,
+    ) -> JwtLogin:
+        """The checks once the user's account is found (nats-server's ``LookupAccount``), in its order."""
+        self._check_issuer(claims, account)
         nats = self._scoped(account, claims) if claims.issuer in account.scoped_keys else claims.nats
         if account.claims.time_problem(now):
             raise Refused("Account JWT has expired")
@@ -169,7 +204,7 @@ class JwtAuthenticator:
         )
         window_end = round(now + valid_for) if valid_for else 0  # a range ends on a whole second
         expires = min((t for t in (claims.expires, window_end) if t), default=0)
-        return JwtLogin(user, expires, account.claims.expires)
+        return JwtLogin(user, expires, account.claims.expires, claims.issuer, _strings(claims.nats.get("tags")))
 
     @staticmethod
     def _claims(token: object, now: float) -> Claims:
@@ -188,7 +223,7 @@ class JwtAuthenticator:
         return claims
 
     def _issuing_account(self, claims: Claims) -> AccountClaims:
-        """The account that issued the user, directly or through one of its signing keys."""
+        """The account the user JWT names (``issuer_account``, else its issuer), made or looked up."""
         issuer_account = claims.nats.get("issuer_account")
         key = issuer_account if isinstance(issuer_account, str) and issuer_account else claims.issuer
         if not is_key_of(key, PREFIX_BYTE_ACCOUNT):
@@ -196,11 +231,13 @@ class JwtAuthenticator:
         account = self.accounts.get(key) or self.lookup(key)
         if account is None:
             raise Refused("Account JWT lookup error: account missing")
-        if claims.issuer == account.public_key or claims.issuer in account.signing_keys:
-            return account
-        if claims.issuer in account.scoped_keys:
-            return account
-        raise Refused("User JWT issuer is not known")
+        return account
+
+    @staticmethod
+    def _check_issuer(claims: Claims, account: AccountClaims) -> None:
+        """The user's issuer must be the account or one of its signing keys (scoped ones included)."""
+        if claims.issuer != account.public_key and claims.issuer not in account.signing_keys | account.scoped_keys:
+            raise Refused("User JWT issuer is not known")
 
     @staticmethod
     def _scoped(account: AccountClaims, claims: Claims) -> dict[str, Any]:
