@@ -30,6 +30,9 @@ TRACED = OPERATOR.account(
     "TRACED", imports=[{"type": "stream", "account": APP.public_key, "subject": "s", "allow_trace": True}]
 )
 MEMORY = "resolver: MEMORY\n"
+NAMING = Operator("N")  # an operator whose JWT names its system account
+NAMED_SYSTEM, NAMED_APP = NAMING.account("SYS"), NAMING.account("APP")
+NAMING.system_account = NAMED_SYSTEM.public_key
 
 # Each case: the file's text, given the directory it is written to.
 OPTION_ERRORS: dict[str, Callable[[Path], str]] = {
@@ -69,6 +72,10 @@ START_ERRORS: dict[str, Callable[[Path], str]] = {
     "system_account_not_preloaded": lambda d: (
         f'port: -1\noperator: "{OPERATOR.jwt}"\n{MEMORY}system_account: "{SYSTEM.public_key}"\n'
     ),
+    "system_account_differs_from_operator_jwt": lambda d: (
+        NAMING.server_config(system_account=NAMED_APP, accounts=[NAMED_SYSTEM, NAMED_APP]) + "port: -1\n"
+    ),
+    "operator_jwt_system_account_not_preloaded": lambda d: NAMING.server_config(accounts=[NAMED_APP]) + "port: -1\n",
     "accounts_beside_operator": lambda d: f'port: -1\noperator: "{OPERATOR.jwt}"\n{MEMORY}accounts: {{ A: {{}} }}\n',
     "directory_resolver_without_system_account": lambda d: (
         f'port: -1\noperator: "{OPERATOR.jwt}"\nresolver: {{ type: full, dir: "{d / "jwt"}" }}\n'

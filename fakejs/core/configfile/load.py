@@ -211,10 +211,18 @@ def start_problem(options: ServerOptions, unserved: Unserved | None = None) -> s
 
 
 def operator_problem(options: ServerOptions) -> str:
-    """nats-server's start errors for ``accounts`` configured beside trusted operators, and for a full or
+    """nats-server's start errors (``validateTrustedOperators``) for ``accounts`` configured beside trusted
+    operators, for a ``system_account`` no operator JWT names when some name one, and for a full or
     cache resolver without a system account (in the configuration or the first operator's JWT) to ask in."""
     if options.trusted_operators and any(a.name not in options.resolver_preload for a in options.accounts):
         return "operators do not allow Accounts to be configured directly"
+    if options.trusted_operators and options.system_account:
+        named = [
+            claims.nats.get("system_account")
+            for claims in TrustedOperators.from_jwts(options.trusted_operators).operators
+        ]
+        if any(named) and options.system_account not in named:
+            return "system_account in config and operator JWT must be identical"
     if options.trusted_operators and options.resolver_directory is not None and not options.system_account:
         first = TrustedOperators.from_jwts(options.trusted_operators[:1]).operators
         if not first or not first[0].nats.get("system_account"):

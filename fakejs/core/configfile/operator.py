@@ -48,7 +48,11 @@ def _operator_jwt(text: str) -> str:
 
 
 def operator(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
-    """``operator``: one JWT (or file), or a list of them; each must be an operator's claim."""
+    """``operator``: one JWT (or file), or a list of them; each must be an operator's claim.
+
+    With exactly one operator, its JWT's ``system_account`` is the server's when the
+    configuration names none (``system_account`` is read before every other key).
+    """
     del key
     values = token.value if isinstance(token.value, list) else [token]
     for value in values:
@@ -60,6 +64,9 @@ def operator(key: str, token: Token, options: ServerOptions, context: ConfigCont
         except JwtError as exc:
             context.error(token, f"error parsing operator JWT: {exc}")
             return
+    if len(options.trusted_operators) == 1 and not options.system_account:
+        # one trusted operator names the system account unless the configuration already does
+        options.system_account = decode(options.trusted_operators[0]).nats.get("system_account") or ""
 
 
 def resolver(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
