@@ -287,6 +287,7 @@ def carry_over_logins(previous: JwtAuthenticator | None, current: JwtAuthenticat
     if previous is None or current is None:
         return
     current.lookup = previous.lookup
+    current.pinned_failures = previous.pinned_failures
     for key, claims in previous.accounts.items():
         current.accounts.setdefault(key, claims)
 

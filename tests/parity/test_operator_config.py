@@ -63,6 +63,10 @@ OPTION_ERRORS: dict[str, Callable[[Path], str]] = {
             "hard_delete_without_delete": lambda d: f'type: full, dir: "{d / "jwt"}", hard_delete: true',
         }.items()
     },
+    "pinned_accounts_not_a_list": lambda d: f'operator: "{OPERATOR.jwt}"\n{MEMORY}resolver_pinned_accounts: 5\n',
+    "pinned_account_not_a_string": lambda d: (
+        f'operator: "{OPERATOR.jwt}"\n{MEMORY}resolver_pinned_accounts: ["{APP.public_key}", 5]\n'
+    ),
     "preload_value_not_a_jwt": lambda d: (
         f'operator: "{OPERATOR.jwt}"\n{MEMORY}resolver_preload: {{ "{APP.public_key}": "junk" }}\n'
     ),
@@ -76,6 +80,10 @@ START_ERRORS: dict[str, Callable[[Path], str]] = {
         NAMING.server_config(system_account=NAMED_APP, accounts=[NAMED_SYSTEM, NAMED_APP]) + "port: -1\n"
     ),
     "operator_jwt_system_account_not_preloaded": lambda d: NAMING.server_config(accounts=[NAMED_APP]) + "port: -1\n",
+    "pinned_account_not_an_account_key": lambda d: (
+        OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM])
+        + f'port: -1\nresolver_pinned_accounts: ["{SYSTEM.public_key}", "{OPERATOR.public_key}"]\n'
+    ),
     "accounts_beside_operator": lambda d: f'port: -1\noperator: "{OPERATOR.jwt}"\n{MEMORY}accounts: {{ A: {{}} }}\n',
     "directory_resolver_without_system_account": lambda d: (
         f'port: -1\noperator: "{OPERATOR.jwt}"\nresolver: {{ type: full, dir: "{d / "jwt"}" }}\n'

@@ -24,6 +24,7 @@ from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.listeners import BLOCK_ALIASES, BLOCKS, Unserved, apply_block, listener_problems, notices
 from fakejs.core.configfile.server_keys import HANDLERS, Handler, system_account
 from fakejs.core.configfile.values import Mismatch, want
+from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, is_key_of
 from fakejs.core.jwt.trust import TrustedOperators
 from fakejs.core.options import SYSTEM_ACCOUNT, ServerOptions
 from fakejs.gocompat.gotime import format_duration
@@ -53,7 +54,6 @@ REFUSED: dict[str, str] = {
     "feature_flags": "feature flags",
     "default_js_domain": "JetStream domains per account",
     "resolver_tls": "TLS for the URL account resolver",
-    "resolver_pinned_accounts": "pinned accounts of operator (JWT) mode",
     "trusted": "trusted keys without an operator JWT",
     "trusted_keys": "trusted keys without an operator JWT",
 }
@@ -212,8 +212,9 @@ def start_problem(options: ServerOptions, unserved: Unserved | None = None) -> s
 
 def operator_problem(options: ServerOptions) -> str:
     """nats-server's start errors (``validateTrustedOperators``) for ``accounts`` configured beside trusted
-    operators, for a ``system_account`` no operator JWT names when some name one, and for a full or
-    cache resolver without a system account (in the configuration or the first operator's JWT) to ask in."""
+    operators, for a ``system_account`` no operator JWT names when some name one, for a full or
+    cache resolver without a system account (in the configuration or the first operator's JWT) to ask in,
+    and for a ``resolver_pinned_accounts`` entry that is not an account's public key."""
     if options.trusted_operators and any(a.name not in options.resolver_preload for a in options.accounts):
         return "operators do not allow Accounts to be configured directly"
     if options.trusted_operators and options.system_account:
@@ -227,6 +228,9 @@ def operator_problem(options: ServerOptions) -> str:
         first = TrustedOperators.from_jwts(options.trusted_operators[:1]).operators
         if not first or not first[0].nats.get("system_account"):
             return NO_SYSTEM_ACCOUNT_FOR_RESOLVER
+    for key in options.resolver_pinned_accounts or () if options.trusted_operators else ():
+        if not is_key_of(key, PREFIX_BYTE_ACCOUNT):
+            return f'pinned account key "{key}" is not a valid public account nkey'
     return ""
 
 

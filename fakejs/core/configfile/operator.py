@@ -5,7 +5,8 @@
 them; ``resolver`` is ``MEMORY`` (or ``MEM``) or a ``{ type: full | cache }``
 directory resolver (:mod:`~fakejs.core.configfile.resolver_directory`); its
 ``URL(...)`` form is refused by name.  ``resolver_preload`` maps account
-public keys to account JWTs.  :func:`preloaded_accounts` turns the trusted
+public keys to account JWTs; ``resolver_pinned_accounts`` names the only
+accounts whose users may log in.  :func:`preloaded_accounts` turns the trusted
 preloaded accounts into configured accounts once the whole file is read.
 """
 
@@ -104,6 +105,26 @@ def resolver_preload(key: str, token: Token, options: ServerOptions, context: Co
         options.resolver_preload[name] = member.value
 
 
+def resolver_pinned_accounts(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
+    """``resolver_pinned_accounts``: an account public key or a list of them (checked at the start)."""
+    del key
+    value = token.value
+    if isinstance(value, str):
+        options.resolver_pinned_accounts = [value]
+    elif isinstance(value, list):
+        options.resolver_pinned_accounts = []
+        for member in value:
+            if isinstance(member.value, str):
+                options.resolver_pinned_accounts.append(member.value)
+            else:
+                unsupported = go_type(member.value)
+                context.error(
+                    member, f"error parsing resolver_pinned_accounts: unsupported type in array {unsupported}"
+                )
+    else:
+        context.error(token, f"error parsing resolver_pinned_accounts: unsupported type {go_type(value)}")
+
+
 HANDLERS = {
     "operator": operator,
     "operators": operator,
@@ -115,6 +136,7 @@ HANDLERS = {
     "account_resolver": resolver,
     "accounts_resolver": resolver,
     "resolver_preload": resolver_preload,
+    "resolver_pinned_accounts": resolver_pinned_accounts,
 }
 
 

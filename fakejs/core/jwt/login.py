@@ -129,8 +129,12 @@ def source_allowed(sources: tuple[str, ...], host: str) -> bool:
 class JwtAuthenticator:
     """The user JWT checks of one server in operator mode, over the accounts its resolver holds."""
 
-    def __init__(self, accounts: Mapping[str, AccountClaims]) -> None:
+    def __init__(self, accounts: Mapping[str, AccountClaims], pinned: frozenset[str] | None = None) -> None:
         self.accounts = dict(accounts)
+        # ``resolver_pinned_accounts`` (with the system account): the only accounts users log in to; None: any.
+        self.pinned = pinned
+        # Logins refused for an account not pinned (nats-server's ``pinnedAccFail``, /varz ``pinned_account_fails``).
+        self.pinned_failures = 0
         # An account not made yet, asked of the server's resolver (a full or cache resolver's directory).
         self.lookup: Callable[[str], AccountClaims | None] = lambda key: None
 
@@ -193,6 +197,9 @@ class JwtAuthenticator:
         key = issuer_account if isinstance(issuer_account, str) and issuer_account else claims.issuer
         if not is_key_of(key, PREFIX_BYTE_ACCOUNT):
             raise Refused("User JWT issuer is not an account")
+        if self.pinned is not None and key not in self.pinned:
+            self.pinned_failures += 1
+            raise Refused(f"Account {key} not listed as operator pinned account")
         account = self.accounts.get(key) or self.lookup(key)
         if account is None:
             raise Refused("Account JWT lookup error: account missing")
@@ -229,4 +236,7 @@ def jwt_logins(options: ServerOptions) -> JwtAuthenticator | None:
     if not options.trusted_operators:
         return None
     trusted = TrustedOperators.from_jwts(options.trusted_operators)
-    return JwtAuthenticator(resolve(trusted, options.resolver_preload))
+    pinned = options.resolver_pinned_accounts
+    if pinned and options.system_account:  # the system account's users always log in
+        pinned = [*pinned, options.system_account]
+    return JwtAuthenticator(resolve(trusted, options.resolver_preload), None if pinned is None else frozenset(pinned))
