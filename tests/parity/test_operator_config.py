@@ -67,6 +67,7 @@ OPTION_ERRORS: dict[str, Callable[[Path], str]] = {
     "pinned_account_not_a_string": lambda d: (
         f'operator: "{OPERATOR.jwt}"\n{MEMORY}resolver_pinned_accounts: ["{APP.public_key}", 5]\n'
     ),
+    "default_sentinel_not_a_string": lambda d: f'operator: "{OPERATOR.jwt}"\n{MEMORY}default_sentinel: 5\n',
     "preload_value_not_a_jwt": lambda d: (
         f'operator: "{OPERATOR.jwt}"\n{MEMORY}resolver_preload: {{ "{APP.public_key}": "junk" }}\n'
     ),
@@ -83,6 +84,14 @@ START_ERRORS: dict[str, Callable[[Path], str]] = {
     "pinned_account_not_an_account_key": lambda d: (
         OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM])
         + f'port: -1\nresolver_pinned_accounts: ["{SYSTEM.public_key}", "{OPERATOR.public_key}"]\n'
+    ),
+    "default_sentinel_without_operator": lambda d: f'port: -1\ndefault_sentinel: "{APP.user("s", bearer=True).jwt}"\n',
+    "default_sentinel_not_a_jwt": lambda d: (
+        OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, APP]) + 'port: -1\ndefault_sentinel: "junk"\n'
+    ),
+    "default_sentinel_not_a_bearer": lambda d: (
+        OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, APP])
+        + f'port: -1\ndefault_sentinel: "{APP.user("s").jwt}"\n'
     ),
     "accounts_beside_operator": lambda d: f'port: -1\noperator: "{OPERATOR.jwt}"\n{MEMORY}accounts: {{ A: {{}} }}\n',
     "directory_resolver_without_system_account": lambda d: (

@@ -32,7 +32,6 @@ from fakejs.gocompat.gotime import format_duration
 # Top-level keys nats-server serves and fakejs does not: what to call them when refusing.
 REFUSED: dict[str, str] = {
     "client_advertise": "client advertise URLs for clusters",
-    "default_sentinel": "auth callout",
     "ocsp": "OCSP stapling",
     "ocsp_cache": "OCSP stapling",
     "logfile_size_limit": "log file rotation",
@@ -211,10 +210,14 @@ def start_problem(options: ServerOptions, unserved: Unserved | None = None) -> s
 
 
 def operator_problem(options: ServerOptions) -> str:
-    """nats-server's start errors (``validateTrustedOperators``) for ``accounts`` configured beside trusted
+    """nats-server's start errors (``validateTrustedOperators``) for ``default_sentinel``
+    (:func:`~fakejs.core.configfile.operator.sentinel_problem`), for ``accounts`` configured beside trusted
     operators, for a ``system_account`` no operator JWT names when some name one, for a full or
     cache resolver without a system account (in the configuration or the first operator's JWT) to ask in,
     and for a ``resolver_pinned_accounts`` entry that is not an account's public key."""
+    problem = operator.sentinel_problem(options)
+    if problem:
+        return problem
     if options.trusted_operators and any(a.name not in options.resolver_preload for a in options.accounts):
         return "operators do not allow Accounts to be configured directly"
     if options.trusted_operators and options.system_account:

@@ -133,6 +133,8 @@ class JwtAuthenticator:
         self.accounts = dict(accounts)
         # ``resolver_pinned_accounts`` (with the system account): the only accounts users log in to; None: any.
         self.pinned = pinned
+        # ``default_sentinel``: the user JWT of a client that brings no valid one ("": none).
+        self.sentinel = ""
         # Logins refused for an account not pinned (nats-server's ``pinnedAccFail``, /varz ``pinned_account_fails``).
         self.pinned_failures = 0
         # An account not made yet, asked of the server's resolver (a full or cache resolver's directory).
@@ -142,8 +144,9 @@ class JwtAuthenticator:
         """The login the CONNECT's ``jwt`` and ``sig`` make; :class:`Refused` with the reason otherwise.
 
         The checks come in nats-server's order, each refusal with its debug line.
+        A CONNECT without a valid user JWT logs in with the ``default_sentinel``, if any.
         """
-        claims = self._claims(connect.get("jwt"), now)
+        claims = self._claims(self._token(connect), now)
         account = self._issuing_account(claims)
         nats = self._scoped(account, claims) if claims.issuer in account.scoped_keys else claims.nats
         if account.claims.time_problem(now):
@@ -174,6 +177,21 @@ class JwtAuthenticator:
         window_end = round(now + valid_for) if valid_for else 0  # a range ends on a whole second
         expires = min((t for t in (claims.expires, window_end) if t), default=0)
         return JwtLogin(user, expires, account.claims.expires)
+
+    def _token(self, connect: Mapping[str, Any]) -> object:
+        """The CONNECT's ``jwt``, or the ``default_sentinel`` when it is no user JWT (then the client's, as on nats-server)."""
+        token = connect.get("jwt")
+        if not self.sentinel:
+            return token
+        try:
+            decode_kind(token, USER) if isinstance(token, str) else None
+        except JwtError:
+            token = None
+        if isinstance(token, str) and token:
+            return token
+        if isinstance(connect, dict):  # the client's options hold the sentinel from now on (``c.opts.JWT``)
+            connect["jwt"] = self.sentinel
+        return self.sentinel
 
     @staticmethod
     def _claims(token: object, now: float) -> Claims:
@@ -239,4 +257,6 @@ def jwt_logins(options: ServerOptions) -> JwtAuthenticator | None:
     pinned = options.resolver_pinned_accounts
     if pinned and options.system_account:  # the system account's users always log in
         pinned = [*pinned, options.system_account]
-    return JwtAuthenticator(resolve(trusted, options.resolver_preload), None if pinned is None else frozenset(pinned))
+    logins = JwtAuthenticator(resolve(trusted, options.resolver_preload), None if pinned is None else frozenset(pinned))
+    logins.sentinel = options.default_sentinel
+    return logins
