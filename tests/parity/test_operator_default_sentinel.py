@@ -5,7 +5,8 @@ credentials becomes its user, in its account; a client with a user JWT of
 its own logs in with that one.  With an account that is its own callout
 (``authorization`` in its JWT), the sentinel of that account sends a
 client that shows only a user name and password to the callout service.
-The start errors are ``test_operator_config``'s.
+A reload takes a new sentinel (``Reloaded: default_sentinel = <JWT>``).  The
+start errors are ``test_operator_config``'s.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import pytest
 from fakejs.testkit.jwt import AUTH_CALLOUT_SUBJECT, Allow, AuthorizationRequest, CalloutService, Deny, Operator
 from tests.harness.configured import configured_servers
 from tests.harness.raw import RawClient
+from tests.harness.reload import TARGETS, reload
+from tests.harness.reload import start as start_file
 from tests.harness.targets import Target
 from tests.harness.wait import WAIT
 
@@ -91,3 +94,29 @@ async def test_the_sentinel_of_a_callout_account_sends_a_password_to_the_service
             await client.close()
     finally:
         await nc.close()
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_a_reload_takes_a_new_sentinel(kind: str, tmp_path: Path) -> None:
+    operator = Operator("O")
+    system, app, other = operator.account("SYS"), operator.account("APP"), operator.account("OTHER")
+    config = operator.server_config(system_account=system, accounts=[system, app, other])
+    first, second = app.user("first", bearer=True).jwt, other.user("second", bearer=True).jwt
+    server = start_file(kind, config + f'default_sentinel: "{first}"\n', tmp_path)
+    try:
+        log = await reload(server, config + f'default_sentinel: "{second}"\n')
+        assert f"[INF] Reloaded: default_sentinel = {second}" in log
+        creds = other.user("reader").write_creds(tmp_path / "reader.creds")
+        reader = await nats.connect(f"nats://127.0.0.1:{server.port}", user_credentials=creds, allow_reconnect=False)
+        anonymous = await nats.connect(f"nats://127.0.0.1:{server.port}", allow_reconnect=False)
+        try:
+            sub = await reader.subscribe("greetings")
+            await reader.flush()
+            await anonymous.publish("greetings", b"from the new sentinel")
+            await anonymous.flush()
+            assert (await sub.next_msg(timeout=WAIT)).data == b"from the new sentinel"
+        finally:
+            await anonymous.close()
+            await reader.close()
+    finally:
+        server.stop()
