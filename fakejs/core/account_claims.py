@@ -14,8 +14,9 @@ the accounts are configured again through
 accounts change on a running server), then each of the account's clients,
 oldest first, is closed when it is beyond the new ``conn`` limit
 (``maximum account active connections exceeded``), takes on the new
-``subs`` and ``payload`` limits, and is closed when the JWT revokes its
-user (``User Authentication Revoked``).  A deleted account's clients are
+``subs`` and ``payload`` limits and the new ``exp`` (its account's expiry
+moves, or goes), and is closed when the JWT revokes its user (``User
+Authentication Revoked``).  A deleted account's clients are
 told their account expired and closed (``removeCb``).  The accounts'
 JetStream follows (started, given new limits, stopped) through
 :attr:`ResolvedAccounts.follow_jetstream`, which the running server sets;
@@ -37,7 +38,7 @@ from fakejs.core.account_fetch import AccountFetch, ClusterFetch
 from fakejs.core.account_reload import reconfigure_accounts
 from fakejs.core.clientio import AUTH_EXPIRED, MAX_ACCOUNT_CONNECTIONS_EXCEEDED
 from fakejs.core.clock import TimerHandle
-from fakejs.core.connect import ERR_MAX_ACCOUNT_CONNECTIONS, limit_payload
+from fakejs.core.connect import ERR_MAX_ACCOUNT_CONNECTIONS, follow_account_expiry, limit_payload
 from fakejs.core.jwt.account_configs import account_configs, unserved_features
 from fakejs.core.jwt.account_validation import invalid
 from fakejs.core.jwt.claims import ACCOUNT, USER, Claims, JwtError, decode_kind
@@ -261,6 +262,7 @@ class ResolvedAccounts:
             payload = tighter(claim_limit(user_limits, "payload"), claim_limit(claims.limits, "payload"))
             limit_payload(client, broker.options, broker.log, payload)
             apply_limits(client, broker.options, broker.clock, broker.log, claim_limit(user_limits, "subs"))
+            follow_account_expiry(client, claims.claims.expires)
 
 
 def _delete_mode(settings: ResolverDirectory) -> str:
@@ -285,6 +287,7 @@ def carry_over_logins(previous: JwtAuthenticator | None, current: JwtAuthenticat
     if previous is None or current is None:
         return
     current.lookup = previous.lookup
+    current.pinned_failures = previous.pinned_failures
     for key, claims in previous.accounts.items():
         current.accounts.setdefault(key, claims)
 

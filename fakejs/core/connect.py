@@ -459,7 +459,28 @@ def expire_login(client: ConnectingClient) -> None:
     if login.expires:
         clock.call_later(max(login.expires - now, 0.0), _expired, client, login, ERR_AUTH_EXPIRED)
     if login.account_expires:
-        clock.call_later(max(login.account_expires - now, 0.0), _expired, client, login, ERR_ACCOUNT_EXPIRED)
+        clock.call_later(max(login.account_expires - now, 0.0), _account_expired, client, login, login.account_expires)
+
+
+def follow_account_expiry(client: ConnectingClient, expires: int) -> None:
+    """A new account JWT's ``exp`` (0: never) for the client's login: the old expiry no longer ends it.
+
+    As nats-server's ``checkExpiration`` re-arms the account's timer: a later or
+    earlier ``exp`` ends the login then, none never; one already past arms nothing.
+    """
+    login = client.login
+    if login is None or login.account_expires == expires:
+        return
+    login.account_expires = expires
+    clock = client.broker.clock
+    now = int(clock.time_ns() // 1_000_000_000)  # nats-server counts whole seconds here
+    if expires > now:
+        clock.call_later(expires - clock.time_ns() / 1e9, _account_expired, client, login, expires)
+
+
+def _account_expired(client: ConnectingClient, login: Login, expires: int) -> None:
+    if login.account_expires == expires:  # a newer account JWT has not moved the expiry since
+        _expired(client, login, ERR_ACCOUNT_EXPIRED)
 
 
 def _expired(client: ConnectingClient, login: Login, error: str) -> None:

@@ -114,6 +114,10 @@ class ServerOptions:
     account_resolver: str = ""
     resolver_directory: ResolverDirectory | None = None
     resolver_preload: dict[str, str] = field(default_factory=dict)
+    # ``resolver_pinned_accounts``: only users of these accounts (and the system account's) log in; None: any.
+    resolver_pinned_accounts: list[str] | None = None
+    # ``default_sentinel``: the user JWT a client without one of its own logs in with ("": none).
+    default_sentinel: str = ""
     jetstream: bool = True
     # ``jetstream { domain: D }``: the API answers on ``$JS.D.API.>`` too, and INFO, PubAcks,
     # stream info and ``$JS.API.INFO`` name the domain.

@@ -142,6 +142,7 @@ RELOADABLE: dict[str, Callable[[Any, Any], list[str]]] = {
     "max_connections": lambda _, value: [f"max_connections = {value}"],
     "users": lambda _, __: ["authorization users"],
     "accounts": lambda _, __: ["accounts"],
+    "default_sentinel": lambda _, value: [f"default_sentinel = {value}"],
     "user": lambda _, __: ["authorization username"],
     "password": lambda _, __: ["authorization password"],
     "token": lambda _, __: ["authorization token"],

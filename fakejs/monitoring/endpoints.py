@@ -198,10 +198,17 @@ def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
         "http_req_stats": dict(server.http_requests),
         "config_load_time": rfc3339(broker.started_ns),
         "system_account": broker.options.system_account or SYSTEM_ACCOUNT,
+        **_pinned_failures(broker),
         "slow_consumer_stats": {"clients": stats.slow_consumers, "routes": 0, "gateways": 0, "leafs": 0},
         **_cert_not_after(broker.options.tls),
         "fakejs": {"version": __version__},
     }
+
+
+def _pinned_failures(broker: Broker) -> dict[str, int]:
+    """``pinned_account_fails``: logins refused for an account ``resolver_pinned_accounts`` leaves out (0: left out)."""
+    failures = broker.jwt_logins.pinned_failures if broker.jwt_logins is not None else 0
+    return {"pinned_account_fails": failures} if failures else {}
 
 
 def _cert_not_after(tls: TLSConfig | None) -> dict[str, str]:

@@ -79,10 +79,10 @@ def _go_time(seconds: int) -> str:
 
 
 def log_trusted_operators(log: logging.Logger, options: ServerOptions) -> None:
-    """Operator mode: each trusted operator's system account, name, issue and expiry times."""
+    """Operator mode: each trusted operator's audience (on nats-server's ``System`` line), name, issue and expiry."""
     log.info("Trusted Operators")
     for operator in TrustedOperators.from_jwts(options.trusted_operators).operators:
-        log.info('  System  : "%s"', operator.nats.get("system_account", ""))
+        log.info('  System  : "%s"', operator.audience)  # nats-server prints the JWT's ``aud`` here
         log.info('  Operator: "%s"', operator.name)
         log.info("  Issued  : %s", _go_time(operator.issued_at))
         log.info("  Expires : %s", _go_time(operator.expires) if operator.expires else "Never")

@@ -30,6 +30,9 @@ TRACED = OPERATOR.account(
     "TRACED", imports=[{"type": "stream", "account": APP.public_key, "subject": "s", "allow_trace": True}]
 )
 MEMORY = "resolver: MEMORY\n"
+NAMING = Operator("N")  # an operator whose JWT names its system account
+NAMED_SYSTEM, NAMED_APP = NAMING.account("SYS"), NAMING.account("APP")
+NAMING.system_account = NAMED_SYSTEM.public_key
 
 # Each case: the file's text, given the directory it is written to.
 OPTION_ERRORS: dict[str, Callable[[Path], str]] = {
@@ -60,6 +63,11 @@ OPTION_ERRORS: dict[str, Callable[[Path], str]] = {
             "hard_delete_without_delete": lambda d: f'type: full, dir: "{d / "jwt"}", hard_delete: true',
         }.items()
     },
+    "pinned_accounts_not_a_list": lambda d: f'operator: "{OPERATOR.jwt}"\n{MEMORY}resolver_pinned_accounts: 5\n',
+    "pinned_account_not_a_string": lambda d: (
+        f'operator: "{OPERATOR.jwt}"\n{MEMORY}resolver_pinned_accounts: ["{APP.public_key}", 5]\n'
+    ),
+    "default_sentinel_not_a_string": lambda d: f'operator: "{OPERATOR.jwt}"\n{MEMORY}default_sentinel: 5\n',
     "preload_value_not_a_jwt": lambda d: (
         f'operator: "{OPERATOR.jwt}"\n{MEMORY}resolver_preload: {{ "{APP.public_key}": "junk" }}\n'
     ),
@@ -68,6 +76,22 @@ OPTION_ERRORS: dict[str, Callable[[Path], str]] = {
 START_ERRORS: dict[str, Callable[[Path], str]] = {
     "system_account_not_preloaded": lambda d: (
         f'port: -1\noperator: "{OPERATOR.jwt}"\n{MEMORY}system_account: "{SYSTEM.public_key}"\n'
+    ),
+    "system_account_differs_from_operator_jwt": lambda d: (
+        NAMING.server_config(system_account=NAMED_APP, accounts=[NAMED_SYSTEM, NAMED_APP]) + "port: -1\n"
+    ),
+    "operator_jwt_system_account_not_preloaded": lambda d: NAMING.server_config(accounts=[NAMED_APP]) + "port: -1\n",
+    "pinned_account_not_an_account_key": lambda d: (
+        OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM])
+        + f'port: -1\nresolver_pinned_accounts: ["{SYSTEM.public_key}", "{OPERATOR.public_key}"]\n'
+    ),
+    "default_sentinel_without_operator": lambda d: f'port: -1\ndefault_sentinel: "{APP.user("s", bearer=True).jwt}"\n',
+    "default_sentinel_not_a_jwt": lambda d: (
+        OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, APP]) + 'port: -1\ndefault_sentinel: "junk"\n'
+    ),
+    "default_sentinel_not_a_bearer": lambda d: (
+        OPERATOR.server_config(system_account=SYSTEM, accounts=[SYSTEM, APP])
+        + f'port: -1\ndefault_sentinel: "{APP.user("s").jwt}"\n'
     ),
     "accounts_beside_operator": lambda d: f'port: -1\noperator: "{OPERATOR.jwt}"\n{MEMORY}accounts: {{ A: {{}} }}\n',
     "directory_resolver_without_system_account": lambda d: (

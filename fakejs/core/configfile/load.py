@@ -24,6 +24,7 @@ from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.listeners import BLOCK_ALIASES, BLOCKS, Unserved, apply_block, listener_problems, notices
 from fakejs.core.configfile.server_keys import HANDLERS, Handler, system_account
 from fakejs.core.configfile.values import Mismatch, want
+from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, is_key_of
 from fakejs.core.jwt.trust import TrustedOperators
 from fakejs.core.options import SYSTEM_ACCOUNT, ServerOptions
 from fakejs.gocompat.gotime import format_duration
@@ -31,7 +32,6 @@ from fakejs.gocompat.gotime import format_duration
 # Top-level keys nats-server serves and fakejs does not: what to call them when refusing.
 REFUSED: dict[str, str] = {
     "client_advertise": "client advertise URLs for clusters",
-    "default_sentinel": "auth callout",
     "ocsp": "OCSP stapling",
     "ocsp_cache": "OCSP stapling",
     "logfile_size_limit": "log file rotation",
@@ -53,7 +53,6 @@ REFUSED: dict[str, str] = {
     "feature_flags": "feature flags",
     "default_js_domain": "JetStream domains per account",
     "resolver_tls": "TLS for the URL account resolver",
-    "resolver_pinned_accounts": "pinned accounts of operator (JWT) mode",
     "trusted": "trusted keys without an operator JWT",
     "trusted_keys": "trusted keys without an operator JWT",
 }
@@ -211,14 +210,30 @@ def start_problem(options: ServerOptions, unserved: Unserved | None = None) -> s
 
 
 def operator_problem(options: ServerOptions) -> str:
-    """nats-server's start errors for ``accounts`` configured beside trusted operators, and for a full or
-    cache resolver without a system account (in the configuration or the first operator's JWT) to ask in."""
+    """nats-server's start errors (``validateTrustedOperators``) for ``default_sentinel``
+    (:func:`~fakejs.core.configfile.operator.sentinel_problem`), for ``accounts`` configured beside trusted
+    operators, for a ``system_account`` no operator JWT names when some name one, for a full or
+    cache resolver without a system account (in the configuration or the first operator's JWT) to ask in,
+    and for a ``resolver_pinned_accounts`` entry that is not an account's public key."""
+    problem = operator.sentinel_problem(options)
+    if problem:
+        return problem
     if options.trusted_operators and any(a.name not in options.resolver_preload for a in options.accounts):
         return "operators do not allow Accounts to be configured directly"
+    if options.trusted_operators and options.system_account:
+        named = [
+            claims.nats.get("system_account")
+            for claims in TrustedOperators.from_jwts(options.trusted_operators).operators
+        ]
+        if any(named) and options.system_account not in named:
+            return "system_account in config and operator JWT must be identical"
     if options.trusted_operators and options.resolver_directory is not None and not options.system_account:
         first = TrustedOperators.from_jwts(options.trusted_operators[:1]).operators
         if not first or not first[0].nats.get("system_account"):
             return NO_SYSTEM_ACCOUNT_FOR_RESOLVER
+    for key in options.resolver_pinned_accounts or () if options.trusted_operators else ():
+        if not is_key_of(key, PREFIX_BYTE_ACCOUNT):
+            return f'pinned account key "{key}" is not a valid public account nkey'
     return ""
 
 

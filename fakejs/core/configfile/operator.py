@@ -5,7 +5,9 @@
 them; ``resolver`` is ``MEMORY`` (or ``MEM``) or a ``{ type: full | cache }``
 directory resolver (:mod:`~fakejs.core.configfile.resolver_directory`); its
 ``URL(...)`` form is refused by name.  ``resolver_preload`` maps account
-public keys to account JWTs.  :func:`preloaded_accounts` turns the trusted
+public keys to account JWTs; ``resolver_pinned_accounts`` names the only
+accounts whose users may log in; ``default_sentinel`` is the user JWT of a
+client that brings none.  :func:`preloaded_accounts` turns the trusted
 preloaded accounts into configured accounts once the whole file is read.
 """
 
@@ -18,8 +20,8 @@ from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.resolver_directory import directory_resolver
 from fakejs.core.configfile.values import go_type
 from fakejs.core.jwt.account_configs import account_configs, unserved_features
-from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind, parse_decorated_jwt
-from fakejs.core.jwt.scoped import user_scopes
+from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, USER, JwtError, decode, decode_kind, parse_decorated_jwt
+from fakejs.core.jwt.scoped import has_empty_permissions, user_scopes
 from fakejs.core.jwt.trust import TrustedOperators, resolve
 from fakejs.core.options import ServerOptions
 
@@ -48,7 +50,11 @@ def _operator_jwt(text: str) -> str:
 
 
 def operator(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
-    """``operator``: one JWT (or file), or a list of them; each must be an operator's claim."""
+    """``operator``: one JWT (or file), or a list of them; each must be an operator's claim.
+
+    With exactly one operator, its JWT's ``system_account`` is the server's when the
+    configuration names none (``system_account`` is read before every other key).
+    """
     del key
     values = token.value if isinstance(token.value, list) else [token]
     for value in values:
@@ -60,6 +66,9 @@ def operator(key: str, token: Token, options: ServerOptions, context: ConfigCont
         except JwtError as exc:
             context.error(token, f"error parsing operator JWT: {exc}")
             return
+    if len(options.trusted_operators) == 1 and not options.system_account:
+        # one trusted operator names the system account unless the configuration already does
+        options.system_account = decode(options.trusted_operators[0]).nats.get("system_account") or ""
 
 
 def resolver(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
@@ -97,6 +106,56 @@ def resolver_preload(key: str, token: Token, options: ServerOptions, context: Co
         options.resolver_preload[name] = member.value
 
 
+def resolver_pinned_accounts(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
+    """``resolver_pinned_accounts``: an account public key or a list of them (checked at the start)."""
+    del key
+    value = token.value
+    if isinstance(value, str):
+        options.resolver_pinned_accounts = [value]
+    elif isinstance(value, list):
+        options.resolver_pinned_accounts = []
+        for member in value:
+            if isinstance(member.value, str):
+                options.resolver_pinned_accounts.append(member.value)
+            else:
+                unsupported = go_type(member.value)
+                context.error(
+                    member, f"error parsing resolver_pinned_accounts: unsupported type in array {unsupported}"
+                )
+    else:
+        context.error(token, f"error parsing resolver_pinned_accounts: unsupported type {go_type(value)}")
+
+
+def default_sentinel(key: str, token: Token, options: ServerOptions, context: ConfigContext) -> None:
+    """``default_sentinel``: a user JWT (checked at the start, :func:`sentinel_problem`)."""
+    del key
+    if not isinstance(token.value, str):
+        context.error(token, f"interface conversion: interface {{}} is {go_type(token.value)}, not string")
+        return
+    options.default_sentinel = token.value
+
+
+def sentinel_problem(options: ServerOptions) -> str:
+    """nats-server's start errors for ``default_sentinel``: it needs operators, and must be a bearer user JWT.
+
+    A user JWT that is not a bearer token passes when it names an ``issuer_account`` and has empty
+    permissions (a user of a scoped signing key, checked at its login).
+    """
+    token = options.default_sentinel
+    if not token:
+        return ""
+    if not options.trusted_operators:
+        return "default sentinel requires operators and accounts"
+    try:
+        claims = decode_kind(token, USER)
+    except JwtError:
+        return "default sentinel JWT not valid"
+    scoped = bool(claims.nats.get("issuer_account")) and has_empty_permissions(claims.nats)
+    if not claims.nats.get("bearer_token") and not scoped:
+        return "default sentinel must be a bearer token"
+    return ""
+
+
 HANDLERS = {
     "operator": operator,
     "operators": operator,
@@ -108,6 +167,8 @@ HANDLERS = {
     "account_resolver": resolver,
     "accounts_resolver": resolver,
     "resolver_preload": resolver_preload,
+    "resolver_pinned_accounts": resolver_pinned_accounts,
+    "default_sentinel": default_sentinel,
 }
 
 

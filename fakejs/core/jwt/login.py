@@ -146,8 +146,14 @@ def source_allowed(sources: tuple[str, ...], host: str) -> bool:
 class JwtAuthenticator:
     """The user JWT checks of one server in operator mode, over the accounts its resolver holds."""
 
-    def __init__(self, accounts: Mapping[str, AccountClaims]) -> None:
+    def __init__(self, accounts: Mapping[str, AccountClaims], pinned: frozenset[str] | None = None) -> None:
         self.accounts = dict(accounts)
+        # ``resolver_pinned_accounts`` (with the system account): the only accounts users log in to; None: any.
+        self.pinned = pinned
+        # ``default_sentinel``: the user JWT of a client that brings no valid one ("": none).
+        self.sentinel = ""
+        # Logins refused for an account not pinned (nats-server's ``pinnedAccFail``, /varz ``pinned_account_fails``).
+        self.pinned_failures = 0
         # An account not made yet, asked of the server's resolver (a full or cache resolver's directory).
         self.lookup: Callable[[str], AccountClaims | None] = lambda key: None
 
@@ -155,8 +161,9 @@ class JwtAuthenticator:
         """The login the CONNECT's ``jwt`` and ``sig`` make; :class:`Refused` with the reason otherwise.
 
         The checks come in nats-server's order, each refusal with its debug line.
+        A CONNECT without a valid user JWT logs in with the ``default_sentinel``, if any.
         """
-        claims = self._claims(connect.get("jwt"), now)
+        claims = self._claims(self._token(connect), now)
         account = self._issuing_account(claims)
         try:
             return self._account_login(connect, nonce, host, connection_type, now, claims, account)
@@ -206,6 +213,21 @@ class JwtAuthenticator:
         expires = min((t for t in (claims.expires, window_end) if t), default=0)
         return JwtLogin(user, expires, account.claims.expires, claims.issuer, _strings(claims.nats.get("tags")))
 
+    def _token(self, connect: Mapping[str, Any]) -> object:
+        """The CONNECT's ``jwt``, or the ``default_sentinel`` when it is no user JWT (then the client's, as on nats-server)."""
+        token = connect.get("jwt")
+        if not self.sentinel:
+            return token
+        try:
+            decode_kind(token, USER) if isinstance(token, str) else None
+        except JwtError:
+            token = None
+        if isinstance(token, str) and token:
+            return token
+        if isinstance(connect, dict):  # the client's options hold the sentinel from now on (``c.opts.JWT``)
+            connect["jwt"] = self.sentinel
+        return self.sentinel
+
     @staticmethod
     def _claims(token: object, now: float) -> Claims:
         """The CONNECT's user JWT decoded and valid now (nats-io/jwt's ``Validate``: times, subjects, networks)."""
@@ -228,6 +250,9 @@ class JwtAuthenticator:
         key = issuer_account if isinstance(issuer_account, str) and issuer_account else claims.issuer
         if not is_key_of(key, PREFIX_BYTE_ACCOUNT):
             raise Refused("User JWT issuer is not an account")
+        if self.pinned is not None and key not in self.pinned:
+            self.pinned_failures += 1
+            raise Refused(f"Account {key} not listed as operator pinned account")
         account = self.accounts.get(key) or self.lookup(key)
         if account is None:
             raise Refused("Account JWT lookup error: account missing")
@@ -266,4 +291,9 @@ def jwt_logins(options: ServerOptions) -> JwtAuthenticator | None:
     if not options.trusted_operators:
         return None
     trusted = TrustedOperators.from_jwts(options.trusted_operators)
-    return JwtAuthenticator(resolve(trusted, options.resolver_preload))
+    pinned = options.resolver_pinned_accounts
+    if pinned and options.system_account:  # the system account's users always log in
+        pinned = [*pinned, options.system_account]
+    logins = JwtAuthenticator(resolve(trusted, options.resolver_preload), None if pinned is None else frozenset(pinned))
+    logins.sentinel = options.default_sentinel
+    return logins
