@@ -9,12 +9,15 @@ and a fakejs node, each the seed in turn (the other dials it), must carry:
 - ``$SYS.REQ.SERVER.PING`` from a system user on either node, answered by
   both servers;
 - a request/reply between system users on the two nodes, both ways;
-- a request/reply between users of an ordinary account, both ways;
+- a request/reply between users of an ordinary account, both ways, whether
+  it travels on a pool connection or is pinned (``cluster { accounts }``)
+  on a route of its own;
 
 and ``/routez`` on both sides lists the pool (3 entries without
-``account``) and the dedicated route (one entry with ``account``).
+``account``) and one entry with ``account`` for each dedicated route.
 
-Not parametrized over targets: it needs the real binary and fakejs at once.
+Not parametrized over targets: it needs the real binary and fakejs at once
+(two nats-servers, and two fakejs nodes, are checked the same way).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import json
 import secrets
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import nats
@@ -47,14 +51,27 @@ accounts {
 system_account: SYS
 no_auth_user: app
 """
+PINNED = "cluster { accounts: [APP] }\n"
 
 
-@pytest.fixture(scope="module", params=["real-seed", "fake-seed"])
+KINDS = {
+    "real-seed": ["real", "fake"],
+    "fake-seed": ["fake", "real"],
+    "real-only": ["real"] * 2,
+    "fake-only": ["fake"] * 2,
+}
+
+
+@pytest.fixture(scope="module", params=[f"{kinds}{pinned}" for kinds in KINDS for pinned in ("", "-pinned")])
 def mixed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """Two nodes, one of each kind, with accounts; the seed (node 0, the one dialled) is real or fakejs."""
+    """Two nodes, one of each kind, with accounts; the seed (node 0, the one dialled) is real or fakejs.
+
+    ``pinned``: ``APP`` has a route of its own too (``cluster { accounts: [APP] }``).  The same checks
+    hold on two nats-servers (the judge) and on two fakejs nodes.
+    """
     config = tmp_path_factory.mktemp("accounts") / "accounts.conf"
-    config.write_text(CONFIG)
-    kinds = ["real", "fake"] if request.param == "real-seed" else ["fake", "real"]
+    config.write_text(CONFIG + (PINNED if request.param.endswith("-pinned") else ""))
+    kinds = KINDS[request.param.removesuffix("-pinned")]
     with start_cluster(kinds, extra=["-c", str(config)], monitor=True) as cluster:
         yield cluster
 
@@ -72,6 +89,12 @@ def routez(cluster: Cluster, index: int) -> dict[str, Any]:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/routez", timeout=5) as answer:
         doc: dict[str, Any] = json.loads(answer.read())
     return doc
+
+
+def config_text(cluster: Cluster) -> str:
+    """The configuration file the nodes were started with (``-c FILE`` among their flags)."""
+    extra = cluster.extra
+    return Path(extra[extra.index("-c") + 1]).read_text()
 
 
 def route_shape(doc: dict[str, Any]) -> list[str]:
@@ -128,7 +151,7 @@ async def test_request_reply_in_an_account_both_ways(mixed: Cluster, user: str, 
 
 
 def test_routez_shows_the_pool_and_the_dedicated_route(mixed: Cluster) -> None:
-    expected = [""] * POOL + [SYSTEM]
+    expected = [""] * POOL + (["APP", SYSTEM] if PINNED in config_text(mixed) else [SYSTEM])
 
     async def shapes() -> list[list[str]]:
         return [route_shape(routez(mixed, index)) for index in range(2)]
@@ -136,7 +159,7 @@ def test_routez_shows_the_pool_and_the_dedicated_route(mixed: Cluster) -> None:
     asyncio.run(eventually(shapes, lambda got: got == [expected, expected], what="every route on both sides"))
     for index in range(2):
         doc = routez(mixed, index)
-        assert doc["num_routes"] == POOL + 1
+        assert doc["num_routes"] == len(expected)
         dedicated = [route for route in doc["routes"] if route.get("account")]
-        assert [route["remote_name"] for route in dedicated] == [mixed.nodes[1 - index].name]
-        assert dedicated[0]["did_solicit"] is (index == 1)
+        assert {route["remote_name"] for route in dedicated} == {mixed.nodes[1 - index].name}
+        assert {route["did_solicit"] for route in dedicated} == {index == 1}

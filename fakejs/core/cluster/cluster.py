@@ -12,8 +12,9 @@ without sockets (the socket layer dials and accepts through
   in its (delayed) INFO; the next connection is dialled once the last one
   has answered a PING.  A server that does not pool (``pool_size`` < 1, or
   a remote without ``route_pool_size``) has one connection for everything.
-* **Dedicated routes.**  With pooling, the system account travels on a
-  route of its own to each server (nats-server's pinned accounts): the
+* **Dedicated routes.**  With pooling, the system account and those of
+  ``cluster { accounts }`` (nats-server's pinned accounts) each travel on a
+  route of its own to each server: the
   dialling server opens it beside the pool, its INFO naming the account
   (``route_account``), and gossips it so that the others open theirs.  Its
   interest and messages never take a pool connection (only a server that
@@ -66,6 +67,9 @@ from fakejs.protocol.writer import go_quote
 
 __all__ = ["Cluster", "ClusterServer", "Dialer", "Peer"]
 
+# nats-server's close reason for a route dedicated to an account the server does not have.
+MISSING = "Missing Account"
+
 # nats-server's gossip modes, exchanged between servers in INFO.
 GOSSIP_DEFAULT, GOSSIP_DISABLED, GOSSIP_OVERRIDE = 0, 1, 2
 
@@ -111,8 +115,7 @@ class Cluster:
         self.server = server
         self._account_routes: dict[str, AccountRoutes] = {}
         # nats-server's pinned accounts: each has a route of its own to every server that pools.
-        system = options.system_account or SYSTEM_ACCOUNT
-        self.pinned: tuple[str, ...] = (system,) if self.pooled and accounts.get(system) is not None else ()
+        self.pinned = self._pinned_accounts(config, options, accounts) if self.pooled else ()
         # The routes dedicated to a pinned account: account -> server id -> link.
         self._dedicated: dict[str, dict[str, RouteLink]] = {name: {} for name in self.pinned}
         self._next_rid = 0
@@ -121,6 +124,15 @@ class Cluster:
         self._urls_learned = False  # another server brought client URLs at least once
         # Servers (by name) this one may not talk to: a partition a test asked for (fakejs only).
         self.blocked: set[str] = set()
+
+    @staticmethod
+    def _pinned_accounts(config: ClusterConfig, options: ServerOptions, accounts: Accounts) -> tuple[str, ...]:
+        """``cluster { accounts }``, then the system account (when the server has one)."""
+        system = options.system_account or SYSTEM_ACCOUNT
+        pinned = list(dict.fromkeys(config.accounts))
+        if system not in pinned and accounts.get(system) is not None:
+            pinned.append(system)
+        return tuple(pinned)
 
     # -- identity (kept by the greeting: it travels in INFO and CONNECT) ---------------------------
 
@@ -326,9 +338,11 @@ class Cluster:
             link.no_reconnect = True
             text = f"Not possible to have a dedicated route for account {go_quote(account)} between those servers"
             return self._protocol_error(link, text)
-        by_server = self._dedicated.get(account)
         routes = self._account_routes.get(account)
-        if by_server is None or routes is None:
+        if routes is None:
+            return self._protocol_error(link, f"Unable to lookup account {go_quote(account)}: account missing", MISSING)
+        by_server = self._dedicated.get(account)
+        if by_server is None:
             return self._protocol_error(link, f"No route for account {go_quote(account)}")
         existing = by_server.get(link.remote_id)
         if existing is not None:
@@ -388,8 +402,8 @@ class Cluster:
         self.log.debug("%s - Registering remote route %s", link, go_quote(link.remote_id))
         return True
 
-    def _protocol_error(self, link: RouteLink, text: str) -> bool:
-        link.refuse(text, PROTOCOL_VIOLATION)
+    def _protocol_error(self, link: RouteLink, text: str, reason: str = PROTOCOL_VIOLATION) -> bool:
+        link.refuse(text, reason)
         return True  # the link is already closed: nothing more to do
 
     def _keep_existing(self, existing: RouteLink | None, duplicate: RouteLink) -> None:
