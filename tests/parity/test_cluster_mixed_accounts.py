@@ -102,10 +102,10 @@ def route_shape(doc: dict[str, Any]) -> list[str]:
     return sorted(str(route.get("account", "")) for route in doc["routes"])
 
 
-@pytest.mark.parametrize("asker_index", [0, 1])
-async def test_server_ping_reaches_both_servers(mixed: Cluster, asker_index: int) -> None:
-    asker = await connect(mixed, asker_index, "sys")
-    names = {node.name for node in mixed.nodes}
+async def ping_answered_by_all(cluster: Cluster, asker_index: int) -> None:
+    """Return once ``$SYS.REQ.SERVER.PING`` from a system user on the node is answered by every server."""
+    asker = await connect(cluster, asker_index, "sys")
+    names = {node.name for node in cluster.nodes}
     try:
 
         async def answered_by() -> set[str]:
@@ -127,6 +127,22 @@ async def test_server_ping_reaches_both_servers(mixed: Cluster, asker_index: int
         await eventually(answered_by, lambda seen: seen == names, what="a PING answer from every server")
     finally:
         await asker.close()
+
+
+@pytest.mark.parametrize("asker_index", [0, 1])
+async def test_server_ping_reaches_both_servers(mixed: Cluster, asker_index: int) -> None:
+    await ping_answered_by_all(mixed, asker_index)
+
+
+def test_the_dedicated_route_comes_back_after_the_seed_restarts(tmp_path: Path) -> None:
+    """fakejs dials the real seed again, its system account's route included, once the seed is back."""
+    config = tmp_path / "accounts.conf"
+    config.write_text(CONFIG)
+    with start_cluster(["real", "fake"], extra=["-c", str(config)], monitor=True) as cluster:
+        asyncio.run(ping_answered_by_all(cluster, 1))
+        cluster.restart(0)
+        asyncio.run(ping_answered_by_all(cluster, 1))
+        asyncio.run(ping_answered_by_all(cluster, 0))
 
 
 @pytest.mark.parametrize("user", ["sys", "app"])
