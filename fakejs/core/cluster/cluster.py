@@ -219,6 +219,10 @@ class Cluster:
         if dedicated is not None:
             yield from dedicated.values()
 
+    def dedicated_missing(self, server_id: str) -> list[str]:
+        """The pinned accounts without their own route to the server ``server_id`` (yet)."""
+        return [name for name in self.pinned if server_id not in self._dedicated[name]]
+
     def account_routes(self, account: str) -> AccountRoutes | None:
         return self._account_routes.get(account)
 
