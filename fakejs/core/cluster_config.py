@@ -59,6 +59,8 @@ class ClusterConfig:
     ping_max: int = 0
     # "accept" (nats-server's default), "off" or "disabled": routes are never compressed by fakejs.
     compression: str = "accept"
+    # nats-server's pinned accounts (``accounts``): each has a route of its own to every server (with ``$SYS``).
+    accounts: list[str] = field(default_factory=list)
 
     @property
     def auth_required(self) -> bool:

@@ -346,7 +346,10 @@ class Cluster:
     # -- waiting ------------------------------------------------------------------------------
 
     def meshed(self) -> bool:
-        """Every running node routed to every node it may reach (and to no other), its pools full."""
+        """Every running node routed to every node it may reach (and to no other), its pools full.
+
+        The routes dedicated to pinned accounts (the system account's) are there too.
+        """
         for i, server in enumerate(self.servers):
             if i in self._down:
                 continue
@@ -354,6 +357,8 @@ class Cluster:
             if {peer.name for peer in peers} != self._reachable(i):
                 return False
             if not all(peer.full for peer in peers):
+                return False
+            if any(self._routes(server).dedicated_missing(peer.server_id) for peer in peers):
                 return False
         return True
 
@@ -382,11 +387,19 @@ class Cluster:
         running = [i for i in range(self.size) if i not in self._down]
         for i in running:
             routes = self._routes(self.servers[i])
-            known = {peer.name for peer in routes.peers.values()}
+            known = {peer.name: peer.server_id for peer in routes.peers.values()}
             for j in running:
                 other = self.servers[j]
-                if j > i and other.broker.name not in known and other.broker.name in self._reachable(i):
-                    routes.solicit(self._route_url(other), explicit=False, force=force)
+                if j <= i or other.broker.name not in self._reachable(i):
+                    continue
+                url, name = self._route_url(other), other.broker.name
+                if name in known:
+                    accounts = routes.dedicated_missing(known[name])
+                else:
+                    routes.solicit(url, explicit=False, force=force)
+                    accounts = list(routes.pinned)
+                for account in accounts:  # the routes dedicated to pinned accounts (the system account's)
+                    routes.solicit(url, explicit=False, force=force, account=account)
 
     def describe(self) -> str:
         """Each node's state and peers, for error messages."""

@@ -50,7 +50,9 @@ def _peers(server: Server) -> set[str]:
 def _full_pools(server: Server) -> bool:
     cluster = server.broker.cluster
     assert cluster is not None
-    return all(peer.full for peer in cluster.peers.values())
+    dedicated = {(link.account, link.remote_id) for link in cluster.route_links() if link.account}
+    pinned = {(name, peer.server_id) for name in cluster.pinned for peer in cluster.peers.values()}
+    return all(peer.full for peer in cluster.peers.values()) and pinned <= dedicated
 
 
 @asynccontextmanager
@@ -265,7 +267,8 @@ async def test_varz_counts_route_connections_and_remote_servers() -> None:
     async with _mesh(["A", "B", "C"]) as (a, _b, _c):
         status, _ctype, body = respond(a, "/varz")
         varz = json.loads(body)
-        assert status == 200 and (varz["routes"], varz["remotes"]) == (6, 2)
+        # Each remote: a pool of three, and the route dedicated to the system account.
+        assert status == 200 and (varz["routes"], varz["remotes"]) == (8, 2)
         assert varz["cluster"]["name"] == "C" and varz["cluster"]["cluster_port"] == a.routes.port
 
 

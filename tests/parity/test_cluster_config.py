@@ -6,7 +6,8 @@ url ["..."]``, a repeated route as a warning (failing ``-t``), ``routes``
 outside the block as an unknown field; ``--cluster`` URL errors are Go's
 ``url.Parse`` / ``net.SplitHostPort`` texts after ``nats-server: `` with
 status 1; JetStream with a cluster port and no ``server_name`` is refused
-with nats-server's text; an ``advertise`` that is no ``host:port`` passes
+with nats-server's text; pinned accounts (``accounts``) listed twice, or
+with ``pool_size`` -1, end the start with nats-server's texts; an ``advertise`` that is no ``host:port`` passes
 ``-t`` and ends the start once the route port listens (a fatal line).
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.config_file import FAKE, option_errors_alike, real, run, write
+from tests.harness.config_file import FAKE, option_errors_alike, real, run, start_errors_alike, write
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 
 pytestmark = pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
@@ -44,6 +45,8 @@ FILE_ERRORS = {
     "auth_timeout_bad": 'cluster { authorization { user: a, password: b, timeout: "x" } }\n',
     "auth_user_integer": "cluster { authorization { user: 1 } }\n",
     "write_timeout_bad": 'cluster { write_timeout: "x" }\n',
+    "accounts_integer": "cluster { accounts: 1 }\n",
+    "accounts_integer_in_array": "cluster {\n  accounts: [\n    A\n    1\n  ]\n}\n",
 }
 
 VALID_FILES = {
@@ -53,6 +56,15 @@ VALID_FILES = {
         ' ping_interval: "10s", ping_max: 2, compression: off, authorization { user: a, password: b, timeout: 1 } }\n'
     ),
     "compression_map": 'cluster { compression: {mode: "accept"} }\n',
+    "accounts": "cluster { accounts: [A] }\naccounts { A {} }\n",
+    "accounts_one_string": "cluster { accounts: A }\naccounts { A {} }\n",
+}
+
+# Files that pass ``-t`` but whose pinned accounts nats-server refuses at start.
+PINNED_START_ERRORS = {
+    "duplicate": "port: -1\ncluster { port: -1, accounts: [A, A] }\naccounts { A {} }\n",
+    "system_named": "port: -1\ncluster { port: -1, accounts: [A, SYS, A] }\naccounts { A {}, SYS {} }\nsystem_account: SYS\n",
+    "negative_pool": "port: -1\ncluster { port: -1, pool_size: -1, accounts: [A] }\naccounts { A {} }\n",
 }
 
 FLAG_ERRORS = [
@@ -91,6 +103,11 @@ def test_cluster_block_valid(name: str, tmp_path: Path) -> None:
     real_result = run(real(), "-t", "-c", str(path))
     assert real_result[0] == 0, real_result
     assert run(FAKE, "-t", "-c", str(path)) == real_result
+
+
+@pytest.mark.parametrize("name", sorted(PINNED_START_ERRORS))
+def test_pinned_account_errors_end_the_start(name: str, tmp_path: Path) -> None:
+    start_errors_alike(write(tmp_path, PINNED_START_ERRORS[name]))
 
 
 @pytest.mark.parametrize("argv", FLAG_ERRORS, ids=lambda argv: " ".join(argv))

@@ -22,10 +22,10 @@ Facts pinned (read off the 2.15.1 binary):
   one carrying ``$G``) with ``sid`` ``R $G <subject>[ <queue>]`` and the
   route's ``rid`` as ``cid``.
 
-nats-server also opens a route dedicated to ``$SYS`` (one more entry, with
-``account``), and its system subscriptions travel there; fakejs does not dial
-dedicated account routes and carries ``$SYS`` on a pool connection.  So
-only the pool entries are compared, and only subjects outside ``$SYS``.
+* the dialling server also opens a route dedicated to ``$SYS`` (one more
+  entry, with ``account``, the same remote and ``did_solicit``), and the
+  system subscriptions travel there, so only subjects outside ``$SYS`` are
+  compared.
 """
 
 from __future__ import annotations
@@ -168,6 +168,10 @@ def _check_entries(doc: dict[str, Any], remote: dict[str, Any], dialled: bool, l
         assert UPTIME.fullmatch(route["uptime"]) and UPTIME.fullmatch(route["idle"])
         assert route["pending_size"] >= 0 and route["subscriptions"] >= 0
     assert len({route["rid"] for route in pool}) == POOL
+    dedicated = [route for route in doc["routes"] if "account" in route]
+    assert [(route["account"], route["remote_id"], route["did_solicit"]) for route in dedicated] == [
+        ("$SYS", remote["server_id"], dialled)
+    ]
 
 
 @pytest.mark.parametrize("kind", ["fake", "real"])
@@ -179,7 +183,7 @@ def test_routez_of_a_two_server_cluster(tmp_path: Path, kind: str) -> None:
         a = Node(command, tmp_path / "a", "A")
         b = Node(command, tmp_path / "b", "B", "--routes", f"nats://127.0.0.1:{a.cluster_port}")
         for node in (a, b):
-            _wait_for(lambda node=node: len(_pool_entries(node.routez())) == POOL, f"{kind}: the pool")
+            _wait_for(lambda node=node: node.routez()["num_routes"] == POOL + 1, f"{kind}: the pool and $SYS's route")
         # A client on A subscribes; B learns it over the pool connection carrying $G.
         client = _subscriber(a.port)
         found = _wait_for(

@@ -165,6 +165,7 @@ def test_cluster_routes_are_reloaded() -> None:
         ({"host": "127.0.0.1"}, "config reload not supported for cluster host: old=0.0.0.0, new=127.0.0.1"),
         ({"pool_size": 5}, "config reload of cluster pool_size is not supported by fakejs yet"),
         ({"compression": "off"}, "config reload of cluster compression is not supported by fakejs yet"),
+        ({"accounts": ["A"]}, "config reload of cluster accounts is not supported by fakejs yet"),
     ],
 )
 def test_cluster_changes_refused(change: dict[str, object], error: str) -> None:

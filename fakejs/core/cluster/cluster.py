@@ -12,6 +12,13 @@ without sockets (the socket layer dials and accepts through
   in its (delayed) INFO; the next connection is dialled once the last one
   has answered a PING.  A server that does not pool (``pool_size`` < 1, or
   a remote without ``route_pool_size``) has one connection for everything.
+* **Dedicated routes.**  With pooling, the system account and those of
+  ``cluster { accounts }`` (nats-server's pinned accounts) each travel on a
+  route of its own to each server: the
+  dialling server opens it beside the pool, its INFO naming the account
+  (``route_account``), and gossips it so that the others open theirs.  Its
+  interest and messages never take a pool connection (only a server that
+  does not pool carries them on its one connection).
 * **Discovery.**  A server that registers a new route tells the servers it
   already knows (its INFO, gossiped); they dial it.  Configured routes are
   dialled for ever, learned ones ``connect_retries`` more times.
@@ -51,7 +58,7 @@ from fakejs.core.cluster.link import (
 from fakejs.core.cluster.peers import Peer, join_host_port, pool_index
 from fakejs.core.cluster_config import ROUTE_MAX_PING_INTERVAL, ClusterConfig
 from fakejs.core.log import get_logger
-from fakejs.core.options import ServerOptions
+from fakejs.core.options import SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.router import Router, Subscription
 from fakejs.gocompat import ids
 from fakejs.protocol import route as wire
@@ -59,6 +66,9 @@ from fakejs.protocol.route import RoutedMsg
 from fakejs.protocol.writer import go_quote
 
 __all__ = ["Cluster", "ClusterServer", "Dialer", "Peer"]
+
+# nats-server's close reason for a route dedicated to an account the server does not have.
+MISSING = "Missing Account"
 
 # nats-server's gossip modes, exchanged between servers in INFO.
 GOSSIP_DEFAULT, GOSSIP_DISABLED, GOSSIP_OVERRIDE = 0, 1, 2
@@ -104,14 +114,25 @@ class Cluster:
         self.running = False
         self.server = server
         self._account_routes: dict[str, AccountRoutes] = {}
-        # Routes a remote server dedicated to one account (nats-server pins ``$SYS``): account -> server id -> link.
-        self._dedicated: dict[str, dict[str, RouteLink]] = {}
+        # nats-server's pinned accounts: each has a route of its own to every server that pools.
+        self.pinned = self._pinned_accounts(config, options, accounts) if self.pooled else ()
+        # The routes dedicated to a pinned account: account -> server id -> link.
+        self._dedicated: dict[str, dict[str, RouteLink]] = {name: {} for name in self.pinned}
         self._next_rid = 0
         self.dialling = Dialling(config, clock, rng, self.log, self._dialled)
         self.links: set[RouteLink] = set()
         self._urls_learned = False  # another server brought client URLs at least once
         # Servers (by name) this one may not talk to: a partition a test asked for (fakejs only).
         self.blocked: set[str] = set()
+
+    @staticmethod
+    def _pinned_accounts(config: ClusterConfig, options: ServerOptions, accounts: Accounts) -> tuple[str, ...]:
+        """``cluster { accounts }``, then the system account (when the server has one)."""
+        system = options.system_account or SYSTEM_ACCOUNT
+        pinned = list(dict.fromkeys(config.accounts))
+        if system not in pinned and accounts.get(system) is not None:
+            pinned.append(system)
+        return tuple(pinned)
 
     # -- identity (kept by the greeting: it travels in INFO and CONNECT) ---------------------------
 
@@ -145,6 +166,9 @@ class Cluster:
             self._join(account.name, account.router)
         for url in self.config.routes:
             self.solicit(url, explicit=True)
+        for name in self.pinned:  # nats-server's ``solicitRoutes``: then each pinned account's own route
+            for url in self.config.routes:
+                self.solicit(url, explicit=True, account=name)
 
     def _join(self, name: str, router: Router) -> None:
         routes = AccountRoutes(name, self)
@@ -185,14 +209,19 @@ class Cluster:
     # -- what accounts and links ask ---------------------------------------------------------
 
     def routes_for(self, account: str) -> Iterable[RouteTarget]:
-        """The connection to each other server that carries ``account`` (its dedicated route, if it has one)."""
-        dedicated = self._dedicated.get(account, {})
+        """The connection to each other server that carries ``account`` (a pinned one: its dedicated routes)."""
+        dedicated = self._dedicated.get(account)
         for peer in self.peers.values():
-            if peer.server_id not in dedicated:
+            if dedicated is None or peer.no_pool:
                 link = peer.link_for(account)
                 if link is not None:
                     yield link
-        yield from dedicated.values()
+        if dedicated is not None:
+            yield from dedicated.values()
+
+    def dedicated_missing(self, server_id: str) -> list[str]:
+        """The pinned accounts without their own route to the server ``server_id`` (yet)."""
+        return [name for name in self.pinned if server_id not in self._dedicated[name]]
 
     def account_routes(self, account: str) -> AccountRoutes | None:
         return self._account_routes.get(account)
@@ -228,9 +257,9 @@ class Cluster:
 
     # -- INFO and CONNECT ----------------------------------------------------------------------
 
-    def route_info(self, nonce: bool = False, pool_idx: int = 0) -> dict[str, Any]:
+    def route_info(self, nonce: bool = False, pool_idx: int = 0, account: str = "") -> dict[str, Any]:
         """This server's route INFO (see :class:`~fakejs.core.cluster.greeting.Greeting`)."""
-        return self.greeting.route_info(nonce, pool_idx)
+        return self.greeting.route_info(nonce, pool_idx, account)
 
     def connect_fields(self, url: str) -> dict[str, Any]:
         return self.greeting.connect_fields(url)
@@ -302,22 +331,32 @@ class Cluster:
             info["ip"] = f"nats-route://{join_host_port(host, int(info.get('port') or 0))}/"
         if not link.url:
             link.url = f"nats-route://{join_host_port(str(info.get('host') or ''), int(info.get('port') or 0))}/"
-        account = str(info.get("route_account") or "")
-        added = self._add_dedicated(link, account) if account else self._add_route(link, info)
+        account = link.account if link.solicited else str(info.get("route_account") or "")
+        added = self._add_dedicated(link, account, info) if account else self._add_route(link, info)
         if not added:
             link.close(DUPLICATE_ROUTE)
 
-    def _add_dedicated(self, link: RouteLink, account: str) -> bool:
-        """A route the remote server dedicates to ``account``: its interest and messages travel there alone."""
+    def _add_dedicated(self, link: RouteLink, account: str, info: dict[str, Any]) -> bool:
+        """A route dedicated to a pinned ``account``: its interest and messages travel there alone."""
+        if int(info.get("route_pool_size") or 0) <= 0 or not self.pooled:
+            link.no_reconnect = True
+            text = f"Not possible to have a dedicated route for account {go_quote(account)} between those servers"
+            return self._protocol_error(link, text)
         routes = self._account_routes.get(account)
         if routes is None:
+            return self._protocol_error(link, f"Unable to lookup account {go_quote(account)}: account missing", MISSING)
+        by_server = self._dedicated.get(account)
+        if by_server is None:
             return self._protocol_error(link, f"No route for account {go_quote(account)}")
-        by_server = self._dedicated.setdefault(account, {})
-        if link.remote_id in by_server:
-            link.no_reconnect = True
+        existing = by_server.get(link.remote_id)
+        if existing is not None:
+            self._keep_existing(existing, link)
             return False
         link.account, link.registered = account, True
         by_server[link.remote_id] = link
+        link.keepalive.connected(self.clock.monotonic() - link.started)
+        if len(by_server) > 1:
+            self._gossip(link, {**info, "route_account": account})
         for subject, queue, weight in routes.announcements():
             link.announce(account, subject, queue, weight)
         self.log.debug("%s - Registering remote route %s for account %s", link, go_quote(link.remote_id), account)
@@ -367,8 +406,8 @@ class Cluster:
         self.log.debug("%s - Registering remote route %s", link, go_quote(link.remote_id))
         return True
 
-    def _protocol_error(self, link: RouteLink, text: str) -> bool:
-        link.refuse(text, PROTOCOL_VIOLATION)
+    def _protocol_error(self, link: RouteLink, text: str, reason: str = PROTOCOL_VIOLATION) -> bool:
+        link.refuse(text, reason)
         return True  # the link is already closed: nothing more to do
 
     def _keep_existing(self, existing: RouteLink | None, duplicate: RouteLink) -> None:
@@ -385,7 +424,7 @@ class Cluster:
     def _send_interest(self, link: RouteLink, peer: Peer) -> None:
         """``sendSubsToRoute``: the accounts this connection carries, every subject and queue with interest."""
         for name, routes in self._account_routes.items():
-            if peer.server_id in self._dedicated.get(name, {}):
+            if name in self._dedicated and not peer.no_pool:
                 continue
             if peer.no_pool or pool_index(len(peer.links), name) == link.pool_idx:
                 for subject, queue, weight in routes.announcements():
@@ -405,10 +444,11 @@ class Cluster:
         if (from_gossip and link.gossip_mode != GOSSIP_OVERRIDE) or info.get("gossip_mode") == GOSSIP_DISABLED:
             return
         forwarded = {key: value for key, value in info.items() if key != "nonce"}
+        account = str(info.get("route_account") or "")
         for peer in self.peers.values():
-            if peer.server_id == link.remote_id:
+            if peer.server_id == link.remote_id or (account and peer.no_pool):
                 continue
-            target = next(peer.live_links(), None)
+            target = self._dedicated.get(account, {}).get(peer.server_id) or next(peer.live_links(), None)
             if target is None:
                 continue
             if (not link.solicited and target.explicit) or (link.solicited and link.explicit):
@@ -434,7 +474,10 @@ class Cluster:
     def _implicit_route(self, info: dict[str, Any]) -> None:
         """``processImplicitRoute``: dial a server learned through gossip, unless known or configured."""
         remote_id = str(info.get("server_id") or "")
-        if remote_id == self.server_id or remote_id in self.peers or self._configured(info):
+        account = str(info.get("route_account") or "")
+        by_server = self._dedicated.get(account) if account else self.peers
+        known = by_server is None or remote_id in by_server  # an account not pinned here: no route for it
+        if remote_id == self.server_id or known or self._configured(info):
             return
         url = str(info.get("ip") or "")
         if not url:
@@ -442,7 +485,7 @@ class Cluster:
         if info.get("auth_required") and self.config.username:
             parts = urlsplit(url)
             url = f"{parts.scheme}://{self.config.username}:{self.config.password}@{parts.netloc}/"
-        self.solicit(url, explicit=False, gossip_mode=int(info.get("gossip_mode") or 0))
+        self.solicit(url, explicit=False, gossip_mode=int(info.get("gossip_mode") or 0), account=account)
 
     def _configured(self, info: dict[str, Any]) -> bool:
         port = str(info.get("port") or "")
@@ -456,13 +499,13 @@ class Cluster:
 
     # -- dialling -------------------------------------------------------------------------
 
-    def solicit(self, url: str, explicit: bool, gossip_mode: int = 0, force: bool = False) -> None:
-        """Dial ``url`` (see :class:`~fakejs.core.cluster.dialling.Dialling`)."""
-        self.dialling.solicit(url, explicit, gossip_mode, force)
+    def solicit(self, url: str, explicit: bool, gossip_mode: int = 0, force: bool = False, account: str = "") -> None:
+        """Dial ``url`` (see :class:`~fakejs.core.cluster.dialling.Dialling`); ``account``: its dedicated route."""
+        self.dialling.solicit(url, explicit, gossip_mode, force, account=account)
 
-    def _dialled(self, io: RouteIO, url: str, explicit: bool, gossip_mode: int) -> RouteLink:
+    def _dialled(self, io: RouteIO, url: str, explicit: bool, gossip_mode: int, account: str) -> RouteLink:
         link = RouteLink(self, io, self.next_rid(), solicited=True, url=url, explicit=explicit)
-        link.gossip_mode = gossip_mode
+        link.gossip_mode, link.account = gossip_mode, account
         self.links.add(link)
         return link
 
@@ -481,6 +524,7 @@ class Cluster:
             by_server = self._dedicated.get(link.account, {})
             if by_server.get(link.remote_id) is link:
                 del by_server[link.remote_id]
+            self._maybe_reconnect(link)
             return
         peer = self.peers.get(link.remote_id)
         if peer is not None and link.pool_idx >= 0 and peer.links[link.pool_idx] is link:
@@ -497,6 +541,10 @@ class Cluster:
         if not (link.solicited or link.retry):
             return
         if link.remote_id == self.server_id:
+            return
+        if link.account:
+            if link.account in self._dedicated:
+                self.dialling.redial(link)
             return
         peer = self.peers.get(link.remote_id)
         if peer is not None and (peer.no_pool or not self.pooled):

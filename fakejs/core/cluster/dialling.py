@@ -6,7 +6,9 @@ learned one ``connect_retries`` more times.  A closed route that this
 server dialled (or kept in place of a duplicate it dialled) is dialled
 again after a second and a random moment for a configured route, the
 moment alone for a learned one.  A URL that turned out to be this server
-is never dialled again.  Every wait is on the server's clock.
+is never dialled again.  A route dedicated to one account (nats-server's
+pinned accounts, ``$SYS`` always) is dialled, and dialled again, on its
+own, beside the pool's.  Every wait is on the server's clock.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from fakejs.protocol.writer import go_quote
 
 __all__ = ["Dialer", "Dialling", "LinkFactory"]
 
-# Makes the link of a dialled connection: (its I/O, the URL, configured?, the gossip mode that led here).
-LinkFactory = Callable[[RouteIO, str, bool, int], RouteLink]
+# Makes the link of a dialled connection: (its I/O, the URL, configured?, the gossip mode that led here,
+# the account the route is dedicated to or "").
+LinkFactory = Callable[[RouteIO, str, bool, int, str], RouteLink]
 
 
 class Dialer(Protocol):
@@ -53,31 +56,34 @@ class Dialling:
         self.make_link = make_link
         self.dialer: Dialer | None = None
         self.running = False
-        self._under_way: set[str] = set()
+        self._under_way: set[tuple[str, str]] = set()  # (URL, dedicated account or "")
         self._self_urls: set[str] = set()
 
     def is_self(self, url: str) -> None:
         """``url`` led back to this server: never dial it again."""
         self._self_urls.add(url)
 
-    def solicit(self, url: str, explicit: bool, gossip_mode: int = 0, force: bool = False, attempt: int = 0) -> None:
-        """Dial ``url`` unless a dial of it is under way (``force``: dial anyway)."""
+    def solicit(
+        self, url: str, explicit: bool, gossip_mode: int = 0, force: bool = False, attempt: int = 0, account: str = ""
+    ) -> None:
+        """Dial ``url`` (for ``account``'s dedicated route) unless that dial is under way (``force``: anyway)."""
         if not self.running or self.dialer is None or url in self._self_urls:
             return
-        if url in self._under_way and not force:
+        key = (url, account)
+        if key in self._under_way and not force:
             return
         parts = urlsplit(url)
         if not parts.hostname or parts.port is None:
             self.log.error("Error parsing route URL %s", go_quote(url))
             return
-        self._under_way.add(url)
+        self._under_way.add(key)
 
         def connected(io: RouteIO) -> RouteLink:
-            self._under_way.discard(url)
-            return self.make_link(io, url, explicit, gossip_mode)
+            self._under_way.discard(key)
+            return self.make_link(io, url, explicit, gossip_mode, account)
 
         def failed() -> None:
-            self._under_way.discard(url)
+            self._under_way.discard(key)
             tries = attempt + 1
             self.log.debug("Error trying to connect to route (attempt %d): %s", tries, url)
             if not explicit and tries > self.config.connect_retries:
@@ -87,7 +93,7 @@ class Dialling:
             delay = ROUTE_CONNECT_DELAY
             if self.config.connect_backoff:
                 delay = min(ROUTE_CONNECT_DELAY * 2 ** min(tries, 10), ROUTE_CONNECT_MAX_DELAY)
-            self.clock.call_later(delay, self.solicit, url, explicit, gossip_mode, False, tries)
+            self.clock.call_later(delay, self.solicit, url, explicit, gossip_mode, False, tries, account)
 
         self.dialer.dial(parts.hostname, parts.port, connected, failed)
 
@@ -96,4 +102,4 @@ class Dialling:
         delay = self.rng.randrange(100) / 1000
         if link.explicit:
             delay += ROUTE_RECONNECT_DELAY
-        self.clock.call_later(delay, self.solicit, link.url, link.explicit, 0, False, 0)
+        self.clock.call_later(delay, self.solicit, link.url, link.explicit, 0, False, 0, link.account)

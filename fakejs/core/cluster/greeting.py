@@ -41,8 +41,8 @@ class Greeting:
         self.own_client_urls: list[str] = []  # what this server's clients are told (none with no_advertise)
         self.listen_urls: list[str] = []  # this server's client URLs, told to the routes unless no_advertise
 
-    def route_info(self, nonce: bool = False, pool_idx: int = 0) -> dict[str, Any]:
-        """This server's route INFO, in nats-server's field order."""
+    def route_info(self, nonce: bool = False, pool_idx: int = 0, account: str = "") -> dict[str, Any]:
+        """This server's route INFO, in nats-server's field order (``account``: a dedicated route's)."""
         config = self.config
         host, port = self._advertised()
         info: dict[str, Any] = {
@@ -73,6 +73,8 @@ class Greeting:
             info["route_pool_size"] = self.pool_size
             if pool_idx:
                 info["route_pool_idx"] = pool_idx
+        if account:
+            info["route_account"] = account
         return info
 
     def _advertised(self) -> tuple[str, int]:

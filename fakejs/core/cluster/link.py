@@ -6,7 +6,8 @@ A :class:`RouteLink` parses what the remote server sends
 
 * the handshake, as nats-server's: the server that dialled sends
   ``CONNECT`` (and, when routes are pooled, its ``INFO`` only after the
-  remote's, naming the pool slot it takes); the server that accepted sends
+  remote's, naming the pool slot it takes; a route dedicated to one
+  account names it in its ``INFO``, sent at once); the server that accepted sends
   ``INFO`` at once and waits for ``CONNECT`` (credentials, cluster name);
   the first ``INFO`` registers the route, later ones tell of other servers
   (gossip) or changes;
@@ -92,7 +93,7 @@ class RouteHost(Protocol):
     pooled: bool
     ping_interval: float
 
-    def route_info(self, nonce: bool = False, pool_idx: int = 0) -> dict[str, Any]: ...
+    def route_info(self, nonce: bool = False, pool_idx: int = 0, account: str = "") -> dict[str, Any]: ...
 
     def connect_fields(self, url: str) -> dict[str, Any]: ...
 
@@ -173,8 +174,8 @@ class RouteLink:
         cluster = self.cluster
         if self.solicited:
             self.send(wire.connect(cluster.connect_fields(self.url)))
-            if not cluster.pooled:
-                self.send(wire.info(cluster.route_info(nonce=True)))
+            if not cluster.pooled or self.account:  # a pool connection says its slot once the remote answered
+                self.send(wire.info(cluster.route_info(nonce=True, account=self.account)))
         else:
             self.send(wire.info(cluster.route_info(nonce=True)))
             if cluster.config.auth_required:

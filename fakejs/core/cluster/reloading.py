@@ -83,3 +83,6 @@ def reload_routes(cluster: Cluster, routes: list[str]) -> None:
             cluster.log.info("Removed route %s", url)
     for url in added:
         cluster.solicit(url, explicit=True)
+    for name in cluster.pinned:
+        for url in added:
+            cluster.solicit(url, explicit=True, account=name)

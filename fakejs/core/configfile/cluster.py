@@ -9,7 +9,8 @@ before the server knows whether it listens for routes (see
 :mod:`fakejs.cli.cluster_flags`).  :func:`settled` turns that into the
 ``ServerOptions.cluster`` a server starts with, with nats-server's
 defaults.  TLS, permissions, pinned accounts, write deadlines and s2
-compression are refused by name.
+compression are refused by name; ``accounts`` (pinned accounts, each on
+a route of its own) is served.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from fakejs.conf import Token
 from fakejs.core.cluster_config import ClusterConfig, FileCluster, settled
 from fakejs.core.configfile import authorization
 from fakejs.core.configfile.context import ConfigContext
-from fakejs.core.configfile.values import Mismatch, duration, go_type, parse_listen, want
-from fakejs.core.options import ServerOptions
+from fakejs.core.configfile.values import Mismatch, duration, go_type, parse_listen, string_array, want
+from fakejs.core.options import SYSTEM_ACCOUNT, ServerOptions
 from fakejs.gocompat.goflag import go_quote
 from fakejs.gocompat.gotime import NS, parse_duration
 from fakejs.gocompat.gourl import GoURLError, parse_url
@@ -34,7 +35,6 @@ ROUTE_MAX_PING_INTERVAL_TEXT = "30s"
 _REFUSED = {
     "tls": "TLS between routes",
     "permissions": "route permissions",
-    "accounts": "pinned-account routes",
     "write_deadline": "a route write deadline",
     "write_timeout": "a route write timeout policy",
 }
@@ -88,6 +88,8 @@ def _member(key: str, member: Token, cluster: FileCluster, context: ConfigContex
         config.connect_backoff = want(member, bool)
     elif lowered == "pool_size":
         config.pool_size = int(want(member, int))
+    elif lowered == "accounts":
+        config.accounts = string_array("accounts", member, context)
     elif lowered == "compression":
         _compression(key, member, config, context)
     elif lowered == "ping_interval":
@@ -212,6 +214,22 @@ def _refused(lowered: str, key: str, member: Token, context: ConfigContext) -> N
         context.error(member, "write_timeout must be 'default', 'close' or 'retry'")
         return
     context.refuse(member, f"{_REFUSED[lowered]} (cluster {{ {key} }})")
+
+
+def pinned_accounts_problem(options: ServerOptions) -> str:
+    """nats-server's start check on ``cluster { accounts }`` (the system account is pinned too, last)."""
+    cluster = options.cluster
+    if cluster is None or not cluster.accounts:
+        return ""
+    if cluster.pool_size < 0:
+        return "pool_size cannot be negative if pinned accounts are specified"
+    system = options.system_account or SYSTEM_ACCOUNT
+    pinned = cluster.accounts if system in cluster.accounts else [*cluster.accounts, system]
+    duplicate = next((name for index, name in enumerate(pinned) if name in pinned[:index]), None)
+    if duplicate is None:
+        return ""
+    listed = " ".join(go_quote(name) for name in pinned)
+    return f"found duplicate account name {go_quote(duplicate)} in pinned accounts list [{listed}]"
 
 
 def compression_problem(options: ServerOptions) -> str:

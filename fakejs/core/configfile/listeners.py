@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from fakejs.conf import Token
 from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.cluster_config import FileCluster
-from fakejs.core.configfile.cluster import compression_problem
+from fakejs.core.configfile.cluster import compression_problem, pinned_accounts_problem
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import Mismatch, go_type, parse_listen, want
 from fakejs.core.configfile.websocket import websocket_problem
@@ -189,7 +189,7 @@ def listener_problems(options: ServerOptions, unserved: Unserved) -> str:
         leaf = listeners.get("leafnodes")
         if not options.jetstream and not clustered and not (leaf is not None and leaf.port):
             return "mqtt requires JetStream to be enabled if running in standalone mode"
-    problem = compression_problem(options) or jetstream_problem(options)
+    problem = pinned_accounts_problem(options) or compression_problem(options) or jetstream_problem(options)
     if problem:
         return problem
     return websocket_problem(options)

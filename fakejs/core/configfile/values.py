@@ -148,3 +148,20 @@ def duration(field: str, token: Token, context: ConfigContext, at: Token | None 
     seconds = want(token, int, at)
     context.warning(token, f'invalid use of field "{field}": {field} should be converted to a duration')
     return int(seconds) * NS
+
+
+def string_array(field: str, token: Token, context: ConfigContext) -> list[str]:
+    """nats-server's ``parseStringArray``: one string or an array of them."""
+    value = token.value
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        found = []
+        for item in value:
+            if isinstance(item.value, str):
+                found.append(item.value)
+            else:
+                context.error(item, f"error parsing {field}: unsupported type in array {go_type(item.value)}")
+        return found
+    context.error(token, f"error parsing {field}: unsupported type {go_type(value)}")
+    return []

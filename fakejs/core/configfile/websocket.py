@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.tls import tls_block
-from fakejs.core.configfile.values import Mismatch, duration, go_type, parse_listen, want
+from fakejs.core.configfile.values import Mismatch, duration, go_type, parse_listen, string_array, want
 from fakejs.core.options import ServerOptions
 from fakejs.core.transport_config import WebSocketConfig
 from fakejs.gocompat.gotime import NS, parse_duration
@@ -65,7 +65,7 @@ def _member(key: str, member: Token, config: WebSocketConfig, context: ConfigCon
     elif lowered == "same_origin":
         config.same_origin = want(member, bool)
     elif lowered in ORIGIN_KEYS:
-        config.allowed_origins = _strings("allowed origins", member, context)
+        config.allowed_origins = string_array("allowed origins", member, context)
     elif lowered == "handshake_timeout":
         config.handshake_timeout = _handshake_timeout(member, context)
     elif lowered in ("compress", "compression"):
@@ -83,23 +83,6 @@ def _member(key: str, member: Token, config: WebSocketConfig, context: ConfigCon
         config.headers = _headers(member, context)
     else:
         context.unknown(key, member)
-
-
-def _strings(field: str, token: Token, context: ConfigContext) -> list[str]:
-    """nats-server's ``parseStringArray``: one string or an array of them."""
-    value = token.value
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        found = []
-        for item in value:
-            if isinstance(item.value, str):
-                found.append(item.value)
-            else:
-                context.error(item, f"error parsing {field}: unsupported type in array {go_type(item.value)}")
-        return found
-    context.error(token, f"error parsing {field}: unsupported type {go_type(value)}")
-    return []
 
 
 def _handshake_timeout(token: Token, context: ConfigContext) -> float:
