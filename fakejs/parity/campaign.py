@@ -77,6 +77,7 @@ class Settings:
 # A seed may take this long (seconds): fakejs runs in the task's own event loop, and a fakejs that
 # never yields (a busy loop) would hold the task forever, since no timeout of that loop can fire.
 SEED_LIMIT = 90
+ALARM_AGAIN = 0.25  # seconds until the watchdog raises again, until the seed's task is out
 
 
 class SeedTimeout(KeyboardInterrupt):
@@ -89,7 +90,9 @@ class SeedTimeout(KeyboardInterrupt):
 
 
 def _alarm(signum: int, frame: object) -> None:
-    signal.alarm(5)  # again, should the loop's clean-up run into the same busy loop
+    # Again soon: the exception may land where Python only reports it (a weakref callback, a
+    # __del__) and the seed goes on, or the loop's clean-up may run into the same busy loop.
+    signal.setitimer(signal.ITIMER_REAL, ALARM_AGAIN)
     raise SeedTimeout
 
 
