@@ -135,9 +135,23 @@ def _cluster(port: int, extra: str = "") -> str:
     return f"server_name: A\ncluster {{ name: C, host: 127.0.0.1, port: {port}{extra} }}\n"
 
 
+async def _route_connection(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection to the route port, once it listens (nats-server opens it a moment after the client port)."""
+
+    async def attempt() -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+        try:
+            return await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            return None
+
+    connection = await eventually(attempt, what="the route listener")
+    assert connection is not None
+    return connection
+
+
 async def _route_greeting(port: int) -> dict[str, object]:
     """The INFO the route port greets a new connection with."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    reader, writer = await _route_connection(port)
     try:
         line = await asyncio.wait_for(reader.readline(), 5)
     finally:
@@ -192,7 +206,7 @@ async def test_cluster_ping_interval_reloads_for_the_routes(kind: str, tmp_path:
     try:
         log = await reload(server, _cluster(port, ', ping_interval: "1s"'))
         assert reloaded(log)[2:] == ["Reloaded: cluster"]
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        reader, writer = await _route_connection(port)
         writer.write(ROUTE_CONNECT)
         pings = 0
 
@@ -274,7 +288,7 @@ async def test_a_route_is_stale_after_the_clusters_own_ping_max(kind: str, tmp_p
     port = free_port()
     server = start(kind, _cluster(port, ', ping_interval: "1s", ping_max: 1'), tmp_path)
     try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        reader, writer = await _route_connection(port)
         writer.write(ROUTE_CONNECT)
         lines: list[bytes] = []
 
