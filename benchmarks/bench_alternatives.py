@@ -76,8 +76,8 @@ from fakejs import ManualClock, Server
 from fakejs.targets import FakeJS, RealNatsServer, find_nats_server
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_startup import child_environment, first_info_ms
-from harness import async_timed_ms, timed_ms
+from bench_startup import first_info_ms
+from harness import async_timed_ms, child_environment, timed_ms
 
 ACK_WAIT = 30.0
 ACK_WAIT_DELAY = 0.001  # nats-server looks at pending acks 1 ms after ack_wait (ackWaitDelay in consumer.go)

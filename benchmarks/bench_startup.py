@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import signal
 import socket
@@ -31,30 +30,14 @@ import sys
 import tempfile
 import time
 
+from harness import LISTENING, child_environment, percentile
+
 from fakejs.targets.real import find_nats_server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TARGET_MS = 80.0
 TIMEOUT = 15.0  # seconds a server may take before the run counts as failed
-
-_LISTENING = re.compile(rb"Listening for client connections on [\d.]+:(\d+)")
-
-
-def child_environment(pycache: str | None) -> dict[str, str]:
-    """This interpreter's environment, with this checkout first on the child's import path.
-
-    With ``pycache`` the child reads and writes bytecode there; without, it writes none.
-    """
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    if pycache is None:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env.pop("PYTHONPYCACHEPREFIX", None)
-    else:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = pycache
-    return env
 
 
 def first_info_ms(command: list[str], env: dict[str, str]) -> float:
@@ -67,7 +50,7 @@ def first_info_ms(command: list[str], env: dict[str, str]) -> float:
         assert process.stderr is not None
         port = 0
         for line in process.stderr:
-            found = _LISTENING.search(line)
+            found = LISTENING.search(line)
             if found:
                 port = int(found.group(1))
                 break
@@ -89,11 +72,6 @@ def first_info_ms(command: list[str], env: dict[str, str]) -> float:
         if process.stderr is not None:
             process.stderr.close()
         shutil.rmtree(store, ignore_errors=True)
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
 
 
 def main() -> None:

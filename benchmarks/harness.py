@@ -5,7 +5,8 @@ Both servers run as subprocesses started the same way (``-a 127.0.0.1 -p
 core's event loop.  Each workload runs on each server ``--repeat`` times;
 the best run counts, and the ratio fakejs / nats-server is reported.
 :func:`timed_ms` and :func:`async_timed_ms` time one action over rounds for
-the other benchmarks.
+the other benchmarks; :func:`child_environment`, :data:`LISTENING` and
+:func:`percentile` serve the benchmarks that spawn servers themselves.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -22,6 +24,9 @@ from fakejs.targets.real import NatsServerNotFound, ServerProcess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+
+LISTENING = re.compile(rb"Listening for client connections on [\d.]+:(\d+)")
+"""The log line both servers print once clients may connect; group 1 is the port."""
 
 
 def start_server(kind: str) -> ServerProcess:
@@ -110,3 +115,28 @@ def async_timed_ms(action: Callable[[], Awaitable[object]], rounds: int) -> list
         return samples
 
     return asyncio.run(run())
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    """The sample at ``fraction`` (0.9 for p90) of the sorted ``samples``."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
+
+
+# ---------------------------------------------------------------- child processes
+
+
+def child_environment(pycache: str | None) -> dict[str, str]:
+    """This interpreter's environment, with this checkout first on the child's import path.
+
+    With ``pycache`` the child reads and writes bytecode there; without, it writes none.
+    """
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if pycache is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
+    else:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = pycache
+    return env
