@@ -279,14 +279,15 @@ def _cell(samples: list[float] | None) -> str:
 def report(shape: str, results: dict[str, Samples], floor: list[float]) -> list[str]:
     """The table of one shape: a row per target, median/p90 per column, and the targets."""
     columns = COLUMNS if shape == "D" else COLUMNS[:-1]
-    lines = ["", SHAPE_TITLES[shape], f"{'server':22} " + " ".join(f"{c:>15}" for c in columns)]
+    lines = ["", SHAPE_TITLES[shape], f"{'server':24} " + " ".join(f"{c:>15}" for c in columns)]
     for name, samples in results.items():
-        lines.append(f"{name:22} " + " ".join(_cell(samples.columns.get(c)) for c in columns))
-    lines.append(f"{'floor (import asyncio)':22} " + " ".join(_cell(floor if c == "cycle" else None) for c in columns))
+        lines.append(f"{name:24} " + " ".join(_cell(samples.columns.get(c)) for c in columns))
+    floor_cells = " ".join(_cell(floor if c == "cycle" else None) for c in columns)
+    lines.append(f"{'floor (import asyncio)':24} {floor_cells}".rstrip())
     base = statistics.median(floor)
     stop_target = "" if shape == "D" else f", stop (SIGTERM to exit) <= {SIGTERM_EXIT_MS:.0f}"
     lines.append(
-        f"{'targets (medians)':22} ready <= {base + READY_MARGIN_MS:.1f} (floor + {READY_MARGIN_MS:.0f}), "
+        f"{'targets (medians)':24} ready <= {base + READY_MARGIN_MS:.1f} (floor + {READY_MARGIN_MS:.0f}), "
         f"cycle <= {base * CYCLE_FACTOR:.1f} ({CYCLE_FACTOR}x floor){stop_target}"
     )
     return lines
