@@ -11,6 +11,7 @@ connection when a new JWT lowers a limit or revokes them.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,12 @@ from tests.harness.operator import login_connect
 from tests.harness.raw import RawClient
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target
 from tests.harness.warning_lines import Lines, lines_fixture
+
+
+def still_operator() -> Operator:
+    """An operator whose JWTs (its accounts' too) carry one issue time: the kit mints a JWT at each read."""
+    moment = time.time()
+    return Operator("O", now=lambda: moment)
 
 
 class ReloadedTarget(Target):
@@ -98,7 +105,7 @@ async def answer_to(client: RawClient, script: bytes = b"") -> bytes:
 
 
 async def test_a_pushed_account_is_stored_looked_up_listed_and_logs_in(start: StartResolver, tmp_path: Path) -> None:
-    operator = Operator("O")
+    operator = still_operator()
     system, app = operator.account("SYS"), operator.account("APP")
     target = await start(operator, system)
     admin = await connect(target, system.user("admin"))
@@ -147,7 +154,7 @@ async def test_pushed_accounts_export_and_import(start: StartResolver, lines: Li
 
 
 async def test_a_pack_request_gets_every_jwt_then_an_empty_message(start: StartResolver) -> None:
-    operator = Operator("O")
+    operator = still_operator()
     system, app = operator.account("SYS"), operator.account("APP")
     target = await start(operator, system)
     admin = await connect(target, system.user("admin"))
