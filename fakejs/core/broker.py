@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import OPEN, Authenticator, Login, LoginRules, validate, with_cookies
-from fakejs.core.callout import AuthCallouts, callout_server_key, operator_callouts, wants_callouts
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster_checks import jetstream_problem
@@ -40,9 +39,11 @@ from fakejs.protocol.writer import go_quote
 from fakejs.protocol.writer import info as go_info
 
 if TYPE_CHECKING:
+    from fakejs.core.callout import AuthCallouts
     from fakejs.core.clientio import TransportDetails
     from fakejs.core.cluster.link import RouteLink
     from fakejs.core.imports import Imports
+    from fakejs.core.jwt.callout import NkeyPair
     from fakejs.core.jwt.trust import AccountClaims
 
 # Called with a client that just closed and the subscriptions it had then.
@@ -62,7 +63,12 @@ class Broker:
         # Every random choice the server makes comes from this one generator.
         self.random = ids.new_random(options.seed)
         # With an authorization callout the id is the public half of a real server nkey (it signs the requests).
-        callout_key = callout_server_key(self.random) if wants_callouts(options) else None
+        callout_key: NkeyPair | None = None
+        if wants_callouts(options):
+            # Only servers that may call out load that machinery (start-up time)
+            from fakejs.core.callout import callout_server_key
+
+            callout_key = callout_server_key(self.random)
         self.server_id = callout_key.public_key if callout_key is not None else ids.server_id(self.random)
         # INFO's "xkey": the public half of the curve key pair a server makes at its start.
         # Its private half decrypts an authorization callout's encrypted answers.
@@ -73,11 +79,7 @@ class Broker:
         self.jwt_logins = jwt_logins(options)  # operator mode: user JWTs log in
         self.jwt_accounts_used: set[str] = set()  # accounts a user JWT logged in to (nats-server registers them)
         # ``auth_callout``, or accounts' JWT ``authorization``: logins a service decides (see fakejs.core.callout).
-        self.callouts: AuthCallouts | None = None
-        if options.auth_callout is not None and callout_key is not None:
-            self.callouts = AuthCallouts(self, callout_key, options.auth_callout)
-        elif callout_key is not None and self.jwt_logins is not None:
-            self.callouts = operator_callouts(self, callout_key, self._account_claims)
+        self.callouts = self._callouts(callout_key)
         if options.user:
             self.accounts.default.users[options.user] = options.password
         add_configured_accounts(self.accounts, options)
@@ -114,6 +116,18 @@ class Broker:
         if options.cluster is not None:
             identity = (self.server_id, self.name)
             self.cluster = Cluster(options.cluster, options, identity, self.accounts, clock, self.random, self)
+
+    def _callouts(self, key: NkeyPair | None) -> AuthCallouts | None:
+        """The server's authorization callouts (``auth_callout``, or operator mode's accounts), given its nkey."""
+        if key is None:
+            return None
+        from fakejs.core.callout import AuthCallouts, operator_callouts  # see callout_key above
+
+        if self.options.auth_callout is not None:
+            return AuthCallouts(self, key, self.options.auth_callout)
+        if self.jwt_logins is not None:
+            return operator_callouts(self, key, self._account_claims)
+        return None
 
     def _account_claims(self) -> Mapping[str, AccountClaims]:
         """The accounts operator mode has made, as the JWT logins hold them now (a reload makes them again)."""
@@ -397,3 +411,8 @@ def check_options(options: ServerOptions) -> None:
         raise ValueError(
             f"max_payload ({options.max_payload}) cannot be higher than max_pending ({options.max_pending})"
         )
+
+
+def wants_callouts(options: ServerOptions) -> bool:
+    """Whether a server of ``options`` may have callouts: ``auth_callout``, or operator mode (any account JWT may ask)."""
+    return options.auth_callout is not None or bool(options.trusted_operators)

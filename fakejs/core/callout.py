@@ -445,11 +445,6 @@ def callout_server_key(rng: random.Random) -> NkeyPair:
     return NkeyPair(rng.randbytes(32), PREFIX_BYTE_SERVER)
 
 
-def wants_callouts(options: ServerOptions) -> bool:
-    """Whether a server of ``options`` may have callouts: ``auth_callout``, or operator mode (any account JWT may ask)."""
-    return options.auth_callout is not None or bool(options.trusted_operators)
-
-
 def operator_callouts(
     host: CalloutHost, server_key: NkeyPair, claims: Callable[[], Mapping[str, AccountClaims]]
 ) -> AuthCallouts:
