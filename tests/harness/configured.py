@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,3 +81,14 @@ async def configured_servers(
     finally:
         for target in started:
             await stop_target(target)
+
+
+def configured_fixture() -> Any:
+    """A test module's fixture giving :func:`configured_servers`'s ``start(config)`` for the test's kind of server."""
+
+    @pytest.fixture
+    async def start(target_kind: str, tmp_path: Path) -> AsyncIterator[Start]:
+        async with configured_servers(target_kind, tmp_path) as start_config:
+            yield start_config
+
+    return start

@@ -23,12 +23,10 @@ encrypts its requests as the configuration's does.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import nats
-import pytest
 
 from fakejs.testkit.jwt import (
     Allow,
@@ -39,7 +37,7 @@ from fakejs.testkit.jwt import (
     Operator,
 )
 from tests.harness.callout import answer_callouts, sentinel_login, user_info
-from tests.harness.configured import Start, configured_servers
+from tests.harness.configured import Start, configured_fixture
 from tests.harness.raw import RawClient
 from tests.harness.targets import Target
 from tests.harness.wait import WAIT
@@ -72,10 +70,7 @@ def decide(request: AuthorizationRequest) -> Allow | Deny:
     return Deny("go away")
 
 
-@pytest.fixture
-async def server(target_kind: str, tmp_path: Path) -> AsyncIterator[Start]:
-    async with configured_servers(target_kind, tmp_path) as start:
-        yield start
+server = configured_fixture()
 
 
 async def started(start: Start, tmp_path: Path) -> tuple[Target, Any, CalloutService]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from fakejs.testkit.jwt import (
     Operator,
     push_account,
 )
-from tests.harness.configured import Start, configured_servers
+from tests.harness.configured import Start, configured_fixture
 from tests.harness.raw import RawClient
 from tests.harness.wait import WAIT
 
@@ -50,10 +49,7 @@ def decide(request: AuthorizationRequest) -> Allow | Deny:
     return Deny("go away")
 
 
-@pytest.fixture
-async def server(target_kind: str, tmp_path: Path) -> AsyncIterator[Start]:
-    async with configured_servers(target_kind, tmp_path) as start:
-        yield start
+server = configured_fixture()
 
 
 async def signed_in(url: str, user: Any) -> Any:

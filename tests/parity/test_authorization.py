@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import AsyncIterator
 
 import bcrypt
 import nats
@@ -17,7 +16,7 @@ import nkeys
 import pytest
 
 from fakejs import ServerOptions
-from tests.harness.configured import Start, configure, configured_servers
+from tests.harness.configured import Start, configure, configured_fixture
 from tests.harness.raw import RawClient, record
 from tests.harness.wait import WAIT, eventually
 
@@ -28,11 +27,7 @@ NKEY = nkeys.from_seed(bytearray(SEED.encode())).public_key.decode()
 OTHER_SEED = nkeys.encode_seed(bytes([6]) * 32, nkeys.PREFIX_BYTE_USER).decode()
 
 
-@pytest.fixture
-async def server(target_kind: str, tmp_path) -> AsyncIterator[Start]:
-    """Start a server of this test's kind from an authorization configuration text."""
-    async with configured_servers(target_kind, tmp_path) as start:
-        yield start
+server = configured_fixture()
 
 
 USERS = f"""

@@ -12,7 +12,6 @@ delivery for a stream export.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
 import nats
 import pytest
@@ -20,7 +19,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import ConsumerInfo
 
-from tests.harness.configured import Start, configured_servers
+from tests.harness.configured import Start, configured_fixture
 from tests.harness.targets import Target
 from tests.harness.wait import eventually
 
@@ -53,10 +52,7 @@ accounts {{
 """
 
 
-@pytest.fixture
-async def server(target_kind: str, tmp_path) -> AsyncIterator[Start]:
-    async with configured_servers(target_kind, tmp_path) as start:
-        yield start
+server = configured_fixture()
 
 
 async def connect(target: Target, user: str) -> Client:

@@ -12,7 +12,7 @@ start errors are ``test_operator_config``'s.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import nats
 import pytest
 
 from fakejs.testkit.jwt import AUTH_CALLOUT_SUBJECT, Allow, AuthorizationRequest, CalloutService, Deny, Operator
-from tests.harness.configured import configured_servers
+from tests.harness.configured import configured_fixture
 from tests.harness.raw import RawClient
 from tests.harness.reload import TARGETS, reload
 from tests.harness.reload import start as start_file
@@ -30,10 +30,7 @@ from tests.harness.wait import WAIT
 Start = Callable[[str], Awaitable[Target]]
 
 
-@pytest.fixture
-async def start(target_kind: str, tmp_path: Path) -> AsyncIterator[Start]:
-    async with configured_servers(target_kind, tmp_path) as start_config:
-        yield start_config
+start = configured_fixture()
 
 
 async def test_a_client_without_credentials_logs_in_as_the_sentinel(start: Start, tmp_path: Path) -> None:

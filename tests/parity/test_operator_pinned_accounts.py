@@ -8,35 +8,18 @@ configuration errors are ``test_operator_config``'s.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 
-import pytest
-
-from fakejs.testkit.jwt import Account, Operator, User
-from tests.harness.configured import configured_servers
+from fakejs.testkit.jwt import Account, Operator
+from tests.harness.configured import configured_fixture
 from tests.harness.monitoring import monitor
-from tests.harness.operator import login_connect
-from tests.harness.raw import RawClient
+from tests.harness.operator import login_reply
 from tests.harness.targets import Target
 
 Start = Callable[[str], Awaitable[Target]]
 
 
-@pytest.fixture
-async def start(target_kind: str, tmp_path: Path) -> AsyncIterator[Start]:
-    async with configured_servers(target_kind, tmp_path) as start_config:
-        yield start_config
-
-
-async def login(target: Target, user: User) -> bytes:
-    """What the server answers ``user``'s login and a PING with."""
-    client = await RawClient.connect(target.host, target.port)
-    try:
-        await client.send(await login_connect(client, user) + b"PING\r\n")
-        return await client.read_until(b"\r\n")
-    finally:
-        await client.close()
+start = configured_fixture()
 
 
 def served(operator: Operator, system: Account, accounts: list[Account], pinned: list[Account]) -> str:
@@ -50,8 +33,8 @@ async def test_only_the_pinned_accounts_and_the_system_account_log_in(start: Sta
     system, pinned, other = operator.account("SYS"), operator.account("PINNED"), operator.account("OTHER")
     target = await start(served(operator, system, [pinned, other], [pinned]))
     assert "pinned_account_fails" not in await monitor(target, "/varz")
-    assert await login(target, pinned.user("p")) == b"PONG\r\n"
-    assert await login(target, system.user("s")) == b"PONG\r\n"
-    assert await login(target, other.user("o")) == b"-ERR 'Authorization Violation'\r\n"
-    assert await login(target, other.user("o2")) == b"-ERR 'Authorization Violation'\r\n"
+    assert await login_reply(target, pinned.user("p")) == b"PONG\r\n"
+    assert await login_reply(target, system.user("s")) == b"PONG\r\n"
+    assert await login_reply(target, other.user("o")) == b"-ERR 'Authorization Violation'\r\n"
+    assert await login_reply(target, other.user("o2")) == b"-ERR 'Authorization Violation'\r\n"
     assert (await monitor(target, "/varz"))["pinned_account_fails"] == 2

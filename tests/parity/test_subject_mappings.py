@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import nats
 import pytest
 
-from tests.harness.configured import Start, configured_servers
+from tests.harness.configured import Start, configured_fixture, configured_servers
 from tests.harness.targets import FAKEJS_COMMAND, REAL_BINARY, REAL_MISSING_REASON, Settings, Target
 from tests.harness.wait import WAIT
 
@@ -56,10 +55,7 @@ authorization { users [
 """
 
 
-@pytest.fixture
-async def server(target_kind: str, tmp_path: Path) -> AsyncIterator[Start]:
-    async with configured_servers(target_kind, tmp_path) as start:
-        yield start
+server = configured_fixture()
 
 
 async def _received(target: Target, publish: list[str], user: str = "", watch: str = ">") -> list[str]:
