@@ -29,6 +29,7 @@ __all__ = [
     "group_gets_each_once",
     "interest_routed",
     "node_command",
+    "requests_answered",
     "start_cluster",
     "wait_connected",
 ]
@@ -61,6 +62,19 @@ async def interest_routed(publisher: Client, *subscribers: Client, timeout: floa
         waiting = [canary for canary in waiting if not canary.pending_msgs]
     for canary in canaries:
         await canary.unsubscribe()
+
+
+async def requests_answered(requester: Client, responder: Client, subject: str, count: int = 5) -> None:
+    """``responder`` answers requests on ``subject``; each of ``count`` requests from ``requester`` gets its answer."""
+
+    async def respond(msg: Msg) -> None:
+        await msg.respond(b"re: " + msg.data)
+
+    await responder.subscribe(subject, cb=respond)
+    await interest_routed(requester, responder)
+    for n in range(count):
+        reply = await requester.request(subject, f"q{n}".encode(), timeout=WAIT)
+        assert reply.data == f"re: q{n}".encode()
 
 
 class Inbox:

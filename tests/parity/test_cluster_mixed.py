@@ -24,10 +24,17 @@ import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from tests.harness.cluster import Cluster, Inbox, group_gets_each_once, interest_routed, start_cluster
+from tests.harness.cluster import (
+    Cluster,
+    Inbox,
+    group_gets_each_once,
+    interest_routed,
+    requests_answered,
+    start_cluster,
+)
 from tests.harness.raw import RawClient
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
-from tests.harness.wait import WAIT, eventually
+from tests.harness.wait import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)]
 
@@ -100,15 +107,7 @@ async def test_request_reply_both_ways(mixed: Cluster, requester_index: int) -> 
     requester, responder = connections[requester_index], connections[1 - requester_index]
     subject = f"mixsvc.{token()}"
     try:
-
-        async def respond(msg: Msg) -> None:
-            await msg.respond(b"re: " + msg.data)
-
-        await responder.subscribe(subject, cb=respond)
-        await interest_routed(requester, responder)
-        for n in range(5):
-            reply = await requester.request(subject, f"q{n}".encode(), timeout=WAIT)
-            assert reply.data == f"re: q{n}".encode()
+        await requests_answered(requester, responder, subject)
     finally:
         for nc in connections:
             await nc.close()

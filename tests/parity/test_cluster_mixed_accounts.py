@@ -33,11 +33,10 @@ from typing import Any
 import nats
 import pytest
 from nats.aio.client import Client
-from nats.aio.msg import Msg
 
-from tests.harness.cluster import Cluster, interest_routed, start_cluster
+from tests.harness.cluster import Cluster, requests_answered, start_cluster
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
-from tests.harness.wait import WAIT, eventually
+from tests.harness.wait import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)]
 
@@ -152,15 +151,7 @@ async def test_request_reply_in_an_account_both_ways(mixed: Cluster, user: str, 
     responder = await connect(mixed, 1 - requester_index, user)
     subject = f"acctsvc.{token()}"
     try:
-
-        async def respond(msg: Msg) -> None:
-            await msg.respond(b"re: " + msg.data)
-
-        await responder.subscribe(subject, cb=respond)
-        await interest_routed(requester, responder)
-        for n in range(5):
-            reply = await requester.request(subject, f"q{n}".encode(), timeout=WAIT)
-            assert reply.data == f"re: q{n}".encode()
+        await requests_answered(requester, responder, subject)
     finally:
         await requester.close()
         await responder.close()
