@@ -6,7 +6,9 @@ Each cycle spawns a server the way one client library's own test harness does,
 waits until that harness would call it ready, connects nats-py, creates a
 stream, publishes one message and awaits its ack, closes, and stops the
 server.  The servers: ``python -m fakejs``, the installed ``fakejs`` console
-script and ``nats-server``; beside them CPython's floor, ``python -c "import
+script (both served, after the first cycle, by fakejs's forkserver: see
+docs/guide/command-line.md), ``python -m fakejs`` with
+``FAKEJS_FORKSERVER=0`` (every server imports fakejs itself) and ``nats-server``; beside them CPython's floor, ``python -c "import
 asyncio"`` spawned and waited for, the least any Python server can cost.
 
 The shapes (how a harness starts the server and decides it is ready):
@@ -333,10 +335,24 @@ def targets(pycache: str) -> list[Target]:
     chosen = [Target("python -m fakejs", [sys.executable, "-m", "fakejs"], env)]
     if os.path.exists(script):
         chosen.append(Target("fakejs (console script)", [script], env))
+    cold = {**env, "FAKEJS_FORKSERVER": "0"}
+    chosen.append(Target("fakejs, no forkserver", [sys.executable, "-m", "fakejs"], cold))
     binary = find_nats_server()
     if binary is not None:
         chosen.append(Target("nats-server", [binary], child_environment(None)))
     return chosen
+
+
+def wait_for_forkserver(limit: float = 30.0) -> None:
+    """Until the forkserver this process's first ``fakejs`` started serves (its abstract socket is bound)."""
+    name = f"@fakejs-forkserver-{os.getuid()}-{os.getpid()}-"
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        with open("/proc/net/unix") as table:
+            if any(line.split()[-1].startswith(name) for line in table if len(line.split()) > 7):
+                return
+        time.sleep(0.05)
+    print("fakejs's forkserver did not start: every fakejs row is a start without one", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -362,7 +378,8 @@ def main(argv: list[str] | None = None) -> None:
         for shape in shapes:
             results = {server.name: Samples() for server in servers}
             for server in servers:
-                run_cycle(server, shape)  # warm the page cache
+                run_cycle(server, shape)  # warm the page cache (and start fakejs's forkserver)
+            wait_for_forkserver()
             for _ in range(args.runs):
                 for server in servers:
                     results[server.name].add(run_cycle(server, shape))

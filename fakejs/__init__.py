@@ -20,7 +20,9 @@ from synchronous code).
 
 Inside, from the top: ``__main__`` (``python -m fakejs``), ``_version``
 (``__version__``), ``pytest_plugin`` (the pytest plugin: fixtures and
-markers), the entry points ``cli`` (the ``fakejs`` command line) and
+markers), ``warm`` (the ``fakejs`` command's front door: a server forked
+from a warm process, or started in the launcher's), the entry points
+``cli`` (the ``fakejs`` command line) and
 ``parity`` (the differential parity campaign), ``targets`` (the servers a
 test can run against), ``server`` (sockets, and the server that assembles
 every layer), ``testkit`` (virtual time, faults, scenarios, the control
@@ -41,11 +43,13 @@ pay for what it does not run.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
 
+TYPE_CHECKING = False  # typing's own, without importing typing: ``fakejs`` starts with this module
 if TYPE_CHECKING:
+    from typing import Any
+
     from fakejs.core.clock import SystemClock
     from fakejs.core.configfile import options_from_config
     from fakejs.core.options import ServerOptions

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -47,6 +46,7 @@ from fakejs.cli.settings import NATS_SERVER, CommandLine, Exit, apply_flags, com
 from fakejs.core.clock import Clock
 from fakejs.core.log import configure, get_logger
 from fakejs.core.options import ServerOptions
+from fakejs.core.process import process_id
 from fakejs.core.reload_options import ReloadRefused
 from fakejs.gocompat.gourl import ListenError
 from fakejs.server.reload import FAILED
@@ -111,7 +111,7 @@ async def serve(
         log_scenario(log, started["scenario"], len(started["faults"]))
     if pid_file:
         with open(pid_file, "w") as handle:
-            handle.write(str(os.getpid()))
+            handle.write(str(process_id()))
     finished = asyncio.ensure_future(server.finished.wait())
     waiting = asyncio.ensure_future(stop.wait())
     try:

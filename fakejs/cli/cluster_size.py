@@ -31,6 +31,7 @@ from fakejs.core.clock import Clock
 from fakejs.core.cluster_checks import clustered_accounts_problem
 from fakejs.core.log import get_logger
 from fakejs.core.options import ServerOptions
+from fakejs.core.process import process_id
 from fakejs.gocompat.goflag import Parsed
 from fakejs.server import portsfile
 from fakejs.server.local_cluster import Cluster
@@ -150,7 +151,7 @@ async def serve_cluster(
             portsfile.write_ports_file(ports_file, ports_text(cluster, options))
         if pid_file:
             with open(pid_file, "w") as handle:
-                handle.write(str(os.getpid()))
+                handle.write(str(process_id()))
         log.info("Cluster %s of %d nodes is ready", cluster.name, size)
         await _until(stop, cluster)
     finally:

@@ -18,6 +18,8 @@ import subprocess
 import sys
 from collections.abc import Callable
 
+from fakejs.core.process import process_id
+
 __all__ = ["SIGNALS", "process_name", "send_signal"]
 
 # The commands and their signals (nats-server's CommandToSignal).
@@ -60,7 +62,7 @@ def _running_pids(name: str, pgrep: Callable[[str], bytes]) -> list[int] | str:
             continue
         if not line.isdigit():
             return UNRESOLVED
-        if int(line) != os.getpid():
+        if int(line) != process_id():
             pids.append(int(line))
     return pids
 

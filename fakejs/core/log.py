@@ -9,10 +9,11 @@ application configures logging; the CLI installs :func:`configure`.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import sys
 import time
+
+from fakejs.core.process import process_id
 
 TRACE = 5
 logging.addLevelName(TRACE, "TRACE")
@@ -34,7 +35,7 @@ class NatsFormatter(logging.Formatter):
         stamp = time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(record.created))
         micros = int((record.created % 1) * 1_000_000)
         tag = _LEVEL_TAGS.get(record.levelno, "INF")
-        return f"[{os.getpid()}] {stamp}.{micros:06d} [{tag}] {record.getMessage()}"
+        return f"[{process_id()}] {stamp}.{micros:06d} [{tag}] {record.getMessage()}"
 
 
 class RepeatFilter:

@@ -17,6 +17,8 @@ import os
 import socket
 import sys
 
+from fakejs.core.process import process_id
+
 # What nats-server calls itself when fakejs runs as "fakejs" or "python -m fakejs".
 DEFAULT_EXECUTABLE = "nats-server"
 _OWN_NAMES = ("fakejs", "__main__.py", "-c", "-m", "")
@@ -37,7 +39,7 @@ def executable_name(argv0: str | None = None) -> str:
 
 
 def ports_file_path(directory: str, argv0: str | None = None) -> str:
-    return os.path.join(directory, f"{executable_name(argv0)}_{os.getpid()}.ports")
+    return os.path.join(directory, f"{executable_name(argv0)}_{process_id()}.ports")
 
 
 def _local_addresses(host: str) -> list[str]:

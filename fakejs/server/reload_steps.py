@@ -14,13 +14,13 @@ certificate new ``pinned_certs`` leave out are closed.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from fakejs.core.broker import Broker
 from fakejs.core.cluster.reloading import follow_ping_interval, recheck_routes, reload_routes, reload_settings
 from fakejs.core.options import ServerOptions
+from fakejs.core.process import process_id
 from fakejs.core.reload_options import ReloadRefused
 from fakejs.server.jetstreams import AccountJetStreams
 from fakejs.server.listeners import Listeners
@@ -92,7 +92,7 @@ class ReloadSteps:
             return
         try:
             with open(path, "w") as handle:
-                handle.write(str(os.getpid()))
+                handle.write(str(process_id()))
         except OSError as exc:
             self._server.broker.log.error("Failed to write pidfile: %s", exc)
 

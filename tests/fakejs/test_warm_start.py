@@ -1,0 +1,245 @@
+"""``fakejs`` served by its forkserver: what a harness sees is what a server started by the command gives.
+
+The first ``fakejs`` this test process runs starts its server itself and a
+forkserver beside it; every later one is forked from that forkserver.  A
+forked server is recognised by who holds its listening socket: the
+launcher (the process the test spawned) when the server runs in it, another
+process when it was forked.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fakejs.warm import wire
+from fakejs.warm.forkserver import Forkserver, SourceFiles
+from fakejs.warm.launch import SWITCH, Launch
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="warm starts are Linux's (abstract sockets, pidfds)")
+
+FAKEJS = [sys.executable, "-m", "fakejs"]
+LIMIT = 30.0
+NO_FORKSERVER = {**os.environ, SWITCH: "0"}
+
+
+def serving(parent: int | None = None) -> bool:
+    """Whether the forkserver for launchers of ``parent`` (this process) listens."""
+    name = "@" + wire.address(os.getpid() if parent is None else parent)[1:]
+    with open("/proc/net/unix") as table:
+        return any(line.rstrip().endswith(name) for line in table)
+
+
+def until(condition: object, what: str) -> None:
+    deadline = time.monotonic() + LIMIT
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"still not {what}"
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def forkserver() -> None:
+    """This process's forkserver, listening (the first ``fakejs`` run here starts it)."""
+    if not serving():
+        subprocess.run([*FAKEJS, "-v"], check=True, capture_output=True)
+        until(serving, "serving")
+
+
+class Started:
+    """A ``fakejs -p -1`` spawned as a harness does, read until its ready line."""
+
+    def __init__(self, *arguments: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+        self.process = subprocess.Popen([*FAKEJS, *arguments], stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+        assert self.process.stderr is not None
+        self.lines: list[str] = []
+        for line in self.process.stderr:
+            self.lines.append(line)
+            if "Server is ready" in line:
+                break
+        listening = [line for line in self.lines if "Listening for client connections on" in line]
+        assert listening, "".join(self.lines)
+        self.port = int(listening[0].rsplit(":", 1)[1])
+
+    def read_until(self, text: str) -> str:
+        """What the server writes up to the line holding ``text``."""
+        assert self.process.stderr is not None
+        lines = []
+        for line in self.process.stderr:
+            lines.append(line)
+            if text in line:
+                return "".join(lines)
+        raise AssertionError(f"no {text!r} in {''.join(lines)}")
+
+    def stop(self, how: int = signal.SIGTERM) -> str:
+        """The signal sent to the launcher; the rest of what the server wrote."""
+        self.process.send_signal(how)
+        assert self.process.stderr is not None
+        rest = self.process.stderr.read()
+        self.process.wait(LIMIT)
+        return rest
+
+
+def listening_inode(port: int) -> int:
+    """The inode of the socket listening on ``port`` (0 when none does)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            for row in list(rows)[1:]:
+                fields = row.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":
+                    return int(fields[9])
+    return 0
+
+
+def holders(inode: int) -> list[int]:
+    """The pids holding the socket ``inode``."""
+    found = []
+    wanted = f"socket:[{inode}]"
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            descriptors = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") == wanted for fd in descriptors):
+                found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.fixture
+def started(forkserver: None, tmp_path: Path) -> Iterator[Started]:
+    server = Started("-p", "-1", "-js", "-sd", str(tmp_path / "store"), "--ports_file_dir", str(tmp_path))
+    yield server
+    if server.process.poll() is None:
+        server.stop(signal.SIGKILL)
+
+
+def test_a_forked_server_answers_to_its_launchers_pid(started: Started, tmp_path: Path) -> None:
+    pid = started.process.pid
+    (server,) = holders(listening_inode(started.port))
+    assert server != pid  # forked: the launcher does not hold the listener
+    assert all(line.startswith(f"[{pid}] ") for line in started.lines)
+    ports_file = tmp_path / f"nats-server_{pid}.ports"
+    assert ports_file.exists()
+    rest = started.stop()
+    assert started.process.returncode == 0
+    assert 'Trapped "terminated" signal' in rest
+    assert rest.rstrip().endswith("Server Exiting..")
+    assert not ports_file.exists()
+    assert not listening_inode(started.port)
+
+
+def test_without_the_forkserver_the_launcher_is_the_server(tmp_path: Path) -> None:
+    server = Started("-p", "-1", env=NO_FORKSERVER)
+    try:
+        assert holders(listening_inode(server.port)) == [server.process.pid]
+    finally:
+        server.stop()
+    assert server.process.returncode == 0
+
+
+def test_signals_reach_the_server(forkserver: None, tmp_path: Path) -> None:
+    config = tmp_path / "server.conf"
+    config.write_text("port: -1\n")
+    server = Started("-c", str(config))
+    server.process.send_signal(signal.SIGHUP)
+    assert 'Trapped "hangup" signal' in server.read_until("Reloaded server configuration")
+    rest = server.stop(signal.SIGINT)
+    assert 'Trapped "interrupt" signal' in rest
+    assert server.process.returncode == 0
+
+
+def test_a_killed_launcher_takes_its_server_along(started: Started) -> None:
+    (server,) = holders(listening_inode(started.port))
+    started.stop(signal.SIGKILL)
+    assert started.process.returncode == -signal.SIGKILL
+    until(lambda: not os.path.exists(f"/proc/{server}/fd"), "gone")
+    assert not listening_inode(started.port)
+
+
+def test_a_server_killed_by_a_signal_ends_its_launcher_by_it(started: Started) -> None:
+    (server,) = holders(listening_inode(started.port))
+    os.kill(server, signal.SIGKILL)
+    assert started.process.wait(LIMIT) == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("arguments", [["-v"], ["--no_such_flag"], ["-p", "port"], ["-p", "70000"]])
+def test_output_and_status_are_those_of_a_server_started_by_the_command(forkserver: None, arguments: list[str]) -> None:
+    warm = subprocess.run([*FAKEJS, *arguments], capture_output=True, text=True, timeout=LIMIT, check=False)
+    cold = subprocess.run(
+        [*FAKEJS, *arguments], capture_output=True, text=True, timeout=LIMIT, env=NO_FORKSERVER, check=False
+    )
+    assert (warm.returncode, warm.stdout, _without_pids(warm.stderr)) == (
+        cold.returncode,
+        cold.stdout,
+        _without_pids(cold.stderr),
+    )
+
+
+def _without_pids(text: str) -> str:
+    """Log lines without their pid and time (two processes, two moments)."""
+    return "\n".join(line.split(" [", 1)[-1] if line.startswith("[") else line for line in text.splitlines())
+
+
+def test_the_server_runs_in_the_launchers_directory_with_its_environment(forkserver: None, tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "server.conf").write_text("port: $WARM_TEST_PORT\n")
+    server = Started("-c", "server.conf", env={**os.environ, "WARM_TEST_PORT": str(port)}, cwd=tmp_path)
+    try:
+        assert server.port == port
+        assert server.process.pid not in holders(listening_inode(port))
+    finally:
+        server.stop()
+
+
+def test_the_forkserver_address_is_its_harness_and_interpreter_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    here = wire.address(os.getpid())
+    assert here.startswith(f"\0fakejs-forkserver-{os.getuid()}-{os.getpid()}-")
+    assert wire.address(os.getpid() + 1) != here
+    monkeypatch.setenv("PYTHONSOMETHING", "1")
+    assert wire.address(os.getpid()) != here
+    monkeypatch.delenv("PYTHONSOMETHING")
+    monkeypatch.setenv("UNRELATED_TO_PYTHON", "1")
+    assert wire.address(os.getpid()) == here
+
+
+def test_changed_source_files_are_noticed(tmp_path: Path) -> None:
+    source = tmp_path / "module.py"
+    source.write_text("")
+    files = SourceFiles({str(source): source.stat().st_mtime_ns})
+    assert not files.changed()
+    os.utime(source, ns=(1, 1))
+    assert files.changed()
+    source.unlink()
+    assert files.changed()
+
+
+def test_a_forkserver_with_older_code_refuses_and_stops_listening(tmp_path: Path) -> None:
+    source = tmp_path / "module.py"
+    source.write_text("")
+    files = SourceFiles({str(source): source.stat().st_mtime_ns})
+    address = f"\0fakejs-test-{os.getpid()}-{time.monotonic_ns()}"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen(1)
+    harness = os.pidfd_open(os.getpid())  # never readable while this test runs
+    forkserver = Forkserver(listener, harness, files)
+    os.utime(source, ns=(1, 1))
+    thread = threading.Thread(target=forkserver.run)
+    thread.start()
+    try:
+        assert Launch(address).run() is None  # the launcher starts its server itself
+        thread.join(LIMIT)
+        assert not thread.is_alive()
+        assert forkserver.listener is None
+    finally:
+        os.close(harness)
