@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from typing import TYPE_CHECKING
 
@@ -51,6 +52,33 @@ def account_store(base: str, account: Account) -> str:
     return os.path.join(base, ACCOUNTS_DIR, account.name)
 
 
+def prepare_store_directory(path: str) -> str:
+    """nats-server's checks of the store directory as JetStream starts; the problem in its words, or ``""``.
+
+    A missing directory is made; one that exists must be a directory this process can write in.
+    """
+    try:
+        status: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        try:
+            os.makedirs(path)
+        except OSError as exc:
+            reason = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+            return f"could not create storage directory - mkdir {exc.filename}: {reason}"
+        return ""
+    except OSError:
+        status = None
+    if status is None or not stat.S_ISDIR(status.st_mode):
+        return "storage directory is not a directory"
+    try:
+        descriptor, probe = tempfile.mkstemp(prefix="_test_", dir=path)
+    except OSError:
+        return "storage directory is not writable"
+    os.close(descriptor)
+    os.remove(probe)
+    return ""
+
+
 class AccountJetStreams:
     """Every account's JetStream on one server, and the answers of the accounts without one."""
 
@@ -76,7 +104,10 @@ class AccountJetStreams:
         banner.log_starting(log)
         if not store_dir:
             store_dir = tempfile.mkdtemp(prefix=TEMPORARY_STORE_PREFIX)
-        os.makedirs(store_dir, exist_ok=True)
+        problem = prepare_store_directory(store_dir)
+        if problem:  # nats-server's fatal line, after its "Took" line
+            banner.log_started(log, round((clock.monotonic() - started) * 1e9))
+            raise ValueError(f"Can't start JetStream: {problem}")
         self._base, self._owned = store_dir, owned
         limits = server_limits(self.broker.options, store_dir)
         warn = owned and self.broker.options.warn_temporary_store

@@ -59,3 +59,21 @@ def test_an_address_the_machine_does_not_have_is_fatal_with_the_same_line() -> N
         1,
         '[FTL] Error listening on port: 192.0.2.1:0, "listen tcp 192.0.2.1:0: bind: cannot assign requested address"',
     )
+
+
+@pytest.mark.parametrize(
+    ("store", "problem"),
+    [
+        ("/proc/nope/store", "could not create storage directory - mkdir /proc/nope: no such file or directory"),
+        ("FILE/store", "storage directory is not a directory"),
+        ("FILE", "storage directory is not a directory"),
+    ],
+)
+def test_a_store_directory_that_cannot_be_used_is_fatal_with_the_same_line(
+    tmp_path: Path, store: str, problem: str
+) -> None:
+    (tmp_path / "FILE").write_text("")
+    store = store.replace("FILE", str(tmp_path / "FILE"))
+    fake, real = (fatal_line(kind, "-p", "-1", "-js", "-sd", store) for kind in ("fake", "real"))
+    assert fake == real
+    assert real == (1, f"[FTL] Can't start JetStream: {problem}")
