@@ -8,8 +8,10 @@
 ARG BASE_IMAGE=python:3.11-slim
 FROM ${BASE_IMAGE}
 
+# A container runs one server: no forkserver for later starts (docs/guide/command-line.md#warm-starts).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
+    FAKEJS_FORKSERVER=0 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PATH=/opt/fakejs/bin:$PATH
