@@ -11,14 +11,13 @@ its ``408`` is as prompt.  Facts that hold on both targets:
 * a message published once the ``408`` is in is not delivered into the
   expired request: it stays pending for the next pull.
 
-Only fakejs is held to a lateness bound (the median of a few requests, so a
-busy machine's odd stall does not fail the test); the real server's timing
-is not raced.
+Only fakejs is held to a lateness bound (the best of a few requests: a timer
+that fires late always is late in every round, while a busy machine stalls
+some rounds, not all); the real server's timing is not raced.
 """
 
 from __future__ import annotations
 
-import statistics
 import time
 
 from tests.harness.env import env_fixture
@@ -30,8 +29,8 @@ env = env_fixture(PullEnv)
 
 EXPIRES = 0.1  # seconds
 ROUNDS = 5
-# fakejs's 408 comes this long after the client's deadline at most (median): request transit,
-# timer and reply, with room for a loaded machine.  nats-server measures 0.7-2 ms here.
+# fakejs's 408 comes this long after the client's deadline at most (the best round): request
+# transit, timer and reply.  nats-server measures 0.7-2 ms here.
 FAKE_LATENESS = 0.005
 
 
@@ -48,7 +47,7 @@ async def test_408_arrives_by_the_deadline(env: PullEnv, target: Target) -> None
         assert status.raw == wire.hmsg(inbox, timeout_(1))
     assert min(lateness) >= 0, lateness
     if target.is_fake:
-        assert statistics.median(lateness) < FAKE_LATENESS, lateness
+        assert min(lateness) < FAKE_LATENESS, lateness
 
 
 async def test_message_after_the_408_is_not_delivered_into_the_expired_request(env: PullEnv) -> None:
