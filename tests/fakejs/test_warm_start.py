@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -55,19 +55,20 @@ def forkserver() -> None:
 
 
 class Started:
-    """A ``fakejs -p -1`` spawned as a harness does, read until its ready line."""
+    """A ``fakejs`` spawned as a harness does; ``ready()`` reads its output until the ready line."""
 
     def __init__(self, *arguments: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
         self.process = subprocess.Popen([*FAKEJS, *arguments], stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
-        assert self.process.stderr is not None
         self.lines: list[str] = []
-        for line in self.process.stderr:
-            self.lines.append(line)
-            if "Server is ready" in line:
-                break
-        listening = [line for line in self.lines if "Listening for client connections on" in line]
-        assert listening, "".join(self.lines)
+        self.port = 0
+
+    def ready(self) -> Started:
+        self.lines.append(self.read_until("Server is ready"))
+        listening = [line for line in self.lines[0].splitlines() if "Listening for client connections on" in line]
+        assert listening, self.lines
         self.port = int(listening[0].rsplit(":", 1)[1])
+        self.lines = self.lines[0].splitlines()
+        return self
 
     def read_until(self, text: str) -> str:
         """What the server writes up to the line holding ``text``."""
@@ -114,11 +115,24 @@ def holders(inode: int) -> list[int]:
 
 
 @pytest.fixture
-def started(forkserver: None, tmp_path: Path) -> Iterator[Started]:
-    server = Started("-p", "-1", "-js", "-sd", str(tmp_path / "store"), "--ports_file_dir", str(tmp_path))
-    yield server
-    if server.process.poll() is None:
-        server.stop(signal.SIGKILL)
+def spawn() -> Iterator[Callable[..., Started]]:
+    """Spawns a ``fakejs`` and waits until it is ready; what is still running at the end is killed."""
+    spawned: list[Started] = []
+
+    def start(*arguments: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Started:
+        spawned.append(Started(*arguments, env=env, cwd=cwd))
+        return spawned[-1].ready()
+
+    yield start
+    for server in spawned:
+        if server.process.poll() is None:
+            server.process.kill()  # the launcher: its server goes with it
+            server.process.wait(LIMIT)
+
+
+@pytest.fixture
+def started(forkserver: None, spawn: Callable[..., Started], tmp_path: Path) -> Started:
+    return spawn("-p", "-1", "-js", "-sd", str(tmp_path / "store"), "--ports_file_dir", str(tmp_path))
 
 
 def test_a_forked_server_answers_to_its_launchers_pid(started: Started, tmp_path: Path) -> None:
@@ -136,19 +150,17 @@ def test_a_forked_server_answers_to_its_launchers_pid(started: Started, tmp_path
     assert not listening_inode(started.port)
 
 
-def test_without_the_forkserver_the_launcher_is_the_server(tmp_path: Path) -> None:
-    server = Started("-p", "-1", env=NO_FORKSERVER)
-    try:
-        assert holders(listening_inode(server.port)) == [server.process.pid]
-    finally:
-        server.stop()
+def test_without_the_forkserver_the_launcher_is_the_server(spawn: Callable[..., Started]) -> None:
+    server = spawn("-p", "-1", env=NO_FORKSERVER)
+    assert holders(listening_inode(server.port)) == [server.process.pid]
+    server.stop()
     assert server.process.returncode == 0
 
 
-def test_signals_reach_the_server(forkserver: None, tmp_path: Path) -> None:
+def test_signals_reach_the_server(forkserver: None, spawn: Callable[..., Started], tmp_path: Path) -> None:
     config = tmp_path / "server.conf"
     config.write_text("port: -1\n")
-    server = Started("-c", str(config))
+    server = spawn("-c", str(config))
     server.process.send_signal(signal.SIGHUP)
     assert 'Trapped "hangup" signal' in server.read_until("Reloaded server configuration")
     rest = server.stop(signal.SIGINT)
@@ -188,17 +200,16 @@ def _without_pids(text: str) -> str:
     return "\n".join(line.split(" [", 1)[-1] if line.startswith("[") else line for line in text.splitlines())
 
 
-def test_the_server_runs_in_the_launchers_directory_with_its_environment(forkserver: None, tmp_path: Path) -> None:
+def test_the_server_runs_in_the_launchers_directory_with_its_environment(
+    forkserver: None, spawn: Callable[..., Started], tmp_path: Path
+) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     (tmp_path / "server.conf").write_text("port: $WARM_TEST_PORT\n")
-    server = Started("-c", "server.conf", env={**os.environ, "WARM_TEST_PORT": str(port)}, cwd=tmp_path)
-    try:
-        assert server.port == port
-        assert server.process.pid not in holders(listening_inode(port))
-    finally:
-        server.stop()
+    server = spawn("-c", "server.conf", env={**os.environ, "WARM_TEST_PORT": str(port)}, cwd=tmp_path)
+    assert server.port == port
+    assert server.process.pid not in holders(listening_inode(port))
 
 
 def test_the_forkserver_address_is_its_harness_and_interpreter_settings(monkeypatch: pytest.MonkeyPatch) -> None:
