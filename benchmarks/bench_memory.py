@@ -59,6 +59,8 @@ async def fill(server: ServerProcess, messages: int, size: int) -> tuple[float, 
 
 
 def main() -> None:
+    # The RSS read is the spawned process's: fakejs's server must be that process, not forked beside it.
+    os.environ["FAKEJS_FORKSERVER"] = "0"
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--size", type=int, default=100)
