@@ -355,6 +355,24 @@ def wait_for_forkserver(limit: float = 30.0) -> None:
     print("fakejs's forkserver did not start: every fakejs row is a start without one", file=sys.stderr)
 
 
+def measure(shapes: list[str], runs: int, pycache: str) -> tuple[dict[str, dict[str, Samples]], list[float]]:
+    """Each shape's samples by server, ``runs`` cycles each (interleaved), and the floor's cycles."""
+    env = child_environment(pycache)
+    servers = targets(pycache)
+    floor_ms(env)  # warm: fills the bytecode cache
+    floor = [floor_ms(env) for _ in range(runs)]
+    measured: dict[str, dict[str, Samples]] = {}
+    for shape in shapes:
+        results = measured[shape] = {server.name: Samples() for server in servers}
+        for server in servers:
+            run_cycle(server, shape)  # warm the page cache (and start fakejs's forkserver)
+        wait_for_forkserver()
+        for _ in range(runs):
+            for server in servers:
+                results[server.name].add(run_cycle(server, shape))
+    return measured, floor
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
@@ -367,24 +385,15 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"unknown shapes {unknown}; choose from {sorted(SHAPES)}")
     pycache = tempfile.mkdtemp(prefix="fakejs-pycache-")
     try:
-        env = child_environment(pycache)
-        servers = targets(pycache)
-        floor_ms(env)  # warm: fills the bytecode cache
-        floor = [floor_ms(env) for _ in range(args.runs)]
+        measured, floor = measure(shapes, args.runs, pycache)
         lines = [
             f"harness cycle per test, {args.runs} runs, milliseconds as median/p90; fakejs as installed "
             "(bytecode compiled once, under a temporary PYTHONPYCACHEPREFIX)"
         ]
-        for shape in shapes:
-            results = {server.name: Samples() for server in servers}
-            for server in servers:
-                run_cycle(server, shape)  # warm the page cache (and start fakejs's forkserver)
-            wait_for_forkserver()
-            for _ in range(args.runs):
-                for server in servers:
-                    results[server.name].add(run_cycle(server, shape))
+        for shape, results in measured.items():
             lines += report(shape, results, floor)
         if args.importtime:
+            env = child_environment(pycache)
             import_times(env)  # fills the bytecode cache when no shape ran
             lines += import_times(env)
     finally:
