@@ -275,7 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if self_signed is not None:
             self_signed.remove()
-    if argv is None:  # this process is the server's: it ends here, its output flushed
+    if argv is None:
+        # Only the process that served ends here (the fakejs script, python -m fakejs), its output flushed
         from fakejs.cli.process_end import end_process
 
         end_process(0)
