@@ -8,9 +8,11 @@ serve clients, and shut down cleanly on SIGINT/SIGTERM with status 0.
 from __future__ import annotations
 
 import asyncio
+import pstats
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -119,6 +121,28 @@ async def test_port_zero_means_default_port_like_nats_server() -> None:
 
     assert command_line(["-p", "0"]).options.port == 4222
     assert command_line(["-p", "-1"]).options.port == 0
+
+
+@pytest.mark.fake_only
+async def test_a_profiled_server_writes_its_profile_after_sigterm(tmp_path: Path) -> None:
+    """The command-line process skips the interpreter's teardown, but not under a profiler: it writes its file."""
+    profile = tmp_path / "fakejs.prof"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "fakejs", "-a", "127.0.0.1", "-p", "-1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        await wait_ready(process)
+        rc, rest = await finish(process, signal.SIGTERM)
+        assert rc == 0
+        assert "Server Exiting.." in rest
+        profiled = pstats.Stats(str(profile)).get_stats_profile().func_profiles.values()
+        assert any(function.file_name.endswith("fakejs/cli/__init__.py") for function in profiled)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 async def test_stop_with_an_idle_http_connection_is_clean(target_kind: str) -> None:
