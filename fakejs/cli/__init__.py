@@ -28,9 +28,10 @@ over a configuration file's cluster), ``cluster_size`` (``--cluster_size N``:
 N nodes in one process), ``signals`` (``--signal COMMAND[=PID]``),
 ``selfsigned`` (``--tls-selfsigned``: certificates made at start),
 ``demo`` (``--demo_credentials DIR``: operator mode with credentials made at start),
-``tls_usage`` (``--help_tls``), ``conformance`` (``fakejs conformance run``)
-and ``conformance_run`` (a client program run against the conformance
-scenarios, one in-process server each).
+``tls_usage`` (``--help_tls``), ``conformance`` (``fakejs conformance run``),
+``conformance_run`` (a client program run against the conformance
+scenarios, one in-process server each) and ``process_end`` (the command-line
+process's end once its server has stopped).
 """
 
 from __future__ import annotations
@@ -193,6 +194,12 @@ def _port_problem(options: ServerOptions) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (the process's own when ``None``) and return its exit status.
+
+    Called without ``argv``, as the ``fakejs`` script and ``python -m fakejs``
+    call it, ``main`` is the process: once a server it started has stopped,
+    the process ends there (:func:`fakejs.cli.process_end.end_process`).  Given ``argv`` it returns.
+    """
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["conformance"]:  # fakejs's own subcommand: nats-server has no positional arguments
         # Only this subcommand loads the runner and its scenarios; the server does not
@@ -268,6 +275,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if self_signed is not None:
             self_signed.remove()
+    if argv is None:
+        # Only the process that served ends here (the fakejs script, python -m fakejs), its output flushed
+        from fakejs.cli.process_end import end_process
+
+        end_process(0)
     return 0
 
 

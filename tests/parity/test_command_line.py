@@ -8,9 +8,11 @@ serve clients, and shut down cleanly on SIGINT/SIGTERM with status 0.
 from __future__ import annotations
 
 import asyncio
+import pstats
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -24,9 +26,23 @@ from tests.harness.wait import WAIT
 LOG_LINE = re.compile(r"^\[\d+\] \d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{6} \[(INF|WRN|ERR|DBG|TRC)\] ")
 
 
+async def _connected_raw_client(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A protocol client that has had its PONG: the server knows it when the signal comes."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    assert (await reader.readuntil(b"\r\n")).startswith(b"INFO ")
+    writer.write(b'CONNECT {"verbose":false,"protocol":1}\r\nSUB held 1\r\nPING\r\n')
+    assert await reader.readuntil(b"PONG\r\n") == b"PONG\r\n"
+    writer.write(b"PING\r\n")  # the INFO that follows the first PONG comes before the second
+    assert (await reader.readuntil(b"PONG\r\n")).endswith(b"PONG\r\n")
+    return reader, writer
+
+
 @pytest.mark.parametrize("sig,name", [(signal.SIGTERM, "terminated"), (signal.SIGINT, "interrupt")])
 async def test_start_serve_and_stop(target_kind: str, tmp_path, sig: int, name: str) -> None:
-    process = start(target_kind, "-a", "127.0.0.1", "-p", "-1", "-js", "-sd", str(tmp_path), "-m", "-1")
+    """The publish acknowledged before the signal is in the store the next start reads;
+    a client still connected sees its connection closed, and nothing before that."""
+    store = str(tmp_path)
+    process = start(target_kind, "-a", "127.0.0.1", "-p", "-1", "-js", "-sd", store, "-m", "-1")
     try:
         log = await wait_ready(process)
         listen = re.search(r"Listening for client connections on 127\.0\.0\.1:(\d+)", log)
@@ -37,17 +53,35 @@ async def test_start_serve_and_stop(target_kind: str, tmp_path, sig: int, name: 
         sub = await nc.subscribe("cli")
         await nc.publish("cli", b"works")
         assert (await sub.next_msg(timeout=WAIT)).data == b"works"
+        js = nc.jetstream()
+        await js.add_stream(name="KEPT", subjects=["kept"])
+        assert (await js.publish("kept", b"acknowledged")).seq == 1
         await nc.close()
+        reader, writer = await _connected_raw_client(int(listen.group(1)))
         started = time.monotonic()
         rc, rest = await finish(process, sig)
         assert rc == 0
         assert time.monotonic() - started < 5
         assert f'Trapped "{name}" signal' in rest
         assert "Server Exiting.." in rest
+        assert await reader.read() == b""  # closed, without an -ERR
+        writer.close()
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
+    process = start(target_kind, "-a", "127.0.0.1", "-p", "-1", "-js", "-sd", store)
+    try:
+        log = await wait_ready(process)
+        listen = re.search(r"Listening for client connections on 127\.0\.0\.1:(\d+)", log)
+        assert listen, log
+        nc = await nats.connect(f"nats://127.0.0.1:{listen.group(1)}")
+        kept = await nc.jetstream().get_msg("KEPT", 1)
+        assert (kept.subject, kept.data) == ("kept", b"acknowledged")
+        await nc.close()
+    finally:
+        process.kill()
+        process.wait()
 
 
 async def test_go_style_flags(target_kind: str, tmp_path) -> None:
@@ -87,6 +121,28 @@ async def test_port_zero_means_default_port_like_nats_server() -> None:
 
     assert command_line(["-p", "0"]).options.port == 4222
     assert command_line(["-p", "-1"]).options.port == 0
+
+
+@pytest.mark.fake_only
+async def test_a_profiled_server_writes_its_profile_after_sigterm(tmp_path: Path) -> None:
+    """The command-line process skips the interpreter's teardown, but not under a profiler: it writes its file."""
+    profile = tmp_path / "fakejs.prof"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "fakejs", "-a", "127.0.0.1", "-p", "-1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        await wait_ready(process)
+        rc, rest = await finish(process, signal.SIGTERM)
+        assert rc == 0
+        assert "Server Exiting.." in rest
+        profiled = pstats.Stats(str(profile)).get_stats_profile().func_profiles.values()
+        assert any(function.file_name.endswith("fakejs/cli/__init__.py") for function in profiled)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 async def test_stop_with_an_idle_http_connection_is_clean(target_kind: str) -> None:

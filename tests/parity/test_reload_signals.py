@@ -9,6 +9,7 @@ only logged; the sender's errors and exit status.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -52,17 +53,30 @@ def test_signal_errors(kind: str, argument: str, error: str) -> None:
     assert _send(kind, argument) == (1, f"nats-server: {error}\n")
 
 
+@pytest.mark.parametrize("log_to", ["stderr", "log_file"])
 @pytest.mark.parametrize("command,name", [("quit", "interrupt"), ("term", "terminated")])
 @pytest.mark.parametrize("kind", TARGETS)
-async def test_quit_and_term_stop_the_server(kind: str, command: str, name: str, tmp_path: Path) -> None:
-    server = start(kind, "", tmp_path)
+async def test_quit_and_term_stop_the_server(kind: str, command: str, name: str, log_to: str, tmp_path: Path) -> None:
+    """Status 0, the shutdown lines to the end (in the log file, when there is one), the ports file removed."""
+    ports = tmp_path / "ports"
+    ports.mkdir()
+    config = f'ports_file_dir: "{ports}"\n'
+    if log_to == "log_file":  # the file the launcher reads stderr from: the lines reach it only through the log file
+        config += f'log_file: "{tmp_path / kind / "server.log"}"\n'
+    server = start(kind, config, tmp_path)
     try:
         assert server.process is not None
+        await eventually(lambda: asyncio.to_thread(os.listdir, ports), what="the ports file")
         assert _send(kind, f"{command}={server.process.pid}") == (0, "")
         assert await _exit_status(server) == 0
         log = server.log_text(since_start=True)
-        assert f'[INF] Trapped "{name}" signal\n' in log
-        assert "[INF] Server Exiting..\n" in log
+        shutdown = log[log.index(f'[INF] Trapped "{name}" signal') :].splitlines()
+        assert [line.split("] ", 2)[-1] for line in shutdown] == [
+            f'Trapped "{name}" signal',
+            "Initiating Shutdown...",
+            "Server Exiting..",
+        ], log
+        assert os.listdir(ports) == []
     finally:
         server.stop()
 
