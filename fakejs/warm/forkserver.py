@@ -21,7 +21,6 @@ from __future__ import annotations
 import gc
 import importlib
 import io
-import logging
 import marshal
 import os
 import pkgutil
@@ -193,20 +192,16 @@ def serve_request(request: dict[str, object], descriptors: Sequence[int]) -> int
     _follow_launcher(lifeline)
     _take_over(request)
     from fakejs.cli import main  # loaded already (import_server_modules); here for the name
+    from fakejs.cli.process_end import end_process
 
     try:
-        status = main(sys.argv[1:])
+        status = main()  # the launcher's command line, as the fakejs script runs it
     except SystemExit as exit:
         status = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
     except BaseException:  # noqa: BLE001  as an uncaught exception ends a process: printed, status 1
         traceback.print_exc()
         status = 1
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+    end_process(status)  # the exit handlers and output flushed
     return status
 
 
