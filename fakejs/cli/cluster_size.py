@@ -166,9 +166,15 @@ async def serve_cluster(
 async def _until(stop: asyncio.Event, cluster: Cluster) -> None:
     """Wait for a stopping signal, or until every node has finished (lame duck mode ends a node)."""
     waiting: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
-    finished: asyncio.Future[Any] = asyncio.gather(*(server.finished.wait() for server in cluster.servers))
+    finished: asyncio.Future[Any] = asyncio.ensure_future(_all_finished(cluster))
     try:
         await asyncio.wait({waiting, finished}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         waiting.cancel()
         finished.cancel()
+
+
+async def _all_finished(cluster: Cluster) -> None:
+    """Until every node has finished (a task: cancelled, it logs nothing, where a gather's exception would be)."""
+    for server in cluster.servers:
+        await server.finished.wait()

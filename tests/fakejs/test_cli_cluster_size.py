@@ -102,7 +102,18 @@ async def read_ports(path: Path, process: subprocess.Popen[bytes]) -> dict[str, 
 
 
 async def test_three_nodes_in_one_process_carry_a_message(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "fakejs", "--cluster_size", "3", "-p", "-1", "--ports_file_dir", str(tmp_path)]
+    command = [
+        sys.executable,
+        "-m",
+        "fakejs",
+        "--cluster_size",
+        "3",
+        "-js",
+        "-p",
+        "-1",
+        "--ports_file_dir",
+        str(tmp_path),
+    ]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     path = tmp_path / f"nats-server_{process.pid}.ports"
     try:
@@ -132,6 +143,7 @@ async def test_three_nodes_in_one_process_carry_a_message(tmp_path: Path) -> Non
     for node in ("n1", "n2", "n3"):
         assert f"Cluster C node {node}: clients on nats://127.0.0.1:" in log
     assert not path.exists()
+    assert all(line.startswith("[") for line in log.splitlines()), log  # log lines only: nothing else went wrong
 
 
 def test_the_image_s_jetstream_serves_the_whole_cluster_or_is_turned_off() -> None:
