@@ -49,7 +49,6 @@ from fakejs.core.log import configure, get_logger
 from fakejs.core.options import ServerOptions
 from fakejs.core.reload_options import ReloadRefused
 from fakejs.gocompat.gourl import ListenError
-from fakejs.server.reload import FAILED
 from fakejs.server.server import Server
 from fakejs.server.start_lines import log_scenario
 from fakejs.testkit.clock import ManualClock
@@ -124,6 +123,9 @@ async def serve(
 
 def reload_from_file(server: Server) -> None:
     """SIGHUP: read the configuration file (and the flags over it) again and apply it (nats-server's Reload)."""
+    # Only a SIGHUP loads the reload machinery (accounts, JWTs, routes)
+    from fakejs.server.reload import FAILED
+
     log = get_logger()
     log.info('Trapped "hangup" signal')
     try:

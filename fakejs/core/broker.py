@@ -19,15 +19,11 @@ from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import OPEN, Authenticator, Login, LoginRules, validate, with_cookies
 from fakejs.core.clock import Clock
-from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.connect import LoginRefusal
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks, NoTap, WireTap
-from fakejs.core.jwt.account_configs import unknown_exporters
-from fakejs.core.jwt.login import Refused, jwt_logins
 from fakejs.core.log import RepeatFilter, get_logger
-from fakejs.core.msgtrace_route import publish_routed_traced
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.router import Router, Subscription
 from fakejs.core.session import ClientSession
@@ -41,9 +37,11 @@ from fakejs.protocol.writer import info as go_info
 if TYPE_CHECKING:
     from fakejs.core.callout import AuthCallouts
     from fakejs.core.clientio import TransportDetails
+    from fakejs.core.cluster.cluster import Cluster
     from fakejs.core.cluster.link import RouteLink
     from fakejs.core.imports import Imports
     from fakejs.core.jwt.callout import NkeyPair
+    from fakejs.core.jwt.login import JwtAuthenticator
     from fakejs.core.jwt.trust import AccountClaims
 
 # Called with a client that just closed and the subscriptions it had then.
@@ -76,7 +74,12 @@ class Broker:
         self.name = options.name or "fakejs-" + self.server_id[-8:]
         self.accounts = Accounts(self.random, self.record_error)
         self.auth = Authenticator(options)
-        self.jwt_logins = jwt_logins(options)  # operator mode: user JWTs log in
+        self.jwt_logins: JwtAuthenticator | None = None  # operator mode: user JWTs log in
+        if options.trusted_operators:
+            # Only operator mode loads the JWT machinery
+            from fakejs.core.jwt.login import jwt_logins
+
+            self.jwt_logins = jwt_logins(options)
         self.jwt_accounts_used: set[str] = set()  # accounts a user JWT logged in to (nats-server registers them)
         # ``auth_callout``, or accounts' JWT ``authorization``: logins a service decides (see fakejs.core.callout).
         self.callouts = self._callouts(callout_key)
@@ -114,6 +117,9 @@ class Broker:
         # The routes to the other servers of a cluster (started with the route port).
         self.cluster: Cluster | None = None
         if options.cluster is not None:
+            # Only a server in a cluster loads the routes' machinery
+            from fakejs.core.cluster.cluster import Cluster
+
             identity = (self.server_id, self.name)
             self.cluster = Cluster(options.cluster, options, identity, self.accounts, clock, self.random, self)
 
@@ -248,6 +254,8 @@ class Broker:
         self, link: RouteLink, account: Account, message: tuple[str, str, tuple[str, ...], bytes | None, bytes]
     ) -> bool:
         """Trace a message a route brought, if its headers ask for it (see :func:`publish_routed_traced`)."""
+        from fakejs.core.msgtrace_route import publish_routed_traced  # only a server in a cluster has routes
+
         return publish_routed_traced(self, link, account, message)
 
     def send_async_info(self) -> None:
@@ -327,6 +335,8 @@ class Broker:
         host: str,
         refused: Callable[[LoginRefusal], None] | None,
     ) -> tuple[Account, Login] | None:
+        from fakejs.core.jwt.login import Refused  # operator mode (jwt_logins) loaded it
+
         assert self.jwt_logins is not None
         now = self.clock.time_ns() / 1e9
         try:
@@ -354,6 +364,8 @@ class Broker:
 
     def _log_unknown_exporters(self, name: str) -> None:
         """The lines nats-server logs for each import it cannot find the exporter of, as it registers the account."""
+        from fakejs.core.jwt.account_configs import unknown_exporters  # operator mode (jwt_logins) loaded it
+
         assert self.jwt_logins is not None
         for line in unknown_exporters(self.jwt_logins.accounts[name], self.jwt_logins.accounts):
             self.log.warning("Account fetch failed: account missing")
