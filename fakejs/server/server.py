@@ -205,7 +205,7 @@ class Server:
         self._system = SystemRequests(self)
         self._system.reload = self.reload
         if self.broker.cluster is None:  # accounts a resolver makes or changes get their JetStream
-            self._system.claims.resolved.follow_jetstream = self._follow_account_jetstreams
+            self._system.resolver.follow_jetstream(self._follow_account_jetstreams)
         if options.control:
             self._control_subjects = ControlSubjects(lambda: self.control, self.broker)
         self.broker.port = await self.listeners.open_client_port()
