@@ -13,6 +13,7 @@ callback to :attr:`Broker.on_client_closed`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
@@ -30,7 +31,7 @@ from fakejs.core.session import ClientSession
 from fakejs.core.stats import Stats
 from fakejs.core.sysevents import SystemEvents
 from fakejs.gocompat import ids
-from fakejs.gocompat.curvekeys import curve_key_pair
+from fakejs.gocompat.curvekeys import curve_private_key, curve_public_text
 from fakejs.protocol.writer import go_quote
 from fakejs.protocol.writer import info as go_info
 
@@ -68,9 +69,9 @@ class Broker:
 
             callout_key = callout_server_key(self.random)
         self.server_id = callout_key.public_key if callout_key is not None else ids.server_id(self.random)
-        # INFO's "xkey": the public half of the curve key pair a server makes at its start.
-        # Its private half decrypts an authorization callout's encrypted answers.
-        self.xkey_private, self.xkey = curve_key_pair(self.random)
+        # The curve key pair a server makes at its start: its private half decrypts an authorization
+        # callout's encrypted answers, its public half is INFO's "xkey" (derived by the first INFO).
+        self.xkey_private = curve_private_key(self.random)
         self.name = options.name or "fakejs-" + self.server_id[-8:]
         self.accounts = Accounts(self.random, self.record_error)
         self.auth = Authenticator(options)
@@ -138,6 +139,15 @@ class Broker:
     def _account_claims(self) -> Mapping[str, AccountClaims]:
         """The accounts operator mode has made, as the JWT logins hold them now (a reload makes them again)."""
         return self.jwt_logins.accounts if self.jwt_logins is not None else {}
+
+    @cached_property
+    def xkey(self) -> str:
+        """INFO's ``xkey``: the public half of the server's curve key pair, derived when first asked for.
+
+        The derivation is plain Python and takes milliseconds: a server that no client reached
+        yet has not paid for it (start-up time).
+        """
+        return curve_public_text(self.xkey_private)
 
     @property
     def cluster_name(self) -> str:
