@@ -11,10 +11,6 @@ Without the header the event is sent without headers.
 
 from __future__ import annotations
 
-import gzip
-
-import cramjam
-
 from fakejs.protocol import headers as hdrs
 
 __all__ = ["content_encoding", "encode_event"]
@@ -42,6 +38,11 @@ def encode_event(document: bytes, accept_encoding: str) -> tuple[bytes | None, b
     encoding = content_encoding(accept_encoding)
     if not encoding:
         return None, document
+    # Only a publisher that asks for a compressed event loads the compressors (start-up time)
+    import gzip
+
+    import cramjam
+
     if encoding == GZIP:
         # Go's gzip writer leaves the header's time and name empty, as mtime=0 does.
         document = gzip.compress(document, mtime=0)

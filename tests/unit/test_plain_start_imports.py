@@ -53,6 +53,8 @@ NOT_AT_START = (
     "fakejs.cli.selfsigned",
     "fakejs.cli.demo",
     "fakejs.cli.conformance",
+    "zoneinfo",  # Nats-Schedule-Time-Zone
+    "cramjam",  # snappy-compressed message trace events
 )
 
 # What it does import: the server and its JetStream (so an empty reading cannot pass).
