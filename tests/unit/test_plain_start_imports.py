@@ -22,7 +22,8 @@ import pytest
 
 READY = "Server is ready"
 
-# What a plain start must not import: each a module, or a package and everything in it.
+# What a plain start on a new store directory must not import: each a module, or a package and
+# everything in it.
 NOT_AT_START = (
     "fakejs.core.cluster",  # the routes of a cluster
     "fakejs.core.msgtrace_route",
@@ -36,6 +37,11 @@ NOT_AT_START = (
     "fakejs.monitoring.claims_pack",
     "fakejs.monitoring.endpoints",  # the monitoring documents: the first HTTP request
     "fakejs.jetstream.api.routes",  # the $JS.API route table: the first request
+    "fakejs.jetstream.stream.stream",  # streams and their stores: the first stream, or a store to recover
+    "fakejs.jetstream.stream.batch",
+    "fakejs.jetstream.stream.fast_batch",
+    "fakejs.jetstream.storage",
+    "fakejs.jetstream.config.stream",
     "fakejs.testkit.conformance",  # conformance=True
     "fakejs.testkit.arguments",  # the first fault
     "fakejs.testkit.schema",
