@@ -38,14 +38,15 @@ def encode_event(document: bytes, accept_encoding: str) -> tuple[bytes | None, b
     encoding = content_encoding(accept_encoding)
     if not encoding:
         return None, document
-    # Only a publisher that asks for a compressed event loads the compressors (start-up time)
-    import gzip
-
-    import cramjam
-
     if encoding == GZIP:
+        # Each compressor loads with the first event a publisher asks it for (start-up time)
+        import gzip
+
         # Go's gzip writer leaves the header's time and name empty, as mtime=0 does.
         document = gzip.compress(document, mtime=0)
     elif encoding == SNAPPY:
+        # Each compressor loads with the first event a publisher asks it for (start-up time)
+        import cramjam
+
         document = bytes(cramjam.snappy.compress(document))
     return hdrs.build([(CONTENT_ENCODING, encoding)]), document
