@@ -41,19 +41,19 @@ import gc
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from fakejs.cli.flags import CONTROL_TOKEN_VARIABLE, USAGE, parse_command_line
 from fakejs.cli.settings import NATS_SERVER, CommandLine, Exit, apply_flags, command_line, options_from_file
-from fakejs.core.clock import Clock
 from fakejs.core.log import configure, get_logger
 from fakejs.core.options import ServerOptions
 from fakejs.core.process import process_id
 from fakejs.core.reload_options import ReloadRefused
 from fakejs.gocompat.gourl import ListenError
-from fakejs.server.reload import FAILED
-from fakejs.server.server import Server
-from fakejs.server.start_lines import log_scenario
-from fakejs.testkit.clock import ManualClock
+
+if TYPE_CHECKING:
+    from fakejs.core.clock import Clock
+    from fakejs.server.server import Server
 
 __all__ = [
     "CONTROL_TOKEN_VARIABLE",
@@ -83,6 +83,11 @@ async def serve(
 
     ``read_options`` reads the command line and its configuration file again for a reload.
     """
+    # The server, and every layer below it, is imported once a server is asked for: after main has
+    # tuned the collector for the imports (tune_gc), and not at all by -v, -h or --signal
+    from fakejs.server.server import Server
+    from fakejs.server.start_lines import log_scenario
+
     server = Server(options, clock=clock)
     server.read_options = read_options
     server.on_logging_reload = lambda new: configure(debug=new.debug, trace=new.trace, log_file=new.log_file)
@@ -125,6 +130,9 @@ async def serve(
 
 def reload_from_file(server: Server) -> None:
     """SIGHUP: read the configuration file (and the flags over it) again and apply it (nats-server's Reload)."""
+    # Only a SIGHUP loads the reload machinery (accounts, JWTs, routes)
+    from fakejs.server.reload import FAILED
+
     log = get_logger()
     log.info('Trapped "hangup" signal')
     try:
@@ -174,8 +182,11 @@ def tune_gc() -> None:
     (700, 10, 10) the cyclic collector ran every few hundred publishes and
     took about a seventh of a pipelined publish's time.  Cycles are rare
     here (nothing on the message path creates them), so fewer, larger
-    collections cost no memory to speak of.  An embedded server (tests,
-    the pytest plugin) leaves its host's settings alone.
+    collections cost no memory to speak of.  It spares the start too: the
+    server's modules, imported after it (see serve), live as long as the
+    process, and the default thresholds ran the collector dozens of times
+    over them while they loaded.  An embedded server (tests, the pytest
+    plugin) leaves its host's settings alone.
     """
     gc.set_threshold(*GC_THRESHOLDS)
 
@@ -219,6 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.flush()
     clock: Clock | None = None
     if command.clock == "manual":
+        # Only --clock manual makes a manual clock
+        from fakejs.testkit.clock import ManualClock
+
         clock = ManualClock(autojump_threshold=command.autojump)
     if command.scenario:
         # Only a server started with a scenario pays for reading one (tomllib and the fault rules).

@@ -13,37 +13,36 @@ callback to :attr:`Broker.on_client_closed`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import OPEN, Authenticator, Login, LoginRules, validate, with_cookies
 from fakejs.core.clock import Clock
-from fakejs.core.cluster.cluster import Cluster
 from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.connect import LoginRefusal
 from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks, NoTap, WireTap
-from fakejs.core.jwt.account_configs import unknown_exporters
-from fakejs.core.jwt.login import Refused, jwt_logins
 from fakejs.core.log import RepeatFilter, get_logger
-from fakejs.core.msgtrace_route import publish_routed_traced
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.router import Router, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.core.stats import Stats
 from fakejs.core.sysevents import SystemEvents
 from fakejs.gocompat import ids
-from fakejs.gocompat.curvekeys import curve_key_pair
+from fakejs.gocompat.curvekeys import curve_private_key, curve_public_text
 from fakejs.protocol.writer import go_quote
 from fakejs.protocol.writer import info as go_info
 
 if TYPE_CHECKING:
     from fakejs.core.callout import AuthCallouts
     from fakejs.core.clientio import TransportDetails
+    from fakejs.core.cluster.cluster import Cluster
     from fakejs.core.cluster.link import RouteLink
     from fakejs.core.imports import Imports
     from fakejs.core.jwt.callout import NkeyPair
+    from fakejs.core.jwt.login import JwtAuthenticator
     from fakejs.core.jwt.trust import AccountClaims
 
 # Called with a client that just closed and the subscriptions it had then.
@@ -70,13 +69,18 @@ class Broker:
 
             callout_key = callout_server_key(self.random)
         self.server_id = callout_key.public_key if callout_key is not None else ids.server_id(self.random)
-        # INFO's "xkey": the public half of the curve key pair a server makes at its start.
-        # Its private half decrypts an authorization callout's encrypted answers.
-        self.xkey_private, self.xkey = curve_key_pair(self.random)
+        # The curve key pair a server makes at its start: its private half decrypts an authorization
+        # callout's encrypted answers, its public half is INFO's "xkey" (derived by the first INFO).
+        self.xkey_private = curve_private_key(self.random)
         self.name = options.name or "fakejs-" + self.server_id[-8:]
         self.accounts = Accounts(self.random, self.record_error)
         self.auth = Authenticator(options)
-        self.jwt_logins = jwt_logins(options)  # operator mode: user JWTs log in
+        self.jwt_logins: JwtAuthenticator | None = None  # operator mode: user JWTs log in
+        if options.trusted_operators:
+            # Only operator mode loads the JWT machinery
+            from fakejs.core.jwt.login import jwt_logins
+
+            self.jwt_logins = jwt_logins(options)
         self.jwt_accounts_used: set[str] = set()  # accounts a user JWT logged in to (nats-server registers them)
         # ``auth_callout``, or accounts' JWT ``authorization``: logins a service decides (see fakejs.core.callout).
         self.callouts = self._callouts(callout_key)
@@ -114,6 +118,9 @@ class Broker:
         # The routes to the other servers of a cluster (started with the route port).
         self.cluster: Cluster | None = None
         if options.cluster is not None:
+            # Only a server in a cluster loads the routes' machinery
+            from fakejs.core.cluster.cluster import Cluster
+
             identity = (self.server_id, self.name)
             self.cluster = Cluster(options.cluster, options, identity, self.accounts, clock, self.random, self)
 
@@ -132,6 +139,15 @@ class Broker:
     def _account_claims(self) -> Mapping[str, AccountClaims]:
         """The accounts operator mode has made, as the JWT logins hold them now (a reload makes them again)."""
         return self.jwt_logins.accounts if self.jwt_logins is not None else {}
+
+    @cached_property
+    def xkey(self) -> str:
+        """INFO's ``xkey``: the public half of the server's curve key pair, derived when first asked for.
+
+        The derivation is plain Python and takes milliseconds: a server that no client reached
+        yet has not paid for it (start-up time).
+        """
+        return curve_public_text(self.xkey_private)
 
     @property
     def cluster_name(self) -> str:
@@ -248,6 +264,8 @@ class Broker:
         self, link: RouteLink, account: Account, message: tuple[str, str, tuple[str, ...], bytes | None, bytes]
     ) -> bool:
         """Trace a message a route brought, if its headers ask for it (see :func:`publish_routed_traced`)."""
+        from fakejs.core.msgtrace_route import publish_routed_traced  # only a server in a cluster has routes
+
         return publish_routed_traced(self, link, account, message)
 
     def send_async_info(self) -> None:
@@ -327,6 +345,8 @@ class Broker:
         host: str,
         refused: Callable[[LoginRefusal], None] | None,
     ) -> tuple[Account, Login] | None:
+        from fakejs.core.jwt.login import Refused  # operator mode (jwt_logins) loaded it
+
         assert self.jwt_logins is not None
         now = self.clock.time_ns() / 1e9
         try:
@@ -354,6 +374,8 @@ class Broker:
 
     def _log_unknown_exporters(self, name: str) -> None:
         """The lines nats-server logs for each import it cannot find the exporter of, as it registers the account."""
+        from fakejs.core.jwt.account_configs import unknown_exporters  # operator mode (jwt_logins) loaded it
+
         assert self.jwt_logins is not None
         for line in unknown_exporters(self.jwt_logins.accounts[name], self.jwt_logins.accounts):
             self.log.warning("Account fetch failed: account missing")

@@ -82,8 +82,10 @@ class CalloutHost(Protocol):
     log: logging.Logger
     server_id: str
     name: str
-    xkey: str
     xkey_private: bytes
+
+    @property
+    def xkey(self) -> str: ...
 
     @property
     def cluster_name(self) -> str: ...

@@ -11,10 +11,6 @@ Without the header the event is sent without headers.
 
 from __future__ import annotations
 
-import gzip
-
-import cramjam
-
 from fakejs.protocol import headers as hdrs
 
 __all__ = ["content_encoding", "encode_event"]
@@ -43,8 +39,14 @@ def encode_event(document: bytes, accept_encoding: str) -> tuple[bytes | None, b
     if not encoding:
         return None, document
     if encoding == GZIP:
+        # Each compressor loads with the first event a publisher asks it for (start-up time)
+        import gzip
+
         # Go's gzip writer leaves the header's time and name empty, as mtime=0 does.
         document = gzip.compress(document, mtime=0)
     elif encoding == SNAPPY:
+        # Each compressor loads with the first event a publisher asks it for (start-up time)
+        import cramjam
+
         document = bytes(cramjam.snappy.compress(document))
     return hdrs.build([(CONTENT_ENCODING, encoding)]), document

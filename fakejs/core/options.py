@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import platform
+import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -21,8 +21,10 @@ API_LEVEL = 5
 # release was built from (what its binary reports), naming the build whose behaviour fakejs has.
 GIT_COMMIT = "b2fd3ef"
 PROTO = 1
-# What INFO and /varz report in nats-server's "go" field: the runtime serving instead.
-RUNTIME = "python" + platform.python_version()
+# What INFO and /varz report in nats-server's "go" field: the runtime serving instead.  The
+# version is the first word of sys.version, as platform.python_version() reads it (a module
+# every start would import for this one string).
+RUNTIME = "python" + sys.version.split()[0]
 
 DEFAULT_PORT = 4222
 

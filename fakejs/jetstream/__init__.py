@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from fakejs.core.accounts import Account
     from fakejs.core.broker import Broker
     from fakejs.core.router import Router
-    from fakejs.jetstream.stream.batch import BatchLimits
+    from fakejs.jetstream.stream.batch_limits import BatchLimits
 
 
 class JetStreamWithApi(service.JetStream):

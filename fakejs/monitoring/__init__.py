@@ -7,7 +7,8 @@ check behind ``/healthz``), ``accountz`` (``/accountz``, ``/accstatz``,
 about a connection, open or closed), ``query`` (query decoding and Go's
 number formats) and ``source`` (:class:`~fakejs.monitoring.source.MonitoredServer`,
 what the documents read from a server); ``claims`` answers the account resolver's requests
-(``$SYS.REQ.CLAIMS...``), ``claims_pack`` keeps a full resolver's directory in step with the
+(``$SYS.REQ.CLAIMS...``), ``resolver`` makes them when the server needs them (at the start in
+operator mode, else with the first account update), ``claims_pack`` keeps a full resolver's directory in step with the
 cluster's (the periodic ``$SYS.REQ.CLAIMS.PACK``), ``system`` answers the requests of
 the system account, ``userinfo`` ``$SYS.REQ.USER.INFO`` in every account,
 ``client_requests`` the ``KICK`` and ``LDM`` of one client and

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fakejs.core.account_claims import ResolvedAccounts
 from fakejs.core.accounts import Account
 from fakejs.core.jwt.account_validation import account_issues
 from fakejs.core.jwt.claims import (
@@ -53,10 +52,10 @@ from fakejs.monitoring.claims_pack import PackSync, directory_hash
 from fakejs.protocol.writer import go_quote
 
 if TYPE_CHECKING:
+    from fakejs.core.account_claims import ResolvedAccounts
     from fakejs.core.broker import Broker
     from fakejs.core.sysevents import SystemEvents
 
-UPDATE_SUBJECTS = ("$SYS.REQ.ACCOUNT.*.CLAIMS.UPDATE", "$SYS.ACCOUNT.*.CLAIMS.UPDATE")
 CLAIMS_UPDATE = "$SYS.REQ.CLAIMS.UPDATE"
 LOOKUP = "$SYS.REQ.ACCOUNT.*.CLAIMS.LOOKUP"
 LIST = "$SYS.REQ.CLAIMS.LIST"
@@ -89,27 +88,34 @@ def _account_key(subject: str) -> str:
 
 
 class ClaimsRequests:
-    """The resolver's subscriptions in the system account, for one running server."""
+    """The resolver's subscriptions in the system account, for one running server.
 
-    def __init__(self, broker: Broker, events: SystemEvents, resolved: ResolvedAccounts) -> None:
+    ``updates`` are the account update subjects it listens on; with none (out of operator mode)
+    their owner (:class:`~fakejs.monitoring.resolver.AccountResolver`) hands each update to
+    :meth:`on_memory_update`.
+    """
+
+    def __init__(
+        self, broker: Broker, events: SystemEvents, resolved: ResolvedAccounts, updates: tuple[str, ...]
+    ) -> None:
         self.broker, self.events, self.resolved = broker, events, resolved
         self.account: Account | None = events.account
         self._subs: list[Subscription] = []
+        self.sync: PackSync | None = None
         if self.account is None:
             return
         kind = broker.options.resolver_directory.kind if broker.options.resolver_directory is not None else ""
         handlers: list[tuple[str, InternalHandler]] = []
         if kind:
-            handlers += [(subject, self._on_account_update) for subject in UPDATE_SUBJECTS]
+            handlers += [(subject, self._on_account_update) for subject in updates]
             handlers += [(CLAIMS_UPDATE, self._on_update), (LIST, self._on_list), (DELETE, self._on_delete)]
             if kind == "FULL":
                 handlers.append((LOOKUP, self._on_lookup))
         else:
-            handlers += [(subject, self._on_memory_update) for subject in UPDATE_SUBJECTS]
+            handlers += [(subject, self.on_memory_update) for subject in updates]
         router = self.account.router
         for subject, handler in handlers:
             self._subs.append(router.subscribe_internal(subject, handler))
-        self.sync: PackSync | None = None
         settings, store = broker.options.resolver_directory, resolved.store
         if kind == "FULL" and settings is not None and store is not None:
             self._subs.append(router.subscribe_internal(PACK, self._on_pack, queue=PACK_QUEUE))
@@ -221,7 +227,7 @@ class ClaimsRequests:
             else:
                 self.broker.log.error("%s %s resulted in error %s", prefix, go_quote(key), exc)
 
-    def _on_memory_update(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
+    def on_memory_update(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: Any) -> None:
         """nats-server's ``accountClaimUpdate`` (a MEMORY resolver, or no operator mode)."""
         key = _account_key(subject)
         failed = "jwt update resulted in error"

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakejs.core.jwt.claims import USER, JwtError, decode_kind
 from fakejs.core.router import Subscription
 from fakejs.core.session import ClientSession
 from fakejs.gocompat.gotime import NS, format_duration, rfc3339
@@ -204,6 +203,9 @@ def shown_jwt(token: object) -> str:
     """The user JWT a client sent as ``/connz`` shows it: none when it is a bearer token (``redactBearerJWT``)."""
     if not isinstance(token, str) or not token:
         return ""
+    # Only a client that logged in with a user JWT (operator mode) loads the JWT decoder
+    from fakejs.core.jwt.claims import USER, JwtError, decode_kind
+
     try:
         claims = decode_kind(token, USER)
     except JwtError:

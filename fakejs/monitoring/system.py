@@ -47,7 +47,6 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from fakejs.core.account_claims import ResolvedAccounts
 from fakejs.core.accounts import Account
 from fakejs.core.clock import TimerHandle
 from fakejs.core.reload_options import ReloadRefused
@@ -57,9 +56,9 @@ from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import rfc3339
 from fakejs.monitoring import subscribers
 from fakejs.monitoring.accountz import NoAccount, account_info, account_stats, accountz, gatewayz, head, leafz
-from fakejs.monitoring.claims import ClaimsRequests
 from fakejs.monitoring.client_requests import CLIENT_REQUESTS, client_id
 from fakejs.monitoring.health import health
+from fakejs.monitoring.resolver import AccountResolver
 from fakejs.monitoring.userinfo import UserInfoResponder
 
 if TYPE_CHECKING:
@@ -262,7 +261,7 @@ class SystemRequests:
         # Every account's clients may ask who they are ($SYS.REQ.USER.INFO).
         self.user_info = UserInfoResponder(list(broker.accounts), self.events)
         # The account resolver: accounts looked up and updated, and its requests ($SYS.REQ.CLAIMS...).
-        self.claims = ClaimsRequests(broker, self.events, ResolvedAccounts(broker))
+        self.resolver = AccountResolver(broker, self.events)
         account = self.events.account
         if account is None:
             return
@@ -293,7 +292,7 @@ class SystemRequests:
 
     def stop(self) -> None:
         self.user_info.stop()
-        self.claims.stop()
+        self.resolver.stop()
         broker = self.server.broker
         if self._client_connected in broker.on_client_connected:
             broker.on_client_connected.remove(self._client_connected)

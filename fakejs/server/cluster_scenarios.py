@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from fakejs.core.clock import Clock
 from fakejs.server.cluster_hooks import NodeHooks, ScenarioFaults, handling_node
 from fakejs.server.server import Server
-from fakejs.testkit.faults import ACTION_NAMES, CLUSTER_ACTION_NAMES, Fault, Faults
+from fakejs.testkit.arguments import ACTION_NAMES
+from fakejs.testkit.faults import CLUSTER_ACTION_NAMES, Fault, Faults
 from fakejs.testkit.scenarios import Scenario, ScenarioError, fault_fields
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from fakejs.core.router import Subscription
 
 if TYPE_CHECKING:
     from fakejs.jetstream import JetStreamWithApi
-    from fakejs.jetstream.stream.batch import BatchLimits
+    from fakejs.jetstream.stream.batch_limits import BatchLimits
 
 ACCOUNTS_DIR = "accounts"
 TEMPORARY_STORE_PREFIX = "fakejs-store-"

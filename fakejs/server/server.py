@@ -33,7 +33,6 @@ from fakejs.server.listeners import Listeners
 from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.conditions import not_met
-from fakejs.testkit.conformance import Conformance, ConformanceReport
 from fakejs.testkit.control_subjects import ControlSubjects
 from fakejs.testkit.faults import Faults
 from fakejs.testkit.transcript import Transcript
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
     from fakejs.jetstream import JetStreamWithApi
     from fakejs.server.http import Reply, Request
     from fakejs.server.routes import RoutePort
+    from fakejs.testkit.conformance import Conformance, ConformanceReport
     from fakejs.testkit.control import Controller
 
 __all__ = ["Server"]
@@ -92,6 +92,9 @@ class Server:
         # The client conformance watch, when asked for: every session reports its traffic to it.
         self.conformance_watch: Conformance | None = None
         if options.conformance:
+            # Only a server asked to watch its clients loads the conformance rules
+            from fakejs.testkit.conformance import Conformance
+
             self.conformance_watch = Conformance(self.clock)
             self.broker.tap = self.conformance_watch
         self._control: Controller | None = None
@@ -202,7 +205,7 @@ class Server:
         self._system = SystemRequests(self)
         self._system.reload = self.reload
         if self.broker.cluster is None:  # accounts a resolver makes or changes get their JetStream
-            self._system.claims.resolved.follow_jetstream = self._follow_account_jetstreams
+            self._system.resolver.follow_jetstream(self._follow_account_jetstreams)
         if options.control:
             self._control_subjects = ControlSubjects(lambda: self.control, self.broker)
         self.broker.port = await self.listeners.open_client_port()
@@ -323,6 +326,9 @@ class Server:
 
     def conformance(self) -> ConformanceReport:
         """The rules clients broke so far (``conformance=True``; see :mod:`fakejs.testkit.conformance`)."""
+        # The rules come with the watch (conformance=True); a report is asked of a watched server
+        from fakejs.testkit.conformance import ConformanceReport
+
         if self.conformance_watch is None:
             return ConformanceReport(watched=False)
         return self.conformance_watch.report()

@@ -19,9 +19,6 @@ from dataclasses import dataclass
 from fakejs._version import __version__
 from fakejs.core.auth import is_bcrypt
 from fakejs.core.broker import Broker
-from fakejs.core.jwt.account_validation import account_issues
-from fakejs.core.jwt.claims import ACCOUNT, JwtError, decode_kind
-from fakejs.core.jwt.trust import TrustedOperators
 from fakejs.core.options import NATS_VERSION, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.gocompat import ids
 
@@ -80,6 +77,9 @@ def _go_time(seconds: int) -> str:
 
 def log_trusted_operators(log: logging.Logger, options: ServerOptions) -> None:
     """Operator mode: each trusted operator's audience (on nats-server's ``System`` line), name, issue and expiry."""
+    # Only operator mode loads the JWT machinery
+    from fakejs.core.jwt.trust import TrustedOperators
+
     log.info("Trusted Operators")
     for operator in TrustedOperators.from_jwts(options.trusted_operators).operators:
         log.info('  System  : "%s"', operator.audience)  # nats-server prints the JWT's ``aud`` here
@@ -96,6 +96,10 @@ def log_trusted_operators(log: logging.Logger, options: ServerOptions) -> None:
 
 def log_preload_issues(log: logging.Logger, options: ServerOptions, now: float) -> None:
     """nats-server's ``checkResolvePreloads``: each preloaded account that does not validate, with its issues."""
+    # Only operator mode loads the JWT machinery
+    from fakejs.core.jwt.account_validation import account_issues
+    from fakejs.core.jwt.claims import ACCOUNT, JwtError, decode_kind
+
     for name, token in options.resolver_preload.items():
         try:
             claims = decode_kind(token, ACCOUNT)

@@ -20,7 +20,15 @@ from typing import Any
 from fakejs.core.hooks import HOOK_POINTS, MATCH_KEYS
 from fakejs.testkit.schema import BOOLEAN, INTEGER, NUMBER, OBJECT, STRING, STRING_OR_INTEGER, Field, Request
 
-__all__ = ["ACTION_ARGUMENTS", "CHANGE_ARGUMENTS", "MATCH_FIELDS", "fault_arguments", "fault_match", "match_keys"]
+__all__ = [
+    "ACTION_ARGUMENTS",
+    "ACTION_NAMES",
+    "CHANGE_ARGUMENTS",
+    "MATCH_FIELDS",
+    "fault_arguments",
+    "fault_match",
+    "match_keys",
+]
 
 # -- fields several actions share ----------------------------------------------------------------
 
@@ -114,6 +122,10 @@ ACTION_ARGUMENTS: dict[str, Request] = {
     ),
     "clear_faults": _action("clear_faults", "Remove every installed fault"),
 }
+
+# The actions a fault (or a scenario step, or a control request) may run; the controller
+# (fakejs.testkit.control.ACTIONS) implements them.
+ACTION_NAMES = frozenset(ACTION_ARGUMENTS)
 
 # The event changes a fault may make where its hook point allows them (``core.hooks.HOOK_POINTS``).
 CHANGE_ARGUMENTS: dict[str, Request] = {

@@ -24,10 +24,8 @@ from typing import Any
 
 from fakejs.core.clock import Clock, ErrorSink, TimerHandle
 from fakejs.core.hooks import HOOK_POINTS, MATCH_KEYS
-from fakejs.testkit.arguments import ACTION_ARGUMENTS
 
 __all__ = [
-    "ACTION_NAMES",
     "CLUSTER_ACTION_NAMES",
     "HOOK_POINTS",
     "MATCH_KEYS",
@@ -37,10 +35,6 @@ __all__ = [
     "Hit",
     "validate",
 ]
-
-# The actions a fault (or a scenario step, or a control request) may run, each declared with its
-# arguments in fakejs.testkit.arguments; the controller (fakejs.testkit.control.ACTIONS) implements them.
-ACTION_NAMES = frozenset(ACTION_ARGUMENTS)
 
 # The actions only a cluster of servers can run (a scenario started on a cluster; see
 # fakejs.server.cluster_scenarios).  ``restart`` is both: on a cluster it restarts a named node.
@@ -114,8 +108,13 @@ class Hit:
     args: dict[str, Any]
 
 
-def validate(fault: Fault, actions: frozenset[str] = ACTION_NAMES) -> None:
-    """Refuse faults that could never work, naming what is wrong."""
+def validate(fault: Fault, actions: frozenset[str] | None = None) -> None:
+    """Refuse faults that could never work, naming what is wrong (``actions``: the controller's, unless given)."""
+    if actions is None:
+        # The actions' declarations come with the first fault: a server nobody gives one never loads them
+        from fakejs.testkit.arguments import ACTION_NAMES
+
+        actions = ACTION_NAMES
     if (fault.on is None) == (fault.at is None):
         raise FaultError("a fault needs exactly one trigger: 'on' (a hook point) or 'at' (seconds)")
     if fault.on is not None:
@@ -160,7 +159,8 @@ class Faults:
         self.record_error: ErrorSink | None = None
         self._pending: list[tuple[Fault, dict[str, Any]]] = []
         self._settle_scheduled = False
-        self.actions: frozenset[str] = ACTION_NAMES
+        # The actions a fault may run (None: the controller's, fakejs.testkit.arguments.ACTION_NAMES).
+        self.actions: frozenset[str] | None = None
 
     def __bool__(self) -> bool:
         return bool(self._by_point) or bool(self._timed) or bool(self._pending)

@@ -67,8 +67,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Protocol
 
-from fakejs.testkit.arguments import fault_arguments, fault_match
-from fakejs.testkit.faults import ACTION_NAMES, CLUSTER_ACTION_NAMES, Fault, FaultError, Faults, validate
+from fakejs.testkit.arguments import ACTION_NAMES, fault_arguments, fault_match
+from fakejs.testkit.faults import CLUSTER_ACTION_NAMES, Fault, FaultError, Faults, validate
 from fakejs.testkit.scenario_conformance import (
     ConformancePlan,
     ConformanceTableError,

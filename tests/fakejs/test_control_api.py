@@ -11,8 +11,8 @@ from typing import Any
 import nats
 
 from fakejs import ManualClock, Server
+from fakejs.testkit.arguments import ACTION_NAMES
 from fakejs.testkit.control import ACTIONS
-from fakejs.testkit.faults import ACTION_NAMES
 
 
 async def control(nc: nats.NATS, subject: str, body: dict[str, Any] | None = None) -> Any:

@@ -21,6 +21,7 @@ import nats
 import pytest
 from nats.aio.msg import Msg
 
+from fakejs.testkit.jwt import Operator
 from tests.harness.configured import Start, configured_servers
 from tests.harness.monitoring import monitor
 from tests.harness.system_account import SERVER_INFO_KEYS, SYSTEM, login
@@ -185,6 +186,35 @@ async def test_a_bad_request_body_is_an_error(server: Start) -> None:
         assert doc["error"] == {
             "code": 400,
             "description": "json: cannot unmarshal array into Go value of type server.ConnzEventOptions",
+        }
+    finally:
+        await sys.close()
+
+
+async def test_account_updates_out_of_operator_mode(server: Start) -> None:
+    """Without operator mode the account update subjects still answer, as nats-server's accountClaimUpdate."""
+    target = await server(SYSTEM)
+    sys = await login(target, "sys")
+    account = Operator("O").account("APP")
+    key = account.public_key
+    try:
+        for subject in (f"$SYS.REQ.ACCOUNT.{key}.CLAIMS.UPDATE", f"$SYS.ACCOUNT.{key}.CLAIMS.UPDATE"):
+            doc = await ask(sys, subject, b"")
+            assert doc is not None and list(doc) == ["server", "error"]
+            assert doc["error"] == {
+                "account": key,
+                "code": 500,
+                "description": "jwt update error - request body is empty",
+            }
+            doc = await ask(sys, subject, account.jwt.encode())
+            assert doc is not None and list(doc) == ["server", "data"]
+            assert doc["data"] == {"account": key, "code": 200, "message": "jwt update skipped"}
+        doc = await ask(sys, "$SYS.REQ.ACCOUNT.A.CLAIMS.UPDATE", account.jwt.encode())
+        assert doc is not None
+        assert doc["error"] == {
+            "account": "A",
+            "code": 500,
+            "description": "jwt update resulted in error - subject does not match jwt content",
         }
     finally:
         await sys.close()

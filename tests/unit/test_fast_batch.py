@@ -6,7 +6,8 @@ import pytest
 
 from fakejs.jetstream.config.stream import ZERO, StreamConfig
 from fakejs.jetstream.errors import ApiError
-from fakejs.jetstream.stream.fast_batch import BatchRequest, FastBatches, FastBatchLimits, is_fast_batch, parse_reply
+from fakejs.jetstream.stream.batch_limits import FastBatchLimits
+from fakejs.jetstream.stream.fast_batch import BatchRequest, FastBatches, is_fast_batch, parse_reply
 from fakejs.jetstream.stream.publish import Outcome
 from fakejs.testkit.clock import ManualClock
 

@@ -20,7 +20,7 @@ from fakejs.jetstream.config import stream as streamconfig
 from fakejs.jetstream.config import stream_rules
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
-from fakejs.jetstream.stream.batch import BatchLimits
+from fakejs.jetstream.stream.batch_limits import BatchLimits
 from fakejs.jetstream.stream.stream import Stream, StreamConsumer
 from fakejs.protocol import headers as hdrs
 from fakejs.testkit.clock import ManualClock

@@ -13,7 +13,6 @@ from typing import Any
 
 from fakejs.core.router import Router, Subscription
 from fakejs.jetstream.api.dispatch import encode, error_doc
-from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.errors import api_error
 
 
@@ -25,6 +24,9 @@ def serve_disabled(router: Router, local_only: bool = False) -> Subscription:
     error = api_error("JSNotEnabledForAccountErr")
 
     def answer(subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+        # The route table comes with the first request, as for an account with JetStream (start-up time)
+        from fakejs.jetstream.api.routes import ROUTES
+
         if ROUTES.declines(subject):
             return False
         route = ROUTES.find(subject)

@@ -35,7 +35,7 @@ from fakejs.jetstream.internal_client import ACCOUNT_KIND, InternalClient
 from fakejs.jetstream.service import banner, limits
 from fakejs.jetstream.service.persistence import Persistence
 from fakejs.jetstream.service.server_limits import server_limits
-from fakejs.jetstream.stream.batch import BatchLimits
+from fakejs.jetstream.stream.batch_limits import BatchLimits
 from fakejs.jetstream.stream.traced import TraceHandover
 
 if TYPE_CHECKING:

@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from fakejs.jetstream.stream.stream import Stream, StreamConsumer, StreamHost
 
 
+def streams_dir(store_dir: str) -> str:
+    """Where the store directory keeps its file-backed streams, one directory each."""
+    return os.path.join(store_dir, "fakejs", "streams")
+
+
 class Persistence:
     """An account's store directory: written as streams and consumers change, read back on start.
 
@@ -49,7 +54,7 @@ class Persistence:
             return
         # Configurations and stream files come with the first file-backed stream
         from fakejs.jetstream.config import stream as streamconfig
-        from fakejs.jetstream.storage.files import StreamFiles, streams_dir
+        from fakejs.jetstream.storage.files import StreamFiles
 
         files = StreamFiles(os.path.join(streams_dir(self.store_dir), config["name"]))
         files.write_meta(streamconfig.to_storable(config), stream.created_ns)
@@ -120,16 +125,10 @@ class Persistence:
 
     def has_streams(self) -> bool:
         """Whether the store has a streams directory to recover (nats-server logs its recovery then)."""
-        # Stream files come with the first stream, or with a store to recover
-        from fakejs.jetstream.storage.files import streams_dir
-
         return os.path.isdir(streams_dir(self.store_dir))
 
     def recover(self, host: StreamHost) -> Iterator[Stream]:
         """Each file-backed stream found in the store directory, one at a time (consumers not yet)."""
-        # Stream files come with the first stream, or with a store to recover
-        from fakejs.jetstream.storage.files import streams_dir
-
         root = streams_dir(self.store_dir)
         if not os.path.isdir(root):
             return

@@ -33,10 +33,6 @@ LOG = "msgs.log"
 FORMAT = 1
 
 
-def streams_dir(store_dir: str) -> str:
-    return os.path.join(store_dir, "fakejs", "streams")
-
-
 def _write_atomic(path: str, data: bytes) -> None:
     tmp = path + ".tmp"
     with open(tmp, "wb") as handle:

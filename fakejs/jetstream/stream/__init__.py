@@ -5,7 +5,7 @@ rules a message meets), ``dedup`` (the duplicate window), ``expiry``
 (``max_age`` and TTL timers), ``store_limits`` (size limits as the stores
 apply them), ``counter`` (message counters), ``batch`` and
 ``batch_checks`` (atomic batches and their commit checks), ``fast_batch``
-(fast-ingest batches), ``schedules`` and ``cron`` (message schedules),
+(fast-ingest batches), ``batch_limits`` (the server's limits of both kinds), ``schedules`` and ``cron`` (message schedules),
 ``direct`` (Direct Get), ``transforms`` (the input transform and the
 republish), ``info`` (``StreamInfo`` and one message as STREAM.INFO and
 STREAM.MSG.GET show them) and ``traced`` (a traced message's ``js``

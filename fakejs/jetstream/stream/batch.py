@@ -13,7 +13,7 @@ the batch timeout abandons it (with an advisory).  Limits are the server's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from fakejs.core.clock import Clock, TimerHandle
@@ -22,7 +22,7 @@ from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream import batch_checks, publish
-from fakejs.jetstream.stream.fast_batch import FastBatchLimits
+from fakejs.jetstream.stream.batch_limits import BatchLimits
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
@@ -30,45 +30,6 @@ BATCH_ID = "Nats-Batch-Id"
 BATCH_SEQ = "Nats-Batch-Sequence"
 BATCH_COMMIT = "Nats-Batch-Commit"
 MAX_ID_LENGTH = 64
-
-
-@dataclass
-class BatchLimits:
-    """The server's batch limits (nats-server's defaults) and its batches in flight, across streams.
-
-    ``fast`` holds the fast-batch ones: the same ``jetstream { limits { batch } }``
-    options set both kinds, each counted on its own.
-    """
-
-    max_inflight_per_stream: int = 50
-    max_inflight_total: int = 1000
-    max_msgs: int = 1000
-    timeout: float = 10.0
-    inflight: int = 0
-    fast: FastBatchLimits = field(default_factory=FastBatchLimits)
-
-    @classmethod
-    def configured(cls, per_stream: int, total: int, max_msgs: int, timeout: float) -> BatchLimits:
-        """The limits with the configured values (those above zero) in place of the defaults."""
-        limits = cls()
-        fast = limits.fast
-        if per_stream > 0:
-            limits.max_inflight_per_stream = fast.max_inflight_per_stream = per_stream
-        if total > 0:
-            limits.max_inflight_total = fast.max_inflight_total = total
-        if max_msgs > 0:
-            limits.max_msgs = max_msgs
-        if timeout > 0:
-            limits.timeout = fast.timeout = timeout
-        return limits
-
-    def follow(self, other: BatchLimits) -> None:
-        """A reload's limits (``other``'s) in place of these, the batches in flight still counted."""
-        self.max_inflight_per_stream, self.max_inflight_total = other.max_inflight_per_stream, other.max_inflight_total
-        self.max_msgs, self.timeout = other.max_msgs, other.timeout
-        fast, new = self.fast, other.fast
-        fast.max_inflight_per_stream, fast.max_inflight_total = new.max_inflight_per_stream, new.max_inflight_total
-        fast.timeout = new.timeout
 
 
 class BatchStream(Protocol):

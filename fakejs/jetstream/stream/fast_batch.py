@@ -46,6 +46,7 @@ from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream.apilevel import REQUIRED_API_LEVEL, required_level
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
+from fakejs.jetstream.stream.batch_limits import FastBatchLimits
 from fakejs.jetstream.stream.publish import Outcome
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
@@ -68,16 +69,6 @@ def _int64(text: str) -> int:
     """nats-server's ``parseInt64``: -1 unless all digits, wrapping around like a Go int64."""
     value = _digits(text)
     return value if value < 2**63 else (value + 2**63) % 2**64 - 2**63
-
-
-@dataclass
-class FastBatchLimits:
-    """The server's fast-batch limits (nats-server's defaults) and its fast batches in flight, across streams."""
-
-    max_inflight_per_stream: int = 1000
-    max_inflight_total: int = 50_000
-    timeout: float = 10.0  # seconds without a message before a batch is dropped
-    inflight: int = 0
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from fakejs.core.clock import Clock
 from fakejs.core.router import Router
 from fakejs.jetstream.internal_client import InternalClient
-from fakejs.jetstream.stream.batch import BatchLimits
+from fakejs.jetstream.stream.batch_limits import BatchLimits
 from fakejs.jetstream.stream.consumer_view import StreamConsumer
 from fakejs.jetstream.stream.direct import DirectHost
 from fakejs.jetstream.stream.traced import TraceHandover

@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from typing import NamedTuple
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sortedcontainers import SortedList
 
@@ -122,6 +121,9 @@ def time_zone(hdr: bytes) -> tzinfo | None:
         return UTC
     if text == "Local":
         return _local_zone()
+    # Only a message naming a time zone loads the time zone database (start-up time)
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     try:
         return ZoneInfo(text) if text else _bad_zone()
     except (ZoneInfoNotFoundError, ValueError):
@@ -131,6 +133,9 @@ def time_zone(hdr: bytes) -> tzinfo | None:
 @functools.cache
 def _local_zone() -> tzinfo:
     """Go's ``time.Local``: ``$TZ`` when set (empty is UTC), else /etc/localtime, else UTC."""
+    # Only a message naming the local time zone loads the time zone database (start-up time)
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     name = os.environ.get("TZ")
     try:
         if name is not None:
