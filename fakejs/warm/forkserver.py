@@ -192,7 +192,7 @@ def serve_request(request: dict[str, object], descriptors: Sequence[int]) -> int
     _follow_launcher(lifeline)
     _take_over(request)
     from fakejs.cli import main  # loaded already (import_server_modules); here for the name
-    from fakejs.cli.process_end import end_process
+    from fakejs.cli.process_end import end_process  # loaded already, as main
 
     try:
         status = main()  # the launcher's command line, as the fakejs script runs it

@@ -13,8 +13,9 @@ harness sees (output, exit status, ports file, pid file, log lines' pid)
 is what a server started here would give.
 
 ``FAKEJS_FORKSERVER=0`` starts every server here; so does a launcher that
-is not on Linux, runs as a container's first process, or runs under
-interpreter options (``-X importtime``, ``-W``, ...).
+is not on Linux, runs as a container's first process, runs under
+interpreter options (``-X importtime``, ``-W``, ...) or under a profiler or
+a tracer (``python -m cProfile``, coverage).
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def _warm_starts_allowed() -> bool:
     if sys.platform != "linux" or os.getpid() == 1 or not hasattr(os, "pidfd_open"):
         return False
     plain = sys.flags.optimize == 0 and not sys.flags.dev_mode and not sys.flags.isolated
-    return plain and not sys.warnoptions and not sys._xoptions
+    watched = sys.getprofile() is not None or sys.gettrace() is not None  # a profiler or coverage measures this process
+    return plain and not watched and not sys.warnoptions and not sys._xoptions
 
 
 class Launch:
