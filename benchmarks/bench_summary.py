@@ -39,7 +39,6 @@ from harness import ROOT, run_workloads, start_server
 
 from fakejs._version import __version__
 from fakejs.targets.real import find_nats_server
-from fakejs.warm.launch import SWITCH
 
 DOCS_PAGE = os.path.join(ROOT, "docs", "contributing", "benchmark-results.md")
 DOCS_PLOT = os.path.join(ROOT, "docs", "contributing", "benchmark-results.png")
@@ -203,7 +202,7 @@ def scale_rows(scale: Scale) -> list[Row]:
 
 def memory_row(messages: int) -> Row:
     """RSS with a memory stream of ``messages`` x 100 B; fakejs below nats-server."""
-    os.environ[SWITCH] = "0"  # the RSS read must be the server's own process
+    os.environ["FAKEJS_FORKSERVER"] = "0"  # the RSS read must be the server's own process
     after = {}
     for kind in KINDS:
         server = start_server(kind)
