@@ -250,7 +250,10 @@ def max_deliveries(consumer: AdvisedConsumer, stream_sequence: int, deliveries: 
 
 def _sampled(consumer: AdvisedConsumer) -> bool:
     """nats-server's ``shouldSample``: ``sample_freq`` percent of the acks (all from 100 on)."""
-    text = str(consumer.config.get("sample_freq") or "").removesuffix("%")
+    sample_freq = consumer.config.get("sample_freq")
+    if not sample_freq:
+        return False  # the usual case, on every ack
+    text = str(sample_freq).removesuffix("%")
     frequency = int(text) if text.isdigit() else 0
     if frequency <= 0:
         return False

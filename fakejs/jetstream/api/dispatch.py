@@ -55,6 +55,7 @@ class JetStreamApi:
         self._table = table
         self._subscription: Subscription | None = None
         self._assets_served = False
+        self._late_types: tuple[type[Request], type[ApiError]] | None = None
         js.serve_assets_later(lambda: self.table)
 
     @property
@@ -96,17 +97,26 @@ class JetStreamApi:
         route = table.find(subject)
         if route is None or route.served_by != "api":
             return True  # swallowed, like the system account's import does
-        # The request decoder and the error table come with the first request
-        from fakejs.jetstream.api.request import Request
-
         dropped = queue_limits.dropped(self.js.broker, route.info_queue)
         if dropped:
             advisories.api_limit_reached(self.js, dropped, origin)
             return True
-        request = Request(subject, reply, hdr, payload, on_invalid=self._invalid_request, origin=origin)
+        request = self._types()[0](subject, reply, hdr, payload, on_invalid=self._invalid_request, origin=origin)
         with self.js.answering():
             self._answer(route, request)
         return True
+
+    def _types(self) -> tuple[type[Request], type[ApiError]]:
+        """The request decoder and the API error, imported by the first request (a server that serves
+        none never loads them), then kept: an import statement costs microseconds on every request."""
+        types = self._late_types
+        if types is None:
+            # The request decoder and the error table come with the first request
+            from fakejs.jetstream.api.request import Request
+            from fakejs.jetstream.errors import ApiError
+
+            types = self._late_types = (Request, ApiError)
+        return types
 
     def _invalid_request(self, subject: str, error: str) -> None:
         """nats-server's warning for a request body its strict decoding refuses."""
@@ -129,10 +139,7 @@ class JetStreamApi:
 
     def _answer(self, route: Route, request: Request) -> None:
         """Call the route's handler and reply with what it returns or the error it raises."""
-        # The error table comes with the first answer
-        from fakejs.jetstream.api.table import Uncounted
-        from fakejs.jetstream.errors import ApiError
-
+        api_error_type = self._types()[1]
         if self.js.clustered is not None and self._offline(route, request):
             return
         try:
@@ -142,7 +149,7 @@ class JetStreamApi:
                 request.check_level()
             request.answered_by = self._answerer(route, request)
             body = route.call(self.js, request)
-        except ApiError as error:
+        except api_error_type as error:
             self._reply(route, request, error_doc(route, error), error=True)
             return
         except Exception as exc:
@@ -152,12 +159,10 @@ class JetStreamApi:
                 failure = {"code": 500, "description": f"fakejs internal error: {exc!r}"}
                 self.js.reply(request.reply, encode({"type": route.response, "error": failure}))
             raise
-        if isinstance(body, Uncounted):
-            if request.reply:
-                self.js.reply(request.reply, encode({"type": route.response, **body.fields}))
-            return
-        self._reply(route, request, {"type": route.response, **body}, error=False)
-        return
+        if isinstance(body, dict):
+            self._reply(route, request, {"type": route.response, **body}, error=False)
+        elif request.reply:  # Uncounted
+            self.js.reply(request.reply, encode({"type": route.response, **body.fields}))
 
     def _fault_ignores(self, subject: str) -> bool:
         """An injected fault may drop the request or fail it (raising the error it names)."""

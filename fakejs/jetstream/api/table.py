@@ -74,14 +74,20 @@ class Route:
     offline_answer: bool = False  # "offline" for an asset whose server shut down in order
     proposed: Proposed = ""  # carried out as a cluster proposal: its audit leaves the request out
     subject: str = field(init=False)  # the pattern as a subscription subject
+    # The named tokens: (position, name, takes the rest of the subject), worked out once.
+    named: tuple[tuple[int, str, bool], ...] = field(init=False, repr=False)
     queue = ""  # routes live in a subscription index, which reads subject and queue
 
     def __post_init__(self) -> None:
         parts = []
-        for part in _parts(self.pattern):
+        named_tokens = []
+        for position, part in enumerate(_parts(self.pattern)):
             named = _token(part)
             parts.append(part if named is None else (">" if named[1] else "*"))
+            if named is not None:
+                named_tokens.append((position, *named))
         object.__setattr__(self, "subject", ".".join(parts))
+        object.__setattr__(self, "named", tuple(named_tokens))
         object.__setattr__(self, "error_extras", MappingProxyType(dict(self.error_extras)))
 
     @property
@@ -92,13 +98,7 @@ class Route:
     def bind(self, subject: str) -> dict[str, str]:
         """The named tokens of a subject this route matches."""
         tokens = subject.split(".")
-        bound = {}
-        for i, part in enumerate(_parts(self.pattern)):
-            named = _token(part)
-            if named is not None:
-                name, rest = named
-                bound[name] = ".".join(tokens[i:]) if rest else tokens[i]
-        return bound
+        return {name: ".".join(tokens[i:]) if rest else tokens[i] for i, name, rest in self.named}
 
     def call(self, js: JetStream, request: Request) -> Reply:
         """Run the handler with the request subject's named tokens."""

@@ -187,7 +187,7 @@ class ConsumerJournal:
 
     def open(self) -> None:
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        self.compact()
+        self.compact(sync=False)  # a new consumer's first snapshot: its create does not wait for the disk
         self.state.journal = self
 
     def append(self, record: list[object]) -> None:
@@ -198,12 +198,14 @@ class ConsumerJournal:
         if self._records > self.COMPACT_AFTER:
             self.compact()
 
-    def compact(self) -> None:
+    def compact(self, sync: bool = True) -> None:
+        """Replace the log with one snapshot record; ``sync`` waits for the disk first."""
         tmp = self.path + ".tmp"
         with open(tmp, "wb") as handle:
             handle.write(self._packer.pack(self.state.snapshot()))
-            handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
         if self._fd is not None:
             os.close(self._fd)
         os.replace(tmp, self.path)

@@ -33,12 +33,14 @@ LOG = "msgs.log"
 FORMAT = 1
 
 
-def _write_atomic(path: str, data: bytes) -> None:
+def _write_atomic(path: str, data: bytes, *, sync: bool = True) -> None:
+    """Replace ``path`` with ``data`` in one step; ``sync`` also waits for the disk (a process crash loses neither way)."""
     tmp = path + ".tmp"
     with open(tmp, "wb") as handle:
         handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+        if sync:
+            handle.flush()
+            os.fsync(handle.fileno())
     os.replace(tmp, path)
 
 
@@ -75,11 +77,15 @@ class StreamFiles:
         return ConsumerJournal(os.path.join(self._consumer_dir(name), "state.log"), state)
 
     def write_consumer_meta(self, name: str, config: Mapping[str, Any], created_ns: int) -> None:
-        """Store a consumer's config, already in its storable JSON form, and creation time."""
+        """Store a consumer's config, already in its storable JSON form, and creation time.
+
+        Not synced to disk, as nats-server writes it without ``sync_always``: a
+        consumer create (a KV watch makes one each time) answers without waiting for the disk.
+        """
         directory = self._consumer_dir(name)
         os.makedirs(directory, exist_ok=True)
         meta = {"config": config, "created": created_ns}
-        _write_atomic(os.path.join(directory, META), json.dumps(meta).encode())
+        _write_atomic(os.path.join(directory, META), json.dumps(meta).encode(), sync=False)
 
     def consumer_metas(self) -> Iterator[tuple[str, dict[str, Any]]]:
         root = os.path.join(self.directory, "consumers")
