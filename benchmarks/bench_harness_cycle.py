@@ -56,6 +56,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -219,18 +220,22 @@ async def use_server(port: int) -> None:
 
 def stop_ms(process: subprocess.Popen[bytes], how: signal.Signals) -> float:
     """Milliseconds from sending ``how`` to the process's exit."""
+    # A blocking wait, its time-out a timer: Popen.wait(timeout) polls with a doubling sleep
+    # (0.5, 1, 2, 4 ms...), which would round every stop up to 3.5, 7.5, 15.5 or 31.5 ms.
+    overdue = threading.Timer(TIMEOUT, process.kill)
     started = time.perf_counter()
     process.send_signal(how)
+    overdue.start()
     try:
-        process.wait(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
         process.wait()
-        raise RuntimeError(f"the server did not exit within {TIMEOUT:.0f} s of {how.name}") from None
     finally:
+        overdue.cancel()
         if process.stderr is not None:
             process.stderr.close()
-    return (time.perf_counter() - started) * 1000
+    elapsed = (time.perf_counter() - started) * 1000
+    if elapsed >= TIMEOUT * 1000:
+        raise RuntimeError(f"the server did not exit within {TIMEOUT:.0f} s of {how.name}")
+    return elapsed
 
 
 def run_cycle(target: Target, shape: str) -> dict[str, float]:
