@@ -98,8 +98,11 @@ def nats_server_version() -> str:
 # ---------------------------------------------------------------- the parts
 
 
-def cycle_rows(runs: int) -> tuple[list[str], list[Row]]:
-    """Shape A to D: a table of medians per server, and the targets as rows."""
+Cycle = dict[str, dict[str, float]]  # shape A's medians: server -> column -> milliseconds, and the floor
+
+
+def cycle_rows(runs: int) -> tuple[list[str], list[Row], Cycle]:
+    """Shape A to D: a table of medians per server, the targets as rows, and shape A's medians."""
     pycache = tempfile.mkdtemp(prefix="fakejs-pycache-")
     try:
         measured, floor = bench_harness_cycle.measure(list(bench_harness_cycle.SHAPES), runs, pycache)
@@ -117,7 +120,12 @@ def cycle_rows(runs: int) -> tuple[list[str], list[Row]]:
             table.append(f"| {shape} | {name} | " + " | ".join(f"{cell:.1f}" for cell in cells) + " |")
         table.append(f'| {shape} | floor (`python -c "import asyncio"`) | | | | {base:.1f} |')
         rows += target_rows(shape, results, base)
-    return table, rows
+    shape_a = {
+        name: {column: statistics.median(values) for column, values in samples.columns.items()}
+        for name, samples in measured["A"].items()
+    }
+    shape_a["floor"] = {"cycle": base}
+    return table, rows, shape_a
 
 
 def target_rows(shape: str, results: dict[str, bench_harness_cycle.Samples], floor: float) -> list[Row]:
@@ -251,24 +259,41 @@ def page(cycle_table: list[str], rows: list[Row], plot_name: str) -> str:
     return "\n".join(lines)
 
 
-def plot(rows: list[Row], path: str) -> None:
-    """One bar per measure: fakejs / nats-server (throughputs) or nats-server / fakejs (times, memory)."""
+def plot(rows: list[Row], cycle: Cycle, path: str) -> None:
+    """Left, shape A's cycle per server (ready, use, stop) against the floor; right, each throughput's ratio."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    faster_is_bigger = [row for row in rows if row.unit.endswith("/s")]
-    labels = [row.name for row in faster_is_bigger]
-    ratios = [row.ratio for row in faster_is_bigger]
-    figure, axes = plt.subplots(figsize=(8, 0.35 * len(labels) + 1.2))
-    colors = ["tab:green" if row.met else "tab:orange" for row in faster_is_bigger]
-    axes.barh(labels, ratios, color=colors)
-    axes.axvline(1.0, color="black", linewidth=0.8)
-    axes.axvline(0.9, color="gray", linestyle="--", linewidth=0.8)
-    axes.invert_yaxis()
-    axes.set_xlabel("throughput, fakejs / nats-server (dashed: 0.9)")
-    axes.set_title(f"fakejs {__version__} beside {nats_server_version()}, {datetime.date.today()}")
+    throughputs = [row for row in rows if row.unit.endswith("/s")]
+    figure, (left, right) = plt.subplots(
+        1, 2, figsize=(13, 0.35 * len(throughputs) + 1.6), gridspec_kw={"width_ratios": [2, 3]}
+    )
+    servers = [name for name in cycle if name != "floor"]
+    start = [0.0] * len(servers)
+    for column, color in (("ready", "tab:blue"), ("use", "tab:gray"), ("stop", "tab:red")):
+        widths = [cycle[name][column] for name in servers]
+        left.barh(servers, widths, left=start, color=color, label=column)
+        start = [a + b for a, b in zip(start, widths, strict=True)]
+    floor = cycle["floor"]["cycle"]
+    left.axvline(floor, color="black", linewidth=0.8, label=f"floor {floor:.0f} ms")
+    left.axvline(floor * bench_harness_cycle.CYCLE_FACTOR, color="black", linestyle="--", linewidth=0.8)
+    left.invert_yaxis()
+    left.set_xlabel("harness cycle, shape A, ms (dashed: 1.5x floor)")
+    left.legend(
+        loc="upper center", bbox_to_anchor=(0.5, -0.12 - 1.2 / (len(throughputs) + 4)), ncol=4, fontsize="small"
+    )
+    right.barh(
+        [row.name for row in throughputs],
+        [row.ratio for row in throughputs],
+        color=["tab:green" if row.met else "tab:orange" for row in throughputs],
+    )
+    right.axvline(1.0, color="black", linewidth=0.8)
+    right.axvline(0.9, color="gray", linestyle="--", linewidth=0.8)
+    right.invert_yaxis()
+    right.set_xlabel("throughput, fakejs / nats-server (dashed: 0.9)")
+    figure.suptitle(f"fakejs {__version__} beside {nats_server_version()}, {datetime.date.today()}")
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
@@ -280,7 +305,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--docs", action="store_true", help=f"write {os.path.relpath(DOCS_PAGE, ROOT)} and its plot")
     args = parser.parse_args(argv)
     scale = QUICK if args.quick else Scale()
-    cycle_table, rows = cycle_rows(scale.cycles)
+    cycle_table, rows, cycle = cycle_rows(scale.cycles)
     rows += workload_rows(args.quick)
     rows += scale_rows(scale)
     rows.append(memory_row(scale.memory_messages))
@@ -289,7 +314,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.docs:
         with open(DOCS_PAGE, "w") as handle:
             handle.write(text)
-        plot(rows, DOCS_PLOT)
+        plot(rows, cycle, DOCS_PLOT)
 
 
 if __name__ == "__main__":
