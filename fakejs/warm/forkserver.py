@@ -38,6 +38,8 @@ from fakejs.warm import wire
 
 # A forkserver with no request for this long and no server running ends.
 IDLE_SECONDS = 300.0
+# How long a launcher may take to send its request once connected.
+RECEIVE_SECONDS = 5.0
 # The longest request a launcher sends (its environment is most of it).
 MAX_REQUEST = 1 << 20
 
@@ -115,18 +117,22 @@ class Forkserver:
         assert self.listener is not None
         connection, _ = self.listener.accept()
         self.last_request = time.monotonic()
+        connection.settimeout(RECEIVE_SECONDS)  # a launcher that stalls does not stall the others
         try:
             request, descriptors = _receive(connection)
         except (OSError, ValueError, EOFError):
             connection.close()
             return
+        connection.settimeout(None)
         if self.sources.changed():
             self._stop_listening()  # a new forkserver, with the new code, takes the address
-            _send(connection, wire.reply(wire.REFUSED, 0))
-            _close_all(descriptors)
-            connection.close()
+            _refuse(connection, descriptors)
             return
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to be had: the launcher starts its server itself
+            _refuse(connection, descriptors)
+            return
         if pid == 0:
             self._become_server(request, descriptors)
         _close_all(descriptors)
@@ -169,6 +175,13 @@ def _receive(connection: socket.socket) -> tuple[dict[str, object], list[int]]:
         _close_all(descriptors)
         raise ValueError("not a request")
     return request, descriptors
+
+
+def _refuse(connection: socket.socket, descriptors: Sequence[int]) -> None:
+    """Tell the launcher to start its server itself, and let go of what it sent."""
+    _send(connection, wire.reply(wire.REFUSED, 0))
+    _close_all(descriptors)
+    connection.close()
 
 
 def _send(connection: socket.socket, data: bytes) -> None:

@@ -67,10 +67,13 @@ def reply(kind: bytes, value: int) -> bytes:
 
 
 def read_reply(connection: _socket.socket) -> tuple[bytes, int]:
-    """The next reply, or ``(b"", 0)`` when the forkserver is gone."""
+    """The next reply, or ``(b"", 0)`` when the forkserver is gone (or closed its listener before accepting)."""
     data = b""
     while len(data) < REPLY_SIZE:
-        chunk = connection.recv(REPLY_SIZE - len(data))
+        try:
+            chunk = connection.recv(REPLY_SIZE - len(data))
+        except OSError:  # reset: a connection the forkserver never accepted
+            chunk = b""
         if not chunk:
             return b"", 0
         data += chunk
