@@ -87,7 +87,7 @@ _HINT = re.compile(rb"Nats-Trace-Dest|traceparent", re.IGNORECASE)
 _TRACE_ONLY_VALUES = frozenset({"1", "true", "on"})
 
 
-# A router's own delivery to one subscription (``Router._deliver``, unbound): a trace takes it over.
+# A router's own delivery to one subscription (``Router._deliver_own``, unbound): a trace takes it over.
 RouterDelivery = Callable[["Router", "Subscription", str, str, "bytes | None", bytes, object], bool]
 
 
@@ -403,15 +403,15 @@ class MessageTrace:
                 self._take_over(router.mounted)  # type: ignore[arg-type]
 
     def _take_over(self, router: Router) -> None:
-        router._deliver = self._delivery_for(router)  # type: ignore[method-assign]
-        router._forward = self.forward  # type: ignore[method-assign]
+        router._deliver = self._delivery_for(router)
+        router._forward = self.forward
         self._installed.append(router)
 
     def uninstall(self) -> None:
         """Give every router its own delivery back."""
         for router in self._installed:
-            del router._deliver
-            del router._forward
+            router._deliver = router._deliver_own
+            router._forward = router._forward_own
         self._installed.clear()
 
     @contextlib.contextmanager
@@ -459,7 +459,7 @@ class MessageTrace:
         return hop
 
     def _delivery_for(self, router: Router) -> Any:
-        own = type(router)._deliver
+        own = type(router)._deliver_own
 
         def deliver(
             sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: object

@@ -104,17 +104,8 @@ class Mounted(Protocol):
         """Deliver a message published on ``node`` to the shared subscribers."""
 
 
-class _EmptyReply(str):
-    """A reply subject that is present but empty.
-
-    nats-server writes some internal messages (consumer reset replies, API
-    audit advisories) with an empty reply-to field, so their ``MSG`` line
-    has two spaces.  Being an empty ``str`` it means "no reply" everywhere;
-    only the writer checks for it by identity.
-    """
-
-
-EMPTY_REPLY = _EmptyReply("")
+Delivery = Callable[["Subscription", str, str, "bytes | None", bytes, object], bool]
+Forwarding = Callable[["RouteOwner", str, str, str, list[str], "bytes | None", bytes], None]
 
 InternalHandler = Callable[[str, str, "bytes | None", bytes, object], "bool | None"]
 
@@ -223,6 +214,9 @@ class Router:
         # Subscriptions of a component several servers of one process share (a cluster's JetStream),
         # served here for what is published here.
         self.mounted: Mounted | None = None
+        # Delivery to one subscription and forwarding to another server: a traced message's trace takes them over.
+        self._deliver: Delivery = self._deliver_own
+        self._forward: Forwarding = self._forward_own
 
     # -- subject mappings ------------------------------------------------------
 
@@ -498,7 +492,7 @@ class Router:
                     break
         self.routed_subject = outer
 
-    def _forward(
+    def _forward_own(
         self,
         route: RouteOwner,
         account: str,
@@ -511,7 +505,7 @@ class Router:
         """Send a message on to another server (a traced message's trace takes this over)."""
         route.forward(account, subject, reply, queues, headers, payload)
 
-    def _deliver(
+    def _deliver_own(
         self, sub: Subscription, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: object
     ) -> bool:
         owner = sub.owner

@@ -34,12 +34,13 @@ from fakejs.core.clientio import (
 )
 from fakejs.core.clock import TimerHandle
 from fakejs.core.connect import ConnectHandler, LoginHost
+from fakejs.core.empty_reply import EMPTY_REPLY
 from fakejs.core.hooks import WireTap
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.msgtrace import MessageTrace, may_trace, publish_traced, start_trace
 from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
-from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Subscription
+from fakejs.core.router import InvalidSubject, Subscription
 from fakejs.core.stats import Stats
 from fakejs.core.subjects import is_reserved_reply
 from fakejs.core.sublimits import apply_limits, at_limit, refuse_subscription

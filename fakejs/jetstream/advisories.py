@@ -27,7 +27,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from fakejs.core.clock import Clock
-from fakejs.core.router import EMPTY_REPLY, Router
+from fakejs.core.empty_reply import EMPTY_REPLY
+from fakejs.core.router import Router
 from fakejs.core.session import ClientSession
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import dumps

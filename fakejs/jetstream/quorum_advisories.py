@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakejs.core.router import EMPTY_REPLY, Router
+from fakejs.core.empty_reply import EMPTY_REPLY
+from fakejs.core.router import Router
 from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream.advisories import PREFIX, Publisher, domain_field, typed_event
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from fakejs.core.router import EMPTY_REPLY, InvalidSubject, Router, Subscription
+from fakejs.core.empty_reply import EMPTY_REPLY
+from fakejs.core.router import InvalidSubject, Router, Subscription
 from fakejs.core.subjects import SubscriptionIndex
 
 

@@ -25,8 +25,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.account_config import JetStreamLimits
+from fakejs.core.empty_reply import EMPTY_REPLY
 from fakejs.core.options import API_LEVEL, SYSTEM_ACCOUNT
-from fakejs.core.router import EMPTY_REPLY, Router
+from fakejs.core.router import Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
 from fakejs.jetstream import advisories
