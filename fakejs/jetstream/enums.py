@@ -23,9 +23,11 @@ def raw_json(value: Any) -> str:
     return raw_text(value)
 
 
-def _strict(
-    choices: dict[str, str], *, fold: bool = False, message: str = "can not unmarshal {q}"
-) -> Callable[[Any], str]:
+# A decoder of one enumeration: the decoded JSON value in, the canonical string out.
+Decoder = Callable[[Any], str]
+
+
+def _strict(choices: dict[str, str], *, fold: bool = False, message: str = "can not unmarshal {q}") -> Decoder:
     def decode(value: Any) -> str:
         text = raw_json(value)
         key = text.lower() if fold else text
@@ -36,13 +38,15 @@ def _strict(
     return decode
 
 
-retention = _strict({'"limits"': "limits", '"interest"': "interest", '"workqueue"': "workqueue"})
-discard = _strict({'"old"': "old", '"new"': "new"}, fold=True)
-storage = _strict({'"memory"': "memory", '"file"': "file"})
-persist_mode = _strict({'"default"': "default", '""': "default", '"async"': "async"})
-ack_policy = _strict({'"none"': "none", '"all"': "all", '"explicit"': "explicit", '"flow_control"': "flow_control"})
-replay_policy = _strict({'"instant"': "instant", '"original"': "original"})
-deliver_policy = _strict(
+retention: Decoder = _strict({'"limits"': "limits", '"interest"': "interest", '"workqueue"': "workqueue"})
+discard: Decoder = _strict({'"old"': "old", '"new"': "new"}, fold=True)
+storage: Decoder = _strict({'"memory"': "memory", '"file"': "file"})
+persist_mode: Decoder = _strict({'"default"': "default", '""': "default", '"async"': "async"})
+ack_policy: Decoder = _strict(
+    {'"none"': "none", '"all"': "all", '"explicit"': "explicit", '"flow_control"': "flow_control"}
+)
+replay_policy: Decoder = _strict({'"instant"': "instant", '"original"': "original"})
+deliver_policy: Decoder = _strict(
     {
         '"all"': "all",
         '"undefined"': "all",
@@ -53,11 +57,11 @@ deliver_policy = _strict(
         '"by_start_time"': "by_start_time",
     }
 )
-priority_policy = _strict(
+priority_policy: Decoder = _strict(
     {'"none"': "none", '"overflow"': "overflow", '"pinned_client"': "pinned_client", '"prioritized"': "prioritized"},
     message="unknown priority policy: {raw}",
 )
-consumer_action = _strict(
+consumer_action: Decoder = _strict(
     {'"create"': "create", '"update"': "update", '""': ""},
     message="unknown consumer action: {raw}",
 )

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from fakejs.core.hooks import NoHooks
+from fakejs.core.router import Router
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.consumer.pull_dispatch import PullDispatch
 from fakejs.jetstream.consumer.pull_requests import BadPullRequest, WaitingRequest, WaitQueue, parse_request
@@ -221,24 +222,15 @@ def test_a_pull_whose_client_left_is_dropped_silently() -> None:
     assert r.replies.calls == [] and len(r.dispatch.queue) == 0
 
 
-class Listening:
-    """A router as the dispatch asks it: whether a subject still has interest."""
-
-    def __init__(self, gone: set[str]) -> None:
-        self.gone = gone
-
-    def has_interest(self, subject: str) -> bool:
-        return subject not in self.gone
-
-
 def test_a_pull_through_an_import_waits_on_the_requesters_interest() -> None:
     r = rig()
-    elsewhere = Listening(set())
+    elsewhere = Router()  # where the requester listens, past the import
+    listener = elsewhere.subscribe_internal("inbox.app", lambda *message: None)
     r.dispatch._track_interest = lambda reply: (elsewhere, "inbox.app") if reply.startswith("_R_.") else (None, reply)  # type: ignore[assignment,return-value]
     r.dispatch.request("_R_.abc.1", b"2")
     r.gone.add("_R_.abc.1")  # the reply's own interest does not count
     assert r.dispatch.process(eos=False) == 2
-    elsewhere.gone.add("inbox.app")
+    elsewhere.unsubscribe(listener)
     assert r.dispatch.next_waiting(10) is None
     assert r.statuses("_R_.abc.1") == [pending_status("408 Interest Expired", 2, 0)]
     assert len(r.dispatch.queue) == 0
