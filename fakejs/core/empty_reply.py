@@ -1,4 +1,9 @@
-"""The marker for a reply subject that is present but empty (kept out of compiled modules: it subclasses ``str``)."""
+"""The marker for a reply subject that is present but empty, in a module of its own.
+
+It subclasses ``str``: kept apart, the router's module holds no subclass of
+a built-in type, which a compiled build of the message path (mypyc) cannot
+compile.
+"""
 
 
 class _EmptyReply(str):
