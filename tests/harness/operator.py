@@ -64,6 +64,12 @@ async def logged_in(target: Target, user: User, sign: bool = True) -> RawClient:
     return client
 
 
+async def closing_error(client: RawClient) -> bytes:
+    """The ``-ERR ... Expired'`` line the server closes ``client`` with (its own PINGs before it left out)."""
+    await asyncio.wait_for(client.read_until(b"Expired'\r\n"), WAIT)
+    return bytes(client.received).replace(b"PING\r\n", b"")
+
+
 async def answer(client: RawClient, script: bytes) -> bytes:
     """What the server answers ``script`` and a PING (then cleared)."""
     await client.send(script + b"PING\r\n")

@@ -19,10 +19,9 @@ from pathlib import Path
 import nats
 import pytest
 
-from fakejs.testkit.jwt import Account, Operator, User, push_account
+from fakejs.testkit.jwt import Account, Operator, push_account
 from tests.harness.configured import configured_servers
-from tests.harness.operator import login_connect
-from tests.harness.raw import RawClient
+from tests.harness.operator import closing_error, logged_in
 from tests.harness.targets import Target
 
 StartResolver = Callable[[Operator, Account, Account], Awaitable[Target]]
@@ -42,20 +41,6 @@ async def start(target_kind: str, tmp_path: Path) -> AsyncIterator[StartResolver
             return await start_config(config)
 
         yield start_resolver
-
-
-async def logged_in(target: Target, user: User) -> RawClient:
-    client = await RawClient.connect(target.host, target.port)
-    await client.send(await login_connect(client, user) + b"PING\r\n")
-    await client.read_until(b"PONG\r\n")
-    client.received.clear()
-    return client
-
-
-async def closing_error(client: RawClient) -> bytes:
-    """The -ERR line the server closes ``client`` with (its PINGs left out)."""
-    await client.read_until(b"Expired'\r\n")
-    return bytes(client.received).replace(b"PING\r\n", b"")
 
 
 async def push(target: Target, system: Account, app: Account, expires: int) -> None:

@@ -8,24 +8,16 @@ expired refuses its users, and nats-server warns of it at start.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 
 from fakejs.testkit.jwt import Operator
-from tests.harness.operator import StartOperator, logged_in, login_connect, operator_start_fixture
+from tests.harness.operator import StartOperator, closing_error, logged_in, login_connect, operator_start_fixture
 from tests.harness.raw import RawClient
 from tests.harness.reload import TARGETS, logged, start
-from tests.harness.wait import WAIT
 
 start_operator = operator_start_fixture()
-
-
-async def closing_error(client: RawClient) -> bytes:
-    """The -ERR line the server closes ``client`` with (its own PINGs before it left out)."""
-    await asyncio.wait_for(client.read_until(b"Expired'\r\n"), WAIT)
-    return bytes(client.received).replace(b"PING\r\n", b"")
 
 
 async def test_the_accounts_clients_are_closed_when_its_jwt_expires(start_operator: StartOperator) -> None:
