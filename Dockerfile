@@ -32,7 +32,8 @@ RUN if ! python3 -m pip --version >/dev/null 2>&1 || ! python3 -c 'import ensure
 
 # Only what the package build needs (see .dockerignore), so that test or benchmark edits
 # don't invalidate this layer. Installs runtime dependencies only.
-COPY pyproject.toml README.md /tmp/fakejs-src/
+COPY pyproject.toml setup.py README.md /tmp/fakejs-src/
+COPY tools /tmp/fakejs-src/tools
 COPY fakejs /tmp/fakejs-src/fakejs
 COPY scenarios /tmp/fakejs-src/scenarios
 RUN pip install /tmp/fakejs-src && rm -rf /tmp/fakejs-src

@@ -1,18 +1,23 @@
 """An optional compiled build of the hottest sans-IO modules (with mypyc); plain Python otherwise.
 
-    pip install .                                        # pure Python, no compiler needed
-    FAKEJS_MYPYC=1 pip install --no-build-isolation .    # compiled (needs mypy and a C compiler)
+    pip install .                    # pure Python, no compiler needed
+    FAKEJS_MYPYC=1 pip install .     # compiled (a C compiler and Python's headers needed)
 
-Everything else about the package is in pyproject.toml.  The compiled
+The build backend (tools/build_backend.py) puts mypy in the build environment
+for the compiled build.  Everything else about the package is in pyproject.toml.  The compiled
 modules replace their sources' bytecode only: the ``.py`` files ship too, and
 the behaviour is the same byte for byte (tests run on both builds).
 """
 
 from __future__ import annotations
 
-import os
+import sys
+from pathlib import Path
 
 from setuptools import setup
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
+from build_backend import compiled  # tools/, put on the path above (the build backend finds it there too)
 
 # The modules on the publish and delivery paths; each compiles as it is written (mypy --strict).
 COMPILED = [
@@ -46,7 +51,7 @@ COMPILED = [
 
 def extensions() -> list[object]:
     """The compiled modules when FAKEJS_MYPYC is set, else none."""
-    if os.environ.get("FAKEJS_MYPYC", "").lower() not in ("1", "yes", "true", "on"):
+    if not compiled():
         return []
     from mypyc.build import mypycify  # only here: a plain install needs neither mypy nor a compiler
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-SOURCES = ("pyproject.toml", "README.md", "fakejs", "scenarios")
+SOURCES = ("pyproject.toml", "setup.py", "tools", "README.md", "fakejs", "scenarios")
 
 
 def _front_page_test_file() -> tuple[str, str]:
