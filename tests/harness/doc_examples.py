@@ -8,10 +8,10 @@ How each fenced block is judged, by its language and the directive in an HTML co
   a new directory holding nothing else (no configuration, no conftest) and run with pytest there, as
   a user who only installed ``fakejs[pytest]`` would run it; every test in it must pass, without a
   warning.
-- ``sh``: each ``fakejs`` command line is read by fakejs's own command-line reader (flags, configuration
-  file, settings), each ``fakejs conformance run`` and ``fakejs-parity`` line by its own parser, each
-  ``python FILE`` names a file of the repository, and every other line starts with a program from
-  :data:`OTHER_PROGRAMS`.
+- ``sh``: past the variables a line sets for its command (``NAME=value``), each ``fakejs`` command
+  line is read by fakejs's own command-line reader (flags, configuration file, settings), each
+  ``fakejs conformance run`` and ``fakejs-parity`` line by its own parser, each ``python FILE`` names
+  a file of the repository, and every other line starts with a program from :data:`OTHER_PROGRAMS`.
 - ``conf``: read as a nats-server configuration file.
 - ``toml`` after ``<!-- example: scenario -->``: loaded as a fault scenario.
 - ``text``, ``json`` and the rest: shown, not run (output and wire bytes).
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import itertools
 import os
 import re
 import shlex
@@ -151,8 +152,13 @@ def _command_lines(source: str) -> Iterator[list[str]]:
             yield command
 
 
+_ASSIGNMENT = re.compile(r"[A-Z_][A-Z0-9_]*=")  # a variable set for one command: ``FAKEJS_MYPYC=1 pip ...``
+
+
 def check_shell(example: Example) -> None:
-    for words in _command_lines(str(example.parsed)):
+    for line in _command_lines(str(example.parsed)):
+        words = list(itertools.dropwhile(_ASSIGNMENT.match, line))
+        assert words, f"{example.path}:{example.line}: only assignments in {shlex.join(line)}"
         program = words[0]
         if program == "fakejs":
             _check_fakejs_command(words[1:])
