@@ -1,6 +1,6 @@
 """The numbers the documentation shows: harness cycles and throughput beside nats-server, against their targets.
 
-    python benchmarks/bench_summary.py [--quick] [--docs]
+    python benchmarks/bench_summary.py [--quick] [--docs] [--compiled]
 
 One run of each, on this machine, in this order: the harness cycle of
 ``bench_harness_cycle.py`` (shapes A-D), the nats-py workloads of
@@ -10,8 +10,10 @@ watch over 5,000 keys of ``bench_scale.py``, and the memory stream of
 1,000,000 x 100 B of ``bench_memory.py``.  Prints a Markdown page: the date,
 the machine, a table per part with each target and whether it is met.
 ``--docs`` also writes it to ``docs/contributing/benchmark-results.md`` with
-its plot (matplotlib, the ``bench`` extra) beside it.  ``--quick`` runs
-everything small, to try the script, not to publish.
+its plot (matplotlib, the ``bench`` extra) beside it.  ``--compiled`` also
+runs the throughput measures on the compiled build (``FAKEJS_MYPYC=1``, see
+setup.py), built into a copy of this checkout under ``benchmarks/results/``.
+``--quick`` runs everything small, to try the script, not to publish.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_core
@@ -151,22 +153,22 @@ def target_rows(shape: str, results: dict[str, bench_harness_cycle.Samples], flo
     return rows
 
 
-def workload_rows(quick: bool) -> list[Row]:
-    """The nats-py workloads, one run each, ratio at least 0.9."""
+def workload_rows(quick: bool, tree: str = ROOT) -> list[Row]:
+    """The nats-py workloads, one run each, ratio at least 0.9 (fakejs run from ``tree``)."""
     workloads = {**bench_core.WORKLOADS, **bench_jetstream.WORKLOADS}
     if quick:
         workloads = dict(list(workloads.items())[:2])
     return [
         Row(result.name, result.fake, result.real, result.unit, ">= 0.9x", result.ratio >= 0.9)
-        for result in run_workloads(workloads, repeat=1)
+        for result in run_workloads(workloads, repeat=1, tree=tree)
     ]
 
 
-def on_both(measure: object) -> dict[str, float]:
-    """``measure(url)`` on a fresh server of each kind."""
+def on_both(measure: object, tree: str = ROOT) -> dict[str, float]:
+    """``measure(url)`` on a fresh server of each kind (fakejs run from ``tree``)."""
     values = {}
     for kind in KINDS:
-        server = start_server(kind)
+        server = start_server(kind, tree)
         try:
             values[kind] = measure(server.url)  # type: ignore[operator]
         finally:
@@ -174,11 +176,13 @@ def on_both(measure: object) -> dict[str, float]:
     return values
 
 
-def scale_rows(scale: Scale) -> list[Row]:
+def scale_rows(scale: Scale, tree: str = ROOT) -> list[Row]:
     """Raw pipelined publish, the wildcard pull over many subjects, the KV watch's create reply."""
-    raw = on_both(lambda url: bench_publish_raw.publish(url, scale.raw_publishes, 100))
-    pull = on_both(lambda url: asyncio.run(bench_scale.wildcard_pull(url, scale.pull_subjects))["wildcard pull"])
-    watch = on_both(lambda url: asyncio.run(bench_scale.kv_watch(url, scale.watch_keys))["kv watch create"] * 1000)
+    raw = on_both(lambda url: bench_publish_raw.publish(url, scale.raw_publishes, 100), tree)
+    pull = on_both(lambda url: asyncio.run(bench_scale.wildcard_pull(url, scale.pull_subjects))["wildcard pull"], tree)
+    watch = on_both(
+        lambda url: asyncio.run(bench_scale.kv_watch(url, scale.watch_keys))["kv watch create"] * 1000, tree
+    )
     pull_rate = {kind: scale.pull_subjects / seconds for kind, seconds in pull.items()}
     return [
         Row(
@@ -222,6 +226,24 @@ def memory_row(messages: int) -> Row:
     return Row(
         name, after["fakejs"], after["nats-server"], "MB", "< nats-server", after["fakejs"] < after["nats-server"]
     )
+
+
+def compiled_tree() -> str:
+    """A copy of this checkout with the compiled build's modules beside its sources, built there."""
+    tree = os.path.join(ROOT, "benchmarks", "results", "compiled")
+    shutil.rmtree(tree, ignore_errors=True)
+    skipped = (".git", "venv", "node_modules", "__pycache__", "*.so", "build", "results", "site", "*.egg-info")
+    shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns(*skipped))
+    command = [sys.executable, "setup.py", "--quiet", "build_ext", "--inplace"]
+    subprocess.run(command, cwd=tree, env={**os.environ, "FAKEJS_MYPYC": "1"}, check=True, capture_output=True)
+    return tree
+
+
+def compiled_rows(scale: Scale, quick: bool) -> list[Row]:
+    """The throughput measures again, fakejs compiled."""
+    tree = compiled_tree()
+    rows = workload_rows(quick, tree) + scale_rows(scale, tree)
+    return [replace(row, name=f"{row.name} (compiled)") for row in rows if row.unit.endswith("/s")]
 
 
 # ---------------------------------------------------------------- the page
@@ -303,12 +325,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="everything small: to try the script")
     parser.add_argument("--docs", action="store_true", help=f"write {os.path.relpath(DOCS_PAGE, ROOT)} and its plot")
+    parser.add_argument("--compiled", action="store_true", help="the throughput measures on the compiled build too")
     args = parser.parse_args(argv)
     scale = QUICK if args.quick else Scale()
     cycle_table, rows, cycle = cycle_rows(scale.cycles)
     rows += workload_rows(args.quick)
     rows += scale_rows(scale)
     rows.append(memory_row(scale.memory_messages))
+    if args.compiled:
+        rows += compiled_rows(scale, args.quick)
     text = page(cycle_table, rows, os.path.basename(DOCS_PLOT))
     print(text)
     if args.docs:

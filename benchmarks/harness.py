@@ -29,14 +29,17 @@ LISTENING = re.compile(rb"Listening for client connections on [\d.]+:(\d+)")
 """The log line both servers print once clients may connect; group 1 is the port."""
 
 
-def start_server(kind: str) -> ServerProcess:
-    """``nats-server`` or fakejs's command line, both with ``-a 127.0.0.1 -p -1 -js -sd DIR``."""
+def start_server(kind: str, tree: str = ROOT) -> ServerProcess:
+    """``nats-server`` or fakejs's command line, both with ``-a 127.0.0.1 -p -1 -js -sd DIR``.
+
+    fakejs runs from ``tree``: this checkout, or a copy with the compiled build's modules beside its sources.
+    """
     if kind == "nats-server":
         try:
             return ServerProcess().start()
         except NatsServerNotFound as missing:
             raise SystemExit(str(missing)) from None
-    return ServerProcess(command=[sys.executable, "-m", "fakejs"], cwd=ROOT).start()
+    return ServerProcess(command=[sys.executable, "-m", "fakejs"], cwd=tree).start()
 
 
 Workload = Callable[[str], Awaitable[float]]
@@ -54,9 +57,9 @@ class Result:
         return self.fake / self.real if self.real else float("inf")
 
 
-def run_workloads(workloads: dict[str, tuple[str, Workload]], repeat: int) -> list[Result]:
+def run_workloads(workloads: dict[str, tuple[str, Workload]], repeat: int, tree: str = ROOT) -> list[Result]:
     results: list[Result] = []
-    servers = {kind: start_server(kind) for kind in ("fakejs", "nats-server")}
+    servers = {kind: start_server(kind, tree) for kind in ("fakejs", "nats-server")}
     try:
         for name, (unit, workload) in workloads.items():
             best: dict[str, float] = {}
