@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pytest
 
+from fakejs.jetstream.storage.consumer_state import ConsumerState
 from fakejs.jetstream.storage.files import StreamFiles
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage, file_size, memory_size
 
@@ -305,6 +307,28 @@ def test_a_torn_last_record_is_dropped_on_replay(tmp_path: os.PathLike[str]) -> 
     again = MessageStore("file")
     StreamFiles(directory).replay(again)
     assert [m.data for m in again] == [b"kept"]
+
+
+def test_a_consumer_journal_writes_a_turns_records_once_and_everything_at_close(tmp_path: os.PathLike[str]) -> None:
+    directory = os.path.join(tmp_path, "S")
+    turn_ends: list[Callable[[], None]] = []
+    state = ConsumerState("explicit", -1)
+    journal = StreamFiles(directory).consumer_journal("C", state, turn_ends.append)
+    journal.open()
+    written = os.path.getsize(journal.path)
+    state.update_delivered(1, 1, 1, T0)
+    state.update_delivered(2, 2, 1, T0 + 1)
+    assert os.path.getsize(journal.path) == written  # gathered until the loop's turn is over
+    assert len(turn_ends) == 1
+    turn_ends.pop()()
+    written = os.path.getsize(journal.path)
+    state.update_acks(1, 1)
+    journal.close()  # a clean stop writes what the turn gathered
+    assert os.path.getsize(journal.path) > written
+
+    again = ConsumerState("explicit", -1)
+    StreamFiles(directory).consumer_journal("C", again).replay()
+    assert (again.delivered, again.ack_floor, again.pending) == ([2, 2], [1, 1], {2: [2, T0 + 1]})
 
 
 @pytest.mark.parametrize("storage", ["memory", "file"])

@@ -46,11 +46,11 @@ class Inactivity:
         self._latest_ack_deadline_ns = latest_ack_deadline_ns
         self.threshold = 0  # ns in effect, jitter included; 0: never deleted for inactivity
         self._timer: TimerHandle | None = None
+        self._timer_at = 0.0  # the clock's monotonic time the timer fires at
+        self._deadline = 0.0  # when the countdown runs out: the last activity plus the threshold
+        # An update may not turn a push consumer into a pull one or back, so this holds for good.
+        self._is_push = consumerconfig.is_push(consumer.config)
         self.set_threshold()
-
-    @property
-    def _is_push(self) -> bool:
-        return consumerconfig.is_push(self._consumer.config)
 
     def set_threshold(self) -> None:
         """``updateInactiveThreshold``: pull consumers get 100ms to 1s of jitter, as in nats-server."""
@@ -60,25 +60,44 @@ class Inactivity:
         self.threshold = max(threshold, 0)
 
     def touch(self) -> None:
-        """Activity: restart the countdown (pull consumers, push consumers nobody listens to)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        """Activity: restart the countdown (pull consumers, push consumers nobody listens to).
+
+        One timer runs per countdown: activity only moves the deadline on, and
+        the timer, firing before it, waits out the rest.
+        """
         consumer = self._consumer
         if self.threshold > 0 and not consumer.closed and not (self._is_push and consumer.active):
-            self._timer = self._clock.call_later(self.threshold / NS, self._expired)
+            self._wait_until(self._clock.monotonic() + self.threshold / NS)
+        else:
+            self.stop()
+
+    def _wait_until(self, deadline: float) -> None:
+        """Check again at ``deadline`` (a timer already armed no later than that stays)."""
+        self._deadline = deadline
+        if self._timer is None or self._timer_at > deadline:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer_at = deadline
+            self._timer = self._clock.call_at(deadline, self._fired)
 
     def ack_seen(self) -> None:
         """An ack holds off the deletion (a push consumer's only while its countdown runs)."""
         if self.threshold > 0 and (not self._is_push or self._timer is not None):
             self.touch()
 
+    def _fired(self) -> None:
+        """The timer: activity since it was armed moved the deadline on, so wait for that; else check."""
+        self._timer = None
+        if self._consumer.closed:
+            return
+        if self._clock.monotonic() < self._deadline:
+            self._wait_until(self._deadline)
+            return
+        self._expired()
+
     def _expired(self) -> None:
         """Go, unless pulls wait, push interest is back or acks may still come."""
-        self._timer = None
         consumer = self._consumer
-        if consumer.closed:
-            return
         if self._is_push:
             if not consumer.active:
                 self._remove()
@@ -90,7 +109,7 @@ class Inactivity:
         deadline = self._latest_ack_deadline_ns()
         latest = 0 if deadline is None else max(0, deadline + self.threshold - self._clock.time_ns())
         if latest > 0:
-            self._timer = self._clock.call_later(latest / NS, self._expired)
+            self._wait_until(self._clock.monotonic() + latest / NS)
             return
         self._remove()
 

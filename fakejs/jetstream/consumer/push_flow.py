@@ -77,11 +77,11 @@ class PushFlow:
         self.pending_bytes = 0  # bytes delivered since the last answered request
         self.request_reply = ""  # the outstanding request's reply subject
         self.pending_at_request = 0  # pending_bytes when that request went out
+        # An update may not turn a push consumer into a pull one or back, so this holds for good.
+        self._is_push = consumerconfig.is_push(consumer.config)
         self._heartbeat_timer: TimerHandle | None = None
-
-    @property
-    def _is_push(self) -> bool:
-        return consumerconfig.is_push(self._consumer.config)
+        self._heartbeat_timer_at = 0.0  # the clock's monotonic time the timer fires at
+        self._heartbeat_at = 0.0  # when the idle heartbeat is due: the last delivery plus idle_heartbeat
 
     # -- flow control ---------------------------------------------------------------
 
@@ -138,16 +138,36 @@ class PushFlow:
     # -- idle heartbeats ---------------------------------------------------------------
 
     def arm_heartbeat(self) -> None:
-        """(Re)start the idle countdown; every delivery calls this."""
+        """(Re)start the idle countdown; every delivery calls this.
+
+        One timer runs per countdown: a delivery only moves the due time, and
+        the timer, firing before it, waits out the rest (``hb.Reset``'s effect
+        without a new timer per delivery).
+        """
+        interval = self._consumer.config["idle_heartbeat"]
+        if interval <= 0 or not self._is_push or self._consumer.closed:
+            self.stop()
+            return
+        due = self._clock.monotonic() + interval / NS
+        self._heartbeat_at = due
+        if self._heartbeat_timer is None or self._heartbeat_timer_at > due:
+            self._arm_heartbeat_timer(due)
+
+    def _arm_heartbeat_timer(self, when: float) -> None:
         if self._heartbeat_timer is not None:
             self._heartbeat_timer.cancel()
-            self._heartbeat_timer = None
-        interval = self._consumer.config["idle_heartbeat"]
-        if interval > 0 and self._is_push and not self._consumer.closed:
-            self._heartbeat_timer = self._clock.call_later(interval / NS, self._heartbeat_due)
+        self._heartbeat_timer_at = when
+        self._heartbeat_timer = self._clock.call_at(when, self._heartbeat_fired)
+
+    def _heartbeat_fired(self) -> None:
+        """The timer: a delivery since it was armed moved the due time on, so wait for that; else it is due."""
+        self._heartbeat_timer = None
+        if self._clock.monotonic() < self._heartbeat_at:
+            self._arm_heartbeat_timer(self._heartbeat_at)
+            return
+        self._heartbeat_due()
 
     def _heartbeat_due(self) -> None:
-        self._heartbeat_timer = None
         consumer = self._consumer
         if consumer.closed or self._holding():
             return  # a blocked loop sends nothing; the delivery restarts the countdown

@@ -134,7 +134,9 @@ class JetStream:
         self.trace_handover: TraceHandover | None = None
         # Set by such a cluster: the imports and account of the server a consumer leads on (None: none runs).
         self.leader_imports: Callable[[ConsumerName], tuple[Imports, Account] | None] | None = None
-        self.persistence = Persistence(self.store_dir, self.log, self.account.name, broker.clock.monotonic)
+        self.persistence = Persistence(
+            self.store_dir, self.log, self.account.name, broker.clock.monotonic, broker.clock.call_soon
+        )
         self.api_total = 0
         self.api_errors = 0
         self._answering = 0  # API requests being handled and answered (nested ones included)

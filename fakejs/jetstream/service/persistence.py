@@ -32,16 +32,24 @@ class Persistence:
     """An account's store directory: written as streams and consumers change, read back on start.
 
     ``account`` names the account in the recovery lines; ``monotonic`` is the
-    server clock's (seconds), to say how long a stream took to restore.
+    server clock's (seconds), to say how long a stream took to restore;
+    ``call_soon`` is the server clock's, for the consumer journals to write
+    once per turn of the event loop.
     """
 
     def __init__(
-        self, store_dir: str, log: logging.Logger, account: str = "$G", monotonic: Callable[[], float] | None = None
+        self,
+        store_dir: str,
+        log: logging.Logger,
+        account: str = "$G",
+        monotonic: Callable[[], float] | None = None,
+        call_soon: Callable[[Callable[[], None]], object] | None = None,
     ) -> None:
         self.store_dir = store_dir
         self.log = log
         self.account = account
         self._monotonic = monotonic if monotonic is not None else (lambda: 0.0)
+        self._call_soon = call_soon
         self.files: dict[str, StreamFiles] = {}
         self.journals: dict[tuple[str, str], ConsumerJournal] = {}
 
@@ -86,7 +94,7 @@ class Persistence:
         # Consumer configurations come with the first consumer of a file-backed stream
         from fakejs.jetstream.config import consumer as consumerconfig
 
-        journal = files.consumer_journal(consumer.name, consumer.state)
+        journal = files.consumer_journal(consumer.name, consumer.state, self._call_soon)
         journal.open()
         self.journals[(stream.name, consumer.name)] = journal
         files.write_consumer_meta(consumer.name, consumerconfig.to_storable(consumer.config), consumer.created_ns)
@@ -176,7 +184,7 @@ class Persistence:
         for name, meta in metas:
             config = consumerconfig.from_storable(meta["config"])
             consumer = Consumer(stream, name, config, meta["created"])
-            journal = files.consumer_journal(name, consumer.state)
+            journal = files.consumer_journal(name, consumer.state, self._call_soon)
             journal.replay()
             consumer.restore()
             journal.open()

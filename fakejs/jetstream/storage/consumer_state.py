@@ -3,13 +3,17 @@
 This is nats-server's consumer store (``consumerMemStore`` / the file
 consumer store): ConsumerInfo's ``delivered`` and ``ack_floor`` come from
 here, and a restart with file storage restores the consumer from it.  Every
-change can be written to a journal (msgpack records, appended before the
-change is acknowledged) and replayed through the same methods.
+change can be written to a journal (msgpack records) and replayed through
+the same methods.  As nats-server's consumer store flushes its state in the
+background, the journal gathers the records of one turn of the event loop
+and writes them once when the turn is over; closing it (a clean stop)
+writes what is gathered.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import msgpack
@@ -170,16 +174,26 @@ class ConsumerState:
 
 
 class ConsumerJournal:
-    """Append-only msgpack log of a consumer's state changes, compacted to a snapshot."""
+    """Append-only msgpack log of a consumer's state changes, compacted to a snapshot.
+
+    ``call_soon(callback)`` runs ``callback`` once the event loop's current
+    turn is over (the server clock's ``call_soon``): records are gathered
+    and written once per turn.  Without it every record is written at once.
+    """
 
     COMPACT_AFTER = 20_000
 
-    def __init__(self, path: str, state: ConsumerState) -> None:
+    def __init__(
+        self, path: str, state: ConsumerState, call_soon: Callable[[Callable[[], None]], object] | None = None
+    ) -> None:
         self.path = path
         self.state = state
         self._packer = msgpack.Packer(use_bin_type=True)
         self._records = 0
         self._fd: int | None = None
+        self._call_soon = call_soon
+        self._unwritten = bytearray()  # records not written yet
+        self._flush_due = False  # a flush waits for the end of the loop's turn
 
     def replay(self) -> None:
         for record in read_log(self.path)[0]:
@@ -193,14 +207,29 @@ class ConsumerJournal:
     def append(self, record: list[object]) -> None:
         if self._fd is None:
             return
-        os.write(self._fd, self._packer.pack(record))
+        self._unwritten += self._packer.pack(record)
         self._records += 1
+        if self._call_soon is None:
+            self.flush()
+        elif not self._flush_due:
+            self._flush_due = True
+            self._call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write the gathered records (a snapshot instead, once the log is long)."""
+        self._flush_due = False
+        if self._fd is None or not self._unwritten:
+            return
         if self._records > self.COMPACT_AFTER:
-            self.compact()
+            self.compact()  # the snapshot holds every change gathered so far
+            return
+        os.write(self._fd, self._unwritten)
+        self._unwritten.clear()
 
     def compact(self, sync: bool = True) -> None:
         """Replace the log with one snapshot record; ``sync`` waits for the disk first."""
         tmp = self.path + ".tmp"
+        self._unwritten.clear()
         with open(tmp, "wb") as handle:
             handle.write(self._packer.pack(self.state.snapshot()))
             if sync:
@@ -213,6 +242,8 @@ class ConsumerJournal:
         self._records = 1
 
     def close(self) -> None:
+        """Write what is gathered and close the log."""
+        self.flush()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import msgpack
@@ -73,8 +73,11 @@ class StreamFiles:
     def _consumer_dir(self, name: str) -> str:
         return os.path.join(self.directory, "consumers", name)
 
-    def consumer_journal(self, name: str, state: ConsumerState) -> ConsumerJournal:
-        return ConsumerJournal(os.path.join(self._consumer_dir(name), "state.log"), state)
+    def consumer_journal(
+        self, name: str, state: ConsumerState, call_soon: Callable[[Callable[[], None]], object] | None = None
+    ) -> ConsumerJournal:
+        """The journal of consumer ``name``'s state (``call_soon``: see :class:`ConsumerJournal`)."""
+        return ConsumerJournal(os.path.join(self._consumer_dir(name), "state.log"), state, call_soon)
 
     def write_consumer_meta(self, name: str, config: Mapping[str, Any], created_ns: int) -> None:
         """Store a consumer's config, already in its storable JSON form, and creation time.

@@ -49,6 +49,22 @@ class MessageExpiry:
     def add_ttl(self, expires_ns: int, seq: int) -> None:
         heapq.heappush(self._ttls, (expires_ns, seq))
 
+    def stored(self, seq: int, ts: int, ttl: int) -> None:
+        """A message was stored at ``ts`` with a ``ttl`` (seconds; -1 never): arm for its expiry.
+
+        An earlier expiry already armed stays (every message stored before
+        has armed the timer for its own), so a publish costs no timer change.
+        """
+        due = 0
+        if ttl > 0:
+            due = ts + ttl * NS
+            self.add_ttl(due, seq)
+        max_age = self.max_age_ns()
+        if max_age > 0 and ttl >= 0 and (due == 0 or ts + max_age < due):
+            due = ts + max_age
+        if due:
+            self._timer.arm(max(due - self.clock.time_ns(), 0) / NS)
+
     def hold(self, seq: int, until_ns: int) -> None:
         """``seq`` could not expire now: try again at ``until_ns``."""
         self._held[seq] = until_ns

@@ -393,9 +393,7 @@ class Stream:
         if max_per > 0:
             store_limits.trim_subject(store, subject, max_per, self.remove_message)
         self.enforce_limits()
-        if ttl > 0:
-            self.expiry.add_ttl(msg.ts + ttl * NS, msg.seq)
-        self.expiry.rearm()
+        self.expiry.stored(msg.seq, msg.ts, ttl)
         return msg
 
     def enforce_limits(self) -> None:
