@@ -247,3 +247,48 @@ class EarliestTimer:
     def _fire(self) -> None:
         self._timer = self._fires_at = None
         self._callback()
+
+
+class Countdown:
+    """A countdown that activity restarts, on a :class:`Clock`: ``callback`` runs once it runs out.
+
+    Go restarts such a timer on every event (``timer.Reset``: idle heartbeats,
+    inactivity).  Here a restart only moves the due time on; one timer runs,
+    and when it fires before the due time it waits out the rest, so a busy
+    countdown costs no timer per event.
+    """
+
+    def __init__(self, clock: Clock, callback: Callable[[], None]) -> None:
+        self._clock = clock
+        self._callback = callback
+        self._timer: TimerHandle | None = None
+        self._timer_at = 0.0  # the clock's monotonic time the timer fires at
+        self.due = 0.0  # the clock's monotonic time the countdown runs out
+
+    @property
+    def running(self) -> bool:
+        return self._timer is not None
+
+    def restart(self, delay: float) -> None:
+        """Run out ``delay`` seconds from now (sooner or later than before)."""
+        self.run_until(self._clock.monotonic() + delay)
+
+    def run_until(self, due: float) -> None:
+        """Run out at the clock's monotonic time ``due``; a timer armed no later than that stays."""
+        self.due = due
+        if self._timer is None or self._timer_at > due:
+            self.cancel()
+            self._timer_at = due
+            self._timer = self._clock.call_at(due, self._fired)
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+
+    def _fired(self) -> None:
+        self._timer = None
+        if self._clock.monotonic() < self.due:
+            self.run_until(self.due)  # restarted since the timer was armed
+            return
+        self._callback()

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from fakejs.core import clock as clock_module
-from fakejs.core.clock import SystemClock
+from fakejs.core.clock import Countdown, SystemClock
 from fakejs.testkit.clock import ManualClock
 
 
@@ -159,3 +159,32 @@ def test_a_punctual_timer_on_the_manual_clock_is_exact() -> None:
     assert fired == []
     clock.advance(0.0001)
     assert fired == [pytest.approx(0.25)]
+
+
+def test_a_countdown_runs_out_once_after_the_last_restart_with_one_timer() -> None:
+    clock = ManualClock()
+    ran_out: list[float] = []
+    countdown = Countdown(clock, lambda: ran_out.append(clock.monotonic()))
+    countdown.restart(5)
+    for _ in range(4):
+        clock.advance(1)
+        countdown.restart(5)  # at 1, 2, 3, 4: now due at 9
+    assert clock.next_deadline() == 5.0  # the first timer stays: a restart armed none
+    clock.advance(4.5)
+    assert ran_out == [] and countdown.running
+    clock.advance(1)
+    assert ran_out == [9.0] and not countdown.running
+
+
+def test_a_countdown_restarted_sooner_runs_out_sooner_and_a_cancelled_one_never() -> None:
+    clock = ManualClock()
+    ran_out: list[float] = []
+    countdown = Countdown(clock, lambda: ran_out.append(clock.monotonic()))
+    countdown.restart(10)
+    countdown.restart(2)
+    clock.advance(3)
+    assert ran_out == [2.0]
+    countdown.restart(1)
+    countdown.cancel()
+    clock.advance(5)
+    assert ran_out == [2.0] and not countdown.running

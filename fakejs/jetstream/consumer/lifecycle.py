@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.clock import Clock, Countdown, TimerHandle
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.consumer.view import ConsumerView
@@ -45,9 +45,7 @@ class Inactivity:
         self._pulls_waiting = pulls_waiting
         self._latest_ack_deadline_ns = latest_ack_deadline_ns
         self.threshold = 0  # ns in effect, jitter included; 0: never deleted for inactivity
-        self._timer: TimerHandle | None = None
-        self._timer_at = 0.0  # the clock's monotonic time the timer fires at
-        self._deadline = 0.0  # when the countdown runs out: the last activity plus the threshold
+        self._countdown = Countdown(clock, self._ran_out)  # from the last activity, ``threshold`` long
         # An update may not turn a push consumer into a pull one or back, so this holds for good.
         self._is_push = consumerconfig.is_push(consumer.config)
         self.set_threshold()
@@ -60,44 +58,23 @@ class Inactivity:
         self.threshold = max(threshold, 0)
 
     def touch(self) -> None:
-        """Activity: restart the countdown (pull consumers, push consumers nobody listens to).
-
-        One timer runs per countdown: activity only moves the deadline on, and
-        the timer, firing before it, waits out the rest.
-        """
+        """Activity: restart the countdown (pull consumers, push consumers nobody listens to)."""
         consumer = self._consumer
         if self.threshold > 0 and not consumer.closed and not (self._is_push and consumer.active):
-            self._wait_until(self._clock.monotonic() + self.threshold / NS)
+            self._countdown.restart(self.threshold / NS)
         else:
             self.stop()
 
-    def _wait_until(self, deadline: float) -> None:
-        """Check again at ``deadline`` (a timer already armed no later than that stays)."""
-        self._deadline = deadline
-        if self._timer is None or self._timer_at > deadline:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer_at = deadline
-            self._timer = self._clock.call_at(deadline, self._fired)
-
     def ack_seen(self) -> None:
         """An ack holds off the deletion (a push consumer's only while its countdown runs)."""
-        if self.threshold > 0 and (not self._is_push or self._timer is not None):
+        if self.threshold > 0 and (not self._is_push or self._countdown.running):
             self.touch()
 
-    def _fired(self) -> None:
-        """The timer: activity since it was armed moved the deadline on, so wait for that; else check."""
-        self._timer = None
-        if self._consumer.closed:
-            return
-        if self._clock.monotonic() < self._deadline:
-            self._wait_until(self._deadline)
-            return
-        self._expired()
-
-    def _expired(self) -> None:
+    def _ran_out(self) -> None:
         """Go, unless pulls wait, push interest is back or acks may still come."""
         consumer = self._consumer
+        if consumer.closed:
+            return
         if self._is_push:
             if not consumer.active:
                 self._remove()
@@ -109,14 +86,12 @@ class Inactivity:
         deadline = self._latest_ack_deadline_ns()
         latest = 0 if deadline is None else max(0, deadline + self.threshold - self._clock.time_ns())
         if latest > 0:
-            self._wait_until(self._clock.monotonic() + latest / NS)
+            self._countdown.restart(latest / NS)
             return
         self._remove()
 
     def stop(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = None
+        self._countdown.cancel()
 
 
 class PauseTimer:

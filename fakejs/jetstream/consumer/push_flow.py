@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.clock import Clock, Countdown
 from fakejs.core.hooks import Hooks
 from fakejs.gocompat import ids
 from fakejs.gocompat.gotime import NS
@@ -79,9 +79,7 @@ class PushFlow:
         self.pending_at_request = 0  # pending_bytes when that request went out
         # An update may not turn a push consumer into a pull one or back, so this holds for good.
         self._is_push = consumerconfig.is_push(consumer.config)
-        self._heartbeat_timer: TimerHandle | None = None
-        self._heartbeat_timer_at = 0.0  # the clock's monotonic time the timer fires at
-        self._heartbeat_at = 0.0  # when the idle heartbeat is due: the last delivery plus idle_heartbeat
+        self._idle = Countdown(clock, self._heartbeat_due)  # from the last delivery, idle_heartbeat long
 
     # -- flow control ---------------------------------------------------------------
 
@@ -138,34 +136,12 @@ class PushFlow:
     # -- idle heartbeats ---------------------------------------------------------------
 
     def arm_heartbeat(self) -> None:
-        """(Re)start the idle countdown; every delivery calls this.
-
-        One timer runs per countdown: a delivery only moves the due time, and
-        the timer, firing before it, waits out the rest (``hb.Reset``'s effect
-        without a new timer per delivery).
-        """
+        """(Re)start the idle countdown (``hb.Reset``); every delivery calls this."""
         interval = self._consumer.config["idle_heartbeat"]
         if interval <= 0 or not self._is_push or self._consumer.closed:
             self.stop()
             return
-        due = self._clock.monotonic() + interval / NS
-        self._heartbeat_at = due
-        if self._heartbeat_timer is None or self._heartbeat_timer_at > due:
-            self._arm_heartbeat_timer(due)
-
-    def _arm_heartbeat_timer(self, when: float) -> None:
-        if self._heartbeat_timer is not None:
-            self._heartbeat_timer.cancel()
-        self._heartbeat_timer_at = when
-        self._heartbeat_timer = self._clock.call_at(when, self._heartbeat_fired)
-
-    def _heartbeat_fired(self) -> None:
-        """The timer: a delivery since it was armed moved the due time on, so wait for that; else it is due."""
-        self._heartbeat_timer = None
-        if self._clock.monotonic() < self._heartbeat_at:
-            self._arm_heartbeat_timer(self._heartbeat_at)
-            return
-        self._heartbeat_due()
+        self._idle.restart(interval / NS)
 
     def _heartbeat_due(self) -> None:
         consumer = self._consumer
@@ -189,6 +165,4 @@ class PushFlow:
 
     def stop(self) -> None:
         """No more heartbeats (the consumer is gone)."""
-        if self._heartbeat_timer is not None:
-            self._heartbeat_timer.cancel()
-        self._heartbeat_timer = None
+        self._idle.cancel()
