@@ -249,14 +249,15 @@ def compiled_rows(scale: Scale, quick: bool) -> list[Row]:
 # ---------------------------------------------------------------- the page
 
 
-def page(cycle_table: list[str], rows: list[Row], plot_name: str) -> str:
+def page(cycle_table: list[str], rows: list[Row], plot_name: str, compiled: bool = False) -> str:
     """The results as a Markdown page."""
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    command = "python benchmarks/bench_summary.py --docs" + (" --compiled" if compiled else "")
     lines = [
         "# Benchmark results",
         "",
         f"Measured {when} with fakejs {__version__} and {nats_server_version()}, one run each, on {machine()}.",
-        "Written by `python benchmarks/bench_summary.py --docs`; see [Benchmarks](benchmarks.md) for each script.",
+        f"Written by `{command}`; see [Benchmarks](benchmarks.md) for each script.",
         "",
         "## A test harness's cycle per test",
         "",
@@ -269,6 +270,15 @@ def page(cycle_table: list[str], rows: list[Row], plot_name: str) -> str:
         "",
         "## Against the targets",
         "",
+        *(
+            [
+                "Rows marked (compiled) ran fakejs built with `FAKEJS_MYPYC=1` (see [a compiled",
+                "build](../guide/command-line.md#a-compiled-build)); the others, as `pip install .` installs it.",
+                "",
+            ]
+            if compiled
+            else []
+        ),
         "| measure | fakejs | nats-server | ratio | target | met |",
         "| --- | ---: | ---: | ---: | --- | --- |",
     ]
@@ -334,7 +344,7 @@ def main(argv: list[str] | None = None) -> None:
     rows.append(memory_row(scale.memory_messages))
     if args.compiled:
         rows += compiled_rows(scale, args.quick)
-    text = page(cycle_table, rows, os.path.basename(DOCS_PLOT))
+    text = page(cycle_table, rows, os.path.basename(DOCS_PLOT), args.compiled)
     print(text)
     if args.docs:
         with open(DOCS_PAGE, "w") as handle:
