@@ -81,6 +81,9 @@ class ClientIO(Protocol):
     def want_flush(self) -> None:
         """Arrange for :meth:`ClientSession.take_output` to be written soon."""
 
+    def write_early(self) -> None:
+        """Write the session's queued output now, before the turn ends (a large output: the client reads it sooner)."""
+
     def close(self) -> None:
         """Write what is pending, then close the connection."""
 

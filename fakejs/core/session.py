@@ -74,6 +74,9 @@ SYS_QUEUE_GROUP = "_sys_"
 STALL_SHORT = 0.002
 STALL_LONG = 0.005
 STALL_PER_READ = 0.010
+# Queued output this large is written at once, not at the end of the loop's turn: the client reads a
+# long batch (a pull's messages, a fan-out) while the rest is made, as nats-server's writer flushes.
+EARLY_WRITE = 8 * 1024
 
 # nats-server's ErrTooManyConnections
 TOO_MANY_CONNECTIONS = "maximum connections exceeded"
@@ -305,6 +308,8 @@ class ClientSession:
             self.io.want_flush()
         self.out.append(frame)
         self.out_size += len(frame)
+        if self.out_size >= EARLY_WRITE:
+            self.io.write_early()
 
     def send_err(self, text: str) -> None:
         self.send(writer.err(text))

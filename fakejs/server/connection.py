@@ -184,6 +184,11 @@ class Connection(asyncio.Protocol):
             else:
                 self._loop.call_soon(self._guarded, "output", self.flush)
 
+    def write_early(self) -> None:
+        # With faults installed output waits for the turn's end, where a fault's action expects it.
+        if not self._server.broker.faults:
+            self.flush()
+
     def close(self) -> None:
         self.flush()
         if self._transport is not None:

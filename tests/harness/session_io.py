@@ -10,6 +10,7 @@ class FakeIO:
 
     def __init__(self) -> None:
         self.flushes = 0
+        self.early_writes = 0
         self.closed = False
         self.aborted = False
         self.buffered = 0
@@ -18,6 +19,9 @@ class FakeIO:
 
     def want_flush(self) -> None:
         self.flushes += 1
+
+    def write_early(self) -> None:
+        self.early_writes += 1
 
     def close(self) -> None:
         self.closed = True

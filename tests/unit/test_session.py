@@ -224,3 +224,16 @@ def test_connection_lost_closes_quietly() -> None:
     assert session.closed and session.close_reason == CLIENT_CLOSED and io.aborted
     session.data_received(b"PING\r\n")
     assert session.take_output() == b""
+
+
+def test_a_large_queued_output_is_written_before_the_turn_ends() -> None:
+    broker = _broker()
+    subscriber, io = _session(broker, QUIET)
+    subscriber.data_received(b"SUB big 1\r\n")
+    publisher, _ = _session(broker, QUIET)
+    payload = b"x" * 1000
+    for _ in range(7):  # 7 frames of about 1 KB: below EARLY_WRITE, left for the end of the turn
+        publisher.data_received(b"PUB big %d\r\n%s\r\n" % (len(payload), payload))
+    assert io.early_writes == 0
+    publisher.data_received(b"PUB big %d\r\n%s\r\n" % (len(payload), payload) * 2)
+    assert io.early_writes == 1  # past 8 KB: the socket layer is asked to write now
