@@ -65,21 +65,16 @@ from fakejs.protocol.parser import Parser
 ERR_AUTH_TIMEOUT = "Authentication Timeout"
 ERR_STALE = "Stale Connection"
 ERR_INVALID_SUBJECT = "Invalid Subject"
-# The queue group nats-server keeps for its own subscriptions: no client may join it.
-SYS_QUEUE_GROUP = "_sys_"
+SYS_QUEUE_GROUP = "_sys_"  # the queue group nats-server keeps for its own subscriptions: no client may join it
 
-# Fast producers are held back while a consumer they feed is over 3/4 of
-# max_pending: up to 2 ms per message (5 ms once it is over the limit) and at
-# most 10 ms per read, as nats-server's stall gate does.
+# Fast producers are held back while a consumer they feed is over 3/4 of max_pending: up to 2 ms per
+# message (5 ms once it is over the limit) and at most 10 ms per read, as nats-server's stall gate does.
 STALL_SHORT = 0.002
 STALL_LONG = 0.005
 STALL_PER_READ = 0.010
-# Queued output this large is written at once, not at the end of the loop's turn: the client reads a
-# long batch (a pull's messages, a fan-out) while the rest is made, as nats-server's writer flushes.
-EARLY_WRITE = 8 * 1024
+EARLY_WRITE = 8 * 1024  # queued output this large is written at once: the client reads a long batch as it is made
 
-# nats-server's ErrTooManyConnections
-TOO_MANY_CONNECTIONS = "maximum connections exceeded"
+TOO_MANY_CONNECTIONS = "maximum connections exceeded"  # nats-server's ErrTooManyConnections
 
 
 class SessionHost(LoginHost, Protocol):
