@@ -6,10 +6,13 @@ import asyncio
 import json
 import urllib.error
 import urllib.request
+from functools import partial
 from typing import Any
 
 import nats
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig
 
@@ -237,7 +240,7 @@ async def test_a_guarded_control_api_refuses_the_timeline_without_credentials() 
 
 async def test_faults_and_a_reset_show_in_the_timeline() -> None:
     async with Server(clock=ManualClock()) as server:
-        nc, js = await setup(server)
+        nc, _ = await setup(server)
         server.control.add_fault(on="pull.request", do="reply_status", args={"code": 503, "text": "Busy"}, name="busy")
         pulls = Pulls(nc)
         await pulls.start()
@@ -249,3 +252,51 @@ async def test_faults_and_a_reset_show_in_the_timeline() -> None:
         server.control.reset()
         assert kinds(server) == []
         await nc.close()
+
+
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("publish"), st.integers(0, 3)),
+        st.tuples(st.just("fetch"), st.integers(1, 4)),
+        st.tuples(st.just("ack"), st.integers(0, 20)),
+        st.tuples(st.just("nak"), st.integers(0, 20)),
+    ),
+    max_size=12,
+)
+
+
+def _pulls_ended(server: Server, count: int) -> bool:
+    return len(server.timeline(kind="pull.end")) + len(server.timeline(kind="pull.filled")) >= count
+
+
+async def _client_view_run(operations: list[tuple[str, int]]) -> None:
+    async with Server() as server:
+        nc, js = await setup(server, ack_wait=60.0)
+        pulls = Pulls(nc)
+        await pulls.start()
+        ended = 0
+        for op, arg in operations:
+            if op == "publish":
+                await js.publish(f"s.{arg}", b"m")
+            elif op == "fetch":
+                await pulls.pull("C", batch=arg, no_wait=True)
+                ended += 1
+                await server.wait_for(partial(_pulls_ended, server, ended))
+            elif pulls.messages():
+                msg = pulls.messages()[arg % len(pulls.messages())]
+                await nc.publish(msg.reply, b"+ACK" if op == "ack" else b"-NAK")  # again and again, if drawn
+        await nc.flush()
+        sent = lambda: [e for e in server.timeline(kind="deliver") if e["target"] == pulls.inbox]  # noqa: E731
+        await server.wait_for(lambda: len(pulls.messages()) == len(sent()))
+        seen = [
+            (msg.metadata.sequence.stream, msg.metadata.sequence.consumer, msg.metadata.num_delivered)
+            for msg in pulls.messages()
+        ]
+        assert seen == [(e["stream_seq"], e["consumer_seq"], e["delivery_count"]) for e in sent()]
+        await nc.close()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(OPERATIONS)
+def test_every_delivery_a_client_received_is_in_the_timeline_in_order(operations: list[tuple[str, int]]) -> None:
+    asyncio.run(_client_view_run(operations))
