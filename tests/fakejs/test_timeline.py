@@ -18,6 +18,7 @@ from nats.js.api import AckPolicy, ConsumerConfig
 
 from fakejs import ManualClock, Server
 from fakejs.core.recorder import EVENT_KINDS
+from fakejs.targets.fake import FakeJS
 
 pytestmark = pytest.mark.fake_only
 
@@ -300,3 +301,14 @@ async def _client_view_run(operations: list[tuple[str, int]]) -> None:
 @given(OPERATIONS)
 def test_every_delivery_a_client_received_is_in_the_timeline_in_order(operations: list[tuple[str, int]]) -> None:
     asyncio.run(_client_view_run(operations))
+
+
+async def test_the_fixtures_handle_gives_the_timeline() -> None:
+    handle = FakeJS().start()
+    try:
+        nc = await nats.connect(handle.url)
+        await nc.jetstream().add_stream(name="S", subjects=["s"])
+        assert [e["kind"] for e in handle.timeline(stream="S")] == ["stream.create"]
+        await nc.close()
+    finally:
+        handle.stop()
