@@ -8,7 +8,7 @@ JetStream), ``cluster`` (routes to the other servers of a cluster:
 pools, gossip, remote interest), ``clock`` (the one seam every timer goes through: the
 protocol and real time), ``failures`` (exceptions of server handlers,
 recorded for the test), ``hooks`` (the named points where faults may
-fire), ``stats``, ``options``, ``log`` and ``process`` (the pid a harness
+fire), ``recorder`` (the timeline's event kinds and recording points), ``stats``, ``options``, ``log`` and ``process`` (the pid a harness
 knows the server by).  May import :mod:`fakejs.protocol`
 and :mod:`fakejs.gocompat`; it knows the layers above only through the
 small protocols and callbacks it defines (an account's JetStream, fault

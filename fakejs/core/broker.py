@@ -26,6 +26,7 @@ from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks, NoTap, WireTap
 from fakejs.core.log import RepeatFilter, get_logger
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
+from fakejs.core.recorder import NO_RECORDER, Recorder
 from fakejs.core.router import Router, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.core.stats import Stats
@@ -99,6 +100,8 @@ class Broker:
         self.faults: Hooks = hooks if hooks is not None else NoHooks()
         # What clients send and are sent, for the test kit's conformance watch (see fakejs.core.hooks).
         self.tap: WireTap = NoTap()
+        # The timeline's recorder (see fakejs.core.recorder): set once, before any stream or consumer exists.
+        self.timeline: Recorder = NO_RECORDER
         self.clients: dict[int, ClientSession] = {}
         self.on_client_closed: list[ClosedCallback] = []
         self.on_client_connected: list[Callable[[ClientSession], None]] = []

@@ -185,6 +185,9 @@ class ServerOptions:
     # fakejs only: judge how clients consume (pulls, acks, reactions to statuses) against
     # ADR-37/13/42/17; see Server.conformance().
     conformance: bool = False
+    # fakejs only: how many events the timeline keeps (the newest; 0: none recorded); see
+    # Server.timeline() and docs/guide/timeline.md.
+    timeline: int = 10_000
     # fakejs only: without a store_dir, warn as nats-server does ("Temporary storage directory
     # used, ..."). The command line does; an in-process server, whose temporary store is the rule,
     # says only that it removes the store at exit.

@@ -5,7 +5,8 @@ what HTTP needs so that only the intended callers reach them:
 
 * credentials (:class:`~fakejs.testkit.access.ControlAccess`): a guarded
   server answers ``401`` with ``WWW-Authenticate`` to a request without them;
-* reads (``state``, ``clock``, ``faults``) by ``GET``, everything else by
+* reads (``state``, ``clock``, ``faults``, ``timeline``) by ``GET`` (their
+  filters, if any, as query parameters), everything else by
   ``POST`` only, with ``Content-Type: application/json`` (``415`` otherwise).
   A web page can make a browser send a cross-origin ``text/plain`` or form
   POST without asking first; it cannot send ``application/json`` without a
@@ -21,11 +22,14 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import parse_qsl
 
 from fakejs.server.http import Reply, Request
 from fakejs.testkit import control_api
 from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.control import Controller
+from fakejs.testkit.control_routes import find_route
+from fakejs.testkit.schema import INTEGER
 
 JSON = "application/json"
 HOST_REFUSED = (
@@ -55,9 +59,27 @@ def answer(controller: Controller, access: ControlAccess, request: Request, path
         )
     if request.method == "POST" and not _is_json(request.header("content-type")):
         return _json(415, {"error": "control requests must be sent with Content-Type: application/json"})
-    body = request.body if request.method == "POST" else b""
+    body = request.body if request.method == "POST" else _query_body(tokens, request.target)
+    if body is None:
+        return _json(400, {"error": "a query parameter is given twice"})
     status, doc = control_api.handle(controller, tokens, body)
     return _json(status, doc)
+
+
+def _query_body(tokens: list[str], target: str) -> bytes | None:
+    """A read's query parameters as the JSON body its declaration checks; None: a name given twice.
+
+    A value of a field declared an integer is read as one when it is digits (else the check refuses it).
+    """
+    route = find_route(tokens)
+    integers = {field.name for field in route.request.fields if field.kind is INTEGER} if route else set()
+    pairs = parse_qsl(target.partition("?")[2], keep_blank_values=True)
+    args = {
+        name: int(value) if name in integers and value.removeprefix("-").isdigit() else value for name, value in pairs
+    }
+    if len(args) != len(pairs):
+        return None
+    return json.dumps(args).encode() if args else b""
 
 
 def _is_json(content_type: str) -> bool:

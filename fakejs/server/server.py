@@ -35,6 +35,7 @@ from fakejs.testkit.clock import ManualClock
 from fakejs.testkit.conditions import not_met
 from fakejs.testkit.control_subjects import ControlSubjects
 from fakejs.testkit.faults import Faults
+from fakejs.testkit.timeline import Timeline, TimelineFilter
 from fakejs.testkit.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -97,6 +98,10 @@ class Server:
 
             self.conformance_watch = Conformance(self.clock)
             self.broker.tap = self.conformance_watch
+        # What the server did, newest last (options.timeline events; 0: nothing recorded).
+        self.recorded = Timeline(self.clock, options.timeline)
+        if self.recorded:
+            self._record_timeline()
         self._control: Controller | None = None
         # What the controller wires into the faults, wired before it exists: a fault installed
         # straight on ``server.faults`` runs its action through the controller, made on demand.
@@ -109,6 +114,50 @@ class Server:
         self.output_batch = OutputBatch()
         self._autojump: asyncio.Task[None] | None = None
         self.routes: RoutePort | None = None  # the route port, in a cluster
+
+    def _record_timeline(self) -> None:
+        """Give every recording point the timeline (see :mod:`fakejs.core.recorder`)."""
+        recorded = self.recorded
+        self.broker.timeline = recorded
+        self.faults.recorder = recorded
+        if self.conformance_watch is not None:
+            self.conformance_watch.recorder = recorded
+
+        def connected(client: Any) -> None:
+            opts = client.opts
+            recorded.record(
+                "client.connect",
+                client=client.cid,
+                name=client.name,
+                account=client.account.name,
+                lang=opts.get("lang", ""),
+                version=opts.get("version", ""),
+            )
+
+        def closed(client: Any, subs: Any) -> None:
+            recorded.record("client.disconnect", client=client.cid, name=client.name, reason=client.close_reason)
+
+        self.broker.on_client_connected.append(connected)
+        self.broker.on_client_closed.append(closed)
+
+    def _clock_advanced(self, seconds: float) -> None:
+        self.recorded.record("clock.advance", seconds=seconds)
+
+    def timeline(
+        self,
+        stream: str | None = None,
+        consumer: str | None = None,
+        client: int | None = None,
+        kind: str | None = None,
+        since: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """What the server did, as JSON-able dicts, oldest first (see docs/guide/timeline.md).
+
+        Filters: a stream's or consumer's name, a client id, an event kind
+        (``"deliver"``) or family (``"pull"``: every ``pull.*``), and
+        ``since`` (server clock ns: events at or after it).
+        """
+        return self.recorded.events(TimelineFilter(stream, consumer, client, kind, since))
 
     @property
     def control(self) -> Controller:
@@ -194,6 +243,9 @@ class Server:
         self._loop = asyncio.get_running_loop()
         self.clock.bind(self._loop)
         self.clock.add_error_sink(self.broker.record_error)
+        clock = self.clock
+        if self.recorded and isinstance(clock, ManualClock) and self._clock_advanced not in clock.on_advance:
+            clock.on_advance.append(self._clock_advanced)
         self.broker.events.started()
         options = self.options
         log = self.broker.log
@@ -298,6 +350,8 @@ class Server:
         self._stop_jetstream(keep_store)
         for client in list(self.broker.clients.values()):
             client.close(SERVER_SHUTDOWN)
+        if isinstance(self.clock, ManualClock) and self._clock_advanced in self.clock.on_advance:
+            self.clock.on_advance.remove(self._clock_advanced)
         self.broker.events.stop()
         await self.listeners.close()
         start_lines.log_stopped(log)

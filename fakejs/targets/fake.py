@@ -181,6 +181,12 @@ class FakeJS:
         transcript: Transcript = self.call(self.server.transcript, client)
         return transcript
 
+    def timeline(self, **filters: Any) -> list[dict[str, Any]]:
+        """What the server did, as JSON-able dicts, oldest first (``stream``, ``consumer``, ``client``, ``kind``,
+        ``since`` filter them; see :meth:`fakejs.server.server.Server.timeline`)."""
+        events: list[dict[str, Any]] = self.call(lambda: self.server.timeline(**filters))
+        return events
+
     def conformance(self) -> ConformanceReport:
         """The rules this server's clients broke (needs ``conformance=True`` or ``--fakejs-conformance``)."""
         report: ConformanceReport = self.call(self.server.conformance)

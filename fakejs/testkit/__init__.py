@@ -12,7 +12,8 @@ steps), ``scenario_conformance`` (a scenario's ``[conformance]`` table),
 declarations), ``control_subjects`` (the ``$FAKEJS.>`` subscription, which
 imports the rest at the first request), ``access`` (who may use the
 control API), ``introspection`` (server state for
-tests), ``transcript`` (a connection's bytes), ``conditions`` (a waited-for
+tests), ``transcript`` (a connection's bytes), ``timeline`` (the ring of
+events the server recorded, and its queries), ``conditions`` (a waited-for
 condition in words, and its time-out), ``certs`` (throwaway certificates,
 with trustme), ``jwt`` (credentials for operator mode: operators, accounts
 and users minted as nats-io/jwt v2 writes them, ``.creds`` files, the

@@ -74,6 +74,8 @@ class ManualClock:
         self._errors = TimerErrors()
         self.advances = 0  # how many times advance() ran (clients get one chance to answer per advance)
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Told the seconds of each move before its timers fire (the servers' timelines on this clock).
+        self.on_advance: list[Callable[[float], None]] = []
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         """The loop :meth:`call_soon` queues on (timers never use it: they wait for :meth:`advance`)."""
@@ -187,12 +189,18 @@ class ManualClock:
             deadline = self.next_work()
             if deadline is None or deadline > start + limit:
                 raise not_met(condition, f"{self._now - start:g} s of virtual time (limit {limit:g} s)", value)
+            self._tell_advance(deadline - self._now)
             self._fire_until(deadline)
         return self._now - start
 
     def _advance_to(self, target: float) -> int:
         self.advances += 1
+        self._tell_advance(target - self._now)
         return self._fire_until(target)
+
+    def _tell_advance(self, seconds: float) -> None:
+        for listener in self.on_advance:
+            listener(seconds)
 
     def _fire_until(self, target: float) -> int:
         """Fire every timer due up to ``target`` in deadline order, then set the time to it."""

@@ -237,7 +237,7 @@ class Controller:
     # -- reset and scenarios ---------------------------------------------------------------
 
     def reset(self, clients: bool = False) -> dict[str, Any]:
-        """Back to an empty server: no streams, no faults, no scenario (clients optional)."""
+        """Back to an empty server: no streams, no faults, no scenario, an empty timeline (clients optional)."""
         self.faults.clear()
         self.scenario = None
         js = self.server.jetstream
@@ -249,6 +249,7 @@ class Controller:
         if clients:
             self.disconnect("all")
         self.server.transcripts.clear()
+        self.server.recorded.clear()
         if self.server.conformance_watch is not None:
             self.server.conformance_watch.clear()
         return {"streams_deleted": removed}

@@ -21,6 +21,7 @@ from fakejs.testkit.arguments import ACTION_ARGUMENTS, fault_arguments, fault_ma
 from fakejs.testkit.control import Controller
 from fakejs.testkit.faults import Fault
 from fakejs.testkit.schema import BOOLEAN, INTEGER, NUMBER, OBJECT, STRING, Field, Request
+from fakejs.testkit.timeline import TimelineFilter
 
 __all__ = ["FAULT", "ROUTES", "Route", "find_route"]
 
@@ -90,6 +91,24 @@ def _faults(controller: Controller, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+TIMELINE = Request(
+    "timeline",
+    "What the server did, oldest first: the kept events (each with its index, kind, server time in ns and fields),"
+    " the ring's size and how many events it let go; over HTTP the filters are query parameters",
+    (
+        Field("stream", STRING, "Only events of this stream", nullable=True),
+        Field("consumer", STRING, "Only events of this consumer", nullable=True),
+        Field("client", INTEGER, "Only events of this client id", nullable=True),
+        Field("kind", STRING, "Only this kind of event, or family (pull: every pull.* kind)", nullable=True),
+        Field("since", INTEGER, "Only events at or after this server time (ns)", nullable=True),
+    ),
+)
+
+
+def _timeline(controller: Controller, args: dict[str, Any]) -> dict[str, Any]:
+    return controller.server.recorded.document(TimelineFilter(**args))
+
+
 def _action_route(name: str) -> Route:
     def run(controller: Controller, args: dict[str, Any]) -> Any:
         result = controller.run(name, args)
@@ -126,6 +145,7 @@ ROUTES: tuple[Route, ...] = (
         lambda controller, args: controller.advance_clock_to_next(),
     ),
     Route(Request("faults", "The installed faults and what fired"), _faults, read=True),
+    Route(TIMELINE, _timeline, read=True),
     Route(FAULT, lambda controller, args: controller.add_fault(**args).describe()),
     Route(
         Request(
@@ -141,7 +161,7 @@ ROUTES: tuple[Route, ...] = (
     Route(
         Request(
             "reset",
-            "Back to an empty server: no streams, no faults, no scenario, no transcripts",
+            "Back to an empty server: no streams, no faults, no scenario, no transcripts, an empty timeline",
             (Field("clients", BOOLEAN, "Disconnect every client too", default=False),),
         ),
         lambda controller, args: controller.reset(**args),

@@ -24,6 +24,7 @@ from typing import Any
 
 from fakejs.core.clock import Clock, ErrorSink, TimerHandle
 from fakejs.core.hooks import HOOK_POINTS, MATCH_KEYS
+from fakejs.core.recorder import NO_RECORDER, Recorder
 
 __all__ = [
     "CLUSTER_ACTION_NAMES",
@@ -158,6 +159,7 @@ class Faults:
         self.soon: Callable[..., Any] | None = None
         self.record_error: ErrorSink | None = None
         self._pending: list[tuple[Fault, dict[str, Any]]] = []
+        self.recorder: Recorder = NO_RECORDER  # the server's timeline (see fakejs.core.recorder)
         self._settle_scheduled = False
         # The actions a fault may run (None: the controller's, fakejs.testkit.arguments.ACTION_NAMES).
         self.actions: frozenset[str] | None = None
@@ -282,3 +284,5 @@ class Faults:
                 "time": self.clock.monotonic(),
             }
         )
+        if self.recorder:
+            self.recorder.record("fault", fault=fault.id, name=fault.name, point=point, do=fault.do)

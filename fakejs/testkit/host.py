@@ -16,6 +16,7 @@ from fakejs.core.clock import Clock
 from fakejs.jetstream import JetStreamWithApi
 from fakejs.testkit.conformance import Conformance
 from fakejs.testkit.faults import Faults
+from fakejs.testkit.timeline import Timeline
 from fakejs.testkit.transcript import Transcript
 
 
@@ -48,6 +49,11 @@ class ServerActions(Protocol):
 
     @property
     def transcripts(self) -> dict[int, Transcript]: ...
+
+    @property
+    def recorded(self) -> Timeline:
+        """The server's timeline (off, and empty, when its size is 0)."""
+        ...
 
     @property
     def conformance_watch(self) -> Conformance | None:

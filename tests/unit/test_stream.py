@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from fakejs.core.options import ServerOptions
+from fakejs.core.recorder import NO_RECORDER
 from fakejs.core.router import Router
 from fakejs.jetstream.config import stream as streamconfig
 from fakejs.jetstream.config import stream_rules
@@ -35,7 +36,7 @@ class Host:
     def __init__(self) -> None:
         self.clock = ManualClock(start_ns=T0)
         self.router = Router(random.Random(0))
-        self.broker = SimpleNamespace(options=ServerOptions())
+        self.broker = SimpleNamespace(options=ServerOptions(), timeline=NO_RECORDER)
         self.server_name = "unit"
         self.account_name = "$G"
         self.domain = ""

@@ -51,7 +51,10 @@ def create(js: JetStream, request: Request, stream: str) -> Reply:
     if stream != config["name"]:
         raise api_error("JSStreamMismatchErr")
     # A single server leaves the cluster section out of the reply; a cluster's meta leader fills it in.
+    existed = config["name"] in js.streams
     info = js.add_stream(config, pedantic).info(cluster=js.clustered is not None, domain=False)
+    if js.broker.timeline and not existed:
+        js.broker.timeline.record("stream.create", stream=stream)
     info["did_create"] = True
     return info
 
@@ -62,13 +65,18 @@ def update(js: JetStream, request: Request, stream: str) -> Reply:
     config = stream_rules.check(streamconfig.from_request(fields), pedantic, js.stream_config)
     if stream != config["name"]:
         raise api_error("JSStreamMismatchErr")
-    return js.update_stream(stream, config, pedantic).info(cluster=js.clustered is not None)
+    updated = js.update_stream(stream, config, pedantic)
+    if js.broker.timeline:
+        js.broker.timeline.record("stream.update", stream=stream)
+    return updated.info(cluster=js.clustered is not None)
 
 
 def delete(js: JetStream, request: Request, stream: str) -> Reply:
     if not request.is_empty():
         raise api_error("JSNotEmptyRequestErr")
     js.delete_stream(js.lookup(stream))
+    if js.broker.timeline:
+        js.broker.timeline.record("stream.delete", stream=stream)
     return {"success": True}
 
 
@@ -117,7 +125,10 @@ def purge(js: JetStream, request: Request, stream: str) -> Reply:
         if body.get("seq", 0) > 0 and body.get("keep", 0) > 0:
             raise api_error("JSBadRequestErr")
     target = js.lookup(stream)
-    purged = target.purge_on_request(body.get("filter", ""), body.get("seq", 0), body.get("keep", 0))
+    subjects, seq, keep = body.get("filter", ""), body.get("seq", 0), body.get("keep", 0)
+    purged = target.purge_on_request(subjects, seq, keep)
+    if js.broker.timeline:
+        js.broker.timeline.record("stream.purge", stream=stream, filter=subjects, seq=seq, keep=keep, purged=purged)
     return {"success": True, "purged": purged}
 
 

@@ -56,6 +56,7 @@ class AckMessages:
         self._on_nak = on_nak
         self._on_terminated = on_terminated
         self._on_ack_sample = on_ack_sample
+        self._recorder = stream.timeline  # the server's timeline (see fakejs.core.recorder)
 
     def receive(self, subject: str, reply: str, payload: bytes) -> None:
         """One message on the ack subject: apply it, answer it, then let the consumer deliver."""
@@ -63,6 +64,8 @@ class AckMessages:
             return
         self._on_activity()
         stream_sequence, consumer_sequence, delivery_count = ack_reply_info(subject)
+        if self._recorder:
+            self._record(subject, payload, stream_sequence, consumer_sequence, delivery_count)
         skip_reply = stream_sequence == 0
         if not payload or payload in (b"+ACK", b"+OK"):
             if not self.ack(stream_sequence, consumer_sequence, reply, sampled_delivery_count=delivery_count):
@@ -82,6 +85,22 @@ class AckMessages:
         if reply and not skip_reply:
             self._reply(reply, b"")
         self._consumer.kick()
+
+    def _record(
+        self, subject: str, payload: bytes, stream_sequence: int, consumer_sequence: int, delivery_count: int
+    ) -> None:
+        """The timeline's ``ack``, ``nak``, ``term`` or ``progress`` event of one message on the ack subject."""
+        tokens = subject.split(".")  # $JS.ACK.<stream>.<consumer>... or $JS.ACK.<domain>.<hash>.<stream>.<consumer>...
+        names = {"stream": self._stream.name, "consumer": tokens[3] if len(tokens) == 9 else tokens[5]}
+        seqs = {"stream_seq": stream_sequence, "consumer_seq": consumer_sequence, "delivery_count": delivery_count}
+        if not payload or payload in (b"+ACK", b"+OK") or payload.startswith(b"+NXT"):
+            self._recorder.record("ack", **names, **seqs)
+        elif payload.startswith(b"-NAK"):
+            self._recorder.record("nak", **names, **seqs, delay=nak_delay(payload))
+        elif payload == b"+WPI":
+            self._recorder.record("progress", **names, **seqs)
+        elif payload.startswith(b"+TERM"):
+            self._recorder.record("term", **names, **seqs, reason=payload[5:].strip().decode("utf-8", "replace"))
 
     def ack(
         self, stream_sequence: int, consumer_sequence: int, reply: str, sampled_delivery_count: int | None = None

@@ -18,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.recorder import NO_RECORDER, Recorder
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import Field, Struct, unmarshal
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.consumer.redelivery_queue import RedeliveryQueue
-from fakejs.jetstream.consumer.view import ConsumerView
+from fakejs.jetstream.consumer.view import ConsumerName, ConsumerView
 from fakejs.jetstream.storage.consumer_state import ConsumerState
 
 ACK_WAIT_DELAY = 1_000_000  # nats-server adds 1ms to every ack deadline
@@ -88,8 +89,14 @@ class AckTracker:
         clock: Clock,
         first_stream_seq: Callable[[], int],
         on_max_deliveries: Callable[[int, int], None],
+        recorder: Recorder = NO_RECORDER,
+        name: ConsumerName | None = None,
     ) -> None:
         self._consumer = consumer
+        # The timeline's redeliveries (see fakejs.core.recorder), and the naks whose delay is running.
+        self._recorder = recorder
+        self._name = name if name is not None else ConsumerName("", "")
+        self._nak_delayed: set[int] = set()
         self._clock = clock
         self._first_stream_seq = first_stream_seq
         self._on_max_deliveries = on_max_deliveries
@@ -295,6 +302,8 @@ class AckTracker:
         self.redelivery_counts.pop(stream_sequence, None)
         self.state.update_acks(consumer_sequence, stream_sequence)
         self.last_ack_ns = self._clock.time_ns()
+        if self._nak_delayed:
+            self._nak_delayed.difference_update(acked)
         return acked
 
     def can_nak(self, stream_sequence: int, consumer_sequence: int) -> bool:
@@ -310,7 +319,11 @@ class AckTracker:
         if delay is None:
             if stream_sequence not in self.redelivery_queue:
                 self.redelivery_queue.append(stream_sequence)
+                if self._recorder:
+                    self._record_redelivery(stream_sequence, "nak")
             return
+        if self._recorder:
+            self._nak_delayed.add(stream_sequence)
         self.redelivery_queue.remove(stream_sequence)
         entry = self.pending.get(stream_sequence)
         if entry is not None:
@@ -390,6 +403,8 @@ class AckTracker:
                 entry = self.pending.get(seq)
                 if entry is not None:
                     entry[1] += offset
+            if self._recorder:
+                self._record_expired(expired, consumer.config["backoff"])
         if self.pending:
             self._arm(max(next_due, 0) / NS)
         else:
@@ -400,6 +415,18 @@ class AckTracker:
             )
         if expired:
             consumer.kick()
+
+    def _record_expired(self, expired: list[int], backoff: list[int]) -> None:
+        for seq in expired:
+            if seq in self._nak_delayed:
+                self._nak_delayed.discard(seq)
+                self._record_redelivery(seq, "nak")
+            else:
+                self._record_redelivery(seq, "backoff" if backoff else "ack_wait")
+
+    def _record_redelivery(self, seq: int, cause: str) -> None:
+        name = self._name
+        self._recorder.record("redeliver", stream=name.stream, consumer=name.consumer, stream_seq=seq, cause=cause)
 
     def _expired(self, ttl: int, now: int) -> tuple[list[int], int]:
         """Pending deliveries whose ack wait is over at ``now``, and ns until the next one is due."""

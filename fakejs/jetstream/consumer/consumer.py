@@ -67,7 +67,7 @@ class Consumer:
 
     def _compose(self, name: ConsumerName) -> None:
         """Build the parts; each sees this consumer through :class:`ConsumerView`."""
-        self._compose_acks()
+        self._compose_acks(name)
         self._compose_pulls(name)
         self._compose_push(name)
         self._compose_timers()
@@ -88,13 +88,15 @@ class Consumer:
             pause=self.pause_timer,
         )
 
-    def _compose_acks(self) -> None:
+    def _compose_acks(self, name: ConsumerName) -> None:
         self.position = DeliveryPosition()
         self.acks = AckTracker(
             self,
             self.clock,
             first_stream_seq=self._first_stream_seq,
             on_max_deliveries=partial(advisories.max_deliveries, self),
+            recorder=self.stream.timeline,
+            name=name,
         )
         self.ack_messages = AckMessages(
             self,
@@ -122,6 +124,7 @@ class Consumer:
             available=self._available,
             priority=self._priority_groups,
             track_interest=partial(js.reply_interest, within=name),
+            recorder=self.stream.timeline,
         )
         self.priority: PriorityGroups | None = None
         self._configure_priority()
@@ -139,6 +142,7 @@ class Consumer:
             reply=js.reply,
             ack_through=partial(self.ack_messages.ack, reply=""),
             holding=self._holding,
+            recorder=self.stream.timeline,
         )
         self.pacer = Pacer(
             self,
@@ -178,12 +182,10 @@ class Consumer:
     def reconfigure(self, new_config: ConsumerConfig, filters_changed: Callable[[], None] | None = None) -> None:
         """``updateConfig``: take ``new_config`` (already checked) in place.
 
-        When the filters change, nats-server re-registers the consumer for
-        stream signals under its new filters -- under none at all when the
-        filters were removed, so such a consumer is no longer told about new
-        messages (its pending count and waiting pulls only move on other
-        events) -- and then calls ``filters_changed`` (an interest stream drops
-        what no consumer needs any more).
+        When the filters change, nats-server re-registers the consumer for stream signals under its new
+        filters -- under none at all when the filters were removed, so such a consumer is no longer told
+        about new messages (its pending count and waiting pulls only move on other events) -- and then
+        calls ``filters_changed`` (an interest stream drops what no consumer needs any more).
         """
         old = self.config
         self.config = new_config

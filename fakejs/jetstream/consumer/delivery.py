@@ -118,6 +118,7 @@ class DeliveryLoop:
         self._ack_prefix = ""  # "$JS.ACK.<stream>.<consumer>.", made on first use (names never change)
         # An update may not turn a push consumer into a pull one or back, so this holds for good.
         self._is_push = consumerconfig.is_push(consumer.config)
+        self._recorder = stream.timeline  # the server's timeline (see fakejs.core.recorder)
 
     def kick(self) -> None:
         """Deliver whatever can be delivered now (once more if kicked while running)."""
@@ -256,12 +257,17 @@ class DeliveryLoop:
         self._deliver(delivery, publish=delivery.stage != "dropped")
         if batch_left <= 0 and bytes_left > 0:
             self._reply(target, b"", status.batch_completed(batch_left, bytes_left))
+        if batch_left <= 0 and not self._is_push and self._recorder:
+            names = {"stream": self._stream.name, "consumer": self._consumer.name}
+            self._recorder.record("pull.filled", **names, reply=target)
         self._push.arm_heartbeat()
 
     def _deliver(self, delivery: HeldDelivery, publish: bool) -> None:
         target, ack_reply, msg = delivery.target, delivery.ack_reply, delivery.msg
         ack_none = self._consumer.config["ack_policy"] == "none"
         consumer_sequence = self._position.take_delivery_seq()
+        if self._recorder:
+            self._record_delivery(delivery, consumer_sequence)
         now_ns = self._clock.time_ns()
         self._acks.record_delivery(consumer_sequence, msg.seq, delivery.delivery_count, now_ns)
         if ack_none:
@@ -278,6 +284,20 @@ class DeliveryLoop:
             self._push.after_delivery(size)
         if ack_none and self._stream.config["retention"] != "limits":
             self._release(msg.seq)
+
+    def _record_delivery(self, delivery: HeldDelivery, consumer_sequence: int) -> None:
+        msg = delivery.msg
+        self._recorder.record(
+            "deliver",
+            stream=self._stream.name,
+            consumer=self._consumer.name,
+            stream_seq=msg.seq,
+            consumer_seq=consumer_sequence,
+            delivery_count=delivery.delivery_count,
+            subject=msg.subject,
+            size=delivery.size,
+            target=delivery.target,
+        )
 
     def _not_received(self, seq: int, target: str) -> None:
         """Nobody received a delivery: give it back (``didNotDeliver``)."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.hooks import Hooks
+from fakejs.core.recorder import NO_RECORDER, Recorder
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream import status
 from fakejs.jetstream.consumer import priority_groups
@@ -57,6 +58,7 @@ class PullDispatch:
         available: Callable[[], int],
         priority: Callable[[], PriorityGroups | None],
         track_interest: Callable[[str], tuple[Router, str]] | None = None,
+        recorder: Recorder = NO_RECORDER,
     ) -> None:
         self._consumer = consumer
         self._clock = clock
@@ -68,6 +70,7 @@ class PullDispatch:
         self._available = available
         self._priority = priority
         self._track_interest = track_interest
+        self._recorder = recorder  # the server's timeline (see fakejs.core.recorder)
         config = consumer.config
         self.queue = WaitQueue(config["max_waiting"], config["priority_policy"] == "prioritized")
         self._timer: TimerHandle | None = None
@@ -87,17 +90,19 @@ class PullDispatch:
             if hit is not None:
                 if hit.change == "reply_status":
                     code, text = int(hit.args.get("code", 503)), str(hit.args.get("text", ""))
-                    self._reply(reply, b"", status.custom(code, text))
+                    self._end(reply, status.custom(code, text))
                 return
         try:
             request = parse_request(payload)
         except BadPullRequest as exc:
-            self._reply(reply, b"", status.bad_request(str(exc)))
+            self._end(reply, status.bad_request(str(exc)))
             return
+        if self._recorder:
+            self._record_request(reply, request)
         now = self._clock.monotonic()
         problem = self._refusal(request)
         if problem is not None:
-            self._reply(reply, b"", problem)
+            self._end(reply, problem)
             return
         self._touch()
         if self.queue.is_full():
@@ -117,7 +122,7 @@ class PullDispatch:
         )
         if not self.queue.add(waiting):
             if not request.heartbeat:
-                self._reply(reply, b"", status.exceeded_max_waiting())
+                self._end(reply, status.exceeded_max_waiting())
             return
         if self.queue.prioritized:
             self._kick_after_read()
@@ -168,12 +173,12 @@ class PullDispatch:
         """A no-wait pull that cannot be served is answered at once; whether it was."""
         available = self._available()
         if available == 0 and not request.expires:
-            self._reply(reply, b"", status.no_messages())
+            self._end(reply, status.no_messages())
             return True
         if available > 0:
             blocked = self.process(eos=False)
             if available < blocked:
-                self._reply(reply, b"", status.requests_pending())
+                self._end(reply, status.requests_pending())
                 return True
         return False
 
@@ -188,7 +193,7 @@ class PullDispatch:
             request = self.queue.peek()
             assert request is not None
             if request.expires is not None and now >= request.expires:
-                self._reply(request.reply, b"", status.request_timeout(request.batch_left, request.bytes_left))
+                self._end(request.reply, status.request_timeout(request.batch_left, request.bytes_left))
                 self.queue.remove(request)
                 continue
             if priority is not None:
@@ -200,7 +205,7 @@ class PullDispatch:
                         return None
                     continue
                 if verdict == "refuse":
-                    self._reply(request.reply, b"", status.wrong_pin_id(request.batch_left, request.bytes_left))
+                    self._end(request.reply, status.wrong_pin_id(request.batch_left, request.bytes_left))
                     self.queue.remove(request)
                     continue
             if request.bytes_left > 0 and not self._fits(request, size, priority):
@@ -208,7 +213,7 @@ class PullDispatch:
             if self._interested(request):
                 return self._take(self.queue.pop())
             if request.interest is not None:
-                self._reply(request.reply, b"", status.interest_expired(request.batch_left, request.bytes_left))
+                self._end(request.reply, status.interest_expired(request.batch_left, request.bytes_left))
             self.queue.remove(request)
         return None
 
@@ -219,7 +224,7 @@ class PullDispatch:
             if request.bytes_left == 0:
                 request.batch_left = 1
             return True
-        self._reply(request.reply, b"", status.message_size_exceeds_max_bytes(request.batch_left, request.bytes_left))
+        self._end(request.reply, status.message_size_exceeds_max_bytes(request.batch_left, request.bytes_left))
         if priority is not None:
             priority.request_dropped(request)
         self.queue.remove(request)
@@ -278,7 +283,7 @@ class PullDispatch:
                 self._heartbeat(request.reply)
                 continue
             if ending:
-                self._reply(request.reply, b"", ending)
+                self._end(request.reply, ending)
             self._drop(request)
 
     def still_waiting(self) -> bool:
@@ -298,11 +303,41 @@ class PullDispatch:
         """End a request; a pin it was given stays (only a max_bytes refusal takes a fresh pin back)."""
         self.queue.remove(request)
 
+    # -- the timeline ---------------------------------------------------------------------
+
+    def _end(self, reply: str, header: bytes) -> None:
+        """Answer a request with a status line (that ends it, or refuses it)."""
+        self._reply(reply, b"", header)
+        if self._recorder:
+            line = header.split(b"\r\n", 1)[0].decode("utf-8", "replace")  # NATS/1.0 408 Request Timeout
+            code, _, text = line[len("NATS/1.0 ") :].partition(" ")
+            self._record("pull.end", reply, code=int(code) if code.isdigit() else 0, text=text)
+
+    def _record(self, kind: str, reply: str, **fields: object) -> None:
+        self._recorder.record(kind, stream=self._name.stream, consumer=self._name.consumer, reply=reply, **fields)
+
+    def _record_request(self, reply: str, request: PullRequest) -> None:
+        group = request.group
+        self._record(
+            "pull.request",
+            reply,
+            batch=request.batch,
+            max_bytes=request.max_bytes,
+            expires=request.expires,
+            no_wait=request.no_wait,
+            heartbeat=request.heartbeat,
+            group=group["group"] if group is not None else "",
+            priority=group["priority"] if group is not None else 0,
+            pin_id=group["id"] if group is not None else "",
+        )
+
     def _heartbeat(self, subject: str) -> None:
         if self._hooks and self._hooks.fire(
             "consumer.heartbeat", stream=self._name.stream, consumer=self._name.consumer
         ):
             return
+        if self._recorder:
+            self._record("pull.heartbeat", subject)
         consumer = self._consumer
         self._reply(
             subject, b"", status.idle_heartbeat(consumer.next_consumer_sequence - 1, consumer.next_stream_sequence - 1)

@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from fakejs.core.clock import Clock, Countdown
 from fakejs.core.hooks import Hooks
+from fakejs.core.recorder import NO_RECORDER, Recorder
 from fakejs.gocompat import ids
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream import status
@@ -60,6 +61,7 @@ class PushFlow:
         reply: Reply,
         ack_through: Callable[[int, int], object],
         holding: Callable[[], bool],
+        recorder: Recorder = NO_RECORDER,
     ) -> None:
         self._consumer = consumer
         self._clock = clock
@@ -70,6 +72,7 @@ class PushFlow:
         self._reply = reply
         self._ack_through = ack_through
         self._holding = holding
+        self._recorder = recorder  # the server's timeline (see fakejs.core.recorder)
         self.subject_prefix = f"$JS.FC.{name.stream}.{name.consumer}"
         # The names nats-server gives these: pblimit, maxpb, pbytes, fcid and fcsz.
         self.window_limit = FLOW_CONTROL_MAX_PENDING if consumer.config["flow_control"] else 0
@@ -115,6 +118,11 @@ class PushFlow:
         token = ids.token(self._random, ids.BASE62, 4)
         self.request_reply = f"{self.subject_prefix}.{token}"
         self.pending_at_request = self.pending_bytes
+        if self._recorder:
+            name = self._name
+            self._recorder.record(
+                "flow_control", stream=name.stream, consumer=name.consumer, subject=self.request_reply
+            )
         self._publish(self._consumer.config["deliver_subject"], self.request_reply, status.flow_control_request(), b"")
 
     def on_answer(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:

@@ -81,6 +81,7 @@ class Stream:
         self.fast = FastBatches(js.clock, js.reply, self._process, self.pub_ack, self._error_ack, js.batch_limits.fast)
         self.links = Links(self)  # its mirror or sources
         self._internal_client: InternalClient | None = None
+        self.timeline = js.broker.timeline  # the server's recorder (see fakejs.core.recorder)
 
     @property
     def name(self) -> str:
@@ -183,7 +184,8 @@ class Stream:
             return True
         if not self.js.online(self.name):
             return False  # no leader to store it: not delivered (a request gets no responders)
-        ack = self.ingest(subject, reply, hdr, payload, trace_only)
+        client = getattr(origin, "cid", 0) if self.timeline else 0
+        ack = self.ingest(subject, reply, hdr, payload, trace_only, client)
         if ack is not None and reply:
             self.js.reply(reply, ack)
         self._signal_consumers()
@@ -198,7 +200,7 @@ class Stream:
         return dumps({"error": error.to_dict(), "stream": self.name, "seq": 0}).encode()
 
     def ingest(
-        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, trace_only: bool = False
+        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, trace_only: bool = False, client: int = 0
     ) -> bytes | None:
         """Store a published message; returns the PubAck (or error) payload to send.
 
@@ -221,10 +223,29 @@ class Stream:
                 ack = outcome.ack
                 if outcome.duplicate:
                     self.trace_error = publish.DUPLICATE_TRACE
+                if self.timeline:
+                    self._record_publish(client, subject, len(payload) + len(hdr or b""), outcome, None)
         except ApiError as error:
             self.trace_error, self.trace_error_late = error.trace_text, error.late
+            if self.timeline:
+                self._record_publish(client, subject, len(payload) + len(hdr or b""), None, error)
             return self._error_ack(error) if do_ack else None
         return ack if do_ack else None
+
+    def _record_publish(
+        self, client: int, subject: str, size: int, outcome: publish.Outcome | None, error: ApiError | None
+    ) -> None:
+        """The timeline's ``publish`` (stored, or a duplicate) or ``publish.error`` (refused) event."""
+        if outcome is not None:
+            seq, duplicate = outcome.seq, outcome.duplicate
+            self.timeline.record(
+                "publish", client=client, stream=self.name, subject=subject, size=size, seq=seq, duplicate=duplicate
+            )
+        elif error is not None:
+            where = {"client": client, "stream": self.name, "subject": subject, "size": size}
+            self.timeline.record(
+                "publish.error", **where, code=error.code, err_code=error.err_code, description=error.description
+            )
 
     def _trace_only(self, subject: str, hdr: bytes | None, payload: bytes, do_ack: bool) -> bytes | None:
         try:

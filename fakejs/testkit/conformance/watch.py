@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fakejs.core.clock import Clock
+from fakejs.core.recorder import NO_RECORDER, Recorder
 from fakejs.core.subjects import matches
 from fakejs.testkit.conformance import checks, wire
 from fakejs.testkit.conformance.loops import Awaiting, Pull, PullLoop, Trigger
@@ -57,6 +58,7 @@ class Conformance:
         self._deadlines: list[tuple[float, int, str, Any]] = []
         self._order = itertools.count()
         self.ordered = OrderedWatch(self)
+        self.recorder: Recorder = NO_RECORDER  # the server's timeline (see fakejs.core.recorder)
 
     def __bool__(self) -> bool:
         return True
@@ -412,6 +414,10 @@ class Conformance:
             return
         at_ns = self.clock.time_ns() - int((self.clock.monotonic() - at) * 1e9)
         self.violations.append(Violation(rule, owner.name, owner.cid, stream, consumer, detail, evidence, at, at_ns))
+        if self.recorder:
+            self.recorder.record(
+                "conformance.violation", client=owner.cid, stream=stream, consumer=consumer, rule=rule, detail=detail
+            )
 
 
 def _resubscribes(pattern: str, reply: str) -> bool:

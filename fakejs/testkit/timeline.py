@@ -1,0 +1,106 @@
+"""A server's timeline: the events its recording points reported, in a ring of bounded size.
+
+:class:`Timeline` is the :class:`~fakejs.core.recorder.Recorder` a server
+gives its layers when ``timeline`` (the ring's size) is above zero.  It
+keeps the newest ``size`` events; each is the kind, the server clock's time
+in ns and the fields :data:`~fakejs.core.recorder.EVENT_KINDS` declares for
+the kind.  :meth:`Timeline.events` gives them as JSON-able dicts, oldest
+first, filtered by stream, consumer, client, kind (an exact kind, or a
+family such as ``pull`` for every ``pull.*`` event) and time.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from typing import Any
+
+from fakejs.core.clock import Clock
+from fakejs.core.recorder import EVENT_KINDS
+
+__all__ = ["DEFAULT_SIZE", "Timeline", "TimelineFilter"]
+
+DEFAULT_SIZE = 10_000  # events kept by default: a few MB at most
+
+# One recorded event: (index, kind, time_ns, fields).
+Event = tuple[int, str, int, dict[str, Any]]
+
+
+class TimelineFilter:
+    """Which events a query keeps: every given criterion must hold (None: any)."""
+
+    def __init__(
+        self,
+        stream: str | None = None,
+        consumer: str | None = None,
+        client: int | None = None,
+        kind: str | None = None,
+        since: int | None = None,
+    ) -> None:
+        if kind is not None and kind not in EVENT_KINDS and not any(k.startswith(kind + ".") for k in EVENT_KINDS):
+            raise ValueError(f"unknown event kind {kind!r} (known: {', '.join(EVENT_KINDS)})")
+        self.stream = stream
+        self.consumer = consumer
+        self.client = client
+        self.kind = kind
+        self.since = since
+
+    def keeps(self, event: Event) -> bool:
+        _, kind, time_ns, fields = event
+        if self.kind is not None and kind != self.kind and not kind.startswith(self.kind + "."):
+            return False
+        if self.since is not None and time_ns < self.since:
+            return False
+        if self.stream is not None and fields.get("stream") != self.stream:
+            return False
+        if self.consumer is not None and fields.get("consumer") != self.consumer:
+            return False
+        return self.client is None or fields.get("client") == self.client
+
+
+class Timeline:
+    """The newest ``size`` events of one server (``size`` 0: nothing is recorded, and the timeline is falsy)."""
+
+    def __init__(self, clock: Clock, size: int = DEFAULT_SIZE) -> None:
+        if size < 0:
+            raise ValueError("a timeline's size is 0 (off) or more")
+        self._clock = clock
+        self.size = size
+        self._events: deque[Event] = deque(maxlen=size)
+        self._index = itertools.count()
+
+    def __bool__(self) -> bool:
+        return self.size > 0
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def record(self, kind: str, **fields: Any) -> None:
+        """Keep an event (the oldest goes once the ring is full)."""
+        if self.size:
+            self._events.append((next(self._index), kind, self._clock.time_ns(), fields))
+
+    @property
+    def dropped(self) -> int:
+        """How many events the ring has let go of."""
+        if not self._events:
+            return 0
+        return self._events[0][0]
+
+    def clear(self) -> None:
+        self._events.clear()
+
+    def events(self, where: TimelineFilter | None = None, /, **criteria: Any) -> list[dict[str, Any]]:
+        """The kept events as JSON-able dicts, oldest first, that ``where`` (or the criteria) keeps."""
+        chosen = where if where is not None else TimelineFilter(**criteria)
+        return [as_dict(event) for event in self._events if chosen.keeps(event)]
+
+    def document(self, where: TimelineFilter) -> dict[str, Any]:
+        """The control API's reply: the events, the ring's size and how many it dropped."""
+        return {"size": self.size, "dropped": self.dropped, "events": self.events(where)}
+
+
+def as_dict(event: Event) -> dict[str, Any]:
+    """One event as JSON: ``index``, ``kind``, ``time_ns``, then its fields."""
+    index, kind, time_ns, fields = event
+    return {"index": index, "kind": kind, "time_ns": time_ns, **fields}
