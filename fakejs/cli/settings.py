@@ -279,6 +279,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
         options = ServerOptions(jetstream=False)
     apply_flags(options, flags)
     options.warn_temporary_store = True  # a harness reading the log reads nats-server's warning
+    options.timeline = 0  # a server that outlives many tests keeps no timeline: its messages pay nothing for one
     if values["tls_selfsigned"]:
         if flags.given("tlscert", "tlskey", "tlscacert"):
             raise _die(
