@@ -30,7 +30,7 @@ PY_CLIENT = ROOT / "tests" / "conformance" / "nats_py_client.py"
 JS_DIR = ROOT / "tests" / "js"
 JS_CLIENT = JS_DIR / "conformance_client.mjs"
 MESSAGES = 20
-PUBLISH_EVERY = 0.08  # seconds: 20 messages over ~1.6 s of a 2.5 s run
+PUBLISH_EVERY = 0.04  # seconds: 20 messages over ~0.8 s of a 2.5 s run (under load publishes take longer)
 GRACE = 5.0  # the runner kills a client FAKEJS_DURATION_MS + 5 s after starting it
 
 
