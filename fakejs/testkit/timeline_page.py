@@ -76,11 +76,15 @@ def render(document: dict[str, Any], title: str = "") -> str:
     events: list[dict[str, Any]] = document["events"]
     drawn = lanes(events)
     position = {key: index for index, (key, _) in enumerate(drawn)}
+    origin = events[0]["time_ns"] if events else 0
     data = {
         "size": document["size"],
         "dropped": document["dropped"],
         "events": events,
         "at": [[position[key] for key in lane_keys(event)] for event in events],
+        # Server time as the script draws it: ns since the first event (a double holds those exactly).
+        "origin": str(origin),
+        "t": [event["time_ns"] - origin for event in events],
     }
     title = title or "fakejs timeline"
     replacements = {
@@ -105,7 +109,8 @@ def _summary(document: dict[str, Any]) -> str:
     events = document["events"]
     shown = f"{len(events)} event{'' if len(events) == 1 else 's'}"
     if events:
-        shown += f" from {events[0]['time_ns'] / 1e6:.3f} ms to {events[-1]['time_ns'] / 1e6:.3f} ms (server clock)"
+        length = (events[-1]["time_ns"] - events[0]["time_ns"]) / 1e6
+        shown += f" over {length:.3f} ms of server time, from {events[0]['time_ns']} ns on the server clock (+0 ms)"
     return (
         f"{shown}. The ring keeps the newest {document['size']} events; "
         f"{document['dropped']} older event{'' if document['dropped'] == 1 else 's'} dropped."
@@ -197,18 +202,19 @@ svg path:hover, svg path:focus { stroke-width: 3; stroke-opacity: 1; outline: no
 """
 
 # One delegated listener for details; marks are built with createElementNS and textContent only.
+# x follows the server clock, but consecutive events are at least a gap apart (one that grows as one
+# zooms in), so that events at the same instant (a manual clock's) stand side by side, in order.
 _SCRIPT = """
 (function () {
 "use strict";
 var data = JSON.parse(document.getElementById("timeline-data").textContent);
-var events = data.events, at = data.at, NS = "http://www.w3.org/2000/svg";
+var events = data.events, at = data.at, time = data.t, NS = "http://www.w3.org/2000/svg";
 var H = 36, AXIS = 24, PAD = 24, LABELS = 400, WIDEST = 1e6;  // px: what a browser still draws
 var svg = document.getElementById("marks"), chart = document.getElementById("chart");
 var laneLabels = document.querySelectorAll(".lane"), details = document.getElementById("details");
 var filters = {stream: "", consumer: "", client: ""};
-var t0 = events.length ? events[0].time_ns : 0;
-var span = Math.max((events.length ? events[events.length - 1].time_ns : 0) - t0, 1e6);
-var scale = 0, slot = {}, pullOf = {}, endOf = {}, link = {};
+var span = Math.max(time.length ? time[time.length - 1] : 0, 1e6);
+var zoomed = 1, slot = {}, pullOf = {}, endOf = {}, link = {};
 var MARKERS = {"fault": 1, "clock.advance": 1};
 var STATUS = {"pull.end": 1, "pull.filled": 1, "pull.heartbeat": 1};
 var ACKS = {"ack": 1, "nak": 1, "term": 1, "progress": 1};
@@ -245,7 +251,6 @@ function shown(e) {
   return (!filters.stream || e.stream === filters.stream) && (!filters.consumer || e.consumer === filters.consumer) &&
     (!filters.client || String(e.client) === filters.client);
 }
-function x(t) { return PAD + (t - t0) * scale; }
 function el(name, attrs, parent) {
   var node = document.createElementNS(NS, name);
   Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
@@ -253,11 +258,28 @@ function el(name, attrs, parent) {
   return node;
 }
 function shape(kind, px, py) {
-  var r = 4;
+  var r = ACKS[kind] ? 3 : 4;
   if (kind === "deliver") { return "M" + px + " " + (py - r) + "l" + r + " " + r + "l" + -r + " " + r + "l" + -r + " " + -r + "z"; }
   if (STATUS[kind]) { return "M" + (px - r) + " " + (py - r) + "h" + 2 * r + "v" + 2 * r + "h" + -2 * r + "z"; }
-  if (ACKS[kind]) { r = 3; }
   return "M" + (px - r) + " " + py + "a" + r + " " + r + " 0 1 0 " + 2 * r + " 0a" + r + " " + r + " 0 1 0 " + -2 * r + " 0";
+}
+function axis(visible) {  // x of each visible event, and of any time (between two events: in proportion)
+  var room = Math.max(chart.clientWidth - 2 * PAD, 200), scale = room / span * zoomed;
+  var gap = Math.min(8, room / Math.max(visible.length, 1)) * zoomed, xs = {}, knots = [], cur = PAD, last = null;
+  visible.forEach(function (i) {
+    if (last !== null) { cur += Math.max((time[i] - last) * scale, gap); }
+    if (last !== time[i]) { knots.push([time[i], cur, cur]); } else { knots[knots.length - 1][2] = cur; }
+    xs[i] = cur; last = time[i];
+  });
+  function x(t) {
+    var lo = 0, hi = knots.length;
+    while (lo < hi) { var mid = (lo + hi) >> 1; if (knots[mid][0] < t) { lo = mid + 1; } else { hi = mid; } }
+    if (lo < knots.length && knots[lo][0] === t) { return knots[lo][1]; }
+    if (lo === 0) { return PAD + (t - (knots.length ? knots[0][0] : 0)) * scale; }
+    var a = knots[lo - 1], b = knots[lo];
+    return b ? a[2] + (t - a[0]) / (b[0] - a[0]) * (b[1] - a[2]) : a[2] + (t - a[0]) * scale;
+  }
+  return {xs: xs, x: x, scale: scale, width: Math.ceil(cur + PAD + 40)};
 }
 function draw() {
   var visible = [], lanesUsed = {}, laneY = {}, n = 0, pos = {};
@@ -268,22 +290,24 @@ function draw() {
     label.hidden = !lanesUsed[l];
     if (lanesUsed[l]) { laneY[l] = AXIS + H * n++; }
   });
-  var width = Math.ceil(2 * PAD + span * scale), height = AXIS + H * n;
+  var ax = axis(visible), x = ax.x, width = ax.width, height = AXIS + H * n;
   svg.textContent = "";
   svg.setAttribute("width", width); svg.setAttribute("height", height);
   Object.keys(laneY).forEach(function (l, k) {
     el("rect", {"class": "band" + (k % 2 ? " odd" : ""), x: 0, y: laneY[l], width: width, height: H}, svg);
   });
-  var step = Math.pow(10, Math.ceil(Math.log10(120 / scale))), ms = Math.max(0, Math.ceil(-Math.log10(step / 1e6)));
-  if (step * scale > 240) { step /= 2; }
-  for (var t = Math.ceil(t0 / step) * step; t <= t0 + span; t += step) {
-    el("path", {"class": "tick", d: "M" + x(t) + " " + (AXIS - 4) + "V" + height}, svg);
-    el("text", {"class": "ticktext", x: x(t) + 2, y: 12}, svg).textContent = (t / 1e6).toFixed(ms + 1) + " ms";
+  var step = Math.pow(10, Math.ceil(Math.log10(120 / ax.scale))), digits = Math.max(0, Math.ceil(-Math.log10(step / 1e6)));
+  if (step * ax.scale > 240) { step /= 2; digits += 1; }
+  for (var t = 0, last = -Infinity; t <= span; t += step) {
+    if (x(t) - last < 80) { continue; }
+    last = x(t);
+    el("path", {"class": "tick", d: "M" + last + " " + (AXIS - 4) + "V" + height}, svg);
+    el("text", {"class": "ticktext", x: last + 2, y: 12}, svg).textContent = "+" + (t / 1e6).toFixed(digits) + " ms";
   }
   visible.forEach(function (i) {  // where each event's mark is: its lane, and a pull's own row within a consumer's
     var e = events[i], y = laneY[at[i][0]] + 9, p = e.kind === "pull.request" ? i : pullOf[i];
     if (p !== undefined) { y += 6 + 5 * (slot[p] % 4); }
-    pos[i] = [x(e.time_ns), y];
+    pos[i] = [ax.xs[i], y];
   });
   visible.forEach(function (i) {
     var e = events[i], px = pos[i][0], py = pos[i][1], d, cls = e.kind.replace(/[^a-z]+/g, "-");
@@ -293,11 +317,11 @@ function draw() {
       d = shape(e.kind, px, py);
       at[i].slice(1).forEach(function (l) { d += shape(e.kind, px, laneY[l] + 9) + "M" + px + " " + py + "V" + (laneY[l] + 9); });
       if (e.kind === "pull.request") {
-        var end = endOf[i] !== undefined ? events[endOf[i]].time_ns : Math.min(e.time_ns + (e.expires || 0), t0 + span);
-        d += "M" + (px + 4) + " " + py + "H" + Math.max(x(end), px + 4);
+        var end = pos[endOf[i]] ? pos[endOf[i]][0] : x(endOf[i] !== undefined ? time[endOf[i]] : Math.min(time[i] + (e.expires || 0), span));
+        d += "M" + (px + 4) + " " + py + "H" + Math.max(end, px + 4);
       }
       if (e.kind === "deliver" && pullOf[i] !== undefined) { d += "M" + px + " " + (laneY[at[i][0]] + 9) + "V" + py; }
-      if (link[i] !== undefined && pos[link[i]]) { d += "M" + px + " " + py + "L" + pos[link[i]][0] + " " + pos[link[i]][1]; }
+      if (pos[link[i]]) { d += "M" + px + " " + py + "L" + pos[link[i]][0] + " " + pos[link[i]][1]; }
       if (e.kind === "pull.end") { cls += " c" + e.code; }
       if (e.kind === "deliver" && e.delivery_count > 1) { cls += " again"; }
     }
@@ -306,20 +330,20 @@ function draw() {
     if (text && visible.length <= LABELS) { el("text", {"class": "label", x: px + 5, y: py - 5}, svg).textContent = text; }
   });
 }
-function fit() { scale = Math.max(chart.clientWidth - 2 * PAD, 200) / span; }
 function zoom(factor, around) {
-  var t = (chart.scrollLeft + around - PAD) / scale;
-  var least = (chart.clientWidth - 2 * PAD) / span / 2, most = Math.max(Math.min(0.01, WIDEST / span), least);
-  scale = Math.min(Math.max(scale * factor, least), most);
+  var before = Number(svg.getAttribute("width")), most = WIDEST / Math.max(chart.clientWidth, 200) / 2;
+  zoomed = Math.min(Math.max(zoomed * factor, 0.5), most);
   draw();
-  chart.scrollLeft = t * scale + PAD - around;
+  chart.scrollLeft = (chart.scrollLeft + around) * Number(svg.getAttribute("width")) / before - around;
 }
 function show(target) {
   var i = target && target.getAttribute && target.getAttribute("data-i");
   if (i === null || i === undefined) { return; }
-  var e = events[i], table = document.createElement("table"), rows = [["time (ms)", (e.time_ns / 1e6).toFixed(3)]];
+  var e = events[i], table = document.createElement("table");
+  var rows = [["time", "+" + (time[i] / 1e6).toFixed(6) + " ms"]];
   Object.keys(e).forEach(function (key) {
-    rows.push([key, typeof e[key] === "string" ? e[key] : JSON.stringify(e[key])]);
+    var value = key === "time_ns" ? String(BigInt(data.origin) + BigInt(time[i])) : e[key];
+    rows.push([key, typeof value === "string" ? value : JSON.stringify(value)]);
   });
   rows.forEach(function (pair) {
     var row = table.insertRow();
@@ -338,13 +362,13 @@ chart.addEventListener("wheel", function (ev) {
 }, {passive: false});
 document.getElementById("controls").addEventListener("click", function (ev) {
   var how = ev.target.getAttribute("data-zoom");
-  if (how === "fit") { fit(); draw(); } else if (how) { zoom(how === "in" ? 1.5 : 1 / 1.5, chart.clientWidth / 2); }
+  if (how === "fit") { zoomed = 1; draw(); chart.scrollLeft = 0; }
+  else if (how) { zoom(how === "in" ? 1.5 : 1 / 1.5, chart.clientWidth / 2); }
 });
 document.getElementById("controls").addEventListener("change", function (ev) {
   filters[ev.target.getAttribute("data-filter")] = ev.target.value;
   draw();
 });
-fit();
 draw();
 })();
 """

@@ -157,12 +157,16 @@ async def test_the_page_embeds_every_event_and_loads_nothing(recorded: tuple[Ser
     assert data["events"] == server.timeline()
     assert (data["size"], data["dropped"]) == (10_000, 0)
     assert [len(at) for at in data["at"]] == [len(lane_keys(event)) for event in data["events"]]
+    origin = int(data["origin"])
+    assert [origin + t for t in data["t"]] == [event["time_ns"] for event in data["events"]]
+    assert data["t"][-1] == 2 * 10**9  # the 408, two seconds of the manual clock after the rest
     kinds = [event["kind"] for event in data["events"]]
     assert {"publish", "pull.request", "deliver", "ack", "nak", "redeliver", "pull.end", "clock.advance"} <= set(kinds)
     assert [(e["code"], e["text"]) for e in data["events"] if e["kind"] == "pull.end"] == [(408, "Request Timeout")]
     delivered = [(e["stream_seq"], e["delivery_count"], e["target"]) for e in data["events"] if e["kind"] == "deliver"]
     assert delivered == [(1, 1, inbox), (2, 1, inbox), (2, 2, inbox)]
     assert "<title>a pull that timed out</title>" in text
+    assert "over 2000.000 ms of server time" in text
     assert "The ring keeps the newest 10000 events; 0 older events dropped." in text
 
 
