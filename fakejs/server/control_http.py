@@ -5,8 +5,9 @@ what HTTP needs so that only the intended callers reach them:
 
 * credentials (:class:`~fakejs.testkit.access.ControlAccess`): a guarded
   server answers ``401`` with ``WWW-Authenticate`` to a request without them;
-* reads (``state``, ``clock``, ``faults``, ``timeline``) by ``GET`` (their
-  filters, if any, as query parameters), everything else by
+* reads (``state``, ``clock``, ``faults``, ``timeline``, the page
+  ``timeline.html``) by ``GET`` (their filters, if any, as query parameters;
+  a page is ``text/html``, its refusals JSON), everything else by
   ``POST`` only, with ``Content-Type: application/json`` (``415`` otherwise).
   A web page can make a browser send a cross-origin ``text/plain`` or form
   POST without asking first; it cannot send ``application/json`` without a
@@ -28,10 +29,9 @@ from fakejs.server.http import Reply, Request
 from fakejs.testkit import control_api
 from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.control import Controller
-from fakejs.testkit.control_routes import find_route
+from fakejs.testkit.control_routes import JSON, find_route
 from fakejs.testkit.schema import INTEGER
 
-JSON = "application/json"
 HOST_REFUSED = (
     "the control API of a server without credentials answers requests addressed to localhost, an IP "
     "address or a host name without dots (a web page could reach it through DNS rebinding under any "
@@ -63,6 +63,9 @@ def answer(controller: Controller, access: ControlAccess, request: Request, path
     if body is None:
         return _json(400, {"error": "a query parameter is given twice"})
     status, doc = control_api.handle(controller, tokens, body)
+    route = find_route(tokens)
+    if status == 200 and route is not None and route.content_type != JSON:
+        return Reply(status, doc.encode(), [("Cache-Control", "no-store"), ("Content-Type", route.content_type)])
     return _json(status, doc)
 
 

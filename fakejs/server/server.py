@@ -159,6 +159,13 @@ class Server:
         """
         return self.recorded.events(TimelineFilter(stream, consumer, client, kind, since))
 
+    def timeline_page(self, title: str = "", **filters: Any) -> str:
+        """The timeline as one self-contained HTML page (see docs/guide/timeline.md); the filters are ``timeline()``'s."""
+        # The page's template comes with the first page asked for
+        from fakejs.testkit.timeline_page import render
+
+        return render(self.recorded.document(TimelineFilter(**filters)), title)
+
     @property
     def control(self) -> Controller:
         """The controller (clock, faults, actions, scenarios, reset), made the first time it is asked for."""

@@ -187,6 +187,12 @@ class FakeJS:
         events: list[dict[str, Any]] = self.call(lambda: self.server.timeline(**filters))
         return events
 
+    def timeline_page(self, title: str = "", **filters: Any) -> str:
+        """The timeline as one self-contained HTML page (the filters are ``timeline()``'s; see
+        :meth:`fakejs.server.server.Server.timeline_page`)."""
+        page: str = self.call(lambda: self.server.timeline_page(title, **filters))
+        return page
+
     def conformance(self) -> ConformanceReport:
         """The rules this server's clients broke (needs ``conformance=True`` or ``--fakejs-conformance``)."""
         report: ConformanceReport = self.call(self.server.conformance)

@@ -13,7 +13,8 @@ declarations), ``control_subjects`` (the ``$FAKEJS.>`` subscription, which
 imports the rest at the first request), ``access`` (who may use the
 control API), ``introspection`` (server state for
 tests), ``transcript`` (a connection's bytes), ``timeline`` (the ring of
-events the server recorded, and its queries), ``conditions`` (a waited-for
+events the server recorded, and its queries), ``timeline_page`` (the
+timeline as one self-contained HTML page), ``conditions`` (a waited-for
 condition in words, and its time-out), ``certs`` (throwaway certificates,
 with trustme), ``jwt`` (credentials for operator mode: operators, accounts
 and users minted as nats-io/jwt v2 writes them, ``.creds`` files, the

@@ -54,7 +54,8 @@ def _requests() -> str:
     for route in ROUTES:
         if route.path[0] != "action":
             lines.append(
-                f"| `{route.request.name}` | `{route.subject}` | `{route.http}` | {route.request.description} |"
+                f"| `{route.request.name}` | {f'`{route.subject}`' if route.subject else '—'} | `{route.http}` "
+                f"| {route.request.description} |"
             )
         elif ACTION_ROW not in lines:
             lines.append(ACTION_ROW)

@@ -8,7 +8,8 @@ the declaration does not list, a missing required field or a value of the
 wrong type is refused naming the field.  ``action/<name>`` has one route
 per action, its body declared in :data:`fakejs.testkit.arguments.ACTION_ARGUMENTS`.
 Reads (``read=True``) are served to an HTTP ``GET``; everything else needs a
-``POST``.
+``POST``.  A route whose reply is not JSON (``content_type``: the timeline's
+page, ``timeline.html``) is served over HTTP only: the wire carries JSON.
 """
 
 from __future__ import annotations
@@ -22,25 +23,35 @@ from fakejs.testkit.control import Controller
 from fakejs.testkit.faults import Fault
 from fakejs.testkit.schema import BOOLEAN, INTEGER, NUMBER, OBJECT, STRING, Field, Request
 from fakejs.testkit.timeline import TimelineFilter
+from fakejs.testkit.timeline_page import render
 
-__all__ = ["FAULT", "ROUTES", "Route", "find_route"]
+__all__ = ["FAULT", "HTML", "JSON", "ROUTES", "Route", "find_route"]
+
+JSON = "application/json"
+HTML = "text/html; charset=utf-8"
 
 
 @dataclass(frozen=True, eq=False)
 class Route:
-    """One control request: the declaration of its body, what it runs, and whether it only reads."""
+    """One control request: the declaration of its body, what it runs, whether it only reads, what it answers.
+
+    ``run`` returns a JSON-able reply, or the text of a reply of another
+    ``content_type`` (served over HTTP only).
+    """
 
     request: Request
     run: Callable[[Controller, dict[str, Any]], Any]
     read: bool = False
+    content_type: str = JSON
 
     @property
     def path(self) -> tuple[str, ...]:
         return tuple(self.request.name.split("/"))
 
     @property
-    def subject(self) -> str:
-        return "$FAKEJS." + ".".join(self.path).upper()
+    def subject(self) -> str | None:
+        """Its ``$FAKEJS.`` subject; None for a reply that is not JSON (HTTP only)."""
+        return "$FAKEJS." + ".".join(self.path).upper() if self.content_type == JSON else None
 
     @property
     def http(self) -> str:
@@ -105,8 +116,20 @@ TIMELINE = Request(
 )
 
 
+TIMELINE_PAGE = Request(
+    "timeline.html",
+    "The timeline as one self-contained HTML page (lanes per client, stream and consumer, on the server clock);"
+    " HTTP only, the filters as query parameters",
+    TIMELINE.fields,
+)
+
+
 def _timeline(controller: Controller, args: dict[str, Any]) -> dict[str, Any]:
     return controller.server.recorded.document(TimelineFilter(**args))
+
+
+def _timeline_page(controller: Controller, args: dict[str, Any]) -> str:
+    return render(_timeline(controller, args), "fakejs timeline")
 
 
 def _action_route(name: str) -> Route:
@@ -146,6 +169,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(Request("faults", "The installed faults and what fired"), _faults, read=True),
     Route(TIMELINE, _timeline, read=True),
+    Route(TIMELINE_PAGE, _timeline_page, read=True, content_type=HTML),
     Route(FAULT, lambda controller, args: controller.add_fault(**args).describe()),
     Route(
         Request(
