@@ -6,6 +6,7 @@ nats-server removes an expired JWT from its directory on its own timer
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from fakejs import ManualClock, Server, options_from_config
@@ -13,7 +14,8 @@ from fakejs.testkit.jwt import Operator
 
 
 async def test_a_cache_forgets_a_jwt_ttl_seconds_after_storing_it(tmp_path: Path) -> None:
-    operator = Operator("O")
+    moment = time.time()
+    operator = Operator("O", now=lambda: moment)  # one issue time: the kit mints a JWT at each read
     system, app = operator.account("SYS"), operator.account("APP")
     config = "port: -1\n" + operator.server_config(
         system_account=system, accounts=[system, app], resolver="cache", resolver_dir=tmp_path / "jwt"
