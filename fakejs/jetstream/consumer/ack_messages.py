@@ -65,7 +65,7 @@ class AckMessages:
         self._on_activity()
         stream_sequence, consumer_sequence, delivery_count = ack_reply_info(subject)
         if self._recorder:
-            self._record(subject, payload, stream_sequence, consumer_sequence, delivery_count)
+            self._record(payload, stream_sequence, consumer_sequence, delivery_count)
         skip_reply = stream_sequence == 0
         if not payload or payload in (b"+ACK", b"+OK"):
             if not self.ack(stream_sequence, consumer_sequence, reply, sampled_delivery_count=delivery_count):
@@ -86,12 +86,10 @@ class AckMessages:
             self._reply(reply, b"")
         self._consumer.kick()
 
-    def _record(
-        self, subject: str, payload: bytes, stream_sequence: int, consumer_sequence: int, delivery_count: int
-    ) -> None:
+    def _record(self, payload: bytes, stream_sequence: int, consumer_sequence: int, delivery_count: int) -> None:
         """The timeline's ``ack``, ``nak``, ``term`` or ``progress`` event of one message on the ack subject."""
-        tokens = subject.split(".")  # $JS.ACK.<stream>.<consumer>... or $JS.ACK.<domain>.<hash>.<stream>.<consumer>...
-        names = {"stream": self._stream.name, "consumer": tokens[3] if len(tokens) == 9 else tokens[5]}
+        name = self._acks.name
+        names = {"stream": name.stream, "consumer": name.consumer}
         seqs = {"stream_seq": stream_sequence, "consumer_seq": consumer_sequence, "delivery_count": delivery_count}
         if not payload or payload in (b"+ACK", b"+OK") or payload.startswith(b"+NXT"):
             self._recorder.record("ack", **names, **seqs)

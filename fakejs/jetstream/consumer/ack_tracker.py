@@ -95,7 +95,7 @@ class AckTracker:
         self._consumer = consumer
         # The timeline's redeliveries (see fakejs.core.recorder), and the naks whose delay is running.
         self._recorder = recorder
-        self._name = name if name is not None else ConsumerName("", "")
+        self.name = name if name is not None else ConsumerName("", "")  # which consumer it keeps (its events name it)
         self._nak_delayed: set[int] = set()
         self._clock = clock
         self._first_stream_seq = first_stream_seq
@@ -425,7 +425,7 @@ class AckTracker:
                 self._record_redelivery(seq, "backoff" if backoff else "ack_wait")
 
     def _record_redelivery(self, seq: int, cause: str) -> None:
-        name = self._name
+        name = self.name
         self._recorder.record("redeliver", stream=name.stream, consumer=name.consumer, stream_seq=seq, cause=cause)
 
     def _expired(self, ttl: int, now: int) -> tuple[list[int], int]:
