@@ -29,7 +29,7 @@ from fakejs.server.http import Reply, Request
 from fakejs.testkit import control_api
 from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.control import Controller
-from fakejs.testkit.control_routes import JSON, find_route
+from fakejs.testkit.control_routes import JSON, Route, find_route
 from fakejs.testkit.schema import INTEGER
 
 HOST_REFUSED = (
@@ -47,6 +47,7 @@ def is_control_path(path: str) -> bool:
 def answer(controller: Controller, access: ControlAccess, request: Request, path: str) -> Reply:
     """Check and run one control request; ``path`` is the target without its query."""
     tokens = [t.lower() for t in path.split("/")[2:] if t]
+    route = find_route(tokens)
     if not access.allows_http(request.header("authorization")):
         return _json(401, {"error": control_api.DENIED}, *access.challenges())
     if not access.host_allowed(request.header("host")):
@@ -59,22 +60,20 @@ def answer(controller: Controller, access: ControlAccess, request: Request, path
         )
     if request.method == "POST" and not _is_json(request.header("content-type")):
         return _json(415, {"error": "control requests must be sent with Content-Type: application/json"})
-    body = request.body if request.method == "POST" else _query_body(tokens, request.target)
+    body = request.body if request.method == "POST" else _query_body(route, request.target)
     if body is None:
         return _json(400, {"error": "a query parameter is given twice"})
     status, doc = control_api.handle(controller, tokens, body)
-    route = find_route(tokens)
     if status == 200 and route is not None and route.content_type != JSON:
         return Reply(status, doc.encode(), [("Cache-Control", "no-store"), ("Content-Type", route.content_type)])
     return _json(status, doc)
 
 
-def _query_body(tokens: list[str], target: str) -> bytes | None:
+def _query_body(route: Route | None, target: str) -> bytes | None:
     """A read's query parameters as the JSON body its declaration checks; None: a name given twice.
 
     A value of a field declared an integer is read as one when it is digits (else the check refuses it).
     """
-    route = find_route(tokens)
     integers = {field.name for field in route.request.fields if field.kind is INTEGER} if route else set()
     pairs = parse_qsl(target.partition("?")[2], keep_blank_values=True)
     args = {
