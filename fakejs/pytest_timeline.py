@@ -79,9 +79,8 @@ def check_options(config: pytest.Config) -> None:
 def page_name(nodeid: str, fixture: str = "") -> str:
     """A page's file name: the node id made safe (the module's ``/`` and the ``::`` as ``.``), then a digest of it."""
     module, _, names = nodeid.partition("::")
-    readable = _UNSAFE.sub("_", ".".join(filter(None, (module.replace("/", "."), names.replace("::", "."))))).strip(
-        "._"
-    )
+    dotted = ".".join(filter(None, (module.replace("/", "."), names.replace("::", "."))))
+    readable = _UNSAFE.sub("_", dotted).strip("._")
     named = f"{nodeid} {fixture}" if fixture else nodeid
     digest = hashlib.sha256(named.encode()).hexdigest()[:8]
     suffix = f".{fixture}" if fixture else ""
