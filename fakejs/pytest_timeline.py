@@ -61,7 +61,7 @@ def add_options(group: pytest.OptionGroup) -> None:
         OPTION,
         metavar="DIR",
         default=None,
-        help="write the timeline page of each failing test that used a fakejs server to DIR/<test id>.html",
+        help="write the timeline page of each failing test that used a fakejs server to DIR (a file named after the test id)",
     )
     group.addoption(
         OPTION_ALL,
