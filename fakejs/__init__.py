@@ -20,7 +20,7 @@ from synchronous code).
 
 Inside, from the top: ``__main__`` (``python -m fakejs``), ``_version``
 (``__version__``), ``pytest_plugin`` (the pytest plugin: fixtures and
-markers), ``warm`` (the ``fakejs`` command's front door: a server forked
+markers), ``pytest_timeline`` (the plugin's timeline pages of failing tests), ``warm`` (the ``fakejs`` command's front door: a server forked
 from a warm process, or started in the launcher's), the entry points
 ``cli`` (the ``fakejs`` command line) and
 ``parity`` (the differential parity campaign), ``targets`` (the servers a

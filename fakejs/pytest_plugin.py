@@ -38,6 +38,11 @@ Installed with fakejs (entry point ``pytest11``), it provides:
   ADR-42 pins, ADR-17 ordered consumers), and a test whose clients broke a rule fails at teardown
   with the report; ``fakejs_server.conformance()`` reads it (``@pytest.mark.fakejs(conformance=True)``
   watches without failing the test);
+* ``--fakejs-timeline=DIR``: a failing test (setup, call or teardown) that used ``fakejs_server``,
+  ``fakejs_shared_server`` (its events since the test began) or ``fakejs_cluster`` (once a cluster
+  has a timeline page) gets its server's timeline page in ``DIR`` (a file named after the node id),
+  named in the failure report and linked from a pytest-html report; ``--fakejs-timeline-all``
+  writes every such test's page (:mod:`fakejs.pytest_timeline`);
 * ``--fakejs-target=real``: the same fixtures start a real nats-server instead
   (``fakejs_cluster``: a cluster of ``size`` nats-server processes, ``kill``
   a SIGKILL), so a suite proves its own parity; tests that use fakejs-only
@@ -62,6 +67,7 @@ from typing import Any
 
 import pytest
 
+from fakejs import pytest_timeline as timeline_pages
 from fakejs.core import failures
 from fakejs.targets.cluster import RealCluster
 from fakejs.targets.fake_cluster import FakeCluster
@@ -98,11 +104,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="fail tests whose clients break a client conformance rule (ADR-37 consume loops; fakejs target only)",
     )
+    timeline_pages.add_options(group)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     _quiet_unset_loop_scope(config)
+    timeline_pages.check_options(config)
     config.addinivalue_line(
         "markers",
         "fakejs(clock='real'|'manual', autojump=None, scenario=None, seed=None, config=None, tls=None, "
@@ -183,10 +191,14 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
+    lines = []
     seed = item.stash.get(_SEED, None)
     if seed is not None and report.failed:
         marker = "fakejs_cluster" if item.get_closest_marker("fakejs_cluster") is not None else "fakejs"
-        report.sections.append(("fakejs", f"server seed {seed}: replay with @pytest.mark.{marker}(seed={seed})"))
+        lines.append(f"server seed {seed}: replay with @pytest.mark.{marker}(seed={seed})")
+    lines += timeline_pages.report_lines(item, report)
+    if lines:
+        report.sections.append(("fakejs", "\n".join(lines)))
 
 
 def seed_for(nodeid: str) -> int:
@@ -264,7 +276,9 @@ def fakejs_server(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A fresh server for this test (configured by ``@pytest.mark.fakejs(...)``)."""
     server = _start(request.config, _operator_mode(request, _seeded_settings(request, "fakejs")))
     try:
+        timeline_pages.watch(request, server)
         yield server
+        timeline_pages.capture(request, server)
         violations = _violations(request.config, server)
     finally:
         server.stop()
@@ -294,7 +308,9 @@ def fakejs_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A fresh cluster for this test (configured by ``@pytest.mark.fakejs_cluster(...)``)."""
     cluster = _start_cluster(request.config, _seeded_settings(request, "fakejs_cluster"))
     try:
+        timeline_pages.watch(request, cluster)
         yield cluster
+        timeline_pages.capture(request, cluster)
     finally:
         cluster.stop()
     _fail_on_server_errors(cluster)
@@ -313,8 +329,10 @@ def _fakejs_session_server(request: pytest.FixtureRequest) -> Iterator[Any]:
 def fakejs_shared_server(request: pytest.FixtureRequest, _fakejs_session_server: Any) -> Iterator[Any]:
     """The session's server, emptied (streams, faults, clients) before this test."""
     if _fakejs_session_server.kind == "fake":
-        _fakejs_session_server.reset()
+        _fakejs_session_server.reset()  # its timeline too: the test's page holds only its own events
+    timeline_pages.watch(request, _fakejs_session_server)
     yield _fakejs_session_server
+    timeline_pages.capture(request, _fakejs_session_server)
     violations = _violations(request.config, _fakejs_session_server)
     _fail_on_server_errors(_fakejs_session_server, violations)
 

@@ -17,7 +17,7 @@ As on nats-server, JetStream is on only with ``-js``.  The one deliberate
 difference: the default address is 127.0.0.1, not 0.0.0.0.  fakejs's own
 flags (``--scenario``, ``--scenario_dir``, ``--clock``, ``--autojump``,
 ``--seed``, ``--no_control``, ``--control_token``, ``--max_payload``,
-``--tls-selfsigned``, ``--tls_dir``, ``--cluster_size``, ``--demo_credentials``) have no nats-server spelling, nor has
+``--tls-selfsigned``, ``--tls_dir``, ``--cluster_size``, ``--demo_credentials``, ``--timeline``) have no nats-server spelling, nor has
 ``fakejs conformance run`` (:mod:`fakejs.cli.conformance`), recognised only as the first argument.  May import :mod:`fakejs.server` and every layer
 below it; nothing inside fakejs imports this package.
 
@@ -30,8 +30,9 @@ N nodes in one process), ``signals`` (``--signal COMMAND[=PID]``),
 ``demo`` (``--demo_credentials DIR``: operator mode with credentials made at start),
 ``tls_usage`` (``--help_tls``), ``conformance`` (``fakejs conformance run``),
 ``conformance_run`` (a client program run against the conformance
-scenarios, one in-process server each) and ``process_end`` (the command-line
-process's end once its server has stopped).
+scenarios, one in-process server each), ``timeline_file`` (``--timeline
+FILE``: the timeline's page written once the server has stopped) and
+``process_end`` (the command-line process's end once its server has stopped).
 """
 
 from __future__ import annotations
@@ -76,12 +77,14 @@ async def serve(
     clock: Clock | None = None,
     scenario: str = "",
     read_options: Callable[[], ServerOptions] | None = None,
+    timeline_file: str = "",
 ) -> None:
     """Run a server until SIGINT or SIGTERM (or the end of lame duck mode, SIGUSR2); SIGHUP reloads.
 
     SIGUSR1 opens the log file again; SIGTERM during lame duck mode is only logged.
 
     ``read_options`` reads the command line and its configuration file again for a reload.
+    ``timeline_file``: where the timeline's page is written once the server has stopped.
     """
     # The server, and every layer below it, is imported once a server is asked for: after main has
     # tuned the collector for the imports (tune_gc), and not at all by -v, -h or --signal
@@ -126,6 +129,11 @@ async def serve(
         finished.cancel()
         waiting.cancel()
         await server.stop()
+    if timeline_file:  # once stopped: the store flushed, every client closed
+        # Only --timeline FILE writes a page
+        from fakejs.cli.timeline_file import write_timeline_page
+
+        write_timeline_page(server, timeline_file)
 
 
 def reload_from_file(server: Server) -> None:
@@ -276,7 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 serve_cluster(command.cluster_size, options, command.pid_file, clock, cluster_name, command.scenario)
             )
         else:
-            asyncio.run(serve(options, command.pid_file, clock, command.scenario, _reader(arguments, options)))
+            reader = _reader(arguments, options)
+            asyncio.run(serve(options, command.pid_file, clock, command.scenario, reader, command.timeline_file))
     except ListenError as exc:  # nats-server's line for the port
         get_logger().critical("%s", exc)
         return 1

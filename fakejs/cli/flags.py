@@ -81,6 +81,7 @@ def fakejs_flags(flags: FlagSet) -> None:
     flags.string("tls_dir", "tls_dir", "tls-dir")
     flags.int("cluster_size", "cluster_size", default=1)
     flags.string("demo_credentials", "demo_credentials")
+    flags.string("timeline", "timeline")
 
 
 def flag_set() -> FlagSet:
@@ -181,6 +182,8 @@ fakejs Options:
                                      nodes named <-n or "n">1..n, one ports file listing them all)
         --demo_credentials <dir>     Operator (JWT) mode with an operator, an account with JetStream and a
                                      user made in <dir> (server.conf, user.creds; kept if there; paths logged)
+        --timeline <file>            Record the timeline (the newest 10000 events) and write it to <file> as
+                                     one HTML page when the server exits
 
 Common Options:
     -h, --help                       Show this message

@@ -18,6 +18,7 @@ other refusal prints ``<who>: <reason>`` on stderr and exits 1.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -88,6 +89,8 @@ class CommandLine:
     cluster_size: int = 1
     # ``--demo_credentials DIR``: the files served and whether this run wrote them.
     demo: tuple[DemoFiles, bool] | None = None
+    # ``--timeline FILE``: where the timeline's page goes when the server exits (absolute; "": no timeline).
+    timeline_file: str = ""
 
 
 def options_from_file(path: str, check_only: bool = False, base: ServerOptions | None = None) -> Loaded:
@@ -221,6 +224,24 @@ def _flag_tls(options: ServerOptions, values: dict[str, Any]) -> None:
         options.auth_timeout = config.default_auth_timeout
 
 
+# The events ``--timeline FILE`` keeps: the ring an in-process server keeps by default.
+_TIMELINE_SIZE = ServerOptions.timeline
+
+
+def _timeline_file(given: str, cluster: bool) -> str:
+    """``--timeline FILE``: the page's path made absolute, refused at start where it could not be written."""
+    if not given:
+        return ""
+    if cluster:
+        raise _die(FAKEJS, "--timeline records one server's timeline: give no --cluster_size")
+    path = os.path.abspath(given)
+    if os.path.isdir(path):
+        raise _die(FAKEJS, f"--timeline {given}: a directory; give the page's file name")
+    if not os.path.isdir(os.path.dirname(path)):
+        raise _die(FAKEJS, f"--timeline {given}: no directory {os.path.dirname(path)} to write the page in")
+    return path
+
+
 def command_line(argv: Sequence[str]) -> CommandLine:
     """Everything the command line asks for, or :class:`Exit` with what to print and the status."""
     try:
@@ -279,7 +300,9 @@ def command_line(argv: Sequence[str]) -> CommandLine:
         options = ServerOptions(jetstream=False)
     apply_flags(options, flags)
     options.warn_temporary_store = True  # a harness reading the log reads nats-server's warning
-    options.timeline = 0  # a server that outlives many tests keeps no timeline: its messages pay nothing for one
+    # A server that outlives many tests keeps no timeline, unless asked for its page: its messages pay nothing for one
+    timeline_file = _timeline_file(values["timeline"], values["cluster_size"] > 1)
+    options.timeline = _TIMELINE_SIZE if timeline_file else 0
     if values["tls_selfsigned"]:
         if flags.given("tlscert", "tlskey", "tlscacert"):
             raise _die(
@@ -323,6 +346,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     result.tls_verify = bool(values["tlsverify"])
     result.cluster_size = values["cluster_size"]
     result.demo = demo
+    result.timeline_file = timeline_file
     if loaded is not None:
         # Only -c loads the configuration file's keys
         from fakejs.core.configfile import start_problem

@@ -68,6 +68,7 @@ class Timeline:
         self.size = size
         self._events: deque[Event] = deque(maxlen=size)
         self._index = itertools.count()
+        self._cleared = 0  # the index of the first event after the last clear: none before it was dropped
 
     def __bool__(self) -> bool:
         return self.size > 0
@@ -82,13 +83,16 @@ class Timeline:
 
     @property
     def dropped(self) -> int:
-        """How many events the ring has let go of."""
+        """How many events the ring has let go of since it was last cleared (a cleared event is not dropped)."""
         if not self._events:
             return 0
-        return self._events[0][0]
+        return self._events[0][0] - self._cleared
 
     def clear(self) -> None:
+        """Forget every event kept; indexes go on from where they were."""
         self._events.clear()
+        self._cleared = next(self._index)  # the next event's index (a count has no peek: it is counted again)
+        self._index = itertools.count(self._cleared)
 
     def events(self, where: TimelineFilter | None = None, /, **criteria: Any) -> list[dict[str, Any]]:
         """The kept events as JSON-able dicts, oldest first, that ``where`` (or the criteria) keeps."""

@@ -162,6 +162,25 @@ async def test_the_ring_keeps_the_newest_events() -> None:
         await nc.close()
 
 
+async def test_a_cleared_ring_counts_as_dropped_only_what_it_let_go_since() -> None:
+    async with Server(timeline=5) as server:
+        nc = await nats.connect(server.url)
+        js = nc.jetstream()
+        await js.add_stream(name="S", subjects=["s.>"])
+        for n in range(3):
+            await js.publish("s.x", str(n).encode())
+        server.control.reset()  # the stream goes, and the timeline's events
+        await js.add_stream(name="S", subjects=["s.>"])
+        assert server.recorded.dropped == 0 and [e["kind"] for e in server.timeline()] == ["stream.create"]
+        for n in range(6):
+            await js.publish("s.x", str(n).encode())
+        events = server.timeline()
+        assert [e["seq"] for e in events] == [2, 3, 4, 5, 6]
+        assert server.recorded.dropped == 2  # the stream.create and the first publish after the reset
+        assert events[0]["index"] > 2  # indexes go on across the reset
+        await nc.close()
+
+
 async def test_size_zero_records_nothing() -> None:
     async with Server(timeline=0) as server:
         nc = await nats.connect(server.url)
