@@ -173,6 +173,9 @@ class NodeCore:
     # -- term, role, log -----------------------------------------------------------------
 
     def _save_hard_state(self) -> None:
+        writes = self._ready.writes
+        if writes and isinstance(writes[-1], SaveHardState):
+            writes.pop()  # the newer term and vote replace it
         self._write(SaveHardState(self.term, self.vote))
 
     def _become_follower(self, term: int, leader: str | None) -> None:
@@ -209,4 +212,5 @@ class NodeCore:
         self.membership, self.membership_index = logged or self.bootstrap, index
 
     def _has_quorum(self, peers: set[str]) -> bool:
-        return self.id in self.membership.voters and len(peers & self.membership.voters) >= self.membership.quorum
+        """Whether ``peers`` hold a quorum of the voters of the membership in force."""
+        return len(peers & self.membership.voters) >= self.membership.quorum

@@ -32,10 +32,10 @@ class Electing(Following):
             self._campaign(pre_vote=True)
 
     def _campaign(self, pre_vote: bool, transfer: bool = False) -> None:
-        """Start a pre-vote round, or (``pre_vote`` false) an election in the next term; a node that is not a
-        voter of the membership it knows never campaigns."""
+        """Start a pre-vote round, or (``pre_vote`` false) an election in the next term (see :meth:`_may_campaign`
+        for who may)."""
         self._arm_election()
-        if self.id not in self.membership.voters:
+        if not self._may_campaign():
             return
         self.votes = {self.id}
         if pre_vote:
@@ -53,6 +53,16 @@ class Electing(Following):
             request = VoteRequest(self.id, self.term, self.log.last_index, self.log.last_term, transfer=transfer)
         for peer in sorted(self.membership.voters - {self.id}):
             self._send(peer, request)
+
+    def _may_campaign(self) -> bool:
+        """A voter may; so may a node whose removal is logged but not committed (it may hold the only log that
+        has the change, and then only it can lead the group to commit it; it counts no vote of its own)."""
+        if self.id in self.membership.voters:
+            return True
+        if self.membership_index <= self.commit_index:
+            return False
+        committed, _ = self.log.latest_membership(self.commit_index)
+        return self.id in (committed or self.bootstrap).voters
 
     def _log_is_behind(self, request: VoteRequest) -> bool:
         return (request.last_term, request.last_index) < (self.log.last_term, self.log.last_index)

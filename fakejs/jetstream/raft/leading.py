@@ -62,7 +62,9 @@ class Leading(NodeCore):
         refusal = self._leading_without_transfer()
         if refusal is not None:
             return refusal
-        if self.membership_index > self.commit_index or self.commit_index < self.term_start:
+        if self.commit_index < self.term_start:
+            return Refused("the leader has not yet committed an entry of its term")
+        if self.membership_index > self.commit_index:
             return Refused("a membership change is under way")
         if membership == self.membership:
             return Refused("the membership would not change")
@@ -82,27 +84,32 @@ class Leading(NodeCore):
         for peer in self.progress:
             self._replicate(peer)
 
-    def _replicate(self, peer: str, force: bool = False) -> None:
-        """Send ``peer`` what it lacks, within its limit of appends in flight; ``force`` sends even when there is
-        nothing new or the limit is reached (a heartbeat, a new commit index)."""
+    def _replicate(self, peer: str, force: bool = False) -> bool:
+        """Send ``peer`` what it lacks, in as many appends as its limit of appends in flight allows (one while
+        probing); ``force`` sends one even when there is nothing new or no room (a heartbeat, a new commit index):
+        while probing it repeats the probe, otherwise it carries no entries."""
         progress = self.progress[peer]
         if progress.next_index <= self.log.snapshot.index:
             if force or not progress.snapshot_sent:
                 self._send(peer, InstallSnapshot(self.id, self.term, self.log.snapshot))
                 progress.snapshot_sent = True
-            return
-        limit = 1 if progress.probing else self.settings.max_inflight_appends
-        if progress.inflight >= limit and not force:
-            return
-        entries: list[Entry] = []
-        if progress.inflight < limit or progress.probing:
-            limits = self.settings.max_append_entries, self.settings.max_append_bytes
-            entries = self.log.batch(progress.next_index, *limits)
-        if not entries and not force:
-            return
+                return True
+            return False
+        limits = self.settings.max_append_entries, self.settings.max_append_bytes
+        room = 1 if progress.probing else self.settings.max_inflight_appends
+        sent = False
+        while progress.inflight < room and (entries := self.log.batch(progress.next_index, *limits)):
+            self._send_append(peer, progress, entries)
+            sent = True
+        if force and not sent:
+            self._send_append(peer, progress, self.log.batch(progress.next_index, *limits) if progress.probing else [])
+        return sent or force
+
+    def _send_append(self, peer: str, progress: Progress, entries: list[Entry]) -> None:
         prev_index = progress.next_index - 1
         prev_term = self.log.term_at(prev_index) or 0
         self._send(peer, AppendEntries(self.id, self.term, prev_index, prev_term, self.commit_index, tuple(entries)))
+        progress.commit_sent = max(progress.commit_sent, self.commit_index)
         if entries and progress.probing:
             progress.inflight = 1
         elif entries:
@@ -114,7 +121,6 @@ class Leading(NodeCore):
         if self.role is not Role.LEADER or progress is None:
             return
         progress.active = True
-        progress.snapshot_sent = False
         if not response.success:
             self._on_refusal(response, progress)
             return
@@ -122,6 +128,7 @@ class Leading(NodeCore):
             self.counters.inconsistent += 1
             return
         progress.match_index = max(progress.match_index, response.match_index)
+        progress.snapshot_sent = progress.snapshot_sent and progress.match_index < self.log.snapshot.index
         progress.next_index = max(progress.next_index, progress.match_index + 1)
         if progress.probing:
             progress.probing, progress.inflight = False, 0
@@ -133,7 +140,8 @@ class Leading(NodeCore):
         if response.sender == self.transfer_target and progress.match_index == self.log.last_index:
             self._hand_over(response.sender)
             return
-        self._replicate(response.sender)
+        if not self._replicate(response.sender) and progress.lacks_commit(self.commit_index):
+            self._replicate(response.sender, force=True)
 
     def _on_refusal(self, response: AppendResponse, progress: Progress) -> None:
         if response.rejected_prev <= progress.match_index:
@@ -155,7 +163,7 @@ class Leading(NodeCore):
             return
         self.commit_index = index
         for peer, progress in self.progress.items():
-            if progress.inflight == 0:
+            if progress.inflight == 0 and progress.lacks_commit(index):
                 self._replicate(peer, force=True)
         if self.id not in voters and self.membership_index <= self.commit_index:
             self._become_follower(self.term, None)  # this leader's removal is committed

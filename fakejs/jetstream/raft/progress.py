@@ -18,6 +18,11 @@ class Progress:
     inflight: int = 0
     snapshot_sent: bool = False
     active: bool = False  # heard from since the last quorum check
+    commit_sent: int = 0  # the highest commit index sent to it
+
+    def lacks_commit(self, commit_index: int) -> bool:
+        """Whether the follower may not know yet that what it holds is committed up to ``commit_index``."""
+        return self.commit_sent < min(commit_index, self.match_index)
 
 
 def quorum_index(matches: Iterable[int], quorum: int) -> int:
