@@ -17,7 +17,8 @@ form), ``outputs`` (:class:`Ready` and what it holds), ``settings``
 Nothing here reads a clock, sleeps, or opens a socket; only the directory
 store touches files, and only when its driver calls it.  The package sits at
 the bottom of JetStream beside ``storage`` and ``config``, and imports only
-the standard library and msgpack.
+the standard library and msgpack.  docs/contributing/replication.md tells how
+a driver uses it.
 """
 
 from __future__ import annotations
