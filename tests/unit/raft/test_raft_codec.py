@@ -75,7 +75,7 @@ messages = st.one_of(
 )
 
 
-@settings(max_examples=200)
+@settings(max_examples=100)
 @given(message=messages)
 def test_every_message_reads_back_as_written(message: Message) -> None:
     assert decode(encode(message)) == message
@@ -90,7 +90,7 @@ def test_random_bytes_raise_only_malformed_message(data: bytes) -> None:
         pass
 
 
-@settings(max_examples=300)
+@settings(max_examples=100)
 @given(message=messages, position=st.integers(0, 10**6), byte=st.integers(0, 255))
 def test_a_damaged_message_raises_only_malformed_message(message: Message, position: int, byte: int) -> None:
     data = bytearray(encode(message))

@@ -21,7 +21,7 @@ from fakejs.jetstream.raft import Accepted, Role
 from tests.unit.raft.schedules import ACTIONS, MEMBERSHIP_ACTIONS, Player, Step, settle
 from tests.unit.raft.simulator import Faults, Simulation
 
-EXAMPLES = int(os.environ.get("FAKEJS_FUZZ_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("FAKEJS_FUZZ_EXAMPLES", "200"))
 
 steps = st.builds(Step, st.sampled_from(ACTIONS), st.integers(0, 9), st.floats(0.0, 4.0))
 faults = st.builds(
@@ -63,7 +63,7 @@ def test_safety_holds_while_the_membership_changes(seed: int, network: Faults, s
     settle(sim)
 
 
-@settings(max_examples=max(EXAMPLES // 3, 10), deadline=None)
+@settings(max_examples=max(EXAMPLES // 10, 10), deadline=None)
 @given(seed=st.integers(0, 2**32), size=st.sampled_from([3, 5, 7]))
 def test_a_leader_is_elected_in_bounded_time_without_faults(seed: int, size: int) -> None:
     sim = Simulation(size, seed=seed)
@@ -73,7 +73,7 @@ def test_a_leader_is_elected_in_bounded_time_without_faults(seed: int, size: int
     assert sum(node.role is Role.LEADER for node in sim.up()) == 1
 
 
-@settings(max_examples=max(EXAMPLES // 3, 10), deadline=None)
+@settings(max_examples=max(EXAMPLES // 10, 10), deadline=None)
 @given(seed=st.integers(0, 2**32), size=st.sampled_from([1, 3, 5]), count=st.integers(1, 50))
 def test_proposals_commit_everywhere_without_faults(seed: int, size: int, count: int) -> None:
     sim = Simulation(size, seed=seed)
