@@ -85,3 +85,15 @@ def test_proposals_commit_everywhere_without_faults(seed: int, size: int, count:
     assert sim.run_until(lambda: all(node.applied_index >= last for node in sim.up()), 5.0)
     values = [value for _, value in sorted(sim.nodes["n1"].machine.values.values())]
     assert sorted(values) == sorted(b"value-%d" % number for number in range(count))
+
+
+def test_a_seed_replays_a_run_exactly() -> None:
+    def run(seed: int) -> tuple[object, ...]:
+        sim = Simulation(5, seed=seed, faults=Faults(drop=0.1, duplicate=0.1, late=0.1), compact_every=4)
+        steps = [Step(action, pick, 0.7) for pick, action in enumerate(ACTIONS * 3)]
+        Player(sim, seed).play(steps)
+        settle(sim)
+        return sim.now, sim.invariants.leaders, sim.invariants.committed, sim.sent, sim.accepted
+
+    assert run(3) == run(3)
+    assert run(3) != run(4)
