@@ -50,6 +50,8 @@ class Leading(NodeCore):
         refusal = self._leading_without_transfer()
         if refusal is not None:
             return refusal
+        if not items:
+            return Refused("nothing was proposed")
         first = self.log.last_index + 1
         entries = [Entry(first + offset, self.term, kind, data) for offset, data in enumerate(items)]
         self._write_entries(first, entries)

@@ -165,6 +165,14 @@ def test_a_follower_redirects_proposals_to_its_leader() -> None:
     assert ready.writes == [] and node.log.last_index == 0
 
 
+def test_an_empty_batch_is_refused() -> None:
+    node = make_node()
+    elect(node)
+    ready = node.propose_many([])
+    assert ready.outcome == Refused("nothing was proposed")
+    assert ready.writes == [] and node.log.last_index == 1
+
+
 def test_a_snapshot_past_what_was_applied_is_a_driver_error() -> None:
     node = make_node()
     elect(node)
