@@ -3,7 +3,8 @@
 ``config`` (stream and consumer configurations: their fields, defaults,
 validation, update rules), ``storage`` (message store, file journals),
 ``stream`` (publishing, limits, retention, expiry, Direct Get),
-``consumer`` (a consumer and its parts), ``service`` (an account's
+``consumer`` (a consumer and its parts), ``raft`` (the replicated log
+of clustered groups, sans-IO), ``service`` (an account's
 JetStream: its streams and consumers, their administration and
 persistence) and ``api`` (the route table: handlers decode, call the
 domain, encode).  ``errors``, ``status`` and ``advisories`` hold every
@@ -14,7 +15,8 @@ the server's own clients that send ``$JS.API`` requests, ``apilevel`` the
 from JSON.  May import :mod:`fakejs.core`,
 :mod:`fakejs.protocol` and :mod:`fakejs.gocompat`; inside, ``api`` sits on
 ``service``, which sits on ``consumer`` over ``stream`` over ``storage``
-and ``config``.
+and ``config``; ``raft`` sits beside them and imports none of fakejs but
+:mod:`fakejs.gocompat`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,103 @@
+"""Elections: a pre-vote round, then the vote; and the rules for granting either.
+
+When its election timer fires, a voter that heard no leader asks the voters
+whether they would vote for it in the next term (a pre-vote: nobody's term
+changes).  Only with a quorum of yes does it raise its term, vote for itself
+(stored before any request leaves) and ask for real votes.  A voter grants a
+pre-vote only when it knows no live leader itself and the candidate's log is
+at least as up to date as its own; so a node cut off from the group, or one
+rejoining it, cannot raise terms and depose a working leader.  The same rule
+makes a voter that follows a live leader ignore vote requests, except the one
+a leader asked for when it hands over (:class:`~fakejs.jetstream.raft.messages.TimeoutNow`).
+nats-server has no pre-vote; everything else follows its ``processVoteRequest``.
+"""
+
+from __future__ import annotations
+
+from fakejs.jetstream.raft.core import Role
+from fakejs.jetstream.raft.following import Following
+from fakejs.jetstream.raft.messages import TimeoutNow, VoteRequest, VoteResponse
+
+
+class Electing(Following):
+    """A node's conduct in elections (nats-server's ``runAsCandidate`` and ``processVoteRequest``)."""
+
+    def _in_lease(self) -> bool:
+        """Whether this node knows a live leader: it leads, or follows one it heard from within a timeout."""
+        return self.role is Role.LEADER or (self.role is Role.FOLLOWER and self.leader is not None)
+
+    def _on_election_timeout(self) -> None:
+        if self.role is not Role.LEADER:
+            self.leader = None
+            self._campaign(pre_vote=True)
+
+    def _campaign(self, pre_vote: bool, transfer: bool = False) -> None:
+        """Start a pre-vote round, or (``pre_vote`` false) an election in the next term (see :meth:`_may_campaign`
+        for who may)."""
+        self._arm_election()
+        if not self._may_campaign():
+            return
+        self.votes = {self.id}
+        if pre_vote:
+            self.role = Role.PRE_CANDIDATE
+            request = VoteRequest(self.id, self.term + 1, self.log.last_index, self.log.last_term, pre_vote=True)
+            if self._has_quorum(self.votes):
+                self._campaign(pre_vote=False)
+                return
+        else:
+            self.role, self.term, self.vote = Role.CANDIDATE, self.term + 1, self.id
+            self._save_hard_state()
+            if self._has_quorum(self.votes):
+                self._become_leader()
+                return
+            request = VoteRequest(self.id, self.term, self.log.last_index, self.log.last_term, transfer=transfer)
+        for peer in sorted(self.membership.voters - {self.id}):
+            self._send(peer, request)
+
+    def _may_campaign(self) -> bool:
+        """A voter may; so may a node whose removal is logged but not committed (it may hold the only log that
+        has the change, and then only it can lead the group to commit it; it counts no vote of its own)."""
+        if self.id in self.membership.voters:
+            return True
+        if self.membership_index <= self.commit_index:
+            return False
+        committed, _ = self.log.latest_membership(self.commit_index)
+        return self.id in (committed or self.bootstrap).voters
+
+    def _log_is_behind(self, request: VoteRequest) -> bool:
+        return (request.last_term, request.last_index) < (self.log.last_term, self.log.last_index)
+
+    def _on_vote_request(self, request: VoteRequest) -> None:
+        if request.pre_vote:
+            can_vote = request.term > self.term or self.vote in (None, request.sender)
+            granted = can_vote and not self._in_lease() and not self._log_is_behind(request)
+            term = request.term if granted else self.term
+            self._send(request.sender, VoteResponse(self.id, term, granted, pre_vote=True))
+            return
+        can_vote = self.vote == request.sender or (self.vote is None and self.leader is None)
+        granted = can_vote and not self._log_is_behind(request)
+        if granted:
+            if self.vote != request.sender:
+                self.vote = request.sender
+                self._save_hard_state()
+            self.role = Role.FOLLOWER
+            self.votes.clear()
+            self._arm_election()
+        self._send(request.sender, VoteResponse(self.id, self.term, granted))
+
+    def _on_vote_response(self, response: VoteResponse) -> None:
+        if not response.granted:
+            return
+        if response.pre_vote and self.role is Role.PRE_CANDIDATE and response.term == self.term + 1:
+            self.votes.add(response.sender)
+            if self._has_quorum(self.votes):
+                self._campaign(pre_vote=False)
+        elif not response.pre_vote and self.role is Role.CANDIDATE and response.term == self.term:
+            self.votes.add(response.sender)
+            if self._has_quorum(self.votes):
+                self._become_leader()
+
+    def _on_timeout_now(self, message: TimeoutNow) -> None:
+        """The leader hands over: campaign at once, without a pre-vote, in a way that voters heed."""
+        if self.role is not Role.LEADER and message.term == self.term:
+            self._campaign(pre_vote=False, transfer=True)

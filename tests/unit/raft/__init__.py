@@ -1,0 +1,1 @@
+"""The replicated log (fakejs.jetstream.raft): codec, stores, a simulated network of nodes, safety properties."""
