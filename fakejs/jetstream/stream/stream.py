@@ -224,25 +224,28 @@ class Stream:
                 if outcome.duplicate:
                     self.trace_error = publish.DUPLICATE_TRACE
                 if self.timeline:
-                    self._record_publish(client, subject, len(payload) + len(hdr or b""), outcome, None)
+                    self._record_publish(client, subject, hdr, len(payload), outcome, None)
         except ApiError as error:
             self.trace_error, self.trace_error_late = error.trace_text, error.late
             if self.timeline:
-                self._record_publish(client, subject, len(payload) + len(hdr or b""), None, error)
+                self._record_publish(client, subject, hdr, len(payload), None, error)
             return self._error_ack(error) if do_ack else None
         return ack if do_ack else None
 
     def _record_publish(
-        self, client: int, subject: str, size: int, outcome: publish.Outcome | None, error: ApiError | None
+        self,
+        client: int,
+        subject: str,
+        hdr: bytes | None,
+        size: int,
+        outcome: publish.Outcome | None,
+        error: ApiError | None,
     ) -> None:
-        """The timeline's ``publish`` (stored, or a duplicate) or ``publish.error`` (refused) event."""
+        """The timeline's ``publish`` (stored, or a duplicate; its header block as is) or ``publish.error`` event."""
+        where = {"client": client, "stream": self.name, "subject": subject, "size": size + len(hdr) if hdr else size}
         if outcome is not None:
-            seq, duplicate = outcome.seq, outcome.duplicate
-            self.timeline.record(
-                "publish", client=client, stream=self.name, subject=subject, size=size, seq=seq, duplicate=duplicate
-            )
+            self.timeline.record("publish", **where, seq=outcome.seq, duplicate=outcome.duplicate, headers=hdr or None)
         elif error is not None:
-            where = {"client": client, "stream": self.name, "subject": subject, "size": size}
             self.timeline.record(
                 "publish.error", **where, code=error.code, err_code=error.err_code, description=error.description
             )
