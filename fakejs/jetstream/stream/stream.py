@@ -40,6 +40,7 @@ from fakejs.jetstream.stream.expiry import MessageExpiry
 from fakejs.jetstream.stream.fast_batch import FastBatches
 from fakejs.jetstream.stream.host import StreamHost as StreamHost
 from fakejs.jetstream.stream.links import Links
+from fakejs.jetstream.stream.publish import Outcome
 from fakejs.jetstream.stream.schedules import MessageSchedules, Produced
 from fakejs.jetstream.stream.traced import TraceHandover, traced_inbound
 from fakejs.jetstream.stream.transforms import Republisher, input_transform
@@ -233,19 +234,17 @@ class Stream:
         return ack if do_ack else None
 
     def _record_publish(
-        self,
-        client: int,
-        subject: str,
-        hdr: bytes | None,
-        size: int,
-        outcome: publish.Outcome | None,
-        error: ApiError | None,
+        self, client: int, subject: str, hdr: bytes | None, size: int, stored: Outcome | None, error: ApiError | None
     ) -> None:
         """The timeline's ``publish`` (stored, or a duplicate; its header block as is) or ``publish.error`` event."""
-        where = {"client": client, "stream": self.name, "subject": subject, "size": size + len(hdr) if hdr else size}
-        if outcome is not None:
-            self.timeline.record("publish", **where, seq=outcome.seq, duplicate=outcome.duplicate, headers=hdr or None)
+        size += len(hdr) if hdr else 0
+        if stored is not None:
+            seq, duplicate, name = stored.seq, stored.duplicate, self.name
+            self.timeline.record(
+                "publish", client=client, stream=name, subject=subject, size=size, seq=seq, duplicate=duplicate, headers=hdr
+            )  # fmt: skip
         elif error is not None:
+            where = {"client": client, "stream": self.name, "subject": subject, "size": size}
             self.timeline.record(
                 "publish.error", **where, code=error.code, err_code=error.err_code, description=error.description
             )
