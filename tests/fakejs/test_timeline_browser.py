@@ -60,7 +60,7 @@ async def forgotten(tmp_path: Path, request: pytest.FixtureRequest) -> Written:
     async with Server(clock=clock) as server:
         nc = await forgotten_ack(server, clock)
         events = server.timeline()
-        path = write_failing_page(server, tmp_path / "timelines", request.node.name)
+        path = write_failing_page(server, tmp_path / "timelines", request.node.nodeid)
         await nc.close()
     return Written(path, events)
 

@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import json
 import random
-import re
 import shutil
 import sys
 from collections.abc import AsyncIterator
@@ -30,6 +29,7 @@ import nats
 from nats.js.api import AckPolicy, ConsumerConfig
 
 from fakejs import ManualClock, Server
+from fakejs.pytest_timeline import page_name
 
 VIEWPORT = {"width": 1400, "height": 760}
 TRACE_HEADERS = {"Trace-Id": "4bf92f35-77b3", "Order-Kind": "express <rush> & fragile"}
@@ -119,11 +119,11 @@ async def zoom_at(page: Any, x: float, y: float, least: float) -> None:
         await page.keyboard.up("Control")
 
 
-def write_failing_page(server: Server, directory: Path, test_name: str) -> Path:
-    """The page a failing test leaves behind: its server's timeline, as ``<directory>/<test name>.html``."""
+def write_failing_page(server: Server, directory: Path, nodeid: str) -> Path:
+    """The page a failing test leaves behind: its server's timeline, named and titled as ``--fakejs-timeline`` does."""
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / (re.sub(r"[^\w.-]+", "_", test_name) + ".html")
-    path.write_text(server.timeline_page(test_name), encoding="utf-8")
+    path = directory / page_name(nodeid)
+    path.write_text(server.timeline_page(nodeid), encoding="utf-8")
     return path
 
 
@@ -210,7 +210,9 @@ async def remake_screenshot(path: Path) -> None:
     with TemporaryDirectory() as directory:
         async with Server(clock=clock) as server:
             nc = await forgotten_ack(server, clock)
-            page = write_failing_page(server, Path(directory), "test_each_order_is_processed_once")
+            page = write_failing_page(
+                server, Path(directory), "tests/test_orders.py::test_each_order_is_processed_once"
+            )
             await nc.close()
         async with chromium() as browser, opened(browser, page) as view:
             await view.page.locator("path.mark.deliver.again").hover()
