@@ -9,6 +9,11 @@ them (:class:`fakejs.testkit.timeline.Timeline`) is the test kit's; a server
 that records nothing runs with :class:`NoRecorder`, and every point costs
 one truth test (``if recorder:``).  Core defines the kinds and the interface
 so that it never imports the test kit.
+
+A message's headers (``headers`` of ``publish`` and ``deliver``) are
+recorded as the header block's bytes, a reference the message holds anyway;
+the timeline decodes them (to ``{name: [values]}``, or None) only when its
+events are read.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ EVENT_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "client.disconnect": ("a client's connection closed", ("client", "name", "reason")),
     "publish": (
         "a message published to a stream, and its PubAck",
-        ("client", "stream", "subject", "size", "seq", "duplicate"),
+        ("client", "stream", "subject", "size", "seq", "duplicate", "headers"),
     ),
     "publish.error": (
         "a message a stream refused, and the error its PubAck carried",
@@ -58,7 +63,7 @@ EVENT_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "pull.heartbeat": ("an idle heartbeat (100) went to a waiting pull", (*_CONSUMER, "reply")),
     "deliver": (
         "a message went to a pull's reply subject or the push subject",
-        (*_CONSUMER, "stream_seq", "consumer_seq", "delivery_count", "subject", "size", "target"),
+        (*_CONSUMER, "stream_seq", "consumer_seq", "delivery_count", "subject", "size", "target", "headers"),
     ),
     "ack": ("a +ACK (or +NXT) arrived", _ACK),
     "nak": ("a -NAK arrived (delay in ns, null: at once)", (*_ACK, "delay")),

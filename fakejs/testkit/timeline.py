@@ -6,7 +6,9 @@ keeps the newest ``size`` events; each is the kind, the server clock's time
 in ns and the fields :data:`~fakejs.core.recorder.EVENT_KINDS` declares for
 the kind.  :meth:`Timeline.events` gives them as JSON-able dicts, oldest
 first, filtered by stream, consumer, client, kind (an exact kind, or a
-family such as ``pull`` for every ``pull.*`` event) and time.
+family such as ``pull`` for every ``pull.*`` event) and time.  A message's
+headers are kept as the header block's bytes and decoded there, when the
+events are read (``{name: [values]}``, None when the message had none).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from fakejs.core.clock import Clock
 from fakejs.core.recorder import EVENT_KINDS
+from fakejs.protocol import headers
 
 __all__ = ["DEFAULT_SIZE", "Timeline", "TimelineFilter"]
 
@@ -105,6 +108,18 @@ class Timeline:
 
 
 def as_dict(event: Event) -> dict[str, Any]:
-    """One event as JSON: ``index``, ``kind``, ``time_ns``, then its fields."""
+    """One event as JSON: ``index``, ``kind``, ``time_ns``, then its fields (a header block decoded)."""
     index, kind, time_ns, fields = event
-    return {"index": index, "kind": kind, "time_ns": time_ns, **fields}
+    out = {"index": index, "kind": kind, "time_ns": time_ns, **fields}
+    block = fields.get("headers")
+    if block is not None:
+        out["headers"] = decode_headers(block)
+    return out
+
+
+def decode_headers(block: bytes) -> dict[str, list[str]] | None:
+    """A header block as ``{name: [values]}`` in the order the block has them (None: not one header)."""
+    decoded: dict[str, list[str]] = {}
+    for name, value in headers.pairs(block):
+        decoded.setdefault(name, []).append(value)
+    return decoded or None

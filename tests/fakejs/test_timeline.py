@@ -18,7 +18,9 @@ from nats.js.api import AckPolicy, ConsumerConfig
 
 from fakejs import ManualClock, Server
 from fakejs.core.recorder import EVENT_KINDS
+from fakejs.protocol import headers
 from fakejs.targets.fake import FakeJS
+from fakejs.testkit.timeline import decode_headers
 
 pytestmark = pytest.mark.fake_only
 
@@ -146,6 +148,34 @@ async def test_no_wait_and_heartbeats_and_refusals_end_pulls_with_their_status()
         assert "pull.end" in kinds(server, kind="pull")
         check_fields(server.timeline())
         await nc.close()
+
+
+async def test_publishes_and_deliveries_carry_their_headers() -> None:
+    async with Server() as server:
+        nc, js = await setup(server)
+        await js.publish("s.1", b"one", headers={"Trace-Id": "t-1", "Nats-Msg-Id": "m-1"})
+        await js.publish("s.2", b"two")
+        await nc.publish("s.3", b"three", headers={"Empty": ""})
+        psub = await js.pull_subscribe("s.>", durable="C")
+        msgs = await psub.fetch(3, timeout=5)
+        assert len(msgs) == 3
+        published = server.timeline(kind="publish")
+        assert [e["headers"] for e in published] == [
+            {"Trace-Id": ["t-1"], "Nats-Msg-Id": ["m-1"]},
+            None,
+            {"Empty": [""]},
+        ]
+        delivered = server.timeline(kind="deliver")
+        assert [e["headers"] for e in delivered] == [e["headers"] for e in published]
+        check_fields(server.timeline())
+        await nc.close()
+
+
+def test_a_header_block_decodes_to_lists_of_values() -> None:
+    block = headers.build([("A", "1"), ("B", " spaced "), ("A", "2"), ("ü", "é")])
+    assert decode_headers(block) == {"A": ["1", "2"], "B": ["spaced"], "ü": ["é"]}
+    assert decode_headers(headers.build()) is None
+    assert decode_headers(b"NATS/1.0 503\r\n\r\n") is None
 
 
 async def test_the_ring_keeps_the_newest_events() -> None:

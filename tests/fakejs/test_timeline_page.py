@@ -209,6 +209,18 @@ def test_an_empty_timeline_is_a_page_too() -> None:
     assert lane_labels(text) == [] and embedded_json(text)["events"] == []
 
 
+def test_a_marker_of_the_template_in_a_subject_or_title_stays_as_it_is() -> None:
+    events = [
+        {"index": 0, "kind": "stream.create", "time_ns": 0, "stream": "@SCRIPT@"},
+        {"index": 1, "kind": "client.connect", "time_ns": 1, "client": 2, "name": "@STYLE@ @DATA@", "account": "$G"},
+    ]
+    text = render({"size": 10, "dropped": 0, "events": events}, "@LANES@")
+    assert embedded_json(text)["events"] == events
+    assert lane_labels(text) == ["client 2 · @STYLE@ @DATA@", "stream @SCRIPT@"]
+    assert "<title>@LANES@</title>" in text and text.count("</script>") == 2
+    assert_self_contained(text)
+
+
 def test_lanes_and_titles_are_escaped() -> None:
     events = [
         {"index": 0, "kind": "client.connect", "time_ns": 0, "client": 3, "name": "<b>me</b>", "account": "$G"},

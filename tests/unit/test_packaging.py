@@ -1,4 +1,4 @@
-"""The wheel a plain ``pip install .`` builds: shipped scenarios found by name, type information shipped."""
+"""The wheel a plain ``pip install .`` builds: shipped scenarios found by name, type information and data shipped."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ def test_wheel_ships_scenarios_and_py_typed(tmp_path: Path) -> None:
     assert shipped <= names
     assert "fakejs/py.typed" in names
     assert "fakejs/scenarios/__init__.py" in names
+    assert {"fakejs/testkit/timeline_page.css", "fakejs/testkit/timeline_page.js"} <= names  # the page's style, script
 
 
 def test_shipped_scenarios_are_found_by_name() -> None:

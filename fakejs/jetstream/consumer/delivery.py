@@ -297,6 +297,7 @@ class DeliveryLoop:
             subject=msg.subject,
             size=delivery.size,
             target=delivery.target,
+            headers=delivery.hdr,  # the block as sent; decoded when the timeline is read
         )
 
     def _not_received(self, seq: int, target: str) -> None:

@@ -40,6 +40,7 @@ from fakejs.jetstream.stream.expiry import MessageExpiry
 from fakejs.jetstream.stream.fast_batch import FastBatches
 from fakejs.jetstream.stream.host import StreamHost as StreamHost
 from fakejs.jetstream.stream.links import Links
+from fakejs.jetstream.stream.publish import Outcome
 from fakejs.jetstream.stream.schedules import MessageSchedules, Produced
 from fakejs.jetstream.stream.traced import TraceHandover, traced_inbound
 from fakejs.jetstream.stream.transforms import Republisher, input_transform
@@ -224,23 +225,24 @@ class Stream:
                 if outcome.duplicate:
                     self.trace_error = publish.DUPLICATE_TRACE
                 if self.timeline:
-                    self._record_publish(client, subject, len(payload) + len(hdr or b""), outcome, None)
+                    self._record_publish(client, subject, hdr, len(payload), outcome, None)
         except ApiError as error:
             self.trace_error, self.trace_error_late = error.trace_text, error.late
             if self.timeline:
-                self._record_publish(client, subject, len(payload) + len(hdr or b""), None, error)
+                self._record_publish(client, subject, hdr, len(payload), None, error)
             return self._error_ack(error) if do_ack else None
         return ack if do_ack else None
 
     def _record_publish(
-        self, client: int, subject: str, size: int, outcome: publish.Outcome | None, error: ApiError | None
+        self, client: int, subject: str, hdr: bytes | None, size: int, stored: Outcome | None, error: ApiError | None
     ) -> None:
-        """The timeline's ``publish`` (stored, or a duplicate) or ``publish.error`` (refused) event."""
-        if outcome is not None:
-            seq, duplicate = outcome.seq, outcome.duplicate
+        """The timeline's ``publish`` (stored, or a duplicate; its header block as is) or ``publish.error`` event."""
+        size += len(hdr) if hdr else 0
+        if stored is not None:
+            seq, duplicate, name = stored.seq, stored.duplicate, self.name
             self.timeline.record(
-                "publish", client=client, stream=self.name, subject=subject, size=size, seq=seq, duplicate=duplicate
-            )
+                "publish", client=client, stream=name, subject=subject, size=size, seq=seq, duplicate=duplicate, headers=hdr
+            )  # fmt: skip
         elif error is not None:
             where = {"client": client, "stream": self.name, "subject": subject, "size": size}
             self.timeline.record(
