@@ -240,3 +240,27 @@ def test_the_election_timer_is_drawn_from_the_settings_on_the_clock() -> None:
     assert deadline is not None and 0.2 <= deadline < 0.4
     member.stop()
     assert clock.next_deadline() is None  # a stopped member leaves no timer behind
+
+
+class Stopping(Counter):
+    """A state machine that stops its own member from ``apply``."""
+
+    member: ReplicatedGroup | None = None
+
+    def apply(self, entries: Sequence[Entry]) -> None:
+        super().apply(entries)
+        if self.member is not None:
+            self.member.stop()
+
+
+async def test_a_state_machine_may_stop_its_member_while_it_applies() -> None:
+    group = OneRouter()
+    leader = group.leader()
+    machine = Stopping()
+    follower = next(member for member in group.members.values() if member is not leader)
+    follower.state_machine = machine
+    machine.member = follower
+    await leader.propose(b"2")
+    group.clock.advance_until(lambda: follower.stopped, 5.0)
+    assert machine.total == 2 and group.errors == []
+    assert await leader.propose(b"3") > 0  # two members of three still commit

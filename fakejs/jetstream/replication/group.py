@@ -239,9 +239,9 @@ class ReplicatedGroup:
         self._timers.arm(ready.timers)
         if ready.restore is not None:
             self._restore(ready.restore)
-        if ready.committed:
+        if ready.committed and not self.stopped:  # a state machine may stop its member
             self._apply(ready.committed)
-        if ready.leader_change is not None:
+        if ready.leader_change is not None and not self.stopped:
             self._leader_changed(ready.leader_change)
 
     def _store(self, writes: Sequence[Write]) -> bool:
