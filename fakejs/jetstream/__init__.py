@@ -4,9 +4,10 @@
 validation, update rules), ``storage`` (message store, file journals),
 ``stream`` (publishing, limits, retention, expiry, Direct Get),
 ``consumer`` (a consumer and its parts), ``raft`` (the replicated log
-of clustered groups, sans-IO), ``service`` (an account's
-JetStream: its streams and consumers, their administration and
-persistence) and ``api`` (the route table: handlers decode, call the
+of clustered groups, sans-IO), ``replication`` (a group's members on the
+servers of a cluster, driving the replicated log over the routes),
+``service`` (an account's JetStream: its streams and consumers, their
+administration and persistence) and ``api`` (the route table: handlers decode, call the
 domain, encode).  ``errors``, ``status`` and ``advisories`` hold every
 error, status line and advisory text; ``quorum_advisories`` the advisories
 of a replicated stream or consumer that lost its quorum, ``internal_client``
@@ -16,7 +17,8 @@ from JSON.  May import :mod:`fakejs.core`,
 :mod:`fakejs.protocol` and :mod:`fakejs.gocompat`; inside, ``api`` sits on
 ``service``, which sits on ``consumer`` over ``stream`` over ``storage``
 and ``config``; ``raft`` sits beside them and imports none of fakejs but
-:mod:`fakejs.gocompat`.
+:mod:`fakejs.gocompat`; ``replication`` sits between ``stream`` and them, and
+imports of JetStream only ``raft``.
 """
 
 from __future__ import annotations

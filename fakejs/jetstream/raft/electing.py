@@ -46,6 +46,7 @@ class Electing(Following):
                 return
         else:
             self.role, self.term, self.vote = Role.CANDIDATE, self.term + 1, self.id
+            self.leader = None  # a candidate knows no leader (one handed over to still names the old one)
             self._save_hard_state()
             if self._has_quorum(self.votes):
                 self._become_leader()

@@ -14,6 +14,7 @@ from fakejs.jetstream.raft import (
     Entry,
     EntryKind,
     Envelope,
+    LeaderChange,
     NotLeader,
     PersistentState,
     RaftNode,
@@ -22,6 +23,7 @@ from fakejs.jetstream.raft import (
     Refused,
     Role,
     SaveHardState,
+    TimeoutNow,
     TimerKind,
     VoteRequest,
     VoteResponse,
@@ -135,6 +137,16 @@ def test_the_leader_reports_itself_once_its_first_entry_is_applied() -> None:
     stored(node, won)
     applied = node.receive(AppendResponse("b", 1, True, 1))
     assert applied.leader_change is not None and applied.leader_change.leader == "a"
+
+
+def test_a_follower_handed_leadership_reports_no_leader_while_it_campaigns() -> None:
+    node = make_node()
+    node.start()
+    stored(node, node.receive(AppendEntries("b", 1, 0, 0, 0)))
+    assert node.leader == "b"
+    campaign = node.receive(TimeoutNow("b", 1))
+    assert node.role is Role.CANDIDATE and node.term == 2
+    assert campaign.leader_change == LeaderChange(None, 2)  # not b, which leads no term 2
 
 
 def test_a_stale_timer_is_ignored() -> None:

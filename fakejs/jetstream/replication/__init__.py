@@ -1,0 +1,51 @@
+"""Replicated groups across the servers of a cluster: the replicated log (:mod:`fakejs.jetstream.raft`) driven
+over the routes.
+
+What lives here: ``group`` (:class:`ReplicatedGroup`: one member of one
+group on a server, acting on its node's output), ``hosting``
+(:func:`start_group`: a member built from a server's broker), ``transport``
+(the member's subscription in the system account and its publishes to peers),
+``timers`` (the node's timers on the server's clock), ``stores`` (where a
+member's log lives: a directory under the store directory, or memory),
+``proposals`` (futures waiting for their entries to be applied),
+``state_machine`` (:class:`StateMachine`, what a group replicates into),
+``subjects`` (peer ids, the members' subjects) and ``errors`` (why a
+proposal failed).
+
+Nothing in JetStream uses it yet: the in-process cluster's JetStream is still
+shared (``fakejs/server/cluster_jetstream.py``).  It sits in JetStream below
+``service``, ``consumer`` and ``stream`` (the meta, stream and consumer groups
+will drive it) and above ``raft``, ``storage`` and ``config``; it imports
+:mod:`fakejs.jetstream.raft`, of :mod:`fakejs.core` the router, the clock,
+the options and the log, and :mod:`fakejs.gocompat`'s ids (peer ids).  docs/contributing/replication.md tells how a group
+runs.
+"""
+
+from __future__ import annotations
+
+from fakejs.jetstream.replication.errors import GroupStopped, NotLeader, ProposalFailed, ProposalLost, ProposalRefused
+from fakejs.jetstream.replication.group import ReplicatedGroup
+from fakejs.jetstream.replication.hosting import group_random, start_group, system_router
+from fakejs.jetstream.replication.state_machine import StateMachine
+from fakejs.jetstream.replication.stores import group_directory
+from fakejs.jetstream.replication.subjects import SUBJECT_PREFIX, InvalidGroupName, member_subject, peer_id
+from fakejs.jetstream.replication.transport import TransportCounters
+
+__all__ = [
+    "SUBJECT_PREFIX",
+    "GroupStopped",
+    "InvalidGroupName",
+    "NotLeader",
+    "ProposalFailed",
+    "ProposalLost",
+    "ProposalRefused",
+    "ReplicatedGroup",
+    "StateMachine",
+    "TransportCounters",
+    "group_directory",
+    "group_random",
+    "member_subject",
+    "peer_id",
+    "start_group",
+    "system_router",
+]

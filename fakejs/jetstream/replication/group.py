@@ -1,0 +1,282 @@
+"""One member of one replicated group on a server: a :class:`~fakejs.jetstream.raft.RaftNode` driven over the routes.
+
+:class:`ReplicatedGroup` feeds the node what comes in (a peer's message on the
+member's subject, a timer firing on the server's clock, a proposal or a
+step-down from its caller) and acts on each
+:class:`~fakejs.jetstream.raft.Ready` the node hands back, in the order the
+node asks for:
+
+1. the writes go to the log store, synchronously on the server's loop (a
+   directory store syncs them to disk before it returns), and only then is
+   the node told ``persisted(ticket)``: what it held back behind them (a
+   vote, an acknowledgement) comes out of that call;
+2. the messages are published to the peers' subjects;
+3. the timers are armed on the clock;
+4. a snapshot is restored into the state machine, then the committed entries
+   are applied to it, and the proposals waiting on them are settled;
+5. a change of leader is told to the state machine.
+
+Readies are acted on one at a time in the order the node made them: one
+made while another is being acted on (a state machine that proposes from
+``apply``, a message delivered on the same server) waits its turn, so entries
+are applied in log order.  An exception inside the state machine is recorded
+as a server error and the group goes on; a write the store refuses is
+recorded and stops the member, which must not go on with a log it could
+not keep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+
+from fakejs.core.clock import Clock, ErrorSink
+from fakejs.core.log import get_logger
+from fakejs.core.router import Router
+from fakejs.jetstream.raft import (
+    Accepted,
+    Entry,
+    EntryKind,
+    LeaderChange,
+    LogStorage,
+    Outcome,
+    RaftNode,
+    RaftSettings,
+    Ready,
+    Refused,
+    Snapshot,
+    Timer,
+    Write,
+    encode,
+)
+from fakejs.jetstream.replication.errors import GroupStopped, NotLeader, ProposalFailed, ProposalRefused
+from fakejs.jetstream.replication.proposals import PendingProposals
+from fakejs.jetstream.replication.state_machine import StateMachine
+from fakejs.jetstream.replication.stores import close_storage
+from fakejs.jetstream.replication.subjects import check_group_name
+from fakejs.jetstream.replication.timers import NodeTimers
+from fakejs.jetstream.replication.transport import Transport, TransportCounters
+
+
+def _log_error(where: str, exc: BaseException) -> None:
+    get_logger().error("%s failed", where, exc_info=exc)
+
+
+class ReplicatedGroup:
+    """The member ``peer`` (a peer id) of the group ``name``, replicating into ``state_machine``.
+
+    ``peers`` are the group's first voters (``peer`` among them; a member
+    joining a running group passes none); ``router`` is the system account's,
+    ``clock`` the server's, ``rng`` a generator derived from the server's
+    seeded one, ``storage`` the member's log store (see
+    :mod:`~fakejs.jetstream.replication.stores`).  ``record_error`` receives
+    what the state machine raised (the server's ``record_error``).  With
+    ``snapshot_every``, the state machine is snapshotted and the log compacted
+    each time that many entries were applied since the last snapshot.
+    :meth:`start` sets it going; :func:`~fakejs.jetstream.replication.hosting.start_group`
+    builds and starts one from a server.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        peer: str,
+        peers: Iterable[str],
+        state_machine: StateMachine,
+        router: Router,
+        clock: Clock,
+        rng: random.Random,
+        storage: LogStorage,
+        settings: RaftSettings | None = None,
+        record_error: ErrorSink | None = None,
+        snapshot_every: int = 0,
+    ) -> None:
+        self.name = check_group_name(name)
+        self.peer = peer
+        self.state_machine = state_machine
+        self.storage = storage
+        self.snapshot_every = snapshot_every
+        self._record_error = record_error or _log_error
+        self.node = RaftNode(peer, storage.load(), rng=rng, peers=peers, settings=settings)
+        self.leader: str | None = None  # the member known to lead (reported by the node), and its term
+        self.term = 0
+        self.applied_index = 0  # the last entry applied to the state machine
+        self.snapshot_index = 0  # what the last snapshot (made here or restored) covers
+        self.stopped = False
+        self._pending = PendingProposals()
+        self._queue: deque[Ready] = deque()
+        self._acting = False
+        self._timers = NodeTimers(clock, self._timer_fired)
+        self.transport = Transport(router, self.name, peer, self._received)
+
+    def start(self) -> ReplicatedGroup:
+        """The node's first step: restore its snapshot, arm its election timer (a sole voter leads at once)."""
+        self._handle(self.node.start())
+        return self
+
+    # -- for callers -------------------------------------------------------------------------------
+
+    @property
+    def is_leader(self) -> bool:
+        """Whether this member leads and has applied everything committed before its term (it may serve)."""
+        return not self.stopped and self.leader == self.peer
+
+    @property
+    def counters(self) -> TransportCounters:
+        return self.transport.counters
+
+    @property
+    def pending(self) -> int:
+        """Proposals accepted here and not yet applied."""
+        return len(self._pending)
+
+    def propose(self, data: bytes) -> asyncio.Future[int]:
+        """Propose ``data``; the future resolves with its log index once it is committed and applied here.
+
+        It fails at once with :class:`~fakejs.jetstream.replication.errors.NotLeader` on a member that does
+        not lead, or :class:`~fakejs.jetstream.replication.errors.ProposalRefused`; later with
+        :class:`~fakejs.jetstream.replication.errors.ProposalLost` or
+        :class:`~fakejs.jetstream.replication.errors.GroupStopped`.  Call it on the server's loop.
+        """
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        if self.stopped:
+            future.set_exception(GroupStopped(f"group {self.name} is stopped here"))
+            return future
+        ready = self.node.propose(data)
+        outcome = ready.outcome
+        if isinstance(outcome, Accepted):
+            self._pending.add(outcome.first_index, outcome.term, future)
+        else:
+            future.set_exception(self._failure(outcome))
+        self._handle(ready)
+        return future
+
+    def step_down(self, preferred: str | None = None) -> None:
+        """Hand leadership over to ``preferred`` (a peer id) or the best placed voter (nats-server's ``StepDown``).
+
+        Raises :class:`~fakejs.jetstream.replication.errors.NotLeader` on a member that does not lead,
+        :class:`~fakejs.jetstream.replication.errors.ProposalRefused` for a peer that is not another voter.
+        """
+        if self.stopped:
+            raise GroupStopped(f"group {self.name} is stopped here")
+        ready = self.node.step_down(preferred)
+        outcome = ready.outcome
+        self._handle(ready)
+        if outcome is not None and not isinstance(outcome, Accepted):
+            raise self._failure(outcome)
+
+    def compact(self) -> None:
+        """Snapshot the state machine now and drop the log it covers."""
+        if self.stopped or self.applied_index <= self.node.log.snapshot.index:
+            return
+        try:
+            data = self.state_machine.snapshot()
+        except Exception as exc:  # noqa: BLE001 - recorded on the server; the log stays as it is
+            self._record_error(f"replicated group {self.name}: state machine snapshot", exc)
+            return
+        self.snapshot_index = self.applied_index
+        self._handle(self.node.compact(self.applied_index, data))
+
+    def reaches(self, peer: str) -> bool:
+        """Whether a message to ``peer`` would find it now."""
+        return self.transport.reaches(peer)
+
+    def stop(self) -> None:
+        """Stop as a crash would: no more messages or timers; proposals not yet applied fail."""
+        if self.stopped:
+            return
+        self.stopped = True
+        self._queue.clear()
+        self._timers.cancel_all()
+        self.transport.close()
+        self._pending.fail_all(GroupStopped(f"group {self.name} stopped here"))
+        close_storage(self.storage)
+
+    def _failure(self, outcome: Outcome | None) -> ProposalFailed:
+        if isinstance(outcome, Refused):
+            return ProposalRefused(outcome.reason)
+        if outcome is None or isinstance(outcome, Accepted):
+            return ProposalRefused("the node gave no answer")
+        return NotLeader(outcome.leader)
+
+    # -- inputs ------------------------------------------------------------------------------------
+
+    def _received(self, data: bytes) -> None:
+        if not self.stopped:
+            self._handle(self.node.receive_bytes(data))
+
+    def _timer_fired(self, timer: Timer) -> None:
+        if not self.stopped:
+            self._handle(self.node.timer_fired(timer))
+
+    # -- acting on the node's output ---------------------------------------------------------------
+
+    def _handle(self, ready: Ready) -> None:
+        """Act on ``ready`` now, or after the one being acted on (outputs are acted on in the order made)."""
+        if ready.empty:
+            return
+        self._queue.append(ready)
+        if self._acting:
+            return
+        self._acting = True
+        try:
+            while self._queue and not self.stopped:
+                self._act(self._queue.popleft())
+        finally:
+            self._acting = False
+
+    def _act(self, ready: Ready) -> None:
+        if ready.writes:
+            if not self._store(ready.writes):
+                return
+            assert ready.ticket is not None
+            self._queue.append(self.node.persisted(ready.ticket))  # what waited for these writes
+        for envelope in ready.messages:
+            self.transport.send(envelope.to, encode(envelope.message))
+        self._timers.arm(ready.timers)
+        if ready.restore is not None:
+            self._restore(ready.restore)
+        if ready.committed and not self.stopped:  # a state machine may stop its member
+            self._apply(ready.committed)
+        if ready.leader_change is not None and not self.stopped:
+            self._leader_changed(ready.leader_change)
+
+    def _store(self, writes: Sequence[Write]) -> bool:
+        """Make ``writes`` durable; a store that fails stops the member (it cannot keep its promises)."""
+        try:
+            self.storage.write(writes)
+        except Exception as exc:  # noqa: BLE001 - recorded on the server; the member stops rather than lie
+            self._record_error(f"replicated group {self.name}: storing the log", exc)
+            self.stop()
+            return False
+        return True
+
+    def _restore(self, snapshot: Snapshot) -> None:
+        self._call("restore", self.state_machine.restore, snapshot.data)
+        self.applied_index = self.snapshot_index = snapshot.index
+        self._pending.restored(snapshot.index)
+
+    def _apply(self, entries: list[Entry]) -> None:
+        normal = [entry for entry in entries if entry.kind is EntryKind.NORMAL]
+        if normal:
+            self._call("apply", self.state_machine.apply, normal)
+        self.applied_index = entries[-1].index
+        self._pending.applied(entries)
+        if self.snapshot_every and self.applied_index - self.snapshot_index >= self.snapshot_every:
+            self.compact()
+
+    def _leader_changed(self, change: LeaderChange) -> None:
+        self.leader, self.term = change.leader, change.term
+        self._call("leader_changed", self.state_machine.leader_changed, change.leader, change.term)
+
+    def _call(self, what: str, method: Callable[..., object], *args: object) -> None:
+        try:
+            method(*args)
+        except Exception as exc:  # noqa: BLE001 - recorded on the server; the group goes on
+            self._record_error(f"replicated group {self.name}: state machine {what}", exc)
+
+    def __repr__(self) -> str:
+        return f"<ReplicatedGroup {self.name!r} {self.peer} leader={self.leader} term={self.term}>"

@@ -1,0 +1,86 @@
+"""A member of a group on a server: what :class:`~fakejs.jetstream.replication.group.ReplicatedGroup` takes,
+found on the server's :class:`~fakejs.core.broker.Broker`.
+
+:func:`start_group` gives the member the server's peer id, its system
+account's router, its clock and error record, a generator for the node's
+election timeouts, and a log store under the server's store directory (see
+:mod:`~fakejs.jetstream.replication.stores`).
+
+The generator: a server started with a seed gives each of its members one
+seeded from the seed, the group and the peer, so that a group's elections
+replay whatever else the server drew from its generator before (route
+connections, clients); a server without one draws the member's seed from its
+own generator.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from fakejs.core.options import SYSTEM_ACCOUNT
+from fakejs.core.router import Router
+from fakejs.jetstream.raft import RaftSettings
+from fakejs.jetstream.replication.group import ReplicatedGroup
+from fakejs.jetstream.replication.state_machine import StateMachine
+from fakejs.jetstream.replication.stores import group_directory, open_storage
+from fakejs.jetstream.replication.subjects import check_group_name, peer_id
+
+if TYPE_CHECKING:
+    from fakejs.core.broker import Broker
+
+
+def system_account(broker: Broker) -> str:
+    """The name of the server's system account."""
+    return broker.options.system_account or SYSTEM_ACCOUNT
+
+
+def system_router(broker: Broker) -> Router:
+    """The router of the server's system account, where every group's members listen."""
+    account = broker.accounts.get(system_account(broker))
+    if account is None:
+        raise ValueError(f"server {broker.name} has no system account: its groups would have no wire")
+    return account.router
+
+
+def group_random(broker: Broker, group: str) -> random.Random:
+    """The generator of the server's member of ``group`` (see the module docstring)."""
+    seed = broker.options.seed
+    if seed is None:
+        return random.Random(broker.random.getrandbits(64))
+    return random.Random(f"{seed}/{group}/{peer_id(broker.name)}")
+
+
+def start_group(
+    broker: Broker,
+    name: str,
+    peers: Iterable[str],
+    state_machine: StateMachine,
+    *,
+    store_dir: str | None,
+    settings: RaftSettings | None = None,
+    snapshot_every: int = 0,
+    fsync: bool = True,
+) -> ReplicatedGroup:
+    """Start the server's member of the group ``name`` with first voters ``peers`` (peer ids, see
+    :func:`~fakejs.jetstream.replication.subjects.peer_id`).
+
+    Its log is kept under ``store_dir`` (the server's store directory), or in memory when that is ``None``.
+    """
+    check_group_name(name)
+    directory = None if store_dir is None else group_directory(store_dir, system_account(broker), name)
+    group = ReplicatedGroup(
+        name,
+        peer=peer_id(broker.name),
+        peers=peers,
+        state_machine=state_machine,
+        router=system_router(broker),
+        clock=broker.clock,
+        rng=group_random(broker, name),
+        storage=open_storage(directory, fsync=fsync),
+        settings=settings,
+        record_error=broker.record_error,
+        snapshot_every=snapshot_every,
+    )
+    return group.start()

@@ -1,0 +1,56 @@
+"""A member's wire: its subscription in the system account, and what it publishes to its peers.
+
+Each member listens on its own subject (see
+:mod:`~fakejs.jetstream.replication.subjects`) through an internal
+subscription on the system account's router, which announces it over the
+routes as any other; a message to a peer is one publish on the peer's
+subject.  Nothing is retried here: a message with nobody to take it (the
+peer's server down, or cut off by a partition) is counted and dropped, and
+the node sends again when its timers say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fakejs.core.router import Router
+from fakejs.jetstream.replication.subjects import member_subject
+
+
+@dataclass(slots=True)
+class TransportCounters:
+    """Messages ``sent`` to peers (of which ``unreachable``: nobody took them) and ``received`` from them."""
+
+    sent: int = 0
+    unreachable: int = 0
+    received: int = 0
+
+
+class Transport:
+    """The member ``peer`` of ``group`` on ``router`` (the system account's): ``deliver`` gets each message's bytes."""
+
+    def __init__(self, router: Router, group: str, peer: str, deliver: Callable[[bytes], None]) -> None:
+        self.router = router
+        self.group = group
+        self.counters = TransportCounters()
+        self._deliver = deliver
+        self.subject = member_subject(group, peer)
+        self._subscription = router.subscribe_internal(self.subject, self._on_message)
+
+    def _on_message(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: object) -> None:
+        self.counters.received += 1
+        self._deliver(payload)
+
+    def send(self, peer: str, data: bytes) -> None:
+        """Publish ``data`` to ``peer``'s subject (on the routes when it is on another server)."""
+        self.counters.sent += 1
+        if not self.router.publish(member_subject(self.group, peer), "", None, data, None):
+            self.counters.unreachable += 1
+
+    def reaches(self, peer: str) -> bool:
+        """Whether a message to ``peer`` would find it now (its subscription is known here)."""
+        return self.router.has_interest(member_subject(self.group, peer))
+
+    def close(self) -> None:
+        self.router.unsubscribe(self._subscription)
