@@ -9,6 +9,13 @@ the entries applied, snapshots), ``machine`` (:class:`MetaStateMachine`: the
 state a member of the ``_meta_`` group replicates into, and its observers)
 and ``leader`` (:class:`MetaLeader`: requests checked, placed and proposed).
 
+It sits in JetStream below ``service`` (the simulated cluster's placement)
+and above ``consumer``; it imports :mod:`fakejs.jetstream.replication` (the
+group it proposes through), :mod:`fakejs.jetstream.raft` (entries),
+:mod:`fakejs.jetstream.errors` (the API errors it refuses with), of
+:mod:`fakejs.core` the clock and the log, :mod:`fakejs.gocompat`'s ids, and
+msgpack.
+
 Nothing runs it in a server yet: a multi-process JetStream cluster is still
 refused at start, and the in-process one is the simulation of
 ``fakejs/server/cluster_jetstream.py``.  docs/contributing/replication.md
@@ -38,6 +45,7 @@ from fakejs.jetstream.cluster.entries import (
     decode_entry,
     encode_entry,
 )
+from fakejs.jetstream.cluster.leader import META_GROUP, MetaLeader
 from fakejs.jetstream.cluster.machine import MetaCounters, MetaObserver, MetaStateMachine
 from fakejs.jetstream.cluster.placement import (
     Candidate,
@@ -52,6 +60,7 @@ from fakejs.jetstream.cluster.state import MetaState
 
 __all__ = [
     "ENTRY_VERSION",
+    "META_GROUP",
     "AddPeer",
     "AssignConsumer",
     "AssignStream",
@@ -60,6 +69,7 @@ __all__ = [
     "MalformedEntry",
     "MetaCounters",
     "MetaEntry",
+    "MetaLeader",
     "MetaObserver",
     "MetaOp",
     "MetaPeer",
