@@ -6,6 +6,8 @@ validation, update rules), ``storage`` (message store, file journals),
 ``consumer`` (a consumer and its parts), ``raft`` (the replicated log
 of clustered groups, sans-IO), ``replication`` (a group's members on the
 servers of a cluster, driving the replicated log over the routes),
+``cluster`` (the meta group's replicated state: assignments, its entries,
+its leader's requests, and the placement rules the simulated cluster shares),
 ``service`` (an account's JetStream: its streams and consumers, their
 administration and persistence) and ``api`` (the route table: handlers decode, call the
 domain, encode).  ``errors``, ``status`` and ``advisories`` hold every
@@ -15,7 +17,7 @@ the server's own clients that send ``$JS.API`` requests, ``apilevel`` the
 ``Nats-Required-Api-Level`` check and ``enums`` the enumerations as read
 from JSON.  May import :mod:`fakejs.core`,
 :mod:`fakejs.protocol` and :mod:`fakejs.gocompat`; inside, ``api`` sits on
-``service``, which sits on ``consumer`` over ``stream`` over ``storage``
+``service``, which sits on ``cluster`` over ``consumer`` over ``stream`` over ``storage``
 and ``config``; ``raft`` sits beside them and imports none of fakejs but
 :mod:`fakejs.gocompat`; ``replication`` sits between ``stream`` and them, and
 imports of JetStream only ``raft``.

@@ -7,7 +7,9 @@ the groups, with nats-server's names and rules:
 
 * placement: ``num_replicas`` servers of the cluster, all running, matching
   ``placement.cluster`` and every ``placement.tags`` entry, else 10005 "no
-  suitable peers for placement" (with the unmatched tags);
+  suitable peers for placement" (with the unmatched tags): the rules of
+  :mod:`fakejs.jetstream.cluster.placement`, which the meta group's leader
+  follows too;
 * leaders: one per stream and consumer, chosen among its running replicas
   by the cluster's seeded generator; a step-down moves it (to the
   ``preferred`` server if asked); a server going down moves the leadership
@@ -33,19 +35,17 @@ from typing import Any
 
 from fakejs.core.clock import Clock
 from fakejs.gocompat import gotime, ids
+from fakejs.jetstream.cluster.placement import (
+    Candidate,
+    PlacementError,
+    group_name,
+    new_group_id,
+    place_consumer_replicas,
+    place_stream_replicas,
+    storage_letter,
+)
 
 __all__ = ["Group", "Meta", "NodeInfo", "PlacementError"]
-
-GROUP_ID_LENGTH = 8
-BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
-class PlacementError(Exception):
-    """No set of servers can hold the asset (nats-server's 10005 with its text)."""
-
-    def __init__(self, description: str) -> None:
-        super().__init__(description)
-        self.description = description
 
 
 @dataclass
@@ -85,7 +85,7 @@ class Group:
 
     @property
     def raft_group(self) -> str:
-        return f"{self.kind}-R{len(self.replicas)}{self.storage}-{self.raft_id}"
+        return group_name(self.kind, len(self.replicas), self.storage, self.raft_id)
 
 
 class Meta:
@@ -170,38 +170,18 @@ class Meta:
 
     def place_stream(self, name: str, config: Mapping[str, Any]) -> Group:
         """Choose a new stream's servers and leader; raises :class:`PlacementError`."""
-        replicas = max(int(config.get("num_replicas") or 1), 1)
-        placement = config.get("placement") or {}
-        wanted_cluster = placement.get("cluster") or ""
-        tags = list(placement.get("tags") or [])
-        if wanted_cluster and wanted_cluster != self.cluster:
-            raise PlacementError("no suitable peers for placement")
-        candidates = [n for n in self.running() if all(tag in self.nodes[n].tags for tag in tags)]
-        if len(candidates) < replicas:
-            # nats-server names, for each server left out, the first wanted tag it lacks.
-            missing: list[str] = []
-            for node in self.running():
-                lacking = next((tag for tag in tags if tag not in self.nodes[node].tags), None)
-                if lacking is not None and lacking not in missing:
-                    missing.append(lacking)
-            text = "no suitable peers for placement"
-            if missing:
-                text += ", tags not matched [" + ", ".join(f"'{tag}'" for tag in missing) + "]"
-            raise PlacementError(text)
-        chosen = sorted(self.rng.sample(candidates, replicas))
-        storage = "M" if config.get("storage") == "memory" else "F"
-        return self._new_group("S", name, chosen, storage)
+        candidates = [Candidate(node, self.cluster, self.nodes[node].tags) for node in self.running()]
+        chosen = place_stream_replicas(config, candidates, self.cluster, self.rng)
+        return self._new_group("S", name, chosen, storage_letter(str(config.get("storage") or "")))
 
     def place_consumer(self, stream: str, name: str, replicas: int, storage: str) -> Group:
         """A consumer's group: the stream's servers (or as many of them as asked)."""
         stream_group = self.groups[("S", stream)]
-        count = replicas or len(stream_group.replicas)
-        chosen = sorted(self.rng.sample(stream_group.replicas, min(count, len(stream_group.replicas))))
-        return self._new_group("C", f"{stream} {name}", chosen, "M" if storage == "memory" else "F")
+        chosen = place_consumer_replicas(stream_group.replicas, replicas, self.rng)
+        return self._new_group("C", f"{stream} {name}", chosen, storage_letter(storage))
 
     def _new_group(self, kind: str, name: str, replicas: list[str], storage: str) -> Group:
-        raft_id = "".join(self.rng.choice(BASE62) for _ in range(GROUP_ID_LENGTH))
-        group = Group(kind, name, replicas, storage, raft_id=raft_id)
+        group = Group(kind, name, replicas, storage, raft_id=new_group_id(self.rng))
         self._elect(group, exclude="", stepped_down=False)
         self.groups[(kind, name)] = group
         return group

@@ -1,0 +1,216 @@
+"""The meta group's leader: the checks and placement behind each request, and the proposal that carries it.
+
+:class:`MetaLeader` stands beside a server's member of the ``_meta_`` group
+and its :class:`~fakejs.jetstream.cluster.machine.MetaStateMachine`.  Each
+request (what a ``$JS.API`` handler will ask) is checked against the state
+as applied so far, turned into an entry (a new stream placed by
+:mod:`~fakejs.jetstream.cluster.placement`'s rules among the servers of the
+meta group), proposed, and resolves once the entry is applied on this
+member, with the assignment as the state holds it.
+
+A member that does not lead refuses at once with
+:class:`~fakejs.jetstream.replication.NotLeader` (naming the leader's peer
+id); the checks refuse with nats-server's API errors
+(:func:`~fakejs.jetstream.errors.api_error`: 10005 for placement, 10058,
+10059, 10014, 10044); a proposal that fails later fails with the group's
+:class:`~fakejs.jetstream.replication.ProposalFailed`.  When two requests
+race for one name, the entry applied first wins and the other request is
+refused as if it had come after.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from fakejs.core.clock import Clock
+from fakejs.jetstream.cluster.assignments import ConsumerAssignment, MetaPeer, RaftGroup, StreamAssignment
+from fakejs.jetstream.cluster.entries import (
+    AddPeer,
+    AssignConsumer,
+    AssignStream,
+    MetaEntry,
+    RemoveConsumer,
+    RemovePeer,
+    RemoveStream,
+    UpdateStream,
+    encode_entry,
+)
+from fakejs.jetstream.cluster.machine import MetaStateMachine
+from fakejs.jetstream.cluster.placement import (
+    Candidate,
+    PlacementError,
+    group_name,
+    new_group_id,
+    place_consumer_replicas,
+    place_stream_replicas,
+    storage_letter,
+)
+from fakejs.jetstream.cluster.state import MetaState
+from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.replication import NotLeader, ProposalRefused, ReplicatedGroup
+
+__all__ = ["META_GROUP", "MetaLeader"]
+
+META_GROUP = "_meta_"  # nats-server's name of the meta group
+
+
+class MetaLeader:
+    """The requests a server's meta member serves while it leads (see the module docstring).
+
+    ``cluster`` is this server's cluster (where a stream without ``placement.cluster`` goes),
+    ``rng`` the generator placement draws from, ``clock`` what dates an assignment.
+    """
+
+    def __init__(
+        self,
+        group: ReplicatedGroup,
+        machine: MetaStateMachine,
+        *,
+        cluster: str,
+        rng: random.Random,
+        clock: Clock,
+    ) -> None:
+        self.group = group
+        self.machine = machine
+        self.cluster = cluster
+        self.rng = rng
+        self.clock = clock
+
+    @property
+    def state(self) -> MetaState:
+        return self.machine.state
+
+    # -- streams ------------------------------------------------------------------------------------
+
+    async def create_stream(
+        self, account: str, config: Mapping[str, Any], reply: str = "", client: Mapping[str, Any] | None = None
+    ) -> StreamAssignment:
+        """Place a new stream and assign it; an existing one of the same configuration is returned as it is."""
+        self._check_leader()
+        config = dict(config)
+        existing = self.state.stream(account, str(config.get("name", "")))
+        if existing is not None:
+            return self._same_stream(existing, config)
+        peers = self._place_stream(config)
+        storage = "memory" if config.get("storage") == "memory" else "file"
+        name = group_name("S", len(peers), storage_letter(storage), new_group_id(self.rng))
+        group = RaftGroup(name, tuple(peers), storage, cluster=self._cluster_of(config))
+        proposed = StreamAssignment(account, config, group, self.clock.time_ns(), dict(client or {}), reply)
+        await self._propose(AssignStream(proposed))
+        applied = self.state.stream(account, proposed.name)
+        if applied is None:
+            raise api_error("JSStreamNotFoundErr")  # deleted as soon as it was made
+        return applied if applied.group == group else self._same_stream(applied, config)
+
+    async def update_stream(
+        self, account: str, config: Mapping[str, Any], reply: str = "", client: Mapping[str, Any] | None = None
+    ) -> StreamAssignment:
+        """A stream's new configuration, on the group it has (changing its replicas is not supported yet)."""
+        self._check_leader()
+        config = dict(config)
+        existing = self._stream(account, str(config.get("name", "")))
+        if max(int(config.get("num_replicas") or 1), 1) != len(existing.group.peers):
+            raise ProposalRefused("changing a stream's replicas through the meta group is not supported yet")
+        proposed = StreamAssignment(account, config, existing.group, existing.created_ns, dict(client or {}), reply)
+        await self._propose(UpdateStream(proposed))
+        return self._stream(account, proposed.name)
+
+    async def delete_stream(self, account: str, name: str) -> StreamAssignment:
+        """Remove a stream and its consumers; the assignment it had."""
+        self._check_leader()
+        existing = self._stream(account, name)
+        await self._propose(RemoveStream(account, name))
+        return existing
+
+    # -- consumers ----------------------------------------------------------------------------------
+
+    async def create_consumer(
+        self,
+        account: str,
+        stream: str,
+        name: str,
+        config: Mapping[str, Any],
+        reply: str = "",
+        client: Mapping[str, Any] | None = None,
+    ) -> ConsumerAssignment:
+        """Place a new consumer on its stream's servers, or give an existing one its new configuration."""
+        self._check_leader()
+        stream_assignment = self._stream(account, stream)
+        existing = self.state.consumer(account, stream, name)
+        if existing is not None:
+            group = existing.group
+        else:
+            replicas = int(config.get("num_replicas") or 0)
+            peers = place_consumer_replicas(stream_assignment.group.peers, replicas, self.rng)
+            storage = "memory" if config.get("mem_storage") else stream_assignment.group.storage
+            gname = group_name("C", len(peers), storage_letter(storage), new_group_id(self.rng))
+            group = RaftGroup(gname, tuple(peers), storage, cluster=stream_assignment.group.cluster)
+        created = existing.created_ns if existing is not None else self.clock.time_ns()
+        proposed = ConsumerAssignment(account, stream, name, dict(config), group, created, dict(client or {}), reply)
+        await self._propose(AssignConsumer(proposed))
+        applied = self.state.consumer(account, stream, name)
+        if applied is None:
+            raise api_error("JSStreamNotFoundErr")  # its stream went meanwhile
+        return applied
+
+    async def delete_consumer(self, account: str, stream: str, name: str) -> ConsumerAssignment:
+        """Remove a consumer; the assignment it had."""
+        self._check_leader()
+        self._stream(account, stream)
+        existing = self.state.consumer(account, stream, name)
+        if existing is None:
+            raise api_error("JSConsumerNotFoundErr")
+        await self._propose(RemoveConsumer(account, stream, name))
+        return existing
+
+    # -- peers --------------------------------------------------------------------------------------
+
+    async def add_peer(self, name: str, cluster: str, tags: tuple[str, ...] = (), offline: bool = False) -> MetaPeer:
+        """A JetStream server joins the meta group's state (or its record changes)."""
+        self._check_leader()
+        peer = MetaPeer(name, cluster, tuple(tags), offline)
+        await self._propose(AddPeer(peer))
+        return self.state.peers[peer.peer]
+
+    async def remove_peer(self, server: str) -> MetaPeer:
+        """``SERVER.REMOVE``: the server (a name or peer id) is taken out of the meta group's state."""
+        self._check_leader()
+        peer = self.state.find_peer(server)
+        if peer is None or peer.removed:
+            raise api_error("JSClusterServerNotMemberErr")
+        await self._propose(RemovePeer(peer.peer))
+        return self.state.peers[peer.peer]
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def _check_leader(self) -> None:
+        if not self.group.is_leader:
+            raise NotLeader(self.group.leader)
+
+    async def _propose(self, entry: MetaEntry) -> int:
+        return await self.group.propose(encode_entry(entry))
+
+    def _stream(self, account: str, name: str) -> StreamAssignment:
+        existing = self.state.stream(account, name)
+        if existing is None:
+            raise api_error("JSStreamNotFoundErr")
+        return existing
+
+    def _same_stream(self, existing: StreamAssignment, config: Mapping[str, Any]) -> StreamAssignment:
+        if existing.config != config:
+            raise api_error("JSStreamNameExistErr")
+        return existing
+
+    def _cluster_of(self, config: Mapping[str, Any]) -> str:
+        return str((config.get("placement") or {}).get("cluster") or self.cluster)
+
+    def _place_stream(self, config: Mapping[str, Any]) -> list[str]:
+        candidates = [
+            Candidate(peer.peer, peer.cluster, peer.tags) for peer in self.state.active_peers() if not peer.offline
+        ]
+        try:
+            return place_stream_replicas(config, candidates, self.cluster, self.rng)
+        except PlacementError as refused:
+            raise api_error("JSClusterNoPeersErrF", err=refused.description) from None
