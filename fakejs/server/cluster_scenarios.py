@@ -41,8 +41,8 @@ from fakejs.core.clock import Clock
 from fakejs.server.cluster_hooks import NodeHooks, ScenarioFaults, handling_node
 from fakejs.server.server import Server
 from fakejs.testkit.arguments import ACTION_NAMES
-from fakejs.testkit.faults import CLUSTER_ACTION_NAMES, Fault, Faults
-from fakejs.testkit.scenarios import Scenario, ScenarioError, fault_fields
+from fakejs.testkit.faults import CLUSTER_ACTION_NAMES, Faults
+from fakejs.testkit.scenarios import Scenario, ScenarioError
 
 if TYPE_CHECKING:
     from fakejs.server.cluster_jetstream import ClusterJetStream
@@ -105,8 +105,8 @@ class ClusterScenarios:
         faults = self.faults
         faults.replace({name: self._faults(name) for name in self.names}, self._faults(""))
         installed = []
-        for step, node in zip(scenario.steps, scenario.nodes, strict=True):
-            fault = (faults.per_node[node] if node else faults.everywhere).add(Fault(**fault_fields(step)))
+        for index, node in zip(range(len(scenario.steps)), scenario.nodes, strict=True):
+            fault = (faults.per_node[node] if node else faults.everywhere).add(scenario.step_fault(index))
             installed.append({"id": fault.id, "node": node or "*"})
         self.scenario = scenario
         return {"scenario": scenario.name, "faults": installed}

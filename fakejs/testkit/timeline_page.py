@@ -38,14 +38,16 @@ SERVER_LANE = "server"
 
 
 def lane_keys(event: dict[str, Any]) -> list[str]:
-    """The lanes an event is drawn on: its consumer's; else its stream's and its client's; else the server's.
+    """The lanes an event is drawn on: its consumer's, else its stream's; and its client's; else the server's.
 
-    The first is where its mark is (and what links to it: a publish on its stream); the others get a mark tied to it.
+    The first is where its mark is (and what links to it: a publish on its stream, a pull request on its
+    consumer); the others get a mark tied to it.
     """
     stream, consumer, client = event.get("stream"), event.get("consumer"), event.get("client")
     if stream is not None and consumer is not None:
-        return [f"consumer:{stream}/{consumer}"]
-    keys = [f"stream:{stream}"] if stream is not None else []
+        keys = [f"consumer:{stream}/{consumer}"]
+    else:
+        keys = [f"stream:{stream}"] if stream is not None else []
     if client is not None:
         keys.append(f"client:{client}")
     return keys or [SERVER_LANE]

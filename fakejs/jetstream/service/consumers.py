@@ -133,6 +133,8 @@ class ConsumerAdmin:
             raise api_error("JSConsumerCreateErrF", err="error creating store for consumer") from None
         stream.register_consumer(consumer)
         consumer.start()
+        if stream.timeline:
+            stream.timeline.record("consumer.create", stream=stream.name, consumer=name)
         return consumer
 
     def update(self, consumer: Consumer, config: ConsumerConfig) -> None:
@@ -149,6 +151,8 @@ class ConsumerAdmin:
             config, partial(self.drop_unneeded, stream) if stream.config["retention"] == "interest" else None
         )
         self.persistence.consumer_updated(stream, consumer)
+        if stream.timeline:
+            stream.timeline.record("consumer.update", stream=stream.name, consumer=consumer.name)
         consumer.js.after_answer(consumer.kick)  # the update reply goes out before what it lets through
 
     @staticmethod
@@ -160,9 +164,10 @@ class ConsumerAdmin:
 
     # -- removal and retention ---------------------------------------------------------------
 
-    def remove(self, stream: Stream, consumer: StreamConsumer) -> None:
+    def remove(self, stream: Stream, consumer: StreamConsumer, cause: str = "api") -> None:
+        """``consumer`` goes (``cause``: why, for the timeline); interest retention drops what nobody needs now."""
         stream.unregister_consumer(consumer)
-        consumer.delete()
+        consumer.delete(cause)
         self.persistence.consumer_removed(stream, consumer)
         if stream.config["retention"] == "interest":
             self.drop_unneeded(stream)
