@@ -142,7 +142,7 @@ def pause(js: JetStream, request: Request, stream: str, consumer: str) -> Reply:
     target = js.lookup_consumer(stream, consumer)
     asked: gotime.GoTime | None = body.get("pause_until")
     until = None if asked is None or asked.is_zero else asked.utc()
-    target.pause(until)
+    js.consumer_admin.pause(target, until)
     now = js.clock.time_ns()
     out: dict[str, Any] = {"paused": False, "pause_until": gotime.ZERO_TIME}
     if until is not None:

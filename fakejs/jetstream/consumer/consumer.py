@@ -432,19 +432,12 @@ class Consumer:
             if active:
                 self.kick()
 
-    def pause(self, until: gotime.GoTime | None) -> None:
-        """``$JS.API.CONSUMER.PAUSE``: hold delivery back until ``until`` (None: resume now)."""
+    def pause(self, until: gotime.GoTime | None) -> bool:
+        """Hold delivery back until ``until`` (None: resume now); whether it is paused now (see ConsumerAdmin.pause)."""
         self.config["pause_until"] = until
         consumerconfig.set_static_metadata(self.config)
         self.pause_timer.arm()
-        paused = until is not None and until.ns > self.clock.time_ns()
-        if self.stream.timeline:
-            until_ns = None if until is None else until.ns
-            self.stream.timeline.record("consumer.pause", stream=self.stream.name, consumer=self.name, until=until_ns)
-        advisories.pause(self, paused, until)
-        self.js.consumer_updated(self.stream, self)
-        if not paused:
-            self.kick()
+        return self.pause_timer.is_paused()
 
     def unpin(self, group: str) -> None:
         """``$JS.API.CONSUMER.UNPIN``: ``group``'s pinned client loses its pin (nothing without priority groups)."""

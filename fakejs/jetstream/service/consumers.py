@@ -17,7 +17,8 @@ from fakejs.core.clock import Clock
 from fakejs.core.router import Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
-from fakejs.gocompat.gotime import NS
+from fakejs.gocompat.gotime import NS, GoTime
+from fakejs.jetstream import advisories
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config import consumer_rules
 from fakejs.jetstream.config.consumer import ConsumerConfig
@@ -133,8 +134,6 @@ class ConsumerAdmin:
             raise api_error("JSConsumerCreateErrF", err="error creating store for consumer") from None
         stream.register_consumer(consumer)
         consumer.start()
-        if stream.timeline:
-            stream.timeline.record("consumer.create", stream=stream.name, consumer=name)
         return consumer
 
     def update(self, consumer: Consumer, config: ConsumerConfig) -> None:
@@ -154,6 +153,18 @@ class ConsumerAdmin:
         if stream.timeline:
             stream.timeline.record("consumer.update", stream=stream.name, consumer=consumer.name)
         consumer.js.after_answer(consumer.kick)  # the update reply goes out before what it lets through
+
+    def pause(self, consumer: Consumer, until: GoTime | None) -> None:
+        """``CONSUMER.PAUSE``: hold delivery back until ``until`` (None: resume now), announced and stored."""
+        paused = consumer.pause(until)
+        stream = consumer.stream
+        if stream.timeline:
+            until_ns = None if until is None else until.ns
+            stream.timeline.record("consumer.pause", stream=stream.name, consumer=consumer.name, until=until_ns)
+        advisories.pause(consumer, paused, until)
+        self.persistence.consumer_updated(stream, consumer)
+        if not paused:
+            consumer.kick()
 
     @staticmethod
     def unpin(consumer: Consumer, group: str) -> None:

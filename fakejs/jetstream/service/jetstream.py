@@ -580,14 +580,15 @@ class JetStream:
         stream = self.lookup(stream_name)
         known = set(stream.consumers)
         consumer, identity = self.consumer_admin.create(stream, config, action, pedantic, asked_identity)
-        if consumer.name not in known:
+        if consumer.name not in known:  # created (else updated, and ConsumerAdmin.update recorded it)
             if self.clustered is not None:  # its group first: a replicated consumer's leader speaks before it
                 self.clustered.consumer_created(consumer, stream.config["storage"])
+            if self.recorder:  # once placed: a cluster records it on its leader's server
+                self.recorder.record("consumer.create", stream=stream.name, consumer=consumer.name)
             advisories.consumer_action(consumer, "create")
         return consumer, identity
 
     def remove_consumer(self, stream: Stream, consumer: StreamConsumer, cause: str = "api") -> None:
-        """Remove ``consumer`` from ``stream`` (``cause``, for the timeline: ``api``, ``control``, ``inactive``)."""
         self.consumer_admin.remove(stream, consumer, cause)
         if self.clustered is not None:
             self.clustered.consumer_deleted(stream.name, consumer.name)

@@ -80,9 +80,9 @@ class Stream:
             self._ack_head += b',"domain":' + go_quote(js.domain).encode()
         self._ack_head += b',"seq":'
         self._transforms(config)
-        fast_limits = js.batch_limits.fast
+        fast = js.batch_limits.fast
         self.fast = FastBatches(
-            js.clock, js.reply, self._process, self.pub_ack, self._error_ack, fast_limits, js.recorder, config["name"]
+            js.clock, js.reply, self._process, self.pub_ack, self._error_ack, fast, js.recorder, self.name
         )
         self.links = Links(self)  # its mirror or sources
         self._internal_client: InternalClient | None = None
@@ -458,8 +458,7 @@ class Stream:
             del self.consumers[consumer.name]
 
     def remove_consumer(self, consumer: StreamConsumer, cause: str = "api") -> None:
-        """The consumer goes (``cause``: deleted on request, ``inactive``...): the JetStream removes it and applies
-        retention."""
+        """The consumer goes (``cause``: ``api``, ``inactive``...): the JetStream removes it and applies retention."""
         self.js.remove_consumer(self, consumer, cause)
 
     def acked(self, consumer: StreamConsumer, seq: int) -> None:
@@ -561,13 +560,7 @@ class Stream:
             raise api_error("JSStreamMsgDeleteFailedF", err="message delete not permitted")
         if self.remove_message(seq) is not None:
             return None
-        store = self.store
-        if store.storage == "file":  # the file store names why a sequence is missing
-            if seq == 0 or seq < store.first_seq:
-                return api_error("JSStreamMsgDeleteFailedF", err="no message found")
-            if seq > store.last_seq:
-                return api_error("JSStreamMsgDeleteFailedF", err="stream store EOF")
-        return api_error("JSSequenceNotFoundErrF", seq=seq)
+        return info.missing_message(self.store, seq)
 
     def find_message(self, seq: int, last_by_subject: str, next_by_subject: str, start_ns: int | None) -> StoredMessage:
         """``STREAM.MSG.GET``: by sequence, first after a time, next or last on a subject."""
