@@ -1,7 +1,7 @@
 """The pytest plugin's timeline pages: ``--fakejs-timeline=DIR`` and ``--fakejs-timeline-all``.
 
 A test that used a fakejs server (``fakejs_server``, ``fakejs_shared_server``,
-or ``fakejs_cluster`` once a cluster has a ``timeline_page``) and failed, in
+or ``fakejs_cluster``: one page across its nodes) and failed, in
 setup, call or teardown, gets its server's timeline page
 (:mod:`fakejs.testkit.timeline_page`) written to ``DIR/<file name>.html``;
 under ``--fakejs-timeline-all`` every such test does.  The file name is the

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 _CONSUMER = ("stream", "consumer")
 _ACK = (*_CONSUMER, "stream_seq", "consumer_seq", "delivery_count")
+_BATCH = ("client", "stream", "batch", "mode")
 
 # Event kind -> (what happened, its fields besides ``kind`` and ``time_ns``).
 EVENT_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -36,17 +37,28 @@ EVENT_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
         ("client", "stream", "subject", "size", "code", "err_code", "description"),
     ),
     "stream.create": ("a stream was created", ("stream",)),
+    "stream.restore": ("a stream came back from the store as JetStream started", ("stream",)),
     "stream.update": ("a stream's configuration was updated", ("stream",)),
     "stream.purge": ("a stream was purged on request", ("stream", "filter", "seq", "keep", "purged")),
-    "stream.delete": ("a stream was deleted", ("stream",)),
+    "stream.delete": ("a stream was deleted (cause: api, control, account_purge)", ("stream", "cause")),
     "consumer.create": ("a consumer was created", _CONSUMER),
+    "consumer.restore": ("a consumer came back from the store with its stream", _CONSUMER),
     "consumer.update": ("a consumer's configuration was updated", _CONSUMER),
-    "consumer.delete": ("a consumer was deleted", _CONSUMER),
+    "consumer.delete": (
+        "a consumer was deleted (cause: api, control, inactive, stream_delete)",
+        (*_CONSUMER, "cause"),
+    ),
     "consumer.pause": ("a consumer was paused (until) or resumed (until null)", (*_CONSUMER, "until")),
+    "pin": ("a priority group's pin went to a pull request (pinned_client)", (*_CONSUMER, "group", "pin_id", "reply")),
+    "unpin": (
+        "a priority group's pin was dropped (reason: timeout, admin, refused)",
+        (*_CONSUMER, "group", "pin_id", "reason"),
+    ),
     "pull.request": (
-        "a pull request reached a consumer",
+        "a pull request reached a consumer (client: who sent it; null for an ack's +NXT)",
         (
             *_CONSUMER,
+            "client",
             "reply",
             "batch",
             "max_bytes",
@@ -74,7 +86,23 @@ EVENT_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
         (*_CONSUMER, "stream_seq", "cause"),
     ),
     "flow_control": ("a push consumer sent a flow control request", (*_CONSUMER, "subject")),
+    "batch.message": (
+        "a message of a batch publish arrived (mode: atomic or fast; seq: where it was stored, 0 while staged)",
+        (*_BATCH, "batch_seq", "subject", "size", "seq"),
+    ),
+    "batch.commit": (
+        "a batch publish ended, its messages stored (count: the batch sequence it ended at; seq: the last stored)",
+        (*_BATCH, "count", "seq"),
+    ),
+    "batch.abandon": (
+        "a batch publish was let go, nothing more stored (reason: timeout, incomplete, large, unsupported, refused)",
+        (*_BATCH, "reason"),
+    ),
     "fault": ("a fault fired", ("fault", "name", "point", "do")),
+    "scenario.step": (
+        "a scenario's step fired (step: its index in the file; fault: the fault it was installed as)",
+        ("scenario", "step", "name", "do", "fault"),
+    ),
     "clock.advance": ("the manual clock is about to move forward (timers due on the way follow)", ("seconds",)),
     "conformance.violation": (
         "the conformance watch found a client breaking a rule",

@@ -26,8 +26,9 @@ reload does beyond the options); for the in-process cluster,
 ``threaded_cluster`` (the cluster on a thread), ``cluster_jetstream`` (the
 JetStream its servers share), ``cluster_meta_api`` (the system account's
 JetStream requests of a cluster), ``cluster_quorum`` (replicas that lost
-their quorum), ``cluster_hooks`` (hook points per node) and
-``cluster_scenarios`` (scenarios on a cluster).
+their quorum), ``cluster_hooks`` (hook points per node),
+``cluster_scenarios`` (scenarios on a cluster) and ``cluster_timeline``
+(the nodes' timelines as one).
 """
 
 from __future__ import annotations

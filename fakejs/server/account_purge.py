@@ -51,7 +51,7 @@ def serve_account_purge(
             )
             for stream in streams:
                 assert js is not None
-                js.delete_stream(stream)
+                js.delete_stream(stream, "account_purge")
             doc["initiated"] = True
         if reply:
             system.router.publish(reply, "", None, dumps(doc).encode())

@@ -19,7 +19,8 @@ the messages live in one store, kept when a server goes down.  When a
 consumer's leader crashes, the pulls waiting on it hear nothing (no
 heartbeats either) until the election window is over; then the new leader
 answers them ``409 Leadership Change`` (nats-server 2.15.1 does the same,
-some seconds after the crash).
+some seconds after the crash).  Its timeline events go on the timeline of
+the node leading the stream or consumer (:mod:`fakejs.server.cluster_timeline`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from fakejs.jetstream.service.clustered import ClusterAssets
 from fakejs.jetstream.service.meta import Meta, NodeInfo
 from fakejs.server.cluster_meta_api import MetaRequests, system_router
 from fakejs.server.cluster_quorum import QuorumWatch, Reach
+from fakejs.server.cluster_timeline import ClusterRecorder
 from fakejs.server.server import Server
 
 if TYPE_CHECKING:
@@ -63,8 +65,10 @@ class ClusterJetStream:
         rng: random.Random,
         election: float = 0.0,
         account: str = "",
+        recorder: ClusterRecorder | None = None,
     ) -> None:
         self.name = name
+        self.recorder = recorder  # the cluster's timeline of what the nodes share (None: none kept)
         self.account_name = account  # whose JetStream it is ("": the global account's)
         self.election = election
         self.servers = servers
@@ -91,6 +95,9 @@ class ClusterJetStream:
         js.clustered = ClusterAssets(self.meta, js)
         js.trace_handover = self._trace_handover
         js.leader_imports = self._leader_imports
+        if self.recorder is not None:
+            self.recorder.leader_of, self.recorder.arrival = self._leader_of, self._arrival
+            js.recorder = self.recorder
         self.meta_requests = MetaRequests(self.meta, js)
         self.meta.on_meta_elected = self._meta_elected
         self.quorum = QuorumWatch(self.meta, js, self.servers, self.clock)
@@ -129,6 +136,21 @@ class ClusterJetStream:
                 leader_trace.send(broker.trace_server_info())
 
         return leader_trace, routed, send
+
+    def _leader_of(self, stream: str | None, consumer: str | None) -> str:
+        """The node leading a consumer (else its stream), for the timeline ("" when none does)."""
+        clustered = self.jetstream.clustered if self.jetstream is not None else None
+        if clustered is None or stream is None:
+            return ""
+        group = clustered.consumer_group(stream, consumer) if consumer is not None else None
+        group = group or clustered.stream_group(stream)
+        return group.leader if group is not None else ""
+
+    def _arrival(self) -> str:
+        """The node the message being handled arrived on, for the timeline ("" outside one)."""
+        arrival = self.router.arrival if self.router is not None else None
+        found = (server.broker.name for server in self.servers if self.account_of(server).router is arrival)
+        return next(found, "") if arrival is not None else ""
 
     def _serve_others(self, server: Server) -> None:
         """With a named account's JetStream, the server's other accounts (not the system account's) hear 10039."""

@@ -174,7 +174,7 @@ class MetaRequests:
         streams = list(js.streams.values()) if name == js.account.name else []
         consumers = sum(len(stream.consumers) for stream in streams)
         for stream in streams:
-            js.delete_stream(stream)
+            js.delete_stream(stream, "account_purge")
         leader = self._servers.get(self.meta.leader)
         if leader is not None:
             has_account = "true" if streams else "false"

@@ -39,10 +39,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.clock import Clock
 from fakejs.server.cluster_hooks import NodeHooks, ScenarioFaults, handling_node
+from fakejs.server.cluster_timeline import ClusterRecorder
 from fakejs.server.server import Server
 from fakejs.testkit.arguments import ACTION_NAMES
-from fakejs.testkit.faults import CLUSTER_ACTION_NAMES, Fault, Faults
-from fakejs.testkit.scenarios import Scenario, ScenarioError, fault_fields
+from fakejs.testkit.faults import CLUSTER_ACTION_NAMES, Faults
+from fakejs.testkit.scenarios import Scenario, ScenarioError
 
 if TYPE_CHECKING:
     from fakejs.server.cluster_jetstream import ClusterJetStream
@@ -56,6 +57,7 @@ class ClusterHandle(Protocol):
     servers: list[Server]
     shared: ClusterJetStream | None
     clock: Clock
+    recorder: ClusterRecorder  # the timeline of what the nodes share
 
     @property
     def running(self) -> list[Server]: ...
@@ -105,8 +107,8 @@ class ClusterScenarios:
         faults = self.faults
         faults.replace({name: self._faults(name) for name in self.names}, self._faults(""))
         installed = []
-        for step, node in zip(scenario.steps, scenario.nodes, strict=True):
-            fault = (faults.per_node[node] if node else faults.everywhere).add(Fault(**fault_fields(step)))
+        for index, node in zip(range(len(scenario.steps)), scenario.nodes, strict=True):
+            fault = (faults.per_node[node] if node else faults.everywhere).add(scenario.step_fault(index))
             installed.append({"id": fault.id, "node": node or "*"})
         self.scenario = scenario
         return {"scenario": scenario.name, "faults": installed}
@@ -146,6 +148,8 @@ class ClusterScenarios:
         faults.run_action = lambda action, args, context: self.run(action, args, context, node)
         faults.soon = lambda callback, *args: asyncio.get_running_loop().call_soon(callback, *args)
         faults.record_error = self.cluster.servers[0].broker.record_error
+        # A step for one node is recorded on its timeline; one for every node where the cluster records its own.
+        faults.recorder = self.cluster.servers[self.cluster.index(node)].recorded if node else self.cluster.recorder
         return faults
 
     def _locate(self, point: str, context: dict[str, Any]) -> str:

@@ -30,7 +30,7 @@ from fakejs.testkit import control_api
 from fakejs.testkit.access import ControlAccess
 from fakejs.testkit.control import Controller
 from fakejs.testkit.control_routes import JSON, Route, find_route
-from fakejs.testkit.schema import INTEGER
+from fakejs.testkit.schema import BOOLEAN, INTEGER, Kind
 
 HOST_REFUSED = (
     "the control API of a server without credentials answers requests addressed to localhost, an IP "
@@ -72,16 +72,23 @@ def answer(controller: Controller, access: ControlAccess, request: Request, path
 def _query_body(route: Route | None, target: str) -> bytes | None:
     """A read's query parameters as the JSON body its declaration checks; None: a name given twice.
 
-    A value of a field declared an integer is read as one when it is digits (else the check refuses it).
+    A value of a field declared an integer is read as one when it is digits, of a boolean when it is ``true``
+    or ``false`` (else the check refuses it).
     """
-    integers = {field.name for field in route.request.fields if field.kind is INTEGER} if route else set()
+    kinds = {field.name: field.kind for field in route.request.fields} if route else {}
     pairs = parse_qsl(target.partition("?")[2], keep_blank_values=True)
-    args = {
-        name: int(value) if name in integers and value.removeprefix("-").isdigit() else value for name, value in pairs
-    }
+    args = {name: _query_value(kinds.get(name), value) for name, value in pairs}
     if len(args) != len(pairs):
         return None
     return json.dumps(args).encode() if args else b""
+
+
+def _query_value(kind: Kind | None, value: str) -> Any:
+    if kind is INTEGER and value.removeprefix("-").isdigit():
+        return int(value)
+    if kind is BOOLEAN and value in ("true", "false"):
+        return value == "true"
+    return value
 
 
 def _is_json(content_type: str) -> bool:

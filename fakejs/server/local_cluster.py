@@ -26,14 +26,18 @@ choices repeat.  What this adds to a real cluster:
   restart, partition nodes or move leaders on cue, on named nodes
   (:mod:`fakejs.server.cluster_scenarios`);
 * :meth:`Cluster.wait_meshed`: every running node routed to every other
-  running node it may reach, with full pools.
+  running node it may reach, with full pools;
+* :meth:`Cluster.timeline` and :meth:`Cluster.timeline_page`: what every node
+  did, on one timeline (:mod:`fakejs.server.cluster_timeline`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clock import Clock, SystemClock
@@ -44,8 +48,10 @@ from fakejs.core.failures import ServerError
 from fakejs.core.options import ServerOptions
 from fakejs.gocompat import ids
 from fakejs.server.cluster_scenarios import ClusterScenarios
+from fakejs.server.cluster_timeline import ClusterRecorder, document, merged
 from fakejs.server.server import Server
 from fakejs.testkit.scenarios import load_scenario, load_scenario_text
+from fakejs.testkit.timeline import TimelineFilter
 
 if TYPE_CHECKING:
     from fakejs.jetstream import JetStreamWithApi
@@ -98,6 +104,11 @@ class Cluster:
         self._seed = seed
         self.shared: ClusterJetStream | None = None
         self.servers: list[Server] = [self._node(i) for i in range(size)]
+        numbering = itertools.count()  # one count for every node: the indexes order the merged timeline
+        for server in self.servers:
+            server.recorded.number_with(numbering)
+            server.cluster_timeline = partial(document, self.servers)  # the control API's cluster timeline
+        self.recorder = ClusterRecorder(self.servers, self._recording_node)
         problem = clustered_accounts_problem(self.servers[0].options) if self.jetstream_wanted else ""
         if problem:
             raise ValueError(problem)
@@ -182,9 +193,30 @@ class Cluster:
 
             rng = ids.new_random(None if self._seed is None else self._seed - 1)
             account = clustered_account(self.servers[0].options)
-            self.shared = ClusterJetStream(self.name, self.servers, self.clock, rng, self.election, account)
+            self.shared = ClusterJetStream(
+                self.name, self.servers, self.clock, rng, self.election, account, self.recorder
+            )
             self.shared.start(self.running)
         return self
+
+    def _recording_node(self) -> str:
+        """Where the shared parts' events that no stream or consumer leader claims are recorded."""
+        meta = self.shared.meta if self.shared is not None else None
+        if meta is not None and meta.leader:
+            return meta.leader
+        return next((server.broker.name for server in self.running), "")
+
+    def timeline(self, node: str | None = None, **filters: Any) -> list[dict[str, Any]]:
+        """What every node (or ``node``) did, oldest first, each event with its ``node``; the filters are
+        :meth:`Server.timeline`'s (see docs/guide/timeline.md)."""
+        return merged(self.servers, TimelineFilter(**filters), node)
+
+    def timeline_page(self, title: str = "", node: str | None = None, **filters: Any) -> str:
+        """The cluster's timeline as one self-contained HTML page, a group of lanes per node."""
+        # The page's template comes with the first page asked for
+        from fakejs.testkit.timeline_page import render
+
+        return render(document(self.servers, TimelineFilter(**filters), node), title or f"cluster {self.name}")
 
     @property
     def jetstream(self) -> JetStreamWithApi | None:

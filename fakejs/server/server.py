@@ -100,6 +100,8 @@ class Server:
             self.broker.tap = self.conformance_watch
         # What the server did, newest last (options.timeline events; 0: nothing recorded).
         self.recorded = Timeline(self.clock, options.timeline)
+        # Set by an in-process cluster on its nodes: every node's timeline, merged (fakejs.server.cluster_timeline).
+        self.cluster_timeline: Callable[[TimelineFilter], dict[str, Any]] | None = None
         if self.recorded:
             self._record_timeline()
         self._control: Controller | None = None

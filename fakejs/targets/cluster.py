@@ -401,6 +401,16 @@ class RealCluster:
         raise FakeOnly("advance_until() needs fakejs's manual clock: a real cluster runs on real time")
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("call", "server", "now", "step_down", "move_leader", "scenario", "start_scenario"):
+        if name in (
+            "call",
+            "server",
+            "now",
+            "step_down",
+            "move_leader",
+            "scenario",
+            "start_scenario",
+            "timeline",
+            "timeline_page",
+        ):
             raise FakeOnly(f"{name} is a fakejs feature; a real nats-server cluster has no such thing")
         raise AttributeError(name)

@@ -77,6 +77,17 @@ class FakeCluster:
         """Exceptions any node's own handlers raised since the last call."""
         return self.threaded.take_errors()
 
+    def timeline(self, node: str | None = None, **filters: Any) -> list[dict[str, Any]]:
+        """What every node (or ``node``) did, oldest first, each event with its ``node`` (see
+        :meth:`fakejs.server.local_cluster.Cluster.timeline`)."""
+        events: list[dict[str, Any]] = self.call(lambda: self.threaded.cluster.timeline(node, **filters))
+        return events
+
+    def timeline_page(self, title: str = "", node: str | None = None, **filters: Any) -> str:
+        """The cluster's timeline as one self-contained HTML page, a group of lanes per node."""
+        page: str = self.call(lambda: self.threaded.cluster.timeline_page(title, node, **filters))
+        return page
+
     def call(self, func: Callable[..., Any], *args: Any) -> Any:
         """Run ``func(*args)`` on the cluster's thread (where server state may be touched)."""
         return self.threaded.call(func, *args)

@@ -206,7 +206,7 @@ class Controller:
 
     def delete_consumer(self, stream: str, consumer: str) -> dict[str, Any]:
         target = self.find_consumer(stream, consumer)
-        target.stream.remove_consumer(target)
+        target.stream.remove_consumer(target, "control")
         return {"deleted": f"{stream} > {consumer}"}
 
     def delete_stream(self, stream: str) -> dict[str, Any]:
@@ -214,7 +214,7 @@ class Controller:
         found = js.streams.get(stream)
         if found is None:
             raise ControlError(f"no stream {stream!r}")
-        js.delete_stream(found)
+        js.delete_stream(found, "control")
         return {"deleted": stream}
 
     def _groups(self, stream: str, consumer: str, group: str) -> tuple[Any, str]:
@@ -244,7 +244,7 @@ class Controller:
         removed = 0
         if js is not None:
             for stream in list(js.streams.values()):
-                js.delete_stream(stream)
+                js.delete_stream(stream, "control")
                 removed += 1
         if clients:
             self.disconnect("all")

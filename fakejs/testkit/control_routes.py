@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fakejs.testkit.arguments import ACTION_ARGUMENTS, fault_arguments, fault_match
-from fakejs.testkit.control import Controller
+from fakejs.testkit.control import ControlError, Controller
 from fakejs.testkit.faults import Fault
 from fakejs.testkit.schema import BOOLEAN, INTEGER, NUMBER, OBJECT, STRING, Field, Request
 from fakejs.testkit.timeline import TimelineFilter
@@ -112,6 +112,12 @@ TIMELINE = Request(
         Field("client", INTEGER, "Only events of this client id", nullable=True),
         Field("kind", STRING, "Only this kind of event, or family (pull: every pull.* kind)", nullable=True),
         Field("since", INTEGER, "Only events at or after this server time (ns)", nullable=True),
+        Field(
+            "cluster",
+            BOOLEAN,
+            "Every node's events, merged (a node of an in-process cluster), each with its node",
+            default=False,
+        ),
     ),
 )
 
@@ -125,7 +131,13 @@ TIMELINE_PAGE = Request(
 
 
 def _timeline(controller: Controller, args: dict[str, Any]) -> dict[str, Any]:
-    return controller.server.recorded.document(TimelineFilter(**args))
+    where = TimelineFilter(**{name: value for name, value in args.items() if name != "cluster"})
+    if not args["cluster"]:
+        return controller.server.recorded.document(where)
+    merged = controller.server.cluster_timeline
+    if merged is None:
+        raise ControlError("cluster: this server is not a node of an in-process cluster")
+    return merged(where)
 
 
 def _timeline_page(controller: Controller, args: dict[str, Any]) -> str:

@@ -58,7 +58,9 @@ class Fault:
     as long as it is installed).  An action runs just after the event that
     triggered it has been handled (so a consumer deleted "on a pull" is
     deleted under that waiting pull), or ``delay`` seconds of server time
-    later.
+    later.  A scenario's step is installed as a fault that names its
+    ``scenario`` and its ``step`` (index in the file): the timeline records
+    the step when it fires.
     """
 
     do: str
@@ -73,6 +75,8 @@ class Fault:
     seen: int = 0
     fired: int = 0
     id: int = 0
+    scenario: str = ""
+    step: int = -1
 
     @property
     def exhausted(self) -> bool:
@@ -286,3 +290,12 @@ class Faults:
         )
         if self.recorder:
             self.recorder.record("fault", fault=fault.id, name=fault.name, point=point, do=fault.do)
+            if fault.scenario:
+                self.recorder.record(
+                    "scenario.step",
+                    scenario=fault.scenario,
+                    step=fault.step,
+                    name=fault.name,
+                    do=fault.do,
+                    fault=fault.id,
+                )

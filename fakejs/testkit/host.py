@@ -9,14 +9,15 @@ the two things only the socket layer can do, restart and lame duck mode).
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from fakejs.core.broker import Broker
 from fakejs.core.clock import Clock
 from fakejs.jetstream import JetStreamWithApi
 from fakejs.testkit.conformance import Conformance
 from fakejs.testkit.faults import Faults
-from fakejs.testkit.timeline import Timeline
+from fakejs.testkit.timeline import Timeline, TimelineFilter
 from fakejs.testkit.transcript import Transcript
 
 
@@ -53,6 +54,11 @@ class ServerActions(Protocol):
     @property
     def recorded(self) -> Timeline:
         """The server's timeline (off, and empty, when its size is 0)."""
+        ...
+
+    @property
+    def cluster_timeline(self) -> Callable[[TimelineFilter], dict[str, Any]] | None:
+        """A node of an in-process cluster: the timeline document of every node merged (None: not in one)."""
         ...
 
     @property

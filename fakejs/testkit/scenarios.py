@@ -133,7 +133,11 @@ class Scenario:
                 "(start_scenario) or with fakejs --cluster_size N -js --scenario"
             )
         self.setup(controller.api)
-        return [controller.faults.add(Fault(**fault_fields(step))) for step in self.steps]
+        return [controller.faults.add(self.step_fault(index)) for index in range(len(self.steps))]
+
+    def step_fault(self, index: int) -> Fault:
+        """A fresh fault for step ``index``, naming the scenario and the step (the timeline records it firing)."""
+        return Fault(**fault_fields(self.steps[index]), scenario=self.name, step=index)
 
     def cluster_feature(self) -> str:
         """What in this scenario only a cluster can run ("" for none)."""

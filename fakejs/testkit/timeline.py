@@ -9,12 +9,16 @@ first, filtered by stream, consumer, client, kind (an exact kind, or a
 family such as ``pull`` for every ``pull.*`` event) and time.  A message's
 headers are kept as the header block's bytes and decoded there, when the
 events are read (``{name: [values]}``, None when the message had none).
+The servers of a cluster in one process number their events from one
+count (:meth:`Timeline.number_with`): their indexes then order the events
+of every node together.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 from fakejs.core.clock import Clock
@@ -70,8 +74,8 @@ class Timeline:
         self._clock = clock
         self.size = size
         self._events: deque[Event] = deque(maxlen=size)
-        self._index = itertools.count()
-        self._cleared = 0  # the index of the first event after the last clear: none before it was dropped
+        self._index: Iterator[int] = itertools.count()
+        self._dropped = 0
 
     def __bool__(self) -> bool:
         return self.size > 0
@@ -79,23 +83,28 @@ class Timeline:
     def __len__(self) -> int:
         return len(self._events)
 
+    def number_with(self, numbering: Iterator[int]) -> None:
+        """Number the events from ``numbering`` (shared by the servers of a cluster, so that their indexes order
+        the events of every server together) rather than from the server's own count."""
+        self._index = numbering
+
     def record(self, kind: str, **fields: Any) -> None:
         """Keep an event (the oldest goes once the ring is full)."""
         if self.size:
-            self._events.append((next(self._index), kind, self._clock.time_ns(), fields))
+            events = self._events
+            if len(events) == self.size:
+                self._dropped += 1
+            events.append((next(self._index), kind, self._clock.time_ns(), fields))
 
     @property
     def dropped(self) -> int:
         """How many events the ring has let go of since it was last cleared (a cleared event is not dropped)."""
-        if not self._events:
-            return 0
-        return self._events[0][0] - self._cleared
+        return self._dropped
 
     def clear(self) -> None:
         """Forget every event kept; indexes go on from where they were."""
         self._events.clear()
-        self._cleared = next(self._index)  # the next event's index (a count has no peek: it is counted again)
-        self._index = itertools.count(self._cleared)
+        self._dropped = 0
 
     def events(self, where: TimelineFilter | None = None, /, **criteria: Any) -> list[dict[str, Any]]:
         """The kept events as JSON-able dicts, oldest first, that ``where`` (or the criteria) keeps."""

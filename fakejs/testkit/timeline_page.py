@@ -6,8 +6,10 @@
 its style and a small script are inline, and the script draws plain SVG.
 There is a lane per client connection, per stream and per consumer (and
 one for the server's own events), in the order a message travels; time on
-the server clock runs along x.  Which lane an event is drawn on is decided
-here (:func:`lane_keys`), once, and handed to the script with the events.
+the server clock runs along x.  A cluster's timeline (events with a
+``node``) has the lanes of each node together, each labelled with its
+node.  Which lane an event is drawn on is decided here (:func:`lane_keys`),
+once, and handed to the script with the events.
 
 The style and the script are package data beside this module
 (``timeline_page.css``, ``timeline_page.js``), inlined into each page.  The
@@ -35,47 +37,73 @@ from typing import Any
 __all__ = ["lane_keys", "lanes", "render"]
 
 SERVER_LANE = "server"
+# Lane families in the order a message travels (a cluster's node lane first among its node's lanes).
+FAMILIES = ("server", "node", "client", "stream", "consumer")
+
+# A lane: the node it belongs to ("" outside a cluster), its family and its name in the family.
+Lane = tuple[str, str, str]
+
+
+def _lanes_of(event: dict[str, Any]) -> list[Lane]:
+    node = event.get("node") or ""
+    stream, consumer, client = event.get("stream"), event.get("consumer"), event.get("client")
+    found: list[Lane] = []
+    if stream is not None and consumer is not None:
+        found.append((node, "consumer", f"{stream}/{consumer}"))
+    elif stream is not None:
+        found.append((node, "stream", str(stream)))
+    if client is not None:  # a cluster numbers clients per node: the client's own node
+        found.append((event.get("client_node") or node, "client", str(client)))
+    return found or [(node, "node", node) if node else ("", "server", "")]
+
+
+def _key(lane: Lane) -> str:
+    node, family, name = lane
+    if family in ("server", "node"):
+        return f"node:{name}" if name else SERVER_LANE
+    return f"{family}:{name}" + (f"@{node}" if node else "")
 
 
 def lane_keys(event: dict[str, Any]) -> list[str]:
-    """The lanes an event is drawn on: its consumer's; else its stream's and its client's; else the server's.
+    """The lanes an event is drawn on: its consumer's, else its stream's; and its client's; else the server's.
 
-    The first is where its mark is (and what links to it: a publish on its stream); the others get a mark tied to it.
+    The first is where its mark is (and what links to it: a publish on its stream, a pull request on its
+    consumer); the others get a mark tied to it.  An event of a cluster's timeline (with a ``node``) is on
+    that node's lanes (``consumer:S/C@n1``; ``node:n1`` for its own events), a client on its own node's.
     """
-    stream, consumer, client = event.get("stream"), event.get("consumer"), event.get("client")
-    if stream is not None and consumer is not None:
-        return [f"consumer:{stream}/{consumer}"]
-    keys = [f"stream:{stream}"] if stream is not None else []
-    if client is not None:
-        keys.append(f"client:{client}")
-    return keys or [SERVER_LANE]
+    return [_key(lane) for lane in _lanes_of(event)]
 
 
 def lanes(events: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
-    """The lanes the events need, as (key, label): the server, clients by id, streams, consumers."""
-    names: dict[int, str] = {}
-    keys: set[str] = set()
+    """The lanes the events need, as (key, label): the server, clients by id, streams, consumers; a cluster's
+    grouped by node."""
+    names: dict[tuple[str, int], str] = {}
+    found: dict[str, Lane] = {}
     for event in events:
-        keys.update(lane_keys(event))
+        for lane in _lanes_of(event):
+            found[_key(lane)] = lane
         if event["kind"].startswith("client.") and event.get("name"):
-            names[event["client"]] = event["name"]
+            names[(event.get("node") or "", event["client"])] = event["name"]
 
-    def order(key: str) -> tuple[int, Any]:
-        family, _, rest = key.partition(":")
-        rank = ("server", "client", "stream", "consumer").index(family)
-        return (rank, int(rest) if family == "client" else rest)
+    def order(item: tuple[str, Lane]) -> tuple[str, int, int, str]:
+        node, family, name = item[1]
+        return (node, FAMILIES.index(family), int(name) if family == "client" else 0, name)
 
-    return [(key, _label(key, names)) for key in sorted(keys, key=order)]
+    return [(key, _label(lane, names)) for key, lane in sorted(found.items(), key=order)]
 
 
-def _label(key: str, names: dict[int, str]) -> str:
-    family, _, rest = key.partition(":")
+def _label(lane: Lane, names: dict[tuple[str, int], str]) -> str:
+    node, family, name = lane
+    if family == "node":
+        return f"node {name}"
     if family == "client":
-        name = names.get(int(rest))
-        return f"client {rest}" + (f" · {name}" if name else "")
-    if family == "consumer":
-        return "consumer " + rest.replace("/", " › ", 1)
-    return f"{family} {rest}".strip()
+        known = names.get((node, int(name)))
+        text = f"client {name}" + (f" · {known}" if known else "")
+    elif family == "consumer":
+        text = "consumer " + name.replace("/", " › ", 1)
+    else:
+        text = f"{family} {name}".strip()
+    return f"{node} · {text}" if node else text
 
 
 def render(document: dict[str, Any], title: str = "") -> str:

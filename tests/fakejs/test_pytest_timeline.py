@@ -6,8 +6,8 @@ after its node id, and its failure report names the page; a passing test
 gets one only under ``--fakejs-timeline-all``; a test without a server gets
 none; the page holds the test's events (a shared server's: only this
 test's); a pytest-html report links the page from the test's row; against
-the real nats-server nothing is written; a cluster's page is written once
-the cluster handle has a ``timeline_page``.
+the real nats-server nothing is written; a cluster's page has the lanes of
+every node.
 """
 
 from __future__ import annotations
@@ -176,39 +176,28 @@ def test_passes(fakejs_server):
     assert (pytester.path / "pages" / page_name("test_suite.py::test_fails")).is_file()
 
 
-CLUSTER_CONFTEST = """
-from fakejs.targets.fake_cluster import FakeCluster
-
-def timeline_page(self, title="", **filters):
-    return "<!DOCTYPE html><title>" + title + "</title>nodes " + " ".join(self.urls)
-
-if {with_page}:
-    FakeCluster.timeline_page = timeline_page
-"""
-
 CLUSTER_SUITE = """
+import nats
 import pytest
 
 @pytest.mark.fakejs_cluster(size=2)
-def test_fails(fakejs_cluster):
+async def test_fails(fakejs_cluster):
+    nc = await nats.connect(fakejs_cluster.url(1), name="app")
+    await nc.flush()
+    await nc.close()
     assert False, "on purpose"
 """
 
 
-@pytest.mark.parametrize("with_page", [True, False])
-def test_a_cluster_page_is_written_once_the_cluster_has_one(pytester: pytest.Pytester, with_page: bool) -> None:
+def test_a_cluster_s_page_has_the_lanes_of_every_node(pytester: pytest.Pytester) -> None:
     pytester.makeini(INI)
-    pytester.makeconftest(CLUSTER_CONFTEST.format(with_page=with_page))
     pytester.makepyfile(test_suite=CLUSTER_SUITE)
     result = pytester.runpytest("-q", "-p", "no:cacheprovider", "--fakejs-timeline=pages")
     result.assert_outcomes(failed=1)
-    page = _page_path(pytester, "test_fails")
-    if with_page:
-        assert page.read_text().startswith("<!DOCTYPE html><title>test_suite.py::test_fails</title>nodes nats://")
-        result.stdout.fnmatch_lines([f"*timeline page: {page}*"])
-    else:
-        assert not (pytester.path / "pages").exists()
-        assert "timeline page" not in result.stdout.str()
+    page = _page_path(pytester, "test_fails").read_text()
+    assert "<title>test_suite.py::test_fails</title>" in page
+    assert "n2 · client" in page and "app" in page  # the client's lane, labelled with its node
+    result.stdout.fnmatch_lines([f"*timeline page: {_page_path(pytester, 'test_fails')}*"])
 
 
 @pytest.mark.skipif(REAL_BINARY is None, reason="nats-server not installed")

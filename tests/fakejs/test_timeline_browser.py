@@ -139,12 +139,14 @@ async def test_filters_hide_the_lanes_left_without_events(browser: Any, forgotte
     async with opened(browser, forgotten.path) as view:
         page = view.page
         await page.select_option('select[data-filter="consumer"]', "worker")
-        assert await shown_lanes(page) == ["server", "consumer ORDERS › worker"]
+        # the consumer's events, and its pull requests on the lane of the client that sent them too
+        assert await shown_lanes(page) == ["server", f"client {client} · worker", "consumer ORDERS › worker"]
         lanes = set(await page.eval_on_selector_all("path.mark[data-lane]", "marks => marks.map(m => m.dataset.lane)"))
-        assert lanes == {"3"}
+        assert lanes == {"1", "3"}
         await page.select_option('select[data-filter="consumer"]', "")
         await page.select_option('select[data-filter="client"]', str(client))
-        assert await shown_lanes(page) == ["server", f"client {client} · worker", "stream ORDERS"]
+        shown = ["server", f"client {client} · worker", "stream ORDERS", "consumer ORDERS › worker"]
+        assert await shown_lanes(page) == shown
         assert await page.locator("path.mark.deliver").count() == 0
         assert view.errors == []
 

@@ -36,7 +36,8 @@ class Host:
     def __init__(self) -> None:
         self.clock = ManualClock(start_ns=T0)
         self.router = Router(random.Random(0))
-        self.broker = SimpleNamespace(options=ServerOptions(), timeline=NO_RECORDER)
+        self.broker = SimpleNamespace(options=ServerOptions())
+        self.recorder = NO_RECORDER
         self.server_name = "unit"
         self.account_name = "$G"
         self.domain = ""
@@ -56,7 +57,7 @@ class Host:
     def reply(self, subject: str, payload: bytes, hdr: bytes | None = None, empty_reply: bool = False) -> None:
         self.router.publish(subject, "", hdr, payload, None)
 
-    def remove_consumer(self, stream: Stream, consumer: StreamConsumer) -> None:
+    def remove_consumer(self, stream: Stream, consumer: StreamConsumer, cause: str = "api") -> None:
         self.removed.append(consumer.name)
 
     def limits_exceeded(self, memory: bool) -> bool:

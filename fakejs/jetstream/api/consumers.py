@@ -52,12 +52,7 @@ def _check_name_token(consumer: str) -> None:
 def _create(js: JetStream, request: Request, stream: str, body: dict[str, Any], config: ConsumerConfig) -> Reply:
     asked = (hdrs.get(request.hdr, STREAM_IDENTITY) or b"").decode("utf-8", "replace")
     action, pedantic = body.get("action", ""), bool(body.get("pedantic", False))
-    before = js.streams.get(stream)
-    known = set(before.consumers) if before is not None and js.broker.timeline else set()
     consumer, identity = js.add_consumer(stream, config, action, pedantic, asked)
-    if js.broker.timeline:
-        kind = "consumer.update" if consumer.name in known else "consumer.create"
-        js.broker.timeline.record(kind, stream=stream, consumer=consumer.name)
     if identity:
         request.reply_headers = hdrs.build([(STREAM_IDENTITY, identity)])
     if consumer.is_paused():
@@ -116,8 +111,6 @@ def delete(js: JetStream, request: Request, stream: str, consumer: str) -> Reply
         raise api_error("JSNotEmptyRequestErr")
     target = js.lookup_consumer(stream, consumer)
     target.stream.remove_consumer(target)
-    if js.broker.timeline:
-        js.broker.timeline.record("consumer.delete", stream=stream, consumer=consumer)
     return {"success": True}
 
 
@@ -149,9 +142,7 @@ def pause(js: JetStream, request: Request, stream: str, consumer: str) -> Reply:
     target = js.lookup_consumer(stream, consumer)
     asked: gotime.GoTime | None = body.get("pause_until")
     until = None if asked is None or asked.is_zero else asked.utc()
-    target.pause(until)
-    if js.broker.timeline:
-        js.broker.timeline.record("consumer.pause", stream=stream, consumer=consumer, until=until and until.ns)
+    js.consumer_admin.pause(target, until)
     now = js.clock.time_ns()
     out: dict[str, Any] = {"paused": False, "pause_until": gotime.ZERO_TIME}
     if until is not None:

@@ -51,10 +51,7 @@ def create(js: JetStream, request: Request, stream: str) -> Reply:
     if stream != config["name"]:
         raise api_error("JSStreamMismatchErr")
     # A single server leaves the cluster section out of the reply; a cluster's meta leader fills it in.
-    existed = config["name"] in js.streams
     info = js.add_stream(config, pedantic).info(cluster=js.clustered is not None, domain=False)
-    if js.broker.timeline and not existed:
-        js.broker.timeline.record("stream.create", stream=stream)
     info["did_create"] = True
     return info
 
@@ -66,8 +63,6 @@ def update(js: JetStream, request: Request, stream: str) -> Reply:
     if stream != config["name"]:
         raise api_error("JSStreamMismatchErr")
     updated = js.update_stream(stream, config, pedantic)
-    if js.broker.timeline:
-        js.broker.timeline.record("stream.update", stream=stream)
     return updated.info(cluster=js.clustered is not None)
 
 
@@ -75,8 +70,6 @@ def delete(js: JetStream, request: Request, stream: str) -> Reply:
     if not request.is_empty():
         raise api_error("JSNotEmptyRequestErr")
     js.delete_stream(js.lookup(stream))
-    if js.broker.timeline:
-        js.broker.timeline.record("stream.delete", stream=stream)
     return {"success": True}
 
 
@@ -127,8 +120,6 @@ def purge(js: JetStream, request: Request, stream: str) -> Reply:
     target = js.lookup(stream)
     subjects, seq, keep = body.get("filter", ""), body.get("seq", 0), body.get("keep", 0)
     purged = target.purge_on_request(subjects, seq, keep)
-    if js.broker.timeline:
-        js.broker.timeline.record("stream.purge", stream=stream, filter=subjects, seq=seq, keep=keep, purged=purged)
     return {"success": True, "purged": purged}
 
 

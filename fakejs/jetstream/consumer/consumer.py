@@ -156,7 +156,7 @@ class Consumer:
             self,
             self.clock,
             self.js.broker.random,
-            remove=partial(self.stream.remove_consumer, self),
+            remove=partial(self.stream.remove_consumer, self, "inactive"),
             pulls_waiting=self.pulls.still_waiting,
             latest_ack_deadline_ns=self.acks.latest_ack_deadline_ns,
         )
@@ -173,6 +173,8 @@ class Consumer:
                 new_pin_id=self.js.nuid,
                 on_pinned=partial(advisories.pinned, self),
                 on_unpinned=partial(advisories.unpinned, self),
+                recorder=self.stream.timeline,
+                name=ConsumerName(self.stream.name, self.name),
             )
         elif not wanted and self.priority is not None:
             self.priority.close()
@@ -362,11 +364,13 @@ class Consumer:
         self.pause_timer.arm()
         self.js.after_answer(self.kick)  # the create reply goes out before the first delivery
 
-    def delete(self, reason: str = "") -> None:
-        """Stop for good: waiting pulls learn "409 Consumer Deleted"."""
+    def delete(self, cause: str = "api") -> None:
+        """Stop for good: waiting pulls learn "409 Consumer Deleted" (``cause``: why, for the timeline)."""
         if self.closed:
             return
         self.closed = True
+        if self.stream.timeline:
+            self.stream.timeline.record("consumer.delete", stream=self.stream.name, consumer=self.name, cause=cause)
         for request in self.pulls.queue.clear():
             self.js.reply(request.reply, b"", status.consumer_deleted())
         self._unsubscribe()
@@ -428,16 +432,12 @@ class Consumer:
             if active:
                 self.kick()
 
-    def pause(self, until: gotime.GoTime | None) -> None:
-        """``$JS.API.CONSUMER.PAUSE``: hold delivery back until ``until`` (None: resume now)."""
+    def pause(self, until: gotime.GoTime | None) -> bool:
+        """Hold delivery back until ``until`` (None: resume now); whether it is paused now (see ConsumerAdmin.pause)."""
         self.config["pause_until"] = until
         consumerconfig.set_static_metadata(self.config)
         self.pause_timer.arm()
-        paused = until is not None and until.ns > self.clock.time_ns()
-        advisories.pause(self, paused, until)
-        self.js.consumer_updated(self.stream, self)
-        if not paused:
-            self.kick()
+        return self.pause_timer.is_paused()
 
     def unpin(self, group: str) -> None:
         """``$JS.API.CONSUMER.UNPIN``: ``group``'s pinned client loses its pin (nothing without priority groups)."""
@@ -472,7 +472,7 @@ class Consumer:
         elif required_level(hdr):
             self.js.reply(reply, b"", status.required_api_level())
         else:
-            self.pull_request(reply, payload)
+            self.pull_request(reply, payload, getattr(origin, "cid", None) if self.stream.timeline else None)
         return True
 
     def _on_ack(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
@@ -481,12 +481,12 @@ class Consumer:
     def _on_reset(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         self.js.asset_request("consumer.reset", self, reply, hdr, payload)
 
-    def pull_request(self, reply: str, payload: bytes) -> None:
-        """A pull (``MSG.NEXT`` or ``+NXT``): push consumers refuse it."""
+    def pull_request(self, reply: str, payload: bytes, client: int | None = None) -> None:
+        """A pull (``MSG.NEXT`` from ``client``, or ``+NXT``): push consumers refuse it."""
         if self.is_push:
             self.js.reply(reply, b"", status.consumer_is_push_based())
             return
-        self.pulls.request(reply, payload)
+        self.pulls.request(reply, payload, client)
 
     # -- acks --------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ stamps ``Nats-Pin-Id`` on deliveries of a pinned consumer, and checks pin
 ids when pulls arrive (:func:`check_pull`).  The pin is dropped when the
 pinned client pulls nothing for ``priority_timeout`` (reason ``timeout``)
 or on ``$JS.API.CONSUMER.UNPIN`` (reason ``admin``); the next eligible
-request then gets a fresh pin.  ``prioritized`` needs nothing here beyond
+request then gets a fresh pin.  The timeline hears of each pin and unpin
+(and of a fresh pin taken back from a request refused at once: ``refused``).  ``prioritized`` needs nothing here beyond
 the wait queue's ordering.
 """
 
@@ -16,12 +17,13 @@ from collections.abc import Callable
 from typing import Literal
 
 from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.recorder import NO_RECORDER, Recorder
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream import status
 from fakejs.jetstream.config.consumer import ConsumerConfig
 from fakejs.jetstream.consumer.pull_requests import PullGroup, WaitingRequest
-from fakejs.jetstream.consumer.view import ConsumerView
+from fakejs.jetstream.consumer.view import ConsumerName, ConsumerView
 from fakejs.protocol import headers as hdrs
 
 PIN_ID = "Nats-Pin-Id"
@@ -60,7 +62,8 @@ class PriorityGroups:
     """The pin of a ``pinned_client`` consumer and the ``overflow`` thresholds.
 
     ``new_pin_id`` makes a pin id (a NUID); ``on_pinned(group, pin_id)`` and
-    ``on_unpinned(group, reason)`` announce pin changes (advisories).
+    ``on_unpinned(group, reason)`` announce pin changes (advisories);
+    ``recorder`` is the server's timeline, ``name`` the consumer's there.
     """
 
     def __init__(
@@ -70,12 +73,16 @@ class PriorityGroups:
         new_pin_id: Callable[[], str],
         on_pinned: Callable[[str, str], None],
         on_unpinned: Callable[[str, str], None],
+        recorder: Recorder = NO_RECORDER,
+        name: ConsumerName | None = None,
     ) -> None:
         self._consumer = consumer
         self._clock = clock
         self._new_pin_id = new_pin_id
         self._on_pinned = on_pinned
         self._on_unpinned = on_unpinned
+        self._recorder = recorder
+        self._name = name if name is not None else ConsumerName("", "")
         self.pin_id = ""
         self.pinned_ns = 0
         self._timer: TimerHandle | None = None
@@ -116,7 +123,7 @@ class PriorityGroups:
             if request_id:
                 return "refuse"
             if group is not None and group["group"]:
-                self._assign(group)
+                self._assign(group, request.reply)
                 self._assigned_now = True
         elif self.pin_id and request_id != self.pin_id:
             return "skip" if not request_id else "refuse"
@@ -135,7 +142,8 @@ class PriorityGroups:
     def request_dropped(self, request: WaitingRequest) -> None:
         """A request was refused after a pin was handed to it: take the pin back."""
         if self._assigned_now:
-            self._unassign()
+            group = request.group
+            self._unassign(group["group"] if group is not None else "", "refused")
             self._assigned_now = False
 
     def stamp(self, hdr: bytes | None) -> bytes | None:
@@ -146,14 +154,19 @@ class PriorityGroups:
 
     # -- the pin ---------------------------------------------------------------------------
 
-    def _assign(self, group: PullGroup) -> None:
+    def _assign(self, group: PullGroup, reply: str) -> None:
         self.pin_id = self._new_pin_id()
         self.pinned_ns = self._clock.time_ns()
         group["id"] = self.pin_id
         self._arm(group["group"])
+        if self._recorder:
+            self._record("pin", group["group"], reply=reply)
         self._on_pinned(group["group"], self.pin_id)
 
-    def _unassign(self) -> None:
+    def _unassign(self, group: str, reason: str) -> None:
+        """Drop the pin (``reason``, for the timeline: ``timeout``, ``admin``, ``refused``)."""
+        if self._recorder:
+            self._record("unpin", group, reason=reason)
         self.pin_id = ""
         self.pinned_ns = 0
         if self._timer is not None:
@@ -170,7 +183,7 @@ class PriorityGroups:
         self._timer = None
         if not self.pin_id or self._consumer.closed:
             return
-        self._unassign()
+        self._unassign(group, "timeout")
         self._on_unpinned(group, "timeout")
         self._consumer.kick()
 
@@ -180,15 +193,21 @@ class PriorityGroups:
             self._timer.cancel()
             self._timer = None
         if self.pin_id:
-            self._unassign()
+            self._unassign(group, "timeout")
             self._on_unpinned(group, "timeout")
             self._consumer.kick()
 
     def unpin(self, group: str) -> None:
         """``$JS.API.CONSUMER.UNPIN``: drop the pin (an advisory even when nobody was pinned)."""
-        self._unassign()
+        self._unassign(group, "admin")
         self._on_unpinned(group, "admin")
         self._consumer.kick()
+
+    def _record(self, kind: str, group: str, **fields: str) -> None:
+        name = self._name
+        self._recorder.record(
+            kind, stream=name.stream, consumer=name.consumer, group=group, pin_id=self.pin_id, **fields
+        )
 
     def close(self) -> None:
         """Stop the pin's timer (the consumer is deleted or no longer has priority groups)."""

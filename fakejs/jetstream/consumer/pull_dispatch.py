@@ -83,8 +83,9 @@ class PullDispatch:
 
     # -- requests arriving -------------------------------------------------------------
 
-    def request(self, reply: str, payload: bytes) -> None:
-        """``processNextMsgRequest``: validate, queue, then let the consumer deliver."""
+    def request(self, reply: str, payload: bytes, client: int | None = None) -> None:
+        """``processNextMsgRequest``: validate, queue, then let the consumer deliver (``client``: who asked, for
+        the timeline; None when unknown)."""
         if self._hooks:
             hit = self._hooks.fire("pull.request", stream=self._name.stream, consumer=self._name.consumer, reply=reply)
             if hit is not None:
@@ -98,7 +99,7 @@ class PullDispatch:
             self._end(reply, status.bad_request(str(exc)))
             return
         if self._recorder:
-            self._record_request(reply, request)
+            self._record_request(reply, request, client)
         now = self._clock.monotonic()
         problem = self._refusal(request)
         if problem is not None:
@@ -316,11 +317,12 @@ class PullDispatch:
     def _record(self, kind: str, reply: str, **fields: object) -> None:
         self._recorder.record(kind, stream=self._name.stream, consumer=self._name.consumer, reply=reply, **fields)
 
-    def _record_request(self, reply: str, request: PullRequest) -> None:
+    def _record_request(self, reply: str, request: PullRequest, client: int | None) -> None:
         group = request.group
         self._record(
             "pull.request",
             reply,
+            client=client,
             batch=request.batch,
             max_bytes=request.max_bytes,
             expires=request.expires,

@@ -17,7 +17,8 @@ from fakejs.core.clock import Clock
 from fakejs.core.router import Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
-from fakejs.gocompat.gotime import NS
+from fakejs.gocompat.gotime import NS, GoTime
+from fakejs.jetstream import advisories
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config import consumer_rules
 from fakejs.jetstream.config.consumer import ConsumerConfig
@@ -149,7 +150,21 @@ class ConsumerAdmin:
             config, partial(self.drop_unneeded, stream) if stream.config["retention"] == "interest" else None
         )
         self.persistence.consumer_updated(stream, consumer)
+        if stream.timeline:
+            stream.timeline.record("consumer.update", stream=stream.name, consumer=consumer.name)
         consumer.js.after_answer(consumer.kick)  # the update reply goes out before what it lets through
+
+    def pause(self, consumer: Consumer, until: GoTime | None) -> None:
+        """``CONSUMER.PAUSE``: hold delivery back until ``until`` (None: resume now), announced and stored."""
+        paused = consumer.pause(until)
+        stream = consumer.stream
+        if stream.timeline:
+            until_ns = None if until is None else until.ns
+            stream.timeline.record("consumer.pause", stream=stream.name, consumer=consumer.name, until=until_ns)
+        advisories.pause(consumer, paused, until)
+        self.persistence.consumer_updated(stream, consumer)
+        if not paused:
+            consumer.kick()
 
     @staticmethod
     def unpin(consumer: Consumer, group: str) -> None:
@@ -160,9 +175,10 @@ class ConsumerAdmin:
 
     # -- removal and retention ---------------------------------------------------------------
 
-    def remove(self, stream: Stream, consumer: StreamConsumer) -> None:
+    def remove(self, stream: Stream, consumer: StreamConsumer, cause: str = "api") -> None:
+        """``consumer`` goes (``cause``: why, for the timeline); interest retention drops what nobody needs now."""
         stream.unregister_consumer(consumer)
-        consumer.delete()
+        consumer.delete(cause)
         self.persistence.consumer_removed(stream, consumer)
         if stream.config["retention"] == "interest":
             self.drop_unneeded(stream)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from fakejs.core.account_config import JetStreamLimits
 from fakejs.core.empty_reply import EMPTY_REPLY
 from fakejs.core.options import API_LEVEL, SYSTEM_ACCOUNT
+from fakejs.core.recorder import Recorder
 from fakejs.core.router import Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
@@ -75,8 +76,6 @@ def api_error(name: str, **fields: Any) -> ApiError:
 SINGLE_SERVER_TIER = "R1"
 # A tiered account's own ``limits`` in ``$JS.API.INFO``: Go's zero value, every limit 0.
 NO_LIMITS_SET = JetStreamLimits(0, 0, 0, 0, 0, 0, 0, False)
-# The usage counts each tier of ``$JS.API.INFO`` reports.
-TIER_USAGE = ("memory", "storage", "reserved_memory", "reserved_storage", "streams", "consumers")
 # nats-server logs "resource limits exceeded" at most this often (seconds).
 LIMIT_LOG_INTERVAL = 10.0
 
@@ -118,6 +117,8 @@ class JetStream:
         self.batch_limits = batch_limits if batch_limits is not None else server_batch_limits(broker)
         self.clock = broker.clock
         self.log = broker.log
+        # The timeline (fakejs.core.recorder): the server's, or a cluster's; set before any stream (each keeps it).
+        self.recorder: Recorder = broker.timeline
         self._account_client: InternalClient | None = None
         # A store directory fakejs made itself is removed on stop (unless kept for a restart).
         self.owns_store = not store_dir if own_store is None else own_store
@@ -400,12 +401,7 @@ class JetStream:
             info["domain"] = self.domain
         info["api"] = {"level": API_LEVEL, "total": self.api_total, "errors": self.api_errors}
         if self.tiers:
-            usage = {k: v for k, v in info.items() if k in TIER_USAGE}
-            unused = dict.fromkeys(TIER_USAGE, 0)
-            info["tiers"] = {
-                name: {**(usage if name == SINGLE_SERVER_TIER else unused), "limits": limits.limits_json(tier)}
-                for name, tier in sorted(self.tiers.items())
-            }
+            info["tiers"] = limits.tiers_json(info, self.tiers, SINGLE_SERVER_TIER)
         return info
 
     # -- streams ---------------------------------------------------------------------
@@ -460,6 +456,8 @@ class JetStream:
         if self.clustered is not None:
             self.clustered.place_stream(checked["name"], checked)
         stream = self._create_stream(checked)
+        if self.recorder:
+            self.recorder.record("stream.create", stream=stream.name)
         if self.clustered is None:
             advisories.stream_action(self, stream.name, "create")
         else:  # a cluster's new stream is announced by its leader once the create is answered
@@ -490,13 +488,18 @@ class JetStream:
         stream_transforms.prepare_update(checked)
         stream.update(checked)
         self.persistence.config_changed(stream)
+        if self.recorder:
+            self.recorder.record("stream.update", stream=name)
         advisories.stream_action(self, name, "modify")
         return stream
 
-    def delete_stream(self, stream: Stream) -> None:
+    def delete_stream(self, stream: Stream, cause: str = "api") -> None:
+        """Delete ``stream`` and its consumers (``cause``, for the timeline: ``api``, ``control``, ``account_purge``)."""
         for consumer in list(stream.consumers.values()):
-            consumer.delete()
+            consumer.delete("stream_delete")
             self.persistence.consumer_closed(stream, consumer)
+        if self.recorder:
+            self.recorder.record("stream.delete", stream=stream.name, cause=cause)
         advisories.stream_action(self, stream.name, "delete")
         stream.close(deleted=True)
         self.streams.pop(stream.name, None)
@@ -555,14 +558,10 @@ class JetStream:
         return True
 
     def _subjects_overlap(self, subjects: list[str], exclude: str = "") -> bool:
-        for stream in self.streams.values():
-            if stream.name == exclude:
-                continue
-            for mine in subjects:
-                for theirs in stream.config["subjects"]:
-                    if overlap(mine, theirs):
-                        return True
-        return False
+        others = (stream for stream in self.streams.values() if stream.name != exclude)
+        return any(
+            overlap(mine, theirs) for other in others for mine in subjects for theirs in other.config["subjects"]
+        )
 
     # -- consumers ---------------------------------------------------------------------
 
@@ -581,14 +580,16 @@ class JetStream:
         stream = self.lookup(stream_name)
         known = set(stream.consumers)
         consumer, identity = self.consumer_admin.create(stream, config, action, pedantic, asked_identity)
-        if consumer.name not in known:
+        if consumer.name not in known:  # created (else updated, and ConsumerAdmin.update recorded it)
             if self.clustered is not None:  # its group first: a replicated consumer's leader speaks before it
                 self.clustered.consumer_created(consumer, stream.config["storage"])
+            if self.recorder:  # once placed: a cluster records it on its leader's server
+                self.recorder.record("consumer.create", stream=stream.name, consumer=consumer.name)
             advisories.consumer_action(consumer, "create")
         return consumer, identity
 
-    def remove_consumer(self, stream: Stream, consumer: StreamConsumer) -> None:
-        self.consumer_admin.remove(stream, consumer)
+    def remove_consumer(self, stream: Stream, consumer: StreamConsumer, cause: str = "api") -> None:
+        self.consumer_admin.remove(stream, consumer, cause)
         if self.clustered is not None:
             self.clustered.consumer_deleted(stream.name, consumer.name)
 

@@ -23,7 +23,7 @@ Each check costs O(streams of the account), not O(messages).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.account_config import JetStreamLimits
@@ -98,6 +98,20 @@ def publish_exceeds(limits: JetStreamLimits, memory: bool, stored: int, size: in
     """``wouldExceedLimits``: the account's stored bytes of that kind plus this message over its limit."""
     cap = limits.max_memory if memory else limits.max_storage
     return cap >= 0 and stored + size > cap
+
+
+# The usage counts each tier of ``$JS.API.INFO`` reports.
+TIER_USAGE = ("memory", "storage", "reserved_memory", "reserved_storage", "streams", "consumers")
+
+
+def tiers_json(info: Mapping[str, Any], tiers: Mapping[str, JetStreamLimits], used: str) -> dict[str, Any]:
+    """The ``tiers`` of ``$JS.API.INFO``: each tier's limits, the usage in ``info`` under tier ``used`` only."""
+    usage = {key: value for key, value in info.items() if key in TIER_USAGE}
+    unused = dict.fromkeys(TIER_USAGE, 0)
+    return {
+        name: {**(usage if name == used else unused), "limits": limits_json(tier)}
+        for name, tier in sorted(tiers.items())
+    }
 
 
 def limits_json(limits: JetStreamLimits) -> dict[str, Any]:

@@ -146,6 +146,8 @@ class Persistence:
             if stream is not None:
                 elapsed = round((self._monotonic() - started) * 1e9)
                 banner.log_restored(self.log, self.account, stream.name, stream.store.msgs, elapsed)
+                if stream.timeline:
+                    stream.timeline.record("stream.restore", stream=stream.name)
                 yield stream
 
     def _recover_stream(self, host: StreamHost, directory: str) -> Stream | None:
@@ -191,3 +193,5 @@ class Persistence:
             self.journals[(stream.name, name)] = journal
             stream.register_consumer(consumer)
             consumer.start()
+            if stream.timeline:
+                stream.timeline.record("consumer.restore", stream=stream.name, consumer=name)

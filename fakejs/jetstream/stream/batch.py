@@ -9,6 +9,8 @@ only if all pass are they stored, and the commit's PubAck carries
 ``"batch"`` and ``"count"``.  A gap, a batch too large, or no message for
 the batch timeout abandons it (with an advisory).  Limits are the server's
 (``jetstream { limits { batch { ... } } }``), counted across its streams.
+The timeline hears of each message staged, the commit and an abandonment
+(``batch.*`` events, mode ``atomic``).
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.recorder import Recorder
 from fakejs.jetstream import apilevel
 from fakejs.jetstream.config.stream import StreamConfig
-from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream import batch_checks, publish
 from fakejs.jetstream.stream.batch_limits import BatchLimits
@@ -34,6 +37,9 @@ MAX_ID_LENGTH = 64
 
 class BatchStream(Protocol):
     """The stream a batch goes into, as its batches see it."""
+
+    # The server's timeline (see fakejs.core.recorder).
+    timeline: Recorder
 
     @property
     def name(self) -> str: ...
@@ -76,11 +82,13 @@ class _Staged:
 
 
 class _Batch:
-    """One batch in flight: its staged messages (sequence = index + 1) and its abandonment timer."""
+    """One batch in flight: its staged messages (sequence = index + 1), its abandonment timer and the client
+    that sent its latest message (for the timeline)."""
 
     def __init__(self) -> None:
         self.messages: list[_Staged] = []
         self.timer: TimerHandle | None = None
+        self.client: int | None = None
 
 
 def batch_id_in(hdr: bytes | None) -> str:
@@ -104,12 +112,14 @@ class AtomicBatches:
         self.limits = limits
         self._batches: dict[str, _Batch] = {}
 
-    def receive(self, batch_id: str, subject: str, hdr: bytes, payload: bytes) -> bytes:
-        """One message of batch ``bid``: the empty reply while staging, the PubAck at the commit; raises refusals."""
+    def receive(self, batch_id: str, subject: str, hdr: bytes, payload: bytes, client: int | None = None) -> bytes:
+        """One message of batch ``bid`` (from ``client``): the empty reply while staging, the PubAck at the commit;
+        raises refusals."""
         seq = self._checked_sequence(batch_id, subject, hdr, payload)
         commit = hdrs.get(hdr, BATCH_COMMIT)
         end_marker = commit == b"eob"  # an end marker: not stored, not counted
         batch = self._batches.get(batch_id) or self._start(batch_id, seq, end_marker)
+        batch.client = client
         if commit is not None and not end_marker and commit != b"1":
             self._drop(batch_id)
             raise api_error("JSAtomicPublishInvalidBatchCommitErr")
@@ -126,6 +136,12 @@ class AtomicBatches:
             raise api_error("JSAtomicPublishTooLargeBatchErrF", size=self.limits.max_msgs)
         self._arm(batch_id, batch)
         batch.messages.append(_Staged(subject, hdr or None, payload))
+        timeline = self.stream.timeline
+        if timeline:
+            where = {"client": client, "stream": self.stream.name, "batch": batch_id, "mode": "atomic"}
+            timeline.record(
+                "batch.message", **where, batch_seq=seq, subject=subject, size=len(hdr) + len(payload), seq=0
+            )
         if commit is None:
             return b""
         return self._commit(batch_id, batch, end_marker)
@@ -186,8 +202,17 @@ class AtomicBatches:
             batch.timer.cancel()
 
     def _abandon(self, batch_id: str, reason: str) -> None:
+        batch = self._batches.get(batch_id)
         self._drop(batch_id)
+        self._record_end("batch.abandon", batch_id, batch, reason=reason)
         self.stream.batch_abandoned(batch_id, reason)
+
+    def _record_end(self, kind: str, batch_id: str, batch: _Batch | None, **fields: object) -> None:
+        """The timeline's ``batch.commit`` (its count and seq) or ``batch.abandon`` (its reason)."""
+        timeline = self.stream.timeline
+        if timeline:
+            client = batch.client if batch is not None else None
+            timeline.record(kind, client=client, stream=self.stream.name, batch=batch_id, mode="atomic", **fields)
 
     def clear(self) -> None:
         """Drop every batch in flight (atomic publish turned off, the stream closed)."""
@@ -202,21 +227,26 @@ class AtomicBatches:
         view = batch_checks.StreamView(stream.name, stream.config, stream.store, stream.seen_id, stream.clock.time_ns())
         diff = batch_checks.StagedDiff()
         checked: list[_Staged] = []
-        for index, msg in enumerate(messages):
-            if msg.hdr and hdrs.get(msg.hdr, publish.EXPECTED_LAST_MSG_ID):
-                raise api_error("JSAtomicPublishUnsupportedHeaderBatchErr", header=publish.EXPECTED_LAST_MSG_ID)
-            hdr, payload = batch_checks.check(view, diff, index, msg.subject, msg.hdr, msg.payload)
-            checked.append(_Staged(msg.subject, hdr, payload))
+        try:
+            for index, msg in enumerate(messages):
+                if msg.hdr and hdrs.get(msg.hdr, publish.EXPECTED_LAST_MSG_ID):
+                    raise api_error("JSAtomicPublishUnsupportedHeaderBatchErr", header=publish.EXPECTED_LAST_MSG_ID)
+                hdr, payload = batch_checks.check(view, diff, index, msg.subject, msg.hdr, msg.payload)
+                checked.append(_Staged(msg.subject, hdr, payload))
+        except ApiError:
+            self._record_end("batch.abandon", batch_id, batch, reason="refused")
+            raise
         if end_marker:  # the last stored message is the commit
             last = checked[-1]
             last.hdr = hdrs.add(last.hdr, BATCH_COMMIT, "1")
-        return self._store(batch_id, checked)
+        return self._store(batch_id, batch, checked)
 
-    def _store(self, batch_id: str, checked: list[_Staged]) -> bytes:
+    def _store(self, batch_id: str, batch: _Batch, checked: list[_Staged]) -> bytes:
         """Store the checked messages in order; the commit's PubAck names the batch and its stored count."""
         seq = 0
         for msg in checked:
             rollup = (hdrs.get(msg.hdr, publish.ROLLUP) or b"").decode("utf-8", "surrogateescape")
             seq = self.stream.store_checked(msg.subject, msg.hdr, msg.payload, publish.msg_id(msg.hdr), rollup)
         count = _sequence(checked[-1].hdr or b"") or len(checked)
+        self._record_end("batch.commit", batch_id, batch, count=count, seq=seq)
         return self.stream.pub_ack(seq)[:-1] + b',"batch":%s,"count":%d}' % (go_quote(batch_id).encode(), count)

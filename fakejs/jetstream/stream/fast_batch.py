@@ -34,6 +34,8 @@ them for fast batches as for atomic ones (``max_msgs`` is atomic only).  Where t
 batch) the binary is followed.  This is nats-server's parsing and bookkeeping (``getFastBatch``, ``processJetStreamFastBatchMsg``,
 ``fastBatchRegisterSequences``, ``checkFlowControl``) for a non-clustered
 stream, where a message is stored before the next one is looked at.
+The timeline hears of each message, the end of a batch and a batch let go
+(``batch.*`` events, mode ``fast``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.recorder import NO_RECORDER, Recorder
 from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream.apilevel import REQUIRED_API_LEVEL, required_level
 from fakejs.jetstream.config.stream import StreamConfig
@@ -146,6 +149,7 @@ class _Batch:
     committing: bool = False
     deadline: float = 0.0
     timer: TimerHandle | None = None
+    client: int | None = None  # who sent its latest message (for the timeline)
 
 
 # Stores one message as a plain publish would: what came of it (a duplicate is stored nowhere); raises ApiError.
@@ -163,9 +167,14 @@ class FastBatches:
         pub_ack: Callable[[int], bytes],
         error_ack: Callable[[ApiError], bytes],
         limits: FastBatchLimits,
+        recorder: Recorder = NO_RECORDER,
+        stream: str = "",
     ) -> None:
-        """``limits`` is shared by every stream of the server (their batches in flight are counted there)."""
+        """``limits`` is shared by every stream of the server (their batches in flight are counted there);
+        ``recorder`` is the server's timeline, ``stream`` the stream's name there."""
         self._limits = limits
+        self._recorder = recorder
+        self._stream = stream
         self._clock = clock
         self._send = send
         self._store = store
@@ -214,11 +223,18 @@ class FastBatches:
             return
         batch.timer = None
         self._drop(batch_id)
+        if self._recorder:
+            self._record("batch.abandon", batch_id, batch, reason="timeout")
+
+    def _record(self, kind: str, batch_id: str, batch: _Batch, **fields: object) -> None:
+        self._recorder.record(kind, client=batch.client, stream=self._stream, batch=batch_id, mode="fast", **fields)
 
     # -- publishing ----------------------------------------------------------------------
 
-    def take(self, config: StreamConfig, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> bool:
-        """Handle a publish if its reply subject ends in ``.$FI`` (whether it was one).
+    def take(
+        self, config: StreamConfig, subject: str, reply: str, hdr: bytes | None, payload: bytes, client: int = 0
+    ) -> bool:
+        """Handle a publish (from ``client``) if its reply subject ends in ``.$FI`` (whether it was one).
 
         Checked, stored and answered as nats-server does; a publish with any
         other reply is left to the stream.
@@ -236,6 +252,7 @@ class FastBatches:
                 self._send(reply, self._error_ack(error))
             return True
         self._touch(request.batch_id, batch)
+        batch.client = client
         if request.ping:
             self._ping(request, batch, reply)
         elif not batch.committing:
@@ -275,7 +292,10 @@ class FastBatches:
         if not hdr or not hdrs.get(hdr, REQUIRED_API_LEVEL):
             return hdr
         if required_level(hdr):
+            batch = self._batches.get(batch_id)
             self._drop(batch_id)
+            if self._recorder and batch is not None:
+                self._record("batch.abandon", batch_id, batch, reason="unsupported")
             raise api_error("JSRequiredApiLevelErr")
         return hdrs.remove(hdr, REQUIRED_API_LEVEL) or None
 
@@ -321,8 +341,12 @@ class FastBatches:
         try:
             outcome = self._store(subject, hdr, payload)
         except ApiError as error:
+            if self._recorder:
+                self._record_message(request, batch, subject, hdr, payload, 0)
             self._refused(request, batch, reply, error)
             return
+        if self._recorder:
+            self._record_message(request, batch, subject, hdr, payload, outcome.seq)
         if outcome.duplicate:
             self._duplicate(request, batch, reply, outcome.seq)
             return
@@ -333,10 +357,20 @@ class FastBatches:
         else:
             self._flow_control(batch, reply)
 
+    def _record_message(
+        self, request: BatchRequest, batch: _Batch, subject: str, hdr: bytes | None, payload: bytes, seq: int
+    ) -> None:
+        size = len(payload) + (len(hdr) if hdr else 0)
+        self._record(
+            "batch.message", request.batch_id, batch, batch_seq=request.seq, subject=subject, size=size, seq=seq
+        )
+
     def _refused(self, request: BatchRequest, batch: _Batch, reply: str, error: ApiError) -> None:
         """A message the stream refused: reported, and the end of the batch unless gaps are fine."""
         if not batch.gap_ok and batch.last == 1:
             self._drop(request.batch_id)
+            if self._recorder:
+                self._record("batch.abandon", request.batch_id, batch, reason="refused")
             self._send(reply, self._error_ack(error))
             return
         self._send(reply, error_notice(request.seq, error))
@@ -354,6 +388,8 @@ class FastBatches:
             return
         if not batch.gap_ok and batch.last == 1:
             self._drop(request.batch_id)
+            if self._recorder:
+                self._record("batch.commit", request.batch_id, batch, count=request.seq, seq=seq)
             ack = self._pub_ack(seq)[:-1] + b',"duplicate": true' + self._batch_tail(request.batch_id, request.seq)
             self._send(reply, ack)
             return
@@ -362,6 +398,8 @@ class FastBatches:
     def _commit(self, batch_id: str, batch: _Batch, reply: str) -> None:
         """End the batch: the PubAck names its last stored message and where the batch ended."""
         self._drop(batch_id)
+        if self._recorder:
+            self._record("batch.commit", batch_id, batch, count=batch.last, seq=batch.stream_seq)
         ack = self._pub_ack(batch.stream_seq)[:-1] + self._batch_tail(batch_id, batch.last)
         self._send(reply, ack)
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from fakejs.core.clock import Clock
+from fakejs.core.recorder import Recorder
 from fakejs.core.router import Router
 from fakejs.jetstream.internal_client import InternalClient
 from fakejs.jetstream.stream.batch_limits import BatchLimits
@@ -33,6 +34,9 @@ class StreamHost(DirectHost, Protocol):
 
     # A cluster's handover of traced messages to a stream leader's server (``None`` outside such a cluster).
     trace_handover: TraceHandover | None
+
+    # The timeline its streams and consumers record to (see fakejs.core.recorder).
+    recorder: Recorder
 
     @property
     def clock(self) -> Clock: ...
@@ -85,7 +89,9 @@ class StreamHost(DirectHost, Protocol):
         """Whether storing ``size`` more bytes of that kind would take the account over its JetStream limit."""
         ...
 
-    def remove_consumer(self, stream: Any, consumer: StreamConsumer) -> None: ...
+    def remove_consumer(self, stream: Any, consumer: StreamConsumer, cause: str = "api") -> None:
+        """Remove ``consumer`` (``cause``: why, for the timeline: ``api``, ``control``, ``inactive``)."""
+        ...
 
     def consumer_acked(self, stream: Any, consumer: StreamConsumer, seq: int) -> None: ...
 

@@ -1,4 +1,4 @@
-"""What STREAM.INFO and STREAM.MSG.GET say about a stream: ``StreamState``, ``StreamInfo``, one message.
+"""What STREAM.INFO, STREAM.MSG.GET and MSG.DELETE say about a stream: ``StreamState``, ``StreamInfo``, one message.
 
 Pure renderings of a stream's config, store and host; the stream calls
 them (:meth:`~fakejs.jetstream.stream.stream.Stream.info`) so that the
@@ -13,7 +13,7 @@ from typing import Any
 from fakejs.gocompat import gotime
 from fakejs.jetstream.config import stream as streamconfig
 from fakejs.jetstream.config.stream import StreamConfig
-from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.storage.message import StoredMessage
 from fakejs.jetstream.storage.store import MessageStore
 
@@ -97,3 +97,13 @@ def find_message(
     if msg is None:
         raise api_error("JSNoMessageFoundErr")
     return msg
+
+
+def missing_message(store: MessageStore, seq: int) -> ApiError:
+    """Why ``STREAM.MSG.DELETE`` found no message at ``seq`` (the file store names the reason)."""
+    if store.storage == "file":
+        if seq == 0 or seq < store.first_seq:
+            return api_error("JSStreamMsgDeleteFailedF", err="no message found")
+        if seq > store.last_seq:
+            return api_error("JSStreamMsgDeleteFailedF", err="stream store EOF")
+    return api_error("JSSequenceNotFoundErrF", seq=seq)

@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 from fakejs.core.clock import Clock
+from fakejs.core.recorder import Recorder
 from fakejs.core.router import Subscription
 from fakejs.core.subject_transform import SubjectTransform
 from fakejs.gocompat import gotime, ids
@@ -79,10 +80,13 @@ class Stream:
             self._ack_head += b',"domain":' + go_quote(js.domain).encode()
         self._ack_head += b',"seq":'
         self._transforms(config)
-        self.fast = FastBatches(js.clock, js.reply, self._process, self.pub_ack, self._error_ack, js.batch_limits.fast)
+        fast = js.batch_limits.fast
+        self.fast = FastBatches(
+            js.clock, js.reply, self._process, self.pub_ack, self._error_ack, fast, js.recorder, self.name
+        )
         self.links = Links(self)  # its mirror or sources
         self._internal_client: InternalClient | None = None
-        self.timeline = js.broker.timeline  # the server's recorder (see fakejs.core.recorder)
+        self.timeline: Recorder = js.recorder  # the server's recorder (see fakejs.core.recorder)
 
     @property
     def name(self) -> str:
@@ -214,11 +218,11 @@ class Stream:
             subject = self._input.match(subject) or subject
         if trace_only:
             return self._trace_only(subject, hdr, payload, do_ack)
-        if self.fast.take(self.config, subject, reply, hdr or None, payload):
+        if self.fast.take(self.config, subject, reply, hdr or None, payload, client):
             return None  # a fast batch message: the batch answers for itself
         try:
             if batch_id := batch_id_in(hdr):
-                ack = self.batches.receive(batch_id, subject, publish.clean_headers(hdr or b"") or b"", payload)
+                ack = self.batches.receive(batch_id, subject, publish.clean_headers(hdr or b"") or b"", payload, client)
             else:
                 outcome = self._process(subject, hdr or None, payload)
                 ack = outcome.ack
@@ -453,9 +457,9 @@ class Stream:
         if self.consumers.get(consumer.name) is consumer:
             del self.consumers[consumer.name]
 
-    def remove_consumer(self, consumer: StreamConsumer) -> None:
-        """The consumer goes (deleted, inactive): the JetStream removes it and applies retention."""
-        self.js.remove_consumer(self, consumer)
+    def remove_consumer(self, consumer: StreamConsumer, cause: str = "api") -> None:
+        """The consumer goes (``cause``: ``api``, ``inactive``...): the JetStream removes it and applies retention."""
+        self.js.remove_consumer(self, consumer, cause)
 
     def acked(self, consumer: StreamConsumer, seq: int) -> None:
         """A consumer is done with ``seq``: the JetStream applies interest or work-queue retention."""
@@ -536,7 +540,12 @@ class Stream:
             raise api_error("JSStreamSealedErr")
         if self.config["deny_purge"]:
             raise api_error("JSStreamPurgeFailedF", err="stream purge not permitted")
-        return self.purge(filter_subject, seq, keep)
+        purged = self.purge(filter_subject, seq, keep)
+        if self.timeline:
+            self.timeline.record(
+                "stream.purge", stream=self.name, filter=filter_subject, seq=seq, keep=keep, purged=purged
+            )
+        return purged
 
     def erase_message(self, seq: int) -> ApiError | None:
         """A delete asked for through the API.
@@ -551,13 +560,7 @@ class Stream:
             raise api_error("JSStreamMsgDeleteFailedF", err="message delete not permitted")
         if self.remove_message(seq) is not None:
             return None
-        store = self.store
-        if store.storage == "file":  # the file store names why a sequence is missing
-            if seq == 0 or seq < store.first_seq:
-                return api_error("JSStreamMsgDeleteFailedF", err="no message found")
-            if seq > store.last_seq:
-                return api_error("JSStreamMsgDeleteFailedF", err="stream store EOF")
-        return api_error("JSSequenceNotFoundErrF", seq=seq)
+        return info.missing_message(self.store, seq)
 
     def find_message(self, seq: int, last_by_subject: str, next_by_subject: str, start_ns: int | None) -> StoredMessage:
         """``STREAM.MSG.GET``: by sequence, first after a time, next or last on a subject."""

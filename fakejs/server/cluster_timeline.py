@@ -1,0 +1,94 @@
+"""One timeline for the servers of an in-process cluster: each node records its own, the cluster merges them.
+
+Every node keeps its own timeline (its clients, its faults, the clock).  The
+parts the nodes share -- the clustered JetStream and a cluster scenario's
+steps -- record through a :class:`ClusterRecorder`, which puts each event on
+the timeline of the node that did it: a consumer's event on its leader's
+node, a stream's on the stream leader's, anything else on the meta leader's
+(else the first running node's).  An event with a client also names the node
+the client is connected to (``client_node``: client ids are numbered per
+server), as the message being handled arrived there.
+
+The nodes share one clock and number their events from one count
+(:meth:`~fakejs.testkit.timeline.Timeline.number_with`), so :func:`merged`
+orders the events of every node by server time, then by the order they were
+recorded in, each with its ``node`` (the server's name).  A clock advance,
+which every running node records, is kept once, without a node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from fakejs.server.server import Server
+from fakejs.testkit.timeline import Timeline, TimelineFilter
+
+__all__ = ["ClusterRecorder", "document", "merged"]
+
+# The name of the node that leads a stream or its consumer ("" when none does or the cluster cannot tell).
+LeaderOf = Callable[[str | None, str | None], str]
+
+
+def _no_leader(stream: str | None, consumer: str | None) -> str:
+    return ""
+
+
+def _nowhere() -> str:
+    return ""
+
+
+class ClusterRecorder:
+    """The recorder of what the nodes share: each event goes on the timeline of the node that did it.
+
+    ``leader_of`` names the node leading an event's consumer or stream,
+    ``arrival`` the node the message being handled arrived on, ``fallback``
+    the node that records the rest (the meta leader, a running node); the
+    cluster's JetStream sets the first two when it starts.
+    """
+
+    def __init__(self, servers: Sequence[Server], fallback: Callable[[], str]) -> None:
+        self._timelines: dict[str, Timeline] = {server.broker.name: server.recorded for server in servers}
+        self._on = any(self._timelines.values())
+        self._first = servers[0].broker.name
+        self.fallback = fallback
+        self.leader_of: LeaderOf = _no_leader
+        self.arrival: Callable[[], str] = _nowhere
+
+    def __bool__(self) -> bool:
+        return self._on
+
+    def record(self, kind: str, **fields: Any) -> None:
+        node = self.leader_of(fields.get("stream"), fields.get("consumer")) or self.fallback() or self._first
+        if fields.get("client") is not None:
+            fields["client_node"] = self.arrival() or node
+        timeline = self._timelines.get(node)
+        if timeline is not None:
+            timeline.record(kind, **fields)
+
+
+def merged(servers: Sequence[Server], where: TimelineFilter, node: str | None = None) -> list[dict[str, Any]]:
+    """The events of every node (or of ``node``) that ``where`` keeps, oldest first, each with its ``node``."""
+    chosen = [server for server in servers if node is None or server.broker.name == node]
+    every = [{**event, "node": server.broker.name} for server in chosen for event in server.recorded.events(where)]
+    events: list[dict[str, Any]] = []
+    advanced: tuple[int, Any] | None = None  # the clock advance being kept, and the nodes that recorded it
+    recorded_by: set[str] = set()
+    for event in sorted(every, key=lambda event: (event["time_ns"], event["index"])):
+        if event["kind"] == "clock.advance":
+            moment, by = (event["time_ns"], event["seconds"]), event.pop("node")  # the clock is the cluster's
+            if moment == advanced and by not in recorded_by and events[-1]["kind"] == "clock.advance":
+                recorded_by.add(by)  # another node's record of the same advance
+                continue
+            advanced, recorded_by = moment, {by}
+        events.append(event)
+    return events
+
+
+def document(servers: Sequence[Server], where: TimelineFilter, node: str | None = None) -> dict[str, Any]:
+    """The merged events with the size of the nodes' rings together and how many they let go of."""
+    return {
+        "size": sum(server.recorded.size for server in servers),
+        "dropped": sum(server.recorded.dropped for server in servers),
+        "events": merged(servers, where, node),
+    }
