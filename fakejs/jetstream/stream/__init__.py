@@ -1,7 +1,10 @@
 """A stream: publishing (dedup, expectations, rollups, TTLs), limits, retention, expiry, Direct Get.
 
 ``stream`` is the stream itself; its parts are ``publish`` (the header
-rules a message meets), ``dedup`` (the duplicate window), ``expiry``
+rules a message meets), ``entries`` (what the leader decided, for every
+replica to apply: a message at its sequence and time, a purge, a delete),
+``replica`` (the state machine a stream group applies to) and ``replicated``
+(a replicated stream's leader: publishes proposed to its group), ``dedup`` (the duplicate window), ``expiry``
 (``max_age`` and TTL timers), ``store_limits`` (size limits as the stores
 apply them), ``counter`` (message counters), ``batch`` and
 ``batch_checks`` (atomic batches and their commit checks), ``fast_batch``
@@ -13,7 +16,8 @@ event); what feeds a stream: ``links`` (its mirror or sources, started and
 stopped with it), ``mirror``, ``sources``, ``feed`` (the link to one
 origin), ``feed_requests`` (the consumer request sent to an origin) and
 ``feed_info`` (``StreamSourceInfo``).  Sits on
-:mod:`fakejs.jetstream.storage` and :mod:`fakejs.jetstream.config`; it sees
+:mod:`fakejs.jetstream.storage`, :mod:`fakejs.jetstream.config` and (a
+replicated stream) :mod:`fakejs.jetstream.replication`; it sees
 its JetStream and its consumers through the small protocols of ``host``
 and ``consumer_view`` (:class:`~fakejs.jetstream.stream.stream.StreamHost`
 and :class:`~fakejs.jetstream.stream.stream.StreamConsumer`), and never

@@ -26,6 +26,7 @@ from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream import batch_checks, publish
 from fakejs.jetstream.stream.batch_limits import BatchLimits
+from fakejs.jetstream.stream.entries import StreamMessage
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
@@ -61,8 +62,14 @@ class BatchStream(Protocol):
         """Raise when the server or account has no room for the message."""
         ...
 
-    def store_checked(self, subject: str, hdr: bytes | None, payload: bytes, msg_id: str, rollup: str) -> int:
-        """Store a message whose checks passed; its sequence."""
+    def prepare_message(
+        self, subject: str, hdr: bytes | None, payload: bytes, msg_id: str, rollup: str
+    ) -> StreamMessage:
+        """A message whose checks passed, as the stream would store it (raises what refuses it)."""
+        ...
+
+    def apply_message(self, entry: StreamMessage) -> int:
+        """Store a prepared message; its sequence."""
         ...
 
     def pub_ack(self, seq: int) -> bytes: ...
@@ -246,7 +253,8 @@ class AtomicBatches:
         seq = 0
         for msg in checked:
             rollup = (hdrs.get(msg.hdr, publish.ROLLUP) or b"").decode("utf-8", "surrogateescape")
-            seq = self.stream.store_checked(msg.subject, msg.hdr, msg.payload, publish.msg_id(msg.hdr), rollup)
+            entry = self.stream.prepare_message(msg.subject, msg.hdr, msg.payload, publish.msg_id(msg.hdr), rollup)
+            seq = self.stream.apply_message(entry)
         count = _sequence(checked[-1].hdr or b"") or len(checked)
         self._record_end("batch.commit", batch_id, batch, count=count, seq=seq)
         return self.stream.pub_ack(seq)[:-1] + b',"batch":%s,"count":%d}' % (go_quote(batch_id).encode(), count)

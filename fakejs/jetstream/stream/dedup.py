@@ -47,12 +47,13 @@ class DuplicateWindow:
             return None
         return seq
 
-    def remember(self, msg_id: str, seq: int) -> None:
+    def remember(self, msg_id: str, seq: int, ts: int | None = None) -> None:
+        """An id stored at ``seq`` at time ``ts`` (the message's; now when not given)."""
         window = self.window_ns()
         if window <= 0:
             return
         self._seen.pop(msg_id, None)
-        self._seen[msg_id] = (seq, self.clock.time_ns())
+        self._seen[msg_id] = (seq, self.clock.time_ns() if ts is None else ts)
         if self._timer is None:
             self._timer = self.clock.call_later(window / NS, self._forget_expired)
 
@@ -74,6 +75,14 @@ class DuplicateWindow:
             else:
                 self._timer = self.clock.call_later((window - (now - ts)) / NS, self._forget_expired)
                 break
+
+    def entries(self) -> list[tuple[str, int, int]]:
+        """The ids remembered, oldest first, with their sequences and times (a replicated stream's snapshot)."""
+        return [(msg_id, seq, ts) for msg_id, (seq, ts) in self._seen.items()]
+
+    def clear(self) -> None:
+        """Forget every id (before a snapshot's are put back)."""
+        self._seen.clear()
 
     def close(self) -> None:
         if self._timer is not None:

@@ -9,6 +9,7 @@ id) stay with :class:`~fakejs.jetstream.stream.stream.Stream`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from fakejs.gocompat import gotime
@@ -16,7 +17,7 @@ from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.storage.store import MessageStore
-from fakejs.jetstream.stream import schedules
+from fakejs.jetstream.stream import counter, schedules
 from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
@@ -49,6 +50,54 @@ class Outcome(NamedTuple):
     ack: bytes
     seq: int
     duplicate: bool = False
+
+
+class Checked(NamedTuple):
+    """A message that passed the header checks: what to store (headers cleaned, a counter's new value as its
+    payload), its ``Nats-Msg-Id``, its roll-up, and a counter's total for the PubAck."""
+
+    subject: str
+    hdr: bytes | None
+    payload: bytes
+    msg_id: str
+    rollup: str
+    total: str
+
+
+def check(
+    cfg: StreamConfig,
+    store: MessageStore,
+    subject: str,
+    hdr: bytes | None,
+    payload: bytes,
+    now_ns: int,
+    last_msg_id: str,
+    seen: Callable[[str], int | None],
+    sourced: bool = False,
+) -> Checked | int:
+    """A publish's checks in nats-server's order, up to what the stream stores; a duplicate's sequence instead.
+
+    ``seen`` looks a ``Nats-Msg-Id`` up in the duplicate window; ``last_msg_id``
+    is the stream's last.  Raises the :class:`~fakejs.jetstream.errors.ApiError`
+    the PubAck reports.
+    """
+    check_message(cfg, store, subject, hdr, payload)
+    message_id = rollup = ""
+    incr: int | None = None
+    if hdr:
+        hdr = clean_headers(hdr)
+    if hdr:
+        incr = counter.increment(cfg, hdr, payload, sourced)
+        hdr = check_expectations(cfg, cfg["name"], store, subject, hdr, now_ns, sourced)
+        message_id = msg_id(hdr)
+        if message_id and (duplicate := seen(message_id)) is not None:
+            return duplicate
+        check_last_msg_id(hdr, last_msg_id)
+        rollup = rollup_of(cfg, hdr, sourced)
+    total = ""
+    if cfg["allow_msg_counter"]:
+        total, hdr, payload = counter.next_value(cfg, store, subject, hdr, counter.require(incr), payload)
+    return Checked(subject, hdr, payload, message_id, rollup, total)
 
 
 def parse_ttl(value: bytes) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fakejs.jetstream.config.stream import StreamConfig
+from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.storage.store import MessageStore
 
 Remove = Callable[[int], object]
@@ -39,6 +40,19 @@ def refusal(
         if oldest is None or store.size_of(oldest) < size:
             return "maximum bytes exceeded"
     return ""
+
+
+def refuse_new(
+    cfg: StreamConfig, store: MessageStore, subject: str, hdr: bytes | None, payload: bytes, rollup: bool
+) -> None:
+    """Discard-new limits: raise the store's refusal (the PubAck's error) when the message may not be stored."""
+    if cfg["discard"] != "new":
+        return
+    max_per = cfg["max_msgs_per_subject"]
+    at_subject_limit = max_per > 0 and store.count_for(subject) >= max_per
+    why = refusal(cfg, store, subject, hdr, payload, at_subject_limit, rollup)
+    if why:
+        raise api_error("JSStreamStoreFailedF", err=why).traced_as(why, late=True)
 
 
 def trim_subject(store: MessageStore, subject: str, max_per: int, remove: Remove) -> None:

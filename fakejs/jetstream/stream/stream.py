@@ -1,16 +1,15 @@
 """A stream: what happens to a message published on its subjects, and to its stored messages.
 
-:meth:`Stream.ingest` is nats-server's ``processJetStreamMsg``: the checks on
-``Nats-*`` headers in the same order (see :mod:`fakejs.jetstream.stream.publish`),
-then the message size, the discard-new limits, storing, the discard-old
-limits, rollups and the PubAck.  Retention beyond the limits (interest,
-work queue) is decided with the stream's consumers.  Expiry by ``max_age``
-and per-message TTL, the duplicate window and message schedules run on the
-server clock.
-
-The stream sees its JetStream through
-:class:`~fakejs.jetstream.stream.host.StreamHost` and its consumers through
-:class:`~fakejs.jetstream.stream.consumer_view.StreamConsumer`; it imports neither.
+:meth:`Stream.ingest` is nats-server's ``processJetStreamMsg`` in two steps: what
+the leader decides (the ``Nats-*`` header checks in the same order, see
+:mod:`fakejs.jetstream.stream.publish`, the size and discard-new limits, the
+sequence and time: a :class:`~fakejs.jetstream.stream.entries.StreamMessage`),
+then what every replica applies (storing, the discard-old limits, rollups).
+Retention beyond the limits (interest, work queue) is decided with the
+stream's consumers.  Expiry by ``max_age`` and per-message TTL, the duplicate
+window and message schedules run on the server clock.  The stream sees its
+JetStream through :class:`~fakejs.jetstream.stream.host.StreamHost` and its
+consumers through :class:`~fakejs.jetstream.stream.consumer_view.StreamConsumer`.
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ from fakejs.jetstream.stream.batch import AtomicBatches, batch_id_in
 from fakejs.jetstream.stream.consumer_view import StreamConsumer as StreamConsumer
 from fakejs.jetstream.stream.dedup import DuplicateWindow
 from fakejs.jetstream.stream.direct import DirectGet
+from fakejs.jetstream.stream.entries import StreamEntry, StreamMessage, StreamPurge
 from fakejs.jetstream.stream.expiry import MessageExpiry
 from fakejs.jetstream.stream.fast_batch import FastBatches
 from fakejs.jetstream.stream.host import StreamHost as StreamHost
@@ -97,9 +97,8 @@ class Stream:
         return self.js.clock
 
     def internal_client(self) -> InternalClient:
-        """The stream's own client (nats-server's ``mset.client``): it sends its mirror's or sources' consumer
-        requests.  Numbered from the server's client ids on first use; started with the stream (or the server,
-        for a stream it loaded)."""
+        """The stream's own client (``mset.client``, for its mirror's or sources' consumer requests), numbered on
+        first use and started with the stream (or the server, for a stream it loaded)."""
         if self._internal_client is None:
             broker = self.js.broker
             started = max(self.created_ns, broker.started_ns)
@@ -300,7 +299,8 @@ class Stream:
             return True
         try:
             ttl = publish.message_ttl(self.config, hdr)[0] if hdr and self.config["allow_msg_ttl"] else 0
-            self._fresh.append(self._store(subject, hdr, payload, ttl, False, ts))
+            store_limits.refuse_new(self.config, self.store, subject, hdr, payload, False)
+            self._fresh.append(self._place(subject, hdr, payload, ttl, ts or self.clock.time_ns()))
         except ApiError:
             pass  # refused by a limit: nats-server logs it and the mirror goes on
         self._signal_consumers()
@@ -309,62 +309,82 @@ class Stream:
     def _process(
         self, subject: str, hdr: bytes | None, payload: bytes, sourced: bool = False, trace_only: bool = False
     ) -> publish.Outcome:
-        cfg = self.config
-        publish.check_message(cfg, self.store, subject, hdr, payload)
-        msg_id = rollup = ""
-        incr: int | None = None
-        if hdr:
-            hdr = publish.clean_headers(hdr)
-        if hdr:
-            incr = counter.increment(cfg, hdr, payload, sourced)
-            hdr = publish.check_expectations(cfg, self.name, self.store, subject, hdr, self.clock.time_ns(), sourced)
-            msg_id = publish.msg_id(hdr)
-            if msg_id:
-                seen = self.dedup.lookup(msg_id)
-                if seen is not None:
-                    return publish.Outcome(self.pub_ack(seen)[:-1] + b',"duplicate": true}', seen, True)
-            publish.check_last_msg_id(hdr, self.last_msg_id)
-            rollup = publish.rollup_of(cfg, hdr, sourced)
-        total = ""
-        if cfg["allow_msg_counter"]:
-            total, hdr, payload = counter.next_value(cfg, self.store, subject, hdr, counter.require(incr), payload)
+        checked = self.check_publish(subject, hdr, payload, sourced)
+        if isinstance(checked, publish.Outcome):
+            return checked  # a duplicate
         if trace_only:
-            if self.js.limits_exceeded(cfg["storage"] == "memory"):
+            if self.js.limits_exceeded(self.config["storage"] == "memory"):
                 raise api_error("JSInsufficientResourcesErr")
             return publish.Outcome(b"", 0)
-        seq = self.store_checked(subject, hdr, payload, msg_id, rollup, sourced)
-        return publish.Outcome(counter.ack(self.pub_ack(seq), total) if total else self.pub_ack(seq), seq)
+        entry = self.prepare_message(
+            checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup, sourced
+        )
+        seq = self.apply_message(entry)
+        return publish.Outcome(self.acknowledge(seq, checked.total), seq)
 
-    def store_checked(
-        self,
-        subject: str,
-        hdr: bytes | None,
-        payload: bytes,
-        msg_id: str,
-        rollup: str,
-        sourced: bool = False,
-    ) -> int:
-        """Store a message whose publish checks passed (each of a committed batch too); its sequence.
+    def check_publish(
+        self, subject: str, hdr: bytes | None, payload: bytes, sourced: bool = False
+    ) -> publish.Checked | publish.Outcome:
+        """The leader's header checks (:func:`~fakejs.jetstream.stream.publish.check`): what to store, or the
+        duplicate's outcome; raises the :class:`ApiError` the PubAck reports."""
+        now = self.clock.time_ns()
+        checked = publish.check(
+            self.config, self.store, subject, hdr, payload, now, self.last_msg_id, self.dedup.lookup, sourced
+        )
+        if isinstance(checked, int):
+            return publish.Outcome(self.pub_ack(checked)[:-1] + b',"duplicate": true}', checked, True)
+        return checked
 
-        A sourced message keeps a ``Nats-TTL`` it carries unless the stream allows TTLs.
-        """
+    def acknowledge(self, seq: int, total: str = "") -> bytes:
+        """The PubAck of a message stored at ``seq`` (a counter's with its ``total``)."""
+        return counter.ack(self.pub_ack(seq), total) if total else self.pub_ack(seq)
+
+    def prepare_message(
+        self, subject: str, hdr: bytes | None, payload: bytes, msg_id: str, rollup: str, sourced: bool = False
+    ) -> StreamMessage:
+        """After the header checks (a committed batch's too), the leader's last refusals (resources, TTL,
+        discard-new limits) and its decision.  A sourced message keeps its ``Nats-TTL`` unless TTLs are allowed."""
         self.storable(subject, hdr, payload)
-        if self.config["retention"] == "interest" and not self.has_interest(subject):
-            return self._skip_uninteresting(subject, msg_id, rollup)
+        next_seq, now = self.store.last_seq + 1, self.clock.time_ns()
+        if self.config["retention"] == "interest" and not self.has_interest(subject):  # the sequence is used, no more
+            return StreamMessage(next_seq, now, subject, None, b"", 0, msg_id, rollup, skipped=True)
         ttl = 0
         if hdr and (self.config["allow_msg_ttl"] or not sourced):
             ttl, hdr = publish.message_ttl(self.config, hdr)
-        then = self._republish.prepare(subject, self.store) if self._republish else None
-        msg = self._store(subject, hdr, payload, ttl, bool(rollup))
-        self._accepted(msg_id, msg.seq)
-        if rollup:
-            self._rollup(subject, rollup, 1)
+        store_limits.refuse_new(self.config, self.store, subject, hdr, payload, bool(rollup))
+        return StreamMessage(next_seq, now, subject, hdr, payload, ttl, msg_id, rollup)
+
+    def apply_message(self, entry: StreamMessage) -> int:
+        """Store what the leader decided, as every replica does: no clock read, no refusal; its sequence."""
+        store = self.store
+        if entry.skipped:
+            store.skip_to(entry.seq + 1)
+            store.last_ts = entry.ts
+            self._accepted(entry.msg_id, entry.seq, entry.ts)
+            self._rollup(entry.subject, entry.rollup, 0)
+            return entry.seq
+        if entry.seq > store.last_seq + 1:
+            store.skip_to(entry.seq)
+        then = self._republish.prepare(entry.subject, store) if self._republish else None
+        msg = self._place(entry.subject, entry.hdr, entry.payload, entry.ttl, entry.ts)
+        self._accepted(entry.msg_id, msg.seq, msg.ts)
+        self._rollup(entry.subject, entry.rollup, 1)
         if purged := self.schedules.stored(msg):
             self.purge(purged)  # Nats-Schedule-Next: purge (a one-off fired): the schedule's subject goes
         if then is not None:
             then(msg)
         self._fresh.append(msg)  # consumers hear of it after its PubAck went out, as in nats-server
         return msg.seq
+
+    def apply(self, entry: StreamEntry) -> None:
+        """A replicated entry, applied as on every replica; the consumers hear of what changed."""
+        if isinstance(entry, StreamMessage):
+            self.apply_message(entry)
+        elif isinstance(entry, StreamPurge):
+            self.purge(entry.filter_subject, entry.seq, entry.keep)
+        else:
+            self.remove_message(entry.seq)
+        self._signal_consumers()
 
     def storable(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
         """Refused when the server's or the account's JetStream limits have no room for it."""
@@ -389,34 +409,16 @@ class Stream:
             self._process(out.subject, out.hdr, out.payload, sourced=True)
         self._signal_consumers()
 
-    def _skip_uninteresting(self, subject: str, msg_id: str, rollup: str) -> int:
-        """Interest retention and nobody would ever see it: the sequence is used, nothing is stored."""
-        store = self.store
-        store.skip_to(store.last_seq + 2)
-        store.last_ts = self.clock.time_ns()
-        self._accepted(msg_id, store.last_seq)
-        if rollup:
-            self._rollup(subject, rollup, 0)
-        return store.last_seq
-
-    def _accepted(self, msg_id: str, seq: int) -> None:
+    def _accepted(self, msg_id: str, seq: int, ts: int) -> None:
         self.last_msg_id = msg_id
         if msg_id:
-            self.dedup.remember(msg_id, seq)
+            self.dedup.remember(msg_id, seq, ts)
 
-    def _store(
-        self, subject: str, hdr: bytes | None, payload: bytes, ttl: int, rollup: bool, ts: int = 0
-    ) -> StoredMessage:
-        """Limits as the stores apply them: discard-new refusals first, discard-old after."""
-        cfg = self.config
+    def _place(self, subject: str, hdr: bytes | None, payload: bytes, ttl: int, ts: int) -> StoredMessage:
+        """Store at the next sequence, then the discard-old and per-subject limits, then expiry."""
         store = self.store
-        max_per = cfg["max_msgs_per_subject"]
-        at_subject_limit = max_per > 0 and store.count_for(subject) >= max_per
-        if cfg["discard"] == "new":
-            refusal = store_limits.refusal(cfg, store, subject, hdr, payload, at_subject_limit, rollup)
-            if refusal:
-                raise api_error("JSStreamStoreFailedF", err=refusal).traced_as(refusal, late=True)
-        msg = store.store(subject, hdr, payload, ts or self.clock.time_ns(), ttl)
+        msg = store.store(subject, hdr, payload, ts, ttl)
+        max_per = self.config["max_msgs_per_subject"]
         if max_per > 0:
             store_limits.trim_subject(store, subject, max_per, self.remove_message)
         self.enforce_limits()
@@ -431,6 +433,8 @@ class Stream:
         store_limits.trim_subjects(self.config, self.store, self.remove_message)
 
     def _rollup(self, subject: str, kind: str, keep: int) -> None:
+        if not kind:
+            return
         if kind == "sub":
             self.purge(subject, 0, keep)
         else:

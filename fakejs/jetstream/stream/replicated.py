@@ -1,0 +1,89 @@
+"""A replicated stream's leader: a publish checked here, proposed to the stream's group, answered once applied.
+
+:class:`ReplicatedStream` joins a server's :class:`~fakejs.jetstream.stream.stream.Stream`
+to its member of the stream's group and to the
+:class:`~fakejs.jetstream.stream.replica.StreamStateMachine` the group applies to.
+:meth:`ReplicatedStream.publish` is nats-server's ``processClusteredInboundMsg``:
+on the leader, the publish meets the same checks as on a standalone stream
+(:meth:`~fakejs.jetstream.stream.stream.Stream.check_publish` and
+:meth:`~fakejs.jetstream.stream.stream.Stream.prepare_message`); the
+:class:`~fakejs.jetstream.stream.entries.StreamMessage` they decide is
+proposed, and the PubAck (the same bytes a standalone stream sends) comes once
+a quorum stored it and the leader applied it.  A refusal or a duplicate is
+answered at once, and proposes nothing.
+
+Publishes are taken one at a time: the next is checked once the one before
+it is applied, so that every check reads the state the entries before it
+made (nats-server tracks what is in flight instead, and checks against it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from fakejs.jetstream.errors import ApiError
+from fakejs.jetstream.replication import NotLeader, ReplicatedGroup
+from fakejs.jetstream.stream.entries import StreamDelete, StreamEntry, StreamPurge, encode_entry
+from fakejs.jetstream.stream.publish import Outcome
+from fakejs.jetstream.stream.replica import StreamStateMachine
+from fakejs.jetstream.stream.stream import Stream
+
+__all__ = ["ReplicatedStream"]
+
+
+class ReplicatedStream:
+    """One server's replica of a stream, with its group member; its leader takes publishes (see the module
+    docstring)."""
+
+    def __init__(self, stream: Stream, machine: StreamStateMachine, group: ReplicatedGroup) -> None:
+        self.stream = stream
+        self.machine = machine
+        self.group = group
+        self._turn = asyncio.Lock()
+
+    @property
+    def is_leader(self) -> bool:
+        return self.group.is_leader
+
+    async def publish(self, subject: str, hdr: bytes | None, payload: bytes) -> bytes:
+        """Store a published message through the group; its PubAck payload (an error's, when refused).
+
+        Raises :class:`~fakejs.jetstream.replication.NotLeader` on a member that
+        does not lead, and the group's other
+        :class:`~fakejs.jetstream.replication.ProposalFailed` when the entry was
+        not committed as proposed (the publisher hears nothing: nats-server's
+        publisher times out and retries, its ``Nats-Msg-Id`` making that safe).
+        """
+        self._lead()
+        stream = self.stream
+        subject = stream.input_subject(subject)
+        async with self._turn:
+            self._lead()
+            try:
+                checked = stream.check_publish(subject, hdr or None, payload)
+                if isinstance(checked, Outcome):
+                    return checked.ack  # a duplicate
+                entry = stream.prepare_message(
+                    checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup
+                )
+            except ApiError as error:
+                return stream._error_ack(error)
+            await self.group.propose(encode_entry(entry))
+            return stream.acknowledge(entry.seq, checked.total)
+
+    async def purge(self, filter_subject: str = "", seq: int = 0, keep: int = 0) -> None:
+        """Purge on every replica (the API's refusals, sealed and ``deny_purge``, are the caller's)."""
+        await self._propose(StreamPurge(filter_subject, seq, keep))
+
+    async def delete_message(self, seq: int) -> None:
+        """Remove one message on every replica (the caller checked that it exists)."""
+        await self._propose(StreamDelete(seq))
+
+    async def _propose(self, entry: StreamEntry) -> None:
+        self._lead()
+        async with self._turn:
+            await self.group.propose(encode_entry(entry))
+
+    def _lead(self) -> None:
+        if not self.group.is_leader:
+            raise NotLeader(self.group.leader)
