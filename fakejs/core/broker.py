@@ -130,6 +130,7 @@ class Broker:
         # The leaf connections, as hub and as leaf (started with the leaf port).
         self.leafs: Leafs | None = None
         if options.leafnodes is not None:
+            # Only a server with leaf nodes loads their machinery
             from fakejs.core.leaf.leafs import Leafs
 
             self.leafs = Leafs(options.leafnodes, (self.server_id, self.name), self.accounts, clock, self.random)

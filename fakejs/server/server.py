@@ -314,6 +314,7 @@ class Server:
         leafs = self.broker.leafs
         if leafs is None:
             return
+        # Only a server with leaf nodes loads the leaf port
         from fakejs.server.leafport import LeafPort
 
         if self.leaf_port is None:

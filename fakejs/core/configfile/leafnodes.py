@@ -2,8 +2,8 @@
 
 Served: ``listen``/``host``/``port``, ``advertise``, ``no_advertise``,
 ``authorization { user password token timeout }``, ``reconnect``, and
-remotes with ``url``/``urls``, ``account`` (the global account only) and
-``hub``.  Everything else refuses to start, naming the setting.
+remotes with ``url``/``urls`` (not WebSocket), ``account`` (the global
+account only) and ``hub: false``.  Everything else refuses to start, naming the setting.
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ def _authorization(token: Token, config: LeafConfig, context: ConfigContext) -> 
         elif lowered == "token":
             config.token = want(member, str)
         elif lowered == "timeout":
-            config.auth_timeout = float(member.value) if isinstance(member.value, (int, float)) else float(want(member, int))
+            config.auth_timeout = (
+                float(member.value) if isinstance(member.value, (int, float)) else float(want(member, int))
+            )
         else:
             context.refuse(member, f"leaf node connections (leafnodes {{ authorization {{ {key} }} }})")
 
@@ -84,12 +86,16 @@ def _remote(value: dict[str, Token], context: ConfigContext) -> LeafRemote:
                 remote.urls.extend(want(url, str) for url in urls)
             else:
                 remote.urls.append(want(member, str))
+            if any(url.lower().startswith(("ws://", "wss://")) for url in remote.urls):
+                context.refuse(member, f"leaf node connections over WebSocket ({key})")
         elif lowered in ("account", "local"):
             remote.account = want(member, str)
             if remote.account != GLOBAL_ACCOUNT:
                 context.refuse(member, f"leaf node connections bound to an account but the global one ({key})")
         elif lowered == "hub":
             remote.hub = bool(want(member, bool))
+            if remote.hub:
+                context.refuse(member, f"a leaf remote that is the hub ({key})")
         else:
             context.refuse(member, f"leaf node connections (leafnodes {{ remotes [ {{ {key} }} ] }})")
     return remote

@@ -193,17 +193,22 @@ def listener_problems(options: ServerOptions, unserved: Unserved) -> str:
         leaf = listeners.get("leafnodes")
         if not options.jetstream and not clustered and not (leaf is not None and leaf.port):
             return "mqtt requires JetStream to be enabled if running in standalone mode"
-    leaf = listeners.get("leafnodes")
-    if leaf is not None and (leaf.port or leaf.host or options.leafnodes is not None):
-        options.leafnodes = options.leafnodes or LeafConfig()
-        if leaf.port or leaf.host:
-            options.leafnodes.host, options.leafnodes.port = leaf.host, leaf.port
-        if options.cluster is not None and (options.leafnodes.port is not None or options.leafnodes.remotes):
-            return "leaf node connections in a cluster (leafnodes with cluster): not supported by fakejs yet"
+    leafnodes = options.leafnodes
+    if leafnodes is not None and options.cluster is not None and (leafnodes.port is not None or leafnodes.remotes):
+        return "leaf node connections in a cluster (leafnodes with cluster): not supported by fakejs yet"
     problem = pinned_accounts_problem(options) or compression_problem(options) or jetstream_problem(options)
     if problem:
         return problem
     return websocket_problem(options)
+
+
+def settle_leafnodes(options: ServerOptions, unserved: Unserved) -> None:
+    """The leaf port of ``leafnodes { listen }`` onto the block's served settings (a listen alone serves it too)."""
+    leaf = unserved.listeners.get("leafnodes")
+    if leaf is not None and (leaf.port or leaf.host or options.leafnodes is not None):
+        options.leafnodes = options.leafnodes or LeafConfig()
+        if leaf.port or leaf.host:
+            options.leafnodes.host, options.leafnodes.port = leaf.host, leaf.port
 
 
 def notices(unserved: Unserved) -> list[str]:
