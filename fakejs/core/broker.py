@@ -127,9 +127,9 @@ class Broker:
 
             identity = (self.server_id, self.name)
             self.cluster = Cluster(options.cluster, options, identity, self.accounts, clock, self.random, self)
-        # The leaf connections, as hub and as leaf (started with the leaf port).
+        # The leaf connections, as hub and as leaf (started with the leaf port); not yet in a cluster.
         self.leafs: Leafs | None = None
-        if options.leafnodes is not None:
+        if options.leafnodes is not None and options.cluster is None:
             # Only a server with leaf nodes loads their machinery
             from fakejs.core.leaf.leafs import Leafs
 
