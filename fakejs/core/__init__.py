@@ -5,7 +5,8 @@
 logic), ``broker`` (server identity, INFO, authentication, the client
 registry), ``accounts`` (an account holds its router, its users and its
 JetStream), ``cluster`` (routes to the other servers of a cluster:
-pools, gossip, remote interest), ``clock`` (the one seam every timer goes through: the
+pools, gossip, remote interest), ``leaf`` (leaf node connections, as hub
+and as leaf), ``clock`` (the one seam every timer goes through: the
 protocol and real time), ``failures`` (exceptions of server handlers,
 recorded for the test), ``hooks`` (the named points where faults may
 fire), ``recorder`` (the timeline's event kinds and recording points), ``stats``, ``options``, ``log`` and ``process`` (the pid a harness
@@ -39,7 +40,7 @@ events); and for the server's settings, ``reload_options`` (what a reload
 changes, and what it refuses), ``reload_websocket`` (the refusal of a
 websocket change, the block as Go prints it), ``transport_config`` (TLS and WebSocket
 settings as plain data), ``cluster_config`` (the cluster port's settings as
-plain data), ``cluster_checks`` (the start checks on JetStream and a
+plain data), ``leaf_config`` (the leaf port's and remotes' settings as plain data), ``cluster_checks`` (the start checks on JetStream and a
 cluster), ``tls_files`` (the checks on a TLS configuration's files),
 ``mount`` (one router shared by the servers of a cluster in one process) and
 ``empty_reply`` (the marker of a reply subject that is present but empty).

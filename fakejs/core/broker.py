@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from fakejs.core.jwt.callout import NkeyPair
     from fakejs.core.jwt.login import JwtAuthenticator
     from fakejs.core.jwt.trust import AccountClaims
+    from fakejs.core.leaf.leafs import Leafs
 
 # Called with a client that just closed and the subscriptions it had then.
 ClosedCallback = Callable[[ClientSession, list[Subscription]], None]
@@ -126,6 +127,14 @@ class Broker:
 
             identity = (self.server_id, self.name)
             self.cluster = Cluster(options.cluster, options, identity, self.accounts, clock, self.random, self)
+        # The leaf connections, as hub and as leaf (started with the leaf port); not yet in a cluster.
+        self.leafs: Leafs | None = None
+        if options.leafnodes is not None and options.cluster is None:
+            # Only a server with leaf nodes loads their machinery
+            from fakejs.core.leaf.leafs import Leafs
+
+            self.leafs = Leafs(options.leafnodes, (self.server_id, self.name), self.accounts, clock, self.random)
+            self.leafs.max_payload = options.max_payload
 
     def _callouts(self, key: NkeyPair | None) -> AuthCallouts | None:
         """The server's authorization callouts (``auth_callout``, or operator mode's accounts), given its nkey."""

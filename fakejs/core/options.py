@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from fakejs.core.account_config import AccountConfig
     from fakejs.core.cluster_config import ClusterConfig
+    from fakejs.core.leaf_config import LeafConfig
     from fakejs.core.transport_config import TLSConfig, WebSocketConfig
     from fakejs.core.users import AuthCallout, User
 
@@ -163,6 +164,8 @@ class ServerOptions:
     websocket: WebSocketConfig | None = None
     # ``cluster {}`` / ``--cluster``: a route port, the routes dialled, the cluster's name.
     cluster: ClusterConfig | None = None
+    # ``leafnodes {}``: the leaf port and the remotes (hubs) this server dials.
+    leafnodes: LeafConfig | None = None
     debug: bool = False
     trace: bool = False
     # ``-VV`` / ``trace_verbose``: trace the system account's traffic too (fakejs has no internal

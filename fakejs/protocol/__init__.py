@@ -3,7 +3,8 @@
 ``parser`` (the client side of the protocol, parsed) produces ``events``;
 ``writer`` writes server-to-client frames byte for byte, ``headers`` reads
 and writes header blocks, ``connect`` holds the ``CONNECT`` and ``INFO``
-bodies, and ``route`` the route protocol between servers of a cluster.
+bodies, ``route`` the route protocol between servers of a cluster, and ``leaf``
+the leaf node protocol between a hub and a leaf.
 
 Nothing in this package imports asyncio or touches a socket, so every rule
 can be tested by feeding bytes -- whole, one at a time, or with trailing

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from fakejs.gocompat.gojson import dumps
 from fakejs.protocol.events import Ok, Ping, Pong, ProtocolViolation
@@ -121,6 +121,9 @@ class RouteParser:
 
     __slots__ = ("_buf", "_pending", "_pos", "account")
 
+    # Each operation's parser (a leaf connection's parser has its own: :mod:`fakejs.protocol.leaf`).
+    operations: ClassVar[dict[bytes, Any]] = {}
+
     def __init__(self) -> None:
         # A route dedicated to one account (``route_account``) leaves the account out of every line.
         self.account = b""
@@ -155,7 +158,7 @@ class RouteParser:
             return Pong()
         if op == b"+OK":
             return Ok()
-        handler = _OPERATIONS.get(op)
+        handler = self.operations.get(op)
         if handler is None:
             raise ProtocolViolation(None, f"unknown route operation {_text(op)!r}")
         event: RouteEvent = handler(self, arg.strip())
@@ -277,7 +280,7 @@ class RouteParser:
         return event
 
 
-_OPERATIONS: dict[bytes, Any] = {
+RouteParser.operations = {
     b"INFO": RouteParser._info,
     b"CONNECT": RouteParser._connect,
     b"-ERR": RouteParser._err,

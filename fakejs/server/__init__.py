@@ -1,7 +1,8 @@
 """The running server: asyncio listeners, the :class:`Server` that assembles every layer, and its thread handle.
 
 ``connection`` (one client socket and its session), ``routes`` (the
-route port: sockets to the other servers of a cluster), ``http`` (the HTTP
+route port: sockets to the other servers of a cluster), ``leafport`` (the
+leaf port and the leaf remotes' dials), ``http`` (the HTTP
 port for monitoring and the control API), ``server`` (the public
 :class:`Server`), ``threaded`` (:class:`ThreadedServer`, the server on
 its own thread) and ``local_cluster`` (:class:`~fakejs.server.local_cluster.Cluster`,

@@ -41,6 +41,7 @@ from fakejs.testkit.transcript import Transcript
 if TYPE_CHECKING:
     from fakejs.jetstream import JetStreamWithApi
     from fakejs.server.http import Reply, Request
+    from fakejs.server.leafport import LeafPort
     from fakejs.server.routes import RoutePort
     from fakejs.testkit.conformance import Conformance, ConformanceReport
     from fakejs.testkit.control import Controller
@@ -116,6 +117,7 @@ class Server:
         self.output_batch = OutputBatch()
         self._autojump: asyncio.Task[None] | None = None
         self.routes: RoutePort | None = None  # the route port, in a cluster
+        self.leaf_port: LeafPort | None = None  # the leaf port and remotes, with ``leafnodes``
 
     def _record_timeline(self) -> None:
         """Give every recording point the timeline (see :mod:`fakejs.core.recorder`)."""
@@ -273,6 +275,7 @@ class Server:
         self.accepting = True
         await self.listeners.open_websocket()
         await self._open_routes()
+        await self._open_leafs()
         clock = self.clock
         if isinstance(clock, ManualClock) and clock.autojump_threshold is not None and self._autojump is None:
             self._autojump = self._loop.create_task(self._autojump_loop(clock, clock.autojump_threshold))
@@ -307,6 +310,24 @@ class Server:
             self.routes = RoutePort(self.broker, cluster)
         await self.routes.open(client_connect_urls(self.options.host, self.port))
         self.broker.cluster_port = self.routes.port
+
+    async def _open_leafs(self) -> None:
+        """The leaf port and the remotes, when ``leafnodes`` is configured."""
+        leafs, configured = self.broker.leafs, self.options.leafnodes
+        if leafs is None:
+            if configured is not None:  # in a cluster: the leaf port is accepted (harnesses ask for it) but not opened
+                where = f"{configured.host or '0.0.0.0'}:{configured.port}"
+                self.broker.log.warning(
+                    "leafnodes listener (%s) accepted from the configuration file but not served by fakejs in a cluster",
+                    where,
+                )
+            return
+        # Only a server with leaf nodes loads the leaf port
+        from fakejs.server.leafport import LeafPort
+
+        if self.leaf_port is None:
+            self.leaf_port = LeafPort(self.broker, leafs)
+        await self.leaf_port.open()
 
     @property
     def account_jetstreams(self) -> list[JetStreamWithApi]:
@@ -350,6 +371,9 @@ class Server:
         self.listeners.stop_accepting()
         if self.routes is not None:  # the other servers forget this one at once (no RS- for each subject)
             await self.routes.close()
+        if self.leaf_port is not None:
+            await self.leaf_port.close()
+            self.leaf_port = None
         if self._control_subjects is not None:
             self._control_subjects.close()
             self._control_subjects = None

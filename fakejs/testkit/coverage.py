@@ -274,7 +274,7 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
     _kind("CONNZ"),
     _kind("ROUTEZ"),
     _kind("GATEWAYZ", "no gateways: always empty"),
-    _kind("LEAFZ", "no leaf nodes: always empty"),
+    _kind("LEAFZ", "leaf connections are not listed yet: always empty"),
     _kind("ACCOUNTZ"),
     _kind("JSZ"),
     _kind("HEALTHZ"),
@@ -301,7 +301,7 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
     ),
     _sys("$SYS.REQ.ACCOUNT.<account>.SUBSZ", "$SYS.REQ.ACCOUNT.A.SUBSZ"),
     _sys("$SYS.REQ.ACCOUNT.<account>.CONNZ", "$SYS.REQ.ACCOUNT.A.CONNZ"),
-    _sys("$SYS.REQ.ACCOUNT.<account>.LEAFZ", "$SYS.REQ.ACCOUNT.A.LEAFZ", how="no leaf nodes: always empty"),
+    _sys("$SYS.REQ.ACCOUNT.<account>.LEAFZ", "$SYS.REQ.ACCOUNT.A.LEAFZ", how="leaf connections are not listed yet: always empty"),
     _sys("$SYS.REQ.ACCOUNT.<account>.JSZ", "$SYS.REQ.ACCOUNT.A.JSZ"),
     _sys(
         "$SYS.REQ.ACCOUNT.<account>.INFO",
@@ -400,7 +400,7 @@ MONITORING: tuple[Feature, ...] = (
     ),
     _path("/accstatz", "query option `unused`"),
     _path("/gatewayz", "no gateways: always empty"),
-    _path("/leafz", "no leaf nodes: always empty"),
+    _path("/leafz", "leaf connections are not listed yet: always empty"),
     _path("/ipqueuesz", "always `{}`: fakejs has no internal queues"),
     _path(
         "/raftz",
@@ -504,5 +504,5 @@ SYSTEM_EVENTS: tuple[Feature, ...] = (
     Feature(
         "$SYS.LATENCY.M2.<hash>, service latency events", DIFFERS, "never: `latency` on an export is refused at start"
     ),
-    Feature("$SYS.ACCOUNT.<account>.LEAFNODE.CONNECT", DIFFERS, "never: fakejs has no leaf nodes"),
+    Feature("$SYS.ACCOUNT.<account>.LEAFNODE.CONNECT", DIFFERS, "never: leaf connections send no system events yet"),
 )

@@ -154,6 +154,10 @@ LISTENER_ONLY = (
     "a block with only `listen`, `host` or `port` starts, with a notice that the listener is not served;"
     " anything more in it is refused by name"
 )
+LEAF_NODES = (
+    "the leaf port and remotes of the global account, see [Leaf nodes](leafnodes.md); what it does not serve yet"
+    " is refused by name; in a cluster only a block that just opens a listener starts, with a notice"
+)
 OPERATOR_MODE = "see [operator mode](auth.md#operator-jwt-mode)"
 RESOLVER = (
     "`MEMORY` and `{ type: full | cache }` (a login asks the cluster for an account it lacks, full resolvers sync); "
@@ -179,6 +183,8 @@ def _config_feature(key: str) -> Feature:
     if key in REFUSED or key == "no_fast_producer_stall":
         note = "with `true` (`false` is accepted)" if key == "no_fast_producer_stall" else ""
         return Feature(key, REFUSED_STATUS, refusal(key), note=note)
+    if key in ("leafnodes", "leaf"):
+        return Feature(key, DIFFERS, LEAF_NODES)
     if key in BLOCKS or key in BLOCK_ALIASES:
         return Feature(key, DIFFERS, LISTENER_ONLY)
     if key in IGNORED_BOOLEANS or key in IGNORED_INTEGERS:

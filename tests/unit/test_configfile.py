@@ -149,7 +149,15 @@ def test_integer_durations_warn() -> None:
         ("accounts { A: { limits: { max_payload: 1 } } }", "account payload limits (max_payload)"),
         ("accounts { A: { limits: { max_leafs: 1 } } }", "account leaf node limits (max_leafs)"),
         ("tls { }", "TLS without a certificate (cert_file)"),
-        ('leafnodes { remotes: [ { url: "nats://x:1" } ] }', "leaf node connections (leafnodes { remotes })"),
+        ("leafnodes { tls: {} }", "leaf node connections (leafnodes { tls })"),
+        (
+            'leafnodes { remotes: [ { url: "nats://x:1", credentials: "a.creds" } ] }',
+            "leaf node connections (leafnodes { remotes [ { credentials } ] })",
+        ),
+        (
+            'leafnodes { remotes: [ { url: "nats://x:1", account: A } ] }',
+            "leaf node connections bound to an account but the global one (account)",
+        ),
         ('cluster { listen: "127.0.0.1:-1", tls: {} }', "TLS between routes (cluster { tls })"),
         ("cluster { compression: s2_fast }", "route compression (cluster { compression })"),
         ("gateway { gateways: [] }", "gateways (gateway { gateways })"),
@@ -177,10 +185,27 @@ def test_account_subscription_limit(text: str, limit: int) -> None:
     assert [(a.name, a.max_subscriptions) for a in result.options.accounts] == [("A", limit)]
 
 
+def test_leafnodes_are_served_but_not_in_a_cluster() -> None:
+    result = loaded('leafnodes { listen: "127.0.0.1:-1", authorization { user: a, password: b } }\n')
+    assert not result.context.failed and not result.context.notices
+    leafnodes = result.options.leafnodes
+    assert leafnodes is not None and (leafnodes.host, leafnodes.port, leafnodes.username) == ("127.0.0.1", -1, "a")
+    assert start_problem(result.options, result.unserved) == ""
+    # A harness's default leaf port in a cluster starts (the server says it is not served); remotes do not
+    clustered = loaded('leafnodes { listen: "127.0.0.1:-1" }\ncluster { name: c, listen: "127.0.0.1:-1" }\n')
+    assert start_problem(clustered.options, clustered.unserved) == ""
+    remotes = 'leafnodes { remotes [ { url: "nats://127.0.0.1:7422" } ] }\ncluster { name: c, listen: "127.0.0.1:-1" }\n'
+    assert start_problem(loaded(remotes).options, loaded(remotes).unserved) == (
+        "leaf node remotes in a cluster (leafnodes { remotes } with cluster): not supported by fakejs yet"
+    )
+
+
 def test_listener_only_blocks_are_accepted_with_a_notice() -> None:
-    result = loaded('leafnodes { listen: "127.0.0.1:-1" }\nwebsocket { port: -1, no_tls: true }\ncluster { name: c }\n')
+    result = loaded(
+        'gateway { name: g, listen: "127.0.0.1:-1" }\nwebsocket { port: -1, no_tls: true }\ncluster { name: c }\n'
+    )
     assert not result.context.failed
-    assert [line.split(" ")[0] for line in result.context.notices] == ["leafnodes"]
+    assert [line.split(" ")[0] for line in result.context.notices] == ["gateway"]
     assert start_problem(result.options, result.unserved) == ""
 
 
@@ -314,10 +339,10 @@ def test_pytest_marker_config(fakejs_server) -> None:  # type: ignore[no-untyped
 
 def test_pid_file_and_notices_reach_the_command_line(tmp_path: Path) -> None:
     path = tmp_path / "s.conf"
-    path.write_text(f'pid_file: "{tmp_path}/a.pid"\nleafnodes {{ listen: "127.0.0.1:-1" }}\n')
+    path.write_text(f'pid_file: "{tmp_path}/a.pid"\ngateway {{ name: g, listen: "127.0.0.1:-1" }}\n')
     command = command_line(["-c", str(path)])
     assert command.pid_file == f"{tmp_path}/a.pid"
     assert command.notices == [
-        "leafnodes listener (127.0.0.1:-1) accepted from the configuration file but not served by fakejs"
+        "gateway listener (127.0.0.1:-1) accepted from the configuration file but not served by fakejs"
     ]
     assert command_line(["-c", str(path), "-P", "b.pid"]).pid_file == "b.pid"

@@ -9,7 +9,7 @@ errors are collected and reported together.  It may import
 :mod:`fakejs.conf`, :mod:`fakejs.gocompat` and the core modules below the
 broker (options, users, subjects, log).
 
-Modules: ``load`` (the entry points, the top-level switch and the checks at
+Modules: ``leafnodes`` (the ``leafnodes {}`` settings fakejs serves), ``load`` (the entry points, the top-level switch and the checks at
 start), ``server_keys`` (scalar keys: addresses, limits, timers, logging,
 names), ``jetstream_keys`` (``jetstream`` and ``store_dir``),
 ``jetstream_limits`` (``jetstream { limits {} }``), ``authorization`` (the

@@ -24,8 +24,10 @@ from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.cluster_config import FileCluster
 from fakejs.core.configfile.cluster import compression_problem, pinned_accounts_problem
 from fakejs.core.configfile.context import ConfigContext
+from fakejs.core.configfile.leafnodes import leaf_member
 from fakejs.core.configfile.values import Mismatch, go_type, parse_listen, want
 from fakejs.core.configfile.websocket import websocket_problem
+from fakejs.core.leaf_config import LeafConfig
 from fakejs.core.options import ServerOptions
 
 
@@ -145,6 +147,8 @@ def apply_block(kind: str, token: Token, options: ServerOptions, context: Config
     listener = unserved.listeners.setdefault(kind, Listener(kind, token=token))
     for key, member in token.value.items():
         try:
+            if kind == "leafnodes" and key.lower() in block.known and leaf_member(key, member, options, context):
+                continue
             _member(kind, block, key, member, listener, context)
         except Mismatch as exc:  # these parsers recover their own panics: reported at the inner key
             context.error(exc.token, exc.message)
@@ -189,17 +193,29 @@ def listener_problems(options: ServerOptions, unserved: Unserved) -> str:
         leaf = listeners.get("leafnodes")
         if not options.jetstream and not clustered and not (leaf is not None and leaf.port):
             return "mqtt requires JetStream to be enabled if running in standalone mode"
+    leafnodes = options.leafnodes
+    if leafnodes is not None and options.cluster is not None and leafnodes.remotes:
+        return "leaf node remotes in a cluster (leafnodes { remotes } with cluster): not supported by fakejs yet"
     problem = pinned_accounts_problem(options) or compression_problem(options) or jetstream_problem(options)
     if problem:
         return problem
     return websocket_problem(options)
 
 
+def settle_leafnodes(options: ServerOptions, unserved: Unserved) -> None:
+    """The leaf port of ``leafnodes { listen }`` onto the block's served settings (a listen alone serves it too)."""
+    leaf = unserved.listeners.get("leafnodes")
+    if leaf is not None and (leaf.port or leaf.host or options.leafnodes is not None):
+        options.leafnodes = options.leafnodes or LeafConfig()
+        if leaf.port or leaf.host:
+            options.leafnodes.host, options.leafnodes.port = leaf.host, leaf.port
+
+
 def notices(unserved: Unserved) -> list[str]:
     """One log line per accepted listener that fakejs does not open."""
     lines = []
     for kind, listener in unserved.listeners.items():
-        if listener.port or listener.host:
+        if kind != "leafnodes" and (listener.port or listener.host):
             where = f"{listener.host or '0.0.0.0'}:{listener.port}"
             lines.append(f"{kind} listener ({where}) accepted from the configuration file but not served by fakejs")
     return lines

@@ -21,7 +21,15 @@ from fakejs.core import auth
 from fakejs.core.configfile import accounts, authorization, cluster, jetstream_keys, mappings, operator, tls, websocket
 from fakejs.core.configfile.callout import check_allowed_accounts
 from fakejs.core.configfile.context import ConfigContext
-from fakejs.core.configfile.listeners import BLOCK_ALIASES, BLOCKS, Unserved, apply_block, listener_problems, notices
+from fakejs.core.configfile.listeners import (
+    BLOCK_ALIASES,
+    BLOCKS,
+    Unserved,
+    apply_block,
+    listener_problems,
+    notices,
+    settle_leafnodes,
+)
 from fakejs.core.configfile.server_keys import HANDLERS, Handler, system_account
 from fakejs.core.configfile.values import Mismatch, want
 from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, is_key_of
@@ -117,6 +125,7 @@ def apply_tree(tree: Tree, options: ServerOptions, context: ConfigContext, path:
         except Mismatch as exc:
             context.error(exc.token, exc.message)
     check_allowed_accounts(options, context)
+    settle_leafnodes(options, unserved)
     context.notices.extend(notices(unserved))
     operator.preloaded_accounts(tree, options, context)
     if options.tls is not None and not _sets_auth_timeout(tree):

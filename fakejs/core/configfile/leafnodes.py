@@ -1,0 +1,101 @@
+"""``leafnodes {}``: the leaf port's settings and the remotes, onto :class:`~fakejs.core.leaf_config.LeafConfig`.
+
+Served: ``listen``/``host``/``port``, ``advertise``, ``no_advertise``,
+``authorization { user password token timeout }``, ``reconnect``, and
+remotes with ``url``/``urls`` (not WebSocket), ``account`` (the global
+account only) and ``hub: false``.  Everything else refuses to start, naming the setting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakejs.conf import Token
+from fakejs.core.configfile.context import ConfigContext
+from fakejs.core.configfile.values import duration, go_type, want
+from fakejs.core.leaf_config import LeafConfig, LeafRemote
+from fakejs.core.options import ServerOptions
+from fakejs.gocompat.gotime import NS
+
+__all__ = ["leaf_member"]
+
+GLOBAL_ACCOUNT = "$G"
+
+
+def _config(options: ServerOptions) -> LeafConfig:
+    if options.leafnodes is None:
+        options.leafnodes = LeafConfig()
+    return options.leafnodes
+
+
+def leaf_member(key: str, member: Token, options: ServerOptions, context: ConfigContext) -> bool:
+    """Apply one key of the block that fakejs serves; False when it is not one (refused by the caller)."""
+    config = _config(options)
+    lowered = key.lower()
+    if lowered in ("advertise", "leafnode_advertise"):
+        config.advertise = want(member, str)
+    elif lowered == "no_advertise":
+        config.no_advertise = bool(want(member, bool))
+    elif lowered in ("reconnect", "reconnect_delay", "reconnect_interval"):
+        nanos = duration(key, member, context)
+        if nanos is not None:
+            config.reconnect = nanos / NS
+    elif lowered == "authorization":
+        _authorization(member, config, context)
+    elif lowered == "remotes":
+        _remotes(member, config, context)
+    else:
+        return False
+    return True
+
+
+def _authorization(token: Token, config: LeafConfig, context: ConfigContext) -> None:
+    value: dict[str, Token] = want(token, dict)
+    for key, member in value.items():
+        lowered = key.lower()
+        if lowered in ("user", "username"):
+            config.username = want(member, str)
+        elif lowered == "password":
+            config.password = want(member, str)
+        elif lowered == "token":
+            config.token = want(member, str)
+        elif lowered == "timeout":
+            config.auth_timeout = (
+                float(member.value) if isinstance(member.value, (int, float)) else float(want(member, int))
+            )
+        else:
+            context.refuse(member, f"leaf node connections (leafnodes {{ authorization {{ {key} }} }})")
+
+
+def _remotes(token: Token, config: LeafConfig, context: ConfigContext) -> None:
+    items: list[Token] = want(token, list)
+    for item in items:
+        if not isinstance(item.value, dict):
+            context.error(item, f"Expected remote leafnode entry to be a map/struct, got {go_type(item.value)}")
+            continue
+        config.remotes.append(_remote(item.value, context))
+
+
+def _remote(value: dict[str, Token], context: ConfigContext) -> LeafRemote:
+    remote = LeafRemote()
+    for key, member in value.items():
+        lowered = key.lower()
+        if lowered in ("url", "urls"):
+            urls: Any = member.value
+            if isinstance(urls, list):
+                remote.urls.extend(want(url, str) for url in urls)
+            else:
+                remote.urls.append(want(member, str))
+            if any(url.lower().startswith(("ws://", "wss://")) for url in remote.urls):
+                context.refuse(member, f"leaf node connections over WebSocket ({key})")
+        elif lowered in ("account", "local"):
+            remote.account = want(member, str)
+            if remote.account != GLOBAL_ACCOUNT:
+                context.refuse(member, f"leaf node connections bound to an account but the global one ({key})")
+        elif lowered == "hub":
+            remote.hub = bool(want(member, bool))
+            if remote.hub:
+                context.refuse(member, f"a leaf remote that is the hub ({key})")
+        else:
+            context.refuse(member, f"leaf node connections (leafnodes {{ remotes [ {{ {key} }} ] }})")
+    return remote

@@ -1,0 +1,166 @@
+"""The bound account's side of its leaf connections: their interest, what each is told, and relays.
+
+:class:`AccountLeafs` hangs on the account's router (``router.remote``)
+while the server has leaf connections configured.  Each connection's
+``LS+`` becomes a :class:`~fakejs.core.router.Subscription` owned by the
+connection (queue subscriptions weighted by their member count there), so
+a local publish reaches the leaf connections that want it.  What each
+connection is told follows nats-server's ``updateLeafNodes``: every local
+subscription, and the other connections' interest -- except that a
+connection this server dialled (it is the leaf) hears nothing of the hubs
+it dialled elsewhere, the loop detection subjects (``$LDS.``) aside.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from typing import Protocol
+
+from fakejs.core.router import RouteOwner, Router, Subscription
+from fakejs.core.subjects import SubscriptionIndex
+
+__all__ = ["LDS_PREFIX", "AccountLeafs", "LeafTarget"]
+
+# nats-server's loop detection subject prefix: each account subscribes to one of its own on every link.
+LDS_PREFIX = "$LDS."
+
+
+class LeafTarget(RouteOwner, Protocol):
+    """A leaf connection, as the account sees it."""
+
+    solicited: bool
+
+    def update_interest(self, subject: str, queue: str, delta: int) -> None:
+        """Count ``delta`` more (or fewer) subscriptions to tell the remote of; send ``LS+``/``LS-`` on change."""
+
+
+class LeafTargets(Protocol):
+    """The leaf connections that are up."""
+
+    def leaf_links(self) -> Iterable[LeafTarget]: ...
+
+
+def _tells(target: LeafTarget, source: LeafTarget | None, subject: str) -> bool:
+    """Whether interest from ``source`` (None: local) is told to ``target``."""
+    if source is None:
+        return True
+    if source is target:
+        return False
+    return not (target.solicited and source.solicited) or subject.startswith(LDS_PREFIX)
+
+
+class AccountLeafs:
+    """The leaf connections' view of one account: their subscriptions, local counts, relays."""
+
+    def __init__(self, account: str, targets: LeafTargets, router: Router, lds: str, rng: random.Random) -> None:
+        self.account = account
+        self.index = SubscriptionIndex()
+        self.router = router
+        self.lds = lds
+        self._targets = targets
+        self._rng = rng
+        self._local: dict[tuple[str, str], int] = {}
+        self._remote: dict[LeafTarget, dict[tuple[str, str], Subscription]] = {}
+
+    # -- local interest ------------------------------------------------------------
+
+    def local_changed(self, sub: Subscription, delta: int) -> None:
+        """A local subscription came (+1) or went (-1): every leaf connection hears of it."""
+        if sub.local_only:
+            return
+        key = (sub.subject, sub.queue)
+        count = self._local.get(key, 0) + delta
+        if count > 0:
+            self._local[key] = count
+        else:
+            self._local.pop(key, None)
+        for target in self._targets.leaf_links():
+            target.update_interest(sub.subject, sub.queue, delta)
+
+    def count_quietly(self, sub: Subscription) -> None:
+        """A subscription made before the leaf connections started (told when each comes up)."""
+        if not sub.local_only:
+            key = (sub.subject, sub.queue)
+            self._local[key] = self._local.get(key, 0) + 1
+
+    def initial_interest(self, target: LeafTarget) -> list[tuple[str, str, int]]:
+        """``(subject, queue, count)`` a new connection is told first: local, the others', the loop subject."""
+        told: dict[tuple[str, str], int] = dict(self._local)
+        for owner, subs in self._remote.items():
+            for (subject, queue), sub in subs.items():
+                if _tells(target, owner, subject):
+                    told[(subject, queue)] = told.get((subject, queue), 0) + (sub.weight if queue else 1)
+        told[(self.lds, "")] = told.get((self.lds, ""), 0) + 1
+        return [(subject, queue, count) for (subject, queue), count in told.items()]
+
+    # -- remote interest -----------------------------------------------------------
+
+    def remote_sub(self, link: LeafTarget, subject: str, queue: str, weight: int) -> None:
+        """``LS+`` from ``link``: index it (or update a queue's weight) and tell the other connections."""
+        subs = self._remote.setdefault(link, {})
+        existing = subs.get((subject, queue))
+        if existing is not None:
+            delta = max(weight, 1) - existing.weight if queue else 0
+            existing.weight = max(weight, 1)
+        else:
+            sub = Subscription(subject, queue, "", link)
+            sub.weight = max(weight, 1)
+            self.index.insert(sub)
+            subs[(subject, queue)] = sub
+            delta = sub.weight if queue else 1
+        if delta:
+            self._relay_interest(link, subject, queue, delta)
+
+    def remote_unsub(self, link: LeafTarget, subject: str, queue: str) -> None:
+        """``LS-`` from ``link``."""
+        subs = self._remote.get(link)
+        sub = subs.pop((subject, queue), None) if subs else None
+        if sub is not None:
+            self._drop(link, sub)
+
+    def drop_link(self, link: LeafTarget) -> None:
+        """A connection closed: its interest goes with it."""
+        for sub in self._remote.pop(link, {}).values():
+            self._drop(link, sub)
+
+    def _drop(self, link: LeafTarget, sub: Subscription) -> None:
+        sub.closed = True
+        self.index.remove(sub)
+        self._relay_interest(link, sub.subject, sub.queue, -(sub.weight if sub.queue else 1))
+
+    def _relay_interest(self, source: LeafTarget, subject: str, queue: str, delta: int) -> None:
+        for target in self._targets.leaf_links():
+            if _tells(target, source, subject):
+                target.update_interest(subject, queue, delta)
+
+    def remote_subscriptions(self, link: LeafTarget) -> list[Subscription]:
+        return list(self._remote.get(link, {}).values())
+
+    # -- messages from a leaf connection --------------------------------------------
+
+    def relay(
+        self,
+        source: LeafTarget,
+        subject: str,
+        reply: str,
+        queues: tuple[str, ...],
+        headers: bytes | None,
+        payload: bytes,
+    ) -> None:
+        """A message from ``source``: local subscribers (plain, one of each queue named), then the other connections.
+
+        A queue named that has no local member goes to one member on another connection.
+        """
+        local = self.router.index.match(subject)
+        self.router.publish_routed(subject, reply, queues, headers, payload, source)
+        remote = self.index.match(subject)
+        targets: dict[RouteOwner, list[str]] = {sub.owner: [] for sub in remote.psubs if sub.owner is not source}
+        for queue in queues:
+            if local.qsubs.get(queue):
+                continue
+            members = [sub for sub in remote.qsubs.get(queue, ()) if sub.owner is not source]
+            if members:
+                targets.setdefault(members[self._rng.randrange(len(members))].owner, []).append(queue)
+        for owner, named in targets.items():
+            owner.forward(self.account, subject, reply, named, headers, payload)

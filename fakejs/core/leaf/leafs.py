@@ -1,0 +1,251 @@
+"""The server's leaf connections: the hub's greeting and logins, the remotes dialled, loop detection.
+
+:class:`Leafs` does for a server what nats-server's ``leafnode.go`` does,
+without sockets: the socket layer accepts on the leaf port
+(:meth:`Leafs.accepted`) and dials through a :class:`LeafDialer`.  Every
+connection is bound to one account (the global account in this version).
+A remote is dialled again ``reconnect`` after its connection closed (30
+seconds after a loop was detected), through the server's clock, each
+time the next of its URLs.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from fakejs.core.accounts import Accounts
+from fakejs.core.auth import new_nonce
+from fakejs.core.clock import Clock
+from fakejs.core.cluster.link import RouteIO
+from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs, LeafTarget
+from fakejs.core.leaf.link import LeafLink
+from fakejs.core.leaf_config import LeafConfig, LeafRemote
+from fakejs.core.log import get_logger
+from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, RUNTIME
+from fakejs.gocompat import ids
+from fakejs.gocompat.gotime import format_duration
+from fakejs.protocol.writer import go_quote
+
+__all__ = ["LOOP_DELAY", "LeafDialer", "Leafs"]
+
+# The nonce's random bytes (as a client's).
+NONCE_RAW_LEN = 11
+# nats-server's leafNodeReconnectDelayAfterLoopDetected.
+LOOP_DELAY = 30.0
+# nats-server's default leaf login timeout (its route and client default too).
+DEFAULT_LEAF_AUTH_TIMEOUT = 2.0
+# The leaf protocol version nats-server 2.15 speaks.
+LEAF_PROTO = 3
+
+
+class LeafDialer(Protocol):
+    """The socket layer's dialler: ``connected`` makes the link once the socket is open."""
+
+    def dial(
+        self, host: str, port: int, connected: Callable[[RouteIO], LeafLink], failed: Callable[[], None]
+    ) -> None: ...
+
+
+class _Remote:
+    """One configured remote: its URLs, the next to dial, its connection and pending redial."""
+
+    def __init__(self, config: LeafRemote) -> None:
+        self.config = config
+        self.next_url = 0
+        self.link: LeafLink | None = None
+        self.delay = 0.0  # a longer wait before the next dial (after a loop)
+
+
+class Leafs:
+    """One server's leaf connections (see the module docstring)."""
+
+    def __init__(
+        self, config: LeafConfig, identity: tuple[str, str], accounts: Accounts, clock: Clock, rng: random.Random
+    ) -> None:
+        self.config = config
+        self.server_id, self.server_name = identity
+        self.clock = clock
+        self.rng = rng
+        self.log: logging.Logger = get_logger()
+        self.auth_required = True  # nats-server's leaf INFO always says so
+        self.auth_timeout = config.auth_timeout or DEFAULT_LEAF_AUTH_TIMEOUT
+        account = accounts.default
+        self.interest = AccountLeafs(account.name, self, account.router, LDS_PREFIX + ids.nuid(rng), rng)
+        self.links: list[LeafLink] = []
+        self.remotes = [_Remote(remote) for remote in config.remotes]
+        self.dialer: LeafDialer | None = None
+        self.running = False
+        self.port = 0
+        self.host = ""
+        self._next_lid = 0
+        self.max_payload = 1024 * 1024
+        self.client_port = 0
+
+    # -- starting and stopping ----------------------------------------------------------
+
+    def start(self, dialer: LeafDialer, host: str, port: int) -> None:
+        """The leaf port listens on ``port`` (0: none): join the account, dial the remotes."""
+        self.dialer, self.host, self.port = dialer, host, port
+        self.running = True
+        router = self.interest.router
+        for sub in router.local_subscriptions():
+            self.interest.count_quietly(sub)
+        router.remote = self.interest
+        for remote in self.remotes:
+            self._dial(remote)
+
+    def stop(self) -> None:
+        self.running = False
+        for link in list(self.links):
+            link.close("Server Shutdown")
+
+    def leaf_links(self) -> Iterator[LeafTarget]:
+        return (link for link in self.links if link.up)
+
+    def _lid(self) -> int:
+        self._next_lid += 1
+        return self._next_lid
+
+    # -- the hub's side ----------------------------------------------------------------
+
+    def accepted(self, io: RouteIO) -> LeafLink:
+        link = LeafLink(self, io, self._lid(), solicited=False)
+        self.links.append(link)
+        return link
+
+    def hub_info(self, link: LeafLink, connect_info: bool) -> dict[str, Any]:
+        """The leaf port's INFO as nats-server sends it (without compression, which fakejs does not offer)."""
+        host, port = self._advertised()
+        info: dict[str, Any] = {
+            "server_id": self.server_id,
+            "server_name": self.server_name,
+            "version": NATS_VERSION,
+            "proto": LEAF_PROTO,
+            "git_commit": GIT_COMMIT,
+            "go": RUNTIME,
+            "host": host,
+            "port": port,
+            "headers": True,
+            "auth_required": True,
+            "max_payload": self.max_payload,
+            "ip": f"{host}:{port}",
+            "client_id": link.lid,
+        }
+        if connect_info:
+            info["connect_info"] = True
+            info["remote_account"] = self.interest.account
+        else:
+            info["nonce"] = new_nonce(self.rng.randbytes(NONCE_RAW_LEN))
+        info["api_lvl"] = API_LEVEL
+        info["info_on_connect"] = True
+        info["leafnode_urls"] = [] if self.config.no_advertise else [f"{host}:{port}"]
+        return info
+
+    def _advertised(self) -> tuple[str, int]:
+        if self.config.advertise:
+            host, _, port = self.config.advertise.rpartition(":")
+            return (host, int(port)) if host else (self.config.advertise, self.port)
+        return self.host or "0.0.0.0", self.port
+
+    def check_login(self, options: dict[str, Any]) -> bool:
+        """A leaf's CONNECT against ``leafnodes { authorization }``."""
+        config = self.config
+        if config.token:
+            return options.get("auth_token") == config.token or options.get("token") == config.token
+        if config.username:
+            return options.get("user") == config.username and options.get("pass") == config.password
+        return True
+
+    # -- the leaf's side ---------------------------------------------------------------
+
+    def _dial(self, remote: _Remote) -> None:
+        if not self.running or self.dialer is None or not remote.config.urls:
+            return
+        url = remote.config.urls[remote.next_url % len(remote.config.urls)]
+        remote.next_url += 1
+        parts = urlsplit(url if "://" in url else f"nats://{url}")
+        self.log.debug("Trying to connect as leafnode to remote server on %s", go_quote(parts.netloc))
+
+        def connected(io: RouteIO) -> LeafLink:
+            link = LeafLink(self, io, self._lid(), solicited=True, url=url)
+            remote.link = link
+            self.links.append(link)
+            return link
+
+        self.dialer.dial(parts.hostname or "127.0.0.1", parts.port or 7422, connected, lambda: self._redial(remote))
+
+    def _redial(self, remote: _Remote) -> None:
+        if self.running:
+            delay, remote.delay = remote.delay or self.config.reconnect, 0.0
+            self.clock.call_later(delay, self._dial, remote)
+
+    def connect_fields(self, link: LeafLink) -> dict[str, Any]:
+        """The leaf's CONNECT as nats-server 2.15 sends it (credentials from the URL)."""
+        parts = urlsplit(link.url if "://" in link.url else f"nats://{link.url}")
+        fields: dict[str, Any] = {"version": NATS_VERSION}
+        if parts.username:
+            fields["user"] = parts.username
+            if parts.password is not None:
+                fields["pass"] = parts.password
+            else:
+                fields["auth_token"] = parts.username
+        fields.update(
+            {
+                "server_id": self.server_id,
+                "name": self.server_name,
+                "headers": True,
+                "compress_mode": "not supported",
+                "remote_account": self.interest.account,
+                "protocol": LEAF_PROTO,
+            }
+        )
+        remote = next((r for r in self.remotes if r.link is link), None)
+        if remote is not None and remote.config.hub:
+            fields["is_hub"] = True
+        return fields
+
+    # -- both sides ----------------------------------------------------------------------
+
+    def link_up(self, link: LeafLink) -> None:
+        link.up = True
+        if link.solicited:
+            self.log.info("%s - Leafnode connection created for account: %s", link, self.interest.account)
+        else:
+            self.log.info("%s - Leafnode connection created", link)
+        link.send_initial_interest()
+
+    def link_closed(self, link: LeafLink) -> None:
+        if link in self.links:
+            self.links.remove(link)
+        self.log.info("%s - Leafnode connection closed: %s", link, link.close_reason)
+        if link.up:
+            link.up = False
+            self.interest.drop_link(link)
+        for remote in self.remotes:
+            if remote.link is link:
+                remote.link = None
+                self._redial(remote)
+
+    def loop_detected(self, link: LeafLink, send_error: bool) -> None:
+        """nats-server's ``handleLeafNodeLoop``: the error (sent when this side found it), a longer wait to redial."""
+        delay = LOOP_DELAY if link.solicited else 0.0
+        text = (
+            f"Loop detected for leafnode account={go_quote(self.interest.account)}. "
+            f"Delaying attempt to reconnect for {format_duration(int(delay * 1e9))}"
+        )
+        self.log.error("%s - %s", link, text)
+        for remote in self.remotes:
+            if remote.link is link:
+                remote.delay = LOOP_DELAY
+        if send_error:
+            link.refuse(text, "Protocol Violation")
+        else:
+            link.close("Protocol Violation")
+
+    @property
+    def num_leafs(self) -> int:
+        return sum(1 for link in self.links if link.up)

@@ -1,0 +1,257 @@
+"""One leaf connection, without the socket: the handshake, interest and messages of nats-server's leaf protocol.
+
+The hub (the server that accepted) sends ``INFO`` at once and waits for
+``CONNECT`` (credentials checked by its :class:`LeafHost`), then sends a
+second ``INFO`` (``connect_info``) and its interest; the leaf (the server
+that dialled) answers the first ``INFO`` with ``CONNECT`` and its
+interest.  From then on ``LS+``/``LS-`` go to the account's
+:class:`~fakejs.core.leaf.interest.AccountLeafs` and ``LMSG``/``HMSG`` to
+its subscribers and the other leaf connections.  ``PING`` is answered.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+from fakejs.core.clientio import PROTOCOL_VIOLATION
+from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.cluster.link import RouteIO
+from fakejs.core.leaf.interest import AccountLeafs
+from fakejs.protocol import leaf as wire
+from fakejs.protocol import route as route_wire
+from fakejs.protocol import writer
+from fakejs.protocol.events import Ok, Ping, Pong, ProtocolViolation
+from fakejs.protocol.route import RemoteSub, RemoteUnsub, RouteConnect, RoutedMsg, RouteError, RouteEvent, RouteInfo
+
+__all__ = ["LeafHost", "LeafLink"]
+
+# nats-server's texts and close reasons for leaf connections.
+ERR_AUTHORIZATION = "Authorization Violation"
+ERR_AUTH_TIMEOUT = "Authentication Timeout"
+ERR_CLIENT_ON_LEAF_PORT = "attempted to connect to leafnode port"
+AUTH_VIOLATION = "Authentication Failure"
+WRONG_PORT = "Incorrect Port"
+
+
+class LeafHost(Protocol):
+    """What a leaf connection needs from the server's :class:`~fakejs.core.leaf.leafs.Leafs`."""
+
+    clock: Clock
+    log: logging.Logger
+    interest: AccountLeafs
+    auth_timeout: float
+    auth_required: bool
+
+    def hub_info(self, link: LeafLink, connect_info: bool) -> dict[str, Any]: ...
+
+    def connect_fields(self, link: LeafLink) -> dict[str, Any]: ...
+
+    def check_login(self, options: dict[str, Any]) -> bool: ...
+
+    def link_up(self, link: LeafLink) -> None: ...
+
+    def link_closed(self, link: LeafLink) -> None: ...
+
+    def loop_detected(self, link: LeafLink, send_error: bool) -> None: ...
+
+
+class LeafLink:
+    """One leaf connection: which side dialled, the remote's identity, what it was told, traffic counters."""
+
+    kind = "Leafnode"
+
+    def __init__(self, host: LeafHost, io: RouteIO, lid: int, solicited: bool, url: str = "") -> None:
+        self.host = host
+        self.io = io
+        self.lid = lid
+        self.solicited = solicited
+        self.url = url
+        self.parser = wire.LeafParser(host.interest.account)
+        self.remote_id = self.remote_name = self.remote_cluster = ""
+        self.connect_options: dict[str, Any] = {}
+        self.up = False
+        self.closed = False
+        self.close_reason = ""
+        self.out: list[bytes] = []
+        self.in_msgs = self.out_msgs = self.in_bytes = self.out_bytes = 0
+        self.started = host.clock.monotonic()
+        # What the remote was told: (subject, queue) -> subscriptions (nats-server's ``smap``).
+        self.told: dict[tuple[str, str], int] = {}
+        self._auth_timer: TimerHandle | None = None
+
+    def __repr__(self) -> str:
+        host, port = self.io.remote_address
+        return f"{host}:{port} - lid:{self.lid}"
+
+    @property
+    def rid(self) -> int:
+        return self.lid
+
+    # -- starting --------------------------------------------------------------------
+
+    def start(self) -> None:
+        """The socket is open: the hub greets, the leaf waits for the greeting."""
+        if self.solicited:
+            return
+        self.send(route_wire.info(self.host.hub_info(self, connect_info=False)).replace(b"\r\n", b" \r\n"))
+        self._auth_timer = self.host.clock.call_later(self.host.auth_timeout, self._auth_timeout)
+
+    def _auth_timeout(self) -> None:
+        self._auth_timer = None
+        if not self.up and not self.closed:
+            self.refuse(ERR_AUTH_TIMEOUT, ERR_AUTH_TIMEOUT)
+
+    # -- output ----------------------------------------------------------------------
+
+    def send(self, frame: bytes) -> None:
+        if self.closed:
+            return
+        if not self.out:
+            self.io.want_flush()
+        self.out.append(frame)
+
+    def take_output(self) -> bytes:
+        data = b"".join(self.out)
+        self.out.clear()
+        return data
+
+    def forward(
+        self, account: str, subject: str, reply: str, queues: list[str], headers: bytes | None, payload: bytes
+    ) -> None:
+        """One message for the remote's subscribers (and one member of each of ``queues``)."""
+        self.out_msgs += 1
+        self.out_bytes += len(payload) + (len(headers) if headers is not None else 0)
+        self.send(wire.leaf_msg(subject, reply, queues, headers, payload))
+
+    def update_interest(self, subject: str, queue: str, delta: int) -> None:
+        """nats-server's ``updateSmap``: a queue's every change is told, a subject's first and last."""
+        if not self.up:
+            return
+        key = (subject, queue)
+        count = self.told.get(key, 0)
+        if delta < 0 and key not in self.told:
+            return
+        changed = bool(queue) or (count <= 0 < count + delta) or (count > 0 >= count + delta)
+        count += delta
+        if count > 0:
+            self.told[key] = count
+        else:
+            self.told.pop(key, None)
+        if changed:
+            self.send(wire.leaf_sub(subject, queue, count) if count > 0 else wire.leaf_unsub(subject, queue))
+
+    def send_initial_interest(self) -> None:
+        frames = []
+        for subject, queue, count in self.host.interest.initial_interest(self):
+            self.told[(subject, queue)] = count
+            frames.append(wire.leaf_sub(subject, queue, count))
+        if frames:
+            self.send(b"".join(frames))
+
+    # -- closing ---------------------------------------------------------------------
+
+    def close(self, reason: str) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.close_reason = reason
+        if self._auth_timer is not None:
+            self._auth_timer.cancel()
+        self.host.link_closed(self)
+        self.io.close()
+
+    def refuse(self, text: str, reason: str) -> None:
+        self.out.append(writer.err(text))
+        self.io.want_flush()
+        self.close(reason)
+
+    def connection_lost(self) -> None:
+        self.close(self.close_reason or "Client Closed")
+
+    # -- input -----------------------------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        if self.closed:
+            return
+        self.parser.receive_data(data)
+        try:
+            while not self.closed:
+                event = self.parser.next_event()
+                if event is None:
+                    return
+                self._handle(event)
+        except ProtocolViolation as violation:
+            self.host.log.error("%s - Leafnode parser ERROR: %s", self, violation.reason)
+            self.close(PROTOCOL_VIOLATION)
+
+    def _handle(self, event: RouteEvent) -> None:
+        kind = type(event)
+        if kind is Ping:
+            self.send(writer.PONG)
+        elif kind is RouteInfo:
+            assert isinstance(event, RouteInfo)
+            self._on_info(event.options)
+        elif kind is RouteConnect:
+            assert isinstance(event, RouteConnect)
+            self._on_connect(event.options)
+        elif kind is RouteError:
+            assert isinstance(event, RouteError)
+            self._on_error(event.text)
+        elif kind in (Pong, Ok):
+            return
+        elif not self.up:
+            self.refuse(ERR_AUTHORIZATION, PROTOCOL_VIOLATION)
+        elif kind is RemoteSub:
+            assert isinstance(event, RemoteSub)
+            self._on_sub(event)
+        elif kind is RemoteUnsub:
+            assert isinstance(event, RemoteUnsub)
+            self.host.interest.remote_unsub(self, event.subject, event.queue)
+        elif kind is RoutedMsg:
+            assert isinstance(event, RoutedMsg)
+            self.in_msgs += 1
+            self.in_bytes += len(event.payload) + (len(event.headers) if event.headers is not None else 0)
+            self.host.interest.relay(self, event.subject, event.reply, event.queues, event.headers, event.payload)
+
+    def _on_info(self, info: dict[str, Any]) -> None:
+        if not self.solicited or self.up:
+            return  # a later INFO (leafnode URLs, permissions): nothing fakejs follows yet
+        self.remote_id = str(info.get("server_id") or "")
+        self.remote_name = str(info.get("server_name") or self.remote_id)
+        self.remote_cluster = str(info.get("cluster") or "")
+        self.send(route_wire.connect(self.host.connect_fields(self)))
+        self.host.link_up(self)
+
+    def _on_connect(self, options: dict[str, Any]) -> None:
+        if self.solicited or self.up:
+            return
+        if self._auth_timer is not None:
+            self._auth_timer.cancel()
+            self._auth_timer = None
+        if "lang" in options:
+            self.refuse(ERR_CLIENT_ON_LEAF_PORT, WRONG_PORT)
+            return
+        if not self.host.check_login(options):
+            self.host.log.error("%s - authentication error", self)
+            self.refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
+            return
+        self.connect_options = options
+        self.remote_id = str(options.get("server_id") or "")
+        self.remote_name = str(options.get("name") or self.remote_id)
+        self.remote_cluster = str(options.get("cluster") or "")
+        self.send(route_wire.info(self.host.hub_info(self, connect_info=True)).replace(b"\r\n", b" \r\n"))
+        self.host.link_up(self)
+
+    def _on_sub(self, event: RemoteSub) -> None:
+        if event.subject == self.host.interest.lds:
+            self.host.loop_detected(self, send_error=True)
+            return
+        self.host.interest.remote_sub(self, event.subject, event.queue, event.weight)
+
+    def _on_error(self, text: str) -> None:
+        self.host.log.error("%s - Leafnode Error '%s'", self, text)
+        if "Loop detected" in text:
+            self.host.loop_detected(self, send_error=False)
+        else:
+            self.close("Client Closed")

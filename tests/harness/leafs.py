@@ -1,0 +1,37 @@
+"""A hub and a leaf server started from configuration text, each of either kind (nats-server or fakejs)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from fakejs.targets.cluster import free_port
+from tests.harness.configured import ConfiguredFake, ConfiguredReal
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, Target, stop_target
+
+
+@asynccontextmanager
+async def hub_and_leaf(
+    hub_kind: str, leaf_kind: str, tmp_path: Path, hub_extra: str = "", url_auth: str = ""
+) -> AsyncIterator[tuple[Target, Target]]:
+    """A hub listening for leaf connections and a leaf dialling it (``url_auth``: ``user:pass@`` in its URL)."""
+    if "real" in (hub_kind, leaf_kind) and REAL_BINARY is None:
+        pytest.skip(REAL_MISSING_REASON)
+    port = free_port()
+    hub_config = f"leafnodes {{ port: {port}\n{hub_extra} }}\n"
+    leaf_config = f'leafnodes {{ reconnect: "100ms", remotes [ {{ url: "nats://{url_auth}127.0.0.1:{port}" }} ] }}\n'
+    started: list[Target] = []
+    try:
+        for kind, config, name in ((hub_kind, hub_config, "hub"), (leaf_kind, leaf_config, "leaf")):
+            store = tmp_path / name
+            store.mkdir()
+            target: Target = (ConfiguredFake if kind == "fake" else ConfiguredReal)(config, str(store))
+            await target.start()
+            started.append(target)
+        yield started[0], started[1]
+    finally:
+        for target in started:
+            await stop_target(target)
