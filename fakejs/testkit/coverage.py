@@ -301,7 +301,11 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
     ),
     _sys("$SYS.REQ.ACCOUNT.<account>.SUBSZ", "$SYS.REQ.ACCOUNT.A.SUBSZ"),
     _sys("$SYS.REQ.ACCOUNT.<account>.CONNZ", "$SYS.REQ.ACCOUNT.A.CONNZ"),
-    _sys("$SYS.REQ.ACCOUNT.<account>.LEAFZ", "$SYS.REQ.ACCOUNT.A.LEAFZ", how="leaf connections are not listed yet: always empty"),
+    _sys(
+        "$SYS.REQ.ACCOUNT.<account>.LEAFZ",
+        "$SYS.REQ.ACCOUNT.A.LEAFZ",
+        how="leaf connections are not listed yet: always empty",
+    ),
     _sys("$SYS.REQ.ACCOUNT.<account>.JSZ", "$SYS.REQ.ACCOUNT.A.JSZ"),
     _sys(
         "$SYS.REQ.ACCOUNT.<account>.INFO",

@@ -194,7 +194,9 @@ def test_leafnodes_are_served_but_not_in_a_cluster() -> None:
     # A harness's default leaf port in a cluster starts (the server says it is not served); remotes do not
     clustered = loaded('leafnodes { listen: "127.0.0.1:-1" }\ncluster { name: c, listen: "127.0.0.1:-1" }\n')
     assert start_problem(clustered.options, clustered.unserved) == ""
-    remotes = 'leafnodes { remotes [ { url: "nats://127.0.0.1:7422" } ] }\ncluster { name: c, listen: "127.0.0.1:-1" }\n'
+    remotes = (
+        'leafnodes { remotes [ { url: "nats://127.0.0.1:7422" } ] }\ncluster { name: c, listen: "127.0.0.1:-1" }\n'
+    )
     assert start_problem(loaded(remotes).options, loaded(remotes).unserved) == (
         "leaf node remotes in a cluster (leafnodes { remotes } with cluster): not supported by fakejs yet"
     )
