@@ -4,7 +4,8 @@
 rules a message meets), ``entries`` (what the leader decided, for every
 replica to apply: a message at its sequence and time, a purge, a delete),
 ``replica`` (the state machine a stream group applies to) and ``replicated``
-(a replicated stream's leader: publishes proposed to its group), ``dedup`` (the duplicate window), ``expiry``
+(a replicated stream's leader: publishes proposed to its group), ``dedup`` (the duplicate window), ``recovery`` (what
+a restart rebuilds from the stored messages), ``expiry``
 (``max_age`` and TTL timers), ``store_limits`` (size limits as the stores
 apply them), ``counter`` (message counters), ``batch`` and
 ``batch_checks`` (atomic batches and their commit checks), ``fast_batch``

@@ -31,7 +31,7 @@ from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.internal_client import STREAM_KIND, InternalClient
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
-from fakejs.jetstream.stream import counter, info, publish, store_limits
+from fakejs.jetstream.stream import counter, info, publish, recovery, store_limits
 from fakejs.jetstream.stream.batch import AtomicBatches, batch_id_in
 from fakejs.jetstream.stream.consumer_view import StreamConsumer as StreamConsumer
 from fakejs.jetstream.stream.dedup import DuplicateWindow
@@ -45,7 +45,6 @@ from fakejs.jetstream.stream.publish import Outcome
 from fakejs.jetstream.stream.schedules import MessageSchedules, Produced
 from fakejs.jetstream.stream.traced import TraceHandover, traced_inbound
 from fakejs.jetstream.stream.transforms import Republisher, input_transform
-from fakejs.protocol import headers as hdrs
 from fakejs.protocol.writer import go_quote
 
 MARKER_RETRY = 2 * NS  # a refused subject delete marker is tried again after this long
@@ -477,19 +476,10 @@ class Stream:
 
     def restore_ids(self) -> None:
         """Rebuild the duplicate window and the TTLs from stored messages (after a restart)."""
-        window = self.config["duplicate_window"]
-        now = self.clock.time_ns()
-        for msg in self.store:
-            if msg.hdr and now - msg.ts < window:
-                msg_id = hdrs.get(msg.hdr, publish.MSG_ID)
-                if msg_id:
-                    self.dedup.remember_at(msg_id.decode("utf-8", "surrogateescape"), msg.seq, msg.ts)
-            if msg.ttl > 0:
-                self.expiry.add_ttl(msg.ts + msg.ttl * NS, msg.seq)
-        self.schedules.recover(iter(self.store))
-        last = self.store.last_message()
-        if last is not None and last.hdr:
-            self.last_msg_id = publish.msg_id(last.hdr)
+        parts = (self.dedup, self.expiry, self.schedules)
+        last_id = recovery.recover(self.store, self.config["duplicate_window"], self.clock.time_ns(), parts)
+        if last_id is not None:
+            self.last_msg_id = last_id
 
     def _expire(self) -> None:
         if self.closed:
