@@ -281,7 +281,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             cluster_name = command.flags.values["cluster_name"]
             asyncio.run(
-                serve_cluster(command.cluster_size, options, command.pid_file, clock, cluster_name, command.scenario)
+                serve_cluster(
+                    command.cluster_size,
+                    options,
+                    command.pid_file,
+                    clock,
+                    cluster_name,
+                    command.scenario,
+                    command.timeline_file,
+                )
             )
         else:
             reader = _reader(arguments, options)

@@ -112,10 +112,12 @@ async def serve_cluster(
     clock: Clock | None = None,
     cluster_name: str = "",
     scenario: str = "",
+    timeline_file: str = "",
 ) -> None:
     """Run ``size`` nodes until SIGINT or SIGTERM (or every node's end of lame duck mode, SIGUSR2), then stop them all.
 
-    SIGHUP is trapped and the reload refused: the nodes do not reload yet.
+    SIGHUP is trapped and the reload refused: the nodes do not reload yet.  ``timeline_file``: where
+    the cluster's timeline page is written once every node has stopped.
     """
     log = get_logger()
     cluster = make_cluster(size, options, clock, cluster_name)
@@ -156,6 +158,11 @@ async def serve_cluster(
         await _until(stop, cluster)
     finally:
         await cluster.stop()
+        if timeline_file:  # once stopped: the store flushed, every client closed
+            # Only --timeline FILE writes a page
+            from fakejs.cli.timeline_file import write_cluster_timeline_page
+
+            write_cluster_timeline_page(cluster, timeline_file)
         if ports_file:
             try:
                 os.remove(ports_file)

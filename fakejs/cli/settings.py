@@ -228,12 +228,10 @@ def _flag_tls(options: ServerOptions, values: dict[str, Any]) -> None:
 _TIMELINE_SIZE = ServerOptions.timeline
 
 
-def _timeline_file(given: str, cluster: bool) -> str:
+def _timeline_file(given: str) -> str:
     """``--timeline FILE``: the page's path made absolute, refused at start where it could not be written."""
     if not given:
         return ""
-    if cluster:
-        raise _die(FAKEJS, "--timeline records one server's timeline: give no --cluster_size")
     path = os.path.abspath(given)
     if os.path.isdir(path):
         raise _die(FAKEJS, f"--timeline {given}: a directory; give the page's file name")
@@ -301,7 +299,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     apply_flags(options, flags)
     options.warn_temporary_store = True  # a harness reading the log reads nats-server's warning
     # A server that outlives many tests keeps no timeline, unless asked for its page: its messages pay nothing for one
-    timeline_file = _timeline_file(values["timeline"], values["cluster_size"] > 1)
+    timeline_file = _timeline_file(values["timeline"])
     options.timeline = _TIMELINE_SIZE if timeline_file else 0
     if values["tls_selfsigned"]:
         if flags.given("tlscert", "tlskey", "tlscacert"):

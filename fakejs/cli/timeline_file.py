@@ -1,4 +1,4 @@
-"""``--timeline FILE``: the server's timeline written as one HTML page once the server has stopped.
+"""``--timeline FILE``: the server's (or the cluster's) timeline written as one HTML page once it has stopped.
 
 The page is written after :meth:`~fakejs.server.server.Server.stop`, which
 closed the clients and flushed the JetStream store: nothing acknowledged
@@ -15,15 +15,24 @@ from typing import TYPE_CHECKING
 from fakejs.core.log import get_logger
 
 if TYPE_CHECKING:
+    from fakejs.server.local_cluster import Cluster
     from fakejs.server.server import Server
 
-__all__ = ["write_timeline_page"]
+__all__ = ["write_cluster_timeline_page", "write_timeline_page"]
 
 
 def write_timeline_page(server: Server, path: str) -> None:
     """Write the stopped server's timeline page to ``path`` (logged: where, and how many events)."""
+    _write(server.timeline_page(f"fakejs timeline: {server.broker.name}"), len(server.recorded), path)
+
+
+def write_cluster_timeline_page(cluster: Cluster, path: str) -> None:
+    """Write the stopped cluster's timeline page (a group of lanes per node) to ``path``."""
+    _write(cluster.timeline_page(f"fakejs timeline: cluster {cluster.name}"), len(cluster.timeline()), path)
+
+
+def _write(page: str, events: int, path: str) -> None:
     log = get_logger()
-    page = server.timeline_page(f"fakejs timeline: {server.broker.name}")
     directory, name = os.path.split(path)
     temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")  # made as FILE would be: the umask's mode
     try:
@@ -37,4 +46,4 @@ def write_timeline_page(server: Server, path: str) -> None:
     except OSError as exc:
         log.error("Could not write the timeline page to %s: %s", path, exc)
         return
-    log.info("Wrote the timeline page (%d events) to %s", len(server.recorded), path)
+    log.info("Wrote the timeline page (%d events) to %s", events, path)

@@ -5,7 +5,8 @@ command line records nothing without it), is listed by ``--help``, and is
 refused at start where no page could be written; a server stopped by
 SIGTERM, SIGINT or the end of lame duck mode (SIGUSR2) writes the page,
 with the publishes a client made, after the store was flushed; so does a
-server forked by the warm launcher; a page that cannot be written is logged
+server forked by the warm launcher, and a cluster (``--cluster_size N``), whose
+page has every node's events; a page that cannot be written is logged
 and the server exits as usual.
 """
 
@@ -46,7 +47,6 @@ def test_a_relative_file_is_made_absolute(tmp_path: Path, monkeypatch: pytest.Mo
     [
         (["--timeline", "{tmp}/missing/page.html"], "fakejs: --timeline {tmp}/missing/page.html: no directory"),
         (["--timeline", "{tmp}"], "fakejs: --timeline {tmp}: a directory"),
-        (["--cluster_size", "2", "--timeline", "{tmp}/page.html"], "fakejs: --timeline records one server's timeline"),
     ],
 )
 def test_refused_where_no_page_could_be_written(tmp_path: Path, arguments: list[str], refusal: str) -> None:
@@ -140,6 +140,27 @@ async def test_a_server_forked_by_the_warm_launcher_writes_it_too(
     server.stop()
     assert server.process.returncode == 0
     assert "publish" in [event["kind"] for event in events(page)]
+
+
+async def test_a_cluster_writes_one_page_with_a_group_of_lanes_per_node(
+    spawn: Callable[..., Started], tmp_path: Path
+) -> None:
+    page = tmp_path / "timeline.html"
+    store = tmp_path / "store"
+    cluster = spawn(
+        "--cluster_size", "3", "-js", "--port", "-1", "-sd", str(store), "--timeline", str(page), env=NO_FORKSERVER
+    )
+    cluster.read_until("nodes is ready")  # every node, and the cluster's JetStream
+    await publish_and_close(cluster.port)
+    rest = cluster.stop()
+    assert cluster.process.returncode == 0
+    recorded = events(page)
+    (published,) = [event for event in recorded if event["kind"] == "publish"]
+    assert (published["stream"], published["seq"]) == ("ORDERS", 1)
+    assert published["node"] in {"n1", "n2", "n3"}
+    connected = {event["node"] for event in recorded if event["kind"] == "client.connect"}
+    assert connected and connected <= {"n1", "n2", "n3"}
+    assert f"to {page}" in rest and "Wrote the timeline page" in rest
 
 
 async def test_a_page_that_cannot_be_written_is_logged(spawn: Callable[..., Started], tmp_path: Path) -> None:
