@@ -1,7 +1,8 @@
 """The timeline page in headless Chromium: what it draws for a failing test, hover, filters, zoom, 10,000 events.
 
-The pages are written as a failing test's page is (``write_failing_page``), for a worker that forgot
-an ack: its order is delivered, not acked, and delivered again after the ack wait. When Playwright's
+The page under test is the one ``--fakejs-timeline`` writes for a real failing test (run by
+pytester): a worker forgot an ack, so its order was delivered, not acked, and delivered again after
+the ack wait. When Playwright's
 package or the system's Chromium is missing, these tests skip and say which.
 """
 
@@ -13,14 +14,16 @@ from typing import Any
 
 import pytest
 
-from fakejs import ManualClock, Server
+from fakejs import Server
+from fakejs.pytest_timeline import page_name
 from fakejs.testkit.timeline_page import render
+from tests.fakejs.test_pytest_timeline import INI
+from tests.fakejs.test_timeline_page import embedded_json
 from tests.fakejs.timeline_browser import (
     TRACE_HEADERS,
     BrowserMissing,
     busy,
     chromium,
-    forgotten_ack,
     opened,
     write_failing_page,
     zoom_at,
@@ -54,15 +57,48 @@ class Written:
         return found
 
 
+# A worker that forgets an ack, as a test that fails on it: its order comes back after the ack wait.
+FAILING_SUITE = f"""
+import nats
+import pytest
+from nats.js.api import AckPolicy, ConsumerConfig
+
+TRACE_HEADERS = {TRACE_HEADERS!r}
+
+@pytest.mark.fakejs(clock="manual")
+async def test_each_order_is_processed_once(fakejs_server):
+    nc = await nats.connect(fakejs_server.url, name="worker")
+    js = nc.jetstream()
+    await js.add_stream(name="ORDERS", subjects=["orders.>"])
+    config = ConsumerConfig(durable_name="worker", ack_policy=AckPolicy.EXPLICIT, ack_wait=2)
+    await js.add_consumer("ORDERS", config)
+    await js.publish("orders.1", b'{{"id": 1}}', headers=TRACE_HEADERS)
+    await js.publish("orders.2", b'{{"id": 2}}')
+    worker = await js.pull_subscribe_bind("worker", "ORDERS")
+    first, second = await worker.fetch(2, timeout=5)
+    await second.ack()  # the first order's ack is forgotten
+    await nc.flush()
+    fakejs_server.advance(2.5)  # its ack wait runs out
+    await fakejs_server.wait_for(lambda: fakejs_server.timeline(kind="redeliver"))
+    (again,) = await worker.fetch(1, timeout=5)
+    await again.ack()
+    await nc.flush()
+    await fakejs_server.wait_for(lambda: len(fakejs_server.timeline(kind="ack")) == 2)
+    await nc.close()
+    assert again.metadata.num_delivered == 1, "order 1 was processed twice"
+"""
+
+
 @pytest.fixture
-async def forgotten(tmp_path: Path, request: pytest.FixtureRequest) -> Written:
-    clock = ManualClock()
-    async with Server(clock=clock) as server:
-        nc = await forgotten_ack(server, clock)
-        events = server.timeline()
-        path = write_failing_page(server, tmp_path / "timelines", request.node.nodeid)
-        await nc.close()
-    return Written(path, events)
+def forgotten(pytester: pytest.Pytester) -> Written:
+    """The page ``--fakejs-timeline`` wrote for a test that failed because a worker forgot an ack."""
+    pytester.makeini(INI)
+    pytester.makepyfile(test_orders=FAILING_SUITE)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "--fakejs-timeline=timelines")
+    result.assert_outcomes(failed=1)
+    path = pytester.path / "timelines" / page_name("test_orders.py::test_each_order_is_processed_once")
+    assert f"timeline page: {path}" in result.stdout.str()
+    return Written(path, embedded_json(path.read_text())["events"])
 
 
 async def shown_lanes(page: Any) -> list[str]:
