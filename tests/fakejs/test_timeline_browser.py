@@ -77,7 +77,7 @@ async def test_each_order_is_processed_once(fakejs_server):
     worker = await js.pull_subscribe_bind("worker", "ORDERS")
     first, second = await worker.fetch(2, timeout=5)
     await second.ack()  # the first order's ack is forgotten
-    await nc.flush()
+    await fakejs_server.wait_for(lambda: fakejs_server.timeline(kind="ack"))  # acks are handled after the PONG
     fakejs_server.advance(2.5)  # its ack wait runs out
     await fakejs_server.wait_for(lambda: fakejs_server.timeline(kind="redeliver"))
     (again,) = await worker.fetch(1, timeout=5)
@@ -268,8 +268,12 @@ async def test_a_page_of_ten_thousand_events_opens_and_draws_without_script_erro
             """columns => columns.map(c => c.getBoundingClientRect())
                 .reduce((a, b) => (b.height > a.height ? b : a))""",
         )
-        await zoom_at(page, busiest["x"] + busiest["width"] / 2, busiest["y"] + busiest["height"] / 2, 400)
-        assert await page.locator("path.mark").count() > 20  # room for each event again
+        # Zoomed in on it far enough, there is room for each event again (how far depends on the run's pace)
+        for least in (400, 2_000, 8_000):
+            await zoom_at(page, busiest["x"] + busiest["width"] / 2, busiest["y"] + busiest["height"] / 2, least)
+            if await page.locator("path.mark").count() > 20:
+                break
+        assert await page.locator("path.mark").count() > 20
         draws = await page.evaluate("window.fakejsTimeline.draws")
         await page.evaluate("document.getElementById('view').scrollLeft += 700")
         await next_frame(page)

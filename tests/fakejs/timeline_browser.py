@@ -108,13 +108,15 @@ async def opened(browser: Any, path: Path) -> AsyncIterator[Opened]:
 
 
 async def zoom_at(page: Any, x: float, y: float, least: float) -> None:
-    """Ctrl + wheel over (x, y) until the page is zoomed ``least`` times or more."""
+    """Ctrl + wheel over (x, y) until the page is zoomed ``least`` times or more (or as far as it zooms)."""
     await page.mouse.move(x, y)
     await page.keyboard.down("Control")
     try:
-        while await page.evaluate("window.fakejsTimeline.zoom") < least:
+        before, zoom = 0.0, await page.evaluate("window.fakejsTimeline.zoom")
+        while before < zoom < least:
             await page.mouse.wheel(0, -300)
             await page.evaluate("new Promise(requestAnimationFrame)")
+            before, zoom = zoom, await page.evaluate("window.fakejsTimeline.zoom")
     finally:
         await page.keyboard.up("Control")
 
@@ -142,7 +144,7 @@ async def forgotten_ack(server: Server, clock: ManualClock) -> nats.NATS:
     worker = await js.pull_subscribe_bind("worker", "ORDERS")
     first, second = await worker.fetch(2, timeout=5)
     await second.ack()
-    await nc.flush()
+    await server.wait_for(lambda: server.timeline(kind="ack"))  # acks are handled after the PONG
     clock.advance(2.5)  # the ack wait of the first order runs out
     await server.wait_for(lambda: server.timeline(kind="redeliver"))
     (again,) = await worker.fetch(1, timeout=5)

@@ -125,7 +125,10 @@ START_ERRORS = {
 
 # nats-server serves these; fakejs refuses to start, naming what it does not serve.
 FAKEJS_REFUSES = {
-    "leafnode_remotes": ('leafnodes { remotes: [ { url: "nats://127.0.0.1:7422" } ] }\n', "leaf node connections"),
+    "leafnode_remote_permissions": (
+        'leafnodes { remotes: [ { url: "nats://127.0.0.1:7422", deny_imports: ["a.>"] } ] }\n',
+        "leaf node connections (leafnodes { remotes [ { deny_imports } ] })",
+    ),
     "cluster_tls": ('cluster { listen: "127.0.0.1:-1", tls: {} }\n', "TLS between routes"),
     "account_limits": (
         "accounts { A: { limits: { max_connections: 1 } } }\n",
