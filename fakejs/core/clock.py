@@ -132,10 +132,11 @@ class SystemClock:
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None:
-            self.bind(asyncio.get_running_loop())
-            assert self._loop is not None
-        return self._loop
+        loop = self._loop
+        if loop is None:
+            loop = asyncio.get_running_loop()
+            self.bind(loop)
+        return loop
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
