@@ -46,6 +46,7 @@ COMPILED = [
     "fakejs/jetstream/consumer/pull_dispatch.py",
     "fakejs/jetstream/consumer/pull_requests.py",
     "fakejs/jetstream/consumer/position.py",
+    "fakejs/testkit/timeline.py",  # a publish's timeline event
 ]
 
 

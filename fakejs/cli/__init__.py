@@ -17,7 +17,7 @@ As on nats-server, JetStream is on only with ``-js``.  The one deliberate
 difference: the default address is 127.0.0.1, not 0.0.0.0.  fakejs's own
 flags (``--scenario``, ``--scenario_dir``, ``--clock``, ``--autojump``,
 ``--seed``, ``--no_control``, ``--control_token``, ``--max_payload``,
-``--tls-selfsigned``, ``--tls_dir``, ``--cluster_size``, ``--demo_credentials``, ``--timeline``) have no nats-server spelling, nor has
+``--tls-selfsigned``, ``--tls_dir``, ``--cluster_size``, ``--demo_credentials``, ``--timeline``, ``--loop``) have no nats-server spelling, nor has
 ``fakejs conformance run`` (:mod:`fakejs.cli.conformance`), recognised only as the first argument.  May import :mod:`fakejs.server` and every layer
 below it; nothing inside fakejs imports this package.
 
@@ -28,6 +28,7 @@ over a configuration file's cluster), ``cluster_size`` (``--cluster_size N``:
 N nodes in one process), ``signals`` (``--signal COMMAND[=PID]``),
 ``selfsigned`` (``--tls-selfsigned``: certificates made at start),
 ``demo`` (``--demo_credentials DIR``: operator mode with credentials made at start),
+``event_loop`` (``--loop``: uvloop where installed, or asyncio's own loop),
 ``tls_usage`` (``--help_tls``), ``conformance`` (``fakejs conformance run``),
 ``conformance_run`` (a client program run against the conformance
 scenarios, one in-process server each), ``timeline_file`` (``--timeline
@@ -44,6 +45,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from fakejs.cli.event_loop import run
 from fakejs.cli.flags import CONTROL_TOKEN_VARIABLE, USAGE, parse_command_line
 from fakejs.cli.settings import NATS_SERVER, CommandLine, Exit, apply_flags, command_line, options_from_file
 from fakejs.core.log import configure, get_logger
@@ -280,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from fakejs.cli.cluster_size import serve_cluster
 
             cluster_name = command.flags.values["cluster_name"]
-            asyncio.run(
+            run(
                 serve_cluster(
                     command.cluster_size,
                     options,
@@ -289,11 +291,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     cluster_name,
                     command.scenario,
                     command.timeline_file,
-                )
+                ),
+                command.loop,
             )
         else:
             reader = _reader(arguments, options)
-            asyncio.run(serve(options, command.pid_file, clock, command.scenario, reader, command.timeline_file))
+            run(serve(options, command.pid_file, clock, command.scenario, reader, command.timeline_file), command.loop)
     except ListenError as exc:  # nats-server's line for the port
         get_logger().critical("%s", exc)
         return 1

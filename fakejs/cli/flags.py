@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 
 from fakejs._version import __version__
+from fakejs.cli.event_loop import AUTO, LOOP_VARIABLE
 from fakejs.core.options import NATS_VERSION
 from fakejs.gocompat.goflag import FlagSet, Parsed
 
@@ -82,6 +83,7 @@ def fakejs_flags(flags: FlagSet) -> None:
     flags.int("cluster_size", "cluster_size", default=1)
     flags.string("demo_credentials", "demo_credentials")
     flags.string("timeline", "timeline")
+    flags.string("loop", "loop", default=os.environ.get(LOOP_VARIABLE) or AUTO)
 
 
 def flag_set() -> FlagSet:
@@ -184,6 +186,7 @@ fakejs Options:
                                      user made in <dir> (server.conf, user.creds; kept if there; paths logged)
         --timeline <file>            Record the timeline (the newest 10000 events) and write it to <file> as
                                      one HTML page when the server exits
+        --loop <auto|uvloop|asyncio> The event loop (default: auto, uvloop where installed; ${LOOP_VARIABLE})
 
 Common Options:
     -h, --help                       Show this message

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
 from fakejs.cli.cluster_flags import ClusterFlagError, cluster_from_flags
+from fakejs.cli.event_loop import AUTO, loop_problem
 from fakejs.cli.flags import USAGE, parse_command_line
 from fakejs.core.cluster_checks import is_fakejs_refusal, jetstream_problem
 from fakejs.core.options import NATS_VERSION, ServerOptions, client_port, monitor_port
@@ -91,6 +92,8 @@ class CommandLine:
     demo: tuple[DemoFiles, bool] | None = None
     # ``--timeline FILE``: where the timeline's page goes when the server exits (absolute; "": no timeline).
     timeline_file: str = ""
+    # ``--loop``: the event loop the server runs on (see fakejs.cli.event_loop).
+    loop: str = AUTO
 
 
 def options_from_file(path: str, check_only: bool = False, base: ServerOptions | None = None) -> Loaded:
@@ -338,6 +341,8 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     autojump: float | None = values["autojump"] if flags.given("autojump") else None
     if autojump is not None and clock != "manual":
         raise _die(FAKEJS, "--autojump needs --clock manual")
+    if problem := loop_problem(values["loop"]):
+        raise _die(FAKEJS, problem)
     result = CommandLine(options, options.pid_file, clock, autojump, values["scenario"], flags)
     result.tls_selfsigned = bool(values["tls_selfsigned"])
     result.tls_dir = values["tls_dir"]
@@ -345,6 +350,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     result.cluster_size = values["cluster_size"]
     result.demo = demo
     result.timeline_file = timeline_file
+    result.loop = values["loop"]
     if loaded is not None:
         # Only -c loads the configuration file's keys
         from fakejs.core.configfile import start_problem

@@ -23,7 +23,7 @@ from fakejs.core.clock import Clock
 from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.connect import LoginRefusal
 from fakejs.core.failures import Failures, ServerError
-from fakejs.core.hooks import Hooks, NoHooks, NoTap, WireTap
+from fakejs.core.hooks import Hooks, NoHooks, WireTap
 from fakejs.core.log import RepeatFilter, get_logger
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.recorder import NO_RECORDER, Recorder
@@ -100,7 +100,7 @@ class Broker:
         # Hook points fire here; the test kit installs its faults (see fakejs.core.hooks).
         self.faults: Hooks = hooks if hooks is not None else NoHooks()
         # What clients send and are sent, for the test kit's conformance watch (see fakejs.core.hooks).
-        self.tap: WireTap = NoTap()
+        self.tap: WireTap | None = None  # None, not an object that is false: a test of it costs no call
         # The timeline's recorder (see fakejs.core.recorder): set once, before any stream or consumer exists.
         self.timeline: Recorder = NO_RECORDER
         self.clients: dict[int, ClientSession] = {}

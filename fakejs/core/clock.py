@@ -16,6 +16,7 @@ traceback when nobody listens.  :class:`TimerErrors` is that shared part.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -113,22 +114,33 @@ class TimerErrors:
 
 
 class SystemClock:
-    """Real time, timers on the running asyncio loop."""
+    """Real time, timers on the running asyncio loop.
+
+    A timer never fires before its time, whatever the loop: asyncio's own
+    loop runs a timer at or after its time, but a loop that counts time in
+    whole milliseconds (uvloop: libuv's clock, delays rounded to the nearest
+    millisecond) may run it up to 1.5 ms early, so on such a loop a delay is
+    rounded up to the next millisecond and one more is added.
+    """
 
     advances: int | None = None
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop
         self._errors = TimerErrors()
+        self._whole_ms = loop is not None and counts_whole_ms(loop)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None:
-            self._loop = asyncio.get_running_loop()
-        return self._loop
+        loop = self._loop
+        if loop is None:
+            loop = asyncio.get_running_loop()
+            self.bind(loop)
+        return loop
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
+        self._whole_ms = counts_whole_ms(loop)
 
     def monotonic(self) -> float:
         return time.monotonic()
@@ -137,10 +149,19 @@ class SystemClock:
         return time.time_ns()
 
     def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
-        return self.loop.call_later(max(delay, 0.0), self._fire, callback, args)
+        return self.loop_later(delay, self._fire, callback, args)
 
     def call_at(self, when: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
-        return self.loop.call_later(max(when - time.monotonic(), 0.0), self._fire, callback, args)
+        return self.loop_later(when - time.monotonic(), self._fire, callback, args)
+
+    def loop_later(self, delay: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
+        """The loop's ``call_later``, never early (see the class)."""
+        loop = self.loop
+        if delay <= 0:
+            return loop.call_later(0.0, callback, *args)
+        if self._whole_ms:
+            delay = (math.ceil(delay * 1000) + 1) / 1000
+        return loop.call_later(delay, callback, *args)
 
     def call_punctually(self, when: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
         timer = PunctualTimer(self, when, callback, args)
@@ -170,6 +191,11 @@ class SystemClock:
             self._errors.report(callback, exc)
 
 
+def counts_whole_ms(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``loop`` may run a timer early: every loop but asyncio's own (uvloop's timers are libuv's)."""
+    return not isinstance(loop, asyncio.BaseEventLoop)
+
+
 # How early a punctual timer wakes: the selector rounds its timeout up to whole milliseconds, and a
 # busy loop starts a callback late; the rest of the wait is spent yielding to the loop.
 PUNCTUAL_LEAD = 0.004
@@ -190,13 +216,13 @@ class PunctualTimer:
         self._when = when
         self._callback = callback
         self._args = args
-        self._handle: asyncio.Handle | None = None
+        self._handle: TimerHandle | None = None  # not asyncio.Handle: uvloop's handles are of their own classes
         self.cancelled = False
 
     def start(self) -> None:
-        loop = self._clock.loop
+        clock = self._clock
         lead = self._when - PUNCTUAL_LEAD - time.monotonic()
-        self._handle = loop.call_later(lead, self._check) if lead > 0 else loop.call_soon(self._check)
+        self._handle = clock.loop_later(lead, self._check) if lead > 0 else clock.loop.call_soon(self._check)
 
     def cancel(self) -> None:
         self.cancelled = True

@@ -80,8 +80,8 @@ class WireTap(Protocol):
     The conformance watch (:mod:`fakejs.testkit.conformance`) judges a client
     by what it publishes and subscribes and by what it is sent.  Sessions call
     these after the server has accepted the operation (``owner`` is the
-    session); without a watch the server runs with :class:`NoTap`, and each
-    point costs one truth test.
+    session); without a watch the broker's tap is ``None``, and each point
+    costs one test against ``None``.
     """
 
     def __bool__(self) -> bool: ...
@@ -99,24 +99,3 @@ class WireTap(Protocol):
 
     def closed(self, owner: Any) -> None:
         """A client's connection closed."""
-
-
-class NoTap:
-    """The tap of a server that watches no client."""
-
-    def __bool__(self) -> bool:
-        return False
-
-    def published(self, owner: Any, subject: str, reply: str, headers: bytes | None, payload: bytes) -> None:
-        return None
-
-    def subscribed(self, owner: Any, subject: str) -> None:
-        return None
-
-    def delivered(
-        self, owner: Any, pattern: str, subject: str, reply: str, headers: bytes | None, payload: bytes
-    ) -> None:
-        return None
-
-    def closed(self, owner: Any) -> None:
-        return None

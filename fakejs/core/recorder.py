@@ -122,6 +122,11 @@ class Recorder(Protocol):
         """Record an event of ``kind`` (a key of :data:`EVENT_KINDS`) with its fields, at the clock's time."""
         ...
 
+    def record_values(self, kind: str, values: tuple[Any, ...]) -> None:
+        """:meth:`record` with every field's value, in the order :data:`EVENT_KINDS` declares them
+        (for a point on the path of every message: no keyword arguments to pass, no dict per event)."""
+        ...
+
 
 class NoRecorder:
     """The recorder of a server that keeps no timeline."""
@@ -130,6 +135,9 @@ class NoRecorder:
         return False
 
     def record(self, kind: str, **fields: Any) -> None:
+        return None
+
+    def record_values(self, kind: str, values: tuple[Any, ...]) -> None:
         return None
 
 

@@ -85,7 +85,7 @@ class SessionHost(LoginHost, Protocol):
     stats: Stats
     accounts: Accounts
     clients: dict[int, ClientSession]  # the registered clients, counted against max_connections
-    tap: WireTap  # what clients send and are sent, when the test kit watches them
+    tap: WireTap | None  # what clients send and are sent, when the test kit watches them
 
     def next_client_id(self) -> int: ...
 

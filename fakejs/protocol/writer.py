@@ -33,27 +33,24 @@ def msg(subject: bytes, sid: bytes, reply: bytes | None, payload: bytes) -> byte
     """``MSG <subject> <sid> [reply] <size>`` followed by the payload.
 
     ``reply=None`` writes an empty reply-to field (two spaces), as
-    nats-server does for some internal messages.
+    nats-server does for some internal messages.  Each frame is one
+    formatting: one buffer made, the payload copied once.
     """
     if reply:
-        head = b"MSG %s %s %s %d\r\n" % (subject, sid, reply, len(payload))
-    elif reply is None:
-        head = b"MSG %s %s  %d\r\n" % (subject, sid, len(payload))
-    else:
-        head = b"MSG %s %s %d\r\n" % (subject, sid, len(payload))
-    return head + payload + b"\r\n"
+        return b"MSG %s %s %s %d\r\n%s\r\n" % (subject, sid, reply, len(payload), payload)
+    if reply is None:
+        return b"MSG %s %s  %d\r\n%s\r\n" % (subject, sid, len(payload), payload)
+    return b"MSG %s %s %d\r\n%s\r\n" % (subject, sid, len(payload), payload)
 
 
 def hmsg(subject: bytes, sid: bytes, reply: bytes | None, headers: bytes, payload: bytes) -> bytes:
     """``HMSG <subject> <sid> [reply] <hdr size> <total size>`` and the body."""
     hdr = len(headers)
     if reply:
-        head = b"HMSG %s %s %s %d %d\r\n" % (subject, sid, reply, hdr, hdr + len(payload))
-    elif reply is None:
-        head = b"HMSG %s %s  %d %d\r\n" % (subject, sid, hdr, hdr + len(payload))
-    else:
-        head = b"HMSG %s %s %d %d\r\n" % (subject, sid, hdr, hdr + len(payload))
-    return head + headers + payload + b"\r\n"
+        return b"HMSG %s %s %s %d %d\r\n%s%s\r\n" % (subject, sid, reply, hdr, hdr + len(payload), headers, payload)
+    if reply is None:
+        return b"HMSG %s %s  %d %d\r\n%s%s\r\n" % (subject, sid, hdr, hdr + len(payload), headers, payload)
+    return b"HMSG %s %s %d %d\r\n%s%s\r\n" % (subject, sid, hdr, hdr + len(payload), headers, payload)
 
 
 def go_quote(text: str) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fakejs.core.recorder import EVENT_KINDS
 from fakejs.server.server import Server
 from fakejs.testkit.timeline import Timeline, TimelineFilter
 
@@ -65,6 +66,9 @@ class ClusterRecorder:
         timeline = self._timelines.get(node)
         if timeline is not None:
             timeline.record(kind, **fields)
+
+    def record_values(self, kind: str, values: tuple[Any, ...]) -> None:
+        self.record(kind, **dict(zip(EVENT_KINDS[kind][1], values)))  # named: the node is chosen by them
 
 
 def merged(servers: Sequence[Server], where: TimelineFilter, node: str | None = None) -> list[dict[str, Any]]:

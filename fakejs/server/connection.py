@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from fakejs.core.broker import Broker
 from fakejs.core.clientio import SLOW_CONSUMER_DEADLINE, STANDARD, TransportDetails
@@ -126,13 +126,13 @@ class Connection(asyncio.Protocol):
     # asyncio.Protocol -------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
-        host, port = tcp_peer(transport)
+        # A stream transport (uvloop's are not subclasses of asyncio.Transport, so no isinstance check)
+        self._transport = stream = cast(asyncio.Transport, transport)
+        host, port = tcp_peer(stream)
         self.session = ClientSession(self._server.broker, self, host, port)
         self.transcript = self._server.new_transcript(self.session.cid)
         if not self._server.accepting:
-            transport.abort()
+            stream.abort()
             return
         self._guarded("start", self.begin)
 

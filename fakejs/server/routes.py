@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Callable
+from typing import cast
 
 from fakejs.core.broker import Broker
 from fakejs.core.cluster.cluster import Cluster
@@ -61,9 +62,9 @@ class RouteConnection(asyncio.Protocol):
     # asyncio.Protocol ------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
-        self._address = tcp_peer(transport)
+        # A stream transport (uvloop's are not subclasses of asyncio.Transport, so no isinstance check)
+        self._transport = stream = cast(asyncio.Transport, transport)
+        self._address = tcp_peer(stream)
         self._guarded("start", self._start)
 
     def _start(self) -> None:

@@ -296,6 +296,7 @@ class Server:
             clients_guarded=options.auth_required,
             http_url=self.http_url,
             temporary_store=self.jetstreams.temporary_store,
+            loop=start_lines.loop_name(self.loop),
         )
 
     async def _open_routes(self) -> None:

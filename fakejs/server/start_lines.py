@@ -6,12 +6,13 @@ the configuration, the trusted operators, the system account); :func:`log_stoppe
 logs as its listeners close.  :func:`log_fakejs_facts` comes after ``Server
 is ready``, where a harness waiting for that line does not see it: lines
 that start with ``fakejs:`` and say how this server differs from a plain
-nats-server (its clock, its seed, its control API, a temporary store).
+nats-server (its clock, its event loop, its seed, its control API, a temporary store).
 JetStream's lines are :mod:`fakejs.jetstream.service.banner`'s.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import logging
 from dataclasses import dataclass
@@ -129,6 +130,13 @@ class Facts:
     clients_guarded: bool  # ... or for the credentials clients connect with
     http_url: str | None  # the monitoring port's URL, where the control API answers too
     temporary_store: str  # the store fakejs made (no store_dir) and removes at exit
+    loop: str = "asyncio"  # the event loop it runs on (see loop_name)
+
+
+def loop_name(loop: asyncio.AbstractEventLoop) -> str:
+    """``uvloop``, ``asyncio`` (asyncio's own loop), or the top package of another loop's class."""
+    package = type(loop).__module__.split(".")[0]
+    return "asyncio" if isinstance(loop, asyncio.BaseEventLoop) else package
 
 
 def clock_fact(autojump: float | None, manual: bool) -> str:
@@ -157,6 +165,7 @@ def _control_fact(facts: Facts) -> str:
 def log_fakejs_facts(log: logging.Logger, facts: Facts) -> None:
     """fakejs's own lines, after ``Server is ready``."""
     log.info("fakejs: clock: %s", facts.clock)
+    log.info("fakejs: event loop: %s", facts.loop)
     if facts.seed is None:
         log.info("fakejs: seed: none (random choices differ from run to run; --seed N repeats them)")
     else:

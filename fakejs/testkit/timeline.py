@@ -29,8 +29,9 @@ __all__ = ["DEFAULT_SIZE", "Timeline", "TimelineFilter"]
 
 DEFAULT_SIZE = 10_000  # events kept by default: a few MB at most
 
-# One recorded event: (index, kind, time_ns, fields).
-Event = tuple[int, str, int, dict[str, Any]]
+# One recorded event: (index, kind, time_ns, fields), the fields by name or (record_values) their values in
+# the order EVENT_KINDS declares them.
+Event = tuple[int, str, int, dict[str, Any] | tuple[Any, ...]]
 
 
 class TimelineFilter:
@@ -53,7 +54,8 @@ class TimelineFilter:
         self.since = since
 
     def keeps(self, event: Event) -> bool:
-        _, kind, time_ns, fields = event
+        _, kind, time_ns, _ = event
+        fields = fields_of(event)
         if self.kind is not None and kind != self.kind and not kind.startswith(self.kind + "."):
             return False
         if self.since is not None and time_ns < self.since:
@@ -96,6 +98,14 @@ class Timeline:
                 self._dropped += 1
             events.append((next(self._index), kind, self._clock.time_ns(), fields))
 
+    def record_values(self, kind: str, values: tuple[Any, ...]) -> None:
+        """Keep an event whose fields are given by position (named when the timeline is read)."""
+        if self.size:
+            events = self._events
+            if len(events) == self.size:
+                self._dropped += 1
+            events.append((next(self._index), kind, self._clock.time_ns(), values))
+
     @property
     def dropped(self) -> int:
         """How many events the ring has let go of since it was last cleared (a cleared event is not dropped)."""
@@ -118,12 +128,21 @@ class Timeline:
 
 def as_dict(event: Event) -> dict[str, Any]:
     """One event as JSON: ``index``, ``kind``, ``time_ns``, then its fields (a header block decoded)."""
-    index, kind, time_ns, fields = event
+    index, kind, time_ns, _ = event
+    fields = fields_of(event)
     out = {"index": index, "kind": kind, "time_ns": time_ns, **fields}
     block = fields.get("headers")
     if block is not None:
         out["headers"] = decode_headers(block)
     return out
+
+
+def fields_of(event: Event) -> dict[str, Any]:
+    """An event's fields by name."""
+    kind, fields = event[1], event[3]
+    if isinstance(fields, dict):
+        return fields
+    return dict(zip(EVENT_KINDS[kind][1], fields))
 
 
 def decode_headers(block: bytes) -> dict[str, list[str]] | None:

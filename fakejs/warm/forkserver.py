@@ -284,14 +284,25 @@ SERVER_PACKAGES = (
 )
 
 
+# Modules from outside fakejs a forked server imports when they are installed (the event loop).
+OPTIONAL_MODULES = ("uvloop",)
+
+
 def import_server_modules() -> None:
-    """Every module of :data:`SERVER_PACKAGES`: what any server forked from here may import is loaded once."""
+    """Every module of :data:`SERVER_PACKAGES`, and of :data:`OPTIONAL_MODULES` those installed: what any server
+    forked from here may import is loaded once."""
     for package in SERVER_PACKAGES:
         for module in pkgutil.walk_packages(importlib.import_module(package).__path__, package + "."):
-            try:
-                importlib.import_module(module.name)
-            except ImportError:
-                pass  # an optional extra not installed: its users import (and fail) as they would anyway
+            _import_if_installed(module.name)
+    for name in OPTIONAL_MODULES:
+        _import_if_installed(name)
+
+
+def _import_if_installed(name: str) -> None:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass  # an optional extra not installed: its users import (and fail) as they would anyway
 
 
 if __name__ == "__main__":

@@ -181,7 +181,7 @@ def test_usage_keeps_nats_server_sections_in_order_and_fakejs_flags_in_their_own
     own = sections["fakejs Options:"]
     for name in ("scenario", "scenario_dir", "clock", "autojump", "seed", "conformance", "no_control", "control_token"):
         assert f"--{name} " in own
-    for name in ("max_payload", "tls-selfsigned", "tls_dir", "cluster_size", "demo_credentials"):
+    for name in ("max_payload", "tls-selfsigned", "tls_dir", "cluster_size", "demo_credentials", "loop"):
         assert f"--{name} " in own
     nats_server_part = "".join(body for name, body in sections.items() if name != "fakejs Options:")
     assert "--scenario" not in nats_server_part and "--seed" not in nats_server_part

@@ -22,6 +22,7 @@ from pathlib import Path
 import nats
 import pytest
 
+from fakejs.cli.event_loop import AUTO, loop_factory
 from fakejs.core.trace import client_label, redact_connect
 from fakejs.gocompat.gobytes import friendly_bytes
 from tests.harness.targets import server_command
@@ -569,6 +570,9 @@ async def test_ping_timers_and_stale_clients_are_logged_alike(pairs) -> None:
 
 # -- fakejs's own lines ----------------------------------------------------------------------------------
 
+# The loop a command-line server runs on without --loop: uvloop where it is installed.
+DEFAULT_LOOP = "asyncio" if loop_factory(AUTO) is None else "uvloop"
+
 
 @pytest.mark.fake_only
 @pytest.mark.parametrize(
@@ -578,6 +582,7 @@ async def test_ping_timers_and_stale_clients_are_logged_alike(pairs) -> None:
             ["-p", "-1"],
             [
                 "[INF] fakejs: clock: real",
+                f"[INF] fakejs: event loop: {DEFAULT_LOOP}",
                 "[INF] fakejs: seed: none (random choices differ from run to run; --seed N repeats them)",
                 "[INF] fakejs: control API: subjects $FAKEJS.> (no credentials required)",
             ],
@@ -586,15 +591,17 @@ async def test_ping_timers_and_stale_clients_are_logged_alike(pairs) -> None:
             ["-p", "-1", "-m", "-1", "--clock", "manual", "--autojump", "0.05", "--seed", "7", "--control_token", "x"],
             [
                 "[INF] fakejs: clock: manual, autojump after 0.05s of idle real time",
+                f"[INF] fakejs: event loop: {DEFAULT_LOOP}",
                 "[INF] fakejs: seed: 7",
                 "[INF] fakejs: control API: subjects $FAKEJS.> and http://127.0.0.1:<port>/fakejs/ "
                 "(the control token required)",
             ],
         ),
         (
-            ["-p", "-1", "--user", "u", "--pass", "p", "--clock", "manual"],
+            ["-p", "-1", "--user", "u", "--pass", "p", "--clock", "manual", "--loop", "asyncio"],
             [
                 "[INF] fakejs: clock: manual (moves only when told)",
+                "[INF] fakejs: event loop: asyncio",
                 "[INF] fakejs: seed: none (random choices differ from run to run; --seed N repeats them)",
                 "[INF] fakejs: control API: subjects $FAKEJS.> (the clients' credentials required)",
             ],
@@ -603,6 +610,7 @@ async def test_ping_timers_and_stale_clients_are_logged_alike(pairs) -> None:
             ["-p", "-1", "-js", "-sd", "store", "--no_control", "--scenario", "disconnect"],
             [
                 "[INF] fakejs: clock: real",
+                f"[INF] fakejs: event loop: {DEFAULT_LOOP}",
                 "[INF] fakejs: seed: none (random choices differ from run to run; --seed N repeats them)",
                 "[INF] fakejs: control API: off",
                 "[INF] fakejs: scenario: disconnect (1 faults)",

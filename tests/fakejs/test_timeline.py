@@ -20,7 +20,7 @@ from fakejs import ManualClock, Server
 from fakejs.core.recorder import EVENT_KINDS
 from fakejs.protocol import headers
 from fakejs.targets.fake import FakeJS
-from fakejs.testkit.timeline import decode_headers
+from fakejs.testkit.timeline import Timeline, decode_headers
 
 pytestmark = pytest.mark.fake_only
 
@@ -209,6 +209,18 @@ async def test_a_cleared_ring_counts_as_dropped_only_what_it_let_go_since() -> N
         assert server.recorded.dropped == 2  # the stream.create and the first publish after the reset
         assert events[0]["index"] > 2  # indexes go on across the reset
         await nc.close()
+
+
+def test_fields_given_by_position_read_as_fields_given_by_name() -> None:
+    """``record_values`` (the per-message points: publish, deliver, ack) names its values as EVENT_KINDS lists them."""
+    named, positional = Timeline(ManualClock(start_ns=0)), Timeline(ManualClock(start_ns=0))
+    fields = {"client": 3, "stream": "S", "subject": "s.x", "size": 5, "seq": 9, "duplicate": False, "headers": None}
+    named.record("publish", **fields)
+    positional.record_values("publish", tuple(fields.values()))
+    assert tuple(fields) == EVENT_KINDS["publish"][1]
+    assert positional.events() == named.events() == [{"index": 0, "kind": "publish", "time_ns": 0, **fields}]
+    assert positional.events(stream="S", client=3) == named.events(stream="S", client=3) != []
+    assert positional.events(stream="T") == named.events(stream="T") == []
 
 
 async def test_size_zero_records_nothing() -> None:

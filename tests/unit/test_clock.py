@@ -151,6 +151,36 @@ def test_a_punctual_timer_fires_at_its_time_not_before(monkeypatch: pytest.Monke
     assert 0 <= lateness < 0.05
 
 
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_system_clock_timers_never_fire_early(loop: str) -> None:
+    """uvloop counts time in whole milliseconds and rounds delays: the clock makes up for it on that loop."""
+    factory = None if loop == "asyncio" else pytest.importorskip("uvloop").new_event_loop
+    early: list[float] = []
+
+    async def main() -> None:
+        clock = SystemClock()
+        fired: list[asyncio.Future[None]] = []
+        for i in range(40):
+            delay = 0.0002 + i * 0.00037  # fractions of a millisecond, up to 15 ms
+            done = asyncio.get_running_loop().create_future()
+            armed = clock.monotonic()
+            if i % 2:
+                clock.call_later(delay, _note_lateness, clock, armed + delay, early, done)
+            else:
+                clock.call_at(armed + delay, _note_lateness, clock, armed + delay, early, done)
+            fired.append(done)
+        await asyncio.gather(*fired)
+
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(main())
+    assert len(early) == 40 and min(early) >= 0
+
+
+def _note_lateness(clock: SystemClock, due: float, lateness: list[float], done: asyncio.Future[None]) -> None:
+    lateness.append(clock.monotonic() - due)
+    done.set_result(None)
+
+
 def test_a_punctual_timer_on_the_manual_clock_is_exact() -> None:
     clock = ManualClock(start_ns=0)
     fired: list[float] = []

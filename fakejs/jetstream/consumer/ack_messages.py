@@ -89,11 +89,13 @@ class AckMessages:
     def _record(self, payload: bytes, stream_sequence: int, consumer_sequence: int, delivery_count: int) -> None:
         """The timeline's ``ack``, ``nak``, ``term`` or ``progress`` event of one message on the ack subject."""
         name = self._acks.name
+        if not payload or payload in (b"+ACK", b"+OK") or payload.startswith(b"+NXT"):  # one per message: by position
+            values = (name.stream, name.consumer, stream_sequence, consumer_sequence, delivery_count)
+            self._recorder.record_values("ack", values)
+            return
         names = {"stream": name.stream, "consumer": name.consumer}
         seqs = {"stream_seq": stream_sequence, "consumer_seq": consumer_sequence, "delivery_count": delivery_count}
-        if not payload or payload in (b"+ACK", b"+OK") or payload.startswith(b"+NXT"):
-            self._recorder.record("ack", **names, **seqs)
-        elif payload.startswith(b"-NAK"):
+        if payload.startswith(b"-NAK"):
             self._recorder.record("nak", **names, **seqs, delay=nak_delay(payload))
         elif payload == b"+WPI":
             self._recorder.record("progress", **names, **seqs)

@@ -287,18 +287,10 @@ class DeliveryLoop:
 
     def _record_delivery(self, delivery: HeldDelivery, consumer_sequence: int) -> None:
         msg = delivery.msg
-        self._recorder.record(
-            "deliver",
-            stream=self._stream.name,
-            consumer=self._consumer.name,
-            stream_seq=msg.seq,
-            consumer_seq=consumer_sequence,
-            delivery_count=delivery.delivery_count,
-            subject=msg.subject,
-            size=delivery.size,
-            target=delivery.target,
-            headers=delivery.hdr,  # the block as sent; decoded when the timeline is read
-        )
+        stream, consumer = self._stream.name, self._consumer.name
+        values = (stream, consumer, msg.seq, consumer_sequence, delivery.delivery_count, msg.subject, delivery.size)
+        # one per message: by position; the header block as sent, decoded when the timeline is read
+        self._recorder.record_values("deliver", (*values, delivery.target, delivery.hdr))
 
     def _not_received(self, seq: int, target: str) -> None:
         """Nobody received a delivery: give it back (``didNotDeliver``)."""

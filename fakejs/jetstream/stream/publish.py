@@ -41,15 +41,19 @@ MAX_PAYLOAD_TRACE = "maximum payload exceeded"
 DUPLICATE_TRACE = "msgid is duplicate"
 
 
-class Outcome(NamedTuple):
+class Outcome:
     """What a publish came to: the PubAck payload, the message's sequence, and whether it was a duplicate.
 
-    A duplicate stores nothing: ``seq`` is that of the message it repeats.
+    A duplicate stores nothing: ``seq`` is that of the message it repeats.  A plain class, not a
+    NamedTuple: one is made per publish, and the compiled build makes a plain class's natively.
     """
 
-    ack: bytes
-    seq: int
-    duplicate: bool = False
+    __slots__ = ("ack", "duplicate", "seq")
+
+    def __init__(self, ack: bytes, seq: int, duplicate: bool = False) -> None:
+        self.ack = ack
+        self.seq = seq
+        self.duplicate = duplicate
 
 
 class Checked(NamedTuple):

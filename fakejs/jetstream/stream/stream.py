@@ -190,7 +190,7 @@ class Stream:
         client = getattr(origin, "cid", 0) if self.timeline else 0
         ack = self.ingest(subject, reply, hdr, payload, trace_only, client)
         if ack is not None and reply:
-            self.js.reply(reply, ack)
+            self.js.router.publish(reply, "", None, ack, None)  # the PubAck: JetStream.reply, one call less
         self._signal_consumers()
         return True
 
@@ -241,10 +241,8 @@ class Stream:
         """The timeline's ``publish`` (stored, or a duplicate; its header block as is) or ``publish.error`` event."""
         size += len(hdr) if hdr else 0
         if stored is not None:
-            seq, duplicate, name = stored.seq, stored.duplicate, self.name
-            self.timeline.record(
-                "publish", client=client, stream=name, subject=subject, size=size, seq=seq, duplicate=duplicate, headers=hdr
-            )  # fmt: skip
+            values = (client, self.name, subject, size, stored.seq, stored.duplicate, hdr)
+            self.timeline.record_values("publish", values)  # one per message: by position
         elif error is not None:
             where = {"client": client, "stream": self.name, "subject": subject, "size": size}
             self.timeline.record(
@@ -368,7 +366,8 @@ class Stream:
         msg = self._place(entry.subject, entry.hdr, entry.payload, entry.ttl, entry.ts)
         self._accepted(entry.msg_id, msg.seq, msg.ts)
         self._rollup(entry.subject, entry.rollup, 1)
-        if purged := self.schedules.stored(msg):
+        # A message without headers in a stream without schedules neither schedules nor purges
+        if (msg.hdr is not None or self.config["allow_msg_schedules"]) and (purged := self.schedules.stored(msg)):
             self.purge(purged)  # Nats-Schedule-Next: purge (a one-off fired): the schedule's subject goes
         if then is not None:
             then(msg)
