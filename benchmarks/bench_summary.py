@@ -1,6 +1,6 @@
 """The numbers the documentation shows: harness cycles and throughput beside nats-server, against their targets.
 
-    python benchmarks/bench_summary.py [--quick] [--docs] [--compiled]
+    python benchmarks/bench_summary.py [--quick] [--docs] [--compiled] [--timeline]
 
 One run of each, on this machine, in this order: the harness cycle of
 ``bench_harness_cycle.py`` (shapes A-D), the nats-py workloads of
@@ -13,6 +13,9 @@ the machine, a table per part with each target and whether it is met.
 its plot (matplotlib, the ``bench`` extra) beside it.  ``--compiled`` also
 runs the throughput measures on the compiled build (``FAKEJS_MYPYC=1``, see
 setup.py), built into a copy of this checkout under ``benchmarks/results/``.
+``--timeline`` runs them again on fakejs recording its timeline (``--timeline
+FILE``, the in-process default ring of 10,000 events), beside the rows of a
+fakejs that records nothing, the command line's default.
 ``--quick`` runs everything small, to try the script, not to publish.
 """
 
@@ -37,7 +40,7 @@ import bench_jetstream
 import bench_memory
 import bench_publish_raw
 import bench_scale
-from harness import ROOT, run_workloads, start_server
+from harness import PLAIN, ROOT, FakejsRun, run_workloads, start_server
 
 from fakejs._version import __version__
 from fakejs.targets.real import find_nats_server
@@ -153,22 +156,22 @@ def target_rows(shape: str, results: dict[str, bench_harness_cycle.Samples], flo
     return rows
 
 
-def workload_rows(quick: bool, tree: str = ROOT) -> list[Row]:
-    """The nats-py workloads, one run each, ratio at least 0.9 (fakejs run from ``tree``)."""
+def workload_rows(quick: bool, fakejs: FakejsRun = PLAIN) -> list[Row]:
+    """The nats-py workloads, one run each, ratio at least 0.9 (fakejs started as ``fakejs`` says)."""
     workloads = {**bench_core.WORKLOADS, **bench_jetstream.WORKLOADS}
     if quick:
         workloads = dict(list(workloads.items())[:2])
     return [
         Row(result.name, result.fake, result.real, result.unit, ">= 0.9x", result.ratio >= 0.9)
-        for result in run_workloads(workloads, repeat=1, tree=tree)
+        for result in run_workloads(workloads, repeat=1, fakejs=fakejs)
     ]
 
 
-def on_both(measure: object, tree: str = ROOT) -> dict[str, float]:
-    """``measure(url)`` on a fresh server of each kind (fakejs run from ``tree``)."""
+def on_both(measure: object, fakejs: FakejsRun = PLAIN) -> dict[str, float]:
+    """``measure(url)`` on a fresh server of each kind (fakejs started as ``fakejs`` says)."""
     values = {}
     for kind in KINDS:
-        server = start_server(kind, tree)
+        server = start_server(kind, fakejs)
         try:
             values[kind] = measure(server.url)  # type: ignore[operator]
         finally:
@@ -176,12 +179,14 @@ def on_both(measure: object, tree: str = ROOT) -> dict[str, float]:
     return values
 
 
-def scale_rows(scale: Scale, tree: str = ROOT) -> list[Row]:
+def scale_rows(scale: Scale, fakejs: FakejsRun = PLAIN) -> list[Row]:
     """Raw pipelined publish, the wildcard pull over many subjects, the KV watch's create reply."""
-    raw = on_both(lambda url: bench_publish_raw.publish(url, scale.raw_publishes, 100), tree)
-    pull = on_both(lambda url: asyncio.run(bench_scale.wildcard_pull(url, scale.pull_subjects))["wildcard pull"], tree)
+    raw = on_both(lambda url: bench_publish_raw.publish(url, scale.raw_publishes, 100), fakejs)
+    pull = on_both(
+        lambda url: asyncio.run(bench_scale.wildcard_pull(url, scale.pull_subjects))["wildcard pull"], fakejs
+    )
     watch = on_both(
-        lambda url: asyncio.run(bench_scale.kv_watch(url, scale.watch_keys))["kv watch create"] * 1000, tree
+        lambda url: asyncio.run(bench_scale.kv_watch(url, scale.watch_keys))["kv watch create"] * 1000, fakejs
     )
     pull_rate = {kind: scale.pull_subjects / seconds for kind, seconds in pull.items()}
     return [
@@ -241,9 +246,17 @@ def compiled_tree() -> str:
 
 def compiled_rows(scale: Scale, quick: bool) -> list[Row]:
     """The throughput measures again, fakejs compiled."""
-    tree = compiled_tree()
-    rows = workload_rows(quick, tree) + scale_rows(scale, tree)
+    compiled = FakejsRun(tree=compiled_tree())
+    rows = workload_rows(quick, compiled) + scale_rows(scale, compiled)
     return [replace(row, name=f"{row.name} (compiled)") for row in rows if row.unit.endswith("/s")]
+
+
+def timeline_rows(scale: Scale, quick: bool) -> list[Row]:
+    """The throughput measures again, fakejs recording its timeline (``--timeline FILE``: the 10,000-event ring)."""
+    with tempfile.TemporaryDirectory() as directory:
+        recording = FakejsRun(arguments=("--timeline", os.path.join(directory, "timeline.html")))
+        rows = workload_rows(quick, recording) + scale_rows(scale, recording)
+    return [replace(row, name=f"{row.name} (timeline on)") for row in rows if row.unit.endswith("/s")]
 
 
 # ---------------------------------------------------------------- the page
@@ -336,6 +349,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="everything small: to try the script")
     parser.add_argument("--docs", action="store_true", help=f"write {os.path.relpath(DOCS_PAGE, ROOT)} and its plot")
     parser.add_argument("--compiled", action="store_true", help="the throughput measures on the compiled build too")
+    parser.add_argument(
+        "--timeline", action="store_true", help="the throughput measures with the timeline recorded too"
+    )
     args = parser.parse_args(argv)
     scale = QUICK if args.quick else Scale()
     cycle_table, rows, cycle = cycle_rows(scale.cycles)
@@ -344,6 +360,8 @@ def main(argv: list[str] | None = None) -> None:
     rows.append(memory_row(scale.memory_messages))
     if args.compiled:
         rows += compiled_rows(scale, args.quick)
+    if args.timeline:
+        rows += timeline_rows(scale, args.quick)
     text = page(cycle_table, rows, os.path.basename(DOCS_PLOT), args.compiled)
     print(text)
     if args.docs:

@@ -29,17 +29,26 @@ LISTENING = re.compile(rb"Listening for client connections on [\d.]+:(\d+)")
 """The log line both servers print once clients may connect; group 1 is the port."""
 
 
-def start_server(kind: str, tree: str = ROOT) -> ServerProcess:
-    """``nats-server`` or fakejs's command line, both with ``-a 127.0.0.1 -p -1 -js -sd DIR``.
+@dataclass(frozen=True)
+class FakejsRun:
+    """How fakejs is started: from ``tree`` (this checkout, or a copy with the compiled build's modules
+    beside its sources), with ``arguments`` added to its command line (``--timeline FILE``)."""
 
-    fakejs runs from ``tree``: this checkout, or a copy with the compiled build's modules beside its sources.
-    """
+    tree: str = ROOT
+    arguments: tuple[str, ...] = ()
+
+
+PLAIN = FakejsRun()
+
+
+def start_server(kind: str, fakejs: FakejsRun = PLAIN) -> ServerProcess:
+    """``nats-server`` or fakejs's command line, both with ``-a 127.0.0.1 -p -1 -js -sd DIR``."""
     if kind == "nats-server":
         try:
             return ServerProcess().start()
         except NatsServerNotFound as missing:
             raise SystemExit(str(missing)) from None
-    return ServerProcess(command=[sys.executable, "-m", "fakejs"], cwd=tree).start()
+    return ServerProcess(command=[sys.executable, "-m", "fakejs", *fakejs.arguments], cwd=fakejs.tree).start()
 
 
 Workload = Callable[[str], Awaitable[float]]
@@ -57,9 +66,9 @@ class Result:
         return self.fake / self.real if self.real else float("inf")
 
 
-def run_workloads(workloads: dict[str, tuple[str, Workload]], repeat: int, tree: str = ROOT) -> list[Result]:
+def run_workloads(workloads: dict[str, tuple[str, Workload]], repeat: int, fakejs: FakejsRun = PLAIN) -> list[Result]:
     results: list[Result] = []
-    servers = {kind: start_server(kind, tree) for kind in ("fakejs", "nats-server")}
+    servers = {kind: start_server(kind, fakejs) for kind in ("fakejs", "nats-server")}
     try:
         for name, (unit, workload) in workloads.items():
             best: dict[str, float] = {}
