@@ -25,8 +25,8 @@ import pytest
 
 from fakejs import cli
 from fakejs.testkit.timeline import DEFAULT_SIZE
-from tests.fakejs.test_timeline_page import embedded_json
 from tests.fakejs.test_warm_start import FAKEJS, LIMIT, NO_FORKSERVER, Started, holders, listening_inode, serving, until
+from tests.harness.timeline_pages import embedded_json
 
 
 def test_the_flag_records_the_default_ring_and_names_the_file(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
 
@@ -20,21 +20,13 @@ from fakejs.jetstream.cluster import (
     StreamAssignment,
 )
 from fakejs.jetstream.errors import ApiError
-from fakejs.jetstream.raft import RaftSettings
 from fakejs.jetstream.replication import NotLeader, ProposalFailed, ReplicatedGroup, peer_id, start_group
 from fakejs.server.local_cluster import Cluster
+from tests.harness.replicated import FAST, WAIT, wait
 
 pytestmark = pytest.mark.cluster
 
 CLUSTER = "c1"
-FAST = RaftSettings(
-    election_timeout_min=0.3,
-    election_timeout_max=0.6,
-    heartbeat_interval=0.05,
-    lost_quorum_interval=1.0,
-    transfer_timeout=0.5,
-)
-WAIT = 15.0  # real seconds a condition may take before the test gives up
 T = TypeVar("T")
 
 
@@ -108,17 +100,6 @@ class MetaMembers:
 
     def snapshots(self, names: Sequence[str] | None = None) -> set[bytes]:
         return {self.machines[name].snapshot() for name in (names if names is not None else self.running())}
-
-
-async def wait(condition: Callable[[], Any], timeout: float = WAIT) -> Any:
-    """Wait (real time) until ``condition()`` is truthy; returns its value."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not (value := condition()):
-        if loop.time() > deadline:
-            raise TimeoutError(f"not met within {timeout} s: {condition}")
-        await asyncio.sleep(0.005)
-    return value
 
 
 async def join_every_server(members: MetaMembers) -> None:

@@ -22,10 +22,8 @@ import pytest
 import trustme  # noqa: F401
 
 from fakejs.pytest_timeline import page_name
-from tests.fakejs.test_timeline_page import embedded_json
 from tests.harness.targets import REAL_BINARY
-
-INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
+from tests.harness.timeline_pages import INI, embedded_json
 
 SUITE = """
 import nats

@@ -24,19 +24,11 @@ from fakejs.jetstream.replication import (
 )
 from fakejs.server.local_cluster import Cluster
 from fakejs.testkit.clock import ManualClock
+from tests.harness.replicated import FAST, WAIT, wait
 
 pytestmark = pytest.mark.cluster
 
 GROUP = "counter"
-# Short timings on the real clock: elections within a second, a lost quorum noticed after one.
-FAST = RaftSettings(
-    election_timeout_min=0.3,
-    election_timeout_max=0.6,
-    heartbeat_interval=0.05,
-    lost_quorum_interval=1.0,
-    transfer_timeout=0.5,
-)
-WAIT = 15.0  # real seconds a condition may take before the test gives up
 
 
 class Counter:
@@ -137,17 +129,6 @@ class Members:
             except ProposalFailed:
                 if loop.time() > deadline:
                     raise
-
-
-async def wait(condition: Callable[[], Any], timeout: float = WAIT) -> Any:
-    """Wait (real time) until ``condition()`` is truthy; returns its value."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not (value := condition()):
-        if loop.time() > deadline:
-            raise TimeoutError(f"not met within {timeout} s: {condition}")
-        await asyncio.sleep(0.005)
-    return value
 
 
 def meshed(members: Members) -> bool:

@@ -5,13 +5,11 @@ holds every acknowledged message and continues the sequence, and a restarted rep
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fakejs.jetstream.raft import RaftSettings
 from fakejs.jetstream.replication import NotLeader, ProposalFailed, ReplicatedGroup, peer_id, start_group
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.replica import StreamStateMachine
@@ -19,19 +17,12 @@ from fakejs.jetstream.stream.replicated import ReplicatedStream
 from fakejs.jetstream.stream.stream import Stream
 from fakejs.protocol import headers as hdrs
 from fakejs.server.local_cluster import Cluster
-from tests.unit.test_stream import SECOND, Host, config
+from tests.harness.replicated import FAST, WAIT, wait
+from tests.harness.stream_host import SECOND, Host, config
 
 pytestmark = pytest.mark.cluster
 
 GROUP = "S-R3F-orders01"
-FAST = RaftSettings(
-    election_timeout_min=0.3,
-    election_timeout_max=0.6,
-    heartbeat_interval=0.05,
-    lost_quorum_interval=1.0,
-    transfer_timeout=0.5,
-)
-WAIT = 15.0  # real seconds a condition may take before the test gives up
 SETTINGS: dict[str, Any] = {"duplicate_window": 120 * SECOND, "max_msgs_per_subject": 3}
 
 
@@ -100,17 +91,6 @@ class Replicas:
         """Every replica named holds the same messages (and the same duplicate window)."""
         names = names if names is not None else self.running()
         return len({self.replicas[name].machine.snapshot() for name in names}) == 1
-
-
-async def wait(condition: Callable[[], Any], timeout: float = WAIT) -> Any:
-    """Wait (real time) until ``condition()`` is truthy; returns its value."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not (value := condition()):
-        if loop.time() > deadline:
-            raise TimeoutError(f"not met within {timeout} s: {condition}")
-        await asyncio.sleep(0.005)
-    return value
 
 
 def standalone_acks(publishes: list[tuple[str, bytes, str]]) -> list[bytes | None]:

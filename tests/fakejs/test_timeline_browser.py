@@ -17,8 +17,6 @@ import pytest
 from fakejs import Server
 from fakejs.pytest_timeline import page_name
 from fakejs.testkit.timeline_page import render
-from tests.fakejs.test_pytest_timeline import INI
-from tests.fakejs.test_timeline_page import embedded_json
 from tests.fakejs.timeline_browser import (
     TRACE_HEADERS,
     BrowserMissing,
@@ -28,6 +26,7 @@ from tests.fakejs.timeline_browser import (
     write_failing_page,
     zoom_at,
 )
+from tests.harness.timeline_pages import INI, embedded_json
 
 pytestmark = [pytest.mark.fake_only, pytest.mark.browser]
 

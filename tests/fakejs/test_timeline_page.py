@@ -8,7 +8,6 @@ import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
 from html.parser import HTMLParser
-from typing import Any
 
 import nats
 import pytest
@@ -18,6 +17,7 @@ from nats.js.api import AckPolicy, ConsumerConfig
 from fakejs import ManualClock, Server
 from fakejs.targets.fake import FakeJS
 from fakejs.testkit.timeline_page import lane_keys, lanes, render
+from tests.harness.timeline_pages import embedded_json
 
 pytestmark = pytest.mark.fake_only
 
@@ -73,31 +73,6 @@ def lane_labels(text: str) -> list[str]:
     parser = Lanes()
     parser.feed(text)
     return parser.labels
-
-
-def embedded_json(text: str) -> Any:
-    """The JSON in the page's ``<script type="application/json">``."""
-
-    class Data(HTMLParser):
-        def __init__(self) -> None:
-            super().__init__()
-            self.found: list[str] = []
-            self.inside = False
-
-        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-            self.inside = tag == "script" and ("type", "application/json") in attrs
-
-        def handle_data(self, data: str) -> None:
-            if self.inside:
-                self.found.append(data)
-
-        def handle_endtag(self, tag: str) -> None:
-            self.inside = False
-
-    parser = Data()
-    parser.feed(text)
-    (data,) = parser.found
-    return json.loads(data)
 
 
 def assert_self_contained(text: str) -> None:

@@ -29,7 +29,7 @@ from fakejs.jetstream.stream.publish import Outcome
 from fakejs.jetstream.stream.replica import StreamStateMachine, snapshot_of
 from fakejs.jetstream.stream.stream import Stream
 from fakejs.protocol import headers as hdrs
-from tests.unit.test_stream import SECOND, Host, config
+from tests.harness.stream_host import SECOND, Host, config
 
 messages = st.builds(
     StreamMessage,

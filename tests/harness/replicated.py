@@ -1,0 +1,34 @@
+"""Replicated groups on routed in-process servers: short Raft timings, and waiting for what they agree on.
+
+The groups run on the real clock with elections within a second and a lost
+quorum noticed after one; :func:`wait` polls a plain condition (a leader
+known, an entry applied everywhere) until it holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from fakejs.jetstream.raft import RaftSettings
+
+FAST = RaftSettings(
+    election_timeout_min=0.3,
+    election_timeout_max=0.6,
+    heartbeat_interval=0.05,
+    lost_quorum_interval=1.0,
+    transfer_timeout=0.5,
+)
+WAIT = 15.0  # real seconds a condition may take before the test gives up
+
+
+async def wait(condition: Callable[[], Any], timeout: float = WAIT) -> Any:
+    """Wait (real time) until ``condition()`` is truthy; returns its value."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not (value := condition()):
+        if loop.time() > deadline:
+            raise TimeoutError(f"not met within {timeout} s: {condition}")
+        await asyncio.sleep(0.005)
+    return value
