@@ -13,6 +13,9 @@ import os
 from typing import TYPE_CHECKING
 
 from fakejs.core.log import get_logger
+from fakejs.server.cluster_timeline import document
+from fakejs.testkit.timeline import TimelineFilter
+from fakejs.testkit.timeline_page import render
 
 if TYPE_CHECKING:
     from fakejs.server.local_cluster import Cluster
@@ -27,8 +30,10 @@ def write_timeline_page(server: Server, path: str) -> None:
 
 
 def write_cluster_timeline_page(cluster: Cluster, path: str) -> None:
-    """Write the stopped cluster's timeline page (a group of lanes per node) to ``path``."""
-    _write(cluster.timeline_page(f"fakejs timeline: cluster {cluster.name}"), len(cluster.timeline()), path)
+    """Write the stopped cluster's timeline page (a group of lanes per node) to ``path``: the nodes' events
+    merged once, for the page and its count."""
+    merged = document(cluster.servers, TimelineFilter())
+    _write(render(merged, f"fakejs timeline: cluster {cluster.name}"), len(merged["events"]), path)
 
 
 def _write(page: str, events: int, path: str) -> None:
