@@ -108,6 +108,9 @@ async def shown_lanes(page: Any) -> list[str]:
 
 
 async def centre(page: Any, selector: str) -> tuple[float, float]:
+    """Where the element is once the page has drawn what a click or a scroll scheduled (a draw on the next frame)."""
+    await next_frame(page)
+    await page.locator(selector).wait_for(state="attached")
     box = await page.locator(selector).bounding_box()
     assert box is not None, selector
     return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
