@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,8 +24,8 @@ import pytest
 
 from fakejs import cli
 from fakejs.testkit.timeline import DEFAULT_SIZE
-from tests.fakejs.test_warm_start import FAKEJS, LIMIT, NO_FORKSERVER, Started, holders, listening_inode, serving, until
 from tests.harness.timeline_pages import embedded_json
+from tests.harness.warm_spawn import NO_FORKSERVER, Started, holders, listening_inode, spawn_each, start_forkserver
 
 
 def test_the_flag_records_the_default_ring_and_names_the_file(tmp_path: Path) -> None:
@@ -80,17 +79,7 @@ async def publish_and_close(port: int) -> None:
 @pytest.fixture
 def spawn() -> Iterator[Callable[..., Started]]:
     """Spawns a ``fakejs`` and waits until it is ready; what still runs at the end is killed."""
-    spawned: list[Started] = []
-
-    def start(*arguments: str, env: dict[str, str] | None = None) -> Started:
-        spawned.append(Started(*arguments, env=env))
-        return spawned[-1].ready()
-
-    yield start
-    for server in spawned:
-        if server.process.poll() is None:
-            server.process.kill()
-            server.process.wait(LIMIT)
+    yield from spawn_each()
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT, signal.SIGUSR2])
@@ -130,9 +119,7 @@ async def test_the_store_keeps_what_was_acknowledged(spawn: Callable[..., Starte
 async def test_a_server_forked_by_the_warm_launcher_writes_it_too(
     spawn: Callable[..., Started], tmp_path: Path
 ) -> None:
-    if not serving():  # the first fakejs run here starts the forkserver
-        subprocess.run([*FAKEJS, "-v"], check=True, capture_output=True)
-        until(serving, "serving")
+    start_forkserver()
     page = tmp_path / "timeline.html"
     server = spawn("--port", "-1", "-js", "--timeline", str(page))
     assert holders(listening_inode(server.port)) != [server.process.pid]  # forked
