@@ -14,9 +14,9 @@ joins the test's row (``report.extras``).
 Whether a test failed is known phase by phase, from the reports, while the
 page can only be read from a server that still runs.  So a fixture that
 started a server registers it when it is ready (:func:`watch`) and captures
-its page at teardown, before the server stops (:func:`capture`); the
-teardown report, which comes last, writes the captured pages when a phase
-failed (:func:`report_lines`).  A shared server's page holds only the test's
+what its page shows at teardown, before the server stops (:func:`capture`);
+the teardown report, which comes last, renders and writes the pages when a
+phase failed (:func:`report_lines`), so a passing test pays for no page.  A shared server's page holds only the test's
 events: the fixture resets the server, its timeline with it, before each
 test.  Against the real nats-server there is no timeline: nothing is
 registered, and nothing written.
@@ -46,10 +46,10 @@ READABLE_LENGTH = 120
 
 @dataclass
 class _Pages:
-    """The fakejs servers one test used: by fixture name, the page's path and, once captured, the page."""
+    """The fakejs servers one test used: by fixture name, the page's path and, once captured, its title and events."""
 
     paths: dict[str, Path] = field(default_factory=dict)
-    pages: dict[str, str] = field(default_factory=dict)
+    captured: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     failed: bool = False
 
 
@@ -104,12 +104,12 @@ def watch(request: pytest.FixtureRequest, handle: Any) -> None:
 
 
 def capture(request: pytest.FixtureRequest, handle: Any) -> None:
-    """Read the page of a watched server while it still runs (at the fixture's teardown, before it stops)."""
+    """Read what the page of a watched server shows while it still runs (at the fixture's teardown, before it stops)."""
     pages = request.node.stash.get(_PAGES, None)
     if pages is None or request.fixturename not in pages.paths:
         return
     title = request.node.nodeid if len(pages.paths) == 1 else f"{request.node.nodeid} ({request.fixturename})"
-    pages.pages[request.fixturename] = handle.timeline_page(title)
+    pages.captured[request.fixturename] = (title, handle.timeline_document())
 
 
 def report_lines(item: pytest.Item, report: pytest.TestReport) -> list[str]:
@@ -137,10 +137,13 @@ def report_lines(item: pytest.Item, report: pytest.TestReport) -> list[str]:
 
 
 def _write(pages: _Pages) -> None:
-    for fixture, page in pages.pages.items():
+    # The page's template comes with the first page written
+    from fakejs.testkit.timeline_page import render
+
+    for fixture, (title, document) in pages.captured.items():
         path = pages.paths[fixture]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(page, encoding="utf-8")
+        path.write_text(render(document, title), encoding="utf-8")
 
 
 def _link(config: pytest.Config, report: pytest.TestReport, pages: _Pages) -> None:

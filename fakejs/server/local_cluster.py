@@ -211,12 +211,16 @@ class Cluster:
         :meth:`Server.timeline`'s (see docs/guide/timeline.md)."""
         return merged(self.servers, TimelineFilter(**filters), node)
 
+    def timeline_document(self, node: str | None = None, **filters: Any) -> dict[str, Any]:
+        """What the cluster's timeline page shows: every node's (or ``node``'s) events, merged."""
+        return document(self.servers, TimelineFilter(**filters), node)
+
     def timeline_page(self, title: str = "", node: str | None = None, **filters: Any) -> str:
         """The cluster's timeline as one self-contained HTML page, a group of lanes per node."""
         # The page's template comes with the first page asked for
         from fakejs.testkit.timeline_page import render
 
-        return render(document(self.servers, TimelineFilter(**filters), node), title or f"cluster {self.name}")
+        return render(self.timeline_document(node, **filters), title or f"cluster {self.name}")
 
     @property
     def jetstream(self) -> JetStreamWithApi | None:

@@ -163,12 +163,16 @@ class Server:
         """
         return self.recorded.events(TimelineFilter(stream, consumer, client, kind, since))
 
+    def timeline_document(self, **filters: Any) -> dict[str, Any]:
+        """What a timeline page shows: the events, the ring's size and what it dropped (the filters are ``timeline()``'s)."""
+        return self.recorded.document(TimelineFilter(**filters))
+
     def timeline_page(self, title: str = "", **filters: Any) -> str:
         """The timeline as one self-contained HTML page (see docs/guide/timeline.md); the filters are ``timeline()``'s."""
         # The page's template comes with the first page asked for
         from fakejs.testkit.timeline_page import render
 
-        return render(self.recorded.document(TimelineFilter(**filters)), title)
+        return render(self.timeline_document(**filters), title)
 
     @property
     def control(self) -> Controller:

@@ -187,6 +187,11 @@ class FakeJS:
         events: list[dict[str, Any]] = self.call(lambda: self.server.timeline(**filters))
         return events
 
+    def timeline_document(self, **filters: Any) -> dict[str, Any]:
+        """What a timeline page shows (see :meth:`fakejs.server.server.Server.timeline_document`)."""
+        found: dict[str, Any] = self.call(lambda: self.server.timeline_document(**filters))
+        return found
+
     def timeline_page(self, title: str = "", **filters: Any) -> str:
         """The timeline as one self-contained HTML page (the filters are ``timeline()``'s; see
         :meth:`fakejs.server.server.Server.timeline_page`)."""

@@ -83,6 +83,11 @@ class FakeCluster:
         events: list[dict[str, Any]] = self.call(lambda: self.threaded.cluster.timeline(node, **filters))
         return events
 
+    def timeline_document(self, node: str | None = None, **filters: Any) -> dict[str, Any]:
+        """What the cluster's timeline page shows (see :meth:`fakejs.server.local_cluster.Cluster.timeline_document`)."""
+        found: dict[str, Any] = self.call(lambda: self.threaded.cluster.timeline_document(node, **filters))
+        return found
+
     def timeline_page(self, title: str = "", node: str | None = None, **filters: Any) -> str:
         """The cluster's timeline as one self-contained HTML page, a group of lanes per node."""
         page: str = self.call(lambda: self.threaded.cluster.timeline_page(title, node, **filters))

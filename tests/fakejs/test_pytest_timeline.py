@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,7 @@ import pytest
 import trustme  # noqa: F401
 
 from fakejs.pytest_timeline import page_name
+from fakejs.testkit import timeline_page
 from tests.harness.targets import REAL_BINARY
 from tests.harness.timeline_pages import INI, embedded_json
 
@@ -121,6 +123,33 @@ def test_failing_tests_that_used_a_server_get_their_page(pytester: pytest.Pytest
     shared = _events(_page_path(pytester, "test_shared_second"), "stream.create")
     assert [event["stream"] for event in shared] == ["SECOND"]  # not the earlier test's FIRST
     assert "0 older events dropped" in _page_path(pytester, "test_shared_second").read_text()
+
+
+def test_only_the_pages_written_are_rendered(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    rendered: list[str] = []
+    original = timeline_page.render
+
+    def render(document: dict[str, Any], title: str = "") -> str:
+        rendered.append(title)
+        return original(document, title)
+
+    monkeypatch.setattr(timeline_page, "render", render)
+    pytester.makeini(INI)
+    pytester.makepyfile(
+        test_suite="""
+async def test_passes(fakejs_server):
+    pass
+
+async def test_passes_too(fakejs_server):
+    pass
+
+async def test_fails(fakejs_server):
+    assert False
+"""
+    )
+    result = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider", "--fakejs-timeline=pages")
+    result.assert_outcomes(passed=2, failed=1)
+    assert rendered == ["test_suite.py::test_fails"]  # a passing test's events are kept until teardown, not drawn
 
 
 def test_every_test_that_used_a_server_gets_its_page_under_timeline_all(pytester: pytest.Pytester) -> None:
