@@ -13,7 +13,8 @@ writes what is gathered.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import msgpack
@@ -30,6 +31,11 @@ class ConsumerState:
     often it was redelivered.  The update rules are nats-server's
     ``consumerMemStore`` (``UpdateDelivered``, ``UpdateAcks``); with a
     ``journal`` every change is recorded before it applies.
+
+    A replicated consumer's leader sets ``proposer``: a change is then handed
+    to it as its record (``["d", ...]``, ``["a", ...]``, ``["start", ...]``,
+    ``["reset", ...]``) instead of being applied, and is applied on every
+    replica once its group committed it, inside :meth:`applying`.
     """
 
     def __init__(self, ack_policy: str, max_deliver: int) -> None:
@@ -40,6 +46,7 @@ class ConsumerState:
         self.pending: dict[int, list[int]] = {}  # stream seq -> [delivery seq, timestamp ns]
         self.redelivered: dict[int, int] = {}
         self.journal: ConsumerJournal | None = None
+        self.proposer: Callable[[list[object]], None] | None = None
 
     def has_state(self) -> bool:
         """Whether the delivered counters left zero (a delivery, or a start past sequence 0).
@@ -52,14 +59,34 @@ class ConsumerState:
         if self.journal is not None:
             self.journal.append(list(record))
 
+    def _proposed(self, *record: object) -> bool:
+        """Whether the change goes to the proposer (a replicated consumer's leader) rather than applying now."""
+        if self.proposer is None:
+            return False
+        self.proposer(list(record))
+        return True
+
+    @contextmanager
+    def applying(self) -> Iterator[ConsumerState]:
+        """Apply changes here even with a proposer (a committed entry of the consumer's group)."""
+        proposer, self.proposer = self.proposer, None
+        try:
+            yield self
+        finally:
+            self.proposer = proposer
+
     def set_starting(self, stream_sequence: int) -> None:
         """``SetStarting``: nothing delivered before ``stream_sequence`` + 1."""
+        if self._proposed("start", stream_sequence):
+            return
         self.delivered = [0, stream_sequence]
         self.ack_floor = [0, stream_sequence]
         self._record("start", stream_sequence)
 
     def reset(self, stream_sequence: int) -> None:
         """``Reset``: a fresh state starting after ``stream_sequence``."""
+        if self._proposed("reset", stream_sequence):
+            return
         self.pending.clear()
         self.redelivered.clear()
         self.delivered = [0, stream_sequence]
@@ -68,6 +95,8 @@ class ConsumerState:
 
     def update_delivered(self, consumer_sequence: int, stream_sequence: int, delivery_count: int, ts: int) -> None:
         """``UpdateDelivered``: a delivery (the ``delivery_count``-th of ``stream_sequence``) went out at ``ts``."""
+        if self._proposed("d", consumer_sequence, stream_sequence, delivery_count, ts):
+            return
         self._record("d", consumer_sequence, stream_sequence, delivery_count, ts)
         if consumer_sequence <= self.ack_floor[0]:
             return
@@ -95,6 +124,8 @@ class ConsumerState:
 
     def update_acks(self, consumer_sequence: int, stream_sequence: int) -> None:
         """``UpdateAcks``: the delivery ``consumer_sequence`` of ``stream_sequence`` was acked."""
+        if self._proposed("a", consumer_sequence, stream_sequence):
+            return
         self._record("a", consumer_sequence, stream_sequence)
         if self.ack_policy == "none":
             return
@@ -124,6 +155,23 @@ class ConsumerState:
                         if entry[0] > 0:
                             floor[0], floor[1] = entry[0] - 1, ss - 1
                         break
+
+    def update_starting(self, stream_sequence: int) -> None:
+        """``UpdateStarting``: delivery starts past ``stream_sequence`` (a replicated consumer's first position)."""
+        self._record("s", stream_sequence)
+        if stream_sequence > self.delivered[1]:
+            self.delivered[1] = stream_sequence
+            if self.ack_policy == "none":
+                self.ack_floor[1] = stream_sequence
+
+    def load(
+        self, delivered: list[int], ack_floor: list[int], pending: dict[int, list[int]], redelivered: dict[int, int]
+    ) -> None:
+        """Replace the whole state (a replicated snapshot: its group's log is the authority, older or not)."""
+        self.delivered, self.ack_floor = list(delivered), list(ack_floor)
+        self.pending = {seq: list(entry) for seq, entry in pending.items()}
+        self.redelivered = dict(redelivered)
+        self._record(*self.snapshot())
 
     def overwrite(
         self, delivered: list[int], ack_floor: list[int], pending: dict[int, list[int]], redelivered: dict[int, int]
@@ -169,6 +217,8 @@ class ConsumerState:
                 self.update_acks(*record[1:])
             elif kind == "x":
                 self.forget(record[1])
+            elif kind == "s":
+                self.update_starting(record[1])
         finally:
             self.journal = journal
 
