@@ -1,13 +1,16 @@
-"""A consumer's replicated entries and its state machine: the codec, the apply, snapshots.
+"""A consumer's replicated entries and its state machine: the codec, the apply, snapshots, retention.
 
 Every entry decodes to itself and any bytes decode or raise
 ``MalformedConsumerEntry``; a leader's changes, proposed instead of applied and
 then applied on replicas, give every replica the state a standalone store
-reaches; snapshots restore to the same bytes.
+reaches; snapshots restore to the same bytes; a replicated stream's leader
+removes what the replicated acks released and no consumer needs.
 """
 
 from __future__ import annotations
 
+import asyncio
+from types import SimpleNamespace
 from typing import Any
 
 import msgpack
@@ -35,8 +38,12 @@ from fakejs.jetstream.consumer.replica import (
     snapshot_of,
 )
 from fakejs.jetstream.consumer.replicated import entry_of
+from fakejs.jetstream.consumer.retention import AckRetention
 from fakejs.jetstream.raft import Entry, EntryKind
 from fakejs.jetstream.storage.consumer_state import ConsumerState
+from fakejs.jetstream.storage.store import MessageStore
+from fakejs.jetstream.stream.stream import Stream
+from tests.harness.stream_host import T0, Host, config
 
 SEQ = st.integers(min_value=1, max_value=2**64 - 1)
 SMALL = st.integers(min_value=1, max_value=12)
@@ -190,3 +197,65 @@ def test_a_snapshot_with_pending_out_of_order_is_refused() -> None:
     document = {"v": 1, "delivered": [2, 2], "ack_floor": [0, 0], "pending": [[2, 2, 0], [1, 1, 0]], "redelivered": []}
     with pytest.raises(MalformedConsumerEntry):
         restore_snapshot(ConsumerState("explicit", 0), msgpack.packb(document))
+
+
+# -- a replicated stream's retention from replicated acks ------------------------------------------
+
+
+class StandInStream:
+    """What ``AckRetention`` uses of a replicated stream: its leadership, its stream, its removals."""
+
+    def __init__(self, retention: str) -> None:
+        host = Host()
+        self.stream = Stream(host, config(retention=retention), host.clock.time_ns(), MessageStore())
+        for index in range(1, 4):
+            self.stream.store.store(f"s.{index}", None, b"", T0 + index, 0)
+        self.machine = SimpleNamespace(leader_observers=[])
+        self.is_leader = True
+        self.removed: list[int] = []
+
+    async def delete_message(self, seq: int) -> None:
+        self.removed.append(seq)
+        self.stream.remove_message(seq)
+
+
+def watched(retention: AckRetention, name: str, ack_policy: str, filters: list[str]) -> ConsumerStateMachine:
+    machine = ConsumerStateMachine(f"S > {name}", ConsumerState(ack_policy, 0))
+    retention.watch(name, machine, filters)
+    machine.apply(raft_entries([ConsumerSkip(1)]))
+    return machine
+
+
+async def settle() -> None:
+    for _ in range(3):
+        await asyncio.sleep(0)
+
+
+async def test_an_interest_stream_leader_removes_a_message_once_every_consumer_acknowledged_it() -> None:
+    stream = StandInStream("interest")
+    retention = AckRetention(stream)  # type: ignore[arg-type]
+    first = watched(retention, "A", "explicit", [])
+    second = watched(retention, "B", "explicit", ["s.1", "s.2"])
+    for machine in (first, second):
+        machine.apply(raft_entries([ConsumerDelivered(1, 1, 1, 0), ConsumerDelivered(2, 3, 1, 0)]))
+    first.apply(raft_entries([ConsumerAck(1, 1), ConsumerAck(2, 3)]))
+    await settle()
+    assert stream.removed == [3]  # 1 is still pending for B; 3 is not for B
+    second.apply(raft_entries([ConsumerAck(1, 1)]))
+    await settle()
+    assert stream.removed == [3, 1] and [msg.seq for msg in stream.stream.store] == [2]
+
+
+async def test_only_the_stream_leader_removes_and_a_new_leader_looks_over_the_stream() -> None:
+    stream = StandInStream("workqueue")
+    stream.is_leader = False
+    retention = AckRetention(stream)  # type: ignore[arg-type]
+    machine = watched(retention, "A", "explicit", [])
+    machine.apply(raft_entries([ConsumerDelivered(1, 1, 1, 0), ConsumerDelivered(2, 2, 1, 0), ConsumerAck(1, 1)]))
+    await settle()
+    assert stream.removed == []
+    stream.is_leader = True
+    for observer in stream.machine.leader_observers:
+        observer("me", 2)
+    await settle()
+    assert stream.removed == [1]  # 2 is pending, 3 not delivered yet
