@@ -17,14 +17,17 @@ from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config import consumer_rules
 from fakejs.jetstream.config.consumer import ConsumerConfig
 from fakejs.jetstream.config.stream import StreamConfig
+from fakejs.testkit.clock import ManualClock
 from tests.harness.stream_host import Host
 
 
 class ConsumerHost(Host):
     """What a stream and its consumers need from their JetStream."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: ManualClock | None = None) -> None:
         super().__init__()
+        if clock is not None:
+            self.clock = clock  # the servers' own, to run on one virtual time
         self.broker = SimpleNamespace(options=ServerOptions(), faults=NoHooks(), random=random.Random(0))
         self.rng = random.Random(0)
         self.system_router = None
