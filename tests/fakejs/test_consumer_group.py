@@ -154,6 +154,14 @@ async def test_deliveries_and_acks_reach_every_replica_and_acked_messages_leave_
             for replica in replicas.running():
                 state = replica.machine.state
                 assert (state.delivered, state.ack_floor, list(state.pending)) == ([3, 3], [2, 2], [3])
+
+            stream_leader = await wait(replicas.stream_leader)
+            await stream_leader.replicated_stream.purge()  # the consumer's leader acks the pending 3 it took away
+            await wait(
+                lambda: replicas.stream_holds([]) and all(not r.machine.state.pending for r in replicas.running())
+            )
+            await wait(replicas.consumer_level)
+            assert leader.machine.state.ack_floor == [3, 3]
         finally:
             replicas.stop_all()
         assert cluster.errors == []

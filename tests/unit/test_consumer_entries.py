@@ -117,15 +117,18 @@ def test_proposed_changes_applied_on_replicas_reach_the_standalone_state() -> No
     standalone = ConsumerState("explicit", 0)
     drive(standalone)
 
-    leader = ConsumerState("explicit", 0)
+    leader, follower = ConsumerState("explicit", 0), ConsumerState("explicit", 0)
+    leader.replicated = follower.replicated = True
     proposed: list[list[object]] = []
     leader.proposer = proposed.append
     drive(leader)
-    assert leader.delivered == [0, 0] and not leader.pending  # proposed, not applied
-    replicas = [ConsumerStateMachine("S > C", state) for state in (leader, ConsumerState("explicit", 0))]
+    drive(follower)  # a follower's own changes are dropped
+    assert leader.delivered == follower.delivered == [0, 0] and not leader.pending  # proposed, not applied
+    assert not leader.overwrite([9, 9], [0, 0], {}, {})  # nor is a whole state written over a replicated one
+    replicas = [ConsumerStateMachine("S > C", state) for state in (leader, follower)]
     for machine in replicas:
         machine.apply(raft_entries([entry_of(record) for record in proposed]))
-    assert leader.proposer is not None  # applying did not take the proposer away
+    assert leader.proposer is not None and leader.replicated  # applying left them as they were
     assert {machine.snapshot() for machine in replicas} == {snapshot_of(standalone)}
     assert leader.delivered == [5, 4] and leader.ack_floor == [1, 1]
     assert leader.pending == {2: [2, 2000]} and leader.redelivered == {2: 1}

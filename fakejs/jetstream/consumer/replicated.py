@@ -54,8 +54,10 @@ __all__ = ["ReplicatedConsumer", "entry_of", "replica_state"]
 
 
 def replica_state(config: ConsumerConfig) -> ConsumerState:
-    """A new replica's stored state for a consumer of ``config``."""
-    return ConsumerState(config["ack_policy"], max(int(config["max_deliver"]), 0))
+    """A new replica's stored state for a consumer of ``config`` (changed only by the group's entries)."""
+    state = ConsumerState(config["ack_policy"], max(int(config["max_deliver"]), 0))
+    state.replicated = True
+    return state
 
 
 def entry_of(record: list[object]) -> ConsumerEntry:

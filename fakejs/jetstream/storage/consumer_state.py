@@ -32,10 +32,12 @@ class ConsumerState:
     ``consumerMemStore`` (``UpdateDelivered``, ``UpdateAcks``); with a
     ``journal`` every change is recorded before it applies.
 
-    A replicated consumer's leader sets ``proposer``: a change is then handed
-    to it as its record (``["d", ...]``, ``["a", ...]``, ``["start", ...]``,
-    ``["reset", ...]``) instead of being applied, and is applied on every
-    replica once its group committed it, inside :meth:`applying`.
+    A replicated consumer's state is ``replicated``: it changes only by its
+    group's committed entries, applied inside :meth:`applying`.  A change made
+    outside is handed to ``proposer`` as its record (``["d", ...]``,
+    ``["a", ...]``, ``["start", ...]``, ``["reset", ...]``) on the leader, and
+    dropped on the other replicas (their consumers do not deliver); a whole
+    state written over it (:meth:`overwrite`, after a purge) is dropped.
     """
 
     def __init__(self, ack_policy: str, max_deliver: int) -> None:
@@ -46,6 +48,7 @@ class ConsumerState:
         self.pending: dict[int, list[int]] = {}  # stream seq -> [delivery seq, timestamp ns]
         self.redelivered: dict[int, int] = {}
         self.journal: ConsumerJournal | None = None
+        self.replicated = False
         self.proposer: Callable[[list[object]], None] | None = None
 
     def has_state(self) -> bool:
@@ -60,20 +63,21 @@ class ConsumerState:
             self.journal.append(list(record))
 
     def _proposed(self, *record: object) -> bool:
-        """Whether the change goes to the proposer (a replicated consumer's leader) rather than applying now."""
-        if self.proposer is None:
+        """Whether the change is not applied now: a replicated state's goes to the proposer, if any."""
+        if not self.replicated:
             return False
-        self.proposer(list(record))
+        if self.proposer is not None:
+            self.proposer(list(record))
         return True
 
     @contextmanager
     def applying(self) -> Iterator[ConsumerState]:
-        """Apply changes here even with a proposer (a committed entry of the consumer's group)."""
-        proposer, self.proposer = self.proposer, None
+        """Apply changes here, replicated or not (a committed entry of the consumer's group)."""
+        replicated, self.replicated = self.replicated, False
         try:
             yield self
         finally:
-            self.proposer = proposer
+            self.replicated = replicated
 
     def set_starting(self, stream_sequence: int) -> None:
         """``SetStarting``: nothing delivered before ``stream_sequence`` + 1."""
@@ -177,6 +181,8 @@ class ConsumerState:
         self, delivered: list[int], ack_floor: list[int], pending: dict[int, list[int]], redelivered: dict[int, int]
     ) -> bool:
         """``Update``: replace the whole state with the consumer's (refused when inconsistent or older)."""
+        if self.replicated:
+            return False
         if ack_floor[0] > delivered[0] or ack_floor[1] > delivered[1]:
             return False
         if any(seq <= ack_floor[1] or seq > delivered[1] for seq in pending):
