@@ -15,11 +15,17 @@ parts that each own their state and offer a small interface:
 * ``pacing`` -- replay in original time, rate limits, held deliveries;
 * ``lifecycle`` -- deletion after inactivity, pauses;
 * ``delivery`` -- the delivery loop that works the parts above;
-* ``registry`` -- a stream's consumers read back as consumers (:func:`~fakejs.jetstream.consumer.registry.consumers_of`).
+* ``registry`` -- a stream's consumers read back as consumers (:func:`~fakejs.jetstream.consumer.registry.consumers_of`);
+* ``entries`` -- a consumer's changes as its group's replicated entries;
+* ``replica`` -- the state machine a consumer group applies them to, its snapshot;
+* ``replicated`` -- a replicated consumer's leader: it delivers and proposes, and takes over from the state;
+* ``retention`` -- a replicated work-queue or interest stream removing what replicated acks released.
 
-The parts never import ``consumer``: they see it through the
+The parts never import ``consumer`` (``replicated`` runs one, as ``registry``
+reads them back): they see it through the
 :class:`~fakejs.jetstream.consumer.view.ConsumerView` protocol (``view``) and callbacks
 given to their constructors.  The package sits on
 :mod:`fakejs.jetstream.stream`, :mod:`fakejs.jetstream.storage`,
-:mod:`fakejs.jetstream.config` and the modules below them.
+:mod:`fakejs.jetstream.config`, :mod:`fakejs.jetstream.replication` (its groups)
+and the modules below them.
 """

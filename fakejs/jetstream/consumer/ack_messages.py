@@ -31,6 +31,10 @@ class AckMessages:
     ``on_terminated(stream_sequence, consumer_sequence, delivery_count, reason)`` raise the advisories, and
     ``on_ack_sample(stream_sequence, consumer_sequence, delivery_count, delivered_ns)`` the ack metric of an
     explicit ``+ACK`` or ``+NXT`` of a pending message (sampled there).
+
+    ``answer_ack(stream_sequence, reply)`` answers an ack or a term that asked
+    for a reply (``AckSync``, a double ack): at once by default; a replicated
+    consumer's leader sets it to answer once a quorum stored the ack.
     """
 
     def __init__(
@@ -57,6 +61,10 @@ class AckMessages:
         self._on_terminated = on_terminated
         self._on_ack_sample = on_ack_sample
         self._recorder = stream.timeline  # the server's timeline (see fakejs.core.recorder)
+        self.answer_ack: Callable[[int, str], None] = self._answer_now
+
+    def _answer_now(self, stream_sequence: int, reply: str) -> None:
+        self._reply(reply, b"")
 
     def receive(self, subject: str, reply: str, payload: bytes) -> None:
         """One message on the ack subject: apply it, answer it, then let the consumer deliver."""
@@ -67,7 +75,9 @@ class AckMessages:
         if self._recorder:
             self._record(payload, stream_sequence, consumer_sequence, delivery_count)
         skip_reply = stream_sequence == 0
+        acking = False  # an ack or a term: its reply may wait for the ack to be stored
         if not payload or payload in (b"+ACK", b"+OK"):
+            acking = True
             if not self.ack(stream_sequence, consumer_sequence, reply, sampled_delivery_count=delivery_count):
                 skip_reply = True
         elif payload.startswith(b"+NXT"):
@@ -79,11 +89,15 @@ class AckMessages:
         elif payload == b"+WPI":
             self._acks.progress(stream_sequence)
         elif payload.startswith(b"+TERM"):
+            acking = True
             reason = payload[5:].strip().decode("utf-8", "replace")
             if not self.terminate(stream_sequence, consumer_sequence, delivery_count, reason, reply):
                 skip_reply = True
         if reply and not skip_reply:
-            self._reply(reply, b"")
+            if acking:
+                self.answer_ack(stream_sequence, reply)
+            else:
+                self._reply(reply, b"")
         self._consumer.kick()
 
     def _record(self, payload: bytes, stream_sequence: int, consumer_sequence: int, delivery_count: int) -> None:
@@ -125,7 +139,7 @@ class AckMessages:
         if acked is None:
             return True  # an ack at or below the floor of an ack-all consumer
         if reply and not in_place:
-            self._reply(reply, b"")
+            self.answer_ack(stream_sequence, reply)
         if in_place:
             for seq in acked:
                 self._release(seq)

@@ -147,6 +147,9 @@ class WaitQueue:
     priorities in turn (a request wanting more goes behind its equals), so
     taking a message costs O(log n) however many requests wait.  Removed
     requests leave the heap lazily.
+
+    ``on_waiting(reply, waiting)``, when set, hears each request that starts
+    or stops waiting (a replicated consumer's leader tells its followers).
     """
 
     def __init__(self, max_waiting: int, prioritized: bool = False) -> None:
@@ -156,6 +159,7 @@ class WaitQueue:
         self._ranked: dict[int, _Ranked] = {}  # id(request) -> its live heap entry
         self._arrivals = itertools.count()
         self._prioritized = prioritized
+        self.on_waiting: Callable[[str, bool], None] | None = None
 
     @property
     def prioritized(self) -> bool:
@@ -167,7 +171,7 @@ class WaitQueue:
         if value == self._prioritized:
             return
         waiting = list(self)
-        self.clear()
+        self._empty()
         self._prioritized = value
         for request in waiting:
             self._push(request)
@@ -201,6 +205,8 @@ class WaitQueue:
         if self.is_full():
             return False
         self._push(request)
+        if self.on_waiting is not None:
+            self.on_waiting(request.reply, True)
         return True
 
     def _push(self, request: WaitingRequest, rank: int | None = None) -> None:
@@ -220,17 +226,25 @@ class WaitQueue:
         return heap[0].request if heap else None
 
     def remove(self, request: WaitingRequest) -> None:
+        """The request stops waiting."""
+        if self._take_out(request) and self.on_waiting is not None:
+            self.on_waiting(request.reply, False)
+
+    def _take_out(self, request: WaitingRequest) -> bool:
+        """Take the request out of the queue; whether it was in it."""
         if not self._prioritized:
             try:
                 self._queue.remove(request)
             except ValueError:
-                pass
-            return
+                return False
+            return True
         entry = self._ranked.pop(id(request), None)
-        if entry is not None:
-            entry.removed = True
-            if len(self._heap) > 2 * len(self._ranked) + 16:
-                self._heap = sorted(self._ranked.values())  # drop the removed entries (a sorted list is a heap)
+        if entry is None:
+            return False
+        entry.removed = True
+        if len(self._heap) > 2 * len(self._ranked) + 16:
+            self._heap = sorted(self._ranked.values())  # drop the removed entries (a sorted list is a heap)
+        return True
 
     def cycle(self) -> None:
         """Move the head to the back (it cannot be served right now); with priorities, behind every priority."""
@@ -240,7 +254,7 @@ class WaitQueue:
             return
         request = self.peek()
         if request is not None and len(self) > 1:
-            self.remove(request)
+            self._take_out(request)
             self._push(request, CYCLED_RANK)
 
     def pop(self) -> WaitingRequest | None:
@@ -253,12 +267,19 @@ class WaitQueue:
         if request.batch_left <= 0:
             self.remove(request)
         elif len(self) > 1:
-            self.remove(request)
+            self._take_out(request)
             self._push(request)
         return request
 
     def clear(self) -> list[WaitingRequest]:
         """Empty the queue; returns who was waiting (to be told why)."""
+        out = self._empty()
+        if self.on_waiting is not None:
+            for request in out:
+                self.on_waiting(request.reply, False)
+        return out
+
+    def _empty(self) -> list[WaitingRequest]:
         out = list(self)
         self._queue.clear()
         self._heap.clear()

@@ -13,7 +13,8 @@ writes what is gathered.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import msgpack
@@ -30,6 +31,13 @@ class ConsumerState:
     often it was redelivered.  The update rules are nats-server's
     ``consumerMemStore`` (``UpdateDelivered``, ``UpdateAcks``); with a
     ``journal`` every change is recorded before it applies.
+
+    A replicated consumer's state is ``replicated``: it changes only by its
+    group's committed entries, applied inside :meth:`applying`.  A change made
+    outside is handed to ``proposer`` as its record (``["d", ...]``,
+    ``["a", ...]``, ``["start", ...]``, ``["reset", ...]``) on the leader, and
+    dropped on the other replicas (their consumers do not deliver); a whole
+    state written over it (:meth:`overwrite`, after a purge) is dropped.
     """
 
     def __init__(self, ack_policy: str, max_deliver: int) -> None:
@@ -40,6 +48,8 @@ class ConsumerState:
         self.pending: dict[int, list[int]] = {}  # stream seq -> [delivery seq, timestamp ns]
         self.redelivered: dict[int, int] = {}
         self.journal: ConsumerJournal | None = None
+        self.replicated = False
+        self.proposer: Callable[[list[object]], None] | None = None
 
     def has_state(self) -> bool:
         """Whether the delivered counters left zero (a delivery, or a start past sequence 0).
@@ -52,14 +62,35 @@ class ConsumerState:
         if self.journal is not None:
             self.journal.append(list(record))
 
+    def _proposed(self, *record: object) -> bool:
+        """Whether the change is not applied now: a replicated state's goes to the proposer, if any."""
+        if not self.replicated:
+            return False
+        if self.proposer is not None:
+            self.proposer(list(record))
+        return True
+
+    @contextmanager
+    def applying(self) -> Iterator[ConsumerState]:
+        """Apply changes here, replicated or not (a committed entry of the consumer's group)."""
+        replicated, self.replicated = self.replicated, False
+        try:
+            yield self
+        finally:
+            self.replicated = replicated
+
     def set_starting(self, stream_sequence: int) -> None:
         """``SetStarting``: nothing delivered before ``stream_sequence`` + 1."""
+        if self._proposed("start", stream_sequence):
+            return
         self.delivered = [0, stream_sequence]
         self.ack_floor = [0, stream_sequence]
         self._record("start", stream_sequence)
 
     def reset(self, stream_sequence: int) -> None:
         """``Reset``: a fresh state starting after ``stream_sequence``."""
+        if self._proposed("reset", stream_sequence):
+            return
         self.pending.clear()
         self.redelivered.clear()
         self.delivered = [0, stream_sequence]
@@ -68,6 +99,8 @@ class ConsumerState:
 
     def update_delivered(self, consumer_sequence: int, stream_sequence: int, delivery_count: int, ts: int) -> None:
         """``UpdateDelivered``: a delivery (the ``delivery_count``-th of ``stream_sequence``) went out at ``ts``."""
+        if self._proposed("d", consumer_sequence, stream_sequence, delivery_count, ts):
+            return
         self._record("d", consumer_sequence, stream_sequence, delivery_count, ts)
         if consumer_sequence <= self.ack_floor[0]:
             return
@@ -95,6 +128,8 @@ class ConsumerState:
 
     def update_acks(self, consumer_sequence: int, stream_sequence: int) -> None:
         """``UpdateAcks``: the delivery ``consumer_sequence`` of ``stream_sequence`` was acked."""
+        if self._proposed("a", consumer_sequence, stream_sequence):
+            return
         self._record("a", consumer_sequence, stream_sequence)
         if self.ack_policy == "none":
             return
@@ -125,10 +160,29 @@ class ConsumerState:
                             floor[0], floor[1] = entry[0] - 1, ss - 1
                         break
 
+    def update_starting(self, stream_sequence: int) -> None:
+        """``UpdateStarting``: delivery starts past ``stream_sequence`` (a replicated consumer's first position)."""
+        self._record("s", stream_sequence)
+        if stream_sequence > self.delivered[1]:
+            self.delivered[1] = stream_sequence
+            if self.ack_policy == "none":
+                self.ack_floor[1] = stream_sequence
+
+    def load(
+        self, delivered: list[int], ack_floor: list[int], pending: dict[int, list[int]], redelivered: dict[int, int]
+    ) -> None:
+        """Replace the whole state (a replicated snapshot: its group's log is the authority, older or not)."""
+        self.delivered, self.ack_floor = list(delivered), list(ack_floor)
+        self.pending = {seq: list(entry) for seq, entry in pending.items()}
+        self.redelivered = dict(redelivered)
+        self._record(*self.snapshot())
+
     def overwrite(
         self, delivered: list[int], ack_floor: list[int], pending: dict[int, list[int]], redelivered: dict[int, int]
     ) -> bool:
         """``Update``: replace the whole state with the consumer's (refused when inconsistent or older)."""
+        if self.replicated:
+            return False
         if ack_floor[0] > delivered[0] or ack_floor[1] > delivered[1]:
             return False
         if any(seq <= ack_floor[1] or seq > delivered[1] for seq in pending):
@@ -169,6 +223,8 @@ class ConsumerState:
                 self.update_acks(*record[1:])
             elif kind == "x":
                 self.forget(record[1])
+            elif kind == "s":
+                self.update_starting(record[1])
         finally:
             self.journal = journal
 

@@ -20,7 +20,7 @@ one message on the routes): fine for small streams only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +60,8 @@ class StreamStateMachine:
         self.term = 0
         self.counters = ReplicaCounters()
         self._record_error = record_error or _log_error
+        # Told ``(leader, term)`` when the group's leader changes (a replicated stream's retention sweeps then).
+        self.leader_observers: list[Callable[[str | None, int], None]] = []
 
     def apply(self, entries: Sequence[Entry]) -> None:
         for entry in entries:
@@ -87,6 +89,8 @@ class StreamStateMachine:
 
     def leader_changed(self, leader: str | None, term: int) -> None:
         self.leader, self.term = leader, term
+        for observer in list(self.leader_observers):
+            observer(leader, term)
 
 
 def snapshot_of(stream: Stream) -> bytes:
