@@ -1,7 +1,7 @@
 // The timeline page's script (inlined into the page by fakejs.testkit.timeline_page.render).
 //
-// The events arrive as JSON with the lanes each is drawn on (at) and its time in ns since the first
-// event (t).  x follows the server clock, but consecutive events are at least a gap apart, so that
+// The events arrive as JSON (each event's field names once per shape, its values in a row) with the lanes
+// each is drawn on (at) and its time in ns since the first event (t).  x follows the server clock, but consecutive events are at least a gap apart, so that
 // events at the same instant (a manual clock's) stand side by side, in order; at "fit" the whole
 // timeline fills the view.  The SVG is the size of the view and shows only what is in it: where marks
 // of a lane would overlap (more than one event in a few pixels) the lane shows their density instead: a
@@ -13,7 +13,12 @@
 var started = performance.now();
 var data = JSON.parse(document.getElementById("timeline-data").textContent);
 var parsed = performance.now();
-var events = data.events, at = data.at, time = data.t, count = events.length;
+var events = data.rows.map(function (row) {  // each row: its shape (field names) then the values
+  var names = data.shapes[row[0]], event = {};
+  for (var f = 0; f < names.length; f++) { event[names[f]] = row[f + 1]; }
+  return event;
+});
+var at = data.at, time = data.t, count = events.length;
 var NS = "http://www.w3.org/2000/svg";
 var H = 36, AXIS = 24, PAD = 24, BUCKET = 8, ROOM_FOR_LABEL = 6, MAX_BARS = 400, MAX_LINKS = 40, WIDEST = 1.6e7;
 var view = document.getElementById("view"), extent = document.getElementById("extent");

@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import Any
 
-__all__ = ["lane_keys", "lanes", "render"]
+__all__ = ["lane_keys", "lanes", "render", "shaped", "unshaped"]
 
 SERVER_LANE = "server"
 # Lane families in the order a message travels (a cluster's node lane first among its node's lanes).
@@ -115,7 +115,7 @@ def render(document: dict[str, Any], title: str = "") -> str:
     data = {
         "size": document["size"],
         "dropped": document["dropped"],
-        "events": events,
+        **shaped(events),
         "at": [[position[key] for key in lane_keys(event)] for event in events],
         # Server time as the script draws it: ns since the first event (a double holds those exactly).
         "origin": str(origin),
@@ -168,6 +168,21 @@ def _filters(events: list[dict[str, Any]]) -> str:
             f'<label>{name} <select data-filter="{name}"><option value="">(all)</option>{options}</select></label>'
         )
     return "".join(boxes)
+
+
+def shaped(events: list[dict[str, Any]]) -> dict[str, list[list[Any]]]:
+    """The events as the page carries them: each event's field names once per shape (``shapes``), and per
+    event (``rows``) the index of its shape then its values, in that shape's order (half the bytes of
+    repeating every name in every event)."""
+    shapes: dict[tuple[str, ...], int] = {}
+    rows = [[shapes.setdefault(tuple(event), len(shapes)), *event.values()] for event in events]
+    return {"shapes": [list(names) for names in shapes], "rows": rows}
+
+
+def unshaped(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events back from a page's ``shapes`` and ``rows`` (what the page's script does when it loads)."""
+    shapes = data["shapes"]
+    return [dict(zip(shapes[row[0]], row[1:], strict=True)) for row in data["rows"]]
 
 
 def _script_json(data: Any) -> str:

@@ -16,7 +16,7 @@ from nats.js.api import AckPolicy, ConsumerConfig
 
 from fakejs import ManualClock, Server
 from fakejs.targets.fake import FakeJS
-from fakejs.testkit.timeline_page import lane_keys, lanes, render
+from fakejs.testkit.timeline_page import lane_keys, lanes, render, shaped, unshaped
 from tests.harness.timeline_pages import embedded_json
 
 pytestmark = pytest.mark.fake_only
@@ -143,6 +143,20 @@ async def test_the_page_embeds_every_event_and_loads_nothing(recorded: tuple[Ser
     assert "<title>a pull that timed out</title>" in text
     assert "over 2000.000 ms of server time" in text
     assert "The ring keeps the newest 10000 events; 0 older events dropped." in text
+
+
+async def test_the_page_names_each_shape_of_event_once(recorded: tuple[Server, str]) -> None:
+    server, _ = recorded
+    events = server.timeline()
+    text = server.timeline_page()
+    embedded = text.split('id="timeline-data">', 1)[1].split("</script>", 1)[0]
+    data = json.loads(embedded)
+    assert "events" not in data and len(data["rows"]) == len(events)
+    assert len(data["shapes"]) == len({tuple(event) for event in events}) < len(events)
+    assert [data["shapes"][row[0]] for row in data["rows"]] == [list(event) for event in events]
+    assert [row[1:] for row in data["rows"]] == [list(event.values()) for event in events]
+    assert embedded.count('"stream_seq"') == sum("stream_seq" in shape for shape in data["shapes"])  # once a shape
+    assert unshaped(shaped(events)) == events
 
 
 async def test_a_subject_cannot_end_the_script_it_is_embedded_in(recorded: tuple[Server, str]) -> None:

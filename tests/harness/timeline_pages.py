@@ -11,11 +11,13 @@ import json
 from html.parser import HTMLParser
 from typing import Any
 
+from fakejs.testkit.timeline_page import unshaped
+
 INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
 
 
 def embedded_json(text: str) -> Any:
-    """The JSON in the page's ``<script type="application/json">``."""
+    """The JSON in the page's ``<script type="application/json">``, with its ``events`` rebuilt from its rows."""
 
     class Data(HTMLParser):
         def __init__(self) -> None:
@@ -36,4 +38,6 @@ def embedded_json(text: str) -> Any:
     parser = Data()
     parser.feed(text)
     (data,) = parser.found
-    return json.loads(data)
+    document = json.loads(data)
+    document["events"] = unshaped(document)
+    return document
