@@ -135,6 +135,8 @@ class Broker:
 
             self.leafs = Leafs(options.leafnodes, (self.server_id, self.name), self.accounts, clock, self.random)
             self.leafs.max_payload = options.max_payload
+            self.leafs.jetstream_domain = options.jetstream_domain
+            self.leafs.jetstream = lambda: self.jetstream_enabled
 
     def _callouts(self, key: NkeyPair | None) -> AuthCallouts | None:
         """The server's authorization callouts (``auth_callout``, or operator mode's accounts), given its nkey."""

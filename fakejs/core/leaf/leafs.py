@@ -22,6 +22,7 @@ from fakejs.core.auth import new_nonce
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.link import RouteIO
 from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs, LeafTarget
+from fakejs.core.leaf.jetstream import JETSTREAM_API, domain_api_mappings, link_denies
 from fakejs.core.leaf.link import LeafLink
 from fakejs.core.leaf_config import LeafConfig, LeafRemote
 from fakejs.core.log import get_logger
@@ -84,6 +85,9 @@ class Leafs:
         self._next_lid = 0
         self.max_payload = 1024 * 1024
         self.client_port = 0
+        # ``jetstream { domain }`` and whether JetStream runs (told in INFO and CONNECT, deciding the denies).
+        self.jetstream_domain = ""
+        self.jetstream: Callable[[], bool] = lambda: False
 
     # -- starting and stopping ----------------------------------------------------------
 
@@ -95,6 +99,12 @@ class Leafs:
         for sub in router.local_subscriptions():
             self.interest.count_quietly(sub)
         router.remote = self.interest
+        # A push consumer here delivers to a subscription across a leaf connection as to a local one.
+        router.add_imported_interest(self.interest.has_exact_interest)
+        if self.jetstream():
+            self.interest.hub_imports = [JETSTREAM_API]  # the account's import of the JetStream API
+            if self.jetstream_domain:
+                self.interest.mapped_sources = list(domain_api_mappings(self.jetstream_domain))
         for remote in self.remotes:
             self._dial(remote)
 
@@ -132,9 +142,13 @@ class Leafs:
             "headers": True,
             "auth_required": True,
             "max_payload": self.max_payload,
-            "ip": f"{host}:{port}",
-            "client_id": link.lid,
         }
+        if self.jetstream():
+            info["jetstream"] = True
+        info["ip"] = f"{host}:{port}"
+        info["client_id"] = link.lid
+        if self.jetstream_domain:
+            info["domain"] = self.jetstream_domain
         if connect_info:
             info["connect_info"] = True
             info["remote_account"] = self.interest.account
@@ -193,15 +207,14 @@ class Leafs:
                 fields["pass"] = parts.password
             else:
                 fields["auth_token"] = parts.username
+        fields["server_id"] = self.server_id
+        if self.jetstream_domain:
+            fields["domain"] = self.jetstream_domain
+        fields.update({"name": self.server_name, "headers": True})
+        if self.jetstream():
+            fields["jetstream"] = True
         fields.update(
-            {
-                "server_id": self.server_id,
-                "name": self.server_name,
-                "headers": True,
-                "compress_mode": "not supported",
-                "remote_account": self.interest.account,
-                "protocol": LEAF_PROTO,
-            }
+            {"compress_mode": "not supported", "remote_account": self.interest.account, "protocol": LEAF_PROTO}
         )
         remote = next((r for r in self.remotes if r.link is link), None)
         if remote is not None and remote.config.hub:
@@ -216,6 +229,14 @@ class Leafs:
             self.log.info("%s - Leafnode connection created for account: %s", link, self.interest.account)
         else:
             self.log.info("%s - Leafnode connection created", link)
+        link.denies, apart = link_denies(self.jetstream_domain, link.remote_domain, self.jetstream())
+        if apart:
+            self.log.info(
+                "%s - JetStream using domains: local %s, remote %s",
+                link,
+                go_quote(self.jetstream_domain),
+                go_quote(link.remote_domain),
+            )
         link.send_initial_interest()
 
     def link_closed(self, link: LeafLink) -> None:

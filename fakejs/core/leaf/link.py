@@ -18,6 +18,7 @@ from fakejs.core.clientio import PROTOCOL_VIOLATION
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.cluster.link import RouteIO
 from fakejs.core.leaf.interest import AccountLeafs
+from fakejs.core.leaf.jetstream import LinkDenies
 from fakejs.protocol import leaf as wire
 from fakejs.protocol import route as route_wire
 from fakejs.protocol import writer
@@ -68,7 +69,9 @@ class LeafLink:
         self.solicited = solicited
         self.url = url
         self.parser = wire.LeafParser(host.interest.account)
-        self.remote_id = self.remote_name = self.remote_cluster = ""
+        self.remote_id = self.remote_name = self.remote_cluster = self.remote_domain = ""
+        # What the link does not carry (JetStream's API, set when it comes up).
+        self.denies = LinkDenies()
         self.connect_options: dict[str, Any] = {}
         self.up = False
         self.closed = False
@@ -119,14 +122,16 @@ class LeafLink:
     def forward(
         self, account: str, subject: str, reply: str, queues: list[str], headers: bytes | None, payload: bytes
     ) -> None:
-        """One message for the remote's subscribers (and one member of each of ``queues``)."""
+        """One message for the remote's subscribers (and one member of each of ``queues``), unless the link denies it."""
+        if self.denies.publish and self.denies.publish_denied(subject):
+            return
         self.out_msgs += 1
         self.out_bytes += len(payload) + (len(headers) if headers is not None else 0)
         self.send(wire.leaf_msg(subject, reply, queues, headers, payload))
 
     def update_interest(self, subject: str, queue: str, delta: int) -> None:
         """nats-server's ``updateSmap``: a queue's every change is told, a subject's first and last."""
-        if not self.up:
+        if not self.up or self.denies.subscribe_denied(subject):
             return
         key = (subject, queue)
         count = self.told.get(key, 0)
@@ -220,6 +225,7 @@ class LeafLink:
         self.remote_id = str(info.get("server_id") or "")
         self.remote_name = str(info.get("server_name") or self.remote_id)
         self.remote_cluster = str(info.get("cluster") or "")
+        self.remote_domain = str(info.get("domain") or "")
         self.send(route_wire.connect(self.host.connect_fields(self)))
         self.host.link_up(self)
 
@@ -240,6 +246,7 @@ class LeafLink:
         self.remote_id = str(options.get("server_id") or "")
         self.remote_name = str(options.get("name") or self.remote_id)
         self.remote_cluster = str(options.get("cluster") or "")
+        self.remote_domain = str(options.get("domain") or "")
         self.send(route_wire.info(self.host.hub_info(self, connect_info=True)).replace(b"\r\n", b" \r\n"))
         self.host.link_up(self)
 
