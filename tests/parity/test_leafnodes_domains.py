@@ -39,7 +39,7 @@ async def _reachable(js: JetStreamContext) -> jsapi.AccountInfo:
     async def attempt() -> jsapi.AccountInfo | None:
         try:
             return await js.account_info()
-        except (nats.errors.NoRespondersError, nats.errors.TimeoutError):
+        except (nats.errors.NoRespondersError, jserrors.ServiceUnavailableError, nats.errors.TimeoutError):
             return None
 
     info = await eventually(attempt, lambda found: found is not None, what="the domain's $JS.API.INFO")
