@@ -137,6 +137,7 @@ class Broker:
             self.leafs.max_payload = options.max_payload
             self.leafs.jetstream_domain = options.jetstream_domain
             self.leafs.jetstream = lambda: self.jetstream_enabled
+            self.leafs.hooks = lambda: self.faults
 
     def _callouts(self, key: NkeyPair | None) -> AuthCallouts | None:
         """The server's authorization callouts (``auth_callout``, or operator mode's accounts), given its nkey."""

@@ -11,6 +11,7 @@ time the next of its URLs.
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import random
 from collections.abc import Callable, Iterator
@@ -19,8 +20,10 @@ from urllib.parse import urlsplit
 
 from fakejs.core.accounts import Accounts
 from fakejs.core.auth import new_nonce
+from fakejs.core.clientio import KICKED
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.link import RouteIO
+from fakejs.core.hooks import Hooks, NoHooks
 from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs, LeafTarget
 from fakejs.core.leaf.jetstream import JETSTREAM_API, domain_api_mappings, link_denies
 from fakejs.core.leaf.link import LeafLink
@@ -88,6 +91,8 @@ class Leafs:
         # ``jetstream { domain }`` and whether JetStream runs (told in INFO and CONNECT, deciding the denies).
         self.jetstream_domain = ""
         self.jetstream: Callable[[], bool] = lambda: False
+        # The server's hook points (the ``leaf.connect`` faults of a test).
+        self.hooks: Callable[[], Hooks] = NoHooks
 
     # -- starting and stopping ----------------------------------------------------------
 
@@ -224,6 +229,10 @@ class Leafs:
     # -- both sides ----------------------------------------------------------------------
 
     def link_up(self, link: LeafLink) -> None:
+        hooks = self.hooks()
+        if hooks and hooks.fire("leaf.connect", remote=link.remote_name, side=link.side) is not None:
+            link.close(KICKED)  # the ``leaf.connect`` hook point's ``drop``: a leaf dials again after ``reconnect``
+            return
         link.up = True
         if link.solicited:
             self.log.info("%s - Leafnode connection created for account: %s", link, self.interest.account)
@@ -266,6 +275,13 @@ class Leafs:
             link.refuse(text, "Protocol Violation")
         else:
             link.close("Protocol Violation")
+
+    def drop(self, remote: str = "*") -> list[int]:
+        """Close the connections that are up to servers named like ``remote`` (a pattern); their ids."""
+        dropped = [link for link in self.links if link.up and fnmatch.fnmatchcase(link.remote_name, remote)]
+        for link in dropped:
+            link.close(KICKED)
+        return [link.lid for link in dropped]
 
     @property
     def num_leafs(self) -> int:

@@ -91,6 +91,11 @@ class LeafLink:
     def rid(self) -> int:
         return self.lid
 
+    @property
+    def side(self) -> str:
+        """``leaf`` on the server that dialled, ``hub`` on the one that accepted."""
+        return "leaf" if self.solicited else "hub"
+
     # -- starting --------------------------------------------------------------------
 
     def start(self) -> None:
