@@ -138,6 +138,8 @@ class Broker:
             self.leafs.jetstream_domain = options.jetstream_domain
             self.leafs.jetstream = lambda: self.jetstream_enabled
             self.leafs.hooks = lambda: self.faults
+            self.leafs.server_options = options
+            self.leafs.client_login = lambda connect: self.auth.login(connect) is not None
 
     def _callouts(self, key: NkeyPair | None) -> AuthCallouts | None:
         """The server's authorization callouts (``auth_callout``, or operator mode's accounts), given its nkey."""

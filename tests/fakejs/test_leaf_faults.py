@@ -170,3 +170,31 @@ async def test_a_scenario_step_drops_the_link(tmp_path: Path) -> None:
 
 async def _fired(control: Any) -> bool:
     return any(entry.get("point") == "leaf.connect" for entry in control.faults.fired_log)
+
+
+async def test_the_leaf_dials_again_after_the_hub_restarts(tmp_path: Path) -> None:
+    """The hub goes down for a while (its ``restart`` action): the leaf redials until it is back, interest returns."""
+    async with hub_and_leaf("fake", "fake", tmp_path) as (hub, leaf):
+        leaf_client = await nats.connect(leaf.url)
+        subject = f"svc.{secrets.token_hex(4)}"
+        await _service(leaf_client, subject)
+        await eventually(lambda: asyncio.sleep(0, _leafs_up(leaf)), what="the link up")
+        _control(hub).run("restart", {"down_for": 0.3})
+        await eventually(lambda: asyncio.sleep(0, _leafs_up(leaf)), lambda up: up == 0, what="the link down")
+        hub_client = await _connect_when_back(hub.url)
+        await eventually(lambda: _answered(hub_client, subject), what="the service after the hub's restart")
+        assert _leafs_up(leaf) == 1
+        await hub_client.close()
+        await leaf_client.close()
+
+
+async def _connect_when_back(url: str) -> Client:
+    async def attempt() -> Client | None:
+        try:
+            return await nats.connect(url, allow_reconnect=False, connect_timeout=1)
+        except (OSError, nats.errors.NoServersError):
+            return None
+
+    client = await eventually(attempt, lambda found: found is not None, what="the hub back")
+    assert client is not None
+    return client

@@ -21,15 +21,17 @@ async def hub_and_leaf(
     hub_extra: str = "",
     url_auth: str = "",
     domains: tuple[str, str] = ("", ""),
+    hub_top: str = "",
 ) -> AsyncIterator[tuple[Target, Target]]:
     """A hub listening for leaf connections and a leaf dialling it (``url_auth``: ``user:pass@`` in its URL).
 
-    ``domains``: the hub's and the leaf's ``jetstream { domain }`` (empty: none).
+    ``domains``: the hub's and the leaf's ``jetstream { domain }`` (empty: none); ``hub_top``: more of
+    the hub's configuration, outside the ``leafnodes`` block.
     """
     if "real" in (hub_kind, leaf_kind) and REAL_BINARY is None:
         pytest.skip(REAL_MISSING_REASON)
     port = free_port()
-    hub_config = f"leafnodes {{ port: {port}\n{hub_extra} }}\n"
+    hub_config = f"{hub_top}\nleafnodes {{ port: {port}\n{hub_extra} }}\n"
     leaf_config = f'leafnodes {{ reconnect: "100ms", remotes [ {{ url: "nats://{url_auth}127.0.0.1:{port}" }} ] }}\n'
     started: list[Target] = []
     try:

@@ -29,7 +29,7 @@ from fakejs.core.leaf.jetstream import JETSTREAM_API, domain_api_mappings, link_
 from fakejs.core.leaf.link import LeafLink
 from fakejs.core.leaf_config import LeafConfig, LeafRemote
 from fakejs.core.log import get_logger
-from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, RUNTIME
+from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, RUNTIME, ServerOptions
 from fakejs.gocompat import ids
 from fakejs.gocompat.gotime import format_duration
 from fakejs.protocol.writer import go_quote
@@ -93,6 +93,10 @@ class Leafs:
         self.jetstream: Callable[[], bool] = lambda: False
         # The server's hook points (the ``leaf.connect`` faults of a test).
         self.hooks: Callable[[], Hooks] = NoHooks
+        # Without a leaf user, nats-server checks a leaf's CONNECT as a client's (the server's token, users...).
+        self.client_login: Callable[[dict[str, Any]], bool] = lambda options: True
+        # The server's ping_interval and ping_max (each link's keepalive).
+        self.server_options = ServerOptions()
 
     # -- starting and stopping ----------------------------------------------------------
 
@@ -171,13 +175,11 @@ class Leafs:
         return self.host or "0.0.0.0", self.port
 
     def check_login(self, options: dict[str, Any]) -> bool:
-        """A leaf's CONNECT against ``leafnodes { authorization }``."""
+        """A leaf's CONNECT against ``leafnodes { authorization }``, else the clients' authorization (a token...)."""
         config = self.config
-        if config.token:
-            return options.get("auth_token") == config.token or options.get("token") == config.token
         if config.username:
             return options.get("user") == config.username and options.get("pass") == config.password
-        return True
+        return self.client_login(options)
 
     # -- the leaf's side ---------------------------------------------------------------
 
@@ -247,6 +249,7 @@ class Leafs:
                 go_quote(link.remote_domain),
             )
         link.send_initial_interest()
+        link.start_pinging()
 
     def link_closed(self, link: LeafLink) -> None:
         if link in self.links:
@@ -262,10 +265,9 @@ class Leafs:
 
     def loop_detected(self, link: LeafLink, send_error: bool) -> None:
         """nats-server's ``handleLeafNodeLoop``: the error (sent when this side found it), a longer wait to redial."""
-        delay = LOOP_DELAY if link.solicited else 0.0
-        text = (
+        text = (  # the delay is named on both sides; only a leaf waits it out
             f"Loop detected for leafnode account={go_quote(self.interest.account)}. "
-            f"Delaying attempt to reconnect for {format_duration(int(delay * 1e9))}"
+            f"Delaying attempt to reconnect for {format_duration(int(LOOP_DELAY * 1e9))}"
         )
         self.log.error("%s - %s", link, text)
         for remote in self.remotes:
