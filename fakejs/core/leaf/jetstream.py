@@ -43,14 +43,21 @@ def domain_api_mappings(domain: str) -> dict[str, str]:
     return {f"$JS.{domain}.API.{suffix}": target for suffix, target in _DOMAIN_API_TARGETS.items()}
 
 
-@dataclass
+@dataclass(frozen=True)
 class LinkDenies:
     """What one leaf connection does not carry: ``publish`` out to the remote, ``subscribe`` interest either way."""
 
-    publish: list[str] = field(default_factory=list)
-    subscribe: list[str] = field(default_factory=list)
+    publish: tuple[str, ...] = ()
+    subscribe: tuple[str, ...] = ()
+    dollar_only: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Every deny under ``$``: a message on any other subject passes with one character compared.
+        object.__setattr__(self, "dollar_only", all(deny.startswith("$") for deny in self.publish))
 
     def publish_denied(self, subject: str) -> bool:
+        if self.dollar_only and not subject.startswith("$"):
+            return False
         return any(matches(deny, subject) for deny in self.publish)
 
     def subscribe_denied(self, subject: str) -> bool:
@@ -64,8 +71,6 @@ def link_denies(local_domain: str, remote_domain: str, jetstream: bool) -> tuple
     Kept apart (nats-server logs ``JetStream using domains``) when the
     domains differ, or when this side has neither JetStream nor a domain.
     """
-    denies = LinkDenies(list(DENY_CLIENT_JETSTREAM), list(DENY_CLIENT_JETSTREAM))
     apart = local_domain != remote_domain or (not jetstream and not local_domain)
-    if apart and local_domain and jetstream:
-        denies.publish.append(f"$JS.{local_domain}.API.>")
-    return denies, apart
+    own_api = (f"$JS.{local_domain}.API.>",) if apart and local_domain and jetstream else ()
+    return LinkDenies(DENY_CLIENT_JETSTREAM + own_api, DENY_CLIENT_JETSTREAM), apart
