@@ -90,7 +90,7 @@ async def test_leaf_client_uses_the_hub_domain(hub_kind: str, leaf_kind: str, tm
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target_kind_pair", [("fake", "fake"), ("real", "real")])
+@pytest.mark.parametrize("target_kind_pair", KINDS)
 async def test_stream_mirrored_across_domains(target_kind_pair: tuple[str, str], tmp_path: Path) -> None:
     """A leaf stream mirrors a hub stream through ``$JS.HUB.API``; messages published later follow."""
     async with hub_and_leaf(*target_kind_pair, tmp_path, domains=DOMAINS) as (hub, leaf):
@@ -115,7 +115,7 @@ async def test_stream_mirrored_across_domains(target_kind_pair: tuple[str, str],
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target_kind_pair", [("fake", "fake"), ("real", "real")])
+@pytest.mark.parametrize("target_kind_pair", KINDS)
 async def test_kv_bucket_mirrored_into_the_leaf_domain(target_kind_pair: tuple[str, str], tmp_path: Path) -> None:
     """A hub bucket's stream mirrored into the leaf in the KV shape: nats-py reads the hub's keys and revisions there."""
     async with hub_and_leaf(*target_kind_pair, tmp_path, domains=DOMAINS) as (hub, leaf):
