@@ -6,7 +6,9 @@ names that domain, a stream created there takes messages published on
 this side and its PubAcks name the domain.  Without a domain a client
 reaches its own server's JetStream only (the link carries no ``$JS.API``).
 A stream mirrors, and a KV bucket is mirrored from, the other domain
-through ``external { api: "$JS.<domain>.API" }``.  Run with hub and leaf of
+through ``external { api: "$JS.<domain>.API" }``; when the other side goes
+away the mirror keeps what it has and shows no error, only a growing
+``active``.  Run with hub and leaf of
 the same kind, then of mixed kinds (a real hub with a fakejs leaf and a
 fakejs hub with a real leaf).
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import secrets
 from pathlib import Path
+from typing import Any
 
 import nats
 import nats.js.api as jsapi
@@ -25,6 +28,7 @@ from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
 from tests.harness.leafs import hub_and_leaf
+from tests.harness.targets import stop_target
 from tests.harness.wait import WAIT, eventually
 
 pytestmark = pytest.mark.cluster
@@ -141,4 +145,32 @@ async def test_kv_bucket_mirrored_into_the_leaf_domain(target_kind_pair: tuple[s
         last = await leaf_js.get_last_msg("KV_CFG_COPY", "$KV.CFG.colour")
         assert (last.data, last.seq) == (b"blue", 2)
         await hub_client.close()
+        await leaf_client.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target_kind_pair", [("fake", "fake"), ("real", "real")])
+async def test_a_mirror_of_a_hub_that_went_away_shows_no_error(
+    target_kind_pair: tuple[str, str], tmp_path: Path
+) -> None:
+    """The hub stops: the leaf's mirror keeps what it has, its ``active`` grows, no ``error`` in its info."""
+    async with hub_and_leaf(*target_kind_pair, tmp_path, domains=DOMAINS) as (hub, leaf):
+        hub_client, leaf_client = await nats.connect(hub.url), await nats.connect(leaf.url)
+        hub_js, leaf_js = hub_client.jetstream(timeout=WAIT), leaf_client.jetstream(timeout=WAIT)
+        await _reachable(leaf_client.jetstream(domain="HUB", timeout=WAIT))
+        await hub_js.add_stream(name="ORDERS", subjects=["orders.>"], storage=jsapi.StorageType.MEMORY)
+        await hub_js.publish("orders.1", b"1")
+        origin = jsapi.StreamSource(name="ORDERS", external=jsapi.ExternalStream(api="$JS.HUB.API"))
+        await leaf_js.add_stream(name="COPY", mirror=origin, storage=jsapi.StorageType.MEMORY)
+        await eventually(lambda: _messages(leaf_js, "COPY"), lambda count: count == 1, what="the mirrored message")
+        await hub_client.close()
+        await stop_target(hub)
+
+        async def mirror() -> dict[str, Any]:
+            reply = await leaf_client.request("$JS.API.STREAM.INFO.COPY", b"", timeout=WAIT)
+            return dict(json.loads(reply.data)["mirror"])
+
+        seen = await eventually(mirror, lambda found: found["active"] > 2_000_000_000, what="two seconds inactive")
+        assert "error" not in seen and seen["lag"] == 0
+        assert await _messages(leaf_js, "COPY") == 1
         await leaf_client.close()
