@@ -135,6 +135,11 @@ class Broker:
 
             self.leafs = Leafs(options.leafnodes, (self.server_id, self.name), self.accounts, clock, self.random)
             self.leafs.max_payload = options.max_payload
+            self.leafs.jetstream_domain = options.jetstream_domain
+            self.leafs.jetstream = lambda: self.jetstream_enabled
+            self.leafs.hooks = lambda: self.faults
+            self.leafs.server_options = options
+            self.leafs.client_login = lambda connect: self.auth.login(connect) is not None
 
     def _callouts(self, key: NkeyPair | None) -> AuthCallouts | None:
         """The server's authorization callouts (``auth_callout``, or operator mode's accounts), given its nkey."""

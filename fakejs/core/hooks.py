@@ -21,6 +21,7 @@ HOOK_POINTS: dict[str, tuple[str, frozenset[str]]] = {
     "consumer.heartbeat": ("an idle heartbeat is about to be sent", frozenset({"drop"})),
     "api.request": ("a $JS.API request arrived", frozenset({"fail_api", "ignore"})),
     "api.reply": ("a $JS.API reply is about to be sent", frozenset({"rewrite"})),
+    "leaf.connect": ("a leaf connection's handshake is done, before it comes up", frozenset({"drop"})),
 }
 
 # Keys a fault may match on, per hook point (values are exact or shell-style patterns).
@@ -32,6 +33,7 @@ MATCH_KEYS: dict[str, frozenset[str]] = {
     "consumer.heartbeat": frozenset({"stream", "consumer"}),
     "api.request": frozenset({"subject"}),
     "api.reply": frozenset({"subject"}),
+    "leaf.connect": frozenset({"remote", "side"}),
 }
 
 

@@ -65,6 +65,8 @@ class Keepalive:
         self._advance: int | None = None
         self.interval = self.configured_interval()
         self.ping_max = 0  # unanswered PINGs before the connection is stale (0: the server's ping_max)
+        # PING on every interval, whatever arrived meanwhile (nats-server's routes and a leaf's link to its hub).
+        self.always = False
 
     def configured_interval(self) -> float:
         """The ping interval the options give this connection (a websocket client's own, when set)."""
@@ -76,11 +78,14 @@ class Keepalive:
         """The connection is open: PING after a ping interval."""
         self._set(self.interval)
 
-    def connected(self, since_start: float) -> None:
-        """CONNECT arrived ``since_start`` seconds after the connection opened: the first PING comes soon."""
+    def connected(self, since_start: float, first: float = 0.0) -> None:
+        """CONNECT arrived ``since_start`` seconds after the connection opened: the first PING comes soon.
+
+        ``first``: how soon at most (0: the options' first ping interval, a client's).
+        """
         if self.rtt == 0.0:
             self.rtt = since_start
-        delay = min(self.interval, self.options.first_ping_interval)
+        delay = min(self.interval, first or self.options.first_ping_interval)
         # nats-server adds up to 20% so that many clients do not ping in step.
         self._set(delay + self.rng.uniform(0, delay / 5))
 
@@ -109,7 +114,7 @@ class Keepalive:
         interval = self.interval
         now = self.clock.monotonic()
         need_rtt = self.rtt_start is None or now - self.rtt_start > RTT_MAX_AGE
-        if need_rtt or now - client.last_in >= interval:
+        if self.always or need_rtt or now - client.last_in >= interval:
             # Under a manual clock one advance() may span many ping intervals with
             # no chance for the client to answer: only one PING per advance counts.
             advance = self.clock.advances

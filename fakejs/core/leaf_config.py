@@ -29,11 +29,10 @@ class LeafConfig:
     no_advertise: bool = False
     username: str = ""
     password: str = ""
-    token: str = ""
     auth_timeout: float = 0.0
     remotes: list[LeafRemote] = field(default_factory=list)
     reconnect: float = DEFAULT_LEAF_RECONNECT
 
     @property
     def auth_required(self) -> bool:
-        return bool(self.username or self.token)
+        return bool(self.username)

@@ -50,6 +50,26 @@ class Subscriber(Protocol):
         """The subscription's auto-unsubscribe limit is reached by this message (``exceeded``: passed before it)."""
 
 
+JS_ACK_PREFIX = "$JS.ACK."
+
+
+def js_ack_deliver_index(reply: str) -> int:
+    """nats-server's ``jsAckDeliverIdx``: where ``@<subject>`` starts in a ``$JS.ACK.`` reply sent to another server.
+
+    Only an ``@`` after the ack's eight dots counts (stream and consumer
+    names may hold one); -1 when there is none.
+    """
+    if not reply.startswith(JS_ACK_PREFIX):
+        return -1
+    dots = 0
+    for index, char in enumerate(reply):
+        if char == ".":
+            dots += 1
+        elif char == "@" and dots >= 8:
+            return index
+    return -1
+
+
 class RouteOwner(Protocol):
     """The owner of a remote subscription: a route connection to another server of the cluster
     (:class:`~fakejs.core.cluster.link.RouteLink`), named in message traces by ``rid`` and ``remote_name``."""
@@ -464,6 +484,8 @@ class Router:
                 if members:
                     targets.setdefault(members[self._rng.randrange(len(members))].owner, []).append(queue)
         self.routed_subject = outer
+        if targets and visible != subject and reply and js_ack_deliver_index(reply) < 0:
+            reply = f"{reply}@{visible}"  # the subject shown travels at the end of the reply, as nats-server sends it
         for route, queues in targets.items():
             self._forward(route, remote.account, subject, reply, queues, headers, payload)
         return delivered or bool(targets)
@@ -479,16 +501,20 @@ class Router:
         result = self.index.match(subject)
         if not result:
             return
+        shown = subject
+        split = js_ack_deliver_index(reply) if reply else -1
+        if 0 <= split < len(reply) - 1:  # a JetStream delivery: the subject shown ends its ``$JS.ACK.`` reply
+            shown, reply = reply[split + 1 :], reply[:split]
         outer, self.routed_subject = self.routed_subject, subject
         for sub in result.psubs:
-            self._deliver(sub, subject, reply, headers, payload, origin)
+            self._deliver(sub, shown, reply, headers, payload, origin)
         for queue in queues:
             group = result.qsubs.get(queue)
             if not group:
                 continue
             start = self._rng.randrange(len(group)) if len(group) > 1 else 0
             for i in range(len(group)):
-                if self._deliver(group[(start + i) % len(group)], subject, reply, headers, payload, origin):
+                if self._deliver(group[(start + i) % len(group)], shown, reply, headers, payload, origin):
                     break
         self.routed_subject = outer
 

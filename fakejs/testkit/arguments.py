@@ -115,6 +115,13 @@ ACTION_ARGUMENTS: dict[str, Request] = {
         UNTIL_REMOVED,
     ),
     "stall": _action("stall", "Stop answering clients' PINGs", CLIENTS),
+    "drop_leafs": _action(
+        "drop_leafs",
+        "Close leaf connections (a leaf dials its hub again after its reconnect delay)",
+        Field("remote", STRING, "The remote server's name, or a shell-style pattern", default="*"),
+        Field("until_restored", BOOLEAN, "Drop them again as they come up, until restore_leafs", default=False),
+    ),
+    "restore_leafs": _action("restore_leafs", "Let the leaf connections drop_leafs keeps down come up again"),
     "advance_clock": _action(
         "advance_clock",
         "Move a manual clock forward",
@@ -158,6 +165,8 @@ MATCH_FIELDS: dict[str, Field] = {
     "stream": Field("stream", STRING, "The stream's name (a shell-style pattern)"),
     "consumer": Field("consumer", STRING, "The consumer's name (a shell-style pattern)"),
     "subject": Field("subject", STRING, "The message's or the API request's subject (a shell-style pattern)"),
+    "remote": Field("remote", STRING, "The leaf connection's remote server name (a shell-style pattern)"),
+    "side": Field("side", STRING, '"hub" (this server accepted the leaf connection) or "leaf" (it dialled)'),
 }
 
 

@@ -54,6 +54,7 @@ class Controller:
         self.scenario: Any = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._inboxes = itertools.count(1)  # reply subjects of api(), numbered per server
+        self._leaf_cuts: list[Fault] = []  # drop_leafs(until_restored=True) faults, removed by restore_leafs
 
     # -- generic entry -----------------------------------------------------------------
 
@@ -174,6 +175,24 @@ class Controller:
         for session in chosen:
             session.close(KICKED, abort=bool(abrupt))
         return {"disconnected": [c.cid for c in chosen]}
+
+    # -- leaf connections ---------------------------------------------------------------
+
+    def drop_leafs(self, remote: str = "*", until_restored: bool = False) -> dict[str, Any]:
+        """Close the leaf connections to servers named like ``remote``; with ``until_restored``, refuse them again."""
+        leafs = self.server.broker.leafs
+        if leafs is None:
+            raise ControlError("this server has no leaf connections (leafnodes { } is not configured)")
+        if until_restored:
+            fault = self.add_fault(on="leaf.connect", do="drop", match={"remote": remote}, times=None)
+            self._leaf_cuts.append(fault)
+        return {"dropped": leafs.drop(remote), "until_restored": bool(until_restored)}
+
+    def restore_leafs(self) -> dict[str, Any]:
+        """Let the leaf connections that :meth:`drop_leafs` keeps down come up again (a leaf redials on its own)."""
+        restored = [fault.id for fault in self._leaf_cuts if self.faults.remove(fault)]
+        self._leaf_cuts.clear()
+        return {"restored": restored}
 
     # -- server lifecycle ---------------------------------------------------------------
 
@@ -327,6 +346,8 @@ ACTIONS: dict[str, Callable[..., Any]] = {
     "drop_deliveries": Controller.drop_deliveries,
     "delay_deliveries": Controller.delay_deliveries,
     "stall": Controller.stall,
+    "drop_leafs": Controller.drop_leafs,
+    "restore_leafs": Controller.restore_leafs,
     "advance_clock": Controller.advance_clock,
     "clear_faults": Controller.clear_faults,
 }

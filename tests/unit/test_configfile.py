@@ -114,6 +114,7 @@ def test_key_sets_option(text: str, attribute: str, value: object) -> None:
         ),
         ("jetstream { foo: 1 }", 'f.conf:1:12: unknown field "foo"'),
         ("leafnodes { port: x }", "f.conf:1:12: interface conversion: interface {} is string, not int64"),
+        ("leafnodes { authorization { token: x } }", 'f.conf:1:28: unknown field "token"'),
         ("authorization { user: a, token: b }", "f.conf:1:0: Cannot have a user/pass and token"),
         ("zzz: 1", 'f.conf:1:0: unknown field "zzz"'),
         ('max_subs: "x"', "f.conf:1:0: interface conversion: interface {} is string, not int64"),

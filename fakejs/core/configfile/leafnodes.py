@@ -1,7 +1,8 @@
 """``leafnodes {}``: the leaf port's settings and the remotes, onto :class:`~fakejs.core.leaf_config.LeafConfig`.
 
 Served: ``listen``/``host``/``port``, ``advertise``, ``no_advertise``,
-``authorization { user password token timeout }``, ``reconnect``, and
+``authorization { user password timeout }`` (a leaf without a leaf user logs
+in as a client would, with the server's token or users), ``reconnect``, and
 remotes with ``url``/``urls`` (not WebSocket), ``account`` (the global
 account only) and ``hub: false``.  Everything else refuses to start, naming the setting.
 """
@@ -58,7 +59,7 @@ def _authorization(token: Token, config: LeafConfig, context: ConfigContext) -> 
         elif lowered == "password":
             config.password = want(member, str)
         elif lowered == "token":
-            config.token = want(member, str)
+            context.unknown(key, member)  # nats-server's leaf authorization has none (a token is the clients')
         elif lowered == "timeout":
             config.auth_timeout = (
                 float(member.value) if isinstance(member.value, (int, float)) else float(want(member, int))

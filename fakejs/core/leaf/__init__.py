@@ -2,9 +2,10 @@
 
 ``leafs`` (the server's leaf connections: the hub's INFO and logins, the
 remotes dialled and redialled, loop detection), ``link`` (one leaf
-connection, without the socket) and ``interest`` (the bound account's
+connection, without the socket), ``interest`` (the bound account's
 interest exchanged with each leaf connection, and the messages relayed
-between them).  The package may import the rest of :mod:`fakejs.core`
+between them) and ``jetstream`` (what each link denies of JetStream's API,
+and the subjects of a JetStream domain).  The package may import the rest of :mod:`fakejs.core`
 below the broker, and :mod:`fakejs.protocol`; the socket layer
 (:mod:`fakejs.server`) dials and accepts the connections.
 """

@@ -17,6 +17,7 @@ import random
 from collections.abc import Iterable
 from typing import Protocol
 
+from fakejs.core.leaf.jetstream import LinkDenies
 from fakejs.core.router import RouteOwner, Router, Subscription
 from fakejs.core.subjects import SubscriptionIndex
 
@@ -30,6 +31,7 @@ class LeafTarget(RouteOwner, Protocol):
     """A leaf connection, as the account sees it."""
 
     solicited: bool
+    denies: LinkDenies
 
     def update_interest(self, subject: str, queue: str, delta: int) -> None:
         """Count ``delta`` more (or fewer) subscriptions to tell the remote of; send ``LS+``/``LS-`` on change."""
@@ -62,6 +64,14 @@ class AccountLeafs:
         self._rng = rng
         self._local: dict[tuple[str, str], int] = {}
         self._remote: dict[LeafTarget, dict[tuple[str, str], Subscription]] = {}
+        # Subjects told to every connection without a subscription (nats-server's imports and mappings),
+        # and those told only to the connections this server accepted (a leaf checks its imports against its denies).
+        self.mapped_sources: list[str] = []
+        self.hub_imports: list[str] = []
+
+    def has_exact_interest(self, subject: str) -> bool:
+        """Whether a connection has a plain subscription on exactly ``subject`` (a push consumer's delivery)."""
+        return bool(self.index.exact(subject).psubs)
 
     # -- local interest ------------------------------------------------------------
 
@@ -91,13 +101,21 @@ class AccountLeafs:
             for (subject, queue), sub in subs.items():
                 if _tells(target, owner, subject):
                     told[(subject, queue)] = told.get((subject, queue), 0) + (sub.weight if queue else 1)
+        told = {key: count for key, count in told.items() if not target.denies.subscribe_denied(key[0])}
+        for subject in self.mapped_sources + ([] if target.solicited else self.hub_imports):
+            told[(subject, "")] = told.get((subject, ""), 0) + 1
         told[(self.lds, "")] = told.get((self.lds, ""), 0) + 1
         return [(subject, queue, count) for (subject, queue), count in told.items()]
 
     # -- remote interest -----------------------------------------------------------
 
     def remote_sub(self, link: LeafTarget, subject: str, queue: str, weight: int) -> None:
-        """``LS+`` from ``link``: index it (or update a queue's weight) and tell the other connections."""
+        """``LS+`` from ``link``: index it (or update a queue's weight) and tell the other connections.
+
+        Interest the link denies (JetStream's API) is not taken.
+        """
+        if link.denies.subscribe_denied(subject):
+            return
         subs = self._remote.setdefault(link, {})
         existing = subs.get((subject, queue))
         if existing is not None:
@@ -109,6 +127,7 @@ class AccountLeafs:
             self.index.insert(sub)
             subs[(subject, queue)] = sub
             delta = sub.weight if queue else 1
+            self.router.notify_interest(subject)  # a push consumer delivering to the leaf
         if delta:
             self._relay_interest(link, subject, queue, delta)
 
@@ -127,6 +146,7 @@ class AccountLeafs:
     def _drop(self, link: LeafTarget, sub: Subscription) -> None:
         sub.closed = True
         self.index.remove(sub)
+        self.router.notify_interest(sub.subject)
         self._relay_interest(link, sub.subject, sub.queue, -(sub.weight if sub.queue else 1))
 
     def _relay_interest(self, source: LeafTarget, subject: str, queue: str, delta: int) -> None:
@@ -150,8 +170,11 @@ class AccountLeafs:
     ) -> None:
         """A message from ``source``: local subscribers (plain, one of each queue named), then the other connections.
 
-        A queue named that has no local member goes to one member on another connection.
+        The subject is mapped first (a JetStream domain's API onto the
+        account's).  A queue named that has no local member goes to one
+        member on another connection.
         """
+        subject = self.router.mapped(subject)
         local = self.router.index.match(subject)
         self.router.publish_routed(subject, reply, queues, headers, payload, source)
         remote = self.index.match(subject)

@@ -11,6 +11,7 @@ time the next of its URLs.
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import random
 from collections.abc import Callable, Iterator
@@ -19,13 +20,16 @@ from urllib.parse import urlsplit
 
 from fakejs.core.accounts import Accounts
 from fakejs.core.auth import new_nonce
+from fakejs.core.clientio import KICKED
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.link import RouteIO
+from fakejs.core.hooks import Hooks, NoHooks
 from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs, LeafTarget
+from fakejs.core.leaf.jetstream import JETSTREAM_API, domain_api_mappings, link_denies
 from fakejs.core.leaf.link import LeafLink
 from fakejs.core.leaf_config import LeafConfig, LeafRemote
 from fakejs.core.log import get_logger
-from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, RUNTIME
+from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, RUNTIME, ServerOptions
 from fakejs.gocompat import ids
 from fakejs.gocompat.gotime import format_duration
 from fakejs.protocol.writer import go_quote
@@ -84,6 +88,15 @@ class Leafs:
         self._next_lid = 0
         self.max_payload = 1024 * 1024
         self.client_port = 0
+        # ``jetstream { domain }`` and whether JetStream runs (told in INFO and CONNECT, deciding the denies).
+        self.jetstream_domain = ""
+        self.jetstream: Callable[[], bool] = lambda: False
+        # The server's hook points (the ``leaf.connect`` faults of a test).
+        self.hooks: Callable[[], Hooks] = NoHooks
+        # Without a leaf user, nats-server checks a leaf's CONNECT as a client's (the server's token, users...).
+        self.client_login: Callable[[dict[str, Any]], bool] = lambda options: True
+        # The server's ping_interval and ping_max (each link's keepalive).
+        self.server_options = ServerOptions()
 
     # -- starting and stopping ----------------------------------------------------------
 
@@ -95,6 +108,12 @@ class Leafs:
         for sub in router.local_subscriptions():
             self.interest.count_quietly(sub)
         router.remote = self.interest
+        # A push consumer here delivers to a subscription across a leaf connection as to a local one.
+        router.add_imported_interest(self.interest.has_exact_interest)
+        if self.jetstream():
+            self.interest.hub_imports = [JETSTREAM_API]  # the account's import of the JetStream API
+            if self.jetstream_domain:
+                self.interest.mapped_sources = list(domain_api_mappings(self.jetstream_domain))
         for remote in self.remotes:
             self._dial(remote)
 
@@ -132,9 +151,13 @@ class Leafs:
             "headers": True,
             "auth_required": True,
             "max_payload": self.max_payload,
-            "ip": f"{host}:{port}",
-            "client_id": link.lid,
         }
+        if self.jetstream():
+            info["jetstream"] = True
+        info["ip"] = f"{host}:{port}"
+        info["client_id"] = link.lid
+        if self.jetstream_domain:
+            info["domain"] = self.jetstream_domain
         if connect_info:
             info["connect_info"] = True
             info["remote_account"] = self.interest.account
@@ -152,13 +175,11 @@ class Leafs:
         return self.host or "0.0.0.0", self.port
 
     def check_login(self, options: dict[str, Any]) -> bool:
-        """A leaf's CONNECT against ``leafnodes { authorization }``."""
+        """A leaf's CONNECT against ``leafnodes { authorization }``, else the clients' authorization (a token...)."""
         config = self.config
-        if config.token:
-            return options.get("auth_token") == config.token or options.get("token") == config.token
         if config.username:
             return options.get("user") == config.username and options.get("pass") == config.password
-        return True
+        return self.client_login(options)
 
     # -- the leaf's side ---------------------------------------------------------------
 
@@ -193,15 +214,14 @@ class Leafs:
                 fields["pass"] = parts.password
             else:
                 fields["auth_token"] = parts.username
+        fields["server_id"] = self.server_id
+        if self.jetstream_domain:
+            fields["domain"] = self.jetstream_domain
+        fields.update({"name": self.server_name, "headers": True})
+        if self.jetstream():
+            fields["jetstream"] = True
         fields.update(
-            {
-                "server_id": self.server_id,
-                "name": self.server_name,
-                "headers": True,
-                "compress_mode": "not supported",
-                "remote_account": self.interest.account,
-                "protocol": LEAF_PROTO,
-            }
+            {"compress_mode": "not supported", "remote_account": self.interest.account, "protocol": LEAF_PROTO}
         )
         remote = next((r for r in self.remotes if r.link is link), None)
         if remote is not None and remote.config.hub:
@@ -211,12 +231,25 @@ class Leafs:
     # -- both sides ----------------------------------------------------------------------
 
     def link_up(self, link: LeafLink) -> None:
+        hooks = self.hooks()
+        if hooks and hooks.fire("leaf.connect", remote=link.remote_name, side=link.side) is not None:
+            link.close(KICKED)  # the ``leaf.connect`` hook point's ``drop``: a leaf dials again after ``reconnect``
+            return
         link.up = True
         if link.solicited:
             self.log.info("%s - Leafnode connection created for account: %s", link, self.interest.account)
         else:
             self.log.info("%s - Leafnode connection created", link)
+        link.denies, apart = link_denies(self.jetstream_domain, link.remote_domain, self.jetstream())
+        if apart:
+            self.log.info(
+                "%s - JetStream using domains: local %s, remote %s",
+                link,
+                go_quote(self.jetstream_domain),
+                go_quote(link.remote_domain),
+            )
         link.send_initial_interest()
+        link.start_pinging()
 
     def link_closed(self, link: LeafLink) -> None:
         if link in self.links:
@@ -232,10 +265,9 @@ class Leafs:
 
     def loop_detected(self, link: LeafLink, send_error: bool) -> None:
         """nats-server's ``handleLeafNodeLoop``: the error (sent when this side found it), a longer wait to redial."""
-        delay = LOOP_DELAY if link.solicited else 0.0
-        text = (
+        text = (  # the delay is named on both sides; only a leaf waits it out
             f"Loop detected for leafnode account={go_quote(self.interest.account)}. "
-            f"Delaying attempt to reconnect for {format_duration(int(delay * 1e9))}"
+            f"Delaying attempt to reconnect for {format_duration(int(LOOP_DELAY * 1e9))}"
         )
         self.log.error("%s - %s", link, text)
         for remote in self.remotes:
@@ -245,6 +277,13 @@ class Leafs:
             link.refuse(text, "Protocol Violation")
         else:
             link.close("Protocol Violation")
+
+    def drop(self, remote: str = "*") -> list[int]:
+        """Close the connections that are up to servers named like ``remote`` (a pattern); their ids."""
+        dropped = [link for link in self.links if link.up and fnmatch.fnmatchcase(link.remote_name, remote)]
+        for link in dropped:
+            link.close(KICKED)
+        return [link.lid for link in dropped]
 
     @property
     def num_leafs(self) -> int:

@@ -12,12 +12,16 @@ its subscribers and the other leaf connections.  ``PING`` is answered.
 from __future__ import annotations
 
 import logging
+import random
 from typing import Any, Protocol
 
 from fakejs.core.clientio import PROTOCOL_VIOLATION
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.cluster.link import RouteIO
+from fakejs.core.keepalive import Keepalive
 from fakejs.core.leaf.interest import AccountLeafs
+from fakejs.core.leaf.jetstream import LinkDenies
+from fakejs.core.options import ServerOptions
 from fakejs.protocol import leaf as wire
 from fakejs.protocol import route as route_wire
 from fakejs.protocol import writer
@@ -30,6 +34,12 @@ __all__ = ["LeafHost", "LeafLink"]
 ERR_AUTHORIZATION = "Authorization Violation"
 ERR_AUTH_TIMEOUT = "Authentication Timeout"
 ERR_CLIENT_ON_LEAF_PORT = "attempted to connect to leafnode port"
+ERR_STALE = "Stale Connection"
+ERR_STALE_LEAF = "Stale Leaf Node Connection - Closing"
+# nats-server's connectProcessTimeout: how long a leaf waits for the hub's INFO answering its CONNECT.
+CONNECT_PROCESS_TIMEOUT = 2.0
+# nats-server's firstPingInterval: a leaf connection's first PING comes within a second (plus jitter).
+FIRST_PING = 1.0
 AUTH_VIOLATION = "Authentication Failure"
 WRONG_PORT = "Incorrect Port"
 
@@ -39,6 +49,8 @@ class LeafHost(Protocol):
 
     clock: Clock
     log: logging.Logger
+    server_options: ServerOptions
+    rng: random.Random
     interest: AccountLeafs
     auth_timeout: float
     auth_required: bool
@@ -68,17 +80,24 @@ class LeafLink:
         self.solicited = solicited
         self.url = url
         self.parser = wire.LeafParser(host.interest.account)
-        self.remote_id = self.remote_name = self.remote_cluster = ""
+        self.remote_id = self.remote_name = self.remote_cluster = self.remote_domain = ""
+        # What the link does not carry (JetStream's API, set when it comes up).
+        self.denies = LinkDenies()
         self.connect_options: dict[str, Any] = {}
         self.up = False
         self.closed = False
         self.close_reason = ""
         self.out: list[bytes] = []
         self.in_msgs = self.out_msgs = self.in_bytes = self.out_bytes = 0
-        self.started = host.clock.monotonic()
+        self.started = self.last_in = host.clock.monotonic()
+        # PINGs every ping_interval (a leaf PINGs its hub whatever it heard), stale after ping_max unanswered.
+        self.keepalive = Keepalive(self, host.clock, host.server_options, host.rng)
+        self.keepalive.always = solicited
         # What the remote was told: (subject, queue) -> subscriptions (nats-server's ``smap``).
         self.told: dict[tuple[str, str], int] = {}
+        # The hub's login timeout, or the leaf's wait for the INFO answering its CONNECT.
         self._auth_timer: TimerHandle | None = None
+        self._connect_sent = False
 
     def __repr__(self) -> str:
         host, port = self.io.remote_address
@@ -87,6 +106,26 @@ class LeafLink:
     @property
     def rid(self) -> int:
         return self.lid
+
+    @property
+    def websocket(self) -> bool:
+        return False
+
+    def debug(self, text: str) -> None:
+        self.host.log.debug("%s - %s", self, text)
+
+    def stale(self) -> None:
+        self.host.log.debug("%s - Stale Client Connection - Closing", self)
+        self.refuse(ERR_STALE, ERR_STALE)
+
+    def start_pinging(self) -> None:
+        """The link is up: the first PING within a second, then one every ping interval."""
+        self.keepalive.connected(self.host.clock.monotonic() - self.started, first=FIRST_PING)
+
+    @property
+    def side(self) -> str:
+        """``leaf`` on the server that dialled, ``hub`` on the one that accepted."""
+        return "leaf" if self.solicited else "hub"
 
     # -- starting --------------------------------------------------------------------
 
@@ -119,14 +158,16 @@ class LeafLink:
     def forward(
         self, account: str, subject: str, reply: str, queues: list[str], headers: bytes | None, payload: bytes
     ) -> None:
-        """One message for the remote's subscribers (and one member of each of ``queues``)."""
+        """One message for the remote's subscribers (and one member of each of ``queues``), unless the link denies it."""
+        if self.denies.publish and self.denies.publish_denied(subject):
+            return
         self.out_msgs += 1
         self.out_bytes += len(payload) + (len(headers) if headers is not None else 0)
         self.send(wire.leaf_msg(subject, reply, queues, headers, payload))
 
     def update_interest(self, subject: str, queue: str, delta: int) -> None:
         """nats-server's ``updateSmap``: a queue's every change is told, a subject's first and last."""
-        if not self.up:
+        if not self.up or self.denies.subscribe_denied(subject):
             return
         key = (subject, queue)
         count = self.told.get(key, 0)
@@ -156,6 +197,7 @@ class LeafLink:
             return
         self.closed = True
         self.close_reason = reason
+        self.keepalive.cancel()
         if self._auth_timer is not None:
             self._auth_timer.cancel()
         self.host.link_closed(self)
@@ -175,6 +217,7 @@ class LeafLink:
         if self.closed:
             return
         self.parser.receive_data(data)
+        self.last_in = self.host.clock.monotonic()
         try:
             while not self.closed:
                 event = self.parser.next_event()
@@ -198,7 +241,9 @@ class LeafLink:
         elif kind is RouteError:
             assert isinstance(event, RouteError)
             self._on_error(event.text)
-        elif kind in (Pong, Ok):
+        elif kind is Pong:
+            self.keepalive.pong()
+        elif kind is Ok:
             return
         elif not self.up:
             self.refuse(ERR_AUTHORIZATION, PROTOCOL_VIOLATION)
@@ -215,13 +260,32 @@ class LeafLink:
             self.host.interest.relay(self, event.subject, event.reply, event.queues, event.headers, event.payload)
 
     def _on_info(self, info: dict[str, Any]) -> None:
+        """The leaf's side: CONNECT on the hub's first INFO; up on it, or on the INFO answering the CONNECT."""
         if not self.solicited or self.up:
             return  # a later INFO (leafnode URLs, permissions): nothing fakejs follows yet
-        self.remote_id = str(info.get("server_id") or "")
-        self.remote_name = str(info.get("server_name") or self.remote_id)
-        self.remote_cluster = str(info.get("cluster") or "")
-        self.send(route_wire.connect(self.host.connect_fields(self)))
+        if not self._connect_sent:
+            self._connect_sent = True
+            self.remote_id = str(info.get("server_id") or "")
+            self.remote_name = str(info.get("server_name") or self.remote_id)
+            self.remote_cluster = str(info.get("cluster") or "")
+            self.remote_domain = str(info.get("domain") or "")
+            self.send(route_wire.connect(self.host.connect_fields(self)))
+            if info.get("info_on_connect") and not info.get("connect_info"):
+                self._auth_timer = self.host.clock.call_later(CONNECT_PROCESS_TIMEOUT, self._connect_timeout)
+                return
+        elif not info.get("connect_info"):
+            return
+        if self._auth_timer is not None:
+            self._auth_timer.cancel()
+            self._auth_timer = None
         self.host.link_up(self)
+
+    def _connect_timeout(self) -> None:
+        """nats-server's connectProcessTimeout: the hub never answered the CONNECT."""
+        self._auth_timer = None
+        if not self.up and not self.closed:
+            self.host.log.debug("%s - %s", self, ERR_STALE_LEAF)
+            self.refuse(ERR_STALE_LEAF, ERR_STALE)
 
     def _on_connect(self, options: dict[str, Any]) -> None:
         if self.solicited or self.up:
@@ -240,6 +304,7 @@ class LeafLink:
         self.remote_id = str(options.get("server_id") or "")
         self.remote_name = str(options.get("name") or self.remote_id)
         self.remote_cluster = str(options.get("cluster") or "")
+        self.remote_domain = str(options.get("domain") or "")
         self.send(route_wire.info(self.host.hub_info(self, connect_info=True)).replace(b"\r\n", b" \r\n"))
         self.host.link_up(self)
 

@@ -308,8 +308,8 @@ class JetStream:
     def start(self) -> None:
         self.broker.jetstream_enabled = True
         if self.domain:
-            # nats-server maps the domain's API prefix onto the account's own API.
-            self.router.add_prefix_mapping(f"$JS.{self.domain}.API.", "$JS.API.")
+            for source, target in (("$KV.", "$KV."), ("$OBJ.", "$OBJ."), ("", "$JS.API.")):  # nats-server's domain maps
+                self.router.add_prefix_mapping(f"$JS.{self.domain}.API.{source}", target)
         account = self.account.name
         banner.log_account_enabled(self.log, account, self.limits)
         if self.persistence.has_streams():
