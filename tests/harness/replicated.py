@@ -32,3 +32,13 @@ async def wait(condition: Callable[[], Any], timeout: float = WAIT) -> Any:
             raise TimeoutError(f"not met within {timeout} s: {condition}")
         await asyncio.sleep(0.005)
     return value
+
+
+def replicated_cluster(size: int = 3, **settings: Any) -> Any:
+    """An in-process cluster whose nodes run JetStream replicated across them, each on its own store."""
+    # Imported here: the server layer loads only for the tests that start servers
+    from fakejs.core.options import ReplicatedJetStream
+    from fakejs.server.local_cluster import Cluster
+
+    peers = tuple(f"n{index + 1}" for index in range(size))
+    return Cluster(size=size, jetstream_replicated=ReplicatedJetStream(peers, FAST), **settings)
