@@ -129,13 +129,9 @@ class AccountJetStreams:
         replicated = self.broker.options.jetstream_replicated
         if [account for account, _ in chosen] == [default]:
             # Only the global account: its streams are the store's (removed by stop(), when owned).
-            js = JetStreamWithApi(self.broker, store_dir, own_store=False, account=default)
-            if replicated is not None:
-                # Replicated across the cluster's servers (set by code only): its own $JS.API front
-                from fakejs.jetstream.api.replicated import serve_replicated
-
-                serve_replicated(js, replicated)
-            self._start(js)
+            self._start(
+                JetStreamWithApi(self.broker, store_dir, own_store=False, account=default, replicated=replicated)
+            )
         elif replicated is not None:
             raise ValueError(REPLICATED_ACCOUNTS_REFUSAL)
         else:

@@ -7,8 +7,8 @@ what it leads, as nats-server does:
 - the **meta leader**: ``$JS.API.INFO``, ``STREAM.CREATE``/``UPDATE``/``DELETE``
   (checked as a single server checks them, then proposed through
   :class:`~fakejs.jetstream.cluster.MetaLeader`), ``STREAM.NAMES``, a
-  request about a stream that does not exist, and the refusal of what is not
-  built yet in this mode (consumers, ``STREAM.LIST``, step-downs, peer removal,
+  ``STREAM.LIST`` (each stream's info asked of its leader), a request about a stream that does not exist, and the refusal of what is not
+  built yet in this mode (consumers, step-downs, peer removal,
   snapshots...: :func:`~fakejs.jetstream.service.replicated.not_built`);
 - the **stream's leader**: ``STREAM.INFO``, ``PURGE``, ``MSG.GET``, ``MSG.DELETE``
   (purges and deletes proposed to the stream's group), and the answer to a
@@ -27,6 +27,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from fakejs.core.subjects import overlap
 from fakejs.jetstream.api import streams
 from fakejs.jetstream.api.dispatch import encode, error_doc
 from fakejs.jetstream.api.request import Request
@@ -36,14 +37,16 @@ from fakejs.jetstream.config import stream as streamconfig
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed
 from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built
+from fakejs.jetstream.stream import info as stream_info
 
 if TYPE_CHECKING:
     from fakejs.core.options import ReplicatedJetStream as ReplicatedOptions
     from fakejs.core.router import Subscription
+    from fakejs.jetstream.cluster import StreamAssignment
     from fakejs.jetstream.service.jetstream import JetStream
     from fakejs.jetstream.service.replicated_streams import StreamReplica
 
-__all__ = ["ReplicatedApi", "serve_replicated"]
+__all__ = ["ReplicatedApi"]
 
 API_PREFIX = "$JS.API."
 
@@ -55,8 +58,6 @@ class ReplicatedApi:
         self.js = js
         self.domain = ReplicatedJetStream(js, options)
         self.domain.answer = self._answer_assignment
-        js.cluster_sections = self.domain.cluster_section
-        js.replicated = self.domain
         self._subscription: Subscription | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._handlers: dict[str, Callable[..., Awaitable[Any]]] = {
@@ -66,6 +67,7 @@ class ReplicatedApi:
             "$JS.API.STREAM.DELETE.{stream}": self._delete,
             "$JS.API.STREAM.INFO.{stream}": self._info,
             "$JS.API.STREAM.NAMES": self._names,
+            "$JS.API.STREAM.LIST": self._list,
             "$JS.API.STREAM.PURGE.{stream}": self._purge,
             "$JS.API.STREAM.MSG.DELETE.{stream}": self._delete_message,
             "$JS.API.STREAM.MSG.GET.{stream}": self._get_message,
@@ -110,7 +112,7 @@ class ReplicatedApi:
                 return
             body = await handler(request, **tokens)
         except ApiError as error:
-            if self._answers_errors(tokens.get("stream", "")):
+            if self._answers_errors(route, tokens.get("stream", "")):
                 self._reply(request, error_doc(route, error), error=True)
             return
         except ProposalFailed:
@@ -128,8 +130,11 @@ class ReplicatedApi:
         else:
             self._reply(request, {"type": route.response, **body}, error=False)
 
-    def _answers_errors(self, stream: str) -> bool:
-        """A refusal is given by the stream's leader, else by the meta leader."""
+    def _answers_errors(self, route: Route, stream: str) -> bool:
+        """A refusal of a create, update or delete is the meta leader's; of another request, the stream's leader's
+        (the meta leader's when the stream has none)."""
+        if route.proposed == "always":
+            return self.domain.is_meta_leader
         replica = self.domain.replicas.replicas.get(stream)
         if replica is not None and replica.group is not None and replica.group.leader is not None:
             return replica.is_leader
@@ -173,13 +178,24 @@ class ReplicatedApi:
         if existing is not None:
             if dict(existing.config) != checked:
                 raise api_error("JSStreamNameExistErr")
-            replica = self._leading(stream)
-            return None if replica is None else replica.stream.info(cluster=True, domain=False)
+            return self._created_before(existing)
         leader = self.domain.leader
         if leader is None or not self.domain.is_meta_leader:
             return None
         await leader.create_stream(self.js.account_name, checked, request.reply)
         return None  # the stream's leader answers once it runs
+
+    def _created_before(self, existing: StreamAssignment) -> dict[str, Any] | None:
+        """A create of the same configuration: the meta leader answers with its replica's info (its cluster
+        section as a replica sees it), else the stream's leader does."""
+        domain = self.domain
+        meta_leader = domain.group.leader if domain.group is not None else None
+        replica = domain.replicas.replicas.get(existing.name)
+        if domain.is_meta_leader:
+            return None if replica is None else replica.stream.info(cluster=True, domain=False)
+        if replica is None or not replica.is_leader or meta_leader in existing.group.peers:
+            return None
+        return replica.stream.info(cluster=True, domain=False)
 
     async def _update(self, request: Request, stream: str) -> dict[str, Any] | None:
         if not self.domain.is_meta_leader:
@@ -213,6 +229,23 @@ class ReplicatedApi:
         offset = min(max(body.get("offset", 0), 0), total)
         page = found[offset : offset + streams.NAMES_LIMIT]
         return {"total": total, "offset": offset, "limit": streams.NAMES_LIMIT, "streams": page or None}
+
+    async def _list(self, request: Request) -> dict[str, Any] | None:
+        if not self.domain.is_meta_leader:
+            return None
+        body = request.decode_if_json(streams.STREAM_LIST_REQUEST)
+        subject_filter = body.get("subject", "")
+        found = [sa.name for sa in self.domain.assignments() if _matches(sa.config, subject_filter)]
+        total = len(found)
+        offset = min(max(body.get("offset", 0), 0), total)
+        page = found[offset : offset + streams.LIST_LIMIT]
+        infos = await self.domain.stream_infos(page)
+        listed: dict[str, Any] = {"total": total, "offset": offset, "limit": streams.LIST_LIMIT}
+        listed["streams"] = [infos[name] for name in page if name in infos]
+        missing = [name for name in page if name not in infos]
+        if missing:
+            listed["missing"] = missing
+        return listed
 
     # -- the stream leader's --------------------------------------------------------------------------
 
@@ -259,8 +292,6 @@ class ReplicatedApi:
         if config["deny_delete"]:
             raise api_error("JSStreamMsgDeleteFailedF", err="message delete not permitted")
         if replica.stream.store.get(seq) is None:
-            from fakejs.jetstream.stream import info as stream_info
-
             missing = stream_info.missing_message(replica.stream.store, seq)
             return {"error": missing.to_dict()}
         await replica.replicated.delete_message(seq)
@@ -284,18 +315,5 @@ class ReplicatedApi:
 def _matches(config: Any, subject_filter: str) -> bool:
     if not subject_filter:
         return True
-    # The subject rules come with the first filtered listing
-    from fakejs.core.subjects import overlap
-
     subjects = config.get("subjects") or [config.get("name", "")]
     return any(overlap(subject_filter, subject) for subject in subjects)
-
-
-def serve_replicated(js: JetStream, options: ReplicatedOptions) -> ReplicatedApi:
-    """Answer the account's ``$JS.API`` as a server of a replicated JetStream (in place of the single server's)."""
-    front = ReplicatedApi(js, options)
-    api = getattr(js, "api", None)
-    if api is not None:
-        js.detach(api)
-    js.attach(front)
-    return front

@@ -131,11 +131,6 @@ class JetStream:
         self.streams: dict[str, Stream] = {}
         # In a cluster (fakejs.Cluster with JetStream): placement, leaders and offline assets.
         self.clustered: ClusterAssets | None = None
-        # Replicated across a cluster's servers (fakejs.jetstream.service.replicated): the cluster sections.
-        self.cluster_sections: Callable[[str, str], dict[str, Any] | None] | None = None
-        # This server's share of it (a fakejs.jetstream.service.replicated.ReplicatedJetStream; typed loosely, as
-        # that module builds on this one).
-        self.replicated: Any = None
         # Set by a cluster whose servers share this JetStream: traced messages go to their stream leader's server.
         self.trace_handover: TraceHandover | None = None
         # Set by such a cluster: the imports and account of the server a consumer leads on (None: none runs).
@@ -243,8 +238,6 @@ class JetStream:
 
     def cluster_section(self, stream: str, consumer: str = "") -> dict[str, Any] | None:
         """A clustered JetStream's groups; a single server is its streams' leader (consumers have none)."""
-        if self.cluster_sections is not None:
-            return self.cluster_sections(stream, consumer)
         if self.clustered is None:
             return None if consumer else {"leader": self.server_name}
         if consumer:
@@ -255,10 +248,6 @@ class JetStream:
 
     def attach(self, front: Attachment) -> None:
         self._attachments.append(front)
-
-    def detach(self, front: Attachment) -> None:
-        """Take a front end off before the JetStream starts (another answers its requests)."""
-        self._attachments.remove(front)
 
     def serve_asset(self, kind: str, handler: AssetHandler) -> None:
         """Register the answer to a request a stream or consumer serves on its own subscription."""

@@ -39,6 +39,7 @@ from fakejs.jetstream.cluster import META_GROUP, MetaLeader, MetaObserver, MetaS
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, peer_id, start_group, system_router
 from fakejs.jetstream.service import limits
+from fakejs.jetstream.service.replicated_infos import StreamInfoAnswers, gather_infos
 from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["PEER_SUBJECT", "ReplicatedJetStream", "not_built"]
 
 PEER_SUBJECT = "$FJMETA.PEER"  # fakejs's own: a server's record for the meta leader to propose
+LIST_TIMEOUT = 2.0  # seconds the meta leader waits for the stream leaders' infos of a STREAM.LIST
 REPEAT_HEARTBEATS = 4  # an AddPeer not applied yet is asked for again after this many heartbeats
 
 
@@ -80,6 +82,7 @@ class ReplicatedJetStream(MetaObserver):
         self.leader: MetaLeader | None = None
         self._pending: dict[str, str] = {}  # stream -> the request its leader still has to answer
         self._peer_subscription: Subscription | None = None
+        self._infos: StreamInfoAnswers | None = None
         self._asking: Any = None
         self._tasks: set[asyncio.Future[Any]] = set()
 
@@ -90,6 +93,7 @@ class ReplicatedJetStream(MetaObserver):
         self.machine.observe(self.replicas)
         router = system_router(self.broker)
         self._peer_subscription = router.subscribe_internal(PEER_SUBJECT, self._peer_asked)
+        self._infos = StreamInfoAnswers(router, self._led_info)
         peers = [peer_id(name) for name in self.options.peers]
         self.group = start_group(
             self.broker, META_GROUP, peers, self.machine, store_dir=self.js.store_dir, settings=self.options.raft
@@ -106,6 +110,9 @@ class ReplicatedJetStream(MetaObserver):
         if self._peer_subscription is not None:
             system_router(self.broker).unsubscribe(self._peer_subscription)
             self._peer_subscription = None
+        if self._infos is not None:
+            self._infos.stop()
+            self._infos = None
         if self.group is not None:
             self.group.stop()
         self.replicas.stop()
@@ -183,6 +190,19 @@ class ReplicatedJetStream(MetaObserver):
         kind = self._pending.pop(replica.name, "")
         if kind and replica.assignment.reply:
             self.answer(replica, kind)
+
+    # -- infos from the streams' leaders -------------------------------------------------------------
+
+    def _led_info(self, name: str) -> dict[str, Any] | None:
+        """A listed stream's info, if this server leads it (nats-server lists no dynamic metadata)."""
+        replica = self.replicas.replicas.get(name)
+        if replica is None or not replica.is_leader:
+            return None
+        return replica.stream.info(cluster=True, dynamic_metadata=False)
+
+    async def stream_infos(self, names: list[str]) -> dict[str, dict[str, Any]]:
+        """The infos of these streams from their leaders (those that answered within :data:`LIST_TIMEOUT`)."""
+        return await gather_infos(system_router(self.broker), self.js.nuid(), names, LIST_TIMEOUT)
 
     # -- checks (the meta leader's, before it proposes) ----------------------------------------------
 
