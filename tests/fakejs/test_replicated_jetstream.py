@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import nats
@@ -158,6 +159,10 @@ async def test_what_is_not_built_is_refused_by_name(cluster: Cluster) -> None:
         assert refused["error"]["description"] == f"CONSUMER.CREATE in a JetStream cluster across servers: {SUPPORTED}"
         stepdown = await request(nc, "$JS.API.STREAM.LEADER.STEPDOWN.S")
         assert stepdown["error"]["description"].endswith(SUPPORTED)
+        republished = {**stream_config("R", 3), "republish": {"src": ">", "dest": "again.>"}}
+        assert (await request(nc, "$JS.API.STREAM.CREATE.R", republished))["error"]["description"] == (
+            f"republishing in a JetStream cluster across servers: {SUPPORTED}"
+        )
         mirror = {"name": "M", "mirror": {"name": "S"}}
         assert (await request(nc, "$JS.API.STREAM.CREATE.M", mirror))["error"]["description"] == (
             f"a mirror in a JetStream cluster across servers: {SUPPORTED}"
@@ -214,3 +219,35 @@ async def wait_for_leader(nc: Client, stream: str, accept: Any) -> dict[str, Any
             return info
         if asyncio.get_running_loop().time() > deadline:
             raise TimeoutError(info)
+
+
+def group_dir(store: Path, node: str, group: str) -> Path:
+    return store / node / "fakejs" / "$SYS" / "_js_" / group
+
+
+async def test_a_restarted_replica_catches_up_from_its_store_and_a_deleted_stream_leaves_no_directory(
+    tmp_path: Path,
+) -> None:
+    async with replicated_cluster(3, store=tmp_path) as cluster:
+        await wait(lambda: meta_leader(cluster) is not None and all_joined(cluster))
+        nc = await nats.connect(cluster.url(0))
+        try:
+            created = await request(nc, "$JS.API.STREAM.CREATE.KEPT", stream_config("KEPT", 3))
+            group = created["cluster"]["raft_group"]
+            assert all(group_dir(tmp_path, name, "_meta_").is_dir() for name in ("n1", "n2", "n3"))
+            for index in range(5):
+                await publish(nc, "kept.x", b"%d" % index)
+            follower = next(name for name in ("n2", "n3") if name != created["cluster"]["leader"])
+            await cluster.kill(follower)
+            for index in range(5, 8):
+                assert (await publish(nc, "kept.x", b"%d" % index))["seq"] == index + 1
+            await cluster.restart(follower)
+            await wait(lambda: held(cluster, follower, "KEPT") == 8)
+            assert share(cluster, follower).assigned("KEPT").group.name == group
+            assert group_dir(tmp_path, follower, group).is_dir()
+
+            assert (await request(nc, "$JS.API.STREAM.DELETE.KEPT"))["success"] is True
+            await wait(lambda: not any(group_dir(tmp_path, name, group).exists() for name in ("n1", "n2", "n3")))
+        finally:
+            await nc.close()
+        assert cluster.errors == []

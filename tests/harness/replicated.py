@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from fakejs.jetstream.raft import RaftSettings
@@ -34,11 +35,16 @@ async def wait(condition: Callable[[], Any], timeout: float = WAIT) -> Any:
     return value
 
 
-def replicated_cluster(size: int = 3, **settings: Any) -> Any:
-    """An in-process cluster whose nodes run JetStream replicated across them, each on its own store."""
+def replicated_cluster(size: int = 3, store: Path | None = None, **settings: Any) -> Any:
+    """An in-process cluster whose nodes run JetStream replicated across them, each on its own store: a
+    directory of ``store`` named after the node (kept over a restart), else one fakejs makes and removes."""
     # Imported here: the server layer loads only for the tests that start servers
     from fakejs.core.options import ReplicatedJetStream
     from fakejs.server.local_cluster import Cluster
 
     peers = tuple(f"n{index + 1}" for index in range(size))
-    return Cluster(size=size, jetstream_replicated=ReplicatedJetStream(peers, FAST), **settings)
+    cluster = Cluster(size=size, jetstream_replicated=ReplicatedJetStream(peers, FAST), **settings)
+    if store is not None:
+        for server in cluster.servers:
+            server.options.store_dir = str(store / server.broker.name)
+    return cluster

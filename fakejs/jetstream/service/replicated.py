@@ -55,6 +55,19 @@ LIST_TIMEOUT = 2.0  # seconds the meta leader waits for the stream leaders' info
 REPEAT_HEARTBEATS = 4  # an AddPeer not applied yet is asked for again after this many heartbeats
 
 
+# Settings a replicated stream does not run yet (each replica would republish, write markers or fire
+# schedules on its own; mirrors, sources and batches go through a single server's path only).
+UNBUILT_SETTINGS = (
+    ("mirror", "a mirror"),
+    ("sources", "a stream's sources"),
+    ("allow_atomic", "atomic batch publishing"),
+    ("allow_batched", "fast batch publishing"),
+    ("republish", "republishing"),
+    ("subject_delete_marker_ttl", "subject delete markers"),
+    ("allow_msg_schedules", "message schedules"),
+)
+
+
 def not_built(feature: str) -> ApiError:
     """The refusal of what a JetStream replicated across servers cannot do yet (nats-server's 10036 code)."""
     error = api_error("JSClusterUnSupportFeatureErr")
@@ -83,6 +96,7 @@ class ReplicatedJetStream(MetaObserver):
         self._pending: dict[str, str] = {}  # stream -> the request its leader still has to answer
         self._peer_subscription: Subscription | None = None
         self._infos: StreamInfoAnswers | None = None
+        self._replayed_to = 0  # the last entry of the meta log as read back at start
         self._asking: Any = None
         self._tasks: set[asyncio.Future[Any]] = set()
 
@@ -99,6 +113,7 @@ class ReplicatedJetStream(MetaObserver):
             self.broker, META_GROUP, peers, self.machine, store_dir=self.js.store_dir, settings=self.options.raft
         )
         self.leader = MetaLeader(self.group, self.machine, cluster=self.cluster, rng=self.js.rng, clock=self.js.clock)
+        self._replayed_to = self.group.node.log.last_index
         if self.group.leader is not None:  # a sole voter led before start_group returned
             self._ask_to_join()
 
@@ -181,8 +196,13 @@ class ReplicatedJetStream(MetaObserver):
 
     # -- the streams' answers -------------------------------------------------------------------------
 
+    def _recovering(self) -> bool:
+        """Whether the meta member is still applying the log it had at start (nats-server answers no request
+        then: the requests of a log read back were answered before)."""
+        return self.group is None or self.group.applied_index < self._replayed_to
+
     def stream_assigned(self, assignment: StreamAssignment) -> None:
-        if assignment.reply:
+        if assignment.reply and not self._recovering():
             known = assignment.name in self.replicas.replicas
             self._pending[assignment.name] = "update" if known else "create"
 
@@ -263,12 +283,10 @@ class ReplicatedJetStream(MetaObserver):
         return checked
 
     def _refuse_unbuilt(self, config: StreamConfig) -> None:
-        if config.get("mirror"):
-            raise not_built("a mirror")
-        if config.get("sources"):
-            raise not_built("a stream's sources")
-        if config.get("allow_atomic") or config.get("allow_batched"):
-            raise not_built("batch publishing")
+        """What each replica would do on its own, or only a single server does yet, is refused by name."""
+        for key, feature in UNBUILT_SETTINGS:
+            if config.get(key):
+                raise not_built(feature)
         if config.get("retention") in ("interest", "workqueue"):
             raise not_built(f"{config['retention']} retention")
 
