@@ -116,6 +116,10 @@ async def test_streams_are_created_published_and_described_through_any_node(clus
             assert all(replica["peer"] == peer_id(replica["name"]) for replica in replicas)
             assert (await request(nc, "$JS.API.STREAM.INFO.ONE"))["cluster"]["name"] == "C"
         await wait(lambda: all(held(cluster, name, "THREE") == 6 for name in ("n1", "n2", "n3")))
+        three = (await request(clients[0], "$JS.API.STREAM.INFO.THREE"))["state"]["bytes"]
+        one = (await request(clients[0], "$JS.API.STREAM.INFO.ONE"))["state"]["bytes"]
+        account = await request(clients[2], "$JS.API.INFO")
+        assert (account["streams"], account["storage"]) == (2, 3 * three + one)  # every replica counted
 
         names = await request(clients[1], "$JS.API.STREAM.NAMES")
         assert names["streams"] == ["ONE", "THREE"] and names["total"] == 2

@@ -4,7 +4,7 @@ Every server of the cluster subscribes to ``$JS.API.>`` in the account, so
 each one hears every request (as nats-server's servers do) and answers only
 what it leads, as nats-server does:
 
-- the **meta leader**: ``$JS.API.INFO``, ``STREAM.CREATE``/``UPDATE``/``DELETE``
+- the **meta leader**: ``$JS.API.INFO`` (usage summed over the servers), ``STREAM.CREATE``/``UPDATE``/``DELETE``
   (checked as a single server checks them, then proposed through
   :class:`~fakejs.jetstream.cluster.MetaLeader`), ``STREAM.NAMES``, a
   ``STREAM.LIST`` (each stream's info asked of its leader), a request about a stream that does not exist, and the refusal of what is not
@@ -163,7 +163,9 @@ class ReplicatedApi:
     async def _account_info(self, request: Request) -> dict[str, Any] | None:
         if not self.domain.is_meta_leader:
             return None
+        memory, storage = await self.domain.usage()
         info = self.js.account_info()
+        info["memory"], info["storage"] = memory, storage
         info["streams"] = len(self.domain.assignments())
         return info
 

@@ -28,6 +28,7 @@ the new assignment (the assignment carries the reply subject).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -35,11 +36,12 @@ import msgpack
 
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import gotime
+from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream.cluster import META_GROUP, MetaLeader, MetaObserver, MetaStateMachine, StreamAssignment
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, peer_id, start_group, system_router
 from fakejs.jetstream.service import limits
-from fakejs.jetstream.service.replicated_infos import StreamInfoAnswers, gather_infos
+from fakejs.jetstream.service.replicated_infos import INFO_PREFIX, USAGE_SUBJECT, MetaAnswers, ask
 from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
 
 if TYPE_CHECKING:
@@ -52,6 +54,7 @@ __all__ = ["PEER_SUBJECT", "ReplicatedJetStream", "not_built"]
 
 PEER_SUBJECT = "$FJMETA.PEER"  # fakejs's own: a server's record for the meta leader to propose
 LIST_TIMEOUT = 2.0  # seconds the meta leader waits for the stream leaders' infos of a STREAM.LIST
+USAGE_TIMEOUT = 0.5  # seconds the meta leader waits for the servers' usage of a $JS.API.INFO
 REPEAT_HEARTBEATS = 4  # an AddPeer not applied yet is asked for again after this many heartbeats
 
 
@@ -95,7 +98,7 @@ class ReplicatedJetStream(MetaObserver):
         self.leader: MetaLeader | None = None
         self._pending: dict[str, str] = {}  # stream -> the request its leader still has to answer
         self._peer_subscription: Subscription | None = None
-        self._infos: StreamInfoAnswers | None = None
+        self._answers: MetaAnswers | None = None
         self._replayed_to = 0  # the last entry of the meta log as read back at start
         self._asking: Any = None
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -107,7 +110,7 @@ class ReplicatedJetStream(MetaObserver):
         self.machine.observe(self.replicas)
         router = system_router(self.broker)
         self._peer_subscription = router.subscribe_internal(PEER_SUBJECT, self._peer_asked)
-        self._infos = StreamInfoAnswers(router, self._led_info)
+        self._answers = MetaAnswers(router, self._led_info, self._usage)
         peers = [peer_id(name) for name in self.options.peers]
         self.group = start_group(
             self.broker, META_GROUP, peers, self.machine, store_dir=self.js.store_dir, settings=self.options.raft
@@ -125,9 +128,9 @@ class ReplicatedJetStream(MetaObserver):
         if self._peer_subscription is not None:
             system_router(self.broker).unsubscribe(self._peer_subscription)
             self._peer_subscription = None
-        if self._infos is not None:
-            self._infos.stop()
-            self._infos = None
+        if self._answers is not None:
+            self._answers.stop()
+            self._answers = None
         if self.group is not None:
             self.group.stop()
         self.replicas.stop()
@@ -211,18 +214,44 @@ class ReplicatedJetStream(MetaObserver):
         if kind and replica.assignment.reply:
             self.answer(replica, kind)
 
-    # -- infos from the streams' leaders -------------------------------------------------------------
+    # -- what the meta leader asks of the servers -------------------------------------------------------
 
-    def _led_info(self, name: str) -> dict[str, Any] | None:
+    def _led_info(self, name: str) -> bytes | None:
         """A listed stream's info, if this server leads it (nats-server lists no dynamic metadata)."""
         replica = self.replicas.replicas.get(name)
         if replica is None or not replica.is_leader:
             return None
-        return replica.stream.info(cluster=True, dynamic_metadata=False)
+        return dumps(replica.stream.info(cluster=True, dynamic_metadata=False)).encode()
+
+    def _usage(self) -> bytes:
+        packed: bytes = msgpack.packb(list(self.js.usage()))
+        return packed
 
     async def stream_infos(self, names: list[str]) -> dict[str, dict[str, Any]]:
         """The infos of these streams from their leaders (those that answered within :data:`LIST_TIMEOUT`)."""
-        return await gather_infos(system_router(self.broker), self.js.nuid(), names, LIST_TIMEOUT)
+        subjects = [INFO_PREFIX + name for name in names]
+        answers = await ask(system_router(self.broker), self.js.nuid(), subjects, len(names), LIST_TIMEOUT)
+        infos: dict[str, dict[str, Any]] = {}
+        for index, payload in answers:
+            infos.setdefault(names[index], json.loads(payload))
+        return infos
+
+    async def usage(self) -> tuple[int, int]:
+        """Memory and storage the account's streams take on every server the meta leader reaches (each
+        replica counted, as nats-server sums the usage its servers report)."""
+        assert self.group is not None
+        group = self.group
+        reached = [peer for peer in self.machine.state.active_peers() if group.reaches(peer.peer)]
+        expected = len(reached) + (0 if any(peer.peer == self.peer for peer in reached) else 1)
+        answers = await ask(system_router(self.broker), self.js.nuid(), [USAGE_SUBJECT], expected, USAGE_TIMEOUT)
+        memory = storage = 0
+        for _, payload in answers:
+            try:
+                used_memory, used_storage = msgpack.unpackb(payload)
+            except (ValueError, TypeError, msgpack.UnpackException):
+                continue
+            memory, storage = memory + int(used_memory), storage + int(used_storage)
+        return memory, storage
 
     # -- checks (the meta leader's, before it proposes) ----------------------------------------------
 
