@@ -255,3 +255,27 @@ async def test_a_restarted_replica_catches_up_from_its_store_and_a_deleted_strea
         finally:
             await nc.close()
         assert cluster.errors == []
+
+
+async def test_a_server_reading_its_meta_log_back_does_not_answer_its_requests_again(tmp_path: Path) -> None:
+    async with replicated_cluster(3, store=tmp_path, tags=[[], [], ["here"]]) as cluster:
+        await wait(lambda: meta_leader(cluster) is not None and all_joined(cluster))
+        nc = await nats.connect(cluster.url("n1"))
+        try:
+            answers = await nc.subscribe("answers.create")
+            config = {**stream_config("BACK", 1), "placement": {"tags": ["here"]}}
+            await nc.publish("$JS.API.STREAM.CREATE.BACK", json.dumps(config).encode(), "answers.create")
+            first = json.loads((await answers.next_msg(timeout=WAIT)).data)
+            assert first["did_create"] is True and first["cluster"]["leader"] == "n3"
+            await cluster.kill("n3")
+            await cluster.restart("n3")  # reads the meta log back, and leads the stream again at once
+            await wait_for_leader(nc, "BACK", lambda leader: leader == "n3")
+            await nc.flush()
+            assert answers.pending_msgs == 0  # n3 answered an info request since, and the create no more
+            restarted = cluster.server("n3").jetstream
+            assert (
+                restarted is not None and restarted.api_total == 1
+            )  # the info request (an answer may miss a route still forming)
+        finally:
+            await nc.close()
+        assert cluster.errors == []
