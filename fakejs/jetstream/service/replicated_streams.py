@@ -62,18 +62,6 @@ class LedStream(Stream):
         self.expiry.rearm()
 
 
-class ReplicaMachine(StreamStateMachine):
-    """The stream's state machine, telling its replica when the group's leader changes."""
-
-    def __init__(self, stream: Stream, record_error: Any, on_leader: Callable[[str | None], None]) -> None:
-        super().__init__(stream, record_error=record_error)
-        self._on_leader = on_leader
-
-    def leader_changed(self, leader: str | None, term: int) -> None:
-        super().leader_changed(leader, term)
-        self._on_leader(leader)
-
-
 class StreamReplica:
     """One server's replica of a stream: the stream, its state machine, its group member, its assignment."""
 
@@ -85,7 +73,8 @@ class StreamReplica:
         self.publishing: set[asyncio.Task[None]] = set()
         config: Any = dict(assignment.config)
         self.stream = LedStream(js, config, assignment.created_ns, MessageStore(config["storage"], config["first_seq"]))
-        self.machine = ReplicaMachine(self.stream, js.broker.record_error, self._leader_changed)
+        self.machine = StreamStateMachine(self.stream, record_error=js.broker.record_error)
+        self.machine.leader_observers.append(lambda leader, term: self._leader_changed(leader))
         self.group: ReplicatedGroup | None = None
 
     @property
