@@ -38,6 +38,8 @@ def jetstream_problem(options: ServerOptions) -> str:
         return "jetstream cluster requires `server_name` to be set"
     if not cluster.name:
         return "jetstream cluster requires `cluster.name` to be set"
+    if options.jetstream_replicated is not None:
+        return ""  # replicated across the servers (set by code only; see ReplicatedJetStream)
     if not cluster.routes:
         # nats-server then fails starting JetStream (a fatal log line): a cluster of one has no routes
         return NO_ROUTES

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fakejs.core.account_config import AccountConfig
@@ -73,6 +73,20 @@ def monitor_port(port: int) -> int | None:
     return 0 if port == RANDOM_PORT else port
 
 
+@dataclass(frozen=True)
+class ReplicatedJetStream:
+    """JetStream replicated across the servers of a cluster, each its own process or broker (fakejs's
+    ``_meta_`` and stream groups over the routes).  Set only by code (tests): no configuration file or flag
+    reaches it, and without it a JetStream cluster across processes is refused at start.
+
+    ``peers`` are the server names of the meta group's first voters (this server among them);
+    ``raft`` the groups' :class:`~fakejs.jetstream.raft.RaftSettings` (``None``: nats-server's timings).
+    """
+
+    peers: tuple[str, ...]
+    raft: Any = None
+
+
 @dataclass
 class ServerOptions:
     """Everything a server is started with.
@@ -125,6 +139,8 @@ class ServerOptions:
     # ``jetstream { domain: D }``: the API answers on ``$JS.D.API.>`` too, and INFO, PubAcks,
     # stream info and ``$JS.API.INFO`` name the domain.
     jetstream_domain: str = ""
+    # fakejs only, set by code (never by a file or flag): JetStream replicated across the cluster's servers.
+    jetstream_replicated: ReplicatedJetStream | None = None
     store_dir: str = ""
     # The ``jetstream { }`` block's server-wide settings.  The store limits are in bytes, -1
     # meaning nats-server's default (75% of memory / of the store's free disk).

@@ -237,7 +237,7 @@ STORE_FIELDS = JETSTREAM_FIELDS - {"jetstream"}
 NOT_SUPPORTED = "config reload not supported for "
 
 # Not configuration: what the command line or the process sets beside the file.
-IGNORED = frozenset({"config_file", "config_digest", "warn_temporary_store"})
+IGNORED = frozenset({"config_file", "config_digest", "warn_temporary_store", "jetstream_replicated"})
 
 
 def _go_value(value: object) -> str:

@@ -25,7 +25,7 @@ imports of JetStream only ``raft``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fakejs.jetstream import service
 from fakejs.jetstream.api import JetStreamApi, attach_api
@@ -34,13 +34,20 @@ if TYPE_CHECKING:
     from fakejs.core.account_config import JetStreamLimits
     from fakejs.core.accounts import Account
     from fakejs.core.broker import Broker
+    from fakejs.core.options import ReplicatedJetStream
     from fakejs.core.router import Router
+    from fakejs.jetstream.api.replicated import ReplicatedApi
     from fakejs.jetstream.stream.batch_limits import BatchLimits
 
 
 class JetStreamWithApi(service.JetStream):
     """An account's JetStream answering its ``$JS.API``: the service
-    (:class:`~fakejs.jetstream.service.JetStream`) with the API layer (:class:`JetStreamApi`) attached."""
+    (:class:`~fakejs.jetstream.service.JetStream`) with the API layer (:class:`JetStreamApi`) attached.
+
+    With ``replicated`` (set by code only), the JetStream is this server's share of one replicated across the
+    cluster's servers, and :class:`~fakejs.jetstream.api.replicated.ReplicatedApi` answers in place of the
+    single server's API (``api`` is then ``None``).
+    """
 
     def __init__(
         self,
@@ -51,9 +58,24 @@ class JetStreamWithApi(service.JetStream):
         limits: JetStreamLimits | None = None,
         batch_limits: BatchLimits | None = None,
         router: Router | None = None,
+        replicated: ReplicatedJetStream | None = None,
     ) -> None:
         super().__init__(broker, store_dir, own_store, account, limits, batch_limits, router)
-        self.api: JetStreamApi = attach_api(self)
+        self.api: JetStreamApi | None = None
+        self.replicated_api: ReplicatedApi | None = None
+        if replicated is None:
+            self.api = attach_api(self)
+        else:
+            # Only a replicated JetStream loads its front end
+            from fakejs.jetstream.api.replicated import ReplicatedApi
+
+            self.replicated_api = ReplicatedApi(self, replicated)
+            self.attach(self.replicated_api)
+
+    def cluster_section(self, stream: str, consumer: str = "") -> dict[str, Any] | None:
+        if self.replicated_api is not None:
+            return self.replicated_api.domain.cluster_section(stream, consumer)
+        return super().cluster_section(stream, consumer)
 
 
 __all__ = ["JetStreamWithApi"]

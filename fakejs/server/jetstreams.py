@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
 ACCOUNTS_DIR = "accounts"
 TEMPORARY_STORE_PREFIX = "fakejs-store-"
+REPLICATED_ACCOUNTS_REFUSAL = (
+    "JetStream of named accounts replicated across a cluster's servers (the global account's only): "
+    "not supported by fakejs yet"
+)
 
 
 def jetstream_accounts(broker: Broker) -> list[tuple[Account, JetStreamLimits | None]]:
@@ -122,9 +126,14 @@ class AccountJetStreams:
 
         chosen = jetstream_accounts(self.broker)
         default = self.broker.accounts.default
+        replicated = self.broker.options.jetstream_replicated
         if [account for account, _ in chosen] == [default]:
             # Only the global account: its streams are the store's (removed by stop(), when owned).
-            self._start(JetStreamWithApi(self.broker, store_dir, own_store=False, account=default))
+            self._start(
+                JetStreamWithApi(self.broker, store_dir, own_store=False, account=default, replicated=replicated)
+            )
+        elif replicated is not None:
+            raise ValueError(REPLICATED_ACCOUNTS_REFUSAL)
         else:
             self._start_several(chosen)
         self._serve_others()

@@ -96,7 +96,11 @@ class Cluster:
         self.node_prefix = node_prefix
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.jetstream_wanted = bool(settings.pop("jetstream", False))
-        settings["jetstream"] = False  # the nodes share one (below), rather than each having its own
+        # The nodes share one (below), rather than each having its own -- unless it is replicated across
+        # them (``jetstream_replicated``, set by code only: each node runs its share).
+        settings["jetstream"] = settings.get("jetstream_replicated") is not None
+        if settings["jetstream"]:
+            self.jetstream_wanted = False
         settings.setdefault("port", 0)
         self._settings = settings
         self._tags = [list(node_tags) for node_tags in tags]  # node i's server_tags (placement.tags)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from fakejs.jetstream.raft import RaftSettings
@@ -32,3 +33,18 @@ async def wait(condition: Callable[[], Any], timeout: float = WAIT) -> Any:
             raise TimeoutError(f"not met within {timeout} s: {condition}")
         await asyncio.sleep(0.005)
     return value
+
+
+def replicated_cluster(size: int = 3, store: Path | None = None, **settings: Any) -> Any:
+    """An in-process cluster whose nodes run JetStream replicated across them, each on its own store: a
+    directory of ``store`` named after the node (kept over a restart), else one fakejs makes and removes."""
+    # Imported here: the server layer loads only for the tests that start servers
+    from fakejs.core.options import ReplicatedJetStream
+    from fakejs.server.local_cluster import Cluster
+
+    peers = tuple(f"n{index + 1}" for index in range(size))
+    cluster = Cluster(size=size, jetstream_replicated=ReplicatedJetStream(peers, FAST), **settings)
+    if store is not None:
+        for server in cluster.servers:
+            server.options.store_dir = str(store / server.broker.name)
+    return cluster

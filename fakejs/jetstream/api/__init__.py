@@ -6,8 +6,10 @@ handler), built from ``table``'s ``Route`` and ``RouteTable``; ``streams``,
 handlers, which decode the request (``request``), call the domain and
 encode the reply -- rules about streams and consumers live in the domain,
 never here; ``dispatch`` subscribes, dispatches and replies,
-``queue_limits`` holds nats-server's API queue limits, and ``disabled``
-answers accounts without JetStream.
+``queue_limits`` holds nats-server's API queue limits, ``disabled``
+answers accounts without JetStream, and ``replicated`` is the front end of
+a JetStream replicated across a cluster's servers (each request answered
+by the server that leads it).
 The top of the JetStream layer: it attaches to a
 :class:`~fakejs.jetstream.service.JetStream` (:func:`attach_api`), and
 nothing below imports it.

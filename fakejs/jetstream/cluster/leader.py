@@ -203,12 +203,19 @@ class MetaLeader:
             raise api_error("JSStreamNameExistErr")
         return existing
 
+    def _reachable(self, peer: str) -> bool:
+        """Whether the leader's messages find the server now (one whose routes are down is not placed on:
+        its group could not start)."""
+        return peer == self.group.peer or self.group.reaches(peer)
+
     def _cluster_of(self, config: Mapping[str, Any]) -> str:
         return str((config.get("placement") or {}).get("cluster") or self.cluster)
 
     def _place_stream(self, config: Mapping[str, Any]) -> list[str]:
         candidates = [
-            Candidate(peer.peer, peer.cluster, peer.tags) for peer in self.state.active_peers() if not peer.offline
+            Candidate(peer.peer, peer.cluster, peer.tags)
+            for peer in self.state.active_peers()
+            if not peer.offline and self._reachable(peer.peer)
         ]
         try:
             return place_stream_replicas(config, candidates, self.cluster, self.rng)

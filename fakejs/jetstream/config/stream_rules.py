@@ -248,7 +248,7 @@ def _check_placement(cfg: StreamConfig) -> None:
 
 
 def check_update(
-    old: StreamConfig, new: StreamConfig, pedantic: bool = False, lookup: Lookup | None = None
+    old: StreamConfig, new: StreamConfig, pedantic: bool = False, lookup: Lookup | None = None, clustered: bool = False
 ) -> StreamConfig:
     """``configUpdateCheck``: validation plus what an update may not change.
 
@@ -259,7 +259,7 @@ def check_update(
     cfg = check(new, pedantic, lookup)
     if cfg["name"] != old["name"]:
         raise _invalid("stream configuration name must match original")
-    if cfg["num_replicas"] > 1:
+    if cfg["num_replicas"] > 1 and not clustered:
         raise api_error("JSStreamReplicasNotSupportedErr")
     if cfg["storage"] != old["storage"]:
         raise _invalid("stream configuration update can not change storage type")

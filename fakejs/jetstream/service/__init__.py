@@ -8,7 +8,11 @@ store directory in step and reads it back on start; ``limits`` checks an
 account's JetStream limits, ``server_limits`` holds the server's store
 limits, ``banner`` JetStream's start and shutdown log lines, and for
 clusters ``clustered`` (placement, leaders, offline assets) and ``meta``
-(the simulated meta layer).  Sits on :mod:`fakejs.jetstream.consumer`,
+(the simulated meta layer); for a JetStream replicated across a cluster's
+servers, ``replicated`` (the server's ``_meta_`` member, joining, the
+checks before a proposal, the ``cluster`` sections), ``replicated_streams``
+(the streams assigned to the server, captured on their leader) and
+``replicated_infos`` (stream infos asked of their leaders, for a listing).  Sits on :mod:`fakejs.jetstream.consumer`,
 :mod:`fakejs.jetstream.stream`, :mod:`fakejs.jetstream.storage` and
 :mod:`fakejs.jetstream.config`; the ``$JS.API`` layer above attaches to it
 (:class:`fakejs.jetstream.JetStreamWithApi` is the two together).

@@ -1,0 +1,321 @@
+"""``$JS.API`` of a JetStream replicated across a cluster's servers: each request answered by the server that leads.
+
+Every server of the cluster subscribes to ``$JS.API.>`` in the account, so
+each one hears every request (as nats-server's servers do) and answers only
+what it leads, as nats-server does:
+
+- the **meta leader**: ``$JS.API.INFO`` (usage summed over the servers), ``STREAM.CREATE``/``UPDATE``/``DELETE``
+  (checked as a single server checks them, then proposed through
+  :class:`~fakejs.jetstream.cluster.MetaLeader`), ``STREAM.NAMES``, a
+  ``STREAM.LIST`` (each stream's info asked of its leader), a request about a stream that does not exist, and the refusal of what is not
+  built yet in this mode (consumers, step-downs, peer removal,
+  snapshots...: :func:`~fakejs.jetstream.service.replicated.not_built`);
+- the **stream's leader**: ``STREAM.INFO``, ``PURGE``, ``MSG.GET``, ``MSG.DELETE``
+  (purges and deletes proposed to the stream's group), and the answer to a
+  create or update once the stream runs under its new assignment;
+- every replica with ``allow_direct``: ``DIRECT.GET``, on the stream's own
+  subscription, as on a single server.
+
+Handlers decode, call the domain (:mod:`fakejs.jetstream.service.replicated`)
+and encode; replies have the bytes of :mod:`fakejs.jetstream.api.streams`'.
+Advisories and the API audit are not sent in this mode yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from fakejs.core.subjects import overlap
+from fakejs.jetstream.api import streams
+from fakejs.jetstream.api.dispatch import encode, error_doc
+from fakejs.jetstream.api.request import Request
+from fakejs.jetstream.api.routes import ROUTES
+from fakejs.jetstream.api.table import Route, Uncounted
+from fakejs.jetstream.config import stream as streamconfig
+from fakejs.jetstream.errors import ApiError, api_error
+from fakejs.jetstream.replication import ProposalFailed
+from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built
+from fakejs.jetstream.stream import info as stream_info
+
+if TYPE_CHECKING:
+    from fakejs.core.options import ReplicatedJetStream as ReplicatedOptions
+    from fakejs.core.router import Subscription
+    from fakejs.jetstream.cluster import StreamAssignment
+    from fakejs.jetstream.service.jetstream import JetStream
+    from fakejs.jetstream.service.replicated_streams import StreamReplica
+
+__all__ = ["ReplicatedApi"]
+
+API_PREFIX = "$JS.API."
+
+
+class ReplicatedApi:
+    """The account's ``$JS.API`` on one server of a replicated JetStream (see the module docstring)."""
+
+    def __init__(self, js: JetStream, options: ReplicatedOptions) -> None:
+        self.js = js
+        self.domain = ReplicatedJetStream(js, options)
+        self.domain.answer = self._answer_assignment
+        self._subscription: Subscription | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._handlers: dict[str, Callable[..., Awaitable[Any]]] = {
+            "$JS.API.INFO": self._account_info,
+            "$JS.API.STREAM.CREATE.{stream}": self._create,
+            "$JS.API.STREAM.UPDATE.{stream}": self._update,
+            "$JS.API.STREAM.DELETE.{stream}": self._delete,
+            "$JS.API.STREAM.INFO.{stream}": self._info,
+            "$JS.API.STREAM.NAMES": self._names,
+            "$JS.API.STREAM.LIST": self._list,
+            "$JS.API.STREAM.PURGE.{stream}": self._purge,
+            "$JS.API.STREAM.MSG.DELETE.{stream}": self._delete_message,
+            "$JS.API.STREAM.MSG.GET.{stream}": self._get_message,
+        }
+
+    def start(self) -> None:
+        self.domain.start()
+        self._subscription = self.js.router.subscribe_internal("$JS.API.>", self.dispatch)
+
+    def stop(self) -> None:
+        if self._subscription is not None:
+            self.js.router.unsubscribe(self._subscription)
+            self._subscription = None
+        for task in self._tasks:
+            task.cancel()
+        self.domain.stop()
+
+    # -- dispatch ---------------------------------------------------------------------------------------
+
+    def dispatch(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
+        if ROUTES.declines(subject):
+            return False  # Direct Get: the stream's replicas answer on their own subscriptions
+        route = ROUTES.find(subject)
+        if route is None or route.served_by != "api":
+            return True
+        request = Request(subject, reply, hdr, payload, origin=origin)
+        task = asyncio.get_running_loop().create_task(self._handle(route, request))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return True
+
+    async def _handle(self, route: Route, request: Request) -> None:
+        handler = self._handlers.get(route.pattern)
+        tokens = route.bind(request.subject)
+        try:
+            if route.level_first:
+                request.check_level()
+            if handler is None:  # the meta leader refuses what is not built yet
+                if self.domain.is_meta_leader:
+                    feature = route.pattern.removeprefix(API_PREFIX).split(".{")[0]
+                    self._reply(request, error_doc(route, not_built(feature)), error=True)
+                return
+            body = await handler(request, **tokens)
+        except ApiError as error:
+            if self._answers_errors(route, tokens.get("stream", "")):
+                self._reply(request, error_doc(route, error), error=True)
+            return
+        except ProposalFailed:
+            return  # leadership moved meanwhile: nats-server's client times out and asks again
+        except Exception as exc:  # noqa: BLE001 - a fakejs bug: answered at once, and recorded on the server
+            if request.reply:
+                failure = {"code": 500, "description": f"fakejs internal error: {exc!r}"}
+                self.js.reply(request.reply, encode({"type": route.response, "error": failure}))
+            self.js.broker.record_error(f"$JS.API request {request.subject}", exc)
+            return
+        if body is None:
+            return
+        if isinstance(body, Uncounted):
+            self.js.reply(request.reply, encode({"type": route.response, **body.fields}))
+        else:
+            self._reply(request, {"type": route.response, **body}, error=False)
+
+    def _answers_errors(self, route: Route, stream: str) -> bool:
+        """A refusal of a create, update or delete is the meta leader's; of another request, the stream's leader's
+        (the meta leader's when the stream has none)."""
+        if route.proposed == "always":
+            return self.domain.is_meta_leader
+        replica = self.domain.replicas.replicas.get(stream)
+        if replica is not None and replica.group is not None and replica.group.leader is not None:
+            return replica.is_leader
+        return self.domain.is_meta_leader
+
+    def _reply(self, request: Request, doc: dict[str, Any], error: bool) -> None:
+        self.js.record_api_call(error)
+        if request.reply:
+            self.js.reply(request.reply, encode(doc), request.reply_headers)
+
+    def _leading(self, stream: str) -> StreamReplica | None:
+        replica = self.domain.replicas.replicas.get(stream)
+        return replica if replica is not None and replica.is_leader else None
+
+    def _stream_led_elsewhere(self, stream: str) -> bool:
+        """Whether another server answers about ``stream`` (its leader); raises 10059 on the meta leader when the
+        stream does not exist."""
+        if self._leading(stream) is not None:
+            return False
+        if self.domain.assigned(stream) is None and self.domain.is_meta_leader:
+            raise api_error("JSStreamNotFoundErr")
+        return True
+
+    # -- the meta leader's ----------------------------------------------------------------------------
+
+    async def _account_info(self, request: Request) -> dict[str, Any] | None:
+        if not self.domain.is_meta_leader:
+            return None
+        memory, storage = await self.domain.usage()
+        info = self.js.account_info()
+        info["memory"], info["storage"] = memory, storage
+        info["streams"] = len(self.domain.assignments())
+        return info
+
+    async def _create(self, request: Request, stream: str) -> dict[str, Any] | None:
+        fields = request.decode(streamconfig.STREAM_CONFIG_REQUEST)
+        pedantic = bool(fields.pop("pedantic", False))
+        config = streamconfig.from_request(fields)
+        if stream != config["name"]:
+            raise api_error("JSStreamMismatchErr")
+        checked = self.domain.check_create(config, pedantic)
+        existing = self.domain.assigned(stream)
+        if existing is not None:
+            if dict(existing.config) != checked:
+                raise api_error("JSStreamNameExistErr")
+            return self._created_before(existing)
+        leader = self.domain.leader
+        if leader is None or not self.domain.is_meta_leader:
+            return None
+        await leader.create_stream(self.js.account_name, checked, request.reply)
+        return None  # the stream's leader answers once it runs
+
+    def _created_before(self, existing: StreamAssignment) -> dict[str, Any] | None:
+        """A create of the same configuration: the meta leader answers with its replica's info (its cluster
+        section as a replica sees it), else the stream's leader does."""
+        domain = self.domain
+        meta_leader = domain.group.leader if domain.group is not None else None
+        replica = domain.replicas.replicas.get(existing.name)
+        if domain.is_meta_leader:
+            return None if replica is None else replica.stream.info(cluster=True, domain=False)
+        if replica is None or not replica.is_leader or meta_leader in existing.group.peers:
+            return None
+        return replica.stream.info(cluster=True, domain=False)
+
+    async def _update(self, request: Request, stream: str) -> dict[str, Any] | None:
+        if not self.domain.is_meta_leader:
+            return None
+        fields = request.decode(streamconfig.STREAM_CONFIG_REQUEST)
+        pedantic = bool(fields.pop("pedantic", False))
+        config = streamconfig.from_request(fields)
+        if stream != config["name"]:
+            raise api_error("JSStreamMismatchErr")
+        checked = self.domain.check_update(config, pedantic)
+        assert self.domain.leader is not None
+        await self.domain.leader.update_stream(self.js.account_name, checked, request.reply)
+        return None  # the stream's leader answers once it runs under the new configuration
+
+    async def _delete(self, request: Request, stream: str) -> dict[str, Any] | None:
+        if not self.domain.is_meta_leader:
+            return None
+        if not request.is_empty():
+            raise api_error("JSNotEmptyRequestErr")
+        assert self.domain.leader is not None
+        await self.domain.leader.delete_stream(self.js.account_name, stream)
+        return {"success": True}
+
+    async def _names(self, request: Request) -> dict[str, Any] | None:
+        if not self.domain.is_meta_leader:
+            return None
+        body = request.decode_if_json(streams.STREAM_NAMES_REQUEST)
+        subject_filter = body.get("subject", "")
+        found = [sa.name for sa in self.domain.assignments() if _matches(sa.config, subject_filter)]
+        total = len(found)
+        offset = min(max(body.get("offset", 0), 0), total)
+        page = found[offset : offset + streams.NAMES_LIMIT]
+        return {"total": total, "offset": offset, "limit": streams.NAMES_LIMIT, "streams": page or None}
+
+    async def _list(self, request: Request) -> dict[str, Any] | None:
+        if not self.domain.is_meta_leader:
+            return None
+        body = request.decode_if_json(streams.STREAM_LIST_REQUEST)
+        subject_filter = body.get("subject", "")
+        found = [sa.name for sa in self.domain.assignments() if _matches(sa.config, subject_filter)]
+        total = len(found)
+        offset = min(max(body.get("offset", 0), 0), total)
+        page = found[offset : offset + streams.LIST_LIMIT]
+        infos = await self.domain.stream_infos(page)
+        listed: dict[str, Any] = {"total": total, "offset": offset, "limit": streams.LIST_LIMIT}
+        listed["streams"] = [infos[name] for name in page if name in infos]
+        missing = [name for name in page if name not in infos]
+        if missing:
+            listed["missing"] = missing
+        return listed
+
+    # -- the stream leader's --------------------------------------------------------------------------
+
+    async def _info(self, request: Request, stream: str) -> Any:
+        if self._stream_led_elsewhere(stream):
+            return None
+        return streams.info(self.js, request, stream)
+
+    async def _get_message(self, request: Request, stream: str) -> Any:
+        if self._stream_led_elsewhere(stream):
+            return None
+        return streams.get_message(self.js, request, stream)
+
+    async def _purge(self, request: Request, stream: str) -> dict[str, Any] | None:
+        if self._stream_led_elsewhere(stream):
+            return None
+        body: dict[str, Any] = {}
+        if request.is_json_object_or_array():
+            body = request.decode(streams.STREAM_PURGE_REQUEST)
+            if body.get("seq", 0) > 0 and body.get("keep", 0) > 0:
+                raise api_error("JSBadRequestErr")
+        replica = self._leading(stream)
+        assert replica is not None
+        config = replica.stream.config
+        if config["sealed"]:
+            raise api_error("JSStreamSealedErr")
+        if config["deny_purge"]:
+            raise api_error("JSStreamPurgeFailedF", err="stream purge not permitted")
+        before = replica.stream.store.msgs
+        await replica.replicated.purge(body.get("filter", ""), body.get("seq", 0), body.get("keep", 0))
+        return {"success": True, "purged": before - replica.stream.store.msgs}
+
+    async def _delete_message(self, request: Request, stream: str) -> dict[str, Any] | None:
+        if self._stream_led_elsewhere(stream):
+            return None
+        if request.is_empty():
+            raise api_error("JSBadRequestErr")
+        body = request.decode(streams.MSG_DELETE_REQUEST)
+        replica = self._leading(stream)
+        assert replica is not None
+        config, seq = replica.stream.config, body.get("seq", 0)
+        if config["sealed"]:
+            raise api_error("JSStreamSealedErr")
+        if config["deny_delete"]:
+            raise api_error("JSStreamMsgDeleteFailedF", err="message delete not permitted")
+        if replica.stream.store.get(seq) is None:
+            missing = stream_info.missing_message(replica.stream.store, seq)
+            return {"error": missing.to_dict()}
+        await replica.replicated.delete_message(seq)
+        return {"success": True}
+
+    # -- answers to assignments ------------------------------------------------------------------------
+
+    def _answer_assignment(self, replica: StreamReplica, kind: str) -> None:
+        """The stream's new leader answers the create or update request its assignment carries."""
+        stream = replica.stream
+        if kind == "create":
+            doc: dict[str, Any] = {"type": "io.nats.jetstream.api.v1.stream_create_response"}
+            doc.update(stream.info(cluster=True, domain=False))
+            doc["did_create"] = True
+        else:
+            doc = {"type": "io.nats.jetstream.api.v1.stream_update_response", **stream.info(cluster=True)}
+        self.js.record_api_call(False)
+        self.js.reply(replica.assignment.reply, encode(doc))
+
+
+def _matches(config: Any, subject_filter: str) -> bool:
+    if not subject_filter:
+        return True
+    subjects = config.get("subjects") or [config.get("name", "")]
+    return any(overlap(subject_filter, subject) for subject in subjects)

@@ -1,0 +1,362 @@
+"""JetStream replicated across the servers of a cluster: the server's ``_meta_`` member, its streams, their checks.
+
+:class:`ReplicatedJetStream` runs on a server whose options carry
+:class:`~fakejs.core.options.ReplicatedJetStream` (set by code only: a
+JetStream cluster across processes is still refused from a configuration
+file or the command line).  When the account's JetStream starts it starts
+the server's member of the meta group (``_meta_``, the configured servers
+as first voters, its log under the store directory as
+docs/contributing/replication.md describes), with a
+:class:`~fakejs.jetstream.cluster.MetaStateMachine` and a
+:class:`~fakejs.jetstream.cluster.MetaLeader`; the streams assigned to this
+server run as :class:`~fakejs.jetstream.service.replicated_streams.StreamReplicas`.
+
+**Joining.** Once a meta leader is known, the server asks for its own
+``AddPeer`` (its name, cluster and tags): the leader proposes it for itself,
+another server sends its record on ``$FJMETA.PEER`` in the system account,
+where the leader proposes it; the request is sent again every few
+heartbeats until the record is applied (nats-server's servers are added as
+the meta leader hears of them).
+
+**Requests** (for the ``$JS.API`` front of :mod:`fakejs.jetstream.api.replicated`):
+a stream create or update is checked against the assignments as today's
+handlers check it against the local streams, then carried out by the meta
+leader; the stream's leader answers the request once the stream runs under
+the new assignment (the assignment carries the reply subject).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import msgpack
+
+from fakejs.core.subjects import overlap
+from fakejs.gocompat import gotime
+from fakejs.gocompat.gojson import dumps
+from fakejs.jetstream.cluster import META_GROUP, MetaLeader, MetaObserver, MetaStateMachine, StreamAssignment
+from fakejs.jetstream.errors import ApiError, api_error
+from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, peer_id, start_group, system_router
+from fakejs.jetstream.service import limits
+from fakejs.jetstream.service.replicated_infos import INFO_PREFIX, USAGE_SUBJECT, MetaAnswers, ask
+from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
+
+if TYPE_CHECKING:
+    from fakejs.core.options import ReplicatedJetStream as ReplicatedOptions
+    from fakejs.core.router import Subscription
+    from fakejs.jetstream.config.stream import StreamConfig
+    from fakejs.jetstream.service.jetstream import JetStream
+
+__all__ = ["PEER_SUBJECT", "ReplicatedJetStream", "not_built"]
+
+PEER_SUBJECT = "$FJMETA.PEER"  # fakejs's own: a server's record for the meta leader to propose
+LIST_TIMEOUT = 2.0  # seconds the meta leader waits for the stream leaders' infos of a STREAM.LIST
+USAGE_TIMEOUT = 0.5  # seconds the meta leader waits for the servers' usage of a $JS.API.INFO
+REPEAT_HEARTBEATS = 4  # an AddPeer not applied yet is asked for again after this many heartbeats
+
+
+# Settings a replicated stream does not run yet (each replica would republish, write markers or fire
+# schedules on its own; mirrors, sources and batches go through a single server's path only).
+UNBUILT_SETTINGS = (
+    ("mirror", "a mirror"),
+    ("sources", "a stream's sources"),
+    ("allow_atomic", "atomic batch publishing"),
+    ("allow_batched", "fast batch publishing"),
+    ("republish", "republishing"),
+    ("subject_delete_marker_ttl", "subject delete markers"),
+    ("allow_msg_schedules", "message schedules"),
+)
+
+
+def not_built(feature: str) -> ApiError:
+    """The refusal of what a JetStream replicated across servers cannot do yet (nats-server's 10036 code)."""
+    error = api_error("JSClusterUnSupportFeatureErr")
+    error.description = f"{feature} in a JetStream cluster across servers: not supported by fakejs yet"
+    return error
+
+
+class ReplicatedJetStream(MetaObserver):
+    """One server's share of a JetStream replicated across the cluster (see the module docstring).
+
+    ``answer`` is called with a replica that leads and the assignment request
+    it should answer (``"create"`` or ``"update"``), by the API front.
+    """
+
+    def __init__(self, js: JetStream, options: ReplicatedOptions) -> None:
+        self.js = js
+        self.options = options
+        self.broker = js.broker
+        self.peer = peer_id(self.broker.name)
+        self.cluster = self.broker.cluster_name
+        self.machine = MetaStateMachine(self.peer, self.broker.record_error)
+        self.answer: Callable[[StreamReplica, str], None] = lambda replica, kind: None
+        self.replicas = StreamReplicas(js, options.raft, self._led)
+        self.group: ReplicatedGroup | None = None
+        self.leader: MetaLeader | None = None
+        self._pending: dict[str, str] = {}  # stream -> the request its leader still has to answer
+        self._peer_subscription: Subscription | None = None
+        self._answers: MetaAnswers | None = None
+        self._replayed_to = 0  # the last entry of the meta log as read back at start
+        self._asking: Any = None
+        self._tasks: set[asyncio.Future[Any]] = set()
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.machine.observe(self)
+        self.machine.observe(self.replicas)
+        router = system_router(self.broker)
+        self._peer_subscription = router.subscribe_internal(PEER_SUBJECT, self._peer_asked)
+        self._answers = MetaAnswers(router, self._led_info, self._usage)
+        peers = [peer_id(name) for name in self.options.peers]
+        self.group = start_group(
+            self.broker, META_GROUP, peers, self.machine, store_dir=self.js.store_dir, settings=self.options.raft
+        )
+        self.leader = MetaLeader(self.group, self.machine, cluster=self.cluster, rng=self.js.rng, clock=self.js.clock)
+        self._replayed_to = self.group.node.log.last_index
+        if self.group.leader is not None:  # a sole voter led before start_group returned
+            self._ask_to_join()
+
+    def stop(self) -> None:
+        if self._asking is not None:
+            self._asking.cancel()
+        for task in self._tasks:
+            task.cancel()
+        if self._peer_subscription is not None:
+            system_router(self.broker).unsubscribe(self._peer_subscription)
+            self._peer_subscription = None
+        if self._answers is not None:
+            self._answers.stop()
+            self._answers = None
+        if self.group is not None:
+            self.group.stop()
+        self.replicas.stop()
+
+    @property
+    def is_meta_leader(self) -> bool:
+        return self.group is not None and self.group.is_leader
+
+    def server_name(self, peer: str | None) -> str:
+        """A peer id's server name (the id itself while its record is not in the meta state)."""
+        record = self.machine.state.peers.get(peer or "")
+        return record.name if record is not None else (peer or "")
+
+    # -- joining: AddPeer ------------------------------------------------------------------------------
+
+    def leader_changed(self, leader: str | None, term: int) -> None:
+        if leader is not None:
+            self._ask_to_join()
+
+    def _joined(self) -> bool:
+        record = self.machine.state.peers.get(self.peer)
+        return record is not None and not record.removed and record.name == self.broker.name
+
+    def _record(self) -> tuple[str, str, tuple[str, ...]]:
+        return self.broker.name, self.cluster, tuple(self.broker.options.server_tags)
+
+    def _ask_to_join(self) -> None:
+        if self._asking is not None:
+            self._asking.cancel()
+            self._asking = None
+        if self._joined() or self.group is None or self.group.stopped:
+            return
+        if self.is_meta_leader:
+            self._spawn(self._add_peer(*self._record()))
+        else:
+            packed = msgpack.packb(list(self._record()), use_bin_type=True)
+            system_router(self.broker).publish(PEER_SUBJECT, "", None, packed, None)
+        heartbeat = self.group.node.settings.heartbeat_interval
+        self._asking = self.js.clock.call_later(heartbeat * REPEAT_HEARTBEATS, self._ask_to_join)
+
+    def _peer_asked(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
+        """Another server's record: proposed by the meta leader (others drop it)."""
+        if not self.is_meta_leader:
+            return True
+        try:
+            name, cluster, tags = msgpack.unpackb(payload, raw=False)
+            record = (str(name), str(cluster), tuple(str(tag) for tag in tags))
+        except (ValueError, TypeError, msgpack.UnpackException):
+            return True
+        known = self.machine.state.peers.get(peer_id(record[0]))
+        if known is None or (known.name, known.cluster, known.tags) != record or known.removed:
+            self._spawn(self._add_peer(*record))
+        return True
+
+    async def _add_peer(self, name: str, cluster: str, tags: tuple[str, ...]) -> None:
+        assert self.leader is not None
+        try:
+            await self.leader.add_peer(name, cluster, tags)
+        except ProposalFailed:
+            pass  # asked again at its next turn
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- the streams' answers -------------------------------------------------------------------------
+
+    def _recovering(self) -> bool:
+        """Whether the meta member is still applying the log it had at start (nats-server answers no request
+        then: the requests of a log read back were answered before)."""
+        return self.group is None or self.group.applied_index < self._replayed_to
+
+    def stream_assigned(self, assignment: StreamAssignment) -> None:
+        if assignment.reply and not self._recovering():
+            known = assignment.name in self.replicas.replicas
+            self._pending[assignment.name] = "update" if known else "create"
+
+    def _led(self, replica: StreamReplica) -> None:
+        kind = self._pending.pop(replica.name, "")
+        if kind and replica.assignment.reply:
+            self.answer(replica, kind)
+
+    # -- what the meta leader asks of the servers -------------------------------------------------------
+
+    def _led_info(self, name: str) -> bytes | None:
+        """A listed stream's info, if this server leads it (nats-server lists no dynamic metadata)."""
+        replica = self.replicas.replicas.get(name)
+        if replica is None or not replica.is_leader:
+            return None
+        return dumps(replica.stream.info(cluster=True, dynamic_metadata=False)).encode()
+
+    def _usage(self) -> bytes:
+        packed: bytes = msgpack.packb(list(self.js.usage()))
+        return packed
+
+    async def stream_infos(self, names: list[str]) -> dict[str, dict[str, Any]]:
+        """The infos of these streams from their leaders (those that answered within :data:`LIST_TIMEOUT`)."""
+        subjects = [INFO_PREFIX + name for name in names]
+        answers = await ask(system_router(self.broker), self.js.nuid(), subjects, len(names), LIST_TIMEOUT)
+        infos: dict[str, dict[str, Any]] = {}
+        for index, payload in answers:
+            infos.setdefault(names[index], json.loads(payload))
+        return infos
+
+    async def usage(self) -> tuple[int, int]:
+        """Memory and storage the account's streams take on every server the meta leader reaches (each
+        replica counted, as nats-server sums the usage its servers report)."""
+        assert self.group is not None
+        group = self.group
+        reached = [peer for peer in self.machine.state.active_peers() if group.reaches(peer.peer)]
+        expected = len(reached) + (0 if any(peer.peer == self.peer for peer in reached) else 1)
+        answers = await ask(system_router(self.broker), self.js.nuid(), [USAGE_SUBJECT], expected, USAGE_TIMEOUT)
+        memory = storage = 0
+        for _, payload in answers:
+            try:
+                used_memory, used_storage = msgpack.unpackb(payload)
+            except (ValueError, TypeError, msgpack.UnpackException):
+                continue
+            memory, storage = memory + int(used_memory), storage + int(used_storage)
+        return memory, storage
+
+    # -- checks (the meta leader's, before it proposes) ----------------------------------------------
+
+    def assigned(self, name: str) -> StreamAssignment | None:
+        return self.machine.state.stream(self.js.account_name, name)
+
+    def assignments(self) -> list[StreamAssignment]:
+        account = self.js.account_name
+        found = [sa for (owner, _), sa in self.machine.state.streams.items() if owner == account]
+        return sorted(found, key=lambda sa: sa.name)
+
+    def stream_config(self, name: str) -> StreamConfig | None:
+        assignment = self.assigned(name)
+        return None if assignment is None else dict(assignment.config)  # type: ignore[return-value]
+
+    def check_create(self, config: StreamConfig, pedantic: bool) -> StreamConfig:
+        """``STREAM.CREATE``'s checks against the assigned streams; the configuration to assign."""
+        # The stream rules come with the first stream created
+        from fakejs.jetstream.config import stream_rules, stream_sources
+        from fakejs.jetstream.config.stream import copy_static_metadata
+
+        checked = stream_rules.check_create(config, pedantic, self.stream_config, clustered=True)
+        limits.stream_bytes_rules(self.js.limits, checked)
+        existing = self.stream_config(checked["name"])
+        if existing is not None:
+            copy_static_metadata(checked, existing)
+            return checked
+        self._refuse_unbuilt(checked)
+        unsupported = stream_rules.unsupported_feature(checked)
+        if unsupported is not None:
+            raise unsupported
+        limits.new_stream(self.js.limits, checked, [sa.config for sa in self.assignments()])  # type: ignore[misc]
+        stream_sources.check_filters(checked)
+        if self._overlaps(checked["subjects"]):
+            raise api_error("JSStreamSubjectOverlapErr")
+        return checked
+
+    def check_update(self, config: StreamConfig, pedantic: bool) -> StreamConfig:
+        """``STREAM.UPDATE``'s checks against the stream's assignment; the configuration to assign."""
+        # The update rules come with the first stream updated
+        from fakejs.jetstream.config import stream_rules
+        from fakejs.jetstream.config.stream import set_static_metadata
+
+        old = self.stream_config(config["name"])
+        if old is None:
+            raise api_error("JSStreamNotFoundErr")
+        set_static_metadata(config)
+        checked = stream_rules.check_update(old, config, pedantic, self.stream_config, clustered=True)
+        self._refuse_unbuilt(checked)
+        if max(int(checked.get("num_replicas") or 1), 1) != max(int(old.get("num_replicas") or 1), 1):
+            raise not_built("changing a stream's replicas")
+        unsupported = stream_rules.unsupported_feature(checked)
+        if unsupported is not None:
+            raise unsupported
+        limits.stream_bytes_rules(self.js.limits, checked)
+        if self._overlaps(checked["subjects"], exclude=checked["name"]):
+            raise api_error("JSStreamSubjectOverlapErr")
+        return checked
+
+    def _refuse_unbuilt(self, config: StreamConfig) -> None:
+        """What each replica would do on its own, or only a single server does yet, is refused by name."""
+        for key, feature in UNBUILT_SETTINGS:
+            if config.get(key):
+                raise not_built(feature)
+        if config.get("retention") in ("interest", "workqueue"):
+            raise not_built(f"{config['retention']} retention")
+
+    def _overlaps(self, subjects: list[str], exclude: str = "") -> bool:
+        others = [sa for sa in self.assignments() if sa.name != exclude]
+        return any(
+            overlap(mine, theirs) for other in others for mine in subjects for theirs in other.config["subjects"] or []
+        )
+
+    # -- the cluster section ----------------------------------------------------------------------------
+
+    def cluster_section(self, stream: str, consumer: str = "") -> dict[str, Any] | None:
+        """A stream's ``cluster`` section as nats-server's leader fills it in (``current``, ``lag`` from the
+        group's progress; ``active`` is 0: the time since each replica was last heard is not kept)."""
+        replica = self.replicas.replicas.get(stream)
+        section: dict[str, Any] = {"name": self.cluster}
+        if replica is None or replica.group is None or consumer:
+            return section
+        group = replica.group
+        peers = replica.assignment.group.peers
+        leading = group.is_leader
+        if len(peers) == 1:
+            section["leader"] = self.server_name(group.leader)
+            return section
+        section["raft_group"] = group.name
+        if group.leader is not None:
+            section["leader"] = self.server_name(group.leader)
+            if leading:
+                section["leader_since"] = gotime.rfc3339(replica.leader_since_ns)
+        section["system_account"] = True
+        section["traffic_account"] = "$SYS"
+        section["replicas"] = [self._replica(group, peer, leading) for peer in peers if peer != group.leader]
+        return section
+
+    def _replica(self, group: ReplicatedGroup, peer: str, leading: bool) -> dict[str, Any]:
+        last = group.node.log.last_index
+        progress = group.node.progress.get(peer) if leading else None
+        lag = last - progress.match_index if progress is not None else 0
+        current = progress is not None and lag <= 0
+        entry: dict[str, Any] = {"name": self.server_name(peer), "current": current, "active": 0}
+        if not current and progress is not None:
+            entry["lag"] = lag
+        entry["peer"] = peer
+        return entry

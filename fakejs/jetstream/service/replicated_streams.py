@@ -1,0 +1,188 @@
+"""The streams a server replicates: started and stopped as the meta group assigns them, captured on their leader.
+
+:class:`StreamReplicas` is a :class:`~fakejs.jetstream.cluster.MetaObserver`
+on a server running JetStream replicated across the cluster
+(:mod:`fakejs.jetstream.service.replicated`).  For each stream assigned to a
+group this server is in, it starts a :class:`StreamReplica`: the server's
+:class:`~fakejs.jetstream.stream.stream.Stream` (in the account's
+JetStream, so that ``$JS.API.INFO`` and Direct Get see it), the
+:class:`~fakejs.jetstream.stream.replica.StreamStateMachine` the group
+applies to, and the server's member of the stream's group; a stream
+removed, or moved off this server, is stopped and its group's directory
+removed.
+
+The stream's subjects are captured on the group's leader only
+(:class:`LedStream`): a publish there goes through
+:class:`~fakejs.jetstream.stream.replicated.ReplicatedStream` and its PubAck
+is sent to the client's reply once a quorum stored it.  A publish the leader
+could not see committed (it lost its leadership meanwhile) is not answered:
+the client times out and retries, as with nats-server.
+
+Each replica runs its own expiry (``max_age``, TTLs), as the documentation
+of the replicated log says is still to change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from fakejs.core.log import get_logger
+from fakejs.jetstream.cluster import MetaObserver, StreamAssignment
+from fakejs.jetstream.raft import RaftSettings
+from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, group_directory, start_group
+from fakejs.jetstream.replication.hosting import system_account
+from fakejs.jetstream.storage.store import MessageStore
+from fakejs.jetstream.stream.replica import StreamStateMachine
+from fakejs.jetstream.stream.replicated import ReplicatedStream
+from fakejs.jetstream.stream.stream import Stream
+
+if TYPE_CHECKING:
+    from fakejs.jetstream.service.jetstream import JetStream
+
+__all__ = ["LedStream", "StreamReplica", "StreamReplicas"]
+
+Capture = Callable[[str, str, "bytes | None", bytes, object], bool]
+
+
+class LedStream(Stream):
+    """A stream that captures its subjects only while ``capture`` is set (while its replica leads)."""
+
+    capture: Capture | None = None
+
+    def attach(self) -> None:
+        router = self.js.router
+        if self.capture is not None:
+            for subject in self.config["subjects"]:
+                self.subscriptions.append(router.subscribe_internal(subject, self.capture))
+        self._sync_direct()
+        self.expiry.rearm()
+
+
+class StreamReplica:
+    """One server's replica of a stream: the stream, its state machine, its group member, its assignment."""
+
+    def __init__(self, js: JetStream, assignment: StreamAssignment, on_led: Callable[[StreamReplica], None]) -> None:
+        self.js = js
+        self.assignment = assignment
+        self.on_led = on_led
+        self.leader_since_ns = 0
+        self.publishing: set[asyncio.Task[None]] = set()
+        config: Any = dict(assignment.config)
+        self.stream = LedStream(js, config, assignment.created_ns, MessageStore(config["storage"], config["first_seq"]))
+        self.machine = StreamStateMachine(self.stream, record_error=js.broker.record_error)
+        self.machine.leader_observers.append(lambda leader, term: self._leader_changed(leader))
+        self.group: ReplicatedGroup | None = None
+
+    @property
+    def name(self) -> str:
+        return self.stream.name
+
+    @property
+    def is_leader(self) -> bool:
+        return self.group is not None and self.group.is_leader
+
+    def start(self, store_dir: str, settings: RaftSettings | None) -> None:
+        self.stream.attach()
+        group = self.assignment.group
+        on_disk = store_dir if group.storage == "file" else None
+        self.group = start_group(
+            self.js.broker, group.name, group.peers, self.machine, store_dir=on_disk, settings=settings
+        )
+        self.replicated = ReplicatedStream(self.stream, self.machine, self.group)
+        self._leader_changed(self.group.leader)  # a sole voter led before start_group returned
+
+    def update(self, assignment: StreamAssignment) -> None:
+        """A new configuration from the meta group (its subjects captured again if they changed)."""
+        self.assignment = assignment
+        config: Any = dict(assignment.config)
+        if config != self.stream.config:
+            self.stream.update(config)
+
+    def stop(self, remove: bool) -> None:
+        """Stop the member and the stream (``remove``: for good, its group's directory too)."""
+        for task in self.publishing:
+            task.cancel()
+        if self.group is not None:
+            self.group.stop()
+        self.stream.detach()
+        self.stream.close(deleted=remove)
+        if remove:
+            directory = group_directory(self.js.store_dir, system_account(self.js.broker), self.assignment.group.name)
+            if os.path.isdir(directory):
+                shutil.rmtree(directory, ignore_errors=True)
+
+    # -- leading ------------------------------------------------------------------------------------
+
+    def _leader_changed(self, leader: str | None) -> None:
+        leads = self.group is not None and leader == self.group.peer
+        stream = self.stream
+        if leads == (stream.capture is not None):
+            return
+        stream.detach()
+        stream.capture = self._captured if leads else None
+        stream.attach()
+        if leads:
+            self.leader_since_ns = self.js.clock.time_ns()
+            self.on_led(self)
+
+    def _captured(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
+        """A publish on the stream's subjects, on its leader: proposed, answered once stored by a quorum."""
+        task = asyncio.get_running_loop().create_task(self._publish(subject, reply, hdr, payload))
+        self.publishing.add(task)
+        task.add_done_callback(self.publishing.discard)
+        return True
+
+    async def _publish(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> None:
+        try:
+            ack = await self.replicated.publish(subject, hdr, payload)
+        except ProposalFailed as failed:
+            get_logger().debug("stream %s: publish not stored (%s)", self.name, failed)
+            return
+        if reply and not self.stream.config["no_ack"]:
+            self.js.router.publish(reply, "", None, ack, None)
+
+
+class StreamReplicas(MetaObserver):
+    """The streams assigned to this server, each a :class:`StreamReplica` (see the module docstring).
+
+    ``on_led`` is told when a replica's group elects this server (to answer the
+    assignment's request); ``settings`` are the groups' Raft timings.
+    """
+
+    def __init__(self, js: JetStream, settings: RaftSettings | None, on_led: Callable[[StreamReplica], None]) -> None:
+        self.js = js
+        self.settings = settings
+        self.on_led = on_led
+        self.replicas: dict[str, StreamReplica] = {}
+
+    def stream_assigned(self, assignment: StreamAssignment) -> None:
+        existing = self.replicas.get(assignment.name)
+        if existing is not None and existing.assignment.group == assignment.group:
+            existing.update(assignment)
+            if existing.is_leader:
+                self.on_led(existing)
+            return
+        if existing is not None:
+            self.stream_removed(existing.assignment)
+        replica = StreamReplica(self.js, assignment, self.on_led)
+        self.replicas[assignment.name] = replica
+        self.js.streams[assignment.name] = replica.stream
+        replica.start(self.js.store_dir, self.settings)
+
+    def stream_removed(self, assignment: StreamAssignment) -> None:
+        replica = self.replicas.pop(assignment.name, None)
+        if replica is None:
+            return
+        self.js.streams.pop(assignment.name, None)
+        replica.stop(remove=True)
+
+    def stop(self) -> None:
+        """The server stops: every member stops as a crash would, and the directories stay."""
+        for name, replica in list(self.replicas.items()):
+            self.js.streams.pop(name, None)
+            replica.stop(remove=False)
+        self.replicas.clear()

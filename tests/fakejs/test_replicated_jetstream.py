@@ -1,0 +1,281 @@
+"""JetStream replicated across three routed servers, each on its own store: the ``_meta_`` group and the stream
+groups run inside the servers, and nats-py's ``$JS.API`` requests are answered by the real leaders.
+
+Streams are created through any node, published to through any node, and described from every node with
+nats-server's ``cluster`` sections; a killed stream leader's successor serves every acknowledged message, a
+killed meta leader's successor answers creates, and what is not built in this mode is refused by name."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+from nats.aio.client import Client
+
+from fakejs.jetstream.replication import peer_id
+from fakejs.server.local_cluster import Cluster
+from tests.harness.replicated import WAIT, replicated_cluster, wait
+
+pytestmark = pytest.mark.cluster
+
+SUPPORTED = "not supported by fakejs yet"
+
+
+@pytest.fixture
+async def cluster() -> AsyncIterator[Cluster]:
+    async with replicated_cluster(3) as started:
+        await wait(lambda: meta_leader(started) is not None and all_joined(started))
+        yield started
+        assert started.errors == []
+
+
+def share(cluster: Cluster, name: str) -> Any:
+    js = cluster.server(name).jetstream
+    return None if js is None or js.replicated_api is None else js.replicated_api.domain
+
+
+def meta_leader(cluster: Cluster) -> str | None:
+    running = [server.broker.name for server in cluster.running]
+    return next((name for name in running if share(cluster, name).is_meta_leader), None)
+
+
+def all_joined(cluster: Cluster) -> bool:
+    """Every running server's ``AddPeer`` is applied on every running server."""
+    names = {server.broker.name for server in cluster.running}
+    return all({peer.name for peer in share(cluster, name).machine.state.peers.values()} >= names for name in names)
+
+
+async def request(nc: Client, subject: str, body: Any = b"") -> dict[str, Any]:
+    """A ``$JS.API`` request, asked again while nobody leads what it is about (no answer)."""
+    payload = json.dumps(body).encode() if isinstance(body, dict) else body
+    deadline = asyncio.get_running_loop().time() + WAIT
+    while True:
+        try:
+            reply = await nc.request(subject, payload, timeout=1)
+        except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            continue
+        answer: dict[str, Any] = json.loads(reply.data)
+        return answer
+
+
+async def publish(nc: Client, subject: str, payload: bytes) -> dict[str, Any]:
+    """A publish acknowledged by the stream (asked again while its leader is being elected)."""
+    deadline = asyncio.get_running_loop().time() + WAIT
+    while True:
+        try:
+            reply = await nc.request(subject, payload, timeout=1)
+        except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            continue
+        ack: dict[str, Any] = json.loads(reply.data)
+        return ack
+
+
+def stream_config(name: str, replicas: int) -> dict[str, Any]:
+    return {"name": name, "subjects": [f"{name.lower()}.>"], "num_replicas": replicas}
+
+
+async def test_streams_are_created_published_and_described_through_any_node(cluster: Cluster) -> None:
+    clients = [await nats.connect(url) for url in cluster.urls]
+    try:
+        created = await request(clients[0], "$JS.API.STREAM.CREATE.ONE", stream_config("ONE", 1))
+        assert created["did_create"] is True and created["type"].endswith("stream_create_response")
+        assert set(created["cluster"]) == {"name", "leader"} and created["cluster"]["name"] == "C"
+        created = await request(clients[1], "$JS.API.STREAM.CREATE.THREE", stream_config("THREE", 3))
+        assert created["did_create"] is True and created["config"]["num_replicas"] == 3
+        assert list(created["cluster"]) == [
+            "name", "raft_group", "leader", "leader_since", "system_account", "traffic_account", "replicas"
+        ]  # fmt: skip
+        assert created["cluster"]["raft_group"].startswith("S-R3F-")
+        again = await request(clients[2], "$JS.API.STREAM.CREATE.THREE", stream_config("THREE", 3))
+        assert "did_create" not in again and again["config"] == created["config"]
+        other = {**stream_config("THREE", 3), "subjects": ["elsewhere"]}
+        assert (await request(clients[2], "$JS.API.STREAM.CREATE.THREE", other))["error"]["err_code"] == 10058
+        too_many = await request(clients[0], "$JS.API.STREAM.CREATE.FIVE", stream_config("FIVE", 5))
+        assert too_many["error"] == {"code": 400, "err_code": 10005, "description": "no suitable peers for placement"}
+
+        for index in range(6):
+            ack = await publish(clients[index % 3], "three.a", b"m%d" % index)
+            assert ack == {"stream": "THREE", "seq": index + 1}
+        assert await publish(clients[2], "one.a", b"x") == {"stream": "ONE", "seq": 1}
+
+        for nc in clients:  # the stream's leader answers, whichever node the client is on
+            info = await request(nc, "$JS.API.STREAM.INFO.THREE")
+            assert info["state"]["messages"] == 6 and info["state"]["last_seq"] == 6
+            leader = info["cluster"]["leader"]
+            replicas = info["cluster"]["replicas"]
+            assert sorted(replica["name"] for replica in replicas) == sorted({"n1", "n2", "n3"} - {leader})
+            assert all(replica["peer"] == peer_id(replica["name"]) for replica in replicas)
+            assert (await request(nc, "$JS.API.STREAM.INFO.ONE"))["cluster"]["name"] == "C"
+        await wait(lambda: all(held(cluster, name, "THREE") == 6 for name in ("n1", "n2", "n3")))
+        three = (await request(clients[0], "$JS.API.STREAM.INFO.THREE"))["state"]["bytes"]
+        one = (await request(clients[0], "$JS.API.STREAM.INFO.ONE"))["state"]["bytes"]
+        account = await request(clients[2], "$JS.API.INFO")
+        assert (account["streams"], account["storage"]) == (2, 3 * three + one)  # every replica counted
+
+        names = await request(clients[1], "$JS.API.STREAM.NAMES")
+        assert names["streams"] == ["ONE", "THREE"] and names["total"] == 2
+        listing = await request(clients[2], "$JS.API.STREAM.LIST")
+        assert [info["config"]["name"] for info in listing["streams"]] == ["ONE", "THREE"]
+        assert [info["state"]["messages"] for info in listing["streams"]] == [1, 6]
+        assert listing["streams"][1]["config"]["metadata"] == {"_nats.req.level": "0"}  # no dynamic metadata
+        assert listing["streams"][1]["cluster"]["raft_group"] == created["cluster"]["raft_group"]
+        missing = await request(clients[1], "$JS.API.STREAM.INFO.NOPE")
+        assert missing["error"]["err_code"] == 10059
+        got = await request(clients[0], "$JS.API.STREAM.MSG.GET.THREE", b'{"seq":2}')
+        assert got["message"]["data"] == "bTE=" and got["message"]["subject"] == "three.a"
+        assert (await request(clients[1], "$JS.API.STREAM.MSG.DELETE.THREE", b'{"seq":2}'))["success"] is True
+        gone = await request(clients[2], "$JS.API.STREAM.MSG.GET.THREE", b'{"seq":2}')
+        assert gone["error"]["err_code"] == 10037
+        purged = await request(clients[0], "$JS.API.STREAM.PURGE.THREE", b'{"keep":1}')
+        assert purged == {"type": "io.nats.jetstream.api.v1.stream_purge_response", "success": True, "purged": 4}
+        await wait(lambda: all(held(cluster, name, "THREE") == 1 for name in ("n1", "n2", "n3")))
+
+        update = {**stream_config("THREE", 3), "subjects": ["three.>", "third.>"]}
+        updated = await request(clients[2], "$JS.API.STREAM.UPDATE.THREE", update)
+        assert updated["config"]["subjects"] == ["three.>", "third.>"]
+        assert (await publish(clients[1], "third.x", b"y"))["seq"] == 7
+        deleted = await request(clients[1], "$JS.API.STREAM.DELETE.ONE")
+        assert deleted == {"type": "io.nats.jetstream.api.v1.stream_delete_response", "success": True}
+        assert (await request(clients[1], "$JS.API.STREAM.DELETE.ONE"))["error"]["err_code"] == 10059
+        await wait(
+            lambda: all(share(cluster, name).replicas.replicas.get("ONE") is None for name in ("n1", "n2", "n3"))
+        )
+    finally:
+        for nc in clients:
+            await nc.close()
+
+
+async def test_what_is_not_built_is_refused_by_name(cluster: Cluster) -> None:
+    nc = await nats.connect(cluster.url(0))
+    try:
+        await request(nc, "$JS.API.STREAM.CREATE.S", stream_config("S", 3))
+        refused = await request(nc, "$JS.API.CONSUMER.CREATE.S", {"stream_name": "S", "config": {}})
+        assert refused["error"]["err_code"] == 10036
+        assert refused["error"]["description"] == f"CONSUMER.CREATE in a JetStream cluster across servers: {SUPPORTED}"
+        stepdown = await request(nc, "$JS.API.STREAM.LEADER.STEPDOWN.S")
+        assert stepdown["error"]["description"].endswith(SUPPORTED)
+        republished = {**stream_config("R", 3), "republish": {"src": ">", "dest": "again.>"}}
+        assert (await request(nc, "$JS.API.STREAM.CREATE.R", republished))["error"]["description"] == (
+            f"republishing in a JetStream cluster across servers: {SUPPORTED}"
+        )
+        mirror = {"name": "M", "mirror": {"name": "S"}}
+        assert (await request(nc, "$JS.API.STREAM.CREATE.M", mirror))["error"]["description"] == (
+            f"a mirror in a JetStream cluster across servers: {SUPPORTED}"
+        )
+    finally:
+        await nc.close()
+
+
+def held(cluster: Cluster, name: str, stream: str) -> int:
+    replica = share(cluster, name).replicas.replicas.get(stream)
+    return -1 if replica is None else int(replica.stream.store.msgs)
+
+
+async def test_a_killed_stream_leader_s_successor_serves_every_acknowledged_message(cluster: Cluster) -> None:
+    nc = await nats.connect(cluster.url(0))
+    try:
+        await request(nc, "$JS.API.STREAM.CREATE.KEEP", stream_config("KEEP", 3))
+        acks = [await publish(nc, "keep.x", b"%d" % index) for index in range(8)]
+        assert [ack["seq"] for ack in acks] == list(range(1, 9))
+        old = (await request(nc, "$JS.API.STREAM.INFO.KEEP"))["cluster"]["leader"]
+        await nc.close()
+        await cluster.kill(old)
+        survivor = next(server for server in cluster.running)
+        nc = await nats.connect(survivor.url)
+        info = await wait_for_leader(nc, "KEEP", lambda leader: leader != old)
+        assert info["state"]["messages"] == 8 and info["state"]["last_seq"] == 8
+        for seq in range(1, 9):
+            got = await request(nc, "$JS.API.STREAM.MSG.GET.KEEP", b'{"seq":%d}' % seq)
+            assert got["message"]["seq"] == seq
+        assert (await publish(nc, "keep.x", b"after"))["seq"] == 9
+    finally:
+        await nc.close()
+
+
+async def test_a_killed_meta_leader_s_successor_answers_creates(cluster: Cluster) -> None:
+    old = meta_leader(cluster)
+    assert old is not None
+    await cluster.kill(old)
+    await wait(lambda: meta_leader(cluster) not in (None, old))
+    nc = await nats.connect(cluster.running[0].url)
+    try:
+        created = await request(nc, "$JS.API.STREAM.CREATE.AFTER", stream_config("AFTER", 1))
+        assert created["did_create"] is True and created["cluster"]["leader"] != old
+        assert (await publish(nc, "after.x", b"x")) == {"stream": "AFTER", "seq": 1}
+    finally:
+        await nc.close()
+
+
+async def wait_for_leader(nc: Client, stream: str, accept: Any) -> dict[str, Any]:
+    deadline = asyncio.get_running_loop().time() + WAIT
+    while True:
+        info = await request(nc, f"$JS.API.STREAM.INFO.{stream}")
+        if accept(info.get("cluster", {}).get("leader")):
+            return info
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(info)
+
+
+def group_dir(store: Path, node: str, group: str) -> Path:
+    return store / node / "fakejs" / "$SYS" / "_js_" / group
+
+
+async def test_a_restarted_replica_catches_up_from_its_store_and_a_deleted_stream_leaves_no_directory(
+    tmp_path: Path,
+) -> None:
+    async with replicated_cluster(3, store=tmp_path) as cluster:
+        await wait(lambda: meta_leader(cluster) is not None and all_joined(cluster))
+        nc = await nats.connect(cluster.url(0))
+        try:
+            created = await request(nc, "$JS.API.STREAM.CREATE.KEPT", stream_config("KEPT", 3))
+            group = created["cluster"]["raft_group"]
+            assert all(group_dir(tmp_path, name, "_meta_").is_dir() for name in ("n1", "n2", "n3"))
+            for index in range(5):
+                await publish(nc, "kept.x", b"%d" % index)
+            follower = next(name for name in ("n2", "n3") if name != created["cluster"]["leader"])
+            await cluster.kill(follower)
+            for index in range(5, 8):
+                assert (await publish(nc, "kept.x", b"%d" % index))["seq"] == index + 1
+            await cluster.restart(follower)
+            await wait(lambda: held(cluster, follower, "KEPT") == 8)
+            assert share(cluster, follower).assigned("KEPT").group.name == group
+            assert group_dir(tmp_path, follower, group).is_dir()
+
+            assert (await request(nc, "$JS.API.STREAM.DELETE.KEPT"))["success"] is True
+            await wait(lambda: not any(group_dir(tmp_path, name, group).exists() for name in ("n1", "n2", "n3")))
+        finally:
+            await nc.close()
+        assert cluster.errors == []
+
+
+async def test_a_server_reading_its_meta_log_back_does_not_answer_its_requests_again(tmp_path: Path) -> None:
+    async with replicated_cluster(3, store=tmp_path, tags=[[], [], ["here"]]) as cluster:
+        await wait(lambda: meta_leader(cluster) is not None and all_joined(cluster))
+        nc = await nats.connect(cluster.url("n1"))
+        try:
+            answers = await nc.subscribe("answers.create")
+            config = {**stream_config("BACK", 1), "placement": {"tags": ["here"]}}
+            await nc.publish("$JS.API.STREAM.CREATE.BACK", json.dumps(config).encode(), "answers.create")
+            first = json.loads((await answers.next_msg(timeout=WAIT)).data)
+            assert first["did_create"] is True and first["cluster"]["leader"] == "n3"
+            await cluster.kill("n3")
+            await cluster.restart("n3")  # reads the meta log back, and leads the stream again at once
+            await wait_for_leader(nc, "BACK", lambda leader: leader == "n3")
+            await nc.flush()
+            assert answers.pending_msgs == 0  # n3 answered an info request since, and the create no more
+            restarted = cluster.server("n3").jetstream
+            assert (
+                restarted is not None and restarted.api_total == 1
+            )  # the info request (an answer may miss a route still forming)
+        finally:
+            await nc.close()
+        assert cluster.errors == []
