@@ -511,7 +511,7 @@ class Stream:
 
     def remove_message(self, seq: int) -> StoredMessage | None:
         msg = self.store.remove(seq)
-        if msg is not None:
+        if msg is not None and self.consumers:
             for consumer in self._listening():
                 consumer.message_removed(seq, msg.subject)
         return msg
