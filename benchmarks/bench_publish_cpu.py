@@ -11,7 +11,7 @@ each block.  Prints the process's CPU time per message, best of
 ``--rounds`` rounds of ``--count`` messages each: less disturbed by a busy
 machine than a rate, and the number to compare between two versions (run
 each a few times, alternating).  ``--profile`` adds cProfile's busiest
-functions over one more round.  Run with ``PYTHONPATH=DIR`` to measure the
+functions over one more round, and the Python calls per publish.  Run with ``PYTHONPATH=DIR`` to measure the
 checkout in ``DIR`` (a compiled build's copy: see ``bench_summary.py
 --compiled``).
 """
@@ -88,7 +88,10 @@ async def measure(count: int, rounds: int, profile: bool) -> list[float]:
                 session.data_received(block)
                 session.take_output()
             profiler.disable()
-            pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
+            stats = pstats.Stats(profiler)
+            stats.sort_stats("tottime").print_stats(30)
+            calls = sum(row[1] for row in stats.stats.values())  # type: ignore[attr-defined]
+            print(f"Python calls per publish: {calls / count:.1f} (the measure a busy machine does not disturb)")
         return results
     finally:
         await server.stop()

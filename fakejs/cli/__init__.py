@@ -51,7 +51,7 @@ from fakejs.cli.settings import NATS_SERVER, CommandLine, Exit, apply_flags, com
 from fakejs.core.log import configure, get_logger
 from fakejs.core.options import ServerOptions
 from fakejs.core.process import process_id
-from fakejs.core.reload_options import ReloadRefused
+from fakejs.core.reload_errors import ReloadRefused
 from fakejs.gocompat.gourl import ListenError
 
 if TYPE_CHECKING:

@@ -37,7 +37,8 @@ functions), ``sysevents`` (system account events); message tracing in
 ``msgtrace`` (the ``Nats-Trace-Dest`` events), ``msgtrace_route`` (the trace
 of a message a route brought) and ``msgtrace_encoding`` (compressed trace
 events); and for the server's settings, ``reload_options`` (what a reload
-changes, and what it refuses), ``reload_websocket`` (the refusal of a
+changes, and what it refuses), ``reload_errors`` (a refused reload, without
+the comparison), ``reload_websocket`` (the refusal of a
 websocket change, the block as Go prints it), ``transport_config`` (TLS and WebSocket
 settings as plain data), ``cluster_config`` (the cluster port's settings as
 plain data), ``leaf_config`` (the leaf port's and remotes' settings as plain data), ``cluster_checks`` (the start checks on JetStream and a

@@ -19,6 +19,7 @@ from typing import Any
 
 from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.options import ServerOptions
+from fakejs.core.reload_errors import NO_CONFIG_FILE, ReloadRefused
 from fakejs.core.reload_websocket import websocket_refusal
 from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat.gobytes import friendly_bytes
@@ -26,13 +27,6 @@ from fakejs.gocompat.gotime import format_duration
 from fakejs.gocompat.gourl import GoURLError, parse_host_port
 
 __all__ = ["NO_CONFIG_FILE", "Change", "ReloadRefused", "diff_options"]
-
-# nats-server's error for a reload of a server started without a configuration file.
-NO_CONFIG_FILE = "can only reload config when a file is provided using -c or --config"
-
-
-class ReloadRefused(Exception):
-    """A reload changes an option that cannot be reloaded; the old configuration stays."""
 
 
 @dataclass(frozen=True)

@@ -417,7 +417,7 @@ class Router:
         remote = self.remote
         if routes and remote is not None and remote.index.count:
             return self._publish_clustered(result, remote, subject, reply, headers, payload, origin, shown_as)
-        if not result:
+        if not result.psubs and not result.qsubs:  # not result, without a call to __bool__
             return False
         visible = shown_as or subject
         delivered = False

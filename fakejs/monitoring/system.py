@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.core.accounts import Account
 from fakejs.core.clock import TimerHandle
-from fakejs.core.reload_options import ReloadRefused
+from fakejs.core.reload_errors import ReloadRefused
 from fakejs.core.router import InternalHandler, Subscription
 from fakejs.core.session import ClientSession
 from fakejs.gocompat import gojson

@@ -312,7 +312,11 @@ class Parser:
         if size > self.max_payload or len(buf) < stop + 2 or buf[stop : stop + 2] != b"\r\n":
             return None
         self._pos = stop + 2
-        return Pub(_text(subject), _text(reply), None, bytes(buf[start:stop]))
+        # _text() inlined: two calls less per message
+        text = "utf-8"
+        return Pub(
+            subject.decode(text, "surrogateescape"), reply.decode(text, "surrogateescape"), None, bytes(buf[start:stop])
+        )
 
     def _skip_line(self) -> Event | None:
         newline = self._buf.find(b"\n", self._pos)

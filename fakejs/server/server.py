@@ -22,7 +22,7 @@ from fakejs.core.clientio import SERVER_SHUTDOWN
 from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.failures import ServerError
 from fakejs.core.options import ServerOptions
-from fakejs.core.reload_options import NO_CONFIG_FILE, ReloadRefused
+from fakejs.core.reload_errors import NO_CONFIG_FILE, ReloadRefused
 from fakejs.monitoring.records import ClosedConnections
 from fakejs.monitoring.system import SystemRequests
 from fakejs.protocol import writer as wire
@@ -461,7 +461,7 @@ class Server:
         """Apply new options to the running server, as nats-server's config reload (:mod:`fakejs.server.reload`).
 
         Without ``options`` the configuration file is read again (``read_options``, which the
-        command line sets).  Raises :class:`~fakejs.core.reload_options.ReloadRefused` (the
+        command line sets).  Raises :class:`~fakejs.core.reload_errors.ReloadRefused` (the
         running options kept) when the file cannot be read or an option cannot be reloaded.
         """
         # Only a reload loads its steps

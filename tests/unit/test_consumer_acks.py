@@ -228,6 +228,9 @@ def test_info_reports_the_persisted_counters() -> None:
         ("$JS.ACK.S.C.1.5", (0, 0, 0)),
         ("$JS.NAK.S.C.1.5.7.1700000000.0", (0, 0, 0)),
         ("$JS.ACK.S.C.x.5.7.1700000000.0", (5, 7, 2**64 - 1)),
+        ("$JS.ACK.S.C.1..7.1700000000.0", (2**64 - 1, 7, 1)),
+        ("$JS.ACK.S.C.1.\u00b2.7.1700000000.0", (2**64 - 1, 7, 1)),  # a digit to str.isdigit, not to Go
+        ("$JS.ACK.S.C.1.007.18446744073709551617.1700000000.0", (7, 1, 1)),  # wraps as Go's uint64 does
     ],
 )
 def test_ack_subjects_are_read_as_nats_server_reads_them(subject: str, expected: tuple[int, int, int]) -> None:

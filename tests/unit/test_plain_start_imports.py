@@ -48,6 +48,8 @@ NOT_AT_START = (
     "fakejs.testkit.control",  # the first control request
     "fakejs.testkit.scenarios",  # --scenario
     "fakejs.server.reload",  # the first reload
+    "fakejs.core.reload_options",
+    "fakejs.core.reload_websocket",
     "fakejs.server.reload_steps",
     "fakejs.server.routes",
     "fakejs.server.http",  # -m PORT

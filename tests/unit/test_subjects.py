@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from fakejs.core.subjects import (
     InvalidSubject,
     SubscriptionIndex,
+    is_reserved_reply,
     is_subset,
     is_valid_literal_subject,
     is_valid_subject,
@@ -186,3 +187,21 @@ def test_index_agrees_with_brute_force(patterns: list[str], removed: set[int], s
     for subject in subjects:
         got = {id(s) for s in index.match(subject).psubs}
         assert got == {id(s) for s in live if matches(s.subject, subject)}
+
+
+@pytest.mark.parametrize(
+    ("reply", "reserved"),
+    [
+        ("_R_.abc", True),
+        ("_R_.", True),
+        ("$JS.ACK.S.C.1.1.1.0.0", True),
+        ("$JS.ACK.", False),  # the prefix alone is an ordinary reply
+        ("_GR_.x", True),
+        ("_GR_.", False),
+        ("_INBOX.x", False),
+        ("$JS.ACK", False),
+        ("", False),
+    ],
+)
+def test_reserved_replies(reply: str, reserved: bool) -> None:
+    assert is_reserved_reply(reply) is reserved

@@ -37,9 +37,12 @@ def _number(token: str) -> int:
     return -1
 
 
+_UINT64 = 2**64 - 1
+
+
 def _as_uint64(value: int) -> int:
     """Go's uint64 cast."""
-    return value & (2**64 - 1)
+    return value & _UINT64
 
 
 def ack_reply_info(subject: str) -> tuple[int, int, int]:
@@ -48,6 +51,9 @@ def ack_reply_info(subject: str) -> tuple[int, int, int]:
     if (len(tokens) != 9 and len(tokens) < 11) or tokens[0] != "$JS" or tokens[1] != "ACK":
         return 0, 0, 0
     offset = 4 if len(tokens) >= 11 else 2
+    count, stream, consumer = tokens[offset + 2 : offset + 5]
+    if count.isdigit() and stream.isdigit() and consumer.isdigit() and (count + stream + consumer).isascii():
+        return int(stream) & _UINT64, int(consumer) & _UINT64, int(count) & _UINT64  # the common case, in one go
     delivery_count = _as_uint64(_number(tokens[offset + 2]))
     stream_sequence = _as_uint64(_number(tokens[offset + 3]))
     consumer_sequence = _as_uint64(_number(tokens[offset + 4]))

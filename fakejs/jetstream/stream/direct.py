@@ -162,7 +162,7 @@ class DirectGet:
             req = decoded
         key = subject.split(".", 5)[5] if subject.count(".") >= 5 else ""
         selectors = ("last_by_subj", "next_by_subj", "multi_last", "seq", "start_time", "up_to_seq", "up_to_time")
-        if not key or req.get("batch") or any(_is_set(req, name) for name in selectors):
+        if not key or (req and (req.get("batch") or any(_is_set(req, name) for name in selectors))):
             return self._status(reply, status.direct_bad_request())
         req["last_by_subj"] = key
         self.serve(req, reply)
@@ -174,14 +174,14 @@ class DirectGet:
         return asked or self.host.broker.options.max_pending
 
     def _headers(self, msg: StoredMessage, *extra: tuple[str, int]) -> bytes:
-        block = hdrs.add(msg.hdr, "Nats-Stream", self.stream_name)
-        for key, value in (
+        pairs = [
+            ("Nats-Stream", self.stream_name),
             ("Nats-Subject", msg.subject),
             ("Nats-Sequence", str(msg.seq)),
             ("Nats-Time-Stamp", gotime.rfc3339(msg.ts)),
-        ) + tuple((k, str(v)) for k, v in extra):
-            block = hdrs.add(block, key, value)
-        return block
+        ]
+        pairs.extend((key, str(value)) for key, value in extra)
+        return hdrs.extend(msg.hdr, pairs)
 
     def serve(self, req: dict[str, Any], reply: str) -> None:
         """``getDirectRequest``: one message, or a batch ending with EOB."""

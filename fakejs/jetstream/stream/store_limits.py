@@ -31,8 +31,10 @@ def refusal(
         return "maximum messages per subject exceeded"
     if cfg["max_msgs"] > 0 and store.msgs >= cfg["max_msgs"] and not at_subject_limit:
         return "maximum messages exceeded"
+    if cfg["max_bytes"] <= 0:
+        return ""
     size = store.message_size(subject, hdr, payload)
-    if cfg["max_bytes"] > 0 and store.bytes + size > cfg["max_bytes"]:
+    if store.bytes + size > cfg["max_bytes"]:
         if not at_subject_limit:
             return "maximum bytes exceeded"
         # At the subject limit the subject's oldest message goes: it must make room.

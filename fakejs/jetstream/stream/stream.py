@@ -38,6 +38,7 @@ from fakejs.jetstream.stream.dedup import DuplicateWindow
 from fakejs.jetstream.stream.direct import DirectGet
 from fakejs.jetstream.stream.entries import StreamEntry, StreamMessage, StreamPurge
 from fakejs.jetstream.stream.expiry import MessageExpiry
+from fakejs.jetstream.stream.fast_batch import SUFFIX as FAST_SUFFIX
 from fakejs.jetstream.stream.fast_batch import FastBatches
 from fakejs.jetstream.stream.host import StreamHost as StreamHost
 from fakejs.jetstream.stream.links import Links
@@ -185,7 +186,7 @@ class Stream:
         """A message published on the stream's subjects (``trace_only``: checked, answered when refused, not stored)."""
         if self.closed:
             return True
-        if not self.js.online(self.name):
+        if not self.js.online(self.config["name"]):
             return False  # no leader to store it: not delivered (a request gets no responders)
         client = getattr(origin, "cid", 0) if self.timeline else 0
         ack = self.ingest(subject, reply, hdr, payload, trace_only, client)
@@ -216,10 +217,10 @@ class Stream:
             subject = self._input.match(subject) or subject
         if trace_only:
             return self._trace_only(subject, hdr, payload, do_ack)
-        if self.fast.take(self.config, subject, reply, hdr or None, payload, client):
+        if reply.endswith(FAST_SUFFIX) and self.fast.take(self.config, subject, reply, hdr or None, payload, client):
             return None  # a fast batch message: the batch answers for itself
         try:
-            if batch_id := batch_id_in(hdr):
+            if hdr and (batch_id := batch_id_in(hdr)):
                 ack = self.batches.receive(batch_id, subject, publish.clean_headers(hdr or b"") or b"", payload, client)
             else:
                 outcome = self._process(subject, hdr or None, payload)
@@ -324,7 +325,7 @@ class Stream:
     ) -> publish.Checked | publish.Outcome:
         """The leader's header checks (:func:`~fakejs.jetstream.stream.publish.check`): what to store, or the
         duplicate's outcome; raises the :class:`ApiError` the PubAck reports."""
-        now = self.clock.time_ns()
+        now = self.js.clock.time_ns()
         checked = publish.check(
             self.config, self.store, subject, hdr, payload, now, self.last_msg_id, self.dedup.lookup, sourced
         )
@@ -334,7 +335,8 @@ class Stream:
 
     def acknowledge(self, seq: int, total: str = "") -> bytes:
         """The PubAck of a message stored at ``seq`` (a counter's with its ``total``)."""
-        return counter.ack(self.pub_ack(seq), total) if total else self.pub_ack(seq)
+        ack = self._ack_head + b"%d}" % seq  # pub_ack(seq), without the call
+        return counter.ack(ack, total) if total else ack
 
     def prepare_message(
         self, subject: str, hdr: bytes | None, payload: bytes, msg_id: str, rollup: str, sourced: bool = False
@@ -342,13 +344,14 @@ class Stream:
         """After the header checks (a committed batch's too), the leader's last refusals (resources, TTL,
         discard-new limits) and its decision.  A sourced message keeps its ``Nats-TTL`` unless TTLs are allowed."""
         self.storable(subject, hdr, payload)
-        next_seq, now = self.store.last_seq + 1, self.clock.time_ns()
+        next_seq, now = self.store.last_seq + 1, self.js.clock.time_ns()
         if self.config["retention"] == "interest" and not self.has_interest(subject):  # the sequence is used, no more
             return StreamMessage(next_seq, now, subject, None, b"", 0, msg_id, rollup, skipped=True)
         ttl = 0
         if hdr and (self.config["allow_msg_ttl"] or not sourced):
             ttl, hdr = publish.message_ttl(self.config, hdr)
-        store_limits.refuse_new(self.config, self.store, subject, hdr, payload, bool(rollup))
+        if self.config["discard"] == "new":  # refuse_new's own test, without the call
+            store_limits.refuse_new(self.config, self.store, subject, hdr, payload, bool(rollup))
         return StreamMessage(next_seq, now, subject, hdr, payload, ttl, msg_id, rollup)
 
     def apply_message(self, entry: StreamMessage) -> int:
@@ -365,7 +368,8 @@ class Stream:
         then = self._republish.prepare(entry.subject, store) if self._republish else None
         msg = self._place(entry.subject, entry.hdr, entry.payload, entry.ttl, entry.ts)
         self._accepted(entry.msg_id, msg.seq, msg.ts)
-        self._rollup(entry.subject, entry.rollup, 1)
+        if entry.rollup:
+            self._rollup(entry.subject, entry.rollup, 1)
         # A message without headers in a stream without schedules neither schedules nor purges
         if (msg.hdr is not None or self.config["allow_msg_schedules"]) and (purged := self.schedules.stored(msg)):
             self.purge(purged)  # Nats-Schedule-Next: purge (a one-off fired): the schedule's subject goes
@@ -419,8 +423,10 @@ class Stream:
         max_per = self.config["max_msgs_per_subject"]
         if max_per > 0:
             store_limits.trim_subject(store, subject, max_per, self.remove_message)
-        self.enforce_limits()
-        self.expiry.stored(msg.seq, msg.ts, ttl)
+        if self.config["discard"] == "old":  # enforce_limits(), two calls less
+            store_limits.discard_old(self.config, store, self.remove_message)
+        if ttl or self.config["max_age"]:  # nothing to arm otherwise
+            self.expiry.stored(msg.seq, msg.ts, ttl)
         return msg
 
     def enforce_limits(self) -> None:
@@ -505,7 +511,7 @@ class Stream:
 
     def remove_message(self, seq: int) -> StoredMessage | None:
         msg = self.store.remove(seq)
-        if msg is not None:
+        if msg is not None and self.consumers:
             for consumer in self._listening():
                 consumer.message_removed(seq, msg.subject)
         return msg
