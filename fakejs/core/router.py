@@ -61,13 +61,12 @@ def js_ack_deliver_index(reply: str) -> int:
     """
     if not reply.startswith(JS_ACK_PREFIX):
         return -1
-    dots = 0
-    for index, char in enumerate(reply):
-        if char == ".":
-            dots += 1
-        elif char == "@" and dots >= 8:
-            return index
-    return -1
+    after = len(JS_ACK_PREFIX)  # past the ack's first two dots
+    for _ in range(6):
+        after = reply.find(".", after) + 1
+        if not after:
+            return -1
+    return reply.find("@", after)
 
 
 class RouteOwner(Protocol):
