@@ -13,12 +13,14 @@ callback to :attr:`Broker.on_client_closed`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import OPEN, Authenticator, Login, LoginRules, validate, with_cookies
+from fakejs.core.clientio import LEAF_CONNECTION, STANDARD
 from fakejs.core.clock import Clock
 from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.connect import LoginRefusal
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from fakejs.core.jwt.login import JwtAuthenticator
     from fakejs.core.jwt.trust import AccountClaims
     from fakejs.core.leaf.leafs import Leafs
+    from fakejs.core.leaf.link import LeafLink
 
 # Called with a client that just closed and the subscriptions it had then.
 ClosedCallback = Callable[[ClientSession, list[Subscription]], None]
@@ -129,17 +132,46 @@ class Broker:
             self.cluster = Cluster(options.cluster, options, identity, self.accounts, clock, self.random, self)
         # The leaf connections, as hub and as leaf (started with the leaf port); not yet in a cluster.
         self.leafs: Leafs | None = None
+        # Called with a leaf connection that closed (up till then) and its account: /connz keeps it.
+        self.on_leaf_closed: list[Callable[[LeafLink, Account], None]] = []
         if options.leafnodes is not None and options.cluster is None:
             # Only a server with leaf nodes loads their machinery
             from fakejs.core.leaf.leafs import Leafs
 
-            self.leafs = Leafs(options.leafnodes, (self.server_id, self.name), self.accounts, clock, self.random)
+            identity = (self.server_id, self.name)
+            self.leafs = Leafs(options.leafnodes, identity, self.accounts, clock, self.random, self._leaf_login)
+            self.leafs.on_link = self._leaf_event
+            self.leafs.next_id = self.next_client_id  # nats-server numbers leaf connections with its clients
             self.leafs.max_payload = options.max_payload
             self.leafs.jetstream_domain = options.jetstream_domain
             self.leafs.jetstream = lambda: self.jetstream_enabled
             self.leafs.hooks = lambda: self.faults
             self.leafs.server_options = options
-            self.leafs.client_login = lambda connect: self.auth.login(connect) is not None
+
+    def _leaf_login(self, connect: dict[str, Any]) -> Login | None:
+        """A leaf's CONNECT checked as a client's (the server's users and accounts), as a leaf node connection."""
+        rules = replace(self.auth.rules[STANDARD], connection_type=LEAF_CONNECTION)
+        return self.auth.login(connect, rules=rules)
+
+    def _leaf_event(self, link: LeafLink, up: bool) -> None:
+        """A leaf connection came up or closed: the system account's CONNECT or DISCONNECT for its account."""
+        from fakejs.core.leaf.leafs import leaf_client_info  # only a server with leaf nodes has links
+
+        account = self.accounts.get(link.account)
+        if account is None:
+            return
+        info = leaf_client_info(link, account.name_tag or account.name, closed=not up)
+        if up:
+            self.events.leaf_connected(account, info)
+        else:
+            traffic = (link.in_msgs, link.in_bytes, link.out_msgs, link.out_bytes)
+            self.events.leaf_disconnected(account, info, traffic, link.close_reason, link.stopped_ns)
+            for callback in self.on_leaf_closed:
+                callback(link, account)
+
+    def leaf_connections(self, account: str) -> int:
+        """The leaf connections up and bound to ``account``."""
+        return 0 if self.leafs is None else self.leafs.count(account)
 
     def _callouts(self, key: NkeyPair | None) -> AuthCallouts | None:
         """The server's authorization callouts (``auth_callout``, or operator mode's accounts), given its nkey."""

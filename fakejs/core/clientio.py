@@ -40,6 +40,7 @@ UNFLUSHED_REASONS = frozenset(
 # nats-server's connection types (``allowed_connection_types``), as a client's transport is one.
 STANDARD = "STANDARD"
 WEBSOCKET = "WEBSOCKET"
+LEAF_CONNECTION = "LEAFNODE"
 
 
 @dataclass

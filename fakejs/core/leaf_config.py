@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_LEAF_RECONNECT", "LeafConfig", "LeafRemote"]
+__all__ = ["DEFAULT_LEAF_RECONNECT", "LeafConfig", "LeafRemote", "LeafUser"]
 
 # nats-server's DEFAULT_LEAF_NODE_RECONNECT: how long a leaf waits before dialling its hub again.
 DEFAULT_LEAF_RECONNECT = 1.0
@@ -12,11 +12,26 @@ DEFAULT_LEAF_RECONNECT = 1.0
 
 @dataclass
 class LeafRemote:
-    """One of ``leafnodes { remotes }``: the hub's URLs, the local account bound, whether it is the hub."""
+    """One of ``leafnodes { remotes }``: the hub's URLs, the local account bound, whether it is the hub.
+
+    ``deny_imports`` are subjects the leaf neither asks the hub for nor takes from it,
+    ``deny_exports`` subjects it does not send to the hub.
+    """
 
     urls: list[str] = field(default_factory=list)
     account: str = ""
     hub: bool = False
+    deny_imports: list[str] = field(default_factory=list)
+    deny_exports: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LeafUser:
+    """One of ``leafnodes { authorization { users } }``: a login and the account it binds (empty: ``$G``)."""
+
+    name: str
+    password: str = ""
+    account: str = ""
 
 
 @dataclass
@@ -30,9 +45,11 @@ class LeafConfig:
     username: str = ""
     password: str = ""
     auth_timeout: float = 0.0
+    account: str = ""  # the account the single user binds (and a leaf logged in without credentials)
+    users: list[LeafUser] = field(default_factory=list)
     remotes: list[LeafRemote] = field(default_factory=list)
     reconnect: float = DEFAULT_LEAF_RECONNECT
 
     @property
     def auth_required(self) -> bool:
-        return bool(self.username)
+        return bool(self.username or self.users)

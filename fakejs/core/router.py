@@ -96,6 +96,8 @@ class RemoteInterest(Protocol):
 
     account: str
     index: SubscriptionIndex
+    # What a stream import carries goes there too (leaf connections; each server of a cluster imports its own).
+    carries_imports: bool
 
     def local_changed(self, sub: Subscription, delta: int) -> None: ...
 
@@ -414,7 +416,7 @@ class Router:
         """:meth:`publish` to this router's own subscribers and the cluster's (the subject already mapped)."""
         result = self.index.match(subject)
         remote = self.remote
-        if routes and remote is not None and remote.index.count:
+        if remote is not None and (routes or remote.carries_imports) and remote.index.count:
             return self._publish_clustered(result, remote, subject, reply, headers, payload, origin, shown_as)
         if not result.psubs and not result.qsubs:  # not result, without a call to __bool__
             return False

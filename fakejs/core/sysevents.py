@@ -5,7 +5,9 @@ names) that subscribes to ``$SYS.>`` sees, without asking:
 
 * ``$SYS.ACCOUNT.<acc>.CONNECT`` when a client logs in to ``<acc>`` and
   ``$SYS.ACCOUNT.<acc>.DISCONNECT`` when one closes (with what it sent and
-  received and why it closed);
+  received and why it closed); a leaf connection bound to ``<acc>`` too
+  (``kind`` ``Leafnode``; nats-server's ``LEAFNODE.CONNECT`` goes to
+  gateways only, which fakejs has not);
 * ``$SYS.SERVER.<id>.CLIENT.AUTH.ERR`` before the DISCONNECT of a client
   whose login was refused;
 * the account's connection count, ``$SYS.SERVER.ACCOUNT.<acc>.CONNS`` and
@@ -68,6 +70,9 @@ class EventHost(Protocol):
 
     @property
     def cluster_name(self) -> str: ...
+
+    def leaf_connections(self, account: str) -> int:
+        """The leaf connections up and bound to ``account``."""
 
 
 def _traffic(msgs: int, size: int) -> dict[str, int]:
@@ -205,6 +210,32 @@ class SystemEvents:
         info["client_type"] = "nats"
         return info
 
+    # -- leaf connections ------------------------------------------------------------
+
+    def leaf_connected(self, account: Account, client: dict[str, Any]) -> None:
+        """A leaf connection bound to ``account`` came up (``client``: its ``ClientInfo``): the counts, then CONNECT."""
+        if self.account is None:
+            return
+        self.account_conns(account)
+        subject = f"$SYS.ACCOUNT.{account.name}.CONNECT"
+        if self._heard(subject):
+            self.send(subject, {**self._typed(CONNECT_TYPE), "server": self.server_info(), "client": client})
+
+    def leaf_disconnected(
+        self, account: Account, client: dict[str, Any], traffic: tuple[int, int, int, int], reason: str, stopped_ns: int
+    ) -> None:
+        """A leaf connection closed: DISCONNECT (``traffic``: in msgs, in bytes, out msgs, out bytes), then the counts."""
+        if self.account is None:
+            return
+        subject = f"$SYS.ACCOUNT.{account.name}.DISCONNECT"
+        if self._heard(subject):
+            doc = self._typed(DISCONNECT_TYPE)
+            doc["timestamp"] = rfc3339(stopped_ns)
+            doc.update({"server": self.server_info(), "client": client})
+            doc.update({"sent": _traffic(*traffic[:2]), "received": _traffic(*traffic[2:]), "reason": reason})
+            self.send(subject, doc)
+        self.account_conns(account)
+
     # -- accounts -----------------------------------------------------------------
 
     def account_stat(self, account: Account) -> dict[str, Any]:
@@ -214,12 +245,13 @@ class SystemEvents:
         received = kept[0] + sum(c.in_msgs for c in members), kept[1] + sum(c.in_bytes for c in members)
         sent = kept[2] + sum(c.out_msgs for c in members), kept[3] + sum(c.out_bytes for c in members)
         routes = {"gateways": _traffic(0, 0), "routes": _traffic(0, 0), "leafs": _traffic(0, 0)}
+        leafs = self.host.leaf_connections(account.name)
         return {
             "acc": account.name,
             "name": account.name,
             "conns": len(members),
-            "leafnodes": 0,
-            "total_conns": len(members),
+            "leafnodes": leafs,
+            "total_conns": len(members) + leafs,
             "num_subscriptions": account.router.index.count,
             "sent": {**_traffic(*sent), **routes},
             "received": {**_traffic(*received), **routes},

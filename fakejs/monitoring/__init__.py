@@ -3,7 +3,7 @@
 ``endpoints`` (the path table, ``/healthz`` and ``/varz``), ``connz``
 (``/connz`` and ``/subsz``), ``jsz``, ``routez``, ``health`` (the health
 check behind ``/healthz``), ``accountz`` (``/accountz``, ``/accstatz``,
-``/gatewayz``, ``/leafz``), ``records`` (what ``/connz`` keeps
+``/gatewayz``), ``leafz`` (``/leafz``, ``/varz``'s ``leaf``), ``records`` (what ``/connz`` keeps
 about a connection, open or closed), ``query`` (query decoding and Go's
 number formats) and ``source`` (:class:`~fakejs.monitoring.source.MonitoredServer`,
 what the documents read from a server); ``claims`` answers the account resolver's requests

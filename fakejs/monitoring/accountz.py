@@ -2,8 +2,8 @@
 
 ``/accountz`` and ``ACCOUNTZ`` (every account's name, or one account's
 details), ``/accstatz`` and ``STATZ`` (each account's connections and
-traffic), ``/gatewayz`` and ``/leafz`` (fakejs has neither gateways nor leaf
-nodes: always empty), shaped like nats-server's.  An account that does not
+traffic) and ``/gatewayz`` (fakejs has no gateways: always empty), shaped
+like nats-server's.  An account that does not
 exist is :class:`NoAccount` (the caller picks the status).
 """
 
@@ -104,8 +104,3 @@ def accountz_endpoint(server: MonitoredServer, query: dict[str, list[str]]) -> t
 def gatewayz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, Any]:
     """``/gatewayz``: a server without gateways."""
     return 200, {**head(server), "outbound_gateways": {}, "inbound_gateways": {}}
-
-
-def leafz(server: MonitoredServer, query: dict[str, list[str]] | None = None) -> tuple[int, Any]:
-    """``/leafz``: a server without leaf nodes."""
-    return 200, {**head(server), "leafnodes": 0, "leafs": []}

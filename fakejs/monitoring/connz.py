@@ -22,6 +22,7 @@ from typing import Any
 from fakejs.core.session import ClientSession
 from fakejs.core.subjects import SubscriptionIndex, is_valid_literal_subject, matches
 from fakejs.gocompat.gotime import rfc3339
+from fakejs.monitoring.leafz import open_leaf_records
 from fakejs.monitoring.query import (
     DEFAULT_LIST_SIZE,
     GLOBAL_ACCOUNT,
@@ -140,7 +141,7 @@ def _decode_connz(params: dict[str, list[str]]) -> _ConnzQuery:
 
 
 def connz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, Any]:
-    """``/connz``: open and recently closed client connections, filtered, sorted and paged."""
+    """``/connz``: open and recently closed client and leaf connections, filtered, sorted and paged."""
     try:
         q = _decode_connz(params)
     except BadRequest as err:
@@ -157,14 +158,16 @@ def connz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, A
         "connections": [],
     }
     members = list(broker.clients.values())
+    leafs = open_leaf_records(server) if q.state != CLOSED else []
     if q.account:
+        leafs = [record for record in leafs if record.account == q.account]
         if broker.accounts.get(q.account) is None and q.account != SYSTEM_ACCOUNT:
             # nats-server answers an unknown account with an unfilled document.
             doc["server_id"], doc["connections"] = "", None
             return 200, doc
         members = [client for client in members if client.account.name == q.account]
     closed = list(server.closed_connections) if q.state != OPEN else []
-    total = (len(members) if q.state != CLOSED else 0) + len(closed)
+    total = (len(members) + len(leafs) if q.state != CLOSED else 0) + len(closed)
     if q.account:
         # Closed clients of the global account are kept without an account name,
         # so nats-server's account filter never matches them.
@@ -173,11 +176,17 @@ def connz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, A
         closed = kept
     doc["total"] = total
     records = _selected(q, broker.clients, members, closed)
+    records += [r for r in leafs if _leaf_selected(q, r)]
     _sort(records, q.order, now_ns)
     start, end = page_bounds(q.offset, q.limit, len(records))
     doc["connections"] = [record.render(now_ns, q.subs, q.auth) for record in records[start:end]]
     doc["num_connections"] = len(doc["connections"])
     return 200, doc
+
+
+def _leaf_selected(q: _ConnzQuery, record: ConnRecord) -> bool:
+    """The ``cid``, ``user`` and ``mqtt_client`` filters on an open leaf connection."""
+    return (q.cid <= 0 or record.cid == q.cid) and (not q.user or record.user == q.user) and not q.mqtt_client
 
 
 def _selected(

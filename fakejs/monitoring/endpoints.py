@@ -28,10 +28,11 @@ from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import NS, rfc3339
 from fakejs.gocompat.gourl import GoURLError, parse_url
-from fakejs.monitoring.accountz import accountz_endpoint, accstatz, gatewayz, leafz
+from fakejs.monitoring.accountz import accountz_endpoint, accstatz, gatewayz
 from fakejs.monitoring.connz import connz, subsz
 from fakejs.monitoring.health import healthz
 from fakejs.monitoring.jsz import jsz
+from fakejs.monitoring.leafz import leaf_varz, leafnode_count, leafz
 from fakejs.monitoring.query import go_uptime
 from fakejs.monitoring.routez import routez
 from fakejs.monitoring.source import MonitoredServer
@@ -71,7 +72,7 @@ def varz(server: MonitoredServer, query: dict[str, list[str]]) -> tuple[int, dic
         "max_pending": opts.max_pending,
         "cluster": _cluster_varz(broker),
         "gateway": {},
-        "leaf": {},
+        "leaf": leaf_varz(broker.leafs),
         "mqtt": {},
         "websocket": _websocket_varz(server),
     }
@@ -182,7 +183,7 @@ def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
         "total_connections": broker.total_connections,
         "routes": sum(1 for _ in cluster.route_links()) if cluster is not None else 0,
         "remotes": len(cluster.peers) if cluster is not None else 0,
-        "leafnodes": 0,
+        "leafnodes": leafnode_count(broker.leafs),
         "in_msgs": stats.in_msgs,
         "in_bytes": stats.in_bytes,
         "in_client_msgs": stats.in_msgs,

@@ -85,6 +85,7 @@ class ConnRecord:
     tags: tuple[str, ...] = ()
     user_name_tag: str = ""
     account_name_tag: str = ""  # the account's JWT name, else its name (nats-server's getNameTag)
+    kind: str = "Client"  # or "Leafnode" (which has no ``type``)
 
     @classmethod
     def of(cls, client: ClientSession, subs: Iterable[Subscription], closed: bool = False) -> ConnRecord:
@@ -136,13 +137,12 @@ class ConnRecord:
         end = self.stop_ns or now_ns
         doc: dict[str, Any] = {
             "cid": self.cid,
-            "kind": "Client",
-            "type": self.client_type,
-            "ip": self.ip,
-            "port": self.port,
-            "start": rfc3339(self.start_ns),
-            "last_activity": rfc3339(self.last_ns),
+            "kind": self.kind,
         }
+        if self.kind == "Client":
+            doc["type"] = self.client_type
+        doc.update({"ip": self.ip, "port": self.port, "start": rfc3339(self.start_ns)})
+        doc["last_activity"] = rfc3339(self.last_ns)
         if self.stop_ns:
             doc["stop"] = rfc3339(self.stop_ns)
         if self.reason:
@@ -229,6 +229,10 @@ class ClosedConnections:
 
     def __call__(self, client: ClientSession, subs: list[Subscription]) -> None:
         self._records.append(ConnRecord.closed(client, subs))
+
+    def add(self, record: ConnRecord) -> None:
+        """A closed connection of another kind (a leaf connection)."""
+        self._records.append(record)
 
     def __iter__(self) -> Iterator[ConnRecord]:
         return iter(self._records)

@@ -55,9 +55,10 @@ from fakejs.core.session import ClientSession
 from fakejs.gocompat import gojson
 from fakejs.gocompat.gotime import rfc3339
 from fakejs.monitoring import subscribers
-from fakejs.monitoring.accountz import NoAccount, account_info, account_stats, accountz, gatewayz, head, leafz
+from fakejs.monitoring.accountz import NoAccount, account_info, account_stats, accountz, gatewayz, head
 from fakejs.monitoring.client_requests import CLIENT_REQUESTS, client_id
 from fakejs.monitoring.health import health
+from fakejs.monitoring.leafz import leafz_document
 from fakejs.monitoring.resolver import AccountResolver
 from fakejs.monitoring.userinfo import UserInfoResponder
 
@@ -252,7 +253,7 @@ class SystemRequests:
             "JSZ": lambda o: _document(jsz(server, _query(o, _JSZ_OPTIONS))),
             "HEALTHZ": lambda o: health(server, o),
             "ACCOUNTZ": self._accountz,
-            "LEAFZ": lambda o: leafz(server)[1],
+            "LEAFZ": lambda o: leafz_document(server, o.get("subscriptions") is True, str(o.get("account") or "")),
             "ROUTEZ": lambda o: routez(server, _routez_subs(o)),
             "GATEWAYZ": lambda o: gatewayz(server, {})[1],
             "RAFTZ": lambda o: {},
@@ -440,7 +441,7 @@ class SystemRequests:
             ),
             "JSZ": lambda o: self._account_jsz(name, o),
             "INFO": lambda o: self._account_info(name),
-            "LEAFZ": lambda o: leafz(self.server)[1],
+            "LEAFZ": lambda o: leafz_document(self.server, o.get("subscriptions") is True, name),
             "STATZ": lambda o: self._account_statz(name, o),
         }
         if kind == "CONNS":

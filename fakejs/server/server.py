@@ -23,6 +23,7 @@ from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.failures import ServerError
 from fakejs.core.options import ServerOptions
 from fakejs.core.reload_errors import NO_CONFIG_FILE, ReloadRefused
+from fakejs.monitoring.leafz import keeper_of_closed_leafs
 from fakejs.monitoring.records import ClosedConnections
 from fakejs.monitoring.system import SystemRequests
 from fakejs.protocol import writer as wire
@@ -78,6 +79,7 @@ class Server:
         self.broker = Broker(options, self.clock, self.faults)
         self.closed_connections = ClosedConnections()
         self.broker.on_client_closed.append(self.closed_connections)
+        self.broker.on_leaf_closed.append(keeper_of_closed_leafs(self.closed_connections))
         self.accepting = False
         # The global account's JetStream (None when it has none); every account's in ``jetstreams``.
         self.jetstream: JetStreamWithApi | None = None

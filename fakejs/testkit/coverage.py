@@ -274,7 +274,10 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
     _kind("CONNZ"),
     _kind("ROUTEZ"),
     _kind("GATEWAYZ", "no gateways: always empty"),
-    _kind("LEAFZ", "leaf connections are not listed yet: always empty"),
+    _kind(
+        "LEAFZ",
+        "`compression` says `off` and `rtt` `0s`: fakejs neither compresses leaf connections nor measures their round trip",
+    ),
     _kind("ACCOUNTZ"),
     _kind("JSZ"),
     _kind("HEALTHZ"),
@@ -304,7 +307,7 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
     _sys(
         "$SYS.REQ.ACCOUNT.<account>.LEAFZ",
         "$SYS.REQ.ACCOUNT.A.LEAFZ",
-        how="leaf connections are not listed yet: always empty",
+        how="`compression` says `off` and `rtt` `0s`: fakejs neither compresses leaf connections nor measures their round trip",
     ),
     _sys("$SYS.REQ.ACCOUNT.<account>.JSZ", "$SYS.REQ.ACCOUNT.A.JSZ"),
     _sys(
@@ -404,7 +407,10 @@ MONITORING: tuple[Feature, ...] = (
     ),
     _path("/accstatz", "query option `unused`"),
     _path("/gatewayz", "no gateways: always empty"),
-    _path("/leafz", "leaf connections are not listed yet: always empty"),
+    _path(
+        "/leafz",
+        "`compression` says `off` and `rtt` `0s`: fakejs neither compresses leaf connections nor measures their round trip",
+    ),
     _path("/ipqueuesz", "always `{}`: fakejs has no internal queues"),
     _path(
         "/raftz",
@@ -508,5 +514,10 @@ SYSTEM_EVENTS: tuple[Feature, ...] = (
     Feature(
         "$SYS.LATENCY.M2.<hash>, service latency events", DIFFERS, "never: `latency` on an export is refused at start"
     ),
-    Feature("$SYS.ACCOUNT.<account>.LEAFNODE.CONNECT", DIFFERS, "never: leaf connections send no system events yet"),
+    Feature(
+        "$SYS.ACCOUNT.<account>.LEAFNODE.CONNECT",
+        SERVED,
+        "never, as nats-server without gateways (it is sent for them only); a leaf connection's"
+        " `$SYS.ACCOUNT.<account>.CONNECT` and `DISCONNECT` are sent",
+    ),
 )

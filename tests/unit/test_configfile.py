@@ -156,8 +156,8 @@ def test_integer_durations_warn() -> None:
             "leaf node connections (leafnodes { remotes [ { credentials } ] })",
         ),
         (
-            'leafnodes { remotes: [ { url: "nats://x:1", account: A } ] }',
-            "leaf node connections bound to an account but the global one (account)",
+            'leafnodes { remotes: [ { url: "nats://x:1", nkey: "UABC" } ] }',
+            "leaf node connections (leafnodes { remotes [ { nkey } ] })",
         ),
         ('cluster { listen: "127.0.0.1:-1", tls: {} }', "TLS between routes (cluster { tls })"),
         ("cluster { compression: s2_fast }", "route compression (cluster { compression })"),
@@ -184,6 +184,41 @@ def test_account_subscription_limit(text: str, limit: int) -> None:
     result = loaded(text + "\n")
     assert not result.context.failed, result.context
     assert [(a.name, a.max_subscriptions) for a in result.options.accounts] == [("A", limit)]
+
+
+def test_leaf_accounts_permissions_and_users() -> None:
+    text = (
+        "accounts { A { users [ {user: a, password: a} ] } }\n"
+        "leafnodes { port: -1, authorization { account: A, users [ {user: x, password: y, account: A} ] }\n"
+        'remotes [ { url: "nats://x:1", account: A, deny_imports: ["i.>"], deny_exports: "e.>" } ] }\n'
+    )
+    result = loaded(text)
+    assert not result.context.failed, result.context
+    leafnodes = result.options.leafnodes
+    assert leafnodes is not None and leafnodes.account == "A"
+    assert [(u.name, u.password, u.account) for u in leafnodes.users] == [("x", "y", "A")]
+    remote = leafnodes.remotes[0]
+    assert (remote.account, remote.deny_imports, remote.deny_exports) == ("A", ["i.>"], ["e.>"])
+    assert start_problem(result.options, result.unserved) == ""
+
+
+@pytest.mark.parametrize(
+    "text,problem",
+    [
+        (
+            'leafnodes { remotes [ { url: "nats://127.0.0.1:1", account: A } ] }',
+            'cannot find local account "A" specified in leafnode remote',
+        ),
+        (
+            "leafnodes { port: -1, authorization { users [ {user: x, password: y, account: Q} ] } }",
+            'cannot find local account "Q" specified in leafnode authorization',
+        ),
+    ],
+)
+def test_leaf_accounts_must_exist(text: str, problem: str) -> None:
+    result = loaded(text + "\n")
+    assert not result.context.failed, result.context
+    assert start_problem(result.options, result.unserved) == problem
 
 
 def test_leafnodes_are_served_but_not_in_a_cluster() -> None:

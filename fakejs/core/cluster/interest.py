@@ -51,6 +51,8 @@ class RouteTargets(Protocol):
 class AccountRoutes:
     """The cluster's view of one account: remote subscriptions, local counts, announcements."""
 
+    carries_imports = False  # each server imports for its own clients
+
     def __init__(self, account: str, targets: RouteTargets) -> None:
         self.account = account
         self.index = SubscriptionIndex()

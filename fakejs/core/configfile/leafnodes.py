@@ -1,10 +1,11 @@
 """``leafnodes {}``: the leaf port's settings and the remotes, onto :class:`~fakejs.core.leaf_config.LeafConfig`.
 
 Served: ``listen``/``host``/``port``, ``advertise``, ``no_advertise``,
-``authorization { user password timeout }`` (a leaf without a leaf user logs
-in as a client would, with the server's token or users), ``reconnect``, and
-remotes with ``url``/``urls`` (not WebSocket), ``account`` (the global
-account only) and ``hub: false``.  Everything else refuses to start, naming the setting.
+``authorization { user password timeout account users }`` (a leaf without a
+leaf user logs in as a client would, with the server's token or users),
+``reconnect``, and remotes with ``url``/``urls`` (not WebSocket), ``account``,
+``deny_imports``/``deny_exports`` and ``hub: false``.  Everything else refuses
+to start, naming the setting.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ from typing import Any
 from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import duration, go_type, want
-from fakejs.core.leaf_config import LeafConfig, LeafRemote
+from fakejs.core.leaf_config import LeafConfig, LeafRemote, LeafUser
 from fakejs.core.options import ServerOptions
 from fakejs.gocompat.gotime import NS
+from fakejs.protocol.writer import go_quote
 
-__all__ = ["leaf_member"]
-
-GLOBAL_ACCOUNT = "$G"
+__all__ = ["leaf_accounts_problem", "leaf_member"]
 
 
 def _config(options: ServerOptions) -> LeafConfig:
@@ -60,12 +60,42 @@ def _authorization(token: Token, config: LeafConfig, context: ConfigContext) -> 
             config.password = want(member, str)
         elif lowered == "token":
             context.unknown(key, member)  # nats-server's leaf authorization has none (a token is the clients')
+        elif lowered == "account":
+            config.account = want(member, str)
+        elif lowered == "users":
+            config.users.extend(_users(member, context))
         elif lowered == "timeout":
             config.auth_timeout = (
                 float(member.value) if isinstance(member.value, (int, float)) else float(want(member, int))
             )
         else:
             context.refuse(member, f"leaf node connections (leafnodes {{ authorization {{ {key} }} }})")
+
+
+def _users(token: Token, context: ConfigContext) -> list[LeafUser]:
+    """nats-server's ``parseLeafUsers``: each a ``user``, ``password`` and ``account``."""
+    users: list[LeafUser] = []
+    for item in want(token, list):
+        if not isinstance(item.value, dict):
+            context.error(item, f"Expected user entry to be a map/struct, got {go_type(item.value)}")
+            continue
+        fields: dict[str, str] = {}
+        for key, member in item.value.items():
+            lowered = key.lower()
+            field = {"username": "user", "pass": "password"}.get(lowered, lowered)
+            if field in ("user", "password", "account"):
+                fields[field] = want(member, str)
+            elif field == "proxy_required":
+                context.refuse(member, "trusted proxies (proxy_required)")
+            else:
+                context.unknown(key, member)
+        users.append(LeafUser(fields.get("user", ""), fields.get("password", ""), fields.get("account", "")))
+    return users
+
+
+def _subjects(token: Token) -> list[str]:
+    value: Any = token.value
+    return [want(item, str) for item in value] if isinstance(value, list) else [want(token, str)]
 
 
 def _remotes(token: Token, config: LeafConfig, context: ConfigContext) -> None:
@@ -91,8 +121,10 @@ def _remote(value: dict[str, Token], context: ConfigContext) -> LeafRemote:
                 context.refuse(member, f"leaf node connections over WebSocket ({key})")
         elif lowered in ("account", "local"):
             remote.account = want(member, str)
-            if remote.account != GLOBAL_ACCOUNT:
-                context.refuse(member, f"leaf node connections bound to an account but the global one ({key})")
+        elif lowered == "deny_imports":
+            remote.deny_imports.extend(_subjects(member))
+        elif lowered == "deny_exports":
+            remote.deny_exports.extend(_subjects(member))
         elif lowered == "hub":
             remote.hub = bool(want(member, bool))
             if remote.hub:
@@ -100,3 +132,20 @@ def _remote(value: dict[str, Token], context: ConfigContext) -> LeafRemote:
         else:
             context.refuse(member, f"leaf node connections (leafnodes {{ remotes [ {{ {key} }} ] }})")
     return remote
+
+
+def leaf_accounts_problem(options: ServerOptions) -> str:
+    """nats-server's ``validateLeafNode`` check that the accounts bound exist; the first missing, or ""."""
+    config = options.leafnodes
+    if config is None or options.trusted_operators:
+        return ""
+    known = {account.name for account in options.accounts} | {"", "$G"}
+    if not options.system_account:
+        known.add("$SYS")
+    named = [(config.account, "authorization")]
+    named += [(user.account, "authorization") for user in config.users if user.account]
+    named += [(remote.account, "remote") for remote in config.remotes]
+    for account, where in named:
+        if account not in known:
+            return f"cannot find local account {go_quote(account)} specified in leafnode {where}"
+    return ""

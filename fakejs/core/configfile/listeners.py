@@ -24,7 +24,7 @@ from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.cluster_config import FileCluster
 from fakejs.core.configfile.cluster import compression_problem, pinned_accounts_problem
 from fakejs.core.configfile.context import ConfigContext
-from fakejs.core.configfile.leafnodes import leaf_member
+from fakejs.core.configfile.leafnodes import leaf_accounts_problem, leaf_member
 from fakejs.core.configfile.values import Mismatch, go_type, parse_listen, want
 from fakejs.core.configfile.websocket import websocket_problem
 from fakejs.core.leaf_config import LeafConfig
@@ -196,6 +196,8 @@ def listener_problems(options: ServerOptions, unserved: Unserved) -> str:
     leafnodes = options.leafnodes
     if leafnodes is not None and options.cluster is not None and leafnodes.remotes:
         return "leaf node remotes in a cluster (leafnodes { remotes } with cluster): not supported by fakejs yet"
+    if leafnodes is not None and (problem := leaf_accounts_problem(options)):
+        return problem
     problem = pinned_accounts_problem(options) or compression_problem(options) or jetstream_problem(options)
     if problem:
         return problem

@@ -8,7 +8,11 @@ a local publish reaches the leaf connections that want it.  What each
 connection is told follows nats-server's ``updateLeafNodes``: every local
 subscription, and the other connections' interest -- except that a
 connection this server dialled (it is the leaf) hears nothing of the hubs
-it dialled elsewhere, the loop detection subjects (``$LDS.``) aside.
+it dialled elsewhere, the loop detection subjects (``$LDS.``) aside.  The
+server's own internal subscriptions count (a service import's subject, the
+account's ``$SYS.REQ`` requests), as nats-server's do, fakejs's control
+subjects (``$FAKEJS.``) aside; what a stream import carries reaches the leaf
+connections' subscribers too.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ __all__ = ["LDS_PREFIX", "AccountLeafs", "LeafTarget"]
 
 # nats-server's loop detection subject prefix: each account subscribes to one of its own on every link.
 LDS_PREFIX = "$LDS."
+# fakejs's control subjects: each server answers its own, never told to another.
+CONTROL_PREFIX = "$FAKEJS."
 
 
 class LeafTarget(RouteOwner, Protocol):
@@ -52,8 +58,14 @@ def _tells(target: LeafTarget, source: LeafTarget | None, subject: str) -> bool:
     return not (target.solicited and source.solicited) or subject.startswith(LDS_PREFIX)
 
 
+def _told(sub: Subscription) -> bool:
+    return not sub.subject.startswith(CONTROL_PREFIX)
+
+
 class AccountLeafs:
     """The leaf connections' view of one account: their subscriptions, local counts, relays."""
+
+    carries_imports = True
 
     def __init__(self, account: str, targets: LeafTargets, router: Router, lds: str, rng: random.Random) -> None:
         self.account = account
@@ -77,7 +89,7 @@ class AccountLeafs:
 
     def local_changed(self, sub: Subscription, delta: int) -> None:
         """A local subscription came (+1) or went (-1): every leaf connection hears of it."""
-        if sub.local_only:
+        if not _told(sub):
             return
         key = (sub.subject, sub.queue)
         count = self._local.get(key, 0) + delta
@@ -90,7 +102,7 @@ class AccountLeafs:
 
     def count_quietly(self, sub: Subscription) -> None:
         """A subscription made before the leaf connections started (told when each comes up)."""
-        if not sub.local_only:
+        if _told(sub):
             key = (sub.subject, sub.queue)
             self._local[key] = self._local.get(key, 0) + 1
 

@@ -3,7 +3,8 @@
 :class:`Leafs` does for a server what nats-server's ``leafnode.go`` does,
 without sockets: the socket layer accepts on the leaf port
 (:meth:`Leafs.accepted`) and dials through a :class:`LeafDialer`.  Every
-connection is bound to one account (the global account in this version).
+connection is bound to one account: a remote's ``account`` (the global one
+by default), on the hub the account of the user the leaf logged in as.
 A remote is dialled again ``reconnect`` after its connection closed (30
 seconds after a loop was detected), through the server's clock, each
 time the next of its URLs.
@@ -19,7 +20,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from fakejs.core.accounts import Accounts
-from fakejs.core.auth import new_nonce
+from fakejs.core.auth import Login, new_nonce
 from fakejs.core.clientio import KICKED
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.link import RouteIO
@@ -27,14 +28,17 @@ from fakejs.core.hooks import Hooks, NoHooks
 from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs, LeafTarget
 from fakejs.core.leaf.jetstream import JETSTREAM_API, domain_api_mappings, link_denies
 from fakejs.core.leaf.link import LeafLink
+from fakejs.core.leaf.permissions import hub_permissions, leaf_permissions
 from fakejs.core.leaf_config import LeafConfig, LeafRemote
 from fakejs.core.log import get_logger
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, RUNTIME, ServerOptions
 from fakejs.gocompat import ids
-from fakejs.gocompat.gotime import format_duration
+from fakejs.gocompat.gotime import format_duration, rfc3339
 from fakejs.protocol.writer import go_quote
 
-__all__ = ["LOOP_DELAY", "LeafDialer", "Leafs"]
+__all__ = ["GLOBAL_ACCOUNT", "LOOP_DELAY", "LeafDialer", "Leafs", "leaf_client_info"]
+
+GLOBAL_ACCOUNT = "$G"
 
 # The nonce's random bytes (as a client's).
 NONCE_RAW_LEN = 11
@@ -54,6 +58,17 @@ class LeafDialer(Protocol):
     ) -> None: ...
 
 
+class _BoundLinks:
+    """The leaf connections up and bound to one account."""
+
+    def __init__(self, links: list[LeafLink], account: str) -> None:
+        self._links = links
+        self._account = account
+
+    def leaf_links(self) -> Iterator[LeafTarget]:
+        return (link for link in self._links if link.up and link.account == self._account)
+
+
 class _Remote:
     """One configured remote: its URLs, the next to dial, its connection and pending redial."""
 
@@ -68,7 +83,13 @@ class Leafs:
     """One server's leaf connections (see the module docstring)."""
 
     def __init__(
-        self, config: LeafConfig, identity: tuple[str, str], accounts: Accounts, clock: Clock, rng: random.Random
+        self,
+        config: LeafConfig,
+        identity: tuple[str, str],
+        accounts: Accounts,
+        clock: Clock,
+        rng: random.Random,
+        authenticate: Callable[[dict[str, Any]], Login | None] | None = None,
     ) -> None:
         self.config = config
         self.server_id, self.server_name = identity
@@ -77,9 +98,15 @@ class Leafs:
         self.log: logging.Logger = get_logger()
         self.auth_required = True  # nats-server's leaf INFO always says so
         self.auth_timeout = config.auth_timeout or DEFAULT_LEAF_AUTH_TIMEOUT
-        account = accounts.default
-        self.interest = AccountLeafs(account.name, self, account.router, LDS_PREFIX + ids.nuid(rng), rng)
+        self.accounts = accounts
+        self.authenticate = authenticate
+        # Each account bound to a leaf connection: its interest and relays.
+        self.bound: dict[str, AccountLeafs] = {}
         self.links: list[LeafLink] = []
+        # Told when a link comes up (True) or an up link closes (False): the system account's events.
+        self.on_link: Callable[[LeafLink, bool], None] | None = None
+        # Each connection's id (the server's client ids, when it sets this).
+        self.next_id: Callable[[], int] = self._lid
         self.remotes = [_Remote(remote) for remote in config.remotes]
         self.dialer: LeafDialer | None = None
         self.running = False
@@ -93,8 +120,6 @@ class Leafs:
         self.jetstream: Callable[[], bool] = lambda: False
         # The server's hook points (the ``leaf.connect`` faults of a test).
         self.hooks: Callable[[], Hooks] = NoHooks
-        # Without a leaf user, nats-server checks a leaf's CONNECT as a client's (the server's token, users...).
-        self.client_login: Callable[[dict[str, Any]], bool] = lambda options: True
         # The server's ping_interval and ping_max (each link's keepalive).
         self.server_options = ServerOptions()
 
@@ -104,16 +129,8 @@ class Leafs:
         """The leaf port listens on ``port`` (0: none): join the account, dial the remotes."""
         self.dialer, self.host, self.port = dialer, host, port
         self.running = True
-        router = self.interest.router
-        for sub in router.local_subscriptions():
-            self.interest.count_quietly(sub)
-        router.remote = self.interest
-        # A push consumer here delivers to a subscription across a leaf connection as to a local one.
-        router.add_imported_interest(self.interest.has_exact_interest)
-        if self.jetstream():
-            self.interest.hub_imports = [JETSTREAM_API]  # the account's import of the JetStream API
-            if self.jetstream_domain:
-                self.interest.mapped_sources = list(domain_api_mappings(self.jetstream_domain))
+        for remote in self.remotes:
+            self.bind(remote.config.account or GLOBAL_ACCOUNT)
         for remote in self.remotes:
             self._dial(remote)
 
@@ -122,8 +139,27 @@ class Leafs:
         for link in list(self.links):
             link.close("Server Shutdown")
 
-    def leaf_links(self) -> Iterator[LeafTarget]:
-        return (link for link in self.links if link.up)
+    def bind(self, name: str) -> AccountLeafs | None:
+        """The account ``name``'s side of its leaf connections, joined on first use (None: no such account)."""
+        interest = self.bound.get(name)
+        if interest is not None:
+            return interest
+        account = self.accounts.get(name)
+        if account is None:
+            return None
+        lds = LDS_PREFIX + ids.nuid(self.rng)
+        interest = AccountLeafs(account.name, _BoundLinks(self.links, name), account.router, lds, self.rng)
+        for sub in account.router.local_subscriptions():
+            interest.count_quietly(sub)
+        account.router.remote = interest
+        # A push consumer here delivers to a subscription across a leaf connection as to a local one.
+        account.router.add_imported_interest(interest.has_exact_interest)
+        if self.jetstream() and name == GLOBAL_ACCOUNT:
+            interest.hub_imports = [JETSTREAM_API]  # the account's import of the JetStream API
+            if self.jetstream_domain:
+                interest.mapped_sources = list(domain_api_mappings(self.jetstream_domain))
+        self.bound[name] = interest
+        return interest
 
     def _lid(self) -> int:
         self._next_lid += 1
@@ -132,7 +168,7 @@ class Leafs:
     # -- the hub's side ----------------------------------------------------------------
 
     def accepted(self, io: RouteIO) -> LeafLink:
-        link = LeafLink(self, io, self._lid(), solicited=False)
+        link = LeafLink(self, io, self.next_id(), solicited=False)
         self.links.append(link)
         return link
 
@@ -160,10 +196,12 @@ class Leafs:
             info["domain"] = self.jetstream_domain
         if connect_info:
             info["connect_info"] = True
-            info["remote_account"] = self.interest.account
+            info["remote_account"] = link.account
         else:
             info["nonce"] = new_nonce(self.rng.randbytes(NONCE_RAW_LEN))
         info["api_lvl"] = API_LEVEL
+        if connect_info and link.permissions is not None:
+            info.update(link.permissions.info)
         info["info_on_connect"] = True
         info["leafnode_urls"] = [] if self.config.no_advertise else [f"{host}:{port}"]
         return info
@@ -174,12 +212,35 @@ class Leafs:
             return (host, int(port)) if host else (self.config.advertise, self.port)
         return self.host or "0.0.0.0", self.port
 
-    def check_login(self, options: dict[str, Any]) -> bool:
-        """A leaf's CONNECT against ``leafnodes { authorization }``, else the clients' authorization (a token...)."""
-        config = self.config
+    def login(self, link: LeafLink, options: dict[str, Any]) -> bool:
+        """nats-server's ``isLeafNodeAuthorized``: check the leaf's CONNECT and bind the link to its account.
+
+        ``leafnodes { authorization }`` decides when it has a user or users;
+        otherwise the leaf logs in as a client would (its user's account
+        and permissions), or binds ``authorization { account }`` when the
+        server asks no credentials.
+        """
+        config, account, user_permissions = self.config, config_account(self.config), None
         if config.username:
-            return options.get("user") == config.username and options.get("pass") == config.password
-        return self.client_login(options)
+            if (options.get("user"), options.get("pass")) != (config.username, config.password):
+                return False
+        elif config.users:
+            user = next((u for u in config.users if u.name == options.get("user")), None)
+            if user is None or user.password != options.get("pass"):
+                return False
+            account = user.account or GLOBAL_ACCOUNT
+        elif self.authenticate is not None:
+            login = self.authenticate(options)
+            if login is None:
+                return False
+            if login.user is not None:
+                account = login.user.account or GLOBAL_ACCOUNT
+                user_permissions = login.user.permissions
+        interest = self.bind(account)
+        if interest is None:
+            return False
+        link.bind(interest, hub_permissions(user_permissions, options.get("deny_pub")))
+        return True
 
     # -- the leaf's side ---------------------------------------------------------------
 
@@ -192,7 +253,10 @@ class Leafs:
         self.log.debug("Trying to connect as leafnode to remote server on %s", go_quote(parts.netloc))
 
         def connected(io: RouteIO) -> LeafLink:
-            link = LeafLink(self, io, self._lid(), solicited=True, url=url)
+            link = LeafLink(self, io, self.next_id(), solicited=True, url=url)
+            interest = self.bind(remote.config.account or GLOBAL_ACCOUNT)
+            assert interest is not None  # the accounts bound were checked at start
+            link.bind(interest, leaf_permissions(remote.config.deny_imports, remote.config.deny_exports))
             remote.link = link
             self.links.append(link)
             return link
@@ -205,7 +269,7 @@ class Leafs:
             self.clock.call_later(delay, self._dial, remote)
 
     def connect_fields(self, link: LeafLink) -> dict[str, Any]:
-        """The leaf's CONNECT as nats-server 2.15 sends it (credentials from the URL)."""
+        """The leaf's CONNECT as nats-server 2.15 sends it (credentials from the URL), in its field order."""
         parts = urlsplit(link.url if "://" in link.url else f"nats://{link.url}")
         fields: dict[str, Any] = {"version": NATS_VERSION}
         if parts.username:
@@ -217,15 +281,16 @@ class Leafs:
         fields["server_id"] = self.server_id
         if self.jetstream_domain:
             fields["domain"] = self.jetstream_domain
-        fields.update({"name": self.server_name, "headers": True})
-        if self.jetstream():
-            fields["jetstream"] = True
-        fields.update(
-            {"compress_mode": "not supported", "remote_account": self.interest.account, "protocol": LEAF_PROTO}
-        )
+        fields["name"] = self.server_name
         remote = next((r for r in self.remotes if r.link is link), None)
         if remote is not None and remote.config.hub:
             fields["is_hub"] = True
+        fields["headers"] = True
+        if self.jetstream():
+            fields["jetstream"] = True
+        if remote is not None and remote.config.deny_imports:
+            fields["deny_pub"] = list(remote.config.deny_imports)
+        fields.update({"compress_mode": "not supported", "remote_account": link.account, "protocol": LEAF_PROTO})
         return fields
 
     # -- both sides ----------------------------------------------------------------------
@@ -237,7 +302,7 @@ class Leafs:
             return
         link.up = True
         if link.solicited:
-            self.log.info("%s - Leafnode connection created for account: %s", link, self.interest.account)
+            self.log.info("%s - Leafnode connection created for account: %s", link, link.account)
         else:
             self.log.info("%s - Leafnode connection created", link)
         link.denies, apart = link_denies(self.jetstream_domain, link.remote_domain, self.jetstream())
@@ -250,14 +315,19 @@ class Leafs:
             )
         link.send_initial_interest()
         link.start_pinging()
+        if self.on_link is not None:
+            self.on_link(link, True)
 
     def link_closed(self, link: LeafLink) -> None:
         if link in self.links:
             self.links.remove(link)
-        self.log.info("%s - Leafnode connection closed: %s", link, link.close_reason)
-        if link.up:
+        tag = f" - Remote: {link.remote_name}" if link.remote_name else ""
+        self.log.info("%s - Leafnode connection closed: %s%s", link, link.close_reason, tag)
+        if link.up and link.interest is not None:
             link.up = False
-            self.interest.drop_link(link)
+            link.interest.drop_link(link)
+            if self.on_link is not None:
+                self.on_link(link, False)
         for remote in self.remotes:
             if remote.link is link:
                 remote.link = None
@@ -266,7 +336,7 @@ class Leafs:
     def loop_detected(self, link: LeafLink, send_error: bool) -> None:
         """nats-server's ``handleLeafNodeLoop``: the error (sent when this side found it), a longer wait to redial."""
         text = (  # the delay is named on both sides; only a leaf waits it out
-            f"Loop detected for leafnode account={go_quote(self.interest.account)}. "
+            f"Loop detected for leafnode account={go_quote(link.account)}. "
             f"Delaying attempt to reconnect for {format_duration(int(LOOP_DELAY * 1e9))}"
         )
         self.log.error("%s - %s", link, text)
@@ -288,3 +358,33 @@ class Leafs:
     @property
     def num_leafs(self) -> int:
         return sum(1 for link in self.links if link.up)
+
+    def count(self, account: str) -> int:
+        """The links up and bound to ``account``."""
+        return sum(1 for link in self.links if link.up and link.account == account)
+
+
+def config_account(config: LeafConfig) -> str:
+    """The account ``leafnodes { authorization }`` binds a leaf to (the global one unless named)."""
+    return config.account or GLOBAL_ACCOUNT
+
+
+def leaf_client_info(link: LeafLink, name_tag: str, closed: bool) -> dict[str, Any]:
+    """nats-server's ``ClientInfo`` of a leaf connection for the system account's events.
+
+    The hub names the leaf's user, server name and version from its CONNECT;
+    the leaf, which sent no such thing, names none.  fakejs measures no
+    round trip, so ``rtt`` is left out.
+    """
+    host, _ = link.io.remote_address
+    info: dict[str, Any] = {"start": rfc3339(link.started_ns), "host": host, "id": link.lid, "acc": link.account}
+    options = link.connect_options
+    for key, field in (("user", "user"), ("name", "name"), ("ver", "version")):
+        value = options.get(field)
+        if value:
+            info[key] = str(value)
+    if closed:
+        info["stop"] = rfc3339(link.stopped_ns)
+    info["name_tag"] = name_tag
+    info["kind"] = link.kind
+    return info

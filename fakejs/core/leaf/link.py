@@ -1,12 +1,14 @@
 """One leaf connection, without the socket: the handshake, interest and messages of nats-server's leaf protocol.
 
 The hub (the server that accepted) sends ``INFO`` at once and waits for
-``CONNECT`` (credentials checked by its :class:`LeafHost`), then sends a
-second ``INFO`` (``connect_info``) and its interest; the leaf (the server
-that dialled) answers the first ``INFO`` with ``CONNECT`` and its
-interest.  From then on ``LS+``/``LS-`` go to the account's
+``CONNECT`` (credentials checked, and the link bound to an account, by its
+:class:`LeafHost`), then sends a second ``INFO`` (``connect_info``) and its
+interest; the leaf (the server that dialled, bound to its remote's account)
+answers the first ``INFO`` with ``CONNECT`` and its interest.  From then on
+``LS+``/``LS-`` go to the bound account's
 :class:`~fakejs.core.leaf.interest.AccountLeafs` and ``LMSG``/``HMSG`` to
-its subscribers and the other leaf connections.  ``PING`` is answered.
+its subscribers and the other leaf connections, each way within the link's
+:class:`~fakejs.core.leaf.permissions.LeafPermissions`.  ``PING`` is answered.
 """
 
 from __future__ import annotations
@@ -19,14 +21,17 @@ from fakejs.core.clientio import PROTOCOL_VIOLATION
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.cluster.link import RouteIO
 from fakejs.core.keepalive import Keepalive
-from fakejs.core.leaf.interest import AccountLeafs
+from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs
 from fakejs.core.leaf.jetstream import LinkDenies
+from fakejs.core.leaf.permissions import LeafPermissions
 from fakejs.core.options import ServerOptions
+from fakejs.core.subjects import has_wildcard
 from fakejs.protocol import leaf as wire
 from fakejs.protocol import route as route_wire
 from fakejs.protocol import writer
 from fakejs.protocol.events import Ok, Ping, Pong, ProtocolViolation
 from fakejs.protocol.route import RemoteSub, RemoteUnsub, RouteConnect, RoutedMsg, RouteError, RouteEvent, RouteInfo
+from fakejs.protocol.writer import go_quote
 
 __all__ = ["LeafHost", "LeafLink"]
 
@@ -51,7 +56,6 @@ class LeafHost(Protocol):
     log: logging.Logger
     server_options: ServerOptions
     rng: random.Random
-    interest: AccountLeafs
     auth_timeout: float
     auth_required: bool
 
@@ -59,7 +63,7 @@ class LeafHost(Protocol):
 
     def connect_fields(self, link: LeafLink) -> dict[str, Any]: ...
 
-    def check_login(self, options: dict[str, Any]) -> bool: ...
+    def login(self, link: LeafLink, options: dict[str, Any]) -> bool: ...
 
     def link_up(self, link: LeafLink) -> None: ...
 
@@ -79,7 +83,11 @@ class LeafLink:
         self.lid = lid
         self.solicited = solicited
         self.url = url
-        self.parser = wire.LeafParser(host.interest.account)
+        self.parser = wire.LeafParser("")
+        # The account bound (on the hub, once the leaf logged in) and what may cross each way.
+        self.interest: AccountLeafs | None = None
+        self.account = ""
+        self.permissions: LeafPermissions | None = None
         self.remote_id = self.remote_name = self.remote_cluster = self.remote_domain = ""
         # What the link does not carry (JetStream's API, set when it comes up).
         self.denies = LinkDenies()
@@ -90,6 +98,8 @@ class LeafLink:
         self.out: list[bytes] = []
         self.in_msgs = self.out_msgs = self.in_bytes = self.out_bytes = 0
         self.started = self.last_in = host.clock.monotonic()
+        self.started_ns = host.clock.time_ns()
+        self.stopped_ns = 0
         # PINGs every ping_interval (a leaf PINGs its hub whatever it heard), stale after ping_max unanswered.
         self.keepalive = Keepalive(self, host.clock, host.server_options, host.rng)
         self.keepalive.always = solicited
@@ -127,6 +137,11 @@ class LeafLink:
         """``leaf`` on the server that dialled, ``hub`` on the one that accepted."""
         return "leaf" if self.solicited else "hub"
 
+    def bind(self, interest: AccountLeafs, permissions: LeafPermissions | None) -> None:
+        """The link carries ``interest``'s account, within ``permissions`` (None: everything)."""
+        self.interest, self.account, self.permissions = interest, interest.account, permissions
+        self.parser.account = interest.account.encode()
+
     # -- starting --------------------------------------------------------------------
 
     def start(self) -> None:
@@ -158,8 +173,10 @@ class LeafLink:
     def forward(
         self, account: str, subject: str, reply: str, queues: list[str], headers: bytes | None, payload: bytes
     ) -> None:
-        """One message for the remote's subscribers (and one member of each of ``queues``), unless the link denies it."""
+        """One message for the remote's subscribers (and one member of each of ``queues``), if it may go there."""
         if self.denies.publish and self.denies.publish_denied(subject):
+            return
+        if self.permissions is not None and not self.permissions.may_deliver(subject):
             return
         self.out_msgs += 1
         self.out_bytes += len(payload) + (len(headers) if headers is not None else 0)
@@ -173,6 +190,8 @@ class LeafLink:
         count = self.told.get(key, 0)
         if delta < 0 and key not in self.told:
             return
+        if delta > 0 and count <= 0 and not self._may_tell(subject):
+            return
         changed = bool(queue) or (count <= 0 < count + delta) or (count > 0 >= count + delta)
         count += delta
         if count > 0:
@@ -182,9 +201,16 @@ class LeafLink:
         if changed:
             self.send(wire.leaf_sub(subject, queue, count) if count > 0 else wire.leaf_unsub(subject, queue))
 
+    def _may_tell(self, subject: str) -> bool:
+        return self.permissions is None or subject.startswith(LDS_PREFIX) or self.permissions.may_receive(subject)
+
     def send_initial_interest(self) -> None:
+        if self.interest is None:
+            return
         frames = []
-        for subject, queue, count in self.host.interest.initial_interest(self):
+        for subject, queue, count in self.interest.initial_interest(self):
+            if not self._may_tell(subject):
+                continue
             self.told[(subject, queue)] = count
             frames.append(wire.leaf_sub(subject, queue, count))
         if frames:
@@ -198,6 +224,7 @@ class LeafLink:
         self.closed = True
         self.close_reason = reason
         self.keepalive.cancel()
+        self.stopped_ns = self.host.clock.time_ns()
         if self._auth_timer is not None:
             self._auth_timer.cancel()
         self.host.link_closed(self)
@@ -245,24 +272,31 @@ class LeafLink:
             self.keepalive.pong()
         elif kind is Ok:
             return
-        elif not self.up:
+        elif not self.up or self.interest is None:
             self.refuse(ERR_AUTHORIZATION, PROTOCOL_VIOLATION)
         elif kind is RemoteSub:
             assert isinstance(event, RemoteSub)
-            self._on_sub(event)
+            self._on_sub(self.interest, event)
         elif kind is RemoteUnsub:
             assert isinstance(event, RemoteUnsub)
-            self.host.interest.remote_unsub(self, event.subject, event.queue)
+            self.interest.remote_unsub(self, event.subject, event.queue)
         elif kind is RoutedMsg:
             assert isinstance(event, RoutedMsg)
-            self.in_msgs += 1
-            self.in_bytes += len(event.payload) + (len(event.headers) if event.headers is not None else 0)
-            self.host.interest.relay(self, event.subject, event.reply, event.queues, event.headers, event.payload)
+            self._on_msg(self.interest, event)
 
     def _on_info(self, info: dict[str, Any]) -> None:
-        """The leaf's side: CONNECT on the hub's first INFO; up on it, or on the INFO answering the CONNECT."""
-        if not self.solicited or self.up:
-            return  # a later INFO (leafnode URLs, permissions): nothing fakejs follows yet
+        """The leaf's side: CONNECT on the hub's first INFO; up on it, or on the INFO answering the CONNECT.
+
+        An INFO naming the hub user's lists (``import``, ``export``) adds them to the link's.
+        """
+        if not self.solicited:
+            return
+        if "import" in info or "export" in info:
+            self.permissions = (self.permissions or LeafPermissions(None, None, local_denies=([], []))).with_hub_lists(
+                info
+            )
+        if self.up:
+            return  # a later INFO (leafnode URLs): nothing fakejs follows yet
         if not self._connect_sent:
             self._connect_sent = True
             self.remote_id = str(info.get("server_id") or "")
@@ -296,7 +330,7 @@ class LeafLink:
         if "lang" in options:
             self.refuse(ERR_CLIENT_ON_LEAF_PORT, WRONG_PORT)
             return
-        if not self.host.check_login(options):
+        if not self.host.login(self, options):
             self.host.log.error("%s - authentication error", self)
             self.refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
             return
@@ -308,11 +342,38 @@ class LeafLink:
         self.send(route_wire.info(self.host.hub_info(self, connect_info=True)).replace(b"\r\n", b" \r\n"))
         self.host.link_up(self)
 
-    def _on_sub(self, event: RemoteSub) -> None:
-        if event.subject == self.host.interest.lds:
+    def _on_sub(self, interest: AccountLeafs, event: RemoteSub) -> None:
+        subject = event.subject
+        if subject == interest.lds:
             self.host.loop_detected(self, send_error=True)
             return
-        self.host.interest.remote_sub(self, event.subject, event.queue, event.weight)
+        permissions = self.permissions
+        if (
+            permissions is not None
+            and not subject.startswith(LDS_PREFIX)
+            and not has_wildcard(subject)
+            and not permissions.may_send(subject)
+        ):
+            self._violation("Subscription", subject)
+            return
+        if permissions is not None and not subject.startswith(LDS_PREFIX):
+            permissions.remote_interest(subject, event.queue)
+        interest.remote_sub(self, subject, event.queue, event.weight)
+
+    def _on_msg(self, interest: AccountLeafs, event: RoutedMsg) -> None:
+        self.in_msgs += 1
+        self.in_bytes += len(event.payload) + (len(event.headers) if event.headers is not None else 0)
+        if self.permissions is not None and not self.permissions.may_receive(event.subject):
+            self._violation("Publish", event.subject)
+            return
+        interest.relay(self, event.subject, event.reply, event.queues, event.headers, event.payload)
+
+    def _violation(self, action: str, subject: str) -> None:
+        """nats-server's ``leafPermViolation``: the leaf drops it quietly, the hub tells, logs and closes."""
+        if self.solicited:
+            return
+        self.host.log.error("%s - %s Violation on %s - Check other side configuration", self, action, go_quote(subject))
+        self.refuse(f"Permissions Violation for {action} to {go_quote(subject)}", PROTOCOL_VIOLATION)
 
     def _on_error(self, text: str) -> None:
         self.host.log.error("%s - Leafnode Error '%s'", self, text)
