@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from fakejs.core.subjects import overlap
 from fakejs.jetstream.api import streams
 from fakejs.jetstream.api.dispatch import encode, error_doc
+from fakejs.jetstream.api.replicated_consumers import ConsumerRequests
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.api.table import Route, Uncounted
@@ -72,6 +73,8 @@ class ReplicatedApi:
             "$JS.API.STREAM.MSG.DELETE.{stream}": self._delete_message,
             "$JS.API.STREAM.MSG.GET.{stream}": self._get_message,
         }
+        self.consumers = ConsumerRequests(js, self.domain)
+        self._handlers.update(self.consumers.handlers())
 
     def start(self) -> None:
         self.domain.start()
@@ -112,7 +115,7 @@ class ReplicatedApi:
                 return
             body = await handler(request, **tokens)
         except ApiError as error:
-            if self._answers_errors(route, tokens.get("stream", "")):
+            if self._answers_errors(route, tokens):
                 self._reply(request, error_doc(route, error), error=True)
             return
         except ProposalFailed:
@@ -130,11 +133,14 @@ class ReplicatedApi:
         else:
             self._reply(request, {"type": route.response, **body}, error=False)
 
-    def _answers_errors(self, route: Route, stream: str) -> bool:
-        """A refusal of a create, update or delete is the meta leader's; of another request, the stream's leader's
-        (the meta leader's when the stream has none)."""
+    def _answers_errors(self, route: Route, tokens: dict[str, str]) -> bool:
+        """A refusal of a create, update or delete is the meta leader's; of another request, the consumer's or
+        stream's leader's (the meta leader's when it has none)."""
         if route.proposed == "always":
             return self.domain.is_meta_leader
+        stream = tokens.get("stream", "")
+        if "consumer" in tokens:
+            return self.consumers.answers_errors(stream, tokens["consumer"])
         replica = self.domain.replicas.replicas.get(stream)
         if replica is not None and replica.group is not None and replica.group.leader is not None:
             return replica.is_leader

@@ -48,6 +48,10 @@ class AckRetention:
         self.consumers[name] = (machine, list(filters))
         machine.observers.append(_Watcher(self, machine))
 
+    def forget(self, name: str) -> None:
+        """The consumer ``name`` is gone from this server: the stream no longer asks it what it needs."""
+        self.consumers.pop(name, None)
+
     def sweep(self) -> None:
         """The stream's leader: remove every message no consumer needs (none while it has no consumer)."""
         if self.consumers:
