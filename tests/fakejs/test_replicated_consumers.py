@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import nats
@@ -218,3 +219,81 @@ async def test_consumer_requests_not_built_are_refused_by_name(cluster: Cluster)
         )
     finally:
         await nc.close()
+
+
+async def test_an_interest_stream_removes_what_every_consumer_acknowledged(cluster: Cluster) -> None:
+    nc = await nats.connect(cluster.url(0))
+    try:
+        await request(nc, "$JS.API.STREAM.CREATE.S", {**stream_config("S", 3), "retention": "interest"})
+        await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.A", durable("A"))
+        await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.B", durable("B"))
+        for index in range(2):
+            await publish(nc, "s.a", b"m%d" % index)
+        await wait(lambda: all(held(cluster, name, "S") == [1, 2] for name in NODES))
+        for msg in await fetch(nc, "A", 2):
+            await msg.ack_sync()
+        assert all(held(cluster, name, "S") == [1, 2] for name in NODES)  # B still needs them
+        (first, _) = await fetch(nc, "B", 2)
+        await first.ack_sync()
+        await wait(lambda: all(held(cluster, name, "S") == [2] for name in NODES))
+    finally:
+        await nc.close()
+
+
+async def test_a_key_value_bucket_replicated_on_three_servers(cluster: Cluster) -> None:
+    clients = [await nats.connect(url) for url in cluster.urls]
+    try:
+        kv = await clients[0].jetstream().create_key_value(bucket="B", replicas=3)
+        watcher = await (await clients[2].jetstream().key_value("B")).watchall()
+        assert await watcher.updates(timeout=5) is None  # nothing stored yet
+        for index, nc in enumerate(clients):
+            await (await nc.jetstream().key_value("B")).put("k", b"v%d" % index)
+        for nc in clients:
+            entry = await (await nc.jetstream().key_value("B")).get("k")
+            assert entry.value == b"v2" and entry.revision == 3
+        seen = [await watcher.updates(timeout=5) for _ in range(3)]
+        assert [(entry.key, entry.value) for entry in seen] == [("k", b"v0"), ("k", b"v1"), ("k", b"v2")]
+        await watcher.stop()
+        assert (await kv.status()).values == 1
+    finally:
+        for nc in clients:
+            await nc.close()
+
+
+async def test_a_push_consumer_delivers_to_a_subscriber_on_another_node(cluster: Cluster) -> None:
+    clients = [await nats.connect(url) for url in cluster.urls]
+    try:
+        await request(clients[0], "$JS.API.STREAM.CREATE.S", stream_config("S", 3))
+        subscription = await clients[2].subscribe("deliver.here")
+        await clients[2].flush()
+        push = durable("P", deliver_subject="deliver.here")
+        created = await request(clients[1], "$JS.API.CONSUMER.DURABLE.CREATE.S.P", push)
+        assert created["config"]["deliver_subject"] == "deliver.here"
+        await publish(clients[0], "s.a", b"pushed")
+        msg = await subscription.next_msg(timeout=5)
+        assert msg.data == b"pushed" and msg.reply.startswith("$JS.ACK.S.P.")
+        assert (await clients[1].request(msg.reply, b"+ACK", timeout=5)).data == b""
+        await wait(
+            lambda: all(consumer_replica(cluster, name, "S", "P").machine.state.ack_floor[1] == 1 for name in NODES)
+        )
+    finally:
+        for nc in clients:
+            await nc.close()
+
+
+async def test_a_deleted_stream_takes_its_consumers_and_their_directories(tmp_path: Path) -> None:
+    async with replicated_cluster(3, store=tmp_path) as cluster:
+        await wait(lambda: meta_leader(cluster) is not None and all_joined(cluster))
+        nc = await nats.connect(cluster.url(0))
+        try:
+            await request(nc, "$JS.API.STREAM.CREATE.S", {**stream_config("S", 3), "storage": "file"})
+            created = await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.D", durable("D"))
+            group = created["cluster"]["raft_group"]
+            directories = [path for path in tmp_path.glob(f"*/fakejs/*/_js_/{group}") if path.is_dir()]
+            assert len(directories) == 3
+            assert (await request(nc, "$JS.API.STREAM.DELETE.S"))["success"] is True
+            await wait(lambda: all(consumer_replica(cluster, name, "S", "D") is None for name in NODES))
+            await wait(lambda: not any(path.exists() for path in directories))
+        finally:
+            await nc.close()
+        assert cluster.errors == []

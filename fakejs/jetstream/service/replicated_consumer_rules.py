@@ -39,7 +39,7 @@ EPHEMERAL_INACTIVE_THRESHOLD = 5 * NS  # as a single server's ephemeral consumer
 
 def config_document(config: ConsumerConfig) -> dict[str, Any]:
     """The configuration as a plain JSON document (what an assignment carries)."""
-    document: dict[str, Any] = json.loads(dumps(consumerconfig.to_json(config)))
+    document: dict[str, Any] = json.loads(dumps(consumerconfig.to_json(config, dynamic_metadata=False)))
     return document
 
 
