@@ -48,7 +48,7 @@ from fakejs.jetstream.cluster import (
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, peer_id, start_group, system_router
 from fakejs.jetstream.service import limits
-from fakejs.jetstream.service.replicated_consumer_rules import check_consumer
+from fakejs.jetstream.service.replicated_consumer_rules import check_consumer, config_from_document
 from fakejs.jetstream.service.replicated_consumers import ConsumerReplica, ConsumerReplicas
 from fakejs.jetstream.service.replicated_infos import CONSUMER_INFO_PREFIX, INFO_PREFIX, USAGE_SUBJECT, MetaAnswers, ask
 from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
@@ -401,8 +401,6 @@ class ReplicatedJetStream(MetaObserver):
         self, stream: str, config: ConsumerConfig, action: str, pedantic: bool
     ) -> tuple[str, ConsumerConfig, bool]:
         """``CONSUMER.CREATE``'s checks against the assignments: the name, the configuration, whether it is new."""
-        from fakejs.jetstream.service.replicated_consumer_rules import config_from_document
-
         stream_config = self.stream_config(stream)
         if stream_config is None:
             raise api_error("JSStreamNotFoundErr")
