@@ -41,6 +41,7 @@ from fakejs.jetstream.raft import RaftSettings
 from fakejs.jetstream.replication import ReplicatedGroup, group_directory, start_group
 from fakejs.jetstream.replication.hosting import system_account
 from fakejs.jetstream.service.replicated_consumer_rules import config_from_document
+from fakejs.jetstream.storage.consumer_state import ConsumerState
 
 if TYPE_CHECKING:
     from fakejs.jetstream.service.jetstream import JetStream
@@ -49,6 +50,19 @@ if TYPE_CHECKING:
 __all__ = ["ConsumerReplica", "ConsumerReplicas"]
 
 ConsumerKey = tuple[str, str]  # stream, consumer
+
+
+class AnsweringMachine(ConsumerStateMachine):
+    """A consumer's state machine whose leader takes up inside :meth:`JetStream.answering`: what the new leader
+    delivers waits until the create's answer is out, as on a single server (nats-server answers first)."""
+
+    def __init__(self, js: JetStream, name: str, state: ConsumerState) -> None:
+        super().__init__(name, state, record_error=js.broker.record_error)
+        self.js = js
+
+    def leader_changed(self, leader: str | None, term: int) -> None:
+        with self.js.answering():
+            super().leader_changed(leader, term)
 
 
 class ConsumerReplica:
@@ -62,9 +76,8 @@ class ConsumerReplica:
         self.on_led = on_led
         self.leader_since_ns = 0
         self.config: ConsumerConfig = config_from_document(assignment.config)
-        broker = stream.js.broker
-        self.machine = ConsumerStateMachine(
-            f"{assignment.stream} > {assignment.name}", replica_state(self.config), record_error=broker.record_error
+        self.machine = AnsweringMachine(
+            stream.js, f"{assignment.stream} > {assignment.name}", replica_state(self.config)
         )
         self.group: ReplicatedGroup | None = None
         self.replicated: ReplicatedConsumer | None = None
@@ -87,9 +100,10 @@ class ConsumerReplica:
         on_disk = store_dir if group.storage == "file" else None
         js = self.stream.js
         self.group = start_group(js.broker, group.name, group.peers, self.machine, store_dir=on_disk, settings=settings)
-        self.replicated = ReplicatedConsumer(self._make_consumer, self.machine, self.group)
-        self.machine.observers.append(self)
-        self.leader_changed(self.group.leader, self.group.term)  # a sole voter led before start_group returned
+        with js.answering():  # a sole voter led before start_group returned: it delivers once it answered
+            self.replicated = ReplicatedConsumer(self._make_consumer, self.machine, self.group)
+            self.machine.observers.append(self)
+            self.leader_changed(self.group.leader, self.group.term)
 
     def _make_consumer(self) -> Consumer:
         stream = self.stream.stream
