@@ -297,3 +297,30 @@ async def test_a_deleted_stream_takes_its_consumers_and_their_directories(tmp_pa
         finally:
             await nc.close()
         assert cluster.errors == []
+
+
+async def test_a_restarted_consumer_replica_catches_up_from_its_store(tmp_path: Path) -> None:
+    async with replicated_cluster(3, store=tmp_path) as cluster:
+        await wait(lambda: meta_leader(cluster) is not None and all_joined(cluster))
+        nc = await nats.connect(cluster.url(0))
+        try:
+            await request(nc, "$JS.API.STREAM.CREATE.S", {**stream_config("S", 3), "storage": "file"})
+            await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.D", durable("D"))
+            for index in range(4):
+                await publish(nc, "s.a", b"m%d" % index)
+            leader = consumer_leader(cluster, "S", "D")
+            follower = next(name for name in ("n2", "n3") if name != leader)
+            await cluster.kill(follower)
+            for msg in await fetch(nc, "D", 3):
+                await msg.ack_sync()
+            await cluster.restart(follower)
+
+            def caught_up() -> bool:
+                replica = consumer_replica(cluster, follower, "S", "D")
+                return replica is not None and replica.machine.state.ack_floor[1] == 3
+
+            await wait(caught_up)
+            assert [msg.data for msg in await fetch(nc, "D", 3)] == [b"m3"]
+        finally:
+            await nc.close()
+        assert cluster.errors == []
