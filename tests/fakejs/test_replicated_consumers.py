@@ -236,6 +236,11 @@ async def test_an_interest_stream_removes_what_every_consumer_acknowledged(clust
         (first, _) = await fetch(nc, "B", 2)
         await first.ack_sync()
         await wait(lambda: all(held(cluster, name, "S") == [2] for name in NODES))
+        await publish(nc, "s.a", b"m2")
+        assert (await request(nc, "$JS.API.CONSUMER.DELETE.S.A"))["success"] is True
+        await wait(lambda: all(held(cluster, name, "S") == [2, 3] for name in NODES))  # B still needs them
+        assert (await request(nc, "$JS.API.CONSUMER.DELETE.S.B"))["success"] is True
+        await wait(lambda: all(held(cluster, name, "S") == [] for name in NODES))  # nobody left: all of it goes
     finally:
         await nc.close()
 
