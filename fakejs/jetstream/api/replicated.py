@@ -8,13 +8,14 @@ what it leads, as nats-server does:
   (checked as a single server checks them, then proposed through
   :class:`~fakejs.jetstream.cluster.MetaLeader`), ``STREAM.NAMES``, a
   ``STREAM.LIST`` (each stream's info asked of its leader), a request about a stream that does not exist, and the refusal of what is not
-  built yet in this mode (consumers, step-downs, peer removal,
+  built yet in this mode (step-downs, peer removal, consumer pauses,
   snapshots...: :func:`~fakejs.jetstream.service.replicated.not_built`);
 - the **stream's leader**: ``STREAM.INFO``, ``PURGE``, ``MSG.GET``, ``MSG.DELETE``
   (purges and deletes proposed to the stream's group), and the answer to a
   create or update once the stream runs under its new assignment;
 - every replica with ``allow_direct``: ``DIRECT.GET``, on the stream's own
-  subscription, as on a single server.
+  subscription, as on a single server;
+- consumer requests: :mod:`fakejs.jetstream.api.replicated_consumers`.
 
 Handlers decode, call the domain (:mod:`fakejs.jetstream.service.replicated`)
 and encode; replies have the bytes of :mod:`fakejs.jetstream.api.streams`'.

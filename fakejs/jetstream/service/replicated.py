@@ -9,7 +9,8 @@ as first voters, its log under the store directory as
 docs/contributing/replication.md describes), with a
 :class:`~fakejs.jetstream.cluster.MetaStateMachine` and a
 :class:`~fakejs.jetstream.cluster.MetaLeader`; the streams assigned to this
-server run as :class:`~fakejs.jetstream.service.replicated_streams.StreamReplicas`.
+server run as :class:`~fakejs.jetstream.service.replicated_streams.StreamReplicas`, its consumers as
+:class:`~fakejs.jetstream.service.replicated_consumers.ConsumerReplicas`.
 
 **Joining.** Once a meta leader is known, the server asks for its own
 ``AddPeer`` (its name, cluster and tags): the leader proposes it for itself,
