@@ -308,11 +308,15 @@ class Router:
                 del self._watchers[subject]
 
     def has_exact_interest(self, subject: str, queue: str = "") -> bool:
-        """Whether a plain subscription (or one in ``queue``, if given) exists on exactly ``subject``."""
+        """Whether a plain subscription (or one in ``queue``, if given) exists on exactly ``subject``, here or
+        on another server of the cluster (as nats-server's account sublist holds the routes' subscriptions)."""
         result = self.index.exact(subject)
+        remote = self.remote.index.exact(subject) if self.remote is not None else None
         if queue:
-            return bool(result.qsubs.get(queue))
-        return bool(result.psubs) or any(check(subject) for check in self._imported_interest)
+            return bool(result.qsubs.get(queue)) or (remote is not None and bool(remote.qsubs.get(queue)))
+        if result.psubs or (remote is not None and remote.psubs):
+            return True
+        return any(check(subject) for check in self._imported_interest)
 
     def add_imported_interest(self, check: Callable[[str], bool]) -> None:
         """A stream import: an importer's subscription on exactly the subject, renamed, counts here."""

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from fakejs.core.router import Router
     from fakejs.jetstream.api.replicated import ReplicatedApi
     from fakejs.jetstream.stream.batch_limits import BatchLimits
+    from fakejs.jetstream.stream.stream import Stream, StreamConsumer
 
 
 class JetStreamWithApi(service.JetStream):
@@ -71,6 +72,18 @@ class JetStreamWithApi(service.JetStream):
 
             self.replicated_api = ReplicatedApi(self, replicated)
             self.attach(self.replicated_api)
+
+    def consumer_acked(self, stream: Stream, consumer: StreamConsumer, seq: int) -> None:
+        """A replicated stream's removals are its leader's, from the replicated acks (``AckRetention``)."""
+        if self.replicated_api is None:
+            super().consumer_acked(stream, consumer, seq)
+
+    def remove_consumer(self, stream: Stream, consumer: StreamConsumer, cause: str = "api") -> None:
+        """A replicated consumer going on its own (inactive) is removed by the meta group, on every replica."""
+        if self.replicated_api is None:
+            super().remove_consumer(stream, consumer, cause)
+        else:
+            self.replicated_api.domain.consumer_gone(stream.name, consumer.name)
 
     def cluster_section(self, stream: str, consumer: str = "") -> dict[str, Any] | None:
         if self.replicated_api is not None:

@@ -175,6 +175,7 @@ class Cluster:
         for sub in router.local_subscriptions():
             routes.local_changed_quietly(sub)
         router.remote = routes
+        routes.on_change = router.notify_interest
         self._account_routes[name] = routes
 
     def block(self, names: Iterable[str]) -> None:

@@ -21,7 +21,7 @@ of a cluster has a route to every other (a full mesh).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
 from fakejs.core.router import RouteOwner, Subscription
@@ -61,6 +61,8 @@ class AccountRoutes:
         self._local: dict[tuple[str, str], int] = {}
         # Each route's subscriptions here, by (subject, queue), to update weights and drop them all at once.
         self._remote: dict[RouteOwner, dict[tuple[str, str], Subscription]] = {}
+        # Told of each subject whose remote interest came or went (the account router's interest watchers).
+        self.on_change: Callable[[str], None] | None = None
 
     # -- local interest ------------------------------------------------------------
 
@@ -110,6 +112,11 @@ class AccountRoutes:
         sub.weight = max(weight, 1)
         self.index.insert(sub)
         subs[(subject, queue)] = sub
+        self._changed(subject)
+
+    def _changed(self, subject: str) -> None:
+        if self.on_change is not None:
+            self.on_change(subject)
 
     def remote_unsub(self, route: RouteOwner, subject: str, queue: str) -> None:
         """``RS-`` from ``route``."""
@@ -118,12 +125,14 @@ class AccountRoutes:
         if sub is not None:
             sub.closed = True
             self.index.remove(sub)
+            self._changed(subject)
 
     def drop_route(self, route: RouteOwner) -> None:
         """A route closed: its interest goes with it."""
         for sub in self._remote.pop(route, {}).values():
             sub.closed = True
             self.index.remove(sub)
+            self._changed(sub.subject)
 
     def remote_subscriptions(self, route: RouteOwner) -> list[Subscription]:
         """The subscriptions ``route`` holds here, in the order they came (``/routez?subs=1``)."""

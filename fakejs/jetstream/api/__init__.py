@@ -9,7 +9,8 @@ never here; ``dispatch`` subscribes, dispatches and replies,
 ``queue_limits`` holds nats-server's API queue limits, ``disabled``
 answers accounts without JetStream, and ``replicated`` is the front end of
 a JetStream replicated across a cluster's servers (each request answered
-by the server that leads it).
+by the server that leads it), with ``replicated_consumers`` for its
+consumer requests.
 The top of the JetStream layer: it attaches to a
 :class:`~fakejs.jetstream.service.JetStream` (:func:`attach_api`), and
 nothing below imports it.

@@ -62,17 +62,19 @@ def _create(js: JetStream, request: Request, stream: str, body: dict[str, Any], 
     return consumer.info()
 
 
-def create_ephemeral(js: JetStream, request: Request, stream: str) -> Reply:
-    """``CONSUMER.CREATE.<stream>``: the name, if any, comes from the body; no durable name."""
+def ephemeral_request(request: Request, stream: str) -> tuple[dict[str, Any], ConsumerConfig]:
+    """``CONSUMER.CREATE.<stream>``'s body and config, checked: the name, if any, from the body; no durable name."""
     body, config = _creation(request, stream)
     _check_name_token(config["name"])
     if config["durable_name"]:
         raise api_error("JSConsumerEphemeralWithDurableNameErr")
-    return _create(js, request, stream, body, config)
+    return body, config
 
 
-def create_named(js: JetStream, request: Request, stream: str, consumer: str, filter: str = "") -> Reply:
-    """``CONSUMER.CREATE.<stream>.<consumer>[.<filter>]``: the subject names the consumer (and its filter)."""
+def named_request(
+    request: Request, stream: str, consumer: str, filter: str = ""
+) -> tuple[dict[str, Any], ConsumerConfig]:
+    """``CONSUMER.CREATE.<stream>.<consumer>[.<filter>]``'s body and config: the subject names the consumer."""
     body, config = _creation(request, stream)
     _check_name_token(consumer)
     if config["durable_name"] and consumer != config["durable_name"]:
@@ -82,11 +84,11 @@ def create_named(js: JetStream, request: Request, stream: str, consumer: str, fi
         raise api_error("JSConsumerMultipleFiltersNotAllowed")
     if filter and config["filter_subject"] != filter:
         raise api_error("JSConsumerCreateFilterSubjectMismatchErr")
-    return _create(js, request, stream, body, config)
+    return body, config
 
 
-def create_durable(js: JetStream, request: Request, stream: str, consumer: str) -> Reply:
-    """``CONSUMER.DURABLE.CREATE.<stream>.<consumer>``: the body's durable name must be the subject's."""
+def durable_request(request: Request, stream: str, consumer: str) -> tuple[dict[str, Any], ConsumerConfig]:
+    """``CONSUMER.DURABLE.CREATE.<stream>.<consumer>``'s body and config: the durable name must be the subject's."""
     body, config = _creation(request, stream)
     _check_name_token(consumer)
     if not config["durable_name"]:
@@ -94,7 +96,22 @@ def create_durable(js: JetStream, request: Request, stream: str, consumer: str) 
     if consumer != config["durable_name"]:
         raise api_error("JSConsumerDurableNameNotMatchSubjectErr")
     config["name"] = consumer
-    return _create(js, request, stream, body, config)
+    return body, config
+
+
+def create_ephemeral(js: JetStream, request: Request, stream: str) -> Reply:
+    """``CONSUMER.CREATE.<stream>``: the name, if any, comes from the body; no durable name."""
+    return _create(js, request, stream, *ephemeral_request(request, stream))
+
+
+def create_named(js: JetStream, request: Request, stream: str, consumer: str, filter: str = "") -> Reply:
+    """``CONSUMER.CREATE.<stream>.<consumer>[.<filter>]``: the subject names the consumer (and its filter)."""
+    return _create(js, request, stream, *named_request(request, stream, consumer, filter))
+
+
+def create_durable(js: JetStream, request: Request, stream: str, consumer: str) -> Reply:
+    """``CONSUMER.DURABLE.CREATE.<stream>.<consumer>``: the body's durable name must be the subject's."""
+    return _create(js, request, stream, *durable_request(request, stream, consumer))
 
 
 # -- info / delete / names / list -----------------------------------------------------------

@@ -8,13 +8,14 @@ what it leads, as nats-server does:
   (checked as a single server checks them, then proposed through
   :class:`~fakejs.jetstream.cluster.MetaLeader`), ``STREAM.NAMES``, a
   ``STREAM.LIST`` (each stream's info asked of its leader), a request about a stream that does not exist, and the refusal of what is not
-  built yet in this mode (consumers, step-downs, peer removal,
+  built yet in this mode (step-downs, peer removal, consumer pauses,
   snapshots...: :func:`~fakejs.jetstream.service.replicated.not_built`);
 - the **stream's leader**: ``STREAM.INFO``, ``PURGE``, ``MSG.GET``, ``MSG.DELETE``
   (purges and deletes proposed to the stream's group), and the answer to a
   create or update once the stream runs under its new assignment;
 - every replica with ``allow_direct``: ``DIRECT.GET``, on the stream's own
-  subscription, as on a single server.
+  subscription, as on a single server;
+- consumer requests: :mod:`fakejs.jetstream.api.replicated_consumers`.
 
 Handlers decode, call the domain (:mod:`fakejs.jetstream.service.replicated`)
 and encode; replies have the bytes of :mod:`fakejs.jetstream.api.streams`'.
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from fakejs.core.subjects import overlap
 from fakejs.jetstream.api import streams
 from fakejs.jetstream.api.dispatch import encode, error_doc
+from fakejs.jetstream.api.replicated_consumers import ConsumerRequests
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.api.table import Route, Uncounted
@@ -72,6 +74,8 @@ class ReplicatedApi:
             "$JS.API.STREAM.MSG.DELETE.{stream}": self._delete_message,
             "$JS.API.STREAM.MSG.GET.{stream}": self._get_message,
         }
+        self.consumers = ConsumerRequests(js, self.domain)
+        self._handlers.update(self.consumers.handlers())
 
     def start(self) -> None:
         self.domain.start()
@@ -112,7 +116,7 @@ class ReplicatedApi:
                 return
             body = await handler(request, **tokens)
         except ApiError as error:
-            if self._answers_errors(route, tokens.get("stream", "")):
+            if self._answers_errors(route, tokens):
                 self._reply(request, error_doc(route, error), error=True)
             return
         except ProposalFailed:
@@ -130,11 +134,14 @@ class ReplicatedApi:
         else:
             self._reply(request, {"type": route.response, **body}, error=False)
 
-    def _answers_errors(self, route: Route, stream: str) -> bool:
-        """A refusal of a create, update or delete is the meta leader's; of another request, the stream's leader's
-        (the meta leader's when the stream has none)."""
+    def _answers_errors(self, route: Route, tokens: dict[str, str]) -> bool:
+        """A refusal of a create, update or delete is the meta leader's; of another request, the consumer's or
+        stream's leader's (the meta leader's when it has none)."""
         if route.proposed == "always":
             return self.domain.is_meta_leader
+        stream = tokens.get("stream", "")
+        if "consumer" in tokens:
+            return self.consumers.answers_errors(stream, tokens["consumer"])
         replica = self.domain.replicas.replicas.get(stream)
         if replica is not None and replica.group is not None and replica.group.leader is not None:
             return replica.is_leader

@@ -134,16 +134,18 @@ class MetaLeader:
         config: Mapping[str, Any],
         reply: str = "",
         client: Mapping[str, Any] | None = None,
+        replicas: int | None = None,
     ) -> ConsumerAssignment:
-        """Place a new consumer on its stream's servers, or give an existing one its new configuration."""
+        """Place a new consumer on its stream's servers, or give an existing one its new configuration
+        (``replicas``: how many servers a new one takes, else its configuration's ``num_replicas``)."""
         self._check_leader()
         stream_assignment = self._stream(account, stream)
         existing = self.state.consumer(account, stream, name)
         if existing is not None:
             group = existing.group
         else:
-            replicas = int(config.get("num_replicas") or 0)
-            peers = place_consumer_replicas(stream_assignment.group.peers, replicas, self.rng)
+            count = int(config.get("num_replicas") or 0) if replicas is None else replicas
+            peers = place_consumer_replicas(stream_assignment.group.peers, count, self.rng)
             storage = "memory" if config.get("mem_storage") else stream_assignment.group.storage
             gname = group_name("C", len(peers), storage_letter(storage), new_group_id(self.rng))
             group = RaftGroup(gname, tuple(peers), storage, cluster=stream_assignment.group.cluster)

@@ -23,7 +23,8 @@ over every message the same way (nats-server's ``checkInterestState``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 from fakejs.jetstream.consumer.entries import ConsumerAck, ConsumerDelivered, ConsumerEntry
 from fakejs.jetstream.consumer.replica import ConsumerStateMachine, needs_ack
@@ -48,6 +49,19 @@ class AckRetention:
         self.consumers[name] = (machine, list(filters))
         machine.observers.append(_Watcher(self, machine))
 
+    def forget(self, name: str) -> None:
+        """The consumer ``name`` is gone from this server: the stream no longer asks it what it needs, and an
+        interest stream's leader removes what nobody needs now, all of it once no consumer is left
+        (nats-server's ``cleanupNoInterestMessages``)."""
+        if self.consumers.pop(name, None) is None:
+            return
+        if self.stream.stream.config["retention"] != "interest" or not self.stream.is_leader:
+            return
+        if self.consumers:
+            self.sweep()
+        else:
+            self._spawn(self._purge())
+
     def sweep(self) -> None:
         """The stream's leader: remove every message no consumer needs (none while it has no consumer)."""
         if self.consumers:
@@ -66,13 +80,22 @@ class AckRetention:
             if any(needs_ack(machine.state, filters, seq, msg.subject) for machine, filters in self.consumers.values()):
                 continue
             self.removing.add(seq)
-            task = asyncio.get_running_loop().create_task(self._remove(seq))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._spawn(self._remove(seq))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _stream_leader_changed(self, leader: str | None, term: int) -> None:
         if self.stream.is_leader:
             self.sweep()
+
+    async def _purge(self) -> None:
+        try:
+            await self.stream.purge()
+        except ProposalFailed:
+            pass  # leadership moved, or the stream is going
 
     async def _remove(self, seq: int) -> None:
         try:

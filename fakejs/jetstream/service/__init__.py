@@ -11,8 +11,11 @@ clusters ``clustered`` (placement, leaders, offline assets) and ``meta``
 (the simulated meta layer); for a JetStream replicated across a cluster's
 servers, ``replicated`` (the server's ``_meta_`` member, joining, the
 checks before a proposal, the ``cluster`` sections), ``replicated_streams``
-(the streams assigned to the server, captured on their leader) and
-``replicated_infos`` (stream infos asked of their leaders, for a listing).  Sits on :mod:`fakejs.jetstream.consumer`,
+(the streams assigned to the server, captured on their leader),
+``replicated_consumers`` (the consumers assigned to the server, led by
+their group's leader), ``replicated_consumer_rules`` (a consumer create's
+checks against the assignments) and ``replicated_infos`` (stream and
+consumer infos asked of their leaders, for a listing).  Sits on :mod:`fakejs.jetstream.consumer`,
 :mod:`fakejs.jetstream.stream`, :mod:`fakejs.jetstream.storage` and
 :mod:`fakejs.jetstream.config`; the ``$JS.API`` layer above attaches to it
 (:class:`fakejs.jetstream.JetStreamWithApi` is the two together).

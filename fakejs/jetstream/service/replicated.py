@@ -9,7 +9,8 @@ as first voters, its log under the store directory as
 docs/contributing/replication.md describes), with a
 :class:`~fakejs.jetstream.cluster.MetaStateMachine` and a
 :class:`~fakejs.jetstream.cluster.MetaLeader`; the streams assigned to this
-server run as :class:`~fakejs.jetstream.service.replicated_streams.StreamReplicas`.
+server run as :class:`~fakejs.jetstream.service.replicated_streams.StreamReplicas`, its consumers as
+:class:`~fakejs.jetstream.service.replicated_consumers.ConsumerReplicas`.
 
 **Joining.** Once a meta leader is known, the server asks for its own
 ``AddPeer`` (its name, cluster and tags): the leader proposes it for itself,
@@ -37,22 +38,33 @@ import msgpack
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import dumps
-from fakejs.jetstream.cluster import META_GROUP, MetaLeader, MetaObserver, MetaStateMachine, StreamAssignment
+from fakejs.jetstream.cluster import (
+    META_GROUP,
+    ConsumerAssignment,
+    MetaLeader,
+    MetaObserver,
+    MetaStateMachine,
+    StreamAssignment,
+)
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, peer_id, start_group, system_router
 from fakejs.jetstream.service import limits
-from fakejs.jetstream.service.replicated_infos import INFO_PREFIX, USAGE_SUBJECT, MetaAnswers, ask
+from fakejs.jetstream.service.replicated_consumer_rules import check_consumer, config_from_document
+from fakejs.jetstream.service.replicated_consumers import ConsumerReplica, ConsumerReplicas
+from fakejs.jetstream.service.replicated_infos import CONSUMER_INFO_PREFIX, INFO_PREFIX, USAGE_SUBJECT, MetaAnswers, ask
 from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
 
 if TYPE_CHECKING:
     from fakejs.core.options import ReplicatedJetStream as ReplicatedOptions
     from fakejs.core.router import Subscription
+    from fakejs.jetstream.config.consumer import ConsumerConfig
     from fakejs.jetstream.config.stream import StreamConfig
     from fakejs.jetstream.service.jetstream import JetStream
 
 __all__ = ["PEER_SUBJECT", "ReplicatedJetStream", "not_built"]
 
 PEER_SUBJECT = "$FJMETA.PEER"  # fakejs's own: a server's record for the meta leader to propose
+GONE_SUBJECT = "$FJMETA.CGONE"  # fakejs's own: a consumer's leader asks the meta leader to remove it (inactive)
 LIST_TIMEOUT = 2.0  # seconds the meta leader waits for the stream leaders' infos of a STREAM.LIST
 USAGE_TIMEOUT = 0.5  # seconds the meta leader waits for the servers' usage of a $JS.API.INFO
 REPEAT_HEARTBEATS = 4  # an AddPeer not applied yet is asked for again after this many heartbeats
@@ -94,6 +106,10 @@ class ReplicatedJetStream(MetaObserver):
         self.machine = MetaStateMachine(self.peer, self.broker.record_error)
         self.answer: Callable[[StreamReplica, str], None] = lambda replica, kind: None
         self.replicas = StreamReplicas(js, options.raft, self._led)
+        self.answer_consumer: Callable[[ConsumerReplica], None] = lambda replica: None
+        self.consumers = ConsumerReplicas(js, self.replicas, options.raft, self._consumer_led)
+        self._pending_consumers: set[tuple[str, str]] = set()  # consumers whose leader still has to answer
+        self._gone_subscription: Subscription | None = None
         self.group: ReplicatedGroup | None = None
         self.leader: MetaLeader | None = None
         self._pending: dict[str, str] = {}  # stream -> the request its leader still has to answer
@@ -108,9 +124,11 @@ class ReplicatedJetStream(MetaObserver):
     def start(self) -> None:
         self.machine.observe(self)
         self.machine.observe(self.replicas)
+        self.machine.observe(self.consumers)
         router = system_router(self.broker)
         self._peer_subscription = router.subscribe_internal(PEER_SUBJECT, self._peer_asked)
-        self._answers = MetaAnswers(router, self._led_info, self._usage)
+        self._gone_subscription = router.subscribe_internal(GONE_SUBJECT, self._consumer_gone)
+        self._answers = MetaAnswers(router, self._led_info, self._usage, self._led_consumer_info)
         peers = [peer_id(name) for name in self.options.peers]
         self.group = start_group(
             self.broker, META_GROUP, peers, self.machine, store_dir=self.js.store_dir, settings=self.options.raft
@@ -125,14 +143,16 @@ class ReplicatedJetStream(MetaObserver):
             self._asking.cancel()
         for task in self._tasks:
             task.cancel()
-        if self._peer_subscription is not None:
-            system_router(self.broker).unsubscribe(self._peer_subscription)
-            self._peer_subscription = None
+        for subscription in (self._peer_subscription, self._gone_subscription):
+            if subscription is not None:
+                system_router(self.broker).unsubscribe(subscription)
+        self._peer_subscription = self._gone_subscription = None
         if self._answers is not None:
             self._answers.stop()
             self._answers = None
         if self.group is not None:
             self.group.stop()
+        self.consumers.stop()
         self.replicas.stop()
 
     @property
@@ -214,6 +234,41 @@ class ReplicatedJetStream(MetaObserver):
         if kind and replica.assignment.reply:
             self.answer(replica, kind)
 
+    def consumer_assigned(self, assignment: ConsumerAssignment) -> None:
+        if assignment.reply and not self._recovering():
+            self._pending_consumers.add((assignment.stream, assignment.name))
+
+    def _consumer_led(self, replica: ConsumerReplica) -> None:
+        key = (replica.assignment.stream, replica.name)
+        if key in self._pending_consumers and replica.assignment.reply:
+            self._pending_consumers.discard(key)
+            self.answer_consumer(replica)
+
+    # -- consumers going on their own (an ephemeral's inactivity) ----------------------------------------
+
+    def consumer_gone(self, stream: str, name: str) -> None:
+        """The consumer's leader removes it (inactive): the meta leader proposes its removal."""
+        packed = msgpack.packb([stream, name], use_bin_type=True)
+        system_router(self.broker).publish(GONE_SUBJECT, "", None, packed, None)
+
+    def _consumer_gone(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
+        if not self.is_meta_leader or self.leader is None:
+            return True
+        try:
+            stream, name = (str(value) for value in msgpack.unpackb(payload, raw=False))
+        except (ValueError, TypeError, msgpack.UnpackException):
+            return True
+        if self.consumer_assignment(stream, name) is not None:
+            self._spawn(self._remove_consumer(stream, name))
+        return True
+
+    async def _remove_consumer(self, stream: str, name: str) -> None:
+        assert self.leader is not None
+        try:
+            await self.leader.delete_consumer(self.js.account_name, stream, name)
+        except (ProposalFailed, ApiError):
+            pass  # gone meanwhile, or leadership moved (its leader asks again when it next finds it inactive)
+
     # -- what the meta leader asks of the servers -------------------------------------------------------
 
     def _led_info(self, name: str) -> bytes | None:
@@ -222,6 +277,22 @@ class ReplicatedJetStream(MetaObserver):
         if replica is None or not replica.is_leader:
             return None
         return dumps(replica.stream.info(cluster=True, dynamic_metadata=False)).encode()
+
+    def _led_consumer_info(self, stream: str, name: str) -> bytes | None:
+        """A listed consumer's info, if this server leads it."""
+        replica = self.consumers.replicas.get((stream, name))
+        if replica is None or not replica.is_leader or replica.consumer is None:
+            return None
+        return dumps(replica.consumer.info(dynamic_metadata=False)).encode()
+
+    async def consumer_infos(self, stream: str, names: list[str]) -> dict[str, dict[str, Any]]:
+        """The infos of these consumers from their leaders (those that answered within :data:`LIST_TIMEOUT`)."""
+        subjects = [f"{CONSUMER_INFO_PREFIX}{stream}.{name}" for name in names]
+        answers = await ask(system_router(self.broker), self.js.nuid(), subjects, len(names), LIST_TIMEOUT)
+        infos: dict[str, dict[str, Any]] = {}
+        for index, payload in answers:
+            infos.setdefault(names[index], json.loads(payload))
+        return infos
 
     def _usage(self) -> bytes:
         packed: bytes = msgpack.packb(list(self.js.usage()))
@@ -316,8 +387,34 @@ class ReplicatedJetStream(MetaObserver):
         for key, feature in UNBUILT_SETTINGS:
             if config.get(key):
                 raise not_built(feature)
-        if config.get("retention") in ("interest", "workqueue"):
-            raise not_built(f"{config['retention']} retention")
+
+    # -- consumers: the meta leader's checks -----------------------------------------------------------
+
+    def consumer_assignment(self, stream: str, name: str) -> ConsumerAssignment | None:
+        return self.machine.state.consumer(self.js.account_name, stream, name)
+
+    def consumer_assignments(self, stream: str) -> list[ConsumerAssignment]:
+        account = self.js.account_name
+        found = [ca for (owner, of, _), ca in self.machine.state.consumers.items() if (owner, of) == (account, stream)]
+        return sorted(found, key=lambda ca: ca.name)
+
+    def check_consumer(
+        self, stream: str, config: ConsumerConfig, action: str, pedantic: bool
+    ) -> tuple[str, ConsumerConfig, bool]:
+        """``CONSUMER.CREATE``'s checks against the assignments: the name, the configuration, whether it is new."""
+        stream_config = self.stream_config(stream)
+        if stream_config is None:
+            raise api_error("JSStreamNotFoundErr")
+        assigned = {ca.name: ca for ca in self.consumer_assignments(stream)}
+
+        def existing(name: str) -> ConsumerConfig | None:
+            found = assigned.get(name)
+            return None if found is None else config_from_document(found.config)
+
+        others = [config_from_document(ca.config) for ca in assigned.values()]
+        return check_consumer(
+            stream_config, config, action, pedantic, existing, others, self.js.limits, self.js.rng, not_built
+        )
 
     def _overlaps(self, subjects: list[str], exclude: str = "") -> bool:
         others = [sa for sa in self.assignments() if sa.name != exclude]
@@ -328,14 +425,22 @@ class ReplicatedJetStream(MetaObserver):
     # -- the cluster section ----------------------------------------------------------------------------
 
     def cluster_section(self, stream: str, consumer: str = "") -> dict[str, Any] | None:
-        """A stream's ``cluster`` section as nats-server's leader fills it in (``current``, ``lag`` from the
-        group's progress; ``active`` is 0: the time since each replica was last heard is not kept)."""
-        replica = self.replicas.replicas.get(stream)
+        """A stream's or consumer's ``cluster`` section as nats-server's leader fills it in (``current``, ``lag``
+        from the group's progress; ``active`` is 0: the time since each replica was last heard is not kept)."""
         section: dict[str, Any] = {"name": self.cluster}
-        if replica is None or replica.group is None or consumer:
+        if consumer:
+            held = self.consumers.replicas.get((stream, consumer))
+            if held is None or held.group is None:
+                return section
+            return self._group_section(section, held.group, held.assignment.group.peers, held.leader_since_ns)
+        replica = self.replicas.replicas.get(stream)
+        if replica is None or replica.group is None:
             return section
-        group = replica.group
-        peers = replica.assignment.group.peers
+        return self._group_section(section, replica.group, replica.assignment.group.peers, replica.leader_since_ns)
+
+    def _group_section(
+        self, section: dict[str, Any], group: ReplicatedGroup, peers: tuple[str, ...], leader_since_ns: int
+    ) -> dict[str, Any]:
         leading = group.is_leader
         if len(peers) == 1:
             section["leader"] = self.server_name(group.leader)
@@ -344,7 +449,7 @@ class ReplicatedJetStream(MetaObserver):
         if group.leader is not None:
             section["leader"] = self.server_name(group.leader)
             if leading:
-                section["leader_since"] = gotime.rfc3339(replica.leader_since_ns)
+                section["leader_since"] = gotime.rfc3339(leader_since_ns)
         section["system_account"] = True
         section["traffic_account"] = "$SYS"
         section["replicas"] = [self._replica(group, peer, leading) for peer in peers if peer != group.leader]

@@ -18,9 +18,10 @@ from collections.abc import Callable, Sequence
 
 from fakejs.core.router import Router, Subscription
 
-__all__ = ["INFO_PREFIX", "USAGE_SUBJECT", "MetaAnswers", "ask"]
+__all__ = ["CONSUMER_INFO_PREFIX", "INFO_PREFIX", "USAGE_SUBJECT", "MetaAnswers", "ask"]
 
 INFO_PREFIX = "$FJMETA.SI."  # fakejs's own: a stream's info, asked of its leader
+CONSUMER_INFO_PREFIX = "$FJMETA.CI."  # fakejs's own: a consumer's info (``<stream>.<consumer>``), asked of its leader
 USAGE_SUBJECT = "$FJMETA.USAGE"  # fakejs's own: what a server's replicas store
 INBOX_PREFIX = "$FJMETA.INBOX."
 
@@ -28,14 +29,29 @@ INBOX_PREFIX = "$FJMETA.INBOX."
 class MetaAnswers:
     """This server's answers: ``info_of(stream)`` for a stream it leads (``None`` otherwise), ``usage()``."""
 
-    def __init__(self, router: Router, info_of: Callable[[str], bytes | None], usage: Callable[[], bytes]) -> None:
+    def __init__(
+        self,
+        router: Router,
+        info_of: Callable[[str], bytes | None],
+        usage: Callable[[], bytes],
+        consumer_info_of: Callable[[str, str], bytes | None],
+    ) -> None:
         self.router = router
         self.info_of = info_of
         self.usage = usage
+        self.consumer_info_of = consumer_info_of
         self._subscriptions: list[Subscription] = [
             router.subscribe_internal(INFO_PREFIX + "*", self._info_asked),
+            router.subscribe_internal(CONSUMER_INFO_PREFIX + "*.*", self._consumer_info_asked),
             router.subscribe_internal(USAGE_SUBJECT, self._usage_asked),
         ]
+
+    def _consumer_info_asked(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
+        stream, _, name = subject.removeprefix(CONSUMER_INFO_PREFIX).partition(".")
+        info = self.consumer_info_of(stream, name)
+        if info is not None and reply:
+            self.router.publish(reply, "", None, info, None)
+        return True
 
     def _info_asked(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
         info = self.info_of(subject.removeprefix(INFO_PREFIX))

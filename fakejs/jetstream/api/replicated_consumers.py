@@ -1,0 +1,178 @@
+"""``$JS.API.CONSUMER.*`` of a JetStream replicated across a cluster's servers: answered by the server that leads.
+
+As nats-server's servers do, each server hears every request and answers
+what it leads:
+
+- the **meta leader**: the creates (``CONSUMER.CREATE``, named or not, and
+  ``CONSUMER.DURABLE.CREATE``: checked as a single server checks them, then
+  proposed through :class:`~fakejs.jetstream.cluster.MetaLeader`),
+  ``CONSUMER.DELETE``, ``CONSUMER.NAMES``, ``CONSUMER.LIST`` (each consumer's
+  info asked of its leader), and a request about a stream or consumer that
+  does not exist;
+- the **consumer's leader**: ``CONSUMER.INFO``, and the answer to a create
+  once the consumer runs under its assignment; its own subscriptions take
+  the pull requests (``CONSUMER.MSG.NEXT``) and acks, from any server.
+
+``CONSUMER.RESET`` reaches the consumer's leader on its own subscription and
+is refused there by name, as are the consumer requests not built in this mode
+(pause, unpin, step-down, peer removal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from fakejs.jetstream.api import consumers
+from fakejs.jetstream.api.dispatch import encode, error_doc
+from fakejs.jetstream.api.request import Request
+from fakejs.jetstream.api.routes import ROUTES
+from fakejs.jetstream.config.consumer import ConsumerConfig
+from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built
+from fakejs.jetstream.service.replicated_consumer_rules import config_document
+
+if TYPE_CHECKING:
+    from fakejs.jetstream.consumer.consumer import Consumer
+    from fakejs.jetstream.service.jetstream import JetStream
+    from fakejs.jetstream.service.replicated_consumers import ConsumerReplica
+
+__all__ = ["ConsumerRequests"]
+
+RESET_PATTERN = "$JS.API.CONSUMER.RESET.{stream}.{consumer}"
+
+
+class ConsumerRequests:
+    """The consumer requests of one server's ``$JS.API`` in a replicated JetStream (see the module docstring)."""
+
+    def __init__(self, js: JetStream, domain: ReplicatedJetStream) -> None:
+        self.js = js
+        self.domain = domain
+        domain.answer_consumer = self._answer_create
+        js.serve_asset("consumer.reset", self._reset)
+
+    def handlers(self) -> dict[str, Callable[..., Awaitable[Any]]]:
+        return {
+            "$JS.API.CONSUMER.CREATE.{stream}": self._create_ephemeral,
+            "$JS.API.CONSUMER.CREATE.{stream}.{consumer}": self._create_named,
+            "$JS.API.CONSUMER.CREATE.{stream}.{consumer}.{filter...}": self._create_named,
+            "$JS.API.CONSUMER.DURABLE.CREATE.{stream}.{consumer}": self._create_durable,
+            "$JS.API.CONSUMER.INFO.{stream}.{consumer}": self._info,
+            "$JS.API.CONSUMER.DELETE.{stream}.{consumer}": self._delete,
+            "$JS.API.CONSUMER.NAMES.{stream}": self._names,
+            "$JS.API.CONSUMER.LIST.{stream}": self._list,
+        }
+
+    def answers_errors(self, stream: str, consumer: str) -> bool:
+        """A refusal about a consumer is its leader's; the meta leader's while it has none this server knows of
+        (and the consumer is not placed elsewhere)."""
+        held = self.domain.consumers.replicas.get((stream, consumer))
+        if held is not None and held.group is not None and held.group.leader is not None:
+            return held.is_leader
+        assigned = self.domain.consumer_assignment(stream, consumer)
+        if assigned is not None and self.domain.peer not in assigned.group.peers:
+            return False
+        return self.domain.is_meta_leader
+
+    # -- the meta leader's -------------------------------------------------------------------------
+
+    async def _create_ephemeral(self, request: Request, stream: str) -> None:
+        if self.domain.is_meta_leader:
+            await self._create(request, stream, *consumers.ephemeral_request(request, stream))
+
+    async def _create_named(self, request: Request, stream: str, consumer: str, filter: str = "") -> None:
+        if self.domain.is_meta_leader:
+            await self._create(request, stream, *consumers.named_request(request, stream, consumer, filter))
+
+    async def _create_durable(self, request: Request, stream: str, consumer: str) -> None:
+        if self.domain.is_meta_leader:
+            await self._create(request, stream, *consumers.durable_request(request, stream, consumer))
+
+    async def _create(self, request: Request, stream: str, body: dict[str, Any], config: ConsumerConfig) -> None:
+        """Checked against the assignments and proposed; the consumer's leader answers once it runs."""
+        action, pedantic = body.get("action", ""), bool(body.get("pedantic", False))
+        name, checked, new = self.domain.check_consumer(stream, config, action, pedantic)
+        leader = self.domain.leader
+        assert leader is not None
+        assigned = self.domain.consumer_assignment(stream, name)
+        stream_config = self.domain.stream_config(stream)
+        retention = "" if stream_config is None else stream_config["retention"]
+        # nats-server: an ephemeral of a limits stream has one replica unless it asks for more.
+        one = new and not checked["durable_name"] and retention == "limits"
+        replicas = 1 if one and checked["num_replicas"] <= 1 else None
+        document = config_document(checked) if assigned is None else assigned.config
+        await leader.create_consumer(self.js.account_name, stream, name, document, request.reply, replicas=replicas)
+
+    async def _delete(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
+        if not self.domain.is_meta_leader:
+            return None
+        if not request.is_empty():
+            raise api_error("JSNotEmptyRequestErr")
+        if self.domain.assigned(stream) is None:
+            raise api_error("JSStreamNotFoundErr")
+        assert self.domain.leader is not None
+        await self.domain.leader.delete_consumer(self.js.account_name, stream, consumer)
+        return {"success": True}
+
+    def _listed(self, request: Request, stream: str, limit: int) -> tuple[list[str], int, int]:
+        if self.domain.assigned(stream) is None:
+            raise api_error("JSStreamNotFoundErr")
+        body = request.decode_if_json(consumers.PAGED_REQUEST)
+        names = [ca.name for ca in self.domain.consumer_assignments(stream)]
+        total = len(names)
+        offset = min(max(body.get("offset", 0), 0), total)
+        return names[offset : offset + limit], total, offset
+
+    async def _names(self, request: Request, stream: str) -> dict[str, Any] | None:
+        if not self.domain.is_meta_leader:
+            return None
+        page, total, offset = self._listed(request, stream, consumers.NAMES_LIMIT)
+        return {"total": total, "offset": offset, "limit": consumers.NAMES_LIMIT, "consumers": page}
+
+    async def _list(self, request: Request, stream: str) -> dict[str, Any] | None:
+        if not self.domain.is_meta_leader:
+            return None
+        page, total, offset = self._listed(request, stream, consumers.LIST_LIMIT)
+        infos = await self.domain.consumer_infos(stream, page)
+        listed: dict[str, Any] = {"total": total, "offset": offset, "limit": consumers.LIST_LIMIT}
+        listed["consumers"] = [infos[name] for name in page if name in infos]
+        missing = [name for name in page if name not in infos]
+        if missing:
+            listed["missing"] = missing
+        return listed
+
+    # -- the consumer leader's -----------------------------------------------------------------------
+
+    def _leading(self, stream: str, consumer: str) -> Consumer | None:
+        held = self.domain.consumers.replicas.get((stream, consumer))
+        return held.consumer if held is not None and held.is_leader else None
+
+    async def _info(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
+        led = self._leading(stream, consumer)
+        if led is not None:
+            if not request.is_empty():
+                raise api_error("JSNotEmptyRequestErr")
+            return led.info()
+        if self.domain.is_meta_leader:
+            if self.domain.assigned(stream) is None:
+                raise api_error("JSStreamNotFoundErr")
+            if self.domain.consumer_assignment(stream, consumer) is None:
+                raise api_error("JSConsumerNotFoundErr")
+        return None  # its leader answers (while it has none, nobody: the client asks again)
+
+    def _answer_create(self, replica: ConsumerReplica) -> None:
+        """The consumer's leader answers the create its assignment carries."""
+        consumer = replica.consumer
+        if consumer is None:
+            return
+        doc = {"type": "io.nats.jetstream.api.v1.consumer_create_response", **consumer.info()}
+        self.js.record_api_call(False)
+        self.js.reply(replica.assignment.reply, encode(doc))
+
+    def _reset(self, consumer: Consumer, reply: str, hdr: bytes | None, payload: bytes) -> None:
+        """``CONSUMER.RESET``, handed over by the consumer's leader: not built in this mode."""
+        route = ROUTES.find(f"$JS.API.CONSUMER.RESET.{consumer.stream.name}.{consumer.name}")
+        assert route is not None and route.pattern == RESET_PATTERN
+        self.js.record_api_call(True)
+        if reply:
+            self.js.reply(reply, encode(error_doc(route, not_built("CONSUMER.RESET"))))

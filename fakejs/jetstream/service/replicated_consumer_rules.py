@@ -1,0 +1,133 @@
+"""A consumer create in a JetStream replicated across servers: the meta leader's checks against the assignments.
+
+These are :class:`~fakejs.jetstream.service.consumers.ConsumerAdmin`'s rules
+(nats-server's ``addConsumerWithAction``), asked of the meta group's
+assignments instead of a server's local streams: the defaults and checks of
+the configuration, the ``action`` (create, update), the stream's consumer
+limit, the work-queue rules and the name (a generated one for a consumer
+without).  What a replicated consumer does not run yet is refused by name.
+
+An assignment carries its configuration as the JSON document the API shows
+(:func:`config_document`), and a replica reads it back with
+:func:`config_from_document`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from fakejs.core.account_config import JetStreamLimits
+from fakejs.core.subjects import overlap
+from fakejs.gocompat import ids
+from fakejs.gocompat.gojson import decode_request, dumps
+from fakejs.gocompat.gotime import NS
+from fakejs.jetstream.config import consumer as consumerconfig
+from fakejs.jetstream.config import consumer_rules
+from fakejs.jetstream.config.consumer import ConsumerConfig
+from fakejs.jetstream.config.stream import StreamConfig, is_valid_name
+from fakejs.jetstream.config.stream_rules import MAX_NAME_LEN
+from fakejs.jetstream.errors import ApiError, api_error
+from fakejs.jetstream.service import limits
+
+__all__ = ["EPHEMERAL_INACTIVE_THRESHOLD", "check_consumer", "config_document", "config_from_document"]
+
+EPHEMERAL_INACTIVE_THRESHOLD = 5 * NS  # as a single server's ephemeral consumers
+
+
+def config_document(config: ConsumerConfig) -> dict[str, Any]:
+    """The configuration as a plain JSON document (what an assignment carries)."""
+    document: dict[str, Any] = json.loads(dumps(consumerconfig.to_json(config, dynamic_metadata=False)))
+    return document
+
+
+def config_from_document(document: dict[str, Any]) -> ConsumerConfig:
+    """The configuration an assignment's document holds."""
+    body = decode_request(consumerconfig.CREATE_REQUEST, dumps({"config": document}).encode())
+    return consumerconfig.from_request(body.get("config"))
+
+
+def check_consumer(
+    stream_config: StreamConfig,
+    config: ConsumerConfig,
+    action: str,
+    pedantic: bool,
+    existing: Callable[[str], ConsumerConfig | None],
+    others: Sequence[ConsumerConfig],
+    account_limits: JetStreamLimits,
+    rng: random.Random,
+    not_built: Callable[[str], ApiError],
+) -> tuple[str, ConsumerConfig, bool]:
+    """``CONSUMER.CREATE``'s checks; the consumer's name, its configuration and whether it is new.
+
+    ``existing(name)`` is the configuration of the stream's consumer of that
+    name, if any; ``others`` the configurations of the stream's consumers.
+    """
+    _refuse_unbuilt(config, not_built)
+    consumerconfig.set_static_metadata(config)
+    consumer_rules.apply_defaults(config, stream_config, pedantic, account_limits.max_ack_pending)
+    consumer_rules.check(config, stream_config, account_limits.max_ack_pending)
+    name = config["durable_name"] or config["name"]
+    before = existing(name) if name else None
+    if before is not None:
+        consumerconfig.copy_static_metadata(config, before)
+        if config_document(config) != config_document(before):
+            if action == "create":
+                raise api_error("JSConsumerAlreadyExists")
+            raise not_built("updating a consumer")
+        return name, before, False
+    if action == "update":
+        raise api_error("JSConsumerDoesNotExist")
+    _check_room(stream_config, config, others, account_limits)
+    name = _name_for(name, config, existing, rng)
+    if not config["durable_name"] and not config["inactive_threshold"]:
+        config["inactive_threshold"] = EPHEMERAL_INACTIVE_THRESHOLD
+    return name, config, True
+
+
+def _refuse_unbuilt(config: ConsumerConfig, not_built: Callable[[str], ApiError]) -> None:
+    if config["direct"] or config["sourcing"]:
+        raise not_built("a mirror's or source's consumer")
+    if config["pause_until"] is not None and not config["pause_until"].is_zero:
+        raise not_built("a paused consumer")
+    if config["priority_groups"] or config["priority_policy"] not in ("none", ""):
+        raise not_built("priority groups")
+
+
+def _name_for(name: str, config: ConsumerConfig, existing: Callable[[str], object], rng: random.Random) -> str:
+    """The durable name, the given name, or a generated one (which does not enter the config)."""
+    if config["durable_name"]:
+        if len(config["durable_name"]) > MAX_NAME_LEN:
+            raise api_error("JSConsumerNameTooLongErrF", max=MAX_NAME_LEN)
+        name = config["durable_name"]
+    elif not name:
+        name = ids.consumer_name(rng)
+        while existing(name) is not None:
+            name = ids.consumer_name(rng)
+    if not is_valid_name(name):
+        raise api_error("JSConsumerBadDurableNameErr")
+    return name
+
+
+def _check_room(
+    stream_config: StreamConfig, config: ConsumerConfig, others: Sequence[ConsumerConfig], account: JetStreamLimits
+) -> None:
+    """The consumer limit (the stream's, or the account's when smaller) and the work-queue rules."""
+    limits.consumer_room(account, stream_config["max_consumers"], len(others))
+    if stream_config["retention"] != "workqueue":
+        return
+    if config["ack_policy"] not in ("explicit", "flow_control"):
+        raise api_error("JSConsumerWQRequiresExplicitAckErr")
+    if config["deliver_policy"] != "all":
+        raise api_error("JSConsumerWQConsumerNotDeliverAllErr")
+    if not others:
+        return
+    filters = consumerconfig.filters(config)
+    if not filters:
+        raise api_error("JSConsumerWQMultipleUnfilteredErr")
+    for other in others:
+        theirs = consumerconfig.filters(other)
+        if not theirs or any(overlap(mine, their) for mine in filters for their in theirs):
+            raise api_error("JSConsumerWQConsumerNotUniqueErr")

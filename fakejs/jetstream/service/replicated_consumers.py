@@ -1,0 +1,211 @@
+"""The consumers a server replicates: started and stopped as the meta group assigns them, led by their group's leader.
+
+:class:`ConsumerReplicas` is a :class:`~fakejs.jetstream.cluster.MetaObserver`
+on a server running JetStream replicated across the cluster
+(:mod:`fakejs.jetstream.service.replicated`).  For each consumer assigned to
+a group this server is in, it starts a :class:`ConsumerReplica` on the
+server's replica of the stream: the
+:class:`~fakejs.jetstream.consumer.consumer.Consumer` (registered with the
+stream, which asks it about interest), the
+:class:`~fakejs.jetstream.consumer.replica.ConsumerStateMachine` its group
+applies to, the server's member of the consumer's group and the
+:class:`~fakejs.jetstream.consumer.replicated.ReplicatedConsumer` joining
+them.  Only the group's leader starts its consumer: its subscriptions to pull
+requests and acks are the only interest in them, so they reach it across the
+routes from any server, as with nats-server.
+
+An interest or work-queue stream gets an
+:class:`~fakejs.jetstream.consumer.retention.AckRetention` watching its
+consumers' replicas: the stream's leader removes what their replicated acks
+released.  A consumer removed (deleted, its stream deleted, or moved off this
+server) is stopped and its group's directory removed.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from fakejs.jetstream.cluster import ConsumerAssignment, MetaObserver, StreamAssignment
+from fakejs.jetstream.config import consumer as consumerconfig
+from fakejs.jetstream.config.consumer import ConsumerConfig
+from fakejs.jetstream.consumer.consumer import Consumer
+from fakejs.jetstream.consumer.entries import ConsumerEntry
+from fakejs.jetstream.consumer.replica import ConsumerStateMachine
+from fakejs.jetstream.consumer.replicated import ReplicatedConsumer, replica_state
+from fakejs.jetstream.consumer.retention import AckRetention
+from fakejs.jetstream.raft import RaftSettings
+from fakejs.jetstream.replication import ReplicatedGroup, group_directory, start_group
+from fakejs.jetstream.replication.hosting import system_account
+from fakejs.jetstream.service.replicated_consumer_rules import config_from_document
+from fakejs.jetstream.storage.consumer_state import ConsumerState
+
+if TYPE_CHECKING:
+    from fakejs.jetstream.service.jetstream import JetStream
+    from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
+
+__all__ = ["ConsumerReplica", "ConsumerReplicas"]
+
+ConsumerKey = tuple[str, str]  # stream, consumer
+
+
+class AnsweringMachine(ConsumerStateMachine):
+    """A consumer's state machine whose leader takes up inside :meth:`JetStream.answering`: what the new leader
+    delivers waits until the create's answer is out, as on a single server (nats-server answers first)."""
+
+    def __init__(self, js: JetStream, name: str, state: ConsumerState) -> None:
+        super().__init__(name, state, record_error=js.broker.record_error)
+        self.js = js
+
+    def leader_changed(self, leader: str | None, term: int) -> None:
+        with self.js.answering():
+            super().leader_changed(leader, term)
+
+
+class ConsumerReplica:
+    """One server's replica of a consumer: its state machine, its group member and the replicated consumer."""
+
+    def __init__(
+        self, stream: StreamReplica, assignment: ConsumerAssignment, on_led: Callable[[ConsumerReplica], None]
+    ) -> None:
+        self.stream = stream
+        self.assignment = assignment
+        self.on_led = on_led
+        self.leader_since_ns = 0
+        self.config: ConsumerConfig = config_from_document(assignment.config)
+        self.machine = AnsweringMachine(
+            stream.js, f"{assignment.stream} > {assignment.name}", replica_state(self.config)
+        )
+        self.group: ReplicatedGroup | None = None
+        self.replicated: ReplicatedConsumer | None = None
+        self._leading = False
+
+    @property
+    def name(self) -> str:
+        return self.assignment.name
+
+    @property
+    def is_leader(self) -> bool:
+        return self.replicated is not None and self.replicated.leading and self.replicated.is_leader
+
+    @property
+    def consumer(self) -> Consumer | None:
+        return None if self.replicated is None else self.replicated.consumer
+
+    def start(self, store_dir: str, settings: RaftSettings | None) -> None:
+        group = self.assignment.group
+        on_disk = store_dir if group.storage == "file" else None
+        js = self.stream.js
+        self.group = start_group(js.broker, group.name, group.peers, self.machine, store_dir=on_disk, settings=settings)
+        with js.answering():  # a sole voter led before start_group returned: it delivers once it answered
+            self.replicated = ReplicatedConsumer(self._make_consumer, self.machine, self.group)
+            self.machine.observers.append(self)
+            self.leader_changed(self.group.leader, self.group.term)
+
+    def _make_consumer(self) -> Consumer:
+        stream = self.stream.stream
+        return Consumer(stream, self.name, copy.deepcopy(self.config), self.assignment.created_ns)
+
+    def stop(self, remove: bool) -> None:
+        """Stop the member and the consumer (``remove``: for good, its group's directory too)."""
+        if self.replicated is not None:
+            self.replicated.stop()
+        js = self.stream.js
+        if remove:
+            directory = group_directory(js.store_dir, system_account(js.broker), self.assignment.group.name)
+            if os.path.isdir(directory):
+                shutil.rmtree(directory, ignore_errors=True)
+
+    # -- what the state machine tells (after the replicated consumer) --------------------------------
+
+    def entry_applied(self, entry: ConsumerEntry, released: list[int]) -> None:
+        pass
+
+    def restored(self) -> None:
+        pass
+
+    def leader_changed(self, leader: str | None, term: int) -> None:
+        leads = self.is_leader
+        if leads and not self._leading:
+            self.leader_since_ns = self.stream.js.clock.time_ns()
+            self._leading = True
+            self.on_led(self)
+        self._leading = leads
+
+
+class ConsumerReplicas(MetaObserver):
+    """The consumers assigned to this server, each a :class:`ConsumerReplica` (see the module docstring).
+
+    ``on_led`` is told when a replica's group elects this server, or when a
+    consumer it leads is assigned again (to answer the assignment's request).
+    """
+
+    def __init__(
+        self,
+        js: JetStream,
+        streams: StreamReplicas,
+        settings: RaftSettings | None,
+        on_led: Callable[[ConsumerReplica], None],
+    ) -> None:
+        self.js = js
+        self.streams = streams
+        self.settings = settings
+        self.on_led = on_led
+        self.replicas: dict[ConsumerKey, ConsumerReplica] = {}
+        self.retentions: dict[str, tuple[StreamReplica, AckRetention]] = {}
+
+    def of_stream(self, stream: str) -> list[ConsumerReplica]:
+        return [replica for (owner, _), replica in self.replicas.items() if owner == stream]
+
+    def consumer_assigned(self, assignment: ConsumerAssignment) -> None:
+        key = (assignment.stream, assignment.name)
+        existing = self.replicas.get(key)
+        if existing is not None and existing.assignment.group == assignment.group:
+            existing.assignment = assignment  # the same configuration (updates are refused), a new request
+            if existing.is_leader:
+                self.on_led(existing)
+            return
+        if existing is not None:
+            self.consumer_removed(existing.assignment)
+        stream = self.streams.replicas.get(assignment.stream)
+        if stream is None:
+            return  # its stream is not on this server (placement keeps consumers on their stream's servers)
+        replica = ConsumerReplica(stream, assignment, self.on_led)
+        self.replicas[key] = replica
+        replica.start(self.js.store_dir, self.settings)
+        self._watch(stream, replica)
+
+    def _watch(self, stream: StreamReplica, replica: ConsumerReplica) -> None:
+        """An interest or work-queue stream's leader removes what the consumer's replicated acks release."""
+        if stream.stream.config["retention"] == "limits":
+            return
+        known = self.retentions.get(stream.name)
+        if known is None or known[0] is not stream:
+            known = (stream, AckRetention(stream.replicated))
+            self.retentions[stream.name] = known
+        known[1].watch(replica.name, replica.machine, consumerconfig.filters(replica.config))
+
+    def consumer_removed(self, assignment: ConsumerAssignment) -> None:
+        replica = self.replicas.pop((assignment.stream, assignment.name), None)
+        if replica is None:
+            return
+        known = self.retentions.get(assignment.stream)
+        if known is not None:
+            known[1].forget(assignment.name)
+        replica.stop(remove=True)
+
+    def stream_removed(self, assignment: StreamAssignment) -> None:
+        name = assignment.name
+        for replica in self.of_stream(name):  # the meta group told of its consumers first; whatever is left goes
+            self.consumer_removed(replica.assignment)
+        self.retentions.pop(name, None)
+
+    def stop(self) -> None:
+        """The server stops: every member stops as a crash would, and the directories stay."""
+        for replica in list(self.replicas.values()):
+            replica.stop(remove=False)
+        self.replicas.clear()
+        self.retentions.clear()
