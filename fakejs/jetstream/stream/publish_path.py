@@ -19,7 +19,7 @@ from fakejs.core.subject_transform import SubjectTransform
 from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
-from fakejs.jetstream.storage.store import MessageStore, StoredMessage
+from fakejs.jetstream.storage.store import MessageStore, StoredMessage, file_size, memory_size
 from fakejs.jetstream.stream import counter, publish, store_limits
 from fakejs.jetstream.stream.batch import AtomicBatches, batch_id_in
 from fakejs.jetstream.stream.dedup import DuplicateWindow
@@ -242,7 +242,8 @@ class StreamPublisher:
         memory = stream.config["storage"] == "memory"
         if js.limits_exceeded(memory):
             raise api_error("JSInsufficientResourcesErr")
-        if js.account_limits_exceeded(memory, stream.store.message_size(subject, hdr, payload)):
+        size = (memory_size if memory else file_size)(subject, hdr, payload)  # store.message_size(), one call less
+        if js.account_limits_exceeded(memory, size):
             raise api_error("JSAccountResourcesExceededErr").traced_as(late=True)
 
     # -- what every replica applies ------------------------------------------------------
