@@ -15,6 +15,7 @@ from typing import Any
 
 PWC = "*"
 FWC = ">"
+ACK_PREFIX = "$JS.ACK."  # a JetStream ack subject: its last tokens (sequences, time) never repeat
 _BLANK_CHARS = frozenset(" \t\n\r\f")
 
 
@@ -320,15 +321,17 @@ class SubscriptionIndex:
         if cached is not None:
             self.cache_hits += 1
             return cached
-        head, _, last = subject.rpartition(".")
-        if last and (folded := self._heads.get(head)) is not None:
-            names, cached = folded
-            if names is None or last not in names:
-                self.cache_hits += 1
-                recent = self._recent
-                if len(recent) < self.RECENT_LIMIT:  # a subject published again finds it there
-                    recent[subject] = cached
-                return cached
+        head = ""
+        if not subject.startswith(ACK_PREFIX):  # an ack's head holds its sequences and time: never seen again
+            head, _, last = subject.rpartition(".")
+            if last and (folded := self._heads.get(head)) is not None:
+                names, cached = folded
+                if names is None or last not in names:
+                    self.cache_hits += 1
+                    recent = self._recent
+                    if len(recent) < self.RECENT_LIMIT:  # a subject published again finds it there
+                        recent[subject] = cached
+                    return cached
         tokens = subject.split(".")
         if "" in tokens:
             return EMPTY_RESULT
