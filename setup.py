@@ -36,6 +36,7 @@ COMPILED = [
     "fakejs/jetstream/storage/consumer_state.py",
     "fakejs/jetstream/stream/stream.py",
     "fakejs/jetstream/stream/publish.py",
+    "fakejs/jetstream/stream/publish_path.py",
     "fakejs/jetstream/stream/expiry.py",
     "fakejs/jetstream/stream/fast_batch.py",
     "fakejs/jetstream/stream/store_limits.py",

@@ -15,6 +15,7 @@ from typing import Any
 
 PWC = "*"
 FWC = ">"
+ACK_PREFIX = "$JS.ACK."  # a JetStream ack subject: its last tokens (sequences, time) never repeat
 _BLANK_CHARS = frozenset(" \t\n\r\f")
 
 
@@ -189,6 +190,10 @@ class SubscriptionIndex:
         # Unique subjects (ack subjects) only pass through it; any change of subscriptions
         # empties it, so it never holds a stale result.
         self._recent: dict[str, MatchResult] = {}
+        # A subject's result by all but its last token, when that last token folded to ``*``
+        # (with the tokens named at its position): a fresh reply inbox (``_INBOX.<id>.<n>``, a PubAck's) finds its
+        # result without a fold.  Emptied with ``_recent``.
+        self._heads: dict[str, tuple[dict[str, int] | None, MatchResult]] = {}
         self.count = 0
         # Lifetime counters, reported by /subsz like nats-server's sublist stats.
         self.inserts = 0
@@ -296,6 +301,8 @@ class SubscriptionIndex:
     def _invalidate(self, subject: str) -> None:
         if self._recent:
             self._recent.clear()
+        if self._heads:
+            self._heads.clear()
         if not self._cache:
             return
         if not has_wildcard(subject):
@@ -314,6 +321,17 @@ class SubscriptionIndex:
         if cached is not None:
             self.cache_hits += 1
             return cached
+        head = ""
+        if not subject.startswith(ACK_PREFIX):  # an ack's head holds its sequences and time: never seen again
+            head, _, last = subject.rpartition(".")
+            if last and (folded := self._heads.get(head)) is not None:
+                names, cached = folded
+                if names is None or last not in names:
+                    self.cache_hits += 1
+                    recent = self._recent
+                    if len(recent) < self.RECENT_LIMIT:  # a subject published again finds it there
+                        recent[subject] = cached
+                    return cached
         tokens = subject.split(".")
         if "" in tokens:
             return EMPTY_RESULT
@@ -325,7 +343,7 @@ class SubscriptionIndex:
             cached = self._cache.get(key)
             if cached is not None:
                 self.cache_hits += 1
-                self._remember(subject, cached)
+                self._remember(subject, cached, head, tokens, depth)
                 return cached
         result = MatchResult()
         _match_level(self._root, tokens, 0, result)
@@ -333,17 +351,24 @@ class SubscriptionIndex:
             self._cache.clear()
         self._cache[key] = result
         if key != subject:
-            self._remember(subject, result)
+            self._remember(subject, result, head, tokens, depth)
         return result
 
-    def _remember(self, subject: str, result: MatchResult) -> None:
+    def _remember(self, subject: str, result: MatchResult, head: str, folded: list[str], depth: int) -> None:
+        """``subject`` matched ``result`` through its ``folded`` key (``head``: all but its last token;
+        ``depth``: how many positions subscriptions name tokens at)."""
         recent = self._recent
         if len(recent) >= self.RECENT_LIMIT:
             recent.clear()
+            self._heads.clear()
         recent[subject] = result
+        if head and folded[-1] == PWC:  # any last token no subscription names there: the same result
+            last = len(folded) - 1
+            self._heads[head] = (self._named[last] if last < depth else None, result)
 
     def has_interest(self, subject: str) -> bool:
-        return bool(self.match(subject))
+        result = self.match(subject)
+        return bool(result.psubs or result.qsubs)  # bool(result), without the call
 
     def exact(self, subject: str) -> MatchResult:
         """Subscriptions on exactly ``subject`` (no wildcard matching)."""

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from fakejs.gocompat.goquote import quote
@@ -145,21 +144,24 @@ def go_quote(text: str) -> str:
     return quote(os.fsencode(text))
 
 
-@dataclass
 class Flag:
     """One flag name; several names may share a ``dest`` (``-p`` and ``--port``).
 
     The names sharing a dest are one flag declared once with its aliases
     (:meth:`FlagSet.string` and the others take the dest, then every name);
     readers ask :class:`Parsed` by dest, so each alias has its long form's effect.
+    A plain class: a start declares every flag, and a dataclass costs its import.
     """
 
-    name: str
-    dest: str
-    kind: str  # "bool", "string", "int", "float", "list"
-    default: Any
-    usage: str = ""
-    bits: int = 64
+    __slots__ = ("bits", "default", "dest", "kind", "name", "usage")
+
+    def __init__(self, name: str, dest: str, kind: str, default: Any, usage: str = "", bits: int = 64) -> None:
+        self.name = name
+        self.dest = dest
+        self.kind = kind  # "bool", "string", "int", "float", "list"
+        self.default = default
+        self.usage = usage
+        self.bits = bits
 
     def convert(self, text: str) -> Any:
         if self.kind == "bool":
@@ -171,19 +173,21 @@ class Flag:
         return text
 
 
-@dataclass
 class Parsed:
     """The outcome of :meth:`FlagSet.parse`."""
 
-    values: dict[str, Any]
-    # every flag's default, by dest
-    defaults: dict[str, Any] = field(default_factory=dict)
-    # flag names in the order they were given (a name given twice appears twice)
-    seen: list[str] = field(default_factory=list)
-    # what follows the flags: the first non-flag argument and everything after it
-    args: list[str] = field(default_factory=list)
-    # the name each given dest was last given as (``cluster`` -> ``cluster_listen``)
-    spellings: dict[str, str] = field(default_factory=dict)
+    __slots__ = ("args", "defaults", "seen", "spellings", "values")
+
+    def __init__(self, values: dict[str, Any], defaults: dict[str, Any] | None = None) -> None:
+        self.values = values
+        # every flag's default, by dest
+        self.defaults: dict[str, Any] = {} if defaults is None else defaults
+        # flag names in the order they were given (a name given twice appears twice)
+        self.seen: list[str] = []
+        # what follows the flags: the first non-flag argument and everything after it
+        self.args: list[str] = []
+        # the name each given dest was last given as (``cluster`` -> ``cluster_listen``)
+        self.spellings: dict[str, str] = {}
 
     def given(self, *dests: str) -> bool:
         """Whether any of ``dests`` was on the command line under any of its names (Go's ``FlagSet.Visit``).

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-from dataclasses import dataclass
 
 from fakejs._version import __version__
 from fakejs.core.auth import is_bcrypt
@@ -119,18 +118,31 @@ def log_stopped(log: logging.Logger) -> None:
     log.debug("SYSTEM - System connection closed: Client Closed")
 
 
-@dataclass(frozen=True)
 class Facts:
-    """What fakejs says about itself once it is ready."""
+    """What fakejs says about itself once it is ready (a plain class: a dataclass costs its import)."""
 
-    clock: str  # "real", or "manual" with its autojump
-    seed: int | None
-    control: bool
-    control_token: bool  # the control API asks for the control token
-    clients_guarded: bool  # ... or for the credentials clients connect with
-    http_url: str | None  # the monitoring port's URL, where the control API answers too
-    temporary_store: str  # the store fakejs made (no store_dir) and removes at exit
-    loop: str = "asyncio"  # the event loop it runs on (see loop_name)
+    __slots__ = ("clients_guarded", "clock", "control", "control_token", "http_url", "loop", "seed", "temporary_store")
+
+    def __init__(
+        self,
+        *,
+        clock: str,
+        seed: int | None,
+        control: bool,
+        control_token: bool,
+        clients_guarded: bool,
+        http_url: str | None,
+        temporary_store: str,
+        loop: str = "asyncio",
+    ) -> None:
+        self.clock = clock  # "real", or "manual" with its autojump
+        self.seed = seed
+        self.control = control
+        self.control_token = control_token  # the control API asks for the control token
+        self.clients_guarded = clients_guarded  # ... or for the credentials clients connect with
+        self.http_url = http_url  # the monitoring port's URL, where the control API answers too
+        self.temporary_store = temporary_store  # the store fakejs made (no store_dir) and removes at exit
+        self.loop = loop  # the event loop it runs on (see loop_name)
 
 
 def loop_name(loop: asyncio.AbstractEventLoop) -> str:

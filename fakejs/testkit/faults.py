@@ -104,13 +104,16 @@ class Fault:
         return doc
 
 
-@dataclass
 class Hit:
-    """A fault firing at a hook point: the event change the caller must make."""
+    """A fault firing at a hook point: the event change the caller must make (a plain class: a dataclass
+    costs its import, and every start imports this module)."""
 
-    fault: Fault
-    change: str
-    args: dict[str, Any]
+    __slots__ = ("args", "change", "fault")
+
+    def __init__(self, fault: Fault, change: str, args: dict[str, Any]) -> None:
+        self.fault = fault
+        self.change = change
+        self.args = args
 
 
 def validate(fault: Fault, actions: frozenset[str] | None = None) -> None:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
-
-@dataclass
 class Transcript:
-    """The bytes one connection sent (``"in"``) and received (``"out"``), in order."""
+    """The bytes one connection sent (``"in"``) and received (``"out"``), in order (a plain class: a
+    dataclass costs its import, and every start imports this module)."""
 
-    cid: int
-    chunks: list[tuple[str, bytes]] = field(default_factory=list)
+    __slots__ = ("chunks", "cid")
+
+    def __init__(self, cid: int) -> None:
+        self.cid = cid
+        self.chunks: list[tuple[str, bytes]] = []
 
     def record(self, direction: str, data: bytes) -> None:
         self.chunks.append((direction, data))

@@ -65,6 +65,32 @@ NOT_AT_START = (
     "cramjam",  # snappy-compressed message trace events
 )
 
+# Classes a plain start makes many of, or imports for nothing: plain classes, as a dataclass is
+# compiled at import (its generated methods cost each start about half a millisecond).
+NOT_DATACLASSES = (
+    "fakejs.gocompat.goflag.Flag",
+    "fakejs.gocompat.goflag.Parsed",
+    "fakejs.server.start_lines.Facts",
+    "fakejs.jetstream.stream.batch_limits.BatchLimits",
+    "fakejs.jetstream.stream.batch_limits.FastBatchLimits",
+    "fakejs.testkit.faults.Hit",
+    "fakejs.testkit.transcript.Transcript",
+)
+
+# Counts the dataclasses made while it imports the modules named on its standard input, one a line.
+_DATACLASS_PROBE = """
+import dataclasses, importlib, sys
+made = []
+process = dataclasses._process_class
+def counted(cls, *args, **kwargs):
+    made.append(cls.__module__ + "." + cls.__qualname__)
+    return process(cls, *args, **kwargs)
+dataclasses._process_class = counted
+for name in sys.stdin.read().split():
+    importlib.import_module(name)
+print("\\n".join(made))
+"""
+
 # What it does import: the server and its JetStream (so an empty reading cannot pass).
 AT_START = ("fakejs.cli", "fakejs.server.server", "fakejs.core.broker", "fakejs.jetstream.service.jetstream")
 
@@ -104,3 +130,13 @@ def test_a_plain_start_imports_the_server_and_its_jetstream(modules: set[str]) -
 def test_a_plain_start_does_not_import_what_it_does_not_run(name: str, modules: set[str]) -> None:
     assert importlib.util.find_spec(name) is not None, f"{name} is no module: this list names one gone"
     assert not imported_at_start(name, modules), f"a plain start imports {imported_at_start(name, modules)}"
+
+
+def test_a_plain_start_makes_no_dataclass_of_its_plain_classes(modules: set[str]) -> None:
+    names = "\n".join(sorted(module for module in modules if module.startswith("fakejs")))
+    probe = subprocess.run(
+        [sys.executable, "-c", _DATACLASS_PROBE], input=names, capture_output=True, text=True, check=True, timeout=120
+    )
+    made = set(probe.stdout.split())
+    assert "fakejs.core.options.ServerOptions" in made  # the probe sees the start's dataclasses
+    assert not made & set(NOT_DATACLASSES)

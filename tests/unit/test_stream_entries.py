@@ -85,10 +85,12 @@ def make_stream(host: Host | None = None, **fields: Any) -> Stream:
 
 def decide(stream: Stream, subject: str, payload: bytes, hdr: bytes | None = None) -> StreamMessage | Outcome:
     """What a leader decides for a publish (without applying it)."""
-    checked = stream.check_publish(subject, hdr, payload)
+    checked = stream.publisher.check_publish(subject, hdr, payload)
     if isinstance(checked, Outcome):
         return checked
-    return stream.prepare_message(checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup)
+    return stream.publisher.prepare_message(
+        checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup
+    )
 
 
 def contents(stream: Stream) -> list[tuple[int, str, bytes | None, bytes, int, int]]:
@@ -145,7 +147,7 @@ def test_a_leaders_decision_is_stored_at_its_sequence_and_time_with_the_standalo
     assert isinstance(decided, StreamMessage) and (decided.seq, decided.msg_id) == (1, "a")
     follower = StreamStateMachine(make_stream())
     follower.apply(as_log([decided]))
-    assert leader.acknowledge(decided.seq) == expected
+    assert leader.publisher.acknowledge(decided.seq) == expected
     assert contents(follower.stream) == contents(standalone) == [(1, "s.x", decided.hdr, b"one", decided.ts, 0)]
     assert follower.stream.seen_id("a") == 1  # the duplicate window came with the entry
     duplicate = decide(follower.stream, "s.x", b"one", hdrs.build([("Nats-Msg-Id", "a")]))

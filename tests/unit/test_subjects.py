@@ -146,6 +146,23 @@ def test_index_fresh_last_tokens_share_a_result_that_sees_changes() -> None:
     assert not index.match("_INBOX.x.3")
 
 
+def test_index_a_last_token_a_subscription_names_is_not_taken_for_a_fresh_one() -> None:
+    """Replies that differ only in their last token share one result, unless a subscription names that token."""
+    index = SubscriptionIndex()
+    inbox, exact = S("_INBOX.>"), S("_INBOX.r.5")
+    index.insert(inbox)
+    index.insert(exact)
+    assert index.match("_INBOX.r.1").psubs == [inbox]
+    assert index.match("_INBOX.r.2").psubs == [inbox]
+    assert sorted(sub.subject for sub in index.match("_INBOX.r.5").psubs) == ["_INBOX.>", "_INBOX.r.5"]
+    assert index.match("_INBOX.r.5.6").psubs == [inbox]
+    later = S("_INBOX.r.7")
+    index.insert(later)
+    assert sorted(sub.subject for sub in index.match("_INBOX.r.7").psubs) == ["_INBOX.>", "_INBOX.r.7"]
+    assert index.match("_INBOX.r.8").psubs == [inbox]
+    assert not index.match("_INBOX.r.")
+
+
 def test_index_tokens_no_subscription_names_anywhere_share_a_result() -> None:
     index = SubscriptionIndex()
     acks = S("$JS.ACK.S.C.>")

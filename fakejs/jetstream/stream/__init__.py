@@ -1,6 +1,7 @@
 """A stream: publishing (dedup, expectations, rollups, TTLs), limits, retention, expiry, Direct Get.
 
-``stream`` is the stream itself; its parts are ``publish`` (the header
+``stream`` is the stream itself; its parts are ``publish_path`` (its
+publisher: a message checked, decided, stored, acknowledged), ``publish`` (the header
 rules a message meets), ``entries`` (what the leader decided, for every
 replica to apply: a message at its sequence and time, a purge, a delete),
 ``replica`` (the state machine a stream group applies to) and ``replicated``

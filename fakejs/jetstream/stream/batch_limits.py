@@ -8,22 +8,26 @@ does not load the batch machinery.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 __all__ = ["BatchLimits", "FastBatchLimits"]
 
 
-@dataclass
 class FastBatchLimits:
-    """The server's fast-batch limits (nats-server's defaults) and its fast batches in flight, across streams."""
+    """The server's fast-batch limits (nats-server's defaults) and its fast batches in flight, across streams.
 
-    max_inflight_per_stream: int = 1000
-    max_inflight_total: int = 50_000
-    timeout: float = 10.0  # seconds without a message before a batch is dropped
-    inflight: int = 0
+    Plain classes, these two: every JetStream start makes them, and a dataclass costs its import.
+    """
+
+    __slots__ = ("inflight", "max_inflight_per_stream", "max_inflight_total", "timeout")
+
+    def __init__(
+        self, max_inflight_per_stream: int = 1000, max_inflight_total: int = 50_000, timeout: float = 10.0
+    ) -> None:
+        self.max_inflight_per_stream = max_inflight_per_stream
+        self.max_inflight_total = max_inflight_total
+        self.timeout = timeout  # seconds without a message before a batch is dropped
+        self.inflight = 0
 
 
-@dataclass
 class BatchLimits:
     """The server's batch limits (nats-server's defaults) and its batches in flight, across streams.
 
@@ -31,12 +35,15 @@ class BatchLimits:
     options set both kinds, each counted on its own.
     """
 
-    max_inflight_per_stream: int = 50
-    max_inflight_total: int = 1000
-    max_msgs: int = 1000
-    timeout: float = 10.0
-    inflight: int = 0
-    fast: FastBatchLimits = field(default_factory=FastBatchLimits)
+    __slots__ = ("fast", "inflight", "max_inflight_per_stream", "max_inflight_total", "max_msgs", "timeout")
+
+    def __init__(self) -> None:
+        self.max_inflight_per_stream = 50
+        self.max_inflight_total = 1000
+        self.max_msgs = 1000
+        self.timeout = 10.0
+        self.inflight = 0
+        self.fast = FastBatchLimits()
 
     @classmethod
     def configured(cls, per_stream: int, total: int, max_msgs: int, timeout: float) -> BatchLimits:

@@ -4,7 +4,7 @@ A published message passes the leader's checks (expected sequences, the
 duplicate window, discard-new limits, counters...) and becomes a
 :class:`StreamMessage`: the sequence and time it is stored at, its subject,
 headers and payload as stored, its TTL, its ``Nats-Msg-Id`` and roll-up.
-Applying one (:meth:`~fakejs.jetstream.stream.stream.Stream.apply_message`)
+Applying one (:meth:`~fakejs.jetstream.stream.publish_path.StreamPublisher.apply_message`)
 reads no clock and refuses nothing, so two stores applying the same entries
 end up equal.  A standalone stream applies its own decisions at once; a
 replicated one proposes them to its group (nats-server's ``streamMsgOp``).

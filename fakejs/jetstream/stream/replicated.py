@@ -5,8 +5,8 @@ to its member of the stream's group and to the
 :class:`~fakejs.jetstream.stream.replica.StreamStateMachine` the group applies to.
 :meth:`ReplicatedStream.publish` is nats-server's ``processClusteredInboundMsg``:
 on the leader, the publish meets the same checks as on a standalone stream
-(:meth:`~fakejs.jetstream.stream.stream.Stream.check_publish` and
-:meth:`~fakejs.jetstream.stream.stream.Stream.prepare_message`); the
+(:meth:`~fakejs.jetstream.stream.publish_path.StreamPublisher.check_publish` and
+:meth:`~fakejs.jetstream.stream.publish_path.StreamPublisher.prepare_message`); the
 :class:`~fakejs.jetstream.stream.entries.StreamMessage` they decide is
 proposed, and the PubAck (the same bytes a standalone stream sends) comes once
 a quorum stored it and the leader applied it.  A refusal or a duplicate is
@@ -56,20 +56,21 @@ class ReplicatedStream:
         """
         self._lead()
         stream = self.stream
+        publisher = stream.publisher
         subject = stream.input_subject(subject)
         async with self._turn:
             self._lead()
             try:
-                checked = stream.check_publish(subject, hdr or None, payload)
+                checked = publisher.check_publish(subject, hdr or None, payload)
                 if isinstance(checked, Outcome):
                     return checked.ack  # a duplicate
-                entry = stream.prepare_message(
+                entry = publisher.prepare_message(
                     checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup
                 )
             except ApiError as error:
-                return stream._error_ack(error)
+                return publisher.error_ack(error)
             await self.group.propose(encode_entry(entry))
-            return stream.acknowledge(entry.seq, checked.total)
+            return publisher.acknowledge(entry.seq, checked.total)
 
     async def purge(self, filter_subject: str = "", seq: int = 0, keep: int = 0) -> None:
         """Purge on every replica (the API's refusals, sealed and ``deny_purge``, are the caller's)."""

@@ -1,15 +1,14 @@
 """A stream: what happens to a message published on its subjects, and to its stored messages.
 
-:meth:`Stream.ingest` is nats-server's ``processJetStreamMsg`` in two steps: what
-the leader decides (the ``Nats-*`` header checks in the same order, see
-:mod:`fakejs.jetstream.stream.publish`, the size and discard-new limits, the
-sequence and time: a :class:`~fakejs.jetstream.stream.entries.StreamMessage`),
-then what every replica applies (storing, the discard-old limits, rollups).
-Retention beyond the limits (interest, work queue) is decided with the
-stream's consumers.  Expiry by ``max_age`` and per-message TTL, the duplicate
-window and message schedules run on the server clock.  The stream sees its
-JetStream through :class:`~fakejs.jetstream.stream.host.StreamHost` and its
-consumers through :class:`~fakejs.jetstream.stream.consumer_view.StreamConsumer`.
+:meth:`Stream.inbound` hands a published message to the stream's publisher
+(:class:`~fakejs.jetstream.stream.publish_path.StreamPublisher`, nats-server's
+``processJetStreamMsg``: the leader's checks and decision, then what every
+replica applies), sends its PubAck and tells the consumers.  Retention beyond
+the limits (interest, work queue) is decided with the stream's consumers.
+Expiry by ``max_age`` and per-message TTL, the duplicate window and message
+schedules run on the server clock.  The stream sees its JetStream through
+:class:`~fakejs.jetstream.stream.host.StreamHost` and its consumers through
+:class:`~fakejs.jetstream.stream.consumer_view.StreamConsumer`.
 """
 
 from __future__ import annotations
@@ -24,29 +23,26 @@ from fakejs.core.recorder import Recorder
 from fakejs.core.router import Subscription
 from fakejs.core.subject_transform import SubjectTransform
 from fakejs.gocompat import gotime, ids
-from fakejs.gocompat.gojson import dumps
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream import advisories
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.internal_client import STREAM_KIND, InternalClient
 from fakejs.jetstream.storage.store import MessageStore, StoredMessage
-from fakejs.jetstream.stream import counter, info, publish, recovery, store_limits
-from fakejs.jetstream.stream.batch import AtomicBatches, batch_id_in
+from fakejs.jetstream.stream import info, publish, recovery, store_limits
+from fakejs.jetstream.stream.batch import AtomicBatches
 from fakejs.jetstream.stream.consumer_view import StreamConsumer as StreamConsumer
 from fakejs.jetstream.stream.dedup import DuplicateWindow
 from fakejs.jetstream.stream.direct import DirectGet
 from fakejs.jetstream.stream.entries import StreamEntry, StreamMessage, StreamPurge
 from fakejs.jetstream.stream.expiry import MessageExpiry
-from fakejs.jetstream.stream.fast_batch import SUFFIX as FAST_SUFFIX
 from fakejs.jetstream.stream.fast_batch import FastBatches
 from fakejs.jetstream.stream.host import StreamHost as StreamHost
 from fakejs.jetstream.stream.links import Links
-from fakejs.jetstream.stream.publish import Outcome
+from fakejs.jetstream.stream.publish_path import StreamPublisher
 from fakejs.jetstream.stream.schedules import MessageSchedules, Produced
 from fakejs.jetstream.stream.traced import TraceHandover, traced_inbound
 from fakejs.jetstream.stream.transforms import Republisher, input_transform
-from fakejs.protocol.writer import go_quote
 
 MARKER_RETRY = 2 * NS  # a refused subject delete marker is tried again after this long
 
@@ -67,22 +63,19 @@ class Stream:
         self.dedup = DuplicateWindow(js.clock, self)
         self.expiry = MessageExpiry(store, js.clock, self, self._expire)
         self.schedules = MessageSchedules(store, js.clock, self._schedules_allowed, self._scheduled, publish.parse_ttl)
-        self._fresh: list[StoredMessage] = []  # stored, consumers not yet told
+        self.fresh: list[StoredMessage] = []  # stored, consumers not yet told
         self.closed = False
         # Why the last message ingested was not stored (read by a traced message's ``js`` event).
         self.trace_error = ""
         self.trace_error_late = False
         self.direct = DirectGet(config["name"], store, js)
         self.batches = AtomicBatches(self, js.batch_limits)
-        # Every PubAck starts the same way: encoded once (a stream's name never changes).
-        self._ack_head = b'{"stream":' + go_quote(config["name"]).encode()
-        if js.domain:
-            self._ack_head += b',"domain":' + go_quote(js.domain).encode()
-        self._ack_head += b',"seq":'
+        self.publisher = StreamPublisher(self)  # the publish path: checks, decision, storing, PubAcks
+        publisher = self.publisher
         self._transforms(config)
         fast = js.batch_limits.fast
         self.fast = FastBatches(
-            js.clock, js.reply, self._process, self.pub_ack, self._error_ack, fast, js.recorder, self.name
+            js.clock, js.reply, publisher.process, publisher.pub_ack, publisher.error_ack, fast, js.recorder, self.name
         )
         self.links = Links(self)  # its mirror or sources
         self._internal_client: InternalClient | None = None
@@ -146,12 +139,12 @@ class Stream:
 
     def _transforms(self, config: StreamConfig) -> None:
         """The input transform and the republisher of a checked config (``None`` when unused)."""
-        self._input: SubjectTransform | None = None
-        self._republish: Republisher | None = None
+        self.input: SubjectTransform | None = None
+        self.republisher: Republisher | None = None
         if config["subject_transform"] is not None or config["republish"] is not None:
             js = self.js
-            self._input = input_transform(config, js.rng)
-            self._republish = Republisher.build(config, js.router, js.clock, js.rng)
+            self.input = input_transform(config, js.rng)
+            self.republisher = Republisher.build(config, js.router, js.clock, js.rng)
 
     def _sync_direct(self) -> None:
         self.direct.sync(bool(self.config["allow_direct"]) and not self.closed)
@@ -188,81 +181,35 @@ class Stream:
             return True
         if not self.js.online(self.config["name"]):
             return False  # no leader to store it: not delivered (a request gets no responders)
-        client = getattr(origin, "cid", 0) if self.timeline else 0
-        ack = self.ingest(subject, reply, hdr, payload, trace_only, client)
+        recording = bool(self.timeline)  # one truth test per message
+        client = getattr(origin, "cid", 0) if recording else 0
+        ack = self.publisher.ingest(subject, reply, hdr, payload, trace_only, client, recording)
         if ack is not None and reply:
             self.js.router.publish(reply, "", None, ack, None)  # the PubAck: JetStream.reply, one call less
         self._signal_consumers()
         return True
 
-    # -- publishing ------------------------------------------------------------------
-
-    def pub_ack(self, seq: int) -> bytes:
-        return self._ack_head + b"%d}" % seq
-
-    def _error_ack(self, error: ApiError) -> bytes:
-        return dumps({"error": error.to_dict(), "stream": self.name, "seq": 0}).encode()
+    # -- publishing (the publisher's, as the stream's batches and callers see it) --------
 
     def ingest(
         self, subject: str, reply: str, hdr: bytes | None, payload: bytes, trace_only: bool = False, client: int = 0
     ) -> bytes | None:
-        """Store a published message; returns the PubAck (or error) payload to send.
+        """Store a published message; the PubAck (or error) payload to send (see :meth:`StreamPublisher.ingest`)."""
+        return self.publisher.ingest(subject, reply, hdr, payload, trace_only, client, bool(self.timeline))
 
-        A trace-only message (``Nats-Trace-Only``) goes through every check
-        of a plain publish but is not stored: the publisher hears only of a
-        refusal or a duplicate (as from nats-server's processJetStreamMsg).
-        """
-        do_ack = not self.config["no_ack"] and bool(reply)
-        if self._input is not None:
-            subject = self._input.match(subject) or subject
-        if trace_only:
-            return self._trace_only(subject, hdr, payload, do_ack)
-        if reply.endswith(FAST_SUFFIX) and self.fast.take(self.config, subject, reply, hdr or None, payload, client):
-            return None  # a fast batch message: the batch answers for itself
-        try:
-            if hdr and (batch_id := batch_id_in(hdr)):
-                ack = self.batches.receive(batch_id, subject, publish.clean_headers(hdr or b"") or b"", payload, client)
-            else:
-                outcome = self._process(subject, hdr or None, payload)
-                ack = outcome.ack
-                if outcome.duplicate:
-                    self.trace_error = publish.DUPLICATE_TRACE
-                if self.timeline:
-                    self._record_publish(client, subject, hdr, len(payload), outcome, None)
-        except ApiError as error:
-            self.trace_error, self.trace_error_late = error.trace_text, error.late
-            if self.timeline:
-                self._record_publish(client, subject, hdr, len(payload), None, error)
-            return self._error_ack(error) if do_ack else None
-        return ack if do_ack else None
+    def storable(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
+        self.publisher.storable(subject, hdr, payload)
 
-    def _record_publish(
-        self, client: int, subject: str, hdr: bytes | None, size: int, stored: Outcome | None, error: ApiError | None
-    ) -> None:
-        """The timeline's ``publish`` (stored, or a duplicate; its header block as is) or ``publish.error`` event."""
-        size += len(hdr) if hdr else 0
-        if stored is not None:
-            values = (client, self.name, subject, size, stored.seq, stored.duplicate, hdr)
-            self.timeline.record_values("publish", values)  # one per message: by position
-        elif error is not None:
-            where = {"client": client, "stream": self.name, "subject": subject, "size": size}
-            self.timeline.record(
-                "publish.error", **where, code=error.code, err_code=error.err_code, description=error.description
-            )
+    def prepare_message(
+        self, subject: str, hdr: bytes | None, payload: bytes, msg_id: str, rollup: str
+    ) -> StreamMessage:
+        return self.publisher.prepare_message(subject, hdr, payload, msg_id, rollup)
 
-    def _trace_only(self, subject: str, hdr: bytes | None, payload: bytes, do_ack: bool) -> bytes | None:
-        try:
-            if batch_id := batch_id_in(hdr):
-                self.batches.check_trace_only(batch_id, subject, publish.clean_headers(hdr or b"") or b"", payload)
-                return None
-            outcome = self._process(subject, hdr or None, payload, trace_only=True)
-        except ApiError as error:
-            self.trace_error, self.trace_error_late = error.trace_text, error.late
-            return self._error_ack(error) if do_ack else None
-        if not outcome.duplicate:
-            return None
-        self.trace_error = publish.DUPLICATE_TRACE
-        return outcome.ack if do_ack else None
+    def apply_message(self, entry: StreamMessage) -> int:
+        return self.publisher.apply_message(entry)
+
+    def pub_ack(self, seq: int) -> bytes:
+        return self.publisher.pub_ack(seq)
 
     @property
     def trace_handover(self) -> TraceHandover | None:
@@ -271,8 +218,8 @@ class Stream:
 
     def input_subject(self, subject: str) -> str:
         """The subject a message published on ``subject`` is stored under (the input transform applied)."""
-        if self._input is not None:
-            return self._input.match(subject) or subject
+        if self.input is not None:
+            return self.input.match(subject) or subject
         return subject
 
     def store_sourced(self, subject: str, hdr: bytes | None, payload: bytes) -> bool:
@@ -280,7 +227,7 @@ class Stream:
 
         Whether it was stored (not a duplicate, nor dropped by interest retention).
         """
-        outcome = self._process(subject, hdr, payload, sourced=True)
+        outcome = self.publisher.process(subject, hdr, payload, sourced=True)
         self._signal_consumers()
         return not outcome.duplicate and self.store.get(outcome.seq) is not None
 
@@ -298,103 +245,21 @@ class Stream:
         try:
             ttl = publish.message_ttl(self.config, hdr)[0] if hdr and self.config["allow_msg_ttl"] else 0
             store_limits.refuse_new(self.config, self.store, subject, hdr, payload, False)
-            self._fresh.append(self._place(subject, hdr, payload, ttl, ts or self.clock.time_ns()))
+            self.fresh.append(self.publisher.place(subject, hdr, payload, ttl, ts or self.clock.time_ns()))
         except ApiError:
             pass  # refused by a limit: nats-server logs it and the mirror goes on
         self._signal_consumers()
         return True
 
-    def _process(
-        self, subject: str, hdr: bytes | None, payload: bytes, sourced: bool = False, trace_only: bool = False
-    ) -> publish.Outcome:
-        checked = self.check_publish(subject, hdr, payload, sourced)
-        if isinstance(checked, publish.Outcome):
-            return checked  # a duplicate
-        if trace_only:
-            if self.js.limits_exceeded(self.config["storage"] == "memory"):
-                raise api_error("JSInsufficientResourcesErr")
-            return publish.Outcome(b"", 0)
-        entry = self.prepare_message(
-            checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup, sourced
-        )
-        seq = self.apply_message(entry)
-        return publish.Outcome(self.acknowledge(seq, checked.total), seq)
-
-    def check_publish(
-        self, subject: str, hdr: bytes | None, payload: bytes, sourced: bool = False
-    ) -> publish.Checked | publish.Outcome:
-        """The leader's header checks (:func:`~fakejs.jetstream.stream.publish.check`): what to store, or the
-        duplicate's outcome; raises the :class:`ApiError` the PubAck reports."""
-        now = self.js.clock.time_ns()
-        checked = publish.check(
-            self.config, self.store, subject, hdr, payload, now, self.last_msg_id, self.dedup.lookup, sourced
-        )
-        if isinstance(checked, int):
-            return publish.Outcome(self.pub_ack(checked)[:-1] + b',"duplicate": true}', checked, True)
-        return checked
-
-    def acknowledge(self, seq: int, total: str = "") -> bytes:
-        """The PubAck of a message stored at ``seq`` (a counter's with its ``total``)."""
-        ack = self._ack_head + b"%d}" % seq  # pub_ack(seq), without the call
-        return counter.ack(ack, total) if total else ack
-
-    def prepare_message(
-        self, subject: str, hdr: bytes | None, payload: bytes, msg_id: str, rollup: str, sourced: bool = False
-    ) -> StreamMessage:
-        """After the header checks (a committed batch's too), the leader's last refusals (resources, TTL,
-        discard-new limits) and its decision.  A sourced message keeps its ``Nats-TTL`` unless TTLs are allowed."""
-        self.storable(subject, hdr, payload)
-        next_seq, now = self.store.last_seq + 1, self.js.clock.time_ns()
-        if self.config["retention"] == "interest" and not self.has_interest(subject):  # the sequence is used, no more
-            return StreamMessage(next_seq, now, subject, None, b"", 0, msg_id, rollup, skipped=True)
-        ttl = 0
-        if hdr and (self.config["allow_msg_ttl"] or not sourced):
-            ttl, hdr = publish.message_ttl(self.config, hdr)
-        if self.config["discard"] == "new":  # refuse_new's own test, without the call
-            store_limits.refuse_new(self.config, self.store, subject, hdr, payload, bool(rollup))
-        return StreamMessage(next_seq, now, subject, hdr, payload, ttl, msg_id, rollup)
-
-    def apply_message(self, entry: StreamMessage) -> int:
-        """Store what the leader decided, as every replica does: no clock read, no refusal; its sequence."""
-        store = self.store
-        if entry.skipped:
-            store.skip_to(entry.seq + 1)
-            store.last_ts = entry.ts
-            self._accepted(entry.msg_id, entry.seq, entry.ts)
-            self._rollup(entry.subject, entry.rollup, 0)
-            return entry.seq
-        if entry.seq > store.last_seq + 1:
-            store.skip_to(entry.seq)
-        then = self._republish.prepare(entry.subject, store) if self._republish else None
-        msg = self._place(entry.subject, entry.hdr, entry.payload, entry.ttl, entry.ts)
-        self._accepted(entry.msg_id, msg.seq, msg.ts)
-        if entry.rollup:
-            self._rollup(entry.subject, entry.rollup, 1)
-        # A message without headers in a stream without schedules neither schedules nor purges
-        if (msg.hdr is not None or self.config["allow_msg_schedules"]) and (purged := self.schedules.stored(msg)):
-            self.purge(purged)  # Nats-Schedule-Next: purge (a one-off fired): the schedule's subject goes
-        if then is not None:
-            then(msg)
-        self._fresh.append(msg)  # consumers hear of it after its PubAck went out, as in nats-server
-        return msg.seq
-
     def apply(self, entry: StreamEntry) -> None:
         """A replicated entry, applied as on every replica; the consumers hear of what changed."""
         if isinstance(entry, StreamMessage):
-            self.apply_message(entry)
+            self.publisher.apply_message(entry)
         elif isinstance(entry, StreamPurge):
             self.purge(entry.filter_subject, entry.seq, entry.keep)
         else:
             self.remove_message(entry.seq)
         self._signal_consumers()
-
-    def storable(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
-        """Refused when the server's or the account's JetStream limits have no room for it."""
-        memory = self.config["storage"] == "memory"
-        if self.js.limits_exceeded(memory):
-            raise api_error("JSInsufficientResourcesErr")
-        if self.js.account_limits_exceeded(memory, self.store.message_size(subject, hdr, payload)):
-            raise api_error("JSAccountResourcesExceededErr").traced_as(late=True)
 
     def seen_id(self, msg_id: str) -> int | None:
         return self.dedup.lookup(msg_id)
@@ -408,26 +273,8 @@ class Stream:
     def _scheduled(self, out: Produced) -> None:
         """A due schedule's message, stored as nats-server stores a sourced one (no PubAck)."""
         with contextlib.suppress(ApiError):
-            self._process(out.subject, out.hdr, out.payload, sourced=True)
+            self.publisher.process(out.subject, out.hdr, out.payload, sourced=True)
         self._signal_consumers()
-
-    def _accepted(self, msg_id: str, seq: int, ts: int) -> None:
-        self.last_msg_id = msg_id
-        if msg_id:
-            self.dedup.remember(msg_id, seq, ts)
-
-    def _place(self, subject: str, hdr: bytes | None, payload: bytes, ttl: int, ts: int) -> StoredMessage:
-        """Store at the next sequence, then the discard-old and per-subject limits, then expiry."""
-        store = self.store
-        msg = store.store(subject, hdr, payload, ts, ttl)
-        max_per = self.config["max_msgs_per_subject"]
-        if max_per > 0:
-            store_limits.trim_subject(store, subject, max_per, self.remove_message)
-        if self.config["discard"] == "old":  # enforce_limits(), two calls less
-            store_limits.discard_old(self.config, store, self.remove_message)
-        if ttl or self.config["max_age"]:  # nothing to arm otherwise
-            self.expiry.stored(msg.seq, msg.ts, ttl)
-        return msg
 
     def enforce_limits(self) -> None:
         """Discard-old limits on count and bytes (also after a config update)."""
@@ -436,7 +283,8 @@ class Stream:
     def enforce_subject_limit(self) -> None:
         store_limits.trim_subjects(self.config, self.store, self.remove_message)
 
-    def _rollup(self, subject: str, kind: str, keep: int) -> None:
+    def rollup(self, subject: str, kind: str, keep: int) -> None:
+        """A ``Nats-Rollup`` (``sub`` or ``all``) of a stored message: purge what it replaces, ``keep`` left."""
         if not kind:
             return
         if kind == "sub":
@@ -445,9 +293,9 @@ class Stream:
             self.purge("", 0, keep)
 
     def _signal_consumers(self) -> None:
-        if not self._fresh:
+        if not self.fresh:
             return
-        fresh, self._fresh = self._fresh, []
+        fresh, self.fresh = self.fresh, []
         if not self.consumers:
             return
         for msg in fresh:
@@ -497,7 +345,7 @@ class Stream:
             if marker_ttl > 0 and self.store.count_for(msg.subject) == 1 and not publish.is_marker(msg.hdr):
                 # The subject's last message leaves a delete marker in its place (republished like any message).
                 try:
-                    self._process(msg.subject, publish.delete_marker(marker_ttl), b"")
+                    self.publisher.process(msg.subject, publish.delete_marker(marker_ttl), b"")
                 except ApiError:
                     # Refused (a counter stream wants Nats-Incr): the message stays, retried later.
                     self.expiry.hold(seq, self.clock.time_ns() + MARKER_RETRY)
