@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -222,3 +223,31 @@ def test_index_agrees_with_brute_force(patterns: list[str], removed: set[int], s
 )
 def test_reserved_replies(reply: str, reserved: bool) -> None:
     assert is_reserved_reply(reply) is reserved
+
+
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("insert"), PATTERNS),
+        st.tuples(st.just("remove"), st.integers(0, 20)),
+        st.tuples(st.just("match"), LITERALS),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300)
+@given(operations=OPERATIONS)
+def test_index_agrees_with_brute_force_whatever_the_order_of_changes_and_matches(
+    operations: list[tuple[str, Any]],
+) -> None:
+    index = SubscriptionIndex()
+    live: list[S] = []
+    for operation, argument in operations:
+        if operation == "insert":
+            live.append(S(argument))
+            index.insert(live[-1])
+        elif operation == "remove" and live:
+            assert index.remove(live.pop(argument % len(live)))
+        elif operation == "match":
+            got = {id(s) for s in index.match(argument).psubs}
+            assert got == {id(s) for s in live if matches(s.subject, argument)}, argument
