@@ -55,9 +55,10 @@ class LearningServers:
     configuration file gives them (routes to the servers started before it) and a JetStream replicated
     across them whose meta group's voters it learns from its routes; each keeps its store in ``store``."""
 
-    def __init__(self, store: Path, cluster: str = "C") -> None:
+    def __init__(self, store: Path, cluster: str = "C", **settings: Any) -> None:
         self.store = store
         self.cluster = cluster
+        self.settings = settings  # more of every server's options (users...)
         self.servers: dict[str, Any] = {}
         self.down: set[str] = set()
 
@@ -81,20 +82,21 @@ class LearningServers:
             jetstream=True,
             jetstream_replicated=ReplicatedJetStream(raft=FAST),
             store_dir=str(self.store / name),
+            **self.settings,
         )
         server = Server(options)
         self.servers[name] = server
         await server.start()
         return server
 
-    async def kill(self, name: str) -> None:
-        """Crash ``name``; it keeps its ports and its store for :meth:`start`."""
+    async def kill(self, name: str, orderly: bool = False) -> None:
+        """Crash ``name`` (stop it, ``orderly``); it keeps its ports and its store for :meth:`start`."""
         server = self.servers[name]
         server.listeners.pin_ports(server.port)
         assert server.options.cluster is not None and server.routes is not None
         server.options.cluster.port = server.routes.port
         self.down.add(name)
-        await server.stop(crash=True)
+        await server.stop(crash=not orderly)
 
     async def stop(self) -> None:
         for name in list(self.servers):

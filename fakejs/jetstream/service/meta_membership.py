@@ -58,7 +58,7 @@ def next_change(state: MetaState, group: ReplicatedGroup) -> tuple[str, str] | N
     that is not a member, ``("remove", peer)`` for a removed server that still is; ``None``: they agree."""
     members = group.members
     for record in state.peers.values():
-        if record.removed and record.peer in members and record.peer != group.peer:
+        if record.removed and record.peer in members:
             return "remove", record.peer
     for record in state.peers.values():
         if not record.removed and record.peer not in members:

@@ -47,12 +47,13 @@ from fakejs.jetstream.cluster import (
     StreamAssignment,
 )
 from fakejs.jetstream.errors import ApiError, api_error
-from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, peer_id, start_group, system_router
+from fakejs.jetstream.replication import NotLeader, ProposalFailed, ReplicatedGroup, peer_id, start_group, system_router
 from fakejs.jetstream.service import limits
 from fakejs.jetstream.service.meta_membership import MetaBootstrap, next_change
 from fakejs.jetstream.service.replicated_consumer_rules import check_consumer, config_from_document
 from fakejs.jetstream.service.replicated_consumers import ConsumerReplica, ConsumerReplicas
 from fakejs.jetstream.service.replicated_infos import CONSUMER_INFO_PREFIX, INFO_PREFIX, USAGE_SUBJECT, MetaAnswers, ask
+from fakejs.jetstream.service.replicated_remove import ServerEvents
 from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
 
 if TYPE_CHECKING:
@@ -119,7 +120,8 @@ class ReplicatedJetStream(MetaObserver):
         self._replayed_to = 0  # the last entry of the meta log as read back at start
         self._asking: Any = None
         self._bootstrap: MetaBootstrap | None = None
-        self._changing = False  # a membership change of _meta_ is under way (the meta leader's)
+        self.changing = False  # a membership change of _meta_ is under way (the meta leader's)
+        self._events = ServerEvents(self)
         self._tasks: set[asyncio.Future[Any]] = set()
 
     # -- lifecycle ------------------------------------------------------------------------------------
@@ -132,6 +134,7 @@ class ReplicatedJetStream(MetaObserver):
         self._peer_subscription = router.subscribe_internal(PEER_SUBJECT, self._peer_asked)
         self._gone_subscription = router.subscribe_internal(GONE_SUBJECT, self._consumer_gone)
         self._answers = MetaAnswers(router, self._led_info, self._usage, self._led_consumer_info)
+        self._events.start()
         self._start_member([peer_id(name) for name in self.options.peers])
         assert self.group is not None
         self._replayed_to = self.group.node.log.last_index
@@ -165,6 +168,7 @@ class ReplicatedJetStream(MetaObserver):
             self._asking.cancel()
         if self._bootstrap is not None:
             self._bootstrap.stop()
+        self._events.stop()
         for task in self._tasks:
             task.cancel()
         for subscription in (self._peer_subscription, self._gone_subscription):
@@ -201,8 +205,23 @@ class ReplicatedJetStream(MetaObserver):
 
     def _joined(self) -> bool:
         record = self.machine.state.peers.get(self.peer)
-        joined = record is not None and not record.removed and record.name == self.broker.name
+        joined = record is not None and not record.removed and not record.offline and record.name == self.broker.name
         return joined and self.group is not None and self.peer in self.group.members
+
+    def _removed(self) -> bool:
+        """Whether ``SERVER.REMOVE`` took this server out (it no longer asks to join, as nats-server's disables
+        its JetStream)."""
+        record = self.machine.state.peers.get(self.peer)
+        return record is not None and record.removed
+
+    async def membership_settled(self, peer: str) -> None:
+        """Wait until the meta leader's membership of ``_meta_`` no longer holds the removed ``peer``."""
+        while (group := self.group) is not None and not group.stopped:
+            if peer not in group.members and group.node.commit_index >= group.node.membership_index:
+                return
+            if not group.is_leader and group.peer != peer:
+                raise NotLeader(group.leader)
+            await asyncio.sleep(group.node.settings.heartbeat_interval)
 
     def _record(self) -> tuple[str, str, tuple[str, ...]]:
         return self.broker.name, self.cluster, tuple(self.broker.options.server_tags)
@@ -213,7 +232,7 @@ class ReplicatedJetStream(MetaObserver):
             self._asking = None
         if self.is_meta_leader:
             self._change_membership()
-        if self._joined() or self.group is None or self.group.stopped:
+        if self._joined() or self._removed() or self.group is None or self.group.stopped:
             return
         if self.is_meta_leader:
             self._spawn(self._add_peer(*self._record()))
@@ -233,7 +252,7 @@ class ReplicatedJetStream(MetaObserver):
         except (ValueError, TypeError, msgpack.UnpackException):
             return True
         known = self.machine.state.peers.get(peer_id(record[0]))
-        if known is None or (known.name, known.cluster, known.tags) != record or known.removed:
+        if known is None or (known.name, known.cluster, known.tags) != record or known.offline:
             self._spawn(self._add_peer(*record))
         return True
 
@@ -247,22 +266,26 @@ class ReplicatedJetStream(MetaObserver):
     def _change_membership(self) -> None:
         """On the meta leader: bring the group's membership one step closer to the meta state's servers."""
         group = self.group
-        if self._changing or group is None or not group.is_leader:
+        if self.changing or group is None or not group.is_leader:
             return
         change = next_change(self.machine.state, group)
         if change is None:
             return
         kind, peer = change
-        self._changing = True
+        self.changing = True
         future = group.add_peer(peer) if kind == "add" else group.remove_peer(peer)
         future.add_done_callback(self._membership_changed)
 
     def _membership_changed(self, future: asyncio.Future[int]) -> None:
-        self._changing = False
+        self.changing = False
         if future.cancelled() or future.exception() is None:
             self._change_membership()
         elif self.group is not None and not self.group.stopped:  # refused for now (a change under way...)
             self.js.clock.call_later(self.group.node.settings.heartbeat_interval, self._change_membership)
+
+    def spawn(self, work: Any) -> None:
+        """Run ``work`` on the server's loop; it is cancelled if the server stops first."""
+        self._spawn(work)
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -512,7 +535,11 @@ class ReplicatedJetStream(MetaObserver):
         progress = group.node.progress.get(peer) if leading else None
         lag = last - progress.match_index if progress is not None else 0
         current = progress is not None and lag <= 0
-        entry: dict[str, Any] = {"name": self.server_name(peer), "current": current, "active": 0}
+        entry: dict[str, Any] = {"name": self.server_name(peer), "current": current}
+        record = self.machine.state.peers.get(peer)
+        if record is not None and record.offline:
+            entry["offline"] = True
+        entry["active"] = 0
         if not current and progress is not None:
             entry["lag"] = lag
         entry["peer"] = peer
