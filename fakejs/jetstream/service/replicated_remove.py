@@ -23,17 +23,38 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed, peer_id, system_router
 
 if TYPE_CHECKING:
+    from fakejs.core.broker import Broker
     from fakejs.core.router import Subscription
-    from fakejs.jetstream.service.replicated import ReplicatedJetStream
+    from fakejs.jetstream.cluster import MetaLeader, MetaStateMachine
+    from fakejs.jetstream.replication import ReplicatedGroup
 
-__all__ = ["REMOVE_SUBJECT", "SHUTDOWN_SUBJECT", "ServerEvents"]
+
+class MetaShare(Protocol):
+    """What these requests need of a server's share of the replicated JetStream (``ReplicatedJetStream``)."""
+
+    broker: Broker
+    peer: str
+    machine: MetaStateMachine
+    group: ReplicatedGroup | None
+    leader: MetaLeader | None
+    changing: bool
+
+    @property
+    def is_meta_leader(self) -> bool: ...
+
+    def spawn(self, work: Any) -> None: ...
+
+    async def membership_settled(self, peer: str) -> None: ...
+
+
+__all__ = ["REMOVE_SUBJECT", "SHUTDOWN_SUBJECT", "MetaShare", "ServerEvents"]
 
 REMOVE_SUBJECT = "$JS.API.SERVER.REMOVE"
 SHUTDOWN_SUBJECT = "$SYS.SERVER.*.SHUTDOWN"
@@ -43,7 +64,7 @@ REMOVE_TYPE = "io.nats.jetstream.api.v1.meta_server_remove_response"
 class ServerEvents:
     """A server's subscriptions for the meta leader's view of the servers (see the module docstring)."""
 
-    def __init__(self, share: ReplicatedJetStream) -> None:
+    def __init__(self, share: MetaShare) -> None:
         self.share = share
         self._subscriptions: list[Subscription] = []
 
