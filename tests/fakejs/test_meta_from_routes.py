@@ -96,6 +96,9 @@ async def test_a_restarted_server_rejoins_from_its_store(servers: LearningServer
     try:
         restarted = next(name for name in names if not servers.share(name).is_meta_leader and name != "n1")
         await servers.kill(restarted)
+        leader = next(name for name in names if name != restarted and servers.share(name).is_meta_leader)
+        # Placed only where the meta leader's messages go: once its route to the killed server is down
+        await wait(lambda: not servers.share(leader).group.reaches(peer_id(restarted)))
         created = await request(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"], "num_replicas": 1})
         assert created.get("error") is None, created
         await servers.start(restarted)
