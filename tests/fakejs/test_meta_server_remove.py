@@ -60,6 +60,12 @@ async def test_server_remove_answers_as_nats_server_and_takes_the_server_out_of_
         kind = "io.nats.jetstream.api.v1.meta_server_remove_response"
         empty = await remove(system, b"")
         assert empty == {"type": kind, "error": {"code": 400, "err_code": 10003, "description": "bad request"}}
+        invalid = await remove(system, b"nope")  # nats-server 2.15.1's text
+        assert invalid["error"] == {
+            "code": 400,
+            "err_code": 10025,
+            "description": "invalid JSON: invalid character 'o' in literal null (expecting 'u') at offset 2",
+        }
         stranger = await remove(system, {"peer": "n9"})
         assert stranger == {
             "type": kind,

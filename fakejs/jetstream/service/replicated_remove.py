@@ -25,7 +25,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from fakejs.gocompat.gojson import dumps
+from fakejs.gocompat.gojson import Field, GoJSONError, Struct, decode_request, dumps
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed, peer_id, system_router
 
@@ -59,6 +59,7 @@ __all__ = ["REMOVE_SUBJECT", "SHUTDOWN_SUBJECT", "MetaShare", "ServerEvents"]
 REMOVE_SUBJECT = "$JS.API.SERVER.REMOVE"
 SHUTDOWN_SUBJECT = "$SYS.SERVER.*.SHUTDOWN"
 REMOVE_TYPE = "io.nats.jetstream.api.v1.meta_server_remove_response"
+REMOVE_REQUEST = Struct("JSApiMetaServerRemoveRequest", (Field("peer", "string"), Field("peer_id", "string")))
 
 
 class ServerEvents:
@@ -125,11 +126,9 @@ class ServerEvents:
         if not payload.strip():
             raise api_error("JSBadRequestErr")
         try:
-            body = json.loads(payload)
-        except ValueError as error:
+            body = decode_request(REMOVE_REQUEST, payload)  # nats-server's unmarshalRequest, and its error texts
+        except GoJSONError as error:
             raise api_error("JSInvalidJSONErr", err=str(error)) from None
-        if not isinstance(body, dict):
-            raise api_error("JSInvalidJSONErr", err="json: cannot unmarshal into the request")
         share = self.share
         assert share.group is not None
         wanted_peer, wanted_name = str(body.get("peer_id") or ""), str(body.get("peer") or "")
