@@ -74,7 +74,12 @@ async def test_server_remove_answers_as_nats_server_and_takes_the_server_out_of_
         with pytest.raises(nats.errors.TimeoutError):  # not the system account: no answer at all
             await ordinary.request("$JS.API.SERVER.REMOVE", b'{"peer": "n1"}', timeout=0.5)
         gone = next(name for name in NAMES if name != leader)
+        advisories = await system.subscribe("$JS.EVENT.ADVISORY.SERVER.REMOVED")
+        await system.flush()
         assert await remove(system, {"peer": gone}) == {"type": kind, "success": True}
+        advisory = json.loads((await advisories.next_msg(timeout=5)).data)  # sent by the removed server
+        assert advisory["type"] == "io.nats.jetstream.advisory.v1.server_removed"
+        assert (advisory["server"], advisory["cluster"]) == (gone, "C")
         staying = [name for name in NAMES if name != gone]
         assert servers.share(leader).group.voters == {peer_id(name) for name in staying}
         await wait(lambda: all(servers.share(name).machine.state.peers[peer_id(gone)].removed for name in NAMES))

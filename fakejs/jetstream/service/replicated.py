@@ -122,6 +122,7 @@ class ReplicatedJetStream(MetaObserver):
         self._bootstrap: MetaBootstrap | None = None
         self.changing = False  # a membership change of _meta_ is under way (the meta leader's)
         self._events = ServerEvents(self)
+        self._told_removed = False  # this server's removal was logged and advertised
         self._tasks: set[asyncio.Future[Any]] = set()
 
     # -- lifecycle ------------------------------------------------------------------------------------
@@ -202,6 +203,9 @@ class ReplicatedJetStream(MetaObserver):
 
     def peers_changed(self, peers: Any) -> None:
         self._change_membership()
+        if self._removed() and not self._told_removed and not self._recovering():
+            self._told_removed = True
+            self._events.removed()
 
     def _joined(self) -> bool:
         record = self.machine.state.peers.get(self.peer)

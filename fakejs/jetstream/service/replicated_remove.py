@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.gocompat.gojson import Field, GoJSONError, Struct, decode_request, dumps
+from fakejs.jetstream import advisories
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed, peer_id, system_router
 
@@ -45,6 +46,9 @@ class MetaShare(Protocol):
     group: ReplicatedGroup | None
     leader: MetaLeader | None
     changing: bool
+
+    @property
+    def js(self) -> advisories.Publisher: ...
 
     @property
     def is_meta_leader(self) -> bool: ...
@@ -81,6 +85,15 @@ class ServerEvents:
         for subscription in self._subscriptions:
             router.unsubscribe(subscription)
         self._subscriptions = []
+
+    def removed(self) -> None:
+        """This server's own removal applied: nats-server logs it and sends the ``SERVER.REMOVED`` advisory in its
+        system account (then disables its JetStream, which is not done here)."""
+        broker = self.share.broker
+        broker.log.error("JetStream being DISABLED, our server was removed from the cluster")
+        advisories.server_removed(
+            self.share.js, system_router(broker), broker.name, broker.server_id, broker.cluster_name
+        )
 
     # -- offline ------------------------------------------------------------------------------------
 
