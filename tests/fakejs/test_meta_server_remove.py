@@ -16,7 +16,7 @@ from nats.aio.client import Client
 from fakejs.core.users import User
 from fakejs.jetstream.replication import peer_id
 from tests.fakejs.test_meta_from_routes import formed
-from tests.fakejs.test_replicated_jetstream import request
+from tests.fakejs.test_replicated_jetstream import publish, request
 from tests.harness.replicated import LearningServers, wait
 
 pytestmark = pytest.mark.cluster
@@ -113,3 +113,48 @@ async def test_a_stopped_server_is_shown_offline_in_stream_info(servers: Learnin
         assert all("offline" not in replica for replica in info["cluster"]["replicas"])
     finally:
         await nc.close()
+
+
+async def test_a_removed_server_s_streams_move_to_another_server(tmp_path: Path) -> None:
+    servers = LearningServers(tmp_path / "four", users=USERS)
+    names = [*NAMES, "n4"]
+    try:
+        for name in names:
+            await servers.start(name)
+        await wait(lambda: formed(servers, names))
+        leader = next(name for name in names if servers.share(name).is_meta_leader)
+        nc = await nats.connect(servers.servers[leader].url, user="a", password="a")
+        system = await nats.connect(servers.servers[leader].url, user="sys", password="sys")
+        try:
+            created = await request(
+                nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"], "num_replicas": 3}
+            )
+            assert created.get("error") is None, created
+            for index in range(2):
+                assert (await publish(nc, f"s.{index}", b"x"))["seq"] == index + 1
+            peers = servers.share(leader).assigned("S").group.peers
+            held = [name for name in names if peer_id(name) in peers]
+            gone = next(name for name in held if name != leader)
+            spare = next(name for name in names if name not in held)
+            assert (await remove(system, {"peer": gone}))["success"] is True
+            wanted = {peer_id(name) for name in held if name != gone} | {peer_id(spare)}
+
+            def moved() -> bool:
+                assignment = servers.share(leader).assigned("S")
+                replica = servers.share(spare).replicas.replicas.get("S")
+                return (
+                    set(assignment.group.peers) == wanted
+                    and replica is not None
+                    and replica.stream.state()["messages"] == 2
+                )
+
+            await wait(moved)
+            info = await request(nc, "$JS.API.STREAM.INFO.S")
+            shown = {replica["name"] for replica in info["cluster"]["replicas"]} | {info["cluster"]["leader"]}
+            assert shown == {name for name in names if peer_id(name) in wanted}
+            assert (await publish(nc, "s.2", b"x"))["seq"] == 3
+        finally:
+            await nc.close()
+            await system.close()
+    finally:
+        await servers.stop()

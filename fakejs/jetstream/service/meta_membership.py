@@ -22,7 +22,8 @@ hears from and does not know), and takes out each server marked removed
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from fakejs.jetstream.replication import peer_id
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from fakejs.jetstream.cluster import MetaState
     from fakejs.jetstream.replication import ReplicatedGroup
 
-__all__ = ["MetaBootstrap", "expected_size", "next_change", "routed_servers"]
+__all__ = ["GroupMembership", "MetaBootstrap", "expected_size", "next_change", "routed_servers"]
 
 
 def expected_size(broker: Broker) -> int:
@@ -108,3 +109,42 @@ class MetaBootstrap:
             return
         self._seen = known
         self.start()
+
+
+class GroupMembership:
+    """Keeps the Raft membership of a stream's group to its assignment's peers, on the group's leader: one
+    change at a time, the new peers added first (as voters), then those no longer assigned removed; a change
+    refused for now (another under way...) is tried again a heartbeat later."""
+
+    def __init__(self, group: ReplicatedGroup, clock: Clock) -> None:
+        self.group = group
+        self.clock = clock
+        self.wanted: frozenset[str] = frozenset()
+        self._changing = False
+
+    def want(self, peers: Iterable[str]) -> None:
+        self.wanted = frozenset(peers)
+        self.step()
+
+    def step(self) -> None:
+        group = self.group
+        if self._changing or group.stopped or not group.is_leader or not self.wanted:
+            return
+        members = group.members
+        added = sorted(self.wanted - members)
+        removed = sorted(members - self.wanted)
+        if added:
+            future = group.add_peer(added[0])
+        elif removed:
+            future = group.remove_peer(removed[0])
+        else:
+            return
+        self._changing = True
+        future.add_done_callback(self._changed)
+
+    def _changed(self, future: asyncio.Future[int]) -> None:
+        self._changing = False
+        if future.cancelled() or future.exception() is None:
+            self.step()
+        elif not self.group.stopped:
+            self.clock.call_later(self.group.node.settings.heartbeat_interval, self.step)

@@ -206,6 +206,7 @@ class ReplicatedJetStream(MetaObserver):
         if self._removed() and not self._told_removed and not self._recovering():
             self._told_removed = True
             self._events.removed()
+            self.replicas.stop()  # as nats-server's JetStream disabled: its streams lead and follow no more
 
     def _joined(self) -> bool:
         record = self.machine.state.peers.get(self.peer)

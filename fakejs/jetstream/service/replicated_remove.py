@@ -169,3 +169,7 @@ class ServerEvents:
         except (TimeoutError, ProposalFailed):
             return  # the leader changed meanwhile: the client asks again, as it would of nats-server
         answer({"type": REMOVE_TYPE, "success": True})
+        try:
+            await share.leader.move_off(peer)  # its streams go to other servers (processRemovePeer)
+        except (ApiError, ProposalFailed):
+            pass  # the leader changed meanwhile: the streams keep the removed server
