@@ -18,6 +18,11 @@ meta leader adds to the group, as a voter, each server whose ``AddPeer`` is
 applied and that is not a member yet (nats-server's leader proposes a peer it
 hears from and does not know), and takes out each server marked removed
 (``$JS.API.SERVER.REMOVE``), one change at a time.
+
+**A stream group's membership** (:class:`GroupMembership`).  When the meta
+leader moves a stream off a removed server, the assignment keeps its group
+and changes its peers; the stream group's leader adds the new peers and
+removes the others, one change at a time.
 """
 
 from __future__ import annotations
