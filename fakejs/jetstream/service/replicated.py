@@ -206,7 +206,8 @@ class ReplicatedJetStream(MetaObserver):
         if self._removed() and not self._told_removed and not self._recovering():
             self._told_removed = True
             self._events.removed()
-            self.replicas.stop()  # as nats-server's JetStream disabled: its streams lead and follow no more
+            self.consumers.stop()  # as nats-server's JetStream disabled: its assets lead and follow no more
+            self.replicas.stop()
 
     def _joined(self) -> bool:
         record = self.machine.state.peers.get(self.peer)
