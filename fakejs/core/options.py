@@ -79,11 +79,13 @@ class ReplicatedJetStream:
     ``_meta_`` and stream groups over the routes).  Set only by code (tests): no configuration file or flag
     reaches it, and without it a JetStream cluster across processes is refused at start.
 
-    ``peers`` are the server names of the meta group's first voters (this server among them);
-    ``raft`` the groups' :class:`~fakejs.jetstream.raft.RaftSettings` (``None``: nats-server's timings).
+    ``peers`` are the server names of the meta group's first voters (this server among them), or none: the
+    server learns them from its routes, as a nats-server does (see
+    :mod:`fakejs.jetstream.service.meta_membership`); ``raft`` the groups'
+    :class:`~fakejs.jetstream.raft.RaftSettings` (``None``: nats-server's timings).
     """
 
-    peers: tuple[str, ...]
+    peers: tuple[str, ...] = ()
     raft: Any = None
 
 

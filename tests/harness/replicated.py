@@ -48,3 +48,64 @@ def replicated_cluster(size: int = 3, store: Path | None = None, **settings: Any
         for server in cluster.servers:
             server.options.store_dir = str(store / server.broker.name)
     return cluster
+
+
+class LearningServers:
+    """Servers started one at a time, each with ``cluster { name, routes }`` and a ``server_name`` as a
+    configuration file gives them (routes to the servers started before it) and a JetStream replicated
+    across them whose meta group's voters it learns from its routes; each keeps its store in ``store``."""
+
+    def __init__(self, store: Path, cluster: str = "C", **settings: Any) -> None:
+        self.store = store
+        self.cluster = cluster
+        self.settings = settings  # more of every server's options (users...)
+        self.servers: dict[str, Any] = {}
+        self.down: set[str] = set()
+
+    async def start(self, name: str) -> Any:
+        """Start ``name`` routed to every server started before it (a restart when it was started before)."""
+        from fakejs.core.cluster_config import ClusterConfig
+        from fakejs.core.options import ReplicatedJetStream, ServerOptions
+        from fakejs.server.server import Server
+
+        if name in self.servers:
+            server = self.servers[name]
+            self.down.discard(name)
+            await server.start()
+            return server
+        routes = [f"nats-route://127.0.0.1:{server.routes.port}" for server in self.running()]
+        config = ClusterConfig(name=self.cluster, host="127.0.0.1", port=0, routes=routes)
+        options = ServerOptions(
+            name=name,
+            port=0,
+            cluster=config,
+            jetstream=True,
+            jetstream_replicated=ReplicatedJetStream(raft=FAST),
+            store_dir=str(self.store / name),
+            **self.settings,
+        )
+        server = Server(options)
+        self.servers[name] = server
+        await server.start()
+        return server
+
+    async def kill(self, name: str, orderly: bool = False) -> None:
+        """Crash ``name`` (stop it, ``orderly``); it keeps its ports and its store for :meth:`start`."""
+        server = self.servers[name]
+        server.listeners.pin_ports(server.port)
+        assert server.options.cluster is not None and server.routes is not None
+        server.options.cluster.port = server.routes.port
+        self.down.add(name)
+        await server.stop(crash=not orderly)
+
+    async def stop(self) -> None:
+        for name in list(self.servers):
+            if name not in self.down:
+                await self.servers[name].stop()
+
+    def running(self) -> list[Any]:
+        return [server for name, server in self.servers.items() if name not in self.down]
+
+    def share(self, name: str) -> Any:
+        js = self.servers[name].jetstream
+        return None if js is None or js.replicated_api is None else js.replicated_api.domain

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from fakejs.core.clock import Clock
@@ -184,6 +185,35 @@ class MetaLeader:
             raise api_error("JSClusterServerNotMemberErr")
         await self._propose(RemovePeer(peer.peer))
         return self.state.peers[peer.peer]
+
+    async def move_off(self, peer: str) -> list[StreamAssignment]:
+        """Each stream on ``peer`` (a removed server) gets another server in its place, one that carries the
+        placement's cluster and tags and is not in the group yet, or loses it when there is none and other
+        peers remain (nats-server's ``removePeerFromStreamLocked``); the assignments changed."""
+        moved: list[StreamAssignment] = []
+        for existing in [sa for sa in self.state.streams.values() if peer in sa.group.peers]:
+            self._check_leader()
+            staying = [other for other in existing.group.peers if other != peer]
+            replacement = self._replacement(existing.config, existing.group.peers)
+            if replacement is None and not staying:
+                continue
+            peers = tuple(sorted([*staying, *([replacement] if replacement else [])]))
+            group = replace(existing.group, peers=peers, preferred="")
+            proposed = replace(existing, group=group, reply="")
+            await self._propose(UpdateStream(proposed))
+            moved.append(self._stream(existing.account, existing.name))
+        return moved
+
+    def _replacement(self, config: Mapping[str, Any], taken: tuple[str, ...]) -> str | None:
+        candidates = [
+            Candidate(peer.peer, peer.cluster, peer.tags)
+            for peer in self.state.active_peers()
+            if not peer.offline and peer.peer not in taken and self._reachable(peer.peer)
+        ]
+        try:
+            return place_stream_replicas({**config, "num_replicas": 1}, candidates, self.cluster, self.rng)[0]
+        except PlacementError:
+            return None
 
     # -- helpers ------------------------------------------------------------------------------------
 

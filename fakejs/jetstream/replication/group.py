@@ -141,11 +141,43 @@ class ReplicatedGroup:
         :class:`~fakejs.jetstream.replication.errors.ProposalLost` or
         :class:`~fakejs.jetstream.replication.errors.GroupStopped`.  Call it on the server's loop.
         """
+        return self._submit(lambda: self.node.propose(data))
+
+    def add_peer(self, peer: str, *, voter: bool = True) -> asyncio.Future[int]:
+        """Propose the membership with ``peer`` (a peer id) as a voter, or an observer (leader only).
+
+        The future resolves with the index of the membership entry once it is committed and applied here
+        (the peer counts in quorums from the moment the leader logs it, as the node does); it fails as
+        :meth:`propose` does, with :class:`~fakejs.jetstream.replication.errors.ProposalRefused` while
+        another change is under way, or for a membership that would not change.  One change at a time,
+        as nats-server's ``ProposeAddPeer``.
+        """
+        return self._submit(lambda: self.node.add_peer(peer, voter=voter))
+
+    def remove_peer(self, peer: str) -> asyncio.Future[int]:
+        """Propose the membership without ``peer`` (nats-server's ``ProposeRemovePeer``); as :meth:`add_peer`.
+
+        A leader that removes itself leads until the change commits, then steps down.
+        """
+        return self._submit(lambda: self.node.remove_peer(peer))
+
+    @property
+    def voters(self) -> frozenset[str]:
+        """The voters of the membership in force here (the last one logged)."""
+        return self.node.membership.voters
+
+    @property
+    def members(self) -> frozenset[str]:
+        """Every peer of the membership in force here, voters and observers."""
+        return self.node.membership.members
+
+    def _submit(self, request: Callable[[], Ready]) -> asyncio.Future[int]:
+        """Hand the node a request that appends an entry; the future settles as the entry is applied."""
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         if self.stopped:
             future.set_exception(GroupStopped(f"group {self.name} is stopped here"))
             return future
-        ready = self.node.propose(data)
+        ready = request()
         outcome = ready.outcome
         if isinstance(outcome, Accepted):
             self._pending.add(outcome.first_index, outcome.term, future)

@@ -47,11 +47,13 @@ from fakejs.jetstream.cluster import (
     StreamAssignment,
 )
 from fakejs.jetstream.errors import ApiError, api_error
-from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, peer_id, start_group, system_router
+from fakejs.jetstream.replication import NotLeader, ProposalFailed, ReplicatedGroup, peer_id, start_group, system_router
 from fakejs.jetstream.service import limits
+from fakejs.jetstream.service.meta_membership import MetaBootstrap, next_change
 from fakejs.jetstream.service.replicated_consumer_rules import check_consumer, config_from_document
 from fakejs.jetstream.service.replicated_consumers import ConsumerReplica, ConsumerReplicas
 from fakejs.jetstream.service.replicated_infos import CONSUMER_INFO_PREFIX, INFO_PREFIX, USAGE_SUBJECT, MetaAnswers, ask
+from fakejs.jetstream.service.replicated_remove import ServerEvents
 from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
 
 if TYPE_CHECKING:
@@ -117,6 +119,10 @@ class ReplicatedJetStream(MetaObserver):
         self._answers: MetaAnswers | None = None
         self._replayed_to = 0  # the last entry of the meta log as read back at start
         self._asking: Any = None
+        self._bootstrap: MetaBootstrap | None = None
+        self.changing = False  # a membership change of _meta_ is under way (the meta leader's)
+        self._events = ServerEvents(self)
+        self._told_removed = False  # this server's removal was logged and advertised
         self._tasks: set[asyncio.Future[Any]] = set()
 
     # -- lifecycle ------------------------------------------------------------------------------------
@@ -129,18 +135,41 @@ class ReplicatedJetStream(MetaObserver):
         self._peer_subscription = router.subscribe_internal(PEER_SUBJECT, self._peer_asked)
         self._gone_subscription = router.subscribe_internal(GONE_SUBJECT, self._consumer_gone)
         self._answers = MetaAnswers(router, self._led_info, self._usage, self._led_consumer_info)
-        peers = [peer_id(name) for name in self.options.peers]
+        self._events.start()
+        self._start_member([peer_id(name) for name in self.options.peers])
+        assert self.group is not None
+        self._replayed_to = self.group.node.log.last_index
+        if not self.options.peers and not self._settled():  # the first voters come from the routes
+            interval = self.group.node.settings.election_timeout_max
+            self._bootstrap = MetaBootstrap(self.broker, self.js.clock, interval, self._settled, self._bootstrapped)
+            self._bootstrap.start()
+            self._ask_to_join()  # a running group's leader adds this server
+        elif self.group.leader is not None:  # a sole voter led before start_group returned
+            self._ask_to_join()
+
+    def _start_member(self, peers: list[str]) -> None:
         self.group = start_group(
             self.broker, META_GROUP, peers, self.machine, store_dir=self.js.store_dir, settings=self.options.raft
         )
         self.leader = MetaLeader(self.group, self.machine, cluster=self.cluster, rng=self.js.rng, clock=self.js.clock)
-        self._replayed_to = self.group.node.log.last_index
-        if self.group.leader is not None:  # a sole voter led before start_group returned
-            self._ask_to_join()
+
+    def _settled(self) -> bool:
+        """Whether the meta member has a log, a vote or a leader: its membership is no longer to be learned."""
+        group = self.group
+        return group is None or group.leader is not None or group.node.log.last_index > 0 or group.node.term > 0
+
+    def _bootstrapped(self, peers: list[str]) -> None:
+        """The routes named the first voters: the member (nothing stored yet) starts again with them."""
+        if self.group is not None:
+            self.group.stop()
+        self._start_member(peers)
 
     def stop(self) -> None:
         if self._asking is not None:
             self._asking.cancel()
+        if self._bootstrap is not None:
+            self._bootstrap.stop()
+        self._events.stop()
         for task in self._tasks:
             task.cancel()
         for subscription in (self._peer_subscription, self._gone_subscription):
@@ -169,10 +198,36 @@ class ReplicatedJetStream(MetaObserver):
     def leader_changed(self, leader: str | None, term: int) -> None:
         if leader is not None:
             self._ask_to_join()
+        if leader == self.peer:
+            self._change_membership()
+
+    def peers_changed(self, peers: Any) -> None:
+        self._change_membership()
+        if self._removed() and not self._told_removed and not self._recovering():
+            self._told_removed = True
+            self._events.removed()
+            self.consumers.stop()  # as nats-server's JetStream disabled: its assets lead and follow no more
+            self.replicas.stop()
 
     def _joined(self) -> bool:
         record = self.machine.state.peers.get(self.peer)
-        return record is not None and not record.removed and record.name == self.broker.name
+        joined = record is not None and not record.removed and not record.offline and record.name == self.broker.name
+        return joined and self.group is not None and self.peer in self.group.members
+
+    def _removed(self) -> bool:
+        """Whether ``SERVER.REMOVE`` took this server out (it no longer asks to join, as nats-server's disables
+        its JetStream)."""
+        record = self.machine.state.peers.get(self.peer)
+        return record is not None and record.removed
+
+    async def membership_settled(self, peer: str) -> None:
+        """Wait until the meta leader's membership of ``_meta_`` no longer holds the removed ``peer``."""
+        while (group := self.group) is not None and not group.stopped:
+            if peer not in group.members and group.node.commit_index >= group.node.membership_index:
+                return
+            if not group.is_leader and group.peer != peer:
+                raise NotLeader(group.leader)
+            await asyncio.sleep(group.node.settings.heartbeat_interval)
 
     def _record(self) -> tuple[str, str, tuple[str, ...]]:
         return self.broker.name, self.cluster, tuple(self.broker.options.server_tags)
@@ -181,7 +236,9 @@ class ReplicatedJetStream(MetaObserver):
         if self._asking is not None:
             self._asking.cancel()
             self._asking = None
-        if self._joined() or self.group is None or self.group.stopped:
+        if self.is_meta_leader:
+            self._change_membership()
+        if self._joined() or self._removed() or self.group is None or self.group.stopped:
             return
         if self.is_meta_leader:
             self._spawn(self._add_peer(*self._record()))
@@ -201,7 +258,7 @@ class ReplicatedJetStream(MetaObserver):
         except (ValueError, TypeError, msgpack.UnpackException):
             return True
         known = self.machine.state.peers.get(peer_id(record[0]))
-        if known is None or (known.name, known.cluster, known.tags) != record or known.removed:
+        if known is None or (known.name, known.cluster, known.tags) != record or known.offline:
             self._spawn(self._add_peer(*record))
         return True
 
@@ -211,6 +268,30 @@ class ReplicatedJetStream(MetaObserver):
             await self.leader.add_peer(name, cluster, tags)
         except ProposalFailed:
             pass  # asked again at its next turn
+
+    def _change_membership(self) -> None:
+        """On the meta leader: bring the group's membership one step closer to the meta state's servers."""
+        group = self.group
+        if self.changing or group is None or not group.is_leader:
+            return
+        change = next_change(self.machine.state, group)
+        if change is None:
+            return
+        kind, peer = change
+        self.changing = True
+        future = group.add_peer(peer) if kind == "add" else group.remove_peer(peer)
+        future.add_done_callback(self._membership_changed)
+
+    def _membership_changed(self, future: asyncio.Future[int]) -> None:
+        self.changing = False
+        if future.cancelled() or future.exception() is None:
+            self._change_membership()
+        elif self.group is not None and not self.group.stopped:  # refused for now (a change under way...)
+            self.js.clock.call_later(self.group.node.settings.heartbeat_interval, self._change_membership)
+
+    def spawn(self, work: Any) -> None:
+        """Run ``work`` on the server's loop; it is cancelled if the server stops first."""
+        self._spawn(work)
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -460,7 +541,11 @@ class ReplicatedJetStream(MetaObserver):
         progress = group.node.progress.get(peer) if leading else None
         lag = last - progress.match_index if progress is not None else 0
         current = progress is not None and lag <= 0
-        entry: dict[str, Any] = {"name": self.server_name(peer), "current": current, "active": 0}
+        entry: dict[str, Any] = {"name": self.server_name(peer), "current": current}
+        record = self.machine.state.peers.get(peer)
+        if record is not None and record.offline:
+            entry["offline"] = True
+        entry["active"] = 0
         if not current and progress is not None:
             entry["lag"] = lag
         entry["peer"] = peer

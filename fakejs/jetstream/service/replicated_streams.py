@@ -35,6 +35,7 @@ from fakejs.jetstream.cluster import MetaObserver, StreamAssignment
 from fakejs.jetstream.raft import RaftSettings
 from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, group_directory, start_group
 from fakejs.jetstream.replication.hosting import system_account
+from fakejs.jetstream.service.meta_membership import GroupMembership
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.replica import StreamStateMachine
 from fakejs.jetstream.stream.replicated import ReplicatedStream
@@ -76,6 +77,7 @@ class StreamReplica:
         self.machine = StreamStateMachine(self.stream, record_error=js.broker.record_error)
         self.machine.leader_observers.append(lambda leader, term: self._leader_changed(leader))
         self.group: ReplicatedGroup | None = None
+        self.membership: GroupMembership | None = None
 
     @property
     def name(self) -> str:
@@ -93,6 +95,8 @@ class StreamReplica:
             self.js.broker, group.name, group.peers, self.machine, store_dir=on_disk, settings=settings
         )
         self.replicated = ReplicatedStream(self.stream, self.machine, self.group)
+        self.membership = GroupMembership(self.group, self.js.clock)
+        self.membership.wanted = frozenset(group.peers)
         self._leader_changed(self.group.leader)  # a sole voter led before start_group returned
 
     def update(self, assignment: StreamAssignment) -> None:
@@ -101,6 +105,8 @@ class StreamReplica:
         config: Any = dict(assignment.config)
         if config != self.stream.config:
             self.stream.update(config)
+        if self.membership is not None:  # its peers may have changed (a server removed): the leader follows
+            self.membership.want(assignment.group.peers)
 
     def stop(self, remove: bool) -> None:
         """Stop the member and the stream (``remove``: for good, its group's directory too)."""
@@ -127,6 +133,8 @@ class StreamReplica:
         stream.attach()
         if leads:
             self.leader_since_ns = self.js.clock.time_ns()
+            if self.membership is not None:
+                self.membership.step()
             self.on_led(self)
 
     def _captured(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
@@ -161,7 +169,7 @@ class StreamReplicas(MetaObserver):
 
     def stream_assigned(self, assignment: StreamAssignment) -> None:
         existing = self.replicas.get(assignment.name)
-        if existing is not None and existing.assignment.group == assignment.group:
+        if existing is not None and existing.assignment.group.name == assignment.group.name:  # its peers may change
             existing.update(assignment)
             if existing.is_leader:
                 self.on_led(existing)

@@ -1,0 +1,155 @@
+"""Who votes in ``_meta_``: its first voters learned from the routes, and the Raft membership kept to the meta state.
+
+**Learning the first voters** (:class:`MetaBootstrap`).  A server whose
+options name no first voters (``ReplicatedJetStream(peers=())``, as a server
+started from a configuration file or flags would be) starts its member of
+``_meta_`` with no peers: it votes for nobody and campaigns never, but takes
+the log of a leader that adds it.  As nats-server's ``bootstrapRaftNode`` does
+when it does not know all its peers, it expects a meta group of the size its
+configured routes give (at least two); once it is routed to that many servers
+(itself counted), has seen the same servers at two checks in a row and has
+heard of no leader, it starts its member again with those servers as first
+voters (its log is still empty, so nothing is lost).  A server that hears of
+a leader first (a running group that added it) keeps the membership the log
+gives it; a restarted server takes its membership from its stored log.
+
+**Keeping the Raft membership to the meta state** (:func:`next_change`).  The
+meta leader adds to the group, as a voter, each server whose ``AddPeer`` is
+applied and that is not a member yet (nats-server's leader proposes a peer it
+hears from and does not know), and takes out each server marked removed
+(``$JS.API.SERVER.REMOVE``), one change at a time.
+
+**A stream group's membership** (:class:`GroupMembership`).  When the meta
+leader moves a stream off a removed server, the assignment keeps its group
+and changes its peers; the stream group's leader adds the new peers and
+removes the others, one change at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from fakejs.jetstream.replication import peer_id
+
+if TYPE_CHECKING:
+    from fakejs.core.broker import Broker
+    from fakejs.core.clock import Clock
+    from fakejs.jetstream.cluster import MetaState
+    from fakejs.jetstream.replication import ReplicatedGroup
+
+__all__ = ["GroupMembership", "MetaBootstrap", "expected_size", "next_change", "routed_servers"]
+
+
+def expected_size(broker: Broker) -> int:
+    """The size of meta group a server expects when it knows none of its peers (nats-server: its configured
+    routes, at least two)."""
+    config = broker.options.cluster
+    routes = len(config.routes) if config is not None else 0
+    return max(2, routes)
+
+
+def routed_servers(broker: Broker) -> set[str]:
+    """The names of the servers this one has a route to, and its own."""
+    names = {broker.name}
+    cluster = broker.cluster
+    if cluster is not None:
+        names.update(peer.name for peer in cluster.peers.values() if any(True for _ in peer.live_links()))
+    return names
+
+
+def next_change(state: MetaState, group: ReplicatedGroup) -> tuple[str, str] | None:
+    """The membership change the meta leader makes next: ``("add", peer)`` for a server of the meta state
+    that is not a member, ``("remove", peer)`` for a removed server that still is; ``None``: they agree."""
+    members = group.members
+    for record in state.peers.values():
+        if record.removed and record.peer in members:
+            return "remove", record.peer
+    for record in state.peers.values():
+        if not record.removed and record.peer not in members:
+            return "add", record.peer
+    return None
+
+
+class MetaBootstrap:
+    """Waits, on a server that knows no first voters, until the routes say who they are (see the module
+    docstring); ``settled()`` tells whether the member has a log or a leader already, ``restart(peers)``
+    starts it again with these first voters (peer ids)."""
+
+    def __init__(
+        self,
+        broker: Broker,
+        clock: Clock,
+        interval: float,
+        settled: Callable[[], bool],
+        restart: Callable[[list[str]], None],
+    ) -> None:
+        self.broker = broker
+        self.clock = clock
+        self.interval = interval
+        self.expected = expected_size(broker)
+        self._settled = settled
+        self._restart = restart
+        self._seen: set[str] = set()
+        self._timer: Any = None
+        self.bootstrapped = False
+
+    def start(self) -> None:
+        self._timer = self.clock.call_later(self.interval, self._check)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _check(self) -> None:
+        self._timer = None
+        if self._settled():
+            return
+        known = routed_servers(self.broker)
+        if len(known) >= self.expected and known == self._seen:
+            self.bootstrapped = True
+            self._restart(sorted(peer_id(name) for name in known))
+            return
+        self._seen = known
+        self.start()
+
+
+class GroupMembership:
+    """Keeps the Raft membership of a stream's group to its assignment's peers, on the group's leader: one
+    change at a time, the new peers added first (as voters), then those no longer assigned removed; a change
+    refused for now (another under way...) is tried again a heartbeat later."""
+
+    def __init__(self, group: ReplicatedGroup, clock: Clock) -> None:
+        self.group = group
+        self.clock = clock
+        self.wanted: frozenset[str] = frozenset()
+        self._changing = False
+
+    def want(self, peers: Iterable[str]) -> None:
+        self.wanted = frozenset(peers)
+        self.step()
+
+    def step(self) -> None:
+        group = self.group
+        if self._changing or group.stopped or not group.is_leader or not self.wanted:
+            return
+        members = group.members
+        added = sorted(self.wanted - members)
+        removed = sorted(members - self.wanted)
+        if added:
+            future = group.add_peer(added[0])
+        elif removed:
+            future = group.remove_peer(removed[0])
+        else:
+            return
+        self._changing = True
+        future.add_done_callback(self._changed)
+
+    def _changed(self, future: asyncio.Future[int]) -> None:
+        self._changing = False
+        if future.cancelled() or future.exception() is None:
+            self.step()
+        elif not self.group.stopped:
+            self.clock.call_later(self.group.node.settings.heartbeat_interval, self.step)
