@@ -12,10 +12,11 @@ member's log lives: a directory under the store directory, or memory),
 ``subjects`` (peer ids, the members' subjects) and ``errors`` (why a
 proposal failed).
 
-Nothing in JetStream uses it yet: the in-process cluster's JetStream is still
-shared (``fakejs/server/cluster_jetstream.py``).  It sits in JetStream below
-``service``, ``consumer`` and ``stream`` (the meta, stream and consumer groups
-will drive it) and above ``raft``, ``storage`` and ``config``; it imports
+The JetStream replicated across a cluster's servers runs its meta, stream and
+consumer groups on it (:mod:`fakejs.jetstream.service.replicated`); the
+in-process cluster's simulated JetStream does not yet (it shares one store:
+``fakejs/server/cluster_jetstream.py``).  It sits in JetStream below
+``service``, ``consumer`` and ``stream`` (whose groups drive it) and above ``raft``, ``storage`` and ``config``; it imports
 :mod:`fakejs.jetstream.raft`, of :mod:`fakejs.core` the router, the clock,
 the options and the log, and :mod:`fakejs.gocompat`'s ids (peer ids).  docs/contributing/replication.md tells how a group
 runs.
