@@ -23,6 +23,9 @@ class LeafRemote:
     hub: bool = False
     deny_imports: list[str] = field(default_factory=list)
     deny_exports: list[str] = field(default_factory=list)
+    # How the leaf logs in besides the URL's user: a ``.creds`` file (user JWT and seed) or a user nkey's seed.
+    credentials: str = ""
+    nkey: str = ""
 
 
 @dataclass(frozen=True)
@@ -46,10 +49,11 @@ class LeafConfig:
     password: str = ""
     auth_timeout: float = 0.0
     account: str = ""  # the account the single user binds (and a leaf logged in without credentials)
+    nkey: str = ""  # a user nkey the leaf logs in with (binding ``account``), when no ``user`` is set
     users: list[LeafUser] = field(default_factory=list)
     remotes: list[LeafRemote] = field(default_factory=list)
     reconnect: float = DEFAULT_LEAF_RECONNECT
 
     @property
     def auth_required(self) -> bool:
-        return bool(self.username or self.users)
+        return bool(self.username or self.nkey or self.users)

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from fakejs.core.accounts import Accounts
-from fakejs.core.auth import Login, new_nonce
+from fakejs.core.auth import Login, new_nonce, verify_signature
 from fakejs.core.clientio import KICKED
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.link import RouteIO
@@ -29,6 +29,7 @@ from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs, LeafTarget
 from fakejs.core.leaf.jetstream import JETSTREAM_API, domain_api_mappings, link_denies
 from fakejs.core.leaf.link import LeafLink
 from fakejs.core.leaf.permissions import hub_permissions, leaf_permissions
+from fakejs.core.leaf.signing import CredentialsError, credentials_problem, signed_login
 from fakejs.core.leaf_config import LeafConfig, LeafRemote
 from fakejs.core.log import get_logger
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, RUNTIME, ServerOptions
@@ -89,7 +90,7 @@ class Leafs:
         accounts: Accounts,
         clock: Clock,
         rng: random.Random,
-        authenticate: Callable[[dict[str, Any]], Login | None] | None = None,
+        authenticate: Callable[[dict[str, Any], str], Login | None] | None = None,
     ) -> None:
         self.config = config
         self.server_id, self.server_name = identity
@@ -131,6 +132,9 @@ class Leafs:
         self.running = True
         for remote in self.remotes:
             self.bind(remote.config.account or GLOBAL_ACCOUNT)
+            problem = credentials_problem(remote.config.credentials) if remote.config.credentials else ""
+            if problem:
+                self.log.error(problem)
         for remote in self.remotes:
             self._dial(remote)
 
@@ -198,7 +202,8 @@ class Leafs:
             info["connect_info"] = True
             info["remote_account"] = link.account
         else:
-            info["nonce"] = new_nonce(self.rng.randbytes(NONCE_RAW_LEN))
+            link.nonce = new_nonce(self.rng.randbytes(NONCE_RAW_LEN))
+            info["nonce"] = link.nonce
         info["api_lvl"] = API_LEVEL
         if connect_info and link.permissions is not None:
             info.update(link.permissions.info)
@@ -224,13 +229,16 @@ class Leafs:
         if config.username:
             if (options.get("user"), options.get("pass")) != (config.username, config.password):
                 return False
+        elif config.nkey:
+            if not self._nkey_signed(link, options):
+                return False
         elif config.users:
             user = next((u for u in config.users if u.name == options.get("user")), None)
             if user is None or user.password != options.get("pass"):
                 return False
             account = user.account or GLOBAL_ACCOUNT
         elif self.authenticate is not None:
-            login = self.authenticate(options)
+            login = self.authenticate(options, link.nonce)
             if login is None:
                 return False
             if login.user is not None:
@@ -240,6 +248,19 @@ class Leafs:
         if interest is None:
             return False
         link.bind(interest, hub_permissions(user_permissions, options.get("deny_pub")))
+        return True
+
+    def _nkey_signed(self, link: LeafLink, options: dict[str, Any]) -> bool:
+        """The block's ``nkey``: the CONNECT names it and signs the nonce with it."""
+        signature = options.get("sig")
+        if options.get("nkey") != self.config.nkey:
+            return False
+        if not isinstance(signature, str) or not signature:
+            link.debug("Signature missing")
+            return False
+        if not verify_signature(self.config.nkey, link.nonce.encode(), signature):
+            link.debug("Signature not verified")
+            return False
         return True
 
     # -- the leaf's side ---------------------------------------------------------------
@@ -268,10 +289,23 @@ class Leafs:
             delay, remote.delay = remote.delay or self.config.reconnect, 0.0
             self.clock.call_later(delay, self._dial, remote)
 
-    def connect_fields(self, link: LeafLink) -> dict[str, Any]:
-        """The leaf's CONNECT as nats-server 2.15 sends it (credentials from the URL), in its field order."""
+    def connect_fields(self, link: LeafLink) -> dict[str, Any] | None:
+        """The leaf's CONNECT as nats-server 2.15 sends it, in its field order; None when it cannot sign.
+
+        The remote's ``credentials`` (a user JWT) or ``nkey`` sign the hub's
+        nonce; the URL's user and password (or token) are sent besides.
+        """
         parts = urlsplit(link.url if "://" in link.url else f"nats://{link.url}")
         fields: dict[str, Any] = {"version": NATS_VERSION}
+        remote = next((r for r in self.remotes if r.link is link), None)
+        if remote is not None and (remote.config.credentials or remote.config.nkey):
+            if remote.config.credentials:
+                link.debug(f"Authenticating with credentials file {go_quote(remote.config.credentials)}")
+            try:
+                fields.update(signed_login(remote.config.credentials, remote.config.nkey, link.nonce))
+            except CredentialsError as problem:
+                self.log.error("%s - %s", link, problem)
+                return None
         if parts.username:
             fields["user"] = parts.username
             if parts.password is not None:
@@ -282,7 +316,6 @@ class Leafs:
         if self.jetstream_domain:
             fields["domain"] = self.jetstream_domain
         fields["name"] = self.server_name
-        remote = next((r for r in self.remotes if r.link is link), None)
         if remote is not None and remote.config.hub:
             fields["is_hub"] = True
         fields["headers"] = True

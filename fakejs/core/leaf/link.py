@@ -61,7 +61,7 @@ class LeafHost(Protocol):
 
     def hub_info(self, link: LeafLink, connect_info: bool) -> dict[str, Any]: ...
 
-    def connect_fields(self, link: LeafLink) -> dict[str, Any]: ...
+    def connect_fields(self, link: LeafLink) -> dict[str, Any] | None: ...
 
     def login(self, link: LeafLink, options: dict[str, Any]) -> bool: ...
 
@@ -92,6 +92,8 @@ class LeafLink:
         # What the link does not carry (JetStream's API, set when it comes up).
         self.denies = LinkDenies()
         self.connect_options: dict[str, Any] = {}
+        # The hub's INFO nonce (sent by the hub, signed by a leaf logging in with keys).
+        self.nonce = ""
         self.up = False
         self.closed = False
         self.close_reason = ""
@@ -303,7 +305,12 @@ class LeafLink:
             self.remote_name = str(info.get("server_name") or self.remote_id)
             self.remote_cluster = str(info.get("cluster") or "")
             self.remote_domain = str(info.get("domain") or "")
-            self.send(route_wire.connect(self.host.connect_fields(self)))
+            self.nonce = str(info.get("nonce") or "")
+            fields = self.host.connect_fields(self)
+            if fields is None:  # the credentials could not sign the nonce (logged)
+                self.close("Client Closed")
+                return
+            self.send(route_wire.connect(fields))
             if info.get("info_on_connect") and not info.get("connect_info"):
                 self._auth_timer = self.host.clock.call_later(CONNECT_PROCESS_TIMEOUT, self._connect_timeout)
                 return
