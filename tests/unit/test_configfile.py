@@ -175,7 +175,11 @@ def test_integer_durations_warn() -> None:
         ("accounts { A: { limits: { max_payload: 1 } } }", "account payload limits (max_payload)"),
         ("accounts { A: { limits: { max_leafs: 1 } } }", "account leaf node limits (max_leafs)"),
         ("tls { }", "TLS without a certificate (cert_file)"),
-        ("leafnodes { tls: {} }", "leaf node connections (leafnodes { tls })"),
+        ("leafnodes { tls: {} }", "TLS without a certificate (cert_file)"),
+        (
+            'leafnodes { remotes: [ { url: "nats://x:1", tls: { handshake_first: true } } ] }',
+            "leaf node connections starting with the TLS handshake (tls { handshake_first })",
+        ),
         (
             'leafnodes { remotes: [ { url: "nats://x:1", proxy: { url: "http://p:1" } } ] }',
             "leaf node connections (leafnodes { remotes [ { proxy } ] })",

@@ -23,16 +23,16 @@ from fakejs.core.accounts import Accounts
 from fakejs.core.auth import Login, new_nonce, verify_signature
 from fakejs.core.clientio import KICKED
 from fakejs.core.clock import Clock
-from fakejs.core.cluster.link import RouteIO
 from fakejs.core.hooks import Hooks, NoHooks
 from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs, LeafTarget
 from fakejs.core.leaf.jetstream import JETSTREAM_API, domain_api_mappings, link_denies
-from fakejs.core.leaf.link import LeafLink
+from fakejs.core.leaf.link import LeafIO, LeafLink
 from fakejs.core.leaf.permissions import hub_permissions, leaf_permissions
 from fakejs.core.leaf.signing import CredentialsError, credentials_problem, signed_login
 from fakejs.core.leaf_config import LeafConfig, LeafRemote
 from fakejs.core.log import get_logger
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, RUNTIME, ServerOptions
+from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat import ids
 from fakejs.gocompat.gotime import format_duration, rfc3339
 from fakejs.protocol.writer import go_quote
@@ -55,7 +55,7 @@ class LeafDialer(Protocol):
     """The socket layer's dialler: ``connected`` makes the link once the socket is open."""
 
     def dial(
-        self, host: str, port: int, connected: Callable[[RouteIO], LeafLink], failed: Callable[[], None]
+        self, host: str, port: int, connected: Callable[[LeafIO], LeafLink], failed: Callable[[], None]
     ) -> None: ...
 
 
@@ -98,7 +98,9 @@ class Leafs:
         self.rng = rng
         self.log: logging.Logger = get_logger()
         self.auth_required = True  # nats-server's leaf INFO always says so
-        self.auth_timeout = config.auth_timeout or DEFAULT_LEAF_AUTH_TIMEOUT
+        # nats-server's default login time: with TLS, the handshake's time and a second more.
+        default_timeout = config.tls.default_auth_timeout if config.tls is not None else DEFAULT_LEAF_AUTH_TIMEOUT
+        self.auth_timeout = config.auth_timeout or default_timeout
         self.accounts = accounts
         self.authenticate = authenticate
         # Each account bound to a leaf connection: its interest and relays.
@@ -171,7 +173,7 @@ class Leafs:
 
     # -- the hub's side ----------------------------------------------------------------
 
-    def accepted(self, io: RouteIO) -> LeafLink:
+    def accepted(self, io: LeafIO) -> LeafLink:
         link = LeafLink(self, io, self.next_id(), solicited=False)
         self.links.append(link)
         return link
@@ -190,8 +192,12 @@ class Leafs:
             "port": port,
             "headers": True,
             "auth_required": True,
-            "max_payload": self.max_payload,
         }
+        if self.config.tls is not None:
+            info["tls_required"] = True
+            if self.config.tls.verify:
+                info["tls_verify"] = True
+        info["max_payload"] = self.max_payload
         if self.jetstream():
             info["jetstream"] = True
         info["ip"] = f"{host}:{port}"
@@ -210,6 +216,17 @@ class Leafs:
         info["info_on_connect"] = True
         info["leafnode_urls"] = [] if self.config.no_advertise else [f"{host}:{port}"]
         return info
+
+    def tls_for(self, link: LeafLink, info: dict[str, Any]) -> TLSConfig | None:
+        """The TLS a connection starts: the leaf port's on the hub; a remote's when its hub asks or it wants it."""
+        if not link.solicited:
+            return self.config.tls
+        remote = next((r for r in self.remotes if r.link is link), None)
+        if remote is None:
+            return None
+        if remote.config.tls_wanted or info.get("tls_required"):
+            return remote.config.tls or TLSConfig()
+        return None
 
     def _advertised(self) -> tuple[str, int]:
         if self.config.advertise:
@@ -273,7 +290,7 @@ class Leafs:
         parts = urlsplit(url if "://" in url else f"nats://{url}")
         self.log.debug("Trying to connect as leafnode to remote server on %s", go_quote(parts.netloc))
 
-        def connected(io: RouteIO) -> LeafLink:
+        def connected(io: LeafIO) -> LeafLink:
             link = LeafLink(self, io, self.next_id(), solicited=True, url=url)
             interest = self.bind(remote.config.account or GLOBAL_ACCOUNT)
             assert interest is not None  # the accounts bound were checked at start
