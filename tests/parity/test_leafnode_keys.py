@@ -157,3 +157,28 @@ async def test_the_nonce_must_be_signed(target_kind: str, signed: str, tmp_path:
         assert answer.startswith(b"INFO ") and json.loads(answer[5:])["connect_info"] is True
     else:
         assert answer == b"-ERR 'Authorization Violation'\r\n"
+
+
+@pytest.mark.parametrize("signed", ["nonce", "other"])
+async def test_an_operator_hub_checks_the_jwt_signature(target_kind: str, signed: str, tmp_path: Path) -> None:
+    """In operator mode the leaf's user JWT must come with the INFO's nonce signed by the user's key."""
+    operator, port = Operator(), free_port()
+    system, account = operator.account("SYS"), operator.account("A")
+    user = account.user("leaf")
+    async with configured_servers(target_kind, tmp_path) as start:
+        config = operator.server_config(system_account=system, accounts=[system, account])
+        await start(f"{config}leafnodes {{ port: {port} }}\n")
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            info = json.loads((await asyncio.wait_for(reader.readline(), WAIT))[5:])
+            data = info["nonce"].encode() if signed == "nonce" else b"something else"
+            signature = base64.urlsafe_b64encode(user.sign(data)).rstrip(b"=").decode()
+            connect = {"jwt": user.jwt, "sig": signature, "server_id": "NRAWLEAF", "name": "raw", "protocol": 3}
+            writer.write(b"CONNECT " + json.dumps(connect).encode() + b"\r\n")
+            answer = await asyncio.wait_for(reader.readline(), WAIT)
+        finally:
+            writer.close()
+    if signed == "nonce":
+        assert answer.startswith(b"INFO ") and json.loads(answer[5:])["remote_account"] == account.public_key
+    else:
+        assert answer == b"-ERR 'Authorization Violation'\r\n"
