@@ -43,11 +43,27 @@ class LeafConnection(RouteConnection):
 
     def __init__(self, broker: Broker, make_link: Callable[[LeafIO], Any]) -> None:
         super().__init__(broker, lambda io: make_link(cast(LeafIO, io)))
+        self._upgrading = False
+
+    def _flush(self) -> None:
+        if not self._upgrading:  # the peer's first bytes after its handshake may come before the TLS transport
+            super()._flush()
 
     def start_tls(self, config: TLSConfig, server_side: bool, server_name: str, done: Callable[[], None]) -> None:
         self._flush()
+        self._upgrading = True  # what the link sends meanwhile waits for the TLS transport
+        if self._transport is not None:
+            self._transport.pause_reading()  # the peer's handshake bytes are the TLS layer's, not the link's
         task = asyncio.get_running_loop().create_task(self._upgrade(config, server_side, server_name, done))
-        task.add_done_callback(lambda finished: None if finished.cancelled() else finished.exception())
+        task.add_done_callback(self._upgraded)
+
+    def _upgraded(self, task: asyncio.Task[None]) -> None:
+        """An upgrade that raised what no handshake failure raises: recorded on the server, the socket dropped."""
+        problem = None if task.cancelled() else task.exception()
+        if problem is not None:
+            self._broker.record_error("leaf connection (tls)", problem)
+            if self._transport is not None:
+                self._transport.abort()
 
     async def _upgrade(self, config: TLSConfig, server_side: bool, server_name: str, done: Callable[[], None]) -> None:
         transport = self._transport
@@ -57,16 +73,13 @@ class LeafConnection(RouteConnection):
         side = "server" if server_side else "client"
         self._broker.log.debug("%s - Starting TLS leafnode %s handshake", self.link, side)
         try:
-            upgraded = await asyncio.wait_for(
-                asyncio.get_running_loop().start_tls(
-                    transport,
-                    self,
-                    context,
-                    server_side=server_side,
-                    server_hostname=None if server_side else server_name,
-                    ssl_handshake_timeout=config.timeout,
-                ),
-                config.timeout,
+            upgraded = await asyncio.get_running_loop().start_tls(
+                transport,
+                self,
+                context,
+                server_side=server_side,
+                server_hostname=None if server_side else server_name,
+                ssl_handshake_timeout=config.timeout,
             )
         except (ssl.SSLError, OSError, TimeoutError, ConnectionError) as exc:
             text = go_handshake_error(exc) if isinstance(exc, ssl.SSLError) else "i/o timeout"
@@ -75,7 +88,7 @@ class LeafConnection(RouteConnection):
             return
         if upgraded is None:
             return
-        self._transport = upgraded
+        self._transport, self._upgrading = upgraded, False
         self._guarded("tls", done)
         self._flush()
 
