@@ -83,6 +83,18 @@ def is_valid_public_user_key(key: str) -> bool:
     return decode_public_key(key, PREFIX_BYTE_USER) is not None
 
 
+def is_user_seed(seed: str) -> bool:
+    """nkeys' ``DecodeSeed`` of a user's seed (``SU...``): its checksum and prefix."""
+    if not seed.startswith("SU"):
+        return False
+    try:
+        raw = base64.b32decode(seed + "=" * (-len(seed) % 8))
+    except (binascii.Error, ValueError):
+        return False
+    body, checksum = raw[:-2], raw[-2:]
+    return len(raw) == 36 and crc16(body) == int.from_bytes(checksum, "little")
+
+
 def _decode_signature(sig: str) -> bytes | None:
     """base64url without padding, else standard base64 (as nats-server accepts)."""
     try:

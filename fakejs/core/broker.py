@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from fakejs._version import __version__
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import OPEN, Authenticator, Login, LoginRules, validate, with_cookies
-from fakejs.core.clientio import LEAF_CONNECTION, STANDARD
+from fakejs.core.clientio import LEAF_CONNECTION, STANDARD, TransportDetails
 from fakejs.core.clock import Clock
 from fakejs.core.cluster_checks import jetstream_problem
 from fakejs.core.connect import LoginRefusal
@@ -40,7 +40,6 @@ from fakejs.protocol.writer import info as go_info
 
 if TYPE_CHECKING:
     from fakejs.core.callout import AuthCallouts
-    from fakejs.core.clientio import TransportDetails
     from fakejs.core.cluster.cluster import Cluster
     from fakejs.core.cluster.link import RouteLink
     from fakejs.core.imports import Imports
@@ -148,10 +147,15 @@ class Broker:
             self.leafs.hooks = lambda: self.faults
             self.leafs.server_options = options
 
-    def _leaf_login(self, connect: dict[str, Any]) -> Login | None:
-        """A leaf's CONNECT checked as a client's (the server's users and accounts), as a leaf node connection."""
+    def _leaf_login(self, connect: dict[str, Any], nonce: str) -> Login | None:
+        """A leaf's CONNECT checked as a client's, as a leaf node connection: the server's users and accounts,
+        an nkey signing ``nonce``, or in operator mode a user JWT (the login's user names its account)."""
+        if self.jwt_logins is not None:
+            details = TransportDetails(connection_type=LEAF_CONNECTION)
+            result = self._jwt_login(connect, nonce, details, "", None)
+            return None if result is None else result[1]
         rules = replace(self.auth.rules[STANDARD], connection_type=LEAF_CONNECTION)
-        return self.auth.login(connect, rules=rules)
+        return self.auth.login(connect, nonce.encode(), rules=rules)
 
     def _leaf_event(self, link: LeafLink, up: bool) -> None:
         """A leaf connection came up or closed: the system account's CONNECT or DISCONNECT for its account."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fakejs.core.transport_config import TLSConfig
+
 __all__ = ["DEFAULT_LEAF_RECONNECT", "LeafConfig", "LeafRemote", "LeafUser"]
 
 # nats-server's DEFAULT_LEAF_NODE_RECONNECT: how long a leaf waits before dialling its hub again.
@@ -23,6 +25,16 @@ class LeafRemote:
     hub: bool = False
     deny_imports: list[str] = field(default_factory=list)
     deny_exports: list[str] = field(default_factory=list)
+    # How the leaf logs in besides the URL's user: a ``.creds`` file (user JWT and seed) or a user nkey's seed.
+    credentials: str = ""
+    nkey: str = ""
+    # ``tls {}``: the client side of the TLS the hub asks for (or the leaf wants: also a ``tls://`` URL).
+    tls: TLSConfig | None = None
+
+    @property
+    def tls_wanted(self) -> bool:
+        """The leaf starts TLS whatever the hub's INFO says: a ``tls {}`` block or a ``tls://`` URL."""
+        return self.tls is not None or any(url.lower().startswith("tls://") for url in self.urls)
 
 
 @dataclass(frozen=True)
@@ -46,10 +58,13 @@ class LeafConfig:
     password: str = ""
     auth_timeout: float = 0.0
     account: str = ""  # the account the single user binds (and a leaf logged in without credentials)
+    nkey: str = ""  # a user nkey the leaf logs in with (binding ``account``), when no ``user`` is set
     users: list[LeafUser] = field(default_factory=list)
     remotes: list[LeafRemote] = field(default_factory=list)
     reconnect: float = DEFAULT_LEAF_RECONNECT
+    # ``tls {}``: the leaf port's TLS (INFO in plain text, then the handshake; leaves must start it).
+    tls: TLSConfig | None = None
 
     @property
     def auth_required(self) -> bool:
-        return bool(self.username or self.users)
+        return bool(self.username or self.nkey or self.users)

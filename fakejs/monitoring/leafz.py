@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from fakejs.core.tls_files import certificate_not_after
 from fakejs.gocompat.gotime import NS, rfc3339
 from fakejs.monitoring.query import BadRequest, Query
 from fakejs.monitoring.records import ClosedConnections, ConnRecord, auth_user, sub_detail
@@ -39,7 +40,6 @@ __all__ = [
 
 # nats-server's default leaf TLS timeout (shown whether or not the port has TLS) and login timeout.
 LEAF_TLS_TIMEOUT = 2
-LEAF_AUTH_TIMEOUT = 2
 
 
 def leafz(server: MonitoredServer, query: dict[str, list[str]] | None = None) -> tuple[int, Any]:
@@ -155,11 +155,18 @@ def leaf_varz(leafs: Leafs | None) -> dict[str, Any]:
         doc["host"] = config.host or "0.0.0.0"  # nats-server's default leaf host
         if leafs.port:
             doc["port"] = leafs.port
-        doc["auth_timeout"] = _go_float(config.auth_timeout or LEAF_AUTH_TIMEOUT)
-        doc["tls_timeout"] = LEAF_TLS_TIMEOUT
+        doc["auth_timeout"] = _go_float(leafs.auth_timeout)
+        tls = config.tls
+        doc["tls_timeout"] = _go_float(tls.timeout) if tls is not None else LEAF_TLS_TIMEOUT
+        if tls is not None:
+            doc["tls_required"] = True
+            if tls.verify:
+                doc["tls_verify"] = True
     remotes = []
     for remote in config.remotes:
         entry: dict[str, Any] = {"local_account": remote.account or "$G"}
+        if remote.tls_wanted:
+            entry["tls_timeout"] = _go_float(remote.tls.timeout if remote.tls is not None else LEAF_TLS_TIMEOUT)
         hosts = [_url_host(url) for url in remote.urls]
         if hosts:
             entry["urls"] = hosts
@@ -173,6 +180,10 @@ def leaf_varz(leafs: Leafs | None) -> dict[str, Any]:
         remotes.append(entry)
     if remotes:
         doc["remotes"] = remotes
+    if config.port is not None and config.tls is not None and config.tls.cert_file:
+        expiry = certificate_not_after(config.tls.cert_file)
+        if expiry is not None:
+            doc["tls_cert_not_after"] = rfc3339(expiry)
     return doc
 
 

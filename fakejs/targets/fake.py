@@ -111,6 +111,14 @@ class FakeJS:
     def port(self) -> int:
         return self._thread.port
 
+    @property
+    def leaf_url(self) -> str:
+        """The URL a leaf's remote dials (``leafnodes { port }`` configured); raises when there is no leaf port."""
+        leaf_port = self.server.leaf_port
+        if leaf_port is None or not leaf_port.port:
+            raise FakeOnly("this server has no leaf port (leafnodes { port } is not configured)")
+        return f"nats://127.0.0.1:{leaf_port.port}"
+
     def take_errors(self) -> list[ServerError]:
         """Exceptions the server's own handlers raised since the last call (running or stopped)."""
         return self._thread.take_errors()

@@ -95,7 +95,7 @@ def stream_messages(stream: Any, limit: int | None = None) -> list[dict[str, Any
 
 
 def server_state(server: ServerActions, messages: int = 100) -> dict[str, Any]:
-    """Everything at once: clients, subscriptions, streams (with up to ``messages`` each), consumers, faults."""
+    """Everything at once: clients, subscriptions, streams (with up to ``messages`` each), consumers, leaf links, faults."""
     broker = server.broker
     clients = []
     for session in broker.clients.values():
@@ -125,5 +125,18 @@ def server_state(server: ServerActions, messages: int = 100) -> dict[str, Any]:
         "clock": clock_state(server.clock),
         "clients": sorted(clients, key=lambda c: c["cid"]),
         "streams": streams,
+        "leafs": leaf_links(server),
         "faults": [f.describe() for f in server.faults.installed()],
     }
+
+
+def leaf_links(server: ServerActions) -> list[dict[str, Any]]:
+    """The leaf connections up: each one's id, the server at the other end, this server's side, the account bound."""
+    leafs = server.broker.leafs
+    if leafs is None:
+        return []
+    return [
+        {"lid": link.lid, "remote": link.remote_name, "side": link.side, "account": link.account}
+        for link in leafs.links
+        if link.up
+    ]

@@ -22,6 +22,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
 
+from fakejs.targets import FakeJS, FakeOnly
 from fakejs.testkit.scenarios import load_scenario_text
 from fakejs.testkit.schema import SchemaError
 from tests.harness.leafs import hub_and_leaf
@@ -198,3 +199,17 @@ async def _connect_when_back(url: str) -> Client:
     client = await eventually(attempt, lambda found: found is not None, what="the hub back")
     assert client is not None
     return client
+
+
+def test_leaf_url_needs_a_leaf_port() -> None:
+    """The handle's ``leaf_url`` names the leaf port, and refuses a server without one."""
+    with_port = FakeJS(config="port: -1\nleafnodes { port: -1 }").start()
+    without = FakeJS().start()
+    try:
+        assert with_port.leaf_url.startswith("nats://127.0.0.1:")
+        assert with_port.state()["leafs"] == []
+        with pytest.raises(FakeOnly, match="no leaf port"):
+            _ = without.leaf_url
+    finally:
+        with_port.stop()
+        without.stop()

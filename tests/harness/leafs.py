@@ -28,7 +28,8 @@ class LeafSetup:
     ``user:pass@`` in the leaf's URL; ``remote_extra``: more of the leaf's
     remote (``account: X``, ``deny_imports: [...]``); ``hub_top``/``leaf_top``:
     top-level text of each (``accounts {}``); ``monitor``: an HTTP port on both;
-    ``jetstream``: JetStream on both (its leaf subjects add to a link's lists).
+    ``jetstream``: JetStream on both (its leaf subjects add to a link's lists); ``scheme``: the
+    remote URL's (``tls`` for a leaf that starts TLS whatever the hub says).
     """
 
     hub_extra: str = ""
@@ -38,6 +39,7 @@ class LeafSetup:
     leaf_top: str = ""
     monitor: bool = False
     jetstream: bool = True
+    scheme: str = "nats"
 
 
 @asynccontextmanager
@@ -62,7 +64,7 @@ async def hub_and_leaf(
     setup = setup or LeafSetup(hub_extra=hub_extra, url_auth=url_auth, hub_top=hub_top)
     port = free_port()
     hub_config = f"{setup.hub_top}\nleafnodes {{ port: {port}\n{setup.hub_extra} }}\n"
-    remote = f'url: "nats://{setup.url_auth}127.0.0.1:{port}"\n{setup.remote_extra}'
+    remote = f'url: "{setup.scheme}://{setup.url_auth}127.0.0.1:{port}"\n{setup.remote_extra}'
     leaf_config = f'{setup.leaf_top}\nleafnodes {{ reconnect: "100ms", remotes [ {{ {remote} }} ] }}\n'
     base = Settings(monitor=setup.monitor, jetstream=setup.jetstream)
     started: list[Target] = []

@@ -6,6 +6,7 @@ module tests/parity/test_config_file.py keeps comparing the two.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nats
@@ -130,6 +131,30 @@ def test_option_errors(text: str, error: str) -> None:
     assert loaded(text + "\n").context.errors[0] == error
 
 
+SEED = "SUAMK3KBEQTB6FIA3F2DEDQ4DEBJS7RN7UERJYBDTM5ETPMGAAUIAYWKVE"
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [  # nats-server -t's lines for the same files
+        (
+            'leafnodes { remotes: [ { url: "nats://x:1", nkey: "UABC" } ] }',
+            'f.conf:1:44: Remote leafnode nkey is not a valid seed: "UABC"',
+        ),
+        (
+            f'leafnodes {{ remotes: [ {{ url: "nats://x:1", credentials: "a.creds", nkey: "{SEED}" }} ] }}',
+            "f.conf:1:68: Remote leafnode can not have both creds and nkey defined",
+        ),
+        (
+            'leafnodes { port: -1, authorization { nkey: "UBAD" } }',
+            "f.conf:1:38: Not a valid public nkey for leafnode authorization",
+        ),
+    ],
+)
+def test_leaf_key_errors(text: str, error: str) -> None:
+    assert loaded(text + "\n").context.errors[0] == error
+
+
 def test_a_used_variable_is_not_an_unknown_field() -> None:
     assert not loaded("P = 4333\nport: $P\n").context.errors
     assert loaded("P = 4333\n").context.errors == ['f.conf:1:0: unknown field "P"']
@@ -150,14 +175,14 @@ def test_integer_durations_warn() -> None:
         ("accounts { A: { limits: { max_payload: 1 } } }", "account payload limits (max_payload)"),
         ("accounts { A: { limits: { max_leafs: 1 } } }", "account leaf node limits (max_leafs)"),
         ("tls { }", "TLS without a certificate (cert_file)"),
-        ("leafnodes { tls: {} }", "leaf node connections (leafnodes { tls })"),
+        ("leafnodes { tls: {} }", "TLS without a certificate (cert_file)"),
         (
-            'leafnodes { remotes: [ { url: "nats://x:1", credentials: "a.creds" } ] }',
-            "leaf node connections (leafnodes { remotes [ { credentials } ] })",
+            'leafnodes { remotes: [ { url: "nats://x:1", tls: { handshake_first: true } } ] }',
+            "leaf node connections starting with the TLS handshake (tls { handshake_first })",
         ),
         (
-            'leafnodes { remotes: [ { url: "nats://x:1", nkey: "UABC" } ] }',
-            "leaf node connections (leafnodes { remotes [ { nkey } ] })",
+            'leafnodes { remotes: [ { url: "nats://x:1", proxy: { url: "http://p:1" } } ] }',
+            "leaf node connections (leafnodes { remotes [ { proxy } ] })",
         ),
         ('cluster { listen: "127.0.0.1:-1", tls: {} }', "TLS between routes (cluster { tls })"),
         ("cluster { compression: s2_fast }", "route compression (cluster { compression })"),
@@ -184,6 +209,15 @@ def test_account_subscription_limit(text: str, limit: int) -> None:
     result = loaded(text + "\n")
     assert not result.context.failed, result.context
     assert [(a.name, a.max_subscriptions) for a in result.options.accounts] == [("A", limit)]
+
+
+def test_leaf_remote_keys() -> None:
+    text = f'leafnodes {{ remotes [ {{ url: "nats://x:1", credentials: "~/l.creds" }}, {{ url: "nats://y:1", seed: "{SEED}" }} ] }}\n'
+    result = loaded(text)
+    assert not result.context.failed, result.context
+    leafnodes = result.options.leafnodes
+    assert leafnodes is not None
+    assert [(r.credentials, r.nkey) for r in leafnodes.remotes] == [(os.path.expanduser("~/l.creds"), ""), ("", SEED)]
 
 
 def test_leaf_accounts_permissions_and_users() -> None:

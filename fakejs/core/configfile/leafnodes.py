@@ -3,20 +3,25 @@
 Served: ``listen``/``host``/``port``, ``advertise``, ``no_advertise``,
 ``authorization { user password timeout account users }`` (a leaf without a
 leaf user logs in as a client would, with the server's token or users),
-``reconnect``, and remotes with ``url``/``urls`` (not WebSocket), ``account``,
+``authorization { nkey }``, ``tls``, ``reconnect``, and remotes with ``url``/``urls``
+(not WebSocket), ``account``, ``credentials``, ``nkey``, ``tls``,
 ``deny_imports``/``deny_exports`` and ``hub: false``.  Everything else refuses
 to start, naming the setting.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from fakejs.conf import Token
+from fakejs.core.auth import is_user_seed, is_valid_public_user_key
 from fakejs.core.configfile.context import ConfigContext
+from fakejs.core.configfile.tls import tls_block
 from fakejs.core.configfile.values import duration, go_type, want
 from fakejs.core.leaf_config import LeafConfig, LeafRemote, LeafUser
 from fakejs.core.options import ServerOptions
+from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat.gotime import NS
 from fakejs.protocol.writer import go_quote
 
@@ -45,6 +50,8 @@ def leaf_member(key: str, member: Token, options: ServerOptions, context: Config
         _authorization(member, config, context)
     elif lowered == "remotes":
         _remotes(member, config, context)
+    elif lowered == "tls":
+        config.tls = _tls(member, context, certificate_required=True)
     else:
         return False
     return True
@@ -58,6 +65,10 @@ def _authorization(token: Token, config: LeafConfig, context: ConfigContext) -> 
             config.username = want(member, str)
         elif lowered == "password":
             config.password = want(member, str)
+        elif lowered == "nkey":
+            config.nkey = want(member, str)
+            if not is_valid_public_user_key(config.nkey):
+                context.error(member, "Not a valid public nkey for leafnode authorization")
         elif lowered == "token":
             context.unknown(key, member)  # nats-server's leaf authorization has none (a token is the clients')
         elif lowered == "account":
@@ -125,6 +136,22 @@ def _remote(value: dict[str, Token], context: ConfigContext) -> LeafRemote:
             remote.deny_imports.extend(_subjects(member))
         elif lowered == "deny_exports":
             remote.deny_exports.extend(_subjects(member))
+        elif lowered in ("creds", "credentials"):
+            if remote.nkey:
+                context.error(member, "Remote leafnode can not have both creds and nkey defined")
+                continue
+            remote.credentials = os.path.expanduser(want(member, str))
+        elif lowered in ("nkey", "seed"):
+            seed = want(member, str)
+            if not is_user_seed(seed):
+                context.error(member, f"Remote leafnode nkey is not a valid seed: {go_quote(seed)}")
+                continue
+            if remote.credentials:
+                context.error(member, "Remote leafnode can not have both creds and nkey defined")
+                continue
+            remote.nkey = seed
+        elif lowered == "tls":
+            remote.tls = _tls(member, context, certificate_required=False)
         elif lowered == "hub":
             remote.hub = bool(want(member, bool))
             if remote.hub:
@@ -132,6 +159,15 @@ def _remote(value: dict[str, Token], context: ConfigContext) -> LeafRemote:
         else:
             context.refuse(member, f"leaf node connections (leafnodes {{ remotes [ {{ {key} }} ] }})")
     return remote
+
+
+def _tls(token: Token, context: ConfigContext, certificate_required: bool) -> TLSConfig | None:
+    """A ``tls {}`` of the block or of a remote; the handshake first is not served on leaf links."""
+    config = tls_block(token, context, certificate_required)
+    if config is not None and config.handshake_first:
+        context.refuse(token, "leaf node connections starting with the TLS handshake (tls { handshake_first })")
+        return None
+    return config
 
 
 def leaf_accounts_problem(options: ServerOptions) -> str:

@@ -83,8 +83,12 @@ class _BadMember(Exception):
         self.message = message
 
 
-def tls_block(token: Token, context: ConfigContext) -> TLSConfig | None:
-    """The block's settings, or ``None`` after reporting why it cannot be used."""
+def tls_block(token: Token, context: ConfigContext, certificate_required: bool = True) -> TLSConfig | None:
+    """The block's settings, or ``None`` after reporting why it cannot be used.
+
+    ``certificate_required`` False: the block of a connection this server dials (a leaf remote's),
+    which may verify the other side with ``ca_file`` alone.
+    """
     members = want(token, dict)
     config = TLSConfig()
     insecure: list[str] = []
@@ -118,9 +122,10 @@ def tls_block(token: Token, context: ConfigContext) -> TLSConfig | None:
         return None
     for member, feature in refused:
         context.refuse(member, feature)
-    if not config.cert_file:
+    if not config.cert_file and certificate_required:
         context.refuse(token, "TLS without a certificate (cert_file)")
-    return config if not refused and config.cert_file else None
+        return None
+    return config if not refused else None
 
 
 def _member(lowered: str, key: str, member: Token, config: TLSConfig) -> None:

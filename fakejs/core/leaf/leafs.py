@@ -20,18 +20,19 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from fakejs.core.accounts import Accounts
-from fakejs.core.auth import Login, new_nonce
+from fakejs.core.auth import Login, new_nonce, verify_signature
 from fakejs.core.clientio import KICKED
 from fakejs.core.clock import Clock
-from fakejs.core.cluster.link import RouteIO
 from fakejs.core.hooks import Hooks, NoHooks
 from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs, LeafTarget
 from fakejs.core.leaf.jetstream import JETSTREAM_API, domain_api_mappings, link_denies
-from fakejs.core.leaf.link import LeafLink
+from fakejs.core.leaf.link import LeafIO, LeafLink
 from fakejs.core.leaf.permissions import hub_permissions, leaf_permissions
+from fakejs.core.leaf.signing import CredentialsError, credentials_problem, signed_login
 from fakejs.core.leaf_config import LeafConfig, LeafRemote
 from fakejs.core.log import get_logger
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, RUNTIME, ServerOptions
+from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat import ids
 from fakejs.gocompat.gotime import format_duration, rfc3339
 from fakejs.protocol.writer import go_quote
@@ -54,7 +55,7 @@ class LeafDialer(Protocol):
     """The socket layer's dialler: ``connected`` makes the link once the socket is open."""
 
     def dial(
-        self, host: str, port: int, connected: Callable[[RouteIO], LeafLink], failed: Callable[[], None]
+        self, host: str, port: int, connected: Callable[[LeafIO], LeafLink], failed: Callable[[], None]
     ) -> None: ...
 
 
@@ -89,7 +90,7 @@ class Leafs:
         accounts: Accounts,
         clock: Clock,
         rng: random.Random,
-        authenticate: Callable[[dict[str, Any]], Login | None] | None = None,
+        authenticate: Callable[[dict[str, Any], str], Login | None] | None = None,
     ) -> None:
         self.config = config
         self.server_id, self.server_name = identity
@@ -97,7 +98,9 @@ class Leafs:
         self.rng = rng
         self.log: logging.Logger = get_logger()
         self.auth_required = True  # nats-server's leaf INFO always says so
-        self.auth_timeout = config.auth_timeout or DEFAULT_LEAF_AUTH_TIMEOUT
+        # nats-server's default login time: with TLS, the handshake's time and a second more.
+        default_timeout = config.tls.default_auth_timeout if config.tls is not None else DEFAULT_LEAF_AUTH_TIMEOUT
+        self.auth_timeout = config.auth_timeout or default_timeout
         self.accounts = accounts
         self.authenticate = authenticate
         # Each account bound to a leaf connection: its interest and relays.
@@ -131,6 +134,9 @@ class Leafs:
         self.running = True
         for remote in self.remotes:
             self.bind(remote.config.account or GLOBAL_ACCOUNT)
+            problem = credentials_problem(remote.config.credentials) if remote.config.credentials else ""
+            if problem:
+                self.log.error(problem)
         for remote in self.remotes:
             self._dial(remote)
 
@@ -167,7 +173,7 @@ class Leafs:
 
     # -- the hub's side ----------------------------------------------------------------
 
-    def accepted(self, io: RouteIO) -> LeafLink:
+    def accepted(self, io: LeafIO) -> LeafLink:
         link = LeafLink(self, io, self.next_id(), solicited=False)
         self.links.append(link)
         return link
@@ -186,8 +192,12 @@ class Leafs:
             "port": port,
             "headers": True,
             "auth_required": True,
-            "max_payload": self.max_payload,
         }
+        if self.config.tls is not None:
+            info["tls_required"] = True
+            if self.config.tls.verify:
+                info["tls_verify"] = True
+        info["max_payload"] = self.max_payload
         if self.jetstream():
             info["jetstream"] = True
         info["ip"] = f"{host}:{port}"
@@ -198,13 +208,25 @@ class Leafs:
             info["connect_info"] = True
             info["remote_account"] = link.account
         else:
-            info["nonce"] = new_nonce(self.rng.randbytes(NONCE_RAW_LEN))
+            link.nonce = new_nonce(self.rng.randbytes(NONCE_RAW_LEN))
+            info["nonce"] = link.nonce
         info["api_lvl"] = API_LEVEL
         if connect_info and link.permissions is not None:
             info.update(link.permissions.info)
         info["info_on_connect"] = True
         info["leafnode_urls"] = [] if self.config.no_advertise else [f"{host}:{port}"]
         return info
+
+    def tls_for(self, link: LeafLink, info: dict[str, Any]) -> TLSConfig | None:
+        """The TLS a connection starts: the leaf port's on the hub; a remote's when its hub asks or it wants it."""
+        if not link.solicited:
+            return self.config.tls
+        remote = next((r for r in self.remotes if r.link is link), None)
+        if remote is None:
+            return None
+        if remote.config.tls_wanted or info.get("tls_required"):
+            return remote.config.tls or TLSConfig()
+        return None
 
     def _advertised(self) -> tuple[str, int]:
         if self.config.advertise:
@@ -224,13 +246,16 @@ class Leafs:
         if config.username:
             if (options.get("user"), options.get("pass")) != (config.username, config.password):
                 return False
+        elif config.nkey:
+            if not self._nkey_signed(link, options):
+                return False
         elif config.users:
             user = next((u for u in config.users if u.name == options.get("user")), None)
             if user is None or user.password != options.get("pass"):
                 return False
             account = user.account or GLOBAL_ACCOUNT
         elif self.authenticate is not None:
-            login = self.authenticate(options)
+            login = self.authenticate(options, link.nonce)
             if login is None:
                 return False
             if login.user is not None:
@@ -240,6 +265,19 @@ class Leafs:
         if interest is None:
             return False
         link.bind(interest, hub_permissions(user_permissions, options.get("deny_pub")))
+        return True
+
+    def _nkey_signed(self, link: LeafLink, options: dict[str, Any]) -> bool:
+        """The block's ``nkey``: the CONNECT names it and signs the nonce with it."""
+        signature = options.get("sig")
+        if options.get("nkey") != self.config.nkey:
+            return False
+        if not isinstance(signature, str) or not signature:
+            link.debug("Signature missing")
+            return False
+        if not verify_signature(self.config.nkey, link.nonce.encode(), signature):
+            link.debug("Signature not verified")
+            return False
         return True
 
     # -- the leaf's side ---------------------------------------------------------------
@@ -252,7 +290,7 @@ class Leafs:
         parts = urlsplit(url if "://" in url else f"nats://{url}")
         self.log.debug("Trying to connect as leafnode to remote server on %s", go_quote(parts.netloc))
 
-        def connected(io: RouteIO) -> LeafLink:
+        def connected(io: LeafIO) -> LeafLink:
             link = LeafLink(self, io, self.next_id(), solicited=True, url=url)
             interest = self.bind(remote.config.account or GLOBAL_ACCOUNT)
             assert interest is not None  # the accounts bound were checked at start
@@ -268,10 +306,23 @@ class Leafs:
             delay, remote.delay = remote.delay or self.config.reconnect, 0.0
             self.clock.call_later(delay, self._dial, remote)
 
-    def connect_fields(self, link: LeafLink) -> dict[str, Any]:
-        """The leaf's CONNECT as nats-server 2.15 sends it (credentials from the URL), in its field order."""
+    def connect_fields(self, link: LeafLink) -> dict[str, Any] | None:
+        """The leaf's CONNECT as nats-server 2.15 sends it, in its field order; None when it cannot sign.
+
+        The remote's ``credentials`` (a user JWT) or ``nkey`` sign the hub's
+        nonce; the URL's user and password (or token) are sent besides.
+        """
         parts = urlsplit(link.url if "://" in link.url else f"nats://{link.url}")
         fields: dict[str, Any] = {"version": NATS_VERSION}
+        remote = next((r for r in self.remotes if r.link is link), None)
+        if remote is not None and (remote.config.credentials or remote.config.nkey):
+            if remote.config.credentials:
+                link.debug(f"Authenticating with credentials file {go_quote(remote.config.credentials)}")
+            try:
+                fields.update(signed_login(remote.config.credentials, remote.config.nkey, link.nonce))
+            except CredentialsError as problem:
+                self.log.error("%s - %s", link, problem)
+                return None
         if parts.username:
             fields["user"] = parts.username
             if parts.password is not None:
@@ -282,7 +333,6 @@ class Leafs:
         if self.jetstream_domain:
             fields["domain"] = self.jetstream_domain
         fields["name"] = self.server_name
-        remote = next((r for r in self.remotes if r.link is link), None)
         if remote is not None and remote.config.hub:
             fields["is_hub"] = True
         fields["headers"] = True

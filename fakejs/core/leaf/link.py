@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Callable
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from fakejs.core.clientio import PROTOCOL_VIOLATION
 from fakejs.core.clock import Clock, TimerHandle
@@ -26,6 +28,7 @@ from fakejs.core.leaf.jetstream import LinkDenies
 from fakejs.core.leaf.permissions import LeafPermissions
 from fakejs.core.options import ServerOptions
 from fakejs.core.subjects import has_wildcard
+from fakejs.core.transport_config import TLSConfig
 from fakejs.protocol import leaf as wire
 from fakejs.protocol import route as route_wire
 from fakejs.protocol import writer
@@ -33,7 +36,7 @@ from fakejs.protocol.events import Ok, Ping, Pong, ProtocolViolation
 from fakejs.protocol.route import RemoteSub, RemoteUnsub, RouteConnect, RoutedMsg, RouteError, RouteEvent, RouteInfo
 from fakejs.protocol.writer import go_quote
 
-__all__ = ["LeafHost", "LeafLink"]
+__all__ = ["LeafHost", "LeafIO", "LeafLink"]
 
 # nats-server's texts and close reasons for leaf connections.
 ERR_AUTHORIZATION = "Authorization Violation"
@@ -49,6 +52,13 @@ AUTH_VIOLATION = "Authentication Failure"
 WRONG_PORT = "Incorrect Port"
 
 
+class LeafIO(RouteIO, Protocol):
+    """The socket of a leaf connection: a route socket that can also start TLS."""
+
+    def start_tls(self, config: TLSConfig, server_side: bool, server_name: str, done: Callable[[], None]) -> None:
+        """Write what is pending, then the TLS handshake on ``config``; ``done`` once it finished (a failure closes)."""
+
+
 class LeafHost(Protocol):
     """What a leaf connection needs from the server's :class:`~fakejs.core.leaf.leafs.Leafs`."""
 
@@ -61,7 +71,9 @@ class LeafHost(Protocol):
 
     def hub_info(self, link: LeafLink, connect_info: bool) -> dict[str, Any]: ...
 
-    def connect_fields(self, link: LeafLink) -> dict[str, Any]: ...
+    def tls_for(self, link: LeafLink, info: dict[str, Any]) -> TLSConfig | None: ...
+
+    def connect_fields(self, link: LeafLink) -> dict[str, Any] | None: ...
 
     def login(self, link: LeafLink, options: dict[str, Any]) -> bool: ...
 
@@ -77,7 +89,7 @@ class LeafLink:
 
     kind = "Leafnode"
 
-    def __init__(self, host: LeafHost, io: RouteIO, lid: int, solicited: bool, url: str = "") -> None:
+    def __init__(self, host: LeafHost, io: LeafIO, lid: int, solicited: bool, url: str = "") -> None:
         self.host = host
         self.io = io
         self.lid = lid
@@ -92,6 +104,8 @@ class LeafLink:
         # What the link does not carry (JetStream's API, set when it comes up).
         self.denies = LinkDenies()
         self.connect_options: dict[str, Any] = {}
+        # The hub's INFO nonce (sent by the hub, signed by a leaf logging in with keys).
+        self.nonce = ""
         self.up = False
         self.closed = False
         self.close_reason = ""
@@ -108,6 +122,8 @@ class LeafLink:
         # The hub's login timeout, or the leaf's wait for the INFO answering its CONNECT.
         self._auth_timer: TimerHandle | None = None
         self._connect_sent = False
+        self._tls_started = False
+        self.tls = False  # the connection runs over TLS (its handshake done)
 
     def __repr__(self) -> str:
         host, port = self.io.remote_address
@@ -148,8 +164,15 @@ class LeafLink:
         """The socket is open: the hub greets, the leaf waits for the greeting."""
         if self.solicited:
             return
-        self.send(route_wire.info(self.host.hub_info(self, connect_info=False)).replace(b"\r\n", b" \r\n"))
+        info = self.host.hub_info(self, connect_info=False)
+        self.send(route_wire.info(info).replace(b"\r\n", b" \r\n"))
+        tls = self.host.tls_for(self, info)
+        if tls is not None:  # INFO in plain text, then the leaf starts the handshake
+            self.io.start_tls(tls, True, "", self._tls_done)
         self._auth_timer = self.host.clock.call_later(self.host.auth_timeout, self._auth_timeout)
+
+    def _tls_done(self) -> None:
+        self.tls = True
 
     def _auth_timeout(self) -> None:
         self._auth_timer = None
@@ -298,12 +321,23 @@ class LeafLink:
         if self.up:
             return  # a later INFO (leafnode URLs): nothing fakejs follows yet
         if not self._connect_sent:
+            tls = None if self._tls_started else self.host.tls_for(self, info)
+            if tls is not None:  # the handshake first, then this INFO again
+                self._tls_started = True
+                host = urlsplit(self.url if "://" in self.url else f"nats://{self.url}").hostname or ""
+                self.io.start_tls(tls, False, host, lambda: self._after_tls(info))
+                return
             self._connect_sent = True
             self.remote_id = str(info.get("server_id") or "")
             self.remote_name = str(info.get("server_name") or self.remote_id)
             self.remote_cluster = str(info.get("cluster") or "")
             self.remote_domain = str(info.get("domain") or "")
-            self.send(route_wire.connect(self.host.connect_fields(self)))
+            self.nonce = str(info.get("nonce") or "")
+            fields = self.host.connect_fields(self)
+            if fields is None:  # the credentials could not sign the nonce (logged)
+                self.close("Client Closed")
+                return
+            self.send(route_wire.connect(fields))
             if info.get("info_on_connect") and not info.get("connect_info"):
                 self._auth_timer = self.host.clock.call_later(CONNECT_PROCESS_TIMEOUT, self._connect_timeout)
                 return
@@ -313,6 +347,11 @@ class LeafLink:
             self._auth_timer.cancel()
             self._auth_timer = None
         self.host.link_up(self)
+
+    def _after_tls(self, info: dict[str, Any]) -> None:
+        self.tls = True
+        if not self.closed:
+            self._on_info(info)
 
     def _connect_timeout(self) -> None:
         """nats-server's connectProcessTimeout: the hub never answered the CONNECT."""
