@@ -125,9 +125,9 @@ START_ERRORS = {
 
 # nats-server serves these; fakejs refuses to start, naming what it does not serve.
 FAKEJS_REFUSES = {
-    "leafnode_remote_permissions": (
-        'leafnodes { remotes: [ { url: "nats://127.0.0.1:7422", deny_imports: ["a.>"] } ] }\n',
-        "leaf node connections (leafnodes { remotes [ { deny_imports } ] })",
+    "leafnode_remote_websocket": (
+        'leafnodes { remotes: [ { url: "ws://127.0.0.1:7422" } ] }\n',
+        "leaf node connections over WebSocket (url)",
     ),
     "cluster_tls": ('cluster { listen: "127.0.0.1:-1", tls: {} }\n', "TLS between routes"),
     "account_limits": (
