@@ -28,6 +28,7 @@ from typing import Any
 import msgpack
 
 from fakejs.jetstream.cluster.assignments import ConsumerAssignment, MalformedEntry, MetaPeer, StreamAssignment
+from fakejs.jetstream.replication.entry_codec import pack_entry, text, unpack_entry
 
 __all__ = [
     "ENTRY_VERSION",
@@ -131,8 +132,7 @@ def unpack(data: bytes, what: str) -> Any:
 
 def encode_entry(entry: MetaEntry) -> bytes:
     """The bytes proposed for ``entry``."""
-    op, body = _body(entry)
-    return pack([ENTRY_VERSION, int(op), body])
+    return pack_entry(ENTRY_VERSION, *_body(entry))
 
 
 def _body(entry: MetaEntry) -> tuple[MetaOp, dict[str, Any]]:
@@ -156,21 +156,12 @@ def _body(entry: MetaEntry) -> tuple[MetaOp, dict[str, Any]]:
 
 def decode_entry(data: bytes) -> MetaEntry:
     """The operation ``data`` encodes; raises :class:`MalformedEntry` (only) for anything else."""
-    document = unpack(data, "meta entry")
-    if not isinstance(document, list) or len(document) != 3:
-        raise MalformedEntry("meta entry: not a [version, operation, body] array")
-    version, op, body = document
-    if version != ENTRY_VERSION or isinstance(version, bool):
-        raise MalformedEntry(f"meta entry: version {version!r} is not {ENTRY_VERSION}")
-    if not isinstance(body, dict):
-        raise MalformedEntry("meta entry: the body is not a map")
-    try:
-        operation = MetaOp(op) if isinstance(op, int) and not isinstance(op, bool) else None
-    except ValueError:
-        operation = None
-    if operation is None:
-        raise MalformedEntry(f"meta entry: unknown operation {op!r}")
+    operation, body = unpack_entry(data, ENTRY_VERSION, MetaOp, _malformed)
     return _decode_body(operation, body)
+
+
+def _malformed(reason: str) -> MalformedEntry:
+    return MalformedEntry(f"meta entry: {reason}")
 
 
 def _decode_body(op: MetaOp, body: Mapping[str, Any]) -> MetaEntry:
@@ -193,7 +184,4 @@ def _decode_body(op: MetaOp, body: Mapping[str, Any]) -> MetaEntry:
 
 
 def _name(body: Mapping[str, Any], key: str) -> str:
-    value = body.get(key)
-    if not isinstance(value, str) or not value:
-        raise MalformedEntry(f"meta entry: {key} is missing or not a string")
-    return value
+    return text(body, key, _malformed, empty=False)

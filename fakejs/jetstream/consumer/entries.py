@@ -28,7 +28,15 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-import msgpack
+from fakejs.jetstream.replication.entry_codec import (
+    MAX_INT64,
+    MAX_UINT64,
+    MIN_INT64,
+    number,
+    pack_entry,
+    text,
+    unpack_entry,
+)
 
 __all__ = [
     "ENTRY_VERSION",
@@ -46,8 +54,6 @@ __all__ = [
 ]
 
 ENTRY_VERSION = 1
-_MAX_UINT64 = 2**64 - 1
-_MAX_INT64 = 2**63 - 1
 
 
 class MalformedConsumerEntry(ValueError):
@@ -123,9 +129,7 @@ ConsumerEntry = (
 
 def encode_entry(entry: ConsumerEntry) -> bytes:
     """The entry as the bytes a group replicates."""
-    operation, body = _body(entry)
-    packed: bytes = msgpack.packb([ENTRY_VERSION, int(operation), body], use_bin_type=True)
-    return packed
+    return pack_entry(ENTRY_VERSION, *_body(entry))
 
 
 def _body(entry: ConsumerEntry) -> tuple[ConsumerOp, dict[str, Any]]:
@@ -144,41 +148,29 @@ def _body(entry: ConsumerEntry) -> tuple[ConsumerOp, dict[str, Any]]:
 
 def decode_entry(data: bytes) -> ConsumerEntry:
     """The entry ``data`` encodes; :class:`MalformedConsumerEntry` when it is not one."""
-    try:
-        document = msgpack.unpackb(data, raw=False, strict_map_key=True)
-    except Exception as exc:  # noqa: BLE001 - msgpack raises many kinds; all mean "not one"
-        raise MalformedConsumerEntry(f"not msgpack ({type(exc).__name__})") from None
-    if not isinstance(document, list) or len(document) != 3:
-        raise MalformedConsumerEntry("not a [version, operation, body] array")
-    version, operation, body = document
-    if type(version) is not int or version != ENTRY_VERSION:
-        raise MalformedConsumerEntry(f"unknown version {version!r}")
-    if not isinstance(body, dict):
-        raise MalformedConsumerEntry("the body is not a map")
-    if type(operation) is not int or operation not in ConsumerOp.__members__.values():
-        raise MalformedConsumerEntry(f"unknown operation {operation!r}")
-    return _DECODERS[ConsumerOp(operation)](body)
+    operation, body = unpack_entry(data, ENTRY_VERSION, ConsumerOp, MalformedConsumerEntry)
+    return _DECODERS[operation](body)
 
 
 def _delivered(body: dict[str, Any]) -> ConsumerEntry:
     return ConsumerDelivered(
-        _number(body, "dseq", 0, _MAX_UINT64),
-        _number(body, "sseq", 1, _MAX_UINT64),
-        _number(body, "dc", 1, _MAX_UINT64),
-        _number(body, "ts", -_MAX_INT64 - 1, _MAX_INT64),
+        _number(body, "dseq", 0, MAX_UINT64),
+        _number(body, "sseq", 1, MAX_UINT64),
+        _number(body, "dc", 1, MAX_UINT64),
+        _number(body, "ts", MIN_INT64, MAX_INT64),
     )
 
 
 def _ack(body: dict[str, Any]) -> ConsumerEntry:
-    return ConsumerAck(_number(body, "dseq", 0, _MAX_UINT64), _number(body, "sseq", 1, _MAX_UINT64))
+    return ConsumerAck(_number(body, "dseq", 0, MAX_UINT64), _number(body, "sseq", 1, MAX_UINT64))
 
 
 def _skip(body: dict[str, Any]) -> ConsumerEntry:
-    return ConsumerSkip(_number(body, "seq", 1, _MAX_UINT64))
+    return ConsumerSkip(_number(body, "seq", 1, MAX_UINT64))
 
 
 def _reset(body: dict[str, Any]) -> ConsumerEntry:
-    return ConsumerReset(_number(body, "seq", 1, _MAX_UINT64), _text(body, "reply"))
+    return ConsumerReset(_number(body, "seq", 1, MAX_UINT64), _text(body, "reply"))
 
 
 def _request_added(body: dict[str, Any]) -> ConsumerEntry:
@@ -200,14 +192,8 @@ _DECODERS = {
 
 
 def _number(body: dict[str, Any], key: str, low: int, high: int) -> int:
-    value = body.get(key)
-    if type(value) is not int or not low <= value <= high:
-        raise MalformedConsumerEntry(f"{key} is not an integer in [{low}, {high}]")
-    return value
+    return number(body, key, low, high, MalformedConsumerEntry)
 
 
 def _text(body: dict[str, Any], key: str) -> str:
-    value = body.get(key)
-    if not isinstance(value, str):
-        raise MalformedConsumerEntry(f"{key} is not a string")
-    return value
+    return text(body, key, MalformedConsumerEntry)

@@ -9,8 +9,9 @@ group on a server, acting on its node's output), ``hosting``
 member's log lives: a directory under the store directory, or memory),
 ``proposals`` (futures waiting for their entries to be applied),
 ``state_machine`` (:class:`StateMachine`, what a group replicates into),
-``subjects`` (peer ids, the members' subjects) and ``errors`` (why a
-proposal failed).
+``subjects`` (peer ids, the members' subjects), ``errors`` (why a
+proposal failed) and ``entry_codec`` (the ``[version, operation, body]`` frame
+the meta, stream and consumer entries share, and their bodies' checks).
 
 The JetStream replicated across a cluster's servers runs its meta, stream and
 consumer groups on it (:mod:`fakejs.jetstream.service.replicated`); the

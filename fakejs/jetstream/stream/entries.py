@@ -22,7 +22,15 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-import msgpack
+from fakejs.jetstream.replication.entry_codec import (
+    MAX_INT64,
+    MAX_UINT64,
+    MIN_INT64,
+    number,
+    pack_entry,
+    text,
+    unpack_entry,
+)
 
 __all__ = [
     "ENTRY_VERSION",
@@ -37,8 +45,6 @@ __all__ = [
 ]
 
 ENTRY_VERSION = 1
-_MAX_UINT64 = 2**64 - 1
-_MAX_INT64 = 2**63 - 1
 
 
 class MalformedStreamEntry(ValueError):
@@ -113,32 +119,19 @@ def encode_entry(entry: StreamEntry) -> bytes:
 
 
 def _pack(operation: StreamOp, body: dict[str, Any]) -> bytes:
-    packed: bytes = msgpack.packb([ENTRY_VERSION, int(operation), body], use_bin_type=True)
-    return packed
+    return pack_entry(ENTRY_VERSION, operation, body)
 
 
 def decode_entry(data: bytes) -> StreamEntry:
     """The entry ``data`` encodes; :class:`MalformedStreamEntry` when it is not one."""
-    try:
-        document = msgpack.unpackb(data, raw=False, strict_map_key=True)
-    except Exception as exc:  # noqa: BLE001 - msgpack raises many kinds; all mean "not one"
-        raise MalformedStreamEntry(f"not msgpack ({type(exc).__name__})") from None
-    if not isinstance(document, list) or len(document) != 3:
-        raise MalformedStreamEntry("not a [version, operation, body] array")
-    version, operation, body = document
-    if version != ENTRY_VERSION or type(version) is not int:
-        raise MalformedStreamEntry(f"unknown version {version!r}")
-    if not isinstance(body, dict):
-        raise MalformedStreamEntry("the body is not a map")
-    if operation == StreamOp.MESSAGE and type(operation) is int:
+    operation, body = unpack_entry(data, ENTRY_VERSION, StreamOp, MalformedStreamEntry)
+    if operation == StreamOp.MESSAGE:
         return _message(body)
-    if operation == StreamOp.PURGE and type(operation) is int:
+    if operation == StreamOp.PURGE:
         return StreamPurge(
-            _text(body, "filter"), _number(body, "seq", 0, _MAX_UINT64), _number(body, "keep", 0, _MAX_UINT64)
+            _text(body, "filter"), _number(body, "seq", 0, MAX_UINT64), _number(body, "keep", 0, MAX_UINT64)
         )
-    if operation == StreamOp.DELETE and type(operation) is int:
-        return StreamDelete(_number(body, "seq", 1, _MAX_UINT64))
-    raise MalformedStreamEntry(f"unknown operation {operation!r}")
+    return StreamDelete(_number(body, "seq", 1, MAX_UINT64))
 
 
 def _message(body: dict[str, Any]) -> StreamMessage:
@@ -155,12 +148,12 @@ def _message(body: dict[str, Any]) -> StreamMessage:
     if not isinstance(skipped, bool):
         raise MalformedStreamEntry("skipped is not a boolean")
     return StreamMessage(
-        seq=_number(body, "seq", 1, _MAX_UINT64),
-        ts=_number(body, "ts", -_MAX_INT64 - 1, _MAX_INT64),
+        seq=_number(body, "seq", 1, MAX_UINT64),
+        ts=_number(body, "ts", MIN_INT64, MAX_INT64),
         subject=_text(body, "subject"),
         hdr=hdr or None,
         payload=payload,
-        ttl=_number(body, "ttl", -1, _MAX_INT64),
+        ttl=_number(body, "ttl", -1, MAX_INT64),
         msg_id=_text(body, "msg_id"),
         rollup=rollup,
         skipped=skipped,
@@ -168,14 +161,8 @@ def _message(body: dict[str, Any]) -> StreamMessage:
 
 
 def _number(body: dict[str, Any], key: str, low: int, high: int) -> int:
-    value = body.get(key)
-    if type(value) is not int or not low <= value <= high:
-        raise MalformedStreamEntry(f"{key} is not an integer in [{low}, {high}]")
-    return value
+    return number(body, key, low, high, MalformedStreamEntry)
 
 
 def _text(body: dict[str, Any], key: str) -> str:
-    value = body.get(key)
-    if not isinstance(value, str):
-        raise MalformedStreamEntry(f"{key} is not a string")
-    return value
+    return text(body, key, MalformedStreamEntry)
