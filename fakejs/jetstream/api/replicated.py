@@ -228,26 +228,26 @@ class ReplicatedApi:
         await self.domain.leader.delete_stream(self.js.account_name, stream)
         return {"success": True}
 
-    async def _names(self, request: Request) -> dict[str, Any] | None:
-        if not self.domain.is_meta_leader:
-            return None
-        body = request.decode_if_json(streams.STREAM_NAMES_REQUEST)
+    def _listed(self, request: Request, schema: Any, limit: int) -> tuple[list[str], int, int]:
+        """The names of the page asked for (streams whose subjects overlap the request's ``subject``), the
+        total, and the offset."""
+        body = request.decode_if_json(schema)
         subject_filter = body.get("subject", "")
         found = [sa.name for sa in self.domain.assignments() if _matches(sa.config, subject_filter)]
         total = len(found)
         offset = min(max(body.get("offset", 0), 0), total)
-        page = found[offset : offset + streams.NAMES_LIMIT]
+        return found[offset : offset + limit], total, offset
+
+    async def _names(self, request: Request) -> dict[str, Any] | None:
+        if not self.domain.is_meta_leader:
+            return None
+        page, total, offset = self._listed(request, streams.STREAM_NAMES_REQUEST, streams.NAMES_LIMIT)
         return {"total": total, "offset": offset, "limit": streams.NAMES_LIMIT, "streams": page or None}
 
     async def _list(self, request: Request) -> dict[str, Any] | None:
         if not self.domain.is_meta_leader:
             return None
-        body = request.decode_if_json(streams.STREAM_LIST_REQUEST)
-        subject_filter = body.get("subject", "")
-        found = [sa.name for sa in self.domain.assignments() if _matches(sa.config, subject_filter)]
-        total = len(found)
-        offset = min(max(body.get("offset", 0), 0), total)
-        page = found[offset : offset + streams.LIST_LIMIT]
+        page, total, offset = self._listed(request, streams.STREAM_LIST_REQUEST, streams.LIST_LIMIT)
         infos = await self.domain.stream_infos(page)
         listed: dict[str, Any] = {"total": total, "offset": offset, "limit": streams.LIST_LIMIT}
         listed["streams"] = [infos[name] for name in page if name in infos]
