@@ -142,6 +142,16 @@ async def test_streams_are_created_published_and_described_through_any_node(clus
         update = {**stream_config("THREE", 3), "subjects": ["three.>", "third.>"]}
         updated = await request(clients[2], "$JS.API.STREAM.UPDATE.THREE", update)
         assert updated["config"]["subjects"] == ["three.>", "third.>"]
+        # As nats-server: the configuration is checked before its name is compared with the subject's stream.
+        invalid = {**stream_config("OTHER", 3), "discard": "new", "discard_new_per_subject": True}
+        refused = await request(clients[0], "$JS.API.STREAM.UPDATE.THREE", invalid)
+        assert refused["error"] == {
+            "code": 500,
+            "err_code": 10052,
+            "description": "discard new per subject requires max msgs per subject > 0",
+        }
+        mismatched = await request(clients[0], "$JS.API.STREAM.UPDATE.THREE", stream_config("OTHER", 3))
+        assert mismatched["error"]["err_code"] == 10056
         assert (await publish(clients[1], "third.x", b"y"))["seq"] == 7
         deleted = await request(clients[1], "$JS.API.STREAM.DELETE.ONE")
         assert deleted == {"type": "io.nats.jetstream.api.v1.stream_delete_response", "success": True}

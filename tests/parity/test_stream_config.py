@@ -494,6 +494,16 @@ async def test_name_in_subject_must_match_body(nc) -> None:
     assert await create(nc, b"null", name="S") == mismatch
 
 
+async def test_an_update_checks_its_configuration_before_its_name(nc) -> None:
+    assert "error" not in await create(nc, {"name": "S", "subjects": ["s"]})
+    body = {"name": "OTHER", "subjects": ["s"], "discard": "new", "discard_new_per_subject": True}
+    assert await update(nc, body, name="S") == invalid(
+        "discard new per subject requires max msgs per subject > 0", UPDATE
+    )
+    mismatch = error(400, 10056, "stream name in subject does not match request", UPDATE)
+    assert await update(nc, {"name": "OTHER", "subjects": ["s"]}, name="S") == mismatch
+
+
 async def test_dotted_name_reaches_no_handler(nc) -> None:
     # "$JS.API.STREAM.CREATE.a.b" has one token too many: nothing answers.
     with pytest.raises(NatsTimeoutError):

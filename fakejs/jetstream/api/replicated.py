@@ -35,7 +35,6 @@ from fakejs.jetstream.api.replicated_consumers import ConsumerRequests
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.api.table import Route, Uncounted
-from fakejs.jetstream.config import stream as streamconfig
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed
 from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built
@@ -177,11 +176,7 @@ class ReplicatedApi:
         return info
 
     async def _create(self, request: Request, stream: str) -> dict[str, Any] | None:
-        fields = request.decode(streamconfig.STREAM_CONFIG_REQUEST)
-        pedantic = bool(fields.pop("pedantic", False))
-        config = streamconfig.from_request(fields)
-        if stream != config["name"]:
-            raise api_error("JSStreamMismatchErr")
+        config, pedantic = streams.create_request(request, stream)
         checked = self.domain.check_create(config, pedantic)
         existing = self.domain.assigned(stream)
         if existing is not None:
@@ -209,11 +204,7 @@ class ReplicatedApi:
     async def _update(self, request: Request, stream: str) -> dict[str, Any] | None:
         if not self.domain.is_meta_leader:
             return None
-        fields = request.decode(streamconfig.STREAM_CONFIG_REQUEST)
-        pedantic = bool(fields.pop("pedantic", False))
-        config = streamconfig.from_request(fields)
-        if stream != config["name"]:
-            raise api_error("JSStreamMismatchErr")
+        config, pedantic = streams.update_request(request, stream, self.domain.stream_config)
         checked = self.domain.check_update(config, pedantic)
         assert self.domain.leader is not None
         await self.domain.leader.update_stream(self.js.account_name, checked, request.reply)

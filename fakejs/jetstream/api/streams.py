@@ -16,6 +16,8 @@ from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.table import Reply, Uncounted
 from fakejs.jetstream.config import stream as streamconfig
 from fakejs.jetstream.config import stream_rules
+from fakejs.jetstream.config.stream import StreamConfig
+from fakejs.jetstream.config.stream_sources import Lookup
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.service import JetStream
 from fakejs.jetstream.storage.store import StoredMessage
@@ -44,12 +46,29 @@ def account_info(js: JetStream, request: Request) -> Reply:
 # -- create / update / delete -------------------------------------------------------
 
 
-def create(js: JetStream, request: Request, stream: str) -> Reply:
+def create_request(request: Request, stream: str) -> tuple[StreamConfig, bool]:
+    """A ``STREAM.CREATE`` body: its configuration (named as the subject's stream) and ``pedantic``."""
     fields = request.decode(streamconfig.STREAM_CONFIG_REQUEST)
     pedantic = bool(fields.pop("pedantic", False))
     config = streamconfig.from_request(fields)
     if stream != config["name"]:
         raise api_error("JSStreamMismatchErr")
+    return config, pedantic
+
+
+def update_request(request: Request, stream: str, lookup: Lookup) -> tuple[StreamConfig, bool]:
+    """A ``STREAM.UPDATE`` body: its configuration, checked as ``checkStreamCfg`` does before the name is
+    compared with the subject's stream (as nats-server orders them), and ``pedantic``."""
+    fields = request.decode(streamconfig.STREAM_CONFIG_REQUEST)
+    pedantic = bool(fields.pop("pedantic", False))
+    config = stream_rules.check(streamconfig.from_request(fields), pedantic, lookup)
+    if stream != config["name"]:
+        raise api_error("JSStreamMismatchErr")
+    return config, pedantic
+
+
+def create(js: JetStream, request: Request, stream: str) -> Reply:
+    config, pedantic = create_request(request, stream)
     # A single server leaves the cluster section out of the reply; a cluster's meta leader fills it in.
     info = js.add_stream(config, pedantic).info(cluster=js.clustered is not None, domain=False)
     info["did_create"] = True
@@ -57,11 +76,7 @@ def create(js: JetStream, request: Request, stream: str) -> Reply:
 
 
 def update(js: JetStream, request: Request, stream: str) -> Reply:
-    fields = request.decode(streamconfig.STREAM_CONFIG_REQUEST)
-    pedantic = bool(fields.pop("pedantic", False))
-    config = stream_rules.check(streamconfig.from_request(fields), pedantic, js.stream_config)
-    if stream != config["name"]:
-        raise api_error("JSStreamMismatchErr")
+    config, pedantic = update_request(request, stream, js.stream_config)
     updated = js.update_stream(stream, config, pedantic)
     return updated.info(cluster=js.clustered is not None)
 
