@@ -1,9 +1,9 @@
 """JetStream replicated across the servers of a cluster: the server's ``_meta_`` member, its streams, their checks.
 
 :class:`ReplicatedJetStream` runs on a server whose options carry
-:class:`~fakejs.core.options.ReplicatedJetStream` (set by code only: a
-JetStream cluster across processes is still refused from a configuration
-file or the command line).  When the account's JetStream starts it starts
+:class:`~fakejs.core.options.ReplicatedJetStream` (set by code, or for a
+server with JetStream and a cluster with routes started from a
+configuration file or the command line).  When the account's JetStream starts it starts
 the server's member of the meta group (``_meta_``, the configured servers
 as first voters, its log under the store directory as
 docs/contributing/replication.md describes), with a
