@@ -10,7 +10,9 @@ from the routes.
 
 from __future__ import annotations
 
-from fakejs.core.options import SYSTEM_ACCOUNT, ReplicatedJetStream, ServerOptions
+from typing import Any
+
+from fakejs.core.options import RUNTIME, SYSTEM_ACCOUNT, ReplicatedJetStream, ServerOptions
 from fakejs.core.subjects import is_valid_subject
 
 # A JetStream replicated across a cluster's servers serves the global account's JetStream only.
@@ -23,6 +25,7 @@ ACCOUNT_JETSTREAM_CLUSTER_REFUSAL = (
     "JetStream of account {} in a cluster (a fakejs cluster serves one account's JetStream only): "
     "not supported by fakejs yet"
 )
+FAKEJS_RUNTIME_PREFIX = RUNTIME.rstrip("0123456789.")  # "python": what a fakejs route INFO's ``go`` says
 NO_ROUTES = (
     "Can't start JetStream: JetStream cluster requires configured routes or solicited leafnode for the system account"
 )
@@ -99,3 +102,16 @@ def clustered_accounts_problem(options: ServerOptions) -> str:
 def is_fakejs_refusal(problem: str) -> bool:
     """Whether a start problem is fakejs's own (printed as ``fakejs: ...``) rather than nats-server's."""
     return problem.endswith("not supported by fakejs yet")
+
+
+def is_fakejs_route(info: dict[str, Any]) -> bool:
+    """Whether a route's INFO comes from a fakejs server: its ``go`` field names Python (nats-server's ``go1.x``)."""
+    return str(info.get("go") or "").startswith(FAKEJS_RUNTIME_PREFIX)
+
+
+def mixed_jetstream_problem(name: str, info: dict[str, Any]) -> str:
+    """The error a fakejs server with a replicated JetStream logs for a route from a nats-server."""
+    return (
+        f"JetStream in a cluster mixing fakejs with nats-server {name or info.get('server_id')} "
+        f"(version {info.get('version')}, {info.get('go')}): not supported by fakejs yet"
+    )

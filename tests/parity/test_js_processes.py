@@ -16,10 +16,14 @@ against nats-server and fakejs processes.  Facts pinned (nats-server
 - kill -9 of the stream's leader: another node leads, every acknowledged
   message is there, publishes are acknowledged again; the node started on
   its store catches up with what was published while it was down.
+
+A nats-server routed to a fakejs node with JetStream is told apart by its
+route INFO's ``go`` field; the fakejs node logs an error naming it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 
 import nats
@@ -30,6 +34,7 @@ from nats.js.api import StreamConfig
 from nats.js.errors import Error as JetStreamError
 
 from fakejs.targets.cluster import ProcessCluster
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 from tests.harness.wait import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -115,6 +120,7 @@ async def test_r3_stream_consumer_and_kv_through_every_node(cluster: ProcessClus
         assert entry.value == b"blue"
     status = await kv.status()
     assert status.bucket == "CONFIG" and status.values == 1
+    assert "mixing fakejs" not in cluster.logs()  # routes between fakejs nodes are told from nats-server's
 
 
 async def leader(client: Client, stream: str) -> str:
@@ -164,3 +170,15 @@ async def test_kill_the_stream_leader_then_restart_it(cluster: ProcessCluster) -
             await survivor.close()
     finally:
         await client.close()
+
+
+@pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
+async def test_a_fakejs_node_names_a_nats_server_route_in_a_jetstream_cluster() -> None:
+    """A nats-server routed to a fakejs node that replicates JetStream: the fakejs node logs an error naming it."""
+    with ProcessCluster(["fake", "real"], jetstream=True, node_prefix="n") as cluster:
+        seed = cluster.start_seed("fake")
+        cluster.nodes.append(seed)
+        cluster.nodes.append(cluster.node("real", 1, [cluster.seed_route]).start())
+        line = "JetStream in a cluster mixing fakejs with nats-server n2 (version 2.15.1, go"
+        text = await eventually(lambda: asyncio.sleep(0, seed.log_text()), lambda log: line in log, what=line)
+        assert "[ERR]" in next(entry for entry in text.splitlines() if line in entry)
