@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from typing import Protocol
 
 READY_TIMEOUT = 15.0  # seconds for a cluster's routes to carry messages between every two nodes
-# Seconds for a meta leader on every node: nats-server's election timeouts (4 s to 9 s), twice for a group of
-# fakejs processes (its first voters are fixed after two checks of the routed servers, an election timeout apart).
-JETSTREAM_READY_TIMEOUT = 60.0
+# Seconds for a meta leader on every node: a first election fails at worst once (a split vote), then nats-server's
+# election timeouts (4 s to 9 s) come into play; a loaded machine may double it.
+JETSTREAM_READY_TIMEOUT = 30.0
 PROBE_INTERVAL = 0.02  # seconds between two rounds of probe messages
 
 

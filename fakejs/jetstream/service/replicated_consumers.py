@@ -99,7 +99,15 @@ class ConsumerReplica:
         group = self.assignment.group
         on_disk = store_dir if group.storage == "file" else None
         js = self.stream.js
-        self.group = start_group(js.broker, group.name, group.peers, self.machine, store_dir=on_disk, settings=settings)
+        self.group = start_group(
+            js.broker,
+            group.name,
+            group.peers,
+            self.machine,
+            store_dir=on_disk,
+            settings=settings,
+            preferred=group.preferred,
+        )
         with js.answering():  # a sole voter led before start_group returned: it delivers once it answered
             self.replicated = ReplicatedConsumer(self._make_consumer, self.machine, self.group)
             self.machine.observers.append(self)
