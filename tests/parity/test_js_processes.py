@@ -174,11 +174,18 @@ async def test_kill_the_stream_leader_then_restart_it(cluster: ProcessCluster) -
 
 @pytest.mark.skipif(REAL_BINARY is None, reason=REAL_MISSING_REASON)
 async def test_a_fakejs_node_names_a_nats_server_route_in_a_jetstream_cluster() -> None:
-    """A nats-server routed to a fakejs node that replicates JetStream: the fakejs node logs an error naming it."""
+    """A nats-server routed to a fakejs node that replicates JetStream: the fakejs node refuses to go on, naming
+    it in a fatal log line, and exits with status 1."""
     with ProcessCluster(["fake", "real"], jetstream=True, node_prefix="n") as cluster:
         seed = cluster.start_seed("fake")
         cluster.nodes.append(seed)
         cluster.nodes.append(cluster.node("real", 1, [cluster.seed_route]).start())
         line = "JetStream in a cluster mixing fakejs with nats-server n2 (version 2.15.1, go"
         text = await eventually(lambda: asyncio.sleep(0, seed.log_text()), lambda log: line in log, what=line)
-        assert "[ERR]" in next(entry for entry in text.splitlines() if line in entry)
+        assert "[FTL]" in next(entry for entry in text.splitlines() if line in entry)
+        assert (
+            await eventually(
+                lambda: asyncio.sleep(0, seed.process.poll() if seed.process else None), lambda code: code is not None
+            )
+            == 1
+        )

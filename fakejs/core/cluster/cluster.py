@@ -86,6 +86,9 @@ class ClusterServer(Protocol):
     ) -> bool:
         """Trace a routed message whose headers ask for it; whether it was handled (else it is delivered as usual)."""
 
+    def refuse_to_run(self, problem: str) -> None:
+        """Stop serving: the routes found a cluster this server cannot serve (logged as fatal)."""
+
 
 class Cluster:
     """One server's routes to the others (see the module docstring)."""
@@ -338,7 +341,7 @@ class Cluster:
         if not added:
             link.close(DUPLICATE_ROUTE)
         elif replicated_jetstream(self.server_options) is not None and not is_fakejs_route(info):
-            self.log.error("%s - %s", link, mixed_jetstream_problem(name, info))
+            self.server.refuse_to_run(mixed_jetstream_problem(name, info))
 
     def _add_dedicated(self, link: RouteLink, account: str, info: dict[str, Any]) -> bool:
         """A route dedicated to a pinned ``account``: its interest and messages travel there alone."""
