@@ -208,8 +208,8 @@ async def test_consumer_requests_not_built_are_refused_by_name(cluster: Cluster)
         assert paused["error"]["description"] == f"CONSUMER.PAUSE in a JetStream cluster across servers: {SUPPORTED}"
         reset = await request(nc, "$JS.API.CONSUMER.RESET.S.D")
         assert reset["error"]["description"] == f"CONSUMER.RESET in a JetStream cluster across servers: {SUPPORTED}"
-        stepdown = await request(nc, "$JS.API.CONSUMER.LEADER.STEPDOWN.S.D")
-        assert stepdown["error"]["err_code"] == 10036
+        unpinned = await request(nc, "$JS.API.CONSUMER.UNPIN.S.D", b'{"group":"A"}')
+        assert unpinned["error"]["err_code"] == 10036
         grouped = durable("G", priority_groups=["A"], priority_policy="pinned_client")
         refused = await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.G", grouped)
         assert refused["error"]["description"] == f"priority groups in a JetStream cluster across servers: {SUPPORTED}"

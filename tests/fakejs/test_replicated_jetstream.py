@@ -171,8 +171,8 @@ async def test_what_is_not_built_is_refused_by_name(cluster: Cluster) -> None:
         refused = await request(nc, "$JS.API.CONSUMER.PAUSE.S.C", b'{"pause_until":"2100-01-01T00:00:00Z"}')
         assert refused["error"]["err_code"] == 10036
         assert refused["error"]["description"] == f"CONSUMER.PAUSE in a JetStream cluster across servers: {SUPPORTED}"
-        stepdown = await request(nc, "$JS.API.STREAM.LEADER.STEPDOWN.S")
-        assert stepdown["error"]["description"].endswith(SUPPORTED)
+        peer_removal = await request(nc, "$JS.API.STREAM.PEER.REMOVE.S", b'{"peer":"n1"}')
+        assert peer_removal["error"]["description"].endswith(SUPPORTED)
         republished = {**stream_config("R", 3), "republish": {"src": ">", "dest": "again.>"}}
         assert (await request(nc, "$JS.API.STREAM.CREATE.R", republished))["error"]["description"] == (
             f"republishing in a JetStream cluster across servers: {SUPPORTED}"

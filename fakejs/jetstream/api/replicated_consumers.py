@@ -15,7 +15,8 @@ what it leads:
 
 ``CONSUMER.RESET`` reaches the consumer's leader on its own subscription and
 is refused there by name, as are the consumer requests not built in this mode
-(pause, unpin, step-down, peer removal).
+(pause, unpin, peer removal; step-downs are
+:mod:`fakejs.jetstream.api.replicated_leaders`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,139 @@
+"""Leader step-downs in JetStream across three server processes, on both targets.
+
+Three nodes ``n1``..``n3`` started from flags (see
+:mod:`tests.parity.test_js_processes`), the same nats-py client code
+against nats-server and fakejs processes.  Facts pinned (nats-server
+2.15.1):
+
+- ``$JS.API.STREAM.LEADER.STEPDOWN.<stream>`` is answered
+  ``{"success": true}`` by the stream's leader, and another node leads; a
+  ``placement.preferred`` node becomes the leader; a preferred node that
+  already leads, or that is not one of the stream's servers, is 10005 with
+  nats-server's text; a stream that does not exist is 10059;
+- ``$JS.API.CONSUMER.LEADER.STEPDOWN.<stream>.<consumer>`` moves the consumer's
+  leader the same way, and a pull waiting on the old leader is answered
+  ``409 Leadership Change``; the consumer goes on delivering from the new
+  leader.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+
+import nats
+import pytest
+from nats.aio.client import Client
+
+from fakejs.targets.cluster import ProcessCluster
+from tests.harness.wait import eventually
+from tests.parity.test_js_processes import create_r3, quietly
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+STREAM_STEPDOWN = "$JS.API.STREAM.LEADER.STEPDOWN."
+CONSUMER_STEPDOWN = "$JS.API.CONSUMER.LEADER.STEPDOWN."
+STREAM_TYPE = "io.nats.jetstream.api.v1.stream_leader_stepdown_response"
+CONSUMER_TYPE = "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"
+
+
+@pytest.fixture
+def cluster(target_kind: str) -> Iterator[ProcessCluster]:
+    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n").start() as started:
+        yield started
+
+
+@pytest.fixture
+async def client(cluster: ProcessCluster) -> AsyncIterator[Client]:
+    connected = await nats.connect(cluster.urls[0], allow_reconnect=False)
+    yield connected
+    await connected.close()
+
+
+async def ask(client: Client, subject: str, body: object = None) -> dict:
+    payload = b"" if body is None else json.dumps(body).encode()
+    reply = await client.request(subject, payload, timeout=10.0)
+    return json.loads(reply.data)
+
+
+async def stream_leader(client: Client, stream: str, other_than: str = "") -> str:
+    info = await eventually(
+        lambda: quietly(client.jetstream(timeout=3.0).stream_info(stream)),
+        lambda reply: (
+            not isinstance(reply, Exception) and reply.as_dict()["cluster"].get("leader") not in ("", None, other_than)
+        ),
+        what="a stream leader",
+        timeout=30,
+    )
+    return str(info.as_dict()["cluster"]["leader"])
+
+
+async def consumer_leader(client: Client, stream: str, consumer: str, other_than: str = "") -> str:
+    info = await eventually(
+        lambda: quietly(client.jetstream(timeout=3.0).consumer_info(stream, consumer)),
+        lambda reply: (
+            not isinstance(reply, Exception) and reply.as_dict()["cluster"].get("leader") not in ("", None, other_than)
+        ),
+        what="a consumer leader",
+        timeout=30,
+    )
+    return str(info.as_dict()["cluster"]["leader"])
+
+
+def no_peers(description: str, kind: str = STREAM_TYPE) -> dict:
+    return {"type": kind, "error": {"code": 400, "err_code": 10005, "description": description}}
+
+
+async def test_stream_leader_step_downs(client: Client) -> None:
+    await create_r3(client, "LEAD")
+    leader = await stream_leader(client, "LEAD")
+    subject = STREAM_STEPDOWN + "LEAD"
+    assert await ask(client, subject, {"placement": {"preferred": leader}}) == no_peers(
+        f'preferred server "{leader}" is already leader'
+    )
+    assert await ask(client, subject, {"placement": {"preferred": "nowhere"}}) == no_peers(
+        'preferred server "nowhere" not known'
+    )
+    other = sorted({"n1", "n2", "n3"} - {leader})[0]
+    assert await ask(client, subject, {"placement": {"preferred": other}}) == {"type": STREAM_TYPE, "success": True}
+    assert await stream_leader(client, "LEAD", other_than=leader) == other
+    assert await ask(client, subject) == {"type": STREAM_TYPE, "success": True}
+    assert await stream_leader(client, "LEAD", other_than=other) != other
+    missing = await ask(client, STREAM_STEPDOWN + "MISSING")
+    assert missing == {
+        "type": STREAM_TYPE,
+        "error": {"code": 404, "err_code": 10059, "description": "stream not found"},
+    }
+    js = client.jetstream(timeout=10.0)
+    ack = await js.publish("LEAD.after", b"after")
+    assert (ack.stream, ack.seq) == ("LEAD", 1)
+
+
+async def test_consumer_leader_step_down_answers_a_waiting_pull(client: Client) -> None:
+    await create_r3(client, "WORK")
+    js = client.jetstream(timeout=10.0)
+    await js.pull_subscribe("WORK.>", durable="D")
+    leader = await consumer_leader(client, "WORK", "D")
+    inbox = client.new_inbox()
+    waiting = await client.subscribe(inbox)
+    request = {"batch": 1, "expires": 20_000_000_000}
+    await client.publish("$JS.API.CONSUMER.MSG.NEXT.WORK.D", json.dumps(request).encode(), reply=inbox)
+    await client.flush()
+    subject = CONSUMER_STEPDOWN + "WORK.D"
+    assert await ask(client, subject, {"placement": {"preferred": leader}}) == no_peers(
+        f'preferred server "{leader}" is already leader', CONSUMER_TYPE
+    )
+    assert await ask(client, subject) == {"type": CONSUMER_TYPE, "success": True}
+    answer = await waiting.next_msg(timeout=15)
+    assert (answer.headers or {}).get("Status") == "409"
+    assert (answer.headers or {}).get("Description") == "Leadership Change"
+    assert await consumer_leader(client, "WORK", "D", other_than=leader) != leader
+    await js.publish("WORK.1", b"one")
+    subscription = await js.pull_subscribe("WORK.>", durable="D")
+    fetched = await subscription.fetch(1, timeout=10)
+    assert [message.data for message in fetched] == [b"one"]
+    missing = await ask(client, CONSUMER_STEPDOWN + "WORK.MISSING")
+    assert missing == {
+        "type": CONSUMER_TYPE,
+        "error": {"code": 404, "err_code": 10014, "description": "consumer not found"},
+    }
