@@ -12,7 +12,8 @@ against nats-server and fakejs processes.  Facts pinned (nats-server
 - a message published through any node is acknowledged once and fetched
   through any other node;
 - a KV bucket of three replicas is put to through one node and read
-  through the others;
+  through the others; so is an Object Store bucket of three replicas (an
+  object of several chunks);
 - kill -9 of the stream's leader: another node leads, every acknowledged
   message is there, publishes are acknowledged again; the node started on
   its store catches up with what was published while it was down.
@@ -30,7 +31,7 @@ import nats
 import pytest
 from nats.aio.client import Client
 from nats.errors import Error as NatsError
-from nats.js.api import StreamConfig
+from nats.js.api import ObjectStoreConfig, StreamConfig
 from nats.js.errors import Error as JetStreamError
 
 from fakejs.targets.cluster import ProcessCluster
@@ -121,6 +122,18 @@ async def test_r3_stream_consumer_and_kv_through_every_node(cluster: ProcessClus
     status = await kv.status()
     assert status.bucket == "CONFIG" and status.values == 1
     assert "mixing fakejs" not in cluster.logs()  # routes between fakejs nodes are told from nats-server's
+
+
+async def test_object_store_of_three_replicas_through_every_node(clients: list[Client]) -> None:
+    data = bytes(range(256)) * 1200  # 300 KiB: three chunks of nats-py's 128 KiB
+    store = await clients[0].jetstream(timeout=10.0).create_object_store("FILES", config=ObjectStoreConfig(replicas=3))
+    await store.put("blob", data)
+    for client in clients[1:]:
+        bucket = await client.jetstream(timeout=10.0).object_store("FILES")
+        result = await bucket.get("blob")
+        assert result.data == data and result.info.chunks == 3 and result.info.size == len(data)
+    info = await clients[0].jetstream(timeout=10.0).stream_info("OBJ_FILES")
+    assert info.config.num_replicas == 3 and info.state.messages == 4  # three chunks and the object's metadata
 
 
 async def leader(client: Client, stream: str) -> str:
