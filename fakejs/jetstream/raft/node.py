@@ -74,6 +74,8 @@ class RaftNode(Electing):
                 self._on_quorum_check()
             elif timer.kind is TimerKind.TRANSFER:
                 self._on_transfer_timeout()
+            elif timer.kind is TimerKind.LEASE:
+                self._on_lease_timeout()
         return self._finish()
 
     def persisted(self, ticket: int) -> Ready:
