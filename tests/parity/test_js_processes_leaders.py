@@ -13,7 +13,9 @@ against nats-server and fakejs processes.  Facts pinned (nats-server
 - ``$JS.API.CONSUMER.LEADER.STEPDOWN.<stream>.<consumer>`` moves the consumer's
   leader the same way, and a pull waiting on the old leader is answered
   ``409 Leadership Change``; the consumer goes on delivering from the new
-  leader.
+  leader;
+- a create that cannot be placed (more replicas than servers, tags no server
+  has, another cluster) is 10005 with nats-server's texts.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ STREAM_STEPDOWN = "$JS.API.STREAM.LEADER.STEPDOWN."
 CONSUMER_STEPDOWN = "$JS.API.CONSUMER.LEADER.STEPDOWN."
 STREAM_TYPE = "io.nats.jetstream.api.v1.stream_leader_stepdown_response"
 CONSUMER_TYPE = "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"
+EXPECTED_PLACEMENT_ERRORS = [  # nats-server 2.15.1: five replicas on three servers, unknown tags, another cluster
+    {"code": 400, "err_code": 10005, "description": "no suitable peers for placement"},
+    {"code": 400, "err_code": 10005, "description": "no suitable peers for placement, tags not matched ['nowhere']"},
+    {"code": 400, "err_code": 10005, "description": "no suitable peers for placement"},
+]
 
 
 @pytest.fixture
@@ -137,3 +144,15 @@ async def test_consumer_leader_step_down_answers_a_waiting_pull(client: Client) 
         "type": CONSUMER_TYPE,
         "error": {"code": 404, "err_code": 10014, "description": "consumer not found"},
     }
+
+
+async def test_placement_errors(client: Client) -> None:
+    create = "$JS.API.STREAM.CREATE."
+    kind = "io.nats.jetstream.api.v1.stream_create_response"
+    await create_r3(client, "READY")  # the meta group knows every server
+    five = await ask(client, create + "FIVE", {"name": "FIVE", "subjects": ["five"], "num_replicas": 5})
+    tagged = {"name": "TAGGED", "subjects": ["tagged"], "num_replicas": 1, "placement": {"tags": ["nowhere"]}}
+    elsewhere = {"name": "AWAY", "subjects": ["away"], "placement": {"cluster": "other"}}
+    answers = [five, await ask(client, create + "TAGGED", tagged), await ask(client, create + "AWAY", elsewhere)]
+    assert [answer["type"] for answer in answers] == [kind] * 3
+    assert [answer["error"] for answer in answers] == EXPECTED_PLACEMENT_ERRORS
