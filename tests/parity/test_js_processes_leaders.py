@@ -14,13 +14,18 @@ against nats-server and fakejs processes.  Facts pinned (nats-server
   leader the same way, and a pull waiting on the old leader is answered
   ``409 Leadership Change``; the consumer goes on delivering from the new
   leader;
+- ``/jsz`` on every node shows the ``meta_cluster`` (nats-server's fields,
+  the cluster's name, its leader, the two other servers) and ``ha_assets``
+  counting the meta group and the R3 stream;
 - a create that cannot be placed (more replicas than servers, tags no server
   has, another cluster) is 10005 with nats-server's texts.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 
 import nats
@@ -37,6 +42,18 @@ STREAM_STEPDOWN = "$JS.API.STREAM.LEADER.STEPDOWN."
 CONSUMER_STEPDOWN = "$JS.API.CONSUMER.LEADER.STEPDOWN."
 STREAM_TYPE = "io.nats.jetstream.api.v1.stream_leader_stepdown_response"
 CONSUMER_TYPE = "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"
+META_CLUSTER_KEYS = [  # nats-server 2.15.1's /jsz meta_cluster
+    "name",
+    "leader",
+    "peer",
+    "replicas",
+    "cluster_size",
+    "quorum_needed",
+    "pending",
+    "pending_requests",
+    "pending_infos",
+    "snapshot",
+]
 EXPECTED_PLACEMENT_ERRORS = [  # nats-server 2.15.1: five replicas on three servers, unknown tags, another cluster
     {"code": 400, "err_code": 10005, "description": "no suitable peers for placement"},
     {"code": 400, "err_code": 10005, "description": "no suitable peers for placement, tags not matched ['nowhere']"},
@@ -156,3 +173,31 @@ async def test_placement_errors(client: Client) -> None:
     answers = [five, await ask(client, create + "TAGGED", tagged), await ask(client, create + "AWAY", elsewhere)]
     assert [answer["type"] for answer in answers] == [kind] * 3
     assert [answer["error"] for answer in answers] == EXPECTED_PLACEMENT_ERRORS
+
+
+async def test_jsz_shows_the_meta_cluster_and_the_replicated_assets(target_kind: str) -> None:
+    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n", monitor=True).start() as cluster:
+        client = await nats.connect(cluster.urls[0], allow_reconnect=False)
+        try:
+            await create_r3(client, "WATCHED")
+        finally:
+            await client.close()
+        for node in cluster.nodes:
+            jsz = await eventually(
+                lambda node=node: asyncio.to_thread(monitor, node.http_port, "/jsz"),
+                lambda doc: doc.get("ha_assets") == 2 and "leader" in doc.get("meta_cluster", {}),
+                what="the meta cluster in /jsz",
+            )
+            meta = jsz["meta_cluster"]
+            assert list(meta) == META_CLUSTER_KEYS
+            assert meta["name"] == cluster.name and meta["leader"] in {"n1", "n2", "n3"}
+            assert (meta["cluster_size"], meta["quorum_needed"], meta["pending"]) == (3, 2, 0)
+            names = {replica["name"] for replica in meta["replicas"]}
+            assert len(names) == 2 and names <= {"n1", "n2", "n3"}
+            assert list(meta["snapshot"]) == ["pending_entries", "pending_size", "last_time"]
+            assert jsz["streams"] == 1
+
+
+def monitor(port: int, path: str) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+        return json.loads(response.read())

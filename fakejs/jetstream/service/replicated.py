@@ -548,10 +548,11 @@ class ReplicatedJetStream(MetaObserver):
                 section["leader_since"] = gotime.rfc3339(leader_since_ns)
         section["system_account"] = True
         section["traffic_account"] = "$SYS"
-        section["replicas"] = [self._replica(group, peer, leading) for peer in peers if peer != group.leader]
+        section["replicas"] = [self.replica_of(group, peer, leading) for peer in peers if peer != group.leader]
         return section
 
-    def _replica(self, group: ReplicatedGroup, peer: str, leading: bool) -> dict[str, Any]:
+    def replica_of(self, group: ReplicatedGroup, peer: str, leading: bool) -> dict[str, Any]:
+        """A replica's entry of a ``cluster`` section: current when this leader knows it holds every entry."""
         last = group.node.log.last_index
         progress = group.node.progress.get(peer) if leading else None
         lag = last - progress.match_index if progress is not None else 0
