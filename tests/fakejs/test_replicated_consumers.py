@@ -213,10 +213,6 @@ async def test_consumer_requests_not_built_are_refused_by_name(cluster: Cluster)
         grouped = durable("G", priority_groups=["A"], priority_policy="pinned_client")
         refused = await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.G", grouped)
         assert refused["error"]["description"] == f"priority groups in a JetStream cluster across servers: {SUPPORTED}"
-        update = await request(nc, "$JS.API.CONSUMER.CREATE.S.D", {**durable("D", ack_wait=9_000_000_000)})
-        assert (
-            update["error"]["description"] == f"updating a consumer in a JetStream cluster across servers: {SUPPORTED}"
-        )
     finally:
         await nc.close()
 

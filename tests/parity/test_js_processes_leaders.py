@@ -17,6 +17,10 @@ against nats-server and fakejs processes.  Facts pinned (nats-server
 - ``/jsz`` on every node shows the ``meta_cluster`` (nats-server's fields,
   the cluster's name, its leader, the two other servers) and ``ha_assets``
   counting the meta group and the R3 stream;
+- a consumer update (``action`` update, or none) changes what may change and
+  is seen by the consumer's leader at once (a wider filter: more pending);
+  ``create`` of a different configuration is 10148, an update of what may not
+  change 10012 with nats-server's text, of a missing consumer 10149;
 - a create that cannot be placed (more replicas than servers, tags no server
   has, another cluster) is 10005 with nats-server's texts.
 """
@@ -201,3 +205,36 @@ async def test_jsz_shows_the_meta_cluster_and_the_replicated_assets(target_kind:
 def monitor(port: int, path: str) -> dict:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
         return json.loads(response.read())
+
+
+async def test_consumer_updates(client: Client) -> None:
+    await create_r3(client, "UPD")
+    create = "$JS.API.CONSUMER.CREATE.UPD.D"
+    config = {"durable_name": "D", "ack_policy": "explicit", "filter_subject": "UPD.a", "max_ack_pending": 10}
+    created = await ask(client, create, {"stream_name": "UPD", "config": config})
+    assert created["config"]["max_ack_pending"] == 10
+    js = client.jetstream(timeout=10.0)
+    for subject in ("UPD.a", "UPD.b", "UPD.a"):
+        await js.publish(subject, subject.encode())
+    changed = {**config, "max_ack_pending": 20, "description": "wider", "filter_subject": "UPD.>"}
+    updated = await ask(client, create, {"stream_name": "UPD", "config": changed, "action": "update"})
+    assert (updated["config"]["max_ack_pending"], updated["config"]["description"]) == (20, "wider")
+    assert updated["config"]["filter_subject"] == "UPD.>" and updated["num_pending"] == 3
+    exists = await ask(client, create, {"stream_name": "UPD", "config": config, "action": "create"})
+    assert exists["error"] == {"code": 400, "err_code": 10148, "description": "consumer already exists"}
+    fixed = await ask(client, create, {"stream_name": "UPD", "config": {**changed, "ack_policy": "all"}})
+    assert fixed["error"] == {"code": 500, "err_code": 10012, "description": "ack policy can not be updated"}
+    missing = {"durable_name": "E", "ack_policy": "explicit"}
+    unknown = await ask(
+        client, "$JS.API.CONSUMER.CREATE.UPD.E", {"stream_name": "UPD", "config": missing, "action": "update"}
+    )
+    assert unknown["error"] == {"code": 400, "err_code": 10149, "description": "consumer does not exist"}
+    info = await eventually(
+        lambda: quietly(client.jetstream(timeout=3.0).consumer_info("UPD", "D")),
+        lambda reply: not isinstance(reply, Exception) and reply.config.max_ack_pending == 20,
+        what="the updated consumer",
+    )
+    assert info.config.description == "wider"
+    subscription = await js.pull_subscribe_bind("D", stream="UPD")
+    fetched = await subscription.fetch(3, timeout=10)
+    assert [message.subject for message in fetched] == ["UPD.a", "UPD.b", "UPD.a"]

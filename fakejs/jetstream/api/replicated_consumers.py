@@ -31,7 +31,7 @@ from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.config.consumer import ConsumerConfig
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built
-from fakejs.jetstream.service.replicated_consumer_rules import config_document
+from fakejs.jetstream.service.replicated_consumer_rules import config_document, config_from_document
 
 if TYPE_CHECKING:
     from fakejs.jetstream.consumer.consumer import Consumer
@@ -101,7 +101,9 @@ class ConsumerRequests:
         # nats-server: an ephemeral of a limits stream has one replica unless it asks for more.
         one = new and not checked["durable_name"] and retention == "limits"
         replicas = 1 if one and checked["num_replicas"] <= 1 else None
-        document = config_document(checked) if assigned is None else assigned.config
+        document = config_document(checked)
+        if assigned is not None and document == config_document(config_from_document(assigned.config)):
+            document = assigned.config  # unchanged: the assignment is proposed again as it is
         await leader.create_consumer(self.js.account_name, stream, name, document, request.reply, replicas=replicas)
 
     async def _delete(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:

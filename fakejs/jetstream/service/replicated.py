@@ -507,9 +507,10 @@ class ReplicatedJetStream(MetaObserver):
             found = assigned.get(name)
             return None if found is None else config_from_document(found.config)
 
-        others = [config_from_document(ca.config) for ca in assigned.values()]
+        others = {name: config_from_document(ca.config) for name, ca in assigned.items()}
+        limits, rng, router = self.js.limits, self.js.rng, self.js.router
         return check_consumer(
-            stream_config, config, action, pedantic, existing, others, self.js.limits, self.js.rng, not_built
+            stream_config, config, action, pedantic, existing, others, limits, rng, not_built, router.has_exact_interest
         )
 
     def _overlaps(self, subjects: list[str], exclude: str = "") -> bool:

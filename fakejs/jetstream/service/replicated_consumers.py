@@ -117,6 +117,15 @@ class ConsumerReplica:
         stream = self.stream.stream
         return Consumer(stream, self.name, copy.deepcopy(self.config), self.assignment.created_ns)
 
+    def reconfigure(self) -> None:
+        """The assignment's new configuration (an update), applied to the consumer this replica runs; its
+        leader delivers what the update lets through once the update is answered."""
+        self.config = config_from_document(self.assignment.config)
+        consumer = self.consumer
+        if consumer is not None:
+            consumer.reconfigure(copy.deepcopy(self.config))
+            consumer.js.after_answer(consumer.kick)
+
     def stop(self, remove: bool) -> None:
         """Stop the member and the consumer (``remove``: for good, its group's directory too)."""
         if self.replicated is not None:
@@ -172,9 +181,16 @@ class ConsumerReplicas(MetaObserver):
         key = (assignment.stream, assignment.name)
         existing = self.replicas.get(key)
         if existing is not None and existing.assignment.group == assignment.group:
-            existing.assignment = assignment  # the same configuration (updates are refused), a new request
-            if existing.is_leader:
-                self.on_led(existing)
+            updated = existing.assignment.config != assignment.config
+            existing.assignment = assignment  # a new request, and maybe a new configuration
+            with self.js.answering():  # an update's answer goes out before what it lets through
+                if updated:
+                    existing.reconfigure()
+                    stream_replica = self.streams.replicas.get(assignment.stream)
+                    if stream_replica is not None:
+                        self._watch(stream_replica, existing)  # its filters may have changed
+                if existing.is_leader:
+                    self.on_led(existing)
             return
         if existing is not None:
             self.consumer_removed(existing.assignment)
