@@ -204,8 +204,6 @@ async def test_consumer_requests_not_built_are_refused_by_name(cluster: Cluster)
     try:
         await request(nc, "$JS.API.STREAM.CREATE.S", stream_config("S", 3))
         await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.D", durable("D"))
-        paused = await request(nc, "$JS.API.CONSUMER.PAUSE.S.D", b'{"pause_until":"2100-01-01T00:00:00Z"}')
-        assert paused["error"]["description"] == f"CONSUMER.PAUSE in a JetStream cluster across servers: {SUPPORTED}"
         reset = await request(nc, "$JS.API.CONSUMER.RESET.S.D")
         assert reset["error"]["description"] == f"CONSUMER.RESET in a JetStream cluster across servers: {SUPPORTED}"
         unpinned = await request(nc, "$JS.API.CONSUMER.UNPIN.S.D", b'{"group":"A"}')

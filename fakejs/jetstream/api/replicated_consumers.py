@@ -28,6 +28,7 @@ from fakejs.jetstream.api import consumers
 from fakejs.jetstream.api.dispatch import encode, error_doc
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.routes import ROUTES
+from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config.consumer import ConsumerConfig
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built
@@ -62,6 +63,7 @@ class ConsumerRequests:
             "$JS.API.CONSUMER.DELETE.{stream}.{consumer}": self._delete,
             "$JS.API.CONSUMER.NAMES.{stream}": self._names,
             "$JS.API.CONSUMER.LIST.{stream}": self._list,
+            "$JS.API.CONSUMER.PAUSE.{stream}.{consumer}": self._pause,
         }
 
     def answers_errors(self, stream: str, consumer: str) -> bool:
@@ -105,6 +107,26 @@ class ConsumerRequests:
         if assigned is not None and document == config_document(config_from_document(assigned.config)):
             document = assigned.config  # unchanged: the assignment is proposed again as it is
         await leader.create_consumer(self.js.account_name, stream, name, document, request.reply, replicas=replicas)
+
+    async def _pause(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
+        """nats-server's meta leader: the consumer's assignment proposed again with ``pause_until`` (or without),
+        each replica pausing the consumer it runs; answered as a single server answers."""
+        if not self.domain.is_meta_leader:
+            return None
+        body = request.decode_if_json(consumers.PAUSE_REQUEST)
+        if self.domain.assigned(stream) is None:
+            raise api_error("JSStreamNotFoundErr")
+        assigned = self.domain.consumer_assignment(stream, consumer)
+        if assigned is None:
+            raise api_error("JSConsumerNotFoundErr")
+        asked = body.get("pause_until")
+        until = None if asked is None or asked.is_zero else asked.utc()
+        config = config_from_document(assigned.config)
+        config["pause_until"] = until
+        consumerconfig.set_static_metadata(config)
+        assert self.domain.leader is not None
+        await self.domain.leader.create_consumer(self.js.account_name, stream, consumer, config_document(config))
+        return consumers.pause_answer(until, self.js.clock.time_ns())
 
     async def _delete(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
         if not self.domain.is_meta_leader:

@@ -123,6 +123,9 @@ class ConsumerReplica:
         self.config = config_from_document(self.assignment.config)
         consumer = self.consumer
         if consumer is not None:
+            paused_until = self.config["pause_until"]
+            if paused_until != consumer.config["pause_until"]:
+                consumer.pause(paused_until)  # CONSUMER.PAUSE: held back, or resumed
             consumer.reconfigure(copy.deepcopy(self.config))
             consumer.js.after_answer(consumer.kick)
 

@@ -21,6 +21,9 @@ against nats-server and fakejs processes.  Facts pinned (nats-server
   is seen by the consumer's leader at once (a wider filter: more pending);
   ``create`` of a different configuration is 10148, an update of what may not
   change 10012 with nats-server's text, of a missing consumer 10149;
+- ``CONSUMER.PAUSE`` (answered by the meta leader) holds a consumer's
+  deliveries back until its time, and an empty one resumes it; a missing
+  consumer is 10014 (with ``paused`` and ``pause_until`` still in the reply);
 - a create that cannot be placed (more replicas than servers, tags no server
   has, another cluster) is 10005 with nats-server's texts.
 """
@@ -238,3 +241,31 @@ async def test_consumer_updates(client: Client) -> None:
     subscription = await js.pull_subscribe_bind("D", stream="UPD")
     fetched = await subscription.fetch(3, timeout=10)
     assert [message.subject for message in fetched] == ["UPD.a", "UPD.b", "UPD.a"]
+
+
+async def test_a_consumer_paused_and_resumed(client: Client) -> None:
+    await create_r3(client, "NAP")
+    js = client.jetstream(timeout=10.0)
+    await js.add_consumer("NAP", durable_name="D", ack_policy="explicit")
+    await js.publish("NAP.1", b"one")
+    pause = "$JS.API.CONSUMER.PAUSE.NAP.D"
+    kind = "io.nats.jetstream.api.v1.consumer_pause_response"
+    paused = await ask(client, pause, {"pause_until": "2100-01-01T00:00:00Z"})
+    assert (paused["type"], paused["paused"], paused["pause_until"]) == (kind, True, "2100-01-01T00:00:00Z")
+    assert paused["pause_remaining"] > 0
+    info = await eventually(
+        lambda: quietly(js.consumer_info("NAP", "D")),
+        lambda reply: not isinstance(reply, Exception) and reply.as_dict().get("paused") is True,
+        what="a paused consumer",
+    )
+    assert info.as_dict()["config"]["pause_until"] == "2100-01-01T00:00:00Z"
+    subscription = await js.pull_subscribe_bind("D", stream="NAP")
+    with pytest.raises(nats.errors.TimeoutError):
+        await subscription.fetch(1, timeout=1)
+    resumed = await ask(client, pause, {})
+    assert resumed == {"type": kind, "paused": False, "pause_until": "0001-01-01T00:00:00Z"}
+    fetched = await subscription.fetch(1, timeout=10)
+    assert [message.data for message in fetched] == [b"one"]
+    missing = await ask(client, "$JS.API.CONSUMER.PAUSE.NAP.NONE", {})
+    not_found = {"code": 404, "err_code": 10014, "description": "consumer not found"}
+    assert missing == {"type": kind, "error": not_found, "paused": False, "pause_until": "0001-01-01T00:00:00Z"}
