@@ -204,13 +204,13 @@ async def test_consumer_requests_not_built_are_refused_by_name(cluster: Cluster)
     try:
         await request(nc, "$JS.API.STREAM.CREATE.S", stream_config("S", 3))
         await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.D", durable("D"))
-        reset = await request(nc, "$JS.API.CONSUMER.RESET.S.D")
-        assert reset["error"]["description"] == f"CONSUMER.RESET in a JetStream cluster across servers: {SUPPORTED}"
-        unpinned = await request(nc, "$JS.API.CONSUMER.UNPIN.S.D", b'{"group":"A"}')
-        assert unpinned["error"]["err_code"] == 10036
-        grouped = durable("G", priority_groups=["A"], priority_policy="pinned_client")
-        refused = await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.G", grouped)
-        assert refused["error"]["description"] == f"priority groups in a JetStream cluster across servers: {SUPPORTED}"
+        removal = await request(nc, "$JS.API.CONSUMER.PEER.REMOVE.S.D", b'{"peer":"n1"}')
+        assert removal["error"]["err_code"] == 10036
+        sourcing = durable("M", direct=True)
+        refused = await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.M", sourcing)
+        assert refused["error"]["description"] == (
+            f"a mirror's or source's consumer in a JetStream cluster across servers: {SUPPORTED}"
+        )
     finally:
         await nc.close()
 

@@ -24,6 +24,11 @@ against nats-server and fakejs processes.  Facts pinned (nats-server
 - ``CONSUMER.PAUSE`` (answered by the meta leader) holds a consumer's
   deliveries back until its time, and an empty one resumes it; a missing
   consumer is 10014 (with ``paused`` and ``pause_until`` still in the reply);
+- a pinned-client priority group: the consumer's leader pins the first
+  puller (``Nats-Pin-Id``), ``CONSUMER.UNPIN`` drops the pin (10160 for a
+  group the consumer does not have) and the next pull is pinned anew;
+- ``CONSUMER.RESET`` (the consumer's leader) delivers again from the
+  sequence asked for;
 - a create that cannot be placed (more replicas than servers, tags no server
   has, another cluster) is 10005 with nats-server's texts.
 """
@@ -269,3 +274,63 @@ async def test_a_consumer_paused_and_resumed(client: Client) -> None:
     missing = await ask(client, "$JS.API.CONSUMER.PAUSE.NAP.NONE", {})
     not_found = {"code": 404, "err_code": 10014, "description": "consumer not found"}
     assert missing == {"type": kind, "error": not_found, "paused": False, "pause_until": "0001-01-01T00:00:00Z"}
+
+
+async def test_a_pinned_client_priority_group_and_unpin(client: Client) -> None:
+    await create_r3(client, "PRI")
+    config = {
+        "durable_name": "D",
+        "ack_policy": "explicit",
+        "priority_groups": ["A"],
+        "priority_policy": "pinned_client",
+    }
+    created = await ask(client, "$JS.API.CONSUMER.CREATE.PRI.D", {"stream_name": "PRI", "config": config})
+    assert created["config"]["priority_policy"] == "pinned_client"
+    js = client.jetstream(timeout=10.0)
+    for index in range(2):
+        await js.publish("PRI.x", b"m%d" % index)
+
+    async def pull() -> tuple[bytes, str]:
+        inbox = client.new_inbox()
+        waiting = await client.subscribe(inbox)
+        body = {"batch": 1, "group": "A", "expires": 10_000_000_000}
+        await client.publish("$JS.API.CONSUMER.MSG.NEXT.PRI.D", json.dumps(body).encode(), reply=inbox)
+        message = await waiting.next_msg(timeout=15)
+        await waiting.unsubscribe()
+        return message.data, (message.headers or {}).get("Nats-Pin-Id", "")
+
+    first, pin = await pull()
+    assert first == b"m0" and pin
+    unpinned = await ask(client, "$JS.API.CONSUMER.UNPIN.PRI.D", {"group": "A"})
+    assert unpinned == {"type": "io.nats.jetstream.api.v1.consumer_unpin_response"}
+    unknown = await ask(client, "$JS.API.CONSUMER.UNPIN.PRI.D", {"group": "B"})
+    assert unknown["error"] == {
+        "code": 400,
+        "err_code": 10160,
+        "description": "Provided priority group does not exist for this consumer",
+    }
+    second, other_pin = await pull()
+    assert second == b"m1" and other_pin and other_pin != pin
+    info = await ask(client, "$JS.API.CONSUMER.INFO.PRI.D")
+    assert [group["pinned_client_id"] for group in info["priority_groups"]] == [other_pin]
+
+
+async def test_a_consumer_reset_delivers_again(client: Client) -> None:
+    await create_r3(client, "AGAIN")
+    js = client.jetstream(timeout=10.0)
+    for index in range(3):
+        await js.publish("AGAIN.x", b"m%d" % index)
+    subscription = await js.pull_subscribe("AGAIN.>", durable="D", stream="AGAIN")
+    fetched = await subscription.fetch(3, timeout=10)
+    for message in fetched:
+        await message.ack_sync()
+    reset = await ask(client, "$JS.API.CONSUMER.RESET.AGAIN.D", {"seq": 2})
+    assert reset["type"] == "io.nats.jetstream.api.v1.consumer_reset_response" and reset["reset_seq"] == 2
+    again = await subscription.fetch(2, timeout=10)
+    assert [message.data for message in again] == [b"m1", b"m2"]
+    info = await eventually(  # fakejs's consumer leader reports its deliveries once its group applied them
+        lambda: ask(client, "$JS.API.CONSUMER.INFO.AGAIN.D"),
+        lambda doc: doc["delivered"]["stream_seq"] == 3,
+        what="the deliveries after the reset",
+    )
+    assert info["num_ack_pending"] == 2

@@ -174,13 +174,19 @@ def pause_answer(until: gotime.GoTime | None, now: int) -> dict[str, Any]:
 
 
 def unpin(js: JetStream, request: Request, stream: str, consumer: str) -> Reply:
-    group = request.unmarshal(UNPIN_REQUEST).get("group", "")
+    group = unpin_group(request)
+    js.consumer_admin.unpin(js.lookup_consumer(stream, consumer), group)
+    return {}
+
+
+def unpin_group(request: Request) -> str:
+    """The group a ``CONSUMER.UNPIN`` names, checked as nats-server checks it (10025, 10161)."""
+    group = str(request.unmarshal(UNPIN_REQUEST).get("group", ""))
     if not group:
         raise api_error("JSInvalidJSONErr", err="consumer group not specified")
     if not consumerconfig.is_valid_group_name(group):
         raise api_error("JSConsumerInvalidGroupNameErr")
-    js.consumer_admin.unpin(js.lookup_consumer(stream, consumer), group)
-    return {}
+    return group
 
 
 def reset(js: JetStream, request: Request, consumer: Consumer) -> Reply:

@@ -14,9 +14,11 @@ what it leads:
   the pull requests (``CONSUMER.MSG.NEXT``) and acks, from any server.
 
 ``CONSUMER.RESET`` reaches the consumer's leader on its own subscription and
-is refused there by name, as are the consumer requests not built in this mode
-(pause, unpin, peer removal; step-downs are
-:mod:`fakejs.jetstream.api.replicated_leaders`).
+is answered there as on a single server (the reset of its stored state
+proposed to the group, applied by every replica); ``CONSUMER.PAUSE`` is the
+meta leader's (the assignment proposed again), ``CONSUMER.UNPIN`` the
+consumer leader's (its pins are its own); step-downs are
+:mod:`fakejs.jetstream.api.replicated_leaders`.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from fakejs.jetstream.api import consumers
-from fakejs.jetstream.api.dispatch import encode, error_doc
+from fakejs.jetstream.api.dispatch import asset_answer, encode
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config.consumer import ConsumerConfig
 from fakejs.jetstream.errors import api_error
-from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built
+from fakejs.jetstream.service.replicated import ReplicatedJetStream
 from fakejs.jetstream.service.replicated_consumer_rules import config_document, config_from_document
 
 if TYPE_CHECKING:
@@ -51,7 +53,9 @@ class ConsumerRequests:
         self.js = js
         self.domain = domain
         domain.answer_consumer = self._answer_create
-        js.serve_asset("consumer.reset", self._reset)
+        reset = ROUTES.find("$JS.API.CONSUMER.RESET.S.C")
+        assert reset is not None and reset.pattern == RESET_PATTERN
+        js.serve_asset("consumer.reset", asset_answer(js, reset))  # the leader's consumer resets, its state proposed
 
     def handlers(self) -> dict[str, Callable[..., Awaitable[Any]]]:
         return {
@@ -64,6 +68,7 @@ class ConsumerRequests:
             "$JS.API.CONSUMER.NAMES.{stream}": self._names,
             "$JS.API.CONSUMER.LIST.{stream}": self._list,
             "$JS.API.CONSUMER.PAUSE.{stream}.{consumer}": self._pause,
+            "$JS.API.CONSUMER.UNPIN.{stream}.{consumer}": self._unpin,
         }
 
     def answers_errors(self, stream: str, consumer: str) -> bool:
@@ -185,6 +190,19 @@ class ConsumerRequests:
                 raise api_error("JSConsumerNotFoundErr")
         return None  # its leader answers (while it has none, nobody: the client asks again)
 
+    async def _unpin(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
+        """The consumer's leader drops the group's pin (its pins are its own, as nats-server's leader's)."""
+        led = self._leading(stream, consumer)
+        if led is None:
+            if self.domain.is_meta_leader:
+                if self.domain.assigned(stream) is None:
+                    raise api_error("JSStreamNotFoundErr")
+                if self.domain.consumer_assignment(stream, consumer) is None:
+                    raise api_error("JSConsumerNotFoundErr")
+            return None
+        self.js.consumer_admin.unpin(led, consumers.unpin_group(request))
+        return {}
+
     def _answer_create(self, replica: ConsumerReplica) -> None:
         """The consumer's leader answers the create its assignment carries."""
         consumer = replica.consumer
@@ -193,11 +211,3 @@ class ConsumerRequests:
         doc = {"type": "io.nats.jetstream.api.v1.consumer_create_response", **consumer.info()}
         self.js.record_api_call(False)
         self.js.reply(replica.assignment.reply, encode(doc))
-
-    def _reset(self, consumer: Consumer, reply: str, hdr: bytes | None, payload: bytes) -> None:
-        """``CONSUMER.RESET``, handed over by the consumer's leader: not built in this mode."""
-        route = ROUTES.find(f"$JS.API.CONSUMER.RESET.{consumer.stream.name}.{consumer.name}")
-        assert route is not None and route.pattern == RESET_PATTERN
-        self.js.record_api_call(True)
-        if reply:
-            self.js.reply(reply, encode(error_doc(route, not_built("CONSUMER.RESET"))))

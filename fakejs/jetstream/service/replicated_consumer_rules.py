@@ -120,8 +120,6 @@ def _checked_update(
 def _refuse_unbuilt(config: ConsumerConfig, not_built: Callable[[str], ApiError]) -> None:
     if config["direct"] or config["sourcing"]:
         raise not_built("a mirror's or source's consumer")
-    if config["priority_groups"] or config["priority_policy"] not in ("none", ""):
-        raise not_built("priority groups")
 
 
 def _name_for(name: str, config: ConsumerConfig, existing: Callable[[str], object], rng: random.Random) -> str:
