@@ -116,12 +116,28 @@ async def stored_ids(nc: Client) -> list[str]:
     return found
 
 
+async def create_stream(js: nats.js.JetStreamContext) -> float:
+    """Create the R3 stream, asking again while it cannot be placed yet; the seconds until it was created.
+
+    A cluster is ready once every node answers ``$JS.API.INFO``; the meta
+    group may not know every server yet (10005, or no answer in time).
+    """
+    began = time.monotonic()
+    while True:
+        try:
+            await js.add_stream(name=STREAM, subjects=["crash.>"], num_replicas=3, storage="file")
+            return time.monotonic() - began
+        except NatsError as error:
+            _progress(f"stream not created yet: {error!r}")
+            await asyncio.sleep(0.5)
+
+
 async def crash_cycles(cluster: ProcessCluster, cycles: int, per_cycle: int, rng: random.Random) -> dict[str, float]:
     nc = await nats.connect(
         cluster.urls, max_reconnect_attempts=-1, reconnect_time_wait=0.05, error_cb=_quiet, disconnected_cb=_quiet_event
     )
     js = nc.jetstream()
-    await js.add_stream(name=STREAM, subjects=["crash.>"], num_replicas=3, storage="file")
+    placed_after = await create_stream(js)
     publisher = Publisher(js)
     task = publisher.task = asyncio.create_task(publisher.run())
     failovers: dict[str, list[float]] = {"leader": [], "follower": []}
@@ -143,6 +159,7 @@ async def crash_cycles(cluster: ProcessCluster, cycles: int, per_cycle: int, rng
     await nc.close()
     acknowledged = set(publisher.acknowledged)
     return {
+        "stream created after, s": placed_after,
         "cycles": cycles,
         "acknowledged": len(acknowledged),
         "stored": len(stored),

@@ -80,8 +80,9 @@ async def serve(
     scenario: str = "",
     read_options: Callable[[], ServerOptions] | None = None,
     timeline_file: str = "",
-) -> None:
+) -> int:
     """Run a server until SIGINT or SIGTERM (or the end of lame duck mode, SIGUSR2); SIGHUP reloads.
+    The exit status: 1 when the server refused to go on (:meth:`~fakejs.core.broker.Broker.refuse_to_run`).
 
     SIGUSR1 opens the log file again; SIGTERM during lame duck mode is only logged.
 
@@ -136,6 +137,7 @@ async def serve(
         from fakejs.cli.timeline_file import write_timeline_page
 
         write_timeline_page(server, timeline_file)
+    return 1 if server.broker.refusal else 0
 
 
 def reload_from_file(server: Server) -> None:
@@ -276,6 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         self_signed = make_self_signed(options, command.tls_dir, command.tls_verify, get_logger())
     tune_gc()
+    status = 0
     try:
         if command.cluster_size > 1:
             # Only --cluster_size N loads the in-process cluster
@@ -296,7 +299,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         else:
             reader = _reader(arguments, options)
-            run(serve(options, command.pid_file, clock, command.scenario, reader, command.timeline_file), command.loop)
+            status = run(
+                serve(options, command.pid_file, clock, command.scenario, reader, command.timeline_file), command.loop
+            )
     except ListenError as exc:  # nats-server's line for the port
         get_logger().critical("%s", exc)
         return 1
@@ -313,8 +318,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Only the process that served ends here (the fakejs script, python -m fakejs), its output flushed
         from fakejs.cli.process_end import end_process
 
-        end_process(0)
-    return 0
+        end_process(status)
+    return status
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -118,6 +118,10 @@ class Broker:
         self.cluster_port: int | None = None
         self.lame_duck = False
         self.jetstream_enabled = False
+        # What a running server found it cannot serve (a JetStream cluster mixing fakejs with nats-server):
+        # logged as fatal; ``on_refusal`` (the server's) ends it, and the command line exits with status 1.
+        self.refusal = ""
+        self.on_refusal: Callable[[], None] | None = None
         self._next_cid = 0
         # The events a client of the system account sees ($SYS.ACCOUNT.<acc>.CONNECT ...).
         self.events = SystemEvents(self)
@@ -225,6 +229,15 @@ class Broker:
     def record_error(self, where: str, exc: BaseException) -> None:
         """Log and keep an exception a server handler raised (see :mod:`fakejs.core.failures`)."""
         self.failures.record(where, exc, self.clock.time_ns())
+
+    def refuse_to_run(self, problem: str) -> None:
+        """Stop serving a configuration found unsupported while running: ``problem`` logged as fatal, once."""
+        if self.refusal:
+            return
+        self.refusal = problem
+        self.log.critical("%s", problem)
+        if self.on_refusal is not None:
+            self.on_refusal()
 
     @property
     def errors(self) -> list[ServerError]:

@@ -1,22 +1,31 @@
-"""The start checks nats-server makes on JetStream and a cluster, and fakejs's refusal of the two together.
+"""The start checks nats-server makes on JetStream and a cluster, and what fakejs refuses of the two together.
 
 Shared by the configuration file, the command line and the in-process
 server (``Server(options)``), so that none of them starts a JetStream that
-silently ignores its cluster.
+silently ignores its cluster.  A server with JetStream and a cluster with
+routes runs its share of a JetStream replicated across the cluster's servers
+(:func:`replicated_jetstream`), with the meta group's first voters learnt
+from the routes.
 """
 
 from __future__ import annotations
 
-from fakejs.core.options import ServerOptions
+from typing import Any
+
+from fakejs.core.options import RUNTIME, SYSTEM_ACCOUNT, ReplicatedJetStream, ServerOptions
 from fakejs.core.subjects import is_valid_subject
 
-# fakejs serves JetStream in a cluster only for servers of one process (fakejs.Cluster, --cluster_size).
-JETSTREAM_CLUSTER_REFUSAL = "JetStream across fakejs processes in a cluster (jetstream with cluster {} / --cluster; fakejs --cluster_size N -js serves one in a process): not supported by fakejs yet"
+# A JetStream replicated across a cluster's servers serves the global account's JetStream only.
+REPLICATED_ACCOUNTS_REFUSAL = (
+    "JetStream of named accounts replicated across a cluster's servers (the global account's only): "
+    "not supported by fakejs yet"
+)
 # An in-process cluster clusters one account's JetStream only.
 ACCOUNT_JETSTREAM_CLUSTER_REFUSAL = (
     "JetStream of account {} in a cluster (a fakejs cluster serves one account's JetStream only): "
     "not supported by fakejs yet"
 )
+FAKEJS_RUNTIME_PREFIX = RUNTIME.rstrip("0123456789.")  # "python": what a fakejs route INFO's ``go`` says
 NO_ROUTES = (
     "Can't start JetStream: JetStream cluster requires configured routes or solicited leafnode for the system account"
 )
@@ -38,12 +47,35 @@ def jetstream_problem(options: ServerOptions) -> str:
         return "jetstream cluster requires `server_name` to be set"
     if not cluster.name:
         return "jetstream cluster requires `cluster.name` to be set"
-    if options.jetstream_replicated is not None:
-        return ""  # replicated across the servers (set by code only; see ReplicatedJetStream)
-    if not cluster.routes:
+    if options.jetstream_replicated is None and not cluster.routes:
         # nats-server then fails starting JetStream (a fatal log line): a cluster of one has no routes
         return NO_ROUTES
-    return JETSTREAM_CLUSTER_REFUSAL
+    return replicated_accounts_problem(options)
+
+
+def replicated_jetstream(options: ServerOptions) -> ReplicatedJetStream | None:
+    """How a server of ``options`` replicates its JetStream across its cluster (``None``: it does not).
+
+    ``jetstream_replicated`` when code set it; else a server with JetStream and
+    a cluster with routes (a configuration file's ``cluster { routes }``,
+    ``--routes``) learns the meta group's first voters from its routes, with
+    nats-server's Raft timings.
+    """
+    if options.jetstream_replicated is not None:
+        return options.jetstream_replicated
+    cluster = options.cluster
+    if options.jetstream and cluster is not None and cluster.routes:
+        return ReplicatedJetStream()
+    return None
+
+
+def replicated_accounts_problem(options: ServerOptions) -> str:
+    """Why a replicated JetStream cannot serve the accounts of ``options`` ("" when it can): named accounts."""
+    system = options.system_account or SYSTEM_ACCOUNT
+    names = {account.name for account in options.accounts} | {user.account for user in options.all_users()}
+    if names - {"", "$G", system}:
+        return REPLICATED_ACCOUNTS_REFUSAL
+    return ""
 
 
 def clustered_account(options: ServerOptions) -> str:
@@ -70,3 +102,16 @@ def clustered_accounts_problem(options: ServerOptions) -> str:
 def is_fakejs_refusal(problem: str) -> bool:
     """Whether a start problem is fakejs's own (printed as ``fakejs: ...``) rather than nats-server's."""
     return problem.endswith("not supported by fakejs yet")
+
+
+def is_fakejs_route(info: dict[str, Any]) -> bool:
+    """Whether a route's INFO comes from a fakejs server: its ``go`` field names Python (nats-server's ``go1.x``)."""
+    return str(info.get("go") or "").startswith(FAKEJS_RUNTIME_PREFIX)
+
+
+def mixed_jetstream_problem(name: str, info: dict[str, Any]) -> str:
+    """The error a fakejs server with a replicated JetStream logs for a route from a nats-server."""
+    return (
+        f"JetStream in a cluster mixing fakejs with nats-server {name or info.get('server_id')} "
+        f"(version {info.get('version')}, {info.get('go')}): not supported by fakejs yet"
+    )

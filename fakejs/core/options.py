@@ -76,8 +76,9 @@ def monitor_port(port: int) -> int | None:
 @dataclass(frozen=True)
 class ReplicatedJetStream:
     """JetStream replicated across the servers of a cluster, each its own process or broker (fakejs's
-    ``_meta_`` and stream groups over the routes).  Set only by code (tests): no configuration file or flag
-    reaches it, and without it a JetStream cluster across processes is refused at start.
+    ``_meta_`` and stream groups over the routes).  Set by code; a server with JetStream and a cluster with
+    routes (a configuration file or flags) runs ``ReplicatedJetStream()`` when it is not set
+    (:func:`fakejs.core.cluster_checks.replicated_jetstream`).
 
     ``peers`` are the server names of the meta group's first voters (this server among them), or none: the
     server learns them from its routes, as a nats-server does (see

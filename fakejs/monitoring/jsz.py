@@ -19,6 +19,7 @@ from fakejs.core.options import API_LEVEL
 from fakejs.gocompat.gotime import rfc3339
 from fakejs.jetstream import JetStreamWithApi
 from fakejs.jetstream.consumer.registry import consumers_of
+from fakejs.jetstream.service import replicated_monitoring
 from fakejs.monitoring.query import GLOBAL_ACCOUNT, BadRequest, Query
 from fakejs.monitoring.source import MonitoredServer
 
@@ -105,6 +106,11 @@ def jsz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, Any
     if clustered is not None:
         doc["ha_assets"] = clustered.ha_assets()
         doc["meta_cluster"] = clustered.meta.meta_cluster(broker.name)
+    replicated = jetstreams[0].replicated_api
+    if replicated is not None:
+        doc["ha_assets"] = replicated_monitoring.ha_assets(replicated.domain)
+        if (meta := replicated_monitoring.meta_cluster(replicated.domain)) is not None:
+            doc["meta_cluster"] = meta
     # An account shows when named, or when listing accounts, a page of them (a negative
     # limit means no paging).
     if q.account:

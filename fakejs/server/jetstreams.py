@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from fakejs.core.account_config import JetStreamLimits
 from fakejs.core.accounts import GLOBAL_ACCOUNT, Account
 from fakejs.core.broker import Broker
+from fakejs.core.cluster_checks import REPLICATED_ACCOUNTS_REFUSAL, replicated_jetstream
 from fakejs.core.options import SYSTEM_ACCOUNT
 from fakejs.core.router import Subscription
 
@@ -28,10 +29,6 @@ if TYPE_CHECKING:
 
 ACCOUNTS_DIR = "accounts"
 TEMPORARY_STORE_PREFIX = "fakejs-store-"
-REPLICATED_ACCOUNTS_REFUSAL = (
-    "JetStream of named accounts replicated across a cluster's servers (the global account's only): "
-    "not supported by fakejs yet"
-)
 
 
 def jetstream_accounts(broker: Broker) -> list[tuple[Account, JetStreamLimits | None]]:
@@ -126,7 +123,7 @@ class AccountJetStreams:
 
         chosen = jetstream_accounts(self.broker)
         default = self.broker.accounts.default
-        replicated = self.broker.options.jetstream_replicated
+        replicated = replicated_jetstream(self.broker.options)
         if [account for account, _ in chosen] == [default]:
             # Only the global account: its streams are the store's (removed by stop(), when owned).
             self._start(

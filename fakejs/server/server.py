@@ -114,7 +114,8 @@ class Server:
         self.faults.soon = lambda callback, *args: self.loop.call_soon(callback, *args)
         self.faults.record_error = self.broker.record_error
         self.control_access = ControlAccess(options)
-        self.finished = asyncio.Event()  # set when lame duck mode has shut the server down
+        self.finished = asyncio.Event()  # set when lame duck mode has shut the server down, or it refused to run
+        self.broker.on_refusal = self.finished.set
         self.activity = 0  # reads from clients; an idle server lets an autojump clock move
         self.output_batch = OutputBatch()
         self._autojump: asyncio.Task[None] | None = None

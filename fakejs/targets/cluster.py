@@ -40,7 +40,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from fakejs.targets.cluster_probe import READY_TIMEOUT, wait_connected, wait_jetstream
+from fakejs.targets.cluster_probe import JETSTREAM_READY_TIMEOUT, READY_TIMEOUT, wait_connected, wait_jetstream
 from fakejs.targets.fake import FakeOnly
 from fakejs.targets.real import NatsServerNotFound, ServerProcess, find_nats_server
 
@@ -219,7 +219,7 @@ class ProcessCluster:
                     self.nodes.append(self.start_seed(kind))
             wait_connected(self.nodes, timeout)
             connected = time.monotonic()
-            self.wait_ready(self.nodes, timeout)
+            self.wait_ready(self.nodes, max(timeout, JETSTREAM_READY_TIMEOUT))
         except BaseException:
             self.stop()
             raise
@@ -249,7 +249,7 @@ class ProcessCluster:
                     raise
         raise AssertionError("unreachable")
 
-    def wait_ready(self, nodes: Sequence[ClusterNode], timeout: float = READY_TIMEOUT) -> None:
+    def wait_ready(self, nodes: Sequence[ClusterNode], timeout: float = JETSTREAM_READY_TIMEOUT) -> None:
         """With JetStream, wait until ``$JS.API.INFO`` answers without an error on each of ``nodes``."""
         if self.jetstream:
             wait_jetstream(nodes, timeout)

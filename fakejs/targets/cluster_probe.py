@@ -16,6 +16,9 @@ from collections.abc import Sequence
 from typing import Protocol
 
 READY_TIMEOUT = 15.0  # seconds for a cluster's routes to carry messages between every two nodes
+# Seconds for a meta leader on every node: a first election fails at worst once (a split vote), then nats-server's
+# election timeouts (4 s to 9 s) come into play; a loaded machine may double it.
+JETSTREAM_READY_TIMEOUT = 30.0
 PROBE_INTERVAL = 0.02  # seconds between two rounds of probe messages
 
 
@@ -137,7 +140,7 @@ def jetstream_answers(port: int, deadline: float) -> bool:
 JETSTREAM_WAIT = 0.5  # seconds one $JS.API.INFO request waits for its reply before asking again
 
 
-def wait_jetstream(nodes: Sequence[Node], timeout: float = READY_TIMEOUT) -> None:
+def wait_jetstream(nodes: Sequence[Node], timeout: float = JETSTREAM_READY_TIMEOUT) -> None:
     """Return once ``$JS.API.INFO`` answers without an error through every node (a meta leader exists)."""
     deadline = time.monotonic() + timeout
     waiting = list(nodes)

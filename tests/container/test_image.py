@@ -11,18 +11,16 @@ No Docker engine is assumed. The podman set-up recipe lives next to the
 repository (``../shared/container/podman-env.sh``); it installs podman,
 configures it for this kind of machine and makes a local Debian base image.
 When it is missing or cannot run (no root, no apt), these tests are skipped
-with the reason shown.
+with the reason shown (``engine.py``; the session's podman and image are
+``conftest.py``'s fixtures).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
-import shlex
 import socket
 import ssl
-import subprocess
 import time
 import urllib.request
 import uuid
@@ -33,47 +31,9 @@ from pathlib import Path
 import nats
 import pytest
 
+from tests.container.engine import READY_TIMEOUT, REPO, Podman, free_ports, tail
+
 pytestmark = [pytest.mark.slow, pytest.mark.container]
-
-REPO = Path(__file__).resolve().parents[2]
-RECIPE = REPO.parent / "shared" / "container" / "podman-env.sh"
-# The recipe builds this base (Debian bookworm, Python 3.11 from apt); no registry is needed.
-BASE_IMAGE = "localhost/debian:bookworm"
-IMAGE_TAG = "localhost/fakejs:test"
-SETUP_TIMEOUT = 600.0
-BUILD_TIMEOUT = 900.0
-READY_TIMEOUT = 30.0
-
-
-@dataclass
-class Podman:
-    """How to call podman as the recipe configured it."""
-
-    env: dict[str, str]
-    build_mounts: list[str]
-
-    def run(self, *args: str, timeout: float = 60.0, check: bool = True) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            ["podman", *args], env=self.env, capture_output=True, text=True, timeout=timeout, check=False
-        )
-        if check and result.returncode != 0:
-            raise AssertionError(f"podman {shlex.join(args)} exited {result.returncode}:\n{_tail(result.stderr)}")
-        return result
-
-    def logs(self, name: str) -> str:
-        """The container's log: fakejs writes it to stderr, which podman keeps apart from stdout."""
-        result = self.run("logs", name, check=False)
-        return result.stdout + result.stderr
-
-    def logs_with(self, name: str, *texts: str) -> str:
-        """The container's log once it holds every one of ``texts`` (or the test fails, showing it)."""
-        deadline = time.monotonic() + READY_TIMEOUT
-        while True:
-            logs = self.logs(name)
-            if all(text in logs for text in texts):
-                return logs
-            assert time.monotonic() < deadline, f"not logged: {[t for t in texts if t not in logs]}\n{_tail(logs)}"
-            time.sleep(0.1)
 
 
 @dataclass
@@ -93,59 +53,6 @@ class Container:
             return response.status, response.read()
 
 
-def _tail(text: str, lines: int = 25) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
-def _free_ports(count: int) -> list[int]:
-    """Ports free on every interface (the container binds 0.0.0.0), never fixed ones:
-    other servers on the machine may hold the usual 4222/8222."""
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind(("", 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
-@pytest.fixture(scope="module")
-def podman() -> Podman:
-    """Source the recipe once and keep the settings it exports."""
-    if not RECIPE.is_file():
-        pytest.skip(f"podman recipe not found at {RECIPE}")
-    if os.geteuid() != 0:
-        pytest.skip("the podman recipe needs root (it installs packages with apt)")
-    script = '. "$1" && printf "%s\\n" "$CONTAINERS_CONF" "$CONTAINERS_STORAGE_CONF" "$PODMAN_BUILD_MOUNTS"'
-    try:
-        result = subprocess.run(
-            ["sh", "-c", script, "sh", str(RECIPE)], check=False, capture_output=True, text=True, timeout=SETUP_TIMEOUT
-        )
-    except subprocess.TimeoutExpired:
-        pytest.skip(f"podman set-up took longer than {SETUP_TIMEOUT:.0f}s")
-    if result.returncode != 0:
-        pytest.skip(f"podman could not be set up ({RECIPE} exited {result.returncode}): {_tail(result.stderr, 5)}")
-    conf, storage_conf, mounts = result.stdout.splitlines()[-3:]
-    env = dict(os.environ, CONTAINERS_CONF=conf, CONTAINERS_STORAGE_CONF=storage_conf)
-    return Podman(env=env, build_mounts=shlex.split(mounts))
-
-
-@pytest.fixture(scope="module")
-def image(podman: Podman, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """Build the image; returns its ID, which other builds of the same tag can't move."""
-    iidfile = tmp_path_factory.mktemp("image") / "iid"
-    # Docker format: podman's default OCI format drops HEALTHCHECK.
-    podman.run(
-        "build", "--format", "docker", "--network=host", *podman.build_mounts,
-        "--build-arg", f"BASE_IMAGE={BASE_IMAGE}", "--iidfile", str(iidfile), "-t", IMAGE_TAG, str(REPO),
-        timeout=BUILD_TIMEOUT,
-    )  # fmt: skip
-    return iidfile.read_text().strip()
-
-
 @pytest.fixture
 def container(podman: Podman, image: str) -> Iterator[Container]:
     """Run the image as users do, only moving it to free ports: the image's own defaults
@@ -157,7 +64,7 @@ def container(podman: Podman, image: str) -> Iterator[Container]:
 def _free_runs(width: int) -> tuple[int, int]:
     """Two ports each followed by ``width - 1`` free ones (a cluster's nodes count up from the port given)."""
     while True:
-        bases = _free_ports(2)
+        bases = free_ports(2)
         wanted = [base + i for base in bases for i in range(1, width)]
         try:
             with contextlib.ExitStack() as held:
@@ -174,7 +81,7 @@ def _run(
     podman: Podman, image: str, *options: str, server_args: tuple[str, ...] = (), ports: tuple[int, int] | None = None
 ) -> Iterator[Container]:
     """Run the image (with extra ``podman run`` options and server arguments) until it is healthy; removed afterwards."""
-    port, http_port = ports or _free_ports(2)
+    port, http_port = ports or free_ports(2)
     box = Container(name=f"fakejs-test-{uuid.uuid4().hex[:12]}", port=port, http_port=http_port)
     try:
         podman.run(
@@ -190,7 +97,7 @@ def _run(
                 pass
             if time.monotonic() > deadline:
                 raise AssertionError(
-                    f"container not healthy after {READY_TIMEOUT:.0f}s:\n{_tail(podman.logs(box.name))}"
+                    f"container not healthy after {READY_TIMEOUT:.0f}s:\n{tail(podman.logs(box.name))}"
                 )
             time.sleep(0.1)
         yield box

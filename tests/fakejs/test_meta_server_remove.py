@@ -158,3 +158,29 @@ async def test_a_removed_server_s_streams_move_to_another_server(tmp_path: Path)
             await system.close()
     finally:
         await servers.stop()
+
+
+async def test_meta_leader_step_down_hands_the_meta_group_over(servers: LearningServers) -> None:
+    leader = meta_leader(servers)
+    system = await nats.connect(servers.servers[leader].url, user="sys", password="sys")
+    try:
+        kind = "io.nats.jetstream.api.v1.meta_leader_stepdown_response"
+
+        async def step_down(body: Any) -> dict[str, Any]:
+            payload = json.dumps(body).encode() if body is not None else b""
+            reply = await system.request("$JS.API.META.LEADER.STEPDOWN", payload, timeout=5)
+            answer: dict[str, Any] = json.loads(reply.data)
+            return answer
+
+        itself = await step_down({"placement": {"preferred": leader}})
+        assert itself == {
+            "type": kind,
+            "error": {"code": 400, "err_code": 10005, "description": f'preferred server "{leader}" is already leader'},
+        }
+        target = next(name for name in NAMES if name != leader)
+        assert await step_down({"placement": {"preferred": target}}) == {"type": kind, "success": True}
+        await wait(lambda: servers.share(target).is_meta_leader)
+        assert await step_down(None) == {"type": kind, "success": True}
+        await wait(lambda: any(servers.share(name).is_meta_leader for name in NAMES if name != target))
+    finally:
+        await system.close()

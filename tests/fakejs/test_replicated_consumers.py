@@ -204,18 +204,12 @@ async def test_consumer_requests_not_built_are_refused_by_name(cluster: Cluster)
     try:
         await request(nc, "$JS.API.STREAM.CREATE.S", stream_config("S", 3))
         await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.D", durable("D"))
-        paused = await request(nc, "$JS.API.CONSUMER.PAUSE.S.D", b'{"pause_until":"2100-01-01T00:00:00Z"}')
-        assert paused["error"]["description"] == f"CONSUMER.PAUSE in a JetStream cluster across servers: {SUPPORTED}"
-        reset = await request(nc, "$JS.API.CONSUMER.RESET.S.D")
-        assert reset["error"]["description"] == f"CONSUMER.RESET in a JetStream cluster across servers: {SUPPORTED}"
-        stepdown = await request(nc, "$JS.API.CONSUMER.LEADER.STEPDOWN.S.D")
-        assert stepdown["error"]["err_code"] == 10036
-        grouped = durable("G", priority_groups=["A"], priority_policy="pinned_client")
-        refused = await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.G", grouped)
-        assert refused["error"]["description"] == f"priority groups in a JetStream cluster across servers: {SUPPORTED}"
-        update = await request(nc, "$JS.API.CONSUMER.CREATE.S.D", {**durable("D", ack_wait=9_000_000_000)})
-        assert (
-            update["error"]["description"] == f"updating a consumer in a JetStream cluster across servers: {SUPPORTED}"
+        removal = await request(nc, "$JS.API.CONSUMER.PEER.REMOVE.S.D", b'{"peer":"n1"}')
+        assert removal["error"]["err_code"] == 10036
+        sourcing = durable("M", direct=True)
+        refused = await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.M", sourcing)
+        assert refused["error"]["description"] == (
+            f"a mirror's or source's consumer in a JetStream cluster across servers: {SUPPORTED}"
         )
     finally:
         await nc.close()

@@ -117,14 +117,18 @@ def test_route_flag_errors(argv: list[str]) -> None:
     assert run(FAKE, "-p", "-1", *argv) == real_result
 
 
-def test_jetstream_in_a_cluster_is_refused_by_fakejs() -> None:
-    """nats-server's checks pass (names set, routes given); fakejs refuses, naming the feature."""
-    argv = ["-p", "-1", "-js", "--server_name", "a", "--cluster_name", "C", "--cluster", "nats://127.0.0.1:-1"]
-    status, stderr = run(FAKE, *argv, "--routes", "nats://127.0.0.1:1")
+def test_jetstream_of_named_accounts_in_a_cluster_is_refused_by_fakejs(tmp_path: Path) -> None:
+    """nats-server's checks pass (names set, routes given); fakejs replicates the global account's JetStream only."""
+    path = write(
+        tmp_path,
+        'server_name: a\nport: -1\njetstream: enabled\ncluster { name: C, listen: "127.0.0.1:-1", routes: ["nats://127.0.0.1:1"] }\n'
+        "accounts { A: { jetstream: enabled, users: [{user: a, password: a}] } }\n",
+    )
+    status, stderr = run(FAKE, "-c", path)
     assert status == 1
-    assert (
-        stderr
-        == "fakejs: JetStream across fakejs processes in a cluster (jetstream with cluster {} / --cluster; fakejs --cluster_size N -js serves one in a process): not supported by fakejs yet\n"
+    assert stderr == (
+        "fakejs: JetStream of named accounts replicated across a cluster's servers (the global account's only): "
+        "not supported by fakejs yet\n"
     )
 
 

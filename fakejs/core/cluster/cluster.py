@@ -56,6 +56,7 @@ from fakejs.core.cluster.link import (
     RouteLink,
 )
 from fakejs.core.cluster.peers import Peer, join_host_port, pool_index
+from fakejs.core.cluster_checks import is_fakejs_route, mixed_jetstream_problem, replicated_jetstream
 from fakejs.core.cluster_config import ROUTE_MAX_PING_INTERVAL, ClusterConfig
 from fakejs.core.log import get_logger
 from fakejs.core.options import SYSTEM_ACCOUNT, ServerOptions
@@ -84,6 +85,9 @@ class ClusterServer(Protocol):
         self, link: RouteLink, account: Account, message: tuple[str, str, tuple[str, ...], bytes | None, bytes]
     ) -> bool:
         """Trace a routed message whose headers ask for it; whether it was handled (else it is delivered as usual)."""
+
+    def refuse_to_run(self, problem: str) -> None:
+        """Stop serving: the routes found a cluster this server cannot serve (logged as fatal)."""
 
 
 class Cluster:
@@ -336,6 +340,8 @@ class Cluster:
         added = self._add_dedicated(link, account, info) if account else self._add_route(link, info)
         if not added:
             link.close(DUPLICATE_ROUTE)
+        elif replicated_jetstream(self.server_options) is not None and not is_fakejs_route(info):
+            self.server.refuse_to_run(mixed_jetstream_problem(name, info))
 
     def _add_dedicated(self, link: RouteLink, account: str, info: dict[str, Any]) -> bool:
         """A route dedicated to a pinned ``account``: its interest and messages travel there alone."""

@@ -10,7 +10,7 @@ never here; ``dispatch`` subscribes, dispatches and replies,
 answers accounts without JetStream, and ``replicated`` is the front end of
 a JetStream replicated across a cluster's servers (each request answered
 by the server that leads it), with ``replicated_consumers`` for its
-consumer requests.
+consumer requests and ``replicated_leaders`` for its step-downs.
 The top of the JetStream layer: it attaches to a
 :class:`~fakejs.jetstream.service.JetStream` (:func:`attach_api`), and
 nothing below imports it.

@@ -160,23 +160,33 @@ def pause(js: JetStream, request: Request, stream: str, consumer: str) -> Reply:
     asked: gotime.GoTime | None = body.get("pause_until")
     until = None if asked is None or asked.is_zero else asked.utc()
     js.consumer_admin.pause(target, until)
-    now = js.clock.time_ns()
-    out: dict[str, Any] = {"paused": False, "pause_until": gotime.ZERO_TIME}
-    if until is not None:
-        out = {"paused": until.ns > now, "pause_until": until.text()}
-        if until.ns > now:
-            out["pause_remaining"] = until.ns - now
+    return pause_answer(until, js.clock.time_ns())
+
+
+def pause_answer(until: gotime.GoTime | None, now: int) -> dict[str, Any]:
+    """A ``CONSUMER.PAUSE`` reply's fields: paused (and for how long) until ``until``, or resumed."""
+    if until is None:
+        return {"paused": False, "pause_until": gotime.ZERO_TIME}
+    out: dict[str, Any] = {"paused": until.ns > now, "pause_until": until.text()}
+    if until.ns > now:
+        out["pause_remaining"] = until.ns - now
     return out
 
 
 def unpin(js: JetStream, request: Request, stream: str, consumer: str) -> Reply:
-    group = request.unmarshal(UNPIN_REQUEST).get("group", "")
+    group = unpin_group(request)
+    js.consumer_admin.unpin(js.lookup_consumer(stream, consumer), group)
+    return {}
+
+
+def unpin_group(request: Request) -> str:
+    """The group a ``CONSUMER.UNPIN`` names, checked as nats-server checks it (10025, 10161)."""
+    group = str(request.unmarshal(UNPIN_REQUEST).get("group", ""))
     if not group:
         raise api_error("JSInvalidJSONErr", err="consumer group not specified")
     if not consumerconfig.is_valid_group_name(group):
         raise api_error("JSConsumerInvalidGroupNameErr")
-    js.consumer_admin.unpin(js.lookup_consumer(stream, consumer), group)
-    return {}
+    return group
 
 
 def reset(js: JetStream, request: Request, consumer: Consumer) -> Reply:

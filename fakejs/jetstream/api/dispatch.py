@@ -72,7 +72,7 @@ class JetStreamApi:
             self._assets_served = True
             for route in table.routes:
                 if route.asset_request:
-                    self.js.serve_asset(route.asset_request, self._asset_answer(route))
+                    self.js.serve_asset(route.asset_request, asset_answer(self.js, route))
         return table
 
     @table.setter
@@ -216,26 +216,27 @@ class JetStreamApi:
         group = clustered.stream_group(route.bind(request.subject).get("stream", ""))
         return group is not None and len(group.replicas) > 1
 
-    def _asset_answer(self, route: Route) -> Callable[[Consumer, str, bytes | None, bytes], None]:
-        """The answer to a request a consumer hands over: not counted, sent with an empty reply-to."""
-        # The request decoder and the error table come with the first request a consumer hands over
-        from fakejs.jetstream.api.request import Request
-        from fakejs.jetstream.errors import ApiError
 
-        def answer(consumer: Consumer, reply: str, hdr: bytes | None, payload: bytes) -> None:
-            if not reply:
-                return
-            subject = route.pattern.format(stream=consumer.stream.name, consumer=consumer.name)
-            request = Request(subject, reply, hdr, payload)
-            try:
-                request.check_level()
-                body = route.call_for(self.js, request, consumer)
-                doc = {"type": route.response, **body}
-            except ApiError as error:
-                doc = error_doc(route, error)
-            self.js.reply(reply, encode(doc), request.reply_headers, empty_reply=True)
+def asset_answer(js: JetStream, route: Route) -> Callable[[Consumer, str, bytes | None, bytes], None]:
+    """The answer to a request a consumer hands over (``route``'s): not counted, sent with an empty reply-to."""
+    # The request decoder and the error table come with the first request a consumer hands over
+    from fakejs.jetstream.api.request import Request
+    from fakejs.jetstream.errors import ApiError
 
-        return answer
+    def answer(consumer: Consumer, reply: str, hdr: bytes | None, payload: bytes) -> None:
+        if not reply:
+            return
+        subject = route.pattern.format(stream=consumer.stream.name, consumer=consumer.name)
+        request = Request(subject, reply, hdr, payload)
+        try:
+            request.check_level()
+            body = route.call_for(js, request, consumer)
+            doc = {"type": route.response, **body}
+        except ApiError as error:
+            doc = error_doc(route, error)
+        js.reply(reply, encode(doc), request.reply_headers, empty_reply=True)
+
+    return answer
 
 
 def attach_api(js: JetStream) -> JetStreamApi:

@@ -20,13 +20,12 @@ from __future__ import annotations
 from fakejs.gocompat.gojson import Field, Struct
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.table import Reply
-from fakejs.jetstream.config.stream import PLACEMENT
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.service import JetStream
 from fakejs.jetstream.service.clustered import ClusterAssets
 from fakejs.jetstream.service.meta import Group
+from fakejs.jetstream.service.replicated_leaders import STEPDOWN_REQUEST
 
-STEPDOWN_REQUEST = Struct("JSApiLeaderStepdownRequest", (Field("placement", PLACEMENT),))
 PEER_REMOVE_REQUEST = Struct("JSApiStreamRemovePeerRequest", (Field("peer", "string"),))
 
 

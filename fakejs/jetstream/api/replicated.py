@@ -8,14 +8,15 @@ what it leads, as nats-server does:
   (checked as a single server checks them, then proposed through
   :class:`~fakejs.jetstream.cluster.MetaLeader`), ``STREAM.NAMES``, a
   ``STREAM.LIST`` (each stream's info asked of its leader), a request about a stream that does not exist, and the refusal of what is not
-  built yet in this mode (step-downs, peer removal, consumer pauses,
+  built yet in this mode (peer removal, consumer pauses,
   snapshots...: :func:`~fakejs.jetstream.service.replicated.not_built`);
 - the **stream's leader**: ``STREAM.INFO``, ``PURGE``, ``MSG.GET``, ``MSG.DELETE``
   (purges and deletes proposed to the stream's group), and the answer to a
   create or update once the stream runs under its new assignment;
 - every replica with ``allow_direct``: ``DIRECT.GET``, on the stream's own
   subscription, as on a single server;
-- consumer requests: :mod:`fakejs.jetstream.api.replicated_consumers`.
+- consumer requests: :mod:`fakejs.jetstream.api.replicated_consumers`;
+  step-downs: :mod:`fakejs.jetstream.api.replicated_leaders`.
 
 Handlers decode, call the domain (:mod:`fakejs.jetstream.service.replicated`)
 and encode; replies have the bytes of :mod:`fakejs.jetstream.api.streams`'.
@@ -32,6 +33,7 @@ from fakejs.core.subjects import overlap
 from fakejs.jetstream.api import streams
 from fakejs.jetstream.api.dispatch import encode, error_doc
 from fakejs.jetstream.api.replicated_consumers import ConsumerRequests
+from fakejs.jetstream.api.replicated_leaders import LeaderRequests
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.api.table import Route, Uncounted
@@ -75,6 +77,7 @@ class ReplicatedApi:
         }
         self.consumers = ConsumerRequests(js, self.domain)
         self._handlers.update(self.consumers.handlers())
+        self._handlers.update(LeaderRequests(js, self.domain).handlers())
 
     def start(self) -> None:
         self.domain.start()

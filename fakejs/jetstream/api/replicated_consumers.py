@@ -14,8 +14,11 @@ what it leads:
   the pull requests (``CONSUMER.MSG.NEXT``) and acks, from any server.
 
 ``CONSUMER.RESET`` reaches the consumer's leader on its own subscription and
-is refused there by name, as are the consumer requests not built in this mode
-(pause, unpin, step-down, peer removal).
+is answered there as on a single server (the reset of its stored state
+proposed to the group, applied by every replica); ``CONSUMER.PAUSE`` is the
+meta leader's (the assignment proposed again), ``CONSUMER.UNPIN`` the
+consumer leader's (its pins are its own); step-downs are
+:mod:`fakejs.jetstream.api.replicated_leaders`.
 """
 
 from __future__ import annotations
@@ -24,13 +27,14 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from fakejs.jetstream.api import consumers
-from fakejs.jetstream.api.dispatch import encode, error_doc
+from fakejs.jetstream.api.dispatch import asset_answer, encode
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.routes import ROUTES
+from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config.consumer import ConsumerConfig
 from fakejs.jetstream.errors import api_error
-from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built
-from fakejs.jetstream.service.replicated_consumer_rules import config_document
+from fakejs.jetstream.service.replicated import ReplicatedJetStream
+from fakejs.jetstream.service.replicated_consumer_rules import config_document, config_from_document
 
 if TYPE_CHECKING:
     from fakejs.jetstream.consumer.consumer import Consumer
@@ -49,7 +53,9 @@ class ConsumerRequests:
         self.js = js
         self.domain = domain
         domain.answer_consumer = self._answer_create
-        js.serve_asset("consumer.reset", self._reset)
+        reset = ROUTES.find("$JS.API.CONSUMER.RESET.S.C")
+        assert reset is not None and reset.pattern == RESET_PATTERN
+        js.serve_asset("consumer.reset", asset_answer(js, reset))  # the leader's consumer resets, its state proposed
 
     def handlers(self) -> dict[str, Callable[..., Awaitable[Any]]]:
         return {
@@ -61,6 +67,8 @@ class ConsumerRequests:
             "$JS.API.CONSUMER.DELETE.{stream}.{consumer}": self._delete,
             "$JS.API.CONSUMER.NAMES.{stream}": self._names,
             "$JS.API.CONSUMER.LIST.{stream}": self._list,
+            "$JS.API.CONSUMER.PAUSE.{stream}.{consumer}": self._pause,
+            "$JS.API.CONSUMER.UNPIN.{stream}.{consumer}": self._unpin,
         }
 
     def answers_errors(self, stream: str, consumer: str) -> bool:
@@ -100,8 +108,30 @@ class ConsumerRequests:
         # nats-server: an ephemeral of a limits stream has one replica unless it asks for more.
         one = new and not checked["durable_name"] and retention == "limits"
         replicas = 1 if one and checked["num_replicas"] <= 1 else None
-        document = config_document(checked) if assigned is None else assigned.config
+        document = config_document(checked)
+        if assigned is not None and document == config_document(config_from_document(assigned.config)):
+            document = assigned.config  # unchanged: the assignment is proposed again as it is
         await leader.create_consumer(self.js.account_name, stream, name, document, request.reply, replicas=replicas)
+
+    async def _pause(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
+        """nats-server's meta leader: the consumer's assignment proposed again with ``pause_until`` (or without),
+        each replica pausing the consumer it runs; answered as a single server answers."""
+        if not self.domain.is_meta_leader:
+            return None
+        body = request.decode_if_json(consumers.PAUSE_REQUEST)
+        if self.domain.assigned(stream) is None:
+            raise api_error("JSStreamNotFoundErr")
+        assigned = self.domain.consumer_assignment(stream, consumer)
+        if assigned is None:
+            raise api_error("JSConsumerNotFoundErr")
+        asked = body.get("pause_until")
+        until = None if asked is None or asked.is_zero else asked.utc()
+        config = config_from_document(assigned.config)
+        config["pause_until"] = until
+        consumerconfig.set_static_metadata(config)
+        assert self.domain.leader is not None
+        await self.domain.leader.create_consumer(self.js.account_name, stream, consumer, config_document(config))
+        return consumers.pause_answer(until, self.js.clock.time_ns())
 
     async def _delete(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
         if not self.domain.is_meta_leader:
@@ -160,6 +190,19 @@ class ConsumerRequests:
                 raise api_error("JSConsumerNotFoundErr")
         return None  # its leader answers (while it has none, nobody: the client asks again)
 
+    async def _unpin(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
+        """The consumer's leader drops the group's pin (its pins are its own, as nats-server's leader's)."""
+        led = self._leading(stream, consumer)
+        if led is None:
+            if self.domain.is_meta_leader:
+                if self.domain.assigned(stream) is None:
+                    raise api_error("JSStreamNotFoundErr")
+                if self.domain.consumer_assignment(stream, consumer) is None:
+                    raise api_error("JSConsumerNotFoundErr")
+            return None
+        self.js.consumer_admin.unpin(led, consumers.unpin_group(request))
+        return {}
+
     def _answer_create(self, replica: ConsumerReplica) -> None:
         """The consumer's leader answers the create its assignment carries."""
         consumer = replica.consumer
@@ -168,11 +211,3 @@ class ConsumerRequests:
         doc = {"type": "io.nats.jetstream.api.v1.consumer_create_response", **consumer.info()}
         self.js.record_api_call(False)
         self.js.reply(replica.assignment.reply, encode(doc))
-
-    def _reset(self, consumer: Consumer, reply: str, hdr: bytes | None, payload: bytes) -> None:
-        """``CONSUMER.RESET``, handed over by the consumer's leader: not built in this mode."""
-        route = ROUTES.find(f"$JS.API.CONSUMER.RESET.{consumer.stream.name}.{consumer.name}")
-        assert route is not None and route.pattern == RESET_PATTERN
-        self.js.record_api_call(True)
-        if reply:
-            self.js.reply(reply, encode(error_doc(route, not_built("CONSUMER.RESET"))))

@@ -16,8 +16,10 @@ group it proposes through), :mod:`fakejs.jetstream.raft` (entries),
 :mod:`fakejs.core` the clock and the log, :mod:`fakejs.gocompat`'s ids, and
 msgpack.
 
-Nothing runs it in a server yet: a multi-process JetStream cluster is still
-refused at start, and the in-process one is the simulation of
+The servers of a replicated JetStream run it
+(:mod:`fakejs.jetstream.service.replicated`: servers started with JetStream
+and routes, or given ``ReplicatedJetStream`` by code); the in-process
+``fakejs.Cluster(jetstream=True)`` is the simulation of
 ``fakejs/server/cluster_jetstream.py``.  docs/contributing/replication.md
 tells what is left.
 """

@@ -97,7 +97,9 @@ class MetaLeader:
         peers = self._place_stream(config)
         storage = "memory" if config.get("storage") == "memory" else "file"
         name = group_name("S", len(peers), storage_letter(storage), new_group_id(self.rng))
-        group = RaftGroup(name, tuple(peers), storage, cluster=self._cluster_of(config))
+        group = RaftGroup(
+            name, tuple(peers), storage, cluster=self._cluster_of(config), preferred=self.rng.choice(peers)
+        )
         proposed = StreamAssignment(account, config, group, self.clock.time_ns(), dict(client or {}), reply)
         await self._propose(AssignStream(proposed))
         applied = self.state.stream(account, proposed.name)
@@ -149,7 +151,8 @@ class MetaLeader:
             peers = place_consumer_replicas(stream_assignment.group.peers, count, self.rng)
             storage = "memory" if config.get("mem_storage") else stream_assignment.group.storage
             gname = group_name("C", len(peers), storage_letter(storage), new_group_id(self.rng))
-            group = RaftGroup(gname, tuple(peers), storage, cluster=stream_assignment.group.cluster)
+            cluster, preferred = stream_assignment.group.cluster, self.rng.choice(peers)
+            group = RaftGroup(gname, tuple(peers), storage, cluster=cluster, preferred=preferred)
         created = existing.created_ns if existing is not None else self.clock.time_ns()
         proposed = ConsumerAssignment(account, stream, name, dict(config), group, created, dict(client or {}), reply)
         await self._propose(AssignConsumer(proposed))

@@ -45,9 +45,12 @@ class AckRetention:
         stream.machine.leader_observers.append(self._stream_leader_changed)
 
     def watch(self, name: str, machine: ConsumerStateMachine, filters: Sequence[str]) -> None:
-        """``machine`` is this server's replica of the stream's consumer ``name`` (filtering on ``filters``)."""
+        """``machine`` is this server's replica of the stream's consumer ``name`` (filtering on ``filters``); the
+        same replica watched again (an update) only changes its filters."""
+        known = self.consumers.get(name)
         self.consumers[name] = (machine, list(filters))
-        machine.observers.append(_Watcher(self, machine))
+        if known is None or known[0] is not machine:
+            machine.observers.append(_Watcher(self, machine))
 
     def forget(self, name: str) -> None:
         """The consumer ``name`` is gone from this server: the stream no longer asks it what it needs, and an

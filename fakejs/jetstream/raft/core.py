@@ -79,6 +79,9 @@ class NodeCore:
         self.commit_index = self.applied_index = self.log.snapshot.index
         self.role = Role.FOLLOWER
         self.leader: str | None = None
+        # A follower heard its leader within the last lease (see Electing._in_lease); contacts since it was armed.
+        self.lease = False
+        self.lease_contacts = 0
         self.membership, self.membership_index = self.bootstrap, 0
         self._refresh_membership()
         self.durability = Durability(self.log.last_index)

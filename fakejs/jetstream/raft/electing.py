@@ -23,8 +23,10 @@ class Electing(Following):
     """A node's conduct in elections (nats-server's ``runAsCandidate`` and ``processVoteRequest``)."""
 
     def _in_lease(self) -> bool:
-        """Whether this node knows a live leader: it leads, or follows one it heard from within a timeout."""
-        return self.role is Role.LEADER or (self.role is Role.FOLLOWER and self.leader is not None)
+        """Whether this node knows a live leader: it leads, or follows one it heard from within its lease (half
+        the shortest election timeout to all of it), so that once a leader is gone the first follower to time
+        out wins the others' pre-votes, as the first to time out wins nats-server's votes."""
+        return self.role is Role.LEADER or (self.role is Role.FOLLOWER and self.leader is not None and self.lease)
 
     def _on_election_timeout(self) -> None:
         if self.role is not Role.LEADER:

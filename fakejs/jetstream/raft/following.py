@@ -15,7 +15,7 @@ from fakejs.jetstream.raft.core import Role
 from fakejs.jetstream.raft.entries import Entry
 from fakejs.jetstream.raft.leading import Leading
 from fakejs.jetstream.raft.messages import AppendEntries, AppendResponse, InstallSnapshot
-from fakejs.jetstream.raft.outputs import SaveSnapshot
+from fakejs.jetstream.raft.outputs import SaveSnapshot, TimerKind
 
 
 class Following(Leading):
@@ -31,7 +31,23 @@ class Following(Leading):
             self._become_follower(self.term, leader)
         else:
             self._arm_election()
+        self._renew_lease()
         return True
+
+    def _renew_lease(self) -> None:
+        """The leader was heard: the lease holds for at least half the shortest election timeout from now (one
+        lease timer a period, not one a message: a period with contacts arms the next)."""
+        self.lease_contacts += 1
+        if not self.lease:
+            self.lease, self.lease_contacts = True, 0
+            self._arm(TimerKind.LEASE, self.settings.election_timeout_min / 2)
+
+    def _on_lease_timeout(self) -> None:
+        if self.lease_contacts and self.role is Role.FOLLOWER and self.leader is not None:
+            self.lease_contacts = 0
+            self._arm(TimerKind.LEASE, self.settings.election_timeout_min / 2)
+        else:
+            self.lease = False
 
     def _on_append_entries(self, append: AppendEntries) -> None:
         if not self._follow(append.sender):

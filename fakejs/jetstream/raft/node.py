@@ -74,6 +74,8 @@ class RaftNode(Electing):
                 self._on_quorum_check()
             elif timer.kind is TimerKind.TRANSFER:
                 self._on_transfer_timeout()
+            elif timer.kind is TimerKind.LEASE:
+                self._on_lease_timeout()
         return self._finish()
 
     def persisted(self, ticket: int) -> Ready:
@@ -123,6 +125,16 @@ class RaftNode(Electing):
         else:
             self.leader = None
             self._campaign(pre_vote=True)
+        return self._finish()
+
+    def campaign_soon(self, immediately: bool = False) -> Ready:
+        """Arm the election timer for a campaign timeout rather than an election timeout (nats-server's
+        ``Campaign``, or ``CampaignImmediately``): a group just formed elects its first leader quickly."""
+        self._begin()
+        if self.role is Role.LEADER:
+            self._ready.outcome = Refused("already the leader")
+        else:
+            self._arm(TimerKind.ELECTION, self.settings.campaign_timeout(self.rng, immediately))
         return self._finish()
 
     def compact(self, index: int, data: bytes) -> Ready:

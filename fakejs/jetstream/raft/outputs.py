@@ -67,6 +67,7 @@ class TimerKind(enum.Enum):
     HEARTBEAT = "heartbeat"
     QUORUM_CHECK = "quorum_check"
     TRANSFER = "transfer"
+    LEASE = "lease"
 
 
 @dataclass(frozen=True, slots=True)

@@ -200,6 +200,12 @@ class ReplicatedGroup:
         if outcome is not None and not isinstance(outcome, Accepted):
             raise self._failure(outcome)
 
+    def campaign_soon(self, immediately: bool = False) -> None:
+        """Campaign after a campaign timeout (see :meth:`~fakejs.jetstream.raft.RaftNode.campaign_soon`), unless
+        this member leads or is stopped."""
+        if not self.stopped and not self.node.is_leader:
+            self._handle(self.node.campaign_soon(immediately))
+
     def compact(self) -> None:
         """Snapshot the state machine now and drop the log it covers."""
         if self.stopped or self.applied_index <= self.node.log.snapshot.index:

@@ -62,9 +62,11 @@ def start_group(
     settings: RaftSettings | None = None,
     snapshot_every: int = 0,
     fsync: bool = True,
+    preferred: str = "",
 ) -> ReplicatedGroup:
     """Start the server's member of the group ``name`` with first voters ``peers`` (peer ids, see
-    :func:`~fakejs.jetstream.replication.subjects.peer_id`).
+    :func:`~fakejs.jetstream.replication.subjects.peer_id`).  The ``preferred`` leader (a peer id) of a new
+    group campaigns at once, as nats-server's does when its term is still 0.
 
     Its log is kept under ``store_dir`` (the server's store directory), or in memory when that is ``None``.
     """
@@ -83,4 +85,7 @@ def start_group(
         record_error=broker.record_error,
         snapshot_every=snapshot_every,
     )
-    return group.start()
+    group.start()
+    if preferred and preferred == group.peer and group.node.term == 0:
+        group.campaign_soon(immediately=True)
+    return group

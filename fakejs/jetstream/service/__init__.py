@@ -17,8 +17,9 @@ their group's leader), ``replicated_consumer_rules`` (a consumer create's
 checks against the assignments), ``replicated_infos`` (stream and
 consumer infos asked of their leaders, for a listing), ``meta_membership``
 (the first voters of ``_meta_`` learned from the routes, its Raft
-membership kept to the meta state) and ``replicated_remove`` (``offline``
-servers, ``$JS.API.SERVER.REMOVE``).  Sits on :mod:`fakejs.jetstream.consumer`,
+membership kept to the meta state), ``replicated_leaders`` (whom a
+step-down hands over to) and ``replicated_remove`` (``offline`` servers,
+``$JS.API.SERVER.REMOVE``, ``META.LEADER.STEPDOWN``).  Sits on :mod:`fakejs.jetstream.consumer`,
 :mod:`fakejs.jetstream.stream`, :mod:`fakejs.jetstream.storage` and
 :mod:`fakejs.jetstream.config`; the ``$JS.API`` layer above attaches to it
 (:class:`fakejs.jetstream.JetStreamWithApi` is the two together).

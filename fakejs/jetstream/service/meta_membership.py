@@ -7,11 +7,14 @@ started from a configuration file or flags would be) starts its member of
 the log of a leader that adds it.  As nats-server's ``bootstrapRaftNode`` does
 when it does not know all its peers, it expects a meta group of the size its
 configured routes give (at least two); once it is routed to that many servers
-(itself counted), has seen the same servers at two checks in a row and has
-heard of no leader, it starts its member again with those servers as first
-voters (its log is still empty, so nothing is lost).  A server that hears of
-a leader first (a running group that added it) keeps the membership the log
-gives it; a restarted server takes its membership from its stored log.
+(itself counted), has seen the same servers at two checks in a row (a
+quarter second apart) and has heard of no leader, it starts its member again
+with those servers as first voters (its log is still empty, so nothing is
+lost) and campaigns after a campaign timeout, as nats-server's bootstrapped
+meta group does.  A server that hears of a leader first (a running group
+that added it, or a new meta leader's word on ``$FJMETA.LEADER``) keeps the
+membership the log gives it; a restarted server takes its membership from its
+stored log.
 
 **Keeping the Raft membership to the meta state** (:func:`next_change`).  The
 meta leader adds to the group, as a voter, each server whose ``AddPeer`` is
@@ -39,7 +42,16 @@ if TYPE_CHECKING:
     from fakejs.jetstream.cluster import MetaState
     from fakejs.jetstream.replication import ReplicatedGroup
 
-__all__ = ["GroupMembership", "MetaBootstrap", "expected_size", "next_change", "routed_servers"]
+__all__ = [
+    "ROUTES_CHECK_INTERVAL",
+    "GroupMembership",
+    "MetaBootstrap",
+    "expected_size",
+    "next_change",
+    "routed_servers",
+]
+
+ROUTES_CHECK_INTERVAL = 0.25  # seconds between two looks at the routed servers while the first voters are unknown
 
 
 def expected_size(broker: Broker) -> int:
@@ -81,9 +93,9 @@ class MetaBootstrap:
         self,
         broker: Broker,
         clock: Clock,
-        interval: float,
         settled: Callable[[], bool],
         restart: Callable[[list[str]], None],
+        interval: float = ROUTES_CHECK_INTERVAL,
     ) -> None:
         self.broker = broker
         self.clock = clock

@@ -1,9 +1,9 @@
 """JetStream replicated across the servers of a cluster: the server's ``_meta_`` member, its streams, their checks.
 
 :class:`ReplicatedJetStream` runs on a server whose options carry
-:class:`~fakejs.core.options.ReplicatedJetStream` (set by code only: a
-JetStream cluster across processes is still refused from a configuration
-file or the command line).  When the account's JetStream starts it starts
+:class:`~fakejs.core.options.ReplicatedJetStream` (set by code, or for a
+server with JetStream and a cluster with routes started from a
+configuration file or the command line).  When the account's JetStream starts it starts
 the server's member of the meta group (``_meta_``, the configured servers
 as first voters, its log under the store directory as
 docs/contributing/replication.md describes), with a
@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 __all__ = ["PEER_SUBJECT", "ReplicatedJetStream", "not_built"]
 
 PEER_SUBJECT = "$FJMETA.PEER"  # fakejs's own: a server's record for the meta leader to propose
+LEADER_SUBJECT = "$FJMETA.LEADER"  # fakejs's own: a new meta leader tells every server (those not in _meta_ ask)
 GONE_SUBJECT = "$FJMETA.CGONE"  # fakejs's own: a consumer's leader asks the meta leader to remove it (inactive)
 LIST_TIMEOUT = 2.0  # seconds the meta leader waits for the stream leaders' infos of a STREAM.LIST
 USAGE_TIMEOUT = 0.5  # seconds the meta leader waits for the servers' usage of a $JS.API.INFO
@@ -112,6 +113,8 @@ class ReplicatedJetStream(MetaObserver):
         self.consumers = ConsumerReplicas(js, self.replicas, options.raft, self._consumer_led)
         self._pending_consumers: set[tuple[str, str]] = set()  # consumers whose leader still has to answer
         self._gone_subscription: Subscription | None = None
+        self._leader_subscription: Subscription | None = None
+        self._heard_leader = False  # a meta leader told this server it leads (its membership is not to be learnt)
         self.group: ReplicatedGroup | None = None
         self.leader: MetaLeader | None = None
         self._pending: dict[str, str] = {}  # stream -> the request its leader still has to answer
@@ -134,14 +137,14 @@ class ReplicatedJetStream(MetaObserver):
         router = system_router(self.broker)
         self._peer_subscription = router.subscribe_internal(PEER_SUBJECT, self._peer_asked)
         self._gone_subscription = router.subscribe_internal(GONE_SUBJECT, self._consumer_gone)
+        self._leader_subscription = router.subscribe_internal(LEADER_SUBJECT, self._leader_told)
         self._answers = MetaAnswers(router, self._led_info, self._usage, self._led_consumer_info)
         self._events.start()
         self._start_member([peer_id(name) for name in self.options.peers])
         assert self.group is not None
         self._replayed_to = self.group.node.log.last_index
         if not self.options.peers and not self._settled():  # the first voters come from the routes
-            interval = self.group.node.settings.election_timeout_max
-            self._bootstrap = MetaBootstrap(self.broker, self.js.clock, interval, self._settled, self._bootstrapped)
+            self._bootstrap = MetaBootstrap(self.broker, self.js.clock, self._settled, self._bootstrapped)
             self._bootstrap.start()
             self._ask_to_join()  # a running group's leader adds this server
         elif self.group.leader is not None:  # a sole voter led before start_group returned
@@ -156,13 +159,17 @@ class ReplicatedJetStream(MetaObserver):
     def _settled(self) -> bool:
         """Whether the meta member has a log, a vote or a leader: its membership is no longer to be learned."""
         group = self.group
-        return group is None or group.leader is not None or group.node.log.last_index > 0 or group.node.term > 0
+        if group is None or self._heard_leader or group.leader is not None:
+            return True
+        return group.node.log.last_index > 0 or group.node.term > 0
 
     def _bootstrapped(self, peers: list[str]) -> None:
         """The routes named the first voters: the member (nothing stored yet) starts again with them."""
         if self.group is not None:
             self.group.stop()
         self._start_member(peers)
+        assert self.group is not None
+        self.group.campaign_soon()  # nats-server's bootstrapped meta group campaigns early too
 
     def stop(self) -> None:
         if self._asking is not None:
@@ -172,10 +179,10 @@ class ReplicatedJetStream(MetaObserver):
         self._events.stop()
         for task in self._tasks:
             task.cancel()
-        for subscription in (self._peer_subscription, self._gone_subscription):
+        for subscription in (self._peer_subscription, self._gone_subscription, self._leader_subscription):
             if subscription is not None:
                 system_router(self.broker).unsubscribe(subscription)
-        self._peer_subscription = self._gone_subscription = None
+        self._peer_subscription = self._gone_subscription = self._leader_subscription = None
         if self._answers is not None:
             self._answers.stop()
             self._answers = None
@@ -200,6 +207,14 @@ class ReplicatedJetStream(MetaObserver):
             self._ask_to_join()
         if leader == self.peer:
             self._change_membership()
+            system_router(self.broker).publish(LEADER_SUBJECT, "", None, b"", None)
+
+    def _leader_told(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
+        """A new meta leader's word: a server not in ``_meta_`` yet asks to join now (and learns no first voters)."""
+        if not self.is_meta_leader:
+            self._heard_leader = True
+            self._ask_to_join()
+        return True
 
     def peers_changed(self, peers: Any) -> None:
         self._change_membership()
@@ -492,9 +507,10 @@ class ReplicatedJetStream(MetaObserver):
             found = assigned.get(name)
             return None if found is None else config_from_document(found.config)
 
-        others = [config_from_document(ca.config) for ca in assigned.values()]
+        others = {name: config_from_document(ca.config) for name, ca in assigned.items()}
+        limits, rng, router = self.js.limits, self.js.rng, self.js.router
         return check_consumer(
-            stream_config, config, action, pedantic, existing, others, self.js.limits, self.js.rng, not_built
+            stream_config, config, action, pedantic, existing, others, limits, rng, not_built, router.has_exact_interest
         )
 
     def _overlaps(self, subjects: list[str], exclude: str = "") -> bool:
@@ -533,10 +549,11 @@ class ReplicatedJetStream(MetaObserver):
                 section["leader_since"] = gotime.rfc3339(leader_since_ns)
         section["system_account"] = True
         section["traffic_account"] = "$SYS"
-        section["replicas"] = [self._replica(group, peer, leading) for peer in peers if peer != group.leader]
+        section["replicas"] = [self.replica_of(group, peer, leading) for peer in peers if peer != group.leader]
         return section
 
-    def _replica(self, group: ReplicatedGroup, peer: str, leading: bool) -> dict[str, Any]:
+    def replica_of(self, group: ReplicatedGroup, peer: str, leading: bool) -> dict[str, Any]:
+        """A replica's entry of a ``cluster`` section: current when this leader knows it holds every entry."""
         last = group.node.log.last_index
         progress = group.node.progress.get(peer) if leading else None
         lag = last - progress.match_index if progress is not None else 0

@@ -3,9 +3,10 @@
 These are :class:`~fakejs.jetstream.service.consumers.ConsumerAdmin`'s rules
 (nats-server's ``addConsumerWithAction``), asked of the meta group's
 assignments instead of a server's local streams: the defaults and checks of
-the configuration, the ``action`` (create, update), the stream's consumer
-limit, the work-queue rules and the name (a generated one for a consumer
-without).  What a replicated consumer does not run yet is refused by name.
+the configuration, the ``action`` (create, update), what an update may not
+change (``checkNewConsumerConfig``), the stream's consumer limit, the
+work-queue rules and the name (a generated one for a consumer without).  What
+a replicated consumer does not run yet is refused by name.
 
 An assignment carries its configuration as the JSON document the API shows
 (:func:`config_document`), and a replica reads it back with
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fakejs.core.account_config import JetStreamLimits
@@ -55,15 +56,19 @@ def check_consumer(
     action: str,
     pedantic: bool,
     existing: Callable[[str], ConsumerConfig | None],
-    others: Sequence[ConsumerConfig],
+    others: Mapping[str, ConsumerConfig],
     account_limits: JetStreamLimits,
     rng: random.Random,
     not_built: Callable[[str], ApiError],
+    deliver_has_interest: Callable[[str], bool],
 ) -> tuple[str, ConsumerConfig, bool]:
-    """``CONSUMER.CREATE``'s checks; the consumer's name, its configuration and whether it is new.
+    """``CONSUMER.CREATE``'s checks; the consumer's name, its configuration (an existing consumer's own when
+    unchanged, its new one for an update) and whether it is new.
 
     ``existing(name)`` is the configuration of the stream's consumer of that
-    name, if any; ``others`` the configurations of the stream's consumers.
+    name, if any; ``others`` the configurations of the stream's consumers by
+    name; ``deliver_has_interest(subject)`` whether a push consumer's deliver
+    subject has a subscriber in the cluster.
     """
     _refuse_unbuilt(config, not_built)
     consumerconfig.set_static_metadata(config)
@@ -73,11 +78,11 @@ def check_consumer(
     before = existing(name) if name else None
     if before is not None:
         consumerconfig.copy_static_metadata(config, before)
-        if config_document(config) != config_document(before):
-            if action == "create":
-                raise api_error("JSConsumerAlreadyExists")
-            raise not_built("updating a consumer")
-        return name, before, False
+        if config_document(config) == config_document(before):
+            return name, before, False
+        if action == "create":
+            raise api_error("JSConsumerAlreadyExists")
+        return name, _checked_update(stream_config, name, before, config, others, deliver_has_interest), False
     if action == "update":
         raise api_error("JSConsumerDoesNotExist")
     _check_room(stream_config, config, others, account_limits)
@@ -87,13 +92,34 @@ def check_consumer(
     return name, config, True
 
 
+def _checked_update(
+    stream_config: StreamConfig,
+    name: str,
+    before: ConsumerConfig,
+    config: ConsumerConfig,
+    others: Mapping[str, ConsumerConfig],
+    deliver_has_interest: Callable[[str], bool],
+) -> ConsumerConfig:
+    """An update's checks (a single server's ``updateConfig``): the work-queue partition, then what may not
+    change; an ephemeral keeps its default inactivity threshold."""
+    if stream_config["retention"] == "workqueue":
+        filters = consumerconfig.filters(config)
+        for other_name, other in others.items():
+            theirs = consumerconfig.filters(other)
+            if other_name != name and (
+                not theirs or not filters or any(overlap(mine, their) for mine in filters for their in theirs)
+            ):
+                raise api_error("JSConsumerWQConsumerNotUniqueErr")
+    interest = bool(before["deliver_subject"]) and deliver_has_interest(before["deliver_subject"])
+    consumer_rules.check_update(before, config, interest)
+    if not before["durable_name"] and config["inactive_threshold"] <= 0:
+        config["inactive_threshold"] = EPHEMERAL_INACTIVE_THRESHOLD
+    return config
+
+
 def _refuse_unbuilt(config: ConsumerConfig, not_built: Callable[[str], ApiError]) -> None:
     if config["direct"] or config["sourcing"]:
         raise not_built("a mirror's or source's consumer")
-    if config["pause_until"] is not None and not config["pause_until"].is_zero:
-        raise not_built("a paused consumer")
-    if config["priority_groups"] or config["priority_policy"] not in ("none", ""):
-        raise not_built("priority groups")
 
 
 def _name_for(name: str, config: ConsumerConfig, existing: Callable[[str], object], rng: random.Random) -> str:
@@ -112,7 +138,7 @@ def _name_for(name: str, config: ConsumerConfig, existing: Callable[[str], objec
 
 
 def _check_room(
-    stream_config: StreamConfig, config: ConsumerConfig, others: Sequence[ConsumerConfig], account: JetStreamLimits
+    stream_config: StreamConfig, config: ConsumerConfig, others: Mapping[str, ConsumerConfig], account: JetStreamLimits
 ) -> None:
     """The consumer limit (the stream's, or the account's when smaller) and the work-queue rules."""
     limits.consumer_room(account, stream_config["max_consumers"], len(others))
@@ -127,7 +153,7 @@ def _check_room(
     filters = consumerconfig.filters(config)
     if not filters:
         raise api_error("JSConsumerWQMultipleUnfilteredErr")
-    for other in others:
+    for other in others.values():
         theirs = consumerconfig.filters(other)
         if not theirs or any(overlap(mine, their) for mine in filters for their in theirs):
             raise api_error("JSConsumerWQConsumerNotUniqueErr")

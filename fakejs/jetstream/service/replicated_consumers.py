@@ -99,7 +99,15 @@ class ConsumerReplica:
         group = self.assignment.group
         on_disk = store_dir if group.storage == "file" else None
         js = self.stream.js
-        self.group = start_group(js.broker, group.name, group.peers, self.machine, store_dir=on_disk, settings=settings)
+        self.group = start_group(
+            js.broker,
+            group.name,
+            group.peers,
+            self.machine,
+            store_dir=on_disk,
+            settings=settings,
+            preferred=group.preferred,
+        )
         with js.answering():  # a sole voter led before start_group returned: it delivers once it answered
             self.replicated = ReplicatedConsumer(self._make_consumer, self.machine, self.group)
             self.machine.observers.append(self)
@@ -108,6 +116,18 @@ class ConsumerReplica:
     def _make_consumer(self) -> Consumer:
         stream = self.stream.stream
         return Consumer(stream, self.name, copy.deepcopy(self.config), self.assignment.created_ns)
+
+    def reconfigure(self) -> None:
+        """The assignment's new configuration (an update), applied to the consumer this replica runs; its
+        leader delivers what the update lets through once the update is answered."""
+        self.config = config_from_document(self.assignment.config)
+        consumer = self.consumer
+        if consumer is not None:
+            paused_until = self.config["pause_until"]
+            if paused_until != consumer.config["pause_until"]:
+                consumer.pause(paused_until)  # CONSUMER.PAUSE: held back, or resumed
+            consumer.reconfigure(copy.deepcopy(self.config))
+            consumer.js.after_answer(consumer.kick)
 
     def stop(self, remove: bool) -> None:
         """Stop the member and the consumer (``remove``: for good, its group's directory too)."""
@@ -164,9 +184,16 @@ class ConsumerReplicas(MetaObserver):
         key = (assignment.stream, assignment.name)
         existing = self.replicas.get(key)
         if existing is not None and existing.assignment.group == assignment.group:
-            existing.assignment = assignment  # the same configuration (updates are refused), a new request
-            if existing.is_leader:
-                self.on_led(existing)
+            updated = existing.assignment.config != assignment.config
+            existing.assignment = assignment  # a new request, and maybe a new configuration
+            with self.js.answering():  # an update's answer goes out before what it lets through
+                if updated:
+                    existing.reconfigure()
+                    stream_replica = self.streams.replicas.get(assignment.stream)
+                    if stream_replica is not None:
+                        self._watch(stream_replica, existing)  # its filters may have changed
+                if existing.is_leader:
+                    self.on_led(existing)
             return
         if existing is not None:
             self.consumer_removed(existing.assignment)

@@ -17,6 +17,11 @@ already under way 10202; otherwise the server is marked removed in the meta
 state, the leader takes it out of the Raft membership of ``_meta_``, and
 answers ``{"success": true}`` once that is applied.  The removed server stops
 asking to join.
+
+**META.LEADER.STEPDOWN** (system account only; the meta leader answers):
+a body that is not JSON 10025, a ``placement`` checked as a stream's
+step-down checks it (:mod:`fakejs.jetstream.service.replicated_leaders`),
+then the leader hands ``_meta_`` over and answers ``{"success": true}``.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from fakejs.gocompat.gojson import Field, GoJSONError, Struct, decode_request, d
 from fakejs.jetstream import advisories
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed, peer_id, system_router
+from fakejs.jetstream.service.replicated_leaders import STEPDOWN_REQUEST, step_down_target
 
 if TYPE_CHECKING:
     from fakejs.core.broker import Broker
@@ -61,6 +67,8 @@ class MetaShare(Protocol):
 __all__ = ["REMOVE_SUBJECT", "SHUTDOWN_SUBJECT", "MetaShare", "ServerEvents"]
 
 REMOVE_SUBJECT = "$JS.API.SERVER.REMOVE"
+STEPDOWN_SUBJECT = "$JS.API.META.LEADER.STEPDOWN"
+STEPDOWN_TYPE = "io.nats.jetstream.api.v1.meta_leader_stepdown_response"
 SHUTDOWN_SUBJECT = "$SYS.SERVER.*.SHUTDOWN"
 REMOVE_TYPE = "io.nats.jetstream.api.v1.meta_server_remove_response"
 REMOVE_REQUEST = Struct("JSApiMetaServerRemoveRequest", (Field("peer", "string"), Field("peer_id", "string")))
@@ -78,6 +86,7 @@ class ServerEvents:
         self._subscriptions = [
             router.subscribe_internal(SHUTDOWN_SUBJECT, self._shutdown),
             router.subscribe_internal(REMOVE_SUBJECT, self._remove),
+            router.subscribe_internal(STEPDOWN_SUBJECT, self._step_down),
         ]
 
     def stop(self) -> None:
@@ -109,6 +118,28 @@ class ServerEvents:
         if record is None or record.offline or record.removed or record.peer == share.peer:
             return True
         share.spawn(share.leader.add_peer(record.name, record.cluster, record.tags, offline=True))
+        return True
+
+    # -- META.LEADER.STEPDOWN ------------------------------------------------------------------------
+
+    def _step_down(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
+        share = self.share
+        if not reply or not share.is_meta_leader or share.group is None:
+            return True
+        answer = self._answer(reply)
+        try:
+            placement = None
+            if payload.lstrip(b" \t\r\n")[:1] in (b"{", b"["):
+                try:
+                    placement = decode_request(STEPDOWN_REQUEST, payload).get("placement")
+                except GoJSONError as error:
+                    raise api_error("JSInvalidJSONErr", err=str(error)) from None
+            target = step_down_target(share.machine.state, share.group, placement, share.broker.random)
+            share.group.step_down(target)
+        except ApiError as error:
+            answer({"type": STEPDOWN_TYPE, "error": error.to_dict()})
+            return True
+        answer({"type": STEPDOWN_TYPE, "success": True})
         return True
 
     # -- SERVER.REMOVE -------------------------------------------------------------------------------

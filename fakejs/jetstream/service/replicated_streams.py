@@ -92,7 +92,13 @@ class StreamReplica:
         group = self.assignment.group
         on_disk = store_dir if group.storage == "file" else None
         self.group = start_group(
-            self.js.broker, group.name, group.peers, self.machine, store_dir=on_disk, settings=settings
+            self.js.broker,
+            group.name,
+            group.peers,
+            self.machine,
+            store_dir=on_disk,
+            settings=settings,
+            preferred=group.preferred,
         )
         self.replicated = ReplicatedStream(self.stream, self.machine, self.group)
         self.membership = GroupMembership(self.group, self.js.clock)

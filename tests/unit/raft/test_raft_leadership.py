@@ -152,3 +152,21 @@ def test_followers_redirect_proposals_to_the_leader() -> None:
     follower = others(sim, leader.id)[0]
     ready = sim.propose(b"x", to=follower)
     assert ready is not None and ready.outcome == NotLeader(leader.id)
+
+
+def test_the_first_follower_to_time_out_wins_once_the_leader_is_gone() -> None:
+    """A follower's lease on its leader ends before the shortest election timeout: the first follower to time
+    out gets the others' pre-votes (nats-server's first candidate gets their votes), rather than waiting for the
+    last of them to time out too."""
+    waits = []
+    for seed in range(20):
+        sim = Simulation(3, seed=seed)
+        old = elected(sim)
+        sim.crash(old.id)
+        crashed_at = sim.now
+        assert sim.run_until(lambda sim=sim, old=old: (new := sim.leader()) is not None and new.id != old.id, 30.0)
+        waits.append(sim.now - crashed_at)
+    settings = sim.settings
+    assert max(waits) < settings.election_timeout_max + 0.5  # one timeout, never a second round
+    middle = (settings.election_timeout_min + settings.election_timeout_max) / 2
+    assert sum(waits) / len(waits) < middle  # the earlier of two timeouts, not the later
