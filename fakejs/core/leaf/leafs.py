@@ -32,9 +32,10 @@ from fakejs.core.leaf.signing import CredentialsError, credentials_problem, sign
 from fakejs.core.leaf_config import LeafConfig, LeafRemote
 from fakejs.core.log import get_logger
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, RUNTIME, ServerOptions
+from fakejs.core.stats import Stats
 from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat import ids
-from fakejs.gocompat.gotime import format_duration, rfc3339
+from fakejs.gocompat.gotime import NS, format_duration, rfc3339
 from fakejs.protocol.writer import go_quote
 
 __all__ = ["GLOBAL_ACCOUNT", "LOOP_DELAY", "LeafDialer", "Leafs", "leaf_client_info"]
@@ -125,6 +126,9 @@ class Leafs:
         self.hooks: Callable[[], Hooks] = NoHooks
         # The server's ping_interval and ping_max (each link's keepalive).
         self.server_options = ServerOptions()
+        # Messages and bytes every leaf connection took in and sent, closed ones too (part of /varz's counts).
+        self.traffic = Stats()
+        self.traffic_by_account: dict[str, Stats] = {}  # the same, by the account each link was bound to
 
     # -- starting and stopping ----------------------------------------------------------
 
@@ -409,6 +413,10 @@ class Leafs:
     def num_leafs(self) -> int:
         return sum(1 for link in self.links if link.up)
 
+    def account_traffic(self, account: str) -> Stats:
+        """What the leaf connections bound to ``account`` took in and sent, closed ones too."""
+        return self.traffic_by_account.setdefault(account, Stats())
+
     def count(self, account: str) -> int:
         """The links up and bound to ``account``."""
         return sum(1 for link in self.links if link.up and link.account == account)
@@ -423,8 +431,8 @@ def leaf_client_info(link: LeafLink, name_tag: str, closed: bool) -> dict[str, A
     """nats-server's ``ClientInfo`` of a leaf connection for the system account's events.
 
     The hub names the leaf's user, server name and version from its CONNECT;
-    the leaf, which sent no such thing, names none.  fakejs measures no
-    round trip, so ``rtt`` is left out.
+    the leaf, which sent no such thing, names none.  ``rtt`` (nanoseconds)
+    is there once the link measured one (after its first PONG).
     """
     host, _ = link.io.remote_address
     info: dict[str, Any] = {"start": rfc3339(link.started_ns), "host": host, "id": link.lid, "acc": link.account}
@@ -433,6 +441,9 @@ def leaf_client_info(link: LeafLink, name_tag: str, closed: bool) -> dict[str, A
         value = options.get(field)
         if value:
             info[key] = str(value)
+    rtt = round(link.rtt * NS)
+    if rtt:
+        info["rtt"] = rtt if not 1_000 < rtt < 1_000_000 else rtt - rtt % 1_000  # whole µs below a millisecond
     if closed:
         info["stop"] = rfc3339(link.stopped_ns)
     info["name_tag"] = name_tag

@@ -27,6 +27,7 @@ from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs
 from fakejs.core.leaf.jetstream import LinkDenies
 from fakejs.core.leaf.permissions import LeafPermissions
 from fakejs.core.options import ServerOptions
+from fakejs.core.stats import Stats
 from fakejs.core.subjects import has_wildcard
 from fakejs.core.transport_config import TLSConfig
 from fakejs.protocol import leaf as wire
@@ -68,8 +69,11 @@ class LeafHost(Protocol):
     rng: random.Random
     auth_timeout: float
     auth_required: bool
+    traffic: Stats
 
     def hub_info(self, link: LeafLink, connect_info: bool) -> dict[str, Any]: ...
+
+    def account_traffic(self, account: str) -> Stats: ...
 
     def tls_for(self, link: LeafLink, info: dict[str, Any]) -> TLSConfig | None: ...
 
@@ -111,6 +115,7 @@ class LeafLink:
         self.close_reason = ""
         self.out: list[bytes] = []
         self.in_msgs = self.out_msgs = self.in_bytes = self.out_bytes = 0
+        self._account_traffic = Stats()  # the bound account's leaf traffic (the host's, once bound)
         self.started = self.last_in = host.clock.monotonic()
         self.started_ns = host.clock.time_ns()
         self.stopped_ns = 0
@@ -147,6 +152,12 @@ class LeafLink:
     def start_pinging(self) -> None:
         """The link is up: the first PING within a second, then one every ping interval."""
         self.keepalive.connected(self.host.clock.monotonic() - self.started, first=FIRST_PING)
+        self.keepalive.rtt = 0.0  # nats-server measures a leaf link's round trip from its first PONG only
+
+    @property
+    def rtt(self) -> float:
+        """The round trip (seconds) the last PING and PONG took; 0 before the first PONG."""
+        return self.keepalive.rtt
 
     @property
     def side(self) -> str:
@@ -156,6 +167,7 @@ class LeafLink:
     def bind(self, interest: AccountLeafs, permissions: LeafPermissions | None) -> None:
         """The link carries ``interest``'s account, within ``permissions`` (None: everything)."""
         self.interest, self.account, self.permissions = interest, interest.account, permissions
+        self._account_traffic = self.host.account_traffic(interest.account)
         self.parser.account = interest.account.encode()
 
     # -- starting --------------------------------------------------------------------
@@ -201,8 +213,12 @@ class LeafLink:
             return
         if self.permissions is not None and not self.permissions.may_deliver(subject):
             return
+        size = len(payload) + (len(headers) if headers is not None else 0)
         self.out_msgs += 1
-        self.out_bytes += len(payload) + (len(headers) if headers is not None else 0)
+        self.out_bytes += size
+        for traffic in (self.host.traffic, self._account_traffic):
+            traffic.out_msgs += 1
+            traffic.out_bytes += size
         self.send(wire.leaf_msg(subject, reply, queues, headers, payload))
 
     def update_interest(self, subject: str, queue: str, delta: int) -> None:
@@ -400,8 +416,12 @@ class LeafLink:
         interest.remote_sub(self, subject, event.queue, event.weight)
 
     def _on_msg(self, interest: AccountLeafs, event: RoutedMsg) -> None:
+        size = len(event.payload) + (len(event.headers) if event.headers is not None else 0)
         self.in_msgs += 1
-        self.in_bytes += len(event.payload) + (len(event.headers) if event.headers is not None else 0)
+        self.in_bytes += size
+        for traffic in (self.host.traffic, self._account_traffic):
+            traffic.in_msgs += 1
+            traffic.in_bytes += size
         if self.permissions is not None and not self.permissions.may_receive(event.subject):
             self._violation("Publish", event.subject)
             return
