@@ -232,6 +232,15 @@ class Leafs:
             return remote.config.tls or TLSConfig()
         return None
 
+    def tls_first(self, link: LeafLink) -> TLSConfig | None:
+        """``tls { handshake_first }``: the leaf port's on the hub, the remote's on the leaf."""
+        if not link.solicited:
+            config = self.config.tls
+        else:
+            remote = next((r for r in self.remotes if r.link is link), None)
+            config = remote.config.tls if remote is not None else None
+        return config if config is not None and config.handshake_first else None
+
     def _advertised(self) -> tuple[str, int]:
         if self.config.advertise:
             host, _, port = self.config.advertise.rpartition(":")

@@ -77,6 +77,9 @@ class LeafHost(Protocol):
 
     def tls_for(self, link: LeafLink, info: dict[str, Any]) -> TLSConfig | None: ...
 
+    def tls_first(self, link: LeafLink) -> TLSConfig | None:
+        """The TLS a connection starts before any INFO (``handshake_first``), or None."""
+
     def connect_fields(self, link: LeafLink) -> dict[str, Any] | None: ...
 
     def login(self, link: LeafLink, options: dict[str, Any]) -> bool: ...
@@ -173,18 +176,39 @@ class LeafLink:
     # -- starting --------------------------------------------------------------------
 
     def start(self) -> None:
-        """The socket is open: the hub greets, the leaf waits for the greeting."""
+        """The socket is open: the hub greets, the leaf waits for the greeting (each after the TLS handshake first)."""
+        first = self.host.tls_first(self)
         if self.solicited:
+            if first is not None:  # the handshake at once; the hub's INFO comes over it
+                self._tls_started = True
+                self.io.start_tls(first, False, self._tls_server_name(), self._tls_done)
             return
-        info = self.host.hub_info(self, connect_info=False)
-        self.send(route_wire.info(info).replace(b"\r\n", b" \r\n"))
+        if first is not None:  # the leaf starts the handshake; INFO once it is done
+            self.io.start_tls(first, True, "", self._greet_after_tls)
+            return
+        info = self._greet()
         tls = self.host.tls_for(self, info)
         if tls is not None:  # INFO in plain text, then the leaf starts the handshake
             self.io.start_tls(tls, True, "", self._tls_done)
+
+    def _greet(self) -> dict[str, Any]:
+        """The hub's first INFO; the leaf has until the login timeout to answer it."""
+        info = self.host.hub_info(self, connect_info=False)
+        self.send(route_wire.info(info).replace(b"\r\n", b" \r\n"))
         self._auth_timer = self.host.clock.call_later(self.host.auth_timeout, self._auth_timeout)
+        return info
+
+    def _greet_after_tls(self) -> None:
+        self.tls = True
+        if not self.closed:
+            self._greet()
 
     def _tls_done(self) -> None:
         self.tls = True
+
+    def _tls_server_name(self) -> str:
+        """The host name the leaf checks the hub's certificate against: its URL's."""
+        return urlsplit(self.url if "://" in self.url else f"nats://{self.url}").hostname or ""
 
     def _auth_timeout(self) -> None:
         self._auth_timer = None
@@ -340,8 +364,7 @@ class LeafLink:
             tls = None if self._tls_started else self.host.tls_for(self, info)
             if tls is not None:  # the handshake first, then this INFO again
                 self._tls_started = True
-                host = urlsplit(self.url if "://" in self.url else f"nats://{self.url}").hostname or ""
-                self.io.start_tls(tls, False, host, lambda: self._after_tls(info))
+                self.io.start_tls(tls, False, self._tls_server_name(), lambda: self._after_tls(info))
                 return
             self._connect_sent = True
             self.remote_id = str(info.get("server_id") or "")
