@@ -448,3 +448,17 @@ def test_the_leaf_port_refuses_a_plain_text_fallback(tmp_path: Path, value: str)
     assert not context.errors
     feature = "leaf node connections falling back to plain text after a delay (leafnodes { tls { handshake_first } })"
     assert len(context.refusals) == 1 and feature in context.refusals[0]
+
+
+def test_leaf_remote_aliases_and_url_order() -> None:
+    """nats-server's ``deny_import``/``deny_export`` and ``dont_randomize`` spellings, and ``no_randomize``."""
+    text = (
+        'leafnodes { remotes: [ { url: "nats://x:1", deny_import: "i.>", deny_export: ["e.>"], dont_randomize: true },'
+        ' { url: "nats://y:1", no_randomize: false } ] }\n'
+    )
+    result = loaded(text)
+    assert not result.context.failed, result.context
+    assert result.options.leafnodes is not None
+    first, second = result.options.leafnodes.remotes
+    assert (first.deny_imports, first.deny_exports, first.no_randomize) == (["i.>"], ["e.>"], True)
+    assert second.no_randomize is False

@@ -6,7 +6,7 @@ leaf user logs in as a client would, with the server's token or users),
 ``authorization { nkey }``, ``tls`` (``handshake_first`` too, without a fallback
 delay on the leaf port), ``reconnect``, and remotes with ``url``/``urls``
 (not WebSocket), ``account``, ``credentials``, ``nkey``, ``tls``,
-``deny_imports``/``deny_exports`` and ``hub: false``.  Everything else refuses
+``deny_imports``/``deny_exports``, ``no_randomize`` and ``hub: false``.  Everything else refuses
 to start, naming the setting.
 """
 
@@ -133,10 +133,12 @@ def _remote(value: dict[str, Token], context: ConfigContext) -> LeafRemote:
                 context.refuse(member, f"leaf node connections over WebSocket ({key})")
         elif lowered in ("account", "local"):
             remote.account = want(member, str)
-        elif lowered == "deny_imports":
+        elif lowered in ("deny_imports", "deny_import"):
             remote.deny_imports.extend(_subjects(member))
-        elif lowered == "deny_exports":
+        elif lowered in ("deny_exports", "deny_export"):
             remote.deny_exports.extend(_subjects(member))
+        elif lowered in ("no_randomize", "dont_randomize"):
+            remote.no_randomize = bool(want(member, bool))
         elif lowered in ("creds", "credentials"):
             if remote.nkey:
                 context.error(member, "Remote leafnode can not have both creds and nkey defined")

@@ -74,8 +74,12 @@ class _BoundLinks:
 class _Remote:
     """One configured remote: its URLs, the next to dial, its connection and pending redial."""
 
-    def __init__(self, config: LeafRemote) -> None:
+    def __init__(self, config: LeafRemote, rng: random.Random) -> None:
         self.config = config
+        # The URLs in the order they are dialled: shuffled once unless ``no_randomize``, as nats-server.
+        self.urls = list(config.urls)
+        if not config.no_randomize:
+            rng.shuffle(self.urls)
         self.next_url = 0
         self.link: LeafLink | None = None
         self.delay = 0.0  # a longer wait before the next dial (after a loop)
@@ -111,7 +115,7 @@ class Leafs:
         self.on_link: Callable[[LeafLink, bool], None] | None = None
         # Each connection's id (the server's client ids, when it sets this).
         self.next_id: Callable[[], int] = self._lid
-        self.remotes = [_Remote(remote) for remote in config.remotes]
+        self.remotes = [_Remote(remote, rng) for remote in config.remotes]
         self.dialer: LeafDialer | None = None
         self.running = False
         self.port = 0
@@ -296,9 +300,9 @@ class Leafs:
     # -- the leaf's side ---------------------------------------------------------------
 
     def _dial(self, remote: _Remote) -> None:
-        if not self.running or self.dialer is None or not remote.config.urls:
+        if not self.running or self.dialer is None or not remote.urls:
             return
-        url = remote.config.urls[remote.next_url % len(remote.config.urls)]
+        url = remote.urls[remote.next_url % len(remote.urls)]
         remote.next_url += 1
         parts = urlsplit(url if "://" in url else f"nats://{url}")
         self.log.debug("Trying to connect as leafnode to remote server on %s", go_quote(parts.netloc))
