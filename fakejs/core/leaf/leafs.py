@@ -222,7 +222,8 @@ class Leafs:
         if connect_info and link.permissions is not None:
             info.update(link.permissions.info)
         info["info_on_connect"] = True
-        info["leafnode_urls"] = [] if self.config.no_advertise else [f"{host}:{port}"]
+        if not self.config.no_advertise:  # nats-server leaves the empty list out
+            info["leafnode_urls"] = [f"{host}:{port}"]
         return info
 
     def tls_for(self, link: LeafLink, info: dict[str, Any]) -> TLSConfig | None:
