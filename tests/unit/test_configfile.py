@@ -181,6 +181,32 @@ def test_integer_durations_warn() -> None:
             'leafnodes { remotes: [ { url: "nats://x:1", proxy: { url: "http://p:1" } } ] }',
             "leaf node connections (leafnodes { remotes [ { proxy } ] })",
         ),
+        *(
+            (
+                f'leafnodes {{ remotes: [ {{ url: "nats://x:1", {key}: {value} }} ] }}',
+                f"leaf node connections (leafnodes {{ remotes [ {{ {key} }} ] }})",
+            )
+            for key, value in (
+                ("ws_compression", "true"),
+                ("ws_no_masking", "true"),
+                ("compression", "s2_fast"),
+                ("first_info_timeout", '"2s"'),
+                ("dial_timeout", '"2s"'),
+                ("disabled", "true"),
+                ("request_isolation", "true"),
+                ("isolate_leafnode_interest", "true"),
+                ("jetstream_cluster_migrate", "true"),
+            )
+        ),
+        *(
+            (f"leafnodes {{ port: -1, {key}: {value} }}", f"leaf node connections (leafnodes {{ {key} }})")
+            for key, value in (
+                ("dial_timeout", '"2s"'),
+                ("min_version", '"2.8.0"'),
+                ("isolate_leafnode_interest", "true"),
+                ("write_deadline", '"2s"'),
+            )
+        ),
         ('cluster { listen: "127.0.0.1:-1", tls: {} }', "TLS between routes (cluster { tls })"),
         ("cluster { compression: s2_fast }", "route compression (cluster { compression })"),
         ("gateway { gateways: [] }", "gateways (gateway { gateways })"),
