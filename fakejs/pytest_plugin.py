@@ -26,6 +26,7 @@ Installed with fakejs (entry point ``pytest11``), it provides:
 * ``fakejs_cluster`` -- a fresh cluster of fakejs servers for each test
   (:class:`fakejs.targets.fake_cluster.FakeCluster`: ``urls``, ``url(i)``,
   ``kill(i)``, ``restart(i, down_for=0)``, ``partition(*groups)``, ``heal()``,
+  ``drop_leafs(i=None, remote="*", until_restored=False)``, ``restore_leafs(i=None)``,
   ``advance(seconds)`` with a manual clock); nodes are indexes from 0 or
   names ``"n1"`` ... (fakejs only); ``shutdown(i)`` is an orderly stop, ``kill(i)`` a crash;
 * marker ``@pytest.mark.fakejs_cluster(size=3, clock=None|"manual", autojump=None, seed=None, name="C",

@@ -181,6 +181,10 @@ class Broker:
         """The leaf connections up and bound to ``account``."""
         return 0 if self.leafs is None else self.leafs.count(account)
 
+    def leaf_traffic(self, account: str) -> Stats:
+        """What the leaf connections bound to ``account`` took in and sent (closed ones too)."""
+        return Stats() if self.leafs is None else self.leafs.account_traffic(account)
+
     def _callouts(self, key: NkeyPair | None) -> AuthCallouts | None:
         """The server's authorization callouts (``auth_callout``, or operator mode's accounts), given its nkey."""
         if key is None:

@@ -23,6 +23,8 @@ class LeafRemote:
     urls: list[str] = field(default_factory=list)
     account: str = ""
     hub: bool = False
+    # Dial the URLs in the order given (nats-server shuffles them once, when the remote is set up).
+    no_randomize: bool = False
     deny_imports: list[str] = field(default_factory=list)
     deny_exports: list[str] = field(default_factory=list)
     # How the leaf logs in besides the URL's user: a ``.creds`` file (user JWT and seed) or a user nkey's seed.

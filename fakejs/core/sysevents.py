@@ -34,6 +34,7 @@ from fakejs.core.clientio import AUTH_VIOLATION
 from fakejs.core.clock import Clock, TimerHandle
 from fakejs.core.options import NATS_VERSION, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.session import ClientSession
+from fakejs.core.stats import Stats
 from fakejs.gocompat import gojson, ids
 from fakejs.gocompat.gotime import NS, rfc3339
 
@@ -73,6 +74,9 @@ class EventHost(Protocol):
 
     def leaf_connections(self, account: str) -> int:
         """The leaf connections up and bound to ``account``."""
+
+    def leaf_traffic(self, account: str) -> Stats:
+        """What the leaf connections bound to ``account`` took in and sent (closed ones too)."""
 
 
 def _traffic(msgs: int, size: int) -> dict[str, int]:
@@ -242,9 +246,16 @@ class SystemEvents:
         """nats-server's ``AccountStat`` for one account: connections, subscriptions, traffic."""
         members = [c for c in self.host.clients.values() if c.account is account and not c.closed]
         kept = self._closed_traffic.get(account.name, [0, 0, 0, 0])
-        received = kept[0] + sum(c.in_msgs for c in members), kept[1] + sum(c.in_bytes for c in members)
-        sent = kept[2] + sum(c.out_msgs for c in members), kept[3] + sum(c.out_bytes for c in members)
-        routes = {"gateways": _traffic(0, 0), "routes": _traffic(0, 0), "leafs": _traffic(0, 0)}
+        ln = self.host.leaf_traffic(account.name)  # in nats-server's account totals too
+        received = (
+            kept[0] + ln.in_msgs + sum(c.in_msgs for c in members),
+            kept[1] + ln.in_bytes + sum(c.in_bytes for c in members),
+        )
+        sent = (
+            kept[2] + ln.out_msgs + sum(c.out_msgs for c in members),
+            kept[3] + ln.out_bytes + sum(c.out_bytes for c in members),
+        )
+        others = {"gateways": _traffic(0, 0), "routes": _traffic(0, 0)}
         leafs = self.host.leaf_connections(account.name)
         return {
             "acc": account.name,
@@ -253,8 +264,8 @@ class SystemEvents:
             "leafnodes": leafs,
             "total_conns": len(members) + leafs,
             "num_subscriptions": account.router.index.count,
-            "sent": {**_traffic(*sent), **routes},
-            "received": {**_traffic(*received), **routes},
+            "sent": {**_traffic(*sent), **others, "leafs": _traffic(ln.out_msgs, ln.out_bytes)},
+            "received": {**_traffic(*received), **others, "leafs": _traffic(ln.in_msgs, ln.in_bytes)},
             "slow_consumers": 0,
         }
 

@@ -32,7 +32,7 @@ from fakejs.monitoring.accountz import accountz_endpoint, accstatz, gatewayz
 from fakejs.monitoring.connz import connz, subsz
 from fakejs.monitoring.health import healthz
 from fakejs.monitoring.jsz import jsz
-from fakejs.monitoring.leafz import leaf_varz, leafnode_count, leafz
+from fakejs.monitoring.leafz import leaf_varz, leafnode_count, leafz, server_traffic
 from fakejs.monitoring.query import go_uptime
 from fakejs.monitoring.routez import routez
 from fakejs.monitoring.source import MonitoredServer
@@ -166,7 +166,8 @@ def _go_float(value: float) -> float | int:
 def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
     """The second half of ``/varz``: times, process figures and message counters."""
     broker = server.broker
-    stats = broker.stats
+    stats = broker.stats  # the clients' (the ``_client_`` counts)
+    total = server_traffic(stats, broker.leafs)
     cluster = broker.cluster
     now_ns = broker.clock.time_ns()
     return {
@@ -184,12 +185,12 @@ def _varz_counters(server: MonitoredServer) -> dict[str, Any]:
         "routes": sum(1 for _ in cluster.route_links()) if cluster is not None else 0,
         "remotes": len(cluster.peers) if cluster is not None else 0,
         "leafnodes": leafnode_count(broker.leafs),
-        "in_msgs": stats.in_msgs,
-        "in_bytes": stats.in_bytes,
+        "in_msgs": total.in_msgs,
+        "in_bytes": total.in_bytes,
         "in_client_msgs": stats.in_msgs,
         "in_client_bytes": stats.in_bytes,
-        "out_msgs": stats.out_msgs,
-        "out_bytes": stats.out_bytes,
+        "out_msgs": total.out_msgs,
+        "out_bytes": total.out_bytes,
         "out_client_msgs": stats.out_msgs,
         "out_client_bytes": stats.out_bytes,
         "slow_consumers": stats.slow_consumers,

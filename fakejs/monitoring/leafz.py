@@ -3,8 +3,11 @@
 ``/leafz`` lists every leaf connection that is up (``?acc=`` only those bound
 to one account), in nats-server's ``LeafInfo`` field order; ``subscriptions``
 counts the interest the remote told (``?subs=1`` lists its subjects).
-fakejs neither compresses leaf connections nor measures their round trip:
-``compression`` says ``off`` and ``rtt`` ``0s``.  ``/varz``'s ``leaf`` has the
+fakejs does not compress leaf connections (``compression`` says ``off``);
+``rtt`` is the round trip of the link's last PING, ``0s`` before its first
+PONG, as nats-server.  Messages a leaf connection takes in or sends count in
+``/varz``'s ``in_msgs``/``out_msgs`` (not the ``_client_`` ones):
+:func:`server_traffic`.  ``/varz``'s ``leaf`` has the
 leaf port (``host``, ``port``, ``auth_timeout``, ``tls_timeout``) and the
 remotes (``local_account``, the URLs' hosts, ``deny``), empty fields left out.
 ``/connz`` lists leaf connections too (:func:`leaf_record`): ``kind``
@@ -17,10 +20,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from fakejs.core.stats import Stats
 from fakejs.core.tls_files import certificate_not_after
-from fakejs.gocompat.gotime import NS, rfc3339
+from fakejs.gocompat.gotime import NS, format_duration, rfc3339
 from fakejs.monitoring.query import BadRequest, Query
-from fakejs.monitoring.records import ClosedConnections, ConnRecord, auth_user, sub_detail
+from fakejs.monitoring.records import ClosedConnections, ConnRecord, auth_user, rtt_ns, sub_detail
 
 if TYPE_CHECKING:
     from fakejs.core.accounts import Account
@@ -36,10 +40,21 @@ __all__ = [
     "leafz",
     "leafz_document",
     "open_leaf_records",
+    "server_traffic",
 ]
 
 # nats-server's default leaf TLS timeout (shown whether or not the port has TLS) and login timeout.
 LEAF_TLS_TIMEOUT = 2
+
+
+def server_traffic(clients: Stats, leafs: Leafs | None) -> Stats:
+    """nats-server's server-wide message counts: what clients and leaf connections took in and were sent."""
+    total = Stats()
+    total.slow_consumers = clients.slow_consumers
+    extra = leafs.traffic if leafs is not None else Stats()
+    total.in_msgs, total.in_bytes = clients.in_msgs + extra.in_msgs, clients.in_bytes + extra.in_bytes
+    total.out_msgs, total.out_bytes = clients.out_msgs + extra.out_msgs, clients.out_bytes + extra.out_bytes
+    return total
 
 
 def leafz(server: MonitoredServer, query: dict[str, list[str]] | None = None) -> tuple[int, Any]:
@@ -74,7 +89,7 @@ def _leaf_info(link: LeafLink, subs: bool) -> dict[str, Any]:
         "account": link.account,
         "ip": host,
         "port": port,
-        "rtt": "0s",
+        "rtt": format_duration(rtt_ns(link.rtt)),
         "in_msgs": link.in_msgs,
         "out_msgs": link.out_msgs,
         "in_bytes": link.in_bytes,
@@ -98,7 +113,7 @@ def leaf_record(link: LeafLink, account: Account | None, closed: bool = False) -
         port=port,
         start_ns=link.started_ns,
         last_ns=link.started_ns + int((link.last_in - link.started) * NS),
-        rtt_ns=0,
+        rtt_ns=rtt_ns(link.rtt),
         pending=sum(len(frame) for frame in link.out),
         in_msgs=link.in_msgs,
         out_msgs=link.out_msgs,

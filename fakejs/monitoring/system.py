@@ -58,7 +58,7 @@ from fakejs.monitoring import subscribers
 from fakejs.monitoring.accountz import NoAccount, account_info, account_stats, accountz, gatewayz, head
 from fakejs.monitoring.client_requests import CLIENT_REQUESTS, client_id
 from fakejs.monitoring.health import health
-from fakejs.monitoring.leafz import leafz_document
+from fakejs.monitoring.leafz import leafz_document, server_traffic
 from fakejs.monitoring.resolver import AccountResolver
 from fakejs.monitoring.userinfo import UserInfoResponder
 
@@ -461,10 +461,11 @@ class SystemRequests:
     # -- documents ------------------------------------------------------------------
 
     def statsz(self) -> dict[str, Any]:
-        """nats-server's ``ServerStats``: the figures fakejs keeps (no routes, gateways or leaf nodes)."""
+        """nats-server's ``ServerStats``: the figures fakejs keeps (leaf traffic in ``sent``/``received``; no routes or gateways)."""
         broker = self.server.broker
         stats = broker.stats
         cores = os.cpu_count() or 1
+        total = server_traffic(stats, broker.leafs)  # the clients' and the leaf connections'
         in_traffic = {"msgs": stats.in_msgs, "bytes": stats.in_bytes}
         out_traffic = {"msgs": stats.out_msgs, "bytes": stats.out_bytes}
         doc: dict[str, Any] = {
@@ -476,10 +477,10 @@ class SystemRequests:
             "total_connections": broker.total_connections,
             "active_accounts": len({client.account.name for client in broker.clients.values()}),
             "subscriptions": sum(account.router.index.count for account in broker.accounts),
-            "sent": out_traffic,
-            "sent_to_clients": dict(out_traffic),
-            "received": in_traffic,
-            "received_from_clients": dict(in_traffic),
+            "sent": {"msgs": total.out_msgs, "bytes": total.out_bytes},
+            "sent_to_clients": out_traffic,
+            "received": {"msgs": total.in_msgs, "bytes": total.in_bytes},
+            "received_from_clients": in_traffic,
             "slow_consumers": stats.slow_consumers,
         }
         if stats.slow_consumers:

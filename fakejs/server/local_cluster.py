@@ -364,6 +364,38 @@ class Cluster:
         self._share_with_majority()
         await self.wait_meshed()
 
+    # -- leaf links ---------------------------------------------------------------------
+
+    def drop_leafs(
+        self, node: int | str | None = None, remote: str = "*", until_restored: bool = False
+    ) -> dict[str, dict[str, Any]]:
+        """Drop the leaf links of ``node`` (of every running node with leaf connections when None).
+
+        Each node runs its ``drop_leafs`` control action (``remote`` a pattern of the other
+        server's name; ``until_restored``: the links stay down until :meth:`restore_leafs`).
+        Returns what each node dropped, by node name.
+        """
+        return {
+            server.broker.name: server.control.drop_leafs(remote, until_restored) for server in self._leaf_nodes(node)
+        }
+
+    def restore_leafs(self, node: int | str | None = None) -> dict[str, dict[str, Any]]:
+        """Let the links :meth:`drop_leafs` keeps down come up again, on ``node`` (every node when None)."""
+        chosen = self.servers if node is None else [self.servers[self.index(node)]]
+        return {
+            server.broker.name: server.control.restore_leafs() for server in chosen if server.broker.leafs is not None
+        }
+
+    def _leaf_nodes(self, node: int | str | None) -> list[Server]:
+        if node is not None:
+            return [self.servers[self.index(node)]]  # a node without leaf connections says so
+        chosen = [server for server in self.running if server.broker.leafs is not None]
+        if not chosen:
+            from fakejs.testkit.control import ControlError  # loaded with the controller, as a server loads it
+
+            raise ControlError("no running node of this cluster has leaf connections (leafnodes { } is not configured)")
+        return chosen
+
     def _apply_partition(self, i: int) -> None:
         routes = self._routes(self.servers[i])
         routes.unblock()

@@ -123,6 +123,18 @@ class ThreadedCluster:
     def heal(self, timeout: float = TIMEOUT) -> None:
         self.run(self.cluster.heal(), timeout)
 
+    def drop_leafs(
+        self, node: Node | None = None, remote: str = "*", until_restored: bool = False, timeout: float = TIMEOUT
+    ) -> dict[str, dict[str, Any]]:
+        """Drop the leaf links of a node, or of every node (see :meth:`Cluster.drop_leafs`)."""
+        index = None if node is None else self.cluster.index(node)
+        return self.call(self.cluster.drop_leafs, index, remote, until_restored, timeout=timeout)
+
+    def restore_leafs(self, node: Node | None = None, timeout: float = TIMEOUT) -> dict[str, dict[str, Any]]:
+        """Let the dropped leaf links come up again (see :meth:`Cluster.restore_leafs`)."""
+        index = None if node is None else self.cluster.index(node)
+        return self.call(self.cluster.restore_leafs, index, timeout=timeout)
+
     def start_scenario(self, name_or_path: str | None = None, text: str | None = None) -> dict[str, Any]:
         """Start a scenario on the cluster (see :meth:`Cluster.start_scenario`)."""
         return self.call(self.cluster.start_scenario, name_or_path, text)

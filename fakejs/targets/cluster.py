@@ -391,6 +391,12 @@ class RealCluster:
     def heal(self) -> None:
         raise FakeOnly("heal() is a fakejs feature; a real cluster cannot be cut on cue")
 
+    def drop_leafs(self, node: Any = None, remote: str = "*", until_restored: bool = False) -> dict[str, Any]:
+        raise FakeOnly("drop_leafs() is a fakejs feature; a real cluster's leaf links cannot be cut on cue")
+
+    def restore_leafs(self, node: Any = None) -> dict[str, Any]:
+        raise FakeOnly("restore_leafs() is a fakejs feature; a real cluster's leaf links cannot be cut on cue")
+
     def advance(self, seconds: float) -> int:
         raise FakeOnly("advance() needs fakejs's manual clock: a real cluster runs on real time")
 

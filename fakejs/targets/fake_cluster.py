@@ -2,7 +2,7 @@
 
 :class:`FakeCluster` is what the pytest plugin's ``fakejs_cluster`` fixture
 gives a test: ``urls``, ``url(node)``, failures on cue (``kill``,
-``restart``, ``partition``, ``heal``) and, with ``clock="manual"``, one
+``restart``, ``partition``, ``heal``, ``drop_leafs``, ``restore_leafs``) and, with ``clock="manual"``, one
 :class:`~fakejs.testkit.clock.ManualClock` shared by every node, moved by
 ``advance``.  :class:`~fakejs.targets.cluster.RealCluster` has the same shape
 for real nats-server processes; there the fakejs-only parts raise
@@ -141,6 +141,15 @@ class FakeCluster:
 
     def heal(self) -> None:
         self.threaded.heal()
+
+    def drop_leafs(self, node: Node | None = None, remote: str = "*", until_restored: bool = False) -> dict[str, Any]:
+        """Drop the leaf links of ``node`` (of every node with leaf connections when None), as the
+        ``drop_leafs`` control action does on one server; ``until_restored`` keeps them down."""
+        return self.threaded.drop_leafs(node, remote, until_restored)
+
+    def restore_leafs(self, node: Node | None = None) -> dict[str, Any]:
+        """Let the leaf links :meth:`drop_leafs` keeps down come up again (every node's when ``node`` is None)."""
+        return self.threaded.restore_leafs(node)
 
     # -- the clock ------------------------------------------------------------------------------
 

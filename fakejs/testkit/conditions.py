@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+import io
+import tokenize
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -55,13 +57,33 @@ def _lambdas(source: str) -> Iterator[str]:
             except SyntaxError:
                 continue
             if isinstance(tree.body, ast.Lambda):  # not yet a lambda: a tuple of it and the next argument
-                yield " ".join(tail[:end].split())
+                yield " ".join(_without_comments(tail[:end]).split())
                 break
         start = source.find("lambda", start + 1)
 
 
+def _without_comments(text: str) -> str:
+    """``text`` less its comments (each runs to the end of its line)."""
+    lines = text.split("\n")
+    try:
+        comments = [
+            token.start
+            for token in tokenize.generate_tokens(io.StringIO(text).readline)
+            if token.type == tokenize.COMMENT
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    for row, column in comments:
+        lines[row - 1] = lines[row - 1][:column]
+    return "\n".join(lines)
+
+
 def _compiled(text: str) -> bytes | None:
-    lambda_code = next((c for c in compile(f"({text})", "<condition>", "eval").co_consts if inspect.iscode(c)), None)
+    try:
+        compiled = compile(f"({text})", "<condition>", "eval")
+    except SyntaxError:
+        return None
+    lambda_code = next((c for c in compiled.co_consts if inspect.iscode(c)), None)
     return lambda_code.co_code if lambda_code is not None else None
 
 

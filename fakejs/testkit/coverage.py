@@ -276,7 +276,7 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
     _kind("GATEWAYZ", "no gateways: always empty"),
     _kind(
         "LEAFZ",
-        "`compression` says `off` and `rtt` `0s`: fakejs neither compresses leaf connections nor measures their round trip",
+        "`compression` says `off`: fakejs does not compress leaf connections; `rtt` is measured from the link's first PONG, as nats-server",
     ),
     _kind("ACCOUNTZ"),
     _kind("JSZ"),
@@ -307,7 +307,7 @@ SYSTEM_REQUESTS: tuple[Feature, ...] = (
     _sys(
         "$SYS.REQ.ACCOUNT.<account>.LEAFZ",
         "$SYS.REQ.ACCOUNT.A.LEAFZ",
-        how="`compression` says `off` and `rtt` `0s`: fakejs neither compresses leaf connections nor measures their round trip",
+        how="`compression` says `off`: fakejs does not compress leaf connections; `rtt` is measured from the link's first PONG, as nats-server",
     ),
     _sys("$SYS.REQ.ACCOUNT.<account>.JSZ", "$SYS.REQ.ACCOUNT.A.JSZ"),
     _sys(
@@ -409,7 +409,7 @@ MONITORING: tuple[Feature, ...] = (
     _path("/gatewayz", "no gateways: always empty"),
     _path(
         "/leafz",
-        "`compression` says `off` and `rtt` `0s`: fakejs neither compresses leaf connections nor measures their round trip",
+        "`compression` says `off`: fakejs does not compress leaf connections; `rtt` is measured from the link's first PONG, as nats-server",
     ),
     _path("/ipqueuesz", "always `{}`: fakejs has no internal queues"),
     _path(

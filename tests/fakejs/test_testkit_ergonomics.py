@@ -241,6 +241,13 @@ async def test_server_wait_for_says_what_it_waited_for() -> None:
             await server.wait_for(lambda: server.state()["streams"], timeout=0.02)
 
 
+async def test_a_wait_names_a_lambda_followed_by_a_comment() -> None:
+    async with Server() as server:
+        no_streams = lambda: server.state()["streams"]  # noqa: E731 (a comment after the lambda)
+        with pytest.raises(TimeoutError, match=r"^lambda: server.state\(\)\[.streams.\] was still false"):
+            await server.wait_for(no_streams, timeout=0.02)
+
+
 def test_a_blocked_server_thread_makes_a_call_time_out_saying_so() -> None:
     release = threading.Event()
     with ThreadedServer(port=0) as threaded:

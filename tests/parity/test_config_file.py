@@ -75,6 +75,7 @@ OPTION_ERRORS = {
     "leafnodes_listen": 'leafnodes { listen: "x" }\n',
     "leafnodes_unknown": "leafnodes { foo: 1 }\n",
     "leafnodes_port_string": 'leafnodes { port: "x" }\n',
+    "leafnodes_authorization_token": "leafnodes { port: -1, authorization { token: t } }\n",
     "websocket_integer": "websocket: 1\n",
     "websocket_unknown": "websocket { port: -1, no_tls: true, foo: 1 }\n",
     "websocket_port_string": 'websocket { port: "x" }\n',
@@ -129,6 +130,11 @@ FAKEJS_REFUSES = {
         'leafnodes { remotes: [ { url: "ws://127.0.0.1:7422" } ] }\n',
         "leaf node connections over WebSocket (url)",
     ),
+    "leafnode_remote_hub": (
+        'leafnodes { remotes: [ { url: "nats://127.0.0.1:7422", hub: true } ] }\n',
+        "a leaf remote that is the hub (hub)",
+    ),
+    "leafnode_compression": ("leafnodes { port: -1, compression: s2_fast }\n", "leafnodes { compression }"),
     "cluster_tls": ('cluster { listen: "127.0.0.1:-1", tls: {} }\n', "TLS between routes"),
     "account_limits": (
         "accounts { A: { limits: { max_connections: 1 } } }\n",

@@ -181,7 +181,7 @@ async def test_leafz_and_varz(target_kind: str, tmp_path: Path) -> None:
 
 
 SYSTEM = "accounts { A { users [ {user: a, password: a} ] }, SYS { users [ {user: sys, password: sys} ] } }\nsystem_account: SYS"
-# nats-server's ClientInfo of a leaf connection, in order; its ``rtt`` (fakejs measures none) aside.
+# nats-server's ClientInfo of a leaf connection, in order; ``rtt`` (after ``ver``) only once the link measured one.
 LEAF_CLIENT_KEYS = ["start", "host", "id", "acc", "user", "name", "ver", "name_tag", "kind"]
 
 
@@ -219,6 +219,9 @@ async def test_system_account_events(target_kind: str, tmp_path: Path) -> None:
         assert list(gone) == ["type", "id", "timestamp", "server", "client", "sent", "received", "reason"]
         assert list(back["client"]) == LEAF_CLIENT_KEYS
         assert [key for key in gone["client"] if key != "rtt"] == [*LEAF_CLIENT_KEYS[:-2], "stop", "name_tag", "kind"]
+        if "rtt" in gone["client"]:  # the link lived past its first PING
+            keys = list(gone["client"])
+            assert keys[keys.index("ver") + 1] == "rtt" and gone["client"]["rtt"] > 0
         for event in (gone, back):
             client = event["client"]
             assert (client["acc"], client["user"], client["kind"], client["name_tag"]) == ("A", "a", "Leafnode", "A")

@@ -2,8 +2,10 @@
 
 The hub sends its INFO in plain text (``tls_required``, ``tls_verify`` when
 it asks for the leaf's certificate), then the leaf starts the handshake and
-everything after it (CONNECT, interest, messages) is encrypted.  A hub and
-a leaf of the same kind, and of mixed kinds: the handshake is the contract.
+everything after it (CONNECT, interest, messages) is encrypted; with
+``handshake_first`` on both ends the leaf starts the handshake at once and the
+INFO comes over it.  A hub and a leaf of the same kind, and of mixed kinds:
+the handshake is the contract.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import ssl
 from dataclasses import replace
 from pathlib import Path
 
@@ -128,3 +131,42 @@ async def test_varz_names_the_tls(target_kind: str, tmp_path: Path) -> None:
     assert (hub_leaf["auth_timeout"], hub_leaf["tls_timeout"]) == (3, 2)
     assert leaf_leaf["remotes"][0]["tls_timeout"] == 2
     assert list(leaf_leaf["remotes"][0]) == ["local_account", "tls_timeout", "urls"]
+
+
+def _first_setup(certs: TestCertificates) -> LeafSetup:
+    """``handshake_first`` on the leaf port and on the remote: the TLS handshake before the hub's INFO."""
+    files = f'cert_file: "{certs.server_cert_file}", key_file: "{certs.server_key_file}"'
+    return LeafSetup(
+        hub_extra=f"tls {{ {files}, handshake_first: true }}",
+        remote_extra=f'tls {{ ca_file: "{certs.ca_file}", handshake_first: true }}',
+        jetstream=False,
+    )
+
+
+async def test_traffic_with_the_handshake_first(target_kind: str, tmp_path: Path) -> None:
+    certs = TestCertificates(tmp_path / "certs")
+    async with hub_and_leaf(target_kind, target_kind, tmp_path, setup=_first_setup(certs)) as (hub, leaf):
+        await _traffic_both_ways(hub.url, leaf.url)
+
+
+@pytest.mark.parametrize(("hub_kind", "leaf_kind"), PAIRS)
+async def test_traffic_with_the_handshake_first_mixed(hub_kind: str, leaf_kind: str, tmp_path: Path) -> None:
+    certs = TestCertificates(tmp_path / "certs")
+    async with hub_and_leaf(hub_kind, leaf_kind, tmp_path, setup=_first_setup(certs)) as (hub, leaf):
+        await _traffic_both_ways(hub.url, leaf.url)
+
+
+async def test_the_hub_greets_after_the_handshake(target_kind: str, tmp_path: Path) -> None:
+    """With ``handshake_first`` the leaf port says nothing in plain text: a TLS client gets the INFO over TLS."""
+    certs, port = TestCertificates(tmp_path / "certs"), free_port()
+    files = f'cert_file: "{certs.server_cert_file}", key_file: "{certs.server_key_file}"'
+    async with configured_servers(target_kind, tmp_path) as start:
+        await start(f"leafnodes {{ port: {port}, tls {{ {files}, handshake_first: true }} }}\n")
+        context = ssl.create_default_context(cafile=certs.ca_file)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context, server_hostname="localhost")
+        try:
+            line = await asyncio.wait_for(reader.readline(), WAIT)
+        finally:
+            writer.close()
+    assert line.startswith(b"INFO ")
+    assert json.loads(line[5:])["tls_required"] is True

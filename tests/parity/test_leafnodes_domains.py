@@ -149,6 +149,40 @@ async def test_kv_bucket_mirrored_into_the_leaf_domain(target_kind_pair: tuple[s
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("target_kind_pair", KINDS)
+async def test_streams_and_a_bucket_sourced_across_domains(target_kind_pair: tuple[str, str], tmp_path: Path) -> None:
+    """A leaf stream sources a hub stream and a hub KV bucket (``external { api, deliver }``), with its own messages."""
+    async with hub_and_leaf(*target_kind_pair, tmp_path, domains=DOMAINS) as (hub, leaf):
+        hub_client, leaf_client = await nats.connect(hub.url), await nats.connect(leaf.url)
+        hub_js, leaf_js = hub_client.jetstream(timeout=WAIT), leaf_client.jetstream(timeout=WAIT)
+        await _reachable(leaf_client.jetstream(domain="HUB", timeout=WAIT))
+        await hub_js.add_stream(name="ORDERS", subjects=["orders.>"], storage=jsapi.StorageType.MEMORY)
+        await hub_js.publish("orders.1", b"1")
+        bucket = await hub_js.create_key_value(bucket="CFG", storage=jsapi.StorageType.MEMORY)
+        await bucket.put("colour", b"red")
+        from_hub = jsapi.ExternalStream(api="$JS.HUB.API", deliver="hub.deliver")
+        sources = [
+            jsapi.StreamSource(name="ORDERS", external=from_hub),
+            jsapi.StreamSource(name="KV_CFG", external=jsapi.ExternalStream(api="$JS.HUB.API")),
+        ]
+        await leaf_js.add_stream(name="ALL", subjects=["local.>"], sources=sources, storage=jsapi.StorageType.MEMORY)
+        await leaf_js.publish("local.1", b"here")
+        await eventually(lambda: _messages(leaf_js, "ALL"), lambda count: count == 3, what="the sourced messages")
+        await hub_js.publish("orders.2", b"2")
+        await bucket.put("colour", b"blue")
+        await eventually(lambda: _messages(leaf_js, "ALL"), lambda count: count == 5, what="the later messages")
+        last = await leaf_js.get_last_msg("ALL", "$KV.CFG.colour")
+        assert last.data == b"blue"
+        info = json.loads((await leaf_client.request("$JS.API.STREAM.INFO.ALL", b"", timeout=WAIT)).data)
+        by_name = {source["name"]: source for source in info["sources"]}
+        assert by_name["ORDERS"]["external"] == {"api": "$JS.HUB.API", "deliver": "hub.deliver"}
+        assert by_name["KV_CFG"]["external"] == {"api": "$JS.HUB.API", "deliver": ""}
+        assert (by_name["ORDERS"]["lag"], by_name["KV_CFG"]["lag"]) == (0, 0)
+        await hub_client.close()
+        await leaf_client.close()
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("target_kind_pair", [("fake", "fake"), ("real", "real")])
 async def test_a_mirror_of_a_hub_that_went_away_shows_no_error(
     target_kind_pair: tuple[str, str], tmp_path: Path

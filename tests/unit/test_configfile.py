@@ -20,6 +20,7 @@ from fakejs.conf import ConfigError
 from fakejs.core.configfile import ConfigFileError, load_text, start_problem
 from fakejs.core.options import DEFAULT_PORT, MAX_PAYLOAD
 from fakejs.targets import FakeJS
+from fakejs.testkit.certs import TestCertificates
 
 
 def loaded(text: str):  # type: ignore[no-untyped-def]
@@ -177,12 +178,34 @@ def test_integer_durations_warn() -> None:
         ("tls { }", "TLS without a certificate (cert_file)"),
         ("leafnodes { tls: {} }", "TLS without a certificate (cert_file)"),
         (
-            'leafnodes { remotes: [ { url: "nats://x:1", tls: { handshake_first: true } } ] }',
-            "leaf node connections starting with the TLS handshake (tls { handshake_first })",
-        ),
-        (
             'leafnodes { remotes: [ { url: "nats://x:1", proxy: { url: "http://p:1" } } ] }',
             "leaf node connections (leafnodes { remotes [ { proxy } ] })",
+        ),
+        *(
+            (
+                f'leafnodes {{ remotes: [ {{ url: "nats://x:1", {key}: {value} }} ] }}',
+                f"leaf node connections (leafnodes {{ remotes [ {{ {key} }} ] }})",
+            )
+            for key, value in (
+                ("ws_compression", "true"),
+                ("ws_no_masking", "true"),
+                ("compression", "s2_fast"),
+                ("first_info_timeout", '"2s"'),
+                ("dial_timeout", '"2s"'),
+                ("disabled", "true"),
+                ("request_isolation", "true"),
+                ("isolate_leafnode_interest", "true"),
+                ("jetstream_cluster_migrate", "true"),
+            )
+        ),
+        *(
+            (f"leafnodes {{ port: -1, {key}: {value} }}", f"leaf node connections (leafnodes {{ {key} }})")
+            for key, value in (
+                ("dial_timeout", '"2s"'),
+                ("min_version", '"2.8.0"'),
+                ("isolate_leafnode_interest", "true"),
+                ("write_deadline", '"2s"'),
+            )
         ),
         ('cluster { listen: "127.0.0.1:-1", tls: {} }', "TLS between routes (cluster { tls })"),
         ("cluster { compression: s2_fast }", "route compression (cluster { compression })"),
@@ -424,3 +447,50 @@ def test_pid_file_and_notices_reach_the_command_line(tmp_path: Path) -> None:
         "gateway listener (127.0.0.1:-1) accepted from the configuration file but not served by fakejs"
     ]
     assert command_line(["-c", str(path), "-P", "b.pid"]).pid_file == "b.pid"
+
+
+@pytest.mark.parametrize("value", ["true", '"300ms"', "auto"])
+def test_a_leaf_remote_starts_with_the_tls_handshake(value: str) -> None:
+    """A remote's ``handshake_first``: a fallback delay means the same (a remote always starts the handshake)."""
+    result = loaded(f'leafnodes {{ remotes: [ {{ url: "nats://x:1", tls: {{ handshake_first: {value} }} }} ] }}\n')
+    assert not result.context.failed, result.context
+    assert result.options.leafnodes is not None
+    (remote,) = result.options.leafnodes.remotes
+    assert remote.tls is not None
+    assert (remote.tls.handshake_first, remote.tls.handshake_first_fallback) == (True, 0.0)
+
+
+def _leaf_port_tls(tmp_path: Path, handshake_first: str) -> str:
+    certs = TestCertificates(tmp_path)
+    files = f'cert_file: "{certs.server_cert_file}", key_file: "{certs.server_key_file}"'
+    return f"leafnodes {{ tls: {{ {files}, handshake_first: {handshake_first} }} }}\n"
+
+
+def test_the_leaf_port_takes_the_tls_handshake_first(tmp_path: Path) -> None:
+    result = loaded(_leaf_port_tls(tmp_path, "true"))
+    assert not result.context.failed, result.context
+    assert result.options.leafnodes is not None and result.options.leafnodes.tls is not None
+    assert result.options.leafnodes.tls.handshake_first
+
+
+@pytest.mark.parametrize("value", ["auto", '"300ms"'])
+def test_the_leaf_port_refuses_a_plain_text_fallback(tmp_path: Path, value: str) -> None:
+    """nats-server would greet a leaf silent past the delay in plain text: fakejs refuses the delay by name."""
+    context = loaded(_leaf_port_tls(tmp_path, value)).context
+    assert not context.errors
+    feature = "leaf node connections falling back to plain text after a delay (leafnodes { tls { handshake_first } })"
+    assert len(context.refusals) == 1 and feature in context.refusals[0]
+
+
+def test_leaf_remote_aliases_and_url_order() -> None:
+    """nats-server's ``deny_import``/``deny_export`` and ``dont_randomize`` spellings, and ``no_randomize``."""
+    text = (
+        'leafnodes { remotes: [ { url: "nats://x:1", deny_import: "i.>", deny_export: ["e.>"], dont_randomize: true },'
+        ' { url: "nats://y:1", no_randomize: false } ] }\n'
+    )
+    result = loaded(text)
+    assert not result.context.failed, result.context
+    assert result.options.leafnodes is not None
+    first, second = result.options.leafnodes.remotes
+    assert (first.deny_imports, first.deny_exports, first.no_randomize) == (["i.>"], ["e.>"], True)
+    assert second.no_randomize is False

@@ -3,9 +3,10 @@
 Served: ``listen``/``host``/``port``, ``advertise``, ``no_advertise``,
 ``authorization { user password timeout account users }`` (a leaf without a
 leaf user logs in as a client would, with the server's token or users),
-``authorization { nkey }``, ``tls``, ``reconnect``, and remotes with ``url``/``urls``
+``authorization { nkey }``, ``tls`` (``handshake_first`` too, without a fallback
+delay on the leaf port), ``reconnect``, and remotes with ``url``/``urls``
 (not WebSocket), ``account``, ``credentials``, ``nkey``, ``tls``,
-``deny_imports``/``deny_exports`` and ``hub: false``.  Everything else refuses
+``deny_imports``/``deny_exports``, ``no_randomize`` and ``hub: false``.  Everything else refuses
 to start, naming the setting.
 """
 
@@ -51,7 +52,7 @@ def leaf_member(key: str, member: Token, options: ServerOptions, context: Config
     elif lowered == "remotes":
         _remotes(member, config, context)
     elif lowered == "tls":
-        config.tls = _tls(member, context, certificate_required=True)
+        config.tls = _tls(member, context, port=True)
     else:
         return False
     return True
@@ -132,10 +133,12 @@ def _remote(value: dict[str, Token], context: ConfigContext) -> LeafRemote:
                 context.refuse(member, f"leaf node connections over WebSocket ({key})")
         elif lowered in ("account", "local"):
             remote.account = want(member, str)
-        elif lowered == "deny_imports":
+        elif lowered in ("deny_imports", "deny_import"):
             remote.deny_imports.extend(_subjects(member))
-        elif lowered == "deny_exports":
+        elif lowered in ("deny_exports", "deny_export"):
             remote.deny_exports.extend(_subjects(member))
+        elif lowered in ("no_randomize", "dont_randomize"):
+            remote.no_randomize = bool(want(member, bool))
         elif lowered in ("creds", "credentials"):
             if remote.nkey:
                 context.error(member, "Remote leafnode can not have both creds and nkey defined")
@@ -151,7 +154,7 @@ def _remote(value: dict[str, Token], context: ConfigContext) -> LeafRemote:
                 continue
             remote.nkey = seed
         elif lowered == "tls":
-            remote.tls = _tls(member, context, certificate_required=False)
+            remote.tls = _tls(member, context, port=False)
         elif lowered == "hub":
             remote.hub = bool(want(member, bool))
             if remote.hub:
@@ -161,12 +164,24 @@ def _remote(value: dict[str, Token], context: ConfigContext) -> LeafRemote:
     return remote
 
 
-def _tls(token: Token, context: ConfigContext, certificate_required: bool) -> TLSConfig | None:
-    """A ``tls {}`` of the block or of a remote; the handshake first is not served on leaf links."""
-    config = tls_block(token, context, certificate_required)
-    if config is not None and config.handshake_first:
-        context.refuse(token, "leaf node connections starting with the TLS handshake (tls { handshake_first })")
+def _tls(token: Token, context: ConfigContext, port: bool) -> TLSConfig | None:
+    """A ``tls {}`` of the leaf port (a certificate required) or of a remote.
+
+    ``handshake_first`` is served: the TLS handshake before the hub's INFO.  A
+    fallback delay (``auto`` or a duration) means the same on a remote, as in
+    nats-server (a remote always starts the handshake); on the leaf port, where
+    nats-server would take a silent leaf in plain text after the delay, it is refused.
+    """
+    config = tls_block(token, context, certificate_required=port)
+    if config is None or not config.handshake_first_fallback:
+        return config
+    if port:
+        context.refuse(
+            token,
+            "leaf node connections falling back to plain text after a delay (leafnodes { tls { handshake_first } })",
+        )
         return None
+    config.handshake_first_fallback = 0.0
     return config
 
 

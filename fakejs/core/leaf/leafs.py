@@ -32,9 +32,10 @@ from fakejs.core.leaf.signing import CredentialsError, credentials_problem, sign
 from fakejs.core.leaf_config import LeafConfig, LeafRemote
 from fakejs.core.log import get_logger
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, RUNTIME, ServerOptions
+from fakejs.core.stats import Stats
 from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat import ids
-from fakejs.gocompat.gotime import format_duration, rfc3339
+from fakejs.gocompat.gotime import NS, format_duration, rfc3339
 from fakejs.protocol.writer import go_quote
 
 __all__ = ["GLOBAL_ACCOUNT", "LOOP_DELAY", "LeafDialer", "Leafs", "leaf_client_info"]
@@ -73,8 +74,12 @@ class _BoundLinks:
 class _Remote:
     """One configured remote: its URLs, the next to dial, its connection and pending redial."""
 
-    def __init__(self, config: LeafRemote) -> None:
+    def __init__(self, config: LeafRemote, rng: random.Random) -> None:
         self.config = config
+        # The URLs in the order they are dialled: shuffled once unless ``no_randomize``, as nats-server.
+        self.urls = list(config.urls)
+        if not config.no_randomize:
+            rng.shuffle(self.urls)
         self.next_url = 0
         self.link: LeafLink | None = None
         self.delay = 0.0  # a longer wait before the next dial (after a loop)
@@ -110,7 +115,7 @@ class Leafs:
         self.on_link: Callable[[LeafLink, bool], None] | None = None
         # Each connection's id (the server's client ids, when it sets this).
         self.next_id: Callable[[], int] = self._lid
-        self.remotes = [_Remote(remote) for remote in config.remotes]
+        self.remotes = [_Remote(remote, rng) for remote in config.remotes]
         self.dialer: LeafDialer | None = None
         self.running = False
         self.port = 0
@@ -125,6 +130,9 @@ class Leafs:
         self.hooks: Callable[[], Hooks] = NoHooks
         # The server's ping_interval and ping_max (each link's keepalive).
         self.server_options = ServerOptions()
+        # Messages and bytes every leaf connection took in and sent, closed ones too (part of /varz's counts).
+        self.traffic = Stats()
+        self.traffic_by_account: dict[str, Stats] = {}  # the same, by the account each link was bound to
 
     # -- starting and stopping ----------------------------------------------------------
 
@@ -214,7 +222,8 @@ class Leafs:
         if connect_info and link.permissions is not None:
             info.update(link.permissions.info)
         info["info_on_connect"] = True
-        info["leafnode_urls"] = [] if self.config.no_advertise else [f"{host}:{port}"]
+        if not self.config.no_advertise:  # nats-server leaves the empty list out
+            info["leafnode_urls"] = [f"{host}:{port}"]
         return info
 
     def tls_for(self, link: LeafLink, info: dict[str, Any]) -> TLSConfig | None:
@@ -227,6 +236,15 @@ class Leafs:
         if remote.config.tls_wanted or info.get("tls_required"):
             return remote.config.tls or TLSConfig()
         return None
+
+    def tls_first(self, link: LeafLink) -> TLSConfig | None:
+        """``tls { handshake_first }``: the leaf port's on the hub, the remote's on the leaf."""
+        if not link.solicited:
+            config = self.config.tls
+        else:
+            remote = next((r for r in self.remotes if r.link is link), None)
+            config = remote.config.tls if remote is not None else None
+        return config if config is not None and config.handshake_first else None
 
     def _advertised(self) -> tuple[str, int]:
         if self.config.advertise:
@@ -283,9 +301,9 @@ class Leafs:
     # -- the leaf's side ---------------------------------------------------------------
 
     def _dial(self, remote: _Remote) -> None:
-        if not self.running or self.dialer is None or not remote.config.urls:
+        if not self.running or self.dialer is None or not remote.urls:
             return
-        url = remote.config.urls[remote.next_url % len(remote.config.urls)]
+        url = remote.urls[remote.next_url % len(remote.urls)]
         remote.next_url += 1
         parts = urlsplit(url if "://" in url else f"nats://{url}")
         self.log.debug("Trying to connect as leafnode to remote server on %s", go_quote(parts.netloc))
@@ -409,6 +427,10 @@ class Leafs:
     def num_leafs(self) -> int:
         return sum(1 for link in self.links if link.up)
 
+    def account_traffic(self, account: str) -> Stats:
+        """What the leaf connections bound to ``account`` took in and sent, closed ones too."""
+        return self.traffic_by_account.setdefault(account, Stats())
+
     def count(self, account: str) -> int:
         """The links up and bound to ``account``."""
         return sum(1 for link in self.links if link.up and link.account == account)
@@ -423,8 +445,8 @@ def leaf_client_info(link: LeafLink, name_tag: str, closed: bool) -> dict[str, A
     """nats-server's ``ClientInfo`` of a leaf connection for the system account's events.
 
     The hub names the leaf's user, server name and version from its CONNECT;
-    the leaf, which sent no such thing, names none.  fakejs measures no
-    round trip, so ``rtt`` is left out.
+    the leaf, which sent no such thing, names none.  ``rtt`` (nanoseconds)
+    is there once the link measured one (after its first PONG).
     """
     host, _ = link.io.remote_address
     info: dict[str, Any] = {"start": rfc3339(link.started_ns), "host": host, "id": link.lid, "acc": link.account}
@@ -433,6 +455,9 @@ def leaf_client_info(link: LeafLink, name_tag: str, closed: bool) -> dict[str, A
         value = options.get(field)
         if value:
             info[key] = str(value)
+    rtt = round(link.rtt * NS)
+    if rtt:
+        info["rtt"] = rtt if not 1_000 < rtt < 1_000_000 else rtt - rtt % 1_000  # whole µs below a millisecond
     if closed:
         info["stop"] = rfc3339(link.stopped_ns)
     info["name_tag"] = name_tag

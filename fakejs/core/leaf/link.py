@@ -27,6 +27,7 @@ from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs
 from fakejs.core.leaf.jetstream import LinkDenies
 from fakejs.core.leaf.permissions import LeafPermissions
 from fakejs.core.options import ServerOptions
+from fakejs.core.stats import Stats
 from fakejs.core.subjects import has_wildcard
 from fakejs.core.transport_config import TLSConfig
 from fakejs.protocol import leaf as wire
@@ -68,10 +69,16 @@ class LeafHost(Protocol):
     rng: random.Random
     auth_timeout: float
     auth_required: bool
+    traffic: Stats
 
     def hub_info(self, link: LeafLink, connect_info: bool) -> dict[str, Any]: ...
 
+    def account_traffic(self, account: str) -> Stats: ...
+
     def tls_for(self, link: LeafLink, info: dict[str, Any]) -> TLSConfig | None: ...
+
+    def tls_first(self, link: LeafLink) -> TLSConfig | None:
+        """The TLS a connection starts before any INFO (``handshake_first``), or None."""
 
     def connect_fields(self, link: LeafLink) -> dict[str, Any] | None: ...
 
@@ -111,6 +118,7 @@ class LeafLink:
         self.close_reason = ""
         self.out: list[bytes] = []
         self.in_msgs = self.out_msgs = self.in_bytes = self.out_bytes = 0
+        self._account_traffic = Stats()  # the bound account's leaf traffic (the host's, once bound)
         self.started = self.last_in = host.clock.monotonic()
         self.started_ns = host.clock.time_ns()
         self.stopped_ns = 0
@@ -147,6 +155,12 @@ class LeafLink:
     def start_pinging(self) -> None:
         """The link is up: the first PING within a second, then one every ping interval."""
         self.keepalive.connected(self.host.clock.monotonic() - self.started, first=FIRST_PING)
+        self.keepalive.rtt = 0.0  # nats-server measures a leaf link's round trip from its first PONG only
+
+    @property
+    def rtt(self) -> float:
+        """The round trip (seconds) the last PING and PONG took; 0 before the first PONG."""
+        return self.keepalive.rtt
 
     @property
     def side(self) -> str:
@@ -156,23 +170,45 @@ class LeafLink:
     def bind(self, interest: AccountLeafs, permissions: LeafPermissions | None) -> None:
         """The link carries ``interest``'s account, within ``permissions`` (None: everything)."""
         self.interest, self.account, self.permissions = interest, interest.account, permissions
+        self._account_traffic = self.host.account_traffic(interest.account)
         self.parser.account = interest.account.encode()
 
     # -- starting --------------------------------------------------------------------
 
     def start(self) -> None:
-        """The socket is open: the hub greets, the leaf waits for the greeting."""
+        """The socket is open: the hub greets, the leaf waits for the greeting (each after the TLS handshake first)."""
+        first = self.host.tls_first(self)
         if self.solicited:
+            if first is not None:  # the handshake at once; the hub's INFO comes over it
+                self._tls_started = True
+                self.io.start_tls(first, False, self._tls_server_name(), self._tls_done)
             return
-        info = self.host.hub_info(self, connect_info=False)
-        self.send(route_wire.info(info).replace(b"\r\n", b" \r\n"))
+        if first is not None:  # the leaf starts the handshake; INFO once it is done
+            self.io.start_tls(first, True, "", self._greet_after_tls)
+            return
+        info = self._greet()
         tls = self.host.tls_for(self, info)
         if tls is not None:  # INFO in plain text, then the leaf starts the handshake
             self.io.start_tls(tls, True, "", self._tls_done)
+
+    def _greet(self) -> dict[str, Any]:
+        """The hub's first INFO; the leaf has until the login timeout to answer it."""
+        info = self.host.hub_info(self, connect_info=False)
+        self.send(route_wire.info(info).replace(b"\r\n", b" \r\n"))
         self._auth_timer = self.host.clock.call_later(self.host.auth_timeout, self._auth_timeout)
+        return info
+
+    def _greet_after_tls(self) -> None:
+        self.tls = True
+        if not self.closed:
+            self._greet()
 
     def _tls_done(self) -> None:
         self.tls = True
+
+    def _tls_server_name(self) -> str:
+        """The host name the leaf checks the hub's certificate against: its URL's."""
+        return urlsplit(self.url if "://" in self.url else f"nats://{self.url}").hostname or ""
 
     def _auth_timeout(self) -> None:
         self._auth_timer = None
@@ -201,8 +237,12 @@ class LeafLink:
             return
         if self.permissions is not None and not self.permissions.may_deliver(subject):
             return
+        size = len(payload) + (len(headers) if headers is not None else 0)
         self.out_msgs += 1
-        self.out_bytes += len(payload) + (len(headers) if headers is not None else 0)
+        self.out_bytes += size
+        for traffic in (self.host.traffic, self._account_traffic):
+            traffic.out_msgs += 1
+            traffic.out_bytes += size
         self.send(wire.leaf_msg(subject, reply, queues, headers, payload))
 
     def update_interest(self, subject: str, queue: str, delta: int) -> None:
@@ -324,8 +364,7 @@ class LeafLink:
             tls = None if self._tls_started else self.host.tls_for(self, info)
             if tls is not None:  # the handshake first, then this INFO again
                 self._tls_started = True
-                host = urlsplit(self.url if "://" in self.url else f"nats://{self.url}").hostname or ""
-                self.io.start_tls(tls, False, host, lambda: self._after_tls(info))
+                self.io.start_tls(tls, False, self._tls_server_name(), lambda: self._after_tls(info))
                 return
             self._connect_sent = True
             self.remote_id = str(info.get("server_id") or "")
@@ -400,8 +439,12 @@ class LeafLink:
         interest.remote_sub(self, subject, event.queue, event.weight)
 
     def _on_msg(self, interest: AccountLeafs, event: RoutedMsg) -> None:
+        size = len(event.payload) + (len(event.headers) if event.headers is not None else 0)
         self.in_msgs += 1
-        self.in_bytes += len(event.payload) + (len(event.headers) if event.headers is not None else 0)
+        self.in_bytes += size
+        for traffic in (self.host.traffic, self._account_traffic):
+            traffic.in_msgs += 1
+            traffic.in_bytes += size
         if self.permissions is not None and not self.permissions.may_receive(event.subject):
             self._violation("Publish", event.subject)
             return
