@@ -170,7 +170,9 @@ async def test_what_is_not_built_is_refused_by_name(cluster: Cluster) -> None:
         await request(nc, "$JS.API.STREAM.CREATE.S", stream_config("S", 3))
         refused = await request(nc, "$JS.API.STREAM.PEER.REMOVE.S", b'{"peer":"n9"}')
         assert refused["error"]["err_code"] == 10036
-        assert refused["error"]["description"] == f"STREAM.PEER.REMOVE in a JetStream cluster across servers: {SUPPORTED}"
+        assert (
+            refused["error"]["description"] == f"STREAM.PEER.REMOVE in a JetStream cluster across servers: {SUPPORTED}"
+        )
         peer_removal = await request(nc, "$JS.API.STREAM.PEER.REMOVE.S", b'{"peer":"n1"}')
         assert peer_removal["error"]["description"].endswith(SUPPORTED)
         republished = {**stream_config("R", 3), "republish": {"src": ">", "dest": "again.>"}}
