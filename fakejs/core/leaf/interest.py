@@ -229,11 +229,21 @@ class AccountLeafs:
         local = self.router.index.match(subject)
         self.router.publish_routed(subject, reply, queues, headers, payload, source)
         remote = self.index.match(subject)
-        takes = self._takes(source)
-        targets: dict[RouteOwner, list[str]] = {sub.owner: [] for sub in remote.psubs if takes(sub.owner)}
+        cluster = source.remote_cluster
+        targets: dict[RouteOwner, list[str]]
+        if self.routes is None:  # leaf connections alone: every other one, of another cluster
+            targets = {
+                sub.owner: []
+                for sub in remote.psubs
+                if sub.owner is not source and (not cluster or sub.owner.remote_cluster != cluster)
+            }
+        else:
+            takes = self._takes(source)
+            targets = {sub.owner: [] for sub in remote.psubs if takes(sub.owner)}
         for queue in queues:
             if local.qsubs.get(queue):
                 continue
+            takes = self._takes(source)
             members = [sub for sub in remote.qsubs.get(queue, ()) if takes(sub.owner)]
             if self.routes is not None:
                 members = [sub for sub in members if sub.owner not in self._remote] or members
@@ -244,8 +254,6 @@ class AccountLeafs:
 
     def _takes(self, source: LeafTarget) -> Callable[[object], bool]:
         """Whether a subscription's owner gets a message from ``source`` (never ``source`` itself)."""
-        if self.routes is None and not source.remote_cluster:
-            return lambda owner: owner is not source
         leafs = self._remote
 
         def takes(owner: object) -> bool:
