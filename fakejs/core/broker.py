@@ -204,9 +204,17 @@ class Broker:
         return curve_public_text(self.xkey_private)
 
     def _cluster_identity(self) -> tuple[str, bool]:
-        """The cluster's name and whether it was generated (a leaf connection's INFO and CONNECT tell it)."""
-        cluster = self.cluster
-        return (cluster.name, cluster.dynamic_name) if cluster is not None else ("", False)
+        """The cluster's name and whether it was generated (a leaf connection's INFO and CONNECT tell it).
+
+        Outside a cluster, a server with leaf remotes and a configured
+        ``server_name`` takes that name for its cluster, as nats-server does.
+        """
+        cluster, options = self.cluster, self.options
+        if cluster is not None:
+            return cluster.name, cluster.dynamic_name
+        if options.leafnodes is not None and options.leafnodes.remotes and options.name:
+            return options.name, False
+        return "", False
 
     @property
     def cluster_name(self) -> str:

@@ -5,9 +5,9 @@ Facts pinned, as nats-server behaves:
 * **A hub cluster** (nodes A and B, a leaf dialling A): the leaf's interest
   crosses the route as if it were A's own, and B's reaches the leaf, so
   messages and request/reply work both ways, and a queue group with members
-  on the leaf and on B gets each message once: a server with a member of its
-  own gives it every message (B, the leaf), and A, which has none, prefers
-  B's member (another server of its cluster) to the leaf's.
+  on the leaf and on B gets each message once: the leaf gives its own member
+  every message, and A, which has none, prefers B's member (another server
+  of its cluster) to the leaf's.
 * **One node of a cluster dials a hub** (A does, B does not): A and the hub
   exchange messages, but B is out of it -- a dialling node tells its hub of
   its own interest only (not its routes'), the hub's interest is not told to
@@ -17,6 +17,9 @@ Facts pinned, as nats-server behaves:
   once (the hub, told the leafs' cluster in their CONNECT, tells neither of
   the other's interest nor sends one what came from the other), and a queue
   group with members on the hub, A and B gets each message once.
+
+The hub cluster with a leaf and the two nodes dialling one hub are also run
+with the cluster of one kind and the other server of the other.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from tests.harness.wait import WAIT, eventually
 pytestmark = pytest.mark.cluster
 
 NO_JETSTREAM = Settings(jetstream=False)
+# The cluster of one kind, the server it dials or that dials it of the other.
+MIXED = pytest.mark.parametrize(("cluster_kind", "other_kind"), [("fake", "real"), ("real", "fake")])
 
 
 async def _close(*connections: Client) -> None:
@@ -73,10 +78,19 @@ async def _answer(msg: Msg) -> None:
 
 
 async def test_a_leaf_on_one_hub_node_reaches_the_other_node(target_kind: str, tmp_path: Path) -> None:
+    await _leaf_on_one_hub_node(target_kind, target_kind, tmp_path)
+
+
+@MIXED
+async def test_a_leaf_of_the_other_kind_on_one_hub_node(cluster_kind: str, other_kind: str, tmp_path: Path) -> None:
+    await _leaf_on_one_hub_node(cluster_kind, other_kind, tmp_path)
+
+
+async def _leaf_on_one_hub_node(hub_kind: str, leaf_kind: str, tmp_path: Path) -> None:
     port = free_port()
     async with (
-        cluster_of(target_kind, tmp_path, [leaf_listen(port), ""]) as hub,
-        configured_servers(target_kind, tmp_path, NO_JETSTREAM) as start,
+        cluster_of(hub_kind, tmp_path, [leaf_listen(port), ""]) as hub,
+        configured_servers(leaf_kind, tmp_path, NO_JETSTREAM) as start,
     ):
         leaf = await start(leaf_remote(port))
         leaf_client, node_b = await nats.connect(leaf.url), await nats.connect(hub.url(1))
@@ -92,10 +106,21 @@ async def test_a_leaf_on_one_hub_node_reaches_the_other_node(target_kind: str, t
 
 
 async def test_a_queue_group_shared_by_a_leaf_and_the_other_hub_node(target_kind: str, tmp_path: Path) -> None:
+    await _queue_group_on_a_leaf_and_a_hub_node(target_kind, target_kind, tmp_path)
+
+
+@MIXED
+async def test_a_queue_group_shared_by_a_leaf_of_the_other_kind(
+    cluster_kind: str, other_kind: str, tmp_path: Path
+) -> None:
+    await _queue_group_on_a_leaf_and_a_hub_node(cluster_kind, other_kind, tmp_path)
+
+
+async def _queue_group_on_a_leaf_and_a_hub_node(hub_kind: str, leaf_kind: str, tmp_path: Path) -> None:
     port = free_port()
     async with (
-        cluster_of(target_kind, tmp_path, [leaf_listen(port), ""]) as hub,
-        configured_servers(target_kind, tmp_path, NO_JETSTREAM) as start,
+        cluster_of(hub_kind, tmp_path, [leaf_listen(port), ""]) as hub,
+        configured_servers(leaf_kind, tmp_path, NO_JETSTREAM) as start,
     ):
         leaf = await start(leaf_remote(port))
         leaf_client, node_a, node_b = (
@@ -109,12 +134,13 @@ async def test_a_queue_group_shared_by_a_leaf_and_the_other_hub_node(target_kind
             await nc.subscribe(subject, queue="workers", cb=inbox.add)
         for publisher in (node_a, node_b, leaf_client):
             await interest_routed(publisher, leaf_client, node_b)
-        # Each publisher's server picks a member of its own if it has one, else another server's before a leaf's.
-        for publisher, taker in ((node_a, 1), (node_b, 1), (leaf_client, 0)):
+        # The leaf's server gives its own member every message; A, which has none, another server's before a leaf's.
+        for publisher, taker in ((node_a, 1), (node_b, None), (leaf_client, 0)):
             for inbox in members:
                 inbox.payloads.clear()
             await group_gets_each_once(publisher, subject, members, count=100)
-            assert [len(inbox.payloads) for inbox in members] == [100 if n == taker else 0 for n in range(2)]
+            if taker is not None:
+                assert [len(inbox.payloads) for inbox in members] == [100 if n == taker else 0 for n in range(2)]
         await _close(leaf_client, node_a, node_b)
 
 
@@ -154,10 +180,19 @@ async def test_only_the_dialling_node_of_a_cluster_exchanges_with_the_hub(target
 
 
 async def test_both_nodes_dialling_one_hub_deliver_each_message_once(target_kind: str, tmp_path: Path) -> None:
+    await _both_nodes_dial_one_hub(target_kind, target_kind, tmp_path)
+
+
+@MIXED
+async def test_both_nodes_dialling_a_hub_of_the_other_kind(cluster_kind: str, other_kind: str, tmp_path: Path) -> None:
+    await _both_nodes_dial_one_hub(cluster_kind, other_kind, tmp_path)
+
+
+async def _both_nodes_dial_one_hub(cluster_kind: str, hub_kind: str, tmp_path: Path) -> None:
     port = free_port()
-    async with configured_servers(target_kind, tmp_path, NO_JETSTREAM) as start:
+    async with configured_servers(hub_kind, tmp_path, NO_JETSTREAM) as start:
         hub = await start(leaf_listen(port))
-        async with cluster_of(target_kind, tmp_path, [leaf_remote(port), leaf_remote(port)]) as cluster:
+        async with cluster_of(cluster_kind, tmp_path, [leaf_remote(port), leaf_remote(port)]) as cluster:
             clients = [await nats.connect(url) for url in (hub.url, cluster.url(0), cluster.url(1))]
             subject = f"once.{secrets.token_hex(4)}"
             inboxes = [Inbox() for _ in clients]

@@ -349,8 +349,8 @@ class Leafs:
         if remote is not None and remote.config.hub:
             fields["is_hub"] = True
         cluster, _ = self.cluster()
-        if cluster or self.remotes:  # a server with remotes outside a cluster names its cluster after itself
-            fields["cluster"] = cluster or self.server_name
+        if cluster:
+            fields["cluster"] = cluster
         fields["headers"] = True
         if self.jetstream():
             fields["jetstream"] = True
