@@ -133,11 +133,11 @@ class Broker:
 
             identity = (self.server_id, self.name)
             self.cluster = Cluster(options.cluster, options, identity, self.accounts, clock, self.random, self)
-        # The leaf connections, as hub and as leaf (started with the leaf port); not yet in a cluster.
+        # The leaf connections, as hub and as leaf (started with the leaf port).
         self.leafs: Leafs | None = None
         # Called with a leaf connection that closed (up till then) and its account: /connz keeps it.
         self.on_leaf_closed: list[Callable[[LeafLink, Account], None]] = []
-        if options.leafnodes is not None and options.cluster is None:
+        if options.leafnodes is not None:
             # Only a server with leaf nodes loads their machinery
             from fakejs.core.leaf.leafs import Leafs
 
@@ -150,6 +150,7 @@ class Broker:
             self.leafs.jetstream = lambda: self.jetstream_enabled
             self.leafs.hooks = lambda: self.faults
             self.leafs.server_options = options
+            self.leafs.cluster = self._cluster_identity
 
     def _leaf_login(self, connect: dict[str, Any], nonce: str) -> Login | None:
         """A leaf's CONNECT checked as a client's, as a leaf node connection: the server's users and accounts,
@@ -209,6 +210,19 @@ class Broker:
         yet has not paid for it (start-up time).
         """
         return curve_public_text(self.xkey_private)
+
+    def _cluster_identity(self) -> tuple[str, bool]:
+        """The cluster's name and whether it was generated (a leaf connection's INFO and CONNECT tell it).
+
+        Outside a cluster, a server with leaf remotes and a configured
+        ``server_name`` takes that name for its cluster, as nats-server does.
+        """
+        cluster, options = self.cluster, self.options
+        if cluster is not None:
+            return cluster.name, cluster.dynamic_name
+        if options.leafnodes is not None and options.leafnodes.remotes and options.name:
+            return options.name, False
+        return "", False
 
     @property
     def cluster_name(self) -> str:

@@ -11,7 +11,7 @@ to the router's error callback (the server records it) and fan-out goes on.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from fakejs.core.clock import ErrorSink
@@ -25,6 +25,7 @@ __all__ = [
     "Mounted",
     "RemoteInterest",
     "RouteOwner",
+    "RoutedReceiver",
     "Router",
     "Subscriber",
     "Subscription",
@@ -86,20 +87,26 @@ class RouteOwner(Protocol):
 
 
 class RemoteInterest(Protocol):
-    """The cluster's side of an account (set as :attr:`Router.remote` while the server has routes).
+    """The other servers' side of an account (set as :attr:`Router.remote` while the server has routes or leafs).
 
     ``index`` holds the other servers' subscriptions (owned by a
     :class:`RouteOwner`, queue members weighted); ``local_changed`` hears
     of every local subscription that comes (+1) and goes (-1), to announce
-    it to the other servers.
+    it to the other servers.  A server with both routes and leaf
+    connections has one view of both (the leaf side's, owning the routes').
     """
 
     account: str
     index: SubscriptionIndex
     # What a stream import carries goes there too (leaf connections; each server of a cluster imports its own).
     carries_imports: bool
+    # Some queue members are taken only when no local or routed member is (a leaf connection's: ``fallback``).
+    has_fallbacks: bool
 
     def local_changed(self, sub: Subscription, delta: int) -> None: ...
+
+    def takes_imported(self, owner: RouteOwner) -> bool:
+        """Whether what a stream import carries goes to ``owner`` (asked only when ``carries_imports``)."""
 
 
 class Mounted(Protocol):
@@ -127,6 +134,8 @@ class Mounted(Protocol):
 
 Delivery = Callable[["Subscription", str, str, "bytes | None", bytes, object], bool]
 Forwarding = Callable[["RouteOwner", str, str, str, list[str], "bytes | None", bytes], None]
+# A message another server of the cluster sent on: subject, reply, queues named, headers, payload, the route.
+RoutedReceiver = Callable[[str, str, "tuple[str, ...]", "bytes | None", bytes, object], None]
 
 InternalHandler = Callable[[str, str, "bytes | None", bytes, object], "bool | None"]
 
@@ -144,6 +153,7 @@ class Subscription:
         "__weakref__",
         "closed",
         "delivered",
+        "fallback",
         "local_only",
         "max",
         "owner",
@@ -167,6 +177,8 @@ class Subscription:
         self.weight = 1
         # Never announced to the other servers of a cluster (this server's own control subjects).
         self.local_only = False
+        # A leaf connection's queue member: picked only when no local or routed member is.
+        self.fallback = False
 
     def __repr__(self) -> str:
         queue = f" queue={self.queue!r}" if self.queue else ""
@@ -238,6 +250,8 @@ class Router:
         # Delivery to one subscription and forwarding to another server: a traced message's trace takes them over.
         self._deliver: Delivery = self._deliver_own
         self._forward: Forwarding = self._forward_own
+        # Where a route's message goes: here (:meth:`publish_routed`), and with leaf connections to them too.
+        self.receive_routed: RoutedReceiver = self.publish_routed
 
     # -- subject mappings ------------------------------------------------------
 
@@ -421,7 +435,7 @@ class Router:
         result = self.index.match(subject)
         remote = self.remote
         if remote is not None and (routes or remote.carries_imports) and remote.index.count:
-            return self._publish_clustered(result, remote, subject, reply, headers, payload, origin, shown_as)
+            return self._publish_clustered(result, remote, subject, reply, headers, payload, origin, shown_as, routes)
         if not result.psubs and not result.qsubs:  # not result, without a call to __bool__
             return False
         visible = shown_as or subject
@@ -452,6 +466,7 @@ class Router:
         payload: bytes,
         origin: object,
         shown_as: str,
+        routes: bool = True,
     ) -> bool:
         """A publish while other servers have interest here: local delivery, then one message per route.
 
@@ -471,7 +486,11 @@ class Router:
         queues = list(result.qsubs) + [queue for queue in remote_result.qsubs if queue not in result.qsubs]
         for queue in queues:
             local = result.qsubs.get(queue, ())
-            members = remote_result.qsubs.get(queue, ())
+            members: Sequence[Subscription] = remote_result.qsubs.get(queue, ())
+            fallbacks: Sequence[Subscription] = ()
+            if remote.has_fallbacks:  # a leaf connection's member takes what no local nor routed member could
+                fallbacks = [sub for sub in members if sub.fallback]
+                members = [sub for sub in members if not sub.fallback] or ([] if local else fallbacks)
             pick = self._rng.randrange(len(local) + sum(sub.weight for sub in members))
             if pick >= len(local):
                 pick -= len(local)
@@ -486,9 +505,12 @@ class Router:
                     delivered = True
                     break
             else:  # no local member took it: nats-server goes on to another server's
+                members = members or fallbacks
                 if members:
                     targets.setdefault(members[self._rng.randrange(len(members))].owner, []).append(queue)
         self.routed_subject = outer
+        if not routes:  # what a stream import carries: only to the connections that take it
+            targets = {owner: named for owner, named in targets.items() if remote.takes_imported(owner)}
         if targets and visible != subject and reply and js_ack_deliver_index(reply) < 0:
             reply = f"{reply}@{visible}"  # the subject shown travels at the end of the reply, as nats-server sends it
         for route, queues in targets.items():

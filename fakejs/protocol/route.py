@@ -322,6 +322,16 @@ def sub(account: str, subject: str, queue: str = "", weight: int = 0) -> bytes:
     return b"RS+ %s\r\n" % _scope(account, subject)
 
 
+def leaf_sub(origin: str, account: str, subject: str, queue: str = "", weight: int = 0) -> bytes:
+    """``LS+``: a leaf connection of the cluster ``origin`` has interest here on ``subject``."""
+    return b"LS+ " + _encode(origin) + b" " + sub(account, subject, queue, weight)[4:]
+
+
+def leaf_unsub(origin: str, account: str, subject: str, queue: str = "") -> bytes:
+    """``LS-``: that interest went (the origin named, as every server of 2.10+ reads it)."""
+    return b"LS- " + _encode(origin) + b" " + unsub(account, subject, queue)[4:]
+
+
 def unsub(account: str, subject: str, queue: str = "") -> bytes:
     """``RS-``: this server has no more interest on ``subject`` (in ``queue``)."""
     if queue:

@@ -321,14 +321,8 @@ class Server:
 
     async def _open_leafs(self) -> None:
         """The leaf port and the remotes, when ``leafnodes`` is configured."""
-        leafs, configured = self.broker.leafs, self.options.leafnodes
+        leafs = self.broker.leafs
         if leafs is None:
-            if configured is not None:  # in a cluster: the leaf port is accepted (harnesses ask for it) but not opened
-                where = f"{configured.host or '0.0.0.0'}:{configured.port}"
-                self.broker.log.warning(
-                    "leafnodes listener (%s) accepted from the configuration file but not served by fakejs in a cluster",
-                    where,
-                )
             return
         # Only a server with leaf nodes loads the leaf port
         from fakejs.server.leafport import LeafPort

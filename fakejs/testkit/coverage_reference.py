@@ -155,8 +155,8 @@ LISTENER_ONLY = (
     " anything more in it is refused by name"
 )
 LEAF_NODES = (
-    "the leaf port and remotes, each link bound to an account, see [Leaf nodes](leafnodes.md); what it does not serve yet"
-    " is refused by name; in a cluster only a block that just opens a listener starts, with a notice"
+    "the leaf port and remotes, each link bound to an account, in a cluster too, see [Leaf nodes](leafnodes.md);"
+    " what it does not serve yet is refused by name"
 )
 OPERATOR_MODE = "see [operator mode](auth.md#operator-jwt-mode)"
 RESOLVER = (

@@ -1,7 +1,7 @@
 """A leaf port in a cluster: the nats.js harness's default ``leafnodes { listen }`` beside ``cluster`` starts.
 
-Leaf connections across routes are not served yet: the port is named in a
-notice and not opened, and remotes in a cluster are refused at start.
+The leaf port opens as on a server alone, and leaf remotes beside a cluster
+start too (what crosses them is pinned by tests/parity/test_leafnodes_in_clusters.py).
 """
 
 from __future__ import annotations
@@ -29,26 +29,20 @@ def start_lines(config: Path) -> tuple[list[str], int | None]:
         process.wait(timeout=30)
 
 
-def test_a_listen_only_leaf_block_in_a_cluster_starts_with_a_notice(tmp_path: Path) -> None:
+def test_a_leaf_port_in_a_cluster_is_opened(tmp_path: Path) -> None:
     config = tmp_path / "cluster.conf"
     config.write_text('port: -1\nleafnodes { listen: "127.0.0.1:-1" }\ncluster { name: c, listen: "127.0.0.1:-1" }\n')
     lines, status = start_lines(config)
     assert status is None, lines
-    notice = (
-        "leafnodes listener (127.0.0.1:-1) accepted from the configuration file but not served by fakejs in a cluster"
-    )
-    assert any(line.endswith(notice) for line in lines), lines
-    assert not any("Listening for leafnode connections" in line for line in lines), lines
+    assert any("Listening for leafnode connections" in line for line in lines), lines
+    assert not any("not served by fakejs" in line for line in lines), lines
 
 
-def test_leaf_remotes_in_a_cluster_are_refused_at_start(tmp_path: Path) -> None:
+def test_leaf_remotes_in_a_cluster_start(tmp_path: Path) -> None:
     config = tmp_path / "remotes.conf"
     config.write_text(
         'port: -1\nleafnodes { remotes [ { url: "nats://127.0.0.1:1" } ] }\ncluster { name: c, listen: "127.0.0.1:-1" }\n'
     )
     lines, status = start_lines(config)
-    assert status == 1, lines
-    assert any(
-        "leaf node remotes in a cluster (leafnodes { remotes } with cluster): not supported by fakejs yet" in line
-        for line in lines
-    ), lines
+    assert status is None, lines
+    assert not any("not supported by fakejs" in line for line in lines), lines

@@ -278,21 +278,19 @@ def test_leaf_accounts_must_exist(text: str, problem: str) -> None:
     assert start_problem(result.options, result.unserved) == problem
 
 
-def test_leafnodes_are_served_but_not_in_a_cluster() -> None:
+def test_leafnodes_are_served_in_a_cluster_too() -> None:
     result = loaded('leafnodes { listen: "127.0.0.1:-1", authorization { user: a, password: b } }\n')
     assert not result.context.failed and not result.context.notices
     leafnodes = result.options.leafnodes
     assert leafnodes is not None and (leafnodes.host, leafnodes.port, leafnodes.username) == ("127.0.0.1", -1, "a")
     assert start_problem(result.options, result.unserved) == ""
-    # A harness's default leaf port in a cluster starts (the server says it is not served); remotes do not
+    # A leaf port and leaf remotes beside a cluster start as well
     clustered = loaded('leafnodes { listen: "127.0.0.1:-1" }\ncluster { name: c, listen: "127.0.0.1:-1" }\n')
     assert start_problem(clustered.options, clustered.unserved) == ""
     remotes = (
         'leafnodes { remotes [ { url: "nats://127.0.0.1:7422" } ] }\ncluster { name: c, listen: "127.0.0.1:-1" }\n'
     )
-    assert start_problem(loaded(remotes).options, loaded(remotes).unserved) == (
-        "leaf node remotes in a cluster (leafnodes { remotes } with cluster): not supported by fakejs yet"
-    )
+    assert start_problem(loaded(remotes).options, loaded(remotes).unserved) == ""
 
 
 def test_listener_only_blocks_are_accepted_with_a_notice() -> None:

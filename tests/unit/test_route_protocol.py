@@ -134,3 +134,29 @@ def test_the_writer_speaks_what_the_parser_reads() -> None:
 def test_dedicated_route_frames_have_no_account() -> None:
     assert wire.sub("", "x", "q", 1) == b"RS+ x q 1\r\n"
     assert wire.routed_msg("", "x", "", [], None, b"") == b"RMSG x 0\r\n\r\n"
+
+
+def test_a_leaf_connections_interest_names_its_cluster() -> None:
+    frames = [
+        wire.leaf_sub("LC", "$G", "foo"),
+        wire.leaf_sub("LC", "$G", "work", "g", 2),
+        wire.leaf_unsub("LC", "$G", "work", "g"),
+        wire.leaf_sub("LC", "", "bar"),
+    ]
+    assert frames == [
+        b"LS+ LC $G foo\r\n",
+        b"LS+ LC $G work g 2\r\n",
+        b"LS- LC $G work g\r\n",
+        b"LS+ LC bar\r\n",
+    ]
+    parser = RouteParser()
+    parser.receive_data(b"".join(frames[:3]))
+    seen = []
+    for event in iter(parser.next_event, None):
+        assert isinstance(event, RemoteSub | RemoteUnsub)
+        seen.append((type(event).__name__, event.origin, event.account, event.subject, event.queue))
+    assert seen == [
+        ("RemoteSub", "LC", "$G", "foo", ""),
+        ("RemoteSub", "LC", "$G", "work", "g"),
+        ("RemoteUnsub", "LC", "$G", "work", "g"),
+    ]

@@ -184,6 +184,8 @@ class Remote:
     """The cluster's side of an account, with one remote queue member."""
 
     account = "$G"
+    carries_imports = False
+    has_fallbacks = False
 
     def __init__(self) -> None:
         self.index = SubscriptionIndex()

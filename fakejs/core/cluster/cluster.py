@@ -364,8 +364,8 @@ class Cluster:
         link.keepalive.connected(self.clock.monotonic() - link.started)
         if len(by_server) > 1:
             self._gossip(link, {**info, "route_account": account})
-        for subject, queue, weight in routes.announcements():
-            link.announce(account, subject, queue, weight)
+        for subject, queue, weight, origin in routes.announcements():
+            link.announce(account, subject, queue, weight, origin)
         self.log.debug("%s - Registering remote route %s for account %s", link, go_quote(link.remote_id), account)
         return True
 
@@ -434,8 +434,8 @@ class Cluster:
             if name in self._dedicated and not peer.no_pool:
                 continue
             if peer.no_pool or pool_index(len(peer.links), name) == link.pool_idx:
-                for subject, queue, weight in routes.announcements():
-                    link.announce(name, subject, queue, weight)
+                for subject, queue, weight, origin in routes.announcements():
+                    link.announce(name, subject, queue, weight, origin)
 
     def dial_next_in_pool(self, link: RouteLink) -> None:
         """The pool's last connection answered a PING: dial the next one."""

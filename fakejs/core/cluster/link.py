@@ -77,9 +77,9 @@ class RouteIO(Protocol):
 class AccountInterest(Protocol):
     """One account's remote interest (:class:`~fakejs.core.cluster.interest.AccountRoutes`)."""
 
-    def remote_sub(self, route: RouteOwner, subject: str, queue: str, weight: int) -> None: ...
+    def remote_sub(self, route: RouteOwner, subject: str, queue: str, weight: int, origin: str = "") -> None: ...
 
-    def remote_unsub(self, route: RouteOwner, subject: str, queue: str) -> None: ...
+    def remote_unsub(self, route: RouteOwner, subject: str, queue: str, origin: str = "") -> None: ...
 
 
 class RouteHost(Protocol):
@@ -210,11 +210,14 @@ class RouteLink:
         named = "" if self.account else account
         self.send(wire.routed_msg(named, subject, reply, queues, headers, payload))
 
-    def announce(self, account: str, subject: str, queue: str, weight: int) -> None:
-        """``RS+``/``RS-`` for local interest (see :meth:`AccountRoutes.local_changed`)."""
+    def announce(self, account: str, subject: str, queue: str, weight: int, origin: str = "") -> None:
+        """``RS+``/``RS-`` for local interest (see :meth:`AccountRoutes.local_changed`); ``LS+``/``LS-``
+        for a leaf connection's of the cluster ``origin``."""
         named = "" if self.account else account
         if weight < 0 or (queue and weight == 0):
-            self.send(wire.unsub(named, subject, queue))
+            self.send(wire.leaf_unsub(origin, named, subject, queue) if origin else wire.unsub(named, subject, queue))
+        elif origin:
+            self.send(wire.leaf_sub(origin, named, subject, queue, weight))
         else:
             self.send(wire.sub(named, subject, queue, weight))
 
@@ -357,14 +360,14 @@ class RouteLink:
             self.cluster.log.error("%s - Unknown account %r for remote subject %r", self, event.account, event.subject)
             return
         try:
-            routes.remote_sub(self, event.subject, event.queue, event.weight)
+            routes.remote_sub(self, event.subject, event.queue, event.weight, event.origin)
         except ValueError:
             self.cluster.log.error("%s - Could not insert subscription %r", self, event.subject)
 
     def _on_unsub(self, event: RemoteUnsub) -> None:
         routes = self.cluster.account_routes(event.account)
         if routes is not None:
-            routes.remote_unsub(self, event.subject, event.queue)
+            routes.remote_unsub(self, event.subject, event.queue, event.origin)
 
     def _on_msg(self, event: RoutedMsg) -> None:
         self.in_msgs += 1
@@ -375,4 +378,4 @@ class RouteLink:
             return
         if event.headers is not None and self.cluster.trace_routed(self, event):
             return
-        router.publish_routed(event.subject, event.reply, event.queues, event.headers, event.payload, self)
+        router.receive_routed(event.subject, event.reply, event.queues, event.headers, event.payload, self)

@@ -194,8 +194,6 @@ def listener_problems(options: ServerOptions, unserved: Unserved) -> str:
         if not options.jetstream and not clustered and not (leaf is not None and leaf.port):
             return "mqtt requires JetStream to be enabled if running in standalone mode"
     leafnodes = options.leafnodes
-    if leafnodes is not None and options.cluster is not None and leafnodes.remotes:
-        return "leaf node remotes in a cluster (leafnodes { remotes } with cluster): not supported by fakejs yet"
     if leafnodes is not None and (problem := leaf_accounts_problem(options)):
         return problem
     problem = pinned_accounts_problem(options) or compression_problem(options) or jetstream_problem(options)

@@ -18,9 +18,10 @@ connections' subscribers too.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
+from fakejs.core.cluster.interest import AccountRoutes
 from fakejs.core.leaf.jetstream import LinkDenies
 from fakejs.core.router import RouteOwner, Router, Subscription
 from fakejs.core.subjects import SubscriptionIndex
@@ -38,6 +39,8 @@ class LeafTarget(RouteOwner, Protocol):
 
     solicited: bool
     denies: LinkDenies
+    # The cluster the server at the other end is in ("" when none): told in its CONNECT, or in the hub's INFO.
+    remote_cluster: str
 
     def update_interest(self, subject: str, queue: str, delta: int) -> None:
         """Count ``delta`` more (or fewer) subscriptions to tell the remote of; send ``LS+``/``LS-`` on change."""
@@ -53,9 +56,14 @@ def _tells(target: LeafTarget, source: LeafTarget | None, subject: str) -> bool:
     """Whether interest from ``source`` (None: local) is told to ``target``."""
     if source is None:
         return True
-    if source is target:
+    if source is target or _same_cluster(source, target):
         return False
     return not (target.solicited and source.solicited) or subject.startswith(LDS_PREFIX)
+
+
+def _same_cluster(source: LeafTarget, target: LeafTarget) -> bool:
+    """Both connections lead to servers of one cluster: what comes from one is never told or sent to the other."""
+    return bool(source.remote_cluster) and source.remote_cluster == target.remote_cluster
 
 
 def _told(sub: Subscription) -> bool:
@@ -66,10 +74,21 @@ class AccountLeafs:
     """The leaf connections' view of one account: their subscriptions, local counts, relays."""
 
     carries_imports = True
+    has_fallbacks = True
 
-    def __init__(self, account: str, targets: LeafTargets, router: Router, lds: str, rng: random.Random) -> None:
+    def __init__(
+        self,
+        account: str,
+        targets: LeafTargets,
+        router: Router,
+        lds: str,
+        rng: random.Random,
+        routes: AccountRoutes | None = None,
+    ) -> None:
         self.account = account
-        self.index = SubscriptionIndex()
+        # In a cluster, the routes' and the leaf connections' subscriptions share one index.
+        self.index = routes.index if routes is not None else SubscriptionIndex()
+        self.routes = routes
         self.router = router
         self.lds = lds
         self._targets = targets
@@ -85,10 +104,16 @@ class AccountLeafs:
         """Whether a connection has a plain subscription on exactly ``subject`` (a push consumer's delivery)."""
         return bool(self.index.exact(subject).psubs)
 
+    def takes_imported(self, owner: RouteOwner) -> bool:
+        """What a stream import carries goes to the leaf connections, not to the routes (each server imports its own)."""
+        return owner in self._remote
+
     # -- local interest ------------------------------------------------------------
 
     def local_changed(self, sub: Subscription, delta: int) -> None:
-        """A local subscription came (+1) or went (-1): every leaf connection hears of it."""
+        """A local subscription came (+1) or went (-1): every leaf connection hears of it, and every route."""
+        if self.routes is not None:
+            self.routes.local_changed(sub, delta)
         if not _told(sub):
             return
         key = (sub.subject, sub.queue)
@@ -109,6 +134,9 @@ class AccountLeafs:
     def initial_interest(self, target: LeafTarget) -> list[tuple[str, str, int]]:
         """``(subject, queue, count)`` a new connection is told first: local, the others', the loop subject."""
         told: dict[tuple[str, str], int] = dict(self._local)
+        if self.routes is not None and not target.solicited:  # a hub tells its leafs of its cluster's interest
+            for key, count in self.routes.remote_counts().items():
+                told[key] = told.get(key, 0) + count
         for owner, subs in self._remote.items():
             for (subject, queue), sub in subs.items():
                 if _tells(target, owner, subject):
@@ -136,12 +164,19 @@ class AccountLeafs:
         else:
             sub = Subscription(subject, queue, "", link)
             sub.weight = max(weight, 1)
+            sub.fallback = True
             self.index.insert(sub)
             subs[(subject, queue)] = sub
             delta = sub.weight if queue else 1
             self.router.notify_interest(subject)  # a push consumer delivering to the leaf
         if delta:
             self._relay_interest(link, subject, queue, delta)
+
+    def route_count(self, subject: str, queue: str, delta: int) -> None:
+        """The routes' interest changed: the connections this server accepted hear of it (loop subjects: every one)."""
+        for target in self._targets.leaf_links():
+            if not target.solicited or subject.startswith(LDS_PREFIX):
+                target.update_interest(subject, queue, delta)
 
     def remote_unsub(self, link: LeafTarget, subject: str, queue: str) -> None:
         """``LS-`` from ``link``."""
@@ -165,6 +200,8 @@ class AccountLeafs:
         for target in self._targets.leaf_links():
             if _tells(target, source, subject):
                 target.update_interest(subject, queue, delta)
+        if self.routes is not None and not source.solicited:  # an accepted leaf's interest is told as this server's
+            self.routes.count_changed(subject, queue, delta, source.remote_cluster)
 
     def remote_subscriptions(self, link: LeafTarget) -> list[Subscription]:
         return list(self._remote.get(link, {}).values())
@@ -184,17 +221,71 @@ class AccountLeafs:
 
         The subject is mapped first (a JetStream domain's API onto the
         account's).  A queue named that has no local member goes to one
-        member on another connection.
+        member on another connection (in a cluster, another server's first).
+        Nothing goes back to the cluster ``source`` is in, and a hub's
+        message goes to no route: each server of a cluster dials the hub.
         """
         subject = self.router.mapped(subject)
         local = self.router.index.match(subject)
         self.router.publish_routed(subject, reply, queues, headers, payload, source)
         remote = self.index.match(subject)
-        targets: dict[RouteOwner, list[str]] = {sub.owner: [] for sub in remote.psubs if sub.owner is not source}
+        cluster = source.remote_cluster
+        targets: dict[RouteOwner, list[str]]
+        if self.routes is None:  # leaf connections alone: every other one, of another cluster
+            targets = {
+                sub.owner: []
+                for sub in remote.psubs
+                if sub.owner is not source and (not cluster or sub.owner.remote_cluster != cluster)
+            }
+        else:
+            takes = self._takes(source)
+            targets = {sub.owner: [] for sub in remote.psubs if takes(sub.owner)}
         for queue in queues:
             if local.qsubs.get(queue):
                 continue
-            members = [sub for sub in remote.qsubs.get(queue, ()) if sub.owner is not source]
+            takes = self._takes(source)
+            members = [sub for sub in remote.qsubs.get(queue, ()) if takes(sub.owner)]
+            if self.routes is not None:
+                members = [sub for sub in members if sub.owner not in self._remote] or members
+            if members:
+                targets.setdefault(members[self._rng.randrange(len(members))].owner, []).append(queue)
+        for owner, named in targets.items():
+            owner.forward(self.account, subject, reply, named, headers, payload)
+
+    def _takes(self, source: LeafTarget) -> Callable[[object], bool]:
+        """Whether a subscription's owner gets a message from ``source`` (never ``source`` itself)."""
+        leafs = self._remote
+
+        def takes(owner: object) -> bool:
+            if owner is source:
+                return False
+            if owner in leafs:
+                return not _same_cluster(source, owner)
+            return not source.solicited  # a route
+
+        return takes
+
+    # -- messages from a route ------------------------------------------------------
+
+    def routed(
+        self, subject: str, reply: str, queues: tuple[str, ...], headers: bytes | None, payload: bytes, route: object
+    ) -> None:
+        """A message another server of the cluster sent on: local subscribers, then the connections this server accepted.
+
+        A queue named without a local member goes to a member on a leaf
+        connection; nothing goes back to a route.
+        """
+        local = self.router.index.match(subject)
+        self.router.publish_routed(subject, reply, queues, headers, payload, route)
+        leafs = self._remote
+        remote = self.index.match(subject)
+        targets: dict[RouteOwner, list[str]] = {
+            sub.owner: [] for sub in remote.psubs if sub.owner in leafs and not sub.owner.solicited
+        }
+        for queue in queues:
+            if local.qsubs.get(queue):
+                continue
+            members = [sub for sub in remote.qsubs.get(queue, ()) if sub.owner in leafs]
             if members:
                 targets.setdefault(members[self._rng.randrange(len(members))].owner, []).append(queue)
         for owner, named in targets.items():

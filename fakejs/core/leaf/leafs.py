@@ -23,6 +23,7 @@ from fakejs.core.accounts import Accounts
 from fakejs.core.auth import Login, new_nonce, verify_signature
 from fakejs.core.clientio import KICKED
 from fakejs.core.clock import Clock
+from fakejs.core.cluster.interest import AccountRoutes
 from fakejs.core.hooks import Hooks, NoHooks
 from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs, LeafTarget
 from fakejs.core.leaf.jetstream import JETSTREAM_API, domain_api_mappings, link_denies
@@ -133,6 +134,8 @@ class Leafs:
         # Messages and bytes every leaf connection took in and sent, closed ones too (part of /varz's counts).
         self.traffic = Stats()
         self.traffic_by_account: dict[str, Stats] = {}  # the same, by the account each link was bound to
+        # The server's cluster: its name ("" outside one) and whether it was generated (told in INFO and CONNECT).
+        self.cluster: Callable[[], tuple[str, bool]] = lambda: ("", False)
 
     # -- starting and stopping ----------------------------------------------------------
 
@@ -162,10 +165,15 @@ class Leafs:
         if account is None:
             return None
         lds = LDS_PREFIX + ids.nuid(self.rng)
-        interest = AccountLeafs(account.name, _BoundLinks(self.links, name), account.router, lds, self.rng)
-        for sub in account.router.local_subscriptions():
+        router = account.router
+        routes = router.remote if isinstance(router.remote, AccountRoutes) else None
+        interest = AccountLeafs(account.name, _BoundLinks(self.links, name), router, lds, self.rng, routes)
+        for sub in router.local_subscriptions():
             interest.count_quietly(sub)
-        account.router.remote = interest
+        router.remote = interest  # in a cluster, the view of the routes and the leaf connections both
+        if routes is not None:
+            routes.on_count = interest.route_count
+            router.receive_routed = interest.routed
         # A push consumer here delivers to a subscription across a leaf connection as to a local one.
         account.router.add_imported_interest(interest.has_exact_interest)
         if self.jetstream() and name == GLOBAL_ACCOUNT:
@@ -210,6 +218,11 @@ class Leafs:
             info["jetstream"] = True
         info["ip"] = f"{host}:{port}"
         info["client_id"] = link.lid
+        cluster, dynamic = self.cluster()
+        if cluster:
+            info["cluster"] = cluster
+            if dynamic:
+                info["cluster_dynamic"] = True
         if self.jetstream_domain:
             info["domain"] = self.jetstream_domain
         if connect_info:
@@ -353,6 +366,9 @@ class Leafs:
         fields["name"] = self.server_name
         if remote is not None and remote.config.hub:
             fields["is_hub"] = True
+        cluster, _ = self.cluster()
+        if cluster:
+            fields["cluster"] = cluster
         fields["headers"] = True
         if self.jetstream():
             fields["jetstream"] = True
