@@ -195,7 +195,10 @@ class SubjectIndex:
         return best
 
     def last_of(self, filter_subject: str) -> int | None:
-        """The largest sequence on any matching subject: O(walk + s)."""
+        """The largest sequence on any matching subject: O(walk + s); O(1) for a literal subject."""
+        if filter_subject and PWC not in filter_subject and FWC not in filter_subject:
+            seqs = self._lists.get(filter_subject)  # never empty: a subject goes with its last sequence
+            return seqs[-1] if seqs is not None else None
         return max((seqs[-1] for _, seqs in self.match(filter_subject)), default=None)
 
     def last_per_subject(self, filters: Iterable[str], up_to: int | None = None) -> list[int]:
