@@ -132,7 +132,7 @@ class DirectGet:
     def _on_request(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         if not reply:
             return
-        if required_level(hdr):
+        if hdr and required_level(hdr):  # most requests carry no headers: no call
             return self._status(reply, status.required_api_level())
         if not payload:
             return self._status(reply, status.empty_request())
@@ -154,7 +154,7 @@ class DirectGet:
     def _on_last_by_subject(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         if not reply:
             return
-        if required_level(hdr):
+        if hdr and required_level(hdr):  # most requests carry no headers: no call
             return self._status(reply, status.required_api_level())
         req: dict[str, Any] = {}
         if payload:
