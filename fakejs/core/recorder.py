@@ -115,7 +115,9 @@ class Recorder(Protocol):
     """What a recording point calls."""
 
     def __bool__(self) -> bool:
-        """False while nothing is recorded, so a recording point costs one truth test."""
+        """False while nothing is recorded, so a recording point costs one truth test.
+
+        A recorder's truth never changes: a hot path may read it once, when it takes the recorder."""
         ...
 
     def record(self, kind: str, **fields: Any) -> None:

@@ -322,7 +322,10 @@ class SubscriptionIndex:
             self.cache_hits += 1
             return cached
         head = ""
-        if not subject.startswith(ACK_PREFIX):  # an ack's head holds its sequences and time: never seen again
+        # An ack's subject holds its sequences and time: never seen again, so neither its head nor the
+        # subject itself is remembered (it would only crowd out subjects that do come again).
+        acking = subject.startswith(ACK_PREFIX)
+        if not acking:
             head, _, last = subject.rpartition(".")
             if last and (folded := self._heads.get(head)) is not None:
                 names, cached = folded
@@ -343,14 +346,15 @@ class SubscriptionIndex:
             cached = self._cache.get(key)
             if cached is not None:
                 self.cache_hits += 1
-                self._remember(subject, cached, head, tokens, depth)
+                if not acking:
+                    self._remember(subject, cached, head, tokens, depth)
                 return cached
         result = MatchResult()
         _match_level(self._root, tokens, 0, result)
         if len(self._cache) >= self.CACHE_LIMIT:
             self._cache.clear()
         self._cache[key] = result
-        if key != subject:
+        if key != subject and not acking:
             self._remember(subject, result, head, tokens, depth)
         return result
 

@@ -58,7 +58,7 @@ class Host:
     def limits_exceeded(self, memory: bool) -> bool:
         return False
 
-    def account_limits_exceeded(self, memory: bool, size: int) -> bool:
+    def account_limits_exceeded(self, memory: bool, subject: str, hdr: bytes | None, payload: bytes) -> bool:
         return False
 
     def consumer_acked(self, stream: Stream, consumer: StreamConsumer, seq: int) -> None:

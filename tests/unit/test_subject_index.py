@@ -154,6 +154,50 @@ def test_deep_and_wide_subjects_walk_only_matching_branches() -> None:
     assert index.last_of("many.>") == 1199
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(("append", "insert", "remove", "read")), st.integers(0, 10**6)), max_size=60))
+def test_one_subject_with_many_sequences_stays_sorted(ops: list[tuple[str, int]]) -> None:
+    """Appends past several sublist splits, with inserts below the top, removals and positional reads between."""
+    index = SubjectIndex()
+    model: list[int] = []
+    top = 0
+    for op, value in ops:
+        if op == "append":
+            for _ in range(value % 1500 + 1):
+                top += 1 + value % 3
+                index.add("s", top)
+                model.append(top)
+        elif op == "insert" and value % (top + 1) not in model:
+            index.add("s", value % (top + 1))
+            model.append(value % (top + 1))
+            model.sort()
+        elif op == "remove" and model:
+            seq = model.pop(value % len(model))
+            index.discard("s", seq)
+        elif op == "read" and model:
+            position = value % len(model)
+            seqs = index.get("s")
+            assert seqs is not None and seqs[position] == model[position]  # builds the positional index
+    seqs = index.get("s")
+    assert list(seqs or []) == model
+    assert index.count("s") == len(model)
+    if seqs is not None:
+        seqs._check()  # the SortedList's own invariants: sublist sizes, maxes, positional index
+        assert [seqs[i] for i in range(len(model))] == model
+
+
+def test_appends_after_a_positional_read_keep_positions_right() -> None:
+    index = SubjectIndex()
+    for seq in range(1, 5001):  # past two sublist splits
+        index.add("s", seq)
+    seqs = index.get("s")
+    assert seqs is not None and seqs[4500] == 4501  # builds the positional index
+    for seq in range(5001, 5011):
+        index.add("s", seq)
+    assert [seqs[i] for i in range(4990, 5010)] == list(range(4991, 5011))
+    seqs._check()
+
+
 odd_tokens = st.sampled_from(("a", "b", "", "*", ">", "a+b", "(", "\\"))
 
 

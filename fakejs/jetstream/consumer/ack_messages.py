@@ -30,7 +30,8 @@ class AckMessages:
     the inactivity countdown an ack came; ``on_nak(stream_sequence, consumer_sequence, delivery_count)`` and
     ``on_terminated(stream_sequence, consumer_sequence, delivery_count, reason)`` raise the advisories, and
     ``on_ack_sample(stream_sequence, consumer_sequence, delivery_count, delivered_ns)`` the ack metric of an
-    explicit ``+ACK`` or ``+NXT`` of a pending message (sampled there).
+    explicit ``+ACK`` or ``+NXT`` of a pending message (sampled there; only called when the consumer has a
+    ``sample_freq``).
 
     ``answer_ack(stream_sequence, reply)`` answers an ack or a term that asked
     for a reply (``AckSync``, a double ack): at once by default; a replicated
@@ -61,6 +62,7 @@ class AckMessages:
         self._on_terminated = on_terminated
         self._on_ack_sample = on_ack_sample
         self._recorder = stream.timeline  # the server's timeline (see fakejs.core.recorder)
+        self._recording = bool(self._recorder)  # a recorder's truth never changes: one test, not one per ack
         self.answer_ack: Callable[[int, str], None] = self._answer_now
 
     def _answer_now(self, stream_sequence: int, reply: str) -> None:
@@ -72,7 +74,7 @@ class AckMessages:
             return
         self._on_activity()
         stream_sequence, consumer_sequence, delivery_count = ack_reply_info(subject)
-        if self._recorder:
+        if self._recording:
             self._record(payload, stream_sequence, consumer_sequence, delivery_count)
         skip_reply = stream_sequence == 0
         acking = False  # an ack or a term: its reply may wait for the ack to be stored
@@ -133,6 +135,7 @@ class AckMessages:
             sampled_delivery_count is not None
             and pending is not None
             and self._consumer.config["ack_policy"] == "explicit"
+            and self._consumer.config.get("sample_freq")  # unsampled (the usual case): no call on every ack
         ):
             self._on_ack_sample(stream_sequence, consumer_sequence, sampled_delivery_count, pending[1])
         acked = self._acks.ack(stream_sequence, consumer_sequence)

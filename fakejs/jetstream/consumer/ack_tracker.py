@@ -130,7 +130,7 @@ class AckTracker:
 
     def ack_pending_full(self) -> bool:
         """``max_ack_pending`` deliveries await an ack: no new message may go out."""
-        limit = self.max_ack_pending
+        limit = int(self._consumer.config["max_ack_pending"])  # max_ack_pending, without the call
         return limit > 0 and len(self.pending) >= limit
 
     def ack_wait_ns(self, seq: int) -> int:
@@ -194,15 +194,25 @@ class AckTracker:
         """``ack_policy: none``: a delivery is its own ack, the floor follows it."""
         self.ack_floor_consumer, self.ack_floor_stream = consumer_sequence, stream_sequence
 
+    def delivered(self, consumer_sequence: int, stream_sequence: int, delivery_count: int) -> None:
+        """A delivery that awaits its ack went out now: :meth:`record_delivery` then :meth:`track`, one clock read."""
+        now = self.last_delivered_ns = self._clock.time_ns()
+        self.state.update_delivered(consumer_sequence, stream_sequence, delivery_count, now)
+        self._track(stream_sequence, consumer_sequence, now)
+
     def track(self, stream_sequence: int, consumer_sequence: int) -> None:
         """A delivery awaits its ack; the ack timer runs for it."""
-        now = self._clock.time_ns()
+        self._track(stream_sequence, consumer_sequence, self._clock.time_ns())
+
+    def _track(self, stream_sequence: int, consumer_sequence: int, now: int) -> None:
         entry = self.pending.get(stream_sequence)
         if entry is not None:
             entry[1] = now
         else:
             self.pending[stream_sequence] = [consumer_sequence, now]
-        delay = self.ack_wait_ns(stream_sequence)
+        config = self._consumer.config
+        # ack_wait_ns(), without its two calls when there is no backoff
+        delay = self.ack_wait_ns(stream_sequence) if config["backoff"] else int(config["ack_wait"]) + ACK_WAIT_DELAY
         deadline = self._clock.monotonic() + delay / NS
         if self._timer is None or (self._deadline is not None and self._deadline > deadline):
             self._arm(delay / NS)

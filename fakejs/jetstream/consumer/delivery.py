@@ -119,13 +119,14 @@ class DeliveryLoop:
         # An update may not turn a push consumer into a pull one or back, so this holds for good.
         self._is_push = consumerconfig.is_push(consumer.config)
         self._recorder = stream.timeline  # the server's timeline (see fakejs.core.recorder)
+        self._recording = bool(self._recorder)  # a recorder's truth never changes: one test, not one per message
 
     def kick(self) -> None:
         """Deliver whatever can be delivered now (once more if kicked while running)."""
         consumer = self._consumer
         if consumer.closed:
             return
-        if not self._is_push and not len(self._pulls.queue) and not self._pacer.holding:
+        if not self._is_push and not self._pulls.queue.waiting and not self._pacer.holding:
             # Nobody is waiting (a pull consumer between requests: every ack kicks): nothing
             # can be delivered, and the loop would only note the position for the pacer.
             self._pacer.caught_up(self._position.next_stream_sequence)
@@ -166,7 +167,7 @@ class DeliveryLoop:
             return False
         if self._is_push:
             return self._consumer.active and not self._push.stalled
-        return len(self._pulls.queue) > 0
+        return self._pulls.queue.waiting > 0
 
     # -- one delivery --------------------------------------------------------------------
 
@@ -191,8 +192,9 @@ class DeliveryLoop:
     def _address(self, msg: StoredMessage, delivery_count: int) -> HeldDelivery | None:
         """Address a picked message: the push subject or the next waiting pull (None: nobody takes it)."""
         consumer, position = self._consumer, self._position
+        pending = position.num_pending
         ack_reply = self.ack_reply(
-            msg.seq, position.next_consumer_sequence, delivery_count, msg.ts, max(position.num_pending, 0)
+            msg.seq, position.next_consumer_sequence, delivery_count, msg.ts, pending if pending > 0 else 0
         )
         hdr, data = msg.hdr, msg.data
         if consumer.config["headers_only"]:
@@ -230,7 +232,8 @@ class DeliveryLoop:
     def _dispatch(self, delivery: HeldDelivery) -> bool:
         """Send a delivery unless a fault or the pacer holds it; False when the loop must wait."""
         hooks = self._hooks
-        if hooks:
+        armed = bool(hooks)  # one truth test per delivery (a fault fired while sending settles on the next turn)
+        if armed:
             msg = delivery.msg
             hit = hooks.fire(
                 "consumer.deliver",
@@ -247,7 +250,7 @@ class DeliveryLoop:
         if self._pacer.pace(delivery):
             return False
         self.send(delivery)
-        if hooks:
+        if armed:
             hooks.settle()  # an action after this delivery (delete, disconnect...) stops the batch
         return True
 
@@ -257,23 +260,23 @@ class DeliveryLoop:
         self._deliver(delivery, publish=delivery.stage != "dropped")
         if batch_left <= 0 and bytes_left > 0:
             self._reply(target, b"", status.batch_completed(batch_left, bytes_left))
-        if batch_left <= 0 and not self._is_push and self._recorder:
+        if batch_left <= 0 and not self._is_push and self._recording:
             names = {"stream": self._stream.name, "consumer": self._consumer.name}
             self._recorder.record("pull.filled", **names, reply=target)
-        self._push.arm_heartbeat()
+        if self._is_push:  # a pull consumer's idle countdown never runs (its requests have their own heartbeats)
+            self._push.arm_heartbeat()
 
     def _deliver(self, delivery: HeldDelivery, publish: bool) -> None:
         target, ack_reply, msg = delivery.target, delivery.ack_reply, delivery.msg
         ack_none = self._consumer.config["ack_policy"] == "none"
         consumer_sequence = self._position.take_delivery_seq()
-        if self._recorder:
+        if self._recording:
             self._record_delivery(delivery, consumer_sequence)
-        now_ns = self._clock.time_ns()
-        self._acks.record_delivery(consumer_sequence, msg.seq, delivery.delivery_count, now_ns)
         if ack_none:
+            self._acks.record_delivery(consumer_sequence, msg.seq, delivery.delivery_count, self._clock.time_ns())
             self._acks.acked_on_delivery(consumer_sequence, msg.seq)
         else:
-            self._acks.track(msg.seq, consumer_sequence)
+            self._acks.delivered(consumer_sequence, msg.seq, delivery.delivery_count)
         push = self._is_push
         if push:
             size = wire_size(target, ack_reply, delivery.hdr, delivery.data)

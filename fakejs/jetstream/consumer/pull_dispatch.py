@@ -190,7 +190,7 @@ class PullDispatch:
         priority = self._priority()
         now = self._clock.monotonic()
         cycled = 0
-        while len(self.queue):
+        while self.queue.waiting:
             request = self.queue.peek()
             assert request is not None
             if request.expires is not None and now >= request.expires:
@@ -202,7 +202,7 @@ class PullDispatch:
                 if verdict == "skip":
                     self.queue.cycle()
                     cycled += 1
-                    if cycled >= len(self.queue):
+                    if cycled >= self.queue.waiting:
                         return None
                     continue
                 if verdict == "refuse":
@@ -290,7 +290,7 @@ class PullDispatch:
     def still_waiting(self) -> bool:
         """End the requests that expired or are done; whether any still waits."""
         self.process(eos=True)
-        return len(self.queue) > 0
+        return self.queue.waiting > 0
 
     def _ending(self, request: WaitingRequest, now: float, eos: bool) -> bytes | None:
         """The status ending a request that expired, or a no-wait request the stream has nothing more for."""

@@ -160,6 +160,8 @@ class WaitQueue:
         self._arrivals = itertools.count()
         self._prioritized = prioritized
         self.on_waiting: Callable[[str, bool], None] | None = None
+        # How many requests wait: len(self), read on every delivery without a call.
+        self.waiting = 0
 
     @property
     def prioritized(self) -> bool:
@@ -177,7 +179,7 @@ class WaitQueue:
             self._push(request)
 
     def __len__(self) -> int:
-        return len(self._ranked) if self._prioritized else len(self._queue)
+        return self.waiting
 
     def __iter__(self) -> Iterator[WaitingRequest]:
         """A snapshot in serving order: the queue may change while the caller walks it."""
@@ -199,7 +201,7 @@ class WaitQueue:
         return sorted(items, key=lambda item: ranked[id(item[0])])
 
     def is_full(self) -> bool:
-        return len(self) == self.max
+        return self.waiting == self.max
 
     def add(self, request: WaitingRequest) -> bool:
         if self.is_full():
@@ -210,6 +212,7 @@ class WaitQueue:
         return True
 
     def _push(self, request: WaitingRequest, rank: int | None = None) -> None:
+        self.waiting += 1
         if not self._prioritized:
             self._queue.append(request)
             return
@@ -237,10 +240,12 @@ class WaitQueue:
                 self._queue.remove(request)
             except ValueError:
                 return False
+            self.waiting -= 1
             return True
         entry = self._ranked.pop(id(request), None)
         if entry is None:
             return False
+        self.waiting -= 1
         entry.removed = True
         if len(self._heap) > 2 * len(self._ranked) + 16:
             self._heap = sorted(self._ranked.values())  # drop the removed entries (a sorted list is a heap)
@@ -253,7 +258,7 @@ class WaitQueue:
                 self._queue.rotate(-1)
             return
         request = self.peek()
-        if request is not None and len(self) > 1:
+        if request is not None and self.waiting > 1:
             self._take_out(request)
             self._push(request, CYCLED_RANK)
 
@@ -266,7 +271,7 @@ class WaitQueue:
         request.batch_left -= 1
         if request.batch_left <= 0:
             self.remove(request)
-        elif len(self) > 1:
+        elif self.waiting > 1:
             self._take_out(request)
             self._push(request)
         return request
@@ -284,6 +289,7 @@ class WaitQueue:
         self._queue.clear()
         self._heap.clear()
         self._ranked.clear()
+        self.waiting = 0
         return out
 
 

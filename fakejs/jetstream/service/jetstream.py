@@ -542,13 +542,13 @@ class JetStream:
     def _stream_configs(self) -> list[StreamConfig]:
         return [stream.config for stream in self.streams.values()]
 
-    def account_limits_exceeded(self, memory: bool, size: int) -> bool:
-        """Would storing ``size`` more bytes of that kind take the account over its limit?  Logged at most every 10 s."""
+    def account_limits_exceeded(self, memory: bool, subject: str, hdr: bytes | None, payload: bytes) -> bool:
+        """Would storing the message take the account over its limit (sized only under one)?  Logged at most every 10 s."""
         cap = self.limits.max_memory if memory else self.limits.max_storage
         if cap < 0:
             return False
-        stored_memory, stored_storage = self.usage()
-        if not limits.publish_exceeds(self.limits, memory, stored_memory if memory else stored_storage, size):
+        stored = self.usage()[0 if memory else 1]
+        if not limits.publish_exceeds(self.limits, memory, stored, limits.message_size(memory, subject, hdr, payload)):
             return False
         now = self.clock.monotonic()
         if now - self._account_limit_logged > LIMIT_LOG_INTERVAL:

@@ -94,6 +94,14 @@ def consumer_room(limits: JetStreamLimits, stream_max_consumers: int, counted: i
         raise api_error("JSMaximumConsumersLimitErr")
 
 
+def message_size(memory: bool, subject: str, hdr: bytes | None, payload: bytes) -> int:
+    """The bytes a message takes in a memory or a file store, as the account's limit counts them."""
+    # The store's sizes come with the first publish under an account limit (a plain start stores nothing)
+    from fakejs.jetstream.storage.message import file_size, memory_size
+
+    return (memory_size if memory else file_size)(subject, hdr, payload)
+
+
 def publish_exceeds(limits: JetStreamLimits, memory: bool, stored: int, size: int) -> bool:
     """``wouldExceedLimits``: the account's stored bytes of that kind plus this message over its limit."""
     cap = limits.max_memory if memory else limits.max_storage

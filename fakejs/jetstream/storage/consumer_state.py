@@ -99,9 +99,12 @@ class ConsumerState:
 
     def update_delivered(self, consumer_sequence: int, stream_sequence: int, delivery_count: int, ts: int) -> None:
         """``UpdateDelivered``: a delivery (the ``delivery_count``-th of ``stream_sequence``) went out at ``ts``."""
-        if self._proposed("d", consumer_sequence, stream_sequence, delivery_count, ts):
+        if self.replicated:  # _proposed() and _record(), without the calls on every delivery
+            if self.proposer is not None:
+                self.proposer(["d", consumer_sequence, stream_sequence, delivery_count, ts])
             return
-        self._record("d", consumer_sequence, stream_sequence, delivery_count, ts)
+        if self.journal is not None:
+            self.journal.append(["d", consumer_sequence, stream_sequence, delivery_count, ts])
         if consumer_sequence <= self.ack_floor[0]:
             return
         if self.ack_policy != "none":
@@ -128,9 +131,12 @@ class ConsumerState:
 
     def update_acks(self, consumer_sequence: int, stream_sequence: int) -> None:
         """``UpdateAcks``: the delivery ``consumer_sequence`` of ``stream_sequence`` was acked."""
-        if self._proposed("a", consumer_sequence, stream_sequence):
+        if self.replicated:  # _proposed() and _record(), without the calls on every ack
+            if self.proposer is not None:
+                self.proposer(["a", consumer_sequence, stream_sequence])
             return
-        self._record("a", consumer_sequence, stream_sequence)
+        if self.journal is not None:
+            self.journal.append(["a", consumer_sequence, stream_sequence])
         if self.ack_policy == "none":
             return
         self.redelivered.pop(stream_sequence, None)

@@ -50,6 +50,25 @@ class _Node:
         self.total = 0
 
 
+def _add_sequence(seqs: SortedList, seq: int) -> None:
+    """``seqs.add(seq)``; a store appends in sequence order, so ``seq`` is nearly always above every other.
+
+    That append goes straight to the last sublist of the ``SortedList`` (what
+    ``SortedList.add`` does for it, less the search and the split check), while
+    the sublist has room and no positional index was built (``_index``, which
+    an append would have to update); anything else is ``add``'s.
+    """
+    maxes = seqs._maxes
+    if maxes and seq > maxes[-1] and not seqs._index:
+        last = seqs._lists[-1]
+        if len(last) < seqs._load << 1:  # still no more than twice the load after it: no split
+            last.append(seq)
+            maxes[-1] = seq
+            seqs._len += 1
+            return
+    seqs.add(seq)
+
+
 class SubjectIndex:
     """Literal subjects to their sequences, searchable by wildcard filter."""
 
@@ -92,7 +111,7 @@ class SubjectIndex:
             node.subject = subject
             node.seqs = seqs
             self._paths[subject] = tuple(path)
-        seqs.add(seq)
+        _add_sequence(seqs, seq)
         for node in self._paths[subject]:
             node.total += 1
 
@@ -176,7 +195,10 @@ class SubjectIndex:
         return best
 
     def last_of(self, filter_subject: str) -> int | None:
-        """The largest sequence on any matching subject: O(walk + s)."""
+        """The largest sequence on any matching subject: O(walk + s); O(1) for a literal subject."""
+        if filter_subject and PWC not in filter_subject and FWC not in filter_subject:
+            seqs = self._lists.get(filter_subject)  # never empty: a subject goes with its last sequence
+            return seqs[-1] if seqs is not None else None
         return max((seqs[-1] for _, seqs in self.match(filter_subject)), default=None)
 
     def last_per_subject(self, filters: Iterable[str], up_to: int | None = None) -> list[int]:

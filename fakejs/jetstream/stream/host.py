@@ -85,8 +85,8 @@ class StreamHost(DirectHost, Protocol):
         """Whether the server's JetStream memory (or file) store is already over its configured limit."""
         ...
 
-    def account_limits_exceeded(self, memory: bool, size: int) -> bool:
-        """Whether storing ``size`` more bytes of that kind would take the account over its JetStream limit."""
+    def account_limits_exceeded(self, memory: bool, subject: str, hdr: bytes | None, payload: bytes) -> bool:
+        """Whether storing this message (of that kind) would take the account over its JetStream limit."""
         ...
 
     def remove_consumer(self, stream: Any, consumer: StreamConsumer, cause: str = "api") -> None:

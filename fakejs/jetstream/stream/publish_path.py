@@ -19,7 +19,7 @@ from fakejs.core.subject_transform import SubjectTransform
 from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
-from fakejs.jetstream.storage.store import MessageStore, StoredMessage, file_size, memory_size
+from fakejs.jetstream.storage.store import MessageStore, StoredMessage
 from fakejs.jetstream.stream import counter, publish, store_limits
 from fakejs.jetstream.stream.batch import AtomicBatches, batch_id_in
 from fakejs.jetstream.stream.dedup import DuplicateWindow
@@ -242,8 +242,7 @@ class StreamPublisher:
         memory = stream.config["storage"] == "memory"
         if js.limits_exceeded(memory):
             raise api_error("JSInsufficientResourcesErr")
-        size = (memory_size if memory else file_size)(subject, hdr, payload)  # store.message_size(), one call less
-        if js.account_limits_exceeded(memory, size):
+        if js.account_limits_exceeded(memory, subject, hdr, payload):  # the size is worked out only under a limit
             raise api_error("JSAccountResourcesExceededErr").traced_as(late=True)
 
     # -- what every replica applies ------------------------------------------------------
@@ -291,7 +290,7 @@ class StreamPublisher:
         max_per = config["max_msgs_per_subject"]
         if max_per > 0:
             store_limits.trim_subject(store, subject, max_per, stream.remove_message)
-        if config["discard"] == "old":  # enforce_limits(), two calls less
+        if config["discard"] == "old" and (config["max_msgs"] > 0 or config["max_bytes"] > 0):  # enforce_limits()
             store_limits.discard_old(config, store, stream.remove_message)
         if ttl or config["max_age"]:  # nothing to arm otherwise
             stream.expiry.stored(msg.seq, msg.ts, ttl)

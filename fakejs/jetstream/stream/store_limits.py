@@ -52,6 +52,8 @@ def refuse_new(
         return
     max_per = cfg["max_msgs_per_subject"]
     at_subject_limit = max_per > 0 and store.count_for(subject) >= max_per
+    if cfg["max_msgs"] <= 0 and cfg["max_bytes"] <= 0 and not (at_subject_limit and cfg["discard_new_per_subject"]):
+        return  # nothing refusal() looks at can refuse it
     why = refusal(cfg, store, subject, hdr, payload, at_subject_limit, rollup)
     if why:
         raise api_error("JSStreamStoreFailedF", err=why).traced_as(why, late=True)
@@ -60,9 +62,10 @@ def refuse_new(
 def trim_subject(store: MessageStore, subject: str, max_per: int, remove: Remove) -> None:
     """Keep at most ``max_per`` messages on ``subject``, the newest."""
     seqs = store.seqs_for(subject)
-    while seqs is not None and len(seqs) > max_per:
+    if seqs is None:
+        return
+    for _ in range(len(seqs) - max_per):  # the subject keeps max_per (>= 1): its list stays the same object
         remove(seqs[0])
-        seqs = store.seqs_for(subject)
 
 
 def trim_subjects(cfg: StreamConfig, store: MessageStore, remove: Remove) -> None:
