@@ -42,6 +42,7 @@ async def test_a_node_s_leaf_link_stays_down_until_restored() -> None:
     remote = LeafRemote(urls=[hub.leaf_url])
     cluster = FakeCluster(size=2, leafnodes=LeafConfig(remotes=[remote], reconnect=0.05)).start()
     try:
+
         def remotes() -> list[str]:
             return sorted(link["remote"] for link in hub.state()["leafs"])
 
