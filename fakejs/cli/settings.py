@@ -24,15 +24,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
-from fakejs.cli.cluster_flags import ClusterFlagError, cluster_from_flags
 from fakejs.cli.event_loop import AUTO, loop_problem
 from fakejs.cli.flags import USAGE, parse_command_line
 from fakejs.core.cluster_checks import is_fakejs_refusal, jetstream_problem
 from fakejs.core.options import NATS_VERSION, ServerOptions, client_port, monitor_port
-from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat.goflag import FlagError, Parsed, go_quote
 
 if TYPE_CHECKING:
+    from fakejs.core.cluster_config import ClusterConfig, FileCluster
     from fakejs.core.configfile import Loaded
     from fakejs.testkit.jwt.demo import DemoFiles
 
@@ -206,8 +205,9 @@ def apply_flags(options: ServerOptions, flags: Parsed) -> None:
 
 def _flag_tls(options: ServerOptions, values: dict[str, Any]) -> None:
     """``--tlscert``/``--tlskey``/``--tlscacert``/``--tlsverify`` replace the file's certificates, as nats-server."""
-    # Only TLS flags load the checks of TLS files
+    # Only TLS flags load the checks of TLS files and the TLS settings
     from fakejs.core.tls_files import TLSFileError, check_files
+    from fakejs.core.transport_config import TLSConfig
 
     had_tls = options.tls is not None
     config = replace(
@@ -241,6 +241,23 @@ def _timeline_file(given: str) -> str:
     if not os.path.isdir(os.path.dirname(path)):
         raise _die(FAKEJS, f"--timeline {given}: no directory {os.path.dirname(path)} to write the page in")
     return path
+
+
+# The flags that give a server a route port or change its cluster (read by fakejs.cli.cluster_flags).
+ROUTE_FLAGS = ("cluster", "routes", "cluster_name", "cluster_advertise", "no_advertise", "connect_retries")
+
+
+def _cluster(file_cluster: FileCluster | None, flags: Parsed) -> ClusterConfig | None:
+    """The cluster the route flags and the file's ``cluster {}`` make: None without a route port."""
+    if file_cluster is None and not flags.given(*ROUTE_FLAGS):
+        return None  # no route port: nats-server starts no cluster
+    # Only a route flag or a file's cluster loads the reading of the route flags
+    from fakejs.cli.cluster_flags import ClusterFlagError, cluster_from_flags
+
+    try:
+        return cluster_from_flags(file_cluster, flags)
+    except ClusterFlagError as exc:
+        raise _die(NATS_SERVER, str(exc)) from None
 
 
 def command_line(argv: Sequence[str]) -> CommandLine:
@@ -325,10 +342,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
         problem = cluster_size_problem(flags, options, file_cluster)
         if problem:
             raise _die(FAKEJS, problem)
-    try:
-        options.cluster = cluster_from_flags(loaded.unserved.cluster if loaded is not None else None, flags)
-    except ClusterFlagError as exc:
-        raise _die(NATS_SERVER, str(exc)) from None
+    options.cluster = _cluster(loaded.unserved.cluster if loaded is not None else None, flags)
     defaults = flags.defaults
     for dest, feature in UNSUPPORTED:
         if values[dest] != defaults[dest]:

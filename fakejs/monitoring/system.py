@@ -58,7 +58,6 @@ from fakejs.monitoring import subscribers
 from fakejs.monitoring.accountz import NoAccount, account_info, account_stats, accountz, gatewayz, head
 from fakejs.monitoring.client_requests import CLIENT_REQUESTS, client_id
 from fakejs.monitoring.health import health
-from fakejs.monitoring.leafz import leafz_document
 from fakejs.monitoring.resolver import AccountResolver
 from fakejs.monitoring.userinfo import UserInfoResponder
 
@@ -154,6 +153,13 @@ def routez(server: MonitoredServer, subs: str) -> Any:
     from fakejs.monitoring import routez as documents
 
     return documents.routez_document(server, subs)
+
+
+def leafz_document(server: MonitoredServer, subscriptions: bool, account: str) -> Any:
+    # Loaded with the first request that needs it (see above)
+    from fakejs.monitoring import leafz
+
+    return leafz.leafz_document(server, subscriptions, account)
 
 
 def _routez_subs(options: dict[str, Any]) -> str:

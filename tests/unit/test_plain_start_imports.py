@@ -58,6 +58,12 @@ NOT_AT_START = (
     "fakejs.server.wslistener",
     "fakejs.server.tls",
     "fakejs.cli.cluster_size",
+    "fakejs.cli.cluster_flags",  # a route flag or a file's cluster {}
+    "fakejs.core.cluster_config",
+    "fakejs.core.transport_config",  # TLS or websocket settings
+    "fakejs.core.tls_files",
+    "fakejs.monitoring.leafz",  # the first leaf that closes, or the first /leafz
+    "calendar",
     "fakejs.cli.selfsigned",
     "fakejs.cli.demo",
     "fakejs.cli.conformance",
