@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
@@ -66,33 +66,62 @@ def usage_text() -> str:
     return USAGE + "\n"
 
 
-@dataclass
 class CommandLine:
-    """What the command line asks for: the server's options and what the process does around it."""
+    """What the command line asks for: the server's options and what the process does around it.
 
-    options: ServerOptions
-    pid_file: str = ""
-    clock: str = ""  # "" or "real": the system clock; "manual": a ManualClock
-    autojump: float | None = None
-    scenario: str = ""
-    flags: Parsed = field(default_factory=lambda: Parsed({}))
-    # What a configuration file had to say before the server starts: nats-server's warnings
-    # (printed on stderr as they are) and fakejs's notices (logged once logging is set up).
-    warnings: str = ""
-    notices: list[str] = field(default_factory=list)
-    # ``--tls-selfsigned``: make a CA and certificates at start (in ``tls_dir``, or a temporary
-    # directory), serving TLS with them (``tls_verify``: clients must show a certificate).
-    tls_selfsigned: bool = False
-    tls_dir: str = ""
-    tls_verify: bool = False
-    # ``--cluster_size N``: N nodes in this process as one cluster (1: an ordinary server).
-    cluster_size: int = 1
-    # ``--demo_credentials DIR``: the files served and whether this run wrote them.
-    demo: tuple[DemoFiles, bool] | None = None
-    # ``--timeline FILE``: where the timeline's page goes when the server exits (absolute; "": no timeline).
-    timeline_file: str = ""
-    # ``--loop``: the event loop the server runs on (see fakejs.cli.event_loop).
-    loop: str = AUTO
+    A plain class: a dataclass costs its import, and every start imports this module.
+    """
+
+    __slots__ = (
+        "autojump",
+        "clock",
+        "cluster_size",
+        "demo",
+        "flags",
+        "loop",
+        "notices",
+        "options",
+        "pid_file",
+        "scenario",
+        "timeline_file",
+        "tls_dir",
+        "tls_selfsigned",
+        "tls_verify",
+        "warnings",
+    )
+
+    def __init__(
+        self,
+        options: ServerOptions,
+        pid_file: str = "",
+        clock: str = "",
+        autojump: float | None = None,
+        scenario: str = "",
+        flags: Parsed | None = None,
+    ) -> None:
+        self.options = options
+        self.pid_file = pid_file
+        self.clock = clock  # "" or "real": the system clock; "manual": a ManualClock
+        self.autojump = autojump
+        self.scenario = scenario
+        self.flags = flags if flags is not None else Parsed({})
+        # What a configuration file had to say before the server starts: nats-server's warnings
+        # (printed on stderr as they are) and fakejs's notices (logged once logging is set up).
+        self.warnings = ""
+        self.notices: list[str] = []
+        # ``--tls-selfsigned``: make a CA and certificates at start (in ``tls_dir``, or a temporary
+        # directory), serving TLS with them (``tls_verify``: clients must show a certificate).
+        self.tls_selfsigned = False
+        self.tls_dir = ""
+        self.tls_verify = False
+        # ``--cluster_size N``: N nodes in this process as one cluster (1: an ordinary server).
+        self.cluster_size = 1
+        # ``--demo_credentials DIR``: the files served and whether this run wrote them.
+        self.demo: tuple[DemoFiles, bool] | None = None
+        # ``--timeline FILE``: where the timeline's page goes when the server exits (absolute; "": no timeline).
+        self.timeline_file = ""
+        # ``--loop``: the event loop the server runs on (see fakejs.cli.event_loop).
+        self.loop = AUTO
 
 
 def options_from_file(path: str, check_only: bool = False, base: ServerOptions | None = None) -> Loaded:

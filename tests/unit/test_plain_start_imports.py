@@ -81,6 +81,12 @@ NOT_DATACLASSES = (
     "fakejs.jetstream.stream.batch_limits.FastBatchLimits",
     "fakejs.testkit.faults.Hit",
     "fakejs.testkit.transcript.Transcript",
+    "fakejs.cli.settings.CommandLine",
+    "fakejs.core.subject_transform._Token",
+    "fakejs.core.transform_functions.Placeholder",
+    "fakejs.core.mappings._Choice",
+    "fakejs.jetstream.internal_client.InternalClient",
+    "fakejs.jetstream.service.server_limits.ServerLimits",
 )
 
 # Counts the dataclasses made while it imports the modules named on its standard input, one a line.
