@@ -52,7 +52,8 @@ from fakejs.gocompat.gotime import format_duration
 if TYPE_CHECKING:
     from fakejs.core.broker import Broker
     from fakejs.core.jwt.login import JwtAuthenticator
-    from fakejs.core.options import ResolverDirectory, ServerOptions
+    from fakejs.core.options import ServerOptions
+    from fakejs.core.resolver_directory import ResolverDirectory
     from fakejs.core.session import ClientSession
 
 ERR_REVOKED = "User Authentication Revoked"

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from fakejs.core.account_config import JetStreamLimits
     from fakejs.core.accounts import Account
     from fakejs.core.broker import Broker
-    from fakejs.core.options import ReplicatedJetStream
+    from fakejs.core.replicated_jetstream import ReplicatedJetStream
     from fakejs.core.router import Router
     from fakejs.jetstream.api.replicated import ReplicatedApi
     from fakejs.jetstream.stream.batch_limits import BatchLimits

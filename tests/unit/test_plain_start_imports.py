@@ -62,6 +62,8 @@ NOT_AT_START = (
     "fakejs.core.cluster_config",
     "fakejs.core.transport_config",  # TLS or websocket settings
     "fakejs.core.tls_files",
+    "fakejs.core.resolver_directory",  # resolver { type: full | cache }
+    "fakejs.core.replicated_jetstream",  # JetStream replicated across processes (set by code)
     "fakejs.monitoring.leafz",  # the first leaf that closes, or the first /leafz
     "calendar",
     "fakejs.cli.selfsigned",
