@@ -16,7 +16,6 @@ from typing import Protocol
 
 from fakejs.core.account_config import NO_LIMIT, AccountConfig
 from fakejs.core.clock import ErrorSink
-from fakejs.core.mappings import SubjectMappings
 from fakejs.core.router import Router
 
 # The account every client of a server without accounts belongs to.
@@ -90,6 +89,9 @@ class Accounts:
         for config in configs:
             account = self._by_name.get(config.name)
             if config.mappings and account is not None:
+                # Only an account with mappings loads the subject transforms: a plain start has none
+                from fakejs.core.mappings import SubjectMappings
+
                 account.router.mappings = SubjectMappings(config.mappings, self._rng, cluster)
 
     def remove(self, name: str) -> Account | None:

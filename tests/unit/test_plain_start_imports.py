@@ -64,6 +64,9 @@ NOT_AT_START = (
     "fakejs.core.tls_files",
     "fakejs.core.resolver_directory",  # resolver { type: full | cache }
     "fakejs.core.replicated_jetstream",  # JetStream replicated across processes (set by code)
+    "fakejs.core.mappings",  # an account's mappings { }
+    "fakejs.core.subject_transform",
+    "fakejs.core.transform_functions",
     "fakejs.monitoring.leafz",  # the first leaf that closes, or the first /leafz
     "calendar",
     "fakejs.cli.selfsigned",
@@ -84,6 +87,7 @@ NOT_DATACLASSES = (
     "fakejs.testkit.faults.Hit",
     "fakejs.testkit.transcript.Transcript",
     "fakejs.cli.settings.CommandLine",
+    "fakejs.gocompat.gourl.GoURL",
     "fakejs.core.subject_transform._Token",
     "fakejs.core.transform_functions.Placeholder",
     "fakejs.core.mappings._Choice",
