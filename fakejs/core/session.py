@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import Any, Protocol
 
 from fakejs.core.account_config import NO_LIMIT
@@ -455,7 +454,7 @@ class ClientSession:
             stats.in_bytes += size
             if headers is not None and may_trace(headers):
                 skip, started, headers = start_trace(self, event.subject, headers, size)
-                event = replace(event, headers=headers)
+                event = Pub(event.subject, event.reply, headers, event.payload)
                 if started is not None:
                     publish_traced(self.broker, started, lambda: self._on_pub(event, started))
                 if skip or started is not None:
