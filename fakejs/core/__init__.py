@@ -27,7 +27,7 @@ logs in as), ``keepalive`` (PINGs, stale detection, the round-trip time),
 ``sublimits`` (``max_subscriptions``), ``violations`` (how a session that
 broke the protocol ends), ``clientio`` (what passes between a session and
 the socket layer) and ``trace`` (protocol trace lines); for accounts,
-``account_config`` (the ``accounts`` block), ``account_claims`` (operator mode's accounts following
+``account_config`` (the ``accounts`` block), ``jetstream_limits`` (an account's JetStream limits), ``account_claims`` (operator mode's accounts following
 their JWTs), ``account_fetch`` (an account JWT asked of the other servers of a cluster),
 ``account_reload`` (accounts
 following a reload), ``imports`` (exports and imports between accounts),

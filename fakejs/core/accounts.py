@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from fakejs.core.account_config import NO_LIMIT, AccountConfig
 from fakejs.core.clock import ErrorSink
+from fakejs.core.jetstream_limits import NO_LIMIT
 from fakejs.core.router import Router
+
+if TYPE_CHECKING:
+    from fakejs.core.account_config import AccountConfig
 
 # The account every client of a server without accounts belongs to.
 GLOBAL_ACCOUNT = "$G"

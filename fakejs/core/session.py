@@ -16,7 +16,6 @@ import random
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from fakejs.core.account_config import NO_LIMIT
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import NONCE_RAW_LEN, Login, LoginRules, new_nonce
 from fakejs.core.clientio import (
@@ -35,6 +34,7 @@ from fakejs.core.clock import TimerHandle
 from fakejs.core.connect import ConnectHandler, LoginHost
 from fakejs.core.empty_reply import EMPTY_REPLY
 from fakejs.core.hooks import WireTap
+from fakejs.core.jetstream_limits import NO_LIMIT
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.msgtrace import MessageTrace, may_trace, publish_traced, start_trace
 from fakejs.core.options import ServerOptions

@@ -64,6 +64,7 @@ NOT_AT_START = (
     "fakejs.core.tls_files",
     "fakejs.core.resolver_directory",  # resolver { type: full | cache }
     "fakejs.core.replicated_jetstream",  # JetStream replicated across processes (set by code)
+    "fakejs.core.account_config",  # accounts { }, or an account JWT
     "fakejs.core.mappings",  # an account's mappings { }
     "fakejs.core.subject_transform",
     "fakejs.core.transform_functions",
@@ -92,6 +93,9 @@ NOT_DATACLASSES = (
     "fakejs.protocol.events.Pub",
     "fakejs.protocol.events.Sub",
     "fakejs.protocol.events.Ping",
+    "fakejs.gocompat.gostruct.Field",
+    "fakejs.gocompat.gostruct.Struct",
+    "fakejs.core.failures.ServerError",
     "fakejs.core.subject_transform._Token",
     "fakejs.core.transform_functions.Placeholder",
     "fakejs.core.mappings._Choice",
