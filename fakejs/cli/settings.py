@@ -20,19 +20,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
-from fakejs.cli.cluster_flags import ClusterFlagError, cluster_from_flags
 from fakejs.cli.event_loop import AUTO, loop_problem
 from fakejs.cli.flags import USAGE, parse_command_line
 from fakejs.core.cluster_checks import is_fakejs_refusal, jetstream_problem
 from fakejs.core.options import NATS_VERSION, ServerOptions, client_port, monitor_port
-from fakejs.core.transport_config import TLSConfig
 from fakejs.gocompat.goflag import FlagError, Parsed, go_quote
 
 if TYPE_CHECKING:
+    from fakejs.core.cluster_config import ClusterConfig, FileCluster
     from fakejs.core.configfile import Loaded
     from fakejs.testkit.jwt.demo import DemoFiles
 
@@ -67,33 +66,62 @@ def usage_text() -> str:
     return USAGE + "\n"
 
 
-@dataclass
 class CommandLine:
-    """What the command line asks for: the server's options and what the process does around it."""
+    """What the command line asks for: the server's options and what the process does around it.
 
-    options: ServerOptions
-    pid_file: str = ""
-    clock: str = ""  # "" or "real": the system clock; "manual": a ManualClock
-    autojump: float | None = None
-    scenario: str = ""
-    flags: Parsed = field(default_factory=lambda: Parsed({}))
-    # What a configuration file had to say before the server starts: nats-server's warnings
-    # (printed on stderr as they are) and fakejs's notices (logged once logging is set up).
-    warnings: str = ""
-    notices: list[str] = field(default_factory=list)
-    # ``--tls-selfsigned``: make a CA and certificates at start (in ``tls_dir``, or a temporary
-    # directory), serving TLS with them (``tls_verify``: clients must show a certificate).
-    tls_selfsigned: bool = False
-    tls_dir: str = ""
-    tls_verify: bool = False
-    # ``--cluster_size N``: N nodes in this process as one cluster (1: an ordinary server).
-    cluster_size: int = 1
-    # ``--demo_credentials DIR``: the files served and whether this run wrote them.
-    demo: tuple[DemoFiles, bool] | None = None
-    # ``--timeline FILE``: where the timeline's page goes when the server exits (absolute; "": no timeline).
-    timeline_file: str = ""
-    # ``--loop``: the event loop the server runs on (see fakejs.cli.event_loop).
-    loop: str = AUTO
+    A plain class: a dataclass costs its import, and every start imports this module.
+    """
+
+    __slots__ = (
+        "autojump",
+        "clock",
+        "cluster_size",
+        "demo",
+        "flags",
+        "loop",
+        "notices",
+        "options",
+        "pid_file",
+        "scenario",
+        "timeline_file",
+        "tls_dir",
+        "tls_selfsigned",
+        "tls_verify",
+        "warnings",
+    )
+
+    def __init__(
+        self,
+        options: ServerOptions,
+        pid_file: str = "",
+        clock: str = "",
+        autojump: float | None = None,
+        scenario: str = "",
+        flags: Parsed | None = None,
+    ) -> None:
+        self.options = options
+        self.pid_file = pid_file
+        self.clock = clock  # "" or "real": the system clock; "manual": a ManualClock
+        self.autojump = autojump
+        self.scenario = scenario
+        self.flags = flags if flags is not None else Parsed({})
+        # What a configuration file had to say before the server starts: nats-server's warnings
+        # (printed on stderr as they are) and fakejs's notices (logged once logging is set up).
+        self.warnings = ""
+        self.notices: list[str] = []
+        # ``--tls-selfsigned``: make a CA and certificates at start (in ``tls_dir``, or a temporary
+        # directory), serving TLS with them (``tls_verify``: clients must show a certificate).
+        self.tls_selfsigned = False
+        self.tls_dir = ""
+        self.tls_verify = False
+        # ``--cluster_size N``: N nodes in this process as one cluster (1: an ordinary server).
+        self.cluster_size = 1
+        # ``--demo_credentials DIR``: the files served and whether this run wrote them.
+        self.demo: tuple[DemoFiles, bool] | None = None
+        # ``--timeline FILE``: where the timeline's page goes when the server exits (absolute; "": no timeline).
+        self.timeline_file = ""
+        # ``--loop``: the event loop the server runs on (see fakejs.cli.event_loop).
+        self.loop = AUTO
 
 
 def options_from_file(path: str, check_only: bool = False, base: ServerOptions | None = None) -> Loaded:
@@ -206,8 +234,9 @@ def apply_flags(options: ServerOptions, flags: Parsed) -> None:
 
 def _flag_tls(options: ServerOptions, values: dict[str, Any]) -> None:
     """``--tlscert``/``--tlskey``/``--tlscacert``/``--tlsverify`` replace the file's certificates, as nats-server."""
-    # Only TLS flags load the checks of TLS files
+    # Only TLS flags load the checks of TLS files and the TLS settings
     from fakejs.core.tls_files import TLSFileError, check_files
+    from fakejs.core.transport_config import TLSConfig
 
     had_tls = options.tls is not None
     config = replace(
@@ -241,6 +270,23 @@ def _timeline_file(given: str) -> str:
     if not os.path.isdir(os.path.dirname(path)):
         raise _die(FAKEJS, f"--timeline {given}: no directory {os.path.dirname(path)} to write the page in")
     return path
+
+
+# The flags that give a server a route port or change its cluster (read by fakejs.cli.cluster_flags).
+ROUTE_FLAGS = ("cluster", "routes", "cluster_name", "cluster_advertise", "no_advertise", "connect_retries")
+
+
+def _cluster(file_cluster: FileCluster | None, flags: Parsed) -> ClusterConfig | None:
+    """The cluster the route flags and the file's ``cluster {}`` make: None without a route port."""
+    if file_cluster is None and not flags.given(*ROUTE_FLAGS):
+        return None  # no route port: nats-server starts no cluster
+    # Only a route flag or a file's cluster loads the reading of the route flags
+    from fakejs.cli.cluster_flags import ClusterFlagError, cluster_from_flags
+
+    try:
+        return cluster_from_flags(file_cluster, flags)
+    except ClusterFlagError as exc:
+        raise _die(NATS_SERVER, str(exc)) from None
 
 
 def command_line(argv: Sequence[str]) -> CommandLine:
@@ -325,10 +371,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
         problem = cluster_size_problem(flags, options, file_cluster)
         if problem:
             raise _die(FAKEJS, problem)
-    try:
-        options.cluster = cluster_from_flags(loaded.unserved.cluster if loaded is not None else None, flags)
-    except ClusterFlagError as exc:
-        raise _die(NATS_SERVER, str(exc)) from None
+    options.cluster = _cluster(loaded.unserved.cluster if loaded is not None else None, flags)
     defaults = flags.defaults
     for dest, feature in UNSUPPORTED:
         if values[dest] != defaults[dest]:

@@ -9,7 +9,7 @@ pools, gossip, remote interest), ``leaf`` (leaf node connections, as hub
 and as leaf), ``clock`` (the one seam every timer goes through: the
 protocol and real time), ``failures`` (exceptions of server handlers,
 recorded for the test), ``hooks`` (the named points where faults may
-fire), ``recorder`` (the timeline's event kinds and recording points), ``stats``, ``options``, ``log`` and ``process`` (the pid a harness
+fire), ``recorder`` (the timeline's event kinds and recording points), ``stats``, ``options`` (with ``resolver_directory`` and ``replicated_jetstream``, the settings only some servers have), ``log`` and ``process`` (the pid a harness
 knows the server by).  May import :mod:`fakejs.protocol`
 and :mod:`fakejs.gocompat`; it knows the layers above only through the
 small protocols and callbacks it defines (an account's JetStream, fault
@@ -27,7 +27,7 @@ logs in as), ``keepalive`` (PINGs, stale detection, the round-trip time),
 ``sublimits`` (``max_subscriptions``), ``violations`` (how a session that
 broke the protocol ends), ``clientio`` (what passes between a session and
 the socket layer) and ``trace`` (protocol trace lines); for accounts,
-``account_config`` (the ``accounts`` block), ``account_claims`` (operator mode's accounts following
+``account_config`` (the ``accounts`` block), ``jetstream_limits`` (an account's JetStream limits), ``account_claims`` (operator mode's accounts following
 their JWTs), ``account_fetch`` (an account JWT asked of the other servers of a cluster),
 ``account_reload`` (accounts
 following a reload), ``imports`` (exports and imports between accounts),

@@ -33,12 +33,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from fakejs.core.account_config import NO_LIMIT
 from fakejs.core.account_fetch import AccountFetch, ClusterFetch
 from fakejs.core.account_reload import reconfigure_accounts
 from fakejs.core.clientio import AUTH_EXPIRED, MAX_ACCOUNT_CONNECTIONS_EXCEEDED
 from fakejs.core.clock import TimerHandle
 from fakejs.core.connect import ERR_MAX_ACCOUNT_CONNECTIONS, follow_account_expiry, limit_payload
+from fakejs.core.jetstream_limits import NO_LIMIT
 from fakejs.core.jwt.account_configs import account_configs, unserved_features
 from fakejs.core.jwt.account_validation import invalid
 from fakejs.core.jwt.claims import ACCOUNT, USER, Claims, JwtError, decode_kind
@@ -52,7 +52,8 @@ from fakejs.gocompat.gotime import format_duration
 if TYPE_CHECKING:
     from fakejs.core.broker import Broker
     from fakejs.core.jwt.login import JwtAuthenticator
-    from fakejs.core.options import ResolverDirectory, ServerOptions
+    from fakejs.core.options import ServerOptions
+    from fakejs.core.resolver_directory import ResolverDirectory
     from fakejs.core.session import ClientSession
 
 ERR_REVOKED = "User Authentication Revoked"

@@ -1,10 +1,11 @@
-"""What the ``accounts { ... }`` block configures: accounts, their JetStream limits, exports and imports.
+"""What the ``accounts { ... }`` block configures: accounts, their exports, imports and mappings.
 
 Plain frozen data, like :mod:`fakejs.core.users`: the configuration file
 (and in-process :class:`~fakejs.core.options.ServerOptions`) builds it, the
 broker turns each :class:`AccountConfig` into a running account (its own
 subject space, users and JetStream), the router follows the exports and
-imports, and JetStream enforces the limits.
+imports, and JetStream enforces the limits (:mod:`fakejs.core.jetstream_limits`: every
+JetStream start reads them, and only a configuration or an account JWT reads the rest).
 """
 
 from __future__ import annotations
@@ -12,30 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from fakejs.core.users import User
+from fakejs.core.jetstream_limits import NO_LIMIT
 
-# A limit nats-server does not enforce (``jwt.NoLimit``).
-NO_LIMIT = -1
+if TYPE_CHECKING:
+    from fakejs.core.jetstream_limits import JetStreamLimits
+    from fakejs.core.users import User
 
 # nats-server's reply types for service exports.
 SINGLETON = "Singleton"
 STREAM = "Stream"
 CHUNKED = "Chunked"
-
-
-@dataclass(frozen=True)
-class JetStreamLimits:
-    """An account's JetStream limits (nats-server's ``JetStreamAccountLimits``); -1 means unlimited."""
-
-    max_memory: int = -1
-    max_storage: int = -1
-    max_streams: int = -1
-    max_consumers: int = -1
-    max_ack_pending: int = -1
-    memory_max_stream_bytes: int = -1
-    storage_max_stream_bytes: int = -1
-    max_bytes_required: bool = False
 
 
 @dataclass(frozen=True)

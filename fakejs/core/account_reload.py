@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fakejs.core.account_config import NO_LIMIT
 from fakejs.core.accounts import GLOBAL_ACCOUNT, Account
 from fakejs.core.broker import add_configured_accounts
+from fakejs.core.jetstream_limits import NO_LIMIT
 from fakejs.core.options import SYSTEM_ACCOUNT
 
 if TYPE_CHECKING:

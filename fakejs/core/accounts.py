@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from fakejs.core.account_config import NO_LIMIT, AccountConfig
 from fakejs.core.clock import ErrorSink
-from fakejs.core.mappings import SubjectMappings
+from fakejs.core.jetstream_limits import NO_LIMIT
 from fakejs.core.router import Router
+
+if TYPE_CHECKING:
+    from fakejs.core.account_config import AccountConfig
 
 # The account every client of a server without accounts belongs to.
 GLOBAL_ACCOUNT = "$G"
@@ -90,6 +92,9 @@ class Accounts:
         for config in configs:
             account = self._by_name.get(config.name)
             if config.mappings and account is not None:
+                # Only an account with mappings loads the subject transforms: a plain start has none
+                from fakejs.core.mappings import SubjectMappings
+
                 account.router.mappings = SubjectMappings(config.mappings, self._rng, cluster)
 
     def remove(self, name: str) -> Account | None:

@@ -10,10 +10,13 @@ from the routes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fakejs.core.options import RUNTIME, SYSTEM_ACCOUNT, ReplicatedJetStream, ServerOptions
+from fakejs.core.options import RUNTIME, SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.subjects import is_valid_subject
+
+if TYPE_CHECKING:
+    from fakejs.core.replicated_jetstream import ReplicatedJetStream
 
 # A JetStream replicated across a cluster's servers serves the global account's JetStream only.
 REPLICATED_ACCOUNTS_REFUSAL = (
@@ -65,6 +68,9 @@ def replicated_jetstream(options: ServerOptions) -> ReplicatedJetStream | None:
         return options.jetstream_replicated
     cluster = options.cluster
     if options.jetstream and cluster is not None and cluster.routes:
+        # Only a server with JetStream in a cluster loads the settings' class
+        from fakejs.core.replicated_jetstream import ReplicatedJetStream
+
         return ReplicatedJetStream()
     return None
 

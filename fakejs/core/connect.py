@@ -15,7 +15,6 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from fakejs.core.account_config import NO_LIMIT
 from fakejs.core.account_fetch import AccountFetch
 from fakejs.core.accounts import Account
 from fakejs.core.auth import Login
@@ -31,6 +30,7 @@ from fakejs.core.clientio import (
 )
 from fakejs.core.clock import Clock
 from fakejs.core.hooks import Hooks
+from fakejs.core.jetstream_limits import NO_LIMIT
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker

@@ -13,17 +13,24 @@ from __future__ import annotations
 
 import logging
 import traceback
-from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
 class ServerError:
-    """One exception a server handler raised: where it ran, the exception, its formatted traceback."""
+    """One exception a server handler raised: where it ran, the exception, its formatted traceback.
 
-    where: str
-    exception: BaseException
-    traceback: str
-    time_ns: int
+    A plain class: a dataclass costs its import, and every start imports this module.
+    """
+
+    __slots__ = ("exception", "time_ns", "traceback", "where")
+
+    def __init__(self, where: str, exception: BaseException, traceback: str, time_ns: int) -> None:
+        self.where = where
+        self.exception = exception
+        self.traceback = traceback
+        self.time_ns = time_ns
+
+    def __repr__(self) -> str:
+        return f"ServerError(where={self.where!r}, exception={self.exception!r}, time_ns={self.time_ns})"
 
     def __str__(self) -> str:
         return f"{self.where}: {self.exception!r}"

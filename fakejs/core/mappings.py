@@ -21,7 +21,6 @@ mappings per client message.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
 from fakejs.core.account_config import MapDestination, Mapping
 from fakejs.core.subject_transform import SubjectTransform, transform_tokenize, validate_mapping
@@ -35,10 +34,14 @@ class MappingError(ValueError):
     """A mapping nats-server refuses; ``str()`` is its ``AddWeightedMappings`` error text."""
 
 
-@dataclass(frozen=True, slots=True)
 class _Choice:
-    transform: SubjectTransform
-    ceiling: int  # cumulative weight: chosen when the draw (0..99) is below it
+    """One weighted destination (a plain class: a dataclass costs its import, and every start imports this module)."""
+
+    __slots__ = ("ceiling", "transform")
+
+    def __init__(self, transform: SubjectTransform, ceiling: int) -> None:
+        self.transform = transform
+        self.ceiling = ceiling  # cumulative weight: chosen when the draw (0..99) is below it
 
 
 def _has_wildcard(subject: str) -> bool:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from fakejs.core.account_config import AccountConfig
     from fakejs.core.cluster_config import ClusterConfig
     from fakejs.core.leaf_config import LeafConfig
+    from fakejs.core.replicated_jetstream import ReplicatedJetStream
+    from fakejs.core.resolver_directory import ResolverDirectory
     from fakejs.core.transport_config import TLSConfig, WebSocketConfig
     from fakejs.core.users import AuthCallout, User
 
@@ -28,25 +30,6 @@ PROTO = 1
 RUNTIME = "python" + sys.version.split()[0]
 
 DEFAULT_PORT = 4222
-
-
-@dataclass(frozen=True)
-class ResolverDirectory:
-    """``resolver { type: full | cache, dir, ... }``: nats-server's DirAccResolver and CacheDirAccResolver settings.
-
-    ``limit`` is how many JWTs the directory holds (0: nats-server's default), ``interval`` how
-    often a full resolver compares its directory with the other servers', ``timeout`` how long a
-    lookup waits for them, ``ttl`` how long a cache keeps a JWT (seconds; 0: the default).
-    """
-
-    kind: str  # "FULL" or "CACHE"
-    directory: str
-    allow_delete: bool = False
-    hard_delete: bool = False
-    limit: int = 0
-    interval: float = 0.0
-    timeout: float = 1.9  # nats-server's DEFAULT_ACCOUNT_FETCH_TIMEOUT
-    ttl: float = 0.0
 
 
 MAX_PAYLOAD = 1024 * 1024
@@ -71,23 +54,6 @@ def monitor_port(port: int) -> int | None:
     if port == 0:
         return None
     return 0 if port == RANDOM_PORT else port
-
-
-@dataclass(frozen=True)
-class ReplicatedJetStream:
-    """JetStream replicated across the servers of a cluster, each its own process or broker (fakejs's
-    ``_meta_`` and stream groups over the routes).  Set by code; a server with JetStream and a cluster with
-    routes (a configuration file or flags) runs ``ReplicatedJetStream()`` when it is not set
-    (:func:`fakejs.core.cluster_checks.replicated_jetstream`).
-
-    ``peers`` are the server names of the meta group's first voters (this server among them), or none: the
-    server learns them from its routes, as a nats-server does (see
-    :mod:`fakejs.jetstream.service.meta_membership`); ``raft`` the groups'
-    :class:`~fakejs.jetstream.raft.RaftSettings` (``None``: nats-server's timings).
-    """
-
-    peers: tuple[str, ...] = ()
-    raft: Any = None
 
 
 @dataclass

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.clock import ErrorSink
 from fakejs.core.log import get_logger
-from fakejs.core.mappings import SubjectMappings
 from fakejs.core.subjects import InvalidSubject, MatchResult, SubscriptionIndex
+
+if TYPE_CHECKING:
+    from fakejs.core.mappings import SubjectMappings
 
 __all__ = [
     "InternalHandler",

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import Any, Protocol
 
-from fakejs.core.account_config import NO_LIMIT
 from fakejs.core.accounts import Account, Accounts
 from fakejs.core.auth import NONCE_RAW_LEN, Login, LoginRules, new_nonce
 from fakejs.core.clientio import (
@@ -36,6 +34,7 @@ from fakejs.core.clock import TimerHandle
 from fakejs.core.connect import ConnectHandler, LoginHost
 from fakejs.core.empty_reply import EMPTY_REPLY
 from fakejs.core.hooks import WireTap
+from fakejs.core.jetstream_limits import NO_LIMIT
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.msgtrace import MessageTrace, may_trace, publish_traced, start_trace
 from fakejs.core.options import ServerOptions
@@ -455,7 +454,7 @@ class ClientSession:
             stats.in_bytes += size
             if headers is not None and may_trace(headers):
                 skip, started, headers = start_trace(self, event.subject, headers, size)
-                event = replace(event, headers=headers)
+                event = Pub(event.subject, event.reply, headers, event.payload)
                 if started is not None:
                     publish_traced(self.broker, started, lambda: self._on_pub(event, started))
                 if skip or started is not None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from fakejs.core.transform_functions import (
     BAD_SUBJECT,
@@ -77,15 +76,22 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
 class _Token:
-    """One destination token: a literal (``kind == ""``) or a function with its arguments."""
+    """One destination token: a literal (``kind == ""``) or a function with its arguments.
 
-    kind: str
-    literal: str = ""
-    indexes: tuple[int, ...] = ()  # source token positions the function reads
-    number: int = -1  # partitions, a position, a size or a random ceiling
-    delimiter: str = ""
+    A plain class: a dataclass costs its import, and every start imports this module.
+    """
+
+    __slots__ = ("delimiter", "indexes", "kind", "literal", "number")
+
+    def __init__(
+        self, kind: str, literal: str = "", indexes: tuple[int, ...] = (), number: int = -1, delimiter: str = ""
+    ) -> None:
+        self.kind = kind
+        self.literal = literal
+        self.indexes = indexes  # source token positions the function reads
+        self.number = number  # partitions, a position, a size or a random ceiling
+        self.delimiter = delimiter
 
 
 def _subject_info(subject: str) -> tuple[bool, list[str], int, bool]:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from fakejs.core.account_config import NO_LIMIT
 from fakejs.core.accounts import Account
 from fakejs.core.clientio import MAX_SUBSCRIPTIONS_EXCEEDED
 from fakejs.core.clock import Clock
+from fakejs.core.jetstream_limits import NO_LIMIT
 from fakejs.core.options import ServerOptions
 
 ERR_TOO_MANY_SUBS = "maximum subscriptions exceeded"  # nats-server's ErrTooManySubs

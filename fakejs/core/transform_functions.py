@@ -10,7 +10,6 @@ split and slice functions on UTF-8 bytes as Go does).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 PWC = "*"
 FWC = ">"
@@ -110,14 +109,19 @@ def fnv1a32(data: bytes) -> int:
     return h
 
 
-@dataclass(frozen=True, slots=True)
 class Placeholder:
-    """A parsed destination token before its wildcard ordinals are resolved."""
+    """A parsed destination token before its wildcard ordinals are resolved.
 
-    kind: str  # "" (literal), "wildcard", "partition", "split", "random", or an index-int function
-    ordinals: tuple[int, ...] = ()
-    number: int = -1
-    delimiter: str = ""
+    A plain class: a dataclass costs its import, and every start imports this module.
+    """
+
+    __slots__ = ("delimiter", "kind", "number", "ordinals")
+
+    def __init__(self, kind: str, ordinals: tuple[int, ...] = (), number: int = -1, delimiter: str = "") -> None:
+        self.kind = kind  # "" (literal), "wildcard", "partition", "split", "random", or an index-int function
+        self.ordinals = ordinals
+        self.number = number
+        self.delimiter = delimiter
 
 
 def function_args(pattern: re.Pattern[str], token: str) -> list[str] | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from fakejs.gocompat.goquote import quote_text
@@ -70,7 +69,6 @@ def fold_name(name: str) -> str:
     return "".join(_fold_char(ch) for ch in name)
 
 
-@dataclass(frozen=True)
 class Field:
     """One struct field: its JSON name and Go type.
 
@@ -80,28 +78,38 @@ class Field:
     ``("[]*", Struct)`` for a slice of structs or of pointers to them.
     ``decoder`` stands for a type with its own ``UnmarshalJSON`` (enums,
     times): it converts the JSON value or raises :class:`GoJSONError` with
-    that type's message.
+    that type's message.  A plain class, as :class:`Struct`: a dataclass costs its
+    import, and every start imports this module.
     """
 
-    name: str
-    go_type: Any
-    decoder: Callable[[Any], Any] | None = None
+    __slots__ = ("decoder", "go_type", "name")
+
+    def __init__(self, name: str, go_type: Any, decoder: Callable[[Any], Any] | None = None) -> None:
+        self.name = name
+        self.go_type = go_type
+        self.decoder = decoder
+
+    def __repr__(self) -> str:
+        return f"Field({self.name!r}, {self.go_type!r})"
 
 
-@dataclass(frozen=True)
 class Struct:
     """A Go struct: its name, its package-qualified type name, and its JSON fields."""
 
-    go_name: str
-    fields: tuple[Field, ...]
-    qualified: str = ""
-    _by_name: dict[str, Field] = field(default_factory=dict, compare=False, repr=False)
-    _by_fold: dict[str, Field] = field(default_factory=dict, compare=False, repr=False)
+    __slots__ = ("_by_fold", "_by_name", "fields", "go_name", "qualified")
 
-    def __post_init__(self) -> None:
-        for f in self.fields:
+    def __init__(self, go_name: str, fields: tuple[Field, ...], qualified: str = "") -> None:
+        self.go_name = go_name
+        self.fields = fields
+        self.qualified = qualified
+        self._by_name: dict[str, Field] = {}
+        self._by_fold: dict[str, Field] = {}
+        for f in fields:
             self._by_name[f.name] = f
             self._by_fold.setdefault(fold_name(f.name), f)
+
+    def __repr__(self) -> str:
+        return f"Struct({self.go_name!r})"
 
     @property
     def type_name(self) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import string
-from dataclasses import dataclass
 
 from fakejs.gocompat.goquote import quote
 
@@ -30,16 +29,29 @@ class GoURLError(ValueError):
     """A Go error: ``str()`` is the text nats-server prints."""
 
 
-@dataclass(frozen=True)
 class GoURL:
-    """The parts of a parsed URL a route needs (``password`` None: none given, as Go's ``Password()`` false)."""
+    """The parts of a parsed URL a route needs (``password`` None: none given, as Go's ``Password()`` false).
 
-    scheme: str = ""
-    host: str = ""  # host[:port], as Go's URL.Host
-    username: str | None = None  # None: no user information at all
-    password: str | None = None
-    path: str = ""
-    opaque: str = ""
+    A plain class: a dataclass costs its import, and every start imports this module (for its listen errors).
+    """
+
+    __slots__ = ("host", "opaque", "password", "path", "scheme", "username")
+
+    def __init__(
+        self,
+        scheme: str = "",
+        host: str = "",
+        username: str | None = None,
+        password: str | None = None,
+        path: str = "",
+        opaque: str = "",
+    ) -> None:
+        self.scheme = scheme
+        self.host = host  # host[:port], as Go's URL.Host
+        self.username = username  # None: no user information at all
+        self.password = password
+        self.path = path
+        self.opaque = opaque
 
 
 def _unescape(text: str, host: bool) -> str:

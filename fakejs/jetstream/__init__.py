@@ -31,10 +31,10 @@ from fakejs.jetstream import service
 from fakejs.jetstream.api import JetStreamApi, attach_api
 
 if TYPE_CHECKING:
-    from fakejs.core.account_config import JetStreamLimits
     from fakejs.core.accounts import Account
     from fakejs.core.broker import Broker
-    from fakejs.core.options import ReplicatedJetStream
+    from fakejs.core.jetstream_limits import JetStreamLimits
+    from fakejs.core.replicated_jetstream import ReplicatedJetStream
     from fakejs.core.router import Router
     from fakejs.jetstream.api.replicated import ReplicatedApi
     from fakejs.jetstream.stream.batch_limits import BatchLimits

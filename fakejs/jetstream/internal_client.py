@@ -10,7 +10,6 @@ advisory of such a request names that client.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from fakejs.gocompat import gotime
@@ -19,14 +18,19 @@ STREAM_KIND = "JetStream"  # nats-server's JETSTREAM client kind
 ACCOUNT_KIND = "Account"  # nats-server's ACCOUNT client kind
 
 
-@dataclass(frozen=True)
 class InternalClient:
-    """One internal client of the server (nats-server's ``client`` of kind JETSTREAM or ACCOUNT)."""
+    """One internal client of the server (nats-server's ``client`` of kind JETSTREAM or ACCOUNT).
 
-    kind: str
-    cid: int
-    started_ns: int
-    account: str
+    A plain class: a dataclass costs its import, and every JetStream start imports this module.
+    """
+
+    __slots__ = ("account", "cid", "kind", "started_ns")
+
+    def __init__(self, kind: str, cid: int, started_ns: int, account: str) -> None:
+        self.kind = kind
+        self.cid = cid
+        self.started_ns = started_ns
+        self.account = account
 
     def client_info(self, server: str) -> dict[str, Any]:
         """The ``ClientInfo`` an audit shows for it: start, id, account, server and kind."""

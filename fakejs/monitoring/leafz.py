@@ -16,7 +16,6 @@ remotes (``local_account``, the URLs' hosts, ``deny``), empty fields left out.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -24,7 +23,7 @@ from fakejs.core.stats import Stats
 from fakejs.core.tls_files import certificate_not_after
 from fakejs.gocompat.gotime import NS, format_duration, rfc3339
 from fakejs.monitoring.query import BadRequest, Query
-from fakejs.monitoring.records import ClosedConnections, ConnRecord, auth_user, rtt_ns, sub_detail
+from fakejs.monitoring.records import ConnRecord, auth_user, rtt_ns, sub_detail
 
 if TYPE_CHECKING:
     from fakejs.core.accounts import Account
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
     from fakejs.monitoring.source import MonitoredServer
 
 __all__ = [
-    "keeper_of_closed_leafs",
     "leaf_record",
     "leaf_varz",
     "leafnode_count",
@@ -131,15 +129,6 @@ def leaf_record(link: LeafLink, account: Account | None, closed: bool = False) -
     if closed:
         record.stop_ns, record.reason = link.stopped_ns, link.close_reason
     return record
-
-
-def keeper_of_closed_leafs(closed: ClosedConnections) -> Callable[[LeafLink, Account], None]:
-    """The broker's callback that keeps each closed leaf connection for ``/connz?state=closed``."""
-
-    def keep(link: LeafLink, account: Account) -> None:
-        closed.add(leaf_record(link, account, closed=True))
-
-    return keep
 
 
 def open_leaf_records(server: MonitoredServer) -> list[ConnRecord]:

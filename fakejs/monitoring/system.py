@@ -58,7 +58,6 @@ from fakejs.monitoring import subscribers
 from fakejs.monitoring.accountz import NoAccount, account_info, account_stats, accountz, gatewayz, head
 from fakejs.monitoring.client_requests import CLIENT_REQUESTS, client_id
 from fakejs.monitoring.health import health
-from fakejs.monitoring.leafz import leafz_document, server_traffic
 from fakejs.monitoring.resolver import AccountResolver
 from fakejs.monitoring.userinfo import UserInfoResponder
 
@@ -154,6 +153,13 @@ def routez(server: MonitoredServer, subs: str) -> Any:
     from fakejs.monitoring import routez as documents
 
     return documents.routez_document(server, subs)
+
+
+def leafz_document(server: MonitoredServer, subscriptions: bool, account: str) -> Any:
+    # Loaded with the first request that needs it (see above)
+    from fakejs.monitoring import leafz
+
+    return leafz.leafz_document(server, subscriptions, account)
 
 
 def _routez_subs(options: dict[str, Any]) -> str:
@@ -465,6 +471,9 @@ class SystemRequests:
         broker = self.server.broker
         stats = broker.stats
         cores = os.cpu_count() or 1
+        # Loaded with the first statsz (a plain start does not load /leafz)
+        from fakejs.monitoring.leafz import server_traffic
+
         total = server_traffic(stats, broker.leafs)  # the clients' and the leaf connections'
         in_traffic = {"msgs": stats.in_msgs, "bytes": stats.in_bytes}
         out_traffic = {"msgs": stats.out_msgs, "bytes": stats.out_bytes}

@@ -1,79 +1,120 @@
 """Events the client-side protocol parser produces.
 
-Each event is one complete client operation.  Events are small frozen
-dataclasses so that tests can compare them by value, the way h11 does.
+Each event is one complete client operation.  Events are small value classes
+that tests compare by value, the way h11 does (equal when of one class with
+equal fields, and shown as ``Sub(subject='a', queue='', sid='1')``): plain
+classes on a shared base rather than dataclasses, as a dataclass is compiled
+at import and every start imports this module.
 Subjects are ``str``: the wire bytes decoded as UTF-8 with ``surrogateescape``
 so that any byte sequence round-trips unchanged to the wire.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass(frozen=True, slots=True)
-class Connect:
+class _Value:
+    """An event's value semantics: equal to an event of its class with equal fields, shown with its fields."""
+
+    __slots__: tuple[str, ...] = ()
+    __match_args__: tuple[str, ...] = ()  # the fields, in order (as a dataclass names them for ``match``)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__match_args__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__ or not isinstance(other, _Value):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash((self.__class__, self._values()))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in zip(self.__match_args__, self._values(), strict=True))
+        return f"{self.__class__.__qualname__}({fields})"
+
+
+class Connect(_Value):
     """``CONNECT {json}``; ``options`` holds the decoded JSON object."""
 
-    options: dict[str, Any]
+    __match_args__ = ("options",)
+    __slots__ = __match_args__
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
 
 
-@dataclass(slots=True)  # not frozen: built once per publish, and a frozen __init__ costs twice as much
-class Pub:
+class Pub(_Value):
     """``PUB`` or ``HPUB``: one published message.
 
     ``headers`` is the raw header block (``NATS/1.0...\\r\\n\\r\\n``) for HPUB
     and ``None`` for PUB.  ``payload`` excludes the headers.
     """
 
-    subject: str
-    reply: str
-    headers: bytes | None
-    payload: bytes
+    __match_args__ = ("subject", "reply", "headers", "payload")
+    __slots__ = __match_args__
+
+    def __init__(self, subject: str, reply: str, headers: bytes | None, payload: bytes) -> None:
+        self.subject = subject
+        self.reply = reply
+        self.headers = headers
+        self.payload = payload
 
 
-@dataclass(frozen=True, slots=True)
-class Sub:
+class Sub(_Value):
     """``SUB subject [queue] sid``; ``queue`` is ``""`` without a queue group."""
 
-    subject: str
-    queue: str
-    sid: str
+    __match_args__ = ("subject", "queue", "sid")
+    __slots__ = __match_args__
+
+    def __init__(self, subject: str, queue: str, sid: str) -> None:
+        self.subject = subject
+        self.queue = queue
+        self.sid = sid
 
 
-@dataclass(frozen=True, slots=True)
-class Unsub:
+class Unsub(_Value):
     """``UNSUB sid [max]``; ``max`` is -1 when absent or not a number."""
 
-    sid: str
-    max: int
+    __match_args__ = ("sid", "max")
+    __slots__ = __match_args__
+
+    def __init__(self, sid: str, max: int) -> None:
+        self.sid = sid
+        self.max = max
 
 
-@dataclass(frozen=True, slots=True)
-class Ping:
+class Ping(_Value):
     """``PING``: the peer asks for a ``PONG``."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
-class Pong:
+
+class Pong(_Value):
     """``PONG``: the answer to a ``PING``."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
-class Info:
+
+class Info(_Value):
     """An ``INFO`` sent by a client: accepted and otherwise ignored."""
 
-    options: dict[str, Any]
+    __match_args__ = ("options",)
+    __slots__ = __match_args__
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
 
 
-@dataclass(frozen=True, slots=True)
-class Ok:
+class Ok(_Value):
     """A ``+OK`` sent by a client: accepted and ignored."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
-class Notice:
+
+class Notice(_Value):
     """A non-fatal ``-ERR`` the server must send while parsing continues.
 
     nats-server sends ``Invalid Publish Subject`` from inside its parser (in
@@ -81,7 +122,11 @@ class Notice:
     as an event that comes before the ``Pub`` it concerns.
     """
 
-    text: str
+    __match_args__ = ("text",)
+    __slots__ = __match_args__
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
 Event = Connect | Pub | Sub | Unsub | Ping | Pong | Info | Ok | Notice

@@ -16,10 +16,10 @@ import stat
 import tempfile
 from typing import TYPE_CHECKING
 
-from fakejs.core.account_config import JetStreamLimits
 from fakejs.core.accounts import GLOBAL_ACCOUNT, Account
 from fakejs.core.broker import Broker
 from fakejs.core.cluster_checks import REPLICATED_ACCOUNTS_REFUSAL, replicated_jetstream
+from fakejs.core.jetstream_limits import JetStreamLimits
 from fakejs.core.options import SYSTEM_ACCOUNT
 from fakejs.core.router import Subscription
 

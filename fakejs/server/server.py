@@ -23,7 +23,6 @@ from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.failures import ServerError
 from fakejs.core.options import ServerOptions
 from fakejs.core.reload_errors import NO_CONFIG_FILE, ReloadRefused
-from fakejs.monitoring.leafz import keeper_of_closed_leafs
 from fakejs.monitoring.records import ClosedConnections
 from fakejs.monitoring.system import SystemRequests
 from fakejs.protocol import writer as wire
@@ -40,6 +39,8 @@ from fakejs.testkit.timeline import Timeline, TimelineFilter
 from fakejs.testkit.transcript import Transcript
 
 if TYPE_CHECKING:
+    from fakejs.core.accounts import Account
+    from fakejs.core.leaf.link import LeafLink
     from fakejs.jetstream import JetStreamWithApi
     from fakejs.server.http import Reply, Request
     from fakejs.server.leafport import LeafPort
@@ -79,7 +80,7 @@ class Server:
         self.broker = Broker(options, self.clock, self.faults)
         self.closed_connections = ClosedConnections()
         self.broker.on_client_closed.append(self.closed_connections)
-        self.broker.on_leaf_closed.append(keeper_of_closed_leafs(self.closed_connections))
+        self.broker.on_leaf_closed.append(self._keep_closed_leaf)
         self.accepting = False
         # The global account's JetStream (None when it has none); every account's in ``jetstreams``.
         self.jetstream: JetStreamWithApi | None = None
@@ -176,6 +177,13 @@ class Server:
         from fakejs.testkit.timeline_page import render
 
         return render(self.timeline_document(**filters), title)
+
+    def _keep_closed_leaf(self, link: LeafLink, account: Account) -> None:
+        """The broker's callback that keeps each closed leaf connection for ``/connz?state=closed``."""
+        # Only a server whose leaf connection closed loads the leaf records of /leafz
+        from fakejs.monitoring.leafz import leaf_record
+
+        self.closed_connections.add(leaf_record(link, account, closed=True))
 
     @property
     def control(self) -> Controller:

@@ -39,7 +39,7 @@ def replicated_cluster(size: int = 3, store: Path | None = None, **settings: Any
     """An in-process cluster whose nodes run JetStream replicated across them, each on its own store: a
     directory of ``store`` named after the node (kept over a restart), else one fakejs makes and removes."""
     # Imported here: the server layer loads only for the tests that start servers
-    from fakejs.core.options import ReplicatedJetStream
+    from fakejs.core.replicated_jetstream import ReplicatedJetStream
     from fakejs.server.local_cluster import Cluster
 
     peers = tuple(f"n{index + 1}" for index in range(size))
@@ -65,7 +65,8 @@ class LearningServers:
     async def start(self, name: str) -> Any:
         """Start ``name`` routed to every server started before it (a restart when it was started before)."""
         from fakejs.core.cluster_config import ClusterConfig
-        from fakejs.core.options import ReplicatedJetStream, ServerOptions
+        from fakejs.core.options import ServerOptions
+        from fakejs.core.replicated_jetstream import ReplicatedJetStream
         from fakejs.server.server import Server
 
         if name in self.servers:

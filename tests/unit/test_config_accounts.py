@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fakejs.core.account_config import AccountConfig, JetStreamLimits
+from fakejs.core.account_config import AccountConfig
 from fakejs.core.configfile.load import load_text, start_problem
+from fakejs.core.jetstream_limits import JetStreamLimits
 from fakejs.core.users import Permissions, SubjectPermission, User
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from fakejs.core.account_config import NO_LIMIT
+from fakejs.core.jetstream_limits import NO_LIMIT
 from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, JwtError, decode, decode_kind
 from fakejs.core.jwt.login import JwtAuthenticator, Refused, permissions, source_allowed
 from fakejs.core.jwt.trust import AccountClaims, TrustedOperators, resolve

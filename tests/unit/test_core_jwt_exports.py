@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakejs.core.account_config import CHUNKED, SINGLETON, Export, Import, JetStreamLimits, MapDestination, Mapping
+from fakejs.core.account_config import CHUNKED, SINGLETON, Export, Import, MapDestination, Mapping
 from fakejs.core.imports import activation_current
+from fakejs.core.jetstream_limits import JetStreamLimits
 from fakejs.core.jwt.account_configs import (
     account_configs,
     approved_imports,

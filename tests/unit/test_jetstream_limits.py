@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from fakejs.core.account_config import JetStreamLimits
+from fakejs.core.jetstream_limits import JetStreamLimits
 from fakejs.jetstream.errors import ApiError
 from fakejs.jetstream.service import limits
 

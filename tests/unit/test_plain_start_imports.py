@@ -58,6 +58,18 @@ NOT_AT_START = (
     "fakejs.server.wslistener",
     "fakejs.server.tls",
     "fakejs.cli.cluster_size",
+    "fakejs.cli.cluster_flags",  # a route flag or a file's cluster {}
+    "fakejs.core.cluster_config",
+    "fakejs.core.transport_config",  # TLS or websocket settings
+    "fakejs.core.tls_files",
+    "fakejs.core.resolver_directory",  # resolver { type: full | cache }
+    "fakejs.core.replicated_jetstream",  # JetStream replicated across processes (set by code)
+    "fakejs.core.account_config",  # accounts { }, or an account JWT
+    "fakejs.core.mappings",  # an account's mappings { }
+    "fakejs.core.subject_transform",
+    "fakejs.core.transform_functions",
+    "fakejs.monitoring.leafz",  # the first leaf that closes, or the first /leafz
+    "calendar",
     "fakejs.cli.selfsigned",
     "fakejs.cli.demo",
     "fakejs.cli.conformance",
@@ -75,6 +87,20 @@ NOT_DATACLASSES = (
     "fakejs.jetstream.stream.batch_limits.FastBatchLimits",
     "fakejs.testkit.faults.Hit",
     "fakejs.testkit.transcript.Transcript",
+    "fakejs.cli.settings.CommandLine",
+    "fakejs.gocompat.gourl.GoURL",
+    "fakejs.protocol.events.Connect",
+    "fakejs.protocol.events.Pub",
+    "fakejs.protocol.events.Sub",
+    "fakejs.protocol.events.Ping",
+    "fakejs.gocompat.gostruct.Field",
+    "fakejs.gocompat.gostruct.Struct",
+    "fakejs.core.failures.ServerError",
+    "fakejs.core.subject_transform._Token",
+    "fakejs.core.transform_functions.Placeholder",
+    "fakejs.core.mappings._Choice",
+    "fakejs.jetstream.internal_client.InternalClient",
+    "fakejs.jetstream.service.server_limits.ServerLimits",
 )
 
 # Counts the dataclasses made while it imports the modules named on its standard input, one a line.

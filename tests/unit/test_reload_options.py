@@ -6,8 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from fakejs.core.account_config import AccountConfig, Export, JetStreamLimits
+from fakejs.core.account_config import AccountConfig, Export
 from fakejs.core.cluster_config import ClusterConfig
+from fakejs.core.jetstream_limits import JetStreamLimits
 from fakejs.core.options import ServerOptions
 from fakejs.core.reload_options import ReloadRefused, diff_options
 from fakejs.core.transport_config import TLSConfig, WebSocketConfig

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakejs.conf import Token
-from fakejs.core.account_config import NO_LIMIT, AccountConfig, Export, Import, JetStreamLimits, Mapping
+from fakejs.core.account_config import AccountConfig, Export, Import, Mapping
 from fakejs.core.accounts import GLOBAL_ACCOUNT
 from fakejs.core.auth import decode_public_key
 from fakejs.core.configfile import exports
@@ -28,6 +28,7 @@ from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.mappings import parse_mappings
 from fakejs.core.configfile.message_trace import parse_message_trace
 from fakejs.core.configfile.values import Mismatch, go_type, go_value, want
+from fakejs.core.jetstream_limits import NO_LIMIT, JetStreamLimits
 from fakejs.core.options import ServerOptions
 from fakejs.core.users import Permissions, User
 from fakejs.gocompat.goflag import go_quote

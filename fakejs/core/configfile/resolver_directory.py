@@ -15,7 +15,8 @@ import os
 
 from fakejs.conf import Token
 from fakejs.core.configfile.context import ConfigContext
-from fakejs.core.options import ResolverDirectory, ServerOptions
+from fakejs.core.options import ServerOptions
+from fakejs.core.resolver_directory import ResolverDirectory
 from fakejs.gocompat.gotime import NS, format_duration, parse_duration
 
 FULL = "FULL"

@@ -18,7 +18,8 @@ from collections.abc import Mapping as Mapped
 from dataclasses import replace
 from typing import Any
 
-from fakejs.core.account_config import NO_LIMIT, AccountConfig, Import, JetStreamLimits, MapDestination, Mapping
+from fakejs.core.account_config import AccountConfig, Import, MapDestination, Mapping
+from fakejs.core.jetstream_limits import NO_LIMIT, JetStreamLimits
 from fakejs.core.jwt.exports import Exporter, approval_problem, export_claims, import_claims
 from fakejs.core.jwt.trust import AccountClaims
 from fakejs.core.mappings import MappingError, check_mapping

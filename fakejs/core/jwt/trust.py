@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakejs.core.account_config import AccountConfig, JetStreamLimits
+from fakejs.core.account_config import AccountConfig
+from fakejs.core.jetstream_limits import JetStreamLimits
 from fakejs.core.jwt.account_validation import invalid
 from fakejs.core.jwt.claims import ACCOUNT, OPERATOR, Claims, JwtError, decode_kind
 

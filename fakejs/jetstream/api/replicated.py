@@ -43,7 +43,7 @@ from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built
 from fakejs.jetstream.stream import info as stream_info
 
 if TYPE_CHECKING:
-    from fakejs.core.options import ReplicatedJetStream as ReplicatedOptions
+    from fakejs.core.replicated_jetstream import ReplicatedJetStream as ReplicatedOptions
     from fakejs.core.router import Subscription
     from fakejs.jetstream.cluster import StreamAssignment
     from fakejs.jetstream.service.jetstream import JetStream

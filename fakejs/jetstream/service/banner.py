@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 
-from fakejs.core.account_config import JetStreamLimits
+from fakejs.core.jetstream_limits import JetStreamLimits
 from fakejs.core.options import API_LEVEL, ServerOptions
 from fakejs.gocompat.gobytes import friendly_bytes
 from fakejs.gocompat.gotime import format_duration

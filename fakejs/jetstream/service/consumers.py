@@ -12,8 +12,8 @@ from __future__ import annotations
 import random
 from functools import partial
 
-from fakejs.core.account_config import JetStreamLimits
 from fakejs.core.clock import Clock
+from fakejs.core.jetstream_limits import JetStreamLimits
 from fakejs.core.router import Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids

@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
-from fakejs.core.account_config import JetStreamLimits
 from fakejs.core.empty_reply import EMPTY_REPLY
+from fakejs.core.jetstream_limits import JetStreamLimits
 from fakejs.core.options import API_LEVEL, SYSTEM_ACCOUNT
 from fakejs.core.recorder import Recorder
 from fakejs.core.router import Router

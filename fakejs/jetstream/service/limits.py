@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from fakejs.core.account_config import JetStreamLimits
+from fakejs.core.jetstream_limits import JetStreamLimits
 
 if TYPE_CHECKING:
     from fakejs.jetstream.config.stream import StreamConfig

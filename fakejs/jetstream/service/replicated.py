@@ -1,7 +1,7 @@
 """JetStream replicated across the servers of a cluster: the server's ``_meta_`` member, its streams, their checks.
 
 :class:`ReplicatedJetStream` runs on a server whose options carry
-:class:`~fakejs.core.options.ReplicatedJetStream` (set by code, or for a
+:class:`~fakejs.core.replicated_jetstream.ReplicatedJetStream` (set by code, or for a
 server with JetStream and a cluster with routes started from a
 configuration file or the command line).  When the account's JetStream starts it starts
 the server's member of the meta group (``_meta_``, the configured servers
@@ -57,7 +57,7 @@ from fakejs.jetstream.service.replicated_remove import ServerEvents
 from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
 
 if TYPE_CHECKING:
-    from fakejs.core.options import ReplicatedJetStream as ReplicatedOptions
+    from fakejs.core.replicated_jetstream import ReplicatedJetStream as ReplicatedOptions
     from fakejs.core.router import Subscription
     from fakejs.jetstream.config.consumer import ConsumerConfig
     from fakejs.jetstream.config.stream import StreamConfig

@@ -20,7 +20,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fakejs.core.account_config import JetStreamLimits
+from fakejs.core.jetstream_limits import JetStreamLimits
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
 from fakejs.gocompat.gojson import decode_request, dumps

@@ -10,7 +10,6 @@ lives.  A limit configured as 0 stays 0.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from fakejs.core.options import ServerOptions
 
@@ -19,13 +18,18 @@ MAX_MEMORY_FALLBACK = 256 * 1024**2
 MAX_STORAGE_FALLBACK = 1024**4
 
 
-@dataclass(frozen=True)
 class ServerLimits:
-    """The server's store limits in bytes; ``dynamic``: one of them was computed from the machine."""
+    """The server's store limits in bytes; ``dynamic``: one of them was computed from the machine.
 
-    max_memory: int
-    max_storage: int
-    dynamic: bool
+    A plain class: a dataclass costs its import, and every JetStream start imports this module.
+    """
+
+    __slots__ = ("dynamic", "max_memory", "max_storage")
+
+    def __init__(self, max_memory: int, max_storage: int, dynamic: bool) -> None:
+        self.max_memory = max_memory
+        self.max_storage = max_storage
+        self.dynamic = dynamic
 
 
 def machine_memory() -> int:
