@@ -264,11 +264,20 @@ async def test_a_consumer_paused_and_resumed(client: Client) -> None:
         what="a paused consumer",
     )
     assert info.as_dict()["config"]["pause_until"] == "2100-01-01T00:00:00Z"
-    subscription = await js.pull_subscribe_bind("D", stream="NAP")
-    with pytest.raises(nats.errors.TimeoutError):
-        await subscription.fetch(1, timeout=1)
+    inbox = client.new_inbox()
+    held = await client.subscribe(inbox)
+    request = json.dumps({"batch": 1, "expires": 1_000_000_000}).encode()
+    await client.publish("$JS.API.CONSUMER.MSG.NEXT.NAP.D", request, reply=inbox)
+    expired = await held.next_msg(timeout=15)  # the pull ends unanswered by a message: paused
+    assert (expired.headers or {}).get("Status") == "408" and expired.data == b""
     resumed = await ask(client, pause, {})
     assert resumed == {"type": kind, "paused": False, "pause_until": "0001-01-01T00:00:00Z"}
+    await eventually(  # the meta leader answers once it proposed: the consumer's leader resumes a moment later
+        lambda: quietly(js.consumer_info("NAP", "D")),
+        lambda reply: not isinstance(reply, Exception) and not reply.as_dict().get("paused"),
+        what="a resumed consumer",
+    )
+    subscription = await js.pull_subscribe_bind("D", stream="NAP")
     fetched = await subscription.fetch(1, timeout=10)
     assert [message.data for message in fetched] == [b"one"]
     missing = await ask(client, "$JS.API.CONSUMER.PAUSE.NAP.NONE", {})
