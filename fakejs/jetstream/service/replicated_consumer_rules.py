@@ -89,7 +89,7 @@ def check_consumer(
 
 def _refuse_unbuilt(config: ConsumerConfig, not_built: Callable[[str], ApiError]) -> None:
     if config["direct"] or config["sourcing"]:
-        raise not_built("a mirror's or source's consumer")
+        raise not_built("a mirror's or source's consumer of a work-queue or interest stream")
     if config["pause_until"] is not None and not config["pause_until"].is_zero:
         raise not_built("a paused consumer")
     if config["priority_groups"] or config["priority_policy"] not in ("none", ""):
