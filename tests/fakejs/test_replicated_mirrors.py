@@ -126,7 +126,7 @@ async def _publish_all(nc: Client, subject: str, count: int) -> list[dict[str, A
     return [await publish(nc, subject, b"%d" % index) for index in range(count)]
 
 
-async def test_a_killed_mirror_leader_s_successor_loses_and_repeats_nothing(cluster: Cluster) -> None:
+async def test_a_killed_mirror_and_sourcing_leader_s_successors_lose_and_repeat_nothing(cluster: Cluster) -> None:
     nc = await nats.connect(cluster.url(0))
     try:
         await request(nc, "$JS.API.STREAM.CREATE.O", {"name": "O", "subjects": ["o.>"], "num_replicas": 3})
@@ -136,6 +136,10 @@ async def test_a_killed_mirror_leader_s_successor_loses_and_repeats_nothing(clus
         await wait(lambda: leader_of(cluster, "M") is not None and last_seq(cluster, leader_of(cluster, "M"), "M") >= 5)
         victim = leader_of(cluster, "M")
         assert victim is not None
+        if leader_of(cluster, "S") != victim:  # the sourcing stream's leader goes down with the mirror's
+            moved = await request(nc, "$JS.API.STREAM.LEADER.STEPDOWN.S", {"placement": {"preferred": victim}})
+            assert moved == {"type": "io.nats.jetstream.api.v1.stream_leader_stepdown_response", "success": True}
+            await wait(lambda: leader_of(cluster, "S") == victim)
         await nc.close()
         survivors = [server for server in cluster.servers if server.broker.name != victim]
         nc = await nats.connect(survivors[0].url)
