@@ -256,10 +256,12 @@ class ReplicatedApi:
         if self._stream_led_elsewhere(stream):
             return None
         info = streams.info(self.js, request, stream)
-        found = alternates(self.domain.assignments(), stream, self.js.domain)
-        if found and isinstance(info, dict):  # after the mirror or sources, before ``ts``, as nats-server writes them
-            info["alternates"] = found
-            info["ts"] = info.pop("ts")
+        assigned = [
+            (sa.name, (sa.config.get("mirror") or {}).get("name", ""), sa.group.cluster)
+            for sa in self.domain.assignments()
+        ]
+        if isinstance(info, dict):
+            stream_info.with_alternates(info, stream_info.alternates(assigned, stream, self.js.domain))
         return info
 
     async def _get_message(self, request: Request, stream: str) -> Any:
@@ -318,17 +320,6 @@ class ReplicatedApi:
             doc = {"type": "io.nats.jetstream.api.v1.stream_update_response", **stream.info(cluster=True)}
         self.js.record_api_call(False)
         self.js.reply(replica.assignment.reply, encode(doc))
-
-
-def alternates(assignments: list[StreamAssignment], stream: str, domain: str) -> list[dict[str, str]] | None:
-    """``streamAlternates``: the stream and its mirrors with their clusters, when it has any mirror."""
-    found = []
-    for assignment in assignments:
-        mirror = assignment.config.get("mirror") or {}
-        if assignment.name == stream or mirror.get("name") == stream:
-            alternate = {"name": assignment.name, "domain": domain, "cluster": assignment.group.cluster}
-            found.append({key: value for key, value in alternate.items() if value or key != "domain"})
-    return found if len(found) > 1 else None
 
 
 def _matches(config: Any, subject_filter: str) -> bool:
