@@ -9,6 +9,8 @@ what it leads:
   ``CONSUMER.DELETE``, ``CONSUMER.NAMES``, ``CONSUMER.LIST`` (each consumer's
   info asked of its leader), and a request about a stream or consumer that
   does not exist;
+- the **stream's leader**: a mirror's or source's consumer (``direct``) of a
+  limits stream, made there alone and unreplicated, as nats-server makes it;
 - the **consumer's leader**: ``CONSUMER.INFO``, and the answer to a create
   once the consumer runs under its assignment; its own subscriptions take
   the pull requests (``CONSUMER.MSG.NEXT``) and acks, from any server.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fakejs.jetstream.api import consumers
@@ -81,7 +84,9 @@ class ConsumerRequests:
     async def _create_ephemeral(self, request: Request, stream: str) -> dict[str, Any] | None:
         direct = self._direct(request, stream)
         if direct is not None:
-            return self._create_direct(lambda: consumers.create_ephemeral(self.js, request, stream)) if direct else None
+            return (
+                self._create_direct(partial(consumers.create_ephemeral, self.js, request, stream)) if direct else None
+            )
         if self.domain.is_meta_leader:
             await self._create(request, stream, *consumers.ephemeral_request(request, stream))
         return None
@@ -89,7 +94,7 @@ class ConsumerRequests:
     async def _create_named(self, request: Request, stream: str, consumer: str, filter: str = "") -> Any:
         direct = self._direct(request, stream)
         if direct is not None:
-            create = lambda: consumers.create_named(self.js, request, stream, consumer, filter)  # noqa: E731
+            create = partial(consumers.create_named, self.js, request, stream, consumer, filter)
             return self._create_direct(create) if direct else None
         if self.domain.is_meta_leader:
             await self._create(request, stream, *consumers.named_request(request, stream, consumer, filter))
