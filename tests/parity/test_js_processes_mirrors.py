@@ -75,9 +75,9 @@ async def publish(client: Client, subject: str, data: bytes) -> PubAck:
             await asyncio.sleep(0.05)
 
 
-async def raw_info(client: Client, stream: str) -> dict[str, Any]:
+async def raw_info(client: Client, stream: str, timeout: float = 10) -> dict[str, Any]:
     """STREAM.INFO as the server wrote it (keys in its order)."""
-    reply = await client.request(f"$JS.API.STREAM.INFO.{stream}", b"", timeout=10)
+    reply = await client.request(f"$JS.API.STREAM.INFO.{stream}", b"", timeout=timeout)
     info: dict[str, Any] = json.loads(reply.data)
     return info
 
@@ -178,7 +178,13 @@ async def test_kill_the_mirror_s_leader_while_the_origin_is_published_to(cluster
                 "$JS.API.STREAM.LEADER.STEPDOWN.SOURCE", json.dumps({"placement": {"preferred": other}}).encode(), 10
             )
             assert json.loads(moved.data)["success"] is True
-            await eventually(lambda: leader(client, "SOURCE"), lambda name: name == other, what="the origin moved")
+            # A request sent while the leadership moves may go unanswered (on both targets): asked again soon.
+            await eventually(
+                lambda: quietly(raw_info(client, "SOURCE", timeout=1)),
+                lambda reply: isinstance(reply, dict) and reply.get("cluster", {}).get("leader") == other,
+                what="the origin led elsewhere",
+                timeout=30,
+            )
         killed = sorted(NODES).index(victim)
         cluster.kill(killed)
         for number in range(20):
