@@ -206,10 +206,15 @@ async def test_consumer_requests_not_built_are_refused_by_name(cluster: Cluster)
         await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.D", durable("D"))
         removal = await request(nc, "$JS.API.CONSUMER.PEER.REMOVE.S.D", b'{"peer":"n1"}')
         assert removal["error"]["err_code"] == 10036
-        sourcing = durable("M", direct=True)
-        refused = await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.M", sourcing)
+        await request(nc, "$JS.API.STREAM.CREATE.W", {**stream_config("W", 3), "retention": "workqueue"})
+        sourcing = {
+            "stream_name": "W",
+            "config": {"name": "M", "direct": True, "sourcing": True, "deliver_subject": "m.in"},
+        }
+        refused = await request(nc, "$JS.API.CONSUMER.CREATE.W.M", sourcing)
         assert refused["error"]["description"] == (
-            f"a mirror's or source's consumer in a JetStream cluster across servers: {SUPPORTED}"
+            f"a mirror's or source's consumer of a work-queue or interest stream in a JetStream cluster across"
+            f" servers: {SUPPORTED}"
         )
     finally:
         await nc.close()

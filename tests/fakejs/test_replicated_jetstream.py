@@ -179,12 +179,26 @@ async def test_what_is_not_built_is_refused_by_name(cluster: Cluster) -> None:
         assert (await request(nc, "$JS.API.STREAM.CREATE.R", republished))["error"]["description"] == (
             f"republishing in a JetStream cluster across servers: {SUPPORTED}"
         )
-        mirror = {"name": "M", "mirror": {"name": "S"}}
-        assert (await request(nc, "$JS.API.STREAM.CREATE.M", mirror))["error"]["description"] == (
-            f"a mirror in a JetStream cluster across servers: {SUPPORTED}"
+        work = {**stream_config("W", 3), "retention": "workqueue"}
+        await request(nc, "$JS.API.STREAM.CREATE.W", work)
+        sourcing = {"name": "M", "mirror": {"name": "W"}}
+        assert (await request(nc, "$JS.API.STREAM.CREATE.M", sourcing))["did_create"] is True
+        await wait(lambda: mirror_error(cluster, "M"))
+        assert mirror_error(cluster, "M") == (
+            f"a mirror's or source's consumer of a work-queue or interest stream in a JetStream cluster across "
+            f"servers: {SUPPORTED}"
         )
     finally:
         await nc.close()
+
+
+def mirror_error(cluster: Cluster, stream: str) -> str:
+    """The error the mirror of ``stream``'s leader got from its origin ("" while none)."""
+    for name in ("n1", "n2", "n3"):
+        replica = share(cluster, name).replicas.replicas.get(stream)
+        if replica is not None and replica.is_leader and replica.stream.links.mirror is not None:
+            return str((replica.stream.links.mirror.feed.error or {}).get("description", ""))
+    return ""
 
 
 def held(cluster: Cluster, name: str, stream: str) -> int:

@@ -43,7 +43,10 @@ requests through different nodes, on both targets.  Facts pinned
   leader and its ``peer`` id, the two nodes other than itself as replicas
   (the leader among them; a follower lists the other follower as
   ``current: false``, ``active: 0``), ``cluster_size`` 3, ``quorum_needed`` 2;
-- META.LEADER.STEPDOWN from a user of an ordinary account gets no reply.
+- META.LEADER.STEPDOWN from a user of an ordinary account gets no reply;
+- an origin's STREAM.INFO lists itself and its mirrors with the cluster's
+  name as ``alternates`` (after ``cluster``, before ``ts``; none without a
+  mirror, nor in the mirror's info, a create reply or STREAM.LIST).
 """
 
 from __future__ import annotations
@@ -366,6 +369,25 @@ async def test_publishes_through_every_node_are_stored_once(js_cluster: Cluster)
         got = await api(first, f"$JS.API.STREAM.MSG.GET.{name}", {"seq": 3})
         assert got["message"]["subject"] == f"{name}.n3"
         assert got["message"]["data"] == "dmlhIG4z"  # b"via n3"
+
+
+async def test_an_origin_lists_itself_and_its_mirrors_as_alternates(js_cluster: Cluster) -> None:
+    origin, mirror = unique("A"), unique("B")
+    async with on_node(js_cluster, 0) as nc:
+        await create(nc, origin, num_replicas=3)
+        assert "alternates" not in await stream_info(nc, origin)
+        made = await api(nc, f"$JS.API.STREAM.CREATE.{mirror}", {"name": mirror, "mirror": {"name": origin}})
+        assert made["did_create"] is True and "alternates" not in made
+        info = await stream_info(nc, origin)
+        assert list(info)[-3:] == ["cluster", "alternates", "ts"]
+        assert sorted(info["alternates"], key=lambda alternate: alternate["name"]) == [
+            {"name": origin, "cluster": CLUSTER},
+            {"name": mirror, "cluster": CLUSTER},
+        ]
+        assert "alternates" not in await stream_info(nc, mirror)
+        assert all("alternates" not in listed for listed in (await api(nc, "$JS.API.STREAM.LIST"))["streams"])
+        await api(nc, f"$JS.API.STREAM.DELETE.{mirror}")
+        assert "alternates" not in await stream_info(nc, origin)
 
 
 # -- the meta group ----------------------------------------------------------------------------------

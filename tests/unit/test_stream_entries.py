@@ -22,6 +22,7 @@ from fakejs.jetstream.stream.entries import (
     StreamEntry,
     StreamMessage,
     StreamPurge,
+    StreamSkip,
     decode_entry,
     encode_entry,
 )
@@ -47,6 +48,7 @@ entries = (
     messages
     | st.builds(StreamPurge, st.text(max_size=10), st.integers(0, 2**64 - 1), st.integers(0, 99))
     | st.builds(StreamDelete, st.integers(1, 2**64 - 1))
+    | st.builds(StreamSkip, st.integers(1, 2**64 - 1))
 )
 
 

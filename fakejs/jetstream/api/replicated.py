@@ -10,7 +10,7 @@ what it leads, as nats-server does:
   ``STREAM.LIST`` (each stream's info asked of its leader), a request about a stream that does not exist, and the refusal of what is not
   built yet in this mode (peer removal, consumer pauses,
   snapshots...: :func:`~fakejs.jetstream.service.replicated.not_built`);
-- the **stream's leader**: ``STREAM.INFO``, ``PURGE``, ``MSG.GET``, ``MSG.DELETE``
+- the **stream's leader**: ``STREAM.INFO`` (the stream and its mirrors as ``alternates``), ``PURGE``, ``MSG.GET``, ``MSG.DELETE``
   (purges and deletes proposed to the stream's group), and the answer to a
   create or update once the stream runs under its new assignment;
 - every replica with ``allow_direct``: ``DIRECT.GET``, on the stream's own
@@ -255,7 +255,14 @@ class ReplicatedApi:
     async def _info(self, request: Request, stream: str) -> Any:
         if self._stream_led_elsewhere(stream):
             return None
-        return streams.info(self.js, request, stream)
+        info = streams.info(self.js, request, stream)
+        assigned = [
+            (sa.name, (sa.config.get("mirror") or {}).get("name", ""), sa.group.cluster)
+            for sa in self.domain.assignments()
+        ]
+        if isinstance(info, dict):
+            stream_info.with_alternates(info, stream_info.alternates(assigned, stream, self.js.domain))
+        return info
 
     async def _get_message(self, request: Request, stream: str) -> Any:
         if self._stream_led_elsewhere(stream):

@@ -9,6 +9,8 @@ what it leads:
   ``CONSUMER.DELETE``, ``CONSUMER.NAMES``, ``CONSUMER.LIST`` (each consumer's
   info asked of its leader), and a request about a stream or consumer that
   does not exist;
+- the **stream's leader**: a mirror's or source's consumer (``direct``) of a
+  limits stream, made there alone and unreplicated, as nats-server makes it;
 - the **consumer's leader**: ``CONSUMER.INFO``, and the answer to a create
   once the consumer runs under its assignment; its own subscriptions take
   the pull requests (``CONSUMER.MSG.NEXT``) and acks, from any server.
@@ -23,7 +25,9 @@ consumer leader's (its pins are its own); step-downs are
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fakejs.jetstream.api import consumers
@@ -32,7 +36,7 @@ from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config.consumer import ConsumerConfig
-from fakejs.jetstream.errors import api_error
+from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.service.replicated import ReplicatedJetStream
 from fakejs.jetstream.service.replicated_consumer_rules import config_document, config_from_document
 
@@ -84,17 +88,56 @@ class ConsumerRequests:
 
     # -- the meta leader's -------------------------------------------------------------------------
 
-    async def _create_ephemeral(self, request: Request, stream: str) -> None:
+    async def _create_ephemeral(self, request: Request, stream: str) -> dict[str, Any] | None:
+        direct = self._direct(request, stream)
+        if direct is not None:
+            return (
+                self._create_direct(partial(consumers.create_ephemeral, self.js, request, stream)) if direct else None
+            )
         if self.domain.is_meta_leader:
             await self._create(request, stream, *consumers.ephemeral_request(request, stream))
+        return None
 
-    async def _create_named(self, request: Request, stream: str, consumer: str, filter: str = "") -> None:
+    async def _create_named(self, request: Request, stream: str, consumer: str, filter: str = "") -> Any:
+        direct = self._direct(request, stream)
+        if direct is not None:
+            create = partial(consumers.create_named, self.js, request, stream, consumer, filter)
+            return self._create_direct(create) if direct else None
         if self.domain.is_meta_leader:
             await self._create(request, stream, *consumers.named_request(request, stream, consumer, filter))
+        return None
 
     async def _create_durable(self, request: Request, stream: str, consumer: str) -> None:
         if self.domain.is_meta_leader:
             await self._create(request, stream, *consumers.durable_request(request, stream, consumer))
+
+    # -- a mirror's or source's consumer: the stream leader's --------------------------------------
+
+    def _direct(self, request: Request, stream: str) -> bool | None:
+        """A direct consumer (a mirror's or source's) of a limits stream is made on the stream's leader
+        alone, unreplicated, as nats-server makes it: whether this server makes it, None when the request
+        is the meta leader's (not a direct consumer, a stream that does not exist, a sourcing consumer of a
+        work-queue or interest stream: refused by name)."""
+        try:
+            body = json.loads(request.payload) if request.payload else {}
+        except ValueError:
+            return None
+        config = body.get("config") if isinstance(body, dict) else None
+        if not isinstance(config, dict) or not config.get("direct"):
+            return None
+        assigned = self.domain.assigned(stream)
+        if assigned is None:
+            return None
+        if config.get("sourcing") and assigned.config.get("retention", "limits") != "limits":
+            return None
+        replica = self.domain.replicas.replicas.get(stream)
+        return replica is not None and replica.is_leader
+
+    def _create_direct(self, create: Callable[[], Any]) -> Any:
+        try:
+            return create()
+        except ApiError as error:  # answered here: the meta leader does not answer for direct consumers
+            return {"error": error.to_dict()}
 
     async def _create(self, request: Request, stream: str, body: dict[str, Any], config: ConsumerConfig) -> None:
         """Checked against the assignments and proposed; the consumer's leader answers once it runs."""

@@ -21,6 +21,7 @@ from fakejs.jetstream.config.stream_sources import Lookup
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.service import JetStream
 from fakejs.jetstream.storage.store import StoredMessage
+from fakejs.jetstream.stream import info as stream_info
 from fakejs.jetstream.stream.direct import MSG_GET_REQUEST
 from fakejs.jetstream.stream.info import MAX_SUBJECT_DETAILS
 
@@ -101,7 +102,12 @@ def info(js: JetStream, request: Request, stream: str) -> Reply:
     if not total:
         paging = {"total": 0, "offset": 0, "limit": 0}
     details = target.info(deleted_details=body.get("deleted_details", False), subjects=page, cluster=True)
-    return {**paging, **details}
+    out = {**paging, **details}
+    if js.clustered is not None:  # a cluster's streams list the stream and its mirrors
+        cluster = js.clustered.meta.cluster
+        known = [(s.name, (s.config["mirror"] or {}).get("name", ""), cluster) for s in js.streams.values()]
+        stream_info.with_alternates(out, stream_info.alternates(known, stream, js.domain))
+    return out
 
 
 def names(js: JetStream, request: Request) -> Reply:

@@ -74,10 +74,8 @@ REPEAT_HEARTBEATS = 4  # an AddPeer not applied yet is asked for again after thi
 
 
 # Settings a replicated stream does not run yet (each replica would republish, write markers or fire
-# schedules on its own; mirrors, sources and batches go through a single server's path only).
+# schedules on its own; batches go through a single server's path only).
 UNBUILT_SETTINGS = (
-    ("mirror", "a mirror"),
-    ("sources", "a stream's sources"),
     ("allow_atomic", "atomic batch publishing"),
     ("allow_batched", "fast batch publishing"),
     ("republish", "republishing"),

@@ -119,7 +119,7 @@ def _checked_update(
 
 def _refuse_unbuilt(config: ConsumerConfig, not_built: Callable[[str], ApiError]) -> None:
     if config["direct"] or config["sourcing"]:
-        raise not_built("a mirror's or source's consumer")
+        raise not_built("a mirror's or source's consumer of a work-queue or interest stream")
 
 
 def _name_for(name: str, config: ConsumerConfig, existing: Callable[[str], object], rng: random.Random) -> str:

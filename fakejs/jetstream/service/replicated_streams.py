@@ -39,6 +39,7 @@ from fakejs.jetstream.service.meta_membership import GroupMembership
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.replica import StreamStateMachine
 from fakejs.jetstream.stream.replicated import ReplicatedStream
+from fakejs.jetstream.stream.replicated_feed import FeedProposals, LeaderLinks
 from fakejs.jetstream.stream.stream import Stream
 
 if TYPE_CHECKING:
@@ -50,9 +51,34 @@ Capture = Callable[[str, str, "bytes | None", bytes, object], bool]
 
 
 class LedStream(Stream):
-    """A stream that captures its subjects only while ``capture`` is set (while its replica leads)."""
+    """A stream that captures its subjects only while ``capture`` is set (while its replica leads), and runs
+    its mirror or sources only then, proposing what they receive (``proposals``)."""
 
     capture: Capture | None = None
+    proposals: FeedProposals | None = None
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.links = LeaderLinks(self, lambda: self.capture is not None)
+
+    @property
+    def mirrored_last_seq(self) -> int:
+        return self.store.last_seq if self.proposals is None else self.proposals.last_seq
+
+    def skip_mirrored(self, next_seq: int) -> None:
+        if self.proposals is not None:
+            self.proposals.skip_mirrored(next_seq)
+
+    def store_mirrored(self, subject: str, hdr: bytes | None, payload: bytes, seq: int, ts: int) -> bool:
+        return self.proposals is not None and self.proposals.store_mirrored(subject, hdr, payload, seq, ts)
+
+    def store_sourced(self, subject: str, hdr: bytes | None, payload: bytes) -> bool:
+        return self.proposals is not None and self.proposals.store_sourced(subject, hdr, payload)
+
+    def restart_links(self) -> None:
+        """Start the mirror or sources over from the store (a proposal of theirs failed)."""
+        self.links.close()
+        self.links.sync()
 
     def attach(self) -> None:
         router = self.js.router
@@ -101,6 +127,7 @@ class StreamReplica:
             preferred=group.preferred,
         )
         self.replicated = ReplicatedStream(self.stream, self.machine, self.group)
+        self.stream.proposals = FeedProposals(self.replicated, self.stream.restart_links)
         self.membership = GroupMembership(self.group, self.js.clock)
         self.membership.wanted = frozenset(group.peers)
         self._leader_changed(self.group.leader)  # a sole voter led before start_group returned
@@ -118,6 +145,8 @@ class StreamReplica:
         """Stop the member and the stream (``remove``: for good, its group's directory too)."""
         for task in self.publishing:
             task.cancel()
+        if self.stream.proposals is not None:
+            self.stream.proposals.reset()
         if self.group is not None:
             self.group.stop()
         self.stream.detach()
@@ -137,6 +166,9 @@ class StreamReplica:
         stream.detach()
         stream.capture = self._captured if leads else None
         stream.attach()
+        if stream.proposals is not None:
+            stream.proposals.reset()
+        stream.links.sync()  # the mirror or sources run on the leader only, from what its store holds
         if leads:
             self.leader_since_ns = self.js.clock.time_ns()
             if self.membership is not None:

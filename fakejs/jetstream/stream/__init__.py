@@ -3,7 +3,7 @@
 ``stream`` is the stream itself; its parts are ``publish_path`` (its
 publisher: a message checked, decided, stored, acknowledged), ``publish`` (the header
 rules a message meets), ``entries`` (what the leader decided, for every
-replica to apply: a message at its sequence and time, a purge, a delete),
+replica to apply: a message at its sequence and time, a purge, a delete, a skip),
 ``replica`` (the state machine a stream group applies to) and ``replicated``
 (a replicated stream's leader: publishes proposed to its group), ``dedup`` (the duplicate window), ``recovery`` (what
 a restart rebuilds from the stored messages), ``expiry``
@@ -17,7 +17,8 @@ STREAM.MSG.GET show them) and ``traced`` (a traced message's ``js``
 event); what feeds a stream: ``links`` (its mirror or sources, started and
 stopped with it), ``mirror``, ``sources``, ``feed`` (the link to one
 origin), ``feed_requests`` (the consumer request sent to an origin) and
-``feed_info`` (``StreamSourceInfo``).  Sits on
+``feed_info`` (``StreamSourceInfo``), and ``replicated_feed`` (a replicated
+stream's mirror or sources, run on its leader and proposed to its group).  Sits on
 :mod:`fakejs.jetstream.storage`, :mod:`fakejs.jetstream.config` and (a
 replicated stream) :mod:`fakejs.jetstream.replication`; it sees
 its JetStream and its consumers through the small protocols of ``host``

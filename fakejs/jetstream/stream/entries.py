@@ -8,8 +8,8 @@ Applying one (:meth:`~fakejs.jetstream.stream.publish_path.StreamPublisher.apply
 reads no clock and refuses nothing, so two stores applying the same entries
 end up equal.  A standalone stream applies its own decisions at once; a
 replicated one proposes them to its group (nats-server's ``streamMsgOp``).
-:class:`StreamPurge` and :class:`StreamDelete` are the other changes a
-stream's log carries.
+:class:`StreamPurge`, :class:`StreamDelete` and :class:`StreamSkip` (a mirror's
+hole in its origin's sequences) are the other changes a stream's log carries.
 
 An entry is a msgpack array ``[version, operation, body]`` (:data:`ENTRY_VERSION`;
 operation numbers are only ever added).  :func:`decode_entry` raises
@@ -40,6 +40,7 @@ __all__ = [
     "StreamMessage",
     "StreamOp",
     "StreamPurge",
+    "StreamSkip",
     "decode_entry",
     "encode_entry",
 ]
@@ -61,6 +62,7 @@ class StreamOp(enum.IntEnum):
     MESSAGE = 1
     PURGE = 2
     DELETE = 3
+    SKIP = 4
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,14 @@ class StreamDelete:
     seq: int
 
 
-StreamEntry = StreamMessage | StreamPurge | StreamDelete
+@dataclass(frozen=True)
+class StreamSkip:
+    """The sequences before ``next_seq`` used, nothing stored (a mirror's origin had no message there)."""
+
+    next_seq: int
+
+
+StreamEntry = StreamMessage | StreamPurge | StreamDelete | StreamSkip
 
 
 def encode_entry(entry: StreamEntry) -> bytes:
@@ -115,6 +124,8 @@ def encode_entry(entry: StreamEntry) -> bytes:
         return _pack(StreamOp.MESSAGE, body)
     if isinstance(entry, StreamPurge):
         return _pack(StreamOp.PURGE, {"filter": entry.filter_subject, "seq": entry.seq, "keep": entry.keep})
+    if isinstance(entry, StreamSkip):
+        return _pack(StreamOp.SKIP, {"next": entry.next_seq})
     return _pack(StreamOp.DELETE, {"seq": entry.seq})
 
 
@@ -131,6 +142,8 @@ def decode_entry(data: bytes) -> StreamEntry:
         return StreamPurge(
             _text(body, "filter"), _number(body, "seq", 0, MAX_UINT64), _number(body, "keep", 0, MAX_UINT64)
         )
+    if operation == StreamOp.SKIP:
+        return StreamSkip(_number(body, "next", 1, MAX_UINT64))
     return StreamDelete(_number(body, "seq", 1, MAX_UINT64))
 
 

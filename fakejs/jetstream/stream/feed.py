@@ -446,6 +446,15 @@ class FedStream(Protocol):
         """The stream's own internal client (numbered on first use)."""
         ...
 
+    @property
+    def mirrored_last_seq(self) -> int:
+        """The mirror's last sequence, stored or on its way to the store."""
+        ...
+
+    def skip_mirrored(self, next_seq: int) -> None:
+        """The origin has nothing before ``next_seq``: the mirror's sequences go on from there."""
+        ...
+
     def store_mirrored(self, subject: str, hdr: bytes | None, payload: bytes, seq: int, ts: int) -> bool:
         """Store the origin's message ``seq`` as ``seq``; False when the sequences no longer line up."""
         ...

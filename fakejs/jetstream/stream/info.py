@@ -7,7 +7,7 @@ API handlers never assemble the reply themselves.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fakejs.gocompat import gotime
@@ -80,6 +80,29 @@ def stream_info(
         out["cluster"] = cluster
     out["ts"] = gotime.rfc3339(now_ns)
     return out
+
+
+def alternates(streams: Iterable[tuple[str, str, str]], stream: str, domain: str) -> list[dict[str, str]] | None:
+    """``streamAlternates``: ``stream`` and its mirrors, from (name, origin mirrored, cluster) of every stream
+    of the account, with the domain when there is one; none when it has no mirror.  nats-server lists them
+    in no set order; here in the order given."""
+    found = []
+    for name, mirrored, cluster in streams:
+        if name == stream or mirrored == stream:
+            alternate = {"name": name}
+            if domain:
+                alternate["domain"] = domain
+            alternate["cluster"] = cluster
+            found.append(alternate)
+    return found if len(found) > 1 else None
+
+
+def with_alternates(info: dict[str, Any], found: list[dict[str, str]] | None) -> dict[str, Any]:
+    """STREAM.INFO with ``alternates`` after the mirror or sources, before ``ts``, as nats-server writes it."""
+    if found:
+        info["alternates"] = found
+        info["ts"] = info.pop("ts")
+    return info
 
 
 def find_message(

@@ -84,8 +84,9 @@ class Mirror:
         if js.domain:
             metadata["_nats.mirror.domain"] = js.domain
         config = requests.consumer_config(self.consumer_name(), dict(sorted(metadata.items())))
-        start_seq, start_time = store.last_seq + 1, None
-        if store.msgs == 0 and store.first_seq == 0:
+        last_seq = target.mirrored_last_seq
+        start_seq, start_time = last_seq + 1, None
+        if last_seq == 0 and store.msgs == 0 and store.first_seq == 0:
             start_seq = spec.get("opt_start_seq") or 0
             if not start_seq and spec.get("opt_start_time") is not None:
                 start_time = spec["opt_start_time"].text()  # a GoTime, sent as written
@@ -105,11 +106,11 @@ class Mirror:
         return False
 
     def created(self, info: dict[str, Any], identity: str) -> bool:
-        store = self.target.store
+        target = self.target
         delivered = int(info.get("delivered", {}).get("stream_seq", 0))
-        if store.last_seq < delivered:
-            store.skip_to(delivered + 1)
-        self.feed.stream_seq = max(delivered, store.last_seq)
+        if target.mirrored_last_seq < delivered:
+            target.skip_mirrored(delivered + 1)
+        self.feed.stream_seq = max(delivered, target.mirrored_last_seq)
         return True
 
     def message(self, subject: str, hdr: bytes | None, payload: bytes, delivery: Delivery) -> bool:
@@ -118,7 +119,7 @@ class Mirror:
             if delivery.consumer_seq != feed.consumer_seq + 1:
                 feed.retry()
                 return False
-            self.target.store.skip_to(delivery.stream_seq)  # the origin's hole, kept as one
+            self.target.skip_mirrored(delivery.stream_seq)  # the origin's hole, kept as one
         feed.advance(delivery)
         if self.target.config["mirror_direct"] and self.direct is None and delivery.pending < DIRECT_CAUGHT_UP:
             self.direct = DirectGet(self.target.name, self.target.store, self.target.js, self.spec["name"])
@@ -126,7 +127,7 @@ class Mirror:
         subject = feeds.transformed(subject, self.transforms)
         hdr = feeds.strip_headers(hdr)
         if not self.target.store_mirrored(subject, hdr, payload, delivery.stream_seq, delivery.ts):
-            feed.stream_seq = self.target.store.last_seq
+            feed.stream_seq = self.target.mirrored_last_seq
             feed.retry()
             return False
         return True

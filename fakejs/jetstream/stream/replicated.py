@@ -39,7 +39,7 @@ class ReplicatedStream:
         self.stream = stream
         self.machine = machine
         self.group = group
-        self._turn = asyncio.Lock()
+        self.turn = asyncio.Lock()
 
     @property
     def is_leader(self) -> bool:
@@ -58,7 +58,7 @@ class ReplicatedStream:
         stream = self.stream
         publisher = stream.publisher
         subject = stream.input_subject(subject)
-        async with self._turn:
+        async with self.turn:
             self._lead()
             try:
                 checked = publisher.check_publish(subject, hdr or None, payload)
@@ -82,7 +82,7 @@ class ReplicatedStream:
 
     async def _propose(self, entry: StreamEntry) -> None:
         self._lead()
-        async with self._turn:
+        async with self.turn:
             await self.group.propose(encode_entry(entry))
 
     def _lead(self) -> None:

@@ -34,7 +34,7 @@ from fakejs.jetstream.stream.batch import AtomicBatches
 from fakejs.jetstream.stream.consumer_view import StreamConsumer as StreamConsumer
 from fakejs.jetstream.stream.dedup import DuplicateWindow
 from fakejs.jetstream.stream.direct import DirectGet
-from fakejs.jetstream.stream.entries import StreamEntry, StreamMessage, StreamPurge
+from fakejs.jetstream.stream.entries import StreamEntry, StreamMessage, StreamPurge, StreamSkip
 from fakejs.jetstream.stream.expiry import MessageExpiry
 from fakejs.jetstream.stream.fast_batch import FastBatches
 from fakejs.jetstream.stream.host import StreamHost as StreamHost
@@ -231,6 +231,15 @@ class Stream:
         self._signal_consumers()
         return not outcome.duplicate and self.store.get(outcome.seq) is not None
 
+    @property
+    def mirrored_last_seq(self) -> int:
+        """The last sequence of the mirror, stored or on its way to the store."""
+        return self.store.last_seq
+
+    def skip_mirrored(self, next_seq: int) -> None:
+        """The origin has nothing before ``next_seq``: the mirror's sequences go on from there."""
+        self.store.skip_to(next_seq)
+
     def store_mirrored(self, subject: str, hdr: bytes | None, payload: bytes, seq: int, ts: int) -> bool:
         """The origin's message ``seq`` with its time; False when ``seq`` does not follow the last."""
         store = self.store
@@ -257,6 +266,8 @@ class Stream:
             self.publisher.apply_message(entry)
         elif isinstance(entry, StreamPurge):
             self.purge(entry.filter_subject, entry.seq, entry.keep)
+        elif isinstance(entry, StreamSkip):
+            self.store.skip_to(entry.next_seq)
         else:
             self.remove_message(entry.seq)
         self._signal_consumers()
