@@ -226,22 +226,14 @@ class ConsumerRequests:
             if not request.is_empty():
                 raise api_error("JSNotEmptyRequestErr")
             return led.info()
-        if self.domain.is_meta_leader:
-            if self.domain.assigned(stream) is None:
-                raise api_error("JSStreamNotFoundErr")
-            if self.domain.consumer_assignment(stream, consumer) is None:
-                raise api_error("JSConsumerNotFoundErr")
+        self.domain.refuse_missing_consumer(stream, consumer)
         return None  # its leader answers (while it has none, nobody: the client asks again)
 
     async def _unpin(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
         """The consumer's leader drops the group's pin (its pins are its own, as nats-server's leader's)."""
         led = self._leading(stream, consumer)
         if led is None:
-            if self.domain.is_meta_leader:
-                if self.domain.assigned(stream) is None:
-                    raise api_error("JSStreamNotFoundErr")
-                if self.domain.consumer_assignment(stream, consumer) is None:
-                    raise api_error("JSConsumerNotFoundErr")
+            self.domain.refuse_missing_consumer(stream, consumer)
             return None
         self.js.consumer_admin.unpin(led, consumers.unpin_group(request))
         return {}

@@ -50,11 +50,7 @@ class LeaderRequests:
     async def _consumer(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
         held = self.domain.consumers.replicas.get((stream, consumer))
         if held is None or not held.is_leader or held.group is None:
-            if self.domain.is_meta_leader:
-                if self.domain.assigned(stream) is None:
-                    raise api_error("JSStreamNotFoundErr")
-                if self.domain.consumer_assignment(stream, consumer) is None:
-                    raise api_error("JSConsumerNotFoundErr")
+            self.domain.refuse_missing_consumer(stream, consumer)
             return None
         return self._step_down(request, held.group)
 

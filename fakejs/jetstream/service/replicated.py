@@ -484,6 +484,15 @@ class ReplicatedJetStream(MetaObserver):
 
     # -- consumers: the meta leader's checks -----------------------------------------------------------
 
+    def refuse_missing_consumer(self, stream: str, name: str) -> None:
+        """On the meta leader: 10059 for a stream that does not exist, 10014 for a consumer that does not (a
+        request about it its leader would answer)."""
+        if self.is_meta_leader:
+            if self.assigned(stream) is None:
+                raise api_error("JSStreamNotFoundErr")
+            if self.consumer_assignment(stream, name) is None:
+                raise api_error("JSConsumerNotFoundErr")
+
     def consumer_assignment(self, stream: str, name: str) -> ConsumerAssignment | None:
         return self.machine.state.consumer(self.js.account_name, stream, name)
 
