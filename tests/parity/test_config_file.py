@@ -130,10 +130,6 @@ FAKEJS_REFUSES = {
         'leafnodes { remotes: [ { url: "ws://127.0.0.1:7422" } ] }\n',
         "leaf node connections over WebSocket (url)",
     ),
-    "leafnode_remote_hub": (
-        'leafnodes { remotes: [ { url: "nats://127.0.0.1:7422", hub: true } ] }\n',
-        "a leaf remote that is the hub (hub)",
-    ),
     "leafnode_compression": ("leafnodes { port: -1, compression: s2_fast }\n", "leafnodes { compression }"),
     "cluster_tls": ('cluster { listen: "127.0.0.1:-1", tls: {} }\n', "TLS between routes"),
     "account_limits": (
