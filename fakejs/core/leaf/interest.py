@@ -145,10 +145,17 @@ class AccountLeafs:
                 if _tells(target, owner, subject):
                     told[(subject, queue)] = told.get((subject, queue), 0) + (sub.weight if queue else 1)
         told = {key: count for key, count in told.items() if not target.denies.subscribe_denied(key[0])}
-        for subject in self.mapped_sources + ([] if target.spoke else self.hub_imports):
+        for subject in self.mapped_sources + ([] if target.spoke else self.hub_imports) + self._mapping_sources(target):
             told[(subject, "")] = told.get((subject, ""), 0) + 1
         told[(self.lds, "")] = told.get((self.lds, ""), 0) + 1
         return [(subject, queue, count) for (subject, queue), count in told.items()]
+
+    def _mapping_sources(self, target: LeafTarget) -> list[str]:
+        """The sources of the account's configured ``mappings`` (a spoke leaves out what the link denies)."""
+        mappings = self.router.mappings
+        if mappings is None:
+            return []
+        return [source for source in mappings.sources if not (target.spoke and target.denies.subscribe_denied(source))]
 
     # -- remote interest -----------------------------------------------------------
 
@@ -223,12 +230,14 @@ class AccountLeafs:
         """A message from ``source``: local subscribers (plain, one of each queue named), then the other connections.
 
         The subject is mapped first (a JetStream domain's API onto the
-        account's).  A queue named that has no local member goes to one
+        account's, then the account's ``mappings``, as a client's message).  A queue named that has no local member goes to one
         member on another connection (in a cluster, another server's first).
         Nothing goes back to the cluster ``source`` is in, and a hub's
         message goes to no route: each server of a cluster dials the hub.
         """
-        subject = self.router.mapped(subject)
+        subject = self.router.map_published(self.router.mapped(subject))
+        if not subject:
+            return  # a weighted mapping dropped it
         local = self.router.index.match(subject)
         self.router.publish_routed(subject, reply, queues, headers, payload, source)
         remote = self.index.match(subject)
