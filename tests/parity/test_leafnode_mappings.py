@@ -3,7 +3,8 @@
 Each side tells the other of every mapping's source (an ``LS+`` without a
 subscriber behind it), so a message published there on the source crosses
 the link; the side with the mapping maps what arrives from the link before
-delivering it, as it maps what its clients publish.
+delivering it, as it maps what its clients publish (its queue groups take
+it too, though the link named none).
 """
 
 from __future__ import annotations
@@ -61,11 +62,16 @@ async def _mapped_across(hub_kind: str, leaf_kind: str, tmp_path: Path) -> None:
                     await inbox.add(msg)
 
                 await subscriber.subscribe(destination, cb=keep)
+                # A queue group of the destination takes a mapped message though the link named no queue.
+                await subscriber.subscribe(destination, queue="workers", cb=keep)
                 await interest_routed(publisher, subscriber)
                 await publisher.publish(source, b"mapped")
                 await publisher.flush()
-                await eventually(lambda inbox=inbox: asyncio.sleep(0, inbox.payloads), what=f"{destination}")
-                assert (subjects, inbox.payloads) == ([destination], [b"mapped"])
+                await eventually(
+                    lambda inbox=inbox: asyncio.sleep(0, len(inbox.payloads)), lambda n: n >= 2, what=f"{destination}"
+                )
+                await subscriber.flush()
+                assert (subjects, inbox.payloads) == ([destination] * 2, [b"mapped"] * 2)
         finally:
             await at_hub.close()
             await at_leaf.close()

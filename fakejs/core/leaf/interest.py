@@ -230,17 +230,22 @@ class AccountLeafs:
         """A message from ``source``: local subscribers (plain, one of each queue named), then the other connections.
 
         The subject is mapped first (a JetStream domain's API onto the
-        account's, then the account's ``mappings``, as a client's message).  A queue named that has no local member goes to one
-        member on another connection (in a cluster, another server's first).
+        account's, then the account's ``mappings``, as a client's message);
+        a mapped message that named no queue goes to every queue group of
+        its new subject, as a client's would.  A queue named that has no
+        local member goes to one member on another connection (in a
+        cluster, another server's first).
         Nothing goes back to the cluster ``source`` is in, and a hub's
         message goes to no route: each server of a cluster dials the hub.
         """
-        subject = self.router.map_published(self.router.mapped(subject))
+        arrived, subject = subject, self.router.map_published(self.router.mapped(subject))
         if not subject:
             return  # a weighted mapping dropped it
         local = self.router.index.match(subject)
-        self.router.publish_routed(subject, reply, queues, headers, payload, source)
         remote = self.index.match(subject)
+        if subject != arrived and not queues:  # nats-server's pmrIgnoreEmptyQueueFilter
+            queues = tuple(dict.fromkeys([*local.qsubs, *remote.qsubs]))
+        self.router.publish_routed(subject, reply, queues, headers, payload, source)
         cluster = source.remote_cluster
         targets: dict[RouteOwner, list[str]]
         if self.routes is None:  # leaf connections alone: every other one, of another cluster
