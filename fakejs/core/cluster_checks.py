@@ -29,6 +29,9 @@ ACCOUNT_JETSTREAM_CLUSTER_REFUSAL = (
     "not supported by fakejs yet"
 )
 FAKEJS_RUNTIME_PREFIX = RUNTIME.rstrip("0123456789.")  # "python": what a fakejs route INFO's ``go`` says
+# nats-server's ``extension_hint`` values (jsNoExtend, jsWillExtend).
+NO_EXTEND = "no_extend"
+WILL_EXTEND = "will_extend"
 NO_ROUTES = (
     "Can't start JetStream: JetStream cluster requires configured routes or solicited leafnode for the system account"
 )
@@ -50,6 +53,9 @@ def jetstream_problem(options: ServerOptions) -> str:
         return "jetstream cluster requires `server_name` to be set"
     if not cluster.name:
         return "jetstream cluster requires `cluster.name` to be set"
+    hint = options.jetstream_extension_hint.lower()
+    if hint not in ("", NO_EXTEND, WILL_EXTEND):
+        return f"expected '{NO_EXTEND}' for string value, got '{hint}'"
     if options.jetstream_replicated is None and not cluster.routes:
         # nats-server then fails starting JetStream (a fatal log line): a cluster of one has no routes
         return NO_ROUTES

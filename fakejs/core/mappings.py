@@ -116,6 +116,11 @@ class SubjectMappings:
     def __bool__(self) -> bool:
         return bool(self._mappings)
 
+    @property
+    def sources(self) -> list[str]:
+        """Each mapping's source (nats-server tells a leaf connection of each)."""
+        return [source for source, _ in self._mappings]
+
     def select(self, subject: str) -> str | None:
         """The subject ``subject`` is routed as, or ``None`` when no mapping covers it ("" drops it)."""
         for source, (wildcard, choices) in self._mappings:

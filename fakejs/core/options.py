@@ -118,6 +118,9 @@ class ServerOptions:
     # Stored, not served: settings that only tune nats-server's internals (buffers, sync,
     # clustering, queues).
     jetstream_unique_tag: str = ""
+    # ``extension_hint``: ``no_extend`` is what fakejs does anyway (it never extends a JetStream over a
+    # leaf); ``will_extend`` is refused.  Checked at start in a cluster, as nats-server checks it.
+    jetstream_extension_hint: str = ""
     jetstream_strict: bool = True
     jetstream_sync_interval: float | None = None
     jetstream_sync_always: bool = False

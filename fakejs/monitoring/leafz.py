@@ -83,7 +83,7 @@ def _leaf_info(link: LeafLink, subs: bool) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "id": link.lid,
         "name": link.remote_name,
-        "is_spoke": link.solicited,
+        "is_spoke": link.spoke,
         "account": link.account,
         "ip": host,
         "port": port,

@@ -58,6 +58,7 @@ OPTION_ERRORS = {
     "account_limits_max_subs_string": 'accounts { A: { limits: { max_subs: "x" } } }\n',
     "user_max_subs": "authorization { users: [ { user: a, password: b, max_subs: 3 } ] }\n",
     "jetstream_word": "jetstream: maybe\n",
+    "jetstream_extension_hint_not_a_string": "jetstream { extension_hint: 5 }\n",
     "jetstream_integer": "jetstream: 1\n",
     "jetstream_size_suffix": 'jetstream { max_mem_store: "1X" }\n',
     "jetstream_size_type": "jetstream { max_file_store: true }\n",
@@ -92,6 +93,10 @@ OPTION_ERRORS = {
 
 # Accepted by nats-server when testing the file; refused when it starts (validateOptions).
 START_ERRORS = {
+    # nats-server checks the hint in a cluster only (lowered first).
+    "jetstream_extension_hint_invalid_in_cluster": (
+        'port: -1\nserver_name: a\ncluster { name: c, listen: "127.0.0.1:-1" }\njetstream { extension_hint: Bogus }\n'
+    ),
     "payload_over_pending": "port: -1\nmax_payload: 100MB\n",
     "grace_not_below_duration": 'port: -1\nlame_duck_duration: "60s"\nlame_duck_grace_period: "2m"\n',
     "websocket_without_tls": "port: -1\nwebsocket { port: -1 }\n",
@@ -130,9 +135,9 @@ FAKEJS_REFUSES = {
         'leafnodes { remotes: [ { url: "ws://127.0.0.1:7422" } ] }\n',
         "leaf node connections over WebSocket (url)",
     ),
-    "leafnode_remote_hub": (
-        'leafnodes { remotes: [ { url: "nats://127.0.0.1:7422", hub: true } ] }\n',
-        "a leaf remote that is the hub (hub)",
+    "jetstream_extension_hint_will_extend": (
+        "jetstream { extension_hint: will_extend }\n",
+        "a JetStream extended over a leaf node (jetstream { extension_hint: will_extend })",
     ),
     "leafnode_compression": ("leafnodes { port: -1, compression: s2_fast }\n", "leafnodes { compression }"),
     "cluster_tls": ('cluster { listen: "127.0.0.1:-1", tls: {} }\n', "TLS between routes"),
@@ -276,6 +281,8 @@ def read_info(port: int) -> dict[str, object]:
 
 
 SERVED = {
+    "jetstream_extension_hint_no_extend": "port: -1\njetstream { extension_hint: no_extend }\n",
+    "jetstream_extension_hint_unchecked_alone": "port: -1\njetstream { extension_hint: anything }\n",
     "defaults_jetstream_off": "port: -1\n",
     "limits": "port: -1\nmax_payload: 64KB\nserver_name: limits\njetstream: enabled\n",
     "listen_and_name": 'listen: "127.0.0.1:-1"\nserver_name: srv_1\njetstream { max_mem_store: 1MB, max_file_store: 1MB }\n',

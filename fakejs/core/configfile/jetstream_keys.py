@@ -10,6 +10,7 @@ strings ending in K, M, G or T (powers of 1024).
 from __future__ import annotations
 
 from fakejs.conf import Token
+from fakejs.core.cluster_checks import WILL_EXTEND
 from fakejs.core.configfile import jetstream_limits
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.values import duration, go_type, want
@@ -149,6 +150,11 @@ def _member(key: str, member: Token, top: Token, options: ServerOptions, context
         options.jetstream_request_queue_limit = _count(key, member)
     elif lowered == "info_queue_limit":
         options.jetstream_info_queue_limit = _count(key, member)
+    elif lowered == "extension_hint":
+        hint = want(member, str, top)
+        if hint.lower() == WILL_EXTEND:
+            context.refuse(member, f"a JetStream extended over a leaf node (jetstream {{ {key}: {hint} }})")
+        options.jetstream_extension_hint = hint
     elif lowered == "limits":
         stop = jetstream_limits.parse(member, options, context)
         if stop is not None:
@@ -170,7 +176,6 @@ REFUSED = {
     "prev_encryption_key": "encryption at rest",
     "cipher": "encryption at rest",
     "tpm": "encryption at rest",
-    "extension_hint": "JetStream extension hints",
     "meta_compact": "clustered JetStream",
     "meta_compact_size": "clustered JetStream",
     "meta_compact_sync": "clustered JetStream",

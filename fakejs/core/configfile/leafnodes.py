@@ -157,8 +157,6 @@ def _remote(value: dict[str, Token], context: ConfigContext) -> LeafRemote:
             remote.tls = _tls(member, context, port=False)
         elif lowered == "hub":
             remote.hub = bool(want(member, bool))
-            if remote.hub:
-                context.refuse(member, f"a leaf remote that is the hub ({key})")
         else:
             context.refuse(member, f"leaf node connections (leafnodes {{ remotes [ {{ {key} }} ] }})")
     return remote

@@ -7,8 +7,10 @@ connection (queue subscriptions weighted by their member count there), so
 a local publish reaches the leaf connections that want it.  What each
 connection is told follows nats-server's ``updateLeafNodes``: every local
 subscription, and the other connections' interest -- except that a
-connection this server dialled (it is the leaf) hears nothing of the hubs
-it dialled elsewhere, the loop detection subjects (``$LDS.``) aside.  The
+connection on which this server is the spoke (one it dialled, unless its
+remote says ``hub: true``; one it accepted from a leaf that said it is the
+hub) hears nothing of the other connections it is the spoke of, the loop
+detection subjects (``$LDS.``) aside.  The
 server's own internal subscriptions count (a service import's subject, the
 account's ``$SYS.REQ`` requests), as nats-server's do, fakejs's control
 subjects (``$FAKEJS.``) aside; what a stream import carries reaches the leaf
@@ -37,7 +39,8 @@ CONTROL_PREFIX = "$FAKEJS."
 class LeafTarget(RouteOwner, Protocol):
     """A leaf connection, as the account sees it."""
 
-    solicited: bool
+    # The role this server plays on the connection (nats-server's ``isSpoke``): the dialler's unless it is the hub.
+    spoke: bool
     denies: LinkDenies
     # The cluster the server at the other end is in ("" when none): told in its CONNECT, or in the hub's INFO.
     remote_cluster: str
@@ -58,7 +61,7 @@ def _tells(target: LeafTarget, source: LeafTarget | None, subject: str) -> bool:
         return True
     if source is target or _same_cluster(source, target):
         return False
-    return not (target.solicited and source.solicited) or subject.startswith(LDS_PREFIX)
+    return not (target.spoke and source.spoke) or subject.startswith(LDS_PREFIX)
 
 
 def _same_cluster(source: LeafTarget, target: LeafTarget) -> bool:
@@ -134,7 +137,7 @@ class AccountLeafs:
     def initial_interest(self, target: LeafTarget) -> list[tuple[str, str, int]]:
         """``(subject, queue, count)`` a new connection is told first: local, the others', the loop subject."""
         told: dict[tuple[str, str], int] = dict(self._local)
-        if self.routes is not None and not target.solicited:  # a hub tells its leafs of its cluster's interest
+        if self.routes is not None and not target.spoke:  # a hub tells its leafs of its cluster's interest
             for key, count in self.routes.remote_counts().items():
                 told[key] = told.get(key, 0) + count
         for owner, subs in self._remote.items():
@@ -142,10 +145,17 @@ class AccountLeafs:
                 if _tells(target, owner, subject):
                     told[(subject, queue)] = told.get((subject, queue), 0) + (sub.weight if queue else 1)
         told = {key: count for key, count in told.items() if not target.denies.subscribe_denied(key[0])}
-        for subject in self.mapped_sources + ([] if target.solicited else self.hub_imports):
+        for subject in self.mapped_sources + ([] if target.spoke else self.hub_imports) + self._mapping_sources(target):
             told[(subject, "")] = told.get((subject, ""), 0) + 1
         told[(self.lds, "")] = told.get((self.lds, ""), 0) + 1
         return [(subject, queue, count) for (subject, queue), count in told.items()]
+
+    def _mapping_sources(self, target: LeafTarget) -> list[str]:
+        """The sources of the account's configured ``mappings`` (a spoke leaves out what the link denies)."""
+        mappings = self.router.mappings
+        if mappings is None:
+            return []
+        return [source for source in mappings.sources if not (target.spoke and target.denies.subscribe_denied(source))]
 
     # -- remote interest -----------------------------------------------------------
 
@@ -175,7 +185,7 @@ class AccountLeafs:
     def route_count(self, subject: str, queue: str, delta: int) -> None:
         """The routes' interest changed: the connections this server accepted hear of it (loop subjects: every one)."""
         for target in self._targets.leaf_links():
-            if not target.solicited or subject.startswith(LDS_PREFIX):
+            if not target.spoke or subject.startswith(LDS_PREFIX):
                 target.update_interest(subject, queue, delta)
 
     def remote_unsub(self, link: LeafTarget, subject: str, queue: str) -> None:
@@ -200,7 +210,7 @@ class AccountLeafs:
         for target in self._targets.leaf_links():
             if _tells(target, source, subject):
                 target.update_interest(subject, queue, delta)
-        if self.routes is not None and not source.solicited:  # an accepted leaf's interest is told as this server's
+        if self.routes is not None and not source.spoke:  # a spoke's interest is told as this server's
             self.routes.count_changed(subject, queue, delta, source.remote_cluster)
 
     def remote_subscriptions(self, link: LeafTarget) -> list[Subscription]:
@@ -220,15 +230,22 @@ class AccountLeafs:
         """A message from ``source``: local subscribers (plain, one of each queue named), then the other connections.
 
         The subject is mapped first (a JetStream domain's API onto the
-        account's).  A queue named that has no local member goes to one
-        member on another connection (in a cluster, another server's first).
+        account's, then the account's ``mappings``, as a client's message);
+        a mapped message that named no queue goes to every queue group of
+        its new subject, as a client's would.  A queue named that has no
+        local member goes to one member on another connection (in a
+        cluster, another server's first).
         Nothing goes back to the cluster ``source`` is in, and a hub's
         message goes to no route: each server of a cluster dials the hub.
         """
-        subject = self.router.mapped(subject)
+        arrived, subject = subject, self.router.map_published(self.router.mapped(subject))
+        if not subject:
+            return  # a weighted mapping dropped it
         local = self.router.index.match(subject)
-        self.router.publish_routed(subject, reply, queues, headers, payload, source)
         remote = self.index.match(subject)
+        if subject != arrived and not queues:  # nats-server's pmrIgnoreEmptyQueueFilter
+            queues = tuple(dict.fromkeys([*local.qsubs, *remote.qsubs]))
+        self.router.publish_routed(subject, reply, queues, headers, payload, source)
         cluster = source.remote_cluster
         targets: dict[RouteOwner, list[str]]
         if self.routes is None:  # leaf connections alone: every other one, of another cluster
@@ -261,7 +278,7 @@ class AccountLeafs:
                 return False
             if owner in leafs:
                 return not _same_cluster(source, owner)
-            return not source.solicited  # a route
+            return not source.spoke  # a route
 
         return takes
 
@@ -280,7 +297,7 @@ class AccountLeafs:
         leafs = self._remote
         remote = self.index.match(subject)
         targets: dict[RouteOwner, list[str]] = {
-            sub.owner: [] for sub in remote.psubs if sub.owner in leafs and not sub.owner.solicited
+            sub.owner: [] for sub in remote.psubs if sub.owner in leafs and not sub.owner.spoke
         }
         for queue in queues:
             if local.qsubs.get(queue):

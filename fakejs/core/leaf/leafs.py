@@ -322,7 +322,7 @@ class Leafs:
         self.log.debug("Trying to connect as leafnode to remote server on %s", go_quote(parts.netloc))
 
         def connected(io: LeafIO) -> LeafLink:
-            link = LeafLink(self, io, self.next_id(), solicited=True, url=url)
+            link = LeafLink(self, io, self.next_id(), solicited=True, url=url, hub=remote.config.hub)
             interest = self.bind(remote.config.account or GLOBAL_ACCOUNT)
             assert interest is not None  # the accounts bound were checked at start
             link.bind(interest, leaf_permissions(remote.config.deny_imports, remote.config.deny_exports))

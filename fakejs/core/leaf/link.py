@@ -96,11 +96,16 @@ class LeafLink:
 
     kind = "Leafnode"
 
-    def __init__(self, host: LeafHost, io: LeafIO, lid: int, solicited: bool, url: str = "") -> None:
+    def __init__(self, host: LeafHost, io: LeafIO, lid: int, solicited: bool, url: str = "", hub: bool = False) -> None:
         self.host = host
         self.io = io
         self.lid = lid
         self.solicited = solicited
+        # nats-server's ``isSpoke``: the role this server plays on the link.  The server that dialled is the
+        # spoke unless its remote says ``hub: true``; the one that accepted is the hub unless the CONNECT
+        # says ``is_hub``.  The spoke tells only its own clients' interest (and that of the links it is the
+        # hub of), PINGs whatever it heard, and drops quietly what its lists deny.
+        self.spoke = solicited and not hub
         self.url = url
         self.parser = wire.LeafParser("")
         # The account bound (on the hub, once the leaf logged in) and what may cross each way.
@@ -124,7 +129,7 @@ class LeafLink:
         self.stopped_ns = 0
         # PINGs every ping_interval (a leaf PINGs its hub whatever it heard), stale after ping_max unanswered.
         self.keepalive = Keepalive(self, host.clock, host.server_options, host.rng)
-        self.keepalive.always = solicited
+        self.keepalive.always = self.spoke
         # What the remote was told: (subject, queue) -> subscriptions (nats-server's ``smap``).
         self.told: dict[tuple[str, str], int] = {}
         # The hub's login timeout, or the leaf's wait for the INFO answering its CONNECT.
@@ -154,6 +159,7 @@ class LeafLink:
 
     def start_pinging(self) -> None:
         """The link is up: the first PING within a second, then one every ping interval."""
+        self.keepalive.always = self.spoke  # a spoke PINGs its hub whatever it heard
         self.keepalive.connected(self.host.clock.monotonic() - self.started, first=FIRST_PING)
         self.keepalive.rtt = 0.0  # nats-server measures a leaf link's round trip from its first PONG only
 
@@ -413,6 +419,7 @@ class LeafLink:
             self.refuse(ERR_AUTHORIZATION, AUTH_VIOLATION)
             return
         self.connect_options = options
+        self.spoke = bool(options.get("is_hub"))  # the leaf said it is the hub: this side plays the spoke
         self.remote_id = str(options.get("server_id") or "")
         self.remote_name = str(options.get("name") or self.remote_id)
         self.remote_cluster = str(options.get("cluster") or "")
@@ -451,8 +458,8 @@ class LeafLink:
         interest.relay(self, event.subject, event.reply, event.queues, event.headers, event.payload)
 
     def _violation(self, action: str, subject: str) -> None:
-        """nats-server's ``leafPermViolation``: the leaf drops it quietly, the hub tells, logs and closes."""
-        if self.solicited:
+        """nats-server's ``leafPermViolation``: the spoke drops it quietly, the hub tells, logs and closes."""
+        if self.spoke:
             return
         self.host.log.error("%s - %s Violation on %s - Check other side configuration", self, action, go_quote(subject))
         self.refuse(f"Permissions Violation for {action} to {go_quote(subject)}", PROTOCOL_VIOLATION)
