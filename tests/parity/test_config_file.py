@@ -22,6 +22,7 @@ import nats
 import pytest
 
 from fakejs.targets import ServerProcess
+from fakejs.testkit.jwt import Operator
 from tests.harness.config_file import FAKE, option_errors_alike, real, run, start_errors_alike, write
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON, server_command
 from tests.harness.wait import WAIT
@@ -91,8 +92,23 @@ OPTION_ERRORS = {
     "empty_fails_check": "",
 }
 
+_OPERATOR = Operator()
+_SYSTEM = _OPERATOR.account("SYS")
+# Operator mode (a MEMORY resolver holding the system account) for the leaf node checks below.
+OPERATOR_MODE = "port: -1\n" + _OPERATOR.server_config(system_account=_SYSTEM, accounts=[_SYSTEM])
+
 # Accepted by nats-server when testing the file; refused when it starts (validateOptions).
 START_ERRORS = {
+    "leafnode_operator_remote_without_account": (
+        OPERATOR_MODE + 'leafnodes { remotes [ { url: "nats://127.0.0.1:1" } ] }\n'
+    ),
+    "leafnode_operator_remote_account_name": (
+        OPERATOR_MODE + 'leafnodes { remotes [ { url: "nats://127.0.0.1:1", account: A } ] }\n'
+    ),
+    "leafnode_operator_users": (
+        OPERATOR_MODE + "leafnodes { port: -1, authorization { users [ {user: u, password: p} ] } }\n"
+    ),
+    "leafnode_operator_port_account_name": OPERATOR_MODE + "leafnodes { port: -1, authorization { account: A } }\n",
     # nats-server checks the hint in a cluster only (lowered first).
     "jetstream_extension_hint_invalid_in_cluster": (
         'port: -1\nserver_name: a\ncluster { name: c, listen: "127.0.0.1:-1" }\njetstream { extension_hint: Bogus }\n'

@@ -21,6 +21,7 @@ from fakejs.core.configfile import ConfigFileError, load_text, start_problem
 from fakejs.core.options import DEFAULT_PORT, MAX_PAYLOAD
 from fakejs.targets import FakeJS
 from fakejs.testkit.certs import TestCertificates
+from fakejs.testkit.jwt import Operator
 
 
 def loaded(text: str):  # type: ignore[no-untyped-def]
@@ -276,6 +277,30 @@ def test_leaf_accounts_must_exist(text: str, problem: str) -> None:
     result = loaded(text + "\n")
     assert not result.context.failed, result.context
     assert start_problem(result.options, result.unserved) == problem
+
+
+@pytest.mark.parametrize(
+    "leafnodes,problem",
+    [
+        ('remotes [ { url: "nats://127.0.0.1:1" } ]', "operator mode requires account nkeys in remotes. "),
+        ('remotes [ { url: "nats://127.0.0.1:1", account: LA } ]', "operator mode requires account nkeys in remotes. "),
+        (
+            "port: -1, authorization { users [ {user: u, password: p} ] }",
+            "operator mode does not allow specifying users",
+        ),
+        ("port: -1, authorization { account: A }", "operator mode and non account nkeys are incompatible"),
+        ('remotes [ { url: "nats://127.0.0.1:1", account: "{key}" } ]', ""),
+    ],
+)
+def test_leafnodes_in_operator_mode(leafnodes: str, problem: str) -> None:
+    """In operator mode accounts are named by their public keys: remotes must bind one, leaf users are refused."""
+    operator = Operator()
+    system, account = operator.account("SYS"), operator.account("LA")
+    config = operator.server_config(system_account=system, accounts=[system, account])
+    result = loaded(f"{config}leafnodes {{ {leafnodes.replace('{key}', account.public_key)} }}\n")
+    assert not result.context.failed, result.context
+    found = start_problem(result.options, result.unserved)
+    assert found.startswith(problem) and bool(found) == bool(problem)
 
 
 def test_leafnodes_are_served_in_a_cluster_too() -> None:

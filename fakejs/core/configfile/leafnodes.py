@@ -20,6 +20,7 @@ from fakejs.core.auth import is_user_seed, is_valid_public_user_key
 from fakejs.core.configfile.context import ConfigContext
 from fakejs.core.configfile.tls import tls_block
 from fakejs.core.configfile.values import duration, go_type, want
+from fakejs.core.jwt.claims import PREFIX_BYTE_ACCOUNT, is_key_of
 from fakejs.core.leaf_config import LeafConfig, LeafRemote, LeafUser
 from fakejs.core.options import ServerOptions
 from fakejs.core.transport_config import TLSConfig
@@ -186,8 +187,10 @@ def _tls(token: Token, context: ConfigContext, port: bool) -> TLSConfig | None:
 def leaf_accounts_problem(options: ServerOptions) -> str:
     """nats-server's ``validateLeafNode`` check that the accounts bound exist; the first missing, or ""."""
     config = options.leafnodes
-    if config is None or options.trusted_operators:
+    if config is None:
         return ""
+    if options.trusted_operators:
+        return _operator_mode_problem(config)
     known = {account.name for account in options.accounts} | {"", "$G"}
     if not options.system_account:
         known.add("$SYS")
@@ -197,4 +200,23 @@ def leaf_accounts_problem(options: ServerOptions) -> str:
     for account, where in named:
         if account not in known:
             return f"cannot find local account {go_quote(account)} specified in leafnode {where}"
+    return ""
+
+
+# nats-server's text for a remote whose ``account`` is not an account's public key in operator mode.
+REMOTE_ACCOUNT_KEY_REQUIRED = (
+    "operator mode requires account nkeys in remotes. "
+    "Please add an `account` key to each remote in your `leafnodes` section, to assign it to an account. "
+    "Each account value should be a 56 character public key, starting with the letter 'A'"
+)
+
+
+def _operator_mode_problem(config: LeafConfig) -> str:
+    """``validateLeafNode`` in operator mode: no leaf users, accounts named by their public keys."""
+    if config.users:
+        return "operator mode does not allow specifying users in leafnode config"
+    if any(not is_key_of(remote.account, PREFIX_BYTE_ACCOUNT) for remote in config.remotes):
+        return REMOTE_ACCOUNT_KEY_REQUIRED
+    if config.port and config.account and not is_key_of(config.account, PREFIX_BYTE_ACCOUNT):
+        return "operator mode and non account nkeys are incompatible"
     return ""
