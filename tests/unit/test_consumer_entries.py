@@ -262,3 +262,26 @@ async def test_only_the_stream_leader_removes_and_a_new_leader_looks_over_the_st
         observer("me", 2)
     await settle()
     assert stream.removed == [1]  # 2 is pending, 3 not delivered yet
+
+
+def test_a_leaders_copy_runs_ahead_of_the_committed_state() -> None:
+    """The leader's copy takes a delivery and an ack at once and proposes each; the committed state takes them
+    only as their entries are applied, and both end equal; a forgotten message is forgotten in both."""
+    committed = ConsumerState("explicit", 0)
+    committed.replicated = True
+    proposed: list[list[object]] = []
+    live = committed.copy_ahead(proposed.append)
+    live.update_delivered(1, 5, 1, T0)
+    live.update_delivered(2, 6, 1, T0)
+    live.update_acks(1, 5)
+    assert (live.delivered, list(live.pending)) == ([2, 6], [6])
+    assert (committed.delivered, committed.pending) == ([0, 0], {})  # nothing applied yet
+    for record in proposed:
+        apply_entry(committed, entry_of(record))
+    assert (committed.delivered, committed.ack_floor, committed.pending) == (
+        live.delivered,
+        live.ack_floor,
+        live.pending,
+    )
+    live.forget(6)
+    assert live.pending == committed.pending == {}

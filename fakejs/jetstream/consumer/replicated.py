@@ -9,10 +9,13 @@ share the replica's stored state (:class:`~fakejs.jetstream.storage.consumer_sta
 
 Only the group's leader runs its consumer: it subscribes to pulls and acks and
 delivers, as a standalone consumer does, with one difference: each change to
-the stored state (a delivery, an ack, the first position, a reset) is proposed
-to the group instead of applied, and applied on every replica, the leader
-included, once committed (nats-server's ``updateDelivered``/``updateAcks``
-with a Raft node).  An ack or a term with a reply (``AckSync``) is answered
+the stored state (a delivery, an ack, the first position, a reset) is also
+proposed to the group, and applied on every replica's committed state, the
+leader's included, once committed (nats-server's ``updateDelivered``/``updateAcks``
+with a Raft node).  The leader's consumer runs on a copy of the committed
+state that takes each change at once (``ConsumerState.copy_ahead``), as
+nats-server's leader keeps its in-memory state: its infos show a delivery or
+an ack as soon as it happened; a new leader starts from the committed state.  An ack or a term with a reply (``AckSync``) is answered
 once its entry is applied on the leader, as nats-server answers from
 ``processReplicatedAck``.  Each pull request that starts or stops waiting is
 proposed too (``addPendingRequest``, ``removePendingRequest``): a member that
@@ -137,11 +140,11 @@ class ReplicatedConsumer:
     def _lead(self) -> None:
         """``setLeader(true)``: take up from the replicated state, then serve."""
         self.leading = True
-        consumer, state = self.consumer, self.machine.state
+        consumer = self.consumer
         left_waiting, self.machine.pending_requests = list(self.machine.pending_requests), {}
         for reply in left_waiting:  # ``checkPendingRequests``
             consumer.js.reply(reply, b"", status.leadership_change())
-        state.proposer = self._propose
+        state = consumer.acks.state = self.machine.state.copy_ahead(self._propose)
         consumer.pulls.queue.on_waiting = self._waiting
         if state.has_state():
             consumer.restore()

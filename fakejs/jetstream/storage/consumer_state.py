@@ -38,6 +38,13 @@ class ConsumerState:
     ``["a", ...]``, ``["start", ...]``, ``["reset", ...]``) on the leader, and
     dropped on the other replicas (their consumers do not deliver); a whole
     state written over it (:meth:`overwrite`, after a purge) is dropped.
+
+    A leader runs its consumer on a copy of the committed state that is
+    ``ahead`` (:meth:`copy_ahead`): each change applies to it at once and goes
+    to the proposer, as nats-server's leader updates its in-memory state as it
+    delivers and acks and replicates the change, so that its infos show a
+    delivery at once; the committed state moves as the entries are applied.
+    What is not replicated (a message forgotten) is forgotten in both.
     """
 
     def __init__(self, ack_policy: str, max_deliver: int) -> None:
@@ -50,6 +57,17 @@ class ConsumerState:
         self.journal: ConsumerJournal | None = None
         self.replicated = False
         self.proposer: Callable[[list[object]], None] | None = None
+        self.ahead = False
+        self.committed: ConsumerState | None = None  # what a copy ahead runs ahead of
+
+    def copy_ahead(self, proposer: Callable[[list[object]], None]) -> ConsumerState:
+        """A leader's copy of this committed state: changed at once, each change proposed (see the class)."""
+        copy = ConsumerState(self.ack_policy, self.max_deliver)
+        copy.delivered, copy.ack_floor = list(self.delivered), list(self.ack_floor)
+        copy.pending = {seq: list(entry) for seq, entry in self.pending.items()}
+        copy.redelivered = dict(self.redelivered)
+        copy.replicated, copy.ahead, copy.proposer, copy.committed = True, True, proposer, self
+        return copy
 
     def has_state(self) -> bool:
         """Whether the delivered counters left zero (a delivery, or a start past sequence 0).
@@ -68,7 +86,7 @@ class ConsumerState:
             return False
         if self.proposer is not None:
             self.proposer(list(record))
-        return True
+        return not self.ahead
 
     @contextmanager
     def applying(self) -> Iterator[ConsumerState]:
@@ -102,7 +120,8 @@ class ConsumerState:
         if self.replicated:  # _proposed() and _record(), without the calls on every delivery
             if self.proposer is not None:
                 self.proposer(["d", consumer_sequence, stream_sequence, delivery_count, ts])
-            return
+            if not self.ahead:
+                return
         if self.journal is not None:
             self.journal.append(["d", consumer_sequence, stream_sequence, delivery_count, ts])
         if consumer_sequence <= self.ack_floor[0]:
@@ -134,7 +153,8 @@ class ConsumerState:
         if self.replicated:  # _proposed() and _record(), without the calls on every ack
             if self.proposer is not None:
                 self.proposer(["a", consumer_sequence, stream_sequence])
-            return
+            if not self.ahead:
+                return
         if self.journal is not None:
             self.journal.append(["a", consumer_sequence, stream_sequence])
         if self.ack_policy == "none":
@@ -203,6 +223,8 @@ class ConsumerState:
 
     def forget(self, stream_sequence: int) -> None:
         """A pending message is gone (removed from the stream, dropped at max deliveries)."""
+        if self.committed is not None:
+            self.committed.forget(stream_sequence)
         self._record("x", stream_sequence)
         self.pending.pop(stream_sequence, None)
         self.redelivered.pop(stream_sequence, None)
