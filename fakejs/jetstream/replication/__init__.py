@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from fakejs.jetstream.replication.errors import GroupStopped, NotLeader, ProposalFailed, ProposalLost, ProposalRefused
 from fakejs.jetstream.replication.group import ReplicatedGroup
-from fakejs.jetstream.replication.hosting import group_random, start_group, system_router
+from fakejs.jetstream.replication.hosting import group_random, remove_group_log, start_group, system_router
 from fakejs.jetstream.replication.state_machine import StateMachine
 from fakejs.jetstream.replication.stores import group_directory
 from fakejs.jetstream.replication.subjects import SUBJECT_PREFIX, InvalidGroupName, member_subject, peer_id
@@ -48,6 +48,7 @@ __all__ = [
     "group_random",
     "member_subject",
     "peer_id",
+    "remove_group_log",
     "start_group",
     "system_router",
 ]

@@ -15,7 +15,9 @@ own generator.
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -89,3 +91,11 @@ def start_group(
     if preferred and preferred == group.peer and group.node.term == 0:
         group.campaign_soon(immediately=True)
     return group
+
+
+def remove_group_log(broker: Broker, store_dir: str, name: str) -> None:
+    """The log directory of the server's member of the group ``name`` under ``store_dir``, removed for good (a
+    stream or consumer deleted); nothing when it had none (a group kept in memory)."""
+    directory = group_directory(store_dir, system_account(broker), name)
+    if os.path.isdir(directory):
+        shutil.rmtree(directory, ignore_errors=True)

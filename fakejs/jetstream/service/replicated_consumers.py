@@ -24,8 +24,6 @@ server) is stopped and its group's directory removed.
 from __future__ import annotations
 
 import copy
-import os
-import shutil
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -38,9 +36,9 @@ from fakejs.jetstream.consumer.replica import ConsumerStateMachine
 from fakejs.jetstream.consumer.replicated import ReplicatedConsumer, replica_state
 from fakejs.jetstream.consumer.retention import AckRetention
 from fakejs.jetstream.raft import RaftSettings
-from fakejs.jetstream.replication import ReplicatedGroup, group_directory, start_group
-from fakejs.jetstream.replication.hosting import system_account
+from fakejs.jetstream.replication import ReplicatedGroup, remove_group_log
 from fakejs.jetstream.service.replicated_consumer_rules import config_from_document
+from fakejs.jetstream.service.replicated_streams import start_member
 from fakejs.jetstream.storage.consumer_state import ConsumerState
 
 if TYPE_CHECKING:
@@ -96,18 +94,8 @@ class ConsumerReplica:
         return None if self.replicated is None else self.replicated.consumer
 
     def start(self, store_dir: str, settings: RaftSettings | None) -> None:
-        group = self.assignment.group
-        on_disk = store_dir if group.storage == "file" else None
         js = self.stream.js
-        self.group = start_group(
-            js.broker,
-            group.name,
-            group.peers,
-            self.machine,
-            store_dir=on_disk,
-            settings=settings,
-            preferred=group.preferred,
-        )
+        self.group = start_member(js.broker, self.assignment.group, self.machine, store_dir, settings)
         with js.answering():  # a sole voter led before start_group returned: it delivers once it answered
             self.replicated = ReplicatedConsumer(self._make_consumer, self.machine, self.group)
             self.machine.observers.append(self)
@@ -133,11 +121,9 @@ class ConsumerReplica:
         """Stop the member and the consumer (``remove``: for good, its group's directory too)."""
         if self.replicated is not None:
             self.replicated.stop()
-        js = self.stream.js
         if remove:
-            directory = group_directory(js.store_dir, system_account(js.broker), self.assignment.group.name)
-            if os.path.isdir(directory):
-                shutil.rmtree(directory, ignore_errors=True)
+            js = self.stream.js
+            remove_group_log(js.broker, js.store_dir, self.assignment.group.name)
 
     # -- what the state machine tells (after the replicated consumer) --------------------------------
 

@@ -25,16 +25,13 @@ of the replicated log says is still to change.
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.log import get_logger
-from fakejs.jetstream.cluster import MetaObserver, StreamAssignment
+from fakejs.jetstream.cluster import MetaObserver, RaftGroup, StreamAssignment
 from fakejs.jetstream.raft import RaftSettings
-from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, group_directory, start_group
-from fakejs.jetstream.replication.hosting import system_account
+from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, StateMachine, remove_group_log, start_group
 from fakejs.jetstream.service.meta_membership import GroupMembership
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.replica import StreamStateMachine
@@ -43,9 +40,10 @@ from fakejs.jetstream.stream.replicated_feed import FeedProposals, LeaderLinks
 from fakejs.jetstream.stream.stream import Stream
 
 if TYPE_CHECKING:
+    from fakejs.core.broker import Broker
     from fakejs.jetstream.service.jetstream import JetStream
 
-__all__ = ["LedStream", "StreamReplica", "StreamReplicas"]
+__all__ = ["LedStream", "StreamReplica", "StreamReplicas", "start_member"]
 
 Capture = Callable[[str, str, "bytes | None", bytes, object], bool]
 
@@ -89,6 +87,17 @@ class LedStream(Stream):
         self.expiry.rearm()
 
 
+def start_member(
+    broker: Broker, group: RaftGroup, machine: StateMachine, store_dir: str, settings: RaftSettings | None
+) -> ReplicatedGroup:
+    """The server's member of an assigned stream's or consumer's ``group``: its log under ``store_dir`` when the
+    group stores to files (in memory otherwise), campaigning at once when it is the preferred leader."""
+    on_disk = store_dir if group.storage == "file" else None
+    return start_group(
+        broker, group.name, group.peers, machine, store_dir=on_disk, settings=settings, preferred=group.preferred
+    )
+
+
 class StreamReplica:
     """One server's replica of a stream: the stream, its state machine, its group member, its assignment."""
 
@@ -115,21 +124,11 @@ class StreamReplica:
 
     def start(self, store_dir: str, settings: RaftSettings | None) -> None:
         self.stream.attach()
-        group = self.assignment.group
-        on_disk = store_dir if group.storage == "file" else None
-        self.group = start_group(
-            self.js.broker,
-            group.name,
-            group.peers,
-            self.machine,
-            store_dir=on_disk,
-            settings=settings,
-            preferred=group.preferred,
-        )
+        self.group = start_member(self.js.broker, self.assignment.group, self.machine, store_dir, settings)
         self.replicated = ReplicatedStream(self.stream, self.machine, self.group)
         self.stream.proposals = FeedProposals(self.replicated, self.stream.restart_links)
         self.membership = GroupMembership(self.group, self.js.clock)
-        self.membership.wanted = frozenset(group.peers)
+        self.membership.wanted = frozenset(self.assignment.group.peers)
         self._leader_changed(self.group.leader)  # a sole voter led before start_group returned
 
     def update(self, assignment: StreamAssignment) -> None:
@@ -152,9 +151,7 @@ class StreamReplica:
         self.stream.detach()
         self.stream.close(deleted=remove)
         if remove:
-            directory = group_directory(self.js.store_dir, system_account(self.js.broker), self.assignment.group.name)
-            if os.path.isdir(directory):
-                shutil.rmtree(directory, ignore_errors=True)
+            remove_group_log(self.js.broker, self.js.store_dir, self.assignment.group.name)
 
     # -- leading ------------------------------------------------------------------------------------
 
