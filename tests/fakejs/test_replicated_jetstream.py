@@ -66,17 +66,8 @@ async def request(nc: Client, subject: str, body: Any = b"") -> dict[str, Any]:
 
 
 async def publish(nc: Client, subject: str, payload: bytes) -> dict[str, Any]:
-    """A publish acknowledged by the stream (asked again while its leader is being elected)."""
-    deadline = asyncio.get_running_loop().time() + WAIT
-    while True:
-        try:
-            reply = await nc.request(subject, payload, timeout=1)
-        except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
-            if asyncio.get_running_loop().time() > deadline:
-                raise
-            continue
-        ack: dict[str, Any] = json.loads(reply.data)
-        return ack
+    """A publish acknowledged by the stream (asked again while its leader is being elected, as a request)."""
+    return await request(nc, subject, payload)
 
 
 def stream_config(name: str, replicas: int) -> dict[str, Any]:
