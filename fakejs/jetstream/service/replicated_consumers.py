@@ -27,6 +27,7 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from fakejs.jetstream import advisories
 from fakejs.jetstream.cluster import ConsumerAssignment, MetaObserver, StreamAssignment
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config.consumer import ConsumerConfig
@@ -72,6 +73,9 @@ class ConsumerReplica:
         self.stream = stream
         self.assignment = assignment
         self.on_led = on_led
+        self.on_elected: Callable[[ConsumerReplica], None] = lambda replica: None
+        self.on_followed: Callable[[ConsumerReplica], None] = lambda replica: None  # another server leads
+        self.announced = False  # its CONSUMER.CREATED advisory went out (from this server)
         self.leader_since_ns = 0
         self.config: ConsumerConfig = config_from_document(assignment.config)
         self.machine = AnsweringMachine(
@@ -135,9 +139,12 @@ class ConsumerReplica:
 
     def leader_changed(self, leader: str | None, term: int) -> None:
         leads = self.is_leader
+        if leader is not None and self.group is not None and leader != self.group.peer:
+            self.on_followed(self)
         if leads and not self._leading:
             self.leader_since_ns = self.stream.js.clock.time_ns()
             self._leading = True
+            self.on_elected(self)
             self.on_led(self)
         self._leading = leads
 
@@ -146,7 +153,11 @@ class ConsumerReplicas(MetaObserver):
     """The consumers assigned to this server, each a :class:`ConsumerReplica` (see the module docstring).
 
     ``on_led`` is told when a replica's group elects this server, or when a
-    consumer it leads is assigned again (to answer the assignment's request).
+    consumer it leads is assigned again (to answer the assignment's request);
+    ``on_elected`` only when elected (to announce it), ``on_followed`` when it learns
+    that another server leads (which answers instead; both set by the owner).  The
+    leader of a consumer that is removed sends its ``CONSUMER.DELETED``
+    advisory, once for the group, as nats-server's does.
     """
 
     def __init__(
@@ -160,6 +171,8 @@ class ConsumerReplicas(MetaObserver):
         self.streams = streams
         self.settings = settings
         self.on_led = on_led
+        self.on_elected: Callable[[ConsumerReplica], None] = lambda replica: None
+        self.on_followed: Callable[[ConsumerReplica], None] = lambda replica: None
         self.replicas: dict[ConsumerKey, ConsumerReplica] = {}
         self.retentions: dict[str, tuple[StreamReplica, AckRetention]] = {}
 
@@ -182,11 +195,12 @@ class ConsumerReplicas(MetaObserver):
                     self.on_led(existing)
             return
         if existing is not None:
-            self.consumer_removed(existing.assignment)
+            self._drop(existing.assignment)
         stream = self.streams.replicas.get(assignment.stream)
         if stream is None:
             return  # its stream is not on this server (placement keeps consumers on their stream's servers)
         replica = ConsumerReplica(stream, assignment, self.on_led)
+        replica.on_elected, replica.on_followed = self.on_elected, self.on_followed
         self.replicas[key] = replica
         replica.start(self.js.store_dir, self.settings)
         self._watch(stream, replica)
@@ -202,6 +216,12 @@ class ConsumerReplicas(MetaObserver):
         known[1].watch(replica.name, replica.machine, consumerconfig.filters(replica.config))
 
     def consumer_removed(self, assignment: ConsumerAssignment) -> None:
+        replica = self.replicas.get((assignment.stream, assignment.name))
+        if replica is not None and replica.is_leader:
+            advisories.named_consumer_action(self.js, assignment.stream, assignment.name, "delete")
+        self._drop(assignment)
+
+    def _drop(self, assignment: ConsumerAssignment) -> None:
         replica = self.replicas.pop((assignment.stream, assignment.name), None)
         if replica is None:
             return

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.log import get_logger
+from fakejs.jetstream import advisories
 from fakejs.jetstream.cluster import MetaObserver, RaftGroup, StreamAssignment
 from fakejs.jetstream.raft import RaftSettings
 from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, StateMachine, remove_group_log, start_group
@@ -105,6 +106,8 @@ class StreamReplica:
         self.js = js
         self.assignment = assignment
         self.on_led = on_led
+        self.on_elected: Callable[[StreamReplica], None] = lambda replica: None
+        self.on_followed: Callable[[StreamReplica], None] = lambda replica: None  # another server leads
         self.leader_since_ns = 0
         self.publishing: set[asyncio.Task[None]] = set()
         config: Any = dict(assignment.config)
@@ -157,6 +160,8 @@ class StreamReplica:
 
     def _leader_changed(self, leader: str | None) -> None:
         leads = self.group is not None and leader == self.group.peer
+        if leader is not None and self.group is not None and not leads:
+            self.on_followed(self)
         stream = self.stream
         if leads == (stream.capture is not None):
             return
@@ -170,6 +175,7 @@ class StreamReplica:
             self.leader_since_ns = self.js.clock.time_ns()
             if self.membership is not None:
                 self.membership.step()
+            self.on_elected(self)
             self.on_led(self)
 
     def _captured(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
@@ -193,13 +199,18 @@ class StreamReplicas(MetaObserver):
     """The streams assigned to this server, each a :class:`StreamReplica` (see the module docstring).
 
     ``on_led`` is told when a replica's group elects this server (to answer the
-    assignment's request); ``settings`` are the groups' Raft timings.
+    assignment's request), ``on_elected`` only then (to announce it), ``on_followed`` when it
+    learns that another server leads (which answers instead; both set by the owner);
+    ``settings`` are the groups' Raft timings.  The leader of a stream that is removed
+    sends its ``STREAM.DELETED`` advisory, once for the group, as nats-server's does.
     """
 
     def __init__(self, js: JetStream, settings: RaftSettings | None, on_led: Callable[[StreamReplica], None]) -> None:
         self.js = js
         self.settings = settings
         self.on_led = on_led
+        self.on_elected: Callable[[StreamReplica], None] = lambda replica: None
+        self.on_followed: Callable[[StreamReplica], None] = lambda replica: None
         self.replicas: dict[str, StreamReplica] = {}
 
     def stream_assigned(self, assignment: StreamAssignment) -> None:
@@ -210,13 +221,20 @@ class StreamReplicas(MetaObserver):
                 self.on_led(existing)
             return
         if existing is not None:
-            self.stream_removed(existing.assignment)
+            self._drop(existing.assignment)
         replica = StreamReplica(self.js, assignment, self.on_led)
+        replica.on_elected, replica.on_followed = self.on_elected, self.on_followed
         self.replicas[assignment.name] = replica
         self.js.streams[assignment.name] = replica.stream
         replica.start(self.js.store_dir, self.settings)
 
     def stream_removed(self, assignment: StreamAssignment) -> None:
+        replica = self.replicas.get(assignment.name)
+        if replica is not None and replica.is_leader:
+            advisories.stream_action(self.js, assignment.name, "delete")
+        self._drop(assignment)
+
+    def _drop(self, assignment: StreamAssignment) -> None:
         replica = self.replicas.pop(assignment.name, None)
         if replica is None:
             return

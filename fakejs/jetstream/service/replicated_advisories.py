@@ -1,0 +1,82 @@
+"""Which server of a JetStream replicated across servers sends which advisory, as nats-server's servers do.
+
+- a stream's or consumer's **new leader** (of a group of more than one
+  server): ``STREAM.LEADER_ELECTED.<stream>`` or
+  ``CONSUMER.LEADER_ELECTED.<stream>.<consumer>``, in the account and in its
+  system account (nats-server's ``sendStreamLeaderElectAdvisory``,
+  ``sendConsumerLeaderElectAdvisory``); an R1 asset has no Raft group in
+  nats-server and announces no leader;
+- the **meta leader** once elected: ``DOMAIN.LEADER_ELECTED`` in its system
+  account, naming itself by peer id and every server of ``_meta_``.
+
+Each names the group's servers as ``PeerInfo`` (name, current, offline,
+active, lag, peer) as the leader sees them.  The action advisories
+(created, updated, deleted) and the API audit are sent where the requests
+are answered: :mod:`fakejs.jetstream.api.replicated`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from fakejs.jetstream import advisories
+from fakejs.jetstream.replication import system_router
+
+if TYPE_CHECKING:
+    from fakejs.core.broker import Broker
+    from fakejs.jetstream.replication import ReplicatedGroup
+    from fakejs.jetstream.service.jetstream import JetStream
+    from fakejs.jetstream.service.replicated_consumers import ConsumerReplica, ConsumerReplicas
+    from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
+
+__all__ = ["LeaderAdvisories"]
+
+
+class PeerNames(Protocol):
+    """What the advisories need of a server's share of the replicated JetStream."""
+
+    def server_name(self, peer: str | None) -> str: ...
+
+    def replica_of(self, group: ReplicatedGroup, peer: str, leading: bool) -> dict[str, Any]: ...
+
+
+class LeaderAdvisories:
+    """The leader-elected advisories of one server (see the module docstring); it hooks itself to the
+    server's stream and consumer replicas."""
+
+    def __init__(self, js: JetStream, names: PeerNames, streams: StreamReplicas, consumers: ConsumerReplicas) -> None:
+        self.js = js
+        self.names = names
+        streams.on_elected = self.stream_elected
+        consumers.on_elected = self.consumer_elected
+
+    def peer_infos(self, group: ReplicatedGroup, peers: tuple[str, ...] | list[str]) -> list[dict[str, Any]]:
+        """Every server of ``group`` as nats-server's ``PeerInfo``, as this member sees them."""
+        leading = group.is_leader
+        infos = []
+        for peer in peers:
+            if peer == group.peer:
+                infos.append({"name": self.names.server_name(peer), "current": True, "active": 0, "peer": peer})
+            else:
+                infos.append(self.names.replica_of(group, peer, leading))
+        return infos
+
+    def stream_elected(self, replica: StreamReplica) -> None:
+        """This server leads a stream: announced when its group has more than one server."""
+        group, peers = replica.group, replica.assignment.group.peers
+        if group is not None and len(peers) > 1:
+            leader = self.names.server_name(group.leader)
+            advisories.stream_leader_elected(self.js, replica.name, leader, self.peer_infos(group, peers))
+
+    def consumer_elected(self, replica: ConsumerReplica) -> None:
+        """This server leads a consumer: announced when its group has more than one server."""
+        group, assignment = replica.group, replica.assignment
+        if group is not None and len(assignment.group.peers) > 1:
+            leader = self.names.server_name(group.leader)
+            infos = self.peer_infos(group, assignment.group.peers)
+            advisories.consumer_leader_elected(self.js, assignment.stream, assignment.name, leader, infos)
+
+    def meta_elected(self, broker: Broker, group: ReplicatedGroup) -> None:
+        peers = sorted(group.members)
+        infos = self.peer_infos(group, peers)
+        advisories.domain_leader_elected(self.js, system_router(broker), group.peer, infos, broker.cluster_name)
