@@ -13,6 +13,11 @@ connected to ``n1``.  Facts pinned (nats-server 2.15.1):
   ``CONSUMER.LEADER_ELECTED.<stream>.<consumer>``: the leader's name and
   every server of the group as ``PeerInfo``), on its creation and after a
   step-down; an R1 stream announces no leader;
+- a replica that can no longer reach a quorum of its group (two of the three
+  servers killed) says so, once its group has run for five seconds:
+  ``STREAM.QUORUM_LOST.<stream>`` and
+  ``CONSUMER.QUORUM_LOST.<stream>.<consumer>``, with every server of the
+  group as ``PeerInfo``;
 - each answered request is audited once on ``$JS.EVENT.ADVISORY.API`` by the
   server that answered it: a stream's or consumer's leader for its info and
   its create (without the request, carried out as a proposal), the meta
@@ -32,6 +37,7 @@ import json
 import re
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
+from datetime import datetime
 from typing import Any
 
 import nats
@@ -204,6 +210,34 @@ async def test_a_new_leader_announces_itself_after_a_step_down(clients: list[Cli
     await barrier(clients, heard)
     assert advisories_on(heard, ADVISORY + "STREAM.LEADER_ELECTED.ONE") == []
     assert len(advisories_on(heard, ADVISORY + "STREAM.LEADER_ELECTED.LEAD")) == 1
+
+
+async def test_a_replica_without_quorum_says_so(cluster: ProcessCluster, clients: list[Client], heard: Heard) -> None:
+    client = clients[0]
+    await create_r3(client, "LOST")
+    durable = {"stream_name": "LOST", "config": {"durable_name": "C", "num_replicas": 3}}
+    assert (await ask(client, "$JS.API.CONSUMER.CREATE.LOST.C", durable))[1]["name"] == "C"
+
+    async def age() -> float:
+        info = (await ask(client, "$JS.API.STREAM.INFO.LOST"))[1]
+        return seconds(info["ts"]) - seconds(info["created"])
+
+    await eventually(age, lambda seconds_old: seconds_old > 6, what="a stream group older than five seconds")
+    cluster.kill(1)
+    cluster.kill(2)
+    lost = await heard.first(ADVISORY + "STREAM.QUORUM_LOST.LOST", timeout=60)
+    assert_event(lost, "stream_quorum_lost", ["stream", "replicas"])
+    assert lost["stream"] == "LOST"
+    assert_peers(lost["replicas"])
+    lost = await heard.first(ADVISORY + "CONSUMER.QUORUM_LOST.LOST.C", timeout=60)
+    assert_event(lost, "consumer_quorum_lost", ["stream", "consumer", "replicas"])
+    assert (lost["stream"], lost["consumer"]) == ("LOST", "C")
+    assert_peers(lost["replicas"])
+
+
+def seconds(rfc3339: str) -> float:
+    """A timestamp's seconds (to the second)."""
+    return datetime.fromisoformat(rfc3339[:19]).timestamp()
 
 
 async def test_the_answering_server_audits_each_request(

@@ -6,6 +6,13 @@
   system account (nats-server's ``sendStreamLeaderElectAdvisory``,
   ``sendConsumerLeaderElectAdvisory``); an R1 asset has no Raft group in
   nats-server and announces no leader;
+- a replica whose group **lost its quorum** (it stopped leading, or its
+  election timer fired, reaching no quorum of the group's servers; see
+  :class:`~fakejs.jetstream.replication.ReplicatedGroup`), once its group
+  has run for five seconds: ``STREAM.QUORUM_LOST.<stream>`` or
+  ``CONSUMER.QUORUM_LOST.<stream>.<consumer>``, in the account and in its
+  system account, at most once each ten seconds per group
+  (``sendStreamLostQuorumAdvisory``, ``shouldSendLostQuorum``);
 - the **meta leader** once elected: ``DOMAIN.LEADER_ELECTED`` in its system
   account, naming itself by peer id and every server of ``_meta_``.
 
@@ -20,6 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.jetstream import advisories
+from fakejs.jetstream.quorum_advisories import consumer_quorum_lost, stream_quorum_lost
 from fakejs.jetstream.replication import system_router
 
 if TYPE_CHECKING:
@@ -31,6 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = ["LeaderAdvisories"]
 
+QUORUM_LOST_AFTER = 5.0  # seconds a group runs before it says it lost its quorum (nats-server's)
+QUORUM_LOST_INTERVAL = 10.0  # seconds between two quorum-lost advisories of a group (lostQuorumAdvInterval)
+
 
 class PeerNames(Protocol):
     """What the advisories need of a server's share of the replicated JetStream."""
@@ -41,14 +52,15 @@ class PeerNames(Protocol):
 
 
 class LeaderAdvisories:
-    """The leader-elected advisories of one server (see the module docstring); it hooks itself to the
+    """The leader-elected and quorum-lost advisories of one server (see the module docstring); it hooks itself to the
     server's stream and consumer replicas."""
 
     def __init__(self, js: JetStream, names: PeerNames, streams: StreamReplicas, consumers: ConsumerReplicas) -> None:
         self.js = js
         self.names = names
-        streams.on_elected = self.stream_elected
-        consumers.on_elected = self.consumer_elected
+        streams.on_elected, streams.on_quorum_lost = self.stream_elected, self.stream_quorum_lost
+        consumers.on_elected, consumers.on_quorum_lost = self.consumer_elected, self.consumer_quorum_lost
+        self._quorum_lost_sent: dict[str, float] = {}  # group -> when its last quorum-lost advisory went out
 
     def peer_infos(self, group: ReplicatedGroup, peers: tuple[str, ...] | list[str]) -> list[dict[str, Any]]:
         """Every server of ``group`` as nats-server's ``PeerInfo``, as this member sees them."""
@@ -80,3 +92,27 @@ class LeaderAdvisories:
         peers = sorted(group.members)
         infos = self.peer_infos(group, peers)
         advisories.domain_leader_elected(self.js, system_router(broker), group.peer, infos, broker.cluster_name)
+
+    def stream_quorum_lost(self, replica: StreamReplica) -> None:
+        group, peers = replica.group, replica.assignment.group.peers
+        if group is not None and self._quorum_lost_due(group, peers):
+            routers = (self.js.router, self.js.system_router)
+            stream_quorum_lost(self.js, routers, replica.name, self.peer_infos(group, peers))
+
+    def consumer_quorum_lost(self, replica: ConsumerReplica) -> None:
+        group, assignment = replica.group, replica.assignment
+        if group is not None and self._quorum_lost_due(group, assignment.group.peers):
+            routers = (self.js.router, self.js.system_router)
+            infos = self.peer_infos(group, assignment.group.peers)
+            consumer_quorum_lost(self.js, routers, assignment.stream, assignment.name, infos)
+
+    def _quorum_lost_due(self, group: ReplicatedGroup, peers: tuple[str, ...]) -> bool:
+        """Whether a group that lost its quorum says so now (see the module docstring)."""
+        now = group.clock.monotonic()
+        if len(peers) < 2 or now - group.created <= QUORUM_LOST_AFTER:
+            return False
+        last = self._quorum_lost_sent.get(group.name)
+        if last is not None and now - last < QUORUM_LOST_INTERVAL:
+            return False
+        self._quorum_lost_sent[group.name] = now
+        return True

@@ -75,6 +75,7 @@ class ConsumerReplica:
         self.on_led = on_led
         self.on_elected: Callable[[ConsumerReplica], None] = lambda replica: None
         self.on_followed: Callable[[ConsumerReplica], None] = lambda replica: None  # another server leads
+        self.on_quorum_lost: Callable[[ConsumerReplica], None] = lambda replica: None
         self.announced = False  # its CONSUMER.CREATED advisory went out (from this server)
         self.leader_since_ns = 0
         self.config: ConsumerConfig = config_from_document(assignment.config)
@@ -100,6 +101,7 @@ class ConsumerReplica:
     def start(self, store_dir: str, settings: RaftSettings | None) -> None:
         js = self.stream.js
         self.group = start_member(js.broker, self.assignment.group, self.machine, store_dir, settings)
+        self.group.on_quorum_lost = lambda: self.on_quorum_lost(self)
         with js.answering():  # a sole voter led before start_group returned: it delivers once it answered
             self.replicated = ReplicatedConsumer(self._make_consumer, self.machine, self.group)
             self.machine.observers.append(self)
@@ -173,6 +175,7 @@ class ConsumerReplicas(MetaObserver):
         self.on_led = on_led
         self.on_elected: Callable[[ConsumerReplica], None] = lambda replica: None
         self.on_followed: Callable[[ConsumerReplica], None] = lambda replica: None
+        self.on_quorum_lost: Callable[[ConsumerReplica], None] = lambda replica: None
         self.replicas: dict[ConsumerKey, ConsumerReplica] = {}
         self.retentions: dict[str, tuple[StreamReplica, AckRetention]] = {}
 
@@ -201,6 +204,7 @@ class ConsumerReplicas(MetaObserver):
             return  # its stream is not on this server (placement keeps consumers on their stream's servers)
         replica = ConsumerReplica(stream, assignment, self.on_led)
         replica.on_elected, replica.on_followed = self.on_elected, self.on_followed
+        replica.on_quorum_lost = self.on_quorum_lost
         self.replicas[key] = replica
         replica.start(self.js.store_dir, self.settings)
         self._watch(stream, replica)

@@ -108,6 +108,7 @@ class StreamReplica:
         self.on_led = on_led
         self.on_elected: Callable[[StreamReplica], None] = lambda replica: None
         self.on_followed: Callable[[StreamReplica], None] = lambda replica: None  # another server leads
+        self.on_quorum_lost: Callable[[StreamReplica], None] = lambda replica: None
         self.leader_since_ns = 0
         self.publishing: set[asyncio.Task[None]] = set()
         config: Any = dict(assignment.config)
@@ -128,6 +129,7 @@ class StreamReplica:
     def start(self, store_dir: str, settings: RaftSettings | None) -> None:
         self.stream.attach()
         self.group = start_member(self.js.broker, self.assignment.group, self.machine, store_dir, settings)
+        self.group.on_quorum_lost = lambda: self.on_quorum_lost(self)
         self.replicated = ReplicatedStream(self.stream, self.machine, self.group)
         self.stream.proposals = FeedProposals(self.replicated, self.stream.restart_links)
         self.membership = GroupMembership(self.group, self.js.clock)
@@ -211,6 +213,7 @@ class StreamReplicas(MetaObserver):
         self.on_led = on_led
         self.on_elected: Callable[[StreamReplica], None] = lambda replica: None
         self.on_followed: Callable[[StreamReplica], None] = lambda replica: None
+        self.on_quorum_lost: Callable[[StreamReplica], None] = lambda replica: None
         self.replicas: dict[str, StreamReplica] = {}
 
     def stream_assigned(self, assignment: StreamAssignment) -> None:
@@ -224,6 +227,7 @@ class StreamReplicas(MetaObserver):
             self._drop(existing.assignment)
         replica = StreamReplica(self.js, assignment, self.on_led)
         replica.on_elected, replica.on_followed = self.on_elected, self.on_followed
+        replica.on_quorum_lost = self.on_quorum_lost
         self.replicas[assignment.name] = replica
         self.js.streams[assignment.name] = replica.stream
         replica.start(self.js.store_dir, self.settings)
