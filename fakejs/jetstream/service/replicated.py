@@ -133,6 +133,7 @@ class ReplicatedJetStream(MetaObserver):
 
     def start(self) -> None:
         self.machine.observe(self)
+        self.machine.observe(self.announcements)  # before the replicas stop what it announces
         self.machine.observe(self.replicas)
         self.machine.observe(self.consumers)
         router = system_router(self.broker)
@@ -209,7 +210,7 @@ class ReplicatedJetStream(MetaObserver):
         if leader == self.peer:
             self._change_membership()
             system_router(self.broker).publish(LEADER_SUBJECT, "", None, b"", None)
-            if self.group is not None and not self._recovering():
+            if self.group is not None and not self.recovering():
                 self.announcements.meta_elected(self.broker, self.group)
 
     def _leader_told(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
@@ -221,7 +222,7 @@ class ReplicatedJetStream(MetaObserver):
 
     def peers_changed(self, peers: Any) -> None:
         self._change_membership()
-        if self._removed() and not self._told_removed and not self._recovering():
+        if self._removed() and not self._told_removed and not self.recovering():
             self._told_removed = True
             self._events.removed()
             self.consumers.stop()  # as nats-server's JetStream disabled: its assets lead and follow no more
@@ -318,14 +319,14 @@ class ReplicatedJetStream(MetaObserver):
 
     # -- the streams' answers -------------------------------------------------------------------------
 
-    def _recovering(self) -> bool:
+    def recovering(self) -> bool:
         """Whether the meta member is still applying the log it had at start (nats-server answers no request
         then: the requests of a log read back were answered before)."""
         return self.group is None or self.group.applied_index < self._replayed_to
 
     def stream_assigned(self, assignment: StreamAssignment) -> None:
         """A request its leader answers: held until this server leads, dropped once another one does."""
-        if assignment.reply and not self._recovering():
+        if assignment.reply and not self.recovering():
             known = self.replicas.replicas.get(assignment.name)
             if known is not None and _led_elsewhere(known.group):
                 return
@@ -337,7 +338,7 @@ class ReplicatedJetStream(MetaObserver):
             self.answer(replica, kind)
 
     def consumer_assigned(self, assignment: ConsumerAssignment) -> None:
-        if assignment.reply and not self._recovering():
+        if assignment.reply and not self.recovering():
             known = self.consumers.replicas.get((assignment.stream, assignment.name))
             if known is not None and known.assignment.group == assignment.group and _led_elsewhere(known.group):
                 return

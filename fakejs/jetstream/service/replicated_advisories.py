@@ -13,13 +13,17 @@
   ``CONSUMER.QUORUM_LOST.<stream>.<consumer>``, in the account and in its
   system account, at most once each ten seconds per group
   (``sendStreamLostQuorumAdvisory``, ``shouldSendLostQuorum``);
+- the **leader of a deleted stream or consumer** (not one moved off this
+  server, nor while the meta log is read back at start):
+  ``STREAM.DELETED.<stream>``, ``CONSUMER.DELETED.<stream>.<consumer>``, the
+  consumers before their stream;
 - the **meta leader** once elected: ``DOMAIN.LEADER_ELECTED`` in its system
   account, naming itself by peer id and every server of ``_meta_``.
 
-Each names the group's servers as ``PeerInfo`` (name, current, offline,
-active, lag, peer) as the leader sees them.  The action advisories
-(created, updated, deleted) and the API audit are sent where the requests
-are answered: :mod:`fakejs.jetstream.api.replicated`.
+The elections and lost quorums name the group's servers as ``PeerInfo``
+(name, current, offline, active, lag, peer) as this member sees them.  The
+created and updated advisories and the API audit are sent where the
+requests are answered: :mod:`fakejs.jetstream.api.replicated`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.jetstream import advisories
+from fakejs.jetstream.cluster import ConsumerAssignment, MetaObserver, StreamAssignment
 from fakejs.jetstream.quorum_advisories import consumer_quorum_lost, stream_quorum_lost
 from fakejs.jetstream.replication import system_router
 
@@ -48,19 +53,42 @@ class PeerNames(Protocol):
 
     def server_name(self, peer: str | None) -> str: ...
 
+    def recovering(self) -> bool: ...
+
+    def assigned(self, name: str) -> StreamAssignment | None: ...
+
+    def consumer_assignment(self, stream: str, name: str) -> ConsumerAssignment | None: ...
+
     def replica_of(self, group: ReplicatedGroup, peer: str, leading: bool) -> dict[str, Any]: ...
 
 
-class LeaderAdvisories:
+class LeaderAdvisories(MetaObserver):
     """The leader-elected and quorum-lost advisories of one server (see the module docstring); it hooks itself to the
     server's stream and consumer replicas."""
 
     def __init__(self, js: JetStream, names: PeerNames, streams: StreamReplicas, consumers: ConsumerReplicas) -> None:
         self.js = js
         self.names = names
+        self.streams, self.consumers = streams, consumers
         streams.on_elected, streams.on_quorum_lost = self.stream_elected, self.stream_quorum_lost
         consumers.on_elected, consumers.on_quorum_lost = self.consumer_elected, self.consumer_quorum_lost
         self._quorum_lost_sent: dict[str, float] = {}  # group -> when its last quorum-lost advisory went out
+
+    def stream_removed(self, assignment: StreamAssignment) -> None:
+        """Told before the replicas are: a deleted stream's leader announces it."""
+        replica = self.streams.replicas.get(assignment.name)
+        if replica is None or not replica.is_leader or self.names.recovering():
+            return
+        if self.names.assigned(assignment.name) is None:  # deleted, not moved off this server
+            advisories.stream_action(self.js, assignment.name, "delete")
+
+    def consumer_removed(self, assignment: ConsumerAssignment) -> None:
+        """Told before the replicas are: a deleted consumer's leader announces it."""
+        replica = self.consumers.replicas.get((assignment.stream, assignment.name))
+        if replica is None or not replica.is_leader or self.names.recovering():
+            return
+        if self.names.consumer_assignment(assignment.stream, assignment.name) is None:
+            advisories.named_consumer_action(self.js, assignment.stream, assignment.name, "delete")
 
     def peer_infos(self, group: ReplicatedGroup, peers: tuple[str, ...] | list[str]) -> list[dict[str, Any]]:
         """Every server of ``group`` as nats-server's ``PeerInfo``, as this member sees them."""

@@ -27,7 +27,6 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from fakejs.jetstream import advisories
 from fakejs.jetstream.cluster import ConsumerAssignment, MetaObserver, StreamAssignment
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config.consumer import ConsumerConfig
@@ -157,9 +156,7 @@ class ConsumerReplicas(MetaObserver):
     ``on_led`` is told when a replica's group elects this server, or when a
     consumer it leads is assigned again (to answer the assignment's request);
     ``on_elected`` only when elected (to announce it), ``on_followed`` when it learns
-    that another server leads (which answers instead; both set by the owner).  The
-    leader of a consumer that is removed sends its ``CONSUMER.DELETED``
-    advisory, once for the group, as nats-server's does.
+    that another server leads (which answers instead; both set by the owner).
     """
 
     def __init__(
@@ -198,7 +195,7 @@ class ConsumerReplicas(MetaObserver):
                     self.on_led(existing)
             return
         if existing is not None:
-            self._drop(existing.assignment)
+            self.consumer_removed(existing.assignment)
         stream = self.streams.replicas.get(assignment.stream)
         if stream is None:
             return  # its stream is not on this server (placement keeps consumers on their stream's servers)
@@ -220,12 +217,6 @@ class ConsumerReplicas(MetaObserver):
         known[1].watch(replica.name, replica.machine, consumerconfig.filters(replica.config))
 
     def consumer_removed(self, assignment: ConsumerAssignment) -> None:
-        replica = self.replicas.get((assignment.stream, assignment.name))
-        if replica is not None and replica.is_leader:
-            advisories.named_consumer_action(self.js, assignment.stream, assignment.name, "delete")
-        self._drop(assignment)
-
-    def _drop(self, assignment: ConsumerAssignment) -> None:
         replica = self.replicas.pop((assignment.stream, assignment.name), None)
         if replica is None:
             return

@@ -29,7 +29,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.log import get_logger
-from fakejs.jetstream import advisories
 from fakejs.jetstream.cluster import MetaObserver, RaftGroup, StreamAssignment
 from fakejs.jetstream.raft import RaftSettings
 from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, StateMachine, remove_group_log, start_group
@@ -203,8 +202,7 @@ class StreamReplicas(MetaObserver):
     ``on_led`` is told when a replica's group elects this server (to answer the
     assignment's request), ``on_elected`` only then (to announce it), ``on_followed`` when it
     learns that another server leads (which answers instead; both set by the owner);
-    ``settings`` are the groups' Raft timings.  The leader of a stream that is removed
-    sends its ``STREAM.DELETED`` advisory, once for the group, as nats-server's does.
+    ``settings`` are the groups' Raft timings.
     """
 
     def __init__(self, js: JetStream, settings: RaftSettings | None, on_led: Callable[[StreamReplica], None]) -> None:
@@ -224,7 +222,7 @@ class StreamReplicas(MetaObserver):
                 self.on_led(existing)
             return
         if existing is not None:
-            self._drop(existing.assignment)
+            self.stream_removed(existing.assignment)
         replica = StreamReplica(self.js, assignment, self.on_led)
         replica.on_elected, replica.on_followed = self.on_elected, self.on_followed
         replica.on_quorum_lost = self.on_quorum_lost
@@ -233,12 +231,6 @@ class StreamReplicas(MetaObserver):
         replica.start(self.js.store_dir, self.settings)
 
     def stream_removed(self, assignment: StreamAssignment) -> None:
-        replica = self.replicas.get(assignment.name)
-        if replica is not None and replica.is_leader:
-            advisories.stream_action(self.js, assignment.name, "delete")
-        self._drop(assignment)
-
-    def _drop(self, assignment: StreamAssignment) -> None:
         replica = self.replicas.pop(assignment.name, None)
         if replica is None:
             return
