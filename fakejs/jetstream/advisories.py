@@ -180,15 +180,19 @@ def stream_leader_elected(js: Publisher, stream: str, leader: str, replicas: lis
 
 
 def consumer_action(consumer: AdvisedConsumer, action: str) -> None:
+    named_consumer_action(consumer.js, consumer.stream.name, consumer.name, action)
+
+
+def named_consumer_action(js: Publisher, stream: str, consumer: str, action: str) -> None:
+    """``io.nats.jetstream.advisory.v1.consumer_action``: a consumer was created or deleted."""
     kind = {"create": "CREATED", "delete": "DELETED"}[action]
-    js = consumer.js
     _send(
         js,
-        _consumer_subject(consumer, kind),
+        f"{PREFIX}CONSUMER.{kind}.{stream}.{consumer}",
         lambda: {
             **typed_event(js, "consumer_action"),
-            "stream": consumer.stream.name,
-            "consumer": consumer.name,
+            "stream": stream,
+            "consumer": consumer,
             "action": action,
             **domain_field(js),
         },

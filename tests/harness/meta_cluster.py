@@ -1,4 +1,10 @@
-"""A three-node JetStream cluster of either kind with a system account, monitoring and an open global account."""
+"""A three-node JetStream cluster with a system account, monitoring and an open global account.
+
+Its kinds: ``real`` (nats-server processes), ``fake`` (fakejs's in-process
+cluster, whose JetStream is one store simulated as a cluster) and
+``processes`` (fakejs processes from the same configuration file, each
+running its share of a JetStream replicated across them).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from fakejs.core.configfile.load import load_text
 from fakejs.targets.cluster import RealCluster
 from fakejs.targets.fake_cluster import FakeCluster
 
-Cluster = FakeCluster | RealCluster
+Cluster = FakeCluster | RealCluster  # FakeProcesses is a RealCluster
 CONFIG = """
 accounts { SYS { users: [ {user: sys, password: sys} ] } }
 system_account: SYS
@@ -18,12 +24,25 @@ no_auth_user: app
 """
 
 
+class FakeProcesses(RealCluster):
+    """Three fakejs processes in the shape of :class:`RealCluster` (same flags, names and configuration file)."""
+
+    kind = "processes"
+
+    def __init__(self, extra: list[str]) -> None:
+        super().__init__(3, jetstream=True, monitor=True, extra=extra)
+        self.processes.kinds = ["fake"] * 3
+
+
 def start(kind: str, tmp_path: Path) -> Cluster:
     """Three JetStream nodes ``n1``..``n3`` of cluster ``C`` with monitoring, a system user and an open global account."""
-    if kind == "real":
+    if kind in ("real", "processes"):
         config = tmp_path / "cluster.conf"
         config.write_text(CONFIG)
-        return RealCluster(3, jetstream=True, monitor=True, extra=["-c", str(config)]).start()
+        extra = ["-c", str(config)]
+        return (
+            RealCluster(3, jetstream=True, monitor=True, extra=extra) if kind == "real" else FakeProcesses(extra)
+        ).start()
     loaded = load_text(CONFIG, base=ServerOptions())
     assert not loaded.problem_text(), loaded.problem_text()
     options = loaded.options

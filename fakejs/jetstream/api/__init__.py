@@ -10,7 +10,8 @@ never here; ``dispatch`` subscribes, dispatches and replies,
 answers accounts without JetStream, and ``replicated`` is the front end of
 a JetStream replicated across a cluster's servers (each request answered
 by the server that leads it), with ``replicated_consumers`` for its
-consumer requests and ``replicated_leaders`` for its step-downs.
+consumer requests, ``replicated_leaders`` for its step-downs and
+``replicated_audit`` for the audit advisory of what it answers.
 The top of the JetStream layer: it attaches to a
 :class:`~fakejs.jetstream.service.JetStream` (:func:`attach_api`), and
 nothing below imports it.

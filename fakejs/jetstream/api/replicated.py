@@ -20,7 +20,14 @@ what it leads, as nats-server does:
 
 Handlers decode, call the domain (:mod:`fakejs.jetstream.service.replicated`)
 and encode; replies have the bytes of :mod:`fakejs.jetstream.api.streams`'.
-Advisories and the API audit are not sent in this mode yet.
+
+The server that answers sends the ``$JS.EVENT.ADVISORY.API`` audit after its
+reply (:func:`audit`), naming itself; a request carried out as a proposal
+is audited without its body, as nats-server audits it.  The stream's leader
+sends ``STREAM.CREATED`` after its answer to a create and ``STREAM.UPDATED``
+before its answer to an update; leaders announce themselves and deleted
+assets in :mod:`fakejs.jetstream.service.replicated_advisories` and
+:mod:`fakejs.jetstream.service.replicated_streams`.
 """
 
 from __future__ import annotations
@@ -30,8 +37,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.subjects import overlap
+from fakejs.jetstream import advisories
 from fakejs.jetstream.api import streams
 from fakejs.jetstream.api.dispatch import encode, error_doc
+from fakejs.jetstream.api.replicated_audit import audit, client_info
 from fakejs.jetstream.api.replicated_consumers import ConsumerRequests
 from fakejs.jetstream.api.replicated_leaders import LeaderRequests
 from fakejs.jetstream.api.request import Request
@@ -114,12 +123,12 @@ class ReplicatedApi:
             if handler is None:  # the meta leader refuses what is not built yet
                 if self.domain.is_meta_leader:
                     feature = route.pattern.removeprefix(API_PREFIX).split(".{")[0]
-                    self._reply(request, error_doc(route, not_built(feature)), error=True)
+                    self._reply(request, error_doc(route, not_built(feature)), error=True, route=route)
                 return
             body = await handler(request, **tokens)
         except ApiError as error:
             if self._answers_errors(route, tokens):
-                self._reply(request, error_doc(route, error), error=True)
+                self._reply(request, error_doc(route, error), error=True, route=route)
             return
         except ProposalFailed:
             return  # leadership moved meanwhile: nats-server's client times out and asks again
@@ -134,7 +143,7 @@ class ReplicatedApi:
         if isinstance(body, Uncounted):
             self.js.reply(request.reply, encode({"type": route.response, **body.fields}))
         else:
-            self._reply(request, {"type": route.response, **body}, error=False)
+            self._reply(request, {"type": route.response, **body}, error=False, route=route)
 
     def _answers_errors(self, route: Route, tokens: dict[str, str]) -> bool:
         """A refusal of a create, update or delete is the meta leader's; of another request, the consumer's or
@@ -149,10 +158,21 @@ class ReplicatedApi:
             return replica.is_leader
         return self.domain.is_meta_leader
 
-    def _reply(self, request: Request, doc: dict[str, Any], error: bool) -> None:
+    def _reply(self, request: Request, doc: dict[str, Any], error: bool, route: Route) -> None:
         self.js.record_api_call(error)
+        payload = encode(doc)
         if request.reply:
-            self.js.reply(request.reply, encode(doc), request.reply_headers)
+            self.js.reply(request.reply, payload, request.reply_headers)
+        shown = b"" if not error and self._proposed(route, request) else request.payload
+        audit(self.js, request.subject, shown, payload, lambda: client_info(self.js, request.origin))
+
+    def _proposed(self, route: Route, request: Request) -> bool:
+        """Whether the request was carried out as a proposal (the route's ``proposed``; a purge of an R1 stream
+        is not: nats-server's R1 streams have no group)."""
+        if route.proposed != "replicated":
+            return route.proposed == "always"
+        assigned = self.domain.assigned(route.bind(request.subject).get("stream", ""))
+        return assigned is not None and len(assigned.group.peers) > 1
 
     def _leading(self, stream: str) -> StreamReplica | None:
         replica = self.domain.replicas.replicas.get(stream)
@@ -189,7 +209,8 @@ class ReplicatedApi:
         leader = self.domain.leader
         if leader is None or not self.domain.is_meta_leader:
             return None
-        await leader.create_stream(self.js.account_name, checked, request.reply)
+        client = client_info(self.js, request.origin)
+        await leader.create_stream(self.js.account_name, checked, request.reply, client, request.subject)
         return None  # the stream's leader answers once it runs
 
     def _created_before(self, existing: StreamAssignment) -> dict[str, Any] | None:
@@ -210,7 +231,8 @@ class ReplicatedApi:
         config, pedantic = streams.update_request(request, stream, self.domain.stream_config)
         checked = self.domain.check_update(config, pedantic)
         assert self.domain.leader is not None
-        await self.domain.leader.update_stream(self.js.account_name, checked, request.reply)
+        client = client_info(self.js, request.origin)
+        await self.domain.leader.update_stream(self.js.account_name, checked, request.reply, client, request.subject)
         return None  # the stream's leader answers once it runs under the new configuration
 
     async def _delete(self, request: Request, stream: str) -> dict[str, Any] | None:
@@ -311,15 +333,22 @@ class ReplicatedApi:
 
     def _answer_assignment(self, replica: StreamReplica, kind: str) -> None:
         """The stream's new leader answers the create or update request its assignment carries."""
-        stream = replica.stream
+        stream, assignment = replica.stream, replica.assignment
         if kind == "create":
             doc: dict[str, Any] = {"type": "io.nats.jetstream.api.v1.stream_create_response"}
             doc.update(stream.info(cluster=True, domain=False))
             doc["did_create"] = True
         else:
+            advisories.stream_action(self.js, stream.name, "modify")
             doc = {"type": "io.nats.jetstream.api.v1.stream_update_response", **stream.info(cluster=True)}
         self.js.record_api_call(False)
-        self.js.reply(replica.assignment.reply, encode(doc))
+        payload = encode(doc)
+        self.js.reply(assignment.reply, payload)
+        verb = "CREATE" if kind == "create" else "UPDATE"
+        subject = assignment.subject or f"{API_PREFIX}STREAM.{verb}.{stream.name}"
+        audit(self.js, subject, b"", payload, lambda: assignment.client)
+        if kind == "create":
+            advisories.stream_action(self.js, stream.name, "create")
 
 
 def _matches(config: Any, subject_filter: str) -> bool:

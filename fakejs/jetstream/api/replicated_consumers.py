@@ -30,8 +30,10 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from fakejs.jetstream import advisories
 from fakejs.jetstream.api import consumers
 from fakejs.jetstream.api.dispatch import asset_answer, encode
+from fakejs.jetstream.api.replicated_audit import audit, client_info
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.config import consumer as consumerconfig
@@ -154,7 +156,10 @@ class ConsumerRequests:
         document = config_document(checked)
         if assigned is not None and document == config_document(config_from_document(assigned.config)):
             document = assigned.config  # unchanged: the assignment is proposed again as it is
-        await leader.create_consumer(self.js.account_name, stream, name, document, request.reply, replicas=replicas)
+        client = client_info(self.js, request.origin)
+        await leader.create_consumer(
+            self.js.account_name, stream, name, document, request.reply, client, replicas, request.subject
+        )
 
     async def _pause(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
         """nats-server's meta leader: the consumer's assignment proposed again with ``pause_until`` (or without),
@@ -245,4 +250,11 @@ class ConsumerRequests:
             return
         doc = {"type": "io.nats.jetstream.api.v1.consumer_create_response", **consumer.info()}
         self.js.record_api_call(False)
-        self.js.reply(replica.assignment.reply, encode(doc))
+        payload = encode(doc)
+        assignment = replica.assignment
+        self.js.reply(assignment.reply, payload)
+        subject = assignment.subject or f"$JS.API.CONSUMER.CREATE.{assignment.stream}.{assignment.name}"
+        audit(self.js, subject, b"", payload, lambda: assignment.client)
+        if not replica.announced:
+            replica.announced = True
+            advisories.named_consumer_action(self.js, assignment.stream, assignment.name, "create")

@@ -113,6 +113,7 @@ class StreamAssignment:
     created_ns: int = 0
     client: dict[str, Any] = field(default_factory=dict)  # the requester's ClientInfo, as JSON
     reply: str = ""  # where the leader answers the request
+    subject: str = ""  # the request's subject (for its audit advisory)
 
     @property
     def name(self) -> str:
@@ -126,6 +127,7 @@ class StreamAssignment:
             "created": self.created_ns,
             "client": self.client,
             "reply": self.reply,
+            "subject": self.subject,
         }
 
     @classmethod
@@ -141,6 +143,7 @@ class StreamAssignment:
             created_ns=_integer(body, "created", "stream assignment"),
             client=_json_document(body, "client", "stream assignment"),
             reply=_text(body, "reply", "stream assignment"),
+            subject=_text(body, "subject", "stream assignment"),
         )
 
 
@@ -156,6 +159,7 @@ class ConsumerAssignment:
     created_ns: int = 0
     client: dict[str, Any] = field(default_factory=dict)
     reply: str = ""
+    subject: str = ""
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -167,6 +171,7 @@ class ConsumerAssignment:
             "created": self.created_ns,
             "client": self.client,
             "reply": self.reply,
+            "subject": self.subject,
         }
 
     @classmethod
@@ -182,6 +187,7 @@ class ConsumerAssignment:
             created_ns=_integer(body, "created", where),
             client=_json_document(body, "client", where),
             reply=_text(body, "reply", where),
+            subject=_text(body, "subject", where),
         )
 
 

@@ -86,7 +86,12 @@ class MetaLeader:
     # -- streams ------------------------------------------------------------------------------------
 
     async def create_stream(
-        self, account: str, config: Mapping[str, Any], reply: str = "", client: Mapping[str, Any] | None = None
+        self,
+        account: str,
+        config: Mapping[str, Any],
+        reply: str = "",
+        client: Mapping[str, Any] | None = None,
+        subject: str = "",
     ) -> StreamAssignment:
         """Place a new stream and assign it; an existing one of the same configuration is returned as it is."""
         self._check_leader()
@@ -100,7 +105,8 @@ class MetaLeader:
         group = RaftGroup(
             name, tuple(peers), storage, cluster=self._cluster_of(config), preferred=self.rng.choice(peers)
         )
-        proposed = StreamAssignment(account, config, group, self.clock.time_ns(), dict(client or {}), reply)
+        created = self.clock.time_ns()
+        proposed = StreamAssignment(account, config, group, created, dict(client or {}), reply, subject)
         await self._propose(AssignStream(proposed))
         applied = self.state.stream(account, proposed.name)
         if applied is None:
@@ -108,7 +114,12 @@ class MetaLeader:
         return applied if applied.group == group else self._same_stream(applied, config)
 
     async def update_stream(
-        self, account: str, config: Mapping[str, Any], reply: str = "", client: Mapping[str, Any] | None = None
+        self,
+        account: str,
+        config: Mapping[str, Any],
+        reply: str = "",
+        client: Mapping[str, Any] | None = None,
+        subject: str = "",
     ) -> StreamAssignment:
         """A stream's new configuration, on the group it has (changing its replicas is not supported yet)."""
         self._check_leader()
@@ -116,7 +127,8 @@ class MetaLeader:
         existing = self._stream(account, str(config.get("name", "")))
         if max(int(config.get("num_replicas") or 1), 1) != len(existing.group.peers):
             raise ProposalRefused("changing a stream's replicas through the meta group is not supported yet")
-        proposed = StreamAssignment(account, config, existing.group, existing.created_ns, dict(client or {}), reply)
+        client_info = dict(client or {})
+        proposed = StreamAssignment(account, config, existing.group, existing.created_ns, client_info, reply, subject)
         await self._propose(UpdateStream(proposed))
         return self._stream(account, proposed.name)
 
@@ -138,6 +150,7 @@ class MetaLeader:
         reply: str = "",
         client: Mapping[str, Any] | None = None,
         replicas: int | None = None,
+        subject: str = "",
     ) -> ConsumerAssignment:
         """Place a new consumer on its stream's servers, or give an existing one its new configuration
         (``replicas``: how many servers a new one takes, else its configuration's ``num_replicas``)."""
@@ -154,7 +167,8 @@ class MetaLeader:
             cluster, preferred = stream_assignment.group.cluster, self.rng.choice(peers)
             group = RaftGroup(gname, tuple(peers), storage, cluster=cluster, preferred=preferred)
         created = existing.created_ns if existing is not None else self.clock.time_ns()
-        proposed = ConsumerAssignment(account, stream, name, dict(config), group, created, dict(client or {}), reply)
+        client_info = dict(client or {})
+        proposed = ConsumerAssignment(account, stream, name, dict(config), group, created, client_info, reply, subject)
         await self._propose(AssignConsumer(proposed))
         applied = self.state.consumer(account, stream, name)
         if applied is None:

@@ -16,6 +16,13 @@ node asks for:
    are applied to it, and the proposals waiting on them are settled;
 5. a change of leader is told to the state machine.
 
+**Lost quorum.**  As nats-server's Raft tells its upper layer when a group
+lost its quorum, the member calls ``on_quorum_lost`` (when set) when it
+stops leading while it reaches no quorum of voters, and when its election
+timer fires while it reaches none, at most once each
+:data:`QUORUM_LOST_SIGNAL` seconds (``lostQuorumSignal``).  A voter is
+reached when a message to it would find it (a route to its server is up).
+
 Readies are acted on one at a time in the order the node made them: one
 made while another is being acted on (a state machine that proposes from
 ``apply``, a message delivered on the same server) waits its turn, so entries
@@ -48,6 +55,7 @@ from fakejs.jetstream.raft import (
     Refused,
     Snapshot,
     Timer,
+    TimerKind,
     Write,
     encode,
 )
@@ -58,6 +66,8 @@ from fakejs.jetstream.replication.stores import close_storage
 from fakejs.jetstream.replication.subjects import check_group_name
 from fakejs.jetstream.replication.timers import NodeTimers
 from fakejs.jetstream.replication.transport import Transport, TransportCounters
+
+QUORUM_LOST_SIGNAL = 20.0  # seconds between two signals of a lost quorum (nats-server's lostQuorumSignal)
 
 
 def _log_error(where: str, exc: BaseException) -> None:
@@ -111,6 +121,10 @@ class ReplicatedGroup:
         self._acting = False
         self._timers = NodeTimers(clock, self._timer_fired)
         self.transport = Transport(router, self.name, peer, self._received)
+        self.clock = clock
+        self.created = clock.monotonic()  # nats-server's node.Created()
+        self.on_quorum_lost: Callable[[], None] | None = None
+        self._quorum_signalled: float | None = None  # the clock's time of the last signal
 
     def start(self) -> ReplicatedGroup:
         """The node's first step: restore its snapshot, arm its election timer (a sole voter leads at once)."""
@@ -222,6 +236,22 @@ class ReplicatedGroup:
         """Whether a message to ``peer`` would find it now."""
         return self.transport.reaches(peer)
 
+    def has_quorum(self) -> bool:
+        """Whether this member reaches a quorum of the group's voters (itself included)."""
+        voters = self.node.membership.voters
+        reached = sum(1 for voter in voters if voter == self.peer or self.reaches(voter))
+        return reached >= len(voters) // 2 + 1
+
+    def _signal_lost_quorum(self) -> None:
+        """Tell ``on_quorum_lost`` when this member reaches no quorum (see the module docstring)."""
+        if self.on_quorum_lost is None or self.stopped or self.has_quorum():
+            return
+        now = self.clock.monotonic()
+        if self._quorum_signalled is not None and now - self._quorum_signalled < QUORUM_LOST_SIGNAL:
+            return
+        self._quorum_signalled = now
+        self._call("quorum lost", self.on_quorum_lost)
+
     def stop(self) -> None:
         """Stop as a crash would: no more messages or timers; proposals not yet applied fail."""
         if self.stopped:
@@ -248,6 +278,8 @@ class ReplicatedGroup:
 
     def _timer_fired(self, timer: Timer) -> None:
         if not self.stopped:
+            if timer.kind is TimerKind.ELECTION and self.leader != self.peer:
+                self._signal_lost_quorum()  # nats-server's candidate signals it as it campaigns
             self._handle(self.node.timer_fired(timer))
 
     # -- acting on the node's output ---------------------------------------------------------------
@@ -307,8 +339,11 @@ class ReplicatedGroup:
             self.compact()
 
     def _leader_changed(self, change: LeaderChange) -> None:
+        stepped_down = self.leader == self.peer and change.leader != self.peer
         self.leader, self.term = change.leader, change.term
         self._call("leader_changed", self.state_machine.leader_changed, change.leader, change.term)
+        if stepped_down:
+            self._signal_lost_quorum()
 
     def _call(self, what: str, method: Callable[..., object], *args: object) -> None:
         try:

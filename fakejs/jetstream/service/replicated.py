@@ -50,6 +50,7 @@ from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import NotLeader, ProposalFailed, ReplicatedGroup, peer_id, start_group, system_router
 from fakejs.jetstream.service import limits
 from fakejs.jetstream.service.meta_membership import MetaBootstrap, next_change
+from fakejs.jetstream.service.replicated_advisories import LeaderAdvisories
 from fakejs.jetstream.service.replicated_consumer_rules import check_consumer, config_from_document
 from fakejs.jetstream.service.replicated_consumers import ConsumerReplica, ConsumerReplicas
 from fakejs.jetstream.service.replicated_infos import CONSUMER_INFO_PREFIX, INFO_PREFIX, USAGE_SUBJECT, MetaAnswers, ask
@@ -109,6 +110,8 @@ class ReplicatedJetStream(MetaObserver):
         self.replicas = StreamReplicas(js, options.raft, self._led)
         self.answer_consumer: Callable[[ConsumerReplica], None] = lambda replica: None
         self.consumers = ConsumerReplicas(js, self.replicas, options.raft, self._consumer_led)
+        self.announcements = LeaderAdvisories(js, self, self.replicas, self.consumers)
+        self.replicas.on_followed, self.consumers.on_followed = self._stream_followed, self._consumer_followed
         self._pending_consumers: set[tuple[str, str]] = set()  # consumers whose leader still has to answer
         self._gone_subscription: Subscription | None = None
         self._leader_subscription: Subscription | None = None
@@ -130,6 +133,7 @@ class ReplicatedJetStream(MetaObserver):
 
     def start(self) -> None:
         self.machine.observe(self)
+        self.machine.observe(self.announcements)  # before the replicas stop what it announces
         self.machine.observe(self.replicas)
         self.machine.observe(self.consumers)
         router = system_router(self.broker)
@@ -206,6 +210,8 @@ class ReplicatedJetStream(MetaObserver):
         if leader == self.peer:
             self._change_membership()
             system_router(self.broker).publish(LEADER_SUBJECT, "", None, b"", None)
+            if self.group is not None and not self.recovering():
+                self.announcements.meta_elected(self.broker, self.group)
 
     def _leader_told(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
         """A new meta leader's word: a server not in ``_meta_`` yet asks to join now (and learns no first voters)."""
@@ -216,7 +222,7 @@ class ReplicatedJetStream(MetaObserver):
 
     def peers_changed(self, peers: Any) -> None:
         self._change_membership()
-        if self._removed() and not self._told_removed and not self._recovering():
+        if self._removed() and not self._told_removed and not self.recovering():
             self._told_removed = True
             self._events.removed()
             self.consumers.stop()  # as nats-server's JetStream disabled: its assets lead and follow no more
@@ -313,15 +319,18 @@ class ReplicatedJetStream(MetaObserver):
 
     # -- the streams' answers -------------------------------------------------------------------------
 
-    def _recovering(self) -> bool:
+    def recovering(self) -> bool:
         """Whether the meta member is still applying the log it had at start (nats-server answers no request
         then: the requests of a log read back were answered before)."""
         return self.group is None or self.group.applied_index < self._replayed_to
 
     def stream_assigned(self, assignment: StreamAssignment) -> None:
-        if assignment.reply and not self._recovering():
-            known = assignment.name in self.replicas.replicas
-            self._pending[assignment.name] = "update" if known else "create"
+        """A request its leader answers: held until this server leads, dropped once another one does."""
+        if assignment.reply and not self.recovering():
+            known = self.replicas.replicas.get(assignment.name)
+            if known is not None and _led_elsewhere(known.group):
+                return
+            self._pending[assignment.name] = "update" if known is not None else "create"
 
     def _led(self, replica: StreamReplica) -> None:
         kind = self._pending.pop(replica.name, "")
@@ -329,8 +338,17 @@ class ReplicatedJetStream(MetaObserver):
             self.answer(replica, kind)
 
     def consumer_assigned(self, assignment: ConsumerAssignment) -> None:
-        if assignment.reply and not self._recovering():
+        if assignment.reply and not self.recovering():
+            known = self.consumers.replicas.get((assignment.stream, assignment.name))
+            if known is not None and known.assignment.group == assignment.group and _led_elsewhere(known.group):
+                return
             self._pending_consumers.add((assignment.stream, assignment.name))
+
+    def _stream_followed(self, replica: StreamReplica) -> None:
+        self._pending.pop(replica.name, None)  # its leader answers
+
+    def _consumer_followed(self, replica: ConsumerReplica) -> None:
+        self._pending_consumers.discard((replica.assignment.stream, replica.name))
 
     def _consumer_led(self, replica: ConsumerReplica) -> None:
         key = (replica.assignment.stream, replica.name)
@@ -574,3 +592,8 @@ class ReplicatedJetStream(MetaObserver):
             entry["lag"] = lag
         entry["peer"] = peer
         return entry
+
+
+def _led_elsewhere(group: ReplicatedGroup | None) -> bool:
+    """Whether another server leads ``group`` (it answers the requests of its assignments)."""
+    return group is not None and group.leader is not None and group.leader != group.peer

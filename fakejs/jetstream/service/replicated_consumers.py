@@ -72,6 +72,10 @@ class ConsumerReplica:
         self.stream = stream
         self.assignment = assignment
         self.on_led = on_led
+        self.on_elected: Callable[[ConsumerReplica], None] = lambda replica: None
+        self.on_followed: Callable[[ConsumerReplica], None] = lambda replica: None  # another server leads
+        self.on_quorum_lost: Callable[[ConsumerReplica], None] = lambda replica: None
+        self.announced = False  # its CONSUMER.CREATED advisory went out (from this server)
         self.leader_since_ns = 0
         self.config: ConsumerConfig = config_from_document(assignment.config)
         self.machine = AnsweringMachine(
@@ -96,6 +100,7 @@ class ConsumerReplica:
     def start(self, store_dir: str, settings: RaftSettings | None) -> None:
         js = self.stream.js
         self.group = start_member(js.broker, self.assignment.group, self.machine, store_dir, settings)
+        self.group.on_quorum_lost = lambda: self.on_quorum_lost(self)
         with js.answering():  # a sole voter led before start_group returned: it delivers once it answered
             self.replicated = ReplicatedConsumer(self._make_consumer, self.machine, self.group)
             self.machine.observers.append(self)
@@ -135,9 +140,12 @@ class ConsumerReplica:
 
     def leader_changed(self, leader: str | None, term: int) -> None:
         leads = self.is_leader
+        if leader is not None and self.group is not None and leader != self.group.peer:
+            self.on_followed(self)
         if leads and not self._leading:
             self.leader_since_ns = self.stream.js.clock.time_ns()
             self._leading = True
+            self.on_elected(self)
             self.on_led(self)
         self._leading = leads
 
@@ -146,7 +154,9 @@ class ConsumerReplicas(MetaObserver):
     """The consumers assigned to this server, each a :class:`ConsumerReplica` (see the module docstring).
 
     ``on_led`` is told when a replica's group elects this server, or when a
-    consumer it leads is assigned again (to answer the assignment's request).
+    consumer it leads is assigned again (to answer the assignment's request);
+    ``on_elected`` only when elected (to announce it), ``on_followed`` when it learns
+    that another server leads (which answers instead; both set by the owner).
     """
 
     def __init__(
@@ -160,6 +170,9 @@ class ConsumerReplicas(MetaObserver):
         self.streams = streams
         self.settings = settings
         self.on_led = on_led
+        self.on_elected: Callable[[ConsumerReplica], None] = lambda replica: None
+        self.on_followed: Callable[[ConsumerReplica], None] = lambda replica: None
+        self.on_quorum_lost: Callable[[ConsumerReplica], None] = lambda replica: None
         self.replicas: dict[ConsumerKey, ConsumerReplica] = {}
         self.retentions: dict[str, tuple[StreamReplica, AckRetention]] = {}
 
@@ -187,6 +200,8 @@ class ConsumerReplicas(MetaObserver):
         if stream is None:
             return  # its stream is not on this server (placement keeps consumers on their stream's servers)
         replica = ConsumerReplica(stream, assignment, self.on_led)
+        replica.on_elected, replica.on_followed = self.on_elected, self.on_followed
+        replica.on_quorum_lost = self.on_quorum_lost
         self.replicas[key] = replica
         replica.start(self.js.store_dir, self.settings)
         self._watch(stream, replica)

@@ -126,7 +126,7 @@ class ServerEvents:
         share = self.share
         if not reply or not share.is_meta_leader or share.group is None:
             return True
-        answer = self._answer(reply)
+        answer = self._answer(reply, subject, payload)
         try:
             placement = None
             if payload.lstrip(b" \t\r\n")[:1] in (b"{", b"["):
@@ -148,7 +148,7 @@ class ServerEvents:
         share = self.share
         if not reply or not share.is_meta_leader:
             return True
-        answer = self._answer(reply)
+        answer = self._answer(reply, subject, payload)
         try:
             peer = self._member(payload)
         except ApiError as error:
@@ -157,11 +157,15 @@ class ServerEvents:
         share.spawn(self._removing(peer, answer))
         return True
 
-    def _answer(self, reply: str) -> Callable[[dict[str, Any]], None]:
-        router = system_router(self.share.broker)
+    def _answer(self, reply: str, subject: str, request: bytes) -> Callable[[dict[str, Any]], None]:
+        """The answer to a system account's request, then its audit in the system account (nats-server's)."""
+        broker = self.share.broker
+        router = system_router(broker)
 
         def answer(document: dict[str, Any]) -> None:
-            router.publish(reply, "", None, dumps(document).encode(), None)
+            response = dumps(document).encode()
+            router.publish(reply, "", None, response, None)
+            advisories.system_api_audit(self.share.js, router, broker.name, subject, request, response)
 
         return answer
 

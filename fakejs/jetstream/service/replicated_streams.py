@@ -105,6 +105,9 @@ class StreamReplica:
         self.js = js
         self.assignment = assignment
         self.on_led = on_led
+        self.on_elected: Callable[[StreamReplica], None] = lambda replica: None
+        self.on_followed: Callable[[StreamReplica], None] = lambda replica: None  # another server leads
+        self.on_quorum_lost: Callable[[StreamReplica], None] = lambda replica: None
         self.leader_since_ns = 0
         self.publishing: set[asyncio.Task[None]] = set()
         config: Any = dict(assignment.config)
@@ -125,6 +128,7 @@ class StreamReplica:
     def start(self, store_dir: str, settings: RaftSettings | None) -> None:
         self.stream.attach()
         self.group = start_member(self.js.broker, self.assignment.group, self.machine, store_dir, settings)
+        self.group.on_quorum_lost = lambda: self.on_quorum_lost(self)
         self.replicated = ReplicatedStream(self.stream, self.machine, self.group)
         self.stream.proposals = FeedProposals(self.replicated, self.stream.restart_links)
         self.membership = GroupMembership(self.group, self.js.clock)
@@ -157,6 +161,8 @@ class StreamReplica:
 
     def _leader_changed(self, leader: str | None) -> None:
         leads = self.group is not None and leader == self.group.peer
+        if leader is not None and self.group is not None and not leads:
+            self.on_followed(self)
         stream = self.stream
         if leads == (stream.capture is not None):
             return
@@ -170,6 +176,7 @@ class StreamReplica:
             self.leader_since_ns = self.js.clock.time_ns()
             if self.membership is not None:
                 self.membership.step()
+            self.on_elected(self)
             self.on_led(self)
 
     def _captured(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
@@ -193,13 +200,18 @@ class StreamReplicas(MetaObserver):
     """The streams assigned to this server, each a :class:`StreamReplica` (see the module docstring).
 
     ``on_led`` is told when a replica's group elects this server (to answer the
-    assignment's request); ``settings`` are the groups' Raft timings.
+    assignment's request), ``on_elected`` only then (to announce it), ``on_followed`` when it
+    learns that another server leads (which answers instead; both set by the owner);
+    ``settings`` are the groups' Raft timings.
     """
 
     def __init__(self, js: JetStream, settings: RaftSettings | None, on_led: Callable[[StreamReplica], None]) -> None:
         self.js = js
         self.settings = settings
         self.on_led = on_led
+        self.on_elected: Callable[[StreamReplica], None] = lambda replica: None
+        self.on_followed: Callable[[StreamReplica], None] = lambda replica: None
+        self.on_quorum_lost: Callable[[StreamReplica], None] = lambda replica: None
         self.replicas: dict[str, StreamReplica] = {}
 
     def stream_assigned(self, assignment: StreamAssignment) -> None:
@@ -212,6 +224,8 @@ class StreamReplicas(MetaObserver):
         if existing is not None:
             self.stream_removed(existing.assignment)
         replica = StreamReplica(self.js, assignment, self.on_led)
+        replica.on_elected, replica.on_followed = self.on_elected, self.on_followed
+        replica.on_quorum_lost = self.on_quorum_lost
         self.replicas[assignment.name] = replica
         self.js.streams[assignment.name] = replica.stream
         replica.start(self.js.store_dir, self.settings)
