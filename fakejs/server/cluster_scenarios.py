@@ -38,7 +38,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.clock import Clock
-from fakejs.server.cluster_hooks import NodeHooks, ScenarioFaults, handling_node
+from fakejs.server.cluster_hooks import NodeHooks, ScenarioFaults
 from fakejs.server.cluster_timeline import ClusterRecorder
 from fakejs.server.server import Server
 from fakejs.testkit.arguments import ACTION_NAMES
@@ -46,7 +46,7 @@ from fakejs.testkit.faults import CLUSTER_ACTION_NAMES, Faults
 from fakejs.testkit.scenarios import Scenario, ScenarioError
 
 if TYPE_CHECKING:
-    from fakejs.server.cluster_jetstream import ClusterJetStream
+    from fakejs.server.cluster_replication import Elections
 
 __all__ = ["ClusterHandle", "ClusterScenarios"]
 
@@ -55,8 +55,8 @@ class ClusterHandle(Protocol):
     """What running a scenario needs of a :class:`~fakejs.server.local_cluster.Cluster`."""
 
     servers: list[Server]
-    shared: ClusterJetStream | None
     clock: Clock
+    elections: Elections | None  # the JetStream's elections on cue (None: the cluster has no JetStream)
     recorder: ClusterRecorder  # the timeline of what the nodes share
 
     @property
@@ -89,7 +89,7 @@ class ClusterScenarios:
     def attach(self) -> None:
         """Hook every server through a :class:`NodeHooks` (before anything captures its hooks: at start)."""
         for server in self.cluster.servers:
-            server.broker.faults = NodeHooks(server, self.faults, self._locate)
+            server.broker.faults = NodeHooks(server, self.faults)
 
     @property
     def names(self) -> list[str]:
@@ -101,8 +101,8 @@ class ClusterScenarios:
         """Check the scenario against the cluster, create its setup, install its steps (on the cluster's loop)."""
         self._check(scenario)
         self.stop()
-        if "election" in scenario.cluster and self.cluster.shared is not None:
-            self.cluster.shared.set_election(float(scenario.cluster["election"]))
+        if "election" in scenario.cluster and self.cluster.elections is not None:
+            self.cluster.elections.election = float(scenario.cluster["election"])
         scenario.setup(self._api)
         faults = self.faults
         faults.replace({name: self._faults(name) for name in self.names}, self._faults(""))
@@ -123,9 +123,9 @@ class ClusterScenarios:
         size = len(self.cluster.servers)
         if "size" in wanted and wanted["size"] != size:
             raise ScenarioError(f"{scenario.source}: the scenario needs {wanted['size']} nodes, the cluster has {size}")
-        if (wanted.get("jetstream") or "election" in wanted) and self.cluster.shared is None:
+        if (wanted.get("jetstream") or "election" in wanted) and self.cluster.elections is None:
             raise ScenarioError(f"{scenario.source}: the scenario needs the cluster's JetStream (jetstream=True, -js)")
-        if (scenario.streams or scenario.consumers) and self.cluster.shared is None:
+        if (scenario.streams or scenario.consumers) and self.cluster.elections is None:
             raise ScenarioError(f"{scenario.source}: setup streams need the cluster's JetStream (jetstream=True, -js)")
         for index, step in enumerate(scenario.steps):
             if step.do == "partition":
@@ -151,9 +151,6 @@ class ClusterScenarios:
         # A step for one node is recorded on its timeline; one for every node where the cluster records its own.
         faults.recorder = self.cluster.servers[self.cluster.index(node)].recorded if node else self.cluster.recorder
         return faults
-
-    def _locate(self, point: str, context: dict[str, Any]) -> str:
-        return handling_node(self.cluster.shared, self.cluster.servers, point, context)
 
     # -- running actions --------------------------------------------------------------------------
 
@@ -198,14 +195,14 @@ class ClusterScenarios:
         return default
 
     def _leader(self, stream: str, consumer: str = "") -> str:
-        shared = self.cluster.shared
-        clustered = shared.jetstream.clustered if shared is not None and shared.jetstream is not None else None
-        if clustered is None:
+        if self.cluster.elections is None:
             raise ScenarioError("leader_of needs the cluster's JetStream")
-        group = clustered.consumer_group(stream, consumer) if consumer else clustered.stream_group(stream)
-        if group is None or not group.leader:
+        from fakejs.server.cluster_replication import leader_name
+
+        leader = leader_name(self.cluster.running, stream, consumer)
+        if not leader:
             raise ScenarioError(f"no leader for {stream!r}{' > ' + consumer if consumer else ''}")
-        return group.leader
+        return leader
 
     def kill(self, default: str, node: str = "", leader_of: dict[str, str] | None = None) -> dict[str, Any]:
         return self._spawn("kill", self.cluster.kill(self._target(default, node, leader_of)))

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from fakejs.core.subjects import overlap
 from fakejs.jetstream.api import streams
 from fakejs.jetstream.api.dispatch import encode, error_doc
+from fakejs.jetstream.api.late_answers import answer_once_heard
 from fakejs.jetstream.api.replicated_consumers import ConsumerRequests
 from fakejs.jetstream.api.replicated_leaders import LeaderRequests
 from fakejs.jetstream.api.request import Request
@@ -319,7 +320,7 @@ class ReplicatedApi:
         else:
             doc = {"type": "io.nats.jetstream.api.v1.stream_update_response", **stream.info(cluster=True)}
         self.js.record_api_call(False)
-        self.js.reply(replica.assignment.reply, encode(doc))
+        answer_once_heard(self.js, replica.assignment.reply, encode(doc))
 
 
 def _matches(config: Any, subject_filter: str) -> bool:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.jetstream.api import consumers
 from fakejs.jetstream.api.dispatch import asset_answer, encode
+from fakejs.jetstream.api.late_answers import answer_once_heard
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.config import consumer as consumerconfig
@@ -245,4 +246,4 @@ class ConsumerRequests:
             return
         doc = {"type": "io.nats.jetstream.api.v1.consumer_create_response", **consumer.info()}
         self.js.record_api_call(False)
-        self.js.reply(replica.assignment.reply, encode(doc))
+        answer_once_heard(self.js, replica.assignment.reply, encode(doc))

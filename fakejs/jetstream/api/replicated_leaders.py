@@ -54,7 +54,9 @@ class LeaderRequests:
             return None
         return self._step_down(request, held.group)
 
-    def _step_down(self, request: Request, group: ReplicatedGroup) -> dict[str, Any]:
+    def _step_down(self, request: Request, group: ReplicatedGroup) -> dict[str, Any] | None:
+        if group.led_since_ns > request.arrived_ns:  # led since the request arrived: handed over to by its answerer
+            return None
         placement = None
         if request.is_json_object_or_array():
             placement = request.decode(STEPDOWN_REQUEST).get("placement")

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
 from fakejs.core.clock import Clock, ErrorSink
 from fakejs.core.log import get_logger
-from fakejs.core.router import Router
 from fakejs.jetstream.raft import (
     Accepted,
     Entry,
@@ -57,7 +57,7 @@ from fakejs.jetstream.replication.state_machine import StateMachine
 from fakejs.jetstream.replication.stores import close_storage
 from fakejs.jetstream.replication.subjects import check_group_name
 from fakejs.jetstream.replication.timers import NodeTimers
-from fakejs.jetstream.replication.transport import Transport, TransportCounters
+from fakejs.jetstream.replication.transport import Transport, TransportCounters, Wire
 
 
 def _log_error(where: str, exc: BaseException) -> None:
@@ -68,7 +68,7 @@ class ReplicatedGroup:
     """The member ``peer`` (a peer id) of the group ``name``, replicating into ``state_machine``.
 
     ``peers`` are the group's first voters (``peer`` among them; a member
-    joining a running group passes none); ``router`` is the system account's,
+    joining a running group passes none); ``router`` is the system account's (or an in-process exchange's wire),
     ``clock`` the server's, ``rng`` a generator derived from the server's
     seeded one, ``storage`` the member's log store (see
     :mod:`~fakejs.jetstream.replication.stores`).  ``record_error`` receives
@@ -86,7 +86,7 @@ class ReplicatedGroup:
         peer: str,
         peers: Iterable[str],
         state_machine: StateMachine,
-        router: Router,
+        router: Wire,
         clock: Clock,
         rng: random.Random,
         storage: LogStorage,
@@ -103,6 +103,9 @@ class ReplicatedGroup:
         self.node = RaftNode(peer, storage.load(), rng=rng, peers=peers, settings=settings)
         self.leader: str | None = None  # the member known to lead (reported by the node), and its term
         self.term = 0
+        # When this member last began to lead (``time.monotonic_ns``: an order, not a timer): a request that
+        # arrived before is its predecessor's (every server hears it; in one process a hand-over can be quicker).
+        self.led_since_ns = 0
         self.applied_index = 0  # the last entry applied to the state machine
         self.snapshot_index = 0  # what the last snapshot (made here or restored) covers
         self.stopped = False
@@ -199,6 +202,16 @@ class ReplicatedGroup:
         self._handle(ready)
         if outcome is not None and not isinstance(outcome, Accepted):
             raise self._failure(outcome)
+
+    def campaign(self) -> None:
+        """Campaign now (a pre-vote round first), unless this member leads or is stopped."""
+        if not self.stopped and not self.node.is_leader:
+            self._handle(self.node.campaign())
+
+    def peers_lost(self, peers: Iterable[str]) -> None:
+        """Tell the node ``peers`` are gone (see :meth:`~fakejs.jetstream.raft.RaftNode.peers_lost`)."""
+        if not self.stopped:
+            self._handle(self.node.peers_lost(peers))
 
     def campaign_soon(self, immediately: bool = False) -> None:
         """Campaign after a campaign timeout (see :meth:`~fakejs.jetstream.raft.RaftNode.campaign_soon`), unless
@@ -307,6 +320,8 @@ class ReplicatedGroup:
             self.compact()
 
     def _leader_changed(self, change: LeaderChange) -> None:
+        if change.leader == self.peer and self.leader != self.peer:
+            self.led_since_ns = time.monotonic_ns()
         self.leader, self.term = change.leader, change.term
         self._call("leader_changed", self.state_machine.leader_changed, change.leader, change.term)
 
