@@ -35,6 +35,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -113,6 +116,7 @@ class Cluster:
         self._tags = [list(node_tags) for node_tags in tags]  # node i's server_tags (placement.tags)
         self._seed = seed
         self.elections: Elections | None = None
+        self._own_store = ""  # the directory the cluster made for its nodes' stores (removed when it stops)
         self.servers: list[Server] = [self._node(i) for i in range(size)]
         numbering = itertools.count()  # one count for every node: the indexes order the merged timeline
         for server in self.servers:
@@ -184,6 +188,8 @@ class Cluster:
 
     async def start(self) -> Cluster:
         """Start the seed, then the others routed to it; returns once the nodes are meshed."""
+        if self.on_cue:
+            self._give_stores()
         seed = self.servers[0]
         await seed.start()
         for server in self.servers[1:]:
@@ -202,6 +208,16 @@ class Cluster:
             self.elections.start(self.running)
             await self._wait_for(lambda: ready(self.running), "the meta group elected its leader everywhere")
         return self
+
+    def _give_stores(self) -> None:
+        """Each node keeps its JetStream in a directory of its own, kept over a restart, as a process's: under
+        the ``store_dir`` given, else in one the cluster makes and removes when it stops."""
+        if self._settings.get("store_dir"):
+            base = str(self._settings["store_dir"])
+        else:
+            self._own_store = base = tempfile.mkdtemp(prefix="fakejs-cluster-")
+        for server in self.servers:
+            server.options.store_dir = os.path.join(base, server.broker.name)
 
     def _recording_node(self) -> str:
         """Where the shared parts' events that no stream or consumer leader claims are recorded."""
@@ -262,6 +278,9 @@ class Cluster:
             if i not in self._down:
                 await server.stop()
         self._down = set(range(self.size))
+        if self._own_store:
+            shutil.rmtree(self._own_store, ignore_errors=True)
+            self._own_store = ""
 
     async def __aenter__(self) -> Cluster:
         return await self.start()

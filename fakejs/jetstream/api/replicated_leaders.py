@@ -55,7 +55,7 @@ class LeaderRequests:
         return self._step_down(request, held.group)
 
     def _step_down(self, request: Request, group: ReplicatedGroup) -> dict[str, Any] | None:
-        if group.led_since_ns > request.arrived_ns:  # led since the request arrived: handed over to by its answerer
+        if not group.first_to_act(request.reply):  # acted on already, by the leader that handed over to this one
             return None
         placement = None
         if request.is_json_object_or_array():

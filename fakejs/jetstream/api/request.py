@@ -9,8 +9,7 @@ each is a method here so handlers say which one they use.
 from __future__ import annotations
 
 from collections.abc import Callable
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from fakejs.gocompat.gojson import GoJSONError, Struct, decode_request, loads, unmarshal
@@ -36,9 +35,6 @@ class Request:
     origin: object = None
     # In a cluster, the leader that answers it (named in the audit advisory).
     answered_by: str = ""
-    # When it arrived (``time.monotonic_ns``): in a replicated JetStream, only a leader already leading then
-    # acts on it (see ReplicatedGroup.led_since_ns).
-    arrived_ns: int = field(default_factory=time.monotonic_ns)
 
     def check_level(self) -> None:
         """Refuse a request that needs a higher API level than the server's."""

@@ -22,11 +22,13 @@ it); a message that finds nobody is dropped, as the routes drop it.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["LocalExchange", "LocalWire"]
+
+CLAIMS_KEPT = 4096  # requests remembered as acted on (their members answer within moments of each other)
 
 Callback = Callable[[str, str, "bytes | None", bytes, object], object]
 
@@ -48,6 +50,7 @@ class LocalExchange:
         self._queue: deque[tuple[str, str, bytes]] = deque()  # (sender's server, subject, payload)
         self._delivering = False
         self.reaches: Callable[[str, str], bool] = lambda sender, receiver: True
+        self._claimed: OrderedDict[tuple[str, str], None] = OrderedDict()  # (group, request) acted on, newest last
 
     def wire(self, server: str) -> LocalWire:
         """What the server ``server``'s members use in place of its system account's router."""
@@ -61,6 +64,16 @@ class LocalExchange:
     def forget(self, listener: _Listener) -> None:
         if self._listeners.get(listener.subject) is listener:
             del self._listeners[listener.subject]
+
+    def claim(self, group: str, request: str) -> bool:
+        """Whether ``request`` is claimed for ``group`` now (``False``: a member of the group acted on it)."""
+        key = (group, request)
+        if key in self._claimed:
+            return False
+        self._claimed[key] = None
+        if len(self._claimed) > CLAIMS_KEPT:
+            self._claimed.popitem(last=False)
+        return True
 
     def finds(self, server: str, subject: str) -> bool:
         """Whether a message from ``server`` on ``subject`` would find its member."""

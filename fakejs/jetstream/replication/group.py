@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
@@ -52,6 +51,7 @@ from fakejs.jetstream.raft import (
     encode,
 )
 from fakejs.jetstream.replication.errors import GroupStopped, NotLeader, ProposalFailed, ProposalRefused
+from fakejs.jetstream.replication.exchange import LocalWire
 from fakejs.jetstream.replication.proposals import PendingProposals
 from fakejs.jetstream.replication.state_machine import StateMachine
 from fakejs.jetstream.replication.stores import close_storage
@@ -103,9 +103,6 @@ class ReplicatedGroup:
         self.node = RaftNode(peer, storage.load(), rng=rng, peers=peers, settings=settings)
         self.leader: str | None = None  # the member known to lead (reported by the node), and its term
         self.term = 0
-        # When this member last began to lead (``time.monotonic_ns``: an order, not a timer): a request that
-        # arrived before is its predecessor's (every server hears it; in one process a hand-over can be quicker).
-        self.led_since_ns = 0
         self.applied_index = 0  # the last entry applied to the state machine
         self.snapshot_index = 0  # what the last snapshot (made here or restored) covers
         self.stopped = False
@@ -202,6 +199,17 @@ class ReplicatedGroup:
         self._handle(ready)
         if outcome is not None and not isinstance(outcome, Accepted):
             raise self._failure(outcome)
+
+    def first_to_act(self, request: str) -> bool:
+        """Whether this member is the first of its group to act on ``request`` (a request's reply subject).
+
+        Every server hears a request and its group's leader acts on it; in one process, a hand-over of
+        leadership is quicker than a route, so the member handed over to could hear the request it was handed
+        over for, and act on it again: the servers of one process note who acted first (across processes, as
+        between nats-server's servers, the first leader to hear it is the only one).
+        """
+        router = self.transport.router
+        return not request or not isinstance(router, LocalWire) or router.exchange.claim(self.name, request)
 
     def campaign(self) -> None:
         """Campaign now (a pre-vote round first), unless this member leads or is stopped."""
@@ -320,8 +328,6 @@ class ReplicatedGroup:
             self.compact()
 
     def _leader_changed(self, change: LeaderChange) -> None:
-        if change.leader == self.peer and self.leader != self.peer:
-            self.led_since_ns = time.monotonic_ns()
         self.leader, self.term = change.leader, change.term
         self._call("leader_changed", self.state_machine.leader_changed, change.leader, change.term)
 
