@@ -38,7 +38,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.clock import Clock
-from fakejs.server.cluster_hooks import NodeHooks, ScenarioFaults
+from fakejs.server.cluster_hooks import NodeHooks, ScenarioFaults, handling_node
 from fakejs.server.cluster_timeline import ClusterRecorder
 from fakejs.server.server import Server
 from fakejs.testkit.arguments import ACTION_NAMES
@@ -46,6 +46,7 @@ from fakejs.testkit.faults import CLUSTER_ACTION_NAMES, Faults
 from fakejs.testkit.scenarios import Scenario, ScenarioError
 
 if TYPE_CHECKING:
+    from fakejs.server.cluster_jetstream import ClusterJetStream
     from fakejs.server.cluster_replication import Elections
 
 __all__ = ["ClusterHandle", "ClusterScenarios"]
@@ -55,8 +56,9 @@ class ClusterHandle(Protocol):
     """What running a scenario needs of a :class:`~fakejs.server.local_cluster.Cluster`."""
 
     servers: list[Server]
+    shared: ClusterJetStream | None
+    elections: Elections | None  # a replicated JetStream's elections on cue
     clock: Clock
-    elections: Elections | None  # the JetStream's elections on cue (None: the cluster has no JetStream)
     recorder: ClusterRecorder  # the timeline of what the nodes share
 
     @property
@@ -89,7 +91,7 @@ class ClusterScenarios:
     def attach(self) -> None:
         """Hook every server through a :class:`NodeHooks` (before anything captures its hooks: at start)."""
         for server in self.cluster.servers:
-            server.broker.faults = NodeHooks(server, self.faults)
+            server.broker.faults = NodeHooks(server, self.faults, self._locate)
 
     @property
     def names(self) -> list[str]:
@@ -101,6 +103,8 @@ class ClusterScenarios:
         """Check the scenario against the cluster, create its setup, install its steps (on the cluster's loop)."""
         self._check(scenario)
         self.stop()
+        if "election" in scenario.cluster and self.cluster.shared is not None:
+            self.cluster.shared.set_election(float(scenario.cluster["election"]))
         if "election" in scenario.cluster and self.cluster.elections is not None:
             self.cluster.elections.election = float(scenario.cluster["election"])
         scenario.setup(self._api)
@@ -123,9 +127,10 @@ class ClusterScenarios:
         size = len(self.cluster.servers)
         if "size" in wanted and wanted["size"] != size:
             raise ScenarioError(f"{scenario.source}: the scenario needs {wanted['size']} nodes, the cluster has {size}")
-        if (wanted.get("jetstream") or "election" in wanted) and self.cluster.elections is None:
+        has_jetstream = self.cluster.shared is not None or self.cluster.elections is not None
+        if (wanted.get("jetstream") or "election" in wanted) and not has_jetstream:
             raise ScenarioError(f"{scenario.source}: the scenario needs the cluster's JetStream (jetstream=True, -js)")
-        if (scenario.streams or scenario.consumers) and self.cluster.elections is None:
+        if (scenario.streams or scenario.consumers) and not has_jetstream:
             raise ScenarioError(f"{scenario.source}: setup streams need the cluster's JetStream (jetstream=True, -js)")
         for index, step in enumerate(scenario.steps):
             if step.do == "partition":
@@ -151,6 +156,9 @@ class ClusterScenarios:
         # A step for one node is recorded on its timeline; one for every node where the cluster records its own.
         faults.recorder = self.cluster.servers[self.cluster.index(node)].recorded if node else self.cluster.recorder
         return faults
+
+    def _locate(self, point: str, context: dict[str, Any]) -> str:
+        return handling_node(self.cluster.shared, self.cluster.servers, point, context)
 
     # -- running actions --------------------------------------------------------------------------
 
@@ -195,14 +203,21 @@ class ClusterScenarios:
         return default
 
     def _leader(self, stream: str, consumer: str = "") -> str:
-        if self.cluster.elections is None:
-            raise ScenarioError("leader_of needs the cluster's JetStream")
-        from fakejs.server.cluster_replication import leader_name
+        if self.cluster.elections is not None:
+            from fakejs.server.cluster_replication import leader_name
 
-        leader = leader_name(self.cluster.running, stream, consumer)
-        if not leader:
+            leader = leader_name(self.cluster.running, stream, consumer)
+            if not leader:
+                raise ScenarioError(f"no leader for {stream!r}{' > ' + consumer if consumer else ''}")
+            return leader
+        shared = self.cluster.shared
+        clustered = shared.jetstream.clustered if shared is not None and shared.jetstream is not None else None
+        if clustered is None:
+            raise ScenarioError("leader_of needs the cluster's JetStream")
+        group = clustered.consumer_group(stream, consumer) if consumer else clustered.stream_group(stream)
+        if group is None or not group.leader:
             raise ScenarioError(f"no leader for {stream!r}{' > ' + consumer if consumer else ''}")
-        return leader
+        return group.leader
 
     def kill(self, default: str, node: str = "", leader_of: dict[str, str] | None = None) -> dict[str, Any]:
         return self._spawn("kill", self.cluster.kill(self._target(default, node, leader_of)))

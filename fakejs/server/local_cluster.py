@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.cluster.cluster import Cluster as Routes
+from fakejs.core.cluster_checks import clustered_account, clustered_accounts_problem
 from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.failures import ServerError
 from fakejs.core.options import ServerOptions
@@ -57,6 +58,7 @@ from fakejs.testkit.timeline import TimelineFilter
 
 if TYPE_CHECKING:
     from fakejs.jetstream import JetStreamWithApi
+    from fakejs.server.cluster_jetstream import ClusterJetStream
     from fakejs.server.cluster_replication import Elections
 
 __all__ = ["Cluster"]
@@ -75,7 +77,10 @@ class Cluster:
     ``seed + i``; other keyword arguments are
     :class:`~fakejs.core.options.ServerOptions` fields given to every node.
     ``jetstream=True`` gives the cluster one shared, clustered JetStream
-    (:mod:`fakejs.server.cluster_jetstream`); it is off by default.
+    (:mod:`fakejs.server.cluster_jetstream`); it is off by default.  With
+    ``replicated=True`` as well, each node runs its share of a JetStream
+    replicated across them instead, the code of a cluster of processes
+    (:mod:`fakejs.server.cluster_replication`).
     ``tags`` are node ``i``'s ``server_tags``; ``election`` the seconds a
     JetStream group stays without a leader when its leader's node goes down.
     """
@@ -90,6 +95,7 @@ class Cluster:
         node_prefix: str = "n",
         tags: Sequence[Sequence[str]] = (),
         election: float = 0.0,
+        replicated: bool = False,
         **settings: Any,
     ) -> None:
         if size < 1:
@@ -97,25 +103,30 @@ class Cluster:
         self.name = name
         self.node_prefix = node_prefix
         self.clock: Clock = clock if clock is not None else SystemClock()
-        self.election = election  # JetStream: seconds a group whose leader's server went down has no leader
-        if settings.pop("jetstream", False) and settings.get("jetstream_replicated") is None:
+        self.jetstream_wanted = bool(settings.pop("jetstream", False))
+        if self.jetstream_wanted and replicated and settings.get("jetstream_replicated") is None:
             # Only a cluster with JetStream loads the replicated JetStream, and the JetStream layer with it
             from fakejs.server.cluster_replication import replicated_settings
 
             names = [f"{node_prefix}{index + 1}" for index in range(size)]
             settings["jetstream_replicated"] = replicated_settings(names, election)
-        replicated = settings.get("jetstream_replicated")
-        settings["jetstream"] = replicated is not None
+        # The nodes share one (below), rather than each having its own -- unless it is replicated across
+        # them (``jetstream_replicated``: each node runs its share).
+        given = settings.get("jetstream_replicated")
+        settings["jetstream"] = given is not None
+        if settings["jetstream"]:
+            self.jetstream_wanted = False
         # Elections on cue for the servers that share an in-process exchange (each runs its share of the groups)
-        self.on_cue = replicated is not None and replicated.exchange is not None
-        if self.on_cue:
-            assert replicated is not None
-            replicated.exchange.reaches = self._reaches
+        self.on_cue = given is not None and given.exchange is not None
+        if given is not None and self.on_cue:
+            given.exchange.reaches = self._reaches
         settings.setdefault("port", 0)
         self._settings = settings
         self._tags = [list(node_tags) for node_tags in tags]  # node i's server_tags (placement.tags)
+        self.election = election  # JetStream: seconds a group whose leader's server went down has no leader
         self._seed = seed
-        self.elections: Elections | None = None
+        self.shared: ClusterJetStream | None = None
+        self.elections: Elections | None = None  # the replicated JetStream's elections on cue
         self._own_store = ""  # the directory the cluster made for its nodes' stores (removed when it stops)
         self.servers: list[Server] = [self._node(i) for i in range(size)]
         numbering = itertools.count()  # one count for every node: the indexes order the merged timeline
@@ -123,6 +134,9 @@ class Cluster:
             server.recorded.number_with(numbering)
             server.cluster_timeline = partial(document, self.servers)  # the control API's cluster timeline
         self.recorder = ClusterRecorder(self.servers, self._recording_node)
+        problem = clustered_accounts_problem(self.servers[0].options) if self.jetstream_wanted else ""
+        if problem:
+            raise ValueError(problem)
         self._down: set[int] = set()
         self._groups: list[set[int]] = []
         self.scenarios: ClusterScenarios | None = None
@@ -200,6 +214,16 @@ class Cluster:
         await self.wait_meshed()
         self.scenarios = ClusterScenarios(self)
         self.scenarios.attach()
+        if self.jetstream_wanted:
+            # Only a cluster with JetStream loads the shared JetStream, and the JetStream layer with it
+            from fakejs.server.cluster_jetstream import ClusterJetStream
+
+            rng = ids.new_random(None if self._seed is None else self._seed - 1)
+            account = clustered_account(self.servers[0].options)
+            self.shared = ClusterJetStream(
+                self.name, self.servers, self.clock, rng, self.election, account, self.recorder
+            )
+            self.shared.start(self.running)
         if self.on_cue:
             from fakejs.server.cluster_replication import Elections, ready
 
@@ -221,12 +245,11 @@ class Cluster:
 
     def _recording_node(self) -> str:
         """Where the shared parts' events that no stream or consumer leader claims are recorded."""
-        if self.elections is not None:
-            from fakejs.server.cluster_replication import meta_leader
-
-            leader = meta_leader(self.running)
-            if leader:
-                return leader
+        meta = self.shared.meta if self.shared is not None else None
+        if meta is not None and meta.leader:
+            return meta.leader
+        if self.elections is not None and self.meta_leader:
+            return self.meta_leader
         return next((server.broker.name for server in self.running), "")
 
     def timeline(self, node: str | None = None, **filters: Any) -> list[dict[str, Any]]:
@@ -247,19 +270,22 @@ class Cluster:
 
     @property
     def jetstream(self) -> JetStreamWithApi | None:
-        """The JetStream of the node leading the meta group (``jetstream=True``), for a look inside: every node
-        runs its share, and a stream's replicas hold the same messages."""
-        leader = self.meta_leader
-        return self.server(leader).jetstream if leader else None
+        """The JetStream the nodes share (``jetstream=True``), for a look inside; replicated, the JetStream of
+        the node leading the meta group (every node runs its share, a stream's replicas hold the same messages)."""
+        if self.elections is not None:
+            leader = self.meta_leader
+            return self.server(leader).jetstream if leader else None
+        return self.shared.jetstream if self.shared is not None else None
 
     @property
     def meta_leader(self) -> str:
         """The name of the node leading the JetStream meta group ("" while none does, or without JetStream)."""
-        if self.elections is None:
-            return ""
-        from fakejs.server.cluster_replication import meta_leader
+        if self.elections is not None:
+            from fakejs.server.cluster_replication import meta_leader
 
-        return meta_leader(self.running)
+            return meta_leader(self.running)
+        meta = self.shared.meta if self.shared is not None else None
+        return meta.leader if meta is not None and meta.leader else ""
 
     def start_scenario(self, name_or_path: str | None = None, text: str | None = None) -> dict[str, Any]:
         """Start a scenario (a path, a shipped name, or TOML text) on the cluster (:mod:`fakejs.server.cluster_scenarios`)."""
@@ -274,6 +300,9 @@ class Cluster:
     async def stop(self) -> None:
         if self.scenarios is not None:
             self.scenarios.stop()
+        if self.shared is not None:
+            self.shared.stop()
+            self.shared = None
         for i, server in reversed(list(enumerate(self.servers))):
             if i not in self._down:
                 await server.stop()
@@ -307,6 +336,9 @@ class Cluster:
         if server.routes is not None and config is not None:
             config.port = server.routes.port
         self._down.add(i)
+        if self.shared is not None:
+            self.shared.node_down(server, orderly)
+            self.shared.check_quorum(self._reach)
         await server.stop(crash=not orderly)
         await self.wait_meshed()
         self._after_failure()
@@ -316,8 +348,7 @@ class Cluster:
         await self.kill(node, orderly=True)
 
     async def restart(self, node: int | str, down_for: float = 0.0) -> None:
-        """Bring a node back on its ports (after ``down_for`` seconds of cluster time); wait until meshed (and with
-        JetStream, until it has its share back: a leader known for each of its groups)."""
+        """Bring a node back on its ports (after ``down_for`` seconds of cluster time); wait until meshed."""
         i = self.index(node)
         if i not in self._down:
             await self.kill(i)
@@ -328,6 +359,7 @@ class Cluster:
         await server.start()
         self._apply_partition(i)
         await self.wait_meshed()
+        self._share_with_majority()
         if self.elections is not None:
             from fakejs.server.cluster_replication import recovered
 
@@ -343,15 +375,20 @@ class Cluster:
 
     def _move_leader(self, stream: str, consumer: str, to: str) -> str:
         if self.elections is None:
-            raise RuntimeError("the cluster has no JetStream: start it with jetstream=True")
+            return self._shared().move_leader(stream, consumer, to)
         from fakejs.server.cluster_replication import move_leader
 
         return move_leader(self.running, stream, consumer, to)
 
     def _after_failure(self) -> None:
-        """Servers went down or were cut off: the JetStream groups elect on cue (see cluster_replication)."""
+        """Servers went down or were cut off: a replicated JetStream's groups elect on cue (cluster_replication)."""
         if self.elections is not None:
             self.elections.after_failure(self.running, self._reaches)
+
+    def _shared(self) -> ClusterJetStream:
+        if self.shared is None:
+            raise RuntimeError("the cluster has no JetStream: start it with jetstream=True")
+        return self.shared
 
     async def partition(self, *groups: Iterable[int | str]) -> None:
         """Cut the cluster into ``groups`` (nodes not named form one more): no routes across a cut."""
@@ -367,8 +404,32 @@ class Cluster:
         self._groups = named
         for i in range(self.size):
             self._apply_partition(i)
+        self._share_with_majority()
         await self.wait_meshed()
         self._after_failure()
+
+    def _share_with_majority(self) -> None:
+        """JetStream across a cut: only the side holding a majority of the nodes keeps it (a Raft quorum).
+
+        The other side's servers no longer serve it -- their clients' requests
+        get no answer and their publishes no responders -- and the groups they
+        led move to the majority; with no majority, no side keeps it.
+        """
+        shared = self.shared
+        if shared is None:
+            return
+        if self._groups:
+            majority = next((g for g in self._groups if len(g) > self.size // 2), set())
+        else:
+            majority = set(range(self.size))
+        for i, server in enumerate(self.servers):
+            if i in self._down:
+                continue
+            if i in majority:
+                shared.node_up(server)
+            else:
+                shared.node_down(server)
+        shared.check_quorum(self._reach)
 
     async def heal(self) -> None:
         """End the partition: every node may reach every other again; the cut routes are dialled at once."""
@@ -377,6 +438,7 @@ class Cluster:
         for i in running:
             self._routes(self.servers[i]).unblock()
         self._dial_missing(force=True)
+        self._share_with_majority()
         await self.wait_meshed()
 
     # -- leaf links ---------------------------------------------------------------------
@@ -424,6 +486,13 @@ class Cluster:
             return True
         i, j = self.index(sender), self.index(receiver)
         return i not in self._down and self.servers[j].broker.name in self._reachable(i)
+
+    def _reach(self, name: str) -> set[str]:
+        """The running nodes the running node ``name`` reaches, itself included (none when it is down)."""
+        i = next((j for j, server in enumerate(self.servers) if server.broker.name == name), -1)
+        if i < 0 or i in self._down:
+            return set()
+        return self._reachable(i) | {name}
 
     def _reachable(self, i: int) -> set[str]:
         """The names of the running nodes node ``i`` should be routed to."""
