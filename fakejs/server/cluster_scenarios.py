@@ -204,6 +204,7 @@ class ClusterScenarios:
 
     def _leader(self, stream: str, consumer: str = "") -> str:
         if self.cluster.elections is not None:
+            # The replicated JetStream's module loads with the first cluster that runs one
             from fakejs.server.cluster_replication import leader_name
 
             leader = leader_name(self.cluster.running, stream, consumer)

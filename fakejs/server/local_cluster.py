@@ -225,6 +225,7 @@ class Cluster:
             )
             self.shared.start(self.running)
         if self.on_cue:
+            # The replicated JetStream's module loads with the first cluster that runs one
             from fakejs.server.cluster_replication import Elections, ready
 
             rng = ids.new_random(None if self._seed is None else self._seed - 1)
@@ -281,6 +282,7 @@ class Cluster:
     def meta_leader(self) -> str:
         """The name of the node leading the JetStream meta group ("" while none does, or without JetStream)."""
         if self.elections is not None:
+            # The replicated JetStream's module loads with the first cluster that runs one
             from fakejs.server.cluster_replication import meta_leader
 
             return meta_leader(self.running)
@@ -361,6 +363,7 @@ class Cluster:
         await self.wait_meshed()
         self._share_with_majority()
         if self.elections is not None:
+            # The replicated JetStream's module loads with the first cluster that runs one
             from fakejs.server.cluster_replication import recovered
 
             await self._wait_for(lambda: recovered(server), f"{server.broker.name} recovered its JetStream")
@@ -376,6 +379,7 @@ class Cluster:
     def _move_leader(self, stream: str, consumer: str, to: str) -> str:
         if self.elections is None:
             return self._shared().move_leader(stream, consumer, to)
+        # The replicated JetStream's module loads with the first cluster that runs one
         from fakejs.server.cluster_replication import move_leader
 
         return move_leader(self.running, stream, consumer, to)
