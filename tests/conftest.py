@@ -196,8 +196,9 @@ def js_cluster_kind(request: pytest.FixtureRequest) -> str:
 
 def start_js_cluster(kind: str) -> JsCluster:
     """Three JetStream nodes ``n1``..``n3`` of cluster ``C``, tagged ``az:1``..``az:3``, with monitoring."""
-    if kind == "fake":
-        return FakeCluster(size=3, jetstream=True, tags=JS_CLUSTER_TAGS, monitor=True).start()
+    if kind in ("fake", "fake-replicated"):
+        replicated = kind == "fake-replicated"  # each node its share of the groups, as processes
+        return FakeCluster(size=3, jetstream=True, tags=JS_CLUSTER_TAGS, monitor=True, replicated=replicated).start()
     return RealCluster(3, jetstream=True, tags=JS_CLUSTER_TAGS, monitor=True).start()
 
 

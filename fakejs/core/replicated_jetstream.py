@@ -20,8 +20,11 @@ class ReplicatedJetStream:
     ``peers`` are the server names of the meta group's first voters (this server among them), or none: the
     server learns them from its routes, as a nats-server does (see
     :mod:`fakejs.jetstream.service.meta_membership`); ``raft`` the groups'
-    :class:`~fakejs.jetstream.raft.RaftSettings` (``None``: nats-server's timings).
+    :class:`~fakejs.jetstream.raft.RaftSettings` (``None``: nats-server's timings); ``exchange`` the
+    :class:`~fakejs.jetstream.replication.exchange.LocalExchange` the servers of one process share to carry the
+    groups' messages (``None``: the routes carry them).
     """
 
     peers: tuple[str, ...] = ()
     raft: Any = None
+    exchange: Any = None

@@ -25,7 +25,8 @@ file), ``loop_thread`` (an asyncio loop on a daemon thread), ``reload``
 (configuration reload: new options applied) and ``reload_steps`` (what a
 reload does beyond the options); for the in-process cluster,
 ``threaded_cluster`` (the cluster on a thread), ``cluster_jetstream`` (the
-JetStream its servers share), ``cluster_meta_api`` (the system account's
+JetStream its servers share), ``cluster_replication`` (the JetStream
+replicated across its servers instead, and its elections on cue), ``cluster_meta_api`` (the system account's
 JetStream requests of a cluster), ``cluster_quorum`` (replicas that lost
 their quorum), ``cluster_hooks`` (hook points per node),
 ``cluster_scenarios`` (scenarios on a cluster) and ``cluster_timeline``

@@ -47,6 +47,7 @@ from fakejs.testkit.scenarios import Scenario, ScenarioError
 
 if TYPE_CHECKING:
     from fakejs.server.cluster_jetstream import ClusterJetStream
+    from fakejs.server.cluster_replication import Elections
 
 __all__ = ["ClusterHandle", "ClusterScenarios"]
 
@@ -56,6 +57,7 @@ class ClusterHandle(Protocol):
 
     servers: list[Server]
     shared: ClusterJetStream | None
+    elections: Elections | None  # a replicated JetStream's elections on cue
     clock: Clock
     recorder: ClusterRecorder  # the timeline of what the nodes share
 
@@ -103,6 +105,8 @@ class ClusterScenarios:
         self.stop()
         if "election" in scenario.cluster and self.cluster.shared is not None:
             self.cluster.shared.set_election(float(scenario.cluster["election"]))
+        if "election" in scenario.cluster and self.cluster.elections is not None:
+            self.cluster.elections.election = float(scenario.cluster["election"])
         scenario.setup(self._api)
         faults = self.faults
         faults.replace({name: self._faults(name) for name in self.names}, self._faults(""))
@@ -123,9 +127,10 @@ class ClusterScenarios:
         size = len(self.cluster.servers)
         if "size" in wanted and wanted["size"] != size:
             raise ScenarioError(f"{scenario.source}: the scenario needs {wanted['size']} nodes, the cluster has {size}")
-        if (wanted.get("jetstream") or "election" in wanted) and self.cluster.shared is None:
+        has_jetstream = self.cluster.shared is not None or self.cluster.elections is not None
+        if (wanted.get("jetstream") or "election" in wanted) and not has_jetstream:
             raise ScenarioError(f"{scenario.source}: the scenario needs the cluster's JetStream (jetstream=True, -js)")
-        if (scenario.streams or scenario.consumers) and self.cluster.shared is None:
+        if (scenario.streams or scenario.consumers) and not has_jetstream:
             raise ScenarioError(f"{scenario.source}: setup streams need the cluster's JetStream (jetstream=True, -js)")
         for index, step in enumerate(scenario.steps):
             if step.do == "partition":
@@ -198,6 +203,14 @@ class ClusterScenarios:
         return default
 
     def _leader(self, stream: str, consumer: str = "") -> str:
+        if self.cluster.elections is not None:
+            # The replicated JetStream's module loads with the first cluster that runs one
+            from fakejs.server.cluster_replication import leader_name
+
+            leader = leader_name(self.cluster.running, stream, consumer)
+            if not leader:
+                raise ScenarioError(f"no leader for {stream!r}{' > ' + consumer if consumer else ''}")
+            return leader
         shared = self.cluster.shared
         clustered = shared.jetstream.clustered if shared is not None and shared.jetstream is not None else None
         if clustered is None:

@@ -35,7 +35,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Iterable, Sequence
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -56,6 +59,7 @@ from fakejs.testkit.timeline import TimelineFilter
 if TYPE_CHECKING:
     from fakejs.jetstream import JetStreamWithApi
     from fakejs.server.cluster_jetstream import ClusterJetStream
+    from fakejs.server.cluster_replication import Elections
 
 __all__ = ["Cluster"]
 
@@ -73,7 +77,10 @@ class Cluster:
     ``seed + i``; other keyword arguments are
     :class:`~fakejs.core.options.ServerOptions` fields given to every node.
     ``jetstream=True`` gives the cluster one shared, clustered JetStream
-    (:mod:`fakejs.server.cluster_jetstream`); it is off by default.
+    (:mod:`fakejs.server.cluster_jetstream`); it is off by default.  With
+    ``replicated=True`` as well, each node runs its share of a JetStream
+    replicated across them instead, the code of a cluster of processes
+    (:mod:`fakejs.server.cluster_replication`).
     ``tags`` are node ``i``'s ``server_tags``; ``election`` the seconds a
     JetStream group stays without a leader when its leader's node goes down.
     """
@@ -88,6 +95,7 @@ class Cluster:
         node_prefix: str = "n",
         tags: Sequence[Sequence[str]] = (),
         election: float = 0.0,
+        replicated: bool = False,
         **settings: Any,
     ) -> None:
         if size < 1:
@@ -96,17 +104,30 @@ class Cluster:
         self.node_prefix = node_prefix
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.jetstream_wanted = bool(settings.pop("jetstream", False))
+        if self.jetstream_wanted and replicated and settings.get("jetstream_replicated") is None:
+            # Only a cluster with JetStream loads the replicated JetStream, and the JetStream layer with it
+            from fakejs.server.cluster_replication import replicated_settings
+
+            names = [f"{node_prefix}{index + 1}" for index in range(size)]
+            settings["jetstream_replicated"] = replicated_settings(names, election)
         # The nodes share one (below), rather than each having its own -- unless it is replicated across
-        # them (``jetstream_replicated``, set by code only: each node runs its share).
-        settings["jetstream"] = settings.get("jetstream_replicated") is not None
+        # them (``jetstream_replicated``: each node runs its share).
+        given = settings.get("jetstream_replicated")
+        settings["jetstream"] = given is not None
         if settings["jetstream"]:
             self.jetstream_wanted = False
+        # Elections on cue for the servers that share an in-process exchange (each runs its share of the groups)
+        self.on_cue = given is not None and given.exchange is not None
+        if given is not None and self.on_cue:
+            given.exchange.reaches = self._reaches
         settings.setdefault("port", 0)
         self._settings = settings
         self._tags = [list(node_tags) for node_tags in tags]  # node i's server_tags (placement.tags)
         self.election = election  # JetStream: seconds a group whose leader's server went down has no leader
         self._seed = seed
         self.shared: ClusterJetStream | None = None
+        self.elections: Elections | None = None  # the replicated JetStream's elections on cue
+        self._own_store = ""  # the directory the cluster made for its nodes' stores (removed when it stops)
         self.servers: list[Server] = [self._node(i) for i in range(size)]
         numbering = itertools.count()  # one count for every node: the indexes order the merged timeline
         for server in self.servers:
@@ -181,6 +202,8 @@ class Cluster:
 
     async def start(self) -> Cluster:
         """Start the seed, then the others routed to it; returns once the nodes are meshed."""
+        if self.on_cue:
+            self._give_stores()
         seed = self.servers[0]
         await seed.start()
         for server in self.servers[1:]:
@@ -201,13 +224,33 @@ class Cluster:
                 self.name, self.servers, self.clock, rng, self.election, account, self.recorder
             )
             self.shared.start(self.running)
+        if self.on_cue:
+            # The replicated JetStream's module loads with the first cluster that runs one
+            from fakejs.server.cluster_replication import Elections, ready
+
+            rng = ids.new_random(None if self._seed is None else self._seed - 1)
+            self.elections = Elections(self.servers, self.clock, rng, self.election)
+            self.elections.start(self.running)
+            await self._wait_for(lambda: ready(self.running), "the meta group elected its leader everywhere")
         return self
+
+    def _give_stores(self) -> None:
+        """Each node keeps its JetStream in a directory of its own, kept over a restart, as a process's: under
+        the ``store_dir`` given, else in one the cluster makes and removes when it stops."""
+        if self._settings.get("store_dir"):
+            base = str(self._settings["store_dir"])
+        else:
+            self._own_store = base = tempfile.mkdtemp(prefix="fakejs-cluster-")
+        for server in self.servers:
+            server.options.store_dir = os.path.join(base, server.broker.name)
 
     def _recording_node(self) -> str:
         """Where the shared parts' events that no stream or consumer leader claims are recorded."""
         meta = self.shared.meta if self.shared is not None else None
         if meta is not None and meta.leader:
             return meta.leader
+        if self.elections is not None and self.meta_leader:
+            return self.meta_leader
         return next((server.broker.name for server in self.running), "")
 
     def timeline(self, node: str | None = None, **filters: Any) -> list[dict[str, Any]]:
@@ -228,8 +271,23 @@ class Cluster:
 
     @property
     def jetstream(self) -> JetStreamWithApi | None:
-        """The JetStream the nodes share (``jetstream=True``), for a look inside."""
+        """The JetStream the nodes share (``jetstream=True``), for a look inside; replicated, the JetStream of
+        the node leading the meta group (every node runs its share, a stream's replicas hold the same messages)."""
+        if self.elections is not None:
+            leader = self.meta_leader
+            return self.server(leader).jetstream if leader else None
         return self.shared.jetstream if self.shared is not None else None
+
+    @property
+    def meta_leader(self) -> str:
+        """The name of the node leading the JetStream meta group ("" while none does, or without JetStream)."""
+        if self.elections is not None:
+            # The replicated JetStream's module loads with the first cluster that runs one
+            from fakejs.server.cluster_replication import meta_leader
+
+            return meta_leader(self.running)
+        meta = self.shared.meta if self.shared is not None else None
+        return meta.leader if meta is not None and meta.leader else ""
 
     def start_scenario(self, name_or_path: str | None = None, text: str | None = None) -> dict[str, Any]:
         """Start a scenario (a path, a shipped name, or TOML text) on the cluster (:mod:`fakejs.server.cluster_scenarios`)."""
@@ -251,6 +309,9 @@ class Cluster:
             if i not in self._down:
                 await server.stop()
         self._down = set(range(self.size))
+        if self._own_store:
+            shutil.rmtree(self._own_store, ignore_errors=True)
+            self._own_store = ""
 
     async def __aenter__(self) -> Cluster:
         return await self.start()
@@ -282,6 +343,7 @@ class Cluster:
             self.shared.check_quorum(self._reach)
         await server.stop(crash=not orderly)
         await self.wait_meshed()
+        self._after_failure()
 
     async def shutdown(self, node: int | str) -> None:
         """An orderly stop of a node (see :meth:`kill`)."""
@@ -300,14 +362,32 @@ class Cluster:
         self._apply_partition(i)
         await self.wait_meshed()
         self._share_with_majority()
+        if self.elections is not None:
+            # The replicated JetStream's module loads with the first cluster that runs one
+            from fakejs.server.cluster_replication import recovered
+
+            await self._wait_for(lambda: recovered(server), f"{server.broker.name} recovered its JetStream")
 
     def step_down(self, stream: str, consumer: str = "") -> str:
         """A JetStream stream's (or consumer's) leader steps down on cue; returns the new leader."""
-        return self._shared().move_leader(stream, consumer)
+        return self._move_leader(stream, consumer, "")
 
     def move_leader(self, stream: str, node: int | str, consumer: str = "") -> str:
         """Move a stream's (or consumer's) leader to ``node`` (one of its replicas); returns it."""
-        return self._shared().move_leader(stream, consumer, self.servers[self.index(node)].broker.name)
+        return self._move_leader(stream, consumer, self.servers[self.index(node)].broker.name)
+
+    def _move_leader(self, stream: str, consumer: str, to: str) -> str:
+        if self.elections is None:
+            return self._shared().move_leader(stream, consumer, to)
+        # The replicated JetStream's module loads with the first cluster that runs one
+        from fakejs.server.cluster_replication import move_leader
+
+        return move_leader(self.running, stream, consumer, to)
+
+    def _after_failure(self) -> None:
+        """Servers went down or were cut off: a replicated JetStream's groups elect on cue (cluster_replication)."""
+        if self.elections is not None:
+            self.elections.after_failure(self.running, self._reaches)
 
     def _shared(self) -> ClusterJetStream:
         if self.shared is None:
@@ -330,6 +410,7 @@ class Cluster:
             self._apply_partition(i)
         self._share_with_majority()
         await self.wait_meshed()
+        self._after_failure()
 
     def _share_with_majority(self) -> None:
         """JetStream across a cut: only the side holding a majority of the nodes keeps it (a Raft quorum).
@@ -403,6 +484,13 @@ class Cluster:
             if i not in group:
                 routes.block(self.servers[j].broker.name for j in group)
 
+    def _reaches(self, sender: str, receiver: str) -> bool:
+        """Whether the node ``sender`` reaches the node ``receiver`` (both running, on one side of any cut)."""
+        if sender == receiver:
+            return True
+        i, j = self.index(sender), self.index(receiver)
+        return i not in self._down and self.servers[j].broker.name in self._reachable(i)
+
     def _reach(self, name: str) -> set[str]:
         """The running nodes the running node ``name`` reaches, itself included (none when it is down)."""
         i = next((j for j, server in enumerate(self.servers) if server.broker.name == name), -1)
@@ -433,6 +521,15 @@ class Cluster:
             if any(self._routes(server).dedicated_missing(peer.server_id) for peer in peers):
                 return False
         return True
+
+    async def _wait_for(self, condition: Callable[[], bool], what: str, timeout: float = MESH_TIMEOUT) -> None:
+        """Wait (real time) until ``condition()`` holds; ``TimeoutError`` says ``what`` was waited for."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not condition():
+            if loop.time() > deadline:
+                raise TimeoutError(f"not within {timeout}s: {what}")
+            await asyncio.sleep(0.005)
 
     async def wait_meshed(self, timeout: float = MESH_TIMEOUT) -> None:
         """Wait (real time) until :meth:`meshed`; raises ``TimeoutError`` naming what is missing.

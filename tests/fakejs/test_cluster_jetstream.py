@@ -20,15 +20,21 @@ from fakejs import Cluster, ManualClock
 pytestmark = pytest.mark.cluster
 
 
+@pytest.fixture(params=[False, True], ids=["simulated", "replicated"])
+def replicated(request: pytest.FixtureRequest) -> bool:
+    """Each test on the shared, simulated JetStream and on the one replicated across the nodes."""
+    return bool(request.param)
+
+
 async def api(nc: Client, subject: str, body: dict[str, Any] | None = None, timeout: float = 2.0) -> dict[str, Any]:
     reply = await nc.request(subject, json.dumps(body).encode() if body is not None else b"", timeout=timeout)
     answer: dict[str, Any] = json.loads(reply.data)
     return answer
 
 
-async def _leaders(seed: int) -> list[str]:
+async def _leaders(seed: int, replicated: bool) -> list[str]:
     """The leaders a seeded cluster gives three streams and a consumer, and after two step-downs."""
-    async with Cluster(size=3, jetstream=True, seed=seed) as cluster:
+    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=seed) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             seen = []
@@ -47,14 +53,14 @@ async def _leaders(seed: int) -> list[str]:
             await nc.close()
 
 
-async def test_a_seed_repeats_every_placement_and_election() -> None:
-    first = await _leaders(11)
-    assert await _leaders(11) == first
+async def test_a_seed_repeats_every_placement_and_election(replicated: bool) -> None:
+    first = await _leaders(11, replicated)
+    assert await _leaders(11, replicated) == first
     assert first[0] != first[4] and first[4] != first[5]  # each step-down moved the leader of A
 
 
-async def test_publishes_through_any_node_are_stored_once_and_served_everywhere() -> None:
-    async with Cluster(size=3, jetstream=True, seed=3) as cluster:
+async def test_publishes_through_any_node_are_stored_once_and_served_everywhere(replicated: bool) -> None:
+    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=3) as cluster:
         clients = [await nats.connect(url) for url in cluster.urls]
         try:
             await api(clients[0], "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"], "num_replicas": 3})
@@ -71,8 +77,8 @@ async def test_publishes_through_any_node_are_stored_once_and_served_everywhere(
         assert cluster.errors == []
 
 
-async def test_the_leaders_node_dies_and_another_replica_takes_over() -> None:
-    async with Cluster(size=3, jetstream=True, seed=5) as cluster:
+async def test_the_leaders_node_dies_and_another_replica_takes_over(replicated: bool) -> None:
+    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=5) as cluster:
         nc = await nats.connect(cluster.urls, reconnect_time_wait=0.05)
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"], "num_replicas": 3})
@@ -82,7 +88,11 @@ async def test_the_leaders_node_dies_and_another_replica_takes_over() -> None:
             info = await api(nc, "$JS.API.STREAM.INFO.S", timeout=5)
             assert info["cluster"]["leader"] != leader and info["state"]["messages"] == 1
             dead = [r for r in info["cluster"]["replicas"] if r["name"] == leader]
-            assert dead == [{"name": leader, "current": False, "active": 0, "lag": 0, "peer": dead[0]["peer"]}]
+            # the entries it missed (the new leader's first one at least) are its lag, as nats-server counts it
+            assert dead == [
+                {"name": leader, "current": False, "active": 0, "lag": dead[0]["lag"], "peer": dead[0]["peer"]}
+            ]
+            assert dead[0]["lag"] >= (1 if replicated else 0)
             assert json.loads((await nc.request("s.b", b"2", timeout=2)).data)["seq"] == 2
             await cluster.restart(leader)
             info = await api(nc, "$JS.API.STREAM.INFO.S")
@@ -91,8 +101,8 @@ async def test_the_leaders_node_dies_and_another_replica_takes_over() -> None:
             await nc.close()
 
 
-async def test_a_single_replica_on_a_dead_node_is_offline_until_it_returns() -> None:
-    async with Cluster(size=3, jetstream=True, seed=2) as cluster:
+async def test_a_single_replica_on_a_dead_node_is_offline_until_it_returns(replicated: bool) -> None:
+    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=2) as cluster:
         nc = await nats.connect(cluster.urls, reconnect_time_wait=0.05)
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.ONE", {"name": "ONE", "subjects": ["one.>"]})
@@ -110,8 +120,8 @@ async def test_a_single_replica_on_a_dead_node_is_offline_until_it_returns() -> 
             await nc.close()
 
 
-async def test_a_consumer_step_down_answers_waiting_pulls_and_a_stream_step_down_does_not() -> None:
-    async with Cluster(size=3, jetstream=True, seed=8) as cluster:
+async def test_a_consumer_step_down_answers_waiting_pulls_and_a_stream_step_down_does_not(replicated: bool) -> None:
+    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=8) as cluster:
         nc = await nats.connect(cluster.url(2))
         try:
             await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"], "num_replicas": 3})
@@ -134,8 +144,8 @@ async def test_a_consumer_step_down_answers_waiting_pulls_and_a_stream_step_down
             await nc.close()
 
 
-async def test_a_preferred_leader_is_honoured() -> None:
-    async with Cluster(size=3, jetstream=True, seed=4) as cluster:
+async def test_a_preferred_leader_is_honoured(replicated: bool) -> None:
+    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=4) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
@@ -146,8 +156,8 @@ async def test_a_preferred_leader_is_honoured() -> None:
             await nc.close()
 
 
-async def test_placement_beyond_the_cluster_is_refused_as_nats_server_does() -> None:
-    async with Cluster(size=3, jetstream=True) as cluster:
+async def test_placement_beyond_the_cluster_is_refused_as_nats_server_does(replicated: bool) -> None:
+    async with Cluster(replicated=replicated, size=3, jetstream=True) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             for config, text in (
@@ -161,9 +171,9 @@ async def test_placement_beyond_the_cluster_is_refused_as_nats_server_does() -> 
             await nc.close()
 
 
-async def test_on_a_manual_clock_the_cluster_runs_without_time_passing() -> None:
+async def test_on_a_manual_clock_the_cluster_runs_without_time_passing(replicated: bool) -> None:
     clock = ManualClock()
-    async with Cluster(size=3, jetstream=True, clock=clock, seed=1) as cluster:
+    async with Cluster(replicated=replicated, size=3, jetstream=True, clock=clock, seed=1) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
@@ -178,8 +188,8 @@ async def test_on_a_manual_clock_the_cluster_runs_without_time_passing() -> None
             await asyncio.sleep(0)
 
 
-async def test_across_a_partition_only_the_majority_serves_jetstream() -> None:
-    async with Cluster(size=3, jetstream=True, seed=6) as cluster:
+async def test_across_a_partition_only_the_majority_serves_jetstream(replicated: bool) -> None:
+    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=6) as cluster:
         lonely, crowd = await nats.connect(cluster.url("n1")), await nats.connect(cluster.url("n3"))
         try:
             await api(crowd, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
@@ -221,10 +231,35 @@ async def test_the_fixture_gives_a_clustered_jetstream_that_fails_over(fakejs_cl
         await nc.close()
 
 
-async def test_an_election_window_on_the_manual_clock() -> None:
+@pytest.mark.fakejs_cluster(jetstream=True, replicated=True)
+async def test_the_fixture_gives_a_replicated_jetstream_that_fails_over(fakejs_cluster: Any) -> None:
+    nc = await nats.connect(fakejs_cluster.url(0), allow_reconnect=False)
+    try:
+        js = nc.jetstream()
+        await js.add_stream(name="F", subjects=["f"], num_replicas=3)
+        assert (await js.publish("f", b"1")).seq == 1
+        info = await js.stream_info("F")
+        assert info.cluster is not None and info.cluster.leader in ("n1", "n2", "n3")
+        assert info.cluster.replicas is not None and len(info.cluster.replicas) == 2
+        fakejs_cluster.kill(info.cluster.leader)
+        survivor = await nats.connect(
+            fakejs_cluster.url(next(n for n in ("n1", "n2", "n3") if n != info.cluster.leader))
+        )
+        try:
+            js = survivor.jetstream()
+            assert (await js.publish("f", b"2")).seq == 2
+            after = await js.stream_info("F")
+            assert after.cluster is not None and after.cluster.leader != info.cluster.leader
+        finally:
+            await survivor.close()
+    finally:
+        await nc.close()
+
+
+async def test_an_election_window_on_the_manual_clock(replicated: bool) -> None:
     """With ``election=2``: for two seconds of cluster time after its leader's node dies, a stream has no leader."""
     clock = ManualClock()
-    async with Cluster(size=3, jetstream=True, clock=clock, seed=9, election=2.0) as cluster:
+    async with Cluster(replicated=replicated, size=3, jetstream=True, clock=clock, seed=9, election=2.0) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
@@ -244,8 +279,8 @@ async def test_an_election_window_on_the_manual_clock() -> None:
             await nc.close()
 
 
-async def test_leaders_move_on_cue() -> None:
-    async with Cluster(size=3, jetstream=True, seed=12) as cluster:
+async def test_leaders_move_on_cue(replicated: bool) -> None:
+    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=12) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
@@ -262,8 +297,8 @@ async def test_leaders_move_on_cue() -> None:
             await nc.close()
 
 
-async def test_a_removed_peer_is_replaced_when_a_server_is_free() -> None:
-    async with Cluster(size=4, jetstream=True, seed=2) as cluster:
+async def test_a_removed_peer_is_replaced_when_a_server_is_free(replicated: bool) -> None:
+    async with Cluster(replicated=replicated, size=4, jetstream=True, seed=2) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
@@ -279,7 +314,7 @@ async def test_a_removed_peer_is_replaced_when_a_server_is_free() -> None:
             assert (await api(nc, "$JS.API.STREAM.PEER.REMOVE.S", {"peer": ""}))["error"]["err_code"] == 10003
         finally:
             await nc.close()
-    async with Cluster(size=3, jetstream=True, seed=2) as cluster:
+    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=2) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
@@ -289,21 +324,19 @@ async def test_a_removed_peer_is_replaced_when_a_server_is_free() -> None:
             await nc.close()
 
 
-async def test_the_system_account_moves_the_meta_leader_and_removes_servers() -> None:
+async def test_the_system_account_moves_the_meta_leader_and_removes_servers(replicated: bool) -> None:
     """As nats-server 2.15.1 answers them (seen on a three-node cluster with a system account user)."""
     from fakejs.core.users import User
 
     users = [User(name="sys", password="sys", account="$SYS"), User(name="a", password="a")]
-    async with Cluster(size=3, jetstream=True, seed=3, users=users) as cluster:
+    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=3, users=users) as cluster:
         system = await nats.connect(cluster.url(1), user="sys", password="sys")
         ordinary = await nats.connect(cluster.url(0), user="a", password="a")
         try:
-            meta = cluster.shared.meta if cluster.shared is not None else None
-            assert meta is not None
-            before = meta.leader
+            before = cluster.meta_leader
             moved = await api(system, "$JS.API.META.LEADER.STEPDOWN")
             assert moved == {"type": "io.nats.jetstream.api.v1.meta_leader_stepdown_response", "success": True}
-            assert meta.leader != before
+            assert cluster.meta_leader not in ("", before)
             unknown = await api(system, "$JS.API.META.LEADER.STEPDOWN", {"placement": {"preferred": "n9"}})
             assert unknown["error"] == {
                 "code": 400,

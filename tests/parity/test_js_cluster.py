@@ -65,9 +65,19 @@ from nats.errors import TimeoutError as NatsTimeoutError
 
 from tests.harness.js import api, request
 from tests.harness.js_cluster import ELECTION, NO_PEERS, Cluster, create, on_node, peer_of, unique
+from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 from tests.harness.wait import WAIT, eventually
 
 pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module", params=["fake", "fake-replicated", "real"])
+def js_cluster_kind(request: pytest.FixtureRequest) -> str:
+    """The kinds of clusters here: fakejs's shared JetStream, fakejs's replicated across the nodes, nats-server."""
+    if request.param == "real" and REAL_BINARY is None:
+        pytest.skip(REAL_MISSING_REASON)
+    return str(request.param)
+
 
 MakeCluster = Callable[[], Cluster]
 

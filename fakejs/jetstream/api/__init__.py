@@ -10,8 +10,9 @@ never here; ``dispatch`` subscribes, dispatches and replies,
 answers accounts without JetStream, and ``replicated`` is the front end of
 a JetStream replicated across a cluster's servers (each request answered
 by the server that leads it), with ``replicated_consumers`` for its
-consumer requests, ``replicated_leaders`` for its step-downs and
-``replicated_audit`` for the audit advisory of what it answers.
+consumer requests, ``replicated_leaders`` for its step-downs,
+``replicated_audit`` for the audit advisory of what it answers and
+``late_answers`` for the answers its new leaders give to requests they did not hear.
 The top of the JetStream layer: it attaches to a
 :class:`~fakejs.jetstream.service.JetStream` (:func:`attach_api`), and
 nothing below imports it.

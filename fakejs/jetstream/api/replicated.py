@@ -33,6 +33,7 @@ assets in :mod:`fakejs.jetstream.service.replicated_advisories` and
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ from fakejs.core.subjects import overlap
 from fakejs.jetstream import advisories
 from fakejs.jetstream.api import streams
 from fakejs.jetstream.api.dispatch import encode, error_doc
+from fakejs.jetstream.api.late_answers import answer_once_heard
 from fakejs.jetstream.api.replicated_audit import audit, client_info
 from fakejs.jetstream.api.replicated_consumers import ConsumerRequests
 from fakejs.jetstream.api.replicated_leaders import LeaderRequests
@@ -63,6 +65,27 @@ __all__ = ["ReplicatedApi"]
 API_PREFIX = "$JS.API."
 
 
+def _advertised_subjects() -> tuple[str, ...]:
+    """What a server tells the others it answers: every route's subject but those an asset answers on its own
+    subscription (a consumer's ``MSG.NEXT``, a stream's ``DIRECT.GET``), so that a request to a consumer or
+    stream whose server is down finds no responders, as nats-server's does."""
+    subjects: dict[str, None] = {}
+    for route in ROUTES.routes:
+        if route.declined_prefix:
+            continue
+        pattern = re.sub(r"\{\w+\.\.\.\}$", ">", route.pattern)  # a last token of many: ``{subject...}``
+        subjects[".".join("*" if token.startswith("{") else token for token in pattern.split("."))] = None
+    return tuple(subjects)
+
+
+ADVERTISED = _advertised_subjects()
+
+
+def _taken_above(subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
+    """An advertised subject's message: the server's ``$JS.API.>`` subscription takes it (this one declines)."""
+    return False
+
+
 class ReplicatedApi:
     """The account's ``$JS.API`` on one server of a replicated JetStream (see the module docstring)."""
 
@@ -71,6 +94,7 @@ class ReplicatedApi:
         self.domain = ReplicatedJetStream(js, options)
         self.domain.answer = self._answer_assignment
         self._subscription: Subscription | None = None
+        self._advertised: list[Subscription] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._handlers: dict[str, Callable[..., Awaitable[Any]]] = {
             "$JS.API.INFO": self._account_info,
@@ -90,12 +114,17 @@ class ReplicatedApi:
 
     def start(self) -> None:
         self.domain.start()
-        self._subscription = self.js.router.subscribe_internal("$JS.API.>", self.dispatch)
+        router = self.js.router
+        self._subscription = router.subscribe_internal("$JS.API.>", self.dispatch, local_only=True)
+        self._advertised = [router.subscribe_internal(subject, _taken_above) for subject in ADVERTISED]
 
     def stop(self) -> None:
         if self._subscription is not None:
             self.js.router.unsubscribe(self._subscription)
             self._subscription = None
+        for subscription in self._advertised:
+            self.js.router.unsubscribe(subscription)
+        self._advertised = []
         for task in self._tasks:
             task.cancel()
         self.domain.stop()
@@ -120,6 +149,10 @@ class ReplicatedApi:
         try:
             if route.level_first:
                 request.check_level()
+            if route.offline_answer and self._offline(tokens):
+                feature = "JSConsumerOfflineErr" if tokens.get("consumer") else "JSStreamOfflineErr"
+                self._reply(request, error_doc(route, api_error(feature)), error=True, route=route)
+                return
             if handler is None:  # the meta leader refuses what is not built yet
                 if self.domain.is_meta_leader:
                     feature = route.pattern.removeprefix(API_PREFIX).split(".{")[0]
@@ -144,6 +177,13 @@ class ReplicatedApi:
             self.js.reply(request.reply, encode({"type": route.response, **body.fields}))
         else:
             self._reply(request, {"type": route.response, **body}, error=False, route=route)
+
+    def _offline(self, tokens: dict[str, str]) -> bool:
+        """On the meta leader: whether every server of the stream's (or consumer's) group is offline (shut down:
+        nats-server's meta leader answers 10118 or 10119 for it)."""
+        return self.domain.is_meta_leader and self.domain.all_offline(
+            tokens.get("stream", ""), tokens.get("consumer", "")
+        )
 
     def _answers_errors(self, route: Route, tokens: dict[str, str]) -> bool:
         """A refusal of a create, update or delete is the meta leader's; of another request, the consumer's or
@@ -343,12 +383,15 @@ class ReplicatedApi:
             doc = {"type": "io.nats.jetstream.api.v1.stream_update_response", **stream.info(cluster=True)}
         self.js.record_api_call(False)
         payload = encode(doc)
-        self.js.reply(assignment.reply, payload)
         verb = "CREATE" if kind == "create" else "UPDATE"
         subject = assignment.subject or f"{API_PREFIX}STREAM.{verb}.{stream.name}"
-        audit(self.js, subject, b"", payload, lambda: assignment.client)
-        if kind == "create":
-            advisories.stream_action(self.js, stream.name, "create")
+
+        def after_the_answer() -> None:
+            audit(self.js, subject, b"", payload, lambda: assignment.client)
+            if kind == "create":
+                advisories.stream_action(self.js, stream.name, "create")
+
+        answer_once_heard(self.js, assignment.reply, payload, after_the_answer)
 
 
 def _matches(config: Any, subject_filter: str) -> bool:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from fakejs.jetstream import advisories
 from fakejs.jetstream.api import consumers
 from fakejs.jetstream.api.dispatch import asset_answer, encode
+from fakejs.jetstream.api.late_answers import answer_once_heard
 from fakejs.jetstream.api.replicated_audit import audit, client_info
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.routes import ROUTES
@@ -252,9 +253,12 @@ class ConsumerRequests:
         self.js.record_api_call(False)
         payload = encode(doc)
         assignment = replica.assignment
-        self.js.reply(assignment.reply, payload)
         subject = assignment.subject or f"$JS.API.CONSUMER.CREATE.{assignment.stream}.{assignment.name}"
-        audit(self.js, subject, b"", payload, lambda: assignment.client)
-        if not replica.announced:
-            replica.announced = True
-            advisories.named_consumer_action(self.js, assignment.stream, assignment.name, "create")
+
+        def after_the_answer() -> None:
+            audit(self.js, subject, b"", payload, lambda: assignment.client)
+            if not replica.announced:
+                replica.announced = True
+                advisories.named_consumer_action(self.js, assignment.stream, assignment.name, "create")
+
+        answer_once_heard(self.js, assignment.reply, payload, after_the_answer)

@@ -54,7 +54,9 @@ class LeaderRequests:
             return None
         return self._step_down(request, held.group)
 
-    def _step_down(self, request: Request, group: ReplicatedGroup) -> dict[str, Any]:
+    def _step_down(self, request: Request, group: ReplicatedGroup) -> dict[str, Any] | None:
+        if not group.first_to_act(request.reply):  # acted on already, by the leader that handed over to this one
+            return None
         placement = None
         if request.is_json_object_or_array():
             placement = request.decode(STEPDOWN_REQUEST).get("placement")

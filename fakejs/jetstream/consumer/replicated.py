@@ -27,8 +27,9 @@ A member that becomes leader takes up from the replicated state
 pending deliveries and redelivery counts are restored, and the ack-wait timer
 checks them at once, so what was delivered and not acknowledged is
 redelivered once its ack wait is over, its delivery count going on.  A
-member that stops leading tells its waiting pulls (409 Leadership Change),
-stops delivering, and keeps a fresh consumer for the next time it leads.
+member that stops leading forgets its waiting pulls without a word (the new
+leader answers them, as nats-server's ``setLeader(false)`` resets its wait
+queue), stops delivering, and keeps a fresh consumer for the next time it leads.
 """
 
 from __future__ import annotations
@@ -154,13 +155,14 @@ class ReplicatedConsumer:
         consumer.start()
 
     def _follow(self) -> None:
-        """``setLeader(false)``: waiting pulls hear of the change, delivery stops, acks in flight go unanswered."""
+        """``setLeader(false)``: delivery stops, acks in flight go unanswered, the waiting pulls are forgotten
+        here (the new leader tells them "409 Leadership Change", from the replicated state)."""
         self.leading = False
         self.machine.state.proposer = None
         self._acks_in_flight.clear()
         old = self.consumer
         old.pulls.queue.on_waiting = None
-        old.leadership_changed()
+        old.pulls.queue.clear()
         old.stop()
         old.stream.unregister_consumer(old)
         self.consumer = self._new_consumer()

@@ -49,11 +49,13 @@ class Role(enum.Enum):
 @dataclass(slots=True)
 class RaftCounters:
     """What a node dropped: ``malformed`` bytes, messages ``ignored`` (from itself, from a stale term, a vote
-    request while a leader is known), ``inconsistent`` ones (claims no correct peer makes)."""
+    request while a leader is known), ``inconsistent`` ones (claims no correct peer makes); and, as a leader,
+    followers found ``emptied`` (a log kept in memory, lost with its server, as a memory stream's)."""
 
     malformed: int = 0
     ignored: int = 0
     inconsistent: int = 0
+    emptied: int = 0
 
 
 class NodeCore:

@@ -147,7 +147,12 @@ class Leading(NodeCore):
 
     def _on_refusal(self, response: AppendResponse, progress: Progress) -> None:
         if response.rejected_prev <= progress.match_index:
-            return  # an answer to an older append: the follower has matched past it since
+            if response.rejected_prev != progress.next_index - 1 or response.match_index >= progress.match_index:
+                return  # an answer to an older append: the follower has matched past it since
+            # The latest append refused below what the follower had matched: it lost its log (kept in memory,
+            # lost with its server), and starts over from what it holds, as nats-server catches it up.
+            self.counters.emptied += 1
+            progress.match_index = response.match_index
         progress.probing, progress.inflight = True, 0
         progress.next_index = max(progress.match_index + 1, min(response.rejected_prev, response.match_index + 1))
         self._replicate(response.sender)

@@ -11,7 +11,7 @@ sends, are counted in :attr:`RaftNode.counters` and dropped; they never raise.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from fakejs.jetstream.raft.codec import MalformedMessage, decode
 from fakejs.jetstream.raft.core import Role
@@ -125,6 +125,20 @@ class RaftNode(Electing):
         else:
             self.leader = None
             self._campaign(pre_vote=True)
+        return self._finish()
+
+    def peers_lost(self, peers: Iterable[str]) -> Ready:
+        """The driver saw ``peers``' servers go down or be cut off (a failure it caused or was told of): what
+        timers would tell in time, at once.  A follower of one of them forgets its leader (and its lease on it),
+        so it grants pre-votes; a leader that reaches no quorum of voters without them steps down (as on its
+        lost-quorum check).  Followed by :meth:`campaign` on a chosen survivor, an election takes no time."""
+        self._begin()
+        lost = set(peers) - {self.id}
+        if self.role is Role.LEADER:
+            if not self._has_quorum(set(self.membership.voters) - lost):
+                self._become_follower(self.term, None)
+        elif self.leader in lost:
+            self.leader, self.lease = None, False
         return self._finish()
 
     def campaign_soon(self, immediately: bool = False) -> Ready:

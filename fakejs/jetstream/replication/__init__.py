@@ -5,6 +5,8 @@ What lives here: ``group`` (:class:`ReplicatedGroup`: one member of one
 group on a server, acting on its node's output), ``hosting``
 (:func:`start_group`: a member built from a server's broker), ``transport``
 (the member's subscription in the system account and its publishes to peers),
+``exchange`` (the wire of the servers of one process: each message handed
+over at once),
 ``timers`` (the node's timers on the server's clock), ``stores`` (where a
 member's log lives: a directory under the store directory, or memory),
 ``proposals`` (futures waiting for their entries to be applied),
@@ -14,9 +16,10 @@ proposal failed) and ``entry_codec`` (the ``[version, operation, body]`` frame
 the meta, stream and consumer entries share, and their bodies' checks).
 
 The JetStream replicated across a cluster's servers runs its meta, stream and
-consumer groups on it (:mod:`fakejs.jetstream.service.replicated`); the
-in-process cluster's simulated JetStream does not yet (it shares one store:
-``fakejs/server/cluster_jetstream.py``).  It sits in JetStream below
+consumer groups on it (:mod:`fakejs.jetstream.service.replicated`), in
+processes and in an in-process cluster started with ``replicated=True``; the
+in-process cluster's default JetStream is still simulated (it shares one
+store: ``fakejs/server/cluster_jetstream.py``).  It sits in JetStream below
 ``service``, ``consumer`` and ``stream`` (whose groups drive it) and above ``raft``, ``storage`` and ``config``; it imports
 :mod:`fakejs.jetstream.raft`, of :mod:`fakejs.core` the router, the clock,
 the options and the log, and :mod:`fakejs.gocompat`'s ids (peer ids).  docs/contributing/replication.md tells how a group

@@ -41,7 +41,6 @@ from collections.abc import Callable, Iterable, Sequence
 
 from fakejs.core.clock import Clock, ErrorSink
 from fakejs.core.log import get_logger
-from fakejs.core.router import Router
 from fakejs.jetstream.raft import (
     Accepted,
     Entry,
@@ -60,12 +59,13 @@ from fakejs.jetstream.raft import (
     encode,
 )
 from fakejs.jetstream.replication.errors import GroupStopped, NotLeader, ProposalFailed, ProposalRefused
+from fakejs.jetstream.replication.exchange import LocalWire
 from fakejs.jetstream.replication.proposals import PendingProposals
 from fakejs.jetstream.replication.state_machine import StateMachine
 from fakejs.jetstream.replication.stores import close_storage
 from fakejs.jetstream.replication.subjects import check_group_name
 from fakejs.jetstream.replication.timers import NodeTimers
-from fakejs.jetstream.replication.transport import Transport, TransportCounters
+from fakejs.jetstream.replication.transport import Transport, TransportCounters, Wire
 
 QUORUM_LOST_SIGNAL = 20.0  # seconds between two signals of a lost quorum (nats-server's lostQuorumSignal)
 
@@ -78,7 +78,7 @@ class ReplicatedGroup:
     """The member ``peer`` (a peer id) of the group ``name``, replicating into ``state_machine``.
 
     ``peers`` are the group's first voters (``peer`` among them; a member
-    joining a running group passes none); ``router`` is the system account's,
+    joining a running group passes none); ``router`` is the system account's (or an in-process exchange's wire),
     ``clock`` the server's, ``rng`` a generator derived from the server's
     seeded one, ``storage`` the member's log store (see
     :mod:`~fakejs.jetstream.replication.stores`).  ``record_error`` receives
@@ -96,7 +96,7 @@ class ReplicatedGroup:
         peer: str,
         peers: Iterable[str],
         state_machine: StateMachine,
-        router: Router,
+        router: Wire,
         clock: Clock,
         rng: random.Random,
         storage: LogStorage,
@@ -213,6 +213,27 @@ class ReplicatedGroup:
         self._handle(ready)
         if outcome is not None and not isinstance(outcome, Accepted):
             raise self._failure(outcome)
+
+    def first_to_act(self, request: str) -> bool:
+        """Whether this member is the first of its group to act on ``request`` (a request's reply subject).
+
+        Every server hears a request and its group's leader acts on it; in one process, a hand-over of
+        leadership is quicker than a route, so the member handed over to could hear the request it was handed
+        over for, and act on it again: the servers of one process note who acted first (across processes, as
+        between nats-server's servers, the first leader to hear it is the only one).
+        """
+        router = self.transport.router
+        return not request or not isinstance(router, LocalWire) or router.exchange.claim(self.name, request)
+
+    def campaign(self) -> None:
+        """Campaign now (a pre-vote round first), unless this member leads or is stopped."""
+        if not self.stopped and not self.node.is_leader:
+            self._handle(self.node.campaign())
+
+    def peers_lost(self, peers: Iterable[str]) -> None:
+        """Tell the node ``peers`` are gone (see :meth:`~fakejs.jetstream.raft.RaftNode.peers_lost`)."""
+        if not self.stopped:
+            self._handle(self.node.peers_lost(peers))
 
     def campaign_soon(self, immediately: bool = False) -> None:
         """Campaign after a campaign timeout (see :meth:`~fakejs.jetstream.raft.RaftNode.campaign_soon`), unless

@@ -15,6 +15,7 @@ own generator.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import shutil
@@ -24,10 +25,12 @@ from typing import TYPE_CHECKING
 from fakejs.core.options import SYSTEM_ACCOUNT
 from fakejs.core.router import Router
 from fakejs.jetstream.raft import RaftSettings
+from fakejs.jetstream.replication.exchange import LocalWire
 from fakejs.jetstream.replication.group import ReplicatedGroup
 from fakejs.jetstream.replication.state_machine import StateMachine
 from fakejs.jetstream.replication.stores import group_directory, open_storage
 from fakejs.jetstream.replication.subjects import check_group_name, peer_id
+from fakejs.jetstream.replication.transport import Wire
 
 if TYPE_CHECKING:
     from fakejs.core.broker import Broker
@@ -44,6 +47,14 @@ def system_router(broker: Broker) -> Router:
     if account is None:
         raise ValueError(f"server {broker.name} has no system account: its groups would have no wire")
     return account.router
+
+
+def group_wire(broker: Broker) -> Wire:
+    """What carries the server's members' messages: the in-process exchange its cluster shares, else its system
+    account's router (the routes)."""
+    replicated = broker.options.jetstream_replicated
+    exchange = None if replicated is None else replicated.exchange
+    return system_router(broker) if exchange is None else exchange.wire(broker.name)
 
 
 def group_random(broker: Broker, group: str) -> random.Random:
@@ -68,7 +79,8 @@ def start_group(
 ) -> ReplicatedGroup:
     """Start the server's member of the group ``name`` with first voters ``peers`` (peer ids, see
     :func:`~fakejs.jetstream.replication.subjects.peer_id`).  The ``preferred`` leader (a peer id) of a new
-    group campaigns at once, as nats-server's does when its term is still 0.
+    group campaigns at once, as nats-server's does when its term is still 0 (on an in-process exchange, on the
+    loop's next turn: by then every member of the group was started, and no clock time passes).
 
     Its log is kept under ``store_dir`` (the server's store directory), or in memory when that is ``None``.
     """
@@ -79,7 +91,7 @@ def start_group(
         peer=peer_id(broker.name),
         peers=peers,
         state_machine=state_machine,
-        router=system_router(broker),
+        router=group_wire(broker),
         clock=broker.clock,
         rng=group_random(broker, name),
         storage=open_storage(directory, fsync=fsync),
@@ -89,7 +101,10 @@ def start_group(
     )
     group.start()
     if preferred and preferred == group.peer and group.node.term == 0:
-        group.campaign_soon(immediately=True)
+        if isinstance(group.transport.router, LocalWire):  # no clock time: once every member was started
+            asyncio.get_running_loop().call_soon(group.campaign)
+        else:
+            group.campaign_soon(immediately=True)
     return group
 
 

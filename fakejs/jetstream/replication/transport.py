@@ -13,9 +13,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from fakejs.core.router import Router
 from fakejs.jetstream.replication.subjects import member_subject
+
+
+class Wire(Protocol):
+    """What a transport uses of the system account's router (:class:`~fakejs.core.router.Router`), or of the
+    in-process exchange (:class:`~fakejs.jetstream.replication.exchange.LocalWire`)."""
+
+    def subscribe_internal(self, subject: str, handler: Any) -> Any: ...
+
+    def unsubscribe(self, sub: Any) -> None: ...
+
+    def publish(
+        self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: object = None
+    ) -> bool: ...
+
+    def has_interest(self, subject: str) -> bool: ...
 
 
 @dataclass(slots=True)
@@ -28,9 +43,10 @@ class TransportCounters:
 
 
 class Transport:
-    """The member ``peer`` of ``group`` on ``router`` (the system account's): ``deliver`` gets each message's bytes."""
+    """The member ``peer`` of ``group`` on ``router`` (the system account's, or an in-process exchange's wire):
+    ``deliver`` gets each message's bytes."""
 
-    def __init__(self, router: Router, group: str, peer: str, deliver: Callable[[bytes], None]) -> None:
+    def __init__(self, router: Wire, group: str, peer: str, deliver: Callable[[bytes], None]) -> None:
         self.router = router
         self.group = group
         self.counters = TransportCounters()

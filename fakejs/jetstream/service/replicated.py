@@ -208,6 +208,7 @@ class ReplicatedJetStream(MetaObserver):
         if leader is not None:
             self._ask_to_join()
         if leader == self.peer:
+            self._events.now_leading()
             self._change_membership()
             system_router(self.broker).publish(LEADER_SUBJECT, "", None, b"", None)
             if self.group is not None and not self.recovering():
@@ -511,6 +512,14 @@ class ReplicatedJetStream(MetaObserver):
             if self.consumer_assignment(stream, name) is None:
                 raise api_error("JSConsumerNotFoundErr")
 
+    def all_offline(self, stream: str, consumer: str = "") -> bool:
+        """Whether every server of the stream's (or consumer's) group is known offline."""
+        assignment = self.consumer_assignment(stream, consumer) if consumer else self.assigned(stream)
+        if assignment is None:
+            return False
+        records = [self.machine.state.peers.get(peer) for peer in assignment.group.peers]
+        return all(record is not None and record.offline for record in records)
+
     def consumer_assignment(self, stream: str, name: str) -> ConsumerAssignment | None:
         return self.machine.state.consumer(self.js.account_name, stream, name)
 
@@ -574,7 +583,8 @@ class ReplicatedJetStream(MetaObserver):
                 section["leader_since"] = gotime.rfc3339(leader_since_ns)
         section["system_account"] = True
         section["traffic_account"] = "$SYS"
-        section["replicas"] = [self.replica_of(group, peer, leading) for peer in peers if peer != group.leader]
+        replicas = [self.replica_of(group, peer, leading) for peer in peers if peer != group.leader]
+        section["replicas"] = sorted(replicas, key=lambda replica: replica["name"])  # nats-server sorts them by name
         return section
 
     def replica_of(self, group: ReplicatedGroup, peer: str, leading: bool) -> dict[str, Any]:

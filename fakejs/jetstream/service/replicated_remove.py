@@ -6,7 +6,9 @@ hears of the servers and what it takes out of ``_meta_``.
 came for five event heartbeats (``orphMax``, 150 s); a crash is shown as not
 ``current`` until then.  Here the meta leader, hearing a server's shutdown
 event in the system account, proposes the server's record with ``offline``
-set; the server asks for its record without it when it runs again.  Stream
+set; every server notes the servers it heard shut down, so that a new meta
+leader proposes it for those it has no route to (the one that shut down may
+have led); the server asks for its record without it when it runs again.  Stream
 infos show ``"offline": true`` for such a replica, as nats-server's do.
 
 **SERVER.REMOVE** (system account only; the meta leader answers, as in
@@ -80,6 +82,7 @@ class ServerEvents:
     def __init__(self, share: MetaShare) -> None:
         self.share = share
         self._subscriptions: list[Subscription] = []
+        self.shut_down: set[str] = set()  # the servers heard shutting down (their SHUTDOWN event)
 
     def start(self) -> None:
         router = system_router(self.share.broker)
@@ -107,24 +110,35 @@ class ServerEvents:
     # -- offline ------------------------------------------------------------------------------------
 
     def _shutdown(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
-        share = self.share
-        if not share.is_meta_leader or share.leader is None:
-            return True
         try:
             name = str(json.loads(payload)["name"])  # the event is the server's ServerInfo
         except (ValueError, KeyError, TypeError):
             return True
+        self.shut_down.add(name)  # every server keeps it: the meta leader may be the one that shut down
+        self._mark_offline(name)
+        return True
+
+    def now_leading(self) -> None:
+        """This server now leads ``_meta_``: the servers it heard shut down and not back are marked offline."""
+        routes = self.share.broker.cluster
+        routed = set() if routes is None else {peer.name for peer in routes.peers.values()}
+        for name in sorted(self.shut_down - routed):
+            self._mark_offline(name)
+
+    def _mark_offline(self, name: str) -> None:
+        share = self.share
+        if not share.is_meta_leader or share.leader is None:
+            return
         record = share.machine.state.peers.get(peer_id(name))
         if record is None or record.offline or record.removed or record.peer == share.peer:
-            return True
+            return
         share.spawn(share.leader.add_peer(record.name, record.cluster, record.tags, offline=True))
-        return True
 
     # -- META.LEADER.STEPDOWN ------------------------------------------------------------------------
 
     def _step_down(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
         share = self.share
-        if not reply or not share.is_meta_leader or share.group is None:
+        if not reply or not share.is_meta_leader or share.group is None or not share.group.first_to_act(reply):
             return True
         answer = self._answer(reply, subject, payload)
         try:
