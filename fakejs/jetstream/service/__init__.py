@@ -19,7 +19,8 @@ consumer infos asked of their leaders, for a listing), ``meta_membership``
 (the first voters of ``_meta_`` learned from the routes, its Raft
 membership kept to the meta state), ``replicated_leaders`` (whom a
 step-down hands over to), ``replicated_monitoring`` (``/jsz``'s
-``meta_cluster`` and ``ha_assets``), ``replicated_remove`` (``offline`` servers,
+``meta_cluster`` and ``ha_assets``), ``replicated_sections`` (the
+``cluster`` section of an info), ``replicated_remove`` (``offline`` servers,
 ``$JS.API.SERVER.REMOVE``, ``META.LEADER.STEPDOWN``) and ``replicated_advisories`` (the
 leader-elected advisories of streams, consumers and the meta group).  Sits on :mod:`fakejs.jetstream.consumer`,
 :mod:`fakejs.jetstream.stream`, :mod:`fakejs.jetstream.storage` and

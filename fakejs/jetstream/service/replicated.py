@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 import msgpack
 
 from fakejs.core.subjects import overlap
-from fakejs.gocompat import gotime
 from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream.cluster import (
     META_GROUP,
@@ -55,6 +54,7 @@ from fakejs.jetstream.service.replicated_consumer_rules import check_consumer, c
 from fakejs.jetstream.service.replicated_consumers import ConsumerReplica, ConsumerReplicas
 from fakejs.jetstream.service.replicated_infos import CONSUMER_INFO_PREFIX, INFO_PREFIX, USAGE_SUBJECT, MetaAnswers, ask
 from fakejs.jetstream.service.replicated_remove import ServerEvents
+from fakejs.jetstream.service.replicated_sections import group_section, replica_entry
 from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
 
 if TYPE_CHECKING:
@@ -556,52 +556,23 @@ class ReplicatedJetStream(MetaObserver):
     # -- the cluster section ----------------------------------------------------------------------------
 
     def cluster_section(self, stream: str, consumer: str = "") -> dict[str, Any] | None:
-        """A stream's or consumer's ``cluster`` section as nats-server's leader fills it in (``current``, ``lag``
-        from the group's progress; ``active`` is 0: the time since each replica was last heard is not kept)."""
+        """A stream's or consumer's ``cluster`` section as nats-server's leader fills it in
+        (:mod:`~fakejs.jetstream.service.replicated_sections`)."""
         section: dict[str, Any] = {"name": self.cluster}
+        state = self.machine.state
         if consumer:
             held = self.consumers.replicas.get((stream, consumer))
             if held is None or held.group is None:
                 return section
-            return self._group_section(section, held.group, held.assignment.group.peers, held.leader_since_ns)
+            return group_section(section, held.group, held.assignment.group.peers, held.leader_since_ns, state)
         replica = self.replicas.replicas.get(stream)
         if replica is None or replica.group is None:
             return section
-        return self._group_section(section, replica.group, replica.assignment.group.peers, replica.leader_since_ns)
-
-    def _group_section(
-        self, section: dict[str, Any], group: ReplicatedGroup, peers: tuple[str, ...], leader_since_ns: int
-    ) -> dict[str, Any]:
-        leading = group.is_leader
-        if len(peers) == 1:
-            section["leader"] = self.server_name(group.leader)
-            return section
-        section["raft_group"] = group.name
-        if group.leader is not None:
-            section["leader"] = self.server_name(group.leader)
-            if leading:
-                section["leader_since"] = gotime.rfc3339(leader_since_ns)
-        section["system_account"] = True
-        section["traffic_account"] = "$SYS"
-        replicas = [self.replica_of(group, peer, leading) for peer in peers if peer != group.leader]
-        section["replicas"] = sorted(replicas, key=lambda replica: replica["name"])  # nats-server sorts them by name
-        return section
+        return group_section(section, replica.group, replica.assignment.group.peers, replica.leader_since_ns, state)
 
     def replica_of(self, group: ReplicatedGroup, peer: str, leading: bool) -> dict[str, Any]:
-        """A replica's entry of a ``cluster`` section: current when this leader knows it holds every entry."""
-        last = group.node.log.last_index
-        progress = group.node.progress.get(peer) if leading else None
-        lag = last - progress.match_index if progress is not None else 0
-        current = progress is not None and lag <= 0
-        entry: dict[str, Any] = {"name": self.server_name(peer), "current": current}
-        record = self.machine.state.peers.get(peer)
-        if record is not None and record.offline:
-            entry["offline"] = True
-        entry["active"] = 0
-        if not current and progress is not None:
-            entry["lag"] = lag
-        entry["peer"] = peer
-        return entry
+        """A replica's entry of a ``cluster`` section (see :mod:`~fakejs.jetstream.service.replicated_sections`)."""
+        return replica_entry(group, peer, leading, self.machine.state)
 
 
 def _led_elsewhere(group: ReplicatedGroup | None) -> bool:
