@@ -145,6 +145,8 @@ async def test_a_killed_consumer_leader_s_successor_redelivers_only_the_unacknow
         leader = consumer_leader(cluster, "S", "D")
         assert leader is not None
         await cluster.kill(leader)
+        # while no survivor leads, a pull finds no responders (as on nats-server): wait for the election
+        await wait(lambda: consumer_leader(cluster, "S", "D") not in (None, leader))
         survivor = await nats.connect(next(server.url for server in cluster.running))
         try:
             again = await fetch(survivor, "D", 4)
