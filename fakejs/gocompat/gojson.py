@@ -158,10 +158,13 @@ _GO_ESCAPES = {
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+# ``json.dumps`` with these arguments builds an encoder on every call; one kept does the same writing.
+_encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
 
 def dumps(value: Any) -> str:
     """Serialise like Go's ``json.Marshal``: compact, HTML-safe escapes, invalid UTF-8 as U+FFFD."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    text = _encoder.encode(value)
     if not text.isascii() and _SURROGATE.search(text):
         text = _SURROGATE.sub("\ufffd", text)
     if "<" in text or ">" in text or "&" in text or "\u2028" in text or "\u2029" in text:
