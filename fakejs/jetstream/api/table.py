@@ -120,11 +120,14 @@ class RouteTable:
         self._index = SubscriptionIndex()
         for route in self.routes:
             self._index.insert(route)
-        self._declined = tuple(dict.fromkeys(route.declined_prefix for route in self.routes if route.declined_prefix))
+        # The subject prefixes left to the streams and consumers serving them (see declines).
+        self.declined_prefixes = tuple(
+            dict.fromkeys(route.declined_prefix for route in self.routes if route.declined_prefix)
+        )
 
     def declines(self, subject: str) -> bool:
         """Whether the subject is left to the stream or consumer serving it (even where no row matches it)."""
-        return subject.startswith(self._declined)
+        return subject.startswith(self.declined_prefixes)
 
     def find(self, subject: str) -> Route | None:
         """The one route matching the subject (None: no row, or overlapping rows)."""

@@ -286,15 +286,24 @@ class JetStream:
         consumer with thousands of messages to send does not hold the reply
         back.
         """
-        self._answering += 1
+        self.begin_answer()
         try:
             yield
         finally:
-            self._answering -= 1
-            if not self._answering:
-                waiting, self._after_answer = self._after_answer, []
-                for action in waiting:
-                    self.clock.call_soon(action)
+            self.end_answer()
+
+    def begin_answer(self) -> None:
+        """:meth:`answering` without the context manager (the API dispatcher's per-request path):
+        call :meth:`end_answer` once the answer is out, even when handling it failed."""
+        self._answering += 1
+
+    def end_answer(self) -> None:
+        """The answer is out: what the request set in motion may run."""
+        self._answering -= 1
+        if not self._answering and self._after_answer:
+            waiting, self._after_answer = self._after_answer, []
+            for action in waiting:
+                self.clock.call_soon(action)
 
     def after_answer(self, action: Callable[[], None]) -> None:
         """Run ``action`` once the API request being handled is answered (now, outside of one)."""
