@@ -11,7 +11,8 @@ Python call.  Each path runs ``--count`` times after a warm-up round:
 - ``msg get``: ``$JS.API.STREAM.MSG.GET`` by ``last_by_subj`` (a KV get without allow_direct);
 - ``direct get``: ``$JS.API.DIRECT.GET.<stream>.<subject>`` (a KV get with allow_direct).
 
-Prints calls per operation for each; ``--profile`` adds cProfile's busiest
+The server records no timeline, as the command-line server without
+``--timeline``.  Prints calls per operation for each; ``--profile`` adds cProfile's busiest
 functions by calls for each path.
 """
 
@@ -127,7 +128,7 @@ PATHS = {"publish": publish, "fetch+ack": fetch_ack, "msg get": msg_get, "direct
 
 
 async def measure(count: int, only: str, profile: bool) -> None:
-    server = Server(port=-1, jetstream=True)
+    server = Server(port=-1, jetstream=True, timeline=0)  # no timeline, as the command-line server
     await server.start()
     try:
         client = await setup(server)
