@@ -228,7 +228,7 @@ class AckTracker:
         Redeliveries past ``max_deliver`` are dropped from the queue here,
         announced once and counted as delivered.
         """
-        while self.redelivery_queue:
+        while self.redelivery_queue.queued:
             seq = self.redelivery_queue.popleft()
             delivery_count = self.redelivery_counts.get(seq, 0) + 1 + 1
             self.redelivery_counts[seq] = delivery_count - 1
@@ -305,7 +305,8 @@ class AckTracker:
                 self.move_ack_floor(consumer_sequence, stream_sequence)
                 acked.append(stream_sequence)
             self.redelivery_counts.pop(stream_sequence, None)
-            self.redelivery_queue.remove(stream_sequence)
+            if self.redelivery_queue.queued:  # most acks find it empty: no call
+                self.redelivery_queue.remove(stream_sequence)
         else:
             if consumer_sequence <= self.ack_floor_consumer or stream_sequence <= self.ack_floor_stream:
                 return None

@@ -163,7 +163,7 @@ class DeliveryLoop:
             self._pulls.process(eos=not max_ack_pending_hit)
 
     def _may_deliver(self) -> bool:
-        if self._pause.is_paused():
+        if self._consumer.config["pause_until"] is not None and self._pause.is_paused():  # unpaused: no call
             return False
         if self._is_push:
             return self._consumer.active and not self._push.stalled
@@ -175,7 +175,7 @@ class DeliveryLoop:
         """``getNextMsg``: redeliveries first, then new messages; with the delivery count."""
         store = self._stream.store
         acks = self._acks
-        while (redelivery := acks.next_redelivery()) is not None:
+        while acks.redelivery_queue.queued and (redelivery := acks.next_redelivery()) is not None:
             seq, delivery_count = redelivery
             msg = store.get(seq)
             if msg is not None:
