@@ -514,14 +514,18 @@ class Consumer:
 
     def signaled(self, subject: str) -> bool:
         """Whether the stream tells this consumer about a new message on ``subject``."""
-        return any(matches(f, subject) for f in self.signal_subjects)
+        subjects = self.signal_subjects
+        if len(subjects) == 1:  # one filter, or none (">", which every stored subject matches): no generator
+            return subjects[0] == ">" or matches(subjects[0], subject)
+        return any(matches(f, subject) for f in subjects)
 
     def message_stored(self, msg: StoredMessage) -> None:
         """``processStreamSignal``."""
         if self.signaled(msg.subject):
-            self.position.stored(msg.seq)
-            if msg.seq >= self.next_stream_sequence:
-                self.kick()
+            position = self.position
+            position.stored(msg.seq)
+            if msg.seq >= position.next_stream_sequence:
+                self.loop.kick()
 
     def message_removed(self, seq: int, subject: str = "") -> None:
         """The stream removed ``seq`` (limits, a delete): a pending delivery of it is terminated.

@@ -126,10 +126,12 @@ class DeliveryLoop:
         consumer = self._consumer
         if consumer.closed:
             return
-        if not self._is_push and not self._pulls.queue.waiting and not self._pacer.holding:
+        pacer = self._pacer
+        if not self._is_push and not self._pulls.queue.waiting and pacer.held is None:  # not holding, no call
             # Nobody is waiting (a pull consumer between requests: every ack kicks): nothing
-            # can be delivered, and the loop would only note the position for the pacer.
-            self._pacer.caught_up(self._position.next_stream_sequence)
+            # can be delivered, and the loop would only note the position for a replaying pacer.
+            if pacer.replay:
+                pacer.caught_up(self._position.next_stream_sequence)
             return
         if self._running:
             self._again = True
