@@ -216,8 +216,16 @@ def decode_request(schema: Struct, data: bytes, strict: bool = True) -> dict[str
     {"a":2}`` is accepted (the later value wins) and an empty body decodes
     to nothing.
     """
-    for careful in (False, True):
+    whole = _fast(data if type(data) is bytes else _as_bytes(data))
+    if whole is not _SLOW:  # one value read at once (most requests): read_stream's first step, without the generator
         out: dict[str, Any] = {}
+        try:
+            _decode_into(schema, whole, strict, out, data)
+            return out
+        except NeedSpans:
+            pass
+    for careful in (False, True):
+        out = {}
         try:
             for value in read_stream(data, careful):
                 _decode_into(schema, value, strict, out, data)
