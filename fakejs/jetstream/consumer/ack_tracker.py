@@ -52,7 +52,8 @@ def ack_reply_info(subject: str) -> tuple[int, int, int]:
         return 0, 0, 0
     offset = 4 if len(tokens) >= 11 else 2
     count, stream, consumer = tokens[offset + 2 : offset + 5]
-    if count.isdigit() and stream.isdigit() and consumer.isdigit() and (count + stream + consumer).isascii():
+    # An ASCII subject (every ack a client sends back) has ASCII tokens: no joining them to ask.
+    if subject.isascii() and count.isdigit() and stream.isdigit() and consumer.isdigit():
         return int(stream) & _UINT64, int(consumer) & _UINT64, int(count) & _UINT64  # the common case, in one go
     delivery_count = _as_uint64(_number(tokens[offset + 2]))
     stream_sequence = _as_uint64(_number(tokens[offset + 3]))

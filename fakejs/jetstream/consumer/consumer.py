@@ -351,7 +351,7 @@ class Consumer:
         ]
         if self.config["ack_policy"] not in ("none", "flow_control"):  # nobody listens for acks otherwise
             self.subscriptions.append(
-                router.subscribe_internal(f"$JS.ACK.{stream}.{self.name}.*.*.*.*.*", self._on_ack)
+                router.subscribe_internal(f"$JS.ACK.{stream}.{self.name}.*.*.*.*.*", self.ack_messages.receive)
             )
         if self.is_push:
             router.watch_interest(self.config["deliver_subject"], self.interest_changed)
@@ -474,9 +474,6 @@ class Consumer:
         else:
             self.pull_request(reply, payload, getattr(origin, "cid", None) if self.stream.timeline else None)
         return True
-
-    def _on_ack(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
-        self.ack_messages.receive(subject, reply, payload)
 
     def _on_reset(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         self.js.asset_request("consumer.reset", self, reply, hdr, payload)
