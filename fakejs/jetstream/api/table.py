@@ -98,7 +98,10 @@ class Route:
     def bind(self, subject: str) -> dict[str, str]:
         """The named tokens of a subject this route matches."""
         tokens = subject.split(".")
-        return {name: ".".join(tokens[i:]) if rest else tokens[i] for i, name, rest in self.named}
+        bound = {}
+        for i, name, rest in self.named:  # a loop, not a comprehension: one call fewer per request
+            bound[name] = ".".join(tokens[i:]) if rest else tokens[i]
+        return bound
 
     def call(self, js: JetStream, request: Request) -> Reply:
         """Run the handler with the request subject's named tokens."""
