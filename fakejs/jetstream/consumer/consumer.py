@@ -511,8 +511,7 @@ class Consumer:
 
     def signaled(self, subject: str) -> bool:
         """Whether the stream tells this consumer about a new message on ``subject``."""
-        subjects = self.signal_subjects
-        if len(subjects) == 1:  # one filter, or none (">", which every stored subject matches): no generator
+        if len(subjects := self.signal_subjects) == 1:  # one filter, or none (">": every subject), no generator
             return subjects[0] == ">" or matches(subjects[0], subject)
         return any(matches(f, subject) for f in subjects)
 

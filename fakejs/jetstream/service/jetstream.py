@@ -277,15 +277,9 @@ class JetStream:
 
     @contextmanager
     def answering(self) -> Iterator[None]:
-        """Handle and answer an API request; what it sets in motion waits until the answer is out.
-
-        nats-server writes a consumer create or update reply before anything
-        the consumer sends: clients match the reply to their request and may
-        drop deliveries that arrive ahead of it.  The waiting actions are
-        queued behind the reply's flush (:meth:`Clock.call_soon`), so even a
-        consumer with thousands of messages to send does not hold the reply
-        back.
-        """
+        """Handle and answer an API request; what it sets in motion waits until the answer is out: nats-server
+        writes a consumer create or update reply before anything the consumer sends (clients may drop deliveries
+        ahead of it); the waiting actions are queued behind the reply's flush, so thousands do not hold it back."""
         self.begin_answer()
         try:
             yield
@@ -293,8 +287,7 @@ class JetStream:
             self.end_answer()
 
     def begin_answer(self) -> None:
-        """:meth:`answering` without the context manager (the API dispatcher's per-request path):
-        call :meth:`end_answer` once the answer is out, even when handling it failed."""
+        """:meth:`answering` without a context manager; :meth:`end_answer` follows, even after a failure."""
         self._answering += 1
 
     def end_answer(self) -> None:
@@ -567,10 +560,8 @@ class JetStream:
         return True
 
     def _subjects_overlap(self, subjects: list[str], exclude: str = "") -> bool:
-        others = (stream for stream in self.streams.values() if stream.name != exclude)
-        return any(
-            overlap(mine, theirs) for other in others for mine in subjects for theirs in other.config["subjects"]
-        )
+        others = (stream.config["subjects"] for stream in self.streams.values() if stream.name != exclude)
+        return any(overlap(mine, theirs) for taken in others for mine in subjects for theirs in taken)
 
     # -- consumers ---------------------------------------------------------------------
 
