@@ -192,6 +192,16 @@ class Decoder:
                 except GoJSONError as exc:
                     self.save(str(exc))
                 continue
+            kind_of = type(raw)
+            go_type = f.go_type
+            if (kind_of is str and go_type == "string") or (kind_of is bool and go_type == "bool"):
+                target[f.name] = raw  # what field() would assign, without its calls (most members)
+                continue
+            if kind_of is int and go_type in INT_RANGES:
+                low, high = INT_RANGES[go_type]
+                if low <= raw <= high:
+                    target[f.name] = raw
+                    continue
             self.field(f, raw, [*path, _pointer_token(key)], target)
 
     def raw_text(self, value: Any, span: tuple[int, int] | None) -> str:

@@ -70,6 +70,7 @@ class JetStreamApi:
             table = self._table = ROUTES
         if not self._assets_served:
             self._assets_served = True
+            self._types()
             for route in table.routes:
                 if route.asset_request:
                     self.js.serve_asset(route.asset_request, asset_answer(self.js, route))
@@ -91,19 +92,29 @@ class JetStreamApi:
 
     def dispatch(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> bool:
         """Every ``$JS.API.>`` message; False means "not mine" (no-responders may follow)."""
-        table = self.table
-        if table.declines(subject):
+        table = self._table
+        if table is None or not self._assets_served:
+            table = self.table
+        if subject.startswith(table.declined_prefixes):  # table.declines(subject), without the call
             return False
         route = table.find(subject)
         if route is None or route.served_by != "api":
             return True  # swallowed, like the system account's import does
-        dropped = queue_limits.dropped(self.js.broker, route.info_queue)
-        if dropped:
-            advisories.api_limit_reached(self.js, dropped, origin)
-            return True
-        request = self._types()[0](subject, reply, hdr, payload, on_invalid=self._invalid_request, origin=origin)
-        with self.js.answering():
+        js = self.js
+        options = js.broker.options
+        # Only a queue limit of one request drops any (see queue_limits): no look at the queues otherwise.
+        if options.jetstream_request_queue_limit == 1 or options.jetstream_info_queue_limit == 1:
+            dropped = queue_limits.dropped(js.broker, route.info_queue)
+            if dropped:
+                advisories.api_limit_reached(js, dropped, origin)
+                return True
+        types = self._late_types or self._types()
+        request = types[0](subject, reply, hdr, payload, on_invalid=self._invalid_request, origin=origin)
+        js.begin_answer()  # js.answering(), without the context manager's calls
+        try:
             self._answer(route, request)
+        finally:
+            js.end_answer()
         return True
 
     def _types(self) -> tuple[type[Request], type[ApiError]]:
@@ -139,16 +150,18 @@ class JetStreamApi:
 
     def _answer(self, route: Route, request: Request) -> None:
         """Call the route's handler and reply with what it returns or the error it raises."""
-        api_error_type = self._types()[1]
-        if self.js.clustered is not None and self._offline(route, request):
+        api_error_type = (self._late_types or self._types())[1]
+        js = self.js
+        if js.clustered is not None and self._offline(route, request):
             return
         try:
-            if self._fault_ignores(request.subject):
+            if js.broker.faults and self._fault_ignores(request.subject):
                 return
-            if route.level_first:
+            if route.level_first and request.hdr:  # a request without headers asks for no level
                 request.check_level()
-            request.answered_by = self._answerer(route, request)
-            body = route.call(self.js, request)
+            if js.clustered is not None:
+                request.answered_by = self._answerer(route, request)
+            body = route.call(js, request)
         except api_error_type as error:
             self._reply(route, request, error_doc(route, error), error=True)
             return

@@ -7,7 +7,7 @@ turns a raised :class:`~fakejs.jetstream.errors.ApiError` into the error reply.
 
 from __future__ import annotations
 
-import base64
+import binascii
 from typing import Any
 
 from fakejs.gocompat import gotime
@@ -192,9 +192,9 @@ def get_message(js: JetStream, request: Request, stream: str) -> Reply:
 def _message_json(msg: StoredMessage, no_hdr: bool) -> dict[str, Any]:
     message: dict[str, Any] = {"subject": msg.subject, "seq": msg.seq}
     if msg.hdr and not no_hdr:
-        message["hdrs"] = base64.b64encode(msg.hdr).decode()
+        message["hdrs"] = binascii.b2a_base64(msg.hdr, newline=False).decode()  # b64encode, without its call
     if msg.data:
-        message["data"] = base64.b64encode(msg.data).decode()
+        message["data"] = binascii.b2a_base64(msg.data, newline=False).decode()
     message["time"] = gotime.rfc3339(msg.ts)
     return message
 

@@ -98,7 +98,10 @@ class Route:
     def bind(self, subject: str) -> dict[str, str]:
         """The named tokens of a subject this route matches."""
         tokens = subject.split(".")
-        return {name: ".".join(tokens[i:]) if rest else tokens[i] for i, name, rest in self.named}
+        bound = {}
+        for i, name, rest in self.named:  # a loop, not a comprehension: one call fewer per request
+            bound[name] = ".".join(tokens[i:]) if rest else tokens[i]
+        return bound
 
     def call(self, js: JetStream, request: Request) -> Reply:
         """Run the handler with the request subject's named tokens."""
@@ -120,11 +123,14 @@ class RouteTable:
         self._index = SubscriptionIndex()
         for route in self.routes:
             self._index.insert(route)
-        self._declined = tuple(dict.fromkeys(route.declined_prefix for route in self.routes if route.declined_prefix))
+        # The subject prefixes left to the streams and consumers serving them (see declines).
+        self.declined_prefixes = tuple(
+            dict.fromkeys(route.declined_prefix for route in self.routes if route.declined_prefix)
+        )
 
     def declines(self, subject: str) -> bool:
         """Whether the subject is left to the stream or consumer serving it (even where no row matches it)."""
-        return subject.startswith(self._declined)
+        return subject.startswith(self.declined_prefixes)
 
     def find(self, subject: str) -> Route | None:
         """The one route matching the subject (None: no row, or overlapping rows)."""

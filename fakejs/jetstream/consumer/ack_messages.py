@@ -68,8 +68,9 @@ class AckMessages:
     def _answer_now(self, stream_sequence: int, reply: str) -> None:
         self._reply(reply, b"")
 
-    def receive(self, subject: str, reply: str, payload: bytes) -> None:
-        """One message on the ack subject: apply it, answer it, then let the consumer deliver."""
+    def receive(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
+        """One message on the ack subject (the consumer's internal subscription hands it here):
+        apply it, answer it, then let the consumer deliver."""
         if self._consumer.closed:
             return
         self._on_activity()

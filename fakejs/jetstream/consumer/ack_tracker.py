@@ -52,7 +52,8 @@ def ack_reply_info(subject: str) -> tuple[int, int, int]:
         return 0, 0, 0
     offset = 4 if len(tokens) >= 11 else 2
     count, stream, consumer = tokens[offset + 2 : offset + 5]
-    if count.isdigit() and stream.isdigit() and consumer.isdigit() and (count + stream + consumer).isascii():
+    # An ASCII subject (every ack a client sends back) has ASCII tokens: no joining them to ask.
+    if subject.isascii() and count.isdigit() and stream.isdigit() and consumer.isdigit():
         return int(stream) & _UINT64, int(consumer) & _UINT64, int(count) & _UINT64  # the common case, in one go
     delivery_count = _as_uint64(_number(tokens[offset + 2]))
     stream_sequence = _as_uint64(_number(tokens[offset + 3]))
@@ -228,7 +229,7 @@ class AckTracker:
         Redeliveries past ``max_deliver`` are dropped from the queue here,
         announced once and counted as delivered.
         """
-        while self.redelivery_queue:
+        while self.redelivery_queue.queued:
             seq = self.redelivery_queue.popleft()
             delivery_count = self.redelivery_counts.get(seq, 0) + 1 + 1
             self.redelivery_counts[seq] = delivery_count - 1
@@ -305,7 +306,8 @@ class AckTracker:
                 self.move_ack_floor(consumer_sequence, stream_sequence)
                 acked.append(stream_sequence)
             self.redelivery_counts.pop(stream_sequence, None)
-            self.redelivery_queue.remove(stream_sequence)
+            if self.redelivery_queue.queued:  # most acks find it empty: no call
+                self.redelivery_queue.remove(stream_sequence)
         else:
             if consumer_sequence <= self.ack_floor_consumer or stream_sequence <= self.ack_floor_stream:
                 return None

@@ -351,7 +351,7 @@ class Consumer:
         ]
         if self.config["ack_policy"] not in ("none", "flow_control"):  # nobody listens for acks otherwise
             self.subscriptions.append(
-                router.subscribe_internal(f"$JS.ACK.{stream}.{self.name}.*.*.*.*.*", self._on_ack)
+                router.subscribe_internal(f"$JS.ACK.{stream}.{self.name}.*.*.*.*.*", self.ack_messages.receive)
             )
         if self.is_push:
             router.watch_interest(self.config["deliver_subject"], self.interest_changed)
@@ -475,9 +475,6 @@ class Consumer:
             self.pull_request(reply, payload, getattr(origin, "cid", None) if self.stream.timeline else None)
         return True
 
-    def _on_ack(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
-        self.ack_messages.receive(subject, reply, payload)
-
     def _on_reset(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         self.js.asset_request("consumer.reset", self, reply, hdr, payload)
 
@@ -514,14 +511,17 @@ class Consumer:
 
     def signaled(self, subject: str) -> bool:
         """Whether the stream tells this consumer about a new message on ``subject``."""
-        return any(matches(f, subject) for f in self.signal_subjects)
+        if len(subjects := self.signal_subjects) == 1:  # one filter, or none (">": every subject), no generator
+            return subjects[0] == ">" or matches(subjects[0], subject)
+        return any(matches(f, subject) for f in subjects)
 
     def message_stored(self, msg: StoredMessage) -> None:
         """``processStreamSignal``."""
         if self.signaled(msg.subject):
-            self.position.stored(msg.seq)
-            if msg.seq >= self.next_stream_sequence:
-                self.kick()
+            position = self.position
+            position.stored(msg.seq)
+            if msg.seq >= position.next_stream_sequence:
+                self.loop.kick()
 
     def message_removed(self, seq: int, subject: str = "") -> None:
         """The stream removed ``seq`` (limits, a delete): a pending delivery of it is terminated.

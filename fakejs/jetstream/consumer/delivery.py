@@ -126,10 +126,12 @@ class DeliveryLoop:
         consumer = self._consumer
         if consumer.closed:
             return
-        if not self._is_push and not self._pulls.queue.waiting and not self._pacer.holding:
+        pacer = self._pacer
+        if not self._is_push and not self._pulls.queue.waiting and pacer.held is None:  # not holding, no call
             # Nobody is waiting (a pull consumer between requests: every ack kicks): nothing
-            # can be delivered, and the loop would only note the position for the pacer.
-            self._pacer.caught_up(self._position.next_stream_sequence)
+            # can be delivered, and the loop would only note the position for a replaying pacer.
+            if pacer.replay:
+                pacer.caught_up(self._position.next_stream_sequence)
             return
         if self._running:
             self._again = True
@@ -163,7 +165,7 @@ class DeliveryLoop:
             self._pulls.process(eos=not max_ack_pending_hit)
 
     def _may_deliver(self) -> bool:
-        if self._pause.is_paused():
+        if self._consumer.config["pause_until"] is not None and self._pause.is_paused():  # unpaused: no call
             return False
         if self._is_push:
             return self._consumer.active and not self._push.stalled
@@ -175,7 +177,7 @@ class DeliveryLoop:
         """``getNextMsg``: redeliveries first, then new messages; with the delivery count."""
         store = self._stream.store
         acks = self._acks
-        while (redelivery := acks.next_redelivery()) is not None:
+        while acks.redelivery_queue.queued and (redelivery := acks.next_redelivery()) is not None:
             seq, delivery_count = redelivery
             msg = store.get(seq)
             if msg is not None:

@@ -13,7 +13,7 @@ class RedeliveryQueue:
     holds: an ack checks membership and removes, an expiry check asks about
     every pending delivery, and a consumer with a hundred thousand expired
     deliveries must not pay for the whole queue on each of them.  The order is
-    a deque of ``(seq, ticket)``; ``_live`` maps each queued seq to the ticket
+    a deque of ``(seq, ticket)``; ``queued`` maps each queued seq to the ticket
     of its current entry, so a removed seq's entry goes stale where it is and
     is skipped when it reaches the front (or dropped when stale entries
     outnumber live ones).
@@ -21,20 +21,22 @@ class RedeliveryQueue:
 
     def __init__(self) -> None:
         self._order: deque[tuple[int, int]] = deque()
-        self._live: dict[int, int] = {}
+        # Each queued seq with the ticket of its current entry; its truth is the queue's, without
+        # ``__bool__``'s call (what the delivery and ack paths test on every message).
+        self.queued: dict[int, int] = {}
         self._tickets = 0
 
     def __len__(self) -> int:
-        return len(self._live)
+        return len(self.queued)
 
     def __bool__(self) -> bool:
-        return bool(self._live)
+        return bool(self.queued)
 
     def __contains__(self, seq: object) -> bool:
-        return seq in self._live
+        return seq in self.queued
 
     def __iter__(self) -> Iterator[int]:
-        live = self._live
+        live = self.queued
         return (seq for seq, ticket in list(self._order) if live.get(seq) == ticket)
 
     def __repr__(self) -> str:
@@ -42,10 +44,10 @@ class RedeliveryQueue:
 
     def append(self, seq: int) -> None:
         """Queue ``seq`` at the back, unless it is queued already."""
-        if seq in self._live:
+        if seq in self.queued:
             return
         self._tickets += 1
-        self._live[seq] = self._tickets
+        self.queued[seq] = self._tickets
         self._order.append((seq, self._tickets))
 
     def extend(self, seqs: list[int]) -> None:
@@ -54,12 +56,12 @@ class RedeliveryQueue:
 
     def remove(self, seq: int) -> None:
         """Take ``seq`` out of the queue, if it is there."""
-        if self._live.pop(seq, None) is not None and len(self._order) > 2 * len(self._live) + 64:
+        if self.queued.pop(seq, None) is not None and len(self._order) > 2 * len(self.queued) + 64:
             self._compact()
 
     def popleft(self) -> int:
         """The seq queued longest ago, taken out; IndexError when empty."""
-        order, live = self._order, self._live
+        order, live = self._order, self.queued
         while order:
             seq, ticket = order.popleft()
             if live.get(seq) == ticket:
@@ -69,14 +71,14 @@ class RedeliveryQueue:
 
     def keep(self, wanted: Callable[[int], bool]) -> None:
         """Drop every queued seq for which ``wanted`` is false (after a purge)."""
-        for seq in [seq for seq in self._live if not wanted(seq)]:
-            del self._live[seq]
+        for seq in [seq for seq in self.queued if not wanted(seq)]:
+            del self.queued[seq]
         self._compact()
 
     def clear(self) -> None:
         self._order.clear()
-        self._live.clear()
+        self.queued.clear()
 
     def _compact(self) -> None:
-        live = self._live
+        live = self.queued
         self._order = deque(entry for entry in self._order if live.get(entry[0]) == entry[1])

@@ -277,24 +277,26 @@ class JetStream:
 
     @contextmanager
     def answering(self) -> Iterator[None]:
-        """Handle and answer an API request; what it sets in motion waits until the answer is out.
-
-        nats-server writes a consumer create or update reply before anything
-        the consumer sends: clients match the reply to their request and may
-        drop deliveries that arrive ahead of it.  The waiting actions are
-        queued behind the reply's flush (:meth:`Clock.call_soon`), so even a
-        consumer with thousands of messages to send does not hold the reply
-        back.
-        """
-        self._answering += 1
+        """Handle and answer an API request; what it sets in motion waits until the answer is out: nats-server
+        writes a consumer create or update reply before anything the consumer sends (clients may drop deliveries
+        ahead of it); the waiting actions are queued behind the reply's flush, so thousands do not hold it back."""
+        self.begin_answer()
         try:
             yield
         finally:
-            self._answering -= 1
-            if not self._answering:
-                waiting, self._after_answer = self._after_answer, []
-                for action in waiting:
-                    self.clock.call_soon(action)
+            self.end_answer()
+
+    def begin_answer(self) -> None:
+        """:meth:`answering` without a context manager; :meth:`end_answer` follows, even after a failure."""
+        self._answering += 1
+
+    def end_answer(self) -> None:
+        """The answer is out: what the request set in motion may run."""
+        self._answering -= 1
+        if not self._answering and self._after_answer:
+            waiting, self._after_answer = self._after_answer, []
+            for action in waiting:
+                self.clock.call_soon(action)
 
     def after_answer(self, action: Callable[[], None]) -> None:
         """Run ``action`` once the API request being handled is answered (now, outside of one)."""
@@ -558,10 +560,8 @@ class JetStream:
         return True
 
     def _subjects_overlap(self, subjects: list[str], exclude: str = "") -> bool:
-        others = (stream for stream in self.streams.values() if stream.name != exclude)
-        return any(
-            overlap(mine, theirs) for other in others for mine in subjects for theirs in other.config["subjects"]
-        )
+        others = (stream.config["subjects"] for stream in self.streams.values() if stream.name != exclude)
+        return any(overlap(mine, theirs) for taken in others for mine in subjects for theirs in taken)
 
     # -- consumers ---------------------------------------------------------------------
 

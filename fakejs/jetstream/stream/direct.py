@@ -156,13 +156,18 @@ class DirectGet:
             return
         if hdr and required_level(hdr):  # most requests carry no headers: no call
             return self._status(reply, status.required_api_level())
+        key = subject.split(".", 5)[5] if subject.count(".") >= 5 else ""
+        if not payload and key:  # a KV get: the subject's last message, what serve() would find, straight
+            msg = self.store.last_message(key)
+            if msg is None:
+                return self._status(reply, status.message_not_found())
+            return self.host.reply(reply, msg.data, self._headers(msg))
         req: dict[str, Any] = {}
         if payload:
             decoded = decode(payload)
             if decoded is None:
                 return self._status(reply, status.malformed_request())
             req = decoded
-        key = subject.split(".", 5)[5] if subject.count(".") >= 5 else ""
         selectors = ("last_by_subj", "next_by_subj", "multi_last", "seq", "start_time", "up_to_seq", "up_to_time")
         if not key or (req and (req.get("batch") or any(_is_set(req, name) for name in selectors))):
             return self._status(reply, status.direct_bad_request())
