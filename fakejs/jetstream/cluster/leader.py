@@ -50,7 +50,7 @@ from fakejs.jetstream.cluster.placement import (
 )
 from fakejs.jetstream.cluster.state import MetaState
 from fakejs.jetstream.errors import api_error
-from fakejs.jetstream.replication import NotLeader, ProposalRefused, ReplicatedGroup
+from fakejs.jetstream.replication import NotLeader, ReplicatedGroup
 
 __all__ = ["META_GROUP", "MetaLeader"]
 
@@ -108,17 +108,42 @@ class MetaLeader:
         return applied if applied.group == group else self._same_stream(applied, config)
 
     async def update_stream(
-        self, account: str, config: Mapping[str, Any], reply: str = "", client: Mapping[str, Any] | None = None
+        self,
+        account: str,
+        config: Mapping[str, Any],
+        reply: str = "",
+        client: Mapping[str, Any] | None = None,
+        peers: tuple[str, ...] | None = None,
     ) -> StreamAssignment:
-        """A stream's new configuration, on the group it has (changing its replicas is not supported yet)."""
+        """A stream's new configuration, on the group it has (``peers``: with these servers, the group's name
+        kept: its leader changes the Raft membership to them, one server at a time)."""
         self._check_leader()
         config = dict(config)
         existing = self._stream(account, str(config.get("name", "")))
-        if max(int(config.get("num_replicas") or 1), 1) != len(existing.group.peers):
-            raise ProposalRefused("changing a stream's replicas through the meta group is not supported yet")
-        proposed = StreamAssignment(account, config, existing.group, existing.created_ns, dict(client or {}), reply)
+        group = existing.group if peers is None else replace(existing.group, peers=tuple(sorted(peers)), preferred="")
+        proposed = StreamAssignment(account, config, group, existing.created_ns, dict(client or {}), reply)
         await self._propose(UpdateStream(proposed))
         return self._stream(account, proposed.name)
+
+    async def regroup_consumer(self, existing: ConsumerAssignment, peers: tuple[str, ...]) -> ConsumerAssignment:
+        """A consumer on other servers of its stream, its group's name kept (its leader changes the membership)."""
+        self._check_leader()
+        group = replace(existing.group, peers=tuple(sorted(peers)), preferred="")
+        await self._propose(AssignConsumer(replace(existing, group=group, reply="")))
+        applied = self.state.consumer(existing.account, existing.stream, existing.name)
+        if applied is None:
+            raise api_error("JSConsumerNotFoundErr")
+        return applied
+
+    def free_servers(self, config: Mapping[str, Any], taken: tuple[str, ...], count: int) -> list[str]:
+        """``count`` running servers for a stream of ``config`` that are not in ``taken`` (its placement's cluster
+        and tags, drawn as a new stream's are); raises :class:`PlacementError` when too few are free."""
+        candidates = [
+            Candidate(peer.peer, peer.cluster, peer.tags)
+            for peer in self.state.active_peers()
+            if not peer.offline and peer.peer not in taken and self._reachable(peer.peer)
+        ]
+        return place_stream_replicas({**config, "num_replicas": count}, candidates, self.cluster, self.rng)
 
     async def delete_stream(self, account: str, name: str) -> StreamAssignment:
         """Remove a stream and its consumers; the assignment it had."""
@@ -208,13 +233,8 @@ class MetaLeader:
         return moved
 
     def _replacement(self, config: Mapping[str, Any], taken: tuple[str, ...]) -> str | None:
-        candidates = [
-            Candidate(peer.peer, peer.cluster, peer.tags)
-            for peer in self.state.active_peers()
-            if not peer.offline and peer.peer not in taken and self._reachable(peer.peer)
-        ]
         try:
-            return place_stream_replicas({**config, "num_replicas": 1}, candidates, self.cluster, self.rng)[0]
+            return self.free_servers(config, taken, 1)[0]
         except PlacementError:
             return None
 

@@ -37,6 +37,7 @@ from fakejs.jetstream.consumer.replicated import ReplicatedConsumer, replica_sta
 from fakejs.jetstream.consumer.retention import AckRetention
 from fakejs.jetstream.raft import RaftSettings
 from fakejs.jetstream.replication import ReplicatedGroup, remove_group_log
+from fakejs.jetstream.service.meta_membership import GroupMembership, retire
 from fakejs.jetstream.service.replicated_consumer_rules import config_from_document
 from fakejs.jetstream.service.replicated_streams import start_member
 from fakejs.jetstream.storage.consumer_state import ConsumerState
@@ -79,6 +80,7 @@ class ConsumerReplica:
         )
         self.group: ReplicatedGroup | None = None
         self.replicated: ReplicatedConsumer | None = None
+        self.membership: GroupMembership | None = None
         self._leading = False
 
     @property
@@ -96,6 +98,8 @@ class ConsumerReplica:
     def start(self, store_dir: str, settings: RaftSettings | None) -> None:
         js = self.stream.js
         self.group = start_member(js.broker, self.assignment.group, self.machine, store_dir, settings)
+        self.membership = GroupMembership(self.group, js.clock)
+        self.membership.wanted = frozenset(self.assignment.group.peers)
         with js.answering():  # a sole voter led before start_group returned: it delivers once it answered
             self.replicated = ReplicatedConsumer(self._make_consumer, self.machine, self.group)
             self.machine.observers.append(self)
@@ -138,6 +142,8 @@ class ConsumerReplica:
         if leads and not self._leading:
             self.leader_since_ns = self.stream.js.clock.time_ns()
             self._leading = True
+            if self.membership is not None:
+                self.membership.step()
             self.on_led(self)
         self._leading = leads
 
@@ -161,6 +167,8 @@ class ConsumerReplicas(MetaObserver):
         self.settings = settings
         self.on_led = on_led
         self.replicas: dict[ConsumerKey, ConsumerReplica] = {}
+        # The peers a removed consumer's group keeps (its server left the assignment), () when it went.
+        self.continuing: Callable[[ConsumerAssignment], tuple[str, ...]] = lambda assignment: ()
         self.retentions: dict[str, tuple[StreamReplica, AckRetention]] = {}
 
     def of_stream(self, stream: str) -> list[ConsumerReplica]:
@@ -169,9 +177,11 @@ class ConsumerReplicas(MetaObserver):
     def consumer_assigned(self, assignment: ConsumerAssignment) -> None:
         key = (assignment.stream, assignment.name)
         existing = self.replicas.get(key)
-        if existing is not None and existing.assignment.group == assignment.group:
+        if existing is not None and existing.assignment.group.name == assignment.group.name:
             updated = existing.assignment.config != assignment.config
-            existing.assignment = assignment  # a new request, and maybe a new configuration
+            existing.assignment = assignment  # a new request, and maybe a new configuration or other peers
+            if existing.membership is not None:
+                existing.membership.want(assignment.group.peers)  # its leader follows
             with self.js.answering():  # an update's answer goes out before what it lets through
                 if updated:
                     existing.reconfigure()
@@ -208,6 +218,10 @@ class ConsumerReplicas(MetaObserver):
         known = self.retentions.get(assignment.stream)
         if known is not None:
             known[1].forget(assignment.name)
+        remaining = self.continuing(assignment)
+        if remaining and replica.group is not None:
+            retire(replica.group, self.js.clock, remaining, lambda: replica.stop(remove=True))
+            return
         replica.stop(remove=True)
 
     def stream_removed(self, assignment: StreamAssignment) -> None:

@@ -32,7 +32,7 @@ from fakejs.core.log import get_logger
 from fakejs.jetstream.cluster import MetaObserver, RaftGroup, StreamAssignment
 from fakejs.jetstream.raft import RaftSettings
 from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, StateMachine, remove_group_log, start_group
-from fakejs.jetstream.service.meta_membership import GroupMembership
+from fakejs.jetstream.service.meta_membership import GroupMembership, retire
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.replica import StreamStateMachine
 from fakejs.jetstream.stream.replicated import ReplicatedStream
@@ -201,6 +201,8 @@ class StreamReplicas(MetaObserver):
         self.settings = settings
         self.on_led = on_led
         self.replicas: dict[str, StreamReplica] = {}
+        # The peers a removed stream's group keeps (its server left the assignment), () when it went.
+        self.continuing: Callable[[StreamAssignment], tuple[str, ...]] = lambda assignment: ()
 
     def stream_assigned(self, assignment: StreamAssignment) -> None:
         existing = self.replicas.get(assignment.name)
@@ -221,6 +223,10 @@ class StreamReplicas(MetaObserver):
         if replica is None:
             return
         self.js.streams.pop(assignment.name, None)
+        remaining = self.continuing(assignment)
+        if remaining and replica.group is not None:
+            retire(replica.group, self.js.clock, remaining, lambda: replica.stop(remove=True))
+            return
         replica.stop(remove=True)
 
     def stop(self) -> None:
