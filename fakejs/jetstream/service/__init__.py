@@ -19,8 +19,9 @@ consumer infos asked of their leaders, for a listing), ``meta_membership``
 (the first voters of ``_meta_`` learned from the routes, its Raft
 membership kept to the meta state), ``replicated_leaders`` (whom a
 step-down hands over to), ``replicated_monitoring`` (``/jsz``'s
-``meta_cluster`` and ``ha_assets``) and ``replicated_remove`` (``offline`` servers,
-``$JS.API.SERVER.REMOVE``, ``META.LEADER.STEPDOWN``).  Sits on :mod:`fakejs.jetstream.consumer`,
+``meta_cluster`` and ``ha_assets``), ``replicated_remove`` (``offline`` servers,
+``$JS.API.SERVER.REMOVE``, ``META.LEADER.STEPDOWN``) and ``replicated_peers`` (``STREAM.PEER.REMOVE``,
+``CONSUMER.PEER.REMOVE``, a stream's replicas changed by an update).  Sits on :mod:`fakejs.jetstream.consumer`,
 :mod:`fakejs.jetstream.stream`, :mod:`fakejs.jetstream.storage` and
 :mod:`fakejs.jetstream.config`; the ``$JS.API`` layer above attaches to it
 (:class:`fakejs.jetstream.JetStreamWithApi` is the two together).
