@@ -217,7 +217,8 @@ class MetaLeader:
     async def move_off(self, peer: str) -> list[StreamAssignment]:
         """Each stream on ``peer`` (a removed server) gets another server in its place, one that carries the
         placement's cluster and tags and is not in the group yet, or loses it when there is none and other
-        peers remain (nats-server's ``removePeerFromStreamLocked``); the assignments changed."""
+        peers remain (nats-server's ``removePeerFromStreamLocked``), its consumers on ``peer`` the same; the
+        stream assignments changed."""
         moved: list[StreamAssignment] = []
         for existing in [sa for sa in self.state.streams.values() if peer in sa.group.peers]:
             self._check_leader()
@@ -230,7 +231,20 @@ class MetaLeader:
             proposed = replace(existing, group=group, reply="")
             await self._propose(UpdateStream(proposed))
             moved.append(self._stream(existing.account, existing.name))
+            await self._consumers_follow(existing, peer, peers)
         return moved
+
+    async def _consumers_follow(self, stream: StreamAssignment, peer: str, peers: tuple[str, ...]) -> None:
+        """The stream's consumers on ``peer`` take the server that replaced it in the stream's ``peers`` (or
+        lose it; one left on no server takes the stream's first)."""
+        added = [other for other in peers if other not in stream.group.peers]
+        for consumer in [
+            ca for ca in self.state.consumers.values() if (ca.account, ca.stream) == (stream.account, stream.name)
+        ]:
+            if peer not in consumer.group.peers:
+                continue
+            staying = [other for other in consumer.group.peers if other != peer]
+            await self.regroup_consumer(consumer, tuple(staying + added) or peers[:1])
 
     def _replacement(self, config: Mapping[str, Any], taken: tuple[str, ...]) -> str | None:
         try:
