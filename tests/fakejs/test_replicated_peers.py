@@ -167,3 +167,26 @@ async def test_a_removed_consumer_peer_moves_to_another_server_of_its_stream(clu
         assert refused["error"] == {"code": 503, "err_code": 10075, "description": "peer remap failed"}
     finally:
         await nc.close()
+
+
+async def test_a_stream_scaled_down_and_at_once_up_again_settles_on_three_servers(cluster: Cluster) -> None:
+    nc = await nats.connect(cluster.url(0))
+    try:
+        config = stream_config("S", 3)
+        await request(nc, "$JS.API.STREAM.CREATE.S", config)
+        await durable(nc, "S", "D")
+        for index in range(3):
+            await publish(nc, "s.x", b"m%d" % index)
+        await fetch_and_ack(nc, "S", "D", 2)
+        down = await request(nc, "$JS.API.STREAM.UPDATE.S", {**config, "num_replicas": 1})
+        up = await request(nc, "$JS.API.STREAM.UPDATE.S", {**config, "num_replicas": 3})
+        assert (down["config"]["num_replicas"], up["config"]["num_replicas"]) == (1, 3)
+        three = await wait(lambda: holders(cluster, "S") if len(holders(cluster, "S")) == 3 else None)
+        await wait(lambda: settled(cluster, "S", three) and all(stored(cluster, n, "S") == 3 for n in three))
+        await wait(lambda: settled(cluster, "S", three, "D") and all(acked(cluster, n, "S", "D") == 2 for n in three))
+        assert not any(share(cluster, node).replicas.retiring for node in NODES)
+        await fetch_and_ack(nc, "S", "D", 1)
+        info = await request(nc, "$JS.API.CONSUMER.INFO.S.D")
+        assert info["ack_floor"]["stream_seq"] == 3 and info["num_pending"] == 0
+    finally:
+        await nc.close()

@@ -169,6 +169,7 @@ class ConsumerReplicas(MetaObserver):
         self.replicas: dict[ConsumerKey, ConsumerReplica] = {}
         # The peers a removed consumer's group keeps (its server left the assignment), () when it went.
         self.continuing: Callable[[ConsumerAssignment], tuple[str, ...]] = lambda assignment: ()
+        self.retiring: dict[ConsumerKey, ConsumerReplica] = {}  # replicas whose server left the group, handing over
         self.retentions: dict[str, tuple[StreamReplica, AckRetention]] = {}
 
     def of_stream(self, stream: str) -> list[ConsumerReplica]:
@@ -193,6 +194,9 @@ class ConsumerReplicas(MetaObserver):
             return
         if existing is not None:
             self.consumer_removed(existing.assignment)
+        leaving = self.retiring.pop(key, None)
+        if leaving is not None:  # assigned here again while its old member hands over: it goes now
+            leaving.stop(remove=True)
         stream = self.streams.replicas.get(assignment.stream)
         if stream is None:
             return  # its stream is not on this server (placement keeps consumers on their stream's servers)
@@ -220,9 +224,16 @@ class ConsumerReplicas(MetaObserver):
             known[1].forget(assignment.name)
         remaining = self.continuing(assignment)
         if remaining and replica.group is not None:
-            retire(replica.group, self.js.clock, remaining, lambda: replica.stop(remove=True))
+            key = (assignment.stream, assignment.name)
+            self.retiring[key] = replica
+            retire(replica.group, self.js.clock, remaining, lambda: self._retired(key, replica))
             return
         replica.stop(remove=True)
+
+    def _retired(self, key: ConsumerKey, replica: ConsumerReplica) -> None:
+        if self.retiring.get(key) is replica:
+            del self.retiring[key]
+            replica.stop(remove=True)
 
     def stream_removed(self, assignment: StreamAssignment) -> None:
         name = assignment.name
@@ -232,7 +243,8 @@ class ConsumerReplicas(MetaObserver):
 
     def stop(self) -> None:
         """The server stops: every member stops as a crash would, and the directories stay."""
-        for replica in list(self.replicas.values()):
+        for replica in [*self.replicas.values(), *self.retiring.values()]:
             replica.stop(remove=False)
         self.replicas.clear()
+        self.retiring.clear()
         self.retentions.clear()

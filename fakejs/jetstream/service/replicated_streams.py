@@ -203,6 +203,7 @@ class StreamReplicas(MetaObserver):
         self.replicas: dict[str, StreamReplica] = {}
         # The peers a removed stream's group keeps (its server left the assignment), () when it went.
         self.continuing: Callable[[StreamAssignment], tuple[str, ...]] = lambda assignment: ()
+        self.retiring: dict[str, StreamReplica] = {}  # replicas whose server left the group, handing over
 
     def stream_assigned(self, assignment: StreamAssignment) -> None:
         existing = self.replicas.get(assignment.name)
@@ -213,6 +214,9 @@ class StreamReplicas(MetaObserver):
             return
         if existing is not None:
             self.stream_removed(existing.assignment)
+        leaving = self.retiring.pop(assignment.name, None)
+        if leaving is not None:  # assigned here again while its old member hands over: it goes now
+            leaving.stop(remove=True)
         replica = StreamReplica(self.js, assignment, self.on_led)
         self.replicas[assignment.name] = replica
         self.js.streams[assignment.name] = replica.stream
@@ -225,13 +229,22 @@ class StreamReplicas(MetaObserver):
         self.js.streams.pop(assignment.name, None)
         remaining = self.continuing(assignment)
         if remaining and replica.group is not None:
-            retire(replica.group, self.js.clock, remaining, lambda: replica.stop(remove=True))
+            self.retiring[assignment.name] = replica
+            retire(replica.group, self.js.clock, remaining, lambda: self._retired(assignment.name, replica))
             return
         replica.stop(remove=True)
+
+    def _retired(self, name: str, replica: StreamReplica) -> None:
+        if self.retiring.get(name) is replica:
+            del self.retiring[name]
+            replica.stop(remove=True)
 
     def stop(self) -> None:
         """The server stops: every member stops as a crash would, and the directories stay."""
         for name, replica in list(self.replicas.items()):
             self.js.streams.pop(name, None)
             replica.stop(remove=False)
+        for replica in self.retiring.values():
+            replica.stop(remove=False)
         self.replicas.clear()
+        self.retiring.clear()
