@@ -237,6 +237,7 @@ class ReplicatedApi:
     async def _remove_consumer_peer(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
         if not self.domain.is_meta_leader:
             return None
+        request.check_level()
         await self.domain.peer_changes.remove_consumer_peer(stream, consumer, self._peer_named(request))
         return {"success": True}
 
