@@ -6,7 +6,8 @@ against nats-server and fakejs processes.  Facts pinned (nats-server
 2.15.1):
 
 - ``$JS.API.STREAM.PEER.REMOVE.<stream>``: an empty request, one without a
-  ``peer`` or with an empty one is 10003 ``bad request``, a server that is not
+  ``peer`` or with an empty one is 10003 ``bad request``, one that is not JSON
+  10025, one asking for a higher API level 412 10185, a server that is not
   one of the stream's 10040 ``peer not a member``, a missing stream 10059; a
   stream's server is replaced by the free one (``{"success": true}``), the
   stream's messages and its consumer (its servers too, its acknowledgements)
@@ -91,9 +92,11 @@ async def client3(three: ProcessCluster) -> AsyncIterator[Client]:
         yield connected
 
 
-async def ask(client: Client, subject: str, body: object = None) -> dict[str, Any]:
+async def ask(
+    client: Client, subject: str, body: object = None, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
     payload = b"" if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
-    reply = await client.request(subject, payload, timeout=10.0)
+    reply = await client.request(subject, payload, timeout=10.0, headers=headers)
     answer: dict[str, Any] = json.loads(reply.data)
     return answer
 
@@ -185,6 +188,11 @@ async def test_a_stream_peer_removed_and_a_consumer_peer_removed(client4: Client
     bad = refusal(STREAM_TYPE, 400, 10003, "bad request")
     assert [await ask(client4, subject, body) for body in (None, {}, {"peer": ""})] == [bad] * 3
     assert await ask(client4, subject, {"peer": free}) == refusal(STREAM_TYPE, 400, 10040, "peer not a member")
+    for kind, asked_of in ((STREAM_TYPE, subject), (CONSUMER_TYPE, CONSUMER_PEER_REMOVE + "PEERS.D")):
+        assert await ask(client4, asked_of, {"peer": free}, {"Nats-Required-Api-Level": "99"}) == refusal(
+            kind, 412, 10185, "JetStream minimum api level required"
+        )
+        assert await ask(client4, asked_of, b'{"peer":') == refusal(kind, 400, 10025, "invalid JSON: unexpected EOF")
     missing = await ask(client4, STREAM_PEER_REMOVE + "MISSING", {"peer": free})
     assert missing == refusal(STREAM_TYPE, 404, 10059, "stream not found")
     removed = info["cluster"]["replicas"][0]["name"]
