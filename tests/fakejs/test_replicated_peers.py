@@ -184,9 +184,41 @@ async def test_a_stream_scaled_down_and_at_once_up_again_settles_on_three_server
         three = await wait(lambda: holders(cluster, "S") if len(holders(cluster, "S")) == 3 else None)
         await wait(lambda: settled(cluster, "S", three) and all(stored(cluster, n, "S") == 3 for n in three))
         await wait(lambda: settled(cluster, "S", three, "D") and all(acked(cluster, n, "S", "D") == 2 for n in three))
-        assert not any(share(cluster, node).replicas.retiring for node in NODES)
+        await wait(lambda: not any(share(cluster, node).replicas.retiring for node in NODES))
         await fetch_and_ack(nc, "S", "D", 1)
         info = await request(nc, "$JS.API.CONSUMER.INFO.S.D")
         assert info["ack_floor"]["stream_seq"] == 3 and info["num_pending"] == 0
     finally:
         await nc.close()
+
+
+async def test_a_consumer_led_on_a_leaving_server_hands_over_when_its_stream_is_scaled_down(cluster: Cluster) -> None:
+    nc = await nats.connect(cluster.url(0))
+    try:
+        config = stream_config("S", 3)
+        await request(nc, "$JS.API.STREAM.CREATE.S", config)
+        await durable(nc, "S", "D")
+        for index in range(3):
+            await publish(nc, "s.x", b"m%d" % index)
+        await fetch_and_ack(nc, "S", "D", 2)
+        stream = await request(nc, "$JS.API.STREAM.INFO.S")
+        leader = stream["cluster"]["leader"]
+        other = sorted(holders(cluster, "S") - {leader})[0]
+        await wait(lambda: led_members(cluster, "S", "D") is not None)
+        if not consumer_replica(cluster, other, "S", "D").is_leader:
+            moved = await request(nc, "$JS.API.CONSUMER.LEADER.STEPDOWN.S.D", {"placement": {"preferred": other}})
+            assert moved.get("success") is True, moved
+        await wait(lambda: consumer_replica(cluster, other, "S", "D").is_leader)
+        down = await request(nc, "$JS.API.STREAM.UPDATE.S", {**config, "num_replicas": 1})
+        assert down["config"]["num_replicas"] == 1
+        await wait(lambda: settled(cluster, "S", {leader}) and settled(cluster, "S", {leader}, "D"))
+        assert acked(cluster, leader, "S", "D") == 2
+        await wait(lambda: not any(share(cluster, node).consumers.retiring for node in NODES))
+        assert [message for message in await pulled(nc, 1)] == [b"m2"]
+    finally:
+        await nc.close()
+
+
+async def pulled(nc: Any, count: int) -> list[bytes]:
+    subscription = await nc.jetstream().pull_subscribe_bind("D", stream="S")
+    return [message.data for message in await subscription.fetch(count, timeout=5)]
