@@ -175,7 +175,7 @@ JETSTREAM_API: tuple[Feature, ...] = (
         "$JS.API.CONSUMER.PEER.REMOVE.<stream>.<consumer>",
         "$JS.API.CONSUMER.PEER.REMOVE.S.C",
         "type:consumer_remove_peer_response/10010",
-        how=CLUSTER,
+        how=CLUSTER + "; served in [clusters](clusters.md)",
     ),
     _api(
         "$JS.API.CONSUMER.PEER.EVACUATE.<stream>.<consumer>",

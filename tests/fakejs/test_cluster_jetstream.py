@@ -324,6 +324,34 @@ async def test_a_removed_peer_is_replaced_when_a_server_is_free(replicated: bool
             await nc.close()
 
 
+async def test_a_removed_consumer_peer_is_replaced_by_another_server_of_its_stream(replicated: bool) -> None:
+    """As nats-server 2.15.1 answers ``CONSUMER.PEER.REMOVE`` (seen on a four-node cluster)."""
+    kind = "io.nats.jetstream.api.v1.consumer_remove_peer_response"
+    async with Cluster(replicated=replicated, size=4, jetstream=True, seed=2) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
+            streams = {created["cluster"]["leader"]} | {r["name"] for r in created["cluster"]["replicas"]}
+            one = {"durable_name": "ONE", "ack_policy": "explicit", "num_replicas": 1}
+            holder = (await api(nc, "$JS.API.CONSUMER.CREATE.S.ONE", {"stream_name": "S", "config": one}))["cluster"]
+            moved = await api(nc, "$JS.API.CONSUMER.PEER.REMOVE.S.ONE", {"peer": holder["leader"]})
+            assert moved == {"type": kind, "success": True}
+            now = (await api(nc, "$JS.API.CONSUMER.INFO.S.ONE"))["cluster"]["leader"]
+            assert now in streams and now != holder["leader"]
+            three = {"durable_name": "D", "ack_policy": "explicit"}
+            await api(nc, "$JS.API.CONSUMER.CREATE.S.D", {"stream_name": "S", "config": three})
+            answers = [
+                await api(nc, "$JS.API.CONSUMER.PEER.REMOVE.S.D", body)
+                for body in (None, {"peer": ""}, {"peer": "n9"}, {"peer": sorted(streams)[0]})
+            ]
+            assert [answer["error"]["err_code"] for answer in answers] == [10003, 10003, 10040, 10075]
+            assert answers[3]["error"] == {"code": 503, "err_code": 10075, "description": "peer remap failed"}
+            missing = await api(nc, "$JS.API.CONSUMER.PEER.REMOVE.S.NONE", {"peer": "n1"})
+            assert missing["error"] == {"code": 404, "err_code": 10014, "description": "consumer not found"}
+        finally:
+            await nc.close()
+
+
 async def test_the_system_account_moves_the_meta_leader_and_removes_servers(replicated: bool) -> None:
     """As nats-server 2.15.1 answers them (seen on a three-node cluster with a system account user)."""
     from fakejs.core.users import User

@@ -130,6 +130,8 @@ async def test_a_removed_server_s_streams_move_to_another_server(tmp_path: Path)
                 nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"], "num_replicas": 3}
             )
             assert created.get("error") is None, created
+            durable = {"stream_name": "S", "config": {"durable_name": "D", "ack_policy": "explicit"}}
+            assert (await request(nc, "$JS.API.CONSUMER.CREATE.S.D", durable)).get("error") is None
             for index in range(2):
                 assert (await publish(nc, f"s.{index}", b"x"))["seq"] == index + 1
             peers = servers.share(leader).assigned("S").group.peers
@@ -152,6 +154,9 @@ async def test_a_removed_server_s_streams_move_to_another_server(tmp_path: Path)
             info = await request(nc, "$JS.API.STREAM.INFO.S")
             shown = {replica["name"] for replica in info["cluster"]["replicas"]} | {info["cluster"]["leader"]}
             assert shown == {name for name in names if peer_id(name) in wanted}
+            await wait(lambda: servers.share(spare).consumers.replicas.get(("S", "D")) is not None)
+            consumer = servers.share(leader).consumer_assignment("S", "D")
+            assert set(consumer.group.peers) == wanted  # the consumer follows its stream
             assert (await publish(nc, "s.2", b"x"))["seq"] == 3
         finally:
             await nc.close()

@@ -149,7 +149,7 @@ INVENTORY: list[tuple[str, Any, str, dict[str, str], str]] = [
     ),
     (
         "$JS.API.CONSUMER.PEER.REMOVE.S1.C1",
-        streams.needs_cluster,
+        leaders.consumer_remove_peer,
         "consumer_remove_peer_response",
         {"stream": "S1", "consumer": "C1"},
         "api",
@@ -205,7 +205,8 @@ def test_other_subjects_are_not_routed(subject: str) -> None:
 def test_consumer_creation_checks_the_api_level_after_decoding() -> None:
     creators = (consumers.create_ephemeral, consumers.create_named, consumers.create_durable)
     late = [route for route in ROUTES.routes if not route.level_first]
-    assert {route.handler for route in late} == {*creators, streams.needs_cluster, leaders.consumer_stepdown}
+    cluster_only = (streams.needs_cluster, leaders.consumer_stepdown, leaders.consumer_remove_peer)
+    assert {route.handler for route in late} == {*creators, *cluster_only}
     assert all(route.pattern.startswith("$JS.API.CONSUMER.") for route in late)
     info = ROUTES.find("$JS.API.STREAM.INFO.S1")
     assert info is not None and info.level_first

@@ -1,4 +1,5 @@
-"""``$JS.API.STREAM.LEADER.STEPDOWN``, ``$JS.API.CONSUMER.LEADER.STEPDOWN``, ``STREAM.PEER.REMOVE``.
+"""``$JS.API.STREAM.LEADER.STEPDOWN``, ``$JS.API.CONSUMER.LEADER.STEPDOWN``, ``STREAM.PEER.REMOVE``,
+``CONSUMER.PEER.REMOVE``.
 
 On a single server they need a cluster (``JetStream clustering support
 required``).  In a cluster the stream's (or consumer's) leader steps down
@@ -12,7 +13,8 @@ consumer's new leader answers the pulls waiting on the old one with ``409
 Leadership Change``; a stream's step-down leaves them alone.  A peer
 removal names a server (or its peer id) of the stream's group: another
 running server takes its place (``peer not a member`` 10040, ``peer remap
-failed`` 10075 when no server is free), as nats-server checks it.
+failed`` 10075 when no server is free), as nats-server checks it; a
+consumer's, another server of its stream's that the consumer is not on.
 """
 
 from __future__ import annotations
@@ -64,14 +66,31 @@ def consumer_stepdown(js: JetStream, request: Request, stream: str, consumer: st
     return _step_down(clustered, clustered.consumer_group(stream, consumer), request)
 
 
-def stream_remove_peer(js: JetStream, request: Request, stream: str) -> Reply:
-    """``STREAM.PEER.REMOVE``: a named server leaves the stream's group, another running one takes its place."""
-    clustered = _clustered(js)
+def _peer_named(request: Request) -> str:
+    """The server a ``PEER.REMOVE`` names (10003 for an empty request or name)."""
     if request.is_empty():
         raise api_error("JSBadRequestErr")
     peer = str(request.decode(PEER_REMOVE_REQUEST).get("peer") or "")
     if not peer:
         raise api_error("JSBadRequestErr")
+    return peer
+
+
+def consumer_remove_peer(js: JetStream, request: Request, stream: str, consumer: str) -> Reply:
+    """``CONSUMER.PEER.REMOVE``: a named server leaves the consumer's group, another of its stream's takes its
+    place."""
+    clustered = _clustered(js)
+    request.check_level()  # after the cluster's check, as for a stream's peer removal
+    peer = _peer_named(request)
+    js.lookup_consumer(stream, consumer)
+    clustered.remove_consumer_peer(stream, consumer, peer)
+    return {"success": True}
+
+
+def stream_remove_peer(js: JetStream, request: Request, stream: str) -> Reply:
+    """``STREAM.PEER.REMOVE``: a named server leaves the stream's group, another running one takes its place."""
+    clustered = _clustered(js)
+    peer = _peer_named(request)
     js.lookup(stream)
     group = clustered.stream_group(stream)
     if group is not None:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.core.subjects import overlap
 from fakejs.jetstream import advisories
-from fakejs.jetstream.api import streams
+from fakejs.jetstream.api import leaders, streams
 from fakejs.jetstream.api.dispatch import encode, error_doc
 from fakejs.jetstream.api.late_answers import answer_once_heard
 from fakejs.jetstream.api.replicated_audit import audit, client_info
@@ -63,6 +63,9 @@ if TYPE_CHECKING:
 __all__ = ["ReplicatedApi"]
 
 API_PREFIX = "$JS.API."
+STREAM_PEER_REMOVE = "$JS.API.STREAM.PEER.REMOVE.{stream}"
+CONSUMER_PEER_REMOVE = "$JS.API.CONSUMER.PEER.REMOVE.{stream}.{consumer}"
+META_ANSWERED = frozenset((STREAM_PEER_REMOVE, CONSUMER_PEER_REMOVE))  # the meta leader answers their errors
 
 
 def _advertised_subjects() -> tuple[str, ...]:
@@ -107,6 +110,8 @@ class ReplicatedApi:
             "$JS.API.STREAM.PURGE.{stream}": self._purge,
             "$JS.API.STREAM.MSG.DELETE.{stream}": self._delete_message,
             "$JS.API.STREAM.MSG.GET.{stream}": self._get_message,
+            STREAM_PEER_REMOVE: self._remove_stream_peer,
+            CONSUMER_PEER_REMOVE: self._remove_consumer_peer,
         }
         self.consumers = ConsumerRequests(js, self.domain)
         self._handlers.update(self.consumers.handlers())
@@ -188,7 +193,7 @@ class ReplicatedApi:
     def _answers_errors(self, route: Route, tokens: dict[str, str]) -> bool:
         """A refusal of a create, update or delete is the meta leader's; of another request, the consumer's or
         stream's leader's (the meta leader's when it has none)."""
-        if route.proposed == "always":
+        if route.proposed == "always" or route.pattern in META_ANSWERED:
             return self.domain.is_meta_leader
         stream = tokens.get("stream", "")
         if "consumer" in tokens:
@@ -272,8 +277,33 @@ class ReplicatedApi:
         checked = self.domain.check_update(config, pedantic)
         assert self.domain.leader is not None
         client = client_info(self.js, request.origin)
-        await self.domain.leader.update_stream(self.js.account_name, checked, request.reply, client, request.subject)
+        if not await self.domain.peer_changes.rescale(checked, request.reply, client, request.subject):
+            await self.domain.leader.update_stream(
+                self.js.account_name, checked, request.reply, client, request.subject
+            )
         return None  # the stream's leader answers once it runs under the new configuration
+
+    def _peer_named(self, request: Request) -> str:
+        """The server a ``PEER.REMOVE`` names (10003 for an empty request or name, as nats-server)."""
+        if request.is_empty():
+            raise api_error("JSBadRequestErr")
+        peer = str(request.decode(leaders.PEER_REMOVE_REQUEST).get("peer") or "")
+        if not peer:
+            raise api_error("JSBadRequestErr")
+        return peer
+
+    async def _remove_stream_peer(self, request: Request, stream: str) -> dict[str, Any] | None:
+        if not self.domain.is_meta_leader:
+            return None
+        await self.domain.peer_changes.remove_stream_peer(stream, self._peer_named(request))
+        return {"success": True}
+
+    async def _remove_consumer_peer(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
+        if not self.domain.is_meta_leader:
+            return None
+        request.check_level()
+        await self.domain.peer_changes.remove_consumer_peer(stream, consumer, self._peer_named(request))
+        return {"success": True}
 
     async def _delete(self, request: Request, stream: str) -> dict[str, Any] | None:
         if not self.domain.is_meta_leader:

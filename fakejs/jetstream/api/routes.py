@@ -98,7 +98,7 @@ ROUTES = RouteTable(
         ),
         Route("$JS.API.CONSUMER.UNPIN.{stream}.{consumer}", "consumer_unpin_response", consumers.unpin),
         Route("$JS.API.CONSUMER.LEADER.STEPDOWN.{stream}.{consumer}", "consumer_leader_stepdown_response", leaders.consumer_stepdown, level_first=False),
-        Route("$JS.API.CONSUMER.PEER.REMOVE.{stream}.{consumer}", "consumer_remove_peer_response", streams.needs_cluster, level_first=False),
+        Route("$JS.API.CONSUMER.PEER.REMOVE.{stream}.{consumer}", "consumer_remove_peer_response", leaders.consumer_remove_peer, level_first=False),
         Route("$JS.API.CONSUMER.PEER.EVACUATE.{stream}.{consumer}", "consumer_evacuate_peer_response", streams.needs_cluster, level_first=False),
         # -- served by the consumer: pull requests, and resets it hands over ------------------------------
         Route("$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}", "", None, served_by="consumer", declined_prefix=NEXT_PREFIX),

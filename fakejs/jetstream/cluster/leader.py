@@ -50,7 +50,7 @@ from fakejs.jetstream.cluster.placement import (
 )
 from fakejs.jetstream.cluster.state import MetaState
 from fakejs.jetstream.errors import api_error
-from fakejs.jetstream.replication import NotLeader, ProposalRefused, ReplicatedGroup
+from fakejs.jetstream.replication import NotLeader, ReplicatedGroup
 
 __all__ = ["META_GROUP", "MetaLeader"]
 
@@ -120,17 +120,37 @@ class MetaLeader:
         reply: str = "",
         client: Mapping[str, Any] | None = None,
         subject: str = "",
+        peers: tuple[str, ...] | None = None,
     ) -> StreamAssignment:
-        """A stream's new configuration, on the group it has (changing its replicas is not supported yet)."""
+        """A stream's new configuration, on the group it has (``peers``: with these servers, the group's name
+        kept: its leader changes the Raft membership to them, one server at a time)."""
         self._check_leader()
         config = dict(config)
         existing = self._stream(account, str(config.get("name", "")))
-        if max(int(config.get("num_replicas") or 1), 1) != len(existing.group.peers):
-            raise ProposalRefused("changing a stream's replicas through the meta group is not supported yet")
-        client_info = dict(client or {})
-        proposed = StreamAssignment(account, config, existing.group, existing.created_ns, client_info, reply, subject)
+        group = existing.group if peers is None else replace(existing.group, peers=tuple(sorted(peers)), preferred="")
+        proposed = StreamAssignment(account, config, group, existing.created_ns, dict(client or {}), reply, subject)
         await self._propose(UpdateStream(proposed))
         return self._stream(account, proposed.name)
+
+    async def regroup_consumer(self, existing: ConsumerAssignment, peers: tuple[str, ...]) -> ConsumerAssignment:
+        """A consumer on other servers of its stream, its group's name kept (its leader changes the membership)."""
+        self._check_leader()
+        group = replace(existing.group, peers=tuple(sorted(peers)), preferred="")
+        await self._propose(AssignConsumer(replace(existing, group=group, reply="")))
+        applied = self.state.consumer(existing.account, existing.stream, existing.name)
+        if applied is None:
+            raise api_error("JSConsumerNotFoundErr")
+        return applied
+
+    def free_servers(self, config: Mapping[str, Any], taken: tuple[str, ...], count: int) -> list[str]:
+        """``count`` running servers for a stream of ``config`` that are not in ``taken`` (its placement's cluster
+        and tags, drawn as a new stream's are); raises :class:`PlacementError` when too few are free."""
+        candidates = [
+            Candidate(peer.peer, peer.cluster, peer.tags)
+            for peer in self.state.active_peers()
+            if not peer.offline and peer.peer not in taken and self._reachable(peer.peer)
+        ]
+        return place_stream_replicas({**config, "num_replicas": count}, candidates, self.cluster, self.rng)
 
     async def delete_stream(self, account: str, name: str) -> StreamAssignment:
         """Remove a stream and its consumers; the assignment it had."""
@@ -206,7 +226,8 @@ class MetaLeader:
     async def move_off(self, peer: str) -> list[StreamAssignment]:
         """Each stream on ``peer`` (a removed server) gets another server in its place, one that carries the
         placement's cluster and tags and is not in the group yet, or loses it when there is none and other
-        peers remain (nats-server's ``removePeerFromStreamLocked``); the assignments changed."""
+        peers remain (nats-server's ``removePeerFromStreamLocked``), its consumers on ``peer`` the same; the
+        stream assignments changed."""
         moved: list[StreamAssignment] = []
         for existing in [sa for sa in self.state.streams.values() if peer in sa.group.peers]:
             self._check_leader()
@@ -219,16 +240,24 @@ class MetaLeader:
             proposed = replace(existing, group=group, reply="")
             await self._propose(UpdateStream(proposed))
             moved.append(self._stream(existing.account, existing.name))
+            await self._consumers_follow(existing, peer, peers)
         return moved
 
+    async def _consumers_follow(self, stream: StreamAssignment, peer: str, peers: tuple[str, ...]) -> None:
+        """The stream's consumers on ``peer`` take the server that replaced it in the stream's ``peers`` (or
+        lose it; one left on no server takes the stream's first)."""
+        added = [other for other in peers if other not in stream.group.peers]
+        for consumer in [
+            ca for ca in self.state.consumers.values() if (ca.account, ca.stream) == (stream.account, stream.name)
+        ]:
+            if peer not in consumer.group.peers:
+                continue
+            staying = [other for other in consumer.group.peers if other != peer]
+            await self.regroup_consumer(consumer, tuple(staying + added) or peers[:1])
+
     def _replacement(self, config: Mapping[str, Any], taken: tuple[str, ...]) -> str | None:
-        candidates = [
-            Candidate(peer.peer, peer.cluster, peer.tags)
-            for peer in self.state.active_peers()
-            if not peer.offline and peer.peer not in taken and self._reachable(peer.peer)
-        ]
         try:
-            return place_stream_replicas({**config, "num_replicas": 1}, candidates, self.cluster, self.rng)[0]
+            return self.free_servers(config, taken, 1)[0]
         except PlacementError:
             return None
 

@@ -121,6 +121,17 @@ class ClusterAssets:
         if not self.meta.remove_peer(group, member):
             raise api_error("JSPeerRemapErr")
 
+    def remove_consumer_peer(self, stream: str, consumer: str, peer: str) -> None:
+        """``CONSUMER.PEER.REMOVE``: another server of the stream's replaces the peer in the consumer's group."""
+        group, stream_group = self.consumer_group(stream, consumer), self.stream_group(stream)
+        if group is None or stream_group is None:
+            return
+        member = self.meta.member(group, peer)
+        if not member:
+            raise api_error("JSClusterPeerNotMemberErr")
+        if not self.meta.move_consumer_replica(group, stream_group, member):
+            raise api_error("JSPeerRemapErr")
+
     def ha_assets(self) -> int:
         """``/jsz``'s ``ha_assets``: the replicated groups, the meta group included."""
         return 1 + sum(1 for group in self.meta.groups.values() if len(group.replicas) > 1)

@@ -240,6 +240,18 @@ class Meta:
             self._elect(group, exclude=peer, stepped_down=True)
         return True
 
+    def move_consumer_replica(self, group: Group, stream: Group, peer: str) -> bool:
+        """``CONSUMER.PEER.REMOVE``: another server of the stream's replaces ``peer`` in the consumer's group;
+        False when the consumer is on all of them."""
+        spare = [n for n in stream.replicas if n not in group.replicas]
+        if not spare:
+            return False
+        replacement = self.rng.choice(spare)
+        group.replicas = sorted(replacement if n == peer else n for n in group.replicas)
+        if group.leader == peer:
+            self._elect(group, exclude=peer, stepped_down=True)
+        return True
+
     def member(self, group: Group, peer: str) -> str:
         """The group's server ``peer`` names (a server name or its peer id), or ""."""
         for name in group.replicas:

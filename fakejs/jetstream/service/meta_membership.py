@@ -22,10 +22,13 @@ applied and that is not a member yet (nats-server's leader proposes a peer it
 hears from and does not know), and takes out each server marked removed
 (``$JS.API.SERVER.REMOVE``), one change at a time.
 
-**A stream group's membership** (:class:`GroupMembership`).  When the meta
-leader moves a stream off a removed server, the assignment keeps its group
-and changes its peers; the stream group's leader adds the new peers and
-removes the others, one change at a time.
+**A stream's or consumer's group membership** (:class:`GroupMembership`).
+When the meta leader moves a stream off a removed server, removes a peer
+(``PEER.REMOVE``) or changes its replicas, the assignment keeps its group
+and changes its peers; the group's leader adds the new peers and removes
+the others, one change at a time.  A member whose server left the
+assignment stops at once, but hands its leadership over first when it
+leads (:func:`retire`).
 """
 
 from __future__ import annotations
@@ -48,9 +51,11 @@ __all__ = [
     "MetaBootstrap",
     "expected_size",
     "next_change",
+    "retire",
     "routed_servers",
 ]
 
+RETIRE_HEARTBEATS = 10  # a retiring leader waits this many heartbeats at most for another member to lead
 ROUTES_CHECK_INTERVAL = 0.25  # seconds between two looks at the routed servers while the first voters are unknown
 
 
@@ -165,3 +170,28 @@ class GroupMembership:
             self.step()
         elif not self.group.stopped:
             self.clock.call_later(self.group.node.settings.heartbeat_interval, self.step)
+
+
+def retire(group: ReplicatedGroup, clock: Clock, remaining: Iterable[str], done: Callable[[], None]) -> None:
+    """A member whose server left the group's assignment: when it leads, it hands leadership to one of the
+    ``remaining`` peers first (a group that loses its leader and all but one member could elect nobody), and
+    ``done`` is called once another member leads, or after :data:`RETIRE_HEARTBEATS` heartbeats at most."""
+    others = sorted(peer for peer in remaining if peer in group.voters and peer != group.peer)
+    if group.stopped or not group.is_leader or not others:
+        done()
+        return
+    try:
+        group.step_down(others[0])
+    except Exception:  # noqa: BLE001 - refused (a transfer under way...): it stops as it is
+        done()
+        return
+    left = [RETIRE_HEARTBEATS]
+
+    def check() -> None:
+        left[0] -= 1
+        if group.stopped or not group.is_leader or left[0] <= 0:
+            done()
+        else:
+            clock.call_later(group.node.settings.heartbeat_interval, check)
+
+    clock.call_later(group.node.settings.heartbeat_interval, check)

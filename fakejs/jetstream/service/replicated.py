@@ -53,6 +53,7 @@ from fakejs.jetstream.service.replicated_advisories import LeaderAdvisories
 from fakejs.jetstream.service.replicated_consumer_rules import check_consumer, config_from_document
 from fakejs.jetstream.service.replicated_consumers import ConsumerReplica, ConsumerReplicas
 from fakejs.jetstream.service.replicated_infos import CONSUMER_INFO_PREFIX, INFO_PREFIX, USAGE_SUBJECT, MetaAnswers, ask
+from fakejs.jetstream.service.replicated_peers import PeerChanges
 from fakejs.jetstream.service.replicated_remove import ServerEvents
 from fakejs.jetstream.service.replicated_sections import group_section, replica_entry
 from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
@@ -112,6 +113,9 @@ class ReplicatedJetStream(MetaObserver):
         self.consumers = ConsumerReplicas(js, self.replicas, options.raft, self._consumer_led)
         self.announcements = LeaderAdvisories(js, self, self.replicas, self.consumers)
         self.replicas.on_followed, self.consumers.on_followed = self._stream_followed, self._consumer_followed
+        self.replicas.continuing = self._stream_continues
+        self.consumers.continuing = self._consumer_continues
+        self.peer_changes = PeerChanges(self)
         self._pending_consumers: set[tuple[str, str]] = set()  # consumers whose leader still has to answer
         self._gone_subscription: Subscription | None = None
         self._leader_subscription: Subscription | None = None
@@ -142,6 +146,7 @@ class ReplicatedJetStream(MetaObserver):
         self._leader_subscription = router.subscribe_internal(LEADER_SUBJECT, self._leader_told)
         self._answers = MetaAnswers(router, self._led_info, self._usage, self._led_consumer_info)
         self._events.start()
+        self.peer_changes.start()
         self._start_member([peer_id(name) for name in self.options.peers])
         assert self.group is not None
         self._replayed_to = self.group.node.log.last_index
@@ -179,6 +184,7 @@ class ReplicatedJetStream(MetaObserver):
         if self._bootstrap is not None:
             self._bootstrap.stop()
         self._events.stop()
+        self.peer_changes.stop()
         for task in self._tasks:
             task.cancel()
         for subscription in (self._peer_subscription, self._gone_subscription, self._leader_subscription):
@@ -357,6 +363,15 @@ class ReplicatedJetStream(MetaObserver):
             self._pending_consumers.discard(key)
             self.answer_consumer(replica)
 
+    def _stream_continues(self, old: StreamAssignment) -> tuple[str, ...]:
+        """The peers a stream's group keeps after this server left its assignment (() when the group went)."""
+        current = self.machine.state.stream(old.account, old.name)
+        return current.group.peers if current is not None and current.group.name == old.group.name else ()
+
+    def _consumer_continues(self, old: ConsumerAssignment) -> tuple[str, ...]:
+        current = self.machine.state.consumer(old.account, old.stream, old.name)
+        return current.group.peers if current is not None and current.group.name == old.group.name else ()
+
     # -- consumers going on their own (an ephemeral's inactivity) ----------------------------------------
 
     def consumer_gone(self, stream: str, name: str) -> None:
@@ -485,8 +500,6 @@ class ReplicatedJetStream(MetaObserver):
         set_static_metadata(config)
         checked = stream_rules.check_update(old, config, pedantic, self.stream_config, clustered=True)
         self._refuse_unbuilt(checked)
-        if max(int(checked.get("num_replicas") or 1), 1) != max(int(old.get("num_replicas") or 1), 1):
-            raise not_built("changing a stream's replicas")
         unsupported = stream_rules.unsupported_feature(checked)
         if unsupported is not None:
             raise unsupported

@@ -37,6 +37,7 @@ from fakejs.jetstream.consumer.replicated import ReplicatedConsumer, replica_sta
 from fakejs.jetstream.consumer.retention import AckRetention
 from fakejs.jetstream.raft import RaftSettings
 from fakejs.jetstream.replication import ReplicatedGroup, remove_group_log
+from fakejs.jetstream.service.meta_membership import GroupMembership, retire
 from fakejs.jetstream.service.replicated_consumer_rules import config_from_document
 from fakejs.jetstream.service.replicated_streams import start_member
 from fakejs.jetstream.storage.consumer_state import ConsumerState
@@ -83,6 +84,7 @@ class ConsumerReplica:
         )
         self.group: ReplicatedGroup | None = None
         self.replicated: ReplicatedConsumer | None = None
+        self.membership: GroupMembership | None = None
         self._leading = False
 
     @property
@@ -101,6 +103,8 @@ class ConsumerReplica:
         js = self.stream.js
         self.group = start_member(js.broker, self.assignment.group, self.machine, store_dir, settings)
         self.group.on_quorum_lost = lambda: self.on_quorum_lost(self)
+        self.membership = GroupMembership(self.group, js.clock)
+        self.membership.wanted = frozenset(self.assignment.group.peers)
         with js.answering():  # a sole voter led before start_group returned: it delivers once it answered
             self.replicated = ReplicatedConsumer(self._make_consumer, self.machine, self.group)
             self.machine.observers.append(self)
@@ -146,6 +150,8 @@ class ConsumerReplica:
             self.leader_since_ns = self.stream.js.clock.time_ns()
             self._leading = True
             self.on_elected(self)
+            if self.membership is not None:
+                self.membership.step()
             self.on_led(self)
         self._leading = leads
 
@@ -174,6 +180,9 @@ class ConsumerReplicas(MetaObserver):
         self.on_followed: Callable[[ConsumerReplica], None] = lambda replica: None
         self.on_quorum_lost: Callable[[ConsumerReplica], None] = lambda replica: None
         self.replicas: dict[ConsumerKey, ConsumerReplica] = {}
+        # The peers a removed consumer's group keeps (its server left the assignment), () when it went.
+        self.continuing: Callable[[ConsumerAssignment], tuple[str, ...]] = lambda assignment: ()
+        self.retiring: dict[ConsumerKey, ConsumerReplica] = {}  # replicas whose server left the group, handing over
         self.retentions: dict[str, tuple[StreamReplica, AckRetention]] = {}
 
     def of_stream(self, stream: str) -> list[ConsumerReplica]:
@@ -182,9 +191,11 @@ class ConsumerReplicas(MetaObserver):
     def consumer_assigned(self, assignment: ConsumerAssignment) -> None:
         key = (assignment.stream, assignment.name)
         existing = self.replicas.get(key)
-        if existing is not None and existing.assignment.group == assignment.group:
+        if existing is not None and existing.assignment.group.name == assignment.group.name:
             updated = existing.assignment.config != assignment.config
-            existing.assignment = assignment  # a new request, and maybe a new configuration
+            existing.assignment = assignment  # a new request, and maybe a new configuration or other peers
+            if existing.membership is not None:
+                existing.membership.want(assignment.group.peers)  # its leader follows
             with self.js.answering():  # an update's answer goes out before what it lets through
                 if updated:
                     existing.reconfigure()
@@ -196,6 +207,9 @@ class ConsumerReplicas(MetaObserver):
             return
         if existing is not None:
             self.consumer_removed(existing.assignment)
+        leaving = self.retiring.pop(key, None)
+        if leaving is not None:  # assigned here again while its old member hands over: it goes now
+            leaving.stop(remove=True)
         stream = self.streams.replicas.get(assignment.stream)
         if stream is None:
             return  # its stream is not on this server (placement keeps consumers on their stream's servers)
@@ -223,7 +237,18 @@ class ConsumerReplicas(MetaObserver):
         known = self.retentions.get(assignment.stream)
         if known is not None:
             known[1].forget(assignment.name)
+        remaining = self.continuing(assignment)
+        if remaining and replica.group is not None:
+            key = (assignment.stream, assignment.name)
+            self.retiring[key] = replica
+            retire(replica.group, self.js.clock, remaining, lambda: self._retired(key, replica))
+            return
         replica.stop(remove=True)
+
+    def _retired(self, key: ConsumerKey, replica: ConsumerReplica) -> None:
+        if self.retiring.get(key) is replica:
+            del self.retiring[key]
+            replica.stop(remove=True)
 
     def stream_removed(self, assignment: StreamAssignment) -> None:
         name = assignment.name
@@ -233,7 +258,8 @@ class ConsumerReplicas(MetaObserver):
 
     def stop(self) -> None:
         """The server stops: every member stops as a crash would, and the directories stay."""
-        for replica in list(self.replicas.values()):
+        for replica in [*self.replicas.values(), *self.retiring.values()]:
             replica.stop(remove=False)
         self.replicas.clear()
+        self.retiring.clear()
         self.retentions.clear()
