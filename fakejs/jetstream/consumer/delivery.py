@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from fakejs.jetstream.stream.stream import Stream
 
 MSG_SIZE = "Nats-Msg-Size"
+_new_tuple = tuple.__new__
 UNACKED_LIMITS = "Unacknowledged message was deleted"  # nats-server's ackTermUnackedLimitsReason: the stream removed a pending message
 
 
@@ -163,7 +164,8 @@ class DeliveryLoop:
             self._pulls.process(eos=not max_ack_pending_hit)
 
     def _may_deliver(self) -> bool:
-        if self._pause.is_paused():
+        # is_paused(), without its call while no pause is configured
+        if self._consumer.config["pause_until"] is not None and self._pause.is_paused():
             return False
         if self._is_push:
             return self._consumer.active and not self._push.stalled
@@ -175,15 +177,16 @@ class DeliveryLoop:
         """``getNextMsg``: redeliveries first, then new messages; with the delivery count."""
         store = self._stream.store
         acks = self._acks
-        while (redelivery := acks.next_redelivery()) is not None:
-            seq, delivery_count = redelivery
-            msg = store.get(seq)
-            if msg is not None:
-                return msg, delivery_count
-            acks.uncount_missing(seq)
-            entry = acks.pending.get(seq)
-            if entry is not None:
-                self._consumer.terminate(seq, entry[0], delivery_count - 1, UNACKED_LIMITS, "")
+        if acks.redelivery_queue:  # one truth test while nothing waits to go out again
+            while (redelivery := acks.next_redelivery()) is not None:
+                seq, delivery_count = redelivery
+                msg = store.get(seq)
+                if msg is not None:
+                    return msg, delivery_count
+                acks.uncount_missing(seq)
+                entry = acks.pending.get(seq)
+                if entry is not None:
+                    self._consumer.terminate(seq, entry[0], delivery_count - 1, UNACKED_LIMITS, "")
         if acks.ack_pending_full():
             return None
         msg = self._position.next_new(store, self._consumer.filters)
@@ -213,7 +216,9 @@ class DeliveryLoop:
             if consumer.priority is not None:
                 hdr = consumer.priority.stamp(hdr)
                 size = wire_size(msg.subject, ack_reply, hdr, data)  # with the pin header
-        return HeldDelivery("replay", target, ack_reply, msg, hdr, data, delivery_count, size, batch_left, bytes_left)
+        # HeldDelivery(...) without the named tuple's own __new__ frame: the fields in their declared order
+        fields = ("replay", target, ack_reply, msg, hdr, data, delivery_count, size, batch_left, bytes_left)
+        return _new_tuple(HeldDelivery, fields)
 
     def ack_reply(
         self, stream_sequence: int, consumer_sequence: int, delivery_count: int, ts: int, pending: int
@@ -273,8 +278,7 @@ class DeliveryLoop:
         if self._recording:
             self._record_delivery(delivery, consumer_sequence)
         if ack_none:
-            self._acks.record_delivery(consumer_sequence, msg.seq, delivery.delivery_count, self._clock.time_ns())
-            self._acks.acked_on_delivery(consumer_sequence, msg.seq)
+            self._acks.delivered_acked(consumer_sequence, msg.seq, delivery.delivery_count)
         else:
             self._acks.delivered(consumer_sequence, msg.seq, delivery.delivery_count)
         push = self._is_push

@@ -211,7 +211,8 @@ class PullDispatch:
                     continue
             if request.bytes_left > 0 and not self._fits(request, size, priority):
                 continue
-            if self._interested(request):
+            interest = request.interest  # _interested(request), without its call on every delivery
+            if interest() if interest is not None else self._has_interest(request.reply):
                 return self._take(self.queue.pop())
             if request.interest is not None:
                 self._end(request.reply, status.interest_expired(request.batch_left, request.bytes_left))
