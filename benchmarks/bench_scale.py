@@ -1,6 +1,7 @@
 """How fakejs and nats-server scale with the number of subjects and messages.
 
     python benchmarks/bench_scale.py [--big] [--only kv] [--repeat 3] [--plot FILE | --no-plot]
+    python benchmarks/bench_scale.py --only wildcard --sizes 5000,20000 --no-plot
 
 Both servers run as subprocesses (see :mod:`harness`); each scenario is the
 same raw JetStream API traffic over nats-py on both, at growing sizes, and
@@ -21,8 +22,8 @@ every value is in seconds (lower is better):
 Each scenario first runs once at size 200 on both servers, as a warm-up.
 Sizes are 1,000, 3,000 and 10,000 keys/subjects and 10,000 and 100,000
 messages; ``--big`` adds 30,000 and 100,000 keys/subjects and 1,000,000
-messages.  After the table comes each curve's log-log slope (least squares
-over the sizes: 1 is linear, 0 constant) for both servers, flagging a fakejs
+messages, and ``--sizes`` names other sizes.  After the table comes each
+curve's log-log slope (least squares over the sizes: 1 is linear, 0 constant) for both servers, flagging a fakejs
 curve steeper than nats-server's by more than 0.1.  The plot (log-log, one
 panel per scenario) goes to ``benchmarks/results/scale.png`` unless
 ``--plot``/``--no-plot`` say otherwise; it needs matplotlib (``pip install
@@ -363,6 +364,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs per size and server; the median counts")
     parser.add_argument("--fakejs-root", default="", help="run fakejs from this checkout")
     parser.add_argument("--max-size", type=int, default=0, help="skip sizes above this (keys, subjects, messages)")
+    parser.add_argument("--sizes", default="", help="comma-separated sizes instead of the defaults (5000,20000)")
     args = parser.parse_args(argv)
     sizes = {"kv": [1_000, 3_000, 10_000], "wildcard": [1_000, 3_000, 10_000], "big": [10_000, 100_000]}
     if args.big:
@@ -371,6 +373,9 @@ def main(argv: list[str] | None = None) -> None:
             "wildcard": sizes["wildcard"] + [30_000, 100_000],
             "big": sizes["big"] + [1_000_000],
         }
+    if args.sizes:
+        chosen = [int(n) for n in args.sizes.split(",")]
+        sizes = {key: chosen for key in sizes}
     if args.max_size:
         sizes = {key: [n for n in ns if n <= args.max_size] for key, ns in sizes.items()}
     servers = {"fakejs": start_fakejs(args.fakejs_root), "nats-server": start_server("nats-server")}

@@ -250,3 +250,18 @@ def test_ack_subjects_are_read_as_nats_server_reads_them(subject: str, expected:
 )
 def test_nak_delays_are_json_or_go_durations(payload: bytes, delay: int | None) -> None:
     assert nak_delay(payload) == delay
+
+
+def test_a_delivery_without_acks_is_recorded_and_acked_at_one_clock_reading() -> None:
+    r = rig(ack_policy="none")
+    r.clock.advance(2.5)
+    r.acks.delivered_acked(1, 4, 1)
+    now = r.clock.time_ns()
+    assert floor(r) == (1, 4)
+    assert r.acks.last_delivered_ns == now
+    assert r.acks.state.delivered == [1, 4] and r.acks.state.ack_floor == [1, 4]
+    assert r.acks.pending == {} and r.acks.state.pending == {}
+    r.clock.advance(1)
+    r.acks.delivered_acked(2, 9, 1)
+    assert floor(r) == (2, 9) and r.acks.state.delivered == [2, 9]
+    assert r.acks.last_delivered_ns == now + NS

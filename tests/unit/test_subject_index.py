@@ -210,3 +210,33 @@ def test_the_compiled_filter_matcher_agrees_with_matches(filters: list[str], sub
     """Empty tokens, literal wildcard tokens and regex characters in subjects are compared as matches() does."""
     filters = [f for f in filters if ">" not in f.split(".")[:-1]]  # ">" only last, as filters are validated
     assert (filter_matcher(filters)(subject) is not None) == any(matches(f, subject) for f in filters)
+
+
+def test_a_cursor_serves_its_own_store_and_filters_whichever_list_holds_them() -> None:
+    store, other = MessageStore(), MessageStore()
+    filters = ["a.*", "b.>"]
+    cursor = MatchCursor(store, filters)
+    assert cursor.serves(store, filters)
+    assert cursor.serves(store, ["a.*", "b.>"])  # an equal list, then taken as the one asked with
+    assert cursor.serves(store, filters)
+    assert not cursor.serves(other, filters)
+    assert not cursor.serves(store, ["a.*"])
+    assert not cursor.serves(store, ["b.>", "a.*"])
+    assert not cursor.serves(store, [])
+
+
+def test_a_sparse_scan_hands_over_to_the_heap_where_it_stopped() -> None:
+    """Past its budget the step-by-step scan gives up; the heap then answers from where the scan got to."""
+    store = MessageStore()
+    for i in range(10):
+        store.store(f"miss.{i}", None, b"", 0)
+    hit = store.store("hit.1", None, b"", 0)
+    for i in range(3):
+        store.store(f"miss.x{i}", None, b"", 0)
+    later = store.store("hit.2", None, b"", 0)
+    cursor = MatchCursor(store, ["hit.*"], dense_budget=4)
+    assert cursor.next(1) is hit
+    assert cursor.next(hit.seq + 1) is later
+    assert cursor.next(later.seq + 1) is None
+    dense = MatchCursor(store, ["hit.*"], dense_budget=64)  # never gives up over 15 messages
+    assert dense.next(1) is hit and dense.next(hit.seq + 1) is later and dense.next(later.seq + 1) is None

@@ -195,6 +195,13 @@ class AckTracker:
         """``ack_policy: none``: a delivery is its own ack, the floor follows it."""
         self.ack_floor_consumer, self.ack_floor_stream = consumer_sequence, stream_sequence
 
+    def delivered_acked(self, consumer_sequence: int, stream_sequence: int, delivery_count: int) -> None:
+        """``ack_policy: none``: a delivery went out now, its own ack (:meth:`record_delivery` then
+        :meth:`acked_on_delivery`, one clock read)."""
+        now = self.last_delivered_ns = self._clock.time_ns()
+        self.state.update_delivered(consumer_sequence, stream_sequence, delivery_count, now)
+        self.ack_floor_consumer, self.ack_floor_stream = consumer_sequence, stream_sequence
+
     def delivered(self, consumer_sequence: int, stream_sequence: int, delivery_count: int) -> None:
         """A delivery that awaits its ack went out now: :meth:`record_delivery` then :meth:`track`, one clock read."""
         now = self.last_delivered_ns = self._clock.time_ns()

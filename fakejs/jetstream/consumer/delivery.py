@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from fakejs.jetstream.stream.stream import Stream
 
 MSG_SIZE = "Nats-Msg-Size"
+_new_tuple = tuple.__new__
 UNACKED_LIMITS = "Unacknowledged message was deleted"  # nats-server's ackTermUnackedLimitsReason: the stream removed a pending message
 
 
@@ -215,7 +216,9 @@ class DeliveryLoop:
             if consumer.priority is not None:
                 hdr = consumer.priority.stamp(hdr)
                 size = wire_size(msg.subject, ack_reply, hdr, data)  # with the pin header
-        return HeldDelivery("replay", target, ack_reply, msg, hdr, data, delivery_count, size, batch_left, bytes_left)
+        # HeldDelivery(...) without the named tuple's own __new__ frame: the fields in their declared order
+        fields = ("replay", target, ack_reply, msg, hdr, data, delivery_count, size, batch_left, bytes_left)
+        return _new_tuple(HeldDelivery, fields)
 
     def ack_reply(
         self, stream_sequence: int, consumer_sequence: int, delivery_count: int, ts: int, pending: int
@@ -275,8 +278,7 @@ class DeliveryLoop:
         if self._recording:
             self._record_delivery(delivery, consumer_sequence)
         if ack_none:
-            self._acks.record_delivery(consumer_sequence, msg.seq, delivery.delivery_count, self._clock.time_ns())
-            self._acks.acked_on_delivery(consumer_sequence, msg.seq)
+            self._acks.delivered_acked(consumer_sequence, msg.seq, delivery.delivery_count)
         else:
             self._acks.delivered(consumer_sequence, msg.seq, delivery.delivery_count)
         push = self._is_push

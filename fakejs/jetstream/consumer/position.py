@@ -171,7 +171,18 @@ class DeliveryPosition:
         A message returned counts as delivered (one less still to deliver);
         :meth:`put_back` undoes that when nobody takes it.
         """
-        msg = self._next_last_per_subject(store) if self.last_per_subject_seqs else self._next_matching(store, filters)
+        if self.last_per_subject_seqs:
+            msg = self._next_last_per_subject(store)
+        else:
+            # the first match from next_stream_sequence: amortised O(log n) with the position's own cursor
+            cursor = self._cursor
+            if cursor is None or not cursor.serves(store, filters):
+                cursor = self._cursor = store.cursor(filters)
+            msg = cursor.next(self.next_stream_sequence)
+            if msg is None:
+                self._missed(store)
+                return None
+            self.next_stream_sequence = msg.seq + 1
         if msg is not None:
             self.num_pending -= 1
         return msg
@@ -188,18 +199,10 @@ class DeliveryPosition:
         self.next_stream_sequence += 1
         return msg
 
-    def _next_matching(self, store: MessageStore, filters: list[str]) -> StoredMessage | None:
-        """The first match from ``next_stream_sequence``: amortised O(log n) with the position's own cursor."""
-        cursor = self._cursor
-        if cursor is None or not cursor.serves(store, filters):
-            cursor = self._cursor = store.cursor(filters)
-        msg = cursor.next(self.next_stream_sequence)
-        if msg is None:
-            if store.last_seq >= self.next_stream_sequence and not self._file_first_look(store):
-                self.next_stream_sequence = store.last_seq + 1
-            return None
-        self.next_stream_sequence = msg.seq + 1
-        return msg
+    def _missed(self, store: MessageStore) -> None:
+        """Nothing matches from ``next_stream_sequence``: move past the stream's end (see :meth:`_file_first_look`)."""
+        if store.last_seq >= self.next_stream_sequence and not self._file_first_look(store):
+            self.next_stream_sequence = store.last_seq + 1
 
     def _file_first_look(self, store: MessageStore) -> bool:
         """Whether a miss leaves ``next_stream_sequence`` where it is: nats-server 2.15.1's file store, asked from the

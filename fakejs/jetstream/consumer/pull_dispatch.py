@@ -211,8 +211,10 @@ class PullDispatch:
                     continue
             if request.bytes_left > 0 and not self._fits(request, size, priority):
                 continue
-            if self._interested(request):
-                return self._take(self.queue.pop())
+            interest = request.interest  # _interested(request), without its call on every delivery
+            if interest() if interest is not None else self._has_interest(request.reply):
+                taken = self.queue.pop()
+                return self._take(taken) if request.heartbeat else taken  # a heartbeat countdown starts over
             if request.interest is not None:
                 self._end(request.reply, status.interest_expired(request.batch_left, request.bytes_left))
             self.queue.remove(request)

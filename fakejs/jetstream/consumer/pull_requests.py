@@ -264,8 +264,13 @@ class WaitQueue:
 
     def pop(self) -> WaitingRequest | None:
         """Take one delivery from the head request (round robin or by priority)."""
-        request = self.peek()
-        if request is None:
+        if self._prioritized:
+            request = self.peek()
+            if request is None:
+                return None
+        elif self._queue:
+            request = self._queue[0]  # peek(), without its call on every delivery
+        else:
             return None
         request.delivered += 1
         request.batch_left -= 1

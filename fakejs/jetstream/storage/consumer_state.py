@@ -122,8 +122,12 @@ class ConsumerState:
                 self.proposer(["d", consumer_sequence, stream_sequence, delivery_count, ts])
             if not self.ahead:
                 return
-        if self.journal is not None:
-            self.journal.append(["d", consumer_sequence, stream_sequence, delivery_count, ts])
+        journal = self.journal
+        if journal is not None:
+            if self.ack_policy == "none":
+                journal.append_delivered(consumer_sequence, stream_sequence, delivery_count, ts)
+            else:
+                journal.append(["d", consumer_sequence, stream_sequence, delivery_count, ts])
         if consumer_sequence <= self.ack_floor[0]:
             return
         if self.ack_policy != "none":
@@ -278,6 +282,7 @@ class ConsumerJournal:
         self._call_soon = call_soon
         self._unwritten = bytearray()  # records not written yet
         self._flush_due = False  # a flush waits for the end of the loop's turn
+        self._delivered: tuple[int, int, int, int] | None = None  # the newest ack-none delivery, not packed yet
 
     def replay(self) -> None:
         for record in read_log(self.path)[0]:
@@ -291,8 +296,31 @@ class ConsumerJournal:
     def append(self, record: list[object]) -> None:
         if self._fd is None:
             return
+        if self._delivered is not None:
+            self._pack_delivered()
         self._unwritten += self._packer.pack(record)
         self._records += 1
+        self._flush_soon()
+
+    def append_delivered(self, consumer_sequence: int, stream_sequence: int, delivery_count: int, ts: int) -> None:
+        """An ack-none delivery's ``d`` record; it replaces the previous one when nothing came between and both
+        sequences moved up, as replaying the newest of such a run is replaying all of it (an ack-none
+        delivery only raises the delivered sequences and the ack floor to its own)."""
+        if self._fd is None:
+            return
+        held = self._delivered
+        if held is not None and (consumer_sequence < held[0] or stream_sequence < held[1]):
+            self._pack_delivered()
+        self._delivered = (consumer_sequence, stream_sequence, delivery_count, ts)
+        self._flush_soon()
+
+    def _pack_delivered(self) -> None:
+        assert self._delivered is not None
+        self._unwritten += self._packer.pack(["d", *self._delivered])
+        self._records += 1
+        self._delivered = None
+
+    def _flush_soon(self) -> None:
         if self._call_soon is None:
             self.flush()
         elif not self._flush_due:
@@ -302,6 +330,8 @@ class ConsumerJournal:
     def flush(self) -> None:
         """Write the gathered records (a snapshot instead, once the log is long)."""
         self._flush_due = False
+        if self._delivered is not None:
+            self._pack_delivered()
         if self._fd is None or not self._unwritten:
             return
         if self._records > self.COMPACT_AFTER:
@@ -314,6 +344,7 @@ class ConsumerJournal:
         """Replace the log with one snapshot record; ``sync`` waits for the disk first."""
         tmp = self.path + ".tmp"
         self._unwritten.clear()
+        self._delivered = None  # the snapshot holds it
         with open(tmp, "wb") as handle:
             handle.write(self._packer.pack(self.state.snapshot()))
             if sync:

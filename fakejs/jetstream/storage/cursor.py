@@ -73,6 +73,7 @@ class MatchCursor:
         "_matcher",
         "_pos",
         "_simple",
+        "_source",
         "filters",
         "store",
     )
@@ -81,6 +82,7 @@ class MatchCursor:
         self.store = store
         self.filters = tuple(filters)
         self._filter_list = list(filters)
+        self._source = filters  # the list last asked with (see serves)
         self._budget = dense_budget  # 0: the heap is built (or to be built)
         self._heap: list[tuple[int, str]] = []
         self._live: set[str] = set()
@@ -92,17 +94,27 @@ class MatchCursor:
         self._simple = not filters or ">" in filters or (len(filters) == 1 and not has_wildcard(filters[0]))
 
     def serves(self, store: CursorStore, filters: list[str]) -> bool:
-        return store is self.store and tuple(filters) == self.filters
+        """Whether this cursor answers for ``store`` and ``filters`` (the same list, or an equal one)."""
+        if store is not self.store:
+            return False
+        if filters is self._source:
+            return True
+        if tuple(filters) != self.filters:
+            return False
+        self._source = filters  # asked with this list from now on: the next answer is one identity test
+        return True
 
     def next(self, start: int) -> StoredMessage | None:
         """The first message with ``seq >= start`` matching any filter."""
         if self._simple:
             return self.store.next_matching(start, self._filter_list)
-        start = max(start, 1)
+        if start < 1:
+            start = 1
         if self._budget:
-            found, start = self._scan_dense(start)
+            found = self._scan_dense(start)
             if self._budget:
                 return found
+            start = self._pos  # where the scan gave up
         if self._horizon < 0 or start < self._pos - BACK_SCAN:
             self._build(start)
         elif start < self._pos:
@@ -170,27 +182,33 @@ class MatchCursor:
         self._horizon = max(self._horizon, end)
         return found
 
-    def _scan_dense(self, start: int) -> tuple[StoredMessage | None, int]:
-        """Step from ``start`` to the first match; past the budget, give up where the step stopped."""
-        store = self.store
+    def _scan_dense(self, start: int) -> StoredMessage | None:
+        """Step from ``start`` to the first match; past the budget, give up where the step stopped.
+
+        A subject seen before is one dict look-up; a new one is tested once and
+        remembered.  Giving up leaves ``_pos`` at the sequence the step stopped at.
+        """
+        get = self.store.get
         matched = self._matched
-        last = store.last_seq
+        last = self.store.last_seq
         budget = self._budget
         seq = start
         while seq <= last:
-            msg = store.get(seq)
+            msg = get(seq)
             if msg is not None:
-                known = matched.get(msg.subject)
+                subject = msg.subject
+                known = matched.get(subject)
                 if known is None:
-                    known = self._matches(msg.subject)
+                    known = matched[subject] = self._matcher(subject) is not None
                 if known:
-                    return msg, seq
+                    return msg
             budget -= 1
             if not budget:
                 self._budget = 0  # too sparse: the heap from here on
-                return None, seq
+                self._pos = seq
+                return None
             seq += 1
-        return None, seq
+        return None
 
     def _scan_back(self, start: int) -> StoredMessage | None:
         """A step back (a delivery put back): look at ``[start, pos)`` one message at a time."""
