@@ -74,7 +74,7 @@ def start_group(
     store_dir: str | None,
     settings: RaftSettings | None = None,
     snapshot_every: int = 0,
-    fsync: bool = True,
+    fsync: bool | None = None,
     preferred: str = "",
 ) -> ReplicatedGroup:
     """Start the server's member of the group ``name`` with first voters ``peers`` (peer ids, see
@@ -82,8 +82,13 @@ def start_group(
     group campaigns at once, as nats-server's does when its term is still 0 (on an in-process exchange, on the
     loop's next turn: by then every member of the group was started, and no clock time passes).
 
-    Its log is kept under ``store_dir`` (the server's store directory), or in memory when that is ``None``.
+    Its log is kept under ``store_dir`` (the server's store directory), or in memory when that is ``None``;
+    each write reaches the operating system before the node is told it is stored (a killed process loses
+    none), and is synced to disk as well with ``fsync`` (by default, the server's ``sync_always``, as
+    nats-server syncs its Raft log only then or on its sync interval).
     """
+    if fsync is None:
+        fsync = broker.options.jetstream_sync_always
     check_group_name(name)
     directory = None if store_dir is None else group_directory(store_dir, system_account(broker), name)
     group = ReplicatedGroup(
