@@ -229,6 +229,8 @@ class ReplicatedJetStream(MetaObserver):
 
     def peers_changed(self, peers: Any) -> None:
         self._change_membership()
+        if self.group is not None and self.group.leader is not None and not self._joined() and not self._asking:
+            self._ask_to_join()  # its record went offline (the log caught up after its restart): it runs again
         if self._removed() and not self._told_removed and not self.recovering():
             self._told_removed = True
             self._events.removed()
