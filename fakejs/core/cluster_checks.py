@@ -12,17 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fakejs.core.options import RUNTIME, SYSTEM_ACCOUNT, ServerOptions
+from fakejs.core.options import RUNTIME, ServerOptions
 from fakejs.core.subjects import is_valid_subject
 
 if TYPE_CHECKING:
     from fakejs.core.replicated_jetstream import ReplicatedJetStream
 
-# A JetStream replicated across a cluster's servers serves the global account's JetStream only.
-REPLICATED_ACCOUNTS_REFUSAL = (
-    "JetStream of named accounts replicated across a cluster's servers (the global account's only): "
-    "not supported by fakejs yet"
-)
 # An in-process cluster clusters one account's JetStream only.
 ACCOUNT_JETSTREAM_CLUSTER_REFUSAL = (
     "JetStream of account {} in a cluster (a fakejs cluster serves one account's JetStream only): "
@@ -59,7 +54,7 @@ def jetstream_problem(options: ServerOptions) -> str:
     if options.jetstream_replicated is None and not cluster.routes:
         # nats-server then fails starting JetStream (a fatal log line): a cluster of one has no routes
         return NO_ROUTES
-    return replicated_accounts_problem(options)
+    return ""
 
 
 def replicated_jetstream(options: ServerOptions) -> ReplicatedJetStream | None:
@@ -79,15 +74,6 @@ def replicated_jetstream(options: ServerOptions) -> ReplicatedJetStream | None:
 
         return ReplicatedJetStream()
     return None
-
-
-def replicated_accounts_problem(options: ServerOptions) -> str:
-    """Why a replicated JetStream cannot serve the accounts of ``options`` ("" when it can): named accounts."""
-    system = options.system_account or SYSTEM_ACCOUNT
-    names = {account.name for account in options.accounts} | {user.account for user in options.all_users()}
-    if names - {"", "$G", system}:
-        return REPLICATED_ACCOUNTS_REFUSAL
-    return ""
 
 
 def clustered_account(options: ServerOptions) -> str:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from fakejs.core.replicated_jetstream import ReplicatedJetStream
     from fakejs.core.router import Router
     from fakejs.jetstream.api.replicated import ReplicatedApi
+    from fakejs.jetstream.service.replicated_meta import MetaMember
     from fakejs.jetstream.stream.batch_limits import BatchLimits
     from fakejs.jetstream.stream.stream import Stream, StreamConsumer
 
@@ -47,7 +48,8 @@ class JetStreamWithApi(service.JetStream):
 
     With ``replicated`` (set by code only), the JetStream is this server's share of one replicated across the
     cluster's servers, and :class:`~fakejs.jetstream.api.replicated.ReplicatedApi` answers in place of the
-    single server's API (``api`` is then ``None``).
+    single server's API (``api`` is then ``None``); ``meta`` is the server's member of the meta group, shared by
+    its accounts (none: the account's JetStream runs its own).
     """
 
     def __init__(
@@ -60,6 +62,7 @@ class JetStreamWithApi(service.JetStream):
         batch_limits: BatchLimits | None = None,
         router: Router | None = None,
         replicated: ReplicatedJetStream | None = None,
+        meta: MetaMember | None = None,
     ) -> None:
         super().__init__(broker, store_dir, own_store, account, limits, batch_limits, router)
         self.api: JetStreamApi | None = None
@@ -70,7 +73,7 @@ class JetStreamWithApi(service.JetStream):
             # Only a replicated JetStream loads its front end
             from fakejs.jetstream.api.replicated import ReplicatedApi
 
-            self.replicated_api = ReplicatedApi(self, replicated)
+            self.replicated_api = ReplicatedApi(self, replicated, meta)
             self.attach(self.replicated_api)
 
     def consumer_acked(self, stream: Stream, consumer: StreamConsumer, seq: int) -> None:

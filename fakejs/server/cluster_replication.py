@@ -65,26 +65,34 @@ def replicated_settings(names: list[str], election: float) -> ReplicatedJetStrea
     return ReplicatedJetStream(tuple(names), raft_settings(election), LocalExchange())
 
 
+def shares_of(server: Server, account: str = "") -> list[Domain]:
+    """The server's shares of the replicated JetStream, one per account with JetStream (``account``'s only, when
+    named); none while it is down."""
+    shares = [js.replicated_api.domain for js in server.account_jetstreams if js.replicated_api is not None]
+    return [share for share in shares if not account or share.account == account]
+
+
 def domain_of(server: Server) -> Domain | None:
-    """The server's share of the replicated JetStream (``None`` while it is down or has none)."""
-    js = server.jetstream
-    api = None if js is None else js.replicated_api
-    return None if api is None else api.domain
+    """A share of the server's replicated JetStream, for what its accounts share (the meta group); ``None`` while
+    it is down or has none."""
+    shares = shares_of(server)
+    return shares[0] if shares else None
 
 
 def groups_of(server: Server) -> Iterator[ReplicatedGroup]:
-    """Every group member the server runs: the meta group's, its streams', its consumers'."""
+    """Every group member the server runs: the meta group's, and every account's streams' and consumers'."""
     domain = domain_of(server)
     if domain is None:
         return
     if domain.group is not None:
         yield domain.group
-    for stream in domain.replicas.replicas.values():
-        if stream.group is not None:
-            yield stream.group
-    for consumer in domain.consumers.replicas.values():
-        if consumer.group is not None:
-            yield consumer.group
+    for share in shares_of(server):
+        for stream in share.replicas.replicas.values():
+            if stream.group is not None:
+                yield stream.group
+        for consumer in share.consumers.replicas.values():
+            if consumer.group is not None:
+                yield consumer.group
 
 
 class Elections:
@@ -194,12 +202,19 @@ def recovered(server: Server) -> bool:
     return all(group.leader is not None for group in groups_of(server))
 
 
-def leading_group(running: list[Server], stream: str, consumer: str = "") -> ReplicatedGroup:
-    """The group member that leads a stream (or one of its consumers); ``KeyError`` when no running server does."""
+def leading_group(running: list[Server], stream: str, consumer: str = "", account: str = "") -> ReplicatedGroup:
+    """The group member that leads a stream (or one of its consumers), of ``account`` when named (else of any);
+    ``KeyError`` when no running server does."""
     for server in running:
-        domain = domain_of(server)
-        if domain is None:
-            continue
+        group = _led_by(server, stream, consumer, account)
+        if group is not None:
+            return group
+    what = f"consumer {consumer!r} of stream {stream!r}" if consumer else f"stream {stream!r}"
+    raise KeyError(f"no running server leads the {what}")
+
+
+def _led_by(server: Server, stream: str, consumer: str, account: str) -> ReplicatedGroup | None:
+    for domain in shares_of(server, account):
         if consumer:
             replica = domain.consumers.replicas.get((stream, consumer))
             group = None if replica is None else replica.group
@@ -208,8 +223,7 @@ def leading_group(running: list[Server], stream: str, consumer: str = "") -> Rep
             group = None if found is None else found.group
         if group is not None and group.is_leader:
             return group
-    what = f"consumer {consumer!r} of stream {stream!r}" if consumer else f"stream {stream!r}"
-    raise KeyError(f"no running server leads the {what}")
+    return None
 
 
 def leader_name(running: list[Server], stream: str, consumer: str = "") -> str:

@@ -18,13 +18,15 @@ from typing import TYPE_CHECKING
 
 from fakejs.core.accounts import GLOBAL_ACCOUNT, Account
 from fakejs.core.broker import Broker
-from fakejs.core.cluster_checks import REPLICATED_ACCOUNTS_REFUSAL, replicated_jetstream
+from fakejs.core.cluster_checks import replicated_jetstream
 from fakejs.core.jetstream_limits import JetStreamLimits
 from fakejs.core.options import SYSTEM_ACCOUNT
 from fakejs.core.router import Subscription
 
 if TYPE_CHECKING:
+    from fakejs.core.replicated_jetstream import ReplicatedJetStream
     from fakejs.jetstream import JetStreamWithApi
+    from fakejs.jetstream.service.replicated_meta import MetaMember
     from fakejs.jetstream.stream.batch_limits import BatchLimits
 
 ACCOUNTS_DIR = "accounts"
@@ -90,6 +92,7 @@ class AccountJetStreams:
         self._base = ""
         self._owned = False
         self._batch_limits: BatchLimits | None = None  # atomic batch limits counted across the accounts
+        self._meta: MetaMember | None = None  # the server's member of a replicated JetStream's meta group
 
     def start(self, store_dir: str, owned: bool) -> JetStreamWithApi | None:
         """Start them (on ``store_dir``; ``owned``: made by fakejs); returns ``$G``'s, if it has one.
@@ -124,17 +127,31 @@ class AccountJetStreams:
         chosen = jetstream_accounts(self.broker)
         default = self.broker.accounts.default
         replicated = replicated_jetstream(self.broker.options)
-        if [account for account, _ in chosen] == [default]:
+        if replicated is not None:
+            self._start_replicated(chosen, replicated)
+        elif [account for account, _ in chosen] == [default]:
             # Only the global account: its streams are the store's (removed by stop(), when owned).
-            self._start(
-                JetStreamWithApi(self.broker, store_dir, own_store=False, account=default, replicated=replicated)
-            )
-        elif replicated is not None:
-            raise ValueError(REPLICATED_ACCOUNTS_REFUSAL)
+            self._start(JetStreamWithApi(self.broker, store_dir, own_store=False, account=default))
         else:
             self._start_several(chosen)
         self._serve_others()
         return self.by_account.get(GLOBAL_ACCOUNT)
+
+    def _start_replicated(
+        self, chosen: list[tuple[Account, JetStreamLimits | None]], replicated: ReplicatedJetStream
+    ) -> None:
+        """Each account's share of a JetStream replicated across the cluster, over the server's one member of the
+        meta group (its log in the server's store directory), started once every account's share listens."""
+        # Only a replicated JetStream loads the meta group's member
+        from fakejs.jetstream.service.jetstream import server_batch_limits
+        from fakejs.jetstream.service.replicated_meta import MetaMember
+
+        self._meta = MetaMember(self.broker, replicated, self._base)
+        if [account for account, _ in chosen] != [self.broker.accounts.default]:
+            self._batch_limits = server_batch_limits(self.broker)  # counted across the accounts
+        for account, limits in chosen:
+            self._start_account(account, limits)
+        self._meta.start()
 
     def _start_several(self, chosen: list[tuple[Account, JetStreamLimits | None]]) -> None:
         # The JetStream layer loads only when JetStream starts: a server without it does not pay for it
@@ -165,7 +182,14 @@ class AccountJetStreams:
         store = account_store(self._base, account)
         batch_limits = self._batch_limits
         js = JetStreamWithApi(
-            self.broker, store, own_store=False, account=account, limits=limits, batch_limits=batch_limits
+            self.broker,
+            store,
+            own_store=False,
+            account=account,
+            limits=limits,
+            batch_limits=batch_limits,
+            replicated=None if self._meta is None else self._meta.options,
+            meta=self._meta,
         )
         tiers = next((c.tiers for c in self.broker.options.accounts if c.name == account.name and c.tiers), None)
         if tiers:
@@ -233,6 +257,9 @@ class AccountJetStreams:
             js.stop(keep_store)  # waiting pulls hear about it before clients go
             js.account.jetstream = None
         self.by_account.clear()
+        if self._meta is not None:
+            self._meta.stop()
+            self._meta = None
         for account, subscription in self._disabled:
             account.router.unsubscribe(subscription)
         self._disabled.clear()

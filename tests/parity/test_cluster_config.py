@@ -117,21 +117,6 @@ def test_route_flag_errors(argv: list[str]) -> None:
     assert run(FAKE, "-p", "-1", *argv) == real_result
 
 
-def test_jetstream_of_named_accounts_in_a_cluster_is_refused_by_fakejs(tmp_path: Path) -> None:
-    """nats-server's checks pass (names set, routes given); fakejs replicates the global account's JetStream only."""
-    path = write(
-        tmp_path,
-        'server_name: a\nport: -1\njetstream: enabled\ncluster { name: C, listen: "127.0.0.1:-1", routes: ["nats://127.0.0.1:1"] }\n'
-        "accounts { A: { jetstream: enabled, users: [{user: a, password: a}] } }\n",
-    )
-    status, stderr = run(FAKE, "-c", path)
-    assert status == 1
-    assert stderr == (
-        "fakejs: JetStream of named accounts replicated across a cluster's servers (the global account's only): "
-        "not supported by fakejs yet\n"
-    )
-
-
 def test_a_cluster_advertise_that_is_no_host_port_is_fatal_once_the_route_port_listens(tmp_path: Path) -> None:
     path = write(tmp_path, 'port: -1\ncluster { name: C, listen: "127.0.0.1:-1", advertise: "10.0.0.1:x" }\n')
     assert run(real(), "-t", "-c", path)[0] == 0  # a start error, not a configuration error

@@ -352,8 +352,7 @@ def test_listener_only_blocks_are_accepted_with_a_notice() -> None:
         (
             'server_name: a\ncluster { name: c, listen: "127.0.0.1:-1", routes: ["nats://127.0.0.1:1"] }\n'
             "jetstream: enabled\naccounts { A: { jetstream: enabled, users: [{user: a, password: a}] } }",
-            "JetStream of named accounts replicated across a cluster's servers (the global account's only): "
-            "not supported by fakejs yet",
+            "",
         ),
         ('cluster { port: -1, compression: "bogus" }', 'unsupported compression mode "bogus"'),
         ("jetstream { domain: hub }", ""),

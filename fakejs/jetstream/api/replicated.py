@@ -51,6 +51,7 @@ from fakejs.jetstream.api.table import Route, Uncounted
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed
 from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built
+from fakejs.jetstream.service.replicated_meta import MetaMember
 from fakejs.jetstream.stream import info as stream_info
 
 if TYPE_CHECKING:
@@ -92,9 +93,11 @@ def _taken_above(subject: str, reply: str, hdr: bytes | None, payload: bytes, or
 class ReplicatedApi:
     """The account's ``$JS.API`` on one server of a replicated JetStream (see the module docstring)."""
 
-    def __init__(self, js: JetStream, options: ReplicatedOptions) -> None:
+    def __init__(self, js: JetStream, options: ReplicatedOptions, member: MetaMember | None = None) -> None:
         self.js = js
-        self.domain = ReplicatedJetStream(js, options)
+        self._own_member = member is None  # none given: the account's JetStream is the server's only one
+        self.member = MetaMember(js.broker, options, js.store_dir) if member is None else member
+        self.domain = ReplicatedJetStream(js, self.member)
         self.domain.answer = self._answer_assignment
         self._subscription: Subscription | None = None
         self._advertised: list[Subscription] = []
@@ -119,6 +122,8 @@ class ReplicatedApi:
 
     def start(self) -> None:
         self.domain.start()
+        if self._own_member:
+            self.member.start()
         router = self.js.router
         self._subscription = router.subscribe_internal("$JS.API.>", self.dispatch, local_only=True)
         self._advertised = [router.subscribe_internal(subject, _taken_above) for subject in ADVERTISED]
@@ -133,6 +138,8 @@ class ReplicatedApi:
         for task in self._tasks:
             task.cancel()
         self.domain.stop()
+        if self._own_member:
+            self.member.stop()
 
     # -- dispatch ---------------------------------------------------------------------------------------
 

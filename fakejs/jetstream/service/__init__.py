@@ -9,8 +9,9 @@ account's JetStream limits, ``server_limits`` holds the server's store
 limits, ``banner`` JetStream's start and shutdown log lines, and for
 clusters ``clustered`` (placement, leaders, offline assets) and ``meta``
 (the simulated meta layer); for a JetStream replicated across a cluster's
-servers, ``replicated`` (the server's ``_meta_`` member, joining, the
-checks before a proposal, the ``cluster`` sections), ``replicated_streams``
+servers, ``replicated_meta`` (the server's ``_meta_`` member, shared by its
+accounts, and its joining), ``replicated`` (an account's share: the checks
+before a proposal, the ``cluster`` sections), ``replicated_streams``
 (the streams assigned to the server, captured on their leader),
 ``replicated_consumers`` (the consumers assigned to the server, led by
 their group's leader), ``replicated_consumer_rules`` (a consumer create's

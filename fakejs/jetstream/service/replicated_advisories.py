@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from fakejs.jetstream.service.replicated_consumers import ConsumerReplica, ConsumerReplicas
     from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
 
-__all__ = ["LeaderAdvisories"]
+__all__ = ["LeaderAdvisories", "meta_elected", "peer_infos"]
 
 QUORUM_LOST_AFTER = 5.0  # seconds a group runs before it says it lost its quorum (nats-server's)
 QUORUM_LOST_INTERVAL = 10.0  # seconds between two quorum-lost advisories of a group (lostQuorumAdvInterval)
@@ -92,14 +92,7 @@ class LeaderAdvisories(MetaObserver):
 
     def peer_infos(self, group: ReplicatedGroup, peers: tuple[str, ...] | list[str]) -> list[dict[str, Any]]:
         """Every server of ``group`` as nats-server's ``PeerInfo``, as this member sees them."""
-        leading = group.is_leader
-        infos = []
-        for peer in peers:
-            if peer == group.peer:
-                infos.append({"name": self.names.server_name(peer), "current": True, "active": 0, "peer": peer})
-            else:
-                infos.append(self.names.replica_of(group, peer, leading))
-        return infos
+        return peer_infos(self.names, group, peers)
 
     def stream_elected(self, replica: StreamReplica) -> None:
         """This server leads a stream: announced when its group has more than one server."""
@@ -115,11 +108,6 @@ class LeaderAdvisories(MetaObserver):
             leader = self.names.server_name(group.leader)
             infos = self.peer_infos(group, assignment.group.peers)
             advisories.consumer_leader_elected(self.js, assignment.stream, assignment.name, leader, infos)
-
-    def meta_elected(self, broker: Broker, group: ReplicatedGroup) -> None:
-        peers = sorted(group.members)
-        infos = self.peer_infos(group, peers)
-        advisories.domain_leader_elected(self.js, system_router(broker), group.peer, infos, broker.cluster_name)
 
     def stream_quorum_lost(self, replica: StreamReplica) -> None:
         group, peers = replica.group, replica.assignment.group.peers
@@ -144,3 +132,29 @@ class LeaderAdvisories(MetaObserver):
             return False
         self._quorum_lost_sent[group.name] = now
         return True
+
+
+class ServerNames(Protocol):
+    """What a server's ``PeerInfo`` entries need: the servers' names, a replica's entry as its leader sees it."""
+
+    def server_name(self, peer: str | None) -> str: ...
+
+    def replica_of(self, group: ReplicatedGroup, peer: str, leading: bool) -> dict[str, Any]: ...
+
+
+def peer_infos(names: ServerNames, group: ReplicatedGroup, peers: tuple[str, ...] | list[str]) -> list[dict[str, Any]]:
+    """Every server of ``group`` as nats-server's ``PeerInfo``, as this member sees them."""
+    leading = group.is_leader
+    infos = []
+    for peer in peers:
+        if peer == group.peer:
+            infos.append({"name": names.server_name(peer), "current": True, "active": 0, "peer": peer})
+        else:
+            infos.append(names.replica_of(group, peer, leading))
+    return infos
+
+
+def meta_elected(js: JetStream, names: ServerNames, broker: Broker, group: ReplicatedGroup) -> None:
+    """This server leads ``_meta_``: the domain leader elected advisory, in the system account."""
+    infos = peer_infos(names, group, sorted(group.members))
+    advisories.domain_leader_elected(js, system_router(broker), group.peer, infos, broker.cluster_name)

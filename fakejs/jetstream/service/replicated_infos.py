@@ -4,8 +4,8 @@ for ``$JS.API.INFO``.
 nats-server's meta leader asks each stream's group for its info
 (``$JSC.SI.<account>.<stream>``) and lists what came back in time, and sums
 the usage every server reports of the account.  Here every server of a
-replicated JetStream answers, in the system account, ``$FJMETA.SI.<stream>``
-for the streams it leads and ``$FJMETA.USAGE`` with what its replicas store
+replicated JetStream answers, in the system account, ``$FJMETA.SI.<account>.<stream>``
+for the streams it leads and ``$FJMETA.USAGE.<account>`` with what its replicas store
 (:class:`MetaAnswers`); :func:`ask` sends several requests at once on an
 inbox of its own and waits at most ``timeout`` seconds for the answers
 expected.  What did not answer in time is left out.
@@ -20,41 +20,47 @@ from fakejs.core.router import Router, Subscription
 
 __all__ = ["CONSUMER_INFO_PREFIX", "INFO_PREFIX", "USAGE_SUBJECT", "MetaAnswers", "ask"]
 
-INFO_PREFIX = "$FJMETA.SI."  # fakejs's own: a stream's info, asked of its leader
-CONSUMER_INFO_PREFIX = "$FJMETA.CI."  # fakejs's own: a consumer's info (``<stream>.<consumer>``), asked of its leader
-USAGE_SUBJECT = "$FJMETA.USAGE"  # fakejs's own: what a server's replicas store
+INFO_PREFIX = "$FJMETA.SI."  # fakejs's own: a stream's info (``<account>.<stream>``), asked of its leader
+CONSUMER_INFO_PREFIX = (
+    "$FJMETA.CI."  # fakejs's own: a consumer's info (``<account>.<stream>.<consumer>``), of its leader
+)
+USAGE_SUBJECT = "$FJMETA.USAGE"  # fakejs's own: what a server's replicas of an account (``.<account>``) store
 INBOX_PREFIX = "$FJMETA.INBOX."
 
 
 class MetaAnswers:
-    """This server's answers: ``info_of(stream)`` for a stream it leads (``None`` otherwise), ``usage()``."""
+    """This server's answers about ``account``: ``info_of(stream)`` for a stream it leads (``None`` otherwise),
+    ``usage()``."""
 
     def __init__(
         self,
         router: Router,
+        account: str,
         info_of: Callable[[str], bytes | None],
         usage: Callable[[], bytes],
         consumer_info_of: Callable[[str, str], bytes | None],
     ) -> None:
         self.router = router
+        self._info_prefix = f"{INFO_PREFIX}{account}."
+        self._consumer_info_prefix = f"{CONSUMER_INFO_PREFIX}{account}."
         self.info_of = info_of
         self.usage = usage
         self.consumer_info_of = consumer_info_of
         self._subscriptions: list[Subscription] = [
-            router.subscribe_internal(INFO_PREFIX + "*", self._info_asked),
-            router.subscribe_internal(CONSUMER_INFO_PREFIX + "*.*", self._consumer_info_asked),
-            router.subscribe_internal(USAGE_SUBJECT, self._usage_asked),
+            router.subscribe_internal(self._info_prefix + "*", self._info_asked),
+            router.subscribe_internal(self._consumer_info_prefix + "*.*", self._consumer_info_asked),
+            router.subscribe_internal(f"{USAGE_SUBJECT}.{account}", self._usage_asked),
         ]
 
     def _consumer_info_asked(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
-        stream, _, name = subject.removeprefix(CONSUMER_INFO_PREFIX).partition(".")
+        stream, _, name = subject.removeprefix(self._consumer_info_prefix).partition(".")
         info = self.consumer_info_of(stream, name)
         if info is not None and reply:
             self.router.publish(reply, "", None, info, None)
         return True
 
     def _info_asked(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
-        info = self.info_of(subject.removeprefix(INFO_PREFIX))
+        info = self.info_of(subject.removeprefix(self._info_prefix))
         if info is not None and reply:
             self.router.publish(reply, "", None, info, None)
         return True

@@ -62,10 +62,14 @@ class PeerShare(Protocol):
 
     js: JetStream
     broker: Broker
-    group: ReplicatedGroup | None
-    leader: MetaLeader | None
     replicas: StreamReplicas
     consumers: ConsumerReplicas
+
+    @property
+    def group(self) -> ReplicatedGroup | None: ...
+
+    @property
+    def leader(self) -> MetaLeader | None: ...
 
     def assigned(self, name: str) -> StreamAssignment | None: ...
 

@@ -3,7 +3,7 @@
 ``leader``, ``leader_since`` (on the leader), ``raft_group``, and the other
 replicas sorted by name, each ``current`` when the leader knows it holds every
 entry, else with its ``lag`` (entries behind), ``offline`` when its server shut
-down; ``active`` is 0 (the time since each replica was last heard is not kept).
+down; ``traffic_account`` names the system account the groups' traffic goes through; ``active`` is 0 (the time since each replica was last heard is not kept).
 """
 
 from __future__ import annotations
@@ -25,9 +25,15 @@ def _name(state: MetaState, peer: str | None) -> str:
 
 
 def group_section(
-    section: dict[str, Any], group: ReplicatedGroup, peers: tuple[str, ...], leader_since_ns: int, state: MetaState
+    section: dict[str, Any],
+    group: ReplicatedGroup,
+    peers: tuple[str, ...],
+    leader_since_ns: int,
+    state: MetaState,
+    traffic_account: str,
 ) -> dict[str, Any]:
-    """``section`` (holding the cluster's name) filled in for ``group`` of ``peers``."""
+    """``section`` (holding the cluster's name) filled in for ``group`` of ``peers``, whose traffic goes through
+    ``traffic_account`` (the server's system account)."""
     leading = group.is_leader
     if len(peers) == 1:
         section["leader"] = _name(state, group.leader)
@@ -38,7 +44,7 @@ def group_section(
         if leading:
             section["leader_since"] = gotime.rfc3339(leader_since_ns)
     section["system_account"] = True
-    section["traffic_account"] = "$SYS"
+    section["traffic_account"] = traffic_account
     replicas = [replica_entry(group, peer, leading, state) for peer in peers if peer != group.leader]
     section["replicas"] = sorted(replicas, key=lambda replica: replica["name"])  # nats-server sorts them by name
     return section
