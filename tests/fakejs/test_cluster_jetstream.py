@@ -206,8 +206,8 @@ async def test_across_a_partition_only_the_majority_serves_jetstream(replicated:
             await crowd.close()
 
 
-@pytest.mark.fakejs_cluster(jetstream=True)
-async def test_the_fixture_gives_a_clustered_jetstream_that_fails_over(fakejs_cluster: Any) -> None:
+async def _fails_over(fakejs_cluster: Any) -> None:
+    """What the fixture's cluster gives: an R3 stream whose leader's node is killed, served by another."""
     nc = await nats.connect(fakejs_cluster.url(0), allow_reconnect=False)
     try:
         js = nc.jetstream()
@@ -229,31 +229,16 @@ async def test_the_fixture_gives_a_clustered_jetstream_that_fails_over(fakejs_cl
             await survivor.close()
     finally:
         await nc.close()
+
+
+@pytest.mark.fakejs_cluster(jetstream=True)
+async def test_the_fixture_gives_a_clustered_jetstream_that_fails_over(fakejs_cluster: Any) -> None:
+    await _fails_over(fakejs_cluster)
 
 
 @pytest.mark.fakejs_cluster(jetstream=True, replicated=True)
 async def test_the_fixture_gives_a_replicated_jetstream_that_fails_over(fakejs_cluster: Any) -> None:
-    nc = await nats.connect(fakejs_cluster.url(0), allow_reconnect=False)
-    try:
-        js = nc.jetstream()
-        await js.add_stream(name="F", subjects=["f"], num_replicas=3)
-        assert (await js.publish("f", b"1")).seq == 1
-        info = await js.stream_info("F")
-        assert info.cluster is not None and info.cluster.leader in ("n1", "n2", "n3")
-        assert info.cluster.replicas is not None and len(info.cluster.replicas) == 2
-        fakejs_cluster.kill(info.cluster.leader)
-        survivor = await nats.connect(
-            fakejs_cluster.url(next(n for n in ("n1", "n2", "n3") if n != info.cluster.leader))
-        )
-        try:
-            js = survivor.jetstream()
-            assert (await js.publish("f", b"2")).seq == 2
-            after = await js.stream_info("F")
-            assert after.cluster is not None and after.cluster.leader != info.cluster.leader
-        finally:
-            await survivor.close()
-    finally:
-        await nc.close()
+    await _fails_over(fakejs_cluster)
 
 
 async def test_an_election_window_on_the_manual_clock(replicated: bool) -> None:
