@@ -157,9 +157,9 @@ class Elections:
         groups = [group for _, group in side]
         if any(group.node.is_leader for group in groups):
             return
-        voters = groups[0].voters
-        here = {group.peer for group in groups} & voters
-        if len(here) < len(voters) // 2 + 1:
+        membership = groups[0].node.membership
+        voters = membership.voters
+        if len({group.peer for group in groups} & voters) < membership.quorum:
             return
         candidates = [group for group in groups if group.peer in voters]
         best = max((group.node.log.last_term, group.node.log.last_index) for group in candidates)

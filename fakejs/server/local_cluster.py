@@ -38,7 +38,7 @@ import itertools
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -231,7 +231,9 @@ class Cluster:
             rng = ids.new_random(None if self._seed is None else self._seed - 1)
             self.elections = Elections(self.servers, self.clock, rng, self.election)
             self.elections.start(self.running)
-            await self._wait_for(lambda: ready(self.running), "the meta group elected its leader everywhere")
+            await self.running[0].wait_for(
+                lambda: ready(self.running), MESH_TIMEOUT
+            )  # the meta leader known everywhere
         return self
 
     def _give_stores(self) -> None:
@@ -366,7 +368,7 @@ class Cluster:
             # The replicated JetStream's module loads with the first cluster that runs one
             from fakejs.server.cluster_replication import recovered
 
-            await self._wait_for(lambda: recovered(server), f"{server.broker.name} recovered its JetStream")
+            await server.wait_for(lambda: recovered(server), MESH_TIMEOUT)
 
     def step_down(self, stream: str, consumer: str = "") -> str:
         """A JetStream stream's (or consumer's) leader steps down on cue; returns the new leader."""
@@ -486,10 +488,7 @@ class Cluster:
 
     def _reaches(self, sender: str, receiver: str) -> bool:
         """Whether the node ``sender`` reaches the node ``receiver`` (both running, on one side of any cut)."""
-        if sender == receiver:
-            return True
-        i, j = self.index(sender), self.index(receiver)
-        return i not in self._down and self.servers[j].broker.name in self._reachable(i)
+        return receiver in self._reach(sender)
 
     def _reach(self, name: str) -> set[str]:
         """The running nodes the running node ``name`` reaches, itself included (none when it is down)."""
@@ -521,15 +520,6 @@ class Cluster:
             if any(self._routes(server).dedicated_missing(peer.server_id) for peer in peers):
                 return False
         return True
-
-    async def _wait_for(self, condition: Callable[[], bool], what: str, timeout: float = MESH_TIMEOUT) -> None:
-        """Wait (real time) until ``condition()`` holds; ``TimeoutError`` says ``what`` was waited for."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not condition():
-            if loop.time() > deadline:
-                raise TimeoutError(f"not within {timeout}s: {what}")
-            await asyncio.sleep(0.005)
 
     async def wait_meshed(self, timeout: float = MESH_TIMEOUT) -> None:
         """Wait (real time) until :meth:`meshed`; raises ``TimeoutError`` naming what is missing.

@@ -33,7 +33,6 @@ assets in :mod:`fakejs.jetstream.service.replicated_advisories` and
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -73,13 +72,7 @@ def _advertised_subjects() -> tuple[str, ...]:
     """What a server tells the others it answers: every route's subject but those an asset answers on its own
     subscription (a consumer's ``MSG.NEXT``, a stream's ``DIRECT.GET``), so that a request to a consumer or
     stream whose server is down finds no responders, as nats-server's does."""
-    subjects: dict[str, None] = {}
-    for route in ROUTES.routes:
-        if route.declined_prefix:
-            continue
-        pattern = re.sub(r"\{\w+\.\.\.\}$", ">", route.pattern)  # a last token of many: ``{subject...}``
-        subjects[".".join("*" if token.startswith("{") else token for token in pattern.split("."))] = None
-    return tuple(subjects)
+    return tuple(dict.fromkeys(route.subject for route in ROUTES.routes if not route.declined_prefix))
 
 
 ADVERTISED = _advertised_subjects()

@@ -60,6 +60,11 @@ class MetaState:
         """The servers not removed, in the order they joined."""
         return [peer for peer in self.peers.values() if not peer.removed]
 
+    def server_name(self, peer: str | None) -> str:
+        """A peer id's server name (the id itself while its record is not here)."""
+        record = self.peers.get(peer or "")
+        return record.name if record is not None else (peer or "")
+
     def find_peer(self, server: str) -> MetaPeer | None:
         """The peer a server name or peer id names, if it is one of the meta group's."""
         peer = self.peers.get(server)

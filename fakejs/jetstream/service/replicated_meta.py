@@ -210,8 +210,7 @@ class MetaMember(MetaObserver):
 
     def server_name(self, peer: str | None) -> str:
         """A peer id's server name (the id itself while its record is not in the meta state)."""
-        record = self.machine.state.peers.get(peer or "")
-        return record.name if record is not None else (peer or "")
+        return self.machine.state.server_name(peer)
 
     def replica_of(self, group: ReplicatedGroup, peer: str, leading: bool) -> dict[str, Any]:
         """A replica's entry of a ``cluster`` section (see :mod:`~fakejs.jetstream.service.replicated_sections`)."""

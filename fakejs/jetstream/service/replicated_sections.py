@@ -19,11 +19,6 @@ if TYPE_CHECKING:
 __all__ = ["group_section", "replica_entry"]
 
 
-def _name(state: MetaState, peer: str | None) -> str:
-    record = state.peers.get(peer or "")
-    return record.name if record is not None else (peer or "")
-
-
 def group_section(
     section: dict[str, Any],
     group: ReplicatedGroup,
@@ -36,11 +31,11 @@ def group_section(
     ``traffic_account`` (the server's system account)."""
     leading = group.is_leader
     if len(peers) == 1:
-        section["leader"] = _name(state, group.leader)
+        section["leader"] = state.server_name(group.leader)
         return section
     section["raft_group"] = group.name
     if group.leader is not None:
-        section["leader"] = _name(state, group.leader)
+        section["leader"] = state.server_name(group.leader)
         if leading:
             section["leader_since"] = gotime.rfc3339(leader_since_ns)
     section["system_account"] = True
@@ -56,7 +51,7 @@ def replica_entry(group: ReplicatedGroup, peer: str, leading: bool, state: MetaS
     progress = group.node.progress.get(peer) if leading else None
     lag = last - progress.match_index if progress is not None else 0
     current = progress is not None and lag <= 0
-    entry: dict[str, Any] = {"name": _name(state, peer), "current": current}
+    entry: dict[str, Any] = {"name": state.server_name(peer), "current": current}
     record = state.peers.get(peer)
     if record is not None and record.offline:
         entry["offline"] = True
