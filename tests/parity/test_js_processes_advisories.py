@@ -252,6 +252,7 @@ async def test_the_answering_server_audits_each_request(
     assert json.loads(audit["response"]) == json.loads(created_bytes)
 
     leader = await stream_leader(client, "AUD")
+    await barrier(clients, heard)  # the audits of stream_leader's own STREAM.INFO requests arrived before the clear
     heard.msgs.clear()
     asked = {"subjects_filter": ">"}
     info_bytes, _ = await ask(client, "$JS.API.STREAM.INFO.AUD", asked)
