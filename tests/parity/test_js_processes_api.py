@@ -227,7 +227,7 @@ async def test_consumer_updates(client: Client) -> None:
     changed = {**config, "max_ack_pending": 20, "description": "wider", "filter_subject": "UPD.>"}
     updated = await ask(client, create, {"stream_name": "UPD", "config": changed, "action": "update"})
     assert (updated["config"]["max_ack_pending"], updated["config"]["description"]) == (20, "wider")
-    assert updated["config"]["filter_subject"] == "UPD.>" and updated["num_pending"] == 3
+    assert updated["config"]["filter_subject"] == "UPD.>"  # its num_pending may still count the old filter
     exists = await ask(client, create, {"stream_name": "UPD", "config": config, "action": "create"})
     assert exists["error"] == {"code": 400, "err_code": 10148, "description": "consumer already exists"}
     fixed = await ask(client, create, {"stream_name": "UPD", "config": {**changed, "ack_policy": "all"}})
@@ -239,8 +239,8 @@ async def test_consumer_updates(client: Client) -> None:
     assert unknown["error"] == {"code": 400, "err_code": 10149, "description": "consumer does not exist"}
     info = await eventually(
         lambda: quietly(client.jetstream(timeout=3.0).consumer_info("UPD", "D")),
-        lambda reply: not isinstance(reply, Exception) and reply.config.max_ack_pending == 20,
-        what="the updated consumer",
+        lambda reply: not isinstance(reply, Exception) and (reply.config.max_ack_pending, reply.num_pending) == (20, 3),
+        what="the updated consumer counting the wider filter's messages",
     )
     assert info.config.description == "wider"
     subscription = await js.pull_subscribe_bind("D", stream="UPD")
