@@ -47,6 +47,7 @@ from fakejs.jetstream.raft import (
     EntryKind,
     LeaderChange,
     LogStorage,
+    Message,
     Outcome,
     RaftNode,
     RaftSettings,
@@ -56,7 +57,6 @@ from fakejs.jetstream.raft import (
     Timer,
     TimerKind,
     Write,
-    encode,
 )
 from fakejs.jetstream.replication.compaction import Compaction
 from fakejs.jetstream.replication.errors import GroupStopped, NotLeader, ProposalFailed, ProposalRefused
@@ -299,9 +299,9 @@ class ReplicatedGroup:
 
     # -- inputs ------------------------------------------------------------------------------------
 
-    def _received(self, data: bytes) -> None:
+    def _received(self, data: bytes | Message) -> None:
         if not self.stopped:
-            self._handle(self.node.receive_bytes(data))
+            self._handle(self.node.receive_bytes(data) if isinstance(data, bytes) else self.node.receive(data))
 
     def _timer_fired(self, timer: Timer) -> None:
         if not self.stopped:
@@ -332,7 +332,7 @@ class ReplicatedGroup:
             assert ready.ticket is not None
             self._queue.append(self.node.persisted(ready.ticket))  # what waited for these writes
         for envelope in ready.messages:
-            self.transport.send(envelope.to, encode(envelope.message))
+            self.transport.send(envelope.to, envelope.message)
         self._timers.arm(ready.timers)
         if ready.restore is not None:
             self._restore(ready.restore)
