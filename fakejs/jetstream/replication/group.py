@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Sequence
 from fakejs.core.clock import Clock, ErrorSink
 from fakejs.core.log import get_logger
 from fakejs.jetstream.raft import (
+    ENTRY_OVERHEAD,
     Accepted,
     Entry,
     EntryKind,
@@ -362,13 +363,16 @@ class ReplicatedGroup:
         self.applied_since_snapshot = self.bytes_since_snapshot = 0
 
     def _apply(self, entries: list[Entry]) -> None:
-        normal = [entry for entry in entries if entry.kind is EntryKind.NORMAL]
+        normal = []
+        for entry in entries:
+            self.bytes_since_snapshot += len(entry.data) + ENTRY_OVERHEAD
+            if entry.kind is EntryKind.NORMAL:
+                normal.append(entry)
         if normal:
             self._call("apply", self.state_machine.apply, normal)
         self.applied_index = entries[-1].index
         self._pending.applied(entries)
         self.applied_since_snapshot += len(entries)
-        self.bytes_since_snapshot += sum(entry.size for entry in entries)
         if self.compaction.due(self.applied_since_snapshot, self.bytes_since_snapshot):
             self.compact()
 
