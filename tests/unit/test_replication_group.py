@@ -254,6 +254,17 @@ async def test_the_log_stays_bounded_by_entries_or_bytes_and_a_restart_reads_the
     assert restarted.applied_index == leader.applied_index and group.machines[follower.peer].restored == 1
 
 
+def test_compaction_counts_entries_or_bytes_and_a_stream_waits_for_its_log_to_outweigh_its_snapshot() -> None:
+    assert not Compaction().due(10**6, 10**9)  # no threshold: only when asked
+    both = Compaction(entries=10, size=1000)
+    assert not both.due(9, 999) and both.due(10, 0) and both.due(1, 1000)
+    stream = Compaction(entries=10, size=1000, outweigh_snapshot=True)  # its snapshot holds every message
+    assert not stream.due(10, 900, snapshot_size=5000) and not stream.due(4000, 4999, snapshot_size=5000)
+    assert stream.due(4000, 5000, snapshot_size=5000) and stream.due(10, 10, snapshot_size=0)
+    with pytest.raises(ValueError):
+        Compaction(entries=-1)
+
+
 def test_the_election_timer_is_drawn_from_the_settings_on_the_clock() -> None:
     settings = RaftSettings(election_timeout_min=0.2, election_timeout_max=0.4, heartbeat_interval=0.05)
     clock = ManualClock()

@@ -122,6 +122,7 @@ class ReplicatedGroup:
         self.snapshot_index = 0  # what the last snapshot (made here or restored) covers
         self.applied_since_snapshot = 0  # entries applied since that snapshot, and their bytes
         self.bytes_since_snapshot = 0
+        self.snapshot_size = 0  # the bytes of that snapshot
         self.stopped = False
         self._pending = PendingProposals()
         self._queue: deque[Ready] = deque()
@@ -257,7 +258,7 @@ class ReplicatedGroup:
         except Exception as exc:  # noqa: BLE001 - recorded on the server; the log stays as it is
             self._record_error(f"replicated group {self.name}: state machine snapshot", exc)
             return
-        self._snapshotted(self.applied_index)
+        self._snapshotted(self.applied_index, len(data))
         self._handle(self.node.compact(self.applied_index, data))
 
     def reaches(self, peer: str) -> bool:
@@ -355,11 +356,11 @@ class ReplicatedGroup:
     def _restore(self, snapshot: Snapshot) -> None:
         self._call("restore", self.state_machine.restore, snapshot.data)
         self.applied_index = snapshot.index
-        self._snapshotted(snapshot.index)
+        self._snapshotted(snapshot.index, len(snapshot.data))
         self._pending.restored(snapshot.index)
 
-    def _snapshotted(self, index: int) -> None:
-        self.snapshot_index = index
+    def _snapshotted(self, index: int, size: int) -> None:
+        self.snapshot_index, self.snapshot_size = index, size
         self.applied_since_snapshot = self.bytes_since_snapshot = 0
 
     def _apply(self, entries: list[Entry]) -> None:
@@ -373,7 +374,7 @@ class ReplicatedGroup:
         self.applied_index = entries[-1].index
         self._pending.applied(entries)
         self.applied_since_snapshot += len(entries)
-        if self.compaction.due(self.applied_since_snapshot, self.bytes_since_snapshot):
+        if self.compaction.due(self.applied_since_snapshot, self.bytes_since_snapshot, self.snapshot_size):
             self.compact()
 
     def _leader_changed(self, change: LeaderChange) -> None:
