@@ -22,9 +22,12 @@ class ReplicatedJetStream:
     :mod:`fakejs.jetstream.service.meta_membership`); ``raft`` the groups'
     :class:`~fakejs.jetstream.raft.RaftSettings` (``None``: nats-server's timings); ``exchange`` the
     :class:`~fakejs.jetstream.replication.exchange.LocalExchange` the servers of one process share to carry the
-    groups' messages (``None``: the routes carry them).
+    groups' messages (``None``: the routes carry them); ``compaction`` when every group's log is compacted (a
+    :class:`~fakejs.jetstream.replication.compaction.Compaction`; ``None``: nats-server's thresholds, by kind of
+    group).
     """
 
     peers: tuple[str, ...] = ()
     raft: Any = None
     exchange: Any = None
+    compaction: Any = None

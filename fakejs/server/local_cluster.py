@@ -139,6 +139,7 @@ class Cluster:
             raise ValueError(problem)
         self._down: set[int] = set()
         self._groups: list[set[int]] = []
+        self._reach_cache: dict[str, frozenset[str]] = {}  # _reaches' answers until a node goes down, up or is cut
         self.scenarios: ClusterScenarios | None = None
 
     def _node(self, index: int) -> Server:
@@ -311,6 +312,7 @@ class Cluster:
             if i not in self._down:
                 await server.stop()
         self._down = set(range(self.size))
+        self._reach_cache.clear()
         if self._own_store:
             shutil.rmtree(self._own_store, ignore_errors=True)
             self._own_store = ""
@@ -340,6 +342,7 @@ class Cluster:
         if server.routes is not None and config is not None:
             config.port = server.routes.port
         self._down.add(i)
+        self._reach_cache.clear()
         if self.shared is not None:
             self.shared.node_down(server, orderly)
             self.shared.check_quorum(self._reach)
@@ -359,6 +362,7 @@ class Cluster:
         if down_for > 0:
             await self._sleep(down_for)
         self._down.discard(i)
+        self._reach_cache.clear()
         server = self.servers[i]
         await server.start()
         self._apply_partition(i)
@@ -408,6 +412,7 @@ class Cluster:
                 raise ValueError("a node may be in one group only")
             seen |= group
         self._groups = named
+        self._reach_cache.clear()
         for i in range(self.size):
             self._apply_partition(i)
         self._share_with_majority()
@@ -440,6 +445,7 @@ class Cluster:
     async def heal(self) -> None:
         """End the partition: every node may reach every other again; the cut routes are dialled at once."""
         self._groups = []
+        self._reach_cache.clear()
         running = [i for i in range(self.size) if i not in self._down]
         for i in running:
             self._routes(self.servers[i]).unblock()
@@ -488,7 +494,10 @@ class Cluster:
 
     def _reaches(self, sender: str, receiver: str) -> bool:
         """Whether the node ``sender`` reaches the node ``receiver`` (both running, on one side of any cut)."""
-        return receiver in self._reach(sender)
+        reach = self._reach_cache.get(sender)
+        if reach is None:
+            reach = self._reach_cache[sender] = frozenset(self._reach(sender))
+        return receiver in reach
 
     def _reach(self, name: str) -> set[str]:
         """The running nodes the running node ``name`` reaches, itself included (none when it is down)."""

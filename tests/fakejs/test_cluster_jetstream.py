@@ -365,3 +365,46 @@ async def test_the_system_account_moves_the_meta_leader_and_removes_servers(repl
         finally:
             await system.close()
             await ordinary.close()
+
+
+@pytest.mark.parametrize("storage", ["file", "memory"])
+async def test_replicated_logs_stay_compacted_and_a_restarted_node_catches_up_with_every_message(storage: str) -> None:
+    """Every group snapshots its state and drops its log as it goes; a node down while the stream's log moved past
+    what it held comes back with every message from the leader's snapshot and the entries after it."""
+    from dataclasses import replace
+
+    from fakejs.jetstream.replication import Compaction
+    from fakejs.server.cluster_replication import groups_of, replicated_settings, shares_of
+
+    settings = replace(replicated_settings(["n1", "n2", "n3"], 0.0), compaction=Compaction(entries=16))
+    async with Cluster(size=3, jetstream=True, seed=7, jetstream_replicated=settings) as cluster:
+        nc = await nats.connect(cluster.urls, reconnect_time_wait=0.05)
+        try:
+            config = {"name": "S", "subjects": ["s.>"], "num_replicas": 3, "storage": storage}
+            created = await api(nc, "$JS.API.STREAM.CREATE.S", config)
+            pulls = await nc.jetstream().pull_subscribe("s.>", durable="D", stream="S")
+            follower = next(name for name in ("n1", "n2", "n3") if name != created["cluster"]["leader"])
+            for i in range(60):
+                await nc.request(f"s.{i % 3}", b"%d" % i, timeout=2)
+            held = next(server for server in cluster.servers if server.broker.name == follower)
+            lagging = shares_of(held)[0].replicas.replicas["S"].group
+            assert lagging is not None and lagging.node.log.last_index < 70
+            await cluster.kill(follower)
+            for i in range(60, 150):
+                await nc.request(f"s.{i % 3}", b"%d" % i, timeout=2)
+            for msg in await pulls.fetch(40, timeout=5):
+                await msg.ack_sync()  # the consumer's group logs each delivery and acknowledgement
+            running = [server for server in cluster.servers if server.broker.name != follower]
+            longest = max(len(group.node.log.entries) for server in running for group in groups_of(server))
+            assert longest <= 20  # the threshold, the membership entries and what a heartbeat has not applied yet
+            leading = [shares_of(server)[0].replicas.replicas["S"].group for server in running]
+            assert all(group is not None and group.node.log.snapshot.index > 70 for group in leading)  # past its log
+            await cluster.restart(follower)
+            server = next(server for server in cluster.servers if server.broker.name == follower)
+            stream = shares_of(server)[0].replicas.replicas["S"]
+            await server.wait_for(lambda: stream.stream.store.last_seq == 150)
+            assert [msg.data for msg in stream.stream.store] == [b"%d" % i for i in range(150)]
+            assert stream.group is not None and stream.group.node.log.snapshot.index > 60
+        finally:
+            await nc.close()
+        assert cluster.errors == []

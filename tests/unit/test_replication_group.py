@@ -4,6 +4,7 @@ exceptions recorded rather than raised."""
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from fakejs.core.router import Router
 from fakejs.jetstream.raft import DirectoryStorage, Entry, LogStorage, MemoryStorage, RaftSettings, Write
 from fakejs.jetstream.replication import (
+    Compaction,
     GroupStopped,
     InvalidGroupName,
     NotLeader,
@@ -57,7 +59,12 @@ class Counter:
 class OneRouter:
     """Three members of group ``g`` on one router: each message reaches its peer at once."""
 
-    def __init__(self, storages: dict[str, LogStorage] | None = None, snapshot_every: int = 0) -> None:
+    def __init__(
+        self,
+        storages: dict[str, LogStorage] | None = None,
+        snapshot_every: int = 0,
+        compaction: Compaction | None = None,
+    ) -> None:
         self.clock = ManualClock()
         self.router = Router()
         self.errors: list[tuple[str, BaseException]] = []
@@ -65,6 +72,7 @@ class OneRouter:
         self.machines: dict[str, Counter] = {}
         self.members: dict[str, ReplicatedGroup] = {}
         self.snapshot_every = snapshot_every
+        self.compaction = compaction
         for peer in PEERS:
             self.start(peer)
 
@@ -83,6 +91,7 @@ class OneRouter:
             storage=self.storages[peer],
             record_error=lambda where, exc: self.errors.append((where, exc)),
             snapshot_every=self.snapshot_every,
+            compaction=self.compaction,
         )
         self.members[peer] = member.start()
         return member
@@ -220,6 +229,40 @@ async def test_a_restarted_member_reads_its_directory_and_a_lagging_one_gets_a_s
         member.stop()
     again = group.start(leader.peer, DirectoryStorage(str(tmp_path / leader.peer), fsync=False))
     assert again.snapshot_index == leader.snapshot_index and group.machines[leader.peer].restored == 1
+
+
+async def test_the_log_stays_bounded_by_entries_or_bytes_and_a_restart_reads_the_snapshot_back(
+    tmp_path: Path,
+) -> None:
+    storages: dict[str, LogStorage] = {peer: DirectoryStorage(str(tmp_path / peer), fsync=False) for peer in PEERS}
+    group = OneRouter(storages, compaction=Compaction(entries=50, size=16 * 40))  # 40 one-digit entries weigh that
+    leader = group.leader()
+    longest = 0
+    for value in range(200):
+        await leader.propose(str(value % 10).encode())
+        group.clock.advance(0.1)  # the followers apply at the leader's next append
+        longest = max(longest, *(len(member.node.log.entries) for member in group.members.values()))
+    assert longest <= 42  # the bytes' threshold (and a membership entry or two not yet counted)
+    assert all(os.path.getsize(tmp_path / peer / "log") < 42 * 64 for peer in PEERS)
+    total = sum(value % 10 for value in range(200))
+    group.clock.advance_until(lambda: all(machine.total == total for machine in group.machines.values()), 10.0)
+    follower = next(member for member in group.members.values() if member is not leader)
+    follower.stop()
+    restarted = group.start(follower.peer, DirectoryStorage(str(tmp_path / follower.peer), fsync=False))
+    assert group.machines[follower.peer].restored == 1 and restarted.node.log.snapshot.index >= 160
+    group.clock.advance_until(lambda: group.machines[follower.peer].total == total, 10.0)  # the entries after it
+    assert restarted.applied_index == leader.applied_index and group.machines[follower.peer].restored == 1
+
+
+def test_compaction_counts_entries_or_bytes_and_a_stream_waits_for_its_log_to_outweigh_its_snapshot() -> None:
+    assert not Compaction().due(10**6, 10**9)  # no threshold: only when asked
+    both = Compaction(entries=10, size=1000)
+    assert not both.due(9, 999) and both.due(10, 0) and both.due(1, 1000)
+    stream = Compaction(entries=10, size=1000, outweigh_snapshot=True)  # its snapshot holds every message
+    assert not stream.due(10, 900, snapshot_size=5000) and not stream.due(4000, 4999, snapshot_size=5000)
+    assert stream.due(4000, 5000, snapshot_size=5000) and stream.due(10, 10, snapshot_size=0)
+    with pytest.raises(ValueError):
+        Compaction(entries=-1)
 
 
 def test_the_election_timer_is_drawn_from_the_settings_on_the_clock() -> None:

@@ -187,3 +187,15 @@ def test_a_snapshot_brings_a_lagging_replica_level_and_restores_to_the_same_byte
     assert fresh.snapshot() == behind.snapshot()
     fresh.restore(b"not a snapshot")
     assert fresh.counters.bad_snapshots == 1 and fresh.snapshot() == behind.snapshot()
+
+
+def test_a_snapshot_older_than_the_store_leaves_it_as_it_is() -> None:
+    """A restarted member reads back its last snapshot while its stream kept what it applied after it."""
+    replica = StreamStateMachine(make_stream())
+    first = StreamMessage(1, 5, "s.x", None, b"one")
+    replica.apply(as_log([first]))
+    older = replica.snapshot()
+    replica.apply(as_log([first, StreamMessage(2, 6, "s.y", None, b"two")])[1:])
+    held = contents(replica.stream)
+    replica.restore(older)
+    assert contents(replica.stream) == held and len(held) == 2 and replica.counters.bad_snapshots == 0

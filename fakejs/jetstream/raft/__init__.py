@@ -26,7 +26,7 @@ from __future__ import annotations
 from fakejs.jetstream.raft.codec import WIRE_VERSION, MalformedMessage, decode, encode
 from fakejs.jetstream.raft.core import RaftCounters, Role
 from fakejs.jetstream.raft.directory import CorruptStorage, DirectoryStorage
-from fakejs.jetstream.raft.entries import Entry, EntryKind, Membership, Snapshot
+from fakejs.jetstream.raft.entries import ENTRY_OVERHEAD, Entry, EntryKind, Membership, Snapshot
 from fakejs.jetstream.raft.messages import (
     AppendEntries,
     AppendResponse,
@@ -56,6 +56,7 @@ from fakejs.jetstream.raft.settings import RaftSettings
 from fakejs.jetstream.raft.storage import LogStorage, MemoryStorage, PersistentState
 
 __all__ = [
+    "ENTRY_OVERHEAD",
     "WIRE_VERSION",
     "Accepted",
     "AppendEntries",

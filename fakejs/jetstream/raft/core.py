@@ -115,8 +115,7 @@ class NodeCore:
                 self.durability.hold(envelope)
         self._hand_out_committed(ready)
         self._report_leader(ready)
-        self._ready, self._outbox = Ready(), []
-        return ready
+        return ready  # the next step's _begin starts another
 
     def _send(self, to: str, message: Message) -> None:
         """Send now if the message may leave before pending writes are durable (a leader's replication), else

@@ -26,6 +26,9 @@ class EntryKind(enum.IntEnum):
     PEER_STATE = 1
 
 
+ENTRY_OVERHEAD = 16  # what an entry weighs in an append's byte budget beyond its data
+
+
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One log position (nats-server's ``Entry`` inside an ``appendEntry``); ``index`` counts from 1."""
@@ -38,7 +41,7 @@ class Entry:
     @property
     def size(self) -> int:
         """What the entry weighs in an append's byte budget."""
-        return len(self.data) + 16
+        return len(self.data) + ENTRY_OVERHEAD
 
 
 class InvalidMembership(ValueError):

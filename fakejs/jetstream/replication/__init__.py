@@ -9,6 +9,7 @@ group on a server, acting on its node's output), ``hosting``
 over at once),
 ``timers`` (the node's timers on the server's clock), ``stores`` (where a
 member's log lives: a directory under the store directory, or memory),
+``compaction`` (when a member snapshots its state machine and compacts its log),
 ``proposals`` (futures waiting for their entries to be applied),
 ``state_machine`` (:class:`StateMachine`, what a group replicates into),
 ``subjects`` (peer ids, the members' subjects), ``errors`` (why a
@@ -28,6 +29,12 @@ runs.
 
 from __future__ import annotations
 
+from fakejs.jetstream.replication.compaction import (
+    CONSUMER_COMPACTION,
+    META_COMPACTION,
+    STREAM_COMPACTION,
+    Compaction,
+)
 from fakejs.jetstream.replication.errors import GroupStopped, NotLeader, ProposalFailed, ProposalLost, ProposalRefused
 from fakejs.jetstream.replication.group import ReplicatedGroup
 from fakejs.jetstream.replication.hosting import group_random, remove_group_log, start_group, system_router
@@ -37,7 +44,11 @@ from fakejs.jetstream.replication.subjects import SUBJECT_PREFIX, InvalidGroupNa
 from fakejs.jetstream.replication.transport import TransportCounters
 
 __all__ = [
+    "CONSUMER_COMPACTION",
+    "META_COMPACTION",
+    "STREAM_COMPACTION",
     "SUBJECT_PREFIX",
+    "Compaction",
     "GroupStopped",
     "InvalidGroupName",
     "NotLeader",

@@ -18,6 +18,10 @@ that fired them, and a cluster on a :class:`~fakejs.testkit.clock.ManualClock`
 holds its leaders however far time is moved.  ``reaches`` (set by the
 cluster) says whether one server's messages find another (a partition cuts
 it); a message that finds nobody is dropped, as the routes drop it.
+
+A payload is handed over as it was given: a member's transport gives the
+node's message itself (immutable), not its bytes, so nothing is encoded and
+decoded again on the way (:meth:`LocalWire.post`).
 """
 
 from __future__ import annotations
@@ -25,12 +29,13 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["LocalExchange", "LocalWire"]
 
 CLAIMS_KEPT = 4096  # requests remembered as acted on (their members answer within moments of each other)
 
-Callback = Callable[[str, str, "bytes | None", bytes, object], object]
+Callback = Callable[[str, str, "bytes | None", Any, object], object]
 
 
 @dataclass(slots=True)
@@ -47,7 +52,7 @@ class LocalExchange:
 
     def __init__(self) -> None:
         self._listeners: dict[str, _Listener] = {}
-        self._queue: deque[tuple[str, str, bytes]] = deque()  # (sender's server, subject, payload)
+        self._queue: deque[tuple[str, str, object]] = deque()  # (sender's server, subject, payload)
         self._delivering = False
         self.reaches: Callable[[str, str], bool] = lambda sender, receiver: True
         self._claimed: OrderedDict[tuple[str, str], None] = OrderedDict()  # (group, request) acted on, newest last
@@ -80,7 +85,7 @@ class LocalExchange:
         listener = self._listeners.get(subject)
         return listener is not None and self.reaches(server, listener.server)
 
-    def send(self, server: str, subject: str, payload: bytes) -> bool:
+    def send(self, server: str, subject: str, payload: object) -> bool:
         """Deliver ``payload`` to the member listening on ``subject`` (now, or after what is being delivered)."""
         if not self.finds(server, subject):
             return False
@@ -116,6 +121,10 @@ class LocalWire:
 
     def publish(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: object = None) -> bool:
         return self.exchange.send(self.server, subject, payload)
+
+    def post(self, subject: str, message: object) -> bool:
+        """Hand ``message`` (a node's message, not its bytes) to the member listening on ``subject``."""
+        return self.exchange.send(self.server, subject, message)
 
     def has_interest(self, subject: str) -> bool:
         return self.exchange.finds(self.server, subject)

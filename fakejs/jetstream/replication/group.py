@@ -42,11 +42,13 @@ from collections.abc import Callable, Iterable, Sequence
 from fakejs.core.clock import Clock, ErrorSink
 from fakejs.core.log import get_logger
 from fakejs.jetstream.raft import (
+    ENTRY_OVERHEAD,
     Accepted,
     Entry,
     EntryKind,
     LeaderChange,
     LogStorage,
+    Message,
     Outcome,
     RaftNode,
     RaftSettings,
@@ -56,8 +58,8 @@ from fakejs.jetstream.raft import (
     Timer,
     TimerKind,
     Write,
-    encode,
 )
+from fakejs.jetstream.replication.compaction import Compaction
 from fakejs.jetstream.replication.errors import GroupStopped, NotLeader, ProposalFailed, ProposalRefused
 from fakejs.jetstream.replication.exchange import LocalWire
 from fakejs.jetstream.replication.proposals import PendingProposals
@@ -82,9 +84,11 @@ class ReplicatedGroup:
     ``clock`` the server's, ``rng`` a generator derived from the server's
     seeded one, ``storage`` the member's log store (see
     :mod:`~fakejs.jetstream.replication.stores`).  ``record_error`` receives
-    what the state machine raised (the server's ``record_error``).  With
-    ``snapshot_every``, the state machine is snapshotted and the log compacted
-    each time that many entries were applied since the last snapshot.
+    what the state machine raised (the server's ``record_error``).  The state
+    machine is snapshotted and the log compacted each time the entries applied
+    since the last snapshot reach ``compaction``'s thresholds (by count or by
+    bytes, see :mod:`~fakejs.jetstream.replication.compaction`), or, with
+    ``snapshot_every``, that many entries (never, without either).
     :meth:`start` sets it going; :func:`~fakejs.jetstream.replication.hosting.start_group`
     builds and starts one from a server.
     """
@@ -103,18 +107,22 @@ class ReplicatedGroup:
         settings: RaftSettings | None = None,
         record_error: ErrorSink | None = None,
         snapshot_every: int = 0,
+        compaction: Compaction | None = None,
     ) -> None:
         self.name = check_group_name(name)
         self.peer = peer
         self.state_machine = state_machine
         self.storage = storage
-        self.snapshot_every = snapshot_every
+        self.compaction = compaction if compaction is not None else Compaction(entries=snapshot_every)
         self._record_error = record_error or _log_error
         self.node = RaftNode(peer, storage.load(), rng=rng, peers=peers, settings=settings)
         self.leader: str | None = None  # the member known to lead (reported by the node), and its term
         self.term = 0
         self.applied_index = 0  # the last entry applied to the state machine
         self.snapshot_index = 0  # what the last snapshot (made here or restored) covers
+        self.applied_since_snapshot = 0  # entries applied since that snapshot, and their bytes
+        self.bytes_since_snapshot = 0
+        self.snapshot_size = 0  # the bytes of that snapshot
         self.stopped = False
         self._pending = PendingProposals()
         self._queue: deque[Ready] = deque()
@@ -250,7 +258,7 @@ class ReplicatedGroup:
         except Exception as exc:  # noqa: BLE001 - recorded on the server; the log stays as it is
             self._record_error(f"replicated group {self.name}: state machine snapshot", exc)
             return
-        self.snapshot_index = self.applied_index
+        self._snapshotted(self.applied_index, len(data))
         self._handle(self.node.compact(self.applied_index, data))
 
     def reaches(self, peer: str) -> bool:
@@ -293,9 +301,9 @@ class ReplicatedGroup:
 
     # -- inputs ------------------------------------------------------------------------------------
 
-    def _received(self, data: bytes) -> None:
+    def _received(self, data: bytes | Message) -> None:
         if not self.stopped:
-            self._handle(self.node.receive_bytes(data))
+            self._handle(self.node.receive_bytes(data) if isinstance(data, bytes) else self.node.receive(data))
 
     def _timer_fired(self, timer: Timer) -> None:
         if not self.stopped:
@@ -326,7 +334,7 @@ class ReplicatedGroup:
             assert ready.ticket is not None
             self._queue.append(self.node.persisted(ready.ticket))  # what waited for these writes
         for envelope in ready.messages:
-            self.transport.send(envelope.to, encode(envelope.message))
+            self.transport.send(envelope.to, envelope.message)
         self._timers.arm(ready.timers)
         if ready.restore is not None:
             self._restore(ready.restore)
@@ -347,16 +355,26 @@ class ReplicatedGroup:
 
     def _restore(self, snapshot: Snapshot) -> None:
         self._call("restore", self.state_machine.restore, snapshot.data)
-        self.applied_index = self.snapshot_index = snapshot.index
+        self.applied_index = snapshot.index
+        self._snapshotted(snapshot.index, len(snapshot.data))
         self._pending.restored(snapshot.index)
 
+    def _snapshotted(self, index: int, size: int) -> None:
+        self.snapshot_index, self.snapshot_size = index, size
+        self.applied_since_snapshot = self.bytes_since_snapshot = 0
+
     def _apply(self, entries: list[Entry]) -> None:
-        normal = [entry for entry in entries if entry.kind is EntryKind.NORMAL]
+        normal = []
+        for entry in entries:
+            self.bytes_since_snapshot += len(entry.data) + ENTRY_OVERHEAD
+            if entry.kind is EntryKind.NORMAL:
+                normal.append(entry)
         if normal:
             self._call("apply", self.state_machine.apply, normal)
         self.applied_index = entries[-1].index
         self._pending.applied(entries)
-        if self.snapshot_every and self.applied_index - self.snapshot_index >= self.snapshot_every:
+        self.applied_since_snapshot += len(entries)
+        if self.compaction.due(self.applied_since_snapshot, self.bytes_since_snapshot, self.snapshot_size):
             self.compact()
 
     def _leader_changed(self, change: LeaderChange) -> None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from fakejs.core.options import SYSTEM_ACCOUNT
 from fakejs.core.router import Router
 from fakejs.jetstream.raft import RaftSettings
+from fakejs.jetstream.replication.compaction import Compaction
 from fakejs.jetstream.replication.exchange import LocalWire
 from fakejs.jetstream.replication.group import ReplicatedGroup
 from fakejs.jetstream.replication.state_machine import StateMachine
@@ -65,6 +66,13 @@ def group_random(broker: Broker, group: str) -> random.Random:
     return random.Random(f"{seed}/{group}/{peer_id(broker.name)}")
 
 
+def configured_compaction(broker: Broker) -> Compaction | None:
+    """The compaction the server's ``ReplicatedJetStream`` sets for every group it runs, if it sets one."""
+    replicated = broker.options.jetstream_replicated
+    compaction = None if replicated is None else replicated.compaction
+    return compaction if isinstance(compaction, Compaction) else None
+
+
 def start_group(
     broker: Broker,
     name: str,
@@ -74,6 +82,7 @@ def start_group(
     store_dir: str | None,
     settings: RaftSettings | None = None,
     snapshot_every: int = 0,
+    compaction: Compaction | None = None,
     fsync: bool | None = None,
     preferred: str = "",
 ) -> ReplicatedGroup:
@@ -86,6 +95,9 @@ def start_group(
     each write reaches the operating system before the node is told it is stored (a killed process loses
     none), and is synced to disk as well with ``fsync`` (by default, the server's ``sync_always``, as
     nats-server syncs its Raft log only then or on its sync interval).
+
+    It is compacted as ``compaction`` says (see :mod:`~fakejs.jetstream.replication.compaction`; the server's
+    ``ReplicatedJetStream.compaction`` in its place when set), or every ``snapshot_every`` entries.
     """
     if fsync is None:
         fsync = broker.options.jetstream_sync_always
@@ -103,6 +115,7 @@ def start_group(
         settings=settings,
         record_error=broker.record_error,
         snapshot_every=snapshot_every,
+        compaction=configured_compaction(broker) or compaction,
     )
     group.start()
     if preferred and preferred == group.peer and group.node.term == 0:

@@ -36,7 +36,7 @@ from fakejs.jetstream.consumer.replica import ConsumerStateMachine
 from fakejs.jetstream.consumer.replicated import ReplicatedConsumer, replica_state
 from fakejs.jetstream.consumer.retention import AckRetention
 from fakejs.jetstream.raft import RaftSettings
-from fakejs.jetstream.replication import ReplicatedGroup, remove_group_log
+from fakejs.jetstream.replication import CONSUMER_COMPACTION, ReplicatedGroup, remove_group_log
 from fakejs.jetstream.service.meta_membership import GroupMembership, retire
 from fakejs.jetstream.service.replicated_consumer_rules import config_from_document
 from fakejs.jetstream.service.replicated_streams import start_member
@@ -101,7 +101,9 @@ class ConsumerReplica:
 
     def start(self, store_dir: str, settings: RaftSettings | None) -> None:
         js = self.stream.js
-        self.group = start_member(js.broker, self.assignment.group, self.machine, store_dir, settings)
+        self.group = start_member(
+            js.broker, self.assignment.group, self.machine, store_dir, settings, CONSUMER_COMPACTION
+        )
         self.group.on_quorum_lost = lambda: self.on_quorum_lost(self)
         self.membership = GroupMembership(self.group, js.clock)
         self.membership.wanted = frozenset(self.assignment.group.peers)

@@ -37,7 +37,15 @@ from fakejs.jetstream.cluster import (
     MetaStateMachine,
     StreamAssignment,
 )
-from fakejs.jetstream.replication import NotLeader, ProposalFailed, ReplicatedGroup, peer_id, start_group, system_router
+from fakejs.jetstream.replication import (
+    META_COMPACTION,
+    NotLeader,
+    ProposalFailed,
+    ReplicatedGroup,
+    peer_id,
+    start_group,
+    system_router,
+)
 from fakejs.jetstream.service.meta_membership import MetaBootstrap, next_change
 from fakejs.jetstream.service.replicated_advisories import meta_elected
 from fakejs.jetstream.service.replicated_remove import ServerEvents
@@ -168,7 +176,13 @@ class MetaMember(MetaObserver):
 
     def _start_member(self, peers: list[str]) -> None:
         self.group = start_group(
-            self.broker, META_GROUP, peers, self.machine, store_dir=self.store_dir, settings=self.options.raft
+            self.broker,
+            META_GROUP,
+            peers,
+            self.machine,
+            store_dir=self.store_dir,
+            settings=self.options.raft,
+            compaction=META_COMPACTION,
         )
         self.leader = MetaLeader(
             self.group, self.machine, cluster=self.cluster, rng=self.broker.random, clock=self.broker.clock

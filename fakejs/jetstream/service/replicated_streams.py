@@ -31,7 +31,15 @@ from typing import TYPE_CHECKING, Any
 from fakejs.core.log import get_logger
 from fakejs.jetstream.cluster import MetaObserver, RaftGroup, StreamAssignment
 from fakejs.jetstream.raft import RaftSettings
-from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, StateMachine, remove_group_log, start_group
+from fakejs.jetstream.replication import (
+    STREAM_COMPACTION,
+    Compaction,
+    ProposalFailed,
+    ReplicatedGroup,
+    StateMachine,
+    remove_group_log,
+    start_group,
+)
 from fakejs.jetstream.service.meta_membership import GroupMembership, retire
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.replica import StreamStateMachine
@@ -88,13 +96,26 @@ class LedStream(Stream):
 
 
 def start_member(
-    broker: Broker, group: RaftGroup, machine: StateMachine, store_dir: str, settings: RaftSettings | None
+    broker: Broker,
+    group: RaftGroup,
+    machine: StateMachine,
+    store_dir: str,
+    settings: RaftSettings | None,
+    compaction: Compaction = STREAM_COMPACTION,
 ) -> ReplicatedGroup:
     """The server's member of an assigned stream's or consumer's ``group``: its log under ``store_dir`` when the
-    group stores to files (in memory otherwise), campaigning at once when it is the preferred leader."""
+    group stores to files (in memory otherwise), campaigning at once when it is the preferred leader, compacted
+    as ``compaction`` says."""
     on_disk = store_dir if group.storage == "file" else None
     return start_group(
-        broker, group.name, group.peers, machine, store_dir=on_disk, settings=settings, preferred=group.preferred
+        broker,
+        group.name,
+        group.peers,
+        machine,
+        store_dir=on_disk,
+        settings=settings,
+        preferred=group.preferred,
+        compaction=compaction,
     )
 
 

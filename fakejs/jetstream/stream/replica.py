@@ -114,14 +114,17 @@ def restore_snapshot(stream: Stream, data: bytes) -> None:
 
     The store is a replica of the same log, behind the snapshot or level with
     it: what it holds that the snapshot does not was removed since and goes,
-    what the snapshot holds past the store's last sequence is stored.  Raises
-    :class:`MalformedStreamEntry` (leaving the stream as it was) for bytes that
-    are not a snapshot, or one behind the store (a store's sequences never go back).
+    what the snapshot holds past the store's last sequence is stored.  A store
+    past the snapshot's last sequence (a restarted member whose stream kept what
+    it applied after its last snapshot) applied every entry the snapshot covers,
+    and is left as it is: the entries after the snapshot skip what it holds.
+    Raises :class:`MalformedStreamEntry` (leaving the stream as it was) for
+    bytes that are not a snapshot.
     """
     document = _decode_snapshot(data)
     store = stream.store
     if document["last"] < store.last_seq:
-        raise MalformedStreamEntry(f"snapshot ends at {document['last']}, the store at {store.last_seq}")
+        return
     kept = {item[0] for item in document["msgs"]}
     for msg in list(store):
         if msg.seq not in kept:
