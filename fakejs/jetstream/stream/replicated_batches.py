@@ -90,6 +90,8 @@ class FastTracks:
         if entry.commit:
             self.tracks.pop(entry.batch, None)
             return
+        if entry.batch not in self.tracks:
+            self.live()  # a new batch: those past their timeout go first (they are not kept for ever)
         deadline = self.stream.clock.monotonic() + self.stream.js.batch_limits.fast.timeout
         self.tracks[entry.batch] = _Track(
             entry.gap_ok, entry.flow, entry.batch_seq, entry.message.seq, entry.reply, deadline
