@@ -408,3 +408,35 @@ async def test_replicated_logs_stay_compacted_and_a_restarted_node_catches_up_wi
         finally:
             await nc.close()
         assert cluster.errors == []
+
+
+async def test_batches_across_a_change_of_stream_leader() -> None:
+    """An atomic batch is stored whole on every node; a staged one goes with its leader, a fast one carries on."""
+    async with Cluster(replicated=True, size=3, jetstream=True, seed=5) as cluster:
+        nc = await nats.connect(cluster.url(0))
+        try:
+            config = {"name": "B", "subjects": ["b.>"], "num_replicas": 3, "allow_atomic": True, "allow_batched": True}
+            await api(nc, "$JS.API.STREAM.CREATE.B", config)
+            assert (
+                await nc.request("b.a", b"1", headers={"Nats-Batch-Id": "A", "Nats-Batch-Sequence": "1"})
+            ).data == b""
+            ending = {"Nats-Batch-Id": "A", "Nats-Batch-Sequence": "2", "Nats-Batch-Commit": "1"}
+            reply = await nc.request("b.a", b"2", headers=ending)
+            assert reply.data == b'{"stream":"B","seq":2,"batch":"A","count":2}'
+            stores = [server.jetstream.streams["B"].store for server in cluster.servers]  # type: ignore[union-attr]
+            assert [[message.data for message in store] for store in stores] == [[b"1", b"2"]] * 3
+            staged = await nc.request("b.s", b"", headers={"Nats-Batch-Id": "S", "Nats-Batch-Sequence": "1"})
+            assert staged.data == b""
+            replies = await nc.subscribe("R.>")
+            await nc.publish("b.f", b"f1", reply="R.F.10.ok.1.0.$FI")
+            assert (await replies.next_msg(timeout=2)).data == b'{"type":"ack","seq":0,"msgs":10}'
+            cluster.step_down("B")
+            carried = await replies.next_msg(timeout=2)  # the new leader's flow ack on the last reply stored
+            assert (carried.subject, carried.data) == ("R.F.10.ok.1.0.$FI", b'{"type":"ack","seq":1,"msgs":10}')
+            commit = {"Nats-Batch-Id": "S", "Nats-Batch-Sequence": "2", "Nats-Batch-Commit": "1"}
+            gone = json.loads((await nc.request("b.s", b"", headers=commit)).data)
+            assert gone["error"]["err_code"] == 10176
+            await nc.publish("b.f", b"f2", reply="R.F.10.ok.2.2.$FI")
+            assert (await replies.next_msg(timeout=2)).data == b'{"stream":"B","seq":4,"batch":"F","count":2}'
+        finally:
+            await nc.close()

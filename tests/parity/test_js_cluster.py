@@ -381,6 +381,27 @@ async def test_publishes_through_every_node_are_stored_once(js_cluster: Cluster)
         assert got["message"]["data"] == "dmlhIG4z"  # b"via n3"
 
 
+async def test_an_atomic_and_a_fast_batch_into_an_r3_stream(js_cluster: Cluster) -> None:
+    name = unique("B")
+    async with on_node(js_cluster, 1) as nc:
+        await create(nc, name, num_replicas=3, allow_atomic=True, allow_batched=True)
+        await all_current(nc, name)
+        staged = await request(nc, f"{name}.a", b"atomic", headers={"Nats-Batch-Id": "A", "Nats-Batch-Sequence": "1"})
+        assert staged.data == b""
+        commit = {"Nats-Batch-Id": "A", "Nats-Batch-Sequence": "2", "Nats-Batch-Commit": "1"}
+        acked = (await request(nc, f"{name}.a", b"atomic", headers=commit)).data
+        assert acked == b'{"stream":"%s","seq":2,"batch":"A","count":2}' % name.encode()
+        replies = await nc.subscribe("R.>")
+        for seq, op in ((1, 0), (2, 2)):
+            await nc.publish(f"{name}.f", b"fast", reply=f"R.F.10.ok.{seq}.{op}.$FI")
+        answers = [(await replies.next_msg(timeout=WAIT)).data for _ in range(2)]
+        assert answers == [
+            b'{"type":"ack","seq":0,"msgs":10}',
+            b'{"stream":"%s","seq":4,"batch":"F","count":2}' % name.encode(),
+        ]
+        assert (await stream_info(nc, name))["state"]["messages"] == 4
+
+
 async def test_an_origin_lists_itself_and_its_mirrors_as_alternates(js_cluster: Cluster) -> None:
     origin, mirror = unique("A"), unique("B")
     async with on_node(js_cluster, 0) as nc:

@@ -7,6 +7,7 @@ as a stream group's followers apply them.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import msgpack
@@ -18,8 +19,10 @@ from fakejs.jetstream.raft import Entry, EntryKind
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.entries import (
     MalformedStreamEntry,
+    StreamBatch,
     StreamDelete,
     StreamEntry,
+    StreamFastMessage,
     StreamMessage,
     StreamPurge,
     StreamSkip,
@@ -49,6 +52,21 @@ entries = (
     | st.builds(StreamPurge, st.text(max_size=10), st.integers(0, 2**64 - 1), st.integers(0, 99))
     | st.builds(StreamDelete, st.integers(1, 2**64 - 1))
     | st.builds(StreamSkip, st.integers(1, 2**64 - 1))
+    | st.lists(messages, min_size=1, max_size=3).map(
+        lambda batch: StreamBatch(
+            tuple(replace(message, seq=min(batch[0].seq, 2**64 - 4) + index) for index, message in enumerate(batch))
+        )
+    )
+    | st.builds(
+        StreamFastMessage,
+        messages,
+        st.text(max_size=10),
+        st.integers(1, 2**64 - 1),
+        st.booleans(),
+        st.integers(0, 65535),
+        st.booleans(),
+        st.text(max_size=20),
+    )
 )
 
 
@@ -73,6 +91,12 @@ def test_any_bytes_decode_or_raise_malformed(data: bytes) -> None:
         (msgpack.packb([1, 9, {}]), "unknown operation 9"),
         (msgpack.packb([1, 3, {"seq": 0}]), "seq is not an integer"),
         (msgpack.packb([1, 1, {"seq": 1}]), "payload is not bytes"),
+        (msgpack.packb([1, 5, {"msgs": []}]), "msgs is not a list of messages"),
+        (
+            encode_entry(StreamBatch((StreamMessage(1, 0, "a", None, b""), StreamMessage(3, 0, "a", None, b"")))),
+            "batch sequences are not consecutive",
+        ),
+        (msgpack.packb([1, 6, {"msg": 1}]), "msg is not a map"),
     ],
 )
 def test_malformed_entries_say_why(data: bytes, reason: str) -> None:

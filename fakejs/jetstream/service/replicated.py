@@ -56,10 +56,8 @@ USAGE_TIMEOUT = 0.5  # seconds the meta leader waits for the servers' usage of a
 
 
 # Settings a replicated stream does not run yet (each replica would republish, write markers or fire
-# schedules on its own; batches go through a single server's path only).
+# schedules on its own).
 UNBUILT_SETTINGS = (
-    ("allow_atomic", "atomic batch publishing"),
-    ("allow_batched", "fast batch publishing"),
     ("republish", "republishing"),
     ("subject_delete_marker_ttl", "subject delete markers"),
     ("allow_msg_schedules", "message schedules"),

@@ -192,6 +192,8 @@ class StreamReplica:
         stream.attach()
         if stream.proposals is not None:
             stream.proposals.reset()
+        if self.group is not None:
+            self.replicated.batches.reset(leads)  # staged batches go with the leadership, fast ones carry on
         stream.links.sync()  # the mirror or sources run on the leader only, from what its store holds
         if leads:
             self.leader_since_ns = self.js.clock.time_ns()
@@ -209,12 +211,12 @@ class StreamReplica:
 
     async def _publish(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> None:
         try:
-            ack = await self.replicated.publish(subject, hdr, payload)
+            replies = await self.replicated.answer(subject, reply, hdr, payload)
         except ProposalFailed as failed:
             get_logger().debug("stream %s: publish not stored (%s)", self.name, failed)
             return
-        if reply and not self.stream.config["no_ack"]:
-            self.js.router.publish(reply, "", None, ack, None)
+        for to, answer in replies:
+            self.js.router.publish(to, "", None, answer, None)
 
 
 class StreamReplicas(MetaObserver):

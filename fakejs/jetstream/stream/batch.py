@@ -80,7 +80,7 @@ class BatchStream(Protocol):
 
 
 @dataclass
-class _Staged:
+class Staged:
     """A message as it was received (or, after the checks, as it is to be stored)."""
 
     subject: str
@@ -93,7 +93,7 @@ class _Batch:
     that sent its latest message (for the timeline)."""
 
     def __init__(self) -> None:
-        self.messages: list[_Staged] = []
+        self.messages: list[Staged] = []
         self.timer: TimerHandle | None = None
         self.client: int | None = None
 
@@ -142,7 +142,7 @@ class AtomicBatches:
             self._abandon(batch_id, "large")
             raise api_error("JSAtomicPublishTooLargeBatchErrF", size=self.limits.max_msgs)
         self._arm(batch_id, batch)
-        batch.messages.append(_Staged(subject, hdr or None, payload))
+        batch.messages.append(Staged(subject, hdr or None, payload))
         timeline = self.stream.timeline
         if timeline:
             where = {"client": client, "stream": self.stream.name, "batch": batch_id, "mode": "atomic"}
@@ -233,13 +233,13 @@ class AtomicBatches:
         messages = batch.messages[:-1] if end_marker else batch.messages
         view = batch_checks.StreamView(stream.name, stream.config, stream.store, stream.seen_id, stream.clock.time_ns())
         diff = batch_checks.StagedDiff()
-        checked: list[_Staged] = []
+        checked: list[Staged] = []
         try:
             for index, msg in enumerate(messages):
                 if msg.hdr and hdrs.get(msg.hdr, publish.EXPECTED_LAST_MSG_ID):
                     raise api_error("JSAtomicPublishUnsupportedHeaderBatchErr", header=publish.EXPECTED_LAST_MSG_ID)
                 hdr, payload = batch_checks.check(view, diff, index, msg.subject, msg.hdr, msg.payload)
-                checked.append(_Staged(msg.subject, hdr, payload))
+                checked.append(Staged(msg.subject, hdr, payload))
         except ApiError:
             self._record_end("batch.abandon", batch_id, batch, reason="refused")
             raise
@@ -248,13 +248,22 @@ class AtomicBatches:
             last.hdr = hdrs.add(last.hdr, BATCH_COMMIT, "1")
         return self._store(batch_id, batch, checked)
 
-    def _store(self, batch_id: str, batch: _Batch, checked: list[_Staged]) -> bytes:
+    def _store(self, batch_id: str, batch: _Batch, checked: list[Staged]) -> bytes:
         """Store the checked messages in order; the commit's PubAck names the batch and its stored count."""
-        seq = 0
-        for msg in checked:
-            rollup = (hdrs.get(msg.hdr, publish.ROLLUP) or b"").decode("utf-8", "surrogateescape")
-            entry = self.stream.prepare_message(msg.subject, msg.hdr, msg.payload, publish.msg_id(msg.hdr), rollup)
-            seq = self.stream.apply_message(entry)
+        seq = self.place(checked)
         count = _sequence(checked[-1].hdr or b"") or len(checked)
         self._record_end("batch.commit", batch_id, batch, count=count, seq=seq)
         return self.stream.pub_ack(seq)[:-1] + b',"batch":%s,"count":%d}' % (go_quote(batch_id).encode(), count)
+
+    def place(self, checked: list[Staged]) -> int:
+        """Store the checked messages in order (each decided as the one before it left the stream); the last
+        one's sequence.  A replicated stream's leader decides them all and proposes them as one entry."""
+        seq = 0
+        for msg in checked:
+            seq = self.stream.apply_message(self.decide(msg))
+        return seq
+
+    def decide(self, msg: Staged) -> StreamMessage:
+        """The stream's decision for one checked message (it may still refuse it: resources, discard-new)."""
+        rollup = (hdrs.get(msg.hdr, publish.ROLLUP) or b"").decode("utf-8", "surrogateescape")
+        return self.stream.prepare_message(msg.subject, msg.hdr, msg.payload, publish.msg_id(msg.hdr), rollup)

@@ -9,7 +9,11 @@ reads no clock and refuses nothing, so two stores applying the same entries
 end up equal.  A standalone stream applies its own decisions at once; a
 replicated one proposes them to its group (nats-server's ``streamMsgOp``).
 :class:`StreamPurge`, :class:`StreamDelete` and :class:`StreamSkip` (a mirror's
-hole in its origin's sequences) are the other changes a stream's log carries.
+hole in its origin's sequences) are the other changes a stream's log carries;
+:class:`StreamBatch` is a committed atomic batch, its messages in one entry so
+that a replica applies all of them or none, and :class:`StreamFastMessage` a fast
+batch's message with where it stands in its batch (every replica keeps track, so
+that a new leader carries the batch on).
 
 An entry is a msgpack array ``[version, operation, body]`` (:data:`ENTRY_VERSION`;
 operation numbers are only ever added).  :func:`decode_entry` raises
@@ -19,6 +23,7 @@ operation numbers are only ever added).  :func:`decode_entry` raises
 from __future__ import annotations
 
 import enum
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,8 +40,10 @@ from fakejs.jetstream.replication.entry_codec import (
 __all__ = [
     "ENTRY_VERSION",
     "MalformedStreamEntry",
+    "StreamBatch",
     "StreamDelete",
     "StreamEntry",
+    "StreamFastMessage",
     "StreamMessage",
     "StreamOp",
     "StreamPurge",
@@ -63,6 +70,8 @@ class StreamOp(enum.IntEnum):
     PURGE = 2
     DELETE = 3
     SKIP = 4
+    BATCH = 5
+    FAST = 6
 
 
 @dataclass(frozen=True)
@@ -104,29 +113,66 @@ class StreamSkip:
     next_seq: int
 
 
-StreamEntry = StreamMessage | StreamPurge | StreamDelete | StreamSkip
+@dataclass(frozen=True)
+class StreamBatch:
+    """A committed atomic batch: its messages, at consecutive sequences, applied together."""
+
+    messages: tuple[StreamMessage, ...]
+
+
+@dataclass(frozen=True)
+class StreamFastMessage:
+    """A fast batch's message: ``batch_seq`` in batch ``batch`` (its publisher's ``gap_ok`` and ``flow``,
+    ``commit`` when it ends the batch), sent with ``reply``."""
+
+    message: StreamMessage
+    batch: str
+    batch_seq: int
+    gap_ok: bool
+    flow: int
+    commit: bool
+    reply: str
+
+
+StreamEntry = StreamMessage | StreamPurge | StreamDelete | StreamSkip | StreamBatch | StreamFastMessage
 
 
 def encode_entry(entry: StreamEntry) -> bytes:
     """The entry as the bytes a group replicates."""
     if isinstance(entry, StreamMessage):
-        body: dict[str, Any] = {
-            "seq": entry.seq,
-            "ts": entry.ts,
-            "subject": entry.subject,
-            "hdr": entry.hdr,
-            "payload": entry.payload,
-            "ttl": entry.ttl,
-            "msg_id": entry.msg_id,
-            "rollup": entry.rollup,
-            "skipped": entry.skipped,
+        return _pack(StreamOp.MESSAGE, _message_body(entry))
+    if isinstance(entry, StreamBatch):
+        return _pack(StreamOp.BATCH, {"msgs": [_message_body(message) for message in entry.messages]})
+    if isinstance(entry, StreamFastMessage):
+        body = {
+            "msg": _message_body(entry.message),
+            "batch": entry.batch,
+            "bseq": entry.batch_seq,
+            "gap_ok": entry.gap_ok,
+            "flow": entry.flow,
+            "commit": entry.commit,
+            "reply": entry.reply,
         }
-        return _pack(StreamOp.MESSAGE, body)
+        return _pack(StreamOp.FAST, body)
     if isinstance(entry, StreamPurge):
         return _pack(StreamOp.PURGE, {"filter": entry.filter_subject, "seq": entry.seq, "keep": entry.keep})
     if isinstance(entry, StreamSkip):
         return _pack(StreamOp.SKIP, {"next": entry.next_seq})
     return _pack(StreamOp.DELETE, {"seq": entry.seq})
+
+
+def _message_body(entry: StreamMessage) -> dict[str, Any]:
+    return {
+        "seq": entry.seq,
+        "ts": entry.ts,
+        "subject": entry.subject,
+        "hdr": entry.hdr,
+        "payload": entry.payload,
+        "ttl": entry.ttl,
+        "msg_id": entry.msg_id,
+        "rollup": entry.rollup,
+        "skipped": entry.skipped,
+    }
 
 
 def _pack(operation: StreamOp, body: dict[str, Any]) -> bytes:
@@ -144,7 +190,41 @@ def decode_entry(data: bytes) -> StreamEntry:
         )
     if operation == StreamOp.SKIP:
         return StreamSkip(_number(body, "next", 1, MAX_UINT64))
+    if operation == StreamOp.BATCH:
+        return _batch(body)
+    if operation == StreamOp.FAST:
+        return _fast(body)
     return StreamDelete(_number(body, "seq", 1, MAX_UINT64))
+
+
+def _batch(body: dict[str, Any]) -> StreamBatch:
+    bodies = body.get("msgs")
+    if not isinstance(bodies, list) or not bodies:
+        raise MalformedStreamEntry("msgs is not a list of messages")
+    if not all(isinstance(item, dict) for item in bodies):
+        raise MalformedStreamEntry("a batch message is not a map")
+    messages = tuple(_message(item) for item in bodies)
+    if any(later.seq != earlier.seq + 1 for earlier, later in itertools.pairwise(messages)):
+        raise MalformedStreamEntry("batch sequences are not consecutive")
+    return StreamBatch(messages)
+
+
+def _fast(body: dict[str, Any]) -> StreamFastMessage:
+    message = body.get("msg")
+    if not isinstance(message, dict):
+        raise MalformedStreamEntry("msg is not a map")
+    flags = body.get("gap_ok"), body.get("commit")
+    if not all(isinstance(flag, bool) for flag in flags):
+        raise MalformedStreamEntry("gap_ok or commit is not a boolean")
+    return StreamFastMessage(
+        _message(message),
+        _text(body, "batch"),
+        _number(body, "bseq", 1, MAX_UINT64),
+        bool(flags[0]),
+        _number(body, "flow", 0, MAX_UINT64),
+        bool(flags[1]),
+        _text(body, "reply"),
+    )
 
 
 def _message(body: dict[str, Any]) -> StreamMessage:

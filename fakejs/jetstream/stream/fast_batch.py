@@ -181,6 +181,7 @@ class FastBatches:
         self._pub_ack = pub_ack
         self._error_ack = error_ack
         self._batches: dict[str, _Batch] = {}
+        self._adopted: list[tuple[_Batch, str]] = []  # batches carried on from another leader, with their reply
 
     def __len__(self) -> int:
         return len(self._batches)
@@ -198,6 +199,25 @@ class FastBatches:
     def close(self) -> None:
         for batch_id in list(self._batches):
             self._drop(batch_id)
+
+    def adopt(self, batch_id: str, gap_ok: bool, client_flow: int, seq: int, stream_seq: int, reply: str) -> None:
+        """Carry on a batch another leader took, stored up to batch sequence ``seq`` (stream sequence
+        ``stream_seq``), as nats-server's new leader does: its flow starts over, and the publisher hears a flow
+        ack on the last reply stored (call it for every batch, then :meth:`restart_flows`)."""
+        if batch_id in self._batches:
+            return
+        self._limits.inflight += 1
+        batch = _Batch(gap_ok, client_flow, last=seq, stored=seq, acked=seq, stream_seq=stream_seq)
+        self._batches[batch_id] = batch
+        self._touch(batch_id, batch)
+        self._adopted.append((batch, reply))
+
+    def restart_flows(self) -> None:
+        """The adopted batches' flow acks (the flow of each as for a new batch among them all)."""
+        for batch, reply in self._adopted:
+            batch.ack_every = min(SERVER_FLOW, batch.client_flow) if len(self._batches) == 1 else 1
+            self._send(reply, flow_ack(batch.stored, batch.ack_every))
+        self._adopted = []
 
     def _drop(self, batch_id: str) -> None:
         batch = self._batches.pop(batch_id, None)

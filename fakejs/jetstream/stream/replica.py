@@ -8,8 +8,8 @@
 :meth:`~fakejs.jetstream.stream.stream.Stream.apply`, as nats-server's
 ``applyStreamEntries`` does.  It never raises into the group: an entry that
 does not decode is counted and recorded as a server error, and skipped; a
-message at a sequence the store already holds (applied before a snapshot
-was restored) is skipped.
+message (or committed atomic batch) at a sequence the store already holds
+(applied before a snapshot was restored) is skipped.
 
 Its snapshot is the store itself (:func:`snapshot_of`): first and last
 sequence, the last time, every message, the stream's last ``Nats-Msg-Id``
@@ -29,7 +29,13 @@ import msgpack
 from fakejs.core.clock import ErrorSink
 from fakejs.core.log import get_logger
 from fakejs.jetstream.raft import Entry
-from fakejs.jetstream.stream.entries import MalformedStreamEntry, StreamMessage, decode_entry
+from fakejs.jetstream.stream.entries import (
+    MalformedStreamEntry,
+    StreamBatch,
+    StreamFastMessage,
+    StreamMessage,
+    decode_entry,
+)
 from fakejs.jetstream.stream.stream import Stream
 
 __all__ = ["SNAPSHOT_VERSION", "ReplicaCounters", "StreamStateMachine", "restore_snapshot", "snapshot_of"]
@@ -62,6 +68,8 @@ class StreamStateMachine:
         self._record_error = record_error or _log_error
         # Told ``(leader, term)`` when the group's leader changes (a replicated stream's retention sweeps then).
         self.leader_observers: list[Callable[[str | None, int], None]] = []
+        # Told of each fast batch message applied (every replica keeps track of the batches in flight).
+        self.on_fast: Callable[[StreamFastMessage], None] = lambda entry: None
 
     def apply(self, entries: Sequence[Entry]) -> None:
         for entry in entries:
@@ -74,8 +82,16 @@ class StreamStateMachine:
             if isinstance(decoded, StreamMessage) and decoded.seq <= self.stream.store.last_seq:
                 self.counters.skipped += 1  # already held (a restored snapshot covers it)
                 continue
+            if isinstance(decoded, StreamBatch) and decoded.messages[-1].seq <= self.stream.store.last_seq:
+                self.counters.skipped += 1  # a batch is stored whole: held whole, or not at all
+                continue
+            if isinstance(decoded, StreamFastMessage) and decoded.message.seq <= self.stream.store.last_seq:
+                self.counters.skipped += 1
+                continue
             self.stream.apply(decoded)
             self.counters.applied += 1
+            if isinstance(decoded, StreamFastMessage):
+                self.on_fast(decoded)
 
     def snapshot(self) -> bytes:
         return snapshot_of(self.stream)

@@ -15,6 +15,9 @@ answered at once, and proposes nothing.
 Publishes are taken one at a time: the next is checked once the one before
 it is applied, so that every check reads the state the entries before it
 made (nats-server tracks what is in flight instead, and checks against it).
+:meth:`ReplicatedStream.answer` takes any publish on the stream's subjects,
+the messages of atomic and fast batches too
+(:mod:`fakejs.jetstream.stream.replicated_batches`).
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ import asyncio
 from fakejs.jetstream.errors import ApiError
 from fakejs.jetstream.replication import NotLeader, ReplicatedGroup
 from fakejs.jetstream.stream.entries import StreamDelete, StreamEntry, StreamPurge, encode_entry
+from fakejs.jetstream.stream.fast_batch import is_fast_batch
 from fakejs.jetstream.stream.publish import Outcome
 from fakejs.jetstream.stream.replica import StreamStateMachine
+from fakejs.jetstream.stream.replicated_batches import ReplicatedBatches, Replies
 from fakejs.jetstream.stream.stream import Stream
 
 __all__ = ["ReplicatedStream"]
@@ -40,10 +45,28 @@ class ReplicatedStream:
         self.machine = machine
         self.group = group
         self.turn = asyncio.Lock()
+        self.batches = ReplicatedBatches(stream, group)
+        machine.on_fast = self.batches.applied
 
     @property
     def is_leader(self) -> bool:
         return self.group.is_leader
+
+    async def answer(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> Replies:
+        """A publish on the stream's subjects, a batch's message or not: the replies to send (raises as
+        :meth:`publish` does)."""
+        fast = is_fast_batch(reply)
+        batch_id = "" if fast else self.batches.atomic_id(hdr)
+        if not fast and not batch_id:
+            ack = await self.publish(subject, hdr, payload)
+            return [(reply, ack)] if reply and not self.stream.config["no_ack"] else []
+        self._lead()
+        subject = self.stream.input_subject(subject)
+        async with self.turn:
+            self._lead()
+            if fast:
+                return await self.batches.take_fast(subject, reply, hdr or None, payload)
+            return await self.batches.take_atomic(batch_id, subject, reply, hdr or b"", payload)
 
     async def publish(self, subject: str, hdr: bytes | None, payload: bytes) -> bytes:
         """Store a published message through the group; its PubAck payload (an error's, when refused).

@@ -34,7 +34,14 @@ from fakejs.jetstream.stream.batch import AtomicBatches
 from fakejs.jetstream.stream.consumer_view import StreamConsumer as StreamConsumer
 from fakejs.jetstream.stream.dedup import DuplicateWindow
 from fakejs.jetstream.stream.direct import DirectGet
-from fakejs.jetstream.stream.entries import StreamEntry, StreamMessage, StreamPurge, StreamSkip
+from fakejs.jetstream.stream.entries import (
+    StreamBatch,
+    StreamEntry,
+    StreamFastMessage,
+    StreamMessage,
+    StreamPurge,
+    StreamSkip,
+)
 from fakejs.jetstream.stream.expiry import MessageExpiry
 from fakejs.jetstream.stream.fast_batch import FastBatches
 from fakejs.jetstream.stream.host import StreamHost as StreamHost
@@ -69,12 +76,12 @@ class Stream:
         self.trace_error = ""
         self.trace_error_late = False
         self.direct = DirectGet(config["name"], store, js)
-        self.batches = AtomicBatches(self, js.batch_limits)
-        self.publisher = StreamPublisher(self)  # the publish path: checks, decision, storing, PubAcks
+        self.batches: AtomicBatches = AtomicBatches(self, js.batch_limits)
+        self.publisher: StreamPublisher = StreamPublisher(self)  # the publish path: checks, decision, storing, PubAcks
         publisher = self.publisher
         self._transforms(config)
         fast = js.batch_limits.fast
-        self.fast = FastBatches(
+        self.fast: FastBatches = FastBatches(
             js.clock, js.reply, publisher.process, publisher.pub_ack, publisher.error_ack, fast, js.recorder, self.name
         )
         self.links = Links(self)  # its mirror or sources
@@ -264,6 +271,11 @@ class Stream:
         """A replicated entry, applied as on every replica; the consumers hear of what changed."""
         if isinstance(entry, StreamMessage):
             self.publisher.apply_message(entry)
+        elif isinstance(entry, StreamBatch):
+            for message in entry.messages:
+                self.publisher.apply_message(message)
+        elif isinstance(entry, StreamFastMessage):
+            self.publisher.apply_message(entry.message)
         elif isinstance(entry, StreamPurge):
             self.purge(entry.filter_subject, entry.seq, entry.keep)
         elif isinstance(entry, StreamSkip):
