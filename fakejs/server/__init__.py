@@ -29,8 +29,9 @@ JetStream its servers share), ``cluster_replication`` (the JetStream
 replicated across its servers instead, and its elections on cue), ``cluster_meta_api`` (the system account's
 JetStream requests of a cluster), ``cluster_quorum`` (replicas that lost
 their quorum), ``cluster_hooks`` (hook points per node),
-``cluster_scenarios`` (scenarios on a cluster) and ``cluster_timeline``
-(the nodes' timelines as one).
+``cluster_scenarios`` (scenarios on a cluster), ``cluster_timeline``
+(the nodes' timelines as one) and ``port_holds`` (a node's ports kept
+bound while it is down).
 """
 
 from __future__ import annotations

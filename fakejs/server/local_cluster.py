@@ -52,6 +52,7 @@ from fakejs.core.options import ServerOptions
 from fakejs.gocompat import ids
 from fakejs.server.cluster_scenarios import ClusterScenarios
 from fakejs.server.cluster_timeline import ClusterRecorder, document, merged
+from fakejs.server.port_holds import PortHolds
 from fakejs.server.server import Server
 from fakejs.testkit.scenarios import load_scenario, load_scenario_text
 from fakejs.testkit.timeline import TimelineFilter
@@ -138,6 +139,7 @@ class Cluster:
         if problem:
             raise ValueError(problem)
         self._down: set[int] = set()
+        self._holds = PortHolds()  # the ports of the nodes down
         self._groups: list[set[int]] = []
         self._reach_cache: dict[str, frozenset[str]] = {}  # _reaches' answers until a node goes down, up or is cut
         self.scenarios: ClusterScenarios | None = None
@@ -312,6 +314,7 @@ class Cluster:
             if i not in self._down:
                 await server.stop()
         self._down = set(range(self.size))
+        self._holds.release_all()
         self._reach_cache.clear()
         if self._own_store:
             shutil.rmtree(self._own_store, ignore_errors=True)
@@ -347,6 +350,7 @@ class Cluster:
             self.shared.node_down(server, orderly)
             self.shared.check_quorum(self._reach)
         await server.stop(crash=not orderly)
+        self._holds.hold(i, server.options)  # nobody else takes its ports before the restart
         await self.wait_meshed()
         self._after_failure()
 
@@ -364,6 +368,7 @@ class Cluster:
         self._down.discard(i)
         self._reach_cache.clear()
         server = self.servers[i]
+        self._holds.release(i)
         await server.start()
         self._apply_partition(i)
         await self.wait_meshed()
