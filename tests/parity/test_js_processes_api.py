@@ -30,7 +30,10 @@ against nats-server and fakejs processes.  Facts pinned (nats-server
 - ``CONSUMER.RESET`` (the consumer's leader) delivers again from the
   sequence asked for;
 - a create that cannot be placed (more replicas than servers, tags no server
-  has, another cluster) is 10005 with nats-server's texts.
+  has, another cluster) is 10005 with nats-server's texts;
+- each replica of a stream's and a consumer's ``cluster`` section has
+  ``active``: the nanoseconds since it last answered the leader (within the
+  heartbeats' second or so, never 0 once heard).
 """
 
 from __future__ import annotations
@@ -143,6 +146,20 @@ async def test_stream_leader_step_downs(client: Client) -> None:
     js = client.jetstream(timeout=10.0)
     ack = await js.publish("LEAD.after", b"after")
     assert (ack.stream, ack.seq) == ("LEAD", 1)
+
+
+async def test_replicas_are_active_since_they_last_answered_the_leader(client: Client) -> None:
+    await create_r3(client, "ACT")
+    await client.jetstream(timeout=10.0).publish("ACT.a", b"a")
+    await ask(client, "$JS.API.CONSUMER.CREATE.ACT.D", {"stream_name": "ACT", "config": {"durable_name": "D"}})
+
+    def heard(info: dict) -> bool:
+        replicas = info.get("cluster", {}).get("replicas", [])
+        return len(replicas) == 2 and all(replica["current"] and replica["active"] > 0 for replica in replicas)
+
+    for subject in ("$JS.API.STREAM.INFO.ACT", "$JS.API.CONSUMER.INFO.ACT.D"):
+        info = await eventually(lambda subject=subject: ask(client, subject), heard, what=f"replicas heard ({subject})")
+        assert all(replica["active"] < 10_000_000_000 for replica in info["cluster"]["replicas"])
 
 
 async def test_consumer_leader_step_down_answers_a_waiting_pull(client: Client) -> None:

@@ -55,12 +55,16 @@ class RaftNode(Electing):
 
     def receive_bytes(self, data: bytes) -> Ready:
         """A message from a peer, as it came over the wire; bytes that do not decode are counted and dropped."""
+        message = self.decode(data)
+        return Ready() if message is None else self.receive(message)
+
+    def decode(self, data: bytes) -> Message | None:
+        """A message from its wire bytes; ``None`` (counted as malformed) when they do not decode."""
         try:
-            message = decode(data)
+            return decode(data)
         except MalformedMessage:
             self.counters.malformed += 1
-            return Ready()
-        return self.receive(message)
+            return None
 
     def timer_fired(self, timer: Timer) -> Ready:
         """A timer this node armed has fired (pass back the object the output gave); stale ones are ignored."""

@@ -44,6 +44,7 @@ from fakejs.core.log import get_logger
 from fakejs.jetstream.raft import (
     ENTRY_OVERHEAD,
     Accepted,
+    AppendResponse,
     Entry,
     EntryKind,
     LeaderChange,
@@ -57,6 +58,7 @@ from fakejs.jetstream.raft import (
     Snapshot,
     Timer,
     TimerKind,
+    VoteResponse,
     Write,
 )
 from fakejs.jetstream.replication.compaction import Compaction
@@ -124,6 +126,7 @@ class ReplicatedGroup:
         self.bytes_since_snapshot = 0
         self.snapshot_size = 0  # the bytes of that snapshot
         self.stopped = False
+        self.heard: dict[str, float] = {}  # the clock's time each peer last answered this member
         self._pending = PendingProposals()
         self._queue: deque[Ready] = deque()
         self._acting = False
@@ -302,8 +305,19 @@ class ReplicatedGroup:
     # -- inputs ------------------------------------------------------------------------------------
 
     def _received(self, data: bytes | Message) -> None:
-        if not self.stopped:
-            self._handle(self.node.receive_bytes(data) if isinstance(data, bytes) else self.node.receive(data))
+        if self.stopped:
+            return
+        message = self.node.decode(data) if isinstance(data, bytes) else data
+        if message is None:
+            return
+        if isinstance(message, AppendResponse | VoteResponse):  # nats-server's trackPeer
+            self.heard[message.sender] = self.clock.monotonic()
+        self._handle(self.node.receive(message))
+
+    def last_heard(self, peer: str) -> float | None:
+        """Seconds since ``peer`` last answered this member (an append's or a vote's response), ``None`` if never."""
+        heard = self.heard.get(peer)
+        return None if heard is None else max(self.clock.monotonic() - heard, 0.0)
 
     def _timer_fired(self, timer: Timer) -> None:
         if not self.stopped:

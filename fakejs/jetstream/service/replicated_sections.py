@@ -3,7 +3,9 @@
 ``leader``, ``leader_since`` (on the leader), ``raft_group``, and the other
 replicas sorted by name, each ``current`` when the leader knows it holds every
 entry, else with its ``lag`` (entries behind), ``offline`` when its server shut
-down; ``traffic_account`` names the system account the groups' traffic goes through; ``active`` is 0 (the time since each replica was last heard is not kept).
+down; ``traffic_account`` names the system account the groups' traffic goes through; ``active`` the
+nanoseconds since the replica last answered the leader (0 if never), and a replica unheard for longer than
+nats-server's ``lostQuorumInterval`` is not current, whatever it holds.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ if TYPE_CHECKING:
     from fakejs.jetstream.cluster import MetaState
     from fakejs.jetstream.replication import ReplicatedGroup
 
-__all__ = ["group_section", "replica_entry"]
+__all__ = ["LOST_QUORUM_INTERVAL", "group_section", "replica_entry"]
+
+LOST_QUORUM_INTERVAL = 10.0  # seconds: nats-server's lostQuorumInterval, beyond which an unheard replica is not current
 
 
 def group_section(
@@ -50,12 +54,13 @@ def replica_entry(group: ReplicatedGroup, peer: str, leading: bool, state: MetaS
     last = group.node.log.last_index
     progress = group.node.progress.get(peer) if leading else None
     lag = last - progress.match_index if progress is not None else 0
-    current = progress is not None and lag <= 0
+    heard = group.last_heard(peer) if leading else None
+    current = progress is not None and lag <= 0 and (heard is None or heard <= LOST_QUORUM_INTERVAL)
     entry: dict[str, Any] = {"name": state.server_name(peer), "current": current}
     record = state.peers.get(peer)
     if record is not None and record.offline:
         entry["offline"] = True
-    entry["active"] = 0
+    entry["active"] = 0 if heard is None else int(heard * 1_000_000_000)
     if not current and progress is not None:
         entry["lag"] = lag
     entry["peer"] = peer
