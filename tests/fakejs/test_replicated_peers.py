@@ -199,6 +199,26 @@ async def test_an_evacuated_r1_stream_and_r1_consumer_keep_what_they_hold(cluste
         await nc.close()
 
 
+async def test_an_evacuated_r3_stream_leader_hands_over_and_its_consumer_follows(cluster: Cluster) -> None:
+    nc = await nats.connect(cluster.url(0))
+    try:
+        await request(nc, "$JS.API.STREAM.CREATE.TRIO", stream_config("TRIO", 3))
+        await durable(nc, "TRIO", "D")
+        for index in range(4):
+            await publish(nc, "trio.x", b"m%d" % index)
+        await fetch_and_ack(nc, "TRIO", "D", 2)
+        before = await wait(lambda: holders(cluster, "TRIO") if len(holders(cluster, "TRIO")) == 3 else None)
+        leader = (await request(nc, "$JS.API.STREAM.INFO.TRIO"))["cluster"]["leader"]
+        answer = await request(nc, "$JS.API.STREAM.PEER.EVACUATE.TRIO", {"peer": leader})
+        assert answer == {"type": "io.nats.jetstream.api.v1.stream_evacuate_peer_response", "success": True}
+        (added,) = set(NODES) - before
+        after = before - {leader} | {added}
+        await wait(lambda: settled(cluster, "TRIO", after) and stored(cluster, added, "TRIO") == 4)
+        await wait(lambda: settled(cluster, "TRIO", after, "D") and acked(cluster, added, "TRIO", "D") == 2)
+    finally:
+        await nc.close()
+
+
 async def test_a_stream_scaled_down_and_at_once_up_again_settles_on_three_servers(cluster: Cluster) -> None:
     nc = await nats.connect(cluster.url(0))
     try:
