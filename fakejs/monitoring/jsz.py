@@ -86,7 +86,11 @@ def jsz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, Any
     now = rfc3339(broker.clock.time_ns())
     jetstreams = sorted(server.account_jetstreams, key=lambda j: j.account.name)
     clustered = jetstreams[0].clustered if jetstreams else None
-    if not jetstreams or (clustered is not None and clustered.meta.is_removed(broker.name)):
+    if (
+        not jetstreams
+        or not broker.jetstream_enabled
+        or (clustered is not None and clustered.meta.is_removed(broker.name))
+    ):
         if q.leader_only:
             return 400, "filtered response: not leader"
         return 200, _disabled(broker.server_id, now)

@@ -157,13 +157,13 @@ JETSTREAM_API: tuple[Feature, ...] = (
         "$JS.API.STREAM.PEER.EVACUATE.<stream>",
         "$JS.API.STREAM.PEER.EVACUATE.S",
         "type:stream_evacuate_peer_response/10010",
-        how=CLUSTER,
+        how=CLUSTER + "; served in a JetStream replicated across servers ([clusters](clusters.md))",
     ),
     _api(
         "$JS.API.STREAM.CANCEL_MOVE.<stream>",
         "$JS.API.STREAM.CANCEL_MOVE.S",
         "type:stream_cancel_move_response/10010",
-        how=CLUSTER,
+        how=CLUSTER + "; served in a JetStream replicated across servers ([clusters](clusters.md))",
     ),
     _api(
         "$JS.API.CONSUMER.LEADER.STEPDOWN.<stream>.<consumer>",
@@ -181,7 +181,7 @@ JETSTREAM_API: tuple[Feature, ...] = (
         "$JS.API.CONSUMER.PEER.EVACUATE.<stream>.<consumer>",
         "$JS.API.CONSUMER.PEER.EVACUATE.S.C",
         "type:consumer_evacuate_peer_response/10010",
-        how=CLUSTER,
+        how=CLUSTER + "; served in a JetStream replicated across servers ([clusters](clusters.md))",
     ),
     _api(
         "$JS.API.META.LEADER.STEPDOWN",

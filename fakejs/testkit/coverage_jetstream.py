@@ -188,8 +188,8 @@ UNANSWERED_ERRORS: dict[int, str] = {
     **dict.fromkeys((10066, 10067, 10068, 10073), "templates were removed in nats-server 2.14: it never answers them either"),
     **dict.fromkeys((10015, 10042, 10072, 10130), "snapshots and restores are refused (10064, 10062)"),
     **dict.fromkeys(
-        (10004, 10006, 10007, 10008, 10009, 10011, 10029, 10041, 10045, 10048, 10061, 10123, 10124,
-         10129, 10194, 10195, 10224, 10226, 10228),
+        (10004, 10006, 10007, 10009, 10011, 10029, 10041, 10045, 10048, 10061, 10123, 10124,
+         10194, 10195, 10224, 10226, 10228),
         CLUSTER_ONLY,
     ),
     10167: NEVER_FULL,

@@ -208,8 +208,6 @@ async def test_consumer_requests_not_built_are_refused_by_name(cluster: Cluster)
     try:
         await request(nc, "$JS.API.STREAM.CREATE.S", stream_config("S", 3))
         await request(nc, "$JS.API.CONSUMER.DURABLE.CREATE.S.D", durable("D"))
-        removal = await request(nc, "$JS.API.CONSUMER.PEER.EVACUATE.S.D", b'{"peer":"n1"}')
-        assert removal["error"]["err_code"] == 10036
         await request(nc, "$JS.API.STREAM.CREATE.W", {**stream_config("W", 3), "retention": "workqueue"})
         sourcing = {
             "stream_name": "W",

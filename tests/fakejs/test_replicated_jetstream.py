@@ -159,12 +159,9 @@ async def test_what_is_not_built_is_refused_by_name(cluster: Cluster) -> None:
     nc = await nats.connect(cluster.url(0))
     try:
         await request(nc, "$JS.API.STREAM.CREATE.S", stream_config("S", 3))
-        refused = await request(nc, "$JS.API.STREAM.PEER.EVACUATE.S", b'{"peer":"n9"}')
+        refused = await request(nc, "$JS.API.STREAM.SNAPSHOT.S", b'{"deliver_subject":"snap"}')
         assert refused["error"]["err_code"] == 10036
-        assert (
-            refused["error"]["description"]
-            == f"STREAM.PEER.EVACUATE in a JetStream cluster across servers: {SUPPORTED}"
-        )
+        assert refused["error"]["description"] == f"STREAM.SNAPSHOT in a JetStream cluster across servers: {SUPPORTED}"
         republished = {**stream_config("R", 3), "republish": {"src": ">", "dest": "again.>"}}
         assert (await request(nc, "$JS.API.STREAM.CREATE.R", republished))["error"]["description"] == (
             f"republishing in a JetStream cluster across servers: {SUPPORTED}"

@@ -1,7 +1,8 @@
 """Which servers hold a replicated stream or consumer, changed in a JetStream replicated across four routed
 servers: ``STREAM.PEER.REMOVE``, ``CONSUMER.PEER.REMOVE`` and an update's new ``num_replicas`` change the
 Raft membership of the groups (a new server catches up from the leader, a removed one drops its replica and
-its directory), the messages and the consumers' acknowledgements kept."""
+its directory), the messages and the consumers' acknowledgements kept; ``PEER.EVACUATE`` moves an R1 asset
+with what it holds."""
 
 from __future__ import annotations
 
@@ -165,6 +166,55 @@ async def test_a_removed_consumer_peer_moves_to_another_server_of_its_stream(clu
         assert moved in streams
         refused = await request(nc, "$JS.API.CONSUMER.PEER.REMOVE.S.D", {"peer": sorted(streams)[0]})
         assert refused["error"] == {"code": 503, "err_code": 10075, "description": "peer remap failed"}
+    finally:
+        await nc.close()
+
+
+async def test_an_evacuated_r1_stream_and_r1_consumer_keep_what_they_hold(cluster: Cluster) -> None:
+    """Unlike a removal, an evacuation moves an R1 stream with its messages, an R1 consumer with its acks."""
+    nc = await nats.connect(cluster.url(0))
+    try:
+        await request(nc, "$JS.API.STREAM.CREATE.SOLO", stream_config("SOLO", 1))
+        for index in range(3):
+            await publish(nc, "solo.x", b"m%d" % index)
+        (holder,) = await wait(lambda: holders(cluster, "SOLO") or None)
+        answer = await request(nc, "$JS.API.STREAM.PEER.EVACUATE.SOLO", {"peer": holder})
+        assert answer == {"type": "io.nats.jetstream.api.v1.stream_evacuate_peer_response", "success": True}
+        (moved,) = await wait(lambda: (h := holders(cluster, "SOLO")) and holder not in h and len(h) == 1 and h)
+        await wait(lambda: settled(cluster, "SOLO", {moved}))
+        assert stored(cluster, moved, "SOLO") == 3
+
+        await request(nc, "$JS.API.STREAM.CREATE.S", stream_config("S", 3))
+        for index in range(3):
+            await publish(nc, "s.x", b"m%d" % index)
+        await durable(nc, "S", "ONE", replicas=1)
+        await fetch_and_ack(nc, "S", "ONE", 1)
+        (held_by,) = await wait(lambda: holders(cluster, "S", "ONE") or None)
+        answer = await request(nc, "$JS.API.CONSUMER.PEER.EVACUATE.S.ONE", {"peer": held_by})
+        assert answer == {"type": "io.nats.jetstream.api.v1.consumer_evacuate_peer_response", "success": True}
+        (now_on,) = await wait(lambda: (h := holders(cluster, "S", "ONE")) and held_by not in h and len(h) == 1 and h)
+        await wait(lambda: settled(cluster, "S", {now_on}, "ONE"))
+        assert now_on in holders(cluster, "S") and acked(cluster, now_on, "S", "ONE") == 1
+    finally:
+        await nc.close()
+
+
+async def test_an_evacuated_r3_stream_leader_hands_over_and_its_consumer_follows(cluster: Cluster) -> None:
+    nc = await nats.connect(cluster.url(0))
+    try:
+        await request(nc, "$JS.API.STREAM.CREATE.TRIO", stream_config("TRIO", 3))
+        await durable(nc, "TRIO", "D")
+        for index in range(4):
+            await publish(nc, "trio.x", b"m%d" % index)
+        await fetch_and_ack(nc, "TRIO", "D", 2)
+        before = await wait(lambda: holders(cluster, "TRIO") if len(holders(cluster, "TRIO")) == 3 else None)
+        leader = (await request(nc, "$JS.API.STREAM.INFO.TRIO"))["cluster"]["leader"]
+        answer = await request(nc, "$JS.API.STREAM.PEER.EVACUATE.TRIO", {"peer": leader})
+        assert answer == {"type": "io.nats.jetstream.api.v1.stream_evacuate_peer_response", "success": True}
+        (added,) = set(NODES) - before
+        after = before - {leader} | {added}
+        await wait(lambda: settled(cluster, "TRIO", after) and stored(cluster, added, "TRIO") == 4)
+        await wait(lambda: settled(cluster, "TRIO", after, "D") and acked(cluster, added, "TRIO", "D") == 2)
     finally:
         await nc.close()
 

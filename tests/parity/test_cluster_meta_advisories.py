@@ -191,8 +191,6 @@ async def test_a_removed_server_has_its_jetstream_disabled(
     cluster: Cluster, system: Heard, js_cluster_kind: str
 ) -> None:
     """Its ``/jsz`` says ``disabled``, the others' meta group leaves it out, its clients are answered by them."""
-    if js_cluster_kind == "processes":
-        pytest.skip("a removed server's JetStream is not disabled in fakejs's replicated JetStream yet")
     leader = await eventually(lambda: asyncio.to_thread(meta_leader, cluster), what="a meta leader", timeout=ELECTION)
     removed = next(node for node in reversed(NODES) if node != leader)
     index = NODES.index(removed)
@@ -289,8 +287,6 @@ async def test_an_account_purge_deletes_the_accounts_streams(
     cluster: Cluster, system: Heard, js_cluster_kind: str
 ) -> None:
     """The meta leader answers ``initiated`` and the account's streams (and consumers) go; a bad name is 10051."""
-    if js_cluster_kind == "processes":
-        pytest.skip("$JS.API.ACCOUNT.PURGE is not served by fakejs's replicated JetStream yet")
     app = await nats.connect(cluster.url(1), allow_reconnect=False)
     try:
         await create(app, "P1", num_replicas=3)

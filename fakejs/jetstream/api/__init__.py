@@ -10,7 +10,8 @@ never here; ``dispatch`` subscribes, dispatches and replies,
 answers accounts without JetStream, and ``replicated`` is the front end of
 a JetStream replicated across a cluster's servers (each request answered
 by the server that leads it), with ``replicated_consumers`` for its
-consumer requests, ``replicated_leaders`` for its step-downs,
+consumer requests, ``replicated_leaders`` for its step-downs, ``replicated_moves``
+for its evacuations and move cancels,
 ``replicated_audit`` for the audit advisory of what it answers and
 ``late_answers`` for the answers its new leaders give to requests they did not hear.
 The top of the JetStream layer: it attaches to a

@@ -8,15 +8,16 @@ what it leads, as nats-server does:
   (checked as a single server checks them, then proposed through
   :class:`~fakejs.jetstream.cluster.MetaLeader`), ``STREAM.NAMES``, a
   ``STREAM.LIST`` (each stream's info asked of its leader), a request about a stream that does not exist, and the refusal of what is not
-  built yet in this mode (peer removal, consumer pauses,
-  snapshots...: :func:`~fakejs.jetstream.service.replicated.not_built`);
+  built yet in this mode (snapshots and restores:
+  :func:`~fakejs.jetstream.service.replicated.not_built`);
 - the **stream's leader**: ``STREAM.INFO`` (the stream and its mirrors as ``alternates``), ``PURGE``, ``MSG.GET``, ``MSG.DELETE``
   (purges and deletes proposed to the stream's group), and the answer to a
   create or update once the stream runs under its new assignment;
 - every replica with ``allow_direct``: ``DIRECT.GET``, on the stream's own
   subscription, as on a single server;
 - consumer requests: :mod:`fakejs.jetstream.api.replicated_consumers`;
-  step-downs: :mod:`fakejs.jetstream.api.replicated_leaders`.
+  step-downs: :mod:`fakejs.jetstream.api.replicated_leaders`; evacuations and move cancels:
+  :mod:`fakejs.jetstream.api.replicated_moves`.
 
 Handlers decode, call the domain (:mod:`fakejs.jetstream.service.replicated`)
 and encode; replies have the bytes of :mod:`fakejs.jetstream.api.streams`'.
@@ -38,12 +39,14 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.core.subjects import overlap
 from fakejs.jetstream import advisories
-from fakejs.jetstream.api import leaders, streams
+from fakejs.jetstream.api import streams
 from fakejs.jetstream.api.dispatch import encode, error_doc
 from fakejs.jetstream.api.late_answers import answer_once_heard
 from fakejs.jetstream.api.replicated_audit import audit, client_info
 from fakejs.jetstream.api.replicated_consumers import ConsumerRequests
 from fakejs.jetstream.api.replicated_leaders import LeaderRequests
+from fakejs.jetstream.api.replicated_moves import META_ANSWERED as MOVES_ANSWERED
+from fakejs.jetstream.api.replicated_moves import MoveRequests, peer_named
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.api.table import Route, Uncounted
@@ -65,7 +68,8 @@ __all__ = ["ReplicatedApi"]
 API_PREFIX = "$JS.API."
 STREAM_PEER_REMOVE = "$JS.API.STREAM.PEER.REMOVE.{stream}"
 CONSUMER_PEER_REMOVE = "$JS.API.CONSUMER.PEER.REMOVE.{stream}.{consumer}"
-META_ANSWERED = frozenset((STREAM_PEER_REMOVE, CONSUMER_PEER_REMOVE))  # the meta leader answers their errors
+# the meta leader answers their errors
+META_ANSWERED = frozenset((STREAM_PEER_REMOVE, CONSUMER_PEER_REMOVE)) | MOVES_ANSWERED
 
 
 def _advertised_subjects() -> tuple[str, ...]:
@@ -112,6 +116,7 @@ class ReplicatedApi:
         self.consumers = ConsumerRequests(js, self.domain)
         self._handlers.update(self.consumers.handlers())
         self._handlers.update(LeaderRequests(js, self.domain).handlers())
+        self._handlers.update(MoveRequests(self.domain).handlers())
 
     def start(self) -> None:
         self.domain.start()
@@ -283,26 +288,17 @@ class ReplicatedApi:
             )
         return None  # the stream's leader answers once it runs under the new configuration
 
-    def _peer_named(self, request: Request) -> str:
-        """The server a ``PEER.REMOVE`` names (10003 for an empty request or name, as nats-server)."""
-        if request.is_empty():
-            raise api_error("JSBadRequestErr")
-        peer = str(request.decode(leaders.PEER_REMOVE_REQUEST).get("peer") or "")
-        if not peer:
-            raise api_error("JSBadRequestErr")
-        return peer
-
     async def _remove_stream_peer(self, request: Request, stream: str) -> dict[str, Any] | None:
         if not self.domain.is_meta_leader:
             return None
-        await self.domain.peer_changes.remove_stream_peer(stream, self._peer_named(request))
+        await self.domain.peer_changes.remove_stream_peer(stream, peer_named(request))
         return {"success": True}
 
     async def _remove_consumer_peer(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
         if not self.domain.is_meta_leader:
             return None
         request.check_level()
-        await self.domain.peer_changes.remove_consumer_peer(stream, consumer, self._peer_named(request))
+        await self.domain.peer_changes.remove_consumer_peer(stream, consumer, peer_named(request))
         return {"success": True}
 
     async def _delete(self, request: Request, stream: str) -> dict[str, Any] | None:

@@ -129,9 +129,10 @@ class ReplicatedJetStream(MetaObserver):
 
     def server_removed(self) -> None:
         """``SERVER.REMOVE`` took this server out: as nats-server's JetStream disabled, the account's assets lead
-        and follow no more."""
+        and follow no more, and the server no longer offers JetStream (its INFO, ``/jsz`` says ``disabled``)."""
         self.consumers.stop()
         self.replicas.stop()
+        self.broker.jetstream_enabled = False
 
     # -- the server's member of _meta_ ------------------------------------------------------------------
 

@@ -7,7 +7,8 @@ directory as docs/contributing/replication.md describes), its
 :class:`~fakejs.jetstream.cluster.MetaStateMachine` and its
 :class:`~fakejs.jetstream.cluster.MetaLeader`, the server's joining, the meta
 group's membership, and the server events
-(:mod:`~fakejs.jetstream.service.replicated_remove`).  Each account's share
+(:mod:`~fakejs.jetstream.service.replicated_remove`) and the account purges
+(:mod:`~fakejs.jetstream.service.replicated_purge`).  Each account's share
 (:class:`~fakejs.jetstream.service.replicated.ReplicatedJetStream`) attaches
 itself, and hears the assignments of its account only; an account attached
 once the member runs hears the assignments the meta state holds for it.
@@ -48,6 +49,7 @@ from fakejs.jetstream.replication import (
 )
 from fakejs.jetstream.service.meta_membership import MetaBootstrap, next_change
 from fakejs.jetstream.service.replicated_advisories import meta_elected
+from fakejs.jetstream.service.replicated_purge import AccountPurge
 from fakejs.jetstream.service.replicated_remove import ServerEvents
 from fakejs.jetstream.service.replicated_sections import replica_entry
 
@@ -102,6 +104,7 @@ class MetaMember(MetaObserver):
         self._asking: Any = None
         self._bootstrap: MetaBootstrap | None = None
         self._events = ServerEvents(self)
+        self._purges = AccountPurge(self)
         self._told_removed = False  # this server's removal was logged and advertised
         self._tasks: set[asyncio.Future[Any]] = set()
 
@@ -164,6 +167,7 @@ class MetaMember(MetaObserver):
         self._peer_subscription = router.subscribe_internal(PEER_SUBJECT, self._peer_asked)
         self._leader_subscription = router.subscribe_internal(LEADER_SUBJECT, self._leader_told)
         self._events.start()
+        self._purges.start()
         self._start_member([peer_id(name) for name in self.options.peers])
         assert self.group is not None
         self._replayed_to = self.group.node.log.last_index
@@ -209,6 +213,7 @@ class MetaMember(MetaObserver):
         if self._bootstrap is not None:
             self._bootstrap.stop()
         self._events.stop()
+        self._purges.stop()
         for task in self._tasks:
             task.cancel()
         for subscription in (self._peer_subscription, self._leader_subscription):

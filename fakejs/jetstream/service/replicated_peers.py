@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from fakejs.jetstream.cluster.placement import PlacementError
 from fakejs.jetstream.errors import api_error
-from fakejs.jetstream.replication import peer_id, system_router
+from fakejs.jetstream.replication import ProposalFailed, peer_id, system_router
 from fakejs.jetstream.service.replicated_infos import ask
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from fakejs.jetstream.service.replicated_consumers import ConsumerReplicas
     from fakejs.jetstream.service.replicated_streams import StreamReplicas
 
-__all__ = ["MEMBERS_PREFIX", "PeerChanges", "PeerShare"]
+__all__ = ["HANDOVER_PREFIX", "MEMBERS_PREFIX", "PeerChanges", "PeerShare", "member_of"]
 
 
 class Asked(NamedTuple):
@@ -81,6 +81,7 @@ class PeerShare(Protocol):
 
 
 MEMBERS_PREFIX = "$FJMETA.GM."  # fakejs's own: a group's Raft members, asked of its leader
+HANDOVER_PREFIX = "$FJMETA.HO."  # fakejs's own: a group's leader hands over to the peer id the message names
 MEMBERS_TIMEOUT = 0.5  # seconds the meta leader waits for a group leader's members
 SETTLE_HEARTBEATS = 30  # a scale-down waits this many heartbeats at most for one server to leave every group
 
@@ -91,16 +92,20 @@ class PeerChanges:
 
     def __init__(self, share: PeerShare) -> None:
         self.share = share
-        self._subscription: Subscription | None = None
+        self._subscriptions: list[Subscription] = []
 
     def start(self) -> None:
         router = system_router(self.share.broker)
-        self._subscription = router.subscribe_internal(MEMBERS_PREFIX + "*", self._members_asked)
+        self._subscriptions = [
+            router.subscribe_internal(MEMBERS_PREFIX + "*", self._members_asked),
+            router.subscribe_internal(HANDOVER_PREFIX + "*", self._handover_asked),
+        ]
 
     def stop(self) -> None:
-        if self._subscription is not None:
-            system_router(self.share.broker).unsubscribe(self._subscription)
-            self._subscription = None
+        router = system_router(self.share.broker)
+        for subscription in self._subscriptions:
+            router.unsubscribe(subscription)
+        self._subscriptions = []
 
     @property
     def _leader(self) -> MetaLeader:
@@ -116,7 +121,7 @@ class PeerChanges:
         assignment = share.assigned(stream)
         if assignment is None:
             raise api_error("JSStreamNotFoundErr")
-        peer = _member(assignment.group.peers, named)
+        peer = member_of(assignment.group.peers, named)
         if peer is None:
             raise api_error("JSClusterPeerNotMemberErr")
         try:
@@ -141,7 +146,7 @@ class PeerChanges:
         consumer = share.consumer_assignment(stream, name)
         if consumer is None:
             raise api_error("JSConsumerNotFoundErr")
-        peer = _member(consumer.group.peers, named)
+        peer = member_of(consumer.group.peers, named)
         if peer is None:
             raise api_error("JSClusterPeerNotMemberErr")
         spare = [member for member in assignment.group.peers if member not in consumer.group.peers]
@@ -238,6 +243,16 @@ class PeerChanges:
             system_router(self.share.broker).publish(reply, "", None, members, None)
         return True
 
+    def _handover_asked(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
+        """The leader of the group the subject names hands leadership over to the peer the payload names."""
+        group = self._led_group(subject.removeprefix(HANDOVER_PREFIX))
+        if group is not None:
+            try:
+                group.step_down(payload.decode("ascii", "replace"))
+            except ProposalFailed:
+                pass  # refused (a transfer under way, not a voter...): the asker waits, then goes on
+        return True
+
     def _led_group(self, name: str) -> ReplicatedGroup | None:
         share = self.share
         groups = [replica.group for replica in share.replicas.replicas.values()]
@@ -248,7 +263,7 @@ class PeerChanges:
         return None
 
 
-def _member(peers: tuple[str, ...], named: str) -> str | None:
+def member_of(peers: tuple[str, ...], named: str) -> str | None:
     """The peer of ``peers`` that ``named`` names: a server name (its peer id), or a peer id."""
     for candidate in (peer_id(named), named):
         if candidate in peers:

@@ -66,7 +66,7 @@ class MetaShare(Protocol):
     async def membership_settled(self, peer: str) -> None: ...
 
 
-__all__ = ["REMOVE_SUBJECT", "SHUTDOWN_SUBJECT", "MetaShare", "ServerEvents"]
+__all__ = ["REMOVE_SUBJECT", "SHUTDOWN_SUBJECT", "MetaShare", "ServerEvents", "system_answer"]
 
 REMOVE_SUBJECT = "$JS.API.SERVER.REMOVE"
 STEPDOWN_SUBJECT = "$JS.API.META.LEADER.STEPDOWN"
@@ -74,6 +74,20 @@ STEPDOWN_TYPE = "io.nats.jetstream.api.v1.meta_leader_stepdown_response"
 SHUTDOWN_SUBJECT = "$SYS.SERVER.*.SHUTDOWN"
 REMOVE_TYPE = "io.nats.jetstream.api.v1.meta_server_remove_response"
 REMOVE_REQUEST = Struct("JSApiMetaServerRemoveRequest", (Field("peer", "string"), Field("peer_id", "string")))
+
+
+def system_answer(share: MetaShare, reply: str, subject: str, request: bytes) -> Callable[[dict[str, Any]], None]:
+    """The answer to a system account's request, then its audit in the system account (nats-server's)."""
+    broker = share.broker
+    router = system_router(broker)
+
+    def answer(document: dict[str, Any]) -> None:
+        response = dumps(document).encode()
+        if reply:
+            router.publish(reply, "", None, response, None)
+        advisories.system_api_audit(share.js, router, broker.name, subject, request, response)
+
+    return answer
 
 
 class ServerEvents:
@@ -172,16 +186,7 @@ class ServerEvents:
         return True
 
     def _answer(self, reply: str, subject: str, request: bytes) -> Callable[[dict[str, Any]], None]:
-        """The answer to a system account's request, then its audit in the system account (nats-server's)."""
-        broker = self.share.broker
-        router = system_router(broker)
-
-        def answer(document: dict[str, Any]) -> None:
-            response = dumps(document).encode()
-            router.publish(reply, "", None, response, None)
-            advisories.system_api_audit(self.share.js, router, broker.name, subject, request, response)
-
-        return answer
+        return system_answer(self.share, reply, subject, request)
 
     def _member(self, payload: bytes) -> str:
         """The peer id the request names, or the API error nats-server answers."""
