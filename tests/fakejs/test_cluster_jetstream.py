@@ -507,3 +507,32 @@ async def test_a_replicated_stream_s_schedule_fires_once_across_a_step_down_and_
         finally:
             for client in clients:
                 await client.close()
+
+
+async def test_a_schedule_its_leader_fired_as_its_node_died_is_fired_by_the_next_leader() -> None:
+    """The followers met the schedule too (in flight, waiting for the leader's message): the new leader fires it."""
+    clock = ManualClock()
+    async with Cluster(replicated=True, size=3, jetstream=True, clock=clock, seed=5) as cluster:
+        config = {"name": "F", "subjects": ["F.>"], "num_replicas": 3, "allow_msg_schedules": True}
+        nc = await nats.connect(cluster.url(0))
+        created = await api(nc, "$JS.API.STREAM.CREATE.F", config)
+        old = created["cluster"]["leader"]
+        await nc.close()
+        nc = await nats.connect(cluster.url(next(name for name in ("n1", "n2", "n3") if name != old)))
+        try:
+            at = rfc3339(clock.time_ns() + 1_000_000_000)
+            headers = {"Nats-Schedule": f"@at {at}", "Nats-Schedule-Target": "F.out"}
+            assert json.loads((await nc.request("F.schedule", b"body", timeout=2, headers=headers)).data)["seq"] == 1
+            clock.advance(2)  # due on every replica at once: the leader's message not yet proposed
+            await cluster.kill(old)
+            clock.advance(1)
+            fired = await eventually(
+                lambda: api(nc, "$JS.API.STREAM.INFO.F"),
+                lambda info: "state" in info and info["state"]["last_seq"] >= 2,
+                what="the schedule fired",
+            )
+            assert (fired["state"]["messages"], fired["state"]["last_seq"]) == (1, 2)
+            assert fired["cluster"]["leader"] != old
+            assert json.loads((await nc.request("F.after", b"", timeout=2)).data)["seq"] == 3
+        finally:
+            await nc.close()

@@ -86,12 +86,16 @@ class LeaderEffects:
             task.cancel()
 
     def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.get_running_loop().create_task(self._quietly(work))
+        task = asyncio.get_running_loop().create_task(work)
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(self._settled)
 
-    async def _quietly(self, work: Coroutine[Any, Any, Any]) -> None:
-        try:
-            await work
-        except ProposalFailed as failed:  # leadership moved: the new leader takes over
-            get_logger().debug("stream %s: a leader's own entry not stored (%s)", self.stream.name, failed)
+    def _settled(self, task: asyncio.Task[Any]) -> None:
+        self.tasks.discard(task)
+        if task.cancelled():
+            return
+        failure = task.exception()
+        if isinstance(failure, ProposalFailed):  # leadership moved: the new leader takes over
+            get_logger().debug("stream %s: a leader's own entry not stored (%s)", self.stream.name, failure)
+        elif failure is not None:
+            get_logger().error("stream %s: a leader's own entry failed", self.stream.name, exc_info=failure)
