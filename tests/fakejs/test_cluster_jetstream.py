@@ -14,8 +14,11 @@ from typing import Any
 import nats
 import pytest
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 
 from fakejs import Cluster, ManualClock
+from fakejs.gocompat.gotime import rfc3339
+from tests.harness.wait import eventually
 
 pytestmark = pytest.mark.cluster
 
@@ -438,5 +441,98 @@ async def test_batches_across_a_change_of_stream_leader() -> None:
             assert gone["error"]["err_code"] == 10176
             await nc.publish("b.f", b"f2", reply="R.F.10.ok.2.2.$FI")
             assert (await replies.next_msg(timeout=2)).data == b'{"stream":"B","seq":4,"batch":"F","count":2}'
+        finally:
+            await nc.close()
+
+
+async def _heard(clients: list[Client], subject: str) -> list[list[bytes]]:
+    """A subscriber on each node to ``subject``; returned once a probe from every client reached each of them."""
+    heard: list[list[bytes]] = [[] for _ in clients]
+    for index, client in enumerate(clients):
+
+        async def keep(msg: Msg, index: int = index) -> None:
+            heard[index].append(msg.data)
+
+        await client.subscribe(subject, cb=keep)
+        await client.flush()
+    await _probed(clients, heard, subject)
+    return heard
+
+
+async def _probed(clients: list[Client], heard: list[list[bytes]], subject: str) -> None:
+    """A probe from each client, sent again until every subscriber heard one from each since the call."""
+
+    async def probe() -> list[int]:
+        for index, client in enumerate(clients):
+            await client.publish(subject, b"probe %d" % index)
+            await client.flush()
+        return [len({data for data in got[start:] if data.startswith(b"probe")}) for start, got in zip(starts, heard)]
+
+    starts = [len(got) for got in heard]
+    await eventually(probe, lambda counts: counts == [len(clients)] * len(heard), what="the probes")
+
+
+async def test_a_replicated_stream_s_schedule_fires_once_across_a_step_down_and_is_republished_once() -> None:
+    clock = ManualClock()
+    async with Cluster(replicated=True, size=3, jetstream=True, clock=clock, seed=3) as cluster:
+        clients = [await nats.connect(cluster.url(index)) for index in range(3)]
+        try:
+            heard = await _heard(clients, "out.F.>")
+            config = {
+                "name": "F",
+                "subjects": ["F.>"],
+                "num_replicas": 3,
+                "allow_msg_schedules": True,
+                "republish": {"src": ">", "dest": "out.>"},
+            }
+            created = await api(clients[0], "$JS.API.STREAM.CREATE.F", config)
+            at = rfc3339(clock.time_ns() + 1_000_000_000)
+            headers = {"Nats-Schedule": f"@at {at}", "Nats-Schedule-Target": "F.out"}
+            reply = await clients[1].request("F.schedule", b"body", timeout=2, headers=headers)
+            assert json.loads(reply.data)["seq"] == 1
+            assert cluster.step_down("F") != created["cluster"]["leader"]
+            clock.advance(2)
+            fired = await eventually(
+                lambda: api(clients[2], "$JS.API.STREAM.INFO.F"),
+                lambda info: info["state"]["last_seq"] >= 2,
+                what="the schedule fired",
+            )
+            assert (fired["state"]["messages"], fired["state"]["first_seq"], fired["state"]["last_seq"]) == (1, 2, 2)
+            reply = await clients[0].request("F.after", b"after", timeout=2)
+            assert json.loads(reply.data)["seq"] == 3
+            await _probed(clients, heard, "out.F.>")
+            assert [[data for data in got if not data.startswith(b"probe")] for got in heard] == [
+                [b"body", b"body", b"after"]
+            ] * 3
+        finally:
+            for client in clients:
+                await client.close()
+
+
+async def test_a_schedule_its_leader_fired_as_its_node_died_is_fired_by_the_next_leader() -> None:
+    """The followers met the schedule too (in flight, waiting for the leader's message): the new leader fires it."""
+    clock = ManualClock()
+    async with Cluster(replicated=True, size=3, jetstream=True, clock=clock, seed=5) as cluster:
+        config = {"name": "F", "subjects": ["F.>"], "num_replicas": 3, "allow_msg_schedules": True}
+        nc = await nats.connect(cluster.url(0))
+        created = await api(nc, "$JS.API.STREAM.CREATE.F", config)
+        old = created["cluster"]["leader"]
+        await nc.close()
+        nc = await nats.connect(cluster.url(next(name for name in ("n1", "n2", "n3") if name != old)))
+        try:
+            at = rfc3339(clock.time_ns() + 1_000_000_000)
+            headers = {"Nats-Schedule": f"@at {at}", "Nats-Schedule-Target": "F.out"}
+            assert json.loads((await nc.request("F.schedule", b"body", timeout=2, headers=headers)).data)["seq"] == 1
+            clock.advance(2)  # due on every replica at once: the leader's message not yet proposed
+            await cluster.kill(old)
+            clock.advance(1)
+            fired = await eventually(
+                lambda: api(nc, "$JS.API.STREAM.INFO.F"),
+                lambda info: "state" in info and info["state"]["last_seq"] >= 2,
+                what="the schedule fired",
+            )
+            assert (fired["state"]["messages"], fired["state"]["last_seq"]) == (1, 2)
+            assert fired["cluster"]["leader"] != old
+            assert json.loads((await nc.request("F.after", b"", timeout=2)).data)["seq"] == 3
         finally:
             await nc.close()

@@ -162,10 +162,6 @@ async def test_what_is_not_built_is_refused_by_name(cluster: Cluster) -> None:
         refused = await request(nc, "$JS.API.STREAM.SNAPSHOT.S", b'{"deliver_subject":"snap"}')
         assert refused["error"]["err_code"] == 10036
         assert refused["error"]["description"] == f"STREAM.SNAPSHOT in a JetStream cluster across servers: {SUPPORTED}"
-        republished = {**stream_config("R", 3), "republish": {"src": ">", "dest": "again.>"}}
-        assert (await request(nc, "$JS.API.STREAM.CREATE.R", republished))["error"]["description"] == (
-            f"republishing in a JetStream cluster across servers: {SUPPORTED}"
-        )
         work = {**stream_config("W", 3), "retention": "workqueue"}
         await request(nc, "$JS.API.STREAM.CREATE.W", work)
         sourcing = {"name": "M", "mirror": {"name": "W"}}

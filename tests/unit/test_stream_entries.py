@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fakejs.gocompat import gotime
 from fakejs.jetstream.raft import Entry, EntryKind
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.entries import (
@@ -223,3 +224,35 @@ def test_a_snapshot_older_than_the_store_leaves_it_as_it_is() -> None:
     held = contents(replica.stream)
     replica.restore(older)
     assert contents(replica.stream) == held and len(held) == 2 and replica.counters.bad_snapshots == 0
+
+
+def test_a_snapshot_arms_the_schedules_it_brings() -> None:
+    leader = make_stream(allow_msg_schedules=True)
+    at = gotime.rfc3339(leader.clock.time_ns() + 60 * SECOND)
+    decided = decide(
+        leader, "s.later", b"x", hdrs.build([("Nats-Schedule", f"@at {at}"), ("Nats-Schedule-Target", "s.out")])
+    )
+    assert isinstance(decided, StreamMessage)
+    leader.apply(decided)
+    behind = StreamStateMachine(make_stream(allow_msg_schedules=True))
+    behind.restore(snapshot_of(leader))
+    assert len(behind.stream.schedules) == len(leader.schedules) == 1
+
+
+def test_a_fired_schedule_waits_in_flight_until_the_leadership_moves() -> None:
+    host = Host()
+    stream = make_stream(host, allow_msg_schedules=True)
+    fired: list[str] = []
+    stream.schedules.publish = lambda out: fired.append(out.subject)  # a follower's: nothing stored
+    at = gotime.rfc3339(host.clock.time_ns() + SECOND)
+    decided = decide(
+        stream, "s.later", b"x", hdrs.build([("Nats-Schedule", f"@at {at}"), ("Nats-Schedule-Target", "s.out")])
+    )
+    assert isinstance(decided, StreamMessage)
+    stream.apply(decided)
+    host.clock.advance(2)
+    host.clock.advance(2)
+    assert fired == ["s.out"]
+    stream.schedules.clear_inflight()
+    host.clock.advance(1)
+    assert fired == ["s.out", "s.out"]

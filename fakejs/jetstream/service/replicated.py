@@ -55,15 +55,6 @@ LIST_TIMEOUT = 2.0  # seconds the meta leader waits for the stream leaders' info
 USAGE_TIMEOUT = 0.5  # seconds the meta leader waits for the servers' usage of a $JS.API.INFO
 
 
-# Settings a replicated stream does not run yet (each replica would republish, write markers or fire
-# schedules on its own).
-UNBUILT_SETTINGS = (
-    ("republish", "republishing"),
-    ("subject_delete_marker_ttl", "subject delete markers"),
-    ("allow_msg_schedules", "message schedules"),
-)
-
-
 def not_built(feature: str) -> ApiError:
     """The refusal of what a JetStream replicated across servers cannot do yet (nats-server's 10036 code)."""
     error = api_error("JSClusterUnSupportFeatureErr")
@@ -315,7 +306,6 @@ class ReplicatedJetStream(MetaObserver):
         if existing is not None:
             copy_static_metadata(checked, existing)
             return checked
-        self._refuse_unbuilt(checked)
         unsupported = stream_rules.unsupported_feature(checked)
         if unsupported is not None:
             raise unsupported
@@ -336,7 +326,6 @@ class ReplicatedJetStream(MetaObserver):
             raise api_error("JSStreamNotFoundErr")
         set_static_metadata(config)
         checked = stream_rules.check_update(old, config, pedantic, self.stream_config, clustered=True)
-        self._refuse_unbuilt(checked)
         unsupported = stream_rules.unsupported_feature(checked)
         if unsupported is not None:
             raise unsupported
@@ -344,12 +333,6 @@ class ReplicatedJetStream(MetaObserver):
         if self._overlaps(checked["subjects"], exclude=checked["name"]):
             raise api_error("JSStreamSubjectOverlapErr")
         return checked
-
-    def _refuse_unbuilt(self, config: StreamConfig) -> None:
-        """What each replica would do on its own, or only a single server does yet, is refused by name."""
-        for key, feature in UNBUILT_SETTINGS:
-            if config.get(key):
-                raise not_built(feature)
 
     # -- consumers: the meta leader's checks -----------------------------------------------------------
 

@@ -18,8 +18,10 @@ is sent to the client's reply once a quorum stored it.  A publish the leader
 could not see committed (it lost its leadership meanwhile) is not answered:
 the client times out and retries, as with nats-server.
 
-Each replica runs its own expiry (``max_age``, TTLs), as the documentation
-of the replicated log says is still to change.
+Each replica runs its own expiry (``max_age``, TTLs), as nats-server's do,
+except with subject delete markers: the leader then proposes the removals and
+the markers, as it proposes a due schedule's message, and it alone republishes
+(:mod:`fakejs.jetstream.stream.replicated_effects`).
 """
 
 from __future__ import annotations
@@ -44,8 +46,11 @@ from fakejs.jetstream.service.meta_membership import GroupMembership, retire
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.replica import StreamStateMachine
 from fakejs.jetstream.stream.replicated import ReplicatedStream
+from fakejs.jetstream.stream.replicated_effects import LeaderEffects
 from fakejs.jetstream.stream.replicated_feed import FeedProposals, LeaderLinks
+from fakejs.jetstream.stream.schedules import Produced
 from fakejs.jetstream.stream.stream import Stream
+from fakejs.jetstream.stream.transforms import Republisher
 
 if TYPE_CHECKING:
     from fakejs.core.broker import Broker
@@ -58,14 +63,36 @@ Capture = Callable[[str, str, "bytes | None", bytes, object], bool]
 
 class LedStream(Stream):
     """A stream that captures its subjects only while ``capture`` is set (while its replica leads), and runs
-    its mirror or sources only then, proposing what they receive (``proposals``)."""
+    its mirror or sources only then, proposing what they receive (``proposals``).  Only then does it
+    republish what it applies, and propose its delete markers and due schedules (``effects``)."""
 
     capture: Capture | None = None
     proposals: FeedProposals | None = None
+    effects: LeaderEffects | None = None
+    _republisher: Republisher | None = None
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.links = LeaderLinks(self, lambda: self.capture is not None)
+
+    @property
+    def republisher(self) -> Republisher | None:
+        """The republish, on the leader only (nats-server's ``republish := tsubj != "" && isLeader``)."""
+        return self._republisher if self.capture is not None else None
+
+    @republisher.setter
+    def republisher(self, republisher: Republisher | None) -> None:
+        self._republisher = republisher
+
+    def _expire(self) -> None:
+        if self.effects is None or self.config["subject_delete_marker_ttl"] <= 0:
+            super()._expire()  # each replica removes its own expired messages
+        else:
+            self.effects.expire()
+
+    def _scheduled(self, out: Produced) -> None:
+        if self.effects is not None:
+            self.effects.produce(out)
 
     @property
     def mirrored_last_seq(self) -> int:
@@ -152,6 +179,7 @@ class StreamReplica:
         self.group.on_quorum_lost = lambda: self.on_quorum_lost(self)
         self.replicated = ReplicatedStream(self.stream, self.machine, self.group)
         self.stream.proposals = FeedProposals(self.replicated, self.stream.restart_links)
+        self.stream.effects = LeaderEffects(self.replicated)
         self.membership = GroupMembership(self.group, self.js.clock)
         self.membership.wanted = frozenset(self.assignment.group.peers)
         self._leader_changed(self.group.leader)  # a sole voter led before start_group returned
@@ -171,6 +199,8 @@ class StreamReplica:
             task.cancel()
         if self.stream.proposals is not None:
             self.stream.proposals.reset()
+        if self.stream.effects is not None:
+            self.stream.effects.stop()
         if self.group is not None:
             self.group.stop()
         self.stream.detach()
@@ -190,6 +220,7 @@ class StreamReplica:
         stream.detach()
         stream.capture = self._captured if leads else None
         stream.attach()
+        stream.schedules.clear_inflight()  # nats-server's ResetState: the leader fires what is due
         if stream.proposals is not None:
             stream.proposals.reset()
         if self.group is not None:

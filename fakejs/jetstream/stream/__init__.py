@@ -6,8 +6,9 @@ rules a message meets), ``entries`` (what the leader decided, for every
 replica to apply: a message at its sequence and time, a purge, a delete, a skip, a committed
 atomic batch, a fast batch's message),
 ``replica`` (the state machine a stream group applies to), ``replicated``
-(a replicated stream's leader: publishes proposed to its group) and
-``replicated_batches`` (its atomic and fast batches), ``dedup`` (the duplicate window), ``recovery`` (what
+(a replicated stream's leader: publishes proposed to its group),
+``replicated_batches`` (its atomic and fast batches) and ``replicated_effects`` (the delete
+markers, expiries and fired schedules its leader proposes), ``dedup`` (the duplicate window), ``recovery`` (what
 a restart rebuilds from the stored messages), ``expiry``
 (``max_age`` and TTL timers), ``store_limits`` (size limits as the stores
 apply them), ``counter`` (message counters), ``batch`` and

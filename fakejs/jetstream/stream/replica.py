@@ -146,12 +146,15 @@ def restore_snapshot(stream: Stream, data: bytes) -> None:
         if msg.seq not in kept:
             stream.remove_message(msg.seq)
     store.skip_to(document["first"])
+    added = []
     for seq, subject, hdr, payload, ts, ttl in document["msgs"]:
         if seq <= store.last_seq:
             continue  # held already (or expired here: a replica's expiry is its own)
         store.skip_to(seq)
         msg = store.store(subject, hdr or None, payload, ts, ttl)
         stream.expiry.stored(msg.seq, msg.ts, ttl)
+        added.append(msg)
+    stream.schedules.recover(iter(added))  # the schedules among them, as a restart finds them
     store.skip_to(document["last"] + 1)
     store.last_ts = document["last_ts"]
     stream.last_msg_id = document["last_msg_id"]

@@ -78,17 +78,20 @@ class ReplicatedStream:
         publisher times out and retries, its ``Nats-Msg-Id`` making that safe).
         """
         self._lead()
-        stream = self.stream
-        publisher = stream.publisher
-        subject = stream.input_subject(subject)
+        return await self.store(self.stream.input_subject(subject), hdr or None, payload)
+
+    async def store(self, subject: str, hdr: bytes | None, payload: bytes, sourced: bool = False) -> bytes:
+        """What :meth:`publish` does once the input transform is applied: also the leader's own messages (a
+        delete marker, a schedule's message: ``sourced`` as the single server's), whose PubAck nobody hears."""
+        publisher = self.stream.publisher
         async with self.turn:
             self._lead()
             try:
-                checked = publisher.check_publish(subject, hdr or None, payload)
+                checked = publisher.check_publish(subject, hdr, payload, sourced)
                 if isinstance(checked, Outcome):
                     return checked.ack  # a duplicate
                 entry = publisher.prepare_message(
-                    checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup
+                    checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup, sourced
                 )
             except ApiError as error:
                 return publisher.error_ack(error)

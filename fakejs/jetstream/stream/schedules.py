@@ -14,7 +14,8 @@ subject cancels the schedule.
 
 Schedules are kept by due time in one sorted list and served by one timer
 (never sooner than 250ms ahead, as nats-server); a fired schedule waits,
-out of the list, until its produced message is stored.
+out of the list, until its produced message is stored (or, in a replicated
+stream, until the leadership moves: :meth:`MessageSchedules.clear_inflight`).
 """
 
 from __future__ import annotations
@@ -420,6 +421,14 @@ class MessageSchedules:
         if rollup:
             out = hdrs.add(out, "Nats-Rollup", rollup)
         return Produced(target, out, body.data)
+
+    def clear_inflight(self) -> None:
+        """The stream's leadership moved (``ResetState``): the schedules in flight are due again."""
+        for subject, entry in self._entries.items():
+            if entry.inflight:
+                entry.inflight = False
+                self._due.add((entry.due_ns, entry.seq, subject))
+        self.rearm()
 
     def recover(self, messages: Iterator[StoredMessage]) -> None:
         """Rebuild the schedules from stored messages (after a restart)."""
