@@ -63,16 +63,15 @@ async def stream_info(client: Client, stream: str) -> dict:
     return json.loads(reply.data)  # type: ignore[no-any-return]
 
 
-def as_user(url: str, user: str) -> str:
-    return url.replace("nats://", f"nats://{user}:{user}@", 1)
-
-
 @pytest.fixture
 async def clients(cluster: ProcessCluster) -> AsyncIterator[tuple[Client, Client]]:
-    """A client of account ``A`` and one of ``B``, each reconnecting to any node."""
+    """A client of account ``A`` and one of ``B``, each reconnecting to any node.
+
+    The credentials are options rather than in the URLs: a node's address learnt from a server's INFO
+    carries none, and a client reconnecting there without them would be ``no_auth_user`` ``a``'s."""
     options = {"max_reconnect_attempts": -1, "reconnect_time_wait": 0.2}
-    first = await nats.connect([as_user(url, "a") for url in cluster.urls], **options)
-    second = await nats.connect([as_user(url, "b") for url in cluster.urls], **options)
+    first = await nats.connect(cluster.urls, user="a", password="a", **options)
+    second = await nats.connect(cluster.urls, user="b", password="b", **options)
     yield first, second
     await first.close()
     await second.close()
