@@ -294,7 +294,7 @@ class Cluster:
         meta = self.shared.meta if self.shared is not None else None
         return meta.leader if meta is not None and meta.leader else ""
 
-    def start_scenario(self, name_or_path: str | None = None, text: str | None = None) -> dict[str, Any]:
+    async def start_scenario(self, name_or_path: str | None = None, text: str | None = None) -> dict[str, Any]:
         """Start a scenario (a path, a shipped name, or TOML text) on the cluster (:mod:`fakejs.server.cluster_scenarios`)."""
         if self.scenarios is None:
             raise RuntimeError("start the cluster before its scenario")
@@ -302,7 +302,7 @@ class Cluster:
             scenario = load_scenario(name_or_path)
         else:
             scenario = load_scenario_text(text or "", "<request>")
-        return self.scenarios.start(scenario)
+        return await self.scenarios.start(scenario)
 
     async def stop(self) -> None:
         if self.scenarios is not None:

@@ -139,7 +139,7 @@ async def test_each_node_keeps_its_own_ring_and_the_merge_keeps_their_sizes() ->
 async def test_a_cluster_scenario_step_is_recorded_on_its_node() -> None:
     clock = ManualClock()
     async with Cluster(size=3, jetstream=True, seed=7, clock=clock) as cluster:
-        cluster.start_scenario(
+        await cluster.start_scenario(
             text="""
 name = "cut"
 
