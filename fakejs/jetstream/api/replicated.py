@@ -417,6 +417,8 @@ class ReplicatedApi:
     def _answer_assignment(self, replica: StreamReplica, kind: str) -> None:
         """The stream's new leader answers the create or update request its assignment carries."""
         stream, assignment = replica.stream, replica.assignment
+        if self.js.recorder:  # the timeline's create or update: on the stream leader's server
+            self.js.recorder.record(f"stream.{kind}", stream=stream.name)
         if kind == "create":
             doc: dict[str, Any] = {"type": "io.nats.jetstream.api.v1.stream_create_response"}
             doc.update(stream.info(cluster=True, domain=False))

@@ -472,18 +472,21 @@ class Consumer:
         elif required_level(hdr):
             self.js.reply(reply, b"", status.required_api_level())
         else:
-            self.pull_request(reply, payload, getattr(origin, "cid", None) if self.stream.timeline else None)
+            client_node = (getattr(origin, "remote_name", "") or "") if self.stream.timeline else ""
+            client = getattr(origin, "cid", None) if self.stream.timeline else None
+            self.pull_request(reply, payload, client, client_node)
         return True
 
     def _on_reset(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         self.js.asset_request("consumer.reset", self, reply, hdr, payload)
 
-    def pull_request(self, reply: str, payload: bytes, client: int | None = None) -> None:
-        """A pull (``MSG.NEXT`` from ``client``, or ``+NXT``): push consumers refuse it."""
+    def pull_request(self, reply: str, payload: bytes, client: int | None = None, client_node: str = "") -> None:
+        """A pull (``MSG.NEXT`` from ``client``, of ``client_node`` when another server's, or ``+NXT``): push
+        consumers refuse it."""
         if self.is_push:
             self.js.reply(reply, b"", status.consumer_is_push_based())
             return
-        self.pulls.request(reply, payload, client)
+        self.pulls.request(reply, payload, client, client_node)
 
     # -- acks --------------------------------------------------------------------------
 

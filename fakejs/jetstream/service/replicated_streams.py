@@ -235,14 +235,20 @@ class StreamReplica:
 
     def _captured(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
         """A publish on the stream's subjects, on its leader: proposed, answered once stored by a quorum."""
-        task = asyncio.get_running_loop().create_task(self._publish(subject, reply, hdr, payload))
+        client, client_node = 0, ""
+        if self.stream.timeline:  # who published, for the timeline: a client here, or another server's
+            client_node = getattr(origin, "remote_name", "") or ""
+            client = 0 if client_node else getattr(origin, "cid", 0)
+        task = asyncio.get_running_loop().create_task(self._publish(subject, reply, hdr, payload, client, client_node))
         self.publishing.add(task)
         task.add_done_callback(self.publishing.discard)
         return True
 
-    async def _publish(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> None:
+    async def _publish(
+        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, client: int, client_node: str
+    ) -> None:
         try:
-            replies = await self.replicated.answer(subject, reply, hdr, payload)
+            replies = await self.replicated.answer(subject, reply, hdr, payload, client, client_node)
         except ProposalFailed as failed:
             get_logger().debug("stream %s: publish not stored (%s)", self.name, failed)
             return
