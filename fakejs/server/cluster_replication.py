@@ -126,6 +126,15 @@ class Elections:
         else:
             self._elect(running, reach)
 
+    def returned(self, server: Server, running: list[Server], reach: Reach) -> bool:
+        """Whether a server that came back has its share back (:func:`recovered`); until then, the groups without
+        a leader on a side holding a quorum of their voters elect on cue, as a real cluster's timers would make
+        them (a lost quorum found again)."""
+        if recovered(server):
+            return True
+        self._elect(running, reach)
+        return False
+
     def _elect(self, running: list[Server], reach: Reach) -> None:
         for named in self._members(running).values():
             for side in self._sides(named, reach):

@@ -373,11 +373,9 @@ class Cluster:
         self._apply_partition(i)
         await self.wait_meshed()
         self._share_with_majority()
-        if self.elections is not None:
-            # The replicated JetStream's module loads with the first cluster that runs one
-            from fakejs.server.cluster_replication import recovered
-
-            await server.wait_for(lambda: recovered(server), MESH_TIMEOUT)
+        elections = self.elections
+        if elections is not None:
+            await server.wait_for(lambda: elections.returned(server, self.running, self._reaches), MESH_TIMEOUT)
 
     def step_down(self, stream: str, consumer: str = "") -> str:
         """A JetStream stream's (or consumer's) leader steps down on cue; returns the new leader."""
