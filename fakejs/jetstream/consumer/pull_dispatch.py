@@ -373,3 +373,9 @@ class PullDispatch:
             self._timer.cancel()
             self._timer = None
             self._deadline = None
+
+
+def requester(origin: object) -> tuple[int | None, str]:
+    """Who sent a pull, for the timeline: a client's id here, or no id and the server of another server's client."""
+    node = getattr(origin, "remote_name", "") or ""
+    return (None, node) if node else (getattr(origin, "cid", None), "")
