@@ -1,7 +1,7 @@
 """The JetStream the servers of an in-process cluster replicate across them, and elections on cue.
 
 Each server of a :class:`~fakejs.server.local_cluster.Cluster` started with
-``jetstream=True, replicated=True`` runs its share of the replicated JetStream, as a process
+``jetstream=True`` (``replicated`` by default) runs its share of the replicated JetStream, as a process
 of a cluster does (:mod:`fakejs.jetstream.service.replicated`): the meta
 group, and a Raft group for each stream and consumer, with the same code.
 Only the wire differs: the groups' messages go through one

@@ -77,11 +77,11 @@ class Cluster:
     ``clock`` is shared by every node; ``seed`` seeds node ``i`` with
     ``seed + i``; other keyword arguments are
     :class:`~fakejs.core.options.ServerOptions` fields given to every node.
-    ``jetstream=True`` gives the cluster one shared, clustered JetStream
-    (:mod:`fakejs.server.cluster_jetstream`); it is off by default.  With
-    ``replicated=True`` as well, each node runs its share of a JetStream
-    replicated across them instead, the code of a cluster of processes
-    (:mod:`fakejs.server.cluster_replication`).
+    ``jetstream=True`` gives the cluster a JetStream (off by default):
+    each node runs its share of a JetStream replicated across them, the code
+    of a cluster of processes (:mod:`fakejs.server.cluster_replication`);
+    ``replicated=False`` gives it, for now, the older shared JetStream
+    instead, kept once for every node (:mod:`fakejs.server.cluster_jetstream`).
     ``tags`` are node ``i``'s ``server_tags``; ``election`` the seconds a
     JetStream group stays without a leader when its leader's node goes down.
     """
@@ -96,7 +96,7 @@ class Cluster:
         node_prefix: str = "n",
         tags: Sequence[Sequence[str]] = (),
         election: float = 0.0,
-        replicated: bool = False,
+        replicated: bool = True,
         **settings: Any,
     ) -> None:
         if size < 1:
