@@ -2,8 +2,8 @@
 
     python benchmarks/bench_js_cluster.py
 
-fakejs runs as ``python -m fakejs --cluster_size 3 -js`` (its clustered
-JetStream lives in one process); nats-server as three processes with
+fakejs runs as ``python -m fakejs --cluster_size 3 -js`` (its JetStream
+replicated across the three nodes of one process); nats-server as three processes with
 JetStream (:class:`fakejs.targets.cluster.RealCluster`).  Workloads, on an R3
 file stream, through a node the stream leader may or may not be on:
 

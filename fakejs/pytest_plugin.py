@@ -30,9 +30,9 @@ Installed with fakejs (entry point ``pytest11``), it provides:
   ``advance(seconds)`` with a manual clock); nodes are indexes from 0 or
   names ``"n1"`` ... (fakejs only); ``shutdown(i)`` is an orderly stop, ``kill(i)`` a crash;
 * marker ``@pytest.mark.fakejs_cluster(size=3, clock=None|"manual", autojump=None, seed=None, name="C",
-  jetstream=False, replicated=False, tags=(), monitor=False, **options)`` to configure ``fakejs_cluster``
-  (options are :class:`fakejs.ServerOptions` fields given to every node; ``jetstream=True`` one clustered
-  JetStream, ``replicated=True`` replicated across the nodes; ``tags`` node i's ``server_tags``; ``clock="manual"`` is one :class:`fakejs.ManualClock`
+  jetstream=False, replicated=True, tags=(), monitor=False, **options)`` to configure ``fakejs_cluster``
+  (options are :class:`fakejs.ServerOptions` fields given to every node; ``jetstream=True`` a JetStream
+  replicated across the nodes, ``replicated=False`` the shared one instead; ``tags`` node i's ``server_tags``; ``clock="manual"`` is one :class:`fakejs.ManualClock`
   shared by every node);
 * ``--fakejs-conformance``: every ``fakejs_server`` (and ``fakejs_shared_server``) watches how its
   clients consume (:mod:`fakejs.testkit.conformance`: ADR-37's consume algorithm, ADR-13 pulls,

@@ -145,7 +145,7 @@ async def serve_cluster(
     try:
         await cluster.start()
         if scenario:
-            cluster.start_scenario(scenario)
+            await cluster.start_scenario(scenario)
         for server in cluster.servers:
             log.info("Cluster %s node %s: clients on %s", cluster.name, server.broker.name, server.url)
         if options.ports_file_dir:

@@ -12,7 +12,8 @@ the scenario's faults for that node and those for every node:
   ``consumer.heartbeat``): the node leading the consumer (nats-server's
   consumer leader holds the waiting pulls and sends the messages);
 * anything else: the node the message being handled arrived on (an API
-  request, a client's ``PING``), else the server whose hooks fired.
+  request, a client's ``PING``; a replicated JetStream's answering server
+  names it as ``node``), else the server whose hooks fired.
 
 The event's context gains ``node`` (the handling node's name), so an
 action a step for every node runs acts on that node's server.
@@ -100,7 +101,7 @@ class NodeHooks:
         return bool(self.own) or bool(self.faults)
 
     def fire(self, point: str, **context: Any) -> Hit | None:
-        context["node"] = self.locate(point, context) or self.name
+        context["node"] = self.locate(point, context) or context.get("node") or self.name
         own = self.own.fire(point, **context) if self.own else None
         scenario = self.faults.fire(context["node"], point, context) if self.faults else None
         return own or scenario

@@ -1,4 +1,4 @@
-"""The JetStream the servers of an in-process cluster share, and what happens to it when servers fail.
+"""The JetStream the servers of an in-process cluster share (``replicated=False``), and what happens when servers fail.
 
 nats-server replicates each stream and consumer with Raft; a
 :class:`~fakejs.server.local_cluster.Cluster` with JetStream keeps them

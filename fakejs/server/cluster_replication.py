@@ -1,7 +1,7 @@
 """The JetStream the servers of an in-process cluster replicate across them, and elections on cue.
 
 Each server of a :class:`~fakejs.server.local_cluster.Cluster` started with
-``jetstream=True, replicated=True`` runs its share of the replicated JetStream, as a process
+``jetstream=True`` (``replicated`` by default) runs its share of the replicated JetStream, as a process
 of a cluster does (:mod:`fakejs.jetstream.service.replicated`): the meta
 group, and a Raft group for each stream and consumer, with the same code.
 Only the wire differs: the groups' messages go through one
@@ -125,6 +125,15 @@ class Elections:
             self.clock.call_later(self.election, self._elect, running, reach)
         else:
             self._elect(running, reach)
+
+    def returned(self, server: Server, running: list[Server], reach: Reach) -> bool:
+        """Whether a server that came back has its share back (:func:`recovered`); until then, the groups without
+        a leader on a side holding a quorum of their voters elect on cue, as a real cluster's timers would make
+        them (a lost quorum found again)."""
+        if recovered(server):
+            return True
+        self._elect(running, reach)
+        return False
 
     def _elect(self, running: list[Server], reach: Reach) -> None:
         for named in self._members(running).values():

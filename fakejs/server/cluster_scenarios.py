@@ -99,7 +99,7 @@ class ClusterScenarios:
 
     # -- starting and stopping ------------------------------------------------------------------
 
-    def start(self, scenario: Scenario) -> dict[str, Any]:
+    async def start(self, scenario: Scenario) -> dict[str, Any]:
         """Check the scenario against the cluster, create its setup, install its steps (on the cluster's loop)."""
         self._check(scenario)
         self.stop()
@@ -107,7 +107,8 @@ class ClusterScenarios:
             self.cluster.shared.set_election(float(scenario.cluster["election"]))
         if "election" in scenario.cluster and self.cluster.elections is not None:
             self.cluster.elections.election = float(scenario.cluster["election"])
-        scenario.setup(self._api)
+        for subject, body, refused in scenario.setup_requests():
+            refused(await self._api(subject, body))
         faults = self.faults
         faults.replace({name: self._faults(name) for name in self.names}, self._faults(""))
         installed = []
@@ -141,11 +142,11 @@ class ClusterScenarios:
                     )
         scenario.check_nodes(self.names)
 
-    def _api(self, subject: str, body: Any = None) -> dict[str, Any]:
+    async def _api(self, subject: str, body: Any = None) -> dict[str, Any]:
         running = self.cluster.running
         if not running:
             raise ScenarioError("no node of the cluster is running")
-        return running[0].control.api(subject, body)
+        return await running[0].control.api_answered(subject, body)
 
     def _faults(self, node: str) -> Faults:
         faults = Faults(self.cluster.clock)

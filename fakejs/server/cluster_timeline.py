@@ -7,7 +7,10 @@ the timeline of the node that did it: a consumer's event on its leader's
 node, a stream's on the stream leader's, anything else on the meta leader's
 (else the first running node's).  An event with a client also names the node
 the client is connected to (``client_node``: client ids are numbered per
-server), as the message being handled arrived there.
+server), as the message being handled arrived there.  A replicated
+JetStream's nodes record on their own timelines, naming the server of a
+client of another one (``client_node``; its ``client`` is 0 or none, that
+server's ids are not known here).
 
 The nodes share one clock and number their events from one count
 (:meth:`~fakejs.testkit.timeline.Timeline.number_with`), so :func:`merged`
@@ -74,7 +77,7 @@ class ClusterRecorder:
 def merged(servers: Sequence[Server], where: TimelineFilter, node: str | None = None) -> list[dict[str, Any]]:
     """The events of every node (or of ``node``) that ``where`` keeps, oldest first, each with its ``node``."""
     chosen = [server for server in servers if node is None or server.broker.name == node]
-    every = [{**event, "node": server.broker.name} for server in chosen for event in server.recorded.events(where)]
+    every = [_with_node(event, server.broker.name) for server in chosen for event in server.recorded.events(where)]
     events: list[dict[str, Any]] = []
     advanced: tuple[int, Any] | None = None  # the clock advance being kept, and the nodes that recorded it
     recorded_by: set[str] = set()
@@ -87,6 +90,13 @@ def merged(servers: Sequence[Server], where: TimelineFilter, node: str | None = 
             advanced, recorded_by = moment, {by}
         events.append(event)
     return events
+
+
+def _with_node(event: dict[str, Any], node: str) -> dict[str, Any]:
+    """An event with its node, and with a client the node that client is connected to (its own unless it says)."""
+    if event.get("client") is not None and "client_node" not in event:
+        return {**event, "node": node, "client_node": node}
+    return {**event, "node": node}
 
 
 def document(servers: Sequence[Server], where: TimelineFilter, node: str | None = None) -> dict[str, Any]:

@@ -162,7 +162,8 @@ class AccountJetStreams:
             self._start_account(account, limits)
 
     def _serve_others(self) -> None:
-        """The accounts without JetStream (the system account too) hear 10039; the system account purges."""
+        """The accounts without JetStream (the system account too) hear 10039, from the server their client is
+        connected to (in a cluster, the others are not told); the system account purges."""
         # The JetStream layer loads only when JetStream starts: a server without it does not pay for it
         from fakejs.jetstream.api.disabled import serve_disabled
         from fakejs.server.account_purge import serve_account_purge
@@ -171,7 +172,9 @@ class AccountJetStreams:
         system = accounts.get(self.broker.options.system_account or SYSTEM_ACCOUNT)
         for account in accounts:
             if account.name not in self.by_account:
-                self._disabled.append((account, serve_disabled(account.router)))
+                self._disabled.append(
+                    (account, serve_disabled(account.router, local_only=self.broker.cluster is not None))
+                )
         if system is not None and self.broker.cluster is None:
             self._disabled.append((system, serve_account_purge(self.broker, system, self.by_account.get)))
 
@@ -225,7 +228,9 @@ class AccountJetStreams:
         served = {account.name for account, _ in self._disabled} | set(self.by_account)
         for account in self.broker.accounts:
             if account.name not in served:
-                self._disabled.append((account, serve_disabled(account.router)))
+                self._disabled.append(
+                    (account, serve_disabled(account.router, local_only=self.broker.cluster is not None))
+                )
 
     def follow_limits(self) -> None:
         """After a reload: each account's JetStream takes its configured limits (nats-server's UpdateJetStreamLimits)."""

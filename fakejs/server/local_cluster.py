@@ -77,11 +77,11 @@ class Cluster:
     ``clock`` is shared by every node; ``seed`` seeds node ``i`` with
     ``seed + i``; other keyword arguments are
     :class:`~fakejs.core.options.ServerOptions` fields given to every node.
-    ``jetstream=True`` gives the cluster one shared, clustered JetStream
-    (:mod:`fakejs.server.cluster_jetstream`); it is off by default.  With
-    ``replicated=True`` as well, each node runs its share of a JetStream
-    replicated across them instead, the code of a cluster of processes
-    (:mod:`fakejs.server.cluster_replication`).
+    ``jetstream=True`` gives the cluster a JetStream (off by default):
+    each node runs its share of a JetStream replicated across them, the code
+    of a cluster of processes (:mod:`fakejs.server.cluster_replication`);
+    ``replicated=False`` gives it, for now, the older shared JetStream
+    instead, kept once for every node (:mod:`fakejs.server.cluster_jetstream`).
     ``tags`` are node ``i``'s ``server_tags``; ``election`` the seconds a
     JetStream group stays without a leader when its leader's node goes down.
     """
@@ -96,7 +96,7 @@ class Cluster:
         node_prefix: str = "n",
         tags: Sequence[Sequence[str]] = (),
         election: float = 0.0,
-        replicated: bool = False,
+        replicated: bool = True,
         **settings: Any,
     ) -> None:
         if size < 1:
@@ -294,7 +294,7 @@ class Cluster:
         meta = self.shared.meta if self.shared is not None else None
         return meta.leader if meta is not None and meta.leader else ""
 
-    def start_scenario(self, name_or_path: str | None = None, text: str | None = None) -> dict[str, Any]:
+    async def start_scenario(self, name_or_path: str | None = None, text: str | None = None) -> dict[str, Any]:
         """Start a scenario (a path, a shipped name, or TOML text) on the cluster (:mod:`fakejs.server.cluster_scenarios`)."""
         if self.scenarios is None:
             raise RuntimeError("start the cluster before its scenario")
@@ -302,7 +302,7 @@ class Cluster:
             scenario = load_scenario(name_or_path)
         else:
             scenario = load_scenario_text(text or "", "<request>")
-        return self.scenarios.start(scenario)
+        return await self.scenarios.start(scenario)
 
     async def stop(self) -> None:
         if self.scenarios is not None:
@@ -373,11 +373,9 @@ class Cluster:
         self._apply_partition(i)
         await self.wait_meshed()
         self._share_with_majority()
-        if self.elections is not None:
-            # The replicated JetStream's module loads with the first cluster that runs one
-            from fakejs.server.cluster_replication import recovered
-
-            await server.wait_for(lambda: recovered(server), MESH_TIMEOUT)
+        elections = self.elections
+        if elections is not None:
+            await server.wait_for(lambda: elections.returned(server, self.running, self._reaches), MESH_TIMEOUT)
 
     def step_down(self, stream: str, consumer: str = "") -> str:
         """A JetStream stream's (or consumer's) leader steps down on cue; returns the new leader."""

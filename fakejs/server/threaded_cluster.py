@@ -137,7 +137,7 @@ class ThreadedCluster:
 
     def start_scenario(self, name_or_path: str | None = None, text: str | None = None) -> dict[str, Any]:
         """Start a scenario on the cluster (see :meth:`Cluster.start_scenario`)."""
-        return self.call(self.cluster.start_scenario, name_or_path, text)
+        return self.run(self.cluster.start_scenario(name_or_path, text))
 
     def wait_meshed(self, timeout: float = TIMEOUT) -> None:
         self.run(self.cluster.wait_meshed(timeout), timeout + 1)

@@ -26,6 +26,7 @@ from typing import Any
 from fakejs.core.clientio import KICKED
 from fakejs.core.clock import Clock
 from fakejs.core.session import ClientSession
+from fakejs.gocompat import ids
 from fakejs.jetstream import JetStreamWithApi
 from fakejs.jetstream.errors import API_FAILURES
 from fakejs.testkit.arguments import ACTION_ARGUMENTS
@@ -330,6 +331,29 @@ class Controller:
         if not replies:
             raise ControlError(f"no reply to {subject} (is JetStream enabled?)")
         return dict(json.loads(replies[0]))
+
+    async def api_answered(self, subject: str, body: Any = None, timeout: float = 10.0) -> dict[str, Any]:
+        """:meth:`api`, waiting for the reply: a JetStream replicated across a cluster's servers answers once a
+        group carried the request out, after the request returns, from the server that leads it.  The reply
+        subject is a client's kind (the control API's own prefix is answered on every server), ``timeout`` in real
+        seconds."""
+        router = self.server.broker.accounts.default.router
+        inbox = f"_INBOX.{ids.get_hash(self.server.broker.name)}.{next(self._inboxes)}"
+        answer: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+
+        def heard(subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: Any) -> None:
+            if not answer.done():
+                answer.set_result(payload)
+
+        sub = router.subscribe_internal(inbox, heard)
+        try:
+            router.publish(subject, inbox, None, b"" if body is None else json.dumps(body).encode(), None)
+            payload = await asyncio.wait_for(answer, timeout)
+        except TimeoutError:
+            raise ControlError(f"no reply to {subject} (is JetStream enabled?)") from None
+        finally:
+            router.unsubscribe(sub)
+        return dict(json.loads(payload))
 
 
 ACTIONS: dict[str, Callable[..., Any]] = {

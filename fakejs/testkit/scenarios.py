@@ -64,6 +64,7 @@ import stat
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from importlib import resources
 from typing import Any, Protocol
 
@@ -165,20 +166,28 @@ class Scenario:
 
     def setup(self, api: Callable[[str, Any], dict[str, Any]]) -> None:
         """Create the setup streams and consumers through ``api`` (a ``$JS.API`` request, its decoded reply)."""
+        for subject, body, refused in self.setup_requests():
+            refused(api(subject, body))
+
+    def setup_requests(self) -> list[tuple[str, dict[str, Any], Callable[[dict[str, Any]], None]]]:
+        """The setup's ``$JS.API`` requests in order: subject, body, and a check of the reply that raises a
+        :class:`ScenarioError` for a refusal."""
+        requests: list[tuple[str, dict[str, Any], Callable[[dict[str, Any]], None]]] = []
         for config in self.streams:
-            reply = api(f"$JS.API.STREAM.CREATE.{config.get('name', '')}", config)
-            if "error" in reply:
-                raise ScenarioError(
-                    f"{self.source}: setup stream {config.get('name')!r}: {reply['error']['description']}"
-                )
+            what = f"setup stream {config.get('name')!r}"
+            requests.append((f"$JS.API.STREAM.CREATE.{config.get('name', '')}", config, partial(self._refused, what)))
         for entry in self.consumers:
             stream = entry.get("stream", "")
             config = dict(entry.get("config", {}))
             name = config.get("durable_name") or config.get("name") or ""
             subject = f"$JS.API.CONSUMER.CREATE.{stream}.{name}" if name else f"$JS.API.CONSUMER.CREATE.{stream}"
-            reply = api(subject, {"stream_name": stream, "config": config})
-            if "error" in reply:
-                raise ScenarioError(f"{self.source}: setup consumer {name!r}: {reply['error']['description']}")
+            body = {"stream_name": stream, "config": config}
+            requests.append((subject, body, partial(self._refused, f"setup consumer {name!r}")))
+        return requests
+
+    def _refused(self, what: str, reply: dict[str, Any]) -> None:
+        if "error" in reply:
+            raise ScenarioError(f"{self.source}: {what}: {reply['error']['description']}")
 
 
 def _named_nodes(step: Fault) -> list[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 import nats
 import pytest
 
-from fakejs import cli
+from fakejs import Cluster, cli
 from fakejs.cli.cluster_size import make_cluster
 from fakejs.cli.settings import Exit
 
@@ -155,9 +155,14 @@ def test_the_image_s_jetstream_serves_the_whole_cluster_or_is_turned_off() -> No
         (4223, 8223),
         (4224, 8224),
     ]
-    assert not cluster.jetstream_wanted
-    shared = cli.command_line([*argv, "--cluster_size", "3", "-p", "4222"])
-    assert make_cluster(shared.cluster_size, shared.options, None, "").jetstream_wanted
+    assert not serves_jetstream(cluster)
+    served = cli.command_line([*argv, "--cluster_size", "3", "-p", "4222"])
+    assert serves_jetstream(make_cluster(served.cluster_size, served.options, None, ""))
+
+
+def serves_jetstream(cluster: Cluster) -> bool:
+    """Whether the cluster has a JetStream: shared by its nodes, or replicated across them (each node's own)."""
+    return cluster.jetstream_wanted or all(server.options.jetstream for server in cluster.servers)
 
 
 def test_a_last_port_above_65535_is_refused() -> None:

@@ -34,6 +34,7 @@ import pytest
 from nats.aio.client import Client
 
 from fakejs import Cluster, ManualClock, Server
+from fakejs.server.cluster_replication import leader_name
 from fakejs.targets.fake_cluster import FakeCluster
 from fakejs.testkit.scenarios import ScenarioError, load_scenario, load_scenario_text
 from tests.fakejs.clients import Puller, eventually
@@ -66,7 +67,7 @@ async def consumer_leader(nc: Client) -> str:
 
 
 def js_cluster(clock: ManualClock, seed: int = 1) -> Cluster:
-    return Cluster(size=3, jetstream=True, clock=clock, seed=seed)
+    return Cluster(size=3, jetstream=True, replicated=True, clock=clock, seed=seed)
 
 
 # -- loading and refusing ----------------------------------------------------------------------
@@ -120,16 +121,18 @@ async def test_a_single_server_refuses_a_cluster_scenario_naming_the_feature(ste
 async def test_unknown_nodes_and_a_wrong_size_are_refused_by_the_cluster() -> None:
     async with js_cluster(ManualClock()) as cluster:
         with pytest.raises(ScenarioError) as caught:
-            cluster.start_scenario(text='[[steps]]\nat = 1.0\ndo = "disconnect"\nnode = "n7"')
+            await cluster.start_scenario(text='[[steps]]\nat = 1.0\ndo = "disconnect"\nnode = "n7"')
         assert str(caught.value) == "<request>:4 (steps[0].node): unknown node 'n7' (nodes: n1, n2, n3)"
         with pytest.raises(ScenarioError) as caught:
-            cluster.start_scenario(text='[[steps]]\nat = 1.0\ndo = "partition"\nargs = { groups = [["n1"], ["x"]] }')
+            await cluster.start_scenario(
+                text='[[steps]]\nat = 1.0\ndo = "partition"\nargs = { groups = [["n1"], ["x"]] }'
+            )
         assert str(caught.value) == "<request>:4 (steps[0].args): unknown node 'x' in args (nodes: n1, n2, n3)"
         with pytest.raises(ScenarioError, match="the scenario needs 5 nodes, the cluster has 3"):
-            cluster.start_scenario(text="cluster = { size = 5 }")
+            await cluster.start_scenario(text="cluster = { size = 5 }")
     async with Cluster(size=3, clock=ManualClock()) as plain:
         with pytest.raises(ScenarioError, match="needs the cluster's JetStream"):
-            plain.start_scenario("cluster-split-brain-heal")
+            await plain.start_scenario("cluster-split-brain-heal")
 
 
 # -- node targeting ---------------------------------------------------------------------------------
@@ -143,7 +146,7 @@ async def test_a_pull_fires_the_steps_of_the_node_leading_the_consumer() -> None
         for node in NODES
     )
     async with js_cluster(ManualClock()) as cluster:
-        started = cluster.start_scenario(text=SETUP + steps)
+        started = await cluster.start_scenario(text=SETUP + steps)
         assert [fault["node"] for fault in started["faults"]] == list(NODES)
         nc = await nats.connect(cluster.url("n1"))
         try:
@@ -163,7 +166,7 @@ async def test_a_pull_fires_the_steps_of_the_node_leading_the_consumer() -> None
 async def test_an_api_step_fires_on_the_node_the_request_arrived_on() -> None:
     step = '[[steps]]\non = "api.request"\nnode = "n3"\ntimes = 0\ndo = "fail_api"\nargs = { error = "unavailable" }\n'
     async with js_cluster(ManualClock()) as cluster:
-        cluster.start_scenario(text=SETUP + step)
+        await cluster.start_scenario(text=SETUP + step)
         clients = {node: await nats.connect(cluster.url(node)) for node in NODES}
         try:
             for node, nc in clients.items():
@@ -179,7 +182,7 @@ async def test_a_server_action_on_a_named_node_acts_there_only() -> None:
     step = '[[steps]]\nat = 1.0\nnode = "n2"\ndo = "disconnect"\n'
     clock = ManualClock()
     async with js_cluster(clock) as cluster:
-        cluster.start_scenario(text=step)
+        await cluster.start_scenario(text=step)
         closed: list[str] = []
         clients = []
         for node in NODES:
@@ -232,18 +235,13 @@ node = "n2"
 async def test_every_cluster_action_runs_on_the_cluster_clock() -> None:
     clock = ManualClock()
     async with js_cluster(clock) as cluster:
-        cluster.start_scenario(text=SETUP + ACTIONS)
-        jetstream = cluster.jetstream
-        assert jetstream is not None and jetstream.clustered is not None
-        clustered = jetstream.clustered
+        await cluster.start_scenario(text=SETUP + ACTIONS)
 
         def running() -> list[str]:
             return [server.broker.name for server in cluster.running]
 
         def stream_leader() -> str:
-            group = clustered.stream_group("ORDERS")
-            assert group is not None
-            return group.leader
+            return leader_name(cluster.running, "ORDERS")
 
         clock.advance(1.0)
         await eventually(lambda: running() == ["n1", "n2"] and cluster.meshed(), what="n3 killed")
@@ -257,20 +255,19 @@ async def test_every_cluster_action_runs_on_the_cluster_clock() -> None:
         clock.advance(1.0)
         assert stream_leader() not in ("", before)
         clock.advance(1.0)
-        group = clustered.consumer_group("ORDERS", "worker")
-        assert group is not None and group.leader == "n2"
+        assert leader_name(cluster.running, "ORDERS", "worker") == "n2"
         clock.advance(1.0)  # the step's node is the one shut down
         await eventually(lambda: running() == ["n1", "n3"] and cluster.meshed(), what="n2 shut down")
-        assert group.leader in ("n1", "n3")
+        await eventually(lambda: leader_name(cluster.running, "ORDERS", "worker") in ("n1", "n3"), what="a successor")
         assert cluster.errors == []
 
 
 async def test_a_failing_cluster_action_is_recorded() -> None:
     clock = ManualClock()
     async with js_cluster(clock) as cluster:
-        cluster.start_scenario(text='[[steps]]\nat = 1.0\ndo = "step_down"\nargs = { stream = "NONE" }\n')
+        await cluster.start_scenario(text='[[steps]]\nat = 1.0\ndo = "step_down"\nargs = { stream = "NONE" }\n')
         clock.advance(1.0)
-        assert [str(error.exception) for error in cluster.errors] == ["\"no clustered stream 'NONE'\""]
+        assert [str(error.exception) for error in cluster.errors] == ["\"no running server leads the stream 'NONE'\""]
         cluster.servers[0].take_errors()
 
 
@@ -280,7 +277,7 @@ async def test_a_failing_cluster_action_is_recorded() -> None:
 async def test_leader_stepdowns_under_load_answer_waiting_pulls_and_lose_nothing() -> None:
     clock = ManualClock()
     async with js_cluster(clock, seed=5) as cluster:
-        cluster.start_scenario("cluster-leader-stepdown-under-load")
+        await cluster.start_scenario("cluster-leader-stepdown-under-load")
         nc = await nats.connect(cluster.url("n1"))
         try:
             js = nc.jetstream()
@@ -310,7 +307,7 @@ async def test_node_loss_silences_the_pull_until_the_election_and_a_repull_elsew
     """The crashed leader's pull hears nothing (no heartbeat) for the 5 s election, then 409; a re-pull gets all."""
     clock = ManualClock()
     async with js_cluster(clock, seed=2) as cluster:
-        cluster.start_scenario("cluster-node-loss-during-pull")
+        await cluster.start_scenario("cluster-node-loss-during-pull")
         probe = await nats.connect(cluster.url("n1"))
         leader = await consumer_leader(probe)
         await probe.close()
@@ -345,7 +342,7 @@ async def test_node_loss_silences_the_pull_until_the_election_and_a_repull_elsew
 async def test_split_brain_minority_gets_no_jetstream_answers_until_healed() -> None:
     clock = ManualClock()
     async with js_cluster(clock, seed=3) as cluster:
-        cluster.start_scenario("cluster-split-brain-heal")
+        await cluster.start_scenario("cluster-split-brain-heal")
         minority = await nats.connect(cluster.url("n1"))
         majority = await nats.connect(cluster.url("n2"))
         try:
@@ -420,17 +417,13 @@ def test_the_command_line_refuses_a_cluster_scenario_on_one_server() -> None:
 
 def test_the_fixture_handle_starts_a_scenario_and_its_steps_follow_advance() -> None:
     """``FakeCluster.scenario`` (what ``fakejs_cluster`` gives a test) goes through ``ThreadedCluster.start_scenario``."""
-    cluster = FakeCluster(3, clock="manual", jetstream=True, seed=4).start()
+    cluster = FakeCluster(3, clock="manual", jetstream=True, replicated=True, seed=4).start()
     try:
         started = cluster.scenario("cluster-leader-stepdown-under-load")
         assert started["scenario"] == "cluster-leader-stepdown-under-load" and len(started["faults"]) == 3
 
         def leader() -> str:
-            jetstream = cluster.threaded.cluster.jetstream
-            assert jetstream is not None and jetstream.clustered is not None
-            group = jetstream.clustered.consumer_group("ORDERS", "worker")
-            assert group is not None
-            return group.leader
+            return leader_name(cluster.threaded.cluster.running, "ORDERS", "worker")
 
         seen = [cluster.call(leader)]
         for _ in range(3):

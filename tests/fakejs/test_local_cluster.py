@@ -116,14 +116,15 @@ async def test_nodes_are_named_or_numbered() -> None:
         Cluster(size=0)
 
 
-def test_a_second_account_with_jetstream_is_refused_by_name() -> None:
-    """A cluster's JetStream is one account's (the global account's, or the one given JetStream); a second
-    account's would answer nobody."""
+def test_a_second_account_with_jetstream_is_refused_by_name_by_the_shared_jetstream_only() -> None:
+    """The shared JetStream is one account's (the global account's, or the one given JetStream); a second
+    account's would answer nobody.  The replicated JetStream serves every account with JetStream."""
     one = "JS { jetstream: enabled, users: [{user: js, password: js}] }"
     two = "K { jetstream: enabled, users: [{user: k, password: k}] }"
     options = options_from_config(f"accounts {{ {one}\n{two} }}")
     with pytest.raises(ValueError, match=r"^JetStream of account K in a cluster .*: not supported by fakejs yet$"):
-        Cluster(size=3, jetstream=True, accounts=options.accounts)
+        Cluster(size=3, jetstream=True, replicated=False, accounts=options.accounts)
+    assert Cluster(size=3, jetstream=True, replicated=True, accounts=options.accounts).size == 3
     assert Cluster(size=3, accounts=options.accounts).size == 3  # without JetStream: served
     served = Cluster(size=3, jetstream=True, accounts=options_from_config(f"accounts {{ {one} }}").accounts)
     assert served.size == 3

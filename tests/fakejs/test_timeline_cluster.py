@@ -33,7 +33,7 @@ def node_of(cluster: Cluster, cid_server: int) -> str:
 
 async def test_an_r3_stream_s_events_are_on_its_leader_s_node_and_every_node_is_merged_in_time_order() -> None:
     clock = ManualClock()
-    async with Cluster(size=3, jetstream=True, seed=7, clock=clock) as cluster:
+    async with Cluster(size=3, jetstream=True, replicated=True, seed=7, clock=clock) as cluster:
         clients = [await nats.connect(url, name=f"c{i}") for i, url in enumerate(cluster.urls)]
         try:
             created = await api(
@@ -58,8 +58,8 @@ async def test_an_r3_stream_s_events_are_on_its_leader_s_node_and_every_node_is_
             assert [(e["time_ns"], e["index"]) for e in events] == sorted((e["time_ns"], e["index"]) for e in events)
             [publish] = cluster.timeline(kind="publish")
             assert (publish["node"], publish["seq"]) == (leader, 1)
-            cid = cluster.timeline(kind="client.connect", node=node_of(cluster, publisher))[-1]["client"]
-            assert (publish["client"], publish["client_node"]) == (cid, node_of(cluster, publisher))
+            # the leader hears another server's client over a route: that server's name, not its client id
+            assert (publish["client"], publish["client_node"]) == (0, node_of(cluster, publisher))
             assert cluster.timeline(kind="stream.create")[0]["node"] == leader
             assert cluster.timeline(kind="consumer.create")[0]["node"] == consumer_leader
             [pull] = cluster.timeline(kind="pull.request")
@@ -85,19 +85,21 @@ async def test_an_r3_stream_s_events_are_on_its_leader_s_node_and_every_node_is_
 
 async def test_the_cluster_page_groups_lanes_by_node() -> None:
     clock = ManualClock()
-    async with Cluster(size=3, jetstream=True, seed=7, clock=clock) as cluster:
-        nc = await nats.connect(cluster.url(1), name="pub")
+    async with Cluster(size=3, jetstream=True, replicated=True, seed=7, clock=clock) as cluster:
+        admin = await nats.connect(cluster.url(1))
+        created = await api(admin, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
+        await admin.close()
+        leader = created["cluster"]["leader"]
+        nc = await nats.connect(cluster.url(leader), name="pub")  # a client of the leader's: its id is known there
         try:
-            created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
-            leader = created["cluster"]["leader"]
             await nc.request("s", b"x", timeout=5)
             events = cluster.timeline()
             [publish] = cluster.timeline(kind="publish")
-            assert lane_keys(publish) == [f"stream:S@{leader}", f"client:{publish['client']}@n2"]
+            assert lane_keys(publish) == [f"stream:S@{leader}", f"client:{publish['client']}@{leader}"]
             drawn = lanes(events)
             labels = dict(drawn)
             assert labels[f"stream:S@{leader}"] == f"{leader} · stream S"
-            assert labels[f"client:{publish['client']}@n2"] == f"n2 · client {publish['client']} · pub"
+            assert labels[f"client:{publish['client']}@{leader}"] == f"{leader} · client {publish['client']} · pub"
             nodes = [key for key, _ in drawn if key.startswith("node:") or "@" in key]
             by_node = [key.rpartition("@")[2] if "@" in key else key.partition(":")[2] for key in nodes]
             assert by_node == sorted(by_node)  # each node's lanes together, in node order
@@ -138,8 +140,8 @@ async def test_each_node_keeps_its_own_ring_and_the_merge_keeps_their_sizes() ->
 
 async def test_a_cluster_scenario_step_is_recorded_on_its_node() -> None:
     clock = ManualClock()
-    async with Cluster(size=3, jetstream=True, seed=7, clock=clock) as cluster:
-        cluster.start_scenario(
+    async with Cluster(size=3, jetstream=True, replicated=True, seed=7, clock=clock) as cluster:
+        await cluster.start_scenario(
             text="""
 name = "cut"
 
@@ -157,7 +159,7 @@ args = { node = "n2" }
         assert step["node"] in ("n1", "n3")  # recorded where the cluster records its own, a running node
 
 
-@pytest.mark.fakejs_cluster(jetstream=True)
+@pytest.mark.fakejs_cluster(jetstream=True, replicated=True)
 async def test_the_fixtures_cluster_handle_gives_the_timeline_and_its_page(fakejs_cluster: Any) -> None:
     nc = await nats.connect(fakejs_cluster.url(0))
     try:
@@ -170,7 +172,7 @@ async def test_the_fixtures_cluster_handle_gives_the_timeline_and_its_page(fakej
 
 
 async def test_a_node_s_control_api_serves_the_cluster_s_timeline() -> None:
-    async with Cluster(size=3, jetstream=True, seed=7, http_port=0) as cluster:
+    async with Cluster(size=3, jetstream=True, replicated=True, seed=7, http_port=0) as cluster:
         clients = [await nats.connect(url) for url in cluster.urls]
         try:
             await api(clients[0], "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})

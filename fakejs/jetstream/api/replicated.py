@@ -50,7 +50,7 @@ from fakejs.jetstream.api.replicated_moves import MoveRequests, peer_named
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.api.table import Route, Uncounted
-from fakejs.jetstream.errors import ApiError, api_error
+from fakejs.jetstream.errors import API_FAILURES, ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed
 from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built
 from fakejs.jetstream.service.replicated_meta import MetaMember
@@ -163,6 +163,8 @@ class ReplicatedApi:
                 feature = "JSConsumerOfflineErr" if tokens.get("consumer") else "JSStreamOfflineErr"
                 self._reply(request, error_doc(route, api_error(feature)), error=True, route=route)
                 return
+            if self.js.broker.faults and self._answers_errors(route, tokens) and self._fault_ignores(request):
+                return
             if handler is None:  # the meta leader refuses what is not built yet
                 if self.domain.is_meta_leader:
                     feature = route.pattern.removeprefix(API_PREFIX).split(".{")[0]
@@ -188,6 +190,16 @@ class ReplicatedApi:
         else:
             self._reply(request, {"type": route.response, **body}, error=False, route=route)
 
+    def _fault_ignores(self, request: Request) -> bool:
+        """The ``api.request`` hook point, fired by the server that answers (once per request) for the node the
+        request arrived on: an injected fault may drop the request or fail it (raising the error it names)."""
+        hit = self.js.broker.faults.fire("api.request", subject=request.subject, node=_arrival(self.js, request))
+        if hit is None:
+            return False
+        if hit.change == "ignore":
+            return True
+        raise api_error(API_FAILURES[hit.args.get("error", "unavailable")])
+
     def _offline(self, tokens: dict[str, str]) -> bool:
         """On the meta leader: whether every server of the stream's (or consumer's) group is offline (shut down:
         nats-server's meta leader answers 10118 or 10119 for it)."""
@@ -209,6 +221,11 @@ class ReplicatedApi:
         return self.domain.is_meta_leader
 
     def _reply(self, request: Request, doc: dict[str, Any], error: bool, route: Route) -> None:
+        faults = self.js.broker.faults
+        if faults:
+            hit = faults.fire("api.reply", subject=request.subject, node=_arrival(self.js, request))
+            if hit is not None:  # "rewrite": set top-level fields of the reply
+                doc = {**doc, **hit.args.get("set", {})}
         self.js.record_api_call(error)
         payload = encode(doc)
         if request.reply:
@@ -400,6 +417,8 @@ class ReplicatedApi:
     def _answer_assignment(self, replica: StreamReplica, kind: str) -> None:
         """The stream's new leader answers the create or update request its assignment carries."""
         stream, assignment = replica.stream, replica.assignment
+        if self.js.recorder:  # the timeline's create or update: on the stream leader's server
+            self.js.recorder.record(f"stream.{kind}", stream=stream.name)
         if kind == "create":
             doc: dict[str, Any] = {"type": "io.nats.jetstream.api.v1.stream_create_response"}
             doc.update(stream.info(cluster=True, domain=False))
@@ -418,6 +437,12 @@ class ReplicatedApi:
                 advisories.stream_action(self.js, stream.name, "create")
 
         answer_once_heard(self.js, assignment.reply, payload, after_the_answer)
+
+
+def _arrival(js: JetStream, request: Request) -> str:
+    """The name of the server the request arrived on: the other end of the route it came over, else this one."""
+    remote = getattr(request.origin, "remote_name", None)
+    return remote if isinstance(remote, str) and remote else js.broker.name
 
 
 def _matches(config: Any, subject_filter: str) -> bool:

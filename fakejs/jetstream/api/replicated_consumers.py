@@ -249,6 +249,8 @@ class ConsumerRequests:
         consumer = replica.consumer
         if consumer is None:
             return
+        if self.js.recorder and not replica.announced:  # the timeline's create: on the consumer leader's server
+            self.js.recorder.record("consumer.create", stream=replica.assignment.stream, consumer=consumer.name)
         doc = {"type": "io.nats.jetstream.api.v1.consumer_create_response", **consumer.info()}
         self.js.record_api_call(False)
         payload = encode(doc)

@@ -30,7 +30,7 @@ from fakejs.jetstream.consumer.lifecycle import Inactivity, PauseTimer
 from fakejs.jetstream.consumer.pacing import HeldDelivery, Pacer, rate_limiter
 from fakejs.jetstream.consumer.position import DeliveryPosition, reset_start
 from fakejs.jetstream.consumer.priority_groups import PriorityGroups
-from fakejs.jetstream.consumer.pull_dispatch import PullDispatch
+from fakejs.jetstream.consumer.pull_dispatch import PullDispatch, requester
 from fakejs.jetstream.consumer.pull_requests import WaitQueue
 from fakejs.jetstream.consumer.push_flow import PushFlow
 from fakejs.jetstream.consumer.view import ConsumerName
@@ -472,18 +472,18 @@ class Consumer:
         elif required_level(hdr):
             self.js.reply(reply, b"", status.required_api_level())
         else:
-            self.pull_request(reply, payload, getattr(origin, "cid", None) if self.stream.timeline else None)
+            self.pull_request(reply, payload, *(requester(origin) if self.stream.timeline else (None, "")))
         return True
 
     def _on_reset(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         self.js.asset_request("consumer.reset", self, reply, hdr, payload)
 
-    def pull_request(self, reply: str, payload: bytes, client: int | None = None) -> None:
-        """A pull (``MSG.NEXT`` from ``client``, or ``+NXT``): push consumers refuse it."""
+    def pull_request(self, reply: str, payload: bytes, client: int | None = None, client_node: str = "") -> None:
+        """A pull (``MSG.NEXT`` from ``client``, ``client_node``'s if another server's, or ``+NXT``): push ones refuse it."""
         if self.is_push:
             self.js.reply(reply, b"", status.consumer_is_push_based())
             return
-        self.pulls.request(reply, payload, client)
+        self.pulls.request(reply, payload, client, client_node)
 
     # -- acks --------------------------------------------------------------------------
 

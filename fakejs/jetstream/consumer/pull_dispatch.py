@@ -83,9 +83,9 @@ class PullDispatch:
 
     # -- requests arriving -------------------------------------------------------------
 
-    def request(self, reply: str, payload: bytes, client: int | None = None) -> None:
+    def request(self, reply: str, payload: bytes, client: int | None = None, client_node: str = "") -> None:
         """``processNextMsgRequest``: validate, queue, then let the consumer deliver (``client``: who asked, for
-        the timeline; None when unknown)."""
+        the timeline; None when unknown; ``client_node``: the server of a client of another one)."""
         if self._hooks:
             hit = self._hooks.fire("pull.request", stream=self._name.stream, consumer=self._name.consumer, reply=reply)
             if hit is not None:
@@ -99,7 +99,7 @@ class PullDispatch:
             self._end(reply, status.bad_request(str(exc)))
             return
         if self._recorder:
-            self._record_request(reply, request, client)
+            self._record_request(reply, request, client, client_node)
         now = self._clock.monotonic()
         problem = self._refusal(request)
         if problem is not None:
@@ -319,8 +319,9 @@ class PullDispatch:
     def _record(self, kind: str, reply: str, **fields: object) -> None:
         self._recorder.record(kind, stream=self._name.stream, consumer=self._name.consumer, reply=reply, **fields)
 
-    def _record_request(self, reply: str, request: PullRequest, client: int | None) -> None:
+    def _record_request(self, reply: str, request: PullRequest, client: int | None, client_node: str) -> None:
         group = request.group
+        where = {"client_node": client_node} if client_node else {}
         self._record(
             "pull.request",
             reply,
@@ -333,6 +334,7 @@ class PullDispatch:
             group=group["group"] if group is not None else "",
             priority=group["priority"] if group is not None else 0,
             pin_id=group["id"] if group is not None else "",
+            **where,
         )
 
     def _heartbeat(self, subject: str) -> None:
@@ -371,3 +373,9 @@ class PullDispatch:
             self._timer.cancel()
             self._timer = None
             self._deadline = None
+
+
+def requester(origin: object) -> tuple[int | None, str]:
+    """Who sent a pull, for the timeline: a client's id here, or no id and the server of another server's client."""
+    node = getattr(origin, "remote_name", "") or ""
+    return (None, node) if node else (getattr(origin, "cid", None), "")

@@ -19,7 +19,9 @@ node asks for:
 **Lost quorum.**  As nats-server's Raft tells its upper layer when a group
 lost its quorum, the member calls ``on_quorum_lost`` (when set) when it
 stops leading while it reaches no quorum of voters, and when its election
-timer fires while it reaches none, at most once each
+timer fires while it reaches none, once it has reached none for
+:data:`QUORUM_LOST_INTERVAL` seconds (``lostQuorumInterval``: from when it
+was told of lost peers or first saw none), at most once each
 :data:`QUORUM_LOST_SIGNAL` seconds (``lostQuorumSignal``).  A voter is
 reached when a message to it would find it (a route to its server is up).
 
@@ -72,6 +74,7 @@ from fakejs.jetstream.replication.timers import NodeTimers
 from fakejs.jetstream.replication.transport import Transport, TransportCounters, Wire
 
 QUORUM_LOST_SIGNAL = 20.0  # seconds between two signals of a lost quorum (nats-server's lostQuorumSignal)
+QUORUM_LOST_INTERVAL = 10.0  # seconds without a quorum before it is signalled (nats-server's lostQuorumInterval)
 
 
 def _log_error(where: str, exc: BaseException) -> None:
@@ -136,6 +139,7 @@ class ReplicatedGroup:
         self.created = clock.monotonic()  # nats-server's node.Created()
         self.on_quorum_lost: Callable[[], None] | None = None
         self._quorum_signalled: float | None = None  # the clock's time of the last signal
+        self._quorum_missing_since: float | None = None  # the clock's time this member was seen without a quorum
 
     def start(self) -> ReplicatedGroup:
         """The node's first step: restore its snapshot, arm its election timer (a sole voter leads at once)."""
@@ -245,6 +249,7 @@ class ReplicatedGroup:
         """Tell the node ``peers`` are gone (see :meth:`~fakejs.jetstream.raft.RaftNode.peers_lost`)."""
         if not self.stopped:
             self._handle(self.node.peers_lost(peers))
+            self._without_quorum_for()  # from now on, a quorum is missing
 
     def campaign_soon(self, immediately: bool = False) -> None:
         """Campaign after a campaign timeout (see :meth:`~fakejs.jetstream.raft.RaftNode.campaign_soon`), unless
@@ -274,9 +279,22 @@ class ReplicatedGroup:
         reached = sum(1 for voter in voters if voter == self.peer or self.reaches(voter))
         return reached >= len(voters) // 2 + 1
 
+    def _without_quorum_for(self) -> float | None:
+        """How long this member has reached no quorum of voters, as far as it looked (None: it reaches one)."""
+        now = self.clock.monotonic()
+        if self.has_quorum():
+            self._quorum_missing_since = None
+            return None
+        if self._quorum_missing_since is None:
+            self._quorum_missing_since = now
+        return now - self._quorum_missing_since
+
     def _signal_lost_quorum(self) -> None:
-        """Tell ``on_quorum_lost`` when this member reaches no quorum (see the module docstring)."""
-        if self.on_quorum_lost is None or self.stopped or self.has_quorum():
+        """Tell ``on_quorum_lost`` when this member has reached no quorum for a while (see the module docstring)."""
+        if self.on_quorum_lost is None or self.stopped:
+            return
+        missing = self._without_quorum_for()
+        if missing is None or missing < QUORUM_LOST_INTERVAL:
             return
         now = self.clock.monotonic()
         if self._quorum_signalled is not None and now - self._quorum_signalled < QUORUM_LOST_SIGNAL:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.log import get_logger
@@ -50,6 +51,7 @@ from fakejs.jetstream.stream.replicated_effects import LeaderEffects
 from fakejs.jetstream.stream.replicated_feed import FeedProposals, LeaderLinks
 from fakejs.jetstream.stream.schedules import Produced
 from fakejs.jetstream.stream.stream import Stream
+from fakejs.jetstream.stream.traced import traced_inbound
 from fakejs.jetstream.stream.transforms import Republisher
 
 if TYPE_CHECKING:
@@ -117,9 +119,23 @@ class LedStream(Stream):
         router = self.js.router
         if self.capture is not None:
             for subject in self.config["subjects"]:
-                self.subscriptions.append(router.subscribe_internal(subject, self.capture))
+                capture = router.subscribe_internal(subject, self.capture)
+                capture.owner.trace_hop = partial(traced_inbound, self)  # a traced message: the js event here
+                self.subscriptions.append(capture)
         self._sync_direct()
         self.expiry.rearm()
+
+    def inbound(
+        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object, trace_only: bool = False
+    ) -> bool:
+        """A traced message on the leader (:func:`~fakejs.jetstream.stream.traced.traced_inbound`): checked here
+        (what refuses it is the trace's), then, unless trace-only, proposed as any publish."""
+        if trace_only:
+            return super().inbound(subject, reply, hdr, payload, origin, trace_only=True)
+        if self.capture is None:
+            return False
+        super().inbound(subject, "", hdr, payload, origin, trace_only=True)  # the checks alone: the trace's verdict
+        return self.capture(subject, reply, hdr, payload, origin)
 
 
 def start_member(
@@ -235,14 +251,20 @@ class StreamReplica:
 
     def _captured(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
         """A publish on the stream's subjects, on its leader: proposed, answered once stored by a quorum."""
-        task = asyncio.get_running_loop().create_task(self._publish(subject, reply, hdr, payload))
+        client, client_node = 0, ""
+        if self.stream.timeline:  # who published, for the timeline: a client here, or another server's
+            client_node = getattr(origin, "remote_name", "") or ""
+            client = 0 if client_node else getattr(origin, "cid", 0)
+        task = asyncio.get_running_loop().create_task(self._publish(subject, reply, hdr, payload, client, client_node))
         self.publishing.add(task)
         task.add_done_callback(self.publishing.discard)
         return True
 
-    async def _publish(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> None:
+    async def _publish(
+        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, client: int, client_node: str
+    ) -> None:
         try:
-            replies = await self.replicated.answer(subject, reply, hdr, payload)
+            replies = await self.replicated.answer(subject, reply, hdr, payload, client, client_node)
         except ProposalFailed as failed:
             get_logger().debug("stream %s: publish not stored (%s)", self.name, failed)
             return

@@ -12,9 +12,9 @@ whose config, store, duplicate window and consumers it uses.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
-from fakejs.core.recorder import Recorder
+from fakejs.core.recorder import EVENT_KINDS, Recorder
 from fakejs.core.subject_transform import SubjectTransform
 from fakejs.gocompat.gojson import dumps
 from fakejs.jetstream.config.stream import StreamConfig
@@ -127,25 +127,40 @@ class StreamPublisher:
                 if outcome.duplicate:
                     stream.trace_error = publish.DUPLICATE_TRACE
                 if recording:
-                    self._record_publish(client, subject, hdr, len(payload), outcome, None)
+                    self.record_publish(client, subject, hdr, len(payload), outcome, None)
         except ApiError as error:
             stream.trace_error, stream.trace_error_late = error.trace_text, error.late
             if recording:
-                self._record_publish(client, subject, hdr, len(payload), None, error)
+                self.record_publish(client, subject, hdr, len(payload), None, error)
             return self.error_ack(error) if do_ack else None
         return ack if do_ack else None
 
-    def _record_publish(
-        self, client: int, subject: str, hdr: bytes | None, size: int, stored: Outcome | None, error: ApiError | None
+    def record_publish(
+        self,
+        client: int,
+        subject: str,
+        hdr: bytes | None,
+        size: int,
+        stored: Outcome | None,
+        error: ApiError | None,
+        client_node: str = "",
     ) -> None:
-        """The timeline's ``publish`` (stored, or a duplicate; its header block as is) or ``publish.error`` event."""
+        """The timeline's ``publish`` (stored, or a duplicate; its header block as is) or ``publish.error`` event;
+        ``client_node`` names the server a client of another server is connected to (a replicated stream's)."""
         stream = self.stream
         size += len(hdr) if hdr else 0
         if stored is not None:
             values = (client, stream.name, subject, size, stored.seq, stored.duplicate, hdr)
-            stream.timeline.record_values("publish", values)  # one per message: by position
+            if client_node:
+                stream.timeline.record(
+                    "publish", **dict(zip(EVENT_KINDS["publish"][1], values)), client_node=client_node
+                )
+            else:
+                stream.timeline.record_values("publish", values)  # one per message: by position
         elif error is not None:
-            where = {"client": client, "stream": stream.name, "subject": subject, "size": size}
+            where: dict[str, Any] = {"client": client, "stream": stream.name, "subject": subject, "size": size}
+            if client_node:
+                where["client_node"] = client_node
             stream.timeline.record(
                 "publish.error", **where, code=error.code, err_code=error.err_code, description=error.description
             )

@@ -52,13 +52,15 @@ class ReplicatedStream:
     def is_leader(self) -> bool:
         return self.group.is_leader
 
-    async def answer(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> Replies:
+    async def answer(
+        self, subject: str, reply: str, hdr: bytes | None, payload: bytes, client: int = 0, client_node: str = ""
+    ) -> Replies:
         """A publish on the stream's subjects, a batch's message or not: the replies to send (raises as
-        :meth:`publish` does)."""
+        :meth:`publish` does; ``client`` and ``client_node`` as there)."""
         fast = is_fast_batch(reply)
         batch_id = "" if fast else self.batches.atomic_id(hdr)
         if not fast and not batch_id:
-            ack = await self.publish(subject, hdr, payload)
+            ack = await self.publish(subject, hdr, payload, client, client_node)
             return [(reply, ack)] if reply and not self.stream.config["no_ack"] else []
         self._lead()
         subject = self.stream.input_subject(subject)
@@ -68,8 +70,13 @@ class ReplicatedStream:
                 return await self.batches.take_fast(subject, reply, hdr or None, payload)
             return await self.batches.take_atomic(batch_id, subject, reply, hdr or b"", payload)
 
-    async def publish(self, subject: str, hdr: bytes | None, payload: bytes) -> bytes:
+    async def publish(
+        self, subject: str, hdr: bytes | None, payload: bytes, client: int = 0, client_node: str = ""
+    ) -> bytes:
         """Store a published message through the group; its PubAck payload (an error's, when refused).
+
+        ``client`` (its id on its server, 0 when another server's) and ``client_node`` (that other server) are
+        what the timeline's ``publish`` event names.
 
         Raises :class:`~fakejs.jetstream.replication.NotLeader` on a member that
         does not lead, and the group's other
@@ -78,25 +85,43 @@ class ReplicatedStream:
         publisher times out and retries, its ``Nats-Msg-Id`` making that safe).
         """
         self._lead()
-        return await self.store(self.stream.input_subject(subject), hdr or None, payload)
+        return await self.store(self.stream.input_subject(subject), hdr or None, payload, False, client, client_node)
 
-    async def store(self, subject: str, hdr: bytes | None, payload: bytes, sourced: bool = False) -> bytes:
+    async def store(
+        self,
+        subject: str,
+        hdr: bytes | None,
+        payload: bytes,
+        sourced: bool = False,
+        client: int = 0,
+        client_node: str = "",
+    ) -> bytes:
         """What :meth:`publish` does once the input transform is applied: also the leader's own messages (a
-        delete marker, a schedule's message: ``sourced`` as the single server's), whose PubAck nobody hears."""
+        delete marker, a schedule's message: ``sourced`` as the single server's, not on the timeline), whose
+        PubAck nobody hears."""
         publisher = self.stream.publisher
         async with self.turn:
             self._lead()
+            recording = bool(self.stream.timeline) and not sourced
             try:
                 checked = publisher.check_publish(subject, hdr, payload, sourced)
                 if isinstance(checked, Outcome):
+                    if recording:
+                        publisher.record_publish(client, subject, hdr, len(payload), checked, None, client_node)
                     return checked.ack  # a duplicate
                 entry = publisher.prepare_message(
                     checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup, sourced
                 )
             except ApiError as error:
+                if recording:
+                    publisher.record_publish(client, subject, hdr, len(payload), None, error, client_node)
                 return publisher.error_ack(error)
             await self.group.propose(encode_entry(entry))
-            return publisher.acknowledge(entry.seq, checked.total)
+            ack = publisher.acknowledge(entry.seq, checked.total)
+            if recording:
+                stored = Outcome(ack, entry.seq)
+                publisher.record_publish(client, subject, hdr, len(payload), stored, None, client_node)
+            return ack
 
     async def purge(self, filter_subject: str = "", seq: int = 0, keep: int = 0) -> None:
         """Purge on every replica (the API's refusals, sealed and ``deny_purge``, are the caller's)."""
