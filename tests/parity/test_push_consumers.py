@@ -962,6 +962,7 @@ async def test_js_subscribe_durable_refused_while_bound(env: PushEnv) -> None:
     """The client refuses a second subscriber because the server reports push_bound; it may bind once that is gone."""
     js = env.nc.jetstream()
     first = await js.subscribe("s.>", durable="D", cb=Collector().cb)
+    await env.eventually(env.push_bound_is("D", True), "push_bound once the subscription's interest is known")
     with pytest.raises(nats.js.errors.Error, match="consumer is already bound to a subscription"):
         await js.subscribe("s.>", durable="D", cb=Collector().cb)
     await first.unsubscribe()
