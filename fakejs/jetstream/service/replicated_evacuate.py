@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from fakejs.jetstream.cluster.placement import PlacementError
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed, system_router
-from fakejs.jetstream.service.replicated_peers import HANDOVER_PREFIX, PeerShare, member_of
+from fakejs.jetstream.service.replicated_peers import HANDOVER_PREFIX, PeerShare, consumer_replacement, member_of
 
 if TYPE_CHECKING:
     from fakejs.jetstream.cluster import ConsumerAssignment, MetaLeader, StreamAssignment
@@ -82,17 +82,8 @@ class Evacuations:
 
     def evacuate_consumer(self, stream: str, name: str, named: str) -> None:
         """Start moving the consumer off the server ``named`` to another of its stream's servers."""
-        assignment = self._stream(stream)
-        consumer = self.share.consumer_assignment(stream, name)
-        if consumer is None:
-            raise api_error("JSConsumerNotFoundErr")
-        peer = member_of(consumer.group.peers, named)
-        if peer is None:
-            raise api_error("JSClusterPeerNotMemberErr")
-        spare = [member for member in assignment.group.peers if member not in consumer.group.peers]
-        if not spare:
-            raise api_error("JSPeerRemapErr")
-        self.share.spawn(_quietly(self._move_consumer(consumer, peer, self.share.js.rng.choice(spare))))
+        consumer, peer, replacement = consumer_replacement(self.share, stream, name, named)
+        self.share.spawn(_quietly(self._move_consumer(consumer, peer, replacement)))
 
     def _stream(self, stream: str) -> StreamAssignment:
         assignment = self.share.assigned(stream)

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from fakejs.jetstream.service.replicated_consumers import ConsumerReplicas
     from fakejs.jetstream.service.replicated_streams import StreamReplicas
 
-__all__ = ["HANDOVER_PREFIX", "MEMBERS_PREFIX", "PeerChanges", "PeerShare", "member_of"]
+__all__ = ["HANDOVER_PREFIX", "MEMBERS_PREFIX", "PeerChanges", "PeerShare", "consumer_replacement", "member_of"]
 
 
 class Asked(NamedTuple):
@@ -139,20 +139,7 @@ class PeerChanges:
 
     async def remove_consumer_peer(self, stream: str, name: str, named: str) -> None:
         """Replace the server ``named`` in the consumer's group by another of its stream's servers."""
-        share = self.share
-        assignment = share.assigned(stream)
-        if assignment is None:
-            raise api_error("JSStreamNotFoundErr")
-        consumer = share.consumer_assignment(stream, name)
-        if consumer is None:
-            raise api_error("JSConsumerNotFoundErr")
-        peer = member_of(consumer.group.peers, named)
-        if peer is None:
-            raise api_error("JSClusterPeerNotMemberErr")
-        spare = [member for member in assignment.group.peers if member not in consumer.group.peers]
-        if not spare:
-            raise api_error("JSPeerRemapErr")
-        replacement = share.js.rng.choice(spare)
+        consumer, peer, replacement = consumer_replacement(self.share, stream, name, named)
         moved = tuple(replacement if member == peer else member for member in consumer.group.peers)
         await self._leader.regroup_consumer(consumer, moved)
 
@@ -261,6 +248,25 @@ class PeerChanges:
             if group is not None and group.name == name and group.is_leader and not group.stopped:
                 return group
         return None
+
+
+def consumer_replacement(share: PeerShare, stream: str, name: str, named: str) -> tuple[ConsumerAssignment, str, str]:
+    """The consumer's assignment, the peer ``named`` names in its group, and one of its stream's servers outside
+    the group to take its place (drawn from the server's seeded generator); the API's error when one is missing:
+    10059 no stream, 10014 no consumer, 10040 ``named`` not in the group, 10075 no server to take its place."""
+    assignment = share.assigned(stream)
+    if assignment is None:
+        raise api_error("JSStreamNotFoundErr")
+    consumer = share.consumer_assignment(stream, name)
+    if consumer is None:
+        raise api_error("JSConsumerNotFoundErr")
+    peer = member_of(consumer.group.peers, named)
+    if peer is None:
+        raise api_error("JSClusterPeerNotMemberErr")
+    spare = [member for member in assignment.group.peers if member not in consumer.group.peers]
+    if not spare:
+        raise api_error("JSPeerRemapErr")
+    return consumer, peer, share.js.rng.choice(spare)
 
 
 def member_of(peers: tuple[str, ...], named: str) -> str | None:
