@@ -195,7 +195,7 @@ class StreamReplica:
         self.group.on_quorum_lost = lambda: self.on_quorum_lost(self)
         self.replicated = ReplicatedStream(self.stream, self.machine, self.group)
         self.stream.proposals = FeedProposals(self.replicated, self.stream.restart_links)
-        self.stream.effects = LeaderEffects(self.replicated)
+        self.stream.effects = LeaderEffects(self.replicated, self.js.broker.record_error)
         self.membership = GroupMembership(self.group, self.js.clock)
         self.membership.wanted = frozenset(self.assignment.group.peers)
         self._leader_changed(self.group.leader)  # a sole voter led before start_group returned
