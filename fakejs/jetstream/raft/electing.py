@@ -9,6 +9,9 @@ at least as up to date as its own; so a node cut off from the group, or one
 rejoining it, cannot raise terms and depose a working leader.  The same rule
 makes a voter that follows a live leader ignore vote requests, except the one
 a leader asked for when it hands over (:class:`~fakejs.jetstream.raft.messages.TimeoutNow`).
+A voter that refuses a candidate whose log is behind its own, while it knows
+no live leader, campaigns itself after a campaign timeout instead of waiting
+for its election timeout: so the better placed survivor leads soon.
 nats-server has no pre-vote; everything else follows its ``processVoteRequest``.
 """
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 from fakejs.jetstream.raft.core import Role
 from fakejs.jetstream.raft.following import Following
 from fakejs.jetstream.raft.messages import TimeoutNow, VoteRequest, VoteResponse
+from fakejs.jetstream.raft.outputs import TimerKind
 
 
 class Electing(Following):
@@ -71,14 +75,20 @@ class Electing(Following):
         return (request.last_term, request.last_index) < (self.log.last_term, self.log.last_index)
 
     def _on_vote_request(self, request: VoteRequest) -> None:
+        behind = self._log_is_behind(request)
         if request.pre_vote:
             can_vote = request.term > self.term or self.vote in (None, request.sender)
-            granted = can_vote and not self._in_lease() and not self._log_is_behind(request)
+            in_lease = self._in_lease()
+            granted = can_vote and not in_lease and not behind
             term = request.term if granted else self.term
             self._send(request.sender, VoteResponse(self.id, term, granted, pre_vote=True))
+            if behind and not in_lease:
+                self._campaign_early()
             return
         can_vote = self.vote == request.sender or (self.vote is None and self.leader is None)
-        granted = can_vote and not self._log_is_behind(request)
+        granted = can_vote and not behind
+        if not granted and behind and self.vote is None:
+            self._campaign_early()
         if granted:
             if self.vote != request.sender:
                 self.vote = request.sender
@@ -87,6 +97,13 @@ class Electing(Following):
             self.votes.clear()
             self._arm_election()
         self._send(request.sender, VoteResponse(self.id, self.term, granted))
+
+    def _campaign_early(self) -> None:
+        """A candidate whose log is behind this follower's asked for its vote: the leader is gone, and this node,
+        better placed, campaigns after a campaign timeout rather than its election timeout (nats-server's
+        ``processVoteRequest``: "we have a more up-to-date log, and haven't voted yet")."""
+        if self.role is Role.FOLLOWER:
+            self._arm(TimerKind.ELECTION, self.settings.campaign_timeout(self.rng))
 
     def _on_vote_response(self, response: VoteResponse) -> None:
         if not response.granted:

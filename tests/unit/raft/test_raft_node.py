@@ -215,3 +215,26 @@ def test_a_leader_that_hears_of_a_higher_term_steps_down() -> None:
     assert ready.writes == [SaveHardState(7, None)]
     kinds = {timer.kind: timer.seconds for timer in ready.timers}
     assert kinds[TimerKind.HEARTBEAT] is None and kinds[TimerKind.ELECTION] is not None
+
+
+def test_a_follower_ahead_of_a_candidate_campaigns_soon_once_its_leader_is_gone() -> None:
+    """nats-server's processVoteRequest: a voter with a more up-to-date log than the candidate's, not having voted,
+    campaigns after a campaign timeout rather than its election timeout; not while it follows a live leader."""
+    settings = RaftSettings()
+    node = make_node(settings=settings)
+    node.start()
+    stored(node, node.receive(AppendEntries("b", 1, 0, 0, 0, entries(1, 3, term=1))))
+    followed = node.receive(VoteRequest("c", 2, 1, 1, pre_vote=True))  # b still heard: its lease holds
+    assert followed.messages == [Envelope("c", VoteResponse("a", 1, False, pre_vote=True))]
+    assert not [armed for armed in followed.timers if armed.kind is TimerKind.ELECTION]
+    node.peers_lost(["b"])
+    refused = node.receive(VoteRequest("c", 2, 1, 1, pre_vote=True))
+    assert refused.messages == [Envelope("c", VoteResponse("a", 1, False, pre_vote=True))]
+    soon = timer(refused, TimerKind.ELECTION).seconds
+    assert soon is not None and settings.campaign_timeout_min <= soon <= settings.campaign_timeout_max
+    voted = node.receive(VoteRequest("c", 2, 1, 1))  # the real vote of a higher term: refused, and soon again
+    assert voted.messages == [] or not voted.messages[0].message.granted  # type: ignore[attr-defined]
+    again = timer(voted, TimerKind.ELECTION).seconds
+    assert again is not None and again <= settings.campaign_timeout_max
+    up_to_date = node.receive(VoteRequest("c", 3, 1, 3))  # a candidate as up to date: granted, no hurry
+    assert timer(up_to_date, TimerKind.ELECTION).seconds >= settings.election_timeout_min  # type: ignore[operator]
