@@ -103,10 +103,21 @@ async def leader_index(js: nats.js.JetStreamContext, cluster: ProcessCluster) ->
     return names.index(info.cluster.leader)
 
 
+async def settled_info(js: nats.js.JetStreamContext, timeout: float = 60.0) -> nats.js.api.StreamInfo:
+    """The stream's info, asked again while the last restart's election goes on (no answer meanwhile)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return await js.stream_info(STREAM)
+        except NatsError:
+            if time.monotonic() > deadline:
+                raise
+
+
 async def stored_ids(nc: Client) -> list[str]:
     """Every message of the stream, oldest first, read through an ordered consumer."""
     js = nc.jetstream()
-    info = await js.stream_info(STREAM)
+    info = await settled_info(js)
     found: list[str] = []
     sub = await js.subscribe("crash.>", ordered_consumer=True, stream=STREAM)
     while len(found) < info.state.messages:
