@@ -61,5 +61,6 @@ class LeaderRequests:
         if request.is_json_object_or_array():
             placement = request.decode(STEPDOWN_REQUEST).get("placement")
         target = step_down_target(self.domain.machine.state, group, placement, self.js.rng)
-        group.step_down(target)
+        if len(group.members) > 1:  # a group of one elects its only member again: it keeps leading
+            group.step_down(target)
         return {"success": True}
