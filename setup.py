@@ -26,7 +26,6 @@ COMPILED = [
     "fakejs/protocol/headers.py",
     "fakejs/core/subjects.py",
     "fakejs/core/router.py",
-    "fakejs/core/mount.py",  # a subclass of Router: compiled with it
     "fakejs/core/session.py",
     "fakejs/core/clock.py",
     "fakejs/jetstream/storage/store.py",

@@ -30,9 +30,9 @@ Installed with fakejs (entry point ``pytest11``), it provides:
   ``advance(seconds)`` with a manual clock); nodes are indexes from 0 or
   names ``"n1"`` ... (fakejs only); ``shutdown(i)`` is an orderly stop, ``kill(i)`` a crash;
 * marker ``@pytest.mark.fakejs_cluster(size=3, clock=None|"manual", autojump=None, seed=None, name="C",
-  jetstream=False, replicated=True, tags=(), monitor=False, **options)`` to configure ``fakejs_cluster``
+  jetstream=False, tags=(), monitor=False, **options)`` to configure ``fakejs_cluster``
   (options are :class:`fakejs.ServerOptions` fields given to every node; ``jetstream=True`` a JetStream
-  replicated across the nodes, ``replicated=False`` the shared one instead; ``tags`` node i's ``server_tags``; ``clock="manual"`` is one :class:`fakejs.ManualClock`
+  replicated across the nodes; ``tags`` node i's ``server_tags``; ``clock="manual"`` is one :class:`fakejs.ManualClock`
   shared by every node);
 * ``--fakejs-conformance``: every ``fakejs_server`` (and ``fakejs_shared_server``) watches how its
   clients consume (:mod:`fakejs.testkit.conformance`: ADR-37's consume algorithm, ADR-13 pulls,
@@ -77,7 +77,7 @@ from fakejs.targets.handles import FakeJS, FakeOnly, RealNatsServer
 # Marker settings that change nothing a real nats-server could be asked for.
 HARMLESS_ON_REAL = frozenset({"seed", "config", "tls"})
 # ``fakejs_cluster`` marker settings a real cluster takes as they are (or that change nothing there).
-CLUSTER_ON_REAL = frozenset({"size", "name", "seed", "jetstream", "tags", "monitor"})
+CLUSTER_ON_REAL = frozenset({"size", "name", "seed", "jetstream", "replicated", "tags", "monitor"})
 
 _SEED = pytest.StashKey[int]()
 _CREDENTIALS = pytest.StashKey[Any]()

@@ -196,9 +196,8 @@ def js_cluster_kind(request: pytest.FixtureRequest) -> str:
 
 def start_js_cluster(kind: str) -> JsCluster:
     """Three JetStream nodes ``n1``..``n3`` of cluster ``C``, tagged ``az:1``..``az:3``, with monitoring."""
-    if kind in ("fake", "fake-replicated"):
-        replicated = kind == "fake-replicated"  # each node its share of the groups, as processes
-        return FakeCluster(size=3, jetstream=True, tags=JS_CLUSTER_TAGS, monitor=True, replicated=replicated).start()
+    if kind == "fake":  # each node runs its share of the groups, as processes do
+        return FakeCluster(size=3, jetstream=True, tags=JS_CLUSTER_TAGS, monitor=True).start()
     return RealCluster(3, jetstream=True, tags=JS_CLUSTER_TAGS, monitor=True).start()
 
 

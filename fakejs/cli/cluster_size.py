@@ -14,8 +14,8 @@ node's URLs in node order (``nats``, ``monitoring``, ``cluster``), so a
 launcher reading ``nats[0]`` finds node 1.  Flags that would cluster the
 nodes elsewhere or serve what a cluster of fakejs nodes does not (routes,
 websocket) are refused by name.  ``--scenario NAME`` starts a scenario on
-the cluster once it is meshed (:mod:`fakejs.server.cluster_scenarios`).  ``-js`` gives the nodes one
-clustered JetStream (:mod:`fakejs.server.cluster_jetstream`).  N = 1 is an ordinary
+the cluster once it is meshed (:mod:`fakejs.server.cluster_scenarios`).  ``-js`` gives the nodes a
+JetStream replicated across them (:mod:`fakejs.server.cluster_replication`).  N = 1 is an ordinary
 server.
 """
 
@@ -28,7 +28,6 @@ from dataclasses import fields
 from typing import Any
 
 from fakejs.core.clock import Clock
-from fakejs.core.cluster_checks import clustered_accounts_problem
 from fakejs.core.log import get_logger
 from fakejs.core.options import ServerOptions
 from fakejs.core.process import process_id
@@ -62,8 +61,6 @@ def cluster_size_problem(flags: Parsed, options: ServerOptions, file_cluster: bo
         return "--cluster_size makes its own routes: give it a configuration file without a cluster {} block"
     if options.websocket is not None:
         return "websocket with --cluster_size: not supported by fakejs yet"
-    if options.jetstream and clustered_accounts_problem(options):
-        return clustered_accounts_problem(options)
     for flag, base in (("-p", options.port), ("-m", options.http_port)):
         if base is not None and base > 0 and base + size - 1 > MAX_PORT:
             return f"--cluster_size {size} with {flag} {base}: the last node's port would be above {MAX_PORT}"

@@ -42,7 +42,6 @@ the comparison), ``reload_websocket`` (the refusal of a
 websocket change, the block as Go prints it), ``transport_config`` (TLS and WebSocket
 settings as plain data), ``cluster_config`` (the cluster port's settings as
 plain data), ``leaf_config`` (the leaf port's and remotes' settings as plain data), ``cluster_checks`` (the start checks on JetStream and a
-cluster), ``tls_files`` (the checks on a TLS configuration's files),
-``mount`` (one router shared by the servers of a cluster in one process) and
+cluster), ``tls_files`` (the checks on a TLS configuration's files) and
 ``empty_reply`` (the marker of a reply subject that is present but empty).
 """

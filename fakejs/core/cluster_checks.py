@@ -18,11 +18,6 @@ from fakejs.core.subjects import is_valid_subject
 if TYPE_CHECKING:
     from fakejs.core.replicated_jetstream import ReplicatedJetStream
 
-# An in-process cluster clusters one account's JetStream only.
-ACCOUNT_JETSTREAM_CLUSTER_REFUSAL = (
-    "JetStream of account {} in a cluster (a fakejs cluster serves one account's JetStream only): "
-    "not supported by fakejs yet"
-)
 FAKEJS_RUNTIME_PREFIX = RUNTIME.rstrip("0123456789.")  # "python": what a fakejs route INFO's ``go`` says
 # nats-server's ``extension_hint`` values (jsNoExtend, jsWillExtend).
 NO_EXTEND = "no_extend"
@@ -74,27 +69,6 @@ def replicated_jetstream(options: ServerOptions) -> ReplicatedJetStream | None:
 
         return ReplicatedJetStream()
     return None
-
-
-def clustered_account(options: ServerOptions) -> str:
-    """The account whose JetStream an in-process cluster clusters: the one the ``accounts`` block gives JetStream,
-    else the global account (``""``)."""
-    named = [account.name for account in options.accounts if account.jetstream is not None]
-    return named[0] if named else ""
-
-
-def clustered_accounts_problem(options: ServerOptions) -> str:
-    """Why an in-process cluster cannot serve the JetStream ``options`` give its accounts ("" when it can).
-
-    The servers of a :class:`~fakejs.server.local_cluster.Cluster` share one
-    clustered JetStream, one account's (:func:`clustered_account`); a second
-    account of the ``accounts`` block with ``jetstream`` enabled would have
-    none (its clients would hear no responders).
-    """
-    named = [account.name for account in options.accounts if account.jetstream is not None]
-    if len(named) > 1:
-        return ACCOUNT_JETSTREAM_CLUSTER_REFUSAL.format(named[1])
-    return ""
 
 
 def is_fakejs_refusal(problem: str) -> bool:

@@ -392,15 +392,9 @@ class MessageTrace:
     # -- the fan-out ---------------------------------------------------------------------
 
     def install(self, accounts: Accounts) -> None:
-        """Route the traced message's fan-out, in every account, through :meth:`deliver` and :meth:`forward`.
-
-        The JetStream a cluster's servers share is taken over too.
-        """
+        """Route the traced message's fan-out, in every account, through :meth:`deliver` and :meth:`forward`."""
         for account in accounts:
-            router = account.router
-            self._take_over(router)
-            if router.mounted is not None:
-                self._take_over(router.mounted)  # type: ignore[arg-type]
+            self._take_over(account.router)
 
     def _take_over(self, router: Router) -> None:
         router._deliver = self._delivery_for(router)

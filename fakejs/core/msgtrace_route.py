@@ -21,21 +21,18 @@ from typing import TYPE_CHECKING
 
 from fakejs.core.msgtrace import (
     ROUTER_KIND,
-    TRACE_HOP,
-    MessageTrace,
     TraceSource,
     TracingServer,
     begin_trace,
     may_trace,
     publish_traced,
-    replace_header,
 )
 
 if TYPE_CHECKING:
     from fakejs.core.accounts import Account
     from fakejs.core.router import RouteOwner
 
-__all__ = ["hand_over", "publish_routed_traced"]
+__all__ = ["publish_routed_traced"]
 
 
 def publish_routed_traced(
@@ -68,29 +65,3 @@ def publish_routed_traced(
 
     publish_traced(broker, trace, publish)
     return True
-
-
-def hand_over(
-    trace: MessageTrace,
-    broker: TracingServer,
-    links: tuple[RouteOwner, RouteOwner],
-    account: Account,
-    message: tuple[str, bytes | None, bytes],
-) -> tuple[MessageTrace | None, bytes]:
-    """The trace a server hands a message over to, as if the message had crossed the route to it.
-
-    A cluster whose servers share one JetStream stores a message where it
-    arrived; nats-server sends it to the stream leader's server, which
-    traces the ``js`` event.  ``links`` are the route from the arrival
-    server to ``broker`` (the leader's, for the ``eg`` event) and back (for
-    the leader's ``in`` event); ``message`` is ``(subject, headers,
-    payload)``.  Returns the leader's trace (``None`` when its headers no
-    longer ask for one) and the headers with the hop, as the leader stores them.
-    """
-    out, back = links
-    subject, headers, payload = message
-    hop = trace.route_egress(out)
-    routed = replace_header(headers or b"", TRACE_HOP, hop)
-    source = TraceSource(ROUTER_KIND, back.rid, back.remote_name, account, back, broker, None)
-    _, leader_trace, routed = begin_trace(source, subject, routed, len(routed) + len(payload))
-    return leader_trace, routed

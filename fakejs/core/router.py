@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 __all__ = [
     "InternalHandler",
     "InvalidSubject",
-    "Mounted",
     "RemoteInterest",
     "RouteOwner",
     "RoutedReceiver",
@@ -109,29 +108,6 @@ class RemoteInterest(Protocol):
 
     def takes_imported(self, owner: RouteOwner) -> bool:
         """Whether what a stream import carries goes to ``owner`` (asked only when ``carries_imports``)."""
-
-
-class Mounted(Protocol):
-    """Subscriptions shared by the servers of one process (a cluster's JetStream), mounted on each.
-
-    A message published on a server reaches them there, once: they are
-    never announced to the other servers, whose own mount serves what is
-    published on them.
-    """
-
-    index: SubscriptionIndex
-
-    def deliver_from(
-        self,
-        node: Router,
-        subject: str,
-        reply: str,
-        headers: bytes | None,
-        payload: bytes,
-        origin: object,
-        shown_as: str,
-    ) -> bool:
-        """Deliver a message published on ``node`` to the shared subscribers."""
 
 
 Delivery = Callable[["Subscription", str, str, "bytes | None", bytes, object], bool]
@@ -246,9 +222,6 @@ class Router:
         self._interest_listeners: list[Callable[[str], None]] = []
         # The other servers of the cluster: their interest here, and the announcement of ours.
         self.remote: RemoteInterest | None = None
-        # Subscriptions of a component several servers of one process share (a cluster's JetStream),
-        # served here for what is published here.
-        self.mounted: Mounted | None = None
         # Delivery to one subscription and forwarding to another server: a traced message's trace takes them over.
         self._deliver: Delivery = self._deliver_own
         self._forward: Forwarding = self._forward_own
@@ -385,12 +358,8 @@ class Router:
         return self.index.match(subject)
 
     def has_interest(self, subject: str) -> bool:
-        remote, mounted = self.remote, self.mounted
-        return (
-            self.index.has_interest(subject)
-            or (remote is not None and remote.index.has_interest(subject))
-            or (mounted is not None and mounted.index.has_interest(subject))
-        )
+        remote = self.remote
+        return self.index.has_interest(subject) or (remote is not None and remote.index.has_interest(subject))
 
     # -- publishing ------------------------------------------------------------
 
@@ -417,11 +386,7 @@ class Router:
         """
         if self._prefix_mappings:
             subject = self.mapped(subject)
-        delivered = self.deliver_here(subject, reply, headers, payload, origin, shown_as, routes)
-        mounted = self.mounted
-        if mounted is not None:
-            delivered = mounted.deliver_from(self, subject, reply, headers, payload, origin, shown_as) or delivered
-        return delivered
+        return self.deliver_here(subject, reply, headers, payload, origin, shown_as, routes)
 
     def deliver_here(
         self,

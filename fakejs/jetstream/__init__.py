@@ -7,7 +7,7 @@ validation, update rules), ``storage`` (message store, file journals),
 of clustered groups, sans-IO), ``replication`` (a group's members on the
 servers of a cluster, driving the replicated log over the routes),
 ``cluster`` (the meta group's replicated state: assignments, its entries,
-its leader's requests, and the placement rules the simulated cluster shares),
+its leader's requests, and the placement rules),
 ``service`` (an account's JetStream: its streams and consumers, their
 administration and persistence) and ``api`` (the route table: handlers decode, call the
 domain, encode).  ``errors``, ``status`` and ``advisories`` hold every

@@ -85,12 +85,7 @@ def jsz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, Any
     broker = server.broker
     now = rfc3339(broker.clock.time_ns())
     jetstreams = sorted(server.account_jetstreams, key=lambda j: j.account.name)
-    clustered = jetstreams[0].clustered if jetstreams else None
-    if (
-        not jetstreams
-        or not broker.jetstream_enabled
-        or (clustered is not None and clustered.meta.is_removed(broker.name))
-    ):
+    if not jetstreams or not broker.jetstream_enabled:
         if q.leader_only:
             return 400, "filtered response: not leader"
         return 200, _disabled(broker.server_id, now)
@@ -107,9 +102,6 @@ def jsz(server: MonitoredServer, params: dict[str, list[str]]) -> tuple[int, Any
             doc["consumers_leader"] = public
     doc["messages"] = sum(state["messages"] for state in states)
     doc["bytes"] = sum(state["bytes"] for state in states)
-    if clustered is not None:
-        doc["ha_assets"] = clustered.ha_assets()
-        doc["meta_cluster"] = clustered.meta.meta_cluster(broker.name)
     replicated = jetstreams[0].replicated_api
     if replicated is not None:
         doc["ha_assets"] = replicated_monitoring.ha_assets(replicated.domain)

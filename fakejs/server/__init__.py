@@ -24,11 +24,9 @@ control API over HTTP), ``jetstreams`` (which accounts get JetStream),
 file), ``loop_thread`` (an asyncio loop on a daemon thread), ``reload``
 (configuration reload: new options applied) and ``reload_steps`` (what a
 reload does beyond the options); for the in-process cluster,
-``threaded_cluster`` (the cluster on a thread), ``cluster_jetstream`` (the
-JetStream its servers share), ``cluster_replication`` (the JetStream
-replicated across its servers instead, and its elections on cue), ``cluster_meta_api`` (the system account's
-JetStream requests of a cluster), ``cluster_quorum`` (replicas that lost
-their quorum), ``cluster_hooks`` (hook points per node),
+``threaded_cluster`` (the cluster on a thread), ``cluster_replication``
+(the JetStream replicated across its servers, and its elections on cue),
+``cluster_hooks`` (hook points per node),
 ``cluster_scenarios`` (scenarios on a cluster), ``cluster_timeline``
 (the nodes' timelines as one) and ``port_holds`` (a node's ports kept
 bound while it is down).

@@ -1,4 +1,4 @@
-"""Scenarios on a cluster: setup through the shared JetStream, steps on cue on named nodes, cluster actions.
+"""Scenarios on a cluster: setup through the cluster's JetStream, steps on cue on named nodes, cluster actions.
 
 :meth:`fakejs.Cluster.start_scenario` (and ``fakejs --cluster_size N -js
 --scenario NAME``) runs a scenario file (:mod:`fakejs.testkit.scenarios`)
@@ -7,8 +7,8 @@ on a cluster:
 * its ``cluster = { size, jetstream }`` must match the cluster, and every
   node a step names (``node``, or in its ``args``) must be one of its nodes;
   its ``election`` sets the cluster's election window;
-* the setup streams and consumers are created through the shared JetStream
-  (through the first running node);
+* the setup streams and consumers are created through the cluster's
+  JetStream (through the first running node);
 * a step with ``node = "n2"`` waits on that node: a hook-point step fires
   for the events that node handles (:mod:`fakejs.server.cluster_hooks`),
   a server action (``disconnect``, ``stall``...) runs on that node's server;
@@ -38,7 +38,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.clock import Clock
-from fakejs.server.cluster_hooks import NodeHooks, ScenarioFaults, handling_node
+from fakejs.server.cluster_hooks import NodeHooks, ScenarioFaults
 from fakejs.server.cluster_timeline import ClusterRecorder
 from fakejs.server.server import Server
 from fakejs.testkit.arguments import ACTION_NAMES
@@ -46,7 +46,6 @@ from fakejs.testkit.faults import CLUSTER_ACTION_NAMES, Faults
 from fakejs.testkit.scenarios import Scenario, ScenarioError
 
 if TYPE_CHECKING:
-    from fakejs.server.cluster_jetstream import ClusterJetStream
     from fakejs.server.cluster_replication import Elections
 
 __all__ = ["ClusterHandle", "ClusterScenarios"]
@@ -56,7 +55,6 @@ class ClusterHandle(Protocol):
     """What running a scenario needs of a :class:`~fakejs.server.local_cluster.Cluster`."""
 
     servers: list[Server]
-    shared: ClusterJetStream | None
     elections: Elections | None  # a replicated JetStream's elections on cue
     clock: Clock
     recorder: ClusterRecorder  # the timeline of what the nodes share
@@ -91,7 +89,7 @@ class ClusterScenarios:
     def attach(self) -> None:
         """Hook every server through a :class:`NodeHooks` (before anything captures its hooks: at start)."""
         for server in self.cluster.servers:
-            server.broker.faults = NodeHooks(server, self.faults, self._locate)
+            server.broker.faults = NodeHooks(server, self.faults)
 
     @property
     def names(self) -> list[str]:
@@ -103,8 +101,6 @@ class ClusterScenarios:
         """Check the scenario against the cluster, create its setup, install its steps (on the cluster's loop)."""
         self._check(scenario)
         self.stop()
-        if "election" in scenario.cluster and self.cluster.shared is not None:
-            self.cluster.shared.set_election(float(scenario.cluster["election"]))
         if "election" in scenario.cluster and self.cluster.elections is not None:
             self.cluster.elections.election = float(scenario.cluster["election"])
         for subject, body, refused in scenario.setup_requests():
@@ -128,7 +124,7 @@ class ClusterScenarios:
         size = len(self.cluster.servers)
         if "size" in wanted and wanted["size"] != size:
             raise ScenarioError(f"{scenario.source}: the scenario needs {wanted['size']} nodes, the cluster has {size}")
-        has_jetstream = self.cluster.shared is not None or self.cluster.elections is not None
+        has_jetstream = self.cluster.elections is not None
         if (wanted.get("jetstream") or "election" in wanted) and not has_jetstream:
             raise ScenarioError(f"{scenario.source}: the scenario needs the cluster's JetStream (jetstream=True, -js)")
         if (scenario.streams or scenario.consumers) and not has_jetstream:
@@ -157,9 +153,6 @@ class ClusterScenarios:
         # A step for one node is recorded on its timeline; one for every node where the cluster records its own.
         faults.recorder = self.cluster.servers[self.cluster.index(node)].recorded if node else self.cluster.recorder
         return faults
-
-    def _locate(self, point: str, context: dict[str, Any]) -> str:
-        return handling_node(self.cluster.shared, self.cluster.servers, point, context)
 
     # -- running actions --------------------------------------------------------------------------
 
@@ -204,22 +197,15 @@ class ClusterScenarios:
         return default
 
     def _leader(self, stream: str, consumer: str = "") -> str:
-        if self.cluster.elections is not None:
-            # The replicated JetStream's module loads with the first cluster that runs one
-            from fakejs.server.cluster_replication import leader_name
-
-            leader = leader_name(self.cluster.running, stream, consumer)
-            if not leader:
-                raise ScenarioError(f"no leader for {stream!r}{' > ' + consumer if consumer else ''}")
-            return leader
-        shared = self.cluster.shared
-        clustered = shared.jetstream.clustered if shared is not None and shared.jetstream is not None else None
-        if clustered is None:
+        if self.cluster.elections is None:
             raise ScenarioError("leader_of needs the cluster's JetStream")
-        group = clustered.consumer_group(stream, consumer) if consumer else clustered.stream_group(stream)
-        if group is None or not group.leader:
+        # The replicated JetStream's module loads with the first cluster that runs one
+        from fakejs.server.cluster_replication import leader_name
+
+        leader = leader_name(self.cluster.running, stream, consumer)
+        if not leader:
             raise ScenarioError(f"no leader for {stream!r}{' > ' + consumer if consumer else ''}")
-        return group.leader
+        return leader
 
     def kill(self, default: str, node: str = "", leader_of: dict[str, str] | None = None) -> dict[str, Any]:
         return self._spawn("kill", self.cluster.kill(self._target(default, node, leader_of)))

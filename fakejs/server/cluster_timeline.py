@@ -1,16 +1,12 @@
 """One timeline for the servers of an in-process cluster: each node records its own, the cluster merges them.
 
-Every node keeps its own timeline (its clients, its faults, the clock).  The
-parts the nodes share -- the clustered JetStream and a cluster scenario's
-steps -- record through a :class:`ClusterRecorder`, which puts each event on
-the timeline of the node that did it: a consumer's event on its leader's
-node, a stream's on the stream leader's, anything else on the meta leader's
-(else the first running node's).  An event with a client also names the node
-the client is connected to (``client_node``: client ids are numbered per
-server), as the message being handled arrived there.  A replicated
-JetStream's nodes record on their own timelines, naming the server of a
+Every node keeps its own timeline (its clients, its faults, the clock, its
+share of the cluster's JetStream).  A JetStream node names the server of a
 client of another one (``client_node``; its ``client`` is 0 or none, that
-server's ids are not known here).
+server's ids are not known here).  What belongs to no node -- a cluster
+scenario's step for every node -- records through a
+:class:`ClusterRecorder`, on the meta leader's timeline (else the first
+running node's).
 
 The nodes share one clock and number their events from one count
 (:meth:`~fakejs.testkit.timeline.Timeline.number_with`), so :func:`merged`
@@ -30,42 +26,22 @@ from fakejs.testkit.timeline import Timeline, TimelineFilter
 
 __all__ = ["ClusterRecorder", "document", "merged"]
 
-# The name of the node that leads a stream or its consumer ("" when none does or the cluster cannot tell).
-LeaderOf = Callable[[str | None, str | None], str]
-
-
-def _no_leader(stream: str | None, consumer: str | None) -> str:
-    return ""
-
-
-def _nowhere() -> str:
-    return ""
-
 
 class ClusterRecorder:
-    """The recorder of what the nodes share: each event goes on the timeline of the node that did it.
-
-    ``leader_of`` names the node leading an event's consumer or stream,
-    ``arrival`` the node the message being handled arrived on, ``fallback``
-    the node that records the rest (the meta leader, a running node); the
-    cluster's JetStream sets the first two when it starts.
-    """
+    """The recorder of what belongs to no node: ``fallback`` names the node that records it (the meta leader,
+    a running node)."""
 
     def __init__(self, servers: Sequence[Server], fallback: Callable[[], str]) -> None:
         self._timelines: dict[str, Timeline] = {server.broker.name: server.recorded for server in servers}
         self._on = any(self._timelines.values())
         self._first = servers[0].broker.name
         self.fallback = fallback
-        self.leader_of: LeaderOf = _no_leader
-        self.arrival: Callable[[], str] = _nowhere
 
     def __bool__(self) -> bool:
         return self._on
 
     def record(self, kind: str, **fields: Any) -> None:
-        node = self.leader_of(fields.get("stream"), fields.get("consumer")) or self.fallback() or self._first
-        if fields.get("client") is not None:
-            fields["client_node"] = self.arrival() or node
+        node = self.fallback() or self._first
         timeline = self._timelines.get(node)
         if timeline is not None:
             timeline.record(kind, **fields)

@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clock import Clock, SystemClock
 from fakejs.core.cluster.cluster import Cluster as Routes
-from fakejs.core.cluster_checks import clustered_account, clustered_accounts_problem
 from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.failures import ServerError
 from fakejs.core.options import ServerOptions
@@ -59,13 +58,15 @@ from fakejs.testkit.timeline import TimelineFilter
 
 if TYPE_CHECKING:
     from fakejs.jetstream import JetStreamWithApi
-    from fakejs.server.cluster_jetstream import ClusterJetStream
     from fakejs.server.cluster_replication import Elections
 
 __all__ = ["Cluster"]
 
 # How long (real seconds) the nodes may take to mesh before a wait gives up.
 MESH_TIMEOUT = 10.0
+SHARED_REMOVED = (
+    "replicated=False: the shared JetStream was removed; a cluster's JetStream is replicated across its nodes"
+)
 MESH_REDIAL_AFTER = 1.0  # seconds of real time without a mesh before the missing routes are dialled at once
 
 
@@ -79,9 +80,9 @@ class Cluster:
     :class:`~fakejs.core.options.ServerOptions` fields given to every node.
     ``jetstream=True`` gives the cluster a JetStream (off by default):
     each node runs its share of a JetStream replicated across them, the code
-    of a cluster of processes (:mod:`fakejs.server.cluster_replication`);
-    ``replicated=False`` gives it, for now, the older shared JetStream
-    instead, kept once for every node (:mod:`fakejs.server.cluster_jetstream`).
+    of a cluster of processes (:mod:`fakejs.server.cluster_replication`).
+    ``replicated=True`` is accepted and changes nothing; ``replicated=False``
+    (the shared JetStream of earlier versions) is refused.
     ``tags`` are node ``i``'s ``server_tags``; ``election`` the seconds a
     JetStream group stays without a leader when its leader's node goes down.
     """
@@ -101,22 +102,20 @@ class Cluster:
     ) -> None:
         if size < 1:
             raise ValueError("a cluster needs at least one node")
+        if not replicated:
+            raise ValueError(SHARED_REMOVED)
         self.name = name
         self.node_prefix = node_prefix
         self.clock: Clock = clock if clock is not None else SystemClock()
-        self.jetstream_wanted = bool(settings.pop("jetstream", False))
-        if self.jetstream_wanted and replicated and settings.get("jetstream_replicated") is None:
+        if settings.pop("jetstream", False) and settings.get("jetstream_replicated") is None:
             # Only a cluster with JetStream loads the replicated JetStream, and the JetStream layer with it
             from fakejs.server.cluster_replication import replicated_settings
 
             names = [f"{node_prefix}{index + 1}" for index in range(size)]
             settings["jetstream_replicated"] = replicated_settings(names, election)
-        # The nodes share one (below), rather than each having its own -- unless it is replicated across
-        # them (``jetstream_replicated``: each node runs its share).
+        # Each node runs its share of the JetStream replicated across them (``jetstream_replicated``).
         given = settings.get("jetstream_replicated")
         settings["jetstream"] = given is not None
-        if settings["jetstream"]:
-            self.jetstream_wanted = False
         # Elections on cue for the servers that share an in-process exchange (each runs its share of the groups)
         self.on_cue = given is not None and given.exchange is not None
         if given is not None and self.on_cue:
@@ -126,7 +125,6 @@ class Cluster:
         self._tags = [list(node_tags) for node_tags in tags]  # node i's server_tags (placement.tags)
         self.election = election  # JetStream: seconds a group whose leader's server went down has no leader
         self._seed = seed
-        self.shared: ClusterJetStream | None = None
         self.elections: Elections | None = None  # the replicated JetStream's elections on cue
         self._own_store = ""  # the directory the cluster made for its nodes' stores (removed when it stops)
         self.servers: list[Server] = [self._node(i) for i in range(size)]
@@ -135,9 +133,6 @@ class Cluster:
             server.recorded.number_with(numbering)
             server.cluster_timeline = partial(document, self.servers)  # the control API's cluster timeline
         self.recorder = ClusterRecorder(self.servers, self._recording_node)
-        problem = clustered_accounts_problem(self.servers[0].options) if self.jetstream_wanted else ""
-        if problem:
-            raise ValueError(problem)
         self._down: set[int] = set()
         self._holds = PortHolds()  # the ports of the nodes down
         self._groups: list[set[int]] = []
@@ -217,16 +212,6 @@ class Cluster:
         await self.wait_meshed()
         self.scenarios = ClusterScenarios(self)
         self.scenarios.attach()
-        if self.jetstream_wanted:
-            # Only a cluster with JetStream loads the shared JetStream, and the JetStream layer with it
-            from fakejs.server.cluster_jetstream import ClusterJetStream
-
-            rng = ids.new_random(None if self._seed is None else self._seed - 1)
-            account = clustered_account(self.servers[0].options)
-            self.shared = ClusterJetStream(
-                self.name, self.servers, self.clock, rng, self.election, account, self.recorder
-            )
-            self.shared.start(self.running)
         if self.on_cue:
             # The replicated JetStream's module loads with the first cluster that runs one
             from fakejs.server.cluster_replication import Elections, ready
@@ -250,10 +235,7 @@ class Cluster:
             server.options.store_dir = os.path.join(base, server.broker.name)
 
     def _recording_node(self) -> str:
-        """Where the shared parts' events that no stream or consumer leader claims are recorded."""
-        meta = self.shared.meta if self.shared is not None else None
-        if meta is not None and meta.leader:
-            return meta.leader
+        """Where the cluster's own events (a scenario's steps for every node) are recorded."""
         if self.elections is not None and self.meta_leader:
             return self.meta_leader
         return next((server.broker.name for server in self.running), "")
@@ -276,23 +258,22 @@ class Cluster:
 
     @property
     def jetstream(self) -> JetStreamWithApi | None:
-        """The JetStream the nodes share (``jetstream=True``), for a look inside; replicated, the JetStream of
-        the node leading the meta group (every node runs its share, a stream's replicas hold the same messages)."""
-        if self.elections is not None:
-            leader = self.meta_leader
-            return self.server(leader).jetstream if leader else None
-        return self.shared.jetstream if self.shared is not None else None
+        """The JetStream of the node leading the meta group (``jetstream=True``), for a look inside: every node
+        runs its share, a stream's replicas hold the same messages."""
+        if self.elections is None:
+            return None
+        leader = self.meta_leader
+        return self.server(leader).jetstream if leader else None
 
     @property
     def meta_leader(self) -> str:
         """The name of the node leading the JetStream meta group ("" while none does, or without JetStream)."""
-        if self.elections is not None:
-            # The replicated JetStream's module loads with the first cluster that runs one
-            from fakejs.server.cluster_replication import meta_leader
+        if self.elections is None:
+            return ""
+        # The replicated JetStream's module loads with the first cluster that runs one
+        from fakejs.server.cluster_replication import meta_leader
 
-            return meta_leader(self.running)
-        meta = self.shared.meta if self.shared is not None else None
-        return meta.leader if meta is not None and meta.leader else ""
+        return meta_leader(self.running)
 
     async def start_scenario(self, name_or_path: str | None = None, text: str | None = None) -> dict[str, Any]:
         """Start a scenario (a path, a shipped name, or TOML text) on the cluster (:mod:`fakejs.server.cluster_scenarios`)."""
@@ -307,9 +288,6 @@ class Cluster:
     async def stop(self) -> None:
         if self.scenarios is not None:
             self.scenarios.stop()
-        if self.shared is not None:
-            self.shared.stop()
-            self.shared = None
         for i, server in reversed(list(enumerate(self.servers))):
             if i not in self._down:
                 await server.stop()
@@ -346,9 +324,6 @@ class Cluster:
             config.port = server.routes.port
         self._down.add(i)
         self._reach_cache.clear()
-        if self.shared is not None:
-            self.shared.node_down(server, orderly)
-            self.shared.check_quorum(self._reach)
         await server.stop(crash=not orderly)
         self._holds.hold(i, server.options)  # nobody else takes its ports before the restart
         await self.wait_meshed()
@@ -372,7 +347,6 @@ class Cluster:
         await server.start()
         self._apply_partition(i)
         await self.wait_meshed()
-        self._share_with_majority()
         elections = self.elections
         if elections is not None:
             await server.wait_for(lambda: elections.returned(server, self.running, self._reaches), MESH_TIMEOUT)
@@ -387,7 +361,7 @@ class Cluster:
 
     def _move_leader(self, stream: str, consumer: str, to: str) -> str:
         if self.elections is None:
-            return self._shared().move_leader(stream, consumer, to)
+            raise RuntimeError("the cluster has no JetStream: start it with jetstream=True")
         # The replicated JetStream's module loads with the first cluster that runs one
         from fakejs.server.cluster_replication import move_leader
 
@@ -397,11 +371,6 @@ class Cluster:
         """Servers went down or were cut off: a replicated JetStream's groups elect on cue (cluster_replication)."""
         if self.elections is not None:
             self.elections.after_failure(self.running, self._reaches)
-
-    def _shared(self) -> ClusterJetStream:
-        if self.shared is None:
-            raise RuntimeError("the cluster has no JetStream: start it with jetstream=True")
-        return self.shared
 
     async def partition(self, *groups: Iterable[int | str]) -> None:
         """Cut the cluster into ``groups`` (nodes not named form one more): no routes across a cut."""
@@ -418,32 +387,8 @@ class Cluster:
         self._reach_cache.clear()
         for i in range(self.size):
             self._apply_partition(i)
-        self._share_with_majority()
         await self.wait_meshed()
         self._after_failure()
-
-    def _share_with_majority(self) -> None:
-        """JetStream across a cut: only the side holding a majority of the nodes keeps it (a Raft quorum).
-
-        The other side's servers no longer serve it -- their clients' requests
-        get no answer and their publishes no responders -- and the groups they
-        led move to the majority; with no majority, no side keeps it.
-        """
-        shared = self.shared
-        if shared is None:
-            return
-        if self._groups:
-            majority = next((g for g in self._groups if len(g) > self.size // 2), set())
-        else:
-            majority = set(range(self.size))
-        for i, server in enumerate(self.servers):
-            if i in self._down:
-                continue
-            if i in majority:
-                shared.node_up(server)
-            else:
-                shared.node_down(server)
-        shared.check_quorum(self._reach)
 
     async def heal(self) -> None:
         """End the partition: every node may reach every other again; the cut routes are dialled at once."""
@@ -453,7 +398,6 @@ class Cluster:
         for i in running:
             self._routes(self.servers[i]).unblock()
         self._dial_missing(force=True)
-        self._share_with_majority()
         await self.wait_meshed()
 
     # -- leaf links ---------------------------------------------------------------------

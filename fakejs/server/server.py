@@ -85,8 +85,6 @@ class Server:
         # The global account's JetStream (None when it has none); every account's in ``jetstreams``.
         self.jetstream: JetStreamWithApi | None = None
         self.jetstreams = AccountJetStreams(self.broker)
-        # The JetStream the servers of an in-process cluster share (fakejs.server.cluster_jetstream).
-        self.shared_jetstream: JetStreamWithApi | None = None
         self._control_subjects: ControlSubjects | None = None
         self._system: SystemRequests | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -341,9 +339,7 @@ class Server:
 
     @property
     def account_jetstreams(self) -> list[JetStreamWithApi]:
-        """Every account's JetStream, for monitoring (a cluster's shared one, in a cluster)."""
-        if self.shared_jetstream is not None:
-            return [self.shared_jetstream]
+        """Every account's JetStream, for monitoring."""
         return list(self.jetstreams.by_account.values())
 
     def _follow_account_jetstreams(self) -> None:

@@ -56,18 +56,6 @@ def test_a_configuration_file_with_a_cluster_block_is_refused(tmp_path: Path) ->
     assert "without a cluster {} block" in refusal(["--cluster_size", "2", "-c", str(config)])
 
 
-def test_a_second_account_with_jetstream_is_refused_by_name(tmp_path: Path) -> None:
-    """The nodes share one account's JetStream; a second account's would answer nobody."""
-    config = tmp_path / "c.conf"
-    config.write_text(
-        "accounts { JS { jetstream: enabled, users: [{user: js, password: js}] }\n"
-        "K { jetstream: enabled, users: [{user: k, password: k}] } }\n"
-    )
-    stderr = refusal(["--cluster_size", "3", "-js", "-c", str(config)])
-    assert stderr.startswith("fakejs: JetStream of account K in a cluster ") and "not supported by fakejs yet" in stderr
-    assert cli.command_line(["--cluster_size", "3", "-c", str(config)])  # no JetStream: served
-
-
 def test_one_node_is_an_ordinary_server() -> None:
     command = cli.command_line(["--cluster_size", "1", "-js"])
     assert command.cluster_size == 1 and command.options.jetstream
@@ -161,8 +149,8 @@ def test_the_image_s_jetstream_serves_the_whole_cluster_or_is_turned_off() -> No
 
 
 def serves_jetstream(cluster: Cluster) -> bool:
-    """Whether the cluster has a JetStream: shared by its nodes, or replicated across them (each node's own)."""
-    return cluster.jetstream_wanted or all(server.options.jetstream for server in cluster.servers)
+    """Whether the cluster has a JetStream, replicated across its nodes (each node's own)."""
+    return all(server.options.jetstream for server in cluster.servers)
 
 
 def test_a_last_port_above_65535_is_refused() -> None:

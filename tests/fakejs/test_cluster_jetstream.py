@@ -23,21 +23,15 @@ from tests.harness.wait import eventually
 pytestmark = pytest.mark.cluster
 
 
-@pytest.fixture(params=[False, True], ids=["simulated", "replicated"])
-def replicated(request: pytest.FixtureRequest) -> bool:
-    """Each test on the shared, simulated JetStream and on the one replicated across the nodes."""
-    return bool(request.param)
-
-
 async def api(nc: Client, subject: str, body: dict[str, Any] | None = None, timeout: float = 2.0) -> dict[str, Any]:
     reply = await nc.request(subject, json.dumps(body).encode() if body is not None else b"", timeout=timeout)
     answer: dict[str, Any] = json.loads(reply.data)
     return answer
 
 
-async def _leaders(seed: int, replicated: bool) -> list[str]:
+async def _leaders(seed: int) -> list[str]:
     """The leaders a seeded cluster gives three streams and a consumer, and after two step-downs."""
-    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=seed) as cluster:
+    async with Cluster(size=3, jetstream=True, seed=seed) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             seen = []
@@ -56,14 +50,14 @@ async def _leaders(seed: int, replicated: bool) -> list[str]:
             await nc.close()
 
 
-async def test_a_seed_repeats_every_placement_and_election(replicated: bool) -> None:
-    first = await _leaders(11, replicated)
-    assert await _leaders(11, replicated) == first
+async def test_a_seed_repeats_every_placement_and_election() -> None:
+    first = await _leaders(11)
+    assert await _leaders(11) == first
     assert first[0] != first[4] and first[4] != first[5]  # each step-down moved the leader of A
 
 
-async def test_publishes_through_any_node_are_stored_once_and_served_everywhere(replicated: bool) -> None:
-    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=3) as cluster:
+async def test_publishes_through_any_node_are_stored_once_and_served_everywhere() -> None:
+    async with Cluster(size=3, jetstream=True, seed=3) as cluster:
         clients = [await nats.connect(url) for url in cluster.urls]
         try:
             await api(clients[0], "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"], "num_replicas": 3})
@@ -80,8 +74,8 @@ async def test_publishes_through_any_node_are_stored_once_and_served_everywhere(
         assert cluster.errors == []
 
 
-async def test_the_leaders_node_dies_and_another_replica_takes_over(replicated: bool) -> None:
-    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=5) as cluster:
+async def test_the_leaders_node_dies_and_another_replica_takes_over() -> None:
+    async with Cluster(size=3, jetstream=True, seed=5) as cluster:
         nc = await nats.connect(cluster.urls, reconnect_time_wait=0.05)
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"], "num_replicas": 3})
@@ -95,7 +89,7 @@ async def test_the_leaders_node_dies_and_another_replica_takes_over(replicated: 
             assert dead == [
                 {"name": leader, "current": False, "active": 0, "lag": dead[0]["lag"], "peer": dead[0]["peer"]}
             ]
-            assert dead[0]["lag"] >= (1 if replicated else 0)
+            assert dead[0]["lag"] >= 1
             assert json.loads((await nc.request("s.b", b"2", timeout=2)).data)["seq"] == 2
             await cluster.restart(leader)
             info = await api(nc, "$JS.API.STREAM.INFO.S")
@@ -104,8 +98,8 @@ async def test_the_leaders_node_dies_and_another_replica_takes_over(replicated: 
             await nc.close()
 
 
-async def test_a_single_replica_on_a_dead_node_is_offline_until_it_returns(replicated: bool) -> None:
-    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=2) as cluster:
+async def test_a_single_replica_on_a_dead_node_is_offline_until_it_returns() -> None:
+    async with Cluster(size=3, jetstream=True, seed=2) as cluster:
         nc = await nats.connect(cluster.urls, reconnect_time_wait=0.05)
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.ONE", {"name": "ONE", "subjects": ["one.>"]})
@@ -123,8 +117,8 @@ async def test_a_single_replica_on_a_dead_node_is_offline_until_it_returns(repli
             await nc.close()
 
 
-async def test_a_consumer_step_down_answers_waiting_pulls_and_a_stream_step_down_does_not(replicated: bool) -> None:
-    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=8) as cluster:
+async def test_a_consumer_step_down_answers_waiting_pulls_and_a_stream_step_down_does_not() -> None:
+    async with Cluster(size=3, jetstream=True, seed=8) as cluster:
         nc = await nats.connect(cluster.url(2))
         try:
             await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s.>"], "num_replicas": 3})
@@ -147,8 +141,8 @@ async def test_a_consumer_step_down_answers_waiting_pulls_and_a_stream_step_down
             await nc.close()
 
 
-async def test_a_preferred_leader_is_honoured(replicated: bool) -> None:
-    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=4) as cluster:
+async def test_a_preferred_leader_is_honoured() -> None:
+    async with Cluster(size=3, jetstream=True, seed=4) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
@@ -159,8 +153,8 @@ async def test_a_preferred_leader_is_honoured(replicated: bool) -> None:
             await nc.close()
 
 
-async def test_placement_beyond_the_cluster_is_refused_as_nats_server_does(replicated: bool) -> None:
-    async with Cluster(replicated=replicated, size=3, jetstream=True) as cluster:
+async def test_placement_beyond_the_cluster_is_refused_as_nats_server_does() -> None:
+    async with Cluster(size=3, jetstream=True) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             for config, text in (
@@ -174,9 +168,9 @@ async def test_placement_beyond_the_cluster_is_refused_as_nats_server_does(repli
             await nc.close()
 
 
-async def test_on_a_manual_clock_the_cluster_runs_without_time_passing(replicated: bool) -> None:
+async def test_on_a_manual_clock_the_cluster_runs_without_time_passing() -> None:
     clock = ManualClock()
-    async with Cluster(replicated=replicated, size=3, jetstream=True, clock=clock, seed=1) as cluster:
+    async with Cluster(size=3, jetstream=True, clock=clock, seed=1) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
@@ -191,8 +185,8 @@ async def test_on_a_manual_clock_the_cluster_runs_without_time_passing(replicate
             await asyncio.sleep(0)
 
 
-async def test_across_a_partition_only_the_majority_serves_jetstream(replicated: bool) -> None:
-    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=6) as cluster:
+async def test_across_a_partition_only_the_majority_serves_jetstream() -> None:
+    async with Cluster(size=3, jetstream=True, seed=6) as cluster:
         lonely, crowd = await nats.connect(cluster.url("n1")), await nats.connect(cluster.url("n3"))
         try:
             await api(crowd, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
@@ -235,19 +229,14 @@ async def _fails_over(fakejs_cluster: Any) -> None:
 
 
 @pytest.mark.fakejs_cluster(jetstream=True)
-async def test_the_fixture_gives_a_clustered_jetstream_that_fails_over(fakejs_cluster: Any) -> None:
-    await _fails_over(fakejs_cluster)
-
-
-@pytest.mark.fakejs_cluster(jetstream=True, replicated=True)
 async def test_the_fixture_gives_a_replicated_jetstream_that_fails_over(fakejs_cluster: Any) -> None:
     await _fails_over(fakejs_cluster)
 
 
-async def test_an_election_window_on_the_manual_clock(replicated: bool) -> None:
+async def test_an_election_window_on_the_manual_clock() -> None:
     """With ``election=2``: for two seconds of cluster time after its leader's node dies, a stream has no leader."""
     clock = ManualClock()
-    async with Cluster(replicated=replicated, size=3, jetstream=True, clock=clock, seed=9, election=2.0) as cluster:
+    async with Cluster(size=3, jetstream=True, clock=clock, seed=9, election=2.0) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
@@ -267,8 +256,8 @@ async def test_an_election_window_on_the_manual_clock(replicated: bool) -> None:
             await nc.close()
 
 
-async def test_leaders_move_on_cue(replicated: bool) -> None:
-    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=12) as cluster:
+async def test_leaders_move_on_cue() -> None:
+    async with Cluster(size=3, jetstream=True, seed=12) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
@@ -285,8 +274,8 @@ async def test_leaders_move_on_cue(replicated: bool) -> None:
             await nc.close()
 
 
-async def test_a_removed_peer_is_replaced_when_a_server_is_free(replicated: bool) -> None:
-    async with Cluster(replicated=replicated, size=4, jetstream=True, seed=2) as cluster:
+async def test_a_removed_peer_is_replaced_when_a_server_is_free() -> None:
+    async with Cluster(size=4, jetstream=True, seed=2) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
@@ -302,7 +291,7 @@ async def test_a_removed_peer_is_replaced_when_a_server_is_free(replicated: bool
             assert (await api(nc, "$JS.API.STREAM.PEER.REMOVE.S", {"peer": ""}))["error"]["err_code"] == 10003
         finally:
             await nc.close()
-    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=2) as cluster:
+    async with Cluster(size=3, jetstream=True, seed=2) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
@@ -312,10 +301,10 @@ async def test_a_removed_peer_is_replaced_when_a_server_is_free(replicated: bool
             await nc.close()
 
 
-async def test_a_removed_consumer_peer_is_replaced_by_another_server_of_its_stream(replicated: bool) -> None:
+async def test_a_removed_consumer_peer_is_replaced_by_another_server_of_its_stream() -> None:
     """As nats-server 2.15.1 answers ``CONSUMER.PEER.REMOVE`` (seen on a four-node cluster)."""
     kind = "io.nats.jetstream.api.v1.consumer_remove_peer_response"
-    async with Cluster(replicated=replicated, size=4, jetstream=True, seed=2) as cluster:
+    async with Cluster(size=4, jetstream=True, seed=2) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             created = await api(nc, "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})
@@ -340,12 +329,12 @@ async def test_a_removed_consumer_peer_is_replaced_by_another_server_of_its_stre
             await nc.close()
 
 
-async def test_the_system_account_moves_the_meta_leader_and_removes_servers(replicated: bool) -> None:
+async def test_the_system_account_moves_the_meta_leader_and_removes_servers() -> None:
     """As nats-server 2.15.1 answers them (seen on a three-node cluster with a system account user)."""
     from fakejs.core.users import User
 
     users = [User(name="sys", password="sys", account="$SYS"), User(name="a", password="a")]
-    async with Cluster(replicated=replicated, size=3, jetstream=True, seed=3, users=users) as cluster:
+    async with Cluster(size=3, jetstream=True, seed=3, users=users) as cluster:
         system = await nats.connect(cluster.url(1), user="sys", password="sys")
         ordinary = await nats.connect(cluster.url(0), user="a", password="a")
         try:
@@ -415,7 +404,7 @@ async def test_replicated_logs_stay_compacted_and_a_restarted_node_catches_up_wi
 
 async def test_batches_across_a_change_of_stream_leader() -> None:
     """An atomic batch is stored whole on every node; a staged one goes with its leader, a fast one carries on."""
-    async with Cluster(replicated=True, size=3, jetstream=True, seed=5) as cluster:
+    async with Cluster(size=3, jetstream=True, seed=5) as cluster:
         nc = await nats.connect(cluster.url(0))
         try:
             config = {"name": "B", "subjects": ["b.>"], "num_replicas": 3, "allow_atomic": True, "allow_batched": True}
@@ -474,7 +463,7 @@ async def _probed(clients: list[Client], heard: list[list[bytes]], subject: str)
 
 async def test_a_replicated_stream_s_schedule_fires_once_across_a_step_down_and_is_republished_once() -> None:
     clock = ManualClock()
-    async with Cluster(replicated=True, size=3, jetstream=True, clock=clock, seed=3) as cluster:
+    async with Cluster(size=3, jetstream=True, clock=clock, seed=3) as cluster:
         clients = [await nats.connect(cluster.url(index)) for index in range(3)]
         try:
             heard = await _heard(clients, "out.F.>")
@@ -512,7 +501,7 @@ async def test_a_replicated_stream_s_schedule_fires_once_across_a_step_down_and_
 async def test_a_schedule_its_leader_fired_as_its_node_died_is_fired_by_the_next_leader() -> None:
     """The followers met the schedule too (in flight, waiting for the leader's message): the new leader fires it."""
     clock = ManualClock()
-    async with Cluster(replicated=True, size=3, jetstream=True, clock=clock, seed=5) as cluster:
+    async with Cluster(size=3, jetstream=True, clock=clock, seed=5) as cluster:
         config = {"name": "F", "subjects": ["F.>"], "num_replicas": 3, "allow_msg_schedules": True}
         nc = await nats.connect(cluster.url(0))
         created = await api(nc, "$JS.API.STREAM.CREATE.F", config)

@@ -46,7 +46,7 @@ async def advance_until(clock: ManualClock, nc: Any, heard: list[Any], count: in
 
 async def test_the_stranded_replica_announces_the_lost_quorum_on_the_clock() -> None:
     clock = ManualClock()
-    async with Cluster(size=3, jetstream=True, replicated=True, clock=clock, seed=4) as cluster:
+    async with Cluster(size=3, jetstream=True, clock=clock, seed=4) as cluster:
         nc = await nats.connect(cluster.url("n1"))
         heard: list[tuple[float, Msg]] = []
 
@@ -97,7 +97,7 @@ async def test_the_stranded_replica_announces_the_lost_quorum_on_the_clock() -> 
 
 async def test_across_a_partition_the_minority_side_announces_it_until_healed() -> None:
     clock = ManualClock()
-    async with Cluster(size=3, jetstream=True, replicated=True, clock=clock, seed=6) as cluster:
+    async with Cluster(size=3, jetstream=True, clock=clock, seed=6) as cluster:
         lonely, crowd = await nats.connect(cluster.url("n1")), await nats.connect(cluster.url("n3"))
         heard: dict[str, list[Msg]] = {"n1": [], "n3": []}
 

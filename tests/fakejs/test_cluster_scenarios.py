@@ -67,7 +67,7 @@ async def consumer_leader(nc: Client) -> str:
 
 
 def js_cluster(clock: ManualClock, seed: int = 1) -> Cluster:
-    return Cluster(size=3, jetstream=True, replicated=True, clock=clock, seed=seed)
+    return Cluster(size=3, jetstream=True, clock=clock, seed=seed)
 
 
 # -- loading and refusing ----------------------------------------------------------------------
@@ -417,7 +417,7 @@ def test_the_command_line_refuses_a_cluster_scenario_on_one_server() -> None:
 
 def test_the_fixture_handle_starts_a_scenario_and_its_steps_follow_advance() -> None:
     """``FakeCluster.scenario`` (what ``fakejs_cluster`` gives a test) goes through ``ThreadedCluster.start_scenario``."""
-    cluster = FakeCluster(3, clock="manual", jetstream=True, replicated=True, seed=4).start()
+    cluster = FakeCluster(3, clock="manual", jetstream=True, seed=4).start()
     try:
         started = cluster.scenario("cluster-leader-stepdown-under-load")
         assert started["scenario"] == "cluster-leader-stepdown-under-load" and len(started["faults"]) == 3

@@ -116,15 +116,14 @@ async def test_nodes_are_named_or_numbered() -> None:
         Cluster(size=0)
 
 
-def test_a_second_account_with_jetstream_is_refused_by_name_by_the_shared_jetstream_only() -> None:
-    """The shared JetStream is one account's (the global account's, or the one given JetStream); a second
-    account's would answer nobody.  The replicated JetStream serves every account with JetStream."""
+def test_replicated_true_changes_nothing_and_replicated_false_is_refused_by_name() -> None:
+    """A cluster's JetStream is replicated across its nodes; ``replicated=False`` asked for the shared JetStream
+    of earlier versions, which was removed.  Every account with JetStream is served."""
     one = "JS { jetstream: enabled, users: [{user: js, password: js}] }"
     two = "K { jetstream: enabled, users: [{user: k, password: k}] }"
     options = options_from_config(f"accounts {{ {one}\n{two} }}")
-    with pytest.raises(ValueError, match=r"^JetStream of account K in a cluster .*: not supported by fakejs yet$"):
+    with pytest.raises(ValueError, match=r"^replicated=False: the shared JetStream was removed; "):
         Cluster(size=3, jetstream=True, replicated=False, accounts=options.accounts)
-    assert Cluster(size=3, jetstream=True, replicated=True, accounts=options.accounts).size == 3
+    kept = Cluster(size=3, jetstream=True, replicated=True, accounts=options.accounts)
+    assert all(server.options.jetstream_replicated is not None for server in kept.servers)
     assert Cluster(size=3, accounts=options.accounts).size == 3  # without JetStream: served
-    served = Cluster(size=3, jetstream=True, accounts=options_from_config(f"accounts {{ {one} }}").accounts)
-    assert served.size == 3

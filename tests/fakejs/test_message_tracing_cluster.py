@@ -43,7 +43,7 @@ async def test_an_in_process_cluster_traces_each_hop() -> None:
 
 
 async def test_the_cluster_s_jetstream_is_traced_by_the_stream_leader() -> None:
-    async with Cluster(size=2, jetstream=True, replicated=True) as cluster:
+    async with Cluster(size=2, jetstream=True) as cluster:
         nc, other = await nats.connect(cluster.url(1)), await nats.connect(cluster.url(0))
         js = nc.jetstream()
         await js.add_stream(name="ORDERS", subjects=["orders.>"], num_replicas=2)

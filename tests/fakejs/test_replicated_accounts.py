@@ -36,9 +36,7 @@ def accounts_cluster(**settings: Any) -> Cluster:
     loaded = load_text(CONFIG, base=ServerOptions())
     assert not loaded.problem_text(), loaded.problem_text()
     options = loaded.options
-    return Cluster(
-        jetstream=True, replicated=True, accounts=options.accounts, system_account=options.system_account, **settings
-    )
+    return Cluster(jetstream=True, accounts=options.accounts, system_account=options.system_account, **settings)
 
 
 async def api(nc: Client, subject: str, body: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -33,7 +33,7 @@ def node_of(cluster: Cluster, cid_server: int) -> str:
 
 async def test_an_r3_stream_s_events_are_on_its_leader_s_node_and_every_node_is_merged_in_time_order() -> None:
     clock = ManualClock()
-    async with Cluster(size=3, jetstream=True, replicated=True, seed=7, clock=clock) as cluster:
+    async with Cluster(size=3, jetstream=True, seed=7, clock=clock) as cluster:
         clients = [await nats.connect(url, name=f"c{i}") for i, url in enumerate(cluster.urls)]
         try:
             created = await api(
@@ -85,7 +85,7 @@ async def test_an_r3_stream_s_events_are_on_its_leader_s_node_and_every_node_is_
 
 async def test_the_cluster_page_groups_lanes_by_node() -> None:
     clock = ManualClock()
-    async with Cluster(size=3, jetstream=True, replicated=True, seed=7, clock=clock) as cluster:
+    async with Cluster(size=3, jetstream=True, seed=7, clock=clock) as cluster:
         admin = await nats.connect(cluster.url(1))
         created = await api(admin, "$JS.API.STREAM.CREATE.S", {"name": "S", "subjects": ["s"], "num_replicas": 3})
         await admin.close()
@@ -140,7 +140,7 @@ async def test_each_node_keeps_its_own_ring_and_the_merge_keeps_their_sizes() ->
 
 async def test_a_cluster_scenario_step_is_recorded_on_its_node() -> None:
     clock = ManualClock()
-    async with Cluster(size=3, jetstream=True, replicated=True, seed=7, clock=clock) as cluster:
+    async with Cluster(size=3, jetstream=True, seed=7, clock=clock) as cluster:
         await cluster.start_scenario(
             text="""
 name = "cut"
@@ -159,7 +159,7 @@ args = { node = "n2" }
         assert step["node"] in ("n1", "n3")  # recorded where the cluster records its own, a running node
 
 
-@pytest.mark.fakejs_cluster(jetstream=True, replicated=True)
+@pytest.mark.fakejs_cluster(jetstream=True)
 async def test_the_fixtures_cluster_handle_gives_the_timeline_and_its_page(fakejs_cluster: Any) -> None:
     nc = await nats.connect(fakejs_cluster.url(0))
     try:
@@ -172,7 +172,7 @@ async def test_the_fixtures_cluster_handle_gives_the_timeline_and_its_page(fakej
 
 
 async def test_a_node_s_control_api_serves_the_cluster_s_timeline() -> None:
-    async with Cluster(size=3, jetstream=True, replicated=True, seed=7, http_port=0) as cluster:
+    async with Cluster(size=3, jetstream=True, seed=7, http_port=0) as cluster:
         clients = [await nats.connect(url) for url in cluster.urls]
         try:
             await api(clients[0], "$JS.API.STREAM.CREATE.S", {"name": "S", "num_replicas": 3})

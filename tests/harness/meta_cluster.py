@@ -1,9 +1,9 @@
 """A three-node JetStream cluster with a system account, monitoring and an open global account.
 
 Its kinds: ``real`` (nats-server processes), ``fake`` (fakejs's in-process
-cluster, whose JetStream is one store simulated as a cluster) and
-``processes`` (fakejs processes from the same configuration file, each
-running its share of a JetStream replicated across them).
+cluster) and ``processes`` (fakejs processes from the same configuration
+file); fakejs's nodes each run their share of a JetStream replicated across
+them, in one process or in several.
 """
 
 from __future__ import annotations

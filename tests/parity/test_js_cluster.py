@@ -71,9 +71,9 @@ from tests.harness.wait import WAIT, eventually
 pytestmark = pytest.mark.cluster
 
 
-@pytest.fixture(scope="module", params=["fake", "fake-replicated", "real"])
+@pytest.fixture(scope="module", params=["fake", "real"])
 def js_cluster_kind(request: pytest.FixtureRequest) -> str:
-    """The kinds of clusters here: fakejs's shared JetStream, fakejs's replicated across the nodes, nats-server."""
+    """The kinds of clusters here: fakejs's (its JetStream replicated across the nodes), nats-server."""
     if request.param == "real" and REAL_BINARY is None:
         pytest.skip(REAL_MISSING_REASON)
     return str(request.param)

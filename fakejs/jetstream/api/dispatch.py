@@ -133,34 +133,15 @@ class JetStreamApi:
         """nats-server's warning for a request body its strict decoding refuses."""
         self.js.broker.rate_limited_warning(f"Invalid JetStream request '{self.js.account_name} > {subject}': {error}")
 
-    def _offline(self, route: Route, request: Request) -> bool:
-        """A clustered asset without a running leader: nobody answers, unless its server shut down in
-        order and an info request can be told so."""
-        tokens = route.bind(request.subject)
-        stream, consumer = tokens.get("stream", ""), tokens.get("consumer", "")
-        if self.js.online(stream, consumer):
-            return False
-        if route.offline_answer and self.js.known_offline(stream, consumer):
-            # The error table comes with the first request that needs it
-            from fakejs.jetstream.errors import api_error
-
-            offline = api_error("JSConsumerOfflineErr" if consumer else "JSStreamOfflineErr")
-            self._reply(route, request, error_doc(route, offline), error=True)
-        return True
-
     def _answer(self, route: Route, request: Request) -> None:
         """Call the route's handler and reply with what it returns or the error it raises."""
         api_error_type = (self._late_types or self._types())[1]
         js = self.js
-        if js.clustered is not None and self._offline(route, request):
-            return
         try:
             if js.broker.faults and self._fault_ignores(request.subject):
                 return
             if route.level_first and request.hdr:  # a request without headers asks for no level
                 request.check_level()
-            if js.clustered is not None:
-                request.answered_by = self._answerer(route, request)
             body = route.call(js, request)
         except api_error_type as error:
             self._reply(route, request, error_doc(route, error), error=True)
@@ -204,30 +185,7 @@ class JetStreamApi:
             self.js.reply(request.reply, payload, request.reply_headers)
         if self.js.router.has_interest(advisories.AUDIT_SUBJECT):
             client = advisories.requester_info(self.js, request.origin)
-            shown = b"" if not error and self._proposed(route, request) else request.payload
-            server = request.answered_by or self._answerer(route, request)
-            advisories.api_audit(self.js, request.subject, shown, payload, client, server)
-
-    def _answerer(self, route: Route, request: Request) -> str:
-        """In a cluster, the server that answers about a stream or consumer: its leader when the request
-        arrives (the new one for a create), "" elsewhere."""
-        clustered = self.js.clustered
-        if clustered is None:
-            return ""
-        tokens = route.bind(request.subject)
-        stream, consumer = tokens.get("stream", ""), tokens.get("consumer", "")
-        group = clustered.consumer_group(stream, consumer) if consumer else clustered.stream_group(stream)
-        return group.leader if group is not None else ""
-
-    def _proposed(self, route: Route, request: Request) -> bool:
-        """Whether a cluster carried the request out as a proposal (the route's ``proposed``)."""
-        clustered = self.js.clustered
-        if clustered is None or not route.proposed:
-            return False
-        if route.proposed == "always":
-            return True
-        group = clustered.stream_group(route.bind(request.subject).get("stream", ""))
-        return group is not None and len(group.replicas) > 1
+            advisories.api_audit(self.js, request.subject, request.payload, payload, client, "")
 
 
 def asset_answer(js: JetStream, route: Route) -> Callable[[Consumer, str, bytes | None, bytes], None]:

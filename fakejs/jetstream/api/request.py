@@ -33,8 +33,6 @@ class Request:
     on_invalid: Callable[[str, str], None] | None = None
     # The client that sent it (a session), for the audit advisory; None when the server asks itself.
     origin: object = None
-    # In a cluster, the leader that answers it (named in the audit advisory).
-    answered_by: str = ""
 
     def check_level(self) -> None:
         """Refuse a request that needs a higher API level than the server's."""

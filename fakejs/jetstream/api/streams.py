@@ -21,7 +21,6 @@ from fakejs.jetstream.config.stream_sources import Lookup
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.service import JetStream
 from fakejs.jetstream.storage.store import StoredMessage
-from fakejs.jetstream.stream import info as stream_info
 from fakejs.jetstream.stream.direct import MSG_GET_REQUEST
 from fakejs.jetstream.stream.info import MAX_SUBJECT_DETAILS
 
@@ -70,8 +69,8 @@ def update_request(request: Request, stream: str, lookup: Lookup) -> tuple[Strea
 
 def create(js: JetStream, request: Request, stream: str) -> Reply:
     config, pedantic = create_request(request, stream)
-    # A single server leaves the cluster section out of the reply; a cluster's meta leader fills it in.
-    info = js.add_stream(config, pedantic).info(cluster=js.clustered is not None, domain=False)
+    # A single server leaves the cluster section out of the reply.
+    info = js.add_stream(config, pedantic).info(cluster=False, domain=False)
     info["did_create"] = True
     return info
 
@@ -79,7 +78,7 @@ def create(js: JetStream, request: Request, stream: str) -> Reply:
 def update(js: JetStream, request: Request, stream: str) -> Reply:
     config, pedantic = update_request(request, stream, js.stream_config)
     updated = js.update_stream(stream, config, pedantic)
-    return updated.info(cluster=js.clustered is not None)
+    return updated.info(cluster=False)
 
 
 def delete(js: JetStream, request: Request, stream: str) -> Reply:
@@ -102,12 +101,7 @@ def info(js: JetStream, request: Request, stream: str) -> Reply:
     if not total:
         paging = {"total": 0, "offset": 0, "limit": 0}
     details = target.info(deleted_details=body.get("deleted_details", False), subjects=page, cluster=True)
-    out = {**paging, **details}
-    if js.clustered is not None:  # a cluster's streams list the stream and its mirrors
-        cluster = js.clustered.meta.cluster
-        known = [(s.name, (s.config["mirror"] or {}).get("name", ""), cluster) for s in js.streams.values()]
-        stream_info.with_alternates(out, stream_info.alternates(known, stream, js.domain))
-    return out
+    return {**paging, **details}
 
 
 def names(js: JetStream, request: Request) -> Reply:

@@ -1,16 +1,14 @@
 """A clustered JetStream's meta group: its replicated state, its entries, its leader's requests, and placement.
 
-What lives here: ``placement`` (nats-server's placement rules, shared by the
-simulated cluster of :mod:`fakejs.jetstream.service.meta` and the meta
-leader), ``assignments`` (the meta group's servers, stream and consumer
+What lives here: ``placement`` (nats-server's placement rules, the meta
+leader's), ``assignments`` (the meta group's servers, stream and consumer
 assignments and their groups), ``entries`` (the operations the leader
 proposes, msgpack-encoded and versioned), ``state`` (:class:`MetaState`:
 the entries applied, snapshots), ``machine`` (:class:`MetaStateMachine`: the
 state a member of the ``_meta_`` group replicates into, and its observers)
 and ``leader`` (:class:`MetaLeader`: requests checked, placed and proposed).
 
-It sits in JetStream below ``service`` (the simulated cluster's placement)
-and above ``consumer``; it imports :mod:`fakejs.jetstream.replication` (the
+It sits in JetStream below ``service`` and above ``consumer``; it imports :mod:`fakejs.jetstream.replication` (the
 group it proposes through), :mod:`fakejs.jetstream.raft` (entries),
 :mod:`fakejs.jetstream.errors` (the API errors it refuses with), of
 :mod:`fakejs.core` the clock and the log, :mod:`fakejs.gocompat`'s ids, and
@@ -18,9 +16,8 @@ msgpack.
 
 The servers of a replicated JetStream run it
 (:mod:`fakejs.jetstream.service.replicated`: servers started with JetStream
-and routes, or given ``ReplicatedJetStream`` by code); the in-process
-``fakejs.Cluster(jetstream=True)`` is the simulation of
-``fakejs/server/cluster_jetstream.py``.  docs/contributing/replication.md
+and routes, the nodes of ``fakejs.Cluster(jetstream=True)``, or servers
+given ``ReplicatedJetStream`` by code).  docs/contributing/replication.md
 tells what is left.
 """
 

@@ -1,8 +1,7 @@
 """Where a replicated stream or consumer goes: nats-server's placement rules, one implementation.
 
-The simulated cluster (:mod:`fakejs.jetstream.service.meta`) and the meta
-group's leader (:mod:`fakejs.jetstream.cluster.leader`) both call these
-functions, so a stream is placed by the same rules whichever runs it:
+The meta group's leader (:mod:`fakejs.jetstream.cluster.leader`) calls these
+functions, so a stream is placed by nats-server's rules:
 
 * a stream takes ``num_replicas`` servers (at least one) among the
   candidates: running servers of the wanted cluster (``placement.cluster``,
@@ -14,8 +13,8 @@ functions, so a stream is placed by the same rules whichever runs it:
   then the group's id is drawn: 8 characters of base 62, named
   ``S-R3F-<id>`` (kind, replicas, ``F`` file or ``M`` memory storage).
 
-A candidate is named by whatever the caller lists its servers by (the
-simulation by server names, the meta group by peer ids).
+A candidate is named by whatever the caller lists its servers by (the meta
+group by peer ids).
 """
 
 from __future__ import annotations

@@ -56,8 +56,6 @@ class Consumer:
         self.config = config
         self.created_ns = created_ns
         self.closed = False
-        # Pulls waiting when its leader's server crashed (clustered), answered once a new leader is elected.
-        self.held_pulls: list[str] = []
         self.filters = consumerconfig.filters(config)
         # Subjects the stream signals this consumer on (nats-server's consumer sublist).
         self.signal_subjects: list[str] = list(self.filters) or [">"]
@@ -378,16 +376,6 @@ class Consumer:
         if self.priority is not None:
             self.priority.close()
         advisories.consumer_action(self, "delete")
-
-    def leader_lost(self) -> None:
-        """Its leader's server crashed (clustered): the waiting pulls hear nothing more until a new leader tells them."""
-        self.held_pulls += [request.reply for request in self.pulls.queue.clear()]
-
-    def leadership_changed(self, stepped_down: bool = True) -> None:
-        """Its leader moved (clustered): the new one does not hold the waiting pulls, "409 Leadership Change"."""
-        held, self.held_pulls = self.held_pulls, []
-        for reply in [request.reply for request in self.pulls.queue.clear()] + held:
-            self.js.reply(reply, b"", status.leadership_change())
 
     def stop(self) -> None:
         """Server shutdown: waiting pulls learn "409 Server Shutdown", then stop."""

@@ -18,9 +18,8 @@ the meta, stream and consumer entries share, and their bodies' checks).
 
 The JetStream replicated across a cluster's servers runs its meta, stream and
 consumer groups on it (:mod:`fakejs.jetstream.service.replicated`), in
-processes and in an in-process cluster started with ``replicated=True``; the
-in-process cluster's default JetStream is still simulated (it shares one
-store: ``fakejs/server/cluster_jetstream.py``).  It sits in JetStream below
+processes and in an in-process cluster (``fakejs.Cluster(jetstream=True)``,
+whose nodes speak over an in-process exchange).  It sits in JetStream below
 ``service``, ``consumer`` and ``stream`` (whose groups drive it) and above ``raft``, ``storage`` and ``config``; it imports
 :mod:`fakejs.jetstream.raft`, of :mod:`fakejs.core` the router, the clock,
 the options and the log, and :mod:`fakejs.gocompat`'s ids (peer ids).  docs/contributing/replication.md tells how a group

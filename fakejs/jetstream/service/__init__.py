@@ -6,10 +6,8 @@ usage; ``consumers`` holds the rules for creating, updating and removing
 consumers and the retention their acks drive; ``persistence`` keeps the
 store directory in step and reads it back on start; ``limits`` checks an
 account's JetStream limits, ``server_limits`` holds the server's store
-limits, ``banner`` JetStream's start and shutdown log lines, and for
-clusters ``clustered`` (placement, leaders, offline assets) and ``meta``
-(the simulated meta layer); for a JetStream replicated across a cluster's
-servers, ``replicated_meta`` (the server's ``_meta_`` member, shared by its
+limits, ``banner`` JetStream's start and shutdown log lines; for a
+JetStream replicated across a cluster's servers, ``replicated_meta`` (the server's ``_meta_`` member, shared by its
 accounts, and its joining), ``replicated`` (an account's share: the checks
 before a proposal, the ``cluster`` sections), ``replicated_streams``
 (the streams assigned to the server, captured on their leader),

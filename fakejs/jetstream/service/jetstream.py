@@ -38,18 +38,15 @@ from fakejs.jetstream.service import banner, limits
 from fakejs.jetstream.service.persistence import Persistence
 from fakejs.jetstream.service.server_limits import server_limits
 from fakejs.jetstream.stream.batch_limits import BatchLimits
-from fakejs.jetstream.stream.traced import TraceHandover
 
 if TYPE_CHECKING:
     from fakejs.core.accounts import Account
     from fakejs.core.broker import Broker
-    from fakejs.core.imports import Imports
     from fakejs.jetstream.config.consumer import ConsumerConfig
     from fakejs.jetstream.config.stream import StreamConfig
     from fakejs.jetstream.consumer.consumer import Consumer
     from fakejs.jetstream.consumer.view import ConsumerName
     from fakejs.jetstream.errors import ApiError
-    from fakejs.jetstream.service.clustered import ClusterAssets
     from fakejs.jetstream.service.consumers import ConsumerAdmin
     from fakejs.jetstream.stream.stream import Stream, StreamConsumer
 
@@ -107,8 +104,7 @@ class JetStream:
     ) -> None:
         self.broker = broker
         # The account this JetStream serves (the global one unless told otherwise): its
-        # router carries the API, the streams' subjects and every reply (a cluster's shared
-        # JetStream gets the router mounted on every server: fakejs.core.mount).
+        # router carries the API, the streams' subjects and every reply.
         self.account = account if account is not None else broker.accounts.default
         self.router = router if router is not None else self.account.router
         # The account's JetStream limits (``accounts { A { jetstream { ... } } }``); unlimited by default.
@@ -129,12 +125,6 @@ class JetStream:
         self.domain = broker.options.jetstream_domain
         os.makedirs(self.store_dir, exist_ok=True)  # nats-server creates a missing store directory
         self.streams: dict[str, Stream] = {}
-        # In a cluster (fakejs.Cluster with JetStream): placement, leaders and offline assets.
-        self.clustered: ClusterAssets | None = None
-        # Set by a cluster whose servers share this JetStream: traced messages go to their stream leader's server.
-        self.trace_handover: TraceHandover | None = None
-        # Set by such a cluster: the imports and account of the server a consumer leads on (None: none runs).
-        self.leader_imports: Callable[[ConsumerName], tuple[Imports, Account] | None] | None = None
         self.persistence = Persistence(
             self.store_dir, self.log, self.account.name, broker.clock.monotonic, broker.clock.call_soon
         )
@@ -214,35 +204,22 @@ class JetStream:
     def reply_interest(self, reply: str, within: ConsumerName | None = None) -> tuple[Router, str]:
         """Where interest in a pull request's reply is watched: through imports, the requester's subject.
 
-        In a cluster, only the imports of the server the consumer (``within``)
-        leads on are seen: a reply mapped on another server is watched as it
-        is, as nats-server sees the route's interest in it.
+        A JetStream on a router of its own (a replicated group's) watches the
+        reply as it is.
         """
-        imports, account = self.broker.imports, self.account
-        if self.router is not self.account.router:
-            found = self.leader_imports(within) if self.leader_imports is not None and within is not None else None
-            imports, account = found if found is not None else (None, account)
-        if imports is None:
+        imports = self.broker.imports
+        if imports is None or self.router is not self.account.router:
             return self.router, reply
-        target, subject = imports.reply_interest(account, reply)
+        target, subject = imports.reply_interest(self.account, reply)
         return (self.router, reply) if subject == reply else (target.router, subject)
 
     def online(self, stream: str, consumer: str = "") -> bool:
-        clustered = self.clustered
-        return clustered is None or clustered.online(stream, consumer)
-
-    def known_offline(self, stream: str, consumer: str = "") -> bool:
-        """Offline because its server shut down in order (a cluster knows, and says so)."""
-        clustered = self.clustered
-        return clustered is not None and clustered.known_offline(stream, consumer)
+        """A single server's assets are always online."""
+        return True
 
     def cluster_section(self, stream: str, consumer: str = "") -> dict[str, Any] | None:
-        """A clustered JetStream's groups; a single server is its streams' leader (consumers have none)."""
-        if self.clustered is None:
-            return None if consumer else {"leader": self.server_name}
-        if consumer:
-            return self.clustered.consumer_cluster(stream, consumer)
-        return self.clustered.stream_cluster(stream)
+        """A single server is its streams' leader (consumers have none)."""
+        return None if consumer else {"leader": self.server_name}
 
     # -- front ends ----------------------------------------------------------------------
 
@@ -436,7 +413,7 @@ class JetStream:
         from fakejs.jetstream.config import stream_rules, stream_sources
         from fakejs.jetstream.config.stream import copy_static_metadata
 
-        checked = stream_rules.check_create(config, pedantic, self.stream_config, clustered=self.clustered is not None)
+        checked = stream_rules.check_create(config, pedantic, self.stream_config, clustered=False)
         if self.tiers and SINGLE_SERVER_TIER not in self.tiers:
             raise api_error("JSNoLimitsErr")
         limits.stream_bytes_rules(self.limits, checked)
@@ -455,15 +432,10 @@ class JetStream:
         stream_sources.check_filters(checked)
         if self._subjects_overlap(checked["subjects"]):
             raise api_error("JSStreamSubjectOverlapErr")
-        if self.clustered is not None:
-            self.clustered.place_stream(checked["name"], checked)
         stream = self._create_stream(checked)
         if self.recorder:
             self.recorder.record("stream.create", stream=stream.name)
-        if self.clustered is None:
-            advisories.stream_action(self, stream.name, "create")
-        else:  # a cluster's new stream is announced by its leader once the create is answered
-            self.after_answer(lambda: advisories.stream_action(self, stream.name, "create"))
+        advisories.stream_action(self, stream.name, "create")
         return stream
 
     def update_stream(self, name: str, config: StreamConfig, pedantic: bool) -> Stream:
@@ -506,8 +478,6 @@ class JetStream:
         stream.close(deleted=True)
         self.streams.pop(stream.name, None)
         self.persistence.stream_deleted(stream)
-        if self.clustered is not None:
-            self.clustered.stream_deleted(stream.name, list(stream.consumers))
 
     def _create_stream(self, config: StreamConfig) -> Stream:
         # The store and the stream come with the first stream created
@@ -575,14 +545,12 @@ class JetStream:
         self, stream_name: str, config: ConsumerConfig, action: str, pedantic: bool, asked_identity: str
     ) -> tuple[Consumer, str]:
         """``CONSUMER.CREATE`` once the request agrees with its subject: see :meth:`ConsumerAdmin.create`."""
-        if config["num_replicas"] > 1 and self.clustered is None:
+        if config["num_replicas"] > 1:
             raise api_error("JSStreamReplicasNotSupportedErr")
         stream = self.lookup(stream_name)
         known = set(stream.consumers)
         consumer, identity = self.consumer_admin.create(stream, config, action, pedantic, asked_identity)
         if consumer.name not in known:  # created (else updated, and ConsumerAdmin.update recorded it)
-            if self.clustered is not None:  # its group first: a replicated consumer's leader speaks before it
-                self.clustered.consumer_created(consumer, stream.config["storage"])
             if self.recorder:  # once placed: a cluster records it on its leader's server
                 self.recorder.record("consumer.create", stream=stream.name, consumer=consumer.name)
             advisories.consumer_action(consumer, "create")
@@ -590,8 +558,6 @@ class JetStream:
 
     def remove_consumer(self, stream: Stream, consumer: StreamConsumer, cause: str = "api") -> None:
         self.consumer_admin.remove(stream, consumer, cause)
-        if self.clustered is not None:
-            self.clustered.consumer_deleted(stream.name, consumer.name)
 
     def consumer_acked(self, stream: Stream, consumer: StreamConsumer, seq: int) -> None:
         self.consumer_admin.acked(stream, consumer, seq)

@@ -18,7 +18,6 @@ from fakejs.jetstream.internal_client import InternalClient
 from fakejs.jetstream.stream.batch_limits import BatchLimits
 from fakejs.jetstream.stream.consumer_view import StreamConsumer
 from fakejs.jetstream.stream.direct import DirectHost
-from fakejs.jetstream.stream.traced import TraceHandover
 
 
 class StreamHost(DirectHost, Protocol):
@@ -31,9 +30,6 @@ class StreamHost(DirectHost, Protocol):
 
     @property
     def router(self) -> Router: ...
-
-    # A cluster's handover of traced messages to a stream leader's server (``None`` outside such a cluster).
-    trace_handover: TraceHandover | None
 
     # The timeline its streams and consumers record to (see fakejs.core.recorder).
     recorder: Recorder

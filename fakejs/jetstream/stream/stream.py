@@ -48,7 +48,7 @@ from fakejs.jetstream.stream.host import StreamHost as StreamHost
 from fakejs.jetstream.stream.links import Links
 from fakejs.jetstream.stream.publish_path import StreamPublisher
 from fakejs.jetstream.stream.schedules import MessageSchedules, Produced
-from fakejs.jetstream.stream.traced import TraceHandover, traced_inbound
+from fakejs.jetstream.stream.traced import traced_inbound
 from fakejs.jetstream.stream.transforms import Republisher, input_transform
 
 MARKER_RETRY = 2 * NS  # a refused subject delete marker is tried again after this long
@@ -217,11 +217,6 @@ class Stream:
 
     def pub_ack(self, seq: int) -> bytes:
         return self.publisher.pub_ack(seq)
-
-    @property
-    def trace_handover(self) -> TraceHandover | None:
-        """How a traced message reaches this stream's leader on another server (a cluster's shared JetStream)."""
-        return self.js.trace_handover
 
     def input_subject(self, subject: str) -> str:
         """The subject a message published on ``subject`` is stored under (the input transform applied)."""

@@ -12,18 +12,13 @@ when a check refuses it (or it is a duplicate); a stored one has its ``Nats-Trac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Protocol
 
 from fakejs.core.msgtrace import TRACE_DEST, TRACE_DISABLED, MessageTrace
 from fakejs.protocol import headers as hdrs
 
-__all__ = ["Handover", "TraceHandover", "TracedStream", "traced_inbound"]
-
-# The leader's trace (``None``: no longer traced), the headers it stores (with the hop), and sending its event.
-Handover = tuple[MessageTrace | None, bytes, Callable[[], None]]
-# ``(stream, trace, subject, headers, payload)``: the handover to the stream leader's server, or ``None`` (here).
-TraceHandover = Callable[[str, MessageTrace, str, bytes | None, bytes], Handover | None]
+__all__ = ["TracedStream", "traced_inbound"]
 
 
 class TracedStream(Protocol):
@@ -31,9 +26,6 @@ class TracedStream(Protocol):
 
     trace_error: str
     trace_error_late: bool
-
-    @property
-    def trace_handover(self) -> TraceHandover | None: ...
 
     @property
     def name(self) -> str: ...
@@ -59,24 +51,8 @@ def traced_inbound(
     payload: bytes,
     origin: object = None,
 ) -> bool:
-    """Store (or, trace only, just look at) a traced message, recording the ``js`` event.
-
-    In a cluster whose servers share the JetStream, a stream led by
-    another server gets the message as if over the route: the leader's
-    server records the ``js`` event in its own trace (see
-    :func:`~fakejs.core.msgtrace_route.hand_over`).
-    """
-    handover = stream.trace_handover
-    handed = handover(stream.name, trace, subject, hdr, payload) if handover is not None else None
-    if handed is None:
-        return _traced_inbound(stream, trace, trace, subject, reply, hdr, payload)
-    leader_trace, routed, send = handed
-    if leader_trace is None:
-        return stream.inbound(subject, reply, routed, payload, None)
-    try:
-        return _traced_inbound(stream, leader_trace, trace, subject, reply, routed, payload)
-    finally:
-        send()
+    """Store (or, trace only, just look at) a traced message, recording the ``js`` event."""
+    return _traced_inbound(stream, trace, trace, subject, reply, hdr, payload)
 
 
 def _traced_inbound(
