@@ -84,6 +84,21 @@ class Clock(Protocol):
         """Stop handing exceptions to ``sink``."""
 
 
+async def sleep(clock: Clock, seconds: float) -> None:
+    """Wait ``seconds`` of ``clock``'s time (on a manual clock, until it is moved that far)."""
+    done = asyncio.get_running_loop().create_future()
+
+    def wake() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    handle = clock.call_later(seconds, wake)
+    try:
+        await done
+    finally:
+        handle.cancel()
+
+
 def describe_callback(callback: Callable[..., object]) -> str:
     """A readable name for a timer callback, for error reports."""
     name = getattr(callback, "__qualname__", None) or repr(callback)

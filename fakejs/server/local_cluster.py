@@ -44,6 +44,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fakejs.core.clock import Clock, SystemClock
+from fakejs.core.clock import sleep as clock_sleep
 from fakejs.core.cluster.cluster import Cluster as Routes
 from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.failures import ServerError
@@ -528,14 +529,7 @@ class Cluster:
         return "; ".join(parts)
 
     async def _sleep(self, seconds: float) -> None:
-        done = asyncio.get_running_loop().create_future()
-
-        def wake() -> None:
-            if not done.done():
-                done.set_result(None)
-
-        self.clock.call_later(seconds, wake)
-        await done
+        await clock_sleep(self.clock, seconds)
 
     def __repr__(self) -> str:
         return f"<Cluster {self.name!r} {self.describe()}>"

@@ -218,3 +218,22 @@ def test_a_countdown_restarted_sooner_runs_out_sooner_and_a_cancelled_one_never(
     countdown.cancel()
     clock.advance(5)
     assert ran_out == [2.0] and not countdown.running
+
+
+async def test_a_sleep_on_a_manual_clock_ends_only_once_the_clock_is_moved_that_far() -> None:
+    clock = ManualClock()
+    clock.bind(asyncio.get_running_loop())
+    sleeping = asyncio.ensure_future(clock_module.sleep(clock, 5.0))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    clock.advance(4.0)
+    await asyncio.sleep(0)
+    assert not sleeping.done()
+    clock.advance(1.0)
+    await asyncio.wait_for(sleeping, 1.0)
+    cancelled = asyncio.ensure_future(clock_module.sleep(clock, 1.0))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    clock.advance(2.0)  # its timer went with it: nothing fires

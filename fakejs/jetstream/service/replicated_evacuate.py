@@ -24,10 +24,10 @@ As nats-server 2.15.1's (the meta leader answers; checked against its processes)
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from fakejs.core.clock import sleep as clock_sleep
 from fakejs.jetstream.cluster.placement import PlacementError
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed, system_router
@@ -154,7 +154,7 @@ class Evacuations:
         for _ in range(CATCH_UP_HEARTBEATS):
             if await caught_up():
                 return True
-            await asyncio.sleep(heartbeat)
+            await clock_sleep(self.share.js.clock, heartbeat)
         return False
 
 

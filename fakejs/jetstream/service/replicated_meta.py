@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgpack
 
+from fakejs.core.clock import sleep as clock_sleep
 from fakejs.jetstream.cluster import (
     META_GROUP,
     ConsumerAssignment,
@@ -287,7 +288,7 @@ class MetaMember(MetaObserver):
                 return
             if not group.is_leader and group.peer != peer:
                 raise NotLeader(group.leader)
-            await asyncio.sleep(group.node.settings.heartbeat_interval)
+            await clock_sleep(group.clock, group.node.settings.heartbeat_interval)
 
     def _record(self) -> tuple[str, str, tuple[str, ...]]:
         return self.broker.name, self.cluster, tuple(self.broker.options.server_tags)

@@ -27,11 +27,11 @@ over first) and removes its directory.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from fakejs.core.clock import sleep as clock_sleep
 from fakejs.jetstream.cluster.placement import PlacementError
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.replication import ProposalFailed, peer_id, system_router
@@ -219,7 +219,7 @@ class PeerChanges:
             answered = {index for index, payload in answers if peer not in json.loads(payload)}
             if len(answered) == len(subjects):
                 return
-            await asyncio.sleep(heartbeat)
+            await clock_sleep(share.js.clock, heartbeat)
 
     # -- every server: the members of the groups it leads -----------------------------------------------
 
