@@ -28,10 +28,14 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakejs.core.clock import sleep as clock_sleep
-from fakejs.jetstream.cluster.placement import PlacementError
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed, system_router
-from fakejs.jetstream.service.replicated_peers import HANDOVER_PREFIX, PeerShare, consumer_replacement, member_of
+from fakejs.jetstream.service.replicated_peers import (
+    HANDOVER_PREFIX,
+    PeerShare,
+    consumer_replacement,
+    stream_replacement,
+)
 
 if TYPE_CHECKING:
     from fakejs.jetstream.cluster import ConsumerAssignment, MetaLeader, StreamAssignment
@@ -65,14 +69,7 @@ class Evacuations:
 
     def evacuate_stream(self, stream: str, named: str) -> None:
         """Start moving ``stream`` off the server ``named`` (the checks raise nats-server's errors)."""
-        assignment = self._stream(stream)
-        peer = member_of(assignment.group.peers, named)
-        if peer is None:
-            raise api_error("JSClusterPeerNotMemberErr")
-        try:
-            replacement = self._leader.free_servers(assignment.config, assignment.group.peers, 1)[0]
-        except PlacementError:
-            raise api_error("JSPeerRemapErr") from None
+        assignment, peer, replacement = stream_replacement(self.share, self._leader, stream, named)
         self.share.spawn(_quietly(self._move_stream(assignment, peer, replacement)))
 
     def cancel_move(self, stream: str) -> None:

@@ -46,7 +46,15 @@ if TYPE_CHECKING:
     from fakejs.jetstream.service.replicated_consumers import ConsumerReplicas
     from fakejs.jetstream.service.replicated_streams import StreamReplicas
 
-__all__ = ["HANDOVER_PREFIX", "MEMBERS_PREFIX", "PeerChanges", "PeerShare", "consumer_replacement", "member_of"]
+__all__ = [
+    "HANDOVER_PREFIX",
+    "MEMBERS_PREFIX",
+    "PeerChanges",
+    "PeerShare",
+    "consumer_replacement",
+    "member_of",
+    "stream_replacement",
+]
 
 
 class Asked(NamedTuple):
@@ -118,16 +126,7 @@ class PeerChanges:
     async def remove_stream_peer(self, stream: str, named: str) -> None:
         """Replace the server ``named`` in ``stream``'s group by a free one."""
         share = self.share
-        assignment = share.assigned(stream)
-        if assignment is None:
-            raise api_error("JSStreamNotFoundErr")
-        peer = member_of(assignment.group.peers, named)
-        if peer is None:
-            raise api_error("JSClusterPeerNotMemberErr")
-        try:
-            replacement = self._leader.free_servers(assignment.config, assignment.group.peers, 1)[0]
-        except PlacementError:
-            raise api_error("JSPeerRemapErr") from None
+        assignment, peer, replacement = stream_replacement(share, self._leader, stream, named)
         peers = tuple(replacement if member == peer else member for member in assignment.group.peers)
         await self._leader.update_stream(assignment.account, assignment.config, peers=peers)
         for consumer in share.consumer_assignments(stream):
@@ -248,6 +247,25 @@ class PeerChanges:
             if group is not None and group.name == name and group.is_leader and not group.stopped:
                 return group
         return None
+
+
+def stream_replacement(
+    share: PeerShare, leader: MetaLeader, stream: str, named: str
+) -> tuple[StreamAssignment, str, str]:
+    """The stream's assignment, the peer ``named`` names in its group, and a free server to take its place (the
+    meta ``leader``'s placement); the API's error when one is missing: 10059 no stream, 10040 ``named`` not in
+    the group, 10075 no free server."""
+    assignment = share.assigned(stream)
+    if assignment is None:
+        raise api_error("JSStreamNotFoundErr")
+    peer = member_of(assignment.group.peers, named)
+    if peer is None:
+        raise api_error("JSClusterPeerNotMemberErr")
+    try:
+        replacement = leader.free_servers(assignment.config, assignment.group.peers, 1)[0]
+    except PlacementError:
+        raise api_error("JSPeerRemapErr") from None
+    return assignment, peer, replacement
 
 
 def consumer_replacement(share: PeerShare, stream: str, name: str, named: str) -> tuple[ConsumerAssignment, str, str]:
