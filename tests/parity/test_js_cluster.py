@@ -14,6 +14,8 @@ requests through different nodes, on both targets.  Facts pinned
   each taken modulo 62 into ``0-9A-Za-z``); the leader is not listed;
 - a consumer's ``num_replicas`` 0 stays 0 in its config and it is
   replicated like its stream (R3); ``num_replicas`` 0 of a stream becomes 1;
+- a stream's ``consumer_count`` (STREAM.INFO, STREAM.LIST) counts its
+  consumers on every server, R1 consumers on servers other than its leader too;
 - stream and consumer leader stepdowns answer ``{"success":true}`` (R1
   too), then another node leads; unknown stream 10059, unknown consumer
   10014; ``{"placement":{"preferred":"nX"}}`` moves the stream leader to
@@ -197,6 +199,24 @@ async def test_consumer_cluster_follows_its_stream(js_cluster: Cluster) -> None:
         )
         assert single["config"]["num_replicas"] == 1
         assert list(single["cluster"]) == ["name", "leader"] and single["cluster"]["leader"] in NODES
+
+
+async def test_consumer_count_is_the_whole_clusters(js_cluster: Cluster) -> None:
+    """R1 consumers of an R3 stream are spread over its servers; the stream's info and STREAM.LIST count them all."""
+    name, count = unique("W"), 8
+    async with on_node(js_cluster, 0) as nc:
+        await create(nc, name, num_replicas=3)
+        leaders = set()
+        for number in range(count):
+            config = {"durable_name": f"c{number}", "num_replicas": 1}
+            created = await api(
+                nc, f"$JS.API.CONSUMER.CREATE.{name}.c{number}", {"stream_name": name, "config": config}
+            )
+            leaders.add(created["cluster"]["leader"])
+        info = await stream_info(nc, name)
+        assert info["state"]["consumer_count"] == count, (info["cluster"]["leader"], leaders)
+        listed = await api(nc, "$JS.API.STREAM.LIST", {"subject": f"{name}.>"})
+        assert [stream["state"]["consumer_count"] for stream in listed["streams"]] == [count]
 
 
 # -- leader stepdowns --------------------------------------------------------------------------------

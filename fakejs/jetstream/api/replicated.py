@@ -52,7 +52,7 @@ from fakejs.jetstream.api.routes import ROUTES
 from fakejs.jetstream.api.table import Route, Uncounted
 from fakejs.jetstream.errors import API_FAILURES, ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed
-from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built
+from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built, with_consumer_count
 from fakejs.jetstream.service.replicated_meta import MetaMember
 from fakejs.jetstream.stream import info as stream_info
 
@@ -367,6 +367,7 @@ class ReplicatedApi:
         ]
         if isinstance(info, dict):
             stream_info.with_alternates(info, stream_info.alternates(assigned, stream, self.js.domain))
+            with_consumer_count(info, self.domain.consumer_counts()[stream])
         return info
 
     async def _get_message(self, request: Request, stream: str) -> Any:

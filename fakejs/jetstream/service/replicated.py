@@ -21,6 +21,7 @@ under the new assignment (the assignment carries the reply subject).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from fakejs.jetstream.service.jetstream import JetStream
     from fakejs.jetstream.service.replicated_meta import MetaMember
 
-__all__ = ["ReplicatedJetStream", "not_built"]
+__all__ = ["ReplicatedJetStream", "not_built", "with_consumer_count"]
 
 GONE_SUBJECT = "$FJMETA.CGONE"  # fakejs's own (``.<account>``): a consumer's leader asks the meta leader to remove it
 LIST_TIMEOUT = 2.0  # seconds the meta leader waits for the stream leaders' infos of a STREAM.LIST
@@ -60,6 +61,13 @@ def not_built(feature: str) -> ApiError:
     error = api_error("JSClusterUnSupportFeatureErr")
     error.description = f"{feature} in a JetStream cluster across servers: not supported by fakejs yet"
     return error
+
+
+def with_consumer_count(info: object, count: int) -> None:
+    """Set a stream info's ``consumer_count`` to the cluster's count of its consumers, when it has any: its
+    leader counts only those it runs (nats-server's ``clusterWideConsCount``)."""
+    if count and isinstance(info, dict) and isinstance(info.get("state"), dict):
+        info["state"]["consumer_count"] = count
 
 
 class ReplicatedJetStream(MetaObserver):
@@ -246,6 +254,9 @@ class ReplicatedJetStream(MetaObserver):
         infos: dict[str, dict[str, Any]] = {}
         for index, payload in answers:
             infos.setdefault(names[index], json.loads(payload))
+        counts = self.consumer_counts()
+        for name, info in infos.items():
+            with_consumer_count(info, counts[name])
         return infos
 
     def _usage(self) -> bytes:
@@ -259,6 +270,9 @@ class ReplicatedJetStream(MetaObserver):
         infos: dict[str, dict[str, Any]] = {}
         for index, payload in answers:
             infos.setdefault(names[index], json.loads(payload))
+        counts = self.consumer_counts()
+        for name, info in infos.items():
+            with_consumer_count(info, counts[name])
         return infos
 
     async def usage(self) -> tuple[int, int]:
@@ -360,6 +374,12 @@ class ReplicatedJetStream(MetaObserver):
         account = self.js.account_name
         found = [ca for (owner, of, _), ca in self.machine.state.consumers.items() if (owner, of) == (account, stream)]
         return sorted(found, key=lambda ca: ca.name)
+
+    def consumer_counts(self) -> Counter[str]:
+        """How many consumers each of the account's streams has across the cluster, by stream name (the meta
+        group's assignments, nats-server's ``len(sa.consumers)``)."""
+        account = self.js.account_name
+        return Counter(of for (owner, of, _) in self.machine.state.consumers if owner == account)
 
     def check_consumer(
         self, stream: str, config: ConsumerConfig, action: str, pedantic: bool
