@@ -33,7 +33,8 @@ their JWTs), ``account_fetch`` (an account JWT asked of the other servers of a c
 following a reload), ``imports`` (exports and imports between accounts),
 ``mappings`` (account subject mappings), ``subject_transform`` and
 ``transform_functions`` (subject transforms and their destination
-functions), ``sysevents`` (system account events); message tracing in
+functions), ``sysevents`` (system account events), ``request_info`` (the
+requester's ``ClientInfo`` a request carries over a route); message tracing in
 ``msgtrace`` (the ``Nats-Trace-Dest`` events), ``msgtrace_route`` (the trace
 of a message a route brought) and ``msgtrace_encoding`` (compressed trace
 events); and for the server's settings, ``reload_options`` (what a reload

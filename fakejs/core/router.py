@@ -20,6 +20,7 @@ from fakejs.core.subjects import InvalidSubject, MatchResult, SubscriptionIndex
 
 if TYPE_CHECKING:
     from fakejs.core.mappings import SubjectMappings
+    from fakejs.core.request_info import RequestInfo
 
 __all__ = [
     "InternalHandler",
@@ -80,6 +81,11 @@ class RouteOwner(Protocol):
 
     @property
     def remote_name(self) -> str: ...
+
+    @property
+    def carries_request_info(self) -> bool:
+        """Whether a request sent over it carries its requester's info (:mod:`fakejs.core.request_info`):
+        a route's does, a leaf connection's does not."""
 
     def forward(
         self, account: str, subject: str, reply: str, queues: list[str], headers: bytes | None, payload: bytes
@@ -227,6 +233,8 @@ class Router:
         self._forward: Forwarding = self._forward_own
         # Where a route's message goes: here (:meth:`publish_routed`), and with leaf connections to them too.
         self.receive_routed: RoutedReceiver = self.publish_routed
+        # The requests whose copies sent over a route carry the requester's info (the account's JetStream API).
+        self.request_info: RequestInfo | None = None
 
     # -- subject mappings ------------------------------------------------------
 
@@ -480,8 +488,12 @@ class Router:
             targets = {owner: named for owner, named in targets.items() if remote.takes_imported(owner)}
         if targets and visible != subject and reply and js_ack_deliver_index(reply) < 0:
             reply = f"{reply}@{visible}"  # the subject shown travels at the end of the reply, as nats-server sends it
+        carried = headers
+        if targets and self.request_info is not None:
+            carried = self.request_info.sent(subject, headers, origin)
         for route, queues in targets.items():
-            self._forward(route, remote.account, subject, reply, queues, headers, payload)
+            sent = carried if route.carries_request_info else headers
+            self._forward(route, remote.account, subject, reply, queues, sent, payload)
         return delivered or bool(targets)
 
     def publish_routed(

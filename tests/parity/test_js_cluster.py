@@ -65,6 +65,7 @@ from nats.aio.client import Client
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError
 
+from tests.harness.cluster import interest_routed
 from tests.harness.js import api, request
 from tests.harness.js_cluster import ELECTION, NO_PEERS, Cluster, create, on_node, peer_of, unique
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
@@ -217,6 +218,20 @@ async def test_consumer_count_is_the_whole_clusters(js_cluster: Cluster) -> None
         assert info["state"]["consumer_count"] == count, (info["cluster"]["leader"], leaders)
         listed = await api(nc, "$JS.API.STREAM.LIST", {"subject": f"{name}.>"})
         assert [stream["state"]["consumer_count"] for stream in listed["streams"]] == [count]
+
+
+async def test_an_api_request_reaches_another_servers_subscriber_as_sent(js_cluster: Cluster) -> None:
+    """The requester's info an API request carries over the routes to the server that answers is no header a
+    subscriber of the account on another server sees: it gets the request as the client sent it."""
+    name = unique("H")
+    async with on_node(js_cluster, 1) as watcher, on_node(js_cluster, 0) as nc:
+        await create(nc, name, num_replicas=3)
+        sub = await watcher.subscribe(f"$JS.API.STREAM.INFO.{name}")
+        await interest_routed(nc, watcher)
+        await nc.request(f"$JS.API.STREAM.INFO.{name}", b"", timeout=WAIT)
+        await nc.request(f"$JS.API.STREAM.INFO.{name}", b"", timeout=WAIT, headers={"X-Mine": "1"})
+        plain, with_header = await sub.next_msg(timeout=WAIT), await sub.next_msg(timeout=WAIT)
+        assert (plain.headers, with_header.headers) == (None, {"X-Mine": "1"})
 
 
 # -- leader stepdowns --------------------------------------------------------------------------------

@@ -21,8 +21,10 @@ connected to ``n1``.  Facts pinned (nats-server 2.15.1):
 - each answered request is audited once on ``$JS.EVENT.ADVISORY.API`` by the
   server that answered it: a stream's or consumer's leader for its info and
   its create (without the request, carried out as a proposal), the meta
-  leader for the names and for a stream that does not exist; the client is
-  named with its account and the server it is connected to.
+  leader for the names and for a stream that does not exist; the client (of
+  ``n1``) is named in full by every server, as ``n1`` sends its ``ClientInfo``
+  with the request (``Nats-Request-Info``), which no subscriber of the
+  account on another server sees.
 
 Which server answers and when are nats-server's to choose, so ids, times and
 the replicas' ``current``/``lag``/``active`` are not compared, nor the order
@@ -286,4 +288,9 @@ def assert_audit(audit: dict[str, Any], subject: str, server: str, request: str 
     keys = ["server", "client", "subject", *(["request"] if request else []), "response"]
     assert_event(audit, "api_audit", keys)
     assert (audit["server"], audit["subject"], audit.get("request", "")) == (server, subject, request), audit
-    assert (audit["client"]["acc"], audit["client"]["server"]) == ("$G", "n1"), audit["client"]
+    client = audit["client"]
+    assert list(client) == CLIENT_KEYS, client
+    assert (client["acc"], client["server"], client["kind"]) == ("$G", "n1", "Client") and client["cluster"], client
+
+
+CLIENT_KEYS = ["start", "host", "id", "acc", "lang", "ver", "rtt", "server", "cluster", "kind", "client_type"]

@@ -170,6 +170,7 @@ class Route:
 
     rid = 1
     remote_name = "n2"
+    carries_request_info = True
 
     def __init__(self) -> None:
         self.forwarded: list[tuple[str, list[str]]] = []

@@ -119,6 +119,9 @@ class RouteHost(Protocol):
 class RouteLink:
     """One route connection: handshake state, the remote's identity, its pool slot, traffic counters."""
 
+    # a request sent over it carries its requester's info (fakejs.core.request_info)
+    carries_request_info = True
+
     def __init__(
         self, cluster: RouteHost, io: RouteIO, rid: int, solicited: bool, url: str = "", explicit: bool = False
     ):
@@ -377,5 +380,9 @@ class RouteLink:
             self.cluster.log.debug("%s - Unknown account %r for routed message", self, event.account)
             return
         if event.headers is not None and self.cluster.trace_routed(self, event):
+            return
+        if event.headers is not None and router.request_info is not None:  # a request with its requester's info
+            headers, origin = router.request_info.received(event.subject, event.headers, self)
+            router.receive_routed(event.subject, event.reply, event.queues, headers, event.payload, origin)
             return
         router.receive_routed(event.subject, event.reply, event.queues, event.headers, event.payload, self)

@@ -94,6 +94,9 @@ class LeafHost(Protocol):
 class LeafLink:
     """One leaf connection: which side dialled, the remote's identity, what it was told, traffic counters."""
 
+    # a request sent over it does not carry its requester's info (fakejs.core.request_info)
+    carries_request_info = False
+
     kind = "Leafnode"
 
     def __init__(self, host: LeafHost, io: LeafIO, lid: int, solicited: bool, url: str = "", hub: bool = False) -> None:

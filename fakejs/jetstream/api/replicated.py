@@ -42,7 +42,7 @@ from fakejs.jetstream import advisories
 from fakejs.jetstream.api import streams
 from fakejs.jetstream.api.dispatch import encode, error_doc
 from fakejs.jetstream.api.late_answers import answer_once_heard
-from fakejs.jetstream.api.replicated_audit import audit, client_info
+from fakejs.jetstream.api.replicated_audit import audit, client_info, request_info
 from fakejs.jetstream.api.replicated_consumers import ConsumerRequests
 from fakejs.jetstream.api.replicated_leaders import LeaderRequests
 from fakejs.jetstream.api.replicated_moves import META_ANSWERED as MOVES_ANSWERED
@@ -123,10 +123,12 @@ class ReplicatedApi:
         if self._own_member:
             self.member.start()
         router = self.js.router
+        router.request_info = request_info(self.js)
         self._subscription = router.subscribe_internal("$JS.API.>", self.dispatch, local_only=True)
         self._advertised = [router.subscribe_internal(subject, _taken_above) for subject in ADVERTISED]
 
     def stop(self) -> None:
+        self.js.router.request_info = None
         if self._subscription is not None:
             self.js.router.unsubscribe(self._subscription)
             self._subscription = None
