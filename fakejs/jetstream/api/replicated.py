@@ -54,6 +54,8 @@ from fakejs.jetstream.errors import API_FAILURES, ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed
 from fakejs.jetstream.service.replicated import ReplicatedJetStream, not_built, with_consumer_count
 from fakejs.jetstream.service.replicated_meta import MetaMember
+from fakejs.jetstream.service.replicated_moves import CANCEL_MOVE_PREFIX
+from fakejs.jetstream.service.replicated_peers import Asked
 from fakejs.jetstream.stream import info as stream_info
 
 if TYPE_CHECKING:
@@ -301,6 +303,8 @@ class ReplicatedApi:
         checked = self.domain.check_update(config, pedantic)
         assert self.domain.leader is not None
         client = client_info(self.js, request.origin)
+        if await self.domain.moves.move_by_placement(checked, Asked(request.reply, client, request.subject)):
+            return None  # the stream's leader answers once it runs under the new configuration
         if not await self.domain.peer_changes.rescale(checked, request.reply, client, request.subject):
             await self.domain.leader.update_stream(
                 self.js.account_name, checked, request.reply, client, request.subject
@@ -428,7 +432,8 @@ class ReplicatedApi:
             doc["did_create"] = True
         else:
             advisories.stream_action(self.js, stream.name, "modify")
-            doc = {"type": "io.nats.jetstream.api.v1.stream_update_response", **stream.info(cluster=True)}
+            kind_of_reply = "cancel_move" if assignment.subject.startswith(CANCEL_MOVE_PREFIX) else "update"
+            doc = {"type": f"io.nats.jetstream.api.v1.stream_{kind_of_reply}_response", **stream.info(cluster=True)}
         self.js.record_api_call(False)
         payload = encode(doc)
         verb = "CREATE" if kind == "create" else "UPDATE"

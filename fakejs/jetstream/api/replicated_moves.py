@@ -4,8 +4,9 @@ replicated across servers.
 As nats-server's, the meta leader answers them (their errors too, see
 :data:`META_ANSWERED`): an evacuation is checked as a ``PEER.REMOVE`` is
 (10003 for an empty request or ``peer``), then started and answered
-``{"success": true}``; the moves themselves are
-:mod:`fakejs.jetstream.service.replicated_evacuate`'s.
+``{"success": true}``; a move cancelled is answered by the stream's leader
+once the stream is back where it was.  The moves themselves are
+:mod:`fakejs.jetstream.service.replicated_moves`'s.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from fakejs.jetstream.api import leaders
+from fakejs.jetstream.api.replicated_audit import client_info
 from fakejs.jetstream.api.request import Request
 from fakejs.jetstream.errors import api_error
-from fakejs.jetstream.service.replicated_evacuate import Evacuations
+from fakejs.jetstream.service.replicated_peers import Asked
 
 if TYPE_CHECKING:
     from fakejs.jetstream.service.replicated import ReplicatedJetStream
@@ -46,7 +48,7 @@ class MoveRequests:
 
     def __init__(self, domain: ReplicatedJetStream) -> None:
         self.domain = domain
-        self.evacuations = Evacuations(domain)
+        self.moves = domain.moves
 
     def handlers(self) -> dict[str, Callable[..., Awaitable[Any]]]:
         return {
@@ -58,18 +60,19 @@ class MoveRequests:
     async def _evacuate_stream(self, request: Request, stream: str) -> dict[str, Any] | None:
         if not self.domain.is_meta_leader:
             return None
-        self.evacuations.evacuate_stream(stream, peer_named(request))
+        await self.moves.evacuate_stream(stream, peer_named(request))
         return {"success": True}
 
     async def _cancel_move(self, request: Request, stream: str) -> dict[str, Any] | None:
         if not self.domain.is_meta_leader:
             return None
-        self.evacuations.cancel_move(stream)
-        return None
+        client = client_info(self.domain.js, request.origin)
+        await self.moves.cancel_move(stream, Asked(request.reply, client, request.subject))
+        return None  # the stream's leader answers once the stream is back where it was
 
     async def _evacuate_consumer(self, request: Request, stream: str, consumer: str) -> dict[str, Any] | None:
         if not self.domain.is_meta_leader:
             return None
         request.check_level()
-        self.evacuations.evacuate_consumer(stream, consumer, peer_named(request))
+        self.moves.evacuate_consumer(stream, consumer, peer_named(request))
         return {"success": True}

@@ -21,7 +21,7 @@ step-down hands over to), ``replicated_monitoring`` (``/jsz``'s
 ``meta_cluster`` and ``ha_assets``), ``replicated_sections`` (the
 ``cluster`` section of an info), ``replicated_remove`` (``offline`` servers,
 ``$JS.API.SERVER.REMOVE``, ``META.LEADER.STEPDOWN``), ``replicated_purge``
-(``$JS.API.ACCOUNT.PURGE``), ``replicated_evacuate`` (``PEER.EVACUATE``, ``CANCEL_MOVE``), ``replicated_peers`` (``STREAM.PEER.REMOVE``,
+(``$JS.API.ACCOUNT.PURGE``), ``replicated_moves`` (``PEER.EVACUATE``, a placement changed by an update, ``CANCEL_MOVE``), ``replicated_peers`` (``STREAM.PEER.REMOVE``,
 ``CONSUMER.PEER.REMOVE``, a stream's replicas changed by an update) and ``replicated_advisories`` (the
 leader-elected advisories of streams, consumers and the meta group).  Sits on :mod:`fakejs.jetstream.consumer`,
 :mod:`fakejs.jetstream.stream`, :mod:`fakejs.jetstream.storage` and

@@ -20,6 +20,7 @@ under the new assignment (the assignment carries the reply subject).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -38,6 +39,7 @@ from fakejs.jetstream.service.replicated_advisories import LeaderAdvisories
 from fakejs.jetstream.service.replicated_consumer_rules import check_consumer, config_from_document
 from fakejs.jetstream.service.replicated_consumers import ConsumerReplica, ConsumerReplicas
 from fakejs.jetstream.service.replicated_infos import CONSUMER_INFO_PREFIX, INFO_PREFIX, USAGE_SUBJECT, MetaAnswers, ask
+from fakejs.jetstream.service.replicated_moves import Moves
 from fakejs.jetstream.service.replicated_peers import PeerChanges
 from fakejs.jetstream.service.replicated_sections import group_section
 from fakejs.jetstream.service.replicated_streams import StreamReplica, StreamReplicas
@@ -95,6 +97,7 @@ class ReplicatedJetStream(MetaObserver):
         self.replicas.continuing = self._stream_continues
         self.consumers.continuing = self._consumer_continues
         self.peer_changes = PeerChanges(self)
+        self.moves = Moves(self)
         self.observers: tuple[MetaObserver, ...] = (self, self.announcements, self.replicas, self.consumers)
         self._pending_consumers: set[tuple[str, str]] = set()  # consumers whose leader still has to answer
         self._gone_subscription: Subscription | None = None
@@ -155,9 +158,9 @@ class ReplicatedJetStream(MetaObserver):
         """A peer id's server name (the id itself while its record is not in the meta state)."""
         return self.member.server_name(peer)
 
-    def spawn(self, work: Any) -> None:
+    def spawn(self, work: Any) -> asyncio.Task[None]:
         """Run ``work`` on the server's loop; it is cancelled if the server stops first."""
-        self.member.spawn(work)
+        return self.member.spawn(work)
 
     def recovering(self) -> bool:
         """Whether the meta member is still applying the log it had at start."""

@@ -350,8 +350,9 @@ class MetaMember(MetaObserver):
         elif self.group is not None and not self.group.stopped:  # refused for now (a change under way...)
             self.broker.clock.call_later(self.group.node.settings.heartbeat_interval, self._change_membership)
 
-    def spawn(self, work: Any) -> None:
+    def spawn(self, work: Any) -> asyncio.Task[None]:
         """Run ``work`` on the server's loop; it is cancelled if the server stops first."""
-        task = asyncio.get_running_loop().create_task(work)
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
