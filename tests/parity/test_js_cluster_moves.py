@@ -1,4 +1,5 @@
-"""A stream moved to other servers by an update of its placement, and the move cancelled, on both targets.
+"""A stream moved to other servers by an update of its placement, the move cancelled, and a consumer's replicas
+changed by its update, on both targets.
 
 Nodes ``n1``..``n3`` of cluster ``C``, tagged ``az:1``..``az:3``.  Facts
 pinned (nats-server 2.15.1):
@@ -17,7 +18,10 @@ pinned (nats-server 2.15.1):
   stream's leader answering with its info (``stream_cancel_move_response``:
   ``config``, ``created``, ``state``, ``cluster``, ``ts``).  Whether a cancel
   sent right after the update finds the move under way is the server's
-  timing: either answer is taken, and the stream ends where that answer says.
+  timing: either answer is taken, and the stream ends where that answer says;
+- a consumer update with another ``num_replicas`` changes its servers: R3
+  to R1 (its ``cluster`` section then ``{name, leader}``) and back to R3,
+  its delivered and acknowledged state kept.
 """
 
 from __future__ import annotations
@@ -70,16 +74,23 @@ async def on_n1_with(nc: Client, name: str, count: int) -> None:
         await nc.request(f"{name}.m", str(number).encode(), timeout=5)
 
 
+DURABLE = {"durable_name": "D", "ack_policy": "explicit"}
+
+
+async def durable_with_two_acked(nc: Client, name: str) -> None:
+    """The durable ``D`` of the stream, its first two messages delivered and acknowledged."""
+    await api(nc, f"$JS.API.CONSUMER.CREATE.{name}.D", {"stream_name": name, "config": DURABLE})
+    pulled = await nc.jetstream().pull_subscribe_bind("D", stream=name)
+    for message in await pulled.fetch(2, timeout=5):
+        await message.ack_sync()
+    await pulled.unsubscribe()
+
+
 async def test_a_placement_change_moves_the_stream_and_its_consumer(js_cluster: Cluster) -> None:
     name = unique("MV")
     async with on_node(js_cluster, 0) as nc:
         await on_n1_with(nc, name, 5)
-        durable = {"durable_name": "D", "ack_policy": "explicit"}
-        await api(nc, f"$JS.API.CONSUMER.CREATE.{name}.D", {"stream_name": name, "config": durable})
-        pulled = await nc.jetstream().pull_subscribe_bind("D", stream=name)
-        for message in await pulled.fetch(2, timeout=5):
-            await message.ack_sync()
-        await pulled.unsubscribe()
+        await durable_with_two_acked(nc, name)
         updated = await api(nc, f"$JS.API.STREAM.UPDATE.{name}", config_of(name, {"tags": ["az:2"]}))
         assert "error" not in updated, updated
         assert updated["config"]["placement"] == {"tags": ["az:2"]}
@@ -126,3 +137,27 @@ async def test_a_move_cancelled_goes_back(js_cluster: Cluster) -> None:
         assert cancelled["state"]["messages"] == 3
         info = await stream_on(nc, name, "n1", 3)
         assert info["config"]["placement"] == {"tags": ["az:1"]}
+
+
+async def test_a_consumer_scaled_down_and_up_again_keeps_its_state(js_cluster: Cluster) -> None:
+    name = unique("CS")
+    async with on_node(js_cluster, 0) as nc:
+        await create(nc, name, num_replicas=3)
+        for number in range(4):
+            await nc.request(f"{name}.m", str(number).encode(), timeout=5)
+        await durable_with_two_acked(nc, name)
+        for replicas, keys in ((1, ["name", "leader"]), (3, None)):
+            body = {"stream_name": name, "action": "update", "config": {**DURABLE, "num_replicas": replicas}}
+            updated = await api(nc, f"$JS.API.CONSUMER.CREATE.{name}.D", body)
+            assert updated["config"]["num_replicas"] == replicas, updated
+
+            def scaled(info: dict[str, Any], keys: list[str] | None = keys) -> bool:
+                section = info.get("cluster") or {}
+                if keys is not None:
+                    return list(section) == keys
+                return bool(section.get("leader")) and len(section.get("replicas") or []) == 2
+
+            info = await eventually(
+                lambda: info_once(nc, f"$JS.API.CONSUMER.INFO.{name}.D"), scaled, what=f"R{replicas}", timeout=ELECTION
+            )
+            assert (info["delivered"]["stream_seq"], info["ack_floor"]["stream_seq"], info["num_pending"]) == (2, 2, 2)

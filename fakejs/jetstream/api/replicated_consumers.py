@@ -42,6 +42,7 @@ from fakejs.jetstream.config.consumer import ConsumerConfig
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.service.replicated import ReplicatedJetStream
 from fakejs.jetstream.service.replicated_consumer_rules import config_document, config_from_document
+from fakejs.jetstream.service.replicated_peers import Asked
 
 if TYPE_CHECKING:
     from fakejs.jetstream.consumer.consumer import Consumer
@@ -158,6 +159,9 @@ class ConsumerRequests:
         if assigned is not None and document == config_document(config_from_document(assigned.config)):
             document = assigned.config  # unchanged: the assignment is proposed again as it is
         client = client_info(self.js, request.origin)
+        asked = Asked(request.reply, client, request.subject)
+        if assigned is not None and await self.domain.peer_changes.rescale_consumer(assigned, document, asked):
+            return
         await leader.create_consumer(
             self.js.account_name, stream, name, document, request.reply, client, replicas, request.subject
         )

@@ -171,21 +171,25 @@ class MetaLeader:
         client: Mapping[str, Any] | None = None,
         replicas: int | None = None,
         subject: str = "",
+        peers: tuple[str, ...] | None = None,
     ) -> ConsumerAssignment:
         """Place a new consumer on its stream's servers, or give an existing one its new configuration
-        (``replicas``: how many servers a new one takes, else its configuration's ``num_replicas``)."""
+        (``replicas``: how many servers a new one takes, else its configuration's ``num_replicas``; ``peers``:
+        an existing one's new servers, its group's name kept: its leader changes the Raft membership)."""
         self._check_leader()
         stream_assignment = self._stream(account, stream)
         existing = self.state.consumer(account, stream, name)
         if existing is not None:
-            group = existing.group
+            group = (
+                existing.group if peers is None else replace(existing.group, peers=tuple(sorted(peers)), preferred="")
+            )
         else:
             count = int(config.get("num_replicas") or 0) if replicas is None else replicas
-            peers = place_consumer_replicas(stream_assignment.group.peers, count, self.rng)
+            placed = place_consumer_replicas(stream_assignment.group.peers, count, self.rng)
             storage = "memory" if config.get("mem_storage") else stream_assignment.group.storage
-            gname = group_name("C", len(peers), storage_letter(storage), new_group_id(self.rng))
-            cluster, preferred = stream_assignment.group.cluster, self.rng.choice(peers)
-            group = RaftGroup(gname, tuple(peers), storage, cluster=cluster, preferred=preferred)
+            gname = group_name("C", len(placed), storage_letter(storage), new_group_id(self.rng))
+            cluster, preferred = stream_assignment.group.cluster, self.rng.choice(placed)
+            group = RaftGroup(gname, tuple(placed), storage, cluster=cluster, preferred=preferred)
         created = existing.created_ns if existing is not None else self.clock.time_ns()
         client_info = dict(client or {})
         proposed = ConsumerAssignment(account, stream, name, dict(config), group, created, client_info, reply, subject)

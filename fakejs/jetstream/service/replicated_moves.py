@@ -70,8 +70,6 @@ class MoveShare(PeerShare, Protocol):
 
     def server_name(self, peer: str | None) -> str: ...
 
-    async def consumer_infos(self, stream: str, names: list[str]) -> dict[str, dict[str, Any]]: ...
-
 
 @dataclass
 class _Move:

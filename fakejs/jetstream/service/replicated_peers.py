@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from fakejs.core.clock import sleep as clock_sleep
@@ -86,6 +87,8 @@ class PeerShare(Protocol):
     def consumer_assignments(self, stream: str) -> list[ConsumerAssignment]: ...
 
     async def stream_infos(self, names: list[str]) -> dict[str, dict[str, Any]]: ...
+
+    async def consumer_infos(self, stream: str, names: list[str]) -> dict[str, dict[str, Any]]: ...
 
 
 MEMBERS_PREFIX = "$FJMETA.GM."  # fakejs's own: a group's Raft members, asked of its leader
@@ -200,6 +203,43 @@ class PeerChanges:
                     groups.append(consumer.group.name)
             if not last:
                 await self._settled(groups, peer)
+
+    # -- a consumer's replicas changed by its update ---------------------------------------------------
+
+    async def rescale_consumer(self, existing: ConsumerAssignment, config: Mapping[str, Any], asked: Asked) -> bool:
+        """Carry out an update that changes how many of its stream's servers a consumer is on (``num_replicas``;
+        0: all of them); False when it does not, nothing done.  More take servers of the stream the consumer is
+        not on, fewer keep its leader, one server leaving at a time."""
+        stream = self.share.assigned(existing.stream)
+        assert stream is not None
+        servers = stream.group.peers
+        wanted = min(int(config.get("num_replicas") or 0) or len(servers), len(servers))
+        old = existing.group.peers
+        if wanted == len(old):
+            return False
+        propose = partial(self._leader.create_consumer, existing.account, existing.stream, existing.name, config)
+        if wanted > len(old):
+            spare = [server for server in servers if server not in old]
+            added = self.share.js.rng.sample(spare, wanted - len(old))
+            await propose(asked.reply, asked.client, subject=asked.subject, peers=(*old, *added))
+            return True
+        leader = await self._consumer_leader(existing)
+        departing = sorted(old, key=lambda member: (member != leader, member))[wanted:]
+        current = list(old)
+        for index, peer in enumerate(departing):
+            current.remove(peer)
+            if index < len(departing) - 1:
+                await propose(peers=tuple(current))
+                await self._settled([existing.group.name], peer)
+            else:
+                await propose(asked.reply, asked.client, subject=asked.subject, peers=tuple(current))
+        return True
+
+    async def _consumer_leader(self, consumer: ConsumerAssignment) -> str:
+        """The peer id of the consumer's leader ("" when it did not answer)."""
+        infos = await self.share.consumer_infos(consumer.stream, [consumer.name])
+        leader = str(infos.get(consumer.name, {}).get("cluster", {}).get("leader") or "")
+        return peer_id(leader) if leader else ""
 
     async def _stream_leader(self, name: str) -> str:
         """The peer id of the stream's leader ("" when it did not answer)."""
