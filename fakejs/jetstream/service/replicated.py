@@ -257,9 +257,6 @@ class ReplicatedJetStream(MetaObserver):
         infos: dict[str, dict[str, Any]] = {}
         for index, payload in answers:
             infos.setdefault(names[index], json.loads(payload))
-        counts = self.consumer_counts()
-        for name, info in infos.items():
-            with_consumer_count(info, counts[name])
         return infos
 
     def _usage(self) -> bytes:

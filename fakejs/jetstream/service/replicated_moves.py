@@ -185,6 +185,8 @@ class Moves:
                 info = (await self.share.stream_infos([name])).get(name, {})
                 return dict(info.get("cluster") or {})
 
+            if self._under_way.get(name) is not move:
+                return  # cancelled while it was being started
             if not await self._migrated(assignment.group.name, cluster, leaving, added):
                 return  # a new replica did not catch up: the group keeps both sets of servers
             if self._under_way.get(name) is not move:
