@@ -31,8 +31,8 @@ from nats.aio.client import Client
 from nats.js.api import ConsumerConfig
 
 from fakejs.targets.cluster import ProcessCluster
+from tests.harness.js_processes import FAILOVER, NODES, create_r3, leader, quietly, replicated_cluster
 from tests.harness.wait import eventually
-from tests.parity.test_js_processes import FAILOVER, NODES, create_r3, leader, quietly, replicated_cluster
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 

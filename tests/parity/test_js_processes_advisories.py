@@ -49,8 +49,8 @@ from nats.aio.client import Client
 from fakejs.targets.cluster import ProcessCluster
 from tests.harness.heard import AUDIT, Heard
 from tests.harness.js_cluster import PEER_KEYS, peer_of
+from tests.harness.js_processes import create_r3, stream_leader
 from tests.harness.wait import eventually
-from tests.parity.test_js_processes import create_r3, quietly
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -131,18 +131,6 @@ def assert_peers(replicas: list[dict[str, Any]]) -> None:
 def meta_leader(cluster: ProcessCluster) -> str:
     with urllib.request.urlopen(f"http://127.0.0.1:{cluster.nodes[0].http_port}/jsz", timeout=5) as reply:
         return str(json.loads(reply.read()).get("meta_cluster", {}).get("leader", ""))
-
-
-async def stream_leader(client: Client, stream: str, other_than: str = "") -> str:
-    info = await eventually(
-        lambda: quietly(client.jetstream(timeout=3.0).stream_info(stream)),
-        lambda reply: (
-            not isinstance(reply, Exception) and reply.as_dict()["cluster"].get("leader") not in ("", None, other_than)
-        ),
-        what="a stream leader",
-        timeout=ELECTION,
-    )
-    return str(info.as_dict()["cluster"]["leader"])
 
 
 async def test_each_action_is_announced_once(clients: list[Client], heard: Heard) -> None:

@@ -48,15 +48,20 @@ import pytest
 from nats.aio.client import Client
 
 from fakejs.targets.cluster import ProcessCluster
+from tests.harness.js_processes import (
+    CONSUMER_STEPDOWN,
+    CONSUMER_STEPDOWN_TYPE,
+    STREAM_STEPDOWN,
+    STREAM_STEPDOWN_TYPE,
+    ask,
+    create_r3,
+    quietly,
+    stream_leader,
+)
 from tests.harness.wait import eventually
-from tests.parity.test_js_processes import create_r3, quietly
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
-STREAM_STEPDOWN = "$JS.API.STREAM.LEADER.STEPDOWN."
-CONSUMER_STEPDOWN = "$JS.API.CONSUMER.LEADER.STEPDOWN."
-STREAM_TYPE = "io.nats.jetstream.api.v1.stream_leader_stepdown_response"
-CONSUMER_TYPE = "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"
 META_CLUSTER_KEYS = [  # nats-server 2.15.1's /jsz meta_cluster
     "name",
     "leader",
@@ -89,24 +94,6 @@ async def client(cluster: ProcessCluster) -> AsyncIterator[Client]:
     await connected.close()
 
 
-async def ask(client: Client, subject: str, body: object = None) -> dict:
-    payload = b"" if body is None else json.dumps(body).encode()
-    reply = await client.request(subject, payload, timeout=10.0)
-    return json.loads(reply.data)
-
-
-async def stream_leader(client: Client, stream: str, other_than: str = "") -> str:
-    info = await eventually(
-        lambda: quietly(client.jetstream(timeout=3.0).stream_info(stream)),
-        lambda reply: (
-            not isinstance(reply, Exception) and reply.as_dict()["cluster"].get("leader") not in ("", None, other_than)
-        ),
-        what="a stream leader",
-        timeout=30,
-    )
-    return str(info.as_dict()["cluster"]["leader"])
-
-
 async def consumer_leader(client: Client, stream: str, consumer: str, other_than: str = "") -> str:
     info = await eventually(
         lambda: quietly(client.jetstream(timeout=3.0).consumer_info(stream, consumer)),
@@ -119,7 +106,7 @@ async def consumer_leader(client: Client, stream: str, consumer: str, other_than
     return str(info.as_dict()["cluster"]["leader"])
 
 
-def no_peers(description: str, kind: str = STREAM_TYPE) -> dict:
+def no_peers(description: str, kind: str = STREAM_STEPDOWN_TYPE) -> dict:
     return {"type": kind, "error": {"code": 400, "err_code": 10005, "description": description}}
 
 
@@ -134,13 +121,16 @@ async def test_stream_leader_step_downs(client: Client) -> None:
         'preferred server "nowhere" not known'
     )
     other = sorted({"n1", "n2", "n3"} - {leader})[0]
-    assert await ask(client, subject, {"placement": {"preferred": other}}) == {"type": STREAM_TYPE, "success": True}
+    assert await ask(client, subject, {"placement": {"preferred": other}}) == {
+        "type": STREAM_STEPDOWN_TYPE,
+        "success": True,
+    }
     assert await stream_leader(client, "LEAD", other_than=leader) == other
-    assert await ask(client, subject) == {"type": STREAM_TYPE, "success": True}
+    assert await ask(client, subject) == {"type": STREAM_STEPDOWN_TYPE, "success": True}
     assert await stream_leader(client, "LEAD", other_than=other) != other
     missing = await ask(client, STREAM_STEPDOWN + "MISSING")
     assert missing == {
-        "type": STREAM_TYPE,
+        "type": STREAM_STEPDOWN_TYPE,
         "error": {"code": 404, "err_code": 10059, "description": "stream not found"},
     }
     js = client.jetstream(timeout=10.0)
@@ -174,9 +164,9 @@ async def test_consumer_leader_step_down_answers_a_waiting_pull(client: Client) 
     await client.flush()
     subject = CONSUMER_STEPDOWN + "WORK.D"
     assert await ask(client, subject, {"placement": {"preferred": leader}}) == no_peers(
-        f'preferred server "{leader}" is already leader', CONSUMER_TYPE
+        f'preferred server "{leader}" is already leader', CONSUMER_STEPDOWN_TYPE
     )
-    assert await ask(client, subject) == {"type": CONSUMER_TYPE, "success": True}
+    assert await ask(client, subject) == {"type": CONSUMER_STEPDOWN_TYPE, "success": True}
     answer = await waiting.next_msg(timeout=15)
     assert (answer.headers or {}).get("Status") == "409"
     assert (answer.headers or {}).get("Description") == "Leadership Change"
@@ -187,7 +177,7 @@ async def test_consumer_leader_step_down_answers_a_waiting_pull(client: Client) 
     assert [message.data for message in fetched] == [b"one"]
     missing = await ask(client, CONSUMER_STEPDOWN + "WORK.MISSING")
     assert missing == {
-        "type": CONSUMER_TYPE,
+        "type": CONSUMER_STEPDOWN_TYPE,
         "error": {"code": 404, "err_code": 10014, "description": "consumer not found"},
     }
 

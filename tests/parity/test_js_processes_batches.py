@@ -38,9 +38,15 @@ from nats.aio.client import Client
 from nats.aio.subscription import Subscription
 
 from fakejs.targets.cluster import ProcessCluster
+from tests.harness.js_processes import (
+    STREAM_STEPDOWN,
+    STREAM_STEPDOWN_TYPE,
+    ask,
+    quietly,
+    replicated_cluster,
+    stream_leader,
+)
 from tests.harness.wait import eventually
-from tests.parity.test_js_processes import quietly, replicated_cluster
-from tests.parity.test_js_processes_api import STREAM_STEPDOWN, STREAM_TYPE, ask, stream_leader
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -131,7 +137,7 @@ async def test_an_atomic_batch_is_stored_on_every_replica(client: Client) -> Non
     assert await stored(client, "ATOM", 4) == expected
     for other in [node for node in NODES if node != leader]:  # each replica leads once, and serves the batches
         answer = await ask(client, STREAM_STEPDOWN + "ATOM", {"placement": {"preferred": other}})
-        assert answer == {"type": STREAM_TYPE, "success": True}
+        assert answer == {"type": STREAM_STEPDOWN_TYPE, "success": True}
         assert await stream_leader(client, "ATOM", other_than=leader) == other
         assert await stored(client, "ATOM", 4) == expected
         leader = other
@@ -153,7 +159,7 @@ async def test_atomic_batch_refusals(client: Client) -> None:
     # A batch staged on the leader goes with its leadership.
     leader = await stream_leader(client, "REF")
     assert await publish(client, "REF.a", b"", batch_headers("L", 1)) == b""
-    assert await ask(client, STREAM_STEPDOWN + "REF") == {"type": STREAM_TYPE, "success": True}
+    assert await ask(client, STREAM_STEPDOWN + "REF") == {"type": STREAM_STEPDOWN_TYPE, "success": True}
     await stream_leader(client, "REF", other_than=leader)
     assert await publish(client, "REF.a", b"", batch_headers("L", 2, commit="1")) == incomplete
     assert await messages(client, "REF") == 0
@@ -205,7 +211,7 @@ async def test_fast_batches_with_their_flow_acks(client: Client) -> None:
     # The other replicas still track the batch the gap ended (no commit was stored): the next leader carries it
     # on, telling its publisher with a flow ack on the last reply stored.
     leader = await stream_leader(client, "FAST")
-    assert await ask(client, STREAM_STEPDOWN + "FAST") == {"type": STREAM_TYPE, "success": True}
+    assert await ask(client, STREAM_STEPDOWN + "FAST") == {"type": STREAM_STEPDOWN_TYPE, "success": True}
     await stream_leader(client, "FAST", other_than=leader)
     assert await answers(replies, 1) == [(first, flow(1, 1))]
     commit = fi("Q", 2, 2, "fail", flow=1)

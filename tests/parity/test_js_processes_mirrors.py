@@ -35,8 +35,8 @@ from nats.js.api import PubAck, StreamConfig, StreamSource
 from nats.js.errors import NoStreamResponseError
 
 from fakejs.targets.cluster import ProcessCluster
+from tests.harness.js_processes import FAILOVER, NODES, create_r3, leader, quietly
 from tests.harness.wait import eventually
-from tests.parity.test_js_processes import FAILOVER, NODES, create_r3, leader, quietly
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 

@@ -30,7 +30,7 @@ import pytest
 from nats.aio.client import Client
 
 from fakejs.targets.cluster import ProcessCluster
-from tests.parity.test_js_processes_peers import ask, connect, create, durable, fetch_and_ack, refusal, settled
+from tests.harness.js_processes import NODES, ask, connect, create, durable, fetch_and_ack, refusal, settled
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -40,7 +40,6 @@ CONSUMER_EVACUATE = "$JS.API.CONSUMER.PEER.EVACUATE."
 STREAM_TYPE = "io.nats.jetstream.api.v1.stream_evacuate_peer_response"
 CANCEL_TYPE = "io.nats.jetstream.api.v1.stream_cancel_move_response"
 CONSUMER_TYPE = "io.nats.jetstream.api.v1.consumer_evacuate_peer_response"
-NODES = {"n1", "n2", "n3"}
 
 
 @pytest.fixture

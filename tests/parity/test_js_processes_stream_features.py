@@ -39,8 +39,8 @@ from nats.aio.msg import Msg
 
 from fakejs.gocompat import gotime
 from fakejs.targets.cluster import ProcessCluster
+from tests.harness.js_processes import leader, quietly, replicated_cluster
 from tests.harness.wait import eventually
-from tests.parity.test_js_processes import leader, quietly, replicated_cluster
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
