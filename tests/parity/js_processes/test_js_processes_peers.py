@@ -1,7 +1,7 @@
 """Which servers hold a stream or consumer in JetStream across server processes, on both targets.
 
 Three, four or five nodes ``n1``..``n5`` started from flags (see
-:mod:`tests.parity.test_js_processes`), the same nats-py client code
+:mod:`tests.parity.js_processes.test_js_processes`), the same nats-py client code
 against nats-server and fakejs processes.  Facts pinned (nats-server
 2.15.1):
 

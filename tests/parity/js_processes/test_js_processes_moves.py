@@ -1,7 +1,7 @@
 """Evacuating a server from a stream or consumer, and cancelling a move, in JetStream across server processes.
 
 Three nodes ``n1``..``n3`` started from flags (see
-:mod:`tests.parity.test_js_processes`), the same nats-py client code against
+:mod:`tests.parity.js_processes.test_js_processes`), the same nats-py client code against
 nats-server and fakejs processes.  Facts pinned (nats-server 2.15.1):
 
 - ``$JS.API.STREAM.PEER.EVACUATE.<stream>`` has ``PEER.REMOVE``'s refusals:

@@ -1,7 +1,7 @@
 """Advisories of a JetStream across three server processes, on both targets.
 
 Three nodes ``n1``..``n3`` started from flags (see
-:mod:`tests.parity.test_js_processes`), the same nats-py client code against
+:mod:`tests.parity.js_processes.test_js_processes`), the same nats-py client code against
 nats-server and fakejs processes, a listener on ``$JS.EVENT.ADVISORY.>``
 connected to ``n1``.  Facts pinned (nats-server 2.15.1):
 
