@@ -1,8 +1,8 @@
 """JetStream across server processes started from flags: asking a cluster that may be electing.
 
-The parity tests of JetStream across server processes start nodes
-``n1``..``nN`` of one kind and run the same nats-py client code against
-nats-server and fakejs processes.  While a cluster elects, a request may get
+The parity tests of ``tests/parity/js_processes/`` start nodes ``n1``..``nN``
+of one kind (:func:`process_cluster`) and run the same nats-py client code
+against nats-server and fakejs processes.  While a cluster elects, a request may get
 no answer or an error: :func:`quietly` makes that a value to wait past, and
 the helpers here ask again until the meta group has placed a stream
 (:func:`create_r3`, :func:`create`), a group has a leader (:func:`leader`,
@@ -31,6 +31,11 @@ STREAM_STEPDOWN = "$JS.API.STREAM.LEADER.STEPDOWN."
 CONSUMER_STEPDOWN = "$JS.API.CONSUMER.LEADER.STEPDOWN."
 STREAM_STEPDOWN_TYPE = "io.nats.jetstream.api.v1.stream_leader_stepdown_response"
 CONSUMER_STEPDOWN_TYPE = "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"
+
+
+def process_cluster(kind: str, size: int = 3, **options: Any) -> ProcessCluster:
+    """``size`` JetStream nodes ``n1``..``n<size>`` of ``kind``, started from flags (by its ``start``)."""
+    return ProcessCluster([kind] * size, jetstream=True, node_prefix="n", **options)
 
 
 async def quietly(coroutine: object) -> object:

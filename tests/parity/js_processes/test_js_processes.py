@@ -25,7 +25,6 @@ route INFO's ``go`` field; the fakejs node logs an error naming it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
 
 import nats
 import pytest
@@ -38,20 +37,6 @@ from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 from tests.harness.wait import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
-
-
-@pytest.fixture
-def cluster(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n").start() as started:
-        yield started
-
-
-@pytest.fixture
-async def clients(cluster: ProcessCluster) -> AsyncIterator[list[Client]]:
-    connected = [await nats.connect(url, allow_reconnect=False) for url in cluster.urls]
-    yield connected
-    for client in connected:
-        await client.close()
 
 
 async def test_r3_stream_consumer_and_kv_through_every_node(cluster: ProcessCluster, clients: list[Client]) -> None:

@@ -38,7 +38,7 @@ import asyncio
 import json
 import re
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -49,7 +49,7 @@ from nats.aio.client import Client
 from fakejs.targets.cluster import ProcessCluster
 from tests.harness.heard import AUDIT, Heard
 from tests.harness.js_cluster import PEER_KEYS, peer_of
-from tests.harness.js_processes import create_r3, stream_leader
+from tests.harness.js_processes import create_r3, process_cluster, stream_leader
 from tests.harness.wait import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -64,16 +64,8 @@ _ID = re.compile(r"[0-9A-Za-z]{22}")
 
 @pytest.fixture
 def cluster(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n", monitor=True).start() as started:
+    with process_cluster(target_kind, monitor=True).start() as started:
         yield started
-
-
-@pytest.fixture
-async def clients(cluster: ProcessCluster) -> AsyncIterator[list[Client]]:
-    connected = [await nats.connect(url, allow_reconnect=False) for url in cluster.urls]
-    yield connected
-    for client in connected:
-        await client.close()
 
 
 @pytest.fixture

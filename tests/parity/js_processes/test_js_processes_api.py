@@ -41,13 +41,11 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
 
 import nats
 import pytest
 from nats.aio.client import Client
 
-from fakejs.targets.cluster import ProcessCluster
 from tests.harness.js_processes import (
     CONSUMER_STEPDOWN,
     CONSUMER_STEPDOWN_TYPE,
@@ -55,6 +53,7 @@ from tests.harness.js_processes import (
     STREAM_STEPDOWN_TYPE,
     ask,
     create_r3,
+    process_cluster,
     quietly,
     stream_leader,
 )
@@ -79,19 +78,6 @@ EXPECTED_PLACEMENT_ERRORS = [  # nats-server 2.15.1: five replicas on three serv
     {"code": 400, "err_code": 10005, "description": "no suitable peers for placement, tags not matched ['nowhere']"},
     {"code": 400, "err_code": 10005, "description": "no suitable peers for placement"},
 ]
-
-
-@pytest.fixture
-def cluster(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n").start() as started:
-        yield started
-
-
-@pytest.fixture
-async def client(cluster: ProcessCluster) -> AsyncIterator[Client]:
-    connected = await nats.connect(cluster.urls[0], allow_reconnect=False)
-    yield connected
-    await connected.close()
 
 
 async def consumer_leader(client: Client, stream: str, consumer: str, other_than: str = "") -> str:
@@ -195,7 +181,7 @@ async def test_placement_errors(client: Client) -> None:
 
 
 async def test_jsz_shows_the_meta_cluster_and_the_replicated_assets(target_kind: str) -> None:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n", monitor=True).start() as cluster:
+    with process_cluster(target_kind, monitor=True).start() as cluster:
         client = await nats.connect(cluster.urls[0], allow_reconnect=False)
         try:
             await create_r3(client, "WATCHED")

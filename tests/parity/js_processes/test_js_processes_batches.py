@@ -30,14 +30,11 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Iterator
 
-import nats
 import pytest
 from nats.aio.client import Client
 from nats.aio.subscription import Subscription
 
-from fakejs.targets.cluster import ProcessCluster
 from tests.harness.js_processes import (
     STREAM_STEPDOWN,
     STREAM_STEPDOWN_TYPE,
@@ -51,19 +48,6 @@ from tests.harness.wait import eventually
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 NODES = ("n1", "n2", "n3")
-
-
-@pytest.fixture
-def cluster(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n").start() as started:
-        yield started
-
-
-@pytest.fixture
-async def client(cluster: ProcessCluster) -> AsyncIterator[Client]:
-    connected = await nats.connect(cluster.urls[0], allow_reconnect=False)
-    yield connected
-    await connected.close()
 
 
 async def create_batched(client: Client, name: str, **settings: object) -> None:

@@ -48,6 +48,7 @@ from tests.harness.js_processes import (
     current_on,
     durable,
     fetch_and_ack,
+    process_cluster,
     refusal,
     servers,
     settled,
@@ -64,25 +65,13 @@ CONSUMER_TYPE = "io.nats.jetstream.api.v1.consumer_remove_peer_response"
 
 @pytest.fixture
 def four(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 4, jetstream=True, node_prefix="n").start() as started:
-        yield started
-
-
-@pytest.fixture
-def three(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n").start() as started:
+    with process_cluster(target_kind, 4).start() as started:
         yield started
 
 
 @pytest.fixture
 async def client4(four: ProcessCluster) -> AsyncIterator[Client]:
     async for connected in connect(four):
-        yield connected
-
-
-@pytest.fixture
-async def client3(three: ProcessCluster) -> AsyncIterator[Client]:
-    async for connected in connect(three):
         yield connected
 
 
@@ -217,7 +206,7 @@ async def test_a_stream_s_replicas_changed_by_updates(client3: Client) -> None:
 
 @pytest.fixture
 def five(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 5, jetstream=True, node_prefix="n").start() as started:
+    with process_cluster(target_kind, 5).start() as started:
         yield started
 
 
