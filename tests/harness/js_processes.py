@@ -128,7 +128,8 @@ async def connect(cluster: ProcessCluster) -> AsyncIterator[Client]:
         what="a meta group knowing every server",
         timeout=SETTLE,
     )
-    assert (await ask(connected, "$JS.API.STREAM.DELETE.READY"))["success"] is True
+    deleted = await ask(connected, "$JS.API.STREAM.DELETE.READY")
+    assert deleted.get("success") is True, deleted
     yield connected
     await connected.close()
 
@@ -158,7 +159,7 @@ async def settled(client: Client, subject: str, done: Any, what: str) -> dict[st
         what=what,
         timeout=SETTLE,
     )
-    assert isinstance(answer, dict)
+    assert isinstance(answer, dict), answer
     return answer
 
 
@@ -184,7 +185,7 @@ async def durable(client: Client, stream: str, name: str, replicas: int = 0) -> 
     """A durable pull consumer with explicit acks (``replicas`` 0: its stream's)."""
     config = {"durable_name": name, "ack_policy": "explicit", "num_replicas": replicas}
     created = await ask(client, f"$JS.API.CONSUMER.CREATE.{stream}.{name}", {"stream_name": stream, "config": config})
-    assert "error" not in created
+    assert "error" not in created, created
 
 
 async def fetch_and_ack(client: Client, stream: str, name: str, count: int) -> list[bytes]:
