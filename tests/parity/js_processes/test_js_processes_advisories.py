@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import urllib.request
 from collections.abc import Iterator
 from datetime import datetime
@@ -47,7 +46,7 @@ import pytest
 from nats.aio.client import Client
 
 from fakejs.targets.cluster import ProcessCluster
-from tests.harness.heard import AUDIT, Heard
+from tests.harness.heard import ADVISORY, AUDIT, Heard, assert_event
 from tests.harness.js_cluster import PEER_KEYS, peer_of
 from tests.harness.js_processes import create_r3, process_cluster, stream_leader
 from tests.harness.wait import eventually
@@ -55,11 +54,8 @@ from tests.harness.wait import eventually
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 NODES = ("n1", "n2", "n3")
-ADVISORY = "$JS.EVENT.ADVISORY."
-TYPE = "io.nats.jetstream.advisory.v1."
 BARRIER = "barrier"
 ELECTION = 30.0  # seconds an election may take on a busy machine
-_ID = re.compile(r"[0-9A-Za-z]{22}")
 
 
 @pytest.fixture
@@ -105,12 +101,6 @@ async def barrier(clients: list[Client], heard: Heard) -> None:
 
 def advisories_on(heard: Heard, prefix: str) -> list[str]:
     return [m.subject for m in heard.msgs if m.subject.startswith(prefix)]
-
-
-def assert_event(doc: dict[str, Any], kind: str, keys: list[str]) -> None:
-    assert list(doc) == ["type", "id", "timestamp", *keys], doc
-    assert doc["type"] == TYPE + kind
-    assert _ID.fullmatch(doc["id"]), doc
 
 
 def assert_peers(replicas: list[dict[str, Any]]) -> None:
