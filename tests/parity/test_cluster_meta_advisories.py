@@ -44,7 +44,7 @@ from nats.aio.client import Client
 from tests.harness.heard import ADVISORY, Heard, assert_event
 from tests.harness.js import api
 from tests.harness.js_cluster import PEER_KEYS, create, peer_of
-from tests.harness.meta_cluster import Cluster, start
+from tests.harness.meta_cluster import Cluster, running
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 from tests.harness.wait import eventually
 
@@ -64,11 +64,8 @@ def js_cluster_kind(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def cluster(js_cluster_kind: str, tmp_path: Path) -> Iterator[Cluster]:
-    started = start(js_cluster_kind, tmp_path)
-    try:
+    with running(js_cluster_kind, tmp_path) as started:
         yield started
-    finally:
-        started.stop()
 
 
 @pytest.fixture

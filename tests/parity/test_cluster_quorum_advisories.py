@@ -26,7 +26,7 @@ import pytest
 from tests.harness.heard import ADVISORY, ADVISORY_TYPE, Heard
 from tests.harness.js import api
 from tests.harness.js_cluster import peer_of
-from tests.harness.meta_cluster import Cluster, start
+from tests.harness.meta_cluster import Cluster, running
 from tests.harness.wait import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -37,11 +37,8 @@ ELECTION = 30.0
 
 @pytest.fixture
 def cluster(js_cluster_kind: str, tmp_path: Path) -> Iterator[Cluster]:
-    started = start(js_cluster_kind, tmp_path)
-    try:
+    with running(js_cluster_kind, tmp_path) as started:
         yield started
-    finally:
-        started.stop()
 
 
 @pytest.fixture
