@@ -3,7 +3,7 @@
 Each server runs one member of ``_meta_`` shared by its accounts (as
 nats-server's), and one share per account that hears the assignments of its
 account only; the client-visible rules are pinned on both targets in
-``tests/parity/test_js_processes_accounts.py``.
+``tests/parity/js_processes/test_js_processes_accounts.py``.
 """
 
 from __future__ import annotations

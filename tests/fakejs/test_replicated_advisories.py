@@ -4,7 +4,7 @@ A server reading its meta log back at start (nats-server's recovery) applies
 the assignments and removals it had applied before; the advisories of those
 actions went out the first time, and it sends none of them again (the
 parity of each advisory with nats-server is in
-``tests/parity/test_js_processes_advisories.py``).
+``tests/parity/js_processes/test_js_processes_advisories.py``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,14 @@
-"""What a client's subscriptions heard: JSON events (advisories, system events), waited for by subject."""
+"""What a client's subscriptions heard: JSON events (advisories, system events), waited for by subject.
+
+JetStream's advisories go out on ``$JS.EVENT.ADVISORY.>`` (:data:`ADVISORY`); :func:`assert_event` checks the
+head every one of them starts with.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 from nats.aio.client import Client
@@ -11,7 +16,17 @@ from nats.aio.msg import Msg
 
 from tests.harness.wait import WAIT, eventually
 
-AUDIT = "$JS.EVENT.ADVISORY.API"
+ADVISORY = "$JS.EVENT.ADVISORY."
+AUDIT = ADVISORY + "API"
+ADVISORY_TYPE = "io.nats.jetstream.advisory.v1."  # the ``type`` of each advisory, followed by its kind
+EVENT_ID = re.compile(r"[0-9A-Za-z]{22}")  # an advisory's ``id``: a NUID
+
+
+def assert_event(doc: dict[str, Any], kind: str, keys: list[str]) -> None:
+    """An advisory of ``kind``: ``type``, ``id`` and ``timestamp`` first, then ``keys`` in this order."""
+    assert list(doc) == ["type", "id", "timestamp", *keys], doc
+    assert doc["type"] == ADVISORY_TYPE + kind, doc
+    assert EVENT_ID.fullmatch(doc["id"]), doc
 
 
 class Heard:

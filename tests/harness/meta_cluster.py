@@ -8,6 +8,8 @@ them, in one process or in several.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from fakejs import ServerOptions
@@ -55,3 +57,13 @@ def start(kind: str, tmp_path: Path) -> Cluster:
         users=options.users,
         no_auth_user=options.no_auth_user,
     ).start()
+
+
+@contextmanager
+def running(kind: str, tmp_path: Path) -> Iterator[Cluster]:
+    """:func:`start`'s cluster, stopped when the block is left."""
+    cluster = start(kind, tmp_path)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,19 +32,16 @@ import nats
 import pytest
 
 from tests.harness.cluster import interest_routed
-from tests.harness.heard import Heard
+from tests.harness.heard import ADVISORY, Heard, assert_event
 from tests.harness.js import api
-from tests.harness.js_cluster import PEER_KEYS, peer_of
+from tests.harness.js_cluster import PEER_KEYS, peer_of, unique
 from tests.harness.wait import WAIT, eventually
 
 pytestmark = pytest.mark.cluster
 
 Cluster = Any
 NODES = ("n1", "n2", "n3")
-ADVISORY = "$JS.EVENT.ADVISORY."
-TYPE = "io.nats.jetstream.advisory.v1."
 ELECTION = 30.0  # seconds a new leader may take on a busy machine
-_ID = re.compile(r"[0-9A-Za-z]{22}")
 
 
 @pytest.fixture
@@ -63,16 +58,6 @@ async def watch(js_cluster: Cluster) -> AsyncIterator[Heard]:
         for other in others:
             await other.close()
         await nc.close()
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}{secrets.token_hex(3).upper()}"
-
-
-def assert_event(doc: dict[str, Any], kind: str, keys: list[str]) -> None:
-    assert list(doc) == ["type", "id", "timestamp", *keys], doc
-    assert doc["type"] == TYPE + kind
-    assert _ID.fullmatch(doc["id"]), doc
 
 
 def assert_election(doc: dict[str, Any], kind: str, stream: str, consumer: str = "") -> str:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -42,20 +41,17 @@ import nats
 import pytest
 from nats.aio.client import Client
 
-from tests.harness.heard import Heard
+from tests.harness.heard import ADVISORY, Heard, assert_event
 from tests.harness.js import api
 from tests.harness.js_cluster import PEER_KEYS, create, peer_of
-from tests.harness.meta_cluster import Cluster, start
+from tests.harness.meta_cluster import Cluster, running
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 from tests.harness.wait import eventually
 
 pytestmark = pytest.mark.cluster
 
 NODES = ("n1", "n2", "n3")
-ADVISORY = "$JS.EVENT.ADVISORY."
-TYPE = "io.nats.jetstream.advisory.v1."
 ELECTION = 30.0  # seconds a meta leader may take on a busy machine
-_ID = re.compile(r"[0-9A-Za-z]{22}")
 
 
 @pytest.fixture(scope="module", params=["fake", "real", "processes"])
@@ -68,11 +64,8 @@ def js_cluster_kind(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def cluster(js_cluster_kind: str, tmp_path: Path) -> Iterator[Cluster]:
-    started = start(js_cluster_kind, tmp_path)
-    try:
+    with running(js_cluster_kind, tmp_path) as started:
         yield started
-    finally:
-        started.stop()
 
 
 @pytest.fixture
@@ -114,12 +107,6 @@ def meta_leader_of_three(cluster: Cluster) -> str:
     servers its first voters left out a moment after the first election)."""
     group = jsz(cluster).get("meta_cluster") or {}
     return str(group.get("leader", "")) if group.get("cluster_size") == len(NODES) else ""
-
-
-def assert_event(doc: dict[str, Any], kind: str, keys: list[str]) -> None:
-    assert list(doc) == ["type", "id", "timestamp", *keys], doc
-    assert doc["type"] == TYPE + kind
-    assert _ID.fullmatch(doc["id"]), doc
 
 
 def assert_system_audit(doc: dict[str, Any], subject: str, server: str, request: str = "") -> dict[str, Any]:

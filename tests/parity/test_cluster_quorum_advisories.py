@@ -23,27 +23,22 @@ from typing import Any
 import nats
 import pytest
 
-from tests.harness.heard import Heard
+from tests.harness.heard import ADVISORY, ADVISORY_TYPE, Heard
 from tests.harness.js import api
 from tests.harness.js_cluster import peer_of
-from tests.harness.meta_cluster import Cluster, start
+from tests.harness.meta_cluster import Cluster, running
 from tests.harness.wait import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
-ADVISORY = "$JS.EVENT.ADVISORY."
-TYPE = "io.nats.jetstream.advisory.v1."
 LOST = 60.0  # seconds nats-server may take to signal a lost quorum (measured: 14 to 20 s)
 ELECTION = 30.0
 
 
 @pytest.fixture
 def cluster(js_cluster_kind: str, tmp_path: Path) -> Iterator[Cluster]:
-    started = start(js_cluster_kind, tmp_path)
-    try:
+    with running(js_cluster_kind, tmp_path) as started:
         yield started
-    finally:
-        started.stop()
 
 
 @pytest.fixture
@@ -89,11 +84,15 @@ async def test_the_survivor_announces_the_lost_quorum(cluster: Cluster, listener
 
     stream = await heard_app.first(ADVISORY + "STREAM.QUORUM_LOST.Q", LOST)
     assert list(stream) == ["type", "id", "timestamp", "stream", "replicas"], stream
-    assert (stream["type"], stream["stream"]) == (TYPE + "stream_quorum_lost", "Q")
+    assert (stream["type"], stream["stream"]) == (ADVISORY_TYPE + "stream_quorum_lost", "Q")
     assert_replicas(stream)
     consumer = await heard_app.first(ADVISORY + "CONSUMER.QUORUM_LOST.Q.D", LOST)
     assert list(consumer) == ["type", "id", "timestamp", "stream", "consumer", "replicas"], consumer
-    assert (consumer["type"], consumer["stream"], consumer["consumer"]) == (TYPE + "consumer_quorum_lost", "Q", "D")
+    assert (consumer["type"], consumer["stream"], consumer["consumer"]) == (
+        ADVISORY_TYPE + "consumer_quorum_lost",
+        "Q",
+        "D",
+    )
     assert_replicas(consumer)
 
     for doc, subject in ((stream, "STREAM.QUORUM_LOST.Q"), (consumer, "CONSUMER.QUORUM_LOST.Q.D")):

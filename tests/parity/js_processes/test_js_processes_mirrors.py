@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import nats
@@ -35,24 +34,10 @@ from nats.js.api import PubAck, StreamConfig, StreamSource
 from nats.js.errors import NoStreamResponseError
 
 from fakejs.targets.cluster import ProcessCluster
+from tests.harness.js_processes import FAILOVER, NODES, create_r3, leader, quietly
 from tests.harness.wait import eventually
-from tests.parity.test_js_processes import FAILOVER, NODES, create_r3, leader, quietly
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
-
-
-@pytest.fixture
-def cluster(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n").start() as started:
-        yield started
-
-
-@pytest.fixture
-async def clients(cluster: ProcessCluster) -> AsyncIterator[list[Client]]:
-    connected = [await nats.connect(url, allow_reconnect=False) for url in cluster.urls]
-    yield connected
-    for client in connected:
-        await client.close()
 
 
 async def add_stream(client: Client, config: StreamConfig) -> None:

@@ -1,7 +1,7 @@
 """Leader step-downs in JetStream across three server processes, on both targets.
 
 Three nodes ``n1``..``n3`` started from flags (see
-:mod:`tests.parity.test_js_processes`), the same nats-py client code
+:mod:`tests.parity.js_processes.test_js_processes`), the same nats-py client code
 against nats-server and fakejs processes.  Facts pinned (nats-server
 2.15.1):
 
@@ -41,22 +41,26 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
 
 import nats
 import pytest
 from nats.aio.client import Client
 
-from fakejs.targets.cluster import ProcessCluster
+from tests.harness.js_processes import (
+    CONSUMER_STEPDOWN,
+    CONSUMER_STEPDOWN_TYPE,
+    STREAM_STEPDOWN,
+    STREAM_STEPDOWN_TYPE,
+    ask,
+    create_r3,
+    process_cluster,
+    quietly,
+    stream_leader,
+)
 from tests.harness.wait import eventually
-from tests.parity.test_js_processes import create_r3, quietly
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
-STREAM_STEPDOWN = "$JS.API.STREAM.LEADER.STEPDOWN."
-CONSUMER_STEPDOWN = "$JS.API.CONSUMER.LEADER.STEPDOWN."
-STREAM_TYPE = "io.nats.jetstream.api.v1.stream_leader_stepdown_response"
-CONSUMER_TYPE = "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"
 META_CLUSTER_KEYS = [  # nats-server 2.15.1's /jsz meta_cluster
     "name",
     "leader",
@@ -76,37 +80,6 @@ EXPECTED_PLACEMENT_ERRORS = [  # nats-server 2.15.1: five replicas on three serv
 ]
 
 
-@pytest.fixture
-def cluster(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n").start() as started:
-        yield started
-
-
-@pytest.fixture
-async def client(cluster: ProcessCluster) -> AsyncIterator[Client]:
-    connected = await nats.connect(cluster.urls[0], allow_reconnect=False)
-    yield connected
-    await connected.close()
-
-
-async def ask(client: Client, subject: str, body: object = None) -> dict:
-    payload = b"" if body is None else json.dumps(body).encode()
-    reply = await client.request(subject, payload, timeout=10.0)
-    return json.loads(reply.data)
-
-
-async def stream_leader(client: Client, stream: str, other_than: str = "") -> str:
-    info = await eventually(
-        lambda: quietly(client.jetstream(timeout=3.0).stream_info(stream)),
-        lambda reply: (
-            not isinstance(reply, Exception) and reply.as_dict()["cluster"].get("leader") not in ("", None, other_than)
-        ),
-        what="a stream leader",
-        timeout=30,
-    )
-    return str(info.as_dict()["cluster"]["leader"])
-
-
 async def consumer_leader(client: Client, stream: str, consumer: str, other_than: str = "") -> str:
     info = await eventually(
         lambda: quietly(client.jetstream(timeout=3.0).consumer_info(stream, consumer)),
@@ -119,7 +92,7 @@ async def consumer_leader(client: Client, stream: str, consumer: str, other_than
     return str(info.as_dict()["cluster"]["leader"])
 
 
-def no_peers(description: str, kind: str = STREAM_TYPE) -> dict:
+def no_peers(description: str, kind: str = STREAM_STEPDOWN_TYPE) -> dict:
     return {"type": kind, "error": {"code": 400, "err_code": 10005, "description": description}}
 
 
@@ -134,13 +107,16 @@ async def test_stream_leader_step_downs(client: Client) -> None:
         'preferred server "nowhere" not known'
     )
     other = sorted({"n1", "n2", "n3"} - {leader})[0]
-    assert await ask(client, subject, {"placement": {"preferred": other}}) == {"type": STREAM_TYPE, "success": True}
+    assert await ask(client, subject, {"placement": {"preferred": other}}) == {
+        "type": STREAM_STEPDOWN_TYPE,
+        "success": True,
+    }
     assert await stream_leader(client, "LEAD", other_than=leader) == other
-    assert await ask(client, subject) == {"type": STREAM_TYPE, "success": True}
+    assert await ask(client, subject) == {"type": STREAM_STEPDOWN_TYPE, "success": True}
     assert await stream_leader(client, "LEAD", other_than=other) != other
     missing = await ask(client, STREAM_STEPDOWN + "MISSING")
     assert missing == {
-        "type": STREAM_TYPE,
+        "type": STREAM_STEPDOWN_TYPE,
         "error": {"code": 404, "err_code": 10059, "description": "stream not found"},
     }
     js = client.jetstream(timeout=10.0)
@@ -174,9 +150,9 @@ async def test_consumer_leader_step_down_answers_a_waiting_pull(client: Client) 
     await client.flush()
     subject = CONSUMER_STEPDOWN + "WORK.D"
     assert await ask(client, subject, {"placement": {"preferred": leader}}) == no_peers(
-        f'preferred server "{leader}" is already leader', CONSUMER_TYPE
+        f'preferred server "{leader}" is already leader', CONSUMER_STEPDOWN_TYPE
     )
-    assert await ask(client, subject) == {"type": CONSUMER_TYPE, "success": True}
+    assert await ask(client, subject) == {"type": CONSUMER_STEPDOWN_TYPE, "success": True}
     answer = await waiting.next_msg(timeout=15)
     assert (answer.headers or {}).get("Status") == "409"
     assert (answer.headers or {}).get("Description") == "Leadership Change"
@@ -187,7 +163,7 @@ async def test_consumer_leader_step_down_answers_a_waiting_pull(client: Client) 
     assert [message.data for message in fetched] == [b"one"]
     missing = await ask(client, CONSUMER_STEPDOWN + "WORK.MISSING")
     assert missing == {
-        "type": CONSUMER_TYPE,
+        "type": CONSUMER_STEPDOWN_TYPE,
         "error": {"code": 404, "err_code": 10014, "description": "consumer not found"},
     }
 
@@ -205,7 +181,7 @@ async def test_placement_errors(client: Client) -> None:
 
 
 async def test_jsz_shows_the_meta_cluster_and_the_replicated_assets(target_kind: str) -> None:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n", monitor=True).start() as cluster:
+    with process_cluster(target_kind, monitor=True).start() as cluster:
         client = await nats.connect(cluster.urls[0], allow_reconnect=False)
         try:
             await create_r3(client, "WATCHED")

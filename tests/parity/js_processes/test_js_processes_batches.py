@@ -1,7 +1,7 @@
 """Atomic and fast batches into an R3 stream across three server processes, on both targets.
 
 Three nodes ``n1``..``n3`` started from flags (see
-:mod:`tests.parity.test_js_processes`), the same nats-py client code
+:mod:`tests.parity.js_processes.test_js_processes`), the same nats-py client code
 against nats-server and fakejs processes.  Facts pinned (nats-server
 2.15.1, an R3 stream with ``allow_atomic`` and ``allow_batched``):
 
@@ -30,34 +30,24 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Iterator
 
-import nats
 import pytest
 from nats.aio.client import Client
 from nats.aio.subscription import Subscription
 
-from fakejs.targets.cluster import ProcessCluster
+from tests.harness.js_processes import (
+    STREAM_STEPDOWN,
+    STREAM_STEPDOWN_TYPE,
+    ask,
+    quietly,
+    replicated_cluster,
+    stream_leader,
+)
 from tests.harness.wait import eventually
-from tests.parity.test_js_processes import quietly, replicated_cluster
-from tests.parity.test_js_processes_api import STREAM_STEPDOWN, STREAM_TYPE, ask, stream_leader
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 NODES = ("n1", "n2", "n3")
-
-
-@pytest.fixture
-def cluster(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n").start() as started:
-        yield started
-
-
-@pytest.fixture
-async def client(cluster: ProcessCluster) -> AsyncIterator[Client]:
-    connected = await nats.connect(cluster.urls[0], allow_reconnect=False)
-    yield connected
-    await connected.close()
 
 
 async def create_batched(client: Client, name: str, **settings: object) -> None:
@@ -131,7 +121,7 @@ async def test_an_atomic_batch_is_stored_on_every_replica(client: Client) -> Non
     assert await stored(client, "ATOM", 4) == expected
     for other in [node for node in NODES if node != leader]:  # each replica leads once, and serves the batches
         answer = await ask(client, STREAM_STEPDOWN + "ATOM", {"placement": {"preferred": other}})
-        assert answer == {"type": STREAM_TYPE, "success": True}
+        assert answer == {"type": STREAM_STEPDOWN_TYPE, "success": True}
         assert await stream_leader(client, "ATOM", other_than=leader) == other
         assert await stored(client, "ATOM", 4) == expected
         leader = other
@@ -153,7 +143,7 @@ async def test_atomic_batch_refusals(client: Client) -> None:
     # A batch staged on the leader goes with its leadership.
     leader = await stream_leader(client, "REF")
     assert await publish(client, "REF.a", b"", batch_headers("L", 1)) == b""
-    assert await ask(client, STREAM_STEPDOWN + "REF") == {"type": STREAM_TYPE, "success": True}
+    assert await ask(client, STREAM_STEPDOWN + "REF") == {"type": STREAM_STEPDOWN_TYPE, "success": True}
     await stream_leader(client, "REF", other_than=leader)
     assert await publish(client, "REF.a", b"", batch_headers("L", 2, commit="1")) == incomplete
     assert await messages(client, "REF") == 0
@@ -205,7 +195,7 @@ async def test_fast_batches_with_their_flow_acks(client: Client) -> None:
     # The other replicas still track the batch the gap ended (no commit was stored): the next leader carries it
     # on, telling its publisher with a flow ack on the last reply stored.
     leader = await stream_leader(client, "FAST")
-    assert await ask(client, STREAM_STEPDOWN + "FAST") == {"type": STREAM_TYPE, "success": True}
+    assert await ask(client, STREAM_STEPDOWN + "FAST") == {"type": STREAM_STEPDOWN_TYPE, "success": True}
     await stream_leader(client, "FAST", other_than=leader)
     assert await answers(replies, 1) == [(first, flow(1, 1))]
     commit = fi("Q", 2, 2, "fail", flow=1)

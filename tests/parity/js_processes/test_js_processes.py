@@ -25,65 +25,18 @@ route INFO's ``go`` field; the fakejs node logs an error naming it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
 
 import nats
 import pytest
 from nats.aio.client import Client
-from nats.errors import Error as NatsError
-from nats.js.api import ObjectStoreConfig, StreamConfig
-from nats.js.errors import Error as JetStreamError
+from nats.js.api import ObjectStoreConfig
 
 from fakejs.targets.cluster import ProcessCluster
+from tests.harness.js_processes import FAILOVER, NODES, create_r3, leader, quietly, replicated_cluster
 from tests.harness.targets import REAL_BINARY, REAL_MISSING_REASON
 from tests.harness.wait import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
-
-NODES = {"n1", "n2", "n3"}
-FAILOVER = 60.0  # seconds for a new stream leader: election timeouts of 4 s to 9 s, maybe a few rounds
-
-
-@pytest.fixture
-def cluster(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n").start() as started:
-        yield started
-
-
-@pytest.fixture
-async def clients(cluster: ProcessCluster) -> AsyncIterator[list[Client]]:
-    connected = [await nats.connect(url, allow_reconnect=False) for url in cluster.urls]
-    yield connected
-    for client in connected:
-        await client.close()
-
-
-async def quietly(coroutine: object) -> object:
-    """The awaited value, or the error a request got while the cluster is electing (asked again)."""
-    try:
-        return await coroutine  # type: ignore[misc]
-    except (NatsError, JetStreamError, TimeoutError) as error:
-        return error
-
-
-async def create_r3(client: Client, name: str) -> None:
-    """Create an R3 stream (asked again while the meta group cannot place it yet), then wait for its leader."""
-    js = client.jetstream(timeout=10.0)
-    config = StreamConfig(name=name, subjects=[f"{name}.>"], num_replicas=3)
-    await eventually(lambda: quietly(js.add_stream(config)), lambda reply: not isinstance(reply, Exception), timeout=30)
-    await eventually(
-        lambda: quietly(js.stream_info(name)),
-        lambda reply: not isinstance(reply, Exception) and replicated_cluster(reply.as_dict()["cluster"]),
-        what="a led R3 stream",
-        timeout=30,
-    )
-
-
-def replicated_cluster(cluster: dict) -> bool:
-    """A ``cluster`` section of three nodes: a leader, the two others as replicas, all current."""
-    replicas = cluster.get("replicas") or []
-    names = {cluster.get("leader")} | {replica["name"] for replica in replicas}
-    return names == NODES and all(replica["current"] for replica in replicas)
 
 
 async def test_r3_stream_consumer_and_kv_through_every_node(cluster: ProcessCluster, clients: list[Client]) -> None:
@@ -134,14 +87,6 @@ async def test_object_store_of_three_replicas_through_every_node(clients: list[C
         assert result.data == data and result.info.chunks == 3 and result.info.size == len(data)
     info = await clients[0].jetstream(timeout=10.0).stream_info("OBJ_FILES")
     assert info.config.num_replicas == 3 and info.state.messages == 4  # three chunks and the object's metadata
-
-
-async def leader(client: Client, stream: str) -> str:
-    async def ask() -> object:
-        return await quietly(client.jetstream(timeout=3.0).stream_info(stream))
-
-    info = await eventually(ask, lambda reply: not isinstance(reply, Exception), what="a stream leader", timeout=30)
-    return str(info.as_dict()["cluster"]["leader"])  # type: ignore[union-attr]
 
 
 async def test_kill_the_stream_leader_then_restart_it(cluster: ProcessCluster) -> None:

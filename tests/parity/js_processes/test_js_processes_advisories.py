@@ -1,7 +1,7 @@
 """Advisories of a JetStream across three server processes, on both targets.
 
 Three nodes ``n1``..``n3`` started from flags (see
-:mod:`tests.parity.test_js_processes`), the same nats-py client code against
+:mod:`tests.parity.js_processes.test_js_processes`), the same nats-py client code against
 nats-server and fakejs processes, a listener on ``$JS.EVENT.ADVISORY.>``
 connected to ``n1``.  Facts pinned (nats-server 2.15.1):
 
@@ -36,9 +36,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -47,33 +46,22 @@ import pytest
 from nats.aio.client import Client
 
 from fakejs.targets.cluster import ProcessCluster
-from tests.harness.heard import AUDIT, Heard
+from tests.harness.heard import ADVISORY, AUDIT, Heard, assert_event
 from tests.harness.js_cluster import PEER_KEYS, peer_of
+from tests.harness.js_processes import create_r3, process_cluster, stream_leader
 from tests.harness.wait import eventually
-from tests.parity.test_js_processes import create_r3, quietly
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 NODES = ("n1", "n2", "n3")
-ADVISORY = "$JS.EVENT.ADVISORY."
-TYPE = "io.nats.jetstream.advisory.v1."
 BARRIER = "barrier"
 ELECTION = 30.0  # seconds an election may take on a busy machine
-_ID = re.compile(r"[0-9A-Za-z]{22}")
 
 
 @pytest.fixture
 def cluster(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n", monitor=True).start() as started:
+    with process_cluster(target_kind, monitor=True).start() as started:
         yield started
-
-
-@pytest.fixture
-async def clients(cluster: ProcessCluster) -> AsyncIterator[list[Client]]:
-    connected = [await nats.connect(url, allow_reconnect=False) for url in cluster.urls]
-    yield connected
-    for client in connected:
-        await client.close()
 
 
 @pytest.fixture
@@ -115,12 +103,6 @@ def advisories_on(heard: Heard, prefix: str) -> list[str]:
     return [m.subject for m in heard.msgs if m.subject.startswith(prefix)]
 
 
-def assert_event(doc: dict[str, Any], kind: str, keys: list[str]) -> None:
-    assert list(doc) == ["type", "id", "timestamp", *keys], doc
-    assert doc["type"] == TYPE + kind
-    assert _ID.fullmatch(doc["id"]), doc
-
-
 def assert_peers(replicas: list[dict[str, Any]]) -> None:
     assert sorted(peer["name"] for peer in replicas) == list(NODES), replicas
     for peer in replicas:
@@ -131,18 +113,6 @@ def assert_peers(replicas: list[dict[str, Any]]) -> None:
 def meta_leader(cluster: ProcessCluster) -> str:
     with urllib.request.urlopen(f"http://127.0.0.1:{cluster.nodes[0].http_port}/jsz", timeout=5) as reply:
         return str(json.loads(reply.read()).get("meta_cluster", {}).get("leader", ""))
-
-
-async def stream_leader(client: Client, stream: str, other_than: str = "") -> str:
-    info = await eventually(
-        lambda: quietly(client.jetstream(timeout=3.0).stream_info(stream)),
-        lambda reply: (
-            not isinstance(reply, Exception) and reply.as_dict()["cluster"].get("leader") not in ("", None, other_than)
-        ),
-        what="a stream leader",
-        timeout=ELECTION,
-    )
-    return str(info.as_dict()["cluster"]["leader"])
 
 
 async def test_each_action_is_announced_once(clients: list[Client], heard: Heard) -> None:

@@ -31,8 +31,8 @@ from nats.aio.client import Client
 from nats.js.api import ConsumerConfig
 
 from fakejs.targets.cluster import ProcessCluster
+from tests.harness.js_processes import FAILOVER, NODES, create_r3, leader, process_cluster, quietly, replicated_cluster
 from tests.harness.wait import eventually
-from tests.parity.test_js_processes import FAILOVER, NODES, create_r3, leader, quietly, replicated_cluster
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -51,9 +51,7 @@ no_auth_user: a
 def cluster(target_kind: str, tmp_path: Path) -> Iterator[ProcessCluster]:
     config = tmp_path / "accounts.conf"
     config.write_text(CONFIG)
-    with ProcessCluster(
-        [target_kind] * 3, jetstream=True, node_prefix="n", extra=["-c", str(config)]
-    ).start() as started:
+    with process_cluster(target_kind, extra=["-c", str(config)]).start() as started:
         yield started
 
 

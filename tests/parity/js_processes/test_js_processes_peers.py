@@ -1,7 +1,7 @@
 """Which servers hold a stream or consumer in JetStream across server processes, on both targets.
 
 Three, four or five nodes ``n1``..``n5`` started from flags (see
-:mod:`tests.parity.test_js_processes`), the same nats-py client code
+:mod:`tests.parity.js_processes.test_js_processes`), the same nats-py client code
 against nats-server and fakejs processes.  Facts pinned (nats-server
 2.15.1):
 
@@ -32,17 +32,28 @@ does not show.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import nats
 import pytest
 from nats.aio.client import Client
 
 from fakejs.targets.cluster import ProcessCluster
+from tests.harness.js_processes import (
+    SETTLE,
+    ask,
+    asked,
+    connect,
+    create,
+    current_on,
+    durable,
+    fetch_and_ack,
+    process_cluster,
+    refusal,
+    servers,
+    settled,
+)
 from tests.harness.wait import eventually
-from tests.parity.test_js_processes import quietly
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -50,126 +61,18 @@ STREAM_PEER_REMOVE = "$JS.API.STREAM.PEER.REMOVE."
 CONSUMER_PEER_REMOVE = "$JS.API.CONSUMER.PEER.REMOVE."
 STREAM_TYPE = "io.nats.jetstream.api.v1.stream_remove_peer_response"
 CONSUMER_TYPE = "io.nats.jetstream.api.v1.consumer_remove_peer_response"
-SETTLE = 60.0  # seconds for a group to run on its new servers: elections of 4 s to 9 s, maybe a few rounds
 
 
 @pytest.fixture
 def four(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 4, jetstream=True, node_prefix="n").start() as started:
+    with process_cluster(target_kind, 4).start() as started:
         yield started
-
-
-@pytest.fixture
-def three(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n").start() as started:
-        yield started
-
-
-async def connect(cluster: ProcessCluster) -> AsyncIterator[Client]:
-    """A client, once the meta group knows every server (a stream on all of them could be created)."""
-    connected = await nats.connect(cluster.urls[0], allow_reconnect=False)
-    everywhere = {"name": "READY", "subjects": ["ready"], "num_replicas": len(cluster.nodes)}
-    await eventually(
-        lambda: quietly(ask(connected, "$JS.API.STREAM.CREATE.READY", everywhere)),
-        lambda reply: isinstance(reply, dict) and "error" not in reply,
-        what="a meta group knowing every server",
-        timeout=SETTLE,
-    )
-    assert (await ask(connected, "$JS.API.STREAM.DELETE.READY"))["success"] is True
-    yield connected
-    await connected.close()
 
 
 @pytest.fixture
 async def client4(four: ProcessCluster) -> AsyncIterator[Client]:
     async for connected in connect(four):
         yield connected
-
-
-@pytest.fixture
-async def client3(three: ProcessCluster) -> AsyncIterator[Client]:
-    async for connected in connect(three):
-        yield connected
-
-
-async def ask(
-    client: Client, subject: str, body: object = None, headers: dict[str, str] | None = None
-) -> dict[str, Any]:
-    payload = b"" if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
-    reply = await client.request(subject, payload, timeout=10.0, headers=headers)
-    answer: dict[str, Any] = json.loads(reply.data)
-    return answer
-
-
-async def asked(client: Client, subject: str) -> dict[str, Any] | Exception:
-    """A request's answer, or the error it got while the cluster is electing (asked again)."""
-    try:
-        return await ask(client, subject)
-    except (nats.errors.Error, TimeoutError) as error:
-        return error
-
-
-def servers(section: dict[str, Any]) -> set[str]:
-    """The servers a ``cluster`` section names: its leader and replicas."""
-    return {section["leader"]} | {replica["name"] for replica in section.get("replicas") or []}
-
-
-def current_on(section: dict[str, Any], wanted: set[str]) -> bool:
-    """A led group on exactly ``wanted``, every replica current."""
-    replicas = section.get("replicas") or []
-    return bool(section.get("leader")) and servers(section) == wanted and all(r["current"] for r in replicas)
-
-
-async def settled(client: Client, subject: str, done: Any, what: str) -> dict[str, Any]:
-    answer = await eventually(
-        lambda: asked(client, subject),
-        lambda reply: isinstance(reply, dict) and "error" not in reply and done(reply),
-        what=what,
-        timeout=SETTLE,
-    )
-    assert isinstance(answer, dict)
-    return answer
-
-
-async def create(client: Client, name: str, replicas: int) -> dict[str, Any]:
-    """Create a stream (asked again while the meta group cannot place it yet) and wait until it is led with
-    every replica current."""
-    config = {"name": name, "subjects": [f"{name}.>"], "num_replicas": replicas}
-    await eventually(
-        lambda: quietly(ask(client, f"$JS.API.STREAM.CREATE.{name}", config)),
-        lambda reply: isinstance(reply, dict) and "error" not in reply,
-        timeout=30,
-    )
-    info = await settled(
-        client,
-        f"$JS.API.STREAM.INFO.{name}",
-        lambda reply: len(servers_or_none(reply)) == replicas and current_on(reply["cluster"], servers_or_none(reply)),
-        "a led stream",
-    )
-    return config | {"servers": servers(info["cluster"])}
-
-
-def servers_or_none(reply: dict[str, Any]) -> set[str]:
-    section = reply.get("cluster") or {}
-    return servers(section) if section.get("leader") else set()
-
-
-async def durable(client: Client, stream: str, name: str, replicas: int = 0) -> None:
-    config = {"durable_name": name, "ack_policy": "explicit", "num_replicas": replicas}
-    created = await ask(client, f"$JS.API.CONSUMER.CREATE.{stream}.{name}", {"stream_name": stream, "config": config})
-    assert "error" not in created
-
-
-async def fetch_and_ack(client: Client, stream: str, name: str, count: int) -> list[bytes]:
-    subscription = await client.jetstream(timeout=10.0).pull_subscribe_bind(name, stream=stream)
-    fetched = await subscription.fetch(count, timeout=10)
-    for message in fetched:
-        await message.ack_sync()
-    return [message.data for message in fetched]
-
-
-def refusal(kind: str, code: int, err_code: int, description: str) -> dict[str, Any]:
-    return {"type": kind, "error": {"code": code, "err_code": err_code, "description": description}}
 
 
 async def test_a_stream_peer_removed_and_a_consumer_peer_removed(client4: Client) -> None:
@@ -303,7 +206,7 @@ async def test_a_stream_s_replicas_changed_by_updates(client3: Client) -> None:
 
 @pytest.fixture
 def five(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 5, jetstream=True, node_prefix="n").start() as started:
+    with process_cluster(target_kind, 5).start() as started:
         yield started
 
 

@@ -29,37 +29,20 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import nats
 import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from fakejs.gocompat import gotime
-from fakejs.targets.cluster import ProcessCluster
+from tests.harness.js_processes import leader, quietly, replicated_cluster
 from tests.harness.wait import eventually
-from tests.parity.test_js_processes import leader, quietly, replicated_cluster
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 SECOND = 1_000_000_000
 MARKER = [("Nats-Marker-Reason", "MaxAge"), ("Nats-TTL", "1s"), ("Nats-Rollup", "sub")]
-
-
-@pytest.fixture
-def cluster(target_kind: str) -> Iterator[ProcessCluster]:
-    with ProcessCluster([target_kind] * 3, jetstream=True, node_prefix="n").start() as started:
-        yield started
-
-
-@pytest.fixture
-async def clients(cluster: ProcessCluster) -> AsyncIterator[list[Client]]:
-    connected = [await nats.connect(url, allow_reconnect=False) for url in cluster.urls]
-    yield connected
-    for client in connected:
-        await client.close()
 
 
 async def api(client: Client, subject: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
