@@ -18,7 +18,12 @@ from fakejs.core.clock import Clock, TimerHandle
 from fakejs.protocol.events import ProtocolViolation
 from fakejs.protocol.route import RouteEvent, RouteParser
 
-__all__ = ["LinkDeadline", "LinkOutput", "read_operations"]
+__all__ = ["ERR_AUTH_TIMEOUT", "WRONG_PORT", "LinkDeadline", "LinkOutput", "read_operations"]
+
+# nats-server's close reason for a link its remote dialled on the wrong port (a client, on a route or leaf port).
+WRONG_PORT = "Incorrect Port"
+# The -ERR text of a link that did not log in in time (closed with AUTH_TIMEOUT, fakejs.core.clientio).
+ERR_AUTH_TIMEOUT = "Authentication Timeout"
 
 
 class FlushRequests(Protocol):

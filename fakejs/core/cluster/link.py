@@ -26,16 +26,16 @@ import logging
 import random
 from typing import Any, Protocol
 
-from fakejs.core.clientio import PROTOCOL_VIOLATION, STALE_CONNECTION
+from fakejs.core.clientio import AUTH_TIMEOUT, AUTH_VIOLATION, PROTOCOL_VIOLATION, STALE_CONNECTION
 from fakejs.core.clock import Clock
 from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.keepalive import Keepalive
-from fakejs.core.linkio import LinkDeadline, LinkOutput, read_operations
+from fakejs.core.linkio import ERR_AUTH_TIMEOUT, WRONG_PORT, LinkDeadline, LinkOutput, read_operations
 from fakejs.core.options import ServerOptions
 from fakejs.core.router import RouteOwner, Router
 from fakejs.protocol import route as wire
 from fakejs.protocol import writer
-from fakejs.protocol.events import Ok, Ping, Pong, ProtocolViolation
+from fakejs.protocol.events import ERR_AUTHORIZATION, Ok, Ping, Pong, ProtocolViolation
 from fakejs.protocol.route import (
     RemoteSub,
     RemoteUnsub,
@@ -54,12 +54,7 @@ DUPLICATE_ROUTE = "Duplicate Route"
 CLUSTER_NAME_CONFLICT = "Cluster Name Conflict"
 DUPLICATE_SERVER_NAME = "Duplicate Server Name"
 ROUTE_REMOVED = "Route Removed"
-WRONG_PORT = "Incorrect Port"
-AUTH_VIOLATION = "Authentication Failure"
-AUTH_TIMEOUT = "Authentication Timeout"
 ERR_CLIENT_ON_ROUTE_PORT = "attempted to connect to route port"
-ERR_AUTHORIZATION = "Authorization Violation"
-ERR_AUTH_TIMEOUT = "Authentication Timeout"
 
 
 class RouteIO(Protocol):

@@ -19,14 +19,14 @@ from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from fakejs.core.clientio import PROTOCOL_VIOLATION
+from fakejs.core.clientio import AUTH_VIOLATION, PROTOCOL_VIOLATION
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.link import RouteIO
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs
 from fakejs.core.leaf.jetstream import LinkDenies
 from fakejs.core.leaf.permissions import LeafPermissions
-from fakejs.core.linkio import LinkDeadline, LinkOutput, read_operations
+from fakejs.core.linkio import ERR_AUTH_TIMEOUT, WRONG_PORT, LinkDeadline, LinkOutput, read_operations
 from fakejs.core.options import ServerOptions
 from fakejs.core.stats import Stats
 from fakejs.core.subjects import has_wildcard
@@ -34,15 +34,13 @@ from fakejs.core.transport_config import TLSConfig
 from fakejs.protocol import leaf as wire
 from fakejs.protocol import route as route_wire
 from fakejs.protocol import writer
-from fakejs.protocol.events import Ok, Ping, Pong
+from fakejs.protocol.events import ERR_AUTHORIZATION, Ok, Ping, Pong
 from fakejs.protocol.route import RemoteSub, RemoteUnsub, RouteConnect, RoutedMsg, RouteError, RouteEvent, RouteInfo
 from fakejs.protocol.writer import go_quote
 
 __all__ = ["LeafHost", "LeafIO", "LeafLink"]
 
 # nats-server's texts and close reasons for leaf connections.
-ERR_AUTHORIZATION = "Authorization Violation"
-ERR_AUTH_TIMEOUT = "Authentication Timeout"
 ERR_CLIENT_ON_LEAF_PORT = "attempted to connect to leafnode port"
 ERR_STALE = "Stale Connection"
 ERR_STALE_LEAF = "Stale Leaf Node Connection - Closing"
@@ -50,8 +48,6 @@ ERR_STALE_LEAF = "Stale Leaf Node Connection - Closing"
 CONNECT_PROCESS_TIMEOUT = 2.0
 # nats-server's firstPingInterval: a leaf connection's first PING comes within a second (plus jitter).
 FIRST_PING = 1.0
-AUTH_VIOLATION = "Authentication Failure"
-WRONG_PORT = "Incorrect Port"
 
 
 class LeafIO(RouteIO, Protocol):
