@@ -1,7 +1,8 @@
 """The leaf port and the leaf remotes' dials: sockets each carrying one :class:`~fakejs.core.leaf.link.LeafLink`.
 
 The sockets are the route port's (:class:`~fakejs.server.routes.RouteConnection`),
-which move bytes the same way whatever the link; a :class:`LeafConnection`
+which move bytes the same way whatever the link, listened for and dialled as
+the route port does (:class:`~fakejs.server.routes.LinkSockets`); a :class:`LeafConnection`
 can also start TLS when its link asks (asyncio's ``start_tls`` under the
 same protocol object), the hub as server, the leaf as client.
 """
