@@ -26,7 +26,8 @@ compiled), ``certmap`` (``verify_and_map``: the user a client certificate
 logs in as), ``keepalive`` (PINGs, stale detection, the round-trip time),
 ``sublimits`` (``max_subscriptions``), ``violations`` (how a session that
 broke the protocol ends), ``clientio`` (what passes between a session and
-the socket layer) and ``trace`` (protocol trace lines); for accounts,
+the socket layer), ``linkio`` (what a route or leaf connection shares with its
+socket: queued output, the input loop, the login deadline) and ``trace`` (protocol trace lines); for accounts,
 ``account_config`` (the ``accounts`` block), ``jetstream_limits`` (an account's JetStream limits), ``account_claims`` (operator mode's accounts following
 their JWTs), ``account_fetch`` (an account JWT asked of the other servers of a cluster),
 ``account_reload`` (accounts

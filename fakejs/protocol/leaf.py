@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from fakejs.protocol.route import RouteParser, _encode
+from fakejs.protocol.route import RouteParser, _encode, message_frame
 
 __all__ = ["LeafParser", "leaf_msg", "leaf_sub", "leaf_unsub"]
 
@@ -58,16 +58,4 @@ def leaf_unsub(subject: str, queue: str = "") -> bytes:
 
 def leaf_msg(subject: str, reply: str, queues: list[str], headers: bytes | None, payload: bytes) -> bytes:
     """``LMSG`` (``HMSG`` with headers) as nats-server writes it to a leaf connection."""
-    parts = [_encode(subject)]
-    if queues:
-        parts.append(b"+" if reply else b"|")
-        if reply:
-            parts.append(_encode(reply))
-        parts.extend(_encode(queue) for queue in queues)
-    elif reply:
-        parts.append(_encode(reply))
-    if headers is not None:
-        parts.append(b"%d %d" % (len(headers), len(headers) + len(payload)))
-        return b"HMSG " + b" ".join(parts) + b"\r\n" + headers + payload + b"\r\n"
-    parts.append(b"%d" % len(payload))
-    return b"LMSG " + b" ".join(parts) + b"\r\n" + payload + b"\r\n"
+    return message_frame(b"LMSG ", _encode(subject), reply, queues, headers, payload)

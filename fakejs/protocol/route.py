@@ -40,6 +40,7 @@ __all__ = [
     "RoutedMsg",
     "connect",
     "info",
+    "message_frame",
     "routed_msg",
     "sub",
     "unsub",
@@ -346,7 +347,18 @@ def routed_msg(
 
     ``account`` empty: a route dedicated to the message's account.
     """
-    parts = [_scope(account, subject)]
+    return message_frame(b"RMSG ", _scope(account, subject), reply, queues, headers, payload)
+
+
+def message_frame(
+    verb: bytes, scope: bytes, reply: str, queues: list[str] | tuple[str, ...], headers: bytes | None, payload: bytes
+) -> bytes:
+    """A message between servers: ``<verb><scope> [+ reply q... | | q... | reply] <size>``, ``HMSG`` with headers.
+
+    ``verb`` is ``RMSG `` on a route, ``LMSG `` on a leaf connection; ``scope``
+    the subject, on a route behind its account unless the route is dedicated to it.
+    """
+    parts = [scope]
     if queues:
         parts.append(b"+" if reply else b"|")
         if reply:
@@ -358,4 +370,4 @@ def routed_msg(
         parts.append(b"%d %d" % (len(headers), len(headers) + len(payload)))
         return b"HMSG " + b" ".join(parts) + b"\r\n" + headers + payload + b"\r\n"
     parts.append(b"%d" % len(payload))
-    return b"RMSG " + b" ".join(parts) + b"\r\n" + payload + b"\r\n"
+    return verb + b" ".join(parts) + b"\r\n" + payload + b"\r\n"

@@ -1,7 +1,8 @@
 """The leaf port and the leaf remotes' dials: sockets each carrying one :class:`~fakejs.core.leaf.link.LeafLink`.
 
 The sockets are the route port's (:class:`~fakejs.server.routes.RouteConnection`),
-which move bytes the same way whatever the link; a :class:`LeafConnection`
+which move bytes the same way whatever the link, listened for and dialled as
+the route port does (:class:`~fakejs.server.routes.LinkSockets`); a :class:`LeafConnection`
 can also start TLS when its link asks (asyncio's ``start_tls`` under the
 same protocol object), the hub as server, the leaf as client.
 """
@@ -17,9 +18,7 @@ from fakejs.core.broker import Broker
 from fakejs.core.leaf.leafs import Leafs
 from fakejs.core.leaf.link import LeafIO, LeafLink
 from fakejs.core.transport_config import TLSConfig
-from fakejs.gocompat.gourl import ListenError, listen_error
-from fakejs.server.listeners import system_backlog
-from fakejs.server.routes import ROUTE_DIAL_TIMEOUT, RouteConnection
+from fakejs.server.routes import LinkSockets, RouteConnection
 from fakejs.server.tls import go_handshake_error, server_context
 
 __all__ = ["LeafConnection", "LeafPort", "client_context"]
@@ -99,8 +98,7 @@ class LeafPort:
     def __init__(self, broker: Broker, leafs: Leafs) -> None:
         self._broker = broker
         self._leafs = leafs
-        self._listener: asyncio.base_events.Server | None = None
-        self._dials: set[asyncio.Task[None]] = set()
+        self._sockets = LinkSockets(lambda: leafs.running)
         self.port = 0
 
     async def open(self) -> int:
@@ -108,18 +106,9 @@ class LeafPort:
         config = self._leafs.config
         if config.port is not None:
             host, port = config.host or "0.0.0.0", max(config.port, 0)
-            try:
-                self._listener = await asyncio.get_running_loop().create_server(
-                    lambda: LeafConnection(self._broker, self._accept),
-                    host,
-                    port,
-                    reuse_address=True,
-                    backlog=system_backlog(),
-                )
-            except OSError as exc:
-                problem = listen_error(host, port, exc)
-                raise ListenError(f"Error listening on leafnode port: {port} - {problem}") from exc
-            self.port = int(self._listener.sockets[0].getsockname()[1])
+            self.port = await self._sockets.listen(
+                host, port, lambda: LeafConnection(self._broker, self._accept), "leafnode"
+            )
             self._broker.log.info("Listening for leafnode connections on %s:%d", host, self.port)
         self._leafs.start(self, config.host, self.port)
         return self.port
@@ -128,28 +117,9 @@ class LeafPort:
         return self._leafs.accepted(io)
 
     def dial(self, host: str, port: int, connected: Callable[[LeafIO], LeafLink], failed: Callable[[], None]) -> None:
-        task = asyncio.get_running_loop().create_task(self._dial(host, port, connected, failed))
-        self._dials.add(task)
-        task.add_done_callback(self._dials.discard)
-
-    async def _dial(
-        self, host: str, port: int, connected: Callable[[LeafIO], LeafLink], failed: Callable[[], None]
-    ) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            await asyncio.wait_for(
-                loop.create_connection(lambda: LeafConnection(self._broker, connected), host, port),
-                ROUTE_DIAL_TIMEOUT,
-            )
-        except (TimeoutError, OSError):
-            if self._leafs.running:
-                failed()
+        self._sockets.dial(host, port, lambda: LeafConnection(self._broker, connected), failed)
 
     async def close(self) -> None:
+        """Stop dialling and listening, close every leaf connection."""
         self._leafs.stop()
-        for task in list(self._dials):
-            task.cancel()
-        if self._listener is not None:
-            self._listener.close()
-            await self._listener.wait_closed()
-            self._listener = None
+        await self._sockets.close()

@@ -1,7 +1,8 @@
 """The route port: sockets between the servers of a cluster, each carrying one :class:`RouteLink`.
 
 :class:`RoutePort` listens for other servers (nats-server's route accept
-loop) and dials the ones the cluster asks for (its :class:`Dialer`);
+loop) and dials the ones the cluster asks for (its :class:`Dialer`), through
+:class:`LinkSockets`, the listener and dials the leaf port holds as well;
 :class:`RouteConnection` moves bytes between a socket and its link, the
 link's queued output written once per event-loop turn.  An exception
 while a link handles input is recorded on the server and the route is
@@ -22,7 +23,7 @@ from fakejs.gocompat.gourl import GoURLError, ListenError, listen_error, parse_h
 from fakejs.server.connection import tcp_peer
 from fakejs.server.listeners import system_backlog
 
-__all__ = ["RouteConnection", "RoutePort"]
+__all__ = ["LinkSockets", "RouteConnection", "RoutePort"]
 
 # nats-server's DEFAULT_ROUTE_DIAL: how long a dial may take.
 ROUTE_DIAL_TIMEOUT = 1.0
@@ -101,29 +102,23 @@ class RouteConnection(asyncio.Protocol):
                 self._transport.abort()
 
 
-class RoutePort:
-    """The server's route listener and dialler (the cluster's :class:`Dialer`)."""
+class LinkSockets:
+    """The sockets of one kind of link between servers (routes, leaf connections): the listener and the dials.
 
-    def __init__(self, broker: Broker, cluster: Cluster) -> None:
-        self._broker = broker
-        self._cluster = cluster
+    A failed dial is reported while ``running`` says the links are still
+    wanted; closing cancels the dials under way and stops listening.
+    """
+
+    def __init__(self, running: Callable[[], bool]) -> None:
+        self._running = running
         self._listener: asyncio.base_events.Server | None = None
         self._dials: set[asyncio.Task[None]] = set()
-        self.port = 0
 
-    async def open(self, client_urls: list[str]) -> int:
-        """Listen for routes, then dial the configured ones; returns the bound port."""
-        config = self._cluster.config
-        cluster = self._cluster
-        loop = asyncio.get_running_loop()
-        log = self._broker.log
-        log.info("Cluster name is %s", cluster.name)
-        if cluster.dynamic_name:
-            log.warning("Cluster name was dynamically generated, consider setting one")
-        host, port = config.host or "0.0.0.0", max(config.port, 0)
+    async def listen(self, host: str, port: int, connection: Callable[[], asyncio.Protocol], port_name: str) -> int:
+        """Listen on ``host:port`` (0: any free port) for ``connection`` sockets; returns the bound port."""
         try:
-            self._listener = await loop.create_server(
-                lambda: RouteConnection(self._broker, cluster.accepted),
+            self._listener = await asyncio.get_running_loop().create_server(
+                connection,
                 host,
                 port,
                 reuse_address=True,
@@ -131,14 +126,69 @@ class RoutePort:
             )
         except OSError as exc:
             problem = listen_error(host, port, exc)
-            raise ListenError(f"Error listening on router port: {port} - {problem}") from exc
-        self.port = int(self._listener.sockets[0].getsockname()[1])
+            raise ListenError(f"Error listening on {port_name} port: {port} - {problem}") from exc
+        return int(self._listener.sockets[0].getsockname()[1])
+
+    def dial(
+        self, host: str, port: int, connection: Callable[[], asyncio.Protocol], failed: Callable[[], None]
+    ) -> None:
+        """Dial ``host:port`` for a ``connection`` socket; ``failed`` when no socket came within the dial timeout."""
+        task = asyncio.get_running_loop().create_task(self._dial(host, port, connection, failed))
+        self._dials.add(task)
+        task.add_done_callback(self._dials.discard)
+
+    async def _dial(
+        self, host: str, port: int, connection: Callable[[], asyncio.Protocol], failed: Callable[[], None]
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            await asyncio.wait_for(loop.create_connection(connection, host, port), ROUTE_DIAL_TIMEOUT)
+        except (TimeoutError, OSError):
+            if self._running():
+                failed()
+
+    def stop_listening(self) -> None:
+        """Accept no more sockets (the listener is waited for by :meth:`close`)."""
+        if self._listener is not None:
+            self._listener.close()
+
+    async def close(self) -> None:
+        """Cancel the dials under way and stop listening."""
+        for task in list(self._dials):
+            task.cancel()
+        if self._listener is not None:
+            self._listener.close()
+            await self._listener.wait_closed()
+            self._listener = None
+
+
+class RoutePort:
+    """The server's route listener and dialler (the cluster's :class:`Dialer`)."""
+
+    def __init__(self, broker: Broker, cluster: Cluster) -> None:
+        self._broker = broker
+        self._cluster = cluster
+        self._sockets = LinkSockets(lambda: cluster.running)
+        self.port = 0
+
+    async def open(self, client_urls: list[str]) -> int:
+        """Listen for routes, then dial the configured ones; returns the bound port."""
+        config = self._cluster.config
+        cluster = self._cluster
+        log = self._broker.log
+        log.info("Cluster name is %s", cluster.name)
+        if cluster.dynamic_name:
+            log.warning("Cluster name was dynamically generated, consider setting one")
+        host, port = config.host or "0.0.0.0", max(config.port, 0)
+        self.port = await self._sockets.listen(
+            host, port, lambda: RouteConnection(self._broker, cluster.accepted), "router"
+        )
         log.info("Listening for route connections on %s:%d", config.host or "0.0.0.0", self.port)
         if config.advertise:
             try:
                 parse_host_port(config.advertise, self.port)
             except GoURLError as exc:  # nats-server's fatal error, once the port listens
-                self._listener.close()
+                self._sockets.stop_listening()
                 raise ListenError(
                     f"Error setting route INFO with Cluster.Advertise value of {config.advertise}, err={exc}"
                 ) from None
@@ -146,32 +196,12 @@ class RoutePort:
         return self.port
 
     def dial(self, host: str, port: int, connected: Callable[[RouteIO], RouteLink], failed: Callable[[], None]) -> None:
-        task = asyncio.get_running_loop().create_task(self._dial(host, port, connected, failed))
-        self._dials.add(task)
-        task.add_done_callback(self._dials.discard)
-
-    async def _dial(
-        self, host: str, port: int, connected: Callable[[RouteIO], RouteLink], failed: Callable[[], None]
-    ) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            await asyncio.wait_for(
-                loop.create_connection(lambda: RouteConnection(self._broker, connected), host, port),
-                ROUTE_DIAL_TIMEOUT,
-            )
-        except (TimeoutError, OSError):
-            if self._cluster.running:
-                failed()
+        self._sockets.dial(host, port, lambda: RouteConnection(self._broker, connected), failed)
 
     async def close(self) -> None:
         """Stop dialling and listening, close every route."""
         self._cluster.stop()
-        for task in list(self._dials):
-            task.cancel()
-        if self._listener is not None:
-            self._listener.close()
-            await self._listener.wait_closed()
-            self._listener = None
+        await self._sockets.close()
 
 
 def client_connect_urls(host: str, port: int) -> list[str]:

@@ -40,17 +40,15 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from fakejs.core.accounts import Account, Accounts
-from fakejs.core.clientio import PROTOCOL_VIOLATION
+from fakejs.core.clientio import AUTH_VIOLATION, PROTOCOL_VIOLATION
 from fakejs.core.clock import Clock
 from fakejs.core.cluster.dialling import Dialer, Dialling
 from fakejs.core.cluster.greeting import Greeting
 from fakejs.core.cluster.interest import AccountRoutes, RouteTarget
 from fakejs.core.cluster.link import (
-    AUTH_VIOLATION,
     CLUSTER_NAME_CONFLICT,
     DUPLICATE_ROUTE,
     DUPLICATE_SERVER_NAME,
-    ERR_AUTHORIZATION,
     ROUTE_REMOVED,
     RouteIO,
     RouteLink,
@@ -63,6 +61,7 @@ from fakejs.core.options import SYSTEM_ACCOUNT, ServerOptions
 from fakejs.core.router import Router, Subscription
 from fakejs.gocompat import ids
 from fakejs.protocol import route as wire
+from fakejs.protocol.events import ERR_AUTHORIZATION
 from fakejs.protocol.route import RoutedMsg
 from fakejs.protocol.writer import go_quote
 

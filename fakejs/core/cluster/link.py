@@ -26,15 +26,16 @@ import logging
 import random
 from typing import Any, Protocol
 
-from fakejs.core.clientio import PROTOCOL_VIOLATION, STALE_CONNECTION
-from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.clientio import AUTH_TIMEOUT, AUTH_VIOLATION, PROTOCOL_VIOLATION, STALE_CONNECTION
+from fakejs.core.clock import Clock
 from fakejs.core.cluster_config import ClusterConfig
 from fakejs.core.keepalive import Keepalive
+from fakejs.core.linkio import ERR_AUTH_TIMEOUT, WRONG_PORT, LinkDeadline, LinkOutput, read_operations
 from fakejs.core.options import ServerOptions
 from fakejs.core.router import RouteOwner, Router
 from fakejs.protocol import route as wire
 from fakejs.protocol import writer
-from fakejs.protocol.events import Ok, Ping, Pong, ProtocolViolation
+from fakejs.protocol.events import ERR_AUTHORIZATION, Ok, Ping, Pong, ProtocolViolation
 from fakejs.protocol.route import (
     RemoteSub,
     RemoteUnsub,
@@ -53,12 +54,7 @@ DUPLICATE_ROUTE = "Duplicate Route"
 CLUSTER_NAME_CONFLICT = "Cluster Name Conflict"
 DUPLICATE_SERVER_NAME = "Duplicate Server Name"
 ROUTE_REMOVED = "Route Removed"
-WRONG_PORT = "Incorrect Port"
-AUTH_VIOLATION = "Authentication Failure"
-AUTH_TIMEOUT = "Authentication Timeout"
 ERR_CLIENT_ON_ROUTE_PORT = "attempted to connect to route port"
-ERR_AUTHORIZATION = "Authorization Violation"
-ERR_AUTH_TIMEOUT = "Authentication Timeout"
 
 
 class RouteIO(Protocol):
@@ -142,7 +138,7 @@ class RouteLink:
         self.info_received = False
         self.closed = False
         self.close_reason = ""
-        self.out: list[bytes] = []
+        self.output = LinkOutput(io)
         self.in_msgs = self.out_msgs = self.in_bytes = self.out_bytes = 0
         self.started = cluster.clock.monotonic()
         self.last_in = self.started
@@ -157,7 +153,7 @@ class RouteLink:
         self.keepalive = Keepalive(self, cluster.clock, cluster.server_options, cluster.rng)
         self.keepalive.interval = cluster.ping_interval
         self.keepalive.ping_max = cluster.config.ping_max  # a route's own, when the cluster block sets one
-        self._auth_timer: TimerHandle | None = None
+        self._login_deadline = LinkDeadline(cluster.clock)
 
     def __repr__(self) -> str:
         host, port = self.io.remote_address
@@ -182,27 +178,22 @@ class RouteLink:
         else:
             self.send(wire.info(cluster.route_info(nonce=True)))
             if cluster.config.auth_required:
-                self._auth_timer = cluster.clock.call_later(cluster.config.auth_timeout, self._auth_timeout)
+                self._login_deadline.arm(cluster.config.auth_timeout, self._auth_timeout)
         self.keepalive.start()
 
     # -- output --------------------------------------------------------------------
 
     def send(self, frame: bytes) -> None:
-        if self.closed:
-            return
-        if not self.out:
-            self.io.want_flush()
-        self.out.append(frame)
+        if not self.closed:
+            self.output.add(frame)
 
     @property
     def pending_size(self) -> int:
         """Bytes waiting to be written (``/routez``'s ``pending_size``)."""
-        return sum(len(frame) for frame in self.out)
+        return self.output.size
 
     def take_output(self) -> bytes:
-        data = b"".join(self.out)
-        self.out.clear()
-        return data
+        return self.output.take()
 
     def forward(
         self, account: str, subject: str, reply: str, queues: list[str], headers: bytes | None, payload: bytes
@@ -242,14 +233,12 @@ class RouteLink:
         self.closed = True
         self.close_reason = reason
         self.keepalive.cancel()
-        if self._auth_timer is not None:
-            self._auth_timer.cancel()
+        self._login_deadline.clear()
         self.cluster.route_closed(self)
         self.io.close()
 
     def refuse(self, text: str, reason: str) -> None:
-        self.out.append(writer.err(text))
-        self.io.want_flush()
+        self.output.add_last(writer.err(text))
         self.close(reason)
 
     def debug(self, text: str) -> None:
@@ -260,7 +249,6 @@ class RouteLink:
         self.refuse("Stale Connection", STALE_CONNECTION)
 
     def _auth_timeout(self) -> None:
-        self._auth_timer = None
         if not self.connect_received and not self.closed:
             self.refuse(ERR_AUTH_TIMEOUT, AUTH_TIMEOUT)
 
@@ -273,15 +261,9 @@ class RouteLink:
     def data_received(self, data: bytes) -> None:
         if self.closed:
             return
-        self.parser.receive_data(data)
         self.last_in = self.cluster.clock.monotonic()
-        try:
-            while not self.closed:
-                event = self.parser.next_event()
-                if event is None:
-                    return
-                self._handle(event)
-        except ProtocolViolation as violation:
+        violation = read_operations(self, self.parser, data, self._handle)
+        if violation is not None:
             self.cluster.log.error("%s - Route parser ERROR: %s", self, violation.reason)
             self.close(PROTOCOL_VIOLATION)
 
@@ -323,9 +305,7 @@ class RouteLink:
     def _on_connect(self, options: dict[str, Any]) -> None:
         if self.solicited or self.connect_received:
             return
-        if self._auth_timer is not None:
-            self._auth_timer.cancel()
-            self._auth_timer = None
+        self._login_deadline.clear()
         # nats-server logs the route in first, then tells a client it dialled the wrong port.
         problem = self.cluster.check_login(options)
         if problem is None and "lang" in options:

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fakejs.core.cluster.link import AUTH_VIOLATION, ERR_AUTHORIZATION, ROUTE_REMOVED
+from fakejs.core.clientio import AUTH_VIOLATION
+from fakejs.core.cluster.link import ROUTE_REMOVED
 from fakejs.core.cluster_config import ROUTE_MAX_PING_INTERVAL, ClusterConfig
 from fakejs.core.trace import auth_user
+from fakejs.protocol.events import ERR_AUTHORIZATION
 
 if TYPE_CHECKING:
     from fakejs.core.cluster.cluster import Cluster

@@ -19,13 +19,14 @@ from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from fakejs.core.clientio import PROTOCOL_VIOLATION
-from fakejs.core.clock import Clock, TimerHandle
+from fakejs.core.clientio import AUTH_VIOLATION, PROTOCOL_VIOLATION
+from fakejs.core.clock import Clock
 from fakejs.core.cluster.link import RouteIO
 from fakejs.core.keepalive import Keepalive
 from fakejs.core.leaf.interest import LDS_PREFIX, AccountLeafs
 from fakejs.core.leaf.jetstream import LinkDenies
 from fakejs.core.leaf.permissions import LeafPermissions
+from fakejs.core.linkio import ERR_AUTH_TIMEOUT, WRONG_PORT, LinkDeadline, LinkOutput, read_operations
 from fakejs.core.options import ServerOptions
 from fakejs.core.stats import Stats
 from fakejs.core.subjects import has_wildcard
@@ -33,15 +34,13 @@ from fakejs.core.transport_config import TLSConfig
 from fakejs.protocol import leaf as wire
 from fakejs.protocol import route as route_wire
 from fakejs.protocol import writer
-from fakejs.protocol.events import Ok, Ping, Pong, ProtocolViolation
+from fakejs.protocol.events import ERR_AUTHORIZATION, Ok, Ping, Pong
 from fakejs.protocol.route import RemoteSub, RemoteUnsub, RouteConnect, RoutedMsg, RouteError, RouteEvent, RouteInfo
 from fakejs.protocol.writer import go_quote
 
 __all__ = ["LeafHost", "LeafIO", "LeafLink"]
 
 # nats-server's texts and close reasons for leaf connections.
-ERR_AUTHORIZATION = "Authorization Violation"
-ERR_AUTH_TIMEOUT = "Authentication Timeout"
 ERR_CLIENT_ON_LEAF_PORT = "attempted to connect to leafnode port"
 ERR_STALE = "Stale Connection"
 ERR_STALE_LEAF = "Stale Leaf Node Connection - Closing"
@@ -49,8 +48,6 @@ ERR_STALE_LEAF = "Stale Leaf Node Connection - Closing"
 CONNECT_PROCESS_TIMEOUT = 2.0
 # nats-server's firstPingInterval: a leaf connection's first PING comes within a second (plus jitter).
 FIRST_PING = 1.0
-AUTH_VIOLATION = "Authentication Failure"
-WRONG_PORT = "Incorrect Port"
 
 
 class LeafIO(RouteIO, Protocol):
@@ -124,7 +121,7 @@ class LeafLink:
         self.up = False
         self.closed = False
         self.close_reason = ""
-        self.out: list[bytes] = []
+        self.output = LinkOutput(io)
         self.in_msgs = self.out_msgs = self.in_bytes = self.out_bytes = 0
         self._account_traffic = Stats()  # the bound account's leaf traffic (the host's, once bound)
         self.started = self.last_in = host.clock.monotonic()
@@ -136,7 +133,7 @@ class LeafLink:
         # What the remote was told: (subject, queue) -> subscriptions (nats-server's ``smap``).
         self.told: dict[tuple[str, str], int] = {}
         # The hub's login timeout, or the leaf's wait for the INFO answering its CONNECT.
-        self._auth_timer: TimerHandle | None = None
+        self._deadline = LinkDeadline(host.clock)
         self._connect_sent = False
         self._tls_started = False
         self.tls = False  # the connection runs over TLS (its handshake done)
@@ -204,7 +201,7 @@ class LeafLink:
         """The hub's first INFO; the leaf has until the login timeout to answer it."""
         info = self.host.hub_info(self, connect_info=False)
         self.send(route_wire.info(info).replace(b"\r\n", b" \r\n"))
-        self._auth_timer = self.host.clock.call_later(self.host.auth_timeout, self._auth_timeout)
+        self._deadline.arm(self.host.auth_timeout, self._auth_timeout)
         return info
 
     def _greet_after_tls(self) -> None:
@@ -220,23 +217,17 @@ class LeafLink:
         return urlsplit(self.url if "://" in self.url else f"nats://{self.url}").hostname or ""
 
     def _auth_timeout(self) -> None:
-        self._auth_timer = None
         if not self.up and not self.closed:
             self.refuse(ERR_AUTH_TIMEOUT, ERR_AUTH_TIMEOUT)
 
     # -- output ----------------------------------------------------------------------
 
     def send(self, frame: bytes) -> None:
-        if self.closed:
-            return
-        if not self.out:
-            self.io.want_flush()
-        self.out.append(frame)
+        if not self.closed:
+            self.output.add(frame)
 
     def take_output(self) -> bytes:
-        data = b"".join(self.out)
-        self.out.clear()
-        return data
+        return self.output.take()
 
     def forward(
         self, account: str, subject: str, reply: str, queues: list[str], headers: bytes | None, payload: bytes
@@ -297,14 +288,12 @@ class LeafLink:
         self.close_reason = reason
         self.keepalive.cancel()
         self.stopped_ns = self.host.clock.time_ns()
-        if self._auth_timer is not None:
-            self._auth_timer.cancel()
+        self._deadline.clear()
         self.host.link_closed(self)
         self.io.close()
 
     def refuse(self, text: str, reason: str) -> None:
-        self.out.append(writer.err(text))
-        self.io.want_flush()
+        self.output.add_last(writer.err(text))
         self.close(reason)
 
     def connection_lost(self) -> None:
@@ -315,15 +304,9 @@ class LeafLink:
     def data_received(self, data: bytes) -> None:
         if self.closed:
             return
-        self.parser.receive_data(data)
         self.last_in = self.host.clock.monotonic()
-        try:
-            while not self.closed:
-                event = self.parser.next_event()
-                if event is None:
-                    return
-                self._handle(event)
-        except ProtocolViolation as violation:
+        violation = read_operations(self, self.parser, data, self._handle)
+        if violation is not None:
             self.host.log.error("%s - Leafnode parser ERROR: %s", self, violation.reason)
             self.close(PROTOCOL_VIOLATION)
 
@@ -387,13 +370,11 @@ class LeafLink:
                 return
             self.send(route_wire.connect(fields))
             if info.get("info_on_connect") and not info.get("connect_info"):
-                self._auth_timer = self.host.clock.call_later(CONNECT_PROCESS_TIMEOUT, self._connect_timeout)
+                self._deadline.arm(CONNECT_PROCESS_TIMEOUT, self._connect_timeout)
                 return
         elif not info.get("connect_info"):
             return
-        if self._auth_timer is not None:
-            self._auth_timer.cancel()
-            self._auth_timer = None
+        self._deadline.clear()
         self.host.link_up(self)
 
     def _after_tls(self, info: dict[str, Any]) -> None:
@@ -403,7 +384,6 @@ class LeafLink:
 
     def _connect_timeout(self) -> None:
         """nats-server's connectProcessTimeout: the hub never answered the CONNECT."""
-        self._auth_timer = None
         if not self.up and not self.closed:
             self.host.log.debug("%s - %s", self, ERR_STALE_LEAF)
             self.refuse(ERR_STALE_LEAF, ERR_STALE)
@@ -411,9 +391,7 @@ class LeafLink:
     def _on_connect(self, options: dict[str, Any]) -> None:
         if self.solicited or self.up:
             return
-        if self._auth_timer is not None:
-            self._auth_timer.cancel()
-            self._auth_timer = None
+        self._deadline.clear()
         if "lang" in options:
             self.refuse(ERR_CLIENT_ON_LEAF_PORT, WRONG_PORT)
             return
