@@ -18,16 +18,18 @@ import pytest
 from nats.js.api import AckPolicy, ConsumerConfig
 
 from fakejs.server.local_cluster import Cluster
-from tests.fakejs.test_replicated_jetstream import (
+from tests.harness.replicated import (
     SUPPORTED,
     all_joined,
+    consumer_replica,
     meta_leader,
     publish,
+    replicated_cluster,
     request,
     share,
     stream_config,
+    wait,
 )
-from tests.harness.replicated import replicated_cluster, wait
 
 pytestmark = pytest.mark.cluster
 
@@ -40,10 +42,6 @@ async def cluster() -> AsyncIterator[Cluster]:
         await wait(lambda: meta_leader(started) is not None and all_joined(started))
         yield started
         assert started.errors == []
-
-
-def consumer_replica(cluster: Cluster, name: str, stream: str, consumer: str) -> Any:
-    return share(cluster, name).consumers.replicas.get((stream, consumer))
 
 
 def consumer_leader(cluster: Cluster, stream: str, consumer: str) -> str | None:

@@ -19,8 +19,7 @@ from nats.aio.client import Client
 from fakejs.jetstream.stream.sources import STREAM_SOURCE
 from fakejs.protocol import headers as hdrs
 from fakejs.server.local_cluster import Cluster
-from tests.fakejs.test_replicated_jetstream import all_joined, meta_leader, publish, request, share
-from tests.harness.replicated import replicated_cluster, wait
+from tests.harness.replicated import all_joined, meta_leader, publish, replicated_cluster, request, share, wait
 
 pytestmark = pytest.mark.cluster
 
