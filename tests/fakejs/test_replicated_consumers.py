@@ -9,7 +9,6 @@ replica; ephemeral consumers are placed and removed; and what is not built is re
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +33,6 @@ from tests.harness.replicated import (
 pytestmark = pytest.mark.cluster
 
 NODES = ("n1", "n2", "n3")
-
-
-@pytest.fixture
-async def cluster() -> AsyncIterator[Cluster]:
-    async with replicated_cluster(3) as started:
-        await wait(lambda: meta_leader(started) is not None and all_joined(started))
-        yield started
-        assert started.errors == []
 
 
 def consumer_leader(cluster: Cluster, stream: str, consumer: str) -> str | None:

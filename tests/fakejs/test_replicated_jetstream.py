@@ -8,7 +8,6 @@ killed meta leader's successor answers creates, and what is not built in this mo
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import nats
@@ -32,14 +31,6 @@ from tests.harness.replicated import (
 )
 
 pytestmark = pytest.mark.cluster
-
-
-@pytest.fixture
-async def cluster() -> AsyncIterator[Cluster]:
-    async with replicated_cluster(3) as started:
-        await wait(lambda: meta_leader(started) is not None and all_joined(started))
-        yield started
-        assert started.errors == []
 
 
 async def test_streams_are_created_published_and_described_through_any_node(cluster: Cluster) -> None:

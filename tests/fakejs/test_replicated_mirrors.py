@@ -19,19 +19,11 @@ from nats.aio.client import Client
 from fakejs.jetstream.stream.sources import STREAM_SOURCE
 from fakejs.protocol import headers as hdrs
 from fakejs.server.local_cluster import Cluster
-from tests.harness.replicated import all_joined, meta_leader, publish, replicated_cluster, request, share, wait
+from tests.harness.replicated import publish, request, share, wait
 
 pytestmark = pytest.mark.cluster
 
 NODES = ("n1", "n2", "n3")
-
-
-@pytest.fixture
-async def cluster() -> AsyncIterator[Cluster]:
-    async with replicated_cluster(3) as started:
-        await wait(lambda: meta_leader(started) is not None and all_joined(started))
-        yield started
-        assert started.errors == []
 
 
 @pytest.fixture
