@@ -1,8 +1,8 @@
 """No module of the tests imports a test module: what several test modules share lives in tests/harness/.
 
-A test module used as a library runs its imports, fixtures and ``pytestmark`` for the module
-importing it, and a fixture imported into a module is flagged by ruff (F811) where it is used;
-helpers go to a module of tests/harness/ and shared fixtures to the ``conftest.py`` of their folder.
+A test module used as a library is a test module other modules depend on, and a fixture imported
+from one is flagged by ruff (F811) where a test takes it: helpers go to a module of tests/harness/,
+and fixtures several modules use to the ``conftest.py`` of their folder.
 """
 
 from __future__ import annotations
