@@ -12,8 +12,7 @@ import nats
 import pytest
 
 from fakejs.jetstream.replication import peer_id
-from tests.fakejs.test_replicated_jetstream import publish, request
-from tests.harness.replicated import LearningServers, wait
+from tests.harness.replicated import LearningServers, formed, publish, request, wait
 
 pytestmark = pytest.mark.cluster
 
@@ -27,22 +26,6 @@ async def servers(tmp_path: Path) -> AsyncIterator[LearningServers]:
             assert server.errors == []
     finally:
         await started.stop()
-
-
-def formed(servers: LearningServers, names: list[str]) -> bool:
-    """Every server of ``names`` is a voter of ``_meta_`` and in the meta state, on every one of them, and they
-    agree on a leader among them."""
-    peers = {peer_id(name) for name in names}
-    shares = [servers.share(name) for name in names]
-    if any(share is None or share.group is None for share in shares):
-        return False
-    leaders = {share.group.leader for share in shares}
-    return (
-        len(leaders) == 1
-        and leaders <= peers
-        and all(share.group.voters == peers for share in shares)
-        and all({peer.peer for peer in share.machine.state.active_peers()} == peers for share in shares)
-    )
 
 
 @pytest.mark.parametrize("order", [["n1", "n2", "n3"], ["n3", "n1", "n2"]])

@@ -15,9 +15,7 @@ from nats.aio.client import Client
 
 from fakejs.core.users import User
 from fakejs.jetstream.replication import peer_id
-from tests.fakejs.test_meta_from_routes import formed
-from tests.fakejs.test_replicated_jetstream import publish, request
-from tests.harness.replicated import LearningServers, wait
+from tests.harness.replicated import LearningServers, formed, publish, request, wait
 
 pytestmark = pytest.mark.cluster
 

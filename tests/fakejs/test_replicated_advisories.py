@@ -15,9 +15,16 @@ from pathlib import Path
 import nats
 import pytest
 
-from tests.fakejs.test_replicated_jetstream import all_joined, meta_leader, request, stream_config, wait_for_leader
 from tests.harness.heard import AUDIT, Heard
-from tests.harness.replicated import replicated_cluster, wait
+from tests.harness.replicated import (
+    all_joined,
+    meta_leader,
+    replicated_cluster,
+    request,
+    stream_config,
+    wait,
+    wait_for_leader,
+)
 
 pytestmark = pytest.mark.cluster
 

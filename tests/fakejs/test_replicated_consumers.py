@@ -9,7 +9,6 @@ replica; ephemeral consumers are placed and removed; and what is not built is re
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,32 +17,22 @@ import pytest
 from nats.js.api import AckPolicy, ConsumerConfig
 
 from fakejs.server.local_cluster import Cluster
-from tests.fakejs.test_replicated_jetstream import (
+from tests.harness.replicated import (
     SUPPORTED,
     all_joined,
+    consumer_replica,
     meta_leader,
     publish,
+    replicated_cluster,
     request,
     share,
     stream_config,
+    wait,
 )
-from tests.harness.replicated import replicated_cluster, wait
 
 pytestmark = pytest.mark.cluster
 
 NODES = ("n1", "n2", "n3")
-
-
-@pytest.fixture
-async def cluster() -> AsyncIterator[Cluster]:
-    async with replicated_cluster(3) as started:
-        await wait(lambda: meta_leader(started) is not None and all_joined(started))
-        yield started
-        assert started.errors == []
-
-
-def consumer_replica(cluster: Cluster, name: str, stream: str, consumer: str) -> Any:
-    return share(cluster, name).consumers.replicas.get((stream, consumer))
 
 
 def consumer_leader(cluster: Cluster, stream: str, consumer: str) -> str | None:

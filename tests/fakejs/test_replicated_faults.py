@@ -13,16 +13,17 @@ import nats
 import pytest
 
 from fakejs.server.local_cluster import Cluster
-from tests.fakejs.test_replicated_jetstream import (
+from tests.harness.replicated import (
     all_joined,
     meta_leader,
     publish,
+    replicated_cluster,
     request,
     share,
     stream_config,
+    wait,
     wait_for_leader,
 )
-from tests.harness.replicated import replicated_cluster, wait
 
 pytestmark = pytest.mark.cluster
 

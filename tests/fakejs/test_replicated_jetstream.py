@@ -7,71 +7,30 @@ killed meta leader's successor answers creates, and what is not built in this mo
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import nats
 import pytest
-from nats.aio.client import Client
 
 from fakejs.jetstream.replication import peer_id
 from fakejs.server.local_cluster import Cluster
-from tests.harness.replicated import WAIT, replicated_cluster, wait
+from tests.harness.replicated import (
+    SUPPORTED,
+    WAIT,
+    all_joined,
+    group_dir,
+    meta_leader,
+    publish,
+    replicated_cluster,
+    request,
+    share,
+    stream_config,
+    wait,
+    wait_for_leader,
+)
 
 pytestmark = pytest.mark.cluster
-
-SUPPORTED = "not supported by fakejs yet"
-
-
-@pytest.fixture
-async def cluster() -> AsyncIterator[Cluster]:
-    async with replicated_cluster(3) as started:
-        await wait(lambda: meta_leader(started) is not None and all_joined(started))
-        yield started
-        assert started.errors == []
-
-
-def share(cluster: Cluster, name: str) -> Any:
-    js = cluster.server(name).jetstream
-    return None if js is None or js.replicated_api is None else js.replicated_api.domain
-
-
-def meta_leader(cluster: Cluster) -> str | None:
-    running = [server.broker.name for server in cluster.running]
-    return next((name for name in running if share(cluster, name).is_meta_leader), None)
-
-
-def all_joined(cluster: Cluster) -> bool:
-    """Every running server's ``AddPeer`` is applied on every running server."""
-    names = {server.broker.name for server in cluster.running}
-    return all({peer.name for peer in share(cluster, name).machine.state.peers.values()} >= names for name in names)
-
-
-async def request(nc: Client, subject: str, body: Any = b"") -> dict[str, Any]:
-    """A ``$JS.API`` request, asked again while nobody leads what it is about (no answer)."""
-    payload = json.dumps(body).encode() if isinstance(body, dict) else body
-    deadline = asyncio.get_running_loop().time() + WAIT
-    while True:
-        try:
-            reply = await nc.request(subject, payload, timeout=1)
-        except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
-            if asyncio.get_running_loop().time() > deadline:
-                raise
-            continue
-        answer: dict[str, Any] = json.loads(reply.data)
-        return answer
-
-
-async def publish(nc: Client, subject: str, payload: bytes) -> dict[str, Any]:
-    """A publish acknowledged by the stream (asked again while its leader is being elected, as a request)."""
-    return await request(nc, subject, payload)
-
-
-def stream_config(name: str, replicas: int) -> dict[str, Any]:
-    return {"name": name, "subjects": [f"{name.lower()}.>"], "num_replicas": replicas}
 
 
 async def test_streams_are_created_published_and_described_through_any_node(cluster: Cluster) -> None:
@@ -222,20 +181,6 @@ async def test_a_killed_meta_leader_s_successor_answers_creates(cluster: Cluster
         assert (await publish(nc, "after.x", b"x")) == {"stream": "AFTER", "seq": 1}
     finally:
         await nc.close()
-
-
-async def wait_for_leader(nc: Client, stream: str, accept: Any) -> dict[str, Any]:
-    deadline = asyncio.get_running_loop().time() + WAIT
-    while True:
-        info = await request(nc, f"$JS.API.STREAM.INFO.{stream}")
-        if accept(info.get("cluster", {}).get("leader")):
-            return info
-        if asyncio.get_running_loop().time() > deadline:
-            raise TimeoutError(info)
-
-
-def group_dir(store: Path, node: str, group: str) -> Path:
-    return store / node / "fakejs" / "$SYS" / "_js_" / group
 
 
 async def test_a_restarted_replica_catches_up_from_its_store_and_a_deleted_stream_leaves_no_directory(

@@ -8,8 +8,8 @@ import pytest
 
 from fakejs.jetstream.replication import NotLeader, ProposalRefused, ReplicatedGroup, peer_id, start_group
 from fakejs.server.local_cluster import Cluster
-from tests.fakejs.test_replicated_groups import Counter, Members, meshed
 from tests.harness.replicated import FAST, wait
+from tests.harness.replicated_groups import Counter, Members, meshed
 
 pytestmark = pytest.mark.cluster
 

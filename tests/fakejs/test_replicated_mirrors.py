@@ -19,20 +19,11 @@ from nats.aio.client import Client
 from fakejs.jetstream.stream.sources import STREAM_SOURCE
 from fakejs.protocol import headers as hdrs
 from fakejs.server.local_cluster import Cluster
-from tests.fakejs.test_replicated_jetstream import all_joined, meta_leader, publish, request, share
-from tests.harness.replicated import replicated_cluster, wait
+from tests.harness.replicated import publish, request, share, wait
 
 pytestmark = pytest.mark.cluster
 
 NODES = ("n1", "n2", "n3")
-
-
-@pytest.fixture
-async def cluster() -> AsyncIterator[Cluster]:
-    async with replicated_cluster(3) as started:
-        await wait(lambda: meta_leader(started) is not None and all_joined(started))
-        yield started
-        assert started.errors == []
 
 
 @pytest.fixture

@@ -15,16 +15,18 @@ import pytest
 
 from fakejs.jetstream.replication import peer_id
 from fakejs.server.local_cluster import Cluster
-from tests.fakejs.test_replicated_jetstream import (
+from tests.harness.replicated import (
     all_joined,
+    consumer_replica,
     group_dir,
     meta_leader,
     publish,
+    replicated_cluster,
     request,
     share,
     stream_config,
+    wait,
 )
-from tests.harness.replicated import replicated_cluster, wait
 
 pytestmark = pytest.mark.cluster
 
@@ -41,10 +43,6 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
 
 def stream_replica(cluster: Cluster, node: str, stream: str) -> Any:
     return share(cluster, node).replicas.replicas.get(stream)
-
-
-def consumer_replica(cluster: Cluster, node: str, stream: str, name: str) -> Any:
-    return share(cluster, node).consumers.replicas.get((stream, name))
 
 
 def holders(cluster: Cluster, stream: str, consumer: str = "") -> set[str]:

@@ -2,17 +2,28 @@
 
 The groups run on the real clock with elections within a second and a lost
 quorum noticed after one; :func:`wait` polls a plain condition (a leader
-known, an entry applied everywhere) until it holds.
+known, an entry applied everywhere) until it holds.  A JetStream replicated
+across the servers is asked what its nodes agree on (:func:`meta_leader`,
+:func:`all_joined`, :func:`formed`) and sent ``$JS.API`` requests that are
+asked again while nobody leads what they are about (:func:`request`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import nats
+from nats.aio.client import Client
 
 from fakejs.jetstream.raft import RaftSettings
+from fakejs.jetstream.replication import peer_id
+
+if TYPE_CHECKING:
+    from fakejs.server.local_cluster import Cluster
 
 FAST = RaftSettings(
     election_timeout_min=0.3,
@@ -22,6 +33,7 @@ FAST = RaftSettings(
     transfer_timeout=0.5,
 )
 WAIT = 15.0  # real seconds a condition may take before the test gives up
+SUPPORTED = "not supported by fakejs yet"
 
 
 async def wait(condition: Callable[[], Any], timeout: float = WAIT) -> Any:
@@ -110,3 +122,80 @@ class LearningServers:
     def share(self, name: str) -> Any:
         js = self.servers[name].jetstream
         return None if js is None or js.replicated_api is None else js.replicated_api.domain
+
+
+def share(cluster: Cluster, name: str) -> Any:
+    """The replicated JetStream's share of server ``name`` (``None`` while it has none)."""
+    js = cluster.server(name).jetstream
+    return None if js is None or js.replicated_api is None else js.replicated_api.domain
+
+
+def meta_leader(cluster: Cluster) -> str | None:
+    running = [server.broker.name for server in cluster.running]
+    return next((name for name in running if share(cluster, name).is_meta_leader), None)
+
+
+def all_joined(cluster: Cluster) -> bool:
+    """Every running server's ``AddPeer`` is applied on every running server."""
+    names = {server.broker.name for server in cluster.running}
+    return all({peer.name for peer in share(cluster, name).machine.state.peers.values()} >= names for name in names)
+
+
+def formed(servers: LearningServers, names: list[str]) -> bool:
+    """Every server of ``names`` is a voter of ``_meta_`` and in the meta state, on every one of them, and they
+    agree on a leader among them."""
+    peers = {peer_id(name) for name in names}
+    shares = [servers.share(name) for name in names]
+    if any(share is None or share.group is None for share in shares):
+        return False
+    leaders = {share.group.leader for share in shares}
+    return (
+        len(leaders) == 1
+        and leaders <= peers
+        and all(share.group.voters == peers for share in shares)
+        and all({peer.peer for peer in share.machine.state.active_peers()} == peers for share in shares)
+    )
+
+
+async def request(nc: Client, subject: str, body: Any = b"") -> dict[str, Any]:
+    """A ``$JS.API`` request, asked again while nobody leads what it is about (no answer)."""
+    payload = json.dumps(body).encode() if isinstance(body, dict) else body
+    deadline = asyncio.get_running_loop().time() + WAIT
+    while True:
+        try:
+            reply = await nc.request(subject, payload, timeout=1)
+        except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            continue
+        answer: dict[str, Any] = json.loads(reply.data)
+        return answer
+
+
+async def publish(nc: Client, subject: str, payload: bytes) -> dict[str, Any]:
+    """A publish acknowledged by the stream (asked again while its leader is being elected, as a request)."""
+    return await request(nc, subject, payload)
+
+
+def stream_config(name: str, replicas: int) -> dict[str, Any]:
+    return {"name": name, "subjects": [f"{name.lower()}.>"], "num_replicas": replicas}
+
+
+async def wait_for_leader(nc: Client, stream: str, accept: Any) -> dict[str, Any]:
+    """The stream's info once ``accept`` takes its leader."""
+    deadline = asyncio.get_running_loop().time() + WAIT
+    while True:
+        info = await request(nc, f"$JS.API.STREAM.INFO.{stream}")
+        if accept(info.get("cluster", {}).get("leader")):
+            return info
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(info)
+
+
+def group_dir(store: Path, node: str, group: str) -> Path:
+    """Where ``node`` keeps replicated group ``group`` under ``store``."""
+    return store / node / "fakejs" / "$SYS" / "_js_" / group
+
+
+def consumer_replica(cluster: Cluster, node: str, stream: str, consumer: str) -> Any:
+    return share(cluster, node).consumers.replicas.get((stream, consumer))
