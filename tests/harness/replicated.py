@@ -145,15 +145,15 @@ def formed(servers: LearningServers, names: list[str]) -> bool:
     """Every server of ``names`` is a voter of ``_meta_`` and in the meta state, on every one of them, and they
     agree on a leader among them."""
     peers = {peer_id(name) for name in names}
-    shares = [servers.share(name) for name in names]
-    if any(share is None or share.group is None for share in shares):
+    members = [servers.share(name) for name in names]
+    if any(member is None or member.group is None for member in members):
         return False
-    leaders = {share.group.leader for share in shares}
+    leaders = {member.group.leader for member in members}
     return (
         len(leaders) == 1
         and leaders <= peers
-        and all(share.group.voters == peers for share in shares)
-        and all({peer.peer for peer in share.machine.state.active_peers()} == peers for share in shares)
+        and all(member.group.voters == peers for member in members)
+        and all({peer.peer for peer in member.machine.state.active_peers()} == peers for member in members)
     )
 
 
