@@ -87,7 +87,8 @@ class LocalExchange:
 
     def send(self, server: str, subject: str, payload: object) -> bool:
         """Deliver ``payload`` to the member listening on ``subject`` (now, or after what is being delivered)."""
-        if not self.finds(server, subject):
+        listener = self._listeners.get(subject)
+        if listener is None or not self.reaches(server, listener.server):
             return False
         self._queue.append((server, subject, payload))
         if not self._delivering:
