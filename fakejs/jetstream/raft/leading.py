@@ -159,6 +159,8 @@ class Leading(NodeCore):
 
     def _advance_commit(self) -> None:
         """Commit what a quorum of voters stored, once it includes an entry of this term (Raft's rule)."""
+        if self.log.last_index <= self.commit_index:
+            return  # everything logged is committed (no copy is counted past the leader's log)
         voters = self.membership.voters
         matches = [
             self.durability.durable_index if peer == self.id else self.progress[peer].match_index
