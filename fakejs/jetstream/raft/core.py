@@ -113,7 +113,8 @@ class NodeCore:
                 ready.messages.append(envelope)
             else:
                 self.durability.hold(envelope)
-        self._hand_out_committed(ready)
+        if self.commit_index > self.applied_index or self._pending_restore is not None:
+            self._hand_out_committed(ready)
         self._report_leader(ready)
         return ready  # the next step's _begin starts another
 
