@@ -119,8 +119,8 @@ class Cluster:
         settings["jetstream"] = given is not None
         # Elections on cue for the servers that share an in-process exchange (each runs its share of the groups)
         self.on_cue = given is not None and given.exchange is not None
-        if given is not None and self.on_cue:
-            given.exchange.reaches = self._reaches
+        # The in-process exchange asks whom a node reaches only while a node is down or the cluster is cut
+        self._exchange = given.exchange if given is not None and self.on_cue else None
         settings.setdefault("port", 0)
         self._settings = settings
         self._tags = [list(node_tags) for node_tags in tags]  # node i's server_tags (placement.tags)
@@ -294,7 +294,7 @@ class Cluster:
                 await server.stop()
         self._down = set(range(self.size))
         self._holds.release_all()
-        self._reach_cache.clear()
+        self._reach_changed()
         if self._own_store:
             shutil.rmtree(self._own_store, ignore_errors=True)
             self._own_store = ""
@@ -324,7 +324,7 @@ class Cluster:
         if server.routes is not None and config is not None:
             config.port = server.routes.port
         self._down.add(i)
-        self._reach_cache.clear()
+        self._reach_changed()
         await server.stop(crash=not orderly)
         self._holds.hold(i, server.options)  # nobody else takes its ports before the restart
         await self.wait_meshed()
@@ -342,7 +342,7 @@ class Cluster:
         if down_for > 0:
             await self._sleep(down_for)
         self._down.discard(i)
-        self._reach_cache.clear()
+        self._reach_changed()
         server = self.servers[i]
         self._holds.release(i)
         await server.start()
@@ -385,7 +385,7 @@ class Cluster:
                 raise ValueError("a node may be in one group only")
             seen |= group
         self._groups = named
-        self._reach_cache.clear()
+        self._reach_changed()
         for i in range(self.size):
             self._apply_partition(i)
         await self.wait_meshed()
@@ -394,7 +394,7 @@ class Cluster:
     async def heal(self) -> None:
         """End the partition: every node may reach every other again; the cut routes are dialled at once."""
         self._groups = []
-        self._reach_cache.clear()
+        self._reach_changed()
         running = [i for i in range(self.size) if i not in self._down]
         for i in running:
             self._routes(self.servers[i]).unblock()
@@ -439,6 +439,13 @@ class Cluster:
         for group in self._groups:
             if i not in group:
                 routes.block(self.servers[j].broker.name for j in group)
+
+    def _reach_changed(self) -> None:
+        """A node went down or came up, or the cut changed: forget what :meth:`_reaches` answered, and let the
+        exchange skip asking while every node reaches every other."""
+        self._reach_cache.clear()
+        if self._exchange is not None:
+            self._exchange.reaches = self._reaches if self._down or self._groups else None
 
     def _reaches(self, sender: str, receiver: str) -> bool:
         """Whether the node ``sender`` reaches the node ``receiver`` (both running, on one side of any cut)."""

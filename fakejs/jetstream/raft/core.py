@@ -113,7 +113,8 @@ class NodeCore:
                 ready.messages.append(envelope)
             else:
                 self.durability.hold(envelope)
-        self._hand_out_committed(ready)
+        if self.commit_index > self.applied_index or self._pending_restore is not None:
+            self._hand_out_committed(ready)
         self._report_leader(ready)
         return ready  # the next step's _begin starts another
 
@@ -157,7 +158,8 @@ class NodeCore:
     def _arm(self, kind: TimerKind, seconds: float) -> None:
         self._last_token += 1
         self._timer_tokens[kind] = self._last_token
-        self._ready.timers = [timer for timer in self._ready.timers if timer.kind is not kind]
+        if self._ready.timers:  # this step armed one already: the newer replaces it
+            self._ready.timers = [timer for timer in self._ready.timers if timer.kind is not kind]
         self._ready.timers.append(Timer(kind, seconds, self._last_token))
 
     def _cancel(self, kind: TimerKind) -> None:

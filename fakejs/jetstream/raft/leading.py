@@ -100,7 +100,11 @@ class Leading(NodeCore):
         limits = self.settings.max_append_entries, self.settings.max_append_bytes
         room = 1 if progress.probing else self.settings.max_inflight_appends
         sent = False
-        while progress.inflight < room and (entries := self.log.batch(progress.next_index, *limits)):
+        while (
+            progress.inflight < room
+            and progress.next_index <= self.log.last_index  # else the peer was sent every entry there is
+            and (entries := self.log.batch(progress.next_index, *limits))
+        ):
             self._send_append(peer, progress, entries)
             sent = True
         if force and not sent:
@@ -159,6 +163,8 @@ class Leading(NodeCore):
 
     def _advance_commit(self) -> None:
         """Commit what a quorum of voters stored, once it includes an entry of this term (Raft's rule)."""
+        if self.log.last_index <= self.commit_index:
+            return  # everything logged is committed (no copy is counted past the leader's log)
         voters = self.membership.voters
         matches = [
             self.durability.durable_index if peer == self.id else self.progress[peer].match_index

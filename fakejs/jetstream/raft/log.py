@@ -8,11 +8,15 @@ from fakejs.jetstream.raft.entries import EMPTY_SNAPSHOT, Entry, EntryKind, Memb
 
 
 class RaftLog:
-    """Entries ``snapshot.index + 1`` to ``last_index``, in memory, after the snapshot that replaces the rest."""
+    """Entries ``snapshot.index + 1`` to ``last_index``, in memory, after the snapshot that replaces the rest.
+
+    ``snapshot`` and ``last_index`` are read many times a step: change them through :meth:`write` and
+    :meth:`install` only, which keep them in step with the entries."""
 
     def __init__(self, snapshot: Snapshot = EMPTY_SNAPSHOT, entries: Iterable[Entry] = ()) -> None:
         self.snapshot = snapshot
         self._entries: list[Entry] = []
+        self.last_index = snapshot.index  # kept as the log changes: read several times a step
         self._restore(list(entries))
 
     def _restore(self, entries: list[Entry]) -> None:
@@ -22,14 +26,11 @@ class RaftLog:
             matches = 0 <= offset < len(entries) and entries[offset].term == self.snapshot.term
             entries = entries[offset + 1 :] if matches else []
         self._entries = entries
+        self.last_index = self.snapshot.index + len(entries)
 
     @property
     def first_index(self) -> int:
         return self.snapshot.index + 1
-
-    @property
-    def last_index(self) -> int:
-        return self.snapshot.index + len(self._entries)
 
     @property
     def last_term(self) -> int:
@@ -41,10 +42,11 @@ class RaftLog:
 
     def term_at(self, index: int) -> int | None:
         """The term of entry ``index``; ``None`` when the log neither holds it nor ends its snapshot with it."""
-        if index == self.snapshot.index:
-            return self.snapshot.term
-        if self.snapshot.index < index <= self.last_index:
-            return self._entries[index - self.snapshot.index - 1].term
+        snapshot = self.snapshot
+        if index == snapshot.index:
+            return snapshot.term
+        if snapshot.index < index <= self.last_index:
+            return self._entries[index - snapshot.index - 1].term
         return None
 
     def entry(self, index: int) -> Entry:
@@ -70,11 +72,13 @@ class RaftLog:
         """Drop the entries from ``first_index`` on, then append ``entries``."""
         del self._entries[max(first_index - self.snapshot.index - 1, 0) :]
         self._entries.extend(entries)
+        self.last_index = self.snapshot.index + len(self._entries)
 
     def install(self, snapshot: Snapshot) -> None:
         """Let ``snapshot`` replace the entries it covers (see :func:`entries_after`)."""
         self._entries = entries_after(self, snapshot)
         self.snapshot = snapshot
+        self.last_index = snapshot.index + len(self._entries)
 
     def latest_membership(self, up_to: int) -> tuple[Membership | None, int]:
         """The newest membership logged at or before ``up_to``, and its index; else the snapshot's (``None`` when

@@ -60,8 +60,8 @@ class Envelope:
     message: Message
 
 
-class TimerKind(enum.Enum):
-    """The node's timers: one of each kind at most is armed."""
+class TimerKind(enum.StrEnum):
+    """The node's timers: one of each kind at most is armed (a ``StrEnum``: keyed in dicts at a string's cost)."""
 
     ELECTION = "election"
     HEARTBEAT = "heartbeat"

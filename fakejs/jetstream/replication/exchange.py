@@ -16,12 +16,13 @@ proposal is stored by the followers, acknowledged and committed within the
 call that made it, heartbeats reach the followers within the clock's tick
 that fired them, and a cluster on a :class:`~fakejs.testkit.clock.ManualClock`
 holds its leaders however far time is moved.  ``reaches`` (set by the
-cluster) says whether one server's messages find another (a partition cuts
-it); a message that finds nobody is dropped, as the routes drop it.
+cluster while a node is down or the cluster is cut; ``None`` while every
+server reaches every other) says whether one server's messages find another;
+a message that finds nobody is dropped, as the routes drop it.
 
 A payload is handed over as it was given: a member's transport gives the
 node's message itself (immutable), not its bytes, so nothing is encoded and
-decoded again on the way (:meth:`LocalWire.post`).
+decoded again on the way (:meth:`LocalExchange.send`).
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class LocalExchange:
         self._listeners: dict[str, _Listener] = {}
         self._queue: deque[tuple[str, str, object]] = deque()  # (sender's server, subject, payload)
         self._delivering = False
-        self.reaches: Callable[[str, str], bool] = lambda sender, receiver: True
+        # Whether one server's messages find another (None: every server reaches every other)
+        self.reaches: Callable[[str, str], bool] | None = None
         self._claimed: OrderedDict[tuple[str, str], None] = OrderedDict()  # (group, request) acted on, newest last
 
     def wire(self, server: str) -> LocalWire:
@@ -83,11 +85,16 @@ class LocalExchange:
     def finds(self, server: str, subject: str) -> bool:
         """Whether a message from ``server`` on ``subject`` would find its member."""
         listener = self._listeners.get(subject)
-        return listener is not None and self.reaches(server, listener.server)
+        return listener is not None and self._reaches(server, listener)
+
+    def _reaches(self, server: str, listener: _Listener) -> bool:
+        return self.reaches is None or self.reaches(server, listener.server)
 
     def send(self, server: str, subject: str, payload: object) -> bool:
         """Deliver ``payload`` to the member listening on ``subject`` (now, or after what is being delivered)."""
-        if not self.finds(server, subject):
+        listener = self._listeners.get(subject)
+        reaches = self.reaches
+        if listener is None or (reaches is not None and not reaches(server, listener.server)):
             return False
         self._queue.append((server, subject, payload))
         if not self._delivering:
@@ -100,7 +107,8 @@ class LocalExchange:
             while self._queue:
                 server, subject, payload = self._queue.popleft()
                 listener = self._listeners.get(subject)
-                if listener is not None and self.reaches(server, listener.server):
+                reaches = self.reaches
+                if listener is not None and (reaches is None or reaches(server, listener.server)):
                     listener.callback(subject, "", None, payload, None)
         finally:
             self._delivering = False
@@ -121,10 +129,6 @@ class LocalWire:
 
     def publish(self, subject: str, reply: str, headers: bytes | None, payload: bytes, origin: object = None) -> bool:
         return self.exchange.send(self.server, subject, payload)
-
-    def post(self, subject: str, message: object) -> bool:
-        """Hand ``message`` (a node's message, not its bytes) to the member listening on ``subject``."""
-        return self.exchange.send(self.server, subject, message)
 
     def has_interest(self, subject: str) -> bool:
         return self.exchange.finds(self.server, subject)

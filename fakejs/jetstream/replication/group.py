@@ -367,7 +367,8 @@ class ReplicatedGroup:
             self._queue.append(self.node.persisted(ready.ticket))  # what waited for these writes
         for envelope in ready.messages:
             self.transport.send(envelope.to, envelope.message)
-        self._timers.arm(ready.timers)
+        if ready.timers:
+            self._timers.arm(ready.timers)
         if ready.restore is not None:
             self._restore(ready.restore)
         if ready.committed and not self.stopped:  # a state machine may stop its member

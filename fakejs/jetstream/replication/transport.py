@@ -73,8 +73,8 @@ class Transport:
         subject = self._subjects.get(peer)
         if subject is None:
             subject = self._subjects[peer] = member_subject(self.group, peer)
-        if self._local is not None:
-            sent = self._local.post(subject, message)
+        if self._local is not None:  # the node's message itself, not its bytes
+            sent = self._local.exchange.send(self._local.server, subject, message)
         else:
             sent = self.router.publish(subject, "", None, encode(message), None)
         if not sent:

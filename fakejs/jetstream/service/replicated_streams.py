@@ -47,6 +47,7 @@ from fakejs.jetstream.service.meta_membership import GroupMembership, retire
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.replica import StreamStateMachine
 from fakejs.jetstream.stream.replicated import ReplicatedStream
+from fakejs.jetstream.stream.replicated_batches import Replies
 from fakejs.jetstream.stream.replicated_effects import LeaderEffects
 from fakejs.jetstream.stream.replicated_feed import FeedProposals, LeaderLinks
 from fakejs.jetstream.stream.schedules import Produced
@@ -255,10 +256,21 @@ class StreamReplica:
         if self.stream.timeline:  # who published, for the timeline: a client here, or another server's
             client_node = getattr(origin, "remote_name", "") or ""
             client = 0 if client_node else getattr(origin, "cid", 0)
+        if not self.publishing:  # nothing ahead of it: taken now, with no task, when the stream's turn is free
+            try:
+                if self.replicated.answer_at_once(subject, reply, hdr, payload, self._send, client, client_node):
+                    return True
+            except ProposalFailed as failed:
+                get_logger().debug("stream %s: publish not stored (%s)", self.name, failed)
+                return True
         task = asyncio.get_running_loop().create_task(self._publish(subject, reply, hdr, payload, client, client_node))
         self.publishing.add(task)
         task.add_done_callback(self.publishing.discard)
         return True
+
+    def _send(self, replies: Replies) -> None:
+        for to, answer in replies:
+            self.js.router.publish(to, "", None, answer, None)
 
     async def _publish(
         self, subject: str, reply: str, hdr: bytes | None, payload: bytes, client: int, client_node: str
@@ -268,8 +280,7 @@ class StreamReplica:
         except ProposalFailed as failed:
             get_logger().debug("stream %s: publish not stored (%s)", self.name, failed)
             return
-        for to, answer in replies:
-            self.js.router.publish(to, "", None, answer, None)
+        self._send(replies)
 
 
 class StreamReplicas(MetaObserver):

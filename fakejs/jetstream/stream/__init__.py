@@ -6,7 +6,8 @@ rules a message meets), ``entries`` (what the leader decided, for every
 replica to apply: a message at its sequence and time, a purge, a delete, a skip, a committed
 atomic batch, a fast batch's message),
 ``replica`` (the state machine a stream group applies to), ``replicated``
-(a replicated stream's leader: publishes proposed to its group),
+(a replicated stream's leader: publishes proposed to its group), ``turn``
+(its publishes one at a time, taken at once when free),
 ``replicated_batches`` (its atomic and fast batches) and ``replicated_effects`` (the delete
 markers, expiries and fired schedules its leader proposes), ``dedup`` (the duplicate window), ``recovery`` (what
 a restart rebuilds from the stored messages), ``expiry``

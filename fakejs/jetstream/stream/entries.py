@@ -23,6 +23,7 @@ operation numbers are only ever added).  :func:`decode_entry` raises
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +54,7 @@ __all__ = [
 ]
 
 ENTRY_VERSION = 1
+DECODED_KEPT = 16  # entries decoded last: the replicas of one process apply the same entry's bytes
 
 
 class MalformedStreamEntry(ValueError):
@@ -179,8 +181,14 @@ def _pack(operation: StreamOp, body: dict[str, Any]) -> bytes:
     return pack_entry(ENTRY_VERSION, operation, body)
 
 
+@functools.lru_cache(maxsize=DECODED_KEPT)
 def decode_entry(data: bytes) -> StreamEntry:
-    """The entry ``data`` encodes; :class:`MalformedStreamEntry` when it is not one."""
+    """The entry ``data`` encodes; :class:`MalformedStreamEntry` when it is not one.
+
+    The entries are immutable, so the replicas of one process (an in-process cluster's) share the entry the
+    first of them decoded from the same bytes rather than each decoding them again; bytes that do not decode
+    are not remembered, and raise each time.
+    """
     operation, body = unpack_entry(data, ENTRY_VERSION, StreamOp, MalformedStreamEntry)
     if operation == StreamOp.MESSAGE:
         return _message(body)

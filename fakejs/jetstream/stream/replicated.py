@@ -17,23 +17,43 @@ it is applied, so that every check reads the state the entries before it
 made (nats-server tracks what is in flight instead, and checks against it).
 :meth:`ReplicatedStream.answer` takes any publish on the stream's subjects,
 the messages of atomic and fast batches too
-(:mod:`fakejs.jetstream.stream.replicated_batches`).
+(:mod:`fakejs.jetstream.stream.replicated_batches`);
+:meth:`ReplicatedStream.answer_at_once` takes a plain one with no task when
+the turn (:class:`~fakejs.jetstream.stream.turn.Turn`) is free.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from fakejs.jetstream.errors import ApiError
 from fakejs.jetstream.replication import NotLeader, ReplicatedGroup
-from fakejs.jetstream.stream.entries import StreamDelete, StreamEntry, StreamPurge, encode_entry
+from fakejs.jetstream.stream.entries import StreamDelete, StreamEntry, StreamMessage, StreamPurge, encode_entry
 from fakejs.jetstream.stream.fast_batch import is_fast_batch
-from fakejs.jetstream.stream.publish import Outcome
+from fakejs.jetstream.stream.publish import Checked, Outcome
 from fakejs.jetstream.stream.replica import StreamStateMachine
 from fakejs.jetstream.stream.replicated_batches import ReplicatedBatches, Replies
 from fakejs.jetstream.stream.stream import Stream
+from fakejs.jetstream.stream.turn import Turn
 
 __all__ = ["ReplicatedStream"]
+
+
+@dataclass(slots=True)
+class _Proposed:
+    """A publish whose entry is proposed: what its PubAck and the timeline's ``publish`` event need."""
+
+    proposal: asyncio.Future[int]
+    entry: StreamMessage
+    checked: Checked
+    subject: str
+    hdr: bytes | None
+    size: int
+    recording: bool
+    client: int
+    client_node: str
 
 
 class ReplicatedStream:
@@ -44,7 +64,7 @@ class ReplicatedStream:
         self.stream = stream
         self.machine = machine
         self.group = group
-        self.turn = asyncio.Lock()
+        self.turn = Turn()
         self.batches = ReplicatedBatches(stream, group)
         machine.on_fast = self.batches.applied
 
@@ -69,6 +89,27 @@ class ReplicatedStream:
             if fast:
                 return await self.batches.take_fast(subject, reply, hdr or None, payload)
             return await self.batches.take_atomic(batch_id, subject, reply, hdr or b"", payload)
+
+    def answer_at_once(
+        self,
+        subject: str,
+        reply: str,
+        hdr: bytes | None,
+        payload: bytes,
+        send: Callable[[Replies], None],
+        client: int = 0,
+        client_node: str = "",
+    ) -> bool:
+        """:meth:`answer` with no task, for a publish that is no batch's when the turn is free (see
+        :meth:`publish_at_once`; ``False``, nothing done, otherwise): ``send`` gets the replies."""
+        if is_fast_batch(reply) or self.batches.atomic_id(hdr):
+            return False
+
+        def answered(ack: bytes | None) -> None:
+            if ack is not None and reply and not self.stream.config["no_ack"]:
+                send([(reply, ack)])
+
+        return self.publish_at_once(subject, hdr, payload, answered, client, client_node)
 
     async def publish(
         self, subject: str, hdr: bytes | None, payload: bytes, client: int = 0, client_node: str = ""
@@ -99,29 +140,91 @@ class ReplicatedStream:
         """What :meth:`publish` does once the input transform is applied: also the leader's own messages (a
         delete marker, a schedule's message: ``sourced`` as the single server's, not on the timeline), whose
         PubAck nobody hears."""
-        publisher = self.stream.publisher
         async with self.turn:
             self._lead()
-            recording = bool(self.stream.timeline) and not sourced
-            try:
-                checked = publisher.check_publish(subject, hdr, payload, sourced)
-                if isinstance(checked, Outcome):
-                    if recording:
-                        publisher.record_publish(client, subject, hdr, len(payload), checked, None, client_node)
-                    return checked.ack  # a duplicate
-                entry = publisher.prepare_message(
-                    checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup, sourced
-                )
-            except ApiError as error:
+            proposed = self._propose_message(subject, hdr, payload, sourced, client, client_node)
+            if isinstance(proposed, bytes):
+                return proposed
+            await proposed.proposal
+            return self._acknowledge(proposed)
+
+    def publish_at_once(
+        self,
+        subject: str,
+        hdr: bytes | None,
+        payload: bytes,
+        answered: Callable[[bytes | None], None],
+        client: int = 0,
+        client_node: str = "",
+    ) -> bool:
+        """:meth:`publish` with no task, when the turn is free (``False``, nothing done, when it is not).
+
+        ``answered`` gets the PubAck (``None`` when the entry was not stored: the publisher hears nothing) once
+        the group applied the entry: within this call when that happens before ``propose`` returns (an
+        in-process cluster's exchange delivers at once), else when the proposal settles; the turn is held
+        until then.  Raises :class:`~fakejs.jetstream.replication.NotLeader` on a member that does not lead.
+        """
+        if not self.turn.take_now():
+            return False
+        try:
+            self._lead()
+            proposed = self._propose_message(
+                self.stream.input_subject(subject), hdr or None, payload, False, client, client_node
+            )
+        except BaseException:
+            self.turn.release()
+            raise
+        if isinstance(proposed, bytes):
+            self.turn.release()
+            answered(proposed)
+        elif proposed.proposal.done():
+            self._settle(proposed, answered)
+        else:
+            proposed.proposal.add_done_callback(lambda _: self._settle(proposed, answered))
+        return True
+
+    def _settle(self, proposed: _Proposed, answered: Callable[[bytes | None], None]) -> None:
+        """The proposal of :meth:`publish_at_once` settled: release the turn, answer."""
+        try:
+            stored = not proposed.proposal.cancelled() and proposed.proposal.exception() is None
+            ack = self._acknowledge(proposed) if stored else None
+        finally:
+            self.turn.release()
+        answered(ack)
+
+    def _propose_message(
+        self, subject: str, hdr: bytes | None, payload: bytes, sourced: bool, client: int, client_node: str
+    ) -> bytes | _Proposed:
+        """Check a publish (the turn held) and propose its entry; the answer at once (a duplicate's, a
+        refusal's) when it proposes nothing."""
+        publisher = self.stream.publisher
+        recording = bool(self.stream.timeline) and not sourced
+        try:
+            checked = publisher.check_publish(subject, hdr, payload, sourced)
+            if isinstance(checked, Outcome):
                 if recording:
-                    publisher.record_publish(client, subject, hdr, len(payload), None, error, client_node)
-                return publisher.error_ack(error)
-            await self.group.propose(encode_entry(entry))
-            ack = publisher.acknowledge(entry.seq, checked.total)
+                    publisher.record_publish(client, subject, hdr, len(payload), checked, None, client_node)
+                return checked.ack  # a duplicate
+            entry = publisher.prepare_message(
+                checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup, sourced
+            )
+        except ApiError as error:
             if recording:
-                stored = Outcome(ack, entry.seq)
-                publisher.record_publish(client, subject, hdr, len(payload), stored, None, client_node)
-            return ack
+                publisher.record_publish(client, subject, hdr, len(payload), None, error, client_node)
+            return publisher.error_ack(error)
+        proposal = self.group.propose(encode_entry(entry))
+        return _Proposed(proposal, entry, checked, subject, hdr, len(payload), recording, client, client_node)
+
+    def _acknowledge(self, proposed: _Proposed) -> bytes:
+        """The PubAck of a message its group applied (and its ``publish`` event on the timeline)."""
+        publisher = self.stream.publisher
+        ack = publisher.acknowledge(proposed.entry.seq, proposed.checked.total)
+        if proposed.recording:
+            stored = Outcome(ack, proposed.entry.seq)
+            publisher.record_publish(
+                proposed.client, proposed.subject, proposed.hdr, proposed.size, stored, None, proposed.client_node
+            )
+        return ack
 
     async def purge(self, filter_subject: str = "", seq: int = 0, keep: int = 0) -> None:
         """Purge on every replica (the API's refusals, sealed and ``deny_purge``, are the caller's)."""
