@@ -28,7 +28,10 @@ __all__ = [
 
 _UNSUPPORTED = {key for key, _ in UNSUPPORTED}
 REPLICAS = "more than 1 replica: 10074 on one server, as nats-server; served in [clusters](clusters.md)"
-STREAM_NOTES = {"num_replicas": REPLICAS, "placement": "checked; placed in [clusters](clusters.md)"}
+STREAM_NOTES = {
+    "num_replicas": REPLICAS,
+    "placement": "checked; placed, and moved by an update, in [clusters](clusters.md)",
+}
 CONSUMER_NOTES = {"num_replicas": REPLICAS}
 
 STREAM_FIELDS: tuple[Feature, ...] = tuple(
@@ -188,7 +191,7 @@ UNANSWERED_ERRORS: dict[int, str] = {
     **dict.fromkeys((10066, 10067, 10068, 10073), "templates were removed in nats-server 2.14: it never answers them either"),
     **dict.fromkeys((10015, 10042, 10072, 10130), "snapshots and restores are refused (10064, 10062)"),
     **dict.fromkeys(
-        (10004, 10006, 10007, 10009, 10011, 10029, 10041, 10045, 10048, 10061, 10123, 10124,
+        (10004, 10006, 10007, 10009, 10011, 10029, 10041, 10045, 10048, 10061,
          10194, 10195, 10224, 10226, 10228),
         CLUSTER_ONLY,
     ),
