@@ -10,7 +10,7 @@ restarted replica catches up.  On a manual clock, a seed gives the same leaders,
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from fakejs.gocompat.gotime import NS
 from fakejs.jetstream import status
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.consumer.consumer import Consumer
+from fakejs.jetstream.consumer.entries import ConsumerAck, ConsumerDelivered, ConsumerEntry, decode_entry
 from fakejs.jetstream.consumer.replica import ConsumerStateMachine
 from fakejs.jetstream.consumer.replicated import ReplicatedConsumer, replica_state
 from fakejs.jetstream.consumer.retention import AckRetention
@@ -161,6 +162,39 @@ async def test_deliveries_and_acks_reach_every_replica_and_acked_messages_leave_
                 lambda: replicas.stream_holds([]) and all(not r.machine.state.pending for r in replicas.running())
             )
             await wait(replicas.consumer_level)
+            assert leader.machine.state.ack_floor == [3, 3]
+        finally:
+            replicas.stop_all()
+        assert cluster.errors == []
+
+
+async def test_what_a_leader_does_in_one_pass_is_proposed_as_one_append(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with Cluster(size=3, seed=31) as cluster:
+        replicas = Replicas(cluster, None).start_all()
+        try:
+            await replicas.publish(3)
+            await wait(lambda: replicas.stream_holds([1, 2, 3]))
+            leader = await wait(replicas.consumer_leader)
+            node = leader.consumer.group.node
+            appended: list[list[ConsumerEntry]] = []
+            propose_many = node.propose_many
+
+            def counted(items: Sequence[bytes]) -> object:
+                appended.append([decode_entry(item) for item in items])
+                return propose_many(items)
+
+            monkeypatch.setattr(node, "propose_many", counted)
+            client = Client(leader.host.router, "in")
+            client.pull("S", "C", 3)
+            await wait(lambda: all(list(replica.machine.state.pending) == [1, 2, 3] for replica in replicas.running()))
+            assert len(appended) == 1  # the pull's deliveries, and the pull waiting, then not
+            assert [entry.sseq for entry in appended[0] if isinstance(entry, ConsumerDelivered)] == [1, 2, 3]
+            for _, reply, _ in client.received:
+                client.ack(reply, sync=reply.split(".")[5])
+            assert client.answers == []
+            await wait(lambda: len(client.answers) == 3)  # each answered once stored by a quorum
+            assert appended[1:] == [[ConsumerAck(1, 1), ConsumerAck(2, 2), ConsumerAck(3, 3)]]
+            await wait(lambda: replicas.consumer_level() and replicas.stream_holds([]))
             assert leader.machine.state.ack_floor == [3, 3]
         finally:
             replicas.stop_all()

@@ -18,6 +18,7 @@ from fakejs.jetstream.replication import (
     GroupStopped,
     InvalidGroupName,
     NotLeader,
+    ProposalLost,
     ProposalRefused,
     ReplicatedGroup,
     group_directory,
@@ -175,6 +176,51 @@ async def test_stopping_a_member_fails_what_waits_on_it() -> None:
         await waiting
     with pytest.raises(GroupStopped):
         await leader.propose(b"2")
+
+
+async def test_what_is_proposed_soon_in_one_pass_is_appended_at_once_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    group = OneRouter()
+    leader = group.leader()
+    appended: list[list[bytes]] = []
+    propose_many = leader.node.propose_many
+
+    def counted(items: Sequence[bytes]) -> object:
+        appended.append(list(items))
+        return propose_many(items)
+
+    monkeypatch.setattr(leader.node, "propose_many", counted)
+    soon = [leader.propose_soon(str(value).encode()) for value in (1, 2, 3)]
+    assert appended == [] and leader.pending == 0  # not yet: the loop has not run its callbacks
+    now = leader.propose(b"4")  # what was proposed soon goes first
+    assert appended == [[b"1", b"2", b"3"], [b"4"]]
+    indexes = [await future for future in [*soon, now]]
+    assert indexes == list(range(indexes[0], indexes[0] + 4))
+    later = [leader.propose_soon(str(value).encode()) for value in (5, 6)]
+    assert [await future for future in later] == [indexes[-1] + 1, indexes[-1] + 2]
+    assert appended[2:] == [[b"5", b"6"]]
+    for machine in group.machines.values():
+        assert machine.applied[-6:] == [*indexes, indexes[-1] + 1, indexes[-1] + 2] and machine.total == 21
+
+
+async def test_what_is_proposed_soon_fails_as_a_proposal_does_and_with_the_term_it_was_made_in() -> None:
+    group = OneRouter()
+    leader = group.leader()
+    follower, other = [member for member in group.members.values() if member is not leader]
+    with pytest.raises(NotLeader):
+        await follower.propose_soon(b"1")
+    lost = leader.propose_soon(b"1")
+    leader.step_down(other.peer)
+    assert group.leader() is other  # a new term before the loop ran: it is not proposed in it
+    with pytest.raises(ProposalLost):
+        await lost
+    assert await other.propose_soon(b"2") > 0
+    stopped = other.propose_soon(b"3")
+    other.stop()
+    with pytest.raises(GroupStopped):
+        await stopped
+    with pytest.raises(GroupStopped):
+        await other.propose_soon(b"4")
+    assert {machine.total for machine in group.machines.values()} == {2}
 
 
 async def test_the_state_machine_raising_is_recorded_and_the_group_goes_on() -> None:

@@ -12,7 +12,9 @@ delivers, as a standalone consumer does, with one difference: each change to
 the stored state (a delivery, an ack, the first position, a reset) is also
 proposed to the group, and applied on every replica's committed state, the
 leader's included, once committed (nats-server's ``updateDelivered``/``updateAcks``
-with a Raft node).  The leader's consumer runs on a copy of the committed
+with a Raft node); what it proposes in one pass of the loop (a fetch's deliveries,
+the acks that came in together) goes to the group as one append of consecutive
+entries, as nats-server's consumer forwards its queued proposals.  The leader's consumer runs on a copy of the committed
 state that takes each change at once (``ConsumerState.copy_ahead``), as
 nats-server's leader keeps its in-memory state: its infos show a delivery or
 an ack as soon as it happened; a new leader starts from the committed state.  An ack or a term with a reply (``AckSync``) is answered
@@ -169,11 +171,11 @@ class ReplicatedConsumer:
 
     def _waiting(self, reply: str, waiting: bool) -> None:
         entry = PendingRequestAdded(reply) if waiting else PendingRequestRemoved(reply)
-        self.group.propose(encode_entry(entry)).add_done_callback(_settled)
+        self.group.propose_soon(encode_entry(entry)).add_done_callback(_settled)
 
     def _propose(self, record: list[object]) -> None:
         entry = entry_of(record)
-        future = self.group.propose(encode_entry(entry))
+        future = self.group.propose_soon(encode_entry(entry))
         future.add_done_callback(_settled)
         if isinstance(entry, ConsumerAck):
             self._acks_in_flight[entry.sseq] = future

@@ -64,7 +64,7 @@ from fakejs.jetstream.raft import (
     Write,
 )
 from fakejs.jetstream.replication.compaction import Compaction
-from fakejs.jetstream.replication.errors import GroupStopped, NotLeader, ProposalFailed, ProposalRefused
+from fakejs.jetstream.replication.errors import GroupStopped, NotLeader, ProposalFailed, ProposalLost, ProposalRefused
 from fakejs.jetstream.replication.exchange import LocalWire
 from fakejs.jetstream.replication.proposals import PendingProposals
 from fakejs.jetstream.replication.state_machine import StateMachine
@@ -75,6 +75,12 @@ from fakejs.jetstream.replication.transport import Transport, TransportCounters,
 
 QUORUM_LOST_SIGNAL = 20.0  # seconds between two signals of a lost quorum (nats-server's lostQuorumSignal)
 QUORUM_LOST_INTERVAL = 10.0  # seconds without a quorum before it is signalled (nats-server's lostQuorumInterval)
+
+
+def _fail_batch(batch: list[tuple[bytes, asyncio.Future[int]]], error: ProposalFailed) -> None:
+    for _, future in batch:
+        if not future.done():
+            future.set_exception(error)
 
 
 def _log_error(where: str, exc: BaseException) -> None:
@@ -132,6 +138,8 @@ class ReplicatedGroup:
         self.heard: dict[str, float] = {}  # the clock's time each peer last answered this member
         self._pending = PendingProposals()
         self._queue: deque[Ready] = deque()
+        self._batch: list[tuple[bytes, asyncio.Future[int]]] = []  # proposed with propose_soon, not yet appended
+        self._batch_term = 0  # the node's term when the first of them was proposed
         self._acting = False
         self._timers = NodeTimers(clock, self._timer_fired)
         self.transport = Transport(router, self.name, peer, self._received)
@@ -172,6 +180,47 @@ class ReplicatedGroup:
         """
         return self._submit(lambda: self.node.propose(data))
 
+    def propose_soon(self, data: bytes) -> asyncio.Future[int]:
+        """Propose ``data`` with the others proposed this way in the same pass of the loop, as one append.
+
+        They become consecutive entries in the order proposed (nats-server's consumer queues its proposals and
+        forwards them with one ``ProposeMulti``), appended when the loop next runs its callbacks, or before a
+        :meth:`propose` (which keeps the order).  Those of a term that ended before they were appended fail with
+        :class:`~fakejs.jetstream.replication.errors.ProposalLost`; otherwise the future settles as
+        :meth:`propose`'s does.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[int] = loop.create_future()
+        if self.stopped:
+            future.set_exception(GroupStopped(f"group {self.name} is stopped here"))
+            return future
+        if self._batch and self._batch_term != self.node.term:
+            self._propose_batch()
+        if not self._batch:
+            self._batch_term = self.node.term
+            loop.call_soon(self._propose_batch)
+        self._batch.append((data, future))
+        return future
+
+    def _propose_batch(self) -> None:
+        """Append what :meth:`propose_soon` gathered, in one call of the node."""
+        batch, self._batch = self._batch, []
+        if not batch or self.stopped:
+            return  # a stopped member failed them
+        if self._batch_term != self.node.term:
+            _fail_batch(
+                batch, ProposalLost(f"group {self.name}: term {self._batch_term} ended before they were proposed")
+            )
+            return
+        ready = self.node.propose_many([data for data, _ in batch])
+        outcome = ready.outcome
+        if isinstance(outcome, Accepted):
+            for offset, (_, future) in enumerate(batch):
+                self._pending.add(outcome.first_index + offset, outcome.term, future)
+        else:
+            _fail_batch(batch, self._failure(outcome))
+        self._handle(ready)
+
     def add_peer(self, peer: str, *, voter: bool = True) -> asyncio.Future[int]:
         """Propose the membership with ``peer`` (a peer id) as a voter, or an observer (leader only).
 
@@ -206,6 +255,8 @@ class ReplicatedGroup:
         if self.stopped:
             future.set_exception(GroupStopped(f"group {self.name} is stopped here"))
             return future
+        if self._batch:
+            self._propose_batch()  # what was proposed before goes first
         ready = request()
         outcome = ready.outcome
         if isinstance(outcome, Accepted):
@@ -311,6 +362,8 @@ class ReplicatedGroup:
         self._timers.cancel_all()
         self.transport.close()
         self._pending.fail_all(GroupStopped(f"group {self.name} stopped here"))
+        batch, self._batch = self._batch, []
+        _fail_batch(batch, GroupStopped(f"group {self.name} stopped here"))
         close_storage(self.storage)
 
     def _failure(self, outcome: Outcome | None) -> ProposalFailed:
