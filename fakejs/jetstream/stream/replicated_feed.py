@@ -109,6 +109,7 @@ class FeedProposals:
         replicated = self.replicated
         publisher = self.stream.publisher
         async with replicated.turn:
+            await replicated.drain()
             if epoch != self.epoch or not replicated.is_leader:
                 return
             try:
