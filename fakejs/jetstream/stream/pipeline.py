@@ -75,7 +75,6 @@ class Pipeline:
         self._leadership = 0
         self._broken = -1  # the leadership whose proposal failed: what it decided after is dropped
         self.last_seq = 0  # the last sequence decided in this leadership (0: none yet)
-        self.most_in_flight = 0  # the most messages ever waiting here at once (how far it pipelines)
 
     def __len__(self) -> int:
         """The messages decided whose replies are not out yet."""
@@ -98,7 +97,6 @@ class Pipeline:
             return
         slot = _Slot(data, replies, msg_id, self._leadership)
         self._slots.append(slot)
-        self.most_in_flight = max(self.most_in_flight, len(self._slots))
         if msg_id:
             self._msg_ids[msg_id] += 1
         if data is not None:
