@@ -33,6 +33,9 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fakejs.jetstream.config.stream import StreamConfig
+from fakejs.jetstream.stream import publish
+
 __all__ = ["Pipeline", "Replies"]
 
 Replies = list[tuple[str, bytes]]  # (subject, payload) to send once what they answer is stored
@@ -49,6 +52,7 @@ class _Slot:
     replies: Replies
     msg_id: str
     leadership: int
+    on_failed: Callable[[], None] | None  # told when its proposal fails
     proposed: asyncio.Future[int] | None = None
 
     @property
@@ -84,18 +88,41 @@ class Pipeline:
         """The sequence of the next message decided, after ``stored_last`` (the store's) and those in flight."""
         return max(stored_last, self.last_seq) + 1
 
-    def holds_id(self, msg_id: str) -> bool:
-        """Whether a message in flight carries that ``Nats-Msg-Id``."""
-        return msg_id in self._msg_ids
+    def takes(self, config: StreamConfig, hdr: bytes | None) -> bool:
+        """Whether a message may be decided while others are in flight: nothing it is checked against changes
+        with what they store (their sequences aside), else it waits for them (:meth:`drain`)."""
+        if not self._slots:
+            return True
+        if config["allow_msg_counter"]:
+            return False
+        if config["discard"] == "new" and (
+            config["max_msgs"] > 0 or config["max_bytes"] > 0 or config["max_msgs_per_subject"] > 0
+        ):
+            return False
+        if not hdr:
+            return True
+        lowered = hdr.lower()
+        if b"nats-expected-" in lowered or b"nats-schedule" in lowered:
+            return False
+        msg_id = publish.msg_id(hdr)
+        return not msg_id or msg_id not in self._msg_ids
 
-    def add(self, data: bytes | None, replies: Replies, seq: int = 0, msg_id: str = "") -> None:
-        """A decided message: its entry (of the message at ``seq``), or ``None``, and the replies it brought.  The
-        entries decided in one turn of the loop are proposed together at its end."""
+    def add(
+        self,
+        data: bytes | None,
+        replies: Replies,
+        seq: int = 0,
+        msg_id: str = "",
+        on_failed: Callable[[], None] | None = None,
+    ) -> None:
+        """A decided message: its entry (of the message at ``seq``), or ``None``, and the replies it brought
+        (``on_failed``: told if its proposal fails).  The entries decided in one turn of the loop are proposed
+        together at its end."""
         if data is None and not self._slots:
             for subject, payload in replies:
                 self._send(subject, payload)
             return
-        slot = _Slot(data, replies, msg_id, self._leadership)
+        slot = _Slot(data, replies, msg_id, self._leadership, on_failed)
         self._slots.append(slot)
         if msg_id:
             self._msg_ids[msg_id] += 1
@@ -136,6 +163,8 @@ class Pipeline:
                 self._forget(slot.msg_id)
             if slot.proposed is not None and (slot.proposed.cancelled() or slot.proposed.exception() is not None):
                 self._break(slot.leadership)
+                if slot.on_failed is not None:
+                    slot.on_failed()
             if slot.leadership == self._broken:
                 continue
             for subject, payload in slot.replies:

@@ -70,6 +70,7 @@ class ReplicatedStream:
         self.group = group
         self.turn = Turn()
         self.batches = ReplicatedBatches(stream, group)
+        self.pipeline = self.batches.pipeline  # the messages proposed and not yet answered
         machine.on_fast = self.batches.applied
 
     @property
@@ -89,7 +90,7 @@ class ReplicatedStream:
         self._lead()
         subject = self.stream.input_subject(subject)
         async with self.turn:
-            if not fast or not self.batches.pipelines(hdr or None):
+            if not fast or not self.pipeline.takes(self.stream.config, hdr or None):
                 await self.drain()
             self._lead()
             if fast:
@@ -119,10 +120,10 @@ class ReplicatedStream:
         return self.publish_at_once(subject, hdr, payload, answered, client, client_node)
 
     async def drain(self) -> None:
-        """Wait (holding the turn) until the fast batch messages in flight are applied: what is decided next
-        reads the stream they leave."""
-        if len(self.batches.pipeline):
-            await self.batches.pipeline.drain()
+        """Wait (holding the turn) until the messages in flight (a fast batch's, a source's) are applied: what is
+        decided next reads the stream they leave."""
+        if len(self.pipeline):
+            await self.pipeline.drain()
 
     async def publish(
         self, subject: str, hdr: bytes | None, payload: bytes, client: int = 0, client_node: str = ""

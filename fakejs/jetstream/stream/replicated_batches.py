@@ -18,7 +18,7 @@ message decided and proposed as it arrives in a
 stands in its batch.  It is proposed without waiting for the messages before
 it to be stored (:class:`~fakejs.jetstream.stream.pipeline.Pipeline`: decided
 at the sequence after those in flight), unless what it is checked against
-changes with what they store (:meth:`ReplicatedBatches.pipelines`): then it
+changes with what they store (:meth:`~fakejs.jetstream.stream.pipeline.Pipeline.takes`): then it
 waits for them.  The flow-control acks, gaps, errors and the final PubAck
 that message brought are sent once it is applied, in the order the messages
 came, so an ack never counts a message a quorum has not stored.  Every replica keeps
@@ -210,24 +210,6 @@ class ReplicatedBatches:
             decided, self.atomic.decided = self.atomic.decided, []
             await self.group.propose(encode_entry(StreamBatch(tuple(decided))))
         return [(reply, ack)] if reply and not stream.config["no_ack"] else []
-
-    def pipelines(self, hdr: bytes | None) -> bool:
-        """Whether a fast batch's message may be decided while others are in flight: nothing it is checked
-        against changes with what they store (their sequences aside), else it waits for them."""
-        config = self.stream.config
-        if config["allow_msg_counter"]:
-            return False
-        if config["discard"] == "new" and (
-            config["max_msgs"] > 0 or config["max_bytes"] > 0 or config["max_msgs_per_subject"] > 0
-        ):
-            return False
-        if not hdr:
-            return True
-        lowered = hdr.lower()
-        if b"nats-expected-" in lowered or b"nats-schedule" in lowered:
-            return False
-        msg_id = publish.msg_id(hdr)
-        return not msg_id or not self.pipeline.holds_id(msg_id)
 
     def take_fast(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> None:
         """One message of a fast batch (the caller holds the stream's turn): the message it decided, if any, is

@@ -14,20 +14,24 @@ replica once applied.  :class:`FeedProposals` is that path for one leader:
   past the mirror's last sequence.  A replica skips a message at a sequence it
   holds already, so what a new leader asks again of the origin is stored once.
 - a **source**'s message goes through the stream's publish checks (the
-  duplicate window, limits) as a client's publish does, one at a time with
-  them (:class:`~fakejs.jetstream.stream.replicated.ReplicatedStream`), and
-  keeps its ``Nats-Stream-Source`` header: a new leader reads where each source
-  stands back from its store, as a restarted single server does.
+  duplicate window, limits) as a client's publish does, in turn with them
+  (:class:`~fakejs.jetstream.stream.replicated.ReplicatedStream`), and keeps
+  its ``Nats-Stream-Source`` header: a new leader reads where each source
+  stands back from its store, as a restarted single server does.  It is
+  proposed without waiting for the one before it to be stored, decided at the
+  sequence after those in flight (:class:`~fakejs.jetstream.stream.pipeline.Pipeline`,
+  as a fast batch's messages), unless its checks read what they will change.
 
 A proposal that fails while this server still leads (refused, or a check
 refusing a sourced message) starts the mirror and sources over from the
-store (``restart``), dropping what was queued behind it: nothing is stored
-twice or skipped.
+store (``restart``), once the sourced messages in flight are stored,
+dropping what was queued behind it: nothing is stored twice or skipped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 
 from fakejs.core.log import get_logger
@@ -53,6 +57,7 @@ class FeedProposals:
         self.last_seq = self.stream.store.last_seq  # the mirror's last sequence proposed
         self.epoch = 0  # raised when starting over: what was queued before is dropped
         self.tasks: set[asyncio.Task[None]] = set()
+        self.restarting: asyncio.Task[None] | None = None  # starting over once what is in flight is stored
 
     def reset(self) -> None:
         """Leading from now on: the mirror goes on from the store, nothing queued is kept."""
@@ -107,26 +112,28 @@ class FeedProposals:
 
     async def _source(self, epoch: int, subject: str, hdr: bytes | None, payload: bytes) -> None:
         replicated = self.replicated
-        publisher = self.stream.publisher
+        stream = self.stream
+        pipeline = replicated.pipeline
         async with replicated.turn:
-            await replicated.drain()
+            if not pipeline.takes(stream.config, hdr):
+                await replicated.drain()
             if epoch != self.epoch or not replicated.is_leader:
                 return
             try:
-                checked = publisher.check_publish(subject, hdr, payload, sourced=True)
+                checked = stream.publisher.check_publish(subject, hdr, payload, sourced=True)
                 if isinstance(checked, Outcome):
                     return  # a duplicate: nothing stored
-                entry = publisher.prepare_message(
+                entry = stream.publisher.prepare_message(
                     checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup, sourced=True
                 )
             except ApiError as error:
-                get_logger().debug("stream %s: a sourced message refused (%s)", self.stream.name, error)
+                get_logger().debug("stream %s: a sourced message refused (%s)", stream.name, error)
                 self._failed(epoch)
                 return
-            try:
-                await replicated.group.propose(encode_entry(entry))
-            except ProposalFailed:
-                self._failed(epoch)
+            seq = pipeline.next_seq(stream.store.last_seq)
+            if entry.seq != seq:  # after the messages in flight
+                entry = dataclasses.replace(entry, seq=seq)
+            pipeline.add(encode_entry(entry), [], seq, entry.msg_id, lambda: self._failed(epoch))
 
     # -- starting over ------------------------------------------------------------------------------
 
@@ -134,8 +141,16 @@ class FeedProposals:
         if epoch != self.epoch:
             return
         self.epoch += 1
+        if len(self.replicated.pipeline):  # what is in flight is stored first: the store says where to go on
+            self.restarting = asyncio.get_running_loop().create_task(self._restart_drained())
+            return
         # Later, out of the delivery or the proposal under way: the mirror or source it came from closes.
         asyncio.get_running_loop().call_soon(self._restart)
+
+    async def _restart_drained(self) -> None:
+        async with self.replicated.turn:
+            await self.replicated.drain()
+        self._restart()
 
     def _restart(self) -> None:
         if self.replicated.is_leader:

@@ -1,11 +1,11 @@
-"""A replicated stream's leader pipelines a fast batch: each message is proposed without waiting for the one
-before it to be applied, and what each brings is answered in order once it is.
+"""A replicated stream's leader pipelines a fast batch (and a source's messages): each message is proposed without
+waiting for the one before it to be applied, and what each brings is answered in order once it is.
 
 The stream's group is a stand-in that leads and commits only when told, so what is in flight at each step is
 exact: the messages of one turn of the loop are proposed together (one ``propose_many``, as nats-server's
 leader sends its proposal queue in one append), decided at consecutive sequences; nothing is answered before
 its message is applied; a message checked against the stream waits for those in flight; a proposal that fails
-answers nothing and lets the leader's batches go.
+answers nothing and lets the leader's batches go; a source's failed proposal starts the sources over.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from typing import cast
 from fakejs.jetstream.raft import Entry, EntryKind
 from fakejs.jetstream.replication import ProposalLost, ReplicatedGroup
 from fakejs.jetstream.storage.store import MessageStore
-from fakejs.jetstream.stream.entries import StreamFastMessage, decode_entry
+from fakejs.jetstream.stream.entries import StreamFastMessage, StreamMessage, decode_entry
 from fakejs.jetstream.stream.replica import StreamStateMachine
 from fakejs.jetstream.stream.replicated import ReplicatedStream
+from fakejs.jetstream.stream.replicated_feed import FeedProposals
 from fakejs.jetstream.stream.stream import Stream
 from fakejs.protocol import headers as hdrs
 from tests.harness.replicated import wait
@@ -61,9 +62,13 @@ class Group:
             future.set_exception(ProposalLost("replaced"))
 
     def sequences(self) -> list[int]:
-        """The stream sequences of the fast batch messages waiting."""
+        """The stream sequences of the messages waiting."""
         decoded = [decode_entry(data) for _, data in self.waiting]
-        return [entry.message.seq for entry in decoded if isinstance(entry, StreamFastMessage)]
+        return [
+            entry.message.seq if isinstance(entry, StreamFastMessage) else entry.seq
+            for entry in decoded
+            if isinstance(entry, StreamFastMessage | StreamMessage)
+        ]
 
 
 class Leader:
@@ -150,3 +155,34 @@ async def test_a_lost_proposal_answers_nothing_and_lets_the_batches_go() -> None
     await wait(lambda: len(leader.replicated.batches.pipeline) == 0)
     assert leader.sent == []
     assert len(leader.replicated.batches.fast) == 0
+
+
+async def test_a_sources_messages_are_proposed_without_waiting() -> None:
+    leader = Leader()
+    restarts: list[str] = []
+    feed = FeedProposals(leader.replicated, lambda: restarts.append("restart"))
+    for n in range(3):
+        feed.store_sourced("s.a", None, b"%d" % n)
+    group = leader.group
+    await wait(lambda: len(group.waiting) == 3)
+    assert group.proposals == [3]
+    assert group.sequences() == [1, 2, 3]
+    group.commit(3)
+    await wait(lambda: len(leader.replicated.pipeline) == 0)
+    assert leader.stream.store.last_seq == 3
+    assert restarts == []
+
+
+async def test_a_sources_lost_proposal_starts_the_sources_over_once_the_rest_settled() -> None:
+    leader = Leader()
+    restarts: list[str] = []
+    feed = FeedProposals(leader.replicated, lambda: restarts.append("restart"))
+    for n in range(3):
+        feed.store_sourced("s.a", None, b"%d" % n)
+    group = leader.group
+    await wait(lambda: len(group.waiting) == 3)
+    group.commit(1)
+    group.lose()
+    await wait(lambda: restarts == ["restart"])
+    assert len(leader.replicated.pipeline) == 0
+    assert leader.stream.store.last_seq == 1
