@@ -12,7 +12,9 @@ file stream, through a node the stream leader may or may not be on:
   messages per second;
 * fast batch: one ``$FI`` batch of 5,000 messages (``ok`` mode, a flow of 500, paced by the
   server's flow-control acks) into an R3 stream with ``allow_batched``, through node 1 --
-  messages per second until the final PubAck.
+  messages per second until the final PubAck;
+* source catch-up: an R3 stream created sourcing an R3 origin that holds 5,000 messages,
+  timed until it holds them all -- messages copied per second.
 
 Values are rates (higher is better).
 """
@@ -69,7 +71,30 @@ async def fast_batch(url: str) -> float:
     return MESSAGES / elapsed
 
 
-async def workloads(urls: list[str]) -> tuple[float, float, float]:
+async def source_catch_up(url: str) -> float:
+    """An R3 stream sourcing an R3 origin of :data:`MESSAGES`: messages copied per second."""
+    nc = await nats.connect(url)
+    js = nc.jetstream()
+    await js.add_stream(name="ORIGIN", subjects=["origin.>"], num_replicas=3)
+    for first in range(0, MESSAGES, FLOW):
+        await asyncio.gather(*(js.publish(f"origin.{i % 10}", b"x" * 32) for i in range(first, first + FLOW)))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    config = {"name": "SOURCED", "num_replicas": 3, "sources": [{"name": "ORIGIN"}]}
+    created = json.loads(
+        (await nc.request("$JS.API.STREAM.CREATE.SOURCED", json.dumps(config).encode(), timeout=10)).data
+    )
+    assert "error" not in created, created
+    while (await js.stream_info("SOURCED")).state.messages < MESSAGES:
+        await asyncio.sleep(0.01)
+    elapsed = loop.time() - started
+    for name in ("SOURCED", "ORIGIN"):
+        await js.delete_stream(name)
+    await nc.close()
+    return MESSAGES / elapsed
+
+
+async def workloads(urls: list[str]) -> tuple[float, float, float, float]:
     writer, reader = await nats.connect(urls[1]), await nats.connect(urls[2])
     js = writer.jetstream()
     await js.add_stream(name="BENCH", subjects=["bench.>"], num_replicas=3)
@@ -89,7 +114,7 @@ async def workloads(urls: list[str]) -> tuple[float, float, float]:
     await js.delete_stream("BENCH")
     await writer.close()
     await reader.close()
-    return publish_rate, fetch_rate, await fast_batch(urls[0])
+    return publish_rate, fetch_rate, await fast_batch(urls[0]), await source_catch_up(urls[0])
 
 
 def fake_cluster() -> tuple[subprocess.Popen[bytes], list[str], str]:
@@ -126,6 +151,7 @@ def main() -> None:
                 Result("R3 publish through node 2", "msg/s", fake[0], real[0]),
                 Result("R3 fetch+ack through node 3", "msg/s", fake[1], real[1]),
                 Result("R3 fast batch through node 1", "msg/s", fake[2], real[2]),
+                Result("R3 source catch-up", "msg/s", fake[3], real[3]),
             ]
         )
     )
