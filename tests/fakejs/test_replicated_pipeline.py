@@ -186,3 +186,15 @@ async def test_a_sources_lost_proposal_starts_the_sources_over_once_the_rest_set
     await wait(lambda: restarts == ["restart"])
     assert len(leader.replicated.pipeline) == 0
     assert leader.stream.store.last_seq == 1
+
+
+async def test_a_mirrors_messages_are_proposed_together() -> None:
+    leader = Leader()
+    feed = FeedProposals(leader.replicated, lambda: None)
+    assert all(feed.store_mirrored("s.a", None, b"%d" % seq, seq, 1) for seq in (1, 2, 3))
+    group = leader.group
+    await wait(lambda: len(group.waiting) == 3)
+    assert group.proposals == [3]
+    assert group.sequences() == [1, 2, 3]
+    group.commit(3)
+    await wait(lambda: leader.stream.store.last_seq == 3)

@@ -16,7 +16,9 @@ sent once those before it are out.
 
 What must read the stream as the messages in flight leave it (a publish with
 ``Nats-Expected-*`` headers, a counter, a discard-new limit, any other
-proposal) first waits for the pipeline to empty (:meth:`Pipeline.drain`).
+proposal) first waits for those decided before it (:meth:`Pipeline.drain`).
+A mirror's messages, at the origin's sequences, go through it too, to be
+proposed together.
 
 A proposal that fails (the leadership moved meanwhile) answers nothing, nor
 does any message decided after it in the same leadership while it waits here: their publishers
@@ -148,12 +150,11 @@ class Pipeline:
         self.last_seq = 0
 
     async def drain(self) -> None:
-        """Wait until every message decided is applied and answered (or dropped)."""
-        while self._slots:
-            self._propose()
-            if self._last_proposed is None:
-                return
-            await asyncio.wait({self._last_proposed})  # its replies (and those before) go out just before
+        """Wait until every message decided so far is applied and answered (or dropped)."""
+        self._propose()
+        last = self._last_proposed
+        if last is not None:
+            await asyncio.wait({last})  # its replies (and those before) go out just before
 
     def _settled(self, _: asyncio.Future[int]) -> None:
         slots = self._slots

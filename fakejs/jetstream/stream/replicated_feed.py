@@ -8,7 +8,8 @@ replica once applied.  :class:`FeedProposals` is that path for one leader:
 - a **mirror**'s message becomes a
   :class:`~fakejs.jetstream.stream.entries.StreamMessage` at the origin's
   sequence and time, proposed at once, in the order the messages arrive (the
-  group keeps that order); a hole in the origin's sequences is carried by the
+  group keeps that order; those of one turn of the loop together, through the
+  stream's :class:`~fakejs.jetstream.stream.pipeline.Pipeline`); a hole in the origin's sequences is carried by the
   next message (the replicas skip to its sequence), or by a
   :class:`~fakejs.jetstream.stream.entries.StreamSkip` when the consumer starts
   past the mirror's last sequence.  A replica skips a message at a sequence it
@@ -36,7 +37,6 @@ from collections.abc import Callable
 
 from fakejs.core.log import get_logger
 from fakejs.jetstream.errors import ApiError
-from fakejs.jetstream.replication import ProposalFailed
 from fakejs.jetstream.stream import publish
 from fakejs.jetstream.stream.entries import StreamMessage, StreamSkip, encode_entry
 from fakejs.jetstream.stream.feed import FedStream
@@ -71,7 +71,7 @@ class FeedProposals:
     def skip_mirrored(self, next_seq: int) -> None:
         if next_seq - 1 > self.last_seq:
             self.last_seq = next_seq - 1
-            self._propose(encode_entry(StreamSkip(next_seq)))
+            self._propose(encode_entry(StreamSkip(next_seq)), next_seq - 1)
 
     def store_mirrored(self, subject: str, hdr: bytes | None, payload: bytes, seq: int, ts: int) -> bool:
         """Propose the origin's message ``seq``; False when ``seq`` does not follow the last one proposed."""
@@ -85,21 +85,13 @@ class FeedProposals:
         else:
             ttl = publish.message_ttl(stream.config, hdr)[0] if hdr and stream.config["allow_msg_ttl"] else 0
             entry = StreamMessage(seq, ts, subject, hdr, payload, ttl)
-        self._propose(encode_entry(entry))
+        self._propose(encode_entry(entry), seq)
         return True
 
-    def _propose(self, data: bytes) -> None:
+    def _propose(self, data: bytes, seq: int) -> None:
+        """Propose the mirror's entry (with the others of this turn of the loop, in as few appends as fit)."""
         epoch = self.epoch
-        try:
-            proposed = self.replicated.group.propose(data)
-        except ProposalFailed:
-            self._failed(epoch)
-            return
-        proposed.add_done_callback(lambda done: self._settled(done, epoch))
-
-    def _settled(self, done: asyncio.Future[int], epoch: int) -> None:
-        if done.cancelled() or done.exception() is not None:
-            self._failed(epoch)
+        self.replicated.pipeline.add(data, [], seq, "", lambda: self._failed(epoch))
 
     # -- a source ----------------------------------------------------------------------------------
 
@@ -141,7 +133,9 @@ class FeedProposals:
         if epoch != self.epoch:
             return
         self.epoch += 1
-        if len(self.replicated.pipeline):  # what is in flight is stored first: the store says where to go on
+        sourcing = self.stream.config["mirror"] is None
+        if sourcing and len(self.replicated.pipeline):
+            # What is in flight is stored first: the store says where each source goes on from.
             self.restarting = asyncio.get_running_loop().create_task(self._restart_drained())
             return
         # Later, out of the delivery or the proposal under way: the mirror or source it came from closes.
