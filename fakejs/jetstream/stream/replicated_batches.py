@@ -240,9 +240,9 @@ class ReplicatedBatches:
         checked = publisher.check_publish(subject, hdr, payload)
         if isinstance(checked, Outcome):
             return checked
-        entry = publisher.prepare_message(checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup)
-        seq = self.pipeline.next_seq(self.stream.store.last_seq)
-        if entry.seq != seq:  # after the messages in flight
-            entry = dataclasses.replace(entry, seq=seq)
+        seq = self.pipeline.next_seq(self.stream.store.last_seq)  # after the messages in flight
+        entry = publisher.prepare_message(
+            checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup, next_seq=seq
+        )
         self._decided.append(entry)
         return Outcome(b"", entry.seq)

@@ -32,7 +32,6 @@ dropping what was queued behind it: nothing is stored twice or skipped.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable
 
 from fakejs.core.log import get_logger
@@ -115,16 +114,14 @@ class FeedProposals:
                 checked = stream.publisher.check_publish(subject, hdr, payload, sourced=True)
                 if isinstance(checked, Outcome):
                     return  # a duplicate: nothing stored
+                seq = pipeline.next_seq(stream.store.last_seq)  # after the messages in flight
                 entry = stream.publisher.prepare_message(
-                    checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup, sourced=True
+                    checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup, True, next_seq=seq
                 )
             except ApiError as error:
                 get_logger().debug("stream %s: a sourced message refused (%s)", stream.name, error)
                 self._failed(epoch)
                 return
-            seq = pipeline.next_seq(stream.store.last_seq)
-            if entry.seq != seq:  # after the messages in flight
-                entry = dataclasses.replace(entry, seq=seq)
             pipeline.add(encode_entry(entry), [], seq, entry.msg_id, lambda: self._failed(epoch))
 
     # -- starting over ------------------------------------------------------------------------------
