@@ -108,9 +108,12 @@ class ReplicatedStream:
         client: int = 0,
         client_node: str = "",
     ) -> bool:
-        """:meth:`answer` with no task, for a publish that is no batch's when the turn is free (see
-        :meth:`publish_at_once`; ``False``, nothing done, otherwise): ``send`` gets the replies."""
-        if is_fast_batch(reply) or self.batches.atomic_id(hdr):
+        """:meth:`answer` with no task, for a publish that is no atomic batch's when the turn is free (see
+        :meth:`publish_at_once`; ``False``, nothing done, otherwise): ``send`` gets the replies (a fast batch's
+        go out through the pipeline)."""
+        if is_fast_batch(reply):
+            return self._take_fast_at_once(subject, reply, hdr, payload)
+        if self.batches.atomic_id(hdr):
             return False
 
         def answered(ack: bytes | None) -> None:
@@ -124,6 +127,18 @@ class ReplicatedStream:
         decided next reads the stream they leave."""
         if len(self.pipeline):
             await self.pipeline.drain()
+
+    def _take_fast_at_once(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> bool:
+        """A fast batch's message taken with no task when the turn is free and it need not wait for those in
+        flight (``False``, nothing done, otherwise)."""
+        if not self.pipeline.takes(self.stream.config, hdr or None) or not self.turn.take_now():
+            return False
+        try:
+            self._lead()
+            self.batches.take_fast(self.stream.input_subject(subject), reply, hdr or None, payload)
+        finally:
+            self.turn.release()
+        return True
 
     async def publish(
         self, subject: str, hdr: bytes | None, payload: bytes, client: int = 0, client_node: str = ""
@@ -179,7 +194,7 @@ class ReplicatedStream:
         in-process cluster's exchange delivers at once), else when the proposal settles; the turn is held
         until then.  Raises :class:`~fakejs.jetstream.replication.NotLeader` on a member that does not lead.
         """
-        if len(self.batches.pipeline) or not self.turn.take_now():  # what is in flight is applied first
+        if len(self.pipeline) or not self.turn.take_now():  # what is in flight is applied first
             return False
         try:
             self._lead()
