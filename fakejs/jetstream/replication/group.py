@@ -180,6 +180,11 @@ class ReplicatedGroup:
         """
         return self._submit(lambda: self.node.propose(data))
 
+    def propose_many(self, items: Sequence[bytes]) -> list[asyncio.Future[int]]:
+        """Propose ``items`` as consecutive entries, sent to the followers in as few appends as fit (nats-server's
+        leader sends what its proposal queue holds together); a future for each, settled as :meth:`propose`'s."""
+        return self._submit_many(len(items), lambda: self.node.propose_many(items))
+
     def propose_soon(self, data: bytes) -> asyncio.Future[int]:
         """Propose ``data`` with the others proposed this way in the same pass of the loop, as one append.
 
@@ -251,20 +256,28 @@ class ReplicatedGroup:
 
     def _submit(self, request: Callable[[], Ready]) -> asyncio.Future[int]:
         """Hand the node a request that appends an entry; the future settles as the entry is applied."""
-        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        return self._submit_many(1, request)[0]
+
+    def _submit_many(self, count: int, request: Callable[[], Ready]) -> list[asyncio.Future[int]]:
+        """Hand the node a request that appends ``count`` entries; each future settles as its entry is applied."""
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[int]] = [loop.create_future() for _ in range(count)]
         if self.stopped:
-            future.set_exception(GroupStopped(f"group {self.name} is stopped here"))
-            return future
+            for future in futures:
+                future.set_exception(GroupStopped(f"group {self.name} is stopped here"))
+            return futures
         if self._batch:
             self._propose_batch()  # what was proposed before goes first
         ready = request()
         outcome = ready.outcome
         if isinstance(outcome, Accepted):
-            self._pending.add(outcome.first_index, outcome.term, future)
+            for offset, future in enumerate(futures):
+                self._pending.add(outcome.first_index + offset, outcome.term, future)
         else:
-            future.set_exception(self._failure(outcome))
+            for future in futures:
+                future.set_exception(self._failure(outcome))
         self._handle(ready)
-        return future
+        return futures
 
     def step_down(self, preferred: str | None = None) -> None:
         """Hand leadership over to ``preferred`` (a peer id) or the best placed voter (nats-server's ``StepDown``).

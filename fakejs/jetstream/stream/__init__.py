@@ -8,7 +8,8 @@ atomic batch, a fast batch's message),
 ``replica`` (the state machine a stream group applies to), ``replicated``
 (a replicated stream's leader: publishes proposed to its group), ``turn``
 (its publishes one at a time, taken at once when free),
-``replicated_batches`` (its atomic and fast batches) and ``replicated_effects`` (the delete
+``replicated_batches`` (its atomic and fast batches), ``pipeline`` (the messages its leader has in
+flight, answered in order once applied) and ``replicated_effects`` (the delete
 markers, expiries and fired schedules its leader proposes), ``dedup`` (the duplicate window), ``recovery`` (what
 a restart rebuilds from the stored messages), ``expiry``
 (``max_age`` and TTL timers), ``store_limits`` (size limits as the stores

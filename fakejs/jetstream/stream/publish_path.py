@@ -231,14 +231,16 @@ class StreamPublisher:
         rollup: str,
         sourced: bool = False,
         now: int = 0,
+        next_seq: int = 0,
     ) -> StreamMessage:
         """After the header checks (a committed batch's too), the leader's last refusals (resources, TTL,
-        discard-new limits) and its decision, at ``now`` (0: the clock's).  A sourced message keeps its
-        ``Nats-TTL`` unless TTLs are allowed."""
+        discard-new limits) and its decision, at ``now`` (0: the clock's) and ``next_seq`` (0: after the store's
+        last; a replicated leader's messages in flight come before).  A sourced message keeps its ``Nats-TTL``
+        unless TTLs are allowed."""
         stream = self.stream
         config, store = stream.config, stream.store
         self.storable(subject, hdr, payload)
-        next_seq = store.last_seq + 1
+        next_seq = next_seq or store.last_seq + 1
         if not now:
             now = stream.js.clock.time_ns()
         if config["retention"] == "interest" and not stream.has_interest(subject):  # the sequence is used, no more

@@ -15,6 +15,10 @@ answered at once, and proposes nothing.
 Publishes are taken one at a time: the next is checked once the one before
 it is applied, so that every check reads the state the entries before it
 made (nats-server tracks what is in flight instead, and checks against it).
+A fast batch's messages are the exception: those whose checks read nothing
+the messages in flight change are proposed one after another without
+waiting (:class:`~fakejs.jetstream.stream.pipeline.Pipeline`), and every other
+publish waits for them first (:meth:`ReplicatedStream.drain`).
 :meth:`ReplicatedStream.answer` takes any publish on the stream's subjects,
 the messages of atomic and fast batches too
 (:mod:`fakejs.jetstream.stream.replicated_batches`);
@@ -66,6 +70,7 @@ class ReplicatedStream:
         self.group = group
         self.turn = Turn()
         self.batches = ReplicatedBatches(stream, group)
+        self.pipeline = self.batches.pipeline  # the messages proposed and not yet answered
         machine.on_fast = self.batches.applied
 
     @property
@@ -85,9 +90,12 @@ class ReplicatedStream:
         self._lead()
         subject = self.stream.input_subject(subject)
         async with self.turn:
+            if not fast or not self.pipeline.takes(self.stream.config, hdr or None):
+                await self.drain()
             self._lead()
             if fast:
-                return await self.batches.take_fast(subject, reply, hdr or None, payload)
+                self.batches.take_fast(subject, reply, hdr or None, payload)
+                return []  # its replies go out as the messages are applied (the batches' pipeline)
             return await self.batches.take_atomic(batch_id, subject, reply, hdr or b"", payload)
 
     def answer_at_once(
@@ -100,9 +108,12 @@ class ReplicatedStream:
         client: int = 0,
         client_node: str = "",
     ) -> bool:
-        """:meth:`answer` with no task, for a publish that is no batch's when the turn is free (see
-        :meth:`publish_at_once`; ``False``, nothing done, otherwise): ``send`` gets the replies."""
-        if is_fast_batch(reply) or self.batches.atomic_id(hdr):
+        """:meth:`answer` with no task, for a publish that is no atomic batch's when the turn is free (see
+        :meth:`publish_at_once`; ``False``, nothing done, otherwise): ``send`` gets the replies (a fast batch's
+        go out through the pipeline)."""
+        if is_fast_batch(reply):
+            return self._take_fast_at_once(subject, reply, hdr, payload)
+        if self.batches.atomic_id(hdr):
             return False
 
         def answered(ack: bytes | None) -> None:
@@ -110,6 +121,24 @@ class ReplicatedStream:
                 send([(reply, ack)])
 
         return self.publish_at_once(subject, hdr, payload, answered, client, client_node)
+
+    async def drain(self) -> None:
+        """Wait (holding the turn) until the messages in flight (a fast batch's, a source's) are applied: what is
+        decided next reads the stream they leave."""
+        if len(self.pipeline):
+            await self.pipeline.drain()
+
+    def _take_fast_at_once(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> bool:
+        """A fast batch's message taken with no task when the turn is free and it need not wait for those in
+        flight (``False``, nothing done, otherwise)."""
+        if not self.pipeline.takes(self.stream.config, hdr or None) or not self.turn.take_now():
+            return False
+        try:
+            self._lead()
+            self.batches.take_fast(self.stream.input_subject(subject), reply, hdr or None, payload)
+        finally:
+            self.turn.release()
+        return True
 
     async def publish(
         self, subject: str, hdr: bytes | None, payload: bytes, client: int = 0, client_node: str = ""
@@ -141,6 +170,7 @@ class ReplicatedStream:
         delete marker, a schedule's message: ``sourced`` as the single server's, not on the timeline), whose
         PubAck nobody hears."""
         async with self.turn:
+            await self.drain()
             self._lead()
             proposed = self._propose_message(subject, hdr, payload, sourced, client, client_node)
             if isinstance(proposed, bytes):
@@ -164,7 +194,7 @@ class ReplicatedStream:
         in-process cluster's exchange delivers at once), else when the proposal settles; the turn is held
         until then.  Raises :class:`~fakejs.jetstream.replication.NotLeader` on a member that does not lead.
         """
-        if not self.turn.take_now():
+        if len(self.pipeline) or not self.turn.take_now():  # what is in flight is applied first
             return False
         try:
             self._lead()
@@ -237,6 +267,8 @@ class ReplicatedStream:
     async def _propose(self, entry: StreamEntry) -> None:
         self._lead()
         async with self.turn:
+            await self.drain()
+            self._lead()
             await self.group.propose(encode_entry(entry))
 
     def _lead(self) -> None:

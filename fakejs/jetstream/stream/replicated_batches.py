@@ -13,18 +13,23 @@ them), and their next message is answered ``batch is incomplete``.
 
 A **fast batch** (``allow_batched``) runs through
 :class:`~fakejs.jetstream.stream.fast_batch.FastBatches` on the leader, each
-message decided and proposed as it arrives (one at a time, as the stream's
-other publishes) in a :class:`~fakejs.jetstream.stream.entries.StreamFastMessage`
-that says where it stands in its batch; the flow-control acks, gaps, errors
-and the final PubAck that message brought are sent once it is applied, so an
-ack never counts a message a quorum has not stored.  Every replica keeps
+message decided and proposed as it arrives in a
+:class:`~fakejs.jetstream.stream.entries.StreamFastMessage` that says where it
+stands in its batch.  It is proposed without waiting for the messages before
+it to be stored (:class:`~fakejs.jetstream.stream.pipeline.Pipeline`: decided
+at the sequence after those in flight), unless what it is checked against
+changes with what they store (:meth:`~fakejs.jetstream.stream.pipeline.Pipeline.takes`): then it
+waits for them.  The flow-control acks, gaps, errors and the final PubAck
+that message brought are sent once it is applied, in the order the messages
+came, so an ack never counts a message a quorum has not stored.  Every replica keeps
 track of the batches its applied messages belong to (:class:`FastTracks`,
 nats-server's followers' ``fastBatchRegisterSequences``) until a stored commit
 ends one, or its timeout passes; a new leader carries them on
 (``fastBatchReset``): each publisher hears a flow ack on the last reply stored,
 and the batch goes on.  A batch its leader ended without storing a message
 (a gap, a refusal, an end marker) is ended there only: the other replicas
-still track it, as nats-server's do.
+still track it, as nats-server's do (the leader does not, even when messages
+of the batch it decided before are applied after it ended it).
 
 A proposal that fails (the leadership moved meanwhile) answers nothing: the
 publisher times out, as with a plain publish.
@@ -41,6 +46,7 @@ from fakejs.jetstream.stream import publish
 from fakejs.jetstream.stream.batch import AtomicBatches, Staged, batch_id_in
 from fakejs.jetstream.stream.entries import StreamBatch, StreamFastMessage, StreamMessage, encode_entry
 from fakejs.jetstream.stream.fast_batch import OP_COMMIT, FastBatches, parse_reply
+from fakejs.jetstream.stream.pipeline import Pipeline, Replies
 from fakejs.jetstream.stream.publish import Outcome
 
 if TYPE_CHECKING:
@@ -48,8 +54,6 @@ if TYPE_CHECKING:
     from fakejs.jetstream.stream.stream import Stream
 
 __all__ = ["FastTracks", "LeaderAtomicBatches", "LeaderFastBatches", "ReplicatedBatches", "Replies"]
-
-Replies = list[tuple[str, bytes]]  # (subject, payload) to send once what they answer is stored
 
 
 class LeaderAtomicBatches(AtomicBatches):
@@ -85,8 +89,23 @@ class FastTracks:
     def __init__(self, stream: Stream) -> None:
         self.stream = stream
         self.tracks: dict[str, _Track] = {}
+        # The batches the leader ended with messages still in flight: the last one's stream sequence.
+        self.ending: dict[str, int] = {}
+
+    def ended(self, batch_id: str, last_seq: int) -> None:
+        """The leader ended the batch, its last message decided at stream sequence ``last_seq``: not tracked
+        here, nor once its messages still in flight are applied."""
+        self.tracks.pop(batch_id, None)
+        if last_seq > self.stream.store.last_seq:
+            self.ending[batch_id] = last_seq
 
     def applied(self, entry: StreamFastMessage) -> None:
+        if self.ending:
+            last_seq = self.ending.get(entry.batch)
+            if last_seq is not None and entry.message.seq <= last_seq:
+                if entry.message.seq == last_seq:
+                    del self.ending[entry.batch]
+                return
         if entry.commit:
             self.tracks.pop(entry.batch, None)
             return
@@ -112,9 +131,10 @@ class LeaderFastBatches(FastBatches):
     handing_over = False  # the leadership changes: the batches are let go here, still tracked
 
     def _drop(self, batch_id: str) -> None:
+        batch = self._batches.get(batch_id)
         super()._drop(batch_id)
-        if not self.handing_over:
-            self.tracks.tracks.pop(batch_id, None)
+        if not self.handing_over and batch is not None:
+            self.tracks.ended(batch_id, batch.stream_seq)
 
 
 class ReplicatedBatches:
@@ -125,6 +145,7 @@ class ReplicatedBatches:
         self.stream = stream
         self.group = group
         js = stream.js
+        self.pipeline = Pipeline(group.propose_many, js.reply, self.let_go)
         publisher = stream.publisher
         self.atomic = LeaderAtomicBatches(stream, js.batch_limits)
         self._replies: Replies = []
@@ -154,6 +175,8 @@ class ReplicatedBatches:
         on, each publisher told with a flow ack."""
         self.atomic.clear()
         self.let_go()
+        self.pipeline.new_leadership()
+        self.tracks.ending.clear()
         if not leads or not self.stream.config["allow_batched"]:
             return
         for batch_id, track in self.tracks.live():
@@ -188,33 +211,38 @@ class ReplicatedBatches:
             await self.group.propose(encode_entry(StreamBatch(tuple(decided))))
         return [(reply, ack)] if reply and not stream.config["no_ack"] else []
 
-    async def take_fast(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> Replies:
-        """One message of a fast batch (the caller holds the stream's turn): what it brings is sent once the
-        message it decided, if any, is applied."""
+    def take_fast(self, subject: str, reply: str, hdr: bytes | None, payload: bytes) -> None:
+        """One message of a fast batch (the caller holds the stream's turn): the message it decided, if any, is
+        proposed, and what it brings is sent once that message and those before it are applied."""
         self._replies, self._decided = [], []
         request = parse_reply(reply)
         try:
             self.fast.take(self.stream.config, subject, reply, hdr, payload)
+            data, seq, msg_id = None, 0, ""
             for entry in self._decided:
                 assert request is not None  # a message was decided: its reply subject parsed
                 where = (request.batch_id, request.seq, request.gap_ok, request.flow, request.op == OP_COMMIT, reply)
-                await self.group.propose(encode_entry(StreamFastMessage(entry, *where)))
+                data, seq, msg_id = encode_entry(StreamFastMessage(entry, *where)), entry.seq, entry.msg_id
+            self.pipeline.add(data, self._replies, seq, msg_id)
         except BaseException:
             self.let_go()  # its bookkeeping counted a message that was not stored
             raise
         finally:
-            replies, self._replies, self._decided = self._replies, [], []
-        return replies
+            self._replies, self._decided = [], []
 
     def _queue(self, subject: str, payload: bytes) -> None:
         self._replies.append((subject, payload))
 
     def _decide_fast(self, subject: str, hdr: bytes | None, payload: bytes) -> Outcome:
-        """A fast batch message checked and decided as a plain publish (a duplicate decides nothing)."""
+        """A fast batch message checked and decided as a plain publish, after those in flight (a duplicate decides
+        nothing)."""
         publisher = self.stream.publisher
         checked = publisher.check_publish(subject, hdr, payload)
         if isinstance(checked, Outcome):
             return checked
-        entry = publisher.prepare_message(checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup)
+        seq = self.pipeline.next_seq(self.stream.store.last_seq)  # after the messages in flight
+        entry = publisher.prepare_message(
+            checked.subject, checked.hdr, checked.payload, checked.msg_id, checked.rollup, next_seq=seq
+        )
         self._decided.append(entry)
         return Outcome(b"", entry.seq)
