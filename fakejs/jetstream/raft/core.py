@@ -89,6 +89,7 @@ class NodeCore:
         self.durability = Durability(self.log.last_index)
         self.counters = RaftCounters()
         self.votes: set[str] = set()
+        self.refusals: set[str] = set()  # the voters that refused this candidate in its term
         self.progress: dict[str, Progress] = {}
         self.transfer_target: str | None = None
         self.term_start = 0  # the index of the leader's first entry of its term

@@ -170,3 +170,23 @@ def test_the_first_follower_to_time_out_wins_once_the_leader_is_gone() -> None:
     assert max(waits) < settings.election_timeout_max + 0.5  # one timeout, never a second round
     middle = (settings.election_timeout_min + settings.election_timeout_max) / 2
     assert sum(waits) / len(waits) < middle  # the earlier of two timeouts, not the later
+
+
+def test_two_survivors_that_split_their_votes_ask_again_within_a_campaign_timeout() -> None:
+    """Both followers of a crashed leader time out at once: each grants the other's pre-vote, then votes for
+    itself and refuses the other; each campaigns again after a campaign timeout (not another election
+    timeout of 4 to 9 s), and the first to ask wins."""
+    sim = Simulation(3, seed=13)  # a seed whose two followers split their votes
+    leader = elected(sim)
+    first, second = others(sim, leader.id)
+    sim.crash(leader.id)
+    sim.run_for(2.5)  # their leases on the crashed leader are over; their election timeouts (4 s at least) are not
+    sim.act(first, lambda node: node.campaign())
+    sim.act(second, lambda node: node.campaign())
+
+    def split() -> bool:
+        nodes = [sim.node(first), sim.node(second)]
+        return all(node.role is Role.CANDIDATE for node in nodes) and nodes[0].term == nodes[1].term
+
+    assert sim.run_until(split, 0.5)
+    assert sim.run_until(lambda: sim.leader() is not None, 1.0)
