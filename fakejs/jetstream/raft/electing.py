@@ -11,8 +11,11 @@ makes a voter that follows a live leader ignore vote requests, except the one
 a leader asked for when it hands over (:class:`~fakejs.jetstream.raft.messages.TimeoutNow`).
 A voter that refuses a candidate whose log is behind its own, while it knows
 no live leader, campaigns itself after a campaign timeout instead of waiting
-for its election timeout: so the better placed survivor leads soon.
-nats-server has no pre-vote; everything else follows its ``processVoteRequest``.
+for its election timeout: so the better placed survivor leads soon.  A
+candidate refused in its own term (a split vote) asks again after a campaign
+timeout rather than its election timeout.  nats-server has no pre-vote, and
+waits its election timeout after a split; everything else follows its
+``processVoteRequest``.
 """
 
 from __future__ import annotations
