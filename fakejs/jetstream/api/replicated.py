@@ -42,7 +42,7 @@ from fakejs.jetstream import advisories
 from fakejs.jetstream.api import streams
 from fakejs.jetstream.api.dispatch import encode, error_doc
 from fakejs.jetstream.api.late_answers import answer_once_heard
-from fakejs.jetstream.api.replicated_audit import audit, client_info, request_info
+from fakejs.jetstream.api.replicated_audit import API_PREFIX, audit, client_info, request_info
 from fakejs.jetstream.api.replicated_consumers import ConsumerRequests
 from fakejs.jetstream.api.replicated_leaders import LeaderRequests
 from fakejs.jetstream.api.replicated_moves import META_ANSWERED as MOVES_ANSWERED
@@ -67,7 +67,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ReplicatedApi"]
 
-API_PREFIX = "$JS.API."
 STREAM_PEER_REMOVE = "$JS.API.STREAM.PEER.REMOVE.{stream}"
 CONSUMER_PEER_REMOVE = "$JS.API.CONSUMER.PEER.REMOVE.{stream}.{consumer}"
 # the meta leader answers their errors

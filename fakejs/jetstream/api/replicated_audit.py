@@ -23,9 +23,9 @@ from fakejs.jetstream.internal_client import InternalClient
 if TYPE_CHECKING:
     from fakejs.jetstream.service.jetstream import JetStream
 
-__all__ = ["audit", "client_info", "request_info"]
+__all__ = ["API_PREFIX", "audit", "client_info", "request_info"]
 
-API_PREFIX = "$JS.API."
+API_PREFIX = "$JS.API."  # the subjects of the API a request of which carries its requester's info
 
 
 def request_info(js: JetStream) -> RequestInfo:

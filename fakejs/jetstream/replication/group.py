@@ -77,8 +77,9 @@ QUORUM_LOST_SIGNAL = 20.0  # seconds between two signals of a lost quorum (nats-
 QUORUM_LOST_INTERVAL = 10.0  # seconds without a quorum before it is signalled (nats-server's lostQuorumInterval)
 
 
-def _fail_batch(batch: list[tuple[bytes, asyncio.Future[int]]], error: ProposalFailed) -> None:
-    for _, future in batch:
+def _fail_batch(futures: Iterable[asyncio.Future[int]], error: ProposalFailed) -> None:
+    """Fail each proposal still waiting (one its proposer cancelled is left as it is)."""
+    for future in futures:
         if not future.done():
             future.set_exception(error)
 
@@ -214,17 +215,11 @@ class ReplicatedGroup:
             return  # a stopped member failed them
         if self._batch_term != self.node.term:
             _fail_batch(
-                batch, ProposalLost(f"group {self.name}: term {self._batch_term} ended before they were proposed")
+                (future for _, future in batch),
+                ProposalLost(f"group {self.name}: term {self._batch_term} ended before they were proposed"),
             )
             return
-        ready = self.node.propose_many([data for data, _ in batch])
-        outcome = ready.outcome
-        if isinstance(outcome, Accepted):
-            for offset, (_, future) in enumerate(batch):
-                self._pending.add(outcome.first_index + offset, outcome.term, future)
-        else:
-            _fail_batch(batch, self._failure(outcome))
-        self._handle(ready)
+        self._track(self.node.propose_many([data for data, _ in batch]), [future for _, future in batch])
 
     def add_peer(self, peer: str, *, voter: bool = True) -> asyncio.Future[int]:
         """Propose the membership with ``peer`` (a peer id) as a voter, or an observer (leader only).
@@ -268,16 +263,19 @@ class ReplicatedGroup:
             return futures
         if self._batch:
             self._propose_batch()  # what was proposed before goes first
-        ready = request()
+        self._track(request(), futures)
+        return futures
+
+    def _track(self, ready: Ready, futures: list[asyncio.Future[int]]) -> None:
+        """Settle each future as its entry (the ones ``ready`` appended, in order) is applied, or fail them all
+        with the node's refusal; then act on ``ready``."""
         outcome = ready.outcome
         if isinstance(outcome, Accepted):
             for offset, future in enumerate(futures):
                 self._pending.add(outcome.first_index + offset, outcome.term, future)
         else:
-            for future in futures:
-                future.set_exception(self._failure(outcome))
+            _fail_batch(futures, self._failure(outcome))
         self._handle(ready)
-        return futures
 
     def step_down(self, preferred: str | None = None) -> None:
         """Hand leadership over to ``preferred`` (a peer id) or the best placed voter (nats-server's ``StepDown``).
@@ -376,7 +374,7 @@ class ReplicatedGroup:
         self.transport.close()
         self._pending.fail_all(GroupStopped(f"group {self.name} stopped here"))
         batch, self._batch = self._batch, []
-        _fail_batch(batch, GroupStopped(f"group {self.name} stopped here"))
+        _fail_batch((future for _, future in batch), GroupStopped(f"group {self.name} stopped here"))
         close_storage(self.storage)
 
     def _failure(self, outcome: Outcome | None) -> ProposalFailed:
