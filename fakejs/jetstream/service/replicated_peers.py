@@ -237,15 +237,11 @@ class PeerChanges:
 
     async def _consumer_leader(self, consumer: ConsumerAssignment) -> str:
         """The peer id of the consumer's leader ("" when it did not answer)."""
-        infos = await self.share.consumer_infos(consumer.stream, [consumer.name])
-        leader = str(infos.get(consumer.name, {}).get("cluster", {}).get("leader") or "")
-        return peer_id(leader) if leader else ""
+        return _leader_in(await self.share.consumer_infos(consumer.stream, [consumer.name]), consumer.name)
 
     async def _stream_leader(self, name: str) -> str:
         """The peer id of the stream's leader ("" when it did not answer)."""
-        infos = await self.share.stream_infos([name])
-        leader = str(infos.get(name, {}).get("cluster", {}).get("leader") or "")
-        return peer_id(leader) if leader else ""
+        return _leader_in(await self.share.stream_infos([name]), name)
 
     async def _settled(self, groups: list[str], peer: str) -> None:
         """Wait until the leader of each of ``groups`` took ``peer`` out of its membership (a bounded wait)."""
@@ -333,6 +329,12 @@ def member_of(peers: tuple[str, ...], named: str) -> str | None:
         if candidate in peers:
             return candidate
     return None
+
+
+def _leader_in(infos: Mapping[str, Mapping[str, Any]], name: str) -> str:
+    """The peer id of the leader the info of ``name`` names in its ``cluster`` section ("" for none)."""
+    leader = str(infos.get(name, {}).get("cluster", {}).get("leader") or "")
+    return peer_id(leader) if leader else ""
 
 
 def _follows_stream(consumer: ConsumerAssignment) -> bool:
