@@ -72,6 +72,26 @@ async def test_a_killed_leader_is_replaced_and_comes_back_caught_up(tmp_path: Pa
         assert cluster.errors == []
 
 
+async def test_a_member_restarted_alone_applies_what_it_had_applied_before_hearing_a_leader(tmp_path: Path) -> None:
+    """A restarted member hands its state machine the entries it had applied at once, with no quorum around (as
+    nats-server replays its log): a stream's replica is whole, and the meta group's assignments start their
+    groups, before any leader is elected."""
+    async with Cluster(size=3, seed=5) as cluster:
+        members = Members(cluster, tmp_path, FAST).start_all()
+        try:
+            for value in (1, 2, 3):
+                await members.commit(value)
+            await wait(lambda: members.totals() == {6})
+            for name in list(members.groups):
+                await members.kill(name)
+            restarted = await members.restart("n2")
+            assert members.counters["n2"].total == 6
+            assert restarted.leader is None and restarted.applied_index == restarted.node.log.last_index
+        finally:
+            members.stop_all()
+        assert cluster.errors == []
+
+
 async def test_a_partition_leaves_the_majority_serving_and_the_minority_leader_steps_down(tmp_path: Path) -> None:
     async with Cluster(size=3, seed=3) as cluster:
         members = Members(cluster, tmp_path, FAST).start_all()

@@ -78,7 +78,9 @@ class NodeCore:
         self.bootstrap = Membership.of(peers)
         self.term, self.vote = state.term, state.vote
         self.log = RaftLog(state.snapshot, state.entries)
-        self.commit_index = self.applied_index = self.log.snapshot.index
+        self.applied_index = self.log.snapshot.index
+        # What its member applied before it stopped was committed: handed out again at start, without a leader.
+        self.commit_index = max(self.applied_index, min(state.applied, self.log.last_index))
         self.role = Role.FOLLOWER
         self.leader: str | None = None
         # A follower heard its leader within the last lease (see Electing._in_lease); contacts since it was armed.

@@ -1,4 +1,5 @@
-"""A node's durable state in a directory: ``state`` (term and vote), ``snapshot``, and ``log`` (entries).
+"""A node's durable state in a directory: ``state`` (term and vote), ``snapshot``, ``log`` (entries), and
+``applied`` (how far the member applied: a hint).
 
 ``state`` and ``snapshot`` are msgpack documents, each replaced whole through
 a synced temporary file and a rename, so either the old or the new one is
@@ -9,6 +10,9 @@ acknowledges nothing a crash could take back.  A crash in the middle of an
 append leaves a torn last frame (short, or failing its CRC, or out of
 sequence): :meth:`DirectoryStorage.load` drops it and cuts the file there.
 After a snapshot the log is rewritten with only the entries that follow it.
+``applied`` is one index and its CRC-32, written over in place without a
+sync (:meth:`DirectoryStorage.note_applied`); one that does not read back is
+no hint (the node then waits for its leader, as without the file).
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ from fakejs.jetstream.raft.storage import PersistentState
 STATE = "state"
 SNAPSHOT = "snapshot"
 LOG = "log"
+APPLIED = "applied"
 FORMAT = 1
 FRAME = struct.Struct(">II")
+APPLIED_RECORD = struct.Struct(">QI")  # the index, and the CRC-32 of its 8 bytes
 
 
 class CorruptStorage(Exception):
@@ -45,6 +51,7 @@ class DirectoryStorage:
         self.directory = directory
         self.fsync = fsync
         self._fd: int | None = None
+        self._applied_fd: int | None = None
         self._snapshot = EMPTY_SNAPSHOT
         self._base = 0  # the index before the log file's first entry
         self._terms: list[int] = []
@@ -71,7 +78,18 @@ class DirectoryStorage:
             self._cut(good)
             base = entries[0].index - 1 if entries else self._snapshot.index
             self._base, self._terms, self._offsets, self._end = base, [e.term for e in entries], offsets, good
-        return PersistentState(term, vote, self._snapshot, tuple(log.entries))
+        return PersistentState(term, vote, self._snapshot, tuple(log.entries), self._read_applied())
+
+    def _read_applied(self) -> int:
+        try:
+            with open(self._path(APPLIED), "rb") as handle:
+                data = handle.read(APPLIED_RECORD.size)
+        except FileNotFoundError:
+            return 0
+        if len(data) != APPLIED_RECORD.size:
+            return 0
+        index, crc = APPLIED_RECORD.unpack(data)
+        return index if zlib.crc32(data[:8]) == crc else 0
 
     def _read_document(self, name: str) -> Any:
         try:
@@ -109,6 +127,13 @@ class DirectoryStorage:
                 self._save_snapshot(write.snapshot)
         if appended:
             self._sync(self._log_fd())
+
+    def note_applied(self, index: int) -> None:
+        """Write ``index`` over the ``applied`` file's record (no sync: see the module docstring)."""
+        if self._applied_fd is None:
+            self._applied_fd = os.open(self._path(APPLIED), os.O_WRONLY | os.O_CREAT, 0o644)
+        packed = index.to_bytes(8, "big")
+        os.pwrite(self._applied_fd, packed + zlib.crc32(packed).to_bytes(4, "big"), 0)
 
     def _log_fd(self) -> int:
         if self._fd is None:
@@ -150,7 +175,7 @@ class DirectoryStorage:
 
     def _rewrite(self, entries: list[Entry]) -> None:
         """Replace the log file with ``entries`` (the ones after the snapshot)."""
-        self.close()
+        self._close_log()
         path, tmp = self._path(LOG), self._path(LOG + ".tmp")
         frames = [_frame(entry) for entry in entries]
         with open(tmp, "wb") as handle:
@@ -186,11 +211,17 @@ class DirectoryStorage:
             finally:
                 os.close(fd)
 
-    def close(self) -> None:
-        """Close the log file (a later write opens it again)."""
+    def _close_log(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+    def close(self) -> None:
+        """Close the log and ``applied`` files (a later write opens them again)."""
+        self._close_log()
+        if self._applied_fd is not None:
+            os.close(self._applied_fd)
+            self._applied_fd = None
 
 
 def _frame(entry: Entry) -> bytes:

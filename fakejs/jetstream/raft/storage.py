@@ -1,7 +1,12 @@
 """Where a node's log lives between runs: the :class:`LogStorage` interface and the in-memory store.
 
 A store keeps what a node must not forget: the term and its vote, the latest
-snapshot and the entries after it.  The node never calls it: it lists writes
+snapshot and the entries after it.  It also keeps, as a hint, how far the
+node's member applied its log (:meth:`LogStorage.note_applied`): those entries
+were committed, so a node started again takes them as committed at once and
+hands them out before it hears a leader (as nats-server replays its log up to
+the commit its entries carry).  The hint is written without a sync: one lost
+in a crash leaves the node waiting for its leader to say what is committed.  The node never calls it: it lists writes
 in each :class:`~fakejs.jetstream.raft.outputs.Ready`, the driver hands them to
 :meth:`LogStorage.write`, and at start the driver builds the node from
 :meth:`LogStorage.load`.  :class:`MemoryStorage` keeps everything in memory (a
@@ -22,12 +27,14 @@ from fakejs.jetstream.raft.outputs import SaveHardState, SaveSnapshot, Write, Wr
 
 @dataclass(frozen=True, slots=True)
 class PersistentState:
-    """What a store gives back at start: the term, the vote cast in it, the snapshot and the entries after it."""
+    """What a store gives back at start: the term, the vote cast in it, the snapshot and the entries after it,
+    and the last index its member had applied (a hint, see the module docstring)."""
 
     term: int = 0
     vote: str | None = None
     snapshot: Snapshot = EMPTY_SNAPSHOT
     entries: tuple[Entry, ...] = ()
+    applied: int = 0
 
 
 class LogStorage(Protocol):
@@ -36,6 +43,9 @@ class LogStorage(Protocol):
     def load(self) -> PersistentState: ...
 
     def write(self, writes: Sequence[Write]) -> None: ...
+
+    def note_applied(self, index: int) -> None:
+        """Remember that the member applied the log up to ``index`` (no sync: a hint, see the module docstring)."""
 
 
 class MemoryStorage:
@@ -46,9 +56,13 @@ class MemoryStorage:
         self.term = 0
         self.vote: str | None = None
         self.log = RaftLog()
+        self.applied = 0
 
     def load(self) -> PersistentState:
-        return PersistentState(self.term, self.vote, self.log.snapshot, tuple(self.log.entries))
+        return PersistentState(self.term, self.vote, self.log.snapshot, tuple(self.log.entries), self.applied)
+
+    def note_applied(self, index: int) -> None:
+        self.applied = index
 
     def write(self, writes: Sequence[Write]) -> None:
         for write in writes:

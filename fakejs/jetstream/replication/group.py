@@ -469,10 +469,18 @@ class ReplicatedGroup:
         if normal:
             self._call("apply", self.state_machine.apply, normal)
         self.applied_index = entries[-1].index
+        self._note_applied()
         self._pending.applied(entries)
         self.applied_since_snapshot += len(entries)
         if self.compaction.due(self.applied_since_snapshot, self.bytes_since_snapshot, self.snapshot_size):
             self.compact()
+
+    def _note_applied(self) -> None:
+        """Tell the store how far this member applied (a restart hands those entries out at once)."""
+        try:
+            self.storage.note_applied(self.applied_index)
+        except OSError as exc:  # only a hint lost: recorded, the member goes on
+            self._record_error(f"replicated group {self.name}: noting the applied index", exc)
 
     def _leader_changed(self, change: LeaderChange) -> None:
         stepped_down = self.leader == self.peer and change.leader != self.peer

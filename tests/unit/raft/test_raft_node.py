@@ -101,6 +101,18 @@ def test_a_follower_applies_only_what_is_committed_and_stored() -> None:
     assert [entry.index for entry in stored(node, first).committed] == [1, 2]
 
 
+@pytest.mark.parametrize(("applied", "handed_out"), [(0, []), (3, [1, 2, 3]), (9, [1, 2, 3, 4])])
+def test_a_restarted_node_hands_out_what_its_member_had_applied_without_a_leader(
+    applied: int, handed_out: list[int]
+) -> None:
+    """Entries up to the stored applied index were committed; past the log's end (a hint outliving entries a
+    machine crash took), only the entries there."""
+    node = make_node(PersistentState(term=1, entries=entries(1, 4, term=1), applied=applied))
+    ready = node.start()
+    assert [entry.index for entry in ready.committed] == handed_out
+    assert node.leader is None and node.commit_index == len(handed_out)
+
+
 def test_the_leader_counts_itself_only_for_entries_it_stored() -> None:
     node = make_node()
     elect(node)

@@ -22,7 +22,7 @@ from fakejs.jetstream.raft import (
     Snapshot,
     WriteEntries,
 )
-from fakejs.jetstream.raft.directory import LOG, SNAPSHOT, CorruptStorage
+from fakejs.jetstream.raft.directory import APPLIED, LOG, SNAPSHOT, CorruptStorage
 
 
 def entries(first: int, last: int, term: int = 1) -> tuple[Entry, ...]:
@@ -51,6 +51,30 @@ def test_writes_load_back(make_store: Callable[[], LogStorage]) -> None:
     state = make_store().load()
     assert (state.term, state.vote) == (3, "b")
     assert state.entries == entries(1, 3) + entries(4, 6, term=3)
+
+
+def test_the_applied_index_loads_back(make_store: Callable[[], LogStorage]) -> None:
+    store = make_store()
+    store.load()
+    store.write([WriteEntries(1, entries(1, 5))])
+    store.note_applied(2)
+    store.note_applied(4)
+    assert make_store().load().applied == 4
+
+
+@pytest.mark.parametrize("damage", ["flipped", "short"])
+def test_an_applied_record_that_does_not_read_back_is_no_hint(tmp_path: Path, damage: str) -> None:
+    store = directory_with(tmp_path, 3)
+    store.note_applied(3)
+    store.close()
+    record = bytearray((tmp_path / APPLIED).read_bytes())
+    if damage == "flipped":
+        record[7] ^= 0xFF
+    else:
+        del record[-1]
+    (tmp_path / APPLIED).write_bytes(bytes(record))
+    state = DirectoryStorage(str(tmp_path)).load()
+    assert (state.applied, state.entries) == (0, entries(1, 3, term=2))
 
 
 def test_a_snapshot_drops_the_entries_it_covers(make_store: Callable[[], LogStorage]) -> None:
