@@ -132,8 +132,7 @@ class DirectoryStorage:
         """Write ``index`` over the ``applied`` file's record (no sync: see the module docstring)."""
         if self._applied_fd is None:
             self._applied_fd = os.open(self._path(APPLIED), os.O_WRONLY | os.O_CREAT, 0o644)
-        packed = index.to_bytes(8, "big")
-        os.pwrite(self._applied_fd, packed + zlib.crc32(packed).to_bytes(4, "big"), 0)
+        os.pwrite(self._applied_fd, APPLIED_RECORD.pack(index, zlib.crc32(index.to_bytes(8, "big"))), 0)
 
     def _log_fd(self) -> int:
         if self._fd is None:

@@ -1,15 +1,17 @@
 """Where a node's log lives between runs: the :class:`LogStorage` interface and the in-memory store.
 
 A store keeps what a node must not forget: the term and its vote, the latest
-snapshot and the entries after it.  It also keeps, as a hint, how far the
-node's member applied its log (:meth:`LogStorage.note_applied`): those entries
-were committed, so a node started again takes them as committed at once and
-hands them out before it hears a leader (as nats-server replays its log up to
-the commit its entries carry).  The hint is written without a sync: one lost
-in a crash leaves the node waiting for its leader to say what is committed.  The node never calls it: it lists writes
+snapshot and the entries after it.  The node never calls it: it lists writes
 in each :class:`~fakejs.jetstream.raft.outputs.Ready`, the driver hands them to
 :meth:`LogStorage.write`, and at start the driver builds the node from
-:meth:`LogStorage.load`.  :class:`MemoryStorage` keeps everything in memory (a
+:meth:`LogStorage.load`.
+
+A store also keeps, as a hint, how far the node's member applied its log
+(:meth:`LogStorage.note_applied`, told by the driver): those entries were
+committed, so a node started again takes them as committed at once and hands
+them out before it hears a leader (as nats-server replays its log up to the
+commit its entries carry).  The hint is written without a sync: one lost in a
+crash leaves the node waiting for its leader to say what is committed.  :class:`MemoryStorage` keeps everything in memory (a
 process that ends loses it); :class:`~fakejs.jetstream.raft.directory.DirectoryStorage`
 keeps it in files.
 """
