@@ -11,9 +11,11 @@ A store also keeps, as a hint, how far the node's member applied its log
 committed, so a node started again takes them as committed at once and hands
 them out before it hears a leader (as nats-server replays its log up to the
 commit its entries carry).  The hint is written without a sync: one lost in a
-crash leaves the node waiting for its leader to say what is committed.  :class:`MemoryStorage` keeps everything in memory (a
-process that ends loses it); :class:`~fakejs.jetstream.raft.directory.DirectoryStorage`
-keeps it in files.
+crash leaves the node waiting for its leader to say what is committed.
+
+:class:`MemoryStorage` keeps everything in memory (a process that ends loses
+it); :class:`~fakejs.jetstream.raft.directory.DirectoryStorage` keeps it in
+files.
 """
 
 from __future__ import annotations
