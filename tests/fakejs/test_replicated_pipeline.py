@@ -2,8 +2,8 @@
 waiting for the one before it to be applied, and what each brings is answered in order once it is.
 
 The stream's group is a stand-in that leads and commits only when told, so what is in flight at each step is
-exact: the messages of one turn of the loop are proposed together (one ``propose_many``, as nats-server's
-leader sends its proposal queue in one append), decided at consecutive sequences; nothing is answered before
+exact: the messages of one turn of the loop are proposed together (``propose_soon``, one append, as
+nats-server's leader sends its proposal queue in one append), decided at consecutive sequences; nothing is answered before
 its message is applied; a message checked against the stream waits for those in flight; a proposal that fails
 answers nothing and lets the leader's batches go; a source's failed proposal starts the sources over.
 """
@@ -34,19 +34,31 @@ class Group:
         self.machine = machine
         self.is_leader = True
         self.leader = "L"
-        self.proposals: list[int] = []  # how many entries each proposal call carried
+        self.proposals: list[int] = []  # how many entries each append carried
         self.waiting: deque[tuple[asyncio.Future[int], bytes]] = deque()
+        self.gathered: list[tuple[asyncio.Future[int], bytes]] = []  # proposed soon, appended at the loop's turn
         self.index = 0
 
     def propose(self, data: bytes) -> asyncio.Future[int]:
-        return self.propose_many([data])[0]
+        self.append()  # what was proposed before goes first
+        future = asyncio.get_running_loop().create_future()
+        self.proposals.append(1)
+        self.waiting.append((future, data))
+        return future
 
-    def propose_many(self, items: list[bytes]) -> list[asyncio.Future[int]]:
+    def propose_soon(self, data: bytes) -> asyncio.Future[int]:
         loop = asyncio.get_running_loop()
-        futures: list[asyncio.Future[int]] = [loop.create_future() for _ in items]
-        self.proposals.append(len(items))
-        self.waiting.extend(zip(futures, items, strict=True))
-        return futures
+        if not self.gathered:
+            loop.call_soon(self.append)
+        future = loop.create_future()
+        self.gathered.append((future, data))
+        return future
+
+    def append(self) -> None:
+        gathered, self.gathered = self.gathered, []
+        if gathered:
+            self.proposals.append(len(gathered))
+            self.waiting.extend(gathered)
 
     def commit(self, count: int) -> None:
         for _ in range(count):

@@ -181,11 +181,6 @@ class ReplicatedGroup:
         """
         return self._submit(lambda: self.node.propose(data))
 
-    def propose_many(self, items: Sequence[bytes]) -> list[asyncio.Future[int]]:
-        """Propose ``items`` as consecutive entries, sent to the followers in as few appends as fit (nats-server's
-        leader sends what its proposal queue holds together); a future for each, settled as :meth:`propose`'s."""
-        return self._submit_many(len(items), lambda: self.node.propose_many(items))
-
     def propose_soon(self, data: bytes) -> asyncio.Future[int]:
         """Propose ``data`` with the others proposed this way in the same pass of the loop, as one append.
 
@@ -251,20 +246,14 @@ class ReplicatedGroup:
 
     def _submit(self, request: Callable[[], Ready]) -> asyncio.Future[int]:
         """Hand the node a request that appends an entry; the future settles as the entry is applied."""
-        return self._submit_many(1, request)[0]
-
-    def _submit_many(self, count: int, request: Callable[[], Ready]) -> list[asyncio.Future[int]]:
-        """Hand the node a request that appends ``count`` entries; each future settles as its entry is applied."""
-        loop = asyncio.get_running_loop()
-        futures: list[asyncio.Future[int]] = [loop.create_future() for _ in range(count)]
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         if self.stopped:
-            for future in futures:
-                future.set_exception(GroupStopped(f"group {self.name} is stopped here"))
-            return futures
+            future.set_exception(GroupStopped(f"group {self.name} is stopped here"))
+            return future
         if self._batch:
             self._propose_batch()  # what was proposed before goes first
-        self._track(request(), futures)
-        return futures
+        self._track(request(), [future])
+        return future
 
     def _track(self, ready: Ready, futures: list[asyncio.Future[int]]) -> None:
         """Settle each future as its entry (the ones ``ready`` appended, in order) is applied, or fail them all

@@ -5,9 +5,9 @@ it to be stored: it decides the next at the sequence after those in flight
 (``clseq``).  :class:`Pipeline` does the same for what the leader may decide
 without reading the state the messages in flight will make (a fast batch's
 plain messages): each is decided at :meth:`Pipeline.next_seq`, proposed
-without waiting (those decided in one turn of the loop together, in as few
-Raft appends as fit, as nats-server's leader sends what its proposal queue
-holds), and queued with the replies it brought (flow acks, gaps, errors, the
+without waiting (with the group's ``propose_soon``: those decided in one turn
+of the loop together, in as few Raft appends as fit, as nats-server's leader
+sends what its proposal queue holds), and queued with the replies it brought (flow acks, gaps, errors, the
 final PubAck).  Those replies go out in the order the messages were decided,
 each once its message (and every one before it) is applied on the leader,
 so an answer still never counts a message a quorum has not stored.  A
@@ -43,39 +43,37 @@ __all__ = ["Pipeline", "Replies"]
 Replies = list[tuple[str, bytes]]  # (subject, payload) to send once what they answer is stored
 
 
-ProposeMany = Callable[[list[bytes]], list["asyncio.Future[int]"]]  # the group's ``propose_many``
+ProposeSoon = Callable[[bytes], "asyncio.Future[int]"]  # the group's ``propose_soon``
 
 
 @dataclass(slots=True)
 class _Slot:
-    """One decided message: its entry and then its proposal (neither: it proposed nothing), its replies."""
+    """One decided message: its proposal (``None``: it proposed nothing), its replies."""
 
-    data: bytes | None  # the entry, until it is proposed
+    proposed: asyncio.Future[int] | None
     replies: Replies
     msg_id: str
     leadership: int
     on_failed: Callable[[], None] | None  # told when its proposal fails
-    proposed: asyncio.Future[int] | None = None
 
     @property
     def waiting(self) -> bool:
         """Whether its replies wait for its entry to be applied."""
-        return self.data is not None or (self.proposed is not None and not self.proposed.done())
+        return self.proposed is not None and not self.proposed.done()
 
 
 class Pipeline:
     """The proposals one stream's leader has in flight, with their replies (see the module docstring)."""
 
     def __init__(
-        self, propose_many: ProposeMany, send: Callable[[str, bytes], None], failed: Callable[[], None]
+        self, propose_soon: ProposeSoon, send: Callable[[str, bytes], None], failed: Callable[[], None]
     ) -> None:
-        """``propose_many`` proposes entries to the stream's group; ``send`` publishes a reply; ``failed`` is called
-        when a proposal of the current leadership fails."""
-        self._propose_many = propose_many
+        """``propose_soon`` proposes an entry to the stream's group with the others of the loop's turn; ``send``
+        publishes a reply; ``failed`` is called when a proposal of the current leadership fails."""
+        self._propose_soon = propose_soon
         self._send = send
         self._failed = failed
         self._slots: deque[_Slot] = deque()
-        self._unproposed: list[_Slot] = []  # decided in this turn of the loop: proposed together at its end
         self._msg_ids: Counter[str] = Counter()  # the Nats-Msg-Id of the messages in flight
         self._last_proposed: asyncio.Future[int] | None = None
         self._leadership = 0
@@ -118,31 +116,22 @@ class Pipeline:
         on_failed: Callable[[], None] | None = None,
     ) -> None:
         """A decided message: its entry (of the message at ``seq``), or ``None``, and the replies it brought
-        (``on_failed``: told if its proposal fails).  The entries decided in one turn of the loop are proposed
-        together at its end."""
+        (``on_failed``: told if its proposal fails).  The entries decided in one turn of the loop are appended
+        together (the group's ``propose_soon``)."""
         if data is None and not self._slots:
             for subject, payload in replies:
                 self._send(subject, payload)
             return
-        slot = _Slot(data, replies, msg_id, self._leadership, on_failed)
+        proposed = None
+        if data is not None:
+            self.last_seq = max(self.last_seq, seq)
+            proposed = self._last_proposed = self._propose_soon(data)
+        slot = _Slot(proposed, replies, msg_id, self._leadership, on_failed)
         self._slots.append(slot)
         if msg_id:
             self._msg_ids[msg_id] += 1
-        if data is not None:
-            self.last_seq = max(self.last_seq, seq)
-            if not self._unproposed:
-                asyncio.get_running_loop().call_soon(self._propose)
-            self._unproposed.append(slot)
-
-    def _propose(self) -> None:
-        slots, self._unproposed = self._unproposed, []
-        if not slots:
-            return
-        entries = [slot.data for slot in slots if slot.data is not None]
-        for slot, proposed in zip(slots, self._propose_many(entries), strict=True):
-            slot.data, slot.proposed = None, proposed
+        if proposed is not None:
             proposed.add_done_callback(self._settled)
-            self._last_proposed = proposed
 
     def new_leadership(self) -> None:
         """The leadership changed: what follows is decided against the store, what is in flight settles as it was."""
@@ -151,7 +140,6 @@ class Pipeline:
 
     async def drain(self) -> None:
         """Wait until every message decided so far is applied and answered (or dropped)."""
-        self._propose()
         last = self._last_proposed
         if last is not None:
             await asyncio.wait({last})  # its replies (and those before) go out just before

@@ -145,7 +145,7 @@ class ReplicatedBatches:
         self.stream = stream
         self.group = group
         js = stream.js
-        self.pipeline = Pipeline(group.propose_many, js.reply, self.let_go)
+        self.pipeline = Pipeline(group.propose_soon, js.reply, self.let_go)
         publisher = stream.publisher
         self.atomic = LeaderAtomicBatches(stream, js.batch_limits)
         self._replies: Replies = []
