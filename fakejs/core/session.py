@@ -41,7 +41,7 @@ from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
 from fakejs.core.router import InvalidSubject, Subscription
 from fakejs.core.stats import Stats
-from fakejs.core.subjects import is_reserved_reply
+from fakejs.core.subjects import RESERVED_REPLY_PREFIXES, is_reserved_reply
 from fakejs.core.sublimits import apply_limits, at_limit, refuse_subscription
 from fakejs.core.trace import ProtocolTrace
 from fakejs.core.violations import end_for_violation
@@ -459,7 +459,8 @@ class ClientSession:
                     publish_traced(self.broker, started, lambda: self._on_pub(event, started))
                 if skip or started is not None:
                     return ""
-        subject = self.account.router.map_published(event.subject)
+        router = self.account.router
+        subject = event.subject if router.mappings is None else router.map_published(event.subject)
         if subject != event.subject and traced is not None:
             traced.mapped(subject)
         if self.trace is not None:
@@ -474,7 +475,7 @@ class ClientSession:
         if subject.startswith("$NRG."):
             return self.publish_violation(subject)
         reply = event.reply
-        if reply and is_reserved_reply(reply):
+        if reply and reply.startswith(RESERVED_REPLY_PREFIXES) and is_reserved_reply(reply):
             quoted = writer.go_quote(reply)
             self.send_err(f"Permissions Violation for Publish with Reply of {quoted}")
             self.broker.log.error("%s - Publish Violation - Reply %s", self, quoted)
@@ -484,7 +485,7 @@ class ClientSession:
         tap = self.broker.tap
         if tap:
             tap.published(self, subject, reply, headers, payload)
-        delivered = self.account.router.publish(subject, reply, headers, payload, self)
+        delivered = router.publish(subject, reply, headers, payload, self)
         if not delivered and reply and self.no_responders:
             self._no_responders(subject, reply)
         return ""
