@@ -42,7 +42,7 @@ from fakejs.core.permissions import PermissionChecker
 from fakejs.core.router import InvalidSubject, Subscription
 from fakejs.core.stats import Stats
 from fakejs.core.subjects import RESERVED_REPLY_PREFIXES, is_reserved_reply
-from fakejs.core.sublimits import apply_limits, at_limit, refuse_subscription
+from fakejs.core.sublimits import apply_limits, at_limit, refuse_subscription, subscribe_violation
 from fakejs.core.trace import ProtocolTrace
 from fakejs.core.violations import end_for_violation
 from fakejs.protocol import writer
@@ -498,18 +498,6 @@ class ClientSession:
         self.broker.log.error("%s - Publish Violation - Subject %s", self, quoted)
         return text
 
-    def _subscribe_violation(self, event: Sub) -> None:
-        subject = writer.go_quote(event.subject)
-        if event.queue:
-            queue = writer.go_quote(event.queue)
-            self.send_err(f"Permissions Violation for Subscription to {subject} using queue {queue}")
-            self.broker.log.error(
-                "%s - Subscription Violation - Subject %s, Queue: %s, SID %s", self, subject, queue, event.sid
-            )
-        else:
-            self.send_err(f"Permissions Violation for Subscription to {subject}")
-            self.broker.log.error("%s - Subscription Violation - Subject %s, SID %s", self, subject, event.sid)
-
     def _no_responders(self, subject: str, reply: str) -> None:
         for sub in self.account.router.match(reply).psubs:
             if sub.owner is self:
@@ -523,7 +511,7 @@ class ClientSession:
         if event.queue == SYS_QUEUE_GROUP or (
             perms is not None and not perms.can_subscribe(event.subject, event.queue)
         ):
-            self._subscribe_violation(event)
+            subscribe_violation(self, event.subject, event.queue, event.sid, self.broker.log)
             return
         if at_limit(self):
             refuse_subscription(self, self.broker.clock, self.broker.log)
