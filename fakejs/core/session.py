@@ -327,15 +327,18 @@ class ClientSession:
     ) -> None:
         """Queue ``MSG``/``HMSG`` for a subscription of this client."""
         subject_bytes = subject.encode("utf-8", "surrogateescape")
-        reply_bytes: bytes | None = reply.encode("utf-8", "surrogateescape") if reply else b""
-        if reply is EMPTY_REPLY:
-            reply_bytes = None
+        reply_bytes = reply.encode("utf-8", "surrogateescape")
+        size = len(payload)
         if headers is not None and self.headers:
-            frame = writer.hmsg(subject_bytes, sub.sid_bytes, reply_bytes, headers, payload)
-            size = len(headers) + len(payload)
+            empty = reply is EMPTY_REPLY
+            frame = writer.hmsg(subject_bytes, sub.sid_bytes, None if empty else reply_bytes, headers, payload)
+            size += len(headers)
+        elif reply_bytes:  # writer.msg(), without the call
+            frame = b"MSG %s %s %s %d\r\n%s\r\n" % (subject_bytes, sub.sid_bytes, reply_bytes, size, payload)
+        elif reply is EMPTY_REPLY:
+            frame = writer.msg(subject_bytes, sub.sid_bytes, None, payload)
         else:
-            frame = writer.msg(subject_bytes, sub.sid_bytes, reply_bytes, payload)
-            size = len(payload)
+            frame = b"MSG %s %s %d\r\n%s\r\n" % (subject_bytes, sub.sid_bytes, size, payload)
         if self.closed:
             return
         tap = self.broker.tap
@@ -346,7 +349,15 @@ class ClientSession:
         stats = self.broker.stats
         stats.out_msgs += 1
         stats.out_bytes += size
-        self.send(frame)
+        if self.trace is not None:  # send(frame), without the call
+            self.trace.outgoing(frame)
+        out = self.out
+        if not out:
+            self.io.want_flush()
+        out.append(frame)
+        self.out_size += len(frame)
+        if self.out_size >= EARLY_WRITE:
+            self.io.write_early()
         perms = self.perms
         if reply and perms is not None and perms.tracks_replies:
             perms.received_reply(reply, self.broker.clock.monotonic())
