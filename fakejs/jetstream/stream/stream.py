@@ -193,7 +193,10 @@ class Stream:
         ack = self.publisher.ingest(subject, reply, hdr, payload, trace_only, client, recording)
         if ack is not None and reply:
             self.js.router.publish(reply, "", None, ack, None)  # the PubAck: JetStream.reply, one call less
-        self._signal_consumers()
+        if self.consumers:
+            self._signal_consumers()
+        else:  # nobody to tell: what was stored is forgotten here (_signal_consumers' own test, without the call)
+            self.fresh.clear()
         return True
 
     # -- publishing (the publisher's, as the stream's batches and callers see it) --------
