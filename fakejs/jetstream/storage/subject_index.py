@@ -76,8 +76,9 @@ class SubjectIndex:
 
     # -- changes --------------------------------------------------------------------------
 
-    def add(self, subject: str, seq: int) -> None:
-        """Record ``seq`` under ``subject``: O(log m + t)."""
+    def add(self, subject: str, seq: int) -> str:
+        """Record ``seq`` under ``subject``: O(log m + t).  Returns the index's string for the subject (the one
+        it was first added with), which a store keeps rather than one string per message."""
         seqs = self._lists.get(subject)
         if seqs is None:
             seqs = self._lists[subject] = SortedList()
@@ -104,8 +105,10 @@ class SubjectIndex:
             seqs._len += 1
         else:
             seqs.add(seq)
-        for node in self._paths[subject]:
+        nodes = self._paths[subject]
+        for node in nodes:
             node.total += 1
+        return nodes[-1].subject
 
     def discard(self, subject: str, seq: int) -> None:
         """Forget ``seq``: O(log m + t)."""
