@@ -1,6 +1,6 @@
 """The server's CPU time per raw pipelined JetStream publish, in-process: parse, route, store, PubAck.
 
-    python benchmarks/bench_publish_cpu.py [--count 20000] [--rounds 5] [--profile]
+    python benchmarks/bench_publish_cpu.py [--count 20000] [--rounds 5] [--profile] [--no-timeline]
 
 What ``bench_publish_raw.py`` sends, without the socket and the event loop:
 a client session (:class:`~fakejs.core.session.ClientSession`, on a socket
@@ -11,7 +11,9 @@ each block.  Prints the process's CPU time per message, best of
 ``--rounds`` rounds of ``--count`` messages each: less disturbed by a busy
 machine than a rate, and the number to compare between two versions (run
 each a few times, alternating).  ``--profile`` adds cProfile's busiest
-functions over one more round, and the Python calls per publish.  Run with ``PYTHONPATH=DIR`` to measure the
+functions over one more round, and the Python calls per publish.  ``--no-timeline``: the server
+records no timeline, as the command-line server without ``--timeline`` (the in-process default
+records one).  Run with ``PYTHONPATH=DIR`` to measure the
 checkout in ``DIR`` (a compiled build's copy: see ``bench_summary.py
 --compiled``).
 """
@@ -59,9 +61,9 @@ class KeptOutput:
         pass
 
 
-async def measure(count: int, rounds: int, profile: bool) -> list[float]:
+async def measure(count: int, rounds: int, profile: bool, timeline: bool = True) -> list[float]:
     """µs of CPU per publish, for each round."""
-    server = Server(port=-1, jetstream=True)
+    server = Server(port=-1, jetstream=True) if timeline else Server(port=-1, jetstream=True, timeline=0)
     await server.start()
     try:
         session = ClientSession(server.broker, KeptOutput(), "127.0.0.1", 1)
@@ -102,9 +104,10 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", action="store_true", help="cProfile's busiest functions over one more round")
+    parser.add_argument("--no-timeline", action="store_true", help="no timeline, as the command-line server's default")
     args = parser.parse_args()
     tune_gc()  # the command-line server's collector settings
-    results = asyncio.run(measure(args.count, args.rounds, args.profile))
+    results = asyncio.run(measure(args.count, args.rounds, args.profile, not args.no_timeline))
     print(f"CPU per publish: best {min(results):.2f} µs (rounds: {', '.join(f'{r:.2f}' for r in results)})")
 
 

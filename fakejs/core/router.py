@@ -394,19 +394,6 @@ class Router:
         """
         if self._prefix_mappings:
             subject = self.mapped(subject)
-        return self.deliver_here(subject, reply, headers, payload, origin, shown_as, routes)
-
-    def deliver_here(
-        self,
-        subject: str,
-        reply: str,
-        headers: bytes | None,
-        payload: bytes,
-        origin: object = None,
-        shown_as: str = "",
-        routes: bool = True,
-    ) -> bool:
-        """:meth:`publish` to this router's own subscribers and the cluster's (the subject already mapped)."""
         result = self.index.match(subject)
         remote = self.remote
         if remote is not None and (routes or remote.carries_imports) and remote.index.count:

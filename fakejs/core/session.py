@@ -41,8 +41,8 @@ from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
 from fakejs.core.router import InvalidSubject, Subscription
 from fakejs.core.stats import Stats
-from fakejs.core.subjects import is_reserved_reply
-from fakejs.core.sublimits import apply_limits, at_limit, refuse_subscription
+from fakejs.core.subjects import RESERVED_REPLY_PREFIXES, is_reserved_reply
+from fakejs.core.sublimits import apply_limits, at_limit, refuse_subscription, subscribe_violation
 from fakejs.core.trace import ProtocolTrace
 from fakejs.core.violations import end_for_violation
 from fakejs.protocol import writer
@@ -327,15 +327,18 @@ class ClientSession:
     ) -> None:
         """Queue ``MSG``/``HMSG`` for a subscription of this client."""
         subject_bytes = subject.encode("utf-8", "surrogateescape")
-        reply_bytes: bytes | None = reply.encode("utf-8", "surrogateescape") if reply else b""
-        if reply is EMPTY_REPLY:
-            reply_bytes = None
+        reply_bytes = reply.encode("utf-8", "surrogateescape")
+        size = len(payload)
         if headers is not None and self.headers:
-            frame = writer.hmsg(subject_bytes, sub.sid_bytes, reply_bytes, headers, payload)
-            size = len(headers) + len(payload)
+            empty = reply is EMPTY_REPLY
+            frame = writer.hmsg(subject_bytes, sub.sid_bytes, None if empty else reply_bytes, headers, payload)
+            size += len(headers)
+        elif reply_bytes:  # writer.msg(), without the call
+            frame = b"MSG %s %s %s %d\r\n%s\r\n" % (subject_bytes, sub.sid_bytes, reply_bytes, size, payload)
+        elif reply is EMPTY_REPLY:
+            frame = writer.msg(subject_bytes, sub.sid_bytes, None, payload)
         else:
-            frame = writer.msg(subject_bytes, sub.sid_bytes, reply_bytes, payload)
-            size = len(payload)
+            frame = b"MSG %s %s %d\r\n%s\r\n" % (subject_bytes, sub.sid_bytes, size, payload)
         if self.closed:
             return
         tap = self.broker.tap
@@ -346,7 +349,15 @@ class ClientSession:
         stats = self.broker.stats
         stats.out_msgs += 1
         stats.out_bytes += size
-        self.send(frame)
+        if self.trace is not None:  # send(frame), without the call
+            self.trace.outgoing(frame)
+        out = self.out
+        if not out:
+            self.io.want_flush()
+        out.append(frame)
+        self.out_size += len(frame)
+        if self.out_size >= EARLY_WRITE:
+            self.io.write_early()
         perms = self.perms
         if reply and perms is not None and perms.tracks_replies:
             perms.received_reply(reply, self.broker.clock.monotonic())
@@ -459,7 +470,8 @@ class ClientSession:
                     publish_traced(self.broker, started, lambda: self._on_pub(event, started))
                 if skip or started is not None:
                     return ""
-        subject = self.account.router.map_published(event.subject)
+        router = self.account.router
+        subject = event.subject if router.mappings is None else router.map_published(event.subject)
         if subject != event.subject and traced is not None:
             traced.mapped(subject)
         if self.trace is not None:
@@ -474,7 +486,7 @@ class ClientSession:
         if subject.startswith("$NRG."):
             return self.publish_violation(subject)
         reply = event.reply
-        if reply and is_reserved_reply(reply):
+        if reply and reply.startswith(RESERVED_REPLY_PREFIXES) and is_reserved_reply(reply):
             quoted = writer.go_quote(reply)
             self.send_err(f"Permissions Violation for Publish with Reply of {quoted}")
             self.broker.log.error("%s - Publish Violation - Reply %s", self, quoted)
@@ -484,7 +496,7 @@ class ClientSession:
         tap = self.broker.tap
         if tap:
             tap.published(self, subject, reply, headers, payload)
-        delivered = self.account.router.publish(subject, reply, headers, payload, self)
+        delivered = router.publish(subject, reply, headers, payload, self)
         if not delivered and reply and self.no_responders:
             self._no_responders(subject, reply)
         return ""
@@ -496,18 +508,6 @@ class ClientSession:
         self.send_err(text)
         self.broker.log.error("%s - Publish Violation - Subject %s", self, quoted)
         return text
-
-    def _subscribe_violation(self, event: Sub) -> None:
-        subject = writer.go_quote(event.subject)
-        if event.queue:
-            queue = writer.go_quote(event.queue)
-            self.send_err(f"Permissions Violation for Subscription to {subject} using queue {queue}")
-            self.broker.log.error(
-                "%s - Subscription Violation - Subject %s, Queue: %s, SID %s", self, subject, queue, event.sid
-            )
-        else:
-            self.send_err(f"Permissions Violation for Subscription to {subject}")
-            self.broker.log.error("%s - Subscription Violation - Subject %s, SID %s", self, subject, event.sid)
 
     def _no_responders(self, subject: str, reply: str) -> None:
         for sub in self.account.router.match(reply).psubs:
@@ -522,7 +522,7 @@ class ClientSession:
         if event.queue == SYS_QUEUE_GROUP or (
             perms is not None and not perms.can_subscribe(event.subject, event.queue)
         ):
-            self._subscribe_violation(event)
+            subscribe_violation(self, event.subject, event.queue, event.sid, self.broker.log)
             return
         if at_limit(self):
             refuse_subscription(self, self.broker.clock, self.broker.log)

@@ -445,11 +445,12 @@ def _match_level(level: _Level | None, tokens: list[str], start: int, result: Ma
         _add_node(partial_wildcard, result)
 
 
-_RESERVED_REPLY_PREFIXES = ("_R_.", "$JS.ACK.", "_GR_.")
+# What every reserved reply starts with (a reply that does not is never reserved: a caller's test without a call).
+RESERVED_REPLY_PREFIXES = ("_R_.", "$JS.ACK.", "_GR_.")
 _RESERVED_REPLY_BARE = ("$JS.ACK.", "_GR_.")
 
 
 def is_reserved_reply(reply: str) -> bool:
     """Reply subjects clients may not publish with (service imports, JetStream acks, gateways)."""
     # "$JS.ACK." and "_GR_." alone are not reserved: only what follows them is
-    return reply.startswith(_RESERVED_REPLY_PREFIXES) and reply not in _RESERVED_REPLY_BARE
+    return reply.startswith(RESERVED_REPLY_PREFIXES) and reply not in _RESERVED_REPLY_BARE

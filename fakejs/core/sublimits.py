@@ -1,4 +1,5 @@
-"""Subscriptions per client: ``max_subscriptions`` of the server and of the client's account.
+"""Subscriptions refused: a subject the client may not subscribe to, and ``max_subscriptions`` of the server and
+of the client's account.
 
 As nats-server's ``applyAccountLimits`` (``client.go``): when a client
 logs in to an account, its limit is its user JWT's ``subs`` lowered to the
@@ -20,6 +21,7 @@ from fakejs.core.clientio import MAX_SUBSCRIPTIONS_EXCEEDED
 from fakejs.core.clock import Clock
 from fakejs.core.jetstream_limits import NO_LIMIT
 from fakejs.core.options import ServerOptions
+from fakejs.protocol.writer import go_quote
 
 ERR_TOO_MANY_SUBS = "maximum subscriptions exceeded"  # nats-server's ErrTooManySubs
 LOG_EVERY_NS = 2_000_000_000  # nats-server's defaultMaxSubLimitReportThreshold
@@ -95,3 +97,15 @@ def refuse_subscription(client: LimitedClient, clock: Clock, log: logging.Logger
 
 def _go_int32(value: int) -> int:
     return (value + 2**31) % 2**32 - 2**31
+
+
+def subscribe_violation(client: LimitedClient, subject: str, queue: str, sid: str, log: logging.Logger) -> None:
+    """A SUB the client's permissions (or the system's queue group) refuse: ``-ERR`` and an error line."""
+    quoted = go_quote(subject)
+    if queue:
+        queued = go_quote(queue)
+        client.send_err(f"Permissions Violation for Subscription to {quoted} using queue {queued}")
+        log.error("%s - Subscription Violation - Subject %s, Queue: %s, SID %s", client, quoted, queued, sid)
+    else:
+        client.send_err(f"Permissions Violation for Subscription to {quoted}")
+        log.error("%s - Subscription Violation - Subject %s, SID %s", client, quoted, sid)

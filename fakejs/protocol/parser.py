@@ -96,11 +96,12 @@ PROTO_SNIPPET_SIZE = 32
 
 # Called with each operation nats-server traces, as read: (name, argument or None).
 TraceIn = Callable[[str, bytes | None], None]
-# A PUB argument line the fast path takes: a literal subject (no empty
-# token, no token holding a wildcard character), an optional reply, a size
-# of 1-9 digits, separated by spaces (nats-py writes two around an empty reply:
-# ``PUB subject  0``).  Anything else goes to the general parser.
-_PLAIN_PUB_ARGS = re.compile(rb"((?:[^ \t.*>]+\.)*[^ \t.*>]+) +(?:([^ \t]+) +)?([0-9]{1,9})")
+# A PUB line the fast path takes: a literal subject (no empty token, no
+# token holding a wildcard character), an optional reply, a size of 1-9
+# digits, separated by spaces (nats-py writes two around an empty reply:
+# ``PUB subject  0``), ended by CRLF, no newline before.  Anything else goes
+# to the general parser.
+_PLAIN_PUB = re.compile(rb"PUB ((?:[^ \t.*>\n]+\.)*[^ \t.*>\n]+) +(?:([^ \t\n]+) +)?([0-9]{1,9})\r\n")
 
 
 def parse_size(token: bytes | bytearray) -> int:
@@ -228,10 +229,23 @@ class Parser:
             return self._skip_line()
         buf = self._buf
         pos = self._pos
-        if buf.startswith(b"PUB ", pos) and not self.auth_pending and self.trace is None:
-            fast = self._fast_pub(buf, pos)
-            if fast is not None:
-                return fast
+        # The common ``PUB subject [reply] size`` with its payload already buffered, in one pass (in this
+        # method: one call less per message).  For anything else (a longer line than allowed, a payload
+        # too large or not all there, a bad ending) the general state machine below parses the same bytes.
+        plain = _PLAIN_PUB.match(buf, pos) if not self.auth_pending and self.trace is None else None
+        if plain is not None and plain.end() - pos - 6 <= self.max_control_line:
+            subject, reply, size_token = plain.groups(b"")
+            start = plain.end()
+            stop = start + int(size_token)
+            if stop - start <= self.max_payload and buf[stop : stop + 2] == b"\r\n":
+                self._pos = stop + 2
+                text = "utf-8"
+                return Pub(
+                    subject.decode(text, "surrogateescape"),
+                    reply.decode(text, "surrogateescape"),
+                    None,
+                    bytes(buf[start:stop]),
+                )
         end = len(buf)
         if pos >= end:
             return None
@@ -286,37 +300,6 @@ class Parser:
             raise self._control_line_exceeded()
         self._pos = newline + 1
         return self._dispatch(keyword, arg)
-
-    def _fast_pub(self, buf: bytearray, pos: int) -> Pub | None:
-        """The common ``PUB subject [reply] size`` with its payload already buffered, in one pass.
-
-        Only plain input takes this path (single spaces, CRLF, a literal
-        subject, a valid size, the payload and its CRLF all present); for
-        anything else it returns ``None`` and the general state machine
-        below parses the same bytes, errors and partial input included.
-        """
-        after = pos + 4
-        newline = buf.find(b"\n", after + 1)
-        if newline < 0 or buf[newline - 1] != 0x0D:
-            return None
-        line_end = newline - 1
-        if line_end <= after or line_end - after > self.max_control_line:
-            return None
-        plain = _PLAIN_PUB_ARGS.fullmatch(buf, after, line_end)
-        if plain is None:
-            return None
-        subject, reply, size_token = plain.groups(b"")
-        size = int(size_token)
-        start = newline + 1
-        stop = start + size
-        if size > self.max_payload or len(buf) < stop + 2 or buf[stop : stop + 2] != b"\r\n":
-            return None
-        self._pos = stop + 2
-        # _text() inlined: two calls less per message
-        text = "utf-8"
-        return Pub(
-            subject.decode(text, "surrogateescape"), reply.decode(text, "surrogateescape"), None, bytes(buf[start:stop])
-        )
 
     def _skip_line(self) -> Event | None:
         newline = self._buf.find(b"\n", self._pos)

@@ -16,7 +16,6 @@ is told about every change.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from sys import intern
 from typing import Protocol
 
 from sortedcontainers import SortedList
@@ -281,15 +280,14 @@ class MessageStore:
             raise ValueError(f"sequence {msg.seq} is not after {self.last_seq}")
         if i > len(msgs):
             msgs.extend([None] * (i - len(msgs)))
-        # One string object per subject, however many messages share it.
-        msg.subject = intern(msg.subject)
+        # One string object per subject, however many messages share it: the index's own.
+        msg.subject = self.index.add(msg.subject, msg.seq)
         msgs.append(msg)
         self._pristine = False
         self.last_seq = msg.seq
         self.last_ts = msg.ts
         self.msgs += 1
         self.bytes += self._size(msg.subject, msg.hdr, msg.data)
-        self.index.add(msg.subject, msg.seq)
 
     def remove(self, seq: int) -> StoredMessage | None:
         msg = self._take(seq)

@@ -50,25 +50,6 @@ class _Node:
         self.total = 0
 
 
-def _add_sequence(seqs: SortedList, seq: int) -> None:
-    """``seqs.add(seq)``; a store appends in sequence order, so ``seq`` is nearly always above every other.
-
-    That append goes straight to the last sublist of the ``SortedList`` (what
-    ``SortedList.add`` does for it, less the search and the split check), while
-    the sublist has room and no positional index was built (``_index``, which
-    an append would have to update); anything else is ``add``'s.
-    """
-    maxes = seqs._maxes
-    if maxes and seq > maxes[-1] and not seqs._index:
-        last = seqs._lists[-1]
-        if len(last) < seqs._load << 1:  # still no more than twice the load after it: no split
-            last.append(seq)
-            maxes[-1] = seq
-            seqs._len += 1
-            return
-    seqs.add(seq)
-
-
 class SubjectIndex:
     """Literal subjects to their sequences, searchable by wildcard filter."""
 
@@ -95,8 +76,9 @@ class SubjectIndex:
 
     # -- changes --------------------------------------------------------------------------
 
-    def add(self, subject: str, seq: int) -> None:
-        """Record ``seq`` under ``subject``: O(log m + t)."""
+    def add(self, subject: str, seq: int) -> str:
+        """Record ``seq`` under ``subject``: O(log m + t).  Returns the index's string for the subject (the one
+        it was first added with), which a store keeps rather than one string per message."""
         seqs = self._lists.get(subject)
         if seqs is None:
             seqs = self._lists[subject] = SortedList()
@@ -111,9 +93,22 @@ class SubjectIndex:
             node.subject = subject
             node.seqs = seqs
             self._paths[subject] = tuple(path)
-        _add_sequence(seqs, seq)
-        for node in self._paths[subject]:
+        # ``seqs.add(seq)``; a store appends in sequence order, so ``seq`` is nearly always above every other.
+        # That append goes straight to the last sublist of the ``SortedList`` (what ``SortedList.add`` does
+        # for it, less the search and the split check), while the sublist has room (no more than twice the
+        # load after it: no split) and no positional index was built (``_index``, which an append would have
+        # to update); anything else is ``add``'s.
+        maxes = seqs._maxes
+        if maxes and seq > maxes[-1] and not seqs._index and len(last := seqs._lists[-1]) < seqs._load << 1:
+            last.append(seq)
+            maxes[-1] = seq
+            seqs._len += 1
+        else:
+            seqs.add(seq)
+        nodes = self._paths[subject]
+        for node in nodes:
             node.total += 1
+        return nodes[-1].subject
 
     def discard(self, subject: str, seq: int) -> None:
         """Forget ``seq``: O(log m + t)."""

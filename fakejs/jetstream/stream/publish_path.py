@@ -78,6 +78,10 @@ class StreamPublisher:
         if js.domain:
             head += b',"domain":' + go_quote(js.domain).encode()
         self._ack_head = head + b',"seq":'
+        # Whether the config lets a message without headers skip the header-driven steps (see _plain):
+        # decided once per config (a stream's config is replaced, never changed in place, on update).
+        self._plain_config: StreamConfig | None = None
+        self._plain = False
 
     def pub_ack(self, seq: int) -> bytes:
         return self._ack_head + b"%d}" % seq
@@ -186,8 +190,15 @@ class StreamPublisher:
         """Check, decide and store one message (one clock read for both); raises what refuses it."""
         stream = self.stream
         now = stream.js.clock.time_ns()
+        config = stream.config
+        if (
+            hdr is None
+            and not trace_only
+            and (self._plain if config is self._plain_config else self._plain_for(config))
+        ):
+            return self._store_plain(config, subject, payload, now)
         checked = publish.check(
-            stream.config, stream.store, subject, hdr, payload, now, stream.last_msg_id, stream.dedup.lookup, sourced
+            config, stream.store, subject, hdr, payload, now, stream.last_msg_id, stream.dedup.lookup, sourced
         )
         if isinstance(checked, int):
             return self._duplicate(checked)
@@ -202,6 +213,31 @@ class StreamPublisher:
         total = checked.total
         ack = self._ack_head + b"%d}" % seq  # acknowledge(seq, total), without the call
         return Outcome(counter.ack(ack, total) if total else ack, seq)
+
+    def _plain_for(self, config: StreamConfig) -> bool:
+        """Whether a message without headers needs no more than its size checks, the limits and its place
+        under ``config``: no counter, no interest retention, no discard-new limit, no schedules, no republish."""
+        self._plain_config = config
+        self._plain = not (
+            config["allow_msg_counter"]
+            or config["retention"] == "interest"
+            or config["discard"] == "new"
+            or config["allow_msg_schedules"]
+            or config["republish"] is not None
+        )
+        return self._plain
+
+    def _store_plain(self, config: StreamConfig, subject: str, payload: bytes, now: int) -> Outcome:
+        """:meth:`process` for a message without headers under a plain config (see :meth:`_plain_for`): the same
+        checks and the same place, without the steps its headers or the config would have asked for."""
+        stream = self.stream
+        publish.check_message(config, stream.store, subject, None, payload)
+        self.storable(subject, None, payload)
+        msg = self.place(subject, None, payload, 0, now)
+        stream.last_msg_id = ""
+        stream.fresh.append(msg)  # consumers hear of it after its PubAck went out, as in nats-server
+        seq = msg.seq
+        return Outcome(self._ack_head + b"%d}" % seq, seq)
 
     # -- the leader's decision -----------------------------------------------------------
 

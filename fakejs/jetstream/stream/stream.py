@@ -87,6 +87,7 @@ class Stream:
         self.links = Links(self)  # its mirror or sources
         self._internal_client: InternalClient | None = None
         self.timeline: Recorder = js.recorder  # the server's recorder (see fakejs.core.recorder)
+        self.recording = bool(self.timeline)  # the server's recorder stays for the stream's life: asked once
 
     @property
     def name(self) -> str:
@@ -188,12 +189,15 @@ class Stream:
             return True
         if not self.js.online(self.config["name"]):
             return False  # no leader to store it: not delivered (a request gets no responders)
-        recording = bool(self.timeline)  # one truth test per message
+        recording = self.recording
         client = getattr(origin, "cid", 0) if recording else 0
         ack = self.publisher.ingest(subject, reply, hdr, payload, trace_only, client, recording)
         if ack is not None and reply:
             self.js.router.publish(reply, "", None, ack, None)  # the PubAck: JetStream.reply, one call less
-        self._signal_consumers()
+        if self.consumers:
+            self._signal_consumers()
+        else:  # nobody to tell: what was stored is forgotten here (_signal_consumers' own test, without the call)
+            self.fresh.clear()
         return True
 
     # -- publishing (the publisher's, as the stream's batches and callers see it) --------
@@ -202,7 +206,7 @@ class Stream:
         self, subject: str, reply: str, hdr: bytes | None, payload: bytes, trace_only: bool = False, client: int = 0
     ) -> bytes | None:
         """Store a published message; the PubAck (or error) payload to send (see :meth:`StreamPublisher.ingest`)."""
-        return self.publisher.ingest(subject, reply, hdr, payload, trace_only, client, bool(self.timeline))
+        return self.publisher.ingest(subject, reply, hdr, payload, trace_only, client, self.recording)
 
     def storable(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
         self.publisher.storable(subject, hdr, payload)
