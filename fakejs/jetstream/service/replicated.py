@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -270,9 +269,8 @@ class ReplicatedJetStream(MetaObserver):
         infos: dict[str, dict[str, Any]] = {}
         for index, payload in answers:
             infos.setdefault(names[index], json.loads(payload))
-        counts = self.consumer_counts()
         for name, info in infos.items():
-            with_consumer_count(info, counts[name])
+            with_consumer_count(info, self.consumer_count(name))
         return infos
 
     async def usage(self) -> tuple[int, int]:
@@ -371,15 +369,13 @@ class ReplicatedJetStream(MetaObserver):
         return self.machine.state.consumer(self.js.account_name, stream, name)
 
     def consumer_assignments(self, stream: str) -> list[ConsumerAssignment]:
-        account = self.js.account_name
-        found = [ca for (owner, of, _), ca in self.machine.state.consumers.items() if (owner, of) == (account, stream)]
+        found = self.machine.state.consumers_of(self.js.account_name, stream)
         return sorted(found, key=lambda ca: ca.name)
 
-    def consumer_counts(self) -> Counter[str]:
-        """How many consumers each of the account's streams has across the cluster, by stream name (the meta
-        group's assignments, nats-server's ``len(sa.consumers)``)."""
-        account = self.js.account_name
-        return Counter(of for (owner, of, _) in self.machine.state.consumers if owner == account)
+    def consumer_count(self, stream: str) -> int:
+        """How many consumers the stream has across the cluster (the meta group's assignments, nats-server's
+        ``len(sa.consumers)``)."""
+        return self.machine.state.consumer_count(self.js.account_name, stream)
 
     def check_consumer(
         self, stream: str, config: ConsumerConfig, action: str, pedantic: bool
