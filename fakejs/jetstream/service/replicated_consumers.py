@@ -37,7 +37,7 @@ from fakejs.jetstream.consumer.replicated import ReplicatedConsumer, replica_sta
 from fakejs.jetstream.consumer.retention import AckRetention
 from fakejs.jetstream.raft import RaftSettings
 from fakejs.jetstream.replication import CONSUMER_COMPACTION, ReplicatedGroup, remove_group_log
-from fakejs.jetstream.service.meta_membership import GroupMembership, retire
+from fakejs.jetstream.service.meta_membership import GroupMembership, Retiring
 from fakejs.jetstream.service.replicated_consumer_rules import config_from_document
 from fakejs.jetstream.service.replicated_streams import start_member
 from fakejs.jetstream.storage.consumer_state import ConsumerState
@@ -184,7 +184,7 @@ class ConsumerReplicas(MetaObserver):
         self.replicas: dict[ConsumerKey, ConsumerReplica] = {}
         # The peers a removed consumer's group keeps (its server left the assignment), () when it went.
         self.continuing: Callable[[ConsumerAssignment], tuple[str, ...]] = lambda assignment: ()
-        self.retiring: dict[ConsumerKey, ConsumerReplica] = {}  # replicas whose server left the group, handing over
+        self.retiring: Retiring[ConsumerKey, ConsumerReplica] = Retiring(js.clock)
         self.retentions: dict[str, tuple[StreamReplica, AckRetention]] = {}
 
     def of_stream(self, stream: str) -> list[ConsumerReplica]:
@@ -209,9 +209,7 @@ class ConsumerReplicas(MetaObserver):
             return
         if existing is not None:
             self.consumer_removed(existing.assignment)
-        leaving = self.retiring.pop(key, None)
-        if leaving is not None:  # assigned here again while its old member hands over: it goes now
-            leaving.stop(remove=True)
+        self.retiring.assigned_again(key)
         stream = self.streams.replicas.get(assignment.stream)
         if stream is None:
             return  # its stream is not on this server (placement keeps consumers on their stream's servers)
@@ -239,18 +237,7 @@ class ConsumerReplicas(MetaObserver):
         known = self.retentions.get(assignment.stream)
         if known is not None:
             known[1].forget(assignment.name)
-        remaining = self.continuing(assignment)
-        if remaining and replica.group is not None:
-            key = (assignment.stream, assignment.name)
-            self.retiring[key] = replica
-            retire(replica.group, self.js.clock, remaining, lambda: self._retired(key, replica))
-            return
-        replica.stop(remove=True)
-
-    def _retired(self, key: ConsumerKey, replica: ConsumerReplica) -> None:
-        if self.retiring.get(key) is replica:
-            del self.retiring[key]
-            replica.stop(remove=True)
+        self.retiring.remove((assignment.stream, assignment.name), replica, self.continuing(assignment))
 
     def stream_removed(self, assignment: StreamAssignment) -> None:
         name = assignment.name
@@ -260,8 +247,8 @@ class ConsumerReplicas(MetaObserver):
 
     def stop(self) -> None:
         """The server stops: every member stops as a crash would, and the directories stay."""
-        for replica in [*self.replicas.values(), *self.retiring.values()]:
+        for replica in self.replicas.values():
             replica.stop(remove=False)
+        self.retiring.stop()
         self.replicas.clear()
-        self.retiring.clear()
         self.retentions.clear()

@@ -43,7 +43,7 @@ from fakejs.jetstream.replication import (
     remove_group_log,
     start_group,
 )
-from fakejs.jetstream.service.meta_membership import GroupMembership, retire
+from fakejs.jetstream.service.meta_membership import GroupMembership, Retiring
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.replica import StreamStateMachine
 from fakejs.jetstream.stream.replicated import ReplicatedStream
@@ -302,7 +302,7 @@ class StreamReplicas(MetaObserver):
         self.replicas: dict[str, StreamReplica] = {}
         # The peers a removed stream's group keeps (its server left the assignment), () when it went.
         self.continuing: Callable[[StreamAssignment], tuple[str, ...]] = lambda assignment: ()
-        self.retiring: dict[str, StreamReplica] = {}  # replicas whose server left the group, handing over
+        self.retiring: Retiring[str, StreamReplica] = Retiring(js.clock)
 
     def stream_assigned(self, assignment: StreamAssignment) -> None:
         existing = self.replicas.get(assignment.name)
@@ -313,9 +313,7 @@ class StreamReplicas(MetaObserver):
             return
         if existing is not None:
             self.stream_removed(existing.assignment)
-        leaving = self.retiring.pop(assignment.name, None)
-        if leaving is not None:  # assigned here again while its old member hands over: it goes now
-            leaving.stop(remove=True)
+        self.retiring.assigned_again(assignment.name)
         replica = StreamReplica(self.js, assignment, self.on_led)
         replica.on_elected, replica.on_followed = self.on_elected, self.on_followed
         replica.on_quorum_lost = self.on_quorum_lost
@@ -328,24 +326,12 @@ class StreamReplicas(MetaObserver):
         if replica is None:
             return
         self.js.streams.pop(assignment.name, None)
-        remaining = self.continuing(assignment)
-        if remaining and replica.group is not None:
-            self.retiring[assignment.name] = replica
-            retire(replica.group, self.js.clock, remaining, lambda: self._retired(assignment.name, replica))
-            return
-        replica.stop(remove=True)
-
-    def _retired(self, name: str, replica: StreamReplica) -> None:
-        if self.retiring.get(name) is replica:
-            del self.retiring[name]
-            replica.stop(remove=True)
+        self.retiring.remove(assignment.name, replica, self.continuing(assignment))
 
     def stop(self) -> None:
         """The server stops: every member stops as a crash would, and the directories stay."""
         for name, replica in list(self.replicas.items()):
             self.js.streams.pop(name, None)
             replica.stop(remove=False)
-        for replica in self.retiring.values():
-            replica.stop(remove=False)
+        self.retiring.stop()
         self.replicas.clear()
-        self.retiring.clear()
