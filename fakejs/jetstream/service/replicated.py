@@ -251,7 +251,12 @@ class ReplicatedJetStream(MetaObserver):
 
     async def consumer_infos(self, stream: str, names: list[str]) -> dict[str, dict[str, Any]]:
         """The infos of these consumers from their leaders (those that answered within :data:`LIST_TIMEOUT`)."""
-        subjects = [f"{CONSUMER_INFO_PREFIX}{self.account}.{stream}.{name}" for name in names]
+        return await self._infos(f"{CONSUMER_INFO_PREFIX}{self.account}.{stream}.", names)
+
+    async def _infos(self, prefix: str, names: list[str]) -> dict[str, dict[str, Any]]:
+        """The infos the leaders asked on ``prefix`` + each name gave within :data:`LIST_TIMEOUT` (the first, by
+        name)."""
+        subjects = [prefix + name for name in names]
         answers = await ask(system_router(self.broker), self.js.nuid(), subjects, len(names), LIST_TIMEOUT)
         infos: dict[str, dict[str, Any]] = {}
         for index, payload in answers:
@@ -264,11 +269,7 @@ class ReplicatedJetStream(MetaObserver):
 
     async def stream_infos(self, names: list[str]) -> dict[str, dict[str, Any]]:
         """The infos of these streams from their leaders (those that answered within :data:`LIST_TIMEOUT`)."""
-        subjects = [f"{INFO_PREFIX}{self.account}.{name}" for name in names]
-        answers = await ask(system_router(self.broker), self.js.nuid(), subjects, len(names), LIST_TIMEOUT)
-        infos: dict[str, dict[str, Any]] = {}
-        for index, payload in answers:
-            infos.setdefault(names[index], json.loads(payload))
+        infos = await self._infos(f"{INFO_PREFIX}{self.account}.", names)
         for name, info in infos.items():
             with_consumer_count(info, self.consumer_count(name))
         return infos
