@@ -92,7 +92,7 @@ class ReplicatedJetStream(MetaObserver):
         self.answer_consumer: Callable[[ConsumerReplica], None] = lambda replica: None
         self.consumers = ConsumerReplicas(js, self.replicas, self.options.raft, self._consumer_led)
         self.announcements = LeaderAdvisories(js, self, self.replicas, self.consumers)
-        self.replicas.on_followed, self.consumers.on_followed = self._stream_followed, self._consumer_followed
+        self.replicas.hooks.followed, self.consumers.hooks.followed = self._stream_followed, self._consumer_followed
         self.replicas.continuing = self._stream_continues
         self.consumers.continuing = self._consumer_continues
         self.peer_changes = PeerChanges(self)
