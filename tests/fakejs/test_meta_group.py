@@ -23,6 +23,7 @@ from fakejs.jetstream.errors import ApiError
 from fakejs.jetstream.replication import NotLeader, ProposalFailed, ReplicatedGroup, peer_id, start_group
 from fakejs.server.local_cluster import Cluster
 from tests.harness.replicated import FAST, WAIT, wait
+from tests.harness.replicated_groups import GroupMembers
 
 pytestmark = pytest.mark.cluster
 
@@ -43,19 +44,17 @@ class Assigned(MetaObserver):
         self.streams.pop(assignment.name, None)
 
 
-class MetaMembers:
+class MetaMembers(GroupMembers):
     """A member of the meta group on each server of ``cluster``, with its state machine and leader API."""
 
     def __init__(self, cluster: Cluster, store: Path) -> None:
-        self.cluster = cluster
+        super().__init__(cluster)
         self.store = store
-        self.peers = [peer_id(server.broker.name) for server in cluster.servers]
-        self.groups: dict[str, ReplicatedGroup] = {}
         self.machines: dict[str, MetaStateMachine] = {}
         self.leaders: dict[str, MetaLeader] = {}
         self.assigned: dict[str, Assigned] = {}
 
-    def start(self, name: str) -> None:
+    def start(self, name: str) -> ReplicatedGroup:
         broker = self.cluster.server(name).broker
         machine = self.machines[name] = MetaStateMachine(peer_id(name), record_error=broker.record_error)
         self.assigned[name] = Assigned()
@@ -66,26 +65,7 @@ class MetaMembers:
         )
         self.groups[name] = group
         self.leaders[name] = MetaLeader(group, machine, cluster=CLUSTER, rng=random.Random(name), clock=broker.clock)
-
-    def start_all(self) -> MetaMembers:
-        for server in self.cluster.servers:
-            self.start(server.broker.name)
-        return self
-
-    def stop_all(self) -> None:
-        for group in self.groups.values():
-            group.stop()
-
-    def running(self) -> list[str]:
-        return [name for name, group in self.groups.items() if not group.stopped]
-
-    def leader(self) -> str | None:
-        """The server whose member leads, once every running member knows it."""
-        names = self.running()
-        known = {self.groups[name].leader for name in names}
-        if len(known) != 1 or None in known:
-            return None
-        return next((name for name in names if self.groups[name].is_leader), None)
+        return group
 
     async def at_leader(self, request: Callable[[MetaLeader], Awaitable[T]]) -> T:
         """Make ``request`` of the leader (found again if leadership moves meanwhile)."""

@@ -18,6 +18,7 @@ from fakejs.jetstream.stream.stream import Stream
 from fakejs.protocol import headers as hdrs
 from fakejs.server.local_cluster import Cluster
 from tests.harness.replicated import FAST, WAIT, wait
+from tests.harness.replicated_groups import GroupMembers
 from tests.harness.stream_host import SECOND, Host, config
 
 pytestmark = pytest.mark.cluster
@@ -26,16 +27,15 @@ GROUP = "S-R3F-orders01"
 SETTINGS: dict[str, Any] = {"duplicate_window": 120 * SECOND, "max_msgs_per_subject": 3}
 
 
-class Replicas:
+class Replicas(GroupMembers):
     """A replica of stream ``S`` and a member of its group on each server of ``cluster``."""
 
     def __init__(self, cluster: Cluster, store: Path) -> None:
-        self.cluster = cluster
+        super().__init__(cluster)
         self.store = store
-        self.peers = [peer_id(server.broker.name) for server in cluster.servers]
         self.replicas: dict[str, ReplicatedStream] = {}
 
-    def start(self, name: str) -> None:
+    def start(self, name: str) -> ReplicatedGroup:
         broker = self.cluster.server(name).broker
         host = Host()
         stream = Stream(host, config(**SETTINGS), host.clock.time_ns(), MessageStore())
@@ -51,25 +51,8 @@ class Replicas:
             snapshot_every=4,
         )
         self.replicas[name] = ReplicatedStream(stream, machine, group)
-
-    def start_all(self) -> Replicas:
-        for server in self.cluster.servers:
-            self.start(server.broker.name)
-        return self
-
-    def stop_all(self) -> None:
-        for replica in self.replicas.values():
-            replica.group.stop()
-
-    def running(self) -> list[str]:
-        return [name for name, replica in self.replicas.items() if not replica.group.stopped]
-
-    def leader(self) -> str | None:
-        names = self.running()
-        known = {self.replicas[name].group.leader for name in names}
-        if len(known) != 1 or None in known:
-            return None
-        return next((name for name in names if self.replicas[name].is_leader), None)
+        self.groups[name] = group
+        return group
 
     async def publish(self, subject: str, payload: bytes, msg_id: str = "") -> bytes:
         """Publish through the leader (found again if leadership moves meanwhile)."""

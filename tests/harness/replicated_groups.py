@@ -1,7 +1,9 @@
 """A replicated group's member on each server of an in-process cluster, with a state machine adding up integers.
 
-:class:`Members` starts, kills and restarts the members and commits through their
-leader; :class:`Counter` is the state machine, and :func:`meshed` says whether the
+:class:`GroupMembers` is what every such set of members shares: started and
+stopped on every server, the running ones and their leader.  :class:`Members`
+starts, kills and restarts the members and commits through their leader;
+:class:`Counter` is the state machine, and :func:`meshed` says whether the
 running members reach one another over the routes.
 """
 
@@ -10,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from fakejs.jetstream.raft import Entry, RaftSettings
 from fakejs.jetstream.replication import ProposalFailed, ReplicatedGroup, peer_id, start_group
@@ -45,16 +47,47 @@ class Counter:
         self.leaders.append((leader, term))
 
 
-class Members:
+class GroupMembers:
+    """A member of one replicated group on each server of ``cluster`` (by server name), started by :meth:`start`."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.peers = [peer_id(server.broker.name) for server in cluster.servers]
+        self.groups: dict[str, ReplicatedGroup] = {}
+
+    def start(self, name: str) -> ReplicatedGroup:
+        """Start the member on the server ``name`` (and whatever it applies to)."""
+        raise NotImplementedError
+
+    def start_all(self) -> Self:
+        for server in self.cluster.servers:
+            self.start(server.broker.name)
+        return self
+
+    def stop_all(self) -> None:
+        for group in self.groups.values():
+            group.stop()
+
+    def running(self) -> list[str]:
+        return [name for name, group in self.groups.items() if not group.stopped]
+
+    def leader(self, among: Sequence[str] | None = None) -> str | None:
+        """The server whose member leads, once every member of ``among`` (the running ones) knows it."""
+        names = list(among) if among is not None else self.running()
+        leaders = {self.groups[name].leader for name in names}
+        if len(leaders) != 1 or None in leaders:
+            return None
+        return next((name for name in names if self.groups[name].is_leader), None)
+
+
+class Members(GroupMembers):
     """The member of the group on each server of ``cluster``, its counter, and failures on cue."""
 
     def __init__(self, cluster: Cluster, store: Path | None, settings: RaftSettings | None, **options: Any) -> None:
-        self.cluster = cluster
+        super().__init__(cluster)
         self.store = store
         self.settings = settings
         self.options = options
-        self.peers = [peer_id(server.broker.name) for server in cluster.servers]
-        self.groups: dict[str, ReplicatedGroup] = {}
         self.counters: dict[str, Counter] = {}
 
     def start(self, name: str) -> ReplicatedGroup:
@@ -72,15 +105,6 @@ class Members:
         )
         return self.groups[name]
 
-    def start_all(self) -> Members:
-        for server in self.cluster.servers:
-            self.start(server.broker.name)
-        return self
-
-    def stop_all(self) -> None:
-        for group in self.groups.values():
-            group.stop()
-
     async def kill(self, name: str) -> None:
         """The server crashes, and its member with it."""
         self.groups[name].stop()
@@ -89,17 +113,6 @@ class Members:
     async def restart(self, name: str) -> ReplicatedGroup:
         await self.cluster.restart(name)
         return self.start(name)
-
-    def running(self) -> list[str]:
-        return [name for name, group in self.groups.items() if not group.stopped]
-
-    def leader(self, among: Sequence[str] | None = None) -> str | None:
-        """The server whose member leads, once every member of ``among`` (the running ones) knows it."""
-        names = list(among) if among is not None else self.running()
-        leaders = {self.groups[name].leader for name in names}
-        if len(leaders) != 1 or None in leaders:
-            return None
-        return next((name for name in names if self.groups[name].is_leader), None)
 
     def name_of(self, peer: str | None) -> str:
         return next(name for name, group in self.groups.items() if group.peer == peer)

@@ -95,6 +95,34 @@ def test_entries_apply_in_order_and_skip_what_does_not_fit() -> None:
     assert state.find_peer("n1") is state.find_peer(get_hash("n1"))
 
 
+def test_each_stream_counts_its_own_consumers_through_adds_removes_deletes_and_restores() -> None:
+    machine = MetaStateMachine(PEERS[0])
+    machine.apply(
+        entries(
+            AssignStream(stream("ORDERS")),
+            AssignStream(stream("AUDIT")),
+            AssignConsumer(consumer("ORDERS", "D1")),
+            AssignConsumer(consumer("ORDERS", "D2")),
+            AssignConsumer(consumer("ORDERS", "D1")),  # assigned again: still one consumer
+            AssignConsumer(consumer("AUDIT", "D1")),
+            AssignConsumer(consumer("GONE", "D1")),  # no such stream: counted nowhere
+        )
+    )
+    state = machine.state
+    assert (state.consumer_count("A", "ORDERS"), state.consumer_count("A", "AUDIT")) == (2, 1)
+    assert [ca.name for ca in state.consumers_of("A", "ORDERS")] == ["D1", "D2"]
+    assert state.consumer_count("A", "GONE") == state.consumer_count("B", "ORDERS") == 0
+    machine.apply(entries(RemoveConsumer("A", "ORDERS", "D1"), RemoveConsumer("A", "ORDERS", "D1"), first=8))
+    assert state.consumer_count("A", "ORDERS") == 1 and [ca.name for ca in state.consumers_of("A", "ORDERS")] == ["D2"]
+    machine.apply(entries(RemoveStream("A", "ORDERS"), AssignStream(stream("ORDERS")), first=10))
+    assert state.consumer_count("A", "ORDERS") == 0 and list(state.consumers_of("A", "ORDERS")) == []
+    machine.apply(entries(AssignConsumer(consumer("ORDERS", "D3")), first=12))
+    restored = MetaState.from_snapshot(state.snapshot())
+    for held in (state, restored):
+        assert (held.consumer_count("A", "ORDERS"), held.consumer_count("A", "AUDIT")) == (1, 1)
+        assert [ca.name for ca in held.consumers_of("A", "ORDERS")] == ["D3"]
+
+
 def test_malformed_entries_are_counted_recorded_and_skipped() -> None:
     errors: list[tuple[str, BaseException]] = []
     machine = MetaStateMachine(PEERS[0], record_error=lambda where, exc: errors.append((where, exc)))
@@ -250,6 +278,10 @@ def test_a_snapshot_restores_the_same_state_and_the_same_bytes(operations_applie
     restored.restore(data)
     assert restored.state == machine.state and restored.snapshot() == data
     assert restored.counters.malformed == 0
+    for state in (machine.state, restored.state):  # each stream's count and list agree with the consumers held
+        for account, name in state.streams:
+            held = [ca for (owner, of, _), ca in state.consumers.items() if (owner, of) == (account, name)]
+            assert list(state.consumers_of(account, name)) == held and state.consumer_count(account, name) == len(held)
 
 
 @settings(max_examples=200, deadline=None)

@@ -372,7 +372,7 @@ class ReplicatedApi:
         ]
         if isinstance(info, dict):
             stream_info.with_alternates(info, stream_info.alternates(assigned, stream, self.js.domain))
-            with_consumer_count(info, self.domain.consumer_counts()[stream])
+            with_consumer_count(info, self.domain.consumer_count(stream))
         return info
 
     async def _get_message(self, request: Request, stream: str) -> Any:

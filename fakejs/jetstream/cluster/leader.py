@@ -251,9 +251,7 @@ class MetaLeader:
         """The stream's consumers on ``peer`` take the server that replaced it in the stream's ``peers`` (or
         lose it; one left on no server takes the stream's first)."""
         added = [other for other in peers if other not in stream.group.peers]
-        for consumer in [
-            ca for ca in self.state.consumers.values() if (ca.account, ca.stream) == (stream.account, stream.name)
-        ]:
+        for consumer in list(self.state.consumers_of(stream.account, stream.name)):
             if peer not in consumer.group.peers:
                 continue
             staying = [other for other in consumer.group.peers if other != peer]

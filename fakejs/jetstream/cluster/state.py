@@ -38,12 +38,17 @@ ConsumerKey = tuple[str, str, str]  # account, stream, consumer
 
 
 class MetaState:
-    """Every JetStream server of the meta group (by peer id) and every assignment (see the module docstring)."""
+    """Every JetStream server of the meta group (by peer id) and every assignment (see the module docstring).
+
+    ``consumers`` is read-only outside this class: the consumers are held by stream too, so that a stream's
+    consumers (:meth:`consumers_of`, :meth:`consumer_count`) are found without walking every account's.
+    """
 
     def __init__(self) -> None:
         self.peers: dict[str, MetaPeer] = {}
         self.streams: dict[StreamKey, StreamAssignment] = {}
         self.consumers: dict[ConsumerKey, ConsumerAssignment] = {}
+        self._by_stream: dict[StreamKey, dict[str, ConsumerAssignment]] = {}  # the same consumers, by stream
 
     # -- reading -----------------------------------------------------------------------------------
 
@@ -54,7 +59,12 @@ class MetaState:
         return self.consumers.get((account, stream, name))
 
     def consumers_of(self, account: str, stream: str) -> Iterator[ConsumerAssignment]:
-        return (ca for (acc, name, _), ca in self.consumers.items() if acc == account and name == stream)
+        """The stream's consumers, in the order they were first assigned."""
+        return iter(self._by_stream.get((account, stream), {}).values())
+
+    def consumer_count(self, account: str, stream: str) -> int:
+        """How many consumers the stream has (nats-server's ``len(sa.consumers)``)."""
+        return len(self._by_stream.get((account, stream), ()))
 
     def active_peers(self) -> list[MetaPeer]:
         """The servers not removed, in the order they joined."""
@@ -93,10 +103,23 @@ class MetaState:
             case AssignConsumer(assignment):
                 if (assignment.account, assignment.stream) not in self.streams:
                     return "stream not found"
-                self.consumers[(assignment.account, assignment.stream, assignment.name)] = assignment
+                self._put_consumer(assignment)
             case RemoveConsumer(account, stream, name):
-                if self.consumers.pop((account, stream, name), None) is None:
-                    return "consumer not found"
+                return self._remove_consumer(account, stream, name)
+        return ""
+
+    def _put_consumer(self, assignment: ConsumerAssignment) -> None:
+        """Assign the consumer (again), in both the flat and the by-stream index."""
+        self.consumers[(assignment.account, assignment.stream, assignment.name)] = assignment
+        self._by_stream.setdefault((assignment.account, assignment.stream), {})[assignment.name] = assignment
+
+    def _remove_consumer(self, account: str, stream: str, name: str) -> str:
+        if self.consumers.pop((account, stream, name), None) is None:
+            return "consumer not found"
+        of_stream = self._by_stream[(account, stream)]
+        del of_stream[name]
+        if not of_stream:
+            del self._by_stream[(account, stream)]
         return ""
 
     def _remove_peer(self, peer_id: str) -> str:
@@ -116,8 +139,8 @@ class MetaState:
     def _remove_stream(self, account: str, name: str) -> str:
         if self.streams.pop((account, name), None) is None:
             return "stream not found"
-        for key in [key for key in self.consumers if key[:2] == (account, name)]:
-            del self.consumers[key]
+        for consumer in self._by_stream.pop((account, name), {}):
+            del self.consumers[(account, name, consumer)]
         return ""
 
     # -- snapshots ---------------------------------------------------------------------------------
@@ -153,9 +176,8 @@ class MetaState:
             consumer = ConsumerAssignment.from_wire(item)
             if (consumer.account, consumer.stream) not in state.streams:
                 raise MalformedEntry(f"meta snapshot: consumer {consumer.name} of an unknown stream {consumer.stream}")
-            key = (consumer.account, consumer.stream, consumer.name)
-            _unique(state.consumers, key, "consumer")
-            state.consumers[key] = consumer
+            _unique(state.consumers, (consumer.account, consumer.stream, consumer.name), "consumer")
+            state._put_consumer(consumer)
         return state
 
     def __eq__(self, other: object) -> bool:

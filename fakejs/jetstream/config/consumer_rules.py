@@ -2,22 +2,24 @@
 
 :func:`apply_defaults` is ``setConsumerConfigDefaults``, :func:`check` is
 ``checkConsumerCfg``, :func:`check_update` is ``checkNewConsumerConfig``,
-and :func:`consumers_over_limits` is the check a stream update makes
-against its consumers when it changes their limits.  Each raises the
+:func:`new_consumer_name` is how a new consumer is named, and
+:func:`consumers_over_limits` is the check a stream update makes against
+its consumers when it changes their limits.  Each raises the
 :class:`ApiError` nats-server answers with, in nats-server's order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import random
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 from fakejs.core.subjects import has_wildcard, is_subset, is_valid_subject, matches
-from fakejs.gocompat import gotime
+from fakejs.gocompat import gotime, ids
 from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.config.consumer import ConsumerConfig, filters, is_valid_group_name
 from fakejs.jetstream.config.stream import StreamConfig, is_valid_name
-from fakejs.jetstream.config.stream_rules import MAX_DESCRIPTION_LEN, MAX_METADATA_LEN, MS
+from fakejs.jetstream.config.stream_rules import MAX_DESCRIPTION_LEN, MAX_METADATA_LEN, MAX_NAME_LEN, MS
 from fakejs.jetstream.errors import ApiError, api_error
 
 DEFAULT_ACK_WAIT = 30 * NS
@@ -25,6 +27,7 @@ DEFAULT_MAX_ACK_PENDING = 1000
 DEFAULT_MAX_WAITING = 512
 DEFAULT_PINNED_TTL = 120 * NS
 SOURCE_HEALTH_HEARTBEAT = NS
+EPHEMERAL_INACTIVE_THRESHOLD = 5 * NS  # ephemeral consumers go after 5 seconds without activity
 
 _NON_NEGATIVE: tuple[
     tuple[
@@ -333,6 +336,22 @@ _FIXED: tuple[tuple[str, str], ...] = (
     ("idle_heartbeat", "heart beats can not be updated"),
     ("flow_control", "flow control can not be updated"),
 )
+
+
+def new_consumer_name(name: str, cfg: ConsumerConfig, taken: Callable[[str], bool], rng: random.Random) -> str:
+    """A new consumer's name: its durable name, the name given, or one generated from ``rng`` that ``taken``
+    says no consumer of the stream has (a generated name does not enter the configuration)."""
+    if cfg["durable_name"]:
+        if len(cfg["durable_name"]) > MAX_NAME_LEN:
+            raise api_error("JSConsumerNameTooLongErrF", max=MAX_NAME_LEN)
+        name = cfg["durable_name"]
+    elif not name:
+        name = ids.consumer_name(rng)
+        while taken(name):
+            name = ids.consumer_name(rng)
+    if not is_valid_name(name):
+        raise api_error("JSConsumerBadDurableNameErr")
+    return name
 
 
 def check_update(old: ConsumerConfig, new: ConsumerConfig, deliver_has_interest: bool) -> None:

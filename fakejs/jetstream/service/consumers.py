@@ -17,21 +17,18 @@ from fakejs.core.jetstream_limits import JetStreamLimits
 from fakejs.core.router import Router
 from fakejs.core.subjects import overlap
 from fakejs.gocompat import ids
-from fakejs.gocompat.gotime import NS, GoTime
+from fakejs.gocompat.gotime import GoTime
 from fakejs.jetstream import advisories
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config import consumer_rules
 from fakejs.jetstream.config.consumer import ConsumerConfig
-from fakejs.jetstream.config.stream import is_valid_name
-from fakejs.jetstream.config.stream_rules import MAX_NAME_LEN
+from fakejs.jetstream.config.consumer_rules import EPHEMERAL_INACTIVE_THRESHOLD
 from fakejs.jetstream.consumer.consumer import Consumer
 from fakejs.jetstream.consumer.registry import consumers_of
 from fakejs.jetstream.errors import api_error
 from fakejs.jetstream.service import limits
 from fakejs.jetstream.service.persistence import Persistence
 from fakejs.jetstream.stream.stream import Stream, StreamConsumer
-
-EPHEMERAL_INACTIVE_THRESHOLD = 5 * NS  # ephemeral consumers go after 5 seconds without activity
 
 
 class ConsumerAdmin:
@@ -106,24 +103,10 @@ class ConsumerAdmin:
         if action == "update":
             raise api_error("JSConsumerDoesNotExist")
         _check_room(stream, name, config, account_limits)
-        name = self._name_for(stream, name, config)
+        name = consumer_rules.new_consumer_name(name, config, lambda taken: taken in stream.consumers, self.random)
         if not config["durable_name"] and not config["inactive_threshold"]:
             config["inactive_threshold"] = EPHEMERAL_INACTIVE_THRESHOLD
         return self._start(stream, name, config)
-
-    def _name_for(self, stream: Stream, name: str, config: ConsumerConfig) -> str:
-        """The durable name, the given name, or a generated one (which does not enter the config)."""
-        if config["durable_name"]:
-            if len(config["durable_name"]) > MAX_NAME_LEN:
-                raise api_error("JSConsumerNameTooLongErrF", max=MAX_NAME_LEN)
-            name = config["durable_name"]
-        elif not name:
-            name = ids.consumer_name(self.random)
-            while name in stream.consumers:
-                name = ids.consumer_name(self.random)
-        if not is_valid_name(name):
-            raise api_error("JSConsumerBadDurableNameErr")
-        return name
 
     def _start(self, stream: Stream, name: str, config: ConsumerConfig) -> Consumer:
         consumer = Consumer(stream, name, config, self.clock.time_ns())

@@ -28,14 +28,15 @@ When the meta leader moves a stream off a removed server, removes a peer
 and changes its peers; the group's leader adds the new peers and removes
 the others, one change at a time.  A member whose server left the
 assignment stops at once, but hands its leadership over first when it
-leads (:func:`retire`).
+leads (:func:`retire`); :class:`Retiring` holds a server's streams or
+consumers doing so.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable, Iterable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from fakejs.jetstream.replication import peer_id
 
@@ -49,6 +50,7 @@ __all__ = [
     "ROUTES_CHECK_INTERVAL",
     "GroupMembership",
     "MetaBootstrap",
+    "Retiring",
     "expected_size",
     "next_change",
     "retire",
@@ -195,3 +197,55 @@ def retire(group: ReplicatedGroup, clock: Clock, remaining: Iterable[str], done:
             clock.call_later(group.node.settings.heartbeat_interval, check)
 
     clock.call_later(group.node.settings.heartbeat_interval, check)
+
+
+class Retirable(Protocol):
+    """A server's replica of a stream or consumer: its group's member, stopped for a while or for good."""
+
+    @property
+    def group(self) -> ReplicatedGroup | None: ...
+
+    def stop(self, remove: bool) -> None: ...
+
+
+Key = TypeVar("Key", bound=Hashable)
+Replica = TypeVar("Replica", bound=Retirable)
+
+
+class Retiring(Generic[Key, Replica]):
+    """The replicas removed from this server whose groups go on elsewhere, each handing its leadership over
+    (:func:`retire`) before it stops for good; ``len()`` counts them."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._replicas: dict[Key, Replica] = {}
+
+    def __len__(self) -> int:
+        return len(self._replicas)
+
+    def remove(self, key: Key, replica: Replica, remaining: tuple[str, ...]) -> None:
+        """Stop ``replica`` for good: once it handed over when its group goes on with the ``remaining`` peers,
+        at once otherwise."""
+        group = replica.group
+        if not remaining or group is None:
+            replica.stop(remove=True)
+            return
+        self._replicas[key] = replica
+        retire(group, self._clock, remaining, lambda: self._retired(key, replica))
+
+    def assigned_again(self, key: Key) -> None:
+        """The asset is assigned to this server again: its old member, if still handing over, stops now."""
+        leaving = self._replicas.pop(key, None)
+        if leaving is not None:
+            leaving.stop(remove=True)
+
+    def _retired(self, key: Key, replica: Replica) -> None:
+        if self._replicas.get(key) is replica:
+            del self._replicas[key]
+            replica.stop(remove=True)
+
+    def stop(self) -> None:
+        """The server stops: every one still handing over stops as a crash would, its directory kept."""
+        for replica in self._replicas.values():
+            replica.stop(remove=False)
+        self._replicas.clear()

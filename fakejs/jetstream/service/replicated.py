@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -93,7 +92,7 @@ class ReplicatedJetStream(MetaObserver):
         self.answer_consumer: Callable[[ConsumerReplica], None] = lambda replica: None
         self.consumers = ConsumerReplicas(js, self.replicas, self.options.raft, self._consumer_led)
         self.announcements = LeaderAdvisories(js, self, self.replicas, self.consumers)
-        self.replicas.on_followed, self.consumers.on_followed = self._stream_followed, self._consumer_followed
+        self.replicas.hooks.followed, self.consumers.hooks.followed = self._stream_followed, self._consumer_followed
         self.replicas.continuing = self._stream_continues
         self.consumers.continuing = self._consumer_continues
         self.peer_changes = PeerChanges(self)
@@ -252,7 +251,12 @@ class ReplicatedJetStream(MetaObserver):
 
     async def consumer_infos(self, stream: str, names: list[str]) -> dict[str, dict[str, Any]]:
         """The infos of these consumers from their leaders (those that answered within :data:`LIST_TIMEOUT`)."""
-        subjects = [f"{CONSUMER_INFO_PREFIX}{self.account}.{stream}.{name}" for name in names]
+        return await self._infos(f"{CONSUMER_INFO_PREFIX}{self.account}.{stream}.", names)
+
+    async def _infos(self, prefix: str, names: list[str]) -> dict[str, dict[str, Any]]:
+        """The infos the leaders asked on ``prefix`` + each name gave within :data:`LIST_TIMEOUT` (the first, by
+        name)."""
+        subjects = [prefix + name for name in names]
         answers = await ask(system_router(self.broker), self.js.nuid(), subjects, len(names), LIST_TIMEOUT)
         infos: dict[str, dict[str, Any]] = {}
         for index, payload in answers:
@@ -265,14 +269,9 @@ class ReplicatedJetStream(MetaObserver):
 
     async def stream_infos(self, names: list[str]) -> dict[str, dict[str, Any]]:
         """The infos of these streams from their leaders (those that answered within :data:`LIST_TIMEOUT`)."""
-        subjects = [f"{INFO_PREFIX}{self.account}.{name}" for name in names]
-        answers = await ask(system_router(self.broker), self.js.nuid(), subjects, len(names), LIST_TIMEOUT)
-        infos: dict[str, dict[str, Any]] = {}
-        for index, payload in answers:
-            infos.setdefault(names[index], json.loads(payload))
-        counts = self.consumer_counts()
+        infos = await self._infos(f"{INFO_PREFIX}{self.account}.", names)
         for name, info in infos.items():
-            with_consumer_count(info, counts[name])
+            with_consumer_count(info, self.consumer_count(name))
         return infos
 
     async def usage(self) -> tuple[int, int]:
@@ -371,15 +370,13 @@ class ReplicatedJetStream(MetaObserver):
         return self.machine.state.consumer(self.js.account_name, stream, name)
 
     def consumer_assignments(self, stream: str) -> list[ConsumerAssignment]:
-        account = self.js.account_name
-        found = [ca for (owner, of, _), ca in self.machine.state.consumers.items() if (owner, of) == (account, stream)]
+        found = self.machine.state.consumers_of(self.js.account_name, stream)
         return sorted(found, key=lambda ca: ca.name)
 
-    def consumer_counts(self) -> Counter[str]:
-        """How many consumers each of the account's streams has across the cluster, by stream name (the meta
-        group's assignments, nats-server's ``len(sa.consumers)``)."""
-        account = self.js.account_name
-        return Counter(of for (owner, of, _) in self.machine.state.consumers if owner == account)
+    def consumer_count(self, stream: str) -> int:
+        """How many consumers the stream has across the cluster (the meta group's assignments, nats-server's
+        ``len(sa.consumers)``)."""
+        return self.machine.state.consumer_count(self.js.account_name, stream)
 
     def check_consumer(
         self, stream: str, config: ConsumerConfig, action: str, pedantic: bool

@@ -70,8 +70,8 @@ class LeaderAdvisories(MetaObserver):
         self.js = js
         self.names = names
         self.streams, self.consumers = streams, consumers
-        streams.on_elected, streams.on_quorum_lost = self.stream_elected, self.stream_quorum_lost
-        consumers.on_elected, consumers.on_quorum_lost = self.consumer_elected, self.consumer_quorum_lost
+        streams.hooks.elected, streams.hooks.quorum_lost = self.stream_elected, self.stream_quorum_lost
+        consumers.hooks.elected, consumers.hooks.quorum_lost = self.consumer_elected, self.consumer_quorum_lost
         self._quorum_lost_sent: dict[str, float] = {}  # group -> when its last quorum-lost advisory went out
 
     def stream_removed(self, assignment: StreamAssignment) -> None:

@@ -22,20 +22,16 @@ from typing import Any
 
 from fakejs.core.jetstream_limits import JetStreamLimits
 from fakejs.core.subjects import overlap
-from fakejs.gocompat import ids
 from fakejs.gocompat.gojson import decode_request, dumps
-from fakejs.gocompat.gotime import NS
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config import consumer_rules
 from fakejs.jetstream.config.consumer import ConsumerConfig
-from fakejs.jetstream.config.stream import StreamConfig, is_valid_name
-from fakejs.jetstream.config.stream_rules import MAX_NAME_LEN
+from fakejs.jetstream.config.consumer_rules import EPHEMERAL_INACTIVE_THRESHOLD
+from fakejs.jetstream.config.stream import StreamConfig
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.service import limits
 
-__all__ = ["EPHEMERAL_INACTIVE_THRESHOLD", "check_consumer", "config_document", "config_from_document"]
-
-EPHEMERAL_INACTIVE_THRESHOLD = 5 * NS  # as a single server's ephemeral consumers
+__all__ = ["check_consumer", "config_document", "config_from_document"]
 
 
 def config_document(config: ConsumerConfig) -> dict[str, Any]:
@@ -86,7 +82,7 @@ def check_consumer(
     if action == "update":
         raise api_error("JSConsumerDoesNotExist")
     _check_room(stream_config, config, others, account_limits)
-    name = _name_for(name, config, existing, rng)
+    name = consumer_rules.new_consumer_name(name, config, lambda taken: existing(taken) is not None, rng)
     if not config["durable_name"] and not config["inactive_threshold"]:
         config["inactive_threshold"] = EPHEMERAL_INACTIVE_THRESHOLD
     return name, config, True
@@ -120,21 +116,6 @@ def _checked_update(
 def _refuse_unbuilt(config: ConsumerConfig, not_built: Callable[[str], ApiError]) -> None:
     if config["direct"] or config["sourcing"]:
         raise not_built("a mirror's or source's consumer of a work-queue or interest stream")
-
-
-def _name_for(name: str, config: ConsumerConfig, existing: Callable[[str], object], rng: random.Random) -> str:
-    """The durable name, the given name, or a generated one (which does not enter the config)."""
-    if config["durable_name"]:
-        if len(config["durable_name"]) > MAX_NAME_LEN:
-            raise api_error("JSConsumerNameTooLongErrF", max=MAX_NAME_LEN)
-        name = config["durable_name"]
-    elif not name:
-        name = ids.consumer_name(rng)
-        while existing(name) is not None:
-            name = ids.consumer_name(rng)
-    if not is_valid_name(name):
-        raise api_error("JSConsumerBadDurableNameErr")
-    return name
 
 
 def _check_room(

@@ -37,9 +37,9 @@ from fakejs.jetstream.consumer.replicated import ReplicatedConsumer, replica_sta
 from fakejs.jetstream.consumer.retention import AckRetention
 from fakejs.jetstream.raft import RaftSettings
 from fakejs.jetstream.replication import CONSUMER_COMPACTION, ReplicatedGroup, remove_group_log
-from fakejs.jetstream.service.meta_membership import GroupMembership, retire
+from fakejs.jetstream.service.meta_membership import GroupMembership, Retiring
 from fakejs.jetstream.service.replicated_consumer_rules import config_from_document
-from fakejs.jetstream.service.replicated_streams import start_member
+from fakejs.jetstream.service.replicated_streams import LeaderHooks, start_member
 from fakejs.jetstream.storage.consumer_state import ConsumerState
 
 if TYPE_CHECKING:
@@ -68,14 +68,11 @@ class ConsumerReplica:
     """One server's replica of a consumer: its state machine, its group member and the replicated consumer."""
 
     def __init__(
-        self, stream: StreamReplica, assignment: ConsumerAssignment, on_led: Callable[[ConsumerReplica], None]
+        self, stream: StreamReplica, assignment: ConsumerAssignment, hooks: LeaderHooks[ConsumerReplica]
     ) -> None:
         self.stream = stream
         self.assignment = assignment
-        self.on_led = on_led
-        self.on_elected: Callable[[ConsumerReplica], None] = lambda replica: None
-        self.on_followed: Callable[[ConsumerReplica], None] = lambda replica: None  # another server leads
-        self.on_quorum_lost: Callable[[ConsumerReplica], None] = lambda replica: None
+        self.hooks = hooks
         self.announced = False  # its CONSUMER.CREATED advisory went out (from this server)
         self.leader_since_ns = 0
         self.config: ConsumerConfig = config_from_document(assignment.config)
@@ -104,7 +101,7 @@ class ConsumerReplica:
         self.group = start_member(
             js.broker, self.assignment.group, self.machine, store_dir, settings, CONSUMER_COMPACTION
         )
-        self.group.on_quorum_lost = lambda: self.on_quorum_lost(self)
+        self.group.on_quorum_lost = lambda: self.hooks.quorum_lost(self)
         self.membership = GroupMembership(self.group, js.clock)
         self.membership.wanted = frozenset(self.assignment.group.peers)
         with js.answering():  # a sole voter led before start_group returned: it delivers once it answered
@@ -147,24 +144,21 @@ class ConsumerReplica:
     def leader_changed(self, leader: str | None, term: int) -> None:
         leads = self.is_leader
         if leader is not None and self.group is not None and leader != self.group.peer:
-            self.on_followed(self)
+            self.hooks.followed(self)
         if leads and not self._leading:
             self.leader_since_ns = self.stream.js.clock.time_ns()
             self._leading = True
-            self.on_elected(self)
+            self.hooks.elected(self)
             if self.membership is not None:
                 self.membership.step()
-            self.on_led(self)
+            self.hooks.led(self)
         self._leading = leads
 
 
 class ConsumerReplicas(MetaObserver):
     """The consumers assigned to this server, each a :class:`ConsumerReplica` (see the module docstring).
 
-    ``on_led`` is told when a replica's group elects this server, or when a
-    consumer it leads is assigned again (to answer the assignment's request);
-    ``on_elected`` only when elected (to announce it), ``on_followed`` when it learns
-    that another server leads (which answers instead; both set by the owner).
+    Every replica tells ``hooks`` of its group's leader (``led`` given, the others set by the owners).
     """
 
     def __init__(
@@ -177,14 +171,11 @@ class ConsumerReplicas(MetaObserver):
         self.js = js
         self.streams = streams
         self.settings = settings
-        self.on_led = on_led
-        self.on_elected: Callable[[ConsumerReplica], None] = lambda replica: None
-        self.on_followed: Callable[[ConsumerReplica], None] = lambda replica: None
-        self.on_quorum_lost: Callable[[ConsumerReplica], None] = lambda replica: None
+        self.hooks: LeaderHooks[ConsumerReplica] = LeaderHooks(on_led)
         self.replicas: dict[ConsumerKey, ConsumerReplica] = {}
         # The peers a removed consumer's group keeps (its server left the assignment), () when it went.
         self.continuing: Callable[[ConsumerAssignment], tuple[str, ...]] = lambda assignment: ()
-        self.retiring: dict[ConsumerKey, ConsumerReplica] = {}  # replicas whose server left the group, handing over
+        self.retiring: Retiring[ConsumerKey, ConsumerReplica] = Retiring(js.clock)
         self.retentions: dict[str, tuple[StreamReplica, AckRetention]] = {}
 
     def of_stream(self, stream: str) -> list[ConsumerReplica]:
@@ -205,19 +196,15 @@ class ConsumerReplicas(MetaObserver):
                     if stream_replica is not None:
                         self._watch(stream_replica, existing)  # its filters may have changed
                 if existing.is_leader:
-                    self.on_led(existing)
+                    self.hooks.led(existing)
             return
         if existing is not None:
             self.consumer_removed(existing.assignment)
-        leaving = self.retiring.pop(key, None)
-        if leaving is not None:  # assigned here again while its old member hands over: it goes now
-            leaving.stop(remove=True)
+        self.retiring.assigned_again(key)
         stream = self.streams.replicas.get(assignment.stream)
         if stream is None:
             return  # its stream is not on this server (placement keeps consumers on their stream's servers)
-        replica = ConsumerReplica(stream, assignment, self.on_led)
-        replica.on_elected, replica.on_followed = self.on_elected, self.on_followed
-        replica.on_quorum_lost = self.on_quorum_lost
+        replica = ConsumerReplica(stream, assignment, self.hooks)
         self.replicas[key] = replica
         replica.start(self.js.store_dir, self.settings)
         self._watch(stream, replica)
@@ -239,18 +226,7 @@ class ConsumerReplicas(MetaObserver):
         known = self.retentions.get(assignment.stream)
         if known is not None:
             known[1].forget(assignment.name)
-        remaining = self.continuing(assignment)
-        if remaining and replica.group is not None:
-            key = (assignment.stream, assignment.name)
-            self.retiring[key] = replica
-            retire(replica.group, self.js.clock, remaining, lambda: self._retired(key, replica))
-            return
-        replica.stop(remove=True)
-
-    def _retired(self, key: ConsumerKey, replica: ConsumerReplica) -> None:
-        if self.retiring.get(key) is replica:
-            del self.retiring[key]
-            replica.stop(remove=True)
+        self.retiring.remove((assignment.stream, assignment.name), replica, self.continuing(assignment))
 
     def stream_removed(self, assignment: StreamAssignment) -> None:
         name = assignment.name
@@ -260,8 +236,8 @@ class ConsumerReplicas(MetaObserver):
 
     def stop(self) -> None:
         """The server stops: every member stops as a crash would, and the directories stay."""
-        for replica in [*self.replicas.values(), *self.retiring.values()]:
+        for replica in self.replicas.values():
             replica.stop(remove=False)
+        self.retiring.stop()
         self.replicas.clear()
-        self.retiring.clear()
         self.retentions.clear()

@@ -40,9 +40,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from fakejs.core.clock import sleep as clock_sleep
 from fakejs.jetstream.cluster.placement import PlacementError
 from fakejs.jetstream.errors import ApiError, api_error
 from fakejs.jetstream.replication import ProposalFailed, system_router
@@ -52,6 +52,7 @@ from fakejs.jetstream.service.replicated_peers import (
     PeerShare,
     consumer_replacement,
     stream_replacement,
+    within_heartbeats,
 )
 
 if TYPE_CHECKING:
@@ -254,17 +255,8 @@ class Moves:
                 router.publish(HANDOVER_PREFIX + group, "", None, added[0].encode(), None)
             return bool(leader) and leader not in going
 
-        return await self._wait(caught_up) and await self._wait(handed_over)
-
-    async def _wait(self, caught_up: Callable[[], Awaitable[bool]]) -> bool:
-        """Whether ``caught_up`` held within :data:`CATCH_UP_HEARTBEATS` heartbeats (asked each heartbeat)."""
-        group = self.share.group
-        heartbeat = group.node.settings.heartbeat_interval if group is not None else 1.0
-        for _ in range(CATCH_UP_HEARTBEATS):
-            if await caught_up():
-                return True
-            await clock_sleep(self.share.js.clock, heartbeat)
-        return False
+        waiting = partial(within_heartbeats, self.share, CATCH_UP_HEARTBEATS)
+        return await waiting(caught_up) and await waiting(handed_over)
 
 
 async def _quietly(move: Awaitable[None]) -> None:

@@ -28,7 +28,7 @@ over first) and removes its directory.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -55,6 +55,7 @@ __all__ = [
     "consumer_replacement",
     "member_of",
     "stream_replacement",
+    "within_heartbeats",
 ]
 
 
@@ -244,17 +245,18 @@ class PeerChanges:
         return _leader_in(await self.share.stream_infos([name]), name)
 
     async def _settled(self, groups: list[str], peer: str) -> None:
-        """Wait until the leader of each of ``groups`` took ``peer`` out of its membership (a bounded wait)."""
+        """Wait until the leader of each of ``groups`` took ``peer`` out of its membership (at most
+        :data:`SETTLE_HEARTBEATS` heartbeats)."""
         share = self.share
         router = system_router(share.broker)
         subjects = [MEMBERS_PREFIX + group for group in groups]
-        heartbeat = share.group.node.settings.heartbeat_interval if share.group is not None else 1.0
-        for _ in range(SETTLE_HEARTBEATS):
+
+        async def left_every_group() -> bool:
             answers = await ask(router, share.js.nuid(), subjects, len(subjects), MEMBERS_TIMEOUT)
             answered = {index for index, payload in answers if peer not in json.loads(payload)}
-            if len(answered) == len(subjects):
-                return
-            await clock_sleep(share.js.clock, heartbeat)
+            return len(answered) == len(subjects)
+
+        await within_heartbeats(share, SETTLE_HEARTBEATS, left_every_group)
 
     # -- every server: the members of the groups it leads -----------------------------------------------
 
@@ -283,6 +285,18 @@ class PeerChanges:
             if group is not None and group.name == name and group.is_leader and not group.stopped:
                 return group
         return None
+
+
+async def within_heartbeats(share: PeerShare, heartbeats: int, holds: Callable[[], Awaitable[bool]]) -> bool:
+    """Whether ``holds`` came true within ``heartbeats`` heartbeats of the meta group: asked at once, then again
+    after each heartbeat on the server's clock."""
+    group = share.group
+    heartbeat = group.node.settings.heartbeat_interval if group is not None else 1.0
+    for _ in range(heartbeats):
+        if await holds():
+            return True
+        await clock_sleep(share.js.clock, heartbeat)
+    return False
 
 
 def stream_replacement(

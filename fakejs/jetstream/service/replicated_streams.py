@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from fakejs.core.log import get_logger
 from fakejs.jetstream.cluster import MetaObserver, RaftGroup, StreamAssignment
@@ -43,7 +44,7 @@ from fakejs.jetstream.replication import (
     remove_group_log,
     start_group,
 )
-from fakejs.jetstream.service.meta_membership import GroupMembership, retire
+from fakejs.jetstream.service.meta_membership import GroupMembership, Retiring
 from fakejs.jetstream.storage.store import MessageStore
 from fakejs.jetstream.stream.replica import StreamStateMachine
 from fakejs.jetstream.stream.replicated import ReplicatedStream
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     from fakejs.core.broker import Broker
     from fakejs.jetstream.service.jetstream import JetStream
 
-__all__ = ["LedStream", "StreamReplica", "StreamReplicas", "start_member"]
+__all__ = ["LeaderHooks", "LedStream", "StreamReplica", "StreamReplicas", "start_member"]
 
 Capture = Callable[[str, str, "bytes | None", bytes, object], bool]
 
@@ -163,16 +164,33 @@ def start_member(
     )
 
 
+Replica = TypeVar("Replica")
+
+
+def _unheard(replica: object) -> None:
+    pass
+
+
+@dataclass
+class LeaderHooks(Generic[Replica]):
+    """What a server's replicas of streams (or of consumers) tell their owners of their groups' leaders: ``led``
+    when a group elects this server, or when an asset it leads is assigned again (to answer the assignment's
+    request); ``elected`` only when elected (to announce it); ``followed`` when it learns that another server
+    leads (which answers instead); ``quorum_lost`` when its group lost its quorum."""
+
+    led: Callable[[Replica], None]
+    elected: Callable[[Replica], None] = _unheard
+    followed: Callable[[Replica], None] = _unheard
+    quorum_lost: Callable[[Replica], None] = _unheard
+
+
 class StreamReplica:
     """One server's replica of a stream: the stream, its state machine, its group member, its assignment."""
 
-    def __init__(self, js: JetStream, assignment: StreamAssignment, on_led: Callable[[StreamReplica], None]) -> None:
+    def __init__(self, js: JetStream, assignment: StreamAssignment, hooks: LeaderHooks[StreamReplica]) -> None:
         self.js = js
         self.assignment = assignment
-        self.on_led = on_led
-        self.on_elected: Callable[[StreamReplica], None] = lambda replica: None
-        self.on_followed: Callable[[StreamReplica], None] = lambda replica: None  # another server leads
-        self.on_quorum_lost: Callable[[StreamReplica], None] = lambda replica: None
+        self.hooks = hooks
         self.leader_since_ns = 0
         self.publishing: set[asyncio.Task[None]] = set()
         config: Any = dict(assignment.config)
@@ -193,7 +211,7 @@ class StreamReplica:
     def start(self, store_dir: str, settings: RaftSettings | None) -> None:
         self.stream.attach()
         self.group = start_member(self.js.broker, self.assignment.group, self.machine, store_dir, settings)
-        self.group.on_quorum_lost = lambda: self.on_quorum_lost(self)
+        self.group.on_quorum_lost = lambda: self.hooks.quorum_lost(self)
         self.replicated = ReplicatedStream(self.stream, self.machine, self.group)
         self.stream.proposals = FeedProposals(self.replicated, self.stream.restart_links)
         self.stream.effects = LeaderEffects(self.replicated, self.js.broker.record_error)
@@ -230,7 +248,7 @@ class StreamReplica:
     def _leader_changed(self, leader: str | None) -> None:
         leads = self.group is not None and leader == self.group.peer
         if leader is not None and self.group is not None and not leads:
-            self.on_followed(self)
+            self.hooks.followed(self)
         stream = self.stream
         if leads == (stream.capture is not None):
             return
@@ -247,8 +265,8 @@ class StreamReplica:
             self.leader_since_ns = self.js.clock.time_ns()
             if self.membership is not None:
                 self.membership.step()
-            self.on_elected(self)
-            self.on_led(self)
+            self.hooks.elected(self)
+            self.hooks.led(self)
 
     def _captured(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> bool:
         """A publish on the stream's subjects, on its leader: proposed, answered once stored by a quorum."""
@@ -286,39 +304,30 @@ class StreamReplica:
 class StreamReplicas(MetaObserver):
     """The streams assigned to this server, each a :class:`StreamReplica` (see the module docstring).
 
-    ``on_led`` is told when a replica's group elects this server (to answer the
-    assignment's request), ``on_elected`` only then (to announce it), ``on_followed`` when it
-    learns that another server leads (which answers instead; both set by the owner);
+    Every replica tells ``hooks`` of its group's leader (``led`` given, the others set by the owners);
     ``settings`` are the groups' Raft timings.
     """
 
     def __init__(self, js: JetStream, settings: RaftSettings | None, on_led: Callable[[StreamReplica], None]) -> None:
         self.js = js
         self.settings = settings
-        self.on_led = on_led
-        self.on_elected: Callable[[StreamReplica], None] = lambda replica: None
-        self.on_followed: Callable[[StreamReplica], None] = lambda replica: None
-        self.on_quorum_lost: Callable[[StreamReplica], None] = lambda replica: None
+        self.hooks: LeaderHooks[StreamReplica] = LeaderHooks(on_led)
         self.replicas: dict[str, StreamReplica] = {}
         # The peers a removed stream's group keeps (its server left the assignment), () when it went.
         self.continuing: Callable[[StreamAssignment], tuple[str, ...]] = lambda assignment: ()
-        self.retiring: dict[str, StreamReplica] = {}  # replicas whose server left the group, handing over
+        self.retiring: Retiring[str, StreamReplica] = Retiring(js.clock)
 
     def stream_assigned(self, assignment: StreamAssignment) -> None:
         existing = self.replicas.get(assignment.name)
         if existing is not None and existing.assignment.group.name == assignment.group.name:  # its peers may change
             existing.update(assignment)
             if existing.is_leader:
-                self.on_led(existing)
+                self.hooks.led(existing)
             return
         if existing is not None:
             self.stream_removed(existing.assignment)
-        leaving = self.retiring.pop(assignment.name, None)
-        if leaving is not None:  # assigned here again while its old member hands over: it goes now
-            leaving.stop(remove=True)
-        replica = StreamReplica(self.js, assignment, self.on_led)
-        replica.on_elected, replica.on_followed = self.on_elected, self.on_followed
-        replica.on_quorum_lost = self.on_quorum_lost
+        self.retiring.assigned_again(assignment.name)
+        replica = StreamReplica(self.js, assignment, self.hooks)
         self.replicas[assignment.name] = replica
         self.js.streams[assignment.name] = replica.stream
         replica.start(self.js.store_dir, self.settings)
@@ -328,24 +337,12 @@ class StreamReplicas(MetaObserver):
         if replica is None:
             return
         self.js.streams.pop(assignment.name, None)
-        remaining = self.continuing(assignment)
-        if remaining and replica.group is not None:
-            self.retiring[assignment.name] = replica
-            retire(replica.group, self.js.clock, remaining, lambda: self._retired(assignment.name, replica))
-            return
-        replica.stop(remove=True)
-
-    def _retired(self, name: str, replica: StreamReplica) -> None:
-        if self.retiring.get(name) is replica:
-            del self.retiring[name]
-            replica.stop(remove=True)
+        self.retiring.remove(assignment.name, replica, self.continuing(assignment))
 
     def stop(self) -> None:
         """The server stops: every member stops as a crash would, and the directories stay."""
         for name, replica in list(self.replicas.items()):
             self.js.streams.pop(name, None)
             replica.stop(remove=False)
-        for replica in self.retiring.values():
-            replica.stop(remove=False)
+        self.retiring.stop()
         self.replicas.clear()
-        self.retiring.clear()
