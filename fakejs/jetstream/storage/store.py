@@ -308,7 +308,8 @@ class MessageStore:
         self.index.discard(msg.subject, seq)
         if i == self._head:
             self.first()
-        self._compact()
+        if self._head > 4096:  # _compact()'s first test, without the call
+            self._compact()
         return msg
 
     def _compact(self) -> None:

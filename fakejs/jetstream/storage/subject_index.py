@@ -74,6 +74,14 @@ class SubjectIndex:
         seqs = self._lists.get(subject)
         return len(seqs) if seqs is not None else 0
 
+    def oldest(self, subject: str, keep: int) -> list[int]:
+        """The subject's sequences beyond its newest ``keep``, oldest first (a copy): O(excess)."""
+        seqs = self._lists.get(subject)
+        if seqs is None or (excess := seqs._len - keep) <= 0:
+            return []
+        first = seqs._lists[0]
+        return first[:excess] if excess <= len(first) else list(seqs.islice(0, excess))
+
     # -- changes --------------------------------------------------------------------------
 
     def add(self, subject: str, seq: int) -> str:
@@ -113,7 +121,21 @@ class SubjectIndex:
     def discard(self, subject: str, seq: int) -> None:
         """Forget ``seq``: O(log m + t)."""
         seqs = self._lists[subject]
-        seqs.remove(seq)
+        # ``seqs.remove(seq)``; limits remove a subject's oldest sequence, the first of its first sublist.  While
+        # that sublist keeps more than one and ``SortedList`` would neither merge it (it is the only one, or keeps
+        # more than half the load) nor keep a positional index, removal is that deletion (its maximum stays).
+        lists = seqs._lists
+        if (
+            lists
+            and (first := lists[0])[0] == seq
+            and len(first) > 1
+            and (len(lists) == 1 or len(first) > seqs._load >> 1)
+            and not seqs._index
+        ):
+            del first[0]
+            seqs._len -= 1
+        else:
+            seqs.remove(seq)
         for node in self._paths[subject]:
             node.total -= 1
         if not seqs:

@@ -69,11 +69,8 @@ def refuse_new(
 
 def trim_subject(store: MessageStore, subject: str, max_per: int, remove: Remove) -> None:
     """Keep at most ``max_per`` messages on ``subject``, the newest."""
-    seqs = store.seqs_for(subject)
-    if seqs is None:
-        return
-    for _ in range(len(seqs) - max_per):  # the subject keeps max_per (>= 1): its list stays the same object
-        remove(seqs[0])
+    for seq in store.index.oldest(subject, max_per):
+        remove(seq)
 
 
 def trim_subjects(cfg: StreamConfig, store: MessageStore, remove: Remove) -> None:
