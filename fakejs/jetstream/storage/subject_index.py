@@ -215,7 +215,7 @@ class SubjectIndex:
         """The largest sequence on any matching subject: O(walk + s); O(1) for a literal subject."""
         if filter_subject and PWC not in filter_subject and FWC not in filter_subject:
             seqs = self._lists.get(filter_subject)  # never empty: a subject goes with its last sequence
-            return seqs[-1] if seqs is not None else None
+            return seqs._lists[-1][-1] if seqs is not None else None  # seqs[-1], without SortedList's call
         return max((seqs[-1] for _, seqs in self.match(filter_subject)), default=None)
 
     def last_per_subject(self, filters: Iterable[str], up_to: int | None = None) -> list[int]:
