@@ -138,7 +138,7 @@ class SubjectIndex:
             seqs.remove(seq)
         for node in self._paths[subject]:
             node.total -= 1
-        if not seqs:
+        if not seqs._len:  # empty (without SortedList.__len__)
             del self._lists[subject]
             del self._paths[subject]
             self._unlink(subject)
