@@ -177,6 +177,19 @@ def test_max_msgs_per_subject_keeps_the_newest_of_each_subject() -> None:
     assert seqs(stream) == [2, 3]
 
 
+def test_a_discard_new_stream_without_a_count_or_size_limit_keeps_each_subjects_newest() -> None:
+    """A key-value bucket's shape: a subject's message replaces its last, with or without headers, and a
+    consumer hears of each one replaced."""
+    stream, _ = make(max_msgs_per_subject=1, discard="new", allow_rollup_hdrs=True, deny_delete=True)
+    listener = Listener()
+    stream.register_consumer(listener)
+    for subject in ("s.a", "s.b", "s.a"):
+        publish(stream, subject)
+    assert publish(stream, "s.b", KV_Operation="DEL")["seq"] == 4
+    assert seqs(stream) == [3, 4]
+    assert [event for event in listener.events if event[0] == "removed"] == [("removed", 1), ("removed", 2)]
+
+
 def test_discard_new_per_subject_refuses_a_full_subject() -> None:
     stream, _ = make(max_msgs_per_subject=1, discard="new", discard_new_per_subject=True)
     publish(stream, "s.a")

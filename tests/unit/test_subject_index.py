@@ -155,9 +155,14 @@ def test_deep_and_wide_subjects_walk_only_matching_branches() -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(("append", "insert", "remove", "read")), st.integers(0, 10**6)), max_size=60))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(("append", "insert", "remove", "trim", "read")), st.integers(0, 10**6)), max_size=60
+    )
+)
 def test_one_subject_with_many_sequences_stays_sorted(ops: list[tuple[str, int]]) -> None:
-    """Appends past several sublist splits, with inserts below the top, removals and positional reads between."""
+    """Appends past several sublist splits, with inserts below the top, removals, trims to the newest few (the
+    oldest first, as limits remove them) and positional reads between."""
     index = SubjectIndex()
     model: list[int] = []
     top = 0
@@ -174,6 +179,13 @@ def test_one_subject_with_many_sequences_stays_sorted(ops: list[tuple[str, int]]
         elif op == "remove" and model:
             seq = model.pop(value % len(model))
             index.discard("s", seq)
+        elif op == "trim":
+            keep = value % 3000
+            oldest = index.oldest("s", keep)
+            assert oldest == model[: max(len(model) - keep, 0)]
+            for seq in oldest:
+                index.discard("s", seq)
+            del model[: len(oldest)]
         elif op == "read" and model:
             position = value % len(model)
             seqs = index.get("s")

@@ -199,7 +199,11 @@ class MessageStore:
         if not filter_subject or filter_subject == ">":
             return self.get(self.last_seq)
         seq = self.index.last_of(filter_subject)
-        return self.get(seq) if seq is not None else None
+        if seq is None:
+            return None
+        i = seq - self._base  # get(seq), without the call
+        msgs = self._msgs
+        return msgs[i] if 0 <= i < len(msgs) else None
 
     def last_for_subjects(self, filters: list[str], up_to: int | None = None) -> list[StoredMessage]:
         """The last message of every subject matching any filter, in sequence order.
@@ -308,7 +312,8 @@ class MessageStore:
         self.index.discard(msg.subject, seq)
         if i == self._head:
             self.first()
-        self._compact()
+        if self._head > 4096:  # _compact()'s first test, without the call
+            self._compact()
         return msg
 
     def _compact(self) -> None:

@@ -74,6 +74,14 @@ class SubjectIndex:
         seqs = self._lists.get(subject)
         return len(seqs) if seqs is not None else 0
 
+    def oldest(self, subject: str, keep: int) -> list[int]:
+        """The subject's sequences beyond its newest ``keep``, oldest first (a copy): O(excess)."""
+        seqs = self._lists.get(subject)
+        if seqs is None or (excess := seqs._len - keep) <= 0:
+            return []
+        first = seqs._lists[0]
+        return first[:excess] if excess <= len(first) else list(seqs.islice(0, excess))
+
     # -- changes --------------------------------------------------------------------------
 
     def add(self, subject: str, seq: int) -> str:
@@ -113,10 +121,24 @@ class SubjectIndex:
     def discard(self, subject: str, seq: int) -> None:
         """Forget ``seq``: O(log m + t)."""
         seqs = self._lists[subject]
-        seqs.remove(seq)
+        # ``seqs.remove(seq)``; limits remove a subject's oldest sequence, the first of its first sublist.  While
+        # that sublist keeps more than one and ``SortedList`` would neither merge it (it is the only one, or keeps
+        # more than half the load) nor keep a positional index, removal is that deletion (its maximum stays).
+        lists = seqs._lists
+        if (
+            lists
+            and (first := lists[0])[0] == seq
+            and len(first) > 1
+            and (len(lists) == 1 or len(first) > seqs._load >> 1)
+            and not seqs._index
+        ):
+            del first[0]
+            seqs._len -= 1
+        else:
+            seqs.remove(seq)
         for node in self._paths[subject]:
             node.total -= 1
-        if not seqs:
+        if not seqs._len:  # empty (without SortedList.__len__)
             del self._lists[subject]
             del self._paths[subject]
             self._unlink(subject)
@@ -193,7 +215,7 @@ class SubjectIndex:
         """The largest sequence on any matching subject: O(walk + s); O(1) for a literal subject."""
         if filter_subject and PWC not in filter_subject and FWC not in filter_subject:
             seqs = self._lists.get(filter_subject)  # never empty: a subject goes with its last sequence
-            return seqs[-1] if seqs is not None else None
+            return seqs._lists[-1][-1] if seqs is not None else None  # seqs[-1], without SortedList's call
         return max((seqs[-1] for _, seqs in self.match(filter_subject)), default=None)
 
     def last_per_subject(self, filters: Iterable[str], up_to: int | None = None) -> list[int]:

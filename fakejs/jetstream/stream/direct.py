@@ -156,12 +156,15 @@ class DirectGet:
             return
         if hdr and required_level(hdr):  # most requests carry no headers: no call
             return self._status(reply, status.required_api_level())
-        key = subject.split(".", 5)[5] if subject.count(".") >= 5 else ""
+        tokens = subject.split(".", 5)  # $JS.API.DIRECT.GET.<stream>.<subject>
+        key = tokens[5] if len(tokens) == 6 else ""
         if not payload and key:  # a KV get: the subject's last message, what serve() would find, straight
             msg = self.store.last_message(key)
             if msg is None:
                 return self._status(reply, status.message_not_found())
-            return self.host.reply(reply, msg.data, self._headers(msg))
+            # host.reply(reply, msg.data, headers), without the call
+            self.host.router.publish(reply, "", self._headers(msg), msg.data, None)
+            return None
         req: dict[str, Any] = {}
         if payload:
             decoded = decode(payload)

@@ -216,12 +216,14 @@ class StreamPublisher:
 
     def _plain_for(self, config: StreamConfig) -> bool:
         """Whether a message without headers needs no more than its size checks, the limits and its place
-        under ``config``: no counter, no interest retention, no discard-new limit, no schedules, no republish."""
+        under ``config``: no counter, no interest retention, no discard-new limit that could refuse a message
+        without headers (see :func:`~fakejs.jetstream.stream.store_limits.refuse_new`: a KV bucket's discard-new
+        policy, with no count, byte or per-subject refusal, refuses nothing), no schedules, no republish."""
         self._plain_config = config
         self._plain = not (
             config["allow_msg_counter"]
             or config["retention"] == "interest"
-            or config["discard"] == "new"
+            or (config["discard"] == "new" and store_limits.may_refuse_new(config))
             or config["allow_msg_schedules"]
             or config["republish"] is not None
         )

@@ -44,16 +44,24 @@ def refusal(
     return ""
 
 
+def may_refuse_new(cfg: StreamConfig) -> bool:
+    """Whether a discard-new config has a limit that can refuse a message without a roll-up: a count, a size,
+    or a subject's count with ``discard_new_per_subject``."""
+    return (
+        cfg["max_msgs"] > 0
+        or cfg["max_bytes"] > 0
+        or (cfg["max_msgs_per_subject"] > 0 and cfg["discard_new_per_subject"])
+    )
+
+
 def refuse_new(
     cfg: StreamConfig, store: MessageStore, subject: str, hdr: bytes | None, payload: bytes, rollup: bool
 ) -> None:
     """Discard-new limits: raise the store's refusal (the PubAck's error) when the message may not be stored."""
-    if cfg["discard"] != "new":
-        return
+    if cfg["discard"] != "new" or not may_refuse_new(cfg):
+        return  # nothing refusal() looks at can refuse it
     max_per = cfg["max_msgs_per_subject"]
     at_subject_limit = max_per > 0 and store.count_for(subject) >= max_per
-    if cfg["max_msgs"] <= 0 and cfg["max_bytes"] <= 0 and not (at_subject_limit and cfg["discard_new_per_subject"]):
-        return  # nothing refusal() looks at can refuse it
     why = refusal(cfg, store, subject, hdr, payload, at_subject_limit, rollup)
     if why:
         raise api_error("JSStreamStoreFailedF", err=why).traced_as(why, late=True)
@@ -61,11 +69,8 @@ def refuse_new(
 
 def trim_subject(store: MessageStore, subject: str, max_per: int, remove: Remove) -> None:
     """Keep at most ``max_per`` messages on ``subject``, the newest."""
-    seqs = store.seqs_for(subject)
-    if seqs is None:
-        return
-    for _ in range(len(seqs) - max_per):  # the subject keeps max_per (>= 1): its list stays the same object
-        remove(seqs[0])
+    for seq in store.index.oldest(subject, max_per):
+        remove(seq)
 
 
 def trim_subjects(cfg: StreamConfig, store: MessageStore, remove: Remove) -> None:
