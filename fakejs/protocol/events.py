@@ -11,14 +11,16 @@ so that any byte sequence round-trips unchanged to the wire.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 
 class _Value:
     """An event's value semantics: equal to an event of its class with equal fields, shown with its fields."""
 
-    __slots__: tuple[str, ...] = ()
-    __match_args__: tuple[str, ...] = ()  # the fields, in order (as a dataclass names them for ``match``)
+    # The fields, in order (as a dataclass names them for ``match``).  Both are declared ``ClassVar``
+    # in every class so that the compiled build (see setup.py) keeps them as class attributes.
+    __slots__: ClassVar[tuple[str, ...]] = ()
+    __match_args__: ClassVar[tuple[str, ...]] = ()
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self.__match_args__)
@@ -39,8 +41,8 @@ class _Value:
 class Connect(_Value):
     """``CONNECT {json}``; ``options`` holds the decoded JSON object."""
 
-    __match_args__ = ("options",)
-    __slots__ = __match_args__
+    __match_args__: ClassVar[tuple[str, ...]] = ("options",)
+    __slots__: ClassVar[tuple[str, ...]] = __match_args__
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = options
@@ -53,8 +55,8 @@ class Pub(_Value):
     and ``None`` for PUB.  ``payload`` excludes the headers.
     """
 
-    __match_args__ = ("subject", "reply", "headers", "payload")
-    __slots__ = __match_args__
+    __match_args__: ClassVar[tuple[str, ...]] = ("subject", "reply", "headers", "payload")
+    __slots__: ClassVar[tuple[str, ...]] = __match_args__
 
     def __init__(self, subject: str, reply: str, headers: bytes | None, payload: bytes) -> None:
         self.subject = subject
@@ -66,8 +68,8 @@ class Pub(_Value):
 class Sub(_Value):
     """``SUB subject [queue] sid``; ``queue`` is ``""`` without a queue group."""
 
-    __match_args__ = ("subject", "queue", "sid")
-    __slots__ = __match_args__
+    __match_args__: ClassVar[tuple[str, ...]] = ("subject", "queue", "sid")
+    __slots__: ClassVar[tuple[str, ...]] = __match_args__
 
     def __init__(self, subject: str, queue: str, sid: str) -> None:
         self.subject = subject
@@ -78,8 +80,8 @@ class Sub(_Value):
 class Unsub(_Value):
     """``UNSUB sid [max]``; ``max`` is -1 when absent or not a number."""
 
-    __match_args__ = ("sid", "max")
-    __slots__ = __match_args__
+    __match_args__: ClassVar[tuple[str, ...]] = ("sid", "max")
+    __slots__: ClassVar[tuple[str, ...]] = __match_args__
 
     def __init__(self, sid: str, max: int) -> None:
         self.sid = sid
@@ -101,8 +103,8 @@ class Pong(_Value):
 class Info(_Value):
     """An ``INFO`` sent by a client: accepted and otherwise ignored."""
 
-    __match_args__ = ("options",)
-    __slots__ = __match_args__
+    __match_args__: ClassVar[tuple[str, ...]] = ("options",)
+    __slots__: ClassVar[tuple[str, ...]] = __match_args__
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = options
@@ -122,8 +124,8 @@ class Notice(_Value):
     as an event that comes before the ``Pub`` it concerns.
     """
 
-    __match_args__ = ("text",)
-    __slots__ = __match_args__
+    __match_args__: ClassVar[tuple[str, ...]] = ("text",)
+    __slots__: ClassVar[tuple[str, ...]] = __match_args__
 
     def __init__(self, text: str) -> None:
         self.text = text

@@ -39,6 +39,7 @@ class Host:
         self.batch_limits = BatchLimits()
         self.removed: list[str] = []
         self.acked: list[tuple[str, int]] = []
+        self.limits_checked = (True, True)  # the limit checks are asked, and answer that nothing is over
 
     def nuid(self) -> str:
         return "NUID"

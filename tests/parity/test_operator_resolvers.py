@@ -470,6 +470,28 @@ async def test_a_pushed_accounts_jetstream_and_its_limits(start: StartResolver) 
         await admin.close()
 
 
+async def test_a_pushed_memory_limit_stops_publishes_to_a_stream_made_before(start: StartResolver) -> None:
+    """Publishes met no account limit when the stream was made; the pushed JWT's limit is met by the next one."""
+    operator = Operator("O")
+    system, app = operator.account("SYS"), operator.account("APP", jetstream=True)
+    target = await start(operator, system)
+    admin = await connect(target, system.user("admin"))
+    try:
+        await push_account(admin, app)
+        nc = await connect(target, app.user("alice"))
+        js = nc.jetstream()
+        await js.add_stream(name="MEM", subjects=["mem"], storage="memory")
+        assert (await js.publish("mem", b"x" * 200)).seq == 1
+        app.limits["mem_storage"] = 100
+        await push_account(admin, app)
+        with pytest.raises(nats.js.errors.APIError) as refused:
+            await js.publish("mem", b"x" * 200)
+        assert (refused.value.err_code, refused.value.description) == (10002, "resource limits exceeded for account")
+        await nc.close()
+    finally:
+        await admin.close()
+
+
 async def test_a_cache_resolver_alone(start: StartResolver) -> None:
     operator = Operator("O")
     system, app = operator.account("SYS"), operator.account("APP")

@@ -142,6 +142,7 @@ class JetStream:
         self.max_memory, self.max_storage = server.max_memory, server.max_storage
         # Only configured limits are checked on every publish (the defaults are the machine's).
         self._limited = (options.jetstream_max_memory >= 0, options.jetstream_max_store >= 0)
+        self._note_limits()
         self._limit_logged = -LIMIT_LOG_INTERVAL
         self._account_limit_logged = -LIMIT_LOG_INTERVAL
         # Tiered limits by tier name (``R1``, ``R3``): see :meth:`use_tiers`; empty: the limits are the account's.
@@ -158,8 +159,17 @@ class JetStream:
     def update_limits(self, limits: JetStreamLimits) -> None:
         """A reload gave the account new JetStream limits: the next streams, consumers and messages meet them."""
         self.limits = limits
+        self._note_limits()
         if "consumer_admin" in self.__dict__:  # made already: it holds the limits too
             self.consumer_admin.limits = limits
+
+    def _note_limits(self) -> None:
+        """Which stores' publishes have a limit to meet (read on every publish): a configured server limit or the
+        account's.  Without one, :meth:`limits_exceeded` and :meth:`account_limits_exceeded` answer False."""
+        self.limits_checked = (
+            self._limited[0] or self.limits.max_memory >= 0,
+            self._limited[1] or self.limits.max_storage >= 0,
+        )
 
     def raise_server_limits(self, max_memory: int, max_storage: int) -> None:
         """A reload raised the server's ``max_mem_store`` / ``max_file_store`` (-1: left as it was)."""

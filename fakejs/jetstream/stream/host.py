@@ -77,6 +77,10 @@ class StreamHost(DirectHost, Protocol):
 
     def nuid(self) -> str: ...
 
+    # Whether a publish to a memory (first) or file (second) stream has a server or account limit to meet;
+    # without one, neither check below can refuse it.
+    limits_checked: tuple[bool, bool]
+
     def limits_exceeded(self, memory: bool) -> bool:
         """Whether the server's JetStream memory (or file) store is already over its configured limit."""
         ...

@@ -295,6 +295,8 @@ class StreamPublisher:
         stream = self.stream
         js = stream.js
         memory = stream.config["storage"] == "memory"
+        if not js.limits_checked[0 if memory else 1]:  # no limit to meet: neither check is asked
+            return
         if js.limits_exceeded(memory):
             raise api_error("JSInsufficientResourcesErr")
         if js.account_limits_exceeded(memory, subject, hdr, payload):  # the size is worked out only under a limit
