@@ -169,12 +169,18 @@ async def test_a_lost_proposal_answers_nothing_and_lets_the_batches_go() -> None
     assert len(leader.replicated.batches.fast) == 0
 
 
-async def test_a_sources_messages_are_proposed_without_waiting() -> None:
-    leader = Leader()
+def source_three(leader: Leader) -> list[str]:
+    """Three sourced messages handed to the leader's feed; the restarts of the sources it asks for."""
     restarts: list[str] = []
     feed = FeedProposals(leader.replicated, lambda: restarts.append("restart"))
     for n in range(3):
         feed.store_sourced("s.a", None, b"%d" % n)
+    return restarts
+
+
+async def test_a_sources_messages_are_proposed_without_waiting() -> None:
+    leader = Leader()
+    restarts = source_three(leader)
     group = leader.group
     await wait(lambda: len(group.waiting) == 3)
     assert group.proposals == [3]
@@ -187,10 +193,7 @@ async def test_a_sources_messages_are_proposed_without_waiting() -> None:
 
 async def test_a_sources_lost_proposal_starts_the_sources_over_once_the_rest_settled() -> None:
     leader = Leader()
-    restarts: list[str] = []
-    feed = FeedProposals(leader.replicated, lambda: restarts.append("restart"))
-    for n in range(3):
-        feed.store_sourced("s.a", None, b"%d" % n)
+    restarts = source_three(leader)
     group = leader.group
     await wait(lambda: len(group.waiting) == 3)
     group.commit(1)

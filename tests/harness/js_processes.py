@@ -163,6 +163,11 @@ async def settled(client: Client, subject: str, done: Any, what: str) -> dict[st
     return answer
 
 
+async def settled_on(client: Client, subject: str, wanted: set[str], what: str) -> dict[str, Any]:
+    """The info ``subject`` answers once its group is led on exactly ``wanted``, every replica current."""
+    return await settled(client, subject, lambda reply: current_on(reply.get("cluster") or {}, wanted), what)
+
+
 async def create(client: Client, name: str, replicas: int) -> dict[str, Any]:
     """Create a stream (asked again while the meta group cannot place it yet) and wait until it is led with
     every replica current."""

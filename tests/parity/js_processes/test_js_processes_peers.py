@@ -45,13 +45,13 @@ from tests.harness.js_processes import (
     asked,
     connect,
     create,
-    current_on,
     durable,
     fetch_and_ack,
     process_cluster,
     refusal,
     servers,
     settled,
+    settled_on,
 )
 from tests.harness.wait import eventually
 
@@ -101,19 +101,9 @@ async def test_a_stream_peer_removed_and_a_consumer_peer_removed(client4: Client
     removed = info["cluster"]["replicas"][0]["name"]
     assert await ask(client4, subject, {"peer": removed}) == {"type": STREAM_TYPE, "success": True}
     after = before - {removed} | {free}
-    moved = await settled(
-        client4,
-        "$JS.API.STREAM.INFO.PEERS",
-        lambda reply: current_on(reply.get("cluster") or {}, after),
-        "the new servers",
-    )
+    moved = await settled_on(client4, "$JS.API.STREAM.INFO.PEERS", after, "the new servers")
     assert moved["state"]["messages"] == 5
-    consumer = await settled(
-        client4,
-        "$JS.API.CONSUMER.INFO.PEERS.D",
-        lambda reply: current_on(reply.get("cluster") or {}, after),
-        "the consumer",
-    )
+    consumer = await settled_on(client4, "$JS.API.CONSUMER.INFO.PEERS.D", after, "the consumer")
     assert (consumer["ack_floor"]["stream_seq"], consumer["num_pending"]) == (2, 3)
     assert await fetch_and_ack(client4, "PEERS", "D", 3) == [b"m2", b"m3", b"m4"]
 
@@ -170,19 +160,9 @@ async def test_a_stream_s_replicas_changed_by_updates(client3: Client) -> None:
     up = await ask(client3, update, {**config, "num_replicas": 3})
     assert (up["type"], up["config"]["num_replicas"], up["state"]["messages"]) == (kind, 3, 4)
     everyone = {"n1", "n2", "n3"}
-    scaled = await settled(
-        client3,
-        "$JS.API.STREAM.INFO.SCALE",
-        lambda reply: current_on(reply.get("cluster") or {}, everyone),
-        "three servers",
-    )
+    scaled = await settled_on(client3, "$JS.API.STREAM.INFO.SCALE", everyone, "three servers")
     assert scaled["state"]["messages"] == 4
-    consumer = await settled(
-        client3,
-        "$JS.API.CONSUMER.INFO.SCALE.D",
-        lambda reply: current_on(reply.get("cluster") or {}, everyone),
-        "the consumer",
-    )
+    consumer = await settled_on(client3, "$JS.API.CONSUMER.INFO.SCALE.D", everyone, "the consumer")
     assert (consumer["ack_floor"]["stream_seq"], consumer["num_pending"]) == (1, 3)
     five = await ask(client3, update, {**config, "num_replicas": 5})
     assert five == refusal(kind, 400, 10005, "no suitable peers for placement")
@@ -228,18 +208,8 @@ async def test_an_r3_stream_scaled_to_r5_where_there_are_servers(client5: Client
     up = await ask(client, "$JS.API.STREAM.UPDATE.WIDE", {**config, "num_replicas": 5})
     assert (up["config"]["num_replicas"], up["state"]["messages"]) == (5, 3)
     everyone = {"n1", "n2", "n3", "n4", "n5"}
-    scaled = await settled(
-        client,
-        "$JS.API.STREAM.INFO.WIDE",
-        lambda reply: current_on(reply.get("cluster") or {}, everyone),
-        "five servers",
-    )
+    scaled = await settled_on(client, "$JS.API.STREAM.INFO.WIDE", everyone, "five servers")
     assert scaled["state"]["messages"] == 3
-    consumer = await settled(
-        client,
-        "$JS.API.CONSUMER.INFO.WIDE.D",
-        lambda reply: current_on(reply.get("cluster") or {}, everyone),
-        "the consumer",
-    )
+    consumer = await settled_on(client, "$JS.API.CONSUMER.INFO.WIDE.D", everyone, "the consumer")
     assert (consumer["ack_floor"]["stream_seq"], consumer["num_pending"]) == (1, 2)
     assert await fetch_and_ack(client, "WIDE", "D", 2) == [b"m1", b"m2"]
