@@ -20,6 +20,7 @@ from nats.aio.client import Client
 from nats.errors import Error as NatsError
 from nats.js.api import StreamConfig
 from nats.js.errors import Error as JetStreamError
+from nats.js.errors import ServiceUnavailableError
 
 from fakejs.targets.cluster import ProcessCluster
 from tests.harness.wait import eventually
@@ -54,6 +55,14 @@ async def ask(
     reply = await client.request(subject, payload, timeout=10.0, headers=headers)
     answer: dict[str, Any] = json.loads(reply.data)
     return answer
+
+
+async def unanswered_as_value(coroutine: Any) -> object:
+    """The awaited value, or the "no responders" error a request got while its responder was not reachable."""
+    try:
+        return await coroutine
+    except ServiceUnavailableError as error:
+        return error
 
 
 async def asked(client: Client, subject: str) -> dict[str, Any] | Exception:
@@ -187,16 +196,31 @@ async def create(client: Client, name: str, replicas: int) -> dict[str, Any]:
 
 
 async def durable(client: Client, stream: str, name: str, replicas: int = 0) -> None:
-    """A durable pull consumer with explicit acks (``replicas`` 0: its stream's)."""
+    """A durable pull consumer with explicit acks (``replicas`` 0: its stream's), once it has a leader."""
     config = {"durable_name": name, "ack_policy": "explicit", "num_replicas": replicas}
     created = await ask(client, f"$JS.API.CONSUMER.CREATE.{stream}.{name}", {"stream_name": stream, "config": config})
     assert "error" not in created, created
+    await settled(
+        client,
+        f"$JS.API.CONSUMER.INFO.{stream}.{name}",
+        lambda reply: bool((reply.get("cluster") or {}).get("leader")),
+        "a led consumer",
+    )
 
 
 async def fetch_and_ack(client: Client, stream: str, name: str, count: int) -> list[bytes]:
-    """The payloads of ``count`` messages fetched from a durable, each acknowledged."""
+    """The payloads of ``count`` messages fetched from a durable, each acknowledged.
+
+    A fetch answered "no responders" reached no consumer leader (its interest may not have reached the
+    connected server yet) and took nothing, so it is asked again."""
     subscription = await client.jetstream(timeout=10.0).pull_subscribe_bind(name, stream=stream)
-    fetched = await subscription.fetch(count, timeout=10)
+    fetched = await eventually(
+        lambda: unanswered_as_value(subscription.fetch(count, timeout=10)),
+        lambda reply: not isinstance(reply, ServiceUnavailableError),
+        what="a consumer leader answering a fetch",
+        timeout=SETTLE,
+    )
+    assert isinstance(fetched, list), fetched
     for message in fetched:
         await message.ack_sync()
     return [message.data for message in fetched]
