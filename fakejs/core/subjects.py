@@ -16,6 +16,7 @@ from typing import Any
 PWC = "*"
 FWC = ">"
 ACK_PREFIX = "$JS.ACK."  # a JetStream ack subject: its last tokens (sequences, time) never repeat
+ACK_CONSUMER_ENDS = 4  # an ack subject's tokens past this many are numbers: $JS.ACK.<stream>.<consumer>.<n>...
 _BLANK_CHARS = frozenset(" \t\n\r\f")
 
 
@@ -194,6 +195,11 @@ class SubscriptionIndex:
         # (with the tokens named at its position): a fresh reply inbox (``_INBOX.<id>.<n>``, a PubAck's) finds its
         # result without a fold.  Emptied with ``_recent``.
         self._heads: dict[str, tuple[dict[str, int] | None, MatchResult]] = {}
+        # An ack subject's result by its stream, consumer and number of dots, while no subscription that could
+        # match an ack names a token past the consumer's (each of an ack's tokens there folds to ``*``), so an
+        # ack finds its result without a fold.  Emptied with ``_recent``.
+        self._acks: dict[tuple[str, str, int], MatchResult] = {}
+        self._ack_names = 0  # literal tokens past the consumer's in subscriptions that could match an ack
         self.count = 0
         # Lifetime counters, reported by /subsz like nats-server's sublist stats.
         self.inserts = 0
@@ -286,7 +292,10 @@ class SubscriptionIndex:
 
     def _count_tokens(self, subject: str, delta: int) -> None:
         named = self._named
-        for position, token in enumerate(subject.split(".")):
+        tokens = subject.split(".")
+        if len(tokens) > ACK_CONSUMER_ENDS and tokens[0] in ("$JS", PWC) and tokens[1] in ("ACK", PWC):
+            self._ack_names += delta * sum(token != PWC for token in tokens[ACK_CONSUMER_ENDS:])
+        for position, token in enumerate(tokens):
             if token in (PWC, FWC):
                 continue
             while len(named) <= position:
@@ -303,6 +312,8 @@ class SubscriptionIndex:
             self._recent.clear()
         if self._heads:
             self._heads.clear()
+        if self._acks:
+            self._acks.clear()
         if not self._cache:
             return
         if not has_wildcard(subject):
@@ -325,7 +336,16 @@ class SubscriptionIndex:
         # An ack's subject holds its sequences and time: never seen again, so neither its head nor the
         # subject itself is remembered (it would only crowd out subjects that do come again).
         acking = subject.startswith(ACK_PREFIX)
-        if not acking:
+        ack_key: tuple[str, str, int] | None = None
+        if acking:
+            if not self._ack_names and ".." not in subject and subject[-1] != ".":
+                parts = subject.split(".", ACK_CONSUMER_ENDS)
+                if len(parts) > ACK_CONSUMER_ENDS:
+                    ack_key = (parts[2], parts[3], subject.count("."))
+                    if (cached := self._acks.get(ack_key)) is not None:
+                        self.cache_hits += 1
+                        return cached
+        else:
             head, _, last = subject.rpartition(".")
             if last and (folded := self._heads.get(head)) is not None:
                 names, cached = folded
@@ -348,6 +368,8 @@ class SubscriptionIndex:
                 self.cache_hits += 1
                 if not acking:
                     self._remember(subject, cached, head, tokens, depth)
+                elif ack_key is not None:
+                    self._remember_ack(ack_key, cached)
                 return cached
         result = MatchResult()
         _match_level(self._root, tokens, 0, result)
@@ -356,7 +378,15 @@ class SubscriptionIndex:
         self._cache[key] = result
         if key != subject and not acking:
             self._remember(subject, result, head, tokens, depth)
+        elif ack_key is not None:
+            self._remember_ack(ack_key, result)
         return result
+
+    def _remember_ack(self, key: tuple[str, str, int], result: MatchResult) -> None:
+        acks = self._acks
+        if len(acks) >= self.RECENT_LIMIT:
+            acks.clear()
+        acks[key] = result
 
     def _remember(self, subject: str, result: MatchResult, head: str, folded: list[str], depth: int) -> None:
         """``subject`` matched ``result`` through its ``folded`` key (``head``: all but its last token;

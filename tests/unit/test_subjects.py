@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -251,3 +252,48 @@ def test_index_agrees_with_brute_force_whatever_the_order_of_changes_and_matches
         elif operation == "match":
             got = {id(s) for s in index.match(argument).psubs}
             assert got == {id(s) for s in live if matches(s.subject, argument)}, argument
+
+
+ACK_TOKENS = st.sampled_from(["1", "2", "*", ">"])
+ACK_PATTERNS = st.tuples(
+    st.sampled_from(["$JS", "*"]),
+    st.sampled_from(["ACK", "*"]),
+    st.sampled_from(["S", "T", "*"]),
+    st.sampled_from(["C", "*"]),
+    st.lists(ACK_TOKENS, max_size=3),
+).map(lambda parts: ".".join([*parts[:4], *parts[4]]))
+# Every ack subject of streams S and T past consumer C with up to three numbers 1 or 2, and malformed ones
+ACK_SUBJECTS = [
+    ".".join(["$JS.ACK", stream, "C", *numbers])
+    for stream in ("S", "T")
+    for count in range(4)
+    for numbers in itertools.product("12", repeat=count)
+] + ["$JS.ACK.S.C..1", "$JS.ACK.S.C.1.", "$JS.ACK.S.C.1..2", "$JS.ACK.S.C.x.1", "$JS.ACK.S..1.1"]
+
+
+@settings(max_examples=200)
+@given(
+    operations=st.lists(
+        st.one_of(
+            st.tuples(st.just("insert"), ACK_PATTERNS.filter(is_valid_subject)),
+            st.tuples(st.just("remove"), st.integers(0, 20)),
+            st.tuples(st.just("match"), st.permutations(ACK_SUBJECTS)),
+        ),
+        max_size=12,
+    )
+)
+def test_ack_subjects_remembered_by_their_consumer_agree_with_brute_force(operations: list[tuple[str, Any]]) -> None:
+    """An ack subject's result is remembered by stream, consumer and length only while nothing names its numbers."""
+    index = SubscriptionIndex()
+    live: list[S] = []
+    for operation, argument in operations:
+        if operation == "insert":
+            live.append(S(argument))
+            index.insert(live[-1])
+        elif operation == "remove" and live:
+            assert index.remove(live.pop(argument % len(live)))
+        elif operation == "match":
+            for subject in argument:  # every ack subject, in an order of the example's
+                valid = is_valid_subject(subject)
+                expected = {id(s) for s in live if valid and matches(s.subject, subject)}
+                assert {id(s) for s in index.match(subject).psubs} == expected, subject
