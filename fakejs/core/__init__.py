@@ -9,7 +9,7 @@ pools, gossip, remote interest), ``leaf`` (leaf node connections, as hub
 and as leaf), ``clock`` (the one seam every timer goes through: the
 protocol and real time), ``failures`` (exceptions of server handlers,
 recorded for the test), ``hooks`` (the named points where faults may
-fire), ``recorder`` (the timeline's event kinds and recording points), ``stats``, ``options`` (with ``resolver_directory`` and ``replicated_jetstream``, the settings only some servers have), ``log`` and ``process`` (the pid a harness
+fire), ``recorder`` (the timeline's event kinds and recording points), ``read_deferrals`` (work a handler puts off until the client read it came in ends), ``stats``, ``options`` (with ``resolver_directory`` and ``replicated_jetstream``, the settings only some servers have), ``log`` and ``process`` (the pid a harness
 knows the server by).  May import :mod:`fakejs.protocol`
 and :mod:`fakejs.gocompat`; it knows the layers above only through the
 small protocols and callbacks it defines (an account's JetStream, fault
@@ -24,7 +24,7 @@ mode: JWTs verified, the chain of trust, user JWT logins), ``users`` (who may
 connect, and their permissions), ``permissions`` (one client's permissions,
 compiled), ``certmap`` (``verify_and_map``: the user a client certificate
 logs in as), ``keepalive`` (PINGs, stale detection, the round-trip time),
-``sublimits`` (``max_subscriptions``), ``violations`` (how a session that
+``sublimits`` (``max_subscriptions``), ``publish_refusals`` (a message refused, a request nobody took), ``violations`` (how a session that
 broke the protocol ends), ``clientio`` (what passes between a session and
 the socket layer), ``linkio`` (what a route or leaf connection shares with its
 socket: queued output, the input loop, the login deadline) and ``trace`` (protocol trace lines); for accounts,

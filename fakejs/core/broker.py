@@ -28,6 +28,7 @@ from fakejs.core.failures import Failures, ServerError
 from fakejs.core.hooks import Hooks, NoHooks, WireTap
 from fakejs.core.log import RepeatFilter, get_logger
 from fakejs.core.options import API_LEVEL, GIT_COMMIT, NATS_VERSION, PROTO, RUNTIME, SYSTEM_ACCOUNT, ServerOptions
+from fakejs.core.read_deferrals import ReadDeferrals
 from fakejs.core.recorder import NO_RECORDER, Recorder
 from fakejs.core.router import Router, Subscription
 from fakejs.core.session import ClientSession
@@ -109,6 +110,8 @@ class Broker:
         self.on_client_closed: list[ClosedCallback] = []
         self.on_client_connected: list[Callable[[ClientSession], None]] = []
         self.stats = Stats()
+        # What handlers put off while a client's read is applied (a consumer's acks; see fakejs.core.read_deferrals).
+        self.deferrals = ReadDeferrals()
         self.started_ns = clock.time_ns()
         self.total_connections = 0
         self.port = options.port

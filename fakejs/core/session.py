@@ -39,6 +39,8 @@ from fakejs.core.keepalive import Keepalive
 from fakejs.core.msgtrace import MessageTrace, may_trace, publish_traced, start_trace
 from fakejs.core.options import ServerOptions
 from fakejs.core.permissions import PermissionChecker
+from fakejs.core.publish_refusals import no_responders, publish_violation, reply_violation
+from fakejs.core.read_deferrals import ReadDeferrals
 from fakejs.core.router import InvalidSubject, Subscription
 from fakejs.core.stats import Stats
 from fakejs.core.subjects import RESERVED_REPLY_PREFIXES, is_reserved_reply
@@ -71,7 +73,10 @@ SYS_QUEUE_GROUP = "_sys_"  # the queue group nats-server keeps for its own subsc
 STALL_SHORT = 0.002
 STALL_LONG = 0.005
 STALL_PER_READ = 0.010
-EARLY_WRITE = 8 * 1024  # queued output this large is written at once: the client reads a long batch as it is made
+# Queued output this large is written at once: the client reads a long batch as it is made.  What a read
+# produces first goes out sooner (the client starts on it while the rest is made), then in larger writes.
+FIRST_EARLY_WRITE = 2 * 1024
+EARLY_WRITE = 8 * 1024
 
 TOO_MANY_CONNECTIONS = "maximum connections exceeded"  # nats-server's ErrTooManyConnections
 
@@ -85,6 +90,7 @@ class SessionHost(LoginHost, Protocol):
     accounts: Accounts
     clients: dict[int, ClientSession]  # the registered clients, counted against max_connections
     tap: WireTap | None  # what clients send and are sent, when the test kit watches them
+    deferrals: ReadDeferrals  # what handlers put off while a client's read is applied
 
     def next_client_id(self) -> int: ...
 
@@ -165,6 +171,7 @@ class ClientSession:
         self.stall_budget = STALL_PER_READ
         self.out: list[bytes] = []
         self.out_size = 0
+        self.early_write_at = FIRST_EARLY_WRITE  # queued output written before the turn's end, at this size
         self.in_msgs = 0
         self.in_bytes = 0
         self.out_msgs = 0
@@ -302,7 +309,8 @@ class ClientSession:
             self.io.want_flush()
         self.out.append(frame)
         self.out_size += len(frame)
-        if self.out_size >= EARLY_WRITE:
+        if self.out_size >= self.early_write_at:
+            self.early_write_at = EARLY_WRITE
             self.io.write_early()
 
     def send_err(self, text: str) -> None:
@@ -356,7 +364,8 @@ class ClientSession:
             self.io.want_flush()
         out.append(frame)
         self.out_size += len(frame)
-        if self.out_size >= EARLY_WRITE:
+        if self.out_size >= self.early_write_at:
+            self.early_write_at = EARLY_WRITE
             self.io.write_early()
         perms = self.perms
         if reply and perms is not None and perms.tracks_replies:
@@ -423,6 +432,7 @@ class ClientSession:
             return
         self.parser.receive_data(data)
         self.stall_budget = STALL_PER_READ
+        self.early_write_at = FIRST_EARLY_WRITE
         if not self.paused:
             self._process()
 
@@ -430,6 +440,8 @@ class ClientSession:
         parser = self.parser
         handlers = self._handlers
         activity = False
+        deferrals = self.broker.deferrals
+        deferrals.reading += 1
         try:
             while not self.closed and not self.paused:
                 event = parser.next_event()
@@ -445,6 +457,12 @@ class ClientSession:
                 handlers[kind](event)
         except ProtocolViolation as violation:
             end_for_violation(self, violation, self.broker.log)
+        finally:
+            deferrals.reading -= 1
+            if deferrals.queued and not deferrals.reading:  # the read is applied: its output out, then the rest
+                if self.out and not self.closed:
+                    self.io.write_early()
+                deferrals.run()
         if activity:
             self.last_in = self.last_activity = self.broker.clock.monotonic()
 
@@ -479,43 +497,26 @@ class ClientSession:
                 self.trace.mapped(event.subject, subject)
             self.trace.published(headers, payload)
         if len(subject) > 5 and subject.startswith("_GR_."):
-            return self.publish_violation(subject)
+            return publish_violation(self, subject, self.broker.log)
         perms = self.perms
         if perms is not None and perms.checks_publish and not perms.can_publish(subject, self.broker.clock.monotonic()):
-            return self.publish_violation(subject)
+            return publish_violation(self, subject, self.broker.log)
         if subject.startswith("$NRG."):
-            return self.publish_violation(subject)
+            return publish_violation(self, subject, self.broker.log)
         reply = event.reply
         if reply and reply.startswith(RESERVED_REPLY_PREFIXES) and is_reserved_reply(reply):
-            quoted = writer.go_quote(reply)
-            self.send_err(f"Permissions Violation for Publish with Reply of {quoted}")
-            self.broker.log.error("%s - Publish Violation - Reply %s", self, quoted)
-            return f"Permissions Violation for Publish with Reply of {quoted}"
+            return reply_violation(self, reply, self.broker.log)
         if self.verbose:
             self.send(writer.OK)
         tap = self.broker.tap
         if tap:
             tap.published(self, subject, reply, headers, payload)
+        if (deferrals := self.broker.deferrals).queued:  # work a message on this subject could see is done first
+            deferrals.before(subject)
         delivered = router.publish(subject, reply, headers, payload, self)
         if not delivered and reply and self.no_responders:
-            self._no_responders(subject, reply)
+            no_responders(self, router, subject, reply)
         return ""
-
-    def publish_violation(self, subject: str) -> str:
-        """Refuse a message the client may not publish on ``subject``; returns the error text."""
-        quoted = writer.go_quote(subject)
-        text = f"Permissions Violation for Publish to {quoted}"
-        self.send_err(text)
-        self.broker.log.error("%s - Publish Violation - Subject %s", self, quoted)
-        return text
-
-    def _no_responders(self, subject: str, reply: str) -> None:
-        for sub in self.account.router.match(reply).psubs:
-            if sub.owner is self:
-                routed = self.account.router.mapped(subject)
-                block = b"NATS/1.0 503\r\nNats-Subject: " + writer.encode_subject(routed) + b"\r\n\r\n"
-                self.send(writer.hmsg(writer.encode_subject(reply), sub.sid_bytes, b"", block, b""))
-                return
 
     def _on_sub(self, event: Sub) -> None:
         perms = self.perms

@@ -12,6 +12,7 @@ from typing import Any
 
 from fakejs.core.hooks import NoHooks
 from fakejs.core.options import ServerOptions
+from fakejs.core.read_deferrals import ReadDeferrals
 from fakejs.core.router import Router
 from fakejs.jetstream.config import consumer as consumerconfig
 from fakejs.jetstream.config import consumer_rules
@@ -28,7 +29,9 @@ class ConsumerHost(Host):
         super().__init__()
         if clock is not None:
             self.clock = clock  # the servers' own, to run on one virtual time
-        self.broker = SimpleNamespace(options=ServerOptions(), faults=NoHooks(), random=random.Random(0))
+        self.broker = SimpleNamespace(
+            options=ServerOptions(), faults=NoHooks(), random=random.Random(0), deferrals=ReadDeferrals()
+        )
         self.rng = random.Random(0)
         self.system_router = None
         self.replies: list[tuple[str, bytes | None, bytes]] = []  # what the JetStream answered, in order

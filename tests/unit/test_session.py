@@ -232,8 +232,18 @@ def test_a_large_queued_output_is_written_before_the_turn_ends() -> None:
     subscriber.data_received(b"SUB big 1\r\n")
     publisher, _ = _session(broker, QUIET)
     payload = b"x" * 1000
-    for _ in range(7):  # 7 frames of about 1 KB: below EARLY_WRITE, left for the end of the turn
-        publisher.data_received(b"PUB big %d\r\n%s\r\n" % (len(payload), payload))
+    frame = b"PUB big %d\r\n%s\r\n" % (len(payload), payload)
+    publisher.data_received(frame * 2)  # just under 2 KB: left for the end of the turn
     assert io.early_writes == 0
-    publisher.data_received(b"PUB big %d\r\n%s\r\n" % (len(payload), payload) * 2)
-    assert io.early_writes == 1  # past 8 KB: the socket layer is asked to write now
+    publisher.data_received(frame)  # past FIRST_EARLY_WRITE (2 KB): the socket layer is asked to write now
+    assert io.early_writes == 1
+    subscriber.take_output()  # what the socket layer does when asked
+    for _ in range(7):  # 7 frames of about 1 KB: below EARLY_WRITE, left for the end of the turn
+        publisher.data_received(frame)
+    assert io.early_writes == 1
+    publisher.data_received(frame * 2)
+    assert io.early_writes == 2  # past EARLY_WRITE (8 KB): written now
+    subscriber.take_output()
+    subscriber.data_received(b"PING\r\n")  # a read of its own: its output's first write comes early again
+    publisher.data_received(frame * 2)
+    assert io.early_writes == 3

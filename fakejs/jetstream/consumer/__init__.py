@@ -8,6 +8,7 @@ parts that each own their state and offer a small interface:
 * ``ack_tracker`` -- pending acks, redeliveries, ack floors, the ack-wait timer;
 * ``redelivery_queue`` -- the deliveries waiting to be sent again;
 * ``ack_messages`` -- what clients send on the ack subject (ack, nak, term...);
+* ``waiting_acks`` -- plain acks held until the end of the client read that brought them;
 * ``pull_requests`` -- what a pull asks for, and the queue pulls wait in;
 * ``pull_dispatch`` -- admitting pulls, handing deliveries to them, expiry;
 * ``priority_groups`` -- pins and overflow thresholds (ADR-42);

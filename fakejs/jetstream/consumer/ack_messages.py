@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from fakejs.core.read_deferrals import ReadDeferrals
 from fakejs.jetstream.consumer.ack_tracker import AckTracker, ack_reply_info, nak_delay
 from fakejs.jetstream.consumer.view import ConsumerView, Reply
+from fakejs.jetstream.consumer.waiting_acks import WaitingAck, WaitingAcks
 
 if TYPE_CHECKING:
     from fakejs.jetstream.stream.stream import Stream
@@ -36,6 +38,11 @@ class AckMessages:
     ``answer_ack(stream_sequence, reply)`` answers an ack or a term that asked
     for a reply (``AckSync``, a double ack): at once by default; a replicated
     consumer's leader sets it to answer once a quorum stored the ack.
+
+    A pull consumer's plain acks (explicit policy, its state not replicated) that a client read brings wait
+    for that read's end in :attr:`waiting` (``deferrals``, the server's; ``pull_subject``, this consumer's
+    ``MSG.NEXT``), as nats-server's consumer applies them on its own goroutine: a pull in the same read is
+    served first when what it gets cannot depend on them (:meth:`before_pull`).
     """
 
     def __init__(
@@ -50,6 +57,8 @@ class AckMessages:
         on_nak: Callable[[int, int, int], None],
         on_terminated: Callable[[int, int, int, str], None],
         on_ack_sample: Callable[[int, int, int, int], None],
+        deferrals: ReadDeferrals,
+        pull_subject: str,
     ) -> None:
         self._consumer = consumer
         self._acks = acks
@@ -64,6 +73,8 @@ class AckMessages:
         self._recorder = stream.timeline  # the server's timeline (see fakejs.core.recorder)
         self._recording = bool(self._recorder)  # a recorder's truth never changes: one test, not one per ack
         self.answer_ack: Callable[[int, str], None] = self._answer_now
+        self._deferrals = deferrals
+        self.waiting = WaitingAcks(deferrals, pull_subject, self._apply_waiting)
 
     def _answer_now(self, stream_sequence: int, reply: str) -> None:
         self._reply(reply, b"")
@@ -71,15 +82,26 @@ class AckMessages:
     def receive(self, subject: str, reply: str, hdr: bytes | None, payload: bytes, origin: object) -> None:
         """One message on the ack subject (the consumer's internal subscription hands it here):
         apply it, answer it, then let the consumer deliver."""
-        if self._consumer.closed:
+        consumer = self._consumer
+        if consumer.closed:
             return
+        plain = not payload or payload in (b"+ACK", b"+OK")
+        if plain and self._deferrals.reading:
+            config = consumer.config
+            if config["ack_policy"] == "explicit" and not config["deliver_subject"] and not self._acks.state.replicated:
+                if self._recording:  # the timeline has it as it came
+                    self._record(payload, *ack_reply_info(subject))
+                self.waiting.hold(subject, reply)
+                return
+        if self.waiting.acks:  # the acks before this message are applied before it
+            self.waiting.apply_now()
         self._on_activity()
         stream_sequence, consumer_sequence, delivery_count = ack_reply_info(subject)
         if self._recording:
             self._record(payload, stream_sequence, consumer_sequence, delivery_count)
         skip_reply = stream_sequence == 0
         acking = False  # an ack or a term: its reply may wait for the ack to be stored
-        if not payload or payload in (b"+ACK", b"+OK"):
+        if plain:
             acking = True
             if not self.ack(stream_sequence, consumer_sequence, reply, sampled_delivery_count=delivery_count):
                 skip_reply = True
@@ -102,6 +124,31 @@ class AckMessages:
             else:
                 self._reply(reply, b"")
         self._consumer.kick()
+
+    def _apply_waiting(self, acks: list[WaitingAck]) -> None:
+        """Plain acks that waited for their read's end, applied in order (as :meth:`receive` would have)."""
+        if self._consumer.closed:
+            return
+        self._on_activity()
+        for subject, reply in acks:
+            stream_sequence, consumer_sequence, delivery_count = ack_reply_info(subject)
+            applied = self.ack(stream_sequence, consumer_sequence, reply, sampled_delivery_count=delivery_count)
+            if reply and applied and stream_sequence != 0:
+                self.answer_ack(stream_sequence, reply)
+        self._consumer.kick()
+
+    def before_pull(self, batch: int) -> None:
+        """A pull of ``batch`` messages is about to be served: the acks still waiting are applied first unless
+        what it gets cannot depend on them (no redelivery queued, no priority groups, room under
+        ``max_ack_pending`` for the whole batch)."""
+        if not self.waiting.acks:
+            return
+        config = self._consumer.config
+        limit = config["max_ack_pending"]
+        acks = self._acks
+        prioritized = config["priority_groups"] or config["priority_policy"] != "none"
+        if acks.redelivery_queue.queued or prioritized or (limit > 0 and len(acks.pending) + batch > limit):
+            self.waiting.apply_now()
 
     def _record(self, payload: bytes, stream_sequence: int, consumer_sequence: int, delivery_count: int) -> None:
         """The timeline's ``ack``, ``nak``, ``term`` or ``progress`` event of one message on the ack subject."""

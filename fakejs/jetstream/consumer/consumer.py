@@ -53,6 +53,7 @@ class Consumer:
         self.js = stream.js
         self.clock: Clock = stream.clock
         self.name = name
+        self.pull_subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream.name}.{name}"  # its pulls come here
         self.config = config
         self.created_ns = created_ns
         self.closed = False
@@ -107,6 +108,8 @@ class Consumer:
             on_nak=partial(advisories.nak, self),
             on_terminated=partial(advisories.terminated, self),
             on_ack_sample=partial(advisories.ack_sample, self),
+            deferrals=self.js.broker.deferrals,
+            pull_subject=self.pull_subject,
         )
 
     def _compose_pulls(self, name: ConsumerName) -> None:
@@ -123,6 +126,7 @@ class Consumer:
             priority=self._priority_groups,
             track_interest=partial(js.reply_interest, within=name),
             recorder=self.stream.timeline,
+            before_serving=self.ack_messages.before_pull,
         )
         self.priority: PriorityGroups | None = None
         self._configure_priority()
@@ -344,7 +348,7 @@ class Consumer:
         router = self.js.router
         stream = self.stream.name
         self.subscriptions = [
-            router.subscribe_internal(f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{self.name}", self._on_next),
+            router.subscribe_internal(self.pull_subject, self._on_next),
             router.subscribe_internal(f"$JS.API.CONSUMER.RESET.{stream}.{self.name}", self._on_reset),
         ]
         if self.config["ack_policy"] not in ("none", "flow_control"):  # nobody listens for acks otherwise

@@ -43,7 +43,8 @@ class PullDispatch:
     messages a no-wait pull could get now; ``priority`` gives the consumer's
     priority groups, if it has any; ``track_interest`` tells where a reply's
     interest is watched (another account's subject for a request that came
-    through a service import).
+    through a service import); ``before_serving(batch)`` lets the consumer's acks still waiting for the read's
+    end be applied first when what the pull gets could depend on them.
     """
 
     def __init__(
@@ -59,6 +60,7 @@ class PullDispatch:
         priority: Callable[[], PriorityGroups | None],
         track_interest: Callable[[str], tuple[Router, str]] | None = None,
         recorder: Recorder = NO_RECORDER,
+        before_serving: Callable[[int], None] | None = None,
     ) -> None:
         self._consumer = consumer
         self._clock = clock
@@ -71,6 +73,7 @@ class PullDispatch:
         self._priority = priority
         self._track_interest = track_interest
         self._recorder = recorder  # the server's timeline (see fakejs.core.recorder)
+        self._before_serving = before_serving
         config = consumer.config
         self.queue = WaitQueue(config["max_waiting"], config["priority_policy"] == "prioritized")
         self._timer: TimerHandle | None = None
@@ -106,6 +109,8 @@ class PullDispatch:
             self._end(reply, problem)
             return
         self._touch()
+        if self._before_serving is not None:
+            self._before_serving(request.batch)
         if self.queue.is_full():
             self.process(eos=False)
         if request.no_wait and self._answered_no_wait(reply, request):
