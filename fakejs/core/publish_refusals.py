@@ -26,19 +26,19 @@ class PublishingClient(Protocol):
 
 def publish_violation(client: PublishingClient, subject: str, log: logging.Logger) -> str:
     """Refuse a message the client may not publish on ``subject``; returns the error text."""
-    quoted = writer.go_quote(subject)
-    text = f"Permissions Violation for Publish to {quoted}"
-    client.send_err(text)
-    log.error("%s - Publish Violation - Subject %s", client, quoted)
-    return text
+    return _refuse(client, "to", "Subject", subject, log)
 
 
 def reply_violation(client: PublishingClient, reply: str, log: logging.Logger) -> str:
     """Refuse a message whose reply subject is one the server keeps for itself; returns the error text."""
-    quoted = writer.go_quote(reply)
-    text = f"Permissions Violation for Publish with Reply of {quoted}"
+    return _refuse(client, "with Reply of", "Reply", reply, log)
+
+
+def _refuse(client: PublishingClient, told: str, logged: str, subject: str, log: logging.Logger) -> str:
+    quoted = writer.go_quote(subject)
+    text = f"Permissions Violation for Publish {told} {quoted}"
     client.send_err(text)
-    log.error("%s - Publish Violation - Reply %s", client, quoted)
+    log.error("%s - Publish Violation - %s %s", client, logged, quoted)
     return text
 
 
