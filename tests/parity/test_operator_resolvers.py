@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import nats
 import nats.js.errors
 import pytest
 from nats.aio.client import Client
+from nats.js.client import JetStreamContext
 
 from fakejs.core.jwt.claims import decode
 from fakejs.monitoring.claims_pack import store_hash
@@ -449,7 +451,10 @@ async def test_a_cache_resolver_updates_the_accounts_it_has(target_kind: str, tm
             await admin.close()
 
 
-async def test_a_pushed_accounts_jetstream_and_its_limits(start: StartResolver) -> None:
+@asynccontextmanager
+async def pushed_jetstream_account(start: StartResolver) -> AsyncIterator[tuple[Client, Account, JetStreamContext]]:
+    """An account with JetStream pushed to a started server: the system user's connection (to push it again),
+    the account (to change its limits) and its user's JetStream context."""
     operator = Operator("O")
     system, app = operator.account("SYS"), operator.account("APP", jetstream=True)
     target = await start(operator, system)
@@ -457,7 +462,16 @@ async def test_a_pushed_accounts_jetstream_and_its_limits(start: StartResolver) 
     try:
         await push_account(admin, app)
         nc = await connect(target, app.user("alice"))
-        js = nc.jetstream()
+        try:
+            yield admin, app, nc.jetstream()
+        finally:
+            await nc.close()
+    finally:
+        await admin.close()
+
+
+async def test_a_pushed_accounts_jetstream_and_its_limits(start: StartResolver) -> None:
+    async with pushed_jetstream_account(start) as (admin, app, js):
         await js.add_stream(name="ONE", subjects=["one"], storage="memory")
         app.limits["streams"] = 1
         await push_account(admin, app)
@@ -465,21 +479,11 @@ async def test_a_pushed_accounts_jetstream_and_its_limits(start: StartResolver) 
             await js.add_stream(name="TWO", subjects=["two"], storage="memory")
         assert (refused.value.err_code, refused.value.description) == (10027, "maximum number of streams reached")
         assert (await js.account_info()).limits.max_streams == 1
-        await nc.close()
-    finally:
-        await admin.close()
 
 
 async def test_a_pushed_memory_limit_stops_publishes_to_a_stream_made_before(start: StartResolver) -> None:
     """Publishes met no account limit when the stream was made; the pushed JWT's limit is met by the next one."""
-    operator = Operator("O")
-    system, app = operator.account("SYS"), operator.account("APP", jetstream=True)
-    target = await start(operator, system)
-    admin = await connect(target, system.user("admin"))
-    try:
-        await push_account(admin, app)
-        nc = await connect(target, app.user("alice"))
-        js = nc.jetstream()
+    async with pushed_jetstream_account(start) as (admin, app, js):
         await js.add_stream(name="MEM", subjects=["mem"], storage="memory")
         assert (await js.publish("mem", b"x" * 200)).seq == 1
         app.limits["mem_storage"] = 100
@@ -487,9 +491,6 @@ async def test_a_pushed_memory_limit_stops_publishes_to_a_stream_made_before(sta
         with pytest.raises(nats.js.errors.APIError) as refused:
             await js.publish("mem", b"x" * 200)
         assert (refused.value.err_code, refused.value.description) == (10002, "resource limits exceeded for account")
-        await nc.close()
-    finally:
-        await admin.close()
 
 
 async def test_a_cache_resolver_alone(start: StartResolver) -> None:
