@@ -1,6 +1,6 @@
 """Sequential round trips on a raw socket: what one hop through the server costs, on each event loop.
 
-    python benchmarks/bench_round_trip.py [--count 3000] [--rounds 5] [--think 0] [--tree DIR]
+    python benchmarks/bench_round_trip.py [--count 3000] [--rounds 5] [--think 0] [--spin US] [--tree DIR]
 
 No client library: one TCP connection sends ``PING`` and waits for ``PONG``,
 then publishes into a memory stream and waits for each PubAck, ``--count``
@@ -18,7 +18,10 @@ makes).
 as a client library does (nats-py spends about 100 µs of its own on a
 request): the server's core then goes idle, or to other work, between
 requests, and each request finds it cold; the time spent thinking is not
-counted in the round trip.
+counted in the round trip.  ``--spin US`` starts fakejs with ``--spin US``
+(the microseconds its loop keeps polling after a read before it sleeps;
+without it, the command line's default): its CPU column then counts the
+polling too.
 
 What a round trip waited for rather than worked on is shown too (medians
 per round trip): the time the server's threads and this client spent
@@ -156,11 +159,12 @@ class Client:
         self.until(b"}\r\n")
 
 
-def start(kind: str, tree: str) -> ServerProcess:
+def start(kind: str, tree: str, spin: str) -> ServerProcess:
     if kind == "nats-server":
         return ServerProcess().start()
     loop = kind.removeprefix("fakejs ")
-    return ServerProcess(command=[sys.executable, "-m", "fakejs", "--loop", loop], cwd=tree).start()
+    spinning = ["--spin", spin] if spin else []
+    return ServerProcess(command=[sys.executable, "-m", "fakejs", "--loop", loop, *spinning], cwd=tree).start()
 
 
 def measure(
@@ -180,11 +184,12 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--think", type=float, default=0.0, help="µs the client works between round trips")
+    parser.add_argument("--spin", default="", help="fakejs's --spin (µs; default: the command line's)")
     parser.add_argument("--tree", default=ROOT, help="the checkout fakejs runs from")
     args = parser.parse_args()
     os.environ["FAKEJS_FORKSERVER"] = "0"  # the process measured is the server's own
     kinds = ["nats-server", *(f"fakejs {loop}" for loop in LOOPS)]
-    servers = {kind: start(kind, args.tree) for kind in kinds}
+    servers = {kind: start(kind, args.tree, args.spin) for kind in kinds}
     try:
         clients = {kind: Client(server.url) for kind, server in servers.items()}
         print(

@@ -80,6 +80,7 @@ async def serve(
     scenario: str = "",
     read_options: Callable[[], ServerOptions] | None = None,
     timeline_file: str = "",
+    spin: float = 0.0,
 ) -> int:
     """Run a server until SIGINT or SIGTERM (or the end of lame duck mode, SIGUSR2); SIGHUP reloads.
     The exit status: 1 when the server refused to go on (:meth:`~fakejs.core.broker.Broker.refuse_to_run`).
@@ -88,13 +89,16 @@ async def serve(
 
     ``read_options`` reads the command line and its configuration file again for a reload.
     ``timeline_file``: where the timeline's page is written once the server has stopped.
+    ``spin``: seconds the loop keeps polling after a client's read (:mod:`fakejs.server.idle_spin`; 0.0: none).
     """
     # The server, and every layer below it, is imported once a server is asked for: after main has
     # tuned the collector for the imports (tune_gc), and not at all by -v, -h or --signal
+    from fakejs.server.idle_spin import spin_for
     from fakejs.server.server import Server
     from fakejs.server.start_lines import log_scenario
 
     server = Server(options, clock=clock)
+    server.idle_spin = spin_for(spin)
     server.read_options = read_options
     server.on_logging_reload = lambda new: configure(debug=new.debug, trace=new.trace, log_file=new.log_file)
     stop = asyncio.Event()
@@ -294,13 +298,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     cluster_name,
                     command.scenario,
                     command.timeline_file,
+                    command.spin,
                 ),
                 command.loop,
             )
         else:
             reader = _reader(arguments, options)
             status = run(
-                serve(options, command.pid_file, clock, command.scenario, reader, command.timeline_file), command.loop
+                serve(options, command.pid_file, clock, command.scenario, reader, command.timeline_file, command.spin),
+                command.loop,
             )
     except ListenError as exc:  # nats-server's line for the port
         get_logger().critical("%s", exc)

@@ -33,6 +33,7 @@ from fakejs.core.options import ServerOptions
 from fakejs.core.process import process_id
 from fakejs.gocompat.goflag import Parsed
 from fakejs.server import portsfile
+from fakejs.server.idle_spin import spin_for
 from fakejs.server.local_cluster import Cluster
 
 MAX_PORT = 65535
@@ -110,14 +111,19 @@ async def serve_cluster(
     cluster_name: str = "",
     scenario: str = "",
     timeline_file: str = "",
+    spin: float = 0.0,
 ) -> None:
     """Run ``size`` nodes until SIGINT or SIGTERM (or every node's end of lame duck mode, SIGUSR2), then stop them all.
 
     SIGHUP is trapped and the reload refused: the nodes do not reload yet.  ``timeline_file``: where
-    the cluster's timeline page is written once every node has stopped.
+    the cluster's timeline page is written once every node has stopped.  ``spin``: seconds the loop keeps
+    polling after a client's read of any node (:mod:`fakejs.server.idle_spin`; the nodes share the loop).
     """
     log = get_logger()
     cluster = make_cluster(size, options, clock, cluster_name)
+    shared_spin = spin_for(spin)
+    for server in cluster.servers:
+        server.idle_spin = shared_spin
     stop = asyncio.Event()
 
     def trapped(name: str) -> None:

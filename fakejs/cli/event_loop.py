@@ -8,6 +8,10 @@ write; a client waiting on a reply (a request, a JetStream publish, an ack)
 sees its round trip shorter by that much.  What the server does is the same
 on both: the choice is the process's, and an embedded server runs on its
 host's loop.
+
+``--spin`` (default from ``$FAKEJS_SPIN``, else 250): the microseconds the
+loop keeps polling after a client's read before it sleeps
+(:mod:`fakejs.server.idle_spin`); 0 lets it sleep at once.
 """
 
 from __future__ import annotations
@@ -55,3 +59,19 @@ def _uvloop_factory() -> LoopFactory | None:
         return None
     factory: LoopFactory = uvloop.new_event_loop
     return factory
+
+
+SPIN_VARIABLE = "FAKEJS_SPIN"
+DEFAULT_SPIN = "250"  # fakejs.server.idle_spin.DEFAULT_WINDOW_MICROSECONDS, without importing the server
+
+
+def spin_problem(text: str) -> str:
+    """Why ``--spin text`` cannot be served ("" when it can): a whole number of microseconds, 0 or more."""
+    if not text.isdigit():
+        return f"--spin must be a whole number of microseconds (0: never spin), not {text!r}"
+    return ""
+
+
+def spin_window(text: str) -> float:
+    """``--spin``'s window in seconds (0.0: the loop sleeps as soon as it has nothing to do)."""
+    return int(text) / 1_000_000

@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 
 from fakejs._version import __version__
-from fakejs.cli.event_loop import AUTO, LOOP_VARIABLE
+from fakejs.cli.event_loop import AUTO, DEFAULT_SPIN, LOOP_VARIABLE, SPIN_VARIABLE
 from fakejs.core.options import NATS_VERSION
 from fakejs.gocompat.goflag import FlagSet, Parsed
 
@@ -84,6 +84,7 @@ def fakejs_flags(flags: FlagSet) -> None:
     flags.string("demo_credentials", "demo_credentials")
     flags.string("timeline", "timeline")
     flags.string("loop", "loop", default=os.environ.get(LOOP_VARIABLE) or AUTO)
+    flags.string("spin", "spin", default=os.environ.get(SPIN_VARIABLE) or DEFAULT_SPIN)
 
 
 def flag_set() -> FlagSet:
@@ -187,6 +188,8 @@ fakejs Options:
         --timeline <file>            Record the timeline (the newest 10000 events) and write it to <file> as
                                      one HTML page when the server exits
         --loop <auto|uvloop|asyncio> The event loop (default: auto, uvloop where installed; ${LOOP_VARIABLE})
+        --spin <microseconds>        Keep polling this long after a client's read before sleeping, giving the
+                                     core to any other thread that wants it (default: 250; 0: never; ${SPIN_VARIABLE})
 
 Common Options:
     -h, --help                       Show this message

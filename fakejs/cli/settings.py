@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fakejs._version import __version__
-from fakejs.cli.event_loop import AUTO, loop_problem
+from fakejs.cli.event_loop import AUTO, loop_problem, spin_problem, spin_window
 from fakejs.cli.flags import USAGE, parse_command_line
 from fakejs.core.cluster_checks import is_fakejs_refusal, jetstream_problem
 from fakejs.core.options import NATS_VERSION, ServerOptions, client_port, monitor_port
@@ -83,6 +83,7 @@ class CommandLine:
         "options",
         "pid_file",
         "scenario",
+        "spin",
         "timeline_file",
         "tls_dir",
         "tls_selfsigned",
@@ -122,6 +123,8 @@ class CommandLine:
         self.timeline_file = ""
         # ``--loop``: the event loop the server runs on (see fakejs.cli.event_loop).
         self.loop = AUTO
+        # ``--spin``: seconds the loop keeps polling after a client's read (0.0: none; fakejs.server.idle_spin).
+        self.spin = 0.0
 
 
 def options_from_file(path: str, check_only: bool = False, base: ServerOptions | None = None) -> Loaded:
@@ -384,7 +387,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     autojump: float | None = values["autojump"] if flags.given("autojump") else None
     if autojump is not None and clock != "manual":
         raise _die(FAKEJS, "--autojump needs --clock manual")
-    if problem := loop_problem(values["loop"]):
+    if problem := loop_problem(values["loop"]) or spin_problem(values["spin"]):
         raise _die(FAKEJS, problem)
     result = CommandLine(options, options.pid_file, clock, autojump, values["scenario"], flags)
     result.tls_selfsigned = bool(values["tls_selfsigned"])
@@ -394,6 +397,7 @@ def command_line(argv: Sequence[str]) -> CommandLine:
     result.demo = demo
     result.timeline_file = timeline_file
     result.loop = values["loop"]
+    result.spin = spin_window(values["spin"])
     if loaded is not None:
         # Only -c loads the configuration file's keys
         from fakejs.core.configfile import start_problem

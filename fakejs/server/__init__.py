@@ -21,7 +21,8 @@ wsproto) and ``wslistener`` (the websocket port); ``control_http`` (the
 control API over HTTP), ``jetstreams`` (which accounts get JetStream),
 ``account_purge`` (``$JS.API.ACCOUNT.PURGE`` from the system account),
 ``start_lines`` (the start and stop log lines), ``portsfile`` (the ports
-file), ``loop_thread`` (an asyncio loop on a daemon thread), ``reload``
+file), ``loop_thread`` (an asyncio loop on a daemon thread), ``idle_spin``
+(the command line's loop polling a while after a client's read), ``reload``
 (configuration reload: new options applied) and ``reload_steps`` (what a
 reload does beyond the options); for the in-process cluster,
 ``threaded_cluster`` (the cluster on a thread), ``cluster_replication``

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from fakejs.core.leaf.link import LeafLink
     from fakejs.jetstream import JetStreamWithApi
     from fakejs.server.http import Reply, Request
+    from fakejs.server.idle_spin import IdleSpin
     from fakejs.server.leafport import LeafPort
     from fakejs.server.routes import RoutePort
     from fakejs.testkit.conformance import Conformance, ConformanceReport
@@ -116,6 +117,8 @@ class Server:
         self.finished = asyncio.Event()  # set when lame duck mode has shut the server down, or it refused to run
         self.broker.on_refusal = self.finished.set
         self.activity = 0  # reads from clients; an idle server lets an autojump clock move
+        # Set by the command line (``--spin``): the loop polls a while after each client read (fakejs.server.idle_spin).
+        self.idle_spin: IdleSpin | None = None
         self.output_batch = OutputBatch()
         self._autojump: asyncio.Task[None] | None = None
         self.routes: RoutePort | None = None  # the route port, in a cluster
@@ -253,6 +256,9 @@ class Server:
 
     def client_activity(self) -> None:
         self.activity += 1
+        spin = self.idle_spin
+        if spin is not None:
+            spin.touch()
 
     def new_transcript(self, cid: int) -> Transcript | None:
         if not self.options.transcripts:
