@@ -10,10 +10,14 @@ PubAck, a KV put, a Direct Get) pays that on every request.
 :class:`IdleSpin` keeps the loop polling instead, for ``window`` seconds
 after the newest client read: a callback queued on every turn of the loop
 makes its poll return at once rather than sleep, and a request sent within
-the window is read on the next turn.  Each turn gives the core away first
-(``sched_yield``), so the polling only takes a core no other thread of the
-machine wants: under contention a spinning server steps aside.  Once a
-window passes with no read, the loop sleeps in its poll as before.
+the window is read on the next turn.  The polling only takes a core no
+other thread of the machine wants: each turn first gives the core away
+(``sched_yield``), and the spin ends as soon as the machine has more
+runnable threads than this process has cores (the kernel's count in
+``/proc/loadavg``, read on each turn: a yield alone does not make way for
+threads in another scheduling group, such as a harness's clients beside a
+server forked from :mod:`fakejs.warm.forkserver`'s session).  Once a window
+passes with no read, the loop sleeps in its poll as before.
 
 The window is measured in real time (``time.perf_counter``): it decides how
 the process spends the machine's time, and nothing a client sees, so a
@@ -29,37 +33,59 @@ import os
 from collections.abc import Callable
 from time import perf_counter
 
-__all__ = ["DEFAULT_WINDOW_MICROSECONDS", "IdleSpin", "can_spin", "spin_for"]
+__all__ = ["DEFAULT_WINDOW_MICROSECONDS", "IdleSpin", "RunQueue", "can_spin", "spin_for"]
 
 DEFAULT_WINDOW_MICROSECONDS = 250
 """The command line's window: longer than a client library's own work between two requests
 (nats-py spends about 100-140 µs of its own on a JetStream publish)."""
 
 
+LOAD_AVERAGE = "/proc/loadavg"
+"""Linux's load averages; the fourth field is ``RUNNABLE/THREADS``, runnable threads counted now."""
+
+
+class RunQueue:
+    """Whether the machine has more runnable threads than this process has cores (``/proc/loadavg``).
+
+    The file is opened once and read again on each call (about 1 µs).
+    """
+
+    def __init__(self, path: str = LOAD_AVERAGE) -> None:
+        self._file = os.open(path, os.O_RDONLY)
+        self.cores = len(os.sched_getaffinity(0))
+
+    def crowded(self) -> bool:
+        """Whether threads beyond this one and one per other core are waiting to run."""
+        runnable = os.pread(self._file, 128, 0).split()[3].split(b"/")[0]
+        return int(runnable) > self.cores
+
+
 def can_spin() -> bool:
-    """Whether this platform can give the core away on each turn (``os.sched_yield``, not on Windows)."""
-    return hasattr(os, "sched_yield")
+    """Whether this platform can give the core away and count the runnable threads (Linux)."""
+    return hasattr(os, "sched_yield") and hasattr(os, "sched_getaffinity") and os.path.exists(LOAD_AVERAGE)
 
 
 def spin_for(window: float) -> IdleSpin | None:
-    """The spin for a ``window`` of seconds (None for 0, or where the core cannot be given away:
-    a spin that keeps a core from the machine's other threads costs more than it saves)."""
-    return IdleSpin(window) if window > 0 and can_spin() else None
+    """The spin for a ``window`` of seconds (None for 0, or where the polling cannot tell that it is in
+    the way: a spin that keeps a core from the machine's other threads costs more than it saves)."""
+    return IdleSpin(window, crowded=RunQueue().crowded) if window > 0 and can_spin() else None
 
 
 class IdleSpin:
     """Keeps its loop polling for ``window`` seconds after the newest :meth:`touch` (a client read).
 
     One per process: the servers of an in-process cluster share their loop, and so one spin.
+    ``crowded`` says whether other threads are waiting for a core (the spin then ends);
     ``now`` and ``give_way`` (the clock the window is measured on, and what each turn does to give
     the core away) are parameters for tests.
     """
 
-    __slots__ = ("_give_way", "_loop", "_now", "_running", "_seen", "_since", "reads", "window")
+    __slots__ = ("_crowded", "_give_way", "_loop", "_now", "_running", "_seen", "_since", "reads", "window")
 
     def __init__(
         self,
         window: float,
+        crowded: Callable[[], bool],
         now: Callable[[], float] = perf_counter,
         give_way: Callable[[], None] | None = None,
     ) -> None:
@@ -69,6 +95,7 @@ class IdleSpin:
         self._since = 0.0  # when it began
         self._running = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._crowded = crowded
         self._now = now
         self._give_way = give_way if give_way is not None else os.sched_yield
 
@@ -89,12 +116,16 @@ class IdleSpin:
         loop.call_soon(self._turn)
 
     def _turn(self) -> None:
-        """One turn of the loop: a new window after a read, the end after a quiet one, else another turn."""
+        """One turn of the loop: a new window after a read, the end after a quiet one or when other
+        threads wait for a core, else another turn."""
         now = self._now()
         if self.reads != self._seen:
             self._seen = self.reads
             self._since = now
         elif now - self._since > self.window:
+            self._running = False
+            return
+        if self._crowded():
             self._running = False
             return
         self._give_way()

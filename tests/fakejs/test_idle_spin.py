@@ -19,7 +19,7 @@ from tests.harness.command_line import finish, start, wait_ready
 async def test_each_client_read_touches_the_server_s_spin() -> None:
     async with Server() as server:
         assert server.idle_spin is None  # an embedded server leaves its host's loop alone
-        server.idle_spin = spin = IdleSpin(60.0)
+        server.idle_spin = spin = IdleSpin(60.0, crowded=lambda: False)
         nc = await nats.connect(server.url)
         try:
             await nc.flush()

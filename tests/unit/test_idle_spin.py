@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +12,7 @@ from fakejs import cli
 from fakejs.cli.event_loop import SPIN_VARIABLE
 from fakejs.cli.settings import Exit
 from fakejs.server import idle_spin
-from fakejs.server.idle_spin import IdleSpin, spin_for
+from fakejs.server.idle_spin import IdleSpin, RunQueue, can_spin, spin_for
 
 
 class Spun:
@@ -19,7 +21,8 @@ class Spun:
     def __init__(self, window: float) -> None:
         self.time = 100.0
         self.turns = 0
-        self.spin = IdleSpin(window, now=lambda: self.time, give_way=self.gave_way)
+        self.others_waiting = False
+        self.spin = IdleSpin(window, lambda: self.others_waiting, now=lambda: self.time, give_way=self.gave_way)
 
     def gave_way(self) -> None:
         self.turns += 1
@@ -70,6 +73,32 @@ async def test_a_read_after_the_spin_ended_starts_it_again() -> None:
     assert spun.spin.running
 
 
+async def test_the_spin_ends_when_other_threads_wait_for_a_core() -> None:
+    spun = Spun(window=0.001)
+    spun.spin.touch()
+    await turns(2)
+    assert spun.spin.running
+    spun.others_waiting = True
+    await turns(2)
+    assert not spun.spin.running
+    spun.others_waiting = False
+    spun.spin.touch()  # the next read tries again
+    await turns(2)
+    assert spun.spin.running
+
+
+@pytest.mark.skipif(not can_spin(), reason="counts runnable threads in Linux's /proc/loadavg")
+def test_the_run_queue_counts_runnable_threads_against_this_process_s_cores(tmp_path: Path) -> None:
+    cores = len(os.sched_getaffinity(0))
+    load = tmp_path / "loadavg"
+    load.write_text(f"0.52 0.58 0.59 {cores}/467 3130\n")
+    queue = RunQueue(str(load))
+    assert queue.cores == cores and not queue.crowded()  # this thread and one per other core
+    load.write_text(f"0.52 0.58 0.59 {cores + 1}/467 3130\n")
+    assert queue.crowded()  # read again on each call
+
+
+@pytest.mark.skipif(not can_spin(), reason="spins only where it can count runnable threads (Linux)")
 def test_no_spin_for_a_zero_window_or_where_the_core_cannot_be_given_away(monkeypatch: pytest.MonkeyPatch) -> None:
     assert spin_for(0.0) is None
     made = spin_for(0.00025)
