@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import signal
+import subprocess
 import sys
 import time
 
@@ -13,7 +15,9 @@ import pytest
 
 from fakejs.server import Server
 from fakejs.server.idle_spin import IdleSpin
-from tests.harness.command_line import finish, start, wait_ready
+from fakejs.warm.launch import SWITCH
+from tests.harness.command_line import finish, wait_ready
+from tests.harness.targets import server_command
 
 
 async def test_each_client_read_touches_the_server_s_spin() -> None:
@@ -60,7 +64,13 @@ async def settles(pid: int, timeout: float = 10.0) -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process's CPU time from /proc")
 async def test_a_command_line_server_sleeps_once_its_client_is_quiet() -> None:
-    process = start("fake", "-a", "127.0.0.1", "-p", "-1", "--spin", "100000")  # 100 ms after each read
+    # Without the forkserver: the process measured is the server, not a launcher handing over to one
+    process = subprocess.Popen(
+        [*server_command("fake"), "-a", "127.0.0.1", "-p", "-1", "--spin", "100000"],  # 100 ms after each read
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, SWITCH: "0"},
+    )
     try:
         log = await wait_ready(process)
         port = re.search(r"Listening for client connections on 127\.0\.0\.1:(\d+)", log)
