@@ -33,12 +33,7 @@ import os
 from collections.abc import Callable
 from time import perf_counter
 
-__all__ = ["DEFAULT_WINDOW_MICROSECONDS", "IdleSpin", "RunQueue", "can_spin", "spin_for"]
-
-DEFAULT_WINDOW_MICROSECONDS = 250
-"""The command line's window: longer than a client library's own work between two requests
-(nats-py spends about 100-140 µs of its own on a JetStream publish)."""
-
+__all__ = ["IdleSpin", "RunQueue", "can_spin", "spin_for"]
 
 LOAD_AVERAGE = "/proc/loadavg"
 """Linux's load averages; the fourth field is ``RUNNABLE/THREADS``, runnable threads counted now."""
