@@ -224,14 +224,21 @@ def scale_rows(scale: Scale, fakejs: FakejsRun = PLAIN) -> list[Row]:
 
 def memory_row(messages: int) -> Row:
     """RSS with a memory stream of ``messages`` x 100 B; fakejs below nats-server."""
+    previous = os.environ.get("FAKEJS_FORKSERVER")
     os.environ["FAKEJS_FORKSERVER"] = "0"  # the RSS read must be the server's own process
     after = {}
-    for kind in KINDS:
-        server = start_server(kind)
-        try:
-            after[kind] = asyncio.run(bench_memory.fill(server, messages, 100))[1]
-        finally:
-            server.stop()
+    try:
+        for kind in KINDS:
+            server = start_server(kind)
+            try:
+                after[kind] = asyncio.run(bench_memory.fill(server, messages, 100))[1]
+            finally:
+                server.stop()
+    finally:  # the measures after this one start fakejs as the others did
+        if previous is None:
+            del os.environ["FAKEJS_FORKSERVER"]
+        else:
+            os.environ["FAKEJS_FORKSERVER"] = previous
     name = f"RSS, memory stream of {messages:,} x 100 B"
     return Row(
         name, after["fakejs"], after["nats-server"], "MB", "< nats-server", after["fakejs"] < after["nats-server"]
